@@ -1,0 +1,43 @@
+package exampleapi_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+// Requests per second on loopback against the simulator (persisted with
+// fsync), one client, GOMAXPROCS goroutines.
+func BenchmarkGet(b *testing.B) {
+	sim := simtest.Start(b)
+	c := newClient(b, sim)
+	in := mustInstance(b, c, "bench", "ex-west-1a")
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.GetInstance(ctx(b), in.ID); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+func BenchmarkCreate(b *testing.B) {
+	sim := simtest.Start(b)
+	c := newClient(b, sim)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := c.CreateLoadBalancer(ctx(b), exampleapi.LoadBalancerSpec{
+			Name: fmt.Sprintf("bench-%d", i), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}

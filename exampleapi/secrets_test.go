@@ -1,0 +1,79 @@
+package exampleapi_test
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"k8s.io/klog/v2"
+)
+
+// syncBuffer is written by klog's flush goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The token must appear in no error and no log line, even at the highest
+// verbosity and through retries and failures.
+func TestTokenNeverInErrorsOrLogs(t *testing.T) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", "10")
+	_ = fs.Set("logtostderr", "false")
+	var logs syncBuffer
+	klog.SetOutput(&logs)
+	t.Cleanup(func() {
+		_ = fs.Set("v", "0")
+		_ = fs.Set("logtostderr", "true")
+		klog.SetOutput(nil)
+	})
+
+	sim := simtest.Start(t)
+	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 2 })
+	bad := newClient(t, sim, func(o *exampleapi.Options) { o.Token = "wrong-" + sim.Token; o.RetryMax = 2 })
+	var errs []error
+	_, err := bad.ListRegions(ctx(t))
+	errs = append(errs, err)
+	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
+	_, err = c.GetInstance(ctx(t), "i-x")
+	errs = append(errs, err)
+	sim.SetFaults(t, exampleapi.Faults{})
+	_, err = c.CreateLoadBalancer(ctx(t), lbSpec("bad name with spaces and a port", "i-none"))
+	errs = append(errs, err)
+	sim.Stop()
+	_, err = c.ListRegions(ctx(t)) // connection refused
+	errs = append(errs, err)
+	klog.Flush()
+
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("call %d: want an error", i)
+		}
+		if strings.Contains(err.Error(), sim.Token) {
+			t.Errorf("call %d: token in error %q", i, err)
+		}
+	}
+	if logs.String() == "" {
+		t.Fatal("captured no log output; the check would be vacuous")
+	}
+	if strings.Contains(logs.String(), sim.Token) {
+		t.Errorf("token found in logs")
+	}
+}

@@ -1,0 +1,294 @@
+// Package exampleapi holds the wire types of the Example cloud API (/v1) and
+// the Go client used by the Terraform provider and the CCM. The simulator
+// serves exactly these types, so client and server cannot drift apart.
+package exampleapi
+
+import "time"
+
+// APIVersionPrefix is the path prefix of every versioned endpoint.
+const APIVersionPrefix = "/v1"
+
+// Instance states.
+const (
+	InstanceRunning = "running"
+	InstanceStopped = "stopped"
+)
+
+// Load balancer statuses: provisioning -> active, or error.
+const (
+	LBStatusProvisioning = "provisioning"
+	LBStatusActive       = "active"
+	LBStatusError        = "error"
+)
+
+// Route statuses. A route whose target instance no longer exists is a blackhole.
+const (
+	RouteStatusActive    = "active"
+	RouteStatusBlackhole = "blackhole"
+)
+
+// Enumerations accepted by the API.
+const (
+	ProtocolTCP  = "tcp"
+	ProtocolUDP  = "udp"
+	ProtocolHTTP = "http"
+
+	IPFamilyIPv4      = "ipv4"
+	IPFamilyDualStack = "dualstack"
+
+	AlgorithmRoundRobin       = "round_robin"
+	AlgorithmLeastConnections = "least_connections"
+	AlgorithmSourceIP         = "source_ip"
+)
+
+// Load balancer types (sizes).
+var LoadBalancerTypes = []string{"lb-small", "lb-medium", "lb-large"}
+
+// Enumerations as lists, for validation in the simulator and the provider.
+var (
+	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP}
+	HealthCheckProtocols = []string{ProtocolTCP, ProtocolHTTP}
+	IPFamilies           = []string{IPFamilyIPv4, IPFamilyDualStack}
+	Algorithms           = []string{AlgorithmRoundRobin, AlgorithmLeastConnections, AlgorithmSourceIP}
+	InstanceStates       = []string{InstanceRunning, InstanceStopped}
+)
+
+// Region is a read-only region with its zones.
+type Region struct {
+	Name  string   `json:"name"`
+	Zones []string `json:"zones"`
+}
+
+// Zone is a read-only availability zone.
+type Zone struct {
+	Name   string `json:"name"`
+	Region string `json:"region"`
+}
+
+// Instance is a virtual machine.
+type Instance struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Region      string            `json:"region"`
+	Zone        string            `json:"zone"`
+	State       string            `json:"state"`
+	PrivateIPv4 string            `json:"private_ipv4"`
+	PublicIPv4  string            `json:"public_ipv4,omitempty"`
+	IPv6        string            `json:"ipv6,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	CreatedAt   time.Time         `json:"created_at"`
+	// Version is the optimistic-concurrency version, also sent as the ETag.
+	Version int64 `json:"version"`
+}
+
+// CreateInstanceRequest creates an instance (the demo and tests use it; a
+// real cluster's nodes exist before the CCM does). Addresses are allocated
+// by the cloud unless given.
+type CreateInstanceRequest struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Zone        string            `json:"zone"`
+	State       string            `json:"state,omitempty"`
+	PrivateIPv4 string            `json:"private_ipv4,omitempty"`
+	PublicIPv4  string            `json:"public_ipv4,omitempty"`
+	IPv6        string            `json:"ipv6,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+// UpdateInstanceTagsRequest replaces an instance's tags.
+type UpdateInstanceTagsRequest struct {
+	Tags map[string]string `json:"tags"`
+}
+
+// SetInstanceStateRequest starts or stops an instance.
+type SetInstanceStateRequest struct {
+	State string `json:"state"`
+}
+
+// InstanceFilter narrows an instance listing. Empty fields do not filter.
+type InstanceFilter struct {
+	Name   string
+	Zone   string
+	Region string
+	// Tag filters as key=value (or key alone for presence); all must match.
+	Tags map[string]string
+}
+
+// Network is a private network with exactly one route table.
+type Network struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Region    string    `json:"region"`
+	CIDR      string    `json:"cidr"`
+	IPv6CIDR  string    `json:"ipv6_cidr,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	Version   int64     `json:"version"`
+}
+
+// CreateNetworkRequest creates a network.
+type CreateNetworkRequest struct {
+	Name     string `json:"name"`
+	Region   string `json:"region"`
+	CIDR     string `json:"cidr"`
+	IPv6CIDR string `json:"ipv6_cidr,omitempty"`
+}
+
+// Route sends a destination CIDR (IPv4 or IPv6) to an instance.
+type Route struct {
+	ID               string `json:"id"`
+	NetworkID        string `json:"network_id"`
+	DestinationCIDR  string `json:"destination_cidr"`
+	TargetInstanceID string `json:"target_instance_id"`
+	// Status is computed on read: blackhole when the target instance is gone.
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateRouteRequest adds a route to a network's route table.
+type CreateRouteRequest struct {
+	DestinationCIDR  string `json:"destination_cidr"`
+	TargetInstanceID string `json:"target_instance_id"`
+}
+
+// Listener forwards one port of the load balancer to a port on the targets.
+type Listener struct {
+	Protocol      string `json:"protocol"`
+	Port          int    `json:"port"`
+	TargetPort    int    `json:"target_port"`
+	ProxyProtocol bool   `json:"proxy_protocol"`
+}
+
+// HealthCheck is how the load balancer probes its targets.
+type HealthCheck struct {
+	Protocol           string `json:"protocol"`
+	Port               int    `json:"port"`
+	Path               string `json:"path,omitempty"`
+	IntervalSeconds    int    `json:"interval_seconds"`
+	TimeoutSeconds     int    `json:"timeout_seconds"`
+	HealthyThreshold   int    `json:"healthy_threshold"`
+	UnhealthyThreshold int    `json:"unhealthy_threshold"`
+}
+
+// LoadBalancerSpec is the writable part of a load balancer.
+// Name, Region, Internal and IPFamily are fixed at creation; the rest can be
+// updated in place.
+type LoadBalancerSpec struct {
+	Name               string            `json:"name"`
+	Region             string            `json:"region"`
+	Type               string            `json:"type"`
+	Internal           bool              `json:"internal"`
+	IPFamily           string            `json:"ip_family"`
+	Algorithm          string            `json:"algorithm"`
+	Listeners          []Listener        `json:"listeners"`
+	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
+	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
+	Targets            []string          `json:"targets,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+}
+
+// LoadBalancer is a load balancer with its computed fields.
+type LoadBalancer struct {
+	LoadBalancerSpec
+	ID            string    `json:"id"`
+	Status        string    `json:"status"`
+	StatusMessage string    `json:"status_message,omitempty"`
+	IPv4          string    `json:"ipv4,omitempty"`
+	IPv6          string    `json:"ipv6,omitempty"`
+	Hostname      string    `json:"hostname,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	Version       int64     `json:"version"`
+}
+
+// UpdateLoadBalancerRequest replaces the mutable fields of a load balancer.
+type UpdateLoadBalancerRequest struct {
+	Type               string            `json:"type"`
+	Algorithm          string            `json:"algorithm"`
+	Listeners          []Listener        `json:"listeners"`
+	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
+	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
+	Targets            []string          `json:"targets,omitempty"`
+	Tags               map[string]string `json:"tags,omitempty"`
+}
+
+// LoadBalancerFilter narrows a load balancer listing.
+type LoadBalancerFilter struct {
+	Name   string
+	Region string
+}
+
+// ListResponse is the envelope of every paginated listing.
+type ListResponse[T any] struct {
+	Items         []T    `json:"items"`
+	NextPageToken string `json:"next_page_token,omitempty"`
+}
+
+// ErrorResponse is the body of every non-2xx answer.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody describes what went wrong; Field names the offending request
+// field for validation errors.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// Error codes in ErrorBody.Code.
+const (
+	CodeInvalid            = "invalid_argument"
+	CodeNotFound           = "not_found"
+	CodeConflict           = "conflict"
+	CodePreconditionFailed = "precondition_failed"
+	CodeUnauthorized       = "unauthorized"
+	CodeForbidden          = "forbidden"
+	CodeRateLimited        = "rate_limited"
+	CodeInternal           = "internal"
+	CodeUnavailable        = "unavailable"
+)
+
+// InstanceMetadata is what the metadata API answers about one instance.
+type InstanceMetadata struct {
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Region      string            `json:"region"`
+	Zone        string            `json:"zone"`
+	State       string            `json:"state"`
+	PrivateIPv4 string            `json:"private_ipv4"`
+	PublicIPv4  string            `json:"public_ipv4,omitempty"`
+	IPv6        string            `json:"ipv6,omitempty"`
+	Hostname    string            `json:"hostname"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+// Placement is the region and zone of an instance.
+type Placement struct {
+	Region string `json:"region"`
+	Zone   string `json:"zone"`
+}
+
+// Faults are the simulator's realism switches, readable and writable at
+// runtime on /admin/v1/faults.
+type Faults struct {
+	// LatencyMs is added to every API request.
+	LatencyMs int `json:"latency_ms"`
+	// ErrorRate is the fraction (0..1) of API requests answered 503/500
+	// before they are processed.
+	ErrorRate float64 `json:"error_rate"`
+	// DropRate is the fraction (0..1) of API requests whose connection is
+	// closed without an answer, after the request was processed.
+	DropRate float64 `json:"drop_rate"`
+	// RateLimit is the steady requests/second allowed per token (0 = off);
+	// RateBurst the bucket size.
+	RateLimit float64 `json:"rate_limit"`
+	RateBurst int     `json:"rate_burst"`
+	// ProvisionDelayMs is how long a new load balancer stays provisioning.
+	ProvisionDelayMs int `json:"provision_delay_ms"`
+}
+
+// InstanceTypes are the instance types the cloud offers.
+var InstanceTypes = []string{"standard-1", "standard-2", "standard-4", "highmem-4"}

@@ -1,0 +1,41 @@
+package simulator
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// cloud is the operations layer: the business rules of the Example cloud on
+// top of the bbolt store. HTTP handlers decode, call one operation and
+// encode; they hold no rules of their own.
+type cloud struct {
+	db  *bolt.DB
+	now func() time.Time
+	// provisionDelay is read at creation time, so a runtime change of the
+	// fault switches applies to load balancers created afterwards.
+	provisionDelay   func() time.Duration
+	lbPublicPoolSize int
+}
+
+// view runs fn in a read transaction.
+func (c *cloud) view(fn func(tx *bolt.Tx) error) error { return c.db.View(fn) }
+
+// update runs fn in a write transaction; bbolt fsyncs before it returns, so
+// the change is durable before anyone is told about it.
+func (c *cloud) update(fn func(tx *bolt.Tx) error) error { return c.db.Update(fn) }
+
+// checkIfMatch compares an If-Match header with the current version. An
+// empty header means an unconditional write; "*" matches any version.
+func checkIfMatch(ifMatch string, version int64) error {
+	if ifMatch == "" || ifMatch == "*" {
+		return nil
+	}
+	want := strings.Trim(strings.TrimPrefix(strings.TrimSpace(ifMatch), "W/"), `"`)
+	if want == strconv.FormatInt(version, 10) {
+		return nil
+	}
+	return preconditionFailed("If-Match %s does not match the current version %s", ifMatch, etag(version))
+}

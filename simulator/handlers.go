@@ -1,0 +1,336 @@
+package simulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Control API handlers: decode, call one operation, encode. The rules live
+// in the operations (instances.go, networks.go, loadbalancers.go).
+
+func (s *Server) fail(w http.ResponseWriter, err error) { writeError(w, s.log, err) }
+
+// decode reads the body into v; on failure it answers and reports false.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
+	body, err := readBody(w, r)
+	if err == nil {
+		err = decodeJSON(body, v)
+	}
+	if err != nil {
+		s.fail(w, err)
+		return nil, false
+	}
+	return body, true
+}
+
+// created is what a create operation made.
+type created struct {
+	value    any
+	version  int64
+	location string
+}
+
+// create runs a create operation in one write transaction together with the
+// Idempotency-Key bookkeeping, and answers 201 (or the recorded answer of
+// an earlier request with the same key).
+func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte, op func(tx *bolt.Tx) (created, error)) {
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		s.fail(w, invalid("Idempotency-Key", "is longer than %d characters", maxIdempotencyKey))
+		return
+	}
+	scope := idempotencyScope(infoFrom(r.Context()).tokenID, r.URL.Path, key)
+	var answer idempotencyRecord
+	replayed := false
+	err := s.cloud.update(func(tx *bolt.Tx) error {
+		now := s.cloud.now()
+		if key != "" {
+			rec, ok, err := lookupIdempotency(tx, scope, now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if rec.RequestHash != requestHash(body) {
+					return conflict("Idempotency-Key %q was already used for a different request", key)
+				}
+				answer, replayed = rec, true
+				return nil
+			}
+		}
+		c, err := op(tx)
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(c.value)
+		if err != nil {
+			return fmt.Errorf("encoding response: %w", err)
+		}
+		answer = idempotencyRecord{Status: http.StatusCreated, Body: raw, ETag: etag(c.version),
+			Location: c.location, RequestHash: requestHash(body), CreatedAt: now}
+		if key == "" {
+			return nil
+		}
+		return putIdempotency(tx, scope, answer)
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("ETag", answer.ETag)
+	w.Header().Set("Location", answer.Location)
+	writeRawJSON(w, answer.Status, answer.Body)
+}
+
+func (s *Server) list(w http.ResponseWriter, resp any, err error) {
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) object(w http.ResponseWriter, v any, version int64, err error) {
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeObject(w, http.StatusOK, v, version)
+}
+
+func (s *Server) noContent(w http.ResponseWriter, err error) {
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Regions and zones.
+
+func (s *Server) handleListRegions(w http.ResponseWriter, r *http.Request) {
+	pg, err := parsePage(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	var regions []exampleapi.Region
+	err = s.cloud.view(func(tx *bolt.Tx) (err error) {
+		regions, err = allRegions(tx)
+		return err
+	})
+	s.list(w, listSlice(regions, pg, func(r exampleapi.Region) string { return r.Name }), err)
+}
+
+func (s *Server) handleListZones(w http.ResponseWriter, r *http.Request) {
+	pg, err := parsePage(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	region := r.URL.Query().Get("region")
+	var zones []exampleapi.Zone
+	err = s.cloud.view(func(tx *bolt.Tx) error {
+		all, err := allZones(tx)
+		for _, z := range all {
+			if region == "" || z.Region == region {
+				zones = append(zones, z)
+			}
+		}
+		return err
+	})
+	s.list(w, listSlice(zones, pg, func(z exampleapi.Zone) string { return z.Name }), err)
+}
+
+// Instances.
+
+func (s *Server) handleCreateInstance(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.CreateInstanceRequest
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	if err := validateCreateInstance(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		inst, err := s.cloud.createInstance(tx, req)
+		return created{inst, inst.Version, "/v1/instances/" + inst.ID}, err
+	})
+}
+
+func (s *Server) handleListInstances(w http.ResponseWriter, r *http.Request) {
+	pg, err := parsePage(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	f, err := parseInstanceFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listInstances(f, pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetInstance(w http.ResponseWriter, r *http.Request) {
+	inst, err := s.cloud.getInstance(r.PathValue("id"))
+	s.object(w, inst, inst.Version, err)
+}
+
+func (s *Server) handleSetInstanceTags(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.UpdateInstanceTagsRequest
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	inst, err := s.cloud.setInstanceTags(r.PathValue("id"), r.Header.Get("If-Match"), req.Tags)
+	s.object(w, inst, inst.Version, err)
+}
+
+func (s *Server) handleSetInstanceState(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.SetInstanceStateRequest
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	inst, err := s.cloud.setInstanceState(r.PathValue("id"), r.Header.Get("If-Match"), req.State)
+	s.object(w, inst, inst.Version, err)
+}
+
+func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteInstance(r.PathValue("id"), r.Header.Get("If-Match")))
+}
+
+// Networks and routes.
+
+func (s *Server) handleCreateNetwork(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.CreateNetworkRequest
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	if err := validateCreateNetwork(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		n, err := s.cloud.createNetwork(tx, req)
+		return created{n, n.Version, "/v1/networks/" + n.ID}, err
+	})
+}
+
+func (s *Server) handleListNetworks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pg, err := parsePage(q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listNetworks(q.Get("region"), q.Get("name"), pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetNetwork(w http.ResponseWriter, r *http.Request) {
+	n, err := s.cloud.getNetwork(r.PathValue("id"))
+	s.object(w, n, n.Version, err)
+}
+
+func (s *Server) handleDeleteNetwork(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteNetwork(r.PathValue("id"), r.Header.Get("If-Match")))
+}
+
+func (s *Server) handleCreateRoute(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.CreateRouteRequest
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	if err := validateCreateRoute(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	networkID := r.PathValue("id")
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		rt, err := s.cloud.createRoute(tx, networkID, req)
+		// Routes have no version; the ETag is that of a new object.
+		return created{rt, 1, "/v1/networks/" + networkID + "/routes/" + rt.ID}, err
+	})
+}
+
+func (s *Server) handleListRoutes(w http.ResponseWriter, r *http.Request) {
+	pg, err := parsePage(r.URL.Query())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listRoutes(r.PathValue("id"), pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetRoute(w http.ResponseWriter, r *http.Request) {
+	rt, err := s.cloud.getRoute(r.PathValue("id"), r.PathValue("route_id"))
+	s.object(w, rt, 1, err)
+}
+
+func (s *Server) handleDeleteRoute(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteRoute(r.PathValue("id"), r.PathValue("route_id")))
+}
+
+// Load balancers.
+
+func (s *Server) handleCreateLoadBalancer(w http.ResponseWriter, r *http.Request) {
+	var spec exampleapi.LoadBalancerSpec
+	body, ok := s.decode(w, r, &spec)
+	if !ok {
+		return
+	}
+	if err := validateCreateLoadBalancer(&spec); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		lb, err := s.cloud.createLoadBalancer(tx, spec)
+		return created{lb, lb.Version, "/v1/load-balancers/" + lb.ID}, err
+	})
+}
+
+func (s *Server) handleListLoadBalancers(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pg, err := parsePage(q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listLoadBalancers(q.Get("region"), q.Get("name"), pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetLoadBalancer(w http.ResponseWriter, r *http.Request) {
+	lb, err := s.cloud.getLoadBalancer(r.PathValue("id"))
+	s.object(w, lb, lb.Version, err)
+}
+
+func (s *Server) handleUpdateLoadBalancer(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.UpdateLoadBalancerRequest
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	if err := validateLoadBalancerMutable(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	lb, err := s.cloud.updateLoadBalancer(r.PathValue("id"), r.Header.Get("If-Match"), req)
+	s.object(w, lb, lb.Version, err)
+}
+
+func (s *Server) handleDeleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteLoadBalancer(r.PathValue("id"), r.Header.Get("If-Match")))
+}

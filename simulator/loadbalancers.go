@@ -1,0 +1,234 @@
+package simulator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+const kindLoadBalancer = "load balancer"
+
+// lbRecord is a load balancer as stored. Its status is not stored: it is
+// computed on read from ReadyAt and AllocError, so provisioning survives a
+// restart and needs no timers.
+type lbRecord struct {
+	exampleapi.LoadBalancer
+	ReadyAt     time.Time    `json:"ready_at"`
+	Allocations []allocation `json:"allocations,omitempty"`
+	// AllocError is set when an address pool was exhausted at creation.
+	AllocError string `json:"alloc_error,omitempty"`
+}
+
+// view is the wire object at time now. Like many clouds, the addresses and
+// hostname are only shown once the load balancer is active.
+func (r *lbRecord) view(now time.Time) exampleapi.LoadBalancer {
+	lb := r.LoadBalancer
+	switch {
+	case r.AllocError != "":
+		lb.Status, lb.StatusMessage = exampleapi.LBStatusError, r.AllocError
+		lb.IPv4, lb.IPv6, lb.Hostname = "", "", ""
+	case now.Before(r.ReadyAt):
+		lb.Status, lb.StatusMessage = exampleapi.LBStatusProvisioning, ""
+		lb.IPv4, lb.IPv6, lb.Hostname = "", "", ""
+	default:
+		lb.Status, lb.StatusMessage = exampleapi.LBStatusActive, ""
+	}
+	return lb
+}
+
+func getLBRecord(tx *bolt.Tx, id string) (lbRecord, error) {
+	var rec lbRecord
+	ok, err := getJSON(tx.Bucket(bucketLBs), id, &rec)
+	if err == nil && !ok {
+		err = notFound(kindLoadBalancer, id)
+	}
+	return rec, err
+}
+
+func putLBRecord(tx *bolt.Tx, rec *lbRecord) error {
+	return putJSON(tx.Bucket(bucketLBs), rec.ID, rec)
+}
+
+func requireTargets(tx *bolt.Tx, targets []string, region string) error {
+	for i, id := range targets {
+		if err := requireInstanceInRegion(tx, fmt.Sprintf("targets[%d]", i), id, region); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createLoadBalancer creates a load balancer in status provisioning; spec
+// must have passed validateCreateLoadBalancer.
+func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec) (exampleapi.LoadBalancer, error) {
+	if err := requireRegion(tx, "region", spec.Region); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
+	if id := lookupName(tx, kindLoadBalancer, spec.Region, spec.Name); id != "" {
+		return exampleapi.LoadBalancer{}, conflict("a load balancer named %q already exists in region %s (%s)", spec.Name, spec.Region, id)
+	}
+	if err := requireTargets(tx, spec.Targets, spec.Region); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
+	now := c.now()
+	spec.Tags = cloneTags(spec.Tags)
+	rec := lbRecord{
+		LoadBalancer: exampleapi.LoadBalancer{
+			LoadBalancerSpec: spec, ID: newID("lb-"), CreatedAt: now, UpdatedAt: now, Version: 1,
+		},
+		ReadyAt: now.Add(c.provisionDelay()),
+	}
+	rec.Hostname = fmt.Sprintf("%s.%s.lb.example.com", rec.ID, rec.Region)
+	if err := c.allocateLBAddresses(tx, &rec); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
+	if err := putLBRecord(tx, &rec); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
+	if err := putName(tx, kindLoadBalancer, rec.Region, rec.Name, rec.ID); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
+	return rec.view(now), nil
+}
+
+// allocateLBAddresses takes the IPv4 (public or internal pool) and, for
+// dualstack, the IPv6 address. An exhausted pool does not fail the request:
+// the load balancer exists in status error, as in a real cloud.
+func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
+	pools := []pool{prefixPool("lb-public-v4", lbPublicPrefix).limit(c.lbPublicPoolSize)}
+	if rec.Internal {
+		pools[0] = prefixPool("lb-internal-v4", lbInternalPrefix)
+	}
+	if rec.IPFamily == exampleapi.IPFamilyDualStack {
+		pools = append(pools, prefixPool("lb-v6", lbIPv6Prefix))
+	}
+	for _, p := range pools {
+		a, err := allocate(tx, p, rec.ID)
+		var exhausted errPoolExhausted
+		if errors.As(err, &exhausted) {
+			// Give back what this load balancer already took.
+			if err := release(tx, rec.Allocations); err != nil {
+				return err
+			}
+			rec.Allocations, rec.IPv4, rec.IPv6 = nil, "", ""
+			rec.AllocError = fmt.Sprintf("cannot allocate an address: %v", exhausted)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rec.Allocations = append(rec.Allocations, allocation{Pool: p.name, Addr: a.String()})
+		if a.Is4() {
+			rec.IPv4 = a.String()
+		} else {
+			rec.IPv6 = a.String()
+		}
+	}
+	return nil
+}
+
+func (c *cloud) getLoadBalancer(id string) (lb exampleapi.LoadBalancer, err error) {
+	err = c.view(func(tx *bolt.Tx) error {
+		rec, err := getLBRecord(tx, id)
+		lb = rec.view(c.now())
+		return err
+	})
+	return lb, err
+}
+
+func (c *cloud) listLoadBalancers(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.LoadBalancer], err error) {
+	now := c.now()
+	err = c.view(func(tx *bolt.Tx) error {
+		resp, err = listBucket(tx.Bucket(bucketLBs), pg, func(k, v []byte) (exampleapi.LoadBalancer, bool, error) {
+			var rec lbRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return exampleapi.LoadBalancer{}, false, fmt.Errorf("decoding load balancer %q: %w", k, err)
+			}
+			keep := (region == "" || rec.Region == region) && (name == "" || rec.Name == name)
+			return rec.view(now), keep, nil
+		})
+		return err
+	})
+	return resp, err
+}
+
+// updateLoadBalancer replaces the mutable fields; u must have passed
+// validateLoadBalancerMutable.
+func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBalancerRequest) (lb exampleapi.LoadBalancer, err error) {
+	err = c.update(func(tx *bolt.Tx) error {
+		rec, err := getLBRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
+			return err
+		}
+		if err := requireTargets(tx, u.Targets, rec.Region); err != nil {
+			return err
+		}
+		u.Tags = cloneTags(u.Tags)
+		setMutable(&rec.LoadBalancerSpec, u)
+		rec.Version++
+		rec.UpdatedAt = c.now()
+		lb = rec.view(rec.UpdatedAt)
+		return putLBRecord(tx, &rec)
+	})
+	return lb, err
+}
+
+func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
+	return c.update(func(tx *bolt.Tx) error {
+		rec, err := getLBRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
+			return err
+		}
+		if err := release(tx, rec.Allocations); err != nil {
+			return err
+		}
+		if err := deleteName(tx, kindLoadBalancer, rec.Region, rec.Name); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketLBs).Delete([]byte(id)); err != nil {
+			return fmt.Errorf("deleting load balancer %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// deregisterTarget removes a deleted instance from the targets of the
+// region's load balancers.
+func (c *cloud) deregisterTarget(tx *bolt.Tx, region, instanceID string) error {
+	var changed []lbRecord
+	err := tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
+		var rec lbRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decoding load balancer %q: %w", k, err)
+		}
+		if rec.Region == region && slices.Contains(rec.Targets, instanceID) {
+			rec.Targets = slices.DeleteFunc(rec.Targets, func(t string) bool { return t == instanceID })
+			changed = append(changed, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	for i := range changed {
+		changed[i].Version++
+		changed[i].UpdatedAt = now
+		if err := putLBRecord(tx, &changed[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+// Package simulator is the Example cloud: a persistent, authenticated HTTP
+// implementation of the API described in docs/example-cloud-api.md, serving
+// the wire types of package exampleapi. State lives in a bbolt database in
+// the data directory; every acknowledged write is on disk before it is
+// answered.
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Config configures a Server.
+type Config struct {
+	// DataDir holds the database; it is created if missing.
+	DataDir string
+	// Token is the read-write token (required); ReadOnlyToken, if set, is
+	// accepted by the metadata API only.
+	Token         string
+	ReadOnlyToken string
+	// Seed is applied at start (idempotently). When nil, DefaultSeed is
+	// applied to an empty store.
+	Seed *Seed
+	// Faults are the initial realism switches, including the provision
+	// delay; they can be changed at runtime on /admin/v1/faults.
+	Faults exampleapi.Faults
+	// SelfInstance (name or id) is the instance the metadata API's /v1/self
+	// describes.
+	SelfInstance string
+	// LBPublicPoolSize limits the public load balancer pool to its first N
+	// addresses (0 = all of 203.0.113.1-254), to make exhaustion testable.
+	LBPublicPoolSize int
+	// Logger receives the request log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Server is a running simulator: its store and its two HTTP handlers.
+type Server struct {
+	cfg    Config
+	db     *bolt.DB
+	log    *slog.Logger
+	tokens tokens
+	faults *faultState
+	cloud  *cloud
+}
+
+// New opens the store in cfg.DataDir and applies the seed.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Token == "":
+		return nil, errors.New("a read-write token is required")
+	case cfg.ReadOnlyToken == cfg.Token:
+		return nil, errors.New("the read-only token must differ from the read-write token")
+	}
+	if err := validateFaults(cfg.Faults); err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	db, err := openDB(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:    cfg,
+		db:     db,
+		log:    cfg.Logger,
+		tokens: tokens{readWrite: []byte(cfg.Token), readOnly: []byte(cfg.ReadOnlyToken)},
+		faults: newFaultState(cfg.Faults),
+	}
+	s.cloud = &cloud{
+		db:  db,
+		now: func() time.Time { return time.Now().UTC() },
+		provisionDelay: func() time.Duration {
+			return time.Duration(s.faults.get().ProvisionDelayMs) * time.Millisecond
+		},
+		lbPublicPoolSize: cfg.LBPublicPoolSize,
+	}
+	if err := s.cloud.applySeed(cfg.Seed); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the store. Call it after the HTTP servers have shut down.
+func (s *Server) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing database: %w", err)
+	}
+	return nil
+}
+
+// Faults returns the current realism switches.
+func (s *Server) Faults() exampleapi.Faults { return s.faults.get() }
+
+// SetFaults replaces the realism switches atomically.
+func (s *Server) SetFaults(f exampleapi.Faults) error {
+	if err := validateFaults(f); err != nil {
+		return err
+	}
+	s.faults.set(f)
+	s.log.Info("faults changed", "faults", f)
+	return nil
+}
+
+// Handler is the control API: /v1 (read-write token), /admin/v1 and
+// /healthz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", handleHealthz)
+
+	admin := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.tokens.requireToken(roleReadWrite, h))
+	}
+	admin("GET /admin/v1/faults", s.handleGetFaults)
+	admin("PUT /admin/v1/faults", s.handlePutFaults)
+
+	api := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.tokens.requireToken(roleReadWrite, s.injectFaults(h)))
+	}
+	api("GET /v1/regions", s.handleListRegions)
+	api("GET /v1/zones", s.handleListZones)
+
+	api("POST /v1/instances", s.handleCreateInstance)
+	api("GET /v1/instances", s.handleListInstances)
+	api("GET /v1/instances/{id}", s.handleGetInstance)
+	api("PUT /v1/instances/{id}/tags", s.handleSetInstanceTags)
+	api("PUT /v1/instances/{id}/state", s.handleSetInstanceState)
+	api("DELETE /v1/instances/{id}", s.handleDeleteInstance)
+
+	api("POST /v1/networks", s.handleCreateNetwork)
+	api("GET /v1/networks", s.handleListNetworks)
+	api("GET /v1/networks/{id}", s.handleGetNetwork)
+	api("DELETE /v1/networks/{id}", s.handleDeleteNetwork)
+	api("POST /v1/networks/{id}/routes", s.handleCreateRoute)
+	api("GET /v1/networks/{id}/routes", s.handleListRoutes)
+	api("GET /v1/networks/{id}/routes/{route_id}", s.handleGetRoute)
+	api("DELETE /v1/networks/{id}/routes/{route_id}", s.handleDeleteRoute)
+
+	api("POST /v1/load-balancers", s.handleCreateLoadBalancer)
+	api("GET /v1/load-balancers", s.handleListLoadBalancers)
+	api("GET /v1/load-balancers/{id}", s.handleGetLoadBalancer)
+	api("PUT /v1/load-balancers/{id}", s.handleUpdateLoadBalancer)
+	api("DELETE /v1/load-balancers/{id}", s.handleDeleteLoadBalancer)
+
+	return logRequests(s.log, "control", withJSONNotFound(mux))
+}
+
+// MetadataHandler is the metadata API (read-only or read-write token) and
+// /healthz.
+func (s *Server) MetadataHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", handleHealthz)
+	api := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.tokens.requireToken(roleReadOnly, s.injectFaults(h)))
+	}
+	api("GET /v1/instances/{id}", s.handleMetadataInstance)
+	// by-name/{name} and {id}/placement overlap as patterns, so one route
+	// serves both.
+	api("GET /v1/instances/{id}/{sub}", s.handleMetadataInstanceSub)
+	api("GET /v1/self", s.handleMetadataSelf)
+	api("GET /v1/self/placement", s.handleMetadataSelfPlacement)
+	return logRequests(s.log, "metadata", withJSONNotFound(mux))
+}
+
+func handleHealthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// shutdownTimeout bounds how long Serve waits for in-flight requests.
+const shutdownTimeout = 10 * time.Second
+
+// Serve serves the control API on control and the metadata API on
+// metadata until ctx ends, then shuts both down gracefully (in-flight
+// requests finish). It does not close the store: call Close afterwards.
+func (s *Server) Serve(ctx context.Context, control, metadata net.Listener) error {
+	servers := []*http.Server{
+		{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		{Handler: s.MetadataHandler(), ReadHeaderTimeout: 10 * time.Second},
+	}
+	listeners := []net.Listener{control, metadata}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc: // a listener failed: stop the other one too
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			serveErr = errors.Join(serveErr, fmt.Errorf("shutting down: %w", err))
+		}
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}

@@ -1,0 +1,345 @@
+package simulator
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Stateless request validation. Every failure is a 400 naming the offending
+// field and, for enumerations, the accepted values. Checks that need the
+// store (zones, regions, instances exist) live with the operations.
+
+const (
+	maxTags        = 50
+	maxTagKeyLen   = 128
+	maxTagValueLen = 256
+	maxNameLen     = 253
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func validateName(field, name string) error {
+	switch {
+	case name == "":
+		return invalid(field, "is required")
+	case len(name) > maxNameLen:
+		return invalid(field, "is longer than %d characters", maxNameLen)
+	case !nameRE.MatchString(name):
+		return invalid(field, "%q is not a valid name (letters, digits, '.', '_' and '-', starting with a letter or digit)", name)
+	}
+	return nil
+}
+
+// oneOf checks value against accepted; what names the kind of value in the
+// message, e.g. `unknown protocol "sctp" (accepted: tcp, udp)`.
+func oneOf(field, what, value string, accepted []string) error {
+	if slices.Contains(accepted, value) {
+		return nil
+	}
+	list := strings.Join(accepted, ", ")
+	if value == "" {
+		return invalid(field, "is required (accepted: %s)", list)
+	}
+	return invalid(field, "unknown %s %q (accepted: %s)", what, value, list)
+}
+
+func validateRange(field string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return invalid(field, "%d is out of range (accepted: %d-%d)", v, lo, hi)
+	}
+	return nil
+}
+
+func validateTags(field string, tags map[string]string) error {
+	if len(tags) > maxTags {
+		return invalid(field, "has %d tags (at most %d)", len(tags), maxTags)
+	}
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		switch {
+		case k == "":
+			return invalid(field, "tag keys must not be empty")
+		case len(k) > maxTagKeyLen:
+			return invalid(field, "tag key %q is longer than %d characters", k, maxTagKeyLen)
+		case strings.ContainsFunc(k, unicode.IsControl) || strings.Contains(k, "="):
+			return invalid(field, "tag key %q must not contain '=' or control characters", k)
+		case len(tags[k]) > maxTagValueLen:
+			return invalid(field, "value of tag %q is longer than %d characters", k, maxTagValueLen)
+		case strings.ContainsFunc(tags[k], unicode.IsControl):
+			return invalid(field, "value of tag %q must not contain control characters", k)
+		}
+	}
+	return nil
+}
+
+// parseAddr parses an IPv4 (want4) or IPv6 address.
+func parseAddr(field, s string, want4 bool) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}, invalid(field, "%q is not a valid IP address", s)
+	}
+	if want4 && !a.Is4() {
+		return netip.Addr{}, invalid(field, "%q is not an IPv4 address", s)
+	}
+	if !want4 && (!a.Is6() || a.Is4In6()) {
+		return netip.Addr{}, invalid(field, "%q is not an IPv6 address", s)
+	}
+	return a, nil
+}
+
+// Address families accepted by parseCIDR.
+const (
+	familyAny = iota
+	familyV4
+	familyV6
+)
+
+// parseCIDR parses a CIDR that must be in canonical form (no host bits).
+func parseCIDR(field, s string, family int) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || p.Addr().Is4In6() {
+		return netip.Prefix{}, invalid(field, "%q is not a valid CIDR (e.g. 10.0.0.0/16 or fd00::/64)", s)
+	}
+	switch {
+	case family == familyV4 && !p.Addr().Is4():
+		return netip.Prefix{}, invalid(field, "%q is not an IPv4 CIDR", s)
+	case family == familyV6 && !p.Addr().Is6():
+		return netip.Prefix{}, invalid(field, "%q is not an IPv6 CIDR", s)
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, invalid(field, "%q is not in canonical form: host bits are set (did you mean %q?)", s, m.String())
+	}
+	return p, nil
+}
+
+func validateCreateInstance(req *exampleapi.CreateInstanceRequest) error {
+	if req.State == "" {
+		req.State = exampleapi.InstanceRunning
+	}
+	if err := validateName("name", req.Name); err != nil {
+		return err
+	}
+	if err := oneOf("type", "instance type", req.Type, exampleapi.InstanceTypes); err != nil {
+		return err
+	}
+	if req.Zone == "" {
+		return invalid("zone", "is required")
+	}
+	if err := oneOf("state", "state", req.State, exampleapi.InstanceStates); err != nil {
+		return err
+	}
+	if req.PrivateIPv4 != "" {
+		if _, err := parseAddr("private_ipv4", req.PrivateIPv4, true); err != nil {
+			return err
+		}
+	}
+	if req.PublicIPv4 != "" {
+		if _, err := parseAddr("public_ipv4", req.PublicIPv4, true); err != nil {
+			return err
+		}
+	}
+	if req.IPv6 != "" {
+		if _, err := parseAddr("ipv6", req.IPv6, false); err != nil {
+			return err
+		}
+	}
+	return validateTags("tags", req.Tags)
+}
+
+func validateCreateNetwork(req *exampleapi.CreateNetworkRequest) error {
+	if err := validateName("name", req.Name); err != nil {
+		return err
+	}
+	if req.Region == "" {
+		return invalid("region", "is required")
+	}
+	p, err := parseCIDR("cidr", req.CIDR, familyV4)
+	if err != nil {
+		return err
+	}
+	if p.Bits() < 8 || p.Bits() > 29 {
+		return invalid("cidr", "prefix length /%d is out of range (accepted: /8-/29)", p.Bits())
+	}
+	if req.IPv6CIDR != "" {
+		p, err := parseCIDR("ipv6_cidr", req.IPv6CIDR, familyV6)
+		if err != nil {
+			return err
+		}
+		if p.Bits() < 16 || p.Bits() > 64 {
+			return invalid("ipv6_cidr", "prefix length /%d is out of range (accepted: /16-/64)", p.Bits())
+		}
+	}
+	return nil
+}
+
+func validateCreateRoute(req *exampleapi.CreateRouteRequest) error {
+	if req.DestinationCIDR == "" {
+		return invalid("destination_cidr", "is required")
+	}
+	if _, err := parseCIDR("destination_cidr", req.DestinationCIDR, familyAny); err != nil {
+		return err
+	}
+	if req.TargetInstanceID == "" {
+		return invalid("target_instance_id", "is required")
+	}
+	return nil
+}
+
+// Defaults of optional load balancer fields.
+const (
+	defaultLBType    = "lb-small"
+	defaultIPFamily  = exampleapi.IPFamilyIPv4
+	defaultAlgorithm = exampleapi.AlgorithmRoundRobin
+)
+
+func validateCreateLoadBalancer(spec *exampleapi.LoadBalancerSpec) error {
+	if spec.IPFamily == "" {
+		spec.IPFamily = defaultIPFamily
+	}
+	if err := validateName("name", spec.Name); err != nil {
+		return err
+	}
+	if spec.Region == "" {
+		return invalid("region", "is required")
+	}
+	if err := oneOf("ip_family", "ip family", spec.IPFamily, exampleapi.IPFamilies); err != nil {
+		return err
+	}
+	m := mutableOf(spec)
+	if err := validateLoadBalancerMutable(&m); err != nil {
+		return err
+	}
+	setMutable(spec, m)
+	return nil
+}
+
+// validateLoadBalancerMutable checks (and defaults) the fields a PUT may
+// change; create checks the same fields the same way.
+func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error {
+	if u.Type == "" {
+		u.Type = defaultLBType
+	}
+	if u.Algorithm == "" {
+		u.Algorithm = defaultAlgorithm
+	}
+	if err := oneOf("type", "load balancer type", u.Type, exampleapi.LoadBalancerTypes); err != nil {
+		return err
+	}
+	if err := oneOf("algorithm", "algorithm", u.Algorithm, exampleapi.Algorithms); err != nil {
+		return err
+	}
+	if err := validateListeners(u.Listeners); err != nil {
+		return err
+	}
+	if u.HealthCheck != nil {
+		if err := validateHealthCheck(u.HealthCheck); err != nil {
+			return err
+		}
+	}
+	for i, c := range u.AllowedSourceCIDRs {
+		if _, err := parseCIDR(fmt.Sprintf("allowed_source_cidrs[%d]", i), c, familyAny); err != nil {
+			return err
+		}
+	}
+	seen := map[string]int{}
+	for i, t := range u.Targets {
+		field := fmt.Sprintf("targets[%d]", i)
+		if t == "" {
+			return invalid(field, "must not be empty")
+		}
+		if j, dup := seen[t]; dup {
+			return invalid(field, "duplicate target %q (also targets[%d])", t, j)
+		}
+		seen[t] = i
+	}
+	return validateTags("tags", u.Tags)
+}
+
+func validateListeners(ls []exampleapi.Listener) error {
+	if len(ls) == 0 {
+		return invalid("listeners", "at least one listener is required")
+	}
+	seen := map[string]int{}
+	for i, l := range ls {
+		f := fmt.Sprintf("listeners[%d]", i)
+		if err := oneOf(f+".protocol", "protocol", l.Protocol, exampleapi.ListenerProtocols); err != nil {
+			return err
+		}
+		if err := validateRange(f+".port", l.Port, 1, 65535); err != nil {
+			return err
+		}
+		if err := validateRange(f+".target_port", l.TargetPort, 1, 65535); err != nil {
+			return err
+		}
+		key := fmt.Sprintf("%s/%d", l.Protocol, l.Port)
+		if j, dup := seen[key]; dup {
+			return invalid(f+".port", "duplicate listener %s (also listeners[%d]); ports must be unique per protocol", key, j)
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+func validateHealthCheck(hc *exampleapi.HealthCheck) error {
+	if err := oneOf("health_check.protocol", "health check protocol", hc.Protocol, exampleapi.HealthCheckProtocols); err != nil {
+		return err
+	}
+	if err := validateRange("health_check.port", hc.Port, 1, 65535); err != nil {
+		return err
+	}
+	switch {
+	case hc.Protocol == exampleapi.ProtocolHTTP && !strings.HasPrefix(hc.Path, "/"):
+		return invalid("health_check.path", "%q must start with / (required for http health checks)", hc.Path)
+	case hc.Protocol != exampleapi.ProtocolHTTP && hc.Path != "":
+		return invalid("health_check.path", "is only allowed for http health checks")
+	}
+	if err := validateRange("health_check.interval_seconds", hc.IntervalSeconds, 1, 300); err != nil {
+		return err
+	}
+	if err := validateRange("health_check.timeout_seconds", hc.TimeoutSeconds, 1, 60); err != nil {
+		return err
+	}
+	if hc.TimeoutSeconds >= hc.IntervalSeconds {
+		return invalid("health_check.timeout_seconds", "%d must be less than interval_seconds (%d)", hc.TimeoutSeconds, hc.IntervalSeconds)
+	}
+	if err := validateRange("health_check.healthy_threshold", hc.HealthyThreshold, 1, 10); err != nil {
+		return err
+	}
+	return validateRange("health_check.unhealthy_threshold", hc.UnhealthyThreshold, 1, 10)
+}
+
+func validateFaults(f exampleapi.Faults) error {
+	switch {
+	case f.LatencyMs < 0:
+		return invalid("latency_ms", "must not be negative")
+	case f.ErrorRate < 0 || f.ErrorRate > 1:
+		return invalid("error_rate", "%v is out of range (accepted: 0-1)", f.ErrorRate)
+	case f.DropRate < 0 || f.DropRate > 1:
+		return invalid("drop_rate", "%v is out of range (accepted: 0-1)", f.DropRate)
+	case f.RateLimit < 0:
+		return invalid("rate_limit", "must not be negative (0 = off)")
+	case f.RateBurst < 0:
+		return invalid("rate_burst", "must not be negative")
+	case f.ProvisionDelayMs < 0:
+		return invalid("provision_delay_ms", "must not be negative")
+	}
+	return nil
+}
+
+func mutableOf(s *exampleapi.LoadBalancerSpec) exampleapi.UpdateLoadBalancerRequest {
+	return exampleapi.UpdateLoadBalancerRequest{
+		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, Tags: s.Tags,
+	}
+}
+
+func setMutable(s *exampleapi.LoadBalancerSpec, u exampleapi.UpdateLoadBalancerRequest) {
+	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
+	s.AllowedSourceCIDRs, s.Targets, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.Tags
+}
