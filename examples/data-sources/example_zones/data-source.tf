@@ -1,0 +1,7 @@
+data "example_zones" "west" {
+  region = "ex-west-1"
+}
+
+output "zones" {
+  value = data.example_zones.west.names
+}

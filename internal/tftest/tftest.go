@@ -1,0 +1,178 @@
+// Package tftest gives tests the real terraform toolchain of this repo:
+// the terraform binary and the offline provider mirror built by
+// hack/provider-mirror.sh.
+package tftest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// Toolchain is what a terraform run in a test needs.
+type Toolchain struct {
+	// Terraform is the binary on PATH.
+	Terraform string
+	// BinDir holds the provider, its mirror, CLI config and lock file.
+	BinDir string
+	// CLIConfig is the project's terraform CLI config (mirror only).
+	CLIConfig string
+	// LockFile is the provider lock file for workspaces.
+	LockFile string
+}
+
+var (
+	once   sync.Once
+	tc     Toolchain
+	tcErr  string
+	tcSkip bool
+)
+
+// Get returns the toolchain. With EXAMPLE_BIN set (make test sets it after
+// `make provider`) it uses that; otherwise it runs hack/provider-mirror.sh
+// once into a cache directory, serialised across test processes. A machine
+// without terraform skips the test; any other failure fails it.
+func Get(t testing.TB) Toolchain {
+	t.Helper()
+	once.Do(setup)
+	if tcSkip {
+		t.Skip(tcErr)
+	}
+	if tcErr != "" {
+		t.Fatal(tcErr)
+	}
+	return tc
+}
+
+func setup() {
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		tcSkip, tcErr = true, "terraform is not on PATH"
+		return
+	}
+	bin := os.Getenv("EXAMPLE_BIN")
+	if bin == "" {
+		bin, err = buildMirror()
+		if err != nil {
+			tcErr = err.Error()
+			return
+		}
+	}
+	tc = Toolchain{Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
+	for _, f := range []string{tc.CLIConfig, tc.LockFile} {
+		if _, err := os.Stat(f); err != nil {
+			tcErr = "provider mirror incomplete (run `make provider`): " + err.Error()
+			return
+		}
+	}
+}
+
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func buildMirror() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	bin := filepath.Join(cache, "cloud-provider-example", "test-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(bin, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "provider-mirror.sh"), bin)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// Env is the environment for a terraform process in a test (with
+// terraform-exec, also call SetDisablePluginTLS(true): it refuses TF_*
+// variables it manages itself).
+func (tc Toolchain) Env(extra map[string]string) map[string]string {
+	env := map[string]string{
+		"PATH":               os.Getenv("PATH"),
+		"HOME":               os.Getenv("HOME"),
+		"TF_CLI_CONFIG_FILE": tc.CLIConfig,
+		"CHECKPOINT_DISABLE": "1",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// Exec returns a terraform-exec handle for dir with the project's CLI
+// config: offline, provider from the mirror, plugin TLS off.
+func (tc Toolchain) Exec(t testing.TB, dir string) *tfexec.Terraform {
+	t.Helper()
+	tf, err := tfexec.NewTerraform(dir, tc.Terraform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SetEnv replaces the whole environment: pass what terraform needs and
+	// nothing that could reach the network or a user's config.
+	if err := tf.SetEnv(tc.Env(nil)); err != nil {
+		t.Fatal(err)
+	}
+	// terraform-exec owns TF_DISABLE_PLUGIN_TLS; skipping the per-start
+	// TLS certificate halves run time.
+	if err := tf.SetDisablePluginTLS(true); err != nil {
+		t.Fatal(err)
+	}
+	return tf
+}
+
+// Init copies the mirror's lock file into dir and runs terraform init
+// there, so the provider comes from the mirror only.
+func (tc Toolchain) Init(t testing.TB, dir string, opts ...tfexec.InitOption) *tfexec.Terraform {
+	t.Helper()
+	lock, err := os.ReadFile(tc.LockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".terraform.lock.hcl"), lock, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tf := tc.Exec(t, dir)
+	if err := tf.Init(context.Background(), opts...); err != nil {
+		t.Fatalf("terraform init in %s: %v", dir, err)
+	}
+	return tf
+}
+
+// Validate runs terraform init without a backend and terraform validate in
+// dir, and fails the test on any diagnostic.
+func (tc Toolchain) Validate(t testing.TB, dir string) {
+	t.Helper()
+	tf := tc.Init(t, dir, tfexec.Backend(false))
+	out, err := tf.Validate(context.Background())
+	if err != nil {
+		t.Fatalf("terraform validate in %s: %v", dir, err)
+	}
+	for _, d := range out.Diagnostics {
+		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
+	}
+	if !out.Valid {
+		t.Errorf("%s is not valid", dir)
+	}
+}

@@ -1,0 +1,251 @@
+package tfprovider
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// loadBalancerModel is the example_load_balancer resource. Collections are
+// framework values rather than Go slices so unknown values survive plans.
+type loadBalancerModel struct {
+	ID                 types.String   `tfsdk:"id"`
+	Name               types.String   `tfsdk:"name"`
+	Region             types.String   `tfsdk:"region"`
+	Type               types.String   `tfsdk:"type"`
+	Internal           types.Bool     `tfsdk:"internal"`
+	IPFamily           types.String   `tfsdk:"ip_family"`
+	Algorithm          types.String   `tfsdk:"algorithm"`
+	Listeners          types.List     `tfsdk:"listeners"`
+	HealthCheck        types.Object   `tfsdk:"health_check"`
+	AllowedSourceCIDRs types.Set      `tfsdk:"allowed_source_cidrs"`
+	Targets            types.Set      `tfsdk:"targets"`
+	Tags               types.Map      `tfsdk:"tags"`
+	Status             types.String   `tfsdk:"status"`
+	IPv4               types.String   `tfsdk:"ipv4"`
+	IPv6               types.String   `tfsdk:"ipv6"`
+	Hostname           types.String   `tfsdk:"hostname"`
+	CreatedAt          types.String   `tfsdk:"created_at"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+}
+
+type listenerModel struct {
+	Protocol      types.String `tfsdk:"protocol"`
+	Port          types.Int64  `tfsdk:"port"`
+	TargetPort    types.Int64  `tfsdk:"target_port"`
+	ProxyProtocol types.Bool   `tfsdk:"proxy_protocol"`
+}
+
+var listenerAttrTypes = map[string]attr.Type{
+	"protocol":       types.StringType,
+	"port":           types.Int64Type,
+	"target_port":    types.Int64Type,
+	"proxy_protocol": types.BoolType,
+}
+
+type healthCheckModel struct {
+	Protocol           types.String `tfsdk:"protocol"`
+	Port               types.Int64  `tfsdk:"port"`
+	Path               types.String `tfsdk:"path"`
+	IntervalSeconds    types.Int64  `tfsdk:"interval_seconds"`
+	TimeoutSeconds     types.Int64  `tfsdk:"timeout_seconds"`
+	HealthyThreshold   types.Int64  `tfsdk:"healthy_threshold"`
+	UnhealthyThreshold types.Int64  `tfsdk:"unhealthy_threshold"`
+}
+
+// timeoutsAttrTypes matches timeouts.Attributes with create, update and delete.
+var timeoutsAttrTypes = map[string]attr.Type{
+	"create": types.StringType,
+	"update": types.StringType,
+	"delete": types.StringType,
+}
+
+var healthCheckAttrTypes = map[string]attr.Type{
+	"protocol":            types.StringType,
+	"port":                types.Int64Type,
+	"path":                types.StringType,
+	"interval_seconds":    types.Int64Type,
+	"timeout_seconds":     types.Int64Type,
+	"healthy_threshold":   types.Int64Type,
+	"unhealthy_threshold": types.Int64Type,
+}
+
+// toSpec converts a fully known plan into the API's create request. Sets
+// are sent sorted so requests (and API field indexes) are deterministic.
+func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	spec := exampleapi.LoadBalancerSpec{
+		Name:      m.Name.ValueString(),
+		Region:    m.Region.ValueString(),
+		Type:      m.Type.ValueString(),
+		Internal:  m.Internal.ValueBool(),
+		IPFamily:  m.IPFamily.ValueString(),
+		Algorithm: m.Algorithm.ValueString(),
+	}
+	var listeners []listenerModel
+	diags.Append(m.Listeners.ElementsAs(ctx, &listeners, false)...)
+	for _, l := range listeners {
+		spec.Listeners = append(spec.Listeners, exampleapi.Listener{
+			Protocol:      l.Protocol.ValueString(),
+			Port:          int(l.Port.ValueInt64()),
+			TargetPort:    int(l.TargetPort.ValueInt64()),
+			ProxyProtocol: l.ProxyProtocol.ValueBool(),
+		})
+	}
+	if !m.HealthCheck.IsNull() && !m.HealthCheck.IsUnknown() {
+		var hc healthCheckModel
+		diags.Append(m.HealthCheck.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
+		spec.HealthCheck = &exampleapi.HealthCheck{
+			Protocol:           hc.Protocol.ValueString(),
+			Port:               int(hc.Port.ValueInt64()),
+			Path:               hc.Path.ValueString(),
+			IntervalSeconds:    int(hc.IntervalSeconds.ValueInt64()),
+			TimeoutSeconds:     int(hc.TimeoutSeconds.ValueInt64()),
+			HealthyThreshold:   int(hc.HealthyThreshold.ValueInt64()),
+			UnhealthyThreshold: int(hc.UnhealthyThreshold.ValueInt64()),
+		}
+	}
+	spec.AllowedSourceCIDRs = sortedStrings(ctx, m.AllowedSourceCIDRs, &diags)
+	spec.Targets = sortedStrings(ctx, m.Targets, &diags)
+	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
+		spec.Tags = map[string]string{}
+		diags.Append(m.Tags.ElementsAs(ctx, &spec.Tags, false)...)
+	}
+	return spec, diags
+}
+
+// toUpdate is the PUT body: every mutable field, replacing what is there.
+func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadBalancerRequest, diag.Diagnostics) {
+	s, diags := m.toSpec(ctx)
+	return exampleapi.UpdateLoadBalancerRequest{
+		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, Tags: s.Tags,
+	}, diags
+}
+
+func sortedStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
+	if s.IsNull() || s.IsUnknown() {
+		return nil
+	}
+	var out []string
+	diags.Append(s.ElementsAs(ctx, &out, false)...)
+	slices.Sort(out)
+	return out
+}
+
+// loadBalancerFromAPI converts the API object into the resource model.
+// prior (plan or state) decides what the API cannot express: an empty
+// collection stays empty rather than becoming null when the user wrote
+// "[]" or "{}", and timeouts are configuration only.
+func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel) (loadBalancerModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m := loadBalancerModel{
+		ID:        types.StringValue(lb.ID),
+		Name:      types.StringValue(lb.Name),
+		Region:    types.StringValue(lb.Region),
+		Type:      types.StringValue(lb.Type),
+		Internal:  types.BoolValue(lb.Internal),
+		IPFamily:  types.StringValue(lb.IPFamily),
+		Algorithm: types.StringValue(lb.Algorithm),
+		Status:    types.StringValue(lb.Status),
+		IPv4:      optionalString(lb.IPv4),
+		IPv6:      optionalString(lb.IPv6),
+		Hostname:  optionalString(lb.Hostname),
+		CreatedAt: timeString(lb.CreatedAt),
+		Timeouts:  prior.Timeouts,
+	}
+	if len(m.Timeouts.AttributeTypes(ctx)) == 0 {
+		// Zero value (no prior): a typed null, or state cannot hold it.
+		m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
+	}
+
+	listeners := make([]listenerModel, 0, len(lb.Listeners))
+	for _, l := range lb.Listeners {
+		listeners = append(listeners, listenerModel{
+			Protocol:      types.StringValue(l.Protocol),
+			Port:          types.Int64Value(int64(l.Port)),
+			TargetPort:    types.Int64Value(int64(l.TargetPort)),
+			ProxyProtocol: types.BoolValue(l.ProxyProtocol),
+		})
+	}
+	var d diag.Diagnostics
+	m.Listeners, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: listenerAttrTypes}, listeners)
+	diags.Append(d...)
+
+	m.HealthCheck = types.ObjectNull(healthCheckAttrTypes)
+	if hc := lb.HealthCheck; hc != nil {
+		m.HealthCheck, d = types.ObjectValueFrom(ctx, healthCheckAttrTypes, healthCheckModel{
+			Protocol:           types.StringValue(hc.Protocol),
+			Port:               types.Int64Value(int64(hc.Port)),
+			Path:               optionalString(hc.Path),
+			IntervalSeconds:    types.Int64Value(int64(hc.IntervalSeconds)),
+			TimeoutSeconds:     types.Int64Value(int64(hc.TimeoutSeconds)),
+			HealthyThreshold:   types.Int64Value(int64(hc.HealthyThreshold)),
+			UnhealthyThreshold: types.Int64Value(int64(hc.UnhealthyThreshold)),
+		})
+		diags.Append(d...)
+	}
+
+	m.AllowedSourceCIDRs = stringSet(lb.AllowedSourceCIDRs, prior.AllowedSourceCIDRs, &diags)
+	m.Targets = stringSet(lb.Targets, prior.Targets, &diags)
+	m.Tags = stringMap(lb.Tags, prior.Tags, &diags)
+	return m, diags
+}
+
+// stringSet builds a set, keeping an empty prior set empty (not null) so a
+// configured "[]" does not read back as a change.
+func stringSet(vals []string, prior types.Set, diags *diag.Diagnostics) types.Set {
+	if len(vals) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return types.SetValueMust(types.StringType, []attr.Value{})
+		}
+		return types.SetNull(types.StringType)
+	}
+	elems := make([]attr.Value, 0, len(vals))
+	for _, v := range vals {
+		elems = append(elems, types.StringValue(v))
+	}
+	s, d := types.SetValue(types.StringType, elems)
+	diags.Append(d...)
+	return s
+}
+
+// stringMap is stringSet for maps.
+func stringMap(vals map[string]string, prior types.Map, diags *diag.Diagnostics) types.Map {
+	if len(vals) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return types.MapValueMust(types.StringType, map[string]attr.Value{})
+		}
+		return types.MapNull(types.StringType)
+	}
+	elems := make(map[string]attr.Value, len(vals))
+	for k, v := range vals {
+		elems[k] = types.StringValue(v)
+	}
+	m, d := types.MapValue(types.StringType, elems)
+	diags.Append(d...)
+	return m
+}
+
+// optionalString maps the API's "absent" (empty string) to null.
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+func timeString(t time.Time) types.String {
+	if t.IsZero() {
+		return types.StringNull()
+	}
+	return types.StringValue(t.UTC().Format(time.RFC3339))
+}

@@ -1,0 +1,136 @@
+package tfprovider
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+func fullSpec() exampleapi.LoadBalancerSpec {
+	return exampleapi.LoadBalancerSpec{
+		Name: "web", Region: "ex-west-1", Type: "lb-medium", Internal: true, IPFamily: "dualstack",
+		Algorithm: "source_ip",
+		Listeners: []exampleapi.Listener{
+			{Protocol: "tcp", Port: 443, TargetPort: 8443, ProxyProtocol: true},
+			{Protocol: "udp", Port: 53, TargetPort: 5353},
+		},
+		HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 8080, Path: "/healthz",
+			IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 4},
+		AllowedSourceCIDRs: []string{"192.0.2.0/24", "2001:db8::/32"},
+		Targets:            []string{"i-a", "i-b"},
+		Tags:               map[string]string{"team": "web"},
+	}
+}
+
+// TestLoadBalancerRoundTrip: API object -> model -> request gives back the
+// spec the object was made from.
+func TestLoadBalancerRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	lb := &exampleapi.LoadBalancer{LoadBalancerSpec: fullSpec(), ID: "lb-1", Status: "active",
+		IPv4: "10.255.0.1", IPv6: "2001:db8:1b::1", Hostname: "lb-1.ex-west-1.lb.example.com", CreatedAt: created}
+	m, diags := loadBalancerFromAPI(ctx, lb, loadBalancerModel{})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if m.CreatedAt.ValueString() != "2026-01-02T02:04:05Z" || m.IPv6.ValueString() != lb.IPv6 || m.Status.ValueString() != "active" {
+		t.Fatalf("computed fields: %+v", m)
+	}
+	if !m.Timeouts.IsNull() {
+		t.Fatalf("timeouts should be a typed null, got %v", m.Timeouts)
+	}
+	spec, diags := m.toSpec(ctx)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !reflect.DeepEqual(spec, fullSpec()) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", spec, fullSpec())
+	}
+	upd, _ := m.toUpdate(ctx)
+	if upd.Type != "lb-medium" || len(upd.Listeners) != 2 || upd.HealthCheck.Path != "/healthz" || len(upd.Tags) != 1 {
+		t.Fatalf("update request: %+v", upd)
+	}
+}
+
+// TestLoadBalancerFromAPIEmptyAndNull: absent API values are null, except
+// that collections configured empty stay empty (no perpetual diff), and
+// a provisioning object has no addresses yet.
+func TestLoadBalancerFromAPIEmptyAndNull(t *testing.T) {
+	ctx := context.Background()
+	lb := &exampleapi.LoadBalancer{ID: "lb-1", Status: "provisioning", LoadBalancerSpec: exampleapi.LoadBalancerSpec{
+		Name: "web", Region: "ex-west-1", Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}},
+	}}
+	m, diags := loadBalancerFromAPI(ctx, lb, loadBalancerModel{})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	for name, v := range map[string]attr.Value{"health_check": m.HealthCheck, "allowed_source_cidrs": m.AllowedSourceCIDRs,
+		"targets": m.Targets, "tags": m.Tags, "ipv4": m.IPv4, "ipv6": m.IPv6, "hostname": m.Hostname, "created_at": m.CreatedAt} {
+		if !v.IsNull() {
+			t.Errorf("%s = %v, want null", name, v)
+		}
+	}
+
+	prior := loadBalancerModel{
+		AllowedSourceCIDRs: types.SetValueMust(types.StringType, []attr.Value{}),
+		Targets:            types.SetValueMust(types.StringType, []attr.Value{}),
+		Tags:               types.MapValueMust(types.StringType, map[string]attr.Value{}),
+		Timeouts: timeouts.Value{Object: types.ObjectValueMust(timeoutsAttrTypes, map[string]attr.Value{
+			"create": types.StringValue("1m"), "update": types.StringNull(), "delete": types.StringNull()})},
+	}
+	m, _ = loadBalancerFromAPI(ctx, lb, prior)
+	if m.AllowedSourceCIDRs.IsNull() || len(m.AllowedSourceCIDRs.Elements()) != 0 ||
+		m.Targets.IsNull() || m.Tags.IsNull() {
+		t.Fatalf("empty collections became null: %+v", m)
+	}
+	if d, _ := m.Timeouts.Create(ctx, time.Hour); d != time.Minute {
+		t.Fatalf("timeouts not kept from prior: %v", d)
+	}
+}
+
+// TestToSpecSortsSets: set order from Terraform is not meaningful; the
+// request is deterministic.
+func TestToSpecSortsSets(t *testing.T) {
+	ctx := context.Background()
+	m := loadBalancerModel{
+		Listeners:          types.ListValueMust(types.ObjectType{AttrTypes: listenerAttrTypes}, nil),
+		HealthCheck:        types.ObjectNull(healthCheckAttrTypes),
+		AllowedSourceCIDRs: types.SetValueMust(types.StringType, []attr.Value{types.StringValue("fd00::/8"), types.StringValue("10.0.0.0/8")}),
+		Targets:            types.SetValueMust(types.StringType, []attr.Value{types.StringValue("i-b"), types.StringValue("i-a")}),
+		Tags:               types.MapNull(types.StringType),
+	}
+	spec, diags := m.toSpec(ctx)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !reflect.DeepEqual(spec.AllowedSourceCIDRs, []string{"10.0.0.0/8", "fd00::/8"}) ||
+		!reflect.DeepEqual(spec.Targets, []string{"i-a", "i-b"}) || spec.Tags != nil || spec.HealthCheck != nil {
+		t.Fatalf("spec: %+v", spec)
+	}
+}
+
+func TestRouteFromAPI(t *testing.T) {
+	m := routeFromAPI(&exampleapi.Route{ID: "rt-1", NetworkID: "net-1", DestinationCIDR: "10.244.0.0/24",
+		TargetInstanceID: "i-1", Status: exampleapi.RouteStatusBlackhole})
+	if m.ID.ValueString() != "rt-1" || m.NetworkID.ValueString() != "net-1" || m.Status.ValueString() != "blackhole" ||
+		m.DestinationCIDR.ValueString() != "10.244.0.0/24" || m.TargetInstanceID.ValueString() != "i-1" {
+		t.Fatalf("%+v", m)
+	}
+}
+
+func TestInstanceFromAPI(t *testing.T) {
+	m := instanceFromAPI(&exampleapi.Instance{ID: "i-1", Name: "n", Region: "r", Zone: "z", State: "running",
+		PrivateIPv4: "10.0.0.5", CreatedAt: time.Unix(0, 0)})
+	if !m.PublicIPv4.IsNull() || !m.IPv6.IsNull() || m.Tags.IsNull() || len(m.Tags.Elements()) != 0 ||
+		m.CreatedAt.ValueString() != "1970-01-01T00:00:00Z" {
+		t.Fatalf("%+v", m)
+	}
+}

@@ -1,0 +1,50 @@
+package tfprovider
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+// TestAccProvider_unknownConfig: a provider configured from values known
+// only at apply time plans without calling the API and applies once they
+// are known.
+func TestAccProvider_unknownConfig(t *testing.T) {
+	e := newTestEnv(t)
+	cfg := fmt.Sprintf(`
+resource "terraform_data" "endpoint" {
+  input = %q
+}
+
+provider "example" {
+  endpoint = terraform_data.endpoint.output
+  token    = %q
+  region   = "ex-west-1"
+}
+`, e.sim.URL, e.sim.Token) + lbConfig("late", "", listenerHTTP)
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		CheckDestroy:             e.checkLBsDestroyed,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionCreate),
+						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("region")),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
+					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
+				},
+			},
+		},
+	})
+}

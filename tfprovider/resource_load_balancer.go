@@ -1,0 +1,278 @@
+package tfprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*loadBalancerResource)(nil)
+	_ resource.ResourceWithImportState    = (*loadBalancerResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*loadBalancerResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*loadBalancerResource)(nil)
+)
+
+const (
+	defaultLBCreateTimeout = 10 * time.Minute
+	defaultLBUpdateTimeout = 10 * time.Minute
+	defaultLBDeleteTimeout = 5 * time.Minute
+)
+
+type loadBalancerResource struct {
+	data *providerData
+}
+
+// NewLoadBalancerResource is the example_load_balancer resource.
+func NewLoadBalancerResource() resource.Resource { return &loadBalancerResource{} }
+
+func (r *loadBalancerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_load_balancer"
+}
+
+func (r *loadBalancerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan loadBalancerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultLBCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec, diags := plan.toSpec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	lb, err := r.create(ctx, spec, timeout)
+	if err != nil {
+		if exampleapi.IsConflict(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Load balancer name already in use",
+				fmt.Sprintf("%s\n\nA load balancer named %q already exists in region %s. Choose another name, "+
+					"or bring it under Terraform with: terraform import <address> <id>.", err, spec.Name, spec.Region))
+			return
+		}
+		addAPIError(&resp.Diagnostics, "Cannot create load balancer", err, lbFieldResolver(spec))
+		return
+	}
+	ctx = tflog.SetField(ctx, "load_balancer_id", lb.ID)
+	tflog.Info(ctx, "created load balancer; waiting until it is active")
+
+	// Track the object before waiting: if the wait fails or Terraform is
+	// interrupted, the state returned with the error keeps it (tainted)
+	// instead of orphaning it.
+	r.setState(ctx, lb, plan, resp)
+
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ready, err := waitLoadBalancerReady(waitCtx, r.data.client, lb.ID)
+	if errors.Is(err, errGone) {
+		resp.State.RemoveResource(ctx)
+	}
+	if ready != nil {
+		r.setState(ctx, ready, plan, resp)
+	}
+	if err != nil {
+		addWaitError(&resp.Diagnostics, "Load balancer did not become active", lb.ID, err, true)
+	}
+}
+
+// create posts the load balancer. The request runs detached from
+// cancellation: abandoning it half-way could create an object whose id
+// Terraform never learns. Its own deadline still bounds it.
+func (r *loadBalancerResource) create(ctx context.Context, spec exampleapi.LoadBalancerSpec, timeout time.Duration) (*exampleapi.LoadBalancer, error) {
+	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	start := time.Now()
+	lb, err := r.data.client.CreateLoadBalancer(postCtx, spec)
+	if err == nil || !answerMayBeLost(err) {
+		return lb, err
+	}
+	// Every retry failed, but one may have been processed with its answer
+	// lost. The name is unique per region, so a load balancer of that name
+	// created since we started is ours: adopt it rather than orphan it.
+	found, lerr := r.data.client.ListLoadBalancers(postCtx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
+	if lerr != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
+		return nil, err
+	}
+	tflog.Warn(ctx, "create answer was lost; adopting the load balancer found by name", map[string]any{
+		"load_balancer_id": found[0].ID, "error": err.Error(),
+	})
+	return &found[0], nil
+}
+
+// answerMayBeLost reports errors after which the server may still have
+// processed the request: no answer at all, or a 5xx.
+func answerMayBeLost(err error) bool {
+	var apiErr *exampleapi.APIError
+	if !errors.As(err, &apiErr) {
+		return true
+	}
+	return apiErr.StatusCode >= http.StatusInternalServerError
+}
+
+func (r *loadBalancerResource) setState(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel, resp *resource.CreateResponse) {
+	m, diags := loadBalancerFromAPI(ctx, lb, prior)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+func (r *loadBalancerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state loadBalancerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.data == nil {
+		// Provider configuration not known yet: keep the state as it is.
+		return
+	}
+	ctx = tflog.SetField(ctx, "load_balancer_id", state.ID.ValueString())
+	lb, err := r.data.client.GetLoadBalancer(ctx, state.ID.ValueString())
+	if exampleapi.IsNotFound(err) {
+		tflog.Warn(ctx, "load balancer not found; removing it from state so it is planned for creation")
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot read load balancer", err, nil)
+		return
+	}
+	m, diags := loadBalancerFromAPI(ctx, lb, state)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan, state loadBalancerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultLBUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	upd, diags := plan.toUpdate(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.ID.ValueString()
+	ctx = tflog.SetField(ctx, "load_balancer_id", id)
+	if current, _ := state.toUpdate(ctx); reflect.DeepEqual(current, upd) {
+		// Only timeouts changed: nothing to send.
+		state.Timeouts = plan.Timeouts
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// Unconditional PUT: the configuration is the desired state, whatever
+	// changed outside Terraform since the last refresh.
+	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
+			AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets}))
+		return
+	}
+	tflog.Info(ctx, "updated load balancer")
+	if lb.Status != exampleapi.LBStatusActive {
+		ready, err := waitLoadBalancerReady(ctx, r.data.client, id)
+		if err != nil {
+			addWaitError(&resp.Diagnostics, "Load balancer did not become active after the update", id, err, false)
+			if ready == nil {
+				return
+			}
+		}
+		lb = ready
+	}
+	m, diags := loadBalancerFromAPI(ctx, lb, plan)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var state loadBalancerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultLBDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	id := state.ID.ValueString()
+	ctx = tflog.SetField(ctx, "load_balancer_id", id)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	err := r.data.client.DeleteLoadBalancer(ctx, id)
+	if exampleapi.IsNotFound(err) {
+		tflog.Info(ctx, "load balancer already deleted")
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot delete load balancer "+id, err, nil)
+		return
+	}
+	if err := waitLoadBalancerGone(ctx, r.data.client, id); err != nil {
+		addAPIError(&resp.Diagnostics, "Load balancer "+id+" was not deleted", err, nil)
+		return
+	}
+	tflog.Info(ctx, "deleted load balancer")
+}
+
+func (r *loadBalancerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if err := checkIDPrefix(req.ID, "lb-"); err != nil {
+		resp.Diagnostics.AddError("Invalid import id", err.Error())
+		return
+	}
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+}
+
+// lbFieldResolver maps API field errors onto the load balancer's
+// attributes; set elements are named by the value that was sent.
+func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
+	roots := map[string]bool{"name": true, "region": true, "type": true, "internal": true, "ip_family": true,
+		"algorithm": true, "listeners": true, "health_check": true, "allowed_source_cidrs": true, "targets": true, "tags": true}
+	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
+		var vals []string
+		switch name {
+		case "allowed_source_cidrs":
+			vals = spec.AllowedSourceCIDRs
+		case "targets":
+			vals = spec.Targets
+		default:
+			return path.Empty(), false
+		}
+		if i >= len(vals) {
+			return path.Root(name), true
+		}
+		return path.Root(name).AtSetValue(types.StringValue(vals[i])), true
+	})
+}

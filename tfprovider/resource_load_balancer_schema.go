@@ -1,0 +1,231 @@
+package tfprovider
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Defaults of the optional load balancer arguments; the API applies the
+// same ones, the provider states them so plans show real values.
+const (
+	defaultLBType          = "lb-small"
+	defaultIPFamily        = exampleapi.IPFamilyIPv4
+	defaultAlgorithm       = exampleapi.AlgorithmRoundRobin
+	defaultHCInterval      = 10
+	defaultHCTimeout       = 5
+	defaultHCHealthyThresh = 3
+	defaultHCUnhealthyThr  = 3
+)
+
+func quoted(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = "`" + v + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "A load balancer forwarding TCP/UDP listener ports to target instances. Creation waits " +
+			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
+			"without replacing it, every other argument is updated in place.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:      true,
+				Description:   "Load balancer id (`lb-...`).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required:      true,
+				Description:   "Name, unique per region. Changing it replaces the load balancer.",
+				Validators:    nameValidators(),
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"region": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. " +
+					"Changing it replaces the load balancer.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+				// Defaulting and replacement are handled in ModifyPlan: the
+				// default comes from the provider configuration.
+			},
+			"type": schema.StringAttribute{
+				Optional:    true,
+				Computed:    true,
+				Default:     stringdefault.StaticString(defaultLBType),
+				Description: "Size: one of " + quoted(exampleapi.LoadBalancerTypes) + ". Defaults to `" + defaultLBType + "`. Updated in place.",
+				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.LoadBalancerTypes...)},
+			},
+			"internal": schema.BoolAttribute{
+				Optional:      true,
+				Computed:      true,
+				Default:       booldefault.StaticBool(false),
+				Description:   "Whether the load balancer gets a private address (`10.255.0.0/16`) instead of a public one. Defaults to `false`. Changing it replaces the load balancer.",
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"ip_family": schema.StringAttribute{
+				Optional:      true,
+				Computed:      true,
+				Default:       stringdefault.StaticString(defaultIPFamily),
+				Description:   "One of " + quoted(exampleapi.IPFamilies) + "; `dualstack` also allocates an IPv6 address. Defaults to `" + defaultIPFamily + "`. Changing it replaces the load balancer.",
+				Validators:    []validator.String{stringvalidator.OneOf(exampleapi.IPFamilies...)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"algorithm": schema.StringAttribute{
+				Optional:    true,
+				Computed:    true,
+				Default:     stringdefault.StaticString(defaultAlgorithm),
+				Description: "Balancing algorithm: one of " + quoted(exampleapi.Algorithms) + ". Defaults to `" + defaultAlgorithm + "`.",
+				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.Algorithms...)},
+			},
+			"listeners":            listenersAttribute(),
+			"health_check":         healthCheckAttribute(),
+			"allowed_source_cidrs": cidrSetAttribute(),
+			"targets": schema.SetAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: "Ids (`i-...`) of the instances traffic is forwarded to; they must be in the load balancer's region. Order does not matter.",
+				Validators:  []validator.Set{setvalidator.ValueStringsAre(idValidator("i-"))},
+			},
+			"tags": schema.MapAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: "Key/value tags (at most 50).",
+				Validators: []validator.Map{
+					mapvalidator.SizeAtMost(50),
+					mapvalidator.KeysAre(stringvalidator.LengthBetween(1, 128),
+						stringvalidator.RegexMatches(noEqualsRE, "must not contain '='")),
+					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
+				},
+			},
+			"status": schema.StringAttribute{
+				Computed:      true,
+				Description:   "`active` once provisioned; `provisioning` or `error` while a failed creation is tracked (tainted).",
+				PlanModifiers: []planmodifier.String{activeAfterUpdate{}},
+			},
+			"ipv4":       computedStable("IPv4 address: public, or from `10.255.0.0/16` when `internal`."),
+			"ipv6":       computedStable("IPv6 address (`dualstack` only), null otherwise."),
+			"hostname":   computedStable("DNS name of the load balancer."),
+			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
+			"timeouts":   timeoutsAttribute(ctx),
+		},
+	}
+}
+
+func computedStable(desc string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Computed:      true,
+		Description:   desc,
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+func listenersAttribute() schema.ListNestedAttribute {
+	port := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Required: true, Description: desc, Validators: []validator.Int64{int64validator.Between(1, 65535)}}
+	}
+	return schema.ListNestedAttribute{
+		Required: true,
+		Description: "Listeners, at least one. `port` must be unique per `protocol`. " +
+			"The list is ordered as written; reordering it is an in-place update.",
+		Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+		NestedObject: schema.NestedAttributeObject{
+			Attributes: map[string]schema.Attribute{
+				"protocol": schema.StringAttribute{
+					Required:    true,
+					Description: "One of " + quoted(exampleapi.ListenerProtocols) + ".",
+					Validators:  []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
+				},
+				"port":        port("Port the load balancer listens on (1-65535)."),
+				"target_port": port("Port on the targets traffic is forwarded to (1-65535)."),
+				"proxy_protocol": schema.BoolAttribute{
+					Optional:    true,
+					Computed:    true,
+					Default:     booldefault.StaticBool(false),
+					Description: "Whether to prepend the PROXY protocol header. Defaults to `false`.",
+				},
+			},
+		},
+	}
+}
+
+func healthCheckAttribute() schema.SingleNestedAttribute {
+	num := func(desc string, def, lo, hi int64) schema.Int64Attribute {
+		return schema.Int64Attribute{
+			Optional:    true,
+			Computed:    true,
+			Default:     int64default.StaticInt64(def),
+			Description: desc,
+			Validators:  []validator.Int64{int64validator.Between(lo, hi)},
+		}
+	}
+	return schema.SingleNestedAttribute{
+		Optional:    true,
+		Description: "How targets are probed. Without it targets are not health checked.",
+		Attributes: map[string]schema.Attribute{
+			"protocol": schema.StringAttribute{
+				Required:    true,
+				Description: "One of " + quoted(exampleapi.HealthCheckProtocols) + ".",
+				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.HealthCheckProtocols...)},
+			},
+			"port": schema.Int64Attribute{
+				Required:    true,
+				Description: "Port probed on the targets (1-65535).",
+				Validators:  []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"path": schema.StringAttribute{
+				Optional:    true,
+				Description: "HTTP path, starting with `/`. Required for, and only allowed with, `protocol = \"http\"`.",
+				Validators: []validator.String{stringvalidator.RegexMatches(leadingSlashRE, "must start with /"),
+					stringvalidator.LengthAtMost(1024)},
+			},
+			"interval_seconds":    num("Seconds between probes (1-300). Defaults to `10`.", defaultHCInterval, 1, 300),
+			"timeout_seconds":     num("Probe timeout in seconds (1-60), less than `interval_seconds`. Defaults to `5`.", defaultHCTimeout, 1, 60),
+			"healthy_threshold":   num("Successes before a target is healthy (1-10). Defaults to `3`.", defaultHCHealthyThresh, 1, 10),
+			"unhealthy_threshold": num("Failures before a target is unhealthy (1-10). Defaults to `3`.", defaultHCUnhealthyThr, 1, 10),
+		},
+	}
+}
+
+func cidrSetAttribute() schema.SetAttribute {
+	return schema.SetAttribute{
+		Optional:    true,
+		ElementType: stringType,
+		Description: "Source CIDRs (IPv4 or IPv6, canonical form such as `192.0.2.0/24`) allowed to connect; " +
+			"unset allows everyone. Order does not matter.",
+		Validators: []validator.Set{setvalidator.ValueStringsAre(cidrValidator{})},
+	}
+}
+
+func timeoutsAttribute(ctx context.Context) schema.Attribute {
+	a := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true,
+		CreateDescription: "How long to wait for a new load balancer to become `active`, e.g. `\"15m\"`. Defaults to `10m`.",
+		UpdateDescription: "How long to wait for an update to finish. Defaults to `10m`.",
+		DeleteDescription: "How long to wait for a deletion to finish. Defaults to `5m`.",
+	})
+	if sa, ok := a.(schema.SingleNestedAttribute); ok {
+		sa.Description = "Operation timeouts, as durations such as `\"30s\"` or `\"15m\"`: `create`, `update`, `delete`."
+		return sa
+	}
+	return a
+}

@@ -1,0 +1,217 @@
+package tfprovider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*routeResource)(nil)
+	_ resource.ResourceWithImportState = (*routeResource)(nil)
+)
+
+// routeCreateTimeout bounds a route create including its retries; routes
+// have no provisioning phase to wait for.
+const routeCreateTimeout = 5 * time.Minute
+
+type routeResource struct {
+	data *providerData
+}
+
+// NewRouteResource is the example_route resource.
+func NewRouteResource() resource.Resource { return &routeResource{} }
+
+type routeModel struct {
+	ID               types.String `tfsdk:"id"`
+	NetworkID        types.String `tfsdk:"network_id"`
+	DestinationCIDR  types.String `tfsdk:"destination_cidr"`
+	TargetInstanceID types.String `tfsdk:"target_instance_id"`
+	Status           types.String `tfsdk:"status"`
+}
+
+func routeFromAPI(rt *exampleapi.Route) routeModel {
+	return routeModel{
+		ID:               types.StringValue(rt.ID),
+		NetworkID:        types.StringValue(rt.NetworkID),
+		DestinationCIDR:  types.StringValue(rt.DestinationCIDR),
+		TargetInstanceID: types.StringValue(rt.TargetInstanceID),
+		Status:           types.StringValue(rt.Status),
+	}
+}
+
+func (r *routeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_route"
+}
+
+func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		Description: "A route in a network's route table sending a destination CIDR to an instance " +
+			"(e.g. a Kubernetes node's pod CIDR). Routes cannot be changed, only replaced.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:      true,
+				Description:   "Route id (`rt-...`).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"network_id": schema.StringAttribute{
+				Required:      true,
+				Description:   "Id (`net-...`) of the network whose route table holds the route.",
+				Validators:    []validator.String{idValidator("net-")},
+				PlanModifiers: replace,
+			},
+			"destination_cidr": schema.StringAttribute{
+				Required: true,
+				Description: "Destination, an IPv4 or IPv6 CIDR in canonical form such as `10.244.1.0/24`; " +
+					"unique within the route table.",
+				Validators:    []validator.String{cidrValidator{}},
+				PlanModifiers: replace,
+			},
+			"target_instance_id": schema.StringAttribute{
+				Required:      true,
+				Description:   "Id (`i-...`) of the instance traffic is sent to, in the network's region.",
+				Validators:    []validator.String{idValidator("i-")},
+				PlanModifiers: replace,
+			},
+			"status": schema.StringAttribute{
+				Computed: true,
+				Description: "`active`, or `blackhole` when the target instance no longer exists " +
+					"(the route then drops traffic until it is replaced or removed).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *routeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan routeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	in := exampleapi.CreateRouteRequest{
+		DestinationCIDR:  plan.DestinationCIDR.ValueString(),
+		TargetInstanceID: plan.TargetInstanceID.ValueString(),
+	}
+	netID := plan.NetworkID.ValueString()
+	rt, err := r.create(ctx, netID, in)
+	switch {
+	case exampleapi.IsConflict(err):
+		resp.Diagnostics.AddAttributeError(path.Root("destination_cidr"), "Route already exists",
+			fmt.Sprintf("%s\n\nThe route table of %s already has a route for %s. Remove it, or import it with: "+
+				"terraform import <address> %s/<route id>.", err, netID, in.DestinationCIDR, netID))
+		return
+	case exampleapi.IsNotFound(err):
+		resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Network not found", err.Error())
+		return
+	case err != nil:
+		addAPIError(&resp.Diagnostics, "Cannot create route", err,
+			listFieldResolver(map[string]bool{"destination_cidr": true, "target_instance_id": true}, nil))
+		return
+	}
+	tflog.Info(ctx, "created route", map[string]any{"route_id": rt.ID, "network_id": netID})
+	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt))...)
+}
+
+// create posts the route detached from cancellation, like load balancer
+// creates: it must not be abandoned between being processed and its id
+// being recorded. If every retry failed without an answer, a route with
+// this destination and target is ours (destinations are unique per table).
+func (r *routeResource) create(ctx context.Context, netID string, in exampleapi.CreateRouteRequest) (*exampleapi.Route, error) {
+	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), routeCreateTimeout)
+	defer cancel()
+	rt, err := r.data.client.CreateRoute(postCtx, netID, in)
+	if err == nil || !answerMayBeLost(err) {
+		return rt, err
+	}
+	routes, lerr := r.data.client.ListRoutes(postCtx, netID)
+	if lerr != nil {
+		return nil, err
+	}
+	for i := range routes {
+		if routes[i].DestinationCIDR == in.DestinationCIDR && routes[i].TargetInstanceID == in.TargetInstanceID {
+			tflog.Warn(ctx, "create answer was lost; adopting the matching route", map[string]any{"route_id": routes[i].ID})
+			return &routes[i], nil
+		}
+	}
+	return nil, err
+}
+
+func (r *routeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state routeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return
+	}
+	rt, err := r.data.client.GetRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())
+	if exampleapi.IsNotFound(err) {
+		tflog.Warn(ctx, "route not found; removing it from state", map[string]any{"route_id": state.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot read route "+state.ID.ValueString(), err, nil)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt))...)
+}
+
+// Update is never planned (every argument requires replacement) but the
+// interface needs it.
+func (r *routeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan routeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *routeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var state routeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	err := r.data.client.DeleteRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())
+	if err != nil && !exampleapi.IsNotFound(err) {
+		addAPIError(&resp.Diagnostics, "Cannot delete route "+state.ID.ValueString(), err, nil)
+		return
+	}
+	tflog.Info(ctx, "deleted route", map[string]any{"route_id": state.ID.ValueString()})
+}
+
+// ImportState takes "<network_id>/<route_id>": routes are addressed within
+// their network.
+func (r *routeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	netID, routeID, ok := strings.Cut(req.ID, "/")
+	if !ok || checkIDPrefix(netID, "net-") != nil || checkIDPrefix(routeID, "rt-") != nil {
+		resp.Diagnostics.AddError("Invalid import id",
+			fmt.Sprintf("%q: want <network_id>/<route_id>, e.g. net-123/rt-456.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("network_id"), netID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), routeID)...)
+}

@@ -1,0 +1,139 @@
+package tfprovider
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+const routeAddr = "example_route.pods"
+
+func routeConfig(target, cidr string) string {
+	return fmt.Sprintf(`
+data "example_network" "default" {
+  name = "default"
+}
+
+resource "example_route" "pods" {
+  network_id         = data.example_network.default.id
+  destination_cidr   = %q
+  target_instance_id = %q
+}
+`, cidr, target)
+}
+
+// TestAccRoute: create, import, replace on a new destination, blackhole
+// once the target instance is deleted, destroy.
+func TestAccRoute(t *testing.T) {
+	e := newTestEnv(t)
+	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	ctx, cancel := bg()
+	defer cancel()
+	nets, err := e.client.ListNetworks(ctx, "ex-west-1", "default")
+	if err != nil || len(nets) != 1 {
+		t.Fatalf("default network: %v %v", nets, err)
+	}
+	netID := nets[0].ID
+
+	checkRoutesGone := func(*terraform.State) error {
+		ctx, cancel := bg()
+		defer cancel()
+		routes, err := e.client.ListRoutes(ctx, netID)
+		if err != nil {
+			return err
+		}
+		if len(routes) != 0 {
+			return fmt.Errorf("%d routes left: %+v", len(routes), routes)
+		}
+		return nil
+	}
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		CheckDestroy:             checkRoutesGone,
+		Steps: []resource.TestStep{
+			{
+				Config: e.config(routeConfig(node.ID, "10.244.1.0/24")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("network_id"), knownvalue.StringExact(netID)),
+				},
+				Check: resource.TestMatchResourceAttr(routeAddr, "id", regexp.MustCompile(`^rt-`)),
+			},
+			{
+				ResourceName:      routeAddr,
+				ImportState:       true,
+				ImportStateVerify: true,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return netID + "/" + s.RootModule().Resources[routeAddr].Primary.ID, nil
+				},
+			},
+			{
+				Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(routeAddr, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+			},
+			{
+				// The target disappears: the route stays, as a blackhole.
+				PreConfig: func() {
+					ctx, cancel := bg()
+					defer cancel()
+					if err := e.client.DeleteInstance(ctx, node.ID); err != nil {
+						t.Fatalf("deleting instance: %v", err)
+					}
+				},
+				Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("blackhole")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccRoute_errors: plan-time validation, API conflicts on the
+// attribute, and malformed import ids.
+func TestAccRoute_errors(t *testing.T) {
+	e := newTestEnv(t)
+	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	dup := routeConfig(node.ID, "10.244.2.0/24") + fmt.Sprintf(`
+resource "example_route" "dup" {
+  network_id         = data.example_network.default.id
+  destination_cidr   = "10.244.2.0/24"
+  target_instance_id = %q
+  depends_on         = [example_route.pods]
+}
+`, node.ID)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:      e.config(routeConfig(node.ID, "10.244.1.1/24")),
+				ExpectError: regexp.MustCompile(`Invalid CIDR[\s\S]*did you mean\s+"10\.244\.1\.0/24"`),
+			},
+			{
+				Config:      e.config(routeConfig("node-a", "10.244.1.0/24")),
+				ExpectError: regexp.MustCompile(`must be an id starting with "i-"`),
+			},
+			{
+				Config:      e.config(dup),
+				ExpectError: regexp.MustCompile(`Route already exists[\s\S]*already has a route\s+for\s+10\.244\.2\.0/24[\s\S]*terraform import`),
+			},
+			{
+				Config:        e.config(routeConfig(node.ID, "10.244.2.0/24")),
+				ResourceName:  routeAddr,
+				ImportState:   true,
+				ImportStateId: "rt-123",
+				ExpectError:   regexp.MustCompile(`want <network_id>/<route_id>`),
+			},
+		},
+	})
+}

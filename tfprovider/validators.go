@@ -1,0 +1,110 @@
+package tfprovider
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// nameValidators mirror the API's naming rule so a bad name fails at plan
+// time instead of half-way through an apply.
+func nameValidators() []validator.String {
+	return []validator.String{
+		stringvalidator.LengthBetween(1, 253),
+		stringvalidator.RegexMatches(regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`),
+			"must start with a letter or digit and contain only letters, digits, '.', '_' and '-'"),
+	}
+}
+
+// idValidator checks the kind prefix of an object id (lb-, rt-, i-, net-).
+func idValidator(prefix string) validator.String {
+	return stringvalidator.RegexMatches(regexp.MustCompile(`^`+regexp.QuoteMeta(prefix)+`[A-Za-z0-9._-]+$`),
+		fmt.Sprintf("must be an id starting with %q", prefix))
+}
+
+// endpointValidator checks the provider endpoint URL when it is known.
+type endpointValidator struct{}
+
+func (endpointValidator) Description(context.Context) string {
+	return "must be an http:// or https:// URL"
+}
+
+func (v endpointValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (endpointValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := checkEndpoint(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Example API endpoint", err.Error()+".")
+	}
+}
+
+// durationValidator checks a positive Go duration string such as "30s".
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return "must be a positive duration such as 30s or 2m"
+}
+
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := parsePositiveDuration(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", err.Error()+".")
+	}
+}
+
+// cidrValidator accepts IPv4 and IPv6 CIDRs in canonical form only: no
+// host bits and the address written the way the API writes it back, so
+// that state never differs from configuration by spelling alone.
+type cidrValidator struct{}
+
+func (cidrValidator) Description(context.Context) string {
+	return "must be an IPv4 or IPv6 CIDR in canonical form, e.g. 10.0.0.0/8 or 2001:db8::/32"
+}
+
+func (v cidrValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (cidrValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := checkCIDR(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CIDR", err.Error())
+	}
+}
+
+func checkCIDR(s string) error {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+		return fmt.Errorf("%q is not a valid CIDR; use a network such as 10.0.0.0/16 or fd00::/64", s)
+	}
+	if canon := p.Masked().String(); canon != s {
+		if p.Masked() != p {
+			return fmt.Errorf("%q has host bits set; did you mean %q?", s, canon)
+		}
+		return fmt.Errorf("%q is not in canonical form; write it as %q", s, canon)
+	}
+	return nil
+}
+
+var (
+	noEqualsRE     = regexp.MustCompile(`^[^=]*$`)
+	leadingSlashRE = regexp.MustCompile(`^/`)
+)
+
+// checkIDPrefix checks an import id's kind prefix.
+func checkIDPrefix(id, prefix string) error {
+	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+		return fmt.Errorf("%q is not an id of this kind: want %s...", id, prefix)
+	}
+	return nil
+}
