@@ -1,0 +1,105 @@
+// Package annotations defines the Service annotations the Example cloud
+// controller manager reads, in one table (Definitions), and parses them into
+// a typed LoadBalancer. docs/annotations.md is generated from the table
+// (go run ./hack/gen-annotation-docs).
+package annotations
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Prefix is the prefix of every annotation this project owns.
+const Prefix = "loadbalancer.example.com/"
+
+// Name is the key of a Service annotation.
+type Name string
+
+// Kind is the type of an annotation's value, as documented.
+type Kind string
+
+// Kinds of annotation values.
+const (
+	KindString   Kind = "string"
+	KindBool     Kind = "bool"
+	KindInt      Kind = "int"
+	KindEnum     Kind = "enum"
+	KindDuration Kind = "duration"
+	KindSelector Kind = "label selector"
+	KindCIDRList Kind = "CIDR list"
+)
+
+// ApplyPolicy says what the controller does with a rendered plan.
+type ApplyPolicy string
+
+// Apply policies.
+const (
+	// ApplyAuto plans and applies on every change.
+	ApplyAuto ApplyPolicy = "auto"
+	// ApplyManual plans and waits for a person to approve the plan.
+	ApplyManual ApplyPolicy = "manual"
+	// ApplyPlanOnly plans and never applies (a dry run).
+	ApplyPlanOnly ApplyPolicy = "plan-only"
+)
+
+// HealthCheck holds the health check annotations. A zero field was not set:
+// the renderer fills it from the Service (externalTrafficPolicy) and the
+// defaults, which is why none of these has a valid zero value.
+type HealthCheck struct {
+	Protocol           string // tcp or http
+	Port               int
+	Path               string // http only
+	Interval           time.Duration
+	Timeout            time.Duration
+	HealthyThreshold   int
+	UnhealthyThreshold int
+}
+
+// LoadBalancer is the parsed annotations of one Service. Zero values mean
+// "not set" unless a field says otherwise.
+type LoadBalancer struct {
+	Type          string // lb-small, lb-medium, lb-large
+	Internal      bool
+	Algorithm     string // round_robin, least_connections, source_ip
+	ProxyProtocol bool
+	Name          string // load balancer name; empty: derived from the Service UID
+	AdoptID       string // existing load balancer (lb-...) to import
+	// NodeSelector restricts the targets; nil selects every node.
+	NodeSelector labels.Selector
+	// ApplyPolicy is never empty after Parse (default auto).
+	ApplyPolicy ApplyPolicy
+	HealthCheck HealthCheck
+	// SourceRanges from the legacy Kubernetes annotation, canonical and
+	// sorted; spec.loadBalancerSourceRanges wins over it.
+	SourceRanges []netip.Prefix
+	// HostBitsFixed lists the legacy source ranges that had host bits set
+	// and were masked, for a warning.
+	HostBitsFixed []string
+}
+
+// Error is a problem with one annotation's value. Parse may return several,
+// joined with errors.Join; errors.As finds the first.
+type Error struct {
+	Annotation Name
+	Value      string
+	// Accepted describes the accepted values, e.g. "tcp, http" or "1-65535".
+	Accepted string
+	Reason   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "annotation %s: ", e.Annotation)
+	if e.Value != "" {
+		fmt.Fprintf(&b, "value %q: ", e.Value)
+	}
+	b.WriteString(e.Reason)
+	if e.Accepted != "" {
+		fmt.Fprintf(&b, " (accepted: %s)", e.Accepted)
+	}
+	return b.String()
+}

@@ -1,0 +1,187 @@
+package annotations
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseEmpty(t *testing.T) {
+	lb, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.ApplyPolicy != ApplyAuto || lb.NodeSelector != nil || lb.HealthCheck != (HealthCheck{}) || lb.Type != "" {
+		t.Errorf("unexpected defaults: %+v", lb)
+	}
+}
+
+func TestParseAll(t *testing.T) {
+	lb, err := Parse(map[string]string{
+		string(LBType):                          "lb-large",
+		string(LBInternal):                      " true\n",
+		string(LBAlgorithm):                     "source_ip",
+		string(LBProxyProtocol):                 "true",
+		string(LBName):                          "shop.frontend_1",
+		string(LBAdoptID):                       "lb-0123abcd",
+		string(LBNodeSelector):                  "role in (ingress),zone!=b",
+		string(LBApplyPolicy):                   "plan-only",
+		string(LBHealthCheckPort):               "32100",
+		string(LBHealthCheckPath):               "/readyz?full=1",
+		string(LBHealthCheckInterval):           "1m",
+		string(LBHealthCheckTimeout):            "30",
+		string(LBHealthCheckHealthyThreshold):   "2",
+		string(LBHealthCheckUnhealthyThreshold): "10",
+		string(LegacySourceRanges):              "2001:db8::/32, 10.1.2.3/8,10.0.0.0/8,,",
+		"unrelated.example.org/x":               "ignored",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := HealthCheck{Protocol: "http", Port: 32100, Path: "/readyz?full=1", Interval: time.Minute,
+		Timeout: 30 * time.Second, HealthyThreshold: 2, UnhealthyThreshold: 10}
+	if lb.HealthCheck != want {
+		t.Errorf("health check = %+v, want %+v", lb.HealthCheck, want)
+	}
+	if lb.Type != "lb-large" || !lb.Internal || lb.Algorithm != "source_ip" || !lb.ProxyProtocol ||
+		lb.Name != "shop.frontend_1" || lb.AdoptID != "lb-0123abcd" || lb.ApplyPolicy != ApplyPlanOnly {
+		t.Errorf("parsed %+v", lb)
+	}
+	if got := lb.NodeSelector.String(); got != "role in (ingress),zone!=b" {
+		t.Errorf("selector = %q", got)
+	}
+	wantRanges := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}
+	if len(lb.SourceRanges) != 2 || lb.SourceRanges[0] != wantRanges[0] || lb.SourceRanges[1] != wantRanges[1] {
+		t.Errorf("source ranges = %v", lb.SourceRanges)
+	}
+	if len(lb.HostBitsFixed) != 1 || lb.HostBitsFixed[0] != "10.1.2.3/8" {
+		t.Errorf("host bits fixed = %v", lb.HostBitsFixed)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		ann      Name
+		value    string
+		accepted string // substring of Error.Accepted
+	}{
+		{LBType, "lb-huge", "lb-small, lb-medium, lb-large"},
+		{LBInternal, "yes", "true, false"},
+		{LBAlgorithm, "random", "round_robin, least_connections, source_ip"},
+		{LBProxyProtocol, "1", "true, false"},
+		{LBName, "-leading-dash", "letters, digits"},
+		{LBName, `a"b`, "letters, digits"},
+		{LBAdoptID, "i-123", "lb-"},
+		{LBNodeSelector, "a in (", "label selector"},
+		{LBApplyPolicy, "always", "auto, manual, plan-only"},
+		{LBHealthCheckProtocol, "udp", "tcp, http"},
+		{LBHealthCheckPort, "0", "1-65535"},
+		{LBHealthCheckPort, "http", "1-65535"},
+		{LBHealthCheckPath, "healthz", "starting with /"},
+		{LBHealthCheckPath, "/a b", "without spaces"},
+		{LBHealthCheckInterval, "1500ms", "whole seconds"},
+		{LBHealthCheckInterval, "301s", "1s-300s"},
+		{LBHealthCheckTimeout, "soon", "1s-60s"},
+		{LBHealthCheckHealthyThreshold, "11", "1-10"},
+		{LBHealthCheckUnhealthyThreshold, "-1", "1-10"},
+		{LegacySourceRanges, "10.0.0.0/8,nope", "CIDRs"},
+	}
+	for _, c := range cases {
+		_, err := Parse(map[string]string{string(c.ann): c.value})
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s=%q: err = %v, want *Error", c.ann, c.value, err)
+			continue
+		}
+		if e.Annotation != c.ann || e.Value != c.value || !strings.Contains(e.Accepted, c.accepted) {
+			t.Errorf("%s=%q: got %+v", c.ann, c.value, e)
+		}
+		if msg := err.Error(); !strings.Contains(msg, string(c.ann)) || !strings.Contains(msg, "accepted: ") {
+			t.Errorf("message %q does not name the annotation and accepted values", msg)
+		}
+	}
+}
+
+func TestParseCrossChecks(t *testing.T) {
+	cases := map[string]struct {
+		ann  map[string]string
+		want Name
+	}{
+		"path with tcp": {map[string]string{
+			string(LBHealthCheckProtocol): "tcp", string(LBHealthCheckPath): "/x"}, LBHealthCheckPath},
+		"timeout not below interval": {map[string]string{
+			string(LBHealthCheckInterval): "5s", string(LBHealthCheckTimeout): "5s"}, LBHealthCheckTimeout},
+		"interval below default timeout": {map[string]string{
+			string(LBHealthCheckInterval): "3s"}, LBHealthCheckInterval},
+		"adopt without name": {map[string]string{string(LBAdoptID): "lb-1"}, LBAdoptID},
+	}
+	for name, c := range cases {
+		_, err := Parse(c.ann)
+		var e *Error
+		if !errors.As(err, &e) || e.Annotation != c.want {
+			t.Errorf("%s: err = %v, want *Error on %s", name, err, c.want)
+		}
+	}
+	lb, err := Parse(map[string]string{string(LBHealthCheckPath): "/ok"})
+	if err != nil || lb.HealthCheck.Protocol != "http" {
+		t.Errorf("path should imply http: %+v %v", lb.HealthCheck, err)
+	}
+}
+
+func TestParseUnknownAndSeveral(t *testing.T) {
+	_, err := Parse(map[string]string{
+		Prefix + "health-check-protocl": "http",
+		string(LBType):                  "xl",
+		Prefix + "totally-new":          "x",
+	})
+	msg := err.Error()
+	for _, want := range []string{
+		"did you mean " + string(LBHealthCheckProtocol),
+		Prefix + "totally-new: value \"x\": unknown annotation",
+		string(LBType),
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Count(msg, "\n") != 2 {
+		t.Errorf("want 3 errors, got %q", msg)
+	}
+	// Empty values are "not set", also for unknown-to-others keys.
+	if _, err := Parse(map[string]string{string(LBType): "  "}); err != nil {
+		t.Errorf("empty value: %v", err)
+	}
+}
+
+func TestDefinitionsComplete(t *testing.T) {
+	for _, d := range Definitions {
+		if len(d.Accepted) == 0 || d.Default == "" {
+			t.Errorf("%s: Accepted and Default must be documented", d.Name)
+		}
+		ann := map[string]string{string(d.Name): d.Example}
+		if d.Name == LBAdoptID {
+			ann[string(LBName)] = "legacy-lb"
+		}
+		if _, err := Parse(ann); err != nil {
+			t.Errorf("%s: documented example %q does not parse: %v", d.Name, d.Example, err)
+		}
+		if !strings.HasPrefix(string(d.Name), Prefix) && d.Name != LegacySourceRanges {
+			t.Errorf("%s: missing prefix %s", d.Name, Prefix)
+		}
+	}
+}
+
+func TestDocsUpToDate(t *testing.T) {
+	path := filepath.Join("..", filepath.FromSlash(DocsPath))
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `go run ./hack/gen-annotation-docs`)", err)
+	}
+	if string(got) != string(Markdown()) {
+		t.Errorf("%s is stale: run `go run ./hack/gen-annotation-docs`", DocsPath)
+	}
+}

@@ -1,0 +1,221 @@
+package annotations
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Annotation names. Each is described by its entry in Definitions.
+const (
+	LBType                          Name = Prefix + "type"
+	LBInternal                      Name = Prefix + "internal"
+	LBAlgorithm                     Name = Prefix + "algorithm"
+	LBProxyProtocol                 Name = Prefix + "proxy-protocol"
+	LBName                          Name = Prefix + "name"
+	LBAdoptID                       Name = Prefix + "adopt-id"
+	LBNodeSelector                  Name = Prefix + "node-selector"
+	LBApplyPolicy                   Name = Prefix + "apply-policy"
+	LBHealthCheckProtocol           Name = Prefix + "health-check-protocol"
+	LBHealthCheckPort               Name = Prefix + "health-check-port"
+	LBHealthCheckPath               Name = Prefix + "health-check-path"
+	LBHealthCheckInterval           Name = Prefix + "health-check-interval"
+	LBHealthCheckTimeout            Name = Prefix + "health-check-timeout"
+	LBHealthCheckHealthyThreshold   Name = Prefix + "health-check-healthy-threshold"
+	LBHealthCheckUnhealthyThreshold Name = Prefix + "health-check-unhealthy-threshold"
+
+	// LegacySourceRanges is Kubernetes' own annotation, read for
+	// compatibility when spec.loadBalancerSourceRanges is empty.
+	LegacySourceRanges Name = "service.beta.kubernetes.io/load-balancer-source-ranges"
+)
+
+// Defaults the renderer applies to unset annotations.
+const (
+	DefaultType                = "lb-small"
+	DefaultAlgorithm           = "round_robin"
+	DefaultHealthCheckPath     = "/healthz"
+	DefaultHealthCheckInterval = 10 * time.Second
+	DefaultHealthCheckTimeout  = 5 * time.Second
+	DefaultHealthyThreshold    = 3
+	DefaultUnhealthyThreshold  = 3
+)
+
+// Accepted values of the enumerations, as the API spells them.
+var (
+	Types                = []string{"lb-small", "lb-medium", "lb-large"}
+	Algorithms           = []string{"round_robin", "least_connections", "source_ip"}
+	HealthCheckProtocols = []string{"tcp", "http"}
+	ApplyPolicies        = []string{string(ApplyAuto), string(ApplyManual), string(ApplyPlanOnly)}
+)
+
+// Definition documents one annotation and knows how to parse it.
+type Definition struct {
+	Name Name
+	Kind Kind
+	// Accepted lists an enum's values; for other kinds it holds one phrase
+	// describing the accepted form.
+	Accepted    []string
+	Default     string
+	Description string
+	Example     string
+	parse       func(v string, lb *LoadBalancer) error
+}
+
+// Definitions is the one table of every annotation, in documentation order.
+var Definitions = []Definition{
+	{
+		Name: LBType, Kind: KindEnum, Accepted: Types,
+		Default:     DefaultType + " (or the cloud config's defaultLoadBalancerType)",
+		Description: "Size of the load balancer. Changes in place.",
+		Example:     "lb-medium",
+		parse:       func(v string, lb *LoadBalancer) error { return oneOf(v, Types, &lb.Type) },
+	},
+	{
+		Name: LBInternal, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
+		Description: "Give the load balancer an internal address (10.255.0.0/16) instead of a public one. " +
+			"Changing it replaces the load balancer, which gets new addresses.",
+		Example: "true",
+		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.Internal) },
+	},
+	{
+		Name: LBAlgorithm, Kind: KindEnum, Accepted: Algorithms, Default: DefaultAlgorithm,
+		Description: "How connections are spread over the nodes.",
+		Example:     "least_connections",
+		parse:       func(v string, lb *LoadBalancer) error { return oneOf(v, Algorithms, &lb.Algorithm) },
+	},
+	{
+		Name: LBProxyProtocol, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
+		Description: "Send the PROXY protocol header on every TCP listener, so the pods see the client address. " +
+			"The application must expect it.",
+		Example: "true",
+		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.ProxyProtocol) },
+	},
+	{
+		Name: LBName, Kind: KindString,
+		Accepted:    []string{"1-253 letters, digits, '.', '_' and '-', starting with a letter or digit; unique per region"},
+		Default:     "k8s-<hash of cluster id and Service UID> (32 characters)",
+		Description: "Name of the load balancer in the cloud. Changing it replaces the load balancer, which gets new addresses.",
+		Example:     "shop-frontend",
+		parse:       parseName,
+	},
+	{
+		Name: LBAdoptID, Kind: KindString, Accepted: []string{"a load balancer id, lb-<letters and digits>"},
+		Default: "none: a new load balancer is created",
+		Description: "Adopt an existing load balancer instead of creating one: the rendered root module imports it " +
+			"(an `import` block) and the next apply makes it match the Service. Requires " + string(LBName) + " set to the " +
+			"load balancer's current name (and matching internal and IP families), since those cannot change in place: " +
+			"review the first plan for a replacement. Once adopted, the load balancer is managed, and deleted with the Service, like any other.",
+		Example: "lb-0123456789abcdef",
+		parse:   parseAdoptID,
+	},
+	{
+		Name: LBNodeSelector, Kind: KindSelector,
+		Accepted:    []string{"a Kubernetes label selector, equality- or set-based"},
+		Default:     "every node",
+		Description: "Only nodes matching the selector become targets. Nodes labelled node.kubernetes.io/exclude-from-external-load-balancers never do.",
+		Example:     "node-role.kubernetes.io/ingress=true,topology.kubernetes.io/zone in (ex-west-1a, ex-west-1b)",
+		parse:       parseSelector,
+	},
+	{
+		Name: LBApplyPolicy, Kind: KindEnum, Accepted: ApplyPolicies, Default: string(ApplyAuto),
+		Description: "What the controller does with a changed plan: auto applies it; manual waits for a person to approve it; " +
+			"plan-only only plans (a dry run).",
+		Example: "manual",
+		parse: func(v string, lb *LoadBalancer) error {
+			var s string
+			err := oneOf(v, ApplyPolicies, &s)
+			lb.ApplyPolicy = ApplyPolicy(s)
+			return err
+		},
+	},
+	{
+		Name: LBHealthCheckProtocol, Kind: KindEnum, Accepted: HealthCheckProtocols,
+		Default: "tcp; http when externalTrafficPolicy is Local, or when a health check path is set",
+		Description: "Protocol of the health check. Without any health check annotation and with externalTrafficPolicy Cluster, " +
+			"the node port of the Service's lowest TCP port is probed over tcp (a UDP-only Service gets no health check).",
+		Example: "http",
+		parse: func(v string, lb *LoadBalancer) error {
+			return oneOf(v, HealthCheckProtocols, &lb.HealthCheck.Protocol)
+		},
+	},
+	{
+		Name: LBHealthCheckPort, Kind: KindInt, Accepted: []string{"1-65535"},
+		Default:     "spec.healthCheckNodePort when externalTrafficPolicy is Local, else the node port of the lowest TCP port",
+		Description: "Port probed on the nodes.",
+		Example:     "32100",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseInt(v, 1, 65535, &lb.HealthCheck.Port)
+		},
+	},
+	{
+		Name: LBHealthCheckPath, Kind: KindString, Accepted: []string{"an HTTP path starting with /, without spaces or control characters"},
+		Default:     DefaultHealthCheckPath + " (http only)",
+		Description: "Path requested by an http health check. Setting it implies protocol http.",
+		Example:     "/readyz",
+		parse:       parsePath,
+	},
+	{
+		Name: LBHealthCheckInterval, Kind: KindDuration, Accepted: []string{"whole seconds in 1s-300s, e.g. 15s, 1m, or a number of seconds"},
+		Default:     DefaultHealthCheckInterval.String(),
+		Description: "Time between two probes of a node. Must be longer than the timeout.",
+		Example:     "15s",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseSeconds(v, time.Second, 300*time.Second, &lb.HealthCheck.Interval)
+		},
+	},
+	{
+		Name: LBHealthCheckTimeout, Kind: KindDuration, Accepted: []string{"whole seconds in 1s-60s, e.g. 3s, or a number of seconds"},
+		Default:     DefaultHealthCheckTimeout.String(),
+		Description: "How long one probe may take. Must be shorter than the interval.",
+		Example:     "3s",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseSeconds(v, time.Second, 60*time.Second, &lb.HealthCheck.Timeout)
+		},
+	},
+	{
+		Name: LBHealthCheckHealthyThreshold, Kind: KindInt, Accepted: []string{"1-10"},
+		Default:     strconv.Itoa(DefaultHealthyThreshold),
+		Description: "Consecutive successful probes after which a node receives traffic.",
+		Example:     "2",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseInt(v, 1, 10, &lb.HealthCheck.HealthyThreshold)
+		},
+	},
+	{
+		Name: LBHealthCheckUnhealthyThreshold, Kind: KindInt, Accepted: []string{"1-10"},
+		Default:     strconv.Itoa(DefaultUnhealthyThreshold),
+		Description: "Consecutive failed probes after which a node stops receiving traffic.",
+		Example:     "5",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseInt(v, 1, 10, &lb.HealthCheck.UnhealthyThreshold)
+		},
+	},
+	{
+		Name: LegacySourceRanges, Kind: KindCIDRList,
+		Accepted:    []string{"comma-separated IPv4 or IPv6 CIDRs"},
+		Default:     "everyone may connect",
+		Description: "Kubernetes' own annotation, honoured when spec.loadBalancerSourceRanges is empty (the field wins). Only these client ranges may connect.",
+		Example:     "203.0.113.0/24,2001:db8::/32",
+		parse:       parseSourceRanges,
+	},
+}
+
+// Lookup returns the definition of an annotation.
+func Lookup(n Name) (Definition, bool) {
+	for _, d := range Definitions {
+		if d.Name == n {
+			return d, true
+		}
+	}
+	return Definition{}, false
+}
+
+func init() {
+	seen := map[Name]bool{}
+	for _, d := range Definitions {
+		if seen[d.Name] || d.parse == nil || d.Description == "" || d.Example == "" {
+			panic(fmt.Sprintf("annotations: bad definition %s", d.Name))
+		}
+		seen[d.Name] = true
+	}
+}

@@ -1,0 +1,28 @@
+// Command examplectl is review tooling for the Example cloud controller
+// manager: it shows, offline, the Terraform the controller would apply.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "examplectl:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "examplectl",
+		Short:         "Review tooling for the Example cloud controller manager",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRenderCmd())
+	return root
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/providerid"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+type renderOptions struct {
+	service, nodes, config, out string
+	withModules                 bool
+}
+
+func newRenderCmd() *cobra.Command {
+	var o renderOptions
+	cmd := &cobra.Command{
+		Use:   "render --service svc.yaml [--nodes nodes.yaml] [--config cloud-config.yaml] [--out DIR]",
+		Short: "Print the Terraform root module the controller renders for a Service",
+		Long: `render prints, offline, exactly the root module (main.tf) the controller would
+plan and apply for a Service of type LoadBalancer, given the cluster's nodes
+and the controller's config. Warnings (skipped nodes, adjusted CIDRs) go to
+stderr. With --out, main.tf is written to DIR instead; --with-modules also
+writes the shipped modules to DIR/modules, so that DIR is ready for
+terraform init and plan.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.service, "service", "", "Service manifest (YAML or JSON); - reads stdin")
+	f.StringVar(&o.nodes, "nodes", "", "nodes: a NodeList, a YAML list of Nodes, or Nodes separated by ---")
+	f.StringVar(&o.config, "config", "", "renderer config (YAML): clusterID, region, endpoint, modules, backend")
+	f.StringVar(&o.out, "out", "", "write main.tf into this directory instead of printing it")
+	f.BoolVar(&o.withModules, "with-modules", false, "with --out: also write the shipped modules to DIR/modules")
+	_ = cmd.MarkFlagRequired("service")
+	return cmd
+}
+
+func runRender(o renderOptions, stdout, stderr io.Writer) error {
+	svc, err := readService(o.service)
+	if err != nil {
+		return err
+	}
+	var nodes []*corev1.Node
+	if o.nodes != "" {
+		if nodes, err = readNodes(o.nodes); err != nil {
+			return err
+		}
+	}
+	cfg, err := readConfig(o.config, nodes)
+	if err != nil {
+		return err
+	}
+	// As the controller does: an upgrade of the shipped modules shows.
+	cfg.ModulesDigest = modules.Digest()
+	m, err := renderer.LoadBalancer(svc, nodes, cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range m.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if o.out == "" {
+		if o.withModules {
+			return errors.New("--with-modules needs --out")
+		}
+		_, err := stdout.Write(m.Files[renderer.MainFile])
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	for name, data := range m.Files {
+		if err := os.WriteFile(filepath.Join(o.out, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.withModules {
+		if _, err := modules.WriteTo(filepath.Join(o.out, "modules")); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "wrote %s (sha256 %s)\n", filepath.Join(o.out, renderer.MainFile), m.Hash)
+	return nil
+}
+
+func readFile(path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(path)
+}
+
+func readService(path string) (*corev1.Service, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read service: %w", err)
+	}
+	var svc corev1.Service
+	if err := yaml.UnmarshalStrict(data, &svc); err != nil {
+		return nil, fmt.Errorf("read service %s: %w", path, err)
+	}
+	if svc.Kind != "" && svc.Kind != "Service" {
+		return nil, fmt.Errorf("read service %s: kind is %s, not Service", path, svc.Kind)
+	}
+	return &svc, nil
+}
+
+// readNodes accepts a NodeList (or v1 List), a YAML sequence of Nodes, or a
+// stream of Node documents: whatever `kubectl get nodes -o yaml` or a
+// hand-written file gives.
+func readNodes(path string) ([]*corev1.Node, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read nodes: %w", err)
+	}
+	var out []*corev1.Node
+	for i, doc := range splitDocuments(data) {
+		nodes, err := parseNodes(doc)
+		if err != nil {
+			return nil, fmt.Errorf("read nodes %s (document %d): %w", path, i+1, err)
+		}
+		out = append(out, nodes...)
+	}
+	return out, nil
+}
+
+func parseNodes(doc []byte) ([]*corev1.Node, error) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	js = bytes.TrimSpace(js)
+	var nodes []*corev1.Node
+	switch {
+	case bytes.HasPrefix(js, []byte("[")):
+		err = yaml.UnmarshalStrict(doc, &nodes)
+	default:
+		var probe struct {
+			Kind string `json:"kind"`
+		}
+		_ = yaml.Unmarshal(doc, &probe)
+		switch probe.Kind {
+		case "NodeList", "List":
+			var list corev1.NodeList
+			err = yaml.UnmarshalStrict(doc, &list)
+			for i := range list.Items {
+				nodes = append(nodes, &list.Items[i])
+			}
+		case "Node", "":
+			var n corev1.Node
+			err = yaml.UnmarshalStrict(doc, &n)
+			nodes = append(nodes, &n)
+		default:
+			return nil, fmt.Errorf("kind is %s, want Node, NodeList or a list of Nodes", probe.Kind)
+		}
+	}
+	return nodes, err
+}
+
+// splitDocuments splits a YAML stream at --- lines, dropping empty
+// documents.
+func splitDocuments(data []byte) [][]byte {
+	var docs [][]byte
+	var cur []byte
+	flush := func() {
+		if len(bytes.TrimSpace(cur)) > 0 && !onlyComments(cur) {
+			docs = append(docs, cur)
+		}
+		cur = nil
+	}
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if bytes.Equal(bytes.TrimRight(line, " \t\r\n"), []byte("---")) {
+			flush()
+			continue
+		}
+		cur = append(cur, line...)
+	}
+	flush()
+	return docs
+}
+
+func onlyComments(doc []byte) bool {
+	for _, l := range bytes.Split(doc, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+func readConfig(path string, nodes []*corev1.Node) (renderer.Config, error) {
+	if path == "" {
+		// Enough to review a Service offline: the cluster name Kubernetes
+		// uses by default and the region the nodes are in.
+		region := nodesRegion(nodes)
+		if region == "" {
+			return renderer.Config{}, errors.New("no --config, and no node with an Example providerID to take the region from: pass --config")
+		}
+		return renderer.Config{ClusterID: "kubernetes", Region: region}, nil
+	}
+	data, err := readFile(path)
+	if err != nil {
+		return renderer.Config{}, fmt.Errorf("read config: %w", err)
+	}
+	cfg, err := renderer.ParseConfigYAML(data)
+	if err != nil {
+		return cfg, fmt.Errorf("read config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// nodesRegion is the region most nodes are in (ties: the first by name).
+func nodesRegion(nodes []*corev1.Node) string {
+	count := map[string]int{}
+	for _, n := range nodes {
+		if id, err := providerid.Parse(n.Spec.ProviderID); err == nil {
+			count[id.Region]++
+		}
+	}
+	regions := slices.Sorted(maps.Keys(count))
+	best := ""
+	for _, r := range regions {
+		if best == "" || count[r] > count[best] {
+			best = r
+		}
+	}
+	return best
+}

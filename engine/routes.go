@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// KindRoutes names the cluster's route-set state.
+const (
+	KindRoutes    = "routes"
+	routeSetName  = "cluster"
+	routeSetSpace = ""
+)
+
+// Route is one applied route as the cloud reports it.
+type Route struct {
+	Destination      string `json:"-"`
+	ID               string `json:"id"`
+	TargetInstanceID string `json:"target_instance_id"`
+	// Status is active, or blackhole when the target instance is gone.
+	Status string `json:"status"`
+}
+
+// RenderRoutes renders the cluster's route-set root module.
+func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error) {
+	tg, cfg, err := e.target(KindRoutes, routeSetSpace, routeSetName)
+	if err != nil {
+		return nil, runner.Job{}, fmt.Errorf("routes: %w", err)
+	}
+	m, err := renderer.Routes(routes, cfg)
+	if err != nil {
+		return nil, runner.Job{}, err
+	}
+	return m, job(tg, m), nil
+}
+
+// EnsureRoutes makes the cluster's route table exactly routes, in one
+// plan and apply.
+func (e *Engine) EnsureRoutes(ctx context.Context, routes []renderer.Route) ([]Route, *runner.Result, error) {
+	_, j, err := e.RenderRoutes(routes)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := e.runner.Ensure(ctx, j, runner.EnsureOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ensure routes: %w", err)
+	}
+	out, err := routesFrom(res.Outputs)
+	return out, res, err
+}
+
+// Routes reads the applied routes from the recorded outputs or the state.
+func (e *Engine) Routes(ctx context.Context) ([]Route, error) {
+	_, j, err := e.RenderRoutes(nil)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	if err != nil {
+		return nil, fmt.Errorf("read routes: %w", err)
+	}
+	return routesFrom(outs)
+}
+
+func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
+	raw, ok := outs["routes"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var byDest map[string]Route
+	if err := json.Unmarshal(raw, &byDest); err != nil {
+		return nil, fmt.Errorf("decode routes output: %w", err)
+	}
+	out := make([]Route, 0, len(byDest))
+	for d, r := range byDest {
+		r.Destination = d
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Route) int { return strings.Compare(a.Destination, b.Destination) })
+	return out, nil
+}

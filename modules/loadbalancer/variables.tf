@@ -1,0 +1,192 @@
+variable "name" {
+  description = "Name of the load balancer, unique per region. Changing it replaces the load balancer."
+  type        = string
+  nullable    = false
+
+  validation {
+    condition     = length(var.name) <= 253 && can(regex("^[A-Za-z0-9][A-Za-z0-9._-]*$", var.name))
+    error_message = "The name must be 1-253 characters of letters, digits, '.', '_' and '-', starting with a letter or digit."
+  }
+}
+
+variable "region" {
+  description = "Region of the load balancer; null uses the provider's region. Changing it replaces the load balancer."
+  type        = string
+  default     = null
+}
+
+variable "type" {
+  description = "Size of the load balancer: lb-small, lb-medium or lb-large. Can change in place."
+  type        = string
+  default     = "lb-small"
+  nullable    = false
+
+  validation {
+    condition     = contains(["lb-small", "lb-medium", "lb-large"], var.type)
+    error_message = "The type must be one of: lb-small, lb-medium, lb-large."
+  }
+}
+
+variable "internal" {
+  description = "Whether the load balancer gets an internal address (10.255.0.0/16) instead of a public one. Changing it replaces the load balancer."
+  type        = bool
+  default     = false
+  nullable    = false
+}
+
+variable "ip_family" {
+  description = "ipv4, or dualstack for an additional IPv6 address. Changing it replaces the load balancer."
+  type        = string
+  default     = "ipv4"
+  nullable    = false
+
+  validation {
+    condition     = contains(["ipv4", "dualstack"], var.ip_family)
+    error_message = "The ip_family must be one of: ipv4, dualstack."
+  }
+}
+
+variable "algorithm" {
+  description = "How connections are spread over the targets: round_robin, least_connections or source_ip."
+  type        = string
+  default     = "round_robin"
+  nullable    = false
+
+  validation {
+    condition     = contains(["round_robin", "least_connections", "source_ip"], var.algorithm)
+    error_message = "The algorithm must be one of: round_robin, least_connections, source_ip."
+  }
+}
+
+variable "listeners" {
+  description = "Ports the load balancer listens on (protocol tcp or udp, port) and the port on the targets they forward to (target_port). At least one; ports are unique per protocol."
+  type = list(object({
+    protocol       = string
+    port           = number
+    target_port    = number
+    proxy_protocol = optional(bool, false)
+  }))
+  nullable = false
+
+  validation {
+    condition     = length(var.listeners) >= 1
+    error_message = "At least one listener is required."
+  }
+
+  validation {
+    condition     = alltrue([for l in var.listeners : contains(["tcp", "udp"], l.protocol)])
+    error_message = "Every listener protocol must be one of: tcp, udp."
+  }
+
+  validation {
+    condition = alltrue([for l in var.listeners : try(
+      l.port == floor(l.port) && l.port >= 1 && l.port <= 65535 &&
+      l.target_port == floor(l.target_port) && l.target_port >= 1 && l.target_port <= 65535,
+    false)])
+    error_message = "Every listener port and target_port must be a whole number in 1-65535."
+  }
+
+  validation {
+    condition     = length(distinct([for l in var.listeners : "${l.protocol}/${l.port}"])) == length(var.listeners)
+    error_message = "Listener ports must be unique per protocol."
+  }
+}
+
+variable "health_check" {
+  description = "How the load balancer probes its targets; null for no health check. protocol is tcp or http; path (http only) starts with /; timeout_seconds must be less than interval_seconds."
+  type = object({
+    protocol            = optional(string, "tcp")
+    port                = number
+    path                = optional(string)
+    interval_seconds    = optional(number, 10)
+    timeout_seconds     = optional(number, 5)
+    healthy_threshold   = optional(number, 3)
+    unhealthy_threshold = optional(number, 3)
+  })
+  default = null
+
+  validation {
+    condition     = var.health_check == null ? true : contains(["tcp", "http"], var.health_check.protocol)
+    error_message = "The health_check protocol must be one of: tcp, http."
+  }
+
+  validation {
+    condition     = var.health_check == null ? true : try(var.health_check.port == floor(var.health_check.port) && var.health_check.port >= 1 && var.health_check.port <= 65535, false)
+    error_message = "The health_check port must be a whole number in 1-65535."
+  }
+
+  validation {
+    condition = var.health_check == null ? true : (
+      var.health_check.protocol == "http"
+      ? try(startswith(var.health_check.path, "/"), false)
+      : var.health_check.path == null
+    )
+    error_message = "An http health_check needs a path starting with /; a tcp health_check takes no path."
+  }
+
+  validation {
+    condition = var.health_check == null ? true : try(
+      var.health_check.interval_seconds >= 1 && var.health_check.interval_seconds <= 300 &&
+      var.health_check.timeout_seconds >= 1 && var.health_check.timeout_seconds <= 60 &&
+      var.health_check.timeout_seconds < var.health_check.interval_seconds,
+    false)
+    error_message = "The health_check interval_seconds must be in 1-300 and timeout_seconds in 1-60, less than interval_seconds."
+  }
+
+  validation {
+    condition = var.health_check == null ? true : try(
+      var.health_check.healthy_threshold >= 1 && var.health_check.healthy_threshold <= 10 &&
+      var.health_check.unhealthy_threshold >= 1 && var.health_check.unhealthy_threshold <= 10,
+    false)
+    error_message = "The health_check healthy_threshold and unhealthy_threshold must be in 1-10."
+  }
+}
+
+variable "allowed_source_cidrs" {
+  description = "Client CIDRs (IPv4 or IPv6, canonical form) allowed to connect; empty allows everyone."
+  type        = set(string)
+  default     = []
+  nullable    = false
+
+  validation {
+    # cidrsubnet(c, 0, 0) is c without host bits: the API rejects those.
+    condition     = alltrue([for c in var.allowed_source_cidrs : can(cidrhost(c, 0)) && try(cidrsubnet(c, 0, 0) == c, false)])
+    error_message = "Every allowed_source_cidrs entry must be a CIDR in canonical form (no host bits), e.g. 203.0.113.0/24 or 2001:db8::/32."
+  }
+}
+
+variable "targets" {
+  description = "Instance ids (i-...) the load balancer forwards to."
+  type        = set(string)
+  default     = []
+  nullable    = false
+
+  validation {
+    condition     = alltrue([for t in var.targets : startswith(t, "i-")])
+    error_message = "Every target must be an instance id (i-...)."
+  }
+}
+
+variable "tags" {
+  description = "Tags of the load balancer (at most 50; keys 1-128 characters without '=', values at most 256 characters)."
+  type        = map(string)
+  default     = {}
+  nullable    = false
+
+  validation {
+    condition = length(var.tags) <= 50 && alltrue([
+      for k, v in var.tags : length(k) >= 1 && length(k) <= 128 && !strcontains(k, "=") && length(v) <= 256
+    ])
+    error_message = "At most 50 tags; keys 1-128 characters without '=', values at most 256 characters."
+  }
+}
+
+variable "timeouts" {
+  description = "How long to wait for create (until active), update and delete, as durations such as \"15m\"; null uses the provider's defaults (10m, 10m, 5m)."
+  type = object({
+    create = optional(string)
+    update = optional(string)
+    delete = optional(string)
+  })
+  default = null
+}

@@ -1,0 +1,178 @@
+package modules_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/modules"
+)
+
+// A valid call of each module; every case overrides one argument with a
+// value the module's validation must reject.
+var validInputs = map[string]map[string]string{
+	modules.LoadBalancer: {
+		"name":                 `"web"`,
+		"listeners":            `[{ protocol = "tcp", port = 80, target_port = 30080 }]`,
+		"health_check":         `{ protocol = "http", port = 32000, path = "/healthz" }`,
+		"allowed_source_cidrs": `["10.0.0.0/8", "2001:db8::/32"]`,
+		"targets":              `["i-1"]`,
+		"tags":                 `{ "k8s.example.com/cluster-id" = "prod" }`,
+	},
+	modules.Routes: {
+		"network_name": `"cluster-net"`,
+		"routes":       `{ "10.244.1.0/24" = "i-1", "fd00:10:244:1::/64" = "i-1" }`,
+	},
+}
+
+var invalidCases = []struct {
+	module, arg, value, message string
+}{
+	{modules.LoadBalancer, "name", `"-web"`, "The name must be"},
+	{modules.LoadBalancer, "name", `"we b"`, "The name must be"},
+	{modules.LoadBalancer, "type", `"lb-huge"`, "lb-small, lb-medium, lb-large"},
+	{modules.LoadBalancer, "ip_family", `"ipv6"`, "ipv4, dualstack"},
+	{modules.LoadBalancer, "algorithm", `"random"`, "round_robin, least_connections, source_ip"},
+	{modules.LoadBalancer, "listeners", `[]`, "At least one listener"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "sctp", port = 80, target_port = 1 }]`, "tcp, udp"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 0, target_port = 1 }]`, "whole number in 1-65535"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1.5 }]`, "whole number in 1-65535"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1 }, { protocol = "tcp", port = 80, target_port = 2 }]`, "unique per protocol"},
+	{modules.LoadBalancer, "health_check", `{ protocol = "udp", port = 1 }`, "tcp, http"},
+	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 70000 }`, "port must be"},
+	{modules.LoadBalancer, "health_check", `{ protocol = "http", port = 1 }`, "needs a path"},
+	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 1, path = "/x" }`, "takes no path"},
+	{modules.LoadBalancer, "health_check", `{ port = 1, interval_seconds = 5, timeout_seconds = 5 }`, "less than interval_seconds"},
+	{modules.LoadBalancer, "health_check", `{ port = 1, healthy_threshold = 0 }`, "1-10"},
+	{modules.LoadBalancer, "allowed_source_cidrs", `["10.0.0.1/8"]`, "canonical form"},
+	{modules.LoadBalancer, "allowed_source_cidrs", `["everyone"]`, "canonical form"},
+	{modules.LoadBalancer, "targets", `["node-1"]`, "instance id"},
+	{modules.LoadBalancer, "tags", `{ "a=b" = "x" }`, "without '='"},
+	{modules.Routes, "routes", `{ "10.244.1.1/24" = "i-1" }`, "canonical form"},
+	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
+	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
+}
+
+// Cross-variable rules (network_id xor network_name) are only evaluated by
+// plan: tests/*.tftest.hcl cover them (TestModuleTests).
+
+// TestValidationRules calls the modules once validly and once per invalid
+// case, all in one root module, and checks terraform validate rejects
+// exactly the invalid calls, each with the expected message.
+func TestValidationRules(t *testing.T) {
+	m := tftest.Get(t)
+	dir := t.TempDir()
+	if _, err := modules.WriteTo(filepath.Join(dir, "modules")); err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	type span struct{ from, to int }
+	spans := map[string]span{}
+	call := func(name, module string, override map[string]string) {
+		from := strings.Count(src.String(), "\n") + 1
+		fmt.Fprintf(&src, "module %q {\n  source = \"./modules/%s\"\n", name, module)
+		for arg, v := range validInputs[module] {
+			if _, ok := override[arg]; !ok {
+				fmt.Fprintf(&src, "  %s = %s\n", arg, v)
+			}
+		}
+		for arg, v := range override {
+			fmt.Fprintf(&src, "  %s = %s\n", arg, v)
+		}
+		src.WriteString("}\n\n")
+		spans[name] = span{from, strings.Count(src.String(), "\n")}
+	}
+	src.WriteString(`terraform {
+  required_providers {
+    example = { source = "example.com/example/example" }
+  }
+}
+
+provider "example" {
+  region = "ex-west-1"
+}
+
+`)
+	call("valid_lb", modules.LoadBalancer, nil)
+	call("valid_routes", modules.Routes, nil)
+	for i, c := range invalidCases {
+		call(fmt.Sprintf("case_%d", i), c.module, map[string]string{c.arg: c.value})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tf := m.Init(t, dir)
+	out, err := tf.Validate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, d := range out.Diagnostics {
+		if d.Range == nil {
+			t.Errorf("diagnostic without range: %s: %s", d.Summary, d.Detail)
+			continue
+		}
+		for name, s := range spans {
+			if d.Range.Start.Line >= s.from && d.Range.Start.Line <= s.to {
+				if strings.HasPrefix(name, "valid_") {
+					t.Errorf("valid call %s rejected: %s", name, d.Detail)
+				}
+				found[name+"\x00"+d.Detail] = true
+			}
+		}
+	}
+	for i, c := range invalidCases {
+		name := fmt.Sprintf("case_%d", i)
+		ok := false
+		for k := range found {
+			if strings.HasPrefix(k, name+"\x00") && strings.Contains(strings.Join(strings.Fields(k), " "), c.message) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s = %s: no error containing %q", c.arg, c.value, c.message)
+		}
+	}
+}
+
+// TestModuleTests runs each module's own terraform test suite
+// (tests/*.tftest.hcl, provider mocked).
+func TestModuleTests(t *testing.T) {
+	m := tftest.Get(t)
+	paths, err := modules.WriteTo(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{paths.LoadBalancer, paths.Routes} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			tf := m.Init(t, dir)
+			var out strings.Builder
+			if err := tf.Test(context.Background(), &out); err != nil {
+				t.Fatalf("terraform test: %v\n%s", err, messages(out.String()))
+			}
+		})
+	}
+}
+
+// messages extracts the human lines from terraform test -json output.
+func messages(jsonLines string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(jsonLines, "\n") {
+		var m struct {
+			Message    string `json:"@message"`
+			Diagnostic struct {
+				Detail string `json:"detail"`
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Message != "" {
+			fmt.Fprintln(&b, m.Message, m.Diagnostic.Detail)
+		}
+	}
+	return b.String()
+}

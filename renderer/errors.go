@@ -1,0 +1,23 @@
+package renderer
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// UnsupportedProtocolError is a Service port whose protocol the load
+// balancer cannot carry (only TCP and UDP are).
+type UnsupportedProtocolError struct {
+	Port     string // port name, may be empty
+	Number   int32
+	Protocol corev1.Protocol
+}
+
+func (e *UnsupportedProtocolError) Error() string {
+	name := ""
+	if e.Port != "" {
+		name = fmt.Sprintf(" (%s)", e.Port)
+	}
+	return fmt.Sprintf("port %d%s: protocol %s is not supported by Example cloud load balancers (accepted: TCP, UDP)", e.Number, name, e.Protocol)
+}

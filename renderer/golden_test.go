@@ -1,0 +1,183 @@
+package renderer
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/internal/tftest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+type goldenCase struct {
+	name   string
+	render func() (*Module, error)
+}
+
+func lbCase(name string, svc *corev1.Service, cfg Config) goldenCase {
+	return goldenCase{name, func() (*Module, error) { return LoadBalancer(svc, testNodes(), cfg) }}
+}
+
+func withConfig(f func(*Config)) Config {
+	c := testConfig()
+	f(&c)
+	return c
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		lbCase("simple-tcp", testService(), testConfig()),
+		lbCase("multi-port", testService(withPorts(
+			port("https", corev1.ProtocolTCP, 443, 30443),
+			port("dns", corev1.ProtocolUDP, 53, 30053),
+			port("http", corev1.ProtocolTCP, 80, 30080),
+			port("dns-tcp", corev1.ProtocolTCP, 53, 30054),
+		)), testConfig()),
+		lbCase("local-traffic-policy", testService(func(s *corev1.Service) {
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+			s.Spec.HealthCheckNodePort = 32123
+		}), testConfig()),
+		lbCase("dual-stack", testService(func(s *corev1.Service) {
+			s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+		}), testConfig()),
+		lbCase("internal-annotations", testService(withAnnotations(
+			string(annotations.LBInternal), "true",
+			string(annotations.LBType), "lb-medium",
+			string(annotations.LBAlgorithm), "least_connections",
+			string(annotations.LBProxyProtocol), "true",
+			string(annotations.LBName), "shop-web-internal",
+			string(annotations.LBNodeSelector), "role=ingress",
+			string(annotations.LBHealthCheckPath), "/readyz",
+			string(annotations.LBHealthCheckPort), "30081",
+			string(annotations.LBHealthCheckInterval), "15s",
+			string(annotations.LBHealthCheckTimeout), "3s",
+			string(annotations.LBHealthCheckHealthyThreshold), "2",
+			string(annotations.LBHealthCheckUnhealthyThreshold), "4",
+		)), testConfig()),
+		lbCase("source-ranges", testService(
+			func(s *corev1.Service) {
+				s.Spec.LoadBalancerSourceRanges = []string{"2001:db8::/32", "203.0.113.0/24", "198.51.100.7/32"}
+			},
+			withAnnotations(string(annotations.LegacySourceRanges), "10.0.0.0/8"), // the field wins
+		), testConfig()),
+		lbCase("source-ranges-annotation", testService(
+			withAnnotations(string(annotations.LegacySourceRanges), "192.0.2.0/24, 10.0.0.0/8"),
+		), testConfig()),
+		lbCase("adopt", testService(withAnnotations(
+			string(annotations.LBAdoptID), "lb-00ff00ff00ff00ff",
+			string(annotations.LBName), "legacy-shop-web",
+		)), testConfig()),
+		lbCase("hostile", hostileService(), withConfig(func(c *Config) { c.ClusterID = "x" })),
+		lbCase("backend-local", testService(), withConfig(func(c *Config) {
+			c.Backend = Backend{Type: "local", Attrs: []Attr{{"path", cty.StringVal("/var/lib/example-ccm/state/shop/web.tfstate")}}}
+		})),
+		lbCase("backend-pg", testService(), withConfig(func(c *Config) {
+			c.Backend = Backend{Type: "pg", Attrs: []Attr{
+				{"schema_name", cty.StringVal("ccm_prod_eu")},
+				{"skip_schema_creation", cty.True},
+			}}
+		})),
+		lbCase("backend-kubernetes", testService(), withConfig(func(c *Config) {
+			c.Backend = Backend{Type: "kubernetes", Attrs: []Attr{
+				{"secret_suffix", cty.StringVal("svc-shop-web")},
+				{"namespace", cty.StringVal("kube-system")},
+				{"in_cluster_config", cty.True},
+				{"labels", cty.MapVal(map[string]cty.Value{"app.kubernetes.io/managed-by": cty.StringVal("example-ccm")})},
+			}}
+		})),
+		lbCase("module-git", testService(), withConfig(func(c *Config) {
+			c.LoadBalancerModule = ModuleSource{Source: "git::https://git.example.com/platform/tf-modules.git//loadbalancer?ref=v1.4.2"}
+		})),
+		lbCase("module-registry", testService(), withConfig(func(c *Config) {
+			c.LoadBalancerModule = ModuleSource{Source: "registry.example.com/platform/loadbalancer/example", Version: "~> 1.4"}
+		})),
+		lbCase("modules-digest", testService(), withConfig(func(c *Config) {
+			c.ModulesDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		})),
+		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
+		{"routes-network-id", func() (*Module, error) {
+			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))
+		}},
+	}
+}
+
+func testRoutes() []Route {
+	return []Route{
+		{Destination: "10.244.2.0/24", TargetInstanceID: "i-0b0b0b0b0b0b0b0b", NodeName: "worker-b"},
+		{Destination: "fd00:10:244:1::/64", TargetInstanceID: "i-0a0a0a0a0a0a0a0a", NodeName: "worker-a"},
+		{Destination: "10.244.1.0/24", TargetInstanceID: "i-0a0a0a0a0a0a0a0a", NodeName: "worker-a"},
+		{Destination: "fd00:10:244:2::/64", TargetInstanceID: "i-0b0b0b0b0b0b0b0b", NodeName: "worker-b"},
+	}
+}
+
+// hostileService has every string a user controls set to something that
+// would break naive HCL templating.
+func hostileService() *corev1.Service {
+	return testService(
+		func(s *corev1.Service) {
+			s.Namespace = `ns"quote\back`
+			s.Name = "name\n# injected comment\n}"
+			s.UID = "${file(\"/etc/passwd\")}%{ if true }x%{ endif }"
+		},
+		withAnnotations(string(annotations.LBHealthCheckPath), `/h"${var.x}%{for}\é✓`),
+	)
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := c.render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Files[MainFile]
+			path := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./renderer -update)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s differs from the rendered module (run go test ./renderer -update and review the diff):\n%s", path, got)
+			}
+			again, _ := c.render()
+			if again.Hash != m.Hash || string(again.Files[MainFile]) != string(got) {
+				t.Errorf("rendering twice differs")
+			}
+		})
+	}
+}
+
+// TestGoldenTerraformFmt: what we render is byte-for-byte what terraform fmt
+// would write.
+func TestGoldenTerraformFmt(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range goldenCases() {
+		m, err := c.render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.name+".tf"), m.Files[MainFile], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tf := tftest.Get(t).Exec(t, dir)
+	ok, files, err := tf.FormatCheck(context.Background())
+	if err != nil {
+		t.Fatalf("terraform fmt -check: %v", err)
+	}
+	if !ok {
+		t.Errorf("terraform fmt would change: %v", files)
+	}
+}

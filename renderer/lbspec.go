@@ -1,0 +1,275 @@
+package renderer
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+)
+
+// Tag keys the controller puts on every load balancer.
+const (
+	TagManagedBy        = "k8s.example.com/managed-by"
+	TagClusterID        = "k8s.example.com/cluster-id"
+	TagServiceNamespace = "k8s.example.com/service-namespace"
+	TagServiceName      = "k8s.example.com/service-name"
+	TagServiceUID       = "k8s.example.com/service-uid"
+)
+
+// lbSpec is the load balancer module's input, before it becomes HCL.
+type lbSpec struct {
+	name, region, typ   string
+	internal            bool
+	ipFamily, algorithm string
+	listeners           []listener
+	healthCheck         *healthCheck
+	sourceCIDRs         []string
+	targets             []string
+	tags                map[string]string
+}
+
+type listener struct {
+	protocol          string
+	port, targetPort  int
+	proxyProtocol     bool
+	servicePortFields string // for error messages
+}
+
+type healthCheck struct {
+	protocol, path                              string
+	port, interval, timeout, healthy, unhealthy int
+}
+
+func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations.LoadBalancer, cfg Config) (lbSpec, []string, error) {
+	s := lbSpec{
+		name:      cmp.Or(ann.Name, LoadBalancerName(svc, cfg.ClusterID)),
+		region:    cfg.Region,
+		typ:       cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
+		internal:  ann.Internal,
+		ipFamily:  "ipv4",
+		algorithm: cmp.Or(ann.Algorithm, cfg.DefaultAlgorithm),
+		tags: map[string]string{
+			TagManagedBy:        generator,
+			TagClusterID:        cfg.ClusterID,
+			TagServiceNamespace: svc.Namespace,
+			TagServiceName:      svc.Name,
+		},
+	}
+	if svc.UID != "" {
+		s.tags[TagServiceUID] = string(svc.UID)
+	}
+	var warnings []string
+	var err error
+	if s.listeners, err = listeners(svc, ann.ProxyProtocol); err != nil {
+		return s, nil, err
+	}
+	if s.healthCheck, err = healthCheckFor(svc, s.listeners, ann.HealthCheck); err != nil {
+		return s, nil, err
+	}
+	var w []string
+	if s.sourceCIDRs, w, err = sourceCIDRs(svc, ann); err != nil {
+		return s, nil, err
+	}
+	warnings = append(warnings, w...)
+
+	families := svc.Spec.IPFamilies
+	switch {
+	case slices.Contains(families, corev1.IPv6Protocol) && slices.Contains(families, corev1.IPv4Protocol):
+		s.ipFamily = "dualstack"
+	case slices.Contains(families, corev1.IPv6Protocol):
+		s.ipFamily = "dualstack"
+		warnings = append(warnings, "spec.ipFamilies is IPv6 only: the load balancer is dualstack (it has no IPv6-only mode) and also gets an IPv4 address")
+	}
+
+	s.targets, w = targets(nodes, ann, cfg.Region)
+	warnings = append(warnings, w...)
+	return s, warnings, nil
+}
+
+func listeners(svc *corev1.Service, proxy bool) ([]listener, error) {
+	if len(svc.Spec.Ports) == 0 {
+		return nil, &InputError{Field: "spec.ports", Reason: "is empty: a load balancer needs at least one port"}
+	}
+	var out []listener
+	for i, p := range svc.Spec.Ports {
+		field := fmt.Sprintf("spec.ports[%d]", i)
+		var proto string
+		switch p.Protocol {
+		case corev1.ProtocolTCP, "": // the API server defaults "" to TCP
+			proto = "tcp"
+		case corev1.ProtocolUDP:
+			proto = "udp"
+		default:
+			return nil, &UnsupportedProtocolError{Port: p.Name, Number: p.Port, Protocol: p.Protocol}
+		}
+		if p.Port < 1 || p.Port > 65535 {
+			return nil, &InputError{Field: field + ".port", Value: fmt.Sprint(p.Port), Reason: "is out of range 1-65535"}
+		}
+		if p.NodePort < 1 || p.NodePort > 65535 {
+			return nil, &InputError{Field: field + ".nodePort", Value: fmt.Sprint(p.NodePort),
+				Reason: "is not allocated: the load balancer forwards to node ports (is spec.allocateLoadBalancerNodePorts false?)"}
+		}
+		out = append(out, listener{
+			protocol: proto, port: int(p.Port), targetPort: int(p.NodePort),
+			proxyProtocol: proxy && proto == "tcp", servicePortFields: field,
+		})
+	}
+	slices.SortFunc(out, func(a, b listener) int {
+		return cmp.Or(strings.Compare(a.protocol, b.protocol), a.port-b.port, a.targetPort-b.targetPort)
+	})
+	for i := 1; i < len(out); i++ {
+		if out[i].protocol == out[i-1].protocol && out[i].port == out[i-1].port {
+			return nil, &InputError{Field: out[i].servicePortFields + ".port", Value: fmt.Sprint(out[i].port),
+				Reason: fmt.Sprintf("is used twice for %s (also %s)", out[i].protocol, out[i-1].servicePortFields)}
+		}
+	}
+	return out, nil
+}
+
+// healthCheckFor starts from what the Service implies (kube-proxy's
+// health check node port for externalTrafficPolicy Local, else the first
+// TCP node port) and applies the annotations on top.
+func healthCheckFor(svc *corev1.Service, ls []listener, ann annotations.HealthCheck) (*healthCheck, error) {
+	var hc healthCheck
+	switch {
+	case svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && svc.Spec.HealthCheckNodePort > 0:
+		hc = healthCheck{protocol: "http", port: int(svc.Spec.HealthCheckNodePort), path: annotations.DefaultHealthCheckPath}
+	default:
+		for _, l := range ls {
+			if l.protocol == "tcp" {
+				hc = healthCheck{protocol: "tcp", port: l.targetPort}
+				break
+			}
+		}
+	}
+	if ann.Port != 0 {
+		hc.port = ann.Port
+	}
+	if ann.Protocol != "" {
+		hc.protocol = ann.Protocol
+	}
+	if hc.port == 0 {
+		if ann != (annotations.HealthCheck{}) {
+			return nil, &InputError{Field: "annotation " + string(annotations.LBHealthCheckPort),
+				Reason: "is required: the Service has no TCP port and no health check node port to probe"}
+		}
+		return nil, nil // UDP only: nothing to probe
+	}
+	hc.protocol = cmp.Or(hc.protocol, "tcp")
+	hc.path = ""
+	if hc.protocol == "http" {
+		hc.path = cmp.Or(ann.Path, annotations.DefaultHealthCheckPath)
+	}
+	hc.interval = int(cmp.Or(ann.Interval, annotations.DefaultHealthCheckInterval).Seconds())
+	hc.timeout = int(cmp.Or(ann.Timeout, annotations.DefaultHealthCheckTimeout).Seconds())
+	hc.healthy = cmp.Or(ann.HealthyThreshold, annotations.DefaultHealthyThreshold)
+	hc.unhealthy = cmp.Or(ann.UnhealthyThreshold, annotations.DefaultUnhealthyThreshold)
+	return &hc, nil
+}
+
+// sourceCIDRs: spec.loadBalancerSourceRanges, else the legacy annotation
+// (Kubernetes' own precedence). Host bits are masked: the API accepts
+// canonical CIDRs only, and the masked range is what a firewall would use.
+func sourceCIDRs(svc *corev1.Service, ann annotations.LoadBalancer) ([]string, []string, error) {
+	var warnings []string
+	prefixes := ann.SourceRanges
+	for _, s := range ann.HostBitsFixed {
+		warnings = append(warnings, fmt.Sprintf("annotation %s: %s has host bits set; using %s",
+			annotations.LegacySourceRanges, s, netip.MustParsePrefix(s).Masked()))
+	}
+	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
+		prefixes, warnings = nil, nil
+		seen := map[netip.Prefix]bool{}
+		for i, s := range svc.Spec.LoadBalancerSourceRanges {
+			p, err := netip.ParsePrefix(strings.TrimSpace(s))
+			if err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+				return nil, nil, &InputError{Field: fmt.Sprintf("spec.loadBalancerSourceRanges[%d]", i), Value: s, Reason: "is not a CIDR"}
+			}
+			if m := p.Masked(); m != p {
+				warnings = append(warnings, fmt.Sprintf("spec.loadBalancerSourceRanges[%d]: %s has host bits set; using %s", i, s, m))
+				p = m
+			}
+			if !seen[p] {
+				seen[p] = true
+				prefixes = append(prefixes, p)
+			}
+		}
+		prefixes = annotations.SortPrefixes(prefixes)
+	}
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = p.String()
+	}
+	return out, warnings, nil
+}
+
+// inputs are the module arguments in the order a reviewer reads them.
+func (s lbSpec) inputs() []input {
+	ls := make([]cty.Value, len(s.listeners))
+	for i, l := range s.listeners {
+		ls[i] = cty.ObjectVal(map[string]cty.Value{
+			"protocol":       cty.StringVal(l.protocol),
+			"port":           cty.NumberIntVal(int64(l.port)),
+			"target_port":    cty.NumberIntVal(int64(l.targetPort)),
+			"proxy_protocol": cty.BoolVal(l.proxyProtocol),
+		})
+	}
+	hc := cty.NullVal(cty.DynamicPseudoType)
+	if h := s.healthCheck; h != nil {
+		attrs := map[string]cty.Value{
+			"protocol":            cty.StringVal(h.protocol),
+			"port":                cty.NumberIntVal(int64(h.port)),
+			"interval_seconds":    cty.NumberIntVal(int64(h.interval)),
+			"timeout_seconds":     cty.NumberIntVal(int64(h.timeout)),
+			"healthy_threshold":   cty.NumberIntVal(int64(h.healthy)),
+			"unhealthy_threshold": cty.NumberIntVal(int64(h.unhealthy)),
+		}
+		if h.path != "" {
+			attrs["path"] = cty.StringVal(h.path)
+		}
+		hc = cty.ObjectVal(attrs)
+	}
+	return []input{
+		{name: "name", value: cty.StringVal(s.name)},
+		{name: "region", value: cty.StringVal(s.region)},
+		{name: "type", value: cty.StringVal(s.typ)},
+		{name: "internal", value: cty.BoolVal(s.internal)},
+		{name: "ip_family", value: cty.StringVal(s.ipFamily)},
+		{name: "algorithm", value: cty.StringVal(s.algorithm)},
+		{name: "listeners", value: cty.ListVal(ls)},
+		{name: "health_check", value: hc},
+		{name: "allowed_source_cidrs", value: stringList(s.sourceCIDRs)},
+		{name: "targets", value: stringList(s.targets)},
+		{name: "tags", value: stringMap(s.tags)},
+	}
+}
+
+func stringList(ss []string) cty.Value {
+	if len(ss) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	vs := make([]cty.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = cty.StringVal(s)
+	}
+	return cty.ListVal(vs)
+}
+
+func stringMap(m map[string]string) cty.Value {
+	if len(m) == 0 {
+		return cty.MapValEmpty(cty.String)
+	}
+	vs := make(map[string]cty.Value, len(m))
+	for k, v := range m {
+		vs[k] = cty.StringVal(v)
+	}
+	return cty.MapVal(vs)
+}
+
+func ctyString(s string) cty.Value { return cty.StringVal(s) }

@@ -1,0 +1,60 @@
+package renderer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/providerid"
+)
+
+// ExcludeLabel keeps a node out of every load balancer (any value).
+const ExcludeLabel = corev1.LabelNodeExcludeBalancers
+
+// targets picks the instance ids of the nodes the load balancer forwards
+// to, sorted. Nodes without a usable providerID are skipped with a warning:
+// one broken node must not block the Service's load balancer.
+func targets(nodes []*corev1.Node, ann annotations.LoadBalancer, region string) ([]string, []string) {
+	sorted := slices.Clone(nodes)
+	sorted = slices.DeleteFunc(sorted, func(n *corev1.Node) bool { return n == nil })
+	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
+
+	var ids, warnings []string
+	owner := map[string]string{}
+	for _, n := range sorted {
+		if _, excluded := n.Labels[ExcludeLabel]; excluded {
+			continue
+		}
+		if ann.NodeSelector != nil && !ann.NodeSelector.Matches(labels.Set(n.Labels)) {
+			continue
+		}
+		if n.Spec.ProviderID == "" {
+			warnings = append(warnings, fmt.Sprintf("node %q skipped: no spec.providerID yet", n.Name))
+			continue
+		}
+		id, err := providerid.Parse(n.Spec.ProviderID)
+		switch {
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("node %q skipped: %v", n.Name, err))
+			continue
+		case id.Region != region:
+			warnings = append(warnings, fmt.Sprintf("node %q skipped: in region %q, the load balancer is in %q", n.Name, id.Region, region))
+			continue
+		}
+		if other, dup := owner[id.InstanceID]; dup {
+			warnings = append(warnings, fmt.Sprintf("node %q skipped: instance %s is already node %q", n.Name, id.InstanceID, other))
+			continue
+		}
+		owner[id.InstanceID] = n.Name
+		ids = append(ids, id.InstanceID)
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		warnings = append(warnings, "no node qualifies as a target: the load balancer will have no targets")
+	}
+	return ids, warnings
+}

@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"k8s.io/klog/v2"
+)
+
+// Result is the outcome of Ensure or Destroy.
+type Result struct {
+	// Outputs are the root module's non-sensitive outputs (JSON values).
+	Outputs map[string]json.RawMessage
+	// Plan is what was planned and applied; nil on the fast path.
+	Plan *Plan
+	// FastPath: the desired state was already applied; no terraform ran.
+	FastPath bool
+	Applied  bool
+}
+
+// Output decodes one string output ("" when absent or not a string).
+func (r *Result) Output(name string) string {
+	var s string
+	_ = json.Unmarshal(r.Outputs[name], &s)
+	return s
+}
+
+// EnsureOptions tune Ensure.
+type EnsureOptions struct {
+	// MaxAge forces a real plan when the last apply is older (drift check);
+	// 0 trusts the record forever.
+	MaxAge time.Duration
+}
+
+// Ensure brings the object to job's desired state: plan, then apply that
+// saved plan. When job.Hash equals the last successful apply (and the
+// record is younger than MaxAge) it returns the recorded outputs without
+// starting terraform.
+func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result, error) {
+	if res, ok := r.FastPath(job.Key, job.Hash, o.MaxAge); ok {
+		return res, nil
+	}
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if rec := w.record(); rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
+		return &Result{Outputs: rec.Outputs, FastPath: true}, nil
+	}
+	if err := r.prepare(ctx, w, job); err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		p, err := r.plan(ctx, w, job, PlanOptions{})
+		if err != nil {
+			return nil, err
+		}
+		res, err := r.apply(ctx, w, p)
+		// Another writer (a second replica, a person) changed the state
+		// between our plan and apply: plan again from the new state.
+		if errors.Is(err, ErrStalePlan) && attempt < 3 {
+			klog.V(2).InfoS("saved plan went stale, planning again", "workspace", w.key, "plan", p.ID)
+			continue
+		}
+		return res, err
+	}
+}
+
+// Apply applies a plan made by Plan, exactly that saved file. A plan whose
+// state changed since is refused by terraform (errors.Is ErrStalePlan).
+func (r *Runner) Apply(ctx context.Context, p *Plan) (*Result, error) {
+	w, release, err := r.acquire(ctx, p.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	id, err := planID(p.File)
+	if err != nil || id != p.ID {
+		return nil, fmt.Errorf("workspace %s: saved plan %s is gone or was replaced (found %q)", p.Workspace, p.ID, id)
+	}
+	return r.apply(ctx, w, p)
+}
+
+func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, error) {
+	rec := w.record()
+	if !p.HasChanges && rec.Outputs != nil && !p.Destroy {
+		// Nothing to do and the outputs are known: skip the apply process.
+		rec.Hash, rec.AppliedAt = p.Hash, time.Now()
+		if err := w.saveRecord(rec); err != nil {
+			return nil, err
+		}
+		return &Result{Outputs: rec.Outputs, Plan: p}, nil
+	}
+	stream, err := r.withLockRecovery(ctx, w, "apply", func(s *uiStream) error {
+		return w.tf.ApplyJSON(ctx, s.Writer(), tfexec.DirOrPlan(p.File), tfexec.LockTimeout(r.lockTimeout()))
+	})
+	// A saved plan is single-use either way.
+	_ = os.Remove(p.File)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// terraform got SIGINT and wrote its state; the record is stale.
+			_ = w.clearRecord()
+		}
+		return nil, err
+	}
+	klog.V(2).InfoS("terraform apply", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String())
+	res := &Result{Outputs: stream.outputs, Plan: p, Applied: true}
+	if p.Destroy {
+		return res, w.clearRecord()
+	}
+	return res, w.saveRecord(&record{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID})
+}
+
+// FastPath answers from the record alone: the outputs of the last apply
+// when it was of hash (and younger than maxAge), without taking locks or
+// starting terraform.
+func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool) {
+	w, err := r.workspaceFor(key)
+	if err != nil {
+		return nil, false
+	}
+	if rec := w.record(); rec.fresh(hash, maxAge) {
+		return &Result{Outputs: rec.Outputs, FastPath: true}, true
+	}
+	return nil, false
+}

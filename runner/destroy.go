@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"k8s.io/klog/v2"
+)
+
+// Destroy plans and applies the destruction of everything in the object's
+// state, then deletes the state and the workspace directory. Destroying an
+// object that was never applied (or is already gone) succeeds.
+func (r *Runner) Destroy(ctx context.Context, job Job) (*Result, error) {
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := r.prepare(ctx, w, job); err != nil {
+		return nil, err
+	}
+	p, err := r.plan(ctx, w, job, PlanOptions{Destroy: true})
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plan: p}
+	if p.HasChanges {
+		if res, err = r.apply(ctx, w, p); err != nil {
+			return nil, err
+		}
+	}
+	return res, r.forget(ctx, w, job)
+}
+
+// DestroyPlanned applies an approved destroy plan, then forgets the object.
+func (r *Runner) DestroyPlanned(ctx context.Context, job Job, p *Plan) (*Result, error) {
+	if !p.Destroy {
+		return nil, fmt.Errorf("workspace %s: plan %s is not a destroy plan", p.Workspace, p.ID)
+	}
+	res, err := r.Apply(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return res, r.forget(ctx, w, job)
+}
+
+// forget deletes the object's state and workspace directory.
+func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
+	if job.Workspace != "" && job.Workspace != "default" {
+		r.count("workspace")
+		if err := w.tf.WorkspaceSelect(ctx, "default"); err != nil {
+			return w.newError("workspace select", err, nil)
+		}
+		r.count("workspace")
+		if err := w.tf.WorkspaceDelete(ctx, job.Workspace); err != nil {
+			return w.newError("workspace delete", err, nil)
+		}
+	}
+	if job.DeleteState != nil {
+		if err := job.DeleteState(ctx); err != nil {
+			return fmt.Errorf("workspace %s: delete state: %w", w.key, err)
+		}
+	}
+	if err := os.RemoveAll(w.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("workspace %s: remove directory: %w", w.key, err)
+	}
+	r.mu.Lock()
+	delete(r.ws, w.key)
+	r.mu.Unlock()
+	klog.V(2).InfoS("workspace forgotten", "workspace", w.key)
+	return nil
+}
+
+// Outputs returns the object's outputs: from the record when there is one,
+// else from the state (`terraform output`, no plan). Absent state → nil.
+func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessage, error) {
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if rec := w.record(); rec.Outputs != nil {
+		return rec.Outputs, nil
+	}
+	if err := r.prepare(ctx, w, job); err != nil {
+		return nil, err
+	}
+	r.count("output")
+	metas, err := w.tf.Output(ctx)
+	if err != nil {
+		return nil, w.newError("output", err, nil)
+	}
+	out := map[string]json.RawMessage{}
+	for k, m := range metas {
+		if !m.Sensitive {
+			out[k] = m.Value
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error is a failed terraform command, with Terraform's own diagnostics
+// (secrets scrubbed) rather than just "exit status 1".
+type Error struct {
+	Op          string
+	Workspace   string
+	Diagnostics string
+	Err         error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("terraform %s in workspace %s", e.Op, e.Workspace)
+	if e.Diagnostics != "" {
+		return msg + ": " + e.Diagnostics
+	}
+	if e.Err != nil {
+		return msg + ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrStateLocked means the state lock is held by someone else.
+var ErrStateLocked = errors.New("state locked")
+
+// ErrStalePlan means the saved plan no longer matches the state (the cloud
+// or the state changed since planning): plan again.
+var ErrStalePlan = errors.New("saved plan is stale")
+
+// Is lets callers match lock and stale-plan failures with errors.Is.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrStateLocked:
+		return strings.Contains(e.Diagnostics, "Error acquiring the state lock")
+	case ErrStalePlan:
+		return strings.Contains(e.Diagnostics, "Saved plan is stale")
+	}
+	return false
+}
+
+// newError wraps a terraform-exec failure. terraform-exec puts stderr in
+// its error text; the JSON diagnostics, when there are any, are clearer.
+func (w *workspace) newError(op string, err error, diags []string) error {
+	text := strings.Join(diags, "\n")
+	if text == "" {
+		text = err.Error()
+	}
+	return &Error{Op: op, Workspace: w.key, Diagnostics: w.sanitize(text), Err: err}
+}

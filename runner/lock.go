@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// heldLock is what terraform tells about a lock it could not acquire.
+type heldLock struct {
+	ID string
+	// Who and Created are known only when terraform printed the holder's
+	// lock info (local, kubernetes); the http backend prints only its ID.
+	Who     string
+	Created time.Time
+}
+
+var (
+	// "HTTP remote state already locked: ID=..." (http backend).
+	heldIDRe      = regexp.MustCompile(`already locked: ID=(\S+)`)
+	lockIDRe      = regexp.MustCompile(`(?m)^\s*ID:\s+(\S+)`)
+	lockWhoRe     = regexp.MustCompile(`(?m)^\s*Who:\s+(.*)$`)
+	lockCreatedRe = regexp.MustCompile(`(?m)^\s*Created:\s+(.*)$`)
+)
+
+// parseHeldLock reads the holder of a lock from a lock error.
+func parseHeldLock(text string) (heldLock, bool) {
+	var li heldLock
+	info := lockIDRe.FindStringSubmatch(text)
+	if m := heldIDRe.FindStringSubmatch(text); m != nil {
+		li.ID = m[1]
+		// The "Lock Info" block then describes our own attempt, not the
+		// holder: trust it only if it names the same lock.
+		if info == nil || info[1] != li.ID {
+			return li, true
+		}
+	} else if info == nil {
+		return li, false
+	} else {
+		li.ID = info[1]
+	}
+	if m := lockWhoRe.FindStringSubmatch(text); m != nil {
+		li.Who = strings.TrimSpace(m[1])
+	}
+	if m := lockCreatedRe.FindStringSubmatch(text); m != nil {
+		// Go's time.Time.String format, as terraform prints it.
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", strings.TrimSpace(m[1])); err == nil {
+			li.Created = t
+		}
+	}
+	return li, true
+}
+
+// lockAge is how long the lock has been held as far as we can tell: since
+// its Created time, or since this runner first ran into the same lock ID.
+func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
+	first, _ := r.lockSeen.LoadOrStore(w.key+"/"+li.ID, time.Now())
+	age := time.Since(first.(time.Time))
+	if !li.Created.IsZero() && time.Since(li.Created) > age {
+		age = time.Since(li.Created)
+	}
+	return age
+}
+
+// withLockRecovery runs a -json terraform command. If it fails on a state
+// lock held longer than StaleLockAge — by someone else, since this runner
+// holds the workspace mutex — the lock is forced open, logged, and the
+// command runs once more. A younger lock is returned as ErrStateLocked and
+// the caller retries later.
+func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, run func(*uiStream) error) (*uiStream, error) {
+	for attempt := 0; ; attempt++ {
+		s := newUIStream()
+		r.count(op)
+		err := run(s)
+		// The *JSON methods of terraform-exec keep the writer they were
+		// given as the handle's stdout; later commands must not write to
+		// this closed stream.
+		w.tf.SetStdout(nil)
+		s.Close()
+		if err == nil {
+			return s, nil
+		}
+		e := w.newError(op, err, s.errors)
+		if attempt > 0 || !errors.Is(e, ErrStateLocked) || r.cfg.StaleLockAge < 0 {
+			return s, e
+		}
+		li, ok := parseHeldLock(e.(*Error).Diagnostics + "\n" + err.Error())
+		if !ok {
+			return s, e
+		}
+		if age := r.lockAge(w, li); age < r.cfg.StaleLockAge {
+			klog.V(2).InfoS("terraform state locked", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "heldFor", age.Round(time.Second))
+			return s, e
+		}
+		klog.InfoS("force-unlocking stale terraform state lock", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "created", li.Created)
+		r.count("force-unlock")
+		if uerr := w.tf.ForceUnlock(ctx, li.ID); uerr != nil {
+			return s, errors.Join(e, w.newError("force-unlock", uerr, nil))
+		}
+		r.lockSeen.Delete(w.key + "/" + li.ID)
+		if r.OnForceUnlock != nil {
+			r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Terraform is where the binary comes from (see FindTerraform).
+	Terraform BinaryConfig
+	// WorkDir holds one directory per workspace.
+	WorkDir string
+	// CLIConfigFile is the project's terraform CLI config (filesystem
+	// mirror, no registry). Always set: the environment may point
+	// TF_CLI_CONFIG_FILE at a file that does not exist.
+	CLIConfigFile string
+	// LockFile is the provider lock file copied into every workspace, so
+	// init is offline and a rebuilt provider is picked up everywhere.
+	LockFile string
+	// PluginCacheDir is the terraform plugin cache, if the CLI config uses
+	// one; inits are then serialised because the cache is not safe for
+	// concurrent installs.
+	PluginCacheDir string
+	// Concurrency bounds the objects planned or applied at once (default 4).
+	Concurrency int
+	// LockTimeout is passed to every locking terraform command (default 30s).
+	LockTimeout time.Duration
+	// StaleLockAge: a state lock older than this, not held by this runner,
+	// is force-unlocked (default 15m; negative disables).
+	StaleLockAge time.Duration
+	// Env is added to every terraform process (e.g. EXAMPLE_TOKEN for the
+	// provider). Values are secrets: they are scrubbed from errors.
+	Env map[string]string
+}
+
+// Runner runs terraform for many workspaces: one operation per workspace
+// at a time, at most Concurrency workspaces at once.
+type Runner struct {
+	cfg       Config
+	terraform string
+	lockFile  []byte
+	sem       chan struct{}
+	initMu    sync.Mutex
+
+	mu sync.Mutex
+	ws map[string]*workspace
+
+	procs    sync.Map // op -> *atomic.Int64
+	lockSeen sync.Map // workspace/lockID -> time first seen
+
+	// OnForceUnlock, if set, is told about every stale lock forced open
+	// (for the audit log).
+	OnForceUnlock func(workspace, lockID, holder string, created time.Time)
+}
+
+// New finds terraform and returns a Runner.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.WorkDir == "" {
+		return nil, fmt.Errorf("runner: work dir is required")
+	}
+	if cfg.CLIConfigFile == "" {
+		return nil, fmt.Errorf("runner: terraform CLI config file is required")
+	}
+	if _, err := os.Stat(cfg.CLIConfigFile); err != nil {
+		return nil, fmt.Errorf("runner: terraform CLI config: %w", err)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.StaleLockAge == 0 {
+		cfg.StaleLockAge = 15 * time.Minute
+	}
+	bin, err := FindTerraform(ctx, cfg.Terraform)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg, terraform: bin, sem: make(chan struct{}, cfg.Concurrency), ws: map[string]*workspace{}}
+	if cfg.LockFile != "" {
+		if r.lockFile, err = os.ReadFile(cfg.LockFile); err != nil {
+			return nil, fmt.Errorf("runner: provider lock file: %w", err)
+		}
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+		return nil, fmt.Errorf("runner: work dir: %w", err)
+	}
+	return r, nil
+}
+
+// WorkDir holds the workspace directories.
+func (r *Runner) WorkDir() string { return r.cfg.WorkDir }
+
+// TerraformPath is the binary in use.
+func (r *Runner) TerraformPath() string { return r.terraform }
+
+// Job is one object's desired state.
+type Job struct {
+	// Key names the workspace directory (one path element).
+	Key string
+	// Files is the rendered root module.
+	Files map[string][]byte
+	// Hash identifies the desired state (rendered files and inputs); an
+	// apply of the same hash is skipped (see Runner.Ensure).
+	Hash string
+	// Env carries backend credentials (PG_CONN_STR, AWS_*, ...): secrets,
+	// never written to the workspace and scrubbed from errors.
+	Env map[string]string
+	// Workspace is the terraform workspace ("" or "default" for backends
+	// with one state per configuration).
+	Workspace string
+	// Prepare, if set, runs in the workspace directory before terraform
+	// (e.g. to materialise the shipped modules the files refer to).
+	Prepare func(dir string) error
+	// DeleteState removes the object's state after a destroy, for backends
+	// where a workspace delete does not (local file, kubernetes Secret).
+	DeleteState func(ctx context.Context) error
+}
+
+func (r *Runner) lockTimeout() string {
+	d := r.cfg.LockTimeout
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	return d.String()
+}
+
+// env is the whole environment of a terraform process: terraform-exec
+// replaces the environment, so PATH and HOME are passed explicitly.
+// (terraform-exec sets TF_IN_AUTOMATION and TF_INPUT itself.)
+func (r *Runner) env(extra map[string]string) map[string]string {
+	env := map[string]string{
+		"PATH":               os.Getenv("PATH"),
+		"HOME":               os.Getenv("HOME"),
+		"TF_CLI_CONFIG_FILE": r.cfg.CLIConfigFile,
+		"CHECKPOINT_DISABLE": "1",
+	}
+	if r.cfg.PluginCacheDir != "" {
+		env["TF_PLUGIN_CACHE_DIR"] = r.cfg.PluginCacheDir
+	}
+	for k, v := range r.cfg.Env {
+		env[k] = v
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// acquire takes the workspace lock and a concurrency slot.
+func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), error) {
+	w, err := r.workspaceFor(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	w.mu.Lock()
+	return w, func() { w.mu.Unlock(); <-r.sem }, nil
+}
+
+// count records one terraform process for op.
+func (r *Runner) count(op string) {
+	v, _ := r.procs.LoadOrStore(op, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+}
+
+// Processes returns how many terraform processes were started, by command.
+func (r *Runner) Processes() map[string]int64 {
+	out := map[string]int64{}
+	r.procs.Range(func(k, v any) bool {
+		out[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// secrets lists the secret values a workspace's terraform may echo.
+func (r *Runner) secrets(job map[string]string) []string {
+	var out []string
+	for _, env := range []map[string]string{r.cfg.Env, job} {
+		for _, v := range env {
+			if len(v) >= 4 { // shorter values would redact ordinary words
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,239 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+func TestCreateUpdateNoopDestroy(t *testing.T) {
+	e := newEnv(t, nil)
+	statePath := filepath.Join(t.TempDir(), "web.tfstate")
+	job := e.job(t, "web", lbModule{name: "web", backend: statePath})
+
+	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Applied || res.Plan.Summary.Add != 1 || res.Output("ipv4") == "" || res.Output("status") != "active" {
+		t.Fatalf("create: applied=%v summary=%+v outputs=%s", res.Applied, res.Plan.Summary, res.Outputs)
+	}
+	if got := e.lbs(t, "web"); len(got) != 1 || got[0].ID != res.Output("id") {
+		t.Fatalf("cloud after create: %+v", got)
+	}
+
+	// Same desired state: no terraform process at all.
+	before := total(e.r.Processes())
+	res2, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	if err != nil || !res2.FastPath || res2.Output("ipv4") != res.Output("ipv4") {
+		t.Fatalf("no-op: fast=%v err=%v", res2.FastPath, err)
+	}
+	if after := total(e.r.Processes()); after != before {
+		t.Fatalf("no-op started %d terraform processes", after-before)
+	}
+
+	// Changing a port is an in-place update and needs no new init.
+	inits := e.r.Processes()["init"]
+	upd := e.job(t, "web", lbModule{name: "web", port: 8080, backend: statePath})
+	res3, err := e.r.Ensure(ctxT(t), upd, runner.EnsureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res3.Plan.Summary.Change != 1 || res3.Plan.Summary.Add != 0 || res3.Output("id") != res.Output("id") {
+		t.Fatalf("update: %+v outputs %s", res3.Plan.Summary, res3.Outputs)
+	}
+	if e.r.Processes()["init"] != inits {
+		t.Fatal("an input change re-ran init")
+	}
+	lb, err := e.api.GetLoadBalancer(ctxT(t), res.Output("id"))
+	if err != nil || lb.Listeners[0].Port != 8080 {
+		t.Fatalf("cloud after update: %+v %v", lb, err)
+	}
+
+	// The record's outputs answer without terraform.
+	outs, err := e.r.Outputs(ctxT(t), upd)
+	if err != nil || string(outs["id"]) != string(res.Outputs["id"]) {
+		t.Fatalf("outputs: %s %v", outs, err)
+	}
+
+	upd.DeleteState = func(context.Context) error {
+		if err := os.Remove(statePath); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	dres, err := e.r.Destroy(ctxT(t), upd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dres.Plan.Summary.Remove != 1 {
+		t.Fatalf("destroy summary %+v", dres.Plan.Summary)
+	}
+	if got := e.lbs(t, "web"); len(got) != 0 {
+		t.Fatalf("cloud after destroy: %+v", got)
+	}
+	if _, err := os.Stat(statePath); !os.IsNotExist(err) {
+		t.Fatal("state file left after destroy")
+	}
+	// Destroying again is a no-op, not an error.
+	if _, err := e.r.Destroy(ctxT(t), upd); err != nil {
+		t.Fatalf("second destroy: %v", err)
+	}
+}
+
+func total(m map[string]int64) (n int64) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Twenty workspaces at concurrency 4 share the mirror without init races.
+func TestManyWorkspacesConcurrently(t *testing.T) {
+	e := newEnv(t, nil)
+	dir := t.TempDir()
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			name := fmt.Sprintf("svc-%02d", i)
+			_, err := e.r.Ensure(ctxT(t), e.job(t, name, lbModule{name: name, backend: filepath.Join(dir, name+".tfstate")}), runner.EnsureOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	all, err := e.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	if err != nil || len(all) != n {
+		t.Fatalf("want %d LBs, got %d (%v)", n, len(all), err)
+	}
+	if p := e.r.Processes(); p["init"] != n || p["apply"] != n {
+		t.Fatalf("processes %v: want exactly one init and one apply per workspace", p)
+	}
+}
+
+// Cancelling mid-apply interrupts terraform (SIGINT), which writes state
+// and releases the lock; the next run converges to one LB, no orphan.
+func TestCancelMidApply(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithProvisionDelay(20*time.Second))
+	e := newEnv(t, sim)
+	statePath := filepath.Join(t.TempDir(), "slow.tfstate")
+	job := e.job(t, "slow", lbModule{name: "slow", backend: statePath})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the LB exists in the cloud and is provisioning.
+		for ctx.Err() == nil {
+			if l, _ := e.api.ListLoadBalancers(context.Background(), exampleapi.LoadBalancerFilter{Name: "slow"}); len(l) == 1 {
+				time.Sleep(300 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	_, err := e.r.Ensure(ctx, job, runner.EnsureOptions{})
+	if err == nil {
+		t.Fatal("want an error from a cancelled apply")
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Fatalf("cancel took %s: terraform did not stop waiting", time.Since(start))
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(statePath), ".slow.tfstate.lock.info")); err == nil {
+		t.Fatal("state lock left behind")
+	}
+	state, err := os.ReadFile(statePath)
+	if err != nil || !strings.Contains(string(state), `"example_load_balancer"`) {
+		t.Fatalf("interrupted apply did not record the LB in state: %v\n%s", err, state)
+	}
+	// Converge: the tainted LB is replaced, never duplicated.
+	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 50})
+	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.lbs(t, "slow")
+	if len(got) != 1 || got[0].ID != res.Output("id") {
+		t.Fatalf("after convergence: %d LBs %+v, outputs %s", len(got), got, res.Outputs)
+	}
+}
+
+// Terraform's diagnostics, not "exit status 1", and never a secret.
+func TestErrorsCarryDiagnostics(t *testing.T) {
+	e := newEnv(t, nil)
+	job := e.job(t, "bad", lbModule{name: "bad", port: 70000, backend: filepath.Join(t.TempDir(), "bad.tfstate")})
+	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	var re *runner.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("want *runner.Error, got %T %v", err, err)
+	}
+	if re.Op != "plan" || !strings.Contains(err.Error(), "65535") || strings.Contains(err.Error(), "exit status") {
+		t.Fatalf("error lacks the diagnostic: %v", err)
+	}
+	if strings.Contains(err.Error(), e.sim.Token) {
+		t.Fatal("token in error")
+	}
+}
+
+func TestPlanThenApplyExactPlan(t *testing.T) {
+	e := newEnv(t, nil)
+	statePath := filepath.Join(t.TempDir(), "p.tfstate")
+	job := e.job(t, "p", lbModule{name: "p", backend: statePath})
+	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.ID, "plan-") || !p.HasChanges || p.Summary.Add != 1 {
+		t.Fatalf("plan %+v", p)
+	}
+	if len(e.lbs(t, "p")) != 0 {
+		t.Fatal("planning changed the cloud")
+	}
+	text, err := e.r.ShowPlan(ctxT(t), p)
+	if err != nil || !strings.Contains(text, "example_load_balancer.this will be created") {
+		t.Fatalf("show plan: %v\n%q", err, text)
+	}
+	if _, err := e.r.Apply(ctxT(t), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.lbs(t, "p")) != 1 {
+		t.Fatal("apply did not create the LB")
+	}
+	// A saved plan is single-use.
+	if _, err := e.r.Apply(ctxT(t), p); err == nil {
+		t.Fatal("applying a used plan succeeded")
+	}
+	// A plan made stale by a later apply is refused by terraform.
+	p1, err := e.r.Plan(ctxT(t), e.job(t, "p", lbModule{name: "p", port: 81, backend: statePath}), runner.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1copy := filepath.Join(t.TempDir(), "p1.tfplan")
+	data, _ := os.ReadFile(p1.File)
+	os.WriteFile(p1copy, data, 0o600)
+	if _, err := e.r.Ensure(ctxT(t), e.job(t, "p", lbModule{name: "p", port: 82, backend: statePath}), runner.EnsureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p1.File, data, 0o600)
+	_, err = e.r.Apply(ctxT(t), p1)
+	if !errors.Is(err, runner.ErrStalePlan) {
+		t.Fatalf("stale plan: want ErrStalePlan, got %v", err)
+	}
+}

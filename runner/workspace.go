@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"k8s.io/klog/v2"
+)
+
+// metaDir holds the runner's own files inside a workspace: terraform only
+// reads *.tf at the top level, so they never become configuration.
+const metaDir = ".ccm"
+
+// workspace is one object's directory and its terraform handle. Its mutex
+// serialises every operation on the object.
+type workspace struct {
+	mu  sync.Mutex
+	key string
+	dir string
+	tf  *tfexec.Terraform
+	// env is the environment of the last prepare; compared to decide
+	// whether the handle's environment must be rebuilt.
+	env map[string]string
+	// secrets are scrubbed from everything terraform says.
+	secrets []string
+}
+
+// sanitize removes the workspace's secret values from terraform output.
+func (w *workspace) sanitize(s string) string {
+	for _, v := range w.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return strings.TrimSpace(s)
+}
+
+func (w *workspace) meta(name string) string { return filepath.Join(w.dir, metaDir, name) }
+
+// workspaceFor returns the workspace of key, creating its handle once.
+func (r *Runner) workspaceFor(key string) (*workspace, error) {
+	if err := validKey(key); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w, ok := r.ws[key]; ok {
+		return w, nil
+	}
+	dir := filepath.Join(r.cfg.WorkDir, key)
+	if err := os.MkdirAll(filepath.Join(dir, metaDir), 0o700); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", key, err)
+	}
+	tf, err := tfexec.NewTerraform(dir, r.terraform)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", key, err)
+	}
+	if err := tf.SetDisablePluginTLS(true); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", key, err)
+	}
+	w := &workspace{key: key, dir: dir, tf: tf}
+	r.ws[key] = w
+	return w, nil
+}
+
+// validKey keeps workspace keys to one safe path element.
+func validKey(key string) error {
+	if key == "" || key == "." || key == ".." || strings.ContainsAny(key, `/\`) || strings.HasPrefix(key, ".") {
+		return fmt.Errorf("invalid workspace key %q: want one path element", key)
+	}
+	return nil
+}
+
+// prepare writes the job's files (only those that changed), installs the
+// provider lock file, sets the environment and runs init when the
+// providers, modules or backend changed since the last init.
+func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
+	if err := syncFiles(w.dir, job.Files); err != nil {
+		return fmt.Errorf("write workspace %s: %w", w.key, err)
+	}
+	if job.Prepare != nil {
+		if err := job.Prepare(w.dir); err != nil {
+			return fmt.Errorf("prepare workspace %s: %w", w.key, err)
+		}
+	}
+	lock := r.lockFile
+	if len(lock) > 0 {
+		if err := writeIfChanged(filepath.Join(w.dir, ".terraform.lock.hcl"), lock, 0o644); err != nil {
+			return fmt.Errorf("write lock file %s: %w", w.key, err)
+		}
+	}
+	env := r.env(job.Env)
+	if !maps.Equal(env, w.env) {
+		if err := w.tf.SetEnv(env); err != nil {
+			return fmt.Errorf("workspace %s environment: %w", w.key, err)
+		}
+		w.env = env
+	}
+	w.secrets = r.secrets(job.Env)
+	fp, err := initFingerprint(job.Files, lock, job.Env)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", w.key, err)
+	}
+	if old, _ := os.ReadFile(w.meta("init")); string(old) == fp {
+		if _, err := os.Stat(filepath.Join(w.dir, ".terraform")); err == nil {
+			return nil
+		}
+	}
+	if err := r.init(ctx, w); err != nil {
+		return err
+	}
+	if job.Workspace != "" && job.Workspace != "default" {
+		if err := r.selectWorkspace(ctx, w, job.Workspace); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(w.meta("init"), []byte(fp), 0o600)
+}
+
+func (r *Runner) init(ctx context.Context, w *workspace) error {
+	// Terraform's plugin cache is not safe for concurrent installs.
+	if r.cfg.PluginCacheDir != "" {
+		r.initMu.Lock()
+		defer r.initMu.Unlock()
+	}
+	klog.V(2).InfoS("terraform init", "workspace", w.key)
+	r.count("init")
+	var stderr bytes.Buffer
+	w.tf.SetStderr(&stderr)
+	defer w.tf.SetStderr(nil)
+	err := w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false))
+	if err != nil {
+		return &Error{Op: "init", Workspace: w.key, Err: err, Diagnostics: w.sanitize(stderr.String())}
+	}
+	return nil
+}
+
+// selectWorkspace selects (creating if needed) a named terraform workspace
+// for backends that keep several states in one place (pg).
+func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string) error {
+	r.count("workspace")
+	list, current, err := w.tf.WorkspaceList(ctx)
+	if err != nil {
+		return &Error{Op: "workspace list", Workspace: w.key, Err: err}
+	}
+	if current == name {
+		return nil
+	}
+	if slices.Contains(list, name) {
+		r.count("workspace")
+		if err := w.tf.WorkspaceSelect(ctx, name); err != nil {
+			return &Error{Op: "workspace select", Workspace: w.key, Err: err}
+		}
+		return nil
+	}
+	r.count("workspace")
+	if err := w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout())); err != nil {
+		return &Error{Op: "workspace new", Workspace: w.key, Err: err}
+	}
+	return nil
+}
+
+// initFingerprint hashes what `terraform init` depends on: the terraform
+// blocks (providers, backend), module sources and versions, the lock file
+// and the names of the backend's environment variables. Module inputs are
+// left out, so changing a port never costs an init.
+func initFingerprint(files map[string][]byte, lock []byte, env map[string]string) (string, error) {
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if !strings.HasSuffix(name, ".tf") {
+			continue
+		}
+		f, diags := hclsyntax.ParseConfig(files[name], name, hcl.InitialPos)
+		if diags.HasErrors() {
+			return "", fmt.Errorf("parse %s: %s", name, diags.Error())
+		}
+		body := f.Body.(*hclsyntax.Body)
+		for _, b := range body.Blocks {
+			switch b.Type {
+			case "terraform":
+				h.Write(b.Range().SliceBytes(files[name]))
+			case "module":
+				for _, attr := range []string{"source", "version"} {
+					if a, ok := b.Body.Attributes[attr]; ok {
+						h.Write(a.Expr.Range().SliceBytes(files[name]))
+					}
+				}
+			}
+			h.Write([]byte{0})
+		}
+	}
+	h.Write(lock)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		h.Write([]byte(k + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// syncFiles makes the *.tf / *.tfvars files of dir exactly files.
+func syncFiles(dir string, files map[string][]byte) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json") || strings.HasSuffix(name, ".tfvars")) {
+			continue
+		}
+		if _, keep := files[name]; !keep {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	for name, data := range files {
+		if filepath.Base(name) != name || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("invalid file name %q", name)
+		}
+		if err := writeIfChanged(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeIfChanged replaces path atomically when its content differs.
+func writeIfChanged(path string, data []byte, mode os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

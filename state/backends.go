@@ -1,0 +1,277 @@
+package state
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Block is a backend block to render: non-secret settings only, in order.
+type Block struct {
+	Type  string
+	Attrs []Attr
+}
+
+// Attr is one backend setting.
+type Attr struct {
+	Name  string
+	Value cty.Value
+}
+
+// Target is where one object's state lives and how terraform reaches it.
+type Target struct {
+	// Key is the object's state key; also its workspace directory name.
+	Key string
+	// Block goes into the rendered terraform block.
+	Block Block
+	// Env holds the credentials, for the terraform process only.
+	Env map[string]string
+	// Workspace is the terraform workspace ("default" unless the backend
+	// keeps many states in one place).
+	Workspace string
+	// Delete removes the state after a destroy, where a workspace delete
+	// does not (nil when there is nothing to do).
+	Delete func(ctx context.Context) error
+}
+
+// Backends hands out per-object state targets.
+type Backends struct {
+	cfg   Config
+	keyer *keyer
+	kube  kubernetes.Interface
+	http  *http.Client
+}
+
+// Options are the runtime dependencies of some backends.
+type Options struct {
+	// Kube deletes Secrets and Leases of the kubernetes backend.
+	Kube kubernetes.Interface
+}
+
+// New validates cfg and returns its Backends.
+func New(cfg Config, o Options) (*Backends, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	k, err := newKeyer(cfg.KeyTemplate)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if cfg.HTTP != nil && cfg.HTTP.SkipCertVerification {
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // opt-in, test servers
+	}
+	return &Backends{cfg: cfg, keyer: k, kube: o.Kube, http: hc}, nil
+}
+
+// SetKubernetesClient provides the client the kubernetes backend deletes
+// Secrets and Leases with; the CCM has one only once it is initialised.
+func (b *Backends) SetKubernetesClient(k kubernetes.Interface) { b.kube = k }
+
+// Type is the configured backend type.
+func (b *Backends) Type() string { return b.cfg.Type }
+
+// Target returns where o's state lives. Secrets are read now, so a rotated
+// file is picked up by the next run.
+func (b *Backends) Target(o Object) (*Target, error) {
+	key, err := b.keyer.Key(o)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{Key: key, Workspace: "default", Env: map[string]string{}}
+	switch b.cfg.Type {
+	case TypeLocal:
+		err = b.local(t)
+	case TypeKubernetes:
+		err = b.kubernetes(t)
+	case TypePG:
+		err = b.pg(t)
+	case TypeS3:
+		b.s3(t)
+	case TypeHTTP:
+		err = b.httpBackend(t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state backend %s for %s: %w", b.cfg.Type, key, err)
+	}
+	return t, nil
+}
+
+func (b *Backends) local(t *Target) error {
+	dir := b.cfg.Local.Dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, t.Key+".tfstate")
+	t.Block = Block{Type: "local", Attrs: []Attr{{"path", cty.StringVal(path)}}}
+	t.Delete = func(context.Context) error {
+		for _, p := range []string{path, path + ".backup"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+func (b *Backends) kubernetes(t *Target) error {
+	c := b.cfg.Kubernetes
+	attrs := []Attr{
+		{"secret_suffix", cty.StringVal(t.Key)},
+		{"namespace", cty.StringVal(c.Namespace)},
+		{"labels", cty.MapVal(map[string]cty.Value{"app.kubernetes.io/managed-by": cty.StringVal("example-cloud-controller-manager")})},
+	}
+	if c.KubeconfigPath != "" {
+		t.Env["KUBE_CONFIG_PATH"] = c.KubeconfigPath
+	} else {
+		attrs = append(attrs, Attr{"in_cluster_config", cty.True})
+	}
+	t.Block = Block{Type: "kubernetes", Attrs: attrs}
+	// The backend names them tfstate-<workspace>-<suffix> and
+	// lock-tfstate-<workspace>-<suffix>; a workspace delete cannot remove
+	// the default workspace's, so the CCM does.
+	secret := "tfstate-default-" + t.Key
+	lease := "lock-" + secret
+	t.Delete = func(ctx context.Context) error {
+		if b.kube == nil {
+			return fmt.Errorf("no kubernetes client to delete Secret %s/%s", c.Namespace, secret)
+		}
+		err := b.kube.CoreV1().Secrets(c.Namespace).Delete(ctx, secret, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete Secret %s/%s: %w", c.Namespace, secret, err)
+		}
+		err = b.kube.CoordinationV1().Leases(c.Namespace).Delete(ctx, lease, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete Lease %s/%s: %w", c.Namespace, lease, err)
+		}
+		return nil
+	}
+	return nil
+}
+
+func (b *Backends) pg(t *Target) error {
+	c := b.cfg.PG
+	conn := ""
+	switch {
+	case c.ConnStrFile != "":
+		data, err := os.ReadFile(c.ConnStrFile)
+		if err != nil {
+			return fmt.Errorf("read connStrFile: %w", err)
+		}
+		conn = strings.TrimSpace(string(data))
+	default:
+		conn = os.Getenv(c.ConnStrEnv)
+		if conn == "" {
+			return fmt.Errorf("environment variable %s (connStrEnv) is empty", c.ConnStrEnv)
+		}
+	}
+	t.Env["PG_CONN_STR"] = conn
+	var attrs []Attr
+	if c.SchemaName != "" {
+		attrs = append(attrs, Attr{"schema_name", cty.StringVal(c.SchemaName)})
+	}
+	t.Block = Block{Type: "pg", Attrs: attrs}
+	// One schema, a workspace per object: the runner deletes the workspace.
+	t.Workspace = t.Key
+	return nil
+}
+
+func (b *Backends) s3(t *Target) {
+	c := b.cfg.S3
+	key := t.Key + ".tfstate"
+	if c.KeyPrefix != "" {
+		key = strings.TrimSuffix(c.KeyPrefix, "/") + "/" + key
+	}
+	attrs := []Attr{
+		{"bucket", cty.StringVal(c.Bucket)},
+		{"key", cty.StringVal(key)},
+		{"region", cty.StringVal(c.Region)},
+		{"use_lockfile", cty.True},
+	}
+	if c.Endpoint != "" {
+		attrs = append(attrs, Attr{"endpoints", cty.ObjectVal(map[string]cty.Value{"s3": cty.StringVal(c.Endpoint)})})
+	}
+	if c.UsePathStyle {
+		attrs = append(attrs, Attr{"use_path_style", cty.True})
+	}
+	t.Block = Block{Type: "s3", Attrs: attrs}
+	// Credentials: the AWS_* variables of the CCM's own environment.
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CA_BUNDLE"} {
+		if v := os.Getenv(k); v != "" {
+			t.Env[k] = v
+		}
+	}
+	// The emptied state object stays after destroy: deleting it would
+	// need an S3 client (see docs/state.md).
+}
+
+func (b *Backends) httpBackend(t *Target) error {
+	c := b.cfg.HTTP
+	addr := strings.TrimSuffix(c.Address, "/") + "/" + t.Key
+	t.Block = Block{Type: "http", Attrs: []Attr{
+		{"address", cty.StringVal(addr)},
+		{"lock_address", cty.StringVal(addr)},
+		{"unlock_address", cty.StringVal(addr)},
+		{"lock_method", cty.StringVal("LOCK")},
+		{"unlock_method", cty.StringVal("UNLOCK")},
+	}}
+	if c.SkipCertVerification {
+		t.Block.Attrs = append(t.Block.Attrs, Attr{"skip_cert_verification", cty.True})
+	}
+	user, pass, err := readOptional(c.UsernameFile), readOptional(c.PasswordFile), error(nil)
+	if c.UsernameFile != "" && user == "" || c.PasswordFile != "" && pass == "" {
+		err = fmt.Errorf("usernameFile/passwordFile unreadable or empty")
+	}
+	if err != nil {
+		return err
+	}
+	if user != "" {
+		t.Env["TF_HTTP_USERNAME"] = user
+	}
+	if pass != "" {
+		t.Env["TF_HTTP_PASSWORD"] = pass
+	}
+	t.Delete = func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, addr, nil)
+		if err != nil {
+			return err
+		}
+		if user != "" || pass != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return fmt.Errorf("delete state %s: %w", addr, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotFound {
+			return fmt.Errorf("delete state %s: %s", addr, resp.Status)
+		}
+		return nil
+	}
+	return nil
+}
+
+func readOptional(path string) string {
+	if path == "" {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
