@@ -34,6 +34,7 @@ type loadBalancerModel struct {
 	IPv6               types.String   `tfsdk:"ipv6"`
 	Hostname           types.String   `tfsdk:"hostname"`
 	CreatedAt          types.String   `tfsdk:"created_at"`
+	OnNameConflict     types.String   `tfsdk:"on_name_conflict"`
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -144,7 +145,7 @@ func sortedStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []
 // loadBalancerFromAPI converts the API object into the resource model.
 // prior (plan or state) decides what the API cannot express: an empty
 // collection stays empty rather than becoming null when the user wrote
-// "[]" or "{}", and timeouts are configuration only.
+// "[]" or "{}", and timeouts and on_name_conflict are configuration only.
 func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel) (loadBalancerModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	m := loadBalancerModel{
@@ -161,6 +162,8 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 		Hostname:  optionalString(lb.Hostname),
 		CreatedAt: timeString(lb.CreatedAt),
 		Timeouts:  prior.Timeouts,
+		// Configuration only, like timeouts: the API knows nothing of it.
+		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
 	}
 	if len(m.Timeouts.AttributeTypes(ctx)) == 0 {
 		// Zero value (no prior): a typed null, or state cannot hold it.

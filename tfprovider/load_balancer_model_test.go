@@ -118,11 +118,32 @@ func TestToSpecSortsSets(t *testing.T) {
 }
 
 func TestRouteFromAPI(t *testing.T) {
-	m := routeFromAPI(&exampleapi.Route{ID: "rt-1", NetworkID: "net-1", DestinationCIDR: "10.244.0.0/24",
-		TargetInstanceID: "i-1", Status: exampleapi.RouteStatusBlackhole})
+	rt := &exampleapi.Route{ID: "rt-1", NetworkID: "net-1", DestinationCIDR: "10.244.0.0/24",
+		TargetInstanceID: "i-1", Status: exampleapi.RouteStatusBlackhole}
+	m := routeFromAPI(rt, routeModel{})
 	if m.ID.ValueString() != "rt-1" || m.NetworkID.ValueString() != "net-1" || m.Status.ValueString() != "blackhole" ||
 		m.DestinationCIDR.ValueString() != "10.244.0.0/24" || m.TargetInstanceID.ValueString() != "i-1" {
 		t.Fatalf("%+v", m)
+	}
+	// on_destination_conflict is configuration only: kept from the prior
+	// model, defaulted when that has none (after an import).
+	if got := m.OnDestinationConflict.ValueString(); got != onConflictError {
+		t.Errorf("on_destination_conflict without prior = %q, want %q", got, onConflictError)
+	}
+	m = routeFromAPI(rt, routeModel{OnDestinationConflict: types.StringValue(onDestinationConflictAdopt)})
+	if got := m.OnDestinationConflict.ValueString(); got != onDestinationConflictAdopt {
+		t.Errorf("on_destination_conflict = %q, want it kept from the prior model", got)
+	}
+}
+
+func TestTagMismatches(t *testing.T) {
+	want := map[string]string{"cluster": "a", "uid": "1", "team": "web"}
+	if got := tagMismatches(want, map[string]string{"cluster": "a", "uid": "1", "team": "web", "extra": "x"}); len(got) != 0 {
+		t.Errorf("superset of the wanted tags: mismatches %v", got)
+	}
+	got := tagMismatches(want, map[string]string{"cluster": "a", "uid": "2"})
+	if !reflect.DeepEqual(got, []string{`"team" is missing (want "web")`, `"uid" is "2" (want "1")`}) {
+		t.Errorf("mismatches = %q", got)
 	}
 }
 

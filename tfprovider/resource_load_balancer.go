@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"reflect"
 	"time"
@@ -63,18 +62,27 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	}
 
 	lb, err := r.create(ctx, spec, timeout)
-	if err != nil {
-		if exampleapi.IsConflict(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Load balancer name already in use",
-				fmt.Sprintf("%s\n\nA load balancer named %q already exists in region %s. Choose another name, "+
-					"or bring it under Terraform with: terraform import <address> <id>.", err, spec.Name, spec.Region))
+	what := "created load balancer"
+	switch {
+	case exampleapi.IsConflict(err) && plan.OnNameConflict.ValueString() == onNameConflictAdopt:
+		// Probably ours from an interrupted apply: adopt it if its tags
+		// prove so. The PUT is bounded like the create.
+		adoptCtx, cancel := context.WithTimeout(ctx, timeout)
+		lb = r.adopt(adoptCtx, spec, err, &resp.Diagnostics)
+		cancel()
+		if lb == nil {
 			return
 		}
+		what = "adopted load balancer"
+	case exampleapi.IsConflict(err):
+		addLBNameConflictError(&resp.Diagnostics, err, spec)
+		return
+	case err != nil:
 		addAPIError(&resp.Diagnostics, "Cannot create load balancer", err, lbFieldResolver(spec))
 		return
 	}
 	ctx = tflog.SetField(ctx, "load_balancer_id", lb.ID)
-	tflog.Info(ctx, "created load balancer; waiting until it is active")
+	tflog.Info(ctx, what+"; waiting until it is active")
 
 	// Track the object before waiting: if the wait fails or Terraform is
 	// interrupted, the state returned with the error keeps it (tainted)
@@ -182,8 +190,10 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	id := state.ID.ValueString()
 	ctx = tflog.SetField(ctx, "load_balancer_id", id)
 	if current, _ := state.toUpdate(ctx); reflect.DeepEqual(current, upd) {
-		// Only timeouts changed: nothing to send.
+		// Only state-only arguments (timeouts, on_name_conflict) changed:
+		// nothing to send.
 		state.Timeouts = plan.Timeouts
+		state.OnNameConflict = plan.OnNameConflict
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}

@@ -47,7 +47,8 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 	resp.Schema = schema.Schema{
 		Description: "A load balancer forwarding TCP/UDP listener ports to target instances. Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
-			"without replacing it, every other argument is updated in place.",
+			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
+			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:      true,
@@ -128,6 +129,19 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"hostname":   computedStable("DNS name of the load balancer."),
 			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
 			"timeouts":   timeoutsAttribute(ctx),
+			"on_name_conflict": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(onConflictError),
+				Description: "What creating does when the name is already taken in the region (the API answers `409`), " +
+					"typically by a load balancer that an apply killed mid-way created but never recorded in state: " +
+					"`" + onConflictError + "` (default) fails the apply; `" + onNameConflictAdopt + "` adopts that load " +
+					"balancer if its tags contain every configured tag with the same value (so `tags` must not be empty: " +
+					"they are the proof of ownership) and its `internal` and `ip_family` match, updates it to this " +
+					"configuration, records it in state and reports a warning. Otherwise the apply fails explaining the " +
+					"conflict. Only consulted on create; changing it updates state only.",
+				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onNameConflictAdopt)},
+			},
 		},
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -40,15 +42,20 @@ type routeModel struct {
 	DestinationCIDR  types.String `tfsdk:"destination_cidr"`
 	TargetInstanceID types.String `tfsdk:"target_instance_id"`
 	Status           types.String `tfsdk:"status"`
+	// OnDestinationConflict is configuration only, like timeouts.
+	OnDestinationConflict types.String `tfsdk:"on_destination_conflict"`
 }
 
-func routeFromAPI(rt *exampleapi.Route) routeModel {
+// routeFromAPI converts the API object; prior (plan or state) supplies the
+// configuration-only on_destination_conflict.
+func routeFromAPI(rt *exampleapi.Route, prior routeModel) routeModel {
 	return routeModel{
-		ID:               types.StringValue(rt.ID),
-		NetworkID:        types.StringValue(rt.NetworkID),
-		DestinationCIDR:  types.StringValue(rt.DestinationCIDR),
-		TargetInstanceID: types.StringValue(rt.TargetInstanceID),
-		Status:           types.StringValue(rt.Status),
+		ID:                    types.StringValue(rt.ID),
+		NetworkID:             types.StringValue(rt.NetworkID),
+		DestinationCIDR:       types.StringValue(rt.DestinationCIDR),
+		TargetInstanceID:      types.StringValue(rt.TargetInstanceID),
+		Status:                types.StringValue(rt.Status),
+		OnDestinationConflict: stateOnly(prior.OnDestinationConflict, onConflictError),
 	}
 }
 
@@ -60,7 +67,9 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		Description: "A route in a network's route table sending a destination CIDR to an instance " +
-			"(e.g. a Kubernetes node's pod CIDR). Routes cannot be changed, only replaced.",
+			"(e.g. a Kubernetes node's pod CIDR). Routes cannot be changed, only replaced. With " +
+			"`on_destination_conflict = \"" + onDestinationConflictAdopt + "\"`, a create that finds its destination " +
+			"taken by a route to the same instance (left by an interrupted apply) adopts it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:      true,
@@ -92,6 +101,18 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 					"(the route then drops traffic until it is replaced or removed).",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
+			"on_destination_conflict": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(onConflictError),
+				Description: "What creating does when the route table already has a route for `destination_cidr` " +
+					"(the API answers `409`), typically one that an apply killed mid-way created but never recorded in " +
+					"state: `" + onConflictError + "` (default) fails the apply; `" + onDestinationConflictAdopt + "` adopts " +
+					"that route if it sends traffic to `target_instance_id`, records it in state and reports a warning, " +
+					"and fails explaining the conflict if it has another target. Only consulted on create; changing it " +
+					"updates state only.",
+				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onDestinationConflictAdopt)},
+			},
 		},
 	}
 }
@@ -117,10 +138,17 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 	netID := plan.NetworkID.ValueString()
 	rt, err := r.create(ctx, netID, in)
 	switch {
+	case exampleapi.IsConflict(err) && plan.OnDestinationConflict.ValueString() == onDestinationConflictAdopt:
+		// Probably ours from an interrupted apply: adopt it if it has the
+		// same target.
+		adoptCtx, cancel := context.WithTimeout(ctx, routeCreateTimeout)
+		rt = r.adopt(adoptCtx, netID, in, err, &resp.Diagnostics)
+		cancel()
+		if rt == nil {
+			return
+		}
 	case exampleapi.IsConflict(err):
-		resp.Diagnostics.AddAttributeError(path.Root("destination_cidr"), "Route already exists",
-			fmt.Sprintf("%s\n\nThe route table of %s already has a route for %s. Remove it, or import it with: "+
-				"terraform import <address> %s/<route id>.", err, netID, in.DestinationCIDR, netID))
+		addRouteConflictError(&resp.Diagnostics, err, netID, in, nil)
 		return
 	case exampleapi.IsNotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("network_id"), "Network not found", err.Error())
@@ -129,9 +157,10 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 		addAPIError(&resp.Diagnostics, "Cannot create route", err,
 			listFieldResolver(map[string]bool{"destination_cidr": true, "target_instance_id": true}, nil))
 		return
+	default:
+		tflog.Info(ctx, "created route", map[string]any{"route_id": rt.ID, "network_id": netID})
 	}
-	tflog.Info(ctx, "created route", map[string]any{"route_id": rt.ID, "network_id": netID})
-	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt))...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt, plan))...)
 }
 
 // create posts the route detached from cancellation, like load balancer
@@ -174,11 +203,11 @@ func (r *routeResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		addAPIError(&resp.Diagnostics, "Cannot read route "+state.ID.ValueString(), err, nil)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt))...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt, state))...)
 }
 
-// Update is never planned (every argument requires replacement) but the
-// interface needs it.
+// Update only changes on_destination_conflict, which lives in state alone:
+// every other argument requires replacement.
 func (r *routeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan routeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)

@@ -17,4 +17,11 @@ resource "example_route" "this" {
   network_id         = local.network_id
   destination_cidr   = each.key
   target_instance_id = each.value
+
+  # Crash recovery: an apply killed after the cloud created a route but
+  # before state recorded it leaves the destination taken, and every later
+  # create gets a 409. A route for the destination that already sends
+  # traffic to the same instance is adopted; one with another target fails
+  # the apply.
+  on_destination_conflict = "adopt_if_same_target"
 }

@@ -33,6 +33,11 @@ run "defaults" {
     condition     = example_load_balancer.this.health_check == null && example_load_balancer.this.timeouts == null
     error_message = "No health check and provider timeouts unless given."
   }
+
+  assert {
+    condition     = example_load_balancer.this.on_name_conflict == "adopt_if_tags_match"
+    error_message = "A load balancer left by an interrupted apply must be adopted when its tags match."
+  }
 }
 
 run "health_check_defaults" {

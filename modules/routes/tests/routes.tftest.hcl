@@ -50,6 +50,11 @@ run "network_by_id" {
   }
 
   assert {
+    condition     = alltrue([for r in example_route.this : r.on_destination_conflict == "adopt_if_same_target"])
+    error_message = "A route left by an interrupted apply must be adopted when it has the same target."
+  }
+
+  assert {
     condition     = keys(output.route_ids) == ["10.244.1.0/24", "fd00:10:244:1::/64"]
     error_message = "route_ids must be keyed by destination."
   }
