@@ -12,7 +12,9 @@ TEST_TIMEOUT ?= 25m
 
 export CHECKPOINT_DISABLE := 1
 
-.PHONY: all build provider test test-unit bench lint fmt clean
+DEMO_DIR ?= $(CURDIR)/.demo
+
+.PHONY: all build provider control-plane test bench lint fmt clean demo demo-down
 
 all: build
 
@@ -20,14 +22,24 @@ build: ## all binaries into bin/
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached in $(CACHE_DIR)
+	@CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
+
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
 
-test: build provider ## every test (what .ci/run calls)
+demo: build provider control-plane ## simulator + control plane + CCM + nodes + a LoadBalancer Service
+	@$(GO) build -o $(BIN)/example-demo ./hack/demo
+	@$(BIN)/example-demo up --dir $(DEMO_DIR) --bin $(BIN)
+
+demo-down: ## stop the demo and remove its data
+	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
+
+test: build provider control-plane ## every test (what .ci/run calls)
 	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-bench: build provider ## benchmarks, figures printed
+bench: build provider control-plane ## benchmarks, figures printed
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
 		$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 

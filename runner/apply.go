@@ -21,6 +21,9 @@ type Result struct {
 	// FastPath: the desired state was already applied; no terraform ran.
 	FastPath bool
 	Applied  bool
+	// Warnings are terraform's warning diagnostics of the apply (e.g. the
+	// provider adopting an object an interrupted apply created).
+	Warnings []string
 }
 
 // Output decodes one string output ("" when absent or not a string).
@@ -110,7 +113,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		return nil, err
 	}
 	klog.V(2).InfoS("terraform apply", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String())
-	res := &Result{Outputs: stream.outputs, Plan: p, Applied: true}
+	res := &Result{Outputs: stream.outputs, Plan: p, Applied: true, Warnings: stream.warnings}
 	if p.Destroy {
 		return res, w.clearRecord()
 	}

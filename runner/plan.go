@@ -101,6 +101,16 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 		p.Summary.Add, p.Summary.Change, p.Summary.Import, p.Summary.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
 	}
 	sort.Slice(p.Summary.Resources, func(i, j int) bool { return p.Summary.Resources[i].Address < p.Summary.Resources[j].Address })
+	if r.cfg.KeepPlanText && changed {
+		r.count("show")
+		text, err := w.tf.ShowPlanFileRaw(ctx, file)
+		if err != nil {
+			return nil, w.newError("show", err, nil)
+		}
+		if err := os.WriteFile(w.meta("last-plan.txt"), []byte(w.sanitize(text)+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", w.key, err)
+		}
+	}
 	klog.V(2).InfoS("terraform plan", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String(), "destroy", o.Destroy)
 	return p, nil
 }

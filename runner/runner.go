@@ -33,6 +33,11 @@ type Config struct {
 	// StaleLockAge: a state lock older than this, not held by this runner,
 	// is force-unlocked (default 15m; negative disables).
 	StaleLockAge time.Duration
+	// KeepPlanText writes the human-readable rendering of every plan with
+	// changes (terraform show, redacted by terraform) to
+	// <workspace>/.ccm/last-plan.txt, for people reviewing what was
+	// applied. Costs one terraform process per change.
+	KeepPlanText bool
 	// Env is added to every terraform process (e.g. EXAMPLE_TOKEN for the
 	// provider). Values are secrets: they are scrubbed from errors.
 	Env map[string]string

@@ -237,3 +237,20 @@ func TestPlanThenApplyExactPlan(t *testing.T) {
 		t.Fatalf("stale plan: want ErrStalePlan, got %v", err)
 	}
 }
+
+// KeepPlanText leaves terraform's own rendering of the last plan with
+// changes next to the workspace, for reviewers.
+func TestKeepPlanText(t *testing.T) {
+	e := newEnv(t, nil, func(c *runner.Config) { c.KeepPlanText = true })
+	job := e.job(t, "kept", lbModule{name: "kept", backend: filepath.Join(t.TempDir(), "kept.tfstate")})
+	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(e.r.WorkDir(), "kept", ".ccm", "last-plan.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "example_load_balancer.this will be created") || strings.Contains(string(text), e.sim.Token) {
+		t.Fatalf("plan text:\n%s", text)
+	}
+}

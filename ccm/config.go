@@ -1,0 +1,214 @@
+package ccm
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/state"
+)
+
+// Config is the CCM's --cloud-config file (YAML). docs/cloud-config.md
+// describes every field; Validate names the field of any error.
+type Config struct {
+	// ClusterID names the cluster in cloud object names, tags and state keys.
+	ClusterID string `json:"clusterID"`
+	// Region the cluster runs in.
+	Region string `json:"region"`
+
+	API      APIConfig      `json:"api"`
+	Metadata MetadataConfig `json:"metadata"`
+	// Network holds the cluster's routes.
+	Network NetworkConfig `json:"network,omitempty"`
+
+	Terraform    TerraformConfig    `json:"terraform"`
+	Modules      ModulesConfig      `json:"modules,omitempty"`
+	State        state.Config       `json:"state"`
+	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
+}
+
+// APIConfig is the control API, used by Terraform's provider only: the CCM
+// itself never calls it.
+type APIConfig struct {
+	Endpoint string `json:"endpoint"`
+	// TokenFile holds the read-write token (a mounted Secret); else the
+	// environment variable TokenEnv (default EXAMPLE_TOKEN).
+	TokenFile string `json:"tokenFile,omitempty"`
+	TokenEnv  string `json:"tokenEnv,omitempty"`
+}
+
+// MetadataConfig is the metadata API, read directly by Instances and Zones.
+type MetadataConfig struct {
+	Endpoint string `json:"endpoint"`
+	// TokenFile / TokenEnv (default EXAMPLE_READONLY_TOKEN) hold the
+	// read-only token; empty falls back to the API token.
+	TokenFile string `json:"tokenFile,omitempty"`
+	TokenEnv  string `json:"tokenEnv,omitempty"`
+	// CacheTTL bounds how stale instance metadata may be (default 30s).
+	CacheTTL Duration `json:"cacheTTL,omitempty"`
+}
+
+// NetworkConfig names the network whose route table holds pod routes.
+type NetworkConfig struct {
+	Name string `json:"name,omitempty"`
+	ID   string `json:"id,omitempty"`
+}
+
+// TerraformConfig is how Terraform runs.
+type TerraformConfig struct {
+	// Binary is an explicit terraform path; else Version is looked up on
+	// PATH, and downloaded into InstallDir when that is set.
+	Binary     string `json:"binary,omitempty"`
+	Version    string `json:"version,omitempty"`
+	InstallDir string `json:"installDir,omitempty"`
+	// WorkDir holds one workspace directory per object.
+	WorkDir string `json:"workDir"`
+	// CLIConfig and LockFile come from `make provider` (the image bakes
+	// them): filesystem mirror of the Example provider, offline.
+	CLIConfig      string   `json:"cliConfig"`
+	LockFile       string   `json:"lockFile"`
+	PluginCacheDir string   `json:"pluginCacheDir,omitempty"`
+	Concurrency    int      `json:"concurrency,omitempty"`
+	LockTimeout    Duration `json:"lockTimeout,omitempty"`
+	StaleLockAge   Duration `json:"staleLockAge,omitempty"`
+	// KeepPlanText keeps the human-readable text of the last plan with
+	// changes in each workspace (.ccm/last-plan.txt); one more terraform
+	// process per change.
+	KeepPlanText bool `json:"keepPlanText,omitempty"`
+	// ApplyPolicy is auto (default), manual or plan-only.
+	ApplyPolicy string `json:"applyPolicy,omitempty"`
+}
+
+// ModulesConfig overrides the module sources (default: the shipped ones).
+type ModulesConfig struct {
+	LoadBalancer renderer.ModuleSource `json:"loadBalancer,omitempty"`
+	Routes       renderer.ModuleSource `json:"routes,omitempty"`
+}
+
+// LoadBalancerConfig holds defaults for Services without annotations.
+type LoadBalancerConfig struct {
+	DefaultType      string `json:"defaultType,omitempty"`
+	DefaultAlgorithm string `json:"defaultAlgorithm,omitempty"`
+}
+
+// Duration is a time.Duration written as "30s" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads "30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		d.Duration = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want e.g. 30s, 5m)", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes "30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// LoadConfig reads and validates a cloud config. Unknown fields are errors:
+// a typo must not silently fall back to a default.
+func LoadConfig(data []byte) (*Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, fmt.Errorf("cloud config: %w", err)
+	}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("cloud config: %w", err)
+	}
+	return &c, nil
+}
+
+func (c *Config) defaults() {
+	if c.API.TokenEnv == "" {
+		c.API.TokenEnv = "EXAMPLE_TOKEN"
+	}
+	if c.Metadata.TokenEnv == "" {
+		c.Metadata.TokenEnv = "EXAMPLE_READONLY_TOKEN"
+	}
+	if c.Metadata.CacheTTL.Duration == 0 {
+		c.Metadata.CacheTTL.Duration = 30 * time.Second
+	}
+	if c.Terraform.Concurrency == 0 {
+		c.Terraform.Concurrency = 4
+	}
+	if c.Terraform.LockTimeout.Duration == 0 {
+		c.Terraform.LockTimeout.Duration = 30 * time.Second
+	}
+	if c.Terraform.ApplyPolicy == "" {
+		c.Terraform.ApplyPolicy = string(annotations.ApplyAuto)
+	}
+	if c.Network.Name == "" && c.Network.ID == "" {
+		c.Network.Name = "default"
+	}
+}
+
+// Validate checks c and names the offending field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.ClusterID == "" {
+		bad("clusterID", "required")
+	}
+	if c.Region == "" {
+		bad("region", "required")
+	}
+	checkURL := func(field, v string) {
+		u, err := url.Parse(v)
+		if v == "" {
+			bad(field, "required")
+		} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(field, "%q is not an http(s) URL", v)
+		}
+	}
+	checkURL("api.endpoint", c.API.Endpoint)
+	checkURL("metadata.endpoint", c.Metadata.Endpoint)
+	if c.Terraform.WorkDir == "" {
+		bad("terraform.workDir", "required")
+	}
+	if c.Terraform.CLIConfig == "" {
+		bad("terraform.cliConfig", "required (written by `make provider`; the image bakes one)")
+	}
+	if c.Terraform.Concurrency < 0 {
+		bad("terraform.concurrency", "must be positive")
+	}
+	if !slices.Contains(annotations.ApplyPolicies, c.Terraform.ApplyPolicy) {
+		bad("terraform.applyPolicy", "unknown policy %q (accepted: %v)", c.Terraform.ApplyPolicy, annotations.ApplyPolicies)
+	}
+	if err := c.State.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// readToken reads a token from a file, else from an environment variable.
+func readToken(file, env string) (string, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("read token file: %w", err)
+		}
+		return strings.TrimSpace(string(data)), nil
+	}
+	if v := os.Getenv(env); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("no token: set tokenFile or the environment variable %s", env)
+}

@@ -1,0 +1,87 @@
+// Package ccm is the Example cloud provider for k8s.io/cloud-provider.
+//
+// LoadBalancer and Routes are thin adapters over the engine: they render
+// Terraform, plan and apply it, and never call the cloud themselves.
+// Instances, InstancesV2 and Zones read the metadata API directly.
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+)
+
+// ProviderName is the name of the provider (--cloud-provider=example).
+const ProviderName = "example"
+
+func init() {
+	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
+		if r == nil {
+			return nil, fmt.Errorf("the %s cloud provider needs --cloud-config", ProviderName)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("read cloud config: %w", err)
+		}
+		cfg, err := LoadConfig(data)
+		if err != nil {
+			return nil, err
+		}
+		return newCloud(context.Background(), cfg)
+	})
+}
+
+// cloud implements cloudprovider.Interface.
+type cloud struct {
+	cfg       *Config
+	instances *instances
+	lb        *loadBalancers
+	routes    *routes
+}
+
+var _ cloudprovider.Interface = (*cloud)(nil)
+
+func newCloud(ctx context.Context, cfg *Config) (*cloud, error) {
+	inst, err := newInstancesFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := newEngine(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &cloud{
+		cfg:       cfg,
+		instances: inst,
+		lb:        newLoadBalancers(eng, cfg),
+		routes:    newRoutes(eng, cfg, inst),
+	}, nil
+}
+
+// Initialize starts the background workers; they stop with stop.
+func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	client, err := clientBuilder.Client("example-cloud-controller-manager")
+	if err != nil {
+		klog.ErrorS(err, "cannot build a Kubernetes client; events and the kubernetes state backend are unavailable")
+	} else {
+		c.lb.setClient(client)
+		c.lb.engine.UseKubernetes(client)
+	}
+	go func() {
+		<-stop
+		c.routes.stop()
+	}()
+	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
+}
+
+func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, true }
+func (c *cloud) Instances() (cloudprovider.Instances, bool)       { return c.instances, true }
+func (c *cloud) InstancesV2() (cloudprovider.InstancesV2, bool)   { return c.instances, true }
+func (c *cloud) Zones() (cloudprovider.Zones, bool)               { return c.instances, true }
+func (c *cloud) Clusters() (cloudprovider.Clusters, bool)         { return nil, false }
+func (c *cloud) Routes() (cloudprovider.Routes, bool)             { return c.routes, true }
+func (c *cloud) ProviderName() string                             { return ProviderName }
+func (c *cloud) HasClusterID() bool                               { return c.cfg.ClusterID != "" }

@@ -1,0 +1,208 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// batchWindow is how long the first route change waits for others to join
+// its plan: the route controller creates routes for many nodes at once, and
+// one plan/apply for all of them beats one each.
+const batchWindow = 250 * time.Millisecond
+
+// routes implements cloudprovider.Routes over one route-set workspace for
+// the cluster. Concurrent CreateRoute/DeleteRoute calls are coalesced into
+// one plan and apply (group commit); each call returns when the apply that
+// contains its change is done.
+type routes struct {
+	engine   *engine.Engine
+	cfg      *Config
+	resolver nodeResolver
+
+	once    sync.Once
+	ctx     context.Context
+	cancel  context.CancelFunc
+	kick    chan struct{}
+	mu      sync.Mutex
+	pending []*routeOp
+	// desired is the applied route set by destination; nil until read from
+	// the state, and reset after a failed apply.
+	desired map[string]renderer.Route
+	// applies counts route-set plans run (for tests and benchmarks).
+	applies atomic.Int64
+}
+
+// nodeResolver maps node names to instances and back (metadata API,
+// cached): instances implements it.
+type nodeResolver interface {
+	byName(ctx context.Context, name string) (*exampleapi.InstanceMetadata, error)
+	byID(ctx context.Context, id string) (*exampleapi.InstanceMetadata, error)
+}
+
+type routeOp struct {
+	create bool
+	route  renderer.Route
+	done   chan error
+}
+
+var _ cloudprovider.Routes = (*routes)(nil)
+
+func newRoutes(e *engine.Engine, cfg *Config, resolver nodeResolver) *routes {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &routes{engine: e, cfg: cfg, resolver: resolver, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1)}
+}
+
+func (r *routes) stop() { r.cancel() }
+
+// ListRoutes reads the applied routes from the recorded outputs or the
+// state. A route whose instance is gone is reported as a blackhole, which
+// the route controller then deletes.
+func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Route, error) {
+	applied, err := r.engine.Routes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cloudprovider.Route, 0, len(applied))
+	for _, a := range applied {
+		rt := &cloudprovider.Route{Name: a.Destination, DestinationCIDR: a.Destination}
+		md, err := r.resolver.byID(ctx, a.TargetInstanceID)
+		switch {
+		case exampleapi.IsNotFound(err) || a.Status == "blackhole":
+			rt.Blackhole = true
+		case err != nil:
+			return nil, fmt.Errorf("list routes: instance %s: %w", a.TargetInstanceID, err)
+		default:
+			// Node names are instance names (the metadata hostname).
+			rt.TargetNode = types.NodeName(md.Name)
+		}
+		out = append(out, rt)
+	}
+	return out, nil
+}
+
+// CreateRoute adds a node's pod CIDR route in the next batch.
+func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *cloudprovider.Route) error {
+	md, err := r.resolver.byName(ctx, string(route.TargetNode))
+	if err != nil {
+		return fmt.Errorf("create route %s: node %s: %w", route.DestinationCIDR, route.TargetNode, err)
+	}
+	return r.submit(ctx, &routeOp{create: true, route: renderer.Route{Destination: route.DestinationCIDR, TargetInstanceID: md.ID, NodeName: string(route.TargetNode)}})
+}
+
+// DeleteRoute removes a route in the next batch.
+func (r *routes) DeleteRoute(ctx context.Context, _ string, route *cloudprovider.Route) error {
+	return r.submit(ctx, &routeOp{route: renderer.Route{Destination: route.DestinationCIDR}})
+}
+
+// submit queues op and waits for the apply that carries it.
+func (r *routes) submit(ctx context.Context, op *routeOp) error {
+	r.once.Do(func() { go r.run() })
+	op.done = make(chan error, 1)
+	r.mu.Lock()
+	r.pending = append(r.pending, op)
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case err := <-op.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // the change may still be applied with its batch
+	}
+}
+
+// run applies batches until stopped.
+func (r *routes) run() {
+	for {
+		select {
+		case <-r.ctx.Done():
+			r.failPending(r.ctx.Err())
+			return
+		case <-r.kick:
+		}
+		// Let the rest of a burst join this batch.
+		select {
+		case <-time.After(batchWindow):
+		case <-r.ctx.Done():
+			continue
+		}
+		r.mu.Lock()
+		batch := r.pending
+		r.pending = nil
+		r.mu.Unlock()
+		if len(batch) > 0 {
+			r.apply(batch)
+		}
+	}
+}
+
+func (r *routes) failPending(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, op := range r.pending {
+		op.done <- err
+	}
+	r.pending = nil
+}
+
+// apply converges the route set to desired + batch in one plan/apply.
+func (r *routes) apply(batch []*routeOp) {
+	err := r.applyBatch(batch)
+	for _, op := range batch {
+		op.done <- err
+	}
+}
+
+func (r *routes) applyBatch(batch []*routeOp) error {
+	ctx := r.ctx
+	if r.desired == nil {
+		applied, err := r.engine.Routes(ctx)
+		if err != nil {
+			return fmt.Errorf("read applied routes: %w", err)
+		}
+		r.desired = map[string]renderer.Route{}
+		for _, a := range applied {
+			r.desired[a.Destination] = renderer.Route{Destination: a.Destination, TargetInstanceID: a.TargetInstanceID}
+		}
+	}
+	next := make(map[string]renderer.Route, len(r.desired)+len(batch))
+	for k, v := range r.desired {
+		next[k] = v
+	}
+	for _, op := range batch {
+		if op.create {
+			next[op.route.Destination] = op.route
+		} else {
+			delete(next, op.route.Destination)
+		}
+	}
+	list := make([]renderer.Route, 0, len(next))
+	for _, rt := range next {
+		list = append(list, rt)
+	}
+	start := time.Now()
+	_, res, err := r.engine.EnsureRoutes(ctx, list)
+	if err != nil {
+		r.desired = nil // re-read the truth before the next batch
+		return err
+	}
+	r.desired = next
+	if res != nil && res.Plan != nil {
+		r.applies.Add(1)
+		klog.InfoS("route set converged", "changes", len(batch), "routes", len(next), "plan", res.Plan.ID, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+// Command example-cloud-controller-manager runs the Kubernetes cloud
+// controllers (cloud-node, cloud-node-lifecycle, service, route) for the
+// Example cloud, with leader election, from k8s.io/cloud-provider's app.
+package main
+
+import (
+	"os"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/app"
+	"k8s.io/cloud-provider/app/config"
+	"k8s.io/cloud-provider/names"
+	"k8s.io/cloud-provider/options"
+	"k8s.io/component-base/cli"
+	cliflag "k8s.io/component-base/cli/flag"
+	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/ccm" // registers the "example" provider
+)
+
+func main() {
+	opts, err := options.NewCloudControllerManagerOptions()
+	if err != nil {
+		klog.Fatalf("unable to initialize command options: %v", err)
+	}
+	opts.KubeCloudShared.CloudProvider.Name = ccm.ProviderName
+	cmd := app.NewCloudControllerManagerCommand(opts, cloudInitializer, controllerInitializers(), names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
+	cmd.Use = "example-cloud-controller-manager"
+	os.Exit(cli.Run(cmd))
+}
+
+// controllerInitializers names each controller's client after this CCM, so
+// API audit logs and RBAC show who did what.
+func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
+	inits := app.DefaultInitFuncConstructors
+	for name, client := range map[string]string{
+		names.CloudNodeController:          "example-cloud-node-controller",
+		names.CloudNodeLifecycleController: "example-cloud-node-lifecycle-controller",
+		names.ServiceLBController:          "example-service-controller",
+		names.NodeRouteController:          "example-route-controller",
+	} {
+		if c, ok := inits[name]; ok {
+			c.InitContext.ClientName = client
+			inits[name] = c
+		}
+	}
+	return inits
+}
+
+func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
+	cfg := c.ComponentConfig.KubeCloudShared.CloudProvider
+	cloud, err := cloudprovider.InitCloudProvider(cfg.Name, cfg.CloudConfigFile)
+	if err != nil {
+		klog.Fatalf("cloud provider %q could not be initialized: %v", cfg.Name, err)
+	}
+	if cloud == nil {
+		klog.Fatalf("cloud provider %q is unknown (this binary knows %q)", cfg.Name, ccm.ProviderName)
+	}
+	if !cloud.HasClusterID() {
+		klog.Fatal("no clusterID in the cloud config: it names cloud objects and state, and is required")
+	}
+	return cloud
+}

@@ -1,0 +1,159 @@
+package deploy_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/testcluster"
+)
+
+// access is one request: verb on group/resource[/subresource] in namespace
+// ("" = cluster-wide or cluster-scoped), optionally a named object.
+type access struct {
+	verb, group, resource, sub, ns, name string
+}
+
+func (a access) String() string {
+	r := a.resource
+	if a.sub != "" {
+		r += "/" + a.sub
+	}
+	if a.group != "" {
+		r += "." + a.group
+	}
+	return fmt.Sprintf("%s %s ns=%q name=%q", a.verb, r, a.ns, a.name)
+}
+
+func verbs(group, resource, sub, ns string, vs ...string) []access {
+	var out []access
+	for _, v := range vs {
+		out = append(out, access{verb: v, group: group, resource: resource, sub: sub, ns: ns})
+	}
+	return out
+}
+
+// needed is what the CCM does (see deploy/README.md for the source of each).
+var needed = concat(
+	verbs("", "nodes", "", "", "get", "list", "watch", "update", "patch", "delete"),
+	verbs("", "nodes", "status", "", "patch"),
+	verbs("", "services", "", "", "get", "list", "watch"),
+	verbs("", "services", "status", "", "patch"),
+	verbs("", "events", "", "default", "create", "patch"),
+	verbs("", "events", "", "kube-system", "create", "patch"),
+	verbs("coordination.k8s.io", "leases", "", "kube-system", "get", "create", "update", "delete"),
+	verbs("", "secrets", "", "kube-system", "get", "list", "create", "update", "delete"),
+	verbs("", "configmaps", "", "kube-system", "get", "list", "create", "update", "delete"),
+	verbs("authentication.k8s.io", "tokenreviews", "", "", "create"),
+	verbs("authorization.k8s.io", "subjectaccessreviews", "", "", "create"),
+	[]access{
+		{verb: "get", resource: "configmaps", ns: "kube-system", name: "extension-apiserver-authentication"},
+		{verb: "watch", resource: "configmaps", ns: "kube-system", name: "extension-apiserver-authentication"},
+	},
+)
+
+// denied shows the grants stop where the CCM's needs stop.
+var denied = concat(
+	verbs("", "secrets", "", "default", "get", "list", "delete"),
+	verbs("", "secrets", "", "", "list"), // all namespaces
+	verbs("", "configmaps", "", "default", "get", "update"),
+	verbs("coordination.k8s.io", "leases", "", "default", "create", "update"),
+	verbs("", "services", "", "default", "create", "update", "patch", "delete"),
+	verbs("", "nodes", "", "", "create"),
+	verbs("", "pods", "", "", "list", "create"),
+	verbs("", "serviceaccounts", "token", "kube-system", "create"),
+	verbs("", "serviceaccounts", "", "kube-system", "create"),
+	verbs("rbac.authorization.k8s.io", "clusterrolebindings", "", "", "create"),
+	verbs("rbac.authorization.k8s.io", "roles", "", "kube-system", "escalate", "bind"),
+	verbs("", "users", "", "", "impersonate"),
+	verbs("apps", "deployments", "", "kube-system", "update"),
+)
+
+func concat(lists ...[]access) []access {
+	var out []access
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// The RBAC of the base, applied to a real apiserver, allows exactly what the
+// CCM needs when checked as its ServiceAccount; the rest of the base passes
+// server-side validation.
+func TestAgainstAPIServer(t *testing.T) {
+	c := testcluster.Start(t)
+	ctx := t.Context()
+	rbac, err := deploy.RBACObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second pass updates
+		if err := deploy.Apply(ctx, c.Client, rbac); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa := saClient(t, c.ServiceAccountKubeconfig(t, "kube-system", "cloud-controller-manager"))
+
+	// The RBAC authorizer sees new bindings through an informer: wait for one.
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true,
+		func(ctx context.Context) (bool, error) { return allowed(ctx, sa, needed[0]) })
+	if err != nil {
+		t.Fatalf("RBAC never allowed %s", needed[0])
+	}
+	for _, a := range needed {
+		if ok, err := allowed(ctx, sa, a); err != nil || !ok {
+			t.Errorf("denied, but the CCM needs: %s (%v)", a, err)
+		}
+	}
+	for _, a := range denied {
+		if ok, err := allowed(ctx, sa, a); err != nil || ok {
+			t.Errorf("allowed, but not needed: %s (%v)", a, err)
+		}
+	}
+
+	t.Run("whole base passes server-side validation", func(t *testing.T) {
+		all, err := deploy.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := deploy.Apply(ctx, c.Client, all); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// allowed asks the apiserver, as the client's own identity.
+func allowed(ctx context.Context, client kubernetes.Interface, a access) (bool, error) {
+	r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub, Namespace: a.ns, Name: a.name,
+		},
+	}}
+	r, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, r, metav1.CreateOptions{})
+	if err != nil {
+		return false, err
+	}
+	return r.Status.Allowed, nil
+}
+
+func saClient(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 200 // ~60 reviews; client-go's default 5 QPS would take 10 s
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+var demoNodes = []struct{ name, podCIDR string }{
+	{"demo-control-plane", "10.244.0.0/24"},
+	{"demo-worker", "10.244.1.0/24"},
+	{"demo-worker2", "10.244.2.0/24"},
+}
+
+const uninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// show registers the nodes and a LoadBalancer Service and prints, as they
+// happen, what the CCM does with them.
+func (d *demo) show(ctx context.Context) error {
+	kube := d.cluster.Client
+	step("registering 3 nodes the way kubelet --cloud-provider=external does (tainted, no addresses)")
+	for _, n := range demoNodes {
+		node := &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: n.name},
+			Spec: v1.NodeSpec{PodCIDR: n.podCIDR, PodCIDRs: []string{n.podCIDR},
+				Taints: []v1.Taint{{Key: uninitialized, Value: "true", Effect: v1.TaintEffectNoSchedule}}},
+		}
+		if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create node %s: %w", n.name, err)
+		}
+	}
+	for _, n := range demoNodes {
+		var node *v1.Node
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			node, err = kube.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+			return err == nil && !slices.ContainsFunc(node.Spec.Taints, func(t v1.Taint) bool { return t.Key == uninitialized }), nil
+		})
+		if err != nil {
+			return fmt.Errorf("node %s was not initialised (see %s): %w", n.name, filepath.Join(d.dir, "ccm.log"), err)
+		}
+		var addrs []string
+		for _, a := range node.Status.Addresses {
+			addrs = append(addrs, fmt.Sprintf("%s=%s", a.Type, a.Address))
+		}
+		fmt.Printf("    node %-20s initialised: providerID %s, zone %s, type %s, %s\n", n.name, node.Spec.ProviderID,
+			node.Labels[v1.LabelTopologyZone], node.Labels[v1.LabelInstanceTypeStable], strings.Join(addrs, " "))
+	}
+
+	step("creating Service default/echo (type LoadBalancer, ports 80 and 443)")
+	svc := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "default"},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "echo"},
+			Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP}, {Name: "https", Port: 443, Protocol: v1.ProtocolTCP}}},
+	}
+	if _, err := kube.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var ingress []v1.LoadBalancerIngress
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		evs, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "echo").String()})
+		if err == nil {
+			slices.SortFunc(evs.Items, func(a, b v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
+			for _, ev := range evs.Items {
+				if !seen[string(ev.UID)] {
+					seen[string(ev.UID)] = true
+					fmt.Printf("    event %-8s %-22s %s\n", ev.Type, ev.Reason, ev.Message)
+				}
+			}
+		}
+		s, err := kube.CoreV1().Services("default").Get(ctx, "echo", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ingress = s.Status.LoadBalancer.Ingress
+		return len(ingress) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the Service got no external IP (see %s): %w", filepath.Join(d.dir, "ccm.log"), err)
+	}
+	for _, in := range ingress {
+		fmt.Printf("    Service default/echo external IP: %s\n", in.IP)
+	}
+
+	ws, err := workspaceOf(filepath.Join(d.dir, "work"), "service-default-echo")
+	if err != nil {
+		return err
+	}
+	step("the generated Terraform root module (" + filepath.Join(ws, "main.tf") + ")")
+	if err := printFile(filepath.Join(ws, "main.tf")); err != nil {
+		return err
+	}
+	step("the plan that was applied (" + filepath.Join(ws, ".ccm", "last-plan.txt") + ")")
+	if err := printFile(filepath.Join(ws, ".ccm", "last-plan.txt")); err != nil {
+		return err
+	}
+	step("where things live")
+	fmt.Printf("    workspace:   %s\n", ws)
+	fmt.Printf("    state:       %s\n", filepath.Join(d.dir, "state"))
+	fmt.Printf("    kubeconfig:  %s\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    logs:        %s/{ccm,example-cloud}.log, %s/control-plane/*.log\n", d.dir, d.dir)
+	fmt.Printf("    cloud API:   http://%s (token in %s)\n", d.api, filepath.Join(d.dir, "token"))
+	fmt.Printf("    try:         KUBECONFIG=%s kubectl get nodes,svc -o wide\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    review:      bin/examplectl render --service <svc.yaml>   (offline, exactly what the CCM applies)\n")
+	fmt.Printf("    stop:        make demo-down\n")
+	return nil
+}
+
+// workspaceOf finds the workspace directory whose key contains part.
+func workspaceOf(workDir, part string) (string, error) {
+	entries, err := os.ReadDir(workDir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.IsDir() && strings.Contains(e.Name(), part) {
+			return filepath.Join(workDir, e.Name()), nil
+		}
+	}
+	return "", fmt.Errorf("no workspace for %s in %s", part, workDir)
+}
+
+func printFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		fmt.Println("    " + line)
+	}
+	return nil
+}
+
+func waitHTTP(url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not healthy within %s", url, timeout)
+}

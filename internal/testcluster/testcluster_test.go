@@ -1,0 +1,137 @@
+package testcluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/example/cloud-provider-example/internal/testcluster"
+)
+
+func TestCluster(t *testing.T) {
+	start := time.Now()
+	c := testcluster.Start(t)
+	t.Logf("started in %s", time.Since(start).Round(time.Millisecond))
+	ctx := t.Context()
+
+	t.Run("admin kubeconfig", func(t *testing.T) {
+		client := clientFrom(t, c.AdminKubeconfig)
+		// Read by the CCM's delegated authentication, as in a real cluster.
+		if _, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("node and LoadBalancer service", func(t *testing.T) {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeLoadBalancer,
+				Selector: map[string]string{"app": "web"},
+				Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+			},
+		}
+		got, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The e2e relies on the apiserver allocating nodePorts and a ClusterIP.
+		if np := got.Spec.Ports[0].NodePort; np < 30000 || np > 32767 {
+			t.Errorf("nodePort = %d, want one allocated in 30000-32767", np)
+		}
+		if got.Spec.ClusterIP == "" || got.Spec.ClusterIP == corev1.ClusterIPNone {
+			t.Errorf("clusterIP = %q, want one allocated", got.Spec.ClusterIP)
+		}
+	})
+
+	t.Run("service account RBAC", func(t *testing.T) {
+		sa := clientFrom(t, c.ServiceAccountKubeconfig(t, "team-a", "reader"))
+		listSecrets := func(ctx context.Context) error {
+			_, err := sa.CoreV1().Secrets("team-a").List(ctx, metav1.ListOptions{})
+			return err
+		}
+		if err := listSecrets(ctx); !apierrors.IsForbidden(err) {
+			t.Fatalf("list secrets without RBAC: err = %v, want Forbidden", err)
+		}
+		bindSecretReader(t, c.Client, "team-a", "reader")
+		// The RBAC authorizer reads bindings through an informer: poll.
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true,
+			func(ctx context.Context) (bool, error) { return listSecrets(ctx) == nil, nil })
+		if err != nil {
+			t.Fatalf("list secrets after RoleBinding: %v", listSecrets(ctx))
+		}
+		if _, err := sa.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("list secrets in another namespace: err = %v, want Forbidden", err)
+		}
+	})
+
+	t.Run("close", func(t *testing.T) {
+		c.Stop()
+		c.Stop() // idempotent
+		if _, err := c.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err == nil {
+			t.Error("apiserver still answers after Stop")
+		}
+	})
+}
+
+func TestRunWithoutTesting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second control plane")
+	}
+	c, err := testcluster.Run(t.Context(), testcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := c.Dir
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clientcmd.LoadFromFile(dir + "/admin.kubeconfig"); err == nil {
+		t.Errorf("Close left the temp dir %s behind", dir)
+	}
+}
+
+func bindSecretReader(t *testing.T, client kubernetes.Interface, ns, sa string) {
+	t.Helper()
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-reader", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-reader", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+	}
+	if _, err := client.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.RbacV1().RoleBindings(ns).Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func clientFrom(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}

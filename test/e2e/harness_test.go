@@ -1,0 +1,250 @@
+// Package e2e runs the real example-cloud-controller-manager binary against
+// a real etcd + kube-apiserver (internal/testcluster), the Example cloud
+// simulator over HTTP, and real terraform with the provider mirror. The CCM
+// authenticates as the ServiceAccount of deploy/base with exactly its RBAC,
+// so a missing permission fails here.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+const (
+	region    = "ex-west-1"
+	namespace = "kube-system"
+	ccmSA     = "cloud-controller-manager"
+)
+
+type options struct {
+	state          string // local (default) or kubernetes
+	provisionDelay time.Duration
+}
+
+type env struct {
+	t       *testing.T
+	dir     string
+	cluster *testcluster.Cluster
+	kube    kubernetes.Interface
+	sim     *simtest.Sim
+	api     *exampleapi.Client
+	ccmBin  string
+	args    []string
+	ccm     *exec.Cmd
+	ccmLog  string
+	// stateDir holds local state files (state: local).
+	stateDir string
+	workDir  string
+}
+
+func ccmBinary(t *testing.T) string {
+	bin := os.Getenv("EXAMPLE_BIN")
+	if bin == "" {
+		t.Skip("EXAMPLE_BIN is unset: the e2e runs the built binaries (make test)")
+	}
+	path := filepath.Join(bin, "example-cloud-controller-manager")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%v (run make build)", err)
+	}
+	return path
+}
+
+func newEnv(t *testing.T, o options) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
+	tc := tftest.Get(t)
+	if o.provisionDelay == 0 {
+		o.provisionDelay = 200 * time.Millisecond
+	}
+	e.sim = simtest.Start(t, simtest.WithProvisionDelay(o.provisionDelay))
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: e.sim.URL, Token: e.sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = api
+	e.cluster = testcluster.Start(t)
+	e.kube = e.cluster.Client
+
+	// The CCM runs as deploy/base's ServiceAccount with exactly its RBAC.
+	objs, err := deploy.RBACObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.Apply(ctx(t), e.kube, objs); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := e.cluster.ServiceAccountKubeconfig(t, namespace, ccmSA)
+
+	tokenFile := filepath.Join(e.dir, "token")
+	roFile := filepath.Join(e.dir, "readonly-token")
+	must(t, os.WriteFile(tokenFile, []byte(e.sim.Token), 0o600))
+	must(t, os.WriteFile(roFile, []byte(e.sim.ReadOnlyToken), 0o600))
+	e.stateDir = filepath.Join(e.dir, "states")
+	e.workDir = filepath.Join(e.dir, "work")
+	st := map[string]any{"type": "local", "local": map[string]any{"dir": e.stateDir}}
+	if o.state == "kubernetes" {
+		st = map[string]any{"type": "kubernetes", "kubernetes": map[string]any{"namespace": namespace, "kubeconfigPath": kubeconfig}}
+	}
+	cfg := map[string]any{
+		"clusterID": "e2e",
+		"region":    region,
+		"api":       map[string]any{"endpoint": e.sim.URL, "tokenFile": tokenFile},
+		"metadata":  map[string]any{"endpoint": e.sim.MetadataURL, "tokenFile": roFile, "cacheTTL": "1s"},
+		"network":   map[string]any{"name": "default"},
+		"terraform": map[string]any{
+			"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
+			"concurrency": 4, "lockTimeout": "20s", "staleLockAge": "30s",
+		},
+		"state": st,
+	}
+	data, err := yaml.Marshal(cfg)
+	must(t, err)
+	cfgPath := filepath.Join(e.dir, "cloud-config.yaml")
+	must(t, os.WriteFile(cfgPath, data, 0o600))
+
+	e.args = []string{
+		"--cloud-provider=example",
+		"--cloud-config=" + cfgPath,
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=4s",
+		"--leader-elect-renew-deadline=3s",
+		"--leader-elect-retry-period=1s",
+		"--use-service-account-credentials=false",
+		"--controllers=cloud-node,cloud-node-lifecycle,service,route",
+		"--configure-cloud-routes=true",
+		"--allocate-node-cidrs=true",
+		"--cluster-cidr=10.244.0.0/16,fd00:244::/48",
+		"--node-monitor-period=1s",
+		"--node-status-update-frequency=2s",
+		"--route-reconciliation-period=2s",
+		"--concurrent-service-syncs=4",
+		"-v=2",
+	}
+	e.startCCM()
+	return e
+}
+
+// startCCM starts the CCM binary; its log is printed when the test fails.
+func (e *env) startCCM() {
+	t := e.t
+	e.ccmLog = filepath.Join(e.dir, fmt.Sprintf("ccm-%d.log", time.Now().UnixNano()))
+	logf, err := os.Create(e.ccmLog)
+	must(t, err)
+	args := append([]string{"--secure-port=" + freePort(t)}, e.args...)
+	cmd := exec.Command(e.ccmBin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	must(t, cmd.Start())
+	e.ccm = cmd
+	logPath := e.ccmLog
+	t.Cleanup(func() {
+		e.killCCM(cmd)
+		logf.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			lines := strings.Split(string(data), "\n")
+			if len(lines) > 120 {
+				lines = lines[len(lines)-120:]
+			}
+			t.Logf("CCM log %s (last lines):\n%s", logPath, strings.Join(lines, "\n"))
+		}
+	})
+}
+
+// killCCM kills the CCM with SIGKILL, as a crash or OOM would.
+func (e *env) killCCM(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_, _ = cmd.Process.Wait()
+}
+
+// addNode creates an instance and registers its Node the way a kubelet
+// with --cloud-provider=external does: tainted uninitialized, no addresses.
+func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {
+	e.t.Helper()
+	if _, err := e.api.CreateInstance(ctx(e.t), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: zone}); err != nil {
+		e.t.Fatal(err)
+	}
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.NodeSpec{
+			Taints: []v1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: v1.TaintEffectNoSchedule}},
+		},
+	}
+	if len(podCIDRs) > 0 {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = podCIDRs[0], podCIDRs
+	}
+	n, err := e.kube.CoreV1().Nodes().Create(ctx(e.t), n, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) instance(name string) *exampleapi.Instance {
+	e.t.Helper()
+	l, err := e.api.ListInstances(ctx(e.t), exampleapi.InstanceFilter{Name: name})
+	if err != nil || len(l) != 1 {
+		e.t.Fatalf("instance %s: %v %v", name, l, err)
+	}
+	return &l[0]
+}
+
+// eventually retries check until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s: %v", what, timeout, err)
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+func lbService(name string, ports ...int32) *v1.Service {
+	svc := &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name}},
+	}
+	for _, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: fmt.Sprint("p", p), Protocol: v1.ProtocolTCP, Port: p})
+	}
+	return svc
+}
+
+// waitIngress waits for the Service's ingress IP.
+func (e *env) waitIngress(name string, timeout time.Duration) *v1.Service {
+	var svc *v1.Service
+	eventually(e.t, timeout, "ingress of "+name, func() error {
+		var err error
+		svc, err = e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(svc.Status.LoadBalancer.Ingress) == 0 || svc.Status.LoadBalancer.Ingress[0].IP == "" {
+			return fmt.Errorf("no ingress yet")
+		}
+		return nil
+	})
+	return svc
+}
+
+// cloudLB is the one load balancer whose IPv4 is ip.
+func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
+	all, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].IPv4 == ip {
+			return &all[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no load balancer with IPv4 %s among %d", ip, len(all))
+}
+
+func TestLoadBalancerService(t *testing.T) {
+	e := newEnv(t, options{})
+	e.addNode("node-a", "ex-west-1a")
+	services := e.kube.CoreV1().Services("default")
+
+	_, err := services.Create(ctx(t), lbService("web", 80), metav1.CreateOptions{})
+	must(t, err)
+	svc := e.waitIngress("web", 60*time.Second)
+	ip := svc.Status.LoadBalancer.Ingress[0].IP
+	lb, err := e.cloudLB(ip)
+	must(t, err)
+	if len(lb.Listeners) != 1 || lb.Listeners[0].Port != 80 || lb.Listeners[0].TargetPort != int(svc.Spec.Ports[0].NodePort) {
+		t.Fatalf("listeners %+v for ports %+v", lb.Listeners, svc.Spec.Ports)
+	}
+	if !slices.Contains(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup") {
+		t.Fatalf("finalizers %v", svc.Finalizers)
+	}
+
+	// Changing the ports updates the listeners in place.
+	svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: "https", Protocol: v1.ProtocolTCP, Port: 443})
+	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+	eventually(t, 60*time.Second, "second listener", func() error {
+		lb, err := e.cloudLB(ip)
+		if err != nil {
+			return err
+		}
+		if len(lb.Listeners) != 2 {
+			return fmt.Errorf("listeners %+v", lb.Listeners)
+		}
+		return nil
+	})
+
+	// A node joins: it becomes a target once initialised.
+	e.addNode("node-b", "ex-west-1b")
+	want := []string{e.instance("node-a").ID, e.instance("node-b").ID}
+	slices.Sort(want)
+	eventually(t, 60*time.Second, "targets follow nodes", func() error {
+		lb, err := e.cloudLB(ip)
+		if err != nil {
+			return err
+		}
+		got := slices.Clone(lb.Targets)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("targets %v, want %v", got, want)
+		}
+		return nil
+	})
+
+	// Deleting the Service destroys the LB, removes the finalizer and the state.
+	must(t, services.Delete(ctx(t), "web", metav1.DeleteOptions{}))
+	eventually(t, 60*time.Second, "service gone", func() error {
+		_, err := services.Get(ctx(t), "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("service still there: %v", err)
+	})
+	if _, err := e.api.GetLoadBalancer(ctx(t), lb.ID); !exampleapi.IsNotFound(err) {
+		t.Fatalf("LB %s survived the Service: %v", lb.ID, err)
+	}
+	if entries, _ := os.ReadDir(e.stateDir); len(entries) != 0 {
+		t.Fatalf("state left after delete: %v", entries)
+	}
+	entries, _ := os.ReadDir(e.workDir)
+	for _, en := range entries {
+		if strings.Contains(en.Name(), "service-default-web") {
+			t.Fatalf("workspace %s left after delete", en.Name())
+		}
+	}
+}
+
+// The kubernetes backend keeps each state in a Secret of the real
+// apiserver, written with the CCM's own (RBAC-limited) identity.
+func TestKubernetesStateBackend(t *testing.T) {
+	e := newEnv(t, options{state: "kubernetes"})
+	e.addNode("node-a", "ex-west-1a")
+	services := e.kube.CoreV1().Services("default")
+	_, err := services.Create(ctx(t), lbService("kv", 80), metav1.CreateOptions{})
+	must(t, err)
+	e.waitIngress("kv", 60*time.Second)
+	secret := func() (*v1.Secret, error) {
+		l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			if strings.HasPrefix(l.Items[i].Name, "tfstate-default-e2e-service-default-kv-") {
+				return &l.Items[i], nil
+			}
+		}
+		return nil, nil
+	}
+	s, err := secret()
+	if err != nil || s == nil {
+		t.Fatalf("no state Secret: %v", err)
+	}
+	if len(s.Data["tfstate"]) == 0 {
+		t.Fatalf("state Secret %s holds no tfstate", s.Name)
+	}
+	must(t, services.Delete(ctx(t), "kv", metav1.DeleteOptions{}))
+	eventually(t, 60*time.Second, "state Secret deleted", func() error {
+		s, err := secret()
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			return fmt.Errorf("secret %s still there", s.Name)
+		}
+		return nil
+	})
+}
+
+// Killing the CCM while terraform applies, then restarting it, converges
+// with one load balancer: no duplicate, no orphan.
+func TestCrashMidApplyConverges(t *testing.T) {
+	e := newEnv(t, options{provisionDelay: 30 * time.Second})
+	e.addNode("node-a", "ex-west-1a")
+	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("crash", 80), metav1.CreateOptions{})
+	must(t, err)
+	// Wait until the cloud has the LB (terraform is now waiting for it).
+	eventually(t, 60*time.Second, "LB being provisioned", func() error {
+		l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+		if err != nil || len(l) != 1 {
+			return fmt.Errorf("%d LBs (%v)", len(l), err)
+		}
+		return nil
+	})
+	e.killCCM(e.ccm)
+	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
+	e.startCCM()
+	svc := e.waitIngress("crash", 90*time.Second)
+	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
+		t.Fatalf("after restart: %d LBs %+v, ingress %v", len(all), all, svc.Status.LoadBalancer.Ingress)
+	}
+}
