@@ -99,19 +99,24 @@ type LoadBalancerConfig struct {
 	DefaultAlgorithm string `json:"defaultAlgorithm,omitempty"`
 }
 
-// Duration is a time.Duration written as "30s" in YAML.
-type Duration struct{ time.Duration }
+// Duration is a time.Duration written as "30s" in YAML. A malformed value
+// is kept and reported by Validate, which knows the field's name.
+type Duration struct {
+	time.Duration
+	invalid string
+}
 
 // UnmarshalJSON reads "30s".
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
+	*d = Duration{}
 	if s == "" || s == "null" {
-		d.Duration = 0
 		return nil
 	}
 	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. 30s, 5m)", s)
+	if err != nil || v < 0 {
+		d.invalid = s
+		return nil
 	}
 	d.Duration = v
 	return nil
@@ -191,6 +196,13 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains(annotations.ApplyPolicies, c.Terraform.ApplyPolicy) {
 		bad("terraform.applyPolicy", "unknown policy %q (accepted: %v)", c.Terraform.ApplyPolicy, annotations.ApplyPolicies)
+	}
+	for field, d := range map[string]Duration{
+		"metadata.cacheTTL": c.Metadata.CacheTTL, "terraform.lockTimeout": c.Terraform.LockTimeout, "terraform.staleLockAge": c.Terraform.StaleLockAge,
+	} {
+		if d.invalid != "" {
+			bad(field, "invalid duration %q (want e.g. 30s, 5m)", d.invalid)
+		}
 	}
 	if err := c.State.Validate(); err != nil {
 		errs = append(errs, err)

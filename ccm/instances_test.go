@@ -313,7 +313,7 @@ func TestNewInstancesFromConfigTokens(t *testing.T) {
 		return &Config{
 			Region:   "ex-west-1",
 			API:      APIConfig{Endpoint: sim.URL, TokenFile: apiFile, TokenEnv: unset},
-			Metadata: MetadataConfig{Endpoint: sim.MetadataURL, TokenFile: mdFile, TokenEnv: unset, CacheTTL: Duration{time.Second}},
+			Metadata: MetadataConfig{Endpoint: sim.MetadataURL, TokenFile: mdFile, TokenEnv: unset, CacheTTL: Duration{Duration: time.Second}},
 		}
 	}
 	for name, c := range map[string]*Config{

@@ -254,3 +254,22 @@ func TestKeepPlanText(t *testing.T) {
 		t.Fatalf("plan text:\n%s", text)
 	}
 }
+
+// A record older than MaxAge is not trusted: a real (no-op) plan runs.
+func TestFastPathMaxAge(t *testing.T) {
+	e := newEnv(t, nil)
+	job := e.job(t, "aged", lbModule{name: "aged", backend: filepath.Join(t.TempDir(), "aged.tfstate")})
+	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
+	if err != nil || !res.FastPath {
+		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	plans := e.r.Processes()["plan"]
+	res, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Millisecond})
+	if err != nil || res.FastPath || e.r.Processes()["plan"] != plans+1 || res.Plan.HasChanges {
+		t.Fatalf("aged record: fast=%v plan=%+v err=%v", res != nil && res.FastPath, res, err)
+	}
+}

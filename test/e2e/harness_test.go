@@ -38,10 +38,12 @@ const (
 type options struct {
 	state          string // local (default) or kubernetes
 	provisionDelay time.Duration
+	// extraArgs are appended to the CCM's flags.
+	extraArgs []string
 }
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	cluster *testcluster.Cluster
 	kube    kubernetes.Interface
@@ -56,7 +58,7 @@ type env struct {
 	workDir  string
 }
 
-func ccmBinary(t *testing.T) string {
+func ccmBinary(t testing.TB) string {
 	bin := os.Getenv("EXAMPLE_BIN")
 	if bin == "" {
 		t.Skip("EXAMPLE_BIN is unset: the e2e runs the built binaries (make test)")
@@ -68,7 +70,7 @@ func ccmBinary(t *testing.T) string {
 	return path
 }
 
-func newEnv(t *testing.T, o options) *env {
+func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
 	tc := tftest.Get(t)
@@ -143,6 +145,7 @@ func newEnv(t *testing.T, o options) *env {
 		"--concurrent-service-syncs=4",
 		"-v=2",
 	}
+	e.args = append(e.args, o.extraArgs...)
 	e.startCCM()
 	return e
 }
@@ -216,7 +219,12 @@ func (e *env) instance(name string) *exampleapi.Instance {
 }
 
 // eventually retries check until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	eventuallyEvery(t, timeout, 200*time.Millisecond, what, check)
+}
+
+func eventuallyEvery(t testing.TB, timeout, every time.Duration, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var err error
@@ -224,25 +232,25 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 		if err = check(); err == nil {
 			return
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(every)
 	}
 	t.Fatalf("%s: not within %s: %v", what, timeout, err)
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ func lbService(name string, ports ...int32) *v1.Service {
 
 // waitIngress waits for the Service's ingress IP.
 func (e *env) waitIngress(name string, timeout time.Duration) *v1.Service {
+	e.t.Helper()
 	var svc *v1.Service
 	eventually(e.t, timeout, "ingress of "+name, func() error {
 		var err error
@@ -103,6 +104,19 @@ func TestLoadBalancerService(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("targets %v, want %v", got, want)
+		}
+		return nil
+	})
+
+	// The node leaves: it is no longer a target.
+	must(t, e.kube.CoreV1().Nodes().Delete(ctx(t), "node-b", metav1.DeleteOptions{}))
+	eventually(t, 60*time.Second, "targets follow a node leaving", func() error {
+		lb, err := e.cloudLB(ip)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(lb.Targets, []string{e.instance("node-a").ID}) {
+			return fmt.Errorf("targets %v", lb.Targets)
 		}
 		return nil
 	})

@@ -1,0 +1,47 @@
+package ccm
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const validConfig = `
+clusterID: prod
+region: ex-west-1
+api: {endpoint: "http://127.0.0.1:8440", tokenFile: /etc/example/token}
+metadata: {endpoint: "http://127.0.0.1:8441"}
+terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFile: /opt/example/lock.hcl}
+state: {type: local, local: {dir: /var/lib/ccm-state}}
+`
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig([]byte(validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Metadata.CacheTTL.Duration != 30*time.Second || c.Terraform.Concurrency != 4 || c.Terraform.ApplyPolicy != "auto" ||
+		c.Network.Name != "default" || c.API.TokenEnv != "EXAMPLE_TOKEN" || c.Terraform.LockTimeout.Duration != 30*time.Second {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+}
+
+// Every error names the field it is about.
+func TestLoadConfigErrorsNameTheField(t *testing.T) {
+	cases := map[string]string{
+		"clusterID":             strings.Replace(validConfig, "clusterID: prod", "", 1),
+		"api.endpoint":          strings.Replace(validConfig, `"http://127.0.0.1:8440"`, `"ftp://x"`, 1),
+		"terraform.workDir":     strings.Replace(validConfig, "workDir: /var/lib/ccm, ", "", 1),
+		"terraform.applyPolicy": validConfig + "\n" + `loadBalancer: {}` + "\n",
+		"state.type":            strings.Replace(validConfig, "type: local", "type: consul", 1),
+		"cacheTTL":              strings.Replace(validConfig, `metadata: {endpoint: "http://127.0.0.1:8441"}`, `metadata: {endpoint: "http://127.0.0.1:8441", cacheTTL: soon}`, 1),
+		"unknown field":         validConfig + "\nregoin: typo\n",
+	}
+	cases["terraform.applyPolicy"] = strings.Replace(validConfig, "lockFile: /opt/example/lock.hcl", "lockFile: /opt/example/lock.hcl, applyPolicy: yolo", 1)
+	for field, cfg := range cases {
+		_, err := LoadConfig([]byte(cfg))
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: got %v", field, err)
+		}
+	}
+}
