@@ -36,6 +36,16 @@ const (
 // ApplyPolicy says what the controller does with a rendered plan.
 type ApplyPolicy string
 
+// Stricter returns the stricter of two policies (auto < manual <
+// plan-only): a Service may tighten the cluster's policy, never loosen it.
+func Stricter(a, b ApplyPolicy) ApplyPolicy {
+	rank := map[ApplyPolicy]int{ApplyAuto: 0, ApplyManual: 1, ApplyPlanOnly: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 // Apply policies.
 const (
 	// ApplyAuto plans and applies on every change.
@@ -72,6 +82,10 @@ type LoadBalancer struct {
 	NodeSelector labels.Selector
 	// ApplyPolicy is never empty after Parse (default auto).
 	ApplyPolicy ApplyPolicy
+	// ApprovePlan is the plan id a person approved (manual policy).
+	ApprovePlan string
+	// ForceUnlock is a state lock id a person asked to force open.
+	ForceUnlock string
 	HealthCheck HealthCheck
 	// SourceRanges from the legacy Kubernetes annotation, canonical and
 	// sorted; spec.loadBalancerSourceRanges wins over it.

@@ -185,3 +185,15 @@ func TestDocsUpToDate(t *testing.T) {
 		t.Errorf("%s is stale: run `go run ./hack/gen-annotation-docs`", DocsPath)
 	}
 }
+
+func TestStricterNeverLoosens(t *testing.T) {
+	order := []ApplyPolicy{ApplyAuto, ApplyManual, ApplyPlanOnly}
+	for i, a := range order {
+		for j, b := range order {
+			want := order[max(i, j)]
+			if got := Stricter(a, b); got != want {
+				t.Errorf("Stricter(%s, %s) = %s, want %s", a, b, got, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -16,6 +17,8 @@ const (
 	LBAdoptID                       Name = Prefix + "adopt-id"
 	LBNodeSelector                  Name = Prefix + "node-selector"
 	LBApplyPolicy                   Name = Prefix + "apply-policy"
+	LBApprovePlan                   Name = Prefix + "approve-plan"
+	LBForceUnlock                   Name = Prefix + "force-unlock"
 	LBHealthCheckProtocol           Name = Prefix + "health-check-protocol"
 	LBHealthCheckPort               Name = Prefix + "health-check-port"
 	LBHealthCheckPath               Name = Prefix + "health-check-path"
@@ -28,6 +31,8 @@ const (
 	// compatibility when spec.loadBalancerSourceRanges is empty.
 	LegacySourceRanges Name = "service.beta.kubernetes.io/load-balancer-source-ranges"
 )
+
+var planIDRE = regexp.MustCompile(`^plan-[0-9a-f]{12}$`)
 
 // Defaults the renderer applies to unset annotations.
 const (
@@ -126,6 +131,33 @@ var Definitions = []Definition{
 			err := oneOf(v, ApplyPolicies, &s)
 			lb.ApplyPolicy = ApplyPolicy(s)
 			return err
+		},
+	},
+	{
+		Name: LBApprovePlan, Kind: KindString, Accepted: []string{"a plan id, plan-<12 hex digits>"},
+		Default: "none",
+		Description: "Under the manual policy, approves the plan with this id (see `examplectl status` or the AwaitingApproval " +
+			"event): the controller applies exactly that saved plan. An id that is not the plan awaiting approval is ignored " +
+			"(and reported); if the Service or the cloud changed since planning, a new plan replaces it and waits again.",
+		Example: "plan-4f2a9c01d3e7",
+		parse: func(v string, lb *LoadBalancer) error {
+			if !planIDRE.MatchString(v) {
+				return fmt.Errorf("not a plan id")
+			}
+			lb.ApprovePlan = v
+			return nil
+		},
+	},
+	{
+		Name: LBForceUnlock, Kind: KindString, Accepted: []string{"the id of the state lock to force open (see `examplectl status`)"},
+		Default: "none",
+		Description: "Forces open the Service's Terraform state lock with this id, once, and records it in the audit log. " +
+			"Use `examplectl unlock`, which shows the lock and asks for confirmation. Locks older than the cloud config's " +
+			"staleLockAge are forced open without it.",
+		Example: "9d3e2c1a-7b6f-4e5d-8c2b-1a0f9e8d7c6b",
+		parse: func(v string, lb *LoadBalancer) error {
+			lb.ForceUnlock = v
+			return nil
 		},
 	},
 	{

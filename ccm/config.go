@@ -33,6 +33,33 @@ type Config struct {
 	Modules      ModulesConfig      `json:"modules,omitempty"`
 	State        state.Config       `json:"state"`
 	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
+	Review       ReviewConfig       `json:"review,omitempty"`
+}
+
+// ReviewConfig is where plans are recorded and how drift is checked.
+type ReviewConfig struct {
+	// Namespace holds the plan records (ConfigMaps and Secrets
+	// ccm-plans-<workspace>); default kube-system.
+	Namespace string `json:"namespace,omitempty"`
+	// Keep is how many plans a record keeps (default 10).
+	Keep int `json:"keep,omitempty"`
+	// AuditLog is the JSON-lines audit log: a file path, or "-" (default)
+	// for standard output.
+	AuditLog string `json:"auditLog,omitempty"`
+	// Drift checks every object's plan against the cloud periodically.
+	Drift DriftConfig `json:"drift,omitempty"`
+}
+
+// DriftConfig configures the drift worker.
+type DriftConfig struct {
+	// Disabled turns drift checks off.
+	Disabled bool `json:"disabled,omitempty"`
+	// Interval between checks of an object (default 15m), jittered by up
+	// to 10 %.
+	Interval Duration `json:"interval,omitempty"`
+	// Concurrency bounds the checks run at once (default 1: they compete
+	// with real changes for CPU).
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // APIConfig is the control API, used by Terraform's provider only: the CCM
@@ -158,6 +185,21 @@ func (c *Config) defaults() {
 	if c.Terraform.ApplyPolicy == "" {
 		c.Terraform.ApplyPolicy = string(annotations.ApplyAuto)
 	}
+	if c.Review.Namespace == "" {
+		c.Review.Namespace = "kube-system"
+	}
+	if c.Review.Keep == 0 {
+		c.Review.Keep = 10
+	}
+	if c.Review.AuditLog == "" {
+		c.Review.AuditLog = "-"
+	}
+	if c.Review.Drift.Interval.Duration == 0 {
+		c.Review.Drift.Interval.Duration = 15 * time.Minute
+	}
+	if c.Review.Drift.Concurrency == 0 {
+		c.Review.Drift.Concurrency = 1
+	}
 	if c.Network.Name == "" && c.Network.ID == "" {
 		c.Network.Name = "default"
 	}
@@ -199,10 +241,14 @@ func (c *Config) Validate() error {
 	}
 	for field, d := range map[string]Duration{
 		"metadata.cacheTTL": c.Metadata.CacheTTL, "terraform.lockTimeout": c.Terraform.LockTimeout, "terraform.staleLockAge": c.Terraform.StaleLockAge,
+		"review.drift.interval": c.Review.Drift.Interval,
 	} {
 		if d.invalid != "" {
 			bad(field, "invalid duration %q (want e.g. 30s, 5m)", d.invalid)
 		}
+	}
+	if c.Review.Keep < 1 {
+		bad("review.keep", "must be at least 1")
 	}
 	if err := c.State.Validate(); err != nil {
 		errs = append(errs, err)

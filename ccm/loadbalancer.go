@@ -17,34 +17,40 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/runner"
 )
 
-// provisioningRetry is how soon the service controller asks again while a
-// new load balancer is still provisioning.
-const provisioningRetry = 5 * time.Second
+// Retry delays handed to the service controller.
+const (
+	// provisioningRetry: a new load balancer is still provisioning.
+	provisioningRetry = 5 * time.Second
+	// approvalRetry: a plan waits for a person; the approval annotation
+	// itself triggers a sync, so this is only a safety net.
+	approvalRetry = time.Minute
+)
 
 // loadBalancers implements cloudprovider.LoadBalancer as a thin adapter:
-// every change is a rendered Terraform plan applied by the engine.
+// every change is a rendered Terraform plan the engine applies under the
+// Service's apply policy.
 type loadBalancers struct {
-	engine   *engine.Engine
-	cfg      *Config
-	recorder record.EventRecorder
+	engine *engine.Engine
+	cfg    *Config
+	review *review
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(e *engine.Engine, cfg *Config) *loadBalancers {
-	return &loadBalancers{engine: e, cfg: cfg, recorder: &record.FakeRecorder{}}
+func newLoadBalancers(e *engine.Engine, cfg *Config, rv *review) *loadBalancers {
+	return &loadBalancers{engine: e, cfg: cfg, review: rv}
 }
 
-// setClient starts recording events on Services.
-func (l *loadBalancers) setClient(client kubernetes.Interface) {
+// newRecorder records events on Services and the route set.
+func newRecorder(client kubernetes.Interface) record.EventRecorder {
 	b := record.NewBroadcaster()
 	b.StartStructuredLogging(4)
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	l.recorder = b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})
+	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at
@@ -65,21 +71,43 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 	return status(lb, svc), true, nil
 }
 
-// EnsureLoadBalancer renders, plans and applies the Service's load
-// balancer; while it provisions the controller is asked to retry.
+// policy is the stricter of the cluster's and the Service's apply policy.
+func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPolicy {
+	return annotations.Stricter(annotations.ApplyPolicy(l.cfg.Terraform.ApplyPolicy), ann.ApplyPolicy)
+}
+
+// EnsureLoadBalancer converges the Service's load balancer; while it
+// provisions, or while its plan awaits approval, the controller retries.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
-	lb, res, err := l.engine.EnsureLoadBalancer(ctx, svc, nodes)
+	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
-		l.failed(svc, err)
+		l.review.failedEvent(serviceSubject(svc, records.KindChange), err)
 		return nil, err
 	}
-	l.applied(svc, res)
+	l.forceUnlock(ctx, svc, nodes, ann)
+	lb, out, err := l.engine.ReconcileLoadBalancer(ctx, svc, nodes, l.policy(ann), ann.ApprovePlan)
+	l.review.report(ctx, serviceSubject(svc, records.KindChange), out, err)
+	if out != nil && out.Result != nil && out.Result.FastPath {
+		fastPathSkips.Inc()
+	}
+	var wait *engine.AwaitingApprovalError
+	switch {
+	case errors.As(err, &wait):
+		if lb != nil && lb.Status == "active" && wait.Policy == annotations.ApplyPlanOnly {
+			return status(lb, svc), nil // keep serving what exists
+		}
+		return nil, api.NewRetryError(err.Error(), approvalRetry)
+	case err != nil:
+		return nil, err
+	case lb == nil:
+		return nil, fmt.Errorf("service %s/%s: no load balancer in the applied state", svc.Namespace, svc.Name)
+	}
 	switch lb.Status {
 	case "active":
 		return status(lb, svc), nil
 	case "error":
 		err := fmt.Errorf("load balancer %s of service %s/%s is in status error", lb.ID, svc.Namespace, svc.Name)
-		l.recorder.Event(svc, v1.EventTypeWarning, "LoadBalancerFailed", err.Error())
+		l.review.eventf(serviceSubject(svc, records.KindChange), v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
 		return nil, err
 	default:
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is %s", lb.ID, lb.Status), provisioningRetry)
@@ -91,52 +119,52 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 	_, err := l.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
 	var retry *api.RetryError
 	if errors.As(err, &retry) {
-		return nil // provisioning after an update is not a failure
+		return nil // provisioning or awaiting approval is not a failure
 	}
 	return err
 }
 
 // EnsureLoadBalancerDeleted destroys the load balancer and deletes its
-// state and workspace; it succeeds when there is nothing to delete.
+// state, workspace and record; under manual the destroy plan first waits
+// for approval (the finalizer holds the Service meanwhile).
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
-	res, err := l.engine.DeleteLoadBalancer(ctx, svc)
+	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
-		l.failed(svc, err)
-		return err
+		// A Service must stay deletable: fall back to the cluster policy.
+		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
-	if res.Applied {
-		l.recorder.Eventf(svc, v1.EventTypeNormal, "Destroyed", "Destroyed %s (%s)", res.Plan.ID, res.Plan.Summary)
+	l.forceUnlock(ctx, svc, nil, ann)
+	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.policy(ann), ann.ApprovePlan)
+	l.review.report(ctx, serviceSubject(svc, records.KindDestroy), out, err)
+	var wait *engine.AwaitingApprovalError
+	if errors.As(err, &wait) {
+		return api.NewRetryError(err.Error(), approvalRetry)
 	}
-	return nil
+	if err == nil && (out.Applied == nil || !out.Applied.HasChanges) {
+		l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
+	}
+	return err
 }
 
-// applied records what a non-fast-path run did.
-func (l *loadBalancers) applied(svc *v1.Service, res *runner.Result) {
-	if res == nil || res.FastPath || res.Plan == nil {
+// forceUnlock honours the force-unlock annotation when it names the lock
+// the record says is in the way.
+func (l *loadBalancers) forceUnlock(ctx context.Context, svc *v1.Service, nodes []*v1.Node, ann annotations.LoadBalancer) {
+	if ann.ForceUnlock == "" {
 		return
 	}
-	p := res.Plan
-	if p.HasChanges {
-		l.recorder.Eventf(svc, v1.EventTypeNormal, "Planned", "Planned %s (%s)", p.ID, p.Summary)
+	_, job, err := l.engine.RenderLoadBalancer(svc, nodes)
+	if err != nil {
+		return
 	}
-	if res.Applied && p.HasChanges {
-		l.recorder.Eventf(svc, v1.EventTypeNormal, "Applied", "Applied %s (%s)", p.ID, p.Summary)
+	lock := l.review.lock(ctx, job.Key)
+	if lock == nil || lock.ID != ann.ForceUnlock {
+		return
 	}
-	for _, w := range res.Warnings {
-		l.recorder.Event(svc, v1.EventTypeWarning, "TerraformWarning", w)
+	if err := l.engine.Runner().ForceUnlock(ctx, job, lock.ID); err != nil {
+		klog.ErrorS(err, "force-unlock failed", "service", klog.KObj(svc), "lockID", lock.ID)
+		return
 	}
-	klog.V(2).InfoS("load balancer converged", "service", klog.KObj(svc), "plan", p.ID, "changes", p.Summary.String())
-}
-
-func (l *loadBalancers) failed(svc *v1.Service, err error) {
-	reason := "ApplyFailed"
-	var re *runner.Error
-	if errors.As(err, &re) && re.Op == "plan" {
-		reason = "PlanFailed"
-	} else if !errors.As(err, &re) {
-		reason = "RenderFailed"
-	}
-	l.recorder.Event(svc, v1.EventTypeWarning, reason, err.Error())
+	l.review.forceUnlocked(serviceSubject(svc, records.KindChange), job.Key, lock.ID, "requested by annotation "+string(annotations.LBForceUnlock))
 }
 
 // status is the Service's ingress from the load balancer's outputs. With

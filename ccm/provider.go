@@ -12,6 +12,9 @@ import (
 
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/engine"
 )
 
 // ProviderName is the name of the provider (--cloud-provider=example).
@@ -37,6 +40,8 @@ func init() {
 // cloud implements cloudprovider.Interface.
 type cloud struct {
 	cfg       *Config
+	engine    *engine.Engine
+	review    *review
 	instances *instances
 	lb        *loadBalancers
 	routes    *routes
@@ -49,15 +54,23 @@ func newCloud(ctx context.Context, cfg *Config) (*cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := newEngine(ctx, cfg)
+	log, err := audit.Open(cfg.Review.AuditLog)
+	if err != nil {
+		return nil, fmt.Errorf("review.auditLog: %w", err)
+	}
+	rv := newReview(cfg, log)
+	eng, err := newEngine(ctx, cfg, rv)
 	if err != nil {
 		return nil, err
 	}
+	registerMetrics()
 	return &cloud{
 		cfg:       cfg,
+		engine:    eng,
+		review:    rv,
 		instances: inst,
-		lb:        newLoadBalancers(eng, cfg),
-		routes:    newRoutes(eng, cfg, inst),
+		lb:        newLoadBalancers(eng, cfg, rv),
+		routes:    newRoutes(eng, cfg, inst, rv),
 	}, nil
 }
 
@@ -67,13 +80,18 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	if err != nil {
 		klog.ErrorS(err, "cannot build a Kubernetes client; events and the kubernetes state backend are unavailable")
 	} else {
-		c.lb.setClient(client)
-		c.lb.engine.UseKubernetes(client)
+		c.review.setClient(client, newRecorder(client))
+		c.engine.UseKubernetes(client)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-stop
+		cancel()
 		c.routes.stop()
 	}()
+	if !c.cfg.Review.Drift.Disabled {
+		go newDriftWorker(c.engine, c.review, c.cfg.Review.Drift).run(ctx)
+	}
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
 }
 

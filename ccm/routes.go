@@ -11,8 +11,10 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -29,6 +31,7 @@ type routes struct {
 	engine   *engine.Engine
 	cfg      *Config
 	resolver nodeResolver
+	review   *review
 
 	once    sync.Once
 	ctx     context.Context
@@ -58,9 +61,9 @@ type routeOp struct {
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
-func newRoutes(e *engine.Engine, cfg *Config, resolver nodeResolver) *routes {
+func newRoutes(e *engine.Engine, cfg *Config, resolver nodeResolver, rv *review) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &routes{engine: e, cfg: cfg, resolver: resolver, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1)}
+	return &routes{engine: e, cfg: cfg, resolver: resolver, review: rv, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1)}
 }
 
 func (r *routes) stop() { r.cancel() }
@@ -194,15 +197,24 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		list = append(list, rt)
 	}
 	start := time.Now()
-	_, res, err := r.engine.EnsureRoutes(ctx, list)
+	// The route set has no object to annotate: approvals and unlocks are
+	// annotations on its record ConfigMap.
+	_, job, err := r.engine.RenderRoutes(list)
+	if err != nil {
+		return err
+	}
+	approve, _ := r.review.routeAnnotations(ctx, job.Key)
+	subject := subject{ref: routeSetRef, kind: records.KindChange}
+	_, out, err := r.engine.ReconcileRoutes(ctx, list, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy), approve)
+	r.review.report(ctx, subject, out, err)
 	if err != nil {
 		r.desired = nil // re-read the truth before the next batch
 		return err
 	}
 	r.desired = next
-	if res != nil && res.Plan != nil {
+	if out.Applied != nil {
 		r.applies.Add(1)
-		klog.InfoS("route set converged", "changes", len(batch), "routes", len(next), "plan", res.Plan.ID, "took", time.Since(start).Round(time.Millisecond))
+		klog.InfoS("route set converged", "changes", len(batch), "routes", len(next), "plan", out.Applied.ID, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }

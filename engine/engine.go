@@ -20,11 +20,20 @@ import (
 // Engine plans and applies objects. It is safe for concurrent use: the
 // runner serialises work per object.
 type Engine struct {
-	render renderer.Config
-	states *state.Backends
-	runner *runner.Runner
-	memo   memo
+	render  renderer.Config
+	states  *state.Backends
+	runner  *runner.Runner
+	memo    memo
+	pending pendingPlans
+	known   knownObjects
+	// planText renders every applied plan for people (plan records).
+	planText bool
 }
+
+// RecordPlanText makes every plan carry its human-readable text
+// (runner.Plan.Text), for plan records; it costs a terraform show per
+// change, run in parallel with the apply.
+func (e *Engine) RecordPlanText(on bool) { e.planText = on }
 
 // New returns an Engine. render is the base rendering config (cluster,
 // region, endpoint, modules, network); its Backend is filled per object

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -51,7 +53,11 @@ func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (
 // EnsureLoadBalancer renders, plans and applies the Service's load
 // balancer. An unchanged Service costs no terraform process.
 func (e *Engine) EnsureLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) (*LoadBalancer, *runner.Result, error) {
-	obj, inputs := svc.Namespace+"/"+svc.Name, serviceInputs(svc, nodes)
+	return e.ensureLoadBalancer(ctx, svc, nodes, serviceInputs(svc, nodes))
+}
+
+func (e *Engine) ensureLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, inputs string) (*LoadBalancer, *runner.Result, error) {
+	obj := svc.Namespace + "/" + svc.Name
 	if m, ok := e.memo.get(obj, inputs); ok {
 		if res, ok := e.runner.FastPath(m.workKey, m.module, 0); ok {
 			return loadBalancerFrom(res), res, nil
@@ -61,11 +67,11 @@ func (e *Engine) EnsureLoadBalancer(ctx context.Context, svc *corev1.Service, no
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := e.runner.Ensure(ctx, j, runner.EnsureOptions{})
+	res, err := e.runner.Ensure(ctx, j, runner.EnsureOptions{PlanText: e.planText})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ensure load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	e.memo.put(obj, memoEntry{inputs: inputs, module: mod.Hash, workKey: j.Key})
+	e.memo.put(obj, memoEntry{inputs: inputs, module: mod.Hash, workKey: j.Key, job: j})
 	return loadBalancerFrom(res), res, nil
 }
 
@@ -96,9 +102,76 @@ func (e *Engine) DeleteLoadBalancer(ctx context.Context, svc *corev1.Service) (*
 		return nil, err
 	}
 	e.memo.forget(svc.Namespace + "/" + svc.Name)
+	e.known.forget(svc.Namespace + "/" + svc.Name)
 	res, err := e.runner.Destroy(ctx, j)
 	if err != nil {
 		return nil, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	return res, nil
+}
+
+// ReconcileLoadBalancer converges the Service's load balancer under an
+// apply policy: auto applies at once; manual applies a plan only once
+// approved is its id; plan-only records plans and never applies. While a
+// plan waits, the error is an *AwaitingApprovalError.
+func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, policy annotations.ApplyPolicy, approved string) (*LoadBalancer, *Outcome, error) {
+	inputs := serviceInputs(svc, nodes)
+	if policy == annotations.ApplyAuto {
+		lb, res, err := e.ensureLoadBalancer(ctx, svc, nodes, inputs)
+		if err == nil {
+			if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok {
+				e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: m.job, Policy: policy})
+			}
+		}
+		out := autoOutcome(policy, res)
+		out.InputsDigest = inputs
+		if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok && !out.fastPath() {
+			out.Workspace, out.Files = m.workKey, m.job.Files
+		}
+		return lb, out, err
+	}
+	mod, j, err := e.RenderLoadBalancer(svc, nodes)
+	if err != nil {
+		return nil, &Outcome{Policy: policy}, err
+	}
+	e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: j, Policy: policy})
+	out, err := e.gated(ctx, svc.Namespace+"/"+svc.Name, j, false, policy, approved)
+	out.InputsDigest = inputs
+	if out.Applied != nil {
+		e.memo.put(svc.Namespace+"/"+svc.Name, memoEntry{inputs: inputs, module: mod.Hash, workKey: j.Key, job: j})
+	}
+	var lb *LoadBalancer
+	if out.Result != nil && (&runner.Result{Outputs: out.Result.Outputs}).Output("id") != "" {
+		lb = loadBalancerFrom(out.Result)
+	}
+	if err != nil {
+		var wait *AwaitingApprovalError
+		if !errors.As(err, &wait) {
+			err = fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+	}
+	return lb, out, err
+}
+
+// RemoveLoadBalancer deletes the Service's load balancer under an apply
+// policy (see ReconcileLoadBalancer): under manual the destroy plan waits
+// for approval, under plan-only it is never applied.
+func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, policy annotations.ApplyPolicy, approved string) (*Outcome, error) {
+	_, j, err := e.RenderLoadBalancer(svc, nil)
+	if err != nil {
+		return &Outcome{Policy: policy}, err
+	}
+	obj := svc.Namespace + "/" + svc.Name
+	e.memo.forget(obj)
+	e.known.forget(obj)
+	if policy != annotations.ApplyAuto {
+		return e.gated(ctx, obj, j, true, policy, approved)
+	}
+	res, err := e.runner.Destroy(ctx, j)
+	out := autoOutcome(policy, res)
+	out.Workspace, out.Files = j.Key, j.Files
+	if err != nil {
+		return out, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	return out, nil
 }

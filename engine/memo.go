@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // memo remembers, per object, which rendered module its last inputs gave.
@@ -24,6 +26,8 @@ type memoEntry struct {
 	inputs  string
 	module  string
 	workKey string
+	// job is the rendered job, for drift checks.
+	job runner.Job
 }
 
 func (c *memo) get(obj, inputs string) (memoEntry, bool) {

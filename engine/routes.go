@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -84,4 +85,31 @@ func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
 	}
 	slices.SortFunc(out, func(a, b Route) int { return strings.Compare(a.Destination, b.Destination) })
 	return out, nil
+}
+
+// RoutesKey names the route set among known objects and pending plans.
+const RoutesKey = "routes"
+
+// ReconcileRoutes converges the route set under an apply policy (see
+// ReconcileLoadBalancer); approved comes from the route set's record.
+func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, policy annotations.ApplyPolicy, approved string) ([]Route, *Outcome, error) {
+	_, j, err := e.RenderRoutes(routes)
+	if err != nil {
+		return nil, &Outcome{Policy: policy}, err
+	}
+	e.known.put(Known{Key: RoutesKey, Job: j, Policy: policy})
+	var out *Outcome
+	if policy == annotations.ApplyAuto {
+		var res *runner.Result
+		res, err = e.runner.Ensure(ctx, j, runner.EnsureOptions{PlanText: e.planText})
+		out = autoOutcome(policy, res)
+		out.Workspace, out.Files = j.Key, j.Files
+	} else {
+		out, err = e.gated(ctx, RoutesKey, j, false, policy, approved)
+	}
+	if err != nil || out.Result == nil {
+		return nil, out, err
+	}
+	applied, err := routesFrom(out.Result.Outputs)
+	return applied, out, err
 }

@@ -38,6 +38,9 @@ type EnsureOptions struct {
 	// MaxAge forces a real plan when the last apply is older (drift check);
 	// 0 trusts the record forever.
 	MaxAge time.Duration
+	// PlanText renders a plan with changes for people (Plan.Text), in
+	// parallel with its apply.
+	PlanText bool
 }
 
 // Ensure brings the object to job's desired state: plan, then apply that
@@ -64,7 +67,15 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 		if err != nil {
 			return nil, err
 		}
+		var text <-chan string
+		if p.HasChanges && (o.PlanText || r.cfg.KeepPlanText) {
+			text = r.showAsync(ctx, w, p)
+		}
 		res, err := r.apply(ctx, w, p)
+		if text != nil {
+			p.Text = <-text
+			r.keepText(w, p.Text)
+		}
 		// Another writer (a second replica, a person) changed the state
 		// between our plan and apply: plan again from the new state.
 		if errors.Is(err, ErrStalePlan) && attempt < 3 {
@@ -132,4 +143,33 @@ func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool
 		return &Result{Outputs: rec.Outputs, FastPath: true}, true
 	}
 	return nil, false
+}
+
+// showAsync renders p for people while it is being applied: show only
+// reads a hard link of the plan file, which apply then may delete.
+func (r *Runner) showAsync(ctx context.Context, w *workspace, p *Plan) <-chan string {
+	out := make(chan string, 1)
+	link := p.File + ".show"
+	if err := os.Link(p.File, link); err != nil {
+		out <- ""
+		return out
+	}
+	env := w.env
+	go func() {
+		defer os.Remove(link)
+		text, err := r.showText(ctx, w, link, env)
+		if err != nil {
+			klog.V(2).InfoS("terraform show failed", "workspace", w.key, "plan", p.ID, "err", err)
+		}
+		out <- text
+	}()
+	return out
+}
+
+// keepText writes the last plan's text next to the workspace when
+// configured (KeepPlanText).
+func (r *Runner) keepText(w *workspace, text string) {
+	if r.cfg.KeepPlanText && text != "" {
+		_ = os.WriteFile(w.meta("last-plan.txt"), []byte(text+"\n"), 0o600)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
 )
 
@@ -56,12 +57,10 @@ func (r *Runner) DestroyPlanned(ctx context.Context, job Job, p *Plan) (*Result,
 // forget deletes the object's state and workspace directory.
 func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
 	if job.Workspace != "" && job.Workspace != "default" {
-		r.count("workspace")
-		if err := w.tf.WorkspaceSelect(ctx, "default"); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, "default") }); err != nil {
 			return w.newError("workspace select", err, nil)
 		}
-		r.count("workspace")
-		if err := w.tf.WorkspaceDelete(ctx, job.Workspace); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceDelete(ctx, job.Workspace) }); err != nil {
 			return w.newError("workspace delete", err, nil)
 		}
 	}
@@ -94,8 +93,8 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	if err := r.prepare(ctx, w, job); err != nil {
 		return nil, err
 	}
-	r.count("output")
-	metas, err := w.tf.Output(ctx)
+	var metas map[string]tfexec.OutputMeta
+	err = r.exec("output", func() (err error) { metas, err = w.tf.Output(ctx); return err })
 	if err != nil {
 		return nil, w.newError("output", err, nil)
 	}

@@ -75,6 +75,7 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 	for attempt := 0; ; attempt++ {
 		s := newUIStream()
 		r.count(op)
+		start := time.Now()
 		err := run(s)
 		// The *JSON methods of terraform-exec keep the writer they were
 		// given as the handle's stdout; later commands must not write to
@@ -82,9 +83,11 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 		w.tf.SetStdout(nil)
 		s.Close()
 		if err == nil {
+			r.observe(op, nil, start)
 			return s, nil
 		}
 		e := w.newError(op, err, s.errors)
+		r.observe(op, e, start) // with the diagnostics, so a lock is seen as one
 		if attempt > 0 || !errors.Is(e, ErrStateLocked) || r.cfg.StaleLockAge < 0 {
 			return s, e
 		}
@@ -97,8 +100,7 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 			return s, e
 		}
 		klog.InfoS("force-unlocking stale terraform state lock", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "created", li.Created)
-		r.count("force-unlock")
-		if uerr := w.tf.ForceUnlock(ctx, li.ID); uerr != nil {
+		if uerr := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, li.ID) }); uerr != nil {
 			return s, errors.Join(e, w.newError("force-unlock", uerr, nil))
 		}
 		r.lockSeen.Delete(w.key + "/" + li.ID)
@@ -106,4 +108,33 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 			r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
 		}
 	}
+}
+
+// HeldLock tells, for an error that is errors.Is ErrStateLocked, which lock
+// was in the way (its holder and age only when terraform printed them).
+func HeldLock(err error) (id, holder string, created time.Time, ok bool) {
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrStateLocked) {
+		return "", "", time.Time{}, false
+	}
+	li, ok := parseHeldLock(e.Diagnostics + "\n" + e.Err.Error())
+	return li.ID, li.Who, li.Created, ok
+}
+
+// ForceUnlock forces open the object's state lock lockID, on a person's
+// request (examplectl unlock). Only that lock: terraform refuses another id.
+func (r *Runner) ForceUnlock(ctx context.Context, job Job, lockID string) error {
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := r.prepare(ctx, w, job); err != nil {
+		return err
+	}
+	if err := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, lockID) }); err != nil {
+		return w.newError("force-unlock", err, nil)
+	}
+	klog.InfoS("force-unlocked terraform state lock on request", "workspace", w.key, "lockID", lockID)
+	return nil
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/klog/v2"
 )
 
@@ -50,6 +53,9 @@ type Plan struct {
 	HasChanges bool
 	Summary    PlanSummary
 	Warnings   []string
+	// Text is terraform's human-readable rendering (terraform show), when
+	// asked for: Terraform redacts the values it knows are sensitive.
+	Text string
 }
 
 // PlanOptions select the kind of plan.
@@ -94,6 +100,15 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.key, err)
 	}
+	// Kept under its id until applied or discarded: an approval names it.
+	kept := w.meta(filepath.Join("plans", id+".tfplan"))
+	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(file, kept); err != nil {
+		return nil, fmt.Errorf("workspace %s: keep plan: %w", w.key, err)
+	}
+	file = kept
 	p := &Plan{ID: id, File: file, Workspace: w.key, Hash: job.Hash, Destroy: o.Destroy, HasChanges: changed, Warnings: stream.warnings}
 	p.Summary.Resources = stream.planned
 	p.Summary.Drift = stream.drift
@@ -101,16 +116,7 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 		p.Summary.Add, p.Summary.Change, p.Summary.Import, p.Summary.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
 	}
 	sort.Slice(p.Summary.Resources, func(i, j int) bool { return p.Summary.Resources[i].Address < p.Summary.Resources[j].Address })
-	if r.cfg.KeepPlanText && changed {
-		r.count("show")
-		text, err := w.tf.ShowPlanFileRaw(ctx, file)
-		if err != nil {
-			return nil, w.newError("show", err, nil)
-		}
-		if err := os.WriteFile(w.meta("last-plan.txt"), []byte(w.sanitize(text)+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("workspace %s: %w", w.key, err)
-		}
-	}
+
 	klog.V(2).InfoS("terraform plan", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String(), "destroy", o.Destroy)
 	return p, nil
 }
@@ -129,18 +135,79 @@ func planID(file string) (string, error) {
 	return "plan-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-// ShowPlan renders a saved plan the way a person reads it, with
-// Terraform's own redaction of sensitive values.
+// ShowPlan renders a saved plan the way a person reads it (terraform
+// show, with Terraform's own redaction) and sets p.Text.
 func (r *Runner) ShowPlan(ctx context.Context, p *Plan) (string, error) {
 	w, release, err := r.acquire(ctx, p.Workspace)
 	if err != nil {
 		return "", err
 	}
 	defer release()
-	r.count("show")
-	out, err := w.tf.ShowPlanFileRaw(ctx, p.File)
+	text, err := r.showText(ctx, w, p.File, w.env)
+	if err != nil {
+		return "", err
+	}
+	p.Text = text
+	return text, nil
+}
+
+// showText runs terraform show on a plan file with its own terraform-exec
+// handle, so it may run while the workspace's handle applies.
+func (r *Runner) showText(ctx context.Context, w *workspace, file string, env map[string]string) (string, error) {
+	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+	if err != nil {
+		return "", err
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return "", err
+	}
+	_ = tf.SetDisablePluginTLS(true)
+	var out string
+	err = r.exec("show", func() (err error) { out, err = tf.ShowPlanFileRaw(ctx, file); return err })
 	if err != nil {
 		return "", w.newError("show", err, nil)
 	}
 	return w.sanitize(out), nil
+}
+
+// Discard forgets a saved plan that will not be applied (superseded).
+func (r *Runner) Discard(p *Plan) {
+	if p != nil && p.File != "" {
+		_ = os.Remove(p.File)
+	}
+}
+
+// Fingerprint identifies what a saved plan would do, independent of when
+// it was made: terraform show -json without its timestamp, hashed. Two
+// plans with equal fingerprints make the same changes from the same
+// (refreshed) prior state. The JSON may hold sensitive values; only its
+// hash leaves this function.
+func (r *Runner) Fingerprint(ctx context.Context, p *Plan) (string, error) {
+	w, release, err := r.acquire(ctx, p.Workspace)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+	if err != nil {
+		return "", err
+	}
+	if err := tf.SetEnv(w.env); err != nil {
+		return "", err
+	}
+	_ = tf.SetDisablePluginTLS(true)
+	var plan *tfjson.Plan
+	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File); return err }); err != nil {
+		return "", w.newError("show", err, nil)
+	}
+	// Not what the plan does: when it was made, and which attributes
+	// terraform found relevant (listed in no stable order).
+	plan.Timestamp = ""
+	plan.RelevantAttributes = nil
+	norm, err := json.Marshal(plan) // struct order, sorted map keys
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: plan json: %w", w.key, err)
+	}
+	sum := sha256.Sum256(norm)
+	return hex.EncodeToString(sum[:]), nil
 }

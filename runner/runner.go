@@ -38,6 +38,9 @@ type Config struct {
 	// <workspace>/.ccm/last-plan.txt, for people reviewing what was
 	// applied. Costs one terraform process per change.
 	KeepPlanText bool
+	// Observe, if set, hears of every terraform process: its command, its
+	// error (nil on success) and how long it took (for metrics).
+	Observe func(op string, err error, d time.Duration)
 	// Env is added to every terraform process (e.g. EXAMPLE_TOKEN for the
 	// provider). Values are secrets: they are scrubbed from errors.
 	Env map[string]string
@@ -168,6 +171,21 @@ func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), e
 	}
 	w.mu.Lock()
 	return w, func() { w.mu.Unlock(); <-r.sem }, nil
+}
+
+// exec runs one terraform command: counted, timed and observed.
+func (r *Runner) exec(op string, fn func() error) error {
+	r.count(op)
+	start := time.Now()
+	err := fn()
+	r.observe(op, err, start)
+	return err
+}
+
+func (r *Runner) observe(op string, err error, start time.Time) {
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(op, err, time.Since(start))
+	}
 }
 
 // count records one terraform process for op.

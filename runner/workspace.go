@@ -134,11 +134,10 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 		defer r.initMu.Unlock()
 	}
 	klog.V(2).InfoS("terraform init", "workspace", w.key)
-	r.count("init")
 	var stderr bytes.Buffer
 	w.tf.SetStderr(&stderr)
 	defer w.tf.SetStderr(nil)
-	err := w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false))
+	err := r.exec("init", func() error { return w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false)) })
 	if err != nil {
 		return &Error{Op: "init", Workspace: w.key, Err: err, Diagnostics: w.sanitize(stderr.String())}
 	}
@@ -148,8 +147,9 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 // selectWorkspace selects (creating if needed) a named terraform workspace
 // for backends that keep several states in one place (pg).
 func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string) error {
-	r.count("workspace")
-	list, current, err := w.tf.WorkspaceList(ctx)
+	var list []string
+	var current string
+	err := r.exec("workspace", func() (err error) { list, current, err = w.tf.WorkspaceList(ctx); return err })
 	if err != nil {
 		return &Error{Op: "workspace list", Workspace: w.key, Err: err}
 	}
@@ -157,14 +157,12 @@ func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string)
 		return nil
 	}
 	if slices.Contains(list, name) {
-		r.count("workspace")
-		if err := w.tf.WorkspaceSelect(ctx, name); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, name) }); err != nil {
 			return &Error{Op: "workspace select", Workspace: w.key, Err: err}
 		}
 		return nil
 	}
-	r.count("workspace")
-	if err := w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout())); err != nil {
+	if err := r.exec("workspace", func() error { return w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout())) }); err != nil {
 		return &Error{Op: "workspace new", Workspace: w.key, Err: err}
 	}
 	return nil

@@ -1,5 +1,7 @@
 // Command examplectl is review tooling for the Example cloud controller
-// manager: it shows, offline, the Terraform the controller would apply.
+// manager: render shows, offline, the Terraform the controller would apply;
+// status, plan, history, approve and unlock read the plan records it keeps
+// in the cluster and act on them through the annotations it watches.
 package main
 
 import (
@@ -23,6 +25,13 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRenderCmd())
+	root.AddCommand(
+		newRenderCmd(),
+		newStatusCmd(),
+		newPlanCmd(),
+		newHistoryCmd(),
+		newApproveCmd(),
+		newUnlockCmd(),
+	)
 	return root
 }

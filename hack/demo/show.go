@@ -112,6 +112,7 @@ func (d *demo) show(ctx context.Context) error {
 	fmt.Printf("    logs:        %s/{ccm,example-cloud}.log, %s/control-plane/*.log\n", d.dir, d.dir)
 	fmt.Printf("    cloud API:   http://%s (token in %s)\n", d.api, filepath.Join(d.dir, "token"))
 	fmt.Printf("    try:         KUBECONFIG=%s kubectl get nodes,svc -o wide\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    records:     bin/examplectl --kubeconfig %s status   (then: plan default/echo, history default/echo)\n", d.cluster.AdminKubeconfig)
 	fmt.Printf("    review:      bin/examplectl render --service <svc.yaml>   (offline, exactly what the CCM applies)\n")
 	fmt.Printf("    stop:        make demo-down\n")
 	return nil

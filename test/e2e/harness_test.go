@@ -36,7 +36,10 @@ const (
 )
 
 type options struct {
-	state          string // local (default) or kubernetes
+	state          string // local (default), kubernetes or pg
+	pgConnStrFile  string // state: pg
+	policy         string // cluster apply policy (default auto)
+	driftInterval  string // enables drift checks
 	provisionDelay time.Duration
 	// extraArgs are appended to the CCM's flags.
 	extraArgs []string
@@ -56,6 +59,9 @@ type env struct {
 	// stateDir holds local state files (state: local).
 	stateDir string
 	workDir  string
+	auditLog string
+	// securePort serves the CCM's /healthz and /metrics.
+	securePort string
 }
 
 func ccmBinary(t testing.TB) string {
@@ -103,9 +109,20 @@ func newEnv(t testing.TB, o options) *env {
 	e.stateDir = filepath.Join(e.dir, "states")
 	e.workDir = filepath.Join(e.dir, "work")
 	st := map[string]any{"type": "local", "local": map[string]any{"dir": e.stateDir}}
-	if o.state == "kubernetes" {
+	switch o.state {
+	case "kubernetes":
 		st = map[string]any{"type": "kubernetes", "kubernetes": map[string]any{"namespace": namespace, "kubeconfigPath": kubeconfig}}
+	case "pg":
+		st = map[string]any{"type": "pg", "pg": map[string]any{"connStrFile": o.pgConnStrFile, "schemaName": "ccm"}}
 	}
+	drift := map[string]any{"disabled": true}
+	if o.driftInterval != "" {
+		drift = map[string]any{"interval": o.driftInterval, "concurrency": 2}
+	}
+	if o.policy == "" {
+		o.policy = "auto"
+	}
+	e.auditLog = filepath.Join(e.dir, "audit.jsonl")
 	cfg := map[string]any{
 		"clusterID": "e2e",
 		"region":    region,
@@ -114,9 +131,10 @@ func newEnv(t testing.TB, o options) *env {
 		"network":   map[string]any{"name": "default"},
 		"terraform": map[string]any{
 			"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
-			"concurrency": 4, "lockTimeout": "20s", "staleLockAge": "30s",
+			"concurrency": 4, "lockTimeout": "20s", "staleLockAge": "30s", "applyPolicy": o.policy,
 		},
-		"state": st,
+		"state":  st,
+		"review": map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift},
 	}
 	data, err := yaml.Marshal(cfg)
 	must(t, err)
@@ -156,7 +174,8 @@ func (e *env) startCCM() {
 	e.ccmLog = filepath.Join(e.dir, fmt.Sprintf("ccm-%d.log", time.Now().UnixNano()))
 	logf, err := os.Create(e.ccmLog)
 	must(t, err)
-	args := append([]string{"--secure-port=" + freePort(t)}, e.args...)
+	e.securePort = freePort(t)
+	args := append([]string{"--secure-port=" + e.securePort}, e.args...)
 	cmd := exec.Command(e.ccmBin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

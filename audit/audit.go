@@ -1,0 +1,135 @@
+// Package audit writes the CCM's audit log: one JSON line per plan,
+// approval, apply, destroy, forced unlock or drift finding, appended to a
+// file (or stdout) that log shippers can tail. Entries name plans; they
+// never hold a plan's text, and configured secret values are replaced by
+// [redacted] wherever they appear.
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Actions.
+const (
+	ActionPlan        = "plan"
+	ActionApprove     = "approve"
+	ActionApply       = "apply"
+	ActionDestroy     = "destroy"
+	ActionForceUnlock = "force-unlock"
+	ActionDrift       = "drift"
+)
+
+// Entry is one line of the log.
+type Entry struct {
+	Time   time.Time `json:"time"`
+	Action string    `json:"action"`
+	// Object is what the action is about: "Service default/web",
+	// "RouteSet cluster".
+	Object    string            `json:"object"`
+	Workspace string            `json:"workspace,omitempty"`
+	PlanID    string            `json:"planID,omitempty"`
+	Policy    string            `json:"policy,omitempty"`
+	Outcome   string            `json:"outcome,omitempty"`
+	Summary   string            `json:"summary,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	Actor     string            `json:"actor,omitempty"`
+	Details   map[string]string `json:"details,omitempty"`
+}
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("audit: log closed")
+
+// Log appends entries; it is safe for concurrent use.
+type Log struct {
+	mu     sync.Mutex
+	w      io.Writer
+	file   *os.File // nil for stdout
+	scrub  *scrubber
+	closed bool
+}
+
+// Option configures Open.
+type Option func(*Log)
+
+// Redact replaces values (a token, a password) with [redacted] in every
+// string of every entry. Empty values are ignored.
+func Redact(values ...string) Option {
+	return func(l *Log) { l.scrub.add(values...) }
+}
+
+// Open appends to the file at path, created 0600 if missing; "" or "-"
+// writes to stdout.
+func Open(path string, opts ...Option) (*Log, error) {
+	l := &Log{w: os.Stdout, scrub: &scrubber{}}
+	if path != "" && path != "-" {
+		// O_APPEND: each line is one write(2) at the end of the file, so
+		// lines from another process appending to it do not overlap.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		l.w, l.file = f, f
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// Redact adds values to redact from now on (a rotated token).
+func (l *Log) Redact(values ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scrub.add(values...)
+}
+
+// Write appends e as one line (Time defaults to now) and, for a file,
+// syncs it: an audit line must survive a crash right after the apply it
+// records, and there are only a few per plan.
+func (l *Log) Write(e Entry) error {
+	if e.Action == "" {
+		return errors.New("audit: entry without action")
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	line, err := json.Marshal(l.scrub.entry(e))
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if _, err := l.w.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if l.file != nil {
+		if err := l.file.Sync(); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the file (not stdout); later Writes fail.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.file != nil {
+		return l.file.Close()
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// now is the clock ages are measured with; tests pin it.
+var now = time.Now
+
+// age is kubectl's short age of t ("5m", "3d"), or - for no time.
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now().Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return duration.HumanDuration(d)
+}
+
+// stamp is t in UTC, to the second, or - for no time.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// orDash is s, or - when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// firstLine is s's first line, cut to max runes, for a table cell; the
+// full text is in -o json.
+func firstLine(s string, max int) string {
+	line, _, more := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(line); len(r) > max {
+		line, more = string(r[:max]), true
+	}
+	if more {
+		line += " ..."
+	}
+	return line
+}
+
+// newTable is a kubectl-style table writer.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+}
+
+// row writes cells tab-separated.
+func row(w io.Writer, cells ...string) {
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+// outputFlag adds -o: table (default) or json.
+func outputFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "output", "o", "", "output format: json (default: a table)")
+}
+
+func checkOutput(format string) error {
+	switch format {
+	case "", "table", "json":
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: want json, or nothing for a table", format)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

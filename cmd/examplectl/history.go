@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/records"
+)
+
+func newHistoryCmd() *cobra.Command {
+	var o objectOptions
+	var output string
+	cmd := &cobra.Command{
+		Use:   "history " + objectArgs + " [-o json]",
+		Short: "List the recorded plans of a Service or of the route set, newest first",
+		Long: `history lists every plan the record keeps for a Service (or the route set),
+newest first: id, kind (change, destroy, drift), outcome, changes, when it
+was planned and decided, and the first line of its error. -o json has the
+whole error and the changed resources. examplectl plan --plan-id ID shows one.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, ref, err := o.object(args[0])
+			if err != nil {
+				return err
+			}
+			return runHistory(cmd.Context(), c, ref, output, cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	outputFlag(cmd, &output)
+	return cmd
+}
+
+func runHistory(ctx context.Context, c *cluster, ref records.ObjectRef, output string, w io.Writer) error {
+	t, err := c.resolve(ctx, ref, false)
+	if err != nil {
+		return err
+	}
+	plans := sortPlans(t.record)
+	if output == "json" {
+		if plans == nil {
+			plans = []records.Plan{}
+		}
+		return writeJSON(w, plans)
+	}
+	tw := newTable(w)
+	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "PLANNED", "DECIDED", "ERROR")
+	for _, p := range plans {
+		decided := "-"
+		if p.DecidedAt != nil {
+			decided = stamp(*p.DecidedAt)
+		}
+		row(tw, p.ID, p.Kind, string(p.Outcome), p.Summary.String(), stamp(p.PlannedAt), decided, orDash(firstLine(p.Error, 80)))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/records"
+)
+
+// Record object kinds (records.ObjectRef.Kind).
+const (
+	kindService  = "Service"
+	kindRouteSet = "RouteSet"
+	// routeSetName is the one route set's name.
+	routeSetName = "cluster"
+	// routesArg names the route set on the command line.
+	routesArg = "routes"
+)
+
+// objectArgs is the usage of an object argument.
+const objectArgs = "<ns/service | service [-n ns] | routes>"
+
+// objectOptions select the object of plan, history, approve and unlock.
+type objectOptions struct {
+	kubeOptions
+	// serviceNamespace is -n: the Service's namespace.
+	serviceNamespace string
+}
+
+func (o *objectOptions) addFlags(cmd *cobra.Command) {
+	o.kubeOptions.addFlags(cmd)
+	cmd.Flags().StringVarP(&o.serviceNamespace, "service-namespace", "n", "", "the Service's namespace (default: the kubeconfig context's); ns/name works too")
+}
+
+// object connects and resolves the command's object argument.
+func (o *objectOptions) object(arg string) (*cluster, records.ObjectRef, error) {
+	c, err := o.connect()
+	if err != nil {
+		return nil, records.ObjectRef{}, err
+	}
+	ref, err := parseObject(arg, o.serviceNamespace, c.defaultNamespace)
+	return c, ref, err
+}
+
+// parseObject turns the argument into the object a record is about: ns/name
+// or name (-n, else defaultNS) is a Service; routes, without -n, the route
+// set (a Service named routes: -n ns routes, or ns/routes).
+func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
+	if arg == routesArg && serviceNS == "" {
+		return records.ObjectRef{Kind: kindRouteSet, Name: routeSetName}, nil
+	}
+	ns, name := serviceNS, arg
+	if before, after, ok := strings.Cut(arg, "/"); ok {
+		if serviceNS != "" && serviceNS != before {
+			return records.ObjectRef{}, fmt.Errorf("%s names namespace %s, but -n is %s", arg, before, serviceNS)
+		}
+		ns, name = before, after
+	}
+	if ns == "" {
+		ns = defaultNS
+	}
+	if name == "" || ns == "" || strings.Contains(name, "/") {
+		return records.ObjectRef{}, fmt.Errorf("%q is not a Service: want %s", arg, objectArgs)
+	}
+	return records.ObjectRef{Kind: kindService, Namespace: ns, Name: name}, nil
+}
+
+// describe names an object for people: "Service shop/web", "the route set".
+func describe(o records.ObjectRef) string {
+	if o.Kind == kindRouteSet {
+		return "the route set"
+	}
+	return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
+}
+
+// objectColumn is how status names an object: the argument the other
+// commands take.
+func objectColumn(o records.ObjectRef) string {
+	if o.Kind == kindRouteSet {
+		return routesArg
+	}
+	return o.Namespace + "/" + o.Name
+}
+
+// target is an object with its record.
+type target struct {
+	ref records.ObjectRef
+	// service is the live Service (nil for the route set, or if it is gone).
+	service *corev1.Service
+	record  *records.Record
+}
+
+// errNoRecord: the object exists (or may), but the controller has not
+// recorded a plan for it.
+var errNoRecord = errors.New("no plan record")
+
+// resolve finds ref's record. For a Service it also reads the Service:
+// needService makes its absence an error (approve and unlock annotate it).
+func (c *cluster) resolve(ctx context.Context, ref records.ObjectRef, needService bool) (*target, error) {
+	t := &target{ref: ref}
+	// exists: the Service is there (or may be: reading it failed, which
+	// only approve and unlock need).
+	exists := true
+	if ref.Kind == kindService {
+		svc, err := c.client.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			t.service = svc
+		case apierrors.IsNotFound(err):
+			if needService {
+				return nil, fmt.Errorf("service %s/%s not found", ref.Namespace, ref.Name)
+			}
+			exists = false
+		case needService:
+			return nil, c.explain(err, "get service "+ref.Namespace+"/"+ref.Name)
+		}
+	}
+	all, err := c.store.List(ctx)
+	if err != nil {
+		return nil, c.explain(err, "list plan records in namespace "+c.namespace)
+	}
+	var match []*records.Record
+	for _, r := range all {
+		if r.Object.Kind == ref.Kind && r.Object.Namespace == ref.Namespace && r.Object.Name == ref.Name {
+			match = append(match, r)
+		}
+	}
+	if len(match) == 0 {
+		return nil, c.noRecord(ref, exists)
+	}
+	// Two records for one name: a Service deleted and created again before
+	// the old record went. The live Service's wins, else the newest.
+	slices.SortStableFunc(match, func(a, b *records.Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	best := match[0]
+	if t.service != nil {
+		if i := slices.IndexFunc(match, func(r *records.Record) bool { return r.Object.UID == string(t.service.UID) }); i >= 0 {
+			best = match[i]
+		}
+	}
+	// List may leave out the rendered files; Get has everything.
+	rec, err := c.store.Get(ctx, best.Workspace)
+	if err != nil {
+		return nil, c.explain(err, "get plan record "+best.Workspace)
+	}
+	if rec == nil {
+		return nil, c.noRecord(ref, exists)
+	}
+	t.record = rec
+	return t, nil
+}
+
+func (c *cluster) noRecord(ref records.ObjectRef, exists bool) error {
+	switch {
+	case ref.Kind == kindRouteSet:
+		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
+	case !exists:
+		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)
+	default:
+		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)", errNoRecord, describe(ref), c.namespace)
+	}
+}
+
+// sortPlans returns rec's plans newest first, whatever order they were
+// stored in (ties keep the stored order, newest first).
+func sortPlans(rec *records.Record) []records.Plan {
+	plans := slices.Clone(rec.Plans)
+	slices.SortStableFunc(plans, func(a, b records.Plan) int { return b.PlannedAt.Compare(a.PlannedAt) })
+	return plans
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/records"
+)
+
+func newStatusCmd() *cobra.Command {
+	var o kubeOptions
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status [-o json]",
+		Short: "List every object the controller keeps plan records for",
+		Long: `status lists the plan records in the controller's namespace: one line per
+Service (ns/name) and for the route set (routes), with the apply policy, the
+latest plan (id, outcome, changes as +add ~change -destroy), the last drift
+check, a state lock the controller could not take, and the age of the latest
+plan. The OBJECT column is what plan, history, approve and unlock take.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			return runStatus(cmd.Context(), c, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.addFlags(cmd)
+	outputFlag(cmd, &output)
+	return cmd
+}
+
+// statusItem is one line of status -o json.
+type statusItem struct {
+	Object    records.ObjectRef `json:"object"`
+	Workspace string            `json:"workspace"`
+	Policy    string            `json:"policy"`
+	LastPlan  *records.Plan     `json:"lastPlan,omitempty"`
+	Drift     *records.Drift    `json:"drift,omitempty"`
+	Lock      *records.LockInfo `json:"lock,omitempty"`
+	UpdatedAt time.Time         `json:"updatedAt"`
+}
+
+func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
+	recs, err := c.store.List(ctx)
+	if err != nil {
+		return c.explain(err, "list plan records in namespace "+c.namespace)
+	}
+	items := make([]statusItem, 0, len(recs))
+	for _, r := range recs {
+		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, Drift: r.Drift, Lock: r.Lock, UpdatedAt: r.UpdatedAt}
+		if plans := sortPlans(r); len(plans) > 0 {
+			it.LastPlan = &plans[0]
+		}
+		items = append(items, it)
+	}
+	slices.SortFunc(items, func(a, b statusItem) int {
+		return cmp.Or(
+			cmp.Compare(a.Object.Kind, b.Object.Kind),
+			cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+			cmp.Compare(a.Object.Name, b.Object.Name),
+			cmp.Compare(a.Workspace, b.Workspace),
+		)
+	})
+	if output == "json" {
+		return writeJSON(stdout, items)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(stderr, "No plan records in namespace %s.\n", c.namespace)
+		return nil
+	}
+	tw := newTable(stdout)
+	row(tw, "OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "DRIFT", "LOCK", "AGE")
+	for _, it := range items {
+		plan, outcome, changes, planned := "-", "-", "-", it.UpdatedAt
+		if p := it.LastPlan; p != nil {
+			plan, outcome, changes, planned = p.ID, string(p.Outcome), p.Summary.String(), p.PlannedAt
+		}
+		lock := "-"
+		if it.Lock != nil {
+			lock = it.Lock.ID
+		}
+		row(tw, objectColumn(it.Object), it.Workspace, orDash(it.Policy), plan, outcome, changes, driftColumn(it.Drift), lock, age(planned))
+	}
+	return tw.Flush()
+}
+
+// driftColumn: yes/no and how long ago it was checked, or - if never.
+func driftColumn(d *records.Drift) string {
+	if d == nil {
+		return "-"
+	}
+	found := "no"
+	if d.Detected {
+		found = "yes"
+	}
+	return fmt.Sprintf("%s (%s)", found, age(d.CheckedAt))
+}

@@ -1,0 +1,187 @@
+package records
+
+import (
+	"context"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+)
+
+// obj is a ConfigMap or a Secret reduced to what the store uses, so one
+// code path packs both.
+type obj struct {
+	name        string
+	rv          string // "" for an object not created yet
+	labels      map[string]string
+	annotations map[string]string
+	data        map[string][]byte
+}
+
+// payload is what an object's data counts against the chunk budget: keys
+// and values (the apiserver counts values only).
+func (o *obj) payload() int {
+	n := 0
+	for k, v := range o.data {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// kindAPI reads and writes one kind in the store's namespace. update and
+// delete are conditional on obj.rv / rv. Writes that lost a race (object
+// changed, created or deleted meanwhile) return Conflict errors, so
+// retry.RetryOnConflict starts the read-modify-write over.
+type kindAPI interface {
+	get(ctx context.Context, name string) (*obj, error)
+	// list reads from the apiserver's cache when cached: quick, maybe
+	// stale; otherwise it is consistent, which can wait ~0.1 s for a kind
+	// without recent writes.
+	list(ctx context.Context, selector string, cached bool) ([]*obj, error)
+	create(ctx context.Context, o *obj) (*obj, error)
+	update(ctx context.Context, o *obj) (*obj, error)
+	delete(ctx context.Context, name, rv string) error
+}
+
+// raced turns the errors of a write that lost a race into Conflicts.
+func raced(err error, resource, name string) error {
+	if apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
+		return apierrors.NewConflict(schema.GroupResource{Resource: resource}, name, err)
+	}
+	return err
+}
+
+func listOptions(selector string, cached bool) metav1.ListOptions {
+	o := metav1.ListOptions{LabelSelector: selector}
+	if cached {
+		o.ResourceVersion = "0"
+	}
+	return o
+}
+
+func deleteOptions(rv string) metav1.DeleteOptions {
+	if rv == "" {
+		return metav1.DeleteOptions{}
+	}
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}
+}
+
+type configMaps struct {
+	c corev1client.ConfigMapInterface
+}
+
+func fromConfigMap(cm *corev1.ConfigMap) *obj {
+	o := &obj{name: cm.Name, rv: cm.ResourceVersion, labels: cm.Labels, annotations: cm.Annotations, data: make(map[string][]byte, len(cm.Data))}
+	for k, v := range cm.Data {
+		o.data[k] = []byte(v)
+	}
+	return o
+}
+
+func toConfigMap(o *obj) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: o.name, ResourceVersion: o.rv, Labels: o.labels, Annotations: o.annotations},
+		Data:       make(map[string]string, len(o.data)),
+	}
+	for k, v := range o.data {
+		cm.Data[k] = string(v)
+	}
+	return cm
+}
+
+func (a configMaps) get(ctx context.Context, name string) (*obj, error) {
+	cm, err := a.c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return fromConfigMap(cm), nil
+}
+
+func (a configMaps) list(ctx context.Context, selector string, cached bool) ([]*obj, error) {
+	l, err := a.c.List(ctx, listOptions(selector, cached))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*obj, len(l.Items))
+	for i := range l.Items {
+		out[i] = fromConfigMap(&l.Items[i])
+	}
+	return out, nil
+}
+
+func (a configMaps) create(ctx context.Context, o *obj) (*obj, error) {
+	cm, err := a.c.Create(ctx, toConfigMap(o), metav1.CreateOptions{})
+	if err != nil {
+		return nil, raced(err, "configmaps", o.name)
+	}
+	return fromConfigMap(cm), nil
+}
+
+func (a configMaps) update(ctx context.Context, o *obj) (*obj, error) {
+	cm, err := a.c.Update(ctx, toConfigMap(o), metav1.UpdateOptions{})
+	if err != nil {
+		return nil, raced(err, "configmaps", o.name)
+	}
+	return fromConfigMap(cm), nil
+}
+
+func (a configMaps) delete(ctx context.Context, name, rv string) error {
+	return a.c.Delete(ctx, name, deleteOptions(rv))
+}
+
+type secrets struct{ c corev1client.SecretInterface }
+
+func fromSecret(s *corev1.Secret) *obj {
+	return &obj{name: s.Name, rv: s.ResourceVersion, labels: s.Labels, annotations: s.Annotations, data: maps.Clone(s.Data)}
+}
+
+func (a secrets) get(ctx context.Context, name string) (*obj, error) {
+	s, err := a.c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return fromSecret(s), nil
+}
+
+func (a secrets) list(ctx context.Context, selector string, cached bool) ([]*obj, error) {
+	l, err := a.c.List(ctx, listOptions(selector, cached))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*obj, len(l.Items))
+	for i := range l.Items {
+		out[i] = fromSecret(&l.Items[i])
+	}
+	return out, nil
+}
+
+func toSecret(o *obj) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: o.name, ResourceVersion: o.rv, Labels: o.labels, Annotations: o.annotations},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       o.data,
+	}
+}
+
+func (a secrets) create(ctx context.Context, o *obj) (*obj, error) {
+	s, err := a.c.Create(ctx, toSecret(o), metav1.CreateOptions{})
+	if err != nil {
+		return nil, raced(err, "secrets", o.name)
+	}
+	return fromSecret(s), nil
+}
+
+func (a secrets) update(ctx context.Context, o *obj) (*obj, error) {
+	s, err := a.c.Update(ctx, toSecret(o), metav1.UpdateOptions{})
+	if err != nil {
+		return nil, raced(err, "secrets", o.name)
+	}
+	return fromSecret(s), nil
+}
+
+func (a secrets) delete(ctx context.Context, name, rv string) error {
+	return a.c.Delete(ctx, name, deleteOptions(rv))
+}

@@ -1,0 +1,128 @@
+// Package records keeps the plan records of the objects the CCM manages:
+// for each Service (and for the route set) the rendered HCL and its last N
+// plans, next to the object in the cluster, so a platform team can read,
+// keep and approve every infrastructure change with kubectl alone.
+//
+// A record is a ConfigMap (record.json and the rendered files: nothing in
+// them is secret by construction) and a Secret (each plan's human-readable
+// text: Terraform redacts values it knows are sensitive, but a plan can
+// show values nobody marked). Both are named ccm-plans-<workspace> in the
+// CCM's namespace, chunked into more objects when they would pass the
+// 1 MiB object limit, and deleted with the workspace.
+package records
+
+import (
+	"time"
+
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// Outcome is what became of a plan.
+type Outcome string
+
+// Outcomes.
+const (
+	// Applied: the saved plan was applied.
+	Applied Outcome = "applied"
+	// AwaitingApproval: manual policy; waiting for approve-plan=<id>.
+	AwaitingApproval Outcome = "awaiting-approval"
+	// Planned: plan-only policy; recorded, never applied.
+	Planned Outcome = "planned"
+	// Superseded: a newer plan replaced it before it was applied.
+	Superseded Outcome = "superseded"
+	// Failed: planning or applying failed; Error says why.
+	Failed Outcome = "failed"
+	// NoChanges: the plan had nothing to do.
+	NoChanges Outcome = "no-changes"
+)
+
+// Kinds of plan.
+const (
+	KindChange  = "change"  // create or update
+	KindDestroy = "destroy" // deletion of the object
+	KindDrift   = "drift"   // periodic drift check
+)
+
+// Plan is one recorded plan. It holds no attribute values: the summary
+// comes from Terraform's machine-readable plan stream.
+type Plan struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// HCLHash identifies the rendered files the plan was made from.
+	HCLHash string `json:"hclHash"`
+	// InputsDigest identifies the Kubernetes inputs (Service, nodes).
+	InputsDigest string             `json:"inputsDigest,omitempty"`
+	Summary      runner.PlanSummary `json:"summary"`
+	Policy       string             `json:"policy"`
+	Outcome      Outcome            `json:"outcome"`
+	Error        string             `json:"error,omitempty"`
+	PlannedAt    time.Time          `json:"plannedAt"`
+	// DecidedAt is when the outcome became final (applied, failed, superseded).
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+	// Text is Terraform's human-readable rendering of the plan. It is kept
+	// in the record's Secret, not in record.json.
+	Text string `json:"-"`
+}
+
+// ObjectRef names the Kubernetes object a record belongs to.
+type ObjectRef struct {
+	Kind      string `json:"kind"` // Service or RouteSet
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+}
+
+// LockInfo is a state lock the last run could not take.
+type LockInfo struct {
+	ID      string    `json:"id"`
+	Holder  string    `json:"holder,omitempty"`
+	Created time.Time `json:"created,omitempty"`
+	SeenAt  time.Time `json:"seenAt"`
+}
+
+// Drift is what drift checks found: the last check, and the last drift.
+type Drift struct {
+	CheckedAt time.Time `json:"checkedAt"`
+	// Detected: the last check found drift.
+	Detected bool `json:"detected"`
+	// LastDetectedAt, PlanID and Resources describe the last drift found
+	// (kept after it was corrected).
+	LastDetectedAt *time.Time `json:"lastDetectedAt,omitempty"`
+	PlanID         string     `json:"planID,omitempty"`
+	// Resources changed outside Terraform.
+	Resources []runner.ResourceChange `json:"resources,omitempty"`
+}
+
+// Record is everything kept about one object.
+type Record struct {
+	Object    ObjectRef `json:"object"`
+	Workspace string    `json:"workspace"`
+	// Policy is the effective apply policy.
+	Policy string `json:"policy"`
+	// Files are the rendered root module's files (main.tf).
+	Files map[string]string `json:"-"`
+	// Plans, newest first, at most the store's keep.
+	Plans []Plan    `json:"plans"`
+	Lock  *LockInfo `json:"lock,omitempty"`
+	Drift *Drift    `json:"drift,omitempty"`
+	// UpdatedAt is when the record last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Latest is the newest plan, or nil.
+func (r *Record) Latest() *Plan {
+	if len(r.Plans) == 0 {
+		return nil
+	}
+	return &r.Plans[0]
+}
+
+// Find returns the plan with id, or nil.
+func (r *Record) Find(id string) *Plan {
+	for i := range r.Plans {
+		if r.Plans[i].ID == id {
+			return &r.Plans[i]
+		}
+	}
+	return nil
+}

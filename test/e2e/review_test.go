@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testpg"
+)
+
+var planIDRE = regexp.MustCompile(`plan-[0-9a-f]{12}`)
+
+// events returns the Service's events with reason, oldest first.
+func (e *env) events(name, reason string) []v1.Event {
+	l, err := e.kube.CoreV1().Events("default").List(ctx(e.t), metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []v1.Event
+	for _, ev := range l.Items {
+		if ev.InvolvedObject.Name == name && ev.Reason == reason {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// awaitingPlan waits for an AwaitingApproval event naming a plan other
+// than the ones in seen, and returns its id.
+func (e *env) awaitingPlan(name string, seen ...string) string {
+	var id string
+	eventually(e.t, 60*time.Second, "AwaitingApproval for "+name, func() error {
+		evs := e.events(name, "AwaitingApproval")
+		// Newest first: a plan may be superseded right after it was made.
+		sort.Slice(evs, func(i, j int) bool { return evs[i].CreationTimestamp.After(evs[j].CreationTimestamp.Time) })
+		for _, ev := range evs {
+			got := planIDRE.FindString(ev.Message)
+			if got != "" && !contains(seen, got) {
+				id = got
+				return nil
+			}
+		}
+		return fmt.Errorf("no new AwaitingApproval event")
+	})
+	return id
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *env) annotate(name, key, value string) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
+	_, err := e.kube.CoreV1().Services("default").Patch(ctx(e.t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	must(e.t, err)
+}
+
+func (e *env) lbCount() int {
+	l, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
+	must(e.t, err)
+	return len(l)
+}
+
+// The manual policy: nothing changes in the cloud before approval; a
+// wrong id does nothing; the right id applies exactly that plan; a later
+// change needs a new approval; deletion waits for approval of its destroy.
+func TestManualApproval(t *testing.T) {
+	e := newEnv(t, options{policy: "manual"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1) // so the desired state holds still while we approve
+	services := e.kube.CoreV1().Services("default")
+	_, err := services.Create(ctx(t), lbService("gated", 80), metav1.CreateOptions{})
+	must(t, err)
+	id := e.awaitingPlan("gated")
+	time.Sleep(2 * time.Second) // give a wrong implementation time to apply
+	if n := e.lbCount(); n != 0 {
+		t.Fatalf("%d LBs before approval", n)
+	}
+	rec := e.record(t, "gated")
+	if !strings.Contains(rec, id) || !strings.Contains(rec, "awaiting-approval") {
+		t.Fatalf("record lacks the awaiting plan:\n%s", rec)
+	}
+
+	e.annotate("gated", "loadbalancer.example.com/approve-plan", "plan-000000000000")
+	eventually(t, 30*time.Second, "ApprovalIgnored", func() error {
+		if len(e.events("gated", "ApprovalIgnored")) == 0 {
+			return fmt.Errorf("no ApprovalIgnored event")
+		}
+		return nil
+	})
+	if n := e.lbCount(); n != 0 {
+		t.Fatalf("a wrong id created %d LBs", n)
+	}
+
+	e.annotate("gated", "loadbalancer.example.com/approve-plan", id)
+	e.waitIngress("gated", 60*time.Second)
+	eventually(t, 30*time.Second, "Applied "+id, func() error {
+		for _, ev := range e.events("gated", "Applied") {
+			if strings.Contains(ev.Message, id) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Applied event for %s", id)
+	})
+
+	// A change after approval is a new plan that waits again.
+	svc, err := services.Get(ctx(t), "gated", metav1.GetOptions{})
+	must(t, err)
+	svc.Spec.Ports[0].Port = 8080
+	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+	id2 := e.awaitingPlan("gated", id)
+	time.Sleep(time.Second)
+	l, _ := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	if len(l) != 1 || l[0].Listeners[0].Port != 80 {
+		t.Fatalf("unapproved change applied: %+v", l)
+	}
+
+	// Deleting waits for approval of the destroy plan.
+	must(t, services.Delete(ctx(t), "gated", metav1.DeleteOptions{}))
+	did := e.awaitingPlan("gated", id, id2)
+	time.Sleep(time.Second)
+	if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
+		t.Fatalf("deletion did not wait: %v, %d LBs", err, e.lbCount())
+	}
+	e.annotate("gated", "loadbalancer.example.com/approve-plan", did)
+	eventually(t, 60*time.Second, "Service deleted", func() error {
+		if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
+	if e.lbCount() != 0 {
+		t.Fatal("LB survived the approved destroy")
+	}
+	eventually(t, 10*time.Second, "record removed", func() error {
+		if r := e.recordObjects(t, "gated"); len(r) != 0 {
+			return fmt.Errorf("record objects left: %v", r)
+		}
+		return nil
+	})
+	e.checkAudit(t, "plan", "approve", "apply", "destroy")
+}
+
+// Drift made through the cloud's API is detected, recorded and (auto)
+// corrected.
+func TestDriftDetectedAndCorrected(t *testing.T) {
+	e := newEnv(t, options{driftInterval: "2s"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1) // no target update may race the out-of-band change
+	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("drifty", 80), metav1.CreateOptions{})
+	must(t, err)
+	svc := e.waitIngress("drifty", 60*time.Second)
+	lb, err := e.cloudLB(svc.Status.LoadBalancer.Ingress[0].IP)
+	must(t, err)
+	_, err = e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
+		Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
+	}, 0)
+	must(t, err)
+	eventually(t, 60*time.Second, "DriftDetected", func() error {
+		if len(e.events("drifty", "DriftDetected")) == 0 {
+			return fmt.Errorf("no DriftDetected event")
+		}
+		return nil
+	})
+	eventually(t, 60*time.Second, "drift corrected", func() error {
+		got, err := e.api.GetLoadBalancer(ctx(t), lb.ID)
+		if err != nil {
+			return err
+		}
+		if got.Type != "lb-small" {
+			return fmt.Errorf("type still %s", got.Type)
+		}
+		return nil
+	})
+	if rec := e.record(t, "drifty"); !strings.Contains(rec, `"lastDetectedAt"`) {
+		t.Fatalf("record lacks the drift:\n%s", rec)
+	}
+	e.checkAudit(t, "drift")
+	metrics := e.metrics(t)
+	for _, m := range []string{"example_ccm_drift_detected_total", `example_ccm_terraform_runs_total{operation="apply",result="success"}`, "example_ccm_workspaces{phase=\"applied\"}"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(m) + ` [1-9]`).MatchString(metrics) {
+			t.Errorf("metric %s missing or zero in /metrics", m)
+		}
+	}
+}
+
+// metrics scrapes the CCM's /metrics as the admin (delegated authz).
+func (e *env) metrics(t testing.TB) string {
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, "https://127.0.0.1:"+e.securePort+"/metrics", nil)
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+e.cluster.Admin.BearerToken)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the CCM's self-signed serving cert
+	resp, err := c.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s %s", resp.Status, body)
+	}
+	return string(body)
+}
+
+// The API token and the backend's credentials appear in no ConfigMap,
+// Secret other than the state, Event, log line, record, audit entry or
+// rendered file.
+func TestNoSecretLeaks(t *testing.T) {
+	pg := testpg.Start(t)
+	connFile := filepath.Join(t.TempDir(), "pg-conn")
+	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, policy: "manual"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
+	must(t, err)
+	id := e.awaitingPlan("secret-scan")
+	e.annotate("secret-scan", "loadbalancer.example.com/approve-plan", id)
+	e.waitIngress("secret-scan", 60*time.Second)
+
+	secrets := map[string]string{"API token": e.sim.Token, "read-only token": e.sim.ReadOnlyToken, "PostgreSQL password": pg.Password}
+	var places []string
+	scan := func(where, text string) {
+		places = append(places, where)
+		for what, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s found in %s", what, where)
+			}
+		}
+	}
+	cms, err := e.kube.CoreV1().ConfigMaps("").List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, cm := range cms.Items {
+		b, _ := json.Marshal(cm)
+		scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b))
+	}
+	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, s := range ss.Items {
+		if strings.HasPrefix(s.Name, "ccm-plans-") {
+			b, _ := json.Marshal(s)
+			scan("record Secret "+s.Name, string(b)+decodeGzipValues(s.Data))
+		}
+	}
+	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, ev := range evs.Items {
+		scan("Event "+ev.Name, ev.Message)
+	}
+	for _, f := range []string{e.ccmLog, e.auditLog} {
+		data, err := os.ReadFile(f)
+		must(t, err)
+		scan(filepath.Base(f), string(data))
+	}
+	filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Mode().IsRegular() && !strings.Contains(p, "/.terraform/providers/") {
+			data, _ := os.ReadFile(p)
+			scan(strings.TrimPrefix(p, e.workDir), string(data))
+		}
+		return nil
+	})
+	if len(places) < 10 {
+		t.Fatalf("scanned only %d places: %v", len(places), places)
+	}
+	if !strings.Contains(e.record(t, "secret-scan"), id) {
+		t.Fatal("the scan saw no record")
+	}
+}
