@@ -199,12 +199,21 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 	start := time.Now()
 	// The route set has no object to annotate: approvals and unlocks are
 	// annotations on its record ConfigMap.
-	_, job, err := r.engine.RenderRoutes(list)
+	ws, err := r.engine.RoutesWorkspace()
 	if err != nil {
 		return err
 	}
-	approve, _ := r.review.routeAnnotations(ctx, job.Key)
+	approve, unlock := r.review.routeAnnotations(ctx, ws)
 	subject := subject{ref: routeSetRef, kind: records.KindChange}
+	if lock := r.review.lock(ctx, ws); unlock != "" && lock != nil && lock.ID == unlock {
+		if _, job, err := r.engine.RenderRoutes(list); err == nil {
+			if err := r.engine.Runner().ForceUnlock(ctx, job, unlock); err != nil {
+				klog.ErrorS(err, "force-unlock of the route set failed", "lockID", unlock)
+			} else {
+				r.review.forceUnlocked(subject, ws, unlock, "requested by annotation "+string(annotations.LBForceUnlock))
+			}
+		}
+	}
 	_, out, err := r.engine.ReconcileRoutes(ctx, list, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy), approve)
 	r.review.report(ctx, subject, out, err)
 	if err != nil {

@@ -87,6 +87,15 @@ func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
 	return out, nil
 }
 
+// RoutesWorkspace is the route set's workspace key (its state key).
+func (e *Engine) RoutesWorkspace() (string, error) {
+	tg, _, err := e.target(KindRoutes, routeSetSpace, routeSetName)
+	if err != nil {
+		return "", err
+	}
+	return tg.Key, nil
+}
+
 // RoutesKey names the route set among known objects and pending plans.
 const RoutesKey = "routes"
 

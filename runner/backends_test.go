@@ -224,3 +224,28 @@ func walk(t *testing.T, r *runner.Runner, key string) []file {
 	}
 	return out
 }
+
+// A person forces open a fresh lock they know is dead (examplectl unlock):
+// HeldLock names it from the error and ForceUnlock opens exactly it.
+func TestForceUnlockOnRequest(t *testing.T) {
+	srv := testhttpbackend.Start(t)
+	backends, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, _ := backends.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "held"})
+	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = 100 * time.Millisecond })
+	job := e.job(t, tg.Key, lbModule{name: "held", block: toBlock(tg.Block)})
+	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "dead-holder", Operation: "OperationTypeApply", Who: "ccm@gone", Created: time.Now()})
+	_, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	id, _, _, ok := runner.HeldLock(err)
+	if !ok || id != "dead-holder" {
+		t.Fatalf("HeldLock(%v) = %q %v", err, id, ok)
+	}
+	if err := e.r.ForceUnlock(ctxT(t), job, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+}
