@@ -252,10 +252,10 @@ func (v *review) failedEvent(s subject, err error) {
 	reason := "ApplyFailed"
 	var re *runner.Error
 	switch {
-	case errors.As(err, &re) && re.Op == "plan":
-		reason = "PlanFailed"
 	case errors.Is(err, runner.ErrStateLocked):
 		reason = "StateLocked"
+	case errors.As(err, &re) && re.Op == "plan":
+		reason = "PlanFailed"
 	case !errors.As(err, &re):
 		reason = "ReconcileFailed"
 	}

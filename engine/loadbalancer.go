@@ -127,6 +127,11 @@ func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service,
 		out.InputsDigest = inputs
 		if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok && !out.fastPath() {
 			out.Workspace, out.Files = m.workKey, m.job.Files
+		} else if err != nil {
+			// A failure is recorded too (a lock in the way, a plan error).
+			if _, j, rerr := e.RenderLoadBalancer(svc, nodes); rerr == nil {
+				out.Workspace, out.Files = j.Key, j.Files
+			}
 		}
 		return lb, out, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -21,10 +20,12 @@ type heldLock struct {
 
 var (
 	// "HTTP remote state already locked: ID=..." (http backend).
-	heldIDRe      = regexp.MustCompile(`already locked: ID=(\S+)`)
-	lockIDRe      = regexp.MustCompile(`(?m)^\s*ID:\s+(\S+)`)
-	lockWhoRe     = regexp.MustCompile(`(?m)^\s*Who:\s+(.*)$`)
-	lockCreatedRe = regexp.MustCompile(`(?m)^\s*Created:\s+(.*)$`)
+	heldIDRe = regexp.MustCompile(`already locked: ID=(\S+)`)
+	// The "Lock Info:" block, multi-line on stderr or folded onto one line
+	// in -json diagnostics.
+	lockIDRe      = regexp.MustCompile(`\bID:\s+(\S+)`)
+	lockWhoRe     = regexp.MustCompile(`\bWho:\s+(\S+)`)
+	lockCreatedRe = regexp.MustCompile(`\bCreated:\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [+-]\d{4} \S+)`)
 )
 
 // parseHeldLock reads the holder of a lock from a lock error.
@@ -44,11 +45,11 @@ func parseHeldLock(text string) (heldLock, bool) {
 		li.ID = info[1]
 	}
 	if m := lockWhoRe.FindStringSubmatch(text); m != nil {
-		li.Who = strings.TrimSpace(m[1])
+		li.Who = m[1]
 	}
 	if m := lockCreatedRe.FindStringSubmatch(text); m != nil {
 		// Go's time.Time.String format, as terraform prints it.
-		if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", strings.TrimSpace(m[1])); err == nil {
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", m[1]); err == nil {
 			li.Created = t
 		}
 	}

@@ -40,6 +40,8 @@ type options struct {
 	pgConnStrFile  string // state: pg
 	policy         string // cluster apply policy (default auto)
 	driftInterval  string // enables drift checks
+	lockTimeout    string // default 20s
+	staleLockAge   string // default 30s
 	provisionDelay time.Duration
 	// extraArgs are appended to the CCM's flags.
 	extraArgs []string
@@ -122,6 +124,12 @@ func newEnv(t testing.TB, o options) *env {
 	if o.policy == "" {
 		o.policy = "auto"
 	}
+	if o.lockTimeout == "" {
+		o.lockTimeout = "20s"
+	}
+	if o.staleLockAge == "" {
+		o.staleLockAge = "30s"
+	}
 	e.auditLog = filepath.Join(e.dir, "audit.jsonl")
 	cfg := map[string]any{
 		"clusterID": "e2e",
@@ -131,7 +139,7 @@ func newEnv(t testing.TB, o options) *env {
 		"network":   map[string]any{"name": "default"},
 		"terraform": map[string]any{
 			"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
-			"concurrency": 4, "lockTimeout": "20s", "staleLockAge": "30s", "applyPolicy": o.policy,
+			"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
 		},
 		"state":  st,
 		"review": map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift},

@@ -33,8 +33,17 @@ func (e *env) recordObjects(t testing.TB, svc string) []string {
 	return out
 }
 
-// record returns the Service's record.json (the first chunk's).
+// record returns the Service's record.json, or fails the test.
 func (e *env) record(t testing.TB, svc string) string {
+	rec, ok := e.findRecord(t, svc)
+	if !ok {
+		t.Fatalf("no record for Service %s", svc)
+	}
+	return rec
+}
+
+// findRecord returns the Service's record.json (from its index ConfigMap).
+func (e *env) findRecord(t testing.TB, svc string) (string, bool) {
 	prefix := "ccm-plans-e2e-service-default-" + svc + "-"
 	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
 	must(t, err)
@@ -43,11 +52,10 @@ func (e *env) record(t testing.TB, svc string) string {
 			continue
 		}
 		if strings.HasPrefix(cm.Name, prefix) && cm.Data["record.json"] != "" {
-			return cm.Data["record.json"]
+			return cm.Data["record.json"], true
 		}
 	}
-	t.Fatalf("no record for Service %s", svc)
-	return ""
+	return "", false
 }
 
 // checkAudit fails unless the audit log holds an entry of every action.

@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseHeldLock(t *testing.T) {
+	created := time.Date(2026, 11, 22, 1, 0, 46, 955168199, time.UTC)
+	stderr := "Error: Error acquiring the state lock\n\nError message: the state is already locked by another terraform client\nLock Info:\n  ID:        9296823b-0ebb-7d08-bd17-217709d58ae3\n  Path:      \n  Operation: OperationTypeApply\n  Who:       root@vm\n  Version:   1.11.4\n  Created:   2026-11-22 01:00:46.955168199 +0000 UTC\n  Info:      \n"
+	folded := "Error acquiring the state lock: Error message: the state is already locked by another terraform client Lock Info: ID: 9296823b-0ebb-7d08-bd17-217709d58ae3 Path: Operation: OperationTypeApply Who: root@vm Version: 1.11.4 Created: 2026-11-22 01:00:46.955168199 +0000 UTC Info: Terraform acquires a state lock"
+	for name, text := range map[string]string{"stderr": stderr, "json diagnostic": folded} {
+		li, ok := parseHeldLock(text)
+		if !ok || li.ID != "9296823b-0ebb-7d08-bd17-217709d58ae3" || li.Who != "root@vm" || !li.Created.Equal(created) {
+			t.Errorf("%s: %+v %v", name, li, ok)
+		}
+	}
+	// The http backend names the holder only by ID; the Lock Info block is
+	// our own attempt and must not lend its Created time.
+	http := "Error acquiring the state lock: HTTP remote state already locked: ID=crashed-holder Lock Info: ID: our-attempt Who: me Created: 2026-11-22 01:00:46.955168199 +0000 UTC"
+	if li, ok := parseHeldLock(http); !ok || li.ID != "crashed-holder" || !li.Created.IsZero() {
+		t.Errorf("http: %+v %v", li, ok)
+	}
+	if _, ok := parseHeldLock("Error: something else"); ok {
+		t.Error("parsed a lock from an unrelated error")
+	}
+}

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// A CCM killed mid-apply leaves the kubernetes backend's Lease lock behind
+// (it never expires). The restarted CCM reports the lock in the record;
+// a person forces it open with the force-unlock annotation (what
+// examplectl unlock sets), and the Service converges to one LB.
+func TestForceUnlockByAnnotation(t *testing.T) {
+	e := newEnv(t, options{state: "kubernetes", provisionDelay: 30 * time.Second, lockTimeout: "1s", staleLockAge: "1h"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("locked", 80), metav1.CreateOptions{})
+	must(t, err)
+	eventually(t, 60*time.Second, "LB being provisioned", func() error {
+		if n := e.lbCount(); n != 1 {
+			return fmt.Errorf("%d LBs", n)
+		}
+		return nil
+	})
+	e.killCCM(e.ccm) // terraform dies with it, holding the state lock
+	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
+	e.startCCM()
+
+	var lockID string
+	eventually(t, 60*time.Second, "lock recorded", func() error {
+		var rec struct {
+			Lock *struct {
+				ID string `json:"id"`
+			} `json:"lock"`
+		}
+		data, ok := e.findRecord(t, "locked")
+		if !ok {
+			return fmt.Errorf("no record yet")
+		}
+		if err := json.Unmarshal([]byte(data), &rec); err != nil {
+			return err
+		}
+		if rec.Lock == nil || rec.Lock.ID == "" {
+			return fmt.Errorf("no lock in the record")
+		}
+		lockID = rec.Lock.ID
+		return nil
+	})
+	if len(e.events("locked", "StateLocked")) == 0 {
+		t.Fatal("no StateLocked event")
+	}
+	e.annotate("locked", "loadbalancer.example.com/force-unlock", lockID)
+	svc := e.waitIngress("locked", 90*time.Second)
+	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
+		t.Fatalf("after unlock: %d LBs %+v", len(all), all)
+	}
+	if len(e.events("locked", "ForceUnlocked")) == 0 {
+		t.Error("no ForceUnlocked event")
+	}
+	e.checkAudit(t, "force-unlock")
+}
