@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
-	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -152,19 +151,9 @@ func (l *loadBalancers) forceUnlock(ctx context.Context, svc *v1.Service, nodes 
 	if ann.ForceUnlock == "" {
 		return
 	}
-	_, job, err := l.engine.RenderLoadBalancer(svc, nodes)
-	if err != nil {
-		return
+	if _, job, err := l.engine.RenderLoadBalancer(svc, nodes); err == nil {
+		l.review.forceUnlock(ctx, l.engine.Runner(), serviceSubject(svc, records.KindChange), ann.ForceUnlock, job)
 	}
-	lock := l.review.lock(ctx, job.Key)
-	if lock == nil || lock.ID != ann.ForceUnlock {
-		return
-	}
-	if err := l.engine.Runner().ForceUnlock(ctx, job, lock.ID); err != nil {
-		klog.ErrorS(err, "force-unlock failed", "service", klog.KObj(svc), "lockID", lock.ID)
-		return
-	}
-	l.review.forceUnlocked(serviceSubject(svc, records.KindChange), job.Key, lock.ID, "requested by annotation "+string(annotations.LBForceUnlock))
 }
 
 // status is the Service's ingress from the load balancer's outputs. With

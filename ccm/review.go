@@ -232,7 +232,7 @@ func (v *review) lock(ctx context.Context, workspace string) *records.LockInfo {
 	return r.Lock
 }
 
-// routeApproval reads approve-plan / force-unlock from the route set's
+// routeAnnotations reads approve-plan and force-unlock from the route set's
 // record ConfigMap (the route set has no object of its own to annotate).
 func (v *review) routeAnnotations(ctx context.Context, workspace string) (approve, unlock string) {
 	if v.client == nil {
@@ -275,6 +275,20 @@ func (v *review) auditf(s subject, out *engine.Outcome, action string, p *runner
 	if err := v.audit.Write(e); err != nil {
 		klog.ErrorS(err, "cannot write audit log")
 	}
+}
+
+// forceUnlock opens job's state lock when lockID (a person's force-unlock
+// annotation) names the lock the record says is in the way; only then.
+func (v *review) forceUnlock(ctx context.Context, r *runner.Runner, subj subject, lockID string, job runner.Job) {
+	lock := v.lock(ctx, job.Key)
+	if lock == nil || lock.ID != lockID {
+		return
+	}
+	if err := r.ForceUnlock(ctx, job, lockID); err != nil {
+		klog.ErrorS(err, "force-unlock failed", "object", subj.String(), "lockID", lockID)
+		return
+	}
+	v.forceUnlocked(subj, job.Key, lockID, "requested by annotation "+string(annotations.LBForceUnlock))
 }
 
 // forceUnlocked records a lock forced open (stale, or on request).

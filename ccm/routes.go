@@ -204,18 +204,14 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		return err
 	}
 	approve, unlock := r.review.routeAnnotations(ctx, ws)
-	subject := subject{ref: routeSetRef, kind: records.KindChange}
-	if lock := r.review.lock(ctx, ws); unlock != "" && lock != nil && lock.ID == unlock {
+	subj := subject{ref: routeSetRef, kind: records.KindChange}
+	if unlock != "" {
 		if _, job, err := r.engine.RenderRoutes(list); err == nil {
-			if err := r.engine.Runner().ForceUnlock(ctx, job, unlock); err != nil {
-				klog.ErrorS(err, "force-unlock of the route set failed", "lockID", unlock)
-			} else {
-				r.review.forceUnlocked(subject, ws, unlock, "requested by annotation "+string(annotations.LBForceUnlock))
-			}
+			r.review.forceUnlock(ctx, r.engine.Runner(), subj, unlock, job)
 		}
 	}
 	_, out, err := r.engine.ReconcileRoutes(ctx, list, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy), approve)
-	r.review.report(ctx, subject, out, err)
+	r.review.report(ctx, subj, out, err)
 	if err != nil {
 		r.desired = nil // re-read the truth before the next batch
 		return err
