@@ -118,15 +118,13 @@ func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service,
 	inputs := serviceInputs(svc, nodes)
 	if policy == annotations.ApplyAuto {
 		lb, res, err := e.ensureLoadBalancer(ctx, svc, nodes, inputs)
-		if err == nil {
-			if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok {
-				e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: m.job, Policy: policy})
-			}
-		}
 		out := autoOutcome(policy, res)
 		out.InputsDigest = inputs
-		if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok && !out.fastPath() {
-			out.Workspace, out.Files = m.workKey, m.job.Files
+		if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok && err == nil {
+			e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: m.job, Policy: policy})
+			if !out.fastPath() {
+				out.Workspace, out.Files = m.workKey, m.job.Files
+			}
 		} else if err != nil {
 			// A failure is recorded too (a lock in the way, a plan error).
 			if _, j, rerr := e.RenderLoadBalancer(svc, nodes); rerr == nil {

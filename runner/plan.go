@@ -154,20 +154,29 @@ func (r *Runner) ShowPlan(ctx context.Context, p *Plan) (string, error) {
 // showText runs terraform show on a plan file with its own terraform-exec
 // handle, so it may run while the workspace's handle applies.
 func (r *Runner) showText(ctx context.Context, w *workspace, file string, env map[string]string) (string, error) {
-	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+	tf, err := r.sideHandle(w, env)
 	if err != nil {
 		return "", err
 	}
-	if err := tf.SetEnv(env); err != nil {
-		return "", err
-	}
-	_ = tf.SetDisablePluginTLS(true)
 	var out string
 	err = r.exec("show", func() (err error) { out, err = tf.ShowPlanFileRaw(ctx, file); return err })
 	if err != nil {
 		return "", w.newError("show", err, nil)
 	}
 	return w.sanitize(out), nil
+}
+
+// sideHandle is a second terraform-exec handle on the workspace, for
+// read-only commands (show) that may run beside the workspace's own.
+func (r *Runner) sideHandle(w *workspace, env map[string]string) (*tfexec.Terraform, error) {
+	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+	if err != nil {
+		return nil, err
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return nil, err
+	}
+	return tf, tf.SetDisablePluginTLS(true)
 }
 
 // Discard forgets a saved plan that will not be applied (superseded).
@@ -188,14 +197,10 @@ func (r *Runner) Fingerprint(ctx context.Context, p *Plan) (string, error) {
 		return "", err
 	}
 	defer release()
-	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+	tf, err := r.sideHandle(w, w.env)
 	if err != nil {
 		return "", err
 	}
-	if err := tf.SetEnv(w.env); err != nil {
-		return "", err
-	}
-	_ = tf.SetDisablePluginTLS(true)
 	var plan *tfjson.Plan
 	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File); return err }); err != nil {
 		return "", w.newError("show", err, nil)
