@@ -96,10 +96,12 @@ func TestManualApproval(t *testing.T) {
 	if n := e.lbCount(); n != 0 {
 		t.Fatalf("%d LBs before approval", n)
 	}
-	rec := e.record(t, "gated")
-	if !strings.Contains(rec, id) || !strings.Contains(rec, "awaiting-approval") {
-		t.Fatalf("record lacks the awaiting plan:\n%s", rec)
-	}
+	eventually(t, 30*time.Second, "awaiting plan in the record", func() error {
+		if rec, _ := e.findRecord(t, "gated"); !strings.Contains(rec, id) || !strings.Contains(rec, "awaiting-approval") {
+			return fmt.Errorf("record lacks the awaiting plan:\n%s", rec)
+		}
+		return nil
+	})
 
 	e.annotate("gated", "loadbalancer.example.com/approve-plan", "plan-000000000000")
 	eventually(t, 30*time.Second, "ApprovalIgnored", func() error {
@@ -193,9 +195,12 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 		}
 		return nil
 	})
-	if rec := e.record(t, "drifty"); !strings.Contains(rec, `"lastDetectedAt"`) {
-		t.Fatalf("record lacks the drift:\n%s", rec)
-	}
+	eventually(t, 30*time.Second, "drift in the record", func() error {
+		if rec, _ := e.findRecord(t, "drifty"); !strings.Contains(rec, `"lastDetectedAt"`) {
+			return fmt.Errorf("record lacks the drift:\n%s", rec)
+		}
+		return nil
+	})
 	e.checkAudit(t, "drift")
 	metrics := e.metrics(t)
 	for _, m := range []string{"example_ccm_drift_detected_total", `example_ccm_terraform_runs_total{operation="apply",result="success"}`, "example_ccm_workspaces{phase=\"applied\"}"} {
