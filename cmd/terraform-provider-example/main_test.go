@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,4 +84,57 @@ func TestDebugMode(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("did not exit after SIGINT")
 	}
+}
+
+// TestExitsWhenTerraformDies: a provider whose terraform was SIGKILLed
+// exits instead of living on as an orphan.
+func TestExitsWhenTerraformDies(t *testing.T) {
+	// sh stands in for terraform: it starts the provider with the plugin
+	// handshake cookie, prints its pid and waits.
+	sh := exec.Command("sh", "-c", `"$0" & echo $!; wait`, os.Args[0])
+	sh.Env = append(os.Environ(), runMainEnv+"=1",
+		"TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2")
+	out, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("pid line %q: %v", line, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// The provider serves: it prints go-plugin's handshake line.
+	if hs, err := r.ReadString('\n'); err != nil || !strings.Contains(hs, "|6|") {
+		t.Fatalf("no handshake: %q %v", hs, err)
+	}
+	if !alive(pid) {
+		t.Fatal("provider exited while its parent lives")
+	}
+	_ = sh.Process.Kill()
+	_ = sh.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("provider still running 10 s after its parent died")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid runs (a zombie has exited).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(data))
+	return len(f) > 2 && f[2] != "Z"
 }
