@@ -65,7 +65,7 @@ func (p *exampleProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 				Optional: true,
 				Description: "Base URL of the Example control API, e.g. `http://127.0.0.1:8440`. " +
 					"Defaults to the `" + EnvEndpoint + "` environment variable; one of the two is required.",
-				Validators: []validator.String{endpointValidator{}},
+				Validators: []validator.String{endpointValidator},
 			},
 			"region": schema.StringAttribute{
 				Optional: true,
@@ -84,7 +84,7 @@ func (p *exampleProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 				Optional: true,
 				Description: "Time limit of one HTTP attempt, as a Go duration such as `30s` or `2m`. " +
 					"Defaults to `" + defaultRequestTimeout.String() + "`.",
-				Validators: []validator.String{durationValidator{}},
+				Validators: []validator.String{durationValidator},
 			},
 			"max_retries": schema.Int64Attribute{
 				Optional: true,

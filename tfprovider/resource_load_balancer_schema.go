@@ -227,7 +227,7 @@ func cidrSetAttribute() schema.SetAttribute {
 		ElementType: stringType,
 		Description: "Source CIDRs (IPv4 or IPv6, canonical form such as `192.0.2.0/24`) allowed to connect; " +
 			"unset allows everyone. Order does not matter.",
-		Validators: []validator.Set{setvalidator.ValueStringsAre(cidrValidator{})},
+		Validators: []validator.Set{setvalidator.ValueStringsAre(cidrValidator)},
 	}
 }
 

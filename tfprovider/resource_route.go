@@ -86,7 +86,7 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Required: true,
 				Description: "Destination, an IPv4 or IPv6 CIDR in canonical form such as `10.244.1.0/24`; " +
 					"unique within the route table.",
-				Validators:    []validator.String{cidrValidator{}},
+				Validators:    []validator.String{cidrValidator},
 				PlanModifiers: replace,
 			},
 			"target_instance_id": schema.StringAttribute{

@@ -26,61 +26,61 @@ func idValidator(prefix string) validator.String {
 		fmt.Sprintf("must be an id starting with %q", prefix))
 }
 
-// endpointValidator checks the provider endpoint URL when it is known.
-type endpointValidator struct{}
-
-func (endpointValidator) Description(context.Context) string {
-	return "must be an http:// or https:// URL"
+// stringCheck validates a known string with check; the error becomes the
+// attribute diagnostic's detail. One type serves every check-function
+// validator (endpoint, duration, CIDR).
+type stringCheck struct {
+	description string
+	summary     string
+	check       func(string) error
 }
 
-func (v endpointValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v stringCheck) Description(context.Context) string { return v.description }
 
-func (endpointValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (v stringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if err := checkEndpoint(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Example API endpoint", err.Error()+".")
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
 	}
 }
 
-// durationValidator checks a positive Go duration string such as "30s".
-type durationValidator struct{}
-
-func (durationValidator) Description(context.Context) string {
-	return "must be a positive duration such as 30s or 2m"
+// sentence ends an error message with a full stop.
+func sentence(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w.", err)
 }
 
-func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+var (
+	// endpointValidator checks the provider endpoint URL when it is known.
+	endpointValidator = stringCheck{
+		description: "must be an http:// or https:// URL",
+		summary:     "Invalid Example API endpoint",
+		check:       func(s string) error { return sentence(checkEndpoint(s)) },
 	}
-	if _, err := parsePositiveDuration(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", err.Error()+".")
+	// durationValidator checks a positive Go duration string such as "30s".
+	durationValidator = stringCheck{
+		description: "must be a positive duration such as 30s or 2m",
+		summary:     "Invalid duration",
+		check: func(s string) error {
+			_, err := parsePositiveDuration(s)
+			return sentence(err)
+		},
 	}
-}
-
-// cidrValidator accepts IPv4 and IPv6 CIDRs in canonical form only: no
-// host bits and the address written the way the API writes it back, so
-// that state never differs from configuration by spelling alone.
-type cidrValidator struct{}
-
-func (cidrValidator) Description(context.Context) string {
-	return "must be an IPv4 or IPv6 CIDR in canonical form, e.g. 10.0.0.0/8 or 2001:db8::/32"
-}
-
-func (v cidrValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (cidrValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	// cidrValidator accepts IPv4 and IPv6 CIDRs in canonical form only: no
+	// host bits and the address written the way the API writes it back, so
+	// that state never differs from configuration by spelling alone.
+	cidrValidator = stringCheck{
+		description: "must be an IPv4 or IPv6 CIDR in canonical form, e.g. 10.0.0.0/8 or 2001:db8::/32",
+		summary:     "Invalid CIDR",
+		check:       checkCIDR,
 	}
-	if err := checkCIDR(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CIDR", err.Error())
-	}
-}
+)
 
 func checkCIDR(s string) error {
 	p, err := netip.ParsePrefix(s)
