@@ -34,6 +34,8 @@ const (
 	Failed Outcome = "failed"
 	// NoChanges: the plan had nothing to do.
 	NoChanges Outcome = "no-changes"
+	// Denied: a policy rule denies it; it is never applied.
+	Denied Outcome = "denied"
 )
 
 // Kinds of plan.
@@ -60,8 +62,38 @@ type Plan struct {
 	// DecidedAt is when the outcome became final (applied, failed, superseded).
 	DecidedAt *time.Time `json:"decidedAt,omitempty"`
 	// Text is Terraform's human-readable rendering of the plan. It is kept
-	// in the record's Secret, not in record.json.
+	// beside record.json, not in it.
 	Text string `json:"-"`
+	// Verdicts are the policy rules that flagged the plan.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Author is who made the change planned, when the API server vouched
+	// for it (see reviewapi.AuthorAnnotation); empty when unknown.
+	Author string `json:"author,omitempty"`
+	// Approvals are the verified approvals the controller counted.
+	Approvals []Approval `json:"approvals,omitempty"`
+	// Saved is the saved plan file, kept (in the record's Secret) while the
+	// plan awaits approval, so that another controller process can apply
+	// exactly it; SavedSHA256 is its hash.
+	Saved       []byte `json:"-"`
+	SavedSHA256 string `json:"savedSHA256,omitempty"`
+}
+
+// Verdict is what one policy rule said of a plan.
+type Verdict struct {
+	Rule string `json:"rule"`
+	// Effect is require-approval or deny.
+	Effect  string `json:"effect"`
+	Message string `json:"message"`
+}
+
+// Approval is one approval of a plan, as the controller counted it.
+type Approval struct {
+	// By is the approver the API server authenticated.
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+	// Object is the PlanApproval's name.
+	Object  string `json:"object,omitempty"`
+	Comment string `json:"comment,omitempty"`
 }
 
 // ObjectRef names the Kubernetes object a record belongs to.
