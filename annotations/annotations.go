@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -82,10 +83,6 @@ type LoadBalancer struct {
 	NodeSelector labels.Selector
 	// ApplyPolicy is never empty after Parse (default auto).
 	ApplyPolicy ApplyPolicy
-	// ApprovePlan is the plan id a person approved (manual policy).
-	ApprovePlan string
-	// ForceUnlock is a state lock id a person asked to force open.
-	ForceUnlock string
 	HealthCheck HealthCheck
 	// SourceRanges from the legacy Kubernetes annotation, canonical and
 	// sorted; spec.loadBalancerSourceRanges wins over it.
@@ -107,13 +104,29 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "annotation %s: ", e.Annotation)
+	fmt.Fprintf(&b, "annotation %q: ", e.Annotation)
 	if e.Value != "" {
-		fmt.Fprintf(&b, "value %q: ", e.Value)
+		fmt.Fprintf(&b, "value %q: ", Truncate(e.Value))
 	}
 	b.WriteString(e.Reason)
 	if e.Accepted != "" {
 		fmt.Fprintf(&b, " (accepted: %s)", e.Accepted)
 	}
 	return b.String()
+}
+
+// maxQuoted bounds how much of a value an error quotes: an annotation may
+// be 256 KiB, an event message is cut at 1 KiB anyway.
+const maxQuoted = 64
+
+// Truncate shortens a value for an error or event, saying how long it was.
+func Truncate(v string) string {
+	if len(v) <= maxQuoted {
+		return v
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", v[:cut], len(v))
 }

@@ -141,7 +141,7 @@ func TestParseUnknownAndSeveral(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		"did you mean " + string(LBHealthCheckProtocol),
-		Prefix + "totally-new: value \"x\": unknown annotation",
+		`"` + Prefix + `totally-new": value "x": unknown annotation`,
 		string(LBType),
 	} {
 		if !strings.Contains(msg, want) {
@@ -194,6 +194,33 @@ func TestStricterNeverLoosens(t *testing.T) {
 			if got := Stricter(a, b); got != want {
 				t.Errorf("Stricter(%s, %s) = %s, want %s", a, b, got, want)
 			}
+		}
+	}
+}
+
+// Values reach events and terminals: escaped, and cut when huge.
+func TestErrorsQuoteAndTruncateValues(t *testing.T) {
+	huge := strings.Repeat("a", 200_000)
+	_, err := Parse(map[string]string{string(LBType): "\x1b]0;pwned\a" + "\n", string(LBAlgorithm): huge})
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\a") {
+		t.Errorf("control characters reach the message: %q", msg)
+	}
+	if len(msg) > 1000 || !strings.Contains(msg, "(200000 bytes)") {
+		t.Errorf("huge value not truncated (%d bytes): %.300s", len(msg), msg)
+	}
+}
+
+// Retired annotations are not errors (the Service keeps working) and do
+// nothing; the controller reports them.
+func TestRetiredAnnotationsDoNothing(t *testing.T) {
+	lb, err := Parse(map[string]string{string(LBApprovePlan): "plan-0123456789ab", string(LBForceUnlock): "x"})
+	if err != nil || lb.ApplyPolicy != ApplyAuto {
+		t.Fatalf("%+v %v", lb, err)
+	}
+	for n := range Retired {
+		if _, ok := Lookup(n); ok {
+			t.Errorf("%s is both retired and defined", n)
 		}
 	}
 }

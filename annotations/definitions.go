@@ -2,7 +2,6 @@ package annotations
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 )
@@ -17,8 +16,6 @@ const (
 	LBAdoptID                       Name = Prefix + "adopt-id"
 	LBNodeSelector                  Name = Prefix + "node-selector"
 	LBApplyPolicy                   Name = Prefix + "apply-policy"
-	LBApprovePlan                   Name = Prefix + "approve-plan"
-	LBForceUnlock                   Name = Prefix + "force-unlock"
 	LBHealthCheckProtocol           Name = Prefix + "health-check-protocol"
 	LBHealthCheckPort               Name = Prefix + "health-check-port"
 	LBHealthCheckPath               Name = Prefix + "health-check-path"
@@ -27,12 +24,14 @@ const (
 	LBHealthCheckHealthyThreshold   Name = Prefix + "health-check-healthy-threshold"
 	LBHealthCheckUnhealthyThreshold Name = Prefix + "health-check-unhealthy-threshold"
 
+	// Retired annotations: read only to tell people what replaced them.
+	LBApprovePlan Name = Prefix + "approve-plan"
+	LBForceUnlock Name = Prefix + "force-unlock"
+
 	// LegacySourceRanges is Kubernetes' own annotation, read for
 	// compatibility when spec.loadBalancerSourceRanges is empty.
 	LegacySourceRanges Name = "service.beta.kubernetes.io/load-balancer-source-ranges"
 )
-
-var planIDRE = regexp.MustCompile(`^plan-[0-9a-f]{12}$`)
 
 // Defaults the renderer applies to unset annotations.
 const (
@@ -107,9 +106,13 @@ var Definitions = []Definition{
 		Name: LBAdoptID, Kind: KindString, Accepted: []string{"a load balancer id, lb-<letters and digits>"},
 		Default: "none: a new load balancer is created",
 		Description: "Adopt an existing load balancer instead of creating one: the rendered root module imports it " +
-			"(an `import` block) and the next apply makes it match the Service. Requires " + string(LBName) + " set to the " +
-			"load balancer's current name (and matching internal and IP families), since those cannot change in place: " +
-			"review the first plan for a replacement. Once adopted, the load balancer is managed, and deleted with the Service, like any other.",
+			"(an `import` block) and the next apply makes it match the Service. Refused (event `AdoptionRefused`) unless the " +
+			"cloud config allows adoption for the Service's namespace (`loadBalancer.adoption`), and only a load balancer " +
+			"whose tags show no other owner (no other Service's uid, no other cluster id) can be adopted: the controller " +
+			"checks before rendering, the provider again on import. The plan that imports it waits for a reviewer's approval " +
+			"(default policy rule `load-balancer-import`). Requires " + string(LBName) + " set to the " +
+			"load balancer's current name (and matching internal and IP families), since those cannot change in place. " +
+			"Once adopted, the load balancer is managed, and deleted with the Service, like any other.",
 		Example: "lb-0123456789abcdef",
 		parse:   parseAdoptID,
 	},
@@ -131,33 +134,6 @@ var Definitions = []Definition{
 			err := oneOf(v, ApplyPolicies, &s)
 			lb.ApplyPolicy = ApplyPolicy(s)
 			return err
-		},
-	},
-	{
-		Name: LBApprovePlan, Kind: KindString, Accepted: []string{"a plan id, plan-<12 hex digits>"},
-		Default: "none",
-		Description: "Under the manual policy, approves the plan with this id (see `examplectl status` or the AwaitingApproval " +
-			"event): the controller applies exactly that saved plan. An id that is not the plan awaiting approval is ignored " +
-			"(and reported); if the Service or the cloud changed since planning, a new plan replaces it and waits again.",
-		Example: "plan-4f2a9c01d3e7",
-		parse: func(v string, lb *LoadBalancer) error {
-			if !planIDRE.MatchString(v) {
-				return fmt.Errorf("not a plan id")
-			}
-			lb.ApprovePlan = v
-			return nil
-		},
-	},
-	{
-		Name: LBForceUnlock, Kind: KindString, Accepted: []string{"the id of the state lock to force open (see `examplectl status`)"},
-		Default: "none",
-		Description: "Forces open the Service's Terraform state lock with this id, once, and records it in the audit log. " +
-			"Use `examplectl unlock`, which shows the lock and asks for confirmation. Locks older than the cloud config's " +
-			"staleLockAge are forced open without it.",
-		Example: "9d3e2c1a-7b6f-4e5d-8c2b-1a0f9e8d7c6b",
-		parse: func(v string, lb *LoadBalancer) error {
-			lb.ForceUnlock = v
-			return nil
 		},
 	},
 	{
@@ -230,6 +206,15 @@ var Definitions = []Definition{
 		Example:     "203.0.113.0/24,2001:db8::/32",
 		parse:       parseSourceRanges,
 	},
+}
+
+// Retired maps each annotation that no longer does anything to what
+// replaced it: the controller reports it in an event, never acts on it.
+var Retired = map[Name]string{
+	LBApprovePlan: "it no longer approves anything: approvals are PlanApproval objects that only reviewers can create " +
+		"(examplectl approve), with an identity the API server verifies; see docs/review.md",
+	LBForceUnlock: "it no longer forces a state lock open: that is a StateUnlock object that only reviewers can create " +
+		"(examplectl unlock); see docs/review.md",
 }
 
 // Lookup returns the definition of an annotation.

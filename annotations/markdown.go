@@ -3,6 +3,8 @@ package annotations
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -33,6 +35,11 @@ func Markdown() []byte {
 		}
 		fmt.Fprintf(&b, "- Default: %s\n\n", text(d.Default))
 		fmt.Fprintf(&b, "```yaml\nmetadata:\n  annotations:\n    %s: %q\n```\n", d.Name, d.Example)
+	}
+	b.WriteString("\n## Retired annotations\n\nThe controller ignores these (a Service carrying one keeps working) and says so in a\n" +
+		"`RetiredAnnotation` warning event on the Service.\n\n")
+	for _, n := range slices.Sorted(maps.Keys(Retired)) {
+		fmt.Fprintf(&b, "- `%s`: %s.\n", n, text(Retired[n]))
 	}
 	return b.Bytes()
 }

@@ -26,6 +26,9 @@ func Parse(ann map[string]string) (LoadBalancer, error) {
 		raw := ann[k]
 		def, ok := Lookup(Name(k))
 		if !ok {
+			if _, retired := Retired[Name(k)]; retired {
+				continue // reported by the controller, never acted on
+			}
 			if strings.HasPrefix(k, Prefix) {
 				errs = append(errs, unknown(Name(k), raw))
 			}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/state"
 )
@@ -34,6 +35,9 @@ type Config struct {
 	State        state.Config       `json:"state"`
 	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
 	Review       ReviewConfig       `json:"review,omitempty"`
+
+	// rules are Review.Policy.Rules compiled (by LoadConfig).
+	rules *policy.Rules
 }
 
 // ReviewConfig is where plans are recorded and how drift is checked.
@@ -48,6 +52,23 @@ type ReviewConfig struct {
 	AuditLog string `json:"auditLog,omitempty"`
 	// Drift checks every object's plan against the cloud periodically.
 	Drift DriftConfig `json:"drift,omitempty"`
+	// Approvals says how many people approve a plan.
+	Approvals ApprovalsConfig `json:"approvals,omitempty"`
+	// Policy holds the rules that flag plans for approval or deny them.
+	Policy PolicyConfig `json:"policy,omitempty"`
+}
+
+// ApprovalsConfig is what an approval takes.
+type ApprovalsConfig struct {
+	// Required is how many distinct people (PlanApprovals with distinct,
+	// API-server-verified approvers) a plan needs (default 1).
+	Required int `json:"required,omitempty"`
+}
+
+// PolicyConfig holds the policy rules (CEL), compiled at start-up.
+type PolicyConfig struct {
+	// Rules flag plans; unset means policy.Defaults, an empty list none.
+	Rules []policy.Rule `json:"rules,omitempty"`
 }
 
 // DriftConfig configures the drift worker.
@@ -120,10 +141,30 @@ type ModulesConfig struct {
 	Routes       renderer.ModuleSource `json:"routes,omitempty"`
 }
 
-// LoadBalancerConfig holds defaults for Services without annotations.
+// LoadBalancerConfig holds defaults for Services without annotations, and
+// what Services may ask for.
 type LoadBalancerConfig struct {
 	DefaultType      string `json:"defaultType,omitempty"`
 	DefaultAlgorithm string `json:"defaultAlgorithm,omitempty"`
+	// MaxListeners caps a Service's ports (default and at most 100, the
+	// Example cloud's limit): a larger Service is refused with an event.
+	MaxListeners int `json:"maxListeners,omitempty"`
+	// Adoption governs the adopt-id annotation.
+	Adoption AdoptionConfig `json:"adoption,omitempty"`
+}
+
+// AdoptionConfig says who may adopt an existing load balancer.
+type AdoptionConfig struct {
+	// Enabled allows the adopt-id annotation at all (default false).
+	Enabled bool `json:"enabled,omitempty"`
+	// Namespaces, when set, allows it only for Services in these
+	// namespaces.
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// allows tells whether a Service in namespace may adopt.
+func (a AdoptionConfig) allows(namespace string) bool {
+	return a.Enabled && (len(a.Namespaces) == 0 || slices.Contains(a.Namespaces, namespace))
 }
 
 // Duration is a time.Duration written as "30s" in YAML. A malformed value
@@ -163,7 +204,21 @@ func LoadConfig(data []byte) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("cloud config: %w", err)
 	}
+	rules, err := policy.Compile(c.Review.Policy.Rules)
+	if err != nil {
+		return nil, fmt.Errorf("cloud config: review.policy.rules: %w", err)
+	}
+	c.rules = rules
 	return &c, nil
+}
+
+// defaultNamespace is the controller's own namespace: the pod's (the
+// Deployment passes POD_NAMESPACE), else example-ccm.
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "example-ccm"
 }
 
 func (c *Config) defaults() {
@@ -186,7 +241,16 @@ func (c *Config) defaults() {
 		c.Terraform.ApplyPolicy = string(annotations.ApplyAuto)
 	}
 	if c.Review.Namespace == "" {
-		c.Review.Namespace = "kube-system"
+		c.Review.Namespace = defaultNamespace()
+	}
+	if c.Review.Approvals.Required == 0 {
+		c.Review.Approvals.Required = 1
+	}
+	if c.Review.Policy.Rules == nil {
+		c.Review.Policy.Rules = policy.Defaults
+	}
+	if c.LoadBalancer.MaxListeners == 0 {
+		c.LoadBalancer.MaxListeners = renderer.MaxListeners
 	}
 	if c.Review.Keep == 0 {
 		c.Review.Keep = 10
@@ -249,6 +313,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Review.Keep < 1 {
 		bad("review.keep", "must be at least 1")
+	}
+	if c.Review.Approvals.Required < 1 {
+		bad("review.approvals.required", "must be at least 1")
+	}
+	if m := c.LoadBalancer.MaxListeners; m < 1 || m > renderer.MaxListeners {
+		bad("loadBalancer.maxListeners", "%d is out of range 1-%d (the Example cloud's limit)", m, renderer.MaxListeners)
+	}
+	for i, ns := range c.LoadBalancer.Adoption.Namespaces {
+		if ns == "" {
+			bad(fmt.Sprintf("loadBalancer.adoption.namespaces[%d]", i), "is empty")
+		}
 	}
 	if err := c.State.Validate(); err != nil {
 		errs = append(errs, err)

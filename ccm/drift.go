@@ -2,13 +2,19 @@ package ccm
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // driftWorker plans every known object against the refreshed cloud each
@@ -57,14 +63,44 @@ func (d *driftWorker) checkAll(ctx context.Context) {
 	}
 }
 
-func (d *driftWorker) check(ctx context.Context, o engine.Known) {
-	s := subject{ref: routeSetRef, kind: records.KindDrift}
-	if o.Service != nil {
-		s = serviceSubject(o.Service, records.KindDrift)
+func (d *driftWorker) check(ctx context.Context, k engine.Known) {
+	var s subject
+	var guard engine.Guard
+	if k.Service != nil {
+		s = d.review.serviceSubject(ctx, k.Service, records.KindDrift)
+		guard = d.guardService(k.Service)
+	} else {
+		s = d.review.routeSetSubject(k.Job.Key, records.KindDrift)
 	}
-	out, err := d.engine.CheckDrift(ctx, o)
+	k.Review = d.review.reviewFor(ctx, s, k.Review.Policy)
+	out, err := d.engine.CheckDrift(ctx, k, guard)
+	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, runner.ErrGone) {
+		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Key)
+		return
+	}
 	d.review.report(ctx, s, out, err)
 	if err != nil {
-		klog.ErrorS(err, "drift check failed", "object", o.Key)
+		klog.ErrorS(err, "drift check failed", "object", k.Key)
+	}
+}
+
+// guardService re-reads the Service from the API server (under the
+// workspace's lock): a check runs only for the Service as it is now, not
+// as the sweep found it.
+func (d *driftWorker) guardService(snap *v1.Service) engine.Guard {
+	return func(ctx context.Context) error {
+		if d.review.client == nil {
+			return nil
+		}
+		cur, err := d.review.client.CoreV1().Services(snap.Namespace).Get(ctx, snap.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return engine.ErrSkipped
+		case err != nil:
+			return fmt.Errorf("drift check: read service %s/%s: %w", snap.Namespace, snap.Name, err)
+		case cur.UID != snap.UID || cur.DeletionTimestamp != nil || engine.ServiceInputs(cur, nil) != engine.ServiceInputs(snap, nil):
+			return engine.ErrSkipped
+		}
+		return nil
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -15,17 +16,17 @@ import (
 // newEngine wires the renderer, state backends and terraform runner from
 // the cloud config. The API token reaches terraform's provider through
 // the environment only (EXAMPLE_TOKEN), never a rendered file.
-func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, error) {
+func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *exampleapi.Client, error) {
 	token, err := readToken(cfg.API.TokenFile, cfg.API.TokenEnv)
 	if err != nil {
-		return nil, fmt.Errorf("api token: %w", err)
+		return nil, nil, fmt.Errorf("api token: %w", err)
 	}
 	if rv.audit != nil {
 		rv.audit.Redact(token)
 	}
 	states, err := state.New(cfg.State, state.Options{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tf := cfg.Terraform
 	r, err := runner.New(ctx, runner.Config{
@@ -42,15 +43,19 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, er
 		Env:            map[string]string{"EXAMPLE_TOKEN": token},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("terraform runner: %w", err)
+		return nil, nil, fmt.Errorf("terraform runner: %w", err)
 	}
 	r.OnForceUnlock = func(workspace, lockID, holder string, created time.Time) {
-		rv.forceUnlocked(subject{ref: records.ObjectRef{Kind: "Workspace", Name: workspace}}, workspace, lockID,
+		rv.forceUnlocked(subject{ref: reviewapi.ObjectRef{Kind: "Workspace", Name: workspace}}, workspace, lockID, rv.self,
 			fmt.Sprintf("stale: held by %q since %s", holder, created.Format(time.RFC3339)))
 	}
-	e := engine.New(renderConfig(cfg), states, r)
-	e.RecordPlanText(true) // plan records carry terraform's own rendering
-	return e, nil
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: cfg.API.Endpoint, Token: token})
+	if err != nil {
+		return nil, nil, fmt.Errorf("api client: %w", err)
+	}
+	// Plan records carry terraform's own rendering of every plan.
+	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true})
+	return e, api, nil
 }
 
 // renderConfig is the rendering part of the cloud config.
@@ -65,5 +70,6 @@ func renderConfig(cfg *Config) renderer.Config {
 		NetworkName:             cfg.Network.Name,
 		DefaultLoadBalancerType: cfg.LoadBalancer.DefaultType,
 		DefaultAlgorithm:        cfg.LoadBalancer.DefaultAlgorithm,
+		MaxListeners:            cfg.LoadBalancer.MaxListeners,
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 )
@@ -24,24 +27,31 @@ import (
 const (
 	// provisioningRetry: a new load balancer is still provisioning.
 	provisioningRetry = 5 * time.Second
-	// approvalRetry: a plan waits for a person; the approval annotation
-	// itself triggers a sync, so this is only a safety net.
-	approvalRetry = time.Minute
+	// approvalRetry: a plan waits for people. A PlanApproval does not
+	// trigger the service controller, so this is how soon an approval is
+	// acted on; a retry while nothing changed runs no terraform.
+	approvalRetry = 5 * time.Second
 )
 
 // loadBalancers implements cloudprovider.LoadBalancer as a thin adapter:
-// every change is a rendered Terraform plan the engine applies under the
-// Service's apply policy.
+// every change is a rendered Terraform plan the engine decides under the
+// Service's review (apply policy, policy rules, approvals).
 type loadBalancers struct {
 	engine *engine.Engine
 	cfg    *Config
 	review *review
+	// api reads a load balancer named by adopt-id, to check its owner
+	// before anything is rendered (the only call to the control API the
+	// controller makes itself; everything else is Terraform).
+	api *exampleapi.Client
+	// adoptable caches adoption checks that passed, by uid and id.
+	adoptable sync.Map
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(e *engine.Engine, cfg *Config, rv *review) *loadBalancers {
-	return &loadBalancers{engine: e, cfg: cfg, review: rv}
+func newLoadBalancers(e *engine.Engine, cfg *Config, rv *review, api *exampleapi.Client) *loadBalancers {
+	return &loadBalancers{engine: e, cfg: cfg, review: rv, api: api}
 }
 
 // newRecorder records events on Services and the route set.
@@ -78,21 +88,27 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 // EnsureLoadBalancer converges the Service's load balancer; while it
 // provisions, or while its plan awaits approval, the controller retries.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	subj := l.review.serviceSubject(ctx, svc, records.KindChange)
+	l.review.retiredAnnotations(subj, svc.Annotations)
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
-		l.review.failedEvent(serviceSubject(svc, records.KindChange), err)
+		l.review.failedEvent(subj, err)
 		return nil, err
 	}
-	l.forceUnlock(ctx, svc, nodes, ann)
-	lb, out, err := l.engine.ReconcileLoadBalancer(ctx, svc, nodes, l.policy(ann), ann.ApprovePlan)
-	l.review.report(ctx, serviceSubject(svc, records.KindChange), out, err)
+	if err := l.checkAdoption(ctx, subj, svc, ann); err != nil {
+		return nil, err
+	}
+	l.unlock(ctx, subj, svc, nodes)
+	lb, out, err := l.engine.ReconcileLoadBalancer(ctx, svc, nodes, l.review.reviewFor(ctx, subj, l.policy(ann)))
+	l.review.report(ctx, subj, out, err)
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
 	var wait *engine.AwaitingApprovalError
+	var denied *engine.DeniedError
 	switch {
-	case errors.As(err, &wait):
-		if lb != nil && lb.Status == "active" && wait.Policy == annotations.ApplyPlanOnly {
+	case errors.As(err, &wait), errors.As(err, &denied):
+		if lb != nil && lb.Status == "active" && wait != nil && wait.Policy == annotations.ApplyPlanOnly {
 			return status(lb, svc), nil // keep serving what exists
 		}
 		return nil, api.NewRetryError(err.Error(), approvalRetry)
@@ -106,7 +122,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return status(lb, svc), nil
 	case "error":
 		err := fmt.Errorf("load balancer %s of service %s/%s is in status error", lb.ID, svc.Namespace, svc.Name)
-		l.review.eventf(serviceSubject(svc, records.KindChange), v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
+		l.review.eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
 		return nil, err
 	default:
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is %s", lb.ID, lb.Status), provisioningRetry)
@@ -124,19 +140,22 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 }
 
 // EnsureLoadBalancerDeleted destroys the load balancer and deletes its
-// state, workspace and record; under manual the destroy plan first waits
-// for approval (the finalizer holds the Service meanwhile).
+// state, workspace and record. The destroy plan is decided like any other
+// (the default policy rules hold it for approval); the Service's finalizer
+// holds the Service meanwhile.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	subj := l.review.serviceSubject(ctx, svc, records.KindDestroy)
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
 		// A Service must stay deletable: fall back to the cluster policy.
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
-	l.forceUnlock(ctx, svc, nil, ann)
-	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.policy(ann), ann.ApprovePlan)
-	l.review.report(ctx, serviceSubject(svc, records.KindDestroy), out, err)
+	l.unlock(ctx, subj, svc, nil)
+	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.review.reviewFor(ctx, subj, l.policy(ann)))
+	l.review.report(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
-	if errors.As(err, &wait) {
+	var denied *engine.DeniedError
+	if errors.As(err, &wait) || errors.As(err, &denied) {
 		return api.NewRetryError(err.Error(), approvalRetry)
 	}
 	if err == nil && (out.Applied == nil || !out.Applied.HasChanges) {
@@ -145,15 +164,53 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	return err
 }
 
-// forceUnlock honours the force-unlock annotation when it names the lock
-// the record says is in the way.
-func (l *loadBalancers) forceUnlock(ctx context.Context, svc *v1.Service, nodes []*v1.Node, ann annotations.LoadBalancer) {
-	if ann.ForceUnlock == "" {
-		return
-	}
+// unlock executes the Service's unlock requests.
+func (l *loadBalancers) unlock(ctx context.Context, subj subject, svc *v1.Service, nodes []*v1.Node) {
 	if _, job, err := l.engine.RenderLoadBalancer(svc, nodes); err == nil {
-		l.review.forceUnlock(ctx, l.engine.Runner(), serviceSubject(svc, records.KindChange), ann.ForceUnlock, job)
+		l.review.unlock(ctx, l.engine.Runner(), subj, job)
 	}
+}
+
+// checkAdoption refuses the adopt-id annotation unless the cloud config
+// allows adoption in the Service's namespace and the load balancer's tags
+// show no other owner. The provider checks ownership again on import, and
+// the plan that imports waits for approval (policy rules).
+func (l *loadBalancers) checkAdoption(ctx context.Context, subj subject, svc *v1.Service, ann annotations.LoadBalancer) error {
+	if ann.AdoptID == "" {
+		return nil
+	}
+	key := string(svc.UID) + "/" + ann.AdoptID
+	if _, ok := l.adoptable.Load(key); ok {
+		return nil
+	}
+	err := l.adoptionError(ctx, svc, ann.AdoptID)
+	if err != nil {
+		l.review.eventf(subj, v1.EventTypeWarning, "AdoptionRefused", "%v", err)
+		return err
+	}
+	l.adoptable.Store(key, true)
+	return nil
+}
+
+func (l *loadBalancers) adoptionError(ctx context.Context, svc *v1.Service, id string) error {
+	if !l.cfg.LoadBalancer.Adoption.allows(svc.Namespace) {
+		return fmt.Errorf("annotation %s is refused: the cloud config does not allow adopting load balancers in namespace %q (loadBalancer.adoption)",
+			annotations.LBAdoptID, svc.Namespace)
+	}
+	if l.api == nil {
+		return fmt.Errorf("annotation %s: no API client to check the load balancer's owner", annotations.LBAdoptID)
+	}
+	lb, err := l.api.GetLoadBalancer(ctx, id)
+	if exampleapi.IsNotFound(err) {
+		return fmt.Errorf("annotation %s: load balancer %q does not exist", annotations.LBAdoptID, id)
+	}
+	if err != nil {
+		return fmt.Errorf("annotation %s: read load balancer %q: %w", annotations.LBAdoptID, id, err)
+	}
+	if c := exampleapi.OwnerConflicts(renderer.OwnerTags(svc, l.cfg.ClusterID), lb.Tags, renderer.OwnerTagKeys); len(c) > 0 {
+		return fmt.Errorf("annotation %s is refused: load balancer %q belongs to another owner (%s)", annotations.LBAdoptID, id, strings.Join(c, "; "))
+	}
+	return nil
 }
 
 // status is the Service's ingress from the load balancer's outputs. With

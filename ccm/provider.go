@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/client-go/dynamic"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -59,7 +60,7 @@ func newCloud(ctx context.Context, cfg *Config) (*cloud, error) {
 		return nil, fmt.Errorf("review.auditLog: %w", err)
 	}
 	rv := newReview(cfg, log)
-	eng, err := newEngine(ctx, cfg, rv)
+	eng, api, err := newEngine(ctx, cfg, rv)
 	if err != nil {
 		return nil, err
 	}
@@ -69,26 +70,32 @@ func newCloud(ctx context.Context, cfg *Config) (*cloud, error) {
 		engine:    eng,
 		review:    rv,
 		instances: inst,
-		lb:        newLoadBalancers(eng, cfg, rv),
+		lb:        newLoadBalancers(eng, cfg, rv, api),
 		routes:    newRoutes(eng, cfg, inst, rv),
 	}, nil
 }
 
 // Initialize starts the background workers; they stop with stop.
 func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	client, err := clientBuilder.Client("example-cloud-controller-manager")
-	if err != nil {
-		klog.ErrorS(err, "cannot build a Kubernetes client; events and the kubernetes state backend are unavailable")
-	} else {
-		c.review.setClient(client, newRecorder(client))
-		c.engine.UseKubernetes(client)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-stop
 		cancel()
 		c.routes.stop()
 	}()
+	client, err := clientBuilder.Client("example-cloud-controller-manager")
+	if err != nil {
+		klog.ErrorS(err, "cannot build a Kubernetes client; events, records, approvals and the kubernetes state backend are unavailable")
+	} else {
+		c.review.setClient(client, newRecorder(client))
+		c.engine.UseKubernetes(client)
+		c.review.self = whoAmI(ctx, client, c.review.self)
+		if dyn, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
+			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
+		} else {
+			c.review.approvals.start(client, dyn, stop)
+		}
+	}
 	if !c.cfg.Review.Drift.Disabled {
 		go newDriftWorker(c.engine, c.review, c.cfg.Review.Drift).run(ctx)
 	}

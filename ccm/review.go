@@ -3,10 +3,12 @@ package ccm
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -17,22 +19,34 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
 // review turns what the engine decided into what people read: events on
-// the Service, the plan record next to it, the audit log and metrics.
+// the Service (the route set's on its record ConfigMap), the plan record,
+// the audit log and metrics; and it answers the engine's questions about
+// approvals and kept plans.
 type review struct {
-	cfg      *Config
-	client   kubernetes.Interface
-	store    *records.Store // nil until the CCM has a Kubernetes client
-	audit    *audit.Log
-	recorder record.EventRecorder
-	phases   phases
+	cfg       *Config
+	client    kubernetes.Interface
+	store     *records.Store // nil until the CCM has a Kubernetes client
+	audit     *audit.Log
+	recorder  record.EventRecorder
+	approvals *approvals
+	phases    phases
+	// self is the controller's own user, as the API server knows it: the
+	// actor of what it does on its own (auto applies, stale unlocks).
+	self string
+
+	// said remembers one-time messages (an ignored approval, a retired
+	// annotation) already reported.
+	said sync.Map
 }
 
 func newReview(cfg *Config, log *audit.Log) *review {
-	return &review{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}}
+	return &review{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager",
+		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required)}
 }
 
 func (v *review) setClient(client kubernetes.Interface, recorder record.EventRecorder) {
@@ -43,23 +57,17 @@ func (v *review) setClient(client kubernetes.Interface, recorder record.EventRec
 
 // subject is the object a reconcile is about.
 type subject struct {
-	ref   records.ObjectRef
-	event runtime.Object // nil for the route set (no object to put events on)
+	ref   reviewapi.ObjectRef
+	event runtime.Object // where events go
 	kind  string         // records.KindChange, KindDestroy or KindDrift
+	// author made the change planned, as the API server vouched; "" when
+	// unknown.
+	author string
+	// object is the object as policy rules see it.
+	meta metav1.ObjectMeta
 }
 
-func serviceSubject(svc *v1.Service, kind string) subject {
-	return subject{ref: records.ObjectRef{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}, event: svc, kind: kind}
-}
-
-var routeSetRef = records.ObjectRef{Kind: "RouteSet", Name: "cluster"}
-
-func (s subject) String() string {
-	if s.ref.Namespace == "" {
-		return s.ref.Kind + " " + s.ref.Name
-	}
-	return s.ref.Kind + " " + s.ref.Namespace + "/" + s.ref.Name
-}
+func (s subject) String() string { return s.ref.String() }
 
 func (v *review) eventf(s subject, typ, reason, format string, args ...any) {
 	if s.event != nil {
@@ -67,185 +75,159 @@ func (v *review) eventf(s subject, typ, reason, format string, args ...any) {
 	}
 }
 
+// once reports a message the first time it is seen.
+func (v *review) once(key string) bool {
+	_, seen := v.said.LoadOrStore(key, true)
+	return !seen
+}
+
 // report records one reconcile. Failing to record is logged, never
 // returned: the infrastructure change already happened (or not).
 func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err error) {
-	if out == nil || out.Workspace == "" {
-		if err != nil {
-			v.failedEvent(s, err)
-		}
-		return
-	}
 	var wait *engine.AwaitingApprovalError
-	awaiting := errors.As(err, &wait)
-	if err != nil && !awaiting {
+	var denied *engine.DeniedError
+	awaiting, isDenied := errors.As(err, &wait), errors.As(err, &denied)
+	failed := err != nil && !awaiting && !isDenied && !errors.Is(err, engine.ErrSkipped)
+	if failed {
 		v.failedEvent(s, err)
 	}
-	now := time.Now()
+	if out == nil || out.Workspace == "" {
+		return
+	}
 	if p := out.Superseded; p != nil {
-		v.eventf(s, v1.EventTypeNormal, "PlanSuperseded", "Plan %s superseded: the Service, its nodes or the cloud changed", p.ID)
-		v.auditf(s, out, "supersede", p, "", nil)
+		v.eventf(s, v1.EventTypeNormal, "PlanSuperseded", "Plan %s superseded: the object, its nodes or the cloud changed", p.ID)
+		v.auditf(s, out, audit.Entry{Action: "supersede", Actor: v.self}, p)
+		v.approvals.removeForPlan(ctx, s.ref, p.ID)
 	}
 	if p := out.Planned; p != nil && p.HasChanges {
 		if s.kind == records.KindDrift {
 			driftDetected.Inc()
 			v.eventf(s, v1.EventTypeWarning, "DriftDetected", "Drift detected: %s (%d resources changed outside Terraform)", p.ID, len(p.Summary.Drift))
-			v.auditf(s, out, "drift", p, "", nil)
+			v.auditf(s, out, audit.Entry{Action: audit.ActionDrift}, p)
 		}
 		v.eventf(s, v1.EventTypeNormal, "Planned", "Planned %s (%s)", p.ID, p.Summary)
-		v.auditf(s, out, "plan", p, "", nil)
-		if out.Awaiting == p && out.Policy == annotations.ApplyManual {
-			v.eventf(s, v1.EventTypeNormal, "AwaitingApproval", "AwaitingApproval %s (%s): approve with annotation %s=%s or `examplectl approve`",
-				p.ID, p.Summary, annotations.LBApprovePlan, p.ID)
-		}
+		v.auditf(s, out, audit.Entry{Action: audit.ActionPlan, Details: verdictDetails(out)}, p)
 	}
-	if out.IgnoredApproval != "" && out.Awaiting != nil {
-		v.eventf(s, v1.EventTypeWarning, "ApprovalIgnored", "Approval of %s ignored: the plan awaiting approval is %s", out.IgnoredApproval, out.Awaiting.ID)
-		v.auditf(s, out, "approve", nil, "ignored", map[string]string{"approved": out.IgnoredApproval, "awaiting": out.Awaiting.ID})
-	}
-	if p := out.Applied; p != nil && p.HasChanges {
-		if out.Policy == annotations.ApplyManual {
-			v.auditf(s, out, "approve", p, "approved", nil)
-		}
-		action := "apply"
-		if p.Destroy {
-			action = "destroy"
-		}
-		v.eventf(s, v1.EventTypeNormal, "Applied", "Applied %s (%s)", p.ID, p.Summary)
-		v.auditf(s, out, action, p, string(records.Applied), nil)
-	}
+	v.reportDecision(ctx, s, out, denied)
 	if out.Result != nil {
 		for _, w := range out.Result.Warnings {
 			v.eventf(s, v1.EventTypeWarning, "TerraformWarning", "%s", w)
 		}
 	}
-	if err != nil && !awaiting {
-		v.auditf(s, out, "apply", out.Planned, string(records.Failed), map[string]string{"error": err.Error()})
+	if failed {
+		v.auditf(s, out, audit.Entry{Action: audit.ActionApply, Outcome: string(records.Failed), Error: err.Error()}, out.Planned)
 	}
-	v.setPhase(out, err, awaiting)
+	v.setPhase(out, err, awaiting || isDenied)
 	if out.Applied != nil && out.Applied.Destroy {
 		v.deleteRecord(ctx, out.Workspace) // records go with the workspace
 		return
 	}
-	v.updateRecord(ctx, s, out, err, awaiting, now)
+	v.updateRecord(ctx, s, out, err, now())
 }
 
-func (v *review) setPhase(out *engine.Outcome, err error, awaiting bool) {
+// reportDecision reports what became of the plan decided: denied,
+// awaiting approval (and the approvals not counted), or applied.
+func (v *review) reportDecision(ctx context.Context, s subject, out *engine.Outcome, denied *engine.DeniedError) {
+	fresh := out.Awaiting != nil && out.Planned == out.Awaiting
+	switch {
+	case denied != nil && fresh:
+		v.eventf(s, v1.EventTypeWarning, "PlanDenied", "Plan %s denied by policy rule %s: %s", denied.PlanID, denied.Verdict.Rule, denied.Verdict.Message)
+		v.auditf(s, out, audit.Entry{Action: "deny", Outcome: string(records.Denied), Details: verdictDetails(out)}, out.Awaiting)
+	case out.Awaiting != nil && denied == nil && fresh && out.Policy != annotations.ApplyPlanOnly:
+		v.eventf(s, v1.EventTypeNormal, "AwaitingApproval", "AwaitingApproval %s (%s): %s; approve with `examplectl approve %s %s`",
+			out.Awaiting.ID, out.Awaiting.Summary, v.why(out), approveArg(s.ref), out.Awaiting.ID)
+	}
+	for _, msg := range out.Approval.Ignored {
+		if v.once("ignored\x00" + msg) {
+			v.eventf(s, v1.EventTypeWarning, "ApprovalIgnored", "%s", msg)
+			v.auditf(s, out, audit.Entry{Action: audit.ActionApprove, Outcome: "ignored", Details: map[string]string{"reason": msg}}, out.Awaiting)
+		}
+	}
+	p := out.Awaiting
+	if p == nil {
+		p = out.Applied
+	}
+	if p != nil {
+		for _, who := range out.Approval.Approvers {
+			if v.once("approved\x00" + p.ID + "\x00" + who) {
+				v.auditf(s, out, audit.Entry{Action: audit.ActionApprove, Actor: who, Outcome: "counted",
+					Details: map[string]string{"approvals": fmt.Sprintf("%d of %d", len(out.Approval.Approvers), v.cfg.Review.Approvals.Required)}}, p)
+			}
+		}
+	}
+	if p := out.Applied; p != nil && p.HasChanges {
+		action, actor := audit.ActionApply, v.self
+		if p.Destroy {
+			action = audit.ActionDestroy
+		}
+		by := ""
+		if len(out.Approval.Approvers) > 0 {
+			actor = strings.Join(out.Approval.Approvers, ", ")
+			by = " approved by " + actor
+		}
+		v.eventf(s, v1.EventTypeNormal, "Applied", "Applied %s (%s)%s", p.ID, p.Summary, by)
+		details := verdictDetails(out)
+		if s.author != "" {
+			details = withDetail(details, "author", s.author)
+		}
+		v.auditf(s, out, audit.Entry{Action: action, Actor: actor, Outcome: string(records.Applied), Details: details}, p)
+		v.approvals.removeForPlan(ctx, s.ref, p.ID)
+	}
+}
+
+// why says why a plan waits: the manual policy or the rules that flagged it.
+func (v *review) why(out *engine.Outcome) string {
+	need := fmt.Sprintf("needs %d approval(s)", v.cfg.Review.Approvals.Required)
+	if len(out.Verdicts) == 0 {
+		return need + " (manual policy)"
+	}
+	var rules []string
+	for _, vd := range out.Verdicts {
+		rules = append(rules, fmt.Sprintf("rule %s: %s", vd.Rule, vd.Message))
+	}
+	return need + " (" + strings.Join(rules, "; ") + ")"
+}
+
+// approveArg names the object for examplectl.
+func approveArg(ref reviewapi.ObjectRef) string {
+	if ref.Kind == reviewapi.ObjectRouteSet {
+		return "routes"
+	}
+	return ref.Namespace + "/" + ref.Name
+}
+
+func verdictDetails(out *engine.Outcome) map[string]string {
+	if len(out.Verdicts) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, vd := range out.Verdicts {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", vd.Rule, vd.Effect, vd.Message))
+	}
+	return map[string]string{"verdicts": strings.Join(parts, "; ")}
+}
+
+func withDetail(m map[string]string, k, val string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = val
+	return m
+}
+
+func (v *review) setPhase(out *engine.Outcome, err error, waiting bool) {
 	switch {
 	case out.Applied != nil && out.Applied.Destroy:
 		v.phases.set(out.Workspace, "")
-	case awaiting && out.Policy == annotations.ApplyPlanOnly:
+	case waiting && out.Policy == annotations.ApplyPlanOnly:
 		v.phases.set(out.Workspace, "planned")
-	case awaiting:
+	case waiting:
 		v.phases.set(out.Workspace, "awaiting-approval")
-	case err != nil:
+	case err != nil && !errors.Is(err, engine.ErrSkipped):
 		v.phases.set(out.Workspace, "failed")
-	default:
+	case err == nil:
 		v.phases.set(out.Workspace, "applied")
 	}
-}
-
-// updateRecord writes the outcome into the object's plan record.
-func (v *review) updateRecord(ctx context.Context, s subject, out *engine.Outcome, err error, awaiting bool, now time.Time) {
-	if v.store == nil {
-		return
-	}
-	_, uerr := v.store.Update(ctx, out.Workspace, func(r *records.Record) error {
-		r.Object, r.Workspace, r.Policy, r.UpdatedAt = s.ref, out.Workspace, string(out.Policy), now
-		if len(out.Files) > 0 {
-			r.Files = map[string]string{}
-			for k, f := range out.Files {
-				r.Files[k] = string(f)
-			}
-		}
-		if p := out.Superseded; p != nil {
-			decide(r, p.ID, records.Superseded, "", now)
-		}
-		if p := out.Planned; p != nil && p.HasChanges && r.Find(p.ID) == nil {
-			r.Plans = append([]records.Plan{{
-				ID: p.ID, Kind: kindOf(s, p), HCLHash: p.Hash, InputsDigest: out.InputsDigest, Summary: p.Summary, Policy: string(out.Policy),
-				Outcome: records.AwaitingApproval, PlannedAt: now, Text: p.Text,
-			}}, r.Plans...)
-			if out.Policy == annotations.ApplyPlanOnly {
-				r.Plans[0].Outcome = records.Planned
-			}
-		}
-		if p := out.Applied; p != nil {
-			decide(r, p.ID, records.Applied, "", now)
-			r.Lock = nil
-		}
-		if s.kind == records.KindDrift {
-			if r.Drift == nil {
-				r.Drift = &records.Drift{}
-			}
-			r.Drift.CheckedAt, r.Drift.Detected = now, false
-			if p := out.Planned; p != nil && p.HasChanges {
-				r.Drift.Detected, r.Drift.LastDetectedAt, r.Drift.PlanID, r.Drift.Resources = true, &now, p.ID, p.Summary.Drift
-			}
-		}
-		if err != nil && !awaiting {
-			if p := out.Planned; p != nil && p.HasChanges {
-				decide(r, p.ID, records.Failed, err.Error(), now)
-			}
-			if id, holder, created, ok := runner.HeldLock(err); ok {
-				r.Lock = &records.LockInfo{ID: id, Holder: holder, Created: created, SeenAt: now}
-			}
-		}
-		return nil
-	})
-	if uerr != nil {
-		klog.ErrorS(uerr, "cannot update plan record", "object", s.String(), "workspace", out.Workspace)
-	}
-}
-
-func decide(r *records.Record, id string, o records.Outcome, msg string, now time.Time) {
-	if p := r.Find(id); p != nil {
-		p.Outcome, p.Error, p.DecidedAt = o, msg, &now
-	}
-}
-
-func kindOf(s subject, p *runner.Plan) string {
-	if p.Destroy {
-		return records.KindDestroy
-	}
-	return s.kind
-}
-
-func (v *review) deleteRecord(ctx context.Context, workspace string) {
-	if v.store == nil {
-		return
-	}
-	if err := v.store.Delete(ctx, workspace); err != nil {
-		klog.ErrorS(err, "cannot delete plan record", "workspace", workspace)
-	}
-}
-
-// lock is the state lock recorded for workspace, if any.
-func (v *review) lock(ctx context.Context, workspace string) *records.LockInfo {
-	if v.store == nil {
-		return nil
-	}
-	r, err := v.store.Get(ctx, workspace)
-	if err != nil || r == nil {
-		return nil
-	}
-	return r.Lock
-}
-
-// routeAnnotations reads approve-plan and force-unlock from the route set's
-// record ConfigMap (the route set has no object of its own to annotate).
-func (v *review) routeAnnotations(ctx context.Context, workspace string) (approve, unlock string) {
-	if v.client == nil {
-		return "", ""
-	}
-	cm, err := v.client.CoreV1().ConfigMaps(v.cfg.Review.Namespace).Get(ctx, "ccm-plans-"+workspace, metav1.GetOptions{})
-	if err != nil {
-		if !apierrors.IsNotFound(err) {
-			klog.V(2).InfoS("cannot read route set record", "err", err)
-		}
-		return "", ""
-	}
-	return cm.Annotations[string(annotations.LBApprovePlan)], cm.Annotations[string(annotations.LBForceUnlock)]
 }
 
 func (v *review) failedEvent(s subject, err error) {
@@ -262,13 +244,15 @@ func (v *review) failedEvent(s subject, err error) {
 	v.eventf(s, v1.EventTypeWarning, reason, "%v", err)
 }
 
-// auditf appends one audit entry.
-func (v *review) auditf(s subject, out *engine.Outcome, action string, p *runner.Plan, outcome string, details map[string]string) {
+// auditf appends one audit entry for s; p, if set, names the plan.
+func (v *review) auditf(s subject, out *engine.Outcome, e audit.Entry, p *runner.Plan) {
 	if v.audit == nil {
 		return
 	}
-	e := audit.Entry{Time: time.Now(), Action: action, Object: s.String(), Workspace: out.Workspace,
-		Policy: string(out.Policy), Outcome: outcome, Details: details}
+	e.Time, e.Object, e.Workspace, e.Policy = time.Now(), s.String(), out.Workspace, string(out.Policy)
+	if e.Actor == "" {
+		e.Actor = v.self
+	}
 	if p != nil {
 		e.PlanID, e.Summary = p.ID, p.Summary.String()
 	}
@@ -277,25 +261,15 @@ func (v *review) auditf(s subject, out *engine.Outcome, action string, p *runner
 	}
 }
 
-// forceUnlock opens job's state lock when lockID (a person's force-unlock
-// annotation) names the lock the record says is in the way; only then.
-func (v *review) forceUnlock(ctx context.Context, r *runner.Runner, subj subject, lockID string, job runner.Job) {
-	lock := v.lock(ctx, job.Key)
-	if lock == nil || lock.ID != lockID {
-		return
+// retiredAnnotations reports, once per value, an annotation that no
+// longer does anything.
+func (v *review) retiredAnnotations(s subject, ann map[string]string) {
+	for name, why := range annotations.Retired {
+		if val, ok := ann[string(name)]; ok && v.once("retired\x00"+s.ref.UID+"\x00"+string(name)+"\x00"+val) {
+			v.eventf(s, v1.EventTypeWarning, "RetiredAnnotation", "Annotation %s is ignored: %s", name, why)
+		}
 	}
-	if err := r.ForceUnlock(ctx, job, lockID); err != nil {
-		klog.ErrorS(err, "force-unlock failed", "object", subj.String(), "lockID", lockID)
-		return
-	}
-	v.forceUnlocked(subj, job.Key, lockID, "requested by annotation "+string(annotations.LBForceUnlock))
 }
 
-// forceUnlocked records a lock forced open (stale, or on request).
-func (v *review) forceUnlocked(s subject, workspace, lockID, why string) {
-	if v.audit != nil {
-		_ = v.audit.Write(audit.Entry{Time: time.Now(), Action: "force-unlock", Object: s.String(), Workspace: workspace,
-			Details: map[string]string{"lockID": lockID, "reason": why}})
-	}
-	v.eventf(s, v1.EventTypeWarning, "ForceUnlocked", "Forced open Terraform state lock %s (%s)", lockID, why)
-}
+// now is the time records and audit lines carry.
+func now() time.Time { return time.Now() }

@@ -197,20 +197,16 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		list = append(list, rt)
 	}
 	start := time.Now()
-	// The route set has no object to annotate: approvals and unlocks are
-	// annotations on its record ConfigMap.
 	ws, err := r.engine.RoutesWorkspace()
 	if err != nil {
 		return err
 	}
-	approve, unlock := r.review.routeAnnotations(ctx, ws)
-	subj := subject{ref: routeSetRef, kind: records.KindChange}
-	if unlock != "" {
-		if _, job, err := r.engine.RenderRoutes(list); err == nil {
-			r.review.forceUnlock(ctx, r.engine.Runner(), subj, unlock, job)
-		}
+	subj := r.review.routeSetSubject(ws, records.KindChange)
+	if _, job, err := r.engine.RenderRoutes(list); err == nil {
+		r.review.unlock(ctx, r.engine.Runner(), subj, job)
 	}
-	_, out, err := r.engine.ReconcileRoutes(ctx, list, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy), approve)
+	rv := r.review.reviewFor(ctx, subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy))
+	_, out, err := r.engine.ReconcileRoutes(ctx, list, rv)
 	r.review.report(ctx, subj, out, err)
 	if err != nil {
 		r.desired = nil // re-read the truth before the next batch

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/engine"
 )
 
 // cpuTime is this process's and its waited-for children's (terraform and
@@ -41,7 +43,7 @@ func measure(b *testing.B, f *fixture, op func(i int)) {
 }
 
 func BenchmarkLoadBalancer(b *testing.B) {
-	f := newFixture(b, 4)
+	f := newFixtureWith(b, 4, engine.Options{})
 	nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
 	must := func(err error) {
 		if err != nil {
@@ -50,27 +52,27 @@ func BenchmarkLoadBalancer(b *testing.B) {
 	}
 	b.Run("create", func(b *testing.B) {
 		measure(b, f, func(i int) {
-			_, _, err := f.eng.EnsureLoadBalancer(ctxT(b), service(fmt.Sprintf("create-%d-%d", b.N, i), 80), nodes)
+			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("create-%d-%d", b.N, i), 80), nodes, auto)
 			must(err)
 		})
 	})
 	svc := service("steady", 80)
-	_, _, err := f.eng.EnsureLoadBalancer(ctxT(b), svc, nodes)
+	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
 	must(err)
 	port := int32(1000)
 	b.Run("update", func(b *testing.B) {
 		measure(b, f, func(int) {
 			port++ // every op a real change, across benchmark rounds too
 			svc.Spec.Ports[0].Port = port
-			_, _, err := f.eng.EnsureLoadBalancer(ctxT(b), svc, nodes)
+			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
 			must(err)
 		})
 	})
 	b.Run("noop-fastpath", func(b *testing.B) {
 		measure(b, f, func(int) {
-			_, res, err := f.eng.EnsureLoadBalancer(ctxT(b), svc, nodes)
+			_, out, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
 			must(err)
-			if !res.FastPath {
+			if !out.Result.FastPath {
 				b.Fatal("no fast path")
 			}
 		})
@@ -79,11 +81,11 @@ func BenchmarkLoadBalancer(b *testing.B) {
 		svcs := make([]*corev1.Service, b.N)
 		for i := range svcs {
 			svcs[i] = service(fmt.Sprintf("destroy-%d-%d", b.N, i), 80)
-			_, _, err := f.eng.EnsureLoadBalancer(ctxT(b), svcs[i], nodes)
+			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svcs[i], nodes, auto)
 			must(err)
 		}
 		measure(b, f, func(i int) {
-			_, err := f.eng.DeleteLoadBalancer(ctxT(b), svcs[i])
+			_, err := f.eng.RemoveLoadBalancer(ctxT(b), svcs[i], auto)
 			must(err)
 		})
 	})
@@ -93,13 +95,13 @@ func BenchmarkLoadBalancer(b *testing.B) {
 func BenchmarkTwentyServices(b *testing.B) {
 	for _, c := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("concurrency-%d", c), func(b *testing.B) {
-			f := newFixture(b, c)
+			f := newFixtureWith(b, c, engine.Options{})
 			nodes := []*corev1.Node{f.node(b, "n1")}
 			measure(b, f, func(i int) {
 				var wg sync.WaitGroup
 				for s := range 20 {
 					wg.Go(func() {
-						if _, _, err := f.eng.EnsureLoadBalancer(ctxT(b), service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80), nodes); err != nil {
+						if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80), nodes, auto); err != nil {
 							b.Error(err)
 						}
 					})

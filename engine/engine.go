@@ -1,17 +1,20 @@
 // Package engine is the operations layer between the cloud provider and
 // Terraform: it turns a Service (or the cluster's route set) into a
 // rendered root module, finds its state backend, and runs it with the
-// runner. The CCM's LoadBalancer and Routes implementations are thin
-// adapters over it; examplectl uses the same rendering.
+// runner under the object's review: the apply policy, the policy rules and
+// the approvals. The CCM's LoadBalancer and Routes implementations are
+// thin adapters over it; examplectl uses the same rendering.
 package engine
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -23,26 +26,54 @@ type Engine struct {
 	render  renderer.Config
 	states  *state.Backends
 	runner  *runner.Runner
-	memo    memo
-	pending pendingPlans
-	known   knownObjects
-	// planText renders every applied plan for people (plan records).
+	objects objects
+	// rules flag plans for approval or deny them (nil: none).
+	rules *policy.Rules
+	// plans finds plans awaiting approval after a restart (nil: none).
+	plans PlanStore
+	// planText renders every plan with changes for people (plan records).
 	planText bool
 }
 
-// RecordPlanText makes every plan carry its human-readable text
-// (runner.Plan.Text), for plan records; it costs a terraform show per
-// change, run in parallel with the apply.
-func (e *Engine) RecordPlanText(on bool) { e.planText = on }
+// Options are the engine's optional parts.
+type Options struct {
+	// Rules are the compiled policy rules.
+	Rules *policy.Rules
+	// Plans keeps plans awaiting approval across restarts.
+	Plans PlanStore
+	// PlanText makes every plan with changes carry its human-readable
+	// text (runner.Plan.Text), for plan records: a terraform show per
+	// change, run in parallel with the apply.
+	PlanText bool
+}
+
+// PlanStore finds the plan an object was waiting with when an earlier
+// controller process stopped (the plan record keeps it).
+type PlanStore interface {
+	// Pending returns the plan of workspace that awaits approval (or was
+	// only planned), with its saved file; nil when there is none. It
+	// fails with runner.ErrOwnerMismatch when the workspace was recorded
+	// for another owner than owner (a Service's uid).
+	Pending(ctx context.Context, workspace, owner string) (*StoredPlan, error)
+}
+
+// StoredPlan is a pending plan as kept outside the process.
+type StoredPlan struct {
+	// Plan holds ID, FileHash, Hash (the rendering), Destroy and Summary.
+	Plan     runner.Plan
+	Verdicts []policy.Verdict
+	// Data is the saved plan file.
+	Data []byte
+}
 
 // New returns an Engine. render is the base rendering config (cluster,
 // region, endpoint, modules, network); its Backend is filled per object
 // from states.
-func New(render renderer.Config, states *state.Backends, r *runner.Runner) *Engine {
+func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Options) *Engine {
 	if render.ModulesDigest == "" {
 		render.ModulesDigest = modules.Digest()
 	}
-	return &Engine{render: render, states: states, runner: r}
+	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete
@@ -64,9 +95,10 @@ func (e *Engine) target(kind, namespace, name string) (*state.Target, renderer.C
 }
 
 // job wraps a rendered module for the runner.
-func job(tg *state.Target, m *renderer.Module) runner.Job {
+func job(tg *state.Target, m *renderer.Module, owner string) runner.Job {
 	return runner.Job{
 		Key:         tg.Key,
+		Owner:       owner,
 		Files:       m.Files,
 		Hash:        m.Hash,
 		Env:         tg.Env,

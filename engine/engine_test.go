@@ -16,12 +16,12 @@ func TestServiceLifecycle(t *testing.T) {
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
 	svc := service("web", 80, 443)
 
-	lb, res, err := f.eng.EnsureLoadBalancer(ctxT(t), svc, []*corev1.Node{a})
+	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, []*corev1.Node{a}, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lb.Status != "active" || lb.IPv4 == "" || lb.Hostname == "" || res.Plan.Summary.Add != 1 {
-		t.Fatalf("create: %+v %+v", lb, res.Plan.Summary)
+	if lb.Status != "active" || lb.IPv4 == "" || lb.Hostname == "" || out.Applied.Summary.Add != 1 {
+		t.Fatalf("create: %+v %+v", lb, out)
 	}
 	cloud, err := f.api.GetLoadBalancer(ctxT(t), lb.ID)
 	if err != nil {
@@ -41,12 +41,12 @@ func TestServiceLifecycle(t *testing.T) {
 	}
 
 	// A node joins: the targets follow, in place.
-	lb2, res, err := f.eng.EnsureLoadBalancer(ctxT(t), svc, []*corev1.Node{b, a})
+	lb2, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, []*corev1.Node{b, a}, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lb2.ID != lb.ID || res.Plan.Summary.Change != 1 {
-		t.Fatalf("add node: %+v %+v", lb2, res.Plan.Summary)
+	if lb2.ID != lb.ID || out.Applied.Summary.Change != 1 {
+		t.Fatalf("add node: %+v %+v", lb2, out)
 	}
 	cloud, _ = f.api.GetLoadBalancer(ctxT(t), lb.ID)
 	if len(cloud.Targets) != 2 {
@@ -55,14 +55,14 @@ func TestServiceLifecycle(t *testing.T) {
 
 	// Same Service, nodes in another order: nothing to do, no terraform.
 	procs = total(f.eng.Runner().Processes())
-	if _, res, err = f.eng.EnsureLoadBalancer(ctxT(t), svc, []*corev1.Node{a, b}); err != nil || !res.FastPath {
-		t.Fatalf("reordered nodes: fast=%v err=%v", res != nil && res.FastPath, err)
+	if _, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, []*corev1.Node{a, b}, auto); err != nil || !out.Result.FastPath {
+		t.Fatalf("reordered nodes: %+v err=%v", out, err)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
 		t.Fatal("an unchanged Service started terraform")
 	}
 
-	if _, err := f.eng.DeleteLoadBalancer(ctxT(t), svc); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.api.GetLoadBalancer(ctxT(t), lb.ID); !exampleapi.IsNotFound(err) {
@@ -74,7 +74,7 @@ func TestServiceLifecycle(t *testing.T) {
 	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
 		t.Fatalf("get after delete: exists=%v err=%v", exists, err)
 	}
-	if _, err := f.eng.DeleteLoadBalancer(ctxT(t), svc); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -87,7 +87,7 @@ func TestRouteSet(t *testing.T) {
 		{Destination: "fd00:244:1::/64", TargetInstanceID: instanceID(t, a), NodeName: "node-a"},
 		{Destination: "10.244.2.0/24", TargetInstanceID: instanceID(t, b), NodeName: "node-b"},
 	}
-	routes, _, err := f.eng.EnsureRoutes(ctxT(t), want)
+	routes, _, err := f.eng.ReconcileRoutes(ctxT(t), want, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +100,12 @@ func TestRouteSet(t *testing.T) {
 		t.Fatalf("cloud has %d routes", len(cloud))
 	}
 	// Node b leaves: only its route goes.
-	routes, res, err := f.eng.EnsureRoutes(ctxT(t), want[:2])
+	routes, out, err := f.eng.ReconcileRoutes(ctxT(t), want[:2], auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(routes) != 2 || res.Plan.Summary.Remove != 1 || res.Plan.Summary.Add != 0 {
-		t.Fatalf("after node leaves: %+v %+v", routes, res.Plan.Summary)
+	if len(routes) != 2 || out.Applied.Summary.Remove != 1 || out.Applied.Summary.Add != 0 {
+		t.Fatalf("after node leaves: %+v %+v", routes, out)
 	}
 	read, err := f.eng.Routes(ctxT(t))
 	if err != nil || len(read) != 2 {

@@ -3,7 +3,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -32,9 +37,29 @@ type fixture struct {
 }
 
 func newFixture(tb testing.TB, concurrency int) *fixture {
+	return newFixtureWith(tb, concurrency, engine.Options{PlanText: true})
+}
+
+// newFixtureWith is newFixture with engine options (rules, plan store).
+func newFixtureWith(tb testing.TB, concurrency int, o engine.Options) *fixture {
+	tb.Helper()
+	sim := simtest.Start(tb)
+	f := &fixture{sim: sim, stateDir: filepath.Join(tb.TempDir(), "states")}
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.api = api
+	f.eng = f.engine(tb, concurrency, o)
+	return f
+}
+
+// engine returns a new engine over the fixture's cloud and states, with a
+// work directory of its own: what a restarted controller gets.
+func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engine.Engine {
 	tb.Helper()
 	tc := tftest.Get(tb)
-	sim := simtest.Start(tb)
+	sim := f.sim
 	dir := tb.TempDir()
 	r, err := runner.New(context.Background(), runner.Config{
 		Terraform:     runner.BinaryConfig{Path: tc.Terraform},
@@ -47,16 +72,68 @@ func newFixture(tb testing.TB, concurrency int) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(dir, "states")}}, state.Options{})
+	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: f.stateDir}}, state.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	return engine.New(renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default"}, states, r, o)
+}
+
+// auto is the auto policy's review.
+var auto = engine.Review{Policy: annotations.ApplyAuto}
+
+// reviewed is a review under policy whose approvals approve exactly the
+// plan ids in approved (as verified approvers would).
+func reviewed(policy annotations.ApplyPolicy, approved ...string) engine.Review {
+	return engine.Review{Policy: policy, Object: policyObject("default", "svc"), Approval: func(p *runner.Plan) engine.Approval {
+		if slices.Contains(approved, p.ID) {
+			return engine.Approval{Approved: true, Approvers: []string{"alice"}}
+		}
+		return engine.Approval{}
+	}}
+}
+
+func policyObject(ns, name string) policy.Object {
+	return policy.Object{Kind: "Service", Namespace: ns, Name: name}
+}
+
+// memStore is a PlanStore that keeps what a plan record would: the plan
+// awaiting approval, with its saved file.
+type memStore struct {
+	mu    sync.Mutex
+	plans map[string]*engine.StoredPlan
+	owner map[string]string
+}
+
+func newMemStore() *memStore {
+	return &memStore{plans: map[string]*engine.StoredPlan{}, owner: map[string]string{}}
+}
+
+func (m *memStore) Pending(_ context.Context, ws, owner string) (*engine.StoredPlan, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o := m.owner[ws]; o != "" && owner != "" && o != owner {
+		return nil, fmt.Errorf("recorded for %s: %w", o, runner.ErrOwnerMismatch)
+	}
+	return m.plans[ws], nil
+}
+
+// keep records an outcome as the controller's review does.
+func (m *memStore) keep(tb testing.TB, owner string, out *engine.Outcome) {
+	tb.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owner[out.Workspace] = owner
+	p := out.Awaiting
+	if p == nil {
+		delete(m.plans, out.Workspace)
+		return
+	}
+	data, err := os.ReadFile(p.File)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	eng := engine.New(renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default"}, states, r)
-	return &fixture{sim: sim, api: api, eng: eng, stateDir: filepath.Join(dir, "states")}
+	m.plans[out.Workspace] = &engine.StoredPlan{Plan: *p, Verdicts: out.Verdicts, Data: data}
 }
 
 func ctxT(tb testing.TB) context.Context {

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -27,6 +26,9 @@ type LoadBalancer struct {
 }
 
 func loadBalancerFrom(res *runner.Result) *LoadBalancer {
+	if res == nil || res.Output("id") == "" {
+		return nil
+	}
 	return &LoadBalancer{
 		ID:       res.Output("id"),
 		IPv4:     res.Output("ipv4"),
@@ -36,8 +38,11 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 	}
 }
 
+// ServiceKey names a Service among the engine's objects: "ns/name".
+func ServiceKey(svc *corev1.Service) string { return svc.Namespace + "/" + svc.Name }
+
 // RenderLoadBalancer renders the Service's root module exactly as
-// EnsureLoadBalancer would apply it.
+// ReconcileLoadBalancer would apply it.
 func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (*renderer.Module, runner.Job, error) {
 	tg, cfg, err := e.target(KindService, svc.Namespace, svc.Name)
 	if err != nil {
@@ -47,32 +52,7 @@ func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (
 	if err != nil {
 		return nil, runner.Job{}, err
 	}
-	return m, job(tg, m), nil
-}
-
-// EnsureLoadBalancer renders, plans and applies the Service's load
-// balancer. An unchanged Service costs no terraform process.
-func (e *Engine) EnsureLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node) (*LoadBalancer, *runner.Result, error) {
-	return e.ensureLoadBalancer(ctx, svc, nodes, serviceInputs(svc, nodes))
-}
-
-func (e *Engine) ensureLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, inputs string) (*LoadBalancer, *runner.Result, error) {
-	obj := svc.Namespace + "/" + svc.Name
-	if m, ok := e.memo.get(obj, inputs); ok {
-		if res, ok := e.runner.FastPath(m.workKey, m.module, 0); ok {
-			return loadBalancerFrom(res), res, nil
-		}
-	}
-	mod, j, err := e.RenderLoadBalancer(svc, nodes)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := e.runner.Ensure(ctx, j, runner.EnsureOptions{PlanText: e.planText})
-	if err != nil {
-		return nil, nil, fmt.Errorf("ensure load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	e.memo.put(obj, memoEntry{inputs: inputs, module: mod.Hash, workKey: j.Key, job: j})
-	return loadBalancerFrom(res), res, nil
+	return m, job(tg, m, string(svc.UID)), nil
 }
 
 // GetLoadBalancer reads the Service's load balancer from the recorded
@@ -87,94 +67,71 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	if err != nil {
 		return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	res := &runner.Result{Outputs: outs}
-	if res.Output("id") == "" {
-		return nil, false, nil
-	}
-	return loadBalancerFrom(res), true, nil
+	lb = loadBalancerFrom(&runner.Result{Outputs: outs})
+	return lb, lb != nil, nil
 }
 
-// DeleteLoadBalancer destroys the Service's load balancer and deletes its
-// state and workspace. Deleting what does not exist succeeds.
-func (e *Engine) DeleteLoadBalancer(ctx context.Context, svc *corev1.Service) (*runner.Result, error) {
-	_, j, err := e.RenderLoadBalancer(svc, nil)
-	if err != nil {
-		return nil, err
-	}
-	e.memo.forget(svc.Namespace + "/" + svc.Name)
-	e.known.forget(svc.Namespace + "/" + svc.Name)
-	res, err := e.runner.Destroy(ctx, j)
-	if err != nil {
-		return nil, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
-	}
-	return res, nil
-}
-
-// ReconcileLoadBalancer converges the Service's load balancer under an
-// apply policy: auto applies at once; manual applies a plan only once
-// approved is its id; plan-only records plans and never applies. While a
-// plan waits, the error is an *AwaitingApprovalError.
-func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, policy annotations.ApplyPolicy, approved string) (*LoadBalancer, *Outcome, error) {
-	inputs := serviceInputs(svc, nodes)
-	if policy == annotations.ApplyAuto {
-		lb, res, err := e.ensureLoadBalancer(ctx, svc, nodes, inputs)
-		out := autoOutcome(policy, res)
-		out.InputsDigest = inputs
-		if m, ok := e.memo.get(svc.Namespace+"/"+svc.Name, inputs); ok && err == nil {
-			e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: m.job, Policy: policy})
-			if !out.fastPath() {
-				out.Workspace, out.Files = m.workKey, m.job.Files
-			}
-		} else if err != nil {
-			// A failure is recorded too (a lock in the way, a plan error).
-			if _, j, rerr := e.RenderLoadBalancer(svc, nodes); rerr == nil {
-				out.Workspace, out.Files = j.Key, j.Files
-			}
+// ReconcileLoadBalancer converges the Service's load balancer under rv
+// (see Review). While a plan waits the error is an
+// *AwaitingApprovalError, for a denied plan a *DeniedError. An unchanged
+// Service costs no terraform process and no rendering.
+func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, rv Review) (*LoadBalancer, *Outcome, error) {
+	key := ServiceKey(svc)
+	inputs := ServiceInputs(svc, nodes)
+	if o, ok := e.objects.get(key); ok && o.inputs == inputs && o.converged && o.pending == nil {
+		if res, ok := e.runner.FastPath(o.job.Key, o.job.Hash, 0); ok {
+			e.objects.with(key, func(o *object) { o.service, o.review = svc, rv })
+			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
-		return lb, out, err
 	}
-	mod, j, err := e.RenderLoadBalancer(svc, nodes)
+	_, j, err := e.RenderLoadBalancer(svc, nodes)
 	if err != nil {
-		return nil, &Outcome{Policy: policy}, err
+		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
-	e.known.put(Known{Key: svc.Namespace + "/" + svc.Name, Service: svc, Job: j, Policy: policy})
-	out, err := e.gated(ctx, svc.Namespace+"/"+svc.Name, j, false, policy, approved)
+	e.objects.with(key, func(o *object) {
+		if o.job.Hash != j.Hash {
+			o.converged = false
+		}
+		o.inputs, o.job, o.service, o.review = inputs, j, svc, rv
+	})
+	out, err := e.reconcile(ctx, key, j, rv, runOptions{})
 	out.InputsDigest = inputs
-	if out.Applied != nil {
-		e.memo.put(svc.Namespace+"/"+svc.Name, memoEntry{inputs: inputs, module: mod.Hash, workKey: j.Key, job: j})
+	if err == nil && out.Result != nil {
+		e.objects.with(key, func(o *object) {
+			if o.job.Hash == j.Hash {
+				o.converged = true
+			}
+		})
 	}
-	var lb *LoadBalancer
-	if out.Result != nil && (&runner.Result{Outputs: out.Result.Outputs}).Output("id") != "" {
-		lb = loadBalancerFrom(out.Result)
+	var wait *AwaitingApprovalError
+	var denied *DeniedError
+	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {
+		err = fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	if err != nil {
-		var wait *AwaitingApprovalError
-		if !errors.As(err, &wait) {
-			err = fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
-		}
+	if out.Result != nil {
+		return loadBalancerFrom(out.Result), out, err
 	}
-	return lb, out, err
+	return nil, out, err
 }
 
-// RemoveLoadBalancer deletes the Service's load balancer under an apply
-// policy (see ReconcileLoadBalancer): under manual the destroy plan waits
-// for approval, under plan-only it is never applied.
-func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, policy annotations.ApplyPolicy, approved string) (*Outcome, error) {
+// RemoveLoadBalancer destroys the Service's load balancer under rv and
+// deletes its state and workspace; deleting what does not exist succeeds.
+// A destroy plan waits for approval like any other.
+func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv Review) (*Outcome, error) {
 	_, j, err := e.RenderLoadBalancer(svc, nil)
 	if err != nil {
-		return &Outcome{Policy: policy}, err
+		return &Outcome{Policy: rv.Policy}, err
 	}
-	obj := svc.Namespace + "/" + svc.Name
-	e.memo.forget(obj)
-	e.known.forget(obj)
-	if policy != annotations.ApplyAuto {
-		return e.gated(ctx, obj, j, true, policy, approved)
+	key := ServiceKey(svc)
+	e.objects.with(key, func(o *object) { o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, "" })
+	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true})
+	if err == nil && out.Result != nil {
+		e.objects.forget(key) // destroyed: nothing of it is kept
 	}
-	res, err := e.runner.Destroy(ctx, j)
-	out := autoOutcome(policy, res)
-	out.Workspace, out.Files = j.Key, j.Files
-	if err != nil {
-		return out, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+	var wait *AwaitingApprovalError
+	var denied *DeniedError
+	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {
+		err = fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	return out, nil
+	return out, err
 }

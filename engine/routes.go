@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -18,6 +17,9 @@ const (
 	routeSetName  = "cluster"
 	routeSetSpace = ""
 )
+
+// RoutesKey names the route set among the engine's objects.
+const RoutesKey = "routes"
 
 // Route is one applied route as the cloud reports it.
 type Route struct {
@@ -38,22 +40,7 @@ func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner
 	if err != nil {
 		return nil, runner.Job{}, err
 	}
-	return m, job(tg, m), nil
-}
-
-// EnsureRoutes makes the cluster's route table exactly routes, in one
-// plan and apply.
-func (e *Engine) EnsureRoutes(ctx context.Context, routes []renderer.Route) ([]Route, *runner.Result, error) {
-	_, j, err := e.RenderRoutes(routes)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := e.runner.Ensure(ctx, j, runner.EnsureOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("ensure routes: %w", err)
-	}
-	out, err := routesFrom(res.Outputs)
-	return out, res, err
+	return m, job(tg, m, ""), nil
 }
 
 // Routes reads the applied routes from the recorded outputs or the state.
@@ -96,29 +83,28 @@ func (e *Engine) RoutesWorkspace() (string, error) {
 	return tg.Key, nil
 }
 
-// RoutesKey names the route set among known objects and pending plans.
-const RoutesKey = "routes"
-
-// ReconcileRoutes converges the route set under an apply policy (see
-// ReconcileLoadBalancer); approved comes from the route set's record.
-func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, policy annotations.ApplyPolicy, approved string) ([]Route, *Outcome, error) {
+// ReconcileRoutes makes the cluster's route table exactly routes, in one
+// plan and apply, under rv (see ReconcileLoadBalancer).
+func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, rv Review) ([]Route, *Outcome, error) {
 	_, j, err := e.RenderRoutes(routes)
 	if err != nil {
-		return nil, &Outcome{Policy: policy}, err
+		return nil, &Outcome{Policy: rv.Policy}, err
 	}
-	e.known.put(Known{Key: RoutesKey, Job: j, Policy: policy})
-	var out *Outcome
-	if policy == annotations.ApplyAuto {
-		var res *runner.Result
-		res, err = e.runner.Ensure(ctx, j, runner.EnsureOptions{PlanText: e.planText})
-		out = autoOutcome(policy, res)
-		out.Workspace, out.Files = j.Key, j.Files
-	} else {
-		out, err = e.gated(ctx, RoutesKey, j, false, policy, approved)
-	}
+	e.objects.with(RoutesKey, func(o *object) {
+		if o.job.Hash != j.Hash {
+			o.converged = false
+		}
+		o.job, o.review = j, rv
+	})
+	out, err := e.reconcile(ctx, RoutesKey, j, rv, runOptions{})
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
+	e.objects.with(RoutesKey, func(o *object) {
+		if o.job.Hash == j.Hash {
+			o.converged = true
+		}
+	})
 	applied, err := routesFrom(out.Result.Outputs)
 	return applied, out, err
 }

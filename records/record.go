@@ -14,6 +14,7 @@ package records
 import (
 	"time"
 
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -97,12 +98,7 @@ type Approval struct {
 }
 
 // ObjectRef names the Kubernetes object a record belongs to.
-type ObjectRef struct {
-	Kind      string `json:"kind"` // Service or RouteSet
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	UID       string `json:"uid,omitempty"`
-}
+type ObjectRef = reviewapi.ObjectRef
 
 // LockInfo is a state lock the last run could not take.
 type LockInfo struct {
@@ -131,6 +127,8 @@ type Record struct {
 	Workspace string    `json:"workspace"`
 	// Policy is the effective apply policy.
 	Policy string `json:"policy"`
+	// RequiredApprovals is how many distinct approvers a plan needs.
+	RequiredApprovals int `json:"requiredApprovals,omitempty"`
 	// Files are the rendered root module's files (main.tf).
 	Files map[string]string `json:"-"`
 	// Plans, newest first, at most the store's keep.

@@ -58,7 +58,15 @@ type Config struct {
 	// Defaults for Services without the type / algorithm annotations.
 	DefaultLoadBalancerType string
 	DefaultAlgorithm        string
+
+	// MaxListeners caps a Service's ports (0: MaxListeners, the Example
+	// cloud's own limit).
+	MaxListeners int
 }
+
+// MaxListeners is the Example cloud's limit of listeners per load
+// balancer.
+const MaxListeners = 100
 
 // ModuleSource is where a module call's code comes from.
 type ModuleSource struct {

@@ -21,3 +21,14 @@ func (e *UnsupportedProtocolError) Error() string {
 	}
 	return fmt.Sprintf("port %d%s: protocol %s is not supported by Example cloud load balancers (accepted: TCP, UDP)", e.Number, name, e.Protocol)
 }
+
+// TooManyListenersError is a Service with more ports than a load balancer
+// may have listeners.
+type TooManyListenersError struct {
+	Ports, Limit int
+}
+
+func (e *TooManyListenersError) Error() string {
+	return fmt.Sprintf("spec.ports: %d ports, but a load balancer has at most %d listeners "+
+		"(loadBalancer.maxListeners in the cloud config; the Example cloud allows at most %d)", e.Ports, e.Limit, MaxListeners)
+}

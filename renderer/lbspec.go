@@ -22,6 +22,15 @@ const (
 	TagServiceUID       = "k8s.example.com/service-uid"
 )
 
+// OwnerTagKeys are the tags that name a load balancer's owner: another
+// value for one of them means another cluster's or Service's.
+var OwnerTagKeys = []string{TagClusterID, TagServiceUID}
+
+// OwnerTags are the owner tags svc's load balancer carries.
+func OwnerTags(svc *corev1.Service, clusterID string) map[string]string {
+	return map[string]string{TagClusterID: clusterID, TagServiceUID: string(svc.UID)}
+}
+
 // lbSpec is the load balancer module's input, before it becomes HCL.
 type lbSpec struct {
 	name, region, typ   string
@@ -66,6 +75,9 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 	}
 	var warnings []string
 	var err error
+	if limit := cmp.Or(cfg.MaxListeners, MaxListeners); len(svc.Spec.Ports) > limit {
+		return s, nil, &TooManyListenersError{Ports: len(svc.Spec.Ports), Limit: limit}
+	}
 	if s.listeners, err = listeners(svc, ann.ProxyProtocol); err != nil {
 		return s, nil, err
 	}

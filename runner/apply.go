@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/klog/v2"
 )
 
@@ -21,6 +22,8 @@ type Result struct {
 	// FastPath: the desired state was already applied; no terraform ran.
 	FastPath bool
 	Applied  bool
+	// Held: Review held the plan; it was not applied.
+	Held bool
 	// Warnings are terraform's warning diagnostics of the apply (e.g. the
 	// provider adopting an object an interrupted apply created).
 	Warnings []string
@@ -41,6 +44,18 @@ type EnsureOptions struct {
 	// PlanText renders a plan with changes for people (Plan.Text), in
 	// parallel with its apply.
 	PlanText bool
+	// Refresh plans even when the record says job.Hash is applied (a
+	// drift check).
+	Refresh bool
+	// Guard, if set, runs first under the workspace's lock: an error ends
+	// the run before terraform starts (the object changed or went away
+	// since the caller looked).
+	Guard func(ctx context.Context) error
+	// Review, if set, decides between plan and apply whether a plan with
+	// changes may be applied now; inspect runs terraform show -json, for
+	// decisions that read attribute values. A held plan is returned
+	// unapplied (Result.Held), its saved file kept for a later Apply.
+	Review func(p *Plan, inspect func() (*tfjson.Plan, error)) (hold bool, err error)
 }
 
 // Ensure brings the object to job's desired state: plan, then apply that
@@ -48,15 +63,22 @@ type EnsureOptions struct {
 // record is younger than MaxAge) it returns the recorded outputs without
 // starting terraform.
 func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result, error) {
-	if res, ok := r.FastPath(job.Key, job.Hash, o.MaxAge); ok {
-		return res, nil
+	if !o.Refresh {
+		if res, ok := r.FastPath(job.Key, job.Hash, o.MaxAge); ok {
+			return res, nil
+		}
 	}
-	w, release, err := r.acquire(ctx, job.Key)
+	w, release, err := r.acquireJob(ctx, job)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if rec := w.record(); rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
+	if o.Guard != nil {
+		if err := o.Guard(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if rec := w.record(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
 		return &Result{Outputs: rec.Outputs, FastPath: true}, nil
 	}
 	if err := r.prepare(ctx, w, job); err != nil {
@@ -66,6 +88,9 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 		p, err := r.plan(ctx, w, job, PlanOptions{})
 		if err != nil {
 			return nil, err
+		}
+		if held, err := r.review(ctx, w, p, o); held != nil || err != nil {
+			return held, err
 		}
 		var text <-chan string
 		if p.HasChanges && (o.PlanText || r.cfg.KeepPlanText) {
@@ -86,6 +111,28 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 	}
 }
 
+// review asks o.Review about a plan with changes: a held plan is returned
+// as a Result (with its text, when asked for), unapplied.
+func (r *Runner) review(ctx context.Context, w *workspace, p *Plan, o EnsureOptions) (*Result, error) {
+	if !p.HasChanges || o.Review == nil {
+		return nil, nil
+	}
+	hold, err := o.Review(p, func() (*tfjson.Plan, error) { return r.showJSON(ctx, w, p) })
+	if err != nil {
+		r.Discard(p)
+		return nil, err
+	}
+	if !hold {
+		return nil, nil
+	}
+	if o.PlanText || r.cfg.KeepPlanText {
+		if p.Text, err = r.showText(ctx, w, p.File, w.env); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Plan: p, Held: true}, nil
+}
+
 // Apply applies a plan made by Plan, exactly that saved file. A plan whose
 // state changed since is refused by terraform (errors.Is ErrStalePlan).
 func (r *Runner) Apply(ctx context.Context, p *Plan) (*Result, error) {
@@ -94,9 +141,8 @@ func (r *Runner) Apply(ctx context.Context, p *Plan) (*Result, error) {
 		return nil, err
 	}
 	defer release()
-	id, err := planID(p.File)
-	if err != nil || id != p.ID {
-		return nil, fmt.Errorf("workspace %s: saved plan %s is gone or was replaced (found %q)", p.Workspace, p.ID, id)
+	if sum, err := fileHash(p.File); err != nil || sum != p.FileHash {
+		return nil, fmt.Errorf("workspace %s: saved plan %s is gone or was replaced", p.Workspace, p.ID)
 	}
 	return r.apply(ctx, w, p)
 }
@@ -105,7 +151,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	rec := w.record()
 	if !p.HasChanges && rec.Outputs != nil && !p.Destroy {
 		// Nothing to do and the outputs are known: skip the apply process.
-		rec.Hash, rec.AppliedAt = p.Hash, time.Now()
+		rec.Hash, rec.AppliedAt, rec.Owner = p.Hash, time.Now(), p.Owner
 		if err := w.saveRecord(rec); err != nil {
 			return nil, err
 		}
@@ -128,7 +174,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	if p.Destroy {
 		return res, w.clearRecord()
 	}
-	return res, w.saveRecord(&record{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID})
+	return res, w.saveRecord(&record{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID, Owner: p.Owner})
 }
 
 // FastPath answers from the record alone: the outputs of the last apply

@@ -149,7 +149,7 @@ func TestBackendSuite(t *testing.T) {
 				t.Fatalf("%d LBs after concurrent writers", n)
 			}
 
-			if _, err := e.r.Destroy(ctxT(t), job(83)); err != nil {
+			if _, err := e.r.Destroy(ctxT(t), job(83), runner.EnsureOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(e.lbs(t, obj.Name)); n != 0 {

@@ -14,9 +14,13 @@ import (
 
 // Destroy plans and applies the destruction of everything in the object's
 // state, then deletes the state and the workspace directory. Destroying an
-// object that was never applied (or is already gone) succeeds.
-func (r *Runner) Destroy(ctx context.Context, job Job) (*Result, error) {
-	w, release, err := r.acquire(ctx, job.Key)
+// object that was never applied (or is already gone) succeeds. o.Review
+// and o.PlanText work as for Ensure (a held destroy forgets nothing).
+func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result, error) {
+	w, release, err := r.acquireJob(ctx, job)
+	if errors.Is(err, ErrGone) {
+		return &Result{}, nil // destroyed already
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -28,8 +32,16 @@ func (r *Runner) Destroy(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if held, err := r.review(ctx, w, p, o); held != nil || err != nil {
+		return held, err
+	}
 	res := &Result{Plan: p}
 	if p.HasChanges {
+		if o.PlanText || r.cfg.KeepPlanText {
+			if p.Text, err = r.showText(ctx, w, p.File, w.env); err != nil {
+				return nil, err
+			}
+		}
 		if res, err = r.apply(ctx, w, p); err != nil {
 			return nil, err
 		}
@@ -74,6 +86,9 @@ func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
 	}
 	r.mu.Lock()
 	delete(r.ws, w.key)
+	if job.Owner != "" {
+		r.bury(w.key, job.Owner)
+	}
 	r.mu.Unlock()
 	klog.V(2).InfoS("workspace forgotten", "workspace", w.key)
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
@@ -23,6 +24,8 @@ type ResourceChange struct {
 	// Action is create, update, delete, replace, read, noop, move, import, remove.
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Importing: the change imports an existing object (an import block).
+	Importing bool `json:"importing,omitempty"`
 }
 
 // PlanSummary counts a plan's changes; it never holds attribute values.
@@ -43,12 +46,20 @@ func (s PlanSummary) String() string {
 
 // Plan is a saved plan file and what it would do.
 type Plan struct {
-	// ID is "plan-" + a short hash of the saved plan file: approving an ID
-	// approves exactly these bytes.
-	ID         string
-	File       string
-	Workspace  string
-	Hash       string // desired-state hash of the job planned
+	// ID names the plan: "plan-" + a short hash of the saved plan file,
+	// until Identify names it by what it does (then equal plans of equal
+	// inputs and state get equal ids).
+	ID string
+	// FileHash is the SHA-256 of the saved plan file: Apply applies these
+	// bytes or nothing.
+	FileHash  string
+	File      string
+	Workspace string
+	Hash      string // desired-state hash of the job planned
+	Owner     string // the job's Owner
+	// Created is when the plan was made (approvals made before it do not
+	// count for it).
+	Created    time.Time
 	Destroy    bool
 	HasChanges bool
 	Summary    PlanSummary
@@ -62,15 +73,23 @@ type Plan struct {
 type PlanOptions struct {
 	Destroy     bool
 	RefreshOnly bool
+	// Guard, if set, runs first under the workspace's lock: an error ends
+	// the run before terraform starts.
+	Guard func(ctx context.Context) error
 }
 
 // Plan prepares the workspace and writes a saved plan for job.
 func (r *Runner) Plan(ctx context.Context, job Job, o PlanOptions) (*Plan, error) {
-	w, release, err := r.acquire(ctx, job.Key)
+	w, release, err := r.acquireJob(ctx, job)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	if o.Guard != nil {
+		if err := o.Guard(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.prepare(ctx, w, job); err != nil {
 		return nil, err
 	}
@@ -96,20 +115,17 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 	if err != nil {
 		return nil, err
 	}
-	id, err := planID(file)
+	sum, err := fileHash(file)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", w.key, err)
 	}
-	// Kept under its id until applied or discarded: an approval names it.
-	kept := w.meta(filepath.Join("plans", id+".tfplan"))
-	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+	// Kept under its hash until applied or discarded.
+	kept, err := keepPlan(w, file, sum)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.Rename(file, kept); err != nil {
-		return nil, fmt.Errorf("workspace %s: keep plan: %w", w.key, err)
-	}
-	file = kept
-	p := &Plan{ID: id, File: file, Workspace: w.key, Hash: job.Hash, Destroy: o.Destroy, HasChanges: changed, Warnings: stream.warnings}
+	p := &Plan{ID: "plan-" + sum[:12], FileHash: sum, File: kept, Workspace: w.key, Hash: job.Hash, Owner: job.Owner, Created: time.Now(), Destroy: o.Destroy,
+		HasChanges: changed, Warnings: stream.warnings}
 	p.Summary.Resources = stream.planned
 	p.Summary.Drift = stream.drift
 	if m := stream.summary; m != nil && m.Changes != nil {
@@ -121,8 +137,8 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 	return p, nil
 }
 
-// planID names a saved plan by its content.
-func planID(file string) (string, error) {
+// fileHash is the SHA-256 of a saved plan file, in hex.
+func fileHash(file string) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return "", fmt.Errorf("read saved plan: %w", err)
@@ -132,7 +148,19 @@ func planID(file string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("hash saved plan: %w", err)
 	}
-	return "plan-" + hex.EncodeToString(h.Sum(nil))[:12], nil
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// keepPlan moves a saved plan to plans/<hash>.tfplan in the workspace.
+func keepPlan(w *workspace, file, sum string) (string, error) {
+	kept := w.meta(filepath.Join("plans", sum+".tfplan"))
+	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Rename(file, kept); err != nil {
+		return "", fmt.Errorf("workspace %s: keep plan: %w", w.key, err)
+	}
+	return kept, nil
 }
 
 // ShowPlan renders a saved plan the way a person reads it (terraform
@@ -186,33 +214,78 @@ func (r *Runner) Discard(p *Plan) {
 	}
 }
 
-// Fingerprint identifies what a saved plan would do, independent of when
-// it was made: terraform show -json without its timestamp, hashed. Two
-// plans with equal fingerprints make the same changes from the same
-// (refreshed) prior state. The JSON may hold sensitive values; only its
-// hash leaves this function.
-func (r *Runner) Fingerprint(ctx context.Context, p *Plan) (string, error) {
+// Identify names p by what it does, independent of when it was made:
+// "plan-" + a short hash of terraform show -json without its timestamp.
+// Two plans with equal ids make the same changes from the same
+// (refreshed) prior state, so a plan made again from unchanged inputs and
+// state keeps its id. It returns the JSON plan (attribute values, which
+// may be sensitive: only its hash and what policy rules read of it leave
+// the process).
+func (r *Runner) Identify(ctx context.Context, p *Plan) (*tfjson.Plan, error) {
 	w, release, err := r.acquire(ctx, p.Workspace)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer release()
-	tf, err := r.sideHandle(w, w.env)
+	return r.identify(ctx, w, p)
+}
+
+func (r *Runner) identify(ctx context.Context, w *workspace, p *Plan) (*tfjson.Plan, error) {
+	plan, err := r.showJSON(ctx, w, p)
 	if err != nil {
-		return "", err
-	}
-	var plan *tfjson.Plan
-	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File); return err }); err != nil {
-		return "", w.newError("show", err, nil)
+		return nil, err
 	}
 	// Not what the plan does: when it was made, and which attributes
 	// terraform found relevant (listed in no stable order).
-	plan.Timestamp = ""
-	plan.RelevantAttributes = nil
-	norm, err := json.Marshal(plan) // struct order, sorted map keys
+	norm := *plan
+	norm.Timestamp = ""
+	norm.RelevantAttributes = nil
+	data, err := json.Marshal(&norm) // struct order, sorted map keys
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: plan json: %w", w.key, err)
+		return nil, fmt.Errorf("workspace %s: plan json: %w", w.key, err)
 	}
-	sum := sha256.Sum256(norm)
-	return hex.EncodeToString(sum[:]), nil
+	sum := sha256.Sum256(data)
+	p.ID = "plan-" + hex.EncodeToString(sum[:])[:12]
+	return plan, nil
+}
+
+// showJSON is terraform show -json of a saved plan.
+func (r *Runner) showJSON(ctx context.Context, w *workspace, p *Plan) (*tfjson.Plan, error) {
+	tf, err := r.sideHandle(w, w.env)
+	if err != nil {
+		return nil, err
+	}
+	var plan *tfjson.Plan
+	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File); return err }); err != nil {
+		return nil, w.newError("show", err, nil)
+	}
+	return plan, nil
+}
+
+// RestorePlan puts a saved plan kept elsewhere (a plan record) back into
+// the job's workspace, so Apply can apply exactly it; p describes it (its
+// ID, FileHash, Hash, Destroy and Summary), data is the file. The
+// workspace is prepared as for a plan.
+func (r *Runner) RestorePlan(ctx context.Context, job Job, p Plan, data []byte) (*Plan, error) {
+	w, release, err := r.acquireJob(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != p.FileHash {
+		return nil, fmt.Errorf("workspace %s: saved plan %s does not match its recorded hash", job.Key, p.ID)
+	}
+	if err := r.prepare(ctx, w, job); err != nil {
+		return nil, err
+	}
+	tmp := w.meta("restored.tfplan")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return nil, fmt.Errorf("workspace %s: restore plan: %w", job.Key, err)
+	}
+	if p.File, err = keepPlan(w, tmp, p.FileHash); err != nil {
+		return nil, err
+	}
+	p.Workspace, p.Owner, p.HasChanges = job.Key, job.Owner, true
+	return &p, nil
 }

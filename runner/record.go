@@ -15,6 +15,7 @@ import (
 type record struct {
 	Hash      string                     `json:"hash"`
 	PlanID    string                     `json:"plan_id,omitempty"`
+	Owner     string                     `json:"owner,omitempty"`
 	Outputs   map[string]json.RawMessage `json:"outputs"`
 	AppliedAt time.Time                  `json:"applied_at"`
 }

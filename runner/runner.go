@@ -57,6 +57,9 @@ type Runner struct {
 
 	mu sync.Mutex
 	ws map[string]*workspace
+	// tombstones are the workspaces destroyed and forgotten, by key, with
+	// their owner: nothing re-creates them (see acquireJob).
+	tombstones map[string]string
 
 	procs    sync.Map // op -> *atomic.Int64
 	lockSeen sync.Map // workspace/lockID -> time first seen
@@ -109,6 +112,10 @@ func (r *Runner) TerraformPath() string { return r.terraform }
 type Job struct {
 	// Key names the workspace directory (one path element).
 	Key string
+	// Owner identifies the object (a Service's uid; "" for none): a
+	// workspace applied for one owner refuses another, and once destroyed
+	// it is not created again for the same owner.
+	Owner string
 	// Files is the rendered root module.
 	Files map[string][]byte
 	// Hash identifies the desired state (rendered files and inputs); an

@@ -72,7 +72,7 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 		}
 		return nil
 	}
-	dres, err := e.r.Destroy(ctxT(t), upd)
+	dres, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 		t.Fatal("state file left after destroy")
 	}
 	// Destroying again is a no-op, not an error.
-	if _, err := e.r.Destroy(ctxT(t), upd); err != nil {
+	if _, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("second destroy: %v", err)
 	}
 }

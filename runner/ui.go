@@ -20,8 +20,11 @@ type uiMessage struct {
 			Addr         string `json:"addr"`
 			ResourceType string `json:"resource_type"`
 		} `json:"resource"`
-		Action string `json:"action"`
-		Reason string `json:"reason"`
+		Action    string `json:"action"`
+		Reason    string `json:"reason"`
+		Importing *struct {
+			ID string `json:"id"`
+		} `json:"importing"`
 	} `json:"change"`
 	Changes *struct {
 		Add       int    `json:"add"`
@@ -111,7 +114,8 @@ func (s *uiStream) add(m *uiMessage) {
 		if m.Change == nil {
 			return
 		}
-		rc := ResourceChange{Address: m.Change.Resource.Addr, Type: m.Change.Resource.ResourceType, Action: m.Change.Action, Reason: m.Change.Reason}
+		rc := ResourceChange{Address: m.Change.Resource.Addr, Type: m.Change.Resource.ResourceType, Action: m.Change.Action, Reason: m.Change.Reason,
+			Importing: m.Change.Importing != nil}
 		if m.Type == "planned_change" {
 			s.planned = append(s.planned, rc)
 		} else {

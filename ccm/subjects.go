@@ -1,0 +1,58 @@
+package ccm
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// serviceSubject is a Service's reconcile; the author is known only for
+// a change (not a deletion) and only while the API server checks it.
+func (v *review) serviceSubject(ctx context.Context, svc *v1.Service, kind string) subject {
+	s := subject{
+		ref:   reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)},
+		event: svc, kind: kind, meta: svc.ObjectMeta,
+	}
+	if kind == records.KindChange {
+		s.author = v.author(ctx, svc)
+	}
+	return s
+}
+
+// author is who last changed what the controller renders from svc, when
+// the optional admission policy makes the API server check the
+// annotation; "" otherwise (Kubernetes itself records no author).
+func (v *review) author(ctx context.Context, svc *v1.Service) string {
+	who := svc.Annotations[reviewapi.AuthorAnnotation]
+	if who == "" || v.approvals.verified(ctx, reviewapi.AuthorAdmissionPolicy) != nil {
+		return ""
+	}
+	return who
+}
+
+// routeSetSubject is the route set's reconcile: it has no object of its
+// own, so its events go to its record's ConfigMap.
+func (v *review) routeSetSubject(workspace, kind string) subject {
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: v.cfg.Review.Namespace}}
+	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectRouteSet, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
+}
+
+// reviewFor is how s's plans are decided under apply policy pol.
+func (v *review) reviewFor(ctx context.Context, s subject, pol annotations.ApplyPolicy) engine.Review {
+	return engine.Review{
+		Policy: pol,
+		Object: policy.Object{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations},
+		Approval: func(p *runner.Plan) engine.Approval {
+			a, _ := v.approvals.decide(ctx, s.ref, p, s.author)
+			return a
+		},
+	}
+}

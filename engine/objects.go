@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// object is what the engine keeps of one object between reconciles.
+type object struct {
+	// inputs digests the Kubernetes inputs (Service, nodes) that rendered
+	// job: equal inputs render an equal module, so an unchanged Service is
+	// answered from the runner's record without rendering (hclwrite
+	// formatting dominates the cost of a no-op).
+	inputs string
+	job    runner.Job
+	// service is the Service job was rendered from (nil for the route set).
+	service *corev1.Service
+	review  Review
+	// pending is the plan waiting for a decision, if any.
+	pending *pending
+	// looked: the plan store was asked for a pending plan (once per
+	// process; later ones are in memory).
+	looked bool
+	// converged: job was applied (drift checks cover only those).
+	converged bool
+}
+
+// pending is a plan with changes that was not applied: awaiting approval,
+// denied by a rule, or only planned (plan-only).
+type pending struct {
+	plan     *runner.Plan
+	verdicts []policy.Verdict
+}
+
+func (p *pending) denied() *policy.Verdict { return policy.Denied(p.verdicts) }
+
+// objects holds every object's state: one map, one lock.
+type objects struct {
+	mu sync.Mutex
+	m  map[string]*object
+}
+
+// with runs fn on key's object (created empty if missing) under the lock.
+func (o *objects) with(key string, fn func(*object)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]*object{}
+	}
+	obj := o.m[key]
+	if obj == nil {
+		obj = &object{}
+		o.m[key] = obj
+	}
+	fn(obj)
+}
+
+// get returns a copy of key's object.
+func (o *objects) get(key string) (object, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	obj, ok := o.m[key]
+	if !ok {
+		return object{}, false
+	}
+	return *obj, true
+}
+
+func (o *objects) forget(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.m, key)
+}
+
+// Known is an object the engine has converged, with what a drift check
+// needs to plan it again.
+type Known struct {
+	// Key is "ns/name" for Services, "routes" for the route set.
+	Key     string
+	Service *corev1.Service // nil for the route set
+	Job     runner.Job
+	Review  Review
+}
+
+// Known lists the converged objects, sorted by key: what drift checks cover.
+func (e *Engine) Known() []Known {
+	e.objects.mu.Lock()
+	defer e.objects.mu.Unlock()
+	var out []Known
+	for k, o := range e.objects.m {
+		if o.converged {
+			out = append(out, Known{Key: k, Service: o.service, Job: o.job, Review: o.review})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Pending is the plan waiting for a decision for key (ns/name, or
+// "routes"), if any.
+func (e *Engine) Pending(key string) *runner.Plan {
+	o, _ := e.objects.get(key)
+	if o.pending == nil {
+		return nil
+	}
+	return o.pending.plan
+}
+
+// ServiceInputs digests everything of a Service and its nodes that the
+// renderer reads; node order does not matter.
+func ServiceInputs(svc *corev1.Service, nodes []*corev1.Node) string {
+	type nodeIn struct {
+		Name       string            `json:"n"`
+		ProviderID string            `json:"p"`
+		Labels     map[string]string `json:"l,omitempty"`
+	}
+	ns := make([]nodeIn, 0, len(nodes))
+	for _, n := range nodes {
+		ns = append(ns, nodeIn{n.Name, n.Spec.ProviderID, n.Labels})
+	}
+	slices.SortFunc(ns, func(a, b nodeIn) int { return strings.Compare(a.Name+"\x00"+a.ProviderID, b.Name+"\x00"+b.ProviderID) })
+	data, err := json.Marshal(struct {
+		Name, Namespace, UID string
+		Annotations          map[string]string
+		Spec                 corev1.ServiceSpec
+		Nodes                []nodeIn
+	}{svc.Name, svc.Namespace, string(svc.UID), svc.Annotations, svc.Spec, ns})
+	if err != nil {
+		return "" // never matches: render
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

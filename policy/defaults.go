@@ -1,0 +1,27 @@
+package policy
+
+// Defaults are the rules in force when the cloud config sets none
+// (review.policy.rules unset; an empty list means no rules): a person
+// approves every plan that replaces, destroys or imports a load balancer,
+// whatever the apply policy. These are the changes that lose or take over
+// a public address.
+var Defaults = []Rule{
+	{
+		Name:    "load-balancer-replace",
+		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "replace")`,
+		Effect:  RequireApproval,
+		Message: "the plan replaces a load balancer: it gets new addresses",
+	},
+	{
+		Name:    "load-balancer-destroy",
+		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "delete")`,
+		Effect:  RequireApproval,
+		Message: "the plan destroys a load balancer: its addresses are released",
+	},
+	{
+		Name:    "load-balancer-import",
+		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.importing)`,
+		Effect:  RequireApproval,
+		Message: "the plan imports (adopts) an existing load balancer",
+	},
+}

@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrGone: the job's object was destroyed by this runner (its workspace
+// was forgotten): nothing may create it again. A new object of the same
+// name (another Owner) is not gone.
+var ErrGone = errors.New("object was destroyed")
+
+// ErrOwnerMismatch: the workspace holds another object's state.
+var ErrOwnerMismatch = errors.New("workspace belongs to another object")
+
+// acquireJob is acquire for a job, refusing a destroyed object and a
+// workspace applied for another owner.
+func (r *Runner) acquireJob(ctx context.Context, job Job) (*workspace, func(), error) {
+	if err := r.checkTombstone(job); err != nil {
+		return nil, nil, err
+	}
+	w, release, err := r.acquire(ctx, job.Key)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Checked again under the lock: a destroy may have finished meanwhile.
+	if err := r.checkTombstone(job); err != nil {
+		release()
+		return nil, nil, err
+	}
+	if rec := w.record(); rec.Owner != "" && job.Owner != "" && rec.Owner != job.Owner {
+		release()
+		return nil, nil, fmt.Errorf("workspace %s was applied for %q, not %q: %w", job.Key, rec.Owner, job.Owner, ErrOwnerMismatch)
+	}
+	return w, release, nil
+}
+
+// checkTombstone refuses a job for an object this runner destroyed; a job
+// for another owner of the key (a new object of the same name) clears the
+// tombstone.
+func (r *Runner) checkTombstone(job Job) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	owner, ok := r.tombstones[job.Key]
+	switch {
+	case !ok:
+		return nil
+	case owner == job.Owner:
+		return fmt.Errorf("workspace %s: %w", job.Key, ErrGone)
+	default:
+		delete(r.tombstones, job.Key)
+		return nil
+	}
+}
+
+// bury leaves a tombstone for a forgotten workspace (r.mu held).
+func (r *Runner) bury(key, owner string) {
+	if r.tombstones == nil {
+		r.tombstones = map[string]string{}
+	}
+	r.tombstones[key] = owner
+}
