@@ -45,6 +45,14 @@ type options struct {
 	provisionDelay time.Duration
 	// extraArgs are appended to the CCM's flags.
 	extraArgs []string
+	// rules are the policy rules (review.policy.rules); nil means none,
+	// unless shippedRules asks for the controller's defaults.
+	rules        []map[string]any
+	shippedRules bool
+	// approvers is review.approvals.required (default 1).
+	approvers int
+	// adoption is loadBalancer.adoption (default: not allowed).
+	adoption map[string]any
 }
 
 type env struct {
@@ -131,6 +139,18 @@ func newEnv(t testing.TB, o options) *env {
 		o.staleLockAge = "30s"
 	}
 	e.auditLog = filepath.Join(e.dir, "audit.jsonl")
+	review := map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift, "approvals": map[string]any{"required": max(o.approvers, 1)}}
+	if !o.shippedRules {
+		rules := o.rules
+		if rules == nil {
+			rules = []map[string]any{}
+		}
+		review["policy"] = map[string]any{"rules": rules}
+	}
+	lb := map[string]any{}
+	if o.adoption != nil {
+		lb["adoption"] = o.adoption
+	}
 	cfg := map[string]any{
 		"clusterID": "e2e",
 		"region":    region,
@@ -141,8 +161,9 @@ func newEnv(t testing.TB, o options) *env {
 			"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
 			"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
 		},
-		"state":  st,
-		"review": map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift},
+		"state":        st,
+		"review":       review,
+		"loadBalancer": lb,
 	}
 	data, err := yaml.Marshal(cfg)
 	must(t, err)

@@ -26,13 +26,19 @@ func lbService(name string, ports ...int32) *v1.Service {
 	return svc
 }
 
-// waitIngress waits for the Service's ingress IP.
+// waitIngress waits for the ingress IP of Service default/name.
 func (e *env) waitIngress(name string, timeout time.Duration) *v1.Service {
 	e.t.Helper()
+	return e.waitIngressIn("default", name, timeout)
+}
+
+// waitIngressIn waits for the Service's ingress IP.
+func (e *env) waitIngressIn(ns, name string, timeout time.Duration) *v1.Service {
+	e.t.Helper()
 	var svc *v1.Service
-	eventually(e.t, timeout, "ingress of "+name, func() error {
+	eventually(e.t, timeout, "ingress of "+ns+"/"+name, func() error {
 		var err error
-		svc, err = e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+		svc, err = e.kube.CoreV1().Services(ns).Get(ctx(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

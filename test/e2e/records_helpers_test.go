@@ -10,30 +10,37 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/records"
 )
 
-// recordObjects names the ConfigMaps and Secrets of a Service's record.
+// recordObjects names the ConfigMaps and Secrets of the record of Service
+// default/svc.
 func (e *env) recordObjects(t testing.TB, svc string) []string {
-	prefix := "ccm-plans-e2e-service-default-" + svc + "-"
 	var out []string
 	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
 	must(t, err)
 	for _, cm := range cms.Items {
-		if strings.HasPrefix(cm.Name, prefix) {
+		if isRecordOf(cm.ObjectMeta, "default", svc) {
 			out = append(out, "ConfigMap "+cm.Name)
 		}
 	}
 	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
 	must(t, err)
 	for _, s := range ss.Items {
-		if strings.HasPrefix(s.Name, prefix) {
+		if isRecordOf(s.ObjectMeta, "default", svc) {
 			out = append(out, "Secret "+s.Name)
 		}
 	}
 	return out
 }
 
-// record returns the Service's record.json, or fails the test.
+func isRecordOf(m metav1.ObjectMeta, ns, name string) bool {
+	return m.Annotations[records.AnnotationObjectNamespace] == ns && m.Annotations[records.AnnotationObjectName] == name &&
+		m.Labels[records.LabelManagedBy] == records.ManagedBy
+}
+
+// record returns the record of Service default/svc as JSON, or fails.
 func (e *env) record(t testing.TB, svc string) string {
 	rec, ok := e.findRecord(t, svc)
 	if !ok {
@@ -42,20 +49,27 @@ func (e *env) record(t testing.TB, svc string) string {
 	return rec
 }
 
-// findRecord returns the Service's record.json (from its index ConfigMap).
+// findRecord returns the record of Service default/svc as JSON.
 func (e *env) findRecord(t testing.TB, svc string) (string, bool) {
-	prefix := "ccm-plans-e2e-service-default-" + svc + "-"
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
+	r := e.recordOf(t, "default", svc)
+	if r == nil {
+		return "", false
+	}
+	data, err := json.Marshal(r)
 	must(t, err)
-	for _, cm := range cms.Items {
-		if _, chunk := cm.Labels["records.example.com/chunk"]; chunk {
-			continue
-		}
-		if strings.HasPrefix(cm.Name, prefix) && cm.Data["record.json"] != "" {
-			return cm.Data["record.json"], true
+	return string(data), true
+}
+
+// recordOf reads the record of Service ns/name (nil when there is none).
+func (e *env) recordOf(t testing.TB, ns, name string) *records.Record {
+	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
+	must(t, err)
+	for _, r := range all {
+		if r.Object.Namespace == ns && r.Object.Name == name {
+			return r
 		}
 	}
-	return "", false
+	return nil
 }
 
 // checkAudit fails unless the audit log holds an entry of every action.

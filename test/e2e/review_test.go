@@ -25,9 +25,12 @@ import (
 
 var planIDRE = regexp.MustCompile(`plan-[0-9a-f]{12}`)
 
-// events returns the Service's events with reason, oldest first.
-func (e *env) events(name, reason string) []v1.Event {
-	l, err := e.kube.CoreV1().Events("default").List(ctx(e.t), metav1.ListOptions{})
+// events returns the events of Service default/name with reason.
+func (e *env) events(name, reason string) []v1.Event { return e.eventsIn("default", name, reason) }
+
+// eventsIn returns the events of object ns/name with reason.
+func (e *env) eventsIn(ns, name, reason string) []v1.Event {
+	l, err := e.kube.CoreV1().Events(ns).List(ctx(e.t), metav1.ListOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -40,12 +43,17 @@ func (e *env) events(name, reason string) []v1.Event {
 	return out
 }
 
-// awaitingPlan waits for an AwaitingApproval event naming a plan other
-// than the ones in seen, and returns its id.
+// awaitingPlan waits for an AwaitingApproval event of Service
+// default/name naming a plan other than the ones in seen, and returns its id.
 func (e *env) awaitingPlan(name string, seen ...string) string {
+	return e.awaitingPlanIn("default", name, seen...)
+}
+
+// awaitingPlanIn is awaitingPlan for Service ns/name.
+func (e *env) awaitingPlanIn(ns, name string, seen ...string) string {
 	var id string
-	eventually(e.t, 60*time.Second, "AwaitingApproval for "+name, func() error {
-		evs := e.events(name, "AwaitingApproval")
+	eventually(e.t, 60*time.Second, "AwaitingApproval for "+ns+"/"+name, func() error {
+		evs := e.eventsIn(ns, name, "AwaitingApproval")
 		// Newest first: a plan may be superseded right after it was made.
 		sort.Slice(evs, func(i, j int) bool { return evs[i].CreationTimestamp.After(evs[j].CreationTimestamp.Time) })
 		for _, ev := range evs {
@@ -88,8 +96,9 @@ func TestManualApproval(t *testing.T) {
 	e := newEnv(t, options{policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1) // so the desired state holds still while we approve
+	alice := e.reviewer(t, "alice")
 	services := e.kube.CoreV1().Services("default")
-	_, err := services.Create(ctx(t), lbService("gated", 80), metav1.CreateOptions{})
+	svc, err := services.Create(ctx(t), lbService("gated", 80), metav1.CreateOptions{})
 	must(t, err)
 	id := e.awaitingPlan("gated")
 	time.Sleep(2 * time.Second) // give a wrong implementation time to apply
@@ -103,7 +112,7 @@ func TestManualApproval(t *testing.T) {
 		return nil
 	})
 
-	e.annotate("gated", "loadbalancer.example.com/approve-plan", "plan-000000000000")
+	must(t, e.approveAs(t, alice, svc, "plan-000000000000", alice.name))
 	eventually(t, 30*time.Second, "ApprovalIgnored", func() error {
 		if len(e.events("gated", "ApprovalIgnored")) == 0 {
 			return fmt.Errorf("no ApprovalIgnored event")
@@ -114,7 +123,7 @@ func TestManualApproval(t *testing.T) {
 		t.Fatalf("a wrong id created %d LBs", n)
 	}
 
-	e.annotate("gated", "loadbalancer.example.com/approve-plan", id)
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("gated", 60*time.Second)
 	eventually(t, 30*time.Second, "Applied "+id, func() error {
 		for _, ev := range e.events("gated", "Applied") {
@@ -126,7 +135,7 @@ func TestManualApproval(t *testing.T) {
 	})
 
 	// A change after approval is a new plan that waits again.
-	svc, err := services.Get(ctx(t), "gated", metav1.GetOptions{})
+	svc, err = services.Get(ctx(t), "gated", metav1.GetOptions{})
 	must(t, err)
 	svc.Spec.Ports[0].Port = 8080
 	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
@@ -145,7 +154,7 @@ func TestManualApproval(t *testing.T) {
 	if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
 		t.Fatalf("deletion did not wait: %v, %d LBs", err, e.lbCount())
 	}
-	e.annotate("gated", "loadbalancer.example.com/approve-plan", did)
+	must(t, e.approveAs(t, alice, svc, did, alice.name))
 	eventually(t, 60*time.Second, "Service deleted", func() error {
 		if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there: %v", err)
@@ -236,10 +245,11 @@ func TestNoSecretLeaks(t *testing.T) {
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
+	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
 	must(t, err)
 	id := e.awaitingPlan("secret-scan")
-	e.annotate("secret-scan", "loadbalancer.example.com/approve-plan", id)
+	alice := e.reviewer(t, "alice")
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("secret-scan", 60*time.Second)
 
 	secrets := map[string]string{"API token": e.sim.Token, "read-only token": e.sim.ReadOnlyToken, "PostgreSQL password": pg.Password}

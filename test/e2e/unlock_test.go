@@ -9,17 +9,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // A CCM killed mid-apply leaves the kubernetes backend's Lease lock behind
 // (it never expires). The restarted CCM reports the lock in the record;
-// a person forces it open with the force-unlock annotation (what
-// examplectl unlock sets), and the Service converges to one LB.
-func TestForceUnlockByAnnotation(t *testing.T) {
+// a reviewer forces it open with a StateUnlock (what examplectl unlock
+// creates), and the Service converges to one LB.
+func TestForceUnlockByReviewer(t *testing.T) {
 	e := newEnv(t, options{state: "kubernetes", provisionDelay: 30 * time.Second, lockTimeout: "1s", staleLockAge: "1h"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("locked", 80), metav1.CreateOptions{})
+	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("locked", 80), metav1.CreateOptions{})
 	must(t, err)
 	eventually(t, 60*time.Second, "LB being provisioned", func() error {
 		if n := e.lbCount(); n != 1 {
@@ -54,7 +55,9 @@ func TestForceUnlockByAnnotation(t *testing.T) {
 	if len(e.events("locked", "StateLocked")) == 0 {
 		t.Fatal("no StateLocked event")
 	}
-	e.annotate("locked", "loadbalancer.example.com/force-unlock", lockID)
+	bob := e.reviewer(t, "bob")
+	_, err = reviewapi.CreateStateUnlock(ctx(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: lockID, Requester: bob.name})
+	must(t, err)
 	svc := e.waitIngress("locked", 90*time.Second)
 	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
 	must(t, err)
@@ -64,5 +67,13 @@ func TestForceUnlockByAnnotation(t *testing.T) {
 	if len(e.events("locked", "ForceUnlocked")) == 0 {
 		t.Error("no ForceUnlocked event")
 	}
-	e.checkAudit(t, "force-unlock")
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "force-unlock" && a.Details["lockID"] == lockID {
+			if a.Actor != bob.name {
+				t.Fatalf("unlock audited as %q, want %q", a.Actor, bob.name)
+			}
+			return
+		}
+	}
+	t.Fatal("no force-unlock audit line")
 }

@@ -1,0 +1,392 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// auditEntry is one line of the audit log, the fields the tests read.
+type auditEntry struct {
+	Action  string            `json:"action"`
+	Object  string            `json:"object"`
+	PlanID  string            `json:"planID"`
+	Actor   string            `json:"actor"`
+	Outcome string            `json:"outcome"`
+	Details map[string]string `json:"details"`
+}
+
+func (e *env) auditEntries(t testing.TB) []auditEntry {
+	data, err := os.ReadFile(e.auditLog)
+	must(t, err)
+	var out []auditEntry
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var a auditEntry
+		if json.Unmarshal([]byte(line), &a) == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// auditLine waits for an audit line of action on plan id by actor.
+func (e *env) auditLine(t testing.TB, action, id, actor string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("audit %s of %s by %s", action, id, actor), func() error {
+		for _, a := range e.auditEntries(t) {
+			if a.Action == action && a.PlanID == id && a.Actor == actor {
+				return nil
+			}
+		}
+		return fmt.Errorf("no such audit line")
+	})
+}
+
+func (e *env) createService(t testing.TB, as *user, svc *v1.Service) *v1.Service {
+	t.Helper()
+	out, err := as.kube.CoreV1().Services(svc.Namespace).Create(ctx(t), svc, metav1.CreateOptions{})
+	must(t, err)
+	return out
+}
+
+func (e *env) lbsNamed(t testing.TB, name string) []exampleapi.LoadBalancer {
+	l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{Name: name})
+	must(t, err)
+	return l
+}
+
+// eventWith waits for an event of object ns/name with reason whose message
+// contains text.
+func (e *env) eventWith(t testing.TB, ns, name, reason, text string) {
+	t.Helper()
+	eventually(t, 60*time.Second, reason+" event of "+ns+"/"+name, func() error {
+		for _, ev := range e.eventsIn(ns, name, reason) {
+			if strings.Contains(ev.Message, text) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event containing %q", reason, text)
+	})
+}
+
+// Who changes a Service cannot approve its plan; reviewers can, with an
+// identity the API server checks, and the audit log names them.
+func TestApprovalsAreReviewersOnly(t *testing.T) {
+	e := newEnv(t, options{policy: "manual"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.namespace(t, "team-a")
+	dev := e.tenant(t, "team-a", "dev")
+	alice := e.reviewer(t, "alice")
+
+	svc := lbService("web", 80)
+	svc.Namespace = "team-a"
+	svc = e.createService(t, dev, svc)
+	id := e.awaitingPlanIn("team-a", "web")
+
+	// The tenant cannot approve: no right to create approvals...
+	if err := e.approveAs(t, dev, svc, id, dev.name); !apierrors.IsForbidden(err) {
+		t.Fatalf("a tenant created an approval: %v", err)
+	}
+	// ...nor to force a lock open...
+	_, err := reviewapi.CreateStateUnlock(ctx(t), dev.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: "x", Requester: dev.name})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("a tenant created an unlock request: %v", err)
+	}
+	// ...and the retired annotation does nothing but say so.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"loadbalancer.example.com/approve-plan":%q}}}`, id)
+	_, err = dev.kube.CoreV1().Services("team-a").Patch(ctx(t), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	must(t, err)
+	e.eventWith(t, "team-a", "web", "RetiredAnnotation", "approve-plan")
+	if n := len(e.lbsNamed(t, "")); n != 0 {
+		t.Fatalf("%d load balancers before a reviewer approved", n)
+	}
+
+	// A reviewer cannot forge another approver.
+	err = e.approveAs(t, alice, svc, id, "bob")
+	if err == nil || !strings.Contains(err.Error(), "spec.approver must be") {
+		t.Fatalf("a forged approver was accepted: %v", err)
+	}
+	// A reviewer's own approval applies exactly the plan.
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	e.waitIngressIn("team-a", "web", 60*time.Second)
+	e.eventWith(t, "team-a", "web", "Applied", id)
+	e.auditLine(t, "approve", id, alice.name)
+	e.auditLine(t, "apply", id, alice.name)
+	eventually(t, 30*time.Second, "the approver in the record", func() error {
+		r := e.recordOf(t, "team-a", "web")
+		if r == nil || r.Find(id) == nil || len(r.Find(id).Approvals) != 1 || r.Find(id).Approvals[0].By != alice.name {
+			return fmt.Errorf("record: %+v", r)
+		}
+		return nil
+	})
+	// Approvals cannot be changed once made (the used one is gone: make another).
+	must(t, e.approveAs(t, alice, svc, "plan-0123456789ab", alice.name))
+	l, err := reviewapi.ListPlanApprovals(ctx(t), e.adminDyn(t), namespace)
+	must(t, err)
+	for _, a := range l {
+		if a.Spec.PlanID != "plan-0123456789ab" {
+			continue
+		}
+		u, err := alice.dyn.Resource(reviewapi.PlanApprovals).Namespace(namespace).Get(ctx(t), a.Name, metav1.GetOptions{})
+		must(t, err)
+		must(t, unstructuredSet(u.Object, "plan-aaaaaaaaaaaa", "spec", "planID"))
+		if _, err := e.adminDyn(t).Resource(reviewapi.PlanApprovals).Namespace(namespace).Update(ctx(t), u, metav1.UpdateOptions{}); err == nil {
+			t.Fatal("an approval's plan id was changed (even by the admin)")
+		}
+	}
+}
+
+// With two approvers required: one approval does not apply, the same
+// person twice counts once, two people do.
+func TestTwoApprovers(t *testing.T) {
+	e := newEnv(t, options{policy: "manual", approvers: 2})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
+	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("two", 80), metav1.CreateOptions{})
+	must(t, err)
+	id := e.awaitingPlan("two")
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	eventually(t, 30*time.Second, "one approval counted", func() error {
+		r := e.recordOf(t, "default", "two")
+		if r == nil || r.Find(id) == nil || len(r.Find(id).Approvals) != 1 {
+			return fmt.Errorf("record: %+v", r)
+		}
+		return nil
+	})
+	time.Sleep(6 * time.Second) // past a retry: a wrong implementation would apply now
+	if n := e.lbCount(); n != 0 {
+		t.Fatalf("one person (twice) applied the plan: %d LBs", n)
+	}
+	must(t, e.approveAs(t, bob, svc, id, bob.name))
+	e.waitIngress("two", 60*time.Second)
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "apply" && a.PlanID == id {
+			if a.Actor != alice.name+", "+bob.name && a.Actor != bob.name+", "+alice.name {
+				t.Fatalf("apply audited as %q", a.Actor)
+			}
+			return
+		}
+	}
+	t.Fatal("no apply audit line")
+}
+
+// A plan awaiting approval survives a controller killed with SIGKILL: the
+// same plan id waits after the restart, and approving it applies it
+// without a new plan.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	e := newEnv(t, options{policy: "manual"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	alice := e.reviewer(t, "alice")
+	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("kept", 80), metav1.CreateOptions{})
+	must(t, err)
+	id := e.awaitingPlan("kept")
+	eventually(t, 30*time.Second, "saved plan in the record", func() error {
+		r := e.recordOf(t, "default", "kept")
+		if r == nil || r.Find(id) == nil || r.Find(id).SavedSHA256 == "" {
+			return fmt.Errorf("record: %+v", r)
+		}
+		return nil
+	})
+	planned := len(e.events("kept", "Planned"))
+
+	e.killCCM(e.ccm)
+	e.startCCM()
+	eventually(t, 60*time.Second, "the plan restored", func() error {
+		if e.countLog("restored the plan awaiting approval") == 0 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	r := e.recordOf(t, "default", "kept")
+	if p := r.Latest(); p == nil || p.ID != id || p.Outcome != records.AwaitingApproval || len(r.Plans) != 1 {
+		t.Fatalf("after the restart the record shows %+v", r.Plans)
+	}
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	e.waitIngress("kept", 60*time.Second)
+	e.eventWith(t, "default", "kept", "Applied", id)
+	if got := len(e.events("kept", "Planned")); got != planned {
+		t.Fatalf("the restarted controller made a new plan (%d Planned events, %d before)", got, planned)
+	}
+	if r := e.recordOf(t, "default", "kept"); len(r.Plans) != 1 || r.Plans[0].Outcome != records.Applied {
+		t.Fatalf("record after approval: %+v", r.Plans)
+	}
+}
+
+// Adoption is refused unless the cloud config allows it for the namespace,
+// and never takes another owner's load balancer, by its name or another.
+// An unowned one is adopted once a reviewer approves the import.
+func TestAdoptionProvesOwnership(t *testing.T) {
+	e := newEnv(t, options{shippedRules: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"team-a"}}})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	for _, ns := range []string{"team-a", "team-b", "team-c"} {
+		e.namespace(t, ns)
+	}
+	mallory := e.tenant(t, "team-a", "mallory")
+	outsider := e.tenant(t, "team-c", "outsider")
+	alice := e.reviewer(t, "alice")
+
+	victim := lbService("shop", 80)
+	victim.Namespace = "team-b"
+	_, err := e.kube.CoreV1().Services("team-b").Create(ctx(t), victim, metav1.CreateOptions{})
+	must(t, err)
+	vsvc := e.waitIngressIn("team-b", "shop", 60*time.Second)
+	vlb, err := e.cloudLB(vsvc.Status.LoadBalancer.Ingress[0].IP)
+	must(t, err)
+
+	// Not allowed in team-c at all.
+	steal := lbService("steal", 80)
+	steal.Namespace = "team-c"
+	steal.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": vlb.Name}
+	e.createService(t, outsider, steal)
+	e.eventWith(t, "team-c", "steal", "AdoptionRefused", "loadbalancer.example.com/adopt-id")
+	// Allowed in team-a, but the tags name another owner: with the
+	// victim's name and with another.
+	for i, name := range []string{vlb.Name, "other-name"} {
+		s := lbService(fmt.Sprintf("steal-%d", i), 80)
+		s.Namespace = "team-a"
+		s.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": name}
+		e.createService(t, mallory, s)
+		e.eventWith(t, "team-a", s.Name, "AdoptionRefused", "belongs to another owner")
+	}
+	time.Sleep(2 * time.Second)
+	got, err := e.api.GetLoadBalancer(ctx(t), vlb.ID)
+	must(t, err)
+	if got.Tags["k8s.example.com/service-uid"] != string(vsvc.UID) || len(got.Listeners) != 1 || got.Name != vlb.Name {
+		t.Fatalf("the victim's load balancer was touched: %+v", got)
+	}
+	for _, i := range []int{0, 1} {
+		must(t, mallory.kube.CoreV1().Services("team-a").Delete(ctx(t), fmt.Sprintf("steal-%d", i), metav1.DeleteOptions{}))
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := e.api.GetLoadBalancer(ctx(t), vlb.ID); err != nil {
+		t.Fatalf("deleting the attacker's Services destroyed the victim's load balancer: %v", err)
+	}
+
+	// An unowned load balancer: the import waits for a reviewer (default
+	// rule load-balancer-import), then it is the Service's.
+	legacy, err := e.api.CreateLoadBalancer(ctx(t), exampleapi.LoadBalancerSpec{
+		Name: "legacy", Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+	})
+	must(t, err)
+	own := lbService("adopter", 80)
+	own.Namespace = "team-a"
+	own.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": legacy.ID, "loadbalancer.example.com/name": "legacy"}
+	own = e.createService(t, mallory, own)
+	id := e.awaitingPlanIn("team-a", "adopter")
+	e.eventWith(t, "team-a", "adopter", "AwaitingApproval", "load-balancer-import")
+	must(t, e.approveAs(t, alice, own, id, alice.name))
+	asvc := e.waitIngressIn("team-a", "adopter", 60*time.Second)
+	if asvc.Status.LoadBalancer.Ingress[0].IP != legacy.IPv4 {
+		t.Fatalf("adopted %s, want %s", asvc.Status.LoadBalancer.Ingress[0].IP, legacy.IPv4)
+	}
+}
+
+// Policy rules: a replace waits for approval under auto; a denied plan is
+// never applied; a rule that does not compile stops the controller.
+func TestPolicyRules(t *testing.T) {
+	deny := map[string]any{"name": "no-large", "effect": "deny", "message": "lb-large needs a budget approval",
+		"when": `object.annotations.exists(k, k == "loadbalancer.example.com/type" && object.annotations[k] == "lb-large")`}
+	rules := []map[string]any{deny}
+	e := newEnv(t, options{rules: append(rules, map[string]any{"name": "replace", "effect": "require-approval", "message": "a replace gets new addresses",
+		"when": `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "replace")`})})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	alice := e.reviewer(t, "alice")
+	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("ruled", 80), metav1.CreateOptions{})
+	must(t, err)
+	svc := e.waitIngress("ruled", 60*time.Second) // auto: nothing flags a create
+	first := svc.Status.LoadBalancer.Ingress[0].IP
+
+	e.annotate("ruled", "loadbalancer.example.com/name", "renamed")
+	id := e.awaitingPlan("ruled")
+	e.eventWith(t, "default", "ruled", "AwaitingApproval", "a replace gets new addresses")
+	time.Sleep(2 * time.Second)
+	if l := e.lbsNamed(t, "renamed"); len(l) != 0 {
+		t.Fatal("a replace was applied without approval under auto")
+	}
+	svc, err = e.kube.CoreV1().Services("default").Get(ctx(t), "ruled", metav1.GetOptions{})
+	must(t, err)
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	eventually(t, 60*time.Second, "replaced", func() error {
+		if l := e.lbsNamed(t, "renamed"); len(l) != 1 {
+			return fmt.Errorf("%d LBs named renamed", len(l))
+		}
+		return nil
+	})
+
+	e.annotate("ruled", "loadbalancer.example.com/type", "lb-large")
+	e.eventWith(t, "default", "ruled", "PlanDenied", "lb-large needs a budget approval")
+	time.Sleep(6 * time.Second)
+	if l := e.lbsNamed(t, "renamed"); len(l) != 1 || l[0].Type == "lb-large" {
+		t.Fatalf("a denied plan was applied: %+v", l)
+	}
+	_ = first
+
+	// A broken rule stops start-up with an error naming it.
+	cfg, err := os.ReadFile(filepath.Join(e.dir, "cloud-config.yaml"))
+	must(t, err)
+	var m map[string]any
+	must(t, yaml.Unmarshal(cfg, &m))
+	m["review"].(map[string]any)["policy"] = map[string]any{"rules": []map[string]any{
+		{"name": "broken-rule", "effect": "deny", "message": "m", "when": `plan.resourcez.size() > 0`}}}
+	data, err := yaml.Marshal(m)
+	must(t, err)
+	broken := filepath.Join(e.dir, "broken.yaml")
+	must(t, os.WriteFile(broken, data, 0o600))
+	args := []string{"--secure-port=" + freePort(t)}
+	for _, a := range e.args {
+		if strings.HasPrefix(a, "--cloud-config=") {
+			a = "--cloud-config=" + broken
+		}
+		args = append(args, a)
+	}
+	cmd := exec.Command(e.ccmBin, args...)
+	done := make(chan error, 1)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(out.String(), `rule "broken-rule"`) {
+			t.Fatalf("broken rule: exit %v, output:\n%s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the controller kept running with a broken rule:\n%s", out.String())
+	}
+}
+
+func unstructuredSet(obj map[string]any, value string, fields ...string) error {
+	m := obj
+	for _, f := range fields[:len(fields)-1] {
+		next, ok := m[f].(map[string]any)
+		if !ok {
+			return fmt.Errorf("no field %s", f)
+		}
+		m = next
+	}
+	m[fields[len(fields)-1]] = value
+	return nil
+}

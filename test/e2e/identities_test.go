@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// reviewerRole names the reviewer roles deploy/ ships (a ClusterRole for
+// reading Services, a Role in the controller's namespace).
+const reviewerRole = "example-ccm:reviewer"
+
+// user is a person the test apiserver authenticates for real: a
+// ServiceAccount with a token from the TokenRequest API (no impersonation).
+type user struct {
+	name string // as the API server knows it
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+}
+
+// newUser creates ServiceAccount ns/name and clients that use its token.
+func (e *env) newUser(t testing.TB, ns, name string) *user {
+	t.Helper()
+	path := e.cluster.ServiceAccountKubeconfig(t, ns, name)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	must(t, err)
+	kube, err := kubernetes.NewForConfig(cfg)
+	must(t, err)
+	dyn, err := dynamic.NewForConfig(cfg)
+	must(t, err)
+	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn}
+}
+
+func subject(ns, name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+}
+
+// reviewer is a user bound to exactly the shipped reviewer roles.
+func (e *env) reviewer(t testing.TB, name string) *user {
+	t.Helper()
+	u := e.newUser(t, "reviewers", name)
+	_, err := e.kube.RbacV1().ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reviewerRole},
+		Subjects:   []rbacv1.Subject{subject("reviewers", name)},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.kube.RbacV1().RoleBindings(namespace).Create(ctx(t), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: reviewerRole},
+		Subjects:   []rbacv1.Subject{subject("reviewers", name)},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	return u
+}
+
+// tenant is a user who may only edit Services (and read events) in ns.
+func (e *env) tenant(t testing.TB, ns, name string) *user {
+	t.Helper()
+	u := e.newUser(t, ns, name)
+	_, err := e.kube.RbacV1().Roles(ns).Create(ctx(t), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.kube.RbacV1().RoleBindings(ns).Create(ctx(t), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "service-editor-" + name},
+		Subjects:   []rbacv1.Subject{subject(ns, name)},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	return u
+}
+
+// approve creates a PlanApproval as u, naming approver.
+func (e *env) approveAs(t testing.TB, u *user, svc *v1.Service, planID, approver string) error {
+	_, err := reviewapi.CreatePlanApproval(ctx(t), u.dyn, namespace, reviewapi.PlanApprovalSpec{
+		Object: serviceRef(svc), PlanID: planID, Approver: approver,
+	})
+	return err
+}
+
+func serviceRef(svc *v1.Service) reviewapi.ObjectRef {
+	return reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+}
+
+func (e *env) namespace(t testing.TB, name string) {
+	t.Helper()
+	_, err := e.kube.CoreV1().Namespaces().Create(ctx(t), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// adminDyn is a dynamic client as the cluster's admin.
+func (e *env) adminDyn(t testing.TB) dynamic.Interface {
+	d, err := dynamic.NewForConfig(e.cluster.Admin)
+	must(t, err)
+	return d
+}
