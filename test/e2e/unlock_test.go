@@ -58,7 +58,7 @@ func TestForceUnlockByReviewer(t *testing.T) {
 	bob := e.reviewer(t, "bob")
 	_, err = reviewapi.CreateStateUnlock(ctx(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: lockID, Requester: bob.name})
 	must(t, err)
-	svc := e.waitIngress("locked", 90*time.Second)
+	svc = e.waitIngress("locked", 90*time.Second)
 	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
 	must(t, err)
 	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
