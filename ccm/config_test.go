@@ -45,3 +45,59 @@ func TestLoadConfigErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+func TestReviewDefaults(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	c, err := LoadConfig([]byte(validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Review.Namespace != "example-ccm" || c.Review.Approvals.Required != 1 || c.LoadBalancer.MaxListeners != 100 ||
+		c.LoadBalancer.Adoption.Enabled || c.rules.Len() != 3 {
+		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
+	}
+	t.Setenv("POD_NAMESPACE", "ccm-prod")
+	c, err = LoadConfig([]byte(validConfig + "review: {policy: {rules: []}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Review.Namespace != "ccm-prod" || c.rules.Len() != 0 {
+		t.Fatalf("the pod's namespace and no rules: %+v, %d rules", c.Review, c.rules.Len())
+	}
+}
+
+// A rule that does not compile stops start-up with an error naming it;
+// so do out-of-range review settings.
+func TestReviewConfigErrors(t *testing.T) {
+	cases := map[string]string{
+		`rule "broken"`:                       validConfig + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
+		`rule "effect"`:                       validConfig + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
+		"review.approvals.required":           validConfig + `review: {approvals: {required: -1}}`,
+		"loadBalancer.maxListeners":           validConfig + `loadBalancer: {maxListeners: 101}`,
+		"loadBalancer.adoption.namespaces[0]": validConfig + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
+	}
+	for want, cfg := range cases {
+		_, err := LoadConfig([]byte(cfg))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+}
+
+func TestAdoptionAllows(t *testing.T) {
+	for _, c := range []struct {
+		cfg  AdoptionConfig
+		ns   string
+		want bool
+	}{
+		{AdoptionConfig{}, "a", false},
+		{AdoptionConfig{Enabled: true}, "a", true},
+		{AdoptionConfig{Enabled: true, Namespaces: []string{"a"}}, "a", true},
+		{AdoptionConfig{Enabled: true, Namespaces: []string{"a"}}, "b", false},
+		{AdoptionConfig{Namespaces: []string{"a"}}, "a", false},
+	} {
+		if got := c.cfg.allows(c.ns); got != c.want {
+			t.Errorf("%+v allows %q = %v", c.cfg, c.ns, got)
+		}
+	}
+}
