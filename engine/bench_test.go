@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/policy"
 )
 
 // cpuTime is this process's and its waited-for children's (terraform and
@@ -107,6 +108,50 @@ func BenchmarkTwentyServices(b *testing.B) {
 					})
 				}
 				wg.Wait()
+			})
+		})
+	}
+}
+
+// The per-change cost of policy rules: none, the defaults (actions only,
+// from the plan stream) and a rule that reads attribute values (one
+// terraform show -json per plan). Compare tf-procs/op: the first two must
+// be equal.
+func BenchmarkPolicy(b *testing.B) {
+	defaults, err := policy.Compile(policy.Defaults)
+	if err != nil {
+		b.Fatal(err)
+	}
+	values, err := policy.Compile([]policy.Rule{{Name: "no-large", Effect: policy.Deny, Message: "m",
+		When: `values.exists(a, has(values[a].after.type) && values[a].after.type == "lb-large")`}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		rules *policy.Rules
+	}{{"no-rules", nil}, {"default-rules", defaults}, {"values-rule", values}} {
+		f := newFixtureWith(b, 4, engine.Options{Rules: c.rules})
+		nodes := []*corev1.Node{f.node(b, "n1")}
+		b.Run(c.name+"/create", func(b *testing.B) {
+			measure(b, f, func(i int) {
+				if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("c-%d-%d", b.N, i), 80), nodes, auto); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		svc := service("steady", 80)
+		if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto); err != nil {
+			b.Fatal(err)
+		}
+		port := int32(2000)
+		b.Run(c.name+"/update", func(b *testing.B) {
+			measure(b, f, func(int) {
+				port++
+				svc.Spec.Ports[0].Port = port
+				if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto); err != nil {
+					b.Fatal(err)
+				}
 			})
 		})
 	}
