@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -233,7 +234,15 @@ func (v *review) setPhase(out *engine.Outcome, err error, waiting bool) {
 func (v *review) failedEvent(s subject, err error) {
 	reason := "ApplyFailed"
 	var re *runner.Error
+	var ae *annotations.Error
+	var ie *renderer.InputError
+	var tm *renderer.TooManyListenersError
+	var pe *renderer.UnsupportedProtocolError
 	switch {
+	case errors.As(err, &ae), errors.As(err, &ie), errors.As(err, &tm), errors.As(err, &pe):
+		reason = "InvalidService" // the tenant's to fix; nothing was planned
+	case errors.Is(err, runner.ErrOwnerMismatch):
+		reason = "WorkspaceOwnedByAnother"
 	case errors.Is(err, runner.ErrStateLocked):
 		reason = "StateLocked"
 	case errors.As(err, &re) && re.Op == "plan":

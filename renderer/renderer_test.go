@@ -348,3 +348,31 @@ func TestIPv6OnlyWarns(t *testing.T) {
 		t.Errorf("IPv6-only: warnings %q\n%s", m.Warnings, m.Files[MainFile])
 	}
 }
+
+// A Service with more ports than a load balancer may have listeners is
+// refused before anything is built, naming the limit.
+func TestListenerLimit(t *testing.T) {
+	ports := func(n int) func(*corev1.Service) {
+		var ps []corev1.ServicePort
+		for i := range n {
+			ps = append(ps, port("", corev1.ProtocolTCP, int32(1000+i), int32(30000+i)))
+		}
+		return withPorts(ps...)
+	}
+	if _, err := LoadBalancer(testService(ports(MaxListeners)), nil, testConfig()); err != nil {
+		t.Fatalf("%d ports: %v", MaxListeners, err)
+	}
+	for _, c := range []struct{ ports, limit int }{{MaxListeners + 1, 0}, {5000, 0}, {11, 10}} {
+		cfg := testConfig()
+		cfg.MaxListeners = c.limit
+		_, err := LoadBalancer(testService(ports(c.ports)), nil, cfg)
+		var tm *TooManyListenersError
+		want := c.limit
+		if want == 0 {
+			want = MaxListeners
+		}
+		if !errors.As(err, &tm) || tm.Ports != c.ports || tm.Limit != want || !strings.Contains(err.Error(), "loadBalancer.maxListeners") {
+			t.Errorf("%d ports, limit %d: %v", c.ports, c.limit, err)
+		}
+	}
+}
