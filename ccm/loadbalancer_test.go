@@ -1,0 +1,112 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/state"
+)
+
+// lbsWithRecorder is the LoadBalancer implementation over a real engine
+// and runner (no terraform runs: these Services are refused before), with
+// events recorded in memory.
+func lbsWithRecorder(t *testing.T, cfg *Config) (*loadBalancers, *record.FakeRecorder) {
+	t.Helper()
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not on PATH")
+	}
+	dir := t.TempDir()
+	cli := filepath.Join(dir, "terraform.rc")
+	must(t, os.WriteFile(cli, nil, 0o600))
+	r, err := runner.New(context.Background(), runner.Config{Terraform: runner.BinaryConfig{Path: tf}, WorkDir: filepath.Join(dir, "work"), CLIConfigFile: cli})
+	must(t, err)
+	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(dir, "states")}}, state.Options{})
+	must(t, err)
+	rec := record.NewFakeRecorder(100)
+	rv := newReview(cfg, nil)
+	rv.recorder = rec
+	return newLoadBalancers(engine.New(renderConfig(cfg), states, r, engine.Options{}), cfg, rv, nil), rec
+}
+
+func testConfig(t *testing.T, extra string) *Config {
+	t.Helper()
+	c, err := LoadConfig([]byte(validConfig + extra))
+	must(t, err)
+	return c
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lbService(ports int, ann map[string]string) *v1.Service {
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1", Annotations: ann},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
+	for i := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: fmt.Sprint("p", i), Protocol: v1.ProtocolTCP, Port: int32(1000 + i), NodePort: int32(30000 + i)})
+	}
+	return svc
+}
+
+// drain returns the events recorded so far.
+func drain(rec *record.FakeRecorder) string {
+	var b strings.Builder
+	for {
+		select {
+		case ev := <-rec.Events:
+			b.WriteString(ev + "\n")
+		default:
+			return b.String()
+		}
+	}
+}
+
+func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
+	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 10}\n"))
+	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", lbService(11, nil), nil)
+	events := drain(rec)
+	if err == nil || !strings.Contains(events, "InvalidService") || !strings.Contains(events, "at most 10 listeners") {
+		t.Fatalf("err %v, events:\n%s", err, events)
+	}
+	if procs := lbs.engine.Runner().Processes(); len(procs) != 0 {
+		t.Fatalf("terraform ran for a refused Service: %v", procs)
+	}
+}
+
+func TestAdoptionRefusedByConfig(t *testing.T) {
+	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {adoption: {enabled: true, namespaces: [platform]}}\n"))
+	svc := lbService(1, map[string]string{string(annotations.LBAdoptID): "lb-0123456789abcdef", string(annotations.LBName): "old"})
+	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", svc, nil)
+	events := drain(rec)
+	if err == nil || !strings.Contains(events, "AdoptionRefused") || !strings.Contains(events, string(annotations.LBAdoptID)) ||
+		!strings.Contains(events, `namespace "shop"`) {
+		t.Fatalf("err %v, events:\n%s", err, events)
+	}
+}
+
+func TestRetiredAnnotationIsReportedOnce(t *testing.T) {
+	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 1}\n"))
+	svc := lbService(2, map[string]string{string(annotations.LBApprovePlan): "plan-0123456789ab"}) // refused after the report
+	for range 3 {
+		_, _ = lbs.EnsureLoadBalancer(context.Background(), "c", svc, nil)
+	}
+	if events := drain(rec); strings.Count(events, "RetiredAnnotation") != 1 || !strings.Contains(events, "PlanApproval") {
+		t.Fatalf("events:\n%s", events)
+	}
+}
