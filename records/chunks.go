@@ -17,18 +17,23 @@ import (
 //
 // The index ConfigMap ccm-plans-<ws> is the commit point: one object,
 // replaced by a single conditional update (its resourceVersion), holding
-// record.json and every file that fits. Everything else lives in "chunks":
-// the Secrets (plan texts, ccm-plans-<ws> and ccm-plans-<ws>-N) and the
-// ConfigMaps ccm-plans-<ws>-N holding the pieces of items too large for
-// the index. Chunk data keys are never changed while a committed index
-// may refer to them:
+// record.json and every file that fits. Everything else lives in "chunks",
+// three sets of them (see names.go): the ConfigMaps ccm-plans-<ws>-N
+// holding the pieces of items too large for the index, the ConfigMaps
+// ccm-plans-<ws>-text[-N] holding plan texts, and the Secrets
+// ccm-plans-<ws>[-N] holding saved plans. Chunk data keys are never
+// changed while a committed index may refer to them:
 //
 //   - a ConfigMap piece's key names its content (main.tf.<sha256[:16]>),
 //     so a new version of a file gets new keys, never new bytes under an
-//     old key; a plan text's key names its plan (a plan's text is written
-//     once: rewriting it works, but a reader may miss it meanwhile);
+//     old key; a plan text's or saved plan's key names its plan (each is
+//     written once: rewriting one works, but a reader may miss it
+//     meanwhile, and a saved plan's bytes are named by its id anyway);
 //   - an Update writes the chunk keys it adds first, then commits the
 //     index, then removes what the new index no longer refers to.
+//
+// A committed index refers to the text of each of its plans, and to the
+// saved plan of each plan that keeps one (see keepsSaved).
 //
 // A reader that got an index therefore finds everything it refers to in
 // the chunks, unless a later commit already collected it, in which case it
@@ -56,27 +61,29 @@ type chunk struct {
 	dirty bool
 }
 
-// chunkSet is the chunk objects of one kind of a workspace.
+// chunkSet is the chunk objects of one series and kind of a workspace.
 type chunkSet struct {
 	api      kindAPI
 	resource string // for messages
 	ws       string
+	series   series
 	ref      ObjectRef
-	// first is the lowest chunk number the set may use: 0 for Secrets, 1
-	// for ConfigMaps (ConfigMap 0 is the index).
+	// first is the lowest chunk number the set may use: 1 for the record's
+	// ConfigMaps (ConfigMap 0 is the index), else 0.
 	first  int
 	budget int
 	chunks map[int]*chunk
 }
 
-func newChunkSet(api kindAPI, resource, ws string, first, budget int) *chunkSet {
-	return &chunkSet{api: api, resource: resource, ws: ws, first: first, budget: budget, chunks: map[int]*chunk{}}
+func newChunkSet(api kindAPI, resource, ws string, sr series, first, budget int) *chunkSet {
+	return &chunkSet{api: api, resource: resource, ws: ws, series: sr, first: first, budget: budget, chunks: map[int]*chunk{}}
 }
 
-// load adds the objects of a List that are chunks of the set's workspace.
+// load adds the objects of a List that are chunks of the set's workspace
+// and series.
 func (s *chunkSet) load(objs []*obj) error {
 	for _, o := range objs {
-		n := chunkOf(o, s.ws)
+		n := s.series.number(o, s.ws)
 		if n < s.first {
 			continue
 		}
@@ -162,7 +169,7 @@ func (s *chunkSet) put(key string, val []byte, gen int64) int {
 		for s.chunks[n] != nil {
 			n++
 		}
-		target = &chunk{n: n, o: &obj{name: objectName(s.ws, n), data: map[string][]byte{}}, added: map[string]int64{}}
+		target = &chunk{n: n, o: &obj{name: s.series.name(s.ws, n), data: map[string][]byte{}}, added: map[string]int64{}}
 		s.chunks[n] = target
 	}
 	target.o.data[key] = val
@@ -206,7 +213,7 @@ func (s *chunkSet) flush(ctx context.Context) error {
 }
 
 func (s *chunkSet) write(ctx context.Context, c *chunk) error {
-	setMeta(c.o, s.ws, c.n, s.ref)
+	setMeta(c.o, s.ws, s.series, c.n, s.ref)
 	if len(c.added) == 0 {
 		delete(c.o.annotations, AnnotationAdded)
 	} else {
@@ -270,4 +277,13 @@ func (s *chunkSet) gc(ctx context.Context, keep func(key string) bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// datas are the data of the set's chunks.
+func (s *chunkSet) datas() []map[string][]byte {
+	var out []map[string][]byte
+	for _, c := range s.sorted() {
+		out = append(out, c.o.data)
+	}
+	return out
 }

@@ -9,7 +9,7 @@ func SetChunkBudget(s *Store, bytes int) { s.budget = max(bytes, minChunkBudget)
 // with err, as if the process died just before its commit.
 func FailIndexWrites(s *Store, workspace string, err error) (restore func()) {
 	orig := s.cms
-	s.cms = failIndex{orig, objectName(workspace, 0), err}
+	s.cms = failIndex{orig, IndexName(workspace), err}
 	return func() { s.cms = orig }
 }
 

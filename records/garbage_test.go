@@ -16,9 +16,10 @@ import (
 	"github.com/example/cloud-provider-example/records"
 )
 
-// leftover makes a chunk as a crashed writer leaves it.
-func leftover(ws string, n int, key string, tag int64) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
+// leftover makes a chunk as a crashed writer leaves it: chunk n of the
+// record's objects, or with text of its plan text ConfigMaps.
+func leftover(ws string, n int, text bool, key string, tag int64) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{
 		Name:      fmt.Sprintf("ccm-plans-%s-%d", ws, n),
 		Namespace: ns,
 		Labels: map[string]string{
@@ -28,13 +29,18 @@ func leftover(ws string, n int, key string, tag int64) metav1.ObjectMeta {
 			records.AnnotationWorkspace: ws, records.AnnotationAdded: fmt.Sprintf(`{%q:%d}`, key, tag),
 		},
 	}
+	if text {
+		m.Name = fmt.Sprintf("%s-%d", records.TextName(ws), n)
+		m.Labels[records.LabelPart] = records.PartText
+	}
+	return m
 }
 
 // unreferenced are the keys of ws's chunk ConfigMaps its index does not
 // refer to.
 func unreferenced(t *testing.T, client kubernetes.Interface, ws string) []string {
 	t.Helper()
-	cms, _ := objects(t, client, ws)
+	cms, _, _ := objects(t, client, ws)
 	refs := map[string]bool{}
 	for _, cm := range cms {
 		if cm.Labels[records.LabelChunk] != "" {
@@ -74,11 +80,15 @@ func testGarbage(t *testing.T, client kubernetes.Interface) {
 		r.Files = map[string]string{"main.tf": strings.Repeat("# spills\n", 200)}
 		return prepend(newPlan("plan-000000000001", "one", time.Now()))(r)
 	})
-	crashed := &corev1.ConfigMap{ObjectMeta: leftover(ws, 9, "main.tf.00000000deadbeef", 1), Data: map[string]string{"main.tf.00000000deadbeef": "old"}}
+	crashed := &corev1.ConfigMap{ObjectMeta: leftover(ws, 9, false, "main.tf.00000000deadbeef", 1), Data: map[string]string{"main.tf.00000000deadbeef": "old"}}
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, crashed, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	orphan := &corev1.Secret{ObjectMeta: leftover(ws, 7, "plan-00000000ffff.txt.gz", 1000), Data: map[string][]byte{"plan-00000000ffff.txt.gz": []byte("x")}}
+	orphanText := &corev1.ConfigMap{ObjectMeta: leftover(ws, 7, true, "plan-00000000ffff.txt.gz", 1000), BinaryData: map[string][]byte{"plan-00000000ffff.txt.gz": {0x1f, 0x8b}}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, orphanText, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	orphan := &corev1.Secret{ObjectMeta: leftover(ws, 7, false, "plan-00000000ffff.tfplan", 1000), Data: map[string][]byte{"plan-00000000ffff.tfplan": []byte("PK")}}
 	if _, err := client.CoreV1().Secrets(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +101,9 @@ func testGarbage(t *testing.T, client kubernetes.Interface) {
 	if _, err := client.CoreV1().Secrets(ns).Get(ctx, orphan.Name, metav1.GetOptions{}); err == nil {
 		t.Error("a crashed writer's Secret survived the next commit")
 	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Get(ctx, orphanText.Name, metav1.GetOptions{}); err == nil {
+		t.Error("a crashed writer's text ConfigMap survived the next commit")
+	}
 	if text, err := s.PlanText(ctx, ws, "plan-000000000001"); err != nil || text != "one" {
 		t.Errorf("PlanText = %q, %v", text, err)
 	}
@@ -100,7 +113,7 @@ func testGarbage(t *testing.T, client kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cms, secrets := objects(t, client, ws)
+	cms, texts, _ := objects(t, client, ws)
 	died := errors.New("died")
 	restore := records.FailIndexWrites(s, ws, died)
 	if _, err := s.Update(ctx, ws, func(r *records.Record) error {
@@ -113,7 +126,7 @@ func testGarbage(t *testing.T, client kubernetes.Interface) {
 	if after, err := s.Get(ctx, ws); err != nil || !reflect.DeepEqual(after, before) {
 		t.Errorf("record after a failed commit = %+v, %v; want it unchanged", after, err)
 	}
-	if cms2, secrets2 := objects(t, client, ws); len(cms2) <= len(cms) || len(secrets2) < len(secrets) {
+	if cms2, texts2, _ := objects(t, client, ws); len(cms2) <= len(cms) || len(texts2) < len(texts) {
 		t.Errorf("the failed commit wrote no chunks first (%d -> %d ConfigMaps)", len(cms), len(cms2))
 	}
 	mustUpdate(t, s, ws, func(r *records.Record) error { r.Files["main.tf"] = "# small\n"; return nil })
@@ -130,9 +143,9 @@ func testGarbage(t *testing.T, client kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	mustUpdate(t, s, ws, func(r *records.Record) error { r.Policy = "manual"; return nil })
-	cms, secrets = objects(t, client, ws)
-	if len(cms) != 1 || len(secrets) != 0 {
-		t.Errorf("after recreating: %d ConfigMaps, %d Secrets; want only the index", len(cms), len(secrets))
+	cms, texts, secrets := objects(t, client, ws)
+	if len(cms) != 1 || len(texts) != 0 || len(secrets) != 0 {
+		t.Errorf("after recreating: %d ConfigMaps, %d text ConfigMaps, %d Secrets; want only the index", len(cms), len(texts), len(secrets))
 	}
 	if r, err := s.Get(ctx, ws); err != nil || r.Policy != "manual" || len(r.Plans) != 0 || len(r.Files) != 0 {
 		t.Errorf("recreated record = %+v, %v", r, err)

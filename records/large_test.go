@@ -3,6 +3,7 @@ package records_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,13 +18,16 @@ import (
 const mib = 1 << 20
 
 // sizes checks every object of ws against the 1 MiB limit and returns
-// how many there are.
-func sizes(t *testing.T, client kubernetes.Interface, ws string) (cms, secrets int) {
+// how many there are: record ConfigMaps, text ConfigMaps, Secrets.
+func sizes(t *testing.T, client kubernetes.Interface, ws string) (cms, texts, secrets int) {
 	t.Helper()
-	cmList, secretList := objects(t, client, ws)
-	for _, cm := range cmList {
+	cmList, textList, secretList := objects(t, client, ws)
+	for _, cm := range append(slices.Clone(cmList), textList...) {
 		payload := 0
 		for k, v := range cm.Data {
+			payload += len(k) + len(v)
+		}
+		for k, v := range cm.BinaryData {
 			payload += len(k) + len(v)
 		}
 		t.Logf("ConfigMap %s: data %d bytes, object %d bytes (protobuf)", cm.Name, payload, cm.Size())
@@ -41,7 +45,7 @@ func sizes(t *testing.T, client kubernetes.Interface, ws string) (cms, secrets i
 			t.Errorf("Secret %s is over 1 MiB", s.Name)
 		}
 	}
-	return len(cmList), len(secretList)
+	return len(cmList), len(textList), len(secretList)
 }
 
 // fill records keep plans of a 200-port Service on 50 nodes.
@@ -67,8 +71,8 @@ func testLarge(t *testing.T, client kubernetes.Interface) {
 	whole := records.NewStore(client, ns, 10)
 	main, texts := fill(t, whole, "large-whole")
 	t.Logf("main.tf %d bytes; plan text %d bytes", len(main), len(texts["plan-000000beef00"]))
-	if cms, secrets := sizes(t, client, "large-whole"); cms != 1 || secrets != 1 {
-		t.Errorf("%d ConfigMaps, %d Secrets; want 1 and 1 at the default budget", cms, secrets)
+	if cms, texts, secrets := sizes(t, client, "large-whole"); cms != 1 || texts != 1 || secrets != 0 {
+		t.Errorf("%d ConfigMaps, %d text ConfigMaps, %d Secrets; want 1, 1 and none at the default budget", cms, texts, secrets)
 	}
 	want, err := whole.Get(ctx, "large-whole")
 	if err != nil || len(want.Plans) != 10 || want.Files["main.tf"] != main {
@@ -79,10 +83,10 @@ func testLarge(t *testing.T, client kubernetes.Interface) {
 	chunked := records.NewStore(client, ns, 10)
 	records.SetChunkBudget(chunked, 4<<10)
 	fill(t, chunked, "large-chunked")
-	cms, secrets := sizes(t, client, "large-chunked")
-	t.Logf("4 KiB budget: %d ConfigMaps, %d Secrets", cms, secrets)
-	if cms < 3 || secrets < 3 {
-		t.Errorf("%d ConfigMaps, %d Secrets; want several of each", cms, secrets)
+	cms, textCMs, _ := sizes(t, client, "large-chunked")
+	t.Logf("4 KiB budget: %d ConfigMaps, %d text ConfigMaps", cms, textCMs)
+	if cms < 3 || textCMs < 3 {
+		t.Errorf("%d ConfigMaps, %d text ConfigMaps; want several of each", cms, textCMs)
 	}
 	if extra := unreferenced(t, client, "large-chunked"); len(extra) > 0 {
 		t.Errorf("chunk keys no index refers to: %v", extra)
@@ -107,8 +111,8 @@ func testLarge(t *testing.T, client kubernetes.Interface) {
 		r.Plans = r.Plans[:1]
 		return nil
 	})
-	if cms, secrets := sizes(t, client, "large-chunked"); cms != 1 || secrets != 1 {
-		t.Errorf("after shrinking: %d ConfigMaps, %d Secrets; want 1 and 1", cms, secrets)
+	if cms, textCMs, secrets := sizes(t, client, "large-chunked"); cms != 1 || textCMs != 1 || secrets != 0 {
+		t.Errorf("after shrinking: %d ConfigMaps, %d text ConfigMaps, %d Secrets; want 1, 1 and none", cms, textCMs, secrets)
 	}
 	if extra := unreferenced(t, client, "large-chunked"); len(extra) > 0 {
 		t.Errorf("chunk keys no index refers to: %v", extra)
@@ -122,8 +126,8 @@ func testLarge(t *testing.T, client kubernetes.Interface) {
 	if err := chunked.Delete(ctx, "large-chunked"); err != nil {
 		t.Fatal(err)
 	}
-	if cms, secrets := objects(t, client, "large-chunked"); len(cms)+len(secrets) != 0 {
-		t.Errorf("Delete left %d objects", len(cms)+len(secrets))
+	if cms, textCMs, secrets := objects(t, client, "large-chunked"); len(cms)+len(textCMs)+len(secrets) != 0 {
+		t.Errorf("Delete left %d objects", len(cms)+len(textCMs)+len(secrets))
 	}
 }
 

@@ -9,13 +9,25 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
-// Labels and annotations of every object of a record. To read them:
+// The naming contract of a record's objects, in the controller's
+// namespace (default example-ccm). For workspace <ws>:
 //
-//	kubectl -n kube-system get cm -l app.kubernetes.io/managed-by=example-cloud-controller-manager,'!records.example.com/chunk' \
+//	ConfigMap ccm-plans-<ws>            the index: record.json and the rendered files
+//	ConfigMap ccm-plans-<ws>-N          pieces of files too large for the index (N >= 1)
+//	ConfigMap ccm-plans-<ws>-text[-N]   each plan's text, gzipped (binaryData <plan id>.txt.gz)
+//	Secret    ccm-plans-<ws>[-N]        saved plan files awaiting approval (<plan id>.tfplan)
+//
+// Workspace keys end in 8 hex digits (state.Key), so no workspace's index is
+// named like another's -N or -text object. Every object carries the labels
+// below; to read them:
+//
+//	kubectl -n example-ccm get cm -l app.kubernetes.io/managed-by=example-cloud-controller-manager,'!records.example.com/chunk','records.example.com/part!=text' \
 //	  -o custom-columns='NAME:.metadata.name,KIND:.metadata.annotations.records\.example\.com/object-kind,NAMESPACE:.metadata.annotations.records\.example\.com/object-namespace,OBJECT:.metadata.annotations.records\.example\.com/object-name'
-//	kubectl -n kube-system get cm,secret -l records.example.com/workspace=<key>
+//	kubectl -n example-ccm get cm -l records.example.com/workspace=<key>
 const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	ManagedBy      = "example-cloud-controller-manager"
@@ -25,6 +37,9 @@ const (
 	LabelWorkspace = "records.example.com/workspace"
 	// LabelChunk numbers the extra objects a large record spills into.
 	LabelChunk = "records.example.com/chunk"
+	// LabelPart is PartText on the plan text ConfigMaps, absent elsewhere.
+	LabelPart = "records.example.com/part"
+	PartText  = "text"
 
 	AnnotationWorkspace       = "records.example.com/workspace"
 	AnnotationObjectKind      = "records.example.com/object-kind"
@@ -35,16 +50,33 @@ const (
 	// AnnotationSpilled lists, on the index ConfigMap, the pieces in chunk
 	// ConfigMaps of every item that did not fit in it (see layout).
 	AnnotationSpilled = "records.example.com/spilled"
-	// AnnotationAdded maps each data key of a chunk ConfigMap or a Secret
-	// to the generation that wrote it, for garbage collection (see gc).
+	// AnnotationAdded maps each data key of a chunk ConfigMap, text
+	// ConfigMap or Secret to the generation that wrote it, for garbage
+	// collection (see gc).
 	AnnotationAdded = "records.example.com/added"
+)
+
+// NamePrefix begins the name of every object of a record.
+const NamePrefix = "ccm-plans-"
+
+// IndexName is the name of workspace's index ConfigMap, the record itself.
+func IndexName(workspace string) string { return recordSeries.name(workspace, 0) }
+
+// TextName is the name of workspace's first plan text ConfigMap (more are
+// TextName-1, -2, ... when the texts pass an object's size).
+func TextName(workspace string) string { return textSeries.name(workspace, 0) }
+
+// Kinds of object a record is about (Record.Object.Kind), as reviewapi
+// names them.
+const (
+	ObjectService  = reviewapi.ObjectService
+	ObjectRouteSet = reviewapi.ObjectRouteSet
+	// RouteSetName is the name of the cluster's one route set.
+	RouteSetName = reviewapi.RouteSetName
 )
 
 // RecordKey is the index ConfigMap's key holding the Record as JSON.
 const RecordKey = "record.json"
-
-// textSuffix ends the Secret key of a plan's gzipped text.
-const textSuffix = ".txt.gz"
 
 // Defaults of NewStore.
 const (
@@ -57,10 +89,8 @@ const (
 	minChunkBudget = 1 << 10
 )
 
-const namePrefix = "ccm-plans-"
-
 // Workspace keys are state keys (state.Key): [a-z0-9-], at most 80, which
-// also makes ccm-plans-<key>[-N] a valid object name.
+// also makes ccm-plans-<key>[-text][-N] a valid object name.
 var workspaceRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,78}[a-z0-9])?$`)
 
 func validWorkspace(ws string) error {
@@ -70,13 +100,51 @@ func validWorkspace(ws string) error {
 	return nil
 }
 
-// objectName names a record's index object (chunk 0) or chunk n.
-func objectName(ws string, n int) string {
-	if n == 0 {
-		return namePrefix + ws
-	}
-	return namePrefix + ws + "-" + strconv.Itoa(n)
+// series is one numbered run of a workspace's objects: the record's own
+// (index ConfigMap 0, chunk ConfigMaps 1.., Secrets 0..) or the plan
+// texts' ConfigMaps (0..).
+type series struct {
+	suffix string // after the workspace key
+	part   string // LabelPart's value, "" for none
 }
+
+var (
+	recordSeries = series{}
+	textSeries   = series{suffix: "-" + PartText, part: PartText}
+)
+
+// name names object n of the series.
+func (sr series) name(ws string, n int) string {
+	s := NamePrefix + ws + sr.suffix
+	if n == 0 {
+		return s
+	}
+	return s + "-" + strconv.Itoa(n)
+}
+
+// number tells which object of workspace ws's series o is, or -1 for an
+// object that is not (another workspace's or series', or misnamed).
+func (sr series) number(o *obj, ws string) int {
+	if o.annotations[AnnotationWorkspace] != ws || o.labels[LabelPart] != sr.part {
+		return -1
+	}
+	v, ok := o.labels[LabelChunk]
+	if !ok {
+		if o.name == sr.name(ws, 0) {
+			return 0
+		}
+		return -1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || o.name != sr.name(ws, n) {
+		return -1
+	}
+	return n
+}
+
+// chunkOf tells which object of workspace ws's record series o is: 0 for
+// the index (a ConfigMap), -1 for none.
+func chunkOf(o *obj, ws string) int { return recordSeries.number(o, ws) }
 
 // workspaceLabel is ws as a label value (at most 63 characters).
 func workspaceLabel(ws string) string {
@@ -87,36 +155,18 @@ func workspaceLabel(ws string) string {
 	return ws[:54] + "-" + hex.EncodeToString(sum[:4])
 }
 
+// workspaceSelector selects every object of ws, of every series.
 func workspaceSelector(ws string) string {
 	return LabelManagedBy + "=" + ManagedBy + "," + LabelWorkspace + "=" + workspaceLabel(ws)
 }
 
-// allSelector selects every object of every record.
-const allSelector = LabelManagedBy + "=" + ManagedBy + "," + LabelWorkspace
+// recordsSelector selects the index and chunk ConfigMaps of every record,
+// not the plan texts (List does not read them).
+const recordsSelector = LabelManagedBy + "=" + ManagedBy + "," + LabelWorkspace + "," + LabelPart + "!=" + PartText
 
-// chunkOf tells which chunk of workspace ws o is: 0 for the index, -1 for
-// an object that is not ws's (another workspace's, or misnamed).
-func chunkOf(o *obj, ws string) int {
-	if o.annotations[AnnotationWorkspace] != ws {
-		return -1
-	}
-	v, ok := o.labels[LabelChunk]
-	if !ok {
-		if o.name == objectName(ws, 0) {
-			return 0
-		}
-		return -1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || o.name != objectName(ws, n) {
-		return -1
-	}
-	return n
-}
-
-// setMeta sets the labels and annotations the store owns on o, keeping
-// any others (someone's kubectl annotate).
-func setMeta(o *obj, ws string, n int, ref ObjectRef) {
+// setMeta sets the labels and annotations the store owns on o, object n
+// of series sr, keeping any others (someone's kubectl annotate).
+func setMeta(o *obj, ws string, sr series, n int, ref ObjectRef) {
 	if o.labels == nil {
 		o.labels = map[string]string{}
 	}
@@ -130,6 +180,7 @@ func setMeta(o *obj, ws string, n int, ref ObjectRef) {
 	} else {
 		delete(o.labels, LabelChunk)
 	}
+	setOrDelete(o.labels, LabelPart, sr.part)
 	o.annotations[AnnotationWorkspace] = ws
 	setOrDelete(o.annotations, AnnotationObjectKind, ref.Kind)
 	setOrDelete(o.annotations, AnnotationObjectNamespace, ref.Namespace)
@@ -144,13 +195,39 @@ func setOrDelete(m map[string]string, k, v string) {
 	m[k] = v
 }
 
-// textKey is the Secret key of a plan's text.
-func textKey(planID string) (string, error) {
-	k := planID + textSuffix
+// blob is a value stored per plan under <plan id><suffix>, whole or cut
+// into <key>.<i>-of-<n> pieces: a plan's gzipped text (text ConfigMaps)
+// or its saved plan file (Secrets).
+type blob struct {
+	suffix string
+	what   string // for messages
+	re     *regexp.Regexp
+}
+
+func newBlob(suffix, what string) blob {
+	return blob{suffix: suffix, what: what, re: regexp.MustCompile(`^(.+` + regexp.QuoteMeta(suffix) + `)(?:\.([0-9]+)-of-([0-9]+))?$`)}
+}
+
+var (
+	textBlob  = newBlob(".txt.gz", "plan text")
+	savedBlob = newBlob(".tfplan", "saved plan")
+)
+
+// key is the data key of planID's blob.
+func (b blob) key(planID string) (string, error) {
+	k := planID + b.suffix
 	if planID == "" || strings.HasPrefix(planID, ".") || len(validation.IsConfigMapKey(k+".999-of-999")) > 0 {
-		return "", fmt.Errorf("records: plan id %q cannot name a Secret key", planID)
+		return "", fmt.Errorf("records: plan id %q cannot name a data key", planID)
 	}
 	return k, nil
+}
+
+// of is the blob key a data key belongs to, or "".
+func (b blob) of(k string) string {
+	if m := b.re.FindStringSubmatch(k); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func validFileName(name string) error {

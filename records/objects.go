@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"maps"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,14 +70,25 @@ func deleteOptions(rv string) metav1.DeleteOptions {
 	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}
 }
 
+// Kinds, for messages.
+const (
+	kindConfigMap = "ConfigMap"
+	kindSecret    = "Secret"
+)
+
 type configMaps struct {
 	c corev1client.ConfigMapInterface
 }
 
+// A ConfigMap's data is UTF-8 text: other values (gzipped plan texts) go
+// to binaryData; obj.data holds both.
 func fromConfigMap(cm *corev1.ConfigMap) *obj {
-	o := &obj{name: cm.Name, rv: cm.ResourceVersion, labels: cm.Labels, annotations: cm.Annotations, data: make(map[string][]byte, len(cm.Data))}
+	o := &obj{name: cm.Name, rv: cm.ResourceVersion, labels: cm.Labels, annotations: cm.Annotations, data: make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))}
 	for k, v := range cm.Data {
 		o.data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		o.data[k] = v
 	}
 	return o
 }
@@ -84,10 +96,17 @@ func fromConfigMap(cm *corev1.ConfigMap) *obj {
 func toConfigMap(o *obj) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: o.name, ResourceVersion: o.rv, Labels: o.labels, Annotations: o.annotations},
-		Data:       make(map[string]string, len(o.data)),
+		Data:       map[string]string{},
 	}
 	for k, v := range o.data {
-		cm.Data[k] = string(v)
+		if utf8.Valid(v) {
+			cm.Data[k] = string(v)
+			continue
+		}
+		if cm.BinaryData == nil {
+			cm.BinaryData = map[string][]byte{}
+		}
+		cm.BinaryData[k] = v
 	}
 	return cm
 }

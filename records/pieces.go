@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
 )
@@ -73,14 +72,14 @@ func (l layout) keys() map[string]bool {
 	return out
 }
 
-// textPieces are the Secret keys and values of a plan's gzipped text: the
-// key alone, or <key>.<i>-of-<n> when it is bigger than size.
-func textPieces(key string, gz []byte, size int) map[string][]byte {
+// pieces are the data keys and values of a blob: the key alone, or
+// <key>.<i>-of-<n> when it is bigger than size.
+func pieces(key string, v []byte, size int) map[string][]byte {
 	size -= len(key) + len(".999-of-999")
-	if len(gz) <= size {
-		return map[string][]byte{key: gz}
+	if len(v) <= size {
+		return map[string][]byte{key: v}
 	}
-	ps := split(gz, size, false)
+	ps := split(v, size, false)
 	out := make(map[string][]byte, len(ps))
 	for i, p := range ps {
 		out[fmt.Sprintf("%s.%d-of-%d", key, i+1, len(ps))] = p
@@ -88,27 +87,17 @@ func textPieces(key string, gz []byte, size int) map[string][]byte {
 	return out
 }
 
-var textKeyRE = regexp.MustCompile(`^(.+\.txt\.gz)(?:\.([0-9]+)-of-([0-9]+))?$`)
-
-// textOf is the plan text key a Secret key belongs to, or "".
-func textOf(k string) string {
-	if m := textKeyRE.FindStringSubmatch(k); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// joinText reassembles text key from the data of a record's Secrets: the
-// whole value, or all pieces of one split.
-func joinText(key string, datas []map[string][]byte) ([]byte, bool) {
-	pieces := map[int][]byte{}
+// join reassembles blob key from the data of a series' objects: the whole
+// value, or all pieces of one split.
+func (b blob) join(key string, datas []map[string][]byte) ([]byte, bool) {
+	parts := map[int][]byte{}
 	total := 0
 	for _, d := range datas {
 		for k, v := range d {
 			if k == key {
 				return v, true
 			}
-			m := textKeyRE.FindStringSubmatch(k)
+			m := b.re.FindStringSubmatch(k)
 			if m == nil || m[1] != key || m[2] == "" {
 				continue
 			}
@@ -117,21 +106,21 @@ func joinText(key string, datas []map[string][]byte) ([]byte, bool) {
 			if total != 0 && n != total {
 				return nil, false // two splits: a rewrite in progress
 			}
-			total, pieces[i] = n, v
+			total, parts[i] = n, v
 		}
 	}
-	if total == 0 || len(pieces) != total {
+	if total == 0 || len(parts) != total {
 		return nil, false
 	}
-	var b bytes.Buffer
+	var buf bytes.Buffer
 	for i := 1; i <= total; i++ {
-		p, ok := pieces[i]
+		p, ok := parts[i]
 		if !ok {
 			return nil, false
 		}
-		b.Write(p)
+		buf.Write(p)
 	}
-	return b.Bytes(), true
+	return buf.Bytes(), true
 }
 
 // gzipText compresses a plan text; the output depends on the text only.
@@ -143,7 +132,7 @@ func gzipText(s string) []byte {
 	return b.Bytes()
 }
 
-// maxText bounds a decompressed plan text, against a tampered Secret.
+// maxText bounds a decompressed plan text, against a tampered object.
 const maxText = 64 << 20
 
 func gunzipText(b []byte) (string, error) {
@@ -159,4 +148,10 @@ func gunzipText(b []byte) (string, error) {
 		return "", fmt.Errorf("plan text over %d bytes", maxText)
 	}
 	return string(out), nil
+}
+
+// sha256Hex is b's SHA-256 in hex.
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

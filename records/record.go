@@ -3,12 +3,15 @@
 // plans, next to the object in the cluster, so a platform team can read,
 // keep and approve every infrastructure change with kubectl alone.
 //
-// A record is a ConfigMap (record.json and the rendered files: nothing in
-// them is secret by construction) and a Secret (each plan's human-readable
-// text: Terraform redacts values it knows are sensitive, but a plan can
-// show values nobody marked). Both are named ccm-plans-<workspace> in the
-// CCM's namespace, chunked into more objects when they would pass the
-// 1 MiB object limit, and deleted with the workspace.
+// A record lives in the CCM's namespace (see names.go for the names):
+// ConfigMaps hold everything reviewers read - record.json, the rendered
+// files and each plan's human-readable text (Terraform's redaction applies)
+// - so that reviewing needs no access to Secrets, which in that namespace
+// also hold the cloud credentials and the Terraform states. Secrets hold
+// only the saved plan files of plans awaiting approval, so that any
+// controller process can apply exactly the approved bytes. Objects are
+// chunked into more when they would pass the 1 MiB object limit, and
+// deleted with the workspace.
 package records
 
 import (
@@ -25,7 +28,7 @@ type Outcome string
 const (
 	// Applied: the saved plan was applied.
 	Applied Outcome = "applied"
-	// AwaitingApproval: manual policy; waiting for approve-plan=<id>.
+	// AwaitingApproval: waiting for its required approvals (PlanApprovals).
 	AwaitingApproval Outcome = "awaiting-approval"
 	// Planned: plan-only policy; recorded, never applied.
 	Planned Outcome = "planned"
@@ -60,10 +63,12 @@ type Plan struct {
 	Outcome      Outcome            `json:"outcome"`
 	Error        string             `json:"error,omitempty"`
 	PlannedAt    time.Time          `json:"plannedAt"`
-	// DecidedAt is when the outcome became final (applied, failed, superseded).
+	// DecidedAt is when the outcome became final (applied, failed,
+	// superseded, denied).
 	DecidedAt *time.Time `json:"decidedAt,omitempty"`
 	// Text is Terraform's human-readable rendering of the plan. It is kept
-	// beside record.json, not in it.
+	// beside record.json (text ConfigMaps), not in it: read it with
+	// Store.PlanText.
 	Text string `json:"-"`
 	// Verdicts are the policy rules that flagged the plan.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
@@ -72,9 +77,11 @@ type Plan struct {
 	Author string `json:"author,omitempty"`
 	// Approvals are the verified approvals the controller counted.
 	Approvals []Approval `json:"approvals,omitempty"`
-	// Saved is the saved plan file, kept (in the record's Secret) while the
-	// plan awaits approval, so that another controller process can apply
-	// exactly it; SavedSHA256 is its hash.
+	// Saved is the saved plan file, kept (in the record's Secrets) while the
+	// plan awaits approval or is planned, so that another controller
+	// process can apply exactly it: read it with Store.SavedPlan.
+	// SavedSHA256 is its hash, set by the store from the bytes and kept
+	// after they are dropped.
 	Saved       []byte `json:"-"`
 	SavedSHA256 string `json:"savedSHA256,omitempty"`
 }
@@ -97,7 +104,8 @@ type Approval struct {
 	Comment string `json:"comment,omitempty"`
 }
 
-// ObjectRef names the Kubernetes object a record belongs to.
+// ObjectRef names the Kubernetes object a record belongs to: the one
+// reviewapi names in approvals and unlock requests.
 type ObjectRef = reviewapi.ObjectRef
 
 // LockInfo is a state lock the last run could not take.
@@ -127,7 +135,8 @@ type Record struct {
 	Workspace string    `json:"workspace"`
 	// Policy is the effective apply policy.
 	Policy string `json:"policy"`
-	// RequiredApprovals is how many distinct approvers a plan needs.
+	// RequiredApprovals is how many distinct approvers the controller
+	// requires before it applies a plan awaiting approval (0: unset).
 	RequiredApprovals int `json:"requiredApprovals,omitempty"`
 	// Files are the rendered root module's files (main.tf).
 	Files map[string]string `json:"-"`

@@ -14,8 +14,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ErrNotFound: no such plan text.
+// ErrNotFound: no such plan text or saved plan.
 var ErrNotFound = errors.New("not found")
+
+// ErrSavedPlanMismatch: the saved plan's bytes are not those the record
+// names by their hash (the Secret was edited): never apply them.
+var ErrSavedPlanMismatch = errors.New("saved plan does not match its recorded sha256")
 
 // readAttempts bounds Get's retries when commits keep overtaking it.
 const readAttempts = 5
@@ -75,7 +79,7 @@ func (s *Store) Get(ctx context.Context, workspace string) (*Record, error) {
 }
 
 func (s *Store) get(ctx context.Context, ws string) (*Record, error) {
-	o, err := s.cms.get(ctx, objectName(ws, 0))
+	o, err := s.cms.get(ctx, IndexName(ws))
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -94,7 +98,7 @@ func (s *Store) get(ctx context.Context, ws string) (*Record, error) {
 		if d, ok := fetched[n]; ok {
 			return d, nil
 		}
-		c, err := s.cms.get(ctx, objectName(ws, n))
+		c, err := s.cms.get(ctx, recordSeries.name(ws, n))
 		if apierrors.IsNotFound(err) || (err == nil && chunkOf(c, ws) != n) {
 			return nil, errMissingPiece
 		}
@@ -107,38 +111,18 @@ func (s *Store) get(ctx context.Context, ws string) (*Record, error) {
 }
 
 // PlanText returns the text of a plan of workspace; errors.Is(err,
-// ErrNotFound) when the record does not keep it.
+// ErrNotFound) when the record does not keep it. It reads ConfigMaps only.
 func (s *Store) PlanText(ctx context.Context, workspace, planID string) (string, error) {
 	if err := validWorkspace(workspace); err != nil {
 		return "", err
 	}
-	key, err := textKey(planID)
+	key, err := textBlob.key(planID)
 	if err != nil {
 		return "", err
 	}
-	// Most records have one Secret: try it before listing.
-	o, err := s.secrets.get(ctx, objectName(workspace, 0))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("records: plan text %s of %s: %w", planID, workspace, err)
-	}
-	if err == nil && chunkOf(o, workspace) == 0 {
-		if gz, ok := o.data[key]; ok {
-			return gunzipText(gz)
-		}
-	}
-	objs, err := s.secrets.list(ctx, workspaceSelector(workspace), false)
+	gz, err := s.readBlob(ctx, s.cms, textSeries, textBlob, workspace, key)
 	if err != nil {
 		return "", fmt.Errorf("records: plan text %s of %s: %w", planID, workspace, err)
-	}
-	var datas []map[string][]byte
-	for _, o := range objs {
-		if chunkOf(o, workspace) >= 0 {
-			datas = append(datas, o.data)
-		}
-	}
-	gz, ok := joinText(key, datas)
-	if !ok {
-		return "", fmt.Errorf("records: plan text %s of %s: %w", planID, workspace, ErrNotFound)
 	}
 	text, err := gunzipText(gz)
 	if err != nil {
@@ -147,9 +131,72 @@ func (s *Store) PlanText(ctx context.Context, workspace, planID string) (string,
 	return text, nil
 }
 
+// SavedPlan returns the saved plan file of a plan of workspace, checked
+// against the SHA-256 the record holds; errors.Is(err, ErrNotFound) when
+// the record keeps none (the plan is unknown or decided, or none was
+// given), errors.Is(err, ErrSavedPlanMismatch) when the bytes are not the
+// recorded ones. It reads the record's Secrets.
+func (s *Store) SavedPlan(ctx context.Context, workspace, planID string) ([]byte, error) {
+	if err := validWorkspace(workspace); err != nil {
+		return nil, err
+	}
+	key, err := savedBlob.key(planID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Get(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	var p *Plan
+	if r != nil {
+		p = r.Find(planID)
+	}
+	if p == nil || p.SavedSHA256 == "" || !keepsSaved(p.Outcome) {
+		return nil, fmt.Errorf("records: saved plan %s of %s: %w", planID, workspace, ErrNotFound)
+	}
+	b, err := s.readBlob(ctx, s.secrets, recordSeries, savedBlob, workspace, key)
+	if err != nil {
+		return nil, fmt.Errorf("records: saved plan %s of %s: %w", planID, workspace, err)
+	}
+	if got := sha256Hex(b); got != p.SavedSHA256 {
+		return nil, fmt.Errorf("records: saved plan %s of %s: sha256 %s, the record says %s: %w", planID, workspace, got, p.SavedSHA256, ErrSavedPlanMismatch)
+	}
+	return b, nil
+}
+
+// readBlob reads blob key from workspace's objects of series sr: from
+// object 0 when it holds it whole (most records), else from a List.
+func (s *Store) readBlob(ctx context.Context, api kindAPI, sr series, b blob, ws, key string) ([]byte, error) {
+	o, err := api.get(ctx, sr.name(ws, 0))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if err == nil && sr.number(o, ws) == 0 {
+		if v, ok := o.data[key]; ok {
+			return v, nil
+		}
+	}
+	objs, err := api.list(ctx, workspaceSelector(ws), false)
+	if err != nil {
+		return nil, err
+	}
+	var datas []map[string][]byte
+	for _, o := range objs {
+		if sr.number(o, ws) >= 0 {
+			datas = append(datas, o.data)
+		}
+	}
+	v, ok := b.join(key, datas)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
 // List returns every record in the namespace, sorted by object.
 func (s *Store) List(ctx context.Context) ([]*Record, error) {
-	objs, err := s.cms.list(ctx, allSelector, false)
+	objs, err := s.cms.list(ctx, recordsSelector, false)
 	if err != nil {
 		return nil, fmt.Errorf("records: list: %w", err)
 	}
@@ -169,7 +216,7 @@ func (s *Store) List(ctx context.Context) ([]*Record, error) {
 			return nil, err
 		}
 		r, err := ix.decode(func(n int) (map[string][]byte, error) {
-			c := byName[objectName(ws, n)]
+			c := byName[recordSeries.name(ws, n)]
 			if c == nil || chunkOf(c, ws) != n {
 				return nil, errMissingPiece
 			}
@@ -197,7 +244,8 @@ func (s *Store) List(ctx context.Context) ([]*Record, error) {
 }
 
 // Delete removes the record of workspace: the index first, so readers
-// see no record rather than part of one, then its chunks and Secrets.
+// see no record rather than part of one, then its other ConfigMaps and
+// its Secrets.
 func (s *Store) Delete(ctx context.Context, workspace string) error {
 	if err := validWorkspace(workspace); err != nil {
 		return err
@@ -205,20 +253,32 @@ func (s *Store) Delete(ctx context.Context, workspace string) error {
 	mu := s.lock(workspace)
 	mu.Lock()
 	defer mu.Unlock()
-	for _, api := range []kindAPI{s.cms, s.secrets} {
-		objs, err := api.list(ctx, workspaceSelector(workspace), false)
+	type del struct {
+		api  kindAPI
+		kind string
+		o    *obj
+	}
+	var index, rest []del
+	for _, k := range []struct {
+		api  kindAPI
+		kind string
+	}{{s.cms, kindConfigMap}, {s.secrets, kindSecret}} {
+		objs, err := k.api.list(ctx, workspaceSelector(workspace), false)
 		if err != nil {
 			return fmt.Errorf("records: delete %s: %w", workspace, err)
 		}
-		// The index sorts first (chunk 0).
-		slices.SortFunc(objs, func(a, b *obj) int { return chunkOf(a, workspace) - chunkOf(b, workspace) })
 		for _, o := range objs {
-			if chunkOf(o, workspace) < 0 {
-				continue
+			switch {
+			case k.kind == kindConfigMap && chunkOf(o, workspace) == 0:
+				index = append(index, del{k.api, k.kind, o})
+			case recordSeries.number(o, workspace) >= 0 || textSeries.number(o, workspace) >= 0:
+				rest = append(rest, del{k.api, k.kind, o})
 			}
-			if err := api.delete(ctx, o.name, ""); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("records: delete %s: %w", o.name, err)
-			}
+		}
+	}
+	for _, d := range append(index, rest...) {
+		if err := d.api.delete(ctx, d.o.name, ""); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("records: delete %s %s: %w", d.kind, d.o.name, err)
 		}
 	}
 	return nil

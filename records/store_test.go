@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -22,12 +23,16 @@ import (
 	"github.com/example/cloud-provider-example/records"
 )
 
-const ns = "kube-system"
+// ns is the controller's namespace, where records live.
+const ns = "example-ccm"
 
 // TestStore shares one control plane between its (parallel) subtests;
 // each uses its own workspaces.
 func TestStore(t *testing.T) {
 	c := testcluster.Start(t)
+	if _, err := c.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for name, f := range map[string]func(*testing.T, kubernetes.Interface){
 		"lifecycle":      testLifecycle,
 		"plan text":      testPlanText,
@@ -37,6 +42,10 @@ func TestStore(t *testing.T) {
 		"list":           testList,
 		"garbage":        testGarbage,
 		"invalid inputs": testInvalid,
+		"saved plans":    testSaved,
+		"large saved":    testLargeSaved,
+		"legacy texts":   testLegacyTexts,
+		"reviewer":       func(t *testing.T, client kubernetes.Interface) { testReviewer(t, c, client) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -48,6 +57,10 @@ func TestStore(t *testing.T) {
 // unthrottled is a client without client-go's rate limit, which the
 // subtests would otherwise share and wait for.
 func unthrottled(t *testing.T, cfg *rest.Config) kubernetes.Interface {
+	return unthrottledFrom(t, cfg)
+}
+
+func unthrottledFrom(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1
 	client, err := kubernetes.NewForConfig(cfg)
@@ -57,19 +70,35 @@ func unthrottled(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 	return client
 }
 
-// objects are a workspace's ConfigMaps and Secrets.
-func objects(t *testing.T, client kubernetes.Interface, ws string) ([]corev1.ConfigMap, []corev1.Secret) {
+// objects are a workspace's record ConfigMaps (index and chunks), its
+// plan text ConfigMaps and its Secrets.
+func objects(t *testing.T, client kubernetes.Interface, ws string) (cms, texts []corev1.ConfigMap, secrets []corev1.Secret) {
 	t.Helper()
 	sel := metav1.ListOptions{LabelSelector: records.LabelWorkspace + "=" + ws}
-	cms, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), sel)
+	all, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := client.CoreV1().Secrets(ns).List(t.Context(), sel)
+	for _, cm := range all.Items {
+		if cm.Labels[records.LabelPart] == records.PartText {
+			texts = append(texts, cm)
+		} else {
+			cms = append(cms, cm)
+		}
+	}
+	sl, err := client.CoreV1().Secrets(ns).List(t.Context(), sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cms.Items, secrets.Items
+	return cms, texts, sl.Items
+}
+
+// keys are the data and binaryData keys of cm, sorted.
+func keys(cm corev1.ConfigMap) []string {
+	out := slices.Collect(maps.Keys(cm.Data))
+	out = append(out, slices.Collect(maps.Keys(cm.BinaryData))...)
+	slices.Sort(out)
+	return out
 }
 
 func mustUpdate(t *testing.T, s *records.Store, ws string, fn func(*records.Record) error) *records.Record {
@@ -127,12 +156,12 @@ func testLifecycle(t *testing.T, client kubernetes.Interface) {
 		t.Errorf("Get = %+v", r)
 	}
 
-	cms, secrets := objects(t, client, ws)
-	if len(cms) != 1 || len(secrets) != 1 {
-		t.Fatalf("%d ConfigMaps, %d Secrets; want 1 and 1", len(cms), len(secrets))
+	cms, texts, secrets := objects(t, client, ws)
+	if len(cms) != 1 || len(texts) != 1 || len(secrets) != 0 {
+		t.Fatalf("%d ConfigMaps, %d text ConfigMaps, %d Secrets; want 1, 1 and none", len(cms), len(texts), len(secrets))
 	}
 	cm := cms[0]
-	if cm.Name != "ccm-plans-"+ws || cm.Labels[records.LabelManagedBy] != records.ManagedBy ||
+	if cm.Name != "ccm-plans-"+ws || cm.Name != records.IndexName(ws) || cm.Labels[records.LabelManagedBy] != records.ManagedBy ||
 		cm.Annotations[records.AnnotationObjectKind] != "Service" || cm.Annotations[records.AnnotationObjectNamespace] != "media" ||
 		cm.Annotations[records.AnnotationObjectName] != "rtp-relay" {
 		t.Errorf("ConfigMap meta = %s %v %v", cm.Name, cm.Labels, cm.Annotations)
@@ -141,8 +170,11 @@ func testLifecycle(t *testing.T, client kubernetes.Interface) {
 		strings.Contains(cm.Data[records.RecordKey], "text 1") || strings.Contains(cm.Data[records.RecordKey], "# v1") {
 		t.Errorf("ConfigMap data = %v", cm.Data)
 	}
-	if sec := secrets[0]; sec.Type != corev1.SecretTypeOpaque || gunzip(t, sec.Data["plan-000000000001.txt.gz"]) != "text 1" {
-		t.Errorf("Secret = %s %v", sec.Type, sec.Data)
+	// The text is in a ConfigMap reviewers may read, gzipped.
+	if tc := texts[0]; tc.Name != records.TextName(ws) || tc.Name != "ccm-plans-"+ws+"-text" ||
+		tc.Labels[records.LabelWorkspace] != ws || tc.Annotations[records.AnnotationObjectName] != "rtp-relay" ||
+		gunzip(t, tc.BinaryData["plan-000000000001.txt.gz"]) != "text 1" {
+		t.Errorf("text ConfigMap = %s %v %v %v", tc.Name, tc.Labels, tc.Annotations, keys(tc))
 	}
 
 	// Trim to keep 3, newest first; dropped texts go.
@@ -153,23 +185,18 @@ func testLifecycle(t *testing.T, client kubernetes.Interface) {
 	if want := []string{"plan-000000000005", "plan-000000000004", "plan-000000000003"}; !slices.Equal(ids(r), want) {
 		t.Errorf("plans = %v; want %v", ids(r), want)
 	}
-	_, secrets = objects(t, client, ws)
-	var keys []string
-	for k := range secrets[0].Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	if want := []string{"plan-000000000003.txt.gz", "plan-000000000004.txt.gz", "plan-000000000005.txt.gz"}; !slices.Equal(keys, want) {
-		t.Errorf("Secret keys = %v; want %v", keys, want)
+	_, texts, _ = objects(t, client, ws)
+	if want := []string{"plan-000000000003.txt.gz", "plan-000000000004.txt.gz", "plan-000000000005.txt.gz"}; len(texts) != 1 || !slices.Equal(keys(texts[0]), want) {
+		t.Errorf("text ConfigMaps %v; want one with keys %v", texts, want)
 	}
 	if _, err := s.PlanText(ctx, ws, "plan-000000000001"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("PlanText of a trimmed plan: %v; want ErrNotFound", err)
 	}
 
 	// An Update that changes nothing writes nothing.
-	cms, _ = objects(t, client, ws)
+	cms, _, _ = objects(t, client, ws)
 	same := mustUpdate(t, s, ws, func(r *records.Record) error { r.Policy = "auto"; return nil })
-	after, _ := objects(t, client, ws)
+	after, _, _ := objects(t, client, ws)
 	if after[0].ResourceVersion != cms[0].ResourceVersion || !same.UpdatedAt.Equal(r.UpdatedAt) {
 		t.Errorf("no-op Update wrote: resourceVersion %s -> %s", cms[0].ResourceVersion, after[0].ResourceVersion)
 	}
@@ -182,8 +209,8 @@ func testLifecycle(t *testing.T, client kubernetes.Interface) {
 	if err := s.Delete(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	if cms, secrets := objects(t, client, ws); len(cms)+len(secrets) != 0 {
-		t.Errorf("after Delete: %d ConfigMaps, %d Secrets", len(cms), len(secrets))
+	if cms, texts, secrets := objects(t, client, ws); len(cms)+len(texts)+len(secrets) != 0 {
+		t.Errorf("after Delete: %d ConfigMaps, %d text ConfigMaps, %d Secrets", len(cms), len(texts), len(secrets))
 	}
 	if r, err := s.Get(ctx, ws); r != nil || err != nil {
 		t.Errorf("Get after Delete = %v, %v", r, err)
@@ -229,15 +256,15 @@ func testPlanText(t *testing.T, client kubernetes.Interface) {
 	if got, err := small.PlanText(ctx, "plantext-split", "plan-0123456789ab"); err != nil || got != text {
 		t.Errorf("split PlanText = %d bytes, %v; want %d", len(got), err, len(text))
 	}
-	_, secrets := objects(t, client, "plantext-split")
-	t.Logf("a %d-byte text in %d Secrets of 1 KiB", len(text), len(secrets))
-	if len(secrets) < 3 {
-		t.Errorf("%d Secrets; want the text cut into several", len(secrets))
+	_, texts, _ := objects(t, client, "plantext-split")
+	t.Logf("a %d-byte text in %d ConfigMaps of 1 KiB", len(text), len(texts))
+	if len(texts) < 3 {
+		t.Errorf("%d text ConfigMaps; want the text cut into several", len(texts))
 	}
 	mustUpdate(t, small, "plantext-split", func(r *records.Record) error { r.Plans[0].Text = "whole"; return nil })
-	_, secrets = objects(t, client, "plantext-split")
-	if got, err := small.PlanText(ctx, "plantext-split", "plan-0123456789ab"); err != nil || got != "whole" || len(secrets) != 1 || len(secrets[0].Data) != 1 {
-		t.Errorf("rewritten PlanText = %q, %v, in %d Secrets", got, err, len(secrets))
+	_, texts, _ = objects(t, client, "plantext-split")
+	if got, err := small.PlanText(ctx, "plantext-split", "plan-0123456789ab"); err != nil || got != "whole" || len(texts) != 1 || len(keys(texts[0])) != 1 {
+		t.Errorf("rewritten PlanText = %q, %v, in %d ConfigMaps", got, err, len(texts))
 	}
 	if _, err := s.PlanText(ctx, "no-such-record", "plan-000000000000"); !errors.Is(err, records.ErrNotFound) {
 		t.Errorf("PlanText of an unknown record: %v", err)
@@ -264,7 +291,9 @@ func testConcurrent(t *testing.T, client kubernetes.Interface) {
 			wg.Go(func() {
 				for i := range 5 {
 					id := fmt.Sprintf("plan-g%d-%d", g, i)
-					_, err := s.Update(t.Context(), ws, prepend(newPlan(id, "text of "+id, time.Now())))
+					p := newPlan(id, "text of "+id, time.Now())
+					p.Outcome, p.DecidedAt, p.Saved = records.AwaitingApproval, nil, []byte("saved "+id)
+					_, err := s.Update(t.Context(), ws, prepend(p))
 					errs <- err
 				}
 			})
@@ -289,6 +318,9 @@ func testConcurrent(t *testing.T, client kubernetes.Interface) {
 		for _, id := range got {
 			if text, err := stores[0].PlanText(t.Context(), ws, id); err != nil || text != "text of "+id {
 				t.Errorf("%s: PlanText(%s) = %q, %v", ws, id, text, err)
+			}
+			if saved, err := stores[0].SavedPlan(t.Context(), ws, id); err != nil || string(saved) != "saved "+id {
+				t.Errorf("%s: SavedPlan(%s) = %q, %v", ws, id, saved, err)
 			}
 		}
 	}

@@ -27,9 +27,17 @@ var updateBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Fact
 // (fn then gets an empty record). fn may run more than once (on a write
 // conflict the record is read again), so it must only change the record.
 // Plans beyond the store's keep are dropped (Plans is newest first) with
-// their texts; a Text fn sets on a plan is stored in the Secret, a plan
-// without Text keeps the one stored. Nothing is written when fn changes
-// nothing. It returns the record as stored, plans without Text.
+// their texts and saved plans.
+//
+// A Text fn sets on a plan is stored in the record's text ConfigMaps; a
+// plan without Text keeps the one stored. A Saved fn sets on a plan is
+// stored in the record's Secrets, and its SavedSHA256 set from it, while
+// the plan awaits approval (or is planned, see keepsSaved); it is dropped
+// once the plan is decided or leaves the record. A plan without Saved keeps
+// the one stored and its SavedSHA256 (the store owns that field).
+//
+// Nothing is written when fn changes nothing. It returns the record as
+// stored, plans without Text and Saved.
 func (s *Store) Update(ctx context.Context, workspace string, fn func(*Record) error) (*Record, error) {
 	if err := validWorkspace(workspace); err != nil {
 		return nil, err
@@ -49,12 +57,20 @@ func (s *Store) Update(ctx context.Context, workspace string, fn func(*Record) e
 	return out, nil
 }
 
+// keepsSaved tells whether a plan with outcome o keeps its saved plan: it
+// may still be applied.
+func keepsSaved(o Outcome) bool { return o == AwaitingApproval || o == Planned }
+
+// maxSaved bounds a saved plan file (a plan of one object is KiBs).
+const maxSaved = 64 << 20
+
 // snapshot is a workspace's objects: the index as of now, the rest from
 // one List per kind.
 type snapshot struct {
 	index *index // nil: no record yet
 	cms   *chunkSet
 	texts *chunkSet
+	saved *chunkSet
 }
 
 // snapshot gets the index, then lists from the apiserver's cache: a
@@ -63,11 +79,12 @@ type snapshot struct {
 // the index just read is a conflict too.
 func (s *Store) snapshot(ctx context.Context, ws string) (*snapshot, error) {
 	sn := &snapshot{
-		cms:   newChunkSet(s.cms, "ConfigMap", ws, 1, s.budget),
-		texts: newChunkSet(s.secrets, "Secret", ws, 0, s.budget),
+		cms:   newChunkSet(s.cms, kindConfigMap, ws, recordSeries, 1, s.budget),
+		texts: newChunkSet(s.cms, kindConfigMap, ws, textSeries, 0, s.budget),
+		saved: newChunkSet(s.secrets, kindSecret, ws, recordSeries, 0, s.budget),
 	}
 	want := ""
-	cur, err := s.cms.get(ctx, objectName(ws, 0))
+	cur, err := s.cms.get(ctx, IndexName(ws))
 	switch {
 	case err == nil && chunkOf(cur, ws) == 0:
 		want = cur.rv
@@ -92,12 +109,9 @@ func (s *Store) snapshot(ctx context.Context, ws string) (*snapshot, error) {
 		}
 	}
 	if got != want {
-		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, objectName(ws, 0), errors.New("cache behind"))
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, IndexName(ws), errors.New("cache behind"))
 	}
-	if err := sn.cms.load(cms); err != nil {
-		return nil, err
-	}
-	return sn, sn.texts.load(secrets)
+	return sn, errors.Join(sn.cms.load(cms), sn.texts.load(cms), sn.saved.load(secrets))
 }
 
 // record decodes the snapshot's record (called twice: a base to compare
@@ -125,8 +139,10 @@ func (sn *snapshot) nextGen() int64 {
 	if sn.index != nil {
 		g = sn.index.gen
 	}
-	return max(g, sn.cms.maxTag(), sn.texts.maxTag()) + 1
+	return max(g, sn.cms.maxTag(), sn.texts.maxTag(), sn.saved.maxTag()) + 1
 }
+
+func (sn *snapshot) dirty() bool { return sn.texts.dirty() || sn.saved.dirty() }
 
 func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (*Record, error) {
 	sn, err := s.snapshot(ctx, ws)
@@ -150,16 +166,19 @@ func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (
 		rec.Plans = rec.Plans[:s.keep]
 	}
 	gen := sn.nextGen()
-	if err := stageTexts(sn.texts, base, rec, gen); err != nil {
+	if err := sn.stageTexts(base, rec, gen); err != nil {
 		return nil, err
 	}
-	if sn.index != nil && !sn.texts.dirty() && same(base, rec) {
+	if err := sn.stageSaved(base, rec, gen); err != nil {
+		return nil, err
+	}
+	for i := range rec.Plans {
+		rec.Plans[i].Text, rec.Plans[i].Saved = "", nil
+	}
+	if sn.index != nil && !sn.dirty() && same(base, rec) {
 		return base, nil
 	}
 	rec.UpdatedAt = s.now().UTC().Round(0)
-	for i := range rec.Plans {
-		rec.Plans[i].Text = ""
-	}
 	recJSON, err := encodeRecord(rec)
 	if err != nil {
 		return nil, err
@@ -171,26 +190,30 @@ func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (
 	l := sn.stagePieces(p, gen)
 
 	// Chunks first, then the index: see chunks.go.
-	sn.texts.ref, sn.cms.ref = rec.Object, rec.Object
-	if err := sn.texts.flush(ctx); err != nil {
-		return nil, err
-	}
-	if err := sn.cms.flush(ctx); err != nil {
-		return nil, err
+	for _, set := range []*chunkSet{sn.texts, sn.saved, sn.cms} {
+		set.ref = rec.Object
+		if err := set.flush(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.commit(ctx, sn, ws, rec.Object, p.inline, l, gen); err != nil {
 		return nil, err
 	}
 
-	pieces := l.keys()
-	texts := map[string]bool{}
+	pieceKeys := l.keys()
+	texts, saved := map[string]bool{}, map[string]bool{}
 	for _, pl := range rec.Plans {
-		k, _ := textKey(pl.ID)
+		k, _ := textBlob.key(pl.ID)
 		texts[k] = true
+		if keepsSaved(pl.Outcome) && pl.SavedSHA256 != "" {
+			k, _ := savedBlob.key(pl.ID)
+			saved[k] = true
+		}
 	}
 	gcErr := errors.Join(
-		sn.cms.gc(ctx, func(k string) bool { return pieces[k] }),
-		sn.texts.gc(ctx, func(k string) bool { return texts[textOf(k)] }))
+		sn.cms.gc(ctx, func(k string) bool { return pieceKeys[k] }),
+		sn.texts.gc(ctx, func(k string) bool { return texts[textBlob.of(k)] }),
+		sn.saved.gc(ctx, func(k string) bool { return saved[savedBlob.of(k)] }))
 	if gcErr != nil {
 		// Committed; what is left is collected by a later commit.
 		klog.ErrorS(gcErr, "Removing old plan record data", "workspace", ws)
@@ -210,35 +233,78 @@ func same(base, rec *Record) bool {
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
-// stageTexts puts the texts fn set into the Secrets, in memory.
-func stageTexts(set *chunkSet, base, rec *Record, gen int64) error {
-	for i := range rec.Plans {
-		p := &rec.Plans[i]
-		if p.Text == "" {
+// stageBlob puts blob key's value val into set, in memory. fresh says the
+// committed index does not refer to key yet: its tag is raised even when
+// the value is there (see chunks.go).
+func stageBlob(set *chunkSet, b blob, key string, val []byte, fresh bool, gen int64) {
+	ps := pieces(key, val, set.budget)
+	// Drop another cut of the same value (whole before, split now).
+	for _, c := range set.chunks {
+		for k := range c.o.data {
+			if b.of(k) == key && ps[k] == nil {
+				set.remove(k)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(ps)) {
+		if cur, ok := set.value(k); !fresh && ok && bytes.Equal(cur, ps[k]) {
 			continue
 		}
-		key, err := textKey(p.ID)
+		set.put(k, ps[k], gen)
+	}
+}
+
+// stageTexts puts the texts fn set into the text ConfigMaps, in memory.
+// A kept plan whose text is only in the record's Secrets, where texts were
+// kept before, has it moved.
+func (sn *snapshot) stageTexts(base, rec *Record, gen int64) error {
+	for i := range rec.Plans {
+		p := &rec.Plans[i]
+		key, err := textBlob.key(p.ID)
 		if err != nil {
 			return err
 		}
-		pieces := textPieces(key, gzipText(p.Text), set.budget)
-		// Drop another cut of the same text (whole before, split now).
-		for _, c := range set.chunks {
-			for k := range c.o.data {
-				if textOf(k) == key && pieces[k] == nil {
-					set.remove(k)
-				}
-			}
+		fresh := base.Find(p.ID) == nil
+		if p.Text != "" {
+			stageBlob(sn.texts, textBlob, key, gzipText(p.Text), fresh, gen)
+			continue
 		}
-		kept := base.Find(p.ID) != nil
-		for _, k := range slices.Sorted(maps.Keys(pieces)) {
-			// A plan new to the record needs its tag raised even when
-			// the key is there (see chunks.go).
-			if cur, ok := set.value(k); kept && ok && bytes.Equal(cur, pieces[k]) {
-				continue
-			}
-			set.put(k, pieces[k], gen)
+		if _, ok := textBlob.join(key, sn.texts.datas()); ok {
+			continue
 		}
+		if gz, ok := textBlob.join(key, sn.saved.datas()); ok {
+			stageBlob(sn.texts, textBlob, key, gz, true, gen)
+		}
+	}
+	return nil
+}
+
+// stageSaved puts the saved plans fn set into the Secrets, in memory, and
+// sets every plan's SavedSHA256.
+func (sn *snapshot) stageSaved(base, rec *Record, gen int64) error {
+	for i := range rec.Plans {
+		p := &rec.Plans[i]
+		old := base.Find(p.ID)
+		if p.Saved == nil {
+			p.SavedSHA256 = ""
+			if old != nil {
+				p.SavedSHA256 = old.SavedSHA256
+			}
+			continue
+		}
+		if len(p.Saved) > maxSaved {
+			return fmt.Errorf("records: saved plan %s is %d bytes, over %d", p.ID, len(p.Saved), maxSaved)
+		}
+		p.SavedSHA256 = sha256Hex(p.Saved)
+		if !keepsSaved(p.Outcome) {
+			continue
+		}
+		key, err := savedBlob.key(p.ID)
+		if err != nil {
+			return err
+		}
+		fresh := old == nil || !keepsSaved(old.Outcome) || old.SavedSHA256 == ""
+		stageBlob(sn.saved, savedBlob, key, p.Saved, fresh, gen)
 	}
 	return nil
 }
@@ -269,13 +335,13 @@ func (sn *snapshot) stagePieces(p packed, gen int64) layout {
 // commit writes the index: the one conditional write that makes the new
 // record visible.
 func (s *Store) commit(ctx context.Context, sn *snapshot, ws string, ref ObjectRef, inline map[string][]byte, l layout, gen int64) error {
-	o := &obj{name: objectName(ws, 0), data: inline}
+	o := &obj{name: IndexName(ws), data: inline}
 	if sn.index != nil {
 		o.rv = sn.index.o.rv
 		o.labels = maps.Clone(sn.index.o.labels)
 		o.annotations = maps.Clone(sn.index.o.annotations)
 	}
-	setMeta(o, ws, 0, ref)
+	setMeta(o, ws, recordSeries, 0, ref)
 	o.annotations[AnnotationGeneration] = strconv.FormatInt(gen, 10)
 	delete(o.annotations, AnnotationSpilled)
 	if len(l) > 0 {

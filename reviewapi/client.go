@@ -39,7 +39,8 @@ func StateUnlockFrom(u *unstructured.Unstructured) (*StateUnlock, error) {
 	return s, specOf(u, &s.Meta, &s.Spec)
 }
 
-// object builds a new object of kind with spec, named generateName-<random>.
+// object builds a new object of kind with spec (a pointer: the converter
+// takes no values), named generateName-<random>.
 func object(kind, namespace, generateName string, spec any) (*unstructured.Unstructured, error) {
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
 	if err != nil {
@@ -55,7 +56,7 @@ func object(kind, namespace, generateName string, spec any) (*unstructured.Unstr
 
 // CreatePlanApproval creates an approval in the controller's namespace.
 func CreatePlanApproval(ctx context.Context, c dynamic.Interface, namespace string, spec PlanApprovalSpec) (*PlanApproval, error) {
-	u, err := object(KindPlanApproval, namespace, spec.PlanID+"-", spec)
+	u, err := object(KindPlanApproval, namespace, spec.PlanID+"-", &spec)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func CreatePlanApproval(ctx context.Context, c dynamic.Interface, namespace stri
 
 // CreateStateUnlock creates an unlock request in the controller's namespace.
 func CreateStateUnlock(ctx context.Context, c dynamic.Interface, namespace string, spec StateUnlockSpec) (*StateUnlock, error) {
-	u, err := object(KindStateUnlock, namespace, "unlock-", spec)
+	u, err := object(KindStateUnlock, namespace, "unlock-", &spec)
 	if err != nil {
 		return nil, err
 	}

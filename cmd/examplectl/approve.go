@@ -4,31 +4,31 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
-
-// planIDPattern is the form of a plan id (runner.Plan.ID).
-var planIDPattern = regexp.MustCompile(`^plan-[0-9a-f]{12}$`)
 
 func newApproveCmd() *cobra.Command {
 	var o objectOptions
+	var comment string
 	cmd := &cobra.Command{
-		Use:   "approve " + objectArgs + " [PLAN-ID]",
-		Short: "Approve a plan awaiting approval (manual apply policy)",
+		Use:   "approve " + objectArgs + " [PLAN-ID] [--comment TEXT]",
+		Short: "Approve a plan awaiting approval, as yourself",
 		Long: `approve approves one recorded plan of a Service (or of the route set) that is
-awaiting approval, by setting the annotation
-` + string(annotations.LBApprovePlan) + `=<plan id> on the Service (for the route
-set: on its record ConfigMap ccm-plans-<workspace>). The controller then
-applies exactly that saved plan and nothing else.
+awaiting approval, by creating a PlanApproval (review.example.com/v1) in the
+controller's namespace as you: spec.approver is your username as the API
+server authenticates you (it checks it), spec.object the Service with its
+uid. Once the plan has as many distinct approvers as the controller requires,
+it applies exactly that saved plan and nothing else.
 
 Without PLAN-ID it approves the latest plan awaiting approval. With one, the
-plan must be recorded and awaiting approval: an unknown, applied, failed or
-superseded plan is refused, and nothing is annotated. Review the plan first
+plan must be recorded and awaiting approval: an unknown, applied, failed,
+denied or superseded plan is refused, as is a second approval by you or an
+approval of your own change, and nothing is created. Review the plan first
 with examplectl plan.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,16 +40,20 @@ with examplectl plan.`,
 			if len(args) == 2 {
 				id = args[1]
 			}
-			return runApprove(cmd.Context(), c, ref, id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runApprove(cmd.Context(), c, ref, id, comment, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.addFlags(cmd)
+	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
 	return cmd
 }
 
-func runApprove(ctx context.Context, c *cluster, ref records.ObjectRef, id string, stdout, stderr io.Writer) error {
-	if id != "" && !planIDPattern.MatchString(id) {
+func runApprove(ctx context.Context, c *cluster, ref records.ObjectRef, id, comment string, stdout, stderr io.Writer) error {
+	if id != "" && !reviewapi.PlanIDPattern.MatchString(id) {
 		return fmt.Errorf("%q is not a plan id (plan-<12 hex digits>; see examplectl history %s)", id, objectColumn(ref))
+	}
+	if err := checkComment(comment); err != nil {
+		return err
 	}
 	t, err := c.resolve(ctx, ref, true)
 	if err != nil {
@@ -62,21 +66,39 @@ func runApprove(ctx context.Context, c *cluster, ref records.ObjectRef, id strin
 	if err != nil {
 		return err
 	}
-	key := string(annotations.LBApprovePlan)
-	before, err := c.currentAnnotation(ctx, t, key)
+	user, err := c.whoami(ctx)
 	if err != nil {
 		return err
 	}
-	if err := c.annotate(ctx, t, key, p.ID); err != nil {
-		return err
+	if a := approvedBy(p, user); a != nil {
+		return fmt.Errorf("refusing to approve %s again: the record shows you (%s) approved it %s ago; it needs %d distinct approvers, so another reviewer must approve it",
+			p.ID, printable(user), age(a.At), required(t.record))
 	}
-	holder := c.annotationHolder(t)
+	if p.Author != "" && p.Author == user {
+		return fmt.Errorf("refusing to approve %s: you (%s) made the change it plans (the record names you its author), and the controller does not count an author's approval; another reviewer must approve it",
+			p.ID, printable(user))
+	}
+	a, err := reviewapi.CreatePlanApproval(ctx, c.dynamic, c.namespace, reviewapi.PlanApprovalSpec{
+		Object: reviewedObject(t), PlanID: p.ID, Approver: user, Comment: comment,
+	})
+	if err != nil {
+		return c.explainCreate(err, reviewapi.KindPlanApproval)
+	}
+
 	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), describe(ref))
-	if before == p.ID {
-		fmt.Fprintf(stdout, "(%s already carried this approval.)\n", holder)
+	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, a.Namespace, a.Name, printable(user))
+	who := append(approvers(p), user)
+	have, need := len(who), required(t.record)
+	for i := range who {
+		who[i] = printable(who[i])
 	}
-	fmt.Fprintf(stdout, "Set %s=%s on %s: the controller applies exactly this saved plan, nothing else.\n", key, p.ID, holder)
-	fmt.Fprintln(stdout, "If the object or the cloud changes first, it plans again, and the new plan waits for its own approval.")
+	fmt.Fprintf(stdout, "Approvals: %d of %d required (%s).\n", have, need, strings.Join(who, ", "))
+	if have >= need {
+		fmt.Fprintln(stdout, "The controller applies exactly this saved plan, nothing else.")
+	} else {
+		fmt.Fprintf(stdout, "Once %d more reviewer(s) approve it, the controller applies exactly this saved plan, nothing else.\n", need-have)
+	}
+	fmt.Fprintln(stdout, "If the object or the cloud changes first, it plans again, and the new plan waits for its own approvals.")
 	warnIfDecided(ctx, c, t, p.ID, stderr)
 	return nil
 }
@@ -112,6 +134,8 @@ func pickApproval(t *target, id string) (*records.Plan, error) {
 	switch {
 	case p == nil:
 		return nil, fmt.Errorf("refusing to approve %s: it is not a recorded plan of %s (%s; recorded plans: %s)", id, what, waiting, planList(plans))
+	case p.Outcome == records.Denied:
+		return nil, fmt.Errorf("refusing to approve %s: a policy rule denies it (%s), so it is never applied (%s)", id, verdictsCell(p), waiting)
 	case p.Outcome != records.AwaitingApproval:
 		return nil, fmt.Errorf("refusing to approve %s: it is %s, not awaiting approval (%s)", id, p.Outcome, waiting)
 	}

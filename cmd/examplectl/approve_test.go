@@ -5,47 +5,56 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
 func testApprove(t *testing.T, s *scope) {
 	f := s.fixtures()
-	key := string(annotations.LBApprovePlan)
 	web := "approve-shop/web"
 
-	// Refused, and nothing annotated: an unknown id, old ones, not an id.
+	// Refused, and nothing created: an unknown id, old ones, a denied one,
+	// not an id.
 	s.mustFail("refusing to approve plan-ffffffffffff: it is not a recorded plan of Service approve-shop/web ("+webAwaiting+" is awaiting approval; recorded plans: ",
 		nil, "approve", web, "plan-ffffffffffff")
 	s.mustFail("refusing to approve "+webSuperseded+": it is superseded, not awaiting approval ("+webAwaiting+" is awaiting approval)",
 		nil, "approve", web, webSuperseded)
 	s.mustFail("refusing to approve "+webApplied+": it is applied, not awaiting approval", nil, "approve", web, webApplied)
+	s.mustFail("refusing to approve "+dbDenied+": a policy rule denies it (internal-only (deny)), so it is never applied", nil, "approve", "approve-shop/db", dbDenied)
 	s.mustFail(`"latest" is not a plan id`, nil, "approve", web, "latest")
+	s.mustFail("--comment is 1025 characters; at most 1024", nil, "approve", web, "--comment", strings.Repeat("é", 1025))
 	// auto policy, nothing awaiting: the error lists what there is.
 	s.mustFail("no plan of Service approve-shop/api is awaiting approval (policy auto); recorded plans: "+apiFailed+" (failed)",
 		nil, "approve", "approve-shop/api")
-	if v := s.annotation("web", key); v != "" {
-		t.Fatalf("refused approvals annotated the Service: %s=%s", key, v)
+	if a := s.approvals(); len(a) != 0 {
+		t.Fatalf("refused approvals created %d PlanApprovals", len(a))
 	}
 
-	// The right id, explicitly.
-	out := s.mustRun(nil, "approve", web, webAwaiting)
+	// The right id, explicitly: a PlanApproval as the caller, naming the
+	// Service by its uid. bob approved before: 2 of the 2 required.
+	out := s.mustRun(nil, "approve", web, webAwaiting, "--comment", "LGTM")
 	for _, want := range []string{
-		"Approved " + webAwaiting + " (change, +0 ~1 -0, planned 5m ago) of Service approve-shop/web.",
-		"Set " + key + "=" + webAwaiting + " on Service approve-shop/web: the controller applies exactly this saved plan",
+		"Approved " + webAwaiting + " (change, +0 ~1 -0, planned 5m ago) of Service approve-shop/web.\n",
+		"Created PlanApproval approve-system/" + webAwaiting + "-",
+		" as " + s.user + ".\n",
+		"Approvals: 2 of 2 required (" + bob + ", " + s.user + ").\nThe controller applies exactly this saved plan, nothing else.\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("approve output lacks %q:\n%s", want, out)
 		}
 	}
-	if v := s.annotation("web", key); v != webAwaiting {
-		t.Fatalf("%s = %q, want %s", key, v, webAwaiting)
+	created := s.approvals()
+	if len(created) != 1 {
+		t.Fatalf("%d PlanApprovals; want 1", len(created))
+	}
+	want := reviewapi.PlanApprovalSpec{Object: serviceRef(f.webSvc), PlanID: webAwaiting, Approver: s.user, Comment: "LGTM"}
+	if a := created[0]; a.Spec != want || !strings.Contains(out, a.Name) {
+		t.Errorf("PlanApproval %s = %+v; want %+v", a.Name, a.Spec, want)
 	}
 
-	// Without an id: the latest plan awaiting approval (a newer one now).
+	// Without an id: the latest plan awaiting approval (a newer one now),
+	// which needs one more approver after this one.
 	newer := *f.web
 	newer.Plans = append([]records.Plan{{
 		ID: "plan-0d0d0d0d0d0d", Kind: records.KindChange, HCLHash: "d0d0d0d0", Summary: runner.PlanSummary{Add: 1},
@@ -54,25 +63,46 @@ func testApprove(t *testing.T, s *scope) {
 	newer.Plans[1].Outcome = records.Superseded
 	s.save(&newer)
 	out = s.mustRun(nil, "approve", "web", "-n", "approve-shop")
-	if !strings.Contains(out, "Approved plan-0d0d0d0d0d0d (change, +1 ~0 -0, planned 60s ago)") {
-		t.Errorf("approve without id:\n%s", out)
+	for _, want := range []string{
+		"Approved plan-0d0d0d0d0d0d (change, +1 ~0 -0, planned 60s ago)",
+		"Approvals: 1 of 2 required (" + s.user + ").\nOnce 1 more reviewer(s) approve it, the controller applies exactly this saved plan",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approve without id lacks %q:\n%s", want, out)
+		}
 	}
-	if v := s.annotation("web", key); v != "plan-0d0d0d0d0d0d" {
-		t.Fatalf("%s = %q after approve without id", key, v)
+	if a := s.approvals(); len(a) != 2 {
+		t.Fatalf("%d PlanApprovals after the second approve; want 2", len(a))
 	}
 
-	// The route set: the annotation goes on its record ConfigMap.
+	// Once the record shows the caller's approval, a second is refused; so
+	// is an approval of the caller's own change.
+	counted := newer
+	counted.Plans = append([]records.Plan(nil), newer.Plans...)
+	counted.Plans[0].Approvals = []records.Approval{{By: s.user, At: ago(30 * time.Second)}}
+	s.save(&counted)
+	s.mustFail("refusing to approve plan-0d0d0d0d0d0d again: the record shows you ("+s.user+") approved it 30s ago; it needs 2 distinct approvers, so another reviewer must approve it",
+		nil, "approve", web)
+	counted.Plans[0].Approvals, counted.Plans[0].Author = nil, s.user
+	s.save(&counted)
+	s.mustFail("refusing to approve plan-0d0d0d0d0d0d: you ("+s.user+") made the change it plans", nil, "approve", web)
+	if a := s.approvals(); len(a) != 2 {
+		t.Fatalf("%d PlanApprovals after refusals; want 2", len(a))
+	}
+
+	// The route set: named by kind and name, one approver required.
 	out = s.mustRun(nil, "approve", "routes")
-	cmName := "ccm-plans-" + f.routes.Workspace
-	if !strings.Contains(out, "on ConfigMap approve-system/"+cmName) {
+	if !strings.Contains(out, "Approvals: 1 of 1 required ("+s.user+").\nThe controller applies exactly this saved plan") {
 		t.Errorf("approve routes:\n%s", out)
 	}
-	cm, err := s.client.CoreV1().ConfigMaps(s.ccmNS).Get(t.Context(), cmName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	var routes *reviewapi.PlanApproval
+	for _, a := range s.approvals() {
+		if a.Spec.PlanID == routesPlan {
+			routes = a
+		}
 	}
-	if v := cm.Annotations[key]; v != routesPlan {
-		t.Errorf("record ConfigMap %s = %q, want %s", key, v, routesPlan)
+	if want := (reviewapi.PlanApprovalSpec{Object: reviewapi.ObjectRef{Kind: "RouteSet", Name: "cluster"}, PlanID: routesPlan, Approver: s.user}); routes == nil || routes.Spec != want {
+		t.Errorf("route set approval = %+v; want %+v", routes, want)
 	}
 
 	// A record left from an earlier Service of the same name is not the
@@ -84,16 +114,14 @@ func testApprove(t *testing.T, s *scope) {
 	stale.Workspace = "demo-service-approve-shop-recreated-0f0f0f0f"
 	s.save(&stale)
 	s.mustFail("belongs to an earlier Service of that name", nil, "approve", "approve-shop/recreated", webAwaiting)
-	if v := s.annotation("recreated", key); v != "" {
-		t.Errorf("stale record approved: %s=%s", key, v)
+	if a := s.approvals(); len(a) != 3 {
+		t.Errorf("%d PlanApprovals after a stale record's refusal; want 3", len(a))
 	}
 
-	// The patch carries the checked Service's uid: a Service replaced
-	// between the check and the patch is not annotated.
-	c := &cluster{client: s.client, namespace: s.ccmNS}
-	replaced := &target{ref: serviceRef(f.webSvc), record: f.web, service: f.webSvc.DeepCopy()}
-	replaced.service.UID = "11111111-1111-1111-1111-111111111111"
-	if err := c.annotate(t.Context(), replaced, key, webAwaiting); err == nil || !strings.Contains(err.Error(), "replaced) meanwhile") {
-		t.Errorf("annotate with another uid: %v", err)
+	// Someone without a reviewer's rights is told which they lack.
+	nobody, _ := s.serviceAccount("nobody", false)
+	_, _, err := s.runAs(nobody, nil, "approve", "routes")
+	if err == nil || !strings.Contains(err.Error(), "a reviewer needs, in the controller's namespace approve-system: get and list on configmaps, create on planapprovals.review.example.com (approve)") {
+		t.Errorf("approve without rights: %v", err)
 	}
 }

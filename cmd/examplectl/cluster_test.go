@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"os"
@@ -12,11 +14,21 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // testNow is the clock of every test: ages in the output are stable.
@@ -28,11 +40,18 @@ func TestMain(m *testing.M) {
 }
 
 // TestCluster runs the commands that read the cluster against one real
-// apiserver; each subtest has its own controller namespace (records) and
-// Service namespace.
+// apiserver with the review.example.com API and its identity check
+// installed from deploy/base; each subtest has its own controller namespace
+// (records, approvals) and Service namespace, and runs examplectl as a
+// ServiceAccount with a reviewer's rights only.
 func TestCluster(t *testing.T) {
 	c := testcluster.Start(t)
-	e := &env{client: c.Client, kubeconfig: c.AdminKubeconfig}
+	dyn, err := dynamic.NewForConfig(c.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	installReviewAPI(t, dyn)
+	e := &env{cluster: c, client: c.Client, dynamic: dyn, kubeconfig: c.AdminKubeconfig}
 	for _, tc := range []struct {
 		name string
 		fn   func(*testing.T, *scope)
@@ -52,17 +71,22 @@ func TestCluster(t *testing.T) {
 }
 
 type env struct {
+	cluster *testcluster.Cluster
+	// client and dynamic are the admin's; kubeconfig too.
 	client     kubernetes.Interface
+	dynamic    dynamic.Interface
 	kubeconfig string
 }
 
-// scope is one subtest's namespaces.
+// scope is one subtest's namespaces and reviewer.
 type scope struct {
 	*env
 	t *testing.T
 	// ccmNS holds the records (--namespace); svcNS the Services.
 	ccmNS, svcNS string
 	store        *records.Store
+	// reviewer is the kubeconfig examplectl runs with; user its username.
+	reviewer, user string
 }
 
 func (e *env) scope(t *testing.T, name string) *scope {
@@ -74,12 +98,149 @@ func (e *env) scope(t *testing.T, name string) *scope {
 		}
 	}
 	s.store = records.NewStore(e.client, s.ccmNS, 10)
+	s.reviewer, s.user = s.serviceAccount("reviewer", true)
 	return s
 }
 
+// serviceAccount makes a ServiceAccount in the controller's namespace and
+// returns its kubeconfig and username. With reviewer, it gets exactly the
+// rights docs/examplectl.md lists: get and list ConfigMaps and create
+// PlanApprovals and StateUnlocks there, get Services; no Secrets.
+func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user string) {
+	t, ctx := s.t, s.t.Context()
+	kubeconfig = s.cluster.ServiceAccountKubeconfig(t, s.ccmNS, name)
+	user = "system:serviceaccount:" + s.ccmNS + ":" + name
+	if !reviewer {
+		return kubeconfig, user
+	}
+	grant := func(ns string, rules ...rbacv1.PolicyRule) {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules}
+		if _, err := s.client.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: s.ccmNS, Name: name}},
+		}
+		if _, err := s.client.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant(s.ccmNS,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}},
+		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks}, Verbs: []string{"create"}})
+	grant(s.svcNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}})
+
+	// The RBAC authorizer sees new bindings through an informer: wait.
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err1 := client.CoreV1().ConfigMaps(s.ccmNS).List(ctx, metav1.ListOptions{})
+		_, err2 := client.CoreV1().Services(s.svcNS).Get(ctx, "none", metav1.GetOptions{})
+		return err1 == nil && apierrors.IsNotFound(err2), nil
+	})
+	if err != nil {
+		t.Fatalf("RBAC of %s never took effect: %v", user, err)
+	}
+	return kubeconfig, user
+}
+
+// installReviewAPI creates the CRDs and the identity admission policy of
+// deploy/base, and waits until the API server enforces the policy.
+func installReviewAPI(t *testing.T, dyn dynamic.Interface) {
+	ctx := t.Context()
+	resources := map[string]schema.GroupVersionResource{
+		"CustomResourceDefinition":         {Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+		"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+		"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+	}
+	for _, file := range []string{"crd-planapprovals.yaml", "crd-stateunlocks.yaml", "admission-identity.yaml"} {
+		data, err := os.ReadFile("../../deploy/base/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			gvr, ok := resources[u.GetKind()]
+			if !ok {
+				t.Fatalf("%s: unexpected kind %s", file, u.GetKind())
+			}
+			if _, err := dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+				t.Fatalf("%s: create %s %s: %v", file, u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+	// Served, and checked: an approval naming someone else than its
+	// creator is refused.
+	forged := reviewapi.PlanApprovalSpec{
+		Object: reviewapi.ObjectRef{Kind: reviewapi.ObjectRouteSet, Name: reviewapi.RouteSetName},
+		PlanID: "plan-000000000000", Approver: "someone-else",
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		a, err := reviewapi.CreatePlanApproval(ctx, dyn, "default", forged)
+		switch {
+		case err == nil:
+			// Not enforced yet.
+			return false, dyn.Resource(reviewapi.PlanApprovals).Namespace("default").Delete(ctx, a.Name, metav1.DeleteOptions{})
+		case apierrors.IsNotFound(err):
+			return false, nil // not served yet
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.approver must be the user creating the approval"):
+			return true, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("the identity admission policy never took effect: %v", err)
+	}
+}
+
+// approvals are the PlanApprovals in the scope's controller namespace.
+func (s *scope) approvals() []*reviewapi.PlanApproval {
+	s.t.Helper()
+	l, err := reviewapi.ListPlanApprovals(s.t.Context(), s.dynamic, s.ccmNS)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return l
+}
+
+// unlocks are the StateUnlocks in the scope's controller namespace.
+func (s *scope) unlocks() []*reviewapi.StateUnlock {
+	s.t.Helper()
+	l, err := reviewapi.ListStateUnlocks(s.t.Context(), s.dynamic, s.ccmNS)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return l
+}
+
 // run runs examplectl in-process against the scope's cluster and
-// namespace; stdin nil is an empty, non-terminal stdin.
+// namespace, as its reviewer; stdin nil is an empty, non-terminal stdin.
 func (s *scope) run(stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	s.t.Helper()
+	return s.runAs(s.reviewer, stdin, args...)
+}
+
+// runAs is run with another kubeconfig.
+func (s *scope) runAs(kubeconfig string, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	s.t.Helper()
 	if stdin == nil {
 		stdin = strings.NewReader("")
@@ -89,7 +250,7 @@ func (s *scope) run(stdin io.Reader, args ...string) (stdout, stderr string, err
 	cmd.SetIn(stdin)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	cmd.SetArgs(append(args, "--kubeconfig", s.kubeconfig, "--namespace", s.ccmNS))
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig, "--namespace", s.ccmNS))
 	err = cmd.ExecuteContext(s.t.Context())
 	return out.String(), errOut.String(), err
 }
@@ -132,16 +293,6 @@ func (s *scope) service(name string) *corev1.Service {
 		s.t.Fatal(err)
 	}
 	return svc
-}
-
-// annotation is key on the Service now ("" if unset).
-func (s *scope) annotation(name, key string) string {
-	s.t.Helper()
-	svc, err := s.client.CoreV1().Services(s.svcNS).Get(s.t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return svc.Annotations[key]
 }
 
 // save writes a record with the store, as the controller does.

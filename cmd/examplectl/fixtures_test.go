@@ -16,7 +16,15 @@ const (
 	webApplied    = "plan-0a0a0a0a0a0a"
 	apiFailed     = "plan-1a1a1a1a1a1a"
 	routesPlan    = "plan-2a2a2a2a2a2a"
+	dbDenied      = "plan-3a3a3a3a3a3a"
 	apiLockID     = "9d3e2c1a-7b6f-4e5d-8c2b-1a0f9e8d7c6b"
+)
+
+// People in the fixtures' records.
+const (
+	alice = "alice@example.com" // made web's pending change
+	bob   = "bob@example.com"   // approved it
+	carol = "carol@example.com" // approved web's applied plan
 )
 
 func ago(d time.Duration) time.Time { return testNow.Add(-d) }
@@ -47,23 +55,25 @@ Plan: 0 to add, 1 to change, 0 to destroy.
 const webAppliedText = `Plan: 3 to add, 0 to change, 0 to destroy.
 `
 
-// fixtures are the records of a scope: Services web (manual policy, a plan
-// awaiting approval) and api (auto, failed on a state lock), the route
-// set (manual, awaiting approval).
+// fixtures are the records of a scope: Services web (manual policy, two
+// approvers required, a plan awaiting approval with one), api (auto, failed
+// on a state lock) and db (a plan a policy rule denies), the route set
+// (manual, awaiting approval).
 type fixtures struct {
-	web, api, routes *records.Record
-	webSvc, apiSvc   *corev1.Service
+	web, api, db, routes  *records.Record
+	webSvc, apiSvc, dbSvc *corev1.Service
 }
 
 func (s *scope) fixtures() *fixtures {
 	s.t.Helper()
-	f := &fixtures{webSvc: s.service("web"), apiSvc: s.service("api")}
+	f := &fixtures{webSvc: s.service("web"), apiSvc: s.service("api"), dbSvc: s.service("db")}
 	files := map[string]string{"main.tf": webMainTF}
 	f.web = &records.Record{
-		Object:    serviceRef(f.webSvc),
-		Workspace: "demo-service-" + s.svcNS + "-web-1a2b3c4d",
-		Policy:    "manual",
-		Files:     files,
+		Object:            serviceRef(f.webSvc),
+		Workspace:         "demo-service-" + s.svcNS + "-web-1a2b3c4d",
+		Policy:            "manual",
+		RequiredApprovals: 2,
+		Files:             files,
 		Plans: []records.Plan{
 			{
 				ID: webAwaiting, Kind: records.KindChange, HCLHash: filesHash(files),
@@ -71,6 +81,12 @@ func (s *scope) fixtures() *fixtures {
 					{Address: "module.lb.example_load_balancer.this", Type: "example_load_balancer", Action: "update"},
 				}},
 				Policy: "manual", Outcome: records.AwaitingApproval, PlannedAt: ago(5 * time.Minute), Text: webPlanText,
+				Saved:  []byte("PK\x03\x04 saved plan of web"),
+				Author: alice,
+				Verdicts: []records.Verdict{{
+					Rule: "type-change", Effect: "require-approval", Message: "the load balancer type changes: clients reconnect",
+				}},
+				Approvals: []records.Approval{{By: bob, At: ago(3 * time.Minute), Object: webAwaiting + "-x7k2p", Comment: "sizing checked"}},
 			},
 			{
 				ID: webSuperseded, Kind: records.KindChange, HCLHash: "5e5e5e5e",
@@ -81,6 +97,10 @@ func (s *scope) fixtures() *fixtures {
 				ID: webApplied, Kind: records.KindChange, HCLHash: "a0a0a0a0",
 				Summary: runner.PlanSummary{Add: 3}, Policy: "manual", Outcome: records.Applied,
 				PlannedAt: ago(2 * time.Hour), DecidedAt: decidedAgo(119 * time.Minute), Text: webAppliedText,
+				Approvals: []records.Approval{
+					{By: bob, At: ago(2*time.Hour - 30*time.Second), Object: webApplied + "-a1b2c"},
+					{By: carol, At: ago(119 * time.Minute), Object: webApplied + "-d3e4f"},
+				},
 			},
 		},
 		Drift:     &records.Drift{CheckedAt: ago(10 * time.Minute)},
@@ -103,8 +123,22 @@ func (s *scope) fixtures() *fixtures {
 		}},
 		UpdatedAt: ago(time.Minute),
 	}
+	f.db = &records.Record{
+		Object:    serviceRef(f.dbSvc),
+		Workspace: "demo-service-" + s.svcNS + "-db-7e8f9a0b",
+		Policy:    "auto",
+		Files:     map[string]string{"main.tf": "# db\n"},
+		Plans: []records.Plan{{
+			ID: dbDenied, Kind: records.KindChange, HCLHash: "d3d3d3d3",
+			Summary: runner.PlanSummary{Add: 1}, Policy: "auto", Outcome: records.Denied, Author: "mallory@example.com",
+			Verdicts:  []records.Verdict{{Rule: "internal-only", Effect: "deny", Message: "Services in this namespace must be internal"}},
+			PlannedAt: ago(10 * time.Minute), DecidedAt: decidedAgo(10 * time.Minute),
+			Text: "Plan: 1 to add, 0 to change, 0 to destroy.\n",
+		}},
+		UpdatedAt: ago(10 * time.Minute),
+	}
 	f.routes = &records.Record{
-		Object:    records.ObjectRef{Kind: kindRouteSet, Name: routeSetName},
+		Object:    records.ObjectRef{Kind: records.ObjectRouteSet, Name: records.RouteSetName},
 		Workspace: "demo-routeset-cluster-9a8b7c6d",
 		Policy:    "manual",
 		Files:     map[string]string{"main.tf": "# routes\n"},
@@ -115,12 +149,12 @@ func (s *scope) fixtures() *fixtures {
 		}},
 		UpdatedAt: ago(30 * time.Second),
 	}
-	for _, r := range []*records.Record{f.web, f.api, f.routes} {
+	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes} {
 		s.save(r)
 	}
 	return f
 }
 
 func serviceRef(svc *corev1.Service) records.ObjectRef {
-	return records.ObjectRef{Kind: kindService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+	return records.ObjectRef{Kind: records.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
 }

@@ -61,20 +61,32 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 }
 
+// newFields is a table of "label: value" lines whose values start in the
+// same column whichever labels are there.
+func newFields(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, len("saved plan:")+3, 8, 3, ' ', 0)
+}
+
 // row writes cells tab-separated.
 func row(w io.Writer, cells ...string) {
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
 
-// outputFlag adds -o: table (default) or json.
-func outputFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "output", "o", "", "output format: json (default: a table)")
+// outputFlag adds -o: table (default) or json, and wide if allowed.
+func outputFlag(cmd *cobra.Command, p *string, wide bool) {
+	usage := "output format: json (default: a table)"
+	if wide {
+		usage = "output format: json, or wide for a table with more columns (default: a table)"
+	}
+	cmd.Flags().StringVarP(p, "output", "o", "", usage)
 }
 
-func checkOutput(format string) error {
-	switch format {
-	case "", "table", "json":
+func checkOutput(format string, wide bool) error {
+	switch {
+	case format == "", format == "table", format == "json", wide && format == "wide":
 		return nil
+	case wide:
+		return fmt.Errorf("unknown output format %q: want json or wide, or nothing for a table", format)
 	}
 	return fmt.Errorf("unknown output format %q: want json, or nothing for a table", format)
 }

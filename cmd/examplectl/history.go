@@ -16,12 +16,15 @@ func newHistoryCmd() *cobra.Command {
 		Use:   "history " + objectArgs + " [-o json]",
 		Short: "List the recorded plans of a Service or of the route set, newest first",
 		Long: `history lists every plan the record keeps for a Service (or the route set),
-newest first: id, kind (change, destroy, drift), outcome, changes, when it
-was planned and decided, and the first line of its error. -o json has the
-whole error and the changed resources. examplectl plan --plan-id ID shows one.`,
+newest first: id, kind (change, destroy, drift), outcome, changes, its
+approvals (of the number required, who and how long ago), who made the
+change when known, the policy rules that flagged it, when it was planned and
+decided, and the first line of its error. -o json has the whole error, the
+approvals with their times and comments, the rules' messages and the changed
+resources. examplectl plan --plan-id ID shows one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(output, false); err != nil {
 				return err
 			}
 			c, ref, err := o.object(args[0])
@@ -32,7 +35,7 @@ whole error and the changed resources. examplectl plan --plan-id ID shows one.`,
 		},
 	}
 	o.addFlags(cmd)
-	outputFlag(cmd, &output)
+	outputFlag(cmd, &output, false)
 	return cmd
 }
 
@@ -49,13 +52,14 @@ func runHistory(ctx context.Context, c *cluster, ref records.ObjectRef, output s
 		return writeJSON(w, plans)
 	}
 	tw := newTable(w)
-	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "PLANNED", "DECIDED", "ERROR")
+	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "PLANNED", "DECIDED", "ERROR")
 	for _, p := range plans {
 		decided := "-"
 		if p.DecidedAt != nil {
 			decided = stamp(*p.DecidedAt)
 		}
-		row(tw, p.ID, p.Kind, string(p.Outcome), p.Summary.String(), stamp(p.PlannedAt), decided, orDash(firstLine(p.Error, 80)))
+		row(tw, p.ID, p.Kind, string(p.Outcome), p.Summary.String(), approvalsCell(t.record, &p), orDash(printable(p.Author)),
+			verdictsCell(&p), stamp(p.PlannedAt), decided, orDash(printable(firstLine(p.Error, 80))))
 	}
 	return tw.Flush()
 }

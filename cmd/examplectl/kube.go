@@ -1,21 +1,27 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
-// defaultCCMNamespace is where the controller (and so its records) runs
-// unless deployed elsewhere.
-const defaultCCMNamespace = "kube-system"
+// defaultCCMNamespace is where the controller (and so its records,
+// approvals and unlock requests) runs unless deployed elsewhere.
+const defaultCCMNamespace = "example-ccm"
 
 // requestTimeout bounds every API call: a CLI should fail, not hang.
 const requestTimeout = 30 * time.Second
@@ -39,7 +45,9 @@ func (o *kubeOptions) addFlags(cmd *cobra.Command) {
 // cluster is a connection to the cluster the controller runs in.
 type cluster struct {
 	client kubernetes.Interface
-	store  *records.Store
+	// dynamic creates the review.example.com objects.
+	dynamic dynamic.Interface
+	store   *records.Store
 	// namespace is the controller's (the records').
 	namespace string
 	// defaultNamespace is the kubeconfig context's, for Services named
@@ -77,8 +85,13 @@ func (o *kubeOptions) connect() (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
 	return &cluster{
 		client:           client,
+		dynamic:          dyn,
 		store:            records.NewStore(client, o.namespace, records.DefaultKeep),
 		namespace:        o.namespace,
 		defaultNamespace: ns,
@@ -90,9 +103,28 @@ func (c *cluster) explain(err error, what string) error {
 	switch {
 	case err == nil:
 		return nil
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy"):
+		// Not RBAC: an admission policy (the identity check) said no.
+		return fmt.Errorf("%s: %w", what, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: %w (examplectl needs get/list on ConfigMaps and get on Secrets in namespace %s, get/patch on Services)", what, err, c.namespace)
+		return fmt.Errorf("%s: %w (a reviewer needs, in the controller's namespace %s: get and list on configmaps, "+
+			"create on %s.%s (approve) and %s.%s (unlock); and get on services in their namespaces. "+
+			"No access to Secrets is needed, nor given: see docs/examplectl.md#permissions; is --namespace the controller's namespace?)",
+			what, err, c.namespace, reviewapi.ResourcePlanApprovals, reviewapi.Group, reviewapi.ResourceStateUnlocks, reviewapi.Group)
 	default:
 		return fmt.Errorf("%s: %w", what, err)
 	}
+}
+
+// whoami is the caller's username as the API server authenticates it:
+// what an approval must name (the admission policy checks it).
+func (c *cluster) whoami(ctx context.Context) (string, error) {
+	r, err := c.client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("ask the API server who you are (SelfSubjectReview, authentication.k8s.io/v1, which every authenticated user may create): %w", err)
+	}
+	if r.Status.UserInfo.Username == "" {
+		return "", errors.New("the API server did not say who you are (SelfSubjectReview returned no username): are you authenticated?")
+	}
+	return r.Status.UserInfo.Username, nil
 }

@@ -1,7 +1,9 @@
 // Command examplectl is review tooling for the Example cloud controller
 // manager: render shows, offline, the Terraform the controller would apply;
 // status, plan, history, approve and unlock read the plan records it keeps
-// in the cluster and act on them through the annotations it watches.
+// in the cluster (ConfigMaps only) and act on them by creating, as the
+// caller, the PlanApprovals and StateUnlocks it watches (see reviewapi and
+// docs/examplectl.md).
 package main
 
 import (

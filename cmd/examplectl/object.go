@@ -15,15 +15,8 @@ import (
 	"github.com/example/cloud-provider-example/records"
 )
 
-// Record object kinds (records.ObjectRef.Kind).
-const (
-	kindService  = "Service"
-	kindRouteSet = "RouteSet"
-	// routeSetName is the one route set's name.
-	routeSetName = "cluster"
-	// routesArg names the route set on the command line.
-	routesArg = "routes"
-)
+// routesArg names the route set on the command line.
+const routesArg = "routes"
 
 // objectArgs is the usage of an object argument.
 const objectArgs = "<ns/service | service [-n ns] | routes>"
@@ -55,7 +48,7 @@ func (o *objectOptions) object(arg string) (*cluster, records.ObjectRef, error) 
 // set (a Service named routes: -n ns routes, or ns/routes).
 func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
 	if arg == routesArg && serviceNS == "" {
-		return records.ObjectRef{Kind: kindRouteSet, Name: routeSetName}, nil
+		return records.ObjectRef{Kind: records.ObjectRouteSet, Name: records.RouteSetName}, nil
 	}
 	ns, name := serviceNS, arg
 	if before, after, ok := strings.Cut(arg, "/"); ok {
@@ -70,12 +63,12 @@ func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
 	if name == "" || ns == "" || strings.Contains(name, "/") {
 		return records.ObjectRef{}, fmt.Errorf("%q is not a Service: want %s", arg, objectArgs)
 	}
-	return records.ObjectRef{Kind: kindService, Namespace: ns, Name: name}, nil
+	return records.ObjectRef{Kind: records.ObjectService, Namespace: ns, Name: name}, nil
 }
 
 // describe names an object for people: "Service shop/web", "the route set".
 func describe(o records.ObjectRef) string {
-	if o.Kind == kindRouteSet {
+	if o.Kind == records.ObjectRouteSet {
 		return "the route set"
 	}
 	return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
@@ -84,7 +77,7 @@ func describe(o records.ObjectRef) string {
 // objectColumn is how status names an object: the argument the other
 // commands take.
 func objectColumn(o records.ObjectRef) string {
-	if o.Kind == kindRouteSet {
+	if o.Kind == records.ObjectRouteSet {
 		return routesArg
 	}
 	return o.Namespace + "/" + o.Name
@@ -103,13 +96,14 @@ type target struct {
 var errNoRecord = errors.New("no plan record")
 
 // resolve finds ref's record. For a Service it also reads the Service:
-// needService makes its absence an error (approve and unlock annotate it).
+// needService makes its absence an error (approve and unlock name it by
+// its uid).
 func (c *cluster) resolve(ctx context.Context, ref records.ObjectRef, needService bool) (*target, error) {
 	t := &target{ref: ref}
 	// exists: the Service is there (or may be: reading it failed, which
 	// only approve and unlock need).
 	exists := true
-	if ref.Kind == kindService {
+	if ref.Kind == records.ObjectService {
 		svc, err := c.client.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
 		case err == nil:
@@ -159,7 +153,7 @@ func (c *cluster) resolve(ctx context.Context, ref records.ObjectRef, needServic
 
 func (c *cluster) noRecord(ref records.ObjectRef, exists bool) error {
 	switch {
-	case ref.Kind == kindRouteSet:
+	case ref.Kind == records.ObjectRouteSet:
 		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
 	case !exists:
 		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -24,8 +25,11 @@ func newPlanCmd() *cobra.Command {
 		Use:   "plan " + objectArgs + " [--plan-id ID]",
 		Short: "Show a recorded plan: Terraform's plan text and the rendered HCL",
 		Long: `plan prints the latest recorded plan of a Service (or of the route set):
-what it is (kind, outcome, changes, times), Terraform's human-readable plan
-(from the record's Secret) and the rendered root module (main.tf) it was made
+what it is (kind, outcome, changes, times, who made the change when known,
+its approvals - who, when, with which PlanApproval and comment - of the
+number required, the policy rules that flagged it and what they said, the
+SHA-256 of its saved plan file), Terraform's human-readable plan (from the
+record's ConfigMaps) and the rendered root module (main.tf) it was made
 from. --plan-id shows an older plan; the record keeps only the current
 rendering, which is flagged when that plan was made from another one.`,
 		Args: cobra.ExactArgs(1),
@@ -64,17 +68,41 @@ func runPlan(ctx context.Context, c *cluster, ref records.ObjectRef, planID stri
 	}
 
 	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", p.ID, describe(ref), rec.Workspace)
-	tw := newTable(w)
+	tw := newFields(w)
 	row(tw, "kind:", p.Kind)
-	row(tw, "outcome:", string(p.Outcome)+approveHint(ref, p))
+	row(tw, "outcome:", string(p.Outcome)+outcomeHint(ref, p))
 	row(tw, "changes:", p.Summary.String())
 	row(tw, "policy:", orDash(p.Policy))
+	if p.Author != "" {
+		row(tw, "author:", printable(p.Author))
+	}
+	if p.Outcome == records.AwaitingApproval || len(p.Approvals) > 0 {
+		// The number required is today's: only a waiting plan is held to it.
+		summary := fmt.Sprintf("%d of %d required", len(approvers(p)), required(rec))
+		if p.Outcome != records.AwaitingApproval {
+			summary = fmt.Sprintf("%d approver(s)", len(approvers(p)))
+		}
+		row(tw, "approvals:", summary)
+		for _, a := range p.Approvals {
+			row(tw, "", "  "+approvalLine(a))
+		}
+	}
+	for i, v := range p.Verdicts {
+		label := ""
+		if i == 0 {
+			label = "verdicts:"
+		}
+		row(tw, label, fmt.Sprintf("%s (%s): %s", printable(v.Rule), printable(v.Effect), printable(v.Message)))
+	}
 	row(tw, "planned:", stamp(p.PlannedAt)+" ("+age(p.PlannedAt)+" ago)")
 	if p.DecidedAt != nil {
 		row(tw, "decided:", stamp(*p.DecidedAt)+" ("+age(*p.DecidedAt)+" ago)")
 	}
+	if p.SavedSHA256 != "" {
+		row(tw, "saved plan:", "sha256 "+p.SavedSHA256)
+	}
 	if p.Error != "" {
-		row(tw, "error:", firstLine(p.Error, 200))
+		row(tw, "error:", printable(firstLine(p.Error, 200)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -109,12 +137,28 @@ func madeFromFiles(rec *records.Record, latest, p records.Plan) bool {
 	return p.HCLHash == "" || p.HCLHash == filesHash(rec.Files) || p.HCLHash == latest.HCLHash
 }
 
-// approveHint tells how to approve a plan that waits for it.
-func approveHint(ref records.ObjectRef, p *records.Plan) string {
-	if p.Outcome != records.AwaitingApproval {
-		return ""
+// outcomeHint tells how to approve a plan that waits for it, and that a
+// denied one is never applied.
+func outcomeHint(ref records.ObjectRef, p *records.Plan) string {
+	switch p.Outcome {
+	case records.AwaitingApproval:
+		return fmt.Sprintf(" (approve: examplectl approve %s %s)", objectColumn(ref), p.ID)
+	case records.Denied:
+		return " (a policy rule denies it: it is never applied)"
 	}
-	return fmt.Sprintf(" (approve: examplectl approve %s %s)", objectColumn(ref), p.ID)
+	return ""
+}
+
+// approvalLine is "bob at 2025-06-01T11:57:00Z (3m ago), PlanApproval x: LGTM".
+func approvalLine(a records.Approval) string {
+	s := fmt.Sprintf("%s at %s (%s ago)", printable(a.By), stamp(a.At), age(a.At))
+	if a.Object != "" {
+		s += ", " + reviewapi.KindPlanApproval + " " + printable(a.Object)
+	}
+	if a.Comment != "" {
+		s += ": " + printable(firstLine(a.Comment, 120))
+	}
+	return s
 }
 
 // planList is "plan-a (applied), plan-b (superseded)", newest first.

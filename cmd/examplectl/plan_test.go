@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/example/cloud-provider-example/records"
 )
@@ -22,8 +23,11 @@ func testPlan(t *testing.T, s *scope) {
 	old := s.mustRun(nil, "plan", "plan-shop/web", "--plan-id", webApplied)
 	for _, want := range []string{
 		"=== " + webApplied + " of Service plan-shop/web",
-		"outcome:   applied\n",
-		"decided:   2025-06-01T10:01:00Z (119m ago)",
+		"outcome:      applied\n",
+		"approvals:    2 approver(s)\n" +
+			"                bob@example.com at 2025-06-01T10:00:30Z (119m ago), PlanApproval " + webApplied + "-a1b2c\n" +
+			"                carol@example.com at 2025-06-01T10:01:00Z (119m ago), PlanApproval " + webApplied + "-d3e4f\n",
+		"decided:      2025-06-01T10:01:00Z (119m ago)",
 		webAppliedText,
 		"the current rendering: " + webApplied + " was made from another one (sha256 a0a0a0a0)",
 		webMainTF,
@@ -43,9 +47,23 @@ func testPlan(t *testing.T, s *scope) {
 		}
 	}
 	api := s.mustRun(nil, "plan", "plan-shop/api")
-	for _, want := range []string{"error:     Error acquiring the state lock ...", "(no plan text recorded)"} {
+	for _, want := range []string{"error:        Error acquiring the state lock ...", "(no plan text recorded)"} {
 		if !strings.Contains(api, want) {
 			t.Errorf("plan api lacks %q:\n%s", want, api)
+		}
+	}
+	if strings.Contains(api, "approvals:") || strings.Contains(api, "author:") {
+		t.Errorf("plan api shows approvals or an author it has not:\n%s", api)
+	}
+	// A denied plan: never applied, and why.
+	db := s.mustRun(nil, "plan", "plan-shop/db")
+	for _, want := range []string{
+		"outcome:      denied (a policy rule denies it: it is never applied)\n",
+		"author:       mallory@example.com\n",
+		"verdicts:     internal-only (deny): Services in this namespace must be internal\n",
+	} {
+		if !strings.Contains(db, want) {
+			t.Errorf("plan db lacks %q:\n%s", want, db)
 		}
 	}
 }
@@ -60,6 +78,17 @@ func testHistory(t *testing.T, s *scope) {
 	}
 	if len(plans) != 1 || plans[0].ID != apiFailed || !strings.Contains(plans[0].Error, "Lock Info:\n  ID: "+apiLockID) {
 		t.Errorf("history -o json: %+v", plans)
+	}
+	if err := json.Unmarshal([]byte(s.mustRun(nil, "history", "history-shop/web", "-o", "json")), &plans); err != nil {
+		t.Fatal(err)
+	}
+	if p := plans[0]; len(plans) != 3 || p.Author != alice || len(p.Approvals) != 1 || p.Approvals[0].By != bob ||
+		!p.Approvals[0].At.Equal(ago(3*time.Minute)) || p.Approvals[0].Comment != "sizing checked" ||
+		len(p.Verdicts) != 1 || p.Verdicts[0].Message != "the load balancer type changes: clients reconnect" || p.SavedSHA256 == "" {
+		t.Errorf("history -o json of web: %+v", plans)
+	}
+	if out := s.mustRun(nil, "history", "history-shop/db"); !strings.Contains(out, dbDenied+"   change   denied ") {
+		t.Errorf("history db:\n%s", out)
 	}
 	if out := s.mustRun(nil, "history", "routes"); !strings.Contains(out, routesPlan+"   change   awaiting-approval   +2 ~0 -0") {
 		t.Errorf("history routes:\n%s", out)

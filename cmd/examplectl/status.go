@@ -17,16 +17,20 @@ func newStatusCmd() *cobra.Command {
 	var o kubeOptions
 	var output string
 	cmd := &cobra.Command{
-		Use:   "status [-o json]",
+		Use:   "status [-o json|wide]",
 		Short: "List every object the controller keeps plan records for",
 		Long: `status lists the plan records in the controller's namespace: one line per
 Service (ns/name) and for the route set (routes), with the apply policy, the
-latest plan (id, outcome, changes as +add ~change -destroy), the last drift
-check, a state lock the controller could not take, and the age of the latest
-plan. The OBJECT column is what plan, history, approve and unlock take.`,
+latest plan (id, outcome, changes as +add ~change -destroy, its approvals of
+the number required with who approved and how long ago, who made the change
+when known, the policy rules that flagged it), the last drift check, a state
+lock the controller could not take, and the age of the latest plan. The
+OBJECT column is what plan, history, approve and unlock take. -o wide adds
+the workspace (the key of the record's objects and of the Terraform state);
+-o json has everything, the latest plan in full.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(output, true); err != nil {
 				return err
 			}
 			c, err := o.connect()
@@ -37,7 +41,7 @@ plan. The OBJECT column is what plan, history, approve and unlock take.`,
 		},
 	}
 	o.addFlags(cmd)
-	outputFlag(cmd, &output)
+	outputFlag(cmd, &output, true)
 	return cmd
 }
 
@@ -46,10 +50,12 @@ type statusItem struct {
 	Object    records.ObjectRef `json:"object"`
 	Workspace string            `json:"workspace"`
 	Policy    string            `json:"policy"`
-	LastPlan  *records.Plan     `json:"lastPlan,omitempty"`
-	Drift     *records.Drift    `json:"drift,omitempty"`
-	Lock      *records.LockInfo `json:"lock,omitempty"`
-	UpdatedAt time.Time         `json:"updatedAt"`
+	// RequiredApprovals is how many distinct approvers a plan needs.
+	RequiredApprovals int               `json:"requiredApprovals"`
+	LastPlan          *records.Plan     `json:"lastPlan,omitempty"`
+	Drift             *records.Drift    `json:"drift,omitempty"`
+	Lock              *records.LockInfo `json:"lock,omitempty"`
+	UpdatedAt         time.Time         `json:"updatedAt"`
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
@@ -59,7 +65,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	}
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
-		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, Drift: r.Drift, Lock: r.Lock, UpdatedAt: r.UpdatedAt}
+		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock, UpdatedAt: r.UpdatedAt}
 		if plans := sortPlans(r); len(plans) > 0 {
 			it.LastPlan = &plans[0]
 		}
@@ -81,17 +87,28 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		return nil
 	}
 	tw := newTable(stdout)
-	row(tw, "OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "DRIFT", "LOCK", "AGE")
+	wide := output == "wide"
+	// cells drops the workspace (the second cell) unless wide.
+	cells := func(c ...string) []string {
+		if wide {
+			return c
+		}
+		return append(c[:1], c[2:]...)
+	}
+	row(tw, cells("OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "DRIFT", "LOCK", "AGE")...)
 	for _, it := range items {
-		plan, outcome, changes, planned := "-", "-", "-", it.UpdatedAt
-		if p := it.LastPlan; p != nil {
-			plan, outcome, changes, planned = p.ID, string(p.Outcome), p.Summary.String(), p.PlannedAt
+		plan, outcome, changes, author, planned := "-", "-", "-", "-", it.UpdatedAt
+		p := it.LastPlan
+		if p != nil {
+			plan, outcome, changes, author, planned = p.ID, string(p.Outcome), p.Summary.String(), orDash(printable(p.Author)), p.PlannedAt
 		}
 		lock := "-"
 		if it.Lock != nil {
-			lock = it.Lock.ID
+			lock = printable(it.Lock.ID)
 		}
-		row(tw, objectColumn(it.Object), it.Workspace, orDash(it.Policy), plan, outcome, changes, driftColumn(it.Drift), lock, age(planned))
+		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
+		row(tw, cells(objectColumn(it.Object), it.Workspace, orDash(it.Policy), plan, outcome, changes,
+			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned))...)
 	}
 	return tw.Flush()
 }

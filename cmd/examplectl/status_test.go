@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testStatus(t *testing.T, s *scope) {
@@ -14,6 +16,10 @@ func testStatus(t *testing.T, s *scope) {
 	}
 	s.fixtures()
 	golden(t, "status.golden", s.mustRun(nil, "status"))
+	wide := s.mustRun(nil, "status", "-o", "wide")
+	if !strings.HasPrefix(wide, "OBJECT            WORKSPACE ") || !strings.Contains(wide, " demo-service-status-shop-web-1a2b3c4d ") {
+		t.Errorf("status -o wide has no WORKSPACE column:\n%s", wide)
+	}
 
 	var items []statusItem
 	if err := json.Unmarshal([]byte(s.mustRun(nil, "status", "-o", "json")), &items); err != nil {
@@ -28,16 +34,28 @@ func testStatus(t *testing.T, s *scope) {
 		if it.Lock != nil {
 			line += " lock " + it.Lock.ID
 		}
+		if p := it.LastPlan; p != nil && p.Author != "" {
+			line += " by " + p.Author
+		}
+		for _, a := range it.LastPlan.Approvals {
+			line += fmt.Sprintf(" approved by %s at %s (%s)", a.By, a.At.Format(time.Kitchen), a.Comment)
+		}
+		for _, v := range it.LastPlan.Verdicts {
+			line += fmt.Sprintf(" %s: %s: %s", v.Effect, v.Rule, v.Message)
+		}
+		line += fmt.Sprintf(" required %d", it.RequiredApprovals)
 		got = append(got, line)
 	}
 	want := []string{
-		"routes manual " + routesPlan + " awaiting-approval",
-		"status-shop/api auto " + apiFailed + " failed lock " + apiLockID,
-		"status-shop/web manual " + webAwaiting + " awaiting-approval",
+		"routes manual " + routesPlan + " awaiting-approval required 1",
+		"status-shop/api auto " + apiFailed + " failed lock " + apiLockID + " required 1",
+		"status-shop/db auto " + dbDenied + " denied by mallory@example.com deny: internal-only: Services in this namespace must be internal required 1",
+		"status-shop/web manual " + webAwaiting + " awaiting-approval by alice@example.com approved by bob@example.com at 11:57AM (sizing checked)" +
+			" require-approval: type-change: the load balancer type changes: clients reconnect required 2",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status -o json:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	s.mustFail(`unknown output format "yaml"`, nil, "status", "-o", "yaml")
+	s.mustFail(`unknown output format "yaml": want json or wide`, nil, "status", "-o", "yaml")
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // terminal is a reader that knows whether it is a terminal (the tests'
@@ -34,14 +34,17 @@ func stdinIsTerminal(in io.Reader) bool {
 func newUnlockCmd() *cobra.Command {
 	var o objectOptions
 	var yes bool
+	var comment string
 	cmd := &cobra.Command{
-		Use:   "unlock " + objectArgs + " [--yes]",
-		Short: "Force open the Terraform state lock the controller could not take",
+		Use:   "unlock " + objectArgs + " [--yes] [--comment TEXT]",
+		Short: "Ask the controller to force open the Terraform state lock it could not take",
 		Long: `unlock shows the state lock recorded for a Service (or the route set) - the
 lock the controller's last run could not take: its id, holder and age - and,
-once confirmed, sets ` + string(annotations.LBForceUnlock) + `=<lock id> on the
-Service (for the route set: on its record ConfigMap ccm-plans-<workspace>).
-The controller then forces open that lock, and only that one.
+once confirmed, creates a StateUnlock (review.example.com/v1) in the
+controller's namespace as you: spec.requester is your username as the API
+server authenticates you (it checks it), spec.lockID the lock, spec.object
+the Service with its uid. The controller then forces open that lock, once,
+and only that one.
 
 Forcing open a lock that a running terraform holds can corrupt the state:
 make sure its holder is gone. Confirmation is asked on the terminal; without
@@ -52,15 +55,19 @@ one (scripts, CI), --yes is required.`,
 			if err != nil {
 				return err
 			}
-			return runUnlock(cmd.Context(), c, ref, yes, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runUnlock(cmd.Context(), c, ref, yes, comment, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
 	return cmd
 }
 
-func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool, stdin io.Reader, stdout io.Writer) error {
+func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
+	if err := checkComment(comment); err != nil {
+		return err
+	}
 	t, err := c.resolve(ctx, ref, true)
 	if err != nil {
 		return err
@@ -74,28 +81,34 @@ func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool,
 	}
 	fmt.Fprintf(stdout, "State lock of %s (workspace %s):\n", describe(ref), t.record.Workspace)
 	tw := newTable(stdout)
-	row(tw, "  id:", lock.ID)
-	row(tw, "  holder:", orDash(lock.Holder))
+	row(tw, "  id:", printable(lock.ID))
+	row(tw, "  holder:", orDash(printable(lock.Holder)))
 	row(tw, "  created:", stamp(lock.Created)+" ("+age(lock.Created)+" ago)")
 	row(tw, "  seen:", stamp(lock.SeenAt)+" ("+age(lock.SeenAt)+" ago, by the controller's last run)")
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	user, err := c.whoami(ctx)
+	if err != nil {
 		return err
 	}
 	if !yes {
 		if !stdinIsTerminal(stdin) {
 			return errors.New("refusing to force-unlock without confirmation: stdin is not a terminal (pass --yes)")
 		}
-		fmt.Fprintf(stdout, "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock %s? [y/N]: ", lock.ID)
+		fmt.Fprintf(stdout, "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock %s? [y/N]: ", printable(lock.ID))
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return errors.New("not confirmed: nothing changed")
 		}
 	}
-	key := string(annotations.LBForceUnlock)
-	if err := c.annotate(ctx, t, key, lock.ID); err != nil {
-		return err
+	u, err := reviewapi.CreateStateUnlock(ctx, c.dynamic, c.namespace, reviewapi.StateUnlockSpec{
+		Object: reviewedObject(t), LockID: lock.ID, Requester: user, Comment: comment,
+	})
+	if err != nil {
+		return c.explainCreate(err, reviewapi.KindStateUnlock)
 	}
-	fmt.Fprintf(stdout, "Set %s=%s on %s: the controller forces open this lock on its next run of %s.\n",
-		key, lock.ID, c.annotationHolder(t), describe(ref))
+	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller forces open lock %s of %s on its next run, once, and only that lock.\n",
+		reviewapi.KindStateUnlock, u.Namespace, u.Name, printable(user), printable(lock.ID), describe(ref))
 	return nil
 }

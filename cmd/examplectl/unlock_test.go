@@ -4,14 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 func testUnlock(t *testing.T, s *scope) {
-	s.fixtures()
-	key := string(annotations.LBForceUnlock)
+	f := s.fixtures()
 	api := "unlock-shop/api"
 
 	// No terminal, no --yes: refused after showing the lock.
@@ -24,32 +21,36 @@ func testUnlock(t *testing.T, s *scope) {
 	for _, answer := range []string{"n\n", "\n", ""} {
 		s.mustFail("not confirmed: nothing changed", typed(answer), "unlock", api)
 	}
-	if v := s.annotation("api", key); v != "" {
-		t.Fatalf("unconfirmed unlock annotated the Service: %s=%s", key, v)
+	if u := s.unlocks(); len(u) != 0 {
+		t.Fatalf("unconfirmed unlocks created %d StateUnlocks", len(u))
 	}
 
-	// Confirmed on the terminal.
+	// Confirmed on the terminal: a StateUnlock as the caller, naming the
+	// lock and the Service by its uid.
 	out = s.mustRun(typed("yes\n"), "unlock", "api", "-n", "unlock-shop")
-	if !strings.Contains(out, "Force-unlock "+apiLockID+"? [y/N]: Set "+key+"="+apiLockID+" on Service unlock-shop/api") {
+	if want := "Force-unlock " + apiLockID + "? [y/N]: Created StateUnlock unlock-system/unlock-"; !strings.Contains(out, want) ||
+		!strings.Contains(out, " as "+s.user+": the controller forces open lock "+apiLockID+" of Service unlock-shop/api on its next run, once, and only that lock.") {
 		t.Errorf("confirmed unlock:\n%s", out)
 	}
-	if v := s.annotation("api", key); v != apiLockID {
-		t.Fatalf("%s = %q, want %s", key, v, apiLockID)
+	created := s.unlocks()
+	want := reviewapi.StateUnlockSpec{Object: serviceRef(f.apiSvc), LockID: apiLockID, Requester: s.user}
+	if len(created) != 1 || created[0].Spec != want {
+		t.Fatalf("StateUnlocks = %+v; want one with %+v", created, want)
 	}
 
 	// --yes: no question.
-	if _, err := s.client.CoreV1().Services(s.svcNS).Patch(t.Context(), "api", "application/merge-patch+json",
-		[]byte(`{"metadata":{"annotations":{"`+key+`":null}}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	out = s.mustRun(nil, "unlock", api, "--yes")
-	if strings.Contains(out, "[y/N]") || !strings.Contains(out, "Set "+key+"="+apiLockID) {
+	out = s.mustRun(nil, "unlock", api, "--yes", "--comment", "holder pod is gone")
+	if strings.Contains(out, "[y/N]") || !strings.Contains(out, "Created StateUnlock unlock-system/unlock-") {
 		t.Errorf("unlock --yes:\n%s", out)
 	}
-	if v := s.annotation("api", key); v != apiLockID {
-		t.Fatalf("%s = %q after --yes, want %s", key, v, apiLockID)
+	want.Comment = "holder pod is gone"
+	if u := s.unlocks(); len(u) != 2 || !(u[0].Spec == want || u[1].Spec == want) {
+		t.Errorf("StateUnlocks after --yes = %+v; want one with %+v", u, want)
 	}
 
 	// No lock recorded.
 	s.mustFail("no state lock is recorded for Service unlock-shop/web: nothing to unlock", nil, "unlock", "unlock-shop/web", "--yes")
+	if u := s.unlocks(); len(u) != 2 {
+		t.Errorf("%d StateUnlocks; want 2", len(u))
+	}
 }

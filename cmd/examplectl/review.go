@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// checkIncarnation refuses a record made for an earlier Service of the
+// same name: its plans are not the current Service's.
+func checkIncarnation(t *target) error {
+	if t.service == nil || t.record.Object.UID == "" || t.record.Object.UID == string(t.service.UID) {
+		return nil
+	}
+	return fmt.Errorf("the plan record of %s belongs to an earlier Service of that name (uid %s, the Service's is %s): wait for the controller to plan the current one",
+		describe(t.ref), t.record.Object.UID, t.service.UID)
+}
+
+// reviewedObject is what an approval or unlock request names: for a
+// Service the one checked, by uid, so that it approves nothing of a
+// Service deleted and created again meanwhile.
+func reviewedObject(t *target) reviewapi.ObjectRef {
+	if t.ref.Kind == records.ObjectRouteSet {
+		return reviewapi.ObjectRef{Kind: records.ObjectRouteSet, Name: records.RouteSetName}
+	}
+	return reviewapi.ObjectRef{Kind: records.ObjectService, Namespace: t.ref.Namespace, Name: t.ref.Name, UID: string(t.service.UID)}
+}
+
+// explainCreate explains a failed create of a review.example.com object.
+func (c *cluster) explainCreate(err error, kind string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("create %s in namespace %s: %w (is the %s API installed? see deploy/base/crd-*.yaml)", kind, c.namespace, err, reviewapi.Group)
+	}
+	return c.explain(err, "create "+kind+" in namespace "+c.namespace)
+}
+
+// maxComment is the CRDs' limit on spec.comment, in characters.
+const maxComment = 1024
+
+func checkComment(s string) error {
+	if n := utf8.RuneCountInString(s); n > maxComment {
+		return fmt.Errorf("--comment is %d characters; at most %d", n, maxComment)
+	}
+	return nil
+}
+
+// planLine is "plan-x (change, +1 ~0 -0, planned ... ago)".
+func planLine(p *records.Plan) string {
+	return fmt.Sprintf("%s (%s, %s, planned %s ago)", p.ID, p.Kind, p.Summary.String(), age(p.PlannedAt))
+}
+
+// required is how many distinct approvers the controller requires.
+func required(rec *records.Record) int { return max(rec.RequiredApprovals, 1) }
+
+// approvers are the distinct users who approved p, in order.
+func approvers(p *records.Plan) []string {
+	var out []string
+	for _, a := range p.Approvals {
+		if !slices.Contains(out, a.By) {
+			out = append(out, a.By)
+		}
+	}
+	return out
+}
+
+// approvedBy is user's approval of p, or nil.
+func approvedBy(p *records.Plan, user string) *records.Approval {
+	for i := range p.Approvals {
+		if p.Approvals[i].By == user {
+			return &p.Approvals[i]
+		}
+	}
+	return nil
+}
+
+// approvalsCell is "1/2 bob (3m)" for a table: for a plan awaiting
+// approval its distinct approvers of the number required now, then for any
+// plan who approved and how long ago; - for none.
+func approvalsCell(rec *records.Record, p *records.Plan) string {
+	if p == nil {
+		return "-"
+	}
+	var cell []string
+	if p.Outcome == records.AwaitingApproval {
+		cell = append(cell, fmt.Sprintf("%d/%d", len(approvers(p)), required(rec)))
+	}
+	var who []string
+	for _, a := range p.Approvals {
+		who = append(who, fmt.Sprintf("%s (%s)", printable(a.By), age(a.At)))
+	}
+	if len(who) > 0 {
+		cell = append(cell, strings.Join(who, ", "))
+	}
+	if len(cell) == 0 {
+		return "-"
+	}
+	return strings.Join(cell, " ")
+}
+
+// verdictsCell is "no-public-lb (deny), big-change (require-approval)".
+func verdictsCell(p *records.Plan) string {
+	if p == nil || len(p.Verdicts) == 0 {
+		return "-"
+	}
+	var out []string
+	for _, v := range p.Verdicts {
+		out = append(out, fmt.Sprintf("%s (%s)", printable(v.Rule), printable(v.Effect)))
+	}
+	return strings.Join(out, ", ")
+}
+
+// printable replaces the control characters of s (someone's username,
+// comment or rule message) so it cannot drive the terminal or break a
+// table.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
+}
