@@ -48,9 +48,10 @@ func sizes(t *testing.T, client kubernetes.Interface, ws string) (cms, texts, se
 	return len(cmList), len(textList), len(secretList)
 }
 
-// fill records keep plans of a 200-port Service on 50 nodes.
+// fill records keep plans of a Service with the most ports a load balancer
+// may have (100) on 100 nodes.
 func fill(t *testing.T, s *records.Store, ws string) (main string, texts map[string]string) {
-	svc, nodes := bigService(200, 50)
+	svc, nodes := bigService(100, 100)
 	main = renderMain(t, svc, nodes)
 	texts = map[string]string{}
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -266,7 +266,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	must(t, err)
 	for _, cm := range cms.Items {
 		b, _ := json.Marshal(cm)
-		scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b))
+		scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b)+decodeGzipValues(cm.BinaryData))
 	}
 	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
 	must(t, err)
