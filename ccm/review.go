@@ -176,6 +176,18 @@ func (v *review) reportDecision(ctx context.Context, s subject, out *engine.Outc
 	}
 }
 
+// applyStarting writes the audit line of an apply before it starts.
+func (v *review) applyStarting(s subject, pol annotations.ApplyPolicy, p *runner.Plan, approvers []string) {
+	action, actor := audit.ActionApply, v.self
+	if p.Destroy {
+		action = audit.ActionDestroy
+	}
+	if len(approvers) > 0 {
+		actor = strings.Join(approvers, ", ")
+	}
+	v.auditf(s, &engine.Outcome{Policy: pol, Workspace: p.Workspace}, audit.Entry{Action: action, Actor: actor, Outcome: "started"}, p)
+}
+
 // why says why a plan waits: the manual policy or the rules that flagged it.
 func (v *review) why(out *engine.Outcome) string {
 	need := fmt.Sprintf("needs %d approval(s)", v.cfg.Review.Approvals.Required)

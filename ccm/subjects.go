@@ -54,5 +54,6 @@ func (v *review) reviewFor(ctx context.Context, s subject, pol annotations.Apply
 			a, _ := v.approvals.decide(ctx, s.ref, p, s.author)
 			return a
 		},
+		BeforeApply: func(p *runner.Plan, approvers []string) { v.applyStarting(s, pol, p, approvers) },
 	}
 }

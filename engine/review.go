@@ -25,6 +25,17 @@ type Review struct {
 	// Approval tells whether a plan has the approvals it needs; nil
 	// approves nothing.
 	Approval func(p *runner.Plan) Approval
+	// BeforeApply, if set, hears of every plan with changes right before
+	// terraform applies it, with its approvers (none under auto): where
+	// the audit log writes ahead, so a crash during the apply cannot lose
+	// the line.
+	BeforeApply func(p *runner.Plan, approvers []string)
+}
+
+func (rv Review) beforeApply(p *runner.Plan, approvers []string) {
+	if rv.BeforeApply != nil && p.HasChanges {
+		rv.BeforeApply(p, approvers)
+	}
 }
 
 // Approval is what the approvals of one plan amount to.
@@ -242,7 +253,11 @@ func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, 
 		Review: func(p *runner.Plan, inspect func() (*tfjson.Plan, error)) (bool, error) {
 			var err error
 			verdicts, err = e.evaluate(p, kind, rv.Object, inspect)
-			return rv.Policy != annotations.ApplyAuto || len(verdicts) > 0, err
+			hold := rv.Policy != annotations.ApplyAuto || len(verdicts) > 0
+			if err == nil && !hold {
+				rv.beforeApply(p, nil)
+			}
+			return hold, err
 		}}
 	var res *runner.Result
 	var err error
@@ -366,6 +381,7 @@ func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pe
 		return e.replan(ctx, key, fresh, js, rv, out)
 	}
 	e.runner.Discard(fresh)
+	rv.beforeApply(p, out.Approval.Approvers)
 	var res *runner.Result
 	if p.Destroy {
 		res, err = e.runner.DestroyPlanned(ctx, j, p)

@@ -157,6 +157,9 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		}
 		return &Result{Outputs: rec.Outputs, Plan: p}, nil
 	}
+	if p.HasChanges {
+		klog.V(2).InfoS("terraform apply starting", "workspace", w.key, "plan", p.ID)
+	}
 	stream, err := r.withLockRecovery(ctx, w, "apply", func(s *uiStream) error {
 		return w.tf.ApplyJSON(ctx, s.Writer(), tfexec.DirOrPlan(p.File), tfexec.LockTimeout(r.lockTimeout()))
 	})
