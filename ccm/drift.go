@@ -47,7 +47,9 @@ func (d *driftWorker) run(ctx context.Context) {
 // checkAll checks every known object once.
 func (d *driftWorker) checkAll(ctx context.Context) {
 	sem := make(chan struct{}, max(d.cfg.Concurrency, 1))
-	for _, o := range d.engine.Known() {
+	known := d.engine.Known()
+	klog.InfoS("drift sweep started", "objects", len(known))
+	for _, o := range known {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
