@@ -92,6 +92,10 @@ func newRecordPlan(s subject, out *engine.Outcome, p *runner.Plan, now time.Time
 		ID: p.ID, Kind: kindOf(s, p), HCLHash: p.Hash, InputsDigest: out.InputsDigest, Summary: p.Summary,
 		Policy: string(out.Policy), Outcome: records.AwaitingApproval, PlannedAt: now, Text: p.Text, Author: s.author,
 	}
+	if !p.Created.IsZero() {
+		// When the plan was made, not recorded: approvals made since count.
+		rp.PlannedAt = p.Created
+	}
 	if out.Awaiting == p {
 		for _, vd := range out.Verdicts {
 			rp.Verdicts = append(rp.Verdicts, records.Verdict{Rule: vd.Rule, Effect: string(vd.Effect), Message: vd.Message})
