@@ -55,7 +55,7 @@ func object(kind, namespace, generateName string, spec any) (*unstructured.Unstr
 
 // CreatePlanApproval creates an approval in the controller's namespace.
 func CreatePlanApproval(ctx context.Context, c dynamic.Interface, namespace string, spec PlanApprovalSpec) (*PlanApproval, error) {
-	u, err := object(KindPlanApproval, namespace, spec.PlanID+"-", spec)
+	u, err := object(KindPlanApproval, namespace, spec.PlanID+"-", &spec)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func CreatePlanApproval(ctx context.Context, c dynamic.Interface, namespace stri
 
 // CreateStateUnlock creates an unlock request in the controller's namespace.
 func CreateStateUnlock(ctx context.Context, c dynamic.Interface, namespace string, spec StateUnlockSpec) (*StateUnlock, error) {
-	u, err := object(KindStateUnlock, namespace, "unlock-", spec)
+	u, err := object(KindStateUnlock, namespace, "unlock-", &spec)
 	if err != nil {
 		return nil, err
 	}
