@@ -24,7 +24,9 @@ require (
 	golang.org/x/term v0.45.0
 	golang.org/x/time v0.16.0
 	k8s.io/api v0.33.13
+	k8s.io/apiextensions-apiserver v0.33.13
 	k8s.io/apimachinery v0.33.13
+	k8s.io/apiserver v0.33.13
 	k8s.io/client-go v0.33.13
 	k8s.io/cloud-provider v0.33.13
 	k8s.io/component-base v0.33.13
@@ -141,7 +143,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiserver v0.33.13 // indirect
 	k8s.io/component-helpers v0.33.13 // indirect
 	k8s.io/controller-manager v0.33.13 // indirect
 	k8s.io/kms v0.33.13 // indirect

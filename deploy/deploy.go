@@ -1,51 +1,83 @@
 // Package deploy holds the Kustomize base that installs the CCM
-// (deploy/base, see deploy/README.md) and lets Go code, such as the e2e
-// test, decode and apply it without kubectl.
+// (deploy/base, see deploy/README.md), its optional components
+// (deploy/components) and lets Go code, such as the e2e test, decode and
+// apply them without kubectl.
 package deploy
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 
-	appsv1 "k8s.io/api/apps/v1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/util/retry"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed base/*.yaml
-var base embed.FS
+// Names the base fixes; the cloud config, the RBAC subjects and the
+// Deployment's flags refer to them.
+const (
+	// Namespace is the controller's own namespace.
+	Namespace = "example-ccm"
+	// ServiceAccount is the controller's identity, in Namespace.
+	ServiceAccount = "cloud-controller-manager"
+	// LeaderElectionNamespace and LeaderElectionLease name the pre-created
+	// Lease the controller may get and update (nothing else in kube-system).
+	LeaderElectionNamespace = "kube-system"
+	LeaderElectionLease     = "cloud-controller-manager"
+	// ReviewersGroup is bound to the reviewer roles.
+	ReviewersGroup = "example-ccm:reviewers"
+)
 
-// Kustomization is the part of base/kustomization.yaml this package reads.
+// Optional components (deploy/components/<name>).
+const (
+	// ServiceAuthor verifies the review.example.com/author annotation of
+	// LoadBalancer Services.
+	ServiceAuthor = "service-author"
+)
+
+//go:embed base/*.yaml components/*/*.yaml
+var files embed.FS
+
+// scheme is client-go's plus the CRD types.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}()
+
+// Kustomization is the part of a kustomization.yaml this package reads.
 type Kustomization struct {
+	Kind      string   `json:"kind"`
 	Resources []string `json:"resources"`
 }
 
 // ReadKustomization parses base/kustomization.yaml.
 func ReadKustomization() (*Kustomization, error) {
-	data, err := base.ReadFile("base/kustomization.yaml")
+	return readKustomization("base")
+}
+
+func readKustomization(dir string) (*Kustomization, error) {
+	data, err := files.ReadFile(path.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	var k Kustomization
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("kustomization.yaml: %w", err)
+		return nil, fmt.Errorf("%s/kustomization.yaml: %w", dir, err)
 	}
 	return &k, nil
 }
@@ -53,26 +85,48 @@ func ReadKustomization() (*Kustomization, error) {
 // Objects decodes every object of the base, in kustomization order. Unknown
 // fields are errors: a typo must not silently drop a setting.
 func Objects() ([]runtime.Object, error) {
-	k, err := ReadKustomization()
+	return objectsOf("base")
+}
+
+// Component decodes the objects of an optional component, such as
+// ServiceAuthor, to apply after the base.
+func Component(name string) ([]runtime.Object, error) {
+	dir := path.Join("components", name)
+	k, err := readKustomization(dir)
+	if err != nil {
+		return nil, fmt.Errorf("component %q: %w", name, err)
+	}
+	if k.Kind != "Component" {
+		return nil, fmt.Errorf("component %q: kustomization kind is %q, want Component", name, k.Kind)
+	}
+	return objectsOf(dir)
+}
+
+func objectsOf(dir string) ([]runtime.Object, error) {
+	k, err := readKustomization(dir)
 	if err != nil {
 		return nil, err
 	}
 	var objs []runtime.Object
 	for _, file := range k.Resources {
-		data, err := base.ReadFile(path.Join("base", file))
+		data, err := files.ReadFile(path.Join(dir, file))
 		if err != nil {
 			return nil, err
 		}
 		o, err := Decode(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return nil, fmt.Errorf("%s/%s: %w", dir, file, err)
 		}
 		objs = append(objs, o...)
 	}
 	return objs, nil
 }
 
-// RBACObjects are the ServiceAccount and its (Cluster)Roles and bindings.
+// RBACObjects is everything the controller needs except its Deployment and
+// the objects a cluster edits (cloud config, credentials): the Namespace,
+// the ServiceAccount, roles and bindings (the reviewers' too), the
+// leader-election Lease, the CRDs and the identity admission policy. The
+// e2e runs the CCM with exactly these.
 func RBACObjects() ([]runtime.Object, error) {
 	all, err := Objects()
 	if err != nil {
@@ -81,16 +135,20 @@ func RBACObjects() ([]runtime.Object, error) {
 	var objs []runtime.Object
 	for _, o := range all {
 		switch o.(type) {
-		case *corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
+		case *corev1.Namespace, *corev1.ServiceAccount,
+			*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding,
+			*coordinationv1.Lease, *apiextensionsv1.CustomResourceDefinition,
+			*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding:
 			objs = append(objs, o)
 		}
 	}
 	return objs, nil
 }
 
-// Decode decodes a (multi-document) YAML file strictly with client-go's scheme.
+// Decode decodes a (multi-document) YAML file strictly with client-go's
+// scheme and the CRD types.
 func Decode(data []byte) ([]runtime.Object, error) {
-	codec := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
+	codec := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme,
 		json.SerializerOptions{Yaml: true, Strict: true})
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []runtime.Object
@@ -111,69 +169,6 @@ func Decode(data []byte) ([]runtime.Object, error) {
 		}
 		objs = append(objs, o)
 	}
-}
-
-// Apply creates each object, or updates it if it exists (a full
-// replacement, like kubectl replace), in order.
-func Apply(ctx context.Context, client kubernetes.Interface, objs []runtime.Object) error {
-	for _, o := range objs {
-		if err := apply(ctx, client, o.DeepCopyObject()); err != nil {
-			if m, merr := meta.Accessor(o); merr == nil {
-				return fmt.Errorf("apply %T %s/%s: %w", o, m.GetNamespace(), m.GetName(), err)
-			}
-			return fmt.Errorf("apply %T: %w", o, err)
-		}
-	}
-	return nil
-}
-
-func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error {
-	switch o := o.(type) {
-	case *corev1.Namespace:
-		return upsert(ctx, c.CoreV1().Namespaces(), o)
-	case *corev1.ServiceAccount:
-		return upsert(ctx, c.CoreV1().ServiceAccounts(o.Namespace), o)
-	case *corev1.ConfigMap:
-		return upsert(ctx, c.CoreV1().ConfigMaps(o.Namespace), o)
-	case *corev1.Secret:
-		return upsert(ctx, c.CoreV1().Secrets(o.Namespace), o)
-	case *rbacv1.ClusterRole:
-		return upsert(ctx, c.RbacV1().ClusterRoles(), o)
-	case *rbacv1.ClusterRoleBinding:
-		return upsert(ctx, c.RbacV1().ClusterRoleBindings(), o)
-	case *rbacv1.Role:
-		return upsert(ctx, c.RbacV1().Roles(o.Namespace), o)
-	case *rbacv1.RoleBinding:
-		return upsert(ctx, c.RbacV1().RoleBindings(o.Namespace), o)
-	case *appsv1.Deployment:
-		return upsert(ctx, c.AppsV1().Deployments(o.Namespace), o)
-	case *policyv1.PodDisruptionBudget:
-		return upsert(ctx, c.PolicyV1().PodDisruptionBudgets(o.Namespace), o)
-	}
-	return fmt.Errorf("unsupported kind %T", o)
-}
-
-// typedClient is the part of a client-go typed client upsert needs.
-type typedClient[T metav1.Object] interface {
-	Create(context.Context, T, metav1.CreateOptions) (T, error)
-	Update(context.Context, T, metav1.UpdateOptions) (T, error)
-	Get(context.Context, string, metav1.GetOptions) (T, error)
-}
-
-func upsert[T metav1.Object](ctx context.Context, c typedClient[T], obj T) error {
-	_, err := c.Create(ctx, obj, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		obj.SetResourceVersion(cur.GetResourceVersion())
-		_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-		return err
-	})
 }
 
 // onlyComments reports whether a YAML document holds no content.

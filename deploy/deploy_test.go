@@ -8,23 +8,37 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
-// Every file decodes with client-go's scheme, strictly, and every object is
-// in kube-system (or cluster-scoped).
-func TestFilesDecode(t *testing.T) {
-	files, err := filepath.Glob("base/*.yaml")
-	if err != nil {
-		t.Fatal(err)
+// manifestFiles are the YAML files of the base and the components.
+func manifestFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{"base/*.yaml", "components/*/*.yaml"} {
+		f, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f...)
 	}
-	for _, f := range files {
+	return files
+}
+
+// Every file decodes with client-go's scheme (and the CRD types), strictly;
+// every object is cluster-scoped, in the controller's namespace, or in
+// kube-system.yaml, and carries the app label.
+func TestFilesDecode(t *testing.T) {
+	for _, f := range manifestFiles(t) {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
 		}
@@ -43,15 +57,15 @@ func TestFilesDecode(t *testing.T) {
 		for _, o := range objs {
 			m := o.(metav1.Object)
 			ns := m.GetNamespace()
-			switch o.(type) {
-			case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
-				if ns != "" {
-					t.Errorf("%s: cluster-scoped %s has namespace %q", f, m.GetName(), ns)
-				}
-			default:
-				if ns != "kube-system" {
-					t.Errorf("%s: %T %s: namespace %q, want kube-system", f, o, m.GetName(), ns)
-				}
+			want := deploy.Namespace
+			switch {
+			case clusterScoped(o):
+				want = ""
+			case filepath.Base(f) == "kube-system.yaml":
+				want = "kube-system"
+			}
+			if ns != want {
+				t.Errorf("%s: %T %s: namespace %q, want %q", f, o, m.GetName(), ns, want)
 			}
 			if m.GetLabels()["app.kubernetes.io/name"] != "example-cloud-controller-manager" {
 				t.Errorf("%s: %s lacks label app.kubernetes.io/name", f, m.GetName())
@@ -65,23 +79,48 @@ func TestDecodeIsStrict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dat") {
 		t.Errorf("unknown field: err = %v, want an error naming it", err)
 	}
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x}\nspec: {scop: Namespaced}\n"
+	if _, err := deploy.Decode([]byte(crd)); err == nil || !strings.Contains(err.Error(), "scop") {
+		t.Errorf("unknown CRD field: err = %v, want an error naming it", err)
+	}
 }
 
+// Each kustomization lists exactly the files of its directory.
 func TestKustomizationListsEveryFile(t *testing.T) {
-	k, err := deploy.ReadKustomization()
+	dirs, _ := filepath.Glob("components/*")
+	for _, dir := range append([]string{"base"}, dirs...) {
+		var k deploy.Kustomization
+		data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, &k); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		var want []string
+		for _, f := range files {
+			if b := filepath.Base(f); b != "kustomization.yaml" {
+				want = append(want, b)
+			}
+		}
+		got := slices.Sorted(slices.Values(k.Resources))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: kustomization resources = %v, files = %v", dir, got, want)
+		}
+	}
+}
+
+// The service-author component is a Kustomize Component holding the policy
+// the controller looks for, enforced.
+func TestServiceAuthorComponent(t *testing.T) {
+	objs, err := deploy.Component(deploy.ServiceAuthor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("base/*")
-	var want []string
-	for _, f := range files {
-		if b := filepath.Base(f); b != "kustomization.yaml" {
-			want = append(want, b)
-		}
-	}
-	got := slices.Sorted(slices.Values(k.Resources))
-	if !slices.Equal(got, want) {
-		t.Errorf("kustomization resources = %v, files = %v", got, want)
+	checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
+	if _, err := deploy.Component("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown component: err = %v, want an error naming it", err)
 	}
 }
 
@@ -108,9 +147,10 @@ func objects(t *testing.T) (dep *appsv1.Deployment, cm *corev1.ConfigMap, sec *c
 	return dep, cm, sec, all
 }
 
-// The cloud config parses and every path in it is provided by the pod: a
-// mount of the Deployment (with the Secret's keys) or the image (/opt/example,
-// /usr/local/bin, see deploy/Dockerfile).
+// The cloud config parses, keeps everything in the controller's namespace,
+// and every path in it is provided by the pod: a mount of the Deployment
+// (with the Secret's keys) or the image (/opt/example, /usr/local/bin, see
+// deploy/Dockerfile).
 func TestCloudConfig(t *testing.T) {
 	dep, cm, sec, _ := objects(t)
 	data, ok := cm.Data["cloud-config.yaml"]
@@ -121,8 +161,11 @@ func TestCloudConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.State.Type != "kubernetes" || cfg.State.Kubernetes.Namespace != "kube-system" || !cfg.State.Kubernetes.InClusterConfig {
-		t.Errorf("state = %+v, want kubernetes in kube-system, in-cluster", cfg.State)
+	if cfg.State.Type != "kubernetes" || cfg.State.Kubernetes.Namespace != deploy.Namespace || !cfg.State.Kubernetes.InClusterConfig {
+		t.Errorf("state = %+v, want kubernetes in %s, in-cluster", cfg.State, deploy.Namespace)
+	}
+	if cfg.Review.Namespace != deploy.Namespace {
+		t.Errorf("review.namespace = %q, want %q", cfg.Review.Namespace, deploy.Namespace)
 	}
 	c := dep.Spec.Template.Spec.Containers[0]
 	mountOf := func(p string) *corev1.VolumeMount {
@@ -164,12 +207,21 @@ func TestDeployment(t *testing.T) {
 		"--cloud-provider=example",
 		"--cloud-config=/etc/example/cloud-config.yaml",
 		"--leader-elect=true",
+		// The pre-created Lease, the only one the controller may use.
+		"--leader-elect-resource-namespace=" + deploy.LeaderElectionNamespace,
+		"--leader-elect-resource-name=" + deploy.LeaderElectionLease,
 		"--use-service-account-credentials=false",
 		"--secure-port=10258",
 	} {
 		if !slices.Contains(c.Args, arg) {
 			t.Errorf("args lack %s", arg)
 		}
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+			e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
+	}) {
+		t.Error("no POD_NAMESPACE from the downward API")
 	}
 	if *dep.Spec.Replicas != 2 || spec.PriorityClassName != "system-cluster-critical" {
 		t.Errorf("replicas %d, priorityClassName %q", *dep.Spec.Replicas, spec.PriorityClassName)
@@ -200,62 +252,85 @@ func TestDeployment(t *testing.T) {
 		}
 	}
 	var sa *corev1.ServiceAccount
+	var lease *coordinationv1.Lease
 	for _, o := range all {
-		if o, ok := o.(*corev1.ServiceAccount); ok {
+		switch o := o.(type) {
+		case *corev1.ServiceAccount:
 			sa = o
+		case *coordinationv1.Lease:
+			lease = o
 		}
 	}
-	if sa == nil || spec.ServiceAccountName != sa.Name {
+	if sa == nil || spec.ServiceAccountName != sa.Name || sa.Name != deploy.ServiceAccount {
 		t.Errorf("serviceAccountName %q is not the base's ServiceAccount", spec.ServiceAccountName)
+	}
+	if lease == nil || lease.Namespace != deploy.LeaderElectionNamespace || lease.Name != deploy.LeaderElectionLease {
+		t.Errorf("leader-election Lease = %v, want %s/%s pre-created", lease, deploy.LeaderElectionNamespace, deploy.LeaderElectionLease)
 	}
 }
 
-// RBAC objects are the ServiceAccount, roles and bindings only; no rule uses
-// a wildcard and every binding is for the CCM's ServiceAccount.
+// RBACObjects is everything but the Deployment and what a cluster edits
+// (cloud config, credentials) or only needs with pods (PDB); no rule uses a
+// wildcard; the controller's bindings are for its ServiceAccount, the
+// reviewers' for their group.
 func TestRBACObjects(t *testing.T) {
 	objs, err := deploy.RBACObjects()
 	if err != nil {
 		t.Fatal(err)
 	}
 	kinds := map[string]int{}
+	controller := rbacv1.Subject{Kind: "ServiceAccount", Name: deploy.ServiceAccount, Namespace: deploy.Namespace}
+	reviewers := rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup}
 	for _, o := range objs {
+		kinds[kindOf(o)]++
 		var rules []rbacv1.PolicyRule
 		var subjects []rbacv1.Subject
+		name := o.(metav1.Object).GetName()
 		switch o := o.(type) {
-		case *corev1.ServiceAccount:
-			kinds["ServiceAccount"]++
 		case *rbacv1.ClusterRole:
-			kinds["ClusterRole"]++
 			rules = o.Rules
 		case *rbacv1.Role:
-			kinds["Role"]++
 			rules = o.Rules
 		case *rbacv1.ClusterRoleBinding:
-			kinds["ClusterRoleBinding"]++
 			subjects = o.Subjects
 		case *rbacv1.RoleBinding:
-			kinds["RoleBinding"]++
 			subjects = o.Subjects
-		default:
-			t.Errorf("unexpected %T", o)
 		}
 		for _, r := range rules {
 			for _, s := range slices.Concat(r.APIGroups, r.Resources, r.Verbs) {
 				if s == "*" {
-					t.Errorf("%s: wildcard in rule %+v", o.(metav1.Object).GetName(), r)
+					t.Errorf("%s: wildcard in rule %+v", name, r)
 				}
 			}
 		}
+		want := controller
+		if strings.HasPrefix(name, "example-ccm:reviewer") {
+			want = reviewers
+		}
 		for _, s := range subjects {
-			if s != (rbacv1.Subject{Kind: "ServiceAccount", Name: "cloud-controller-manager", Namespace: "kube-system"}) {
-				t.Errorf("%s: subject %+v", o.(metav1.Object).GetName(), s)
+			if s != want {
+				t.Errorf("%s: subject %+v, want %+v", name, s, want)
 			}
 		}
 	}
-	want := map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "Role": 1, "ClusterRoleBinding": 2, "RoleBinding": 2}
+	want := map[string]int{
+		"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
+		"ClusterRole": 2, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4,
+		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+	}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d", kinds[k], k, n)
 		}
 	}
+	for k := range kinds {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected %s", k)
+		}
+	}
+	// Namespaced objects come after the Namespace: Apply goes in order.
+	if _, ok := objs[0].(*corev1.Namespace); !ok {
+		t.Errorf("first object is %T, want the Namespace", objs[0])
+	}
+	checkPolicyAndBinding(t, objs, reviewapi.AdmissionPolicy)
 }

@@ -41,6 +41,17 @@ func verbs(group, resource, sub, ns string, vs ...string) []access {
 	return out
 }
 
+// named is verbs on one object.
+func named(group, resource, ns, name string, vs ...string) []access {
+	out := verbs(group, resource, "", ns, vs...)
+	for i := range out {
+		out[i].name = name
+	}
+	return out
+}
+
+const ns = deploy.Namespace
+
 // needed is what the CCM does (see deploy/README.md for the source of each).
 var needed = concat(
 	verbs("", "nodes", "", "", "get", "list", "watch", "update", "patch", "delete"),
@@ -49,32 +60,58 @@ var needed = concat(
 	verbs("", "services", "status", "", "patch"),
 	verbs("", "events", "", "default", "create", "patch"),
 	verbs("", "events", "", "kube-system", "create", "patch"),
-	verbs("coordination.k8s.io", "leases", "", "kube-system", "get", "create", "update", "delete"),
-	verbs("", "secrets", "", "kube-system", "get", "list", "create", "update", "delete"),
-	verbs("", "configmaps", "", "kube-system", "get", "list", "create", "update", "delete"),
+	verbs("", "events", "", ns, "create", "patch"),
+	// Leader election: the pre-created Lease, by name.
+	named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "get", "update"),
+	// State locks, states, records, approvals: in the controller's namespace.
+	verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete"),
+	verbs("", "secrets", "", ns, "get", "list", "create", "update", "delete"),
+	verbs("", "configmaps", "", ns, "get", "list", "create", "update", "delete"),
+	verbs("review.example.com", "planapprovals", "", ns, "get", "list", "watch", "delete"),
+	verbs("review.example.com", "stateunlocks", "", ns, "get", "list", "watch", "delete"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "get"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "get"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-service-author", "get"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-service-author", "get"),
 	verbs("authentication.k8s.io", "tokenreviews", "", "", "create"),
 	verbs("authorization.k8s.io", "subjectaccessreviews", "", "", "create"),
-	[]access{
-		{verb: "get", resource: "configmaps", ns: "kube-system", name: "extension-apiserver-authentication"},
-		{verb: "watch", resource: "configmaps", ns: "kube-system", name: "extension-apiserver-authentication"},
-	},
+	named("", "configmaps", "kube-system", "extension-apiserver-authentication", "get", "watch"),
 )
 
 // denied shows the grants stop where the CCM's needs stop.
 var denied = concat(
+	// kube-system: nothing but the Lease, by name.
+	verbs("", "secrets", "", "kube-system", "get", "list", "create", "update", "delete"),
+	named("", "secrets", "kube-system", "some-secret", "get"),
+	verbs("", "configmaps", "", "kube-system", "get", "list", "create", "update"),
+	named("", "configmaps", "kube-system", "kube-proxy", "get"),
+	verbs("coordination.k8s.io", "leases", "", "kube-system", "get", "create", "update", "delete", "list"),
+	named("coordination.k8s.io", "leases", "kube-system", "kube-controller-manager", "get", "update"),
+	named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "delete", "patch"),
+	// Other namespaces.
 	verbs("", "secrets", "", "default", "get", "list", "delete"),
 	verbs("", "secrets", "", "", "list"), // all namespaces
 	verbs("", "configmaps", "", "default", "get", "update"),
 	verbs("coordination.k8s.io", "leases", "", "default", "create", "update"),
+	// The controller never approves, nor changes an approval.
+	verbs("review.example.com", "planapprovals", "", ns, "create", "update", "patch"),
+	verbs("review.example.com", "stateunlocks", "", ns, "create", "update", "patch"),
+	verbs("review.example.com", "planapprovals", "", "default", "get", "list"),
+	// Nor switches the policies off, nor reads other ones.
+	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "update", "patch", "delete"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "update", "delete"),
+	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "other", "get"),
+	verbs("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "", "list", "create"),
+	verbs("apiextensions.k8s.io", "customresourcedefinitions", "", "", "update", "delete"),
 	verbs("", "services", "", "default", "create", "update", "patch", "delete"),
 	verbs("", "nodes", "", "", "create"),
 	verbs("", "pods", "", "", "list", "create"),
-	verbs("", "serviceaccounts", "token", "kube-system", "create"),
-	verbs("", "serviceaccounts", "", "kube-system", "create"),
+	verbs("", "serviceaccounts", "token", ns, "create"),
+	verbs("", "serviceaccounts", "", ns, "create"),
 	verbs("rbac.authorization.k8s.io", "clusterrolebindings", "", "", "create"),
-	verbs("rbac.authorization.k8s.io", "roles", "", "kube-system", "escalate", "bind"),
+	verbs("rbac.authorization.k8s.io", "roles", "", ns, "escalate", "bind", "update"),
 	verbs("", "users", "", "", "impersonate"),
-	verbs("apps", "deployments", "", "kube-system", "update"),
+	verbs("apps", "deployments", "", ns, "update"),
 )
 
 func concat(lists ...[]access) []access {
@@ -100,10 +137,10 @@ func TestAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sa := saClient(t, c.ServiceAccountKubeconfig(t, "kube-system", "cloud-controller-manager"))
+	sa := saClient(t, c.ServiceAccountKubeconfig(t, deploy.Namespace, deploy.ServiceAccount))
 
 	// The RBAC authorizer sees new bindings through an informer: wait for one.
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true,
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true,
 		func(ctx context.Context) (bool, error) { return allowed(ctx, sa, needed[0]) })
 	if err != nil {
 		t.Fatalf("RBAC never allowed %s", needed[0])

@@ -72,7 +72,7 @@ func (d *demo) start() error {
 	if err := deploy.Apply(ctx, c.Client, objs); err != nil {
 		return err
 	}
-	if d.kubeconfig, err = c.WriteServiceAccountKubeconfig(ctx, "kube-system", "cloud-controller-manager"); err != nil {
+	if d.kubeconfig, err = c.WriteServiceAccountKubeconfig(ctx, deploy.Namespace, deploy.ServiceAccount); err != nil {
 		return err
 	}
 	step("starting example-cloud-controller-manager (local state backend)")
@@ -116,6 +116,8 @@ func (d *demo) startCCM() error {
 			"lockFile": filepath.Join(d.bin, "terraform-provider.lock.hcl"), "keepPlanText": true,
 		},
 		"state": map[string]any{"type": "local", "local": map[string]any{"dir": filepath.Join(d.dir, "state")}},
+		// The CCM's rights are in its own namespace (deploy/base).
+		"review": map[string]any{"namespace": deploy.Namespace},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {

@@ -9,8 +9,8 @@
 // an idle 2-core machine, up to ~7 s under load.
 //
 // The apiserver authenticates an admin with a static token (group
-// system:masters) and ServiceAccounts with real signed tokens (TokenRequest
-// API); authorization is Node,RBAC as in a real cluster, so RBAC bound to a
+// system:masters), the test's Options.Users with static tokens too (any
+// groups) and ServiceAccounts with real signed tokens (TokenRequest API); authorization is Node,RBAC as in a real cluster, so RBAC bound to a
 // ServiceAccount applies (ServiceAccountKubeconfig). The Service ClusterIP
 // and NodePort allocators run inside the apiserver, so LoadBalancer Services
 // get their nodePorts as in a real cluster.
@@ -46,6 +46,9 @@ type Options struct {
 	// ReadyTimeout bounds the start of the processes, not the binary build
 	// (default 60s).
 	ReadyTimeout time.Duration
+	// Users are authenticated with static tokens (UserConfig,
+	// WriteUserKubeconfig); they have no rights until bound by RBAC.
+	Users []User
 }
 
 // Cluster is a running control plane.
@@ -60,14 +63,15 @@ type Cluster struct {
 	// Dir is Options.Dir (or the temp dir made for it).
 	Dir string
 
-	caData    []byte
-	etcdURL   string
-	log       io.Writer
-	removeDir bool
-	etcd      *process
-	apiserver *process
-	closeOnce sync.Once
-	closeErr  error
+	caData     []byte
+	userTokens map[string]string
+	etcdURL    string
+	log        io.Writer
+	removeDir  bool
+	etcd       *process
+	apiserver  *process
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // Run starts etcd and kube-apiserver and returns once /readyz is ok. The
@@ -103,10 +107,11 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sec, err := writeSecrets(c.Dir)
+	sec, err := writeSecrets(c.Dir, o.Users)
 	if err != nil {
 		return nil, err
 	}
+	c.userTokens = sec.userTokens
 	ctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
 	defer cancel()
 	if err := c.startEtcd(ctx, binDir); err != nil {

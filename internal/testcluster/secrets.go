@@ -7,21 +7,26 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // secrets are the apiserver's credential files.
 type secrets struct {
 	adminToken string
-	tokenFile  string // static token auth: the admin, group system:masters
-	saKey      string // signs ServiceAccount tokens (TokenRequest)
-	saPub      string // verifies them
+	// tokenFile is static token auth: the admin (group system:masters)
+	// and Options.Users.
+	tokenFile  string
+	userTokens map[string]string // user name -> token
+	saKey      string            // signs ServiceAccount tokens (TokenRequest)
+	saPub      string            // verifies them
 	// clientCA is a CA whose key is discarded, so it signs nothing. Given
 	// as client and front-proxy CA, as in a real cluster, it makes the
 	// apiserver publish ConfigMap kube-system/extension-apiserver-authentication,
@@ -32,20 +37,16 @@ type secrets struct {
 
 const adminUser = "testcluster-admin"
 
-func writeSecrets(dir string) (*secrets, error) {
-	buf := make([]byte, 24)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, err
-	}
+func writeSecrets(dir string, users []User) (*secrets, error) {
 	s := &secrets{
-		adminToken: hex.EncodeToString(buf),
+		adminToken: randomToken(),
 		tokenFile:  filepath.Join(dir, "tokens.csv"),
+		userTokens: map[string]string{},
 		saKey:      filepath.Join(dir, "sa.key"),
 		saPub:      filepath.Join(dir, "sa.pub"),
 		clientCA:   filepath.Join(dir, "client-ca.crt"),
 	}
-	csv := fmt.Sprintf("%s,%s,%s-uid,\"system:masters\"\n", s.adminToken, adminUser, adminUser)
-	if err := os.WriteFile(s.tokenFile, []byte(csv), 0o600); err != nil {
+	if err := s.writeTokenFile(users); err != nil {
 		return nil, err
 	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -70,6 +71,36 @@ func writeSecrets(dir string) (*secrets, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// writeTokenFile writes the admin's and the users' tokens in the format of
+// --token-auth-file: token,user,uid,"group1,group2" (encoding/csv, as the
+// apiserver reads it).
+func (s *secrets) writeTokenFile(users []User) error {
+	var buf strings.Builder
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{s.adminToken, adminUser, adminUser + "-uid", "system:masters"})
+	for _, u := range users {
+		if err := u.validate(); err != nil {
+			return err
+		}
+		if _, dup := s.userTokens[u.Name]; dup || u.Name == adminUser {
+			return fmt.Errorf("user %q: declared twice", u.Name)
+		}
+		s.userTokens[u.Name] = randomToken()
+		_ = w.Write([]string{s.userTokens[u.Name], u.Name, u.Name + "-uid", strings.Join(u.Groups, ",")})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return os.WriteFile(s.tokenFile, []byte(buf.String()), 0o600)
+}
+
+func randomToken() string {
+	buf := make([]byte, 24)
+	_, _ = rand.Read(buf) // never fails: since Go 1.24 it would crash instead
+	return hex.EncodeToString(buf)
 }
 
 func writePEM(path, typ string, der []byte) error {

@@ -2,9 +2,11 @@ package testcluster_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +21,7 @@ import (
 
 func TestCluster(t *testing.T) {
 	start := time.Now()
-	c := testcluster.Start(t)
+	c := testcluster.Start(t, testcluster.WithUser("alice", "team-a:readers", "auditors"))
 	t.Logf("started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := t.Context()
 
@@ -78,6 +80,38 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("static token user and group RBAC", func(t *testing.T) {
+		alice := clientFrom(t, c.UserKubeconfig(t, "alice"))
+		who, err := alice.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := who.Status.UserInfo
+		if u.Username != "alice" || !slices.Contains(u.Groups, "team-a:readers") || !slices.Contains(u.Groups, "auditors") {
+			t.Errorf("authenticated as %+v, want alice in team-a:readers and auditors", u)
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		listSecrets := func(ctx context.Context) error {
+			_, err := alice.CoreV1().Secrets("team-b").List(ctx, metav1.ListOptions{})
+			return err
+		}
+		if err := listSecrets(ctx); !apierrors.IsForbidden(err) {
+			t.Fatalf("list secrets without RBAC: err = %v, want Forbidden", err)
+		}
+		bind(t, c.Client, "team-b", "group-secret-reader", rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "team-a:readers"})
+		err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true,
+			func(ctx context.Context) (bool, error) { return listSecrets(ctx) == nil, nil })
+		if err != nil {
+			t.Fatalf("list secrets after RoleBinding to the group: %v", listSecrets(ctx))
+		}
+		if _, err := c.WriteUserKubeconfig("bob"); err == nil {
+			t.Error("kubeconfig for an undeclared user: no error")
+		}
+	})
+
 	t.Run("close", func(t *testing.T) {
 		c.Stop()
 		c.Stop() // idempotent
@@ -106,14 +140,21 @@ func TestRunWithoutTesting(t *testing.T) {
 
 func bindSecretReader(t *testing.T, client kubernetes.Interface, ns, sa string) {
 	t.Helper()
+	bind(t, client, ns, "secret-reader", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa})
+}
+
+// bind grants subject list on Secrets in ns, with a Role and RoleBinding
+// called name.
+func bind(t *testing.T, client kubernetes.Interface, ns, name string, subject rbacv1.Subject) {
+	t.Helper()
 	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-reader", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}},
 	}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "secret-reader", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+		Subjects:   []rbacv1.Subject{subject},
 	}
 	if _, err := client.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

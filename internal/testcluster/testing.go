@@ -18,6 +18,12 @@ func WithAPIServerArgs(args ...string) Option {
 	return func(o *Options) { o.APIServerArgs = append(o.APIServerArgs, args...) }
 }
 
+// WithUser adds a user authenticated by a static token, member of groups
+// (see User, UserKubeconfig).
+func WithUser(name string, groups ...string) Option {
+	return func(o *Options) { o.Users = append(o.Users, User{Name: name, Groups: groups}) }
+}
+
 // Start runs a control plane for t (see Run) and stops it in t.Cleanup.
 // Progress, including a first-time build of the binaries, goes to the test
 // log. Its directory is removed after a passing test and kept (with the
@@ -67,6 +73,16 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 func (c *Cluster) ServiceAccountKubeconfig(t testing.TB, namespace, name string) string {
 	t.Helper()
 	path, err := c.WriteServiceAccountKubeconfig(t.Context(), namespace, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// UserKubeconfig is WriteUserKubeconfig for tests.
+func (c *Cluster) UserKubeconfig(t testing.TB, name string) string {
+	t.Helper()
+	path, err := c.WriteUserKubeconfig(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,11 @@ import (
 )
 
 const (
-	region    = "ex-west-1"
-	namespace = "kube-system"
-	ccmSA     = "cloud-controller-manager"
+	region = "ex-west-1"
+	// namespace is the CCM's own (deploy/base): its ServiceAccount, plan
+	// records, approvals and kubernetes-backend states.
+	namespace = deploy.Namespace
+	ccmSA     = deploy.ServiceAccount
 )
 
 type options struct {
@@ -102,7 +104,8 @@ func newEnv(t testing.TB, o options) *env {
 	e.cluster = testcluster.Start(t)
 	e.kube = e.cluster.Client
 
-	// The CCM runs as deploy/base's ServiceAccount with exactly its RBAC.
+	// The CCM runs as deploy/base's ServiceAccount with exactly its RBAC
+	// (and its pre-created leader-election Lease: it may not create one).
 	objs, err := deploy.RBACObjects()
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,8 @@ func newEnv(t testing.TB, o options) *env {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--leader-elect=true",
+		"--leader-elect-resource-namespace=" + deploy.LeaderElectionNamespace,
+		"--leader-elect-resource-name=" + deploy.LeaderElectionLease,
 		"--leader-elect-lease-duration=4s",
 		"--leader-elect-renew-deadline=3s",
 		"--leader-elect-retry-period=1s",
@@ -194,7 +199,24 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	e.args = append(e.args, o.extraArgs...)
 	e.startCCM()
+	e.waitLeader()
 	return e
+}
+
+// waitLeader waits until a CCM holds the pre-created Lease, which it may
+// only get and update.
+func (e *env) waitLeader() {
+	leases := e.kube.CoordinationV1().Leases(deploy.LeaderElectionNamespace)
+	eventually(e.t, 30*time.Second, "CCM leads", func() error {
+		l, err := leases.Get(ctx(e.t), deploy.LeaderElectionLease, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return fmt.Errorf("lease %s has no holder", l.Name)
+		}
+		return nil
+	})
 }
 
 // startCCM starts the CCM binary; its log is printed when the test fails.
@@ -206,6 +228,7 @@ func (e *env) startCCM() {
 	e.securePort = freePort(t)
 	args := append([]string{"--secure-port=" + e.securePort}, e.args...)
 	cmd := exec.Command(e.ccmBin, args...)
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace) // as the Deployment's downward API
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(t, cmd.Start())
