@@ -241,7 +241,7 @@ func TestRedactEscapedForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := audit.Entry{Action: "apply", Object: "Service default/web",
-		Error: fmt.Sprintf("init: parse %q: invalid; connecting with %q; dial postgres://admin:other-secret@db2/x", "postgres://ccm:"+pw+"@db:5432/x", pw),
+		Error:   fmt.Sprintf("init: parse %q: invalid; connecting with %q; dial postgres://admin:other-secret@db2/x", "postgres://ccm:"+pw+"@db:5432/x", pw),
 		Details: map[string]string{"hcl": `conn = "p\"w\\d@:/% ü"`}}
 	if err := l.Write(e); err != nil {
 		t.Fatal(err)
