@@ -57,8 +57,11 @@ type Log struct {
 // Option configures Open.
 type Option func(*Log)
 
-// Redact replaces values (a token, a password) with [redacted] in every
-// string of every entry. Empty values are ignored.
+// Redact replaces values (a token, a password, a connection string) with
+// [redacted] in every string of every entry, in every quoted or encoded
+// form (see package redact); a connection string's password goes too.
+// Values shorter than redact.MinLen are ignored. Passwords of connection
+// URLs and key=value strings are redacted even when never registered.
 func Redact(values ...string) Option {
 	return func(l *Log) { l.scrub.add(values...) }
 }
@@ -66,7 +69,7 @@ func Redact(values ...string) Option {
 // Open appends to the file at path, created 0600 if missing; "" or "-"
 // writes to stdout.
 func Open(path string, opts ...Option) (*Log, error) {
-	l := &Log{w: os.Stdout, scrub: &scrubber{}}
+	l := &Log{w: os.Stdout, scrub: newScrubber()}
 	if path != "" && path != "-" {
 		// O_APPEND: each line is one write(2) at the end of the file, so
 		// lines from another process appending to it do not overlap.

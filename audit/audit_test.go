@@ -228,3 +228,33 @@ func TestErrors(t *testing.T) {
 		t.Error("an entry without action was written")
 	}
 }
+
+// A PostgreSQL password with quotes, backslashes and URL syntax, quoted
+// into an error the way terraform and Go print it, leaves no trace; nor
+// does the password of a connection URL nobody registered.
+func TestRedactEscapedForms(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	pw := `p"w\d@:/% ü`
+	conn := (&url.URL{Scheme: "postgres", User: url.UserPassword("ccm", pw), Host: "db:5432", Path: "/x"}).String()
+	l, err := audit.Open(path, audit.Redact(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := audit.Entry{Action: "apply", Object: "Service default/web",
+		Error:   fmt.Sprintf("init: parse %q: invalid; connecting with %q; dial postgres://admin:other-secret@db2/x", "postgres://ccm:"+pw+"@db:5432/x", pw),
+		Details: map[string]string{"hcl": `conn = "p\"w\\d@:/% ü"`}}
+	if err := l.Write(e); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	raw, _ := os.ReadFile(path)
+	q, _ := json.Marshal(pw)
+	for _, leak := range []string{"w\\\\d", `p\"w`, string(q[1 : len(q)-1]), url.QueryEscape(pw), "other-secret"} {
+		if strings.Contains(string(raw), leak) {
+			t.Errorf("log holds %q:\n%s", leak, raw)
+		}
+	}
+	if !strings.Contains(string(raw), "dial postgres://admin:[redacted]@db2/x") {
+		t.Errorf("unregistered URL password not redacted:\n%s", raw)
+	}
+}

@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/redact"
 )
 
 // Defaults of Config.
@@ -80,8 +82,9 @@ type ModuleSource struct {
 }
 
 // Backend describes terraform { backend "<Type>" { … } }. Credentials never
-// go here: backends read them from the environment (e.g. PG_CONN_STR), and
-// attributes named like credentials are rejected.
+// go here: backends read them from the environment (e.g. PG_CONN_STR).
+// Only the attributes allowed for Type (AllowedBackendAttrs) are accepted,
+// and no string may hold a password.
 type Backend struct {
 	Type  string
 	Attrs []Attr
@@ -91,14 +94,6 @@ type Backend struct {
 type Attr struct {
 	Name  string
 	Value cty.Value
-}
-
-// credentialAttrs are backend arguments that carry secrets; rendering them
-// would put a secret into a file users review and commit.
-var credentialAttrs = []string{
-	"access_key", "access_token", "client_certificate", "client_key", "client_secret",
-	"conn_str", "credentials", "encryption_key", "password", "sas_token",
-	"secret_key", "session_token", "token",
 }
 
 var clusterIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -139,6 +134,96 @@ func (c Config) withDefaults() (Config, error) {
 	return c, c.Backend.validate()
 }
 
+// backendSetting says what one backend attribute may hold.
+type backendSetting struct {
+	// fields, when set, makes the attribute an object of these keys only.
+	fields backendSettings
+	// anyKeys makes it a map of plain values under keys of the user's
+	// choosing (labels, tags).
+	anyKeys bool
+}
+
+type backendSettings map[string]backendSetting
+
+var (
+	plain    = backendSetting{}
+	freeKeys = backendSetting{anyKeys: true}
+)
+
+// backendAllowed lists, per backend type, every attribute the renderer
+// writes into a backend block: settings that locate and lock a state,
+// never a credential. An allowlist, because backends keep adding
+// credential arguments (client_private_key_pem, sse_customer_key,
+// assume_role_with_web_identity.web_identity_token, ...) that a list of
+// forbidden names misses.
+var backendAllowed = map[string]backendSettings{
+	"local": {"path": plain, "workspace_dir": plain},
+	"kubernetes": {
+		"secret_suffix": plain, "namespace": plain, "labels": freeKeys, "in_cluster_config": plain,
+		"host": plain, "insecure": plain, "cluster_ca_certificate": plain,
+		"config_path": plain, "config_paths": plain, "config_context": plain,
+		"config_context_auth_info": plain, "config_context_cluster": plain,
+	},
+	"pg": {"schema_name": plain, "skip_schema_creation": plain, "skip_table_creation": plain, "skip_index_creation": plain},
+	"s3": {
+		"bucket": plain, "key": plain, "region": plain, "workspace_key_prefix": plain,
+		"use_lockfile": plain, "dynamodb_table": plain, "encrypt": plain, "kms_key_id": plain, "acl": plain,
+		"use_path_style": plain, "use_dualstack_endpoint": plain, "use_fips_endpoint": plain,
+		"endpoints":  {fields: backendSettings{"s3": plain, "iam": plain, "sts": plain, "dynamodb": plain, "sso": plain}},
+		"sts_region": plain, "profile": plain, "shared_config_files": plain, "shared_credentials_files": plain,
+		"allowed_account_ids": plain, "forbidden_account_ids": plain,
+		"skip_credentials_validation": plain, "skip_region_validation": plain, "skip_requesting_account_id": plain,
+		"skip_metadata_api_check": plain, "skip_s3_checksum": plain, "max_retries": plain, "retry_mode": plain,
+		"insecure": plain, "custom_ca_bundle": plain,
+		"ec2_metadata_service_endpoint": plain, "ec2_metadata_service_endpoint_mode": plain,
+		"http_proxy": plain, "https_proxy": plain, "no_proxy": plain,
+		"assume_role": {fields: backendSettings{
+			"role_arn": plain, "session_name": plain, "duration": plain, "external_id": plain,
+			"policy": plain, "policy_arns": plain, "source_identity": plain, "tags": freeKeys, "transitive_tag_keys": plain,
+		}},
+		"assume_role_with_web_identity": {fields: backendSettings{
+			"role_arn": plain, "session_name": plain, "duration": plain,
+			"policy": plain, "policy_arns": plain, "web_identity_token_file": plain,
+		}},
+	},
+	"http": {
+		"address": plain, "update_method": plain, "lock_address": plain, "unlock_address": plain,
+		"lock_method": plain, "unlock_method": plain, "skip_cert_verification": plain,
+		"retry_max": plain, "retry_wait_min": plain, "retry_wait_max": plain,
+		"client_ca_certificate_pem": plain, "client_certificate_pem": plain,
+	},
+}
+
+// backendCredentialEnv says where each backend's credentials go instead.
+var backendCredentialEnv = map[string]string{
+	"local":      "the local backend takes none",
+	"kubernetes": "KUBE_CONFIG_PATH (state.kubernetes.kubeconfigPath), KUBE_TOKEN, KUBE_CLIENT_CERT_DATA, KUBE_CLIENT_KEY_DATA or the in-cluster service account",
+	"pg":         "PG_CONN_STR (state.pg.connStrFile or connStrEnv)",
+	"s3":         "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_SSE_CUSTOMER_KEY in the controller's environment",
+	"http":       "TF_HTTP_USERNAME, TF_HTTP_PASSWORD (state.http.usernameFile, passwordFile), TF_HTTP_CLIENT_PRIVATE_KEY_PEM",
+}
+
+// BackendTypes are the backend types the renderer writes.
+func BackendTypes() []string { return slices.Sorted(maps.Keys(backendAllowed)) }
+
+// AllowedBackendAttrs lists the attributes allowed in a backend block of
+// type typ, nested ones as parent.child (nil for an unknown type).
+func AllowedBackendAttrs(typ string) []string {
+	var out []string
+	var walk func(prefix string, s backendSettings)
+	walk = func(prefix string, s backendSettings) {
+		for name, set := range s {
+			out = append(out, prefix+name)
+			if set.fields != nil {
+				walk(prefix+name+".", set.fields)
+			}
+		}
+	}
+	walk("", backendAllowed[typ])
+	slices.Sort(out)
+	return out
+}
+
 func (b Backend) validate() error {
 	if b.Type == "" {
 		if len(b.Attrs) > 0 {
@@ -146,8 +231,9 @@ func (b Backend) validate() error {
 		}
 		return nil
 	}
-	if !hclsyntax.ValidIdentifier(b.Type) {
-		return configError("backend.type", b.Type, "is not a valid backend type")
+	allowed, ok := backendAllowed[b.Type]
+	if !ok {
+		return configError("backend.type", b.Type, "is not a supported backend type (accepted: "+strings.Join(BackendTypes(), ", ")+")")
 	}
 	seen := map[string]bool{}
 	for _, a := range b.Attrs {
@@ -157,12 +243,79 @@ func (b Backend) validate() error {
 			return configError(field, a.Name, "is not a valid attribute name")
 		case seen[a.Name]:
 			return configError(field, a.Name, "is given twice")
-		case slices.Contains(credentialAttrs, strings.ToLower(a.Name)):
-			return configError(field, "", "carries a credential: pass it through the backend's environment variable instead, never in rendered files")
 		case a.Value == cty.NilVal || !a.Value.IsWhollyKnown():
 			return configError(field, "", "has no value")
 		}
 		seen[a.Name] = true
+		if err := checkSetting(b.Type, field, allowed, a.Name, a.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSetting checks one attribute (or nested key) against its level of
+// the allowlist, and what it holds against its kind.
+func checkSetting(typ, field string, level backendSettings, name string, v cty.Value) error {
+	set, ok := level[name]
+	if !ok {
+		names := slices.Sorted(maps.Keys(level))
+		return configError(field, "", fmt.Sprintf("is not an allowed setting of the %s backend (allowed here: %s); credentials never go in rendered files but in the environment of terraform: %s",
+			typ, strings.Join(names, ", "), backendCredentialEnv[typ]))
+	}
+	if v.IsNull() {
+		return nil
+	}
+	ty := v.Type()
+	isMap := ty.IsObjectType() || ty.IsMapType()
+	switch {
+	case set.fields != nil:
+		if !isMap {
+			return configError(field, "", "must be an object with keys "+strings.Join(slices.Sorted(maps.Keys(set.fields)), ", "))
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			if err := checkSetting(typ, field+"."+k.AsString(), set.fields, k.AsString(), ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	case set.anyKeys:
+		if !isMap {
+			return configError(field, "", "must be a map of strings")
+		}
+	case isMap:
+		return configError(field, "", "must be a single value or a list, not an object")
+	}
+	return checkPlain(typ, field, v)
+}
+
+// checkPlain refuses nested objects where plain values belong, and any
+// string holding a password (a URL's user:password@, password=...).
+func checkPlain(typ, field string, v cty.Value) error {
+	if v.IsNull() {
+		return nil
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		if s := v.AsString(); redact.Text(s) != s {
+			return configError(field, "", "holds a password: credentials never go in rendered files but in the environment of terraform: "+backendCredentialEnv[typ])
+		}
+	case ty.IsPrimitiveType():
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType() || ty.IsMapType() || ty.IsObjectType():
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			if ev.Type().IsPrimitiveType() || ev.IsNull() {
+				if err := checkPlain(typ, field, ev); err != nil {
+					return err
+				}
+				continue
+			}
+			return configError(fmt.Sprintf("%s[%s]", field, k.GoString()), "", "must be a plain value")
+		}
+	default:
+		return configError(field, "", "must be a plain value")
 	}
 	return nil
 }

@@ -27,8 +27,11 @@ import (
 //	  type: pg
 //	  attrs: {schema_name: ccm_prod_eu}
 //
-// Backend attributes are rendered sorted by name; credentials are rejected
-// (they belong in the backend's environment variables).
+// Backend attributes are rendered sorted by name. Only the settings the
+// backend type allows are accepted, nested keys included (s3's endpoints,
+// assume_role, assume_role_with_web_identity; see AllowedBackendAttrs):
+// credentials belong in the backend's environment variables, and an
+// error names the refused attribute path and those variables.
 type FileConfig struct {
 	ClusterID               string       `json:"clusterID"`
 	Region                  string       `json:"region"`

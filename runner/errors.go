@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/example/cloud-provider-example/redact"
 )
 
 // Error is a failed terraform command, with Terraform's own diagnostics
@@ -15,16 +17,23 @@ type Error struct {
 	Err         error
 }
 
+// Error is scrubbed once more with every secret any runner of this process
+// registered: Diagnostics are scrubbed where they are built, but Err (whose
+// text terraform-exec fills with terraform's stderr) is shown raw when
+// there are none.
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("terraform %s in workspace %s", e.Op, e.Workspace)
-	if e.Diagnostics != "" {
-		return msg + ": " + e.Diagnostics
+	switch {
+	case e.Diagnostics != "":
+		msg += ": " + e.Diagnostics
+	case e.Err != nil:
+		msg += ": " + e.Err.Error()
 	}
-	if e.Err != nil {
-		return msg + ": " + e.Err.Error()
-	}
-	return msg
+	return known.String(msg)
 }
+
+// known holds every secret value registered by any Runner (Runner.secrets).
+var known = redact.New()
 
 func (e *Error) Unwrap() error { return e.Err }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/example/cloud-provider-example/redact"
 )
 
 // Config configures a Runner.
@@ -211,15 +213,19 @@ func (r *Runner) Processes() map[string]int64 {
 	return out
 }
 
-// secrets lists the secret values a workspace's terraform may echo.
+// secrets lists the secret values a workspace's terraform may echo: every
+// value of the runner's and the job's environment (backend credentials,
+// the provider's token). They are also registered process-wide, so an
+// Error built without diagnostics is scrubbed too (see Error.Error).
 func (r *Runner) secrets(job map[string]string) []string {
 	var out []string
 	for _, env := range []map[string]string{r.cfg.Env, job} {
 		for _, v := range env {
-			if len(v) >= 4 { // shorter values would redact ordinary words
+			if len(v) >= redact.MinLen { // shorter values would redact ordinary words
 				out = append(out, v)
 			}
 		}
 	}
+	known.Add(out...)
 	return out
 }

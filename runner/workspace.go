@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/redact"
 )
 
 // metaDir holds the runner's own files inside a workspace: terraform only
@@ -37,12 +39,10 @@ type workspace struct {
 	secrets []string
 }
 
-// sanitize removes the workspace's secret values from terraform output.
+// sanitize removes the workspace's secret values from terraform output,
+// in every quoted or encoded form, and any connection-string password.
 func (w *workspace) sanitize(s string) string {
-	for _, v := range w.secrets {
-		s = strings.ReplaceAll(s, v, "[redacted]")
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(redact.New(w.secrets...).String(s))
 }
 
 func (w *workspace) meta(name string) string { return filepath.Join(w.dir, metaDir, name) }

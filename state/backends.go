@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -44,14 +45,19 @@ type Target struct {
 	// Delete removes the state after a destroy, where a workspace delete
 	// does not (nil when there is nothing to do).
 	Delete func(ctx context.Context) error
+	// Exists tells cheaply, without terraform, whether a state is stored
+	// (a file stat, a Secret GET, an HTTP GET, one SQL query); nil when the
+	// backend has no such check (s3: ask terraform).
+	Exists func(ctx context.Context) (bool, error)
 }
 
 // Backends hands out per-object state targets.
 type Backends struct {
-	cfg   Config
-	keyer *keyer
-	kube  kubernetes.Interface
-	http  *http.Client
+	cfg    Config
+	keyer  *keyer
+	kube   kubernetes.Interface
+	http   *http.Client
+	pgPool pgPool
 }
 
 // Options are the runtime dependencies of some backends.
@@ -83,6 +89,13 @@ func (b *Backends) SetKubernetesClient(k kubernetes.Interface) { b.kube = k }
 // Type is the configured backend type.
 func (b *Backends) Type() string { return b.cfg.Type }
 
+// Key is o's state key.
+func (b *Backends) Key(o Object) (string, error) { return b.keyer.Key(o) }
+
+// LegacyKey is o's state key under the previous scheme (8 hex digits,
+// up to 80 characters): where states made before it may still be.
+func (b *Backends) LegacyKey(o Object) (string, error) { return b.keyer.LegacyKey(o) }
+
 // Target returns where o's state lives. Secrets are read now, so a rotated
 // file is picked up by the next run.
 func (b *Backends) Target(o Object) (*Target, error) {
@@ -90,6 +103,22 @@ func (b *Backends) Target(o Object) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	return b.target(key)
+}
+
+// LegacyTarget returns where o's state lived under the legacy key scheme,
+// in the same backend: the source of the migration to Target (see
+// docs/state.md).
+func (b *Backends) LegacyTarget(o Object) (*Target, error) {
+	key, err := b.keyer.LegacyKey(o)
+	if err != nil {
+		return nil, err
+	}
+	return b.target(key)
+}
+
+func (b *Backends) target(key string) (*Target, error) {
+	var err error
 	t := &Target{Key: key, Workspace: "default", Env: map[string]string{}}
 	switch b.cfg.Type {
 	case TypeLocal:
@@ -116,6 +145,13 @@ func (b *Backends) local(t *Target) error {
 	}
 	path := filepath.Join(dir, t.Key+".tfstate")
 	t.Block = Block{Type: "local", Attrs: []Attr{{"path", cty.StringVal(path)}}}
+	t.Exists = func(context.Context) (bool, error) {
+		_, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	t.Delete = func(context.Context) error {
 		for _, p := range []string{path, path + ".backup"} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -145,6 +181,19 @@ func (b *Backends) kubernetes(t *Target) error {
 	// the default workspace's, so the CCM does.
 	secret := "tfstate-default-" + t.Key
 	lease := "lock-" + secret
+	t.Exists = func(ctx context.Context) (bool, error) {
+		if b.kube == nil {
+			return false, fmt.Errorf("no kubernetes client to read Secret %s/%s", c.Namespace, secret)
+		}
+		_, err := b.kube.CoreV1().Secrets(c.Namespace).Get(ctx, secret, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("get Secret %s/%s: %w", c.Namespace, secret, err)
+		}
+		return true, nil
+	}
 	t.Delete = func(ctx context.Context) error {
 		if b.kube == nil {
 			return fmt.Errorf("no kubernetes client to delete Secret %s/%s", c.Namespace, secret)
@@ -186,6 +235,7 @@ func (b *Backends) pg(t *Target) error {
 	t.Block = Block{Type: "pg", Attrs: attrs}
 	// One schema, a workspace per object: the runner deletes the workspace.
 	t.Workspace = t.Key
+	t.Exists = func(ctx context.Context) (bool, error) { return b.pgPool.exists(ctx, conn, c.SchemaName, t.Key) }
 	return nil
 }
 
@@ -243,6 +293,30 @@ func (b *Backends) httpBackend(t *Target) error {
 	}
 	if pass != "" {
 		t.Env["TF_HTTP_PASSWORD"] = pass
+	}
+	t.Exists = func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr, nil)
+		if err != nil {
+			return false, err
+		}
+		if user != "" || pass != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return false, fmt.Errorf("read state %s: %w", addr, err)
+		}
+		defer resp.Body.Close()
+		// Terraform's http client: 200 with a body is a state; 404, or
+		// no body, is none.
+		switch {
+		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusNoContent:
+			return false, nil
+		case resp.StatusCode != http.StatusOK:
+			return false, fmt.Errorf("read state %s: %s", addr, resp.Status)
+		}
+		n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, 1))
+		return n > 0, err
 	}
 	t.Delete = func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, addr, nil)

@@ -25,8 +25,9 @@ type Config struct {
 	// default), pg, s3 or http.
 	Type string `json:"type"`
 	// KeyTemplate names each object's state (Go template over .Cluster,
-	// .Kind, .Namespace, .Name); the result is sanitised and suffixed with a
-	// short hash of the object's identity.
+	// .Kind, .Namespace, .Name); the result is sanitised, cut to fit 63
+	// characters and suffixed with a 64-bit hash of the object's identity
+	// in letters (see docs/state.md).
 	KeyTemplate string            `json:"keyTemplate,omitempty"`
 	Local       *LocalConfig      `json:"local,omitempty"`
 	Kubernetes  *KubernetesConfig `json:"kubernetes,omitempty"`

@@ -6,47 +6,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
-
-func TestKeysAreSafeStableAndDistinct(t *testing.T) {
-	k, err := newKeyer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	valid := regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	objs := []Object{
-		{"prod", "service", "a-b", "c"},
-		{"prod", "service", "a", "b-c"}, // sanitises to the same text as the first
-		{"prod", "service", "team.x", "Web_Frontend"},
-		{"prod", "service", "ns", strings.Repeat("very-long-name-", 20)},
-		{"prod", "service", "ns", "名前\n${evil}"},
-		{"prod", "routes", "", "cluster"},
-	}
-	seen := map[string]Object{}
-	for _, o := range objs {
-		key, err := k.Key(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !valid.MatchString(key) || len(key) > maxKeyLen {
-			t.Errorf("%+v: key %q is not a safe name of at most %d chars", o, key, maxKeyLen)
-		}
-		if prev, dup := seen[key]; dup {
-			t.Errorf("%+v and %+v share key %q", o, prev, key)
-		}
-		seen[key] = o
-		again, _ := k.Key(o)
-		if again != key {
-			t.Errorf("key not stable: %q vs %q", key, again)
-		}
-	}
-	if key, _ := k.Key(objs[2]); !strings.HasPrefix(key, "prod-service-team-x-web-frontend-") {
-		t.Errorf("key %q does not read as its object", key)
-	}
-}
 
 func TestBadKeyTemplate(t *testing.T) {
 	for _, tmpl := range []string{"{{.Cluster", "{{.Nope}}"} {

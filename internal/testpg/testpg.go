@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -48,6 +49,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 const (
@@ -67,7 +70,7 @@ type Server struct {
 	Host     string
 	Port     int
 	User     string
-	Password string // random per test process
+	Password string // random per test process, or WithPassword's
 	Database string
 	DataDir  string
 
@@ -103,9 +106,22 @@ var (
 	shared   setup
 )
 
+// Option configures a Server.
+type Option func(*options)
+
+type options struct{ password string }
+
+// WithPassword makes the server's user "ccm" log in with password instead
+// of the random one: any text, quotes, backslashes, '@', '%', spaces and
+// non-ASCII included (ConnStr escapes it). It is set with ALTER ROLE once
+// the server is up.
+func WithPassword(password string) Option {
+	return func(o *options) { o.password = password }
+}
+
 // Start starts a PostgreSQL server and registers its Stop with t.Cleanup.
 // It skips t when no initdb can be found and fails t on any other error.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	once.Do(func() { shared.init() })
 	if shared.skip != "" {
@@ -117,12 +133,50 @@ func Start(t testing.TB) *Server {
 	reported.Do(func() {
 		t.Logf("testpg: %s; template cluster (initdb as OS user %s) in %s", shared.version, shared.osUser, shared.took.Round(time.Millisecond))
 	})
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s, err := start(t)
 	if err != nil {
 		t.Fatalf("testpg: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	if o.password != "" {
+		if err := s.setPassword(o.password); err != nil {
+			t.Fatalf("testpg: %v", err)
+		}
+	}
 	return s
+}
+
+// setPassword changes the user's password and ConnStr.
+func (s *Server) setPassword(pw string) error {
+	db, err := sql.Open("postgres", s.ConnStr)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// ALTER ROLE takes no bind parameters: the password goes in as a
+	// quoted literal (never logged: log_statement is off).
+	if _, err := db.ExecContext(ctx, "ALTER ROLE "+pq.QuoteIdentifier(s.User)+" PASSWORD "+pq.QuoteLiteral(pw)); err != nil {
+		return fmt.Errorf("setting the password of %s: %w", s.User, err)
+	}
+	s.Password = pw
+	s.ConnStr = s.connStr()
+	return nil
+}
+
+func (s *Server) connStr() string {
+	return (&url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(s.User, s.Password),
+		Host:     net.JoinHostPort(s.Host, strconv.Itoa(s.Port)),
+		Path:     "/" + s.Database,
+		RawQuery: "sslmode=disable",
+	}).String()
 }
 
 func start(t testing.TB) (*Server, error) {
@@ -156,13 +210,7 @@ func start(t testing.TB) (*Server, error) {
 		}
 		t.Logf("testpg: port %d was taken, retrying", s.Port)
 	}
-	s.ConnStr = (&url.URL{
-		Scheme:   "postgres",
-		User:     url.UserPassword(s.User, s.Password),
-		Host:     net.JoinHostPort(s.Host, strconv.Itoa(s.Port)),
-		Path:     "/" + s.Database,
-		RawQuery: "sslmode=disable",
-	}).String()
+	s.ConnStr = s.connStr()
 	t.Logf("testpg: postgres ready on %s:%d (db %s, user %s, data %s) in %s (copy %s)",
 		s.Host, s.Port, s.Database, s.User, s.DataDir,
 		time.Since(began).Round(time.Millisecond), copied.Round(time.Millisecond))

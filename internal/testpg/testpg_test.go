@@ -1,7 +1,9 @@
 package testpg_test
 
 import (
+	"database/sql"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/internal/testpg"
+	_ "github.com/lib/pq"
 )
 
 // TestTwoServers runs two servers side by side (and in parallel with the
@@ -149,5 +152,34 @@ func TestTerraformPGBackend(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// WithPassword: a hostile password (quotes, backslash, URL syntax, spaces,
+// non-ASCII) logs in through ConnStr; a wrong one does not.
+func TestWithPassword(t *testing.T) {
+	t.Parallel()
+	pw := `p"a\s's@:/%20 ü?#&=密`
+	srv := testpg.Start(t, testpg.WithPassword(pw))
+	if srv.Password != pw {
+		t.Fatalf("Password = %q", srv.Password)
+	}
+	ping := func(conn string) error {
+		db, err := sql.Open("postgres", conn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.Ping()
+	}
+	if err := ping(srv.ConnStr); err != nil {
+		t.Fatalf("login with the chosen password: %v", err)
+	}
+	wrong := strings.Replace(srv.ConnStr, url.UserPassword(srv.User, pw).String(), url.UserPassword(srv.User, "wrong").String(), 1)
+	if wrong == srv.ConnStr {
+		t.Fatal("test bug: password not found in ConnStr")
+	}
+	if err := ping(wrong); err == nil {
+		t.Fatal("a wrong password logged in")
 	}
 }

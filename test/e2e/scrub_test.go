@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/redact"
+)
+
+// A PostgreSQL password with quotes, a backslash, '%', '@', ':', '/', a
+// space and non-ASCII works end to end, and once the connection string
+// breaks (the password pasted unescaped into the URL, which terraform's
+// error then quotes back Go-escaped), no form of it reaches an Event in
+// any namespace, the audit log, the CCM's log or a plan record.
+func TestScrubHostilePGPassword(t *testing.T) {
+	pw := `Hu"n\t3r %41@:/ ü'密`
+	pg := testpg.Start(t, testpg.WithPassword(pw))
+	connFile := filepath.Join(t.TempDir(), "pg-conn")
+	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("scrub", 80), metav1.CreateOptions{})
+	must(t, err)
+	e.waitIngress("scrub", 90*time.Second)
+
+	// The platform team pastes the password into the URL unescaped; the
+	// Secret file is re-read by the next run.
+	broken := "postgres://ccm:" + pw + "@" + pg.Host + ":" + strconv.Itoa(pg.Port) + "/postgres?sslmode=disable"
+	must(t, os.WriteFile(connFile, []byte(broken), 0o600))
+	svc, err = e.kube.CoreV1().Services("default").Get(ctx(t), svc.Name, metav1.GetOptions{})
+	must(t, err)
+	svc.Spec.Ports[0].Port = 81
+	_, err = e.kube.CoreV1().Services("default").Update(ctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+	var failure string
+	eventually(t, 90*time.Second, "a failure event for the broken connection string", func() error {
+		for _, ev := range e.events("scrub", "SyncLoadBalancerFailed") {
+			if strings.Contains(ev.Message, "net/url") {
+				failure = ev.Message
+				return nil
+			}
+		}
+		return fmt.Errorf("none yet")
+	})
+	t.Logf("failure event: %s", failure)
+
+	forms := redact.Forms(pw)
+	var places []string
+	scan := func(where, text string) {
+		places = append(places, where)
+		for _, f := range forms {
+			if strings.Contains(text, f) {
+				t.Errorf("%s holds %q, a form of the password", where, f)
+				return
+			}
+		}
+	}
+	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, ev := range evs.Items {
+		scan("Event "+ev.Namespace+"/"+ev.Name, ev.Message)
+	}
+	for _, f := range []string{e.ccmLog, e.auditLog} {
+		data, err := os.ReadFile(f)
+		must(t, err)
+		scan(filepath.Base(f), string(data))
+	}
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, cm := range cms.Items {
+		if strings.HasPrefix(cm.Name, "ccm-plans-") {
+			b, _ := json.Marshal(cm)
+			scan("record ConfigMap "+cm.Name, string(b))
+		}
+	}
+	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, s := range ss.Items {
+		if strings.HasPrefix(s.Name, "ccm-plans-") {
+			b, _ := json.Marshal(s)
+			scan("record Secret "+s.Name, string(b)+decodeGzipValues(s.Data))
+		}
+	}
+	if !strings.Contains(e.record(t, "scrub"), "scrub") {
+		t.Fatal("the scan saw no record")
+	}
+	if len(places) < 6 {
+		t.Fatalf("scanned only %d places: %v", len(places), places)
+	}
+}
