@@ -28,6 +28,8 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *e
 	if err != nil {
 		return nil, nil, err
 	}
+	rv.credentials = states.Credentials
+	rv.redactCredentials()
 	tf := cfg.Terraform
 	r, err := runner.New(ctx, runner.Config{
 		Terraform:      runner.BinaryConfig{Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
@@ -54,7 +56,7 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *e
 		return nil, nil, fmt.Errorf("api client: %w", err)
 	}
 	// Plan records carry terraform's own rendering of every plan.
-	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true})
+	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true, Migrated: rv.moveRecord})
 	return e, api, nil
 }
 

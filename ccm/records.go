@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -268,4 +269,42 @@ func (v *review) auditUnlock(s subject, workspace, lockID, actor, why string) {
 		Actor: actor, Details: map[string]string{"lockID": lockID, "reason": why}}); err != nil {
 		klog.ErrorS(err, "cannot write audit log")
 	}
+}
+
+// moveRecord moves a record from a state's legacy workspace key to its
+// new one, with the state (engine.Options.Migrated). A plan that waited
+// under the legacy key does not wait any more: its saved file names the
+// legacy state, so it is superseded and planned again.
+func (v *review) moveRecord(ctx context.Context, legacy, workspace string) {
+	if v.store == nil {
+		return
+	}
+	old, err := v.store.Get(ctx, legacy)
+	if err != nil || old == nil {
+		if err != nil {
+			klog.ErrorS(err, "cannot read the plan record of a moved state", "legacyWorkspace", legacy)
+		}
+		return
+	}
+	now := time.Now()
+	_, err = v.store.Update(ctx, workspace, func(r *records.Record) error {
+		if len(r.Plans) > 0 {
+			return nil // the new record is in use: keep it
+		}
+		*r = *old
+		r.Workspace = workspace
+		r.Plans = slices.Clone(old.Plans)
+		for i := range r.Plans {
+			if p := &r.Plans[i]; p.Outcome == records.AwaitingApproval || p.Outcome == records.Planned {
+				p.Outcome, p.Error, p.DecidedAt = records.Superseded, "the state moved to a new key: planned again", &now
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		klog.ErrorS(err, "cannot move a plan record", "from", legacy, "to", workspace)
+		return
+	}
+	v.deleteRecord(ctx, legacy)
+	klog.InfoS("plan record moved with its state", "from", legacy, "to", workspace)
 }

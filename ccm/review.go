@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -43,6 +44,27 @@ type review struct {
 	// said remembers one-time messages (an ignored approval, a retired
 	// annotation) already reported.
 	said sync.Map
+
+	// credentials reads the state backend's credentials now, for the
+	// audit log's redactor; redacted is when it last did.
+	credentials func() []string
+	redactedAt  atomic.Int64
+}
+
+// credentialsRefresh is how often rotated backend credentials are added
+// to the audit log's redactor.
+const credentialsRefresh = time.Minute
+
+// redactCredentials registers the backend's current credentials with the
+// audit log, at most once per credentialsRefresh.
+func (v *review) redactCredentials() {
+	last := v.redactedAt.Load()
+	if v.audit == nil || v.credentials == nil || (last != 0 && time.Since(time.Unix(0, last)) < credentialsRefresh) {
+		return
+	}
+	if v.redactedAt.CompareAndSwap(last, time.Now().UnixNano()) {
+		v.audit.Redact(v.credentials()...)
+	}
 }
 
 func newReview(cfg *Config, log *audit.Log) *review {
@@ -85,6 +107,7 @@ func (v *review) once(key string) bool {
 // report records one reconcile. Failing to record is logged, never
 // returned: the infrastructure change already happened (or not).
 func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err error) {
+	v.redactCredentials()
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	awaiting, isDenied := errors.As(err, &wait), errors.As(err, &denied)

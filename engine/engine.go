@@ -33,6 +33,7 @@ type Engine struct {
 	plans PlanStore
 	// planText renders every plan with changes for people (plan records).
 	planText bool
+	migrated func(ctx context.Context, legacyWorkspace, workspace string)
 }
 
 // Options are the engine's optional parts.
@@ -45,6 +46,9 @@ type Options struct {
 	// text (runner.Plan.Text), for plan records: a terraform show per
 	// change, run in parallel with the apply.
 	PlanText bool
+	// Migrated, if set, hears of every state moved off its legacy key
+	// (MigrateState), so what is kept beside a workspace can follow it.
+	Migrated func(ctx context.Context, legacyWorkspace, workspace string)
 }
 
 // PlanStore finds the plan an object was waiting with when an earlier
@@ -73,7 +77,7 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 	if render.ModulesDigest == "" {
 		render.ModulesDigest = modules.Digest()
 	}
-	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText}
+	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete
@@ -83,9 +87,14 @@ func (e *Engine) UseKubernetes(client kubernetes.Interface) { e.states.SetKubern
 // Runner is the engine's terraform runner.
 func (e *Engine) Runner() *runner.Runner { return e.runner }
 
+// stateObject names an object for the state backends.
+func (e *Engine) stateObject(kind, namespace, name string) state.Object {
+	return state.Object{Cluster: e.render.ClusterID, Kind: kind, Namespace: namespace, Name: name}
+}
+
 // target is one object's rendering config and state location.
 func (e *Engine) target(kind, namespace, name string) (*state.Target, renderer.Config, error) {
-	tg, err := e.states.Target(state.Object{Cluster: e.render.ClusterID, Kind: kind, Namespace: namespace, Name: name})
+	tg, err := e.states.Target(e.stateObject(kind, namespace, name))
 	if err != nil {
 		return nil, renderer.Config{}, err
 	}

@@ -94,7 +94,7 @@ func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service,
 		}
 		o.inputs, o.job, o.service, o.review = inputs, j, svc, rv
 	})
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{})
+	out, err := e.reconcile(ctx, key, j, rv, runOptions{state: e.stateObject(KindService, svc.Namespace, svc.Name)})
 	out.InputsDigest = inputs
 	if err == nil && out.Result != nil {
 		e.objects.with(key, func(o *object) {
@@ -124,7 +124,7 @@ func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv
 	}
 	key := ServiceKey(svc)
 	e.objects.with(key, func(o *object) { o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, "" })
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true})
+	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true, state: e.stateObject(KindService, svc.Namespace, svc.Name)})
 	if err == nil && out.Result != nil {
 		e.objects.forget(key) // destroyed: nothing of it is kept
 	}

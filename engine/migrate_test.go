@@ -60,7 +60,7 @@ func newMigration(t *testing.T, cfg state.Config, kube kubernetes.Interface) *mi
 		t.Fatal(err)
 	}
 	render := renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default", ModulesDigest: modules.Digest()}
-	return &migration{sim: sim, api: api, eng: engine.New(render, states, r), r: r, states: states, render: render}
+	return &migration{sim: sim, api: api, eng: engine.New(render, states, r, engine.Options{}), r: r, states: states, render: render}
 }
 
 // legacyApply applies svc under its legacy key, as the previous release
@@ -282,5 +282,25 @@ func TestMigrateStateConflict(t *testing.T) {
 	current, _ := m.states.Target(object(svc))
 	if !exists(t, legacy) || !exists(t, current) {
 		t.Fatal("a conflicting state was deleted")
+	}
+}
+
+// The engine moves an object's state off its legacy key before its first
+// run, once per process, and says so: a Service applied by the previous
+// release is reconciled without a change, its plan record follows.
+func TestReconcileMigratesLegacyState(t *testing.T) {
+	cfg := state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
+	m := newMigration(t, cfg, nil)
+	var movedFrom, movedTo string
+	eng := engine.New(m.render, m.states, m.r, engine.Options{Migrated: func(_ context.Context, from, to string) { movedFrom, movedTo = from, to }})
+	nodes := []*corev1.Node{m.node(t)}
+	svc := service("upgraded", 80)
+	legacy, _ := m.legacyApply(t, svc, nodes)
+	lb, out, err := eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	if err != nil || lb == nil || (out.Applied != nil && out.Applied.HasChanges) || m.lbs(t) != 1 {
+		t.Fatalf("first reconcile after the upgrade: %+v %+v %v, %d LBs", lb, out, err, m.lbs(t))
+	}
+	if movedFrom != legacy.Key || movedTo != out.Workspace || exists(t, legacy) {
+		t.Fatalf("moved %q -> %q (workspace %s); legacy state left: %v", movedFrom, movedTo, out.Workspace, exists(t, legacy))
 	}
 }

@@ -33,6 +33,9 @@ type object struct {
 	looked bool
 	// converged: job was applied (drift checks cover only those).
 	converged bool
+	// migrated: the state is known to be off its legacy key (checked
+	// once per process, see MigrateState).
+	migrated bool
 }
 
 // pending is a plan with changes that was not applied: awaiting approval,

@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/state"
 )
 
 // Review is how an object's plans are decided: auto applies a plan no
@@ -124,6 +125,8 @@ const (
 
 // runOptions tune one reconcile.
 type runOptions struct {
+	// state names the object for the state backends (legacy keys).
+	state   state.Object
 	destroy bool
 	// drift: a drift check (plan from the refreshed cloud, guarded).
 	drift bool
@@ -145,6 +148,9 @@ func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Rev
 			}
 		}
 	}
+	if err := e.migrate(ctx, key, j, o.state); err != nil {
+		return out, err
+	}
 	var pend *pending
 	if !o.drift {
 		var err error
@@ -159,6 +165,29 @@ func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Rev
 		}
 	}
 	return e.decide(ctx, key, j, pend, rv, out)
+}
+
+// migrate moves key's state off its legacy key before its first run in
+// this process; until that succeeds the object does not run.
+func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state.Object) error {
+	if so.Kind == "" {
+		return nil
+	}
+	o, _ := e.objects.get(key)
+	if o.migrated {
+		return nil
+	}
+	moved, err := e.MigrateState(ctx, so, j)
+	if err != nil {
+		return err
+	}
+	if moved && e.migrated != nil {
+		if legacy, err := e.states.LegacyKey(so); err == nil {
+			e.migrated(ctx, legacy, j.Key)
+		}
+	}
+	e.objects.with(key, func(o *object) { o.migrated = true })
+	return nil
 }
 
 // pendingFor is the plan waiting for key: in memory, or (once per

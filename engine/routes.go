@@ -96,7 +96,7 @@ func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, r
 		}
 		o.job, o.review = j, rv
 	})
-	out, err := e.reconcile(ctx, RoutesKey, j, rv, runOptions{})
+	out, err := e.reconcile(ctx, RoutesKey, j, rv, runOptions{state: e.stateObject(KindRoutes, routeSetSpace, routeSetName)})
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
