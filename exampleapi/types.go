@@ -44,6 +44,24 @@ const (
 // Load balancer types (sizes).
 var LoadBalancerTypes = []string{"lb-small", "lb-medium", "lb-large"}
 
+// Limits on the lists a request may carry. The API rejects more with a 400
+// naming the field; the provider and the modules check them at plan time.
+// Every list costs plan time and memory per element in Terraform, so an
+// unbounded one is a way for one tenant to stall a shared controller.
+const (
+	// MaxListeners is per load balancer. Kubernetes Services rarely
+	// expose more than a handful of ports.
+	MaxListeners = 100
+	// MaxTargets is per load balancer: Kubernetes' largest supported
+	// cluster (5,000 nodes) fits.
+	MaxTargets = 5000
+	// MaxAllowedSourceCIDRs is per load balancer.
+	MaxAllowedSourceCIDRs = 1000
+	// MaxTags is per object (instance or load balancer), also the most
+	// tag filters a listing takes.
+	MaxTags = 50
+)
+
 // Enumerations as lists, for validation in the simulator and the provider.
 var (
 	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP}

@@ -22,7 +22,7 @@ var validInputs = map[string]map[string]string{
 		"health_check":         `{ protocol = "http", port = 32000, path = "/healthz" }`,
 		"allowed_source_cidrs": `["10.0.0.0/8", "2001:db8::/32"]`,
 		"targets":              `["i-1"]`,
-		"tags":                 `{ "k8s.example.com/cluster-id" = "prod" }`,
+		"tags":                 `{ "k8s.example.com/cluster-id" = "prod", "k8s.example.com/service-uid" = "u-1" }`,
 	},
 	modules.Routes: {
 		"network_name": `"cluster-net"`,
@@ -42,7 +42,12 @@ var invalidCases = []struct {
 	{modules.LoadBalancer, "listeners", `[{ protocol = "sctp", port = 80, target_port = 1 }]`, "tcp, udp"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 0, target_port = 1 }]`, "whole number in 1-65535"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1.5 }]`, "whole number in 1-65535"},
-	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1 }, { protocol = "tcp", port = 80, target_port = 2 }]`, "unique per protocol"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1 }, { protocol = "udp", port = 80, target_port = 1 }, { protocol = "tcp", port = 80, target_port = 2 }]`, "unique per protocol; repeated: tcp/80."},
+	{modules.LoadBalancer, "listeners", hclList(101, func(i int) string { return fmt.Sprintf(`{ protocol = "tcp", port = %d, target_port = 1 }`, i+1) }),
+		"At most 100 listeners are allowed (the Example cloud's limit); got 101."},
+	{modules.LoadBalancer, "targets", hclList(5001, func(i int) string { return fmt.Sprintf(`"i-%d"`, i) }), "At most 5000 targets are allowed"},
+	{modules.LoadBalancer, "allowed_source_cidrs", hclList(1001, func(i int) string { return fmt.Sprintf(`"10.%d.%d.0/24"`, i/256, i%256) }),
+		"At most 1000 allowed_source_cidrs entries are allowed"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "udp", port = 1 }`, "tcp, http"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 70000 }`, "port must be"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "http", port = 1 }`, "needs a path"},
@@ -56,6 +61,15 @@ var invalidCases = []struct {
 	{modules.Routes, "routes", `{ "10.244.1.1/24" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
+}
+
+// hclList is an HCL list of n elements.
+func hclList(n int, elem func(i int) string) string {
+	elems := make([]string, n)
+	for i := range elems {
+		elems[i] = elem(i)
+	}
+	return "[" + strings.Join(elems, ", ") + "]"
 }
 
 // Cross-variable rules (network_id xor network_name) are only evaluated by
@@ -136,7 +150,11 @@ provider "example" {
 			}
 		}
 		if !ok {
-			t.Errorf("%s = %s: no error containing %q", c.arg, c.value, c.message)
+			value := c.value
+			if len(value) > 120 {
+				value = value[:120] + "…"
+			}
+			t.Errorf("%s = %s: no error containing %q", c.arg, value, c.message)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 // maxBodyBytes bounds request bodies; real requests are a few KiB.
@@ -54,6 +56,9 @@ func decodeJSON(body []byte, v any) error {
 // parseInstanceFilter reads ?name=&zone=&region=&tag=k=v&tag=k.
 func parseInstanceFilter(q url.Values) (instanceFilter, error) {
 	f := instanceFilter{name: q.Get("name"), zone: q.Get("zone"), region: q.Get("region")}
+	if n := len(q["tag"]); n > exampleapi.MaxTags {
+		return f, invalid("tag", "has %d tag filters (at most %d)", n, exampleapi.MaxTags)
+	}
 	for _, t := range q["tag"] {
 		k, v, hasValue := strings.Cut(t, "=")
 		if k == "" {

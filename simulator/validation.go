@@ -17,7 +17,7 @@ import (
 // store (zones, regions, instances exist) live with the operations.
 
 const (
-	maxTags        = 50
+	maxTags        = exampleapi.MaxTags
 	maxTagKeyLen   = 128
 	maxTagValueLen = 256
 	maxNameLen     = 253
@@ -242,10 +242,16 @@ func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error 
 			return err
 		}
 	}
+	if n := len(u.AllowedSourceCIDRs); n > exampleapi.MaxAllowedSourceCIDRs {
+		return invalid("allowed_source_cidrs", "has %d CIDRs (at most %d)", n, exampleapi.MaxAllowedSourceCIDRs)
+	}
 	for i, c := range u.AllowedSourceCIDRs {
 		if _, err := parseCIDR(fmt.Sprintf("allowed_source_cidrs[%d]", i), c, familyAny); err != nil {
 			return err
 		}
+	}
+	if n := len(u.Targets); n > exampleapi.MaxTargets {
+		return invalid("targets", "has %d targets (at most %d)", n, exampleapi.MaxTargets)
 	}
 	seen := map[string]int{}
 	for i, t := range u.Targets {
@@ -264,6 +270,11 @@ func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error 
 func validateListeners(ls []exampleapi.Listener) error {
 	if len(ls) == 0 {
 		return invalid("listeners", "at least one listener is required")
+	}
+	// Checked before the elements: an oversized request costs no more
+	// than its size check.
+	if len(ls) > exampleapi.MaxListeners {
+		return invalid("listeners", "has %d listeners (at most %d)", len(ls), exampleapi.MaxListeners)
 	}
 	seen := map[string]int{}
 	for i, l := range ls {

@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,6 +92,15 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			s.Listeners = append(s.Listeners, exampleapi.Listener{Protocol: "udp", Port: 80, TargetPort: 1}, exampleapi.Listener{Protocol: "tcp", Port: 80, TargetPort: 2})
 		}), "listeners[2].port", "duplicate listener tcp/80 (also listeners[0])"},
 		{"no listeners", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Listeners = nil }), "listeners", "at least one"},
+		{"too many listeners", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Listeners = listenersN(101) }), "listeners", "has 101 listeners (at most 100)"},
+		{"too many listeners, each invalid", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) {
+			s.Listeners = make([]exampleapi.Listener, 5000)
+		}), "listeners", "has 5000 listeners (at most 100)"},
+		{"too many targets", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Targets = idsN("i-", 5001) }), "targets", "has 5001 targets (at most 5000)"},
+		{"too many source CIDRs", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) {
+			s.AllowedSourceCIDRs = idsN("10.0.0.0/", 1001)
+		}), "allowed_source_cidrs", "has 1001 CIDRs (at most 1000)"},
+		{"too many tags", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Tags = tagsN(51) }), "tags", "has 51 tags (at most 50)"},
 		{"unknown lb type", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Type = "lb-huge" }), "type", "accepted: lb-small, lb-medium, lb-large"},
 		{"unknown algorithm", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Algorithm = "random" }), "algorithm", "accepted: round_robin, least_connections, source_ip"},
 		{"unknown ip family", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.IPFamily = "ipv6" }), "ip_family", "accepted: ipv4, dualstack"},
@@ -112,6 +122,8 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		{"duplicate target", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Targets = []string{west.ID, west.ID} }), "targets[1]", "duplicate target"},
 		{"update bad listener", "PUT", "/v1/load-balancers/" + lb.ID, update(func(u *exampleapi.UpdateLoadBalancerRequest) { u.Listeners[0].Protocol = "quic" }), "listeners[0].protocol", "accepted: tcp, udp"},
 		{"update unknown target", "PUT", "/v1/load-balancers/" + lb.ID, update(func(u *exampleapi.UpdateLoadBalancerRequest) { u.Targets = []string{"i-x"} }), "targets[0]", "does not exist"},
+		{"update too many listeners", "PUT", "/v1/load-balancers/" + lb.ID, update(func(u *exampleapi.UpdateLoadBalancerRequest) { u.Listeners = listenersN(101) }), "listeners", "at most 100"},
+		{"update too many targets", "PUT", "/v1/load-balancers/" + lb.ID, update(func(u *exampleapi.UpdateLoadBalancerRequest) { u.Targets = idsN("i-", 5001) }), "targets", "at most 5000"},
 		{"update immutable field", "PUT", "/v1/load-balancers/" + lb.ID, `{"name":"renamed","listeners":[{"protocol":"tcp","port":1,"target_port":1}]}`, "name", "unknown field"},
 
 		// Lists and admin.
@@ -119,6 +131,7 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		{"page size too big", "GET", "/v1/instances?page_size=1001", nil, "page_size", "accepted: 1-1000"},
 		{"bad page token", "GET", "/v1/instances?page_token=garbage", nil, "page_token", "not a token"},
 		{"bad tag filter", "GET", "/v1/instances?tag==x", nil, "tag", "key=value"},
+		{"too many tag filters", "GET", "/v1/instances?tag=a" + strings.Repeat("&tag=a", 50), nil, "tag", "has 51 tag filters (at most 50)"},
 		{"fault error rate", "PUT", "/admin/v1/faults", `{"error_rate":2}`, "error_rate", "accepted: 0-1"},
 		{"fault latency", "PUT", "/admin/v1/faults", `{"latency_ms":-1}`, "latency_ms", "negative"},
 	}
@@ -143,4 +156,45 @@ func TestSameListenerPortOnDifferentProtocolsIsValid(t *testing.T) {
 	spec := lbSpec("dns")
 	spec.Listeners = []exampleapi.Listener{{Protocol: "tcp", Port: 53, TargetPort: 30053}, {Protocol: "udp", Port: 53, TargetPort: 30053}}
 	control(t, sim).createLB(spec)
+}
+
+// TestListenerLimitIsInclusive: exactly MaxListeners listeners are fine,
+// on create and update.
+func TestListenerLimitIsInclusive(t *testing.T) {
+	sim := simtest.Start(t)
+	c := control(t, sim)
+	spec := lbSpec("many")
+	spec.Listeners = listenersN(exampleapi.MaxListeners)
+	lb := c.createLB(spec)
+	if len(lb.Listeners) != exampleapi.MaxListeners {
+		t.Fatalf("created with %d listeners, want %d", len(lb.Listeners), exampleapi.MaxListeners)
+	}
+	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID,
+		exampleapi.UpdateLoadBalancerRequest{Listeners: listenersN(exampleapi.MaxListeners)}, nil)
+}
+
+// listenersN is n valid listeners on tcp ports 1..n.
+func listenersN(n int) []exampleapi.Listener {
+	ls := make([]exampleapi.Listener, n)
+	for i := range ls {
+		ls[i] = exampleapi.Listener{Protocol: "tcp", Port: i + 1, TargetPort: 30000 + i}
+	}
+	return ls
+}
+
+// idsN is n distinct strings prefix0..prefix(n-1).
+func idsN(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
+}
+
+func tagsN(n int) map[string]string {
+	tags := make(map[string]string, n)
+	for i := range n {
+		tags[fmt.Sprintf("k%d", i)] = "v"
+	}
+	return tags
 }

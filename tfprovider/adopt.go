@@ -56,13 +56,14 @@ func addLBNameConflictError(diags *diag.Diagnostics, err error, spec exampleapi.
 
 // adopt resolves a 409 on create under on_name_conflict =
 // "adopt_if_tags_match": it finds the load balancer holding the name and,
-// when its tags prove it is this configuration's (every configured tag with
-// the same value) and its immutable fields match, puts the configuration's
-// mutable fields on it (an unconditional PUT, as Update does) and returns
-// it. Otherwise it adds an error diagnostic and returns nil. Nothing is
-// recorded in state before the PUT succeeded, so a failed adoption is
-// simply tried again by the next apply.
-func (r *loadBalancerResource) adopt(ctx context.Context, spec exampleapi.LoadBalancerSpec, conflict error, diags *diag.Diagnostics) *exampleapi.LoadBalancer {
+// when its tags prove it is this configuration's (no owner tag of
+// ownerKeys names another owner, as for imports, and every configured tag
+// has the same value) and its immutable fields match, puts the
+// configuration's mutable fields on it (an unconditional PUT, as Update
+// does) and returns it. Otherwise it adds an error diagnostic and returns
+// nil. Nothing is recorded in state before the PUT succeeded, so a failed
+// adoption is simply tried again by the next apply.
+func (r *loadBalancerResource) adopt(ctx context.Context, spec exampleapi.LoadBalancerSpec, ownerKeys []string, conflict error, diags *diag.Diagnostics) *exampleapi.LoadBalancer {
 	if len(spec.Tags) == 0 {
 		diags.AddAttributeError(path.Root("on_name_conflict"), "Load balancer name already in use",
 			fmt.Sprintf("%s\n\nA load balancer named %q already exists in region %s. on_name_conflict = %q adopts it "+
@@ -89,6 +90,18 @@ func (r *loadBalancerResource) adopt(ctx context.Context, spec exampleapi.LoadBa
 	}
 	existing := &found[0]
 	ctx = tflog.SetField(ctx, "load_balancer_id", existing.ID)
+
+	if owners := exampleapi.OwnerConflicts(spec.Tags, existing.Tags, ownerKeys); len(owners) > 0 {
+		tflog.Warn(ctx, "name conflict: the existing load balancer's tags show another owner; not adopting it",
+			map[string]any{"conflicts": strings.Join(owners, "; ")})
+		diags.AddAttributeError(path.Root("name"), "Load balancer name already in use",
+			fmt.Sprintf("%s\n\nA load balancer named %q (%s) already exists in region %s, and its tags show another "+
+				"owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; on_name_conflict = %q never "+
+				"adopts a load balancer whose owner tags differ, so it was not adopted and is left untouched. "+
+				"Choose another name.",
+				conflict, spec.Name, existing.ID, spec.Region, strings.Join(owners, "\n  - "), onNameConflictAdopt))
+		return nil
+	}
 
 	if mismatch := tagMismatches(spec.Tags, existing.Tags); len(mismatch) > 0 {
 		tflog.Warn(ctx, "name conflict: the existing load balancer's tags do not match; not adopting it",

@@ -180,20 +180,23 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 }
 
 // TestAccLoadBalancer_nameConflictErrors: a taken name is an error by
-// default, and adoption refuses a load balancer whose tags do not match,
-// a configuration without tags, and immutable fields that differ. None of
-// them touches the existing load balancer.
+// default, and adoption refuses a load balancer whose owner tags name
+// another owner (even when every configured tag matches), whose tags do not
+// match, a configuration without tags, and immutable fields that differ.
+// None of them touches the existing load balancer.
 func TestAccLoadBalancer_nameConflictErrors(t *testing.T) {
 	e := newTestEnv(t)
 	foreign := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "taken", IPFamily: exampleapi.IPFamilyIPv4,
 		Tags: map[string]string{"cluster": "other", "service-uid": "u-9"}})
 	internal := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "internal", Internal: true, IPFamily: exampleapi.IPFamilyIPv4,
 		Tags: map[string]string{"cluster": "c1"}})
+	sibling := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "sibling", IPFamily: exampleapi.IPFamilyIPv4,
+		Tags: map[string]string{"cluster": "c1", "service-uid": "u-9"}})
 	cfg := func(name, extra string) string { return e.config(lbConfig(name, extra, listenerHTTP)) }
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             func(*terraform.State) error { return e.expectLBCount(2) },
+		CheckDestroy:             func(*terraform.State) error { return e.expectLBCount(3) },
 		Steps: []resource.TestStep{
 			{
 				// Default: error, naming the way out.
@@ -208,6 +211,22 @@ func TestAccLoadBalancer_nameConflictErrors(t *testing.T) {
 					`Mismatched tags: "cluster" is "other" (want "c1"); "service-uid" is "u-9" (want "u-1").`, "someone else"),
 			},
 			{
+				// Every configured tag matches, but the service uid shows
+				// another owner: the owner rule of imports applies.
+				Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
+  owner_tags = ["cluster", "service-uid"]
+  tags = { cluster = "c1" }`),
+				ExpectError: diagRE("Load balancer name already in use", sibling.ID, "its tags show another owner",
+					`tag "service-uid" is "u-9", and this configuration sets no such tag`, "it was not adopted"),
+			},
+			{
+				Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
+  owner_tags = ["cluster", "service-uid"]
+  tags = { cluster = "c1", "service-uid" = "u-1" }`),
+				ExpectError: diagRE("Load balancer name already in use", "its tags show another owner",
+					`tag "service-uid" is "u-9", not this configuration's "u-1"`),
+			},
+			{
 				Config:      cfg("taken", `  on_name_conflict = "adopt_if_tags_match"`),
 				ExpectError: diagRE("Load balancer name already in use", "sets no tags", "it was not adopted"),
 			},
@@ -220,7 +239,7 @@ func TestAccLoadBalancer_nameConflictErrors(t *testing.T) {
 	})
 
 	// The refused load balancers are untouched.
-	for _, lb := range []*exampleapi.LoadBalancer{foreign, internal} {
+	for _, lb := range []*exampleapi.LoadBalancer{foreign, internal, sibling} {
 		ctx, cancel := bg()
 		got, err := e.client.GetLoadBalancer(ctx, lb.ID)
 		cancel()

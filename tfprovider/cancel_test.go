@@ -49,7 +49,7 @@ provider "example" {
 
 resource "example_load_balancer" "web" {
   name      = "slow"
-  listeners = [{ protocol = "tcp", port = 80, target_port = 8080 }]
+  listeners = { "tcp/80" = { protocol = "tcp", port = 80, target_port = 8080 } }
   timeouts  = { create = "10m" }
 }
 `, Address, Version, e.sim.URL, e.sim.Token))

@@ -96,6 +96,11 @@ func listFieldResolver(roots map[string]bool, setValue func(name string, index i
 			}
 			if i == 0 && setValue != nil {
 				if sp, ok := setValue(st.name, st.index); ok {
+					if sp.Equal(path.Root(st.name)) {
+						// The element cannot be named: the diagnostic
+						// lands on the whole attribute.
+						return sp, true
+					}
 					p = sp
 					continue
 				}

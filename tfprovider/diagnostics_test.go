@@ -15,11 +15,15 @@ import (
 )
 
 func TestLBFieldResolver(t *testing.T) {
-	r := lbFieldResolver(exampleapi.LoadBalancerSpec{AllowedSourceCIDRs: []string{"10.0.0.0/8"}, Targets: []string{"i-a", "i-b"}})
+	r := lbFieldResolver(exampleapi.LoadBalancerSpec{
+		Listeners:          []exampleapi.Listener{{Protocol: "tcp", Port: 80}, {Protocol: "udp", Port: 53}},
+		AllowedSourceCIDRs: []string{"10.0.0.0/8"}, Targets: []string{"i-a", "i-b"}})
 	cases := map[string]path.Path{
 		"name":                         path.Root("name"),
 		"listeners":                    path.Root("listeners"),
-		"listeners[1].port":            path.Root("listeners").AtListIndex(1).AtName("port"),
+		"listeners[1].port":            path.Root("listeners").AtMapKey("udp/53").AtName("port"),
+		"listeners[0]":                 path.Root("listeners").AtMapKey("tcp/80"),
+		"listeners[2].port":            path.Root("listeners"),
 		"health_check.timeout_seconds": path.Root("health_check").AtName("timeout_seconds"),
 		"targets[1]":                   path.Root("targets").AtSetValue(types.StringValue("i-b")),
 		"allowed_source_cidrs[0]":      path.Root("allowed_source_cidrs").AtSetValue(types.StringValue("10.0.0.0/8")),

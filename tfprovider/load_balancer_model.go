@@ -1,7 +1,9 @@
 package tfprovider
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -24,11 +26,12 @@ type loadBalancerModel struct {
 	Internal           types.Bool     `tfsdk:"internal"`
 	IPFamily           types.String   `tfsdk:"ip_family"`
 	Algorithm          types.String   `tfsdk:"algorithm"`
-	Listeners          types.List     `tfsdk:"listeners"`
+	Listeners          types.Map      `tfsdk:"listeners"`
 	HealthCheck        types.Object   `tfsdk:"health_check"`
 	AllowedSourceCIDRs types.Set      `tfsdk:"allowed_source_cidrs"`
 	Targets            types.Set      `tfsdk:"targets"`
 	Tags               types.Map      `tfsdk:"tags"`
+	OwnerTags          types.Set      `tfsdk:"owner_tags"`
 	Status             types.String   `tfsdk:"status"`
 	IPv4               types.String   `tfsdk:"ipv4"`
 	IPv6               types.String   `tfsdk:"ipv6"`
@@ -50,6 +53,18 @@ var listenerAttrTypes = map[string]attr.Type{
 	"port":           types.Int64Type,
 	"target_port":    types.Int64Type,
 	"proxy_protocol": types.BoolType,
+}
+
+// listenerKey is a listener's key in the listeners map, e.g. "tcp/80".
+func listenerKey(protocol string, port int64) string {
+	return fmt.Sprintf("%s/%d", protocol, port)
+}
+
+// compareListeners orders listeners by protocol, then port: the order of
+// requests (and so of the API's field indexes) does not depend on Go's
+// map iteration.
+func compareListeners(a, b exampleapi.Listener) int {
+	return cmp.Or(cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
 }
 
 type healthCheckModel struct {
@@ -91,7 +106,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 		IPFamily:  m.IPFamily.ValueString(),
 		Algorithm: m.Algorithm.ValueString(),
 	}
-	var listeners []listenerModel
+	var listeners map[string]listenerModel
 	diags.Append(m.Listeners.ElementsAs(ctx, &listeners, false)...)
 	for _, l := range listeners {
 		spec.Listeners = append(spec.Listeners, exampleapi.Listener{
@@ -101,6 +116,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 			ProxyProtocol: l.ProxyProtocol.ValueBool(),
 		})
 	}
+	slices.SortFunc(spec.Listeners, compareListeners)
 	if !m.HealthCheck.IsNull() && !m.HealthCheck.IsUnknown() {
 		var hc healthCheckModel
 		diags.Append(m.HealthCheck.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
@@ -162,25 +178,30 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 		Hostname:  optionalString(lb.Hostname),
 		CreatedAt: timeString(lb.CreatedAt),
 		Timeouts:  prior.Timeouts,
-		// Configuration only, like timeouts: the API knows nothing of it.
+		// Configuration only, like timeouts: the API knows nothing of them.
 		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
+		OwnerTags:      prior.OwnerTags,
+	}
+	if m.OwnerTags.ElementType(ctx) == nil {
+		m.OwnerTags = types.SetNull(types.StringType) // zero value: no prior
 	}
 	if len(m.Timeouts.AttributeTypes(ctx)) == 0 {
 		// Zero value (no prior): a typed null, or state cannot hold it.
 		m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
 	}
 
-	listeners := make([]listenerModel, 0, len(lb.Listeners))
+	// The API keeps listeners unique per protocol and port, so keys are.
+	listeners := make(map[string]listenerModel, len(lb.Listeners))
 	for _, l := range lb.Listeners {
-		listeners = append(listeners, listenerModel{
+		listeners[listenerKey(l.Protocol, int64(l.Port))] = listenerModel{
 			Protocol:      types.StringValue(l.Protocol),
 			Port:          types.Int64Value(int64(l.Port)),
 			TargetPort:    types.Int64Value(int64(l.TargetPort)),
 			ProxyProtocol: types.BoolValue(l.ProxyProtocol),
-		})
+		}
 	}
 	var d diag.Diagnostics
-	m.Listeners, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: listenerAttrTypes}, listeners)
+	m.Listeners, d = types.MapValueFrom(ctx, types.ObjectType{AttrTypes: listenerAttrTypes}, listeners)
 	diags.Append(d...)
 
 	m.HealthCheck = types.ObjectNull(healthCheckAttrTypes)
@@ -251,4 +272,10 @@ func timeString(t time.Time) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(t.UTC().Format(time.RFC3339))
+}
+
+// ownerKeys is owner_tags as a slice; nil when null or unknown.
+func (m loadBalancerModel) ownerKeys(ctx context.Context) ([]string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	return sortedStrings(ctx, m.OwnerTags, &diags), diags
 }

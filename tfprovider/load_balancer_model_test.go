@@ -73,7 +73,7 @@ func TestLoadBalancerFromAPIEmptyAndNull(t *testing.T) {
 		t.Fatal(diags)
 	}
 	for name, v := range map[string]attr.Value{"health_check": m.HealthCheck, "allowed_source_cidrs": m.AllowedSourceCIDRs,
-		"targets": m.Targets, "tags": m.Tags, "ipv4": m.IPv4, "ipv6": m.IPv6, "hostname": m.Hostname, "created_at": m.CreatedAt} {
+		"targets": m.Targets, "tags": m.Tags, "owner_tags": m.OwnerTags, "ipv4": m.IPv4, "ipv6": m.IPv6, "hostname": m.Hostname, "created_at": m.CreatedAt} {
 		if !v.IsNull() {
 			t.Errorf("%s = %v, want null", name, v)
 		}
@@ -83,6 +83,7 @@ func TestLoadBalancerFromAPIEmptyAndNull(t *testing.T) {
 		AllowedSourceCIDRs: types.SetValueMust(types.StringType, []attr.Value{}),
 		Targets:            types.SetValueMust(types.StringType, []attr.Value{}),
 		Tags:               types.MapValueMust(types.StringType, map[string]attr.Value{}),
+		OwnerTags:          types.SetValueMust(types.StringType, []attr.Value{types.StringValue("uid")}),
 		Timeouts: timeouts.Value{Object: types.ObjectValueMust(timeoutsAttrTypes, map[string]attr.Value{
 			"create": types.StringValue("1m"), "update": types.StringNull(), "delete": types.StringNull()})},
 	}
@@ -94,14 +95,24 @@ func TestLoadBalancerFromAPIEmptyAndNull(t *testing.T) {
 	if d, _ := m.Timeouts.Create(ctx, time.Hour); d != time.Minute {
 		t.Fatalf("timeouts not kept from prior: %v", d)
 	}
+	if !m.OwnerTags.Equal(prior.OwnerTags) {
+		t.Fatalf("owner_tags (configuration only) not kept from prior: %v", m.OwnerTags)
+	}
 }
 
-// TestToSpecSortsSets: set order from Terraform is not meaningful; the
-// request is deterministic.
+// TestToSpecSortsSets: set and map order from Terraform is not
+// meaningful; the request is deterministic, listeners sorted by protocol
+// and port (numerically).
 func TestToSpecSortsSets(t *testing.T) {
 	ctx := context.Background()
+	listener := func(protocol string, port int64) attr.Value {
+		return types.ObjectValueMust(listenerAttrTypes, map[string]attr.Value{"protocol": types.StringValue(protocol),
+			"port": types.Int64Value(port), "target_port": types.Int64Value(1), "proxy_protocol": types.BoolValue(false)})
+	}
 	m := loadBalancerModel{
-		Listeners:          types.ListValueMust(types.ObjectType{AttrTypes: listenerAttrTypes}, nil),
+		Listeners: types.MapValueMust(types.ObjectType{AttrTypes: listenerAttrTypes}, map[string]attr.Value{
+			"udp/53": listener("udp", 53), "tcp/443": listener("tcp", 443), "tcp/80": listener("tcp", 80), "tcp/8080": listener("tcp", 8080),
+		}),
 		HealthCheck:        types.ObjectNull(healthCheckAttrTypes),
 		AllowedSourceCIDRs: types.SetValueMust(types.StringType, []attr.Value{types.StringValue("fd00::/8"), types.StringValue("10.0.0.0/8")}),
 		Targets:            types.SetValueMust(types.StringType, []attr.Value{types.StringValue("i-b"), types.StringValue("i-a")}),
@@ -110,6 +121,13 @@ func TestToSpecSortsSets(t *testing.T) {
 	spec, diags := m.toSpec(ctx)
 	if diags.HasError() {
 		t.Fatal(diags)
+	}
+	var keys []string
+	for _, l := range spec.Listeners {
+		keys = append(keys, listenerKey(l.Protocol, int64(l.Port)))
+	}
+	if !reflect.DeepEqual(keys, []string{"tcp/80", "tcp/443", "tcp/8080", "udp/53"}) {
+		t.Errorf("listeners sent in order %q", keys)
 	}
 	if !reflect.DeepEqual(spec.AllowedSourceCIDRs, []string{"10.0.0.0/8", "fd00::/8"}) ||
 		!reflect.DeepEqual(spec.Targets, []string{"i-a", "i-b"}) || spec.Tags != nil || spec.HealthCheck != nil {

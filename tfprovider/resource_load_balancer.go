@@ -57,6 +57,8 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	resp.Diagnostics.Append(diags...)
 	spec, diags := plan.toSpec(ctx)
 	resp.Diagnostics.Append(diags...)
+	ownerKeys, diags := plan.ownerKeys(ctx)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -68,7 +70,7 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 		// Probably ours from an interrupted apply: adopt it if its tags
 		// prove so. The PUT is bounded like the create.
 		adoptCtx, cancel := context.WithTimeout(ctx, timeout)
-		lb = r.adopt(adoptCtx, spec, err, &resp.Diagnostics)
+		lb = r.adopt(adoptCtx, spec, ownerKeys, err, &resp.Diagnostics)
 		cancel()
 		if lb == nil {
 			return
@@ -189,11 +191,14 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	id := state.ID.ValueString()
 	ctx = tflog.SetField(ctx, "load_balancer_id", id)
+	// An import's ownership was checked by the plan being applied.
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 	if current, _ := state.toUpdate(ctx); reflect.DeepEqual(current, upd) {
-		// Only state-only arguments (timeouts, on_name_conflict) changed:
-		// nothing to send.
+		// Only state-only arguments (timeouts, on_name_conflict,
+		// owner_tags) changed: nothing to send.
 		state.Timeouts = plan.Timeouts
 		state.OnNameConflict = plan.OnNameConflict
+		state.OwnerTags = plan.OwnerTags
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}
@@ -205,7 +210,7 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets}))
+			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets}))
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")
@@ -257,22 +262,21 @@ func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRe
 	tflog.Info(ctx, "deleted load balancer")
 }
 
-func (r *loadBalancerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := checkIDPrefix(req.ID, "lb-"); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", err.Error())
-		return
-	}
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
-}
-
 // lbFieldResolver maps API field errors onto the load balancer's
-// attributes; set elements are named by the value that was sent.
+// attributes; set elements are named by the value that was sent, listeners
+// by the key of the listener that was sent.
 func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 	roots := map[string]bool{"name": true, "region": true, "type": true, "internal": true, "ip_family": true,
 		"algorithm": true, "listeners": true, "health_check": true, "allowed_source_cidrs": true, "targets": true, "tags": true}
 	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
 		var vals []string
 		switch name {
+		case "listeners":
+			if i >= len(spec.Listeners) {
+				return path.Root(name), true
+			}
+			l := spec.Listeners[i]
+			return path.Root(name).AtMapKey(listenerKey(l.Protocol, int64(l.Port))), true
 		case "allowed_source_cidrs":
 			vals = spec.AllowedSourceCIDRs
 		case "targets":

@@ -61,7 +61,7 @@ func TestAccLoadBalancer_drift(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.ListSizeExact(2)),
+						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.MapSizeExact(2)),
 					},
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
@@ -129,7 +129,7 @@ provider "example" {
 				Config: prov + lbConfig("flaky", fmt.Sprintf(`  targets = [%q, %q]`, a.ID, b.ID), listenerHTTP+", "+listenerDNS) +
 					routeConfig(a.ID, "10.244.0.0/24"),
 				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr(lbAddr, "listeners.#", "2"),
+					resource.TestCheckResourceAttr(lbAddr, "listeners.%", "2"),
 					resource.TestCheckResourceAttr(lbAddr, "targets.#", "2"),
 					resource.TestCheckResourceAttr(routeAddr, "status", "active"),
 					func(*terraform.State) error { return e.expectLBCount(1) },

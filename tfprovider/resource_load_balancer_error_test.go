@@ -26,13 +26,13 @@ func TestAccLoadBalancer_provisionError(t *testing.T) {
 		return e.config(fmt.Sprintf(`
 resource "example_load_balancer" "a" {
   name      = "a"
-  listeners = [{ protocol = "tcp", port = 80, target_port = 80 }]
+  listeners = { "tcp/80" = { protocol = "tcp", port = 80, target_port = 80 } }
 }
 
 resource "example_load_balancer" "b" {
   name       = "b"
   internal   = %t
-  listeners  = [{ protocol = "tcp", port = 80, target_port = 80 }]
+  listeners  = { "tcp/80" = { protocol = "tcp", port = 80, target_port = 80 } }
   depends_on = [example_load_balancer.a]
 }
 `, bInternal))
@@ -103,11 +103,12 @@ func TestDeleteAlreadyGone(t *testing.T) {
 func nullLoadBalancer(id string) loadBalancerModel {
 	return loadBalancerModel{
 		ID:                 types.StringValue(id),
-		Listeners:          types.ListNull(types.ObjectType{AttrTypes: listenerAttrTypes}),
+		Listeners:          types.MapNull(types.ObjectType{AttrTypes: listenerAttrTypes}),
 		HealthCheck:        types.ObjectNull(healthCheckAttrTypes),
 		AllowedSourceCIDRs: types.SetNull(types.StringType),
 		Targets:            types.SetNull(types.StringType),
 		Tags:               types.MapNull(types.StringType),
+		OwnerTags:          types.SetNull(types.StringType),
 		Timeouts:           timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
 	}
 }

@@ -10,12 +10,16 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// ModifyPlan defaults region to the provider's region. A change of the
-// effective region (in configuration or of the provider) replaces the load
-// balancer, as the API cannot move one.
+// ModifyPlan refuses an imported load balancer of another owner (see
+// checkImportedOwner) and defaults region to the provider's region. A
+// change of the effective region (in configuration or of the provider)
+// replaces the load balancer, as the API cannot move one.
 func (r *loadBalancerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
+	}
+	if r.checkImportedOwner(ctx, req, resp); resp.Diagnostics.HasError() {
+		return
 	}
 	var cfgRegion, stateRegion types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("region"), &cfgRegion)...)

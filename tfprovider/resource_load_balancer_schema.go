@@ -2,11 +2,11 @@ package tfprovider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -45,10 +45,14 @@ func quoted(vals []string) string {
 
 func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// Version 1: listeners became a map keyed "<protocol>/<port>"
+		// (version 0 had a list); UpgradeState converts old states.
+		Version: 1,
 		Description: "A load balancer forwarding TCP/UDP listener ports to target instances. Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
 			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
-			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it.",
+			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it. " +
+			"`owner_tags` makes imports and adoptions prove ownership.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:      true,
@@ -105,18 +109,37 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"targets": schema.SetAttribute{
 				Optional:    true,
 				ElementType: stringType,
-				Description: "Ids (`i-...`) of the instances traffic is forwarded to; they must be in the load balancer's region. Order does not matter.",
-				Validators:  []validator.Set{setvalidator.ValueStringsAre(idValidator("i-"))},
+				Description: fmt.Sprintf("Ids (`i-...`) of the instances traffic is forwarded to (at most %d); they must be in the "+
+					"load balancer's region. Order does not matter.", exampleapi.MaxTargets),
+				Validators: []validator.Set{
+					setvalidator.SizeAtMost(exampleapi.MaxTargets),
+					setvalidator.ValueStringsAre(idValidator("i-")),
+				},
 			},
 			"tags": schema.MapAttribute{
 				Optional:    true,
 				ElementType: stringType,
-				Description: "Key/value tags (at most 50).",
+				Description: fmt.Sprintf("Key/value tags (at most %d).", exampleapi.MaxTags),
 				Validators: []validator.Map{
-					mapvalidator.SizeAtMost(50),
-					mapvalidator.KeysAre(stringvalidator.LengthBetween(1, 128),
-						stringvalidator.RegexMatches(noEqualsRE, "must not contain '='")),
+					mapvalidator.SizeAtMost(exampleapi.MaxTags),
+					mapvalidator.KeysAre(tagKeyValidators()...),
 					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
+				},
+			},
+			"owner_tags": schema.SetAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: "Keys of `tags` whose values name the owner, such as a cluster id and the id of the object " +
+					"the load balancer serves. Taking over an existing load balancer requires it to carry none of these " +
+					"tags with another value: an import (an `import` block or `terraform import`) fails at plan time, " +
+					"and `on_name_conflict` adoption fails, when for any of these keys the existing load balancer has " +
+					"the tag with a value other than this configuration's `tags` value for that key (or this " +
+					"configuration does not set that tag): its tags show another owner. A load balancer without these " +
+					"tags, or with the same values, may be taken over. Unset or empty, no owner is checked. " +
+					"Configuration only: changing it updates state only.",
+				Validators: []validator.Set{
+					setvalidator.SizeAtMost(exampleapi.MaxTags),
+					setvalidator.ValueStringsAre(tagKeyValidators()...),
 				},
 			},
 			"status": schema.StringAttribute{
@@ -136,8 +159,9 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Description: "What creating does when the name is already taken in the region (the API answers `409`), " +
 					"typically by a load balancer that an apply killed mid-way created but never recorded in state: " +
 					"`" + onConflictError + "` (default) fails the apply; `" + onNameConflictAdopt + "` adopts that load " +
-					"balancer if its tags contain every configured tag with the same value (so `tags` must not be empty: " +
-					"they are the proof of ownership) and its `internal` and `ip_family` match, updates it to this " +
+					"balancer if no tag of `owner_tags` names another owner (as for imports), its tags contain every " +
+					"configured tag with the same value (so `tags` must not be empty: they are the proof of ownership) " +
+					"and its `internal` and `ip_family` match, updates it to this " +
 					"configuration, records it in state and reports a warning. Otherwise the apply fails explaining the " +
 					"conflict. Only consulted on create; changing it updates state only.",
 				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onNameConflictAdopt)},
@@ -154,23 +178,33 @@ func computedStable(desc string) schema.StringAttribute {
 	}
 }
 
-func listenersAttribute() schema.ListNestedAttribute {
+// tagKeyValidators mirror the API's rule for tag keys.
+func tagKeyValidators() []validator.String {
+	return []validator.String{stringvalidator.LengthBetween(1, 128),
+		stringvalidator.RegexMatches(noEqualsRE, "must not contain '='")}
+}
+
+func listenersAttribute() schema.MapNestedAttribute {
 	port := func(desc string) schema.Int64Attribute {
 		return schema.Int64Attribute{Required: true, Description: desc, Validators: []validator.Int64{int64validator.Between(1, 65535)}}
 	}
-	return schema.ListNestedAttribute{
+	return schema.MapNestedAttribute{
 		Required: true,
-		Description: "Listeners, at least one. `port` must be unique per `protocol`. " +
-			"The list is ordered as written; reordering it is an in-place update.",
-		Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+		Description: fmt.Sprintf("Listeners, at least one and at most %d, keyed by `\"<protocol>/<port>\"` of the listener, "+
+			"e.g. `\"tcp/80\"` (so ports are unique per protocol). Keyed this way, a plan shows a changed `port` as one "+
+			"listener removed and one added, and a changed `target_port` or `proxy_protocol` as that one listener "+
+			"updated in place; the other listeners read as unchanged.", exampleapi.MaxListeners),
+		// The maximum is checked in ValidateConfig, with the cloud's
+		// limit named in the message.
+		Validators: []validator.Map{mapvalidator.SizeAtLeast(1)},
 		NestedObject: schema.NestedAttributeObject{
 			Attributes: map[string]schema.Attribute{
 				"protocol": schema.StringAttribute{
 					Required:    true,
-					Description: "One of " + quoted(exampleapi.ListenerProtocols) + ".",
+					Description: "One of " + quoted(exampleapi.ListenerProtocols) + "; the first part of the key.",
 					Validators:  []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
 				},
-				"port":        port("Port the load balancer listens on (1-65535)."),
+				"port":        port("Port the load balancer listens on (1-65535); the second part of the key."),
 				"target_port": port("Port on the targets traffic is forwarded to (1-65535)."),
 				"proxy_protocol": schema.BoolAttribute{
 					Optional:    true,
@@ -225,9 +259,12 @@ func cidrSetAttribute() schema.SetAttribute {
 	return schema.SetAttribute{
 		Optional:    true,
 		ElementType: stringType,
-		Description: "Source CIDRs (IPv4 or IPv6, canonical form such as `192.0.2.0/24`) allowed to connect; " +
-			"unset allows everyone. Order does not matter.",
-		Validators: []validator.Set{setvalidator.ValueStringsAre(cidrValidator)},
+		Description: fmt.Sprintf("Source CIDRs (IPv4 or IPv6, canonical form such as `192.0.2.0/24`) allowed to connect, "+
+			"at most %d; unset allows everyone. Order does not matter.", exampleapi.MaxAllowedSourceCIDRs),
+		Validators: []validator.Set{
+			setvalidator.SizeAtMost(exampleapi.MaxAllowedSourceCIDRs),
+			setvalidator.ValueStringsAre(cidrValidator),
+		},
 	}
 }
 

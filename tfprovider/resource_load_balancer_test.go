@@ -20,21 +20,21 @@ import (
 const lbAddr = "example_load_balancer.web"
 
 // lbConfig is a load balancer with the given name, extra arguments and
-// listeners block.
+// listeners (map entries, comma separated).
 func lbConfig(name, extra, listeners string) string {
 	return fmt.Sprintf(`
 resource "example_load_balancer" "web" {
   name = %q
 %s
-  listeners = [%s]
+  listeners = {%s}
 }
 `, name, extra, listeners)
 }
 
 const (
-	listenerHTTP  = `{ protocol = "tcp", port = 80, target_port = 8080 }`
-	listenerHTTPS = `{ protocol = "tcp", port = 443, target_port = 8443, proxy_protocol = true }`
-	listenerDNS   = `{ protocol = "udp", port = 53, target_port = 5353 }`
+	listenerHTTP  = `"tcp/80" = { protocol = "tcp", port = 80, target_port = 8080 }`
+	listenerHTTPS = `"tcp/443" = { protocol = "tcp", port = 443, target_port = 8443, proxy_protocol = true }`
+	listenerDNS   = `"udp/53" = { protocol = "udp", port = 53, target_port = 5353 }`
 )
 
 // checkLBsDestroyed verifies through the API that every load balancer in
@@ -115,7 +115,7 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ip_family"), knownvalue.StringExact("ipv4")),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("internal"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtSliceIndex(0).AtMapKey("proxy_protocol"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("tcp/80").AtMapKey("proxy_protocol"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.Null()),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -140,7 +140,7 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					sameID.AddStateValue(lbAddr, tfjsonpath.New("id")),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("type"), knownvalue.StringExact("lb-medium")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.ListSizeExact(3)),
+					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.MapSizeExact(3)),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{
 						knownvalue.StringExact(a.ID), knownvalue.StringExact(b.ID)})),
 					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.ObjectExact(map[string]knownvalue.Check{
@@ -151,6 +151,7 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 					})),
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					// Sent sorted by protocol and port: tcp/80, tcp/443, udp/53.
 					if lb.Type != "lb-medium" || len(lb.Listeners) != 3 || len(lb.Targets) != 2 || !lb.Listeners[1].ProxyProtocol {
 						return fmt.Errorf("API object not updated: %+v", lb.LoadBalancerSpec)
 					}

@@ -3,6 +3,10 @@ package tfprovider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -13,25 +17,36 @@ import (
 )
 
 // ValidateConfig checks what single-attribute validators cannot: listener
-// ports unique per protocol and a consistent health check. Unknown values
-// are skipped; the API checks them again at apply time.
+// keys that match their listeners, the number of listeners and a
+// consistent health check. Unknown values are skipped; the API checks them
+// again at apply time.
 func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m loadBalancerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	validateListenerPorts(ctx, m.Listeners, resp)
+	validateListeners(ctx, m.Listeners, resp)
 	validateHealthCheck(ctx, m.HealthCheck, resp)
+	warnOwnerTagsNotSet(ctx, m, resp)
 }
 
-func validateListenerPorts(ctx context.Context, listeners types.List, resp *resource.ValidateConfigResponse) {
+// validateListeners checks the listener count against the cloud's limit
+// (before the elements: they are not worth checking then) and that every
+// key is "<protocol>/<port>" of its listener, which also makes ports
+// unique per protocol.
+func validateListeners(ctx context.Context, listeners types.Map, resp *resource.ValidateConfigResponse) {
 	if listeners.IsNull() || listeners.IsUnknown() {
 		return
 	}
-	seen := map[string]int{}
-	for i, e := range listeners.Elements() {
-		obj, ok := e.(types.Object)
+	if n := len(listeners.Elements()); n > exampleapi.MaxListeners {
+		resp.Diagnostics.AddAttributeError(path.Root("listeners"), "Too many listeners",
+			fmt.Sprintf("listeners has %d entries; the Example cloud allows at most %d listeners per load balancer.",
+				n, exampleapi.MaxListeners))
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(listeners.Elements())) {
+		obj, ok := listeners.Elements()[key].(types.Object)
 		if !ok || obj.IsNull() || obj.IsUnknown() {
 			continue
 		}
@@ -42,14 +57,38 @@ func validateListenerPorts(ctx context.Context, listeners types.List, resp *reso
 		if l.Protocol.IsUnknown() || l.Port.IsUnknown() || l.Protocol.IsNull() || l.Port.IsNull() {
 			continue
 		}
-		key := fmt.Sprintf("%s/%d", l.Protocol.ValueString(), l.Port.ValueInt64())
-		if j, dup := seen[key]; dup {
-			resp.Diagnostics.AddAttributeError(path.Root("listeners").AtListIndex(i).AtName("port"),
-				"Duplicate listener port",
-				fmt.Sprintf("listeners[%d] repeats listener %s of listeners[%d]; ports must be unique per protocol.", i, key, j))
-			continue
+		if want := listenerKey(l.Protocol.ValueString(), l.Port.ValueInt64()); key != want {
+			resp.Diagnostics.AddAttributeError(path.Root("listeners").AtMapKey(key), "Listener key does not match the listener",
+				fmt.Sprintf("The listener keyed %q has protocol %q and port %d, so its key must be %q. Listeners are keyed "+
+					"by \"<protocol>/<port>\" (e.g. \"tcp/80\"), which keeps ports unique per protocol and makes a plan "+
+					"show a changed port as one listener removed and one added.",
+					key, l.Protocol.ValueString(), l.Port.ValueInt64(), want))
 		}
-		seen[key] = i
+	}
+}
+
+// warnOwnerTagsNotSet warns about owner_tags keys that tags does not set:
+// every existing load balancer carrying such a tag counts as another
+// owner's, which is safe but rarely meant.
+func warnOwnerTagsNotSet(ctx context.Context, m loadBalancerModel, resp *resource.ValidateConfigResponse) {
+	if m.OwnerTags.IsNull() || m.OwnerTags.IsUnknown() || m.Tags.IsUnknown() {
+		return
+	}
+	keys, diags := m.ownerKeys(ctx)
+	tags := m.Tags.Elements()
+	if diags.HasError() {
+		return
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, ok := tags[k]; !ok {
+			missing = append(missing, strconv.Quote(k))
+		}
+	}
+	if len(missing) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("owner_tags"), "Owner tag not set",
+			fmt.Sprintf("owner_tags names %s, which tags does not set. Every existing load balancer with such a tag "+
+				"counts as another owner's, so importing or adopting it will fail.", strings.Join(missing, ", ")))
 	}
 }
 

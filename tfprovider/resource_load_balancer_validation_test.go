@@ -1,12 +1,55 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/example/cloud-provider-example/exampleapi"
 )
+
+// manyListeners is n valid listeners, tcp ports 1..n.
+func manyListeners(n int) string {
+	var b strings.Builder
+	for p := 1; p <= n; p++ {
+		fmt.Fprintf(&b, "\n    \"tcp/%d\" = { protocol = \"tcp\", port = %d, target_port = %d },", p, p, p)
+	}
+	return b.String()
+}
+
+// manyStrings is an HCL list of n distinct strings prefix0.. .
+func manyStrings(prefix string, n int) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = fmt.Sprintf("%q", fmt.Sprintf("%s%d", prefix, i))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// manyCIDRs is an HCL list of n distinct canonical /24s.
+func manyCIDRs(n int) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = fmt.Sprintf(`"10.%d.%d.0/24"`, i/256, i%256)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func manyTags(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, " k%d = \"v\",", i)
+	}
+	return b.String()
+}
 
 // TestAccLoadBalancer_validation: bad arguments fail at plan time with
 // diagnostics on the offending attribute; what only the API can check
@@ -17,11 +60,21 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 	cases := []struct {
 		name, extra, listeners, want string
 	}{
-		{"web", "", `{ protocol = "tcp", port = 0, target_port = 80 }`, `listeners\[0\]\.port[\s\S]*value must be between 1 and 65535`},
-		{"web", "", `{ protocol = "tcp", port = 80, target_port = 70000 }`, `listeners\[0\]\.target_port`},
-		{"web", "", `{ protocol = "sctp", port = 80, target_port = 80 }`, `listeners\[0\]\.protocol[\s\S]*"tcp"`},
-		{"web", "", listenerHTTP + ", " + `{ protocol = "tcp", port = 80, target_port = 81 }`, `Duplicate listener port[\s\S]*listeners\[1\] repeats listener tcp/80 of listeners\[0\]`},
-		{"web", "", "", `Attribute listeners list must contain at least 1 elements`},
+		{"web", "", `"tcp/0" = { protocol = "tcp", port = 0, target_port = 80 }`, `listeners\["tcp/0"\]\.port[\s\S]*value must be between 1 and 65535`},
+		{"web", "", `"tcp/80" = { protocol = "tcp", port = 80, target_port = 70000 }`, `listeners\["tcp/80"\]\.target_port`},
+		{"web", "", `"sctp/80" = { protocol = "sctp", port = 80, target_port = 80 }`, `listeners\["sctp/80"\]\.protocol[\s\S]*"tcp"`},
+		// The key is the listener's protocol and port, which also keeps
+		// ports unique per protocol.
+		{"web", "", listenerHTTP + ", " + `"tcp/81" = { protocol = "tcp", port = 80, target_port = 81 }`,
+			`Listener key does not match the listener[\s\S]*The listener keyed "tcp/81" has protocol "tcp"\s+and\s+port\s+80,\s+so\s+its\s+key\s+must\s+be\s+"tcp/80"`},
+		{"web", "", `"udp/53" = { protocol = "tcp", port = 53, target_port = 53 }`, `key\s+must\s+be\s+"tcp/53"`},
+		{"web", "", `"tcp/080" = { protocol = "tcp", port = 80, target_port = 80 }`, `key\s+must\s+be\s+"tcp/80"`},
+		{"web", "", "", `Attribute listeners map must contain at least 1 elements`},
+		// Limits of the Example cloud, checked at plan time.
+		{"web", "", manyListeners(exampleapi.MaxListeners + 1), `Too many listeners[\s\S]*listeners has 101 entries; the Example\s+cloud\s+allows\s+at\s+most\s+100\s+listeners`},
+		{"web", `  targets = ` + manyStrings("i-", exampleapi.MaxTargets+1), listenerHTTP, `Attribute targets set must contain at most 5000 elements,\s+got:\s+5001`},
+		{"web", `  allowed_source_cidrs = ` + manyCIDRs(exampleapi.MaxAllowedSourceCIDRs+1), listenerHTTP, `Attribute allowed_source_cidrs set must contain at most 1000 elements,\s+got:\s+1001`},
+		{"web", `  tags = {` + manyTags(exampleapi.MaxTags+1) + `}`, listenerHTTP, `Attribute tags map must contain at most 50\s+elements`},
 		{"-bad", "", listenerHTTP, `Attribute name must start with a letter or digit`},
 		{"web", `  allowed_source_cidrs = ["10.0.0.1/8"]`, listenerHTTP, `"10\.0\.0\.1/8" has host bits set; did you mean\s+"10\.0\.0\.0/8"\?`},
 		{"web", `  allowed_source_cidrs = ["2001:DB8::/32"]`, listenerHTTP, `not in canonical form; write it as\s+"2001:db8::/32"`},
@@ -78,4 +131,36 @@ func TestAccProvider_configValidation(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6Factories,
 		Steps:                    steps,
 	})
+}
+
+// TestValidateConfigOwnerTagsNotSet: an owner tag the configuration does
+// not set is a warning (every tagged load balancer would count as
+// another owner's), named in the message; set ones are not.
+func TestValidateConfigOwnerTagsNotSet(t *testing.T) {
+	ctx := context.Background()
+	var sr fwresource.SchemaResponse
+	r := &loadBalancerResource{}
+	r.Schema(ctx, fwresource.SchemaRequest{}, &sr)
+	validate := func(owner []string, tags map[string]string) diag.Diagnostics {
+		m := nullLoadBalancer("lb-1")
+		m.OwnerTags, _ = types.SetValueFrom(ctx, types.StringType, owner)
+		m.Tags, _ = types.MapValueFrom(ctx, types.StringType, tags)
+		st := tfsdk.State{Schema: sr.Schema}
+		if d := st.Set(ctx, m); d.HasError() {
+			t.Fatal(d)
+		}
+		var resp fwresource.ValidateConfigResponse
+		r.ValidateConfig(ctx, fwresource.ValidateConfigRequest{Config: tfsdk.Config{Schema: sr.Schema, Raw: st.Raw}}, &resp)
+		return resp.Diagnostics
+	}
+	d := validate([]string{"cluster", "uid", "zone"}, map[string]string{"cluster": "c1"})
+	if d.HasError() || d.WarningsCount() != 1 || !strings.Contains(d[0].Detail(), `owner_tags names "uid", "zone", which tags does not set`) {
+		t.Errorf("missing owner tags: %v", d)
+	}
+	if d := validate([]string{"cluster"}, map[string]string{"cluster": "c1"}); len(d) != 0 {
+		t.Errorf("owner tags all set: %v", d)
+	}
+	if d := validate(nil, nil); len(d) != 0 {
+		t.Errorf("no owner tags: %v", d)
+	}
 }

@@ -33,6 +33,12 @@ func main() {
 	}
 }
 
+// Environment variables holding the tokens, used when the flags are not given.
+const (
+	envToken         = "EXAMPLE_TOKEN"
+	envReadOnlyToken = "EXAMPLE_READONLY_TOKEN"
+)
+
 // options are the command-line flags.
 type options struct {
 	listen, metadataListen, dataDir string
@@ -50,8 +56,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8440", "control API listen address")
 	fs.StringVar(&o.metadataListen, "metadata-listen", "127.0.0.1:8441", "metadata API listen address")
 	fs.StringVar(&o.dataDir, "data-dir", "./.example-cloud", "directory of the database (created if missing)")
-	fs.StringVar(&o.token, "token", os.Getenv("EXAMPLE_TOKEN"), "read-write API token (env EXAMPLE_TOKEN; required)")
-	fs.StringVar(&o.readOnlyToken, "readonly-token", os.Getenv("EXAMPLE_READONLY_TOKEN"), "read-only token for the metadata API (env EXAMPLE_READONLY_TOKEN)")
+	// The tokens' environment variables are read after parsing: a flag
+	// default is printed by --help and by every usage error.
+	fs.StringVar(&o.token, "token", "", "read-write API token (default: $"+envToken+"; required)")
+	fs.StringVar(&o.readOnlyToken, "readonly-token", "", "read-only token for the metadata API (default: $"+envReadOnlyToken+")")
 	fs.StringVar(&o.seedFile, "seed", "", "seed YAML file (regions, zones, networks, instances); applied idempotently at start")
 	fs.StringVar(&o.selfInstance, "self-instance", "", "instance (name or id) that the metadata API's /v1/self describes")
 	fs.DurationVar(&o.provisionDelay, "provision-delay", 2*time.Second, "how long a new load balancer stays provisioning")
@@ -67,8 +75,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["token"] {
+		o.token = os.Getenv(envToken)
+	}
+	if !set["readonly-token"] {
+		o.readOnlyToken = os.Getenv(envReadOnlyToken)
+	}
 	if o.token == "" {
-		return o, errors.New("no API token: pass --token or set EXAMPLE_TOKEN")
+		return o, errors.New("no API token: pass --token or set " + envToken)
 	}
 	return o, nil
 }

@@ -286,8 +286,8 @@ func TestFlags(t *testing.T) {
 		o.listen != "127.0.0.1:8440" || o.metadataListen != "127.0.0.1:8441" || o.provisionDelay != 2*time.Second {
 		t.Errorf("options %+v, %v", o, err)
 	}
-	if o, _ := parseFlags([]string{"--token", "flag"}, &stderr); o.token != "flag" {
-		t.Errorf("--token does not win over the environment: %q", o.token)
+	if o, _ := parseFlags([]string{"--token", "flag", "--readonly-token", "ro-flag"}, &stderr); o.token != "flag" || o.readOnlyToken != "ro-flag" {
+		t.Errorf("--token and --readonly-token do not win over the environment: %q %q", o.token, o.readOnlyToken)
 	}
 	if _, err := parseFlags([]string{"extra"}, &stderr); err == nil {
 		t.Error("stray argument accepted")
@@ -300,6 +300,36 @@ func TestFlags(t *testing.T) {
 	err = run(context.Background(), []string{"--data-dir", t.TempDir(), "--seed", "/nonexistent.yaml"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "seed") {
 		t.Errorf("missing seed: %v", err)
+	}
+}
+
+// TestUsageDoesNotPrintTokens: --help and usage errors print the flags'
+// defaults; the tokens' come from the environment and must not be shown.
+func TestUsageDoesNotPrintTokens(t *testing.T) {
+	const token, readOnly = "s3cret-rw-token", "s3cret-ro-token"
+	t.Setenv("EXAMPLE_TOKEN", token)
+	t.Setenv("EXAMPLE_READONLY_TOKEN", readOnly)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--no-such-flag"}, {"--rate-limit", "fast"}, {"--token"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if err == nil || !strings.Contains(out, "-readonly-token") {
+			t.Errorf("%q: want a usage error and the usage text, got %v:\n%s", args, err, out)
+		}
+		if strings.Contains(out, token) || strings.Contains(out, readOnly) {
+			t.Errorf("%q printed a token from the environment:\n%s", args, out)
+		}
+	}
+
+	// The real binary, as a user runs it.
+	cmd := exec.Command(simtest.BuildBinary(t), "--help")
+	cmd.Env = append(os.Environ(), "EXAMPLE_TOKEN="+token, "EXAMPLE_READONLY_TOKEN="+readOnly)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "$EXAMPLE_TOKEN") {
+		t.Fatalf("--help: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), token) || strings.Contains(string(out), readOnly) {
+		t.Fatalf("--help printed a token from the environment:\n%s", out)
 	}
 }
 

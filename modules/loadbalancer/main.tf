@@ -1,3 +1,12 @@
+locals {
+  # The provider keys listeners by "<protocol>/<port>", so a plan shows a
+  # changed port as one listener removed and one added, and a changed
+  # target_port as one listener updated, instead of shifting every listener
+  # after it. var.listeners stays a list (what the controller renders);
+  # validation makes the keys unique.
+  listeners = { for l in var.listeners : "${l.protocol}/${l.port}" => l }
+}
+
 resource "example_load_balancer" "this" {
   name                 = var.name
   region               = var.region
@@ -5,7 +14,7 @@ resource "example_load_balancer" "this" {
   internal             = var.internal
   ip_family            = var.ip_family
   algorithm            = var.algorithm
-  listeners            = var.listeners
+  listeners            = local.listeners
   health_check         = var.health_check
   allowed_source_cidrs = var.allowed_source_cidrs
   targets              = var.targets
@@ -18,4 +27,10 @@ resource "example_load_balancer" "this" {
   # contain all of var.tags with the same values (the controller's tags
   # include the cluster id and the Service UID); otherwise the apply fails.
   on_name_conflict = "adopt_if_tags_match"
+
+  # The tags the controller sets to name the owner. An import (the
+  # controller's adopt-id annotation) or an adoption of a load balancer
+  # whose cluster id or Service UID tag has another value is refused: it
+  # belongs to another cluster or Service.
+  owner_tags = ["k8s.example.com/cluster-id", "k8s.example.com/service-uid"]
 }

@@ -59,7 +59,7 @@ variable "algorithm" {
 }
 
 variable "listeners" {
-  description = "Ports the load balancer listens on (protocol tcp or udp, port) and the port on the targets they forward to (target_port). At least one; ports are unique per protocol."
+  description = "Ports the load balancer listens on (protocol tcp or udp, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol."
   type = list(object({
     protocol       = string
     port           = number
@@ -71,6 +71,11 @@ variable "listeners" {
   validation {
     condition     = length(var.listeners) >= 1
     error_message = "At least one listener is required."
+  }
+
+  validation {
+    condition     = length(var.listeners) <= 100
+    error_message = "At most 100 listeners are allowed (the Example cloud's limit); got ${length(var.listeners)}."
   }
 
   validation {
@@ -86,9 +91,11 @@ variable "listeners" {
     error_message = "Every listener port and target_port must be a whole number in 1-65535."
   }
 
+  # Grouping by key is linear in the number of listeners (distinct() on a
+  # list is quadratic). A null protocol or port fails the rules above.
   validation {
-    condition     = length(distinct([for l in var.listeners : "${l.protocol}/${l.port}"])) == length(var.listeners)
-    error_message = "Listener ports must be unique per protocol."
+    condition     = try(length({ for l in var.listeners : "${l.protocol}/${l.port}" => l... }) == length(var.listeners), true)
+    error_message = "Listener ports must be unique per protocol; repeated: ${join(", ", [for k, ls in { for l in var.listeners : "${l.protocol}/${l.port}" => l... } : k if length(ls) > 1])}."
   }
 }
 
@@ -143,10 +150,15 @@ variable "health_check" {
 }
 
 variable "allowed_source_cidrs" {
-  description = "Client CIDRs (IPv4 or IPv6, canonical form) allowed to connect; empty allows everyone."
+  description = "Client CIDRs (IPv4 or IPv6, canonical form) allowed to connect, at most 1000; empty allows everyone."
   type        = set(string)
   default     = []
   nullable    = false
+
+  validation {
+    condition     = length(var.allowed_source_cidrs) <= 1000
+    error_message = "At most 1000 allowed_source_cidrs entries are allowed (the Example cloud's limit); got ${length(var.allowed_source_cidrs)}."
+  }
 
   validation {
     # cidrsubnet(c, 0, 0) is c without host bits: the API rejects those.
@@ -156,10 +168,15 @@ variable "allowed_source_cidrs" {
 }
 
 variable "targets" {
-  description = "Instance ids (i-...) the load balancer forwards to."
+  description = "Instance ids (i-...) the load balancer forwards to, at most 5000."
   type        = set(string)
   default     = []
   nullable    = false
+
+  validation {
+    condition     = length(var.targets) <= 5000
+    error_message = "At most 5000 targets are allowed (the Example cloud's limit); got ${length(var.targets)}."
+  }
 
   validation {
     condition     = alltrue([for t in var.targets : startswith(t, "i-")])

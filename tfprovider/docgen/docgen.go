@@ -32,8 +32,11 @@ const (
 
 // importIDs describes each resource's import id, for its Import section.
 var importIDs = map[string]string{
-	"example_load_balancer": "the load balancer id (`lb-...`)",
-	"example_route":         "`<network_id>/<route_id>`, as routes are addressed within their network",
+	"example_load_balancer": "the load balancer id (`lb-...`); an id that does not exist fails the import. " +
+		"The import does not check ownership, having no configuration to check against: the plans that follow " +
+		"do, until an apply takes the load balancer over. Each fails while, for a key of `owner_tags`, the " +
+		"load balancer has a tag whose value differs from the configuration's `tags`",
+	"example_route": "`<network_id>/<route_id>`, as routes are addressed within their network",
 }
 
 // Generate renders every page; the keys are paths relative to OutputDir.

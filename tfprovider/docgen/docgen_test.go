@@ -50,7 +50,7 @@ func TestDocsCoverSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := string(pages["resources/example_load_balancer.md"])
-	for _, want := range []string{"`listeners` (Attributes List)", "`proxy_protocol` (Boolean, Computed)",
+	for _, want := range []string{"`listeners` (Attributes Map)", "`owner_tags` (Set of String)", "`proxy_protocol` (Boolean, Computed)",
 		"`health_check` (Attributes)", "`allowed_source_cidrs` (Set of String)", "`ipv6` (String)",
 		"## Import", "lb-0123456789abcdef", "## Example Usage"} {
 		if !strings.Contains(lb, want) {

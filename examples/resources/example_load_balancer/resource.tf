@@ -7,10 +7,12 @@ resource "example_load_balancer" "web" {
   type      = "lb-medium"
   algorithm = "least_connections"
 
-  listeners = [
-    { protocol = "tcp", port = 80, target_port = 30080 },
-    { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true },
-  ]
+  # Keyed "<protocol>/<port>": a changed port plans as one listener
+  # removed and one added, the others unchanged.
+  listeners = {
+    "tcp/80"  = { protocol = "tcp", port = 80, target_port = 30080 }
+    "tcp/443" = { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true }
+  }
 
   health_check = {
     protocol = "http"
@@ -20,7 +22,11 @@ resource "example_load_balancer" "web" {
 
   allowed_source_cidrs = ["192.0.2.0/24", "2001:db8::/32"]
   targets              = data.example_instances.workers.ids
-  tags                 = { service = "default/web" }
+  tags                 = { service = "default/web", cluster = "prod" }
+
+  # An import (or adoption) of a load balancer whose service or cluster
+  # tag names another owner is refused.
+  owner_tags = ["cluster", "service"]
 
   timeouts = {
     create = "15m"

@@ -5,6 +5,7 @@ mock_provider "example" {}
 
 variables {
   name = "web"
+  tags = { "k8s.example.com/cluster-id" = "prod", "k8s.example.com/service-uid" = "u-1" }
   listeners = [
     { protocol = "tcp", port = 80, target_port = 30080 },
     { protocol = "udp", port = 53, target_port = 30053, proxy_protocol = false },
@@ -25,8 +26,21 @@ run "defaults" {
   }
 
   assert {
-    condition     = example_load_balancer.this.listeners[0].proxy_protocol == false
+    condition     = example_load_balancer.this.listeners["tcp/80"].proxy_protocol == false
     error_message = "proxy_protocol must default to false."
+  }
+
+  assert {
+    condition = (
+      join(",", keys(example_load_balancer.this.listeners)) == "tcp/80,udp/53" &&
+      example_load_balancer.this.listeners["udp/53"].target_port == 30053
+    )
+    error_message = "Listeners must be keyed by protocol/port."
+  }
+
+  assert {
+    condition     = example_load_balancer.this.owner_tags == toset(["k8s.example.com/cluster-id", "k8s.example.com/service-uid"])
+    error_message = "Imports and adoptions must prove ownership by the controller's cluster id and Service UID tags."
   }
 
   assert {
@@ -68,4 +82,27 @@ run "no_listener" {
   }
 
   expect_failures = [var.listeners]
+}
+
+run "too_many_listeners" {
+  command = plan
+
+  variables {
+    listeners = [for p in range(1, 102) : { protocol = "tcp", port = p, target_port = p }]
+  }
+
+  expect_failures = [var.listeners]
+}
+
+run "most_listeners" {
+  command = plan
+
+  variables {
+    listeners = [for p in range(1, 101) : { protocol = "tcp", port = p, target_port = p }]
+  }
+
+  assert {
+    condition     = length(example_load_balancer.this.listeners) == 100
+    error_message = "100 listeners are allowed."
+  }
 }
