@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func (e *env) job(t *testing.T, key string, m lbModule) runner.Job {
 	if port == 0 {
 		port = 80
 	}
-	lb.SetAttributeValue("listeners", cty.ListVal([]cty.Value{cty.ObjectVal(map[string]cty.Value{
+	lb.SetAttributeValue("listeners", cty.MapVal(map[string]cty.Value{fmt.Sprintf("tcp/%d", port): cty.ObjectVal(map[string]cty.Value{
 		"protocol": cty.StringVal("tcp"), "port": cty.NumberIntVal(port), "target_port": cty.NumberIntVal(30080),
 	})}))
 	for _, out := range []string{"id", "ipv4", "status"} {

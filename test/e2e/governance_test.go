@@ -297,8 +297,13 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	e.eventWith(t, "team-a", "adopter", "AwaitingApproval", "load-balancer-import")
 	must(t, e.approveAs(t, alice, own, id, alice.name))
 	asvc := e.waitIngressIn("team-a", "adopter", 60*time.Second)
-	if asvc.Status.LoadBalancer.Ingress[0].IP != legacy.IPv4 {
-		t.Fatalf("adopted %s, want %s", asvc.Status.LoadBalancer.Ingress[0].IP, legacy.IPv4)
+	adopted, err := e.api.GetLoadBalancer(ctx(t), legacy.ID)
+	must(t, err)
+	if asvc.Status.LoadBalancer.Ingress[0].IP != adopted.IPv4 || adopted.Tags["k8s.example.com/service-uid"] != string(own.UID) {
+		t.Fatalf("adopted %s, want %s; tags %v", asvc.Status.LoadBalancer.Ingress[0].IP, adopted.IPv4, adopted.Tags)
+	}
+	if l := e.lbsNamed(t, "legacy"); len(l) != 1 {
+		t.Fatalf("%d load balancers named legacy after the adoption", len(l))
 	}
 }
 
