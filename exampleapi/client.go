@@ -175,6 +175,11 @@ func (c *Client) GetFaults(ctx context.Context) (*Faults, error) {
 	return call[Faults](ctx, c.t, request{op: "GetFaults", method: http.MethodGet, path: "/admin/v1/faults"})
 }
 
+// FaultStats reads what the simulator's realism switches did (admin).
+func (c *Client) FaultStats(ctx context.Context) (*FaultStats, error) {
+	return call[FaultStats](ctx, c.t, request{op: "FaultStats", method: http.MethodGet, path: "/admin/v1/fault-stats"})
+}
+
 // SetFaults replaces the simulator's realism switches (admin).
 func (c *Client) SetFaults(ctx context.Context, f Faults) (*Faults, error) {
 	return call[Faults](ctx, c.t, request{op: "SetFaults", method: http.MethodPut, path: "/admin/v1/faults", in: f})

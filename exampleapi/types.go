@@ -308,5 +308,18 @@ type Faults struct {
 	ProvisionDelayMs int `json:"provision_delay_ms"`
 }
 
+// FaultStats counts what the realism switches did since the simulator
+// started (GET /admin/v1/fault-stats), for chaos reports.
+type FaultStats struct {
+	// Requests is every API request that reached the switches.
+	Requests int64 `json:"requests"`
+	// RateLimited were answered 429 with Retry-After.
+	RateLimited int64 `json:"rate_limited"`
+	// Errors were answered 500 or 503 before they were processed.
+	Errors int64 `json:"errors"`
+	// Dropped were processed, then their connection closed unanswered.
+	Dropped int64 `json:"dropped"`
+}
+
 // InstanceTypes are the instance types the cloud offers.
 var InstanceTypes = []string{"standard-1", "standard-2", "standard-4", "highmem-4"}

@@ -16,6 +16,15 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
+// faultStats counts what the switches did.
+type faultStats struct {
+	requests, rateLimited, errors, dropped atomic.Int64
+}
+
+func (s *faultStats) get() exampleapi.FaultStats {
+	return exampleapi.FaultStats{Requests: s.requests.Load(), RateLimited: s.rateLimited.Load(), Errors: s.errors.Load(), Dropped: s.dropped.Load()}
+}
+
 // faultState holds the realism switches. A change swaps in a new
 // faultConfig atomically, so a request sees either the old or the new
 // switches, never a mix.
@@ -99,7 +108,9 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := infoFrom(r.Context())
 		cfg := s.faults.cur.Load()
+		s.stats.requests.Add(1)
 		if ok, wait := cfg.limiters.allow(ri.tokenID); !ok {
+			s.stats.rateLimited.Add(1)
 			writeError(w, nil, &APIError{Status: http.StatusTooManyRequests, Code: exampleapi.CodeRateLimited,
 				Message: "rate limit exceeded; retry later", RetryAfter: retryAfterSeconds(wait)})
 			return
@@ -119,6 +130,7 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 			}
 		}
 		if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+			s.stats.errors.Add(1)
 			if rand.IntN(2) == 0 {
 				writeError(w, nil, &APIError{Status: http.StatusServiceUnavailable, Code: exampleapi.CodeUnavailable,
 					Message: "injected fault: service unavailable", RetryAfter: 1})
@@ -132,6 +144,7 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 			// Process the request for real, then lose the answer: the
 			// client cannot tell whether its write happened.
 			next.ServeHTTP(&discardWriter{header: http.Header{}}, r)
+			s.stats.dropped.Add(1)
 			ri.dropped = true
 			dropConnection(w)
 			return
@@ -177,6 +190,10 @@ func (d *discardWriter) WriteHeader(int)             {}
 // omit fields, which keep their current value.
 func (s *Server) handleGetFaults(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.faults.get())
+}
+
+func (s *Server) handleGetFaultStats(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.stats.get())
 }
 
 func (s *Server) handlePutFaults(w http.ResponseWriter, r *http.Request) {

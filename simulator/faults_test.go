@@ -153,3 +153,38 @@ func TestFaultsAdminEndpoint(t *testing.T) {
 	sim.SetFaults(t, exampleapi.Faults{})
 	c.must(http.StatusOK, "GET", "/v1/regions", nil, nil)
 }
+
+// Every injected fault is counted, for chaos reports.
+func TestFaultStats(t *testing.T) {
+	sim := simtest.Start(t)
+	c := control(t, sim)
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := api.FaultStats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
+	c.do("GET", "/v1/regions", nil)
+	sim.SetFaults(t, exampleapi.Faults{RateLimit: 0.001, RateBurst: 1})
+	c.do("GET", "/v1/regions", nil)
+	c.do("GET", "/v1/regions", nil)
+	sim.SetFaults(t, exampleapi.Faults{DropRate: 1})
+	req, _ := http.NewRequest("GET", sim.URL+"/v1/regions", nil)
+	req.Header.Set("Authorization", "Bearer "+sim.Token)
+	if resp, err := http.DefaultClient.Do(req); err == nil { // the answer is lost
+		resp.Body.Close()
+		t.Fatal("a dropped request was answered")
+	}
+	after, err := api.FaultStats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Go's client sends a GET again once when its connection drops.
+	dropped := after.Dropped - before.Dropped
+	if after.Errors-before.Errors != 1 || after.RateLimited-before.RateLimited != 1 || dropped < 1 || after.Requests-before.Requests != 3+dropped {
+		t.Fatalf("stats %+v, then %+v", before, after)
+	}
+}

@@ -51,6 +51,7 @@ type Server struct {
 	log    *slog.Logger
 	tokens tokens
 	faults *faultState
+	stats  faultStats
 	cloud  *cloud
 }
 
@@ -126,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	admin("GET /admin/v1/faults", s.handleGetFaults)
 	admin("PUT /admin/v1/faults", s.handlePutFaults)
+	admin("GET /admin/v1/fault-stats", s.handleGetFaultStats)
 
 	api := func(pattern string, h http.HandlerFunc) {
 		mux.Handle(pattern, s.tokens.requireToken(roleReadWrite, s.injectFaults(h)))

@@ -224,6 +224,12 @@ func (s *Server) run() error {
 	if err != nil {
 		return err
 	}
+	return s.runOn(port)
+}
+
+// runOn starts the postmaster on port and waits until it accepts
+// connections.
+func (s *Server) runOn(port int) error {
 	s.Port = port
 	logf, err := os.Create(filepath.Join(s.dir, "postgres.log"))
 	if err != nil {
@@ -284,6 +290,13 @@ func (s *Server) Stop() {
 		s.t.Logf("testpg: stopped postgres on port %d in %s", s.Port, time.Since(began).Round(time.Millisecond))
 	})
 }
+
+// Pause stops the server as an outage would (fast shutdown: clients are
+// cut off), keeping its data; Resume starts it again on the same port.
+func (s *Server) Pause() { s.kill() }
+
+// Resume starts a paused server again, on the same port and data.
+func (s *Server) Resume() error { return s.runOn(s.Port) }
 
 // kill asks the postmaster for a fast shutdown and escalates to SIGKILL.
 func (s *Server) kill() {

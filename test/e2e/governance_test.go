@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -394,4 +395,45 @@ func unstructuredSet(obj map[string]any, value string, fields ...string) error {
 	}
 	m[fields[len(fields)-1]] = value
 	return nil
+}
+
+// With the optional service-author admission policy installed, the API
+// server vouches for who last changed a Service, and that person's
+// approval of their own change does not count; another reviewer's does.
+func TestAuthorCannotApprove(t *testing.T) {
+	e := newEnv(t, options{policy: "manual"})
+	objs, err := deploy.Component(deploy.ServiceAuthor)
+	must(t, err)
+	must(t, deploy.Apply(ctx(t), e.kube, objs))
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.namespace(t, "team-a")
+	carol := e.tenant(t, "team-a", "carol") // edits Services in team-a...
+	e.bindReviewer(t, "team-a", "carol")    // ...and reviews
+	alice := e.reviewer(t, "alice")
+
+	svc := lbService("authored", 80)
+	svc.Namespace = "team-a"
+	eventually(t, 30*time.Second, "the author policy in force", func() error {
+		_, err := carol.kube.CoreV1().Services("team-a").Create(ctx(t), svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			return fmt.Errorf("a Service without its author was accepted")
+		}
+		return nil
+	})
+	svc.Annotations = map[string]string{reviewapi.AuthorAnnotation: carol.name}
+	svc = e.createService(t, carol, svc)
+	id := e.awaitingPlanIn("team-a", "authored")
+	must(t, e.approveAs(t, carol, svc, id, carol.name))
+	e.eventWith(t, "team-a", "authored", "ApprovalIgnored", "made the change and cannot approve it")
+	time.Sleep(6 * time.Second)
+	if n := e.lbCount(); n != 0 {
+		t.Fatalf("the author's own approval applied the plan: %d LBs", n)
+	}
+	if r := e.recordOf(t, "team-a", "authored"); r == nil || r.Find(id) == nil || r.Find(id).Author != carol.name {
+		t.Fatalf("the author is not in the record: %+v", r)
+	}
+	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	e.waitIngressIn("team-a", "authored", 60*time.Second)
+	e.auditLine(t, "apply", id, alice.name)
 }

@@ -48,19 +48,25 @@ func subject(ns, name string) rbacv1.Subject {
 func (e *env) reviewer(t testing.TB, name string) *user {
 	t.Helper()
 	u := e.newUser(t, "reviewers", name)
+	e.bindReviewer(t, "reviewers", name)
+	return u
+}
+
+// bindReviewer binds ServiceAccount ns/name to the shipped reviewer roles.
+func (e *env) bindReviewer(t testing.TB, ns, name string) {
+	t.Helper()
 	_, err := e.kube.RbacV1().ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + name},
+		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + ns + "-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reviewerRole},
-		Subjects:   []rbacv1.Subject{subject("reviewers", name)},
+		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
 	must(t, err)
 	_, err = e.kube.RbacV1().RoleBindings(namespace).Create(ctx(t), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + name},
+		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + ns + "-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: reviewerRole},
-		Subjects:   []rbacv1.Subject{subject("reviewers", name)},
+		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
 	must(t, err)
-	return u
 }
 
 // tenant is a user who may only edit Services (and read events) in ns.
