@@ -131,7 +131,12 @@ func (a *approvals) forObject(ref reviewapi.ObjectRef) []*reviewapi.PlanApproval
 			out = append(out, pa)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].Name < out[j].Name // creation times are whole seconds
+	})
 	return out
 }
 

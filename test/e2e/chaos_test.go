@@ -1,0 +1,434 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq" // the pg backend's states, read as terraform writes them
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/records"
+)
+
+// chaosProfile sizes a chaos run. make test runs the short profile;
+// make chaos (EXAMPLE_CHAOS=full) the full one.
+type chaosProfile struct {
+	name     string
+	services int
+	kills    int
+	// workload is how long the creates, changes and deletes are spread over.
+	workload time.Duration
+	pgOutage time.Duration
+	converge time.Duration
+}
+
+func chaosFromEnv() chaosProfile {
+	if os.Getenv("EXAMPLE_CHAOS") == "full" {
+		return chaosProfile{name: "full", services: 50, kills: 10, workload: 150 * time.Second, pgOutage: 30 * time.Second, converge: 10 * time.Minute}
+	}
+	return chaosProfile{name: "short", services: 10, kills: 3, workload: 30 * time.Second, pgOutage: 8 * time.Second, converge: 5 * time.Minute}
+}
+
+// chaosFaults are the cloud's faults during the run: 30 % of requests
+// answered 5xx, 5 % processed and then dropped, and a rate limit that
+// answers 429 with Retry-After.
+var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 25, RateBurst: 25, ProvisionDelayMs: 500}
+
+// TestChaos creates, changes and deletes Services while the cloud fails
+// requests, the controller is killed with SIGKILL at random moments (and
+// once during a drift sweep) and PostgreSQL, which holds the states, is
+// down for a while. Afterwards every live Service has exactly one load
+// balancer and no deleted one has any, no state lock is left, no state
+// went back in time, and every apply has its audit line.
+func TestChaos(t *testing.T) {
+	p := chaosFromEnv()
+	pg := testpg.Start(t)
+	connFile := filepath.Join(t.TempDir(), "pg-conn")
+	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, driftInterval: "10s", provisionDelay: 500 * time.Millisecond,
+		lockTimeout: "5s", staleLockAge: "20s"})
+	e.addNode("node-a", "ex-west-1a")
+	e.addNode("node-b", "ex-west-1b")
+	e.waitNodesInitialised(2)
+
+	states := watchStates(t, pg.ConnStr)
+	e.sim.SetFaults(t, chaosFaults)
+	start := time.Now()
+
+	var wg sync.WaitGroup
+	w := &chaosWork{e: e, p: p}
+	wg.Go(w.run)
+	kills := 0
+	for i := range p.kills {
+		time.Sleep(p.workload / time.Duration(p.kills+1) * time.Duration(50+rand.IntN(100)) / 100)
+		if i == p.kills/2 {
+			t.Logf("chaos: PostgreSQL down for %s", p.pgOutage)
+			pg.Pause()
+			time.Sleep(p.pgOutage)
+			must(t, pg.Resume())
+		}
+		e.killCCM(e.ccm)
+		kills++
+		time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
+		e.startCCM()
+	}
+	wg.Wait()
+
+	// Once more, during a drift sweep: some drift first, so the sweep
+	// plans and applies.
+	e.sim.SetFaults(t, exampleapi.Faults{})
+	w.makeDrift(t)
+	eventuallyEvery(t, 90*time.Second, 50*time.Millisecond, "a drift sweep", func() error {
+		if e.countLog("drift sweep started") == 0 {
+			return fmt.Errorf("none yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
+	e.killCCM(e.ccm)
+	kills++
+	e.startCCM()
+	faults, err := e.api.FaultStats(ctx(t))
+	must(t, err)
+
+	converged := time.Now()
+	live, gone := w.result()
+	eventuallyEvery(t, p.converge, time.Second, "convergence", func() error { return e.chaosConverged(t, live, gone) })
+	took := time.Since(converged)
+
+	orphans, duplicates := e.cloudAgainst(t, live)
+	locks := e.locksLeft(t, pg.ConnStr)
+	lost := states.stop()
+	unaudited := e.unauditedApplies(t)
+	t.Logf("chaos (%s profile):\n%s", p.name, table([][]string{
+		{"operations", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "duplicates", "locks left", "states gone back", "applies without audit"},
+		{fmt.Sprintf("%d (%d creates, %d changes, %d deletes)", w.ops(), w.creates, w.changes, w.deletes),
+			fmt.Sprintf("%d of %d requests (%d 5xx, %d dropped, %d 429)", faults.Errors+faults.Dropped+faults.RateLimited, faults.Requests, faults.Errors, faults.Dropped, faults.RateLimited),
+			fmt.Sprint(kills), p.pgOutage.String(), converged.Sub(start).Round(time.Second).String(), took.Round(time.Second).String(),
+			fmt.Sprint(len(orphans)), fmt.Sprint(len(duplicates)), fmt.Sprint(locks), fmt.Sprint(len(lost)), fmt.Sprint(len(unaudited))},
+	}))
+	if len(orphans) > 0 || len(duplicates) > 0 {
+		t.Errorf("orphans %v, duplicates %v", orphans, duplicates)
+	}
+	if locks > 0 {
+		t.Errorf("%d state locks left", locks)
+	}
+	if len(lost) > 0 {
+		t.Errorf("states went back in time: %v", lost)
+	}
+	if len(unaudited) > 0 {
+		t.Errorf("applies without an audit line: %v", unaudited)
+	}
+}
+
+// chaosWork creates, changes and deletes Services.
+type chaosWork struct {
+	e *env
+	p chaosProfile
+
+	mu                        sync.Mutex
+	uids                      map[string]string // name -> uid
+	deleted                   map[string]bool
+	creates, changes, deletes int
+}
+
+func (w *chaosWork) ops() int { return w.creates + w.changes + w.deletes }
+
+func (w *chaosWork) pause() {
+	time.Sleep(w.p.workload / time.Duration(3*w.p.services) * time.Duration(50+rand.IntN(100)) / 100)
+}
+
+func (w *chaosWork) run() {
+	e, t := w.e, w.e.t
+	w.uids, w.deleted = map[string]string{}, map[string]bool{}
+	svcs := e.kube.CoreV1().Services("default")
+	for i := range w.p.services {
+		s, err := svcs.Create(ctx(t), lbService(fmt.Sprintf("chaos-%02d", i), 80), metav1.CreateOptions{})
+		if err != nil {
+			t.Errorf("create: %v", err)
+			return
+		}
+		w.mu.Lock()
+		w.uids[s.Name], w.creates = string(s.UID), w.creates+1
+		w.mu.Unlock()
+		w.pause()
+	}
+	for i := range w.p.services {
+		name := fmt.Sprintf("chaos-%02d", i)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s, err := svcs.Get(ctx(t), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			s.Spec.Ports[0].Port = 8080
+			_, err = svcs.Update(ctx(t), s, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Errorf("change %s: %v", name, err)
+			return
+		}
+		w.mu.Lock()
+		w.changes++
+		w.mu.Unlock()
+		w.pause()
+	}
+	for i := 0; i < w.p.services; i += 3 {
+		name := fmt.Sprintf("chaos-%02d", i)
+		if err := svcs.Delete(ctx(t), name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete %s: %v", name, err)
+			return
+		}
+		w.mu.Lock()
+		w.deleted[name], w.deletes = true, w.deletes+1
+		w.mu.Unlock()
+		w.pause()
+	}
+}
+
+// result is the uids of the live and of the deleted Services.
+func (w *chaosWork) result() (live, gone map[string]string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	live, gone = map[string]string{}, map[string]string{}
+	for name, uid := range w.uids {
+		if w.deleted[name] {
+			gone[name] = uid
+		} else {
+			live[name] = uid
+		}
+	}
+	return live, gone
+}
+
+// makeDrift changes a live Service's load balancer behind Terraform's back.
+func (w *chaosWork) makeDrift(t *testing.T) {
+	live, _ := w.result()
+	for _, uid := range live {
+		l, err := w.e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+		must(t, err)
+		for _, lb := range l {
+			if lb.Tags["k8s.example.com/service-uid"] == uid && lb.Status == "active" {
+				_, err := w.e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
+					Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
+				}, 0)
+				must(t, err)
+				return
+			}
+		}
+	}
+}
+
+// chaosConverged: every live Service has its ingress and one load
+// balancer listening on 8080; every deleted one is gone with its load
+// balancer.
+func (e *env) chaosConverged(t testing.TB, live, gone map[string]string) error {
+	byUID := e.lbsByUID(t)
+	for name, uid := range live {
+		s, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(s.Status.LoadBalancer.Ingress) == 0 {
+			return fmt.Errorf("%s has no ingress", name)
+		}
+		lbs := byUID[uid]
+		if len(lbs) != 1 || len(lbs[0].Listeners) != 1 || lbs[0].Listeners[0].Port != 8080 || lbs[0].Status != "active" {
+			return fmt.Errorf("%s: load balancers %+v", name, lbs)
+		}
+	}
+	for name, uid := range gone {
+		if _, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleted %s still there (%v)", name, err)
+		}
+		if n := len(byUID[uid]); n != 0 {
+			return fmt.Errorf("deleted %s still has %d load balancers", name, n)
+		}
+	}
+	return nil
+}
+
+func (e *env) lbsByUID(t testing.TB) map[string][]exampleapi.LoadBalancer {
+	l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	out := map[string][]exampleapi.LoadBalancer{}
+	for _, lb := range l {
+		uid := lb.Tags["k8s.example.com/service-uid"]
+		out[uid] = append(out[uid], lb)
+	}
+	return out
+}
+
+// cloudAgainst lists load balancers that belong to no live Service
+// (orphans) and live Services with more than one (duplicates).
+func (e *env) cloudAgainst(t testing.TB, live map[string]string) (orphans, duplicates []string) {
+	owner := map[string]string{}
+	for name, uid := range live {
+		owner[uid] = name
+	}
+	for uid, lbs := range e.lbsByUID(t) {
+		switch {
+		case owner[uid] == "":
+			for _, lb := range lbs {
+				orphans = append(orphans, lb.ID+" ("+lb.Name+")")
+			}
+		case len(lbs) > 1:
+			duplicates = append(duplicates, owner[uid])
+		}
+	}
+	return orphans, duplicates
+}
+
+// locksLeft counts state locks still held once the controller is idle:
+// PostgreSQL advisory locks (the pg backend's) and locks in the records.
+func (e *env) locksLeft(t testing.TB, conn string) int {
+	db, err := sql.Open("postgres", conn)
+	must(t, err)
+	defer db.Close()
+	n := 0
+	eventually(t, 60*time.Second, "no state lock held", func() error {
+		if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%d advisory locks", n)
+		}
+		return nil
+	})
+	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
+	must(t, err)
+	for _, r := range all {
+		if r.Lock != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// appliedRE finds the plans the runner started applying, in CCM logs.
+var appliedRE = regexp.MustCompile(`"terraform apply starting" workspace="[^"]+" plan="(plan-[0-9a-f]{12})"`)
+
+// unauditedApplies lists the plans any CCM process started applying
+// without an audit line (written before the apply starts).
+func (e *env) unauditedApplies(t testing.TB) []string {
+	audited := map[string]bool{}
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "apply" || a.Action == "destroy" {
+			audited[a.PlanID] = true
+		}
+	}
+	logs, err := filepath.Glob(filepath.Join(e.dir, "ccm-*.log"))
+	must(t, err)
+	var out []string
+	applied := 0
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		must(t, err)
+		for _, m := range appliedRE.FindAllStringSubmatch(string(data), -1) {
+			applied++
+			if !audited[m[1]] {
+				out = append(out, m[1])
+			}
+		}
+	}
+	if applied == 0 {
+		t.Fatal("no apply found in the CCM logs: is -v=2 on?")
+	}
+	return out
+}
+
+// stateWatch polls the pg backend's states and notes every state whose
+// serial went down, or whose lineage changed: a lost state.
+type stateWatch struct {
+	stopped chan struct{}
+	done    chan struct{}
+	lost    []string
+}
+
+func watchStates(t testing.TB, conn string) *stateWatch {
+	db, err := sql.Open("postgres", conn)
+	must(t, err)
+	w := &stateWatch{stopped: make(chan struct{}), done: make(chan struct{})}
+	type seen struct {
+		lineage string
+		serial  int64
+	}
+	last := map[string]seen{}
+	go func() {
+		defer close(w.done)
+		defer db.Close()
+		for {
+			select {
+			case <-w.stopped:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			rows, err := db.Query("SELECT name, data FROM ccm.states")
+			if err != nil {
+				continue // PostgreSQL is down, or the table is not there yet
+			}
+			for rows.Next() {
+				var name, data string
+				if rows.Scan(&name, &data) != nil {
+					continue
+				}
+				var st struct {
+					Lineage string `json:"lineage"`
+					Serial  int64  `json:"serial"`
+				}
+				if json.Unmarshal([]byte(data), &st) != nil || st.Lineage == "" {
+					continue
+				}
+				if prev, ok := last[name]; ok && (prev.lineage != st.Lineage || st.Serial < prev.serial) {
+					w.lost = append(w.lost, fmt.Sprintf("%s: lineage %s serial %d, then lineage %s serial %d", name, prev.lineage, prev.serial, st.Lineage, st.Serial))
+				}
+				last[name] = seen{st.Lineage, st.Serial}
+			}
+			rows.Close()
+		}
+	}()
+	t.Cleanup(func() { w.stop() })
+	return w
+}
+
+func (w *stateWatch) stop() []string {
+	select {
+	case <-w.stopped:
+	default:
+		close(w.stopped)
+	}
+	<-w.done
+	return w.lost
+}
+
+// table formats rows as an aligned text table.
+func table(rows [][]string) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	// One row of values: print it as "column: value" lines, readable in a log.
+	var b strings.Builder
+	width := 0
+	for _, h := range rows[0] {
+		width = max(width, len(h))
+	}
+	for r := 1; r < len(rows); r++ {
+		for i, h := range rows[0] {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, h, rows[r][i])
+		}
+	}
+	return b.String()
+}
