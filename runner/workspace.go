@@ -113,7 +113,7 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 	}
 	if old, _ := os.ReadFile(w.meta("init")); string(old) == fp {
 		if _, err := os.Stat(filepath.Join(w.dir, ".terraform")); err == nil {
-			return nil
+			return r.recoverErrored(ctx, w)
 		}
 	}
 	if err := r.init(ctx, w); err != nil {
@@ -124,7 +124,10 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 			return err
 		}
 	}
-	return os.WriteFile(w.meta("init"), []byte(fp), 0o600)
+	if err := os.WriteFile(w.meta("init"), []byte(fp), 0o600); err != nil {
+		return err
+	}
+	return r.recoverErrored(ctx, w)
 }
 
 func (r *Runner) init(ctx context.Context, w *workspace) error {

@@ -66,6 +66,16 @@ type Server struct {
 	states   map[string][]byte
 	locks    map[string]LockInfo
 	requests []string
+	// failWrites answers every state write 503, as a backend that is down.
+	failWrites bool
+}
+
+// FailWrites makes the server refuse (503) every state write until called
+// with false: the backend going down in the middle of an apply.
+func (s *Server) FailWrites(fail bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failWrites = fail
 }
 
 // Start starts a server and closes it in t.Cleanup.
@@ -151,6 +161,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(st)
 
 	case http.MethodPost:
+		if s.failWrites {
+			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
+			return
+		}
 		if locked && r.URL.Query().Get("ID") != lock.ID {
 			writeLock(w, http.StatusLocked, lock)
 			return
