@@ -56,7 +56,8 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *e
 		return nil, nil, fmt.Errorf("api client: %w", err)
 	}
 	// Plan records carry terraform's own rendering of every plan.
-	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true, Migrated: rv.moveRecord})
+	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true,
+		Migrated: rv.moveRecord, FindOrphan: orphanFinder(api, cfg)})
 	return e, api, nil
 }
 

@@ -233,3 +233,24 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 	}
 	return st
 }
+
+// orphanFinder is the engine's FindOrphan: the load balancer of svc's
+// name whose tags name svc as its owner (cluster id and uid), if any.
+func orphanFinder(api *exampleapi.Client, cfg *Config) func(context.Context, *v1.Service) (string, error) {
+	return func(ctx context.Context, svc *v1.Service) (string, error) {
+		name := renderer.LoadBalancerName(svc, cfg.ClusterID)
+		if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {
+			name = ann.Name
+		}
+		found, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: cfg.Region})
+		if err != nil {
+			return "", fmt.Errorf("look for a load balancer named %q that an interrupted apply left: %w", name, err)
+		}
+		for _, lb := range found {
+			if lb.Name == name && lb.Tags[renderer.TagClusterID] == cfg.ClusterID && lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
+				return lb.ID, nil
+			}
+		}
+		return "", nil
+	}
+}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
 )
 
@@ -108,5 +110,35 @@ func TestRetiredAnnotationIsReportedOnce(t *testing.T) {
 	}
 	if events := drain(rec); strings.Count(events, "RetiredAnnotation") != 1 || !strings.Contains(events, "PlanApproval") {
 		t.Fatalf("events:\n%s", events)
+	}
+}
+
+// The orphan finder takes only a load balancer whose tags name the
+// Service (cluster id and uid), not another's of the same name.
+func TestOrphanFinder(t *testing.T) {
+	sim := simtest.Start(t)
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	must(t, err)
+	cfg := testConfig(t, "")
+	cfg.Region = "ex-west-1"
+	find := orphanFinder(api, cfg)
+	svc := lbService(1, map[string]string{string(annotations.LBName): "shop-web"})
+	create := func(uid string) string {
+		lb, err := api.CreateLoadBalancer(context.Background(), exampleapi.LoadBalancerSpec{
+			Name: "shop-web", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			Tags:      map[string]string{"k8s.example.com/cluster-id": "prod", "k8s.example.com/service-uid": uid},
+		})
+		must(t, err)
+		return lb.ID
+	}
+	stranger := create("uid-stranger")
+	if id, err := find(context.Background(), svc); err != nil || id != "" {
+		t.Fatalf("took another Service's load balancer %s: %q %v", stranger, id, err)
+	}
+	must(t, api.DeleteLoadBalancer(context.Background(), stranger))
+	ours := create(string(svc.UID))
+	if id, err := find(context.Background(), svc); err != nil || id != ours {
+		t.Fatalf("found %q (%v), want %s", id, err, ours)
 	}
 }

@@ -118,6 +118,10 @@ func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err
 	if out == nil || out.Workspace == "" {
 		return
 	}
+	if out.Recovered != "" {
+		v.eventf(s, v1.EventTypeWarning, "LoadBalancerRecovered", "Load balancer %s, created by an apply that could not record it, is back in the state: the deletion destroys it", out.Recovered)
+		v.auditf(s, out, audit.Entry{Action: "import", Outcome: "recovered", Details: map[string]string{"id": out.Recovered}}, nil)
+	}
 	if p := out.Superseded; p != nil {
 		v.eventf(s, v1.EventTypeNormal, "PlanSuperseded", "Plan %s superseded: the object, its nodes or the cloud changed", p.ID)
 		v.auditf(s, out, audit.Entry{Action: "supersede", Actor: v.self}, p)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/modules"
@@ -33,7 +34,8 @@ type Engine struct {
 	plans PlanStore
 	// planText renders every plan with changes for people (plan records).
 	planText bool
-	migrated func(ctx context.Context, legacyWorkspace, workspace string)
+	migrated   func(ctx context.Context, legacyWorkspace, workspace string)
+	findOrphan func(ctx context.Context, svc *corev1.Service) (string, error)
 }
 
 // Options are the engine's optional parts.
@@ -46,6 +48,11 @@ type Options struct {
 	// text (runner.Plan.Text), for plan records: a terraform show per
 	// change, run in parallel with the apply.
 	PlanText bool
+	// FindOrphan, if set, looks in the cloud for the load balancer of a
+	// Service whose state holds none: one an apply created and could not
+	// record (killed, or its backend down). A deletion then imports it
+	// first, so it is destroyed too, not left behind.
+	FindOrphan func(ctx context.Context, svc *corev1.Service) (id string, err error)
 	// Migrated, if set, hears of every state moved off its legacy key
 	// (MigrateState), so what is kept beside a workspace can follow it.
 	Migrated func(ctx context.Context, legacyWorkspace, workspace string)
@@ -77,7 +84,8 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 	if render.ModulesDigest == "" {
 		render.ModulesDigest = modules.Digest()
 	}
-	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated}
+	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated,
+		findOrphan: o.FindOrphan}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete

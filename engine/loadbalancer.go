@@ -64,6 +64,9 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 		return nil, false, err
 	}
 	outs, err := e.runner.Outputs(ctx, j)
+	if errors.Is(err, runner.ErrGone) {
+		return nil, false, nil // destroyed
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
@@ -123,8 +126,20 @@ func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv
 		return &Outcome{Policy: rv.Policy}, err
 	}
 	key := ServiceKey(svc)
-	e.objects.with(key, func(o *object) { o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, "" })
+	var adopted bool
+	e.objects.with(key, func(o *object) {
+		o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, ""
+		adopted, o.orphanChecked = o.orphanChecked, true
+	})
+	var recovered string
+	if !adopted {
+		if recovered, err = e.adoptOrphan(ctx, svc, j); err != nil {
+			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+	}
 	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true, state: e.stateObject(KindService, svc.Namespace, svc.Name)})
+	out.Recovered = recovered
 	if err == nil && out.Result != nil {
 		e.objects.forget(key) // destroyed: nothing of it is kept
 	}
@@ -134,4 +149,31 @@ func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv
 		err = fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	return out, err
+}
+
+// adoptOrphan imports into the Service's state the load balancer an
+// interrupted apply created and could not record, when the state holds
+// none: the deletion then destroys it rather than leaving it behind.
+func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.Job) (string, error) {
+	if e.findOrphan == nil {
+		return "", nil
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	if errors.Is(err, runner.ErrGone) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if (&runner.Result{Outputs: outs}).Output("id") != "" {
+		return "", nil // the state holds it
+	}
+	id, err := e.findOrphan(ctx, svc)
+	if err != nil || id == "" {
+		return "", err
+	}
+	if err := e.runner.Import(ctx, j, renderer.ImportTarget, id); err != nil {
+		return "", fmt.Errorf("import load balancer %s that an interrupted apply left: %w", id, err)
+	}
+	return id, nil
 }

@@ -36,6 +36,9 @@ type object struct {
 	// migrated: the state is known to be off its legacy key (checked
 	// once per process, see MigrateState).
 	migrated bool
+	// orphanChecked: a deletion looked for a load balancer its state does
+	// not hold (once per process, see adoptOrphan).
+	orphanChecked bool
 }
 
 // pending is a plan with changes that was not applied: awaiting approval,

@@ -112,6 +112,9 @@ type Outcome struct {
 	Files     map[string][]byte
 	// InputsDigest identifies the Kubernetes inputs (Service, nodes).
 	InputsDigest string
+	// Recovered is a load balancer an interrupted apply left unrecorded,
+	// imported so that a deletion destroys it.
+	Recovered string
 }
 
 func (o *Outcome) fastPath() bool { return o.Result != nil && o.Result.FastPath }

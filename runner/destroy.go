@@ -95,9 +95,10 @@ func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
 }
 
 // Outputs returns the object's outputs: from the record when there is one,
-// else from the state (`terraform output`, no plan). Absent state → nil.
+// else from the state (`terraform output`, no plan). Absent state → nil;
+// a destroyed object → ErrGone.
 func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessage, error) {
-	w, release, err := r.acquire(ctx, job.Key)
+	w, release, err := r.acquireJob(ctx, job)
 	if err != nil {
 		return nil, err
 	}

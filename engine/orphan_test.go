@@ -1,0 +1,46 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// A Service whose load balancer was created by an apply that could not
+// record it (the controller killed, the backend down) and that is deleted
+// before the next apply adopted it: the deletion imports it and destroys
+// it, rather than leaving it behind with a public address.
+func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
+	var f *fixture
+	find := func(ctx context.Context, svc *corev1.Service) (string, error) {
+		l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
+		for _, lb := range l {
+			if lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
+				return lb.ID, err
+			}
+		}
+		return "", err
+	}
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: find})
+	svc := service("orphaned", 80)
+	// What the killed apply created: the Service's name and owner tags.
+	if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	if err != nil || out.Recovered == "" || out.Applied == nil || !out.Applied.Destroy {
+		t.Fatalf("delete: %+v %v", out, err)
+	}
+	if n := f.countLBs(t); n != 0 {
+		t.Fatalf("%d load balancers left", n)
+	}
+}
