@@ -33,7 +33,7 @@ type Engine struct {
 	// plans finds plans awaiting approval after a restart (nil: none).
 	plans PlanStore
 	// planText renders every plan with changes for people (plan records).
-	planText bool
+	planText   bool
 	migrated   func(ctx context.Context, legacyWorkspace, workspace string)
 	findOrphan func(ctx context.Context, svc *corev1.Service) (string, error)
 }
