@@ -14,7 +14,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane test bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane test chaos bench lint fmt clean demo demo-down
 
 all: build
 
@@ -36,8 +36,14 @@ demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
 test: build provider control-plane ## every test (what .ci/run calls)
+	@hack/check-tracked-sizes.sh
 	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+chaos: build provider control-plane ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
+	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_CHAOS=full \
+		$(GO) test -count=1 -timeout 30m -v -run '^TestChaos$$' ./test/e2e/ | grep -Ev '^\s+[IWE][0-9]{4} '
+
 
 bench: build provider control-plane ## benchmarks, figures printed
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \

@@ -45,7 +45,7 @@ func chaosFromEnv() chaosProfile {
 // chaosFaults are the cloud's faults during the run: 30 % of requests
 // answered 5xx, 5 % processed and then dropped, and a rate limit that
 // answers 429 with Retry-After.
-var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 25, RateBurst: 25, ProvisionDelayMs: 500}
+var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 5, RateBurst: 10, ProvisionDelayMs: 500}
 
 // TestChaos creates, changes and deletes Services while the cloud fails
 // requests, the controller is killed with SIGKILL at random moments (and
