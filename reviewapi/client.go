@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -54,61 +55,55 @@ func object(kind, namespace, generateName string, spec any) (*unstructured.Unstr
 	return u, nil
 }
 
+// create creates an object of gvr and kind in namespace and converts it back.
+func create[T any](ctx context.Context, c dynamic.Interface, gvr schema.GroupVersionResource, kind, namespace, generateName string,
+	spec any, conv func(*unstructured.Unstructured) (*T, error)) (*T, error) {
+	u, err := object(kind, namespace, generateName, spec)
+	if err != nil {
+		return nil, err
+	}
+	u, err = c.Resource(gvr).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return conv(u)
+}
+
+// list lists the objects of gvr in namespace; objects that do not convert
+// are skipped (the CRD's schema keeps them out).
+func list[T any](ctx context.Context, c dynamic.Interface, gvr schema.GroupVersionResource, namespace string,
+	conv func(*unstructured.Unstructured) (*T, error)) ([]*T, error) {
+	l, err := c.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*T
+	for i := range l.Items {
+		if v, err := conv(&l.Items[i]); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
 // CreatePlanApproval creates an approval in the controller's namespace.
 func CreatePlanApproval(ctx context.Context, c dynamic.Interface, namespace string, spec PlanApprovalSpec) (*PlanApproval, error) {
-	u, err := object(KindPlanApproval, namespace, spec.PlanID+"-", &spec)
-	if err != nil {
-		return nil, err
-	}
-	u, err = c.Resource(PlanApprovals).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return PlanApprovalFrom(u)
+	return create(ctx, c, PlanApprovals, KindPlanApproval, namespace, spec.PlanID+"-", &spec, PlanApprovalFrom)
 }
 
 // CreateStateUnlock creates an unlock request in the controller's namespace.
 func CreateStateUnlock(ctx context.Context, c dynamic.Interface, namespace string, spec StateUnlockSpec) (*StateUnlock, error) {
-	u, err := object(KindStateUnlock, namespace, "unlock-", &spec)
-	if err != nil {
-		return nil, err
-	}
-	u, err = c.Resource(StateUnlocks).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return StateUnlockFrom(u)
+	return create(ctx, c, StateUnlocks, KindStateUnlock, namespace, "unlock-", &spec, StateUnlockFrom)
 }
 
-// ListPlanApprovals lists the approvals in namespace; objects that do not
-// convert are skipped (the CRD's schema keeps them out).
+// ListPlanApprovals lists the approvals in namespace.
 func ListPlanApprovals(ctx context.Context, c dynamic.Interface, namespace string) ([]*PlanApproval, error) {
-	l, err := c.Resource(PlanApprovals).Namespace(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []*PlanApproval
-	for i := range l.Items {
-		if a, err := PlanApprovalFrom(&l.Items[i]); err == nil {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return list(ctx, c, PlanApprovals, namespace, PlanApprovalFrom)
 }
 
 // ListStateUnlocks lists the unlock requests in namespace.
 func ListStateUnlocks(ctx context.Context, c dynamic.Interface, namespace string) ([]*StateUnlock, error) {
-	l, err := c.Resource(StateUnlocks).Namespace(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []*StateUnlock
-	for i := range l.Items {
-		if s, err := StateUnlockFrom(&l.Items[i]); err == nil {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return list(ctx, c, StateUnlocks, namespace, StateUnlockFrom)
 }
 
 // Matches tells whether an approval or unlock names object o: same kind,
