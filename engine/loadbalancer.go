@@ -131,14 +131,21 @@ func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv
 		o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, ""
 		adopted, o.orphanChecked = o.orphanChecked, true
 	})
+	so := e.stateObject(KindService, svc.Namespace, svc.Name)
 	var recovered string
 	if !adopted {
+		// The state first moves off a legacy key: what it holds is not an
+		// orphan.
+		if err := e.migrate(ctx, key, j, so); err != nil {
+			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
 		if recovered, err = e.adoptOrphan(ctx, svc, j); err != nil {
 			e.objects.with(key, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 	}
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true, state: e.stateObject(KindService, svc.Namespace, svc.Name)})
+	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true, state: so})
 	out.Recovered = recovered
 	if err == nil && out.Result != nil {
 		e.objects.forget(key) // destroyed: nothing of it is kept

@@ -304,3 +304,26 @@ func TestReconcileMigratesLegacyState(t *testing.T) {
 		t.Fatalf("moved %q -> %q (workspace %s); legacy state left: %v", movedFrom, movedTo, out.Workspace, exists(t, legacy))
 	}
 }
+
+// A Service deleted right after the upgrade: its state moves first, and
+// the deletion destroys what it holds (no orphan search mistakes the
+// legacy state's load balancer for one).
+func TestDeleteMigratesLegacyStateFirst(t *testing.T) {
+	cfg := state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
+	m := newMigration(t, cfg, nil)
+	finds := 0
+	eng := engine.New(m.render, m.states, m.r, engine.Options{FindOrphan: func(context.Context, *corev1.Service) (string, error) {
+		finds++
+		return "", nil
+	}})
+	nodes := []*corev1.Node{m.node(t)}
+	svc := service("deleted-after-upgrade", 80)
+	legacy, _ := m.legacyApply(t, svc, nodes)
+	out, err := eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	if err != nil || out.Applied == nil || !out.Applied.Destroy || m.lbs(t) != 0 || exists(t, legacy) {
+		t.Fatalf("delete after the upgrade: %+v %v, %d LBs, legacy state left %v", out, err, m.lbs(t), exists(t, legacy))
+	}
+	if finds != 0 {
+		t.Fatal("looked for an orphan although the moved state holds the load balancer")
+	}
+}
