@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -62,6 +63,9 @@ func (v *review) updateRecord(ctx context.Context, s subject, out *engine.Outcom
 			}
 			decide(r, p.ID, records.Applied, "", now)
 			r.Lock = nil
+		}
+		if res := out.Result; res != nil && !res.FastPath && res.Plan != nil && !res.Plan.Destroy && res.Outputs != nil {
+			r.Applied = &records.LastApply{InputsDigest: out.InputsDigest, HCLHash: res.Plan.Hash, PlanID: res.Plan.ID, Outputs: res.Outputs, At: now}
 		}
 		if s.kind == records.KindDrift && !errors.Is(err, engine.ErrSkipped) {
 			if r.Drift == nil {
@@ -183,14 +187,14 @@ func (v *review) lock(ctx context.Context, workspace string) *records.LockInfo {
 	return r.Lock
 }
 
-// Pending is the engine's PlanStore: the newest plan of workspace that
-// waits (awaiting approval, or planned under plan-only), with its saved
-// file from the record.
-func (v *review) Pending(ctx context.Context, workspace, owner string) (*engine.StoredPlan, error) {
+// Load is the engine's PlanStore: what the record of workspace keeps of
+// the last apply and of the plan that waits (awaiting approval, or
+// planned under plan-only), with its saved file.
+func (v *review) Load(ctx context.Context, workspace, owner string) (*engine.Kept, error) {
 	if v.store == nil {
 		return nil, nil
 	}
-	r, err := v.store.Get(ctx, workspace)
+	r, err := v.warm.get(ctx, v.store, workspace)
 	if err != nil || r == nil {
 		return nil, err
 	}
@@ -198,13 +202,17 @@ func (v *review) Pending(ctx context.Context, workspace, owner string) (*engine.
 		return nil, fmt.Errorf("workspace %s holds the state of an earlier %s of this name (uid %s), whose load balancer was never destroyed: "+
 			"delete that state (or restore the earlier object) first: %w", workspace, r.Object.Kind, r.Object.UID, runner.ErrOwnerMismatch)
 	}
+	kept := &engine.Kept{}
+	if a := r.Applied; a != nil {
+		kept.Applied = &engine.Applied{Hash: a.HCLHash, Outputs: a.Outputs, At: a.At}
+	}
 	for _, p := range r.Plans {
 		if p.Outcome != records.AwaitingApproval && p.Outcome != records.Planned {
 			continue
 		}
 		data, err := v.store.SavedPlan(ctx, workspace, p.ID)
 		if errors.Is(err, records.ErrNotFound) {
-			return nil, nil
+			break
 		}
 		if err != nil {
 			return nil, err
@@ -215,9 +223,44 @@ func (v *review) Pending(ctx context.Context, workspace, owner string) (*engine.
 		for _, vd := range p.Verdicts {
 			sp.Verdicts = append(sp.Verdicts, policy.Verdict{Rule: vd.Rule, Effect: policy.Effect(vd.Effect), Message: vd.Message})
 		}
-		return sp, nil
+		kept.Pending = sp
+		break
 	}
-	return nil, nil
+	return kept, nil
+}
+
+// warmRecords answers the first reads after a start from one List of
+// every record, instead of a GET per object (a thousand GETs at the
+// client's default QPS would take a minute).
+type warmRecords struct {
+	mu     sync.Mutex
+	listed time.Time
+	byWS   map[string]*records.Record
+}
+
+// warmFor is how long a List answers for: the objects a restart finds.
+const warmFor = 2 * time.Minute
+
+func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace string) (*records.Record, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.listed.IsZero() {
+		all, err := store.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.listed, w.byWS = time.Now(), map[string]*records.Record{}
+		for _, r := range all {
+			w.byWS[r.Workspace] = r
+		}
+	}
+	if time.Since(w.listed) > warmFor {
+		w.byWS = nil
+		return store.Get(ctx, workspace)
+	}
+	r := w.byWS[workspace]
+	delete(w.byWS, workspace) // read once: later the engine knows more
+	return r, nil
 }
 
 // unlock executes the unlock requests of s: a request naming the lock the

@@ -49,6 +49,9 @@ type review struct {
 	// audit log's redactor; redacted is when it last did.
 	credentials func() []string
 	redactedAt  atomic.Int64
+
+	// warm answers the first record reads after a start.
+	warm warmRecords
 }
 
 // credentialsRefresh is how often rotated backend credentials are added

@@ -8,8 +8,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -30,7 +32,8 @@ type Engine struct {
 	objects objects
 	// rules flag plans for approval or deny them (nil: none).
 	rules *policy.Rules
-	// plans finds plans awaiting approval after a restart (nil: none).
+	// plans keeps last applies and waiting plans across restarts (nil:
+	// none).
 	plans PlanStore
 	// planText renders every plan with changes for people (plan records).
 	planText   bool
@@ -42,7 +45,8 @@ type Engine struct {
 type Options struct {
 	// Rules are the compiled policy rules.
 	Rules *policy.Rules
-	// Plans keeps plans awaiting approval across restarts.
+	// Plans keeps last applies and plans awaiting approval across
+	// restarts.
 	Plans PlanStore
 	// PlanText makes every plan with changes carry its human-readable
 	// text (runner.Plan.Text), for plan records: a terraform show per
@@ -58,14 +62,30 @@ type Options struct {
 	Migrated func(ctx context.Context, legacyWorkspace, workspace string)
 }
 
-// PlanStore finds the plan an object was waiting with when an earlier
-// controller process stopped (the plan record keeps it).
+// PlanStore keeps, outside the process (the plan records), what a
+// controller that starts needs of each object: the last apply (so an
+// unchanged object costs no terraform process) and the plan waiting for
+// approval (so it keeps waiting, with the same id).
 type PlanStore interface {
-	// Pending returns the plan of workspace that awaits approval (or was
-	// only planned), with its saved file; nil when there is none. It
-	// fails with runner.ErrOwnerMismatch when the workspace was recorded
-	// for another owner than owner (a Service's uid).
-	Pending(ctx context.Context, workspace, owner string) (*StoredPlan, error)
+	// Load returns what is kept of workspace, nil when nothing. It fails
+	// with runner.ErrOwnerMismatch when the workspace was recorded for
+	// another owner than owner (a Service's uid).
+	Load(ctx context.Context, workspace, owner string) (*Kept, error)
+}
+
+// Kept is what a PlanStore keeps of one object.
+type Kept struct {
+	// Applied is the last apply: the rendering's hash and its outputs.
+	Applied *Applied
+	// Pending is the plan awaiting approval (or only planned), if any.
+	Pending *StoredPlan
+}
+
+// Applied is an object's last successful apply.
+type Applied struct {
+	Hash    string
+	Outputs map[string]json.RawMessage
+	At      time.Time
 }
 
 // StoredPlan is a pending plan as kept outside the process.

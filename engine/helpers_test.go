@@ -97,25 +97,27 @@ func policyObject(ns, name string) policy.Object {
 	return policy.Object{Kind: "Service", Namespace: ns, Name: name}
 }
 
-// memStore is a PlanStore that keeps what a plan record would: the plan
-// awaiting approval, with its saved file.
+// memStore is a PlanStore that keeps what a plan record would: the last
+// apply and the plan awaiting approval, with its saved file.
 type memStore struct {
 	mu    sync.Mutex
-	plans map[string]*engine.StoredPlan
+	kept  map[string]*engine.Kept
 	owner map[string]string
+	loads int
 }
 
 func newMemStore() *memStore {
-	return &memStore{plans: map[string]*engine.StoredPlan{}, owner: map[string]string{}}
+	return &memStore{kept: map[string]*engine.Kept{}, owner: map[string]string{}}
 }
 
-func (m *memStore) Pending(_ context.Context, ws, owner string) (*engine.StoredPlan, error) {
+func (m *memStore) Load(_ context.Context, ws, owner string) (*engine.Kept, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.loads++
 	if o := m.owner[ws]; o != "" && owner != "" && o != owner {
 		return nil, fmt.Errorf("recorded for %s: %w", o, runner.ErrOwnerMismatch)
 	}
-	return m.plans[ws], nil
+	return m.kept[ws], nil
 }
 
 // keep records an outcome as the controller's review does.
@@ -124,24 +126,25 @@ func (m *memStore) keep(tb testing.TB, owner string, out *engine.Outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.owner[out.Workspace] = owner
+	k := m.kept[out.Workspace]
+	if k == nil {
+		k = &engine.Kept{}
+		m.kept[out.Workspace] = k
+	}
+	if r := out.Result; r != nil && !r.FastPath && r.Plan != nil {
+		k.Applied = &engine.Applied{Hash: r.Plan.Hash, Outputs: r.Outputs, At: time.Now()}
+	}
 	p := out.Awaiting
 	if p == nil {
-		delete(m.plans, out.Workspace)
+		k.Pending = nil
 		return
 	}
 	data, err := os.ReadFile(p.File)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m.plans[out.Workspace] = &engine.StoredPlan{Plan: *p, Verdicts: out.Verdicts, Data: data}
+	k.Pending = &engine.StoredPlan{Plan: *p, Verdicts: out.Verdicts, Data: data}
 }
-
-func ctxT(tb testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	tb.Cleanup(cancel)
-	return c
-}
-
 // node creates an instance and returns its Node.
 func (f *fixture) node(tb testing.TB, name string) *corev1.Node {
 	tb.Helper()
@@ -175,3 +178,9 @@ func instanceID(tb testing.TB, n *corev1.Node) string {
 	}
 	return id.InstanceID
 }
+func ctxT(tb testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	tb.Cleanup(cancel)
+	return c
+}
+

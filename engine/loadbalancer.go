@@ -63,6 +63,9 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	if err != nil {
 		return nil, false, err
 	}
+	if _, err := e.load(ctx, ServiceKey(svc), j); err != nil { // a restart: the record's outputs
+		return nil, false, err
+	}
 	outs, err := e.runner.Outputs(ctx, j)
 	if errors.Is(err, runner.ErrGone) {
 		return nil, false, nil // destroyed
@@ -164,6 +167,9 @@ func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv
 func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.Job) (string, error) {
 	if e.findOrphan == nil {
 		return "", nil
+	}
+	if _, err := e.load(ctx, ServiceKey(svc), j); err != nil { // a restart: the record's outputs
+		return "", err
 	}
 	outs, err := e.runner.Outputs(ctx, j)
 	if errors.Is(err, runner.ErrGone) {

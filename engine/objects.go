@@ -28,9 +28,11 @@ type object struct {
 	review  Review
 	// pending is the plan waiting for a decision, if any.
 	pending *pending
-	// looked: the plan store was asked for a pending plan (once per
-	// process; later ones are in memory).
+	// looked: the plan store was asked what it keeps (once per process;
+	// later the engine's memory knows more); kept is its answer until a
+	// reconcile used it.
 	looked bool
+	kept   *Kept
 	// converged: job was applied (drift checks cover only those).
 	converged bool
 	// migrated: the state is known to be off its legacy key (checked

@@ -151,14 +151,23 @@ func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Rev
 			}
 		}
 	}
-	if err := e.migrate(ctx, key, j, o.state); err != nil {
-		return out, err
-	}
 	var pend *pending
 	if !o.drift {
-		var err error
-		if pend, err = e.pendingFor(ctx, key, j, o.destroy, out); err != nil {
+		kept, err := e.load(ctx, key, j)
+		if err != nil {
 			return out, err
+		}
+		if err := e.migrate(ctx, key, j, o.state); err != nil {
+			return out, err
+		}
+		if pend, err = e.pendingFor(ctx, key, j, o.destroy, kept, out); err != nil {
+			return out, err
+		}
+		if pend == nil && !o.destroy && kept != nil {
+			if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
+				out.Result = res // applied before this process started
+				return out, nil
+			}
 		}
 	}
 	if pend == nil {
@@ -193,21 +202,57 @@ func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state
 	return nil
 }
 
-// pendingFor is the plan waiting for key: in memory, or (once per
-// process) from the plan store. A plan of other inputs is superseded.
-func (e *Engine) pendingFor(ctx context.Context, key string, j runner.Job, destroy bool, out *Outcome) (*pending, error) {
-	var pend *pending
+// load reads what the plan store keeps of key, once per process, and
+// keeps it with the object until a reconcile used it; nil when there is
+// nothing. A record under j's key proves the state was migrated.
+func (e *Engine) load(ctx context.Context, key string, j runner.Job) (*Kept, error) {
+	var kept *Kept
 	look := false
 	e.objects.with(key, func(o *object) {
-		pend, look = o.pending, o.pending == nil && !o.looked && e.plans != nil
+		kept, look = o.kept, !o.looked && o.pending == nil && e.plans != nil
 		o.looked = true
 	})
-	if look {
-		var err error
-		if pend, err = e.restore(ctx, key, j, destroy, out); err != nil {
-			e.objects.with(key, func(o *object) { o.looked = false })
-			return nil, err
-		}
+	if !look {
+		return kept, nil
+	}
+	kept, err := e.plans.Load(ctx, j.Key, j.Owner)
+	if errors.Is(err, runner.ErrOwnerMismatch) {
+		e.objects.with(key, func(o *object) { o.looked = false })
+		return nil, err
+	}
+	if err != nil {
+		klog.ErrorS(err, "cannot read what the plan record keeps; planning again", "object", key, "workspace", j.Key)
+		return nil, nil
+	}
+	if kept != nil {
+		e.objects.with(key, func(o *object) { o.migrated, o.kept = true, kept })
+		e.seed(j, kept)
+	}
+	return kept, nil
+}
+
+// seed gives the runner the record of the last apply kept outside the
+// process: an unchanged object is then answered from it, without
+// terraform (drift checks are what look at the cloud).
+func (e *Engine) seed(j runner.Job, kept *Kept) {
+	if kept.Applied == nil || kept.Applied.Outputs == nil {
+		return
+	}
+	applied := j
+	applied.Hash = kept.Applied.Hash
+	if err := e.runner.Seed(applied, kept.Applied.Outputs, kept.Applied.At); err != nil {
+		klog.ErrorS(err, "cannot keep the last apply's record", "workspace", j.Key)
+	}
+}
+
+// pendingFor is the plan waiting for key: in memory, or the one kept
+// from an earlier process. A plan of other inputs is superseded.
+func (e *Engine) pendingFor(ctx context.Context, key string, j runner.Job, destroy bool, kept *Kept, out *Outcome) (*pending, error) {
+	o, _ := e.objects.get(key)
+	pend := o.pending
+	if pend == nil && kept != nil && kept.Pending != nil {
+		pend = e.restore(ctx, key, j, destroy, kept.Pending, out)
+		e.objects.with(key, func(o *object) { o.kept = nil }) // used
 	}
 	if pend != nil && (pend.plan.Hash != j.Hash || pend.plan.Destroy != destroy) {
 		out.Superseded = e.dropPending(key)
@@ -222,27 +267,16 @@ func (e *Engine) pendingFor(ctx context.Context, key string, j runner.Job, destr
 // restore brings back the plan an earlier controller process left
 // waiting, when it is still the plan of j. A plan of other inputs is only
 // reported superseded: restoring it would cost an init for nothing.
-func (e *Engine) restore(ctx context.Context, key string, j runner.Job, destroy bool, out *Outcome) (*pending, error) {
-	sp, err := e.plans.Pending(ctx, j.Key, j.Owner)
-	if errors.Is(err, runner.ErrOwnerMismatch) {
-		return nil, err
-	}
-	if err != nil {
-		klog.ErrorS(err, "cannot read the plan waiting for approval; planning again", "object", key, "workspace", j.Key)
-		return nil, nil
-	}
-	if sp == nil {
-		return nil, nil
-	}
+func (e *Engine) restore(ctx context.Context, key string, j runner.Job, destroy bool, sp *StoredPlan, out *Outcome) *pending {
 	if sp.Plan.Hash != j.Hash || sp.Plan.Destroy != destroy {
 		stale := sp.Plan
 		out.Superseded = &stale
-		return nil, nil
+		return nil
 	}
 	p, err := e.runner.RestorePlan(ctx, j, sp.Plan, sp.Data)
 	if err != nil {
 		klog.ErrorS(err, "cannot restore the plan waiting for approval; planning again", "object", key, "plan", sp.Plan.ID)
-		return nil, nil
+		return nil
 	}
 	pend := &pending{plan: p, verdicts: sp.Verdicts}
 	e.objects.with(key, func(o *object) {
@@ -252,7 +286,7 @@ func (e *Engine) restore(ctx context.Context, key string, j runner.Job, destroy 
 	})
 	out.Restored = true
 	klog.InfoS("restored the plan awaiting approval", "object", key, "plan", p.ID)
-	return pend, nil
+	return pend
 }
 
 // dropPending forgets key's pending plan (and its file), returning it.

@@ -10,6 +10,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -260,5 +261,48 @@ func TestRulesCost(t *testing.T) {
 	none, flagged, valued := count(engine.Options{}), count(engine.Options{Rules: defaults}), count(engine.Options{Rules: values})
 	if flagged != none || valued != none+1 {
 		t.Fatalf("terraform processes for a create: no rules %d, default rules %d, a values rule %d", none, flagged, valued)
+	}
+}
+
+// A controller that starts (a new pod: an empty work directory) answers
+// an unchanged Service from its plan record, without terraform; a changed
+// one is planned as usual.
+func TestRestartRunsNoTerraform(t *testing.T) {
+	store := newMemStore()
+	f := newFixtureWith(t, 2, engine.Options{Plans: store})
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	svc := service("steady", 80)
+	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.keep(t, string(svc.UID), out)
+	routes := []renderer.Route{{Destination: "10.244.1.0/24", TargetInstanceID: instanceID(t, nodes[0]), NodeName: "node-a"}}
+	_, out, err = f.eng.ReconcileRoutes(ctxT(t), routes, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.keep(t, "", out)
+
+	next := f.engine(t, 2, engine.Options{Plans: store})
+	again, out, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	if err != nil || !out.Result.FastPath || again.IPv4 != lb.IPv4 {
+		t.Fatalf("unchanged Service after a restart: %+v %+v %v", again, out, err)
+	}
+	if got, exists, err := next.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.IPv4 != lb.IPv4 {
+		t.Fatalf("get after a restart: %+v %v %v", got, exists, err)
+	}
+	if listed, err := next.Routes(ctxT(t)); err != nil || len(listed) != 1 {
+		t.Fatalf("routes after a restart: %+v %v", listed, err)
+	}
+	if _, out, err = next.ReconcileRoutes(ctxT(t), routes, auto); err != nil || !out.Result.FastPath {
+		t.Fatalf("unchanged route set after a restart: %+v %v", out, err)
+	}
+	if p := next.Runner().Processes(); len(p) != 0 {
+		t.Fatalf("terraform ran after a restart with nothing changed: %v", p)
+	}
+	svc.Spec.Ports[0].Port = 81
+	if _, out, err = next.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
+		t.Fatalf("changed Service after a restart: %+v %v", out, err)
 	}
 }

@@ -49,6 +49,9 @@ func (e *Engine) Routes(ctx context.Context) ([]Route, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := e.load(ctx, RoutesKey, j); err != nil { // a restart: the record's outputs
+		return nil, err
+	}
 	outs, err := e.runner.Outputs(ctx, j)
 	if err != nil {
 		return nil, fmt.Errorf("read routes: %w", err)

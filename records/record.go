@@ -15,6 +15,7 @@
 package records
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -143,9 +144,25 @@ type Record struct {
 	// Plans, newest first, at most the store's keep.
 	Plans []Plan    `json:"plans"`
 	Lock  *LockInfo `json:"lock,omitempty"`
+	// Applied is what the last apply made: enough for a controller that
+	// starts (a restart, a new leader) to answer an unchanged object
+	// without terraform.
+	Applied *LastApply `json:"applied,omitempty"`
 	Drift *Drift    `json:"drift,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// LastApply is the last successful apply of an object.
+type LastApply struct {
+	// InputsDigest identifies the Kubernetes inputs (Service, nodes) and
+	// HCLHash the rendering that was applied.
+	InputsDigest string `json:"inputsDigest,omitempty"`
+	HCLHash      string `json:"hclHash"`
+	PlanID       string `json:"planID,omitempty"`
+	// Outputs are the root module's non-sensitive outputs.
+	Outputs map[string]json.RawMessage `json:"outputs"`
+	At      time.Time                  `json:"at"`
 }
 
 // Latest is the newest plan, or nil.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
@@ -118,6 +119,14 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	for k, m := range metas {
 		if !m.Sensitive {
 			out[k] = m.Value
+		}
+	}
+	if len(out) > 0 {
+		// Kept (without a hash: it proves nothing applied) so that the
+		// next read, e.g. the route controller's every few seconds, runs
+		// no terraform.
+		if err := w.saveRecord(&record{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -57,3 +57,20 @@ func (w *workspace) clearRecord() error {
 	}
 	return nil
 }
+
+// Seed records that job.Hash was applied with outputs, as kept outside
+// the process (a plan record): a controller that starts trusts it, so an
+// unchanged object costs no terraform process; drift checks are what
+// look at the cloud. A record of this process is not overwritten.
+func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time) error {
+	w, err := r.workspaceFor(job.Key)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rec := w.record(); rec.Hash != "" {
+		return nil
+	}
+	return w.saveRecord(&record{Hash: job.Hash, Outputs: outputs, AppliedAt: at, Owner: job.Owner})
+}
