@@ -145,6 +145,7 @@ func (m *memStore) keep(tb testing.TB, owner string, out *engine.Outcome) {
 	}
 	k.Pending = &engine.StoredPlan{Plan: *p, Verdicts: out.Verdicts, Data: data}
 }
+
 // node creates an instance and returns its Node.
 func (f *fixture) node(tb testing.TB, name string) *corev1.Node {
 	tb.Helper()
@@ -183,4 +184,3 @@ func ctxT(tb testing.TB) context.Context {
 	tb.Cleanup(cancel)
 	return c
 }
-

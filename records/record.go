@@ -148,7 +148,7 @@ type Record struct {
 	// starts (a restart, a new leader) to answer an unchanged object
 	// without terraform.
 	Applied *LastApply `json:"applied,omitempty"`
-	Drift *Drift    `json:"drift,omitempty"`
+	Drift   *Drift     `json:"drift,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
 }
