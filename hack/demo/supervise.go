@@ -133,7 +133,8 @@ func (d *demo) startCCM() error {
 		"--bind-address=127.0.0.1", "--secure-port="+freePort(),
 		"--leader-elect=true", "--use-service-account-credentials=false",
 		"--configure-cloud-routes=true", "--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16",
-		"--node-monitor-period=5s", "--route-reconciliation-period=10s", "-v=2")
+		"--node-monitor-period=5s", "--route-reconciliation-period=10s",
+		"--concurrent-service-syncs=8", "--kube-api-qps=50", "--kube-api-burst=100", "-v=2")
 	return d.run(cmd, "ccm.log")
 }
 
