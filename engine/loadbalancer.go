@@ -56,8 +56,9 @@ func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (
 }
 
 // GetLoadBalancer reads the Service's load balancer from the recorded
-// outputs or the state, without a plan. exists is false when nothing was
-// ever applied for the Service.
+// outputs or the state, without a plan; when the state holds none, it
+// looks for one an interrupted apply created (FindOrphan). exists is
+// false when there is none.
 func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *LoadBalancer, exists bool, err error) {
 	_, j, err := e.RenderLoadBalancer(svc, nil)
 	if err != nil {
@@ -73,8 +74,23 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	if err != nil {
 		return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	lb = loadBalancerFrom(&runner.Result{Outputs: outs})
-	return lb, lb != nil, nil
+	if lb = loadBalancerFrom(&runner.Result{Outputs: outs}); lb != nil {
+		return lb, true, nil
+	}
+	// The state holds none, but an interrupted apply may have created one:
+	// the service controller asks this before a deletion, and would drop
+	// the Service's finalizer (and leave the load balancer behind) on
+	// "does not exist".
+	if e.findOrphan != nil {
+		id, err := e.findOrphan(ctx, svc)
+		if err != nil {
+			return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+		if id != "" {
+			return &LoadBalancer{ID: id}, true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // ReconcileLoadBalancer converges the Service's load balancer under rv

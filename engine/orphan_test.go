@@ -44,3 +44,35 @@ func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 		t.Fatalf("%d load balancers left", n)
 	}
 }
+
+// The service controller asks GetLoadBalancer before a deletion, and
+// drops the finalizer when it says "does not exist": a load balancer an
+// interrupted apply left must count as existing.
+func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
+	var f *fixture
+	find := func(ctx context.Context, svc *corev1.Service) (string, error) {
+		l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
+		for _, lb := range l {
+			if lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
+				return lb.ID, err
+			}
+		}
+		return "", err
+	}
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: find})
+	svc := service("unrecorded", 80)
+	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
+		t.Fatalf("nothing created yet: exists=%v %v", exists, err)
+	}
+	lb, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.ID != lb.ID {
+		t.Fatalf("an unrecorded load balancer: %+v exists=%v %v", got, exists, err)
+	}
+}

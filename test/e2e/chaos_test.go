@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -60,6 +61,14 @@ func TestChaos(t *testing.T) {
 	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, driftInterval: "10s", provisionDelay: 500 * time.Millisecond,
 		lockTimeout: "5s", staleLockAge: "20s"})
+	t.Cleanup(func() {
+		if t.Failed() { // every CCM log and the audit log, for the post-mortem
+			keep, err := os.MkdirTemp("", "chaos-failed-")
+			if err == nil && exec.Command("cp", "-r", e.dir, keep).Run() == nil {
+				t.Logf("chaos: logs kept in %s", keep)
+			}
+		}
+	})
 	e.addNode("node-a", "ex-west-1a")
 	e.addNode("node-b", "ex-west-1b")
 	e.waitNodesInitialised(2)
