@@ -121,13 +121,11 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 			out[k] = m.Value
 		}
 	}
-	if len(out) > 0 {
-		// Kept (without a hash: it proves nothing applied) so that the
-		// next read, e.g. the route controller's every few seconds, runs
-		// no terraform.
-		if err := w.saveRecord(&record{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
-			return nil, err
-		}
+	// Kept (without a hash: it proves nothing applied), also when empty,
+	// so that the next read, e.g. the route controller's every few
+	// seconds, runs no terraform.
+	if err := w.saveRecord(&record{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -88,7 +88,10 @@ func BenchmarkManyServices(b *testing.B) {
 	e.startCCM()
 	var procs float64
 	eventuallyEvery(b, 10*time.Minute, 250*time.Millisecond, "every Service answered after the restart", func() error {
-		m := e.metrics(b)
+		m, err := e.scrape(b)
+		if err != nil {
+			return err
+		}
 		if skips := metricSum(m, "example_ccm_fast_path_skips_total"); skips < float64(n) {
 			return fmt.Errorf("%.0f of %d Services answered", skips, n)
 		}

@@ -221,18 +221,29 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 
 // metrics scrapes the CCM's /metrics as the admin (delegated authz).
 func (e *env) metrics(t testing.TB) string {
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, "https://127.0.0.1:"+e.securePort+"/metrics", nil)
+	page, err := e.scrape(t)
 	must(t, err)
+	return page
+}
+
+// scrape is metrics that returns its error (a CCM still starting).
+func (e *env) scrape(t testing.TB) (string, error) {
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, "https://127.0.0.1:"+e.securePort+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
 	req.Header.Set("Authorization", "Bearer "+e.cluster.Admin.BearerToken)
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the CCM's self-signed serving cert
 	resp, err := c.Do(req)
-	must(t, err)
+	if err != nil {
+		return "", err
+	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/metrics: %s %s", resp.Status, body)
+		return "", fmt.Errorf("/metrics: %s %s", resp.Status, body)
 	}
-	return string(body)
+	return string(body), nil
 }
 
 // The API token and the backend's credentials appear in no ConfigMap,
