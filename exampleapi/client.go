@@ -170,6 +170,42 @@ func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
 	return c.t.do(ctx, request{op: "DeleteLoadBalancer", method: http.MethodDelete, path: "/v1/load-balancers/" + esc(id)})
 }
 
+// CreateTargetPool creates a target pool.
+func (c *Client) CreateTargetPool(ctx context.Context, in CreateTargetPoolRequest) (*TargetPool, error) {
+	return call[TargetPool](ctx, c.t, request{op: "CreateTargetPool", method: http.MethodPost, path: "/v1/target-pools", idemKey: true, in: in})
+}
+
+// GetTargetPool reads one target pool.
+func (c *Client) GetTargetPool(ctx context.Context, id string) (*TargetPool, error) {
+	return call[TargetPool](ctx, c.t, request{op: "GetTargetPool", method: http.MethodGet, path: "/v1/target-pools/" + esc(id)})
+}
+
+// ListTargetPools lists target pools matching f (all pages).
+func (c *Client) ListTargetPools(ctx context.Context, f TargetPoolFilter) ([]TargetPool, error) {
+	q := url.Values{}
+	if f.Region != "" {
+		q.Set("region", f.Region)
+	}
+	if f.Name != "" {
+		q.Set("name", f.Name)
+	}
+	return listAll[TargetPool](ctx, c.t, "ListTargetPools", "/v1/target-pools", q)
+}
+
+// UpdateTargetPool replaces a target pool's targets and tags; every load
+// balancer referencing the pool forwards to the new targets at once.
+// ifMatch is the version the change is based on (0: unconditional).
+func (c *Client) UpdateTargetPool(ctx context.Context, id string, in UpdateTargetPoolRequest, ifMatch int64) (*TargetPool, error) {
+	return call[TargetPool](ctx, c.t, request{op: "UpdateTargetPool", method: http.MethodPut, path: "/v1/target-pools/" + esc(id),
+		ifMatch: ifMatch, in: in})
+}
+
+// DeleteTargetPool deletes a target pool; a pool still referenced by a
+// load balancer is a conflict (409).
+func (c *Client) DeleteTargetPool(ctx context.Context, id string) error {
+	return c.t.do(ctx, request{op: "DeleteTargetPool", method: http.MethodDelete, path: "/v1/target-pools/" + esc(id)})
+}
+
 // GetFaults reads the simulator's realism switches (admin).
 func (c *Client) GetFaults(ctx context.Context) (*Faults, error) {
 	return call[Faults](ctx, c.t, request{op: "GetFaults", method: http.MethodGet, path: "/admin/v1/faults"})

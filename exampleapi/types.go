@@ -52,13 +52,13 @@ const (
 	// MaxListeners is per load balancer. Kubernetes Services rarely
 	// expose more than a handful of ports.
 	MaxListeners = 100
-	// MaxTargets is per load balancer: Kubernetes' largest supported
-	// cluster (5,000 nodes) fits.
+	// MaxTargets is per load balancer and per target pool: Kubernetes'
+	// largest supported cluster (5,000 nodes) fits.
 	MaxTargets = 5000
 	// MaxAllowedSourceCIDRs is per load balancer.
 	MaxAllowedSourceCIDRs = 1000
-	// MaxTags is per object (instance or load balancer), also the most
-	// tag filters a listing takes.
+	// MaxTags is per object (instance, load balancer or target pool),
+	// also the most tag filters a listing takes.
 	MaxTags = 50
 )
 
@@ -192,17 +192,22 @@ type HealthCheck struct {
 // Name, Region, Internal and IPFamily are fixed at creation; the rest can be
 // updated in place.
 type LoadBalancerSpec struct {
-	Name               string            `json:"name"`
-	Region             string            `json:"region"`
-	Type               string            `json:"type"`
-	Internal           bool              `json:"internal"`
-	IPFamily           string            `json:"ip_family"`
-	Algorithm          string            `json:"algorithm"`
-	Listeners          []Listener        `json:"listeners"`
-	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
-	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
-	Targets            []string          `json:"targets,omitempty"`
-	Tags               map[string]string `json:"tags,omitempty"`
+	Name               string       `json:"name"`
+	Region             string       `json:"region"`
+	Type               string       `json:"type"`
+	Internal           bool         `json:"internal"`
+	IPFamily           string       `json:"ip_family"`
+	Algorithm          string       `json:"algorithm"`
+	Listeners          []Listener   `json:"listeners"`
+	HealthCheck        *HealthCheck `json:"health_check,omitempty"`
+	AllowedSourceCIDRs []string     `json:"allowed_source_cidrs,omitempty"`
+	Targets            []string     `json:"targets,omitempty"`
+	// TargetPoolID references a target pool (tp-...) of the same region
+	// instead of listing Targets (the two are mutually exclusive): the
+	// load balancer forwards to the pool's targets, whatever they are at
+	// the time, and Targets stays empty.
+	TargetPoolID string            `json:"target_pool_id,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
 }
 
 // LoadBalancer is a load balancer with its computed fields.
@@ -227,11 +232,49 @@ type UpdateLoadBalancerRequest struct {
 	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
 	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
 	Targets            []string          `json:"targets,omitempty"`
+	TargetPoolID       string            `json:"target_pool_id,omitempty"`
 	Tags               map[string]string `json:"tags,omitempty"`
 }
 
 // LoadBalancerFilter narrows a load balancer listing.
 type LoadBalancerFilter struct {
+	Name   string
+	Region string
+}
+
+// TargetPool is a set of instances that load balancers of its region
+// forward to by reference (LoadBalancerSpec.TargetPoolID): changing the
+// pool's targets changes where every referencing load balancer sends
+// traffic, in one request and without updating the load balancers.
+type TargetPool struct {
+	ID      string            `json:"id"`
+	Name    string            `json:"name"`
+	Region  string            `json:"region"`
+	Targets []string          `json:"targets"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	// CreatedAt and UpdatedAt are set by the cloud; an update (also the
+	// removal of a deleted instance) moves UpdatedAt and Version.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+}
+
+// CreateTargetPoolRequest creates a target pool. Targets may be empty.
+type CreateTargetPoolRequest struct {
+	Name    string            `json:"name"`
+	Region  string            `json:"region"`
+	Targets []string          `json:"targets"`
+	Tags    map[string]string `json:"tags,omitempty"`
+}
+
+// UpdateTargetPoolRequest replaces a target pool's targets and tags.
+type UpdateTargetPoolRequest struct {
+	Targets []string          `json:"targets"`
+	Tags    map[string]string `json:"tags,omitempty"`
+}
+
+// TargetPoolFilter narrows a target pool listing.
+type TargetPoolFilter struct {
 	Name   string
 	Region string
 }

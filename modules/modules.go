@@ -1,6 +1,6 @@
 // Package modules ships the Terraform modules the renderer calls
-// (loadbalancer, routes) inside the binary, so the default module source is
-// a local path that needs no registry or network.
+// (loadbalancer, routes, targetpools) inside the binary, so the default
+// module source is a local path that needs no registry or network.
 package modules
 
 import (
@@ -17,28 +17,32 @@ import (
 	"sync"
 )
 
-//go:embed loadbalancer routes
+//go:embed loadbalancer routes targetpools
 var files embed.FS
 
 // Module directory names, as written by WriteTo.
 const (
 	LoadBalancer = "loadbalancer"
 	Routes       = "routes"
+	TargetPools  = "targetpools"
 )
 
 // Names lists the shipped modules.
-var Names = []string{LoadBalancer, Routes}
+var Names = []string{LoadBalancer, Routes, TargetPools}
 
-// FS returns the embedded module tree (loadbalancer/…, routes/…).
+// FS returns the embedded module tree (loadbalancer/…, routes/…,
+// targetpools/…).
 func FS() fs.FS { return files }
 
 // Paths are the materialised module directories.
 type Paths struct {
 	LoadBalancer string
 	Routes       string
+	TargetPools  string
 }
 
-// WriteTo materialises the modules into dir/loadbalancer and dir/routes.
+// WriteTo materialises the modules into dir/loadbalancer, dir/routes and
+// dir/targetpools.
 // Files whose content already matches are left alone (so timestamps, and
 // anything watching them, only move when the shipped modules change), and
 // files the shipped modules no longer have are removed. Safe to call again
@@ -56,6 +60,7 @@ func WriteTo(dir string) (Paths, error) {
 	return Paths{
 		LoadBalancer: filepath.Join(abs, LoadBalancer),
 		Routes:       filepath.Join(abs, Routes),
+		TargetPools:  filepath.Join(abs, TargetPools),
 	}, nil
 }
 

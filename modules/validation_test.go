@@ -28,6 +28,10 @@ var validInputs = map[string]map[string]string{
 		"network_name": `"cluster-net"`,
 		"routes":       `{ "10.244.1.0/24" = "i-1", "fd00:10:244:1::/64" = "i-1" }`,
 	},
+	modules.TargetPools: {
+		"name_prefix": `"k8s-prod-"`,
+		"pools":       `{ workers = { targets = ["i-1"], tags = { "k8s.example.com/cluster-id" = "prod" } }, none = { targets = [] } }`,
+	},
 }
 
 var invalidCases = []struct {
@@ -58,6 +62,12 @@ var invalidCases = []struct {
 	{modules.LoadBalancer, "allowed_source_cidrs", `["everyone"]`, "canonical form"},
 	{modules.LoadBalancer, "targets", `["node-1"]`, "instance id"},
 	{modules.LoadBalancer, "tags", `{ "a=b" = "x" }`, "without '='"},
+	{modules.LoadBalancer, "target_pool_id", `"lb-1"`, "must be a target pool id (tp-...)"},
+	{modules.TargetPools, "pools", `{ w = { targets = ["node-1"] } }`, "instance id"},
+	{modules.TargetPools, "pools", `{ w = { targets = null } }`, "Every pool needs targets"},
+	{modules.TargetPools, "pools", `{ big = { targets = ` + hclList(5001, func(i int) string { return fmt.Sprintf(`"i-%d"`, i) }) + ` } }`,
+		"At most 5000 targets per pool are allowed (the Example cloud's limit); too many in: big."},
+	{modules.TargetPools, "pools", `{ w = { targets = [], tags = { "a=b" = "x" } } }`, "without '='"},
 	{modules.Routes, "routes", `{ "10.244.1.1/24" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
@@ -72,8 +82,9 @@ func hclList(n int, elem func(i int) string) string {
 	return "[" + strings.Join(elems, ", ") + "]"
 }
 
-// Cross-variable rules (network_id xor network_name) are only evaluated by
-// plan: tests/*.tftest.hcl cover them (TestModuleTests).
+// Cross-variable rules (network_id xor network_name, targets xor
+// target_pool_id, pool names from name_prefix and key) are only evaluated
+// by plan: tests/*.tftest.hcl cover them (TestModuleTests).
 
 // TestValidationRules calls the modules once validly and once per invalid
 // case, all in one root module, and checks terraform validate rejects
@@ -114,6 +125,7 @@ provider "example" {
 `)
 	call("valid_lb", modules.LoadBalancer, nil)
 	call("valid_routes", modules.Routes, nil)
+	call("valid_pools", modules.TargetPools, nil)
 	for i, c := range invalidCases {
 		call(fmt.Sprintf("case_%d", i), c.module, map[string]string{c.arg: c.value})
 	}
@@ -167,7 +179,7 @@ func TestModuleTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{paths.LoadBalancer, paths.Routes} {
+	for _, dir := range []string{paths.LoadBalancer, paths.Routes, paths.TargetPools} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			tf := m.Init(t, dir)
 			var out strings.Builder

@@ -11,7 +11,8 @@ import (
 )
 
 // Control API handlers: decode, call one operation, encode. The rules live
-// in the operations (instances.go, networks.go, loadbalancers.go).
+// in the operations (instances.go, networks.go, loadbalancers.go,
+// targetpools.go).
 
 func (s *Server) fail(w http.ResponseWriter, err error) { writeError(w, s.log, err) }
 
@@ -333,4 +334,55 @@ func (s *Server) handleUpdateLoadBalancer(w http.ResponseWriter, r *http.Request
 
 func (s *Server) handleDeleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
 	s.noContent(w, s.cloud.deleteLoadBalancer(r.PathValue("id"), r.Header.Get("If-Match")))
+}
+
+// Target pools.
+
+func (s *Server) handleCreateTargetPool(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.CreateTargetPoolRequest
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	if err := validateCreateTargetPool(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		tp, err := s.cloud.createTargetPool(tx, req)
+		return created{tp, tp.Version, "/v1/target-pools/" + tp.ID}, err
+	})
+}
+
+func (s *Server) handleListTargetPools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pg, err := parsePage(q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listTargetPools(q.Get("region"), q.Get("name"), pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetTargetPool(w http.ResponseWriter, r *http.Request) {
+	tp, err := s.cloud.getTargetPool(r.PathValue("id"))
+	s.object(w, tp, tp.Version, err)
+}
+
+func (s *Server) handleUpdateTargetPool(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.UpdateTargetPoolRequest
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	if err := validateUpdateTargetPool(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	tp, err := s.cloud.updateTargetPool(r.PathValue("id"), r.Header.Get("If-Match"), req)
+	s.object(w, tp, tp.Version, err)
+}
+
+func (s *Server) handleDeleteTargetPool(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteTargetPool(r.PathValue("id"), r.Header.Get("If-Match")))
 }

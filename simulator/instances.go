@@ -240,8 +240,8 @@ func (c *cloud) setInstanceState(id, ifMatch, state string) (exampleapi.Instance
 }
 
 // deleteInstance deletes an instance and gives its addresses back. Like a
-// real cloud it deregisters the instance from load balancers; routes that
-// point at it stay and become blackholes.
+// real cloud it deregisters the instance from load balancers and target
+// pools; routes that point at it stay and become blackholes.
 func (c *cloud) deleteInstance(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
 		rec, err := getInstanceRecord(tx, id)
@@ -260,7 +260,10 @@ func (c *cloud) deleteInstance(id, ifMatch string) error {
 		if err := tx.Bucket(bucketInstances).Delete([]byte(id)); err != nil {
 			return fmt.Errorf("deleting instance %s: %w", id, err)
 		}
-		return c.deregisterTarget(tx, rec.Region, id)
+		if err := c.deregisterTarget(tx, rec.Region, id); err != nil {
+			return err
+		}
+		return c.deregisterPoolTarget(tx, rec.Region, id)
 	})
 }
 

@@ -55,6 +55,7 @@ func putLBRecord(tx *bolt.Tx, rec *lbRecord) error {
 	return putJSON(tx.Bucket(bucketLBs), rec.ID, rec)
 }
 
+// requireTargets checks that every target is an instance of region.
 func requireTargets(tx *bolt.Tx, targets []string, region string) error {
 	for i, id := range targets {
 		if err := requireInstanceInRegion(tx, fmt.Sprintf("targets[%d]", i), id, region); err != nil {
@@ -62,6 +63,15 @@ func requireTargets(tx *bolt.Tx, targets []string, region string) error {
 		}
 	}
 	return nil
+}
+
+// requireLBTargets checks where a load balancer forwards to: its targets,
+// or the target pool it references (validation made them exclusive).
+func requireLBTargets(tx *bolt.Tx, targets []string, poolID, region string) error {
+	if poolID != "" {
+		return requireTargetPoolInRegion(tx, poolID, region)
+	}
+	return requireTargets(tx, targets, region)
 }
 
 // createLoadBalancer creates a load balancer in status provisioning; spec
@@ -73,7 +83,7 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 	if id := lookupName(tx, kindLoadBalancer, spec.Region, spec.Name); id != "" {
 		return exampleapi.LoadBalancer{}, conflict("a load balancer named %q already exists in region %s (%s)", spec.Name, spec.Region, id)
 	}
-	if err := requireTargets(tx, spec.Targets, spec.Region); err != nil {
+	if err := requireLBTargets(tx, spec.Targets, spec.TargetPoolID, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
 	now := c.now()
@@ -169,7 +179,7 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
 			return err
 		}
-		if err := requireTargets(tx, u.Targets, rec.Region); err != nil {
+		if err := requireLBTargets(tx, u.Targets, u.TargetPoolID, rec.Region); err != nil {
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)

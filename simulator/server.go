@@ -157,6 +157,12 @@ func (s *Server) Handler() http.Handler {
 	api("PUT /v1/load-balancers/{id}", s.handleUpdateLoadBalancer)
 	api("DELETE /v1/load-balancers/{id}", s.handleDeleteLoadBalancer)
 
+	api("POST /v1/target-pools", s.handleCreateTargetPool)
+	api("GET /v1/target-pools", s.handleListTargetPools)
+	api("GET /v1/target-pools/{id}", s.handleGetTargetPool)
+	api("PUT /v1/target-pools/{id}", s.handleUpdateTargetPool)
+	api("DELETE /v1/target-pools/{id}", s.handleDeleteTargetPool)
+
 	return logRequests(s.log, "control", withJSONNotFound(mux))
 }
 

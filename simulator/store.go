@@ -22,12 +22,13 @@ var (
 	bucketNetworks    = []byte("networks")
 	bucketRoutes      = []byte("routes")
 	bucketLBs         = []byte("load_balancers")
+	bucketTargetPools = []byte("target_pools")
 	bucketNames       = []byte("names")       // uniqueness index, see nameKey
-	bucketPools       = []byte("pools")       // one sub-bucket per address pool
+	bucketPools       = []byte("pools")       // one sub-bucket per address pool (not target pools)
 	bucketIdempotency = []byte("idempotency") // see idempotency.go
 
 	allBuckets = [][]byte{bucketRegions, bucketInstances, bucketNetworks, bucketRoutes,
-		bucketLBs, bucketNames, bucketPools, bucketIdempotency}
+		bucketLBs, bucketTargetPools, bucketNames, bucketPools, bucketIdempotency}
 )
 
 // dbFileName is the bbolt file inside the data directory.

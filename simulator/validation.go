@@ -250,11 +250,29 @@ func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error 
 			return err
 		}
 	}
-	if n := len(u.Targets); n > exampleapi.MaxTargets {
+	if err := validateTargets(u.Targets); err != nil {
+		return err
+	}
+	if u.TargetPoolID != "" {
+		if len(u.Targets) > 0 {
+			return invalid("target_pool_id", "is mutually exclusive with targets (%d given): a load balancer either "+
+				"lists its targets or forwards to those of a target pool", len(u.Targets))
+		}
+		if err := validateID("target_pool_id", u.TargetPoolID, "tp-", "target pool"); err != nil {
+			return err
+		}
+	}
+	return validateTags("tags", u.Tags)
+}
+
+// validateTargets checks a list of instance ids (of a load balancer or a
+// target pool): the count first, then each element.
+func validateTargets(targets []string) error {
+	if n := len(targets); n > exampleapi.MaxTargets {
 		return invalid("targets", "has %d targets (at most %d)", n, exampleapi.MaxTargets)
 	}
-	seen := map[string]int{}
-	for i, t := range u.Targets {
+	seen := make(map[string]int, len(targets))
+	for i, t := range targets {
 		field := fmt.Sprintf("targets[%d]", i)
 		if t == "" {
 			return invalid(field, "must not be empty")
@@ -264,7 +282,36 @@ func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error 
 		}
 		seen[t] = i
 	}
-	return validateTags("tags", u.Tags)
+	return nil
+}
+
+// validateID checks the kind prefix of an id given in a request body, so a
+// load balancer id passed as a pool id says so instead of "not found".
+func validateID(field, id, prefix, kind string) error {
+	if !strings.HasPrefix(id, prefix) || len(id) == len(prefix) {
+		return invalid(field, "%q is not a %s id (%s...)", id, kind, prefix)
+	}
+	return nil
+}
+
+func validateCreateTargetPool(req *exampleapi.CreateTargetPoolRequest) error {
+	if err := validateName("name", req.Name); err != nil {
+		return err
+	}
+	if req.Region == "" {
+		return invalid("region", "is required")
+	}
+	if err := validateTargets(req.Targets); err != nil {
+		return err
+	}
+	return validateTags("tags", req.Tags)
+}
+
+func validateUpdateTargetPool(req *exampleapi.UpdateTargetPoolRequest) error {
+	if err := validateTargets(req.Targets); err != nil {
+		return err
+	}
+	return validateTags("tags", req.Tags)
 }
 
 func validateListeners(ls []exampleapi.Listener) error {
@@ -346,11 +393,11 @@ func validateFaults(f exampleapi.Faults) error {
 func mutableOf(s *exampleapi.LoadBalancerSpec) exampleapi.UpdateLoadBalancerRequest {
 	return exampleapi.UpdateLoadBalancerRequest{
 		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, Tags: s.Tags,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Tags: s.Tags,
 	}
 }
 
 func setMutable(s *exampleapi.LoadBalancerSpec, u exampleapi.UpdateLoadBalancerRequest) {
 	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
-	s.AllowedSourceCIDRs, s.Targets, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.Tags
+	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Tags
 }

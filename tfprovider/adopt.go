@@ -143,7 +143,7 @@ func (r *loadBalancerResource) adopt(ctx context.Context, spec exampleapi.LoadBa
 	// the interrupted apply (or anyone since) left on the object.
 	lb, err := r.data.client.UpdateLoadBalancer(ctx, existing.ID, exampleapi.UpdateLoadBalancerRequest{
 		Type: spec.Type, Algorithm: spec.Algorithm, Listeners: spec.Listeners, HealthCheck: spec.HealthCheck,
-		AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, Tags: spec.Tags,
+		AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Tags: spec.Tags,
 	}, 0)
 	if err != nil {
 		addAPIError(diags, fmt.Sprintf("Cannot update load balancer %s to adopt it (name %q, tags match)", existing.ID, spec.Name),

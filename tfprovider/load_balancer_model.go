@@ -30,6 +30,7 @@ type loadBalancerModel struct {
 	HealthCheck        types.Object   `tfsdk:"health_check"`
 	AllowedSourceCIDRs types.Set      `tfsdk:"allowed_source_cidrs"`
 	Targets            types.Set      `tfsdk:"targets"`
+	TargetPoolID       types.String   `tfsdk:"target_pool_id"`
 	Tags               types.Map      `tfsdk:"tags"`
 	OwnerTags          types.Set      `tfsdk:"owner_tags"`
 	Status             types.String   `tfsdk:"status"`
@@ -132,6 +133,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 	}
 	spec.AllowedSourceCIDRs = sortedStrings(ctx, m.AllowedSourceCIDRs, &diags)
 	spec.Targets = sortedStrings(ctx, m.Targets, &diags)
+	spec.TargetPoolID = m.TargetPoolID.ValueString()
 	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
 		spec.Tags = map[string]string{}
 		diags.Append(m.Tags.ElementsAs(ctx, &spec.Tags, false)...)
@@ -144,7 +146,7 @@ func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadB
 	s, diags := m.toSpec(ctx)
 	return exampleapi.UpdateLoadBalancerRequest{
 		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, Tags: s.Tags,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Tags: s.Tags,
 	}, diags
 }
 
@@ -177,7 +179,10 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 		IPv6:      optionalString(lb.IPv6),
 		Hostname:  optionalString(lb.Hostname),
 		CreatedAt: timeString(lb.CreatedAt),
-		Timeouts:  prior.Timeouts,
+		// The API never shows a pool's targets on the load balancer, so
+		// a pool change is no drift here.
+		TargetPoolID: optionalString(lb.TargetPoolID),
+		Timeouts:     prior.Timeouts,
 		// Configuration only, like timeouts: the API knows nothing of them.
 		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
 		OwnerTags:      prior.OwnerTags,

@@ -58,7 +58,7 @@ func (p *exampleProvider) Metadata(_ context.Context, _ provider.MetadataRequest
 
 func (p *exampleProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "The Example provider manages load balancers and routes of the Example cloud and reads its " +
+		Description: "The Example provider manages load balancers, target pools and routes of the Example cloud and reads its " +
 			"instances, networks and zones.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
@@ -132,6 +132,7 @@ func (p *exampleProvider) Configure(ctx context.Context, req provider.ConfigureR
 func (p *exampleProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewLoadBalancerResource,
+		NewTargetPoolResource,
 		NewRouteResource,
 	}
 }

@@ -210,7 +210,7 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets}))
+			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID}))
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")
@@ -267,7 +267,8 @@ func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRe
 // by the key of the listener that was sent.
 func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 	roots := map[string]bool{"name": true, "region": true, "type": true, "internal": true, "ip_family": true,
-		"algorithm": true, "listeners": true, "health_check": true, "allowed_source_cidrs": true, "targets": true, "tags": true}
+		"algorithm": true, "listeners": true, "health_check": true, "allowed_source_cidrs": true, "targets": true,
+		"target_pool_id": true, "tags": true}
 	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
 		var vals []string
 		switch name {

@@ -83,6 +83,8 @@ func TestDeleteAlreadyGone(t *testing.T) {
 		{&loadBalancerResource{data: data}, nullLoadBalancer("lb-0000000000000000")},
 		{&routeResource{data: data}, routeModel{ID: types.StringValue("rt-0"), NetworkID: types.StringValue("net-0"),
 			DestinationCIDR: types.StringValue("10.0.0.0/24"), TargetInstanceID: types.StringValue("i-0"), Status: types.StringValue("active")}},
+		{&targetPoolResource{data: data}, targetPoolModel{ID: types.StringValue("tp-0"), Name: types.StringValue("p"),
+			Targets: types.SetValueMust(types.StringType, nil), Tags: types.MapNull(types.StringType), OwnerTags: types.SetNull(types.StringType)}},
 	} {
 		var sresp resource.SchemaResponse
 		c.r.Schema(ctx, resource.SchemaRequest{}, &sresp)

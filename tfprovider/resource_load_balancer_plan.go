@@ -21,23 +21,8 @@ func (r *loadBalancerResource) ModifyPlan(ctx context.Context, req resource.Modi
 	if r.checkImportedOwner(ctx, req, resp); resp.Diagnostics.HasError() {
 		return
 	}
-	var cfgRegion, stateRegion types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("region"), &cfgRegion)...)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("region"), &stateRegion)...)
-	}
-	if resp.Diagnostics.HasError() {
+	if planRegion(ctx, r.data, req, resp); resp.Diagnostics.HasError() {
 		return
-	}
-	planned, ok := plannedRegion(cfgRegion, stateRegion, r.data)
-	if !ok {
-		resp.Diagnostics.AddAttributeError(path.Root("region"), "Missing region",
-			"Set region on the resource, or region in the provider block (or the "+EnvRegion+" environment variable).")
-		return
-	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("region"), planned)...)
-	if !stateRegion.IsNull() && !planned.Equal(stateRegion) {
-		resp.RequiresReplace.Append(path.Root("region"))
 	}
 
 	// An IPv4-only load balancer never gets an IPv6 address: say so in
@@ -47,6 +32,30 @@ func (r *loadBalancerResource) ModifyPlan(ctx context.Context, req resource.Modi
 	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("ipv6"), &ipv6)...)
 	if family.ValueString() == exampleapi.IPFamilyIPv4 && ipv6.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("ipv6"), types.StringNull())...)
+	}
+}
+
+// planRegion plans the region attribute of a resource that has one: the
+// configured region, else the provider's; a change of the effective
+// region replaces the object, as the API cannot move one.
+func planRegion(ctx context.Context, d *providerData, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var cfgRegion, stateRegion types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("region"), &cfgRegion)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("region"), &stateRegion)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	planned, ok := plannedRegion(cfgRegion, stateRegion, d)
+	if !ok {
+		resp.Diagnostics.AddAttributeError(path.Root("region"), "Missing region",
+			"Set region on the resource, or region in the provider block (or the "+EnvRegion+" environment variable).")
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("region"), planned)...)
+	if !stateRegion.IsNull() && !planned.Equal(stateRegion) {
+		resp.RequiresReplace.Append(path.Root("region"))
 	}
 }
 

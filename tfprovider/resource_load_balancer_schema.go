@@ -48,7 +48,8 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		// Version 1: listeners became a map keyed "<protocol>/<port>"
 		// (version 0 had a list); UpgradeState converts old states.
 		Version: 1,
-		Description: "A load balancer forwarding TCP/UDP listener ports to target instances. Creation waits " +
+		Description: "A load balancer forwarding TCP/UDP listener ports to target instances, listed in `targets` or " +
+			"held by a target pool (`target_pool_id`). Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
 			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
 			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it. " +
@@ -110,11 +111,20 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Optional:    true,
 				ElementType: stringType,
 				Description: fmt.Sprintf("Ids (`i-...`) of the instances traffic is forwarded to (at most %d); they must be in the "+
-					"load balancer's region. Order does not matter.", exampleapi.MaxTargets),
+					"load balancer's region. Order does not matter. Leave it unset or empty with `target_pool_id`.", exampleapi.MaxTargets),
 				Validators: []validator.Set{
 					setvalidator.SizeAtMost(exampleapi.MaxTargets),
 					setvalidator.ValueStringsAre(idValidator("i-")),
 				},
+			},
+			"target_pool_id": schema.StringAttribute{
+				Optional: true,
+				Description: "Id (`tp-...`) of a target pool (`example_target_pool`) of the load balancer's region to forward " +
+					"traffic to, instead of listing `targets` (setting both, with `targets` not empty, is an error). The load " +
+					"balancer follows the pool: a change of the pool's targets re-targets every load balancer using it at " +
+					"once, without a change of the load balancer (its `targets` stay empty, so plans of the load balancer " +
+					"do not show it). Moving to another pool, or between a pool and `targets`, is updated in place.",
+				Validators: []validator.String{idValidator("tp-")},
 			},
 			"tags": schema.MapAttribute{
 				Optional:    true,

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -17,9 +15,9 @@ import (
 )
 
 // ValidateConfig checks what single-attribute validators cannot: listener
-// keys that match their listeners, the number of listeners and a
-// consistent health check. Unknown values are skipped; the API checks them
-// again at apply time.
+// keys that match their listeners, the number of listeners, a consistent
+// health check and targets or a target pool, not both. Unknown values are
+// skipped; the API checks them again at apply time.
 func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m loadBalancerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -28,7 +26,8 @@ func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	validateListeners(ctx, m.Listeners, resp)
 	validateHealthCheck(ctx, m.HealthCheck, resp)
-	warnOwnerTagsNotSet(ctx, m, resp)
+	validateTargetsOrPool(m.Targets, m.TargetPoolID, resp)
+	warnOwnerTagsNotSet(ctx, "load balancer", m.OwnerTags, m.Tags, resp)
 }
 
 // validateListeners checks the listener count against the cloud's limit
@@ -67,29 +66,17 @@ func validateListeners(ctx context.Context, listeners types.Map, resp *resource.
 	}
 }
 
-// warnOwnerTagsNotSet warns about owner_tags keys that tags does not set:
-// every existing load balancer carrying such a tag counts as another
-// owner's, which is safe but rarely meant.
-func warnOwnerTagsNotSet(ctx context.Context, m loadBalancerModel, resp *resource.ValidateConfigResponse) {
-	if m.OwnerTags.IsNull() || m.OwnerTags.IsUnknown() || m.Tags.IsUnknown() {
+// validateTargetsOrPool rejects target_pool_id together with a non-empty
+// targets: a load balancer forwards to one or the other. An empty targets
+// is allowed, as callers such as the loadbalancer module always pass one.
+func validateTargetsOrPool(targets types.Set, pool types.String, resp *resource.ValidateConfigResponse) {
+	if pool.IsNull() || pool.IsUnknown() || targets.IsNull() || targets.IsUnknown() || len(targets.Elements()) == 0 {
 		return
 	}
-	keys, diags := m.ownerKeys(ctx)
-	tags := m.Tags.Elements()
-	if diags.HasError() {
-		return
-	}
-	var missing []string
-	for _, k := range keys {
-		if _, ok := tags[k]; !ok {
-			missing = append(missing, strconv.Quote(k))
-		}
-	}
-	if len(missing) > 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root("owner_tags"), "Owner tag not set",
-			fmt.Sprintf("owner_tags names %s, which tags does not set. Every existing load balancer with such a tag "+
-				"counts as another owner's, so importing or adopting it will fail.", strings.Join(missing, ", ")))
-	}
+	resp.Diagnostics.AddAttributeError(path.Root("target_pool_id"), "Conflicting targets and target_pool_id",
+		fmt.Sprintf("target_pool_id is set and targets lists %d instances: a load balancer forwards either to the "+
+			"instances in targets or to those of the target pool, not both. Remove targets (or set it to []) to use "+
+			"the pool, or remove target_pool_id to list the instances.", len(targets.Elements())))
 }
 
 func validateHealthCheck(ctx context.Context, obj types.Object, resp *resource.ValidateConfigResponse) {

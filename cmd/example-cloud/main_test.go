@@ -140,19 +140,35 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 		mu        sync.Mutex
 		instances = map[string]string{} // id -> name
 		lbs       = map[string]string{}
+		pools     = map[string]string{}
 		wg        sync.WaitGroup
 	)
 	ctx, stop := context.WithCancel(context.Background())
 	acked := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(instances) + len(lbs)
+		return len(instances) + len(lbs) + len(pools)
 	}
 	for w := range workers {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				name := fmt.Sprintf("w%d-%d", w, i)
-				if i%2 == 0 {
+				switch i % 3 {
+				case 2:
+					status, body, err := call("POST", p.url+"/v1/target-pools", testToken,
+						exampleapi.CreateTargetPoolRequest{Name: name, Region: "ex-east-1", Targets: []string{}})
+					if err != nil || status != http.StatusCreated {
+						return
+					}
+					var tp exampleapi.TargetPool
+					if err := json.Unmarshal(body, &tp); err != nil {
+						t.Errorf("decoding %s: %v", body, err)
+						return
+					}
+					mu.Lock()
+					pools[tp.ID] = name
+					mu.Unlock()
+				case 0:
 					status, body, err := call("POST", p.url+"/v1/instances", testToken,
 						exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
 					if err != nil || status != http.StatusCreated {
@@ -166,7 +182,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 					mu.Lock()
 					instances[inst.ID] = name
 					mu.Unlock()
-				} else {
+				default:
 					status, body, err := call("POST", p.url+"/v1/load-balancers", testToken, exampleapi.LoadBalancerSpec{
 						Name: name, Region: "ex-east-1", Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}})
 					if err != nil || status != http.StatusCreated {
@@ -212,7 +228,14 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 			t.Errorf("acknowledged load balancer %s (%s) lost: %d %s %v", id, name, status, body, err)
 		}
 	}
-	t.Logf("%d instances and %d load balancers acknowledged before kill -9, all present after restart", len(instances), len(lbs))
+	for id, name := range pools {
+		status, body, err := call("GET", p2.url+"/v1/target-pools/"+id, testToken, nil)
+		if err != nil || status != http.StatusOK || !strings.Contains(string(body), name) {
+			t.Errorf("acknowledged target pool %s (%s) lost: %d %s %v", id, name, status, body, err)
+		}
+	}
+	t.Logf("%d instances, %d load balancers and %d target pools acknowledged before kill -9, all present after restart",
+		len(instances), len(lbs), len(pools))
 }
 
 // TestSIGTERMShutsDownGracefully sends SIGTERM during a slow request: the

@@ -18,6 +18,7 @@ resource "example_load_balancer" "this" {
   health_check         = var.health_check
   allowed_source_cidrs = var.allowed_source_cidrs
   targets              = var.targets
+  target_pool_id       = var.target_pool_id
   tags                 = var.tags
   timeouts             = var.timeouts
 

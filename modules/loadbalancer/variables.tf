@@ -168,7 +168,7 @@ variable "allowed_source_cidrs" {
 }
 
 variable "targets" {
-  description = "Instance ids (i-...) the load balancer forwards to, at most 5000."
+  description = "Instance ids (i-...) the load balancer forwards to, at most 5000. Leave empty with target_pool_id."
   type        = set(string)
   default     = []
   nullable    = false
@@ -181,6 +181,23 @@ variable "targets" {
   validation {
     condition     = alltrue([for t in var.targets : startswith(t, "i-")])
     error_message = "Every target must be an instance id (i-...)."
+  }
+}
+
+variable "target_pool_id" {
+  description = "Id (tp-...) of a target pool of the load balancer's region to forward to instead of targets (e.g. an id from the targetpools module). The load balancer follows the pool's targets without a change of its own. null (the default) forwards to targets. Changes in place."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.target_pool_id == null ? true : startswith(var.target_pool_id, "tp-")
+    error_message = "The target_pool_id must be a target pool id (tp-...)."
+  }
+
+  # Refers to targets: Terraform 1.9.
+  validation {
+    condition     = var.target_pool_id == null || length(var.targets) == 0
+    error_message = "Set targets or target_pool_id, not both: with target_pool_id the load balancer forwards to the pool's targets, so targets must be empty (got ${length(var.targets)})."
   }
 }
 

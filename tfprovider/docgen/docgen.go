@@ -37,6 +37,9 @@ var importIDs = map[string]string{
 		"do, until an apply takes the load balancer over. Each fails while, for a key of `owner_tags`, the " +
 		"load balancer has a tag whose value differs from the configuration's `tags`",
 	"example_route": "`<network_id>/<route_id>`, as routes are addressed within their network",
+	"example_target_pool": "the target pool id (`tp-...`); an id that does not exist fails the import. As for load " +
+		"balancers, the plans that follow an import fail while, for a key of `owner_tags`, the pool has a tag whose " +
+		"value differs from the configuration's `tags`",
 }
 
 // Generate renders every page; the keys are paths relative to OutputDir.

@@ -57,6 +57,16 @@ func TestDocsCoverSchema(t *testing.T) {
 			t.Errorf("load balancer page lacks %q", want)
 		}
 	}
+	tp := string(pages["resources/example_target_pool.md"])
+	for _, want := range []string{"`targets` (Set of String)", "`owner_tags` (Set of String)", "`on_name_conflict` (String, Computed)",
+		"## Import", "tp-0123456789abcdef", "target_pool_id = example_target_pool.workers.id"} {
+		if !strings.Contains(tp, want) {
+			t.Errorf("target pool page lacks %q", want)
+		}
+	}
+	if !strings.Contains(lb, "`target_pool_id` (String)") {
+		t.Error("load balancer page lacks target_pool_id")
+	}
 	if idx := string(pages["README.md"]); !strings.Contains(idx, "`token` (String, Sensitive)") ||
 		!strings.Contains(idx, "## Lock-file policy") {
 		t.Error("index page lacks the provider schema or the lock-file policy")

@@ -106,3 +106,40 @@ run "most_listeners" {
     error_message = "100 listeners are allowed."
   }
 }
+
+run "target_pool" {
+  command = plan
+
+  variables {
+    target_pool_id = "tp-1"
+  }
+
+  assert {
+    condition     = example_load_balancer.this.target_pool_id == "tp-1" && length(example_load_balancer.this.targets) == 0
+    error_message = "target_pool_id must pass through, with no targets."
+  }
+}
+
+run "no_target_pool" {
+  command = plan
+
+  variables {
+    targets = ["i-1"]
+  }
+
+  assert {
+    condition     = example_load_balancer.this.target_pool_id == null && example_load_balancer.this.targets == toset(["i-1"])
+    error_message = "Without target_pool_id the load balancer forwards to targets."
+  }
+}
+
+run "target_pool_and_targets" {
+  command = plan
+
+  variables {
+    targets        = ["i-1"]
+    target_pool_id = "tp-1"
+  }
+
+  expect_failures = [var.target_pool_id]
+}

@@ -1,0 +1,90 @@
+package exampleapi_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+// TestTargetPoolLifecycle drives every target pool method, and a load
+// balancer referencing a pool, through the client.
+func TestTargetPoolLifecycle(t *testing.T) {
+	sim := simtest.Start(t)
+	c := newClient(t, sim)
+	a := mustInstance(t, c, "pool-a", "ex-west-1a")
+	b := mustInstance(t, c, "pool-b", "ex-west-1b")
+
+	tp, err := c.CreateTargetPool(ctx(t), exampleapi.CreateTargetPoolRequest{
+		Name: "workers", Region: region, Targets: []string{a.ID}, Tags: map[string]string{"cluster": "prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tp.ID, "tp-") || tp.Version != 1 || !slices.Equal(tp.Targets, []string{a.ID}) {
+		t.Fatalf("created %+v", tp)
+	}
+	if got, err := c.GetTargetPool(ctx(t), tp.ID); err != nil || got.Name != "workers" || got.Tags["cluster"] != "prod" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := c.CreateTargetPool(ctx(t), exampleapi.CreateTargetPoolRequest{Name: "workers", Region: region}); !exampleapi.IsConflict(err) {
+		t.Fatalf("duplicate name: want conflict, got %v", err)
+	}
+
+	spec := lbSpec("web")
+	spec.TargetPoolID = tp.ID
+	lb, err := c.CreateLoadBalancer(ctx(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.TargetPoolID != tp.ID || len(lb.Targets) != 0 {
+		t.Fatalf("load balancer on a pool: %+v", lb.LoadBalancerSpec)
+	}
+
+	upd := exampleapi.UpdateTargetPoolRequest{Targets: []string{a.ID, b.ID}, Tags: map[string]string{"cluster": "prod"}}
+	got, err := c.UpdateTargetPool(ctx(t), tp.ID, upd, tp.Version)
+	if err != nil || got.Version != 2 || len(got.Targets) != 2 {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	if _, err := c.UpdateTargetPool(ctx(t), tp.ID, upd, tp.Version); !exampleapi.IsPreconditionFailed(err) {
+		t.Fatalf("stale If-Match: want precondition failed, got %v", err)
+	}
+	list, err := c.ListTargetPools(ctx(t), exampleapi.TargetPoolFilter{Name: "workers", Region: region})
+	if err != nil || len(list) != 1 || list[0].ID != tp.ID {
+		t.Fatalf("list by name: %+v %v", list, err)
+	}
+
+	err = c.DeleteTargetPool(ctx(t), tp.ID)
+	var apiErr *exampleapi.APIError
+	if !exampleapi.IsConflict(err) || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, lb.ID) {
+		t.Fatalf("delete of a referenced pool: want a conflict naming %s, got %v", lb.ID, err)
+	}
+	if err := c.DeleteLoadBalancer(ctx(t), lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteTargetPool(ctx(t), tp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetTargetPool(ctx(t), tp.ID); !exampleapi.IsNotFound(err) {
+		t.Fatalf("deleted pool: want not found, got %v", err)
+	}
+}
+
+// TestTargetPoolFieldErrors: a 400 keeps the field the API named.
+func TestTargetPoolFieldErrors(t *testing.T) {
+	sim := simtest.Start(t)
+	c := newClient(t, sim)
+	spec := lbSpec("web", "i-x")
+	spec.TargetPoolID = "tp-x"
+	_, err := c.CreateLoadBalancer(ctx(t), spec)
+	var apiErr *exampleapi.APIError
+	if !errors.As(err, &apiErr) || apiErr.Field != "target_pool_id" || !errors.Is(err, exampleapi.ErrInvalid) {
+		t.Fatalf("pool and targets: %v", err)
+	}
+	_, err = c.CreateTargetPool(ctx(t), exampleapi.CreateTargetPoolRequest{Name: "p", Region: region, Targets: []string{"i-gone"}})
+	if !errors.As(err, &apiErr) || apiErr.Field != "targets[0]" {
+		t.Fatalf("unknown target: %v", err)
+	}
+}

@@ -1,0 +1,51 @@
+variable "name_prefix" {
+  description = "Prefix of every pool's name: a pool is named name_prefix + its key, unique per region (e.g. \"k8s-prod-\" for the key \"workers\" gives \"k8s-prod-workers\"). Changing it replaces every pool."
+  type        = string
+  nullable    = false
+}
+
+variable "region" {
+  description = "Region of the pools; null uses the provider's region. Only load balancers of the same region can use a pool. Changing it replaces every pool."
+  type        = string
+  default     = null
+}
+
+variable "pools" {
+  description = "Target pools by a stable key: { \"<key>\" = { targets = [instance ids], tags = {...} } }. A pool is named name_prefix + key; targets (at most 5000 instance ids i-..., possibly none) and tags (at most 50) change in place. Each pool is its own resource, so adding, changing or removing one never touches the others."
+  type = map(object({
+    targets = set(string)
+    tags    = optional(map(string), {})
+  }))
+  default  = {}
+  nullable = false
+
+  # Names must satisfy the API's rule. Refers to name_prefix: Terraform 1.9.
+  validation {
+    condition = alltrue([for k in keys(var.pools) :
+      length("${var.name_prefix}${k}") <= 253 && can(regex("^[A-Za-z0-9][A-Za-z0-9._-]*$", "${var.name_prefix}${k}"))
+    ])
+    error_message = "Every pool name (name_prefix + key) must be 1-253 characters of letters, digits, '.', '_' and '-', starting with a letter or digit; invalid: ${join(", ", [for k in keys(var.pools) : "\"${var.name_prefix}${k}\"" if !(length("${var.name_prefix}${k}") <= 253 && can(regex("^[A-Za-z0-9][A-Za-z0-9._-]*$", "${var.name_prefix}${k}")))])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pools) : p.targets != null])
+    error_message = "Every pool needs targets (a set of instance ids, [] for none)."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pools) : try(length(p.targets) <= 5000, true)])
+    error_message = "At most 5000 targets per pool are allowed (the Example cloud's limit); too many in: ${join(", ", [for k, p in var.pools : k if try(length(p.targets) > 5000, false)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pools) : try(alltrue([for t in p.targets : startswith(t, "i-")]), true)])
+    error_message = "Every target must be an instance id (i-...)."
+  }
+
+  validation {
+    condition = alltrue([for p in values(var.pools) : p.tags == null ? true : length(p.tags) <= 50 && alltrue([
+      for k, v in p.tags : length(k) >= 1 && length(k) <= 128 && !strcontains(k, "=") && length(v) <= 256
+    ])])
+    error_message = "At most 50 tags per pool; keys 1-128 characters without '=', values at most 256 characters."
+  }
+}

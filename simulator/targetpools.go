@@ -1,0 +1,211 @@
+package simulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Target pools: a set of instances that load balancers reference by id
+// instead of listing targets, so one write re-targets all of them. (Not to
+// be confused with the address pools of pools.go.)
+
+const kindTargetPool = "target pool"
+
+// maxReferrersNamed bounds how many load balancer ids a 409 on delete
+// lists; a pool may be referenced by thousands.
+const maxReferrersNamed = 10
+
+func getTargetPool(tx *bolt.Tx, id string) (exampleapi.TargetPool, error) {
+	var tp exampleapi.TargetPool
+	ok, err := getJSON(tx.Bucket(bucketTargetPools), id, &tp)
+	if err == nil && !ok {
+		err = notFound(kindTargetPool, id)
+	}
+	return tp, err
+}
+
+func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
+	if tp.Targets == nil {
+		tp.Targets = []string{} // answered as [], never null
+	}
+	return putJSON(tx.Bucket(bucketTargetPools), tp.ID, tp)
+}
+
+// requireTargetPoolInRegion checks that a load balancer's target_pool_id
+// names a pool of its region.
+func requireTargetPoolInRegion(tx *bolt.Tx, id, region string) error {
+	var tp exampleapi.TargetPool
+	ok, err := getJSON(tx.Bucket(bucketTargetPools), id, &tp)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return invalid("target_pool_id", "target pool %q does not exist", id)
+	case tp.Region != region:
+		return invalid("target_pool_id", "target pool %q is in region %s, not %s", id, tp.Region, region)
+	}
+	return nil
+}
+
+// createTargetPool creates a pool; req must have passed
+// validateCreateTargetPool.
+func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolRequest) (exampleapi.TargetPool, error) {
+	if err := requireRegion(tx, "region", req.Region); err != nil {
+		return exampleapi.TargetPool{}, err
+	}
+	if id := lookupName(tx, kindTargetPool, req.Region, req.Name); id != "" {
+		return exampleapi.TargetPool{}, conflict("a target pool named %q already exists in region %s (%s)", req.Name, req.Region, id)
+	}
+	if err := requireTargets(tx, req.Targets, req.Region); err != nil {
+		return exampleapi.TargetPool{}, err
+	}
+	now := c.now()
+	tp := exampleapi.TargetPool{
+		ID: newID("tp-"), Name: req.Name, Region: req.Region, Targets: slices.Clone(req.Targets),
+		Tags: cloneTags(req.Tags), CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+	if err := putTargetPool(tx, &tp); err != nil {
+		return exampleapi.TargetPool{}, err
+	}
+	if err := putName(tx, kindTargetPool, tp.Region, tp.Name, tp.ID); err != nil {
+		return exampleapi.TargetPool{}, err
+	}
+	return tp, nil
+}
+
+func (c *cloud) getTargetPool(id string) (tp exampleapi.TargetPool, err error) {
+	err = c.view(func(tx *bolt.Tx) (err error) {
+		tp, err = getTargetPool(tx, id)
+		return err
+	})
+	return tp, err
+}
+
+func (c *cloud) listTargetPools(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.TargetPool], err error) {
+	err = c.view(func(tx *bolt.Tx) error {
+		resp, err = listBucket(tx.Bucket(bucketTargetPools), pg, decodeAs(func(tp *exampleapi.TargetPool) bool {
+			return (region == "" || tp.Region == region) && (name == "" || tp.Name == name)
+		}))
+		return err
+	})
+	return resp, err
+}
+
+// updateTargetPool replaces targets and tags; u must have passed
+// validateUpdateTargetPool. The load balancers referencing the pool are
+// not touched: they forward to whatever the pool holds.
+func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPoolRequest) (tp exampleapi.TargetPool, err error) {
+	err = c.update(func(tx *bolt.Tx) error {
+		if tp, err = getTargetPool(tx, id); err != nil {
+			return err
+		}
+		if err := checkIfMatch(ifMatch, tp.Version); err != nil {
+			return err
+		}
+		if err := requireTargets(tx, u.Targets, tp.Region); err != nil {
+			return err
+		}
+		tp.Targets, tp.Tags = slices.Clone(u.Targets), cloneTags(u.Tags)
+		tp.Version++
+		tp.UpdatedAt = c.now()
+		return putTargetPool(tx, &tp)
+	})
+	return tp, err
+}
+
+// deleteTargetPool deletes a pool that no load balancer references.
+func (c *cloud) deleteTargetPool(id, ifMatch string) error {
+	return c.update(func(tx *bolt.Tx) error {
+		tp, err := getTargetPool(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ifMatch, tp.Version); err != nil {
+			return err
+		}
+		users, err := poolReferrers(tx, id)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			return conflict("target pool %q is still referenced by %s; point them at another pool (or at targets) "+
+				"or delete them first", id, describeReferrers(users))
+		}
+		if err := deleteName(tx, kindTargetPool, tp.Region, tp.Name); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketTargetPools).Delete([]byte(id)); err != nil {
+			return fmt.Errorf("deleting target pool %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// poolReferrers lists, in id order, the load balancers referencing pool
+// id. Deletes are rare, so a scan beats keeping a reverse index in step.
+func poolReferrers(tx *bolt.Tx, id string) ([]string, error) {
+	var users []string
+	err := tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
+		var ref struct {
+			TargetPoolID string `json:"target_pool_id"`
+		}
+		if err := json.Unmarshal(v, &ref); err != nil {
+			return fmt.Errorf("decoding load balancer %q: %w", k, err)
+		}
+		if ref.TargetPoolID == id {
+			users = append(users, string(k))
+		}
+		return nil
+	})
+	return users, err
+}
+
+// describeReferrers is e.g. "1 load balancer (lb-a)", or for more than
+// maxReferrersNamed "12 load balancers (lb-a, ..., lb-j, and 2 more)".
+func describeReferrers(ids []string) string {
+	noun := "load balancers"
+	if len(ids) == 1 {
+		noun = "load balancer"
+	}
+	shown := ids[:min(len(ids), maxReferrersNamed)]
+	list := strings.Join(shown, ", ")
+	if more := len(ids) - len(shown); more > 0 {
+		list += fmt.Sprintf(", and %d more", more)
+	}
+	return fmt.Sprintf("%d %s (%s)", len(ids), noun, list)
+}
+
+// deregisterPoolTarget removes a deleted instance from the region's target
+// pools, as deregisterTarget does for load balancers.
+func (c *cloud) deregisterPoolTarget(tx *bolt.Tx, region, instanceID string) error {
+	var changed []exampleapi.TargetPool
+	err := tx.Bucket(bucketTargetPools).ForEach(func(k, v []byte) error {
+		var tp exampleapi.TargetPool
+		if err := json.Unmarshal(v, &tp); err != nil {
+			return fmt.Errorf("decoding target pool %q: %w", k, err)
+		}
+		if tp.Region == region && slices.Contains(tp.Targets, instanceID) {
+			tp.Targets = slices.DeleteFunc(tp.Targets, func(t string) bool { return t == instanceID })
+			changed = append(changed, tp)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	for i := range changed {
+		changed[i].Version++
+		changed[i].UpdatedAt = now
+		if err := putTargetPool(tx, &changed[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,489 @@
+package tfprovider
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*targetPoolResource)(nil)
+	_ resource.ResourceWithImportState    = (*targetPoolResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*targetPoolResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*targetPoolResource)(nil)
+)
+
+// targetPoolTimeout bounds one target pool operation including its
+// retries; pools have no provisioning phase to wait for.
+const targetPoolTimeout = 5 * time.Minute
+
+type targetPoolResource struct {
+	data *providerData
+}
+
+// NewTargetPoolResource is the example_target_pool resource.
+func NewTargetPoolResource() resource.Resource { return &targetPoolResource{} }
+
+type targetPoolModel struct {
+	ID        types.String `tfsdk:"id"`
+	Name      types.String `tfsdk:"name"`
+	Region    types.String `tfsdk:"region"`
+	Targets   types.Set    `tfsdk:"targets"`
+	Tags      types.Map    `tfsdk:"tags"`
+	OwnerTags types.Set    `tfsdk:"owner_tags"`
+	CreatedAt types.String `tfsdk:"created_at"`
+	// OnNameConflict is configuration only, like owner_tags.
+	OnNameConflict types.String `tfsdk:"on_name_conflict"`
+}
+
+func (r *targetPoolResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_target_pool"
+}
+
+func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "A target pool: instances that load balancers of its region forward to by reference " +
+			"(`example_load_balancer.target_pool_id`). Changing the pool's `targets` re-targets every load balancer " +
+			"using it at once, in one API request and without changing those load balancers. `name` and `region` " +
+			"cannot change without replacing the pool; `targets` and `tags` are updated in place. A pool cannot be " +
+			"deleted while a load balancer references it: in a configuration that also holds those load balancers, set " +
+			"`lifecycle { create_before_destroy = true }` on the pool, so that Terraform moves them off a pool before " +
+			"destroying it (by default it destroys first, and the API refuses). With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
+			"a create that finds its name taken by a pool with matching tags (left by an interrupted apply) adopts it.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:      true,
+				Description:   "Target pool id (`tp-...`).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required:      true,
+				Description:   "Name, unique per region. Changing it replaces the pool.",
+				Validators:    nameValidators(),
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"region": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Changing it replaces the pool; " +
+					"only load balancers of the same region can use it.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+				// Defaulted and replaced in ModifyPlan, as for load balancers.
+			},
+			"targets": schema.SetAttribute{
+				Required:    true,
+				ElementType: stringType,
+				Description: fmt.Sprintf("Ids (`i-...`) of the instances in the pool (at most %d, possibly none); they must be in "+
+					"the pool's region. Order does not matter. An instance that is deleted leaves the pool (the next plan "+
+					"shows it as a change, as it does for any change made outside Terraform).", exampleapi.MaxTargets),
+				Validators: []validator.Set{
+					setvalidator.SizeAtMost(exampleapi.MaxTargets),
+					setvalidator.ValueStringsAre(idValidator("i-")),
+				},
+			},
+			"tags": schema.MapAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: fmt.Sprintf("Key/value tags (at most %d).", exampleapi.MaxTags),
+				Validators: []validator.Map{
+					mapvalidator.SizeAtMost(exampleapi.MaxTags),
+					mapvalidator.KeysAre(tagKeyValidators()...),
+					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
+				},
+			},
+			"owner_tags": schema.SetAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: "Keys of `tags` whose values name the owner, such as a cluster id. As for load balancers, an " +
+					"import fails at plan time, and `on_name_conflict` adoption fails, when for any of these keys the " +
+					"existing pool has the tag with a value other than this configuration's `tags` value for that key (or " +
+					"this configuration does not set that tag). Unset or empty, no owner is checked. Configuration only: " +
+					"changing it updates state only.",
+				Validators: []validator.Set{
+					setvalidator.SizeAtMost(exampleapi.MaxTags),
+					setvalidator.ValueStringsAre(tagKeyValidators()...),
+				},
+			},
+			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
+			"on_name_conflict": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(onConflictError),
+				Description: "What creating does when the name is already taken in the region (the API answers `409`), " +
+					"typically by a pool that an apply killed mid-way created but never recorded in state: `" + onConflictError +
+					"` (default) fails the apply; `" + onNameConflictAdopt + "` adopts that pool if no tag of `owner_tags` " +
+					"names another owner and its tags contain every configured tag with the same value (so `tags` must not " +
+					"be empty), puts this configuration's targets and tags on it, records it in state and reports a " +
+					"warning. Otherwise the apply fails explaining the conflict. Only consulted on create; changing it " +
+					"updates state only.",
+				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onNameConflictAdopt)},
+			},
+		},
+	}
+}
+
+func (r *targetPoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *targetPoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m targetPoolModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	warnOwnerTagsNotSet(ctx, "target pool", m.OwnerTags, m.Tags, resp)
+}
+
+// ModifyPlan refuses an imported pool of another owner and defaults region
+// to the provider's, replacing the pool when the effective region changes.
+func (r *targetPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	if checkImportedOwner(ctx, "target pool", req, resp); resp.Diagnostics.HasError() {
+		return
+	}
+	planRegion(ctx, r.data, req, resp)
+}
+
+// createRequest is the API's create request for a fully known plan;
+// targets are sorted so requests (and API field indexes) are deterministic.
+func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTargetPoolRequest, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	req := exampleapi.CreateTargetPoolRequest{
+		Name:    m.Name.ValueString(),
+		Region:  m.Region.ValueString(),
+		Targets: sortedStrings(ctx, m.Targets, &diags),
+	}
+	if req.Targets == nil {
+		req.Targets = []string{}
+	}
+	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
+		req.Tags = map[string]string{}
+		diags.Append(m.Tags.ElementsAs(ctx, &req.Tags, false)...)
+	}
+	return req, diags
+}
+
+func (m targetPoolModel) updateRequest(ctx context.Context) (exampleapi.UpdateTargetPoolRequest, diag.Diagnostics) {
+	c, diags := m.createRequest(ctx)
+	return exampleapi.UpdateTargetPoolRequest{Targets: c.Targets, Tags: c.Tags}, diags
+}
+
+// targetPoolFromAPI converts the API object; prior (plan or state) keeps
+// an empty tags map empty and supplies the configuration-only arguments.
+func targetPoolFromAPI(tp *exampleapi.TargetPool, prior targetPoolModel) (targetPoolModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m := targetPoolModel{
+		ID:             types.StringValue(tp.ID),
+		Name:           types.StringValue(tp.Name),
+		Region:         types.StringValue(tp.Region),
+		Tags:           stringMap(tp.Tags, prior.Tags, &diags),
+		OwnerTags:      prior.OwnerTags,
+		CreatedAt:      timeString(tp.CreatedAt),
+		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
+	}
+	if m.OwnerTags.ElementType(context.Background()) == nil {
+		m.OwnerTags = types.SetNull(types.StringType) // zero value: no prior
+	}
+	// targets is required, so never null: none is the empty set.
+	elems := make([]attr.Value, 0, len(tp.Targets))
+	for _, t := range tp.Targets {
+		elems = append(elems, types.StringValue(t))
+	}
+	m.Targets = types.SetValueMust(types.StringType, elems)
+	return m, diags
+}
+
+func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan targetPoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	in, diags := plan.createRequest(ctx)
+	resp.Diagnostics.Append(diags...)
+	ownerKeys := sortedStrings(ctx, plan.OwnerTags, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	tp, err := r.create(ctx, in)
+	what := "created target pool"
+	switch {
+	case exampleapi.IsConflict(err) && plan.OnNameConflict.ValueString() == onNameConflictAdopt:
+		adoptCtx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
+		tp = r.adopt(adoptCtx, in, ownerKeys, err, &resp.Diagnostics)
+		cancel()
+		if tp == nil {
+			return
+		}
+		what = "adopted target pool"
+	case exampleapi.IsConflict(err):
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Target pool name already in use",
+			fmt.Sprintf("%s\n\nA target pool named %q already exists in region %s. Choose another name, or bring it "+
+				"under Terraform with: terraform import <address> <id>.\n\nIf an interrupted apply created it (Terraform "+
+				"was killed after the cloud created it but before it was recorded in state), set on_name_conflict = %q: "+
+				"the next apply then adopts it if its tags contain every configured tag with the same value.",
+				err, in.Name, in.Region, onNameConflictAdopt))
+		return
+	case err != nil:
+		addAPIError(&resp.Diagnostics, "Cannot create target pool", err, targetPoolFieldResolver(in.Targets))
+		return
+	}
+	tflog.Info(ctx, what, map[string]any{"target_pool_id": tp.ID, "targets": len(tp.Targets)})
+	r.setState(ctx, tp, plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *targetPoolResource) setState(ctx context.Context, tp *exampleapi.TargetPool, prior targetPoolModel, state *tfsdk.State, diags *diag.Diagnostics) {
+	m, d := targetPoolFromAPI(tp, prior)
+	diags.Append(d...)
+	diags.Append(state.Set(ctx, m)...)
+}
+
+// create posts the pool detached from cancellation, as load balancer
+// creates do: it must not be abandoned between being processed and its id
+// being recorded. If every retry failed without an answer, a pool of this
+// name created since we started is ours (names are unique per region).
+func (r *targetPoolResource) create(ctx context.Context, in exampleapi.CreateTargetPoolRequest) (*exampleapi.TargetPool, error) {
+	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), targetPoolTimeout)
+	defer cancel()
+	start := time.Now()
+	tp, err := r.data.client.CreateTargetPool(postCtx, in)
+	if err == nil || !answerMayBeLost(err) {
+		return tp, err
+	}
+	found, lerr := r.data.client.ListTargetPools(postCtx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
+	if lerr != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
+		return nil, err
+	}
+	tflog.Warn(ctx, "create answer was lost; adopting the target pool found by name", map[string]any{
+		"target_pool_id": found[0].ID, "error": err.Error(),
+	})
+	return &found[0], nil
+}
+
+// adopt resolves a 409 on create under on_name_conflict =
+// "adopt_if_tags_match", with the load balancer's rules: the pool holding
+// the name is adopted when no owner tag names another owner and every
+// configured tag has the same value; it then gets this configuration's
+// targets and tags. Otherwise it adds an error and returns nil.
+func (r *targetPoolResource) adopt(ctx context.Context, in exampleapi.CreateTargetPoolRequest, ownerKeys []string, conflict error, diags *diag.Diagnostics) *exampleapi.TargetPool {
+	const summary = "Target pool name already in use"
+	if len(in.Tags) == 0 {
+		diags.AddAttributeError(path.Root("on_name_conflict"), summary,
+			fmt.Sprintf("%s\n\nA target pool named %q already exists in region %s. on_name_conflict = %q adopts it only "+
+				"when its tags prove it belongs to this configuration, but this configuration sets no tags, so it was "+
+				"not adopted. Set tags that identify the owner (e.g. a cluster id), or bring it under Terraform with: "+
+				"terraform import <address> <id>.", conflict, in.Name, in.Region, onNameConflictAdopt))
+		return nil
+	}
+	found, err := r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
+	if err != nil {
+		addAPIError(diags, fmt.Sprintf("Cannot look up the target pool named %q to adopt it", in.Name), err, nil)
+		return nil
+	}
+	found = slices.DeleteFunc(found, func(tp exampleapi.TargetPool) bool { return tp.Name != in.Name || tp.Region != in.Region })
+	if len(found) != 1 {
+		diags.AddAttributeError(path.Root("name"), summary,
+			fmt.Sprintf("%s\n\nThe API refused the name %q in region %s, but listing finds %d target pools with it "+
+				"(deleted or created concurrently?), so none was adopted. Apply again.", conflict, in.Name, in.Region, len(found)))
+		return nil
+	}
+	existing := &found[0]
+	ctx = tflog.SetField(ctx, "target_pool_id", existing.ID)
+	if owners := exampleapi.OwnerConflicts(in.Tags, existing.Tags, ownerKeys); len(owners) > 0 {
+		tflog.Warn(ctx, "name conflict: the existing target pool's tags show another owner; not adopting it",
+			map[string]any{"conflicts": strings.Join(owners, "; ")})
+		diags.AddAttributeError(path.Root("name"), summary,
+			fmt.Sprintf("%s\n\nA target pool named %q (%s) already exists in region %s, and its tags show another "+
+				"owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; on_name_conflict = %q never "+
+				"adopts a target pool whose owner tags differ, so it was not adopted and is left untouched. Choose "+
+				"another name.", conflict, in.Name, existing.ID, in.Region, strings.Join(owners, "\n  - "), onNameConflictAdopt))
+		return nil
+	}
+	if mismatch := tagMismatches(in.Tags, existing.Tags); len(mismatch) > 0 {
+		tflog.Warn(ctx, "name conflict: the existing target pool's tags do not match; not adopting it",
+			map[string]any{"mismatched_tags": strings.Join(mismatch, "; ")})
+		diags.AddAttributeError(path.Root("name"), summary,
+			fmt.Sprintf("%s\n\nA target pool named %q (%s) already exists in region %s, but its tags do not match this "+
+				"configuration's, so it was not adopted: on_name_conflict = %q adopts only a target pool whose tags "+
+				"contain every configured tag with the same value.\n\nMismatched tags: %s.\n\nIt probably belongs to "+
+				"someone else: choose another name. If it is yours, correct its tags or bring it under Terraform with: "+
+				"terraform import <address> %s.", conflict, in.Name, existing.ID, in.Region, onNameConflictAdopt,
+				strings.Join(mismatch, "; "), existing.ID))
+		return nil
+	}
+	tflog.Warn(ctx, "name conflict: adopting the existing target pool whose tags match (probably created by an interrupted apply)",
+		map[string]any{"name": in.Name, "region": in.Region})
+	tp, err := r.data.client.UpdateTargetPool(ctx, existing.ID, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags}, 0)
+	if err != nil {
+		addAPIError(diags, fmt.Sprintf("Cannot update target pool %s to adopt it (name %q, tags match)", existing.ID, in.Name),
+			err, targetPoolFieldResolver(in.Targets))
+		return nil
+	}
+	diags.AddWarning("Adopted existing target pool "+existing.ID,
+		fmt.Sprintf("Adopted existing target pool %s (name %q) whose tags match; it was probably created by an "+
+			"interrupted apply. The API refused to create it again (%v); on_name_conflict = %q took the existing one "+
+			"over, updated it to this configuration and recorded it in state.", existing.ID, in.Name, conflict, onNameConflictAdopt))
+	return tp
+}
+
+func (r *targetPoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state targetPoolModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return // r.data nil: provider configuration not known yet, keep the state
+	}
+	id := state.ID.ValueString()
+	tp, err := r.data.client.GetTargetPool(ctx, id)
+	if exampleapi.IsNotFound(err) {
+		tflog.Warn(ctx, "target pool not found; removing it from state so it is planned for creation", map[string]any{"target_pool_id": id})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot read target pool "+id, err, nil)
+		return
+	}
+	r.setState(ctx, tp, state, &resp.State, &resp.Diagnostics)
+}
+
+func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan, state targetPoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	upd, diags := plan.updateRequest(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.ID.ValueString()
+	// An import's ownership was checked by the plan being applied.
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	if current, _ := state.updateRequest(ctx); reflect.DeepEqual(current, upd) {
+		// Only state-only arguments (on_name_conflict, owner_tags)
+		// changed: nothing to send.
+		state.OnNameConflict, state.OwnerTags = plan.OnNameConflict, plan.OwnerTags
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
+	defer cancel()
+	// Unconditional PUT: the configuration is the desired state, whatever
+	// changed outside Terraform since the last refresh.
+	tp, err := r.data.client.UpdateTargetPool(ctx, id, upd, 0)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot update target pool "+id, err, targetPoolFieldResolver(upd.Targets))
+		return
+	}
+	tflog.Info(ctx, "updated target pool", map[string]any{"target_pool_id": id, "targets": len(tp.Targets)})
+	r.setState(ctx, tp, plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var state targetPoolModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.ID.ValueString()
+	ctx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
+	defer cancel()
+	err := r.data.client.DeleteTargetPool(ctx, id)
+	switch {
+	case exampleapi.IsNotFound(err):
+		tflog.Info(ctx, "target pool already deleted", map[string]any{"target_pool_id": id})
+	case exampleapi.IsConflict(err):
+		resp.Diagnostics.AddError("Cannot delete target pool "+id+": it is in use",
+			fmt.Sprintf("%s\n\nThe Example cloud does not delete a target pool that load balancers still forward to. "+
+				"Point them at another pool (target_pool_id) or at targets, or delete them, then apply again; the pool "+
+				"stays in state until then. If they are managed elsewhere (another configuration or workspace, such as "+
+				"the one of a Kubernetes Service, or outside Terraform), apply that change first. If they are in this "+
+				"configuration, set lifecycle { create_before_destroy = true } on the pool: Terraform then updates the "+
+				"load balancers before it destroys the pool, instead of the other way round.", err))
+	case err != nil:
+		addAPIError(&resp.Diagnostics, "Cannot delete target pool "+id, err, nil)
+	default:
+		tflog.Info(ctx, "deleted target pool", map[string]any{"target_pool_id": id})
+	}
+}
+
+// ImportState fetches the pool, so a wrong id fails here rather than as a
+// confusing plan, and marks the state as imported for the owner check of
+// the plans that follow (see importedKey).
+func (r *targetPoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if err := checkIDPrefix(req.ID, "tp-"); err != nil {
+		resp.Diagnostics.AddError("Invalid import id", err.Error())
+		return
+	}
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	tp, err := r.data.client.GetTargetPool(ctx, req.ID)
+	if exampleapi.IsNotFound(err) {
+		resp.Diagnostics.AddError("Cannot import target pool "+req.ID,
+			fmt.Sprintf("Target pool %q does not exist. Check the id given to the import block or to terraform import.", req.ID))
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot import target pool "+req.ID, err, nil)
+		return
+	}
+	tflog.Info(ctx, "importing target pool; its owner tags are checked by the next plan",
+		map[string]any{"target_pool_id": tp.ID, "name": tp.Name, "region": tp.Region})
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), tp.ID)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+}
+
+// targetPoolFieldResolver maps API field errors onto the pool's
+// attributes; targets[i] is named by the value that was sent.
+func targetPoolFieldResolver(targets []string) fieldResolver {
+	roots := map[string]bool{"name": true, "region": true, "targets": true, "tags": true}
+	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
+		if name != "targets" {
+			return path.Empty(), false
+		}
+		if i >= len(targets) {
+			return path.Root(name), true
+		}
+		return path.Root(name).AtSetValue(types.StringValue(targets[i])), true
+	})
+}
