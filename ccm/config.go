@@ -151,6 +151,15 @@ type LoadBalancerConfig struct {
 	MaxListeners int `json:"maxListeners,omitempty"`
 	// Adoption governs the adopt-id annotation.
 	Adoption AdoptionConfig `json:"adoption,omitempty"`
+	// TargetPools: load balancers forward to a target pool per node
+	// selection, so node churn is one apply (default); disabled lists the
+	// nodes on every load balancer.
+	TargetPools TargetPoolsConfig `json:"targetPools,omitempty"`
+}
+
+// TargetPoolsConfig turns target pools off.
+type TargetPoolsConfig struct {
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // AdoptionConfig says who may adopt an existing load balancer.

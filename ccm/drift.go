@@ -68,10 +68,13 @@ func (d *driftWorker) checkAll(ctx context.Context) {
 func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 	var s subject
 	var guard engine.Guard
-	if k.Service != nil {
+	switch {
+	case k.Service != nil:
 		s = d.review.serviceSubject(ctx, k.Service, records.KindDrift)
 		guard = d.guardService(k.Service)
-	} else {
+	case k.Key == engine.TargetPoolsKey:
+		s = d.review.poolsSubject(k.Job.Key, records.KindDrift)
+	default:
 		s = d.review.routeSetSubject(k.Job.Key, records.KindDrift)
 	}
 	k.Review = d.review.reviewFor(ctx, s, k.Review.Policy)

@@ -99,7 +99,18 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	l.unlock(ctx, subj, svc, nodes)
-	lb, out, err := l.engine.ReconcileLoadBalancer(ctx, svc, nodes, l.review.reviewFor(ctx, subj, l.policy(ann)))
+	poolID, err := l.targetPool(ctx, svc, nodes)
+	if err != nil {
+		return nil, err
+	}
+	rv := l.review.reviewFor(ctx, subj, l.policy(ann))
+	var lb *engine.LoadBalancer
+	var out *engine.Outcome
+	if poolID != "" {
+		lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, svc, poolID, rv)
+	} else {
+		lb, out, err = l.engine.ReconcileLoadBalancer(ctx, svc, nodes, rv)
+	}
 	l.review.report(ctx, subj, out, err)
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()

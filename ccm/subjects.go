@@ -45,6 +45,13 @@ func (v *review) routeSetSubject(workspace, kind string) subject {
 	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectRouteSet, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
 }
 
+// poolsSubject is the target pools' reconcile: like the route set, their
+// events go to their record's ConfigMap.
+func (v *review) poolsSubject(workspace, kind string) subject {
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: v.cfg.Review.Namespace}}
+	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectTargetPools, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
+}
+
 // reviewFor is how s's plans are decided under apply policy pol.
 func (v *review) reviewFor(ctx context.Context, s subject, pol annotations.ApplyPolicy) engine.Review {
 	return engine.Review{

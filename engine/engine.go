@@ -30,6 +30,8 @@ type Engine struct {
 	states  *state.Backends
 	runner  *runner.Runner
 	objects objects
+	// pools are the node selections that have a target pool.
+	pools selections
 	// rules flag plans for approval or deny them (nil: none).
 	rules *policy.Rules
 	// plans keeps last applies and waiting plans across restarts (nil:

@@ -44,10 +44,17 @@ func ServiceKey(svc *corev1.Service) string { return svc.Namespace + "/" + svc.N
 // RenderLoadBalancer renders the Service's root module exactly as
 // ReconcileLoadBalancer would apply it.
 func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (*renderer.Module, runner.Job, error) {
+	return e.renderService(svc, nodes, "")
+}
+
+// renderService renders svc's root module, forwarding to target pool
+// poolID when set, else to nodes.
+func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string) (*renderer.Module, runner.Job, error) {
 	tg, cfg, err := e.target(KindService, svc.Namespace, svc.Name)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
+	cfg.TargetPoolID = poolID
 	m, err := renderer.LoadBalancer(svc, nodes, cfg)
 	if err != nil {
 		return nil, runner.Job{}, err
@@ -98,15 +105,30 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 // *AwaitingApprovalError, for a denied plan a *DeniedError. An unchanged
 // Service costs no terraform process and no rendering.
 func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, rv Review) (*LoadBalancer, *Outcome, error) {
+	return e.reconcileService(ctx, svc, nodes, "", rv)
+}
+
+// ReconcileLoadBalancerOnPool is ReconcileLoadBalancer for a load balancer
+// that forwards to target pool poolID (ReconcileTargetPools): its
+// rendering does not depend on the nodes, so a node joining or leaving
+// changes nothing of it.
+func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, svc *corev1.Service, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
+	return e.reconcileService(ctx, svc, nil, poolID, rv)
+}
+
+func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
 	key := ServiceKey(svc)
 	inputs := ServiceInputs(svc, nodes)
+	if poolID != "" {
+		inputs += "/" + poolID
+	}
 	if o, ok := e.objects.get(key); ok && o.inputs == inputs && o.converged && o.pending == nil {
 		if res, ok := e.runner.FastPath(o.job.Key, o.job.Hash, 0); ok {
 			e.objects.with(key, func(o *object) { o.service, o.review = svc, rv })
 			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
-	_, j, err := e.RenderLoadBalancer(svc, nodes)
+	_, j, err := e.renderService(svc, nodes, poolID)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}

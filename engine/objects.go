@@ -31,8 +31,9 @@ type object struct {
 	// looked: the plan store was asked what it keeps (once per process;
 	// later the engine's memory knows more); kept is its answer until a
 	// reconcile used it.
-	looked bool
-	kept   *Kept
+	looked  bool
+	kept    *Kept
+	loading *loading
 	// converged: job was applied (drift checks cover only those).
 	converged bool
 	// migrated: the state is known to be off its legacy key (checked

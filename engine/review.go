@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/klog/v2"
@@ -202,33 +203,62 @@ func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state
 	return nil
 }
 
-// load reads what the plan store keeps of key, once per process, and
-// keeps it with the object until a reconcile used it; nil when there is
-// nothing. A record under j's key proves the state was migrated.
+// load reads what the plan store keeps of key, once per process (later
+// the engine's memory knows more), and keeps it with the object until a
+// reconcile used it; nil when there is nothing. Callers at the same time
+// (the pools and the route set are shared by many reconciles) wait for
+// the one read. A record under j's key proves the state was migrated.
 func (e *Engine) load(ctx context.Context, key string, j runner.Job) (*Kept, error) {
-	var kept *Kept
-	look := false
-	e.objects.with(key, func(o *object) {
-		kept, look = o.kept, !o.looked && o.pending == nil && e.plans != nil
-		o.looked = true
-	})
-	if !look {
-		return kept, nil
+	if e.plans == nil {
+		return nil, nil
 	}
+	var l *loading
+	e.objects.with(key, func(o *object) {
+		if o.loading == nil && !o.looked && o.pending == nil {
+			o.loading = &loading{}
+		}
+		l = o.loading
+	})
+	if l == nil {
+		o, _ := e.objects.get(key)
+		return o.kept, nil
+	}
+	l.once.Do(func() { l.err = e.loadNow(ctx, key, j) })
+	if l.err != nil {
+		e.objects.with(key, func(o *object) {
+			if o.loading == l {
+				o.loading = nil // try again next time
+			}
+		})
+		return nil, l.err
+	}
+	o, _ := e.objects.get(key)
+	return o.kept, nil
+}
+
+// loading is one read of the plan store, shared by those who wait for it.
+type loading struct {
+	once sync.Once
+	err  error
+}
+
+func (e *Engine) loadNow(ctx context.Context, key string, j runner.Job) error {
 	kept, err := e.plans.Load(ctx, j.Key, j.Owner)
 	if errors.Is(err, runner.ErrOwnerMismatch) {
-		e.objects.with(key, func(o *object) { o.looked = false })
-		return nil, err
+		return err
 	}
 	if err != nil {
 		klog.ErrorS(err, "cannot read what the plan record keeps; planning again", "object", key, "workspace", j.Key)
-		return nil, nil
+		kept = nil
 	}
 	if kept != nil {
-		e.objects.with(key, func(o *object) { o.migrated, o.kept = true, kept })
 		e.seed(j, kept)
 	}
-	return kept, nil
+	e.objects.with(key, func(o *object) {
+		o.looked, o.loading, o.kept = true, nil, kept
+		o.migrated = o.migrated || kept != nil
+	})
+	return nil
 }
 
 // seed gives the runner the record of the last apply kept outside the

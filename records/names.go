@@ -69,8 +69,9 @@ func TextName(workspace string) string { return textSeries.name(workspace, 0) }
 // Kinds of object a record is about (Record.Object.Kind), as reviewapi
 // names them.
 const (
-	ObjectService  = reviewapi.ObjectService
-	ObjectRouteSet = reviewapi.ObjectRouteSet
+	ObjectService     = reviewapi.ObjectService
+	ObjectRouteSet    = reviewapi.ObjectRouteSet
+	ObjectTargetPools = reviewapi.ObjectTargetPools
 	// RouteSetName is the name of the cluster's one route set.
 	RouteSetName = reviewapi.RouteSetName
 )

@@ -23,6 +23,7 @@ const (
 	// modules.WriteTo(filepath.Join(workspace, "modules")).
 	DefaultLoadBalancerModuleSource = "./modules/loadbalancer"
 	DefaultRoutesModuleSource       = "./modules/routes"
+	DefaultTargetPoolsModuleSource  = "./modules/targetpools"
 )
 
 // Config is everything rendering needs besides the Kubernetes objects.
@@ -43,6 +44,7 @@ type Config struct {
 
 	LoadBalancerModule ModuleSource
 	RoutesModule       ModuleSource
+	TargetPoolsModule  ModuleSource
 	// ModulesDigest, when set, is written into the header of modules that
 	// use a shipped (default) module source, so an upgrade of the shipped
 	// modules changes Module.Hash and gets planned. Use modules.Digest().
@@ -64,6 +66,10 @@ type Config struct {
 	// MaxListeners caps a Service's ports (0: MaxListeners, the Example
 	// cloud's own limit).
 	MaxListeners int
+
+	// TargetPoolID, set per Service, makes its load balancer forward to
+	// this target pool instead of listing the nodes (see TargetPools).
+	TargetPoolID string
 }
 
 // MaxListeners is the Example cloud's limit of listeners per load
@@ -110,6 +116,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.ProviderVersion, DefaultProviderVersion)
 	def(&c.LoadBalancerModule.Source, DefaultLoadBalancerModuleSource)
 	def(&c.RoutesModule.Source, DefaultRoutesModuleSource)
+	def(&c.TargetPoolsModule.Source, DefaultTargetPoolsModuleSource)
 	def(&c.DefaultLoadBalancerType, annotations.DefaultType)
 	def(&c.DefaultAlgorithm, annotations.DefaultAlgorithm)
 

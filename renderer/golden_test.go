@@ -101,6 +101,15 @@ func goldenCases() []goldenCase {
 		lbCase("modules-digest", testService(), withConfig(func(c *Config) {
 			c.ModulesDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 		})),
+		lbCase("target-pool", testService(), withConfig(func(c *Config) { c.TargetPoolID = "tp-00aa00aa00aa00aa" })),
+		{"target-pools", func() (*Module, error) {
+			return TargetPools([]Pool{
+				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b", "i-0a0a0a0a0a0a0a0a"}},
+				{Selection: "", Targets: []string{"i-0b0b0b0b0b0b0b0b", "i-0a0a0a0a0a0a0a0a", "i-1c1c1c1c1c1c1c1c"}},
+				{Selection: "topology.kubernetes.io/zone in (ex-west-1a)"},
+			}, testConfig())
+		}},
+		{"target-pools-none", func() (*Module, error) { return TargetPools(nil, testConfig()) }},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
 			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))

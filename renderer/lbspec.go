@@ -40,6 +40,7 @@ type lbSpec struct {
 	healthCheck         *healthCheck
 	sourceCIDRs         []string
 	targets             []string
+	targetPoolID        string
 	tags                map[string]string
 }
 
@@ -99,7 +100,11 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 		warnings = append(warnings, "spec.ipFamilies is IPv6 only: the load balancer is dualstack (it has no IPv6-only mode) and also gets an IPv4 address")
 	}
 
-	s.targets, w = targets(nodes, ann, cfg.Region)
+	if cfg.TargetPoolID != "" {
+		s.targetPoolID = cfg.TargetPoolID // the pool holds the nodes
+		return s, warnings, nil
+	}
+	s.targets, w = targets(nodes, ann.NodeSelector, cfg.Region)
 	warnings = append(warnings, w...)
 	return s, warnings, nil
 }
@@ -247,7 +252,7 @@ func (s lbSpec) inputs() []input {
 		}
 		hc = cty.ObjectVal(attrs)
 	}
-	return []input{
+	in := []input{
 		{name: "name", value: cty.StringVal(s.name)},
 		{name: "region", value: cty.StringVal(s.region)},
 		{name: "type", value: cty.StringVal(s.typ)},
@@ -260,6 +265,10 @@ func (s lbSpec) inputs() []input {
 		{name: "targets", value: stringList(s.targets)},
 		{name: "tags", value: stringMap(s.tags)},
 	}
+	if s.targetPoolID != "" {
+		in = append(in, input{name: "target_pool_id", value: cty.StringVal(s.targetPoolID)})
+	}
+	return in
 }
 
 func stringList(ss []string) cty.Value {

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/providerid"
 )
 
@@ -18,7 +17,7 @@ const ExcludeLabel = corev1.LabelNodeExcludeBalancers
 // targets picks the instance ids of the nodes the load balancer forwards
 // to, sorted. Nodes without a usable providerID are skipped with a warning:
 // one broken node must not block the Service's load balancer.
-func targets(nodes []*corev1.Node, ann annotations.LoadBalancer, region string) ([]string, []string) {
+func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]string, []string) {
 	sorted := slices.Clone(nodes)
 	sorted = slices.DeleteFunc(sorted, func(n *corev1.Node) bool { return n == nil })
 	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
@@ -29,7 +28,7 @@ func targets(nodes []*corev1.Node, ann annotations.LoadBalancer, region string) 
 		if _, excluded := n.Labels[ExcludeLabel]; excluded {
 			continue
 		}
-		if ann.NodeSelector != nil && !ann.NodeSelector.Matches(labels.Set(n.Labels)) {
+		if selector != nil && !selector.Matches(labels.Set(n.Labels)) {
 			continue
 		}
 		if n.Spec.ProviderID == "" {

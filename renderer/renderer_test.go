@@ -64,7 +64,7 @@ func TestTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, warnings := targets(nodes, ann, "ex-west-1")
+	ids, warnings := targets(nodes, ann.NodeSelector, "ex-west-1")
 	if !slices.Equal(ids, []string{"i-aaa"}) {
 		t.Errorf("targets = %v", ids)
 	}

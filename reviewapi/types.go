@@ -38,9 +38,11 @@ var (
 
 // Kinds of reviewed object (ObjectRef.Kind).
 const (
-	ObjectService  = "Service"
-	ObjectRouteSet = "RouteSet"
-	// RouteSetName is the name of the cluster's one route set.
+	ObjectService     = "Service"
+	ObjectRouteSet    = "RouteSet"
+	ObjectTargetPools = "TargetPools"
+	// RouteSetName is the name of the cluster's one route set (and of its
+	// one set of target pools).
 	RouteSetName = "cluster"
 )
 
@@ -61,7 +63,7 @@ const (
 
 // ObjectRef names the object a plan or a lock belongs to.
 type ObjectRef struct {
-	// Kind is Service or RouteSet.
+	// Kind is Service, RouteSet or TargetPools.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`

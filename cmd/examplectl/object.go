@@ -15,11 +15,28 @@ import (
 	"github.com/example/cloud-provider-example/records"
 )
 
-// routesArg names the route set on the command line.
-const routesArg = "routes"
+// routesArg names the route set on the command line, poolsArg the target
+// pools: the cluster's objects of their own kind, one each.
+const (
+	routesArg = "routes"
+	poolsArg  = "pools"
+)
+
+// clusterObjects maps those arguments to their kinds.
+var clusterObjects = map[string]string{routesArg: records.ObjectRouteSet, poolsArg: records.ObjectTargetPools}
+
+// clusterArg is the argument of a cluster object's kind, "" for a Service.
+func clusterArg(kind string) string {
+	for arg, k := range clusterObjects {
+		if k == kind {
+			return arg
+		}
+	}
+	return ""
+}
 
 // objectArgs is the usage of an object argument.
-const objectArgs = "<ns/service | service [-n ns] | routes>"
+const objectArgs = "<ns/service | service [-n ns] | routes | pools>"
 
 // objectOptions select the object of plan, history, approve and unlock.
 type objectOptions struct {
@@ -47,8 +64,8 @@ func (o *objectOptions) object(arg string) (*cluster, records.ObjectRef, error) 
 // or name (-n, else defaultNS) is a Service; routes, without -n, the route
 // set (a Service named routes: -n ns routes, or ns/routes).
 func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
-	if arg == routesArg && serviceNS == "" {
-		return records.ObjectRef{Kind: records.ObjectRouteSet, Name: records.RouteSetName}, nil
+	if kind, ok := clusterObjects[arg]; ok && serviceNS == "" {
+		return records.ObjectRef{Kind: kind, Name: records.RouteSetName}, nil
 	}
 	ns, name := serviceNS, arg
 	if before, after, ok := strings.Cut(arg, "/"); ok {
@@ -68,8 +85,11 @@ func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
 
 // describe names an object for people: "Service shop/web", "the route set".
 func describe(o records.ObjectRef) string {
-	if o.Kind == records.ObjectRouteSet {
+	switch o.Kind {
+	case records.ObjectRouteSet:
 		return "the route set"
+	case records.ObjectTargetPools:
+		return "the target pools"
 	}
 	return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
 }
@@ -77,8 +97,8 @@ func describe(o records.ObjectRef) string {
 // objectColumn is how status names an object: the argument the other
 // commands take.
 func objectColumn(o records.ObjectRef) string {
-	if o.Kind == records.ObjectRouteSet {
-		return routesArg
+	if arg := clusterArg(o.Kind); arg != "" {
+		return arg
 	}
 	return o.Namespace + "/" + o.Name
 }
@@ -155,6 +175,8 @@ func (c *cluster) noRecord(ref records.ObjectRef, exists bool) error {
 	switch {
 	case ref.Kind == records.ObjectRouteSet:
 		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
+	case ref.Kind == records.ObjectTargetPools:
+		return fmt.Errorf("%w for the target pools in namespace %s (are target pools enabled, and is --namespace the controller's namespace?)", errNoRecord, c.namespace)
 	case !exists:
 		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)
 	default:

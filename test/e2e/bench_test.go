@@ -112,7 +112,11 @@ func BenchmarkManyServices(b *testing.B) {
 		}
 		missing := 0
 		for _, lb := range lbs {
-			if !slices.Contains(lb.Targets, id) {
+			targets, err := e.targetsOf(&lb)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(targets, id) {
 				missing++
 			}
 		}
@@ -122,6 +126,7 @@ func BenchmarkManyServices(b *testing.B) {
 		return nil
 	})
 	b.ReportMetric(time.Since(start).Seconds(), "node-join-all-updated-s")
+	b.ReportMetric(float64(e.countLog(`"terraform apply starting"`)), "node-join-applies")
 	b.ReportMetric(e.ccmRSSMiB(), "ccm-peak-rss-MiB")
 }
 

@@ -232,7 +232,7 @@ func (w *chaosWork) makeDrift(t *testing.T) {
 		for _, lb := range l {
 			if lb.Tags["k8s.example.com/service-uid"] == uid && lb.Status == "active" {
 				_, err := w.e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
-					Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
+					Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, TargetPoolID: lb.TargetPoolID, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
 				}, 0)
 				must(t, err)
 				return

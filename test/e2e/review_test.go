@@ -185,7 +185,7 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 	lb, err := e.cloudLB(svc.Status.LoadBalancer.Ingress[0].IP)
 	must(t, err)
 	_, err = e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
-		Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
+		Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, TargetPoolID: lb.TargetPoolID, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
 	}, 0)
 	must(t, err)
 	eventually(t, 60*time.Second, "DriftDetected", func() error {

@@ -1,0 +1,98 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// reconcileOnPool is what the controller does for a Service on a pool.
+func (f *fixture) reconcileOnPool(t *testing.T, e *engine.Engine, svc *corev1.Service, nodes []*corev1.Node) *engine.LoadBalancer {
+	t.Helper()
+	sel, _, err := renderer.Selection(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := e.ReconcileTargetPools(ctxT(t), sel, nodes, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _, err := e.ReconcileLoadBalancerOnPool(ctxT(t), svc, id, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}
+
+// A node joining a cluster whose load balancers use target pools is one
+// apply of the pools, whatever the number of load balancers; a Service of
+// another node selection gets a pool of its own.
+func TestNodeChurnIsOneApply(t *testing.T) {
+	f := newFixture(t, 2)
+	a, b := f.node(t, "node-a"), f.node(t, "node-b")
+	b.Labels = map[string]string{"role": "ingress"}
+	nodes := []*corev1.Node{a, b}
+	var svcs []*corev1.Service
+	for i := range 4 {
+		svc := service(fmt.Sprintf("pooled-%d", i), 80)
+		f.reconcileOnPool(t, f.eng, svc, nodes)
+		svcs = append(svcs, svc)
+	}
+	ingress := service("ingress", 443)
+	ingress.Annotations = map[string]string{string(annotations.LBNodeSelector): "role=ingress"}
+	f.reconcileOnPool(t, f.eng, ingress, nodes)
+
+	c := f.node(t, "node-c")
+	nodes = append(nodes, c)
+	applies := f.eng.Runner().Processes()["apply"]
+	for _, svc := range append(svcs, ingress) {
+		f.reconcileOnPool(t, f.eng, svc, nodes)
+	}
+	if n := f.eng.Runner().Processes()["apply"] - applies; n != 1 {
+		t.Fatalf("a node joining took %d applies, want 1", n)
+	}
+	pools, err := f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTargets := map[int]bool{}
+	for _, p := range pools {
+		byTargets[len(p.Targets)] = true
+		if len(p.Targets) == 3 && !slices.Contains(p.Targets, instanceID(t, c)) {
+			t.Fatalf("pool %s lacks the new node: %v", p.ID, p.Targets)
+		}
+	}
+	if len(pools) != 2 || !byTargets[3] || !byTargets[1] {
+		t.Fatalf("pools %+v", pools)
+	}
+	lbs, err := f.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range lbs {
+		if lb.TargetPoolID == "" || len(lb.Targets) != 0 {
+			t.Fatalf("load balancer %s lists targets %v (pool %q)", lb.ID, lb.Targets, lb.TargetPoolID)
+		}
+	}
+
+	// A restarted controller keeps both pools in step before it has seen
+	// a Service of each selection.
+	next := f.engine(t, 2, engine.Options{})
+	d := f.node(t, "node-d")
+	d.Labels = map[string]string{"role": "ingress"}
+	nodes = append(nodes, d)
+	f.reconcileOnPool(t, next, svcs[0], nodes)
+	pools, _ = f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+	for _, p := range pools {
+		if !slices.Contains(p.Targets, instanceID(t, d)) {
+			t.Fatalf("pool %s lost track of the new ingress node: %v", p.ID, p.Targets)
+		}
+	}
+}
