@@ -95,6 +95,11 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		l.review.failedEvent(subj, err)
 		return nil, err
 	}
+	if err := renderer.CheckService(svc, renderConfig(l.cfg)); err != nil {
+		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+		l.review.failedEvent(subj, err)
+		return nil, err
+	}
 	if err := l.checkAdoption(ctx, subj, svc, ann); err != nil {
 		return nil, err
 	}

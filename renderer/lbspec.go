@@ -31,6 +31,24 @@ func OwnerTags(svc *corev1.Service, clusterID string) map[string]string {
 	return map[string]string{TagClusterID: clusterID, TagServiceUID: string(svc.UID)}
 }
 
+// CheckService refuses a Service its load balancer cannot be rendered for
+// (ports, protocols, annotations), before anything else is done for it;
+// rendering checks the same.
+func CheckService(svc *corev1.Service, cfg Config) error {
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+	}
+	ann, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return err
+	}
+	if limit := cmp.Or(cfg.MaxListeners, MaxListeners); len(svc.Spec.Ports) > limit {
+		return &TooManyListenersError{Ports: len(svc.Spec.Ports), Limit: limit}
+	}
+	_, err = listeners(svc, ann.ProxyProtocol)
+	return err
+}
+
 // lbSpec is the load balancer module's input, before it becomes HCL.
 type lbSpec struct {
 	name, region, typ   string
