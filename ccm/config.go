@@ -157,9 +157,14 @@ type LoadBalancerConfig struct {
 	TargetPools TargetPoolsConfig `json:"targetPools,omitempty"`
 }
 
-// TargetPoolsConfig turns target pools off.
+// TargetPoolsConfig configures the target pools.
 type TargetPoolsConfig struct {
 	Disabled bool `json:"disabled,omitempty"`
+	// ApplyPolicy of the pools' plans (default auto, whatever the
+	// cluster's): a pool only follows the nodes, and under manual every
+	// node joining would wait for a person before any load balancer
+	// could use it. Policy rules still apply.
+	ApplyPolicy string `json:"applyPolicy,omitempty"`
 }
 
 // AdoptionConfig says who may adopt an existing load balancer.
@@ -258,6 +263,9 @@ func (c *Config) defaults() {
 	if c.Review.Policy.Rules == nil {
 		c.Review.Policy.Rules = policy.Defaults
 	}
+	if c.LoadBalancer.TargetPools.ApplyPolicy == "" {
+		c.LoadBalancer.TargetPools.ApplyPolicy = string(annotations.ApplyAuto)
+	}
 	if c.LoadBalancer.MaxListeners == 0 {
 		c.LoadBalancer.MaxListeners = renderer.MaxListeners
 	}
@@ -311,6 +319,9 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains(annotations.ApplyPolicies, c.Terraform.ApplyPolicy) {
 		bad("terraform.applyPolicy", "unknown policy %q (accepted: %v)", c.Terraform.ApplyPolicy, annotations.ApplyPolicies)
+	}
+	if p := c.LoadBalancer.TargetPools.ApplyPolicy; !slices.Contains(annotations.ApplyPolicies, p) {
+		bad("loadBalancer.targetPools.applyPolicy", "unknown policy %q (accepted: %v)", p, annotations.ApplyPolicies)
 	}
 	for field, d := range map[string]Duration{
 		"metadata.cacheTTL": c.Metadata.CacheTTL, "terraform.lockTimeout": c.Terraform.LockTimeout, "terraform.staleLockAge": c.Terraform.StaleLockAge,

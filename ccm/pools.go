@@ -32,7 +32,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 		return "", err
 	}
 	subj := l.review.poolsSubject(j.Key, records.KindChange)
-	rv := l.review.reviewFor(ctx, subj, annotations.ApplyPolicy(l.cfg.Terraform.ApplyPolicy))
+	rv := l.review.reviewFor(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
 	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, nodes, rv)
 	l.review.report(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
