@@ -93,15 +93,21 @@ func (r *Runner) attach(s *slot) (*tfexec.ReattachOption, error) {
 	}}), nil
 }
 
-// Close stops the in-process provider servers, once the operations
-// running finish. The Runner is not usable afterwards.
+// Close stops the in-process provider servers, waiting for the
+// operations running to finish. A later operation starts its slot's
+// server again.
 func (r *Runner) Close() {
+	held := make([]*slot, 0, cap(r.slots))
 	for range cap(r.slots) {
 		s := <-r.slots
 		if s.srv != nil {
 			s.srv.Close()
 			s.srv = nil
 		}
+		held = append(held, s)
+	}
+	for _, s := range held {
+		r.slots <- s
 	}
 }
 
