@@ -1,17 +1,31 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/state"
 )
 
 // cpuTime is this process's and its waited-for children's (terraform and
@@ -155,4 +169,204 @@ func BenchmarkPolicy(b *testing.B) {
 			})
 		})
 	}
+}
+
+// figures are one operation's per-change cost, for the side-by-side table.
+type figures struct {
+	wall  time.Duration // median
+	cpu   time.Duration // per op: this process (in-process provider, simulator) and its children
+	procs float64       // terraform processes per op
+}
+
+// measureFigures is measure, also returning the figures; procs counts the
+// terraform processes started so far.
+func measureFigures(b *testing.B, procs func() int64, op func(i int)) figures {
+	walls := make([]time.Duration, 0, b.N)
+	cpu0, procs0 := cpuTime(), procs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		op(i)
+		walls = append(walls, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(walls)
+	f := figures{wall: walls[len(walls)/2], cpu: (cpuTime() - cpu0) / time.Duration(b.N), procs: float64(procs()-procs0) / float64(b.N)}
+	b.ReportMetric(f.wall.Seconds(), "wall-s/op(median)")
+	b.ReportMetric(f.cpu.Seconds(), "cpu-s/op")
+	b.ReportMetric(f.procs, "tf-procs/op")
+	return f
+}
+
+// modeFixture is newFixtureWith for a provider mode, without provisioning
+// delay (the figures are terraform's and the controller's).
+func modeFixture(b *testing.B, mode runner.ProviderMode) *fixture {
+	b.Helper()
+	sim := simtest.Start(b, simtest.WithProvisionDelay(0))
+	f := &fixture{sim: sim, stateDir: filepath.Join(b.TempDir(), "states")}
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.api = api
+	tc := tftest.Get(b)
+	r, err := runner.New(context.Background(), runner.Config{
+		Terraform:     runner.BinaryConfig{Path: tc.Terraform},
+		WorkDir:       filepath.Join(b.TempDir(), "work"),
+		CLIConfigFile: tc.CLIConfig,
+		LockFile:      tc.LockFile,
+		Concurrency:   4,
+		Env:           map[string]string{"EXAMPLE_TOKEN": sim.Token},
+		Provider:      mode,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Close)
+	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: f.stateDir}}, state.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.eng = engine.New(renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default"}, states, r, engine.Options{})
+	return f
+}
+
+// BenchmarkProviderModes: the per-change cost of a Service (create,
+// update, no-op, destroy) with the provider attached (served in-process)
+// and spawned (started by terraform), and beside them a naive cycle on the
+// same module in a fresh directory: init, plan, apply, show, output. The
+// figures are printed side by side at the end.
+func BenchmarkProviderModes(b *testing.B) {
+	ops := []string{"create", "update", "noop", "destroy"}
+	modes := []runner.ProviderMode{runner.ProviderAttached, runner.ProviderSpawned}
+	got := map[string]figures{}
+	for _, mode := range modes {
+		f := modeFixture(b, mode)
+		nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
+		procs := func() int64 { return total(f.eng.Runner().Processes()) }
+		reconcile := func(b *testing.B, svc *corev1.Service) *engine.Outcome {
+			_, out, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return out
+		}
+		// A first object, so every create below is a new workspace like
+		// those of a running controller (its initialisation copied).
+		reconcile(b, service("warm-up", 80))
+		svc := service("steady", 80)
+		reconcile(b, svc)
+		port := int32(1000)
+		run := map[string]func(b *testing.B) figures{
+			"create": func(b *testing.B) figures {
+				return measureFigures(b, procs, func(i int) { reconcile(b, service(fmt.Sprintf("create-%d-%d", b.N, i), 80)) })
+			},
+			"update": func(b *testing.B) figures {
+				return measureFigures(b, procs, func(int) {
+					port++ // every op a real change, across benchmark rounds too
+					svc.Spec.Ports[0].Port = port
+					reconcile(b, svc)
+				})
+			},
+			"noop": func(b *testing.B) figures {
+				return measureFigures(b, procs, func(int) {
+					if !reconcile(b, svc).Result.FastPath {
+						b.Fatal("no fast path")
+					}
+				})
+			},
+			"destroy": func(b *testing.B) figures {
+				svcs := make([]*corev1.Service, b.N)
+				for i := range svcs {
+					svcs[i] = service(fmt.Sprintf("destroy-%d-%d", b.N, i), 80)
+					reconcile(b, svcs[i])
+				}
+				return measureFigures(b, procs, func(i int) {
+					if _, err := f.eng.RemoveLoadBalancer(ctxT(b), svcs[i], auto); err != nil {
+						b.Fatal(err)
+					}
+				})
+			},
+		}
+		for _, op := range ops {
+			b.Run(string(mode)+"/"+op, func(b *testing.B) { got[string(mode)+"/"+op] = run[op](b) })
+		}
+	}
+	b.Run("naive/create", func(b *testing.B) { got["naive/create"] = naiveCycle(b) })
+
+	fmt.Printf("\nper change (median wall, CPU per op, terraform processes per op; provisioning delay 0)\n")
+	fmt.Printf("%-8s  %-26s  %-26s  %s\n", "", "attached", "spawned", "naive: init+plan+apply+show+output")
+	cell := func(k string) string {
+		f, ok := got[k]
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("%6.3fs %6.3fs cpu %4.1f tf", f.wall.Seconds(), f.cpu.Seconds(), f.procs)
+	}
+	for _, op := range ops {
+		fmt.Printf("%-8s  %-26s  %-26s  %s\n", op, cell("attached/"+op), cell("spawned/"+op), cell("naive/"+op))
+	}
+	if n, a := got["naive/create"], got["attached/create"]; a.wall > 0 {
+		fmt.Printf("naive create / attached create: wall %.1fx, CPU %.1fx\n", n.wall.Seconds()/a.wall.Seconds(), n.cpu.Seconds()/a.cpu.Seconds())
+	}
+}
+
+// naiveCycle creates the engine's load balancer module the way a script
+// would: a fresh directory, the provider from the mirror, and five
+// terraform processes (init, plan -out, apply, show, output), with the
+// runner's plugin settings (no TLS between terraform and the provider).
+func naiveCycle(b *testing.B) figures {
+	sim := simtest.Start(b, simtest.WithProvisionDelay(0))
+	tc := tftest.Get(b)
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &fixture{sim: sim, api: api}
+	nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
+	lock, err := os.ReadFile(tc.LockFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var procs atomic.Int64
+	states := b.TempDir()
+	return measureFigures(b, procs.Load, func(i int) {
+		dir := b.TempDir()
+		cfg := renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default",
+			Backend: renderer.Backend{Type: "local", Attrs: []renderer.Attr{{Name: "path", Value: cty.StringVal(filepath.Join(states, fmt.Sprintf("%d-%d.tfstate", b.N, i)))}}}}
+		m, err := renderer.LoadBalancer(service(fmt.Sprintf("naive-%d-%d", b.N, i), 80), nodes, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for name, data := range m.Files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := modules.WriteTo(filepath.Join(dir, "modules")); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".terraform.lock.hcl"), lock, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		tf := tc.Exec(b, dir)
+		if err := tf.SetEnv(tc.Env(map[string]string{"EXAMPLE_TOKEN": sim.Token})); err != nil {
+			b.Fatal(err)
+		}
+		ctx := ctxT(b)
+		plan := filepath.Join(dir, "plan.tfplan")
+		steps := []func() error{
+			func() error { return tf.Init(ctx) },
+			func() error { _, err := tf.Plan(ctx, tfexec.Out(plan)); return err },
+			func() error { return tf.Apply(ctx, tfexec.DirOrPlan(plan)) },
+			func() error { _, err := tf.Show(ctx); return err },
+			func() error { _, err := tf.Output(ctx); return err },
+		}
+		for _, step := range steps {
+			procs.Add(1)
+			if err := step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

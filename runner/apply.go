@@ -161,7 +161,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		klog.V(2).InfoS("terraform apply starting", "workspace", w.key, "plan", p.ID)
 	}
 	stream, err := r.withLockRecovery(ctx, w, "apply", func(s *uiStream) error {
-		return w.tf.ApplyJSON(ctx, s.Writer(), tfexec.DirOrPlan(p.File), tfexec.LockTimeout(r.lockTimeout()))
+		return w.tf.ApplyJSON(ctx, s.Writer(), tfexec.DirOrPlan(p.File), tfexec.LockTimeout(r.lockTimeout()), w.reattach)
 	})
 	// A saved plan is single-use either way.
 	_ = os.Remove(p.File)

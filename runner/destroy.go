@@ -70,10 +70,10 @@ func (r *Runner) DestroyPlanned(ctx context.Context, job Job, p *Plan) (*Result,
 // forget deletes the object's state and workspace directory.
 func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
 	if job.Workspace != "" && job.Workspace != "default" {
-		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, "default") }); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, "default", w.reattach) }); err != nil {
 			return w.newError("workspace select", err, nil)
 		}
-		if err := r.exec("workspace", func() error { return w.tf.WorkspaceDelete(ctx, job.Workspace) }); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceDelete(ctx, job.Workspace, w.reattach) }); err != nil {
 			return w.newError("workspace delete", err, nil)
 		}
 	}

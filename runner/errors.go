@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/example/cloud-provider-example/redact"
@@ -50,7 +51,10 @@ func (e *Error) Is(target error) bool {
 	case ErrStateLocked:
 		return strings.Contains(e.Diagnostics, "Error acquiring the state lock")
 	case ErrStalePlan:
-		return strings.Contains(e.Diagnostics, "Saved plan is stale")
+		// Or made in the other provider mode: a saved plan carries the
+		// lock file it was made with (none when attached).
+		return strings.Contains(e.Diagnostics, "Saved plan is stale") ||
+			strings.Contains(e.Diagnostics, "created with a different set of external dependency selections")
 	}
 	return false
 }
@@ -61,6 +65,11 @@ func (w *workspace) newError(op string, err error, diags []string) error {
 	text := strings.Join(diags, "\n")
 	if text == "" {
 		text = err.Error()
+	}
+	if strings.Contains(text, "Backend initialization required") {
+		// The initialisation does not match the backend block (a copied
+		// one terraform refused, see initcopy.go): the next run inits.
+		_ = os.Remove(w.meta("init"))
 	}
 	return &Error{Op: op, Workspace: w.key, Diagnostics: w.sanitize(text), Err: err}
 }

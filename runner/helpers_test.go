@@ -47,6 +47,7 @@ func newEnv(t *testing.T, sim *simtest.Sim, mod ...func(*runner.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close)
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ func (r *Runner) Plan(ctx context.Context, job Job, o PlanOptions) (*Plan, error
 func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions) (*Plan, error) {
 	file := w.meta("current.tfplan")
 	_ = os.Remove(file)
-	opts := []tfexec.PlanOption{tfexec.Out(file), tfexec.LockTimeout(r.lockTimeout())}
+	opts := []tfexec.PlanOption{tfexec.Out(file), tfexec.LockTimeout(r.lockTimeout()), w.reattach}
 	if o.Destroy {
 		opts = append(opts, tfexec.Destroy(true))
 	}
@@ -187,7 +187,7 @@ func (r *Runner) showText(ctx context.Context, w *workspace, file string, env ma
 		return "", err
 	}
 	var out string
-	err = r.exec("show", func() (err error) { out, err = tf.ShowPlanFileRaw(ctx, file); return err })
+	err = r.exec("show", func() (err error) { out, err = tf.ShowPlanFileRaw(ctx, file, w.reattach); return err })
 	if err != nil {
 		return "", w.newError("show", err, nil)
 	}
@@ -256,7 +256,7 @@ func (r *Runner) showJSON(ctx context.Context, w *workspace, p *Plan) (*tfjson.P
 		return nil, err
 	}
 	var plan *tfjson.Plan
-	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File); return err }); err != nil {
+	if err := r.exec("show", func() (err error) { plan, err = tf.ShowPlanFile(ctx, p.File, w.reattach); return err }); err != nil {
 		return nil, w.newError("show", err, nil)
 	}
 	return plan, nil

@@ -45,7 +45,7 @@ func (r *Runner) Import(ctx context.Context, job Job, address, id string) error 
 	if err := r.prepare(ctx, w, job); err != nil {
 		return err
 	}
-	if err := r.exec("import", func() error { return w.tf.Import(ctx, address, id, tfexec.LockTimeout(r.lockTimeout())) }); err != nil {
+	if err := r.exec("import", func() error { return w.tf.Import(ctx, address, id, tfexec.LockTimeout(r.lockTimeout()), w.reattach) }); err != nil {
 		return w.newError("import", err, nil)
 	}
 	_ = w.clearRecord() // the state changed under the record

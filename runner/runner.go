@@ -46,6 +46,15 @@ type Config struct {
 	// Env is added to every terraform process (e.g. EXAMPLE_TOKEN for the
 	// provider). Values are secrets: they are scrubbed from errors.
 	Env map[string]string
+	// Provider is where terraform gets the Example provider: "attached"
+	// (default: served in this process, see ProviderAttached; LockFile is
+	// not used) or "spawned" (the binary installed from the CLI config's
+	// mirror, pinned by LockFile).
+	Provider ProviderMode
+	// NoInitCopy always runs terraform init for a new workspace, instead
+	// of copying the initialisation of one with the same providers,
+	// modules and backend type (see initcopy.go).
+	NoInitCopy bool
 }
 
 // Runner runs terraform for many workspaces: one operation per workspace
@@ -54,8 +63,14 @@ type Runner struct {
 	cfg       Config
 	terraform string
 	lockFile  []byte
-	sem       chan struct{}
-	initMu    sync.Mutex
+	// slots bounds the operations running at once (Concurrency); each
+	// has its own in-process provider server.
+	slots  chan *slot
+	initMu sync.Mutex
+	// copySalt is what initialisations copied between workspaces depend
+	// on besides the files (see initcopy.go).
+	copySalt   string
+	initCopies atomic.Int64
 
 	mu sync.Mutex
 	ws map[string]*workspace
@@ -88,11 +103,24 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.StaleLockAge == 0 {
 		cfg.StaleLockAge = 15 * time.Minute
 	}
+	switch cfg.Provider {
+	case "":
+		cfg.Provider = ProviderAttached
+	case ProviderAttached, ProviderSpawned:
+	default:
+		return nil, fmt.Errorf("runner: provider mode %q: want %q or %q", cfg.Provider, ProviderAttached, ProviderSpawned)
+	}
 	bin, err := FindTerraform(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{cfg: cfg, terraform: bin, sem: make(chan struct{}, cfg.Concurrency), ws: map[string]*workspace{}}
+	r := &Runner{cfg: cfg, terraform: bin, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
+	for i := range cfg.Concurrency {
+		r.slots <- &slot{idx: i}
+	}
+	if r.copySalt, err = initCopySalt(cfg.Provider, bin, cfg.CLIConfigFile); err != nil {
+		return nil, err
+	}
 	if cfg.LockFile != "" {
 		if r.lockFile, err = os.ReadFile(cfg.LockFile); err != nil {
 			return nil, fmt.Errorf("runner: provider lock file: %w", err)
@@ -167,19 +195,37 @@ func (r *Runner) env(extra map[string]string) map[string]string {
 	return env
 }
 
-// acquire takes the workspace lock and a concurrency slot.
+// acquire takes a concurrency slot and the workspace lock, and attaches
+// the workspace's terraform commands to the slot's provider server.
 func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), error) {
 	w, err := r.workspaceFor(key)
 	if err != nil {
 		return nil, nil, err
 	}
+	var s *slot
 	select {
-	case r.sem <- struct{}{}:
+	case s = <-r.slots:
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
 	w.mu.Lock()
-	return w, func() { w.mu.Unlock(); <-r.sem }, nil
+	opt, err := r.attach(s)
+	if err != nil {
+		w.mu.Unlock()
+		r.slots <- s
+		return nil, nil, err
+	}
+	env := w.env
+	if env == nil {
+		env = r.env(nil)
+	}
+	s.setEnv(env)
+	w.slot, w.reattach = s, opt
+	return w, func() {
+		w.slot, w.reattach = nil, nil
+		w.mu.Unlock()
+		r.slots <- s
+	}, nil
 }
 
 // exec runs one terraform command: counted, timed and observed.

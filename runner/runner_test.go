@@ -98,7 +98,7 @@ func total(m map[string]int64) (n int64) {
 	return n
 }
 
-// Twenty workspaces at concurrency 4 share the mirror without init races.
+// Twenty workspaces at concurrency 4 share initialisations without races.
 func TestManyWorkspacesConcurrently(t *testing.T) {
 	e := newEnv(t, nil)
 	dir := t.TempDir()
@@ -123,8 +123,10 @@ func TestManyWorkspacesConcurrently(t *testing.T) {
 	if err != nil || len(all) != n {
 		t.Fatalf("want %d LBs, got %d (%v)", n, len(all), err)
 	}
-	if p := e.r.Processes(); p["init"] != n || p["apply"] != n {
-		t.Fatalf("processes %v: want exactly one init and one apply per workspace", p)
+	// The first workspaces to start init (at most one per slot); the
+	// others copy an initialisation.
+	if p, c := e.r.Processes(), e.r.InitsCopied(); p["init"]+c != n || p["init"] > 4 || p["apply"] != n {
+		t.Fatalf("processes %v, %d initialisations copied: want one init or copy and one apply per workspace, at most 4 inits", p, c)
 	}
 }
 

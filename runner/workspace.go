@@ -37,6 +37,10 @@ type workspace struct {
 	env map[string]string
 	// secrets are scrubbed from everything terraform says.
 	secrets []string
+	// slot and reattach are those of the operation holding mu: every
+	// terraform command passes reattach (a no-op in spawned mode).
+	slot     *slot
+	reattach *tfexec.ReattachOption
 }
 
 // sanitize removes the workspace's secret values from terraform output,
@@ -85,6 +89,9 @@ func validKey(key string) error {
 // provider lock file, sets the environment and runs init when the
 // providers, modules or backend changed since the last init.
 func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
+	if err := r.checkProviderConfigs(w.key, job.Files); err != nil {
+		return err
+	}
 	if err := syncFiles(w.dir, job.Files); err != nil {
 		return fmt.Errorf("write workspace %s: %w", w.key, err)
 	}
@@ -93,10 +100,14 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 			return fmt.Errorf("prepare workspace %s: %w", w.key, err)
 		}
 	}
-	lock := r.lockFile
+	lock := r.workspaceLock()
 	if len(lock) > 0 {
 		if err := writeIfChanged(filepath.Join(w.dir, ".terraform.lock.hcl"), lock, 0o644); err != nil {
 			return fmt.Errorf("write lock file %s: %w", w.key, err)
+		}
+	} else if r.cfg.Provider == ProviderAttached {
+		if err := removeLockFile(w.dir); err != nil {
+			return fmt.Errorf("remove lock file %s: %w", w.key, err)
 		}
 	}
 	env := r.env(job.Env)
@@ -106,18 +117,26 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 		}
 		w.env = env
 	}
+	w.slot.setEnv(env)
 	w.secrets = r.secrets(job.Env)
 	fp, err := initFingerprint(job.Files, lock, job.Env)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", w.key, err)
 	}
+	// A workspace initialised in the other provider mode has the wrong
+	// providers installed (or none).
+	fp = string(r.cfg.Provider) + "/" + fp
 	if old, _ := os.ReadFile(w.meta("init")); string(old) == fp {
 		if _, err := os.Stat(filepath.Join(w.dir, ".terraform")); err == nil {
 			return r.recoverErrored(ctx, w)
 		}
 	}
-	if err := r.init(ctx, w); err != nil {
-		return err
+	copied, tmpl := r.copyInit(w, job, lock)
+	if !copied {
+		if err := r.init(ctx, w); err != nil {
+			return err
+		}
+		r.saveInit(w, tmpl)
 	}
 	if job.Workspace != "" && job.Workspace != "default" {
 		if err := r.selectWorkspace(ctx, w, job.Workspace); err != nil {
@@ -140,7 +159,7 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 	var stderr bytes.Buffer
 	w.tf.SetStderr(&stderr)
 	defer w.tf.SetStderr(nil)
-	err := r.exec("init", func() error { return w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false)) })
+	err := r.exec("init", func() error { return w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false), w.reattach) })
 	if err != nil {
 		return &Error{Op: "init", Workspace: w.key, Err: err, Diagnostics: w.sanitize(stderr.String())}
 	}
@@ -152,20 +171,22 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string) error {
 	var list []string
 	var current string
-	err := r.exec("workspace", func() (err error) { list, current, err = w.tf.WorkspaceList(ctx); return err })
+	err := r.exec("workspace", func() (err error) { list, current, err = w.tf.WorkspaceList(ctx, w.reattach); return err })
 	if err != nil {
-		return &Error{Op: "workspace list", Workspace: w.key, Err: err}
+		return w.newError("workspace list", err, nil)
 	}
 	if current == name {
 		return nil
 	}
 	if slices.Contains(list, name) {
-		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, name) }); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, name, w.reattach) }); err != nil {
 			return &Error{Op: "workspace select", Workspace: w.key, Err: err}
 		}
 		return nil
 	}
-	if err := r.exec("workspace", func() error { return w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout())) }); err != nil {
+	if err := r.exec("workspace", func() error {
+		return w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout()), w.reattach)
+	}); err != nil {
 		return &Error{Op: "workspace new", Workspace: w.key, Err: err}
 	}
 	return nil

@@ -35,11 +35,15 @@ var _ provider.Provider = (*exampleProvider)(nil)
 
 type exampleProvider struct {
 	version string
+	// getenv answers the environment fallbacks: os.Getenv, except in a
+	// provider served in-process (ServeInProcess), whose terraform process
+	// has an environment of its own.
+	getenv func(string) string
 }
 
 // New returns the provider factory providerserver wants.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &exampleProvider{version: version} }
+	return func() provider.Provider { return &exampleProvider{version: version, getenv: lookupEnv} }
 }
 
 // providerModel is the provider block.
@@ -112,7 +116,7 @@ func (p *exampleProvider) Configure(ctx context.Context, req provider.ConfigureR
 		tflog.Info(ctx, "provider configuration has unknown values; not configuring the API client yet")
 		return
 	}
-	s, diags := resolveSettings(cfg, lookupEnv)
+	s, diags := resolveSettings(cfg, p.getenv)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

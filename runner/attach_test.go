@@ -1,0 +1,136 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// The same lifecycle in both provider modes. Attached: terraform installs
+// nothing and needs no mirror (the CLI config here has none), the
+// provider's environment is Config.Env, not the process's, and every
+// command works attached, `terraform output` included. Spawned: the
+// provider comes from the mirror, pinned by the lock file.
+func TestProviderModes(t *testing.T) {
+	for _, mode := range []runner.ProviderMode{runner.ProviderAttached, runner.ProviderSpawned} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Setenv("EXAMPLE_TOKEN", "not-the-token-the-provider-must-use")
+			e := newEnv(t, nil, func(c *runner.Config) {
+				c.Provider = mode
+				if mode == runner.ProviderAttached {
+					c.CLIConfigFile = filepath.Join(t.TempDir(), "no-mirror.rc")
+					os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644)
+				}
+			})
+			statePath := filepath.Join(t.TempDir(), "m.tfstate")
+			job := e.job(t, "m", lbModule{name: "m", backend: statePath})
+			res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{PlanText: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Applied || res.Output("id") == "" || !strings.Contains(res.Plan.Text, "will be created") {
+				t.Fatalf("create: %+v", res)
+			}
+			dir := filepath.Join(e.r.WorkDir(), "m")
+			lock, providers := exists(filepath.Join(dir, ".terraform.lock.hcl")), exists(filepath.Join(dir, ".terraform", "providers"))
+			if attached := mode == runner.ProviderAttached; lock == attached || providers == attached {
+				t.Fatalf("lock file %v, providers installed %v in %s mode", lock, providers, mode)
+			}
+			upd := e.job(t, "m", lbModule{name: "m", port: 81, backend: statePath})
+			if res, err = e.r.Ensure(ctxT(t), upd, runner.EnsureOptions{}); err != nil || res.Plan.Summary.Change != 1 {
+				t.Fatalf("update: %+v %v", res, err)
+			}
+			// No record: the outputs come from `terraform output`.
+			os.Remove(filepath.Join(dir, ".ccm", "last-apply.json"))
+			outs, err := e.r.Outputs(ctxT(t), upd)
+			if err != nil || string(outs["id"]) != string(res.Outputs["id"]) {
+				t.Fatalf("outputs from state: %s %v", outs, err)
+			}
+			upd.DeleteState = func(context.Context) error { return os.Remove(statePath) }
+			if _, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(e.lbs(t, "m")); n != 0 || exists(statePath) {
+				t.Fatalf("after destroy: %d LBs, state left %v", n, exists(statePath))
+			}
+		})
+	}
+}
+
+// A saved plan made in one provider mode is applied in the other (the
+// controller restarted with another mode while a plan awaited approval):
+// terraform refuses it, as a stale plan (it carries the lock file it was
+// made with), and a new plan gets the same id, so its approval holds.
+func TestSavedPlanAcrossModes(t *testing.T) {
+	sim := simtest.Start(t)
+	work := filepath.Join(t.TempDir(), "work")
+	statePath := filepath.Join(t.TempDir(), "x.tfstate")
+	in := func(mode runner.ProviderMode) *env {
+		return newEnv(t, sim, func(c *runner.Config) { c.Provider, c.WorkDir = mode, work })
+	}
+	for _, modes := range [][2]runner.ProviderMode{{runner.ProviderSpawned, runner.ProviderAttached}, {runner.ProviderAttached, runner.ProviderSpawned}} {
+		t.Run(string(modes[0])+"-to-"+string(modes[1]), func(t *testing.T) {
+			before, after := in(modes[0]), in(modes[1])
+			job := before.job(t, "x", lbModule{name: "x", port: 8000 + int64(len(modes[0])), backend: statePath})
+			p, err := before.r.Plan(ctxT(t), job, runner.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := before.r.Identify(ctxT(t), p); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(p.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As the engine does: the plan restored from its record, a
+			// fresh plan to compare, then the approved one applied.
+			restored, err := after.r.RestorePlan(ctxT(t), job, *p, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := after.r.Plan(ctxT(t), job, runner.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := after.r.Identify(ctxT(t), fresh); err != nil {
+				t.Fatal(err)
+			}
+			if fresh.ID != p.ID {
+				t.Fatalf("plan ids differ across modes: %s and %s", p.ID, fresh.ID)
+			}
+			if _, err := after.r.Apply(ctxT(t), restored); !errors.Is(err, runner.ErrStalePlan) {
+				t.Fatalf("want ErrStalePlan applying a plan of the other mode, got %v", err)
+			}
+			if _, err := after.r.Apply(ctxT(t), fresh); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// In attached mode a root module may configure the Example provider once:
+// two configurations would be configured on one server at once.
+func TestAttachedRefusesTwoProviderConfigs(t *testing.T) {
+	e := newEnv(t, nil)
+	job := e.job(t, "two", lbModule{name: "two", backend: filepath.Join(t.TempDir(), "two.tfstate")})
+	job.Files["east.tf"] = []byte("provider \"example\" {\n  alias  = \"east\"\n  region = \"ex-east-1\"\n}\n")
+	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	if err == nil || !strings.Contains(err.Error(), `2 provider "example" configurations`) || !strings.Contains(err.Error(), `"spawned"`) {
+		t.Fatalf("want a refusal naming the spawned mode, got %v", err)
+	}
+	if p := e.r.Processes(); total(p) != 0 {
+		t.Fatalf("terraform ran: %v", p)
+	}
+}

@@ -1,0 +1,174 @@
+package runner_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/state"
+)
+
+// copyCases are the backends an initialisation is copied for, each
+// started for one test, in both provider modes where it matters (spawned:
+// the copy carries the installed provider and the lock file).
+func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+	local := func(t *testing.T) state.Config {
+		return state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
+	}
+	return map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode){
+		"local": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			return local(t), nil, runner.ProviderAttached
+		},
+		"local-spawned": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			return local(t), nil, runner.ProviderSpawned
+		},
+		"kubernetes": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			c := testcluster.Start(t)
+			return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}}, c.Client, runner.ProviderAttached
+		},
+		"pg": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			srv := testpg.Start(t)
+			t.Setenv("CCM_TEST_PG", srv.ConnStr)
+			return state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_TEST_PG", SchemaName: "ccm_states"}}, nil, runner.ProviderAttached
+		},
+		"http": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "copy-init-pw"))
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600)
+			os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600)
+			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil, runner.ProviderAttached
+		},
+	}
+}
+
+// A second object on the same backend gets a copy of the first's
+// initialisation instead of `terraform init`, and plans and applies
+// through it into its own state: both objects then change independently,
+// and destroying one leaves the other's state alone.
+func TestInitCopiedOnEveryBackend(t *testing.T) {
+	cases := copyCases()
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
+		t.Run(name, func(t *testing.T) {
+			scfg, kube, mode := cases[name](t)
+			states, err := state.New(scfg, state.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kube != nil {
+				states.SetKubernetesClient(kube)
+			}
+			e := newEnv(t, nil, func(c *runner.Config) { c.Provider = mode })
+			target := func(n string) *state.Target {
+				tg, err := states.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tg
+			}
+			job := func(tg *state.Target, name string, port int64) runner.Job {
+				j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
+				j.Env, j.Workspace, j.DeleteState = tg.Env, tg.Workspace, tg.Delete
+				return j
+			}
+			stateExists := func(tg *state.Target) bool {
+				ok, err := tg.Exists(ctxT(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			a, b := target("first"), target("second")
+			if _, err := e.r.Ensure(ctxT(t), job(a, "first", 80), runner.EnsureOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.r.Ensure(ctxT(t), job(b, "second", 80), runner.EnsureOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if inits, copies := e.r.Processes()["init"], e.r.InitsCopied(); inits != 1 || copies != 1 {
+				t.Fatalf("%d inits, %d copies: want the second object's initialisation copied", inits, copies)
+			}
+			// The copy describes the second object's backend, nothing of
+			// the first's (pg: the key is the selected workspace).
+			bdir := filepath.Join(e.r.WorkDir(), b.Key, ".terraform")
+			cached, err := os.ReadFile(filepath.Join(bdir, "terraform.tfstate"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, _ := os.ReadFile(filepath.Join(bdir, "environment"))
+			if strings.Contains(string(cached)+string(env), a.Key) || !strings.Contains(string(cached)+string(env), b.Key) {
+				t.Fatalf("copied initialisation names the wrong object:\n%s\nworkspace %q", cached, env)
+			}
+			if spawned := mode == runner.ProviderSpawned; exists(filepath.Join(bdir, "providers")) != spawned ||
+				exists(filepath.Join(bdir, "..", ".terraform.lock.hcl")) != spawned {
+				t.Fatalf("%s mode: providers or lock file copied wrongly", mode)
+			}
+			if !stateExists(a) || !stateExists(b) {
+				t.Fatalf("states: first %v, second %v", stateExists(a), stateExists(b))
+			}
+			for _, c := range []struct {
+				tg   *state.Target
+				name string
+				port int64
+			}{{b, "second", 81}, {a, "first", 82}, {b, "second", 83}} {
+				res, err := e.r.Ensure(ctxT(t), job(c.tg, c.name, c.port), runner.EnsureOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := res.Plan.Summary; s.Change != 1 || s.Add != 0 || s.Remove != 0 {
+					t.Fatalf("update of %s: %+v", c.name, s)
+				}
+				if lb := e.lbs(t, c.name); len(lb) != 1 || int64(lb[0].Listeners[0].Port) != c.port {
+					t.Fatalf("%s in the cloud: %+v", c.name, lb)
+				}
+			}
+			if _, err := e.r.Destroy(ctxT(t), job(b, "second", 83), runner.EnsureOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if stateExists(b) || !stateExists(a) || len(e.lbs(t, "first")) != 1 || len(e.lbs(t, "second")) != 0 {
+				t.Fatalf("after destroying the second: states %v %v, LBs %d %d", stateExists(a), stateExists(b), len(e.lbs(t, "first")), len(e.lbs(t, "second")))
+			}
+			if inits := e.r.Processes()["init"]; inits != 1 {
+				t.Fatalf("%d inits", inits)
+			}
+		})
+	}
+}
+
+// An initialisation terraform refuses (its cached backend configuration
+// no longer matches the block: a bad copy, a hand edit) fails that run
+// with terraform's reason, and the next run initialises again.
+func TestRefusedInitialisationIsRedone(t *testing.T) {
+	e := newEnv(t, nil)
+	statePath := filepath.Join(t.TempDir(), "r.tfstate")
+	if _, err := e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", backend: statePath}), runner.EnsureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(e.r.WorkDir(), "r", ".terraform", "terraform.tfstate")
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Terraform trusts a cache whose hash matches the block: a hand edit
+	// of the values alone would go unnoticed (copies have none).
+	edited := regexp.MustCompile(`"hash": \d+`).ReplaceAllString(strings.ReplaceAll(string(data), statePath, statePath+".other"), `"hash": 1`)
+	os.WriteFile(cache, []byte(edited), 0o644)
+	_, err = e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
+	if err == nil || !strings.Contains(err.Error(), "Backend initialization required") {
+		t.Fatalf("want terraform to refuse the initialisation, got %v", err)
+	}
+	inits := e.r.Processes()["init"]
+	res, err := e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
+	if err != nil || e.r.Processes()["init"] != inits+1 || res.Plan.Summary.Change != 1 {
+		t.Fatalf("next run: %d inits after %d, %+v, %v", e.r.Processes()["init"], inits, res, err)
+	}
+}

@@ -1,0 +1,175 @@
+package tfprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	testing "github.com/mitchellh/go-testing-interface"
+)
+
+// InProcessOptions configure ServeInProcess.
+type InProcessOptions struct {
+	// Name tells servers apart in errors and in the log file name
+	// (TF_LOG_PATH_MASK); e.g. "slot-0".
+	Name string
+	// Getenv answers the provider's environment fallbacks (EXAMPLE_TOKEN,
+	// EXAMPLE_ENDPOINT, EXAMPLE_REGION). A spawned provider reads the
+	// environment terraform gives it; in-process, that environment is not
+	// the process's, so the caller supplies it. Nil reads nothing.
+	Getenv func(string) string
+	// OnPanic hears of a panic recovered in an RPC: the RPC fails (and with
+	// it the terraform command), the process lives on, and the server is
+	// no longer Usable.
+	OnPanic func(rpc string, value any, stack []byte)
+}
+
+// InProcess is the Example provider served inside this process, for
+// terraform processes to attach to (TF_REATTACH_PROVIDERS) instead of
+// starting the provider binary.
+//
+// One server holds one provider configuration: every terraform process
+// attached to it configures it anew (ConfigureProvider), so terraform
+// processes that may run at the same time need servers of their own.
+//
+// What stays contained: a panic in an RPC handler becomes that RPC's error
+// (tf6server does not recover panics: without this, one would end the
+// process). What does not: a panic in a goroutine the provider or a library
+// starts, and the provider's memory and goroutines, which are this
+// process's. Logs follow the process's TF_LOG, TF_LOG_PATH and
+// TF_LOG_PATH_MASK as terraform's would (off when unset), never stderr by
+// default: tf6server's own default is TRACE to stderr.
+type InProcess struct {
+	name    string
+	cancel  context.CancelFunc
+	stopped chan struct{} // closed by go-plugin when the server has stopped
+	addr    net.Addr
+	broken  atomic.Bool
+}
+
+// ServeInProcess starts serving the Example provider (protocol 6) on a
+// Unix socket in $TMPDIR that only this user may connect to (go-plugin).
+// Close stops it.
+func ServeInProcess(o InProcessOptions) (*InProcess, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	p := &exampleProvider{version: Version, getenv: getenv}
+	return serveInProcess(providerserver.NewProtocol6(p), o)
+}
+
+// serveInProcess serves the provider server factory makes (tests serve
+// providers that misbehave).
+func serveInProcess(factory func() tfprotov6.ProviderServer, o InProcessOptions) (*InProcess, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &InProcess{name: o.Name, cancel: cancel, stopped: make(chan struct{})}
+	g := &guarded{next: factory(), onPanic: func(rpc string, v any, stack []byte) {
+		s.broken.Store(true)
+		if o.OnPanic != nil {
+			o.OnPanic(rpc, v, stack)
+		}
+	}}
+	// go-plugin reports why it could not serve only through its logger.
+	var errs tail
+	logger := hclog.New(&hclog.LoggerOptions{Name: "provider-server", Level: hclog.Error, Output: &errs})
+	reattach := make(chan *plugin.ReattachConfig)
+	served := make(chan error, 1)
+	go func() {
+		served <- tf6server.Serve(Address, func() tfprotov6.ProviderServer { return g },
+			tf6server.WithDebug(ctx, reattach, s.stopped),
+			tf6server.WithGoPluginLogger(logger),
+			tf6server.WithLoggingSink(&logName{name: "example-provider-" + o.Name}),
+		)
+	}()
+	fail := func(err error) (*InProcess, error) {
+		cancel()
+		if msg := strings.TrimSpace(errs.String()); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return nil, fmt.Errorf("serve the Example provider in-process %s: %w", o.Name, err)
+	}
+	select {
+	case rc := <-reattach:
+		if rc == nil || rc.Addr == nil {
+			return fail(errors.New("no address to attach to"))
+		}
+		s.addr = rc.Addr
+		return s, nil
+	case <-s.stopped:
+		return fail(errors.New("the server stopped before serving"))
+	case err := <-served:
+		if err == nil {
+			err = errors.New("the server stopped before serving")
+		}
+		return fail(err)
+	}
+}
+
+// Addr is where terraform attaches (network "unix", the socket's path).
+func (s *InProcess) Addr() net.Addr { return s.addr }
+
+// Pid is the process serving: this one.
+func (s *InProcess) Pid() int { return os.Getpid() }
+
+// Usable is false once the server stopped (it was closed, or something
+// called go-plugin's Shutdown) or a handler panicked: the provider's state
+// is then unknown, the caller starts a new server.
+func (s *InProcess) Usable() bool {
+	select {
+	case <-s.stopped:
+		return false
+	default:
+		return !s.broken.Load()
+	}
+}
+
+// Close stops the server and waits until it has stopped; terraform
+// processes still attached fail.
+func (s *InProcess) Close() {
+	s.cancel()
+	<-s.stopped
+}
+
+// logName names the in-process server to terraform-plugin-log's logging
+// sink, which then logs as terraform does for its providers: by TF_LOG
+// into TF_LOG_PATH (or TF_LOG_PATH_MASK with this name), nothing when
+// TF_LOG is unset. Only Name is used; the rest of testing.T is inert.
+type logName struct {
+	testing.RuntimeT
+	name string
+}
+
+func (l *logName) Name() string { return l.name }
+
+// tail keeps the last 4 KiB written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 4096; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
