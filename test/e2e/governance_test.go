@@ -290,6 +290,16 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 	})
 	must(t, err)
+	// Active before the plan imports it: a plan names what it saw, and a
+	// status that moves on (provisioning, then active) is a changed
+	// cloud, which supersedes the plan awaiting approval.
+	eventually(t, 30*time.Second, "legacy active", func() error {
+		lb, err := e.api.GetLoadBalancer(ctx(t), legacy.ID)
+		if err != nil || lb.Status != "active" {
+			return fmt.Errorf("%v %v", lb, err)
+		}
+		return nil
+	})
 	own := lbService("adopter", 80)
 	own.Namespace = "team-a"
 	own.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": legacy.ID, "loadbalancer.example.com/name": "legacy"}
