@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
 )
 
@@ -133,6 +134,11 @@ type TerraformConfig struct {
 	KeepPlanText bool `json:"keepPlanText,omitempty"`
 	// ApplyPolicy is auto (default), manual or plan-only.
 	ApplyPolicy string `json:"applyPolicy,omitempty"`
+	// Provider is where terraform gets the Example provider: attached
+	// (default: served inside the controller, terraform attaches to it;
+	// cliConfig is still used, lockFile is not) or spawned (the binary
+	// from cliConfig's mirror, pinned by lockFile).
+	Provider string `json:"provider,omitempty"`
 }
 
 // ModulesConfig overrides the module sources (default: the shipped ones).
@@ -319,6 +325,9 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains(annotations.ApplyPolicies, c.Terraform.ApplyPolicy) {
 		bad("terraform.applyPolicy", "unknown policy %q (accepted: %v)", c.Terraform.ApplyPolicy, annotations.ApplyPolicies)
+	}
+	if p := c.Terraform.Provider; p != "" && p != string(runner.ProviderAttached) && p != string(runner.ProviderSpawned) {
+		bad("terraform.provider", "unknown mode %q (accepted: %s, %s)", p, runner.ProviderAttached, runner.ProviderSpawned)
 	}
 	if p := c.LoadBalancer.TargetPools.ApplyPolicy; !slices.Contains(annotations.ApplyPolicies, p) {
 		bad("loadBalancer.targetPools.applyPolicy", "unknown policy %q (accepted: %v)", p, annotations.ApplyPolicies)

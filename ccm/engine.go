@@ -41,6 +41,7 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *e
 		LockTimeout:    tf.LockTimeout.Duration,
 		StaleLockAge:   tf.StaleLockAge.Duration,
 		KeepPlanText:   tf.KeepPlanText,
+		Provider:       runner.ProviderMode(tf.Provider),
 		Observe:        observeTerraform,
 		Env:            map[string]string{"EXAMPLE_TOKEN": token},
 	})
