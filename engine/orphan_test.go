@@ -15,10 +15,11 @@ import (
 // record it (the controller killed, the backend down) and that is deleted
 // before the next apply adopted it: the deletion imports it and destroys
 // it, rather than leaving it behind with a public address.
-func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
-	var f *fixture
-	find := func(ctx context.Context, svc *corev1.Service) (string, error) {
-		l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
+// orphanFinder finds a Service's load balancer by its name and uid tag,
+// as the controller's FindOrphan does.
+func orphanFinder(f **fixture) func(context.Context, *corev1.Service) (string, error) {
+	return func(ctx context.Context, svc *corev1.Service) (string, error) {
+		l, err := (*f).api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
 		for _, lb := range l {
 			if lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
 				return lb.ID, err
@@ -26,7 +27,11 @@ func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 		}
 		return "", err
 	}
-	f = newFixtureWith(t, 2, engine.Options{FindOrphan: find})
+}
+
+func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
+	var f *fixture
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	svc := service("orphaned", 80)
 	// What the killed apply created: the Service's name and owner tags.
 	if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
@@ -50,16 +55,7 @@ func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 // interrupted apply left must count as existing.
 func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
-	find := func(ctx context.Context, svc *corev1.Service) (string, error) {
-		l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
-		for _, lb := range l {
-			if lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
-				return lb.ID, err
-			}
-		}
-		return "", err
-	}
-	f = newFixtureWith(t, 2, engine.Options{FindOrphan: find})
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	svc := service("unrecorded", 80)
 	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
 		t.Fatalf("nothing created yet: exists=%v %v", exists, err)
