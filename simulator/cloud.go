@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ type cloud struct {
 	// fault switches applies to load balancers created afterwards.
 	provisionDelay   func() time.Duration
 	lbPublicPoolSize int
+	lbPublicPrefix   netip.Prefix
 }
 
 // view runs fn in a read transaction.

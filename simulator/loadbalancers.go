@@ -111,7 +111,7 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 // dualstack, the IPv6 address. An exhausted pool does not fail the request:
 // the load balancer exists in status error, as in a real cloud.
 func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
-	pools := []pool{prefixPool("lb-public-v4", lbPublicPrefix).limit(c.lbPublicPoolSize)}
+	pools := []pool{prefixPool("lb-public-v4", c.lbPublicPrefix).limit(c.lbPublicPoolSize)}
 	if rec.Internal {
 		pools[0] = prefixPool("lb-internal-v4", lbInternalPrefix)
 	}

@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -190,4 +191,21 @@ func TestLoadBalancerUpdateKeepsFixedFields(t *testing.T) {
 	c.apiError(http.StatusNotFound, "PUT", "/v1/load-balancers/lb-nope", upd)
 	c.apiError(http.StatusNotFound, "GET", "/v1/load-balancers/lb-nope", nil)
 	c.apiError(http.StatusNotFound, "DELETE", "/v1/load-balancers/lb-nope", nil)
+}
+
+// A larger public pool, for benchmarks of thousands of load balancers.
+func TestLoadBalancerPublicPrefix(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithLBPublicPrefix(netip.MustParsePrefix("198.18.0.0/16")), simtest.WithLBPublicPoolSize(300), simtest.WithProvisionDelay(0))
+	c := control(t, sim)
+	var last string
+	for i := range 300 {
+		lb := c.createLB(lbSpec(fmt.Sprintf("lb-%d", i)))
+		if lb.Status != exampleapi.LBStatusActive {
+			t.Fatalf("load balancer %d: %+v", i, lb)
+		}
+		last = lb.IPv4
+	}
+	if last != "198.18.1.44" {
+		t.Fatalf("the 300th address is %s", last)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,8 +39,12 @@ type Config struct {
 	// describes.
 	SelfInstance string
 	// LBPublicPoolSize limits the public load balancer pool to its first N
-	// addresses (0 = all of 203.0.113.1-254), to make exhaustion testable.
+	// addresses (0 = all of LBPublicPrefix), to make exhaustion testable.
 	LBPublicPoolSize int
+	// LBPublicPrefix is the public load balancer pool (default
+	// 203.0.113.0/24: 254 addresses); a larger one for benchmarks of
+	// thousands of load balancers, e.g. 198.18.0.0/16.
+	LBPublicPrefix netip.Prefix
 	// Logger receives the request log; nil discards it.
 	Logger *slog.Logger
 }
@@ -87,6 +92,14 @@ func New(cfg Config) (*Server, error) {
 			return time.Duration(s.faults.get().ProvisionDelayMs) * time.Millisecond
 		},
 		lbPublicPoolSize: cfg.LBPublicPoolSize,
+		lbPublicPrefix:   lbPublicPrefix,
+	}
+	if cfg.LBPublicPrefix.IsValid() {
+		if !cfg.LBPublicPrefix.Addr().Is4() || cfg.LBPublicPrefix.Bits() > 30 {
+			_ = db.Close()
+			return nil, fmt.Errorf("simulator: LB public prefix %s: want an IPv4 prefix of /30 or larger", cfg.LBPublicPrefix)
+		}
+		s.cloud.lbPublicPrefix = cfg.LBPublicPrefix.Masked()
 	}
 	if err := s.cloud.applySeed(cfg.Seed); err != nil {
 		_ = db.Close()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,6 +48,7 @@ type options struct {
 	provisionDelay, latency         time.Duration
 	rateLimit, errorRate, dropRate  float64
 	rateBurst, lbPublicPoolSize     int
+	lbPublicPrefix                  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -68,7 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.latency, "latency", 0, "latency added to every API request")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fraction (0..1) of API requests answered 500/503 before processing")
 	fs.Float64Var(&o.dropRate, "drop-rate", 0, "fraction (0..1) of API requests whose connection is closed after processing")
-	fs.IntVar(&o.lbPublicPoolSize, "lb-public-pool-size", 0, "limit the public load balancer pool to N addresses (0 = all 254)")
+	fs.IntVar(&o.lbPublicPoolSize, "lb-public-pool-size", 0, "limit the public load balancer pool to N addresses (0 = all of --lb-public-prefix)")
+	fs.StringVar(&o.lbPublicPrefix, "lb-public-prefix", "203.0.113.0/24", "the public load balancer address pool (IPv4, /30 or larger)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -100,6 +103,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	lbPrefix, err := netip.ParsePrefix(o.lbPublicPrefix)
+	if err != nil {
+		return fmt.Errorf("--lb-public-prefix: %w", err)
+	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	srv, err := simulator.New(simulator.Config{
 		DataDir:       o.dataDir,
@@ -116,6 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 		SelfInstance:     o.selfInstance,
 		LBPublicPoolSize: o.lbPublicPoolSize,
+		LBPublicPrefix:   lbPrefix,
 		Logger:           logger,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -79,6 +80,10 @@ func WithDataDir(dir string) Option { return func(o *options) { o.cfg.DataDir = 
 // WithLBPublicPoolSize limits the public load balancer address pool to n
 // addresses, to test pool exhaustion.
 func WithLBPublicPoolSize(n int) Option { return func(o *options) { o.cfg.LBPublicPoolSize = n } }
+
+// WithLBPublicPrefix sets the public load balancer address pool, e.g. a
+// /16 for benchmarks of thousands of load balancers.
+func WithLBPublicPrefix(p netip.Prefix) Option { return func(o *options) { o.cfg.LBPublicPrefix = p } }
 
 // WithTokens sets the read-write and read-only tokens instead of random
 // ones, e.g. to restart on the same data dir with the same credentials.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -57,7 +58,7 @@ func benchServices() int {
 // answered again (and how many terraform processes that took); one node
 // joining until every load balancer targets it.
 func BenchmarkManyServices(b *testing.B) {
-	e := newEnv(b, options{provisionDelay: 100 * time.Millisecond, extraArgs: benchArgs})
+	e := newEnv(b, options{provisionDelay: 100 * time.Millisecond, extraArgs: benchArgs, lbPublicPrefix: netip.MustParsePrefix("198.18.0.0/16")})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	n := benchServices()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,9 @@ type options struct {
 	approvers int
 	// adoption is loadBalancer.adoption (default: not allowed).
 	adoption map[string]any
+	// lbPublicPrefix is the cloud's public load balancer pool (default:
+	// the simulator's 254 addresses).
+	lbPublicPrefix netip.Prefix
 }
 
 type env struct {
@@ -95,7 +99,11 @@ func newEnv(t testing.TB, o options) *env {
 	if o.provisionDelay == 0 {
 		o.provisionDelay = 200 * time.Millisecond
 	}
-	e.sim = simtest.Start(t, simtest.WithProvisionDelay(o.provisionDelay))
+	simOpts := []simtest.Option{simtest.WithProvisionDelay(o.provisionDelay)}
+	if o.lbPublicPrefix.IsValid() {
+		simOpts = append(simOpts, simtest.WithLBPublicPrefix(o.lbPublicPrefix))
+	}
+	e.sim = simtest.Start(t, simOpts...)
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: e.sim.URL, Token: e.sim.Token})
 	if err != nil {
 		t.Fatal(err)
