@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // Retry delays handed to the service controller.
@@ -182,9 +183,10 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 
 // unlock executes the Service's unlock requests.
 func (l *loadBalancers) unlock(ctx context.Context, subj subject, svc *v1.Service, nodes []*v1.Node) {
-	if _, job, err := l.engine.RenderLoadBalancer(svc, nodes); err == nil {
-		l.review.unlock(ctx, l.engine.Runner(), subj, job)
-	}
+	l.review.unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+		_, job, err := l.engine.RenderLoadBalancer(svc, nodes)
+		return job, err
+	})
 }
 
 // checkAdoption refuses the adopt-id annotation unless the cloud config

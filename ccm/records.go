@@ -265,12 +265,20 @@ func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace s
 
 // unlock executes the unlock requests of s: a request naming the lock the
 // record says is in the way forces it open, once; any request is used up.
-func (v *review) unlock(ctx context.Context, r *runner.Runner, s subject, job runner.Job) {
+// render gives the object's job; it runs only when there is a request.
+func (v *review) unlock(ctx context.Context, r *runner.Runner, s subject, render func() (runner.Job, error)) {
 	reqs, err := v.approvals.unlocksFor(ctx, s.ref)
 	if err != nil {
 		if v.once("unlock-policy\x00" + err.Error()) {
 			v.eventf(s, v1.EventTypeWarning, "UnlockIgnored", "%v", err)
 		}
+		return
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	job, err := render()
+	if err != nil {
 		return
 	}
 	for _, u := range reqs {

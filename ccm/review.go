@@ -121,6 +121,10 @@ func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err
 	if out == nil || out.Workspace == "" {
 		return
 	}
+	if err == nil && out.Result != nil && out.Result.FastPath && out.Superseded == nil {
+		v.phases.set(out.Workspace, "applied")
+		return // nothing happened that the record does not say already
+	}
 	if out.Recovered != "" {
 		v.eventf(s, v1.EventTypeWarning, "LoadBalancerRecovered", "Load balancer %s, created by an apply that could not record it, is back in the state: the deletion destroys it", out.Recovered)
 		v.auditf(s, out, audit.Entry{Action: "import", Outcome: "recovered", Details: map[string]string{"id": out.Recovered}}, nil)

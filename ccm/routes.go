@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // batchWindow is how long the first route change waits for others to join
@@ -202,9 +203,10 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		return err
 	}
 	subj := r.review.routeSetSubject(ws, records.KindChange)
-	if _, job, err := r.engine.RenderRoutes(list); err == nil {
-		r.review.unlock(ctx, r.engine.Runner(), subj, job)
-	}
+	r.review.unlock(ctx, r.engine.Runner(), subj, func() (runner.Job, error) {
+		_, job, err := r.engine.RenderRoutes(list)
+		return job, err
+	})
 	rv := r.review.reviewFor(ctx, subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy))
 	_, out, err := r.engine.ReconcileRoutes(ctx, list, rv)
 	r.review.report(ctx, subj, out, err)
