@@ -73,7 +73,8 @@ func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
 // command runs once more. A younger lock is returned as ErrStateLocked and
 // the caller retries later.
 func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, run func(*uiStream) error) (*uiStream, error) {
-	for attempt := 0; ; attempt++ {
+	forced, raced := false, 0
+	for {
 		s := newUIStream()
 		r.count(op)
 		start := time.Now()
@@ -89,11 +90,24 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 		}
 		e := w.newError(op, err, s.errors)
 		r.observe(op, e, start) // with the diagnostics, so a lock is seen as one
-		if attempt > 0 || !errors.Is(e, ErrStateLocked) || r.cfg.StaleLockAge < 0 {
+		if !errors.Is(e, ErrStateLocked) {
 			return s, e
 		}
 		li, ok := parseHeldLock(e.(*Error).Diagnostics + "\n" + err.Error())
-		if !ok {
+		if !ok && raced < lockRaces {
+			// terraform could not tell who holds the lock: its holder was
+			// just releasing it (the local backend's lock info is gone
+			// between terraform's failed flock and its read of it, and
+			// terraform gives up instead of waiting). Try again.
+			raced++
+			select {
+			case <-ctx.Done():
+				return s, e
+			case <-time.After(time.Duration(raced) * 200 * time.Millisecond):
+			}
+			continue
+		}
+		if !ok || forced || r.cfg.StaleLockAge < 0 {
 			return s, e
 		}
 		if age := r.lockAge(w, li); age < r.cfg.StaleLockAge {
@@ -108,8 +122,12 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 		if r.OnForceUnlock != nil {
 			r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
 		}
+		forced = true
 	}
 }
+
+// lockRaces bounds the retries of a lock error that names no holder.
+const lockRaces = 3
 
 // HeldLock tells, for an error that is errors.Is ErrStateLocked, which lock
 // was in the way (its holder and age only when terraform printed them).
