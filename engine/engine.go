@@ -143,6 +143,7 @@ func job(tg *state.Target, m *renderer.Module, owner string) runner.Job {
 		Env:         tg.Env,
 		Workspace:   tg.Workspace,
 		DeleteState: tg.Delete,
+		Exists:      tg.Exists,
 		Prepare:     writeModules,
 	}
 }

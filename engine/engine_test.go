@@ -119,3 +119,22 @@ func total(m map[string]int64) (n int64) {
 	}
 	return n
 }
+
+// An object whose state was never stored costs no terraform process to
+// read or delete (and, on pg, creates no workspace just to read it).
+func TestNeverAppliedCostsNothing(t *testing.T) {
+	f := newFixture(t, 2)
+	svc := service("never", 80)
+	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
+		t.Fatalf("get: exists=%v %v", exists, err)
+	}
+	if routes, err := f.eng.Routes(ctxT(t)); err != nil || len(routes) != 0 {
+		t.Fatalf("routes: %v %v", routes, err)
+	}
+	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.eng.Runner().Processes(); len(p) != 0 {
+		t.Fatalf("terraform ran for an object without state: %v", p)
+	}
+}

@@ -26,6 +26,13 @@ func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result
 		return nil, err
 	}
 	defer release()
+	if rec := w.record(); rec.Hash == "" && job.Exists != nil {
+		// Nothing stored: nothing to destroy, and no terraform (which
+		// would create a pg workspace only to delete it).
+		if ok, err := job.Exists(ctx); err == nil && !ok {
+			return &Result{}, r.forgetWorkspace(w, job)
+		}
+	}
 	if err := r.prepare(ctx, w, job); err != nil {
 		return nil, err
 	}
@@ -82,6 +89,11 @@ func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
 			return fmt.Errorf("workspace %s: delete state: %w", w.key, err)
 		}
 	}
+	return r.forgetWorkspace(w, job)
+}
+
+// forgetWorkspace deletes the workspace directory and leaves a tombstone.
+func (r *Runner) forgetWorkspace(w *workspace, job Job) error {
 	if err := os.RemoveAll(w.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace %s: remove directory: %w", w.key, err)
 	}
@@ -106,6 +118,11 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	defer release()
 	if rec := w.record(); rec.Outputs != nil {
 		return rec.Outputs, nil
+	}
+	if job.Exists != nil {
+		if ok, err := job.Exists(ctx); err == nil && !ok {
+			return map[string]json.RawMessage{}, nil // no state: no outputs
+		}
 	}
 	if err := r.prepare(ctx, w, job); err != nil {
 		return nil, err

@@ -163,6 +163,11 @@ type Job struct {
 	// DeleteState removes the object's state after a destroy, for backends
 	// where a workspace delete does not (local file, kubernetes Secret).
 	DeleteState func(ctx context.Context) error
+	// Exists, if set, tells cheaply (without terraform) whether the
+	// object's state is stored: reading the outputs of an object that has
+	// none then starts nothing, and creates nothing (terraform would
+	// create a pg workspace just to read it).
+	Exists func(ctx context.Context) (bool, error)
 }
 
 func (r *Runner) lockTimeout() string {
