@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -217,28 +216,6 @@ func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 // deregisterTarget removes a deleted instance from the targets of the
 // region's load balancers.
 func (c *cloud) deregisterTarget(tx *bolt.Tx, region, instanceID string) error {
-	var changed []lbRecord
-	err := tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
-		var rec lbRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
-			return fmt.Errorf("decoding load balancer %q: %w", k, err)
-		}
-		if rec.Region == region && slices.Contains(rec.Targets, instanceID) {
-			rec.Targets = slices.DeleteFunc(rec.Targets, func(t string) bool { return t == instanceID })
-			changed = append(changed, rec)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	now := c.now()
-	for i := range changed {
-		changed[i].Version++
-		changed[i].UpdatedAt = now
-		if err := putLBRecord(tx, &changed[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return dropTarget(tx, bucketLBs, "load balancer", c.now(), region, instanceID,
+		func(r *lbRecord) targeting { return targeting{&r.Region, &r.Targets, &r.Version, &r.UpdatedAt} }, putLBRecord)
 }

@@ -184,28 +184,8 @@ func describeReferrers(ids []string) string {
 // deregisterPoolTarget removes a deleted instance from the region's target
 // pools, as deregisterTarget does for load balancers.
 func (c *cloud) deregisterPoolTarget(tx *bolt.Tx, region, instanceID string) error {
-	var changed []exampleapi.TargetPool
-	err := tx.Bucket(bucketTargetPools).ForEach(func(k, v []byte) error {
-		var tp exampleapi.TargetPool
-		if err := json.Unmarshal(v, &tp); err != nil {
-			return fmt.Errorf("decoding target pool %q: %w", k, err)
-		}
-		if tp.Region == region && slices.Contains(tp.Targets, instanceID) {
-			tp.Targets = slices.DeleteFunc(tp.Targets, func(t string) bool { return t == instanceID })
-			changed = append(changed, tp)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	now := c.now()
-	for i := range changed {
-		changed[i].Version++
-		changed[i].UpdatedAt = now
-		if err := putTargetPool(tx, &changed[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return dropTarget(tx, bucketTargetPools, "target pool", c.now(), region, instanceID,
+		func(p *exampleapi.TargetPool) targeting {
+			return targeting{&p.Region, &p.Targets, &p.Version, &p.UpdatedAt}
+		}, putTargetPool)
 }
