@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/runner"
@@ -23,10 +24,10 @@ import (
 type driftWorker struct {
 	engine *engine.Engine
 	review *review
-	cfg    DriftConfig
+	cfg    cloudconfig.DriftConfig
 }
 
-func newDriftWorker(e *engine.Engine, rv *review, cfg DriftConfig) *driftWorker {
+func newDriftWorker(e *engine.Engine, rv *review, cfg cloudconfig.DriftConfig) *driftWorker {
 	return &driftWorker{engine: e, review: rv, cfg: cfg}
 }
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -16,8 +16,8 @@ import (
 // newEngine wires the renderer, state backends and terraform runner from
 // the cloud config. The API token reaches terraform's provider through
 // the environment only (EXAMPLE_TOKEN), never a rendered file.
-func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *exampleapi.Client, error) {
-	token, err := readToken(cfg.API.TokenFile, cfg.API.TokenEnv)
+func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engine.Engine, *exampleapi.Client, error) {
+	token, err := cloudconfig.ReadToken(cfg.API.TokenFile, cfg.API.TokenEnv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("api token: %w", err)
 	}
@@ -57,23 +57,7 @@ func newEngine(ctx context.Context, cfg *Config, rv *review) (*engine.Engine, *e
 		return nil, nil, fmt.Errorf("api client: %w", err)
 	}
 	// Plan records carry terraform's own rendering of every plan.
-	e := engine.New(renderConfig(cfg), states, r, engine.Options{Rules: cfg.rules, Plans: rv, PlanText: true,
+	e := engine.New(cfg.Render(), states, r, engine.Options{Rules: cfg.Rules(), Plans: rv, PlanText: true,
 		Migrated: rv.moveRecord, FindOrphan: orphanFinder(api, cfg)})
 	return e, api, nil
-}
-
-// renderConfig is the rendering part of the cloud config.
-func renderConfig(cfg *Config) renderer.Config {
-	return renderer.Config{
-		ClusterID:               cfg.ClusterID,
-		Region:                  cfg.Region,
-		Endpoint:                cfg.API.Endpoint,
-		LoadBalancerModule:      cfg.Modules.LoadBalancer,
-		RoutesModule:            cfg.Modules.Routes,
-		NetworkID:               cfg.Network.ID,
-		NetworkName:             cfg.Network.Name,
-		DefaultLoadBalancerType: cfg.LoadBalancer.DefaultType,
-		DefaultAlgorithm:        cfg.LoadBalancer.DefaultAlgorithm,
-		MaxListeners:            cfg.LoadBalancer.MaxListeners,
-	}
 }

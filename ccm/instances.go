@@ -12,6 +12,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/providerid"
 )
@@ -43,12 +44,12 @@ var (
 // newInstancesFromConfig builds the metadata client from cfg.Metadata. The
 // read-only token is preferred; without one the API token is used, as it
 // can read metadata too.
-func newInstancesFromConfig(cfg *Config) (*instances, error) {
-	token, err := readToken(cfg.Metadata.TokenFile, cfg.Metadata.TokenEnv)
+func newInstancesFromConfig(cfg *cloudconfig.Config) (*instances, error) {
+	token, err := cloudconfig.ReadToken(cfg.Metadata.TokenFile, cfg.Metadata.TokenEnv)
 	if err != nil && cfg.Metadata.TokenFile == "" {
 		// An unreadable metadata.tokenFile stays an error: falling back
 		// would hide a broken Secret mount.
-		token, err = readToken(cfg.API.TokenFile, cfg.API.TokenEnv)
+		token, err = cloudconfig.ReadToken(cfg.API.TokenFile, cfg.API.TokenEnv)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("metadata API token (metadata.tokenFile, $%s, else the API token): %w", cfg.Metadata.TokenEnv, err)

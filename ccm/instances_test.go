@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -309,14 +310,14 @@ func TestNewInstancesFromConfigTokens(t *testing.T) {
 	}
 	ro, rw := file("ro", sim.ReadOnlyToken), file("rw", sim.Token)
 	unset := "EXAMPLE_CCM_TEST_UNSET_" + strings.ReplaceAll(t.Name(), "/", "_")
-	cfg := func(mdFile, apiFile string) *Config {
-		return &Config{
+	cfg := func(mdFile, apiFile string) *cloudconfig.Config {
+		return &cloudconfig.Config{
 			Region:   "ex-west-1",
-			API:      APIConfig{Endpoint: sim.URL, TokenFile: apiFile, TokenEnv: unset},
-			Metadata: MetadataConfig{Endpoint: sim.MetadataURL, TokenFile: mdFile, TokenEnv: unset, CacheTTL: Duration{Duration: time.Second}},
+			API:      cloudconfig.APIConfig{Endpoint: sim.URL, TokenFile: apiFile, TokenEnv: unset},
+			Metadata: cloudconfig.MetadataConfig{Endpoint: sim.MetadataURL, TokenFile: mdFile, TokenEnv: unset, CacheTTL: cloudconfig.Duration{Duration: time.Second}},
 		}
 	}
-	for name, c := range map[string]*Config{
+	for name, c := range map[string]*cloudconfig.Config{
 		"read-only token":       cfg(ro, rw),
 		"fallback to API token": cfg("", rw),
 	} {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/cloud-provider/api"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
@@ -39,7 +40,7 @@ const (
 // Service's review (apply policy, policy rules, approvals).
 type loadBalancers struct {
 	engine *engine.Engine
-	cfg    *Config
+	cfg    *cloudconfig.Config
 	review *review
 	// api reads a load balancer named by adopt-id, to check its owner
 	// before anything is rendered (the only call to the control API the
@@ -51,7 +52,7 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(e *engine.Engine, cfg *Config, rv *review, api *exampleapi.Client) *loadBalancers {
+func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, rv *review, api *exampleapi.Client) *loadBalancers {
 	return &loadBalancers{engine: e, cfg: cfg, review: rv, api: api}
 }
 
@@ -96,7 +97,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		l.review.failedEvent(subj, err)
 		return nil, err
 	}
-	if err := renderer.CheckService(svc, renderConfig(l.cfg)); err != nil {
+	if err := renderer.CheckService(svc, l.cfg.Render()); err != nil {
 		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 		l.review.failedEvent(subj, err)
 		return nil, err
@@ -211,7 +212,7 @@ func (l *loadBalancers) checkAdoption(ctx context.Context, subj subject, svc *v1
 }
 
 func (l *loadBalancers) adoptionError(ctx context.Context, svc *v1.Service, id string) error {
-	if !l.cfg.LoadBalancer.Adoption.allows(svc.Namespace) {
+	if !l.cfg.LoadBalancer.Adoption.Allows(svc.Namespace) {
 		return fmt.Errorf("annotation %s is refused: the cloud config does not allow adopting load balancers in namespace %q (loadBalancer.adoption)",
 			annotations.LBAdoptID, svc.Namespace)
 	}
@@ -254,7 +255,7 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 
 // orphanFinder is the engine's FindOrphan: the load balancer of svc's
 // name whose tags name svc as its owner (cluster id and uid), if any.
-func orphanFinder(api *exampleapi.Client, cfg *Config) func(context.Context, *v1.Service) (string, error) {
+func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, *v1.Service) (string, error) {
 	return func(ctx context.Context, svc *v1.Service) (string, error) {
 		name := renderer.LoadBalancerName(svc, cfg.ClusterID)
 		if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/runner"
@@ -24,7 +25,7 @@ import (
 // lbsWithRecorder is the LoadBalancer implementation over a real engine
 // and runner (no terraform runs: these Services are refused before), with
 // events recorded in memory.
-func lbsWithRecorder(t *testing.T, cfg *Config) (*loadBalancers, *record.FakeRecorder) {
+func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *record.FakeRecorder) {
 	t.Helper()
 	tf, err := exec.LookPath("terraform")
 	if err != nil {
@@ -40,12 +41,22 @@ func lbsWithRecorder(t *testing.T, cfg *Config) (*loadBalancers, *record.FakeRec
 	rec := record.NewFakeRecorder(100)
 	rv := newReview(cfg, nil)
 	rv.recorder = rec
-	return newLoadBalancers(engine.New(renderConfig(cfg), states, r, engine.Options{}), cfg, rv, nil), rec
+	return newLoadBalancers(engine.New(cfg.Render(), states, r, engine.Options{}), cfg, rv, nil), rec
 }
 
-func testConfig(t *testing.T, extra string) *Config {
+// validConfig is a complete cloud config; tests add to it.
+const validConfig = `
+clusterID: prod
+region: ex-west-1
+api: {endpoint: "http://127.0.0.1:8440", tokenFile: /etc/example/token}
+metadata: {endpoint: "http://127.0.0.1:8441"}
+terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFile: /opt/example/lock.hcl}
+state: {type: local, local: {dir: /var/lib/ccm-state}}
+`
+
+func testConfig(t *testing.T, extra string) *cloudconfig.Config {
 	t.Helper()
-	c, err := LoadConfig([]byte(validConfig + extra))
+	c, err := cloudconfig.Load([]byte(validConfig + extra))
 	must(t, err)
 	return c
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 )
 
@@ -30,7 +31,7 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("read cloud config: %w", err)
 		}
-		cfg, err := LoadConfig(data)
+		cfg, err := cloudconfig.Load(data)
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +41,7 @@ func init() {
 
 // cloud implements cloudprovider.Interface.
 type cloud struct {
-	cfg       *Config
+	cfg       *cloudconfig.Config
 	engine    *engine.Engine
 	review    *review
 	instances *instances
@@ -50,7 +51,7 @@ type cloud struct {
 
 var _ cloudprovider.Interface = (*cloud)(nil)
 
-func newCloud(ctx context.Context, cfg *Config) (*cloud, error) {
+func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	inst, err := newInstancesFromConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -30,7 +31,7 @@ import (
 // the audit log and metrics; and it answers the engine's questions about
 // approvals and kept plans.
 type review struct {
-	cfg       *Config
+	cfg       *cloudconfig.Config
 	client    kubernetes.Interface
 	store     *records.Store // nil until the CCM has a Kubernetes client
 	audit     *audit.Log
@@ -70,7 +71,7 @@ func (v *review) redactCredentials() {
 	}
 }
 
-func newReview(cfg *Config, log *audit.Log) *review {
+func newReview(cfg *cloudconfig.Config, log *audit.Log) *review {
 	return &review{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager",
 		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required)}
 }

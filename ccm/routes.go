@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
@@ -30,7 +31,7 @@ const batchWindow = 250 * time.Millisecond
 // contains its change is done.
 type routes struct {
 	engine   *engine.Engine
-	cfg      *Config
+	cfg      *cloudconfig.Config
 	resolver nodeResolver
 	review   *review
 
@@ -62,7 +63,7 @@ type routeOp struct {
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
-func newRoutes(e *engine.Engine, cfg *Config, resolver nodeResolver, rv *review) *routes {
+func newRoutes(e *engine.Engine, cfg *cloudconfig.Config, resolver nodeResolver, rv *review) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &routes{engine: e, cfg: cfg, resolver: resolver, review: rv, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1)}
 }

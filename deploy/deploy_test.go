@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/example/cloud-provider-example/ccm"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -157,7 +157,7 @@ func TestCloudConfig(t *testing.T) {
 	if !ok {
 		t.Fatal("ConfigMap lacks cloud-config.yaml")
 	}
-	cfg, err := ccm.LoadConfig([]byte(data))
+	cfg, err := cloudconfig.Load([]byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}

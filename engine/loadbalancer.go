@@ -47,6 +47,12 @@ func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (
 	return e.renderService(svc, nodes, "")
 }
 
+// RenderLoadBalancerOnPool renders the Service's root module exactly as
+// ReconcileLoadBalancerOnPool would apply it.
+func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string) (*renderer.Module, runner.Job, error) {
+	return e.renderService(svc, nil, poolID)
+}
+
 // renderService renders svc's root module, forwarding to target pool
 // poolID when set, else to nodes.
 func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string) (*renderer.Module, runner.Job, error) {

@@ -136,24 +136,20 @@ func TestStateBlocksAreAllowed(t *testing.T) {
 	}
 }
 
-// FileConfig: YAML attributes go through the same allowlist, nested
-// objects included.
-func TestFileConfigBackendAllowlist(t *testing.T) {
-	base := "clusterID: c\nregion: ex-west-1\nbackend:\n  type: s3\n  attrs:\n"
-	ok := base + "    bucket: b\n    assume_role: {role_arn: arn, tags: {team: x}}\n"
-	bad := base + "    bucket: b\n    assume_role_with_web_identity: {role_arn: arn, web_identity_token: eyJ}\n"
-	c, err := ParseConfigYAML([]byte(ok))
-	if err != nil {
-		t.Fatal(err)
+// Nested objects go through the same allowlist, and a refused value is
+// not printed.
+func TestBackendAllowlistNested(t *testing.T) {
+	cfg := func(name string, v cty.Value) Config {
+		c := testConfig()
+		c.Backend = Backend{Type: "s3", Attrs: []Attr{{Name: "bucket", Value: cty.StringVal("b")}, {Name: name, Value: v}}}
+		return c
 	}
-	if _, err := LoadBalancer(testService(), nil, c); err != nil {
+	ok := cty.ObjectVal(map[string]cty.Value{"role_arn": cty.StringVal("arn"), "tags": cty.MapVal(map[string]cty.Value{"team": cty.StringVal("x")})})
+	if _, err := LoadBalancer(testService(), nil, cfg("assume_role", ok)); err != nil {
 		t.Fatalf("allowed config: %v", err)
 	}
-	c, err = ParseConfigYAML([]byte(bad))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = LoadBalancer(testService(), nil, c)
+	bad := cty.ObjectVal(map[string]cty.Value{"role_arn": cty.StringVal("arn"), "web_identity_token": cty.StringVal("eyJ")})
+	_, err := LoadBalancer(testService(), nil, cfg("assume_role_with_web_identity", bad))
 	if err == nil || !strings.Contains(err.Error(), "backend.attrs.assume_role_with_web_identity.web_identity_token") || strings.Contains(err.Error(), "eyJ") {
 		t.Fatalf("got %v", err)
 	}

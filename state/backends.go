@@ -53,17 +53,21 @@ type Target struct {
 
 // Backends hands out per-object state targets.
 type Backends struct {
-	cfg    Config
-	keyer  *keyer
-	kube   kubernetes.Interface
-	http   *http.Client
-	pgPool pgPool
+	cfg     Config
+	keyer   *keyer
+	kube    kubernetes.Interface
+	http    *http.Client
+	pgPool  pgPool
+	offline bool
 }
 
 // Options are the runtime dependencies of some backends.
 type Options struct {
 	// Kube deletes Secrets and Leases of the kubernetes backend.
 	Kube kubernetes.Interface
+	// Offline gives targets whose backend block only is meant to be used
+	// (examplectl render): no credential is read, nothing is created.
+	Offline bool
 }
 
 // New validates cfg and returns its Backends.
@@ -79,7 +83,7 @@ func New(cfg Config, o Options) (*Backends, error) {
 	if cfg.HTTP != nil && cfg.HTTP.SkipCertVerification {
 		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // opt-in, test servers
 	}
-	return &Backends{cfg: cfg, keyer: k, kube: o.Kube, http: hc}, nil
+	return &Backends{cfg: cfg, keyer: k, kube: o.Kube, http: hc, offline: o.Offline}, nil
 }
 
 // SetKubernetesClient provides the client the kubernetes backend deletes
@@ -140,8 +144,10 @@ func (b *Backends) target(key string) (*Target, error) {
 
 func (b *Backends) local(t *Target) error {
 	dir := b.cfg.Local.Dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if !b.offline {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(dir, t.Key+".tfstate")
 	t.Block = Block{Type: "local", Attrs: []Attr{{"path", cty.StringVal(path)}}}
@@ -215,12 +221,13 @@ func (b *Backends) pg(t *Target) error {
 	c := b.cfg.PG
 	conn := ""
 	switch {
-	case c.ConnStrFile != "":
+	case c.ConnStrFile != "" && !b.offline:
 		data, err := os.ReadFile(c.ConnStrFile)
 		if err != nil {
 			return fmt.Errorf("read connStrFile: %w", err)
 		}
 		conn = strings.TrimSpace(string(data))
+	case b.offline:
 	default:
 		conn = os.Getenv(c.ConnStrEnv)
 		if conn == "" {
@@ -285,7 +292,7 @@ func (b *Backends) httpBackend(t *Target) error {
 	if c.UsernameFile != "" && user == "" || c.PasswordFile != "" && pass == "" {
 		err = fmt.Errorf("usernameFile/passwordFile unreadable or empty")
 	}
-	if err != nil {
+	if err != nil && !b.offline {
 		return err
 	}
 	if user != "" {

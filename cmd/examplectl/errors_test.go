@@ -2,12 +2,10 @@ package main
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/example/cloud-provider-example/modules"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 func testClusterErrors(t *testing.T, s *scope) {
@@ -65,12 +63,7 @@ func TestFilesHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := readConfig("testdata/config.yaml", nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ModulesDigest = modules.Digest()
-	m, err := renderer.LoadBalancer(svc, nodes, cfg)
+	m, err := renderService(renderOptions{config: "testdata/config.yaml"}, svc, nodes, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,27 +14,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/state"
 )
 
 type renderOptions struct {
-	service, nodes, config, out string
-	withModules                 bool
+	service, nodes, config, out, targetPool string
+	withModules                             bool
 }
 
 func newRenderCmd() *cobra.Command {
 	var o renderOptions
 	cmd := &cobra.Command{
-		Use:   "render --service svc.yaml [--nodes nodes.yaml] [--config cloud-config.yaml] [--out DIR]",
+		Use:   "render --service svc.yaml [--nodes nodes.yaml] [--config cloud-config.yaml [--target-pool ID]] [--out DIR]",
 		Short: "Print the Terraform root module the controller renders for a Service",
-		Long: `render prints, offline, exactly the root module (main.tf) the controller would
-plan and apply for a Service of type LoadBalancer, given the cluster's nodes
-and the controller's config. Warnings (skipped nodes, adjusted CIDRs) go to
-stderr. With --out, main.tf is written to DIR instead; --with-modules also
-writes the shipped modules to DIR/modules, so that DIR is ready for
-terraform init and plan.`,
+		Long: `render prints, offline, exactly the root module (main.tf) the controller
+would plan and apply for a Service of type LoadBalancer, given the cluster's
+nodes and the controller's cloud config (the same file the controller reads,
+backend block included; no credential it points at is read). With target
+pools enabled (the default), the controller forwards to the pool of the
+Service's node selection: pass its id with --target-pool (target_pool_id in
+the Service's current main.tf, examplectl plan NS/NAME) for the exact module.
+Without --config: cluster "kubernetes", the nodes' region, no backend block.
+Warnings (skipped nodes, adjusted CIDRs) go to stderr. With --out, main.tf is
+written to DIR instead; --with-modules also writes the shipped modules to
+DIR/modules, so that DIR is ready for terraform init and plan.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -43,7 +51,8 @@ terraform init and plan.`,
 	f := cmd.Flags()
 	f.StringVar(&o.service, "service", "", "Service manifest (YAML or JSON); - reads stdin")
 	f.StringVar(&o.nodes, "nodes", "", "nodes: a NodeList, a YAML list of Nodes, or Nodes separated by ---")
-	f.StringVar(&o.config, "config", "", "renderer config (YAML): clusterID, region, endpoint, modules, backend")
+	f.StringVar(&o.config, "config", "", "the controller's cloud config (YAML, docs/cloud-config.md)")
+	f.StringVar(&o.targetPool, "target-pool", "", "with --config: the target pool the Service forwards to (target pools enabled)")
 	f.StringVar(&o.out, "out", "", "write main.tf into this directory instead of printing it")
 	f.BoolVar(&o.withModules, "with-modules", false, "with --out: also write the shipped modules to DIR/modules")
 	_ = cmd.MarkFlagRequired("service")
@@ -61,13 +70,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	cfg, err := readConfig(o.config, nodes)
-	if err != nil {
-		return err
-	}
-	// As the controller does: an upgrade of the shipped modules shows.
-	cfg.ModulesDigest = modules.Digest()
-	m, err := renderer.LoadBalancer(svc, nodes, cfg)
+	m, err := renderService(o, svc, nodes, stderr)
 	if err != nil {
 		return err
 	}
@@ -203,25 +206,48 @@ func onlyComments(doc []byte) bool {
 	return true
 }
 
-func readConfig(path string, nodes []*corev1.Node) (renderer.Config, error) {
-	if path == "" {
+// renderService renders as the controller does: with --config through the
+// engine, from the cloud config; without, from a minimal config.
+func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, stderr io.Writer) (*renderer.Module, error) {
+	if o.config == "" {
+		if o.targetPool != "" {
+			return nil, errors.New("--target-pool needs --config")
+		}
 		// Enough to review a Service offline: the cluster name Kubernetes
 		// uses by default and the region the nodes are in.
 		region := nodesRegion(nodes)
 		if region == "" {
-			return renderer.Config{}, errors.New("no --config, and no node with an Example providerID to take the region from: pass --config")
+			return nil, errors.New("no --config, and no node with an Example providerID to take the region from: pass --config")
 		}
-		return renderer.Config{ClusterID: "kubernetes", Region: region}, nil
+		// As the controller does: an upgrade of the shipped modules shows.
+		cfg := renderer.Config{ClusterID: "kubernetes", Region: region, ModulesDigest: modules.Digest()}
+		return renderer.LoadBalancer(svc, nodes, cfg)
 	}
-	data, err := readFile(path)
+	data, err := readFile(o.config)
 	if err != nil {
-		return renderer.Config{}, fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err := renderer.ParseConfigYAML(data)
+	cfg, err := cloudconfig.Load(data)
 	if err != nil {
-		return cfg, fmt.Errorf("read config %s: %w", path, err)
+		return nil, fmt.Errorf("read config %s: %w", o.config, err)
 	}
-	return cfg, nil
+	states, err := state.New(cfg.State, state.Options{Offline: true})
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", o.config, err)
+	}
+	e := engine.New(cfg.Render(), states, nil, engine.Options{})
+	pools := !cfg.LoadBalancer.TargetPools.Disabled
+	switch {
+	case o.targetPool != "" && !pools:
+		return nil, fmt.Errorf("--target-pool: target pools are disabled in %s (loadBalancer.targetPools.disabled)", o.config)
+	case o.targetPool != "":
+		m, _, err := e.RenderLoadBalancerOnPool(svc, o.targetPool)
+		return m, err
+	case pools:
+		fmt.Fprintln(stderr, "warning: target pools are enabled in the config: the controller forwards to the pool of this Service's node selection, not to the nodes listed here; pass --target-pool ID (target_pool_id in the current main.tf: examplectl plan NS/NAME) for the exact module")
+	}
+	m, _, err := e.RenderLoadBalancer(svc, nodes)
+	return m, err
 }
 
 // nodesRegion is the region most nodes are in (ties: the first by name).

@@ -95,6 +95,10 @@ func TestRenderErrors(t *testing.T) {
 		"not a service":      {"--service", write("n.yaml", "kind: Node\n")},
 		"unknown svc field":  {"--service", write("s.yaml", "kind: Service\nspec:\n  typo: 1\n")},
 		"with-modules alone": {"--service", "testdata/service.yaml", "--config", "testdata/config.yaml", "--with-modules"},
+		"pool, no config":    {"--service", "testdata/service.yaml", "--nodes", "testdata/nodes.yaml", "--target-pool", "tp-1"},
+		"pool, pools off":    {"--service", "testdata/service.yaml", "--config", "testdata/config.yaml", "--target-pool", "tp-1"},
+		// The renderer's old file format is not a cloud config.
+		"old config format": {"--service", "testdata/service.yaml", "--config", write("old.yaml", "clusterID: a\nregion: r\nendpoint: https://api.example.cloud\n")},
 	}
 	for name, args := range cases {
 		if _, _, err := render(t, args...); err == nil {
@@ -104,6 +108,72 @@ func TestRenderErrors(t *testing.T) {
 	_, _, err := render(t, "--service", bad, "--config", "testdata/config.yaml")
 	if !strings.Contains(err.Error(), "loadbalancer.example.com/type") || !strings.Contains(err.Error(), "accepted: lb-small") {
 		t.Errorf("annotation error %q does not name the annotation and accepted values", err)
+	}
+}
+
+// withConfig writes testdata/config.yaml changed by edit into a temp file.
+func withConfig(t *testing.T, edit func(string) string) string {
+	t.Helper()
+	data, err := os.ReadFile("testdata/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "cloud-config.yaml")
+	if err := os.WriteFile(p, []byte(edit(string(data))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// With target pools on (the controller's default) the module forwards to
+// the pool given; without one, a warning says the listed nodes are not
+// what the controller renders.
+func TestRenderTargetPool(t *testing.T) {
+	pools := withConfig(t, func(s string) string {
+		return strings.Replace(s, "loadBalancer:\n  targetPools:\n    disabled: true\n", "", 1)
+	})
+	out, warnings, err := render(t, "--service", "testdata/service.yaml", "--nodes", "testdata/nodes.yaml", "--config", pools, "--target-pool", "tp-0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `target_pool_id = "tp-0123"`) || !strings.Contains(out, "targets = []") || strings.Contains(warnings, "target pools are enabled") {
+		t.Errorf("with --target-pool: warnings %q, module:\n%s", warnings, out)
+	}
+	out, warnings, err = render(t, "--service", "testdata/service.yaml", "--nodes", "testdata/nodes.yaml", "--config", pools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "target_pool_id") || !strings.Contains(warnings, "pass --target-pool ID") {
+		t.Errorf("without --target-pool: warnings %q, module:\n%s", warnings, out)
+	}
+}
+
+// Rendering reads no credential and creates nothing: a pg config whose
+// connection string variable is unset, a local one whose directory is
+// missing, both render their backend block.
+func TestRenderReadsNoCredential(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
+	for name, c := range map[string]struct{ state, want string }{
+		"pg":    {"state: {type: pg, pg: {connStrEnv: EXAMPLECTL_TEST_UNSET_PG, schemaName: ccm}}", `backend "pg"`},
+		"local": {"state: {type: local, local: {dir: " + missing + "}}", missing},
+		"http":  {"state: {type: http, http: {address: https://states.example, passwordFile: /nonexistent/pw}}", `"https://states.example/prod-eu-service-shop-web-`},
+	} {
+		cfg := withConfig(t, func(s string) string {
+			i := strings.Index(s, "state:")
+			j := strings.Index(s, "loadBalancer:")
+			return s[:i] + c.state + "\n" + s[j:]
+		})
+		out, _, err := render(t, "--service", "testdata/service.yaml", "--nodes", "testdata/nodes.yaml", "--config", cfg)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: module lacks %s:\n%s", name, c.want, out)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("render created %s: %v", missing, err)
 	}
 }
 

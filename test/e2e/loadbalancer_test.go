@@ -180,6 +180,7 @@ func TestKubernetesStateBackend(t *testing.T) {
 	_, err := services.Create(ctx(t), lbService("kv", 80), metav1.CreateOptions{})
 	must(t, err)
 	e.waitIngress("kv", 60*time.Second)
+	e.checkRenders("default", "kv")
 	secret := func() (*v1.Secret, error) {
 		l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
 		if err != nil {

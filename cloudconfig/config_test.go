@@ -1,4 +1,4 @@
-package ccm
+package cloudconfig
 
 import (
 	"strings"
@@ -15,8 +15,8 @@ terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFil
 state: {type: local, local: {dir: /var/lib/ccm-state}}
 `
 
-func TestLoadConfigDefaults(t *testing.T) {
-	c, err := LoadConfig([]byte(validConfig))
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load([]byte(validConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 // Every error names the field it is about.
-func TestLoadConfigErrorsNameTheField(t *testing.T) {
+func TestLoadErrorsNameTheField(t *testing.T) {
 	cases := map[string]string{
 		"clusterID":             strings.Replace(validConfig, "clusterID: prod", "", 1),
 		"api.endpoint":          strings.Replace(validConfig, `"http://127.0.0.1:8440"`, `"ftp://x"`, 1),
@@ -39,7 +39,7 @@ func TestLoadConfigErrorsNameTheField(t *testing.T) {
 	}
 	cases["terraform.applyPolicy"] = strings.Replace(validConfig, "lockFile: /opt/example/lock.hcl", "lockFile: /opt/example/lock.hcl, applyPolicy: yolo", 1)
 	for field, cfg := range cases {
-		_, err := LoadConfig([]byte(cfg))
+		_, err := Load([]byte(cfg))
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: got %v", field, err)
 		}
@@ -48,7 +48,7 @@ func TestLoadConfigErrorsNameTheField(t *testing.T) {
 
 func TestReviewDefaults(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
-	c, err := LoadConfig([]byte(validConfig))
+	c, err := Load([]byte(validConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestReviewDefaults(t *testing.T) {
 		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
 	}
 	t.Setenv("POD_NAMESPACE", "ccm-prod")
-	c, err = LoadConfig([]byte(validConfig + "review: {policy: {rules: []}}\n"))
+	c, err = Load([]byte(validConfig + "review: {policy: {rules: []}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestReviewConfigErrors(t *testing.T) {
 		"loadBalancer.adoption.namespaces[0]": validConfig + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
 	}
 	for want, cfg := range cases {
-		_, err := LoadConfig([]byte(cfg))
+		_, err := Load([]byte(cfg))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
 		}
@@ -96,7 +96,7 @@ func TestAdoptionAllows(t *testing.T) {
 		{AdoptionConfig{Enabled: true, Namespaces: []string{"a"}}, "b", false},
 		{AdoptionConfig{Namespaces: []string{"a"}}, "a", false},
 	} {
-		if got := c.cfg.allows(c.ns); got != c.want {
+		if got := c.cfg.Allows(c.ns); got != c.want {
 			t.Errorf("%+v allows %q = %v", c.cfg, c.ns, got)
 		}
 	}

@@ -1,4 +1,8 @@
-package ccm
+// Package cloudconfig is the controller's --cloud-config file: its types,
+// defaults, validation and the mapping to what rendering needs. The CCM and
+// examplectl read it through this package only, so `examplectl render
+// --config` renders what the controller renders.
+package cloudconfig
 
 import (
 	"errors"
@@ -37,7 +41,7 @@ type Config struct {
 	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
 	Review       ReviewConfig       `json:"review,omitempty"`
 
-	// rules are Review.Policy.Rules compiled (by LoadConfig).
+	// rules are Review.Policy.Rules compiled (by Load).
 	rules *policy.Rules
 }
 
@@ -182,8 +186,8 @@ type AdoptionConfig struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 }
 
-// allows tells whether a Service in namespace may adopt.
-func (a AdoptionConfig) allows(namespace string) bool {
+// Allows tells whether a Service in namespace may adopt.
+func (a AdoptionConfig) Allows(namespace string) bool {
 	return a.Enabled && (len(a.Namespaces) == 0 || slices.Contains(a.Namespaces, namespace))
 }
 
@@ -213,9 +217,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes "30s".
 func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
 
-// LoadConfig reads and validates a cloud config. Unknown fields are errors:
+// Load reads and validates a cloud config. Unknown fields are errors:
 // a typo must not silently fall back to a default.
-func LoadConfig(data []byte) (*Config, error) {
+func Load(data []byte) (*Config, error) {
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("cloud config: %w", err)
@@ -231,6 +235,9 @@ func LoadConfig(data []byte) (*Config, error) {
 	c.rules = rules
 	return &c, nil
 }
+
+// Rules are the compiled policy rules (review.policy.rules).
+func (c *Config) Rules() *policy.Rules { return c.rules }
 
 // defaultNamespace is the controller's own namespace: the pod's (the
 // Deployment passes POD_NAMESPACE), else example-ccm.
@@ -360,8 +367,8 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// readToken reads a token from a file, else from an environment variable.
-func readToken(file, env string) (string, error) {
+// ReadToken reads a token from a file, else from an environment variable.
+func ReadToken(file, env string) (string, error) {
 	if file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {

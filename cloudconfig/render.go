@@ -1,0 +1,20 @@
+package cloudconfig
+
+import "github.com/example/cloud-provider-example/renderer"
+
+// Render is the rendering part of the cloud config: everything but the
+// state backend block, which the engine adds per object from State.
+func (c *Config) Render() renderer.Config {
+	return renderer.Config{
+		ClusterID:               c.ClusterID,
+		Region:                  c.Region,
+		Endpoint:                c.API.Endpoint,
+		LoadBalancerModule:      c.Modules.LoadBalancer,
+		RoutesModule:            c.Modules.Routes,
+		NetworkID:               c.Network.ID,
+		NetworkName:             c.Network.Name,
+		DefaultLoadBalancerType: c.LoadBalancer.DefaultType,
+		DefaultAlgorithm:        c.LoadBalancer.DefaultAlgorithm,
+		MaxListeners:            c.LoadBalancer.MaxListeners,
+	}
+}
