@@ -31,7 +31,8 @@ export GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local
 rm -f go.mod go.sum
 go mod init "throwaway/$name" >/dev/null 2>&1
 say "downloading $module@$version and its dependencies"
-go get "$pkg@$version" >&2
+# go get lists every module it adds; the downloads are the progress.
+go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
 SECONDS=0
 say "compiling $pkg (cold: a few minutes on 2 cores)"
 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
