@@ -9,12 +9,15 @@ CACHE_DIR ?= $(HOME)/.cache/cloud-provider-example
 # no network). The environment may point TF_CLI_CONFIG_FILE at a missing file.
 TF_CLI_CONFIG := $(BIN)/terraform.rc
 TEST_TIMEOUT ?= 25m
+# The helm binary (hack/helm.sh: instant once built, by the helm target);
+# expanded in recipes only, after their prerequisites ran.
+HELM = $(shell CACHE_DIR=$(CACHE_DIR) hack/helm.sh)
 
 export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane test chaos bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane helm test chaos bench lint fmt clean demo demo-down
 
 all: build
 
@@ -24,6 +27,9 @@ build: ## all binaries into bin/
 
 control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
+
+helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and renders deploy/chart)
+	@CACHE_DIR=$(CACHE_DIR) hack/helm.sh >/dev/null
 
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
@@ -35,18 +41,18 @@ demo: build provider control-plane ## simulator + control plane + CCM + nodes + 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
-test: build provider control-plane ## every test (what .ci/run calls)
+test: build provider control-plane helm ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-chaos: build provider control-plane ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
-	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_CHAOS=full \
+chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
+	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHAOS=full \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestChaos$$' ./test/e2e/ | grep -Ev '^\s+[IWE][0-9]{4} '
 
 
-bench: build provider control-plane ## benchmarks, figures printed
-	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
+bench: build provider control-plane helm ## benchmarks, figures printed
+	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
 		$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 lint: ## gofmt + go vet

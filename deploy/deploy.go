@@ -1,7 +1,8 @@
 // Package deploy holds the Kustomize base that installs the CCM
 // (deploy/base, see deploy/README.md), its optional components
-// (deploy/components) and lets Go code, such as the e2e test, decode and
-// apply them without kubectl.
+// (deploy/components) and the Helm chart of the same objects (deploy/chart),
+// and lets Go code, such as the e2e test, render, decode and apply them
+// without kubectl.
 package deploy
 
 import (
@@ -132,6 +133,12 @@ func RBACObjects() ([]runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return RBACOf(all), nil
+}
+
+// RBACOf keeps the objects RBACObjects returns, in order: of the base, or
+// of the chart's rendering (ChartObjects).
+func RBACOf(all []runtime.Object) []runtime.Object {
 	var objs []runtime.Object
 	for _, o := range all {
 		switch o.(type) {
@@ -142,7 +149,7 @@ func RBACObjects() ([]runtime.Object, error) {
 			objs = append(objs, o)
 		}
 	}
-	return objs, nil
+	return objs
 }
 
 // Decode decodes a (multi-document) YAML file strictly with client-go's

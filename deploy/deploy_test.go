@@ -269,17 +269,18 @@ func TestDeployment(t *testing.T) {
 	}
 }
 
-// RBACObjects is everything but the Deployment and what a cluster edits
+// RBACOf keeps everything but the Deployment and what a cluster edits
 // (cloud config, credentials) or only needs with pods (PDB); no rule uses a
 // wildcard; the controller's bindings are for its ServiceAccount, the
-// reviewers' for their group.
+// reviewers' include their group and no ServiceAccount.
 func TestRBACObjects(t *testing.T) {
-	objs, err := deploy.RBACObjects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	forEachRendering(t, rbacObjects)
+}
+
+func rbacObjects(t *testing.T, r rendering) {
+	objs := deploy.RBACOf(r.objs)
 	kinds := map[string]int{}
-	controller := rbacv1.Subject{Kind: "ServiceAccount", Name: deploy.ServiceAccount, Namespace: deploy.Namespace}
+	controller := rbacv1.Subject{Kind: "ServiceAccount", Name: deploy.ServiceAccount, Namespace: r.namespace}
 	reviewers := rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup}
 	for _, o := range objs {
 		kinds[kindOf(o)]++
@@ -303,20 +304,20 @@ func TestRBACObjects(t *testing.T) {
 				}
 			}
 		}
-		want := controller
-		if strings.HasPrefix(name, "example-ccm:reviewer") {
-			want = reviewers
-		}
-		for _, s := range subjects {
-			if s != want {
-				t.Errorf("%s: subject %+v, want %+v", name, s, want)
+		switch {
+		case subjects == nil:
+		case strings.HasPrefix(name, "example-ccm:reviewer"):
+			if !slices.Contains(subjects, reviewers) || slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool { return s.Kind == "ServiceAccount" }) {
+				t.Errorf("%s: subjects %+v, want %+v and no ServiceAccount", name, subjects, reviewers)
 			}
+		case !slices.Equal(subjects, []rbacv1.Subject{controller}):
+			t.Errorf("%s: subjects %+v, want %+v", name, subjects, controller)
 		}
 	}
 	want := map[string]int{
 		"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
 		"ClusterRole": 2, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4,
-		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 	}
 	for k, n := range want {
 		if kinds[k] != n {
@@ -333,4 +334,5 @@ func TestRBACObjects(t *testing.T) {
 		t.Errorf("first object is %T, want the Namespace", objs[0])
 	}
 	checkPolicyAndBinding(t, objs, reviewapi.AdmissionPolicy)
+	checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
 }

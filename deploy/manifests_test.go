@@ -20,26 +20,17 @@ import (
 )
 
 // Decisions over the rendered manifests, without an apiserver; rbac_test.go
-// and governance_test.go check the same grants against a real one.
-
-// allObjects is the base plus every component.
-func allObjects(t *testing.T) []runtime.Object {
-	t.Helper()
-	objs, err := deploy.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := deploy.Component(deploy.ServiceAuthor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(objs, c...)
-}
+// and governance_test.go check the same grants against a real one. Each
+// holds for the base and for the chart's renderings (forEachRendering).
 
 // No rule grants Secrets without naming them, except the controller's Role
 // in its own namespace: not a ClusterRole, not a Role elsewhere.
 func TestSecretsOnlyInControllerNamespace(t *testing.T) {
-	for _, o := range allObjects(t) {
+	forEachRendering(t, secretsOnlyInControllerNamespace)
+}
+
+func secretsOnlyInControllerNamespace(t *testing.T, rr rendering) {
+	for _, o := range rr.objs {
 		var rules []rbacv1.PolicyRule
 		ns := ""
 		switch o := o.(type) {
@@ -54,7 +45,7 @@ func TestSecretsOnlyInControllerNamespace(t *testing.T) {
 			if !matches(r.APIGroups, "") || !matches(r.Resources, "secrets") {
 				continue
 			}
-			if ns != deploy.Namespace && len(r.ResourceNames) == 0 {
+			if ns != rr.namespace && len(r.ResourceNames) == 0 {
 				t.Errorf("%s %q (namespace %q) grants %v on every Secret", kindOf(o), o.(metav1.Object).GetName(), ns, r.Verbs)
 			}
 		}
@@ -65,8 +56,12 @@ func TestSecretsOnlyInControllerNamespace(t *testing.T) {
 // update on it by name, its binding, and the binding to the built-in
 // delegated-authentication reader: nothing else.
 func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
+	forEachRendering(t, kubeSystemHoldsOnlyTheLease)
+}
+
+func kubeSystemHoldsOnlyTheLease(t *testing.T, r rendering) {
 	var seen []string
-	for _, o := range allObjects(t) {
+	for _, o := range r.objs {
 		m := o.(metav1.Object)
 		if m.GetNamespace() != "kube-system" {
 			continue
@@ -104,7 +99,11 @@ func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
 // Services and records, create and read approvals and unlock requests. No
 // Secret, no change to an approval once made.
 func TestReviewerGrants(t *testing.T) {
-	got := grantsOf(t, allObjects(t), rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
+	forEachRendering(t, reviewerGrants)
+}
+
+func reviewerGrants(t *testing.T, r rendering) {
+	got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
 	var want []grant
 	add := func(ns, group, resource string, verbs ...string) {
 		for _, v := range verbs {
@@ -112,9 +111,9 @@ func TestReviewerGrants(t *testing.T) {
 		}
 	}
 	add(anyNamespace, "", "services", "get", "list", "watch")
-	add(deploy.Namespace, "", "configmaps", "get", "list", "watch")
-	add(deploy.Namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
-	add(deploy.Namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
+	add(r.namespace, "", "configmaps", "get", "list", "watch")
+	add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
+	add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
 	slices.SortFunc(want, grant.compare)
 	if !slices.Equal(got, want) {
 		t.Errorf("reviewer grants:\n got %v\nwant %v", got, want)
@@ -131,7 +130,11 @@ func TestReviewerGrants(t *testing.T) {
 
 // The controller reads and deletes approvals; it can never make one.
 func TestControllerCannotApprove(t *testing.T) {
-	got := grantsOf(t, allObjects(t), rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: deploy.Namespace, Name: deploy.ServiceAccount})
+	forEachRendering(t, controllerCannotApprove)
+}
+
+func controllerCannotApprove(t *testing.T, r rendering) {
+	got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: r.namespace, Name: deploy.ServiceAccount})
 	var review []string
 	for _, g := range got {
 		if g.group == reviewapi.Group || g.group == "*" {
@@ -156,10 +159,11 @@ func TestControllerCannotApprove(t *testing.T) {
 
 // The CRDs serve what reviewapi reads and writes.
 func TestCRDsMatchReviewAPI(t *testing.T) {
-	objs, err := deploy.RBACObjects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	forEachRendering(t, crdsMatchReviewAPI)
+}
+
+func crdsMatchReviewAPI(t *testing.T, r rendering) {
+	objs := deploy.RBACOf(r.objs)
 	want := map[string]string{reviewapi.ResourcePlanApprovals: reviewapi.KindPlanApproval, reviewapi.ResourceStateUnlocks: reviewapi.KindStateUnlock}
 	for _, o := range objs {
 		crd, ok := o.(*apiextensionsv1.CustomResourceDefinition)

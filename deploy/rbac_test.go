@@ -50,69 +50,87 @@ func named(group, resource, ns, name string, vs ...string) []access {
 	return out
 }
 
-const ns = deploy.Namespace
-
-// needed is what the CCM does (see deploy/README.md for the source of each).
-var needed = concat(
-	verbs("", "nodes", "", "", "get", "list", "watch", "update", "patch", "delete"),
-	verbs("", "nodes", "status", "", "patch"),
-	verbs("", "services", "", "", "get", "list", "watch"),
-	verbs("", "services", "status", "", "patch"),
-	verbs("", "events", "", "default", "create", "patch"),
-	verbs("", "events", "", "kube-system", "create", "patch"),
-	verbs("", "events", "", ns, "create", "patch"),
-	// Leader election: the pre-created Lease, by name.
-	named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "get", "update"),
-	// State locks, states, records, approvals: in the controller's namespace.
-	verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete"),
-	verbs("", "secrets", "", ns, "get", "list", "create", "update", "delete"),
-	verbs("", "configmaps", "", ns, "get", "list", "create", "update", "delete"),
-	verbs("review.example.com", "planapprovals", "", ns, "get", "list", "watch", "delete"),
-	verbs("review.example.com", "stateunlocks", "", ns, "get", "list", "watch", "delete"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "get"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "get"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-service-author", "get"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-service-author", "get"),
-	verbs("authentication.k8s.io", "tokenreviews", "", "", "create"),
-	verbs("authorization.k8s.io", "subjectaccessreviews", "", "", "create"),
-	named("", "configmaps", "kube-system", "extension-apiserver-authentication", "get", "watch"),
-)
+// needed is what the CCM does (see deploy/README.md for the source of
+// each), running in namespace ns; stateLeases: the kubernetes state backend
+// locks with Leases there.
+func needed(ns string, stateLeases bool) []access {
+	lockLeases := verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete")
+	if !stateLeases {
+		lockLeases = nil
+	}
+	return concat(
+		verbs("", "nodes", "", "", "get", "list", "watch", "update", "patch", "delete"),
+		verbs("", "nodes", "status", "", "patch"),
+		verbs("", "services", "", "", "get", "list", "watch"),
+		verbs("", "services", "status", "", "patch"),
+		verbs("", "events", "", "default", "create", "patch"),
+		verbs("", "events", "", "kube-system", "create", "patch"),
+		verbs("", "events", "", ns, "create", "patch"),
+		// Leader election: the pre-created Lease, by name.
+		named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "get", "update"),
+		// State locks, states, records, approvals: in the controller's namespace.
+		lockLeases,
+		verbs("", "secrets", "", ns, "get", "list", "create", "update", "delete"),
+		verbs("", "configmaps", "", ns, "get", "list", "create", "update", "delete"),
+		verbs("review.example.com", "planapprovals", "", ns, "get", "list", "watch", "delete"),
+		verbs("review.example.com", "stateunlocks", "", ns, "get", "list", "watch", "delete"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "get"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "get"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-service-author", "get"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-service-author", "get"),
+		verbs("authentication.k8s.io", "tokenreviews", "", "", "create"),
+		verbs("authorization.k8s.io", "subjectaccessreviews", "", "", "create"),
+		named("", "configmaps", "kube-system", "extension-apiserver-authentication", "get", "watch"),
+	)
+}
 
 // denied shows the grants stop where the CCM's needs stop.
-var denied = concat(
-	// kube-system: nothing but the Lease, by name.
-	verbs("", "secrets", "", "kube-system", "get", "list", "create", "update", "delete"),
-	named("", "secrets", "kube-system", "some-secret", "get"),
-	verbs("", "configmaps", "", "kube-system", "get", "list", "create", "update"),
-	named("", "configmaps", "kube-system", "kube-proxy", "get"),
-	verbs("coordination.k8s.io", "leases", "", "kube-system", "get", "create", "update", "delete", "list"),
-	named("coordination.k8s.io", "leases", "kube-system", "kube-controller-manager", "get", "update"),
-	named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "delete", "patch"),
-	// Other namespaces.
-	verbs("", "secrets", "", "default", "get", "list", "delete"),
-	verbs("", "secrets", "", "", "list"), // all namespaces
-	verbs("", "configmaps", "", "default", "get", "update"),
-	verbs("coordination.k8s.io", "leases", "", "default", "create", "update"),
-	// The controller never approves, nor changes an approval.
-	verbs("review.example.com", "planapprovals", "", ns, "create", "update", "patch"),
-	verbs("review.example.com", "stateunlocks", "", ns, "create", "update", "patch"),
-	verbs("review.example.com", "planapprovals", "", "default", "get", "list"),
-	// Nor switches the policies off, nor reads other ones.
-	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "update", "patch", "delete"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "update", "delete"),
-	named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "other", "get"),
-	verbs("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "", "list", "create"),
-	verbs("apiextensions.k8s.io", "customresourcedefinitions", "", "", "update", "delete"),
-	verbs("", "services", "", "default", "create", "update", "patch", "delete"),
-	verbs("", "nodes", "", "", "create"),
-	verbs("", "pods", "", "", "list", "create"),
-	verbs("", "serviceaccounts", "token", ns, "create"),
-	verbs("", "serviceaccounts", "", ns, "create"),
-	verbs("rbac.authorization.k8s.io", "clusterrolebindings", "", "", "create"),
-	verbs("rbac.authorization.k8s.io", "roles", "", ns, "escalate", "bind", "update"),
-	verbs("", "users", "", "", "impersonate"),
-	verbs("apps", "deployments", "", ns, "update"),
-)
+func denied(ns string, stateLeases bool) []access {
+	var lockLeases []access
+	if !stateLeases {
+		lockLeases = verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete")
+	}
+	var baseNamespace []access
+	if ns != deploy.Namespace { // the base's namespace is just another one
+		baseNamespace = verbs("", "secrets", "", deploy.Namespace, "get", "list", "create")
+	}
+	return concat(
+		lockLeases,
+		baseNamespace,
+		// kube-system: nothing but the Lease, by name.
+		verbs("", "secrets", "", "kube-system", "get", "list", "create", "update", "delete"),
+		named("", "secrets", "kube-system", "some-secret", "get"),
+		verbs("", "configmaps", "", "kube-system", "get", "list", "create", "update"),
+		named("", "configmaps", "kube-system", "kube-proxy", "get"),
+		verbs("coordination.k8s.io", "leases", "", "kube-system", "get", "create", "update", "delete", "list"),
+		named("coordination.k8s.io", "leases", "kube-system", "kube-controller-manager", "get", "update"),
+		named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "delete", "patch"),
+		// Other namespaces.
+		verbs("", "secrets", "", "default", "get", "list", "delete"),
+		verbs("", "secrets", "", "", "list"), // all namespaces
+		verbs("", "configmaps", "", "default", "get", "update"),
+		verbs("coordination.k8s.io", "leases", "", "default", "create", "update"),
+		// The controller never approves, nor changes an approval.
+		verbs("review.example.com", "planapprovals", "", ns, "create", "update", "patch"),
+		verbs("review.example.com", "stateunlocks", "", ns, "create", "update", "patch"),
+		verbs("review.example.com", "planapprovals", "", "default", "get", "list"),
+		// Nor switches the policies off, nor reads other ones.
+		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "update", "patch", "delete"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "update", "delete"),
+		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "other", "get"),
+		verbs("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "", "list", "create"),
+		verbs("apiextensions.k8s.io", "customresourcedefinitions", "", "", "update", "delete"),
+		verbs("", "services", "", "default", "create", "update", "patch", "delete"),
+		verbs("", "nodes", "", "", "create"),
+		verbs("", "pods", "", "", "list", "create"),
+		verbs("", "serviceaccounts", "token", ns, "create"),
+		verbs("", "serviceaccounts", "", ns, "create"),
+		verbs("rbac.authorization.k8s.io", "clusterrolebindings", "", "", "create"),
+		verbs("rbac.authorization.k8s.io", "roles", "", ns, "escalate", "bind", "update"),
+		verbs("", "users", "", "", "impersonate"),
+		verbs("apps", "deployments", "", ns, "update"),
+	)
+}
 
 func concat(lists ...[]access) []access {
 	var out []access
@@ -124,44 +142,54 @@ func concat(lists ...[]access) []access {
 
 // The RBAC of the base, applied to a real apiserver, allows exactly what the
 // CCM needs when checked as its ServiceAccount; the rest of the base passes
-// server-side validation.
+// server-side validation. Then the same for the chart rendered into another
+// namespace with the pg backend (after the base: it takes over the
+// cluster-scoped roles and bindings).
 func TestAgainstAPIServer(t *testing.T) {
 	c := testcluster.Start(t)
+	t.Run("base", func(t *testing.T) {
+		checkAgainstAPIServer(t, c, rendering{namespace: deploy.Namespace, objs: allObjects(t)}, true)
+	})
+	t.Run("chart-elsewhere", func(t *testing.T) {
+		r := rendering{name: "chart-elsewhere", namespace: "ccm-prod", helm: true, values: chartValuesElsewhere}
+		r.objs = renderingObjects(t, r)
+		checkAgainstAPIServer(t, c, r, false)
+	})
+}
+
+func checkAgainstAPIServer(t *testing.T, c *testcluster.Cluster, r rendering, stateLeases bool) {
 	ctx := t.Context()
-	rbac, err := deploy.RBACObjects()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rbac := deploy.RBACOf(r.objs)
 	for range 2 { // the second pass updates
 		if err := deploy.Apply(ctx, c.Client, rbac); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sa := saClient(t, c.ServiceAccountKubeconfig(t, deploy.Namespace, deploy.ServiceAccount))
+	sa := saClient(t, c.ServiceAccountKubeconfig(t, r.namespace, deploy.ServiceAccount))
+	need, deny := needed(r.namespace, stateLeases), denied(r.namespace, stateLeases)
 
-	// The RBAC authorizer sees new bindings through an informer: wait for one.
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true,
-		func(ctx context.Context) (bool, error) { return allowed(ctx, sa, needed[0]) })
-	if err != nil {
-		t.Fatalf("RBAC never allowed %s", needed[0])
+	// The RBAC authorizer sees new bindings through an informer: wait for
+	// them (the namespace's RoleBinding is the last one applied).
+	for _, a := range []access{need[0], need[len(need)-1]} {
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true,
+			func(ctx context.Context) (bool, error) { return allowed(ctx, sa, a) })
+		if err != nil {
+			t.Fatalf("RBAC never allowed %s", a)
+		}
 	}
-	for _, a := range needed {
+	for _, a := range need {
 		if ok, err := allowed(ctx, sa, a); err != nil || !ok {
 			t.Errorf("denied, but the CCM needs: %s (%v)", a, err)
 		}
 	}
-	for _, a := range denied {
+	for _, a := range deny {
 		if ok, err := allowed(ctx, sa, a); err != nil || ok {
 			t.Errorf("allowed, but not needed: %s (%v)", a, err)
 		}
 	}
 
-	t.Run("whole base passes server-side validation", func(t *testing.T) {
-		all, err := deploy.Objects()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := deploy.Apply(ctx, c.Client, all); err != nil {
+	t.Run("everything passes server-side validation", func(t *testing.T) {
+		if err := deploy.Apply(ctx, c.Client, r.objs); err != nil {
 			t.Fatal(err)
 		}
 	})

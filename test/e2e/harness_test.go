@@ -1,8 +1,9 @@
 // Package e2e runs the real example-cloud-controller-manager binary against
 // a real etcd + kube-apiserver (internal/testcluster), the Example cloud
 // simulator over HTTP, and real terraform with the provider mirror. The CCM
-// authenticates as the ServiceAccount of deploy/base with exactly its RBAC,
-// so a missing permission fails here.
+// authenticates as the chart's ServiceAccount with exactly the RBAC that
+// deploy/chart renders (helm template; with its defaults, the objects of
+// deploy/base), so a missing permission fails here.
 package e2e
 
 import (
@@ -14,12 +15,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -32,8 +35,8 @@ import (
 
 const (
 	region = "ex-west-1"
-	// namespace is the CCM's own (deploy/base): its ServiceAccount, plan
-	// records, approvals and kubernetes-backend states.
+	// namespace is the CCM's own (the chart's default, deploy/base's): its
+	// ServiceAccount, plan records, approvals and kubernetes-backend states.
 	namespace = deploy.Namespace
 	ccmSA     = deploy.ServiceAccount
 )
@@ -92,9 +95,24 @@ func ccmBinary(t testing.TB) string {
 	return path
 }
 
+// chartRBAC renders deploy/chart once per test process and keeps what
+// deploy.RBACObjects would keep of the base.
+var chartRBAC = sync.OnceValues(func() ([]runtime.Object, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs, err := deploy.ChartObjects(ctx, os.Getenv("EXAMPLE_HELM"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return deploy.RBACOf(objs), nil
+})
+
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
+	if os.Getenv("EXAMPLE_HELM") == "" {
+		t.Skip("EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm (make test)")
+	}
 	tc := tftest.Get(t)
 	if o.provisionDelay == 0 {
 		o.provisionDelay = 200 * time.Millisecond
@@ -112,9 +130,9 @@ func newEnv(t testing.TB, o options) *env {
 	e.cluster = testcluster.Start(t)
 	e.kube = e.cluster.Client
 
-	// The CCM runs as deploy/base's ServiceAccount with exactly its RBAC
-	// (and its pre-created leader-election Lease: it may not create one).
-	objs, err := deploy.RBACObjects()
+	// The CCM runs as the chart's ServiceAccount with exactly its RBAC (and
+	// its pre-created leader-election Lease: it may not create one).
+	objs, err := chartRBAC()
 	if err != nil {
 		t.Fatal(err)
 	}
