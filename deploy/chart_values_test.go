@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/example/cloud-provider-example/ccm"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deploy"
 )
 
@@ -29,10 +29,10 @@ func container(t *testing.T, objs []runtime.Object) (*appsv1.Deployment, *corev1
 }
 
 // cloudConfig parses the rendered cloud config as the controller does.
-func cloudConfig(t *testing.T, objs []runtime.Object) *ccm.Config {
+func cloudConfig(t *testing.T, objs []runtime.Object) *cloudconfig.Config {
 	t.Helper()
 	cm := one[*corev1.ConfigMap](t, objs, "example-cloud-config")
-	cfg, err := ccm.LoadConfig([]byte(cm.Data["cloud-config.yaml"]))
+	cfg, err := cloudconfig.Load([]byte(cm.Data["cloud-config.yaml"]))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, cm.Data["cloud-config.yaml"])
 	}
