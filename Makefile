@@ -9,15 +9,16 @@ CACHE_DIR ?= $(HOME)/.cache/cloud-provider-example
 # no network). The environment may point TF_CLI_CONFIG_FILE at a missing file.
 TF_CLI_CONFIG := $(BIN)/terraform.rc
 TEST_TIMEOUT ?= 25m
-# The helm binary (hack/helm.sh: instant once built, by the helm target);
-# expanded in recipes only, after their prerequisites ran.
+# Tools built from the Go module proxy by their targets (instant once
+# built); expanded in recipes only, after their prerequisites ran.
 HELM = $(shell CACHE_DIR=$(CACHE_DIR) hack/helm.sh)
+VERSITYGW = $(shell CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh)
 
 export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane helm test chaos bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane helm versitygw test chaos bench lint fmt clean demo demo-down
 
 all: build
 
@@ -31,6 +32,9 @@ control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached i
 helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and renders deploy/chart)
 	@CACHE_DIR=$(CACHE_DIR) hack/helm.sh >/dev/null
 
+versitygw: ## S3 server for the s3 state backend tests, built from the Go module proxy, cached in $(CACHE_DIR)
+	@CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh >/dev/null
+
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
 
@@ -41,9 +45,9 @@ demo: build provider control-plane ## simulator + control plane + CCM + nodes + 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
-test: build provider control-plane helm ## every test (what .ci/run calls)
+test: build provider control-plane helm versitygw ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one

@@ -19,8 +19,7 @@ import (
 // needs a person.
 //
 // It costs no terraform process when there is no legacy state: the
-// backend answers cheaply (state.Target.Exists), except s3, which has no
-// such check and pays an init and a state pull. A found state is moved
+// backend answers cheaply (state.Target.Exists). A found state is moved
 // with terraform by runner.MoveState (crash-safe, idempotent; see
 // docs/state.md, "Migration"). moved reports whether a state was moved.
 func (e *Engine) MigrateState(ctx context.Context, o state.Object, to runner.Job) (moved bool, err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/tests3"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/renderer"
@@ -164,6 +165,13 @@ func backends() map[string]func(t *testing.T) (state.Config, kubernetes.Interfac
 			os.WriteFile(filepath.Join(dir, "pass"), []byte("migrate-pw"), 0o600)
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil
 		},
+		"s3": func(t *testing.T) (state.Config, kubernetes.Interface) {
+			srv := tests3.Start(t, tests3.WithCredentials("ccm-migrate", `mig"ra/te+s3 %41`))
+			srv.CreateBucket("states")
+			t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+			t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+			return state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm", Endpoint: srv.Endpoint, UsePathStyle: true}}, nil
+		},
 	}
 }
 
@@ -230,7 +238,7 @@ func TestMigrateState(t *testing.T) {
 // is done, deletes the legacy one and moves nothing twice.
 func TestMigrateStateAfterCrash(t *testing.T) {
 	all := backends()
-	for _, name := range []string{"local", "http", "kubernetes"} { // pg deletes by workspace delete, not DeleteState
+	for _, name := range []string{"local", "http", "kubernetes", "s3"} { // pg deletes by workspace delete, not DeleteState
 		t.Run(name, func(t *testing.T) {
 			cfg, kube := all[name](t)
 			m := newMigration(t, cfg, kube)

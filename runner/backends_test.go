@@ -12,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/tests3"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -30,6 +31,7 @@ type backendCase struct {
 
 func backendCases() []backendCase {
 	httpB := map[*testing.T]*testhttpbackend.Server{}
+	s3B := map[*testing.T]*tests3.Server{}
 	return []backendCase{
 		{
 			name: "local",
@@ -68,7 +70,38 @@ func backendCases() []backendCase {
 				return !ok
 			},
 		},
+		{
+			name: "s3",
+			cfg: func(t *testing.T) state.Config {
+				srv := s3Server(t)
+				s3B[t] = srv
+				return state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}
+			},
+			gone: func(t *testing.T, tg *state.Target) bool {
+				// Read from the server's disk, not through S3: neither the
+				// state object nor a lock file is left.
+				objs := s3B[t].Objects("states")
+				if len(objs) != 0 {
+					t.Logf("objects left: %q", objs)
+				}
+				return len(objs) == 0
+			},
+		},
 	}
+}
+
+// s3Server starts an S3 server with a bucket "states", and gives this
+// test the AWS_* environment the s3 backend reads (nothing else of AWS_*
+// leaks in from the test's own environment).
+func s3Server(t *testing.T, opts ...tests3.Option) *tests3.Server {
+	srv := tests3.Start(t, opts...)
+	srv.CreateBucket("states")
+	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CA_BUNDLE", "AWS_SSE_CUSTOMER_KEY", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	return srv
 }
 
 // pgWorkspaces lists the pg backend's workspaces from a fresh directory.
@@ -91,7 +124,7 @@ func pgWorkspaces(t *testing.T, tg *state.Target) []string {
 }
 
 // The same create / update / no-op / destroy / concurrent-writer suite on
-// every backend that can run here (s3 cannot: no S3 service is reachable).
+// every backend that runs without a cluster (kubernetes: engine and e2e).
 func TestBackendSuite(t *testing.T) {
 	for _, bc := range backendCases() {
 		t.Run(bc.name, func(t *testing.T) {
@@ -123,6 +156,9 @@ func TestBackendSuite(t *testing.T) {
 			if lb, err := e.api.GetLoadBalancer(ctxT(t), id); err != nil || lb.Listeners[0].Port != 81 {
 				t.Fatalf("update: %+v %v", lb, err)
 			}
+			if ok, err := tg.Exists(ctxT(t)); err != nil || !ok {
+				t.Fatalf("state exists: %v %v", ok, err)
+			}
 			for _, f := range walk(t, e.r, tg.Key) {
 				for _, v := range tg.Env {
 					if strings.Contains(f.content, v) {
@@ -145,8 +181,19 @@ func TestBackendSuite(t *testing.T) {
 			if err := errors.Join(errs...); err != nil {
 				t.Fatal(err)
 			}
-			if n := len(e.lbs(t, obj.Name)); n != 1 {
-				t.Fatalf("%d LBs after concurrent writers", n)
+			lbs := e.lbs(t, obj.Name)
+			if len(lbs) != 1 {
+				t.Fatalf("%d LBs after concurrent writers", len(lbs))
+			}
+			// No update lost: the state holds what the last writer
+			// applied, so a third replica plans no change for it.
+			third := newEnv(t, sim)
+			res, err = third.r.Ensure(ctxT(t), job(int64(lbs[0].Listeners[0].Port)), runner.EnsureOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Plan == nil || res.Plan.HasChanges {
+				t.Fatalf("state and cloud differ after concurrent writers: %+v", res.Plan)
 			}
 
 			if _, err := e.r.Destroy(ctxT(t), job(83), runner.EnsureOptions{}); err != nil {
@@ -157,6 +204,9 @@ func TestBackendSuite(t *testing.T) {
 			}
 			if !bc.gone(t, tg) {
 				t.Fatal("state not deleted after destroy")
+			}
+			if ok, err := tg.Exists(ctxT(t)); err != nil || ok {
+				t.Fatalf("state exists after destroy: %v %v", ok, err)
 			}
 		})
 	}

@@ -44,12 +44,12 @@ import (
 //
 // Only backends whose .terraform holds nothing but that configuration (no
 // state, no credentials) are copied, those the tests plan and apply
-// through a copy: local, kubernetes, pg, http and none. s3 always inits
-// (no S3 service here to prove it). A terraform workspace (pg) is not part
-// of the copy: it is selected after, as after an init.
+// through a copy: local, kubernetes, pg, http, s3 and none. A terraform
+// workspace (pg) is not part of the copy: it is selected after, as after
+// an init.
 const initDir = ".init"
 
-var copyableBackends = map[string]bool{"": true, "local": true, "kubernetes": true, "pg": true, "http": true}
+var copyableBackends = map[string]bool{"": true, "local": true, "kubernetes": true, "pg": true, "http": true, "s3": true}
 
 // initTemplate is the template a job's initialisation may be copied from.
 type initTemplate struct {

@@ -69,7 +69,7 @@ func TestTemplateFor(t *testing.T) {
 		t.Error("the lock file did not change the template")
 	}
 	for name, f := range map[string]map[string][]byte{
-		"s3":       files(`backend "s3" { bucket = "b" }`, 80),
+		"gcs":      files(`backend "gcs" { bucket = "b" }`, 80),
 		"variable": files(`backend "local" { path = var.p }`, 80),
 		"function": files(`backend "local" { path = upper("p") }`, 80),
 		"block":    files(`backend "kubernetes" { exec { command = "x" } }`, 80),

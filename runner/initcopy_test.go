@@ -48,6 +48,10 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 			os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600)
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil, runner.ProviderAttached
 		},
+		"s3": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+			srv := s3Server(t)
+			return state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}, nil, runner.ProviderAttached
+		},
 	}
 }
 

@@ -159,8 +159,9 @@ func (r *Runner) deleteSource(ctx context.Context, src *scratchDir, from Job, ha
 			return fmt.Errorf("move state: delete source %q: %w", from.Key, err)
 		}
 	case !have.empty():
-		// No way to delete it (s3): leave an empty state in its place,
-		// the next serial of the same lineage, so it is never moved again.
+		// A backend the CCM cannot delete a state of (every one it
+		// configures can): leave an empty state in its place, the next
+		// serial of the same lineage, so it is never moved again.
 		empty, err := emptied(raw)
 		if err != nil {
 			return fmt.Errorf("move state: empty source %q: %w", from.Key, err)

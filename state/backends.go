@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/zclconf/go-cty/cty"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,8 +47,8 @@ type Target struct {
 	// does not (nil when there is nothing to do).
 	Delete func(ctx context.Context) error
 	// Exists tells cheaply, without terraform, whether a state is stored
-	// (a file stat, a Secret GET, an HTTP GET, one SQL query); nil when the
-	// backend has no such check (s3: ask terraform).
+	// (a file stat, a Secret GET, an HTTP GET, one SQL query, an S3
+	// listing); nil when the backend has no such check.
 	Exists func(ctx context.Context) (bool, error)
 }
 
@@ -57,6 +58,7 @@ type Backends struct {
 	keyer   *keyer
 	kube    kubernetes.Interface
 	http    *http.Client
+	s3HTTP  *awshttp.BuildableClient
 	pgPool  pgPool
 	offline bool
 }
@@ -83,7 +85,7 @@ func New(cfg Config, o Options) (*Backends, error) {
 	if cfg.HTTP != nil && cfg.HTTP.SkipCertVerification {
 		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // opt-in, test servers
 	}
-	return &Backends{cfg: cfg, keyer: k, kube: o.Kube, http: hc, offline: o.Offline}, nil
+	return &Backends{cfg: cfg, keyer: k, kube: o.Kube, http: hc, s3HTTP: awshttp.NewBuildableClient(), offline: o.Offline}, nil
 }
 
 // SetKubernetesClient provides the client the kubernetes backend deletes
@@ -244,35 +246,6 @@ func (b *Backends) pg(t *Target) error {
 	t.Workspace = t.Key
 	t.Exists = func(ctx context.Context) (bool, error) { return b.pgPool.exists(ctx, conn, c.SchemaName, t.Key) }
 	return nil
-}
-
-func (b *Backends) s3(t *Target) {
-	c := b.cfg.S3
-	key := t.Key + ".tfstate"
-	if c.KeyPrefix != "" {
-		key = strings.TrimSuffix(c.KeyPrefix, "/") + "/" + key
-	}
-	attrs := []Attr{
-		{"bucket", cty.StringVal(c.Bucket)},
-		{"key", cty.StringVal(key)},
-		{"region", cty.StringVal(c.Region)},
-		{"use_lockfile", cty.True},
-	}
-	if c.Endpoint != "" {
-		attrs = append(attrs, Attr{"endpoints", cty.ObjectVal(map[string]cty.Value{"s3": cty.StringVal(c.Endpoint)})})
-	}
-	if c.UsePathStyle {
-		attrs = append(attrs, Attr{"use_path_style", cty.True})
-	}
-	t.Block = Block{Type: "s3", Attrs: attrs}
-	// Credentials: the AWS_* variables of the CCM's own environment.
-	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CA_BUNDLE"} {
-		if v := os.Getenv(k); v != "" {
-			t.Env[k] = v
-		}
-	}
-	// The emptied state object stays after destroy: deleting it would
-	// need an S3 client (see docs/state.md).
 }
 
 func (b *Backends) httpBackend(t *Target) error {

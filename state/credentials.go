@@ -36,7 +36,7 @@ func (b *Backends) Credentials() []string {
 	case TypeHTTP:
 		add(readOptional(b.cfg.HTTP.PasswordFile))
 	case TypeS3:
-		for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		for _, k := range s3Secrets {
 			add(os.Getenv(k))
 		}
 	case TypeKubernetes:
