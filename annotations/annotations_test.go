@@ -134,7 +134,7 @@ func TestParseCrossChecks(t *testing.T) {
 
 func TestParseUnknownAndSeveral(t *testing.T) {
 	_, err := Parse(map[string]string{
-		Prefix + "health-check-protocl": "http",
+		Prefix + "health-check-protocl": "http", //nolint:misspell // the typo under test
 		string(LBType):                  "xl",
 		Prefix + "totally-new":          "x",
 	})

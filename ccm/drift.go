@@ -35,7 +35,7 @@ func (d *driftWorker) run(ctx context.Context) {
 	klog.InfoS("drift checks started", "interval", d.cfg.Interval.Duration, "concurrency", d.cfg.Concurrency)
 	for {
 		// Up to 10 % jitter, so replicas and restarts do not line up.
-		wait := d.cfg.Interval.Duration + time.Duration(rand.Int64N(int64(d.cfg.Interval.Duration/10)+1))
+		wait := d.cfg.Interval.Duration + time.Duration(rand.Int64N(int64(d.cfg.Interval.Duration/10)+1)) //nolint:gosec // jitter, not a secret
 		select {
 		case <-ctx.Done():
 			return

@@ -156,7 +156,7 @@ func TestInstancesV1(t *testing.T) {
 	if err != nil || gotPID != pid {
 		t.Errorf("GetInstanceProviderID = %q, %v; want %q", gotPID, err, pid)
 	}
-	if _, err := e.inst.InstanceID(ctx, "no-such-node"); err != cloudprovider.InstanceNotFound {
+	if _, err := e.inst.InstanceID(ctx, "no-such-node"); !errors.Is(err, cloudprovider.InstanceNotFound) {
 		t.Errorf("InstanceID(missing) = %v, want exactly cloudprovider.InstanceNotFound", err)
 	}
 	if typ, err := e.inst.InstanceType(ctx, "node-a"); err != nil || typ != "highmem-4" {
@@ -165,7 +165,7 @@ func TestInstancesV1(t *testing.T) {
 	if typ, err := e.inst.InstanceTypeByProviderID(ctx, pid); err != nil || typ != "highmem-4" {
 		t.Errorf("InstanceTypeByProviderID = %q, %v", typ, err)
 	}
-	if err := e.inst.AddSSHKeyToAllInstances(ctx, "root", []byte("ssh-ed25519 AAAA")); err != cloudprovider.NotImplemented {
+	if err := e.inst.AddSSHKeyToAllInstances(ctx, "root", []byte("ssh-ed25519 AAAA")); !errors.Is(err, cloudprovider.NotImplemented) {
 		t.Errorf("AddSSHKeyToAllInstances = %v, want NotImplemented", err)
 	}
 	if name, err := e.inst.CurrentNodeName(ctx, "node-a"); err != nil || name != "node-a" {

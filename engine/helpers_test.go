@@ -184,3 +184,10 @@ func ctxT(tb testing.TB) context.Context {
 	tb.Cleanup(cancel)
 	return c
 }
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -161,8 +161,8 @@ func backends() map[string]func(t *testing.T) (state.Config, kubernetes.Interfac
 		"http": func(t *testing.T) (state.Config, kubernetes.Interface) {
 			srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "migrate-pw"))
 			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600)
-			os.WriteFile(filepath.Join(dir, "pass"), []byte("migrate-pw"), 0o600)
+			must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
+			must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("migrate-pw"), 0o600))
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil
 		},
 		"s3": func(t *testing.T) (state.Config, kubernetes.Interface) {

@@ -118,8 +118,6 @@ type Outcome struct {
 	Recovered string
 }
 
-func (o *Outcome) fastPath() bool { return o.Result != nil && o.Result.FastPath }
-
 // Plan kinds as rules see them (policy.Plan.Kind).
 const (
 	kindChange  = "change"

@@ -216,7 +216,7 @@ func TestRulesUnderAuto(t *testing.T) {
 	// A denied plan is never applied, approved or not, and asking again
 	// runs no terraform.
 	svc.Annotations[string(annotations.LBType)] = "lb-large"
-	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, rv())
+	_, _, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, rv())
 	var denied *engine.DeniedError
 	if !errors.As(err, &denied) || denied.Verdict.Rule != "no-large" {
 		t.Fatalf("want denied, got %v", err)

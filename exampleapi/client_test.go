@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestInstanceCRUD(t *testing.T) {
 		t.Fatalf("get deleted: want not found, got %v", err)
 	}
 	var apiErr *exampleapi.APIError
-	if err := c.DeleteInstance(ctx(t), a.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != 404 {
+	if err := c.DeleteInstance(ctx(t), a.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
 		t.Fatalf("delete twice: want *APIError 404, got %v", err)
 	}
 }

@@ -70,7 +70,7 @@ func syncModule(root, name string) error {
 		return err
 	}
 	dst := filepath.Join(root, name)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := os.MkdirAll(dst, 0o755); err != nil { //nolint:gosec // inside the controller's 0700 work directory; terraform reads them
 		return err
 	}
 	for rel, data := range want {
@@ -103,7 +103,7 @@ func writeIfChanged(file string, data []byte) error {
 	if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil { //nolint:gosec // inside the controller's 0700 work directory; terraform reads them
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-"+filepath.Base(file)+"-*")
@@ -146,7 +146,7 @@ func removeStale(dst string, want map[string][]byte) error {
 			return err
 		}
 		if _, ok := want[filepath.ToSlash(rel)]; !ok {
-			return os.Remove(p)
+			return os.Remove(p) //nolint:gosec // the controller's own work directory: nobody else writes there
 		}
 		return nil
 	})

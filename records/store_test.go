@@ -250,7 +250,7 @@ func testPlanText(t *testing.T, client kubernetes.Interface) {
 	records.SetChunkBudget(small, 1<<10)
 	noise := rand.NewChaCha8([32]byte{1})
 	buf := make([]byte, 3000)
-	noise.Read(buf)
+	_, _ = noise.Read(buf) // never fails
 	text = fmt.Sprintf("%x", buf)
 	mustUpdate(t, small, "plantext-split", prepend(newPlan("plan-0123456789ab", text, time.Now())))
 	if got, err := small.PlanText(ctx, "plantext-split", "plan-0123456789ab"); err != nil || got != text {

@@ -15,13 +15,12 @@ import (
 // expectation is what a rendered root module must contain and nothing
 // more: the block sequence, and the literal value of every argument.
 type expectation struct {
-	module    string  // module call name
-	inputs    []input // module arguments (source/version checked apart)
-	source    ModuleSource
-	cfg       Config
-	importID  string // "" for none
-	outputs   []output
-	backendOK bool
+	module   string  // module call name
+	inputs   []input // module arguments (source/version checked apart)
+	source   ModuleSource
+	cfg      Config
+	importID string // "" for none
+	outputs  []output
 }
 
 // checkRendered parses src and checks it against want: no block, attribute,

@@ -30,7 +30,7 @@ func TestProviderModes(t *testing.T) {
 				c.Provider = mode
 				if mode == runner.ProviderAttached {
 					c.CLIConfigFile = filepath.Join(t.TempDir(), "no-mirror.rc")
-					os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644)
+					must(t, os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644))
 				}
 			})
 			statePath := filepath.Join(t.TempDir(), "m.tfstate")

@@ -61,8 +61,8 @@ func backendCases() []backendCase {
 				srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth(user, pass))
 				httpB[t] = srv
 				dir := t.TempDir()
-				os.WriteFile(filepath.Join(dir, "user"), []byte(user), 0o600)
-				os.WriteFile(filepath.Join(dir, "pass"), []byte(pass), 0o600)
+				must(t, os.WriteFile(filepath.Join(dir, "user"), []byte(user), 0o600))
+				must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte(pass), 0o600))
 				return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}
 			},
 			gone: func(t *testing.T, tg *state.Target) bool {
@@ -110,9 +110,9 @@ func pgWorkspaces(t *testing.T, tg *state.Target) []string {
 	tc := tftest.Get(t)
 	dir := t.TempDir()
 	f := "terraform {\n  backend \"pg\" {\n    schema_name = \"ccm_states\"\n  }\n}\n"
-	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(f), 0o644)
+	must(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(f), 0o644))
 	tf, _ := tfexec.NewTerraform(dir, tc.Terraform)
-	tf.SetEnv(tc.Env(map[string]string{"PG_CONN_STR": tg.Env["PG_CONN_STR"]}))
+	must(t, tf.SetEnv(tc.Env(map[string]string{"PG_CONN_STR": tg.Env["PG_CONN_STR"]})))
 	if err := tf.Init(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +262,13 @@ type file struct{ path, content string }
 // walk reads every file of a workspace (plan files and .terraform included).
 func walk(t *testing.T, r *runner.Runner, key string) []file {
 	var out []file
-	filepath.Walk(filepath.Join(r.WorkDir(), key), func(p string, info os.FileInfo, err error) error {
+	must(t, filepath.Walk(filepath.Join(r.WorkDir(), key), func(p string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() && info.Size() < 10<<20 {
 			data, _ := os.ReadFile(p)
 			out = append(out, file{p, string(data)})
 		}
 		return nil
-	})
+	}))
 	if len(out) == 0 {
 		t.Fatal("workspace is empty: nothing checked")
 	}

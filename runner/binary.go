@@ -53,7 +53,7 @@ func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
 		// A version downloaded earlier is found without the network.
 		local.ExtraPaths = []string{c.InstallDir}
 		where = "on PATH, in " + c.InstallDir + " or by download"
-		if err := os.MkdirAll(c.InstallDir, 0o755); err != nil {
+		if err := os.MkdirAll(c.InstallDir, 0o755); err != nil { //nolint:gosec // terraform installs are world-readable binaries
 			return "", fmt.Errorf("terraform install dir: %w", err)
 		}
 		sources = append(sources, &releases.ExactVersion{Product: product.Terraform, Version: v, InstallDir: c.InstallDir})

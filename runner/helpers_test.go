@@ -120,3 +120,10 @@ func (e *env) lbs(t *testing.T, name string) []exampleapi.LoadBalancer {
 	}
 	return l
 }
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}

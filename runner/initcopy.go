@@ -244,7 +244,7 @@ func (t *initTemplate) save(dir string) error {
 		return err
 	}
 	if lock, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl")); err == nil {
-		if err := os.WriteFile(filepath.Join(tmp, "lock.hcl"), lock, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(tmp, "lock.hcl"), lock, 0o600); err != nil { //nolint:gosec // paths inside the controller's own work directory
 			return err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -346,7 +346,7 @@ func copyTree(from, to string, skip map[string]bool) error {
 			if err != nil {
 				return err
 			}
-			return os.Symlink(target, dst)
+			return os.Symlink(target, dst) //nolint:gosec // the controller's own work directory: nobody else writes there
 		case d.Type().IsRegular():
 			return copyFile(path, dst, info.Mode().Perm())
 		}

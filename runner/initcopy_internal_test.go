@@ -91,7 +91,7 @@ func TestTemplateFor(t *testing.T) {
 func TestSetBackend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "terraform.tfstate")
 	write := func() {
-		os.WriteFile(path, []byte(`{"version":3,"terraform_version":"1.11.4","backend":{"type":"http","config":{"address":"http://x/old","lock_method":"LOCK","username":null,"retry_max":null},"hash":123}}`), 0o644)
+		must(t, os.WriteFile(path, []byte(`{"version":3,"terraform_version":"1.11.4","backend":{"type":"http","config":{"address":"http://x/old","lock_method":"LOCK","username":null,"retry_max":null},"hash":123}}`), 0o644))
 	}
 	write()
 	err := setBackend(path, backendValues{typ: "http", attrs: map[string]cty.Value{"address": cty.StringVal("http://x/new"), "retry_max": cty.NumberIntVal(3)}})
@@ -128,5 +128,12 @@ func TestSetBackend(t *testing.T) {
 	}
 	if err := setBackend(filepath.Join(t.TempDir(), "none"), backendValues{}); err != nil {
 		t.Errorf("no backend, no cache: %v", err)
+	}
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -44,8 +44,8 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 		"http": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
 			srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "copy-init-pw"))
 			dir := t.TempDir()
-			os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600)
-			os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600)
+			must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
+			must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600))
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil, runner.ProviderAttached
 		},
 		"s3": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
@@ -165,7 +165,7 @@ func TestRefusedInitialisationIsRedone(t *testing.T) {
 	// Terraform trusts a cache whose hash matches the block: a hand edit
 	// of the values alone would go unnoticed (copies have none).
 	edited := regexp.MustCompile(`"hash": \d+`).ReplaceAllString(strings.ReplaceAll(string(data), statePath, statePath+".other"), `"hash": 1`)
-	os.WriteFile(cache, []byte(edited), 0o644)
+	must(t, os.WriteFile(cache, []byte(edited), 0o644))
 	_, err = e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
 	if err == nil || !strings.Contains(err.Error(), "Backend initialization required") {
 		t.Fatalf("want terraform to refuse the initialisation, got %v", err)

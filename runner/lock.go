@@ -93,7 +93,9 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 		if !errors.Is(e, ErrStateLocked) {
 			return s, e
 		}
-		li, ok := parseHeldLock(e.(*Error).Diagnostics + "\n" + err.Error())
+		var te *Error
+		errors.As(e, &te) // newError returns an *Error
+		li, ok := parseHeldLock(te.Diagnostics + "\n" + err.Error())
 		if !ok && raced < lockRaces {
 			// terraform could not tell who holds the lock: its holder was
 			// just releasing it (the local backend's lock info is gone

@@ -50,7 +50,9 @@ func TestEmptied(t *testing.T) {
 		t.Fatal(err)
 	}
 	var h stateHeader
-	json.Unmarshal(out, &h)
+	if err := json.Unmarshal(out, &h); err != nil {
+		t.Fatal(err)
+	}
 	if h.Lineage != "l-1" || h.Serial != 8 || !h.empty() || strings.Contains(string(out), "lb-1") {
 		t.Fatalf("emptied: %s", out)
 	}

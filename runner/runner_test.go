@@ -229,11 +229,11 @@ func TestPlanThenApplyExactPlan(t *testing.T) {
 	}
 	p1copy := filepath.Join(t.TempDir(), "p1.tfplan")
 	data, _ := os.ReadFile(p1.File)
-	os.WriteFile(p1copy, data, 0o600)
+	must(t, os.WriteFile(p1copy, data, 0o600))
 	if _, err := e.r.Ensure(ctxT(t), e.job(t, "p", lbModule{name: "p", port: 82, backend: statePath}), runner.EnsureOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(p1.File, data, 0o600)
+	must(t, os.WriteFile(p1.File, data, 0o600))
 	_, err = e.r.Apply(ctxT(t), p1)
 	if !errors.Is(err, runner.ErrStalePlan) {
 		t.Fatalf("stale plan: want ErrStalePlan, got %v", err)

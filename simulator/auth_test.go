@@ -50,7 +50,7 @@ func TestAuth(t *testing.T) {
 
 func TestBearerSchemeRequired(t *testing.T) {
 	sim := simtest.Start(t)
-	req, _ := http.NewRequest("GET", sim.URL+"/v1/regions", nil)
+	req, _ := http.NewRequest(http.MethodGet, sim.URL+"/v1/regions", nil)
 	req.Header.Set("Authorization", sim.Token) // no "Bearer "
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

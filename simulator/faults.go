@@ -129,9 +129,9 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 				return // the client gave up; nobody is listening for an answer
 			}
 		}
-		if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate {
+		if f.ErrorRate > 0 && rand.Float64() < f.ErrorRate { //nolint:gosec // fault injection, not a secret
 			s.stats.errors.Add(1)
-			if rand.IntN(2) == 0 {
+			if rand.IntN(2) == 0 { //nolint:gosec // fault injection, not a secret
 				writeError(w, nil, &APIError{Status: http.StatusServiceUnavailable, Code: exampleapi.CodeUnavailable,
 					Message: "injected fault: service unavailable", RetryAfter: 1})
 			} else {
@@ -140,7 +140,7 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 			}
 			return
 		}
-		if f.DropRate > 0 && rand.Float64() < f.DropRate {
+		if f.DropRate > 0 && rand.Float64() < f.DropRate { //nolint:gosec // fault injection, not a secret
 			// Process the request for real, then lose the answer: the
 			// client cannot tell whether its write happened.
 			next.ServeHTTP(&discardWriter{header: http.Header{}}, r)

@@ -172,7 +172,7 @@ func TestFaultStats(t *testing.T) {
 	c.do("GET", "/v1/regions", nil)
 	c.do("GET", "/v1/regions", nil)
 	sim.SetFaults(t, exampleapi.Faults{DropRate: 1})
-	req, _ := http.NewRequest("GET", sim.URL+"/v1/regions", nil)
+	req, _ := http.NewRequest(http.MethodGet, sim.URL+"/v1/regions", nil)
 	req.Header.Set("Authorization", "Bearer "+sim.Token)
 	if resp, err := http.DefaultClient.Do(req); err == nil { // the answer is lost
 		resp.Body.Close()

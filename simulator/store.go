@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket names. Values are JSON; object buckets are keyed by id, so a cursor
@@ -40,7 +41,7 @@ func openDB(dataDir string) (*bolt.DB, error) {
 	if dataDir == "" {
 		return nil, errors.New("data directory is required")
 	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil { //nolint:gosec // the simulator's data directory
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
 	path := filepath.Join(dataDir, dbFileName)
@@ -48,7 +49,7 @@ func openDB(dataDir string) (*bolt.DB, error) {
 	// instead of a hang.
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("opening %s: locked by another process (is a simulator already running on this data dir?)", path)
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, err)

@@ -9,7 +9,7 @@ import (
 
 // inClusterTokenFile is the pod's service account token, which the
 // kubernetes backend uses with in_cluster_config.
-var inClusterTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+var inClusterTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token" //nolint:gosec // a path, not a credential
 
 // Credentials returns every credential value the configured backend uses,
 // read now (files are re-read, so call it again after a rotation): the pg

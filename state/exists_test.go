@@ -20,6 +20,13 @@ import (
 
 var web = Object{"c", "service", "ns", "web"}
 
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func mustExist(t *testing.T, tg *Target, want bool) {
 	t.Helper()
 	got, err := tg.Exists(context.Background())
@@ -53,9 +60,9 @@ func TestExistsLocal(t *testing.T) {
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: t.TempDir()}}, Options{})
 	tg, _ := b.LegacyTarget(web)
 	mustExist(t, tg, false)
-	os.WriteFile(tg.Block.Attrs[0].Value.AsString(), []byte("{}"), 0o600)
+	must(t, os.WriteFile(tg.Block.Attrs[0].Value.AsString(), []byte("{}"), 0o600))
 	mustExist(t, tg, true)
-	tg.Delete(context.Background())
+	must(t, tg.Delete(context.Background()))
 	mustExist(t, tg, false)
 }
 
@@ -68,7 +75,8 @@ func TestExistsKubernetes(t *testing.T) {
 	}
 	b.SetKubernetesClient(kube)
 	mustExist(t, tg, false)
-	kube.CoreV1().Secrets("kube-system").Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-" + tg.Key, Namespace: "kube-system"}}, metav1.CreateOptions{})
+	_, err := kube.CoreV1().Secrets("kube-system").Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-" + tg.Key, Namespace: "kube-system"}}, metav1.CreateOptions{})
+	must(t, err)
 	mustExist(t, tg, true)
 	other, _ := b.Target(web)
 	mustExist(t, other, false)
@@ -77,8 +85,8 @@ func TestExistsKubernetes(t *testing.T) {
 func TestExistsHTTP(t *testing.T) {
 	srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "pw-http-1"))
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "u"), []byte("ccm"), 0o600)
-	os.WriteFile(filepath.Join(dir, "p"), []byte("pw-http-1"), 0o600)
+	must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw-http-1"), 0o600))
 	cfg := Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}
 	b, _ := New(cfg, Options{})
 	tg, _ := b.LegacyTarget(web)
@@ -93,7 +101,7 @@ func TestExistsHTTP(t *testing.T) {
 		t.Fatalf("POST: %d %v", resp, err)
 	}
 	mustExist(t, tg, true)
-	os.WriteFile(filepath.Join(dir, "p"), []byte("wrong"), 0o600)
+	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("wrong"), 0o600))
 	tg, _ = b.LegacyTarget(web)
 	if _, err := tg.Exists(context.Background()); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("refused credentials: %v", err)
@@ -149,7 +157,7 @@ func TestCredentials(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(data), 0o600)
+		must(t, os.WriteFile(p, []byte(data), 0o600))
 		return p
 	}
 	kubeconfig := write("kubeconfig", `apiVersion: v1

@@ -43,11 +43,11 @@ func TestValidateNamesTheField(t *testing.T) {
 func TestSecretsStayOutOfTheBlock(t *testing.T) {
 	dir := t.TempDir()
 	connFile := filepath.Join(dir, "conn")
-	os.WriteFile(connFile, []byte("postgres://u:sekrit-pg@127.0.0.1/db\n"), 0o600)
+	must(t, os.WriteFile(connFile, []byte("postgres://u:sekrit-pg@127.0.0.1/db\n"), 0o600))
 	pwFile := filepath.Join(dir, "pw")
-	os.WriteFile(pwFile, []byte("sekrit-http"), 0o600)
+	must(t, os.WriteFile(pwFile, []byte("sekrit-http"), 0o600))
 	userFile := filepath.Join(dir, "user")
-	os.WriteFile(userFile, []byte("ccm"), 0o600)
+	must(t, os.WriteFile(userFile, []byte("ccm"), 0o600))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "sekrit-aws")
 	cfgs := []Config{
 		{Type: TypePG, PG: &PGConfig{ConnStrFile: connFile, SchemaName: "ccm"}},
@@ -116,8 +116,8 @@ func TestLocalDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := tg.Block.Attrs[0].Value.AsString()
-	os.WriteFile(path, []byte("{}"), 0o600)
-	os.WriteFile(path+".backup", []byte("{}"), 0o600)
+	must(t, os.WriteFile(path, []byte("{}"), 0o600))
+	must(t, os.WriteFile(path+".backup", []byte("{}"), 0o600))
 	if err := tg.Delete(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +137,8 @@ func TestHTTPDeleteSendsCredentials(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "u"), []byte("ccm\n"), 0o600)
-	os.WriteFile(filepath.Join(dir, "p"), []byte("pw\n"), 0o600)
+	must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm\n"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw\n"), 0o600))
 	b, _ := New(Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states/", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}, Options{})
 	tg, err := b.Target(Object{"c", "service", "ns", "web"})
 	if err != nil {

@@ -53,7 +53,7 @@ func sentence(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w.", err)
+	return fmt.Errorf("%w.", err) //nolint:staticcheck // diagnostics are sentences
 }
 
 var (
@@ -104,7 +104,7 @@ var (
 // checkIDPrefix checks an import id's kind prefix.
 func checkIDPrefix(id, prefix string) error {
 	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
-		return fmt.Errorf("%q is not an id of this kind: want %s...", id, prefix)
+		return fmt.Errorf("%q is not an id of this kind: want one starting with %q", id, prefix)
 	}
 	return nil
 }

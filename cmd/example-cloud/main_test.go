@@ -63,8 +63,8 @@ func startBinary(t *testing.T, dataDir string, args ...string) *proc {
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill() // no-op once it has exited
-		<-p.exited
-		p.exited <- nil
+		err := <-p.exited      // the test already reported an unexpected exit
+		p.exited <- err
 	})
 	deadline := time.After(20 * time.Second)
 	for p.url == "" || p.metadataURL == "" {

@@ -84,11 +84,11 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		_, err := stdout.Write(m.Files[renderer.MainFile])
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.out, 0o755); err != nil { //nolint:gosec // main.tf and modules are for people and terraform to read
 		return err
 	}
 	for name, data := range m.Files {
-		if err := os.WriteFile(filepath.Join(o.out, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(o.out, name), data, 0o644); err != nil { //nolint:gosec // main.tf and modules are for people and terraform to read
 			return err
 		}
 	}

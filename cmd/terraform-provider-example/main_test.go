@@ -80,7 +80,8 @@ func TestDebugMode(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		t.Logf("exited after SIGINT: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("did not exit after SIGINT")
 	}

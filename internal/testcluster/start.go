@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -42,7 +43,7 @@ func (c *Cluster) startEtcd(ctx context.Context, binDir string) error {
 		}
 		c.etcd = p
 		err = waitFor(ctx, p, func(ctx context.Context) bool { return etcdHealthy(ctx, client) })
-		if err == errPortInUse && i < attempts {
+		if errors.Is(err, errPortInUse) && i < attempts {
 			continue
 		}
 		if err != nil {
@@ -93,7 +94,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, binDir string, s *secrets,
 		}
 		c.apiserver = p
 		err = waitFor(ctx, p, func(ctx context.Context) bool { return c.apiReady(ctx, certDir, s.adminToken) })
-		if err == errPortInUse && i < attempts {
+		if errors.Is(err, errPortInUse) && i < attempts {
 			continue
 		}
 		return err

@@ -305,7 +305,7 @@ func processDir() (string, error) {
 }
 
 // exitPipe's write end is held by this process only (close-on-exec).
-var exitPipe *os.File
+var exitPipe *os.File //nolint:unused // held so that no finalizer closes it: its close is the exit signal
 
 // removeOnExit starts a helper that deletes dir once this test process has
 // exited, however it ends: the helper reads a pipe until EOF, which comes

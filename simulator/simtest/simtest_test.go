@@ -34,7 +34,8 @@ func TestStartSetFaultsStop(t *testing.T) {
 	}
 	sim.Stop()
 	sim.Stop() // idempotent
-	if _, err := http.Get(sim.URL + "/healthz"); err == nil {
+	if resp, err := http.Get(sim.URL + "/healthz"); err == nil {
+		resp.Body.Close()
 		t.Error("still serving after Stop")
 	}
 }

@@ -297,13 +297,13 @@ func TestNoSecretLeaks(t *testing.T) {
 		must(t, err)
 		scan(filepath.Base(f), string(data))
 	}
-	filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
+	must(t, filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() && !strings.Contains(p, "/.terraform/providers/") {
 			data, _ := os.ReadFile(p)
 			scan(strings.TrimPrefix(p, e.workDir), string(data))
 		}
 		return nil
-	})
+	}))
 	if len(places) < 10 {
 		t.Fatalf("scanned only %d places: %v", len(places), places)
 	}
