@@ -3,14 +3,18 @@ package ccm
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -58,6 +63,7 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
 	}
 	f.client = fake.NewClientset(kube...)
+	versioned(f.client)
 	f.review = newReview(cfg, log)
 	f.setClient(f.client, f.events)
 	var dynObjs []runtime.Object
@@ -75,10 +81,72 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 		reviewapi.PlanApprovals: reviewapi.KindPlanApproval + "List",
 		reviewapi.StateUnlocks:  reviewapi.KindStateUnlock + "List",
 	}, dynObjs...)
+	// Deleted objects leave the listers, as they leave an informer's cache.
+	f.dyn.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		idx := plans
+		if a.GetResource() == reviewapi.StateUnlocks {
+			idx = unlocks
+		}
+		if o, ok, _ := idx.GetByKey(a.GetNamespace() + "/" + a.(clienttesting.DeleteAction).GetName()); ok {
+			must(t, idx.Delete(o))
+		}
+		return false, nil, nil
+	})
 	f.approvals.client, f.approvals.dyn = f.client, f.dyn
 	f.approvals.plans = cache.NewGenericLister(plans, reviewapi.PlanApprovals.GroupResource())
 	f.approvals.unlocks = cache.NewGenericLister(unlocks, reviewapi.StateUnlocks.GroupResource())
 	return f
+}
+
+// versioned makes the fake clientset keep resource versions as the API
+// server does: each write sets a new one, and an update or delete that
+// names another than the object's fails with a conflict. The records
+// store depends on it (an object without one is created, not updated).
+func versioned(c *fake.Clientset) {
+	var last int
+	check := func(a clienttesting.Action, name, rv string) error {
+		if rv == "" {
+			return nil
+		}
+		cur, err := c.Tracker().Get(a.GetResource(), a.GetNamespace(), name)
+		if err != nil {
+			return err
+		}
+		m, err := meta.Accessor(cur)
+		if err != nil {
+			return err
+		}
+		if m.GetResourceVersion() != rv {
+			return apierrors.NewConflict(a.GetResource().GroupResource(), name, fmt.Errorf("resource version %s, not %s", m.GetResourceVersion(), rv))
+		}
+		return nil
+	}
+	stamp := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		obj := a.(interface{ GetObject() runtime.Object }).GetObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		if _, ok := a.(clienttesting.UpdateAction); ok {
+			if err := check(a, m.GetName(), m.GetResourceVersion()); err != nil {
+				return true, nil, err
+			}
+		}
+		last++ // reactors run under the fake's lock
+		m.SetResourceVersion(strconv.Itoa(last))
+		return false, nil, nil // the tracker stores it
+	}
+	c.PrependReactor("create", "*", stamp)
+	c.PrependReactor("update", "*", stamp)
+	c.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		d := a.(clienttesting.DeleteAction)
+		if pre := d.GetDeleteOptions().Preconditions; pre != nil && pre.ResourceVersion != nil {
+			if err := check(a, d.GetName(), *pre.ResourceVersion); err != nil {
+				return true, nil, err
+			}
+		}
+		return false, nil, nil
+	})
 }
 
 // event is one recorded event.

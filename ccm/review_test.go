@@ -397,7 +397,7 @@ func TestFailedEvent(t *testing.T) {
 		{name: "too many listeners", err: &renderer.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
 		{name: "unsupported protocol", err: &renderer.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},
 		{name: "owner mismatch", err: fmt.Errorf("load: %w", runner.ErrOwnerMismatch), reason: "WorkspaceOwnedByAnother"},
-		{name: "state locked", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag}, reason: "StateLocked", has: []string{"9296823b"}},
+		{name: "state locked", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, reason: "StateLocked", has: []string{"9296823b"}},
 		{name: "plan", err: &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "PlanFailed"},
 		{name: "apply", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "ApplyFailed"},
 		{name: "not terraform", err: errors.New("list nodes: timeout"), reason: "ReconcileFailed", has: []string{"list nodes: timeout"}},
