@@ -44,6 +44,10 @@ type routes struct {
 	gather  func(ctx context.Context) bool
 	mu      sync.Mutex
 	pending []*routeOp
+	// stopped is why run ended (set as it fails the last pending calls):
+	// a later call fails at once instead of waiting for a batch that
+	// never comes.
+	stopped error
 	// desired is the applied route set by destination; nil until read from
 	// the state, and reset after a failed apply.
 	desired map[string]renderer.Route
@@ -145,6 +149,10 @@ func (r *routes) submit(ctx context.Context, op *routeOp) error {
 	r.once.Do(func() { go r.run() })
 	op.done = make(chan error, 1)
 	r.mu.Lock()
+	if err := r.stopped; err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	r.pending = append(r.pending, op)
 	r.mu.Unlock()
 	select {
@@ -164,7 +172,7 @@ func (r *routes) run() {
 	for {
 		select {
 		case <-r.ctx.Done():
-			r.failPending(r.ctx.Err())
+			r.failPending(fmt.Errorf("routes stopped: %w", r.ctx.Err()))
 			return
 		case <-r.kick:
 		}
@@ -181,13 +189,14 @@ func (r *routes) run() {
 	}
 }
 
+// failPending fails the calls waiting, and every later one, with err.
 func (r *routes) failPending(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, op := range r.pending {
 		op.done <- err
 	}
-	r.pending = nil
+	r.pending, r.stopped = nil, err
 }
 
 // apply converges the route set to desired + batch in one plan/apply.
