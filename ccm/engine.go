@@ -21,9 +21,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engin
 	if err != nil {
 		return nil, nil, fmt.Errorf("api token: %w", err)
 	}
-	if rv.audit != nil {
-		rv.audit.Redact(token)
-	}
+	rv.redact(token)
 	states, err := state.New(cfg.State, state.Options{})
 	if err != nil {
 		return nil, nil, err

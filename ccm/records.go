@@ -107,7 +107,7 @@ func newRecordPlan(s subject, out *engine.Outcome, p *runner.Plan, now time.Time
 		}
 		switch {
 		case policy.Denied(out.Verdicts) != nil:
-			rp.Outcome = records.Denied
+			rp.Outcome, rp.DecidedAt = records.Denied, &now // final as it is planned
 		case out.Policy == "plan-only":
 			rp.Outcome = records.Planned
 		}
@@ -236,6 +236,8 @@ type warmRecords struct {
 	mu     sync.Mutex
 	listed time.Time
 	byWS   map[string]*records.Record
+	// read are the workspaces the List answered for already.
+	read map[string]bool
 }
 
 // warmFor is how long a List answers for: the objects a restart finds.
@@ -249,17 +251,24 @@ func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace s
 		if err != nil {
 			return nil, err
 		}
-		w.listed, w.byWS = time.Now(), map[string]*records.Record{}
+		w.listed, w.byWS, w.read = time.Now(), map[string]*records.Record{}, map[string]bool{}
 		for _, r := range all {
 			w.byWS[r.Workspace] = r
 		}
 	}
 	if time.Since(w.listed) > warmFor {
-		w.byWS = nil
+		w.byWS, w.read = nil, nil
+		return store.Get(ctx, workspace)
+	}
+	// The List answers once per workspace: a read again (the engine
+	// retries a Load that failed, e.g. for another owner) gets the record
+	// as it is now, not none.
+	if w.read[workspace] {
 		return store.Get(ctx, workspace)
 	}
 	r := w.byWS[workspace]
-	delete(w.byWS, workspace) // read once: later the engine knows more
+	delete(w.byWS, workspace)
+	w.read[workspace] = true
 	return r, nil
 }
 
@@ -337,6 +346,14 @@ func (v *review) moveRecord(ctx context.Context, legacy, workspace string) {
 		}
 		return
 	}
+	// The plans' texts are kept beside the record, not in it: they move
+	// too (a plan without Text would have none under the new key).
+	texts := map[string]string{}
+	for _, p := range old.Plans {
+		if text, err := v.store.PlanText(ctx, legacy, p.ID); err == nil {
+			texts[p.ID] = text
+		}
+	}
 	now := time.Now()
 	_, err = v.store.Update(ctx, workspace, func(r *records.Record) error {
 		if len(r.Plans) > 0 {
@@ -346,6 +363,7 @@ func (v *review) moveRecord(ctx context.Context, legacy, workspace string) {
 		r.Workspace = workspace
 		r.Plans = slices.Clone(old.Plans)
 		for i := range r.Plans {
+			r.Plans[i].Text = texts[r.Plans[i].ID]
 			if p := &r.Plans[i]; p.Outcome == records.AwaitingApproval || p.Outcome == records.Planned {
 				p.Outcome, p.Error, p.DecidedAt = records.Superseded, "the state moved to a new key: planned again", &now
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/redact"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
@@ -47,9 +48,12 @@ type review struct {
 	said sync.Map
 
 	// credentials reads the state backend's credentials now, for the
-	// audit log's redactor; redacted is when it last did.
+	// redactors; redacted is when it last did.
 	credentials func() []string
 	redactedAt  atomic.Int64
+	// secrets scrub event messages as the audit log scrubs its lines:
+	// events are read by whoever may read the object's namespace.
+	secrets *redact.Scrubber
 
 	// warm answers the first record reads after a start.
 	warm warmRecords
@@ -60,20 +64,28 @@ type review struct {
 const credentialsRefresh = time.Minute
 
 // redactCredentials registers the backend's current credentials with the
-// audit log, at most once per credentialsRefresh.
+// redactors, at most once per credentialsRefresh.
 func (v *review) redactCredentials() {
 	last := v.redactedAt.Load()
-	if v.audit == nil || v.credentials == nil || (last != 0 && time.Since(time.Unix(0, last)) < credentialsRefresh) {
+	if v.credentials == nil || (last != 0 && time.Since(time.Unix(0, last)) < credentialsRefresh) {
 		return
 	}
 	if v.redactedAt.CompareAndSwap(last, time.Now().UnixNano()) {
-		v.audit.Redact(v.credentials()...)
+		v.redact(v.credentials()...)
+	}
+}
+
+// redact keeps secret values out of events and the audit log.
+func (v *review) redact(values ...string) {
+	v.secrets.Add(values...)
+	if v.audit != nil {
+		v.audit.Redact(values...)
 	}
 }
 
 func newReview(cfg *cloudconfig.Config, log *audit.Log) *review {
 	return &review{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager",
-		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required)}
+		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required), secrets: redact.New()}
 }
 
 func (v *review) setClient(client kubernetes.Interface, recorder record.EventRecorder) {
@@ -96,9 +108,11 @@ type subject struct {
 
 func (s subject) String() string { return s.ref.String() }
 
+// eventf records an event on s's object, secrets scrubbed (an error's
+// text may quote a credential).
 func (v *review) eventf(s subject, typ, reason, format string, args ...any) {
 	if s.event != nil {
-		v.recorder.Eventf(s.event, typ, reason, format, args...)
+		v.recorder.Event(s.event, typ, reason, v.secrets.String(fmt.Sprintf(format, args...)))
 	}
 }
 

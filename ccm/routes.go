@@ -30,23 +30,42 @@ const batchWindow = 250 * time.Millisecond
 // one plan and apply (group commit); each call returns when the apply that
 // contains its change is done.
 type routes struct {
-	engine   *engine.Engine
+	engine   routeEngine
 	cfg      *cloudconfig.Config
 	resolver nodeResolver
 	review   *review
 
-	once    sync.Once
-	ctx     context.Context
-	cancel  context.CancelFunc
-	kick    chan struct{}
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	kick   chan struct{}
+	// gather lets the rest of a burst join a batch: batchWindow, or false
+	// when stopped first.
+	gather  func(ctx context.Context) bool
 	mu      sync.Mutex
 	pending []*routeOp
+	// stopped is why run ended (set as it fails the last pending calls):
+	// a later call fails at once instead of waiting for a batch that
+	// never comes.
+	stopped error
 	// desired is the applied route set by destination; nil until read from
 	// the state, and reset after a failed apply.
 	desired map[string]renderer.Route
 	// applies counts route-set plans run (for tests and benchmarks).
 	applies atomic.Int64
 }
+
+// routeEngine is what routes needs of *engine.Engine: a seam, so that
+// the batching is tested without terraform.
+type routeEngine interface {
+	Routes(ctx context.Context) ([]engine.Route, error)
+	RoutesWorkspace() (string, error)
+	RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error)
+	ReconcileRoutes(ctx context.Context, routes []renderer.Route, rv engine.Review) ([]engine.Route, *engine.Outcome, error)
+	Runner() *runner.Runner
+}
+
+var _ routeEngine = (*engine.Engine)(nil)
 
 // nodeResolver maps node names to instances and back (metadata API,
 // cached): instances implements it.
@@ -63,9 +82,24 @@ type routeOp struct {
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
-func newRoutes(e *engine.Engine, cfg *cloudconfig.Config, resolver nodeResolver, rv *review) *routes {
+func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, rv *review) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &routes{engine: e, cfg: cfg, resolver: resolver, review: rv, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1)}
+	return &routes{engine: e, cfg: cfg, resolver: resolver, review: rv, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
+		gather: waitFor(batchWindow)}
+}
+
+// waitFor waits d, or until ctx ends (false).
+func waitFor(d time.Duration) func(ctx context.Context) bool {
+	return func(ctx context.Context) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (r *routes) stop() { r.cancel() }
@@ -115,6 +149,10 @@ func (r *routes) submit(ctx context.Context, op *routeOp) error {
 	r.once.Do(func() { go r.run() })
 	op.done = make(chan error, 1)
 	r.mu.Lock()
+	if err := r.stopped; err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	r.pending = append(r.pending, op)
 	r.mu.Unlock()
 	select {
@@ -134,14 +172,11 @@ func (r *routes) run() {
 	for {
 		select {
 		case <-r.ctx.Done():
-			r.failPending(r.ctx.Err())
+			r.failPending(fmt.Errorf("routes stopped: %w", r.ctx.Err()))
 			return
 		case <-r.kick:
 		}
-		// Let the rest of a burst join this batch.
-		select {
-		case <-time.After(batchWindow):
-		case <-r.ctx.Done():
+		if !r.gather(r.ctx) {
 			continue
 		}
 		r.mu.Lock()
@@ -154,13 +189,14 @@ func (r *routes) run() {
 	}
 }
 
+// failPending fails the calls waiting, and every later one, with err.
 func (r *routes) failPending(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, op := range r.pending {
 		op.done <- err
 	}
-	r.pending = nil
+	r.pending, r.stopped = nil, err
 }
 
 // apply converges the route set to desired + batch in one plan/apply.

@@ -1,0 +1,530 @@
+package ccm
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// wantPlan is a record entry expected.
+type wantPlan struct {
+	id        string
+	outcome   records.Outcome
+	approvers []string
+	saved     bool   // its saved plan is kept
+	err       string // in its Error
+}
+
+// checkRecord compares the record of ws with the plans, last apply (its
+// plan id) and lock expected; kept plans must keep their text.
+func checkRecord(t *testing.T, f *reviewFixture, ws string, want []wantPlan, applied, lock string) *records.Record {
+	t.Helper()
+	r := f.get(t, ws)
+	if r == nil {
+		t.Fatalf("no record of %s", ws)
+	}
+	var ids, wantIDs []string
+	for _, p := range r.Plans {
+		ids = append(ids, p.ID+" "+string(p.Outcome))
+	}
+	for _, w := range want {
+		wantIDs = append(wantIDs, w.id+" "+string(w.outcome))
+	}
+	if !slices.Equal(ids, wantIDs) {
+		t.Fatalf("plans %q; want %q", ids, wantIDs)
+	}
+	for i, w := range want {
+		p := r.Plans[i]
+		var by []string
+		for _, a := range p.Approvals {
+			by = append(by, a.By)
+		}
+		if !slices.Equal(by, w.approvers) {
+			t.Errorf("%s approved by %v; want %v", p.ID, by, w.approvers)
+		}
+		data, err := f.store.SavedPlan(t.Context(), ws, p.ID)
+		switch {
+		case w.saved && (err != nil || string(data) != "saved "+p.ID):
+			t.Errorf("saved plan of %s = %q, %v; want it kept", p.ID, data, err)
+		case !w.saved && !errors.Is(err, records.ErrNotFound):
+			t.Errorf("saved plan of %s = %q, %v; want it dropped", p.ID, data, err)
+		}
+		if !strings.Contains(p.Error, w.err) || (w.err == "") != (p.Error == "") {
+			t.Errorf("%s error %q; want %q", p.ID, p.Error, w.err)
+		}
+		if text, err := f.store.PlanText(t.Context(), ws, p.ID); err != nil || text != "text of "+p.ID {
+			t.Errorf("text of %s = %q, %v", p.ID, text, err)
+		}
+		// records.Plan.DecidedAt: applied, failed, superseded, denied.
+		decided := p.Outcome != records.AwaitingApproval && p.Outcome != records.Planned
+		if decided != (p.DecidedAt != nil) {
+			t.Errorf("%s (%s) decided at %v", p.ID, p.Outcome, p.DecidedAt)
+		}
+	}
+	switch {
+	case applied == "" && r.Applied != nil:
+		t.Errorf("last apply %+v; want none before an apply", r.Applied)
+	case applied != "" && (r.Applied == nil || r.Applied.PlanID != applied || r.Applied.HCLHash != "hcl-"+applied):
+		t.Errorf("last apply %+v; want plan %s", r.Applied, applied)
+	}
+	switch {
+	case lock == "" && r.Lock != nil:
+		t.Errorf("lock %+v; want none", r.Lock)
+	case lock != "" && (r.Lock == nil || r.Lock.ID != lock):
+		t.Errorf("lock %+v; want %s", r.Lock, lock)
+	}
+	if r.Object != web || r.Workspace != ws || r.RequiredApprovals != f.cfg.Review.Approvals.Required {
+		t.Errorf("record of %+v, workspace %s, %d approvals", r.Object, r.Workspace, r.RequiredApprovals)
+	}
+	return r
+}
+
+const lockDiag = "Error: Error acquiring the state lock\n\nLock Info:\n  ID:        9296823b-0ebb-7d08-bd17-217709d58ae3\n  Who:       root@vm\n"
+
+// TestUpdateRecord follows one object's record through a life of
+// plans: each step is one updateRecord, checked against the whole record.
+func TestUpdateRecord(t *testing.T) {
+	f := newReviewFixture(t, "review: {keep: 3, approvals: {required: 2}}\n", false)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	plan := func(n string) *runner.Plan { return planAt(t, "plan-"+strings.Repeat(n, 12), 1, t0) }
+	p1, p2, p3, p4, p5 := plan("1"), plan("2"), plan("3"), plan("4"), plan("5")
+	p0 := &runner.Plan{ID: "plan-000000000000", Hash: "hcl-plan-000000000000", Workspace: webWS, Created: t0} // no changes
+	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
+	result := func(p *runner.Plan) *runner.Result {
+		return &runner.Result{Plan: p, Outputs: outputs, Applied: p.HasChanges}
+	}
+	waits := &engine.AwaitingApprovalError{PlanID: "any", Policy: annotations.ApplyManual}
+	deny := policy.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
+	manual, auto := annotations.ApplyManual, annotations.ApplyAuto
+	var aliceAt time.Time
+	steps := []struct {
+		name    string
+		out     *engine.Outcome
+		err     error
+		plans   []wantPlan
+		applied string // the last apply's plan
+		lock    string
+		check   func(t *testing.T, r *records.Record, now time.Time)
+	}{{
+		name:  "planned, awaiting approval",
+		out:   &engine.Outcome{Policy: manual, Planned: p1, Awaiting: p1, Files: map[string][]byte{"main.tf": []byte("# p1")}, InputsDigest: "in-1"},
+		err:   waits,
+		plans: []wantPlan{{id: p1.ID, outcome: records.AwaitingApproval, saved: true}},
+		check: func(t *testing.T, r *records.Record, _ time.Time) {
+			p := r.Plans[0]
+			if !p.PlannedAt.Equal(t0) || p.InputsDigest != "in-1" || p.HCLHash != p1.Hash || p.Kind != records.KindChange || p.Policy != "manual" {
+				t.Errorf("plan entry %+v; want planned at the plan's creation, its digest, hash, kind and policy", p)
+			}
+			if r.Files["main.tf"] != "# p1" || r.Policy != "manual" {
+				t.Errorf("files %q policy %q", r.Files, r.Policy)
+			}
+		},
+	}, {
+		name:  "one approval of two",
+		out:   &engine.Outcome{Policy: manual, Awaiting: p1, Approval: engine.Approval{Approvers: []string{"alice"}}},
+		err:   waits,
+		plans: []wantPlan{{id: p1.ID, outcome: records.AwaitingApproval, approvers: []string{"alice"}, saved: true}},
+	}, {
+		name: "superseded by a new plan",
+		out:  &engine.Outcome{Policy: manual, Superseded: p1, Planned: p2, Awaiting: p2},
+		err:  waits,
+		plans: []wantPlan{
+			{id: p2.ID, outcome: records.AwaitingApproval, saved: true},
+			{id: p1.ID, outcome: records.Superseded, approvers: []string{"alice"}},
+		},
+	}, {
+		name: "the new plan's first approval",
+		out:  &engine.Outcome{Policy: manual, Awaiting: p2, Approval: engine.Approval{Approvers: []string{"alice"}}},
+		err:  waits,
+		plans: []wantPlan{
+			{id: p2.ID, outcome: records.AwaitingApproval, approvers: []string{"alice"}, saved: true},
+			{id: p1.ID, outcome: records.Superseded, approvers: []string{"alice"}},
+		},
+		check: func(t *testing.T, r *records.Record, now time.Time) { aliceAt = now },
+	}, {
+		name: "approved and applied",
+		out:  &engine.Outcome{Policy: manual, Applied: p2, Result: result(p2), InputsDigest: "in-2", Approval: engine.Approval{Approved: true, Approvers: []string{"alice", "bob"}}},
+		plans: []wantPlan{
+			{id: p2.ID, outcome: records.Applied, approvers: []string{"alice", "bob"}},
+			{id: p1.ID, outcome: records.Superseded, approvers: []string{"alice"}},
+		},
+		applied: p2.ID,
+		check: func(t *testing.T, r *records.Record, now time.Time) {
+			if a := r.Plans[0].Approvals; !a[0].At.Equal(aliceAt) || !a[1].At.Equal(now) {
+				t.Errorf("approvals %+v; want alice's as first counted (%v), bob's now", a, aliceAt)
+			}
+			if r.Applied.InputsDigest != "in-2" || string(r.Applied.Outputs["ip"]) != `"192.0.2.10"` || !r.Applied.At.Equal(now) {
+				t.Errorf("last apply %+v", r.Applied)
+			}
+		},
+	}, {
+		name: "denied by a rule",
+		out:  &engine.Outcome{Policy: auto, Planned: p3, Awaiting: p3, Verdicts: []policy.Verdict{deny}},
+		err:  &engine.DeniedError{PlanID: p3.ID, Verdict: deny},
+		plans: []wantPlan{
+			{id: p3.ID, outcome: records.Denied},
+			{id: p2.ID, outcome: records.Applied, approvers: []string{"alice", "bob"}},
+			{id: p1.ID, outcome: records.Superseded, approvers: []string{"alice"}},
+		},
+		applied: p2.ID,
+		check: func(t *testing.T, r *records.Record, _ time.Time) {
+			if v := r.Plans[0].Verdicts; len(v) != 1 || v[0] != (records.Verdict{Rule: "no-public", Effect: "deny", Message: deny.Message}) {
+				t.Errorf("verdicts %+v", v)
+			}
+		},
+	}, {
+		name: "failed on a held lock; the oldest plan goes (keep 3)",
+		out:  &engine.Outcome{Policy: auto, Planned: p4, Awaiting: p4},
+		err:  &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
+		plans: []wantPlan{
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+			{id: p3.ID, outcome: records.Denied},
+			{id: p2.ID, outcome: records.Applied, approvers: []string{"alice", "bob"}},
+		},
+		applied: p2.ID,
+		lock:    "9296823b-0ebb-7d08-bd17-217709d58ae3",
+		check: func(t *testing.T, r *records.Record, _ time.Time) {
+			if _, err := f.store.PlanText(t.Context(), webWS, p1.ID); !errors.Is(err, records.ErrNotFound) {
+				t.Errorf("text of the plan dropped (keep 3): %v", err)
+			}
+			if r.Lock.Holder != "root@vm" {
+				t.Errorf("lock %+v; want its holder", r.Lock)
+			}
+		},
+	}, {
+		name: "applied; the lock is gone",
+		out:  &engine.Outcome{Policy: auto, Planned: p5, Applied: p5, Result: result(p5)},
+		plans: []wantPlan{
+			{id: p5.ID, outcome: records.Applied},
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+			{id: p3.ID, outcome: records.Denied},
+		},
+		applied: p5.ID,
+	}, {
+		name: "no changes: nothing recorded but the last apply",
+		out:  &engine.Outcome{Policy: auto, Planned: p0, Result: result(p0)},
+		plans: []wantPlan{
+			{id: p5.ID, outcome: records.Applied},
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+			{id: p3.ID, outcome: records.Denied},
+		},
+		applied: p0.ID,
+	}, {
+		name: "the fast path writes no last apply",
+		out:  &engine.Outcome{Policy: auto, Result: &runner.Result{FastPath: true, Outputs: outputs}},
+		plans: []wantPlan{
+			{id: p5.ID, outcome: records.Applied},
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+			{id: p3.ID, outcome: records.Denied},
+		},
+		applied: p0.ID,
+	}, {
+		name: "a decided plan planned again is a new entry",
+		out:  &engine.Outcome{Policy: manual, Planned: p3, Awaiting: p3},
+		err:  waits,
+		plans: []wantPlan{
+			{id: p3.ID, outcome: records.AwaitingApproval, saved: true},
+			{id: p5.ID, outcome: records.Applied},
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+		},
+		applied: p0.ID,
+	}}
+	for i, st := range steps {
+		ok := t.Run(st.name, func(t *testing.T) {
+			now := t0.Add(time.Duration(i+1) * time.Minute)
+			st.out.Workspace = webWS
+			f.updateRecord(t.Context(), webSubject(records.KindChange), st.out, st.err, now)
+			r := checkRecord(t, f, webWS, st.plans, st.applied, st.lock)
+			if st.check != nil {
+				st.check(t, r, now)
+			}
+		})
+		if !ok {
+			break // later steps build on this one
+		}
+	}
+}
+
+// TestUpdateRecordPlanOnlyAndDrift: a plan-only plan keeps its saved
+// file; drift checks record what they found, and a skipped one nothing.
+func TestUpdateRecordPlanOnlyAndDrift(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p1 := planAt(t, "plan-111111111111", 1, t0)
+	p1.Summary.Drift = []runner.ResourceChange{{Address: "example_load_balancer.this", Action: "update"}}
+	p2 := &runner.Plan{ID: "plan-222222222222", Workspace: webWS}
+	drift := webSubject(records.KindDrift)
+
+	f.updateRecord(t.Context(), drift, &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS, Planned: p1, Awaiting: p1},
+		&engine.AwaitingApprovalError{PlanID: p1.ID, Policy: annotations.ApplyPlanOnly}, t0)
+	r := checkRecord(t, f, webWS, []wantPlan{{id: p1.ID, outcome: records.Planned, saved: true}}, "", "")
+	if d := r.Drift; d == nil || !d.Detected || d.PlanID != p1.ID || len(d.Resources) != 1 || !d.CheckedAt.Equal(t0) || r.Plans[0].Kind != records.KindDrift {
+		t.Fatalf("drift %+v, plan kind %s; want detected by %s", d, r.Plans[0].Kind, p1.ID)
+	}
+
+	t1 := t0.Add(time.Hour)
+	f.updateRecord(t.Context(), drift, &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS, Planned: p2}, nil, t1)
+	r = f.get(t, webWS)
+	if d := r.Drift; d.Detected || !d.CheckedAt.Equal(t1) || d.PlanID != p1.ID || !d.LastDetectedAt.Equal(t0) {
+		t.Fatalf("drift %+v; want checked again, none now, the last one kept", d)
+	}
+
+	f.updateRecord(t.Context(), drift, &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS}, engine.ErrSkipped, t1.Add(time.Hour))
+	if d := f.get(t, webWS).Drift; !d.CheckedAt.Equal(t1) {
+		t.Fatalf("a skipped check moved the check time: %+v", d)
+	}
+}
+
+// TestDeleteRecord: the record, its texts and saved plans go.
+func TestDeleteRecord(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	p := planAt(t, "plan-111111111111", 1, time.Now())
+	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p},
+		&engine.AwaitingApprovalError{PlanID: p.ID}, time.Now())
+	if n := f.objectsOf(t, webWS); n < 3 {
+		t.Fatalf("%d objects; want the record, its text and its saved plan", n)
+	}
+	f.deleteRecord(t.Context(), webWS)
+	if r := f.get(t, webWS); r != nil || f.objectsOf(t, webWS) != 0 {
+		t.Fatalf("record %+v, %d objects left", r, f.objectsOf(t, webWS))
+	}
+	f.deleteRecord(t.Context(), webWS) // nothing to delete: no panic, only a log
+}
+
+// TestMoveRecord: a record follows its state from the legacy key; a
+// plan that waited there is superseded (its file names the legacy state).
+func TestMoveRecord(t *testing.T) {
+	const legacy = "prod-service-shop-web"
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p0, p1, p9 := planAt(t, "plan-000000000000", 1, t0), planAt(t, "plan-111111111111", 1, t0), planAt(t, "plan-999999999999", 1, t0)
+	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
+	legacyRecord := func(f *reviewFixture) {
+		out := func(o *engine.Outcome) *engine.Outcome {
+			o.Workspace, o.Files = legacy, map[string][]byte{"main.tf": []byte("# legacy")}
+			return o
+		}
+		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p0, Applied: p0,
+			Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}), nil, t0)
+		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p1, Awaiting: p1}),
+			&engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
+	}
+	cases := []struct {
+		name    string
+		before  func(f *reviewFixture)
+		plans   []wantPlan
+		applied string
+		check   func(t *testing.T, r *records.Record)
+	}{{
+		name:   "moved",
+		before: legacyRecord,
+		plans: []wantPlan{
+			{id: p1.ID, outcome: records.Superseded, err: "the state moved to a new key"},
+			{id: p0.ID, outcome: records.Applied},
+		},
+		applied: p0.ID,
+		check: func(t *testing.T, r *records.Record) {
+			if r.Applied == nil || r.Applied.PlanID != p0.ID || r.Files["main.tf"] != "# legacy" {
+				t.Errorf("last apply %+v, files %q; want the legacy record's", r.Applied, r.Files)
+			}
+		},
+	}, {
+		name: "the new record is in use",
+		before: func(f *reviewFixture) {
+			legacyRecord(f)
+			f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p9, Awaiting: p9},
+				&engine.AwaitingApprovalError{PlanID: p9.ID}, t0)
+		},
+		plans: []wantPlan{{id: p9.ID, outcome: records.AwaitingApproval, saved: true}},
+	}, {
+		name:   "no legacy record",
+		before: func(*reviewFixture) {},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newReviewFixture(t, "", false)
+			c.before(f)
+			f.moveRecord(t.Context(), legacy, webWS)
+			if n := f.objectsOf(t, legacy); n != 0 {
+				t.Errorf("%d objects of the legacy record left", n)
+			}
+			if c.plans == nil {
+				if n := f.objectsOf(t, webWS); n != 0 {
+					t.Errorf("%d objects under the new key; want none", n)
+				}
+				return
+			}
+			r := checkRecord(t, f, webWS, c.plans, c.applied, "")
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+// TestLoad: what the engine gets back of a record after a start, from
+// one List for all objects.
+func TestLoad(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	flag := policy.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
+	p0, p1 := planAt(t, "plan-000000000000", 1, t0), planAt(t, "plan-111111111111", 1, t0.Add(time.Minute))
+	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
+	const other = "prod-service-shop-api-0123456789abcdef"
+	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Applied: p0,
+		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
+	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p1, Awaiting: p1,
+		Verdicts: []policy.Verdict{flag}}, &engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
+	api := webSubject(records.KindChange)
+	api.ref.Name, api.ref.UID = "api", "uid-api"
+	f.updateRecord(t.Context(), api, &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: other, Planned: p0, Applied: p0,
+		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
+	f.client.ClearActions()
+
+	kept, err := f.Load(t.Context(), webWS, "uid-1")
+	must(t, err)
+	if a := kept.Applied; a == nil || a.Hash != p0.Hash || string(a.Outputs["ip"]) != `"192.0.2.10"` || !a.At.Equal(t0) {
+		t.Errorf("applied %+v; want plan %s's", a, p0.ID)
+	}
+	sp := kept.Pending
+	if sp == nil || string(sp.Data) != "saved "+p1.ID || sp.Plan.ID != p1.ID || sp.Plan.Hash != p1.Hash || sp.Plan.FileHash == "" ||
+		!sp.Plan.Created.Equal(p1.Created) || sp.Plan.Destroy || len(sp.Verdicts) != 1 || sp.Verdicts[0] != flag {
+		t.Errorf("pending %+v; want plan %s with its saved file and verdict", sp, p1.ID)
+	}
+	// Another object of the name (another uid) is refused, every time.
+	for i := range 2 {
+		if kept, err := f.Load(t.Context(), other, "uid-new"); !errors.Is(err, runner.ErrOwnerMismatch) || !strings.Contains(err.Error(), "uid-api") {
+			t.Errorf("load %d for another owner = %+v, %v; want ErrOwnerMismatch naming uid-api", i+1, kept, err)
+		}
+	}
+	if kept, err := f.Load(t.Context(), "prod-service-shop-none-0123456789abcdef", "uid-3"); kept != nil || err != nil {
+		t.Errorf("no record: %+v, %v", kept, err)
+	}
+	lists := 0
+	for _, a := range f.client.Actions() {
+		if a.GetResource().Resource == "configmaps" && a.GetVerb() == "list" {
+			if l, ok := a.(clienttesting.ListAction); ok && strings.Contains(l.GetListRestrictions().Labels.String(), records.LabelPart) {
+				lists++ // List of every record, not a workspace's objects
+			}
+		}
+	}
+	if lists != 1 {
+		t.Errorf("%d Lists of every record; want 1 for all the first reads", lists)
+	}
+
+	// Later than warmFor, reads are Gets again.
+	f.warm.listed = time.Now().Add(-warmFor - time.Second)
+	f.client.ClearActions()
+	kept, err = f.Load(t.Context(), webWS, "uid-1")
+	if err != nil || kept.Applied == nil {
+		t.Fatalf("late load: %+v, %v", kept, err)
+	}
+	for _, a := range f.client.Actions() {
+		if l, ok := a.(clienttesting.ListAction); ok && a.GetResource().Resource == "configmaps" && strings.Contains(l.GetListRestrictions().Labels.String(), records.LabelPart) {
+			t.Errorf("a late load listed every record")
+		}
+	}
+}
+
+// TestLock: the lock a failed run recorded is what unlock requests are
+// checked against.
+func TestLock(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	if l := f.lock(t.Context(), webWS); l != nil {
+		t.Fatalf("lock %+v without a record", l)
+	}
+	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
+		&runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
+	if l := f.lock(t.Context(), webWS); l == nil || l.ID != "9296823b-0ebb-7d08-bd17-217709d58ae3" || l.Holder != "root@vm" {
+		t.Fatalf("lock %+v", l)
+	}
+}
+
+// TestUnlock: unlock requests that force nothing open (terraform's
+// force-unlock itself is the e2e's), and forced unlocks' reports.
+func TestUnlock(t *testing.T) {
+	const recorded, stale = "9296823b-0ebb-7d08-bd17-217709d58ae3", "11111111-2222-3333-4444-555555555555"
+	cases := []struct {
+		name     string
+		noPolicy bool
+		lock     bool // a lock is recorded
+		objs     []*unstructured.Unstructured
+		rendered bool
+		events   []wantEvent
+		audit    []wantAudit
+		left     int // StateUnlocks left
+	}{{
+		name: "no request",
+	}, {
+		name:     "the policy is missing",
+		noPolicy: true,
+		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, recorded, "alice")},
+		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"not honoured while the admission policy"}}},
+		left:     1,
+	}, {
+		name:     "another lock than the one recorded",
+		lock:     true,
+		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice")},
+		rendered: true,
+		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{`StateUnlock u1 by "alice" names lock ` + stale + ", but the recorded lock is " + recorded}}},
+		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: the recorded lock is " + recorded}},
+	}, {
+		name:     "no lock recorded",
+		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice"), stateUnlockObj("u2", reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: "shop", Name: "api"}, stale, "bob")},
+		rendered: true,
+		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"but no lock is recorded: nothing was forced open"}}},
+		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: no lock is recorded"}},
+		left:     1, // another object's
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newReviewFixture(t, "", c.noPolicy, c.objs...)
+			if c.lock {
+				f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
+					&runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
+			}
+			rendered := false
+			for range 2 { // said once
+				f.unlock(t.Context(), nil, webSubject(records.KindChange), func() (runner.Job, error) {
+					rendered = true
+					return runner.Job{Key: webWS}, nil
+				})
+			}
+			if rendered != c.rendered {
+				t.Errorf("rendered %v; want %v", rendered, c.rendered)
+			}
+			checkEvents(t, f.takeEvents(), c.events)
+			lines, _ := f.auditLog(t)
+			checkAudit(t, lines, web.String(), c.audit)
+			l, err := f.dyn.Resource(reviewapi.StateUnlocks).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
+			must(t, err)
+			if len(l.Items) != c.left {
+				t.Errorf("%d StateUnlocks left; want %d (a request is used up)", len(l.Items), c.left)
+			}
+		})
+	}
+
+	t.Run("forced open", func(t *testing.T) {
+		f := newReviewFixture(t, "", false)
+		f.forceUnlocked(webSubject(records.KindChange), webWS, recorded, "alice", `requested by "alice" (StateUnlock u1)`)
+		checkEvents(t, f.takeEvents(), []wantEvent{{typ: "Warning", reason: "ForceUnlocked", has: []string{"lock " + recorded + ` (requested by "alice" (StateUnlock u1))`}}})
+		lines, _ := f.auditLog(t)
+		checkAudit(t, lines, web.String(), []wantAudit{{action: "force-unlock", actor: "alice", has: recorded}})
+		if lines[0].Workspace != webWS || lines[0].Details["reason"] != `requested by "alice" (StateUnlock u1)` {
+			t.Errorf("audit line %+v", lines[0])
+		}
+	})
+}

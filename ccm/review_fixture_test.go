@@ -1,0 +1,247 @@
+package ccm
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// reviewFixture is a review whose records live in client-go's fake
+// clientset (the real records.Store over it), whose approvals and unlock
+// requests come from a lister and a fake dynamic client, with events in
+// memory and the audit log in a file. Fakes, so that a failure names the
+// function: the e2e runs the same paths against a real API server.
+type reviewFixture struct {
+	*review
+	client    *fake.Clientset
+	dyn       *dynamicfake.FakeDynamicClient
+	events    *record.FakeRecorder
+	auditPath string
+}
+
+// newReviewFixture reviews under validConfig plus extra; objs are the
+// PlanApprovals and StateUnlocks present, honoured (the identity policy
+// installed) unless noPolicy.
+func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstructured.Unstructured) *reviewFixture {
+	t.Helper()
+	cfg := testConfig(t, extra)
+	f := &reviewFixture{events: record.NewFakeRecorder(100), auditPath: filepath.Join(t.TempDir(), "audit.log")}
+	log, err := audit.Open(f.auditPath)
+	must(t, err)
+	t.Cleanup(func() { _ = log.Close() })
+	var kube []runtime.Object
+	if !noPolicy {
+		kube = append(kube,
+			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
+			&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
+				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
+	}
+	f.client = fake.NewClientset(kube...)
+	versioned(f.client)
+	f.review = newReview(cfg, log)
+	f.setClient(f.client, f.events)
+	var dynObjs []runtime.Object
+	plans := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	unlocks := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, o := range objs {
+		idx := plans
+		if o.GetKind() == reviewapi.KindStateUnlock {
+			idx = unlocks
+		}
+		must(t, idx.Add(o))
+		dynObjs = append(dynObjs, o)
+	}
+	f.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		reviewapi.PlanApprovals: reviewapi.KindPlanApproval + "List",
+		reviewapi.StateUnlocks:  reviewapi.KindStateUnlock + "List",
+	}, dynObjs...)
+	// Deleted objects leave the listers, as they leave an informer's cache.
+	f.dyn.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		idx := plans
+		if a.GetResource() == reviewapi.StateUnlocks {
+			idx = unlocks
+		}
+		if o, ok, _ := idx.GetByKey(a.GetNamespace() + "/" + a.(clienttesting.DeleteAction).GetName()); ok {
+			must(t, idx.Delete(o))
+		}
+		return false, nil, nil
+	})
+	f.approvals.client, f.approvals.dyn = f.client, f.dyn
+	f.approvals.plans = cache.NewGenericLister(plans, reviewapi.PlanApprovals.GroupResource())
+	f.approvals.unlocks = cache.NewGenericLister(unlocks, reviewapi.StateUnlocks.GroupResource())
+	return f
+}
+
+// versioned makes the fake clientset keep resource versions as the API
+// server does: each write sets a new one, and an update or delete that
+// names another than the object's fails with a conflict. The records
+// store depends on it (an object without one is created, not updated).
+func versioned(c *fake.Clientset) {
+	var last int
+	check := func(a clienttesting.Action, name, rv string) error {
+		if rv == "" {
+			return nil
+		}
+		cur, err := c.Tracker().Get(a.GetResource(), a.GetNamespace(), name)
+		if err != nil {
+			return err
+		}
+		m, err := meta.Accessor(cur)
+		if err != nil {
+			return err
+		}
+		if m.GetResourceVersion() != rv {
+			return apierrors.NewConflict(a.GetResource().GroupResource(), name, fmt.Errorf("resource version %s, not %s", m.GetResourceVersion(), rv))
+		}
+		return nil
+	}
+	stamp := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		obj := a.(interface{ GetObject() runtime.Object }).GetObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		if _, ok := a.(clienttesting.UpdateAction); ok {
+			if err := check(a, m.GetName(), m.GetResourceVersion()); err != nil {
+				return true, nil, err
+			}
+		}
+		last++ // reactors run under the fake's lock
+		m.SetResourceVersion(strconv.Itoa(last))
+		return false, nil, nil // the tracker stores it
+	}
+	c.PrependReactor("create", "*", stamp)
+	c.PrependReactor("update", "*", stamp)
+	c.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		d := a.(clienttesting.DeleteAction)
+		if pre := d.GetDeleteOptions().Preconditions; pre != nil && pre.ResourceVersion != nil {
+			if err := check(a, d.GetName(), *pre.ResourceVersion); err != nil {
+				return true, nil, err
+			}
+		}
+		return false, nil, nil
+	})
+}
+
+// event is one recorded event.
+type event struct{ typ, reason, msg string }
+
+// takeEvents returns the events recorded since the last call.
+func (f *reviewFixture) takeEvents() []event {
+	var out []event
+	for {
+		select {
+		case e := <-f.events.Events:
+			// FakeRecorder writes "<type> <reason> <message>".
+			typ, rest, _ := strings.Cut(e, " ")
+			reason, msg, _ := strings.Cut(rest, " ")
+			out = append(out, event{typ, reason, msg})
+		default:
+			return out
+		}
+	}
+}
+
+// auditLog returns the audit log's entries and its raw text.
+func (f *reviewFixture) auditLog(t *testing.T) ([]audit.Entry, string) {
+	t.Helper()
+	raw, err := os.ReadFile(f.auditPath)
+	must(t, err)
+	var out []audit.Entry
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	for sc.Scan() {
+		var e audit.Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %d: %v: %s", len(out)+1, err, sc.Text())
+		}
+		out = append(out, e)
+	}
+	return out, string(raw)
+}
+
+// get reads the record of workspace through the store.
+func (f *reviewFixture) get(t *testing.T, ws string) *records.Record {
+	t.Helper()
+	r, err := f.store.Get(t.Context(), ws)
+	must(t, err)
+	return r
+}
+
+// objectsOf counts the ConfigMaps and Secrets the store keeps for ws.
+func (f *reviewFixture) objectsOf(t *testing.T, ws string) int {
+	t.Helper()
+	sel := metav1.ListOptions{LabelSelector: records.LabelWorkspace}
+	cms, err := f.client.CoreV1().ConfigMaps(f.cfg.Review.Namespace).List(t.Context(), sel)
+	must(t, err)
+	secrets, err := f.client.CoreV1().Secrets(f.cfg.Review.Namespace).List(t.Context(), sel)
+	must(t, err)
+	n := 0
+	for _, o := range cms.Items {
+		if o.Annotations[records.AnnotationWorkspace] == ws {
+			n++
+		}
+	}
+	for _, o := range secrets.Items {
+		if o.Annotations[records.AnnotationWorkspace] == ws {
+			n++
+		}
+	}
+	return n
+}
+
+// Fixtures of reviews: the Service shop/web (ref web, approvals_test.go)
+// and its workspace.
+const webWS = "prod-service-shop-web-0123456789abcdef"
+
+var webSvc = &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1"}}
+
+func webSubject(kind string) subject {
+	return subject{ref: web, event: webSvc, kind: kind}
+}
+
+// planAt is a plan with changes (+add), its saved file written.
+func planAt(t *testing.T, id string, add int, created time.Time) *runner.Plan {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), id+".tfplan")
+	must(t, os.WriteFile(file, []byte("saved "+id), 0o600))
+	return &runner.Plan{ID: id, File: file, Workspace: webWS, Hash: "hcl-" + id, Created: created,
+		HasChanges: add > 0, Summary: runner.PlanSummary{Add: add}, Text: "text of " + id}
+}
+
+func stateUnlockObj(name string, ref reviewapi.ObjectRef, lockID, requester string) *unstructured.Unstructured {
+	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.StateUnlockSpec{Object: ref, LockID: lockID, Requester: requester})
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(reviewapi.GroupVersion.String())
+	u.SetKind(reviewapi.KindStateUnlock)
+	u.SetNamespace("example-ccm")
+	u.SetName(name)
+	u.SetUID(types.UID("u-" + name))
+	u.SetCreationTimestamp(metav1.Now())
+	return u
+}

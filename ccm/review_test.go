@@ -1,0 +1,471 @@
+package ccm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// wantEvent is an event expected: its type and reason, and what its
+// message says (has) and must not say (not).
+type wantEvent struct {
+	typ, reason string
+	has, not    []string
+}
+
+// wantAudit is an audit line expected; has is in its error or a detail.
+type wantAudit struct {
+	action, actor, outcome, planID string
+	has                            string
+}
+
+func checkEvents(t *testing.T, got []event, want []wantEvent) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("events:\n%s\nwant %d: %v", eventsText(got), len(want), want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.typ != w.typ || g.reason != w.reason {
+			t.Errorf("event %d = %s %s %q; want %s %s", i, g.typ, g.reason, g.msg, w.typ, w.reason)
+		}
+		for _, s := range w.has {
+			if !strings.Contains(g.msg, s) {
+				t.Errorf("event %d (%s) = %q; want it to say %q", i, g.reason, g.msg, s)
+			}
+		}
+		for _, s := range w.not {
+			if strings.Contains(g.msg, s) {
+				t.Errorf("event %d (%s) = %q; must not say %q", i, g.reason, g.msg, s)
+			}
+		}
+	}
+}
+
+func eventsText(evs []event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "  %s %s %q\n", e.typ, e.reason, e.msg)
+	}
+	return b.String()
+}
+
+func checkAudit(t *testing.T, got []audit.Entry, object string, want []wantAudit) {
+	t.Helper()
+	if len(got) != len(want) {
+		var b strings.Builder
+		for _, e := range got {
+			line, _ := json.Marshal(e)
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+		t.Fatalf("audit lines:\n%swant %d: %v", b.String(), len(want), want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Action != w.action || g.Actor != w.actor || g.Outcome != w.outcome || g.PlanID != w.planID {
+			t.Errorf("audit line %d = action %q actor %q outcome %q plan %q; want %q %q %q %q",
+				i, g.Action, g.Actor, g.Outcome, g.PlanID, w.action, w.actor, w.outcome, w.planID)
+		}
+		if w.has != "" && !strings.Contains(g.Error, w.has) && !slices.ContainsFunc(slices.Collect(maps.Values(g.Details)), func(d string) bool { return strings.Contains(d, w.has) }) {
+			t.Errorf("audit line %d (%s) = error %q details %v; want it to say %q", i, g.Action, g.Error, g.Details, w.has)
+		}
+		if g.Object != object {
+			t.Errorf("audit line %d names %q; want %q", i, g.Object, object)
+		}
+	}
+}
+
+const self = "example-cloud-controller-manager"
+
+// TestReport: the events, audit lines, phase and approvals clean-up that
+// report makes of each kind of engine outcome.
+func TestReport(t *testing.T) {
+	const secret = "s3cr3t-backend-password"
+	at := time.Now().Add(-time.Minute)
+	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
+	applied := func(p *runner.Plan) *runner.Result { return &runner.Result{Plan: p, Outputs: outputs, Applied: true} }
+	waits := func(p *runner.Plan, pol annotations.ApplyPolicy, vs ...policy.Verdict) error {
+		return &engine.AwaitingApprovalError{PlanID: p.ID, Policy: pol, Verdicts: vs}
+	}
+	flag := policy.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
+	deny := policy.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
+	const pid, qid = "plan-aaaaaaaaaaaa", "plan-bbbbbbbbbbbb"
+	cases := []struct {
+		name   string
+		extra  string // cloud config
+		s      subject
+		objs   []*unstructured.Unstructured
+		before func(t *testing.T, f *reviewFixture)
+		out    func(p, q *runner.Plan) (*engine.Outcome, error)
+		events []wantEvent
+		audit  []wantAudit
+		phase  string
+		check  func(t *testing.T, f *reviewFixture, p, q *runner.Plan)
+	}{{
+		name: "applied",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: applied(p)}, nil
+		},
+		events: []wantEvent{
+			{typ: "Normal", reason: "Planned", has: []string{"Planned " + pid + " (+1 ~0 -0)"}},
+			{typ: "Normal", reason: "Applied", has: []string{"Applied " + pid + " (+1 ~0 -0)"}, not: []string{"approved by"}},
+		},
+		audit: []wantAudit{{action: "plan", actor: self, planID: pid}, {action: "apply", actor: self, outcome: "applied", planID: pid}},
+		phase: "applied",
+	}, {
+		name:  "applied once approved",
+		extra: "review: {approvals: {required: 2}}\n",
+		s:     subject{ref: web, event: webSvc, kind: records.KindChange, author: "carol"},
+		objs: []*unstructured.Unstructured{
+			approvalObj("a", web, pid, "alice", at), approvalObj("b", web, pid, "bob", at), approvalObj("c", web, qid, "dave", at),
+		},
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Applied: p, Result: applied(p),
+				Approval: engine.Approval{Approved: true, Approvers: []string{"alice", "bob"}}}, nil
+		},
+		events: []wantEvent{{typ: "Normal", reason: "Applied", has: []string{"Applied " + pid, "approved by alice, bob"}}},
+		audit: []wantAudit{
+			{action: "approve", actor: "alice", outcome: "counted", planID: pid, has: "2 of 2"},
+			{action: "approve", actor: "bob", outcome: "counted", planID: pid, has: "2 of 2"},
+			{action: "apply", actor: "alice, bob", outcome: "applied", planID: pid, has: "carol"},
+		},
+		phase: "applied",
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if left := approvalNames(t, f); !slices.Equal(left, []string{"c"}) {
+				t.Errorf("PlanApprovals left %v; want those of the applied plan deleted, [c] kept", left)
+			}
+		},
+	}, {
+		name: "no changes",
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			p0 := &runner.Plan{ID: "plan-000000000000", Workspace: webWS}
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Result: &runner.Result{Plan: p0, Outputs: outputs}}, nil
+		},
+		phase: "applied",
+	}, {
+		name: "fast path",
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Result: &runner.Result{FastPath: true, Outputs: outputs}}, nil
+		},
+		phase: "applied",
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if n := f.objectsOf(t, webWS); n != 0 {
+				t.Errorf("the fast path wrote %d record objects; want none (the record says it already)", n)
+			}
+		},
+	}, {
+		name: "awaiting approval",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
+		},
+		events: []wantEvent{
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Normal", reason: "AwaitingApproval", has: []string{"AwaitingApproval " + pid + " (+1 ~0 -0): needs 1 approval(s) (manual policy)",
+				"`examplectl approve shop/web " + pid + "`"}},
+		},
+		audit: []wantAudit{{action: "plan", actor: self, planID: pid}},
+		phase: "awaiting-approval",
+	}, {
+		name: "route set awaiting approval",
+		s:    (&review{cfg: testConfig(t, "")}).routeSetSubject(webWS, records.KindChange),
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
+		},
+		events: []wantEvent{{typ: "Normal", reason: "Planned"}, {typ: "Normal", reason: "AwaitingApproval", has: []string{"`examplectl approve routes " + pid + "`"}}},
+		audit:  []wantAudit{{action: "plan", actor: self, planID: pid}},
+		phase:  "awaiting-approval",
+	}, {
+		name: "flagged by a rule",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []policy.Verdict{flag}},
+				waits(p, annotations.ApplyAuto, flag)
+		},
+		events: []wantEvent{
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Normal", reason: "AwaitingApproval", has: []string{"(rule replace: replaces the load balancer)"}, not: []string{"manual policy"}},
+		},
+		audit: []wantAudit{{action: "plan", actor: self, planID: pid, has: "replace (require-approval): replaces the load balancer"}},
+		phase: "awaiting-approval",
+	}, {
+		name: "plan-only",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyPlanOnly)
+		},
+		events: []wantEvent{{typ: "Normal", reason: "Planned"}},
+		audit:  []wantAudit{{action: "plan", actor: self, planID: pid}},
+		phase:  "planned",
+	}, {
+		name: "still awaiting, an approval ignored",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
+				Approval: engine.Approval{Ignored: []string{`PlanApproval x by "carol": "carol" made the change and cannot approve it`}}}, waits(p, annotations.ApplyManual)
+		},
+		events: []wantEvent{{typ: "Warning", reason: "ApprovalIgnored", has: []string{"cannot approve it"}}},
+		audit:  []wantAudit{{action: "approve", actor: self, outcome: "ignored", planID: pid, has: "cannot approve it"}},
+		phase:  "awaiting-approval",
+		check: func(t *testing.T, f *reviewFixture, p, _ *runner.Plan) {
+			// Said once, however often the plan is reconciled.
+			f.report(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
+				Approval: engine.Approval{Ignored: []string{`PlanApproval x by "carol": "carol" made the change and cannot approve it`}}}, waits(p, annotations.ApplyManual))
+			if evs := f.takeEvents(); len(evs) != 0 {
+				t.Errorf("the ignored approval was reported again:\n%s", eventsText(evs))
+			}
+		},
+	}, {
+		name: "denied by a rule",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []policy.Verdict{deny}},
+				&engine.DeniedError{PlanID: p.ID, Verdict: deny}
+		},
+		events: []wantEvent{
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Warning", reason: "PlanDenied", has: []string{"Plan " + pid + " denied by policy rule no-public: public load balancers are not allowed"}},
+		},
+		audit: []wantAudit{
+			{action: "plan", actor: self, planID: pid, has: "no-public (deny)"},
+			{action: "deny", actor: self, outcome: "denied", planID: pid, has: "no-public (deny)"},
+		},
+		phase: "awaiting-approval",
+	}, {
+		name: "superseded",
+		objs: []*unstructured.Unstructured{approvalObj("old", web, qid, "alice", at)},
+		out: func(p, q *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Superseded: q, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
+		},
+		events: []wantEvent{
+			{typ: "Normal", reason: "PlanSuperseded", has: []string{"Plan " + qid + " superseded"}},
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Normal", reason: "AwaitingApproval"},
+		},
+		audit: []wantAudit{{action: "supersede", actor: self, planID: qid}, {action: "plan", actor: self, planID: pid}},
+		phase: "awaiting-approval",
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if left := approvalNames(t, f); len(left) != 0 {
+				t.Errorf("PlanApprovals of the superseded plan left: %v", left)
+			}
+		},
+	}, {
+		name: "drift detected",
+		s:    webSubject(records.KindDrift),
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			p.Summary.Drift = []runner.ResourceChange{{Address: "a", Action: "update"}, {Address: "b", Action: "delete"}}
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
+		},
+		events: []wantEvent{
+			{typ: "Warning", reason: "DriftDetected", has: []string{"Drift detected: " + pid + " (2 resources changed outside Terraform)"}},
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Normal", reason: "AwaitingApproval"},
+		},
+		audit: []wantAudit{{action: "drift", actor: self, planID: pid}, {action: "plan", actor: self, planID: pid}},
+		phase: "awaiting-approval",
+	}, {
+		name: "drift check skipped",
+		s:    webSubject(records.KindDrift),
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, fmt.Errorf("drift check: %w", engine.ErrSkipped)
+		},
+	}, {
+		name: "recovered, with terraform warnings",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			res := applied(p)
+			res.Warnings = []string{"adopted lb-0123456789abcdef"}
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: res, Recovered: "lb-0123456789abcdef"}, nil
+		},
+		events: []wantEvent{
+			{typ: "Warning", reason: "LoadBalancerRecovered", has: []string{"lb-0123456789abcdef"}},
+			{typ: "Normal", reason: "Planned"},
+			{typ: "Normal", reason: "Applied"},
+			{typ: "Warning", reason: "TerraformWarning", has: []string{"adopted lb-0123456789abcdef"}},
+		},
+		audit: []wantAudit{
+			{action: "import", actor: self, outcome: "recovered", has: "lb-0123456789abcdef"},
+			{action: "plan", actor: self, planID: pid},
+			{action: "apply", actor: self, outcome: "applied", planID: pid},
+		},
+		phase: "applied",
+	}, {
+		name: "destroyed",
+		s:    webSubject(records.KindDestroy),
+		before: func(t *testing.T, f *reviewFixture) { // a record to delete
+			_, err := f.store.Update(t.Context(), webWS, func(r *records.Record) error { r.Object = web; return nil })
+			must(t, err)
+		},
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			p.Destroy, p.Summary = true, runner.PlanSummary{Remove: 2}
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: &runner.Result{Plan: p, Applied: true}}, nil
+		},
+		events: []wantEvent{{typ: "Normal", reason: "Planned"}, {typ: "Normal", reason: "Applied", has: []string{"(+0 ~0 -2)"}}},
+		audit:  []wantAudit{{action: "plan", actor: self, planID: pid}, {action: "destroy", actor: self, outcome: "applied", planID: pid}},
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if n := f.objectsOf(t, webWS); n != 0 {
+				t.Errorf("%d record objects left after the destroy; want the record deleted with the workspace", n)
+			}
+		},
+	}, {
+		name: "failed, the error naming a registered credential",
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, fmt.Errorf("state backend: password %q rejected", secret)
+		},
+		events: []wantEvent{{typ: "Warning", reason: "ReconcileFailed", has: []string{`password "` + audit.Redacted + `" rejected`}, not: []string{secret}}},
+		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: `password "` + audit.Redacted + `" rejected`}},
+		phase:  "failed",
+	}, {
+		name: "plan failed",
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
+		},
+		events: []wantEvent{{typ: "Warning", reason: "PlanFailed", has: []string{"terraform plan in workspace " + webWS + ": Error: no such region"}}},
+		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: "no such region"}},
+		phase:  "failed",
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newReviewFixture(t, c.extra, false, c.objs...)
+			f.credentials = func() []string { return []string{secret} }
+			if c.s.event == nil {
+				c.s = webSubject(records.KindChange)
+			}
+			if c.before != nil {
+				c.before(t, f)
+			}
+			p, q := planAt(t, pid, 1, at), planAt(t, qid, 1, at.Add(-time.Hour))
+			out, err := c.out(p, q)
+			f.report(t.Context(), c.s, out, err)
+			checkEvents(t, f.takeEvents(), c.events)
+			lines, raw := f.auditLog(t)
+			checkAudit(t, lines, c.s.String(), c.audit)
+			if strings.Contains(raw, secret) {
+				t.Errorf("the audit log holds the credential:\n%s", raw)
+			}
+			if got := f.phases.m[webWS]; got != c.phase {
+				t.Errorf("phase %q; want %q", got, c.phase)
+			}
+			if c.check != nil {
+				c.check(t, f, p, q)
+			}
+		})
+	}
+}
+
+// approvalNames lists the PlanApprovals left in the fake API server.
+func approvalNames(t *testing.T, f *reviewFixture) []string {
+	t.Helper()
+	l, err := f.dyn.Resource(reviewapi.PlanApprovals).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
+	must(t, err)
+	var names []string
+	for _, o := range l.Items {
+		names = append(names, o.GetName())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestFailedEvent: the reason of each kind of failure, and what its
+// message shows of hostile values (quoted, cut short) and secrets (none).
+func TestFailedEvent(t *testing.T) {
+	hostile := "x\nNormal Applied plan-forged\x1b[2J" + strings.Repeat("A", 10<<10)
+	lockDiag := "Error: Error acquiring the state lock\n\nLock Info:\n  ID:        9296823b-0ebb-7d08-bd17-217709d58ae3\n  Who:       root@vm\n"
+	cases := []struct {
+		name   string
+		err    error
+		reason string
+		has    []string
+		not    []string
+	}{
+		{name: "annotation value", err: fmt.Errorf("parse: %w", &annotations.Error{Annotation: annotations.LBName, Value: hostile, Reason: "is not a name"}),
+			reason: "InvalidService", has: []string{`value "x\nNormal Applied plan-forged\x1b[2JAAA`, fmt.Sprintf("(%d bytes)", len(hostile))},
+			not: []string{"\n", "\x1b", strings.Repeat("A", 100)}},
+		{name: "input value", err: &renderer.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
+			reason: "InvalidService", has: []string{`spec.loadBalancerSourceRanges[0]: "10.0.0.0/8\nforged" is not a CIDR`}, not: []string{"\n"}},
+		{name: "too many listeners", err: &renderer.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
+		{name: "unsupported protocol", err: &renderer.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},
+		{name: "owner mismatch", err: fmt.Errorf("load: %w", runner.ErrOwnerMismatch), reason: "WorkspaceOwnedByAnother"},
+		{name: "state locked", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, reason: "StateLocked", has: []string{"9296823b"}},
+		{name: "plan", err: &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "PlanFailed"},
+		{name: "apply", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "ApplyFailed"},
+		{name: "not terraform", err: errors.New("list nodes: timeout"), reason: "ReconcileFailed", has: []string{"list nodes: timeout"}},
+		{name: "connection string", err: errors.New(`dial "postgres://ccm:hunter22-pw@db:5432/states": refused`), reason: "ReconcileFailed",
+			has: []string{"postgres://ccm:" + audit.Redacted + "@db"}, not: []string{"hunter22-pw"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newReviewFixture(t, "", false)
+			f.failedEvent(webSubject(records.KindChange), c.err)
+			evs := f.takeEvents()
+			checkEvents(t, evs, []wantEvent{{typ: "Warning", reason: c.reason, has: c.has, not: c.not}})
+		})
+	}
+}
+
+// TestRetiredAnnotations: each retired annotation is reported once per
+// object and value; others never.
+func TestRetiredAnnotations(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	approve, unlock := string(annotations.LBApprovePlan), string(annotations.LBForceUnlock)
+	other := webSubject(records.KindChange)
+	other.ref.UID = "uid-2" // a new Service of the same name
+	steps := []struct {
+		s    subject
+		ann  map[string]string
+		want []string // the annotations reported
+	}{
+		{webSubject(records.KindChange), map[string]string{approve: "plan-0123456789ab", string(annotations.LBName): "web"}, []string{approve}},
+		{webSubject(records.KindChange), map[string]string{approve: "plan-0123456789ab"}, nil},
+		{webSubject(records.KindChange), map[string]string{approve: "plan-0123456789ab", unlock: "lock-1"}, []string{unlock}},
+		{webSubject(records.KindChange), map[string]string{approve: "plan-ba9876543210"}, []string{approve}},
+		{other, map[string]string{approve: "plan-0123456789ab"}, []string{approve}},
+		{other, nil, nil},
+	}
+	for i, st := range steps {
+		f.retiredAnnotations(st.s, st.ann)
+		var got []string
+		for _, e := range f.takeEvents() {
+			if e.typ != "Warning" || e.reason != "RetiredAnnotation" || !strings.Contains(e.msg, "is ignored: ") {
+				t.Errorf("step %d: event %s %s %q", i, e.typ, e.reason, e.msg)
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(e.msg, "Annotation "), " ")
+			got = append(got, name)
+		}
+		if !slices.Equal(got, st.want) {
+			t.Errorf("step %d: reported %v; want %v", i, got, st.want)
+		}
+	}
+}
+
+// TestApplyStarting: the line written before an apply names the
+// approvers, or the controller under auto.
+func TestApplyStarting(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	p := planAt(t, "plan-aaaaaaaaaaaa", 1, time.Now())
+	d := planAt(t, "plan-dddddddddddd", 0, time.Now())
+	d.Destroy = true
+	f.applyStarting(webSubject(records.KindChange), annotations.ApplyAuto, p, nil)
+	f.applyStarting(webSubject(records.KindChange), annotations.ApplyManual, p, []string{"alice", "bob"})
+	f.applyStarting(webSubject(records.KindDestroy), annotations.ApplyManual, d, []string{"alice"})
+	lines, _ := f.auditLog(t)
+	checkAudit(t, lines, web.String(), []wantAudit{
+		{action: "apply", actor: self, outcome: "started", planID: p.ID},
+		{action: "apply", actor: "alice, bob", outcome: "started", planID: p.ID},
+		{action: "destroy", actor: "alice", outcome: "started", planID: d.ID},
+	})
+	if lines[1].Policy != "manual" || lines[1].Workspace != webWS {
+		t.Errorf("line 2 = %+v; want policy manual, workspace %s", lines[1], webWS)
+	}
+}
