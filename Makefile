@@ -14,7 +14,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane test chaos bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane tofu test chaos bench lint fmt clean demo demo-down
 
 all: build
 
@@ -24,6 +24,9 @@ build: ## all binaries into bin/
 
 control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
+
+tofu: ## OpenTofu (the second engine) built from the Go module proxy, cached in $(CACHE_DIR)
+	@CACHE_DIR=$(CACHE_DIR) hack/tofu.sh >/dev/null
 
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
@@ -35,9 +38,9 @@ demo: build provider control-plane ## simulator + control plane + CCM + nodes + 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
-test: build provider control-plane ## every test (what .ci/run calls)
+test: build provider control-plane tofu ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_TOFU=$$(CACHE_DIR=$(CACHE_DIR) hack/tofu.sh) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 chaos: build provider control-plane ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
