@@ -13,7 +13,8 @@ import (
 
 // Config configures a Runner.
 type Config struct {
-	// Terraform is where the binary comes from (see FindTerraform).
+	// Terraform is which engine (terraform or tofu) and where its binary
+	// comes from (see FindBinary).
 	Terraform BinaryConfig
 	// WorkDir holds one directory per workspace.
 	WorkDir string
@@ -110,7 +111,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("runner: provider mode %q: want %q or %q", cfg.Provider, ProviderAttached, ProviderSpawned)
 	}
-	bin, err := FindTerraform(ctx, cfg.Terraform)
+	bin, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
