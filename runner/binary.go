@@ -153,3 +153,26 @@ func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
 	}
 	return path, nil
 }
+
+// tofuSafeCache is the first OpenTofu whose plugin cache is safe for
+// concurrent installs (it locks the cache; terraform's never is).
+var tofuSafeCache = version.Must(version.NewVersion("1.10.0"))
+
+// serialInits tells whether inits sharing a plugin cache must run one at
+// a time with this binary: yes unless it is an OpenTofu from 1.10 on (one
+// `tofu version` tells; in doubt, yes).
+func serialInits(ctx context.Context, engine Engine, bin string) bool {
+	if engine != EngineTofu {
+		return true
+	}
+	tf, err := tfexec.NewTerraform(os.TempDir(), bin)
+	if err != nil {
+		return true
+	}
+	v, _, err := tf.Version(ctx, true)
+	return !cacheSafe(engine, v, err)
+}
+
+func cacheSafe(engine Engine, v *version.Version, err error) bool {
+	return engine == EngineTofu && err == nil && v != nil && !v.Core().LessThan(tofuSafeCache)
+}

@@ -72,3 +72,26 @@ func TestFindBinaryUnknownEngine(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Inits sharing a plugin cache run one at a time, except with an OpenTofu
+// that locks its cache.
+func TestCacheSafe(t *testing.T) {
+	v := func(s string) *version.Version { return version.Must(version.NewVersion(s)) }
+	for _, c := range []struct {
+		engine Engine
+		v      *version.Version
+		err    error
+		want   bool
+	}{
+		{EngineTofu, v("1.10.10"), nil, true},
+		{EngineTofu, v("1.10.0-dev"), nil, true},
+		{EngineTofu, v("1.12.6"), nil, true},
+		{EngineTofu, v("1.9.4"), nil, false},
+		{EngineTofu, nil, errors.New("exit status 1"), false},
+		{EngineTerraform, v("1.11.4"), nil, false},
+	} {
+		if got := cacheSafe(c.engine, c.v, c.err); got != c.want {
+			t.Errorf("%s %v %v: safe=%v, want %v", c.engine, c.v, c.err, got, c.want)
+		}
+	}
+}
