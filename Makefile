@@ -13,12 +13,14 @@ TEST_TIMEOUT ?= 25m
 # built); expanded in recipes only, after their prerequisites ran.
 HELM = $(shell CACHE_DIR=$(CACHE_DIR) hack/helm.sh)
 VERSITYGW = $(shell CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh)
+TOFU = $(shell CACHE_DIR=$(CACHE_DIR) hack/tofu.sh)
+GOLANGCI_LINT = $(shell CACHE_DIR=$(CACHE_DIR) hack/golangci-lint.sh)
 
 export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane helm versitygw test chaos bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane helm versitygw tofu golangci-lint test chaos bench lint fmt clean demo demo-down
 
 all: build
 
@@ -35,6 +37,9 @@ helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and 
 versitygw: ## S3 server for the s3 state backend tests, built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh >/dev/null
 
+tofu: ## OpenTofu (the second engine) built from the Go module proxy, cached in $(CACHE_DIR)
+	@CACHE_DIR=$(CACHE_DIR) hack/tofu.sh >/dev/null
+
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
 
@@ -45,9 +50,9 @@ demo: build provider control-plane ## simulator + control plane + CCM + nodes + 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
-test: build provider control-plane helm versitygw ## every test (what .ci/run calls)
+test: build provider control-plane helm versitygw tofu lint ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
@@ -59,10 +64,14 @@ bench: build provider control-plane helm ## benchmarks, figures printed
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
 		$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
-lint: ## gofmt + go vet
+golangci-lint: ## golangci-lint built from the Go module proxy, cached in $(CACHE_DIR)
+	@CACHE_DIR=$(CACHE_DIR) hack/golangci-lint.sh >/dev/null
+
+lint: golangci-lint ## gofmt, go vet and golangci-lint (.golangci.yml); make test runs it
 	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')

@@ -7,12 +7,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
-func TestServiceLifecycle(t *testing.T) {
-	f := newFixture(t, 2)
+// On both engines (terraform and tofu).
+func TestServiceLifecycle(t *testing.T) { onEngines(t, testServiceLifecycle) }
+
+func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
+	f := newFixtureOn(t, tc, 2, engine.Options{PlanText: true})
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
 	svc := service("web", 80, 443)
 

@@ -34,6 +34,8 @@ type fixture struct {
 	eng *engine.Engine
 	// stateDir holds the local backend's state files.
 	stateDir string
+	// tc is the toolchain (engine) every engine of the fixture runs.
+	tc tftest.Toolchain
 }
 
 func newFixture(tb testing.TB, concurrency int) *fixture {
@@ -43,8 +45,14 @@ func newFixture(tb testing.TB, concurrency int) *fixture {
 // newFixtureWith is newFixture with engine options (rules, plan store).
 func newFixtureWith(tb testing.TB, concurrency int, o engine.Options) *fixture {
 	tb.Helper()
+	return newFixtureOn(tb, tftest.Get(tb), concurrency, o)
+}
+
+// newFixtureOn is newFixtureWith on a given toolchain (terraform or tofu).
+func newFixtureOn(tb testing.TB, tc tftest.Toolchain, concurrency int, o engine.Options) *fixture {
+	tb.Helper()
 	sim := simtest.Start(tb)
-	f := &fixture{sim: sim, stateDir: filepath.Join(tb.TempDir(), "states")}
+	f := &fixture{sim: sim, stateDir: filepath.Join(tb.TempDir(), "states"), tc: tc}
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
 	if err != nil {
 		tb.Fatal(err)
@@ -58,11 +66,11 @@ func newFixtureWith(tb testing.TB, concurrency int, o engine.Options) *fixture {
 // work directory of its own: what a restarted controller gets.
 func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engine.Engine {
 	tb.Helper()
-	tc := tftest.Get(tb)
+	tc := f.tc
 	sim := f.sim
 	dir := tb.TempDir()
 	r, err := runner.New(context.Background(), runner.Config{
-		Terraform:     runner.BinaryConfig{Path: tc.Terraform},
+		Terraform:     runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform},
 		WorkDir:       filepath.Join(dir, "work"),
 		CLIConfigFile: tc.CLIConfig,
 		LockFile:      tc.LockFile,
@@ -179,6 +187,15 @@ func instanceID(tb testing.TB, n *corev1.Node) string {
 	}
 	return id.InstanceID
 }
+
+// onEngines runs test once per engine (tftest.Engines), as a subtest
+// named by the engine.
+func onEngines(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
+	for _, tc := range tftest.Engines(t) {
+		t.Run(tc.Engine, func(t *testing.T) { test(t, tc) })
+	}
+}
+
 func ctxT(tb testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	tb.Cleanup(cancel)

@@ -9,6 +9,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -32,8 +33,11 @@ func (f *fixture) countLBs(t *testing.T) int {
 	return len(l)
 }
 
-func TestManualPolicy(t *testing.T) {
-	f := newFixture(t, 2)
+// On both engines (terraform and tofu).
+func TestManualPolicy(t *testing.T) { onEngines(t, testManualPolicy) }
+
+func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
+	f := newFixtureOn(t, tc, 2, engine.Options{PlanText: true})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("gated", 80)
 	manual := annotations.ApplyManual
@@ -138,10 +142,13 @@ func TestPlanIDsAreStable(t *testing.T) {
 
 // A controller restart (a new engine, an empty work directory) finds the
 // plan awaiting approval in the plan store: the same id waits, and
-// approving it applies it without a new plan.
-func TestPendingPlanSurvivesRestart(t *testing.T) {
+// approving it applies it without a new plan. On both engines: the saved
+// plan file is restored into a new workspace and applied there.
+func TestPendingPlanSurvivesRestart(t *testing.T) { onEngines(t, testPendingPlanSurvivesRestart) }
+
+func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
 	store := newMemStore()
-	f := newFixtureWith(t, 2, engine.Options{Plans: store})
+	f := newFixtureOn(t, tc, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("restart", 80)
 	manual := annotations.ApplyManual

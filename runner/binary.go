@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 
 	"github.com/hashicorp/go-version"
 	install "github.com/hashicorp/hc-install"
@@ -11,21 +13,108 @@ import (
 	"github.com/hashicorp/hc-install/product"
 	"github.com/hashicorp/hc-install/releases"
 	"github.com/hashicorp/hc-install/src"
+	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
 // DefaultTerraformVersion is the version looked for on PATH (and installed
 // when downloads are allowed) when no explicit binary is configured.
 const DefaultTerraformVersion = "1.11.4"
 
-// BinaryConfig says where terraform comes from.
+// Engine is the command-line tool the runner drives: Terraform or
+// OpenTofu, whose CLI (commands, flags, -json streams, plan files, CLI
+// config, lock file, TF_* variables) terraform-exec drives the same way.
+type Engine string
+
+const (
+	// EngineTerraform is HashiCorp Terraform (the default).
+	EngineTerraform Engine = "terraform"
+	// EngineTofu is OpenTofu.
+	EngineTofu Engine = "tofu"
+)
+
+// Engines lists the accepted engines.
+var Engines = []Engine{EngineTerraform, EngineTofu}
+
+// BinaryConfig says where terraform (or tofu) comes from.
 type BinaryConfig struct {
-	// Path is an explicit terraform binary; it wins when set.
+	// Engine is terraform (default, "") or tofu.
+	Engine Engine
+	// Path is an explicit binary; it wins when set.
 	Path string
-	// Version is the exact version wanted from PATH or a download.
+	// Version is the exact version wanted from PATH or a download. With
+	// tofu it is only checked against the binary found (tofu version).
 	Version string
 	// InstallDir, when set, allows downloading Version from
 	// releases.hashicorp.com into this directory if it is not on PATH.
+	// Terraform only: hc-install cannot install OpenTofu.
 	InstallDir string
+}
+
+// FindBinary locates the engine's binary: FindTerraform for terraform,
+// FindTofu for tofu.
+func FindBinary(ctx context.Context, c BinaryConfig) (string, error) {
+	switch c.Engine {
+	case "", EngineTerraform:
+		return FindTerraform(ctx, c)
+	case EngineTofu:
+		return FindTofu(ctx, c)
+	}
+	return "", fmt.Errorf("engine %q: want %q or %q", c.Engine, EngineTerraform, EngineTofu)
+}
+
+// FindTofu locates OpenTofu: the configured path, else tofu on PATH.
+// hc-install cannot install it, so there is no download. A configured
+// Version is checked against `tofu version -json` (one process).
+func FindTofu(ctx context.Context, c BinaryConfig) (string, error) {
+	path, err := tofuPath(c, exec.LookPath)
+	if err != nil {
+		return "", err
+	}
+	if c.Version == "" {
+		return path, nil
+	}
+	tf, err := tfexec.NewTerraform(os.TempDir(), path)
+	if err != nil {
+		return "", fmt.Errorf("tofu binary %s: %w", path, err)
+	}
+	got, _, err := tf.Version(ctx, true)
+	if err != nil {
+		return "", fmt.Errorf("tofu version of %s: %w", path, err)
+	}
+	if err := sameVersion(c.Version, got); err != nil {
+		return "", fmt.Errorf("tofu binary %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// tofuPath is where tofu is, without running it.
+func tofuPath(c BinaryConfig, lookPath func(string) (string, error)) (string, error) {
+	if c.InstallDir != "" {
+		return "", errors.New("tofu: an install dir is not supported (hc-install installs only HashiCorp products): give the binary's path or put tofu on PATH")
+	}
+	if c.Path != "" {
+		if _, err := os.Stat(c.Path); err != nil {
+			return "", fmt.Errorf("tofu binary %s: %w", c.Path, err)
+		}
+		return c.Path, nil
+	}
+	path, err := lookPath("tofu")
+	if err != nil {
+		return "", fmt.Errorf("find tofu on PATH (no binary configured): %w", err)
+	}
+	return path, nil
+}
+
+// sameVersion checks a binary's version against the one configured.
+func sameVersion(want string, got *version.Version) error {
+	w, err := version.NewVersion(want)
+	if err != nil {
+		return fmt.Errorf("version %q: %w", want, err)
+	}
+	if !w.Equal(got) {
+		return fmt.Errorf("is version %s, want %s", got, w)
+	}
+	return nil
 }
 
 // FindTerraform locates terraform with hc-install: the configured path,
@@ -63,4 +152,27 @@ func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
 		return "", fmt.Errorf("find terraform %s (%s): %w", v, where, err)
 	}
 	return path, nil
+}
+
+// tofuSafeCache is the first OpenTofu whose plugin cache is safe for
+// concurrent installs (it locks the cache; terraform's never is).
+var tofuSafeCache = version.Must(version.NewVersion("1.10.0"))
+
+// serialInits tells whether inits sharing a plugin cache must run one at
+// a time with this binary: yes unless it is an OpenTofu from 1.10 on (one
+// `tofu version` tells; in doubt, yes).
+func serialInits(ctx context.Context, engine Engine, bin string) bool {
+	if engine != EngineTofu {
+		return true
+	}
+	tf, err := tfexec.NewTerraform(os.TempDir(), bin)
+	if err != nil {
+		return true
+	}
+	v, _, err := tf.Version(ctx, true)
+	return !cacheSafe(engine, v, err)
+}
+
+func cacheSafe(engine Engine, v *version.Version, err error) bool {
+	return engine == EngineTofu && err == nil && v != nil && !v.Core().LessThan(tofuSafeCache)
 }

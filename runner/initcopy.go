@@ -239,8 +239,15 @@ func (t *initTemplate) save(dir string) error {
 	if err := copyTree(filepath.Join(dir, ".terraform"), filepath.Join(tmp, "terraform"), skip); err != nil {
 		return err
 	}
-	// No object's values in a template: they are every copy's own.
-	if err := setBackend(filepath.Join(tmp, "terraform", "terraform.tfstate"), backendValues{typ: t.backend.typ}); err != nil {
+	// No object's values in a template: they are every copy's own. The
+	// attributes the block leaves unset keep what init cached for them,
+	// which is not always null: OpenTofu's kubernetes backend caches [] for
+	// its absent exec block, and compares a copy's cache with that.
+	cleared := backendValues{typ: t.backend.typ, attrs: map[string]cty.Value{}}
+	for k := range t.backend.attrs {
+		cleared.attrs[k] = cty.NullVal(cty.DynamicPseudoType)
+	}
+	if err := setBackend(filepath.Join(tmp, "terraform", "terraform.tfstate"), cleared); err != nil {
 		return err
 	}
 	if lock, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl")); err == nil {
@@ -259,11 +266,12 @@ func (t *initTemplate) save(dir string) error {
 	return nil
 }
 
-// setBackend makes the backend configuration terraform cached at path
-// be's: every attribute the cache lists is null unless be sets it, and
-// be sets only attributes the cache lists (the backend's schema). The
-// hash is zeroed: terraform then compares values and records its own.
-// Without a backend block there must be no cache.
+// setBackend sets be's attributes in the backend configuration terraform
+// cached at path; the others keep their cached values (a template's are
+// those of an unset attribute). be sets only attributes the cache lists
+// (the backend's schema). The hash is zeroed: terraform then compares
+// values and records its own. Without a backend block there must be no
+// cache.
 func setBackend(path string, be backendValues) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && be.typ == "" {
@@ -287,9 +295,6 @@ func setBackend(path string, be backendValues) error {
 	}
 	if err := json.Unmarshal(backend["config"], &config); err != nil || config == nil {
 		return fmt.Errorf("cached backend configuration has no config: %v", err)
-	}
-	for k := range config {
-		config[k] = json.RawMessage("null")
 	}
 	for k, v := range be.attrs {
 		if _, ok := config[k]; !ok {

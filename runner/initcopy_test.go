@@ -14,16 +14,22 @@ import (
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
 )
 
 // copyCases are the backends an initialisation is copied for, each
 // started for one test, in both provider modes where it matters (spawned:
-// the copy carries the installed provider and the lock file).
+// the copy carries the installed provider and the lock file); a name
+// ending in -tofu runs on OpenTofu.
 func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
 	local := func(t *testing.T) state.Config {
 		return state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
+	}
+	kube := func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
+		c := testcluster.Start(t)
+		return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}}, c.Client, runner.ProviderAttached
 	}
 	return map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode){
 		"local": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
@@ -32,10 +38,10 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 		"local-spawned": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
 			return local(t), nil, runner.ProviderSpawned
 		},
-		"kubernetes": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
-			c := testcluster.Start(t)
-			return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}}, c.Client, runner.ProviderAttached
-		},
+		"kubernetes": kube,
+		// OpenTofu caches its kubernetes backend's absent exec block as []
+		// where terraform caches null: a copy must keep that (setBackend).
+		"kubernetes-tofu": kube,
 		"pg": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
 			srv := testpg.Start(t)
 			t.Setenv("CCM_TEST_PG", srv.ConnStr)
@@ -71,7 +77,14 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 			if kube != nil {
 				states.SetKubernetesClient(kube)
 			}
-			e := newEnv(t, nil, func(c *runner.Config) { c.Provider = mode })
+			tc := tftest.Get(t)
+			if strings.HasSuffix(name, "-tofu") {
+				tc = tftest.OpenTofu(t)
+			}
+			e := newEnv(t, nil, func(c *runner.Config) {
+				c.Provider = mode
+				c.Terraform = runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform}
+			})
 			target := func(n string) *state.Target {
 				tg, err := states.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: n})
 				if err != nil {

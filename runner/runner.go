@@ -8,12 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/example/cloud-provider-example/redact"
 )
 
 // Config configures a Runner.
 type Config struct {
-	// Terraform is where the binary comes from (see FindTerraform).
+	// Terraform is which engine (terraform or tofu) and where its binary
+	// comes from (see FindBinary).
 	Terraform BinaryConfig
 	// WorkDir holds one directory per workspace.
 	WorkDir string
@@ -67,6 +70,8 @@ type Runner struct {
 	// has its own in-process provider server.
 	slots  chan *slot
 	initMu sync.Mutex
+	// serialInits: inits take initMu (see serialInits).
+	serialInits bool
 	// copySalt is what initialisations copied between workspaces depend
 	// on besides the files (see initcopy.go).
 	copySalt   string
@@ -110,13 +115,20 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("runner: provider mode %q: want %q or %q", cfg.Provider, ProviderAttached, ProviderSpawned)
 	}
-	bin, err := FindTerraform(ctx, cfg.Terraform)
+	if cfg.Terraform.Engine == "" {
+		cfg.Terraform.Engine = EngineTerraform
+	}
+	bin, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
+	klog.InfoS("terraform runner", "engine", cfg.Terraform.Engine, "binary", bin, "provider", cfg.Provider)
 	r := &Runner{cfg: cfg, terraform: bin, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
 	for i := range cfg.Concurrency {
 		r.slots <- &slot{idx: i}
+	}
+	if r.serialInits = cfg.PluginCacheDir != ""; r.serialInits && cfg.Terraform.Engine == EngineTofu {
+		r.serialInits = serialInits(ctx, cfg.Terraform.Engine, bin)
 	}
 	if r.copySalt, err = initCopySalt(cfg.Provider, bin, cfg.CLIConfigFile); err != nil {
 		return nil, err
@@ -137,6 +149,9 @@ func (r *Runner) WorkDir() string { return r.cfg.WorkDir }
 
 // TerraformPath is the binary in use.
 func (r *Runner) TerraformPath() string { return r.terraform }
+
+// Engine is the engine in use (terraform or tofu).
+func (r *Runner) Engine() Engine { return r.cfg.Terraform.Engine }
 
 // Job is one object's desired state.
 type Job struct {

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/url"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/redact"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -100,8 +102,8 @@ func TestScrubPGErrors(t *testing.T) {
 		noForms(t, c.name, err.Error(), hostilePW, otherPW)
 	}
 
-	// A held lock: another session holds the backend's advisory lock (-1,
-	// which every lock of terraform's pg backend takes too).
+	// A held lock: another session holds the advisory lock that every lock
+	// of the pg backend takes too (see pgCreationLock).
 	db, err := sql.Open("postgres", srv.ConnStr)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +114,7 @@ func TestScrubPGErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock(-1)"); err != nil {
+	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", pgCreationLock(e.tc.Engine, "ccm")); err != nil {
 		t.Fatal(err)
 	}
 	err = e.pgRun(t, srv.ConnStr, "good", 81)
@@ -173,4 +175,17 @@ func TestErrorWithoutDiagnosticsIsScrubbed(t *testing.T) {
 	_, _ = e.r.Ensure(ctxT(t), runner.Job{Key: "scrub", Files: map[string][]byte{"main.tf": []byte("terraform {}\n")}}, runner.EnsureOptions{})
 	err := &runner.Error{Op: "workspace list", Workspace: "w", Err: fmt.Errorf("exit status 1\n\nError: parse %q: invalid", "postgres://ccm:"+hostilePW+"@h/db")}
 	noForms(t, "bare error", err.Error(), hostilePW)
+}
+
+// pgCreationLock is the advisory lock the pg backend takes for workspace
+// creation, and with every state lock: terraform's is -1, one for the
+// whole database; OpenTofu's is per schema (and table), minus the FNV-32
+// hash of "<schema>\x00states".
+func pgCreationLock(engine, schema string) int64 {
+	if engine != tftest.Tofu {
+		return -1
+	}
+	h := fnv.New32()
+	h.Write([]byte(schema + "\x00states"))
+	return -int64(h.Sum32())
 }

@@ -151,7 +151,7 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 
 func (r *Runner) init(ctx context.Context, w *workspace) error {
 	// Terraform's plugin cache is not safe for concurrent installs.
-	if r.cfg.PluginCacheDir != "" {
+	if r.serialInits {
 		r.initMu.Lock()
 		defer r.initMu.Unlock()
 	}

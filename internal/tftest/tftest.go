@@ -1,6 +1,6 @@
 // Package tftest gives tests the real terraform toolchain of this repo:
-// the terraform binary and the offline provider mirror built by
-// hack/provider-mirror.sh.
+// the terraform binary (or OpenTofu's, built by hack/tofu.sh) and the
+// offline provider mirror built by hack/provider-mirror.sh.
 package tftest
 
 import (
@@ -16,9 +16,18 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
+// Engines.
+const (
+	Terraform = "terraform"
+	Tofu      = "tofu"
+)
+
 // Toolchain is what a terraform run in a test needs.
 type Toolchain struct {
-	// Terraform is the binary on PATH.
+	// Engine is Terraform or Tofu (runner.Engine's values).
+	Engine string
+	// Terraform is the engine's binary: terraform on PATH, or tofu from
+	// EXAMPLE_TOFU.
 	Terraform string
 	// BinDir holds the provider, its mirror, CLI config and lock file.
 	BinDir string
@@ -39,7 +48,60 @@ var (
 // `make provider`) it uses that; otherwise it runs hack/provider-mirror.sh
 // once into a cache directory, serialised across test processes. A machine
 // without terraform skips the test; any other failure fails it.
+//
+// The engine is terraform, or the one EXAMPLE_ENGINE names: with
+// EXAMPLE_ENGINE=tofu (and EXAMPLE_TOFU) every test of a package runs on
+// OpenTofu, as a person checking the whole suite on it would.
 func Get(t testing.TB) Toolchain {
+	t.Helper()
+	base := get(t)
+	switch e := os.Getenv("EXAMPLE_ENGINE"); e {
+	case "", Terraform:
+		return base
+	case Tofu:
+		return tofu(t, base)
+	default:
+		t.Fatalf("EXAMPLE_ENGINE=%q: want %q or %q", e, Terraform, Tofu)
+	}
+	return base
+}
+
+// Engines returns a toolchain per engine to run a test on: terraform, and
+// tofu when EXAMPLE_TOFU is set (make test always sets it). Tests that
+// loop over them name subtests by Engine.
+func Engines(t testing.TB) []Toolchain {
+	t.Helper()
+	base := get(t)
+	out := []Toolchain{base}
+	if os.Getenv("EXAMPLE_TOFU") != "" {
+		out = append(out, tofu(t, base))
+	} else {
+		t.Log("EXAMPLE_TOFU is unset: running on terraform only (make test builds tofu and sets it)")
+	}
+	return out
+}
+
+// OpenTofu returns the toolchain with OpenTofu's binary (EXAMPLE_TOFU, built
+// by hack/tofu.sh); the test is skipped when it is unset.
+func OpenTofu(t testing.TB) Toolchain {
+	t.Helper()
+	return tofu(t, get(t))
+}
+
+func tofu(t testing.TB, base Toolchain) Toolchain {
+	t.Helper()
+	path := os.Getenv("EXAMPLE_TOFU")
+	if path == "" {
+		t.Skip("EXAMPLE_TOFU is unset: the OpenTofu binary comes from hack/tofu.sh (make test sets it)")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("EXAMPLE_TOFU: %v (run make tofu)", err)
+	}
+	base.Engine, base.Terraform = Tofu, path
+	return base
+}
+
+func get(t testing.TB) Toolchain {
 	t.Helper()
 	once.Do(setup)
 	if tcSkip {
@@ -65,7 +127,7 @@ func setup() {
 			return
 		}
 	}
-	tc = Toolchain{Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
+	tc = Toolchain{Engine: Terraform, Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
 	for _, f := range []string{tc.CLIConfig, tc.LockFile} {
 		if _, err := os.Stat(f); err != nil {
 			tcErr = "provider mirror incomplete (run `make provider`): " + err.Error()

@@ -62,6 +62,17 @@ type options struct {
 	// lbPublicPrefix is the cloud's public load balancer pool (default:
 	// the simulator's 254 addresses).
 	lbPublicPrefix netip.Prefix
+	// tc is the engine the CCM runs (terraform.engine, terraform.binary);
+	// zero: tftest.Get's (terraform on PATH).
+	tc tftest.Toolchain
+}
+
+// onEngines runs test once per engine (tftest.Engines), as a subtest
+// named by the engine; test passes the toolchain on in options.tc.
+func onEngines(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
+	for _, tc := range tftest.Engines(t) {
+		t.Run(tc.Engine, func(t *testing.T) { test(t, tc) })
+	}
 }
 
 type env struct {
@@ -113,7 +124,10 @@ func newEnv(t testing.TB, o options) *env {
 	if os.Getenv("EXAMPLE_HELM") == "" {
 		t.Skip("EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm (make test)")
 	}
-	tc := tftest.Get(t)
+	tc := o.tc
+	if tc.Engine == "" {
+		tc = tftest.Get(t)
+	}
 	if o.provisionDelay == 0 {
 		o.provisionDelay = 200 * time.Millisecond
 	}
@@ -180,16 +194,20 @@ func newEnv(t testing.TB, o options) *env {
 	if o.adoption != nil {
 		lb["adoption"] = o.adoption
 	}
+	tf := map[string]any{
+		"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
+		"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
+	}
+	if tc.Engine == tftest.Tofu {
+		tf["engine"], tf["binary"] = "tofu", tc.Terraform
+	}
 	cfg := map[string]any{
-		"clusterID": "e2e",
-		"region":    region,
-		"api":       map[string]any{"endpoint": e.sim.URL, "tokenFile": tokenFile},
-		"metadata":  map[string]any{"endpoint": e.sim.MetadataURL, "tokenFile": roFile, "cacheTTL": "1s"},
-		"network":   map[string]any{"name": "default"},
-		"terraform": map[string]any{
-			"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
-			"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
-		},
+		"clusterID":    "e2e",
+		"region":       region,
+		"api":          map[string]any{"endpoint": e.sim.URL, "tokenFile": tokenFile},
+		"metadata":     map[string]any{"endpoint": e.sim.MetadataURL, "tokenFile": roFile, "cacheTTL": "1s"},
+		"network":      map[string]any{"name": "default"},
+		"terraform":    tf,
 		"state":        st,
 		"review":       review,
 		"loadBalancer": lb,
@@ -226,6 +244,14 @@ func newEnv(t testing.TB, o options) *env {
 	e.args = append(e.args, o.extraArgs...)
 	e.startCCM()
 	e.waitLeader()
+	// The CCM runs the engine asked for: it logs the one it found.
+	want := fmt.Sprintf("engine=%q binary=%q", tc.Engine, tc.Terraform)
+	eventually(t, 30*time.Second, "CCM runs "+tc.Engine, func() error {
+		if data, _ := os.ReadFile(e.ccmLog); !strings.Contains(string(data), want) {
+			return fmt.Errorf("no %s in the CCM log", want)
+		}
+		return nil
+	})
 	return e
 }
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 func lbService(name string, ports ...int32) *v1.Service {
@@ -77,8 +78,11 @@ func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
 	return nil, fmt.Errorf("no load balancer with IPv4 %s among %d", ip, len(all))
 }
 
-func TestLoadBalancerService(t *testing.T) {
-	e := newEnv(t, options{})
+// On both engines (terraform and tofu).
+func TestLoadBalancerService(t *testing.T) { onEngines(t, testLoadBalancerService) }
+
+func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
+	e := newEnv(t, options{tc: tc})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 var planIDRE = regexp.MustCompile(`plan-[0-9a-f]{12}`)
@@ -92,8 +93,11 @@ func (e *env) lbCount() int {
 // The manual policy: nothing changes in the cloud before approval; a
 // wrong id does nothing; the right id applies exactly that plan; a later
 // change needs a new approval; deletion waits for approval of its destroy.
-func TestManualApproval(t *testing.T) {
-	e := newEnv(t, options{policy: "manual"})
+// On both engines (terraform and tofu).
+func TestManualApproval(t *testing.T) { onEngines(t, testManualApproval) }
+
+func testManualApproval(t *testing.T, tc tftest.Toolchain) {
+	e := newEnv(t, options{policy: "manual", tc: tc})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1) // so the desired state holds still while we approve
 	alice := e.reviewer(t, "alice")
