@@ -37,7 +37,7 @@ helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and 
 versitygw: ## S3 server for the s3 state backend tests, built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh >/dev/null
 
-tofu: ## OpenTofu (the second engine) built from the Go module proxy, cached in $(CACHE_DIR)
+tofu: ## OpenTofu (the second distribution) built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/tofu.sh >/dev/null
 
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/

@@ -30,7 +30,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engin
 	rv.redactCredentials()
 	tf := cfg.Terraform
 	r, err := runner.New(ctx, runner.Config{
-		Terraform:      runner.BinaryConfig{Engine: runner.Engine(tf.Engine), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
+		Terraform:      runner.BinaryConfig{Distribution: runner.Distribution(tf.Distribution), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
 		WorkDir:        tf.WorkDir,
 		CLIConfigFile:  tf.CLIConfig,
 		LockFile:       tf.LockFile,

@@ -143,9 +143,9 @@ type TerraformConfig struct {
 	// cliConfig is still used, lockFile is not) or spawned (the binary
 	// from cliConfig's mirror, pinned by lockFile).
 	Provider string `json:"provider,omitempty"`
-	// Engine is terraform (default) or tofu (OpenTofu: binary, else tofu
+	// Distribution is terraform (default) or tofu (OpenTofu: binary, else tofu
 	// on PATH; no installDir, hc-install cannot install it).
-	Engine string `json:"engine,omitempty"`
+	Distribution string `json:"distribution,omitempty"`
 }
 
 // ModulesConfig overrides the module sources (default: the shipped ones).
@@ -270,8 +270,8 @@ func (c *Config) defaults() {
 	if c.Terraform.ApplyPolicy == "" {
 		c.Terraform.ApplyPolicy = string(annotations.ApplyAuto)
 	}
-	if c.Terraform.Engine == "" {
-		c.Terraform.Engine = string(runner.EngineTerraform)
+	if c.Terraform.Distribution == "" {
+		c.Terraform.Distribution = string(runner.DistributionTerraform)
 	}
 	if c.Review.Namespace == "" {
 		c.Review.Namespace = defaultNamespace()
@@ -342,10 +342,10 @@ func (c *Config) Validate() error {
 	if p := c.Terraform.Provider; p != "" && p != string(runner.ProviderAttached) && p != string(runner.ProviderSpawned) {
 		bad("terraform.provider", "unknown mode %q (accepted: %s, %s)", p, runner.ProviderAttached, runner.ProviderSpawned)
 	}
-	if e := runner.Engine(c.Terraform.Engine); !slices.Contains(runner.Engines, e) {
-		bad("terraform.engine", "unknown engine %q (accepted: %s, %s)", e, runner.EngineTerraform, runner.EngineTofu)
-	} else if e == runner.EngineTofu && c.Terraform.InstallDir != "" {
-		bad("terraform.installDir", "not supported with engine tofu (hc-install installs only Terraform): set terraform.binary or put tofu on PATH")
+	if e := runner.Distribution(c.Terraform.Distribution); !slices.Contains(runner.Distributions, e) {
+		bad("terraform.distribution", "unknown distribution %q (accepted: %s, %s)", e, runner.DistributionTerraform, runner.DistributionTofu)
+	} else if e == runner.DistributionTofu && c.Terraform.InstallDir != "" {
+		bad("terraform.installDir", "not supported with distribution tofu (hc-install installs only Terraform): set terraform.binary or put tofu on PATH")
 	}
 	if p := c.LoadBalancer.TargetPools.ApplyPolicy; !slices.Contains(annotations.ApplyPolicies, p) {
 		bad("loadBalancer.targetPools.applyPolicy", "unknown policy %q (accepted: %v)", p, annotations.ApplyPolicies)

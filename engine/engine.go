@@ -136,15 +136,15 @@ func (e *Engine) target(kind, namespace, name string) (*state.Target, renderer.C
 // job wraps a rendered module for the runner.
 func job(tg *state.Target, m *renderer.Module, owner string) runner.Job {
 	return runner.Job{
-		Key:         tg.Key,
-		Owner:       owner,
-		Files:       m.Files,
-		Hash:        m.Hash,
-		Env:         tg.Env,
-		Workspace:   tg.Workspace,
-		DeleteState: tg.Delete,
-		Exists:      tg.Exists,
-		Prepare:     writeModules,
+		Key:          tg.Key,
+		Owner:        owner,
+		Files:        m.Files,
+		Hash:         m.Hash,
+		Env:          tg.Env,
+		CLIWorkspace: tg.CLIWorkspace,
+		DeleteState:  tg.Delete,
+		Exists:       tg.Exists,
+		Prepare:      writeModules,
 	}
 }
 

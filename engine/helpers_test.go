@@ -34,7 +34,7 @@ type fixture struct {
 	eng *engine.Engine
 	// stateDir holds the local backend's state files.
 	stateDir string
-	// tc is the toolchain (engine) every engine of the fixture runs.
+	// tc is the toolchain (distribution) every engine of the fixture runs.
 	tc tftest.Toolchain
 }
 
@@ -70,7 +70,7 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 	sim := f.sim
 	dir := tb.TempDir()
 	r, err := runner.New(context.Background(), runner.Config{
-		Terraform:     runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform},
+		Terraform:     runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform},
 		WorkDir:       filepath.Join(dir, "work"),
 		CLIConfigFile: tc.CLIConfig,
 		LockFile:      tc.LockFile,
@@ -188,11 +188,11 @@ func instanceID(tb testing.TB, n *corev1.Node) string {
 	return id.InstanceID
 }
 
-// onEngines runs test once per engine (tftest.Engines), as a subtest
+// onDistributions runs test once per distribution (tftest.Distributions), as a subtest
 // named by the engine.
-func onEngines(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
-	for _, tc := range tftest.Engines(t) {
-		t.Run(tc.Engine, func(t *testing.T) { test(t, tc) })
+func onDistributions(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
+	for _, tc := range tftest.Distributions(t) {
+		t.Run(tc.Distribution, func(t *testing.T) { test(t, tc) })
 	}
 }
 

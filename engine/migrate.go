@@ -57,10 +57,10 @@ func legacyJob(tg *state.Target) runner.Job {
 		body.SetAttributeValue(a.Name, a.Value)
 	}
 	return runner.Job{
-		Key:         tg.Key,
-		Files:       map[string][]byte{renderer.MainFile: hclwrite.Format(f.Bytes())},
-		Env:         tg.Env,
-		Workspace:   tg.Workspace,
-		DeleteState: tg.Delete,
+		Key:          tg.Key,
+		Files:        map[string][]byte{renderer.MainFile: hclwrite.Format(f.Bytes())},
+		Env:          tg.Env,
+		CLIWorkspace: tg.CLIWorkspace,
+		DeleteState:  tg.Delete,
 	}
 }

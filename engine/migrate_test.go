@@ -79,7 +79,7 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 		t.Fatal(err)
 	}
 	job := runner.Job{
-		Key: legacy.Key, Files: mod.Files, Hash: mod.Hash, Env: legacy.Env, Workspace: legacy.Workspace, DeleteState: legacy.Delete,
+		Key: legacy.Key, Files: mod.Files, Hash: mod.Hash, Env: legacy.Env, CLIWorkspace: legacy.CLIWorkspace, DeleteState: legacy.Delete,
 		Prepare: func(dir string) error { _, err := modules.WriteTo(filepath.Join(dir, "modules")); return err },
 	}
 	// The previous release's process: its own runner on the same work

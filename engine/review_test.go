@@ -34,7 +34,7 @@ func (f *fixture) countLBs(t *testing.T) int {
 }
 
 // On both engines (terraform and tofu).
-func TestManualPolicy(t *testing.T) { onEngines(t, testManualPolicy) }
+func TestManualPolicy(t *testing.T) { onDistributions(t, testManualPolicy) }
 
 func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	f := newFixtureOn(t, tc, 2, engine.Options{PlanText: true})
@@ -144,7 +144,7 @@ func TestPlanIDsAreStable(t *testing.T) {
 // plan awaiting approval in the plan store: the same id waits, and
 // approving it applies it without a new plan. On both engines: the saved
 // plan file is restored into a new workspace and applied there.
-func TestPendingPlanSurvivesRestart(t *testing.T) { onEngines(t, testPendingPlanSurvivesRestart) }
+func TestPendingPlanSurvivesRestart(t *testing.T) { onDistributions(t, testPendingPlanSurvivesRestart) }
 
 func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
 	store := newMemStore()

@@ -39,12 +39,12 @@ func (r *Result) Output(name string) string {
 // EnsureOptions tune Ensure.
 type EnsureOptions struct {
 	// MaxAge forces a real plan when the last apply is older (drift check);
-	// 0 trusts the record forever.
+	// 0 trusts the last apply forever.
 	MaxAge time.Duration
 	// PlanText renders a plan with changes for people (Plan.Text), in
 	// parallel with its apply.
 	PlanText bool
-	// Refresh plans even when the record says job.Hash is applied (a
+	// Refresh plans even when the last apply says job.Hash is applied (a
 	// drift check).
 	Refresh bool
 	// Guard, if set, runs first under the workspace's lock: an error ends
@@ -60,7 +60,7 @@ type EnsureOptions struct {
 
 // Ensure brings the object to job's desired state: plan, then apply that
 // saved plan. When job.Hash equals the last successful apply (and the
-// record is younger than MaxAge) it returns the recorded outputs without
+// last apply is younger than MaxAge) it returns the recorded outputs without
 // starting terraform.
 func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result, error) {
 	if !o.Refresh {
@@ -78,7 +78,7 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 			return nil, err
 		}
 	}
-	if rec := w.record(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
+	if rec := w.lastApplied(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
 		return &Result{Outputs: rec.Outputs, FastPath: true}, nil
 	}
 	if err := r.prepare(ctx, w, job); err != nil {
@@ -148,11 +148,11 @@ func (r *Runner) Apply(ctx context.Context, p *Plan) (*Result, error) {
 }
 
 func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, error) {
-	rec := w.record()
+	rec := w.lastApplied()
 	if !p.HasChanges && rec.Outputs != nil && !p.Destroy {
 		// Nothing to do and the outputs are known: skip the apply process.
 		rec.Hash, rec.AppliedAt, rec.Owner = p.Hash, time.Now(), p.Owner
-		if err := w.saveRecord(rec); err != nil {
+		if err := w.saveLastApply(rec); err != nil {
 			return nil, err
 		}
 		return &Result{Outputs: rec.Outputs, Plan: p}, nil
@@ -167,20 +167,20 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	_ = os.Remove(p.File)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			// terraform got SIGINT and wrote its state; the record is stale.
-			_ = w.clearRecord()
+			// terraform got SIGINT and wrote its state; the last apply is stale.
+			_ = w.clearLastApply()
 		}
 		return nil, err
 	}
 	klog.V(2).InfoS("terraform apply", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String())
 	res := &Result{Outputs: stream.outputs, Plan: p, Applied: true, Warnings: stream.warnings}
 	if p.Destroy {
-		return res, w.clearRecord()
+		return res, w.clearLastApply()
 	}
-	return res, w.saveRecord(&record{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID, Owner: p.Owner})
+	return res, w.saveLastApply(&lastApply{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID, Owner: p.Owner})
 }
 
-// FastPath answers from the record alone: the outputs of the last apply
+// FastPath answers from the last apply alone: the outputs of the last apply
 // when it was of hash (and younger than maxAge), without taking locks or
 // starting terraform.
 func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool) {
@@ -188,7 +188,7 @@ func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool
 	if err != nil {
 		return nil, false
 	}
-	if rec := w.record(); rec.fresh(hash, maxAge) {
+	if rec := w.lastApplied(); rec.fresh(hash, maxAge) {
 		return &Result{Outputs: rec.Outputs, FastPath: true}, true
 	}
 	return nil, false

@@ -51,7 +51,7 @@ func backendCases() []backendCase {
 				return state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_TEST_PG", SchemaName: "ccm_states"}}
 			},
 			gone: func(t *testing.T, tg *state.Target) bool {
-				return !slices.Contains(pgWorkspaces(t, tg), tg.Workspace)
+				return !slices.Contains(pgWorkspaces(t, tg), tg.CLIWorkspace)
 			},
 		},
 		{
@@ -142,7 +142,7 @@ func TestBackendSuite(t *testing.T) {
 			e := newEnv(t, sim)
 			job := func(port int64) runner.Job {
 				j := e.job(t, tg.Key, lbModule{name: obj.Name, port: port, block: toBlock(tg.Block)})
-				j.Env, j.Workspace, j.DeleteState = tg.Env, tg.Workspace, tg.Delete
+				j.Env, j.CLIWorkspace, j.DeleteState = tg.Env, tg.CLIWorkspace, tg.Delete
 				return j
 			}
 			res, err := e.r.Ensure(ctxT(t), job(80), runner.EnsureOptions{})

@@ -20,25 +20,25 @@ import (
 // when downloads are allowed) when no explicit binary is configured.
 const DefaultTerraformVersion = "1.11.4"
 
-// Engine is the command-line tool the runner drives: Terraform or
+// Distribution is the command-line tool the runner drives: Terraform or
 // OpenTofu, whose CLI (commands, flags, -json streams, plan files, CLI
 // config, lock file, TF_* variables) terraform-exec drives the same way.
-type Engine string
+type Distribution string
 
 const (
-	// EngineTerraform is HashiCorp Terraform (the default).
-	EngineTerraform Engine = "terraform"
-	// EngineTofu is OpenTofu.
-	EngineTofu Engine = "tofu"
+	// DistributionTerraform is HashiCorp Terraform (the default).
+	DistributionTerraform Distribution = "terraform"
+	// DistributionTofu is OpenTofu.
+	DistributionTofu Distribution = "tofu"
 )
 
-// Engines lists the accepted engines.
-var Engines = []Engine{EngineTerraform, EngineTofu}
+// Distributions lists the accepted distributions.
+var Distributions = []Distribution{DistributionTerraform, DistributionTofu}
 
 // BinaryConfig says where terraform (or tofu) comes from.
 type BinaryConfig struct {
-	// Engine is terraform (default, "") or tofu.
-	Engine Engine
+	// Distribution is terraform (default, "") or tofu.
+	Distribution Distribution
 	// Path is an explicit binary; it wins when set.
 	Path string
 	// Version is the exact version wanted from PATH or a download. With
@@ -50,16 +50,16 @@ type BinaryConfig struct {
 	InstallDir string
 }
 
-// FindBinary locates the engine's binary: FindTerraform for terraform,
+// FindBinary locates the distribution's binary: FindTerraform for terraform,
 // FindTofu for tofu.
 func FindBinary(ctx context.Context, c BinaryConfig) (string, error) {
-	switch c.Engine {
-	case "", EngineTerraform:
+	switch c.Distribution {
+	case "", DistributionTerraform:
 		return FindTerraform(ctx, c)
-	case EngineTofu:
+	case DistributionTofu:
 		return FindTofu(ctx, c)
 	}
-	return "", fmt.Errorf("engine %q: want %q or %q", c.Engine, EngineTerraform, EngineTofu)
+	return "", fmt.Errorf("distribution %q: want %q or %q", c.Distribution, DistributionTerraform, DistributionTofu)
 }
 
 // FindTofu locates OpenTofu: the configured path, else tofu on PATH.
@@ -161,8 +161,8 @@ var tofuSafeCache = version.Must(version.NewVersion("1.10.0"))
 // serialInits tells whether inits sharing a plugin cache must run one at
 // a time with this binary: yes unless it is an OpenTofu from 1.10 on (one
 // `tofu version` tells; in doubt, yes).
-func serialInits(ctx context.Context, engine Engine, bin string) bool {
-	if engine != EngineTofu {
+func serialInits(ctx context.Context, dist Distribution, bin string) bool {
+	if dist != DistributionTofu {
 		return true
 	}
 	tf, err := tfexec.NewTerraform(os.TempDir(), bin)
@@ -170,9 +170,9 @@ func serialInits(ctx context.Context, engine Engine, bin string) bool {
 		return true
 	}
 	v, _, err := tf.Version(ctx, true)
-	return !cacheSafe(engine, v, err)
+	return !cacheSafe(dist, v, err)
 }
 
-func cacheSafe(engine Engine, v *version.Version, err error) bool {
-	return engine == EngineTofu && err == nil && v != nil && !v.Core().LessThan(tofuSafeCache)
+func cacheSafe(dist Distribution, v *version.Version, err error) bool {
+	return dist == DistributionTofu && err == nil && v != nil && !v.Core().LessThan(tofuSafeCache)
 }

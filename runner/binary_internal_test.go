@@ -67,8 +67,8 @@ func TestSameVersion(t *testing.T) {
 }
 
 func TestFindBinaryUnknownEngine(t *testing.T) {
-	_, err := FindBinary(context.Background(), BinaryConfig{Engine: "pulumi"})
-	if err == nil || !strings.Contains(err.Error(), `engine "pulumi"`) {
+	_, err := FindBinary(context.Background(), BinaryConfig{Distribution: "pulumi"})
+	if err == nil || !strings.Contains(err.Error(), `distribution "pulumi"`) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -78,20 +78,20 @@ func TestFindBinaryUnknownEngine(t *testing.T) {
 func TestCacheSafe(t *testing.T) {
 	v := func(s string) *version.Version { return version.Must(version.NewVersion(s)) }
 	for _, c := range []struct {
-		engine Engine
-		v      *version.Version
-		err    error
-		want   bool
+		dist Distribution
+		v    *version.Version
+		err  error
+		want bool
 	}{
-		{EngineTofu, v("1.10.10"), nil, true},
-		{EngineTofu, v("1.10.0-dev"), nil, true},
-		{EngineTofu, v("1.12.6"), nil, true},
-		{EngineTofu, v("1.9.4"), nil, false},
-		{EngineTofu, nil, errors.New("exit status 1"), false},
-		{EngineTerraform, v("1.11.4"), nil, false},
+		{DistributionTofu, v("1.10.10"), nil, true},
+		{DistributionTofu, v("1.10.0-dev"), nil, true},
+		{DistributionTofu, v("1.12.6"), nil, true},
+		{DistributionTofu, v("1.9.4"), nil, false},
+		{DistributionTofu, nil, errors.New("exit status 1"), false},
+		{DistributionTerraform, v("1.11.4"), nil, false},
 	} {
-		if got := cacheSafe(c.engine, c.v, c.err); got != c.want {
-			t.Errorf("%s %v %v: safe=%v, want %v", c.engine, c.v, c.err, got, c.want)
+		if got := cacheSafe(c.dist, c.v, c.err); got != c.want {
+			t.Errorf("%s %v %v: safe=%v, want %v", c.dist, c.v, c.err, got, c.want)
 		}
 	}
 }

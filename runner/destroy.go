@@ -26,7 +26,7 @@ func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result
 		return nil, err
 	}
 	defer release()
-	if rec := w.record(); rec.Hash == "" && job.Exists != nil {
+	if rec := w.lastApplied(); rec.Hash == "" && job.Exists != nil {
 		// Nothing stored: nothing to destroy, and no terraform (which
 		// would create a pg workspace only to delete it).
 		if ok, err := job.Exists(ctx); err == nil && !ok {
@@ -76,11 +76,11 @@ func (r *Runner) DestroyPlanned(ctx context.Context, job Job, p *Plan) (*Result,
 
 // forget deletes the object's state and workspace directory.
 func (r *Runner) forget(ctx context.Context, w *workspace, job Job) error {
-	if job.Workspace != "" && job.Workspace != "default" {
+	if job.CLIWorkspace != "" && job.CLIWorkspace != "default" {
 		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, "default", w.reattach) }); err != nil {
 			return w.newError("workspace select", err, nil)
 		}
-		if err := r.exec("workspace", func() error { return w.tf.WorkspaceDelete(ctx, job.Workspace, w.reattach) }); err != nil {
+		if err := r.exec("workspace", func() error { return w.tf.WorkspaceDelete(ctx, job.CLIWorkspace, w.reattach) }); err != nil {
 			return w.newError("workspace delete", err, nil)
 		}
 	}
@@ -107,7 +107,7 @@ func (r *Runner) forgetWorkspace(w *workspace, job Job) error {
 	return nil
 }
 
-// Outputs returns the object's outputs: from the record when there is one,
+// Outputs returns the object's outputs: from the last apply when there is one,
 // else from the state (`terraform output`, no plan). Absent state → nil;
 // a destroyed object → ErrGone.
 func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessage, error) {
@@ -116,7 +116,7 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 		return nil, err
 	}
 	defer release()
-	if rec := w.record(); rec.Outputs != nil {
+	if rec := w.lastApplied(); rec.Outputs != nil {
 		return rec.Outputs, nil
 	}
 	if job.Exists != nil {
@@ -141,7 +141,7 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	// Kept (without a hash: it proves nothing applied), also when empty,
 	// so that the next read, e.g. the route controller's every few
 	// seconds, runs no terraform.
-	if err := w.saveRecord(&record{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
+	if err := w.saveLastApply(&lastApply{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
 		return nil, err
 	}
 	return out, nil

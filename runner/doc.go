@@ -6,7 +6,7 @@
 // whether init is needed, plan.go plans into a saved plan file and
 // summarises it from Terraform's machine-readable output, apply.go applies
 // exactly that plan, destroy.go removes an object and its state, lock.go
-// recognises and clears stale state locks, record.go remembers the last
+// recognises and clears stale state locks, lastapply.go remembers the last
 // successful apply so an unchanged object costs no terraform process,
 // provider.go serves the Example provider in-process for terraform to
 // attach to, initcopy.go gives a new workspace a copy of another's init.

@@ -32,7 +32,7 @@ func newEnv(t *testing.T, sim *simtest.Sim, mod ...func(*runner.Config)) *env {
 		sim = simtest.Start(t)
 	}
 	cfg := runner.Config{
-		Terraform:     runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform},
+		Terraform:     runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform},
 		WorkDir:       filepath.Join(t.TempDir(), "work"),
 		CLIConfigFile: tc.CLIConfig,
 		LockFile:      tc.LockFile,

@@ -83,7 +83,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 			}
 			e := newEnv(t, nil, func(c *runner.Config) {
 				c.Provider = mode
-				c.Terraform = runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform}
+				c.Terraform = runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform}
 			})
 			target := func(n string) *state.Target {
 				tg, err := states.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: n})
@@ -94,7 +94,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 			}
 			job := func(tg *state.Target, name string, port int64) runner.Job {
 				j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
-				j.Env, j.Workspace, j.DeleteState = tg.Env, tg.Workspace, tg.Delete
+				j.Env, j.CLIWorkspace, j.DeleteState = tg.Env, tg.CLIWorkspace, tg.Delete
 				return j
 			}
 			stateExists := func(tg *state.Target) bool {

@@ -146,12 +146,12 @@ func (r *Runner) MoveState(ctx context.Context, from, to Job) (moved bool, err e
 // deleteSource deletes the source state and its workspace directory.
 func (r *Runner) deleteSource(ctx context.Context, src *scratchDir, from Job, have stateHeader, raw []byte) error {
 	switch {
-	case from.Workspace != "" && from.Workspace != "default":
+	case from.CLIWorkspace != "" && from.CLIWorkspace != "default":
 		// pg: the state is the workspace (-force: it is not empty).
 		if err := src.run("workspace select", func() error { return src.tf.WorkspaceSelect(ctx, "default") }); err != nil {
 			return err
 		}
-		if err := src.run("workspace delete", func() error { return src.tf.WorkspaceDelete(ctx, from.Workspace, tfexec.Force(true)) }); err != nil {
+		if err := src.run("workspace delete", func() error { return src.tf.WorkspaceDelete(ctx, from.CLIWorkspace, tfexec.Force(true)) }); err != nil {
 			return err
 		}
 	case from.DeleteState != nil:
@@ -270,7 +270,7 @@ func (s *scratchDir) run(op string, fn func() error) error {
 // selectWorkspace selects the job's named workspace (pg), creating it if
 // create is set; it reports false when it does not exist.
 func (s *scratchDir) selectWorkspace(ctx context.Context, create bool) (bool, error) {
-	name := s.job.Workspace
+	name := s.job.CLIWorkspace
 	if name == "" || name == "default" {
 		return true, nil
 	}

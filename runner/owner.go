@@ -29,7 +29,7 @@ func (r *Runner) acquireJob(ctx context.Context, job Job) (*workspace, func(), e
 		release()
 		return nil, nil, err
 	}
-	if rec := w.record(); rec.Owner != "" && job.Owner != "" && rec.Owner != job.Owner {
+	if rec := w.lastApplied(); rec.Owner != "" && job.Owner != "" && rec.Owner != job.Owner {
 		release()
 		return nil, nil, fmt.Errorf("workspace %s was applied for %q, not %q: %w", job.Key, rec.Owner, job.Owner, ErrOwnerMismatch)
 	}

@@ -11,19 +11,19 @@ import (
 	"github.com/example/cloud-provider-example/runner"
 )
 
-// Spawned providers through a plugin cache, on both engines: new
+// Spawned providers through a plugin cache, on both distributions: new
 // workspaces initialised at once (one at a time with terraform, whose
 // cache is not safe for concurrent installs; at once with OpenTofu, which
 // locks it) all install the provider from the cache and apply.
 func TestPluginCacheInits(t *testing.T) {
-	for _, tc := range tftest.Engines(t) {
-		t.Run(tc.Engine, func(t *testing.T) {
+	for _, tc := range tftest.Distributions(t) {
+		t.Run(tc.Distribution, func(t *testing.T) {
 			cache := filepath.Join(t.TempDir(), "plugin-cache")
 			if err := os.MkdirAll(cache, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			e := newEnv(t, nil, func(c *runner.Config) {
-				c.Terraform = runner.BinaryConfig{Engine: runner.Engine(tc.Engine), Path: tc.Terraform}
+				c.Terraform = runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform}
 				c.Provider, c.PluginCacheDir, c.NoInitCopy = runner.ProviderSpawned, cache, true
 			})
 			dir := t.TempDir()

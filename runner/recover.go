@@ -48,7 +48,7 @@ func (r *Runner) Import(ctx context.Context, job Job, address, id string) error 
 	if err := r.exec("import", func() error { return w.tf.Import(ctx, address, id, tfexec.LockTimeout(r.lockTimeout()), w.reattach) }); err != nil {
 		return w.newError("import", err, nil)
 	}
-	_ = w.clearRecord() // the state changed under the record
+	_ = w.clearLastApply() // the state changed under the last apply
 	klog.InfoS("terraform import", "workspace", w.key, "address", address, "id", id)
 	return nil
 }

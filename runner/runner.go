@@ -15,7 +15,7 @@ import (
 
 // Config configures a Runner.
 type Config struct {
-	// Terraform is which engine (terraform or tofu) and where its binary
+	// Terraform is which distribution (terraform or tofu) and where its binary
 	// comes from (see FindBinary).
 	Terraform BinaryConfig
 	// WorkDir holds one directory per workspace.
@@ -115,20 +115,20 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("runner: provider mode %q: want %q or %q", cfg.Provider, ProviderAttached, ProviderSpawned)
 	}
-	if cfg.Terraform.Engine == "" {
-		cfg.Terraform.Engine = EngineTerraform
+	if cfg.Terraform.Distribution == "" {
+		cfg.Terraform.Distribution = DistributionTerraform
 	}
 	bin, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
-	klog.InfoS("terraform runner", "engine", cfg.Terraform.Engine, "binary", bin, "provider", cfg.Provider)
+	klog.InfoS("terraform runner", "distribution", cfg.Terraform.Distribution, "binary", bin, "provider", cfg.Provider)
 	r := &Runner{cfg: cfg, terraform: bin, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
 	for i := range cfg.Concurrency {
 		r.slots <- &slot{idx: i}
 	}
-	if r.serialInits = cfg.PluginCacheDir != ""; r.serialInits && cfg.Terraform.Engine == EngineTofu {
-		r.serialInits = serialInits(ctx, cfg.Terraform.Engine, bin)
+	if r.serialInits = cfg.PluginCacheDir != ""; r.serialInits && cfg.Terraform.Distribution == DistributionTofu {
+		r.serialInits = serialInits(ctx, cfg.Terraform.Distribution, bin)
 	}
 	if r.copySalt, err = initCopySalt(cfg.Provider, bin, cfg.CLIConfigFile); err != nil {
 		return nil, err
@@ -150,12 +150,13 @@ func (r *Runner) WorkDir() string { return r.cfg.WorkDir }
 // TerraformPath is the binary in use.
 func (r *Runner) TerraformPath() string { return r.terraform }
 
-// Engine is the engine in use (terraform or tofu).
-func (r *Runner) Engine() Engine { return r.cfg.Terraform.Engine }
+// Distribution is the distribution in use (terraform or tofu).
+func (r *Runner) Distribution() Distribution { return r.cfg.Terraform.Distribution }
 
 // Job is one object's desired state.
 type Job struct {
-	// Key names the workspace directory (one path element).
+	// Key names the object's workspace: its directory (one path element),
+	// its state and its plan record.
 	Key string
 	// Owner identifies the object (a Service's uid; "" for none): a
 	// workspace applied for one owner refuses another, and once destroyed
@@ -169,9 +170,10 @@ type Job struct {
 	// Env carries backend credentials (PG_CONN_STR, AWS_*, ...): secrets,
 	// never written to the workspace and scrubbed from errors.
 	Env map[string]string
-	// Workspace is the terraform workspace ("" or "default" for backends
-	// with one state per configuration).
-	Workspace string
+	// CLIWorkspace is terraform's CLI workspace (terraform workspace
+	// select): "" or "default" for backends with one state per
+	// configuration. Not the object's workspace, which Key names.
+	CLIWorkspace string
 	// Prepare, if set, runs in the workspace directory before terraform
 	// (e.g. to materialise the shipped modules the files refer to).
 	Prepare func(dir string) error

@@ -61,7 +61,7 @@ func (e *env) pgRun(t *testing.T, conn, name string, port int64) error {
 		t.Fatal(err)
 	}
 	j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
-	j.Env, j.Workspace = tg.Env, tg.Workspace
+	j.Env, j.CLIWorkspace = tg.Env, tg.CLIWorkspace
 	_, err = e.r.Ensure(ctxT(t), j, runner.EnsureOptions{})
 	return err
 }
@@ -114,7 +114,7 @@ func TestScrubPGErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", pgCreationLock(e.tc.Engine, "ccm")); err != nil {
+	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", pgCreationLock(e.tc.Distribution, "ccm")); err != nil {
 		t.Fatal(err)
 	}
 	err = e.pgRun(t, srv.ConnStr, "good", 81)
@@ -181,8 +181,8 @@ func TestErrorWithoutDiagnosticsIsScrubbed(t *testing.T) {
 // creation, and with every state lock: terraform's is -1, one for the
 // whole database; OpenTofu's is per schema (and table), minus the FNV-32
 // hash of "<schema>\x00states".
-func pgCreationLock(engine, schema string) int64 {
-	if engine != tftest.Tofu {
+func pgCreationLock(dist, schema string) int64 {
+	if dist != tftest.Tofu {
 		return -1
 	}
 	h := fnv.New32()

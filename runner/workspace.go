@@ -138,8 +138,8 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 		}
 		r.saveInit(w, tmpl)
 	}
-	if job.Workspace != "" && job.Workspace != "default" {
-		if err := r.selectWorkspace(ctx, w, job.Workspace); err != nil {
+	if job.CLIWorkspace != "" && job.CLIWorkspace != "default" {
+		if err := r.selectWorkspace(ctx, w, job.CLIWorkspace); err != nil {
 			return err
 		}
 	}

@@ -40,9 +40,9 @@ type Target struct {
 	Block Block
 	// Env holds the credentials, for the terraform process only.
 	Env map[string]string
-	// Workspace is the terraform workspace ("default" unless the backend
-	// keeps many states in one place).
-	Workspace string
+	// CLIWorkspace is terraform's CLI workspace ("default" unless the
+	// backend keeps many states in one place, as pg does).
+	CLIWorkspace string
 	// Delete removes the state after a destroy, where a workspace delete
 	// does not (nil when there is nothing to do).
 	Delete func(ctx context.Context) error
@@ -125,7 +125,7 @@ func (b *Backends) LegacyTarget(o Object) (*Target, error) {
 
 func (b *Backends) target(key string) (*Target, error) {
 	var err error
-	t := &Target{Key: key, Workspace: "default", Env: map[string]string{}}
+	t := &Target{Key: key, CLIWorkspace: "default", Env: map[string]string{}}
 	switch b.cfg.Type {
 	case TypeLocal:
 		err = b.local(t)
@@ -243,7 +243,7 @@ func (b *Backends) pg(t *Target) error {
 	}
 	t.Block = Block{Type: "pg", Attrs: attrs}
 	// One schema, a workspace per object: the runner deletes the workspace.
-	t.Workspace = t.Key
+	t.CLIWorkspace = t.Key
 	t.Exists = func(ctx context.Context) (bool, error) { return b.pgPool.exists(ctx, conn, c.SchemaName, t.Key) }
 	return nil
 }

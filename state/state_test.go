@@ -99,8 +99,8 @@ func TestPGWorkspacePerObject(t *testing.T) {
 	}
 	a, _ := b.Target(Object{"c", "service", "ns", "a"})
 	z, _ := b.Target(Object{"c", "service", "ns", "z"})
-	if a.Workspace == z.Workspace || a.Workspace != a.Key {
-		t.Fatalf("want one workspace per object, got %q and %q", a.Workspace, z.Workspace)
+	if a.CLIWorkspace == z.CLIWorkspace || a.CLIWorkspace != a.Key {
+		t.Fatalf("want one workspace per object, got %q and %q", a.CLIWorkspace, z.CLIWorkspace)
 	}
 	t.Setenv("CCM_PG", "")
 	if _, err := b.Target(Object{"c", "service", "ns", "a"}); err == nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
-// Engines.
+// Distributions.
 const (
 	Terraform = "terraform"
 	Tofu      = "tofu"
@@ -24,9 +24,9 @@ const (
 
 // Toolchain is what a terraform run in a test needs.
 type Toolchain struct {
-	// Engine is Terraform or Tofu (runner.Engine's values).
-	Engine string
-	// Terraform is the engine's binary: terraform on PATH, or tofu from
+	// Distribution is Terraform or Tofu (runner.Distribution's values).
+	Distribution string
+	// Terraform is the distribution's binary: terraform on PATH, or tofu from
 	// EXAMPLE_TOFU.
 	Terraform string
 	// BinDir holds the provider, its mirror, CLI config and lock file.
@@ -49,27 +49,27 @@ var (
 // once into a cache directory, serialised across test processes. A machine
 // without terraform skips the test; any other failure fails it.
 //
-// The engine is terraform, or the one EXAMPLE_ENGINE names: with
-// EXAMPLE_ENGINE=tofu (and EXAMPLE_TOFU) every test of a package runs on
+// The distribution is terraform, or the one EXAMPLE_DISTRIBUTION names: with
+// EXAMPLE_DISTRIBUTION=tofu (and EXAMPLE_TOFU) every test of a package runs on
 // OpenTofu, as a person checking the whole suite on it would.
 func Get(t testing.TB) Toolchain {
 	t.Helper()
 	base := get(t)
-	switch e := os.Getenv("EXAMPLE_ENGINE"); e {
+	switch e := os.Getenv("EXAMPLE_DISTRIBUTION"); e {
 	case "", Terraform:
 		return base
 	case Tofu:
 		return tofu(t, base)
 	default:
-		t.Fatalf("EXAMPLE_ENGINE=%q: want %q or %q", e, Terraform, Tofu)
+		t.Fatalf("EXAMPLE_DISTRIBUTION=%q: want %q or %q", e, Terraform, Tofu)
 	}
 	return base
 }
 
-// Engines returns a toolchain per engine to run a test on: terraform, and
+// Distributions returns a toolchain per distribution to run a test on: terraform, and
 // tofu when EXAMPLE_TOFU is set (make test always sets it). Tests that
-// loop over them name subtests by Engine.
-func Engines(t testing.TB) []Toolchain {
+// loop over them name subtests by Distribution.
+func Distributions(t testing.TB) []Toolchain {
 	t.Helper()
 	base := get(t)
 	out := []Toolchain{base}
@@ -97,7 +97,7 @@ func tofu(t testing.TB, base Toolchain) Toolchain {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("EXAMPLE_TOFU: %v (run make tofu)", err)
 	}
-	base.Engine, base.Terraform = Tofu, path
+	base.Distribution, base.Terraform = Tofu, path
 	return base
 }
 
@@ -127,7 +127,7 @@ func setup() {
 			return
 		}
 	}
-	tc = Toolchain{Engine: Terraform, Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
+	tc = Toolchain{Distribution: Terraform, Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
 	for _, f := range []string{tc.CLIConfig, tc.LockFile} {
 		if _, err := os.Stat(f); err != nil {
 			tcErr = "provider mirror incomplete (run `make provider`): " + err.Error()

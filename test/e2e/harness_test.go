@@ -62,16 +62,16 @@ type options struct {
 	// lbPublicPrefix is the cloud's public load balancer pool (default:
 	// the simulator's 254 addresses).
 	lbPublicPrefix netip.Prefix
-	// tc is the engine the CCM runs (terraform.engine, terraform.binary);
+	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
 }
 
-// onEngines runs test once per engine (tftest.Engines), as a subtest
-// named by the engine; test passes the toolchain on in options.tc.
-func onEngines(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
-	for _, tc := range tftest.Engines(t) {
-		t.Run(tc.Engine, func(t *testing.T) { test(t, tc) })
+// onDistributions runs test once per distribution (tftest.Distributions), as a subtest
+// named by the distribution; test passes the toolchain on in options.tc.
+func onDistributions(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
+	for _, tc := range tftest.Distributions(t) {
+		t.Run(tc.Distribution, func(t *testing.T) { test(t, tc) })
 	}
 }
 
@@ -125,7 +125,7 @@ func newEnv(t testing.TB, o options) *env {
 		t.Skip("EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm (make test)")
 	}
 	tc := o.tc
-	if tc.Engine == "" {
+	if tc.Distribution == "" {
 		tc = tftest.Get(t)
 	}
 	if o.provisionDelay == 0 {
@@ -198,8 +198,8 @@ func newEnv(t testing.TB, o options) *env {
 		"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
 		"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
 	}
-	if tc.Engine == tftest.Tofu {
-		tf["engine"], tf["binary"] = "tofu", tc.Terraform
+	if tc.Distribution == tftest.Tofu {
+		tf["distribution"], tf["binary"] = "tofu", tc.Terraform
 	}
 	cfg := map[string]any{
 		"clusterID":    "e2e",
@@ -244,9 +244,9 @@ func newEnv(t testing.TB, o options) *env {
 	e.args = append(e.args, o.extraArgs...)
 	e.startCCM()
 	e.waitLeader()
-	// The CCM runs the engine asked for: it logs the one it found.
-	want := fmt.Sprintf("engine=%q binary=%q", tc.Engine, tc.Terraform)
-	eventually(t, 30*time.Second, "CCM runs "+tc.Engine, func() error {
+	// The CCM runs the distribution asked for: it logs the one it found.
+	want := fmt.Sprintf("distribution=%q binary=%q", tc.Distribution, tc.Terraform)
+	eventually(t, 30*time.Second, "CCM runs "+tc.Distribution, func() error {
 		if data, _ := os.ReadFile(e.ccmLog); !strings.Contains(string(data), want) {
 			return fmt.Errorf("no %s in the CCM log", want)
 		}

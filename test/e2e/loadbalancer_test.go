@@ -78,8 +78,8 @@ func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
 	return nil, fmt.Errorf("no load balancer with IPv4 %s among %d", ip, len(all))
 }
 
-// On both engines (terraform and tofu).
-func TestLoadBalancerService(t *testing.T) { onEngines(t, testLoadBalancerService) }
+// On both distributions (terraform and tofu).
+func TestLoadBalancerService(t *testing.T) { onDistributions(t, testLoadBalancerService) }
 
 func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{tc: tc})

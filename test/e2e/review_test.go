@@ -93,8 +93,8 @@ func (e *env) lbCount() int {
 // The manual policy: nothing changes in the cloud before approval; a
 // wrong id does nothing; the right id applies exactly that plan; a later
 // change needs a new approval; deletion waits for approval of its destroy.
-// On both engines (terraform and tofu).
-func TestManualApproval(t *testing.T) { onEngines(t, testManualApproval) }
+// On both distributions (terraform and tofu).
+func TestManualApproval(t *testing.T) { onDistributions(t, testManualApproval) }
 
 func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{policy: "manual", tc: tc})

@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// record is what the runner remembers of a workspace's last successful
+// lastApply is what the runner remembers of a workspace's last successful
 // apply: enough to answer "is this already applied?" and "what are the
 // outputs?" without starting terraform.
-type record struct {
+type lastApply struct {
 	Hash      string                     `json:"hash"`
 	PlanID    string                     `json:"plan_id,omitempty"`
 	Owner     string                     `json:"owner,omitempty"`
@@ -20,40 +20,40 @@ type record struct {
 	AppliedAt time.Time                  `json:"applied_at"`
 }
 
-func (rec *record) fresh(hash string, maxAge time.Duration) bool {
+func (rec *lastApply) fresh(hash string, maxAge time.Duration) bool {
 	if rec == nil || rec.Hash == "" || rec.Hash != hash {
 		return false
 	}
 	return maxAge <= 0 || time.Since(rec.AppliedAt) < maxAge
 }
 
-// record reads the workspace's record; a missing or unreadable one is empty.
-func (w *workspace) record() *record {
+// lastApplied reads the workspace's last apply; a missing or unreadable one is empty.
+func (w *workspace) lastApplied() *lastApply {
 	data, err := os.ReadFile(w.meta("last-apply.json"))
 	if err != nil {
-		return &record{}
+		return &lastApply{}
 	}
-	var rec record
+	var rec lastApply
 	if json.Unmarshal(data, &rec) != nil {
-		return &record{}
+		return &lastApply{}
 	}
 	return &rec
 }
 
-func (w *workspace) saveRecord(rec *record) error {
+func (w *workspace) saveLastApply(rec *lastApply) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
 	if err := writeIfChanged(w.meta("last-apply.json"), data, 0o600); err != nil {
-		return fmt.Errorf("workspace %s: save record: %w", w.key, err)
+		return fmt.Errorf("workspace %s: save last apply: %w", w.key, err)
 	}
 	return nil
 }
 
-func (w *workspace) clearRecord() error {
+func (w *workspace) clearLastApply() error {
 	if err := os.Remove(w.meta("last-apply.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("workspace %s: clear record: %w", w.key, err)
+		return fmt.Errorf("workspace %s: clear last apply: %w", w.key, err)
 	}
 	return nil
 }
@@ -61,7 +61,7 @@ func (w *workspace) clearRecord() error {
 // Seed records that job.Hash was applied with outputs, as kept outside
 // the process (a plan record): a controller that starts trusts it, so an
 // unchanged object costs no terraform process; drift checks are what
-// look at the cloud. A record of this process is not overwritten.
+// look at the cloud. A last apply of this process is not overwritten.
 func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time) error {
 	w, err := r.workspaceFor(job.Key)
 	if err != nil {
@@ -69,8 +69,8 @@ func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if rec := w.record(); rec.Hash != "" {
+	if rec := w.lastApplied(); rec.Hash != "" {
 		return nil
 	}
-	return w.saveRecord(&record{Hash: job.Hash, Outputs: outputs, AppliedAt: at, Owner: job.Owner})
+	return w.saveLastApply(&lastApply{Hash: job.Hash, Outputs: outputs, AppliedAt: at, Owner: job.Owner})
 }

@@ -11,19 +11,19 @@ import (
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
-// Switching the engine (terraform to tofu and back, a controller restart
-// with another terraform.engine) keeps the states: each engine reads the
-// other's. A plan awaiting approval made by one engine is never applied
+// Switching the distribution (terraform to tofu and back, a controller restart
+// with another terraform.distribution) keeps the states: each reads the
+// other's. A plan awaiting approval made by one is never applied
 // by the other (which would refuse its plan file: "plan files cannot be
 // transferred between different versions"): its approval finds a fresh
 // plan with another id (show -json names the binary's version), which
 // waits for its own approval.
-func TestSwitchingEngines(t *testing.T) {
+func TestSwitchingDistributions(t *testing.T) {
 	tofu := tftest.OpenTofu(t)
 	store := newMemStore()
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
-	if f.tc.Engine != tftest.Terraform {
-		t.Skipf("starts on terraform; EXAMPLE_ENGINE=%s", f.tc.Engine)
+	if f.tc.Distribution != tftest.Terraform {
+		t.Skipf("starts on terraform; EXAMPLE_DISTRIBUTION=%s", f.tc.Distribution)
 	}
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("switch", 80)
