@@ -113,7 +113,7 @@ func (d *demo) show(ctx context.Context) error {
 	fmt.Printf("    cloud API:   http://%s (token in %s)\n", d.api, filepath.Join(d.dir, "token"))
 	fmt.Printf("    try:         KUBECONFIG=%s kubectl get nodes,svc -o wide\n", d.cluster.AdminKubeconfig)
 	fmt.Printf("    records:     bin/examplectl --kubeconfig %s status   (then: plan default/echo, history default/echo)\n", d.cluster.AdminKubeconfig)
-	fmt.Printf("    review:      bin/examplectl render --service <svc.yaml>   (offline, exactly what the CCM applies)\n")
+	fmt.Printf("    review:      bin/examplectl render --config %s --service <svc.yaml> --target-pool <id>   (offline, byte for byte what the CCM applies; the id is target_pool_id above)\n", filepath.Join(d.dir, "cloud-config.yaml"))
 	fmt.Printf("    stop:        make demo-down\n")
 	return nil
 }
