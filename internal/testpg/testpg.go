@@ -51,6 +51,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/example/cloud-provider-example/internal/procdir"
 )
 
 const (
@@ -347,14 +349,12 @@ func (su *setup) initErr() error {
 		}
 	}
 	tmp := tempRoot(su.cred != nil)
-	removeStale(tmp)
-	if su.base, err = os.MkdirTemp(tmp, fmt.Sprintf("testpg-%d-*", os.Getpid())); err != nil {
+	if su.base, err = procdir.Make(tmp, "testpg"); err != nil {
 		return err
 	}
 	if err := os.Chmod(su.base, 0o755); err != nil { // traversable by su.cred
 		return err
 	}
-	removeOnExit(su.base)
 
 	pw := make([]byte, 12)
 	if _, err := rand.Read(pw); err != nil {
@@ -504,43 +504,6 @@ func worldTraversable(dir string) bool {
 			return true
 		}
 		dir = parent
-	}
-}
-
-// exitPipe's write end is held by this process only (close-on-exec).
-var exitPipe *os.File //nolint:unused // held so that no finalizer closes it: its close is the exit signal
-
-// removeOnExit starts a helper that deletes dir once this test process has
-// exited, however it ends: the helper reads a pipe until EOF, which comes
-// when the kernel closes exitPipe. Best effort: removeStale is the fallback.
-func removeOnExit(dir string) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c",
-		`cat >/dev/null; for i in 1 2 3 4 5; do rm -rf "$0" 2>/dev/null; [ -e "$0" ] || exit 0; sleep 1; done`, dir)
-	cmd.Stdin = r // Stdout/Stderr: /dev/null, so go test does not wait for it
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return
-	}
-	exitPipe = w
-}
-
-// removeStale deletes testpg-<pid>-* directories of processes that are gone.
-func removeStale(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, "testpg-*-*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "testpg-"), "-", 2)[0])
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
 	}
 }
 

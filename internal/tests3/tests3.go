@@ -23,7 +23,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,6 +38,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/example/cloud-provider-example/internal/procdir"
 )
 
 const (
@@ -99,7 +100,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	baseOnce.Do(func() { base, baseErr = processDir() })
+	baseOnce.Do(func() { base, baseErr = procdir.Make("", "tests3") })
 	if baseErr != nil {
 		t.Fatalf("tests3: %v", baseErr)
 	}
@@ -289,56 +290,6 @@ var forceSidecar bool
 // attributes, where versitygw's posix backend keeps object metadata.
 func hasUserXattrs(dir string) bool {
 	return syscall.Setxattr(dir, "user.tests3-probe", []byte("1"), 0) == nil
-}
-
-// processDir creates this process's tests3-<pid>-* directory, removed
-// when the process exits, after removing those of processes that are gone.
-func processDir() (string, error) {
-	tmp := os.TempDir()
-	removeStale(tmp)
-	dir, err := os.MkdirTemp(tmp, fmt.Sprintf("tests3-%d-*", os.Getpid()))
-	if err != nil {
-		return "", err
-	}
-	removeOnExit(dir)
-	return dir, nil
-}
-
-// exitPipe's write end is held by this process only (close-on-exec).
-var exitPipe *os.File //nolint:unused // held so that no finalizer closes it: its close is the exit signal
-
-// removeOnExit starts a helper that deletes dir once this test process has
-// exited, however it ends: the helper reads a pipe until EOF, which comes
-// when the kernel closes exitPipe. Best effort: removeStale is the fallback.
-func removeOnExit(dir string) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c",
-		`cat >/dev/null; for i in 1 2 3 4 5; do rm -rf "$0" 2>/dev/null; [ -e "$0" ] || exit 0; sleep 1; done`, dir)
-	cmd.Stdin = r // Stdout/Stderr: /dev/null, so go test does not wait for it
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return
-	}
-	exitPipe = w
-}
-
-// removeStale deletes tests3-<pid>-* directories of processes that are gone.
-func removeStale(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, "tests3-*-*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "tests3-"), "-", 2)[0])
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
-	}
 }
 
 func freePort() (int, error) {
