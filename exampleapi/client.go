@@ -206,6 +206,35 @@ func (c *Client) DeleteTargetPool(ctx context.Context, id string) error {
 	return c.t.do(ctx, request{op: "DeleteTargetPool", method: http.MethodDelete, path: "/v1/target-pools/" + esc(id)})
 }
 
+// CreateCertificate uploads a certificate and its private key; the answer
+// (like every later one) carries no key.
+func (c *Client) CreateCertificate(ctx context.Context, in CreateCertificateRequest) (*Certificate, error) {
+	return call[Certificate](ctx, c.t, request{op: "CreateCertificate", method: http.MethodPost, path: "/v1/certificates", idemKey: true, in: in})
+}
+
+// GetCertificate reads one certificate.
+func (c *Client) GetCertificate(ctx context.Context, id string) (*Certificate, error) {
+	return call[Certificate](ctx, c.t, request{op: "GetCertificate", method: http.MethodGet, path: "/v1/certificates/" + esc(id)})
+}
+
+// ListCertificates lists certificates matching f (all pages).
+func (c *Client) ListCertificates(ctx context.Context, f CertificateFilter) ([]Certificate, error) {
+	q := url.Values{}
+	if f.Region != "" {
+		q.Set("region", f.Region)
+	}
+	if f.Name != "" {
+		q.Set("name", f.Name)
+	}
+	return listAll[Certificate](ctx, c.t, "ListCertificates", "/v1/certificates", q)
+}
+
+// DeleteCertificate deletes a certificate; one still used by a listener is
+// a conflict (409).
+func (c *Client) DeleteCertificate(ctx context.Context, id string) error {
+	return c.t.do(ctx, request{op: "DeleteCertificate", method: http.MethodDelete, path: "/v1/certificates/" + esc(id)})
+}
+
 // GetFaults reads the simulator's realism switches (admin).
 func (c *Client) GetFaults(ctx context.Context) (*Faults, error) {
 	return call[Faults](ctx, c.t, request{op: "GetFaults", method: http.MethodGet, path: "/admin/v1/faults"})

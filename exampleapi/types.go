@@ -29,9 +29,10 @@ const (
 
 // Enumerations accepted by the API.
 const (
-	ProtocolTCP  = "tcp"
-	ProtocolUDP  = "udp"
-	ProtocolHTTP = "http"
+	ProtocolTCP   = "tcp"
+	ProtocolUDP   = "udp"
+	ProtocolHTTP  = "http"
+	ProtocolHTTPS = "https"
 
 	IPFamilyIPv4      = "ipv4"
 	IPFamilyDualStack = "dualstack"
@@ -57,15 +58,18 @@ const (
 	MaxTargets = 5000
 	// MaxAllowedSourceCIDRs is per load balancer.
 	MaxAllowedSourceCIDRs = 1000
-	// MaxTags is per object (instance, load balancer or target pool),
-	// also the most tag filters a listing takes.
+	// MaxTags is per object (instance, load balancer, target pool or
+	// certificate), also the most tag filters a listing takes.
 	MaxTags = 50
+	// MaxListenerCertificates is per https listener: the first is the
+	// default, the others are chosen by SNI.
+	MaxListenerCertificates = 25
 )
 
 // Enumerations as lists, for validation in the simulator and the provider.
 var (
-	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP}
-	HealthCheckProtocols = []string{ProtocolTCP, ProtocolHTTP}
+	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP, ProtocolHTTP, ProtocolHTTPS}
+	HealthCheckProtocols = []string{ProtocolTCP, ProtocolHTTP, ProtocolHTTPS}
 	IPFamilies           = []string{IPFamilyIPv4, IPFamilyDualStack}
 	Algorithms           = []string{AlgorithmRoundRobin, AlgorithmLeastConnections, AlgorithmSourceIP}
 	InstanceStates       = []string{InstanceRunning, InstanceStopped}
@@ -170,11 +174,35 @@ type CreateRouteRequest struct {
 }
 
 // Listener forwards one port of the load balancer to a port on the targets.
+// tcp and udp listeners forward connections and datagrams; http and https
+// listeners forward HTTP requests, https ones ending TLS at the load
+// balancer with their certificates.
 type Listener struct {
 	Protocol      string `json:"protocol"`
 	Port          int    `json:"port"`
 	TargetPort    int    `json:"target_port"`
 	ProxyProtocol bool   `json:"proxy_protocol"`
+	// CertificateIDs (https only, at least one) are certificates (cert-...)
+	// of the load balancer's region: the first is served to clients that
+	// send no matching SNI name, the others are chosen by SNI.
+	CertificateIDs []string `json:"certificate_ids,omitempty"`
+	// RedirectToHTTPSPort (http only) makes the listener answer every
+	// request with a 301 redirect to https://<host>:<port><path> instead
+	// of forwarding it; the port must be that of an https listener of the
+	// same load balancer. 0: no redirect.
+	RedirectToHTTPSPort int `json:"redirect_to_https_port,omitempty"`
+	// StickySessions (http and https only) pins a client to one target
+	// with a cookie set by the load balancer.
+	StickySessions *StickySessions `json:"sticky_sessions,omitempty"`
+}
+
+// StickySessions is cookie-based session affinity of an http(s) listener.
+type StickySessions struct {
+	// CookieName is the cookie the load balancer sets (an RFC 6265 token,
+	// 1-64 characters).
+	CookieName string `json:"cookie_name"`
+	// TTLSeconds is the cookie's lifetime, 1-604800 (7 days).
+	TTLSeconds int `json:"ttl_seconds"`
 }
 
 // HealthCheck is how the load balancer probes its targets.
@@ -275,6 +303,55 @@ type UpdateTargetPoolRequest struct {
 
 // TargetPoolFilter narrows a target pool listing.
 type TargetPoolFilter struct {
+	Name   string
+	Region string
+}
+
+// Certificate is an X.509 certificate with its private key, for https
+// listeners. The private key is write-only: it is given at creation and
+// never returned. A certificate cannot change; rotation is a new
+// certificate referenced by the listeners, then the old one deleted.
+type Certificate struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Region string `json:"region"`
+	// CertificatePEM is the leaf certificate followed by its intermediates,
+	// as uploaded.
+	CertificatePEM string `json:"certificate_pem"`
+	CertificateInfo
+	Tags      map[string]string `json:"tags,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	Version   int64             `json:"version"`
+}
+
+// CertificateInfo is what the cloud reads from a certificate's leaf; see
+// InspectCertificate.
+type CertificateInfo struct {
+	// Fingerprint is the SHA-256 of the leaf certificate (DER), lowercase hex.
+	Fingerprint string    `json:"fingerprint"`
+	CommonName  string    `json:"common_name,omitempty"`
+	DNSNames    []string  `json:"dns_names,omitempty"`
+	NotBefore   time.Time `json:"not_before"`
+	// NotAfter is when the certificate expires. An expired certificate is
+	// accepted (and served): watching NotAfter is the owner's job.
+	NotAfter time.Time `json:"not_after"`
+}
+
+// CreateCertificateRequest uploads a certificate and its private key.
+// Names are not unique: during a rotation the old and the new certificate
+// may share one. Its String and GoString never show the key.
+type CreateCertificateRequest struct {
+	Name           string `json:"name"`
+	Region         string `json:"region"`
+	CertificatePEM string `json:"certificate_pem"`
+	// PrivateKeyPEM is the unencrypted key (PKCS #1, PKCS #8 or SEC 1) of
+	// the leaf certificate; it never appears in an answer.
+	PrivateKeyPEM string            `json:"private_key_pem"`
+	Tags          map[string]string `json:"tags,omitempty"`
+}
+
+// CertificateFilter narrows a certificate listing.
+type CertificateFilter struct {
 	Name   string
 	Region string
 }
