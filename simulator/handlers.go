@@ -12,7 +12,7 @@ import (
 
 // Control API handlers: decode, call one operation, encode. The rules live
 // in the operations (instances.go, networks.go, loadbalancers.go,
-// targetpools.go).
+// targetpools.go, certificates.go).
 
 func (s *Server) fail(w http.ResponseWriter, err error) { writeError(w, s.log, err) }
 
@@ -385,4 +385,43 @@ func (s *Server) handleUpdateTargetPool(w http.ResponseWriter, r *http.Request) 
 
 func (s *Server) handleDeleteTargetPool(w http.ResponseWriter, r *http.Request) {
 	s.noContent(w, s.cloud.deleteTargetPool(r.PathValue("id"), r.Header.Get("If-Match")))
+}
+
+// Certificates.
+
+func (s *Server) handleCreateCertificate(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.CreateCertificateRequest
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	info, err := validateCreateCertificate(&req)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+		cert, err := s.cloud.createCertificate(tx, req, info)
+		return created{cert, cert.Version, "/v1/certificates/" + cert.ID}, err
+	})
+}
+
+func (s *Server) handleListCertificates(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pg, err := parsePage(q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := s.cloud.listCertificates(q.Get("region"), q.Get("name"), pg)
+	s.list(w, resp, err)
+}
+
+func (s *Server) handleGetCertificate(w http.ResponseWriter, r *http.Request) {
+	cert, err := s.cloud.getCertificate(r.PathValue("id"))
+	s.object(w, cert, cert.Version, err)
+}
+
+func (s *Server) handleDeleteCertificate(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteCertificate(r.PathValue("id"), r.Header.Get("If-Match")))
 }

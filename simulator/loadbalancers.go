@@ -85,6 +85,9 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 	if err := requireLBTargets(tx, spec.Targets, spec.TargetPoolID, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
+	if err := requireListenerCertificates(tx, spec.Listeners, spec.Region); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
 	now := c.now()
 	spec.Tags = cloneTags(spec.Tags)
 	rec := lbRecord{
@@ -179,6 +182,9 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 			return err
 		}
 		if err := requireLBTargets(tx, u.Targets, u.TargetPoolID, rec.Region); err != nil {
+			return err
+		}
+		if err := requireListenerCertificates(tx, u.Listeners, rec.Region); err != nil {
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)

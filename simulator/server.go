@@ -176,6 +176,11 @@ func (s *Server) Handler() http.Handler {
 	api("PUT /v1/target-pools/{id}", s.handleUpdateTargetPool)
 	api("DELETE /v1/target-pools/{id}", s.handleDeleteTargetPool)
 
+	api("POST /v1/certificates", s.handleCreateCertificate)
+	api("GET /v1/certificates", s.handleListCertificates)
+	api("GET /v1/certificates/{id}", s.handleGetCertificate)
+	api("DELETE /v1/certificates/{id}", s.handleDeleteCertificate)
+
 	return logRequests(s.log, "control", withJSONNotFound(mux))
 }
 

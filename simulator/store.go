@@ -18,18 +18,19 @@ import (
 // Bucket names. Values are JSON; object buckets are keyed by id, so a cursor
 // walks them in id order, which is the order lists are paginated in.
 var (
-	bucketRegions     = []byte("regions")
-	bucketInstances   = []byte("instances")
-	bucketNetworks    = []byte("networks")
-	bucketRoutes      = []byte("routes")
-	bucketLBs         = []byte("load_balancers")
-	bucketTargetPools = []byte("target_pools")
-	bucketNames       = []byte("names")       // uniqueness index, see nameKey
-	bucketPools       = []byte("pools")       // one sub-bucket per address pool (not target pools)
-	bucketIdempotency = []byte("idempotency") // see idempotency.go
+	bucketRegions      = []byte("regions")
+	bucketInstances    = []byte("instances")
+	bucketNetworks     = []byte("networks")
+	bucketRoutes       = []byte("routes")
+	bucketLBs          = []byte("load_balancers")
+	bucketTargetPools  = []byte("target_pools")
+	bucketCertificates = []byte("certificates") // see certificates.go: holds private keys
+	bucketNames        = []byte("names")        // uniqueness index, see nameKey
+	bucketPools        = []byte("pools")        // one sub-bucket per address pool (not target pools)
+	bucketIdempotency  = []byte("idempotency")  // see idempotency.go
 
 	allBuckets = [][]byte{bucketRegions, bucketInstances, bucketNetworks, bucketRoutes,
-		bucketLBs, bucketTargetPools, bucketNames, bucketPools, bucketIdempotency}
+		bucketLBs, bucketTargetPools, bucketCertificates, bucketNames, bucketPools, bucketIdempotency}
 )
 
 // dbFileName is the bbolt file inside the data directory.

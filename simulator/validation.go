@@ -324,6 +324,7 @@ func validateListeners(ls []exampleapi.Listener) error {
 		return invalid("listeners", "has %d listeners (at most %d)", len(ls), exampleapi.MaxListeners)
 	}
 	seen := map[string]int{}
+	tcpPorts := map[int]int{} // tcp, http and https listeners share the TCP ports
 	for i, l := range ls {
 		f := fmt.Sprintf("listeners[%d]", i)
 		if err := oneOf(f+".protocol", "protocol", l.Protocol, exampleapi.ListenerProtocols); err != nil {
@@ -340,6 +341,90 @@ func validateListeners(ls []exampleapi.Listener) error {
 			return invalid(f+".port", "duplicate listener %s (also listeners[%d]); ports must be unique per protocol", key, j)
 		}
 		seen[key] = i
+		if l.Protocol != exampleapi.ProtocolUDP {
+			if j, dup := tcpPorts[l.Port]; dup {
+				return invalid(f+".port", "port %d is already used by listeners[%d] (%s/%d); tcp, http and https "+
+					"listeners share the load balancer's TCP ports", l.Port, j, ls[j].Protocol, l.Port)
+			}
+			tcpPorts[l.Port] = i
+		}
+		if err := validateListenerHTTP(f, l); err != nil {
+			return err
+		}
+	}
+	return validateRedirects(ls)
+}
+
+// cookieNameRE is an RFC 6265 cookie name (an RFC 7230 token).
+var cookieNameRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$")
+
+// validateListenerHTTP checks what only http(s) listeners may have:
+// certificates (https, required), a redirect (http) and sticky sessions.
+func validateListenerHTTP(f string, l exampleapi.Listener) error {
+	isHTTPS := l.Protocol == exampleapi.ProtocolHTTPS
+	switch n := len(l.CertificateIDs); {
+	case isHTTPS && n == 0:
+		return invalid(f+".certificate_ids", "is required for https listeners (at least one certificate id: TLS ends at the load balancer)")
+	case !isHTTPS && n > 0:
+		return invalid(f+".certificate_ids", "is only allowed on https listeners, not %s", l.Protocol)
+	case n > exampleapi.MaxListenerCertificates:
+		return invalid(f+".certificate_ids", "has %d certificates (at most %d)", n, exampleapi.MaxListenerCertificates)
+	}
+	seen := make(map[string]int, len(l.CertificateIDs))
+	for j, id := range l.CertificateIDs {
+		field := fmt.Sprintf("%s.certificate_ids[%d]", f, j)
+		if err := validateID(field, id, "cert-", "certificate"); err != nil {
+			return err
+		}
+		if k, dup := seen[id]; dup {
+			return invalid(field, "duplicate certificate %q (also certificate_ids[%d])", id, k)
+		}
+		seen[id] = j
+	}
+	if l.RedirectToHTTPSPort != 0 {
+		if l.Protocol != exampleapi.ProtocolHTTP {
+			return invalid(f+".redirect_to_https_port", "is only allowed on http listeners, not %s", l.Protocol)
+		}
+		if err := validateRange(f+".redirect_to_https_port", l.RedirectToHTTPSPort, 1, 65535); err != nil {
+			return err
+		}
+	}
+	if ss := l.StickySessions; ss != nil {
+		switch {
+		case l.Protocol != exampleapi.ProtocolHTTP && !isHTTPS:
+			return invalid(f+".sticky_sessions", "is only allowed on http and https listeners, not %s (cookies need HTTP)", l.Protocol)
+		case l.RedirectToHTTPSPort != 0:
+			return invalid(f+".sticky_sessions", "is not allowed with redirect_to_https_port: a redirecting listener forwards nothing")
+		case !cookieNameRE.MatchString(ss.CookieName):
+			return invalid(f+".sticky_sessions.cookie_name", "%q is not a cookie name (1-64 letters, digits and !#$%%&'*+-.^_`|~)", ss.CookieName)
+		}
+		if err := validateRange(f+".sticky_sessions.ttl_seconds", ss.TTLSeconds, 1, 604800); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateRedirects checks that each redirect names the port of an https
+// listener of the same load balancer.
+func validateRedirects(ls []exampleapi.Listener) error {
+	var httpsPorts []int
+	for _, l := range ls {
+		if l.Protocol == exampleapi.ProtocolHTTPS {
+			httpsPorts = append(httpsPorts, l.Port)
+		}
+	}
+	slices.Sort(httpsPorts)
+	for i, l := range ls {
+		if l.RedirectToHTTPSPort == 0 || slices.Contains(httpsPorts, l.RedirectToHTTPSPort) {
+			continue
+		}
+		have := "it has none"
+		if len(httpsPorts) > 0 {
+			have = "https ports: " + strings.Trim(fmt.Sprint(httpsPorts), "[]")
+		}
+		return invalid(fmt.Sprintf("listeners[%d].redirect_to_https_port", i),
+			"%d is not the port of an https listener of this load balancer (%s)", l.RedirectToHTTPSPort, have)
 	}
 	return nil
 }
@@ -351,11 +436,12 @@ func validateHealthCheck(hc *exampleapi.HealthCheck) error {
 	if err := validateRange("health_check.port", hc.Port, 1, 65535); err != nil {
 		return err
 	}
+	isHTTP := hc.Protocol == exampleapi.ProtocolHTTP || hc.Protocol == exampleapi.ProtocolHTTPS
 	switch {
-	case hc.Protocol == exampleapi.ProtocolHTTP && !strings.HasPrefix(hc.Path, "/"):
-		return invalid("health_check.path", "%q must start with / (required for http health checks)", hc.Path)
-	case hc.Protocol != exampleapi.ProtocolHTTP && hc.Path != "":
-		return invalid("health_check.path", "is only allowed for http health checks")
+	case isHTTP && !strings.HasPrefix(hc.Path, "/"):
+		return invalid("health_check.path", "%q must start with / (required for http and https health checks)", hc.Path)
+	case !isHTTP && hc.Path != "":
+		return invalid("health_check.path", "is only allowed for http and https health checks")
 	}
 	if err := validateRange("health_check.interval_seconds", hc.IntervalSeconds, 1, 300); err != nil {
 		return err
