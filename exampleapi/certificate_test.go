@@ -1,0 +1,186 @@
+package exampleapi_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+func certRequest(name string, c simtest.Cert) exampleapi.CreateCertificateRequest {
+	return exampleapi.CreateCertificateRequest{Name: name, Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
+		Tags: map[string]string{"cluster": "prod"}}
+}
+
+// keyBody is the base64 body of a PEM key, what must never leak.
+func keyBody(keyPEM string) string { return strings.Split(keyPEM, "\n")[1] }
+
+// TestCertificateLifecycle drives every certificate method, and an https
+// listener using a certificate, through the client.
+func TestCertificateLifecycle(t *testing.T) {
+	sim := simtest.Start(t)
+	c := newClient(t, sim)
+	cc := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
+
+	cert, err := c.CreateCertificate(ctx(t), certRequest("shop", cc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cert.ID, "cert-") || cert.Fingerprint != cc.Fingerprint || !cert.NotAfter.Equal(cc.NotAfter) ||
+		cert.CommonName != "shop.example.test" || cert.Tags["cluster"] != "prod" || cert.CertificatePEM != cc.CertPEM {
+		t.Fatalf("created %+v", cert)
+	}
+	if got, err := c.GetCertificate(ctx(t), cert.ID); err != nil || got.Fingerprint != cc.Fingerprint {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	list, err := c.ListCertificates(ctx(t), exampleapi.CertificateFilter{Name: "shop", Region: region})
+	if err != nil || len(list) != 1 || list[0].ID != cert.ID {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+
+	spec := lbSpec("shop")
+	spec.Listeners = []exampleapi.Listener{
+		{Protocol: "http", Port: 80, TargetPort: 30080, RedirectToHTTPSPort: 443},
+		{Protocol: "https", Port: 443, TargetPort: 30080, CertificateIDs: []string{cert.ID},
+			StickySessions: &exampleapi.StickySessions{CookieName: "EXLB", TTLSeconds: 600}},
+	}
+	spec.HealthCheck = &exampleapi.HealthCheck{Protocol: "https", Port: 30080, Path: "/healthz",
+		IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3}
+	lb, err := c.CreateLoadBalancer(ctx(t), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(lb.Listeners, spec.Listeners) || lb.HealthCheck.Protocol != "https" {
+		t.Fatalf("listeners %+v", lb.Listeners)
+	}
+
+	err = c.DeleteCertificate(ctx(t), cert.ID)
+	var apiErr *exampleapi.APIError
+	if !exampleapi.IsConflict(err) || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, lb.ID) {
+		t.Fatalf("delete of a certificate in use: want a conflict naming %s, got %v", lb.ID, err)
+	}
+	if err := c.DeleteLoadBalancer(ctx(t), lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteCertificate(ctx(t), cert.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetCertificate(ctx(t), cert.ID); !exampleapi.IsNotFound(err) {
+		t.Fatalf("deleted certificate: want not found, got %v", err)
+	}
+}
+
+// TestCertificateFieldErrors: a 400 keeps the field the API named.
+func TestCertificateFieldErrors(t *testing.T) {
+	sim := simtest.Start(t)
+	c := newClient(t, sim)
+	cc := simtest.NewCert(t, simtest.CertOptions{})
+	other := simtest.NewCert(t, simtest.CertOptions{})
+	req := certRequest("web", cc)
+	req.PrivateKeyPEM = other.KeyPEM
+	_, err := c.CreateCertificate(ctx(t), req)
+	var apiErr *exampleapi.APIError
+	if !errors.Is(err, exampleapi.ErrInvalid) || !errors.As(err, &apiErr) || apiErr.Field != "private_key_pem" {
+		t.Fatalf("mismatched key: want invalid private_key_pem, got %v", err)
+	}
+
+	spec := lbSpec("web")
+	spec.Listeners = []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{"cert-gone"}}}
+	_, err = c.CreateLoadBalancer(ctx(t), spec)
+	if !errors.As(err, &apiErr) || apiErr.Field != "listeners[0].certificate_ids[0]" {
+		t.Fatalf("unknown certificate: want invalid listeners[0].certificate_ids[0], got %v", err)
+	}
+}
+
+// TestInspectCertificate: what the provider shows at plan time is what the
+// cloud answers.
+func TestInspectCertificate(t *testing.T) {
+	ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "CA", IsCA: true})
+	leaf := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test", DNSNames: []string{"a.example.test", "b.example.test"},
+		NotAfter: time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC), Issuer: &ca})
+	info, err := exampleapi.InspectCertificate("subject=CN = a.example.test\n" + leaf.CertPEM + ca.CertPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exampleapi.CertificateInfo{Fingerprint: leaf.Fingerprint, CommonName: "a.example.test",
+		DNSNames: []string{"a.example.test", "b.example.test"}, NotBefore: info.NotBefore, NotAfter: leaf.NotAfter}
+	if !slices.Equal(info.DNSNames, want.DNSNames) || fmt.Sprint(info) != fmt.Sprint(want) ||
+		info.NotAfter.Format(time.RFC3339) != "2031-02-03T04:05:06Z" {
+		t.Errorf("info %+v, want %+v", info, want)
+	}
+	if err := exampleapi.CheckPrivateKey(leaf.CertPEM+ca.CertPEM, leaf.KeyPEM); err != nil {
+		t.Errorf("the leaf's key: %v", err)
+	}
+	if err := exampleapi.CheckPrivateKey(leaf.CertPEM+ca.CertPEM, ca.KeyPEM); err == nil || strings.Contains(err.Error(), keyBody(ca.KeyPEM)) {
+		t.Errorf("the CA's key: %v", err)
+	}
+}
+
+// TestPrivateKeyNeverInErrorsOrLogs: neither a create request printed by
+// mistake, nor the client's errors and logs (at the highest verbosity,
+// through retries) show the private key.
+func TestPrivateKeyNeverInErrorsOrLogs(t *testing.T) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", "10")
+	_ = fs.Set("logtostderr", "false")
+	var logs syncBuffer
+	klog.SetOutput(&logs)
+	t.Cleanup(func() {
+		_ = fs.Set("v", "0")
+		_ = fs.Set("logtostderr", "true")
+		klog.SetOutput(nil)
+	})
+
+	sim := simtest.Start(t)
+	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 2 })
+	cc := simtest.NewCert(t, simtest.CertOptions{})
+	other := simtest.NewCert(t, simtest.CertOptions{})
+	secrets := []string{keyBody(cc.KeyPEM), keyBody(other.KeyPEM)}
+	good := certRequest("web", cc)
+	bad := good
+	bad.PrivateKeyPEM = other.KeyPEM
+
+	var errs []error
+	_, err := c.CreateCertificate(ctx(t), bad)
+	errs = append(errs, err)
+	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
+	_, err = c.CreateCertificate(ctx(t), good)
+	errs = append(errs, err)
+	sim.SetFaults(t, exampleapi.Faults{})
+	if _, err := c.CreateCertificate(ctx(t), good); err != nil {
+		t.Fatal(err)
+	}
+	klog.Flush()
+
+	printed := []string{fmt.Sprint(good), fmt.Sprintf("%v %+v %#v %s", good, good, good, good), fmt.Sprintf("%+v", &good)}
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("call %d: want an error", i)
+		}
+		printed = append(printed, err.Error())
+	}
+	if logs.String() == "" {
+		t.Fatal("captured no log output; the check would be vacuous")
+	}
+	printed = append(printed, logs.String())
+	for i, s := range printed {
+		for _, secret := range secrets {
+			if strings.Contains(s, secret) {
+				t.Errorf("text %d shows a private key: %.200s", i, s)
+			}
+		}
+	}
+	if !strings.Contains(printed[0], "PrivateKeyPEM:(redacted)") || !strings.Contains(printed[0], "CertificatePEM:(") {
+		t.Errorf("printed request %q", printed[0])
+	}
+}
