@@ -43,17 +43,38 @@ type loadBalancerModel struct {
 }
 
 type listenerModel struct {
-	Protocol      types.String `tfsdk:"protocol"`
-	Port          types.Int64  `tfsdk:"port"`
-	TargetPort    types.Int64  `tfsdk:"target_port"`
-	ProxyProtocol types.Bool   `tfsdk:"proxy_protocol"`
+	Protocol            types.String `tfsdk:"protocol"`
+	Port                types.Int64  `tfsdk:"port"`
+	TargetPort          types.Int64  `tfsdk:"target_port"`
+	ProxyProtocol       types.Bool   `tfsdk:"proxy_protocol"`
+	CertificateIDs      types.List   `tfsdk:"certificate_ids"`
+	RedirectToHTTPSPort types.Int64  `tfsdk:"redirect_to_https_port"`
+	StickySessions      types.Object `tfsdk:"sticky_sessions"`
 }
 
+type stickySessionsModel struct {
+	CookieName types.String `tfsdk:"cookie_name"`
+	TTLSeconds types.Int64  `tfsdk:"ttl_seconds"`
+}
+
+var stickySessionsAttrTypes = map[string]attr.Type{
+	"cookie_name": types.StringType,
+	"ttl_seconds": types.Int64Type,
+}
+
+// listenerAttrTypes is a listener object. The attributes after
+// proxy_protocol came without a schema version bump: they are optional
+// and null when unset, and a stored listener without them reads as null
+// (the framework fills attributes missing from stored JSON), which is
+// what a configuration without them plans.
 var listenerAttrTypes = map[string]attr.Type{
-	"protocol":       types.StringType,
-	"port":           types.Int64Type,
-	"target_port":    types.Int64Type,
-	"proxy_protocol": types.BoolType,
+	"protocol":               types.StringType,
+	"port":                   types.Int64Type,
+	"target_port":            types.Int64Type,
+	"proxy_protocol":         types.BoolType,
+	"certificate_ids":        types.ListType{ElemType: types.StringType},
+	"redirect_to_https_port": types.Int64Type,
+	"sticky_sessions":        types.ObjectType{AttrTypes: stickySessionsAttrTypes},
 }
 
 // listenerKey is a listener's key in the listeners map, e.g. "tcp/80".
@@ -110,12 +131,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 	var listeners map[string]listenerModel
 	diags.Append(m.Listeners.ElementsAs(ctx, &listeners, false)...)
 	for _, l := range listeners {
-		spec.Listeners = append(spec.Listeners, exampleapi.Listener{
-			Protocol:      l.Protocol.ValueString(),
-			Port:          int(l.Port.ValueInt64()),
-			TargetPort:    int(l.TargetPort.ValueInt64()),
-			ProxyProtocol: l.ProxyProtocol.ValueBool(),
-		})
+		spec.Listeners = append(spec.Listeners, l.toAPI(ctx, &diags))
 	}
 	slices.SortFunc(spec.Listeners, compareListeners)
 	if !m.HealthCheck.IsNull() && !m.HealthCheck.IsUnknown() {
@@ -148,6 +164,61 @@ func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadB
 		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
 		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Tags: s.Tags,
 	}, diags
+}
+
+func (l listenerModel) toAPI(ctx context.Context, diags *diag.Diagnostics) exampleapi.Listener {
+	out := exampleapi.Listener{
+		Protocol:            l.Protocol.ValueString(),
+		Port:                int(l.Port.ValueInt64()),
+		TargetPort:          int(l.TargetPort.ValueInt64()),
+		ProxyProtocol:       l.ProxyProtocol.ValueBool(),
+		RedirectToHTTPSPort: int(l.RedirectToHTTPSPort.ValueInt64()),
+	}
+	if !l.CertificateIDs.IsNull() && !l.CertificateIDs.IsUnknown() {
+		// A list: the order matters (the first is the default).
+		diags.Append(l.CertificateIDs.ElementsAs(ctx, &out.CertificateIDs, false)...)
+	}
+	if !l.StickySessions.IsNull() && !l.StickySessions.IsUnknown() {
+		var ss stickySessionsModel
+		diags.Append(l.StickySessions.As(ctx, &ss, basetypes.ObjectAsOptions{})...)
+		out.StickySessions = &exampleapi.StickySessions{CookieName: ss.CookieName.ValueString(), TTLSeconds: int(ss.TTLSeconds.ValueInt64())}
+	}
+	return out
+}
+
+// listenerFromAPI is a listener's model; what the API leaves out (no
+// certificates, no redirect, no sticky sessions) is null, as unset.
+func listenerFromAPI(l exampleapi.Listener, diags *diag.Diagnostics) listenerModel {
+	m := listenerModel{
+		Protocol:            types.StringValue(l.Protocol),
+		Port:                types.Int64Value(int64(l.Port)),
+		TargetPort:          types.Int64Value(int64(l.TargetPort)),
+		ProxyProtocol:       types.BoolValue(l.ProxyProtocol),
+		CertificateIDs:      types.ListNull(types.StringType),
+		RedirectToHTTPSPort: types.Int64Null(),
+		StickySessions:      types.ObjectNull(stickySessionsAttrTypes),
+	}
+	if len(l.CertificateIDs) > 0 {
+		elems := make([]attr.Value, len(l.CertificateIDs))
+		for i, id := range l.CertificateIDs {
+			elems[i] = types.StringValue(id)
+		}
+		var d diag.Diagnostics
+		m.CertificateIDs, d = types.ListValue(types.StringType, elems)
+		diags.Append(d...)
+	}
+	if l.RedirectToHTTPSPort != 0 {
+		m.RedirectToHTTPSPort = types.Int64Value(int64(l.RedirectToHTTPSPort))
+	}
+	if ss := l.StickySessions; ss != nil {
+		var d diag.Diagnostics
+		m.StickySessions, d = types.ObjectValue(stickySessionsAttrTypes, map[string]attr.Value{
+			"cookie_name": types.StringValue(ss.CookieName),
+			"ttl_seconds": types.Int64Value(int64(ss.TTLSeconds)),
+		})
+		diags.Append(d...)
+	}
+	return m
 }
 
 func sortedStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
@@ -198,12 +269,7 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 	// The API keeps listeners unique per protocol and port, so keys are.
 	listeners := make(map[string]listenerModel, len(lb.Listeners))
 	for _, l := range lb.Listeners {
-		listeners[listenerKey(l.Protocol, int64(l.Port))] = listenerModel{
-			Protocol:      types.StringValue(l.Protocol),
-			Port:          types.Int64Value(int64(l.Port)),
-			TargetPort:    types.Int64Value(int64(l.TargetPort)),
-			ProxyProtocol: types.BoolValue(l.ProxyProtocol),
-		}
+		listeners[listenerKey(l.Protocol, int64(l.Port))] = listenerFromAPI(l, &diags)
 	}
 	var d diag.Diagnostics
 	m.Listeners, d = types.MapValueFrom(ctx, types.ObjectType{AttrTypes: listenerAttrTypes}, listeners)

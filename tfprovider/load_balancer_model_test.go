@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -107,7 +108,9 @@ func TestToSpecSortsSets(t *testing.T) {
 	ctx := context.Background()
 	listener := func(protocol string, port int64) attr.Value {
 		return types.ObjectValueMust(listenerAttrTypes, map[string]attr.Value{"protocol": types.StringValue(protocol),
-			"port": types.Int64Value(port), "target_port": types.Int64Value(1), "proxy_protocol": types.BoolValue(false)})
+			"port": types.Int64Value(port), "target_port": types.Int64Value(1), "proxy_protocol": types.BoolValue(false),
+			"certificate_ids": types.ListNull(types.StringType), "redirect_to_https_port": types.Int64Null(),
+			"sticky_sessions": types.ObjectNull(stickySessionsAttrTypes)})
 	}
 	m := loadBalancerModel{
 		Listeners: types.MapValueMust(types.ObjectType{AttrTypes: listenerAttrTypes}, map[string]attr.Value{
@@ -132,6 +135,28 @@ func TestToSpecSortsSets(t *testing.T) {
 	if !reflect.DeepEqual(spec.AllowedSourceCIDRs, []string{"10.0.0.0/8", "fd00::/8"}) ||
 		!reflect.DeepEqual(spec.Targets, []string{"i-a", "i-b"}) || spec.Tags != nil || spec.HealthCheck != nil {
 		t.Fatalf("spec: %+v", spec)
+	}
+}
+
+// TestListenerRoundTrip: an http(s) listener survives the API -> model ->
+// API trip (certificate order kept: the first is the default), and what
+// the API leaves out reads as null, as a configuration without it plans.
+func TestListenerRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	for _, l := range []exampleapi.Listener{
+		{Protocol: "https", Port: 443, TargetPort: 8080, ProxyProtocol: true, CertificateIDs: []string{"cert-b", "cert-a"},
+			StickySessions: &exampleapi.StickySessions{CookieName: "EXLB", TTLSeconds: 60}},
+		{Protocol: "http", Port: 80, TargetPort: 8080, RedirectToHTTPSPort: 443},
+		{Protocol: "tcp", Port: 22, TargetPort: 22},
+	} {
+		var diags diag.Diagnostics
+		m := listenerFromAPI(l, &diags)
+		if got := m.toAPI(ctx, &diags); diags.HasError() || !reflect.DeepEqual(got, l) {
+			t.Errorf("%s: round trip gave %+v, want %+v (%v)", listenerKey(l.Protocol, int64(l.Port)), got, l, diags)
+		}
+		if l.Protocol == "tcp" && (!m.CertificateIDs.IsNull() || !m.RedirectToHTTPSPort.IsNull() || !m.StickySessions.IsNull()) {
+			t.Errorf("a tcp listener's http attributes are not null: %+v", m)
+		}
 	}
 }
 

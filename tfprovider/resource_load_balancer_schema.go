@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -48,7 +49,8 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		// Version 1: listeners became a map keyed "<protocol>/<port>"
 		// (version 0 had a list); UpgradeState converts old states.
 		Version: 1,
-		Description: "A load balancer forwarding TCP/UDP listener ports to target instances, listed in `targets` or " +
+		Description: "A load balancer forwarding TCP, UDP, HTTP and HTTPS listener ports (TLS ending at the load balancer " +
+			"with `example_certificate`s) to target instances, listed in `targets` or " +
 			"held by a target pool (`target_pool_id`). Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
 			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
@@ -201,26 +203,66 @@ func listenersAttribute() schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
 		Required: true,
 		Description: fmt.Sprintf("Listeners, at least one and at most %d, keyed by `\"<protocol>/<port>\"` of the listener, "+
-			"e.g. `\"tcp/80\"` (so ports are unique per protocol). Keyed this way, a plan shows a changed `port` as one "+
-			"listener removed and one added, and a changed `target_port` or `proxy_protocol` as that one listener "+
-			"updated in place; the other listeners read as unchanged.", exampleapi.MaxListeners),
+			"e.g. `\"tcp/80\"` (so ports are unique per protocol; `tcp`, `http` and `https` listeners also share the TCP "+
+			"ports, so `\"tcp/443\"` and `\"https/443\"` cannot both exist). Keyed this way, a plan shows a changed `port` as one "+
+			"listener removed and one added, and any other change of a listener (its `target_port`, its certificates) as "+
+			"that one listener updated in place; the other listeners read as unchanged.", exampleapi.MaxListeners),
 		// The maximum is checked in ValidateConfig, with the cloud's
 		// limit named in the message.
 		Validators: []validator.Map{mapvalidator.SizeAtLeast(1)},
 		NestedObject: schema.NestedAttributeObject{
 			Attributes: map[string]schema.Attribute{
 				"protocol": schema.StringAttribute{
-					Required:    true,
-					Description: "One of " + quoted(exampleapi.ListenerProtocols) + "; the first part of the key.",
-					Validators:  []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
+					Required: true,
+					Description: "One of " + quoted(exampleapi.ListenerProtocols) + "; the first part of the key. `tcp` and `udp` " +
+						"forward connections (TLS passes through); `http` and `https` forward HTTP requests, `https` ending TLS at " +
+						"the load balancer with `certificate_ids`.",
+					Validators: []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
 				},
 				"port":        port("Port the load balancer listens on (1-65535); the second part of the key."),
-				"target_port": port("Port on the targets traffic is forwarded to (1-65535)."),
+				"target_port": port("Port on the targets traffic is forwarded to (1-65535); required, and unused, with `redirect_to_https_port`."),
 				"proxy_protocol": schema.BoolAttribute{
 					Optional:    true,
 					Computed:    true,
 					Default:     booldefault.StaticBool(false),
 					Description: "Whether to prepend the PROXY protocol header. Defaults to `false`.",
+				},
+				"certificate_ids": schema.ListAttribute{
+					Optional:    true,
+					ElementType: stringType,
+					Description: fmt.Sprintf("Ids (`cert-...`) of `example_certificate`s of the load balancer's region that an `https` "+
+						"listener serves (required for `https`, not allowed otherwise; 1-%d, no duplicates). The first is served to "+
+						"clients whose SNI name matches none of the others; the others are chosen by SNI. Changing them updates the "+
+						"load balancer in place: that is how a certificate is rotated.", exampleapi.MaxListenerCertificates),
+					Validators: []validator.List{
+						listvalidator.SizeBetween(1, exampleapi.MaxListenerCertificates),
+						listvalidator.UniqueValues(),
+						listvalidator.ValueStringsAre(idValidator("cert-")),
+					},
+				},
+				"redirect_to_https_port": schema.Int64Attribute{
+					Optional: true,
+					Description: "`http` listeners only: answer every request with a `301` redirect to `https://<host>:<port><path>` " +
+						"instead of forwarding it. The port must be that of an `https` listener of this load balancer. Unset: no redirect.",
+					Validators: []validator.Int64{int64validator.Between(1, 65535)},
+				},
+				"sticky_sessions": schema.SingleNestedAttribute{
+					Optional: true,
+					Description: "`http` and `https` listeners only (not with `redirect_to_https_port`): pin each client to one target " +
+						"with a cookie the load balancer sets. Unset: no affinity.",
+					Attributes: map[string]schema.Attribute{
+						"cookie_name": schema.StringAttribute{
+							Required:    true,
+							Description: "Name of the cookie the load balancer sets: 1-64 letters, digits and ``!#$%&'*+-.^_`|~``.",
+							Validators: []validator.String{stringvalidator.RegexMatches(cookieNameRE,
+								"must be 1-64 letters, digits and !#$%&'*+-.^_`|~ (an RFC 6265 cookie name)")},
+						},
+						"ttl_seconds": schema.Int64Attribute{
+							Required:    true,
+							Description: "How long a client stays on its target, in seconds (1-604800, 7 days).",
+							Validators:  []validator.Int64{int64validator.Between(1, 604800)},
+						},
+					},
 				},
 			},
 		},
@@ -253,7 +295,7 @@ func healthCheckAttribute() schema.SingleNestedAttribute {
 			},
 			"path": schema.StringAttribute{
 				Optional:    true,
-				Description: "HTTP path, starting with `/`. Required for, and only allowed with, `protocol = \"http\"`.",
+				Description: "HTTP path, starting with `/`. Required for, and only allowed with, `protocol` `http` or `https`.",
 				Validators: []validator.String{stringvalidator.RegexMatches(leadingSlashRE, "must start with /"),
 					stringvalidator.LengthAtMost(1024)},
 			},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -239,5 +240,57 @@ resource "example_load_balancer" "web" {
 	if inst.SchemaVersion != 1 || inst.Attributes.ID != lb.ID || len(inst.Attributes.Listeners) != 3 ||
 		inst.Attributes.Listeners["tcp/443"]["proxy_protocol"] != true {
 		t.Fatalf("refreshed state: %s", raw)
+	}
+}
+
+// TestLoadBalancerStateV1WithoutHTTPAttributes: a version 1 state written
+// before listeners had certificate_ids, redirect_to_https_port and
+// sticky_sessions needs no upgrader (the schema version stayed 1): through
+// the provider's own UpgradeResourceState, its listeners read with those
+// attributes null, as a configuration without them plans, and everything
+// else as stored.
+func TestLoadBalancerStateV1WithoutHTTPAttributes(t *testing.T) {
+	ctx := context.Background()
+	_, v0 := v0Attributes(t, v0StateLBID, v0StateInstanceID)
+	v1, err := upgradeListenersV0(v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(v1), "certificate_ids") {
+		t.Fatal("the fixture already has the new attributes")
+	}
+	srv, err := providerserver.NewProtocol6WithError(New(Version)())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "example_load_balancer", Version: 1, RawState: &tfprotov6.RawState{JSON: v1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
+	}
+	var sr resource.SchemaResponse
+	(&loadBalancerResource{}).Schema(ctx, resource.SchemaRequest{}, &sr)
+	raw, err := resp.UpgradedState.Unmarshal(sr.Schema.Type().TerraformType(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m loadBalancerModel
+	if d := (tfsdk.State{Schema: sr.Schema, Raw: raw}).Get(ctx, &m); d.HasError() {
+		t.Fatal(d)
+	}
+	var listeners map[string]listenerModel
+	if d := m.Listeners.ElementsAs(ctx, &listeners, false); d.HasError() || len(listeners) != 3 {
+		t.Fatalf("listeners %v %v", listeners, d)
+	}
+	for key, l := range listeners {
+		if !l.CertificateIDs.IsNull() || !l.RedirectToHTTPSPort.IsNull() || !l.StickySessions.IsNull() {
+			t.Errorf("%s: new attributes not null: %+v", key, l)
+		}
+	}
+	if !listeners["tcp/443"].ProxyProtocol.ValueBool() || m.ID.ValueString() != v0StateLBID {
+		t.Errorf("stored attributes not kept: %+v", m)
 	}
 }

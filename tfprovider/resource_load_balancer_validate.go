@@ -15,8 +15,9 @@ import (
 )
 
 // ValidateConfig checks what single-attribute validators cannot: listener
-// keys that match their listeners, the number of listeners, a consistent
-// health check and targets or a target pool, not both. Unknown values are
+// keys that match their listeners, the number of listeners, what each
+// protocol allows (validateListenerProtocols), a consistent health check
+// and targets or a target pool, not both. Unknown values are
 // skipped; the API checks them again at apply time.
 func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m loadBalancerModel
@@ -25,6 +26,7 @@ func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.
 		return
 	}
 	validateListeners(ctx, m.Listeners, resp)
+	validateListenerProtocols(ctx, m.Listeners, resp)
 	validateHealthCheck(ctx, m.HealthCheck, resp)
 	validateTargetsOrPool(m.Targets, m.TargetPoolID, resp)
 	warnOwnerTagsNotSet(ctx, "load balancer", m.OwnerTags, m.Tags, resp)
@@ -89,14 +91,15 @@ func validateHealthCheck(ctx context.Context, obj types.Object, resp *resource.V
 	}
 	hcPath := path.Root("health_check")
 	if !hc.Protocol.IsUnknown() && !hc.Path.IsUnknown() {
-		isHTTP := hc.Protocol.ValueString() == exampleapi.ProtocolHTTP
+		proto := hc.Protocol.ValueString()
+		isHTTP := proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS
 		switch {
 		case isHTTP && hc.Path.IsNull():
 			resp.Diagnostics.AddAttributeError(hcPath.AtName("path"), "Missing health check path",
-				`An http health check needs a path such as "/healthz".`)
+				fmt.Sprintf(`An %s health check needs a path such as "/healthz".`, proto))
 		case !isHTTP && !hc.Path.IsNull():
 			resp.Diagnostics.AddAttributeError(hcPath.AtName("path"), "Health check path not allowed",
-				fmt.Sprintf("path is only allowed with protocol = \"http\", not %q.", hc.Protocol.ValueString()))
+				fmt.Sprintf("path is only allowed with protocol \"http\" or \"https\", not %q.", proto))
 		}
 	}
 	if hc.IntervalSeconds.IsUnknown() || hc.TimeoutSeconds.IsUnknown() {

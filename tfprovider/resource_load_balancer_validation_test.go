@@ -16,6 +16,10 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
+// httpsListener is an https listener on 443 with a certificate that does
+// not exist.
+const httpsListener = `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = ["cert-0000000000000000"] }`
+
 // manyListeners is n valid listeners, tcp ports 1..n.
 func manyListeners(n int) string {
 	var b strings.Builder
@@ -81,13 +85,31 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 		{"web", `  allowed_source_cidrs = ["banana"]`, listenerHTTP, `"banana" is not a valid CIDR`},
 		{"web", `  ip_family = "ipv6"`, listenerHTTP, `ip_family value must be one of`},
 		{"web", `  type = "lb-huge"`, listenerHTTP, `type value must be one of`},
-		{"web", `  health_check = { protocol = "tcp", port = 80, path = "/" }`, listenerHTTP, `path is only allowed with protocol = "http"`},
+		{"web", `  health_check = { protocol = "tcp", port = 80, path = "/" }`, listenerHTTP, `path is only allowed with protocol\s+"http"\s+or\s+"https", not "tcp"`},
+		{"web", `  health_check = { protocol = "https", port = 80 }`, listenerHTTP, `An https health check needs a path`},
 		{"web", `  health_check = { protocol = "http", port = 80 }`, listenerHTTP, `An http health check needs a path`},
 		{"web", `  health_check = { protocol = "http", port = 80, path = "healthz" }`, listenerHTTP, `health_check\.path must start with /`},
 		{"web", `  health_check = { protocol = "tcp", port = 80, interval_seconds = 5 }`, listenerHTTP, `timeout_seconds \(5\) must be less than interval_seconds \(5\)`},
 		{"web", `  targets = ["web-1"]`, listenerHTTP, `must be an id starting with "i-"`},
 		{"web", `  timeouts = { create = "soon" }`, listenerHTTP, `Invalid Attribute Value Time Duration[\s\S]*"soon"`},
+		// What each listener protocol allows.
+		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80 }`, `Missing certificates[\s\S]*The https listener "https/443" ends TLS`},
+		{"web", "", `"tcp/443" = { protocol = "tcp", port = 443, target_port = 80, certificate_ids = ["cert-1"] }`, `Certificates on a listener that is not https[\s\S]*listener "tcp/443" is\s+tcp`},
+		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = ["tp-1"] }`, `must be an id starting\s+with\s+"cert-", got: tp-1`},
+		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = ["cert-1", "cert-1"] }`, `Duplicate List Value[\s\S]*duplicate values of: "cert-1"`},
+		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = [] }`, `certificate_ids list must contain at least 1\s+elements and at most 25 elements, got: 0`},
+		{"web", "", `"tcp/80" = { protocol = "tcp", port = 80, target_port = 80, redirect_to_https_port = 443 }`, `Redirect on a listener that is not http`},
+		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, redirect_to_https_port = 443 }`, `Redirect to a port without an https listener[\s\S]*\(it\s+has\s+none\)`},
+		{"web", "", httpsListener + `, "http/80" = { protocol = "http", port = 80, target_port = 80, redirect_to_https_port = 8443 }`,
+			`Listener "http/80" has redirect_to_https_port = 8443, which is not the\s+port\s+of\s+an\s+https\s+listener[\s\S]*https\s+ports:\s+443`},
+		{"web", "", `"udp/53" = { protocol = "udp", port = 53, target_port = 53, sticky_sessions = { cookie_name = "a", ttl_seconds = 60 } }`, `Sticky sessions need HTTP[\s\S]*listener\s+"udp/53"\s+is\s+udp`},
+		{"web", "", httpsListener + `, "http/80" = { protocol = "http", port = 80, target_port = 80, redirect_to_https_port = 443, sticky_sessions = { cookie_name = "a", ttl_seconds = 60 } }`,
+			`Sticky sessions on a redirecting listener`},
+		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, sticky_sessions = { cookie_name = "a b", ttl_seconds = 60 } }`, `RFC\s+6265\s+cookie\s+name\), got: a b`},
+		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, sticky_sessions = { cookie_name = "a", ttl_seconds = 0 } }`, `ttl_seconds\s+value\s+must\s+be\s+between\s+1\s+and\s+604800`},
+		{"web", "", httpsListener + `, "tcp/443" = { protocol = "tcp", port = 443, target_port = 80 }`, `Listener port already in use[\s\S]*"https/443"\s+and\s+"tcp/443"\s+both\s+use\s+TCP\s+port\s+443`},
 		// Found by the API at apply time, reported on the attribute.
+		{"web", "", httpsListener, `Cannot create load balancer[\s\S]*certificate_ids[\s\S]*certificate\s+"cert-0000000000000000"\s+does\s+not\s+exist`},
 		{"web", `  targets = ["i-0000000000000000"]`, listenerHTTP, `Cannot create load balancer[\s\S]*targets = \["i-0000000000000000"\][\s\S]*targets\[0\]: instance\s+"i-0000000000000000" does not exist`},
 		{"web", `  region = "ex-nowhere-1"`, listenerHTTP, `Cannot create load balancer[\s\S]*region = "ex-nowhere-1"[\s\S]*unknown region\s+"ex-nowhere-1"`},
 	}

@@ -99,6 +99,8 @@ func checkCIDR(s string) error {
 var (
 	noEqualsRE     = regexp.MustCompile(`^[^=]*$`)
 	leadingSlashRE = regexp.MustCompile(`^/`)
+	// cookieNameRE is the API's rule for sticky session cookie names.
+	cookieNameRE = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$")
 )
 
 // checkIDPrefix checks an import id's kind prefix.
