@@ -62,8 +62,8 @@ func (p *exampleProvider) Metadata(_ context.Context, _ provider.MetadataRequest
 
 func (p *exampleProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "The Example provider manages load balancers, target pools and routes of the Example cloud and reads its " +
-			"instances, networks and zones.",
+		Description: "The Example provider manages load balancers, target pools, certificates and routes of the Example cloud " +
+			"and reads its instances, networks, zones and certificates.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				Optional: true,
@@ -138,6 +138,7 @@ func (p *exampleProvider) Resources(context.Context) []func() resource.Resource 
 		NewLoadBalancerResource,
 		NewTargetPoolResource,
 		NewRouteResource,
+		NewCertificateResource,
 	}
 }
 
@@ -147,5 +148,6 @@ func (p *exampleProvider) DataSources(context.Context) []func() datasource.DataS
 		NewInstancesDataSource,
 		NewZonesDataSource,
 		NewNetworkDataSource,
+		NewCertificatesDataSource,
 	}
 }

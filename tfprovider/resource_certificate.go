@@ -1,0 +1,313 @@
+package tfprovider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*certificateResource)(nil)
+	_ resource.ResourceWithImportState    = (*certificateResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*certificateResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*certificateResource)(nil)
+)
+
+// certificateTimeout bounds one certificate operation with its retries.
+const certificateTimeout = 5 * time.Minute
+
+type certificateResource struct {
+	data *providerData
+}
+
+// NewCertificateResource is the example_certificate resource.
+func NewCertificateResource() resource.Resource { return &certificateResource{} }
+
+func (r *certificateResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_certificate"
+}
+
+func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	computed := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
+	resp.Schema = schema.Schema{
+		Description: "A TLS certificate with its private key, served by `https` listeners of `example_load_balancer` " +
+			"(`certificate_ids`). The private key is a write-only argument (`private_key_wo`): Terraform passes it to the " +
+			"provider, which uploads it, and it reaches neither the plan nor the state (the cloud never returns it either). " +
+			"Write-only arguments need Terraform 1.11 or later (OpenTofu 1.10 does not support them). A certificate " +
+			"cannot change in the cloud: changing `certificate_pem`, `private_key_wo_version`, `name`, `region` or `tags` " +
+			"replaces it. To rotate, change `certificate_pem` and `private_key_wo` and bump `private_key_wo_version`, " +
+			"with `lifecycle { create_before_destroy = true }`: Terraform then uploads the new certificate, updates the " +
+			"load balancers that use it in place (their `certificate_ids`), and only then deletes the old one (the cloud " +
+			"refuses to delete a certificate in use, so without it the apply fails at the deletion).",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:      true,
+				Description:   "Certificate id (`cert-...`).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Description: "Name (not unique: during a rotation the old and the new certificate may share it). Unset, it is " +
+					"`cert-` and the first 16 hex digits of `fingerprint`, known at plan time, so each certificate has its own. " +
+					"Changing it replaces the certificate.",
+				Validators: nameValidators(),
+				// Planned in ModifyPlan, which also replaces on a change.
+			},
+			"region": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Only load balancers of the same " +
+					"region can use the certificate. Changing it replaces the certificate.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"certificate_pem": schema.StringAttribute{
+				Required: true,
+				Description: fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
+					"certificates); RSA, ECDSA or Ed25519. Checked at plan time: what the cloud would refuse fails the plan. "+
+					"An expired certificate is accepted (see `not_after`). Changing it replaces the certificate.",
+					exampleapi.MaxCertificateChain),
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"private_key_wo": schema.StringAttribute{
+				Required:  true,
+				WriteOnly: true,
+				Sensitive: true,
+				Description: fmt.Sprintf("The unencrypted PEM private key of the certificate (PKCS #8, PKCS #1 or SEC 1; RSA keys of "+
+					"at least %d bits), checked against the certificate at plan time. Write-only: it is sent to the cloud on "+
+					"create and stored in no plan and no state, so Terraform cannot see it change: bump "+
+					"`private_key_wo_version` to upload a new key (it comes with a new `certificate_pem` anyway).",
+					exampleapi.MinRSAKeyBits),
+			},
+			"private_key_wo_version": schema.Int64Attribute{
+				Optional: true,
+				Description: "Any number, stored in state, to change whenever the key changes: write-only arguments are not " +
+					"compared between plans, so this is what makes Terraform replace the certificate (and upload the key). " +
+					"After an import the first apply only records it.",
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"tags": schema.MapAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: fmt.Sprintf("Key/value tags (at most %d). Changing them replaces the certificate.", exampleapi.MaxTags),
+				Validators: []validator.Map{
+					mapvalidator.SizeAtMost(exampleapi.MaxTags),
+					mapvalidator.KeysAre(tagKeyValidators()...),
+					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
+				},
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+			},
+			"fingerprint": computed("SHA-256 of the leaf certificate (DER), lowercase hex."),
+			"common_name": computed("The leaf's subject common name, null if it has none."),
+			"dns_names": schema.ListAttribute{
+				Computed: true, ElementType: stringType,
+				Description: "The leaf's DNS subject alternative names, as the certificate lists them.",
+			},
+			"not_before": computed("Start of the leaf's validity (RFC 3339, UTC)."),
+			"not_after":  computed("When the leaf expires (RFC 3339, UTC): watch it, the cloud serves expired certificates."),
+			"created_at": schema.StringAttribute{
+				Computed:      true,
+				Description:   "Upload time (RFC 3339, UTC).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *certificateResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *certificateResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var plan certificateModel
+	var key types.String
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	// The write-only key is in the configuration only.
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("private_key_wo"), &key)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if key.IsNull() || key.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("private_key_wo"), "Missing private key",
+			"private_key_wo has no value at apply time. It is write-only, so it must be in the configuration of every "+
+				"apply that creates the certificate, and this Terraform must support write-only arguments (Terraform 1.11 or later).")
+		return
+	}
+	in := exampleapi.CreateCertificateRequest{
+		Name:           plan.Name.ValueString(),
+		Region:         plan.Region.ValueString(),
+		CertificatePEM: plan.CertificatePEM.ValueString(),
+		PrivateKeyPEM:  key.ValueString(),
+	}
+	if !plan.Tags.IsNull() && !plan.Tags.IsUnknown() {
+		in.Tags = map[string]string{}
+		resp.Diagnostics.Append(plan.Tags.ElementsAs(ctx, &in.Tags, false)...)
+	}
+	cert, err := r.create(ctx, in)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot create certificate", err, certificateFieldResolver)
+		return
+	}
+	tflog.Info(ctx, "created certificate", map[string]any{"certificate_id": cert.ID, "fingerprint": cert.Fingerprint})
+	m, diags := certificateFromAPI(cert, plan)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// create uploads the certificate detached from cancellation, like the
+// other creates. If every retry failed without an answer, a certificate of
+// this name, region and fingerprint uploaded since we started is ours
+// (names are not unique, the fingerprint makes the match).
+func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
+	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), certificateTimeout)
+	defer cancel()
+	start := time.Now()
+	cert, err := r.data.client.CreateCertificate(postCtx, in)
+	if err == nil || !answerMayBeLost(err) {
+		return cert, err
+	}
+	info, ierr := exampleapi.InspectCertificate(in.CertificatePEM)
+	found, lerr := r.data.client.ListCertificates(postCtx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
+	if ierr != nil || lerr != nil {
+		return nil, err
+	}
+	found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool {
+		return c.Fingerprint != info.Fingerprint || c.CreatedAt.Before(start.Add(-time.Minute))
+	})
+	if len(found) != 1 {
+		return nil, err
+	}
+	tflog.Warn(ctx, "create answer was lost; taking the certificate found by name and fingerprint", map[string]any{
+		"certificate_id": found[0].ID, "error": err.Error(),
+	})
+	return &found[0], nil
+}
+
+func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state certificateModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return // r.data nil: provider configuration not known yet, keep the state
+	}
+	id := state.ID.ValueString()
+	cert, err := r.data.client.GetCertificate(ctx, id)
+	if exampleapi.IsNotFound(err) {
+		tflog.Warn(ctx, "certificate not found; removing it from state so it is planned for creation", map[string]any{"certificate_id": id})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot read certificate "+id, err, nil)
+		return
+	}
+	m, diags := certificateFromAPI(cert, state)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// Update only records private_key_wo_version after an import (see
+// ModifyPlan): every change of the certificate itself replaces it.
+func (r *certificateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state certificateModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	state.PrivateKeyWOVersion = plan.PrivateKeyWOVersion
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *certificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	var state certificateModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := state.ID.ValueString()
+	ctx, cancel := context.WithTimeout(ctx, certificateTimeout)
+	defer cancel()
+	err := r.data.client.DeleteCertificate(ctx, id)
+	switch {
+	case exampleapi.IsNotFound(err):
+		tflog.Info(ctx, "certificate already deleted", map[string]any{"certificate_id": id})
+	case exampleapi.IsConflict(err):
+		resp.Diagnostics.AddError("Cannot delete certificate "+id+": it is in use",
+			fmt.Sprintf("%s\n\nThe Example cloud does not delete a certificate that https listeners still serve. Point them "+
+				"at another certificate (certificate_ids) or delete them, then apply again; the certificate stays in state "+
+				"until then. If the load balancers are in this configuration, set lifecycle { create_before_destroy = true } "+
+				"on the certificate: a replacement then uploads the new certificate and updates the load balancers before it "+
+				"deletes the old one, instead of deleting first.", err))
+	case err != nil:
+		addAPIError(&resp.Diagnostics, "Cannot delete certificate "+id, err, nil)
+	default:
+		tflog.Info(ctx, "deleted certificate", map[string]any{"certificate_id": id})
+	}
+}
+
+// ImportState checks the certificate exists. An imported certificate has
+// no key in Terraform (there never is one in state, and the cloud does not
+// return it): the configuration must still give private_key_wo, which the
+// next plan checks against the certificate.
+func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if err := checkIDPrefix(req.ID, "cert-"); err != nil {
+		resp.Diagnostics.AddError("Invalid import id", err.Error())
+		return
+	}
+	if r.data == nil {
+		notConfigured(&resp.Diagnostics)
+		return
+	}
+	cert, err := r.data.client.GetCertificate(ctx, req.ID)
+	if exampleapi.IsNotFound(err) {
+		resp.Diagnostics.AddError("Cannot import certificate "+req.ID,
+			fmt.Sprintf("Certificate %q does not exist. Check the id given to the import block or to terraform import.", req.ID))
+		return
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot import certificate "+req.ID, err, nil)
+		return
+	}
+	tflog.Info(ctx, "importing certificate", map[string]any{"certificate_id": cert.ID, "name": cert.Name, "region": cert.Region})
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), cert.ID)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+}
+
+// certificateFieldResolver maps the API's field names onto attributes;
+// the key is private_key_wo here.
+func certificateFieldResolver(field string) (path.Path, bool) {
+	switch field {
+	case "name", "region", "certificate_pem", "tags":
+		return path.Root(field), true
+	case "private_key_pem":
+		return path.Root("private_key_wo"), true
+	}
+	return path.Empty(), false
+}
