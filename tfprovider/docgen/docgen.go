@@ -37,6 +37,10 @@ var importIDs = map[string]string{
 		"do, until an apply takes the load balancer over. Each fails while, for a key of `owner_tags`, the " +
 		"load balancer has a tag whose value differs from the configuration's `tags`",
 	"example_route": "`<network_id>/<route_id>`, as routes are addressed within their network",
+	"example_certificate": "the certificate id (`cert-...`); an id that does not exist fails the import. The private " +
+		"key cannot be read back (the cloud never returns it): the configuration must still set `private_key_wo`, which " +
+		"the next plan checks against the certificate, and that apply only records `private_key_wo_version` (no " +
+		"replacement). `certificate_pem` must be the text that was uploaded, or the plan replaces the certificate",
 	"example_target_pool": "the target pool id (`tp-...`); an id that does not exist fails the import. As for load " +
 		"balancers, the plans that follow an import fail while, for a key of `owner_tags`, the pool has a tag whose " +
 		"value differs from the configuration's `tags`",

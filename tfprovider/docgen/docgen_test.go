@@ -64,6 +64,18 @@ func TestDocsCoverSchema(t *testing.T) {
 			t.Errorf("target pool page lacks %q", want)
 		}
 	}
+	cert := string(pages["resources/example_certificate.md"])
+	for _, want := range []string{"`private_key_wo` (String, Sensitive, Write-only)", "`private_key_wo_version` (Number)",
+		"`not_after` (String)", "## Import", "cert-0123456789abcdef", "create_before_destroy"} {
+		if !strings.Contains(cert, want) {
+			t.Errorf("certificate page lacks %q", want)
+		}
+	}
+	for _, want := range []string{"`certificate_ids` (List of String)", "`redirect_to_https_port` (Number)", "`sticky_sessions` (Attributes)"} {
+		if !strings.Contains(lb, want) {
+			t.Errorf("load balancer page lacks %q", want)
+		}
+	}
 	if !strings.Contains(lb, "`target_pool_id` (String)") {
 		t.Error("load balancer page lacks target_pool_id")
 	}

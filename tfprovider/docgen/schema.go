@@ -82,6 +82,9 @@ func writeGroup(w *strings.Builder, title string, attrs []*tfprotov6.SchemaAttri
 		if a.Sensitive {
 			flags = append(flags, "Sensitive")
 		}
+		if a.WriteOnly {
+			flags = append(flags, "Write-only")
+		}
 		if a.Optional && a.Computed {
 			flags = append(flags, "Computed")
 		}
