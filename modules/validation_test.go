@@ -52,7 +52,25 @@ var invalidCases = []struct {
 	{modules.LoadBalancer, "targets", hclList(5001, func(i int) string { return fmt.Sprintf(`"i-%d"`, i) }), "At most 5000 targets are allowed"},
 	{modules.LoadBalancer, "allowed_source_cidrs", hclList(1001, func(i int) string { return fmt.Sprintf(`"10.%d.%d.0/24"`, i/256, i%256) }),
 		"At most 1000 allowed_source_cidrs entries are allowed"},
-	{modules.LoadBalancer, "health_check", `{ protocol = "udp", port = 1 }`, "tcp, http"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1 }]`, "An https listener needs certificate_ids"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 443, target_port = 1, certificate_ids = ["cert-1"] }]`, "other protocols take none"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1, certificate_ids = ["tp-1"] }]`, "An https listener needs certificate_ids"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1, certificate_ids = ["cert-1", "cert-1"] }]`, "1-25 distinct certificate ids"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1, certificate_ids = [] }]`, "1-25 distinct certificate ids"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, redirect_to_https_port = 8443 }, ` + httpsListener + `]`,
+		"must be the port of an https listener of this load balancer"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 80, target_port = 1, redirect_to_https_port = 443 }, ` + httpsListener + `]`,
+		"redirect_to_https_port is only allowed on http listeners"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "udp", port = 53, target_port = 1, sticky_sessions = { cookie_name = "a", ttl_seconds = 1 } }]`,
+		"sticky_sessions are only allowed on http and https listeners"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, redirect_to_https_port = 443, sticky_sessions = { cookie_name = "a", ttl_seconds = 1 } }, ` + httpsListener + `]`,
+		"without redirect_to_https_port"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, sticky_sessions = { cookie_name = "a b", ttl_seconds = 1 } }]`, "a cookie_name of 1-64"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, sticky_sessions = { cookie_name = "a", ttl_seconds = 0 } }]`, "ttl_seconds in 1-604800"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 443, target_port = 1 }, ` + httpsListener + `]`,
+		"tcp, http and https listeners share the TCP ports; used twice: tcp/443 and https/443."},
+	{modules.LoadBalancer, "health_check", `{ protocol = "https", port = 1 }`, "An http or https health_check needs a path"},
+	{modules.LoadBalancer, "health_check", `{ protocol = "udp", port = 1 }`, "tcp, http, https"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 70000 }`, "port must be"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "http", port = 1 }`, "needs a path"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 1, path = "/x" }`, "takes no path"},
@@ -72,6 +90,9 @@ var invalidCases = []struct {
 	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
 }
+
+// httpsListener is a valid https listener on 443.
+const httpsListener = `{ protocol = "https", port = 443, target_port = 30443, certificate_ids = ["cert-1", "cert-2"] }`
 
 // hclList is an HCL list of n elements.
 func hclList(n int, elem func(i int) string) string {
@@ -124,6 +145,12 @@ provider "example" {
 
 `)
 	call("valid_lb", modules.LoadBalancer, nil)
+	call("valid_https", modules.LoadBalancer, map[string]string{
+		"listeners": `[{ protocol = "http", port = 80, target_port = 30080, redirect_to_https_port = 443 }, ` +
+			`{ protocol = "https", port = 443, target_port = 30080, certificate_ids = ["cert-1"], sticky_sessions = { cookie_name = "EXLB", ttl_seconds = 3600 } }, ` +
+			`{ protocol = "udp", port = 443, target_port = 30443 }]`,
+		"health_check": `{ protocol = "https", port = 30080, path = "/healthz" }`,
+	})
 	call("valid_routes", modules.Routes, nil)
 	call("valid_pools", modules.TargetPools, nil)
 	for i, c := range invalidCases {

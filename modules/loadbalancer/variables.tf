@@ -59,12 +59,18 @@ variable "algorithm" {
 }
 
 variable "listeners" {
-  description = "Ports the load balancer listens on (protocol tcp or udp, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol."
+  description = "Ports the load balancer listens on (protocol tcp, udp, http or https, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol, and tcp, http and https share the TCP ports. https listeners end TLS with certificate_ids (1-25 certificate ids, the first the default); an http listener may redirect to an https port (redirect_to_https_port); http and https listeners may have cookie sticky_sessions. The last three are null when unset."
   type = list(object({
-    protocol       = string
-    port           = number
-    target_port    = number
-    proxy_protocol = optional(bool, false)
+    protocol               = string
+    port                   = number
+    target_port            = number
+    proxy_protocol         = optional(bool, false)
+    certificate_ids        = optional(list(string))
+    redirect_to_https_port = optional(number)
+    sticky_sessions = optional(object({
+      cookie_name = string
+      ttl_seconds = number
+    }))
   }))
   nullable = false
 
@@ -79,8 +85,8 @@ variable "listeners" {
   }
 
   validation {
-    condition     = alltrue([for l in var.listeners : contains(["tcp", "udp"], l.protocol)])
-    error_message = "Every listener protocol must be one of: tcp, udp."
+    condition     = alltrue([for l in var.listeners : contains(["tcp", "udp", "http", "https"], l.protocol)])
+    error_message = "Every listener protocol must be one of: tcp, udp, http, https."
   }
 
   validation {
@@ -97,10 +103,40 @@ variable "listeners" {
     condition     = try(length({ for l in var.listeners : "${l.protocol}/${l.port}" => l... }) == length(var.listeners), true)
     error_message = "Listener ports must be unique per protocol; repeated: ${join(", ", [for k, ls in { for l in var.listeners : "${l.protocol}/${l.port}" => l... } : k if length(ls) > 1])}."
   }
+
+  validation {
+    condition     = try(alltrue([for p, ls in { for l in var.listeners : tostring(l.port) => l.protocol... if l.protocol != "udp" } : length(ls) == 1]), true)
+    error_message = "tcp, http and https listeners share the TCP ports; used twice: ${join(", ", [for p, ls in { for l in var.listeners : tostring(l.port) => "${l.protocol}/${l.port}"... if l.protocol != "udp" } : join(" and ", ls) if length(ls) > 1])}."
+  }
+
+  validation {
+    condition = alltrue([for l in var.listeners : l.protocol == "https" ? try(
+      length(l.certificate_ids) >= 1 && length(l.certificate_ids) <= 25 && length(distinct(l.certificate_ids)) == length(l.certificate_ids) &&
+      alltrue([for c in l.certificate_ids : startswith(c, "cert-")]),
+    false) : l.certificate_ids == null])
+    error_message = "An https listener needs certificate_ids: 1-25 distinct certificate ids (cert-...), the first the default; other protocols take none."
+  }
+
+  validation {
+    condition = alltrue([for l in var.listeners : l.redirect_to_https_port == null ? true : (
+      l.protocol == "http" && contains([for h in var.listeners : h.port if h.protocol == "https"], l.redirect_to_https_port)
+    )])
+    error_message = "redirect_to_https_port is only allowed on http listeners, and must be the port of an https listener of this load balancer."
+  }
+
+  validation {
+    condition = alltrue([for l in var.listeners : l.sticky_sessions == null ? true : try(
+      contains(["http", "https"], l.protocol) && l.redirect_to_https_port == null &&
+      can(regex("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$", l.sticky_sessions.cookie_name)) &&
+      l.sticky_sessions.ttl_seconds == floor(l.sticky_sessions.ttl_seconds) &&
+      l.sticky_sessions.ttl_seconds >= 1 && l.sticky_sessions.ttl_seconds <= 604800,
+    false)])
+    error_message = "sticky_sessions are only allowed on http and https listeners without redirect_to_https_port, with a cookie_name of 1-64 letters, digits and !#$%&'*+-.^_`|~ and a whole ttl_seconds in 1-604800."
+  }
 }
 
 variable "health_check" {
-  description = "How the load balancer probes its targets; null for no health check. protocol is tcp or http; path (http only) starts with /; timeout_seconds must be less than interval_seconds."
+  description = "How the load balancer probes its targets; null for no health check. protocol is tcp, http or https; path (http and https only) starts with /; timeout_seconds must be less than interval_seconds."
   type = object({
     protocol            = optional(string, "tcp")
     port                = number
@@ -113,8 +149,8 @@ variable "health_check" {
   default = null
 
   validation {
-    condition     = var.health_check == null ? true : contains(["tcp", "http"], var.health_check.protocol)
-    error_message = "The health_check protocol must be one of: tcp, http."
+    condition     = var.health_check == null ? true : contains(["tcp", "http", "https"], var.health_check.protocol)
+    error_message = "The health_check protocol must be one of: tcp, http, https."
   }
 
   validation {
@@ -124,11 +160,11 @@ variable "health_check" {
 
   validation {
     condition = var.health_check == null ? true : (
-      var.health_check.protocol == "http"
+      contains(["http", "https"], var.health_check.protocol)
       ? try(startswith(var.health_check.path, "/"), false)
       : var.health_check.path == null
     )
-    error_message = "An http health_check needs a path starting with /; a tcp health_check takes no path."
+    error_message = "An http or https health_check needs a path starting with /; a tcp health_check takes no path."
   }
 
   validation {

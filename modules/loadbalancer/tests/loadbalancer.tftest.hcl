@@ -143,3 +143,48 @@ run "target_pool_and_targets" {
 
   expect_failures = [var.target_pool_id]
 }
+
+run "https" {
+  command = plan
+
+  variables {
+    listeners = [
+      { protocol = "http", port = 80, target_port = 30080, redirect_to_https_port = 443 },
+      { protocol = "https", port = 443, target_port = 30080, certificate_ids = ["cert-b", "cert-a"], sticky_sessions = { cookie_name = "EXLB", ttl_seconds = 60 } },
+    ]
+    health_check = { protocol = "https", port = 30080, path = "/healthz" }
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.listeners["https/443"].certificate_ids == tolist(["cert-b", "cert-a"]) &&
+      example_load_balancer.this.listeners["https/443"].sticky_sessions.ttl_seconds == 60 &&
+      example_load_balancer.this.listeners["http/80"].redirect_to_https_port == 443 &&
+      example_load_balancer.this.health_check.protocol == "https"
+    )
+    error_message = "https listeners, certificates (in order), redirects and sticky sessions must pass through."
+  }
+}
+
+run "tcp_listener_has_no_http_attributes" {
+  command = plan
+
+  assert {
+    condition = (
+      example_load_balancer.this.listeners["tcp/80"].certificate_ids == null &&
+      example_load_balancer.this.listeners["tcp/80"].redirect_to_https_port == null &&
+      example_load_balancer.this.listeners["tcp/80"].sticky_sessions == null
+    )
+    error_message = "Unset http attributes must be null, so existing listeners render and plan as before."
+  }
+}
+
+run "redirect_without_https" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080, redirect_to_https_port = 443 }]
+  }
+
+  expect_failures = [var.listeners]
+}
