@@ -67,7 +67,7 @@ func NewCert(t testing.TB, o CertOptions) Cert {
 	var err error
 	if o.RSABits > 0 {
 		var k *rsa.PrivateKey
-		if k, err = rsa.GenerateKey(rand.Reader, o.RSABits); err == nil { //nolint:gosec // tests make small keys to see them refused
+		if k, err = rsa.GenerateKey(rand.Reader, o.RSABits); err == nil {
 			key, keyDER = k, x509.MarshalPKCS1PrivateKey(k)
 		}
 	} else {
