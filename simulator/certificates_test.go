@@ -91,6 +91,12 @@ func TestCertificateLifecycle(t *testing.T) {
 	if len(l.Items) != 1 || l.Items[0].ID != other.ID {
 		t.Fatalf("list by region: %+v", l.Items)
 	}
+	var p1, p2 exampleapi.ListResponse[exampleapi.Certificate]
+	c.must(http.StatusOK, "GET", "/v1/certificates?page_size=2", nil, &p1)
+	c.must(http.StatusOK, "GET", "/v1/certificates?page_size=2&page_token="+p1.NextPageToken, nil, &p2)
+	if len(p1.Items) != 2 || p1.NextPageToken == "" || len(p2.Items) != 1 || p2.NextPageToken != "" || p1.Items[1].ID >= p2.Items[0].ID {
+		t.Fatalf("pages %+v / %+v", p1, p2)
+	}
 
 	lb := c.createLB(httpsLB("shop", cert.ID))
 	if !reflect.DeepEqual(lb.Listeners, httpsLB("shop", cert.ID).Listeners) {
