@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Parse reads the annotations of one Service. Values are trimmed; an empty
@@ -178,6 +179,26 @@ func parseAdoptID(v string, lb *LoadBalancer) error {
 		return errors.New("not a load balancer id")
 	}
 	lb.AdoptID = v
+	return nil
+}
+
+// parseGroup takes name or namespace/name, each a DNS label.
+func parseGroup(v string, lb *LoadBalancer) error {
+	ns, name, cross := strings.Cut(v, "/")
+	if !cross {
+		ns, name = "", v
+	}
+	for _, part := range []struct{ what, v string }{{"namespace", ns}, {"name", name}} {
+		if part.v == "" && (part.what == "name" || cross) {
+			return fmt.Errorf("the group %s is empty", part.what)
+		}
+		if part.v != "" {
+			if errs := validation.IsDNS1123Label(part.v); len(errs) > 0 {
+				return fmt.Errorf("the group %s %q is not a DNS label: %s", part.what, Truncate(part.v), strings.Join(errs, "; "))
+			}
+		}
+	}
+	lb.Group = Group{Namespace: ns, Name: name}
 	return nil
 }
 
