@@ -84,7 +84,7 @@ type LoadBalancer struct {
 	// ApplyPolicy is never empty after Parse (default auto).
 	ApplyPolicy ApplyPolicy
 	// Group is the load balancer group the Service joins; zero: none.
-	Group Group
+	Group       Group
 	HealthCheck HealthCheck
 	// SourceRanges from the legacy Kubernetes annotation, canonical and
 	// sorted; spec.loadBalancerSourceRanges wins over it.
