@@ -121,6 +121,15 @@ func TestParseGroup(t *testing.T) {
 			t.Errorf("%q: group %+v, %v; want %+v", v, lb.Group, err, want)
 		}
 	}
+	if g, err := ParseGroup(map[string]string{string(LBGroup): "edge/front", string(LBType): "huge"}); err != nil || g.Name != "front" {
+		t.Errorf("ParseGroup reads the group alone: %+v %v", g, err)
+	}
+	if _, err := ParseGroup(map[string]string{string(LBGroup): "Front"}); err == nil || !strings.Contains(err.Error(), string(LBGroup)) {
+		t.Errorf("ParseGroup of an invalid value: %v", err)
+	}
+	if g, err := ParseGroup(nil); err != nil || g != (Group{}) {
+		t.Errorf("ParseGroup of none: %+v %v", g, err)
+	}
 	if g := (Group{Name: "front"}).In("shop"); g != (Group{Namespace: "shop", Name: "front"}) || g.String() != "shop/front" {
 		t.Errorf("In: %+v %q", g, g.String())
 	}

@@ -182,6 +182,23 @@ func parseAdoptID(v string, lb *LoadBalancer) error {
 	return nil
 }
 
+// ParseGroup reads only the group annotation: a Service's membership
+// does not depend on its other annotations being valid (an invalid member
+// is left out of its group's rendering, with its own error). Zero when
+// unset.
+func ParseGroup(ann map[string]string) (Group, error) {
+	v := strings.TrimSpace(ann[string(LBGroup)])
+	if v == "" {
+		return Group{}, nil
+	}
+	var lb LoadBalancer
+	if err := parseGroup(v, &lb); err != nil {
+		d, _ := Lookup(LBGroup)
+		return Group{}, &Error{Annotation: LBGroup, Value: ann[string(LBGroup)], Accepted: strings.Join(d.Accepted, ", "), Reason: err.Error()}
+	}
+	return lb.Group, nil
+}
+
 // parseGroup takes name or namespace/name, each a DNS label.
 func parseGroup(v string, lb *LoadBalancer) error {
 	ns, name, cross := strings.Cut(v, "/")

@@ -26,7 +26,7 @@ func GroupKey(namespace, name string) string { return "group:" + namespace + "/"
 // KnownGroup is a group as a drift check needs it.
 type KnownGroup struct {
 	Namespace, Name string
-	// Members are those it was rendered from.
+	// Members are those it was rendered from (also those left out).
 	Members []*corev1.Service
 	PoolID  string
 }
@@ -89,7 +89,7 @@ func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*
 	if err != nil {
 		return nil, rep, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
-	gs := &groupState{KnownGroup: KnownGroup{Namespace: g.Namespace, Name: g.Name, Members: rep.Members, PoolID: poolID}, report: rep}
+	gs := &groupState{KnownGroup: KnownGroup{Namespace: g.Namespace, Name: g.Name, Members: g.Members, PoolID: poolID}, report: rep}
 	e.objects.with(key, func(o *object) {
 		if o.job.Hash != j.Hash {
 			o.converged = false

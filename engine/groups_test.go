@@ -179,3 +179,25 @@ func TestRemoveGroupNeverApplied(t *testing.T) {
 		t.Fatalf("%d terraform processes", n)
 	}
 }
+
+// A Service whose own load balancer is released (it moved into a group)
+// may have one again; one removed (deleted) may not, in this process.
+func TestReleaseLeavesNoTombstone(t *testing.T) {
+	f := newFixture(t, 2)
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	svc := service("mover", 80)
+	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	must(t, err)
+	if _, err := f.eng.ReleaseLoadBalancer(ctxT(t), svc, auto); err != nil || f.countLBs(t) != 0 {
+		t.Fatalf("release: %v, %d LBs", err, f.countLBs(t))
+	}
+	if lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil || lb == nil {
+		t.Fatalf("back to a load balancer of its own: %v", err)
+	}
+	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err == nil || f.countLBs(t) != 0 {
+		t.Fatalf("a late reconcile of a removed Service created a load balancer: %v", err)
+	}
+}

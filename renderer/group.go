@@ -227,6 +227,21 @@ func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupRepo
 	return newModule(r.bytes(), warnings), rep, nil
 }
 
+// GroupPrimary is the member whose settings the group's load balancer
+// takes (the first that can be rendered), nil if none can.
+func GroupPrimary(g Group, cfg Config) *corev1.Service {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil
+	}
+	for _, svc := range SortMembers(g.Namespace, g.Members) {
+		if _, _, err := groupMember(svc, nil, cfg); err == nil {
+			return svc
+		}
+	}
+	return nil
+}
+
 // groupMember checks one member as LoadBalancer would render it alone.
 func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member, []string, error) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {

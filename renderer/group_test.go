@@ -90,6 +90,9 @@ func TestGroupReport(t *testing.T) {
 	if !slices.Equal(ignored, want) {
 		t.Errorf("ignored %v, want %v", ignored, want)
 	}
+	if p := GroupPrimary(testGroup(), testConfig()); p == nil || p.Name != "web" {
+		t.Errorf("primary %v", p)
+	}
 	main := string(m.Files[MainFile])
 	for _, s := range []string{`type      = "lb-medium"`, `name      = "` + GroupLoadBalancerName("prod-eu", "shop", "storefront") + `"`,
 		`"k8s.example.com/service-uid"       = "group:shop/storefront"`, "target_port    = 31088", "target_port    = 30053"} {
