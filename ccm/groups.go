@@ -45,6 +45,7 @@ type groups struct {
 	records func(ctx context.Context) ([]*records.Record, error)
 
 	mu     sync.Mutex
+	locks  map[annotations.Group]*sync.Mutex
 	seeded bool
 	// applied are each group's members as applied (and, while a plan
 	// waits, those it would apply).
@@ -58,6 +59,22 @@ type groups struct {
 
 func newGroups(cfg *cloudconfig.Config) *groups {
 	return &groups{cfg: cfg, applied: map[annotations.Group][]reviewapi.ObjectRef{}, reported: map[annotations.Group]string{}}
+}
+
+// lock serialises g's reconciles; it returns the unlock.
+func (gs *groups) lock(g annotations.Group) func() {
+	gs.mu.Lock()
+	if gs.locks == nil {
+		gs.locks = map[annotations.Group]*sync.Mutex{}
+	}
+	m := gs.locks[g]
+	if m == nil {
+		m = &sync.Mutex{}
+		gs.locks[g] = m
+	}
+	gs.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 // GroupRefusedError: a Service names a group of another namespace, which

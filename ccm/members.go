@@ -28,7 +28,7 @@ import (
 // returns the group's address: the new home serves before the old one
 // goes (docs/shared-load-balancers.md, "Move").
 func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes []*v1.Node, g annotations.Group) (*v1.LoadBalancerStatus, error) {
-	lb, rep, subj, err := l.reconcileGroup(ctx, g, l.groups.members(g, svc, false), svc, nil, nodes, records.KindChange)
+	lb, rep, subj, err := l.reconcileGroup(ctx, g, svc, false, nodes, records.KindChange)
 	if ex := rep.Excludes(svc); ex != nil {
 		return nil, fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", svc.Namespace, svc.Name, g, ex)
 	}
@@ -89,13 +89,7 @@ func (l *loadBalancers) leave(ctx context.Context, svc *v1.Service, keep annotat
 		if g == keep {
 			continue
 		}
-		members := l.groups.members(g, svc, true)
-		if nodes == nil && len(members) > 0 {
-			if nodes = l.groups.lastNodes(); nodes == nil {
-				return api.NewRetryError(fmt.Sprintf("load balancer group %s: waiting for the node list to render it without service %s/%s", g, svc.Namespace, svc.Name), provisioningRetry)
-			}
-		}
-		_, _, _, err := l.reconcileGroup(ctx, g, members, svc, []*v1.Service{svc}, nodes, kind)
+		_, _, _, err := l.reconcileGroup(ctx, g, svc, true, nodes, kind)
 		if err := retryIfWaiting(err); err != nil {
 			return err
 		}
@@ -117,13 +111,34 @@ func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) 
 	return renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
 }
 
-// reconcileGroup converges g to members under the group's review, the
-// reconcile being caller's; with no members left it destroys g's load
-// balancer, planned from leavers' rendering. It reports the plan (events
-// on caller, the group's record) and what became of each member.
-func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group, members []*v1.Service, caller *v1.Service, leavers []*v1.Service,
+// reconcileGroup converges g to its members now, caller joining (or
+// staying) or leaving it, under the group's review; with no members left
+// it destroys g's load balancer, planned from the leaver's rendering. It
+// reports the plan (events on caller, the group's record) and what became
+// of each member. One reconcile of a group at a time, its members read
+// under that lock: members call at once, and a rendering from members
+// read before another's apply must not be applied after it.
+func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group, caller *v1.Service, leaving bool,
 	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, subject, error) {
+	unlock := l.groups.lock(g)
+	defer unlock()
+	members := l.groups.members(g, caller, leaving)
+	var leavers []*v1.Service
+	if leaving {
+		leavers = []*v1.Service{caller}
+		if nodes == nil && len(members) > 0 {
+			// A deletion comes without nodes.
+			if nodes = l.groups.lastNodes(); nodes == nil {
+				return nil, nil, subject{}, api.NewRetryError(fmt.Sprintf("load balancer group %s: waiting for the node list to render it without service %s/%s",
+					g, caller.Namespace, caller.Name), provisioningRetry)
+			}
+		}
+	}
 	rg := l.renderGroup(g, renderer.SortMembers(g.Namespace, members))
+	klog.V(2).InfoS("reconciling load balancer group", "group", g.String(), "members", len(members), "caller", klog.KObj(caller))
+	for _, m := range rg.Members {
+		klog.V(4).InfoS("load balancer group member", "group", g.String(), "service", klog.KObj(m))
+	}
 	if len(members) == 0 {
 		subj := l.review.groupSubject(ctx, g, "", nil, caller, records.KindDestroy)
 		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.review.reviewFor(ctx, subj, l.groupPolicy(leavers)))
