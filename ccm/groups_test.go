@@ -198,6 +198,28 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatalf("get a: %+v %v %v", st, exists, err)
 	}
 
+	// The primary's internal changes: the group's load balancer is
+	// replaced, and b, a member applied before, follows its new address
+	// (the service controller sets b's status only on b's own calls).
+	a = a.DeepCopy()
+	a.Annotations[string(annotations.LBInternal)] = "true"
+	ipG2, err := f.ensure(t, a)
+	if err != nil || ipG2 == ipG || !strings.HasPrefix(ipG2, "10.255.") {
+		t.Fatalf("internal primary: %s %v", ipG2, err)
+	}
+	cur, err := f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
+	must(t, err)
+	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP != ipG2 {
+		t.Fatalf("b's status did not follow the group's new address: %v", in)
+	}
+	ipG = ipG2
+	must(t, f.services.Update(cur))
+	evs = f.takeEvents()
+	if i := slices.IndexFunc(evs, func(e event) bool { return e.reason == "GroupSettingIgnored" }); i < 0 ||
+		!strings.Contains(evs[i].msg, "loadbalancer.example.com/internal is false here") || !strings.Contains(evs[i].msg, "shop/a (true)") {
+		t.Fatalf("b is not told its internal setting is ignored: %v", evs)
+	}
+
 	// A Service of another namespace is refused: not added.
 	c := groupSvc("edge", "c", 2, "shop/front", 9090)
 	_, err = f.ensure(t, c)
@@ -215,6 +237,14 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	a.DeletionTimestamp = &now
 	f.put(t, a)
 	must(t, f.lbs.EnsureLoadBalancerDeleted(t.Context(), "c", a))
+	// b is the primary now, and not internal: the load balancer is
+	// replaced again, and b follows.
+	cur, err = f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
+	must(t, err)
+	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP == ipG || strings.HasPrefix(in[0].IP, "10.255.") {
+		t.Fatalf("b's status after the internal primary left: %v", in)
+	}
+	ipG = cur.Status.LoadBalancer.Ingress[0].IP
 	if got, want := listenersOf(f.lb(t, ipG)), []string{"tcp/80->31080", "tcp/8080->39080"}; !slices.Equal(got, want) {
 		t.Fatalf("after a left: listeners %v, want %v", got, want)
 	}
@@ -355,5 +385,18 @@ func TestGroupMembership(t *testing.T) {
 	}
 	if !gs.changed(front, "x") || gs.changed(front, "x") || !gs.changed(front, "y") {
 		t.Error("changed does not tell a change once")
+	}
+
+	// A drift check runs only for the members it was planned for.
+	d := &driftWorker{groups: gs}
+	snap := &engine.KnownGroup{Namespace: "shop", Name: "front", Members: []*v1.Service{b, a}}
+	if err := d.guardGroup(front, snap)(t.Context()); err != nil {
+		t.Errorf("unchanged members: %v", err)
+	}
+	b2 := b.DeepCopy()
+	b2.Spec.Ports[0].Port = 8081
+	must(t, idx.Update(b2))
+	if err := d.guardGroup(front, snap)(t.Context()); !errors.Is(err, engine.ErrSkipped) {
+		t.Errorf("a member changed: %v", err)
 	}
 }
