@@ -91,7 +91,7 @@ func SortMembers(namespace string, members []*corev1.Service) []*corev1.Service 
 		}
 		return cmp.Or(
 			home(a)-home(b),
-			a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time),
+			a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
 			strings.Compare(a.Namespace, b.Namespace),
 			strings.Compare(a.Name, b.Name),
 		)
