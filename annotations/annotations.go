@@ -83,6 +83,8 @@ type LoadBalancer struct {
 	NodeSelector labels.Selector
 	// ApplyPolicy is never empty after Parse (default auto).
 	ApplyPolicy ApplyPolicy
+	// Group is the load balancer group the Service joins; zero: none.
+	Group       Group
 	HealthCheck HealthCheck
 	// SourceRanges from the legacy Kubernetes annotation, canonical and
 	// sorted; spec.loadBalancerSourceRanges wins over it.
@@ -90,6 +92,30 @@ type LoadBalancer struct {
 	// HostBitsFixed lists the legacy source ranges that had host bits set
 	// and were masked, for a warning.
 	HostBitsFixed []string
+}
+
+// Group names a load balancer group: Namespace is empty when the
+// annotation named none (the Service's own namespace).
+type Group struct {
+	Namespace string
+	Name      string
+}
+
+// In is the group with its namespace filled in for a Service of
+// namespace ns.
+func (g Group) In(ns string) Group {
+	if g.Namespace == "" && g.Name != "" {
+		g.Namespace = ns
+	}
+	return g
+}
+
+// String is "namespace/name", or "name" without a namespace.
+func (g Group) String() string {
+	if g.Namespace == "" {
+		return g.Name
+	}
+	return g.Namespace + "/" + g.Name
 }
 
 // Error is a problem with one annotation's value. Parse may return several,

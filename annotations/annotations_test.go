@@ -89,6 +89,11 @@ func TestParseErrors(t *testing.T) {
 		{LBHealthCheckHealthyThreshold, "11", "1-10"},
 		{LBHealthCheckUnhealthyThreshold, "-1", "1-10"},
 		{LegacySourceRanges, "10.0.0.0/8,nope", "CIDRs"},
+		{LBGroup, "Store_Front", "DNS label"},
+		{LBGroup, "shop/", "DNS label"},
+		{LBGroup, "/front", "DNS label"},
+		{LBGroup, "a/b/c", "DNS label"},
+		{LBGroup, strings.Repeat("g", 64), "DNS label"},
 	}
 	for _, c := range cases {
 		_, err := Parse(map[string]string{string(c.ann): c.value})
@@ -103,6 +108,36 @@ func TestParseErrors(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, string(c.ann)) || !strings.Contains(msg, "accepted: ") {
 			t.Errorf("message %q does not name the annotation and accepted values", msg)
 		}
+	}
+}
+
+func TestParseGroup(t *testing.T) {
+	for v, want := range map[string]Group{
+		"storefront":      {Name: "storefront"},
+		" platform/edge ": {Namespace: "platform", Name: "edge"},
+	} {
+		lb, err := Parse(map[string]string{string(LBGroup): v})
+		if err != nil || lb.Group != want {
+			t.Errorf("%q: group %+v, %v; want %+v", v, lb.Group, err, want)
+		}
+	}
+	if g, err := ParseGroup(map[string]string{string(LBGroup): "edge/front", string(LBType): "huge"}); err != nil || g.Name != "front" {
+		t.Errorf("ParseGroup reads the group alone: %+v %v", g, err)
+	}
+	if _, err := ParseGroup(map[string]string{string(LBGroup): "Front"}); err == nil || !strings.Contains(err.Error(), string(LBGroup)) {
+		t.Errorf("ParseGroup of an invalid value: %v", err)
+	}
+	if g, err := ParseGroup(nil); err != nil || g != (Group{}) {
+		t.Errorf("ParseGroup of none: %+v %v", g, err)
+	}
+	if g := (Group{Name: "front"}).In("shop"); g != (Group{Namespace: "shop", Name: "front"}) || g.String() != "shop/front" {
+		t.Errorf("In: %+v %q", g, g.String())
+	}
+	if g := (Group{Namespace: "platform", Name: "edge"}).In("shop"); g.Namespace != "platform" {
+		t.Errorf("In overrode the namespace named: %+v", g)
+	}
+	if g := (Group{}).In("shop"); g != (Group{}) {
+		t.Errorf("no group is in a namespace: %+v", g)
 	}
 }
 

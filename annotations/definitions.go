@@ -16,6 +16,7 @@ const (
 	LBAdoptID                       Name = Prefix + "adopt-id"
 	LBNodeSelector                  Name = Prefix + "node-selector"
 	LBApplyPolicy                   Name = Prefix + "apply-policy"
+	LBGroup                         Name = Prefix + "group"
 	LBHealthCheckProtocol           Name = Prefix + "health-check-protocol"
 	LBHealthCheckPort               Name = Prefix + "health-check-port"
 	LBHealthCheckPath               Name = Prefix + "health-check-path"
@@ -135,6 +136,20 @@ var Definitions = []Definition{
 			lb.ApplyPolicy = ApplyPolicy(s)
 			return err
 		},
+	},
+	{
+		Name: LBGroup, Kind: KindString,
+		Accepted: []string{"a group name, or namespace/name for a group of another namespace; each a DNS label (RFC 1123, at most 63 characters)"},
+		Default:  "none: the Service has a load balancer of its own",
+		Description: "Share one load balancer with the other Services of this group: one load balancer, workspace, plan record and review per group, " +
+			"with the listeners of every member, and the shared address in every member's status. The first member (its own namespace's members " +
+			"first, then by creation) sets the load balancer's settings (type, internal, algorithm, name, source ranges, health check, node selector); " +
+			"a member whose own differ gets the event `GroupSettingIgnored`. A port another member had first is not served (event `ListenerConflict`). " +
+			"A group of another namespace is refused (event `GroupRefused`) unless the cloud config allows it (`loadBalancer.groups.crossNamespace`). " +
+			"The last member leaving destroys the load balancer. Joining, leaving or moving between groups: the new load balancer serves before " +
+			"the old one is changed or destroyed. See docs/shared-load-balancers.md.",
+		Example: "storefront",
+		parse:   parseGroup,
 	},
 	{
 		Name: LBHealthCheckProtocol, Kind: KindEnum, Accepted: HealthCheckProtocols,

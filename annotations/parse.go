@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Parse reads the annotations of one Service. Values are trimmed; an empty
@@ -178,6 +179,43 @@ func parseAdoptID(v string, lb *LoadBalancer) error {
 		return errors.New("not a load balancer id")
 	}
 	lb.AdoptID = v
+	return nil
+}
+
+// ParseGroup reads only the group annotation: a Service's membership
+// does not depend on its other annotations being valid (an invalid member
+// is left out of its group's rendering, with its own error). Zero when
+// unset.
+func ParseGroup(ann map[string]string) (Group, error) {
+	v := strings.TrimSpace(ann[string(LBGroup)])
+	if v == "" {
+		return Group{}, nil
+	}
+	var lb LoadBalancer
+	if err := parseGroup(v, &lb); err != nil {
+		d, _ := Lookup(LBGroup)
+		return Group{}, &Error{Annotation: LBGroup, Value: ann[string(LBGroup)], Accepted: strings.Join(d.Accepted, ", "), Reason: err.Error()}
+	}
+	return lb.Group, nil
+}
+
+// parseGroup takes name or namespace/name, each a DNS label.
+func parseGroup(v string, lb *LoadBalancer) error {
+	ns, name, cross := strings.Cut(v, "/")
+	if !cross {
+		ns, name = "", v
+	}
+	for _, part := range []struct{ what, v string }{{"namespace", ns}, {"name", name}} {
+		if part.v == "" && (part.what == "name" || cross) {
+			return fmt.Errorf("the group %s is empty", part.what)
+		}
+		if part.v != "" {
+			if errs := validation.IsDNS1123Label(part.v); len(errs) > 0 {
+				return fmt.Errorf("the group %s %q is not a DNS label: %s", part.what, Truncate(part.v), strings.Join(errs, "; "))
+			}
+		}
+	}
+	lb.Group = Group{Namespace: ns, Name: name}
 	return nil
 }
 

@@ -12,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -25,6 +27,9 @@ type driftWorker struct {
 	engine *engine.Engine
 	review *review
 	cfg    cloudconfig.DriftConfig
+	// groups finds a group's members now (nil: drift checks of groups
+	// run unguarded).
+	groups *groups
 }
 
 func newDriftWorker(e *engine.Engine, rv *review, cfg cloudconfig.DriftConfig) *driftWorker {
@@ -73,6 +78,10 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 	case k.Service != nil:
 		s = d.review.serviceSubject(ctx, k.Service, records.KindDrift)
 		guard = d.guardService(k.Service)
+	case k.Group != nil:
+		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
+		s = d.review.groupSubject(ctx, g, k.Job.Key, renderer.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
+		guard = d.guardGroup(g, k.Group)
 	case k.Key == engine.TargetPoolsKey:
 		s = d.review.poolsSubject(k.Job.Key, records.KindDrift)
 	default:
@@ -87,6 +96,22 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 	d.review.report(ctx, s, out, err)
 	if err != nil {
 		klog.ErrorS(err, "drift check failed", "object", k.Key)
+	}
+}
+
+// guardGroup checks, under the workspace's lock, that the group's
+// members (from the informer) are those the check plans for.
+func (d *driftWorker) guardGroup(g annotations.Group, snap *engine.KnownGroup) engine.Guard {
+	return func(context.Context) error {
+		if d.groups == nil {
+			return nil
+		}
+		now := renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: d.groups.members(g, nil, false)}
+		was := renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
+		if engine.GroupInputs(now, nil, snap.PoolID) != engine.GroupInputs(was, nil, snap.PoolID) {
+			return engine.ErrSkipped
+		}
+		return nil
 	}
 }
 

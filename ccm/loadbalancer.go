@@ -48,12 +48,24 @@ type loadBalancers struct {
 	api *exampleapi.Client
 	// adoptable caches adoption checks that passed, by uid and id.
 	adoptable sync.Map
+	// groups are the load balancer groups (shared load balancers).
+	groups *groups
+	// released are the Services (by uid) whose own load balancer is known
+	// gone since they joined a group.
+	released sync.Map
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
 func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, rv *review, api *exampleapi.Client) *loadBalancers {
-	return &loadBalancers{engine: e, cfg: cfg, review: rv, api: api}
+	gs := newGroups(cfg)
+	gs.records = func(ctx context.Context) ([]*records.Record, error) {
+		if rv.store == nil {
+			return nil, nil
+		}
+		return rv.store.List(ctx)
+	}
+	return &loadBalancers{engine: e, cfg: cfg, review: rv, api: api, groups: gs}
 }
 
 // newRecorder records events on Services and the route set.
@@ -73,8 +85,19 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 	return renderer.LoadBalancerName(svc, l.cfg.ClusterID)
 }
 
-// GetLoadBalancer reads the recorded outputs or the state; no plan.
+// GetLoadBalancer reads the recorded outputs or the state; no plan. A
+// member of a group (by its annotation, or as last applied) has the
+// group's.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	for _, g := range l.groupsOf(ctx, svc) {
+		lb, exists, err := l.engine.GetGroupLoadBalancer(ctx, l.renderGroup(g, l.groups.members(g, nil, false)))
+		if err != nil {
+			return nil, false, err
+		}
+		if exists {
+			return status(lb, svc), true, nil
+		}
+	}
 	lb, exists, err := l.engine.GetLoadBalancer(ctx, svc)
 	if err != nil || !exists {
 		return nil, exists, err
@@ -92,6 +115,17 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	subj := l.review.serviceSubject(ctx, svc, records.KindChange)
 	l.review.retiredAnnotations(subj, svc.Annotations)
+	l.groups.seen(nodes)
+	g, err := l.groups.of(svc)
+	var refused *GroupRefusedError
+	switch {
+	case errors.As(err, &refused):
+		l.review.eventf(subj, v1.EventTypeWarning, "GroupRefused", "%v", err)
+		return nil, err
+	case err == nil && g.Name != "":
+		return l.ensureMember(ctx, svc, nodes, g)
+	}
+	l.released.Delete(svc.UID) // it has, or is about to have, its own
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
 		l.review.failedEvent(subj, err)
@@ -122,6 +156,21 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
+	st, err := l.served(subj, svc, lb, err)
+	if err != nil {
+		return nil, err
+	}
+	// Its own load balancer serves it: the groups it left go after.
+	if err := l.leave(ctx, svc, annotations.Group{}, nodes, records.KindChange); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// served is the status a reconcile's outcome gives the Service: its load
+// balancer's address once active; a retry while it provisions or its plan
+// waits (a plan-only plan keeps serving what exists).
+func (l *loadBalancers) served(subj subject, svc *v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
@@ -162,6 +211,11 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // (the default policy rules hold it for approval); the Service's finalizer
 // holds the Service meanwhile.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	// The groups it was in go on without it (the last member's destroys
+	// the group's load balancer).
+	if err := l.leave(ctx, svc, annotations.Group{}, nil, records.KindDestroy); err != nil {
+		return err
+	}
 	subj := l.review.serviceSubject(ctx, svc, records.KindDestroy)
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"io"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
@@ -49,7 +51,10 @@ type cloud struct {
 	routes    *routes
 }
 
-var _ cloudprovider.Interface = (*cloud)(nil)
+var (
+	_ cloudprovider.Interface    = (*cloud)(nil)
+	_ cloudprovider.InformerUser = (*cloud)(nil)
+)
 
 func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	inst, err := newInstancesFromConfig(cfg)
@@ -98,9 +103,22 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		}
 	}
 	if !c.cfg.Review.Drift.Disabled {
-		go newDriftWorker(c.engine, c.review, c.cfg.Review.Drift).run(ctx)
+		d := newDriftWorker(c.engine, c.review, c.cfg.Review.Drift)
+		d.groups = c.lb.groups
+		go d.run(ctx)
 	}
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
+}
+
+// SetInformers gives load balancer groups the service controller's own
+// Service informer, indexed by group: a group's members are one lookup.
+// Called before the informers start.
+func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
+	inf := f.Core().V1().Services().Informer()
+	if err := inf.AddIndexers(cache.Indexers{groupIndex: groupIndexFunc}); err != nil {
+		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")
+	}
+	c.lb.groups.services = inf.GetIndexer()
 }
 
 func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, true }

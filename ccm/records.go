@@ -64,6 +64,14 @@ func (v *review) updateRecord(ctx context.Context, s subject, out *engine.Outcom
 			decide(r, p.ID, records.Applied, "", now)
 			r.Lock = nil
 		}
+		if s.ref.Kind == records.ObjectServiceGroup && !(out.Applied != nil && out.Applied.Destroy) {
+			// As applied; while a plan waits, also those it would apply.
+			if err == nil && out.Result != nil {
+				r.Members = memberRefs(s.members)
+			} else {
+				r.Members = union(r.Members, memberRefs(s.members))
+			}
+		}
 		if res := out.Result; res != nil && !res.FastPath && res.Plan != nil && !res.Plan.Destroy && res.Outputs != nil {
 			r.Applied = &records.LastApply{InputsDigest: out.InputsDigest, HCLHash: res.Plan.Hash, PlanID: res.Plan.ID, Outputs: res.Outputs, At: now}
 		}

@@ -104,6 +104,9 @@ type subject struct {
 	author string
 	// object is the object as policy rules see it.
 	meta metav1.ObjectMeta
+	// members are a group's member Services: as policy rules see them,
+	// then (set after the reconcile) as its record keeps them.
+	members []*v1.Service
 }
 
 func (s subject) String() string { return s.ref.String() }
@@ -252,8 +255,13 @@ func (v *review) why(out *engine.Outcome) string {
 
 // approveArg names the object for examplectl.
 func approveArg(ref reviewapi.ObjectRef) string {
-	if ref.Kind == reviewapi.ObjectRouteSet {
+	switch ref.Kind {
+	case reviewapi.ObjectRouteSet:
 		return "routes"
+	case reviewapi.ObjectTargetPools:
+		return "pools"
+	case reviewapi.ObjectServiceGroup:
+		return "group:" + ref.Namespace + "/" + ref.Name
 	}
 	return ref.Namespace + "/" + ref.Name
 }
@@ -293,6 +301,11 @@ func (v *review) setPhase(out *engine.Outcome, err error, waiting bool) {
 }
 
 func (v *review) failedEvent(s subject, err error) {
+	v.eventf(s, v1.EventTypeWarning, failedReason(err), "%v", err)
+}
+
+// failedReason is the event reason of a failed reconcile.
+func failedReason(err error) string {
 	reason := "ApplyFailed"
 	var re *runner.Error
 	var ae *annotations.Error
@@ -311,7 +324,7 @@ func (v *review) failedEvent(s subject, err error) {
 	case !errors.As(err, &re):
 		reason = "ReconcileFailed"
 	}
-	v.eventf(s, v1.EventTypeWarning, reason, "%v", err)
+	return reason
 }
 
 // auditf appends one audit entry for s; p, if set, names the plan.

@@ -52,11 +52,37 @@ func (v *review) poolsSubject(workspace, kind string) subject {
 	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectTargetPools, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
 }
 
+// groupSubject is a load balancer group's reconcile, made by caller's
+// (a member's, joining or leaving) or, when nil, by a drift check whose
+// events go to the record's ConfigMap. members are its members, in order.
+func (v *review) groupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) subject {
+	s := subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectServiceGroup, Namespace: g.Namespace, Name: g.Name}, kind: kind, members: members}
+	if len(members) > 0 {
+		// Rules see the labels and annotations of the member that sets
+		// the load balancer.
+		s.meta = metav1.ObjectMeta{Labels: members[0].Labels, Annotations: members[0].Annotations}
+	}
+	switch {
+	case caller != nil:
+		s.event = caller
+		if kind == records.KindChange {
+			s.author = v.author(ctx, caller)
+		}
+	default:
+		s.event = &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: v.cfg.Review.Namespace}}
+	}
+	return s
+}
+
 // reviewFor is how s's plans are decided under apply policy pol.
 func (v *review) reviewFor(ctx context.Context, s subject, pol annotations.ApplyPolicy) engine.Review {
+	obj := policy.Object{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations}
+	for _, m := range s.members {
+		obj.Members = append(obj.Members, policy.Member{Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, Annotations: m.Annotations})
+	}
 	return engine.Review{
 		Policy: pol,
-		Object: policy.Object{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations},
+		Object: obj,
 		Approval: func(p *runner.Plan) engine.Approval {
 			a, _ := v.approvals.decide(ctx, s.ref, p, s.author)
 			return a

@@ -168,6 +168,15 @@ type LoadBalancerConfig struct {
 	// selection, so node churn is one apply (default); disabled lists the
 	// nodes on every load balancer.
 	TargetPools TargetPoolsConfig `json:"targetPools,omitempty"`
+	// Groups governs the group annotation (shared load balancers).
+	Groups GroupsConfig `json:"groups,omitempty"`
+}
+
+// GroupsConfig governs load balancer groups (docs/shared-load-balancers.md).
+type GroupsConfig struct {
+	// CrossNamespace lets a Service join a group of another namespace
+	// (group annotation namespace/name); default false: refused.
+	CrossNamespace bool `json:"crossNamespace,omitempty"`
 }
 
 // TargetPoolsConfig configures the target pools.

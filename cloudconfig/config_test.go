@@ -53,8 +53,12 @@ func TestReviewDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Review.Namespace != "example-ccm" || c.Review.Approvals.Required != 1 || c.LoadBalancer.MaxListeners != 100 ||
-		c.LoadBalancer.Adoption.Enabled || c.rules.Len() != 3 {
+		c.LoadBalancer.Adoption.Enabled || c.LoadBalancer.Groups.CrossNamespace || c.rules.Len() != 3 {
 		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
+	}
+	c, err = Load([]byte(validConfig + "loadBalancer: {groups: {crossNamespace: true}}\n"))
+	if err != nil || !c.LoadBalancer.Groups.CrossNamespace {
+		t.Fatalf("groups.crossNamespace: %v", err)
 	}
 	t.Setenv("POD_NAMESPACE", "ccm-prod")
 	c, err = Load([]byte(validConfig + "review: {policy: {rules: []}}\n"))

@@ -168,9 +168,23 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 // deletes its state and workspace; deleting what does not exist succeeds.
 // A destroy plan waits for approval like any other.
 func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv Review) (*Outcome, error) {
+	return e.removeService(ctx, svc, rv, false)
+}
+
+// ReleaseLoadBalancer is RemoveLoadBalancer for a Service that lives on,
+// served by a group's load balancer now: nothing keeps it from having one
+// of its own again (no tombstone).
+func (e *Engine) ReleaseLoadBalancer(ctx context.Context, svc *corev1.Service, rv Review) (*Outcome, error) {
+	return e.removeService(ctx, svc, rv, true)
+}
+
+func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Review, release bool) (*Outcome, error) {
 	_, j, err := e.RenderLoadBalancer(svc, nil)
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
+	}
+	if release {
+		j.Owner = "" // runner tombstones are per owner
 	}
 	key := ServiceKey(svc)
 	var adopted bool

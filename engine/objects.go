@@ -25,7 +25,9 @@ type object struct {
 	job    runner.Job
 	// service is the Service job was rendered from (nil for the route set).
 	service *corev1.Service
-	review  Review
+	// group is the group job was rendered from (nil but for groups).
+	group  *groupState
+	review Review
 	// pending is the plan waiting for a decision, if any.
 	pending *pending
 	// looked: the plan store was asked what it keeps (once per process;
@@ -94,11 +96,14 @@ func (o *objects) forget(key string) {
 // Known is an object the engine has converged, with what a drift check
 // needs to plan it again.
 type Known struct {
-	// Key is "ns/name" for Services, "routes" for the route set.
+	// Key is "ns/name" for Services, "routes" for the route set, GroupKey
+	// for a group.
 	Key     string
 	Service *corev1.Service // nil for the route set
-	Job     runner.Job
-	Review  Review
+	// Group is the group a group's job was rendered from (nil for others).
+	Group  *KnownGroup
+	Job    runner.Job
+	Review Review
 }
 
 // Known lists the converged objects, sorted by key: what drift checks cover.
@@ -108,7 +113,12 @@ func (e *Engine) Known() []Known {
 	var out []Known
 	for k, o := range e.objects.m {
 		if o.converged {
-			out = append(out, Known{Key: k, Service: o.service, Job: o.job, Review: o.review})
+			kn := Known{Key: k, Service: o.service, Job: o.job, Review: o.review}
+			if o.group != nil {
+				g := o.group.KnownGroup
+				kn.Group = &g
+			}
+			out = append(out, kn)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })

@@ -42,8 +42,20 @@ type Rule struct {
 
 // Object is the Kubernetes object a plan is for, as rules see it.
 type Object struct {
-	// Kind is Service or RouteSet.
-	Kind        string            `cel:"kind"`
+	// Kind is Service, RouteSet, TargetPools or ServiceGroup.
+	Kind      string `cel:"kind"`
+	Namespace string `cel:"namespace"`
+	Name      string `cel:"name"`
+	// Labels and Annotations are the object's; a ServiceGroup's are its
+	// first member's (the one that sets the load balancer).
+	Labels      map[string]string `cel:"labels"`
+	Annotations map[string]string `cel:"annotations"`
+	// Members are a ServiceGroup's member Services (empty for others).
+	Members []Member `cel:"members"`
+}
+
+// Member is one member Service of a ServiceGroup.
+type Member struct {
 	Namespace   string            `cel:"namespace"`
 	Name        string            `cel:"name"`
 	Labels      map[string]string `cel:"labels"`
@@ -106,7 +118,7 @@ const costLimit = 10_000_000
 
 func env() (*cel.Env, error) {
 	return cel.NewEnv(
-		ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(Object{}), reflect.TypeOf(Plan{}), reflect.TypeOf(Resource{})),
+		ext.NativeTypes(ext.ParseStructTags(true), reflect.TypeOf(Object{}), reflect.TypeOf(Member{}), reflect.TypeOf(Plan{}), reflect.TypeOf(Resource{})),
 		ext.Strings(),
 		cel.Variable("object", cel.ObjectType("policy.Object")),
 		cel.Variable("plan", cel.ObjectType("policy.Plan")),
@@ -205,6 +217,15 @@ func (r *Rules) Evaluate(in Input) []Verdict {
 	}
 	if in.Object.Annotations == nil {
 		in.Object.Annotations = map[string]string{}
+	}
+	in.Object.Members = append([]Member{}, in.Object.Members...) // filled in below: not the caller's
+	for i, m := range in.Object.Members {
+		if m.Labels == nil {
+			in.Object.Members[i].Labels = map[string]string{}
+		}
+		if m.Annotations == nil {
+			in.Object.Members[i].Annotations = map[string]string{}
+		}
 	}
 	if in.Plan.Resources == nil {
 		in.Plan.Resources = []Resource{}

@@ -75,6 +75,28 @@ func TestRulesReadTheObjectAndValues(t *testing.T) {
 	}
 }
 
+// A group's rules see its members.
+func TestRulesReadGroupMembers(t *testing.T) {
+	rules, err := Compile([]Rule{{Name: "prod-member", Effect: RequireApproval, Message: "a prod Service shares this load balancer",
+		When: `object.kind == "ServiceGroup" && object.members.exists(m, ("tier" in m.labels && m.labels.tier == "prod") || m.namespace == "prod")`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Object: Object{Kind: "ServiceGroup", Namespace: "shop", Name: "front", Members: []Member{
+		{Namespace: "shop", Name: "a"}, {Namespace: "shop", Name: "b", Labels: map[string]string{"tier": "prod"}},
+	}}, Plan: Plan{Kind: "change", Change: 1}}
+	if vs := rules.Evaluate(in); len(vs) != 1 || vs[0].Rule != "prod-member" {
+		t.Fatalf("verdicts %+v", vs)
+	}
+	in.Object.Members = in.Object.Members[:1]
+	if vs := rules.Evaluate(in); len(vs) != 0 {
+		t.Fatalf("no prod member: verdicts %+v", vs)
+	}
+	if vs := rules.Evaluate(Input{Object: Object{Kind: "Service"}}); len(vs) != 0 {
+		t.Fatalf("a Service has no members: verdicts %+v", vs)
+	}
+}
+
 // A broken rule stops start-up with an error naming it.
 func TestCompileErrorsNameTheRule(t *testing.T) {
 	cases := map[string]Rule{

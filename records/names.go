@@ -72,6 +72,8 @@ const (
 	ObjectService     = reviewapi.ObjectService
 	ObjectRouteSet    = reviewapi.ObjectRouteSet
 	ObjectTargetPools = reviewapi.ObjectTargetPools
+	// ObjectServiceGroup is a load balancer group (shared load balancer).
+	ObjectServiceGroup = reviewapi.ObjectServiceGroup
 	// RouteSetName is the name of the cluster's one route set.
 	RouteSetName = reviewapi.RouteSetName
 )

@@ -149,6 +149,10 @@ type Record struct {
 	// without terraform.
 	Applied *LastApply `json:"applied,omitempty"`
 	Drift   *Drift     `json:"drift,omitempty"`
+	// Members are a group's member Services as last applied (with a plan
+	// waiting: also those it would apply), primary first; empty for other
+	// objects.
+	Members []ObjectRef `json:"members,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
 }

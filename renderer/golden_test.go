@@ -109,6 +109,10 @@ func goldenCases() []goldenCase {
 				{Selection: "topology.kubernetes.io/zone in (ex-west-1a)"},
 			}, testConfig())
 		}},
+		{"group", func() (*Module, error) {
+			m, _, err := GroupLoadBalancer(testGroup(), testNodes(), withConfig(func(c *Config) { c.TargetPoolID = "tp-00aa00aa00aa00aa" }))
+			return m, err
+		}},
 		{"target-pools-none", func() (*Module, error) { return TargetPools(nil, testConfig()) }},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {

@@ -41,6 +41,9 @@ const (
 	ObjectService     = "Service"
 	ObjectRouteSet    = "RouteSet"
 	ObjectTargetPools = "TargetPools"
+	// ObjectServiceGroup is a load balancer group: the Services sharing
+	// one load balancer (named by its namespace and name, no uid).
+	ObjectServiceGroup = "ServiceGroup"
 	// RouteSetName is the name of the cluster's one route set (and of its
 	// one set of target pools).
 	RouteSetName = "cluster"
@@ -63,12 +66,13 @@ const (
 
 // ObjectRef names the object a plan or a lock belongs to.
 type ObjectRef struct {
-	// Kind is Service, RouteSet or TargetPools.
+	// Kind is Service, RouteSet, TargetPools or ServiceGroup.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	// UID is the Service's uid: an approval of an earlier Service of the
-	// same name approves nothing. Empty for the route set.
+	// same name approves nothing. Empty for the route set, the target
+	// pools and a group.
 	UID string `json:"uid,omitempty"`
 }
 

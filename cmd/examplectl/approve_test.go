@@ -105,6 +105,21 @@ func testApprove(t *testing.T, s *scope) {
 		t.Errorf("route set approval = %+v; want %+v", routes, want)
 	}
 
+	// A load balancer group: named by kind, namespace and name (no uid).
+	out = s.mustRun(nil, "approve", "group:approve-shop/front", groupPlan)
+	if !strings.Contains(out, "Approved "+groupPlan+" (change, +0 ~1 -0, planned 90s ago) of load balancer group approve-shop/front.\n") {
+		t.Errorf("approve group:\n%s", out)
+	}
+	var group *reviewapi.PlanApproval
+	for _, a := range s.approvals() {
+		if a.Spec.PlanID == groupPlan {
+			group = a
+		}
+	}
+	if want := (reviewapi.PlanApprovalSpec{Object: reviewapi.ObjectRef{Kind: "ServiceGroup", Namespace: "approve-shop", Name: "front"}, PlanID: groupPlan, Approver: s.user}); group == nil || group.Spec != want {
+		t.Errorf("group approval = %+v; want %+v", group, want)
+	}
+
 	// A record left from an earlier Service of the same name is not the
 	// current Service's: refused.
 	oldSvc := s.service("recreated")
@@ -114,8 +129,8 @@ func testApprove(t *testing.T, s *scope) {
 	stale.Workspace = "demo-service-approve-shop-recreated-0f0f0f0f"
 	s.save(&stale)
 	s.mustFail("belongs to an earlier Service of that name", nil, "approve", "approve-shop/recreated", webAwaiting)
-	if a := s.approvals(); len(a) != 3 {
-		t.Errorf("%d PlanApprovals after a stale record's refusal; want 3", len(a))
+	if a := s.approvals(); len(a) != 4 {
+		t.Errorf("%d PlanApprovals after a stale record's refusal; want 4", len(a))
 	}
 
 	// Someone without a reviewer's rights is told which they lack.

@@ -17,6 +17,7 @@ const (
 	apiFailed     = "plan-1a1a1a1a1a1a"
 	routesPlan    = "plan-2a2a2a2a2a2a"
 	dbDenied      = "plan-3a3a3a3a3a3a"
+	groupPlan     = "plan-4a4a4a4a4a4a"
 	apiLockID     = "9d3e2c1a-7b6f-4e5d-8c2b-1a0f9e8d7c6b"
 )
 
@@ -58,9 +59,11 @@ const webAppliedText = `Plan: 3 to add, 0 to change, 0 to destroy.
 // fixtures are the records of a scope: Services web (manual policy, two
 // approvers required, a plan awaiting approval with one), api (auto, failed
 // on a state lock) and db (a plan a policy rule denies), the route set
-// (manual, awaiting approval).
+// (manual, awaiting approval), and the load balancer group front (web and
+// api share it; a destroy awaiting approval).
 type fixtures struct {
 	web, api, db, routes  *records.Record
+	group                 *records.Record
 	webSvc, apiSvc, dbSvc *corev1.Service
 }
 
@@ -149,7 +152,21 @@ func (s *scope) fixtures() *fixtures {
 		}},
 		UpdatedAt: ago(30 * time.Second),
 	}
-	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes} {
+	f.group = &records.Record{
+		Object:    records.ObjectRef{Kind: records.ObjectServiceGroup, Namespace: s.svcNS, Name: "front"},
+		Workspace: "demo-group-" + s.svcNS + "-front-4d5e6f7a",
+		Policy:    "auto",
+		Files:     map[string]string{"main.tf": "# group front\n"},
+		Members:   []records.ObjectRef{serviceRef(f.webSvc), serviceRef(f.apiSvc)},
+		Plans: []records.Plan{{
+			ID: groupPlan, Kind: records.KindChange, HCLHash: "e4e4e4e4",
+			Summary: runner.PlanSummary{Change: 1}, Policy: "auto", Outcome: records.AwaitingApproval,
+			Verdicts:  []records.Verdict{{Rule: "load-balancer-replace", Effect: "require-approval", Message: "the plan replaces a load balancer"}},
+			PlannedAt: ago(90 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
+		}},
+		UpdatedAt: ago(90 * time.Second),
+	}
+	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes, f.group} {
 		s.save(r)
 	}
 	return f

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,9 @@ func runHistory(ctx context.Context, c *cluster, ref records.ObjectRef, output s
 			plans = []records.Plan{}
 		}
 		return writeJSON(w, plans)
+	}
+	if t.ref.Kind == records.ObjectServiceGroup {
+		fmt.Fprintf(w, "Members of %s: %s\n\n", describe(t.ref), membersCell(t.record.Members))
 	}
 	tw := newTable(w)
 	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "PLANNED", "DECIDED", "ERROR")

@@ -35,8 +35,12 @@ func clusterArg(kind string) string {
 	return ""
 }
 
+// groupPrefix begins a load balancer group's argument: group:ns/name, or
+// group:name in -n's namespace.
+const groupPrefix = "group:"
+
 // objectArgs is the usage of an object argument.
-const objectArgs = "<ns/service | service [-n ns] | routes | pools>"
+const objectArgs = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | routes | pools>"
 
 // objectOptions select the object of plan, history, approve and unlock.
 type objectOptions struct {
@@ -67,6 +71,10 @@ func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
 	if kind, ok := clusterObjects[arg]; ok && serviceNS == "" {
 		return records.ObjectRef{Kind: kind, Name: records.RouteSetName}, nil
 	}
+	kind := records.ObjectService
+	if rest, ok := strings.CutPrefix(arg, groupPrefix); ok {
+		kind, arg = records.ObjectServiceGroup, rest
+	}
 	ns, name := serviceNS, arg
 	if before, after, ok := strings.Cut(arg, "/"); ok {
 		if serviceNS != "" && serviceNS != before {
@@ -77,10 +85,14 @@ func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
 	if ns == "" {
 		ns = defaultNS
 	}
-	if name == "" || ns == "" || strings.Contains(name, "/") {
-		return records.ObjectRef{}, fmt.Errorf("%q is not a Service: want %s", arg, objectArgs)
+	if name == "" || ns == "" || strings.Contains(name, "/") || strings.HasPrefix(arg, "/") {
+		what := "a Service"
+		if kind == records.ObjectServiceGroup {
+			what, arg = "a load balancer group", groupPrefix+arg
+		}
+		return records.ObjectRef{}, fmt.Errorf("%q is not %s: want %s", arg, what, objectArgs)
 	}
-	return records.ObjectRef{Kind: records.ObjectService, Namespace: ns, Name: name}, nil
+	return records.ObjectRef{Kind: kind, Namespace: ns, Name: name}, nil
 }
 
 // describe names an object for people: "Service shop/web", "the route set".
@@ -90,6 +102,8 @@ func describe(o records.ObjectRef) string {
 		return "the route set"
 	case records.ObjectTargetPools:
 		return "the target pools"
+	case records.ObjectServiceGroup:
+		return fmt.Sprintf("load balancer group %s/%s", o.Namespace, o.Name)
 	}
 	return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
 }
@@ -100,7 +114,22 @@ func objectColumn(o records.ObjectRef) string {
 	if arg := clusterArg(o.Kind); arg != "" {
 		return arg
 	}
+	if o.Kind == records.ObjectServiceGroup {
+		return groupPrefix + o.Namespace + "/" + o.Name
+	}
 	return o.Namespace + "/" + o.Name
+}
+
+// membersCell lists a group's members, "-" for none (or not a group).
+func membersCell(refs []records.ObjectRef) string {
+	if len(refs) == 0 {
+		return "-"
+	}
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = printable(r.Namespace + "/" + r.Name)
+	}
+	return strings.Join(out, ", ")
 }
 
 // target is an object with its record.
@@ -177,6 +206,9 @@ func (c *cluster) noRecord(ref records.ObjectRef, exists bool) error {
 		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
 	case ref.Kind == records.ObjectTargetPools:
 		return fmt.Errorf("%w for the target pools in namespace %s (are target pools enabled, and is --namespace the controller's namespace?)", errNoRecord, c.namespace)
+	case ref.Kind == records.ObjectServiceGroup:
+		return fmt.Errorf("%w for %s in namespace %s (does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it, and is --namespace the controller's namespace?)",
+			errNoRecord, describe(ref), c.namespace)
 	case !exists:
 		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)
 	default:

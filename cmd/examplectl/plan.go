@@ -70,6 +70,9 @@ func runPlan(ctx context.Context, c *cluster, ref records.ObjectRef, planID stri
 	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", p.ID, describe(ref), rec.Workspace)
 	tw := newFields(w)
 	row(tw, "kind:", p.Kind)
+	if ref.Kind == records.ObjectServiceGroup {
+		row(tw, "members:", membersCell(rec.Members))
+	}
 	row(tw, "outcome:", string(p.Outcome)+outcomeHint(ref, p))
 	row(tw, "changes:", p.Summary.String())
 	row(tw, "policy:", orDash(p.Policy))

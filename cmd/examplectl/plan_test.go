@@ -46,6 +46,15 @@ func testPlan(t *testing.T, s *scope) {
 			t.Errorf("plan routes lacks %q:\n%s", want, routes)
 		}
 	}
+	// A load balancer group: its members, and how to approve it.
+	group := s.mustRun(nil, "plan", "group:front", "-n", "plan-shop")
+	for _, want := range []string{"=== " + groupPlan + " of load balancer group plan-shop/front", "members:      plan-shop/web, plan-shop/api\n",
+		"examplectl approve group:plan-shop/front " + groupPlan, "# group front\n"} {
+		if !strings.Contains(group, want) {
+			t.Errorf("plan group lacks %q:\n%s", want, group)
+		}
+	}
+	s.mustFail("no plan record for load balancer group plan-shop/back", nil, "plan", "group:plan-shop/back")
 	api := s.mustRun(nil, "plan", "plan-shop/api")
 	for _, want := range []string{"error:        Error acquiring the state lock ...", "(no plan text recorded)"} {
 		if !strings.Contains(api, want) {
@@ -89,6 +98,10 @@ func testHistory(t *testing.T, s *scope) {
 	}
 	if out := s.mustRun(nil, "history", "history-shop/db"); !strings.Contains(out, dbDenied+"   change   denied ") {
 		t.Errorf("history db:\n%s", out)
+	}
+	if out := s.mustRun(nil, "history", "group:history-shop/front"); !strings.HasPrefix(out, "Members of load balancer group history-shop/front: history-shop/web, history-shop/api\n\n") ||
+		!strings.Contains(out, groupPlan+"   change   awaiting-approval") {
+		t.Errorf("history group:\n%s", out)
 	}
 	if out := s.mustRun(nil, "history", "routes"); !strings.Contains(out, routesPlan+"   change   awaiting-approval   +2 ~0 -0") {
 		t.Errorf("history routes:\n%s", out)

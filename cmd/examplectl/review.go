@@ -27,7 +27,11 @@ func checkIncarnation(t *target) error {
 // Service the one checked, by uid, so that it approves nothing of a
 // Service deleted and created again meanwhile.
 func reviewedObject(t *target) reviewapi.ObjectRef {
-	if t.ref.Kind != records.ObjectService {
+	switch t.ref.Kind {
+	case records.ObjectServiceGroup:
+		return reviewapi.ObjectRef{Kind: t.ref.Kind, Namespace: t.ref.Namespace, Name: t.ref.Name}
+	case records.ObjectService:
+	default:
 		return reviewapi.ObjectRef{Kind: t.ref.Kind, Name: records.RouteSetName}
 	}
 	return reviewapi.ObjectRef{Kind: records.ObjectService, Namespace: t.ref.Namespace, Name: t.ref.Name, UID: string(t.service.UID)}

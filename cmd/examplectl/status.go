@@ -20,13 +20,15 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status [-o json|wide]",
 		Short: "List every object the controller keeps plan records for",
 		Long: `status lists the plan records in the controller's namespace: one line per
-Service (ns/name) and for the route set (routes), with the apply policy, the
+Service (ns/name), load balancer group (group:ns/name) and for the route set
+(routes), with the apply policy, the
 latest plan (id, outcome, changes as +add ~change -destroy, its approvals of
 the number required with who approved and how long ago, who made the change
 when known, the policy rules that flagged it), the last drift check, a state
 lock the controller could not take, and the age of the latest plan. The
 OBJECT column is what plan, history, approve and unlock take. -o wide adds
-the workspace (the key of the record's objects and of the Terraform state);
+the workspace (the key of the record's objects and of the Terraform state)
+and a group's members (the first sets its load balancer);
 -o json has everything, the latest plan in full.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,7 +57,9 @@ type statusItem struct {
 	LastPlan          *records.Plan     `json:"lastPlan,omitempty"`
 	Drift             *records.Drift    `json:"drift,omitempty"`
 	Lock              *records.LockInfo `json:"lock,omitempty"`
-	UpdatedAt         time.Time         `json:"updatedAt"`
+	// Members are a load balancer group's member Services.
+	Members   []records.ObjectRef `json:"members,omitempty"`
+	UpdatedAt time.Time           `json:"updatedAt"`
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
@@ -65,7 +69,8 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	}
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
-		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock, UpdatedAt: r.UpdatedAt}
+		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock,
+			Members: r.Members, UpdatedAt: r.UpdatedAt}
 		if plans := sortPlans(r); len(plans) > 0 {
 			it.LastPlan = &plans[0]
 		}
@@ -88,14 +93,15 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	}
 	tw := newTable(stdout)
 	wide := output == "wide"
-	// cells drops the workspace (the second cell) unless wide.
+	// cells drops the workspace (the second cell) and the members (the
+	// last) unless wide.
 	cells := func(c ...string) []string {
 		if wide {
 			return c
 		}
-		return append(c[:1], c[2:]...)
+		return append(c[:1], c[2:len(c)-1]...)
 	}
-	row(tw, cells("OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "DRIFT", "LOCK", "AGE")...)
+	row(tw, cells("OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "DRIFT", "LOCK", "AGE", "MEMBERS")...)
 	for _, it := range items {
 		plan, outcome, changes, author, planned := "-", "-", "-", "-", it.UpdatedAt
 		p := it.LastPlan
@@ -108,7 +114,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		}
 		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
 		row(tw, cells(objectColumn(it.Object), it.Workspace, orDash(it.Policy), plan, outcome, changes,
-			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned))...)
+			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned), membersCell(it.Members))...)
 	}
 	return tw.Flush()
 }

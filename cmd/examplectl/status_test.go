@@ -17,8 +17,9 @@ func testStatus(t *testing.T, s *scope) {
 	s.fixtures()
 	golden(t, "status.golden", s.mustRun(nil, "status"))
 	wide := s.mustRun(nil, "status", "-o", "wide")
-	if !strings.HasPrefix(wide, "OBJECT            WORKSPACE ") || !strings.Contains(wide, " demo-service-status-shop-web-1a2b3c4d ") {
-		t.Errorf("status -o wide has no WORKSPACE column:\n%s", wide)
+	if !strings.HasPrefix(wide, "OBJECT                    WORKSPACE ") || !strings.Contains(wide, " demo-service-status-shop-web-1a2b3c4d ") ||
+		!strings.Contains(wide, " status-shop/web, status-shop/api\n") {
+		t.Errorf("status -o wide has no WORKSPACE or MEMBERS column:\n%s", wide)
 	}
 
 	var items []statusItem
@@ -43,6 +44,9 @@ func testStatus(t *testing.T, s *scope) {
 		for _, v := range it.LastPlan.Verdicts {
 			line += fmt.Sprintf(" %s: %s: %s", v.Effect, v.Rule, v.Message)
 		}
+		for _, m := range it.Members {
+			line += " member " + m.Namespace + "/" + m.Name
+		}
 		line += fmt.Sprintf(" required %d", it.RequiredApprovals)
 		got = append(got, line)
 	}
@@ -52,6 +56,8 @@ func testStatus(t *testing.T, s *scope) {
 		"status-shop/db auto " + dbDenied + " denied by mallory@example.com deny: internal-only: Services in this namespace must be internal required 1",
 		"status-shop/web manual " + webAwaiting + " awaiting-approval by alice@example.com approved by bob@example.com at 11:57AM (sizing checked)" +
 			" require-approval: type-change: the load balancer type changes: clients reconnect required 2",
+		"group:status-shop/front auto " + groupPlan + " awaiting-approval require-approval: load-balancer-replace: the plan replaces a load balancer" +
+			" member status-shop/web member status-shop/api required 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status -o json:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

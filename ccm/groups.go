@@ -1,0 +1,260 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// groupIndex indexes the Service informer by the group a Service names
+// (namespace/name), so a group's members are one lookup.
+const groupIndex = "loadbalancer.example.com/group"
+
+func groupIndexFunc(obj any) ([]string, error) {
+	svc, ok := obj.(*v1.Service)
+	if !ok {
+		return nil, nil
+	}
+	g, err := annotations.ParseGroup(svc.Annotations)
+	if err != nil || g.Name == "" {
+		return nil, nil
+	}
+	return []string{g.In(svc.Namespace).String()}, nil
+}
+
+// groups knows the load balancer groups (docs/shared-load-balancers.md):
+// which group a Service asks for, a group's members now (the Service
+// informer), and which groups each Service was last applied in (the group
+// records' members, read once, then kept up to date here).
+type groups struct {
+	cfg *cloudconfig.Config
+	// services is the Service informer's indexer (nil until SetInformers).
+	services cache.Indexer
+	// records lists the plan records (nil: none kept).
+	records func(ctx context.Context) ([]*records.Record, error)
+
+	mu     sync.Mutex
+	locks  map[annotations.Group]*sync.Mutex
+	seeded bool
+	// applied are each group's members as applied (and, while a plan
+	// waits, those it would apply).
+	applied map[annotations.Group][]reviewapi.ObjectRef
+	// reported is what was last said of each group's members (events).
+	reported map[annotations.Group]string
+	// nodes are the last nodes the service controller passed: a member
+	// leaving by deletion comes without them.
+	nodes []*v1.Node
+}
+
+func newGroups(cfg *cloudconfig.Config) *groups {
+	return &groups{cfg: cfg, applied: map[annotations.Group][]reviewapi.ObjectRef{}, reported: map[annotations.Group]string{}}
+}
+
+// lock serialises g's reconciles; it returns the unlock.
+func (gs *groups) lock(g annotations.Group) func() {
+	gs.mu.Lock()
+	if gs.locks == nil {
+		gs.locks = map[annotations.Group]*sync.Mutex{}
+	}
+	m := gs.locks[g]
+	if m == nil {
+		m = &sync.Mutex{}
+		gs.locks[g] = m
+	}
+	gs.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// GroupRefusedError: a Service names a group of another namespace, which
+// the cloud config does not allow.
+type GroupRefusedError struct {
+	Service string
+	Group   annotations.Group
+}
+
+func (e *GroupRefusedError) Error() string {
+	return fmt.Sprintf("service %s: annotation %s names load balancer group %s of another namespace, and the cloud config does not allow that "+
+		"(loadBalancer.groups.crossNamespace): it is not added", e.Service, annotations.LBGroup, e.Group)
+}
+
+// of is the group svc asks for, zero for none; an error when its
+// annotation is invalid or names a group it may not join.
+func (gs *groups) of(svc *v1.Service) (annotations.Group, error) {
+	g, err := annotations.ParseGroup(svc.Annotations)
+	if err != nil || g.Name == "" {
+		return annotations.Group{}, err
+	}
+	g = g.In(svc.Namespace)
+	if g.Namespace != svc.Namespace && !gs.cfg.LoadBalancer.Groups.CrossNamespace {
+		return g, &GroupRefusedError{Service: svc.Namespace + "/" + svc.Name, Group: g}
+	}
+	return g, nil
+}
+
+// isMember tells whether svc is a member of g now.
+func (gs *groups) isMember(svc *v1.Service, g annotations.Group) bool {
+	if svc.Spec.Type != v1.ServiceTypeLoadBalancer || svc.DeletionTimestamp != nil {
+		return false
+	}
+	mine, err := gs.of(svc)
+	return err == nil && mine == g
+}
+
+// members are g's members now, from the informer, with self as the call
+// gives it (the informer may lag) unless leaving. Unsorted.
+func (gs *groups) members(g annotations.Group, self *v1.Service, leaving bool) []*v1.Service {
+	var objs []any
+	if gs.services != nil {
+		var err error
+		if objs, err = gs.services.ByIndex(groupIndex, g.String()); err != nil {
+			objs = gs.services.List() // no index: every Service
+		}
+	}
+	var out []*v1.Service
+	for _, o := range objs {
+		svc, ok := o.(*v1.Service)
+		if !ok || self != nil && svc.Namespace == self.Namespace && svc.Name == self.Name {
+			continue
+		}
+		if gs.isMember(svc, g) {
+			out = append(out, svc)
+		}
+	}
+	if self != nil && !leaving && gs.isMember(self, g) {
+		out = append(out, self)
+	}
+	return out
+}
+
+// formerOf are the groups svc was last applied in, sorted.
+func (gs *groups) formerOf(ctx context.Context, svc *v1.Service) []annotations.Group {
+	gs.seed(ctx)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	var out []annotations.Group
+	for g, ms := range gs.applied {
+		if slices.ContainsFunc(ms, func(m reviewapi.ObjectRef) bool { return isRef(m, svc) }) {
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b annotations.Group) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// appliedMember tells whether svc was last applied in g.
+func (gs *groups) appliedMember(ctx context.Context, g annotations.Group, svc *v1.Service) bool {
+	return slices.Contains(gs.formerOf(ctx, svc), g)
+}
+
+func isRef(m reviewapi.ObjectRef, svc *v1.Service) bool {
+	return m.Namespace == svc.Namespace && m.Name == svc.Name && (m.UID == "" || m.UID == string(svc.UID))
+}
+
+// seed reads, once, the members of every group record.
+func (gs *groups) seed(ctx context.Context) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.seeded || gs.records == nil {
+		return
+	}
+	all, err := gs.records(ctx)
+	if err != nil {
+		klog.ErrorS(err, "cannot read the load balancer groups' members from their records; trying again at the next reconcile")
+		return
+	}
+	for _, r := range all {
+		if r.Object.Kind == records.ObjectServiceGroup && len(r.Members) > 0 {
+			g := annotations.Group{Namespace: r.Object.Namespace, Name: r.Object.Name}
+			gs.applied[g] = union(gs.applied[g], r.Members)
+		}
+	}
+	gs.seeded = true
+}
+
+// remember records g's members as rendered: what it serves once applied;
+// until then also those it served.
+func (gs *groups) remember(g annotations.Group, members []*v1.Service, applied bool) {
+	refs := memberRefs(members)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if !applied {
+		refs = union(gs.applied[g], refs)
+	}
+	if len(refs) == 0 {
+		delete(gs.applied, g)
+		return
+	}
+	gs.applied[g] = refs
+}
+
+// followers are the members of g applied before, but for self: those whose
+// status follows the group's address.
+func (gs *groups) followers(g annotations.Group, rendered []*v1.Service, self *v1.Service) []*v1.Service {
+	gs.mu.Lock()
+	before := gs.applied[g]
+	gs.mu.Unlock()
+	var out []*v1.Service
+	for _, m := range rendered {
+		if m != self && slices.ContainsFunc(before, func(r reviewapi.ObjectRef) bool { return isRef(r, m) }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// changed tells whether what is said of g's members (a digest) differs
+// from what was said last, and keeps it.
+func (gs *groups) changed(g annotations.Group, said string) bool {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.reported[g] == said {
+		return false
+	}
+	gs.reported[g] = said
+	return true
+}
+
+// seen keeps the nodes of a call; lastNodes returns them (nil: none yet).
+func (gs *groups) seen(nodes []*v1.Node) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.nodes = nodes
+}
+
+func (gs *groups) lastNodes() []*v1.Node {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return gs.nodes
+}
+
+// memberRefs names members as records do: namespace, name, uid.
+func memberRefs(members []*v1.Service) []reviewapi.ObjectRef {
+	out := make([]reviewapi.ObjectRef, 0, len(members))
+	for _, m := range members {
+		out = append(out, reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: m.Namespace, Name: m.Name, UID: string(m.UID)})
+	}
+	return out
+}
+
+// union is a's refs, then b's not in a.
+func union(a, b []reviewapi.ObjectRef) []reviewapi.ObjectRef {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

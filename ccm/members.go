@@ -1,0 +1,276 @@
+package ccm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// ensureMember converges svc's group with svc in it, then removes what
+// served svc before (its own load balancer, another group), and only then
+// returns the group's address: the new home serves before the old one
+// goes (docs/shared-load-balancers.md, "Move").
+func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes []*v1.Node, g annotations.Group) (*v1.LoadBalancerStatus, error) {
+	lb, rep, subj, err := l.reconcileGroup(ctx, g, svc, false, nodes, records.KindChange)
+	if ex := rep.Excludes(svc); ex != nil {
+		return nil, fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", svc.Namespace, svc.Name, g, ex)
+	}
+	st, err := l.served(subj, svc, lb, err)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.release(ctx, svc); err != nil {
+		return nil, err
+	}
+	if err := l.leave(ctx, svc, g, nodes, records.KindChange); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// release destroys svc's own load balancer, if it has one, now that a
+// group serves it (under its own destroy review); once per process and
+// stay in a group.
+func (l *loadBalancers) release(ctx context.Context, svc *v1.Service) error {
+	if _, done := l.released.Load(svc.UID); done {
+		return nil
+	}
+	// Most members never had one: asking costs no terraform and writes no
+	// record.
+	if _, exists, err := l.engine.GetLoadBalancer(ctx, svc); err != nil || !exists {
+		if err == nil {
+			l.released.Store(svc.UID, true)
+		}
+		return err
+	}
+	subj := l.review.serviceSubject(ctx, svc, records.KindDestroy)
+	ann, _ := annotations.Parse(svc.Annotations) // the policy it asks for, if readable
+	out, err := l.engine.ReleaseLoadBalancer(ctx, svc, l.review.reviewFor(ctx, subj, l.policy(ann)))
+	l.review.report(ctx, subj, out, err)
+	if err := retryIfWaiting(err); err != nil {
+		return err
+	}
+	if out.Applied == nil || !out.Applied.HasChanges {
+		l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
+	}
+	l.released.Store(svc.UID, true)
+	return nil
+}
+
+// leave takes svc out of every group it was applied in (or, for a
+// deletion, names) but keep: each is rendered again without it, the last
+// member's leaving destroys it. nodes may be nil (a deletion): the last
+// nodes seen then serve.
+func (l *loadBalancers) leave(ctx context.Context, svc *v1.Service, keep annotations.Group, nodes []*v1.Node, kind string) error {
+	gs := l.groups.formerOf(ctx, svc)
+	if kind == records.KindDestroy {
+		if g, err := l.groups.of(svc); err == nil && g.Name != "" && !slices.Contains(gs, g) {
+			gs = append(gs, g)
+		}
+	}
+	for _, g := range gs {
+		if g == keep {
+			continue
+		}
+		_, _, _, err := l.reconcileGroup(ctx, g, svc, true, nodes, kind)
+		if err := retryIfWaiting(err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupsOf are the groups svc may be served by: the one its annotation
+// names and those it was applied in.
+func (l *loadBalancers) groupsOf(ctx context.Context, svc *v1.Service) []annotations.Group {
+	gs := l.groups.formerOf(ctx, svc)
+	if g, err := l.groups.of(svc); err == nil && g.Name != "" && !slices.Contains(gs, g) {
+		gs = append([]annotations.Group{g}, gs...)
+	}
+	return gs
+}
+
+func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) renderer.Group {
+	return renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
+}
+
+// reconcileGroup converges g to its members now, caller joining (or
+// staying) or leaving it, under the group's review; with no members left
+// it destroys g's load balancer, planned from the leaver's rendering. It
+// reports the plan (events on caller, the group's record) and what became
+// of each member. One reconcile of a group at a time, its members read
+// under that lock: members call at once, and a rendering from members
+// read before another's apply must not be applied after it.
+func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group, caller *v1.Service, leaving bool,
+	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, subject, error) {
+	unlock := l.groups.lock(g)
+	defer unlock()
+	members := l.groups.members(g, caller, leaving)
+	var leavers []*v1.Service
+	if leaving {
+		leavers = []*v1.Service{caller}
+		if nodes == nil && len(members) > 0 {
+			// A deletion comes without nodes.
+			if nodes = l.groups.lastNodes(); nodes == nil {
+				return nil, nil, subject{}, api.NewRetryError(fmt.Sprintf("load balancer group %s: waiting for the node list to render it without service %s/%s",
+					g, caller.Namespace, caller.Name), provisioningRetry)
+			}
+		}
+	}
+	rg := l.renderGroup(g, renderer.SortMembers(g.Namespace, members))
+	klog.V(2).InfoS("reconciling load balancer group", "group", g.String(), "members", len(members), "caller", klog.KObj(caller))
+	for _, m := range rg.Members {
+		klog.V(4).InfoS("load balancer group member", "group", g.String(), "service", klog.KObj(m))
+	}
+	if len(members) == 0 {
+		subj := l.review.groupSubject(ctx, g, "", nil, caller, records.KindDestroy)
+		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.review.reviewFor(ctx, subj, l.groupPolicy(leavers)))
+		l.review.report(ctx, subj, out, err)
+		if err == nil {
+			l.groups.remember(g, nil, true)
+			if out.Applied == nil || !out.Applied.HasChanges {
+				l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
+			}
+		}
+		return nil, nil, subj, err
+	}
+	subj := l.review.groupSubject(ctx, g, "", rg.Members, caller, kind)
+	if kind == records.KindDestroy {
+		subj.kind = records.KindChange // a member leaving changes the group
+	}
+	var poolID string
+	if primary := renderer.GroupPrimary(rg, l.cfg.Render()); primary != nil {
+		var err error
+		if poolID, err = l.targetPool(ctx, primary, nodes); err != nil {
+			return nil, nil, subj, err
+		}
+	}
+	if poolID != "" {
+		nodes = nil // the pool holds them
+	}
+	l.review.unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+		_, _, j, err := l.engine.RenderGroup(rg, nodes, poolID)
+		return j, err
+	})
+	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.review.reviewFor(ctx, subj, l.groupPolicy(rg.Members)))
+	if rep != nil {
+		subj.members = rep.Members // what the record keeps
+	}
+	l.review.report(ctx, subj, out, err)
+	if out != nil && out.Result != nil && out.Result.FastPath {
+		fastPathSkips.Inc()
+	}
+	if rep != nil {
+		if lb != nil && lb.Status == "active" && (out.Result == nil || !out.Result.FastPath) {
+			l.follow(ctx, g, lb, rep.Members, caller)
+		}
+		l.groups.remember(g, rep.Members, err == nil && out.Result != nil)
+		l.reportGroup(g, rep)
+	}
+	return lb, rep, subj, err
+}
+
+// groupPolicy is the strictest of the cluster's and the members' apply
+// policies: a member may tighten its group's review, never loosen it.
+func (l *loadBalancers) groupPolicy(members []*v1.Service) annotations.ApplyPolicy {
+	pol := annotations.ApplyPolicy(l.cfg.Terraform.ApplyPolicy)
+	for _, m := range members {
+		ann, _ := annotations.Parse(m.Annotations) // a member's bad annotation is its own error
+		pol = annotations.Stricter(pol, ann.ApplyPolicy)
+	}
+	return pol
+}
+
+// follow sets the address of the group's members applied before (but
+// caller, whose own call returns it) when theirs differs: the service
+// controller sets a Service's status only from that Service's own calls,
+// and the group's load balancer may have changed (a replacement) on
+// another member's.
+func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *engine.LoadBalancer, rendered []*v1.Service, caller *v1.Service) {
+	if l.review.client == nil {
+		return
+	}
+	for _, m := range l.groups.followers(g, rendered, caller) {
+		st := status(lb, m)
+		if reflect.DeepEqual(m.Status.LoadBalancer.Ingress, st.Ingress) {
+			continue
+		}
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{"loadBalancer": st}})
+		if err == nil {
+			_, err = l.review.client.CoreV1().Services(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		}
+		if err != nil {
+			klog.ErrorS(err, "cannot set a group member's load balancer address", "group", g.String(), "service", m.Namespace+"/"+m.Name)
+		}
+	}
+}
+
+// reportGroup tells each member what became of it, when that changed:
+// left out (invalid), a listener another member has, a setting the
+// primary's overrides.
+func (l *loadBalancers) reportGroup(g annotations.Group, rep *renderer.GroupReport) {
+	type said struct {
+		svc                  *v1.Service
+		typ, reason, message string
+	}
+	var all []said
+	for _, e := range rep.Excluded {
+		err := fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", e.Service.Namespace, e.Service.Name, g, e.Err)
+		all = append(all, said{e.Service, v1.EventTypeWarning, failedReason(err), err.Error()})
+	}
+	for _, c := range rep.Conflicts {
+		all = append(all, said{c.Service, v1.EventTypeWarning, "ListenerConflict", fmt.Sprintf(
+			"Listener %s is not served: Service %s/%s, an earlier member of load balancer group %s, has it", c.Listener, c.Winner.Namespace, c.Winner.Name, g)})
+	}
+	for _, ig := range rep.Ignored {
+		all = append(all, said{ig.Service, v1.EventTypeWarning, "GroupSettingIgnored", fmt.Sprintf(
+			"%s is %s here, but load balancer group %s takes it from its first member, Service %s/%s (%s)",
+			ig.Setting, orUnset(ig.Value), g, ig.Primary.Namespace, ig.Primary.Name, orUnset(ig.PrimaryValue))})
+	}
+	var digest strings.Builder
+	for _, s := range all {
+		fmt.Fprintf(&digest, "%s/%s\x00%s\x00%s\n", s.svc.Namespace, s.svc.Name, s.reason, s.message)
+	}
+	if !l.groups.changed(g, digest.String()) {
+		return
+	}
+	for _, s := range all {
+		l.review.eventf(subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: s.svc.Namespace, Name: s.svc.Name, UID: string(s.svc.UID)}, event: s.svc},
+			s.typ, s.reason, "%s", s.message)
+	}
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return v
+}
+
+// retryIfWaiting turns a plan that waits (for approval, or denied) into
+// the service controller's retry; other errors pass.
+func retryIfWaiting(err error) error {
+	var wait *engine.AwaitingApprovalError
+	var denied *engine.DeniedError
+	if errors.As(err, &wait) || errors.As(err, &denied) {
+		return api.NewRetryError(err.Error(), approvalRetry)
+	}
+	return err
+}

@@ -1,0 +1,305 @@
+package renderer
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+)
+
+// TagServiceGroup names, on a shared load balancer, the group it serves.
+const TagServiceGroup = "k8s.example.com/service-group"
+
+// Group is a load balancer group: Services sharing one load balancer
+// (docs/shared-load-balancers.md).
+type Group struct {
+	Namespace, Name string
+	// Members in any order: rendering orders them (SortMembers).
+	Members []*corev1.Service
+}
+
+// String is "namespace/name".
+func (g Group) String() string { return g.Namespace + "/" + g.Name }
+
+// GroupReport is what rendering a group did with its members, for events.
+type GroupReport struct {
+	// Members are the members rendered, in order: the primary first.
+	Members []*corev1.Service
+	// Excluded are the members that could not be rendered (left out).
+	Excluded []MemberError
+	// Conflicts are the listeners not rendered: an earlier member has them.
+	Conflicts []ListenerConflict
+	// Ignored are member settings that differ from the primary's.
+	Ignored []IgnoredSetting
+}
+
+// MemberError is a member left out of its group's rendering.
+type MemberError struct {
+	Service *corev1.Service
+	Err     error
+}
+
+// ListenerConflict is a member's listener that another, earlier member has.
+type ListenerConflict struct {
+	Service *corev1.Service
+	// Listener is "protocol/port".
+	Listener string
+	Winner   *corev1.Service
+}
+
+// IgnoredSetting is a member's setting of the load balancer itself that
+// differs from the primary's, which wins.
+type IgnoredSetting struct {
+	Service *corev1.Service
+	// Setting names it (an annotation or a Service field); Value is the
+	// member's, PrimaryValue the primary's ("" when unset).
+	Setting, Value, PrimaryValue string
+	Primary                      *corev1.Service
+}
+
+// Excludes tells whether svc was left out, and why.
+func (r *GroupReport) Excludes(svc *corev1.Service) error {
+	if r == nil {
+		return nil
+	}
+	for _, e := range r.Excluded {
+		if e.Service.UID == svc.UID && e.Service.Namespace == svc.Namespace && e.Service.Name == svc.Name {
+			return e.Err
+		}
+	}
+	return nil
+}
+
+// SortMembers orders a group's members: the group's own namespace's
+// first, then by creation, then by namespace/name. The first is the
+// primary. It returns a sorted copy.
+func SortMembers(namespace string, members []*corev1.Service) []*corev1.Service {
+	out := slices.Clone(members)
+	slices.SortStableFunc(out, func(a, b *corev1.Service) int {
+		home := func(s *corev1.Service) int {
+			if s.Namespace == namespace {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(
+			home(a)-home(b),
+			a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
+			strings.Compare(a.Namespace, b.Namespace),
+			strings.Compare(a.Name, b.Name),
+		)
+	})
+	return out
+}
+
+// GroupOwner is what a group's load balancer carries in its Service uid
+// owner tag: a value no Service uid takes, so no Service can adopt it and
+// it adopts no Service's.
+func GroupOwner(namespace, name string) string { return "group:" + namespace + "/" + name }
+
+// GroupOwnerTags are the owner tags of a group's load balancer.
+func GroupOwnerTags(namespace, name, clusterID string) map[string]string {
+	return map[string]string{TagClusterID: clusterID, TagServiceUID: GroupOwner(namespace, name)}
+}
+
+// GroupLoadBalancerName is the cloud name of a group's load balancer when
+// its primary sets no name: k8s- and 28 hex digits of a hash of the
+// cluster id and the group.
+func GroupLoadBalancerName(clusterID, namespace, name string) string {
+	sum := sha256.Sum256([]byte(clusterID + "\x00" + GroupOwner(namespace, name)))
+	return "k8s-" + hex.EncodeToString(sum[:])[:28]
+}
+
+// member is one member with what its own rendering would be.
+type member struct {
+	svc  *corev1.Service
+	ann  annotations.LoadBalancer
+	spec lbSpec
+}
+
+// GroupLoadBalancer renders the root module of a group's shared load
+// balancer: the primary's settings and every member's listeners, a
+// listener claimed twice going to the earlier member. Members that cannot
+// be rendered are left out (GroupReport.Excluded); it fails only when none
+// can be. Pure and deterministic, like LoadBalancer.
+func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupReport, error) {
+	m, rep, err := renderGroup(g, nodes, cfg)
+	if err != nil {
+		return nil, rep, fmt.Errorf("render load balancer group %s: %w", g, err)
+	}
+	return m, rep, nil
+}
+
+func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupReport, error) {
+	rep := &GroupReport{}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, rep, err
+	}
+	limit := cmp.Or(cfg.MaxListeners, MaxListeners)
+	var members []member
+	var warnings []string
+	for _, svc := range SortMembers(g.Namespace, g.Members) {
+		mb, w, err := groupMember(svc, nodes, cfg)
+		if err != nil {
+			rep.Excluded = append(rep.Excluded, MemberError{Service: svc, Err: err})
+			continue
+		}
+		if len(members) == 0 {
+			warnings = w // the primary's nodes and ranges are the group's
+		}
+		members = append(members, mb)
+	}
+	if len(members) == 0 {
+		if len(rep.Excluded) == 0 {
+			return nil, rep, errors.New("the group has no members")
+		}
+		return nil, rep, fmt.Errorf("no member can be rendered: %s/%s: %w", rep.Excluded[0].Service.Namespace, rep.Excluded[0].Service.Name, rep.Excluded[0].Err)
+	}
+	primary := members[0]
+	spec := primary.spec
+	spec.name = cmp.Or(primary.ann.Name, GroupLoadBalancerName(cfg.ClusterID, g.Namespace, g.Name))
+	spec.tags = map[string]string{
+		TagManagedBy:        generator,
+		TagClusterID:        cfg.ClusterID,
+		TagServiceNamespace: g.Namespace,
+		TagServiceGroup:     g.Name,
+		TagServiceUID:       GroupOwner(g.Namespace, g.Name),
+	}
+	owner := map[string]*corev1.Service{}
+	spec.listeners = nil
+	for _, mb := range members {
+		var mine []listener
+		for _, l := range mb.spec.listeners {
+			key := l.protocol + "/" + fmt.Sprint(l.port)
+			if w := owner[key]; w != nil {
+				rep.Conflicts = append(rep.Conflicts, ListenerConflict{Service: mb.svc, Listener: key, Winner: w})
+				continue
+			}
+			mine = append(mine, l)
+		}
+		if len(spec.listeners)+len(mine) > limit {
+			rep.Excluded = append(rep.Excluded, MemberError{Service: mb.svc, Err: &InputError{Field: "spec.ports",
+				Reason: fmt.Sprintf("%d more listeners would pass the limit of %d per load balancer (the group has %d; loadBalancer.maxListeners)", len(mine), limit, len(spec.listeners))}})
+			rep.Conflicts = slices.DeleteFunc(rep.Conflicts, func(c ListenerConflict) bool { return c.Service == mb.svc })
+			continue
+		}
+		for _, l := range mine {
+			owner[l.protocol+"/"+fmt.Sprint(l.port)] = mb.svc
+		}
+		spec.listeners = append(spec.listeners, mine...)
+		rep.Members = append(rep.Members, mb.svc)
+		if mb.svc != primary.svc {
+			rep.Ignored = append(rep.Ignored, ignored(mb, primary)...)
+		}
+	}
+	slices.SortFunc(spec.listeners, func(a, b listener) int {
+		return cmp.Or(strings.Compare(a.protocol, b.protocol), a.port-b.port)
+	})
+
+	names := make([]string, len(rep.Members))
+	for i, s := range rep.Members {
+		names[i] = s.Namespace + "/" + s.Name
+	}
+	header := []string{
+		fmt.Sprintf("Generated by %s for load balancer group %s.", generator, g),
+		"Members, the first setting the load balancer: " + strings.Join(names, ", ") + ".",
+		"Do not edit: the controller rewrites this file whenever a member or the nodes change.",
+	}
+	if h := moduleHeader(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource); h != "" {
+		header = append(header, h)
+	}
+	r, err := newRoot(cfg, header)
+	if err != nil {
+		return nil, rep, err
+	}
+	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, spec.inputs()); err != nil {
+		return nil, rep, err
+	}
+	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
+	return newModule(r.bytes(), warnings), rep, nil
+}
+
+// GroupPrimary is the member whose settings the group's load balancer
+// takes (the first that can be rendered), nil if none can.
+func GroupPrimary(g Group, cfg Config) *corev1.Service {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil
+	}
+	for _, svc := range SortMembers(g.Namespace, g.Members) {
+		if _, _, err := groupMember(svc, nil, cfg); err == nil {
+			return svc
+		}
+	}
+	return nil
+}
+
+// groupMember checks one member as LoadBalancer would render it alone.
+func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member, []string, error) {
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		return member{}, nil, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+	}
+	ann, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return member{}, nil, err
+	}
+	if ann.AdoptID != "" {
+		return member{}, nil, &InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
+			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + ")"}
+	}
+	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)
+	if err != nil {
+		return member{}, nil, err
+	}
+	return member{svc: svc, ann: ann, spec: spec}, warnings, nil
+}
+
+// ignored lists the settings of the load balancer itself where mb
+// differs from the primary.
+func ignored(mb, primary member) []IgnoredSetting {
+	a, p := mb.spec, primary.spec
+	var out []IgnoredSetting
+	add := func(setting, mine, theirs string) {
+		if mine != theirs {
+			out = append(out, IgnoredSetting{Service: mb.svc, Setting: setting, Value: mine, PrimaryValue: theirs, Primary: primary.svc})
+		}
+	}
+	add(string(annotations.LBType), a.typ, p.typ)
+	add(string(annotations.LBInternal), fmt.Sprint(a.internal), fmt.Sprint(p.internal))
+	add(string(annotations.LBAlgorithm), a.algorithm, p.algorithm)
+	add(string(annotations.LBName), mb.ann.Name, primary.ann.Name)
+	add("spec.ipFamilies", a.ipFamily, p.ipFamily)
+	add("spec.loadBalancerSourceRanges", strings.Join(a.sourceCIDRs, ","), strings.Join(p.sourceCIDRs, ","))
+	add(string(annotations.LBNodeSelector), selectorString(mb.ann), selectorString(primary.ann))
+	add("health check annotations", healthCheckAnnotations(mb.svc), healthCheckAnnotations(primary.svc))
+	add("spec.externalTrafficPolicy", string(cmp.Or(mb.svc.Spec.ExternalTrafficPolicy, corev1.ServiceExternalTrafficPolicyCluster)),
+		string(cmp.Or(primary.svc.Spec.ExternalTrafficPolicy, corev1.ServiceExternalTrafficPolicyCluster)))
+	return out
+}
+
+// healthCheckAnnotations are svc's health check annotations, k=v, sorted.
+func healthCheckAnnotations(svc *corev1.Service) string {
+	var out []string
+	for k, v := range svc.Annotations {
+		if strings.HasPrefix(k, annotations.Prefix+"health-check-") && strings.TrimSpace(v) != "" {
+			out = append(out, k+"="+strings.TrimSpace(v))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+func selectorString(ann annotations.LoadBalancer) string {
+	if ann.NodeSelector == nil {
+		return ""
+	}
+	return ann.NodeSelector.String()
+}

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// groupListeners is the cloud load balancer's listeners as
+// "protocol/port->target port", sorted.
+func groupListeners(lb *exampleapi.LoadBalancer) []string {
+	var out []string
+	for _, l := range lb.Listeners {
+		out = append(out, fmt.Sprintf("%s/%d->%d", l.Protocol, l.Port, l.TargetPort))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// nodePort is svc's node port of port.
+func nodePort(svc *v1.Service, port int32) int32 {
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			return p.NodePort
+		}
+	}
+	return 0
+}
+
+// groupRecord is the plan record of group default/name, nil if none.
+func (e *env) groupRecord(t testing.TB, name string) *records.Record {
+	t.Helper()
+	all, err := records.NewStore(e.kube, namespace, 10).List(ctx(t))
+	must(t, err)
+	for _, r := range all {
+		if r.Object.Kind == records.ObjectServiceGroup && r.Object.Namespace == "default" && r.Object.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// A group of three Services shares one load balancer: all three show its
+// address; a port two of them want goes to the earlier one (an event on
+// the other); a member leaving for a load balancer of its own, or
+// deleted, takes its listeners with it; the last one leaving destroys it.
+func TestServiceGroup(t *testing.T) {
+	e := newEnv(t, options{})
+	e.addNode("node-a", "ex-west-1a")
+	services := e.kube.CoreV1().Services("default")
+	grouped := func(svc *v1.Service) *v1.Service {
+		svc.Annotations = map[string]string{string(annotations.LBGroup): "front"}
+		return svc
+	}
+	// gb and gc are created in the group, in one go (whichever reconcile
+	// comes first builds it from the members it sees, the other
+	// converges it); ga first on a load balancer of its own.
+	for _, svc := range []*v1.Service{lbService("ga", 80), grouped(lbService("gb", 80, 8080)), grouped(lbService("gc", 9090))} {
+		_, err := services.Create(ctx(t), svc, metav1.CreateOptions{})
+		must(t, err)
+	}
+	a, b, c := e.waitIngress("ga", 90*time.Second), e.waitIngress("gb", 90*time.Second), e.waitIngress("gc", 90*time.Second)
+	ip, own := b.Status.LoadBalancer.Ingress[0].IP, a.Status.LoadBalancer.Ingress[0].IP
+	if c.Status.LoadBalancer.Ingress[0].IP != ip || own == ip {
+		t.Fatalf("addresses: ga %v, gb %v, gc %v", a.Status.LoadBalancer.Ingress, b.Status.LoadBalancer.Ingress, c.Status.LoadBalancer.Ingress)
+	}
+	group, err := e.cloudLB(ip)
+	must(t, err)
+	id := group.ID
+	if group.Name != renderer.GroupLoadBalancerName("e2e", "default", "front") || group.Tags[renderer.TagServiceGroup] != "front" {
+		t.Fatalf("load balancer %s: name %s, tags %v", id, group.Name, group.Tags)
+	}
+	want := []string{fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
+	slices.Sort(want)
+	e.waitListeners(id, want)
+
+	// ga joins. It is the earlier member (created first, or in the same
+	// second and first by name), so port 80 is now its, and gb is told;
+	// its own load balancer goes once the group serves it.
+	a = grouped(a)
+	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
+	must(t, err)
+	eventually(t, 60*time.Second, "ga on the group's address", func() error {
+		cur, err := services.Get(ctx(t), "ga", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if in := cur.Status.LoadBalancer.Ingress; len(in) == 0 || in[0].IP != ip {
+			return fmt.Errorf("ingress %v", in)
+		}
+		return nil
+	})
+	want = []string{fmt.Sprintf("tcp/80->%d", nodePort(a, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
+	slices.Sort(want)
+	e.waitListeners(id, want)
+	if all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 1 || all[0].ID != id {
+		t.Fatalf("ga's own load balancer survived its move: %+v %v", all, err)
+	}
+	for _, name := range []string{"ga", "gb", "gc"} {
+		if cur := e.waitIngress(name, 10*time.Second); cur.Status.LoadBalancer.Ingress[0].IP != ip {
+			t.Fatalf("%s is not on the group's address: %v", name, cur.Status.LoadBalancer.Ingress)
+		}
+	}
+	e.eventWith(t, "default", "gb", "ListenerConflict", "Listener tcp/80 is not served: Service default/ga")
+	eventually(t, 30*time.Second, "the group's record lists its members", func() error {
+		r := e.groupRecord(t, "front")
+		if r == nil || len(r.Members) != 3 || r.Members[0].Name != "ga" {
+			return fmt.Errorf("record %+v", r)
+		}
+		return nil
+	})
+
+	// ga leaves for a load balancer of its own again: gb gets port 80.
+	a, err = services.Get(ctx(t), "ga", metav1.GetOptions{})
+	must(t, err)
+	a.Annotations = nil
+	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
+	must(t, err)
+	eventually(t, 60*time.Second, "ga on its own load balancer", func() error {
+		cur, err := services.Get(ctx(t), "ga", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if in := cur.Status.LoadBalancer.Ingress; len(in) == 0 || in[0].IP == ip {
+			return fmt.Errorf("ingress %v", in)
+		}
+		return nil
+	})
+	want = []string{fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
+	slices.Sort(want)
+	e.waitListeners(id, want)
+	for _, name := range []string{"gb", "gc"} {
+		if cur := e.waitIngress(name, 10*time.Second); cur.Status.LoadBalancer.Ingress[0].IP != ip {
+			t.Fatalf("%s left the group's address: %v", name, cur.Status.LoadBalancer.Ingress)
+		}
+	}
+
+	// gb is deleted: its listeners go, the load balancer stays.
+	must(t, services.Delete(ctx(t), "gb", metav1.DeleteOptions{}))
+	e.waitGone("gb")
+	e.waitListeners(id, []string{fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))})
+
+	// gc, the last member, is deleted: the load balancer and its record go.
+	must(t, services.Delete(ctx(t), "gc", metav1.DeleteOptions{}))
+	e.waitGone("gc")
+	if _, err := e.api.GetLoadBalancer(ctx(t), id); !exampleapi.IsNotFound(err) {
+		t.Fatalf("the group's load balancer survived its last member: %v", err)
+	}
+	if r := e.groupRecord(t, "front"); r != nil {
+		t.Fatalf("the group's record survived it: %+v", r)
+	}
+	// ga keeps its own.
+	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	if len(all) != 1 || all[0].ID == id {
+		t.Fatalf("after the group went: %+v", all)
+	}
+}
+
+// waitListeners waits for load balancer id to have exactly want.
+func (e *env) waitListeners(id string, want []string) {
+	e.t.Helper()
+	eventually(e.t, 60*time.Second, "listeners "+fmt.Sprint(want), func() error {
+		lb, err := e.api.GetLoadBalancer(ctx(e.t), id)
+		if err != nil {
+			return err
+		}
+		if got := groupListeners(lb); !slices.Equal(got, want) {
+			return fmt.Errorf("listeners %v", got)
+		}
+		return nil
+	})
+}
+
+// waitGone waits until Service default/name is deleted (its finalizer
+// removed).
+func (e *env) waitGone(name string) {
+	e.t.Helper()
+	eventually(e.t, 60*time.Second, name+" gone", func() error {
+		_, err := e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+}
