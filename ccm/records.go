@@ -1,6 +1,7 @@
 package ccm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func (v *review) updateRecord(ctx context.Context, s subject, out *engine.Outcom
 			}
 		}
 		if failed {
-			if p := out.Planned; p != nil && p.HasChanges {
+			if p := cmp.Or(out.Attempted, out.Planned); p != nil && p.HasChanges {
 				decide(r, p.ID, records.Failed, err.Error(), now)
 			}
 			if id, holder, created, ok := runner.HeldLock(err); ok {

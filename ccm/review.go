@@ -1,6 +1,7 @@
 package ccm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -168,7 +169,7 @@ func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err
 		}
 	}
 	if failed {
-		v.auditf(s, out, audit.Entry{Action: audit.ActionApply, Outcome: string(records.Failed), Error: err.Error()}, out.Planned)
+		v.auditf(s, out, audit.Entry{Action: audit.ActionApply, Outcome: string(records.Failed), Error: err.Error()}, cmp.Or(out.Attempted, out.Planned))
 	}
 	v.setPhase(out, err, awaiting || isDenied)
 	if out.Applied != nil && out.Applied.Destroy {

@@ -334,6 +334,18 @@ func TestReport(t *testing.T) {
 		events: []wantEvent{{typ: "Warning", reason: "PlanFailed", has: []string{"terraform plan in workspace " + webWS + ": Error: no such region"}}},
 		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: "no such region"}},
 		phase:  "failed",
+	}, {
+		// The plan was made and approved in earlier calls: the failed
+		// apply's line names it all the same, and its record entry fails.
+		name: "apply of an approved plan failed",
+		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Attempted: p,
+					Approval: engine.Approval{Approved: true, Approvers: []string{"alice"}}},
+				&runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: name taken"}
+		},
+		events: []wantEvent{{typ: "Warning", reason: "ApplyFailed", has: []string{"name taken"}}},
+		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", planID: pid, has: "name taken"}},
+		phase:  "failed",
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

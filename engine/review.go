@@ -94,6 +94,9 @@ type Outcome struct {
 	Planned *runner.Plan
 	// Applied is the plan applied in this call.
 	Applied *runner.Plan
+	// Attempted is the plan whose apply started in this call and failed:
+	// the one a failed apply's audit line and record entry name.
+	Attempted *runner.Plan
 	// Awaiting is the plan waiting for approval, only planned (plan-only)
 	// or denied.
 	Awaiting *runner.Plan
@@ -343,6 +346,7 @@ func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, 
 		kind = kindDrift
 	}
 	var verdicts []policy.Verdict
+	var started *runner.Plan
 	opts := runner.EnsureOptions{PlanText: e.planText, Refresh: o.drift, Guard: o.guard,
 		Review: func(p *runner.Plan, inspect func() (*tfjson.Plan, error)) (bool, error) {
 			var err error
@@ -350,6 +354,7 @@ func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, 
 			hold := rv.Policy != annotations.ApplyAuto || len(verdicts) > 0
 			if err == nil && !hold {
 				rv.beforeApply(p, nil)
+				started = p
 			}
 			return hold, err
 		}}
@@ -361,6 +366,9 @@ func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, 
 		res, err = e.runner.Ensure(ctx, j, opts)
 	}
 	if err != nil {
+		if started != nil && started.HasChanges {
+			out.Planned, out.Attempted = started, started
+		}
 		return nil, err
 	}
 	if !res.Held {
@@ -488,6 +496,7 @@ func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pe
 		return out, err // the next reconcile plans again
 	}
 	if err != nil {
+		out.Awaiting, out.Attempted = nil, p
 		return out, err
 	}
 	out.Awaiting, out.Applied, out.Result = nil, p, res
