@@ -37,7 +37,7 @@ var (
 	})
 	workspacesByPhase = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace: "example_ccm", Name: "workspaces", StabilityLevel: metrics.ALPHA,
-		Help: "Workspaces by phase of their last reconcile (applied, awaiting-approval, planned, failed).",
+		Help: "Workspaces by phase of their last reconcile (applied, awaiting-approval, planned, denied, failed).",
 	}, []string{"phase"})
 	lockWaits = metrics.NewCounter(&metrics.CounterOpts{
 		Namespace: "example_ccm", Name: "state_lock_waits_total", StabilityLevel: metrics.ALPHA,
@@ -85,7 +85,7 @@ func (p *phases) set(workspace, phase string) {
 	} else {
 		p.m[workspace] = phase
 	}
-	counts := map[string]float64{"applied": 0, "awaiting-approval": 0, "planned": 0, "failed": 0}
+	counts := map[string]float64{"applied": 0, "awaiting-approval": 0, "planned": 0, "denied": 0, "failed": 0}
 	for _, ph := range p.m {
 		counts[ph]++
 	}

@@ -171,7 +171,7 @@ func (v *review) report(ctx context.Context, s subject, out *engine.Outcome, err
 	if failed {
 		v.auditf(s, out, audit.Entry{Action: audit.ActionApply, Outcome: string(records.Failed), Error: err.Error()}, cmp.Or(out.Attempted, out.Planned))
 	}
-	v.setPhase(out, err, awaiting || isDenied)
+	v.setPhase(out, err, awaiting, isDenied)
 	if out.Applied != nil && out.Applied.Destroy {
 		v.deleteRecord(ctx, out.Workspace) // records go with the workspace
 		return
@@ -286,10 +286,12 @@ func withDetail(m map[string]string, k, val string) map[string]string {
 	return m
 }
 
-func (v *review) setPhase(out *engine.Outcome, err error, waiting bool) {
+func (v *review) setPhase(out *engine.Outcome, err error, waiting, denied bool) {
 	switch {
 	case out.Applied != nil && out.Applied.Destroy:
 		v.phases.set(out.Workspace, "")
+	case denied:
+		v.phases.set(out.Workspace, "denied")
 	case waiting && out.Policy == annotations.ApplyPlanOnly:
 		v.phases.set(out.Workspace, "planned")
 	case waiting:

@@ -242,7 +242,7 @@ func TestReport(t *testing.T) {
 			{action: "plan", actor: self, planID: pid, has: "no-public (deny)"},
 			{action: "deny", actor: self, outcome: "denied", planID: pid, has: "no-public (deny)"},
 		},
-		phase: "awaiting-approval",
+		phase: "denied", // never applied: it waits for nobody
 	}, {
 		name: "superseded",
 		objs: []*unstructured.Unstructured{approvalObj("old", web, qid, "alice", at)},

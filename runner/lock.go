@@ -138,7 +138,11 @@ func HeldLock(err error) (id, holder string, created time.Time, ok bool) {
 	if !errors.As(err, &e) || !errors.Is(err, ErrStateLocked) {
 		return "", "", time.Time{}, false
 	}
-	li, ok := parseHeldLock(e.Diagnostics + "\n" + e.Err.Error())
+	text := e.Diagnostics
+	if e.Err != nil {
+		text += "\n" + e.Err.Error()
+	}
+	li, ok := parseHeldLock(text)
 	return li.ID, li.Who, li.Created, ok
 }
 

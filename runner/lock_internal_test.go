@@ -25,3 +25,12 @@ func TestParseHeldLock(t *testing.T) {
 		t.Error("parsed a lock from an unrelated error")
 	}
 }
+
+// HeldLock reads the diagnostics alone when the error wraps nothing.
+func TestHeldLockWithoutCause(t *testing.T) {
+	diag := "Error: Error acquiring the state lock\n\nLock Info:\n  ID:        9296823b-0ebb-7d08-bd17-217709d58ae3\n  Who:       root@vm\n"
+	id, who, _, ok := HeldLock(&Error{Op: "plan", Workspace: "w", Diagnostics: diag})
+	if !ok || id != "9296823b-0ebb-7d08-bd17-217709d58ae3" || who != "root@vm" {
+		t.Fatalf("HeldLock = %q %q %v", id, who, ok)
+	}
+}
