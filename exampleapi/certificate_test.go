@@ -2,7 +2,6 @@ package exampleapi_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"reflect"
 	"slices"
@@ -129,17 +128,7 @@ func TestInspectCertificate(t *testing.T) {
 // mistake, nor the client's errors and logs (at the highest verbosity,
 // through retries) show the private key.
 func TestPrivateKeyNeverInErrorsOrLogs(t *testing.T) {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("v", "10")
-	_ = fs.Set("logtostderr", "false")
-	var logs syncBuffer
-	klog.SetOutput(&logs)
-	t.Cleanup(func() {
-		_ = fs.Set("v", "0")
-		_ = fs.Set("logtostderr", "true")
-		klog.SetOutput(nil)
-	})
+	logs := captureLogs(t)
 
 	sim := simtest.Start(t)
 	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 2 })

@@ -30,20 +30,27 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// The token must appear in no error and no log line, even at the highest
-// verbosity and through retries and failures.
-func TestTokenNeverInErrorsOrLogs(t *testing.T) {
+// captureLogs sends klog's output, at its highest verbosity, to a buffer
+// until the test ends.
+func captureLogs(t *testing.T) *syncBuffer {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	_ = fs.Set("v", "10")
 	_ = fs.Set("logtostderr", "false")
-	var logs syncBuffer
-	klog.SetOutput(&logs)
+	logs := &syncBuffer{}
+	klog.SetOutput(logs)
 	t.Cleanup(func() {
 		_ = fs.Set("v", "0")
 		_ = fs.Set("logtostderr", "true")
 		klog.SetOutput(nil)
 	})
+	return logs
+}
+
+// The token must appear in no error and no log line, even at the highest
+// verbosity and through retries and failures.
+func TestTokenNeverInErrorsOrLogs(t *testing.T) {
+	logs := captureLogs(t)
 
 	sim := simtest.Start(t)
 	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 2 })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,28 +30,13 @@ func TestAccCancelledApply(t *testing.T) {
 	e := newTestEnv(t, simtest.WithProvisionDelay(provisionDelay))
 
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`
-terraform {
-  required_providers {
-    example = {
-      source  = %q
-      version = "= %s"
-    }
-  }
-}
-
-provider "example" {
-  endpoint = %q
-  token    = %q
-  region   = "ex-west-1"
-}
-
+	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(`
 resource "example_load_balancer" "web" {
   name      = "slow"
   listeners = { "tcp/80" = { protocol = "tcp", port = 80, target_port = 8080 } }
   timeouts  = { create = "10m" }
 }
-`, Address, Version, e.sim.URL, e.sim.Token))
+`))
 	lock, err := os.ReadFile(bin.LockFile)
 	if err != nil {
 		t.Fatal(err)

@@ -25,22 +25,7 @@ func certWorkspace(e *testEnv, ephemeral bool) string {
 	if ephemeral {
 		eph = "\n  ephemeral = true"
 	}
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    example = {
-      source  = %q
-      version = "= %s"
-    }
-  }
-}
-
-provider "example" {
-  endpoint = %q
-  token    = %q
-  region   = "ex-west-1"
-}
-
+	return e.cliConfig(fmt.Sprintf(`
 variable "certificate_pem" {
   type = string
 }
@@ -63,7 +48,7 @@ resource "example_certificate" "web" {
     create_before_destroy = true
   }
 }
-`, mirrortest.Address, mirrortest.Version, e.sim.URL, e.sim.Token, eph) + httpsLBConfig("[example_certificate.web.id]")
+`, eph)) + httpsLBConfig("[example_certificate.web.id]")
 }
 
 // keyEnv passes the certificate and key as TF_VAR_ variables: never on a

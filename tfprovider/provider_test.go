@@ -83,6 +83,21 @@ provider "example" {
 
 func (e *testEnv) config(body string) string { return e.providerBlock() + body }
 
+// cliConfig is config for a plain terraform run (not the test framework):
+// the provider pinned to the version its offline mirror holds.
+func (e *testEnv) cliConfig(body string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    example = {
+      source  = %q
+      version = "= %s"
+    }
+  }
+}
+`, Address, Version) + e.config(body)
+}
+
 func (e *testEnv) createInstance(t *testing.T, name, zone string, tags map[string]string) *exampleapi.Instance {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

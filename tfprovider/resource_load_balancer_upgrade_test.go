@@ -158,22 +158,7 @@ func TestAccUpgradeFromV0(t *testing.T) {
 
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "terraform.tfstate"), string(state))
-	writeFile(t, filepath.Join(dir, "main.tf"), fmt.Sprintf(`
-terraform {
-  required_providers {
-    example = {
-      source  = %q
-      version = "= %s"
-    }
-  }
-}
-
-provider "example" {
-  endpoint = %q
-  token    = %q
-  region   = "ex-west-1"
-}
-
+	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(`
 resource "example_load_balancer" "web" {
   name = "web"
   listeners = {
@@ -192,7 +177,7 @@ resource "example_load_balancer" "web" {
   on_name_conflict     = "adopt_if_tags_match"
   timeouts             = { create = "5m" }
 }
-`, mirrortest.Address, mirrortest.Version, e.sim.URL, e.sim.Token, node.ID))
+`, node.ID)))
 	lock, err := os.ReadFile(bin.LockFile)
 	if err != nil {
 		t.Fatal(err)
