@@ -61,9 +61,9 @@ const (
 // the renderer fills it from the Service (externalTrafficPolicy) and the
 // defaults, which is why none of these has a valid zero value.
 type HealthCheck struct {
-	Protocol           string // tcp or http
+	Protocol           string // tcp, http or https
 	Port               int
-	Path               string // http only
+	Path               string // http and https only
 	Interval           time.Duration
 	Timeout            time.Duration
 	HealthyThreshold   int

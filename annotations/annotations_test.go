@@ -78,7 +78,8 @@ func TestParseErrors(t *testing.T) {
 		{LBAdoptID, "i-123", "lb-"},
 		{LBNodeSelector, "a in (", "label selector"},
 		{LBApplyPolicy, "always", "auto, manual, plan-only"},
-		{LBHealthCheckProtocol, "udp", "tcp, http"},
+		{LBHealthCheckProtocol, "udp", "tcp, http, https"},
+		{LBHealthCheckProtocol, "HTTPS", "tcp, http, https"},
 		{LBHealthCheckPort, "0", "1-65535"},
 		{LBHealthCheckPort, "http", "1-65535"},
 		{LBHealthCheckPath, "healthz", "starting with /"},
@@ -161,9 +162,15 @@ func TestParseCrossChecks(t *testing.T) {
 			t.Errorf("%s: err = %v, want *Error on %s", name, err, c.want)
 		}
 	}
-	lb, err := Parse(map[string]string{string(LBHealthCheckPath): "/ok"})
-	if err != nil || lb.HealthCheck.Protocol != "http" {
-		t.Errorf("path should imply http: %+v %v", lb.HealthCheck, err)
+	for proto, want := range map[string]string{"": "http", "http": "http", "https": "https"} {
+		lb, err := Parse(map[string]string{string(LBHealthCheckPath): "/ok", string(LBHealthCheckProtocol): proto})
+		if err != nil || lb.HealthCheck.Protocol != want || lb.HealthCheck.Path != "/ok" {
+			t.Errorf("path with protocol %q: %+v %v, want protocol %s", proto, lb.HealthCheck, err, want)
+		}
+	}
+	_, err := Parse(map[string]string{string(LBHealthCheckPath): "/ok", string(LBHealthCheckProtocol): "tcp"})
+	if err == nil || !strings.Contains(err.Error(), "a path needs an http or https health check") {
+		t.Errorf("path with tcp: %v", err)
 	}
 }
 

@@ -49,7 +49,7 @@ const (
 var (
 	Types                = []string{"lb-small", "lb-medium", "lb-large"}
 	Algorithms           = []string{"round_robin", "least_connections", "source_ip"}
-	HealthCheckProtocols = []string{"tcp", "http"}
+	HealthCheckProtocols = []string{"tcp", "http", "https"}
 	ApplyPolicies        = []string{string(ApplyAuto), string(ApplyManual), string(ApplyPlanOnly)}
 )
 
@@ -154,8 +154,9 @@ var Definitions = []Definition{
 	{
 		Name: LBHealthCheckProtocol, Kind: KindEnum, Accepted: HealthCheckProtocols,
 		Default: "tcp; http when externalTrafficPolicy is Local, or when a health check path is set",
-		Description: "Protocol of the health check. Without any health check annotation and with externalTrafficPolicy Cluster, " +
-			"the node port of the Service's lowest TCP port is probed over tcp (a UDP-only Service gets no health check).",
+		Description: "Protocol of the health check: tcp opens a connection; http requests the path; " +
+			"https requests it over TLS, without verifying the node's certificate. Without any health check annotation and with " +
+			"externalTrafficPolicy Cluster, the node port of the Service's lowest TCP port is probed over tcp (a UDP-only Service gets no health check).",
 		Example: "http",
 		parse: func(v string, lb *LoadBalancer) error {
 			return oneOf(v, HealthCheckProtocols, &lb.HealthCheck.Protocol)
@@ -172,8 +173,8 @@ var Definitions = []Definition{
 	},
 	{
 		Name: LBHealthCheckPath, Kind: KindString, Accepted: []string{"an HTTP path starting with /, without spaces or control characters"},
-		Default:     DefaultHealthCheckPath + " (http only)",
-		Description: "Path requested by an http health check. Setting it implies protocol http.",
+		Default:     DefaultHealthCheckPath + " (http and https only)",
+		Description: "Path requested by an http or https health check. Setting it without " + string(LBHealthCheckProtocol) + " implies protocol http.",
 		Example:     "/readyz",
 		parse:       parsePath,
 	},

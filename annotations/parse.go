@@ -58,13 +58,15 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 	var errs []error
 	hc := &lb.HealthCheck
 	if hc.Path != "" {
-		if hc.Protocol == "tcp" {
+		switch hc.Protocol {
+		case "tcp":
 			errs = append(errs, &Error{
 				Annotation: LBHealthCheckPath, Value: ann[string(LBHealthCheckPath)],
-				Reason: fmt.Sprintf("a path needs an http health check, but %s is tcp", LBHealthCheckProtocol),
+				Reason: fmt.Sprintf("a path needs an http or https health check, but %s is tcp", LBHealthCheckProtocol),
 			})
+		case "":
+			hc.Protocol = "http"
 		}
-		hc.Protocol = "http"
 	}
 	// The name forces replacement: adopting under another name would
 	// destroy the adopted load balancer on the first apply.
