@@ -32,6 +32,8 @@ const (
 	KindDuration Kind = "duration"
 	KindSelector Kind = "label selector"
 	KindCIDRList Kind = "CIDR list"
+	KindPortList Kind = "port list"
+	KindList     Kind = "list"
 )
 
 // ApplyPolicy says what the controller does with a rendered plan.
@@ -92,6 +94,32 @@ type LoadBalancer struct {
 	// HostBitsFixed lists the legacy source ranges that had host bits set
 	// and were masked, for a warning.
 	HostBitsFixed []string
+
+	// HTTPPorts and HTTPSPorts are the Service ports served as http and
+	// https listeners, sorted ascending and unique; the other ports stay
+	// tcp (or udp). Whether each is a TCP port of the Service is the
+	// renderer's check.
+	HTTPPorts  []int32
+	HTTPSPorts []int32
+	// TLSSecrets are kubernetes.io/tls Secrets of the Service's namespace,
+	// in the annotation's order (the first is the default certificate),
+	// unique.
+	TLSSecrets []string
+	// CertificateIDs are certificates already in the cloud (cert-...), in
+	// the annotation's order, unique.
+	CertificateIDs []string
+	// RedirectHTTPToHTTPS makes every http listener redirect to
+	// HTTPSRedirectPort.
+	RedirectHTTPToHTTPS bool
+	StickySessions      StickySessions
+}
+
+// StickySessions is cookie session affinity on the http and https
+// listeners (not on redirecting http listeners).
+type StickySessions struct {
+	Enabled    bool
+	CookieName string        // "" when not set (renderer applies DefaultStickyCookieName)
+	TTL        time.Duration // 0 when not set (renderer applies DefaultStickyCookieTTL)
 }
 
 // Group names a load balancer group: Namespace is empty when the

@@ -95,6 +95,37 @@ func TestParseErrors(t *testing.T) {
 		{LBGroup, "/front", "DNS label"},
 		{LBGroup, "a/b/c", "DNS label"},
 		{LBGroup, strings.Repeat("g", 64), "DNS label"},
+		{LBHTTPPorts, "http", "port numbers"},
+		{LBHTTPPorts, "80,0", "1-65535"},
+		{LBHTTPPorts, "65536", "1-65535"},
+		{LBHTTPPorts, "80,,443", "comma-separated"},
+		{LBHTTPPorts, "80,", "comma-separated"},
+		{LBHTTPPorts, "80 443", "comma-separated"},
+		{LBHTTPPorts, "8080, 80,8080", "none twice"},
+		{LBHTTPSPorts, "443.0", "port numbers"},
+		{LBHTTPSPorts, "443,443", "none twice"},
+		{LBTLSSecrets, "Shop-TLS", "DNS-1123"},
+		{LBTLSSecrets, "shop_tls", "DNS-1123"},
+		{LBTLSSecrets, "ns/shop-tls", "DNS-1123"},
+		{LBTLSSecrets, strings.Repeat("s", 254), "DNS-1123"},
+		{LBTLSSecrets, "a,b, a", "none twice"},
+		{LBTLSSecrets, "a,", "comma-separated"},
+		{LBCertificateIDs, "lb-123", "cert-"},
+		{LBCertificateIDs, "cert-", "cert-"},
+		{LBCertificateIDs, "cert-a_b", "cert-"},
+		{LBCertificateIDs, "cert-" + strings.Repeat("a", 65), "cert-"},
+		{LBCertificateIDs, "cert-a,cert-b,cert-a", "none twice"},
+		{LBRedirectHTTPToHTTPS, "yes", "true, false"},
+		{LBStickySessions, "on", "true, false"},
+		{LBStickySessionsCookieName, "a b", "RFC 6265"},
+		{LBStickySessionsCookieName, "a;b", "RFC 6265"},
+		{LBStickySessionsCookieName, "sess=1", "RFC 6265"},
+		{LBStickySessionsCookieName, strings.Repeat("c", 65), "1-64"},
+		{LBStickySessionsCookieTTL, "0", "1s-168h"},
+		{LBStickySessionsCookieTTL, "169h", "1s-168h"},
+		{LBStickySessionsCookieTTL, "604801", "1s-168h"},
+		{LBStickySessionsCookieTTL, "1.5s", "whole seconds"},
+		{LBStickySessionsCookieTTL, "forever", "whole seconds"},
 	}
 	for _, c := range cases {
 		_, err := Parse(map[string]string{string(c.ann): c.value})
@@ -154,6 +185,8 @@ func TestParseCrossChecks(t *testing.T) {
 		"interval below default timeout": {map[string]string{
 			string(LBHealthCheckInterval): "3s"}, LBHealthCheckInterval},
 		"adopt without name": {map[string]string{string(LBAdoptID): "lb-1"}, LBAdoptID},
+		"path with https": {map[string]string{ // no error: the timeout below is the one expected
+			string(LBHealthCheckProtocol): "https", string(LBHealthCheckPath): "/x", string(LBHealthCheckTimeout): "10s"}, LBHealthCheckTimeout},
 	}
 	for name, c := range cases {
 		_, err := Parse(c.ann)
@@ -205,8 +238,18 @@ func TestDefinitionsComplete(t *testing.T) {
 			t.Errorf("%s: Accepted and Default must be documented", d.Name)
 		}
 		ann := map[string]string{string(d.Name): d.Example}
-		if d.Name == LBAdoptID {
-			ann[string(LBName)] = "legacy-lb"
+		// Some annotations only make sense with others.
+		for n, v := range map[Name]map[Name]string{
+			LBAdoptID:                  {LBName: "legacy-lb"},
+			LBHTTPSPorts:               {LBCertificateIDs: "cert-1"},
+			LBTLSSecrets:               {LBHTTPSPorts: "443"},
+			LBCertificateIDs:           {LBHTTPSPorts: "443"},
+			LBRedirectHTTPToHTTPS:      {LBHTTPPorts: "80", LBHTTPSPorts: "443", LBCertificateIDs: "cert-1"},
+			LBStickySessions:           {LBHTTPPorts: "80"},
+			LBStickySessionsCookieName: {LBStickySessions: "true", LBHTTPPorts: "80"},
+			LBStickySessionsCookieTTL:  {LBStickySessions: "true", LBHTTPPorts: "80"},
+		}[d.Name] {
+			ann[string(n)] = v
 		}
 		if _, err := Parse(ann); err != nil {
 			t.Errorf("%s: documented example %q does not parse: %v", d.Name, d.Example, err)

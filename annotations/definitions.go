@@ -24,6 +24,14 @@ const (
 	LBHealthCheckTimeout            Name = Prefix + "health-check-timeout"
 	LBHealthCheckHealthyThreshold   Name = Prefix + "health-check-healthy-threshold"
 	LBHealthCheckUnhealthyThreshold Name = Prefix + "health-check-unhealthy-threshold"
+	LBHTTPPorts                     Name = Prefix + "http-ports"
+	LBHTTPSPorts                    Name = Prefix + "https-ports"
+	LBTLSSecrets                    Name = Prefix + "tls-secrets"
+	LBCertificateIDs                Name = Prefix + "certificate-ids"
+	LBRedirectHTTPToHTTPS           Name = Prefix + "redirect-http-to-https"
+	LBStickySessions                Name = Prefix + "sticky-sessions"
+	LBStickySessionsCookieName      Name = Prefix + "sticky-sessions-cookie-name"
+	LBStickySessionsCookieTTL       Name = Prefix + "sticky-sessions-cookie-ttl"
 
 	// Retired annotations: read only to tell people what replaced them.
 	LBApprovePlan Name = Prefix + "approve-plan"
@@ -43,6 +51,8 @@ const (
 	DefaultHealthCheckTimeout  = 5 * time.Second
 	DefaultHealthyThreshold    = 3
 	DefaultUnhealthyThreshold  = 3
+	DefaultStickyCookieName    = "EXAMPLE_LB"
+	DefaultStickyCookieTTL     = time.Hour
 )
 
 // Accepted values of the enumerations, as the API spells them.
@@ -150,6 +160,95 @@ var Definitions = []Definition{
 			"the old one is changed or destroyed. See docs/shared-load-balancers.md.",
 		Example: "storefront",
 		parse:   parseGroup,
+	},
+	{
+		Name: LBHTTPPorts, Kind: KindPortList,
+		Accepted: []string{"comma-separated Service port numbers (spec.ports[].port, 1-65535), each a TCP port of the Service, none twice"},
+		Default:  "none: every port is served as tcp (or udp)",
+		Description: "Serve these Service ports as http listeners: the load balancer forwards HTTP requests rather than connections, " +
+			"which lets it redirect them to https (" + string(LBRedirectHTTPToHTTPS) + ") and pin clients with a cookie (" + string(LBStickySessions) + "). " +
+			"Ports listed in neither this annotation nor " + string(LBHTTPSPorts) + " stay tcp (or udp). " +
+			"Adding or removing a port changes the load balancer in place (same id and addresses).",
+		Example: "80,8080",
+		parse:   func(v string, lb *LoadBalancer) error { return parsePorts(v, &lb.HTTPPorts) },
+	},
+	{
+		Name: LBHTTPSPorts, Kind: KindPortList,
+		Accepted: []string{"comma-separated Service port numbers (spec.ports[].port, 1-65535), each a TCP port of the Service, none twice, none among " + string(LBHTTPPorts)},
+		Default:  "none: every port is served as tcp (or udp)",
+		Description: "Serve these Service ports as https listeners: TLS ends at the load balancer, which presents the certificates of " +
+			string(LBTLSSecrets) + " and " + string(LBCertificateIDs) + " (at least one is required) and forwards the decrypted HTTP requests " +
+			"to the Service's node ports. Ports listed in neither this annotation nor " + string(LBHTTPPorts) + " stay tcp (or udp). " +
+			"Adding or removing a port changes the load balancer in place (same id and addresses).",
+		Example: "443",
+		parse:   func(v string, lb *LoadBalancer) error { return parsePorts(v, &lb.HTTPSPorts) },
+	},
+	{
+		Name: LBTLSSecrets, Kind: KindList,
+		Accepted: []string{"comma-separated names of Secrets of the Service's namespace (DNS-1123 subdomains), none twice; " +
+			"at most " + strconv.Itoa(MaxCertificates) + " together with " + string(LBCertificateIDs)},
+		Default: "none",
+		Description: "Certificates for the https listeners (" + string(LBHTTPSPorts) + "), from Secrets of type kubernetes.io/tls in the Service's namespace: " +
+			"tls.crt holds the PEM certificate chain (the leaf first, then the intermediates), tls.key its private key (RSA, at least 2048 bits). " +
+			"Every https listener serves them all: the first Secret's certificate to clients whose SNI name matches none of the others (or who send none), " +
+			"the others by SNI. The controller uploads each as a certificate of the cloud; when a Secret changes it re-reads it and uploads " +
+			"the new certificate, and the load balancer is updated in place (same id and addresses). " +
+			"The private key reaches Terraform only as an ephemeral variable: it is never in main.tf, the state, saved plans, plan records, events or logs. " +
+			"A Secret that is missing, not of type kubernetes.io/tls or malformed raises a Warning event `CertificateSecretInvalid` naming it, " +
+			"and the load balancer keeps serving what it serves until the Secret is fixed. " +
+			"The controller reads only the Secrets it is allowed to: bind the ClusterRole example-ccm:tls-secrets with a RoleBinding in each namespace " +
+			"whose Secrets it may read (docs/certificates.md). " +
+			"Uploading a key needs Terraform 1.11 or later (write-only arguments): on OpenTofu certificates are refused with the event `CertificatesUnsupported`.",
+		Example: "shop-tls,shop-legacy-tls",
+		parse:   parseTLSSecrets,
+	},
+	{
+		Name: LBCertificateIDs, Kind: KindList,
+		Accepted: []string{"comma-separated certificate ids, cert-<1-64 letters and digits>, none twice; " +
+			"at most " + strconv.Itoa(MaxCertificates) + " together with " + string(LBTLSSecrets)},
+		Default: "none",
+		Description: "Certificates already in the cloud (of the load balancer's region) for the https listeners (" + string(LBHTTPSPorts) + "), " +
+			"served after those of " + string(LBTLSSecrets) + ": without Secrets, the first id is the certificate for clients whose SNI name " +
+			"matches none of the others. The controller only references them: it never uploads, rotates or deletes them. " +
+			"Changing the list updates the load balancer in place (same id and addresses).",
+		Example: "cert-0123456789abcdef",
+		parse:   parseCertificateIDs,
+	},
+	{
+		Name: LBRedirectHTTPToHTTPS, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
+		Description: "Every http listener (" + string(LBHTTPPorts) + ") answers each request with 301 Moved Permanently to the same URL on https, " +
+			"on port 443 if it is among " + string(LBHTTPSPorts) + ", else on the lowest of them; a redirecting listener forwards nothing " +
+			"(and has no sticky sessions). Needs " + string(LBHTTPPorts) + " and " + string(LBHTTPSPorts) + ". Changes in place.",
+		Example: "true",
+		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.RedirectHTTPToHTTPS) },
+	},
+	{
+		Name: LBStickySessions, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
+		Description: "Cookie sticky sessions on every http and https listener (not on http listeners that redirect): the load balancer sets a cookie " +
+			"on its first answer to a client and sends the client's later requests to the same node while that node is healthy, until the cookie expires. " +
+			"It pins a node, not a pod: kube-proxy on the node still chooses the pod (among the node's own pods with externalTrafficPolicy Local). " +
+			"Needs " + string(LBHTTPPorts) + " or " + string(LBHTTPSPorts) + ". Changes in place.",
+		Example: "true",
+		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.StickySessions.Enabled) },
+	},
+	{
+		Name: LBStickySessionsCookieName, Kind: KindString,
+		Accepted: []string{"1-64 letters, digits and !#$%&'*+-.^_`|~ (an RFC 6265 cookie name)"},
+		Default:  DefaultStickyCookieName,
+		Description: "Name of the sticky sessions cookie; pick one the application does not use. Only with " + string(LBStickySessions) + " true. " +
+			"Changes in place (cookies set under the old name no longer count).",
+		Example: "SHOP_LB",
+		parse:   parseCookieName,
+	},
+	{
+		Name: LBStickySessionsCookieTTL, Kind: KindDuration,
+		Accepted:    []string{"whole seconds in 1s-168h (7 days), e.g. 30m, 24h, or a number of seconds"},
+		Default:     DefaultStickyCookieTTL.String(),
+		Description: "How long the sticky sessions cookie pins a client to a node. Only with " + string(LBStickySessions) + " true. Changes in place.",
+		Example:     "24h",
+		parse: func(v string, lb *LoadBalancer) error {
+			return parseSeconds(v, time.Second, maxStickyCookieTTL, &lb.StickySessions.TTL)
+		},
 	},
 	{
 		Name: LBHealthCheckProtocol, Kind: KindEnum, Accepted: HealthCheckProtocols,

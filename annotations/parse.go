@@ -76,6 +76,7 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 			Reason: fmt.Sprintf("needs %s set to the existing load balancer's name, or the first apply would replace it", LBName),
 		})
 	}
+	errs = append(errs, crossCheckListeners(lb, ann)...)
 	interval, timeout := hc.Interval, hc.Timeout
 	if interval == 0 {
 		interval = DefaultHealthCheckInterval
