@@ -56,6 +56,6 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engin
 	}
 	// Plan records carry terraform's own rendering of every plan.
 	e := engine.New(cfg.Render(), states, r, engine.Options{Rules: cfg.Rules(), Plans: rv, PlanText: true,
-		Migrated: rv.moveRecord, FindOrphan: orphanFinder(api, cfg)})
+		Migrated: rv.moveRecord, FindOrphan: orphanFinder(api, cfg), TLS: (&tlsSecrets{cfg: cfg, review: rv}).read})
 	return e, api, nil
 }

@@ -239,7 +239,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // unlock executes the Service's unlock requests.
 func (l *loadBalancers) unlock(ctx context.Context, subj subject, svc *v1.Service, nodes []*v1.Node) {
 	l.review.unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
-		_, job, err := l.engine.RenderLoadBalancer(svc, nodes)
+		_, job, err := l.engine.RenderLoadBalancer(svc, nodes, nil) // the workspace only
 		return job, err
 	})
 }

@@ -102,6 +102,7 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 			c.review.approvals.start(client, dyn, stop)
 		}
 	}
+	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
 	if !c.cfg.Review.Drift.Disabled {
 		d := newDriftWorker(c.engine, c.review, c.cfg.Review.Drift)
 		d.groups = c.lb.groups

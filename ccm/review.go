@@ -315,7 +315,13 @@ func failedReason(err error) string {
 	var ie *renderer.InputError
 	var tm *renderer.TooManyListenersError
 	var pe *renderer.UnsupportedProtocolError
+	var cs *CertificateSecretError
+	var cu *CertificatesUnsupportedError
 	switch {
+	case errors.As(err, &cs):
+		reason = "CertificateSecretInvalid" // the tenant's Secret to fix; nothing was planned
+	case errors.As(err, &cu):
+		reason = "CertificatesUnsupported"
 	case errors.As(err, &ae), errors.As(err, &ie), errors.As(err, &tm), errors.As(err, &pe):
 		reason = "InvalidService" // the tenant's to fix; nothing was planned
 	case errors.Is(err, runner.ErrOwnerMismatch):

@@ -170,6 +170,17 @@ type LoadBalancerConfig struct {
 	TargetPools TargetPoolsConfig `json:"targetPools,omitempty"`
 	// Groups governs the group annotation (shared load balancers).
 	Groups GroupsConfig `json:"groups,omitempty"`
+	// TLSSecrets governs the tls-secrets annotation (docs/certificates.md).
+	TLSSecrets TLSSecretsConfig `json:"tlsSecrets,omitempty"`
+}
+
+// TLSSecretsConfig governs certificates from Kubernetes TLS Secrets.
+type TLSSecretsConfig struct {
+	// ResyncInterval is how often the Secrets that Services name are read
+	// again (default 30s), so a renewed certificate is uploaded and the
+	// load balancer moved to it. An unchanged Secret costs one GET and no
+	// terraform.
+	ResyncInterval Duration `json:"resyncInterval,omitempty"`
 }
 
 // GroupsConfig governs load balancer groups (docs/shared-load-balancers.md).
@@ -294,6 +305,9 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.TargetPools.ApplyPolicy == "" {
 		c.LoadBalancer.TargetPools.ApplyPolicy = string(annotations.ApplyAuto)
 	}
+	if c.LoadBalancer.TLSSecrets.ResyncInterval.Duration == 0 {
+		c.LoadBalancer.TLSSecrets.ResyncInterval.Duration = 30 * time.Second
+	}
 	if c.LoadBalancer.MaxListeners == 0 {
 		c.LoadBalancer.MaxListeners = renderer.MaxListeners
 	}
@@ -361,7 +375,7 @@ func (c *Config) Validate() error {
 	}
 	for field, d := range map[string]Duration{
 		"metadata.cacheTTL": c.Metadata.CacheTTL, "terraform.lockTimeout": c.Terraform.LockTimeout, "terraform.staleLockAge": c.Terraform.StaleLockAge,
-		"review.drift.interval": c.Review.Drift.Interval,
+		"review.drift.interval": c.Review.Drift.Interval, "loadBalancer.tlsSecrets.resyncInterval": c.LoadBalancer.TLSSecrets.ResyncInterval,
 	} {
 		if d.invalid != "" {
 			bad(field, "invalid duration %q (want e.g. 30s, 5m)", d.invalid)

@@ -41,6 +41,7 @@ type Engine struct {
 	planText   bool
 	migrated   func(ctx context.Context, legacyWorkspace, workspace string)
 	findOrphan func(ctx context.Context, svc *corev1.Service) (string, error)
+	tls        TLSSource
 }
 
 // Options are the engine's optional parts.
@@ -62,6 +63,9 @@ type Options struct {
 	// Migrated, if set, hears of every state moved off its legacy key
 	// (MigrateState), so what is kept beside a workspace can follow it.
 	Migrated func(ctx context.Context, legacyWorkspace, workspace string)
+	// TLS, if set, reads the TLS Secrets a Service names for its https
+	// listeners. Without it such a Service renders as if it named none.
+	TLS TLSSource
 }
 
 // PlanStore keeps, outside the process (the plan records), what a
@@ -107,7 +111,7 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 		render.ModulesDigest = modules.Digest()
 	}
 	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated,
-		findOrphan: o.FindOrphan}
+		findOrphan: o.FindOrphan, tls: o.TLS}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete

@@ -42,30 +42,44 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 func ServiceKey(svc *corev1.Service) string { return svc.Namespace + "/" + svc.Name }
 
 // RenderLoadBalancer renders the Service's root module exactly as
-// ReconcileLoadBalancer would apply it.
-func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node) (*renderer.Module, runner.Job, error) {
-	return e.renderService(svc, nodes, "")
+// ReconcileLoadBalancer would apply it, given its TLS Secrets' content
+// (tls; nil renders it as if it named none, as for a destroy).
+func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node, tls *TLS) (*renderer.Module, runner.Job, error) {
+	return e.renderService(svc, nodes, "", tls)
 }
 
 // RenderLoadBalancerOnPool renders the Service's root module exactly as
-// ReconcileLoadBalancerOnPool would apply it.
-func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string) (*renderer.Module, runner.Job, error) {
-	return e.renderService(svc, nil, poolID)
+// ReconcileLoadBalancerOnPool would apply it (tls as for
+// RenderLoadBalancer).
+func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
+	return e.renderService(svc, nil, poolID, tls)
 }
 
 // renderService renders svc's root module, forwarding to target pool
-// poolID when set, else to nodes.
-func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string) (*renderer.Module, runner.Job, error) {
+// poolID when set, else to nodes; with tls, its certificates, whose keys
+// go into the job's environment.
+func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
 	tg, cfg, err := e.target(KindService, svc.Namespace, svc.Name)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	cfg.TargetPoolID = poolID
-	m, err := renderer.LoadBalancer(svc, nodes, cfg)
+	m, err := renderer.LoadBalancer(svc, nodes, withTLS(cfg, tls))
 	if err != nil {
 		return nil, runner.Job{}, err
 	}
-	return m, job(tg, m, string(svc.UID)), nil
+	j := job(tg, m, string(svc.UID))
+	if err := addKeys(&j, tls); err != nil {
+		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	return m, j, nil
+}
+
+// renderForKey renders svc for what needs only its workspace (outputs,
+// destroy, unlock): without reading its Secrets.
+func (e *Engine) renderForKey(svc *corev1.Service) (runner.Job, error) {
+	_, j, err := e.renderService(svc, nil, "", nil)
+	return j, err
 }
 
 // GetLoadBalancer reads the Service's load balancer from the recorded
@@ -73,7 +87,7 @@ func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID
 // looks for one an interrupted apply created (FindOrphan). exists is
 // false when there is none.
 func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *LoadBalancer, exists bool, err error) {
-	_, j, err := e.RenderLoadBalancer(svc, nil)
+	j, err := e.renderForKey(svc)
 	if err != nil {
 		return nil, false, err
 	}
@@ -124,7 +138,11 @@ func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, svc *corev1.Se
 
 func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
 	key := ServiceKey(svc)
-	inputs := ServiceInputs(svc, nodes)
+	tls, err := e.tlsFor(ctx, svc)
+	if err != nil {
+		return nil, &Outcome{Policy: rv.Policy}, fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	inputs := ServiceInputs(svc, nodes) + tls.digest()
 	if poolID != "" {
 		inputs += "/" + poolID
 	}
@@ -134,7 +152,7 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
-	_, j, err := e.renderService(svc, nodes, poolID)
+	_, j, err := e.renderService(svc, nodes, poolID, tls)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
@@ -179,7 +197,7 @@ func (e *Engine) ReleaseLoadBalancer(ctx context.Context, svc *corev1.Service, r
 }
 
 func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Review, release bool) (*Outcome, error) {
-	_, j, err := e.RenderLoadBalancer(svc, nil)
+	j, err := e.renderForKey(svc)
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
 	}

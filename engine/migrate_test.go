@@ -190,7 +190,7 @@ func TestMigrateState(t *testing.T) {
 			if !exists(t, legacy) || m.lbs(t) != 1 {
 				t.Fatal("no legacy state or load balancer to migrate")
 			}
-			_, to, err := m.eng.RenderLoadBalancer(svc, nodes)
+			_, to, err := m.eng.RenderLoadBalancer(svc, nodes, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +222,7 @@ func TestMigrateState(t *testing.T) {
 				t.Fatalf("second migrate: moved=%v err=%v", moved, err)
 			}
 			other := service("never-applied", 80)
-			_, otherJob, _ := m.eng.RenderLoadBalancer(other, nodes)
+			_, otherJob, _ := m.eng.RenderLoadBalancer(other, nodes, nil)
 			if moved, err := m.eng.MigrateState(ctxT(t), object(other), otherJob); err != nil || moved {
 				t.Fatalf("migrate without legacy state: moved=%v err=%v", moved, err)
 			}
@@ -245,7 +245,7 @@ func TestMigrateStateAfterCrash(t *testing.T) {
 			nodes := []*corev1.Node{m.node(t)}
 			svc := service(legacyKubernetesName(t, m.states), 80)
 			legacy, from := m.legacyApply(t, svc, nodes)
-			_, to, _ := m.eng.RenderLoadBalancer(svc, nodes)
+			_, to, _ := m.eng.RenderLoadBalancer(svc, nodes, nil)
 
 			// The "crash": the deletion of the source fails after the copy.
 			crash := errors.New("killed")
@@ -279,7 +279,7 @@ func TestMigrateStateConflict(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("web", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	_, to, _ := m.eng.RenderLoadBalancer(svc, nodes)
+	_, to, _ := m.eng.RenderLoadBalancer(svc, nodes, nil)
 	if _, err := m.r.Ensure(ctxT(t), to, runner.EnsureOptions{}); err != nil { // an unmigrated run
 		t.Fatal(err)
 	}

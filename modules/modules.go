@@ -1,5 +1,5 @@
 // Package modules ships the Terraform modules the renderer calls
-// (loadbalancer, routes, targetpools) inside the binary, so the default
+// (loadbalancer, certificates, routes, targetpools) inside the binary, so the default
 // module source is a local path that needs no registry or network.
 package modules
 
@@ -17,7 +17,7 @@ import (
 	"sync"
 )
 
-//go:embed loadbalancer routes targetpools
+//go:embed loadbalancer certificates routes targetpools
 var files embed.FS
 
 // Module directory names, as written by WriteTo.
@@ -25,10 +25,11 @@ const (
 	LoadBalancer = "loadbalancer"
 	Routes       = "routes"
 	TargetPools  = "targetpools"
+	Certificates = "certificates"
 )
 
 // Names lists the shipped modules.
-var Names = []string{LoadBalancer, Routes, TargetPools}
+var Names = []string{LoadBalancer, Certificates, Routes, TargetPools}
 
 // FS returns the embedded module tree (loadbalancer/…, routes/…,
 // targetpools/…).
@@ -39,6 +40,7 @@ type Paths struct {
 	LoadBalancer string
 	Routes       string
 	TargetPools  string
+	Certificates string
 }
 
 // WriteTo materialises the modules into dir/loadbalancer, dir/routes and
@@ -61,6 +63,7 @@ func WriteTo(dir string) (Paths, error) {
 		LoadBalancer: filepath.Join(abs, LoadBalancer),
 		Routes:       filepath.Join(abs, Routes),
 		TargetPools:  filepath.Join(abs, TargetPools),
+		Certificates: filepath.Join(abs, Certificates),
 	}, nil
 }
 

@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{paths.LoadBalancer, paths.Routes, paths.TargetPools} {
+	for _, dir := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
 		t.Run(filepath.Base(dir), func(t *testing.T) { m.Validate(t, dir) })
 	}
 }
@@ -47,7 +47,7 @@ func TestWriteToIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{paths.LoadBalancer, paths.Routes, paths.TargetPools} {
+	for _, p := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
 		for _, f := range []string{"versions.tf", "variables.tf", "main.tf", "outputs.tf", "README.md"} {
 			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
 				t.Errorf("missing %s", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // A valid call of each module; every case overrides one argument with a
@@ -23,6 +24,10 @@ var validInputs = map[string]map[string]string{
 		"allowed_source_cidrs": `["10.0.0.0/8", "2001:db8::/32"]`,
 		"targets":              `["i-1"]`,
 		"tags":                 `{ "k8s.example.com/cluster-id" = "prod", "k8s.example.com/service-uid" = "u-1" }`,
+	},
+	modules.Certificates: {
+		"certificates": `{ web = { certificate_pem = "-----BEGIN CERTIFICATE-----" } }`,
+		"private_keys": `{ web = "-----BEGIN PRIVATE KEY-----" }`,
 	},
 	modules.Routes: {
 		"network_name": `"cluster-net"`,
@@ -87,6 +92,10 @@ var invalidCases = []struct {
 		"At most 5000 targets per pool are allowed (the Example cloud's limit); too many in: big."},
 	{modules.TargetPools, "pools", `{ w = { targets = [], tags = { "a=b" = "x" } } }`, "without '='"},
 	{modules.Routes, "routes", `{ "10.244.1.1/24" = "i-1" }`, "canonical form"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1, certificates = ["web", "web"] }]`, "1-25 distinct certificate ids"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, certificates = ["web"] }]`, "other protocols take none"},
+	{modules.Certificates, "certificates", hclMap(26, func(i int) string { return fmt.Sprintf(`c%d = { certificate_pem = "x" }`, i) }), "At most 25 certificates"},
+	{modules.Certificates, "certificates", `{ web = { certificate_pem = "x", private_key_version = -1 } }`, "private_key_version of at least 0"},
 	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
 }
@@ -101,6 +110,15 @@ func hclList(n int, elem func(i int) string) string {
 		elems[i] = elem(i)
 	}
 	return "[" + strings.Join(elems, ", ") + "]"
+}
+
+// hclMap is an HCL object of n entries.
+func hclMap(n int, entry func(i int) string) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = entry(i)
+	}
+	return "{ " + strings.Join(entries, ", ") + " }"
 }
 
 // Cross-variable rules (network_id xor network_name, targets xor
@@ -151,6 +169,11 @@ provider "example" {
 			`{ protocol = "udp", port = 443, target_port = 30443 }]`,
 		"health_check": `{ protocol = "https", port = 30080, path = "/healthz" }`,
 	})
+	call("valid_https_keys", modules.LoadBalancer, map[string]string{
+		"listeners":    `[{ protocol = "https", port = 443, target_port = 30443, certificates = ["web"], certificate_ids = ["cert-1"] }]`,
+		"certificates": `{ web = "cert-2" }`,
+	})
+	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)
 	call("valid_pools", modules.TargetPools, nil)
 	for i, c := range invalidCases {
@@ -206,8 +229,11 @@ func TestModuleTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{paths.LoadBalancer, paths.Routes, paths.TargetPools} {
+	for _, dir := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if dir == paths.Certificates {
+				writeCertificateVars(t, dir)
+			}
 			tf := m.Init(t, dir)
 			var out strings.Builder
 			if err := tf.Test(context.Background(), &out); err != nil {
@@ -232,4 +258,16 @@ func messages(jsonLines string) string {
 		}
 	}
 	return b.String()
+}
+
+// writeCertificateVars gives the certificates module's test suite real
+// certificates and keys: the (mocked) provider still checks them.
+func writeCertificateVars(t *testing.T, dir string) {
+	web := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})
+	api := simtest.NewCert(t, simtest.CertOptions{CommonName: "api.example.test"})
+	vars := fmt.Sprintf("certificates = {\n  web = { certificate_pem = %q }\n  api = { certificate_pem = %q, private_key_version = 3 }\n}\n"+
+		"private_keys = {\n  web = %q\n  api = %q\n}\n", web.CertPEM, api.CertPEM, web.KeyPEM, api.KeyPEM)
+	if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars"), []byte(vars), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

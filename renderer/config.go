@@ -24,6 +24,7 @@ const (
 	DefaultLoadBalancerModuleSource = "./modules/loadbalancer"
 	DefaultRoutesModuleSource       = "./modules/routes"
 	DefaultTargetPoolsModuleSource  = "./modules/targetpools"
+	DefaultCertificatesModuleSource = "./modules/certificates"
 )
 
 // Config is everything rendering needs besides the Kubernetes objects.
@@ -45,6 +46,7 @@ type Config struct {
 	LoadBalancerModule ModuleSource
 	RoutesModule       ModuleSource
 	TargetPoolsModule  ModuleSource
+	CertificatesModule ModuleSource
 	// ModulesDigest, when set, is written into the header of modules that
 	// use a shipped (default) module source, so an upgrade of the shipped
 	// modules changes Module.Hash and gets planned. Use modules.Digest().
@@ -70,6 +72,18 @@ type Config struct {
 	// TargetPoolID, set per Service, makes its load balancer forward to
 	// this target pool instead of listing the nodes (see TargetPools).
 	TargetPoolID string
+
+	// Certificates, set per Service, are the certificates of the TLS
+	// Secrets its tls-secrets annotation names, by Secret name: the
+	// certificate chain (PEM, public). The private keys are never rendered
+	// (see TLSKeysVariable). A named Secret missing here is an error.
+	Certificates map[string]string
+	// SkipTLSSecrets, set per Service, renders it as if it named no TLS
+	// Secret (no certificates, its http and https ports as tcp): for a
+	// destroy or a read of its outputs, which must not depend on Secrets
+	// that may be gone (a destroy removes what the state holds, whatever
+	// the configuration says).
+	SkipTLSSecrets bool
 }
 
 // MaxListeners is the Example cloud's limit of listeners per load
@@ -117,6 +131,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.LoadBalancerModule.Source, DefaultLoadBalancerModuleSource)
 	def(&c.RoutesModule.Source, DefaultRoutesModuleSource)
 	def(&c.TargetPoolsModule.Source, DefaultTargetPoolsModuleSource)
+	def(&c.CertificatesModule.Source, DefaultCertificatesModuleSource)
 	def(&c.DefaultLoadBalancerType, annotations.DefaultType)
 	def(&c.DefaultAlgorithm, annotations.DefaultAlgorithm)
 
@@ -133,7 +148,7 @@ func (c Config) withDefaults() (Config, error) {
 	for _, m := range []struct {
 		field string
 		src   ModuleSource
-	}{{"modules.loadBalancer", c.LoadBalancerModule}, {"modules.routes", c.RoutesModule}} {
+	}{{"modules.loadBalancer", c.LoadBalancerModule}, {"modules.routes", c.RoutesModule}, {"modules.certificates", c.CertificatesModule}} {
 		if m.src.Version != "" && !IsRegistrySource(m.src.Source) {
 			return c, configError(m.field+".version", m.src.Version, "applies to registry sources only; pin a git source with ?ref=<tag>")
 		}

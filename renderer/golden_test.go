@@ -102,6 +102,17 @@ func goldenCases() []goldenCase {
 			c.ModulesDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 		})),
 		lbCase("target-pool", testService(), withConfig(func(c *Config) { c.TargetPoolID = "tp-00aa00aa00aa00aa" })),
+		lbCase("https-tls-secrets", httpsService(), withConfig(func(c *Config) { c.Certificates = testCertificates() })),
+		lbCase("https-skip-tls-secrets", httpsService(), withConfig(func(c *Config) { c.SkipTLSSecrets = true })),
+		lbCase("https-certificate-ids", testService(withPorts(
+			port("http", corev1.ProtocolTCP, 80, 30080),
+			port("https", corev1.ProtocolTCP, 443, 30443),
+		), withAnnotations(
+			string(annotations.LBHTTPPorts), "80",
+			string(annotations.LBHTTPSPorts), "443",
+			string(annotations.LBCertificateIDs), "cert-00ff00ff00ff00ff,cert-11ee11ee11ee11ee",
+			string(annotations.LBStickySessions), "true",
+		)), testConfig()),
 		{"target-pools", func() (*Module, error) {
 			return TargetPools([]Pool{
 				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b", "i-0a0a0a0a0a0a0a0a"}},
@@ -192,5 +203,34 @@ func TestGoldenTerraformFmt(t *testing.T) {
 	}
 	if !ok {
 		t.Errorf("terraform fmt would change: %v", files)
+	}
+}
+
+// httpsService serves http on 80 (redirecting), https on 443 and 8443
+// with two TLS Secrets' certificates and one by id, and DNS over udp.
+func httpsService() *corev1.Service {
+	return testService(withPorts(
+		port("http", corev1.ProtocolTCP, 80, 30080),
+		port("https", corev1.ProtocolTCP, 443, 30443),
+		port("admin", corev1.ProtocolTCP, 8443, 30444),
+		port("dns", corev1.ProtocolUDP, 53, 30053),
+	), withAnnotations(
+		string(annotations.LBHTTPPorts), "80",
+		string(annotations.LBHTTPSPorts), "8443,443",
+		string(annotations.LBTLSSecrets), "web-tls,api-tls",
+		string(annotations.LBCertificateIDs), "cert-00ff00ff00ff00ff",
+		string(annotations.LBRedirectHTTPToHTTPS), "true",
+		string(annotations.LBStickySessions), "true",
+		string(annotations.LBStickySessionsCookieTTL), "10m",
+		string(annotations.LBHealthCheckProtocol), "https",
+	))
+}
+
+// testCertificates are the certificates of httpsService's Secrets: only
+// their text matters to the renderer (the controller checks them).
+func testCertificates() map[string]string {
+	return map[string]string{
+		"web-tls": "-----BEGIN CERTIFICATE-----\nMIIBwebLEAF\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\nMIIBwebCA\n-----END CERTIFICATE-----\n",
+		"api-tls": "-----BEGIN CERTIFICATE-----\nMIIBapiLEAF\n-----END CERTIFICATE-----\n",
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,9 +179,9 @@ func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupRepo
 	for _, mb := range members {
 		var mine []listener
 		for _, l := range mb.spec.listeners {
-			key := l.protocol + "/" + fmt.Sprint(l.port)
+			key := l.portKey()
 			if w := owner[key]; w != nil {
-				rep.Conflicts = append(rep.Conflicts, ListenerConflict{Service: mb.svc, Listener: key, Winner: w})
+				rep.Conflicts = append(rep.Conflicts, ListenerConflict{Service: mb.svc, Listener: l.protocol + "/" + strconv.Itoa(l.port), Winner: w})
 				continue
 			}
 			mine = append(mine, l)
@@ -192,7 +193,7 @@ func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupRepo
 			continue
 		}
 		for _, l := range mine {
-			owner[l.protocol+"/"+fmt.Sprint(l.port)] = mb.svc
+			owner[l.portKey()] = mb.svc
 		}
 		spec.listeners = append(spec.listeners, mine...)
 		rep.Members = append(rep.Members, mb.svc)
@@ -254,6 +255,12 @@ func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member,
 	if ann.AdoptID != "" {
 		return member{}, nil, &InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + ")"}
+	}
+	if len(ann.TLSSecrets) > 0 {
+		// The group's root module has no certificates of its own yet:
+		// members serve certificates already in the cloud.
+		return member{}, nil, &InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: strings.Join(ann.TLSSecrets, ","),
+			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + "); use " + string(annotations.LBCertificateIDs)}
 	}
 	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)
 	if err != nil {

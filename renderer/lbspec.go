@@ -45,7 +45,7 @@ func CheckService(svc *corev1.Service, cfg Config) error {
 	if limit := cmp.Or(cfg.MaxListeners, MaxListeners); len(svc.Spec.Ports) > limit {
 		return &TooManyListenersError{Ports: len(svc.Spec.Ports), Limit: limit}
 	}
-	_, err = listeners(svc, ann.ProxyProtocol)
+	_, err = listeners(svc, ann)
 	return err
 }
 
@@ -60,13 +60,21 @@ type lbSpec struct {
 	targets             []string
 	targetPoolID        string
 	tags                map[string]string
+	// certificates are the TLS Secrets' certificates by Secret name (the
+	// certificates module's input); empty without TLS Secrets.
+	certificates map[string]string
 }
 
 type listener struct {
-	protocol          string
-	port, targetPort  int
-	proxyProtocol     bool
-	servicePortFields string // for error messages
+	protocol         string
+	port, targetPort int
+	proxyProtocol    bool
+	// https: certificates (keys of the certificates module's, i.e. TLS
+	// Secret names) and certificate ids, in the annotations' order.
+	certificates, certificateIDs []string
+	redirectPort                 int // http: redirect to this https port
+	sticky                       *stickySessions
+	servicePortFields            string // for error messages
 }
 
 type healthCheck struct {
@@ -97,8 +105,16 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 	if limit := cmp.Or(cfg.MaxListeners, MaxListeners); len(svc.Spec.Ports) > limit {
 		return s, nil, &TooManyListenersError{Ports: len(svc.Spec.Ports), Limit: limit}
 	}
-	if s.listeners, err = listeners(svc, ann.ProxyProtocol); err != nil {
+	if cfg.SkipTLSSecrets {
+		ann = withoutTLSSecrets(ann)
+	}
+	if s.listeners, err = listeners(svc, ann); err != nil {
 		return s, nil, err
+	}
+	if len(ann.TLSSecrets) > 0 {
+		if s.certificates, err = certificatesFor(svc, ann.TLSSecrets, cfg); err != nil {
+			return s, nil, err
+		}
 	}
 	if s.healthCheck, err = healthCheckFor(svc, s.listeners, ann.HealthCheck); err != nil {
 		return s, nil, err
@@ -127,7 +143,8 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 	return s, warnings, nil
 }
 
-func listeners(svc *corev1.Service, proxy bool) ([]listener, error) {
+func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]listener, error) {
+	proxy := ann.ProxyProtocol
 	if len(svc.Spec.Ports) == 0 {
 		return nil, &InputError{Field: "spec.ports", Reason: "is empty: a load balancer needs at least one port"}
 	}
@@ -164,6 +181,12 @@ func listeners(svc *corev1.Service, proxy bool) ([]listener, error) {
 				Reason: fmt.Sprintf("is used twice for %s (also %s)", out[i].protocol, out[i-1].servicePortFields)}
 		}
 	}
+	if err := tlsPorts(out, ann); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b listener) int {
+		return cmp.Or(strings.Compare(a.protocol, b.protocol), a.port-b.port, a.targetPort-b.targetPort)
+	})
 	return out, nil
 }
 
@@ -172,14 +195,15 @@ func listeners(svc *corev1.Service, proxy bool) ([]listener, error) {
 // TCP node port) and applies the annotations on top.
 func healthCheckFor(svc *corev1.Service, ls []listener, ann annotations.HealthCheck) (*healthCheck, error) {
 	var hc healthCheck
+	var lowest int
 	switch {
 	case svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && svc.Spec.HealthCheckNodePort > 0:
 		hc = healthCheck{protocol: "http", port: int(svc.Spec.HealthCheckNodePort), path: annotations.DefaultHealthCheckPath}
 	default:
+		// The lowest TCP port (tcp, http and https listeners all are).
 		for _, l := range ls {
-			if l.protocol == "tcp" {
-				hc = healthCheck{protocol: "tcp", port: l.targetPort}
-				break
+			if l.protocol != "udp" && (hc.port == 0 || l.port < lowest) {
+				hc, lowest = healthCheck{protocol: "tcp", port: l.targetPort}, l.port
 			}
 		}
 	}
@@ -198,7 +222,7 @@ func healthCheckFor(svc *corev1.Service, ls []listener, ann annotations.HealthCh
 	}
 	hc.protocol = cmp.Or(hc.protocol, "tcp")
 	hc.path = ""
-	if hc.protocol == "http" {
+	if hc.protocol == "http" || hc.protocol == "https" {
 		hc.path = cmp.Or(ann.Path, annotations.DefaultHealthCheckPath)
 	}
 	hc.interval = int(cmp.Or(ann.Interval, annotations.DefaultHealthCheckInterval).Seconds())
@@ -248,12 +272,7 @@ func sourceCIDRs(svc *corev1.Service, ann annotations.LoadBalancer) ([]string, [
 func (s lbSpec) inputs() []input {
 	ls := make([]cty.Value, len(s.listeners))
 	for i, l := range s.listeners {
-		ls[i] = cty.ObjectVal(map[string]cty.Value{
-			"protocol":       cty.StringVal(l.protocol),
-			"port":           cty.NumberIntVal(int64(l.port)),
-			"target_port":    cty.NumberIntVal(int64(l.targetPort)),
-			"proxy_protocol": cty.BoolVal(l.proxyProtocol),
-		})
+		ls[i] = l.value()
 	}
 	hc := cty.NullVal(cty.DynamicPseudoType)
 	if h := s.healthCheck; h != nil {
@@ -277,7 +296,7 @@ func (s lbSpec) inputs() []input {
 		{name: "internal", value: cty.BoolVal(s.internal)},
 		{name: "ip_family", value: cty.StringVal(s.ipFamily)},
 		{name: "algorithm", value: cty.StringVal(s.algorithm)},
-		{name: "listeners", value: cty.ListVal(ls)},
+		{name: "listeners", value: cty.TupleVal(ls)}, // tuple: http(s) listeners have more attributes
 		{name: "health_check", value: hc},
 		{name: "allowed_source_cidrs", value: stringList(s.sourceCIDRs)},
 		{name: "targets", value: stringList(s.targets)},
@@ -286,7 +305,37 @@ func (s lbSpec) inputs() []input {
 	if s.targetPoolID != "" {
 		in = append(in, input{name: "target_pool_id", value: cty.StringVal(s.targetPoolID)})
 	}
+	if len(s.certificates) > 0 {
+		in = slices.Insert(in, slices.IndexFunc(in, func(i input) bool { return i.name == "listeners" })+1, certificateIDsInput())
+	}
 	return in
+}
+
+// value is the listener as the module takes it; the http(s) attributes
+// only when set, so tcp and udp listeners read as before.
+func (l listener) value() cty.Value {
+	attrs := map[string]cty.Value{
+		"protocol":       cty.StringVal(l.protocol),
+		"port":           cty.NumberIntVal(int64(l.port)),
+		"target_port":    cty.NumberIntVal(int64(l.targetPort)),
+		"proxy_protocol": cty.BoolVal(l.proxyProtocol),
+	}
+	if len(l.certificates) > 0 {
+		attrs["certificates"] = stringList(l.certificates)
+	}
+	if len(l.certificateIDs) > 0 {
+		attrs["certificate_ids"] = stringList(l.certificateIDs)
+	}
+	if l.redirectPort != 0 {
+		attrs["redirect_to_https_port"] = cty.NumberIntVal(int64(l.redirectPort))
+	}
+	if l.sticky != nil {
+		attrs["sticky_sessions"] = cty.ObjectVal(map[string]cty.Value{
+			"cookie_name": cty.StringVal(l.sticky.cookieName),
+			"ttl_seconds": cty.NumberIntVal(int64(l.sticky.ttlSeconds)),
+		})
+	}
+	return cty.ObjectVal(attrs)
 }
 
 func stringList(ss []string) cty.Value {

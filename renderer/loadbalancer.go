@@ -83,6 +83,12 @@ func renderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (
 		imp.SetAttributeTraversal("to", importTarget())
 		imp.SetAttributeValue("id", ctyString(ann.AdoptID))
 	}
+	if len(spec.certificates) > 0 {
+		r.tlsKeysVariable()
+		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(spec.certificates, spec.region, spec.tags)); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, spec.inputs()); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,9 @@ import (
 // sorted.
 var keyOrder = []string{
 	"source", "version",
-	"protocol", "port", "target_port", "proxy_protocol", "path",
+	"protocol", "port", "target_port", "proxy_protocol",
+	"certificates", "certificate_ids", "redirect_to_https_port", "sticky_sessions", "cookie_name", "ttl_seconds",
+	"certificate_pem", "private_key_version", "path",
 	"interval_seconds", "timeout_seconds", "healthy_threshold", "unhealthy_threshold",
 }
 

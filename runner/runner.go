@@ -170,6 +170,10 @@ type Job struct {
 	// Env carries backend credentials (PG_CONN_STR, AWS_*, ...): secrets,
 	// never written to the workspace and scrubbed from errors.
 	Env map[string]string
+	// Secrets are further values terraform must never echo (scrubbed like
+	// Env's values): the parts of an Env value that are secrets on their
+	// own, such as each private key inside a JSON variable.
+	Secrets []string
 	// CLIWorkspace is terraform's CLI workspace (terraform workspace
 	// select): "" or "default" for backends with one state per
 	// configuration. Not the object's workspace, which Key names.
@@ -285,8 +289,13 @@ func (r *Runner) Processes() map[string]int64 {
 // value of the runner's and the job's environment (backend credentials,
 // the provider's token). They are also registered process-wide, so an
 // Error built without diagnostics is scrubbed too (see Error.Error).
-func (r *Runner) secrets(job map[string]string) []string {
+func (r *Runner) secrets(job map[string]string, extra ...string) []string {
 	var out []string
+	for _, v := range extra {
+		if len(v) >= redact.MinLen {
+			out = append(out, v)
+		}
+	}
 	for _, env := range []map[string]string{r.cfg.Env, job} {
 		for _, v := range env {
 			if len(v) >= redact.MinLen { // shorter values would redact ordinary words

@@ -118,7 +118,7 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 		w.env = env
 	}
 	w.slot.setEnv(env)
-	w.secrets = r.secrets(job.Env)
+	w.secrets = r.secrets(job.Env, job.Secrets...)
 	fp, err := initFingerprint(job.Files, lock, job.Env)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", w.key, err)

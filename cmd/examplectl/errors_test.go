@@ -63,7 +63,7 @@ func TestFilesHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := renderService(renderOptions{config: "testdata/config.yaml"}, svc, nodes, io.Discard)
+	m, err := renderService(renderOptions{config: "testdata/config.yaml"}, svc, nodes, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

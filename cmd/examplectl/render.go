@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,9 @@ import (
 type renderOptions struct {
 	service, nodes, config, out, targetPool string
 	withModules                             bool
+	// tlsCertificates are NAME=FILE: the certificate of TLS Secret NAME
+	// (the Secret's tls.crt). Never a key: render needs none.
+	tlsCertificates []string
 }
 
 func newRenderCmd() *cobra.Command {
@@ -42,7 +46,10 @@ the Service's current main.tf, examplectl plan NS/NAME) for the exact module.
 Without --config: cluster "kubernetes", the nodes' region, no backend block.
 Warnings (skipped nodes, adjusted CIDRs) go to stderr. With --out, main.tf is
 written to DIR instead; --with-modules also writes the shipped modules to
-DIR/modules, so that DIR is ready for terraform init and plan.`,
+DIR/modules, so that DIR is ready for terraform init and plan. A Service
+whose tls-secrets annotation names TLS Secrets needs each Secret's
+certificate (its tls.crt, public) with --tls-certificate NAME=FILE; the
+private keys are never rendered, so render reads none.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -55,6 +62,7 @@ DIR/modules, so that DIR is ready for terraform init and plan.`,
 	f.StringVar(&o.targetPool, "target-pool", "", "with --config: the target pool the Service forwards to (target pools enabled)")
 	f.StringVar(&o.out, "out", "", "write main.tf into this directory instead of printing it")
 	f.BoolVar(&o.withModules, "with-modules", false, "with --out: also write the shipped modules to DIR/modules")
+	f.StringArrayVar(&o.tlsCertificates, "tls-certificate", nil, "NAME=FILE: the certificate (tls.crt) of TLS Secret NAME the Service names; repeat per Secret")
 	_ = cmd.MarkFlagRequired("service")
 	return cmd
 }
@@ -70,7 +78,11 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	m, err := renderService(o, svc, nodes, stderr)
+	tls, err := readTLSCertificates(o.tlsCertificates)
+	if err != nil {
+		return err
+	}
+	m, err := renderService(o, svc, nodes, tls, stderr)
 	if err != nil {
 		return err
 	}
@@ -208,7 +220,7 @@ func onlyComments(doc []byte) bool {
 
 // renderService renders as the controller does: with --config through the
 // engine, from the cloud config; without, from a minimal config.
-func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, stderr io.Writer) (*renderer.Module, error) {
+func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, tls *engine.TLS, stderr io.Writer) (*renderer.Module, error) {
 	if o.config == "" {
 		if o.targetPool != "" {
 			return nil, errors.New("--target-pool needs --config")
@@ -221,6 +233,9 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, s
 		}
 		// As the controller does: an upgrade of the shipped modules shows.
 		cfg := renderer.Config{ClusterID: "kubernetes", Region: region, ModulesDigest: modules.Digest()}
+		if tls != nil {
+			cfg.Certificates = tls.Certificates
+		}
 		return renderer.LoadBalancer(svc, nodes, cfg)
 	}
 	data, err := readFile(o.config)
@@ -241,13 +256,35 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, s
 	case o.targetPool != "" && !pools:
 		return nil, fmt.Errorf("--target-pool: target pools are disabled in %s (loadBalancer.targetPools.disabled)", o.config)
 	case o.targetPool != "":
-		m, _, err := e.RenderLoadBalancerOnPool(svc, o.targetPool)
+		m, _, err := e.RenderLoadBalancerOnPool(svc, o.targetPool, tls)
 		return m, err
 	case pools:
 		fmt.Fprintln(stderr, "warning: target pools are enabled in the config: the controller forwards to the pool of this Service's node selection, not to the nodes listed here; pass --target-pool ID (target_pool_id in the current main.tf: examplectl plan NS/NAME) for the exact module")
 	}
-	m, _, err := e.RenderLoadBalancer(svc, nodes)
+	m, _, err := e.RenderLoadBalancer(svc, nodes, tls)
 	return m, err
+}
+
+// readTLSCertificates reads --tls-certificate NAME=FILE flags; an empty
+// TLS (not nil) without any, so a Service naming Secrets fails to render
+// saying which certificate is missing.
+func readTLSCertificates(flags []string) (*engine.TLS, error) {
+	tls := &engine.TLS{Certificates: map[string]string{}}
+	for _, f := range flags {
+		name, path, ok := strings.Cut(f, "=")
+		if !ok || name == "" || path == "" {
+			return nil, fmt.Errorf("--tls-certificate %q: want NAME=FILE (the Secret's name and its tls.crt)", f)
+		}
+		data, err := readFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-certificate %s: %w", name, err)
+		}
+		if bytes.Contains(data, []byte("PRIVATE KEY")) {
+			return nil, fmt.Errorf("--tls-certificate %s: %s holds a private key: give the certificate (tls.crt) only", name, path)
+		}
+		tls.Certificates[name] = string(data)
+	}
+	return tls, nil
 }
 
 // nodesRegion is the region most nodes are in (ties: the first by name).

@@ -4,7 +4,18 @@ locals {
   # target_port as one listener updated, instead of shifting every listener
   # after it. var.listeners stays a list (what the controller renders);
   # validation makes the keys unique.
-  listeners = { for l in var.listeners : "${l.protocol}/${l.port}" => l }
+  # certificates (keys) resolve to ids ahead of certificate_ids.
+  listeners = { for l in var.listeners : "${l.protocol}/${l.port}" => {
+    protocol       = l.protocol
+    port           = l.port
+    target_port    = l.target_port
+    proxy_protocol = l.proxy_protocol
+    certificate_ids = l.certificates == null ? l.certificate_ids : concat(
+      [for c in l.certificates : var.certificates[c]], coalesce(l.certificate_ids, []),
+    )
+    redirect_to_https_port = l.redirect_to_https_port
+    sticky_sessions        = l.sticky_sessions
+  } }
 }
 
 resource "example_load_balancer" "this" {

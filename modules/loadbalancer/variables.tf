@@ -59,12 +59,13 @@ variable "algorithm" {
 }
 
 variable "listeners" {
-  description = "Ports the load balancer listens on (protocol tcp, udp, http or https, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol, and tcp, http and https share the TCP ports. https listeners end TLS with certificate_ids (1-25 certificate ids, the first the default); an http listener may redirect to an https port (redirect_to_https_port); http and https listeners may have cookie sticky_sessions. The last three are null when unset."
+  description = "Ports the load balancer listens on (protocol tcp, udp, http or https, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol, and tcp, http and https share the TCP ports. https listeners end TLS with certificates (keys of var.certificates, e.g. certificates uploaded by the certificates module) and certificate_ids (ids of certificates already in the cloud): 1-25 together, the first the default; an http listener may redirect to an https port (redirect_to_https_port); http and https listeners may have cookie sticky_sessions. The last three are null when unset."
   type = list(object({
     protocol               = string
     port                   = number
     target_port            = number
     proxy_protocol         = optional(bool, false)
+    certificates           = optional(list(string))
     certificate_ids        = optional(list(string))
     redirect_to_https_port = optional(number)
     sticky_sessions = optional(object({
@@ -111,10 +112,19 @@ variable "listeners" {
 
   validation {
     condition = alltrue([for l in var.listeners : l.protocol == "https" ? try(
-      length(l.certificate_ids) >= 1 && length(l.certificate_ids) <= 25 && length(distinct(l.certificate_ids)) == length(l.certificate_ids) &&
-      alltrue([for c in l.certificate_ids : startswith(c, "cert-")]),
-    false) : l.certificate_ids == null])
-    error_message = "An https listener needs certificate_ids: 1-25 distinct certificate ids (cert-...), the first the default; other protocols take none."
+      length(concat(coalesce(l.certificates, []), coalesce(l.certificate_ids, []))) >= 1 &&
+      length(concat(coalesce(l.certificates, []), coalesce(l.certificate_ids, []))) <= 25 &&
+      length(distinct(coalesce(l.certificate_ids, []))) == length(coalesce(l.certificate_ids, [])) &&
+      length(distinct(coalesce(l.certificates, []))) == length(coalesce(l.certificates, [])) &&
+      alltrue([for c in coalesce(l.certificate_ids, []) : startswith(c, "cert-")]),
+    false) : l.certificate_ids == null && l.certificates == null])
+    error_message = "An https listener needs certificate_ids and certificates: 1-25 distinct certificate ids (cert-...) and keys of var.certificates together, the first the default; other protocols take none."
+  }
+
+  # Refers to var.certificates: Terraform 1.9.
+  validation {
+    condition     = alltrue([for l in var.listeners : alltrue([for c in coalesce(l.certificates, []) : contains(keys(var.certificates), c)])])
+    error_message = "Every listener's certificates must be keys of var.certificates; unknown: ${join(", ", distinct(flatten([for l in var.listeners : [for c in coalesce(l.certificates, []) : c if !contains(keys(var.certificates), c)]])))}."
   }
 
   validation {
@@ -133,6 +143,13 @@ variable "listeners" {
     false)])
     error_message = "sticky_sessions are only allowed on http and https listeners without redirect_to_https_port, with a cookie_name of 1-64 letters, digits and !#$%&'*+-.^_`|~ and a whole ttl_seconds in 1-604800."
   }
+}
+
+variable "certificates" {
+  description = "Ids (cert-...) of certificates by key, for the listeners' certificates: typically the certificates module's ids output, so a rotation (a new id) updates the listeners in place."
+  type        = map(string)
+  default     = {}
+  nullable    = false
 }
 
 variable "health_check" {

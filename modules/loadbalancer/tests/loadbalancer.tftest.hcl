@@ -188,3 +188,30 @@ run "redirect_without_https" {
 
   expect_failures = [var.listeners]
 }
+
+run "certificates_by_key" {
+  command = plan
+
+  variables {
+    listeners = [
+      { protocol = "https", port = 443, target_port = 30443, certificates = ["web", "api"], certificate_ids = ["cert-x"] },
+    ]
+    certificates = { api = "cert-a", web = "cert-w" }
+  }
+
+  assert {
+    condition     = example_load_balancer.this.listeners["https/443"].certificate_ids == tolist(["cert-w", "cert-a", "cert-x"])
+    error_message = "certificates must resolve to ids in their order, ahead of certificate_ids."
+  }
+}
+
+run "unknown_certificate_key" {
+  command = plan
+
+  variables {
+    listeners    = [{ protocol = "https", port = 443, target_port = 30443, certificates = ["web", "nope"] }]
+    certificates = { web = "cert-w" }
+  }
+
+  expect_failures = [var.listeners]
+}

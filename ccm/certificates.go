@@ -1,0 +1,162 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// TLSSecretsRole is the ClusterRole that lets the controller read the
+// Secrets of a namespace, bound there with a RoleBinding: it reads the
+// TLS Secrets Services name only where a platform team allowed it.
+const TLSSecretsRole = "example-ccm:tls-secrets"
+
+// CertificateSecretError is a TLS Secret a Service names that cannot
+// serve: missing, unreadable, of another type, or holding a certificate or
+// key the cloud would refuse. It never quotes the Secret's content.
+type CertificateSecretError struct {
+	Namespace, Name string
+	Reason          string
+}
+
+func (e *CertificateSecretError) Error() string {
+	return fmt.Sprintf("TLS Secret %s/%s (annotation %s) %s; nothing was planned: the load balancer keeps serving what it serves",
+		e.Namespace, e.Name, annotations.LBTLSSecrets, e.Reason)
+}
+
+// CertificatesUnsupportedError is a Service naming TLS Secrets while the
+// controller runs a distribution without write-only arguments.
+type CertificatesUnsupportedError struct {
+	Distribution string
+}
+
+func (e *CertificatesUnsupportedError) Error() string {
+	return fmt.Sprintf("annotation %s is refused: certificates from TLS Secrets need Terraform 1.11 or later (write-only arguments), "+
+		"and the controller runs %s (terraform.distribution); use %s with certificates already in the cloud",
+		annotations.LBTLSSecrets, e.Distribution, annotations.LBCertificateIDs)
+}
+
+// tlsSecrets reads the TLS Secrets Services name, for the engine
+// (engine.Options.TLS).
+type tlsSecrets struct {
+	cfg    *cloudconfig.Config
+	review *review
+}
+
+// read is the engine's TLSSource: nil for a Service that names no TLS
+// Secret (or whose annotations do not parse: rendering reports that).
+func (t *tlsSecrets) read(ctx context.Context, svc *v1.Service) (*engine.TLS, error) {
+	ann, err := annotations.Parse(svc.Annotations)
+	if err != nil || len(ann.TLSSecrets) == 0 {
+		return nil, nil //nolint:nilerr // the renderer reports bad annotations, with the field
+	}
+	if d := t.cfg.Terraform.Distribution; runner.Distribution(d) == runner.DistributionTofu {
+		return nil, &CertificatesUnsupportedError{Distribution: d}
+	}
+	if t.review.client == nil {
+		return nil, fmt.Errorf("annotation %s: no Kubernetes client to read TLS Secrets", annotations.LBTLSSecrets)
+	}
+	tls := &engine.TLS{Certificates: map[string]string{}, Keys: map[string]string{}}
+	for _, name := range ann.TLSSecrets {
+		crt, key, err := t.secret(ctx, svc.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		tls.Certificates[name], tls.Keys[name] = crt, key
+	}
+	return tls, nil
+}
+
+// secret reads and checks one TLS Secret, as the cloud would check its
+// certificate and key.
+func (t *tlsSecrets) secret(ctx context.Context, namespace, name string) (crt, key string, err error) {
+	invalid := func(format string, args ...any) error {
+		return &CertificateSecretError{Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)}
+	}
+	s, err := t.review.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", "", invalid("does not exist")
+	case apierrors.IsForbidden(err):
+		return "", "", invalid("cannot be read by the controller: bind the ClusterRole %s to its ServiceAccount in namespace %s with a RoleBinding (docs/certificates.md)",
+			TLSSecretsRole, namespace)
+	case err != nil:
+		return "", "", fmt.Errorf("read TLS Secret %s/%s: %w", namespace, name, err)
+	case s.Type != v1.SecretTypeTLS:
+		return "", "", invalid("is of type %q, not %s", s.Type, v1.SecretTypeTLS)
+	}
+	crt, key = string(s.Data[v1.TLSCertKey]), string(s.Data[v1.TLSPrivateKeyKey])
+	t.review.redact(key) // before any check can fail
+	if crt == "" {
+		return "", "", invalid("has no %s", v1.TLSCertKey)
+	}
+	if key == "" {
+		return "", "", invalid("has no %s", v1.TLSPrivateKeyKey)
+	}
+	if _, err := exampleapi.InspectCertificate(crt); err != nil {
+		return "", "", invalid("%s: %v", v1.TLSCertKey, err)
+	}
+	if err := exampleapi.CheckPrivateKey(crt, key); err != nil {
+		return "", "", invalid("%s: %v", v1.TLSPrivateKeyKey, err)
+	}
+	return crt, key, nil
+}
+
+// resyncTLS converges, every interval, each Service that names TLS
+// Secrets: the service controller does not watch Secrets, so this is how a
+// renewed certificate reaches the load balancer. An unchanged Secret costs
+// a GET and no terraform (the engine's inputs digest covers the
+// certificates). It uses the nodes the service controller last passed, and
+// waits until it has passed some: with none, a load balancer listing its
+// nodes would be planned without targets.
+func (l *loadBalancers) resyncTLS(ctx context.Context, every time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		nodes := l.groups.lastNodes()
+		if len(nodes) == 0 {
+			continue
+		}
+		for _, svc := range l.tlsServices() {
+			if ctx.Err() != nil {
+				return
+			}
+			if _, err := l.EnsureLoadBalancer(ctx, "", svc, nodes); err != nil {
+				klog.V(2).InfoS("TLS resync: the load balancer did not converge", "service", klog.KObj(svc), "err", err)
+			}
+		}
+	}
+}
+
+// tlsServices are the Services the service controller gives this
+// provider (type LoadBalancer, no load balancer class, not being deleted,
+// in no group) whose annotations name TLS Secrets, from its informer.
+func (l *loadBalancers) tlsServices() []*v1.Service {
+	if l.groups.services == nil {
+		return nil
+	}
+	var out []*v1.Service
+	for _, obj := range l.groups.services.List() {
+		svc, ok := obj.(*v1.Service)
+		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer || svc.Spec.LoadBalancerClass != nil || svc.DeletionTimestamp != nil ||
+			svc.Annotations[string(annotations.LBTLSSecrets)] == "" || svc.Annotations[string(annotations.LBGroup)] != "" {
+			continue
+		}
+		out = append(out, svc)
+	}
+	return out
+}

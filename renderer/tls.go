@@ -1,0 +1,171 @@
+package renderer
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+)
+
+// A Service's certificates from TLS Secrets: the root module declares the
+// ephemeral variable TLSKeysVariable for their private keys, and the
+// controller passes it in the environment of every terraform process of
+// the workspace (TLSKeysEnv, a JSON object by Secret name). Ephemeral, it
+// is in no saved plan and no state; the keys reach the provider only
+// through its write-only private_key_wo.
+const (
+	TLSKeysVariable        = "tls_private_keys"
+	TLSKeysEnv             = "TF_VAR_" + TLSKeysVariable
+	CertificatesModuleName = "certificates"
+)
+
+// stickySessions are a listener's cookie sticky sessions.
+type stickySessions struct {
+	cookieName string
+	ttlSeconds int
+}
+
+// tlsPorts turns the Service's TCP listeners named by the http-ports and
+// https-ports annotations into http and https listeners, with their
+// certificates, redirect and sticky sessions. A listed port that is not a
+// TCP port of the Service is an error.
+func tlsPorts(ls []listener, ann annotations.LoadBalancer) error {
+	byPort := map[int]int{}
+	for i, l := range ls {
+		if l.protocol == "tcp" {
+			byPort[l.port] = i
+		}
+	}
+	for _, list := range []struct {
+		name  annotations.Name
+		ports []int32
+		proto string
+	}{{annotations.LBHTTPPorts, ann.HTTPPorts, "http"}, {annotations.LBHTTPSPorts, ann.HTTPSPorts, "https"}} {
+		for _, p := range list.ports {
+			i, ok := byPort[int(p)]
+			if !ok {
+				return &InputError{Field: "annotation " + string(list.name), Value: strconv.Itoa(int(p)),
+					Reason: "is not a TCP port of the Service (spec.ports[*].port)"}
+			}
+			ls[i].protocol = list.proto
+			ls[i].proxyProtocol = false
+		}
+	}
+	redirect := int(ann.HTTPSRedirectPort())
+	ttl := int(cmpDuration(ann.StickySessions.TTL, annotations.DefaultStickyCookieTTL).Seconds())
+	for i := range ls {
+		l := &ls[i]
+		switch l.protocol {
+		case "https":
+			l.certificates = slices.Clone(ann.TLSSecrets)
+			l.certificateIDs = slices.Clone(ann.CertificateIDs)
+		case "http":
+			if ann.RedirectHTTPToHTTPS {
+				l.redirectPort = redirect
+			}
+		default:
+			continue
+		}
+		if ann.StickySessions.Enabled && l.redirectPort == 0 {
+			name := ann.StickySessions.CookieName
+			if name == "" {
+				name = annotations.DefaultStickyCookieName
+			}
+			l.sticky = &stickySessions{cookieName: name, ttlSeconds: ttl}
+		}
+	}
+	return nil
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// withoutTLSSecrets is ann as SkipTLSSecrets renders it: nothing that
+// needs a Secret's certificate.
+func withoutTLSSecrets(ann annotations.LoadBalancer) annotations.LoadBalancer {
+	if len(ann.TLSSecrets) == 0 {
+		return ann
+	}
+	ann.HTTPPorts, ann.HTTPSPorts, ann.TLSSecrets, ann.CertificateIDs = nil, nil, nil, nil
+	ann.RedirectHTTPToHTTPS, ann.StickySessions = false, annotations.StickySessions{}
+	return ann
+}
+
+// certificatesFor is the certificates module's certificates input: the
+// certificate of every TLS Secret the Service names, from cfg.
+func certificatesFor(svc *corev1.Service, secrets []string, cfg Config) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range secrets {
+		pem, ok := cfg.Certificates[name]
+		if !ok || pem == "" {
+			return nil, &InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: name,
+				Reason: fmt.Sprintf("no certificate was read from Secret %s/%s", svc.Namespace, name)}
+		}
+		out[name] = pem
+	}
+	return out, nil
+}
+
+// tlsKeysVariable declares the ephemeral variable of the private keys.
+func (r *root) tlsKeysVariable() {
+	r.body.AppendNewline()
+	r.body.AppendUnstructuredTokens(commentTokens(
+		"The certificates' private keys, by Secret name. The controller reads them from the Secrets for every plan",
+		"and apply and passes them in the environment ("+TLSKeysEnv+"): they are in no file, no saved plan and no state."))
+	v := r.body.AppendNewBlock("variable", []string{TLSKeysVariable}).Body()
+	v.SetAttributeValue("description", cty.StringVal("Private keys (PEM) of the certificates, by TLS Secret name."))
+	v.SetAttributeRaw("type", hclwrite.TokensForFunctionCall("map", hclwrite.TokensForIdentifier("string")))
+	v.SetAttributeValue("sensitive", cty.True)
+	v.SetAttributeValue("ephemeral", cty.True)
+	v.SetAttributeValue("nullable", cty.False)
+}
+
+// certificatesInputs are the certificates module's arguments: each
+// Secret's certificate at key version 1 (a new key comes with a new
+// certificate, which replaces it anyway).
+func certificatesInputs(certs map[string]string, region string, tags map[string]string) []input {
+	entries := map[string]cty.Value{}
+	for name, pem := range certs {
+		entries[name] = cty.ObjectVal(map[string]cty.Value{
+			"certificate_pem":     cty.StringVal(pem),
+			"private_key_version": cty.NumberIntVal(1),
+		})
+	}
+	return []input{
+		{name: "region", value: cty.StringVal(region)},
+		{name: "certificates", value: cty.MapVal(entries)},
+		{name: "private_keys", value: cty.NullVal(cty.DynamicPseudoType), tokens: hclwrite.TokensForTraversal(hcl.Traversal{
+			hcl.TraverseRoot{Name: "var"}, hcl.TraverseAttr{Name: TLSKeysVariable},
+		})},
+		{name: "tags", value: stringMap(tags)},
+	}
+}
+
+// certificateIDsInput is the load balancer module's certificates input:
+// the certificates module's ids.
+func certificateIDsInput() input {
+	return input{name: "certificates", value: cty.NullVal(cty.DynamicPseudoType), tokens: hclwrite.TokensForTraversal(hcl.Traversal{
+		hcl.TraverseRoot{Name: "module"}, hcl.TraverseAttr{Name: CertificatesModuleName}, hcl.TraverseAttr{Name: "ids"},
+	})}
+}
+
+// portKey names the port a listener takes on the load balancer: tcp,
+// http and https listeners share the TCP ports.
+func (l listener) portKey() string {
+	transport := "tcp"
+	if l.protocol == "udp" {
+		transport = "udp"
+	}
+	return transport + "/" + strconv.Itoa(l.port)
+}
