@@ -8,8 +8,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
