@@ -17,9 +17,9 @@ import (
 
 // TLS is what a Service's TLS Secrets give its load balancer: the
 // certificates, rendered into main.tf, and their private keys, which are
-// never rendered: they reach terraform in the environment of the
-// workspace's processes (renderer.TLSKeysEnv), as an ephemeral variable
-// that no saved plan and no state keeps.
+// never rendered: they reach the provider in the environment of the
+// workspace's terraform processes (renderer.TLSKeysEnv), read by an
+// ephemeral resource that no saved plan and no state keeps.
 type TLS struct {
 	// Certificates by Secret name: the certificate chains (PEM).
 	Certificates map[string]string

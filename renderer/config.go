@@ -76,7 +76,7 @@ type Config struct {
 	// Certificates, set per Service, are the certificates of the TLS
 	// Secrets its tls-secrets annotation names, by Secret name: the
 	// certificate chain (PEM, public). The private keys are never rendered
-	// (see TLSKeysVariable). A named Secret missing here is an error.
+	// (see TLSKeysEnv). A named Secret missing here is an error.
 	Certificates map[string]string
 	// SkipTLSSecrets, set per Service, renders it as if it named no TLS
 	// Secret (no certificates, its http and https ports as tcp): for a

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -84,7 +86,7 @@ func renderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (
 		imp.SetAttributeValue("id", ctyString(ann.AdoptID))
 	}
 	if len(spec.certificates) > 0 {
-		r.tlsKeysVariable()
+		r.tlsKeys(slices.Sorted(maps.Keys(spec.certificates)))
 		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(spec.certificates, spec.region, spec.tags)); err != nil {
 			return nil, err
 		}

@@ -14,15 +14,17 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 )
 
-// A Service's certificates from TLS Secrets: the root module declares the
-// ephemeral variable TLSKeysVariable for their private keys, and the
-// controller passes it in the environment of every terraform process of
-// the workspace (TLSKeysEnv, a JSON object by Secret name). Ephemeral, it
-// is in no saved plan and no state; the keys reach the provider only
-// through its write-only private_key_wo.
+// A Service's certificates from TLS Secrets: the root module reads their
+// private keys with the provider's ephemeral resource example_private_keys
+// (TLSKeysResource), which takes them from the provider's environment
+// (TLSKeysEnv, a JSON object by Secret name) that the controller sets for
+// every terraform process of the workspace. Ephemeral, they are in no
+// file, saved plan or state; they reach the cloud only through the
+// certificate's write-only private_key_wo.
 const (
-	TLSKeysVariable        = "tls_private_keys"
-	TLSKeysEnv             = "TF_VAR_" + TLSKeysVariable
+	TLSKeysEnv             = "EXAMPLE_PRIVATE_KEYS" // tfprovider.EnvPrivateKeys
+	TLSKeysResource        = "example_private_keys"
+	TLSKeysName            = "tls"
 	CertificatesModuleName = "certificates"
 )
 
@@ -117,18 +119,14 @@ func certificatesFor(svc *corev1.Service, secrets []string, cfg Config) (map[str
 	return out, nil
 }
 
-// tlsKeysVariable declares the ephemeral variable of the private keys.
-func (r *root) tlsKeysVariable() {
+// tlsKeys reads the private keys of the Secrets named.
+func (r *root) tlsKeys(names []string) {
 	r.body.AppendNewline()
 	r.body.AppendUnstructuredTokens(commentTokens(
-		"The certificates' private keys, by Secret name. The controller reads them from the Secrets for every plan",
-		"and apply and passes them in the environment ("+TLSKeysEnv+"): they are in no file, no saved plan and no state."))
-	v := r.body.AppendNewBlock("variable", []string{TLSKeysVariable}).Body()
-	v.SetAttributeValue("description", cty.StringVal("Private keys (PEM) of the certificates, by TLS Secret name."))
-	v.SetAttributeRaw("type", hclwrite.TokensForFunctionCall("map", hclwrite.TokensForIdentifier("string")))
-	v.SetAttributeValue("sensitive", cty.True)
-	v.SetAttributeValue("ephemeral", cty.True)
-	v.SetAttributeValue("nullable", cty.False)
+		"The certificates' private keys, by Secret name: the provider reads them from its environment ("+TLSKeysEnv+"),",
+		"which the controller sets from the Secrets for every plan and apply. Ephemeral: in no file, saved plan or state."))
+	b := r.body.AppendNewBlock("ephemeral", []string{TLSKeysResource, TLSKeysName}).Body()
+	b.SetAttributeRaw("names", valueTokens(stringList(names)))
 }
 
 // certificatesInputs are the certificates module's arguments: each
@@ -146,7 +144,7 @@ func certificatesInputs(certs map[string]string, region string, tags map[string]
 		{name: "region", value: cty.StringVal(region)},
 		{name: "certificates", value: cty.MapVal(entries)},
 		{name: "private_keys", value: cty.NullVal(cty.DynamicPseudoType), tokens: hclwrite.TokensForTraversal(hcl.Traversal{
-			hcl.TraverseRoot{Name: "var"}, hcl.TraverseAttr{Name: TLSKeysVariable},
+			hcl.TraverseRoot{Name: "ephemeral"}, hcl.TraverseAttr{Name: TLSKeysResource}, hcl.TraverseAttr{Name: TLSKeysName}, hcl.TraverseAttr{Name: "keys"},
 		})},
 		{name: "tags", value: stringMap(tags)},
 	}

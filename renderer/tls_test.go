@@ -52,7 +52,7 @@ func TestTLSRendersNoKeyMaterial(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := string(m.Files[MainFile])
-	for _, want := range []string{`private_keys = var.tls_private_keys`, `ephemeral   = true`, `certificates = module.certificates.ids`} {
+	for _, want := range []string{`private_keys = ephemeral.example_private_keys.tls.keys`, `ephemeral "example_private_keys" "tls"`, `certificates = module.certificates.ids`} {
 		if !strings.Contains(main, want) {
 			t.Errorf("main.tf lacks %q", want)
 		}
@@ -70,7 +70,7 @@ func TestSkipTLSSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := string(m.Files[MainFile])
-	for _, absent := range []string{TLSKeysVariable, `module "certificates"`, "certificate_ids", "redirect_to_https_port", "sticky_sessions"} {
+	for _, absent := range []string{TLSKeysResource, `module "certificates"`, "certificate_ids", "redirect_to_https_port", "sticky_sessions"} {
 		if strings.Contains(main, absent) {
 			t.Errorf("main.tf has %s", absent)
 		}

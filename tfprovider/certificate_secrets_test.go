@@ -2,6 +2,7 @@ package tfprovider
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,45 +18,67 @@ import (
 	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
 )
 
+// Where a certificate's key comes from in certWorkspace.
+const (
+	keyFromVariable          = "variable"           // a plain sensitive variable
+	keyFromEphemeralVariable = "ephemeral variable" // TF_VAR_private_key_pem, ephemeral
+	keyFromPrivateKeys       = "example_private_keys"
+)
+
 // certWorkspace is a root module with an https load balancer whose
-// certificate's key comes from an ephemeral variable (TF_VAR_private_key_pem):
-// the way a configuration keeps the key out of its plan files too.
-func certWorkspace(e *testEnv, ephemeral bool) string {
-	eph := ""
-	if ephemeral {
-		eph = "\n  ephemeral = true"
+// certificate's key comes from source: a variable (TF_VAR_private_key_pem,
+// ephemeral or not) or the ephemeral resource example_private_keys
+// (EXAMPLE_PRIVATE_KEYS), the ways a configuration keeps the key out of
+// its plan files too.
+func certWorkspace(e *testEnv, source string) string {
+	key := "var.private_key_pem"
+	decl := `
+variable "private_key_pem" {
+  type      = string
+  sensitive = true%s
+}
+`
+	switch source {
+	case keyFromVariable:
+		decl = fmt.Sprintf(decl, "")
+	case keyFromEphemeralVariable:
+		decl = fmt.Sprintf(decl, "\n  ephemeral = true")
+	case keyFromPrivateKeys:
+		key = `ephemeral.example_private_keys.tls.keys["web"]`
+		decl = `
+ephemeral "example_private_keys" "tls" {
+  names = ["web"]
+}
+`
 	}
 	return e.cliConfig(fmt.Sprintf(`
 variable "certificate_pem" {
   type = string
 }
-
-variable "private_key_pem" {
-  type      = string
-  sensitive = true%s
-}
-
+%s
 variable "key_version" {
   type = number
 }
 
 resource "example_certificate" "web" {
   certificate_pem        = var.certificate_pem
-  private_key_wo         = var.private_key_pem
+  private_key_wo         = %s
   private_key_wo_version = var.key_version
 
   lifecycle {
     create_before_destroy = true
   }
 }
-`, eph)) + httpsLBConfig("[example_certificate.web.id]")
+`, decl, key)) + httpsLBConfig("[example_certificate.web.id]")
 }
 
-// keyEnv passes the certificate and key as TF_VAR_ variables: never on a
-// command line, which terraform's log prints.
+// keyEnv passes the certificate and key in the environment (TF_VAR_
+// variables, and EXAMPLE_PRIVATE_KEYS for example_private_keys): never on
+// a command line, which terraform's log prints.
 func keyEnv(c simtest.Cert, version int) []string {
+	keys, _ := json.Marshal(map[string]string{"web": c.KeyPEM})
 	return []string{"TF_VAR_certificate_pem=" + c.CertPEM, "TF_VAR_private_key_pem=" + c.KeyPEM,
-		fmt.Sprintf("TF_VAR_key_version=%d", version)}
+		fmt.Sprintf("TF_VAR_key_version=%d", version), EnvPrivateKeys + "=" + string(keys)}
 }
 
 // runTF runs terraform (or tofu) in dir and returns its standard output;
@@ -89,19 +112,29 @@ func tryTF(bin, dir string, env []string, args ...string) (string, error) {
 // of the archive) and its `terraform show -json`, the state and its
 // backup, `terraform show -json` of the state, the trace log (terraform's
 // and the provider's), and every other file of the working directory.
-// (The variable must be ephemeral: terraform stores the values of other
-// variables in the plan file, so there the key would be found.)
+// Both ephemeral sources are tried: an ephemeral variable and the
+// provider's example_private_keys. (A variable must be ephemeral:
+// terraform stores the values of other variables in the plan file, so
+// there the key would be found.)
 func TestAccCertificate_keyNowhere(t *testing.T) {
 	mirrortest.RequireAcceptance(t)
+	for _, source := range []string{keyFromEphemeralVariable, keyFromPrivateKeys} {
+		t.Run(source, func(t *testing.T) {
+			t.Parallel()
+			testKeyNowhere(t, source)
+		})
+	}
+}
+
+func testKeyNowhere(t *testing.T, source string) {
 	bin := mirrortest.Get(t)
-	t.Parallel()
 	e := newTestEnv(t)
 	first := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	second := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	secrets := []string{keyBody(first), keyBody(second)}
 
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, true))
+	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, source))
 	lock, err := os.ReadFile(bin.LockFile)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +226,7 @@ func TestAccCertificate_openTofu(t *testing.T) {
 	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, false))
+	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, keyFromVariable))
 	lock, err := os.ReadFile(tc.LockFile)
 	if err != nil {
 		t.Fatal(err)
@@ -261,4 +294,49 @@ func zipEntries(t *testing.T, path string) map[string]string {
 		out[f.Name] = string(raw)
 	}
 	return out
+}
+
+// TestAccPrivateKeys_refusals: example_private_keys fails to open, naming
+// what is missing and quoting no key, when its environment variable is
+// unset, is not a JSON object, or lacks a name.
+func TestAccPrivateKeys_refusals(t *testing.T) {
+	mirrortest.RequireAcceptance(t)
+	bin := mirrortest.Get(t)
+	t.Parallel()
+	e := newTestEnv(t)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, keyFromPrivateKeys))
+	lock, err := os.ReadFile(bin.LockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+	tf := mirrortest.Terraform(t)
+	runTF(t, tf, dir, mirrortest.EnvList(bin.CLIConfig), "init", "-input=false")
+	vars := keyEnv(c, 1)[:3]
+	other, _ := json.Marshal(map[string]string{"api": c.KeyPEM})
+	for _, tc := range []struct{ env, want string }{
+		{"", "the environment variable EXAMPLE_PRIVATE_KEYS is not set"},
+		{EnvPrivateKeys + "=" + c.KeyPEM, "EXAMPLE_PRIVATE_KEYS is not a JSON object"},
+		{EnvPrivateKeys + "=" + string(other), `EXAMPLE_PRIVATE_KEYS holds no private key named "web"`},
+	} {
+		env := mirrortest.EnvList(bin.CLIConfig, vars...)
+		if tc.env != "" {
+			env = append(env, tc.env)
+		}
+		out, err := tryTF(tf, dir, env, "plan", "-input=false")
+		if err == nil {
+			t.Fatalf("%s: plan succeeded", tc.want)
+		}
+		if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, tc.want) {
+			t.Errorf("want %q in:\n%s", tc.want, err)
+		}
+		if strings.Contains(out+err.Error(), keyBody(c)) {
+			t.Errorf("%s: the error quotes the key", tc.want)
+		}
+	}
+	if certs := listCerts(t, e); len(certs) != 0 {
+		t.Errorf("certificates created: %+v", certs)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -31,7 +32,10 @@ const (
 	EnvToken    = "EXAMPLE_TOKEN"
 )
 
-var _ provider.Provider = (*exampleProvider)(nil)
+var (
+	_ provider.Provider                       = (*exampleProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*exampleProvider)(nil)
+)
 
 type exampleProvider struct {
 	version string
@@ -140,6 +144,11 @@ func (p *exampleProvider) Resources(context.Context) []func() resource.Resource 
 		NewRouteResource,
 		NewCertificateResource,
 	}
+}
+
+// EphemeralResources: private keys for write-only arguments.
+func (p *exampleProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{p.newPrivateKeysResource}
 }
 
 func (p *exampleProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -18,7 +18,7 @@ variable "certificates" {
 }
 
 variable "private_keys" {
-  description = "The certificates' private keys (unencrypted PEM), by the same keys as certificates. Ephemeral and sensitive: Terraform hands them to the provider's write-only private_key_wo and keeps them in no saved plan and no state, so they must be given again when a saved plan is applied (TF_VAR_... or -var)."
+  description = "The certificates' private keys (unencrypted PEM), by the same keys as certificates. Ephemeral and sensitive: Terraform hands them to the provider's write-only private_key_wo and keeps them in no saved plan and no state, so they must come from an ephemeral source (the provider's example_private_keys, an ephemeral variable) that gives them again when a saved plan is applied."
   type        = map(string)
   sensitive   = true
   ephemeral   = true

@@ -80,8 +80,16 @@ func Generate(ctx context.Context, repoRoot string) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	var ephemerals []string
+	for name, s := range resp.EphemeralResourceSchemas {
+		ephemerals = append(ephemerals, name)
+		if err := g.page("ephemeral-resources/"+name+".md", name, "Ephemeral Resource", s, "ephemeral-resources/"+name+"/ephemeral-resource.tf"); err != nil {
+			return nil, err
+		}
+	}
 	slices.Sort(resources)
 	slices.Sort(dataSources)
+	slices.Sort(ephemerals)
 	example, err := g.example("provider/provider.tf")
 	if err != nil {
 		return nil, err
@@ -93,6 +101,7 @@ func Generate(ctx context.Context, repoRoot string) (map[string][]byte, error) {
 		"Schema":      renderSchema(resp.Provider.Block, "Argument Reference", ""),
 		"Resources":   resources,
 		"DataSources": dataSources,
+		"Ephemerals":  ephemerals,
 	})
 	return g.out, err
 }
