@@ -285,6 +285,7 @@ func TestChartRefuses(t *testing.T) {
 		{"state in the cloud config", map[string]any{"cloudConfig": map[string]any{"state": map[string]any{"type": "local"}}}, "cloudConfig.state"},
 		{"no cluster ID", map[string]any{"cloudConfig": map[string]any{"clusterID": ""}}, "clusterID"},
 		{"misspelt value", map[string]any{"replica": 3}, "replica"},
+		{"TLS Secrets namespace not a name", map[string]any{"tlsSecrets": map[string]any{"namespaces": []any{"Shop/x"}}}, "tlsSecrets"},
 		{"misspelt nested value", map[string]any{"image": map[string]any{"tags": "v2"}}, "tags"},
 		{"flag without dashes", map[string]any{"controller": map[string]any{"extraArgs": []any{"v=4"}}}, "extraArgs"},
 	} {

@@ -290,6 +290,27 @@ func TestChartValues(t *testing.T) {
 				}
 			}},
 
+		{"TLS Secrets of two namespaces", map[string]any{"tlsSecrets": map[string]any{"namespaces": []any{"shop", "web"}}},
+			func(t *testing.T, objs []runtime.Object) {
+				role := one[*rbacv1.ClusterRole](t, objs, "example-ccm:tls-secrets")
+				if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Verbs, []string{"get"}) || !slices.Equal(role.Rules[0].Resources, []string{"secrets"}) {
+					t.Errorf("rules %+v, want get secrets only", role.Rules)
+				}
+				var in []string
+				for _, b := range find[*rbacv1.RoleBinding](objs) {
+					if b.Name != "example-ccm:tls-secrets" {
+						continue
+					}
+					in = append(in, b.Namespace)
+					if b.RoleRef.Name != "example-ccm:tls-secrets" || len(b.Subjects) != 1 || b.Subjects[0].Name != "cloud-controller-manager" {
+						t.Errorf("binding in %s: %+v %+v", b.Namespace, b.RoleRef, b.Subjects)
+					}
+				}
+				if !slices.Equal(in, []string{"shop", "web"}) {
+					t.Errorf("bindings in %v, want shop and web", in)
+				}
+			}},
+
 		{"no reviewers", map[string]any{"reviewers": map[string]any{"groups": []any{}}},
 			func(t *testing.T, objs []runtime.Object) {
 				// The roles stay (bind them yourself); no binding without subjects.

@@ -316,7 +316,7 @@ func rbacObjects(t *testing.T, r rendering) {
 	}
 	want := map[string]int{
 		"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
-		"ClusterRole": 2, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4,
+		"ClusterRole": 3, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4, // the third ClusterRole: example-ccm:tls-secrets, bound by nobody
 		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 	}
 	for k, n := range want {

@@ -24,13 +24,26 @@ import (
 // holds for the base and for the chart's renderings (forEachRendering).
 
 // No rule grants Secrets without naming them, except the controller's Role
-// in its own namespace: not a ClusterRole, not a Role elsewhere.
+// in its own namespace, and the ClusterRole of TLS Secrets: get only (by
+// name, no list or watch), and bound only by RoleBindings, namespace by
+// namespace, never cluster-wide.
 func TestSecretsOnlyInControllerNamespace(t *testing.T) {
 	forEachRendering(t, secretsOnlyInControllerNamespace)
 }
 
 func secretsOnlyInControllerNamespace(t *testing.T, rr rendering) {
 	for _, o := range rr.objs {
+		if b, ok := o.(*rbacv1.ClusterRoleBinding); ok && b.RoleRef.Name == tlsSecretsRole {
+			t.Errorf("ClusterRoleBinding %q binds %s cluster-wide", b.Name, tlsSecretsRole)
+		}
+	}
+	for _, o := range rr.objs {
+		if cr, ok := o.(*rbacv1.ClusterRole); ok && cr.Name == tlsSecretsRole {
+			if len(cr.Rules) != 1 || !slices.Equal(cr.Rules[0].Verbs, []string{"get"}) || !slices.Equal(cr.Rules[0].Resources, []string{"secrets"}) {
+				t.Errorf("%s grants %+v, want get on secrets only", tlsSecretsRole, cr.Rules)
+			}
+			continue
+		}
 		var rules []rbacv1.PolicyRule
 		ns := ""
 		switch o := o.(type) {
@@ -51,6 +64,9 @@ func secretsOnlyInControllerNamespace(t *testing.T, rr rendering) {
 		}
 	}
 }
+
+// tlsSecretsRole is the ClusterRole of TLS Secrets (ccm.TLSSecretsRole).
+const tlsSecretsRole = "example-ccm:tls-secrets"
 
 // In kube-system there is the leader-election Lease, a Role granting get and
 // update on it by name, its binding, and the binding to the built-in

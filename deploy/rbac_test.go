@@ -7,6 +7,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -155,6 +156,41 @@ func TestAgainstAPIServer(t *testing.T) {
 		r.objs = renderingObjects(t, r)
 		checkAgainstAPIServer(t, c, r, false)
 	})
+	t.Run("TLS Secrets of one namespace", func(t *testing.T) {
+		checkTLSSecrets(t, c)
+	})
+}
+
+// checkTLSSecrets: with tlsSecrets.namespaces [shop] the controller may get
+// a Secret of shop by name, and nothing more of Secrets, there or
+// elsewhere.
+func checkTLSSecrets(t *testing.T, c *testcluster.Cluster) {
+	ctx := t.Context()
+	r := rendering{name: "chart-tls", namespace: deploy.Namespace, helm: true, values: map[string]any{
+		"tlsSecrets": map[string]any{"namespaces": []any{"shop"}},
+	}}
+	r.objs = renderingObjects(t, r)
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.Apply(ctx, c.Client, deploy.RBACOf(r.objs)); err != nil {
+		t.Fatal(err)
+	}
+	sa := saClient(t, c.ServiceAccountKubeconfig(t, r.namespace, deploy.ServiceAccount))
+	get := named("", "secrets", "shop", "web-tls", "get")[0]
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true,
+		func(ctx context.Context) (bool, error) { return allowed(ctx, sa, get) }); err != nil {
+		t.Fatalf("RBAC never allowed %s", get)
+	}
+	for _, a := range concat(
+		verbs("", "secrets", "", "shop", "list", "watch", "create", "update", "delete"),
+		named("", "secrets", "default", "web-tls", "get"),
+		verbs("", "secrets", "", "", "get", "list"),
+	) {
+		if ok, err := allowed(ctx, sa, a); err != nil || ok {
+			t.Errorf("allowed, but not needed: %s (%v)", a, err)
+		}
+	}
 }
 
 func checkAgainstAPIServer(t *testing.T, c *testcluster.Cluster, r rendering, stateLeases bool) {
