@@ -62,6 +62,8 @@ type options struct {
 	// lbPublicPrefix is the cloud's public load balancer pool (default:
 	// the simulator's 254 addresses).
 	lbPublicPrefix netip.Prefix
+	// tlsResync is loadBalancer.tlsSecrets.resyncInterval (default 30s).
+	tlsResync string
 	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
@@ -193,6 +195,9 @@ func newEnv(t testing.TB, o options) *env {
 	lb := map[string]any{}
 	if o.adoption != nil {
 		lb["adoption"] = o.adoption
+	}
+	if o.tlsResync != "" {
+		lb["tlsSecrets"] = map[string]any{"resyncInterval": o.tlsResync}
 	}
 	tf := map[string]any{
 		"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
