@@ -193,7 +193,7 @@ var Definitions = []Definition{
 			"Every https listener serves them all: the first Secret's certificate to clients whose SNI name matches none of the others (or who send none), " +
 			"the others by SNI. The controller uploads each as a certificate of the cloud; when a Secret changes it re-reads it and uploads " +
 			"the new certificate, and the load balancer is updated in place (same id and addresses). " +
-			"The private key reaches Terraform only as an ephemeral variable: it is never in main.tf, the state, saved plans, plan records, events or logs. " +
+			"The private key reaches Terraform only through an ephemeral resource (example_private_keys, reading the environment the controller gives it): it is never in main.tf, the state, saved plans, plan records, events or logs. " +
 			"A Secret that is missing, not of type kubernetes.io/tls or malformed raises a Warning event `CertificateSecretInvalid` naming it, " +
 			"and the load balancer keeps serving what it serves until the Secret is fixed. " +
 			"The controller reads only the Secrets it is allowed to: bind the ClusterRole example-ccm:tls-secrets with a RoleBinding in each namespace " +

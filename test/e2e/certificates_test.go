@@ -123,6 +123,11 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	if lbID2 != lbID || cert2 == cert1 {
 		t.Fatalf("rotation: load balancer %s → %s, certificate %s → %s; want the same load balancer, a new certificate", lbID, lbID2, cert1, cert2)
 	}
+	// examplectl renders what the controller applied, given the Secret's
+	// certificate (never its key).
+	crt := filepath.Join(t.TempDir(), "tls.crt")
+	must(t, os.WriteFile(crt, []byte(c2.CertPEM), 0o600))
+	e.checkRenders("default", "web", "--tls-certificate", "web-tls="+crt)
 	eventually(t, 30*time.Second, "the old certificate deleted", func() error {
 		if _, err := e.api.GetCertificate(ctx(t), cert1); !exampleapi.IsNotFound(err) {
 			return fmt.Errorf("certificate %s: %v", cert1, err)

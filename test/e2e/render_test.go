@@ -17,7 +17,7 @@ import (
 // checkRenders runs `examplectl render` with the CCM's own cloud config on
 // the Service as the API server has it, and wants byte for byte the main.tf
 // the CCM applied (backend block included): one config for both.
-func (e *env) checkRenders(ns, name string) {
+func (e *env) checkRenders(ns, name string, extra ...string) {
 	t := e.t
 	t.Helper()
 	svc, err := e.kube.CoreV1().Services(ns).Get(ctx(t), name, metav1.GetOptions{})
@@ -41,6 +41,7 @@ func (e *env) checkRenders(ns, name string) {
 		t.Fatalf("want one target pool (one node selection), got %d", len(pools))
 	}
 	args = append(args, "--target-pool", pools[0].ID)
+	args = append(args, extra...)
 
 	applied, err := filepath.Glob(filepath.Join(e.workDir, "e2e-service-"+ns+"-"+name+"-*", "main.tf"))
 	must(t, err)
