@@ -20,7 +20,7 @@ import (
 // TLSSecretsRole is the ClusterRole that lets the controller read the
 // Secrets of a namespace, bound there with a RoleBinding: it reads the
 // TLS Secrets Services name only where a platform team allowed it.
-const TLSSecretsRole = "example-ccm:tls-secrets"
+const TLSSecretsRole = "example-ccm:tls-secrets" //nolint:gosec // a ClusterRole name, not a credential
 
 // CertificateSecretError is a TLS Secret a Service names that cannot
 // serve: missing, unreadable, of another type, or holding a certificate or

@@ -17,8 +17,8 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/tfprovider"
 	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/tfprovider"
 )
 
 // secrets stands in for the Kubernetes TLS Secrets (the controller's
