@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -271,4 +274,60 @@ func fileWith(t *testing.T, dir, needle string) string {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// A TLS Service's plan held for approval is kept as the record keeps it
+// (its saved plan file), holding no key; a restarted controller applies it
+// once approved, the key read again from the Secret.
+func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
+	src := &secrets{}
+	store := newMemStore()
+	f := newFixtureWith(t, 2, engine.Options{Plans: store, TLS: src.read})
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	svc := httpsService("held")
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	src.set("web-tls", c)
+	manual := annotations.ApplyManual
+	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual))
+	id := awaiting(t, err)
+	store.keep(t, string(svc.UID), out)
+	entries := zipEntries(t, store.kept[out.Workspace].Pending.Data)
+	if len(entries) < 3 || !strings.Contains(strings.Join(entries, ""), c.CertPEM[30:80]) {
+		t.Fatalf("the saved plan's %d entries do not show the certificate: the search would prove nothing", len(entries))
+	}
+	for _, e := range entries {
+		if strings.Contains(e, keyBody(c.KeyPEM)) {
+			t.Fatal("the saved plan holds the private key")
+		}
+	}
+
+	next := f.engine(t, 2, engine.Options{Plans: store, TLS: src.read})
+	lb, out, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual, id))
+	if err != nil || out.Applied == nil || out.Applied.ID != id || out.Planned != nil || lb == nil {
+		t.Fatalf("approved after restart: %+v %v", out, err)
+	}
+	f.servedCertificate(t, lb.ID, c)
+}
+
+// zipEntries are the inflated entries of a saved plan (a zip archive).
+func zipEntries(t *testing.T, data []byte) []string {
+	t.Helper()
+	r, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range r.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		_ = rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
 }
