@@ -53,6 +53,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/example/cloud-provider-example/internal/procdir"
+	"github.com/example/cloud-provider-example/internal/serverproc"
 )
 
 const (
@@ -301,25 +302,10 @@ func (s *Server) Pause() { s.kill() }
 func (s *Server) Resume() error { return s.runOn(s.Port) }
 
 // kill asks the postmaster for a fast shutdown and escalates to SIGKILL.
-func (s *Server) kill() {
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.exited:
-		return
-	case <-time.After(15 * time.Second):
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
-}
+func (s *Server) kill() { serverproc.Stop(s.cmd.Process, syscall.SIGINT, 15*time.Second, s.exited) }
 
 // log returns the tail of the server log.
-func (s *Server) log() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-	if len(b) > 8<<10 {
-		b = b[len(b)-8<<10:]
-	}
-	return string(b)
-}
+func (s *Server) log() string { return serverproc.LogTail(filepath.Join(s.dir, "postgres.log")) }
 
 func (su *setup) init() {
 	began := time.Now()

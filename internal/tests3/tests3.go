@@ -40,6 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/example/cloud-provider-example/internal/procdir"
+	"github.com/example/cloud-provider-example/internal/serverproc"
 )
 
 const (
@@ -262,25 +263,10 @@ func (s *Server) Stop() {
 }
 
 // kill asks versitygw to stop and escalates to SIGKILL.
-func (s *Server) kill() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		return
-	case <-time.After(10 * time.Second):
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
-}
+func (s *Server) kill() { serverproc.Stop(s.cmd.Process, syscall.SIGTERM, 10*time.Second, s.exited) }
 
 // log returns the tail of the server log.
-func (s *Server) log() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "versitygw.log"))
-	if len(b) > 8<<10 {
-		b = b[len(b)-8<<10:]
-	}
-	return string(b)
-}
+func (s *Server) log() string { return serverproc.LogTail(filepath.Join(s.dir, "versitygw.log")) }
 
 // forceSidecar makes every server keep metadata in a sidecar directory
 // (tests of that mode).
