@@ -49,7 +49,10 @@ var ErrStalePlan = errors.New("saved plan is stale")
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrStateLocked:
-		return strings.Contains(e.Diagnostics, "Error acquiring the state lock")
+		// The second: the pg backend's own words when terraform workspace
+		// new finds its workspace-creation lock taken.
+		return strings.Contains(e.Diagnostics, "Error acquiring the state lock") ||
+			strings.Contains(e.Diagnostics, "Already locked for workspace creation")
 	case ErrStalePlan:
 		// Or made in the other provider mode: a saved plan carries the
 		// lock file it was made with (none when attached).

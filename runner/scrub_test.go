@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -123,6 +124,14 @@ func TestScrubPGErrors(t *testing.T) {
 	}
 	t.Logf("locked: %v", err)
 	noForms(t, "lock", err.Error(), hostilePW)
+	// The same lock held while a new object's workspace is created
+	// (terraform workspace new, which says so in its own words).
+	err = e.pgRun(t, srv.ConnStr, "fresh", 80)
+	if !errors.Is(err, runner.ErrStateLocked) {
+		t.Fatalf("held lock at workspace creation: want ErrStateLocked, got %v", err)
+	}
+	t.Logf("locked at creation: %v", err)
+	noForms(t, "creation lock", err.Error(), hostilePW)
 }
 
 // A real http backend with basic auth and a hostile password: refused
@@ -188,4 +197,41 @@ func pgCreationLock(dist, schema string) int64 {
 	h := fnv.New32()
 	h.Write([]byte(schema + "\x00states"))
 	return -int64(h.Sum32())
+}
+
+// While another process holds the pg backend's workspace-creation lock
+// for a moment, a new object's workspace waits for it and is created.
+func TestPGWorkspaceCreationWaitsForTheLock(t *testing.T) {
+	srv := testpg.Start(t)
+	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = 20 * time.Second })
+	if err := e.pgRun(t, srv.ConnStr, "first", 80); err != nil { // creates the schema
+		t.Fatal(err)
+	}
+	db, err := sql.Open("postgres", srv.ConnStr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	lock := pgCreationLock(e.tc.Distribution, "ccm")
+	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(1500 * time.Millisecond)
+		_, _ = conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", lock)
+	}()
+	if err := e.pgRun(t, srv.ConnStr, "second", 80); err != nil {
+		t.Fatalf("the workspace was not created once the lock was released: %v", err)
+	}
+	<-released
+	if n := e.r.Processes()["workspace"]; n < 3 {
+		t.Errorf("%d workspace commands: the creation did not wait for the lock", n)
+	}
 }

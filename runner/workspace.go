@@ -5,13 +5,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -180,16 +183,40 @@ func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string)
 	}
 	if slices.Contains(list, name) {
 		if err := r.exec("workspace", func() error { return w.tf.WorkspaceSelect(ctx, name, w.reattach) }); err != nil {
-			return &Error{Op: "workspace select", Workspace: w.key, Err: err}
+			return w.newError("workspace select", err, nil)
 		}
 		return nil
 	}
-	if err := r.exec("workspace", func() error {
-		return w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout()), w.reattach)
-	}); err != nil {
-		return &Error{Op: "workspace new", Workspace: w.key, Err: err}
+	return r.newWorkspace(ctx, w, name)
+}
+
+// newWorkspace creates the terraform workspace name. The pg backend takes
+// one database-wide lock to create any workspace, and `workspace new` does
+// not wait for it (it ignores -lock-timeout): while another process
+// creates one, it is retried, with back-off, until the lock timeout. Then
+// the error is ErrStateLocked, as for any held lock.
+func (r *Runner) newWorkspace(ctx context.Context, w *workspace, name string) error {
+	timeout, _ := time.ParseDuration(r.lockTimeout())
+	deadline := time.Now().Add(timeout)
+	for attempt := 0; ; attempt++ {
+		err := r.exec("workspace", func() error {
+			return w.tf.WorkspaceNew(ctx, name, tfexec.LockTimeout(r.lockTimeout()), w.reattach)
+		})
+		if err == nil {
+			return nil
+		}
+		e := w.newError("workspace new", err, nil)
+		if !errors.Is(e, ErrStateLocked) || time.Now().After(deadline) {
+			return e
+		}
+		wait := min(50*time.Millisecond<<attempt, time.Second)
+		wait += time.Duration(rand.Int64N(int64(wait))) //nolint:gosec // jitter, not a secret
+		select {
+		case <-ctx.Done():
+			return e
+		case <-time.After(wait):
+		}
 	}
-	return nil
 }
 
 // initFingerprint hashes what `terraform init` depends on: the terraform
