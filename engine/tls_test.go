@@ -331,3 +331,33 @@ func zipEntries(t *testing.T, data []byte) []string {
 	}
 	return out
 }
+
+// An apply killed after it uploaded a certificate, before its state
+// recorded it, leaves the certificate (and a copy of the key) in the
+// cloud: the next reconcile takes it over instead of uploading another.
+func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
+	src := &secrets{}
+	f := newFixtureWith(t, 1, engine.Options{TLS: src.read})
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	svc := httpsService("web")
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	src.set("web-tls", c)
+	left, err := f.api.CreateCertificate(ctxT(t), exampleapi.CreateCertificateRequest{
+		Name: "cert-" + c.Fingerprint[:16], Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
+		Tags: map[string]string{
+			renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
+			renderer.TagServiceNamespace: "default", renderer.TagServiceName: "web", renderer.TagServiceUID: "uid-web",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := f.servedCertificate(t, lb.ID, c); id != left.ID {
+		t.Errorf("serves %s, want %s, the certificate the interrupted apply left", id, left.ID)
+	}
+	f.certificatesAre(t, left.ID)
+}

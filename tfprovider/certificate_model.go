@@ -21,6 +21,7 @@ type certificateModel struct {
 	PrivateKeyWO        types.String `tfsdk:"private_key_wo"`
 	PrivateKeyWOVersion types.Int64  `tfsdk:"private_key_wo_version"`
 	Tags                types.Map    `tfsdk:"tags"`
+	OnDuplicate         types.String `tfsdk:"on_duplicate"`
 	Fingerprint         types.String `tfsdk:"fingerprint"`
 	CommonName          types.String `tfsdk:"common_name"`
 	DNSNames            types.List   `tfsdk:"dns_names"`
@@ -77,6 +78,7 @@ func certificateFromAPI(c *exampleapi.Certificate, prior certificateModel) (cert
 		CertificatePEM:      types.StringValue(c.CertificatePEM),
 		PrivateKeyWO:        types.StringNull(),
 		PrivateKeyWOVersion: prior.PrivateKeyWOVersion,
+		OnDuplicate:         prior.OnDuplicate,
 		Tags:                stringMap(c.Tags, prior.Tags, &diags),
 		CreatedAt:           timeString(c.CreatedAt),
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -115,6 +116,18 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 				},
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
 			},
+			"on_duplicate": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(onDuplicateUpload),
+				Description: fmt.Sprintf("What a create does when the cloud already has the certificate it would upload: same name, "+
+					"region, `certificate_pem` and `tags`, and used by no load balancer. That is one an apply uploaded and could not "+
+					"record (killed, or its state backend down), holding a copy of the private key. `%s` (default) uploads another; "+
+					"`%s` takes it over, with a warning, so no copy of the key is left behind (the cloud checked the key against "+
+					"that certificate when it was uploaded). With it, do not bump `private_key_wo_version` without a new "+
+					"`certificate_pem`. Changes in place.", onDuplicateUpload, onDuplicateAdopt),
+				Validators: []validator.String{stringvalidator.OneOf(onDuplicateUpload, onDuplicateAdopt)},
+			},
 			"fingerprint": computed("SHA-256 of the leaf certificate (DER), lowercase hex."),
 			"common_name": computed("The leaf's subject common name, null if it has none."),
 			"dns_names": schema.ListAttribute{
@@ -165,10 +178,27 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		in.Tags = map[string]string{}
 		resp.Diagnostics.Append(plan.Tags.ElementsAs(ctx, &in.Tags, false)...)
 	}
-	cert, err := r.create(ctx, in)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot create certificate", err, certificateFieldResolver)
-		return
+	var cert *exampleapi.Certificate
+	if plan.OnDuplicate.ValueString() == onDuplicateAdopt {
+		found, err := r.unrecorded(ctx, in)
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "Cannot look for a certificate an interrupted apply uploaded", err, nil)
+			return
+		}
+		if found != nil {
+			resp.Diagnostics.AddWarning("Certificate adopted",
+				fmt.Sprintf("Certificate %s (%s), uploaded %s by an apply that could not record it, is the one this configuration "+
+					"uploads (same name, region, certificate and tags; used by no load balancer): on_duplicate = %q took it over "+
+					"instead of uploading another copy of the key.", found.ID, found.Name, found.CreatedAt.Format(time.RFC3339), onDuplicateAdopt))
+			cert = found
+		}
+	}
+	if cert == nil {
+		var err error
+		if cert, err = r.create(ctx, in); err != nil {
+			addAPIError(&resp.Diagnostics, "Cannot create certificate", err, certificateFieldResolver)
+			return
+		}
 	}
 	tflog.Info(ctx, "created certificate", map[string]any{"certificate_id": cert.ID, "fingerprint": cert.Fingerprint})
 	m, diags := certificateFromAPI(cert, plan)
@@ -236,7 +266,7 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	state.PrivateKeyWOVersion = plan.PrivateKeyWOVersion
+	state.PrivateKeyWOVersion, state.OnDuplicate = plan.PrivateKeyWOVersion, plan.OnDuplicate
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
@@ -297,6 +327,8 @@ func (r *certificateResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	tflog.Info(ctx, "importing certificate", map[string]any{"certificate_id": cert.ID, "name": cert.Name, "region": cert.Region})
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), cert.ID)...)
+	// Not the cloud's: the default, as a create would have had it.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,7 +96,8 @@ func (e *testEnv) checkCertsLeft(ids ...string) resource.TestCheckFunc {
 		for _, c := range certs {
 			have = append(have, c.ID)
 		}
-		if fmt.Sprint(have) != fmt.Sprint(ids) {
+		slices.Sort(have)
+		if want := slices.Sorted(slices.Values(ids)); fmt.Sprint(have) != fmt.Sprint(want) {
 			return fmt.Errorf("certificates in the cloud %v, want %v", have, ids)
 		}
 		return nil

@@ -26,9 +26,10 @@ run "one_certificate_per_key" {
       example_certificate.this["api"].certificate_pem == var.certificates["api"].certificate_pem &&
       example_certificate.this["api"].private_key_wo_version == 3 &&
       example_certificate.this["web"].private_key_wo_version == 1 &&
-      example_certificate.this["web"].tags["k8s.example.com/cluster-id"] == "prod"
+      example_certificate.this["web"].tags["k8s.example.com/cluster-id"] == "prod" &&
+      example_certificate.this["web"].on_duplicate == "adopt_if_tags_match"
     )
-    error_message = "One certificate per key, with its PEM, version (default 1) and the tags."
+    error_message = "One certificate per key, with its PEM, version (default 1), the tags, and adoption of what an interrupted apply left."
   }
 
   assert {

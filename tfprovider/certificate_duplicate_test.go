@@ -1,0 +1,120 @@
+package tfprovider
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+// upload puts c into the cloud as an apply would, under c's derived name,
+// with tags: what an apply killed before its state recorded it leaves.
+func (e *testEnv) upload(t *testing.T, c simtest.Cert, tags map[string]string) *exampleapi.Certificate {
+	t.Helper()
+	ctx, cancel := bg()
+	defer cancel()
+	cert, err := e.client.CreateCertificate(ctx, exampleapi.CreateCertificateRequest{
+		Name: derivedCertificateName(c.Fingerprint), Region: "ex-west-1", CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM, Tags: tags,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+// deleteLeft removes certificates a test leaves on purpose.
+func (e *testEnv) deleteLeft(t *testing.T, ids ...string) {
+	t.Cleanup(func() {
+		ctx, cancel := bg()
+		defer cancel()
+		for _, id := range ids {
+			_ = e.client.DeleteCertificate(ctx, id)
+		}
+	})
+}
+
+func wantID(addr string, id *string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		var got string
+		if err := stateID(addr, &got)(s); err != nil {
+			return err
+		}
+		if got != *id {
+			return fmt.Errorf("%s is %s, want %s", addr, got, *id)
+		}
+		return nil
+	}
+}
+
+// TestAccCertificate_adoptUnrecorded: with on_duplicate =
+// "adopt_if_tags_match", a certificate an interrupted apply uploaded (same
+// name, text and tags, used by nothing) is taken over instead of uploading
+// another copy of the key. One with other tags, or one a load balancer
+// uses, is not; without the setting nothing is adopted.
+func TestAccCertificate_adoptUnrecorded(t *testing.T) {
+	e := newTestEnv(t)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	orphan := e.upload(t, c, tags)
+	other := e.upload(t, c, map[string]string{"k8s.example.com/service-uid": "u-2"})
+	e.deleteLeft(t, other.ID)
+	adopt := `  tags         = { "k8s.example.com/service-uid" = "u-1" }
+  on_duplicate = "adopt_if_tags_match"`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		CheckDestroy:             e.checkCertsLeft(other.ID),
+		Steps: []resource.TestStep{{
+			Config: e.config(certConfig(c, adopt)),
+			Check: resource.ComposeTestCheckFunc(
+				wantID(certAddr, &orphan.ID),
+				resource.TestCheckResourceAttr(certAddr, "on_duplicate", "adopt_if_tags_match"),
+				e.checkCertsLeft(orphan.ID, other.ID),
+			),
+		}},
+	})
+}
+
+func TestAccCertificate_noAdoption(t *testing.T) {
+	e := newTestEnv(t)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	// In use by a load balancer: recorded somewhere, not an orphan.
+	used := e.upload(t, c, tags)
+	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "other", Type: "lb-small", Listeners: []exampleapi.Listener{
+		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{used.ID}},
+	}})
+	t.Cleanup(func() {
+		ctx, cancel := bg()
+		defer cancel()
+		_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
+	})
+	d := simtest.NewCert(t, simtest.CertOptions{})
+	unused := e.upload(t, d, tags)
+	e.deleteLeft(t, unused.ID, used.ID)
+	var id string
+	for _, step := range []struct {
+		cert simtest.Cert
+		args string
+	}{
+		{c, `  tags = { "k8s.example.com/service-uid" = "u-1" }
+  on_duplicate = "adopt_if_tags_match"`},
+		{d, `  tags = { "k8s.example.com/service-uid" = "u-1" }`}, // on_duplicate = "upload"
+	} {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: protoV6Factories,
+			Steps: []resource.TestStep{{
+				Config: e.config(certConfig(step.cert, step.args)),
+				Check: resource.ComposeTestCheckFunc(stateID(certAddr, &id), func(*terraform.State) error {
+					if id == used.ID || id == unused.ID {
+						return fmt.Errorf("adopted %s", id)
+					}
+					return nil
+				}),
+			}},
+		})
+	}
+}
