@@ -307,23 +307,30 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 	return st
 }
 
-// orphanFinder is the engine's FindOrphan: the load balancer of svc's
-// name whose tags name svc as its owner (cluster id and uid), if any.
-func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, *v1.Service) (string, error) {
-	return func(ctx context.Context, svc *v1.Service) (string, error) {
-		name := renderer.LoadBalancerName(svc, cfg.ClusterID)
-		if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {
-			name = ann.Name
-		}
+// orphanFinder is the engine's FindOrphan: the load balancer named name
+// whose tags hold every owner tag (cluster id and the Service's uid, or
+// the group's), if any.
+func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, string, map[string]string) (string, error) {
+	return func(ctx context.Context, name string, owner map[string]string) (string, error) {
 		found, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: cfg.Region})
 		if err != nil {
 			return "", fmt.Errorf("look for a load balancer named %q that an interrupted apply left: %w", name, err)
 		}
 		for _, lb := range found {
-			if lb.Name == name && lb.Tags[renderer.TagClusterID] == cfg.ClusterID && lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
+			if lb.Name == name && hasTags(lb.Tags, owner) {
 				return lb.ID, nil
 			}
 		}
 		return "", nil
 	}
+}
+
+// hasTags: tags holds every one of want, with its value.
+func hasTags(tags, want map[string]string) bool {
+	for k, v := range want {
+		if tags[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
@@ -144,12 +145,13 @@ func TestOrphanFinder(t *testing.T) {
 		return lb.ID
 	}
 	stranger := create("uid-stranger")
-	if id, err := find(context.Background(), svc); err != nil || id != "" {
+	name, owner := "shop-web", renderer.OwnerTags(svc, cfg.ClusterID)
+	if id, err := find(context.Background(), name, owner); err != nil || id != "" {
 		t.Fatalf("took another Service's load balancer %s: %q %v", stranger, id, err)
 	}
 	must(t, api.DeleteLoadBalancer(context.Background(), stranger))
 	ours := create(string(svc.UID))
-	if id, err := find(context.Background(), svc); err != nil || id != ours {
+	if id, err := find(context.Background(), name, owner); err != nil || id != ours {
 		t.Fatalf("found %q (%v), want %s", id, err, ours)
 	}
 }

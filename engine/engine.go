@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/modules"
@@ -40,7 +39,7 @@ type Engine struct {
 	// planText renders every plan with changes for people (plan records).
 	planText   bool
 	migrated   func(ctx context.Context, legacyWorkspace, workspace string)
-	findOrphan func(ctx context.Context, svc *corev1.Service) (string, error)
+	findOrphan func(ctx context.Context, name string, owner map[string]string) (string, error)
 	tls        TLSSource
 }
 
@@ -59,7 +58,11 @@ type Options struct {
 	// Service whose state holds none: one an apply created and could not
 	// record (killed, or its backend down). A deletion then imports it
 	// first, so it is destroyed too, not left behind.
-	FindOrphan func(ctx context.Context, svc *corev1.Service) (id string, err error)
+	// It gets the load balancer's cloud name and its owner tags (a
+	// Service's or a group's: renderer.OwnerTags, GroupOwnerTags) and
+	// returns the id of the one of that name whose tags hold every owner
+	// tag, "" if none.
+	FindOrphan func(ctx context.Context, name string, owner map[string]string) (id string, err error)
 	// Migrated, if set, hears of every state moved off its legacy key
 	// (MigrateState), so what is kept beside a workspace can follow it.
 	Migrated func(ctx context.Context, legacyWorkspace, workspace string)

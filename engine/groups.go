@@ -126,10 +126,21 @@ func (e *Engine) RemoveGroup(ctx context.Context, g renderer.Group, rv Review) (
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, fmt.Errorf("delete load balancer group %s: %w", g, err)
 	}
+	var recovered bool
 	e.objects.with(key, func(o *object) {
 		o.converged, o.job, o.review, o.inputs, o.group = false, j, rv, "", nil
+		recovered, o.orphanChecked = o.orphanChecked, true
 	})
+	var id string
+	if !recovered {
+		name, owner := e.groupOwner(g)
+		if id, err = e.recoverOrphan(ctx, key, j, name, owner); err != nil {
+			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer group %s: %w", g, err)
+		}
+	}
 	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true})
+	out.Recovered = id
 	if err == nil && out.Result != nil {
 		e.objects.forget(key) // destroyed: nothing of it is kept
 	}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -109,7 +110,8 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	// the Service's finalizer (and leave the load balancer behind) on
 	// "does not exist".
 	if e.findOrphan != nil {
-		id, err := e.findOrphan(ctx, svc)
+		name, owner := e.serviceOwner(svc)
+		id, err := e.findOrphan(ctx, name, owner)
 		if err != nil {
 			return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
@@ -241,28 +243,16 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 // interrupted apply created and could not record, when the state holds
 // none: the deletion then destroys it rather than leaving it behind.
 func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.Job) (string, error) {
-	if e.findOrphan == nil {
-		return "", nil
+	name, owner := e.serviceOwner(svc)
+	return e.recoverOrphan(ctx, ServiceKey(svc), j, name, owner)
+}
+
+// serviceOwner is the cloud name of svc's load balancer and the tags that
+// name its owner.
+func (e *Engine) serviceOwner(svc *corev1.Service) (string, map[string]string) {
+	name := renderer.LoadBalancerName(svc, e.render.ClusterID)
+	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {
+		name = ann.Name
 	}
-	if _, err := e.load(ctx, ServiceKey(svc), j); err != nil { // a restart: the record's outputs
-		return "", err
-	}
-	outs, err := e.runner.Outputs(ctx, j)
-	if errors.Is(err, runner.ErrGone) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if (&runner.Result{Outputs: outs}).Output("id") != "" {
-		return "", nil // the state holds it
-	}
-	id, err := e.findOrphan(ctx, svc)
-	if err != nil || id == "" {
-		return "", err
-	}
-	if err := e.runner.Import(ctx, j, renderer.ImportTarget, id); err != nil {
-		return "", fmt.Errorf("import load balancer %s that an interrupted apply left: %w", id, err)
-	}
-	return id, nil
+	return name, renderer.OwnerTags(svc, e.render.ClusterID)
 }

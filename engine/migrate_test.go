@@ -320,7 +320,7 @@ func TestDeleteMigratesLegacyStateFirst(t *testing.T) {
 	cfg := state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
 	m := newMigration(t, cfg, nil)
 	finds := 0
-	eng := engine.New(m.render, m.states, m.r, engine.Options{FindOrphan: func(context.Context, *corev1.Service) (string, error) {
+	eng := engine.New(m.render, m.states, m.r, engine.Options{FindOrphan: func(context.Context, string, map[string]string) (string, error) {
 		finds++
 		return "", nil
 	}})

@@ -15,13 +15,13 @@ import (
 // record it (the controller killed, the backend down) and that is deleted
 // before the next apply adopted it: the deletion imports it and destroys
 // it, rather than leaving it behind with a public address.
-// orphanFinder finds a Service's load balancer by its name and uid tag,
-// as the controller's FindOrphan does.
-func orphanFinder(f **fixture) func(context.Context, *corev1.Service) (string, error) {
-	return func(ctx context.Context, svc *corev1.Service) (string, error) {
-		l, err := (*f).api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: renderer.LoadBalancerName(svc, "test")})
+// orphanFinder finds a load balancer by its name and owner tags, as the
+// controller's FindOrphan does.
+func orphanFinder(f **fixture) func(context.Context, string, map[string]string) (string, error) {
+	return func(ctx context.Context, name string, owner map[string]string) (string, error) {
+		l, err := (*f).api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name})
 		for _, lb := range l {
-			if lb.Tags[renderer.TagServiceUID] == string(svc.UID) {
+			if lb.Tags[renderer.TagServiceUID] == owner[renderer.TagServiceUID] && lb.Tags[renderer.TagClusterID] == owner[renderer.TagClusterID] {
 				return lb.ID, err
 			}
 		}
@@ -70,5 +70,28 @@ func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 	}
 	if got, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.ID != lb.ID {
 		t.Fatalf("an unrecorded load balancer: %+v exists=%v %v", got, exists, err)
+	}
+}
+
+// The same for a group: its last member leaves right after a killed first
+// apply of the group, and the destroy takes the group's load balancer
+// with it.
+func TestRemoveGroupDestroysAnUnrecordedLoadBalancer(t *testing.T) {
+	var f *fixture
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
+	g := renderer.Group{Namespace: "default", Name: "shop", Members: []*corev1.Service{service("a", 80)}}
+	if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		Name: renderer.GroupLoadBalancerName("test", "default", "shop"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Tags:      renderer.GroupOwnerTags("default", "shop", "test"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.eng.RemoveGroup(ctxT(t), g, auto)
+	if err != nil || out.Recovered == "" || out.Applied == nil || !out.Applied.Destroy {
+		t.Fatalf("remove: %+v %v", out, err)
+	}
+	if n := f.countLBs(t); n != 0 {
+		t.Fatalf("%d load balancers left", n)
 	}
 }
