@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +19,8 @@ import (
 // space and non-ASCII works end to end, and once the connection string
 // breaks (the password pasted unescaped into the URL, which terraform's
 // error then quotes back Go-escaped), no form of it reaches an Event in
-// any namespace, the audit log, the CCM's log or a plan record.
+// any namespace, the audit log, the CCM's log, a plan record or any other
+// ConfigMap or Secret of the controller's namespace.
 func TestScrubHostilePGPassword(t *testing.T) {
 	pw := `Hu"n\t3r %41@:/ ü'密`
 	pg := testpg.Start(t, testpg.WithPassword(pw))
@@ -65,31 +65,7 @@ func TestScrubHostilePGPassword(t *testing.T) {
 			}
 		}
 	}
-	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
-	must(t, err)
-	for _, ev := range evs.Items {
-		scan("Event "+ev.Namespace+"/"+ev.Name, ev.Message)
-	}
-	for _, f := range []string{e.ccmLog, e.auditLog} {
-		data, err := os.ReadFile(f)
-		must(t, err)
-		scan(filepath.Base(f), string(data))
-	}
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
-	for _, cm := range cms.Items {
-		if strings.HasPrefix(cm.Name, "ccm-plans-") {
-			b, _ := json.Marshal(cm)
-			scan("record ConfigMap "+cm.Name, string(b))
-		}
-	}
-	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
-	for _, s := range ss.Items {
-		if strings.HasPrefix(s.Name, "ccm-plans-") {
-			scan("record Secret "+s.Name, secretText(&s))
-		}
-	}
+	e.scanControllerOutputs(t, scan)
 	if !strings.Contains(e.record(t, "scrub"), "scrub") {
 		t.Fatal("the scan saw no record")
 	}
