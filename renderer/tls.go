@@ -1,10 +1,10 @@
 package renderer
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -61,7 +61,7 @@ func tlsPorts(ls []listener, ann annotations.LoadBalancer) error {
 		}
 	}
 	redirect := int(ann.HTTPSRedirectPort())
-	ttl := int(cmpDuration(ann.StickySessions.TTL, annotations.DefaultStickyCookieTTL).Seconds())
+	ttl := int(cmp.Or(ann.StickySessions.TTL, annotations.DefaultStickyCookieTTL).Seconds())
 	for i := range ls {
 		l := &ls[i]
 		switch l.protocol {
@@ -76,21 +76,10 @@ func tlsPorts(ls []listener, ann annotations.LoadBalancer) error {
 			continue
 		}
 		if ann.StickySessions.Enabled && l.redirectPort == 0 {
-			name := ann.StickySessions.CookieName
-			if name == "" {
-				name = annotations.DefaultStickyCookieName
-			}
-			l.sticky = &stickySessions{cookieName: name, ttlSeconds: ttl}
+			l.sticky = &stickySessions{cookieName: cmp.Or(ann.StickySessions.CookieName, annotations.DefaultStickyCookieName), ttlSeconds: ttl}
 		}
 	}
 	return nil
-}
-
-func cmpDuration(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // withoutTLSSecrets is ann as SkipTLSSecrets renders it: nothing that
