@@ -237,7 +237,7 @@ func (r *Runner) scratch(ctx context.Context, job Job, side string, scrub *redac
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), main, 0o600); err != nil {
 		return fail(err)
 	}
-	if s.tf, err = tfexec.NewTerraform(dir, r.terraform); err != nil {
+	if s.tf, err = r.handle(ctx, dir); err != nil {
 		return fail(err)
 	}
 	if err := s.tf.SetEnv(r.env(job.Env)); err != nil {

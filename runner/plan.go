@@ -182,7 +182,7 @@ func (r *Runner) ShowPlan(ctx context.Context, p *Plan) (string, error) {
 // showText runs terraform show on a plan file with its own terraform-exec
 // handle, so it may run while the workspace's handle applies.
 func (r *Runner) showText(ctx context.Context, w *workspace, file string, env map[string]string) (string, error) {
-	tf, err := r.sideHandle(w, env)
+	tf, err := r.sideHandle(ctx, w, env)
 	if err != nil {
 		return "", err
 	}
@@ -196,15 +196,12 @@ func (r *Runner) showText(ctx context.Context, w *workspace, file string, env ma
 
 // sideHandle is a second terraform-exec handle on the workspace, for
 // read-only commands (show) that may run beside the workspace's own.
-func (r *Runner) sideHandle(w *workspace, env map[string]string) (*tfexec.Terraform, error) {
-	tf, err := tfexec.NewTerraform(w.dir, r.terraform)
+func (r *Runner) sideHandle(ctx context.Context, w *workspace, env map[string]string) (*tfexec.Terraform, error) {
+	tf, err := r.handle(ctx, w.dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := tf.SetEnv(env); err != nil {
-		return nil, err
-	}
-	return tf, tf.SetDisablePluginTLS(true)
+	return tf, tf.SetEnv(env)
 }
 
 // Discard forgets a saved plan that will not be applied (superseded).
@@ -251,7 +248,7 @@ func (r *Runner) identify(ctx context.Context, w *workspace, p *Plan) (*tfjson.P
 
 // showJSON is terraform show -json of a saved plan.
 func (r *Runner) showJSON(ctx context.Context, w *workspace, p *Plan) (*tfjson.Plan, error) {
-	tf, err := r.sideHandle(w, w.env)
+	tf, err := r.sideHandle(ctx, w, w.env)
 	if err != nil {
 		return nil, err
 	}

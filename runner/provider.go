@@ -54,6 +54,16 @@ func (s *slot) getenv(k string) string {
 
 func (s *slot) setEnv(env map[string]string) { s.env.Store(&env) }
 
+// idle ends the slot's operation: its terraform processes have exited,
+// and the provider server lets go of their requests (see
+// tfprovider.InProcess.Idle). Without it the controller's memory grows
+// with every terraform command it runs.
+func (s *slot) idle() {
+	if s.srv != nil {
+		s.srv.Idle()
+	}
+}
+
 // noReattach leaves terraform to start its providers (spawned mode).
 var noReattach = tfexec.Reattach(nil)
 

@@ -83,6 +83,8 @@ type Runner struct {
 	// their owner: nothing re-creates them (see acquireJob).
 	tombstones map[string]string
 
+	version versionCache
+
 	procs    sync.Map // op -> *atomic.Int64
 	lockSeen sync.Map // workspace/lockID -> time first seen
 
@@ -235,6 +237,13 @@ func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), e
 		return nil, nil, ctx.Err()
 	}
 	w.mu.Lock()
+	if w.tf == nil {
+		if w.tf, err = r.handle(ctx, w.dir); err != nil {
+			w.mu.Unlock()
+			r.slots <- s
+			return nil, nil, fmt.Errorf("workspace %s: %w", key, err)
+		}
+	}
 	opt, err := r.attach(s)
 	if err != nil {
 		w.mu.Unlock()
@@ -250,6 +259,7 @@ func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), e
 	return w, func() {
 		w.slot, w.reattach = nil, nil
 		w.mu.Unlock()
+		s.idle()
 		r.slots <- s
 	}, nil
 }

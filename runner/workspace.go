@@ -34,7 +34,9 @@ type workspace struct {
 	mu  sync.Mutex
 	key string
 	dir string
-	tf  *tfexec.Terraform
+	// tf is made by the first operation (acquire): answering from the
+	// last apply needs none.
+	tf *tfexec.Terraform
 	// env is the environment of the last prepare; compared to decide
 	// whether the handle's environment must be rebuilt.
 	env map[string]string
@@ -68,14 +70,7 @@ func (r *Runner) workspaceFor(key string) (*workspace, error) {
 	if err := os.MkdirAll(filepath.Join(dir, metaDir), 0o700); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", key, err)
 	}
-	tf, err := tfexec.NewTerraform(dir, r.terraform)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", key, err)
-	}
-	if err := tf.SetDisablePluginTLS(true); err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", key, err)
-	}
-	w := &workspace{key: key, dir: dir, tf: tf}
+	w := &workspace{key: key, dir: dir}
 	r.ws[key] = w
 	return w, nil
 }

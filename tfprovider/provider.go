@@ -5,6 +5,9 @@ package tfprovider
 
 import (
 	"context"
+	"net/http"
+
+	"github.com/hashicorp/go-cleanhttp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -43,11 +46,21 @@ type exampleProvider struct {
 	// provider served in-process (ServeInProcess), whose terraform process
 	// has an environment of its own.
 	getenv func(string) string
+	// transport is the HTTP connection pool of every API client the
+	// provider configures. Terraform configures the provider once per
+	// process; served in-process, that is once per terraform command, and
+	// a pool per configuration would keep each one's idle connections
+	// (and their goroutines) open after the command ended.
+	transport *http.Transport
+}
+
+func newExampleProvider(version string, getenv func(string) string) *exampleProvider {
+	return &exampleProvider{version: version, getenv: getenv, transport: cleanhttp.DefaultPooledTransport()}
 }
 
 // New returns the provider factory providerserver wants.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &exampleProvider{version: version, getenv: lookupEnv} }
+	return func() provider.Provider { return newExampleProvider(version, lookupEnv) }
 }
 
 // providerModel is the provider block.
@@ -125,7 +138,7 @@ func (p *exampleProvider) Configure(ctx context.Context, req provider.ConfigureR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data, err := newProviderData(s, p.version, req.TerraformVersion)
+	data, err := newProviderData(s, p.version, req.TerraformVersion, p.transport)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot create the Example API client", err.Error())
 		return

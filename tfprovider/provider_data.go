@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -19,7 +18,7 @@ type providerData struct {
 	region string
 }
 
-func newProviderData(s settings, version, terraformVersion string) (*providerData, error) {
+func newProviderData(s settings, version, terraformVersion string, pool http.RoundTripper) (*providerData, error) {
 	retries := s.MaxRetries
 	if retries == 0 {
 		retries = -1 // exampleapi treats 0 as "default", negative as "none"
@@ -34,7 +33,7 @@ func newProviderData(s settings, version, terraformVersion string) (*providerDat
 		RequestTimeout: s.RequestTimeout,
 		RetryMax:       retries,
 		UserAgent:      ua,
-		HTTPClient:     &http.Client{Transport: logTransport{next: cleanhttp.DefaultPooledTransport()}},
+		HTTPClient:     &http.Client{Transport: logTransport{next: pool}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuring the API client: %w", err)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -71,7 +72,7 @@ resource "example_load_balancer" "b" {
 // TestDeleteAlreadyGone: deleting objects that no longer exist succeeds.
 func TestDeleteAlreadyGone(t *testing.T) {
 	e := newTestEnv(t)
-	data, err := newProviderData(settings{Endpoint: e.sim.URL, Token: e.sim.Token, RequestTimeout: 5e9, MaxRetries: 1}, Version, "")
+	data, err := newProviderData(settings{Endpoint: e.sim.URL, Token: e.sim.Token, RequestTimeout: 5e9, MaxRetries: 1}, Version, "", cleanhttp.DefaultPooledTransport())
 	if err != nil {
 		t.Fatal(err)
 	}
