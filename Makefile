@@ -20,7 +20,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane helm versitygw tofu golangci-lint test chaos bench lint fmt clean demo demo-down
+.PHONY: all build provider control-plane helm versitygw tofu golangci-lint test chaos soak bench lint fmt clean demo demo-down
 
 all: build
 
@@ -59,6 +59,9 @@ chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHAOS=full \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestChaos$$' ./test/e2e/ | grep -Ev '^\s+[IWE][0-9]{4} '
 
+soak: build provider control-plane helm ## one controller through 5,000 terraform processes: memory, goroutines and open files per process, fails on growth; make test runs a short one
+	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_SOAK=full \
+		$(GO) test -count=1 -timeout 40m -v -run '^TestSoak$$' ./test/e2e/ | grep -Ev '^\s+[IWE][0-9]{4} '
 
 bench: build provider control-plane helm ## benchmarks, figures printed
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \

@@ -51,40 +51,43 @@ type BinaryConfig struct {
 }
 
 // FindBinary locates the distribution's binary: FindTerraform for terraform,
-// FindTofu for tofu.
-func FindBinary(ctx context.Context, c BinaryConfig) (string, error) {
+// FindTofu for tofu. The version is the binary's where finding it ran it
+// (one process), nil where it did not: a configured path is not run until
+// the runner's first command.
+func FindBinary(ctx context.Context, c BinaryConfig) (string, *version.Version, error) {
 	switch c.Distribution {
 	case "", DistributionTerraform:
 		return FindTerraform(ctx, c)
 	case DistributionTofu:
 		return FindTofu(ctx, c)
 	}
-	return "", fmt.Errorf("distribution %q: want %q or %q", c.Distribution, DistributionTerraform, DistributionTofu)
+	return "", nil, fmt.Errorf("distribution %q: want %q or %q", c.Distribution, DistributionTerraform, DistributionTofu)
 }
 
 // FindTofu locates OpenTofu: the configured path, else tofu on PATH.
 // hc-install cannot install it, so there is no download. A configured
-// Version is checked against `tofu version -json` (one process).
-func FindTofu(ctx context.Context, c BinaryConfig) (string, error) {
+// Version is checked against `tofu version -json` (one process), which is
+// then the version returned.
+func FindTofu(ctx context.Context, c BinaryConfig) (string, *version.Version, error) {
 	path, err := tofuPath(c, exec.LookPath)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if c.Version == "" {
-		return path, nil
+		return path, nil, nil
 	}
 	tf, err := tfexec.NewTerraform(os.TempDir(), path)
 	if err != nil {
-		return "", fmt.Errorf("tofu binary %s: %w", path, err)
+		return "", nil, fmt.Errorf("tofu binary %s: %w", path, err)
 	}
 	got, _, err := tf.Version(ctx, true)
 	if err != nil {
-		return "", fmt.Errorf("tofu version of %s: %w", path, err)
+		return "", nil, fmt.Errorf("tofu version of %s: %w", path, err)
 	}
 	if err := sameVersion(c.Version, got); err != nil {
-		return "", fmt.Errorf("tofu binary %s: %w", path, err)
+		return "", nil, fmt.Errorf("tofu binary %s: %w", path, err)
 	}
-	return path, nil
+	return path, got, nil
 }
 
 // tofuPath is where tofu is, without running it.
@@ -119,13 +122,15 @@ func sameVersion(want string, got *version.Version) error {
 
 // FindTerraform locates terraform with hc-install: the configured path,
 // else the exact version on PATH, else (when InstallDir allows it) a
-// download of that version. Lookups on disk never touch the network.
-func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
+// download of that version. Lookups on disk never touch the network. The
+// version is returned when hc-install checked it (it runs `terraform
+// version` on what it finds); a configured path is not run.
+func FindTerraform(ctx context.Context, c BinaryConfig) (string, *version.Version, error) {
 	if c.Path != "" {
 		if _, err := os.Stat(c.Path); err != nil {
-			return "", fmt.Errorf("terraform binary %s: %w", c.Path, err)
+			return "", nil, fmt.Errorf("terraform binary %s: %w", c.Path, err)
 		}
-		return c.Path, nil
+		return c.Path, nil, nil
 	}
 	want := c.Version
 	if want == "" {
@@ -133,7 +138,7 @@ func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
 	}
 	v, err := version.NewVersion(want)
 	if err != nil {
-		return "", fmt.Errorf("terraform version %q: %w", want, err)
+		return "", nil, fmt.Errorf("terraform version %q: %w", want, err)
 	}
 	local := &fs.ExactVersion{Product: product.Terraform, Version: v}
 	sources := []src.Source{local}
@@ -143,33 +148,30 @@ func FindTerraform(ctx context.Context, c BinaryConfig) (string, error) {
 		local.ExtraPaths = []string{c.InstallDir}
 		where = "on PATH, in " + c.InstallDir + " or by download"
 		if err := os.MkdirAll(c.InstallDir, 0o755); err != nil { //nolint:gosec // terraform installs are world-readable binaries
-			return "", fmt.Errorf("terraform install dir: %w", err)
+			return "", nil, fmt.Errorf("terraform install dir: %w", err)
 		}
 		sources = append(sources, &releases.ExactVersion{Product: product.Terraform, Version: v, InstallDir: c.InstallDir})
 	}
 	path, err := install.NewInstaller().Ensure(ctx, sources)
 	if err != nil {
-		return "", fmt.Errorf("find terraform %s (%s): %w", v, where, err)
+		return "", nil, fmt.Errorf("find terraform %s (%s): %w", v, where, err)
 	}
-	return path, nil
+	return path, v, nil
 }
 
 // tofuSafeCache is the first OpenTofu whose plugin cache is safe for
 // concurrent installs (it locks the cache; terraform's never is).
 var tofuSafeCache = version.Must(version.NewVersion("1.10.0"))
 
-// serialInits tells whether inits sharing a plugin cache must run one at
-// a time with this binary: yes unless it is an OpenTofu from 1.10 on (one
-// `tofu version` tells; in doubt, yes).
-func serialInits(ctx context.Context, dist Distribution, bin string) bool {
+// initsMustSerialise tells whether inits sharing a plugin cache must run one at
+// a time with this binary: yes unless it is an OpenTofu from 1.10 on (its
+// version tells; in doubt, yes).
+func (r *Runner) initsMustSerialise(ctx context.Context) bool {
+	dist := r.cfg.Terraform.Distribution
 	if dist != DistributionTofu {
 		return true
 	}
-	tf, err := tfexec.NewTerraform(os.TempDir(), bin)
-	if err != nil {
-		return true
-	}
-	v, _, err := tf.Version(ctx, true)
+	v, err := r.binaryVersion(ctx)
 	return !cacheSafe(dist, v, err)
 }
 

@@ -67,7 +67,7 @@ func TestSameVersion(t *testing.T) {
 }
 
 func TestFindBinaryUnknownEngine(t *testing.T) {
-	_, err := FindBinary(context.Background(), BinaryConfig{Distribution: "pulumi"})
+	_, _, err := FindBinary(context.Background(), BinaryConfig{Distribution: "pulumi"})
 	if err == nil || !strings.Contains(err.Error(), `distribution "pulumi"`) {
 		t.Fatalf("got %v", err)
 	}

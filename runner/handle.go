@@ -51,26 +51,52 @@ func (r *Runner) binaryVersion(ctx context.Context) (*version.Version, error) {
 	return v, nil
 }
 
-// handle returns a terraform-exec handle on dir that knows the binary's
-// version, so its commands start no version check of their own.
-func (r *Runner) handle(ctx context.Context, dir string) (*tfexec.Terraform, error) {
-	v, err := r.binaryVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
+// newHandle returns a terraform-exec handle on dir, without its version:
+// give it one (setVersion) before its first command.
+func (r *Runner) newHandle(dir string) (*tfexec.Terraform, error) {
 	tf, err := tfexec.NewTerraform(dir, r.terraform)
 	if err != nil {
 		return nil, err
 	}
-	if err := tf.SetDisablePluginTLS(true); err != nil {
+	return tf, tf.SetDisablePluginTLS(true)
+}
+
+// handle returns a handle on dir for commands about to run: it knows the
+// binary's version.
+func (r *Runner) handle(ctx context.Context, dir string) (*tfexec.Terraform, error) {
+	tf, err := r.newHandle(dir)
+	if err != nil {
 		return nil, err
+	}
+	return tf, r.setVersion(ctx, tf)
+}
+
+// versioned gives the workspace's handle the binary's version before its
+// first command. Every workspace command comes after prepare or inside
+// withLockRecovery, which call it: an operation that ends without
+// terraform (nothing changed, nothing stored) runs no version check.
+func (r *Runner) versioned(ctx context.Context, w *workspace) error {
+	if w.versioned {
+		return nil
+	}
+	if err := r.setVersion(ctx, w.tf); err != nil {
+		return fmt.Errorf("workspace %s: %w", w.key, err)
+	}
+	w.versioned = true
+	return nil
+}
+
+func (r *Runner) setVersion(ctx context.Context, tf *tfexec.Terraform) error {
+	v, err := r.binaryVersion(ctx)
+	if err != nil {
+		return err
 	}
 	if !presetVersion(tf, v) {
 		versionNotPreset.Do(func() {
 			klog.InfoS("terraform-exec's handle has changed: every workspace checks the terraform version itself (one process more per workspace)")
 		})
 	}
-	return tf, nil
+	return nil
 }
 
 var versionNotPreset sync.Once

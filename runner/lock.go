@@ -73,6 +73,9 @@ func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
 // command runs once more. A younger lock is returned as ErrStateLocked and
 // the caller retries later.
 func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, run func(*uiStream) error) (*uiStream, error) {
+	if err := r.versioned(ctx, w); err != nil {
+		return nil, err
+	}
 	forced, raced := false, 0
 	for {
 		s := newUIStream()

@@ -14,9 +14,13 @@ var ErrGone = errors.New("object was destroyed")
 // ErrOwnerMismatch: the workspace holds another object's state.
 var ErrOwnerMismatch = errors.New("workspace belongs to another object")
 
-// acquireJob is acquire for a job, refusing a destroyed object and a
-// workspace applied for another owner.
+// acquireJob is acquire for a job, refusing a module the provider mode
+// cannot run, a destroyed object and a workspace applied for another
+// owner; the first refusal costs no slot and no process.
 func (r *Runner) acquireJob(ctx context.Context, job Job) (*workspace, func(), error) {
+	if err := r.checkProviderConfigs(job.Key, job.Files); err != nil {
+		return nil, nil, err
+	}
 	if err := r.checkTombstone(job); err != nil {
 		return nil, nil, err
 	}

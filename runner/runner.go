@@ -120,17 +120,24 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Terraform.Distribution == "" {
 		cfg.Terraform.Distribution = DistributionTerraform
 	}
-	bin, err := FindBinary(ctx, cfg.Terraform)
+	r := &Runner{cfg: cfg, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
+	bin, v, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
 	}
+	if v != nil {
+		// Finding the binary ran it once (hc-install runs each candidate
+		// on PATH until one is the version wanted; usually the first).
+		r.count("version")
+		r.version.v = v
+	}
+	r.terraform = bin
 	klog.InfoS("terraform runner", "distribution", cfg.Terraform.Distribution, "binary", bin, "provider", cfg.Provider)
-	r := &Runner{cfg: cfg, terraform: bin, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
 	for i := range cfg.Concurrency {
 		r.slots <- &slot{idx: i}
 	}
 	if r.serialInits = cfg.PluginCacheDir != ""; r.serialInits && cfg.Terraform.Distribution == DistributionTofu {
-		r.serialInits = serialInits(ctx, cfg.Terraform.Distribution, bin)
+		r.serialInits = r.initsMustSerialise(ctx)
 	}
 	if r.copySalt, err = initCopySalt(cfg.Provider, bin, cfg.CLIConfigFile); err != nil {
 		return nil, err
@@ -238,7 +245,7 @@ func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), e
 	}
 	w.mu.Lock()
 	if w.tf == nil {
-		if w.tf, err = r.handle(ctx, w.dir); err != nil {
+		if w.tf, err = r.newHandle(w.dir); err != nil {
 			w.mu.Unlock()
 			r.slots <- s
 			return nil, nil, fmt.Errorf("workspace %s: %w", key, err)

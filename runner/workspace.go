@@ -35,8 +35,9 @@ type workspace struct {
 	key string
 	dir string
 	// tf is made by the first operation (acquire): answering from the
-	// last apply needs none.
-	tf *tfexec.Terraform
+	// last apply needs none. versioned: it was given the binary's version.
+	tf        *tfexec.Terraform
+	versioned bool
 	// env is the environment of the last prepare; compared to decide
 	// whether the handle's environment must be rebuilt.
 	env map[string]string
@@ -87,7 +88,7 @@ func validKey(key string) error {
 // provider lock file, sets the environment and runs init when the
 // providers, modules or backend changed since the last init.
 func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
-	if err := r.checkProviderConfigs(w.key, job.Files); err != nil {
+	if err := r.versioned(ctx, w); err != nil {
 		return err
 	}
 	if err := syncFiles(w.dir, job.Files); err != nil {

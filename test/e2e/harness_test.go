@@ -67,6 +67,12 @@ type options struct {
 	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
+	// shipped runs the chart's throughput settings (shippedThroughput)
+	// instead of the tests' own: benchmarks and the soak.
+	shipped bool
+	// countProcesses gives the CCM a terraform wrapper that logs every
+	// process it starts (env.procs).
+	countProcesses bool
 }
 
 // onDistributions runs test once per distribution (tftest.Distributions), as a subtest
@@ -94,6 +100,8 @@ type env struct {
 	auditLog string
 	// securePort serves the CCM's /healthz and /metrics.
 	securePort string
+	// procs counts the CCM's terraform processes from the OS (options.countProcesses).
+	procs *tftest.ProcessLog
 }
 
 func ccmBinary(t testing.TB) string {
@@ -199,12 +207,25 @@ func newEnv(t testing.TB, o options) *env {
 	if o.tlsResync != "" {
 		lb["tlsSecrets"] = map[string]any{"resyncInterval": o.tlsResync}
 	}
+	// The binary is given by path, as the shipped config does: the
+	// controller then runs nothing to find it.
+	binary := tc.Terraform
+	if o.countProcesses {
+		e.procs = tftest.CountProcesses(t, tc.Terraform)
+		binary = e.procs.Wrapper
+	}
+	syncs := []string{"--concurrent-service-syncs=4"}
 	tf := map[string]any{
-		"workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
+		"binary": binary, "workDir": e.workDir, "cliConfig": tc.CLIConfig, "lockFile": tc.LockFile,
 		"concurrency": 4, "lockTimeout": o.lockTimeout, "staleLockAge": o.staleLockAge, "applyPolicy": o.policy,
 	}
+	if o.shipped {
+		ship, err := shippedThroughput()
+		must(t, err)
+		syncs, tf["concurrency"] = ship.args, ship.concurrency
+	}
 	if tc.Distribution == tftest.Tofu {
-		tf["distribution"], tf["binary"] = "tofu", tc.Terraform
+		tf["distribution"] = "tofu"
 	}
 	cfg := map[string]any{
 		"clusterID":    "e2e",
@@ -243,14 +264,14 @@ func newEnv(t testing.TB, o options) *env {
 		"--node-monitor-period=1s",
 		"--node-status-update-frequency=2s",
 		"--route-reconciliation-period=2s",
-		"--concurrent-service-syncs=4",
 		"-v=2",
 	}
+	e.args = append(e.args, syncs...)
 	e.args = append(e.args, o.extraArgs...)
 	e.startCCM()
 	e.waitLeader()
 	// The CCM runs the distribution asked for: it logs the one it found.
-	want := fmt.Sprintf("distribution=%q binary=%q", tc.Distribution, tc.Terraform)
+	want := fmt.Sprintf("distribution=%q binary=%q", tc.Distribution, binary)
 	eventually(t, 30*time.Second, "CCM runs "+tc.Distribution, func() error {
 		if data, _ := os.ReadFile(e.ccmLog); !strings.Contains(string(data), want) {
 			return fmt.Errorf("no %s in the CCM log", want)

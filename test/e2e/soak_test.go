@@ -1,0 +1,316 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// soakOps is how many terraform processes the soak runs through one
+// controller: EXAMPLE_SOAK=full (make soak) at least 5,000, else (make
+// test) a short run that still shows a leak of the kind that was fixed
+// (~0.4 MiB per process) many times over its bound.
+func soakOps() (ops int64, full bool) {
+	if os.Getenv("EXAMPLE_SOAK") == "full" {
+		return 5000, true
+	}
+	return 500, false
+}
+
+// Bounds on growth per terraform process, after warm-up.
+const (
+	soakHeapSlope = 0.02 // MiB of heap in use (after a GC)
+	soakRSSSlope  = 0.02 // MiB resident
+	soakGoSlope   = 0.01 // goroutines
+	soakFDSlope   = 0.01 // open files
+	// soakWarmup is the share of the run left out of the slopes: caches,
+	// pools and the first workspaces fill up there.
+	soakWarmup = 0.25
+)
+
+// sample is the controller process at one point of the soak.
+type sample struct {
+	ops             int64 // terraform processes so far (from the OS)
+	rss, heap       float64
+	goroutines, fds float64
+}
+
+// TestSoak runs one controller through creates, updates and deletes of
+// rolling sets of Services and shared load balancers (groups), and fails
+// if its memory, goroutines or open files grow with the work done. Figures
+// are printed; make soak runs the full length (docs/terraform-workflow.md#soak).
+func TestSoak(t *testing.T) {
+	target, full := soakOps()
+	o := benchOptions()
+	o.provisionDelay = 10 * time.Millisecond
+	e := newEnv(t, o)
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	svcs := e.kube.CoreV1().Services("default")
+
+	const window = 3 // rounds a Service lives
+	var alive []soakService
+	var samples []sample
+	start := time.Now()
+	for round := 0; e.procs.Total(t) < target; round++ {
+		var want []soakService
+		// Two Services of their own and one group member join.
+		for i, group := range []string{"", "", fmt.Sprintf("soak-g%d", round%2)} {
+			s := lbService(fmt.Sprintf("soak-%d-%d", round, i), 2000+int32(round%1000))
+			if group != "" {
+				s.Annotations = map[string]string{string(annotations.LBGroup): group}
+			}
+			_, err := svcs.Create(ctx(t), s, metav1.CreateOptions{})
+			must(t, err)
+			want = append(want, soakService{s.Name, round, s.Spec.Ports[0].Port})
+		}
+		// One Service of the previous round changes its port.
+		for i := range alive {
+			if alive[i].round == round-1 && !strings.HasSuffix(alive[i].name, "-2") {
+				alive[i].port += 1000
+				must(t, retryUpdate(t, e, alive[i].name, alive[i].port))
+				break
+			}
+		}
+		// The Services of window rounds ago leave (one of them a group member).
+		var gone []string
+		alive = slices.DeleteFunc(alive, func(l soakService) bool {
+			if l.round > round-window {
+				return false
+			}
+			must(t, svcs.Delete(ctx(t), l.name, metav1.DeleteOptions{}))
+			gone = append(gone, l.name)
+			return true
+		})
+		alive = append(alive, want...)
+		e.waitSoakRound(alive, gone)
+		samples = append(samples, e.sampleCCM(t))
+	}
+	elapsed := time.Since(start)
+
+	// The controller counted what the OS saw.
+	m, err := e.scrape(t)
+	must(t, err)
+	if got, want := metricSum(m, "example_ccm_terraform_runs_total"), float64(e.procs.Total(t)); got != want {
+		t.Errorf("example_ccm_terraform_runs_total = %.0f, the OS saw %.0f terraform processes (%v)", got, want, e.procs.Counts(t))
+	}
+
+	warm := samples[int(float64(len(samples))*soakWarmup)]
+	tail := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < warm.ops })
+	last := samples[len(samples)-1]
+	slope := func(f func(sample) float64) float64 { return leastSquaresSlope(tail, f) }
+	rows := []struct {
+		name  string
+		f     func(sample) float64
+		bound float64
+	}{
+		{"heap in use (MiB, after GC)", func(s sample) float64 { return s.heap }, soakHeapSlope},
+		{"RSS (MiB)", func(s sample) float64 { return s.rss }, soakRSSSlope},
+		{"goroutines", func(s sample) float64 { return s.goroutines }, soakGoSlope},
+		{"open files", func(s sample) float64 { return s.fds }, soakFDSlope},
+	}
+	t.Logf("soak: %d terraform processes (%v) in %d rounds, %s; %d samples, slopes over the last %d (from process %d)",
+		last.ops, e.procs.Counts(t), len(samples), elapsed.Round(time.Second), len(samples), len(tail), warm.ops)
+	t.Logf("%-28s %10s %10s %14s %10s", "", "at warm-up", "at end", "slope per op", "bound")
+	for _, r := range rows {
+		s := slope(r.f)
+		t.Logf("%-28s %10.1f %10.1f %14.5f %10.3f", r.name, r.f(warm), r.f(last), s, r.bound)
+		if s > r.bound {
+			t.Errorf("%s grows %.4f per terraform process after warm-up (bound %.3f): from %.1f to %.1f over %d processes",
+				r.name, s, r.bound, r.f(warm), r.f(last), last.ops-warm.ops)
+		}
+	}
+	t.Logf("peak RSS (VmHWM) of the soaked controller: %.1f MiB", e.ccmRSSMiB())
+	if t.Failed() {
+		// What grew: the controller's open files by kind and its goroutines.
+		t.Logf("open files by target:\n%s", e.openFiles(t))
+		t.Logf("goroutines:\n%s", e.debugGet(t, "/debug/pprof/goroutine?debug=1"))
+	}
+	if full {
+		fmt.Printf("soak: %d terraform processes in %s\n", last.ops, elapsed.Round(time.Second))
+	}
+}
+
+// retryUpdate sets the port of Service default/name (the controller
+// writes the object too: conflicts are retried).
+func retryUpdate(t *testing.T, e *env, name string, port int32) error {
+	for {
+		s, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Ports[0].Port = port
+		_, err = e.kube.CoreV1().Services("default").Update(ctx(t), s, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+}
+
+// soakService is a Service the soak keeps alive for a few rounds.
+type soakService struct {
+	name  string
+	round int
+	port  int32
+}
+
+// waitSoakRound waits until every live Service has its address and its
+// port is served by a load balancer, and every deleted one is gone (its
+// finalizer is removed once its load balancer, or its group listener, is).
+func (e *env) waitSoakRound(alive []soakService, gone []string) {
+	e.t.Helper()
+	eventuallyEvery(e.t, 5*time.Minute, 100*time.Millisecond, "the soak round converged", func() error {
+		list, err := e.kube.CoreV1().Services("default").List(ctx(e.t), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		byName := map[string]*v1.Service{}
+		for i := range list.Items {
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
+		for _, name := range gone {
+			if _, ok := byName[name]; ok {
+				return fmt.Errorf("%s is not deleted yet", name)
+			}
+		}
+		lbs, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
+		if err != nil {
+			return err
+		}
+		served := map[int32]bool{}
+		for _, lb := range lbs {
+			for _, l := range lb.Listeners {
+				served[int32(l.Port)] = true
+			}
+		}
+		for _, l := range alive {
+			s, ok := byName[l.name]
+			if !ok || len(s.Status.LoadBalancer.Ingress) == 0 {
+				return fmt.Errorf("%s has no address yet", l.name)
+			}
+			if !served[l.port] {
+				return fmt.Errorf("no load balancer serves port %d of %s yet", l.port, l.name)
+			}
+		}
+		return nil
+	})
+}
+
+// sampleCCM reads the controller's RSS and open files from /proc, and its
+// heap in use (after a GC the profile handler runs) and goroutines from its
+// debug endpoints.
+func (e *env) sampleCCM(t *testing.T) sample {
+	t.Helper()
+	pid := e.ccm.Process.Pid
+	var s sample
+	s.ops = e.procs.Total(t)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	must(t, err)
+	s.rss = procStatusMiB(string(status), "VmRSS:")
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	must(t, err)
+	s.fds = float64(len(fds))
+	heap := e.debugGet(t, "/debug/pprof/heap?debug=1&gc=1")
+	s.heap = memStat(t, heap, "# HeapInuse = ") / (1 << 20)
+	gr := e.debugGet(t, "/debug/pprof/goroutine?debug=1")
+	first, _, _ := strings.Cut(gr, "\n")
+	n, err := strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
+	if err != nil {
+		t.Fatalf("goroutine profile: %q", first)
+	}
+	s.goroutines = float64(n)
+	return s
+}
+
+// openFiles counts the controller's open files by what they are (socket,
+// pipe, or the file's directory).
+func (e *env) openFiles(t *testing.T) string {
+	dir := fmt.Sprintf("/proc/%d/fd", e.ccm.Process.Pid)
+	fds, err := os.ReadDir(dir)
+	must(t, err)
+	kinds := map[string]int{}
+	for _, fd := range fds {
+		target, err := os.Readlink(dir + "/" + fd.Name())
+		if err != nil {
+			continue
+		}
+		if i := strings.IndexAny(target, ":["); i > 0 && !strings.HasPrefix(target, "/") {
+			target = target[:i]
+		} else {
+			target = filepath.Dir(target)
+		}
+		kinds[target]++
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fmt.Fprintf(&b, "%5d %s\n", kinds[k], k)
+	}
+	return b.String()
+}
+
+// debugGet reads one of the controller's debug endpoints.
+func (e *env) debugGet(t *testing.T, path string) string {
+	t.Helper()
+	body, err := e.adminGet(t, path)
+	must(t, err)
+	return body
+}
+
+// memStat finds a runtime.MemStats line of a debug=1 heap profile.
+func memStat(t *testing.T, profile, prefix string) float64 {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(profile))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			must(t, err)
+			return f
+		}
+	}
+	t.Fatalf("no %q in the heap profile", prefix)
+	return 0
+}
+
+// procStatusMiB reads a kB field of /proc/PID/status.
+func procStatusMiB(status, field string) float64 {
+	for _, line := range strings.Split(status, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// leastSquaresSlope is the slope of f over the samples' process counts.
+func leastSquaresSlope(samples []sample, f func(sample) float64) float64 {
+	n := float64(len(samples))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for _, s := range samples {
+		x, y := float64(s.ops), f(s)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
