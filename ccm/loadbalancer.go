@@ -290,11 +290,7 @@ func (l *loadBalancers) adoptionError(ctx context.Context, svc *v1.Service, id s
 // proxy protocol the ingress is marked Proxy, so kube-proxy sends
 // in-cluster traffic through the load balancer instead of short-cutting.
 func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
-	var mode *v1.LoadBalancerIPMode
-	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.ProxyProtocol {
-		m := v1.LoadBalancerIPModeProxy
-		mode = &m
-	}
+	mode := ipMode(svc)
 	st := &v1.LoadBalancerStatus{}
 	for _, ip := range []string{lb.IPv4, lb.IPv6} {
 		if ip != "" {
@@ -305,6 +301,28 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 		st.Ingress = append(st.Ingress, v1.LoadBalancerIngress{Hostname: lb.Hostname})
 	}
 	return st
+}
+
+// ipMode is the ingress's ipMode: Proxy with proxy protocol, else VIP.
+//
+// It is always given because API servers from 1.30 on store VIP when it
+// is left out (the LoadBalancerIPMode feature): a status without it never
+// equals the stored one, and the service controller patched every Service
+// at every sync (a restart with 1,000 Services sent 1,000 patches, 20 s at
+// the shipped client QPS). An API server without the field drops it; a
+// stored ingress with an address and no ipMode shows that, and then none
+// is given, for the same reason.
+func ipMode(svc *v1.Service) *v1.LoadBalancerIPMode {
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" && in.IPMode == nil {
+			return nil
+		}
+	}
+	m := v1.LoadBalancerIPModeVIP
+	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.ProxyProtocol {
+		m = v1.LoadBalancerIPModeProxy
+	}
+	return &m
 }
 
 // orphanFinder is the engine's FindOrphan: the load balancer named name

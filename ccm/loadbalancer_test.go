@@ -155,3 +155,40 @@ func TestOrphanFinder(t *testing.T) {
 		t.Fatalf("found %q (%v), want %s", id, err, ours)
 	}
 }
+
+// The ingress always carries the ipMode the API server would store, so an
+// unchanged Service's status equals the stored one and is not patched.
+func TestIPMode(t *testing.T) {
+	vip, proxy := v1.LoadBalancerIPModeVIP, v1.LoadBalancerIPModeProxy
+	withProxy := map[string]string{string(annotations.LBProxyProtocol): "true"}
+	stored := func(mode *v1.LoadBalancerIPMode) v1.ServiceStatus {
+		return v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.1", IPMode: mode}}}}
+	}
+	for _, c := range []struct {
+		name   string
+		ann    map[string]string
+		status v1.ServiceStatus
+		want   *v1.LoadBalancerIPMode
+	}{
+		{"new Service", nil, v1.ServiceStatus{}, &vip},
+		{"API server stores ipMode", nil, stored(&vip), &vip},
+		{"proxy protocol", withProxy, stored(&vip), &proxy},
+		{"API server without the field", nil, stored(nil), nil},
+		{"proxy protocol, API server without the field", withProxy, stored(nil), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Annotations: c.ann}, Status: c.status}
+			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, svc).Ingress[0].IPMode
+			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+				t.Fatalf("ipMode = %v, want %v", ptrString(got), ptrString(c.want))
+			}
+		})
+	}
+}
+
+func ptrString(m *v1.LoadBalancerIPMode) string {
+	if m == nil {
+		return "none"
+	}
+	return string(*m)
+}
