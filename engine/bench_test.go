@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func cpuTime() time.Duration {
 // 0 processes).
 func measure(b *testing.B, f *fixture, op func(i int)) {
 	walls := make([]time.Duration, 0, b.N)
-	cpu0, procs0 := cpuTime(), total(f.eng.Runner().Processes())
+	cpu0, procs0 := cpuTime(), f.procs.Total(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -54,7 +53,7 @@ func measure(b *testing.B, f *fixture, op func(i int)) {
 	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
 	b.ReportMetric(walls[len(walls)/2].Seconds(), "wall-s/op(median)")
 	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-	b.ReportMetric(float64(total(f.eng.Runner().Processes())-procs0)/float64(b.N), "tf-procs/op")
+	b.ReportMetric(float64(f.procs.Total(b)-procs0)/float64(b.N), "tf-procs/op")
 }
 
 func BenchmarkLoadBalancer(b *testing.B) {
@@ -210,8 +209,9 @@ func modeFixture(b *testing.B, mode runner.ProviderMode) *fixture {
 	}
 	f.api = api
 	tc := tftest.Get(b)
+	f.procs = tftest.CountProcesses(b, tc.Terraform)
 	r, err := runner.New(context.Background(), runner.Config{
-		Terraform:     runner.BinaryConfig{Path: tc.Terraform},
+		Terraform:     runner.BinaryConfig{Path: f.procs.Wrapper},
 		WorkDir:       filepath.Join(b.TempDir(), "work"),
 		CLIConfigFile: tc.CLIConfig,
 		LockFile:      tc.LockFile,
@@ -243,7 +243,7 @@ func BenchmarkProviderModes(b *testing.B) {
 	for _, mode := range modes {
 		f := modeFixture(b, mode)
 		nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
-		procs := func() int64 { return total(f.eng.Runner().Processes()) }
+		procs := func() int64 { return f.procs.Total(b) }
 		reconcile := func(b *testing.B, svc *corev1.Service) *engine.Outcome {
 			_, out, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
 			if err != nil {
@@ -295,7 +295,7 @@ func BenchmarkProviderModes(b *testing.B) {
 	b.Run("naive/create", func(b *testing.B) { got["naive/create"] = naiveCycle(b) })
 
 	fmt.Printf("\nper change (median wall, CPU per op, terraform processes per op; provisioning delay 0)\n")
-	fmt.Printf("%-8s  %-26s  %-26s  %s\n", "", "attached", "spawned", "naive: init+plan+apply+show+output")
+	fmt.Printf("%-8s  %-26s  %-26s  %s\n", "", "attached", "spawned", "naive: version+init+plan+apply+show+output")
 	cell := func(k string) string {
 		f, ok := got[k]
 		if !ok {
@@ -328,9 +328,12 @@ func naiveCycle(b *testing.B) figures {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var procs atomic.Int64
+	// Counted from the OS: terraform-exec checks the version of each new
+	// handle too (a process before the five commands).
+	counter := tftest.CountProcesses(b, tc.Terraform)
+	tc.Terraform = counter.Wrapper
 	states := b.TempDir()
-	return measureFigures(b, procs.Load, func(i int) {
+	return measureFigures(b, func() int64 { return counter.Total(b) }, func(i int) {
 		dir := b.TempDir()
 		cfg := renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default",
 			Backend: renderer.Backend{Type: "local", Attrs: []renderer.Attr{{Name: "path", Value: cty.StringVal(filepath.Join(states, fmt.Sprintf("%d-%d.tfstate", b.N, i)))}}}}
@@ -363,7 +366,6 @@ func naiveCycle(b *testing.B) figures {
 			func() error { _, err := tf.Output(ctx); return err },
 		}
 		for _, step := range steps {
-			procs.Add(1)
 			if err := step(); err != nil {
 				b.Fatal(err)
 			}

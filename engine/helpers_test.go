@@ -36,6 +36,9 @@ type fixture struct {
 	stateDir string
 	// tc is the toolchain (distribution) every engine of the fixture runs.
 	tc tftest.Toolchain
+	// procs, when set (benchmarks), counts the engines' terraform
+	// processes from the OS: they run its wrapper.
+	procs *tftest.ProcessLog
 }
 
 func newFixture(tb testing.TB, concurrency int) *fixture {
@@ -49,10 +52,14 @@ func newFixtureWith(tb testing.TB, concurrency int, o engine.Options) *fixture {
 }
 
 // newFixtureOn is newFixtureWith on a given toolchain (terraform or tofu).
+// Benchmarks count their processes from the OS (fixture.procs).
 func newFixtureOn(tb testing.TB, tc tftest.Toolchain, concurrency int, o engine.Options) *fixture {
 	tb.Helper()
 	sim := simtest.Start(tb)
 	f := &fixture{sim: sim, stateDir: filepath.Join(tb.TempDir(), "states"), tc: tc}
+	if _, bench := tb.(*testing.B); bench {
+		f.procs = tftest.CountProcesses(tb, tc.Terraform)
+	}
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
 	if err != nil {
 		tb.Fatal(err)
@@ -69,8 +76,12 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 	tc := f.tc
 	sim := f.sim
 	dir := tb.TempDir()
+	bin := tc.Terraform
+	if f.procs != nil {
+		bin = f.procs.Wrapper
+	}
 	r, err := runner.New(context.Background(), runner.Config{
-		Terraform:     runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform},
+		Terraform:     runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: bin},
 		WorkDir:       filepath.Join(dir, "work"),
 		CLIConfigFile: tc.CLIConfig,
 		LockFile:      tc.LockFile,
