@@ -20,7 +20,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build provider control-plane helm versitygw tofu golangci-lint test chaos soak bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane helm versitygw tofu golangci-lint test chaos soak bench lint fmt clean demo demo-down
 
 all: build
 
@@ -50,10 +50,17 @@ demo: build provider control-plane ## simulator + control plane + CCM + nodes + 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi
 
-test: build provider control-plane helm versitygw tofu lint ## every test (what .ci/run calls)
+prerequisites: ## what make test needs beside the Go module proxy: terraform on PATH, PostgreSQL (installed from Debian's packages if missing)
+	@hack/prerequisites.sh
+
+# Every test, never a silent skip: hack/testsummary prints what go test
+# prints, the skipped tests and "N passed, N failed, N skipped", and fails
+# on a skip unless EXAMPLE_ALLOW_SKIPS=1.
+test: prerequisites build provider control-plane helm versitygw tofu lint ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
+	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
+		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./... | $(BIN)/testsummary
 
 chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHAOS=full \

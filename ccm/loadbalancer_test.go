@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -30,7 +31,7 @@ func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *re
 	t.Helper()
 	tf, err := exec.LookPath("terraform")
 	if err != nil {
-		t.Skip("terraform is not on PATH")
+		need.Missing(t, "terraform is not on PATH")
 	}
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "terraform.rc")

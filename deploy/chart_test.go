@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/need"
 )
 
 // helmBin is the helm binary of hack/helm.sh, which make test passes as
@@ -26,7 +27,7 @@ func helmBin(t *testing.T) string {
 	t.Helper()
 	helm := os.Getenv("EXAMPLE_HELM")
 	if helm == "" {
-		t.Skip("EXAMPLE_HELM is unset: the chart is rendered with hack/helm.sh's helm (make test sets it)")
+		need.Missing(t, "EXAMPLE_HELM is unset: the chart is rendered with hack/helm.sh's helm")
 	}
 	return helm
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 )
 
@@ -109,7 +110,7 @@ func terraform(t *testing.T, address string, extraEnv ...string) func(args ...st
 	t.Helper()
 	bin, err := exec.LookPath("terraform")
 	if err != nil {
-		t.Skipf("terraform not on PATH: %v", err)
+		need.Missing(t, "terraform is not on PATH: "+err.Error())
 	}
 	dir := t.TempDir()
 	cliConfig := filepath.Join(dir, "empty.tfrc") // $TF_CLI_CONFIG_FILE may point at a missing file

@@ -15,8 +15,8 @@
 //
 // The binaries are looked up as initdb on PATH (symlinks resolved), then in
 // /usr/lib/postgresql/<newest>/bin (Debian/Ubuntu), /usr/pgsql-*/bin and
-// /usr/local/pgsql/bin; $TESTPG_BINDIR overrides. Tests are skipped only
-// when no initdb is found at all.
+// /usr/local/pgsql/bin; $TESTPG_BINDIR overrides. Without any, a test fails
+// naming it (make test installs PostgreSQL first: hack/prerequisites.sh).
 //
 // Each test process uses one directory testpg-<pid>-* in /dev/shm (when it
 // has 1 GiB free), else in $TMPDIR; $TESTPG_TMPDIR overrides. A helper
@@ -52,6 +52,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/procdir"
 	"github.com/example/cloud-provider-example/internal/serverproc"
 )
@@ -123,12 +124,12 @@ func WithPassword(password string) Option {
 }
 
 // Start starts a PostgreSQL server and registers its Stop with t.Cleanup.
-// It skips t when no initdb can be found and fails t on any other error.
+// Without initdb it fails t naming it (need.Missing), as on any other error.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	once.Do(func() { shared.init() })
 	if shared.skip != "" {
-		t.Skip(shared.skip)
+		need.Missing(t, shared.skip)
 	}
 	if shared.err != nil {
 		t.Fatalf("testpg: %v", shared.err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	_ "github.com/lib/pq"
 )
@@ -69,7 +70,7 @@ func TestTerraformPGBackend(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("terraform")
 	if err != nil {
-		t.Skipf("terraform not on PATH: %v", err)
+		need.Missing(t, "terraform is not on PATH: "+err.Error())
 	}
 	srv := testpg.Start(t)
 

@@ -39,6 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/procdir"
 	"github.com/example/cloud-provider-example/internal/serverproc"
 )
@@ -95,7 +96,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	bin := os.Getenv(EnvBinary)
 	if bin == "" {
-		t.Skipf("tests3: $%s is not set: run `make versitygw` and set it to the printed path (make test sets it)", EnvBinary)
+		need.Missing(t, "tests3: $"+EnvBinary+" is not set: run `make versitygw` and set it to the printed path")
 	}
 	o := options{access: "ccm-" + randomHex(8), secret: randomHex(20)}
 	for _, opt := range opts {

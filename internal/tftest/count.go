@@ -28,7 +28,7 @@ func CountProcesses(tb testing.TB, binary string) *ProcessLog {
 	// concurrent processes do not interleave lines. The environment is
 	// not used (terraform-exec replaces it), so the paths are literal.
 	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"${1:-none}\" >> %s\nexec %s \"$@\"\n", shellQuote(p.log), shellQuote(binary))
-	if err := os.WriteFile(p.Wrapper, []byte(script), 0o755); err != nil { //nolint:gosec // an executable of the test's own
+	if err := os.WriteFile(p.Wrapper, []byte(script), 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	return p

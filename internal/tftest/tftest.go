@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/example/cloud-provider-example/internal/need"
 )
 
 // Distributions.
@@ -38,16 +40,17 @@ type Toolchain struct {
 }
 
 var (
-	once   sync.Once
-	tc     Toolchain
-	tcErr  string
-	tcSkip bool
+	once      sync.Once
+	tc        Toolchain
+	tcErr     string
+	tcMissing bool
 )
 
 // Get returns the toolchain. With EXAMPLE_BIN set (make test sets it after
 // `make provider`) it uses that; otherwise it runs hack/provider-mirror.sh
 // once into a cache directory, serialised across test processes. A machine
-// without terraform skips the test; any other failure fails it.
+// without terraform fails the test naming it (need.Missing), as any other
+// failure does.
 //
 // The distribution is terraform, or the one EXAMPLE_DISTRIBUTION names: with
 // EXAMPLE_DISTRIBUTION=tofu (and EXAMPLE_TOFU) every test of a package runs on
@@ -82,7 +85,7 @@ func Distributions(t testing.TB) []Toolchain {
 }
 
 // OpenTofu returns the toolchain with OpenTofu's binary (EXAMPLE_TOFU, built
-// by hack/tofu.sh); the test is skipped when it is unset.
+// by hack/tofu.sh); the test fails naming it when it is unset (need.Missing).
 func OpenTofu(t testing.TB) Toolchain {
 	t.Helper()
 	return tofu(t, get(t))
@@ -92,7 +95,7 @@ func tofu(t testing.TB, base Toolchain) Toolchain {
 	t.Helper()
 	path := os.Getenv("EXAMPLE_TOFU")
 	if path == "" {
-		t.Skip("EXAMPLE_TOFU is unset: the OpenTofu binary comes from hack/tofu.sh (make test sets it)")
+		need.Missing(t, "EXAMPLE_TOFU is unset: the OpenTofu binary comes from hack/tofu.sh")
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("EXAMPLE_TOFU: %v (run make tofu)", err)
@@ -104,8 +107,8 @@ func tofu(t testing.TB, base Toolchain) Toolchain {
 func get(t testing.TB) Toolchain {
 	t.Helper()
 	once.Do(setup)
-	if tcSkip {
-		t.Skip(tcErr)
+	if tcMissing {
+		need.Missing(t, tcErr)
 	}
 	if tcErr != "" {
 		t.Fatal(tcErr)
@@ -116,7 +119,7 @@ func get(t testing.TB) Toolchain {
 func setup() {
 	tf, err := exec.LookPath("terraform")
 	if err != nil {
-		tcSkip, tcErr = true, "terraform is not on PATH"
+		tcMissing, tcErr = true, "terraform is not on PATH"
 		return
 	}
 	bin := os.Getenv("EXAMPLE_BIN")

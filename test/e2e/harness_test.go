@@ -28,6 +28,7 @@ import (
 
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -107,7 +108,7 @@ type env struct {
 func ccmBinary(t testing.TB) string {
 	bin := os.Getenv("EXAMPLE_BIN")
 	if bin == "" {
-		t.Skip("EXAMPLE_BIN is unset: the e2e runs the built binaries (make test)")
+		need.Missing(t, "EXAMPLE_BIN is unset: the e2e runs the built binaries (make build)")
 	}
 	path := filepath.Join(bin, "example-cloud-controller-manager")
 	if _, err := os.Stat(path); err != nil {
@@ -132,7 +133,7 @@ func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
 	if os.Getenv("EXAMPLE_HELM") == "" {
-		t.Skip("EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm (make test)")
+		need.Missing(t, "EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm")
 	}
 	tc := o.tc
 	if tc.Distribution == "" {

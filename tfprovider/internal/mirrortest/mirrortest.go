@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/example/cloud-provider-example/internal/need"
 )
 
 // Provider identity as laid out in the mirror.
@@ -62,7 +64,7 @@ func Terraform(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("terraform")
 	if err != nil {
-		t.Skip("terraform is not on PATH; skipping a test that runs the real terraform CLI")
+		need.Missing(t, "terraform is not on PATH (the provider tests run the real terraform CLI)")
 	}
 	return p
 }

@@ -1,0 +1,142 @@
+// Command testsummary reads `go test -json` on standard input and prints
+// what plain `go test` prints (each package's ok/FAIL line, and the output
+// of failed tests only), then every skipped test with its reason and a
+// closing line "N passed, N failed, N skipped".
+//
+// It exits non-zero when a test failed, a package did not build, or a test
+// skipped while EXAMPLE_ALLOW_SKIPS is unset: in make test every test gets
+// its tool (the targets build or install them) or fails naming it, so a
+// skip there means a test silently did not run. EXAMPLE_ALLOW_SKIPS=1 is
+// the documented opt-out for a machine that lacks a tool on purpose.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+type key struct{ pkg, test string }
+
+type summary struct {
+	out            io.Writer
+	passed, failed int
+	// failedPackages: packages that failed, by a test or by not building.
+	failedPackages int
+	skipped        []string
+	// output buffers each running test's output until it ends.
+	output map[key]*strings.Builder
+}
+
+func main() {
+	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}}
+	if err := s.read(os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, "testsummary:", err)
+		os.Exit(2)
+	}
+	os.Exit(s.finish(os.Getenv("EXAMPLE_ALLOW_SKIPS") != ""))
+}
+
+func (s *summary) read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
+			// Not an event (a build error printed by go itself): as is.
+			fmt.Fprintln(s.out, string(line))
+			continue
+		}
+		s.event(e)
+	}
+	return sc.Err()
+}
+
+func (s *summary) event(e event) {
+	k := key{e.Package, e.Test}
+	switch e.Action {
+	case "output":
+		if e.Test == "" {
+			// Package lines: "ok  pkg 1.2s", "FAIL pkg", "--- FAIL" of a
+			// build, panics outside tests. "PASS"/"FAIL" alone repeat them.
+			if t := strings.TrimSpace(e.Output); t != "PASS" && t != "FAIL" && !strings.HasPrefix(t, "=== RUN") {
+				fmt.Fprint(s.out, e.Output)
+			}
+			return
+		}
+		b := s.output[k]
+		if b == nil {
+			b = &strings.Builder{}
+			s.output[k] = b
+		}
+		b.WriteString(e.Output)
+	case "pass":
+		if e.Test != "" {
+			s.passed++
+			delete(s.output, k)
+		}
+	case "fail":
+		if e.Test == "" {
+			s.failedPackages++
+			return
+		}
+		s.failed++
+		if b := s.output[k]; b != nil {
+			fmt.Fprint(s.out, b.String())
+		}
+		delete(s.output, k)
+	case "skip":
+		if e.Test != "" {
+			s.skipped = append(s.skipped, e.Package+" "+e.Test+": "+skipReason(s.output[k]))
+			delete(s.output, k)
+		}
+	}
+}
+
+// skipReason is what the test said when it skipped (its last lines).
+func skipReason(b *strings.Builder) string {
+	if b == nil {
+		return "(no reason given)"
+	}
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- SKIP") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "(no reason given)"
+	}
+	return lines[len(lines)-1]
+}
+
+// finish prints the skips and the closing line and returns the exit code.
+func (s *summary) finish(allowSkips bool) int {
+	sort.Strings(s.skipped)
+	for _, sk := range s.skipped {
+		fmt.Fprintln(s.out, "SKIP", sk)
+	}
+	fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skipped))
+	switch {
+	case s.failed > 0 || s.failedPackages > 0:
+		return 1
+	case len(s.skipped) > 0 && !allowSkips:
+		fmt.Fprintf(s.out, "FAIL: %d tests skipped: in make test every test gets its tool or fails naming it (EXAMPLE_ALLOW_SKIPS=1 allows skips, see README)\n", len(s.skipped))
+		return 1
+	}
+	return 0
+}

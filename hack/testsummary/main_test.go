@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, allowSkips bool, events ...string) (string, int) {
+	t.Helper()
+	var out strings.Builder
+	s := &summary{out: &out, output: map[key]*strings.Builder{}}
+	if err := s.read(strings.NewReader(strings.Join(events, "\n"))); err != nil {
+		t.Fatal(err)
+	}
+	code := s.finish(allowSkips)
+	return out.String(), code
+}
+
+const (
+	passEvents = `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:3: chatter\n"}
+{"Action":"pass","Package":"p","Test":"TestA"}`
+	skipEvents = `{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: terraform is not on PATH\n"}
+{"Action":"output","Package":"p","Test":"TestB","Output":"--- SKIP: TestB (0.00s)\n"}
+{"Action":"skip","Package":"p","Test":"TestB"}`
+	failEvents = `{"Action":"run","Package":"p","Test":"TestC"}
+{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:1: boom\n"}
+{"Action":"fail","Package":"p","Test":"TestC"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t0.1s\n"}
+{"Action":"fail","Package":"p"}`
+	okPackage = `{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}
+{"Action":"pass","Package":"p"}`
+)
+
+func TestPassingRun(t *testing.T) {
+	out, code := run(t, false, passEvents, okPackage)
+	if code != 0 || !strings.HasSuffix(out, "ok  \tp\t0.1s\n1 passed, 0 failed, 0 skipped\n") || strings.Contains(out, "chatter") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestSkipFailsUnlessAllowed(t *testing.T) {
+	out, code := run(t, false, passEvents, skipEvents, okPackage)
+	if code != 1 || !strings.Contains(out, "SKIP p TestB: b_test.go:9: terraform is not on PATH\n1 passed, 0 failed, 1 skipped\nFAIL: 1 tests skipped") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	if _, code := run(t, true, passEvents, skipEvents, okPackage); code != 0 {
+		t.Fatalf("with skips allowed: exit %d", code)
+	}
+}
+
+func TestFailureShowsItsOutput(t *testing.T) {
+	out, code := run(t, true, passEvents, failEvents)
+	if code != 1 || !strings.Contains(out, "c_test.go:1: boom\nFAIL\tp\t0.1s\n1 passed, 1 failed, 0 skipped\n") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestBuildFailureFails(t *testing.T) {
+	out, code := run(t, true, "# p\np/x.go:1:1: syntax error", `{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}`, `{"Action":"fail","Package":"p"}`)
+	if code != 1 || !strings.Contains(out, "p/x.go:1:1: syntax error\nFAIL\tp [build failed]\n0 passed, 0 failed, 0 skipped\n") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
