@@ -1,6 +1,7 @@
 package serverproc
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,28 +11,36 @@ import (
 	"time"
 )
 
+// start runs script, which prints a line once it is ready (its trap
+// installed), and returns when it has.
 func start(t *testing.T, script string) (*exec.Cmd, chan struct{}) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatalf("script never said it was ready: %v", err)
+	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	time.Sleep(100 * time.Millisecond) // let sh install its trap
 	return cmd, exited
 }
 
 // A process that exits on the signal is not killed; one that ignores it
 // is killed after the grace period.
 func TestStop(t *testing.T) {
-	cmd, exited := start(t, "sleep 60")
+	cmd, exited := start(t, "echo ready; exec sleep 60")
 	Stop(cmd.Process, syscall.SIGTERM, 10*time.Second, exited)
 	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGTERM {
 		t.Errorf("stopped by %v, want SIGTERM", ws.Signal())
 	}
 
-	cmd, exited = start(t, "trap '' TERM; while :; do sleep 0.1; done")
+	cmd, exited = start(t, "trap '' TERM; echo ready; while :; do sleep 0.1; done")
 	Stop(cmd.Process, syscall.SIGTERM, 200*time.Millisecond, exited)
 	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
 		t.Errorf("stopped by %v, want SIGKILL after the grace period", ws.Signal())

@@ -3,11 +3,15 @@ package e2e
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"os"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // A new controller process with an empty work directory (a rolling
@@ -36,7 +40,27 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // let the records settle
+	// What the restarted controller answers from: the last apply in the
+	// record of each Service, of the route set and of the target pools.
+	eventually(t, 30*time.Second, "every record holds its last apply", func() error {
+		all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{"default/steady-1": true, "default/steady-2": true, "default/steady-3": true,
+			reviewapi.ObjectRouteSet: true, reviewapi.ObjectTargetPools: true}
+		for _, r := range all {
+			if r.Applied == nil {
+				continue
+			}
+			delete(want, r.Object.Namespace+"/"+r.Object.Name)
+			delete(want, r.Object.Kind)
+		}
+		if len(want) > 0 {
+			return fmt.Errorf("no last apply recorded yet for %v", slices.Sorted(maps.Keys(want)))
+		}
+		return nil
+	})
 
 	e.killCCM(e.ccm)
 	must(t, os.RemoveAll(e.workDir)) // what a new pod's emptyDir holds
