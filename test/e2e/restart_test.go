@@ -3,8 +3,8 @@ package e2e
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
