@@ -420,6 +420,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 	e.namespace(t, "team-a")
 	carol := e.tenant(t, "team-a", "carol") // edits Services in team-a...
 	e.bindReviewer(t, "team-a", "carol")    // ...and reviews
+	e.waitAllowed(t, carol, "create", reviewapi.Group, "planapprovals", namespace)
 	alice := e.reviewer(t, "alice")
 
 	svc := lbService("authored", 80)

@@ -3,7 +3,9 @@ package e2e
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,7 +51,29 @@ func (e *env) reviewer(t testing.TB, name string) *user {
 	t.Helper()
 	u := e.newUser(t, "reviewers", name)
 	e.bindReviewer(t, "reviewers", name)
+	e.waitAllowed(t, u, "create", reviewapi.Group, "planapprovals", namespace)
 	return u
+}
+
+// waitAllowed waits until the API server lets u do verb on resource in
+// ns: RBAC bindings take effect when the API server's cache has seen them,
+// not when their create returns.
+func (e *env) waitAllowed(t testing.TB, u *user, verb, group, resource, ns string) {
+	t.Helper()
+	eventuallyEvery(t, 30*time.Second, 50*time.Millisecond, u.name+" may "+verb+" "+resource, func() error {
+		r, err := u.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: verb, Group: group, Resource: resource,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if !r.Status.Allowed {
+			return fmt.Errorf("not yet allowed (%s)", r.Status.Reason)
+		}
+		return nil
+	})
 }
 
 // bindReviewer binds ServiceAccount ns/name to the shipped reviewer roles.
@@ -87,6 +111,7 @@ func (e *env) tenant(t testing.TB, ns, name string) *user {
 		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
 	must(t, err)
+	e.waitAllowed(t, u, "update", "", "services", ns)
 	return u
 }
 
