@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
 )
 
 // TestAccCancelledApply interrupts a real `terraform apply` (the provider
@@ -23,8 +23,8 @@ import (
 // promptly and release its lock, and the next apply must converge on one
 // load balancer.
 func TestAccCancelledApply(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
-	bin := mirrortest.Get(t)
+	tftest.RequireAcceptance(t)
+	bin := tftest.Get(t)
 	t.Parallel()
 	const provisionDelay = 2 * time.Minute
 	e := newTestEnv(t, simtest.WithProvisionDelay(provisionDelay))
@@ -122,16 +122,13 @@ resource "example_load_balancer" "web" {
 	assertNotInLog(t, filepath.Join(dir, "terraform.log"), e.sim.Token)
 }
 
-func newTerraform(t *testing.T, dir string, bin mirrortest.Bin) *tfexec.Terraform {
+func newTerraform(t *testing.T, dir string, bin tftest.Toolchain) *tfexec.Terraform {
 	t.Helper()
-	tf, err := tfexec.NewTerraform(dir, mirrortest.Terraform(t))
+	tf, err := tfexec.NewTerraform(dir, bin.Terraform)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := mirrortest.Env(bin.CLIConfig)
-	delete(env, "TF_DISABLE_PLUGIN_TLS") // set below; tfexec owns these
-	delete(env, "TF_IN_AUTOMATION")
-	if err := tf.SetEnv(env); err != nil {
+	if err := tf.SetEnv(bin.Env(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tf.SetDisablePluginTLS(true); err != nil {

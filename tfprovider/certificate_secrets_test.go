@@ -15,7 +15,6 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
 )
 
 // Where a certificate's key comes from in certWorkspace.
@@ -117,7 +116,7 @@ func tryTF(bin, dir string, env []string, args ...string) (string, error) {
 // terraform stores the values of other variables in the plan file, so
 // there the key would be found.)
 func TestAccCertificate_keyNowhere(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	for _, source := range []string{keyFromEphemeralVariable, keyFromPrivateKeys} {
 		t.Run(source, func(t *testing.T) {
 			t.Parallel()
@@ -127,7 +126,7 @@ func TestAccCertificate_keyNowhere(t *testing.T) {
 }
 
 func testKeyNowhere(t *testing.T, source string) {
-	bin := mirrortest.Get(t)
+	bin := tftest.Get(t)
 	e := newTestEnv(t)
 	first := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	second := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
@@ -141,13 +140,13 @@ func testKeyNowhere(t *testing.T, source string) {
 	}
 	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
 	logFile := filepath.Join(dir, "terraform.log")
-	tf := mirrortest.Terraform(t)
+	tf := tftest.Get(t).Terraform
 	base := []string{"TF_LOG=TRACE", "TF_LOG_PATH=" + logFile}
-	runTF(t, tf, dir, mirrortest.EnvList(bin.CLIConfig, base...), "init", "-input=false")
+	runTF(t, tf, dir, bin.EnvList(base...), "init", "-input=false")
 
 	var plans []string
 	for i, c := range []simtest.Cert{first, second} {
-		env := mirrortest.EnvList(bin.CLIConfig, append(base, keyEnv(c, i+1)...)...)
+		env := bin.EnvList(append(base, keyEnv(c, i+1)...)...)
 		plan := filepath.Join(dir, fmt.Sprintf("step%d.tfplan", i+1))
 		runTF(t, tf, dir, env, "plan", "-input=false", "-out="+plan)
 		plans = append(plans, plan)
@@ -161,7 +160,7 @@ func testKeyNowhere(t *testing.T, source string) {
 			t.Fatalf("after apply %d: load balancers %+v, certificates %+v", i+1, lb, certs)
 		}
 	}
-	plain := mirrortest.EnvList(bin.CLIConfig)
+	plain := bin.EnvList()
 
 	// Every place terraform wrote to.
 	texts := map[string]string{}
@@ -184,7 +183,7 @@ func testKeyNowhere(t *testing.T, source string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runTF(t, tf, dir, mirrortest.EnvList(bin.CLIConfig, append(base, keyEnv(second, 2)...)...), "destroy", "-input=false", "-auto-approve")
+	runTF(t, tf, dir, bin.EnvList(append(base, keyEnv(second, 2)...)...), "destroy", "-input=false", "-auto-approve")
 	raw, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +219,7 @@ func testKeyNowhere(t *testing.T, source string) {
 // so a certificate fails validation with the provider's explanation,
 // before anything is created or stored.
 func TestAccCertificate_openTofu(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	tc := tftest.OpenTofu(t)
 	t.Parallel()
 	e := newTestEnv(t)
@@ -300,8 +299,8 @@ func zipEntries(t *testing.T, path string) map[string]string {
 // what is missing and quoting no key, when its environment variable is
 // unset, is not a JSON object, or lacks a name.
 func TestAccPrivateKeys_refusals(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
-	bin := mirrortest.Get(t)
+	tftest.RequireAcceptance(t)
+	bin := tftest.Get(t)
 	t.Parallel()
 	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
@@ -312,8 +311,8 @@ func TestAccPrivateKeys_refusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
-	tf := mirrortest.Terraform(t)
-	runTF(t, tf, dir, mirrortest.EnvList(bin.CLIConfig), "init", "-input=false")
+	tf := tftest.Get(t).Terraform
+	runTF(t, tf, dir, bin.EnvList(), "init", "-input=false")
 	vars := keyEnv(c, 1)[:3]
 	other, _ := json.Marshal(map[string]string{"api": c.KeyPEM})
 	for _, tc := range []struct{ env, want string }{
@@ -321,7 +320,7 @@ func TestAccPrivateKeys_refusals(t *testing.T) {
 		{EnvPrivateKeys + "=" + c.KeyPEM, "EXAMPLE_PRIVATE_KEYS is not a JSON object"},
 		{EnvPrivateKeys + "=" + string(other), `EXAMPLE_PRIVATE_KEYS holds no private key named "web"`},
 	} {
-		env := mirrortest.EnvList(bin.CLIConfig, vars...)
+		env := bin.EnvList(vars...)
 		if tc.env != "" {
 			env = append(env, tc.env)
 		}

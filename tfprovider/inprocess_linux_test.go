@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // captureStderr returns what this process writes to file descriptor 2
@@ -45,7 +45,7 @@ func captureStderr(t *testing.T, fn func()) string {
 // server; never onto this process's stderr (tf6server's default is TRACE
 // there).
 func TestAccInProcessLogs(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	for _, k := range []string{"TF_LOG", "TF_LOG_PATH", "TF_LOG_PATH_MASK", "TF_ACC_LOG_PATH", "TF_LOG_SDK", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_EXAMPLE"} {
 		t.Setenv(k, "")
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // panicky panics in PlanResourceChange, as a provider bug would.
@@ -66,14 +66,12 @@ type attachedTerraform struct {
 
 func attach(t *testing.T, dir string, s *InProcess) attachedTerraform {
 	t.Helper()
-	tf, err := tfexec.NewTerraform(dir, mirrortest.Terraform(t))
+	tc := tftest.Get(t)
+	tf, err := tfexec.NewTerraform(dir, tc.Terraform)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := mirrortest.Env(os.Getenv("TF_CLI_CONFIG_FILE"))
-	delete(env, "TF_DISABLE_PLUGIN_TLS") // tfexec owns these
-	delete(env, "TF_IN_AUTOMATION")
-	if err := tf.SetEnv(env); err != nil {
+	if err := tf.SetEnv(tc.Env(nil)); err != nil {
 		t.Fatal(err)
 	}
 	return attachedTerraform{tf: tf, opt: tfexec.Reattach(tfexec.ReattachInfo{Address: {
@@ -119,7 +117,7 @@ func serveTest(t *testing.T, factory func() tfprotov6.ProviderServer, o InProces
 // each terraform process (nothing of the binary's "exit when terraform is
 // gone" applies).
 func TestAccInProcessServesTerraform(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	e := newTestEnv(t)
 	t.Setenv(EnvToken, "the-process-token-is-not-the-providers")
 	s := serveTest(t, providerFor(e.tokenEnv), InProcessOptions{Name: "t"})
@@ -154,7 +152,7 @@ func TestAccInProcessServesTerraform(t *testing.T) {
 // A provider panic fails the terraform command, not this process; the
 // server is then no longer Usable, so its owner replaces it.
 func TestAccInProcessPanicIsContained(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	e := newTestEnv(t)
 	var mu sync.Mutex
 	var heard []string
@@ -211,7 +209,7 @@ func TestInProcessClose(t *testing.T) {
 // the connection's gRPC transport and buffers) until StopProvider, about
 // 0.4 MiB per plan here before Idle existed.
 func TestAccInProcessIdleKeepsMemoryFlat(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
+	tftest.RequireAcceptance(t)
 	e := newTestEnv(t)
 	s := serveTest(t, providerFor(e.tokenEnv), InProcessOptions{Name: "flat"})
 	dir := t.TempDir()

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // testdata/state_v0.tfstate.json is a real state written by this provider
@@ -136,8 +136,8 @@ func TestUpgradeListenersV0Errors(t *testing.T) {
 // for version 1: the plan, with or without refresh, has no changes, and a
 // refresh stores the state at version 1 with listeners keyed.
 func TestAccUpgradeFromV0(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
-	bin := mirrortest.Get(t)
+	tftest.RequireAcceptance(t)
+	bin := tftest.Get(t)
 	t.Parallel()
 	e := newTestEnv(t)
 	node := e.createInstance(t, "node-a", "ex-west-1a", nil)

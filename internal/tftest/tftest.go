@@ -131,7 +131,7 @@ func setup() {
 		}
 	}
 	tc = Toolchain{Distribution: Terraform, Terraform: tf, BinDir: bin, CLIConfig: filepath.Join(bin, "terraform.rc"), LockFile: filepath.Join(bin, "terraform-provider.lock.hcl")}
-	for _, f := range []string{tc.CLIConfig, tc.LockFile} {
+	for _, f := range []string{tc.CLIConfig, tc.LockFile, tc.MirrorBinary()} {
 		if _, err := os.Stat(f); err != nil {
 			tcErr = "provider mirror incomplete (run `make provider`): " + err.Error()
 			return
@@ -172,13 +172,18 @@ func buildMirror() (string, error) {
 
 // Env is the environment for a terraform process in a test (with
 // terraform-exec, also call SetDisablePluginTLS(true): it refuses TF_*
-// variables it manages itself).
+// variables it manages itself): the project's CLI config, no checkpoint
+// calls, and proxies pointing nowhere, so that any access beyond this
+// machine fails loudly instead of silently succeeding.
 func (tc Toolchain) Env(extra map[string]string) map[string]string {
 	env := map[string]string{
 		"PATH":               os.Getenv("PATH"),
 		"HOME":               os.Getenv("HOME"),
 		"TF_CLI_CONFIG_FILE": tc.CLIConfig,
 		"CHECKPOINT_DISABLE": "1",
+		"HTTPS_PROXY":        "http://127.0.0.1:9",
+		"HTTP_PROXY":         "http://127.0.0.1:9",
+		"NO_PROXY":           "127.0.0.1,localhost",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/example/cloud-provider-example/tfprovider/internal/mirrortest"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // TestDocsUpToDate fails when docs/provider differs from what
 // `go run ./hack/gen-provider-docs` would write.
 func TestDocsUpToDate(t *testing.T) {
-	root := mirrortest.RepoRoot()
+	root := tftest.RepoRoot()
 	pages, err := Generate(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestDocsUpToDate(t *testing.T) {
 // TestDocsCoverSchema: every page documents every attribute (a cheap
 // guard against a renderer bug silently dropping some).
 func TestDocsCoverSchema(t *testing.T) {
-	pages, err := Generate(context.Background(), mirrortest.RepoRoot())
+	pages, err := Generate(context.Background(), tftest.RepoRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +87,10 @@ func TestDocsCoverSchema(t *testing.T) {
 
 // TestExamplesFormatted: the examples are `terraform fmt` clean.
 func TestExamplesFormatted(t *testing.T) {
-	tf := mirrortest.Terraform(t)
-	cmd := exec.Command(tf, "fmt", "-check", "-recursive", "-diff", filepath.Join(mirrortest.RepoRoot(), ExamplesDir))
-	cmd.Env = mirrortest.EnvList(emptyCLIConfig(t))
+	tc := tftest.Get(t)
+	tc.CLIConfig = emptyCLIConfig(t) // fmt installs nothing
+	cmd := exec.Command(tc.Terraform, "fmt", "-check", "-recursive", "-diff", filepath.Join(tftest.RepoRoot(), ExamplesDir))
+	cmd.Env = tc.EnvList()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("terraform fmt -check: %v\n%s", err, out)
 	}
@@ -98,13 +99,13 @@ func TestExamplesFormatted(t *testing.T) {
 // TestExamplesValidate: every example is valid against the real provider
 // installed from the offline mirror.
 func TestExamplesValidate(t *testing.T) {
-	mirrortest.RequireAcceptance(t)
-	bin := mirrortest.Get(t)
+	tftest.RequireAcceptance(t)
+	bin := tftest.Get(t)
 	lock, err := os.ReadFile(bin.LockFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(mirrortest.RepoRoot(), ExamplesDir)
+	root := filepath.Join(tftest.RepoRoot(), ExamplesDir)
 	dirs, _ := filepath.Glob(filepath.Join(root, "*s", "*")) // resources/*, data-sources/*
 	dirs = append(dirs, filepath.Join(root, "provider"))
 	for _, dir := range dirs {
@@ -123,7 +124,7 @@ func TestExamplesValidate(t *testing.T) {
 			if rel != "provider" {
 				write(t, filepath.Join(ws, "versions.tf"), []byte(`terraform {
   required_providers {
-    example = { source = "`+mirrortest.Address+`" }
+    example = { source = "`+tftest.ProviderAddress+`" }
   }
 }
 `))
@@ -132,7 +133,7 @@ func TestExamplesValidate(t *testing.T) {
 			for _, args := range [][]string{{"init", "-input=false", "-no-color"}, {"validate", "-no-color"}} {
 				cmd := exec.Command("terraform", args...)
 				cmd.Dir = ws
-				cmd.Env = mirrortest.EnvList(bin.CLIConfig)
+				cmd.Env = bin.EnvList()
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("terraform %s: %v\n%s", args[0], err, out)
 				}

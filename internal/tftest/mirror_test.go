@@ -1,4 +1,4 @@
-package mirrortest
+package tftest
 
 import (
 	"bytes"
@@ -37,15 +37,15 @@ func lockHash(t *testing.T, lockFile string) string {
 func TestReproducibleBuild(t *testing.T) {
 	RequireAcceptance(t)
 	first := Get(t)
-	second := At(t.TempDir())
-	if out, err := Build(second.Dir); err != nil {
+	second := Layout(t.TempDir())
+	if out, err := Build(second.BinDir); err != nil {
 		t.Fatalf("second build: %v\n%s", err, out)
 	}
-	a, _ := os.ReadFile(first.Binary)
-	b, _ := os.ReadFile(second.Binary)
+	a, _ := os.ReadFile(first.ProviderBinary())
+	b, _ := os.ReadFile(second.ProviderBinary())
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("two builds of the same source differ (%d vs %d bytes); if %s comes from EXAMPLE_BIN, "+
-			"was it built from this source (make provider)?", len(a), len(b), first.Dir)
+			"was it built from this source (make provider)?", len(a), len(b), first.BinDir)
 	}
 	h1, h2 := lockHash(t, first.LockFile), lockHash(t, second.LockFile)
 	if h1 != h2 {
@@ -61,7 +61,7 @@ func TestReproducibleBuild(t *testing.T) {
 
 	// A no-op rerun changes nothing, not even timestamps.
 	before, _ := os.Stat(second.LockFile)
-	out, err := Build(second.Dir)
+	out, err := Build(second.BinDir)
 	if err != nil {
 		t.Fatalf("rerun: %v\n%s", err, out)
 	}
@@ -78,14 +78,14 @@ func TestCleanInit(t *testing.T) {
 	RequireAcceptance(t)
 	bin := Get(t)
 	dir := workspace(t, bin.LockFile)
-	out, err := terraform(dir, bin.CLIConfig, "init", "-input=false", "-no-color")
+	out, err := terraform(bin, dir, "init", "-input=false", "-no-color")
 	if err != nil {
 		t.Fatalf("terraform init: %v\n%s", err, out)
 	}
 	if strings.Contains(strings.ToLower(out), "warning") {
 		t.Fatalf("terraform init printed a warning:\n%s", out)
 	}
-	if !strings.Contains(out, "Installed example.com/example/example v"+Version) {
+	if !strings.Contains(out, "Installed "+ProviderAddress+" v"+ProviderVersion) {
 		t.Fatalf("provider not installed from the mirror:\n%s", out)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl"))
@@ -93,7 +93,7 @@ func TestCleanInit(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("init rewrote the lock file:\n%s", got)
 	}
-	if out, err := terraform(dir, bin.CLIConfig, "validate", "-no-color"); err != nil ||
+	if out, err := terraform(bin, dir, "validate", "-no-color"); err != nil ||
 		strings.Contains(strings.ToLower(out), "warning") {
 		t.Fatalf("terraform validate: %v\n%s", err, out)
 	}
@@ -107,7 +107,7 @@ func TestStaleLockFile(t *testing.T) {
 	bin := Get(t)
 
 	// An "older build": the same mirror layout with a different binary.
-	old := At(t.TempDir())
+	old := Layout(t.TempDir())
 	if err := os.MkdirAll(old.PlatformDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func TestStaleLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := workspace(t, "")
-	if out, err := terraform(gen, bin.CLIConfig, "providers", "lock", "-fs-mirror="+old.Mirror,
-		"-platform="+filepath.Base(old.PlatformDir()), Address); err != nil {
+	if out, err := terraform(bin, gen, "providers", "lock", "-fs-mirror="+old.MirrorDir(),
+		"-platform="+filepath.Base(old.PlatformDir()), ProviderAddress); err != nil {
 		t.Fatalf("locking the old build: %v\n%s", err, out)
 	}
 	staleLock := filepath.Join(gen, ".terraform.lock.hcl")
@@ -129,7 +129,7 @@ func TestStaleLockFile(t *testing.T) {
 	}
 
 	dir := workspace(t, staleLock)
-	out, err := terraform(dir, bin.CLIConfig, "init", "-input=false", "-no-color")
+	out, err := terraform(bin, dir, "init", "-input=false", "-no-color")
 	if err == nil {
 		t.Fatalf("init with a stale lock file succeeded:\n%s", out)
 	}
@@ -138,7 +138,7 @@ func TestStaleLockFile(t *testing.T) {
 	}
 
 	copyFile(t, bin.LockFile, filepath.Join(dir, ".terraform.lock.hcl"))
-	if out, err := terraform(dir, bin.CLIConfig, "init", "-input=false", "-no-color"); err != nil {
+	if out, err := terraform(bin, dir, "init", "-input=false", "-no-color"); err != nil {
 		t.Fatalf("init with the new lock file: %v\n%s", err, out)
 	}
 }
@@ -151,8 +151,8 @@ func workspace(t *testing.T, lockFile string) string {
 	cfg := `terraform {
   required_providers {
     example = {
-      source  = "` + Address + `"
-      version = "= ` + Version + `"
+      source  = "` + ProviderAddress + `"
+      version = "= ` + ProviderVersion + `"
     }
   }
 }
@@ -171,10 +171,10 @@ provider "example" {
 	return dir
 }
 
-func terraform(dir, cliConfig string, args ...string) (string, error) {
-	cmd := exec.Command("terraform", args...)
+func terraform(tc Toolchain, dir string, args ...string) (string, error) {
+	cmd := exec.Command(tc.Terraform, args...)
 	cmd.Dir = dir
-	cmd.Env = EnvList(cliConfig)
+	cmd.Env = tc.EnvList()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
