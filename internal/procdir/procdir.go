@@ -1,7 +1,10 @@
 // Package procdir gives a test harness one temporary directory per test
 // process, named <prefix>-<pid>-*. A helper process deletes it when the
 // test process exits, however it ends (go test -timeout, kill -9); if that
-// helper is killed too, the next process to call Make sweeps it.
+// helper is killed too, the next process to call Make sweeps it. Sweep is
+// the same clean-up for harnesses that make directories of their own with
+// such names (testcluster: one per cluster), and Keep spares one for a day
+// (the files of a failed test, kept for debugging).
 package procdir
 
 import (
@@ -13,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Make creates this process's <root>/<prefix>-<pid>-* directory (root ""
@@ -21,7 +25,7 @@ func Make(root, prefix string) (string, error) {
 	if root == "" {
 		root = os.TempDir()
 	}
-	sweep(root, prefix)
+	Sweep(root, prefix)
 	dir, err := os.MkdirTemp(root, fmt.Sprintf("%s-%d-*", prefix, os.Getpid()))
 	if err != nil {
 		return "", err
@@ -53,16 +57,35 @@ func removeOnExit(dir string) {
 	exitPipes = append(exitPipes, w) // no finalizer may close it
 }
 
-// sweep deletes <prefix>-<pid>-* directories of processes that are gone.
-func sweep(root, prefix string) {
+// keptMarker in a directory spares it from Sweep for keptFor.
+const (
+	keptMarker = "KEPT-FOR-DEBUGGING"
+	keptFor    = 24 * time.Hour
+)
+
+// Keep spares dir from sweeps for a day.
+func Keep(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, keptMarker), nil, 0o644)
+}
+
+// Sweep deletes the <root>/<prefix>-<pid>-* directories of processes that
+// are gone (root "" is os.TempDir()), except those kept less than a day ago.
+func Sweep(root, prefix string) {
+	if root == "" {
+		root = os.TempDir()
+	}
 	dirs, _ := filepath.Glob(filepath.Join(root, prefix+"-*-*"))
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), prefix+"-"), "-", 2)[0])
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(d)
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // alive (EPERM: alive, not ours)
 		}
+		if st, err := os.Stat(filepath.Join(d, keptMarker)); err == nil && time.Since(st.ModTime()) < keptFor {
+			continue
+		}
+		_ = os.RemoveAll(d)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/example/cloud-provider-example/internal/procdir"
 )
 
 func TestSweepTempDirs(t *testing.T) {
@@ -15,12 +17,12 @@ func TestSweepTempDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(pid int, kept bool) string {
-		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tempPrefix, pid))
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s-%d-", tempPrefix, pid))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if kept {
-			keepTempDir(dir)
+			procdir.Keep(dir)
 		}
 		return dir
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/example/cloud-provider-example/internal/procdir"
 )
 
 // Option configures Start.
@@ -55,7 +57,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 		if t.Failed() {
 			t.Logf("testcluster: test failed; files kept in %s\n%s", c.Dir, c.LogTails(15))
 			if madeDir {
-				keepTempDir(c.Dir)
+				procdir.Keep(c.Dir)
 				madeDir = false
 			}
 		}
