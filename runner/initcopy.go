@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/internal/filecopy"
 )
 
 // Copying an initialisation instead of running init.
@@ -353,25 +354,8 @@ func copyTree(from, to string, skip map[string]bool) error {
 			}
 			return os.Symlink(target, dst) //nolint:gosec // the controller's own work directory: nobody else writes there
 		case d.Type().IsRegular():
-			return copyFile(path, dst, info.Mode().Perm())
+			return filecopy.File(path, dst, info.Mode().Perm())
 		}
 		return fmt.Errorf("%s: not a file, directory or symlink", path)
 	})
-}
-
-func copyFile(from, to string, mode fs.FileMode) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

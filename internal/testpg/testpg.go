@@ -34,7 +34,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -52,6 +51,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/example/cloud-provider-example/internal/filecopy"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/procdir"
 	"github.com/example/cloud-provider-example/internal/serverproc"
@@ -513,7 +513,7 @@ func copyTree(src, dst string, cred *syscall.Credential) error {
 				return err
 			}
 		case d.Type().IsRegular():
-			if err := copyFile(path, target, info.Mode().Perm()); err != nil {
+			if err := filecopy.File(path, target, info.Mode().Perm()); err != nil {
 				return err
 			}
 		default:
@@ -521,23 +521,6 @@ func copyTree(src, dst string, cred *syscall.Credential) error {
 		}
 		return chown(target, cred)
 	})
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 func chown(path string, cred *syscall.Credential) error {

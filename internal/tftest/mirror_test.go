@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/example/cloud-provider-example/internal/filecopy"
 )
 
 // Tests of hack/provider-mirror.sh and the lock-file policy documented in
@@ -181,11 +183,7 @@ func terraform(tc Toolchain, dir string, args ...string) (string, error) {
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
-	raw, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, raw, 0o644); err != nil {
+	if err := filecopy.File(from, to, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
