@@ -121,6 +121,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		cfg.Terraform.Distribution = DistributionTerraform
 	}
 	r := &Runner{cfg: cfg, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
+	start := time.Now()
 	bin, v, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
 		return nil, err
@@ -129,6 +130,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		// Finding the binary ran it once (hc-install runs each candidate
 		// on PATH until one is the version wanted; usually the first).
 		r.count("version")
+		r.observe("version", nil, start)
 		r.version.v = v
 	}
 	r.terraform = bin
