@@ -20,5 +20,5 @@ func Missing(t testing.TB, what string) {
 	if os.Getenv(AllowSkips) != "" {
 		t.Skip(what)
 	}
-	t.Fatal(what + " (make test provides it; " + AllowSkips + "=1 skips such tests instead)")
+	t.Fatal(what + " (make test builds or installs what it can and names what it cannot: make prerequisites; " + AllowSkips + "=1 skips such tests instead)")
 }
