@@ -181,8 +181,12 @@ func terraform(tc Toolchain, dir string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// copyFile puts a copy of from at to, replacing what is there.
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
+	if err := os.Remove(to); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	if err := filecopy.File(from, to, 0o644); err != nil {
 		t.Fatal(err)
 	}
