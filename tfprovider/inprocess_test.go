@@ -80,6 +80,19 @@ func attach(t *testing.T, dir string, s *InProcess) attachedTerraform {
 	}})}
 }
 
+// initAttached makes a workspace with one load balancer (name, port 80),
+// attached to s, and initialises it.
+func (e *testEnv) initAttached(t *testing.T, ctx context.Context, s *InProcess, name string) (string, attachedTerraform) {
+	t.Helper()
+	dir := t.TempDir()
+	at := attach(t, dir, s)
+	writeFile(t, filepath.Join(dir, "main.tf"), e.lbConfig(name, 80))
+	if err := at.tf.Init(ctx, at.opt); err != nil {
+		t.Fatal(err)
+	}
+	return dir, at
+}
+
 // lbConfig is a root module with one load balancer and no token: the
 // provider must get it from its environment.
 func (e *testEnv) lbConfig(name string, port int) string {
@@ -121,14 +134,9 @@ func TestAccInProcessServesTerraform(t *testing.T) {
 	e := newTestEnv(t)
 	t.Setenv(EnvToken, "the-process-token-is-not-the-providers")
 	s := serveTest(t, providerFor(e.tokenEnv), InProcessOptions{Name: "t"})
-	dir := t.TempDir()
-	at := attach(t, dir, s)
 	ctx, cancel := bg()
 	defer cancel()
-	writeFile(t, filepath.Join(dir, "main.tf"), e.lbConfig("in-process", 80))
-	if err := at.tf.Init(ctx, at.opt); err != nil {
-		t.Fatal(err)
-	}
+	dir, at := e.initAttached(t, ctx, s, "in-process")
 	for _, f := range []string{".terraform.lock.hcl", ".terraform/providers"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("attached init wrote %s", f)
@@ -212,14 +220,9 @@ func TestAccInProcessIdleKeepsMemoryFlat(t *testing.T) {
 	tftest.RequireAcceptance(t)
 	e := newTestEnv(t)
 	s := serveTest(t, providerFor(e.tokenEnv), InProcessOptions{Name: "flat"})
-	dir := t.TempDir()
-	at := attach(t, dir, s)
 	ctx, cancel := bg()
 	defer cancel()
-	writeFile(t, filepath.Join(dir, "main.tf"), e.lbConfig("flat", 80))
-	if err := at.tf.Init(ctx, at.opt); err != nil {
-		t.Fatal(err)
-	}
+	_, at := e.initAttached(t, ctx, s, "flat")
 	heap := func() float64 {
 		runtime.GC()
 		var ms runtime.MemStats
