@@ -226,11 +226,8 @@ func (e *env) waitNodesInitialised(n int) {
 
 // ccmRSSMiB is the CCM's peak resident set (VmHWM), terraform excluded.
 func (e *env) ccmRSSMiB() float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.ccm.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	return procStatusMiB(string(data), "VmHWM:")
+	mib, _ := e.ccmStatusMiB("VmHWM:")
+	return mib
 }
 
 // ccmCPU is the CPU the CCM used so far, with that of the children it

@@ -218,9 +218,9 @@ func (e *env) sampleCCM(t *testing.T) sample {
 	pid := e.ccm.Process.Pid
 	var s sample
 	s.ops = e.procs.Total(t)
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	rss, err := e.ccmStatusMiB("VmRSS:")
 	must(t, err)
-	s.rss = procStatusMiB(string(status), "VmRSS:")
+	s.rss = rss
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	must(t, err)
 	s.fds = float64(len(fds))
@@ -286,15 +286,20 @@ func memStat(t *testing.T, profile, prefix string) float64 {
 	return 0
 }
 
-// procStatusMiB reads a kB field of /proc/PID/status.
-func procStatusMiB(status, field string) float64 {
-	for _, line := range strings.Split(status, "\n") {
+// ccmStatusMiB reads a kB field of the CCM's /proc/PID/status (VmRSS:,
+// VmHWM:).
+func (e *env) ccmStatusMiB(field string) (float64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", e.ccm.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
 		}
 	}
-	return 0
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, e.ccm.Process.Pid)
 }
 
 // leastSquaresSlope is the slope of f over the samples' process counts.
