@@ -18,6 +18,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/example/cloud-provider-example/internal/need"
 )
 
 // event is one line of `go test -json` (cmd/test2json).
@@ -46,7 +48,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
 	}
-	os.Exit(s.finish(os.Getenv("EXAMPLE_ALLOW_SKIPS") != ""))
+	os.Exit(s.finish(os.Getenv(need.AllowSkips) != ""))
 }
 
 func (s *summary) read(r io.Reader) error {
@@ -135,7 +137,7 @@ func (s *summary) finish(allowSkips bool) int {
 	case s.failed > 0 || s.failedPackages > 0:
 		return 1
 	case len(s.skipped) > 0 && !allowSkips:
-		fmt.Fprintf(s.out, "FAIL: %d tests skipped: in make test every test gets its tool or fails naming it (EXAMPLE_ALLOW_SKIPS=1 allows skips, see README)\n", len(s.skipped))
+		fmt.Fprintf(s.out, "FAIL: %d tests skipped: in make test every test gets its tool or fails naming it (%s=1 allows skips, see README)\n", len(s.skipped), need.AllowSkips)
 		return 1
 	}
 	return 0
