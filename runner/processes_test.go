@@ -16,19 +16,19 @@ import (
 // create is init + plan + apply and an update plan + apply.
 func TestProcessesCountedFromTheOS(t *testing.T) {
 	tc := tftest.Get(t)
-	os := tftest.CountProcesses(t, tc.Terraform)
-	e := newEnv(t, nil, func(c *runner.Config) { c.Terraform.Path = os.Wrapper; c.NoInitCopy = true })
-	if n := os.Total(t); n != 0 {
-		t.Fatalf("runner.New started %d processes (%v): the version check waits for the first command", n, os.Counts(t))
+	fromOS := tftest.CountProcesses(t, tc.Terraform)
+	e := newEnv(t, nil, func(c *runner.Config) { c.Terraform.Path = fromOS.Wrapper; c.NoInitCopy = true })
+	if n := fromOS.Total(t); n != 0 {
+		t.Fatalf("runner.New started %d processes (%v): the version check waits for the first command", n, fromOS.Counts(t))
 	}
 	states := t.TempDir()
 	step := func(what string, want map[string]int64, run func() error) {
 		t.Helper()
-		before := os.Counts(t)
+		before := fromOS.Counts(t)
 		if err := run(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		got := os.Counts(t)
+		got := fromOS.Counts(t)
 		for k, v := range before {
 			got[k] -= v
 			if got[k] == 0 {
@@ -56,7 +56,7 @@ func TestProcessesCountedFromTheOS(t *testing.T) {
 		_, err := e.r.Destroy(ctxT(t), jobOf("b0", 80), runner.EnsureOptions{})
 		return err
 	})
-	if got, want := total(e.r.Processes()), os.Total(t); got != want {
-		t.Fatalf("the runner counted %d processes (%v), the OS saw %d (%v)", got, e.r.Processes(), want, os.Counts(t))
+	if got, want := total(e.r.Processes()), fromOS.Total(t); got != want {
+		t.Fatalf("the runner counted %d processes (%v), the OS saw %d (%v)", got, e.r.Processes(), want, fromOS.Counts(t))
 	}
 }
