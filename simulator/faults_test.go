@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"testing"
@@ -105,7 +106,8 @@ func TestDropInjection(t *testing.T) {
 }
 
 func TestLatencyHonoursClientCancellation(t *testing.T) {
-	sim := simtest.Start(t)
+	reqs := simtest.NewRequests()
+	sim := simtest.Start(t, simtest.WithRequests(reqs))
 	c := control(t, sim)
 	sim.SetFaults(t, exampleapi.Faults{LatencyMs: 100})
 	start := time.Now()
@@ -119,11 +121,20 @@ func TestLatencyHonoursClientCancellation(t *testing.T) {
 	impatient := newAPI(t, sim.URL, sim.Token)
 	impatient.hc.Timeout = 30 * time.Millisecond
 	sim.SetFaults(t, exampleapi.Faults{LatencyMs: int(latency.Milliseconds())})
-	start = time.Now()
 	if _, err := impatient.try("POST", "/v1/instances", instanceReq("late", "ex-west-1a")); err == nil {
 		t.Fatal("no timeout")
 	}
-	time.Sleep(time.Until(start.Add(latency + 100*time.Millisecond)))
+	// The server is done with the request once it logs it: had it gone
+	// on after the latency, the instance would exist by then.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	late, err := reqs.Wait(ctx, func(r simtest.Request) bool { return r.Method == "POST" && r.Path == "/v1/instances" })
+	if err != nil {
+		t.Fatalf("the abandoned request never finished: %v", err)
+	}
+	if late.Status != 0 {
+		t.Errorf("the abandoned request was answered %d", late.Status)
+	}
 	sim.SetFaults(t, exampleapi.Faults{})
 	var l exampleapi.ListResponse[exampleapi.Instance]
 	c.must(http.StatusOK, "GET", "/v1/instances", nil, &l)

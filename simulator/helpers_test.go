@@ -143,7 +143,7 @@ func (a *api) waitLB(id string) exampleapi.LoadBalancer {
 		if time.Now().After(deadline) {
 			a.t.Fatalf("load balancer %s still provisioning after 10s", id)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll interval: the API has no way to wait for a status
 	}
 }
 

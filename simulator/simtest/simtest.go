@@ -52,6 +52,7 @@ type Option func(*options)
 type options struct {
 	cfg            simulator.Config
 	provisionDelay *time.Duration
+	requests       *Requests
 }
 
 // WithSeed starts the simulator with seed instead of the default one.
@@ -109,6 +110,13 @@ func Start(t testing.TB, opts ...Option) *Sim {
 	}
 	if o.cfg.DataDir == "" {
 		o.cfg.DataDir = t.TempDir()
+	}
+	if o.requests != nil {
+		var next slog.Handler
+		if o.cfg.Logger != nil {
+			next = o.cfg.Logger.Handler()
+		}
+		o.cfg.Logger = slog.New(requestsHandler{r: o.requests, next: next})
 	}
 	srv, err := simulator.New(o.cfg)
 	if err != nil {
