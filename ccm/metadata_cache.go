@@ -40,6 +40,9 @@ type metadataCache struct {
 	maxEntries   int
 	fetchTimeout time.Duration
 	now          func() time.Time
+	// joined, if set, hears of each caller that waits for a fetch (its
+	// own or a shared one): tests use it to know callers have piled up.
+	joined func(key string)
 
 	flight singleflight.Group
 
@@ -90,6 +93,9 @@ func (c *metadataCache) get(ctx context.Context, key string, fetch fetchFunc) (*
 		c.store(key, md, err)
 		return md, err
 	})
+	if c.joined != nil {
+		c.joined(key)
+	}
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()

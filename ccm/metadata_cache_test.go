@@ -187,6 +187,13 @@ func TestMetadataCacheCollapsesConcurrentLookups(t *testing.T) {
 		return cacheTestMD, nil
 	}
 	const callers = 20
+	var joined atomic.Int32
+	piledUp := make(chan struct{})
+	c.joined = func(string) {
+		if joined.Add(1) == callers {
+			close(piledUp)
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
 	for range callers {
@@ -198,8 +205,14 @@ func TestMetadataCacheCollapsesConcurrentLookups(t *testing.T) {
 			errs <- err
 		})
 	}
-	// Let the callers pile up behind the one fetch before it answers.
-	time.Sleep(50 * time.Millisecond)
+	// Every caller waits for a fetch before the one fetch answers.
+	select {
+	case <-piledUp:
+	case <-time.After(10 * time.Second):
+		close(release)
+		wg.Wait()
+		t.Fatalf("only %d of %d callers waited for the fetch", joined.Load(), callers)
+	}
 	close(release)
 	wg.Wait()
 	close(errs)
