@@ -149,6 +149,15 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 		defer mu.Unlock()
 		return len(instances) + len(lbs) + len(pools)
 	}
+	reached := make(chan struct{}) // closed at the target-th acknowledged write
+	ack := func(m map[string]string, id, name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		m[id] = name
+		if len(instances)+len(lbs)+len(pools) == target {
+			close(reached)
+		}
+	}
 	for w := range workers {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
@@ -165,9 +174,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 						t.Errorf("decoding %s: %v", body, err)
 						return
 					}
-					mu.Lock()
-					pools[tp.ID] = name
-					mu.Unlock()
+					ack(pools, tp.ID, name)
 				case 0:
 					status, body, err := call("POST", p.url+"/v1/instances", testToken,
 						exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
@@ -179,9 +186,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 						t.Errorf("decoding %s: %v", body, err)
 						return
 					}
-					mu.Lock()
-					instances[inst.ID] = name
-					mu.Unlock()
+					ack(instances, inst.ID, name)
 				default:
 					status, body, err := call("POST", p.url+"/v1/load-balancers", testToken, exampleapi.LoadBalancerSpec{
 						Name: name, Region: "ex-east-1", Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}})
@@ -193,16 +198,14 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 						t.Errorf("decoding %s: %v", body, err)
 						return
 					}
-					mu.Lock()
-					lbs[lb.ID] = name
-					mu.Unlock()
+					ack(lbs, lb.ID, name)
 				}
 			}
 		})
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for acked() < target && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-reached:
+	case <-time.After(20 * time.Second):
 	}
 	// Kill while the workers are still writing.
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -252,7 +255,31 @@ func TestSIGTERMShutsDownGracefully(t *testing.T) {
 		}
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // the request is in its latency now
+	// The simulator counts an API request before its latency starts: once
+	// the count shows it, the request is in flight.
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: p.url, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := api.FaultStats(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Requests > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request did not reach the simulator within 20s")
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval: the count is only read over HTTP
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the request was over (%v) before SIGTERM: nothing was in flight", err)
+	default:
+	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
