@@ -239,7 +239,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("LB still %s", lb.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: the API has no way to wait for a status
 		if lb, err = c.GetLoadBalancer(ctx(t), lb.ID); err != nil {
 			t.Fatal(err)
 		}

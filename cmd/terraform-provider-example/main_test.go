@@ -126,7 +126,7 @@ func TestExitsWhenTerraformDies(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("provider still running 10 s after its parent died")
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // poll interval: not our child, so no wait() reports its exit
 	}
 }
 

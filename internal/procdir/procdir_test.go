@@ -75,7 +75,7 @@ func TestRemovedOnExit(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still there 10 s after its process was killed", dir)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval: another process (the helper) removes it
 	}
 }
 
