@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -124,7 +125,7 @@ func list[T any](l cache.GenericLister, conv func(*unstructured.Unstructured) (*
 }
 
 // forObject lists the approvals naming ref, oldest first.
-func (a *approvals) forObject(ref reviewapi.ObjectRef) []*reviewapi.PlanApproval {
+func (a *approvals) forObject(ref objectref.Ref) []*reviewapi.PlanApproval {
 	var out []*reviewapi.PlanApproval
 	for _, pa := range list(a.plans, reviewapi.PlanApprovalFrom) {
 		if pa.Spec.Object.Matches(ref) {
@@ -142,7 +143,7 @@ func (a *approvals) forObject(ref reviewapi.ObjectRef) []*reviewapi.PlanApproval
 
 // decide says what the approvals of ref amount to for plan p. author,
 // when the API server vouched for it, may not approve their own change.
-func (a *approvals) decide(ctx context.Context, ref reviewapi.ObjectRef, p *runner.Plan, author string) (engine.Approval, []*reviewapi.PlanApproval) {
+func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Plan, author string) (engine.Approval, []*reviewapi.PlanApproval) {
 	var out engine.Approval
 	items := a.forObject(ref)
 	if len(items) == 0 {
@@ -175,7 +176,7 @@ func (a *approvals) decide(ctx context.Context, ref reviewapi.ObjectRef, p *runn
 
 // unlocksFor lists the unlock requests naming ref whose requester the API
 // server verified; nil when the policy is missing.
-func (a *approvals) unlocksFor(ctx context.Context, ref reviewapi.ObjectRef) ([]*reviewapi.StateUnlock, error) {
+func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*reviewapi.StateUnlock, error) {
 	var out []*reviewapi.StateUnlock
 	for _, u := range list(a.unlocks, reviewapi.StateUnlockFrom) {
 		if u.Spec.Object.Matches(ref) {
@@ -205,7 +206,7 @@ func (a *approvals) remove(ctx context.Context, gvr schema.GroupVersionResource,
 }
 
 // removeForPlan deletes the approvals of plan id of ref.
-func (a *approvals) removeForPlan(ctx context.Context, ref reviewapi.ObjectRef, id string) {
+func (a *approvals) removeForPlan(ctx context.Context, ref objectref.Ref, id string) {
 	var names []string
 	for _, pa := range a.forObject(ref) {
 		if pa.Spec.PlanID == id {

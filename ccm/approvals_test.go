@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -41,9 +42,9 @@ func fakeApprovals(t *testing.T, required int, installed bool, objs ...*unstruct
 	return a
 }
 
-var web = reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: "shop", Name: "web", UID: "uid-1"}
+var web = objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "web", UID: "uid-1"}
 
-func approvalObj(name string, ref reviewapi.ObjectRef, planID, approver string, created time.Time) *unstructured.Unstructured {
+func approvalObj(name string, ref objectref.Ref, planID, approver string, created time.Time) *unstructured.Unstructured {
 	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.PlanApprovalSpec{Object: ref, PlanID: planID, Approver: approver})
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(reviewapi.GroupVersion.String())

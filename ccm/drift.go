@@ -15,6 +15,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -82,7 +83,7 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
 		s = d.review.groupSubject(ctx, g, k.Job.Key, renderer.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
 		guard = d.guardGroup(g, k.Group)
-	case k.Key == engine.TargetPoolsKey:
+	case k.Ref.Kind == objectref.KindTargetPools:
 		s = d.review.poolsSubject(k.Job.Key, records.KindDrift)
 	default:
 		s = d.review.routeSetSubject(k.Job.Key, records.KindDrift)
@@ -90,12 +91,12 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 	k.Review = d.review.reviewFor(ctx, s, k.Review.Policy)
 	out, err := d.engine.CheckDrift(ctx, k, guard)
 	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, runner.ErrGone) {
-		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Key)
+		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Ref)
 		return
 	}
 	d.review.report(ctx, s, out, err)
 	if err != nil {
-		klog.ErrorS(err, "drift check failed", "object", k.Key)
+		klog.ErrorS(err, "drift check failed", "object", k.Ref)
 	}
 }
 

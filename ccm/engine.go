@@ -8,7 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
 )
@@ -47,7 +47,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engin
 		return nil, nil, fmt.Errorf("terraform runner: %w", err)
 	}
 	r.OnForceUnlock = func(workspace, lockID, holder string, created time.Time) {
-		rv.forceUnlocked(subject{ref: reviewapi.ObjectRef{Kind: "Workspace", Name: workspace}}, workspace, lockID, rv.self,
+		rv.forceUnlocked(subject{ref: objectref.Workspace(workspace)}, workspace, lockID, rv.self,
 			fmt.Sprintf("stale: held by %q since %s", holder, created.Format(time.RFC3339)))
 	}
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: cfg.API.Endpoint, Token: token})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // groupIndex indexes the Service informer by the group a Service names
@@ -49,7 +49,7 @@ type groups struct {
 	seeded bool
 	// applied are each group's members as applied (and, while a plan
 	// waits, those it would apply).
-	applied map[annotations.Group][]reviewapi.ObjectRef
+	applied map[annotations.Group][]objectref.Ref
 	// reported is what was last said of each group's members (events).
 	reported map[annotations.Group]string
 	// nodes are the last nodes the service controller passed: a member
@@ -58,7 +58,7 @@ type groups struct {
 }
 
 func newGroups(cfg *cloudconfig.Config) *groups {
-	return &groups{cfg: cfg, applied: map[annotations.Group][]reviewapi.ObjectRef{}, reported: map[annotations.Group]string{}}
+	return &groups{cfg: cfg, applied: map[annotations.Group][]objectref.Ref{}, reported: map[annotations.Group]string{}}
 }
 
 // lock serialises g's reconciles; it returns the unlock.
@@ -145,7 +145,7 @@ func (gs *groups) formerOf(ctx context.Context, svc *v1.Service) []annotations.G
 	defer gs.mu.Unlock()
 	var out []annotations.Group
 	for g, ms := range gs.applied {
-		if slices.ContainsFunc(ms, func(m reviewapi.ObjectRef) bool { return isRef(m, svc) }) {
+		if slices.ContainsFunc(ms, func(m objectref.Ref) bool { return isRef(m, svc) }) {
 			out = append(out, g)
 		}
 	}
@@ -158,7 +158,7 @@ func (gs *groups) appliedMember(ctx context.Context, g annotations.Group, svc *v
 	return slices.Contains(gs.formerOf(ctx, svc), g)
 }
 
-func isRef(m reviewapi.ObjectRef, svc *v1.Service) bool {
+func isRef(m objectref.Ref, svc *v1.Service) bool {
 	return m.Namespace == svc.Namespace && m.Name == svc.Name && (m.UID == "" || m.UID == string(svc.UID))
 }
 
@@ -175,7 +175,7 @@ func (gs *groups) seed(ctx context.Context) {
 		return
 	}
 	for _, r := range all {
-		if r.Object.Kind == records.ObjectServiceGroup && len(r.Members) > 0 {
+		if r.Object.Kind == objectref.KindServiceGroup && len(r.Members) > 0 {
 			g := annotations.Group{Namespace: r.Object.Namespace, Name: r.Object.Name}
 			gs.applied[g] = union(gs.applied[g], r.Members)
 		}
@@ -207,7 +207,7 @@ func (gs *groups) followers(g annotations.Group, rendered []*v1.Service, self *v
 	gs.mu.Unlock()
 	var out []*v1.Service
 	for _, m := range rendered {
-		if m != self && slices.ContainsFunc(before, func(r reviewapi.ObjectRef) bool { return isRef(r, m) }) {
+		if m != self && slices.ContainsFunc(before, func(r objectref.Ref) bool { return isRef(r, m) }) {
 			out = append(out, m)
 		}
 	}
@@ -240,16 +240,16 @@ func (gs *groups) lastNodes() []*v1.Node {
 }
 
 // memberRefs names members as records do: namespace, name, uid.
-func memberRefs(members []*v1.Service) []reviewapi.ObjectRef {
-	out := make([]reviewapi.ObjectRef, 0, len(members))
+func memberRefs(members []*v1.Service) []objectref.Ref {
+	out := make([]objectref.Ref, 0, len(members))
 	for _, m := range members {
-		out = append(out, reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: m.Namespace, Name: m.Name, UID: string(m.UID)})
+		out = append(out, objectref.Service(m))
 	}
 	return out
 }
 
 // union is a's refs, then b's not in a.
-func union(a, b []reviewapi.ObjectRef) []reviewapi.ObjectRef {
+func union(a, b []objectref.Ref) []objectref.Ref {
 	out := slices.Clone(a)
 	for _, r := range b {
 		if !slices.Contains(out, r) {

@@ -20,10 +20,10 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
@@ -184,7 +184,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	}
 	ws := f.groupWorkspace(t, "shop", "front")
 	rec := f.get(t, ws)
-	if rec == nil || rec.Object.Kind != reviewapi.ObjectServiceGroup || len(rec.Members) != 2 || rec.Members[0].Name != "a" {
+	if rec == nil || rec.Object.Kind != objectref.KindServiceGroup || len(rec.Members) != 2 || rec.Members[0].Name != "a" {
 		t.Fatalf("group record %+v", rec)
 	}
 	// Asking again changes nothing and says nothing again.
@@ -355,8 +355,8 @@ func TestGroupMembership(t *testing.T) {
 	gs.records = func(context.Context) ([]*records.Record, error) {
 		lists++
 		return []*records.Record{
-			{Object: reviewapi.ObjectRef{Kind: reviewapi.ObjectServiceGroup, Namespace: "shop", Name: "front"}, Members: memberRefs([]*v1.Service{a, b})},
-			{Object: reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: "shop", Name: "a"}},
+			{Object: objectref.Ref{Kind: objectref.KindServiceGroup, Namespace: "shop", Name: "front"}, Members: memberRefs([]*v1.Service{a, b})},
+			{Object: objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "a"}},
 		}, nil
 	}
 	if got := gs.formerOf(t.Context(), a); !slices.Equal(got, []annotations.Group{front}) {

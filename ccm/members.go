@@ -17,9 +17,9 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -252,7 +252,7 @@ func (l *loadBalancers) reportGroup(g annotations.Group, rep *renderer.GroupRepo
 		return
 	}
 	for _, s := range all {
-		l.review.eventf(subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: s.svc.Namespace, Name: s.svc.Name, UID: string(s.svc.UID)}, event: s.svc},
+		l.review.eventf(subject{ref: objectref.Service(s.svc), event: s.svc},
 			s.typ, s.reason, "%s", s.message)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -65,7 +66,7 @@ func (v *review) updateRecord(ctx context.Context, s subject, out *engine.Outcom
 			decide(r, p.ID, records.Applied, "", now)
 			r.Lock = nil
 		}
-		if s.ref.Kind == records.ObjectServiceGroup && !(out.Applied != nil && out.Applied.Destroy) {
+		if s.ref.Kind == objectref.KindServiceGroup && !(out.Applied != nil && out.Applied.Destroy) {
 			// As applied; while a plan waits, also those it would apply.
 			if err == nil && out.Result != nil {
 				r.Members = memberRefs(s.members)

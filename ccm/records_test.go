@@ -14,6 +14,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -483,7 +484,7 @@ func TestUnlock(t *testing.T) {
 		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: the recorded lock is " + recorded}},
 	}, {
 		name:     "no lock recorded",
-		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice"), stateUnlockObj("u2", reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: "shop", Name: "api"}, stale, "bob")},
+		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice"), stateUnlockObj("u2", objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "api"}, stale, "bob")},
 		rendered: true,
 		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"but no lock is recorded: nothing was forced open"}}},
 		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: no lock is recorded"}},

@@ -21,10 +21,10 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/redact"
 	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -97,7 +97,7 @@ func (v *review) setClient(client kubernetes.Interface, recorder record.EventRec
 
 // subject is the object a reconcile is about.
 type subject struct {
-	ref   reviewapi.ObjectRef
+	ref   objectref.Ref
 	event runtime.Object // where events go
 	kind  string         // records.KindChange, KindDestroy or KindDrift
 	// author made the change planned, as the API server vouched; "" when
@@ -189,7 +189,7 @@ func (v *review) reportDecision(ctx context.Context, s subject, out *engine.Outc
 		v.auditf(s, out, audit.Entry{Action: "deny", Outcome: string(records.Denied), Details: verdictDetails(out)}, out.Awaiting)
 	case out.Awaiting != nil && denied == nil && fresh && out.Policy != annotations.ApplyPlanOnly:
 		v.eventf(s, v1.EventTypeNormal, "AwaitingApproval", "AwaitingApproval %s (%s): %s; approve with `examplectl approve %s %s`",
-			out.Awaiting.ID, out.Awaiting.Summary, v.why(out), approveArg(s.ref), out.Awaiting.ID)
+			out.Awaiting.ID, out.Awaiting.Summary, v.why(out), s.ref.Arg(), out.Awaiting.ID)
 	}
 	for _, msg := range out.Approval.Ignored {
 		if v.once("ignored\x00" + msg) {
@@ -252,19 +252,6 @@ func (v *review) why(out *engine.Outcome) string {
 		rules = append(rules, fmt.Sprintf("rule %s: %s", vd.Rule, vd.Message))
 	}
 	return need + " (" + strings.Join(rules, "; ") + ")"
-}
-
-// approveArg names the object for examplectl.
-func approveArg(ref reviewapi.ObjectRef) string {
-	switch ref.Kind {
-	case reviewapi.ObjectRouteSet:
-		return "routes"
-	case reviewapi.ObjectTargetPools:
-		return "pools"
-	case reviewapi.ObjectServiceGroup:
-		return "group:" + ref.Namespace + "/" + ref.Name
-	}
-	return ref.Namespace + "/" + ref.Name
 }
 
 func verdictDetails(out *engine.Outcome) map[string]string {

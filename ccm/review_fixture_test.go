@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
@@ -234,7 +235,7 @@ func planAt(t *testing.T, id string, add int, created time.Time) *runner.Plan {
 		HasChanges: add > 0, Summary: runner.PlanSummary{Add: add}, Text: "text of " + id}
 }
 
-func stateUnlockObj(name string, ref reviewapi.ObjectRef, lockID, requester string) *unstructured.Unstructured {
+func stateUnlockObj(name string, ref objectref.Ref, lockID, requester string) *unstructured.Unstructured {
 	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.StateUnlockSpec{Object: ref, LockID: lockID, Requester: requester})
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(reviewapi.GroupVersion.String())

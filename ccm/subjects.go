@@ -8,6 +8,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -18,7 +19,7 @@ import (
 // a change (not a deletion) and only while the API server checks it.
 func (v *review) serviceSubject(ctx context.Context, svc *v1.Service, kind string) subject {
 	s := subject{
-		ref:   reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)},
+		ref:   objectref.Service(svc),
 		event: svc, kind: kind, meta: svc.ObjectMeta,
 	}
 	if kind == records.KindChange {
@@ -42,21 +43,21 @@ func (v *review) author(ctx context.Context, svc *v1.Service) string {
 // own, so its events go to its record's ConfigMap.
 func (v *review) routeSetSubject(workspace, kind string) subject {
 	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: v.cfg.Review.Namespace}}
-	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectRouteSet, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
+	return subject{ref: objectref.RouteSet, event: cm, kind: kind}
 }
 
 // poolsSubject is the target pools' reconcile: like the route set, their
 // events go to their record's ConfigMap.
 func (v *review) poolsSubject(workspace, kind string) subject {
 	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: v.cfg.Review.Namespace}}
-	return subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectTargetPools, Name: reviewapi.RouteSetName}, event: cm, kind: kind}
+	return subject{ref: objectref.TargetPools, event: cm, kind: kind}
 }
 
 // groupSubject is a load balancer group's reconcile, made by caller's
 // (a member's, joining or leaving) or, when nil, by a drift check whose
 // events go to the record's ConfigMap. members are its members, in order.
 func (v *review) groupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) subject {
-	s := subject{ref: reviewapi.ObjectRef{Kind: reviewapi.ObjectServiceGroup, Namespace: g.Namespace, Name: g.Name}, kind: kind, members: members}
+	s := subject{ref: objectref.Group(g.Namespace, g.Name), kind: kind, members: members}
 	if len(members) > 0 {
 		// Rules see the labels and annotations of the member that sets
 		// the load balancer.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -447,7 +448,7 @@ func tenantService(t *testing.T, client kubernetes.Interface, name string) *core
 
 func approvalSpec(s *corev1.Service, approver string) reviewapi.PlanApprovalSpec {
 	return reviewapi.PlanApprovalSpec{
-		Object: reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: s.Namespace, Name: s.Name, UID: string(s.UID)},
+		Object: objectref.Ref{Kind: objectref.KindService, Namespace: s.Namespace, Name: s.Name, UID: string(s.UID)},
 		PlanID: approvalPlan, Approver: approver,
 	}
 }

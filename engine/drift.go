@@ -22,7 +22,7 @@ type Guard func(ctx context.Context) error
 // nothing and returns ErrSkipped: a sweep never acts on a stale snapshot.
 func (e *Engine) CheckDrift(ctx context.Context, k Known, guard Guard) (*Outcome, error) {
 	g := func(ctx context.Context) error {
-		o, ok := e.objects.get(k.Key)
+		o, ok := e.objects.get(k.Ref)
 		if !ok || !o.converged || o.job.Hash != k.Job.Hash || o.pending != nil {
 			return ErrSkipped
 		}
@@ -31,5 +31,5 @@ func (e *Engine) CheckDrift(ctx context.Context, k Known, guard Guard) (*Outcome
 		}
 		return nil
 	}
-	return e.reconcile(ctx, k.Key, k.Job, k.Review, runOptions{drift: true, guard: g})
+	return e.reconcile(ctx, k.Ref, k.Job, k.Review, runOptions{drift: true, guard: g})
 }

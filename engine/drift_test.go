@@ -15,7 +15,7 @@ import (
 func knownOf(t *testing.T, e *engine.Engine, key string) engine.Known {
 	t.Helper()
 	for _, k := range e.Known() {
-		if k.Key == key {
+		if k.Ref.Key() == key {
 			return k
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -125,13 +126,13 @@ func (e *Engine) UseKubernetes(client kubernetes.Interface) { e.states.SetKubern
 func (e *Engine) Runner() *runner.Runner { return e.runner }
 
 // stateObject names an object for the state backends.
-func (e *Engine) stateObject(kind, namespace, name string) state.Object {
-	return state.Object{Cluster: e.render.ClusterID, Kind: kind, Namespace: namespace, Name: name}
+func (e *Engine) stateObject(ref objectref.Ref) state.Object {
+	return state.Object{Cluster: e.render.ClusterID, Kind: ref.StateKind(), Namespace: ref.Namespace, Name: ref.Name}
 }
 
 // target is one object's rendering config and state location.
-func (e *Engine) target(kind, namespace, name string) (*state.Target, renderer.Config, error) {
-	tg, err := e.states.Target(e.stateObject(kind, namespace, name))
+func (e *Engine) target(ref objectref.Ref) (*state.Target, renderer.Config, error) {
+	tg, err := e.states.Target(e.stateObject(ref))
 	if err != nil {
 		return nil, renderer.Config{}, err
 	}

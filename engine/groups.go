@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -18,10 +19,6 @@ import (
 // per group rendered from all its members (docs/shared-load-balancers.md).
 // Whichever member's reconcile comes first converges it; the workspace's
 // lock serialises them, and the others are fast paths.
-const KindGroup = "group"
-
-// GroupKey names a group among the engine's objects.
-func GroupKey(namespace, name string) string { return "group:" + namespace + "/" + name }
 
 // KnownGroup is a group as a drift check needs it.
 type KnownGroup struct {
@@ -43,7 +40,7 @@ type groupState struct {
 // as ReconcileGroup would apply it: forwarding to target pool poolID when
 // set, else to nodes.
 func (e *Engine) RenderGroup(g renderer.Group, nodes []*corev1.Node, poolID string) (*renderer.Module, *renderer.GroupReport, runner.Job, error) {
-	tg, cfg, err := e.target(KindGroup, g.Namespace, g.Name)
+	tg, cfg, err := e.target(objectref.Group(g.Namespace, g.Name))
 	if err != nil {
 		return nil, nil, runner.Job{}, fmt.Errorf("load balancer group %s: %w", g, err)
 	}
@@ -77,11 +74,11 @@ func GroupInputs(g renderer.Group, nodes []*corev1.Node, poolID string) string {
 // process and no rendering. A group needs a member: the last one leaving
 // is RemoveGroup.
 func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *renderer.GroupReport, *Outcome, error) {
-	key := GroupKey(g.Namespace, g.Name)
+	ref := objectref.Group(g.Namespace, g.Name)
 	inputs := GroupInputs(g, nodes, poolID)
-	if o, ok := e.objects.get(key); ok && o.inputs == inputs && o.converged && o.pending == nil && o.group != nil {
+	if o, ok := e.objects.get(ref); ok && o.inputs == inputs && o.converged && o.pending == nil && o.group != nil {
 		if res, ok := e.runner.FastPath(o.job.Key, o.job.Hash, 0); ok {
-			e.objects.with(key, func(o *object) { o.review = rv })
+			e.objects.with(ref, func(o *object) { o.review = rv })
 			return loadBalancerFrom(res), o.group.report, &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
@@ -90,16 +87,16 @@ func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*
 		return nil, rep, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
 	gs := &groupState{KnownGroup: KnownGroup{Namespace: g.Namespace, Name: g.Name, Members: g.Members, PoolID: poolID}, report: rep}
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		if o.job.Hash != j.Hash {
 			o.converged = false
 		}
 		o.inputs, o.job, o.review, o.group = inputs, j, rv, gs
 	})
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{})
 	out.InputsDigest = inputs
 	if err == nil && out.Result != nil {
-		e.objects.with(key, func(o *object) {
+		e.objects.with(ref, func(o *object) {
 			if o.job.Hash == j.Hash {
 				o.converged = true
 			}
@@ -121,28 +118,28 @@ func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*
 // theirs (a destroy needs the backend and the module call, not the
 // members' values).
 func (e *Engine) RemoveGroup(ctx context.Context, g renderer.Group, rv Review) (*Outcome, error) {
-	key := GroupKey(g.Namespace, g.Name)
+	ref := objectref.Group(g.Namespace, g.Name)
 	j, err := e.groupJob(g)
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, fmt.Errorf("delete load balancer group %s: %w", g, err)
 	}
 	var recovered bool
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		o.converged, o.job, o.review, o.inputs, o.group = false, j, rv, "", nil
 		recovered, o.orphanChecked = o.orphanChecked, true
 	})
 	var id string
 	if !recovered {
 		name, owner := e.groupOwner(g)
-		if id, err = e.recoverOrphan(ctx, key, j, name, owner); err != nil {
-			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+		if id, err = e.recoverOrphan(ctx, ref, j, name, owner); err != nil {
+			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer group %s: %w", g, err)
 		}
 	}
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{destroy: true})
 	out.Recovered = id
 	if err == nil && out.Result != nil {
-		e.objects.forget(key) // destroyed: nothing of it is kept
+		e.objects.forget(ref) // destroyed: nothing of it is kept
 	}
 	if err != nil && !isDecision(err) {
 		err = fmt.Errorf("delete load balancer group %s: %w", g, err)
@@ -158,7 +155,7 @@ func (e *Engine) GetGroupLoadBalancer(ctx context.Context, g renderer.Group) (lb
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := e.load(ctx, GroupKey(g.Namespace, g.Name), j); err != nil {
+	if _, err := e.load(ctx, objectref.Group(g.Namespace, g.Name), j); err != nil {
 		return nil, false, err
 	}
 	outs, err := e.runner.Outputs(ctx, j)
@@ -175,7 +172,7 @@ func (e *Engine) GetGroupLoadBalancer(ctx context.Context, g renderer.Group) (lb
 // GroupReport is the report of the group's last rendering in this
 // process, nil if none.
 func (e *Engine) GroupReport(namespace, name string) *renderer.GroupReport {
-	o, _ := e.objects.get(GroupKey(namespace, name))
+	o, _ := e.objects.get(objectref.Group(namespace, name))
 	if o.group == nil {
 		return nil
 	}
@@ -187,7 +184,7 @@ func (e *Engine) GroupReport(namespace, name string) *renderer.GroupReport {
 // a shell (the backend, provider and module call of a group of one
 // placeholder port: enough for a destroy or an output read).
 func (e *Engine) groupJob(g renderer.Group) (runner.Job, error) {
-	if o, ok := e.objects.get(GroupKey(g.Namespace, g.Name)); ok && o.job.Key != "" {
+	if o, ok := e.objects.get(objectref.Group(g.Namespace, g.Name)); ok && o.job.Key != "" {
 		return o.job, nil
 	}
 	if len(g.Members) > 0 {

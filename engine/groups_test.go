@@ -13,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -95,7 +96,7 @@ func TestGroupLifecycle(t *testing.T) {
 		t.Fatalf("listeners %v, want %v", got, want)
 	}
 	known := f.eng.Known()
-	if len(known) != 1 || known[0].Group == nil || len(known[0].Group.Members) != 3 || known[0].Key != engine.GroupKey("default", "shop") {
+	if len(known) != 1 || known[0].Group == nil || len(known[0].Group.Members) != 3 || known[0].Ref != objectref.Group("default", "shop") {
 		t.Fatalf("known %+v", known)
 	}
 

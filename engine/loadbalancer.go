@@ -8,12 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
-
-// KindService names Service states.
-const KindService = "service"
 
 // LoadBalancer is what the cloud reports about a Service's load balancer,
 // from the root module's outputs.
@@ -39,9 +37,6 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 	}
 }
 
-// ServiceKey names a Service among the engine's objects: "ns/name".
-func ServiceKey(svc *corev1.Service) string { return svc.Namespace + "/" + svc.Name }
-
 // RenderLoadBalancer renders the Service's root module exactly as
 // ReconcileLoadBalancer would apply it, given its TLS Secrets' content
 // (tls; nil renders it as if it named none, as for a destroy).
@@ -60,7 +55,7 @@ func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string, tl
 // poolID when set, else to nodes; with tls, its certificates, whose keys
 // go into the job's environment.
 func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(KindService, svc.Namespace, svc.Name)
+	tg, cfg, err := e.target(objectref.Service(svc))
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
@@ -92,7 +87,7 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := e.load(ctx, ServiceKey(svc), j); err != nil { // a restart: the record's outputs
+	if _, err := e.load(ctx, objectref.Service(svc), j); err != nil { // a restart: the record's outputs
 		return nil, false, err
 	}
 	outs, err := e.runner.Outputs(ctx, j)
@@ -139,7 +134,7 @@ func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, svc *corev1.Se
 }
 
 func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
-	key := ServiceKey(svc)
+	ref := objectref.Service(svc)
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
@@ -148,9 +143,9 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	if poolID != "" {
 		inputs += "/" + poolID
 	}
-	if o, ok := e.objects.get(key); ok && o.inputs == inputs && o.converged && o.pending == nil {
+	if o, ok := e.objects.get(ref); ok && o.inputs == inputs && o.converged && o.pending == nil {
 		if res, ok := e.runner.FastPath(o.job.Key, o.job.Hash, 0); ok {
-			e.objects.with(key, func(o *object) { o.service, o.review = svc, rv })
+			e.objects.with(ref, func(o *object) { o.service, o.review = svc, rv })
 			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
@@ -158,16 +153,16 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		if o.job.Hash != j.Hash {
 			o.converged = false
 		}
 		o.inputs, o.job, o.service, o.review = inputs, j, svc, rv
 	})
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{state: e.stateObject(KindService, svc.Namespace, svc.Name)})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(objectref.Service(svc))})
 	out.InputsDigest = inputs
 	if err == nil && out.Result != nil {
-		e.objects.with(key, func(o *object) {
+		e.objects.with(ref, func(o *object) {
 			if o.job.Hash == j.Hash {
 				o.converged = true
 			}
@@ -206,30 +201,30 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 	if release {
 		j.Owner = "" // runner tombstones are per owner
 	}
-	key := ServiceKey(svc)
+	ref := objectref.Service(svc)
 	var adopted bool
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, ""
 		adopted, o.orphanChecked = o.orphanChecked, true
 	})
-	so := e.stateObject(KindService, svc.Namespace, svc.Name)
+	so := e.stateObject(objectref.Service(svc))
 	var recovered string
 	if !adopted {
 		// The state first moves off a legacy key: what it holds is not an
 		// orphan.
-		if err := e.migrate(ctx, key, j, so); err != nil {
-			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+		if err := e.migrate(ctx, ref, j, so); err != nil {
+			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 		if recovered, err = e.adoptOrphan(ctx, svc, j); err != nil {
-			e.objects.with(key, func(o *object) { o.orphanChecked = false })
+			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
 	}
-	out, err := e.reconcile(ctx, key, j, rv, runOptions{destroy: true, state: so})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{destroy: true, state: so})
 	out.Recovered = recovered
 	if err == nil && out.Result != nil {
-		e.objects.forget(key) // destroyed: nothing of it is kept
+		e.objects.forget(ref) // destroyed: nothing of it is kept
 	}
 	var wait *AwaitingApprovalError
 	var denied *DeniedError
@@ -244,7 +239,7 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 // none: the deletion then destroys it rather than leaving it behind.
 func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.Job) (string, error) {
 	name, owner := e.serviceOwner(svc)
-	return e.recoverOrphan(ctx, ServiceKey(svc), j, name, owner)
+	return e.recoverOrphan(ctx, objectref.Service(svc), j, name, owner)
 }
 
 // serviceOwner is the cloud name of svc's load balancer and the tags that

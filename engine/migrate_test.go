@@ -103,7 +103,7 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 }
 
 func object(svc *corev1.Service) state.Object {
-	return state.Object{Cluster: "test", Kind: engine.KindService, Namespace: svc.Namespace, Name: svc.Name}
+	return state.Object{Cluster: "test", Kind: "service", Namespace: svc.Namespace, Name: svc.Name}
 }
 
 func exists(t *testing.T, tg *state.Target) bool {
@@ -134,7 +134,7 @@ func legacyKubernetesName(t *testing.T, b *state.Backends) string {
 	bad := regexp.MustCompile(`-[0-9]+$`)
 	for i := range 100 {
 		name := fmt.Sprintf("web-%d", i)
-		k, _ := b.LegacyKey(state.Object{Cluster: "test", Kind: engine.KindService, Namespace: "default", Name: name})
+		k, _ := b.LegacyKey(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
 		if !bad.MatchString(k) && len(k) <= 63 {
 			return name
 		}

@@ -11,12 +11,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/runner"
 )
 
 // object is what the engine keeps of one object between reconciles.
 type object struct {
+	// ref is the object's identity as last reconciled (a Service's uid
+	// changes when it is created again under its name).
+	ref objectref.Ref
 	// inputs digests the Kubernetes inputs (Service, nodes) that rendered
 	// job: equal inputs render an equal module, so an unchanged Service is
 	// answered from the runner's record without rendering (hclwrite
@@ -55,50 +59,49 @@ type pending struct {
 
 func (p *pending) denied() *policy.Verdict { return policy.Denied(p.verdicts) }
 
-// objects holds every object's state: one map, one lock.
+// objects holds every object's state: one map by Ref.Key, one lock.
 type objects struct {
 	mu sync.Mutex
 	m  map[string]*object
 }
 
-// with runs fn on key's object (created empty if missing) under the lock.
-func (o *objects) with(key string, fn func(*object)) {
+// with runs fn on ref's object (created empty if missing) under the lock.
+func (o *objects) with(ref objectref.Ref, fn func(*object)) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
 		o.m = map[string]*object{}
 	}
-	obj := o.m[key]
+	obj := o.m[ref.Key()]
 	if obj == nil {
 		obj = &object{}
-		o.m[key] = obj
+		o.m[ref.Key()] = obj
 	}
+	obj.ref = ref
 	fn(obj)
 }
 
-// get returns a copy of key's object.
-func (o *objects) get(key string) (object, bool) {
+// get returns a copy of ref's object.
+func (o *objects) get(ref objectref.Ref) (object, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	obj, ok := o.m[key]
+	obj, ok := o.m[ref.Key()]
 	if !ok {
 		return object{}, false
 	}
 	return *obj, true
 }
 
-func (o *objects) forget(key string) {
+func (o *objects) forget(ref objectref.Ref) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.m, key)
+	delete(o.m, ref.Key())
 }
 
 // Known is an object the engine has converged, with what a drift check
 // needs to plan it again.
 type Known struct {
-	// Key is "ns/name" for Services, "routes" for the route set, GroupKey
-	// for a group.
-	Key     string
+	Ref     objectref.Ref
 	Service *corev1.Service // nil for the route set
 	// Group is the group a group's job was rendered from (nil for others).
 	Group  *KnownGroup
@@ -111,9 +114,9 @@ func (e *Engine) Known() []Known {
 	e.objects.mu.Lock()
 	defer e.objects.mu.Unlock()
 	var out []Known
-	for k, o := range e.objects.m {
+	for _, o := range e.objects.m {
 		if o.converged {
-			kn := Known{Key: k, Service: o.service, Job: o.job, Review: o.review}
+			kn := Known{Ref: o.ref, Service: o.service, Job: o.job, Review: o.review}
 			if o.group != nil {
 				g := o.group.KnownGroup
 				kn.Group = &g
@@ -121,14 +124,13 @@ func (e *Engine) Known() []Known {
 			out = append(out, kn)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref.Key() < out[j].Ref.Key() })
 	return out
 }
 
-// Pending is the plan waiting for a decision for key (ns/name, or
-// "routes"), if any.
-func (e *Engine) Pending(key string) *runner.Plan {
-	o, _ := e.objects.get(key)
+// Pending is the plan waiting for a decision for ref, if any.
+func (e *Engine) Pending(ref objectref.Ref) *runner.Plan {
+	o, _ := e.objects.get(ref)
 	if o.pending == nil {
 		return nil
 	}

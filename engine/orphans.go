@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -15,11 +16,11 @@ import (
 // owner tags owner, when the state holds none: a destroy then destroys it
 // rather than leaving it behind with a public address. It returns the id
 // imported, "" when there was nothing to recover.
-func (e *Engine) recoverOrphan(ctx context.Context, key string, j runner.Job, name string, owner map[string]string) (string, error) {
+func (e *Engine) recoverOrphan(ctx context.Context, ref objectref.Ref, j runner.Job, name string, owner map[string]string) (string, error) {
 	if e.findOrphan == nil {
 		return "", nil
 	}
-	if _, err := e.load(ctx, key, j); err != nil { // a restart: the record's outputs
+	if _, err := e.load(ctx, ref, j); err != nil { // a restart: the record's outputs
 		return "", err
 	}
 	outs, err := e.runner.Outputs(ctx, j)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -140,14 +141,14 @@ type runOptions struct {
 
 // reconcile converges key to j under rv: the fast path, else the plan
 // waiting for a decision, else a new plan; see Review.
-func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Review, o runOptions) (*Outcome, error) {
+func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions) (*Outcome, error) {
 	out := &Outcome{Policy: rv.Policy, Workspace: j.Key, Files: j.Files}
 	if !o.destroy && !o.drift {
 		if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
 			// A drift correction of these inputs may still wait; any
 			// other pending plan is moot.
-			if cur, _ := e.objects.get(key); cur.pending == nil || cur.pending.plan.Hash != j.Hash || cur.pending.plan.Destroy {
-				out.Superseded = e.dropPending(key)
+			if cur, _ := e.objects.get(ref); cur.pending == nil || cur.pending.plan.Hash != j.Hash || cur.pending.plan.Destroy {
+				out.Superseded = e.dropPending(ref)
 				out.Result = res
 				return out, nil
 			}
@@ -155,14 +156,14 @@ func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Rev
 	}
 	var pend *pending
 	if !o.drift {
-		kept, err := e.load(ctx, key, j)
+		kept, err := e.load(ctx, ref, j)
 		if err != nil {
 			return out, err
 		}
-		if err := e.migrate(ctx, key, j, o.state); err != nil {
+		if err := e.migrate(ctx, ref, j, o.state); err != nil {
 			return out, err
 		}
-		if pend, err = e.pendingFor(ctx, key, j, o.destroy, kept, out); err != nil {
+		if pend, err = e.pendingFor(ctx, ref, j, o.destroy, kept, out); err != nil {
 			return out, err
 		}
 		if pend == nil && !o.destroy && kept != nil {
@@ -174,20 +175,20 @@ func (e *Engine) reconcile(ctx context.Context, key string, j runner.Job, rv Rev
 	}
 	if pend == nil {
 		var err error
-		if pend, err = e.plan(ctx, key, j, rv, o, out); err != nil || pend == nil {
+		if pend, err = e.plan(ctx, ref, j, rv, o, out); err != nil || pend == nil {
 			return out, err
 		}
 	}
-	return e.decide(ctx, key, j, pend, rv, out)
+	return e.decide(ctx, ref, j, pend, rv, out)
 }
 
 // migrate moves key's state off its legacy key before its first run in
 // this process; until that succeeds the object does not run.
-func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state.Object) error {
+func (e *Engine) migrate(ctx context.Context, ref objectref.Ref, j runner.Job, so state.Object) error {
 	if so.Kind == "" {
 		return nil
 	}
-	o, _ := e.objects.get(key)
+	o, _ := e.objects.get(ref)
 	if o.migrated {
 		return nil
 	}
@@ -200,7 +201,7 @@ func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state
 			e.migrated(ctx, legacy, j.Key)
 		}
 	}
-	e.objects.with(key, func(o *object) { o.migrated = true })
+	e.objects.with(ref, func(o *object) { o.migrated = true })
 	return nil
 }
 
@@ -209,31 +210,31 @@ func (e *Engine) migrate(ctx context.Context, key string, j runner.Job, so state
 // reconcile used it; nil when there is nothing. Callers at the same time
 // (the pools and the route set are shared by many reconciles) wait for
 // the one read. A record under j's key proves the state was migrated.
-func (e *Engine) load(ctx context.Context, key string, j runner.Job) (*Kept, error) {
+func (e *Engine) load(ctx context.Context, ref objectref.Ref, j runner.Job) (*Kept, error) {
 	if e.plans == nil {
 		return nil, nil
 	}
 	var l *loading
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		if o.loading == nil && !o.looked && o.pending == nil {
 			o.loading = &loading{}
 		}
 		l = o.loading
 	})
 	if l == nil {
-		o, _ := e.objects.get(key)
+		o, _ := e.objects.get(ref)
 		return o.kept, nil
 	}
-	l.once.Do(func() { l.err = e.loadNow(ctx, key, j) })
+	l.once.Do(func() { l.err = e.loadNow(ctx, ref, j) })
 	if l.err != nil {
-		e.objects.with(key, func(o *object) {
+		e.objects.with(ref, func(o *object) {
 			if o.loading == l {
 				o.loading = nil // try again next time
 			}
 		})
 		return nil, l.err
 	}
-	o, _ := e.objects.get(key)
+	o, _ := e.objects.get(ref)
 	return o.kept, nil
 }
 
@@ -243,19 +244,19 @@ type loading struct {
 	err  error
 }
 
-func (e *Engine) loadNow(ctx context.Context, key string, j runner.Job) error {
+func (e *Engine) loadNow(ctx context.Context, ref objectref.Ref, j runner.Job) error {
 	kept, err := e.plans.Load(ctx, j.Key, j.Owner)
 	if errors.Is(err, runner.ErrOwnerMismatch) {
 		return err
 	}
 	if err != nil {
-		klog.ErrorS(err, "cannot read what the plan record keeps; planning again", "object", key, "workspace", j.Key)
+		klog.ErrorS(err, "cannot read what the plan record keeps; planning again", "object", ref, "workspace", j.Key)
 		kept = nil
 	}
 	if kept != nil {
 		e.seed(j, kept)
 	}
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		o.looked, o.loading, o.kept = true, nil, kept
 		o.migrated = o.migrated || kept != nil
 	})
@@ -278,15 +279,15 @@ func (e *Engine) seed(j runner.Job, kept *Kept) {
 
 // pendingFor is the plan waiting for key: in memory, or the one kept
 // from an earlier process. A plan of other inputs is superseded.
-func (e *Engine) pendingFor(ctx context.Context, key string, j runner.Job, destroy bool, kept *Kept, out *Outcome) (*pending, error) {
-	o, _ := e.objects.get(key)
+func (e *Engine) pendingFor(ctx context.Context, ref objectref.Ref, j runner.Job, destroy bool, kept *Kept, out *Outcome) (*pending, error) {
+	o, _ := e.objects.get(ref)
 	pend := o.pending
 	if pend == nil && kept != nil && kept.Pending != nil {
-		pend = e.restore(ctx, key, j, destroy, kept.Pending, out)
-		e.objects.with(key, func(o *object) { o.kept = nil }) // used
+		pend = e.restore(ctx, ref, j, destroy, kept.Pending, out)
+		e.objects.with(ref, func(o *object) { o.kept = nil }) // used
 	}
 	if pend != nil && (pend.plan.Hash != j.Hash || pend.plan.Destroy != destroy) {
-		out.Superseded = e.dropPending(key)
+		out.Superseded = e.dropPending(ref)
 		if out.Superseded == nil { // restored and superseded at once
 			out.Superseded = pend.plan
 		}
@@ -298,7 +299,7 @@ func (e *Engine) pendingFor(ctx context.Context, key string, j runner.Job, destr
 // restore brings back the plan an earlier controller process left
 // waiting, when it is still the plan of j. A plan of other inputs is only
 // reported superseded: restoring it would cost an init for nothing.
-func (e *Engine) restore(ctx context.Context, key string, j runner.Job, destroy bool, sp *StoredPlan, out *Outcome) *pending {
+func (e *Engine) restore(ctx context.Context, ref objectref.Ref, j runner.Job, destroy bool, sp *StoredPlan, out *Outcome) *pending {
 	if sp.Plan.Hash != j.Hash || sp.Plan.Destroy != destroy {
 		stale := sp.Plan
 		out.Superseded = &stale
@@ -306,24 +307,24 @@ func (e *Engine) restore(ctx context.Context, key string, j runner.Job, destroy 
 	}
 	p, err := e.runner.RestorePlan(ctx, j, sp.Plan, sp.Data)
 	if err != nil {
-		klog.ErrorS(err, "cannot restore the plan waiting for approval; planning again", "object", key, "plan", sp.Plan.ID)
+		klog.ErrorS(err, "cannot restore the plan waiting for approval; planning again", "object", ref, "plan", sp.Plan.ID)
 		return nil
 	}
 	pend := &pending{plan: p, verdicts: sp.Verdicts}
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		if o.pending == nil {
 			o.pending = pend
 		}
 	})
 	out.Restored = true
-	klog.InfoS("restored the plan awaiting approval", "object", key, "plan", p.ID)
+	klog.InfoS("restored the plan awaiting approval", "object", ref, "plan", p.ID)
 	return pend
 }
 
 // dropPending forgets key's pending plan (and its file), returning it.
-func (e *Engine) dropPending(key string) *runner.Plan {
+func (e *Engine) dropPending(ref objectref.Ref) *runner.Plan {
 	var p *runner.Plan
-	e.objects.with(key, func(o *object) {
+	e.objects.with(ref, func(o *object) {
 		if o.pending != nil {
 			p = o.pending.plan
 			o.pending = nil
@@ -337,7 +338,7 @@ func (e *Engine) dropPending(key string) *runner.Plan {
 // applied in the same terraform run (plan and apply under one lock, no
 // extra process); any other plan with changes is kept pending, named by
 // what it does, and returned.
-func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, o runOptions, out *Outcome) (*pending, error) {
+func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions, out *Outcome) (*pending, error) {
 	kind := kindChange
 	switch {
 	case o.destroy:
@@ -387,7 +388,7 @@ func (e *Engine) plan(ctx context.Context, key string, j runner.Job, rv Review, 
 		return nil, err
 	}
 	pend := &pending{plan: p, verdicts: verdicts}
-	e.objects.with(key, func(ob *object) {
+	e.objects.with(ref, func(ob *object) {
 		if ob.pending != nil && ob.pending.plan != p {
 			out.Superseded = ob.pending.plan
 			e.runner.Discard(ob.pending.plan)
@@ -439,7 +440,7 @@ func valuesOf(js *tfjson.Plan) map[string]any {
 
 // decide answers a pending plan: denied, only planned, awaiting approval,
 // or approved and applied.
-func (e *Engine) decide(ctx context.Context, key string, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
+func (e *Engine) decide(ctx context.Context, ref objectref.Ref, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
 	p := pend.plan
 	out.Awaiting, out.Verdicts = p, pend.verdicts
 	if d := pend.denied(); d != nil {
@@ -454,13 +455,13 @@ func (e *Engine) decide(ctx context.Context, key string, j runner.Job, pend *pen
 	if !out.Approval.Approved {
 		return out, &AwaitingApprovalError{PlanID: p.ID, Policy: rv.Policy, Verdicts: pend.verdicts}
 	}
-	return e.applyApproved(ctx, key, j, pend, rv, out)
+	return e.applyApproved(ctx, ref, j, pend, rv, out)
 }
 
 // applyApproved applies the approved saved plan if a fresh plan still does
 // the same (same id: same changes from the same refreshed state);
 // otherwise the fresh plan replaces it and waits for its own approval.
-func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
+func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
 	p := pend.plan
 	fresh, err := e.runner.Plan(ctx, j, runner.PlanOptions{Destroy: p.Destroy})
 	if err != nil {
@@ -476,11 +477,11 @@ func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pe
 	if !fresh.HasChanges || fresh.ID != p.ID {
 		// The cloud or the state moved: the approved plan is not what
 		// would happen now.
-		out.Superseded, out.Awaiting, out.Verdicts, out.Approval = e.dropPending(key), nil, nil, Approval{}
+		out.Superseded, out.Awaiting, out.Verdicts, out.Approval = e.dropPending(ref), nil, nil, Approval{}
 		if !fresh.HasChanges {
 			return e.nothingToDo(ctx, j, fresh, out)
 		}
-		return e.replan(ctx, key, fresh, js, rv, out)
+		return e.replan(ctx, ref, fresh, js, rv, out)
 	}
 	e.runner.Discard(fresh)
 	rv.beforeApply(p, out.Approval.Approvers)
@@ -490,7 +491,7 @@ func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pe
 	} else {
 		res, err = e.runner.Apply(ctx, p)
 	}
-	e.dropPending(key)
+	e.dropPending(ref)
 	if errors.Is(err, runner.ErrStalePlan) {
 		out.Superseded, out.Awaiting = p, nil
 		return out, err // the next reconcile plans again
@@ -504,7 +505,7 @@ func (e *Engine) applyApproved(ctx context.Context, key string, j runner.Job, pe
 }
 
 // replan makes fresh the pending plan; it waits for its own approval.
-func (e *Engine) replan(ctx context.Context, key string, fresh *runner.Plan, js *tfjson.Plan, rv Review, out *Outcome) (*Outcome, error) {
+func (e *Engine) replan(ctx context.Context, ref objectref.Ref, fresh *runner.Plan, js *tfjson.Plan, rv Review, out *Outcome) (*Outcome, error) {
 	verdicts, err := e.evaluate(fresh, kindOf(fresh), rv.Object, func() (*tfjson.Plan, error) { return js, nil })
 	if err != nil {
 		e.runner.Discard(fresh)
@@ -517,7 +518,7 @@ func (e *Engine) replan(ctx context.Context, key string, fresh *runner.Plan, js 
 		}
 	}
 	pend := &pending{plan: fresh, verdicts: verdicts}
-	e.objects.with(key, func(o *object) { o.pending = pend })
+	e.objects.with(ref, func(o *object) { o.pending = pend })
 	out.Planned, out.Awaiting, out.Verdicts = fresh, fresh, verdicts
 	if d := pend.denied(); d != nil {
 		return out, &DeniedError{PlanID: fresh.ID, Verdict: *d}

@@ -7,19 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
-
-// KindRoutes names the cluster's route-set state.
-const (
-	KindRoutes    = "routes"
-	routeSetName  = "cluster"
-	routeSetSpace = ""
-)
-
-// RoutesKey names the route set among the engine's objects.
-const RoutesKey = "routes"
 
 // Route is one applied route as the cloud reports it.
 type Route struct {
@@ -32,7 +23,7 @@ type Route struct {
 
 // RenderRoutes renders the cluster's route-set root module.
 func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(KindRoutes, routeSetSpace, routeSetName)
+	tg, cfg, err := e.target(objectref.RouteSet)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("routes: %w", err)
 	}
@@ -49,7 +40,7 @@ func (e *Engine) Routes(ctx context.Context) ([]Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.load(ctx, RoutesKey, j); err != nil { // a restart: the record's outputs
+	if _, err := e.load(ctx, objectref.RouteSet, j); err != nil { // a restart: the record's outputs
 		return nil, err
 	}
 	outs, err := e.runner.Outputs(ctx, j)
@@ -79,7 +70,7 @@ func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
 
 // RoutesWorkspace is the route set's workspace key (its state key).
 func (e *Engine) RoutesWorkspace() (string, error) {
-	tg, _, err := e.target(KindRoutes, routeSetSpace, routeSetName)
+	tg, _, err := e.target(objectref.RouteSet)
 	if err != nil {
 		return "", err
 	}
@@ -93,17 +84,17 @@ func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, r
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
-	e.objects.with(RoutesKey, func(o *object) {
+	e.objects.with(objectref.RouteSet, func(o *object) {
 		if o.job.Hash != j.Hash {
 			o.converged = false
 		}
 		o.job, o.review = j, rv
 	})
-	out, err := e.reconcile(ctx, RoutesKey, j, rv, runOptions{state: e.stateObject(KindRoutes, routeSetSpace, routeSetName)})
+	out, err := e.reconcile(ctx, objectref.RouteSet, j, rv, runOptions{state: e.stateObject(objectref.RouteSet)})
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
-	e.objects.with(RoutesKey, func(o *object) {
+	e.objects.with(objectref.RouteSet, func(o *object) {
 		if o.job.Hash == j.Hash {
 			o.converged = true
 		}

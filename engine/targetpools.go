@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -20,11 +21,6 @@ import (
 // selection in use; load balancers reference their selection's pool. A
 // node joining or leaving is then one apply of that workspace, whatever
 // the number of load balancers.
-const (
-	KindTargetPools = "targetpools"
-	// TargetPoolsKey names the pools among the engine's objects.
-	TargetPoolsKey = "targetpools"
-)
 
 // selections are the node selections that have a pool: those of the
 // Services seen, and (read once) those of the pools already applied.
@@ -38,7 +34,7 @@ type selections struct {
 
 // RenderTargetPools renders the cluster's target pools root module.
 func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(KindTargetPools, routeSetSpace, routeSetName)
+	tg, cfg, err := e.target(objectref.TargetPools)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("target pools: %w", err)
 	}
@@ -74,18 +70,18 @@ func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, nod
 	if err != nil {
 		return "", &Outcome{Policy: rv.Policy}, err
 	}
-	e.objects.with(TargetPoolsKey, func(o *object) {
+	e.objects.with(objectref.TargetPools, func(o *object) {
 		if o.job.Hash != j.Hash {
 			o.converged = false
 		}
 		o.inputs, o.job, o.review = inputs, j, rv
 	})
-	out, err := e.reconcile(ctx, TargetPoolsKey, j, rv, runOptions{state: e.stateObject(KindTargetPools, routeSetSpace, routeSetName)})
+	out, err := e.reconcile(ctx, objectref.TargetPools, j, rv, runOptions{state: e.stateObject(objectref.TargetPools)})
 	out.InputsDigest = inputs
 	if err != nil || out.Result == nil {
 		return "", out, err
 	}
-	e.objects.with(TargetPoolsKey, func(o *object) {
+	e.objects.with(objectref.TargetPools, func(o *object) {
 		if o.job.Hash == j.Hash {
 			o.converged = true
 		}
@@ -97,7 +93,7 @@ func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, nod
 // poolFastPath answers from the last apply when the selections and nodes
 // are those it was made from.
 func (e *Engine) poolFastPath(selection, inputs string) (string, bool) {
-	o, ok := e.objects.get(TargetPoolsKey)
+	o, ok := e.objects.get(objectref.TargetPools)
 	if !ok || o.inputs != inputs || !o.converged || o.pending != nil {
 		return "", false
 	}
@@ -123,7 +119,7 @@ func (e *Engine) seedSelections(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := e.load(ctx, TargetPoolsKey, j); err != nil {
+	if _, err := e.load(ctx, objectref.TargetPools, j); err != nil {
 		return err
 	}
 	outs, err := e.runner.Outputs(ctx, j)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/example/cloud-provider-example/objectref"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -67,7 +68,7 @@ type chunkSet struct {
 	resource string // for messages
 	ws       string
 	series   series
-	ref      ObjectRef
+	ref      objectref.Ref
 	// first is the lowest chunk number the set may use: 1 for the record's
 	// ConfigMaps (ConfigMap 0 is the index), else 0.
 	first  int

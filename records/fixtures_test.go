@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -99,7 +100,7 @@ func newPlan(id, text string, at time.Time) records.Plan {
 // prepend adds p as the newest plan.
 func prepend(p records.Plan) func(*records.Record) error {
 	return func(r *records.Record) error {
-		r.Object = records.ObjectRef{Kind: "Service", Namespace: "media", Name: "rtp-relay", UID: "9b2e4c1a"}
+		r.Object = objectref.Ref{Kind: "Service", Namespace: "media", Name: "rtp-relay", UID: "9b2e4c1a"}
 		r.Policy = "auto"
 		r.Plans = append([]records.Plan{p}, r.Plans...)
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -202,7 +203,7 @@ func testConsistentReads(t *testing.T, client kubernetes.Interface) {
 func testList(t *testing.T, client kubernetes.Interface) {
 	s := records.NewStore(client, ns, 0)
 	records.SetChunkBudget(s, 1<<10)
-	for _, o := range []records.ObjectRef{
+	for _, o := range []objectref.Ref{
 		{Kind: "Service", Namespace: "list-b", Name: "web"},
 		{Kind: "RouteSet", Name: "cluster"},
 		{Kind: "Service", Namespace: "list-a", Name: "web"},

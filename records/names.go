@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // The naming contract of a record's objects, in the controller's
@@ -65,18 +64,6 @@ func IndexName(workspace string) string { return recordSeries.name(workspace, 0)
 // TextName is the name of workspace's first plan text ConfigMap (more are
 // TextName-1, -2, ... when the texts pass an object's size).
 func TextName(workspace string) string { return textSeries.name(workspace, 0) }
-
-// Kinds of object a record is about (Record.Object.Kind), as reviewapi
-// names them.
-const (
-	ObjectService     = reviewapi.ObjectService
-	ObjectRouteSet    = reviewapi.ObjectRouteSet
-	ObjectTargetPools = reviewapi.ObjectTargetPools
-	// ObjectServiceGroup is a load balancer group (shared load balancer).
-	ObjectServiceGroup = reviewapi.ObjectServiceGroup
-	// RouteSetName is the name of the cluster's one route set.
-	RouteSetName = reviewapi.RouteSetName
-)
 
 // RecordKey is the index ConfigMap's key holding the Record as JSON.
 const RecordKey = "record.json"
@@ -169,7 +156,7 @@ const recordsSelector = LabelManagedBy + "=" + ManagedBy + "," + LabelWorkspace 
 
 // setMeta sets the labels and annotations the store owns on o, object n
 // of series sr, keeping any others (someone's kubectl annotate).
-func setMeta(o *obj, ws string, sr series, n int, ref ObjectRef) {
+func setMeta(o *obj, ws string, sr series, n int, ref objectref.Ref) {
 	if o.labels == nil {
 		o.labels = map[string]string{}
 	}

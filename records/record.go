@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -105,10 +105,6 @@ type Approval struct {
 	Comment string `json:"comment,omitempty"`
 }
 
-// ObjectRef names the Kubernetes object a record belongs to: the one
-// reviewapi names in approvals and unlock requests.
-type ObjectRef = reviewapi.ObjectRef
-
 // LockInfo is a state lock the last run could not take.
 type LockInfo struct {
 	ID      string    `json:"id"`
@@ -132,8 +128,8 @@ type Drift struct {
 
 // Record is everything kept about one object.
 type Record struct {
-	Object    ObjectRef `json:"object"`
-	Workspace string    `json:"workspace"`
+	Object    objectref.Ref `json:"object"`
+	Workspace string        `json:"workspace"`
 	// Policy is the effective apply policy.
 	Policy string `json:"policy"`
 	// RequiredApprovals is how many distinct approvers the controller
@@ -152,7 +148,7 @@ type Record struct {
 	// Members are a group's member Services as last applied (with a plan
 	// waiting: also those it would apply), primary first; empty for other
 	// objects.
-	Members []ObjectRef `json:"members,omitempty"`
+	Members []objectref.Ref `json:"members,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
 }

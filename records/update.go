@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/example/cloud-provider-example/objectref"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -334,7 +335,7 @@ func (sn *snapshot) stagePieces(p packed, gen int64) layout {
 
 // commit writes the index: the one conditional write that makes the new
 // record visible.
-func (s *Store) commit(ctx context.Context, sn *snapshot, ws string, ref ObjectRef, inline map[string][]byte, l layout, gen int64) error {
+func (s *Store) commit(ctx context.Context, sn *snapshot, ws string, ref objectref.Ref, inline map[string][]byte, l layout, gen int64) error {
 	o := &obj{name: IndexName(ws), data: inline}
 	if sn.index != nil {
 		o.rv = sn.index.o.rv

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // TagServiceGroup names, on a shared load balancer, the group it serves.
@@ -100,21 +101,16 @@ func SortMembers(namespace string, members []*corev1.Service) []*corev1.Service 
 	return out
 }
 
-// GroupOwner is what a group's load balancer carries in its Service uid
-// owner tag: a value no Service uid takes, so no Service can adopt it and
-// it adopts no Service's.
-func GroupOwner(namespace, name string) string { return "group:" + namespace + "/" + name }
-
 // GroupOwnerTags are the owner tags of a group's load balancer.
 func GroupOwnerTags(namespace, name, clusterID string) map[string]string {
-	return map[string]string{TagClusterID: clusterID, TagServiceUID: GroupOwner(namespace, name)}
+	return map[string]string{TagClusterID: clusterID, TagServiceUID: objectref.Group(namespace, name).OwnerTag()}
 }
 
 // GroupLoadBalancerName is the cloud name of a group's load balancer when
 // its primary sets no name: k8s- and 28 hex digits of a hash of the
 // cluster id and the group.
 func GroupLoadBalancerName(clusterID, namespace, name string) string {
-	sum := sha256.Sum256([]byte(clusterID + "\x00" + GroupOwner(namespace, name)))
+	sum := sha256.Sum256([]byte(clusterID + "\x00" + objectref.Group(namespace, name).OwnerTag()))
 	return "k8s-" + hex.EncodeToString(sum[:])[:28]
 }
 
@@ -172,7 +168,7 @@ func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupRepo
 		TagClusterID:        cfg.ClusterID,
 		TagServiceNamespace: g.Namespace,
 		TagServiceGroup:     g.Name,
-		TagServiceUID:       GroupOwner(g.Namespace, g.Name),
+		TagServiceUID:       objectref.Group(g.Namespace, g.Name).OwnerTag(),
 	}
 	owner := map[string]*corev1.Service{}
 	spec.listeners = nil

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // Tag keys the controller puts on every load balancer.
@@ -28,7 +29,7 @@ var OwnerTagKeys = []string{TagClusterID, TagServiceUID}
 
 // OwnerTags are the owner tags svc's load balancer carries.
 func OwnerTags(svc *corev1.Service, clusterID string) map[string]string {
-	return map[string]string{TagClusterID: clusterID, TagServiceUID: string(svc.UID)}
+	return map[string]string{TagClusterID: clusterID, TagServiceUID: objectref.Service(svc).OwnerTag()}
 }
 
 // CheckService refuses a Service its load balancer cannot be rendered for
@@ -98,7 +99,7 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 		},
 	}
 	if svc.UID != "" {
-		s.tags[TagServiceUID] = string(svc.UID)
+		s.tags[TagServiceUID] = objectref.Service(svc).OwnerTag()
 	}
 	var warnings []string
 	var err error

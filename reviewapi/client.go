@@ -105,9 +105,3 @@ func ListPlanApprovals(ctx context.Context, c dynamic.Interface, namespace strin
 func ListStateUnlocks(ctx context.Context, c dynamic.Interface, namespace string) ([]*StateUnlock, error) {
 	return list(ctx, c, StateUnlocks, namespace, StateUnlockFrom)
 }
-
-// Matches tells whether an approval or unlock names object o: same kind,
-// namespace, name and, for a Service, uid.
-func (o ObjectRef) Matches(other ObjectRef) bool {
-	return o.Kind == other.Kind && o.Namespace == other.Namespace && o.Name == other.Name && o.UID == other.UID
-}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -20,7 +21,7 @@ func fakeClient() *dynamicfake.FakeDynamicClient {
 // The objects created carry the spec as given, and read back the same.
 func TestCreate(t *testing.T) {
 	c := fakeClient()
-	svc := reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: "shop", Name: "web", UID: "0d3c6a1e"}
+	svc := objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "web", UID: "0d3c6a1e"}
 	spec := reviewapi.PlanApprovalSpec{Object: svc, PlanID: "plan-0c0c0c0c0c0c", Approver: "alice", Comment: "LGTM"}
 	a, err := reviewapi.CreatePlanApproval(t.Context(), c, "example-ccm", spec)
 	if err != nil {

@@ -12,6 +12,7 @@ package reviewapi
 import (
 	"time"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -36,19 +37,6 @@ var (
 	StateUnlocks  = GroupVersion.WithResource(ResourceStateUnlocks)
 )
 
-// Kinds of reviewed object (ObjectRef.Kind).
-const (
-	ObjectService     = "Service"
-	ObjectRouteSet    = "RouteSet"
-	ObjectTargetPools = "TargetPools"
-	// ObjectServiceGroup is a load balancer group: the Services sharing
-	// one load balancer (named by its namespace and name, no uid).
-	ObjectServiceGroup = "ServiceGroup"
-	// RouteSetName is the name of the cluster's one route set (and of its
-	// one set of target pools).
-	RouteSetName = "cluster"
-)
-
 // AdmissionPolicy names the ValidatingAdmissionPolicy (and its binding)
 // that checks the identity in every PlanApproval and StateUnlock: the
 // controller honours these objects only while both are installed.
@@ -63,26 +51,6 @@ const (
 	AuthorAnnotation      = "review.example.com/author"
 	AuthorAdmissionPolicy = "review.example.com-service-author"
 )
-
-// ObjectRef names the object a plan or a lock belongs to.
-type ObjectRef struct {
-	// Kind is Service, RouteSet, TargetPools or ServiceGroup.
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	// UID is the Service's uid: an approval of an earlier Service of the
-	// same name approves nothing. Empty for the route set, the target
-	// pools and a group.
-	UID string `json:"uid,omitempty"`
-}
-
-// String is "Service shop/web" or "RouteSet cluster".
-func (o ObjectRef) String() string {
-	if o.Namespace == "" {
-		return o.Kind + " " + o.Name
-	}
-	return o.Kind + " " + o.Namespace + "/" + o.Name
-}
 
 // Meta is the part of an object's metadata the controller reads.
 type Meta struct {
@@ -100,7 +68,7 @@ type PlanApproval struct {
 
 // PlanApprovalSpec is immutable once created.
 type PlanApprovalSpec struct {
-	Object ObjectRef `json:"object"`
+	Object objectref.Ref `json:"object"`
 	// PlanID is the approved plan: plan-<12 hex digits>.
 	PlanID string `json:"planID"`
 	// Approver is the user who created the object, as the API server
@@ -118,7 +86,7 @@ type StateUnlock struct {
 
 // StateUnlockSpec is immutable once created.
 type StateUnlockSpec struct {
-	Object ObjectRef `json:"object"`
+	Object objectref.Ref `json:"object"`
 	// LockID is the lock to force open (the record shows it).
 	LockID string `json:"lockID"`
 	// Requester is the user who created the object (checked as Approver).

@@ -12,7 +12,7 @@ import (
 // Object identifies what a state belongs to.
 type Object struct {
 	Cluster   string
-	Kind      string // "service" or "routes"
+	Kind      string // objectref.Ref.StateKind: service, group, routes, targetpools
 	Namespace string
 	Name      string
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -16,7 +17,7 @@ func newApproveCmd() *cobra.Command {
 	var o objectOptions
 	var comment string
 	cmd := &cobra.Command{
-		Use:   "approve " + objectArgs + " [PLAN-ID] [--comment TEXT]",
+		Use:   "approve " + objectref.Args + " [PLAN-ID] [--comment TEXT]",
 		Short: "Approve a plan awaiting approval, as yourself",
 		Long: `approve approves one recorded plan of a Service (or of the route set) that is
 awaiting approval, by creating a PlanApproval (review.example.com/v1) in the
@@ -48,9 +49,9 @@ with examplectl plan.`,
 	return cmd
 }
 
-func runApprove(ctx context.Context, c *cluster, ref records.ObjectRef, id, comment string, stdout, stderr io.Writer) error {
+func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment string, stdout, stderr io.Writer) error {
 	if id != "" && !reviewapi.PlanIDPattern.MatchString(id) {
-		return fmt.Errorf("%q is not a plan id (plan-<12 hex digits>; see examplectl history %s)", id, objectColumn(ref))
+		return fmt.Errorf("%q is not a plan id (plan-<12 hex digits>; see examplectl history %s)", id, ref.Arg())
 	}
 	if err := checkComment(comment); err != nil {
 		return err
@@ -85,7 +86,7 @@ func runApprove(ctx context.Context, c *cluster, ref records.ObjectRef, id, comm
 		return c.explainCreate(err, reviewapi.KindPlanApproval)
 	}
 
-	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), describe(ref))
+	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), ref.Describe())
 	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, a.Namespace, a.Name, printable(user))
 	who := append(approvers(p), user)
 	have, need := len(who), required(t.record)
@@ -114,7 +115,7 @@ func pickApproval(t *target, id string) (*records.Plan, error) {
 			break
 		}
 	}
-	what := describe(t.ref)
+	what := t.ref.Describe()
 	if id == "" {
 		if awaiting == nil {
 			return nil, fmt.Errorf("no plan of %s is awaiting approval (policy %s); recorded plans: %s", what, orDash(t.record.Policy), planList(plans))
@@ -155,6 +156,6 @@ func warnIfDecided(ctx context.Context, c *cluster, t *target, id string, stderr
 		fmt.Fprintf(stderr, "warning: %s is no longer recorded: the controller will not apply it; see examplectl status\n", id)
 	case p.Outcome == records.AwaitingApproval, p.Outcome == records.Applied:
 	default:
-		fmt.Fprintf(stderr, "warning: %s is now %s; see examplectl history %s\n", id, p.Outcome, objectColumn(t.ref))
+		fmt.Fprintf(stderr, "warning: %s is now %s; see examplectl history %s\n", id, p.Outcome, t.ref.Arg())
 	}
 }

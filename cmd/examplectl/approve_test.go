@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
@@ -101,7 +102,7 @@ func testApprove(t *testing.T, s *scope) {
 			routes = a
 		}
 	}
-	if want := (reviewapi.PlanApprovalSpec{Object: reviewapi.ObjectRef{Kind: "RouteSet", Name: "cluster"}, PlanID: routesPlan, Approver: s.user}); routes == nil || routes.Spec != want {
+	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "RouteSet", Name: "cluster"}, PlanID: routesPlan, Approver: s.user}); routes == nil || routes.Spec != want {
 		t.Errorf("route set approval = %+v; want %+v", routes, want)
 	}
 
@@ -116,7 +117,7 @@ func testApprove(t *testing.T, s *scope) {
 			group = a
 		}
 	}
-	if want := (reviewapi.PlanApprovalSpec{Object: reviewapi.ObjectRef{Kind: "ServiceGroup", Namespace: "approve-shop", Name: "front"}, PlanID: groupPlan, Approver: s.user}); group == nil || group.Spec != want {
+	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "ServiceGroup", Namespace: "approve-shop", Name: "front"}, PlanID: groupPlan, Approver: s.user}); group == nil || group.Spec != want {
 		t.Errorf("group approval = %+v; want %+v", group, want)
 	}
 

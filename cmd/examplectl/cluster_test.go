@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -191,7 +192,7 @@ func installReviewAPI(t *testing.T, dyn dynamic.Interface) {
 	// Served, and checked: an approval naming someone else than its
 	// creator is refused.
 	forged := reviewapi.PlanApprovalSpec{
-		Object: reviewapi.ObjectRef{Kind: reviewapi.ObjectRouteSet, Name: reviewapi.RouteSetName},
+		Object: objectref.Ref{Kind: objectref.KindRouteSet, Name: objectref.ClusterName},
 		PlanID: "plan-000000000000", Approver: "someone-else",
 	}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -141,7 +142,7 @@ func (s *scope) fixtures() *fixtures {
 		UpdatedAt: ago(10 * time.Minute),
 	}
 	f.routes = &records.Record{
-		Object:    records.ObjectRef{Kind: records.ObjectRouteSet, Name: records.RouteSetName},
+		Object:    objectref.Ref{Kind: objectref.KindRouteSet, Name: objectref.ClusterName},
 		Workspace: "demo-routeset-cluster-9a8b7c6d",
 		Policy:    "manual",
 		Files:     map[string]string{"main.tf": "# routes\n"},
@@ -153,11 +154,11 @@ func (s *scope) fixtures() *fixtures {
 		UpdatedAt: ago(30 * time.Second),
 	}
 	f.group = &records.Record{
-		Object:    records.ObjectRef{Kind: records.ObjectServiceGroup, Namespace: s.svcNS, Name: "front"},
+		Object:    objectref.Ref{Kind: objectref.KindServiceGroup, Namespace: s.svcNS, Name: "front"},
 		Workspace: "demo-group-" + s.svcNS + "-front-4d5e6f7a",
 		Policy:    "auto",
 		Files:     map[string]string{"main.tf": "# group front\n"},
-		Members:   []records.ObjectRef{serviceRef(f.webSvc), serviceRef(f.apiSvc)},
+		Members:   []objectref.Ref{serviceRef(f.webSvc), serviceRef(f.apiSvc)},
 		Plans: []records.Plan{{
 			ID: groupPlan, Kind: records.KindChange, HCLHash: "e4e4e4e4",
 			Summary: runner.PlanSummary{Change: 1}, Policy: "auto", Outcome: records.AwaitingApproval,
@@ -172,6 +173,6 @@ func (s *scope) fixtures() *fixtures {
 	return f
 }
 
-func serviceRef(svc *corev1.Service) records.ObjectRef {
-	return records.ObjectRef{Kind: records.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+func serviceRef(svc *corev1.Service) objectref.Ref {
+	return objectref.Ref{Kind: objectref.KindService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
 }

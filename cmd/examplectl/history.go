@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -14,7 +15,7 @@ func newHistoryCmd() *cobra.Command {
 	var o objectOptions
 	var output string
 	cmd := &cobra.Command{
-		Use:   "history " + objectArgs + " [-o json]",
+		Use:   "history " + objectref.Args + " [-o json]",
 		Short: "List the recorded plans of a Service or of the route set, newest first",
 		Long: `history lists every plan the record keeps for a Service (or the route set),
 newest first: id, kind (change, destroy, drift), outcome, changes, its
@@ -40,7 +41,7 @@ resources. examplectl plan --plan-id ID shows one.`,
 	return cmd
 }
 
-func runHistory(ctx context.Context, c *cluster, ref records.ObjectRef, output string, w io.Writer) error {
+func runHistory(ctx context.Context, c *cluster, ref objectref.Ref, output string, w io.Writer) error {
 	t, err := c.resolve(ctx, ref, false)
 	if err != nil {
 		return err
@@ -52,8 +53,8 @@ func runHistory(ctx context.Context, c *cluster, ref records.ObjectRef, output s
 		}
 		return writeJSON(w, plans)
 	}
-	if t.ref.Kind == records.ObjectServiceGroup {
-		fmt.Fprintf(w, "Members of %s: %s\n\n", describe(t.ref), membersCell(t.record.Members))
+	if t.ref.Kind == objectref.KindServiceGroup {
+		fmt.Fprintf(w, "Members of %s: %s\n\n", t.ref.Describe(), membersCell(t.record.Members))
 	}
 	tw := newTable(w)
 	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "PLANNED", "DECIDED", "ERROR")

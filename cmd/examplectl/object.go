@@ -12,35 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
-
-// routesArg names the route set on the command line, poolsArg the target
-// pools: the cluster's objects of their own kind, one each.
-const (
-	routesArg = "routes"
-	poolsArg  = "pools"
-)
-
-// clusterObjects maps those arguments to their kinds.
-var clusterObjects = map[string]string{routesArg: records.ObjectRouteSet, poolsArg: records.ObjectTargetPools}
-
-// clusterArg is the argument of a cluster object's kind, "" for a Service.
-func clusterArg(kind string) string {
-	for arg, k := range clusterObjects {
-		if k == kind {
-			return arg
-		}
-	}
-	return ""
-}
-
-// groupPrefix begins a load balancer group's argument: group:ns/name, or
-// group:name in -n's namespace.
-const groupPrefix = "group:"
-
-// objectArgs is the usage of an object argument.
-const objectArgs = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | routes | pools>"
 
 // objectOptions select the object of plan, history, approve and unlock.
 type objectOptions struct {
@@ -55,86 +29,30 @@ func (o *objectOptions) addFlags(cmd *cobra.Command) {
 }
 
 // object connects and resolves the command's object argument.
-func (o *objectOptions) object(arg string) (*cluster, records.ObjectRef, error) {
+func (o *objectOptions) object(arg string) (*cluster, objectref.Ref, error) {
 	c, err := o.connect()
 	if err != nil {
-		return nil, records.ObjectRef{}, err
+		return nil, objectref.Ref{}, err
 	}
-	ref, err := parseObject(arg, o.serviceNamespace, c.defaultNamespace)
+	ref, err := objectref.Parse(arg, o.serviceNamespace, c.defaultNamespace)
 	return c, ref, err
 }
 
-// parseObject turns the argument into the object a record is about: ns/name
-// or name (-n, else defaultNS) is a Service; routes, without -n, the route
-// set (a Service named routes: -n ns routes, or ns/routes).
-func parseObject(arg, serviceNS, defaultNS string) (records.ObjectRef, error) {
-	if kind, ok := clusterObjects[arg]; ok && serviceNS == "" {
-		return records.ObjectRef{Kind: kind, Name: records.RouteSetName}, nil
-	}
-	kind := records.ObjectService
-	if rest, ok := strings.CutPrefix(arg, groupPrefix); ok {
-		kind, arg = records.ObjectServiceGroup, rest
-	}
-	ns, name := serviceNS, arg
-	if before, after, ok := strings.Cut(arg, "/"); ok {
-		if serviceNS != "" && serviceNS != before {
-			return records.ObjectRef{}, fmt.Errorf("%s names namespace %s, but -n is %s", arg, before, serviceNS)
-		}
-		ns, name = before, after
-	}
-	if ns == "" {
-		ns = defaultNS
-	}
-	if name == "" || ns == "" || strings.Contains(name, "/") || strings.HasPrefix(arg, "/") {
-		what := "a Service"
-		if kind == records.ObjectServiceGroup {
-			what, arg = "a load balancer group", groupPrefix+arg
-		}
-		return records.ObjectRef{}, fmt.Errorf("%q is not %s: want %s", arg, what, objectArgs)
-	}
-	return records.ObjectRef{Kind: kind, Namespace: ns, Name: name}, nil
-}
-
-// describe names an object for people: "Service shop/web", "the route set".
-func describe(o records.ObjectRef) string {
-	switch o.Kind {
-	case records.ObjectRouteSet:
-		return "the route set"
-	case records.ObjectTargetPools:
-		return "the target pools"
-	case records.ObjectServiceGroup:
-		return fmt.Sprintf("load balancer group %s/%s", o.Namespace, o.Name)
-	}
-	return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
-}
-
-// objectColumn is how status names an object: the argument the other
-// commands take.
-func objectColumn(o records.ObjectRef) string {
-	if arg := clusterArg(o.Kind); arg != "" {
-		return arg
-	}
-	if o.Kind == records.ObjectServiceGroup {
-		return groupPrefix + o.Namespace + "/" + o.Name
-	}
-	return o.Namespace + "/" + o.Name
-}
-
 // membersCell lists a group's members, "-" for none (or not a group).
-func membersCell(refs []records.ObjectRef) string {
+func membersCell(refs []objectref.Ref) string {
 	if len(refs) == 0 {
 		return "-"
 	}
 	out := make([]string, len(refs))
 	for i, r := range refs {
-		out[i] = printable(r.Namespace + "/" + r.Name)
+		out[i] = printable(r.Arg())
 	}
 	return strings.Join(out, ", ")
 }
 
 // target is an object with its record.
 type target struct {
-	ref records.ObjectRef
+	ref objectref.Ref
 	// service is the live Service (nil for the route set, or if it is gone).
 	service *corev1.Service
 	record  *records.Record
@@ -147,12 +65,12 @@ var errNoRecord = errors.New("no plan record")
 // resolve finds ref's record. For a Service it also reads the Service:
 // needService makes its absence an error (approve and unlock name it by
 // its uid).
-func (c *cluster) resolve(ctx context.Context, ref records.ObjectRef, needService bool) (*target, error) {
+func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bool) (*target, error) {
 	t := &target{ref: ref}
 	// exists: the Service is there (or may be: reading it failed, which
 	// only approve and unlock need).
 	exists := true
-	if ref.Kind == records.ObjectService {
+	if ref.Kind == objectref.KindService {
 		svc, err := c.client.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
 		case err == nil:
@@ -200,19 +118,19 @@ func (c *cluster) resolve(ctx context.Context, ref records.ObjectRef, needServic
 	return t, nil
 }
 
-func (c *cluster) noRecord(ref records.ObjectRef, exists bool) error {
+func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 	switch {
-	case ref.Kind == records.ObjectRouteSet:
+	case ref.Kind == objectref.KindRouteSet:
 		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
-	case ref.Kind == records.ObjectTargetPools:
+	case ref.Kind == objectref.KindTargetPools:
 		return fmt.Errorf("%w for the target pools in namespace %s (are target pools enabled, and is --namespace the controller's namespace?)", errNoRecord, c.namespace)
-	case ref.Kind == records.ObjectServiceGroup:
+	case ref.Kind == objectref.KindServiceGroup:
 		return fmt.Errorf("%w for %s in namespace %s (does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it, and is --namespace the controller's namespace?)",
-			errNoRecord, describe(ref), c.namespace)
+			errNoRecord, ref.Describe(), c.namespace)
 	case !exists:
 		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)
 	default:
-		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)", errNoRecord, describe(ref), c.namespace)
+		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)", errNoRecord, ref.Describe(), c.namespace)
 	}
 }
 

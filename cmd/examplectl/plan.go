@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -22,7 +23,7 @@ func newPlanCmd() *cobra.Command {
 	var o objectOptions
 	var planID string
 	cmd := &cobra.Command{
-		Use:   "plan " + objectArgs + " [--plan-id ID]",
+		Use:   "plan " + objectref.Args + " [--plan-id ID]",
 		Short: "Show a recorded plan: Terraform's plan text and the rendered HCL",
 		Long: `plan prints the latest recorded plan of a Service (or of the route set):
 what it is (kind, outcome, changes, times, who made the change when known,
@@ -46,7 +47,7 @@ rendering, which is flagged when that plan was made from another one.`,
 	return cmd
 }
 
-func runPlan(ctx context.Context, c *cluster, ref records.ObjectRef, planID string, w io.Writer) error {
+func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, w io.Writer) error {
 	t, err := c.resolve(ctx, ref, false)
 	if err != nil {
 		return err
@@ -54,12 +55,12 @@ func runPlan(ctx context.Context, c *cluster, ref records.ObjectRef, planID stri
 	rec := t.record
 	plans := sortPlans(rec)
 	if len(plans) == 0 {
-		return fmt.Errorf("no plans recorded yet for %s", describe(ref))
+		return fmt.Errorf("no plans recorded yet for %s", ref.Describe())
 	}
 	p := &plans[0]
 	if planID != "" {
 		if p = rec.Find(planID); p == nil {
-			return fmt.Errorf("%s has no recorded plan %s; recorded: %s", describe(ref), planID, planList(plans))
+			return fmt.Errorf("%s has no recorded plan %s; recorded: %s", ref.Describe(), planID, planList(plans))
 		}
 	}
 	text, err := c.store.PlanText(ctx, rec.Workspace, p.ID)
@@ -67,10 +68,10 @@ func runPlan(ctx context.Context, c *cluster, ref records.ObjectRef, planID stri
 		return c.explain(err, "read the text of "+p.ID)
 	}
 
-	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", p.ID, describe(ref), rec.Workspace)
+	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", p.ID, ref.Describe(), rec.Workspace)
 	tw := newFields(w)
 	row(tw, "kind:", p.Kind)
-	if ref.Kind == records.ObjectServiceGroup {
+	if ref.Kind == objectref.KindServiceGroup {
 		row(tw, "members:", membersCell(rec.Members))
 	}
 	row(tw, "outcome:", string(p.Outcome)+outcomeHint(ref, p))
@@ -142,10 +143,10 @@ func madeFromFiles(rec *records.Record, latest, p records.Plan) bool {
 
 // outcomeHint tells how to approve a plan that waits for it, and that a
 // denied one is never applied.
-func outcomeHint(ref records.ObjectRef, p *records.Plan) string {
+func outcomeHint(ref objectref.Ref, p *records.Plan) string {
 	switch p.Outcome {
 	case records.AwaitingApproval:
-		return fmt.Sprintf(" (approve: examplectl approve %s %s)", objectColumn(ref), p.ID)
+		return fmt.Sprintf(" (approve: examplectl approve %s %s)", ref.Arg(), p.ID)
 	case records.Denied:
 		return " (a policy rule denies it: it is never applied)"
 	}

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -20,21 +21,17 @@ func checkIncarnation(t *target) error {
 		return nil
 	}
 	return fmt.Errorf("the plan record of %s belongs to an earlier Service of that name (uid %s, the Service's is %s): wait for the controller to plan the current one",
-		describe(t.ref), t.record.Object.UID, t.service.UID)
+		t.ref.Describe(), t.record.Object.UID, t.service.UID)
 }
 
 // reviewedObject is what an approval or unlock request names: for a
 // Service the one checked, by uid, so that it approves nothing of a
 // Service deleted and created again meanwhile.
-func reviewedObject(t *target) reviewapi.ObjectRef {
-	switch t.ref.Kind {
-	case records.ObjectServiceGroup:
-		return reviewapi.ObjectRef{Kind: t.ref.Kind, Namespace: t.ref.Namespace, Name: t.ref.Name}
-	case records.ObjectService:
-	default:
-		return reviewapi.ObjectRef{Kind: t.ref.Kind, Name: records.RouteSetName}
+func reviewedObject(t *target) objectref.Ref {
+	if t.ref.Kind == objectref.KindService {
+		return objectref.Service(t.service)
 	}
-	return reviewapi.ObjectRef{Kind: records.ObjectService, Namespace: t.ref.Namespace, Name: t.ref.Name, UID: string(t.service.UID)}
+	return t.ref
 }
 
 // explainCreate explains a failed create of a review.example.com object.

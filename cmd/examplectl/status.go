@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -49,17 +50,17 @@ and a group's members (the first sets its load balancer);
 
 // statusItem is one line of status -o json.
 type statusItem struct {
-	Object    records.ObjectRef `json:"object"`
-	Workspace string            `json:"workspace"`
-	Policy    string            `json:"policy"`
+	Object    objectref.Ref `json:"object"`
+	Workspace string        `json:"workspace"`
+	Policy    string        `json:"policy"`
 	// RequiredApprovals is how many distinct approvers a plan needs.
 	RequiredApprovals int               `json:"requiredApprovals"`
 	LastPlan          *records.Plan     `json:"lastPlan,omitempty"`
 	Drift             *records.Drift    `json:"drift,omitempty"`
 	Lock              *records.LockInfo `json:"lock,omitempty"`
 	// Members are a load balancer group's member Services.
-	Members   []records.ObjectRef `json:"members,omitempty"`
-	UpdatedAt time.Time           `json:"updatedAt"`
+	Members   []objectref.Ref `json:"members,omitempty"`
+	UpdatedAt time.Time       `json:"updatedAt"`
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
@@ -113,7 +114,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 			lock = printable(it.Lock.ID)
 		}
 		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
-		row(tw, cells(objectColumn(it.Object), it.Workspace, orDash(it.Policy), plan, outcome, changes,
+		row(tw, cells(it.Object.Arg(), it.Workspace, orDash(it.Policy), plan, outcome, changes,
 			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned), membersCell(it.Members))...)
 	}
 	return tw.Flush()

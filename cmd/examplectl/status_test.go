@@ -28,7 +28,7 @@ func testStatus(t *testing.T, s *scope) {
 	}
 	var got []string
 	for _, it := range items {
-		line := objectColumn(it.Object) + " " + it.Policy
+		line := it.Object.Arg() + " " + it.Policy
 		if it.LastPlan != nil {
 			line += " " + it.LastPlan.ID + " " + string(it.LastPlan.Outcome)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -36,7 +36,7 @@ func newUnlockCmd() *cobra.Command {
 	var yes bool
 	var comment string
 	cmd := &cobra.Command{
-		Use:   "unlock " + objectArgs + " [--yes] [--comment TEXT]",
+		Use:   "unlock " + objectref.Args + " [--yes] [--comment TEXT]",
 		Short: "Ask the controller to force open the Terraform state lock it could not take",
 		Long: `unlock shows the state lock recorded for a Service (or the route set) - the
 lock the controller's last run could not take: its id, holder and age - and,
@@ -64,7 +64,7 @@ one (scripts, CI), --yes is required.`,
 	return cmd
 }
 
-func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
+func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
 	if err := checkComment(comment); err != nil {
 		return err
 	}
@@ -77,9 +77,9 @@ func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool,
 	}
 	lock := t.record.Lock
 	if lock == nil || lock.ID == "" {
-		return fmt.Errorf("no state lock is recorded for %s: nothing to unlock", describe(ref))
+		return fmt.Errorf("no state lock is recorded for %s: nothing to unlock", ref.Describe())
 	}
-	fmt.Fprintf(stdout, "State lock of %s (workspace %s):\n", describe(ref), t.record.Workspace)
+	fmt.Fprintf(stdout, "State lock of %s (workspace %s):\n", ref.Describe(), t.record.Workspace)
 	tw := newTable(stdout)
 	row(tw, "  id:", printable(lock.ID))
 	row(tw, "  holder:", orDash(printable(lock.Holder)))
@@ -109,6 +109,6 @@ func runUnlock(ctx context.Context, c *cluster, ref records.ObjectRef, yes bool,
 		return c.explainCreate(err, reviewapi.KindStateUnlock)
 	}
 	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller forces open lock %s of %s on its next run, once, and only that lock.\n",
-		reviewapi.KindStateUnlock, u.Namespace, u.Name, printable(user), printable(lock.ID), describe(ref))
+		reviewapi.KindStateUnlock, u.Namespace, u.Name, printable(user), printable(lock.ID), ref.Describe())
 	return nil
 }

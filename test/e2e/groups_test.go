@@ -12,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 )
@@ -43,7 +44,7 @@ func (e *env) groupRecord(t testing.TB, name string) *records.Record {
 	all, err := records.NewStore(e.kube, namespace, 10).List(ctx(t))
 	must(t, err)
 	for _, r := range all {
-		if r.Object.Kind == records.ObjectServiceGroup && r.Object.Namespace == "default" && r.Object.Name == name {
+		if r.Object.Kind == objectref.KindServiceGroup && r.Object.Namespace == "default" && r.Object.Name == name {
 			return r
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -123,8 +124,8 @@ func (e *env) approveAs(t testing.TB, u *user, svc *v1.Service, planID, approver
 	return err
 }
 
-func serviceRef(svc *v1.Service) reviewapi.ObjectRef {
-	return reviewapi.ObjectRef{Kind: reviewapi.ObjectService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+func serviceRef(svc *v1.Service) objectref.Ref {
+	return objectref.Ref{Kind: objectref.KindService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
 }
 
 func (e *env) namespace(t testing.TB, name string) {

@@ -10,8 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // A new controller process with an empty work directory (a rolling
@@ -48,7 +48,7 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 			return err
 		}
 		want := map[string]bool{"default/steady-1": true, "default/steady-2": true, "default/steady-3": true,
-			reviewapi.ObjectRouteSet: true, reviewapi.ObjectTargetPools: true}
+			objectref.KindRouteSet: true, objectref.KindTargetPools: true}
 		for _, r := range all {
 			if r.Applied == nil {
 				continue

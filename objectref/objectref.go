@@ -1,0 +1,187 @@
+// Package objectref is the one identity of an object the controller plans:
+// a Service, a load balancer group, the cluster's route set or its target
+// pools. Every other spelling of an object derives from a Ref: the
+// engine's key, the state object's kind, the examplectl argument, the
+// owner tag a group's load balancer carries in the cloud, and the words
+// people read. A new kind of object is taught here, once.
+package objectref
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Kinds of object (Ref.Kind), as approvals, records and policy rules name
+// them.
+const (
+	KindService = "Service"
+	// KindServiceGroup is a load balancer group: the Services sharing
+	// one load balancer.
+	KindServiceGroup = "ServiceGroup"
+	KindRouteSet     = "RouteSet"
+	KindTargetPools  = "TargetPools"
+	// KindWorkspace is a state workspace known only by its name: what
+	// the runner acts on by itself (a stale lock forced open).
+	KindWorkspace = "Workspace"
+)
+
+// ClusterName is the name of the cluster's one route set and of its one
+// set of target pools.
+const ClusterName = "cluster"
+
+// Ref names an object. It is also the object of a PlanApproval or a
+// StateUnlock (reviewapi), so its JSON form is part of that API.
+type Ref struct {
+	// Kind is one of the Kind constants.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// UID is the Service's uid: an approval of an earlier Service of the
+	// same name approves nothing. Empty for the other kinds.
+	UID string `json:"uid,omitempty"`
+}
+
+// Service is svc's identity.
+func Service(svc *corev1.Service) Ref {
+	return Ref{Kind: KindService, Namespace: svc.Namespace, Name: svc.Name, UID: string(svc.UID)}
+}
+
+// Group is the identity of load balancer group name in namespace.
+func Group(namespace, name string) Ref {
+	return Ref{Kind: KindServiceGroup, Namespace: namespace, Name: name}
+}
+
+// The cluster's objects of their own kind, one each.
+var (
+	RouteSet    = Ref{Kind: KindRouteSet, Name: ClusterName}
+	TargetPools = Ref{Kind: KindTargetPools, Name: ClusterName}
+)
+
+// Workspace names a state workspace by its name alone.
+func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
+
+// groupPrefix begins a group's key, its examplectl argument and its owner
+// tag.
+const groupPrefix = "group:"
+
+// clusterArgs are the examplectl arguments of the cluster's objects.
+var clusterArgs = map[string]Ref{"routes": RouteSet, "pools": TargetPools}
+
+// Key is the object's key among the engine's objects: unique per object
+// in one controller, stable for its life (a Service's uid is left out,
+// so a Service created again under its name takes its predecessor's key).
+func (r Ref) Key() string {
+	switch r.Kind {
+	case KindRouteSet:
+		return "routes"
+	case KindTargetPools:
+		return "targetpools"
+	case KindServiceGroup:
+		return groupPrefix + r.Namespace + "/" + r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+// StateKind is the object's kind in its state key ({{.Kind}} in the
+// state key template): part of every state's name, never to change.
+func (r Ref) StateKind() string {
+	switch r.Kind {
+	case KindRouteSet:
+		return "routes"
+	case KindTargetPools:
+		return "targetpools"
+	case KindServiceGroup:
+		return "group"
+	}
+	return "service"
+}
+
+// OwnerTag is the value of the cloud's Service uid owner tag on what the
+// object creates: a Service's uid, or for a group a value no uid takes
+// (so no Service can adopt a group's load balancer, and no group a
+// Service's). Stored in the cloud: never to change.
+func (r Ref) OwnerTag() string {
+	if r.Kind == KindServiceGroup {
+		return groupPrefix + r.Namespace + "/" + r.Name
+	}
+	return r.UID
+}
+
+// Arg is the object as examplectl's commands take it: ns/name, group:ns/name,
+// routes or pools.
+func (r Ref) Arg() string {
+	for arg, c := range clusterArgs {
+		if c.Kind == r.Kind {
+			return arg
+		}
+	}
+	if r.Kind == KindServiceGroup {
+		return groupPrefix + r.Namespace + "/" + r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+// Args is the usage of an object argument.
+const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | routes | pools>"
+
+// Parse turns an examplectl argument into the object it names: ns/name or
+// name (in namespace, else defaultNamespace) is a Service, group:... a
+// group; routes and pools, without a namespace, the cluster's objects (a
+// Service named routes: -n ns routes, or ns/routes). The uid is left
+// empty.
+func Parse(arg, namespace, defaultNamespace string) (Ref, error) {
+	if c, ok := clusterArgs[arg]; ok && namespace == "" {
+		return c, nil
+	}
+	kind := KindService
+	if rest, ok := strings.CutPrefix(arg, groupPrefix); ok {
+		kind, arg = KindServiceGroup, rest
+	}
+	ns, name := namespace, arg
+	if before, after, ok := strings.Cut(arg, "/"); ok {
+		if namespace != "" && namespace != before {
+			return Ref{}, fmt.Errorf("%s names namespace %s, but -n is %s", arg, before, namespace)
+		}
+		ns, name = before, after
+	}
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	if name == "" || ns == "" || strings.Contains(name, "/") || strings.HasPrefix(arg, "/") {
+		what := "a Service"
+		if kind == KindServiceGroup {
+			what, arg = "a load balancer group", groupPrefix+arg
+		}
+		return Ref{}, fmt.Errorf("%q is not %s: want %s", arg, what, Args)
+	}
+	return Ref{Kind: kind, Namespace: ns, Name: name}, nil
+}
+
+// Describe names the object for people: "Service shop/web", "load
+// balancer group shop/front", "the route set", "the target pools".
+func (r Ref) Describe() string {
+	switch r.Kind {
+	case KindRouteSet:
+		return "the route set"
+	case KindTargetPools:
+		return "the target pools"
+	case KindServiceGroup:
+		return "load balancer group " + r.Namespace + "/" + r.Name
+	}
+	return r.String()
+}
+
+// String is the object in audit lines and logs: "Service shop/web",
+// "RouteSet cluster".
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Matches tells whether an approval or unlock naming r names other: same
+// kind, namespace, name and uid.
+func (r Ref) Matches(other Ref) bool { return r == other }

@@ -1,0 +1,80 @@
+package objectref
+
+import (
+	"cmp"
+	"strings"
+	"testing"
+)
+
+func TestParseAndArg(t *testing.T) {
+	cases := []struct {
+		arg, ns string
+		want    Ref
+		// back is what Arg gives back ("" for arg itself).
+		back string
+	}{
+		{"routes", "", RouteSet, ""},
+		{"pools", "", TargetPools, ""},
+		{"pools", "shop", Ref{Kind: KindService, Namespace: "shop", Name: "pools"}, "shop/pools"},
+		{"shop/web", "", Ref{Kind: KindService, Namespace: "shop", Name: "web"}, ""},
+		{"web", "", Ref{Kind: KindService, Namespace: "default", Name: "web"}, "default/web"},
+		{"group:shop/front", "", Group("shop", "front"), ""},
+		{"group:front", "shop", Group("shop", "front"), "group:shop/front"},
+		{"group:front", "", Group("default", "front"), "group:default/front"},
+	}
+	for _, c := range cases {
+		got, err := Parse(c.arg, c.ns, "default")
+		if err != nil || got != c.want {
+			t.Errorf("Parse(%q, -n %q) = %+v, %v; want %+v", c.arg, c.ns, got, err, c.want)
+		}
+		if want := cmp.Or(c.back, c.arg); got.Arg() != want {
+			t.Errorf("%+v.Arg() = %q, want %q", got, got.Arg(), want)
+		}
+	}
+	for _, bad := range []string{"group:", "group:a/b/c", "group:/front"} {
+		if _, err := Parse(bad, "", "default"); err == nil || !strings.Contains(err.Error(), "is not a load balancer group") {
+			t.Errorf("Parse(%q): %v", bad, err)
+		}
+	}
+	for _, bad := range []string{"", "a/b/c", "/web"} {
+		if _, err := Parse(bad, "", "default"); err == nil || !strings.Contains(err.Error(), "is not a Service") {
+			t.Errorf("Parse(%q): %v", bad, err)
+		}
+	}
+	if _, err := Parse("shop/web", "media", "default"); err == nil || !strings.Contains(err.Error(), "but -n is media") {
+		t.Errorf("Parse with a conflicting -n: %v", err)
+	}
+}
+
+// The spellings that are part of stored names (state keys, cloud owner
+// tags) and of what people type must not change.
+func TestSpellings(t *testing.T) {
+	svc := Ref{Kind: KindService, Namespace: "shop", Name: "web", UID: "0b5c"}
+	cases := []struct {
+		ref                                       Ref
+		key, stateKind, owner, arg, describe, str string
+	}{
+		{svc, "shop/web", "service", "0b5c", "shop/web", "Service shop/web", "Service shop/web"},
+		{Group("shop", "front"), "group:shop/front", "group", "group:shop/front", "group:shop/front", "load balancer group shop/front", "ServiceGroup shop/front"},
+		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
+		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
+	}
+	for _, c := range cases {
+		got := []string{c.ref.Key(), c.ref.StateKind(), c.ref.OwnerTag(), c.ref.Arg(), c.ref.Describe(), c.ref.String()}
+		want := []string{c.key, c.stateKind, c.owner, c.arg, c.describe, c.str}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%+v: spelling %d = %q, want %q", c.ref, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	a := Ref{Kind: KindService, Namespace: "shop", Name: "web", UID: "1"}
+	b := a
+	b.UID = "2"
+	if !a.Matches(a) || a.Matches(b) || a.Matches(Group("shop", "web")) {
+		t.Error("Matches must compare kind, namespace, name and uid")
+	}
+}
