@@ -7,14 +7,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -59,11 +55,7 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"load balancers that use it in place (their `certificate_ids`), and only then deletes the old one (the cloud " +
 			"refuses to delete a certificate in use, so without it the apply fails at the deletion).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:      true,
-				Description:   "Certificate id (`cert-...`).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedStable("Certificate id (`cert-...`)."),
 			"name": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
@@ -73,13 +65,8 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 				Validators: nameValidators(),
 				// Planned in ModifyPlan, which also replaces on a change.
 			},
-			"region": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Only load balancers of the same " +
-					"region can use the certificate. Changing it replaces the certificate.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
+			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Only load balancers of the same " +
+				"region can use the certificate. Changing it replaces the certificate."),
 			"certificate_pem": schema.StringAttribute{
 				Required: true,
 				Description: fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
@@ -105,29 +92,13 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 					"After an import the first apply only records it.",
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
-			"tags": schema.MapAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: fmt.Sprintf("Key/value tags (at most %d). Changing them replaces the certificate.", exampleapi.MaxTags),
-				Validators: []validator.Map{
-					mapvalidator.SizeAtMost(exampleapi.MaxTags),
-					mapvalidator.KeysAre(tagKeyValidators()...),
-					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
-				},
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
-			},
-			"on_duplicate": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(onDuplicateUpload),
-				Description: fmt.Sprintf("What a create does when the cloud already has the certificate it would upload: same name, "+
-					"region, `certificate_pem` and `tags`, and used by no load balancer. That is one an apply uploaded and could not "+
-					"record (killed, or its state backend down), holding a copy of the private key. `%s` (default) uploads another; "+
-					"`%s` takes it over, with a warning, so no copy of the key is left behind (the cloud checked the key against "+
-					"that certificate when it was uploaded). With it, do not bump `private_key_wo_version` without a new "+
-					"`certificate_pem`. Changes in place.", onDuplicateUpload, onDuplicateAdopt),
-				Validators: []validator.String{stringvalidator.OneOf(onDuplicateUpload, onDuplicateAdopt)},
-			},
+			"tags": replacedTags(fmt.Sprintf("Key/value tags (at most %d). Changing them replaces the certificate.", exampleapi.MaxTags)),
+			"on_duplicate": choiceAttribute(fmt.Sprintf("What a create does when the cloud already has the certificate it would upload: same name, "+
+				"region, `certificate_pem` and `tags`, and used by no load balancer. That is one an apply uploaded and could not "+
+				"record (killed, or its state backend down), holding a copy of the private key. `%s` (default) uploads another; "+
+				"`%s` takes it over, with a warning, so no copy of the key is left behind (the cloud checked the key against "+
+				"that certificate when it was uploaded). With it, do not bump `private_key_wo_version` without a new "+
+				"`certificate_pem`. Changes in place.", onDuplicateUpload, onDuplicateAdopt), onDuplicateUpload, onDuplicateAdopt),
 			"fingerprint": computed("SHA-256 of the leaf certificate (DER), lowercase hex."),
 			"common_name": computed("The leaf's subject common name, null if it has none."),
 			"dns_names": schema.ListAttribute{
@@ -136,11 +107,7 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"not_before": computed("Start of the leaf's validity (RFC 3339, UTC)."),
 			"not_after":  computed("When the leaf expires (RFC 3339, UTC): watch it, the cloud serves expired certificates."),
-			"created_at": schema.StringAttribute{
-				Computed:      true,
-				Description:   "Upload time (RFC 3339, UTC).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"created_at": computedStable("Upload time (RFC 3339, UTC)."),
 		},
 	}
 }

@@ -57,26 +57,10 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it. " +
 			"`owner_tags` makes imports and adoptions prove ownership.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:      true,
-				Description:   "Load balancer id (`lb-...`).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Required:      true,
-				Description:   "Name, unique per region. Changing it replaces the load balancer.",
-				Validators:    nameValidators(),
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"region": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. " +
-					"Changing it replaces the load balancer.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-				// Defaulting and replacement are handled in ModifyPlan: the
-				// default comes from the provider configuration.
-			},
+			"id":   computedStable("Load balancer id (`lb-...`)."),
+			"name": nameAttribute("Name, unique per region. Changing it replaces the load balancer."),
+			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. " +
+				"Changing it replaces the load balancer."),
 			"type": schema.StringAttribute{
 				Optional:    true,
 				Computed:    true,
@@ -114,10 +98,7 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				ElementType: stringType,
 				Description: fmt.Sprintf("Ids (`i-...`) of the instances traffic is forwarded to (at most %d); they must be in the "+
 					"load balancer's region. Order does not matter. Leave it unset or empty with `target_pool_id`.", exampleapi.MaxTargets),
-				Validators: []validator.Set{
-					setvalidator.SizeAtMost(exampleapi.MaxTargets),
-					setvalidator.ValueStringsAre(idValidator("i-")),
-				},
+				Validators: targetsValidators(),
 			},
 			"target_pool_id": schema.StringAttribute{
 				Optional: true,
@@ -128,32 +109,15 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"do not show it). Moving to another pool, or between a pool and `targets`, is updated in place.",
 				Validators: []validator.String{idValidator("tp-")},
 			},
-			"tags": schema.MapAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: fmt.Sprintf("Key/value tags (at most %d).", exampleapi.MaxTags),
-				Validators: []validator.Map{
-					mapvalidator.SizeAtMost(exampleapi.MaxTags),
-					mapvalidator.KeysAre(tagKeyValidators()...),
-					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
-				},
-			},
-			"owner_tags": schema.SetAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: "Keys of `tags` whose values name the owner, such as a cluster id and the id of the object " +
-					"the load balancer serves. Taking over an existing load balancer requires it to carry none of these " +
-					"tags with another value: an import (an `import` block or `terraform import`) fails at plan time, " +
-					"and `on_name_conflict` adoption fails, when for any of these keys the existing load balancer has " +
-					"the tag with a value other than this configuration's `tags` value for that key (or this " +
-					"configuration does not set that tag): its tags show another owner. A load balancer without these " +
-					"tags, or with the same values, may be taken over. Unset or empty, no owner is checked. " +
-					"Configuration only: changing it updates state only.",
-				Validators: []validator.Set{
-					setvalidator.SizeAtMost(exampleapi.MaxTags),
-					setvalidator.ValueStringsAre(tagKeyValidators()...),
-				},
-			},
+			"tags": tagsAttribute(defaultTagsDescription),
+			"owner_tags": ownerTagsAttribute("Keys of `tags` whose values name the owner, such as a cluster id and the id of the object " +
+				"the load balancer serves. Taking over an existing load balancer requires it to carry none of these " +
+				"tags with another value: an import (an `import` block or `terraform import`) fails at plan time, " +
+				"and `on_name_conflict` adoption fails, when for any of these keys the existing load balancer has " +
+				"the tag with a value other than this configuration's `tags` value for that key (or this " +
+				"configuration does not set that tag): its tags show another owner. A load balancer without these " +
+				"tags, or with the same values, may be taken over. Unset or empty, no owner is checked. " +
+				"Configuration only: changing it updates state only."),
 			"status": schema.StringAttribute{
 				Computed:      true,
 				Description:   "`active` once provisioned; `provisioning` or `error` while a failed creation is tracked (tainted).",
@@ -164,36 +128,16 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"hostname":   computedStable("DNS name of the load balancer."),
 			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
 			"timeouts":   timeoutsAttribute(ctx),
-			"on_name_conflict": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(onConflictError),
-				Description: "What creating does when the name is already taken in the region (the API answers `409`), " +
-					"typically by a load balancer that an apply killed mid-way created but never recorded in state: " +
-					"`" + onConflictError + "` (default) fails the apply; `" + onNameConflictAdopt + "` adopts that load " +
-					"balancer if no tag of `owner_tags` names another owner (as for imports), its tags contain every " +
-					"configured tag with the same value (so `tags` must not be empty: they are the proof of ownership) " +
-					"and its `internal` and `ip_family` match, updates it to this " +
-					"configuration, records it in state and reports a warning. Otherwise the apply fails explaining the " +
-					"conflict. Only consulted on create; changing it updates state only.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onNameConflictAdopt)},
-			},
+			"on_name_conflict": choiceAttribute("What creating does when the name is already taken in the region (the API answers `409`), "+
+				"typically by a load balancer that an apply killed mid-way created but never recorded in state: "+
+				"`"+onConflictError+"` (default) fails the apply; `"+onNameConflictAdopt+"` adopts that load "+
+				"balancer if no tag of `owner_tags` names another owner (as for imports), its tags contain every "+
+				"configured tag with the same value (so `tags` must not be empty: they are the proof of ownership) "+
+				"and its `internal` and `ip_family` match, updates it to this "+
+				"configuration, records it in state and reports a warning. Otherwise the apply fails explaining the "+
+				"conflict. Only consulted on create; changing it updates state only.", onConflictError, onNameConflictAdopt),
 		},
 	}
-}
-
-func computedStable(desc string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Computed:      true,
-		Description:   desc,
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-	}
-}
-
-// tagKeyValidators mirror the API's rule for tag keys.
-func tagKeyValidators() []validator.String {
-	return []validator.String{stringvalidator.LengthBetween(1, 128),
-		stringvalidator.RegexMatches(noEqualsRE, "must not contain '='")}
 }
 
 func listenersAttribute() schema.MapNestedAttribute {

@@ -6,12 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -71,11 +69,7 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"`on_destination_conflict = \"" + onDestinationConflictAdopt + "\"`, a create that finds its destination " +
 			"taken by a route to the same instance (left by an interrupted apply) adopts it.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:      true,
-				Description:   "Route id (`rt-...`).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": computedStable("Route id (`rt-...`)."),
 			"network_id": schema.StringAttribute{
 				Required:      true,
 				Description:   "Id (`net-...`) of the network whose route table holds the route.",
@@ -95,24 +89,14 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Validators:    []validator.String{idValidator("i-")},
 				PlanModifiers: replace,
 			},
-			"status": schema.StringAttribute{
-				Computed: true,
-				Description: "`active`, or `blackhole` when the target instance no longer exists " +
-					"(the route then drops traffic until it is replaced or removed).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"on_destination_conflict": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(onConflictError),
-				Description: "What creating does when the route table already has a route for `destination_cidr` " +
-					"(the API answers `409`), typically one that an apply killed mid-way created but never recorded in " +
-					"state: `" + onConflictError + "` (default) fails the apply; `" + onDestinationConflictAdopt + "` adopts " +
-					"that route if it sends traffic to `target_instance_id`, records it in state and reports a warning, " +
-					"and fails explaining the conflict if it has another target. Only consulted on create; changing it " +
-					"updates state only.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onDestinationConflictAdopt)},
-			},
+			"status": computedStable("`active`, or `blackhole` when the target instance no longer exists " +
+				"(the route then drops traffic until it is replaced or removed)."),
+			"on_destination_conflict": choiceAttribute("What creating does when the route table already has a route for `destination_cidr` "+
+				"(the API answers `409`), typically one that an apply killed mid-way created but never recorded in "+
+				"state: `"+onConflictError+"` (default) fails the apply; `"+onDestinationConflictAdopt+"` adopts "+
+				"that route if it sends traffic to `target_instance_id`, records it in state and reports a warning, "+
+				"and fails explaining the conflict if it has another target. Only consulted on create; changing it "+
+				"updates state only.", onConflictError, onDestinationConflictAdopt),
 		},
 	}
 }

@@ -8,18 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -72,73 +65,32 @@ func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"destroying it (by default it destroys first, and the API refuses). With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
 			"a create that finds its name taken by a pool with matching tags (left by an interrupted apply) adopts it.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:      true,
-				Description:   "Target pool id (`tp-...`).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Required:      true,
-				Description:   "Name, unique per region. Changing it replaces the pool.",
-				Validators:    nameValidators(),
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"region": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Description: "Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Changing it replaces the pool; " +
-					"only load balancers of the same region can use it.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-				// Defaulted and replaced in ModifyPlan, as for load balancers.
-			},
+			"id":   computedStable("Target pool id (`tp-...`)."),
+			"name": nameAttribute("Name, unique per region. Changing it replaces the pool."),
+			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Changing it replaces the pool; " +
+				"only load balancers of the same region can use it."),
 			"targets": schema.SetAttribute{
 				Required:    true,
 				ElementType: stringType,
 				Description: fmt.Sprintf("Ids (`i-...`) of the instances in the pool (at most %d, possibly none); they must be in "+
 					"the pool's region. Order does not matter. An instance that is deleted leaves the pool (the next plan "+
 					"shows it as a change, as it does for any change made outside Terraform).", exampleapi.MaxTargets),
-				Validators: []validator.Set{
-					setvalidator.SizeAtMost(exampleapi.MaxTargets),
-					setvalidator.ValueStringsAre(idValidator("i-")),
-				},
+				Validators: targetsValidators(),
 			},
-			"tags": schema.MapAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: fmt.Sprintf("Key/value tags (at most %d).", exampleapi.MaxTags),
-				Validators: []validator.Map{
-					mapvalidator.SizeAtMost(exampleapi.MaxTags),
-					mapvalidator.KeysAre(tagKeyValidators()...),
-					mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(256)),
-				},
-			},
-			"owner_tags": schema.SetAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: "Keys of `tags` whose values name the owner, such as a cluster id. As for load balancers, an " +
-					"import fails at plan time, and `on_name_conflict` adoption fails, when for any of these keys the " +
-					"existing pool has the tag with a value other than this configuration's `tags` value for that key (or " +
-					"this configuration does not set that tag). Unset or empty, no owner is checked. Configuration only: " +
-					"changing it updates state only.",
-				Validators: []validator.Set{
-					setvalidator.SizeAtMost(exampleapi.MaxTags),
-					setvalidator.ValueStringsAre(tagKeyValidators()...),
-				},
-			},
+			"tags": tagsAttribute(defaultTagsDescription),
+			"owner_tags": ownerTagsAttribute("Keys of `tags` whose values name the owner, such as a cluster id. As for load balancers, an " +
+				"import fails at plan time, and `on_name_conflict` adoption fails, when for any of these keys the " +
+				"existing pool has the tag with a value other than this configuration's `tags` value for that key (or " +
+				"this configuration does not set that tag). Unset or empty, no owner is checked. Configuration only: " +
+				"changing it updates state only."),
 			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
-			"on_name_conflict": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(onConflictError),
-				Description: "What creating does when the name is already taken in the region (the API answers `409`), " +
-					"typically by a pool that an apply killed mid-way created but never recorded in state: `" + onConflictError +
-					"` (default) fails the apply; `" + onNameConflictAdopt + "` adopts that pool if no tag of `owner_tags` " +
-					"names another owner and its tags contain every configured tag with the same value (so `tags` must not " +
-					"be empty), puts this configuration's targets and tags on it, records it in state and reports a " +
-					"warning. Otherwise the apply fails explaining the conflict. Only consulted on create; changing it " +
-					"updates state only.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictError, onNameConflictAdopt)},
-			},
+			"on_name_conflict": choiceAttribute("What creating does when the name is already taken in the region (the API answers `409`), "+
+				"typically by a pool that an apply killed mid-way created but never recorded in state: `"+onConflictError+
+				"` (default) fails the apply; `"+onNameConflictAdopt+"` adopts that pool if no tag of `owner_tags` "+
+				"names another owner and its tags contain every configured tag with the same value (so `tags` must not "+
+				"be empty), puts this configuration's targets and tags on it, records it in state and reports a "+
+				"warning. Otherwise the apply fails explaining the conflict. Only consulted on create; changing it "+
+				"updates state only.", onConflictError, onNameConflictAdopt),
 		},
 	}
 }
