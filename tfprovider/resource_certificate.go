@@ -30,14 +30,12 @@ var (
 const certificateTimeout = 5 * time.Minute
 
 type certificateResource struct {
-	data *providerData
+	resourceBase
 }
 
 // NewCertificateResource is the example_certificate resource.
-func NewCertificateResource() resource.Resource { return &certificateResource{} }
-
-func (r *certificateResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_certificate"
+func NewCertificateResource() resource.Resource {
+	return &certificateResource{resourceBase{name: "certificate"}}
 }
 
 func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -112,21 +110,12 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-func (r *certificateResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *certificateResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan certificateModel
 	var key types.String
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	// The write-only key is in the configuration only.
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("private_key_wo"), &key)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan),
+		getAttribute(req.Config, path.Root("private_key_wo"), &key)) {
 		return
 	}
 	if key.IsNull() || key.IsUnknown() {
@@ -173,33 +162,32 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
-// create uploads the certificate detached from cancellation, like the
-// other creates. If every retry failed without an answer, a certificate of
-// this name, region and fingerprint uploaded since we started is ours
-// (names are not unique, the fingerprint makes the match).
+// create uploads the certificate (see createDetached). After a lost
+// answer, a certificate of this name, region and fingerprint uploaded
+// since we started is ours (names are not unique, the fingerprint makes
+// the match).
 func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
-	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), certificateTimeout)
-	defer cancel()
-	start := time.Now()
-	cert, err := r.data.client.CreateCertificate(postCtx, in)
-	if err == nil || !answerMayBeLost(err) {
-		return cert, err
-	}
-	info, ierr := exampleapi.InspectCertificate(in.CertificatePEM)
-	found, lerr := r.data.client.ListCertificates(postCtx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
-	if ierr != nil || lerr != nil {
-		return nil, err
-	}
-	found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool {
-		return c.Fingerprint != info.Fingerprint || c.CreatedAt.Before(start.Add(-time.Minute))
+	return createDetached(ctx, certificateTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
+		return r.data.client.CreateCertificate(ctx, in)
+	}, lostAnswer[exampleapi.Certificate]{
+		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
+			info, ierr := exampleapi.InspectCertificate(in.CertificatePEM)
+			found, lerr := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
+			if ierr != nil || lerr != nil {
+				return nil
+			}
+			found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool {
+				return c.Fingerprint != info.Fingerprint || c.CreatedAt.Before(start.Add(-time.Minute))
+			})
+			if len(found) != 1 {
+				return nil
+			}
+			return &found[0]
+		},
+		taking: "taking the certificate found by name and fingerprint",
+		idKey:  "certificate_id",
+		id:     func(c *exampleapi.Certificate) string { return c.ID },
 	})
-	if len(found) != 1 {
-		return nil, err
-	}
-	tflog.Warn(ctx, "create answer was lost; taking the certificate found by name and fingerprint", map[string]any{
-		"certificate_id": found[0].ID, "error": err.Error(),
-	})
-	return &found[0], nil
 }
 
 func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -209,14 +197,10 @@ func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest
 		return // r.data nil: provider configuration not known yet, keep the state
 	}
 	id := state.ID.ValueString()
-	cert, err := r.data.client.GetCertificate(ctx, id)
-	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, "certificate not found; removing it from state so it is planned for creation", map[string]any{"certificate_id": id})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot read certificate "+id, err, nil)
+	cert := refresh(ctx, resp, "certificate", "certificate_id", id, func(ctx context.Context) (*exampleapi.Certificate, error) {
+		return r.data.client.GetCertificate(ctx, id)
+	})
+	if cert == nil {
 		return
 	}
 	m, diags := certificateFromAPI(cert, state)
@@ -239,64 +223,31 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *certificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
-	var state certificateModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	id := state.ID.ValueString()
-	ctx, cancel := context.WithTimeout(ctx, certificateTimeout)
-	defer cancel()
-	err := r.data.client.DeleteCertificate(ctx, id)
-	switch {
-	case exampleapi.IsNotFound(err):
-		tflog.Info(ctx, "certificate already deleted", map[string]any{"certificate_id": id})
-	case exampleapi.IsConflict(err):
-		resp.Diagnostics.AddError("Cannot delete certificate "+id+": it is in use",
-			fmt.Sprintf("%s\n\nThe Example cloud does not delete a certificate that https listeners still serve. Point them "+
-				"at another certificate (certificate_ids) or delete them, then apply again; the certificate stays in state "+
-				"until then. If the load balancers are in this configuration, set lifecycle { create_before_destroy = true } "+
-				"on the certificate: a replacement then uploads the new certificate and updates the load balancers before it "+
-				"deletes the old one, instead of deleting first.", err))
-	case err != nil:
-		addAPIError(&resp.Diagnostics, "Cannot delete certificate "+id, err, nil)
-	default:
-		tflog.Info(ctx, "deleted certificate", map[string]any{"certificate_id": id})
-	}
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", idKey: "certificate_id", timeout: certificateTimeout,
+		del: (*exampleapi.Client).DeleteCertificate, inUse: certificateInUse})
 }
+
+// certificateInUse is the way out when the cloud refuses to delete a
+// certificate that listeners serve.
+const certificateInUse = "The Example cloud does not delete a certificate that https listeners still serve. Point them " +
+	"at another certificate (certificate_ids) or delete them, then apply again; the certificate stays in state " +
+	"until then. If the load balancers are in this configuration, set lifecycle { create_before_destroy = true } " +
+	"on the certificate: a replacement then uploads the new certificate and updates the load balancers before it " +
+	"deletes the old one, instead of deleting first."
 
 // ImportState checks the certificate exists. An imported certificate has
 // no key in Terraform (there never is one in state, and the cloud does not
 // return it): the configuration must still give private_key_wo, which the
 // next plan checks against the certificate.
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := checkIDPrefix(req.ID, "cert-"); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", err.Error())
-		return
-	}
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
-	cert, err := r.data.client.GetCertificate(ctx, req.ID)
-	if exampleapi.IsNotFound(err) {
-		resp.Diagnostics.AddError("Cannot import certificate "+req.ID,
-			fmt.Sprintf("Certificate %q does not exist. Check the id given to the import block or to terraform import.", req.ID))
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot import certificate "+req.ID, err, nil)
+	cert := importByID(ctx, r.data, "certificate", "cert-", req.ID, (*exampleapi.Client).GetCertificate, &resp.Diagnostics)
+	if cert == nil {
 		return
 	}
 	tflog.Info(ctx, "importing certificate", map[string]any{"certificate_id": cert.ID, "name": cert.Name, "region": cert.Region})
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), cert.ID)...)
+	markImported(ctx, resp, cert.ID)
 	// Not the cloud's: the default, as a create would have had it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
 
 // certificateFieldResolver maps the API's field names onto attributes;

@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 	"errors"
-	"net/http"
 	"reflect"
 	"time"
 
@@ -29,28 +28,17 @@ const (
 )
 
 type loadBalancerResource struct {
-	data *providerData
+	resourceBase
 }
 
 // NewLoadBalancerResource is the example_load_balancer resource.
-func NewLoadBalancerResource() resource.Resource { return &loadBalancerResource{} }
-
-func (r *loadBalancerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_load_balancer"
-}
-
-func (r *loadBalancerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
+func NewLoadBalancerResource() resource.Resource {
+	return &loadBalancerResource{resourceBase{name: "load_balancer"}}
 }
 
 func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan loadBalancerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultLBCreateTimeout)
@@ -105,38 +93,21 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	}
 }
 
-// create posts the load balancer. The request runs detached from
-// cancellation: abandoning it half-way could create an object whose id
-// Terraform never learns. Its own deadline still bounds it.
+// create posts the load balancer (see createDetached). The name is unique
+// per region, so after a lost answer a load balancer of that name created
+// since we started is ours: adopt it rather than orphan it.
 func (r *loadBalancerResource) create(ctx context.Context, spec exampleapi.LoadBalancerSpec, timeout time.Duration) (*exampleapi.LoadBalancer, error) {
-	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	start := time.Now()
-	lb, err := r.data.client.CreateLoadBalancer(postCtx, spec)
-	if err == nil || !answerMayBeLost(err) {
-		return lb, err
-	}
-	// Every retry failed, but one may have been processed with its answer
-	// lost. The name is unique per region, so a load balancer of that name
-	// created since we started is ours: adopt it rather than orphan it.
-	found, lerr := r.data.client.ListLoadBalancers(postCtx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
-	if lerr != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
-		return nil, err
-	}
-	tflog.Warn(ctx, "create answer was lost; adopting the load balancer found by name", map[string]any{
-		"load_balancer_id": found[0].ID, "error": err.Error(),
+	return createDetached(ctx, timeout, func(ctx context.Context) (*exampleapi.LoadBalancer, error) {
+		return r.data.client.CreateLoadBalancer(ctx, spec)
+	}, lostAnswer[exampleapi.LoadBalancer]{
+		find: func(ctx context.Context, start time.Time) *exampleapi.LoadBalancer {
+			found, err := r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
+			return recentByName(found, err, start, func(lb exampleapi.LoadBalancer) time.Time { return lb.CreatedAt })
+		},
+		taking: "adopting the load balancer found by name",
+		idKey:  "load_balancer_id",
+		id:     func(lb *exampleapi.LoadBalancer) string { return lb.ID },
 	})
-	return &found[0], nil
-}
-
-// answerMayBeLost reports errors after which the server may still have
-// processed the request: no answer at all, or a 5xx.
-func answerMayBeLost(err error) bool {
-	var apiErr *exampleapi.APIError
-	if !errors.As(err, &apiErr) {
-		return true
-	}
-	return apiErr.StatusCode >= http.StatusInternalServerError
 }
 
 func (r *loadBalancerResource) setState(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel, resp *resource.CreateResponse) {
@@ -172,14 +143,8 @@ func (r *loadBalancerResource) Read(ctx context.Context, req resource.ReadReques
 }
 
 func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan, state loadBalancerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan), get(req.State, &state)) {
 		return
 	}
 	timeout, diags := plan.Timeouts.Update(ctx, defaultLBUpdateTimeout)
@@ -230,13 +195,8 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var state loadBalancerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.State, &state)) {
 		return
 	}
 	timeout, diags := state.Timeouts.Delete(ctx, defaultLBDeleteTimeout)

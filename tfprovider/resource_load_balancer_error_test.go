@@ -81,10 +81,10 @@ func TestDeleteAlreadyGone(t *testing.T) {
 		r     resource.Resource
 		state any
 	}{
-		{&loadBalancerResource{data: data}, nullLoadBalancer("lb-0000000000000000")},
-		{&routeResource{data: data}, routeModel{ID: types.StringValue("rt-0"), NetworkID: types.StringValue("net-0"),
+		{&loadBalancerResource{resourceBase: resourceBase{data: data}}, nullLoadBalancer("lb-0000000000000000")},
+		{&routeResource{resourceBase: resourceBase{data: data}}, routeModel{ID: types.StringValue("rt-0"), NetworkID: types.StringValue("net-0"),
 			DestinationCIDR: types.StringValue("10.0.0.0/24"), TargetInstanceID: types.StringValue("i-0"), Status: types.StringValue("active")}},
-		{&targetPoolResource{data: data}, targetPoolModel{ID: types.StringValue("tp-0"), Name: types.StringValue("p"),
+		{&targetPoolResource{resourceBase: resourceBase{data: data}}, targetPoolModel{ID: types.StringValue("tp-0"), Name: types.StringValue("p"),
 			Targets: types.SetValueMust(types.StringType, nil), Tags: types.MapNull(types.StringType), OwnerTags: types.SetNull(types.StringType)}},
 	} {
 		var sresp resource.SchemaResponse

@@ -28,11 +28,11 @@ var (
 const routeCreateTimeout = 5 * time.Minute
 
 type routeResource struct {
-	data *providerData
+	resourceBase
 }
 
 // NewRouteResource is the example_route resource.
-func NewRouteResource() resource.Resource { return &routeResource{} }
+func NewRouteResource() resource.Resource { return &routeResource{resourceBase{name: "route"}} }
 
 type routeModel struct {
 	ID               types.String `tfsdk:"id"`
@@ -55,10 +55,6 @@ func routeFromAPI(rt *exampleapi.Route, prior routeModel) routeModel {
 		Status:                types.StringValue(rt.Status),
 		OnDestinationConflict: stateOnly(prior.OnDestinationConflict, onConflictError),
 	}
-}
-
-func (r *routeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_route"
 }
 
 func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -101,18 +97,9 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	}
 }
 
-func (r *routeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan routeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
 		return
 	}
 	in := exampleapi.CreateRouteRequest{
@@ -147,28 +134,29 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt, plan))...)
 }
 
-// create posts the route detached from cancellation, like load balancer
-// creates: it must not be abandoned between being processed and its id
-// being recorded. If every retry failed without an answer, a route with
-// this destination and target is ours (destinations are unique per table).
+// create posts the route (see createDetached). After a lost answer, a
+// route with this destination and target is ours (destinations are
+// unique per table).
 func (r *routeResource) create(ctx context.Context, netID string, in exampleapi.CreateRouteRequest) (*exampleapi.Route, error) {
-	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), routeCreateTimeout)
-	defer cancel()
-	rt, err := r.data.client.CreateRoute(postCtx, netID, in)
-	if err == nil || !answerMayBeLost(err) {
-		return rt, err
-	}
-	routes, lerr := r.data.client.ListRoutes(postCtx, netID)
-	if lerr != nil {
-		return nil, err
-	}
-	for i := range routes {
-		if routes[i].DestinationCIDR == in.DestinationCIDR && routes[i].TargetInstanceID == in.TargetInstanceID {
-			tflog.Warn(ctx, "create answer was lost; adopting the matching route", map[string]any{"route_id": routes[i].ID})
-			return &routes[i], nil
-		}
-	}
-	return nil, err
+	return createDetached(ctx, routeCreateTimeout, func(ctx context.Context) (*exampleapi.Route, error) {
+		return r.data.client.CreateRoute(ctx, netID, in)
+	}, lostAnswer[exampleapi.Route]{
+		find: func(ctx context.Context, _ time.Time) *exampleapi.Route {
+			routes, err := r.data.client.ListRoutes(ctx, netID)
+			if err != nil {
+				return nil
+			}
+			for i := range routes {
+				if routes[i].DestinationCIDR == in.DestinationCIDR && routes[i].TargetInstanceID == in.TargetInstanceID {
+					return &routes[i]
+				}
+			}
+			return nil
+		},
+		taking: "adopting the matching route",
+		idKey:  "route_id",
+		id:     func(rt *exampleapi.Route) string { return rt.ID },
+	})
 }
 
 func (r *routeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -177,14 +165,10 @@ func (r *routeResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	if resp.Diagnostics.HasError() || r.data == nil {
 		return
 	}
-	rt, err := r.data.client.GetRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())
-	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, "route not found; removing it from state", map[string]any{"route_id": state.ID.ValueString()})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot read route "+state.ID.ValueString(), err, nil)
+	rt := refresh(ctx, resp, "route", "route_id", state.ID.ValueString(), func(ctx context.Context) (*exampleapi.Route, error) {
+		return r.data.client.GetRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())
+	})
+	if rt == nil {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt, state))...)
@@ -199,13 +183,8 @@ func (r *routeResource) Update(ctx context.Context, req resource.UpdateRequest, 
 }
 
 func (r *routeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var state routeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.State, &state)) {
 		return
 	}
 	err := r.data.client.DeleteRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())

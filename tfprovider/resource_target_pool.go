@@ -32,11 +32,13 @@ var (
 const targetPoolTimeout = 5 * time.Minute
 
 type targetPoolResource struct {
-	data *providerData
+	resourceBase
 }
 
 // NewTargetPoolResource is the example_target_pool resource.
-func NewTargetPoolResource() resource.Resource { return &targetPoolResource{} }
+func NewTargetPoolResource() resource.Resource {
+	return &targetPoolResource{resourceBase{name: "target_pool"}}
+}
 
 type targetPoolModel struct {
 	ID        types.String `tfsdk:"id"`
@@ -48,10 +50,6 @@ type targetPoolModel struct {
 	CreatedAt types.String `tfsdk:"created_at"`
 	// OnNameConflict is configuration only, like owner_tags.
 	OnNameConflict types.String `tfsdk:"on_name_conflict"`
-}
-
-func (r *targetPoolResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_target_pool"
 }
 
 func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -93,10 +91,6 @@ func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				"updates state only.", onConflictError, onNameConflictAdopt),
 		},
 	}
-}
-
-func (r *targetPoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = configuredData(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *targetPoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -170,13 +164,8 @@ func targetPoolFromAPI(tp *exampleapi.TargetPool, prior targetPoolModel) (target
 }
 
 func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan targetPoolModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
 		return
 	}
 	in, diags := plan.createRequest(ctx)
@@ -218,26 +207,21 @@ func (r *targetPoolResource) setState(ctx context.Context, tp *exampleapi.Target
 	diags.Append(state.Set(ctx, m)...)
 }
 
-// create posts the pool detached from cancellation, as load balancer
-// creates do: it must not be abandoned between being processed and its id
-// being recorded. If every retry failed without an answer, a pool of this
-// name created since we started is ours (names are unique per region).
+// create posts the pool (see createDetached). After a lost answer, a
+// pool of this name created since we started is ours (names are unique
+// per region).
 func (r *targetPoolResource) create(ctx context.Context, in exampleapi.CreateTargetPoolRequest) (*exampleapi.TargetPool, error) {
-	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), targetPoolTimeout)
-	defer cancel()
-	start := time.Now()
-	tp, err := r.data.client.CreateTargetPool(postCtx, in)
-	if err == nil || !answerMayBeLost(err) {
-		return tp, err
-	}
-	found, lerr := r.data.client.ListTargetPools(postCtx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
-	if lerr != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
-		return nil, err
-	}
-	tflog.Warn(ctx, "create answer was lost; adopting the target pool found by name", map[string]any{
-		"target_pool_id": found[0].ID, "error": err.Error(),
+	return createDetached(ctx, targetPoolTimeout, func(ctx context.Context) (*exampleapi.TargetPool, error) {
+		return r.data.client.CreateTargetPool(ctx, in)
+	}, lostAnswer[exampleapi.TargetPool]{
+		find: func(ctx context.Context, start time.Time) *exampleapi.TargetPool {
+			found, err := r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
+			return recentByName(found, err, start, func(tp exampleapi.TargetPool) time.Time { return tp.CreatedAt })
+		},
+		taking: "adopting the target pool found by name",
+		idKey:  "target_pool_id",
+		id:     func(tp *exampleapi.TargetPool) string { return tp.ID },
 	})
-	return &found[0], nil
 }
 
 // adopt resolves a 409 on create under on_name_conflict =
@@ -313,28 +297,18 @@ func (r *targetPoolResource) Read(ctx context.Context, req resource.ReadRequest,
 		return // r.data nil: provider configuration not known yet, keep the state
 	}
 	id := state.ID.ValueString()
-	tp, err := r.data.client.GetTargetPool(ctx, id)
-	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, "target pool not found; removing it from state so it is planned for creation", map[string]any{"target_pool_id": id})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot read target pool "+id, err, nil)
+	tp := refresh(ctx, resp, "target pool", "target_pool_id", id, func(ctx context.Context) (*exampleapi.TargetPool, error) {
+		return r.data.client.GetTargetPool(ctx, id)
+	})
+	if tp == nil {
 		return
 	}
 	r.setState(ctx, tp, state, &resp.State, &resp.Diagnostics)
 }
 
 func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var plan, state targetPoolModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan), get(req.State, &state)) {
 		return
 	}
 	upd, diags := plan.updateRequest(ctx)
@@ -366,63 +340,30 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
-	var state targetPoolModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	id := state.ID.ValueString()
-	ctx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
-	defer cancel()
-	err := r.data.client.DeleteTargetPool(ctx, id)
-	switch {
-	case exampleapi.IsNotFound(err):
-		tflog.Info(ctx, "target pool already deleted", map[string]any{"target_pool_id": id})
-	case exampleapi.IsConflict(err):
-		resp.Diagnostics.AddError("Cannot delete target pool "+id+": it is in use",
-			fmt.Sprintf("%s\n\nThe Example cloud does not delete a target pool that load balancers still forward to. "+
-				"Point them at another pool (target_pool_id) or at targets, or delete them, then apply again; the pool "+
-				"stays in state until then. If they are managed elsewhere (another configuration or workspace, such as "+
-				"the one of a Kubernetes Service, or outside Terraform), apply that change first. If they are in this "+
-				"configuration, set lifecycle { create_before_destroy = true } on the pool: Terraform then updates the "+
-				"load balancers before it destroys the pool, instead of the other way round.", err))
-	case err != nil:
-		addAPIError(&resp.Diagnostics, "Cannot delete target pool "+id, err, nil)
-	default:
-		tflog.Info(ctx, "deleted target pool", map[string]any{"target_pool_id": id})
-	}
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", idKey: "target_pool_id", timeout: targetPoolTimeout,
+		del: (*exampleapi.Client).DeleteTargetPool, inUse: targetPoolInUse})
 }
+
+// targetPoolInUse is the way out when the cloud refuses to delete a pool
+// that load balancers forward to.
+const targetPoolInUse = "The Example cloud does not delete a target pool that load balancers still forward to. " +
+	"Point them at another pool (target_pool_id) or at targets, or delete them, then apply again; the pool " +
+	"stays in state until then. If they are managed elsewhere (another configuration or workspace, such as " +
+	"the one of a Kubernetes Service, or outside Terraform), apply that change first. If they are in this " +
+	"configuration, set lifecycle { create_before_destroy = true } on the pool: Terraform then updates the " +
+	"load balancers before it destroys the pool, instead of the other way round."
 
 // ImportState fetches the pool, so a wrong id fails here rather than as a
 // confusing plan, and marks the state as imported for the owner check of
 // the plans that follow (see importedKey).
 func (r *targetPoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := checkIDPrefix(req.ID, "tp-"); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", err.Error())
-		return
-	}
-	if r.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
-	tp, err := r.data.client.GetTargetPool(ctx, req.ID)
-	if exampleapi.IsNotFound(err) {
-		resp.Diagnostics.AddError("Cannot import target pool "+req.ID,
-			fmt.Sprintf("Target pool %q does not exist. Check the id given to the import block or to terraform import.", req.ID))
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot import target pool "+req.ID, err, nil)
+	tp := importByID(ctx, r.data, "target pool", "tp-", req.ID, (*exampleapi.Client).GetTargetPool, &resp.Diagnostics)
+	if tp == nil {
 		return
 	}
 	tflog.Info(ctx, "importing target pool; its owner tags are checked by the next plan",
 		map[string]any{"target_pool_id": tp.ID, "name": tp.Name, "region": tp.Region})
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), tp.ID)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+	markImported(ctx, resp, tp.ID)
 }
 
 // targetPoolFieldResolver maps API field errors onto the pool's

@@ -1,0 +1,121 @@
+package tfprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// The steps of Create, Read and Delete that the resources share.
+
+// lostAnswer is how a create finds the object that a request whose answer
+// was lost may have made.
+type lostAnswer[T any] struct {
+	// find looks for the object; start is when the create started.
+	find func(ctx context.Context, start time.Time) *T
+	// taking says what is done with it, e.g. "adopting the load balancer
+	// found by name"; the warning logs its id under idKey.
+	taking string
+	idKey  string
+	id     func(*T) string
+}
+
+// createDetached runs post detached from cancellation, bounded by timeout:
+// abandoning a create half-way could make an object whose id Terraform
+// never learns. If every retry failed without an answer, one may still
+// have been processed: the object lost.find finds is then ours.
+func createDetached[T any](ctx context.Context, timeout time.Duration, post func(context.Context) (*T, error), lost lostAnswer[T]) (*T, error) {
+	postCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	start := time.Now()
+	obj, err := post(postCtx)
+	if err == nil || !answerMayBeLost(err) {
+		return obj, err
+	}
+	found := lost.find(postCtx, start)
+	if found == nil {
+		return nil, err
+	}
+	tflog.Warn(ctx, "create answer was lost; "+lost.taking, map[string]any{lost.idKey: lost.id(found), "error": err.Error()})
+	return found, nil
+}
+
+// answerMayBeLost reports errors after which the server may still have
+// processed the request: no answer at all, or a 5xx.
+func answerMayBeLost(err error) bool {
+	var apiErr *exampleapi.APIError
+	if !errors.As(err, &apiErr) {
+		return true
+	}
+	return apiErr.StatusCode >= http.StatusInternalServerError
+}
+
+// recentByName is the lookup of a lost create for objects whose name is
+// unique per region, given the list by that name: its one object, if it
+// was created since start (less a minute of clock skew), is ours.
+func recentByName[T any](found []T, err error, start time.Time, createdAt func(T) time.Time) *T {
+	if err != nil || len(found) != 1 || createdAt(found[0]).Before(start.Add(-time.Minute)) {
+		return nil
+	}
+	return &found[0]
+}
+
+// refresh reads the object (kind, e.g. "target pool") behind a Read's
+// state; idKey names its id in logs. Nil means there is nothing to set:
+// the object is gone, so it is removed from state and planned for
+// creation, or reading failed.
+func refresh[T any](ctx context.Context, resp *resource.ReadResponse, kind, idKey, id string, get func(context.Context) (*T, error)) *T {
+	obj, err := get(ctx)
+	if exampleapi.IsNotFound(err) {
+		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey: id})
+		resp.State.RemoveResource(ctx)
+		return nil
+	}
+	if err != nil {
+		addAPIError(&resp.Diagnostics, "Cannot read "+kind+" "+id, err, nil)
+		return nil
+	}
+	return obj
+}
+
+// deletion is how a resource whose objects the cloud refuses to delete
+// while in use deletes one.
+type deletion struct {
+	kind    string // e.g. "target pool"
+	idKey   string // names the id in logs
+	timeout time.Duration
+	del     func(*exampleapi.Client, context.Context, string) error
+	// inUse is the way out when the cloud refuses (409), shown after the
+	// API's error.
+	inUse string
+}
+
+// deleteByID is Delete for the object whose id the state holds. One
+// already gone counts as deleted.
+func deleteByID(ctx context.Context, data *providerData, req resource.DeleteRequest, resp *resource.DeleteResponse, d deletion) {
+	var id string
+	if !loadConfigured(ctx, data, &resp.Diagnostics, getAttribute(req.State, path.Root("id"), &id)) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	err := d.del(data.client, ctx, id)
+	switch {
+	case exampleapi.IsNotFound(err):
+		tflog.Info(ctx, d.kind+" already deleted", map[string]any{d.idKey: id})
+	case exampleapi.IsConflict(err):
+		resp.Diagnostics.AddError("Cannot delete "+d.kind+" "+id+": it is in use", fmt.Sprintf("%s\n\n%s", err, d.inUse))
+	case err != nil:
+		addAPIError(&resp.Diagnostics, "Cannot delete "+d.kind+" "+id, err, nil)
+	default:
+		tflog.Info(ctx, "deleted "+d.kind, map[string]any{d.idKey: id})
+	}
+}
