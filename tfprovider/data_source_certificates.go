@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -14,21 +13,19 @@ import (
 var _ datasource.DataSourceWithConfigure = (*certificatesDataSource)(nil)
 
 type certificatesDataSource struct {
-	data *providerData
+	dataSourceBase
 }
 
 // NewCertificatesDataSource is the example_certificates data source.
-func NewCertificatesDataSource() datasource.DataSource { return &certificatesDataSource{} }
+func NewCertificatesDataSource() datasource.DataSource {
+	return &certificatesDataSource{dataSourceBase{name: "certificates"}}
+}
 
 type certificatesModel struct {
 	Name         types.String `tfsdk:"name"`
 	Region       types.String `tfsdk:"region"`
 	Certificates types.List   `tfsdk:"certificates"`
 	IDs          types.List   `tfsdk:"ids"`
-}
-
-func (d *certificatesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_certificates"
 }
 
 func (d *certificatesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -72,18 +69,9 @@ func (d *certificatesDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	}
 }
 
-func (d *certificatesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *certificatesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var m certificatesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, d.data, &resp.Diagnostics, get(req.Config, &m)) {
 		return
 	}
 	f := exampleapi.CertificateFilter{Name: m.Name.ValueString(), Region: regionFilter(m.Region, d.data)}
@@ -92,16 +80,9 @@ func (d *certificatesDataSource) Read(ctx context.Context, req datasource.ReadRe
 		addAPIError(&resp.Diagnostics, "Cannot list certificates", err, nil)
 		return
 	}
-	objs := make([]attr.Value, 0, len(list))
-	ids := make([]attr.Value, 0, len(list))
-	for i := range list {
-		obj, diags := types.ObjectValueFrom(ctx, certificateAttrTypes, certificateInfoFromAPI(&list[i], &resp.Diagnostics))
-		resp.Diagnostics.Append(diags...)
-		objs = append(objs, obj)
-		ids = append(ids, types.StringValue(list[i].ID))
-	}
 	m.Region = optionalString(f.Region)
-	m.Certificates = types.ListValueMust(types.ObjectType{AttrTypes: certificateAttrTypes}, objs)
-	m.IDs = types.ListValueMust(types.StringType, ids)
+	m.Certificates, m.IDs = listValues(ctx, list, certificateAttrTypes,
+		func(c *exampleapi.Certificate) any { return certificateInfoFromAPI(c, &resp.Diagnostics) },
+		func(c *exampleapi.Certificate) string { return c.ID }, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

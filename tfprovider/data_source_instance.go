@@ -21,14 +21,12 @@ var (
 )
 
 type instanceDataSource struct {
-	data *providerData
+	dataSourceBase
 }
 
 // NewInstanceDataSource is the example_instance data source.
-func NewInstanceDataSource() datasource.DataSource { return &instanceDataSource{} }
-
-func (d *instanceDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_instance"
+func NewInstanceDataSource() datasource.DataSource {
+	return &instanceDataSource{dataSourceBase{name: "instance"}}
 }
 
 func (d *instanceDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -60,39 +58,18 @@ func (d *instanceDataSource) ConfigValidators(context.Context) []datasource.Conf
 	}
 }
 
-func (d *instanceDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *instanceDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var cfg instanceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, d.data, &resp.Diagnostics, get(req.Config, &cfg)) {
 		return
 	}
 	region := regionFilter(cfg.Region, d.data)
 	var found *exampleapi.Instance
 	if !cfg.ID.IsNull() {
-		in, err := d.data.client.GetInstance(ctx, cfg.ID.ValueString())
-		if exampleapi.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("id"), "Instance not found",
-				fmt.Sprintf("No instance with id %q exists.", cfg.ID.ValueString()))
+		if found = readByID(ctx, "instance", cfg.ID, cfg.Region, d.data.client.GetInstance,
+			func(in *exampleapi.Instance) (string, string) { return in.ID, in.Region }, &resp.Diagnostics); found == nil {
 			return
 		}
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Cannot read instance", err, nil)
-			return
-		}
-		if !cfg.Region.IsNull() && in.Region != cfg.Region.ValueString() {
-			resp.Diagnostics.AddAttributeError(path.Root("region"), "Instance in another region",
-				fmt.Sprintf("Instance %s is in region %s, not %s.", in.ID, in.Region, cfg.Region.ValueString()))
-			return
-		}
-		found = in
 	} else {
 		name := cfg.Name.ValueString()
 		list, err := d.data.client.ListInstances(ctx, exampleapi.InstanceFilter{Name: name, Region: region})

@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -14,11 +13,13 @@ import (
 var _ datasource.DataSourceWithConfigure = (*instancesDataSource)(nil)
 
 type instancesDataSource struct {
-	data *providerData
+	dataSourceBase
 }
 
 // NewInstancesDataSource is the example_instances data source.
-func NewInstancesDataSource() datasource.DataSource { return &instancesDataSource{} }
+func NewInstancesDataSource() datasource.DataSource {
+	return &instancesDataSource{dataSourceBase{name: "instances"}}
+}
 
 type instancesModel struct {
 	Name      types.String `tfsdk:"name"`
@@ -27,10 +28,6 @@ type instancesModel struct {
 	Tags      types.Map    `tfsdk:"tags"`
 	Instances types.List   `tfsdk:"instances"`
 	IDs       types.List   `tfsdk:"ids"`
-}
-
-func (d *instancesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_instances"
 }
 
 func (d *instancesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -61,18 +58,9 @@ func (d *instancesDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	}
 }
 
-func (d *instancesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *instancesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var m instancesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, d.data, &resp.Diagnostics, get(req.Config, &m)) {
 		return
 	}
 	f := exampleapi.InstanceFilter{Name: m.Name.ValueString(), Zone: m.Zone.ValueString(), Region: regionFilter(m.Region, d.data)}
@@ -85,16 +73,9 @@ func (d *instancesDataSource) Read(ctx context.Context, req datasource.ReadReque
 		addAPIError(&resp.Diagnostics, "Cannot list instances", err, nil)
 		return
 	}
-	objs := make([]attr.Value, 0, len(list))
-	ids := make([]attr.Value, 0, len(list))
-	for i := range list {
-		obj, diags := types.ObjectValueFrom(ctx, instanceAttrTypes, instanceFromAPI(&list[i]))
-		resp.Diagnostics.Append(diags...)
-		objs = append(objs, obj)
-		ids = append(ids, types.StringValue(list[i].ID))
-	}
 	m.Region = optionalString(f.Region)
-	m.Instances = types.ListValueMust(types.ObjectType{AttrTypes: instanceAttrTypes}, objs)
-	m.IDs = types.ListValueMust(types.StringType, ids)
+	m.Instances, m.IDs = listValues(ctx, list, instanceAttrTypes,
+		func(in *exampleapi.Instance) any { return instanceFromAPI(in) },
+		func(in *exampleapi.Instance) string { return in.ID }, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -20,11 +20,13 @@ var (
 )
 
 type networkDataSource struct {
-	data *providerData
+	dataSourceBase
 }
 
 // NewNetworkDataSource is the example_network data source.
-func NewNetworkDataSource() datasource.DataSource { return &networkDataSource{} }
+func NewNetworkDataSource() datasource.DataSource {
+	return &networkDataSource{dataSourceBase{name: "network"}}
+}
 
 type networkModel struct {
 	ID       types.String `tfsdk:"id"`
@@ -32,10 +34,6 @@ type networkModel struct {
 	Region   types.String `tfsdk:"region"`
 	CIDR     types.String `tfsdk:"cidr"`
 	IPv6CIDR types.String `tfsdk:"ipv6_cidr"`
-}
-
-func (d *networkDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_network"
 }
 
 func (d *networkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -69,38 +67,17 @@ func (d *networkDataSource) ConfigValidators(context.Context) []datasource.Confi
 	}
 }
 
-func (d *networkDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *networkDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var cfg networkModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, d.data, &resp.Diagnostics, get(req.Config, &cfg)) {
 		return
 	}
 	var n *exampleapi.Network
 	if !cfg.ID.IsNull() {
-		got, err := d.data.client.GetNetwork(ctx, cfg.ID.ValueString())
-		if exampleapi.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("id"), "Network not found",
-				fmt.Sprintf("No network with id %q exists.", cfg.ID.ValueString()))
+		if n = readByID(ctx, "network", cfg.ID, cfg.Region, d.data.client.GetNetwork,
+			func(n *exampleapi.Network) (string, string) { return n.ID, n.Region }, &resp.Diagnostics); n == nil {
 			return
 		}
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Cannot read network", err, nil)
-			return
-		}
-		if !cfg.Region.IsNull() && got.Region != cfg.Region.ValueString() {
-			resp.Diagnostics.AddAttributeError(path.Root("region"), "Network in another region",
-				fmt.Sprintf("Network %s is in region %s, not %s.", got.ID, got.Region, cfg.Region.ValueString()))
-			return
-		}
-		n = got
 	} else {
 		region, name := regionFilter(cfg.Region, d.data), cfg.Name.ValueString()
 		list, err := d.data.client.ListNetworks(ctx, region, name)

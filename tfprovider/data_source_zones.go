@@ -18,11 +18,13 @@ import (
 var _ datasource.DataSourceWithConfigure = (*zonesDataSource)(nil)
 
 type zonesDataSource struct {
-	data *providerData
+	dataSourceBase
 }
 
 // NewZonesDataSource is the example_zones data source.
-func NewZonesDataSource() datasource.DataSource { return &zonesDataSource{} }
+func NewZonesDataSource() datasource.DataSource {
+	return &zonesDataSource{dataSourceBase{name: "zones"}}
+}
 
 type zonesModel struct {
 	Region types.String `tfsdk:"region"`
@@ -30,11 +32,13 @@ type zonesModel struct {
 	Names  types.List   `tfsdk:"names"`
 }
 
-var zoneAttrTypes = map[string]attr.Type{"name": types.StringType, "region": types.StringType}
-
-func (d *zonesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_zones"
+// zoneModel is one element of zones.
+type zoneModel struct {
+	Name   types.String `tfsdk:"name"`
+	Region types.String `tfsdk:"region"`
 }
+
+var zoneAttrTypes = map[string]attr.Type{"name": types.StringType, "region": types.StringType}
 
 func (d *zonesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
@@ -61,18 +65,9 @@ func (d *zonesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-func (d *zonesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *zonesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		notConfigured(&resp.Diagnostics)
-		return
-	}
 	var m zonesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	if !loadConfigured(ctx, d.data, &resp.Diagnostics, get(req.Config, &m)) {
 		return
 	}
 	region := regionFilter(m.Region, d.data)
@@ -87,16 +82,11 @@ func (d *zonesDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		return
 	}
 	slices.SortFunc(zones, func(a, b exampleapi.Zone) int { return strings.Compare(a.Name, b.Name) })
-	objs := make([]attr.Value, 0, len(zones))
-	names := make([]attr.Value, 0, len(zones))
-	for _, z := range zones {
-		objs = append(objs, types.ObjectValueMust(zoneAttrTypes, map[string]attr.Value{
-			"name": types.StringValue(z.Name), "region": types.StringValue(z.Region),
-		}))
-		names = append(names, types.StringValue(z.Name))
-	}
 	m.Region = optionalString(region)
-	m.Zones = types.ListValueMust(types.ObjectType{AttrTypes: zoneAttrTypes}, objs)
-	m.Names = types.ListValueMust(types.StringType, names)
+	m.Zones, m.Names = listValues(ctx, zones, zoneAttrTypes,
+		func(z *exampleapi.Zone) any {
+			return zoneModel{Name: types.StringValue(z.Name), Region: types.StringValue(z.Region)}
+		},
+		func(z *exampleapi.Zone) string { return z.Name }, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
