@@ -237,6 +237,8 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	if len(e.lbs(t, "locked")) != 0 || len(unlocked) != 0 {
 		t.Fatal("a fresh lock was broken or the cloud changed")
 	}
+	// Ages the lock past StaleLockAge: time passing is what is tested,
+	// there is nothing to wait for.
 	time.Sleep(2 * time.Second)
 	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("stale lock: %v", err)

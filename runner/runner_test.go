@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,25 +134,29 @@ func TestManyWorkspacesConcurrently(t *testing.T) {
 // Cancelling mid-apply interrupts terraform (SIGINT), which writes state
 // and releases the lock; the next run converges to one LB, no orphan.
 func TestCancelMidApply(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithProvisionDelay(20*time.Second))
+	reqs := simtest.NewRequests()
+	sim := simtest.Start(t, simtest.WithProvisionDelay(20*time.Second), simtest.WithRequests(reqs))
 	e := newEnv(t, sim)
 	statePath := filepath.Join(t.TempDir(), "slow.tfstate")
 	job := e.job(t, "slow", lbModule{name: "slow", backend: statePath})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	polled := make(chan error, 1)
 	go func() {
-		// Cancel once the LB exists in the cloud and is provisioning.
-		for ctx.Err() == nil {
-			if l, _ := e.api.ListLoadBalancers(context.Background(), exampleapi.LoadBalancerFilter{Name: "slow"}); len(l) == 1 {
-				time.Sleep(300 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		// Cancel once the provider polls the LB: the cloud has answered
+		// its create and the LB is provisioning.
+		_, err := reqs.Wait(ctx, func(r simtest.Request) bool {
+			return r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/v1/load-balancers/")
+		})
+		polled <- err
+		cancel()
 	}()
 	start := time.Now()
 	_, err := e.r.Ensure(ctx, job, runner.EnsureOptions{})
+	cancel()
+	if perr := <-polled; perr != nil {
+		t.Fatalf("the apply ended (%v) before the provider polled the load balancer", err)
+	}
 	if err == nil {
 		t.Fatal("want an error from a cancelled apply")
 	}
@@ -268,6 +273,8 @@ func TestFastPathMaxAge(t *testing.T) {
 	if err != nil || !res.FastPath {
 		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)
 	}
+	// Ages the record past the 1 ms MaxAge below: time passing is what is
+	// tested, there is nothing to wait for.
 	time.Sleep(10 * time.Millisecond)
 	plans := e.r.Processes()["plan"]
 	res, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Millisecond})

@@ -203,10 +203,27 @@ func pgCreationLock(dist, schema string) int64 {
 // for a moment, a new object's workspace waits for it and is created.
 func TestPGWorkspaceCreationWaitsForTheLock(t *testing.T) {
 	srv := testpg.Start(t)
-	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = 20 * time.Second })
+	lockedOut := make(chan struct{}, 1) // a workspace command failed
+	e := newEnv(t, nil, func(c *runner.Config) {
+		c.LockTimeout = 20 * time.Second
+		c.Observe = func(op string, err error, _ time.Duration) {
+			if op == "workspace" && err != nil {
+				select {
+				case lockedOut <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
 	if err := e.pgRun(t, srv.ConnStr, "first", 80); err != nil { // creates the schema
 		t.Fatal(err)
 	}
+	select {
+	case <-lockedOut:
+		t.Fatal("a workspace command failed with nobody holding the lock")
+	default:
+	}
+	before := e.r.Processes()["workspace"]
 	db, err := sql.Open("postgres", srv.ConnStr)
 	if err != nil {
 		t.Fatal(err)
@@ -221,17 +238,28 @@ func TestPGWorkspaceCreationWaitsForTheLock(t *testing.T) {
 	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", lock); err != nil {
 		t.Fatal(err)
 	}
-	released := make(chan struct{})
+	released := make(chan bool, 1) // whether a command had found the lock taken
 	go func() {
-		defer close(released)
-		time.Sleep(1500 * time.Millisecond)
+		// Release the lock once `workspace new` has found it taken (or
+		// after the lock timeout, so that the run ends).
+		var found bool
+		select {
+		case <-lockedOut:
+			found = true
+		case <-time.After(30 * time.Second):
+		}
 		_, _ = conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", lock)
+		released <- found
 	}()
 	if err := e.pgRun(t, srv.ConnStr, "second", 80); err != nil {
 		t.Fatalf("the workspace was not created once the lock was released: %v", err)
 	}
-	<-released
-	if n := e.r.Processes()["workspace"]; n < 3 {
+	if !<-released {
+		t.Error("no workspace command found the lock taken")
+	}
+	// workspace list, at least one refused workspace new, then the one
+	// that succeeds.
+	if n := e.r.Processes()["workspace"] - before; n < 3 {
 		t.Errorf("%d workspace commands: the creation did not wait for the lock", n)
 	}
 }
