@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,8 @@ func TestAccCancelledApply(t *testing.T) {
 	bin := tftest.Get(t)
 	t.Parallel()
 	const provisionDelay = 2 * time.Minute
-	e := newTestEnv(t, simtest.WithProvisionDelay(provisionDelay))
+	reqs := simtest.NewRequests()
+	e := newTestEnv(t, simtest.WithProvisionDelay(provisionDelay), simtest.WithRequests(reqs))
 
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(`
@@ -50,19 +52,19 @@ resource "example_load_balancer" "web" {
 		t.Fatalf("terraform init: %v", err)
 	}
 
-	// Interrupt once the load balancer exists and is provisioning.
+	// Interrupt once the provider's wait polls the load balancer: it
+	// exists, its id is the provider's, and it is provisioning.
 	applyCtx, interrupt := context.WithCancel(ctx)
 	defer interrupt()
 	created := make(chan string, 1)
 	go func() {
 		defer interrupt()
-		for applyCtx.Err() == nil {
-			if lbs := e.loadBalancersNoT(); len(lbs) > 0 {
-				created <- lbs[0].ID
-				time.Sleep(300 * time.Millisecond) // let the wait start polling
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		const lbPath = "/v1/load-balancers/"
+		r, err := reqs.Wait(applyCtx, func(r simtest.Request) bool {
+			return r.Method == http.MethodGet && strings.HasPrefix(r.Path, lbPath)
+		})
+		if err == nil {
+			created <- strings.TrimPrefix(r.Path, lbPath)
 		}
 	}()
 	start := time.Now()
@@ -81,7 +83,7 @@ resource "example_load_balancer" "web" {
 	select {
 	case lbID = <-created:
 	default:
-		t.Fatal("no load balancer was created before the interrupt")
+		t.Fatal("the provider did not poll a load balancer before the interrupt")
 	}
 
 	// State keeps the load balancer; the cloud has exactly it; no lock.
@@ -90,8 +92,8 @@ resource "example_load_balancer" "web" {
 		t.Fatalf("state holds load balancer %q, want %q (state: %+v)", got, lbID, st)
 	}
 	t.Logf("after interrupt: state has %s (status %q)", lbID, st.status())
-	if n := len(e.loadBalancers(t)); n != 1 {
-		t.Fatalf("cloud has %d load balancers after the interrupt, want 1", n)
+	if lbs := e.loadBalancers(t); len(lbs) != 1 || lbs[0].ID != lbID {
+		t.Fatalf("cloud has %+v after the interrupt, want load balancer %s alone", lbs, lbID)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".terraform.tfstate.lock.info")); err == nil {
 		t.Fatal("state lock left behind after the interrupt")
