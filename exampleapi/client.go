@@ -30,21 +30,17 @@ func (c *Client) ListRegions(ctx context.Context) ([]Region, error) {
 
 // ListZones lists the zones, of one region when region is not empty.
 func (c *Client) ListZones(ctx context.Context, region string) ([]Zone, error) {
-	q := url.Values{}
-	if region != "" {
-		q.Set("region", region)
-	}
-	return listAll[Zone](ctx, c.t, "ListZones", "/v1/zones", q)
+	return listAll[Zone](ctx, c.t, "ListZones", "/v1/zones", nameRegion(region, ""))
 }
 
 // CreateInstance creates an instance.
 func (c *Client) CreateInstance(ctx context.Context, in CreateInstanceRequest) (*Instance, error) {
-	return call[Instance](ctx, c.t, request{op: "CreateInstance", method: http.MethodPost, path: "/v1/instances", idemKey: true, in: in})
+	return instances.create(ctx, c.t, in)
 }
 
 // GetInstance reads one instance.
 func (c *Client) GetInstance(ctx context.Context, id string) (*Instance, error) {
-	return call[Instance](ctx, c.t, request{op: "GetInstance", method: http.MethodGet, path: "/v1/instances/" + esc(id)})
+	return instances.get(ctx, c.t, id)
 }
 
 // ListInstances lists instances matching f (all pages).
@@ -67,172 +63,142 @@ func (c *Client) ListInstances(ctx context.Context, f InstanceFilter) ([]Instanc
 			q.Add("tag", k)
 		}
 	}
-	return listAll[Instance](ctx, c.t, "ListInstances", "/v1/instances", q)
+	return instances.list(ctx, c.t, q)
 }
 
 // UpdateInstanceTags replaces an instance's tags. ifMatch is the version
 // the change is based on (0: unconditional).
 func (c *Client) UpdateInstanceTags(ctx context.Context, id string, tags map[string]string, ifMatch int64) (*Instance, error) {
-	return call[Instance](ctx, c.t, request{op: "UpdateInstanceTags", method: http.MethodPut, path: "/v1/instances/" + esc(id) + "/tags",
+	return call[Instance](ctx, c.t, request{op: "UpdateInstanceTags", method: http.MethodPut, path: instances.item(id) + "/tags",
 		ifMatch: ifMatch, in: UpdateInstanceTagsRequest{Tags: tags}})
 }
 
 // SetInstanceState starts or stops an instance.
 func (c *Client) SetInstanceState(ctx context.Context, id, state string, ifMatch int64) (*Instance, error) {
-	return call[Instance](ctx, c.t, request{op: "SetInstanceState", method: http.MethodPut, path: "/v1/instances/" + esc(id) + "/state",
+	return call[Instance](ctx, c.t, request{op: "SetInstanceState", method: http.MethodPut, path: instances.item(id) + "/state",
 		ifMatch: ifMatch, in: SetInstanceStateRequest{State: state}})
 }
 
 // DeleteInstance deletes an instance.
 func (c *Client) DeleteInstance(ctx context.Context, id string) error {
-	return c.t.do(ctx, request{op: "DeleteInstance", method: http.MethodDelete, path: "/v1/instances/" + esc(id)})
+	return instances.delete(ctx, c.t, id)
 }
 
 // CreateNetwork creates a network (with its route table).
 func (c *Client) CreateNetwork(ctx context.Context, in CreateNetworkRequest) (*Network, error) {
-	return call[Network](ctx, c.t, request{op: "CreateNetwork", method: http.MethodPost, path: "/v1/networks", idemKey: true, in: in})
+	return networks.create(ctx, c.t, in)
 }
 
 // GetNetwork reads one network.
 func (c *Client) GetNetwork(ctx context.Context, id string) (*Network, error) {
-	return call[Network](ctx, c.t, request{op: "GetNetwork", method: http.MethodGet, path: "/v1/networks/" + esc(id)})
+	return networks.get(ctx, c.t, id)
 }
 
 // ListNetworks lists networks, filtered by region and name when not empty.
 func (c *Client) ListNetworks(ctx context.Context, region, name string) ([]Network, error) {
-	q := url.Values{}
-	if region != "" {
-		q.Set("region", region)
-	}
-	if name != "" {
-		q.Set("name", name)
-	}
-	return listAll[Network](ctx, c.t, "ListNetworks", "/v1/networks", q)
+	return networks.list(ctx, c.t, nameRegion(region, name))
 }
 
 // DeleteNetwork deletes a network whose route table is empty.
 func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
-	return c.t.do(ctx, request{op: "DeleteNetwork", method: http.MethodDelete, path: "/v1/networks/" + esc(id)})
+	return networks.delete(ctx, c.t, id)
 }
 
 // CreateRoute adds a route to a network's route table.
 func (c *Client) CreateRoute(ctx context.Context, networkID string, in CreateRouteRequest) (*Route, error) {
-	return call[Route](ctx, c.t, request{op: "CreateRoute", method: http.MethodPost, path: "/v1/networks/" + esc(networkID) + "/routes",
+	return call[Route](ctx, c.t, request{op: "CreateRoute", method: http.MethodPost, path: networks.item(networkID) + "/routes",
 		idemKey: true, in: in})
 }
 
 // GetRoute reads one route.
 func (c *Client) GetRoute(ctx context.Context, networkID, routeID string) (*Route, error) {
-	return call[Route](ctx, c.t, request{op: "GetRoute", method: http.MethodGet, path: "/v1/networks/" + esc(networkID) + "/routes/" + esc(routeID)})
+	return call[Route](ctx, c.t, request{op: "GetRoute", method: http.MethodGet, path: networks.item(networkID) + "/routes/" + esc(routeID)})
 }
 
 // ListRoutes lists a network's route table.
 func (c *Client) ListRoutes(ctx context.Context, networkID string) ([]Route, error) {
-	return listAll[Route](ctx, c.t, "ListRoutes", "/v1/networks/"+esc(networkID)+"/routes", nil)
+	return listAll[Route](ctx, c.t, "ListRoutes", networks.item(networkID)+"/routes", nil)
 }
 
 // DeleteRoute removes a route.
 func (c *Client) DeleteRoute(ctx context.Context, networkID, routeID string) error {
-	return c.t.do(ctx, request{op: "DeleteRoute", method: http.MethodDelete, path: "/v1/networks/" + esc(networkID) + "/routes/" + esc(routeID)})
+	return c.t.do(ctx, request{op: "DeleteRoute", method: http.MethodDelete, path: networks.item(networkID) + "/routes/" + esc(routeID)})
 }
 
 // CreateLoadBalancer creates a load balancer; it starts provisioning.
 func (c *Client) CreateLoadBalancer(ctx context.Context, in LoadBalancerSpec) (*LoadBalancer, error) {
-	return call[LoadBalancer](ctx, c.t, request{op: "CreateLoadBalancer", method: http.MethodPost, path: "/v1/load-balancers", idemKey: true, in: in})
+	return loadBalancers.create(ctx, c.t, in)
 }
 
 // GetLoadBalancer reads one load balancer.
 func (c *Client) GetLoadBalancer(ctx context.Context, id string) (*LoadBalancer, error) {
-	return call[LoadBalancer](ctx, c.t, request{op: "GetLoadBalancer", method: http.MethodGet, path: "/v1/load-balancers/" + esc(id)})
+	return loadBalancers.get(ctx, c.t, id)
 }
 
 // ListLoadBalancers lists load balancers matching f (all pages).
 func (c *Client) ListLoadBalancers(ctx context.Context, f LoadBalancerFilter) ([]LoadBalancer, error) {
-	q := url.Values{}
-	if f.Region != "" {
-		q.Set("region", f.Region)
-	}
-	if f.Name != "" {
-		q.Set("name", f.Name)
-	}
-	return listAll[LoadBalancer](ctx, c.t, "ListLoadBalancers", "/v1/load-balancers", q)
+	return loadBalancers.list(ctx, c.t, nameRegion(f.Region, f.Name))
 }
 
 // UpdateLoadBalancer replaces the mutable fields of a load balancer.
 // ifMatch is the version the change is based on (0: unconditional).
 func (c *Client) UpdateLoadBalancer(ctx context.Context, id string, in UpdateLoadBalancerRequest, ifMatch int64) (*LoadBalancer, error) {
-	return call[LoadBalancer](ctx, c.t, request{op: "UpdateLoadBalancer", method: http.MethodPut, path: "/v1/load-balancers/" + esc(id),
-		ifMatch: ifMatch, in: in})
+	return loadBalancers.update(ctx, c.t, id, in, ifMatch)
 }
 
 // DeleteLoadBalancer deletes a load balancer.
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) error {
-	return c.t.do(ctx, request{op: "DeleteLoadBalancer", method: http.MethodDelete, path: "/v1/load-balancers/" + esc(id)})
+	return loadBalancers.delete(ctx, c.t, id)
 }
 
 // CreateTargetPool creates a target pool.
 func (c *Client) CreateTargetPool(ctx context.Context, in CreateTargetPoolRequest) (*TargetPool, error) {
-	return call[TargetPool](ctx, c.t, request{op: "CreateTargetPool", method: http.MethodPost, path: "/v1/target-pools", idemKey: true, in: in})
+	return targetPools.create(ctx, c.t, in)
 }
 
 // GetTargetPool reads one target pool.
 func (c *Client) GetTargetPool(ctx context.Context, id string) (*TargetPool, error) {
-	return call[TargetPool](ctx, c.t, request{op: "GetTargetPool", method: http.MethodGet, path: "/v1/target-pools/" + esc(id)})
+	return targetPools.get(ctx, c.t, id)
 }
 
 // ListTargetPools lists target pools matching f (all pages).
 func (c *Client) ListTargetPools(ctx context.Context, f TargetPoolFilter) ([]TargetPool, error) {
-	q := url.Values{}
-	if f.Region != "" {
-		q.Set("region", f.Region)
-	}
-	if f.Name != "" {
-		q.Set("name", f.Name)
-	}
-	return listAll[TargetPool](ctx, c.t, "ListTargetPools", "/v1/target-pools", q)
+	return targetPools.list(ctx, c.t, nameRegion(f.Region, f.Name))
 }
 
 // UpdateTargetPool replaces a target pool's targets and tags; every load
 // balancer referencing the pool forwards to the new targets at once.
 // ifMatch is the version the change is based on (0: unconditional).
 func (c *Client) UpdateTargetPool(ctx context.Context, id string, in UpdateTargetPoolRequest, ifMatch int64) (*TargetPool, error) {
-	return call[TargetPool](ctx, c.t, request{op: "UpdateTargetPool", method: http.MethodPut, path: "/v1/target-pools/" + esc(id),
-		ifMatch: ifMatch, in: in})
+	return targetPools.update(ctx, c.t, id, in, ifMatch)
 }
 
 // DeleteTargetPool deletes a target pool; a pool still referenced by a
 // load balancer is a conflict (409).
 func (c *Client) DeleteTargetPool(ctx context.Context, id string) error {
-	return c.t.do(ctx, request{op: "DeleteTargetPool", method: http.MethodDelete, path: "/v1/target-pools/" + esc(id)})
+	return targetPools.delete(ctx, c.t, id)
 }
 
 // CreateCertificate uploads a certificate and its private key; the answer
 // (like every later one) carries no key.
 func (c *Client) CreateCertificate(ctx context.Context, in CreateCertificateRequest) (*Certificate, error) {
-	return call[Certificate](ctx, c.t, request{op: "CreateCertificate", method: http.MethodPost, path: "/v1/certificates", idemKey: true, in: in})
+	return certificates.create(ctx, c.t, in)
 }
 
 // GetCertificate reads one certificate.
 func (c *Client) GetCertificate(ctx context.Context, id string) (*Certificate, error) {
-	return call[Certificate](ctx, c.t, request{op: "GetCertificate", method: http.MethodGet, path: "/v1/certificates/" + esc(id)})
+	return certificates.get(ctx, c.t, id)
 }
 
 // ListCertificates lists certificates matching f (all pages).
 func (c *Client) ListCertificates(ctx context.Context, f CertificateFilter) ([]Certificate, error) {
-	q := url.Values{}
-	if f.Region != "" {
-		q.Set("region", f.Region)
-	}
-	if f.Name != "" {
-		q.Set("name", f.Name)
-	}
-	return listAll[Certificate](ctx, c.t, "ListCertificates", "/v1/certificates", q)
+	return certificates.list(ctx, c.t, nameRegion(f.Region, f.Name))
 }
 
 // DeleteCertificate deletes a certificate; one still used by a listener is
 // a conflict (409).
 func (c *Client) DeleteCertificate(ctx context.Context, id string) error {
-	return c.t.do(ctx, request{op: "DeleteCertificate", method: http.MethodDelete, path: "/v1/certificates/" + esc(id)})
+	return certificates.delete(ctx, c.t, id)
 }
 
 // GetFaults reads the simulator's realism switches (admin).
