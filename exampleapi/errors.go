@@ -43,27 +43,25 @@ func (e *APIError) Error() string {
 	return s
 }
 
+// sentinelStatus is the HTTP status each sentinel error stands for, but
+// ErrUnavailable, which is any 5xx.
+var sentinelStatus = map[error]int{
+	ErrInvalid:            http.StatusBadRequest,
+	ErrUnauthorized:       http.StatusUnauthorized,
+	ErrForbidden:          http.StatusForbidden,
+	ErrNotFound:           http.StatusNotFound,
+	ErrConflict:           http.StatusConflict,
+	ErrPreconditionFailed: http.StatusPreconditionFailed,
+	ErrRateLimited:        http.StatusTooManyRequests,
+}
+
 // Is maps the HTTP status to the sentinel errors.
 func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrInvalid:
-		return e.StatusCode == http.StatusBadRequest
-	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.StatusCode == http.StatusForbidden
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrConflict:
-		return e.StatusCode == http.StatusConflict
-	case ErrPreconditionFailed:
-		return e.StatusCode == http.StatusPreconditionFailed
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	case ErrUnavailable:
+	if target == ErrUnavailable {
 		return e.StatusCode >= 500
 	}
-	return false
+	code, ok := sentinelStatus[target]
+	return ok && e.StatusCode == code
 }
 
 // IsNotFound reports whether err is a 404 from the API.
