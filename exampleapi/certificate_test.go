@@ -62,20 +62,7 @@ func TestCertificateLifecycle(t *testing.T) {
 		t.Fatalf("listeners %+v", lb.Listeners)
 	}
 
-	err = c.DeleteCertificate(ctx(t), cert.ID)
-	var apiErr *exampleapi.APIError
-	if !exampleapi.IsConflict(err) || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, lb.ID) {
-		t.Fatalf("delete of a certificate in use: want a conflict naming %s, got %v", lb.ID, err)
-	}
-	if err := c.DeleteLoadBalancer(ctx(t), lb.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.DeleteCertificate(ctx(t), cert.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.GetCertificate(ctx(t), cert.ID); !exampleapi.IsNotFound(err) {
-		t.Fatalf("deleted certificate: want not found, got %v", err)
-	}
+	checkDeleteInUse(t, c, "certificate", cert.ID, lb.ID, c.DeleteCertificate, c.GetCertificate)
 }
 
 // TestCertificateFieldErrors: a 400 keeps the field the API named.

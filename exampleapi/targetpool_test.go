@@ -1,6 +1,7 @@
 package exampleapi_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -56,19 +57,28 @@ func TestTargetPoolLifecycle(t *testing.T) {
 		t.Fatalf("list by name: %+v %v", list, err)
 	}
 
-	err = c.DeleteTargetPool(ctx(t), tp.ID)
+	checkDeleteInUse(t, c, "target pool", tp.ID, lb.ID, c.DeleteTargetPool, c.GetTargetPool)
+}
+
+// checkDeleteInUse: deleting the object id (a kind, deleted with del and
+// read with get) that the load balancer lbID uses is a conflict naming the
+// load balancer; once that is deleted, the object can be.
+func checkDeleteInUse[T any](t *testing.T, c *exampleapi.Client, kind, id, lbID string,
+	del func(context.Context, string) error, get func(context.Context, string) (*T, error)) {
+	t.Helper()
+	err := del(ctx(t), id)
 	var apiErr *exampleapi.APIError
-	if !exampleapi.IsConflict(err) || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, lb.ID) {
-		t.Fatalf("delete of a referenced pool: want a conflict naming %s, got %v", lb.ID, err)
+	if !exampleapi.IsConflict(err) || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, lbID) {
+		t.Fatalf("delete of a %s in use: want a conflict naming %s, got %v", kind, lbID, err)
 	}
-	if err := c.DeleteLoadBalancer(ctx(t), lb.ID); err != nil {
+	if err := c.DeleteLoadBalancer(ctx(t), lbID); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.DeleteTargetPool(ctx(t), tp.ID); err != nil {
+	if err := del(ctx(t), id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetTargetPool(ctx(t), tp.ID); !exampleapi.IsNotFound(err) {
-		t.Fatalf("deleted pool: want not found, got %v", err)
+	if _, err := get(ctx(t), id); !exampleapi.IsNotFound(err) {
+		t.Fatalf("deleted %s: want not found, got %v", kind, err)
 	}
 }
 
