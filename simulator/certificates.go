@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -27,12 +26,7 @@ type certRecord struct {
 func (r *certRecord) view() exampleapi.Certificate { return r.Certificate }
 
 func getCertRecord(tx *bolt.Tx, id string) (certRecord, error) {
-	var rec certRecord
-	ok, err := getJSON(tx.Bucket(bucketCertificates), id, &rec)
-	if err == nil && !ok {
-		err = notFound(kindCertificate, id)
-	}
-	return rec, err
+	return getObject[certRecord](tx, bucketCertificates, kindCertificate, id)
 }
 
 // validateCreateCertificate checks the request, the chain and that the key
@@ -75,28 +69,16 @@ func (c *cloud) createCertificate(tx *bolt.Tx, req exampleapi.CreateCertificateR
 	return rec.view(), nil
 }
 
-func (c *cloud) getCertificate(id string) (cert exampleapi.Certificate, err error) {
-	err = c.view(func(tx *bolt.Tx) error {
+func (c *cloud) getCertificate(id string) (exampleapi.Certificate, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Certificate, error) {
 		rec, err := getCertRecord(tx, id)
-		cert = rec.view()
-		return err
+		return rec.view(), err
 	})
-	return cert, err
 }
 
-func (c *cloud) listCertificates(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.Certificate], err error) {
-	err = c.view(func(tx *bolt.Tx) error {
-		resp, err = listBucket(tx.Bucket(bucketCertificates), pg, func(k, v []byte) (exampleapi.Certificate, bool, error) {
-			var rec certRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return exampleapi.Certificate{}, false, fmt.Errorf("decoding certificate %q: %w", k, err)
-			}
-			keep := (region == "" || rec.Region == region) && (name == "" || rec.Name == name)
-			return rec.view(), keep, nil
-		})
-		return err
-	})
-	return resp, err
+func (c *cloud) listCertificates(region, name string, pg page) (exampleapi.ListResponse[exampleapi.Certificate], error) {
+	return listNamed(c, bucketCertificates, kindCertificate, pg, region, name,
+		func(r *certRecord) (string, string) { return r.Region, r.Name }, (*certRecord).view)
 }
 
 // deleteCertificate deletes a certificate that no listener references.
@@ -117,35 +99,29 @@ func (c *cloud) deleteCertificate(id, ifMatch string) error {
 			return conflict("certificate %q is still used by %s; remove it from their https listeners (or "+
 				"replace it with another certificate) or delete them first", id, describeReferrers(users))
 		}
-		if err := tx.Bucket(bucketCertificates).Delete([]byte(id)); err != nil {
-			return fmt.Errorf("deleting certificate %s: %w", id, err)
-		}
-		return nil
+		return dropObject(tx, bucketCertificates, kindCertificate, id)
 	})
 }
 
 // certificateReferrers lists, in id order, the load balancers with a
-// listener using certificate id; like poolReferrers, a scan.
+// listener using certificate id.
 func certificateReferrers(tx *bolt.Tx, id string) ([]string, error) {
-	var users []string
-	err := tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
-		var ref struct {
-			Listeners []struct {
-				CertificateIDs []string `json:"certificate_ids"`
-			} `json:"listeners"`
-		}
-		if err := json.Unmarshal(v, &ref); err != nil {
-			return fmt.Errorf("decoding load balancer %q: %w", k, err)
-		}
+	return lbReferrers(tx, func(ref *listenerCertificates) bool {
 		for _, l := range ref.Listeners {
 			if slices.Contains(l.CertificateIDs, id) {
-				users = append(users, string(k))
-				break
+				return true
 			}
 		}
-		return nil
+		return false
 	})
-	return users, err
+}
+
+// listenerCertificates is the part of a stored load balancer that uses
+// certificates.
+type listenerCertificates struct {
+	Listeners []struct {
+		CertificateIDs []string `json:"certificate_ids"`
+	} `json:"listeners"`
 }
 
 // requireListenerCertificates checks that every certificate id of the
@@ -154,15 +130,9 @@ func requireListenerCertificates(tx *bolt.Tx, listeners []exampleapi.Listener, r
 	for i, l := range listeners {
 		for j, id := range l.CertificateIDs {
 			field := fmt.Sprintf("listeners[%d].certificate_ids[%d]", i, j)
-			var rec certRecord
-			ok, err := getJSON(tx.Bucket(bucketCertificates), id, &rec)
-			switch {
-			case err != nil:
+			if err := requireInRegion(tx, bucketCertificates, kindCertificate, field, id, region,
+				func(r *certRecord) string { return r.Region }); err != nil {
 				return err
-			case !ok:
-				return invalid(field, "certificate %q does not exist", id)
-			case rec.Region != region:
-				return invalid(field, "certificate %q is in region %s, not %s", id, rec.Region, region)
 			}
 		}
 	}

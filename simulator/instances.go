@@ -22,15 +22,7 @@ type instanceRecord struct {
 }
 
 func getInstanceRecord(tx *bolt.Tx, id string) (instanceRecord, error) {
-	var rec instanceRecord
-	ok, err := getJSON(tx.Bucket(bucketInstances), id, &rec)
-	if err != nil {
-		return rec, err
-	}
-	if !ok {
-		return rec, notFound(kindInstance, id)
-	}
-	return rec, nil
+	return getObject[instanceRecord](tx, bucketInstances, kindInstance, id)
 }
 
 func putInstanceRecord(tx *bolt.Tx, rec *instanceRecord) error {
@@ -126,13 +118,11 @@ func (c *cloud) assignInstanceAddresses(tx *bolt.Tx, rec *instanceRecord, req ex
 	return nil
 }
 
-func (c *cloud) getInstance(id string) (inst exampleapi.Instance, err error) {
-	err = c.view(func(tx *bolt.Tx) error {
+func (c *cloud) getInstance(id string) (exampleapi.Instance, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Instance, error) {
 		rec, err := getInstanceRecord(tx, id)
-		inst = rec.Instance
-		return err
+		return rec.Instance, err
 	})
-	return inst, err
 }
 
 // instanceByName finds an instance by name, in one region or in all of
@@ -257,8 +247,8 @@ func (c *cloud) deleteInstance(id, ifMatch string) error {
 		if err := deleteName(tx, kindInstance, rec.Region, rec.Name); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketInstances).Delete([]byte(id)); err != nil {
-			return fmt.Errorf("deleting instance %s: %w", id, err)
+		if err := dropObject(tx, bucketInstances, kindInstance, id); err != nil {
+			return err
 		}
 		if err := c.deregisterTarget(tx, rec.Region, id); err != nil {
 			return err
@@ -286,15 +276,5 @@ func instanceMetadata(inst exampleapi.Instance) exampleapi.InstanceMetadata {
 
 // requireInstanceInRegion checks that id names an instance of region.
 func requireInstanceInRegion(tx *bolt.Tx, field, id, region string) error {
-	var rec instanceRecord
-	ok, err := getJSON(tx.Bucket(bucketInstances), id, &rec)
-	switch {
-	case err != nil:
-		return err
-	case !ok:
-		return invalid(field, "instance %q does not exist", id)
-	case rec.Region != region:
-		return invalid(field, "instance %q is in region %s, not %s", id, rec.Region, region)
-	}
-	return nil
+	return requireInRegion(tx, bucketInstances, kindInstance, field, id, region, func(r *instanceRecord) string { return r.Region })
 }

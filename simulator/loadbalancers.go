@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -42,12 +41,7 @@ func (r *lbRecord) view(now time.Time) exampleapi.LoadBalancer {
 }
 
 func getLBRecord(tx *bolt.Tx, id string) (lbRecord, error) {
-	var rec lbRecord
-	ok, err := getJSON(tx.Bucket(bucketLBs), id, &rec)
-	if err == nil && !ok {
-		err = notFound(kindLoadBalancer, id)
-	}
-	return rec, err
+	return getObject[lbRecord](tx, bucketLBs, kindLoadBalancer, id)
 }
 
 func putLBRecord(tx *bolt.Tx, rec *lbRecord) error {
@@ -145,29 +139,18 @@ func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
 	return nil
 }
 
-func (c *cloud) getLoadBalancer(id string) (lb exampleapi.LoadBalancer, err error) {
-	err = c.view(func(tx *bolt.Tx) error {
+func (c *cloud) getLoadBalancer(id string) (exampleapi.LoadBalancer, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.LoadBalancer, error) {
 		rec, err := getLBRecord(tx, id)
-		lb = rec.view(c.now())
-		return err
+		return rec.view(c.now()), err
 	})
-	return lb, err
 }
 
-func (c *cloud) listLoadBalancers(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.LoadBalancer], err error) {
+func (c *cloud) listLoadBalancers(region, name string, pg page) (exampleapi.ListResponse[exampleapi.LoadBalancer], error) {
 	now := c.now()
-	err = c.view(func(tx *bolt.Tx) error {
-		resp, err = listBucket(tx.Bucket(bucketLBs), pg, func(k, v []byte) (exampleapi.LoadBalancer, bool, error) {
-			var rec lbRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return exampleapi.LoadBalancer{}, false, fmt.Errorf("decoding load balancer %q: %w", k, err)
-			}
-			keep := (region == "" || rec.Region == region) && (name == "" || rec.Name == name)
-			return rec.view(now), keep, nil
-		})
-		return err
-	})
-	return resp, err
+	return listNamed(c, bucketLBs, kindLoadBalancer, pg, region, name,
+		func(r *lbRecord) (string, string) { return r.Region, r.Name },
+		func(r *lbRecord) exampleapi.LoadBalancer { return r.view(now) })
 }
 
 // updateLoadBalancer replaces the mutable fields; u must have passed
@@ -212,10 +195,7 @@ func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 		if err := deleteName(tx, kindLoadBalancer, rec.Region, rec.Name); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketLBs).Delete([]byte(id)); err != nil {
-			return fmt.Errorf("deleting load balancer %s: %w", id, err)
-		}
-		return nil
+		return dropObject(tx, bucketLBs, kindLoadBalancer, id)
 	})
 }
 

@@ -16,12 +16,7 @@ const (
 )
 
 func getNetwork(tx *bolt.Tx, id string) (exampleapi.Network, error) {
-	var n exampleapi.Network
-	ok, err := getJSON(tx.Bucket(bucketNetworks), id, &n)
-	if err == nil && !ok {
-		err = notFound(kindNetwork, id)
-	}
-	return n, err
+	return getObject[exampleapi.Network](tx, bucketNetworks, kindNetwork, id)
 }
 
 // firstNetwork is the region's oldest network (ties broken by id): the one
@@ -70,22 +65,14 @@ func (c *cloud) createNetwork(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) 
 	return n, putName(tx, kindNetwork, n.Region, n.Name, n.ID)
 }
 
-func (c *cloud) getNetwork(id string) (n exampleapi.Network, err error) {
-	err = c.view(func(tx *bolt.Tx) error {
-		n, err = getNetwork(tx, id)
-		return err
-	})
-	return n, err
+func (c *cloud) getNetwork(id string) (exampleapi.Network, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Network, error) { return getNetwork(tx, id) })
 }
 
-func (c *cloud) listNetworks(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.Network], err error) {
-	err = c.view(func(tx *bolt.Tx) error {
-		resp, err = listBucket(tx.Bucket(bucketNetworks), pg, decodeAs(func(n *exampleapi.Network) bool {
-			return (region == "" || n.Region == region) && (name == "" || n.Name == name)
-		}))
-		return err
-	})
-	return resp, err
+func (c *cloud) listNetworks(region, name string, pg page) (exampleapi.ListResponse[exampleapi.Network], error) {
+	return listNamed(c, bucketNetworks, kindNetwork, pg, region, name,
+		func(n *exampleapi.Network) (string, string) { return n.Region, n.Name },
+		func(n *exampleapi.Network) exampleapi.Network { return *n })
 }
 
 // deleteNetwork deletes a network whose route table is empty. Instances
@@ -112,10 +99,7 @@ func (c *cloud) deleteNetwork(id, ifMatch string) error {
 		if err := deleteName(tx, kindNetwork, n.Region, n.Name); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketNetworks).Delete([]byte(id)); err != nil {
-			return fmt.Errorf("deleting network %s: %w", id, err)
-		}
-		return nil
+		return dropObject(tx, bucketNetworks, kindNetwork, id)
 	})
 }
 
@@ -172,13 +156,11 @@ func (c *cloud) createRoute(tx *bolt.Tx, networkID string, req exampleapi.Create
 	return routeView(tx, r), nil
 }
 
-func (c *cloud) getRoute(networkID, routeID string) (r exampleapi.Route, err error) {
-	err = c.view(func(tx *bolt.Tx) error {
-		r, err = getRoute(tx, networkID, routeID)
-		r = routeView(tx, r)
-		return err
+func (c *cloud) getRoute(networkID, routeID string) (exampleapi.Route, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Route, error) {
+		r, err := getRoute(tx, networkID, routeID)
+		return routeView(tx, r), err
 	})
-	return r, err
 }
 
 func (c *cloud) listRoutes(networkID string, pg page) (resp exampleapi.ListResponse[exampleapi.Route], err error) {
@@ -207,9 +189,6 @@ func (c *cloud) deleteRoute(networkID, routeID string) error {
 		if err := deleteName(tx, kindRoute, networkID, r.DestinationCIDR); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketRoutes).Delete([]byte(routeID)); err != nil {
-			return fmt.Errorf("deleting route %s: %w", routeID, err)
-		}
-		return nil
+		return dropObject(tx, bucketRoutes, kindRoute, routeID)
 	})
 }

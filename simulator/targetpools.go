@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,12 +21,7 @@ const kindTargetPool = "target pool"
 const maxReferrersNamed = 10
 
 func getTargetPool(tx *bolt.Tx, id string) (exampleapi.TargetPool, error) {
-	var tp exampleapi.TargetPool
-	ok, err := getJSON(tx.Bucket(bucketTargetPools), id, &tp)
-	if err == nil && !ok {
-		err = notFound(kindTargetPool, id)
-	}
-	return tp, err
+	return getObject[exampleapi.TargetPool](tx, bucketTargetPools, kindTargetPool, id)
 }
 
 func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
@@ -40,17 +34,8 @@ func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 // requireTargetPoolInRegion checks that a load balancer's target_pool_id
 // names a pool of its region.
 func requireTargetPoolInRegion(tx *bolt.Tx, id, region string) error {
-	var tp exampleapi.TargetPool
-	ok, err := getJSON(tx.Bucket(bucketTargetPools), id, &tp)
-	switch {
-	case err != nil:
-		return err
-	case !ok:
-		return invalid("target_pool_id", "target pool %q does not exist", id)
-	case tp.Region != region:
-		return invalid("target_pool_id", "target pool %q is in region %s, not %s", id, tp.Region, region)
-	}
-	return nil
+	return requireInRegion(tx, bucketTargetPools, kindTargetPool, "target_pool_id", id, region,
+		func(tp *exampleapi.TargetPool) string { return tp.Region })
 }
 
 // createTargetPool creates a pool; req must have passed
@@ -79,22 +64,14 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 	return tp, nil
 }
 
-func (c *cloud) getTargetPool(id string) (tp exampleapi.TargetPool, err error) {
-	err = c.view(func(tx *bolt.Tx) (err error) {
-		tp, err = getTargetPool(tx, id)
-		return err
-	})
-	return tp, err
+func (c *cloud) getTargetPool(id string) (exampleapi.TargetPool, error) {
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return getTargetPool(tx, id) })
 }
 
-func (c *cloud) listTargetPools(region, name string, pg page) (resp exampleapi.ListResponse[exampleapi.TargetPool], err error) {
-	err = c.view(func(tx *bolt.Tx) error {
-		resp, err = listBucket(tx.Bucket(bucketTargetPools), pg, decodeAs(func(tp *exampleapi.TargetPool) bool {
-			return (region == "" || tp.Region == region) && (name == "" || tp.Name == name)
-		}))
-		return err
-	})
-	return resp, err
+func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListResponse[exampleapi.TargetPool], error) {
+	return listNamed(c, bucketTargetPools, kindTargetPool, pg, region, name,
+		func(tp *exampleapi.TargetPool) (string, string) { return tp.Region, tp.Name },
+		func(tp *exampleapi.TargetPool) exampleapi.TargetPool { return *tp })
 }
 
 // updateTargetPool replaces targets and tags; u must have passed
@@ -140,30 +117,18 @@ func (c *cloud) deleteTargetPool(id, ifMatch string) error {
 		if err := deleteName(tx, kindTargetPool, tp.Region, tp.Name); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketTargetPools).Delete([]byte(id)); err != nil {
-			return fmt.Errorf("deleting target pool %s: %w", id, err)
-		}
-		return nil
+		return dropObject(tx, bucketTargetPools, kindTargetPool, id)
 	})
 }
 
 // poolReferrers lists, in id order, the load balancers referencing pool
-// id. Deletes are rare, so a scan beats keeping a reverse index in step.
+// id.
 func poolReferrers(tx *bolt.Tx, id string) ([]string, error) {
-	var users []string
-	err := tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
-		var ref struct {
-			TargetPoolID string `json:"target_pool_id"`
-		}
-		if err := json.Unmarshal(v, &ref); err != nil {
-			return fmt.Errorf("decoding load balancer %q: %w", k, err)
-		}
-		if ref.TargetPoolID == id {
-			users = append(users, string(k))
-		}
-		return nil
+	return lbReferrers(tx, func(ref *struct {
+		TargetPoolID string `json:"target_pool_id"`
+	}) bool {
+		return ref.TargetPoolID == id
 	})
-	return users, err
 }
 
 // describeReferrers is e.g. "1 load balancer (lb-a)", or for more than
