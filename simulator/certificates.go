@@ -25,10 +25,6 @@ type certRecord struct {
 // view is the wire object: the record without its key.
 func (r *certRecord) view() exampleapi.Certificate { return r.Certificate }
 
-func getCertRecord(tx *bolt.Tx, id string) (certRecord, error) {
-	return getObject[certRecord](tx, bucketCertificates, kindCertificate, id)
-}
-
 // validateCreateCertificate checks the request, the chain and that the key
 // is the leaf's, and returns what the leaf says. No message quotes the key.
 func validateCreateCertificate(req *exampleapi.CreateCertificateRequest) (exampleapi.CertificateInfo, error) {
@@ -71,35 +67,27 @@ func (c *cloud) createCertificate(tx *bolt.Tx, req exampleapi.CreateCertificateR
 
 func (c *cloud) getCertificate(id string) (exampleapi.Certificate, error) {
 	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Certificate, error) {
-		rec, err := getCertRecord(tx, id)
+		rec, err := storedCertificates.get(tx, id)
 		return rec.view(), err
 	})
 }
 
 func (c *cloud) listCertificates(region, name string, pg page) (exampleapi.ListResponse[exampleapi.Certificate], error) {
-	return listNamed(c, bucketCertificates, kindCertificate, pg, region, name,
-		func(r *certRecord) (string, string) { return r.Region, r.Name }, (*certRecord).view)
+	return listNamed(c, storedCertificates, pg, region, name, (*certRecord).view)
 }
 
 // deleteCertificate deletes a certificate that no listener references.
 func (c *cloud) deleteCertificate(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
-		rec, err := getCertRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
+		if _, err := storedCertificates.getIfMatch(tx, id, ifMatch); err != nil {
 			return err
 		}
 		users, err := certificateReferrers(tx, id)
-		if err != nil {
+		if err := unreferenced(users, err, "certificate %q is still used by %s; remove it from their https listeners (or "+
+			"replace it with another certificate) or delete them first", id); err != nil {
 			return err
 		}
-		if len(users) > 0 {
-			return conflict("certificate %q is still used by %s; remove it from their https listeners (or "+
-				"replace it with another certificate) or delete them first", id, describeReferrers(users))
-		}
-		return dropObject(tx, bucketCertificates, kindCertificate, id)
+		return storedCertificates.drop(tx, id)
 	})
 }
 
@@ -130,8 +118,7 @@ func requireListenerCertificates(tx *bolt.Tx, listeners []exampleapi.Listener, r
 	for i, l := range listeners {
 		for j, id := range l.CertificateIDs {
 			field := fmt.Sprintf("listeners[%d].certificate_ids[%d]", i, j)
-			if err := requireInRegion(tx, bucketCertificates, kindCertificate, field, id, region,
-				func(r *certRecord) string { return r.Region }); err != nil {
+			if err := storedCertificates.requireInRegion(tx, field, id, region); err != nil {
 				return err
 			}
 		}

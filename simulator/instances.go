@@ -21,10 +21,6 @@ type instanceRecord struct {
 	Allocations []allocation `json:"allocations,omitempty"`
 }
 
-func getInstanceRecord(tx *bolt.Tx, id string) (instanceRecord, error) {
-	return getObject[instanceRecord](tx, bucketInstances, kindInstance, id)
-}
-
 func putInstanceRecord(tx *bolt.Tx, rec *instanceRecord) error {
 	return putJSON(tx.Bucket(bucketInstances), rec.ID, rec)
 }
@@ -120,7 +116,7 @@ func (c *cloud) assignInstanceAddresses(tx *bolt.Tx, rec *instanceRecord, req ex
 
 func (c *cloud) getInstance(id string) (exampleapi.Instance, error) {
 	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Instance, error) {
-		rec, err := getInstanceRecord(tx, id)
+		rec, err := storedInstances.get(tx, id)
 		return rec.Instance, err
 	})
 }
@@ -151,7 +147,7 @@ func (c *cloud) instanceByName(name, region string) (inst exampleapi.Instance, e
 		case 0:
 			return notFound(kindInstance, name)
 		case 1:
-			rec, err := getInstanceRecord(tx, found[0])
+			rec, err := storedInstances.get(tx, found[0])
 			inst = rec.Instance
 			return err
 		default:
@@ -200,11 +196,8 @@ func (c *cloud) listInstances(f instanceFilter, pg page) (resp exampleapi.ListRe
 // its version.
 func (c *cloud) modifyInstance(id, ifMatch string, change func(*instanceRecord)) (inst exampleapi.Instance, err error) {
 	err = c.update(func(tx *bolt.Tx) error {
-		rec, err := getInstanceRecord(tx, id)
+		rec, err := storedInstances.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
 			return err
 		}
 		change(&rec)
@@ -234,11 +227,8 @@ func (c *cloud) setInstanceState(id, ifMatch, state string) (exampleapi.Instance
 // pools; routes that point at it stay and become blackholes.
 func (c *cloud) deleteInstance(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
-		rec, err := getInstanceRecord(tx, id)
+		rec, err := storedInstances.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
 			return err
 		}
 		if err := release(tx, rec.Allocations); err != nil {
@@ -247,7 +237,7 @@ func (c *cloud) deleteInstance(id, ifMatch string) error {
 		if err := deleteName(tx, kindInstance, rec.Region, rec.Name); err != nil {
 			return err
 		}
-		if err := dropObject(tx, bucketInstances, kindInstance, id); err != nil {
+		if err := storedInstances.drop(tx, id); err != nil {
 			return err
 		}
 		if err := c.deregisterTarget(tx, rec.Region, id); err != nil {
@@ -276,5 +266,5 @@ func instanceMetadata(inst exampleapi.Instance) exampleapi.InstanceMetadata {
 
 // requireInstanceInRegion checks that id names an instance of region.
 func requireInstanceInRegion(tx *bolt.Tx, field, id, region string) error {
-	return requireInRegion(tx, bucketInstances, kindInstance, field, id, region, func(r *instanceRecord) string { return r.Region })
+	return storedInstances.requireInRegion(tx, field, id, region)
 }

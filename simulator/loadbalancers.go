@@ -40,10 +40,6 @@ func (r *lbRecord) view(now time.Time) exampleapi.LoadBalancer {
 	return lb
 }
 
-func getLBRecord(tx *bolt.Tx, id string) (lbRecord, error) {
-	return getObject[lbRecord](tx, bucketLBs, kindLoadBalancer, id)
-}
-
 func putLBRecord(tx *bolt.Tx, rec *lbRecord) error {
 	return putJSON(tx.Bucket(bucketLBs), rec.ID, rec)
 }
@@ -141,27 +137,22 @@ func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
 
 func (c *cloud) getLoadBalancer(id string) (exampleapi.LoadBalancer, error) {
 	return viewObject(c, func(tx *bolt.Tx) (exampleapi.LoadBalancer, error) {
-		rec, err := getLBRecord(tx, id)
+		rec, err := storedLBs.get(tx, id)
 		return rec.view(c.now()), err
 	})
 }
 
 func (c *cloud) listLoadBalancers(region, name string, pg page) (exampleapi.ListResponse[exampleapi.LoadBalancer], error) {
 	now := c.now()
-	return listNamed(c, bucketLBs, kindLoadBalancer, pg, region, name,
-		func(r *lbRecord) (string, string) { return r.Region, r.Name },
-		func(r *lbRecord) exampleapi.LoadBalancer { return r.view(now) })
+	return listNamed(c, storedLBs, pg, region, name, func(r *lbRecord) exampleapi.LoadBalancer { return r.view(now) })
 }
 
 // updateLoadBalancer replaces the mutable fields; u must have passed
 // validateLoadBalancerMutable.
 func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBalancerRequest) (lb exampleapi.LoadBalancer, err error) {
 	err = c.update(func(tx *bolt.Tx) error {
-		rec, err := getLBRecord(tx, id)
+		rec, err := storedLBs.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
 			return err
 		}
 		if err := requireLBTargets(tx, u.Targets, u.TargetPoolID, rec.Region); err != nil {
@@ -182,11 +173,8 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 
 func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
-		rec, err := getLBRecord(tx, id)
+		rec, err := storedLBs.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, rec.Version); err != nil {
 			return err
 		}
 		if err := release(tx, rec.Allocations); err != nil {
@@ -195,7 +183,7 @@ func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 		if err := deleteName(tx, kindLoadBalancer, rec.Region, rec.Name); err != nil {
 			return err
 		}
-		return dropObject(tx, bucketLBs, kindLoadBalancer, id)
+		return storedLBs.drop(tx, id)
 	})
 }
 

@@ -15,10 +15,6 @@ const (
 	kindRoute   = "route"
 )
 
-func getNetwork(tx *bolt.Tx, id string) (exampleapi.Network, error) {
-	return getObject[exampleapi.Network](tx, bucketNetworks, kindNetwork, id)
-}
-
 // firstNetwork is the region's oldest network (ties broken by id): the one
 // instances take their private address from.
 func firstNetwork(tx *bolt.Tx, region string) (first exampleapi.Network, found bool, err error) {
@@ -66,24 +62,19 @@ func (c *cloud) createNetwork(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) 
 }
 
 func (c *cloud) getNetwork(id string) (exampleapi.Network, error) {
-	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Network, error) { return getNetwork(tx, id) })
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.Network, error) { return storedNetworks.get(tx, id) })
 }
 
 func (c *cloud) listNetworks(region, name string, pg page) (exampleapi.ListResponse[exampleapi.Network], error) {
-	return listNamed(c, bucketNetworks, kindNetwork, pg, region, name,
-		func(n *exampleapi.Network) (string, string) { return n.Region, n.Name },
-		func(n *exampleapi.Network) exampleapi.Network { return *n })
+	return listNamed(c, storedNetworks, pg, region, name, func(n *exampleapi.Network) exampleapi.Network { return *n })
 }
 
 // deleteNetwork deletes a network whose route table is empty. Instances
 // keep the addresses they got from it.
 func (c *cloud) deleteNetwork(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
-		n, err := getNetwork(tx, id)
+		n, err := storedNetworks.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, n.Version); err != nil {
 			return err
 		}
 		if hasNamesWithPrefix(tx, kindRoute, id) {
@@ -99,7 +90,7 @@ func (c *cloud) deleteNetwork(id, ifMatch string) error {
 		if err := deleteName(tx, kindNetwork, n.Region, n.Name); err != nil {
 			return err
 		}
-		return dropObject(tx, bucketNetworks, kindNetwork, id)
+		return storedNetworks.drop(tx, id)
 	})
 }
 
@@ -117,7 +108,7 @@ func routeView(tx *bolt.Tx, r exampleapi.Route) exampleapi.Route {
 }
 
 func getRoute(tx *bolt.Tx, networkID, routeID string) (exampleapi.Route, error) {
-	if _, err := getNetwork(tx, networkID); err != nil {
+	if _, err := storedNetworks.get(tx, networkID); err != nil {
 		return exampleapi.Route{}, err
 	}
 	var r exampleapi.Route
@@ -130,7 +121,7 @@ func getRoute(tx *bolt.Tx, networkID, routeID string) (exampleapi.Route, error) 
 
 // createRoute adds a route; req must have passed validateCreateRoute.
 func (c *cloud) createRoute(tx *bolt.Tx, networkID string, req exampleapi.CreateRouteRequest) (exampleapi.Route, error) {
-	n, err := getNetwork(tx, networkID)
+	n, err := storedNetworks.get(tx, networkID)
 	if err != nil {
 		return exampleapi.Route{}, err
 	}
@@ -165,7 +156,7 @@ func (c *cloud) getRoute(networkID, routeID string) (exampleapi.Route, error) {
 
 func (c *cloud) listRoutes(networkID string, pg page) (resp exampleapi.ListResponse[exampleapi.Route], err error) {
 	err = c.view(func(tx *bolt.Tx) error {
-		if _, err := getNetwork(tx, networkID); err != nil {
+		if _, err := storedNetworks.get(tx, networkID); err != nil {
 			return err
 		}
 		resp, err = listBucket(tx.Bucket(bucketRoutes), pg, func(k, v []byte) (exampleapi.Route, bool, error) {

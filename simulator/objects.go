@@ -11,21 +11,79 @@ import (
 // What the kinds of stored objects share: a bucket of JSON records by id,
 // read, deleted and referenced alike.
 
-// getObject reads the record id of kind (e.g. "target pool") from bucket;
-// a missing one is not found.
-func getObject[R any](tx *bolt.Tx, bucket []byte, kind, id string) (R, error) {
+// objectKind is one kind of stored object: JSON records R by id in
+// bucket, each with a version, a region and a name.
+type objectKind[R any] struct {
+	kind   string // in messages, e.g. "target pool"
+	bucket []byte
+	// version, region and name read a record's.
+	version      func(*R) int64
+	region, name func(*R) string
+}
+
+var (
+	storedInstances = objectKind[instanceRecord]{kind: kindInstance, bucket: bucketInstances,
+		version: func(r *instanceRecord) int64 { return r.Version },
+		region:  func(r *instanceRecord) string { return r.Region }, name: func(r *instanceRecord) string { return r.Name }}
+	storedNetworks = objectKind[exampleapi.Network]{kind: kindNetwork, bucket: bucketNetworks,
+		version: func(n *exampleapi.Network) int64 { return n.Version },
+		region:  func(n *exampleapi.Network) string { return n.Region }, name: func(n *exampleapi.Network) string { return n.Name }}
+	storedLBs = objectKind[lbRecord]{kind: kindLoadBalancer, bucket: bucketLBs,
+		version: func(r *lbRecord) int64 { return r.Version },
+		region:  func(r *lbRecord) string { return r.Region }, name: func(r *lbRecord) string { return r.Name }}
+	storedTargetPools = objectKind[exampleapi.TargetPool]{kind: kindTargetPool, bucket: bucketTargetPools,
+		version: func(tp *exampleapi.TargetPool) int64 { return tp.Version },
+		region:  func(tp *exampleapi.TargetPool) string { return tp.Region }, name: func(tp *exampleapi.TargetPool) string { return tp.Name }}
+	storedCertificates = objectKind[certRecord]{kind: kindCertificate, bucket: bucketCertificates,
+		version: func(r *certRecord) int64 { return r.Version },
+		region:  func(r *certRecord) string { return r.Region }, name: func(r *certRecord) string { return r.Name }}
+)
+
+// get reads the record id; a missing one is not found.
+func (k objectKind[R]) get(tx *bolt.Tx, id string) (R, error) {
 	var rec R
-	ok, err := getJSON(tx.Bucket(bucket), id, &rec)
+	ok, err := getJSON(tx.Bucket(k.bucket), id, &rec)
 	if err == nil && !ok {
-		err = notFound(kind, id)
+		err = notFound(k.kind, id)
 	}
 	return rec, err
+}
+
+// getIfMatch reads the record id for a change, which the request's
+// If-Match header (ifMatch) must allow.
+func (k objectKind[R]) getIfMatch(tx *bolt.Tx, id, ifMatch string) (R, error) {
+	rec, err := k.get(tx, id)
+	if err != nil {
+		return rec, err
+	}
+	return rec, checkIfMatch(ifMatch, k.version(&rec))
+}
+
+// drop deletes the record id.
+func (k objectKind[R]) drop(tx *bolt.Tx, id string) error {
+	return dropObject(tx, k.bucket, k.kind, id)
 }
 
 // dropObject deletes the record id of kind from bucket.
 func dropObject(tx *bolt.Tx, bucket []byte, kind, id string) error {
 	if err := tx.Bucket(bucket).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("deleting %s %s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// requireInRegion checks that the request's field names, with id, an
+// object of this kind of region.
+func (k objectKind[R]) requireInRegion(tx *bolt.Tx, field, id, region string) error {
+	var rec R
+	ok, err := getJSON(tx.Bucket(k.bucket), id, &rec)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return invalid(field, "%s %q does not exist", k.kind, id)
+	case k.region(&rec) != region:
+		return invalid(field, "%s %q is in region %s, not %s", k.kind, id, k.region(&rec), region)
 	}
 	return nil
 }
@@ -39,18 +97,15 @@ func viewObject[T any](c *cloud, read func(tx *bolt.Tx) (T, error)) (obj T, err 
 	return obj, err
 }
 
-// requireInRegion checks that the request's field names, with id, an
-// object of kind of region; regionOf reads a record's region.
-func requireInRegion[R any](tx *bolt.Tx, bucket []byte, kind, field, id, region string, regionOf func(*R) string) error {
-	var rec R
-	ok, err := getJSON(tx.Bucket(bucket), id, &rec)
-	switch {
-	case err != nil:
+// unreferenced refuses to delete the object id while load balancers use
+// it: users is what a referrers scan found, err how it failed. The
+// conflict says format with the id and the users (describeReferrers).
+func unreferenced(users []string, err error, format, id string) error {
+	if err != nil {
 		return err
-	case !ok:
-		return invalid(field, "%s %q does not exist", kind, id)
-	case regionOf(&rec) != region:
-		return invalid(field, "%s %q is in region %s, not %s", kind, id, regionOf(&rec), region)
+	}
+	if len(users) > 0 {
+		return conflict(format, id, describeReferrers(users))
 	}
 	return nil
 }
@@ -74,20 +129,18 @@ func lbReferrers[Ref any](tx *bolt.Tx, uses func(*Ref) bool) ([]string, error) {
 	return users, err
 }
 
-// listNamed pages through the records R of kind in bucket, answered as
-// view makes them, keeping those of region and of name (each when not
-// empty); where reads a record's region and name.
-func listNamed[R, T any](c *cloud, bucket []byte, kind string, pg page, region, name string,
-	where func(*R) (string, string), view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
+// listNamed pages through the records of kind k, answered as view makes
+// them, keeping those of region and of name (each when not empty).
+func listNamed[R, T any](c *cloud, k objectKind[R], pg page, region, name string, view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
 	err = c.view(func(tx *bolt.Tx) error {
-		resp, err = listBucket(tx.Bucket(bucket), pg, func(k, v []byte) (T, bool, error) {
+		resp, err = listBucket(tx.Bucket(k.bucket), pg, func(key, v []byte) (T, bool, error) {
 			var rec R
 			if err := json.Unmarshal(v, &rec); err != nil {
 				var zero T
-				return zero, false, fmt.Errorf("decoding %s %q: %w", kind, k, err)
+				return zero, false, fmt.Errorf("decoding %s %q: %w", k.kind, key, err)
 			}
-			r, n := where(&rec)
-			return view(&rec), (region == "" || r == region) && (name == "" || n == name), nil
+			keep := (region == "" || k.region(&rec) == region) && (name == "" || k.name(&rec) == name)
+			return view(&rec), keep, nil
 		})
 		return err
 	})

@@ -20,10 +20,6 @@ const kindTargetPool = "target pool"
 // lists; a pool may be referenced by thousands.
 const maxReferrersNamed = 10
 
-func getTargetPool(tx *bolt.Tx, id string) (exampleapi.TargetPool, error) {
-	return getObject[exampleapi.TargetPool](tx, bucketTargetPools, kindTargetPool, id)
-}
-
 func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 	if tp.Targets == nil {
 		tp.Targets = []string{} // answered as [], never null
@@ -34,8 +30,7 @@ func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 // requireTargetPoolInRegion checks that a load balancer's target_pool_id
 // names a pool of its region.
 func requireTargetPoolInRegion(tx *bolt.Tx, id, region string) error {
-	return requireInRegion(tx, bucketTargetPools, kindTargetPool, "target_pool_id", id, region,
-		func(tp *exampleapi.TargetPool) string { return tp.Region })
+	return storedTargetPools.requireInRegion(tx, "target_pool_id", id, region)
 }
 
 // createTargetPool creates a pool; req must have passed
@@ -65,13 +60,11 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 }
 
 func (c *cloud) getTargetPool(id string) (exampleapi.TargetPool, error) {
-	return viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return getTargetPool(tx, id) })
+	return viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return storedTargetPools.get(tx, id) })
 }
 
 func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListResponse[exampleapi.TargetPool], error) {
-	return listNamed(c, bucketTargetPools, kindTargetPool, pg, region, name,
-		func(tp *exampleapi.TargetPool) (string, string) { return tp.Region, tp.Name },
-		func(tp *exampleapi.TargetPool) exampleapi.TargetPool { return *tp })
+	return listNamed(c, storedTargetPools, pg, region, name, func(tp *exampleapi.TargetPool) exampleapi.TargetPool { return *tp })
 }
 
 // updateTargetPool replaces targets and tags; u must have passed
@@ -79,10 +72,7 @@ func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListRe
 // not touched: they forward to whatever the pool holds.
 func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPoolRequest) (tp exampleapi.TargetPool, err error) {
 	err = c.update(func(tx *bolt.Tx) error {
-		if tp, err = getTargetPool(tx, id); err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, tp.Version); err != nil {
+		if tp, err = storedTargetPools.getIfMatch(tx, id, ifMatch); err != nil {
 			return err
 		}
 		if err := requireTargets(tx, u.Targets, tp.Region); err != nil {
@@ -99,25 +89,19 @@ func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPo
 // deleteTargetPool deletes a pool that no load balancer references.
 func (c *cloud) deleteTargetPool(id, ifMatch string) error {
 	return c.update(func(tx *bolt.Tx) error {
-		tp, err := getTargetPool(tx, id)
+		tp, err := storedTargetPools.getIfMatch(tx, id, ifMatch)
 		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ifMatch, tp.Version); err != nil {
 			return err
 		}
 		users, err := poolReferrers(tx, id)
-		if err != nil {
+		if err := unreferenced(users, err, "target pool %q is still referenced by %s; point them at another pool (or at targets) "+
+			"or delete them first", id); err != nil {
 			return err
-		}
-		if len(users) > 0 {
-			return conflict("target pool %q is still referenced by %s; point them at another pool (or at targets) "+
-				"or delete them first", id, describeReferrers(users))
 		}
 		if err := deleteName(tx, kindTargetPool, tp.Region, tp.Name); err != nil {
 			return err
 		}
-		return dropObject(tx, bucketTargetPools, kindTargetPool, id)
+		return storedTargetPools.drop(tx, id)
 	})
 }
 
