@@ -20,6 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // Config is the CCM's --cloud-config file (YAML). docs/cloud-config.md
@@ -164,6 +165,10 @@ type LoadBalancerConfig struct {
 	MaxListeners int `json:"maxListeners,omitempty"`
 	// Adoption governs the adopt-id annotation.
 	Adoption AdoptionConfig `json:"adoption,omitempty"`
+	// SharedCertificates are cloud certificates the platform lets
+	// namespaces name in certificate-ids besides their own (those this
+	// cluster uploaded for a Service of the namespace): docs/tenancy.md.
+	SharedCertificates []tenancy.SharedCertificate `json:"sharedCertificates,omitempty"`
 	// TargetPools: load balancers forward to a target pool per node
 	// selection, so node churn is one apply (default); disabled lists the
 	// nodes on every load balancer.
@@ -393,6 +398,15 @@ func (c *Config) Validate() error {
 	for i, ns := range c.LoadBalancer.Adoption.Namespaces {
 		if ns == "" {
 			bad(fmt.Sprintf("loadBalancer.adoption.namespaces[%d]", i), "is empty")
+		}
+	}
+	for i, sc := range c.LoadBalancer.SharedCertificates {
+		field := fmt.Sprintf("loadBalancer.sharedCertificates[%d]", i)
+		if !strings.HasPrefix(sc.ID, "cert-") {
+			bad(field+".id", "%q is not a certificate id (cert-...)", sc.ID)
+		}
+		if len(sc.Namespaces) == 0 || slices.Contains(sc.Namespaces, "") {
+			bad(field+".namespaces", "must list the namespaces that may use it (\"*\": every namespace), none empty")
 		}
 	}
 	if err := c.State.Validate(); err != nil {

@@ -74,11 +74,13 @@ func TestReviewDefaults(t *testing.T) {
 // so do out-of-range review settings.
 func TestReviewConfigErrors(t *testing.T) {
 	cases := map[string]string{
-		`rule "broken"`:                       validConfig + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
-		`rule "effect"`:                       validConfig + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
-		"review.approvals.required":           validConfig + `review: {approvals: {required: -1}}`,
-		"loadBalancer.maxListeners":           validConfig + `loadBalancer: {maxListeners: 101}`,
-		"loadBalancer.adoption.namespaces[0]": validConfig + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
+		`rule "broken"`:                                 validConfig + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
+		`rule "effect"`:                                 validConfig + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
+		"review.approvals.required":                     validConfig + `review: {approvals: {required: -1}}`,
+		"loadBalancer.maxListeners":                     validConfig + `loadBalancer: {maxListeners: 101}`,
+		"loadBalancer.adoption.namespaces[0]":           validConfig + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
+		"loadBalancer.sharedCertificates[0].id":         validConfig + `loadBalancer: {sharedCertificates: [{id: lb-1, namespaces: [a]}]}`,
+		"loadBalancer.sharedCertificates[0].namespaces": validConfig + `loadBalancer: {sharedCertificates: [{id: cert-1}]}`,
 	}
 	for want, cfg := range cases {
 		_, err := Load([]byte(cfg))

@@ -256,13 +256,9 @@ func TestAccRoute_adoptOnDestinationConflict(t *testing.T) {
 	e := newTestEnv(t)
 	nodeA := e.createInstance(t, "node-a", "ex-west-1a", nil)
 	nodeB := e.createInstance(t, "node-b", "ex-west-1b", nil)
+	netID := e.defaultNetwork(t)
 	ctx, cancel := bg()
 	defer cancel()
-	nets, err := e.client.ListNetworks(ctx, "ex-west-1", "default")
-	if err != nil || len(nets) != 1 {
-		t.Fatalf("default network: %v %v", nets, err)
-	}
-	netID := nets[0].ID
 	mine, err := e.client.CreateRoute(ctx, netID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.5.0/24", TargetInstanceID: nodeA.ID})
 	if err != nil {
 		t.Fatal(err)

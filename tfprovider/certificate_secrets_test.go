@@ -71,6 +71,15 @@ resource "example_certificate" "web" {
 `, decl, key)) + httpsLBConfig("[example_certificate.web.id]")
 }
 
+// certWorkspaceDir is a working directory holding certWorkspace(e,
+// source) and the lock file lockFile.
+func certWorkspaceDir(t *testing.T, e *testEnv, source, lockFile string) string {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, source))
+	copyLockFile(t, dir, lockFile)
+	return dir
+}
+
 // keyEnv passes the certificate and key in the environment (TF_VAR_
 // variables, and EXAMPLE_PRIVATE_KEYS for example_private_keys): never on
 // a command line, which terraform's log prints.
@@ -132,13 +141,7 @@ func testKeyNowhere(t *testing.T, source string) {
 	second := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	secrets := []string{keyBody(first), keyBody(second)}
 
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, source))
-	lock, err := os.ReadFile(bin.LockFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+	dir := certWorkspaceDir(t, e, source, bin.LockFile)
 	logFile := filepath.Join(dir, "terraform.log")
 	tf := tftest.Get(t).Terraform
 	base := []string{"TF_LOG=TRACE", "TF_LOG_PATH=" + logFile}
@@ -172,7 +175,7 @@ func testKeyNowhere(t *testing.T, source string) {
 		}
 	}
 	texts["show -json terraform.tfstate"] = runTF(t, tf, dir, plain, "show", "-json", "terraform.tfstate")
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 || strings.HasSuffix(p, ".tfplan") {
 			return err // plans are read entry by entry above; the provider binary is a symlink
 		}
@@ -224,13 +227,7 @@ func TestAccCertificate_openTofu(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, keyFromVariable))
-	lock, err := os.ReadFile(tc.LockFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+	dir := certWorkspaceDir(t, e, keyFromVariable, tc.LockFile)
 	env := tc.Env(nil)
 	var envList []string
 	for k, v := range env {
@@ -304,13 +301,7 @@ func TestAccPrivateKeys_refusals(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, keyFromPrivateKeys))
-	lock, err := os.ReadFile(bin.LockFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+	dir := certWorkspaceDir(t, e, keyFromPrivateKeys, bin.LockFile)
 	tf := tftest.Get(t).Terraform
 	runTF(t, tf, dir, bin.EnvList(), "init", "-input=false")
 	vars := keyEnv(c, 1)[:3]

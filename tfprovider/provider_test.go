@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -122,4 +124,28 @@ func (e *testEnv) loadBalancers(t *testing.T) []exampleapi.LoadBalancer {
 
 func bg() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// configError is a configuration and the error (a regexp) it fails with.
+type configError struct{ cfg, want string }
+
+// errorSteps is a step for each case, its configuration passed through
+// config (e.g. testEnv.config, which adds the provider block).
+func errorSteps(config func(string) string, cases []configError) []resource.TestStep {
+	steps := make([]resource.TestStep, 0, len(cases))
+	for _, c := range cases {
+		steps = append(steps, resource.TestStep{Config: config(c.cfg), ExpectError: regexp.MustCompile(c.want)})
+	}
+	return steps
+}
+
+// copyLockFile puts the toolchain's lock file (tftest.Toolchain.LockFile)
+// in the working directory dir, for terraform init to use.
+func copyLockFile(t *testing.T, dir, lockFile string) {
+	t.Helper()
+	lock, err := os.ReadFile(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
 }

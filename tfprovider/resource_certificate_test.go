@@ -355,9 +355,7 @@ func TestAccCertificate_validation(t *testing.T) {
 	garbage := simtest.Cert{CertPEM: "not a certificate\n", KeyPEM: c.KeyPEM}
 	swapped := simtest.Cert{CertPEM: c.CertPEM, KeyPEM: c.CertPEM}
 	mismatch := simtest.Cert{CertPEM: c.CertPEM, KeyPEM: other.KeyPEM}
-	cases := []struct {
-		cfg, want string
-	}{
+	cases := []configError{
 		{certConfig(garbage, ""), `Invalid certificate[\s\S]*certificate_pem holds no PEM CERTIFICATE block`},
 		{certConfig(mismatch, ""), `Invalid private key[\s\S]*private_key_wo does not match the certificate`},
 		{certConfig(swapped, ""), `Invalid private key[\s\S]*holds a certificate, not a private key`},
@@ -371,14 +369,10 @@ func TestAccCertificate_validation(t *testing.T) {
 			strings.Replace(certConfig(c, `  region = "ex-east-1"`), `"web"`, `"east"`, 1),
 			`Cannot create load balancer[\s\S]*certificate_ids[\s\S]*is\s+in\s+region\s+ex-east-1,\s+not\s+ex-west-1`},
 	}
-	var steps []resource.TestStep
-	for _, tc := range cases {
-		steps = append(steps, resource.TestStep{Config: e.config(tc.cfg), ExpectError: regexp.MustCompile(tc.want)})
-	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
 		CheckDestroy:             e.checkAllDestroyed,
-		Steps:                    steps,
+		Steps:                    errorSteps(e.config, cases),
 	})
 }
 

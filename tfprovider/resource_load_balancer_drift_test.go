@@ -40,59 +40,73 @@ func TestAccLoadBalancer_drift(t *testing.T) {
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error { lbID = lb.ID; return nil }),
 			},
-			{
-				// Out of band: listeners, targets and type changed.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					_, err := e.client.UpdateLoadBalancer(ctx, lbID, exampleapi.UpdateLoadBalancerRequest{
-						Type: "lb-large", Listeners: []exampleapi.Listener{{Protocol: "udp", Port: 9999, TargetPort: 9999}},
-					}, 0)
-					if err != nil {
-						t.Fatalf("changing load balancer out of band: %v", err)
-					}
-				},
-				Config:             cfg,
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
-			{
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.MapSizeExact(2)),
-					},
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					if lb.Type != "lb-small" || len(lb.Listeners) != 2 || len(lb.Targets) != 1 {
-						return fmt.Errorf("drift not corrected: %+v", lb.LoadBalancerSpec)
-					}
-					return nil
-				}),
-			},
-			{
-				// Out of band: deleted. Refresh drops it; apply creates it again.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteLoadBalancer(ctx, lbID); err != nil {
-						t.Fatalf("deleting load balancer out of band: %v", err)
-					}
-				},
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionCreate)},
-				},
-				Check: func(s *terraform.State) error {
-					if s.RootModule().Resources[lbAddr].Primary.ID == lbID {
-						return fmt.Errorf("state still has the deleted id %s", lbID)
-					}
-					return e.expectLBCount(1)
-				},
-			},
+			// Out of band: listeners, targets and type changed.
+			driftStep(cfg, func() {
+				ctx, cancel := bg()
+				defer cancel()
+				_, err := e.client.UpdateLoadBalancer(ctx, lbID, exampleapi.UpdateLoadBalancerRequest{
+					Type: "lb-large", Listeners: []exampleapi.Listener{{Protocol: "udp", Port: 9999, TargetPort: 9999}},
+				}, 0)
+				if err != nil {
+					t.Fatalf("changing load balancer out of band: %v", err)
+				}
+			}),
+			updateStep(cfg, lbAddr, "listeners", knownvalue.MapSizeExact(2), e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+				if lb.Type != "lb-small" || len(lb.Listeners) != 2 || len(lb.Targets) != 1 {
+					return fmt.Errorf("drift not corrected: %+v", lb.LoadBalancerSpec)
+				}
+				return nil
+			})),
+			// Out of band: deleted. Refresh drops it; apply creates it again.
+			recreateStep(cfg, lbAddr, &lbID, func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteLoadBalancer(ctx, lbID); err != nil {
+					t.Fatalf("deleting load balancer out of band: %v", err)
+				}
+			}, func(*terraform.State) error { return e.expectLBCount(1) }),
 		},
 	})
+}
+
+// driftStep changes the object outside Terraform (change) and expects the
+// plan of cfg to show it.
+func driftStep(cfg string, change func()) resource.TestStep {
+	return resource.TestStep{PreConfig: change, Config: cfg, PlanOnly: true, ExpectNonEmptyPlan: true}
+}
+
+// updateStep applies cfg, planned as an update in place of addr with attr
+// as want, then runs check.
+func updateStep(cfg, addr, attr string, want knownvalue.Check, check resource.TestCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		Config: cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(addr, tfjsonpath.New(attr), want),
+			},
+		},
+		Check: check,
+	}
+}
+
+// recreateStep deletes the object at addr (id *id) outside Terraform
+// (del): the apply of cfg creates it again, under another id; then check
+// runs.
+func recreateStep(cfg, addr string, id *string, del func(), check resource.TestCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		PreConfig: del,
+		Config:    cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
+		},
+		Check: func(s *terraform.State) error {
+			if s.RootModule().Resources[addr].Primary.ID == *id {
+				return fmt.Errorf("state still has the deleted id %s", *id)
+			}
+			return check(s)
+		},
+	}
 }
 
 // TestAccLoadBalancer_faults applies (load balancer, route, data source)

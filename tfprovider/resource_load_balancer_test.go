@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -216,18 +217,24 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 
 // checkAPI runs fn on the load balancer in state, read through the API.
 func (e *testEnv) checkAPI(fn func(*exampleapi.LoadBalancer) error) resource.TestCheckFunc {
+	return checkInCloud(lbAddr, e.client.GetLoadBalancer, fn)
+}
+
+// checkInCloud runs fn on the object at state address addr, read through
+// the API with get.
+func checkInCloud[T any](addr string, get func(context.Context, string) (*T, error), fn func(*T) error) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		rs, ok := s.RootModule().Resources[lbAddr]
-		if !ok {
-			return fmt.Errorf("%s not in state", lbAddr)
+		var id string
+		if err := stateID(addr, &id)(s); err != nil {
+			return err
 		}
 		ctx, cancel := bg()
 		defer cancel()
-		lb, err := e.client.GetLoadBalancer(ctx, rs.Primary.ID)
+		obj, err := get(ctx, id)
 		if err != nil {
 			return err
 		}
-		return fn(lb)
+		return fn(obj)
 	}
 }
 

@@ -178,11 +178,7 @@ resource "example_load_balancer" "web" {
   timeouts             = { create = "5m" }
 }
 `, node.ID)))
-	lock, err := os.ReadFile(bin.LockFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+	copyLockFile(t, dir, bin.LockFile)
 	tf := newTerraform(t, dir, bin)
 	ctx := context.Background()
 	if err := tf.Init(ctx); err != nil {

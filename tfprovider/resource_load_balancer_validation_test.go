@@ -134,7 +134,7 @@ func TestAccProvider_configValidation(t *testing.T) {
 	body := lbConfig("web", "", listenerHTTP)
 	prov := func(args string) string { return "provider \"example\" {\n" + args + "\n}\n" + body }
 	ep, tok := fmt.Sprintf("endpoint = %q\n", e.sim.URL), fmt.Sprintf("token = %q\n", e.sim.Token)
-	cases := []struct{ cfg, want string }{
+	cases := []configError{
 		{prov(`endpoint = "ftp://example.com"` + "\n" + tok), `Invalid Example API endpoint[\s\S]*must be an http:// or\s+https:// URL`},
 		{prov(`endpoint = "127.0.0.1:8440"` + "\n" + tok), `Invalid Example API endpoint`},
 		{prov(ep + tok + `request_timeout = "fast"`), `Invalid duration[\s\S]*"fast" is not a duration`},
@@ -143,15 +143,11 @@ func TestAccProvider_configValidation(t *testing.T) {
 		{prov(ep + `token = "wrong"`), `Missing region[\s\S]*Set region on the resource, or region in the provider block`},
 		{prov(ep + `token = "wrong"` + "\nregion = \"ex-west-1\""), `Cannot create load balancer[\s\S]*rejected the token`},
 	}
-	var steps []resource.TestStep
-	for _, c := range cases {
-		steps = append(steps, resource.TestStep{Config: c.cfg, ExpectError: regexp.MustCompile(c.want)})
-	}
 	// Missing settings (block and environment) are covered by
 	// TestResolveSettings: the in-process provider shares the test's env.
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
-		Steps:                    steps,
+		Steps:                    errorSteps(func(cfg string) string { return cfg }, cases),
 	})
 }
 

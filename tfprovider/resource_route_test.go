@@ -29,18 +29,25 @@ resource "example_route" "pods" {
 `, cidr, target)
 }
 
-// TestAccRoute: create, import, replace on a new destination, blackhole
-// once the target instance is deleted, destroy.
-func TestAccRoute(t *testing.T) {
-	e := newTestEnv(t)
-	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
+// defaultNetwork is the id of the seeded network "default" of ex-west-1,
+// the one routeConfig puts routes in.
+func (e *testEnv) defaultNetwork(t *testing.T) string {
+	t.Helper()
 	ctx, cancel := bg()
 	defer cancel()
 	nets, err := e.client.ListNetworks(ctx, "ex-west-1", "default")
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("default network: %v %v", nets, err)
 	}
-	netID := nets[0].ID
+	return nets[0].ID
+}
+
+// TestAccRoute: create, import, replace on a new destination, blackhole
+// once the target instance is deleted, destroy.
+func TestAccRoute(t *testing.T) {
+	e := newTestEnv(t)
+	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	netID := e.defaultNetwork(t)
 
 	checkRoutesGone := func(*terraform.State) error {
 		ctx, cancel := bg()

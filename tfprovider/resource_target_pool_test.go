@@ -61,15 +61,9 @@ func (e *testEnv) checkPoolsDestroyed(s *terraform.State) error {
 	return nil
 }
 
-// pool reads the target pool of state address addr through the API.
-func (e *testEnv) pool(s *terraform.State, addr string) (*exampleapi.TargetPool, error) {
-	rs, ok := s.RootModule().Resources[addr]
-	if !ok {
-		return nil, fmt.Errorf("%s not in state", addr)
-	}
-	ctx, cancel := bg()
-	defer cancel()
-	return e.client.GetTargetPool(ctx, rs.Primary.ID)
+// checkPool runs fn on the target pool in state, read through the API.
+func (e *testEnv) checkPool(fn func(*exampleapi.TargetPool) error) resource.TestCheckFunc {
+	return checkInCloud(poolAddr, e.client.GetTargetPool, fn)
 }
 
 // TestAccTargetPool_lifecycle: a pool and a load balancer forwarding to
@@ -133,16 +127,12 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					func(s *terraform.State) error {
-						tp, err := e.pool(s, poolAddr)
-						if err != nil {
-							return err
-						}
+					e.checkPool(func(tp *exampleapi.TargetPool) error {
 						if got := slices.Sorted(slices.Values(tp.Targets)); !slices.Equal(got, slices.Sorted(slices.Values([]string{a.ID, b.ID}))) {
 							return fmt.Errorf("pool targets %v", tp.Targets)
 						}
 						return nil
-					},
+					}),
 					e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 						if lb.Version != lbVersion {
 							return fmt.Errorf("the pool update changed the load balancer (version %d -> %d)", lbVersion, lb.Version)
@@ -202,17 +192,13 @@ func TestAccTargetPool_drift(t *testing.T) {
 	cfg := e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID, b.ID))
 	var poolID string
 	expectTargets := func(ids ...string) resource.TestCheckFunc {
-		return func(s *terraform.State) error {
-			tp, err := e.pool(s, poolAddr)
-			if err != nil {
-				return err
-			}
+		return e.checkPool(func(tp *exampleapi.TargetPool) error {
 			poolID = tp.ID
 			if got, want := slices.Sorted(slices.Values(tp.Targets)), slices.Sorted(slices.Values(ids)); !slices.Equal(got, want) {
 				return fmt.Errorf("pool targets %v, want %v", got, want)
 			}
 			return nil
-		}
+		})
 	}
 	put := func(targets ...string) func() {
 		return func() {
@@ -236,35 +222,16 @@ func TestAccTargetPool_drift(t *testing.T) {
 				},
 				Check: expectTargets(a.ID, b.ID),
 			},
-			{
-				PreConfig:          put(c.ID),
-				Config:             cfg,
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
-			{
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
-					},
-				},
-				Check: expectTargets(a.ID, b.ID),
-			},
-			{
-				// A deleted instance leaves the pool: drift too.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteInstance(ctx, b.ID); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config:             cfg,
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
-			},
+			driftStep(cfg, put(c.ID)),
+			updateStep(cfg, poolAddr, "targets", knownvalue.SetSizeExact(2), expectTargets(a.ID, b.ID)),
+			// A deleted instance leaves the pool: drift too.
+			driftStep(cfg, func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteInstance(ctx, b.ID); err != nil {
+					t.Fatal(err)
+				}
+			}),
 			{
 				// Without the deleted instance, nothing to do.
 				Config: e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
@@ -273,26 +240,14 @@ func TestAccTargetPool_drift(t *testing.T) {
 				},
 				Check: expectTargets(a.ID),
 			},
-			{
-				// Deleted out of band: created again.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteTargetPool(ctx, poolID); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionCreate)},
-				},
-				Check: func(s *terraform.State) error {
-					if s.RootModule().Resources[poolAddr].Primary.ID == poolID {
-						return fmt.Errorf("state still has the deleted id %s", poolID)
-					}
-					return nil
-				},
-			},
+			// Deleted out of band: created again.
+			recreateStep(e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)), poolAddr, &poolID, func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteTargetPool(ctx, poolID); err != nil {
+					t.Fatal(err)
+				}
+			}, func(*terraform.State) error { return nil }),
 		},
 	})
 }
@@ -413,16 +368,12 @@ func TestAccTargetPool_adoptOnNameConflict(t *testing.T) {
 					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					func(s *terraform.State) error {
-						tp, err := e.pool(s, poolAddr)
-						if err != nil {
-							return err
-						}
+					e.checkPool(func(tp *exampleapi.TargetPool) error {
 						if len(tp.Targets) != 2 || !maps.Equal(tp.Tags, map[string]string{"cluster": "c1"}) {
 							return fmt.Errorf("adopted pool not updated to the configuration: %+v", tp)
 						}
 						return nil
-					},
+					}),
 					rec.expect(regexp.MustCompile(`^Adopted existing target pool `+orphan.ID+`: Adopted existing target pool `+
 						orphan.ID+` \(name "orphan"\) whose tags match; it was probably created by an interrupted apply`)),
 				),
@@ -534,7 +485,7 @@ resource "example_target_pool" "p" {
 }
 `, name, targets)
 	}
-	cases := []struct{ cfg, want string }{
+	cases := []configError{
 		{pool("p", manyStrings("i-", exampleapi.MaxTargets+1)), `Attribute targets set must contain at most 5000 elements,\s+got:\s+5001`},
 		{pool("p", `["lb-1"]`), `must be an id starting with "i-"`},
 		{pool("a b", `[]`), `Attribute name must start with a letter or digit`},
@@ -553,11 +504,7 @@ resource "example_target_pool" "p" {
 		{lbConfig("web", `  target_pool_id = "tp-0000000000000000"`, listenerHTTP),
 			`Cannot create load balancer[\s\S]*target_pool_id = "tp-0000000000000000"[\s\S]*target pool\s+"tp-0000000000000000"\s+does\s+not\s+exist`},
 	}
-	var steps []resource.TestStep
-	for _, c := range cases {
-		steps = append(steps, resource.TestStep{Config: e.config(c.cfg), ExpectError: regexp.MustCompile(c.want)})
-	}
-	steps = append(steps, resource.TestStep{
+	steps := append(errorSteps(e.config, cases), resource.TestStep{
 		Config: e.config(poolConfig("workers", "workers", "") + lbConfig("web", `  target_pool_id = example_target_pool.workers.id
   targets        = []`, listenerHTTP)),
 		ConfigStateChecks: []statecheck.StateCheck{

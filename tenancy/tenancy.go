@@ -1,0 +1,223 @@
+// Package tenancy is the tenant boundary: every reference from an object
+// to something it does not own (a cloud certificate, a TLS Secret, a load
+// balancer group of another namespace, an existing load balancer to adopt)
+// is decided here, by one function with one rule set, before anything is
+// planned. A namespace is a tenant: whoever may edit a Service, or a Secret
+// it names, in one namespace must not reach another namespace's cloud
+// objects.
+//
+// A new kind of reference adds a Kind, a line in References and a rule in
+// Authorizer.decide, and a row in the tenancy suites (docs/tenancy.md).
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// Kind is a kind of reference.
+type Kind string
+
+const (
+	// Certificate is a cloud certificate named by id (certificate-ids).
+	Certificate Kind = "certificate"
+	// TLSSecret is a Kubernetes TLS Secret (tls-secrets).
+	TLSSecret Kind = "TLS Secret"
+	// Group is a load balancer group a Service joins (group).
+	Group Kind = "load balancer group"
+	// Adoption is an existing load balancer to import (adopt-id).
+	Adoption Kind = "load balancer to adopt"
+)
+
+// Reference is one reference an object makes.
+type Reference struct {
+	Kind Kind
+	// Annotation is where the tenant wrote it: the refusal names it.
+	Annotation annotations.Name
+	// Namespace is the referent's namespace (Secrets, groups); "" for
+	// cloud objects.
+	Namespace string
+	// Name is the referent: a Secret's or group's name, a certificate or
+	// load balancer id.
+	Name string
+}
+
+// References lists every reference svc's annotations make: the one place
+// that knows which annotations point outside the Service.
+func References(svc *corev1.Service, lb *annotations.LoadBalancer) []Reference {
+	var out []Reference
+	for _, id := range lb.CertificateIDs {
+		out = append(out, Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: id})
+	}
+	for _, name := range lb.TLSSecrets {
+		out = append(out, Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: svc.Namespace, Name: name})
+	}
+	if g := lb.Group.In(svc.Namespace); g.Name != "" {
+		out = append(out, Reference{Kind: Group, Annotation: annotations.LBGroup, Namespace: g.Namespace, Name: g.Name})
+	}
+	if lb.AdoptID != "" {
+		out = append(out, Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: lb.AdoptID})
+	}
+	return out
+}
+
+// RefusedError is a reference the boundary refuses. Its text names the
+// annotation and what the tenant wrote, and says why in the tenant's own
+// terms: never whose the referent is, nor whether it exists elsewhere.
+type RefusedError struct {
+	Ref    Reference
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("annotation %s: %s %q refused: %s", e.Ref.Annotation, e.Ref.Kind, e.Ref.Name, e.Reason)
+}
+
+// SharedCertificate is a certificate the platform lets namespaces use
+// (the cloud config's loadBalancer.sharedCertificates).
+type SharedCertificate struct {
+	ID string `json:"id"`
+	// Namespaces may name it; "*" is every namespace.
+	Namespaces []string `json:"namespaces"`
+}
+
+// Sources are what decisions read. Each is called only for the references
+// that need it.
+type Sources struct {
+	// CertificateTags returns certificate id's tags; found is false when
+	// the cloud has no such certificate.
+	CertificateTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
+	// Grants lists the ReferenceGrants of namespace.
+	Grants func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
+}
+
+// Authorizer decides references with one rule set.
+type Authorizer struct {
+	ClusterID string
+	Shared    []SharedCertificate
+	// AdoptionAllowed tells whether a Service of namespace may adopt at
+	// all (the cloud config's loadBalancer.adoption).
+	AdoptionAllowed func(namespace string) bool
+	Sources
+}
+
+// GrantGroup and GrantKind are what a ReferenceGrant's to names to let
+// Services of another namespace join this namespace's load balancer
+// groups (optionally one group, by name).
+const (
+	GrantGroup = "loadbalancer.example.com"
+	GrantKind  = "ServiceGroup"
+)
+
+// Authorize decides every reference from from (a Service); the first
+// refused is returned as a *RefusedError, a failure to read what a rule
+// needs as a plain error (nothing is decided then).
+func (a *Authorizer) Authorize(ctx context.Context, from objectref.Ref, refs []Reference) error {
+	for _, r := range refs {
+		reason, err := a.decide(ctx, from, r)
+		if err != nil {
+			return fmt.Errorf("authorize %s %q of %s: %w", r.Kind, r.Name, from, err)
+		}
+		if reason != "" {
+			return &RefusedError{Ref: r, Reason: reason}
+		}
+	}
+	return nil
+}
+
+// decide is the rule set: "" allows, otherwise the reason for refusing.
+func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	switch r.Kind {
+	case Certificate:
+		return a.certificate(ctx, from, r.Name)
+	case TLSSecret:
+		if r.Namespace != from.Namespace {
+			return "a TLS Secret must be in the Service's own namespace", nil
+		}
+		return "", nil
+	case Group:
+		if r.Namespace == from.Namespace {
+			return "", nil
+		}
+		return a.granted(ctx, from, r)
+	case Adoption:
+		if a.AdoptionAllowed == nil || !a.AdoptionAllowed(from.Namespace) {
+			return "the cloud config does not allow adoption in namespace " + from.Namespace, nil
+		}
+		// Whose the load balancer is, is decided by the provider from
+		// its owner tags when it is imported (adoption hijack).
+		return "", nil
+	}
+	return "unknown kind of reference", nil
+}
+
+// certificate: a namespace may name certificates the controller uploaded
+// for it (owner tags: this cluster, this namespace) and those the platform
+// shares with it. A missing certificate and another tenant's are refused
+// in the same words, so a refusal tells nothing of other tenants.
+func (a *Authorizer) certificate(ctx context.Context, from objectref.Ref, id string) (string, error) {
+	for _, s := range a.Shared {
+		if s.ID == id && (slices.Contains(s.Namespaces, from.Namespace) || slices.Contains(s.Namespaces, "*")) {
+			return "", nil
+		}
+	}
+	const notYours = "it is not a certificate of this namespace (uploaded by this cluster for a Service of the namespace), nor one the platform shares with it (loadBalancer.sharedCertificates)"
+	if a.CertificateTags == nil {
+		return notYours, nil
+	}
+	tags, found, err := a.CertificateTags(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if !found || !OwnedBy(tags, a.ClusterID, from.Namespace) {
+		return notYours, nil
+	}
+	return "", nil
+}
+
+// OwnedBy tells whether a cloud object's tags name this cluster and
+// namespace as its owner.
+func OwnedBy(tags map[string]string, clusterID, namespace string) bool {
+	return tags[renderer.TagClusterID] == clusterID && tags[renderer.TagServiceNamespace] == namespace
+}
+
+// granted: joining another namespace's group needs that namespace's
+// consent, a ReferenceGrant there from Services of from's namespace to
+// its ServiceGroups (all, or this one by name).
+func (a *Authorizer) granted(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	refusal := fmt.Sprintf("namespace %s has no ReferenceGrant that lets Services of namespace %s join its load balancer groups (from: Service in %s; to: group %s, kind %s)",
+		r.Namespace, from.Namespace, from.Namespace, GrantGroup, GrantKind)
+	if a.Grants == nil {
+		return refusal, nil
+	}
+	grants, err := a.Grants(ctx, r.Namespace)
+	if err != nil {
+		return "", err
+	}
+	for _, g := range grants {
+		if Allows(g, from.Namespace, r.Name) {
+			return "", nil
+		}
+	}
+	return refusal, nil
+}
+
+// Allows tells whether grant lets Services of namespace join group name
+// of the grant's namespace.
+func Allows(grant gatewayv1beta1.ReferenceGrant, namespace, name string) bool {
+	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
+		return f.Group == "" && f.Kind == "Service" && string(f.Namespace) == namespace
+	})
+	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
+		return string(t.Group) == GrantGroup && string(t.Kind) == GrantKind && (t.Name == nil || string(*t.Name) == name)
+	})
+	return from && to
+}

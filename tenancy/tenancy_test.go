@@ -1,0 +1,161 @@
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// The cloud of these tests: team-a's certificate, team-b's, one the
+// platform uploaded by hand, and team-a's from another cluster.
+var certs = map[string]map[string]string{
+	"cert-a":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"},
+	"cert-b":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b"},
+	"cert-plat":  {"owner": "ops-team"},
+	"cert-other": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"},
+}
+
+func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
+	to := gatewayv1beta1.ReferenceGrantTo{Group: GrantGroup, Kind: GrantKind}
+	if name != "" {
+		n := gatewayv1beta1.ObjectName(name)
+		to.Name = &n
+	}
+	return gatewayv1beta1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: gatewayv1beta1.Namespace(from)}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{to},
+		},
+	}
+}
+
+func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
+	return &Authorizer{
+		ClusterID:       "prod",
+		Shared:          []SharedCertificate{{ID: "cert-plat", Namespaces: []string{"team-b"}}, {ID: "cert-wild", Namespaces: []string{"*"}}},
+		AdoptionAllowed: func(ns string) bool { return ns == "team-a" },
+		Sources: Sources{
+			CertificateTags: func(_ context.Context, id string) (map[string]string, bool, error) {
+				t, ok := certs[id]
+				return t, ok, nil
+			},
+			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
+				var out []gatewayv1beta1.ReferenceGrant
+				for _, g := range grants {
+					if g.Namespace == ns {
+						out = append(out, g)
+					}
+				}
+				return out, nil
+			},
+		},
+	}
+}
+
+// One row per reference type and rule: the tenant boundary as a table.
+func TestAuthorize(t *testing.T) {
+	teamA := objectref.Ref{Kind: objectref.KindService, Namespace: "team-a", Name: "web", UID: "u1"}
+	teamB := objectref.Ref{Kind: objectref.KindService, Namespace: "team-b", Name: "web", UID: "u2"}
+	cert := func(id string) Reference {
+		return Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: id}
+	}
+	group := func(ns, name string) Reference {
+		return Reference{Kind: Group, Annotation: annotations.LBGroup, Namespace: ns, Name: name}
+	}
+	cases := []struct {
+		name   string
+		from   objectref.Ref
+		ref    Reference
+		grants []gatewayv1beta1.ReferenceGrant
+		// refused: a word of the refusal; "" allowed.
+		refused string
+	}{
+		{name: "own namespace's certificate", from: teamA, ref: cert("cert-a")},
+		{name: "another namespace's certificate (hijack)", from: teamB, ref: cert("cert-a"), refused: "not a certificate of this namespace"},
+		{name: "a certificate that does not exist: same words", from: teamB, ref: cert("cert-nope"), refused: "not a certificate of this namespace"},
+		{name: "own namespace's certificate of another cluster", from: teamA, ref: cert("cert-other"), refused: "not a certificate of this namespace"},
+		{name: "platform certificate shared with the namespace", from: teamB, ref: cert("cert-plat")},
+		{name: "platform certificate not shared with it", from: teamA, ref: cert("cert-plat"), refused: "sharedCertificates"},
+		{name: "certificate shared with every namespace", from: teamA, ref: cert("cert-wild")},
+		{name: "TLS Secret of its namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-a", Name: "tls"}},
+		{name: "TLS Secret of another namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"}, refused: "own namespace"},
+		{name: "group of its namespace", from: teamA, ref: group("team-a", "front")},
+		{name: "group of another namespace, no grant", from: teamB, ref: group("team-a", "front"), refused: "no ReferenceGrant"},
+		{name: "group of another namespace, granted for all groups", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}},
+		{name: "group of another namespace, granted for this group", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "front")}},
+		{name: "granted for another group only", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "back")}, refused: "no ReferenceGrant"},
+		{name: "grant to another namespace's Services", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-c", "")}, refused: "no ReferenceGrant"},
+		{name: "grant made by the guest in its own namespace", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-b", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "adoption where allowed", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-1"}},
+		{name: "adoption where not allowed", from: teamB, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-1"}, refused: "does not allow adoption"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := authorizer(c.grants...).Authorize(context.Background(), c.from, []Reference{c.ref})
+			var refused *RefusedError
+			switch {
+			case c.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.refused != "" && !errors.As(err, &refused):
+				t.Fatalf("want a refusal, got %v", err)
+			case c.refused != "" && !strings.Contains(err.Error(), c.refused):
+				t.Fatalf("refusal %q does not say %q", err, c.refused)
+			}
+			if refused != nil {
+				msg := err.Error()
+				if !strings.Contains(msg, string(c.ref.Annotation)) {
+					t.Errorf("refusal %q does not name the annotation", msg)
+				}
+				// Never another tenant's object: no owner, no tag.
+				for _, leak := range []string{"team-a", renderer.TagServiceNamespace, "ops-team", "prod"} {
+					if leak != c.from.Namespace && c.ref.Namespace != leak && strings.Contains(msg, leak) {
+						t.Errorf("refusal %q names %q", msg, leak)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAuthorizeReadFailureDecidesNothing(t *testing.T) {
+	a := authorizer()
+	a.CertificateTags = func(context.Context, string) (map[string]string, bool, error) { return nil, false, errors.New("cloud down") }
+	err := a.Authorize(context.Background(), objectref.Ref{Namespace: "team-a"}, []Reference{{Kind: Certificate, Name: "cert-a"}})
+	var refused *RefusedError
+	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "cloud down") {
+		t.Fatalf("a failed read must be an error, not a decision: %v", err)
+	}
+}
+
+func TestReferences(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}}
+	lb := &annotations.LoadBalancer{CertificateIDs: []string{"cert-1"}, TLSSecrets: []string{"tls"}, Group: annotations.Group{Namespace: "team-a", Name: "front"}, AdoptID: "lb-9"}
+	got := References(svc, lb)
+	want := []Reference{
+		{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: "cert-1"},
+		{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"},
+		{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"},
+		{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-9"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("References = %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("reference %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if refs := References(svc, &annotations.LoadBalancer{Group: annotations.Group{Name: "own"}}); len(refs) != 1 || refs[0].Namespace != "team-b" {
+		t.Errorf("a group without a namespace is the Service's: %+v", refs)
+	}
+}
