@@ -1,6 +1,7 @@
 package exampleapi
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -12,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // Limits of an uploaded certificate, as the cloud enforces them.
@@ -25,11 +28,15 @@ const (
 )
 
 // InspectCertificate checks a PEM certificate chain the way the cloud does
-// (CERTIFICATE blocks only, the leaf first, then each issuer; text around
-// the blocks is ignored) and returns what it reads from the leaf. The
-// simulator and the provider share it, so a plan shows exactly what the
-// cloud will answer. Messages read after the field name, e.g.
-// "certificate_pem: holds no PEM CERTIFICATE block".
+// (CERTIFICATE blocks only, without headers, the leaf first, then each
+// issuer; nothing but whitespace before, between or after them) and
+// returns what it reads from the leaf. The simulator, the provider and the
+// controller's check of a TLS Secret's tls.crt share it, so a plan shows
+// exactly what the cloud will answer. Messages read after the field name,
+// e.g. "certificate_pem: holds no PEM CERTIFICATE block", and never echo
+// text of the input raw: text outside the blocks, which a tenant may have
+// written to reach a reviewer's terminal or the plan text, is named by its
+// offset and length, with a short excerpt escaped (termsafe).
 func InspectCertificate(certPEM string) (CertificateInfo, error) {
 	certs, err := parseChain(certPEM)
 	if err != nil {
@@ -53,15 +60,13 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 	if len(certPEM) > MaxCertificatePEMBytes {
 		return nil, fmt.Errorf("is %d bytes (at most %d)", len(certPEM), MaxCertificatePEMBytes)
 	}
+	blocks, err := pemBlocks(certPEM)
+	if err != nil {
+		return nil, err
+	}
 	var certs []*x509.Certificate
-	rest := []byte(certPEM)
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		n := len(certs) + 1
+	for i, b := range blocks {
+		n := i + 1
 		switch {
 		case strings.Contains(b.Type, "PRIVATE KEY"):
 			// Named by its type only: the key must not reach an error.
@@ -71,15 +76,14 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 			return nil, fmt.Errorf("PEM block %d is a %q block; only CERTIFICATE blocks are accepted", n, b.Type)
 		case n > MaxCertificateChain:
 			return nil, fmt.Errorf("holds more than %d certificates", MaxCertificateChain)
+		case len(b.Headers) > 0:
+			return nil, fmt.Errorf("PEM block %d has headers (%d); a CERTIFICATE block holds the certificate only", n, len(b.Headers))
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
 			return nil, fmt.Errorf("certificate %d is not a valid X.509 certificate: %v", n, err)
 		}
 		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, errors.New("holds no PEM CERTIFICATE block (expected -----BEGIN CERTIFICATE-----)")
 	}
 	for i := 1; i < len(certs); i++ {
 		if err := certs[i-1].CheckSignatureFrom(certs[i]); err != nil {
@@ -94,6 +98,58 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 			certs[0].PublicKeyAlgorithm)
 	}
 	return certs, nil
+}
+
+// pemBlocks reads s as PEM blocks and whitespace only: any other text -
+// before the first block, between two, after the last, or a block the PEM
+// decoder skips as malformed - is refused.
+func pemBlocks(s string) ([]*pem.Block, error) {
+	var blocks []*pem.Block
+	rest := []byte(s)
+	for {
+		trimmed := bytes.TrimLeft(rest, pemSpace)
+		if len(trimmed) == 0 {
+			break
+		}
+		at := len(s) - len(trimmed)
+		if !bytes.HasPrefix(trimmed, pemBegin) {
+			if b, _ := pem.Decode(trimmed); b == nil && len(blocks) == 0 {
+				return nil, errors.New("holds no PEM CERTIFICATE block (expected -----BEGIN CERTIFICATE-----)")
+			}
+			return nil, foreignText(trimmed, at)
+		}
+		b, next := pem.Decode(trimmed)
+		// The decoder skips a malformed block and reads the next one: the
+		// block must be the one that starts here.
+		if b == nil || bytes.Count(trimmed[:len(trimmed)-len(next)], pemBegin) != 1 {
+			return nil, fmt.Errorf("PEM block %d, at byte %d, is malformed (a BEGIN line, base64, the matching END line); "+
+				"certificate_pem holds PEM CERTIFICATE blocks only", len(blocks)+1, at)
+		}
+		blocks = append(blocks, b)
+		rest = next
+	}
+	return blocks, nil
+}
+
+var pemBegin = []byte("-----BEGIN ")
+
+// pemSpace is what may surround the blocks.
+const pemSpace = " \t\r\n"
+
+// foreignText is the error of text outside the PEM blocks at byte at: its
+// extent (up to the next block) and a short excerpt, escaped.
+func foreignText(text []byte, at int) error {
+	if i := bytes.Index(text, pemBegin); i > 0 {
+		text = text[:i]
+	}
+	text = bytes.TrimRight(text, pemSpace)
+	excerpt := []rune(string(text))
+	more := ""
+	if len(excerpt) > 24 {
+		excerpt, more = excerpt[:24], "..."
+	}
+	return fmt.Errorf("holds text outside its PEM blocks (%d bytes at byte %d: \"%s\"%s); certificate_pem holds "+
+		"PEM CERTIFICATE blocks and whitespace only", len(text), at, strings.ReplaceAll(termsafe.Line(string(excerpt)), `"`, `\"`), more)
 }
 
 // CheckPrivateKey checks that keyPEM is one unencrypted private key (PKCS

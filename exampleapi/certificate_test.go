@@ -93,7 +93,9 @@ func TestInspectCertificate(t *testing.T) {
 	ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "CA", IsCA: true})
 	leaf := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test", DNSNames: []string{"a.example.test", "b.example.test"},
 		NotAfter: time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC), Issuer: &ca})
-	info, err := exampleapi.InspectCertificate("subject=CN = a.example.test\n" + leaf.CertPEM + ca.CertPEM)
+	// Whitespace around and between the blocks is all a chain may hold
+	// besides them (TestInspectCertificateForeignText).
+	info, err := exampleapi.InspectCertificate("\n" + leaf.CertPEM + "\r\n\t \n" + strings.ReplaceAll(ca.CertPEM, "\n", "\r\n") + "\n\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,5 +160,57 @@ func TestPrivateKeyNeverInErrorsOrLogs(t *testing.T) {
 	}
 	if !strings.Contains(printed[0], "PrivateKeyPEM:(redacted)") || !strings.Contains(printed[0], "CertificatePEM:(") {
 		t.Errorf("printed request %q", printed[0])
+	}
+}
+
+// TestInspectCertificateForeignText: a chain holds PEM CERTIFICATE blocks
+// and whitespace only. Any other text - openssl's subject= line, a
+// comment, an escape sequence meant for a reviewer's terminal, a block the
+// PEM decoder would skip - is refused, before, between or after the
+// blocks, and the message names it by offset and length with an escaped
+// excerpt, never raw.
+func TestInspectCertificateForeignText(t *testing.T) {
+	ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "CA", IsCA: true})
+	leaf := simtest.NewCert(t, simtest.CertOptions{Issuer: &ca})
+	chain := leaf.CertPEM + ca.CertPEM
+	const clear = "\x1b[2J\x1b[HNo changes.\r\u202e"
+	body := strings.Split(leaf.CertPEM, "\n")[1]
+	for _, tc := range []struct {
+		name, pem, want string
+	}{
+		{"openssl subject line", "subject=CN = a.example.test\n" + chain,
+			`holds text outside its PEM blocks (27 bytes at byte 0: "subject=CN = a.example.t"...)`},
+		{"escape sequence before", clear + "\n" + chain,
+			`holds text outside its PEM blocks (22 bytes at byte 0: "\x1b[2J\x1b[HNo changes.\r\u202e")`},
+		{"between", leaf.CertPEM + "# the CA\n" + ca.CertPEM,
+			fmt.Sprintf(`(8 bytes at byte %d: "# the CA")`, len(leaf.CertPEM))},
+		{"after", chain + clear,
+			fmt.Sprintf(`(22 bytes at byte %d: "\x1b[2J\x1b[HNo changes.\r\u202e")`, len(chain))},
+		{"after, on the END line", strings.TrimSuffix(chain, "\n") + " trailing\n",
+			"PEM block 2, at byte " + fmt.Sprint(len(leaf.CertPEM)) + ", is malformed"},
+		{"quotes escaped", chain + `"evil"`, fmt.Sprintf(`(6 bytes at byte %d: "\"evil\"")`, len(chain))},
+		// The decoder skips a malformed block and reads the next: its text
+		// would pass unseen.
+		{"malformed block first", "-----BEGIN CERTIFICATE-----\n" + clear + "\n-----END CERTIFICATE-----\n" + chain,
+			"PEM block 1, at byte 0, is malformed"},
+		{"BEGIN without END", leaf.CertPEM + "-----BEGIN CERTIFICATE-----\n" + body + "\n",
+			"PEM block 2, at byte " + fmt.Sprint(len(leaf.CertPEM)) + ", is malformed"},
+		{"headers", strings.Replace(leaf.CertPEM, "-----\n", "-----\nComment: "+clear+"\n\n", 1),
+			"PEM block 1 has headers (1); a CERTIFICATE block holds the certificate only"},
+		{"only text", "hello " + clear, "holds no PEM CERTIFICATE block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := exampleapi.InspectCertificate(tc.pem)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("InspectCertificate: %v; want an error with %s", err, tc.want)
+			}
+			if strings.ContainsAny(err.Error(), "\x1b\r\u202e") {
+				t.Errorf("the error holds the foreign text raw: %q", err)
+			}
+			// The key check reads the same chain, and refuses it alike.
+			if err := exampleapi.CheckPrivateKey(tc.pem, leaf.KeyPEM); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckPrivateKey: %v; want an error with %s", err, tc.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -247,6 +248,16 @@ func TestCertificateValidation(t *testing.T) {
 		{"broken certificate", with(func(r *exampleapi.CreateCertificateRequest) {
 			r.CertificatePEM = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
 		}), "certificate_pem", "certificate 1 is not a valid X.509 certificate"},
+		// Only PEM blocks: no text a tenant could aim at a reviewer's
+		// terminal or at the plan text, quoted back escaped.
+		{"text before the blocks", with(func(r *exampleapi.CreateCertificateRequest) { r.CertificatePEM = "subject=CN = web\n" + good.CertPEM }),
+			"certificate_pem", `holds text outside its PEM blocks (16 bytes at byte 0: "subject=CN = web")`},
+		{"escape sequence after the blocks", with(func(r *exampleapi.CreateCertificateRequest) {
+			r.CertificatePEM = good.CertPEM + "\x1b[2J\x1b[HNo changes.\r\u202e"
+		}), "certificate_pem", `holds text outside its PEM blocks (22 bytes at byte ` + fmt.Sprint(len(good.CertPEM)) + `: "\x1b[2J\x1b[HNo changes.\r\u202e")`},
+		{"text between the blocks", with(func(r *exampleapi.CreateCertificateRequest) {
+			r.CertificatePEM, r.PrivateKeyPEM = leaf.CertPEM+"\x1b]0;pwned\a\n"+ca.CertPEM, leaf.KeyPEM
+		}), "certificate_pem", `(10 bytes at byte ` + fmt.Sprint(len(leaf.CertPEM)) + `: "\x1b]0;pwned\x07")`},
 		{"key as certificate", with(func(r *exampleapi.CreateCertificateRequest) { r.CertificatePEM = good.CertPEM + good.KeyPEM }), "certificate_pem", "PEM block 2 is a private key (PRIVATE KEY)"},
 		{"chain in the wrong order", with(func(r *exampleapi.CreateCertificateRequest) {
 			r.CertificatePEM, r.PrivateKeyPEM = ca.CertPEM+leaf.CertPEM, ca.KeyPEM
@@ -269,6 +280,9 @@ func TestCertificateValidation(t *testing.T) {
 			e := c.apiError(http.StatusBadRequest, "POST", "/v1/certificates", tc.body)
 			if e.Field != tc.field || !strings.Contains(e.Message, tc.msg) {
 				t.Errorf("got %s: %q, want %s: ...%s...", e.Field, e.Message, tc.field, tc.msg)
+			}
+			if strings.ContainsAny(e.Message, "\x1b\r\a\u202e") {
+				t.Errorf("message holds a control character raw: %q", e.Message)
 			}
 			for _, k := range []simtest.Cert{good, other, weak, ca} {
 				if strings.Contains(e.Message, keyBody(t, k.KeyPEM)) {
@@ -369,6 +383,9 @@ func TestHTTPListenerValidation(t *testing.T) {
 			e := c.apiError(http.StatusBadRequest, tc.method, tc.path, tc.body)
 			if e.Field != tc.field || !strings.Contains(e.Message, tc.msg) {
 				t.Errorf("got %s: %q, want %s: ...%s...", e.Field, e.Message, tc.field, tc.msg)
+			}
+			if strings.ContainsAny(e.Message, "\x1b\r\a\u202e") {
+				t.Errorf("message holds a control character raw: %q", e.Message)
 			}
 		})
 	}
