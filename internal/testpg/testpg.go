@@ -78,12 +78,10 @@ type Server struct {
 	Database string
 	DataDir  string
 
-	t       testing.TB
-	dir     string // DataDir's parent: also holds postgres.log
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	once    sync.Once
+	t    testing.TB
+	dir  string // DataDir's parent: also holds postgres.log
+	proc *serverproc.Process
+	once sync.Once
 }
 
 // env is what initdb and postgres run with: the test's PG* variables
@@ -254,29 +252,15 @@ func (s *Server) runOn(port int) error {
 	)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.dir, env, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: shared.cred, Pdeathsig: syscall.SIGQUIT}
-	if err := cmd.Start(); err != nil {
+	if s.proc, err = serverproc.Start(cmd); err != nil {
 		return fmt.Errorf("starting postgres: %w", err)
 	}
-	s.cmd, s.exited = cmd, make(chan struct{})
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
-
-	deadline := time.After(60 * time.Second)
-	for {
+	return s.proc.WaitReady("postgres", func() bool {
 		// postgres writes "ready" as line 8 of postmaster.pid (what pg_ctl -w reads).
-		if b, err := os.ReadFile(filepath.Join(s.DataDir, "postmaster.pid")); err == nil {
-			if lines := strings.Split(string(b), "\n"); len(lines) > 7 && strings.TrimSpace(lines[7]) == "ready" {
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("postgres exited during startup (%v):\n%s", s.waitErr, s.log())
-		case <-deadline:
-			s.kill()
-			return fmt.Errorf("postgres not ready after 60s:\n%s", s.log())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		b, err := os.ReadFile(filepath.Join(s.DataDir, "postmaster.pid"))
+		lines := strings.Split(string(b), "\n")
+		return err == nil && len(lines) > 7 && strings.TrimSpace(lines[7]) == "ready"
+	}, s.kill, s.log)
 }
 
 // Stop shuts the server down (fast shutdown) and deletes its data. It is
@@ -303,7 +287,7 @@ func (s *Server) Pause() { s.kill() }
 func (s *Server) Resume() error { return s.runOn(s.Port) }
 
 // kill asks the postmaster for a fast shutdown and escalates to SIGKILL.
-func (s *Server) kill() { serverproc.Stop(s.cmd.Process, syscall.SIGINT, 15*time.Second, s.exited) }
+func (s *Server) kill() { s.proc.Stop(syscall.SIGINT, 15*time.Second) }
 
 // log returns the tail of the server log.
 func (s *Server) log() string { return serverproc.LogTail(filepath.Join(s.dir, "postgres.log")) }

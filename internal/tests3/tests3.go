@@ -65,12 +65,10 @@ type Server struct {
 	// Root holds a directory per bucket and a file per object.
 	Root string
 
-	t       testing.TB
-	dir     string // Root's parent: also holds versitygw.log
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error
-	once    sync.Once
+	t    testing.TB
+	dir  string // Root's parent: also holds versitygw.log
+	proc *serverproc.Process
+	once sync.Once
 }
 
 // Option configures a Server.
@@ -174,30 +172,18 @@ func (s *Server) run(bin string, posix []string) error {
 	cmd.Env = []string{"ROOT_ACCESS_KEY_ID=" + s.AccessKey, "ROOT_SECRET_ACCESS_KEY=" + s.SecretKey, "TZ=UTC"}
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if s.proc, err = serverproc.Start(cmd); err != nil {
 		return fmt.Errorf("starting versitygw: %w", err)
 	}
-	s.cmd, s.exited = cmd, make(chan struct{})
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
-
-	deadline := time.After(60 * time.Second)
 	hc := &http.Client{Timeout: time.Second}
-	for {
-		if resp, err := hc.Get(s.Endpoint + healthPath); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+	return s.proc.WaitReady("versitygw", func() bool {
+		resp, err := hc.Get(s.Endpoint + healthPath)
+		if err != nil {
+			return false
 		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("versitygw exited during startup (%v):\n%s", s.waitErr, s.log())
-		case <-deadline:
-			s.kill()
-			return fmt.Errorf("versitygw not ready after 60s:\n%s", s.log())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, s.kill, s.log)
 }
 
 // Client returns an S3 client signed with the root account's keys.
@@ -264,7 +250,7 @@ func (s *Server) Stop() {
 }
 
 // kill asks versitygw to stop and escalates to SIGKILL.
-func (s *Server) kill() { serverproc.Stop(s.cmd.Process, syscall.SIGTERM, 10*time.Second, s.exited) }
+func (s *Server) kill() { s.proc.Stop(syscall.SIGTERM, 10*time.Second) }
 
 // log returns the tail of the server log.
 func (s *Server) log() string { return serverproc.LogTail(filepath.Join(s.dir, "versitygw.log")) }
