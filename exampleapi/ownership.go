@@ -5,6 +5,21 @@ import (
 	"slices"
 )
 
+// Tenant tags name the tenant a Kubernetes controller's cloud objects
+// belong to: the cluster and the namespace.
+const (
+	TagClusterID = "k8s.example.com/cluster-id"
+	TagNamespace = "k8s.example.com/service-namespace"
+)
+
+// TenantTags are the owner keys of the rule that a load balancer may
+// serve a certificate only of its own tenant: where a certificate carries
+// them, the load balancer's tags must carry the same values (a certificate
+// without them, such as one a platform team uploaded by hand, is anyone's
+// as far as the cloud's objects tell; the controller decides who may name
+// it).
+var TenantTags = []string{TagClusterID, TagNamespace}
+
 // OwnerConflicts applies the ownership rule for taking over an existing
 // object (import, adoption): keys are the tag keys whose values name the
 // owner (a cluster id, a Kubernetes Service uid), want the tags of the

@@ -11,14 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
 // Tag keys the controller puts on every load balancer.
 const (
 	TagManagedBy        = "k8s.example.com/managed-by"
-	TagClusterID        = "k8s.example.com/cluster-id"
-	TagServiceNamespace = "k8s.example.com/service-namespace"
+	TagClusterID        = exampleapi.TagClusterID
+	TagServiceNamespace = exampleapi.TagNamespace
 	TagServiceName      = "k8s.example.com/service-name"
 	TagServiceUID       = "k8s.example.com/service-uid"
 )

@@ -11,7 +11,8 @@ import (
 )
 
 // ModifyPlan refuses an imported load balancer of another owner (see
-// checkImportedOwner) and defaults region to the provider's region. A
+// checkImportedOwner) and a listener serving another tenant's certificate
+// (checkCertificateOwners), and defaults region to the provider's region. A
 // change of the effective region (in configuration or of the provider)
 // replaces the load balancer, as the API cannot move one.
 func (r *loadBalancerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -22,6 +23,9 @@ func (r *loadBalancerResource) ModifyPlan(ctx context.Context, req resource.Modi
 		return
 	}
 	if planRegion(ctx, r.data, req, resp); resp.Diagnostics.HasError() {
+		return
+	}
+	if r.checkCertificateOwners(ctx, resp); resp.Diagnostics.HasError() {
 		return
 	}
 
