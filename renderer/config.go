@@ -378,18 +378,3 @@ var registryPartRE = regexp.MustCompile(`^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A
 func configError(field, value, reason string) error {
 	return &InputError{Field: "config " + field, Value: value, Reason: reason}
 }
-
-// InputError is an input the renderer cannot turn into a valid module: a
-// Service field, a node or a config field, named in Field.
-type InputError struct {
-	Field  string
-	Value  string
-	Reason string
-}
-
-func (e *InputError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("%s: %s", e.Field, e.Reason)
-	}
-	return fmt.Sprintf("%s: %q %s", e.Field, e.Value, e.Reason)
-}
