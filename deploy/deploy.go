@@ -47,6 +47,10 @@ const (
 	// ServiceAuthor verifies the review.example.com/author annotation of
 	// LoadBalancer Services.
 	ServiceAuthor = "service-author"
+	// ReferenceGrants is Gateway API's ReferenceGrant CRD, unchanged, for
+	// clusters without Gateway API: how a namespace consents to Services
+	// of another joining its load balancer groups.
+	ReferenceGrants = "reference-grants"
 )
 
 //go:embed base/*.yaml components/*/*.yaml

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,6 +68,9 @@ func TestFilesDecode(t *testing.T) {
 			if ns != want {
 				t.Errorf("%s: %T %s: namespace %q, want %q", f, o, m.GetName(), ns, want)
 			}
+			if filepath.Dir(f) == filepath.Join("components", deploy.ReferenceGrants) {
+				continue // upstream's, unchanged (TestReferenceGrantsComponent)
+			}
 			if m.GetLabels()["app.kubernetes.io/name"] != "example-cloud-controller-manager" {
 				t.Errorf("%s: %s lacks label app.kubernetes.io/name", f, m.GetName())
 			}
@@ -121,6 +125,40 @@ func TestServiceAuthorComponent(t *testing.T) {
 	checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
 	if _, err := deploy.Component("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown component: err = %v, want an error naming it", err)
+	}
+}
+
+// The reference-grants component is Gateway API's ReferenceGrant CRD of the
+// gateway-api module this controller reads ReferenceGrants with, byte for
+// byte below its header.
+func TestReferenceGrantsComponent(t *testing.T) {
+	objs, err := deploy.Component(deploy.ReferenceGrants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("%d objects, want the CRD", len(objs))
+	}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Fatalf("go list the gateway-api module: %v", err)
+	}
+	upstream, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := os.ReadFile(filepath.Join("components", deploy.ReferenceGrants, "crd-referencegrants.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	for _, line := range strings.SplitAfter(string(ours), "\n") {
+		if len(body) > 0 || !strings.HasPrefix(line, "#") {
+			body = append(body, line)
+		}
+	}
+	if strings.Join(body, "") != string(upstream) {
+		t.Error("components/reference-grants/crd-referencegrants.yaml is not the module's CRD: copy it again (its header says from where)")
 	}
 }
 

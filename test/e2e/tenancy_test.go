@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// The tenant boundary (docs/tenancy.md), with real identities: alice may
+// edit Services in team-a, bob in team-b, and nothing else. Each row is
+// one kind of reference across the boundary, asserting the safe outcome
+// in the cloud (the simulator's objects) and in events. A new kind of
+// reference adds a row.
+func TestTenancy(t *testing.T) {
+	e := newEnv(t, options{tlsResync: "1s"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	for _, ns := range []string{"team-a", "team-b"} {
+		e.namespace(t, ns)
+		e.allowTLSSecrets(t, ns)
+	}
+	alice, bob := e.tenant(t, "team-a", "alice"), e.tenant(t, "team-b", "bob")
+
+	// Alice's HTTPS Service: its certificate is uploaded for team-a.
+	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test"})
+	c2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test"})
+	secrets := e.kube.CoreV1().Secrets("team-a")
+	_, err := secrets.Create(ctx(t), tlsSecretObject("team-a", "web-tls", c1), metav1.CreateOptions{})
+	must(t, err)
+	e.createService(t, alice, httpsLBService("team-a", "web", "web-tls"))
+	ip := e.waitIngressIn("team-a", "web", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+	_, aliceCert := e.servedCertificate(t, ip, c1)
+
+	t.Run("certificate of another namespace", func(t *testing.T) {
+		// Bob names alice's certificate: refused before planning, with an
+		// event naming the annotation and not team-a; nothing in the
+		// cloud serves it for him.
+		shop := lbService("shop", 443)
+		shop.Namespace = "team-b"
+		shop.Annotations = map[string]string{
+			string(annotations.LBHTTPSPorts):     "443",
+			string(annotations.LBCertificateIDs): aliceCert,
+		}
+		e.createService(t, bob, shop)
+		e.eventWith(t, "team-b", "shop", "ReferenceRefused", "annotation "+string(annotations.LBCertificateIDs)+": certificate \""+aliceCert+"\" refused")
+		e.noEventMentions(t, "team-b", "team-a")
+		e.certificateServedOnlyBy(t, aliceCert, ip)
+
+		// Alice's rotation and deletion complete while bob keeps trying.
+		s, err := secrets.Get(ctx(t), "web-tls", metav1.GetOptions{})
+		must(t, err)
+		s.Data = tlsSecretObject("team-a", "web-tls", c2).Data
+		_, err = secrets.Update(ctx(t), s, metav1.UpdateOptions{})
+		must(t, err)
+		_, rotated := e.servedCertificate(t, ip, c2)
+		eventually(t, 30*time.Second, "alice's old certificate deleted", func() error {
+			if _, err := e.api.GetCertificate(ctx(t), aliceCert); !exampleapi.IsNotFound(err) {
+				return fmt.Errorf("certificate %s: %v", aliceCert, err)
+			}
+			return nil
+		})
+		must(t, alice.kube.CoreV1().Services("team-a").Delete(ctx(t), "web", metav1.DeleteOptions{}))
+		eventually(t, 60*time.Second, "alice's Service and certificate gone", func() error {
+			if _, err := e.kube.CoreV1().Services("team-a").Get(ctx(t), "web", metav1.GetOptions{}); err == nil {
+				return fmt.Errorf("Service team-a/web still there (finalizer)")
+			}
+			if _, err := e.api.GetCertificate(ctx(t), rotated); !exampleapi.IsNotFound(err) {
+				return fmt.Errorf("certificate %s: %v", rotated, err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("group of another namespace needs its ReferenceGrant", func(t *testing.T) {
+		front := lbService("front", 80)
+		front.Namespace = "team-a"
+		front.Annotations = map[string]string{string(annotations.LBGroup): "front"}
+		e.createService(t, alice, front)
+		ip := e.waitIngressIn("team-a", "front", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+
+		guest := lbService("guest", 8080)
+		guest.Namespace = "team-b"
+		guest.Annotations = map[string]string{string(annotations.LBGroup): "team-a/front"}
+		e.createService(t, bob, guest)
+		e.eventWith(t, "team-b", "guest", "ReferenceRefused", "namespace team-a has no ReferenceGrant")
+		lb, err := e.cloudLB(ip)
+		must(t, err)
+		if got := groupListeners(lb); len(got) != 1 {
+			t.Fatalf("without consent the guest's port reached the owner's address: %v", got)
+		}
+
+		// Team-a consents (its owner, here the admin, grants team-b's
+		// Services): the guest joins.
+		e.installReferenceGrants(t)
+		name := gatewayv1beta1.ObjectName("front")
+		grant := &gatewayv1beta1.ReferenceGrant{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-b-joins-front"},
+			Spec: gatewayv1beta1.ReferenceGrantSpec{
+				From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: "team-b"}},
+				To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &name}},
+			},
+		}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(grant)
+		must(t, err)
+		_, err = e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("team-a").
+			Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		must(t, err)
+		// The service controller retries the refused guest with back-off;
+		// an update makes it try now.
+		bumpService(t, bob, "team-b", "guest")
+		if got := e.waitIngressIn("team-b", "guest", 90*time.Second).Status.LoadBalancer.Ingress[0].IP; got != ip {
+			t.Fatalf("guest got %s, want the group's %s", got, ip)
+		}
+	})
+}
+
+// noEventMentions fails if an event in ns mentions text.
+func (e *env) noEventMentions(t testing.TB, ns, text string) {
+	t.Helper()
+	evs, err := e.kube.CoreV1().Events(ns).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	for _, ev := range evs.Items {
+		if strings.Contains(ev.Message, text) {
+			t.Errorf("event %s on %s in %s mentions %q: %s", ev.Reason, ev.InvolvedObject.Name, ns, text, ev.Message)
+		}
+	}
+}
+
+// certificateServedOnlyBy fails if a load balancer other than the one at
+// ip serves certificate id.
+func (e *env) certificateServedOnlyBy(t testing.TB, id, ip string) {
+	t.Helper()
+	lbs, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	for _, lb := range lbs {
+		for _, l := range lb.Listeners {
+			for _, c := range l.CertificateIDs {
+				if c == id && lb.IPv4 != ip {
+					t.Errorf("load balancer %s (%s) serves certificate %s", lb.ID, lb.Name, id)
+				}
+			}
+		}
+	}
+}
+
+// installReferenceGrants installs Gateway API's ReferenceGrant CRD (the
+// reference-grants component) and waits until it is served.
+func (e *env) installReferenceGrants(t testing.TB) {
+	t.Helper()
+	objs, err := deploy.Component(deploy.ReferenceGrants)
+	must(t, err)
+	must(t, deploy.Apply(ctx(t), e.kube, objs))
+	eventually(t, 30*time.Second, "referencegrants served", func() error {
+		_, err := e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("default").List(ctx(t), metav1.ListOptions{})
+		return err
+	})
+}
+
+// bumpService changes an annotation the controller does not render, as u,
+// so the service controller syncs the Service now.
+func bumpService(t testing.TB, u *user, ns, name string) {
+	t.Helper()
+	svc, err := u.kube.CoreV1().Services(ns).Get(ctx(t), name, metav1.GetOptions{})
+	must(t, err)
+	if svc.Annotations == nil {
+		svc.Annotations = map[string]string{}
+	}
+	svc.Annotations["example.test/bump"] = time.Now().Format(time.RFC3339Nano)
+	_, err = u.kube.CoreV1().Services(ns).Update(ctx(t), svc, metav1.UpdateOptions{})
+	must(t, err)
+}
