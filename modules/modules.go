@@ -43,6 +43,11 @@ type Paths struct {
 	Certificates string
 }
 
+// All is every module's directory.
+func (p Paths) All() []string {
+	return []string{p.LoadBalancer, p.Certificates, p.Routes, p.TargetPools}
+}
+
 // WriteTo materialises the modules into dir/loadbalancer, dir/routes and
 // dir/targetpools.
 // Files whose content already matches are left alone (so timestamps, and

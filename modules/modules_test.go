@@ -32,13 +32,19 @@ func TestFormatted(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	m := tftest.Get(t)
+	for _, dir := range writeModules(t).All() {
+		t.Run(filepath.Base(dir), func(t *testing.T) { m.Validate(t, dir) })
+	}
+}
+
+// writeModules writes the shipped modules to a temporary directory.
+func writeModules(t *testing.T) modules.Paths {
+	t.Helper()
 	paths, err := modules.WriteTo(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
-		t.Run(filepath.Base(dir), func(t *testing.T) { m.Validate(t, dir) })
-	}
+	return paths
 }
 
 func TestWriteToIsIdempotent(t *testing.T) {
@@ -47,7 +53,7 @@ func TestWriteToIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
+	for _, p := range paths.All() {
 		for _, f := range []string{"versions.tf", "variables.tf", "main.tf", "outputs.tf", "README.md"} {
 			if _, err := os.Stat(filepath.Join(p, f)); err != nil {
 				t.Errorf("missing %s", err)

@@ -26,6 +26,22 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // controller renders it: listeners sorted by port, the controller's owner
 // tags.
 func lbRoot(sim *simtest.Sim, listeners ...string) string {
+	return providerHeader(sim) + fmt.Sprintf(`
+module "load_balancer" {
+  source    = "./modules/loadbalancer"
+  name      = "k8s-shop-web"
+  listeners = [%s]
+  tags = {
+    "k8s.example.com/cluster-id"  = "prod"
+    "k8s.example.com/service-uid" = "6f1c1e2a-8d3b-4c5e-9f70-0123456789ab"
+  }
+}
+`, strings.Join(listeners, ", "))
+}
+
+// providerHeader starts a root module: the provider, configured for sim
+// and region ex-west-1.
+func providerHeader(sim *simtest.Sim) string {
 	return fmt.Sprintf(`terraform {
   required_providers {
     example = { source = "example.com/example/example" }
@@ -37,17 +53,7 @@ provider "example" {
   token    = %q
   region   = "ex-west-1"
 }
-
-module "load_balancer" {
-  source    = "./modules/loadbalancer"
-  name      = "k8s-shop-web"
-  listeners = [%s]
-  tags = {
-    "k8s.example.com/cluster-id"  = "prod"
-    "k8s.example.com/service-uid" = "6f1c1e2a-8d3b-4c5e-9f70-0123456789ab"
-  }
-}
-`, sim.URL, sim.Token, strings.Join(listeners, ", "))
+`, sim.URL, sim.Token)
 }
 
 // normalisePlan replaces what differs between runs (ids, addresses,

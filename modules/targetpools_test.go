@@ -24,23 +24,12 @@ import (
 // the pool lbPool, as one configuration.
 func poolsRoot(sim *simtest.Sim, pools map[string][]string, lbs int, lbPool string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `terraform {
-  required_providers {
-    example = { source = "example.com/example/example" }
-  }
-}
-
-provider "example" {
-  endpoint = %q
-  token    = %q
-  region   = "ex-west-1"
-}
-
+	b.WriteString(providerHeader(sim) + `
 module "pools" {
   source      = "./modules/targetpools"
   name_prefix = "k8s-prod-"
   pools = {
-`, sim.URL, sim.Token)
+`)
 	for _, k := range slices.Sorted(maps.Keys(pools)) {
 		q := make([]string, len(pools[k]))
 		for i, id := range pools[k] {

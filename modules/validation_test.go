@@ -225,11 +225,8 @@ provider "example" {
 // (tests/*.tftest.hcl, provider mocked).
 func TestModuleTests(t *testing.T) {
 	m := tftest.Get(t)
-	paths, err := modules.WriteTo(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dir := range []string{paths.LoadBalancer, paths.Certificates, paths.Routes, paths.TargetPools} {
+	paths := writeModules(t)
+	for _, dir := range paths.All() {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			if dir == paths.Certificates {
 				writeCertificateVars(t, dir)
