@@ -56,8 +56,7 @@ func httpsLB(name string, certs ...string) exampleapi.LoadBalancerSpec {
 // rotation, an https listener using it, delete refused (409) while used,
 // rotation to a new certificate, delete.
 func TestCertificateLifecycle(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	old := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test", DNSNames: []string{"shop.example.test", "www.shop.example.test"}})
 
 	var cert exampleapi.Certificate
@@ -221,8 +220,7 @@ func TestCertificateKeyIsStored(t *testing.T) {
 // TestCertificateValidation: every refusal is a 400 naming the field, and
 // none quotes the key.
 func TestCertificateValidation(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	good := simtest.NewCert(t, simtest.CertOptions{})
 	other := simtest.NewCert(t, simtest.CertOptions{})
 	weak := simtest.NewCert(t, simtest.CertOptions{RSABits: 1024})
@@ -309,8 +307,7 @@ func TestCertificateValidation(t *testing.T) {
 // TestHTTPListenerValidation: the rules of http and https listeners, each
 // a 400 naming the field.
 func TestHTTPListenerValidation(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	cc := simtest.NewCert(t, simtest.CertOptions{})
 	cert := c.createCert(certReq("web", cc))
 	eastReq := certReq("web", cc)

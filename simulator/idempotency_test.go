@@ -9,8 +9,7 @@ import (
 )
 
 func TestIdempotencyKeyReplay(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 
 	var first, second exampleapi.LoadBalancer
 	r1 := c.must(http.StatusCreated, "POST", "/v1/load-balancers", lbSpec("web"), &first, "Idempotency-Key", "key-1")

@@ -11,8 +11,7 @@ import (
 )
 
 func TestInstanceLifecycle(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 
 	req := instanceReq("node-1", "ex-west-1b")
 	req.Tags = map[string]string{"role": "worker"}
@@ -64,8 +63,7 @@ func TestInstanceLifecycle(t *testing.T) {
 }
 
 func TestIfMatch(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	inst := c.createInstance(instanceReq("node-1", "ex-west-1a"))
 	tags := exampleapi.UpdateInstanceTagsRequest{Tags: map[string]string{"k": "v"}}
 
@@ -91,8 +89,7 @@ func TestIfMatch(t *testing.T) {
 }
 
 func TestInstanceNamesUniquePerRegion(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	c.createInstance(instanceReq("node-1", "ex-west-1a"))
 	if e := c.apiError(http.StatusConflict, "POST", "/v1/instances", instanceReq("node-1", "ex-west-1c")); e.Code != exampleapi.CodeConflict {
 		t.Errorf("code %q", e.Code)
@@ -102,8 +99,7 @@ func TestInstanceNamesUniquePerRegion(t *testing.T) {
 }
 
 func TestInstanceFilters(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	for i, zone := range []string{"ex-west-1a", "ex-west-1b", "ex-east-1a"} {
 		req := instanceReq(fmt.Sprintf("node-%d", i), zone)
 		req.Tags = map[string]string{"cluster": "c1", "idx": fmt.Sprint(i)}
@@ -138,8 +134,7 @@ func TestInstanceFilters(t *testing.T) {
 }
 
 func TestInstanceGivenAddresses(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	req := instanceReq("node-1", "ex-west-1a")
 	req.PrivateIPv4, req.PublicIPv4, req.IPv6 = "10.0.0.1", "192.0.2.10", "fd00:10::99"
 	inst := c.createInstance(req)
@@ -167,8 +162,7 @@ func TestInstanceGivenAddresses(t *testing.T) {
 }
 
 func TestRegionsAndZones(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	var regions exampleapi.ListResponse[exampleapi.Region]
 	c.must(http.StatusOK, "GET", "/v1/regions", nil, &regions)
 	if len(regions.Items) != 2 || regions.Items[0].Name != "ex-east-1" || len(regions.Items[1].Zones) != 3 {

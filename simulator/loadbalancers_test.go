@@ -105,8 +105,7 @@ func TestLoadBalancerDualStackExhaustionReleasesIPv4(t *testing.T) {
 }
 
 func TestLoadBalancerNameConflict(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	c.createLB(lbSpec("web"))
 	if e := c.apiError(http.StatusConflict, "POST", "/v1/load-balancers", lbSpec("web")); e.Code != exampleapi.CodeConflict {
 		t.Errorf("code %q", e.Code)
@@ -124,14 +123,25 @@ func TestLoadBalancerNameConflict(t *testing.T) {
 
 func TestConcurrentCreatesOfOneName(t *testing.T) {
 	sim := simtest.Start(t)
-	const n = 20
+	expectOneCreated(t, sim, 20, "/v1/load-balancers", lbSpec("race"))
+	var l exampleapi.ListResponse[exampleapi.LoadBalancer]
+	control(t, sim).must(http.StatusOK, "GET", "/v1/load-balancers?name=race", nil, &l)
+	if len(l.Items) != 1 {
+		t.Errorf("%d load balancers named race", len(l.Items))
+	}
+}
+
+// expectOneCreated posts body to path n times at once, each with its own
+// client, and expects one create (201) and n-1 conflicts (409).
+func expectOneCreated(t *testing.T, sim *simtest.Sim, n int, path string, body any) {
+	t.Helper()
 	statuses := make(chan int, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range n {
 		wg.Go(func() {
 			<-start
-			resp, err := newAPI(t, sim.URL, sim.Token).try("POST", "/v1/load-balancers", lbSpec("race"))
+			resp, err := newAPI(t, sim.URL, sim.Token).try("POST", path, body)
 			if err != nil {
 				t.Error(err)
 				return
@@ -149,16 +159,10 @@ func TestConcurrentCreatesOfOneName(t *testing.T) {
 	if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
 		t.Fatalf("statuses %v, want one 201 and %d 409", count, n-1)
 	}
-	var l exampleapi.ListResponse[exampleapi.LoadBalancer]
-	control(t, sim).must(http.StatusOK, "GET", "/v1/load-balancers?name=race", nil, &l)
-	if len(l.Items) != 1 {
-		t.Errorf("%d load balancers named race", len(l.Items))
-	}
 }
 
 func TestDeletedInstanceLeavesLoadBalancerTargets(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
 	spec := lbSpec("web")
 	spec.Targets = []string{n1.ID, n2.ID}

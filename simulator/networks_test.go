@@ -9,8 +9,7 @@ import (
 )
 
 func TestNetworksAndRoutes(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 
 	var n exampleapi.Network
 	resp := c.must(http.StatusCreated, "POST", "/v1/networks",

@@ -8,12 +8,10 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 func TestPaginationWalksAllItems(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	const total = 23
 	want := map[string]bool{}
 	for i := range total {

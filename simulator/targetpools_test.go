@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -31,8 +30,7 @@ func poolReq(name string, targets ...string) exampleapi.CreateTargetPoolRequest 
 }
 
 func TestTargetPoolLifecycle(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
 
 	req := poolReq("workers", n1.ID)
@@ -200,8 +198,7 @@ func TestTargetPoolReferenceErrors(t *testing.T) {
 // deleted instance disappears from pools (their version moves); the load
 // balancers using the pool do not change.
 func TestDeletedInstanceLeavesTargetPools(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
 	tp := c.createPool(poolReq("workers", n1.ID, n2.ID))
 	other := c.createPool(poolReq("others", n2.ID))
@@ -284,33 +281,11 @@ func TestTargetPoolIdempotentCreateAndRace(t *testing.T) {
 	}
 	c.apiError(http.StatusConflict, "POST", "/v1/target-pools", poolReq("other"), "Idempotency-Key", "k1")
 
-	const n = 10
-	statuses := make(chan int, n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			resp, err := newAPI(t, sim.URL, sim.Token).try("POST", "/v1/target-pools", poolReq("race"))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			statuses <- resp.status
-		})
-	}
-	wg.Wait()
-	close(statuses)
-	count := map[int]int{}
-	for s := range statuses {
-		count[s]++
-	}
-	if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
-		t.Errorf("statuses %v, want one 201 and %d 409", count, n-1)
-	}
+	expectOneCreated(t, sim, 10, "/v1/target-pools", poolReq("race"))
 }
 
 func TestTargetPoolListPaginates(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	want := map[string]bool{}
 	for i := range 7 {
 		want[c.createPool(poolReq(fmt.Sprintf("p%d", i))).ID] = true

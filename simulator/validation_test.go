@@ -161,8 +161,7 @@ func TestSameListenerPortOnDifferentProtocolsIsValid(t *testing.T) {
 // TestListenerLimitIsInclusive: exactly MaxListeners listeners are fine,
 // on create and update.
 func TestListenerLimitIsInclusive(t *testing.T) {
-	sim := simtest.Start(t)
-	c := control(t, sim)
+	c := startControl(t)
 	spec := lbSpec("many")
 	spec.Listeners = listenersN(exampleapi.MaxListeners)
 	lb := c.createLB(spec)
