@@ -45,6 +45,7 @@ func TestStore(t *testing.T) {
 		"saved plans":    testSaved,
 		"large saved":    testLargeSaved,
 		"legacy texts":   testLegacyTexts,
+		"inert texts":    testInert,
 		"reviewer":       func(t *testing.T, client kubernetes.Interface) { testReviewer(t, c, client) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -225,8 +226,10 @@ func testPlanText(t *testing.T, client kubernetes.Interface) {
 	s := records.NewStore(client, ns, 0)
 	ws := "plantext-5e6f7a8b"
 	svc, nodes := bigService(200, 50)
+	// Kept as it is but for its escape sequences, stored inert (testInert).
 	text := planText(svc, nodes, 0) + "Ünïcödé ✓ \x1b[1mbold\x1b[0m\n"
 	mustUpdate(t, s, ws, prepend(newPlan("plan-a1b2c3d4e5f6", text, time.Now())))
+	text = planText(svc, nodes, 0) + `Ünïcödé ✓ \x1b[1mbold\x1b[0m` + "\n"
 	got, err := s.PlanText(ctx, ws, "plan-a1b2c3d4e5f6")
 	if err != nil || got != text {
 		t.Fatalf("PlanText = %d bytes, %v; want the %d stored", len(got), err, len(text))

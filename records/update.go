@@ -37,8 +37,10 @@ var updateBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Fact
 // once the plan is decided or leaves the record. A plan without Saved keeps
 // the one stored and its SavedSHA256 (the store owns that field).
 //
-// Nothing is written when fn changes nothing. It returns the record as
-// stored, plans without Text and Saved.
+// The texts kept for people (plan texts, errors, rule messages, comments,
+// a lock's holder) are stored with their control characters escaped (see
+// inert). Nothing is written when fn changes nothing. It returns the
+// record as stored, plans without Text and Saved.
 func (s *Store) Update(ctx context.Context, workspace string, fn func(*Record) error) (*Record, error) {
 	if err := validWorkspace(workspace); err != nil {
 		return nil, err
@@ -166,6 +168,7 @@ func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (
 	if len(rec.Plans) > s.keep {
 		rec.Plans = rec.Plans[:s.keep]
 	}
+	inert(rec)
 	gen := sn.nextGen()
 	if err := sn.stageTexts(base, rec, gen); err != nil {
 		return nil, err
