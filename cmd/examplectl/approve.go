@@ -11,6 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 func newApproveCmd() *cobra.Command {
@@ -73,11 +74,11 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 	}
 	if a := approvedBy(p, user); a != nil {
 		return fmt.Errorf("refusing to approve %s again: the record shows you (%s) approved it %s ago; it needs %d distinct approvers, so another reviewer must approve it",
-			p.ID, printable(user), age(a.At), required(t.record))
+			p.ID, termsafe.Line(user), age(a.At), required(t.record))
 	}
 	if p.Author != "" && p.Author == user {
 		return fmt.Errorf("refusing to approve %s: you (%s) made the change it plans (the record names you its author), and the controller does not count an author's approval; another reviewer must approve it",
-			p.ID, printable(user))
+			p.ID, termsafe.Line(user))
 	}
 	a, err := reviewapi.CreatePlanApproval(ctx, c.dynamic, c.namespace, reviewapi.PlanApprovalSpec{
 		Object: reviewedObject(t), PlanID: p.ID, Approver: user, Comment: comment,
@@ -86,12 +87,12 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 		return c.explainCreate(err, reviewapi.KindPlanApproval)
 	}
 
-	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), ref.Describe())
-	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, a.Namespace, a.Name, printable(user))
+	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), termsafe.Line(ref.Describe()))
+	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user))
 	who := append(approvers(p), user)
 	have, need := len(who), required(t.record)
 	for i := range who {
-		who[i] = printable(who[i])
+		who[i] = termsafe.Line(who[i])
 	}
 	fmt.Fprintf(stdout, "Approvals: %d of %d required (%s).\n", have, need, strings.Join(who, ", "))
 	if have >= need {
@@ -153,9 +154,9 @@ func warnIfDecided(ctx context.Context, c *cluster, t *target, id string, stderr
 	p := rec.Find(id)
 	switch {
 	case p == nil:
-		fmt.Fprintf(stderr, "warning: %s is no longer recorded: the controller will not apply it; see examplectl status\n", id)
+		fmt.Fprintf(stderr, "warning: %s is no longer recorded: the controller will not apply it; see examplectl status\n", termsafe.Line(id))
 	case p.Outcome == records.AwaitingApproval, p.Outcome == records.Applied:
 	default:
-		fmt.Fprintf(stderr, "warning: %s is now %s; see examplectl history %s\n", id, p.Outcome, t.ref.Arg())
+		fmt.Fprintf(stderr, "warning: %s is now %s; see examplectl history %s\n", termsafe.Line(id), termsafe.Line(string(p.Outcome)), termsafe.Line(t.ref.Arg()))
 	}
 }

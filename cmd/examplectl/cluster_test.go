@@ -63,6 +63,7 @@ func TestCluster(t *testing.T) {
 		{"approve", testApprove},
 		{"unlock", testUnlock},
 		{"errors", testClusterErrors},
+		{"hostile", testHostile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // now is the clock ages are measured with; tests pin it.
@@ -67,9 +69,15 @@ func newFields(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, len("saved plan:")+3, 8, 3, ' ', 0)
 }
 
-// row writes cells tab-separated.
+// row writes cells tab-separated, each on one line with its control
+// characters escaped (termsafe.Line): whatever a cell holds, it can neither
+// drive the terminal nor break the table.
 func row(w io.Writer, cells ...string) {
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = termsafe.Line(c)
+	}
+	fmt.Fprintln(w, strings.Join(safe, "\t"))
 }
 
 // outputFlag adds -o: table (default) or json, and wide if allowed.
@@ -91,8 +99,14 @@ func checkOutput(format string, wide bool) error {
 	return fmt.Errorf("unknown output format %q: want json, or nothing for a table", format)
 }
 
+// writeJSON writes v indented, with what encoding/json leaves raw in
+// strings (DEL, C1 and bidi controls) escaped as JSON escapes
+// (termsafe.JSON): the same document, inert on a terminal.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(data), '\n'))
+	return err
 }

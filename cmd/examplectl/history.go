@@ -9,6 +9,7 @@ import (
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 func newHistoryCmd() *cobra.Command {
@@ -54,7 +55,7 @@ func runHistory(ctx context.Context, c *cluster, ref objectref.Ref, output strin
 		return writeJSON(w, plans)
 	}
 	if t.ref.Kind == objectref.KindServiceGroup {
-		fmt.Fprintf(w, "Members of %s: %s\n\n", t.ref.Describe(), membersCell(t.record.Members))
+		fmt.Fprintf(w, "Members of %s: %s\n\n", termsafe.Line(t.ref.Describe()), membersCell(t.record.Members))
 	}
 	tw := newTable(w)
 	row(tw, "PLAN", "KIND", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "PLANNED", "DECIDED", "ERROR")
@@ -63,8 +64,8 @@ func runHistory(ctx context.Context, c *cluster, ref objectref.Ref, output strin
 		if p.DecidedAt != nil {
 			decided = stamp(*p.DecidedAt)
 		}
-		row(tw, p.ID, p.Kind, string(p.Outcome), p.Summary.String(), approvalsCell(t.record, &p), orDash(printable(p.Author)),
-			verdictsCell(&p), stamp(p.PlannedAt), decided, orDash(printable(firstLine(p.Error, 80))))
+		row(tw, p.ID, p.Kind, string(p.Outcome), p.Summary.String(), approvalsCell(t.record, &p), orDash(p.Author),
+			verdictsCell(&p), stamp(p.PlannedAt), decided, orDash(firstLine(p.Error, 80)))
 	}
 	return tw.Flush()
 }

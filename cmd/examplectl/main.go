@@ -11,11 +11,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "examplectl:", err)
+		// Errors quote the cluster's objects (and the API server's
+		// messages): shown inert.
+		fmt.Fprintln(os.Stderr, "examplectl:", termsafe.Text(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // objectOptions select the object of plan, history, approve and unlock.
@@ -45,7 +46,7 @@ func membersCell(refs []objectref.Ref) string {
 	}
 	out := make([]string, len(refs))
 	for i, r := range refs {
-		out[i] = printable(r.Arg())
+		out[i] = termsafe.Line(r.Arg())
 	}
 	return strings.Join(out, ", ")
 }

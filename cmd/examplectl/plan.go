@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -68,7 +69,9 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 		return c.explain(err, "read the text of "+p.ID)
 	}
 
-	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", p.ID, ref.Describe(), rec.Workspace)
+	// Every text of the record is shown with its control characters
+	// escaped (termsafe): the cells by row, the plan text and files here.
+	fmt.Fprintf(w, "=== %s of %s (workspace %s)\n", termsafe.Line(p.ID), termsafe.Line(ref.Describe()), termsafe.Line(rec.Workspace))
 	tw := newFields(w)
 	row(tw, "kind:", p.Kind)
 	if ref.Kind == objectref.KindServiceGroup {
@@ -78,7 +81,7 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 	row(tw, "changes:", p.Summary.String())
 	row(tw, "policy:", orDash(p.Policy))
 	if p.Author != "" {
-		row(tw, "author:", printable(p.Author))
+		row(tw, "author:", p.Author)
 	}
 	if p.Outcome == records.AwaitingApproval || len(p.Approvals) > 0 {
 		// The number required is today's: only a waiting plan is held to it.
@@ -96,7 +99,7 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 		if i == 0 {
 			label = "verdicts:"
 		}
-		row(tw, label, fmt.Sprintf("%s (%s): %s", printable(v.Rule), printable(v.Effect), printable(v.Message)))
+		row(tw, label, fmt.Sprintf("%s (%s): %s", v.Rule, v.Effect, v.Message))
 	}
 	row(tw, "planned:", stamp(p.PlannedAt)+" ("+age(p.PlannedAt)+" ago)")
 	if p.DecidedAt != nil {
@@ -106,17 +109,17 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 		row(tw, "saved plan:", "sha256 "+p.SavedSHA256)
 	}
 	if p.Error != "" {
-		row(tw, "error:", printable(firstLine(p.Error, 200)))
+		row(tw, "error:", firstLine(p.Error, 200))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
-	fmt.Fprintf(w, "\n=== terraform plan %s\n", p.ID)
+	fmt.Fprintf(w, "\n=== terraform plan %s\n", termsafe.Line(p.ID))
 	if strings.TrimSpace(text) == "" {
 		fmt.Fprintln(w, "(no plan text recorded)")
 	} else {
-		fmt.Fprint(w, ensureNewline(text))
+		fmt.Fprint(w, termsafe.Text(ensureNewline(text)))
 	}
 
 	if len(rec.Files) == 0 {
@@ -128,8 +131,8 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 		note = fmt.Sprintf("the current rendering: %s was made from another one (sha256 %s), which the record no longer keeps", p.ID, p.HCLHash)
 	}
 	for _, name := range slices.Sorted(maps.Keys(rec.Files)) {
-		fmt.Fprintf(w, "\n=== %s (%s)\n", name, note)
-		fmt.Fprint(w, ensureNewline(rec.Files[name]))
+		fmt.Fprintf(w, "\n=== %s (%s)\n", termsafe.Line(name), termsafe.Line(note))
+		fmt.Fprint(w, termsafe.Text(ensureNewline(rec.Files[name])))
 	}
 	return nil
 }
@@ -155,14 +158,14 @@ func outcomeHint(ref objectref.Ref, p *records.Plan) string {
 
 // approvalLine is "bob at 2025-06-01T11:57:00Z (3m ago), PlanApproval x: LGTM".
 func approvalLine(a records.Approval) string {
-	s := fmt.Sprintf("%s at %s (%s ago)", printable(a.By), stamp(a.At), age(a.At))
+	s := fmt.Sprintf("%s at %s (%s ago)", a.By, stamp(a.At), age(a.At))
 	if a.Object != "" {
-		s += ", " + reviewapi.KindPlanApproval + " " + printable(a.Object)
+		s += ", " + reviewapi.KindPlanApproval + " " + a.Object
 	}
 	if a.Comment != "" {
-		s += ": " + printable(firstLine(a.Comment, 120))
+		s += ": " + firstLine(a.Comment, 120)
 	}
-	return s
+	return termsafe.Line(s)
 }
 
 // planList is "plan-a (applied), plan-b (superseded)", newest first.

@@ -17,10 +17,12 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/state"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 type renderOptions struct {
@@ -87,7 +89,7 @@ func runRender(o renderOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, w := range m.Warnings {
-		fmt.Fprintln(stderr, "warning:", w)
+		fmt.Fprintln(stderr, "warning:", termsafe.Text(w))
 	}
 	if o.out == "" {
 		if o.withModules {
@@ -281,6 +283,11 @@ func readTLSCertificates(flags []string) (*engine.TLS, error) {
 		}
 		if bytes.Contains(data, []byte("PRIVATE KEY")) {
 			return nil, fmt.Errorf("--tls-certificate %s: %s holds a private key: give the certificate (tls.crt) only", name, path)
+		}
+		// As the controller checks the Secret's tls.crt: what it refuses
+		// (text outside the PEM blocks above all) renders nothing.
+		if _, err := exampleapi.InspectCertificate(string(data)); err != nil {
+			return nil, fmt.Errorf("--tls-certificate %s: %s: the controller refuses it (tls.crt: %w)", name, path, err)
 		}
 		tls.Certificates[name] = string(data)
 	}

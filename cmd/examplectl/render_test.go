@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -196,5 +197,28 @@ func TestReadNodesForms(t *testing.T) {
 		if len(nodes) != 2 || nodes[0].Name != "a" || nodes[1].Name != "b" {
 			t.Errorf("%s: %d nodes", name, len(nodes))
 		}
+	}
+}
+
+// A tls.crt the controller would refuse (text outside its PEM blocks, an
+// escape sequence above all) renders nothing; the error does not echo it.
+func TestRenderTLSCertificateChecked(t *testing.T) {
+	cert := simtest.NewCert(t, simtest.CertOptions{})
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.crt"), filepath.Join(dir, "bad.crt")
+	if err := os.WriteFile(good, []byte(cert.CertPEM), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(cert.CertPEM+"\x1b[2J\x1b[HNo changes.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tls, err := readTLSCertificates([]string{"web-tls=" + good})
+	if err != nil || tls.Certificates["web-tls"] != cert.CertPEM {
+		t.Fatalf("a good tls.crt: %v", err)
+	}
+	_, _, err = render(t, "--service", "testdata/service.yaml", "--nodes", "testdata/nodes.yaml", "--tls-certificate", "web-tls="+bad)
+	if err == nil || !strings.Contains(err.Error(), `the controller refuses it (tls.crt: holds text outside its PEM blocks (18 bytes at byte`) ||
+		strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("a tls.crt with text after its block: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // checkIncarnation refuses a record made for an earlier Service of the
@@ -54,7 +54,7 @@ func checkComment(s string) error {
 
 // planLine is "plan-x (change, +1 ~0 -0, planned ... ago)".
 func planLine(p *records.Plan) string {
-	return fmt.Sprintf("%s (%s, %s, planned %s ago)", p.ID, p.Kind, p.Summary.String(), age(p.PlannedAt))
+	return termsafe.Line(fmt.Sprintf("%s (%s, %s, planned %s ago)", p.ID, p.Kind, p.Summary.String(), age(p.PlannedAt)))
 }
 
 // required is how many distinct approvers the controller requires.
@@ -94,7 +94,7 @@ func approvalsCell(rec *records.Record, p *records.Plan) string {
 	}
 	var who []string
 	for _, a := range p.Approvals {
-		who = append(who, fmt.Sprintf("%s (%s)", printable(a.By), age(a.At)))
+		who = append(who, fmt.Sprintf("%s (%s)", termsafe.Line(a.By), age(a.At)))
 	}
 	if len(who) > 0 {
 		cell = append(cell, strings.Join(who, ", "))
@@ -112,19 +112,7 @@ func verdictsCell(p *records.Plan) string {
 	}
 	var out []string
 	for _, v := range p.Verdicts {
-		out = append(out, fmt.Sprintf("%s (%s)", printable(v.Rule), printable(v.Effect)))
+		out = append(out, fmt.Sprintf("%s (%s)", termsafe.Line(v.Rule), termsafe.Line(v.Effect)))
 	}
 	return strings.Join(out, ", ")
-}
-
-// printable replaces the control characters of s (someone's username,
-// comment or rule message) so it cannot drive the terminal or break a
-// table.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || unicode.IsPrint(r) {
-			return r
-		}
-		return '?'
-	}, s)
 }

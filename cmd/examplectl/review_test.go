@@ -1,22 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/example/cloud-provider-example/records"
 )
 
-// Names, comments and messages others chose cannot drive the terminal.
-func TestPrintable(t *testing.T) {
+// Names, comments and messages others chose cannot drive the terminal
+// nor break a table: every cell is one line, its controls escaped.
+func TestRowEscapes(t *testing.T) {
 	for in, want := range map[string]string{
 		"alice@example.com":         "alice@example.com",
 		"Zoë Ünïcode ✓":             "Zoë Ünïcode ✓",
-		"evil\x1b[2J\x1b]0;pwned\a": "evil?[2J?]0;pwned?",
-		"two\nlines\tand\rtab":      "two?lines?and?tab",
+		"evil\x1b[2J\x1b]0;pwned\a": `evil\x1b[2J\x1b]0;pwned\x07`,
+		"two\nlines\tand\rtab":      `two\nlines\tand\rtab`,
+		"\u202eyned":                `\u202eyned`,
 	} {
-		if got := printable(in); got != want {
-			t.Errorf("printable(%q) = %q; want %q", in, got, want)
+		var b bytes.Buffer
+		row(&b, in, "next")
+		if got := b.String(); got != want+"\tnext\n" {
+			t.Errorf("row(%q) = %q; want %q", in, got, want+"\tnext\n")
 		}
 	}
 }
@@ -44,7 +49,7 @@ func TestCells(t *testing.T) {
 		t.Errorf("approvalsCell with no required count = %q; want 0/1 (one approver)", got)
 	}
 	p := &records.Plan{Verdicts: []records.Verdict{{Rule: "a", Effect: "deny"}, {Rule: "b\x1b", Effect: "require-approval"}}}
-	if got := verdictsCell(p); got != "a (deny), b? (require-approval)" {
+	if got := verdictsCell(p); got != `a (deny), b\x1b (require-approval)` {
 		t.Errorf("verdictsCell = %q", got)
 	}
 }

@@ -107,11 +107,11 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		plan, outcome, changes, author, planned := "-", "-", "-", "-", it.UpdatedAt
 		p := it.LastPlan
 		if p != nil {
-			plan, outcome, changes, author, planned = p.ID, string(p.Outcome), p.Summary.String(), orDash(printable(p.Author)), p.PlannedAt
+			plan, outcome, changes, author, planned = p.ID, string(p.Outcome), p.Summary.String(), orDash(p.Author), p.PlannedAt
 		}
 		lock := "-"
 		if it.Lock != nil {
-			lock = printable(it.Lock.ID)
+			lock = it.Lock.ID
 		}
 		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
 		row(tw, cells(it.Object.Arg(), it.Workspace, orDash(it.Policy), plan, outcome, changes,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // terminal is a reader that knows whether it is a terminal (the tests'
@@ -79,10 +80,10 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 	if lock == nil || lock.ID == "" {
 		return fmt.Errorf("no state lock is recorded for %s: nothing to unlock", ref.Describe())
 	}
-	fmt.Fprintf(stdout, "State lock of %s (workspace %s):\n", ref.Describe(), t.record.Workspace)
+	fmt.Fprintf(stdout, "State lock of %s (workspace %s):\n", termsafe.Line(ref.Describe()), termsafe.Line(t.record.Workspace))
 	tw := newTable(stdout)
-	row(tw, "  id:", printable(lock.ID))
-	row(tw, "  holder:", orDash(printable(lock.Holder)))
+	row(tw, "  id:", lock.ID)
+	row(tw, "  holder:", orDash(lock.Holder))
 	row(tw, "  created:", stamp(lock.Created)+" ("+age(lock.Created)+" ago)")
 	row(tw, "  seen:", stamp(lock.SeenAt)+" ("+age(lock.SeenAt)+" ago, by the controller's last run)")
 	if err := tw.Flush(); err != nil {
@@ -96,7 +97,7 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 		if !stdinIsTerminal(stdin) {
 			return errors.New("refusing to force-unlock without confirmation: stdin is not a terminal (pass --yes)")
 		}
-		fmt.Fprintf(stdout, "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock %s? [y/N]: ", printable(lock.ID))
+		fmt.Fprintf(stdout, "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock %s? [y/N]: ", termsafe.Line(lock.ID))
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return errors.New("not confirmed: nothing changed")
@@ -109,6 +110,6 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 		return c.explainCreate(err, reviewapi.KindStateUnlock)
 	}
 	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller forces open lock %s of %s on its next run, once, and only that lock.\n",
-		reviewapi.KindStateUnlock, u.Namespace, u.Name, printable(user), printable(lock.ID), ref.Describe())
+		reviewapi.KindStateUnlock, termsafe.Line(u.Namespace), termsafe.Line(u.Name), termsafe.Line(user), termsafe.Line(lock.ID), termsafe.Line(ref.Describe()))
 	return nil
 }
