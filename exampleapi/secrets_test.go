@@ -1,43 +1,24 @@
 package exampleapi_test
 
 import (
-	"bytes"
 	"flag"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/syncbuf"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"k8s.io/klog/v2"
 )
 
-// syncBuffer is written by klog's flush goroutine and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // captureLogs sends klog's output, at its highest verbosity, to a buffer
 // until the test ends.
-func captureLogs(t *testing.T) *syncBuffer {
+func captureLogs(t *testing.T) *syncbuf.Buffer {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	_ = fs.Set("v", "10")
 	_ = fs.Set("logtostderr", "false")
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	klog.SetOutput(logs)
 	t.Cleanup(func() {
 		_ = fs.Set("v", "0")

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/syncbuf"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -127,7 +128,7 @@ func TestCertificateLifecycle(t *testing.T) {
 // idempotent replay, get, list, errors) and in no request log line, though
 // the cloud keeps it (see TestCertificateKeyIsStored).
 func TestCertificateKeyNeverAnswered(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	sim := simtest.Start(t, simtest.WithLogger(slog.New(slog.NewJSONHandler(&log, nil))))
 	c := control(t, sim)
 	cc := simtest.NewCert(t, simtest.CertOptions{})

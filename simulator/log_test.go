@@ -2,37 +2,18 @@ package simulator_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/example/cloud-provider-example/internal/syncbuf"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRequestLogNeverContainsTokens(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	sim := simtest.Start(t, simtest.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
 	c := control(t, sim)
 	resp := c.must(http.StatusCreated, "POST", "/v1/instances", instanceReq("n1", "ex-west-1a"), nil)

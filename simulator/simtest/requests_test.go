@@ -1,39 +1,21 @@
 package simtest_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/example/cloud-provider-example/internal/syncbuf"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // WithRequests hears of finished requests and leaves WithLogger's log whole.
 func TestWithRequests(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	reqs := simtest.NewRequests()
 	sim := simtest.Start(t, simtest.WithRequests(reqs), simtest.WithLogger(slog.New(slog.NewJSONHandler(&log, nil))))
 	type waited struct {
