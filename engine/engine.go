@@ -1,9 +1,25 @@
 // Package engine is the operations layer between the cloud provider and
-// Terraform: it turns a Service (or the cluster's route set) into a
+// Terraform: it turns an object (a Service's load balancer, a load
+// balancer group, the cluster's route set or its target pools) into a
 // rendered root module, finds its state backend, and runs it with the
-// runner under the object's review: the apply policy, the policy rules and
-// the approvals. The CCM's LoadBalancer and Routes implementations are
-// thin adapters over it; examplectl uses the same rendering.
+// runner under the engine.Review its caller gives: the apply policy, the
+// policy rules (evaluated here, on every plan) and the approvals (asked
+// of the Review). It returns what it decided as an Outcome and keeps,
+// per object, the plan waiting for a decision; what people read of it
+// (events, plan records, the audit log) and the approvals themselves are
+// package review's, which also keeps what a restarted controller needs
+// (PlanStore). The CCM's LoadBalancer and Routes implementations (package
+// ccm) call it; examplectl uses the same rendering (RenderLoadBalancer).
+//
+// Files: reconcile.go converges one object (fast path, plan, decision,
+// apply of an approved plan); load.go is what a reconcile first reads
+// (its state's migration, the plan store, a plan kept by an earlier
+// process); review.go is the contract with the caller (Review, Approval,
+// Outcome, the errors) and the policy rules' view of a plan;
+// objects.go the engine's memory of each object. Each kind of object has
+// its file (loadbalancer.go, groups.go, routes.go, targetpools.go), as do
+// drift checks (drift.go), state migration (migrate.go), load balancers
+// an interrupted apply left (orphans.go) and TLS Secrets (tls.go).
 package engine
 
 import (

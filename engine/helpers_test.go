@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,4 +219,22 @@ func must(tb testing.TB, err error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+func awaiting(t *testing.T, err error) string {
+	t.Helper()
+	var wait *engine.AwaitingApprovalError
+	if !errors.As(err, &wait) {
+		t.Fatalf("want AwaitingApprovalError, got %v", err)
+	}
+	return wait.PlanID
+}
+
+func (f *fixture) countLBs(t *testing.T) int {
+	t.Helper()
+	l, err := f.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l)
 }

@@ -11,27 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/policy"
-	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/runner"
 )
-
-func awaiting(t *testing.T, err error) string {
-	t.Helper()
-	var wait *engine.AwaitingApprovalError
-	if !errors.As(err, &wait) {
-		t.Fatalf("want AwaitingApprovalError, got %v", err)
-	}
-	return wait.PlanID
-}
-
-func (f *fixture) countLBs(t *testing.T) int {
-	t.Helper()
-	l, err := f.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(l)
-}
 
 // On both engines (terraform and tofu).
 func TestManualPolicy(t *testing.T) { onDistributions(t, testManualPolicy) }
@@ -140,55 +120,6 @@ func TestPlanIDsAreStable(t *testing.T) {
 	}
 }
 
-// A controller restart (a new engine, an empty work directory) finds the
-// plan awaiting approval in the plan store: the same id waits, and
-// approving it applies it without a new plan. On both engines: the saved
-// plan file is restored into a new workspace and applied there.
-func TestPendingPlanSurvivesRestart(t *testing.T) { onDistributions(t, testPendingPlanSurvivesRestart) }
-
-func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
-	store := newMemStore()
-	f := newFixtureOn(t, tc, 2, engine.Options{Plans: store})
-	nodes := []*corev1.Node{f.node(t, "node-a")}
-	svc := service("restart", 80)
-	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual))
-	id := awaiting(t, err)
-	store.keep(t, string(svc.UID), out)
-
-	next := f.engine(t, 2, engine.Options{Plans: store})
-	procs := next.Runner().Processes()
-	_, out, err = next.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual))
-	if awaiting(t, err) != id || !out.Restored || out.Planned != nil {
-		t.Fatalf("after restart: %+v", out)
-	}
-	if p := next.Runner().Processes(); p["plan"] != procs["plan"] {
-		t.Fatalf("the restarted controller planned again: %v", p)
-	}
-	lb, out, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual, id))
-	if err != nil || out.Applied == nil || out.Applied.ID != id || out.Planned != nil || lb == nil || f.countLBs(t) != 1 {
-		t.Fatalf("approved after restart: %+v %v", out, err)
-	}
-}
-
-// A workspace recorded for an earlier Service of the same name is refused.
-func TestOwnerMismatchRefused(t *testing.T) {
-	store := newMemStore()
-	f := newFixtureWith(t, 2, engine.Options{Plans: store})
-	nodes := []*corev1.Node{f.node(t, "node-a")}
-	svc := service("owned", 80)
-	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
-	awaiting(t, err)
-	store.keep(t, "an-earlier-uid", out)
-	next := f.engine(t, 2, engine.Options{Plans: store})
-	if _, _, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err == nil || !errors.Is(err, runner.ErrOwnerMismatch) {
-		t.Fatalf("want owner mismatch, got %v", err)
-	}
-	if f.countLBs(t) != 0 {
-		t.Fatal("a load balancer was created for the wrong owner")
-	}
-}
-
 // Policy rules hold flagged plans under auto, deny what they deny, and
 // leave other plans alone.
 func TestRulesUnderAuto(t *testing.T) {
@@ -269,95 +200,4 @@ func TestRulesCost(t *testing.T) {
 	if flagged != none || valued != none+1 {
 		t.Fatalf("terraform processes for a create: no rules %d, default rules %d, a values rule %d", none, flagged, valued)
 	}
-}
-
-// A controller that starts (a new pod: an empty work directory) answers
-// an unchanged Service from its plan record, without terraform; a changed
-// one is planned as usual.
-func TestRestartRunsNoTerraform(t *testing.T) {
-	store := newMemStore()
-	f := newFixtureWith(t, 2, engine.Options{Plans: store})
-	nodes := []*corev1.Node{f.node(t, "node-a")}
-	svc := service("steady", 80)
-	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.keep(t, string(svc.UID), out)
-	routes := []renderer.Route{{Destination: "10.244.1.0/24", TargetInstanceID: instanceID(t, nodes[0]), NodeName: "node-a"}}
-	_, out, err = f.eng.ReconcileRoutes(ctxT(t), routes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.keep(t, "", out)
-
-	next := f.engine(t, 2, engine.Options{Plans: store})
-	again, out, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
-	if err != nil || !out.Result.FastPath || again.IPv4 != lb.IPv4 {
-		t.Fatalf("unchanged Service after a restart: %+v %+v %v", again, out, err)
-	}
-	if got, exists, err := next.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.IPv4 != lb.IPv4 {
-		t.Fatalf("get after a restart: %+v %v %v", got, exists, err)
-	}
-	if listed, err := next.Routes(ctxT(t)); err != nil || len(listed) != 1 {
-		t.Fatalf("routes after a restart: %+v %v", listed, err)
-	}
-	if _, out, err = next.ReconcileRoutes(ctxT(t), routes, auto); err != nil || !out.Result.FastPath {
-		t.Fatalf("unchanged route set after a restart: %+v %v", out, err)
-	}
-	if p := next.Runner().Processes(); len(p) != 0 {
-		t.Fatalf("terraform ran after a restart with nothing changed: %v", p)
-	}
-	svc.Spec.Ports[0].Port = 81
-	if _, out, err = next.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
-		t.Fatalf("changed Service after a restart: %+v %v", out, err)
-	}
-}
-
-// A failed apply names its plan (Outcome.Attempted), so that the audit
-// line and the record say which plan failed: an approved plan made in an
-// earlier call, or one made and applied in the same call under auto.
-func TestFailedApplyNamesThePlan(t *testing.T) {
-	f := newFixture(t, 1)
-	nodes := []*corev1.Node{f.node(t, "node-a")}
-	// Another owner's load balancer holds the name the apply creates.
-	takeName := func(svc *corev1.Service) {
-		t.Helper()
-		if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
-			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-			Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	svc := service("approved", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
-	id := awaiting(t, err)
-	takeName(svc)
-	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual, id))
-	if out == nil {
-		t.Fatalf("approved apply over a taken name: no outcome: %v", err)
-	}
-	if err == nil || out.Attempted == nil || out.Attempted.ID != id || out.Applied != nil || out.Awaiting != nil {
-		t.Fatalf("approved apply over a taken name: attempted %v, applied %v, awaiting %v: %v", planIDOf(out.Attempted), planIDOf(out.Applied), planIDOf(out.Awaiting), err)
-	}
-
-	svc = service("auto", 80)
-	takeName(svc)
-	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyAuto))
-	if out == nil {
-		t.Fatalf("auto apply over a taken name: no outcome: %v", err)
-	}
-	if err == nil || out.Attempted == nil || out.Planned != out.Attempted || !out.Attempted.HasChanges || out.Applied != nil {
-		t.Fatalf("auto apply over a taken name: attempted %v, planned %v, applied %v: %v", planIDOf(out.Attempted), planIDOf(out.Planned), planIDOf(out.Applied), err)
-	}
-}
-
-func planIDOf(p *runner.Plan) string {
-	if p == nil {
-		return "none"
-	}
-	return p.ID
 }

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/state"
+)
+
+// One object's convergence under its Review: the fast path when nothing
+// changed, else the plan waiting for a decision (load.go) or a new plan,
+// then the decision (denied, only planned, awaiting approval, applied).
+
+// runOptions tune one reconcile.
+type runOptions struct {
+	// state names the object for the state backends (legacy keys).
+	state   state.Object
+	destroy bool
+	// drift: a drift check (plan from the refreshed cloud, guarded).
+	drift bool
+	guard func(ctx context.Context) error
+}
+
+// reconcile converges key to j under rv: the fast path, else the plan
+// waiting for a decision, else a new plan; see Review.
+func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions) (*Outcome, error) {
+	out := &Outcome{Policy: rv.Policy, Workspace: j.Key, Files: j.Files}
+	if !o.destroy && !o.drift {
+		if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
+			// A drift correction of these inputs may still wait; any
+			// other pending plan is moot.
+			if cur, _ := e.objects.get(ref); cur.pending == nil || cur.pending.plan.Hash != j.Hash || cur.pending.plan.Destroy {
+				out.Superseded = e.dropPending(ref)
+				out.Result = res
+				return out, nil
+			}
+		}
+	}
+	var pend *pending
+	if !o.drift {
+		kept, err := e.load(ctx, ref, j)
+		if err != nil {
+			return out, err
+		}
+		if err := e.migrate(ctx, ref, j, o.state); err != nil {
+			return out, err
+		}
+		if pend, err = e.pendingFor(ctx, ref, j, o.destroy, kept, out); err != nil {
+			return out, err
+		}
+		if pend == nil && !o.destroy && kept != nil {
+			if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
+				out.Result = res // applied before this process started
+				return out, nil
+			}
+		}
+	}
+	if pend == nil {
+		var err error
+		if pend, err = e.plan(ctx, ref, j, rv, o, out); err != nil || pend == nil {
+			return out, err
+		}
+	}
+	return e.decide(ctx, ref, j, pend, rv, out)
+}
+
+// plan makes a plan for j. Under auto, a plan that no rule flags is
+// applied in the same terraform run (plan and apply under one lock, no
+// extra process); any other plan with changes is kept pending, named by
+// what it does, and returned.
+func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions, out *Outcome) (*pending, error) {
+	kind := kindChange
+	switch {
+	case o.destroy:
+		kind = kindDestroy
+	case o.drift:
+		kind = kindDrift
+	}
+	var verdicts []policy.Verdict
+	var started *runner.Plan
+	opts := runner.EnsureOptions{PlanText: e.planText, Refresh: o.drift, Guard: o.guard,
+		Review: func(p *runner.Plan, inspect func() (*tfjson.Plan, error)) (bool, error) {
+			var err error
+			verdicts, err = e.evaluate(p, kind, rv.Object, inspect)
+			hold := rv.Policy != annotations.ApplyAuto || len(verdicts) > 0
+			if err == nil && !hold {
+				rv.beforeApply(p, nil)
+				started = p
+			}
+			return hold, err
+		}}
+	var res *runner.Result
+	var err error
+	if o.destroy {
+		res, err = e.runner.Destroy(ctx, j, opts)
+	} else {
+		res, err = e.runner.Ensure(ctx, j, opts)
+	}
+	if err != nil {
+		if started != nil && started.HasChanges {
+			out.Planned, out.Attempted = started, started
+		}
+		return nil, err
+	}
+	if !res.Held {
+		out.Result = res
+		if res.Plan != nil {
+			out.Planned = res.Plan
+			if res.Applied {
+				out.Applied = res.Plan
+			}
+		}
+		return nil, nil
+	}
+	p := res.Plan
+	if _, err := e.runner.Identify(ctx, p); err != nil {
+		e.runner.Discard(p)
+		return nil, err
+	}
+	pend := &pending{plan: p, verdicts: verdicts}
+	e.objects.with(ref, func(ob *object) {
+		if ob.pending != nil && ob.pending.plan != p {
+			out.Superseded = ob.pending.plan
+			e.runner.Discard(ob.pending.plan)
+		}
+		ob.pending = pend
+	})
+	out.Planned = p
+	return pend, nil
+}
+
+// decide answers a pending plan: denied, only planned, awaiting approval,
+// or approved and applied.
+func (e *Engine) decide(ctx context.Context, ref objectref.Ref, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
+	p := pend.plan
+	out.Awaiting, out.Verdicts = p, pend.verdicts
+	if d := pend.denied(); d != nil {
+		return out, &DeniedError{PlanID: p.ID, Verdict: *d}
+	}
+	if rv.Policy == annotations.ApplyPlanOnly {
+		return out, &AwaitingApprovalError{PlanID: p.ID, Policy: rv.Policy, Verdicts: pend.verdicts}
+	}
+	if rv.Approval != nil {
+		out.Approval = rv.Approval(p)
+	}
+	if !out.Approval.Approved {
+		return out, &AwaitingApprovalError{PlanID: p.ID, Policy: rv.Policy, Verdicts: pend.verdicts}
+	}
+	return e.applyApproved(ctx, ref, j, pend, rv, out)
+}
+
+// applyApproved applies the approved saved plan if a fresh plan still does
+// the same (same id: same changes from the same refreshed state);
+// otherwise the fresh plan replaces it and waits for its own approval.
+func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
+	p := pend.plan
+	fresh, err := e.runner.Plan(ctx, j, runner.PlanOptions{Destroy: p.Destroy})
+	if err != nil {
+		return out, err
+	}
+	var js *tfjson.Plan
+	if fresh.HasChanges {
+		if js, err = e.runner.Identify(ctx, fresh); err != nil {
+			e.runner.Discard(fresh)
+			return out, err
+		}
+	}
+	if !fresh.HasChanges || fresh.ID != p.ID {
+		// The cloud or the state moved: the approved plan is not what
+		// would happen now.
+		out.Superseded, out.Awaiting, out.Verdicts, out.Approval = e.dropPending(ref), nil, nil, Approval{}
+		if !fresh.HasChanges {
+			return e.nothingToDo(ctx, j, fresh, out)
+		}
+		return e.replan(ctx, ref, fresh, js, rv, out)
+	}
+	e.runner.Discard(fresh)
+	rv.beforeApply(p, out.Approval.Approvers)
+	var res *runner.Result
+	if p.Destroy {
+		res, err = e.runner.DestroyPlanned(ctx, j, p)
+	} else {
+		res, err = e.runner.Apply(ctx, p)
+	}
+	e.dropPending(ref)
+	if errors.Is(err, runner.ErrStalePlan) {
+		out.Superseded, out.Awaiting = p, nil
+		return out, err // the next reconcile plans again
+	}
+	if err != nil {
+		out.Awaiting, out.Attempted = nil, p
+		return out, err
+	}
+	out.Awaiting, out.Applied, out.Result = nil, p, res
+	return out, nil
+}
+
+// replan makes fresh the pending plan; it waits for its own approval.
+func (e *Engine) replan(ctx context.Context, ref objectref.Ref, fresh *runner.Plan, js *tfjson.Plan, rv Review, out *Outcome) (*Outcome, error) {
+	verdicts, err := e.evaluate(fresh, kindOf(fresh), rv.Object, func() (*tfjson.Plan, error) { return js, nil })
+	if err != nil {
+		e.runner.Discard(fresh)
+		return out, err
+	}
+	if e.planText {
+		if _, err := e.runner.ShowPlan(ctx, fresh); err != nil {
+			e.runner.Discard(fresh)
+			return out, err
+		}
+	}
+	pend := &pending{plan: fresh, verdicts: verdicts}
+	e.objects.with(ref, func(o *object) { o.pending = pend })
+	out.Planned, out.Awaiting, out.Verdicts = fresh, fresh, verdicts
+	if d := pend.denied(); d != nil {
+		return out, &DeniedError{PlanID: fresh.ID, Verdict: *d}
+	}
+	return out, &AwaitingApprovalError{PlanID: fresh.ID, Policy: rv.Policy, Verdicts: verdicts}
+}
+
+// nothingToDo answers a fresh plan without changes: the outputs, or for a
+// destroy, the object is forgotten.
+func (e *Engine) nothingToDo(ctx context.Context, j runner.Job, p *runner.Plan, out *Outcome) (*Outcome, error) {
+	e.runner.Discard(p)
+	if p.Destroy {
+		res, err := e.runner.Destroy(ctx, j, runner.EnsureOptions{}) // nothing to destroy: forgets state and workspace
+		out.Result = res
+		return out, err
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	out.Result = &runner.Result{Outputs: outs, Plan: p}
+	return out, err
+}

@@ -1,0 +1,60 @@
+package engine_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// A failed apply names its plan (Outcome.Attempted), so that the audit
+// line and the record say which plan failed: an approved plan made in an
+// earlier call, or one made and applied in the same call under auto.
+func TestFailedApplyNamesThePlan(t *testing.T) {
+	f := newFixture(t, 1)
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	// Another owner's load balancer holds the name the apply creates.
+	takeName := func(svc *corev1.Service) {
+		t.Helper()
+		if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	svc := service("approved", 80)
+	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
+	id := awaiting(t, err)
+	takeName(svc)
+	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual, id))
+	if out == nil {
+		t.Fatalf("approved apply over a taken name: no outcome: %v", err)
+	}
+	if err == nil || out.Attempted == nil || out.Attempted.ID != id || out.Applied != nil || out.Awaiting != nil {
+		t.Fatalf("approved apply over a taken name: attempted %v, applied %v, awaiting %v: %v", planIDOf(out.Attempted), planIDOf(out.Applied), planIDOf(out.Awaiting), err)
+	}
+
+	svc = service("auto", 80)
+	takeName(svc)
+	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyAuto))
+	if out == nil {
+		t.Fatalf("auto apply over a taken name: no outcome: %v", err)
+	}
+	if err == nil || out.Attempted == nil || out.Planned != out.Attempted || !out.Attempted.HasChanges || out.Applied != nil {
+		t.Fatalf("auto apply over a taken name: attempted %v, planned %v, applied %v: %v", planIDOf(out.Attempted), planIDOf(out.Planned), planIDOf(out.Applied), err)
+	}
+}
+
+func planIDOf(p *runner.Plan) string {
+	if p == nil {
+		return "none"
+	}
+	return p.ID
+}
