@@ -68,16 +68,11 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 			return res, nil
 		}
 	}
-	w, release, err := r.acquireJob(ctx, job)
+	w, release, err := r.acquireGuarded(ctx, job, o.Guard)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if o.Guard != nil {
-		if err := o.Guard(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if rec := w.lastApplied(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
 		return &Result{Outputs: rec.Outputs, FastPath: true}, nil
 	}

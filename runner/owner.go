@@ -40,6 +40,23 @@ func (r *Runner) acquireJob(ctx context.Context, job Job) (*workspace, func(), e
 	return w, release, nil
 }
 
+// acquireGuarded is acquireJob, then guard (if set) under the
+// workspace's lock: its error ends the run before terraform starts, and
+// releases the workspace.
+func (r *Runner) acquireGuarded(ctx context.Context, job Job, guard func(context.Context) error) (*workspace, func(), error) {
+	w, release, err := r.acquireJob(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	if guard != nil {
+		if err := guard(ctx); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return w, release, nil
+}
+
 // checkTombstone refuses a job for an object this runner destroyed; a job
 // for another owner of the key (a new object of the same name) clears the
 // tombstone.

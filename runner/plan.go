@@ -80,16 +80,11 @@ type PlanOptions struct {
 
 // Plan prepares the workspace and writes a saved plan for job.
 func (r *Runner) Plan(ctx context.Context, job Job, o PlanOptions) (*Plan, error) {
-	w, release, err := r.acquireJob(ctx, job)
+	w, release, err := r.acquireGuarded(ctx, job, o.Guard)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if o.Guard != nil {
-		if err := o.Guard(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if err := r.prepare(ctx, w, job); err != nil {
 		return nil, err
 	}
