@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -35,6 +36,10 @@ func (e *CertificateSecretError) Error() string {
 		e.Namespace, e.Name, annotations.LBTLSSecrets, e.Reason)
 }
 
+// EventReason is the reason of the reconcile's failure event (package
+// review): the tenant's Secret to fix.
+func (e *CertificateSecretError) EventReason() string { return "CertificateSecretInvalid" }
+
 // CertificatesUnsupportedError is a Service naming TLS Secrets while the
 // controller runs a distribution without write-only arguments.
 type CertificatesUnsupportedError struct {
@@ -47,11 +52,19 @@ func (e *CertificatesUnsupportedError) Error() string {
 		annotations.LBTLSSecrets, e.Distribution, annotations.LBCertificateIDs)
 }
 
+// EventReason is the reason of the reconcile's failure event (package
+// review).
+func (e *CertificatesUnsupportedError) EventReason() string { return "CertificatesUnsupported" }
+
 // tlsSecrets reads the TLS Secrets Services name, for the engine
 // (engine.Options.TLS).
 type tlsSecrets struct {
-	cfg    *cloudconfig.Config
-	review *review
+	cfg *cloudconfig.Config
+	// client reads Secrets (nil until Initialize has one).
+	client kubernetes.Interface
+	// redact keeps every private key read out of events and the audit
+	// log (review.Board.Redact).
+	redact func(values ...string)
 }
 
 // read is the engine's TLSSource: nil for a Service that names no TLS
@@ -64,7 +77,7 @@ func (t *tlsSecrets) read(ctx context.Context, svc *v1.Service) (*engine.TLS, er
 	if d := t.cfg.Terraform.Distribution; runner.Distribution(d) == runner.DistributionTofu {
 		return nil, &CertificatesUnsupportedError{Distribution: d}
 	}
-	if t.review.client == nil {
+	if t.client == nil {
 		return nil, fmt.Errorf("annotation %s: no Kubernetes client to read TLS Secrets", annotations.LBTLSSecrets)
 	}
 	tls := &engine.TLS{Certificates: map[string]string{}, Keys: map[string]string{}}
@@ -84,7 +97,7 @@ func (t *tlsSecrets) secret(ctx context.Context, namespace, name string) (crt, k
 	invalid := func(format string, args ...any) error {
 		return &CertificateSecretError{Namespace: namespace, Name: name, Reason: fmt.Sprintf(format, args...)}
 	}
-	s, err := t.review.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := t.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", "", invalid("does not exist")
@@ -97,7 +110,7 @@ func (t *tlsSecrets) secret(ctx context.Context, namespace, name string) (crt, k
 		return "", "", invalid("is of type %q, not %s", s.Type, v1.SecretTypeTLS)
 	}
 	crt, key = string(s.Data[v1.TLSCertKey]), string(s.Data[v1.TLSPrivateKeyKey])
-	t.review.redact(key) // before any check can fail
+	t.redact(key) // before any check can fail
 	if crt == "" {
 		return "", "", invalid("has no %s", v1.TLSCertKey)
 	}

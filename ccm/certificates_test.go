@@ -14,6 +14,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -43,7 +44,7 @@ func TestTLSSecretsRead(t *testing.T) {
 	good := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})
 	other := simtest.NewCert(t, simtest.CertOptions{CommonName: "other.example.test"})
 	weak := simtest.NewCert(t, simtest.CertOptions{RSABits: 1024})
-	f := newReviewFixture(t, "", false)
+	f := newBoardFixture(t, "")
 	for _, s := range []*v1.Secret{
 		tlsSecret("web-tls", v1.SecretTypeTLS, good.CertPEM, good.KeyPEM),
 		tlsSecret("opaque", v1.SecretTypeOpaque, good.CertPEM, good.KeyPEM),
@@ -63,7 +64,18 @@ func TestTLSSecretsRead(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	src := &tlsSecrets{cfg: f.cfg, review: f.review}
+	src := &tlsSecrets{cfg: f.cfg, client: f.client, redact: f.board.Redact}
+	// reason is the reason of the event a reconcile failing with err
+	// records.
+	subj := f.board.ServiceSubject(t.Context(), tlsService("x"), records.KindChange)
+	reason := func(err error) string {
+		f.board.Failed(subj, err)
+		evs := f.takeEvents()
+		if len(evs) != 1 {
+			t.Fatalf("events %v; want one", evs)
+		}
+		return evs[0].Reason
+	}
 
 	tls, err := src.read(context.Background(), tlsService("web-tls"))
 	if err != nil {
@@ -101,15 +113,15 @@ func TestTLSSecretsRead(t *testing.T) {
 					t.Errorf("the error quotes a private key")
 				}
 			}
-			if failedReason(err) != "CertificateSecretInvalid" {
-				t.Errorf("event reason %s", failedReason(err))
+			if r := reason(err); r != "CertificateSecretInvalid" {
+				t.Errorf("event reason %s", r)
 			}
 		})
 	}
 
 	// Every key read is redacted from events and the audit log, even one
 	// whose check failed.
-	f.eventf(subject{event: tlsService("x")}, v1.EventTypeWarning, "Test", "leak %s", other.KeyPEM)
+	f.board.Eventf(subj, v1.EventTypeWarning, "Test", "leak %s", other.KeyPEM)
 	select {
 	case ev := <-f.events.Events:
 		if strings.Contains(ev, strings.Split(other.KeyPEM, "\n")[1]) {
@@ -122,10 +134,10 @@ func TestTLSSecretsRead(t *testing.T) {
 	// OpenTofu cannot take certificates: refused before reading anything.
 	cfg := *f.cfg
 	cfg.Terraform.Distribution = "tofu"
-	tofu := &tlsSecrets{cfg: &cfg, review: f.review}
+	tofu := &tlsSecrets{cfg: &cfg, client: f.client, redact: f.board.Redact}
 	_, err = tofu.read(context.Background(), tlsService("web-tls"))
 	var cu *CertificatesUnsupportedError
-	if !errors.As(err, &cu) || failedReason(err) != "CertificatesUnsupported" || !strings.Contains(err.Error(), "Terraform 1.11") {
+	if !errors.As(err, &cu) || reason(err) != "CertificatesUnsupported" || !strings.Contains(err.Error(), "Terraform 1.11") {
 		t.Fatalf("on tofu: %v", err)
 	}
 }

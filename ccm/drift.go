@@ -10,14 +10,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -26,15 +26,18 @@ import (
 // outside Terraform; under auto the engine also corrects it.
 type driftWorker struct {
 	engine *engine.Engine
-	review *review
+	board  *review.Board
+	// client re-reads Services (nil: drift checks of Services run
+	// unguarded).
+	client kubernetes.Interface
 	cfg    cloudconfig.DriftConfig
 	// groups finds a group's members now (nil: drift checks of groups
 	// run unguarded).
 	groups *groups
 }
 
-func newDriftWorker(e *engine.Engine, rv *review, cfg cloudconfig.DriftConfig) *driftWorker {
-	return &driftWorker{engine: e, review: rv, cfg: cfg}
+func newDriftWorker(e *engine.Engine, board *review.Board, client kubernetes.Interface, cfg cloudconfig.DriftConfig) *driftWorker {
+	return &driftWorker{engine: e, board: board, client: client, cfg: cfg}
 }
 
 func (d *driftWorker) run(ctx context.Context) {
@@ -73,28 +76,21 @@ func (d *driftWorker) checkAll(ctx context.Context) {
 }
 
 func (d *driftWorker) check(ctx context.Context, k engine.Known) {
-	var s subject
 	var guard engine.Guard
 	switch {
 	case k.Service != nil:
-		s = d.review.serviceSubject(ctx, k.Service, records.KindDrift)
 		guard = d.guardService(k.Service)
 	case k.Group != nil:
-		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
-		s = d.review.groupSubject(ctx, g, k.Job.Key, renderer.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
-		guard = d.guardGroup(g, k.Group)
-	case k.Ref.Kind == objectref.KindTargetPools:
-		s = d.review.poolsSubject(k.Job.Key, records.KindDrift)
-	default:
-		s = d.review.routeSetSubject(k.Job.Key, records.KindDrift)
+		guard = d.guardGroup(annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}, k.Group)
 	}
-	k.Review = d.review.reviewFor(ctx, s, k.Review.Policy)
+	s := d.board.DriftSubject(ctx, k)
+	k.Review = d.board.For(ctx, s, k.Review.Policy)
 	out, err := d.engine.CheckDrift(ctx, k, guard)
 	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, runner.ErrGone) {
 		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Ref)
 		return
 	}
-	d.review.report(ctx, s, out, err)
+	d.board.Report(ctx, s, out, err)
 	if err != nil {
 		klog.ErrorS(err, "drift check failed", "object", k.Ref)
 	}
@@ -121,10 +117,10 @@ func (d *driftWorker) guardGroup(g annotations.Group, snap *engine.KnownGroup) e
 // as the sweep found it.
 func (d *driftWorker) guardService(snap *v1.Service) engine.Guard {
 	return func(ctx context.Context) error {
-		if d.review.client == nil {
+		if d.client == nil {
 			return nil
 		}
-		cur, err := d.review.client.CoreV1().Services(snap.Namespace).Get(ctx, snap.Name, metav1.GetOptions{})
+		cur, err := d.client.CoreV1().Services(snap.Namespace).Get(ctx, snap.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return engine.ErrSkipped

@@ -3,31 +3,30 @@ package ccm
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
 )
 
 // newEngine wires the renderer, state backends and terraform runner from
-// the cloud config. The API token reaches terraform's provider through
+// the cloud config, with board as its plan store and its reporter of
+// stale locks forced open, and tls as its reader of TLS Secrets. The API token reaches terraform's provider through
 // the environment only (EXAMPLE_TOKEN), never a rendered file.
-func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engine.Engine, *exampleapi.Client, error) {
+func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board, tls *tlsSecrets) (*engine.Engine, *exampleapi.Client, error) {
 	token, err := cloudconfig.ReadToken(cfg.API.TokenFile, cfg.API.TokenEnv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("api token: %w", err)
 	}
-	rv.redact(token)
+	board.Redact(token)
 	states, err := state.New(cfg.State, state.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	rv.credentials = states.Credentials
-	rv.redactCredentials()
+	board.RedactCredentials(states.Credentials)
 	tf := cfg.Terraform
 	r, err := runner.New(ctx, runner.Config{
 		Terraform:      runner.BinaryConfig{Distribution: runner.Distribution(tf.Distribution), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
@@ -46,16 +45,13 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, rv *review) (*engin
 	if err != nil {
 		return nil, nil, fmt.Errorf("terraform runner: %w", err)
 	}
-	r.OnForceUnlock = func(workspace, lockID, holder string, created time.Time) {
-		rv.forceUnlocked(subject{ref: objectref.Workspace(workspace)}, workspace, lockID, rv.self,
-			fmt.Sprintf("stale: held by %q since %s", holder, created.Format(time.RFC3339)))
-	}
+	r.OnForceUnlock = board.StaleLockForced
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: cfg.API.Endpoint, Token: token})
 	if err != nil {
 		return nil, nil, fmt.Errorf("api client: %w", err)
 	}
 	// Plan records carry terraform's own rendering of every plan.
-	e := engine.New(cfg.Render(), states, r, engine.Options{Rules: cfg.Rules(), Plans: rv, PlanText: true,
-		Migrated: rv.moveRecord, FindOrphan: orphanFinder(api, cfg), TLS: (&tlsSecrets{cfg: cfg, review: rv}).read})
+	e := engine.New(cfg.Render(), states, r, engine.Options{Rules: cfg.Rules(), Plans: board, PlanText: true,
+		Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg), TLS: tls.read})
 	return e, api, nil
 }

@@ -50,15 +50,13 @@ type groups struct {
 	// applied are each group's members as applied (and, while a plan
 	// waits, those it would apply).
 	applied map[annotations.Group][]objectref.Ref
-	// reported is what was last said of each group's members (events).
-	reported map[annotations.Group]string
 	// nodes are the last nodes the service controller passed: a member
 	// leaving by deletion comes without them.
 	nodes []*v1.Node
 }
 
 func newGroups(cfg *cloudconfig.Config) *groups {
-	return &groups{cfg: cfg, applied: map[annotations.Group][]objectref.Ref{}, reported: map[annotations.Group]string{}}
+	return &groups{cfg: cfg, applied: map[annotations.Group][]objectref.Ref{}}
 }
 
 // lock serialises g's reconciles; it returns the unlock.
@@ -212,18 +210,6 @@ func (gs *groups) followers(g annotations.Group, rendered []*v1.Service, self *v
 		}
 	}
 	return out
-}
-
-// changed tells whether what is said of g's members (a digest) differs
-// from what was said last, and keeps it.
-func (gs *groups) changed(g annotations.Group, said string) bool {
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	if gs.reported[g] == said {
-		return false
-	}
-	gs.reported[g] = said
-	return true
 }
 
 // seen keeps the nodes of a call; lastNodes returns them (nil: none yet).

@@ -10,9 +10,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -35,13 +33,16 @@ const (
 	approvalRetry = 5 * time.Second
 )
 
-// loadBalancers implements cloudprovider.LoadBalancer as a thin adapter:
-// every change is a rendered Terraform plan the engine decides under the
-// Service's review (apply policy, policy rules, approvals).
+// loadBalancers implements cloudprovider.LoadBalancer as an adapter over
+// the engine: every change is a rendered Terraform plan the engine decides
+// under the Service's review (apply policy, policy rules, approvals),
+// which the board builds and reports.
 type loadBalancers struct {
 	engine *engine.Engine
 	cfg    *cloudconfig.Config
-	review *review
+	board  *review.Board
+	// client reads and patches Services (nil until Initialize has one).
+	client kubernetes.Interface
 	// api reads a load balancer named by adopt-id, to check its owner
 	// before anything is rendered (the only call to the control API the
 	// controller makes itself; everything else is Terraform).
@@ -57,23 +58,10 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, rv *review, api *exampleapi.Client) *loadBalancers {
+func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.Board, api *exampleapi.Client) *loadBalancers {
 	gs := newGroups(cfg)
-	gs.records = func(ctx context.Context) ([]*records.Record, error) {
-		if rv.store == nil {
-			return nil, nil
-		}
-		return rv.store.List(ctx)
-	}
-	return &loadBalancers{engine: e, cfg: cfg, review: rv, api: api, groups: gs}
-}
-
-// newRecorder records events on Services and the route set.
-func newRecorder(client kubernetes.Interface) record.EventRecorder {
-	b := record.NewBroadcaster()
-	b.StartStructuredLogging(4)
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})
+	gs.records = board.Records
+	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs}
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at
@@ -113,14 +101,14 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 // EnsureLoadBalancer converges the Service's load balancer; while it
 // provisions, or while its plan awaits approval, the controller retries.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
-	subj := l.review.serviceSubject(ctx, svc, records.KindChange)
-	l.review.retiredAnnotations(subj, svc.Annotations)
+	subj := l.board.ServiceSubject(ctx, svc, records.KindChange)
+	l.board.RetiredAnnotations(subj, svc.Annotations)
 	l.groups.seen(nodes)
 	g, err := l.groups.of(svc)
 	var refused *GroupRefusedError
 	switch {
 	case errors.As(err, &refused):
-		l.review.eventf(subj, v1.EventTypeWarning, "GroupRefused", "%v", err)
+		l.board.Eventf(subj, v1.EventTypeWarning, "GroupRefused", "%v", err)
 		return nil, err
 	case err == nil && g.Name != "":
 		return l.ensureMember(ctx, svc, nodes, g)
@@ -128,12 +116,12 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	l.released.Delete(svc.UID) // it has, or is about to have, its own
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
-		l.review.failedEvent(subj, err)
+		l.board.Failed(subj, err)
 		return nil, err
 	}
 	if err := renderer.CheckService(svc, l.cfg.Render()); err != nil {
 		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
-		l.review.failedEvent(subj, err)
+		l.board.Failed(subj, err)
 		return nil, err
 	}
 	if err := l.checkAdoption(ctx, subj, svc, ann); err != nil {
@@ -144,7 +132,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil {
 		return nil, err
 	}
-	rv := l.review.reviewFor(ctx, subj, l.policy(ann))
+	rv := l.board.For(ctx, subj, l.policy(ann))
 	var lb *engine.LoadBalancer
 	var out *engine.Outcome
 	if poolID != "" {
@@ -152,7 +140,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	} else {
 		lb, out, err = l.engine.ReconcileLoadBalancer(ctx, svc, nodes, rv)
 	}
-	l.review.report(ctx, subj, out, err)
+	l.board.Report(ctx, subj, out, err)
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
@@ -170,7 +158,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 // served is the status a reconcile's outcome gives the Service: its load
 // balancer's address once active; a retry while it provisions or its plan
 // waits (a plan-only plan keeps serving what exists).
-func (l *loadBalancers) served(subj subject, svc *v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
+func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
@@ -189,7 +177,7 @@ func (l *loadBalancers) served(subj subject, svc *v1.Service, lb *engine.LoadBal
 		return status(lb, svc), nil
 	case "error":
 		err := fmt.Errorf("load balancer %s of service %s/%s is in status error", lb.ID, svc.Namespace, svc.Name)
-		l.review.eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
+		l.board.Eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
 		return nil, err
 	default:
 		return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is %s", lb.ID, lb.Status), provisioningRetry)
@@ -216,29 +204,29 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err := l.leave(ctx, svc, annotations.Group{}, nil, records.KindDestroy); err != nil {
 		return err
 	}
-	subj := l.review.serviceSubject(ctx, svc, records.KindDestroy)
+	subj := l.board.ServiceSubject(ctx, svc, records.KindDestroy)
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
 		// A Service must stay deletable: fall back to the cluster policy.
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
 	l.unlock(ctx, subj, svc, nil)
-	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.review.reviewFor(ctx, subj, l.policy(ann)))
-	l.review.report(ctx, subj, out, err)
+	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.board.For(ctx, subj, l.policy(ann)))
+	l.board.Report(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	if errors.As(err, &wait) || errors.As(err, &denied) {
 		return api.NewRetryError(err.Error(), approvalRetry)
 	}
-	if err == nil && (out.Applied == nil || !out.Applied.HasChanges) {
-		l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
+	if err == nil {
+		l.board.Removed(ctx, out)
 	}
 	return err
 }
 
 // unlock executes the Service's unlock requests.
-func (l *loadBalancers) unlock(ctx context.Context, subj subject, svc *v1.Service, nodes []*v1.Node) {
-	l.review.unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, svc *v1.Service, nodes []*v1.Node) {
+	l.board.Unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
 		_, job, err := l.engine.RenderLoadBalancer(svc, nodes, nil) // the workspace only
 		return job, err
 	})
@@ -248,7 +236,7 @@ func (l *loadBalancers) unlock(ctx context.Context, subj subject, svc *v1.Servic
 // allows adoption in the Service's namespace and the load balancer's tags
 // show no other owner. The provider checks ownership again on import, and
 // the plan that imports waits for approval (policy rules).
-func (l *loadBalancers) checkAdoption(ctx context.Context, subj subject, svc *v1.Service, ann annotations.LoadBalancer) error {
+func (l *loadBalancers) checkAdoption(ctx context.Context, subj review.Subject, svc *v1.Service, ann annotations.LoadBalancer) error {
 	if ann.AdoptID == "" {
 		return nil
 	}
@@ -258,7 +246,7 @@ func (l *loadBalancers) checkAdoption(ctx context.Context, subj subject, svc *v1
 	}
 	err := l.adoptionError(ctx, svc, ann.AdoptID)
 	if err != nil {
-		l.review.eventf(subj, v1.EventTypeWarning, "AdoptionRefused", "%v", err)
+		l.board.Eventf(subj, v1.EventTypeWarning, "AdoptionRefused", "%v", err)
 		return err
 	}
 	l.adoptable.Store(key, true)

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -19,6 +20,8 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
@@ -41,27 +44,13 @@ func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *re
 	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(dir, "states")}}, state.Options{})
 	must(t, err)
 	rec := record.NewFakeRecorder(100)
-	rv := newReview(cfg, nil)
-	rv.recorder = rec
-	return newLoadBalancers(engine.New(cfg.Render(), states, r, engine.Options{}), cfg, rv, nil), rec
+	board := review.New(cfg, nil)
+	board.Connect(t.Context(), fake.NewClientset(), rec)
+	return newLoadBalancers(engine.New(cfg.Render(), states, r, engine.Options{}), cfg, board, nil), rec
 }
 
-// validConfig is a complete cloud config; tests add to it.
-const validConfig = `
-clusterID: prod
-region: ex-west-1
-api: {endpoint: "http://127.0.0.1:8440", tokenFile: /etc/example/token}
-metadata: {endpoint: "http://127.0.0.1:8441"}
-terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFile: /opt/example/lock.hcl}
-state: {type: local, local: {dir: /var/lib/ccm-state}}
-`
-
-func testConfig(t *testing.T, extra string) *cloudconfig.Config {
-	t.Helper()
-	c, err := cloudconfig.Load([]byte(validConfig + extra))
-	must(t, err)
-	return c
-}
+// testConfig is a complete cloud config plus extra.
+func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
 
 func must(t *testing.T, err error) {
 	t.Helper()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,9 +16,9 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -60,16 +59,14 @@ func (l *loadBalancers) release(ctx context.Context, svc *v1.Service) error {
 		}
 		return err
 	}
-	subj := l.review.serviceSubject(ctx, svc, records.KindDestroy)
+	subj := l.board.ServiceSubject(ctx, svc, records.KindDestroy)
 	ann, _ := annotations.Parse(svc.Annotations) // the policy it asks for, if readable
-	out, err := l.engine.ReleaseLoadBalancer(ctx, svc, l.review.reviewFor(ctx, subj, l.policy(ann)))
-	l.review.report(ctx, subj, out, err)
+	out, err := l.engine.ReleaseLoadBalancer(ctx, svc, l.board.For(ctx, subj, l.policy(ann)))
+	l.board.Report(ctx, subj, out, err)
 	if err := retryIfWaiting(err); err != nil {
 		return err
 	}
-	if out.Applied == nil || !out.Applied.HasChanges {
-		l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
-	}
+	l.board.Removed(ctx, out)
 	l.released.Store(svc.UID, true)
 	return nil
 }
@@ -119,7 +116,7 @@ func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) 
 // under that lock: members call at once, and a rendering from members
 // read before another's apply must not be applied after it.
 func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group, caller *v1.Service, leaving bool,
-	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, subject, error) {
+	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, review.Subject, error) {
 	unlock := l.groups.lock(g)
 	defer unlock()
 	members := l.groups.members(g, caller, leaving)
@@ -129,7 +126,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		if nodes == nil && len(members) > 0 {
 			// A deletion comes without nodes.
 			if nodes = l.groups.lastNodes(); nodes == nil {
-				return nil, nil, subject{}, api.NewRetryError(fmt.Sprintf("load balancer group %s: waiting for the node list to render it without service %s/%s",
+				return nil, nil, review.Subject{}, api.NewRetryError(fmt.Sprintf("load balancer group %s: waiting for the node list to render it without service %s/%s",
 					g, caller.Namespace, caller.Name), provisioningRetry)
 			}
 		}
@@ -140,21 +137,17 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		klog.V(4).InfoS("load balancer group member", "group", g.String(), "service", klog.KObj(m))
 	}
 	if len(members) == 0 {
-		subj := l.review.groupSubject(ctx, g, "", nil, caller, records.KindDestroy)
-		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.review.reviewFor(ctx, subj, l.groupPolicy(leavers)))
-		l.review.report(ctx, subj, out, err)
+		subj := l.board.GroupSubject(ctx, g, "", nil, caller, records.KindDestroy)
+		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.board.For(ctx, subj, l.groupPolicy(leavers)))
+		l.board.Report(ctx, subj, out, err)
 		if err == nil {
 			l.groups.remember(g, nil, true)
-			if out.Applied == nil || !out.Applied.HasChanges {
-				l.review.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
-			}
+			l.board.Removed(ctx, out)
 		}
 		return nil, nil, subj, err
 	}
-	subj := l.review.groupSubject(ctx, g, "", rg.Members, caller, kind)
-	if kind == records.KindDestroy {
-		subj.kind = records.KindChange // a member leaving changes the group
-	}
+	// A member's deletion leaves the group changed (GroupSubject).
+	subj := l.board.GroupSubject(ctx, g, "", rg.Members, caller, kind)
 	var poolID string
 	if primary := renderer.GroupPrimary(rg, l.cfg.Render()); primary != nil {
 		var err error
@@ -165,15 +158,15 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	if poolID != "" {
 		nodes = nil // the pool holds them
 	}
-	l.review.unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+	l.board.Unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
 		_, _, j, err := l.engine.RenderGroup(rg, nodes, poolID)
 		return j, err
 	})
-	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.review.reviewFor(ctx, subj, l.groupPolicy(rg.Members)))
+	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.board.For(ctx, subj, l.groupPolicy(rg.Members)))
 	if rep != nil {
-		subj.members = rep.Members // what the record keeps
+		subj = subj.WithMembers(rep.Members) // what the record keeps
 	}
-	l.review.report(ctx, subj, out, err)
+	l.board.Report(ctx, subj, out, err)
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
@@ -182,7 +175,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 			l.follow(ctx, g, lb, rep.Members, caller)
 		}
 		l.groups.remember(g, rep.Members, err == nil && out.Result != nil)
-		l.reportGroup(g, rep)
+		l.board.ReportMembers(g, rep)
 	}
 	return lb, rep, subj, err
 }
@@ -204,7 +197,7 @@ func (l *loadBalancers) groupPolicy(members []*v1.Service) annotations.ApplyPoli
 // and the group's load balancer may have changed (a replacement) on
 // another member's.
 func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *engine.LoadBalancer, rendered []*v1.Service, caller *v1.Service) {
-	if l.review.client == nil {
+	if l.client == nil {
 		return
 	}
 	for _, m := range l.groups.followers(g, rendered, caller) {
@@ -214,54 +207,12 @@ func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *eng
 		}
 		patch, err := json.Marshal(map[string]any{"status": map[string]any{"loadBalancer": st}})
 		if err == nil {
-			_, err = l.review.client.CoreV1().Services(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+			_, err = l.client.CoreV1().Services(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 		}
 		if err != nil {
 			klog.ErrorS(err, "cannot set a group member's load balancer address", "group", g.String(), "service", m.Namespace+"/"+m.Name)
 		}
 	}
-}
-
-// reportGroup tells each member what became of it, when that changed:
-// left out (invalid), a listener another member has, a setting the
-// primary's overrides.
-func (l *loadBalancers) reportGroup(g annotations.Group, rep *renderer.GroupReport) {
-	type said struct {
-		svc                  *v1.Service
-		typ, reason, message string
-	}
-	var all []said
-	for _, e := range rep.Excluded {
-		err := fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", e.Service.Namespace, e.Service.Name, g, e.Err)
-		all = append(all, said{e.Service, v1.EventTypeWarning, failedReason(err), err.Error()})
-	}
-	for _, c := range rep.Conflicts {
-		all = append(all, said{c.Service, v1.EventTypeWarning, "ListenerConflict", fmt.Sprintf(
-			"Listener %s is not served: Service %s/%s, an earlier member of load balancer group %s, has it", c.Listener, c.Winner.Namespace, c.Winner.Name, g)})
-	}
-	for _, ig := range rep.Ignored {
-		all = append(all, said{ig.Service, v1.EventTypeWarning, "GroupSettingIgnored", fmt.Sprintf(
-			"%s is %s here, but load balancer group %s takes it from its first member, Service %s/%s (%s)",
-			ig.Setting, orUnset(ig.Value), g, ig.Primary.Namespace, ig.Primary.Name, orUnset(ig.PrimaryValue))})
-	}
-	var digest strings.Builder
-	for _, s := range all {
-		fmt.Fprintf(&digest, "%s/%s\x00%s\x00%s\n", s.svc.Namespace, s.svc.Name, s.reason, s.message)
-	}
-	if !l.groups.changed(g, digest.String()) {
-		return
-	}
-	for _, s := range all {
-		l.review.eventf(subject{ref: objectref.Service(s.svc), event: s.svc},
-			s.typ, s.reason, "%s", s.message)
-	}
-}
-
-func orUnset(v string) string {
-	if v == "" {
-		return "unset"
-	}
-	return v
 }
 
 // retryIfWaiting turns a plan that waits (for approval, or denied) into

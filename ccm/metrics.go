@@ -8,11 +8,13 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 )
 
 // Metrics on the CCM's /metrics (component-base legacy registry, served
-// by the cloud-provider app).
+// by the cloud-provider app): terraform's processes and the fast path
+// (the review's own are package review's).
 var (
 	terraformRuns = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: "example_ccm", Name: "terraform_runs_total", StabilityLevel: metrics.ALPHA,
@@ -27,18 +29,6 @@ var (
 		Namespace: "example_ccm", Name: "fast_path_skips_total", StabilityLevel: metrics.ALPHA,
 		Help: "Reconciles answered from the last apply's record without starting terraform.",
 	})
-	plansAwaitingApproval = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: "example_ccm", Name: "plans_awaiting_approval", StabilityLevel: metrics.ALPHA,
-		Help: "Plans recorded and waiting for approval (manual policy).",
-	})
-	driftDetected = metrics.NewCounter(&metrics.CounterOpts{
-		Namespace: "example_ccm", Name: "drift_detected_total", StabilityLevel: metrics.ALPHA,
-		Help: "Drift checks that found the cloud changed outside Terraform.",
-	})
-	workspacesByPhase = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: "example_ccm", Name: "workspaces", StabilityLevel: metrics.ALPHA,
-		Help: "Workspaces by phase of their last reconcile (applied, awaiting-approval, planned, denied, failed).",
-	}, []string{"phase"})
 	lockWaits = metrics.NewCounter(&metrics.CounterOpts{
 		Namespace: "example_ccm", Name: "state_lock_waits_total", StabilityLevel: metrics.ALPHA,
 		Help: "Terraform commands that found the state locked by someone else.",
@@ -49,9 +39,9 @@ var registerOnce sync.Once
 
 func registerMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(terraformRuns, terraformDuration, fastPathSkips, plansAwaitingApproval,
-			driftDetected, workspacesByPhase, lockWaits)
+		legacyregistry.MustRegister(terraformRuns, terraformDuration, fastPathSkips, lockWaits)
 	})
+	review.RegisterMetrics()
 }
 
 // observeTerraform is the runner's Observe hook.
@@ -66,31 +56,4 @@ func observeTerraform(op string, err error, d time.Duration) {
 	}
 	terraformRuns.WithLabelValues(op, result).Inc()
 	terraformDuration.WithLabelValues(op).Observe(d.Seconds())
-}
-
-// phases tracks each workspace's phase for the workspaces gauge.
-type phases struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (p *phases) set(workspace, phase string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]string{}
-	}
-	if phase == "" {
-		delete(p.m, workspace)
-	} else {
-		p.m[workspace] = phase
-	}
-	counts := map[string]float64{"applied": 0, "awaiting-approval": 0, "planned": 0, "denied": 0, "failed": 0}
-	for _, ph := range p.m {
-		counts[ph]++
-	}
-	for ph, n := range counts {
-		workspacesByPhase.WithLabelValues(ph).Set(n)
-	}
-	plansAwaitingApproval.Set(counts["awaiting-approval"])
 }

@@ -31,10 +31,10 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if err != nil {
 		return "", err
 	}
-	subj := l.review.poolsSubject(j.Key, records.KindChange)
-	rv := l.review.reviewFor(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
+	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
 	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, nodes, rv)
-	l.review.report(ctx, subj, out, err)
+	l.board.Report(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {

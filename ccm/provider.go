@@ -1,8 +1,15 @@
 // Package ccm is the Example cloud provider for k8s.io/cloud-provider.
 //
-// LoadBalancer and Routes are thin adapters over the engine: they render
-// Terraform, plan and apply it, and never call the cloud themselves.
-// Instances, InstancesV2 and Zones read the metadata API directly.
+// LoadBalancer and Routes are adapters over the engine: they render
+// Terraform, plan and apply it, and never call the cloud themselves (but
+// to check an adopted load balancer's owner and to find one an
+// interrupted apply left). They decide what the engine reconciles: a
+// Service's own load balancer or its group's (group membership), the
+// target pool of its nodes, batches of routes, drift checks, the TLS
+// Secrets a Service names. Every plan is reviewed by package review,
+// which builds each reconcile's engine.Review and reports its outcome
+// (events, plan records, audit log). Instances, InstancesV2 and Zones
+// read the metadata API directly.
 package ccm
 
 import (
@@ -10,15 +17,21 @@ import (
 	"fmt"
 	"io"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // ProviderName is the name of the provider (--cloud-provider=example).
@@ -45,7 +58,8 @@ func init() {
 type cloud struct {
 	cfg       *cloudconfig.Config
 	engine    *engine.Engine
-	review    *review
+	board     *review.Board
+	tls       *tlsSecrets
 	instances *instances
 	lb        *loadBalancers
 	routes    *routes
@@ -65,8 +79,9 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	if err != nil {
 		return nil, fmt.Errorf("review.auditLog: %w", err)
 	}
-	rv := newReview(cfg, log)
-	eng, api, err := newEngine(ctx, cfg, rv)
+	board := review.New(cfg, log)
+	tls := &tlsSecrets{cfg: cfg, redact: board.Redact}
+	eng, api, err := newEngine(ctx, cfg, board, tls)
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +89,11 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	return &cloud{
 		cfg:       cfg,
 		engine:    eng,
-		review:    rv,
+		board:     board,
+		tls:       tls,
 		instances: inst,
-		lb:        newLoadBalancers(eng, cfg, rv, api),
-		routes:    newRoutes(eng, cfg, inst, rv),
+		lb:        newLoadBalancers(eng, cfg, board, api),
+		routes:    newRoutes(eng, cfg, inst, board),
 	}, nil
 }
 
@@ -89,26 +105,37 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		cancel()
 		c.routes.stop()
 	}()
+	// kube stays nil without a client: what needs one does without.
+	var kube kubernetes.Interface
 	client, err := clientBuilder.Client("example-cloud-controller-manager")
 	if err != nil {
 		klog.ErrorS(err, "cannot build a Kubernetes client; events, records, approvals and the kubernetes state backend are unavailable")
 	} else {
-		c.review.setClient(client, newRecorder(client))
+		kube = client
+		c.board.Connect(ctx, client, newRecorder(client))
 		c.engine.UseKubernetes(client)
-		c.review.self = whoAmI(ctx, client, c.review.self)
+		c.lb.client, c.tls.client = client, client
 		if dyn, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
 			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
 		} else {
-			c.review.approvals.start(client, dyn, stop)
+			c.board.WatchApprovals(dyn, stop)
 		}
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
 	if !c.cfg.Review.Drift.Disabled {
-		d := newDriftWorker(c.engine, c.review, c.cfg.Review.Drift)
+		d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
 		d.groups = c.lb.groups
 		go d.run(ctx)
 	}
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
+}
+
+// newRecorder records events on Services and the route set.
+func newRecorder(client kubernetes.Interface) record.EventRecorder {
+	b := record.NewBroadcaster()
+	b.StartStructuredLogging(4)
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})
 }
 
 // SetInformers gives load balancer groups the service controller's own

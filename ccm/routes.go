@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -33,7 +34,7 @@ type routes struct {
 	engine   routeEngine
 	cfg      *cloudconfig.Config
 	resolver nodeResolver
-	review   *review
+	board    *review.Board
 
 	once   sync.Once
 	ctx    context.Context
@@ -82,9 +83,9 @@ type routeOp struct {
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
-func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, rv *review) *routes {
+func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, board *review.Board) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &routes{engine: e, cfg: cfg, resolver: resolver, review: rv, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
+	return &routes{engine: e, cfg: cfg, resolver: resolver, board: board, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
 		gather: waitFor(batchWindow)}
 }
 
@@ -239,14 +240,14 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 	if err != nil {
 		return err
 	}
-	subj := r.review.routeSetSubject(ws, records.KindChange)
-	r.review.unlock(ctx, r.engine.Runner(), subj, func() (runner.Job, error) {
+	subj := r.board.RouteSetSubject(ws, records.KindChange)
+	r.board.Unlock(ctx, r.engine.Runner(), subj, func() (runner.Job, error) {
 		_, job, err := r.engine.RenderRoutes(list)
 		return job, err
 	})
-	rv := r.review.reviewFor(ctx, subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy))
+	rv := r.board.For(ctx, subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy))
 	_, out, err := r.engine.ReconcileRoutes(ctx, list, rv)
-	r.review.report(ctx, subj, out, err)
+	r.board.Report(ctx, subj, out, err)
 	if err != nil {
 		r.desired = nil // re-read the truth before the next batch
 		return err

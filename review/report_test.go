@@ -1,10 +1,8 @@
-package ccm
+package review
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -18,81 +16,9 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
-
-// wantEvent is an event expected: its type and reason, and what its
-// message says (has) and must not say (not).
-type wantEvent struct {
-	typ, reason string
-	has, not    []string
-}
-
-// wantAudit is an audit line expected; has is in its error or a detail.
-type wantAudit struct {
-	action, actor, outcome, planID string
-	has                            string
-}
-
-func checkEvents(t *testing.T, got []event, want []wantEvent) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("events:\n%s\nwant %d: %v", eventsText(got), len(want), want)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.typ != w.typ || g.reason != w.reason {
-			t.Errorf("event %d = %s %s %q; want %s %s", i, g.typ, g.reason, g.msg, w.typ, w.reason)
-		}
-		for _, s := range w.has {
-			if !strings.Contains(g.msg, s) {
-				t.Errorf("event %d (%s) = %q; want it to say %q", i, g.reason, g.msg, s)
-			}
-		}
-		for _, s := range w.not {
-			if strings.Contains(g.msg, s) {
-				t.Errorf("event %d (%s) = %q; must not say %q", i, g.reason, g.msg, s)
-			}
-		}
-	}
-}
-
-func eventsText(evs []event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		fmt.Fprintf(&b, "  %s %s %q\n", e.typ, e.reason, e.msg)
-	}
-	return b.String()
-}
-
-func checkAudit(t *testing.T, got []audit.Entry, object string, want []wantAudit) {
-	t.Helper()
-	if len(got) != len(want) {
-		var b strings.Builder
-		for _, e := range got {
-			line, _ := json.Marshal(e)
-			fmt.Fprintf(&b, "  %s\n", line)
-		}
-		t.Fatalf("audit lines:\n%swant %d: %v", b.String(), len(want), want)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Action != w.action || g.Actor != w.actor || g.Outcome != w.outcome || g.PlanID != w.planID {
-			t.Errorf("audit line %d = action %q actor %q outcome %q plan %q; want %q %q %q %q",
-				i, g.Action, g.Actor, g.Outcome, g.PlanID, w.action, w.actor, w.outcome, w.planID)
-		}
-		if w.has != "" && !strings.Contains(g.Error, w.has) && !slices.ContainsFunc(slices.Collect(maps.Values(g.Details)), func(d string) bool { return strings.Contains(d, w.has) }) {
-			t.Errorf("audit line %d (%s) = error %q details %v; want it to say %q", i, g.Action, g.Error, g.Details, w.has)
-		}
-		if g.Object != object {
-			t.Errorf("audit line %d names %q; want %q", i, g.Object, object)
-		}
-	}
-}
-
-const self = "example-cloud-controller-manager"
 
 // TestReport: the events, audit lines, phase and approvals clean-up that
 // report makes of each kind of engine outcome.
@@ -110,7 +36,7 @@ func TestReport(t *testing.T) {
 	cases := []struct {
 		name   string
 		extra  string // cloud config
-		s      subject
+		s      Subject
 		objs   []*unstructured.Unstructured
 		before func(t *testing.T, f *reviewFixture)
 		out    func(p, q *runner.Plan) (*engine.Outcome, error)
@@ -132,7 +58,7 @@ func TestReport(t *testing.T) {
 	}, {
 		name:  "applied once approved",
 		extra: "review: {approvals: {required: 2}}\n",
-		s:     subject{ref: web, event: webSvc, kind: records.KindChange, author: "carol"},
+		s:     Subject{ref: web, event: webSvc, kind: records.KindChange, author: "carol"},
 		objs: []*unstructured.Unstructured{
 			approvalObj("a", web, pid, "alice", at), approvalObj("b", web, pid, "bob", at), approvalObj("c", web, qid, "dave", at),
 		},
@@ -184,7 +110,7 @@ func TestReport(t *testing.T) {
 		phase: "awaiting-approval",
 	}, {
 		name: "route set awaiting approval",
-		s:    (&review{cfg: testConfig(t, "")}).routeSetSubject(webWS, records.KindChange),
+		s:    (&Board{cfg: testConfig(t, "")}).RouteSetSubject(webWS, records.KindChange),
 		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
 		},
@@ -222,7 +148,7 @@ func TestReport(t *testing.T) {
 		phase:  "awaiting-approval",
 		check: func(t *testing.T, f *reviewFixture, p, _ *runner.Plan) {
 			// Said once, however often the plan is reconciled.
-			f.report(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
+			f.Report(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
 				Approval: engine.Approval{Ignored: []string{`PlanApproval x by "carol": "carol" made the change and cannot approve it`}}}, waits(p, annotations.ApplyManual))
 			if evs := f.takeEvents(); len(evs) != 0 {
 				t.Errorf("the ignored approval was reported again:\n%s", eventsText(evs))
@@ -350,7 +276,7 @@ func TestReport(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newReviewFixture(t, c.extra, false, c.objs...)
-			f.credentials = func() []string { return []string{secret} }
+			f.redactor.credentials = func() []string { return []string{secret} }
 			if c.s.event == nil {
 				c.s = webSubject(records.KindChange)
 			}
@@ -359,7 +285,7 @@ func TestReport(t *testing.T) {
 			}
 			p, q := planAt(t, pid, 1, at), planAt(t, qid, 1, at.Add(-time.Hour))
 			out, err := c.out(p, q)
-			f.report(t.Context(), c.s, out, err)
+			f.Report(t.Context(), c.s, out, err)
 			checkEvents(t, f.takeEvents(), c.events)
 			lines, raw := f.auditLog(t)
 			checkAudit(t, lines, c.s.String(), c.audit)
@@ -389,43 +315,6 @@ func approvalNames(t *testing.T, f *reviewFixture) []string {
 	return names
 }
 
-// TestFailedEvent: the reason of each kind of failure, and what its
-// message shows of hostile values (quoted, cut short) and secrets (none).
-func TestFailedEvent(t *testing.T) {
-	hostile := "x\nNormal Applied plan-forged\x1b[2J" + strings.Repeat("A", 10<<10)
-	lockDiag := "Error: Error acquiring the state lock\n\nLock Info:\n  ID:        9296823b-0ebb-7d08-bd17-217709d58ae3\n  Who:       root@vm\n"
-	cases := []struct {
-		name   string
-		err    error
-		reason string
-		has    []string
-		not    []string
-	}{
-		{name: "annotation value", err: fmt.Errorf("parse: %w", &annotations.Error{Annotation: annotations.LBName, Value: hostile, Reason: "is not a name"}),
-			reason: "InvalidService", has: []string{`value "x\nNormal Applied plan-forged\x1b[2JAAA`, fmt.Sprintf("(%d bytes)", len(hostile))},
-			not: []string{"\n", "\x1b", strings.Repeat("A", 100)}},
-		{name: "input value", err: &renderer.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
-			reason: "InvalidService", has: []string{`spec.loadBalancerSourceRanges[0]: "10.0.0.0/8\nforged" is not a CIDR`}, not: []string{"\n"}},
-		{name: "too many listeners", err: &renderer.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
-		{name: "unsupported protocol", err: &renderer.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},
-		{name: "owner mismatch", err: fmt.Errorf("load: %w", runner.ErrOwnerMismatch), reason: "WorkspaceOwnedByAnother"},
-		{name: "state locked", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, reason: "StateLocked", has: []string{"9296823b"}},
-		{name: "plan", err: &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "PlanFailed"},
-		{name: "apply", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "ApplyFailed"},
-		{name: "not terraform", err: errors.New("list nodes: timeout"), reason: "ReconcileFailed", has: []string{"list nodes: timeout"}},
-		{name: "connection string", err: errors.New(`dial "postgres://ccm:hunter22-pw@db:5432/states": refused`), reason: "ReconcileFailed",
-			has: []string{"postgres://ccm:" + audit.Redacted + "@db"}, not: []string{"hunter22-pw"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := newReviewFixture(t, "", false)
-			f.failedEvent(webSubject(records.KindChange), c.err)
-			evs := f.takeEvents()
-			checkEvents(t, evs, []wantEvent{{typ: "Warning", reason: c.reason, has: c.has, not: c.not}})
-		})
-	}
-}
-
 // TestRetiredAnnotations: each retired annotation is reported once per
 // object and value; others never.
 func TestRetiredAnnotations(t *testing.T) {
@@ -434,7 +323,7 @@ func TestRetiredAnnotations(t *testing.T) {
 	other := webSubject(records.KindChange)
 	other.ref.UID = "uid-2" // a new Service of the same name
 	steps := []struct {
-		s    subject
+		s    Subject
 		ann  map[string]string
 		want []string // the annotations reported
 	}{
@@ -446,38 +335,17 @@ func TestRetiredAnnotations(t *testing.T) {
 		{other, nil, nil},
 	}
 	for i, st := range steps {
-		f.retiredAnnotations(st.s, st.ann)
+		f.RetiredAnnotations(st.s, st.ann)
 		var got []string
 		for _, e := range f.takeEvents() {
-			if e.typ != "Warning" || e.reason != "RetiredAnnotation" || !strings.Contains(e.msg, "is ignored: ") {
-				t.Errorf("step %d: event %s %s %q", i, e.typ, e.reason, e.msg)
+			if e.Type != "Warning" || e.Reason != "RetiredAnnotation" || !strings.Contains(e.Message, "is ignored: ") {
+				t.Errorf("step %d: event %s %s %q", i, e.Type, e.Reason, e.Message)
 			}
-			name, _, _ := strings.Cut(strings.TrimPrefix(e.msg, "Annotation "), " ")
+			name, _, _ := strings.Cut(strings.TrimPrefix(e.Message, "Annotation "), " ")
 			got = append(got, name)
 		}
 		if !slices.Equal(got, st.want) {
 			t.Errorf("step %d: reported %v; want %v", i, got, st.want)
 		}
-	}
-}
-
-// TestApplyStarting: the line written before an apply names the
-// approvers, or the controller under auto.
-func TestApplyStarting(t *testing.T) {
-	f := newReviewFixture(t, "", false)
-	p := planAt(t, "plan-aaaaaaaaaaaa", 1, time.Now())
-	d := planAt(t, "plan-dddddddddddd", 0, time.Now())
-	d.Destroy = true
-	f.applyStarting(webSubject(records.KindChange), annotations.ApplyAuto, p, nil)
-	f.applyStarting(webSubject(records.KindChange), annotations.ApplyManual, p, []string{"alice", "bob"})
-	f.applyStarting(webSubject(records.KindDestroy), annotations.ApplyManual, d, []string{"alice"})
-	lines, _ := f.auditLog(t)
-	checkAudit(t, lines, web.String(), []wantAudit{
-		{action: "apply", actor: self, outcome: "started", planID: p.ID},
-		{action: "apply", actor: "alice, bob", outcome: "started", planID: p.ID},
-		{action: "destroy", actor: "alice", outcome: "started", planID: d.ID},
-	})
-	if lines[1].Policy != "manual" || lines[1].Workspace != webWS {
-		t.Errorf("line 2 = %+v; want policy manual, workspace %s", lines[1], webWS)
 	}
 }

@@ -1,20 +1,19 @@
-package ccm
+package review
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,26 +26,28 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
-// reviewFixture is a review whose records live in client-go's fake
+// reviewFixture is a board whose records live in client-go's fake
 // clientset (the real records.Store over it), whose approvals and unlock
 // requests come from a lister and a fake dynamic client, with events in
 // memory and the audit log in a file. Fakes, so that a failure names the
 // function: the e2e runs the same paths against a real API server.
 type reviewFixture struct {
-	*review
+	*Board
 	client    *fake.Clientset
 	dyn       *dynamicfake.FakeDynamicClient
 	events    *record.FakeRecorder
 	auditPath string
 }
 
-// newReviewFixture reviews under validConfig plus extra; objs are the
+// newReviewFixture reviews under reviewtest.Config plus extra; objs are the
 // PlanApprovals and StateUnlocks present, honoured (the identity policy
 // installed) unless noPolicy.
 func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstructured.Unstructured) *reviewFixture {
@@ -64,8 +65,8 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
 	}
 	f.client = fake.NewClientset(kube...)
-	versioned(f.client)
-	f.review = newReview(cfg, log)
+	reviewtest.Versioned(f.client)
+	f.Board = New(cfg, log)
 	f.setClient(f.client, f.events)
 	var dynObjs []runtime.Object
 	plans := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
@@ -99,75 +100,8 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 	return f
 }
 
-// versioned makes the fake clientset keep resource versions as the API
-// server does: each write sets a new one, and an update or delete that
-// names another than the object's fails with a conflict. The records
-// store depends on it (an object without one is created, not updated).
-func versioned(c *fake.Clientset) {
-	var last int
-	check := func(a clienttesting.Action, name, rv string) error {
-		if rv == "" {
-			return nil
-		}
-		cur, err := c.Tracker().Get(a.GetResource(), a.GetNamespace(), name)
-		if err != nil {
-			return err
-		}
-		m, err := meta.Accessor(cur)
-		if err != nil {
-			return err
-		}
-		if m.GetResourceVersion() != rv {
-			return apierrors.NewConflict(a.GetResource().GroupResource(), name, fmt.Errorf("resource version %s, not %s", m.GetResourceVersion(), rv))
-		}
-		return nil
-	}
-	stamp := func(a clienttesting.Action) (bool, runtime.Object, error) {
-		obj := a.(interface{ GetObject() runtime.Object }).GetObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return true, nil, err
-		}
-		if _, ok := a.(clienttesting.UpdateAction); ok {
-			if err := check(a, m.GetName(), m.GetResourceVersion()); err != nil {
-				return true, nil, err
-			}
-		}
-		last++ // reactors run under the fake's lock
-		m.SetResourceVersion(strconv.Itoa(last))
-		return false, nil, nil // the tracker stores it
-	}
-	c.PrependReactor("create", "*", stamp)
-	c.PrependReactor("update", "*", stamp)
-	c.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		d := a.(clienttesting.DeleteAction)
-		if pre := d.GetDeleteOptions().Preconditions; pre != nil && pre.ResourceVersion != nil {
-			if err := check(a, d.GetName(), *pre.ResourceVersion); err != nil {
-				return true, nil, err
-			}
-		}
-		return false, nil, nil
-	})
-}
-
-// event is one recorded event.
-type event struct{ typ, reason, msg string }
-
 // takeEvents returns the events recorded since the last call.
-func (f *reviewFixture) takeEvents() []event {
-	var out []event
-	for {
-		select {
-		case e := <-f.events.Events:
-			// FakeRecorder writes "<type> <reason> <message>".
-			typ, rest, _ := strings.Cut(e, " ")
-			reason, msg, _ := strings.Cut(rest, " ")
-			out = append(out, event{typ, reason, msg})
-		default:
-			return out
-		}
-	}
-}
+func (f *reviewFixture) takeEvents() []reviewtest.Event { return reviewtest.Take(f.events) }
 
 // auditLog returns the audit log's entries and its raw text.
 func (f *reviewFixture) auditLog(t *testing.T) ([]audit.Entry, string) {
@@ -222,8 +156,8 @@ const webWS = "prod-service-shop-web-0123456789abcdef"
 
 var webSvc = &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1"}}
 
-func webSubject(kind string) subject {
-	return subject{ref: web, event: webSvc, kind: kind}
+func webSubject(kind string) Subject {
+	return Subject{ref: web, event: webSvc, kind: kind}
 }
 
 // planAt is a plan with changes (+add), its saved file written.
@@ -246,3 +180,83 @@ func stateUnlockObj(name string, ref objectref.Ref, lockID, requester string) *u
 	u.SetCreationTimestamp(metav1.Now())
 	return u
 }
+
+func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantEvent is an event expected: its type and reason, and what its
+// message says (has) and must not say (not).
+type wantEvent struct {
+	typ, reason string
+	has, not    []string
+}
+
+// wantAudit is an audit line expected; has is in its error or a detail.
+type wantAudit struct {
+	action, actor, outcome, planID string
+	has                            string
+}
+
+func checkEvents(t *testing.T, got []reviewtest.Event, want []wantEvent) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("events:\n%s\nwant %d: %v", eventsText(got), len(want), want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Type != w.typ || g.Reason != w.reason {
+			t.Errorf("event %d = %s %s %q; want %s %s", i, g.Type, g.Reason, g.Message, w.typ, w.reason)
+		}
+		for _, s := range w.has {
+			if !strings.Contains(g.Message, s) {
+				t.Errorf("event %d (%s) = %q; want it to say %q", i, g.Reason, g.Message, s)
+			}
+		}
+		for _, s := range w.not {
+			if strings.Contains(g.Message, s) {
+				t.Errorf("event %d (%s) = %q; must not say %q", i, g.Reason, g.Message, s)
+			}
+		}
+	}
+}
+
+func eventsText(evs []reviewtest.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "  %s %s %q\n", e.Type, e.Reason, e.Message)
+	}
+	return b.String()
+}
+
+func checkAudit(t *testing.T, got []audit.Entry, object string, want []wantAudit) {
+	t.Helper()
+	if len(got) != len(want) {
+		var b strings.Builder
+		for _, e := range got {
+			line, _ := json.Marshal(e)
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+		t.Fatalf("audit lines:\n%swant %d: %v", b.String(), len(want), want)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Action != w.action || g.Actor != w.actor || g.Outcome != w.outcome || g.PlanID != w.planID {
+			t.Errorf("audit line %d = action %q actor %q outcome %q plan %q; want %q %q %q %q",
+				i, g.Action, g.Actor, g.Outcome, g.PlanID, w.action, w.actor, w.outcome, w.planID)
+		}
+		if w.has != "" && !strings.Contains(g.Error, w.has) && !slices.ContainsFunc(slices.Collect(maps.Values(g.Details)), func(d string) bool { return strings.Contains(d, w.has) }) {
+			t.Errorf("audit line %d (%s) = error %q details %v; want it to say %q", i, g.Action, g.Error, g.Details, w.has)
+		}
+		if g.Object != object {
+			t.Errorf("audit line %d names %q; want %q", i, g.Object, object)
+		}
+	}
+}
+
+const self = "example-cloud-controller-manager"

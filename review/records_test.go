@@ -1,4 +1,4 @@
-package ccm
+package review
 
 import (
 	"encoding/json"
@@ -8,16 +8,10 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	clienttesting "k8s.io/client-go/testing"
-
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -306,140 +300,6 @@ func TestDeleteRecord(t *testing.T) {
 	f.deleteRecord(t.Context(), webWS) // nothing to delete: no panic, only a log
 }
 
-// TestMoveRecord: a record follows its state from the legacy key; a
-// plan that waited there is superseded (its file names the legacy state).
-func TestMoveRecord(t *testing.T) {
-	const legacy = "prod-service-shop-web"
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	p0, p1, p9 := planAt(t, "plan-000000000000", 1, t0), planAt(t, "plan-111111111111", 1, t0), planAt(t, "plan-999999999999", 1, t0)
-	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
-	legacyRecord := func(f *reviewFixture) {
-		out := func(o *engine.Outcome) *engine.Outcome {
-			o.Workspace, o.Files = legacy, map[string][]byte{"main.tf": []byte("# legacy")}
-			return o
-		}
-		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p0, Applied: p0,
-			Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}), nil, t0)
-		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p1, Awaiting: p1}),
-			&engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
-	}
-	cases := []struct {
-		name    string
-		before  func(f *reviewFixture)
-		plans   []wantPlan
-		applied string
-		check   func(t *testing.T, r *records.Record)
-	}{{
-		name:   "moved",
-		before: legacyRecord,
-		plans: []wantPlan{
-			{id: p1.ID, outcome: records.Superseded, err: "the state moved to a new key"},
-			{id: p0.ID, outcome: records.Applied},
-		},
-		applied: p0.ID,
-		check: func(t *testing.T, r *records.Record) {
-			if r.Applied == nil || r.Applied.PlanID != p0.ID || r.Files["main.tf"] != "# legacy" {
-				t.Errorf("last apply %+v, files %q; want the legacy record's", r.Applied, r.Files)
-			}
-		},
-	}, {
-		name: "the new record is in use",
-		before: func(f *reviewFixture) {
-			legacyRecord(f)
-			f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p9, Awaiting: p9},
-				&engine.AwaitingApprovalError{PlanID: p9.ID}, t0)
-		},
-		plans: []wantPlan{{id: p9.ID, outcome: records.AwaitingApproval, saved: true}},
-	}, {
-		name:   "no legacy record",
-		before: func(*reviewFixture) {},
-	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := newReviewFixture(t, "", false)
-			c.before(f)
-			f.moveRecord(t.Context(), legacy, webWS)
-			if n := f.objectsOf(t, legacy); n != 0 {
-				t.Errorf("%d objects of the legacy record left", n)
-			}
-			if c.plans == nil {
-				if n := f.objectsOf(t, webWS); n != 0 {
-					t.Errorf("%d objects under the new key; want none", n)
-				}
-				return
-			}
-			r := checkRecord(t, f, webWS, c.plans, c.applied, "")
-			if c.check != nil {
-				c.check(t, r)
-			}
-		})
-	}
-}
-
-// TestLoad: what the engine gets back of a record after a start, from
-// one List for all objects.
-func TestLoad(t *testing.T) {
-	f := newReviewFixture(t, "", false)
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	flag := policy.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
-	p0, p1 := planAt(t, "plan-000000000000", 1, t0), planAt(t, "plan-111111111111", 1, t0.Add(time.Minute))
-	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
-	const other = "prod-service-shop-api-0123456789abcdef"
-	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Applied: p0,
-		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
-	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p1, Awaiting: p1,
-		Verdicts: []policy.Verdict{flag}}, &engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
-	api := webSubject(records.KindChange)
-	api.ref.Name, api.ref.UID = "api", "uid-api"
-	f.updateRecord(t.Context(), api, &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: other, Planned: p0, Applied: p0,
-		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
-	f.client.ClearActions()
-
-	kept, err := f.Load(t.Context(), webWS, "uid-1")
-	must(t, err)
-	if a := kept.Applied; a == nil || a.Hash != p0.Hash || string(a.Outputs["ip"]) != `"192.0.2.10"` || !a.At.Equal(t0) {
-		t.Errorf("applied %+v; want plan %s's", a, p0.ID)
-	}
-	sp := kept.Pending
-	if sp == nil || string(sp.Data) != "saved "+p1.ID || sp.Plan.ID != p1.ID || sp.Plan.Hash != p1.Hash || sp.Plan.FileHash == "" ||
-		!sp.Plan.Created.Equal(p1.Created) || sp.Plan.Destroy || len(sp.Verdicts) != 1 || sp.Verdicts[0] != flag {
-		t.Errorf("pending %+v; want plan %s with its saved file and verdict", sp, p1.ID)
-	}
-	// Another object of the name (another uid) is refused, every time.
-	for i := range 2 {
-		if kept, err := f.Load(t.Context(), other, "uid-new"); !errors.Is(err, runner.ErrOwnerMismatch) || !strings.Contains(err.Error(), "uid-api") {
-			t.Errorf("load %d for another owner = %+v, %v; want ErrOwnerMismatch naming uid-api", i+1, kept, err)
-		}
-	}
-	if kept, err := f.Load(t.Context(), "prod-service-shop-none-0123456789abcdef", "uid-3"); kept != nil || err != nil {
-		t.Errorf("no record: %+v, %v", kept, err)
-	}
-	lists := 0
-	for _, a := range f.client.Actions() {
-		if a.GetResource().Resource == "configmaps" && a.GetVerb() == "list" {
-			if l, ok := a.(clienttesting.ListAction); ok && strings.Contains(l.GetListRestrictions().Labels.String(), records.LabelPart) {
-				lists++ // List of every record, not a workspace's objects
-			}
-		}
-	}
-	if lists != 1 {
-		t.Errorf("%d Lists of every record; want 1 for all the first reads", lists)
-	}
-
-	// Later than warmFor, reads are Gets again.
-	f.warm.listed = time.Now().Add(-warmFor - time.Second)
-	f.client.ClearActions()
-	kept, err = f.Load(t.Context(), webWS, "uid-1")
-	if err != nil || kept.Applied == nil {
-		t.Fatalf("late load: %+v, %v", kept, err)
-	}
-	for _, a := range f.client.Actions() {
-		if l, ok := a.(clienttesting.ListAction); ok && a.GetResource().Resource == "configmaps" && strings.Contains(l.GetListRestrictions().Labels.String(), records.LabelPart) {
-			t.Errorf("a late load listed every record")
-		}
-	}
-}
-
 // TestLock: the lock a failed run recorded is what unlock requests are
 // checked against.
 func TestLock(t *testing.T) {
@@ -454,78 +314,44 @@ func TestLock(t *testing.T) {
 	}
 }
 
-// TestUnlock: unlock requests that force nothing open (terraform's
-// force-unlock itself is the e2e's), and forced unlocks' reports.
-func TestUnlock(t *testing.T) {
-	const recorded, stale = "9296823b-0ebb-7d08-bd17-217709d58ae3", "11111111-2222-3333-4444-555555555555"
-	cases := []struct {
-		name     string
-		noPolicy bool
-		lock     bool // a lock is recorded
-		objs     []*unstructured.Unstructured
-		rendered bool
-		events   []wantEvent
-		audit    []wantAudit
-		left     int // StateUnlocks left
-	}{{
-		name: "no request",
-	}, {
-		name:     "the policy is missing",
-		noPolicy: true,
-		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, recorded, "alice")},
-		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"not honoured while the admission policy"}}},
-		left:     1,
-	}, {
-		name:     "another lock than the one recorded",
-		lock:     true,
-		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice")},
-		rendered: true,
-		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{`StateUnlock u1 by "alice" names lock ` + stale + ", but the recorded lock is " + recorded}}},
-		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: the recorded lock is " + recorded}},
-	}, {
-		name:     "no lock recorded",
-		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, stale, "alice"), stateUnlockObj("u2", objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "api"}, stale, "bob")},
-		rendered: true,
-		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"but no lock is recorded: nothing was forced open"}}},
-		audit:    []wantAudit{{action: "force-unlock", actor: "alice", has: "ignored: no lock is recorded"}},
-		left:     1, // another object's
-	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := newReviewFixture(t, "", c.noPolicy, c.objs...)
-			if c.lock {
-				f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
-					&runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
-			}
-			rendered := false
-			for range 2 { // said once
-				f.unlock(t.Context(), nil, webSubject(records.KindChange), func() (runner.Job, error) {
-					rendered = true
-					return runner.Job{Key: webWS}, nil
-				})
-			}
-			if rendered != c.rendered {
-				t.Errorf("rendered %v; want %v", rendered, c.rendered)
-			}
-			checkEvents(t, f.takeEvents(), c.events)
-			lines, _ := f.auditLog(t)
-			checkAudit(t, lines, web.String(), c.audit)
-			l, err := f.dyn.Resource(reviewapi.StateUnlocks).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
-			must(t, err)
-			if len(l.Items) != c.left {
-				t.Errorf("%d StateUnlocks left; want %d (a request is used up)", len(l.Items), c.left)
-			}
-		})
+// TestRemoved: a removal that destroyed nothing takes its record with it;
+// one that destroyed something left it to Report.
+func TestRemoved(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	p := planAt(t, "plan-111111111111", 1, time.Now())
+	keep := func() {
+		f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p},
+			&engine.AwaitingApprovalError{PlanID: p.ID}, time.Now())
 	}
+	keep()
+	destroyed := &runner.Plan{ID: "plan-222222222222", Destroy: true, HasChanges: true}
+	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS, Applied: destroyed})
+	if f.get(t, webWS) == nil {
+		t.Fatal("the record went with a removal that destroyed something (Report's to delete)")
+	}
+	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS, Applied: &runner.Plan{ID: "plan-000000000000", Destroy: true}})
+	if n := f.objectsOf(t, webWS); n != 0 {
+		t.Fatalf("%d record objects left after a removal with nothing to destroy", n)
+	}
+	keep()
+	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS})
+	if n := f.objectsOf(t, webWS); n != 0 {
+		t.Fatalf("%d record objects left after a removal that applied nothing", n)
+	}
+}
 
-	t.Run("forced open", func(t *testing.T) {
-		f := newReviewFixture(t, "", false)
-		f.forceUnlocked(webSubject(records.KindChange), webWS, recorded, "alice", `requested by "alice" (StateUnlock u1)`)
-		checkEvents(t, f.takeEvents(), []wantEvent{{typ: "Warning", reason: "ForceUnlocked", has: []string{"lock " + recorded + ` (requested by "alice" (StateUnlock u1))`}}})
-		lines, _ := f.auditLog(t)
-		checkAudit(t, lines, web.String(), []wantAudit{{action: "force-unlock", actor: "alice", has: recorded}})
-		if lines[0].Workspace != webWS || lines[0].Details["reason"] != `requested by "alice" (StateUnlock u1)` {
-			t.Errorf("audit line %+v", lines[0])
-		}
-	})
+// TestRecords: the records group membership is read from, none before
+// the board has a client.
+func TestRecords(t *testing.T) {
+	if all, err := New(testConfig(t, ""), nil).Records(t.Context()); all != nil || err != nil {
+		t.Fatalf("records without a client: %v %v", all, err)
+	}
+	f := newReviewFixture(t, "", false)
+	p := planAt(t, "plan-111111111111", 1, time.Now())
+	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p},
+		&engine.AwaitingApprovalError{PlanID: p.ID}, time.Now())
+	all, err := f.Records(t.Context())
+	if err != nil || len(all) != 1 || all[0].Object != web || all[0].Workspace != webWS {
+		t.Fatalf("records %+v, %v; want shop/web's", all, err)
+	}
 }

@@ -1,13 +1,32 @@
-package ccm
+package review
 
 import (
 	"context"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/reviewapi"
 )
+
+// Identities in the audit log and on plans are the API server's word,
+// never a name someone wrote: the author of a change only while an
+// admission policy checks the annotation, the controller as the API
+// server authenticates it.
+
+// author is who last changed what the controller renders from svc, when
+// the optional admission policy makes the API server check the
+// annotation; "" otherwise (Kubernetes itself records no author).
+func (b *Board) author(ctx context.Context, svc *v1.Service) string {
+	who := svc.Annotations[reviewapi.AuthorAnnotation]
+	if who == "" || b.approvals.verified(ctx, reviewapi.AuthorAdmissionPolicy) != nil {
+		return ""
+	}
+	return who
+}
 
 // whoAmI asks the API server who the controller is (SelfSubjectReview):
 // the actor of audit lines for what it does on its own. fallback is used

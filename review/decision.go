@@ -1,0 +1,44 @@
+package review
+
+import (
+	"context"
+	"strings"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// For is how s's plans are decided under apply policy pol: the object as
+// policy rules see it, the approvals that count for a plan (approvals.go),
+// and the audit line written before an apply starts.
+func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy) engine.Review {
+	obj := policy.Object{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations}
+	for _, m := range s.members {
+		obj.Members = append(obj.Members, policy.Member{Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, Annotations: m.Annotations})
+	}
+	return engine.Review{
+		Policy: pol,
+		Object: obj,
+		Approval: func(p *runner.Plan) engine.Approval {
+			a, _ := b.approvals.decide(ctx, s.ref, p, s.author)
+			return a
+		},
+		BeforeApply: func(p *runner.Plan, approvers []string) { b.applyStarting(s, pol, p, approvers) },
+	}
+}
+
+// applyStarting writes the audit line of an apply before it starts: a
+// crash during the apply cannot lose it.
+func (b *Board) applyStarting(s Subject, pol annotations.ApplyPolicy, p *runner.Plan, approvers []string) {
+	action, actor := audit.ActionApply, b.self
+	if p.Destroy {
+		action = audit.ActionDestroy
+	}
+	if len(approvers) > 0 {
+		actor = strings.Join(approvers, ", ")
+	}
+	b.auditf(s, &engine.Outcome{Policy: pol, Workspace: p.Workspace}, audit.Entry{Action: action, Actor: actor, Outcome: "started"}, p)
+}

@@ -1,0 +1,71 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// Eventf records an event on s's object, secrets scrubbed (an error's
+// text may quote a credential): how the provider reports what it refuses
+// itself (an adoption, a group) on the object's reconcile.
+func (b *Board) Eventf(s Subject, typ, reason, format string, args ...any) {
+	b.eventf(s, typ, reason, format, args...)
+}
+
+func (b *Board) eventf(s Subject, typ, reason, format string, args ...any) {
+	if s.event != nil {
+		b.recorder.Event(s.event, typ, reason, b.redactor.secrets.String(fmt.Sprintf(format, args...)))
+	}
+}
+
+// once reports a message the first time it is seen.
+func (b *Board) once(key string) bool {
+	_, seen := b.said.LoadOrStore(key, true)
+	return !seen
+}
+
+// Failed records the warning event of a reconcile that failed before the
+// engine planned (an invalid Service): the same reasons as Report gives.
+func (b *Board) Failed(s Subject, err error) {
+	b.eventf(s, v1.EventTypeWarning, failedReason(err), "%v", err)
+}
+
+// reasoned is an error that names its own event reason: the provider's
+// errors (a TLS Secret that cannot serve, certificates the distribution
+// cannot take), which this package does not import.
+type reasoned interface {
+	error
+	EventReason() string
+}
+
+// failedReason is the event reason of a failed reconcile.
+func failedReason(err error) string {
+	reason := "ApplyFailed"
+	var re *runner.Error
+	var ae *annotations.Error
+	var ie *renderer.InputError
+	var tm *renderer.TooManyListenersError
+	var pe *renderer.UnsupportedProtocolError
+	var own reasoned
+	switch {
+	case errors.As(err, &own):
+		reason = own.EventReason() // the tenant's to fix, or the distribution's; nothing was planned
+	case errors.As(err, &ae), errors.As(err, &ie), errors.As(err, &tm), errors.As(err, &pe):
+		reason = "InvalidService" // the tenant's to fix; nothing was planned
+	case errors.Is(err, runner.ErrOwnerMismatch):
+		reason = "WorkspaceOwnedByAnother"
+	case errors.Is(err, runner.ErrStateLocked):
+		reason = "StateLocked"
+	case errors.As(err, &re) && re.Op == "plan":
+		reason = "PlanFailed"
+	case !errors.As(err, &re):
+		reason = "ReconcileFailed"
+	}
+	return reason
+}

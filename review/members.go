@@ -1,0 +1,80 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// A group's rendering says what became of each member (left out, a
+// listener another member has, a setting the primary overrides); each
+// member's events say it, once per change: every member's reconcile
+// renders the group again.
+
+// memberReports keeps what was last said of each group's members.
+type memberReports struct {
+	mu       sync.Mutex
+	reported map[annotations.Group]string
+}
+
+// changed tells whether what is said of g's members (a digest) differs
+// from what was said last, and keeps it.
+func (m *memberReports) changed(g annotations.Group, said string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.reported == nil {
+		m.reported = map[annotations.Group]string{}
+	}
+	if m.reported[g] == said {
+		return false
+	}
+	m.reported[g] = said
+	return true
+}
+
+// ReportMembers tells each member of g what became of it in rep, when
+// that changed: left out (invalid), a listener another member has, a
+// setting the primary's overrides.
+func (b *Board) ReportMembers(g annotations.Group, rep *renderer.GroupReport) {
+	type said struct {
+		svc                  *v1.Service
+		typ, reason, message string
+	}
+	var all []said
+	for _, e := range rep.Excluded {
+		err := fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", e.Service.Namespace, e.Service.Name, g, e.Err)
+		all = append(all, said{e.Service, v1.EventTypeWarning, failedReason(err), err.Error()})
+	}
+	for _, c := range rep.Conflicts {
+		all = append(all, said{c.Service, v1.EventTypeWarning, "ListenerConflict", fmt.Sprintf(
+			"Listener %s is not served: Service %s/%s, an earlier member of load balancer group %s, has it", c.Listener, c.Winner.Namespace, c.Winner.Name, g)})
+	}
+	for _, ig := range rep.Ignored {
+		all = append(all, said{ig.Service, v1.EventTypeWarning, "GroupSettingIgnored", fmt.Sprintf(
+			"%s is %s here, but load balancer group %s takes it from its first member, Service %s/%s (%s)",
+			ig.Setting, orUnset(ig.Value), g, ig.Primary.Namespace, ig.Primary.Name, orUnset(ig.PrimaryValue))})
+	}
+	var digest strings.Builder
+	for _, s := range all {
+		fmt.Fprintf(&digest, "%s/%s\x00%s\x00%s\n", s.svc.Namespace, s.svc.Name, s.reason, s.message)
+	}
+	if !b.members.changed(g, digest.String()) {
+		return
+	}
+	for _, s := range all {
+		b.eventf(Subject{ref: objectref.Service(s.svc), event: s.svc}, s.typ, s.reason, "%s", s.message)
+	}
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return v
+}

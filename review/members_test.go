@@ -1,0 +1,56 @@
+package review
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// TestReportMembers: each member is told what became of it in its group's
+// rendering, on its own Service, once per change of what is said.
+func TestReportMembers(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	svc := func(name string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+	}
+	a, b, c := svc("a"), svc("b"), svc("c")
+	g := annotations.Group{Namespace: "shop", Name: "front"}
+	rep := &renderer.GroupReport{
+		Members:   []*v1.Service{a, b},
+		Excluded:  []renderer.MemberError{{Service: c, Err: &annotations.Error{Annotation: annotations.LBName, Value: "x", Reason: "is not a name"}}},
+		Conflicts: []renderer.ListenerConflict{{Service: b, Listener: "tcp/80", Winner: a}},
+		Ignored:   []renderer.IgnoredSetting{{Service: b, Setting: string(annotations.LBInternal), Primary: a, PrimaryValue: "true"}},
+	}
+	f.ReportMembers(g, rep)
+	checkEvents(t, f.takeEvents(), []wantEvent{
+		{typ: "Warning", reason: "InvalidService", has: []string{"service shop/c is left out of load balancer group shop/front: "}},
+		{typ: "Warning", reason: "ListenerConflict", has: []string{"Listener tcp/80 is not served: Service shop/a, an earlier member of load balancer group shop/front, has it"}},
+		{typ: "Warning", reason: "GroupSettingIgnored", has: []string{
+			"loadbalancer.example.com/internal is unset here, but load balancer group shop/front takes it from its first member, Service shop/a (true)"}},
+	})
+	f.ReportMembers(g, rep)
+	if evs := f.takeEvents(); len(evs) != 0 {
+		t.Errorf("the same report said again:\n%s", eventsText(evs))
+	}
+	rep.Conflicts = nil
+	f.ReportMembers(g, rep)
+	checkEvents(t, f.takeEvents(), []wantEvent{{typ: "Warning", reason: "InvalidService"}, {typ: "Warning", reason: "GroupSettingIgnored"}})
+	// Another group's members are told on their own.
+	f.ReportMembers(annotations.Group{Namespace: "shop", Name: "back"}, rep)
+	if evs := f.takeEvents(); len(evs) != 2 {
+		t.Errorf("another group's report: %s", eventsText(evs))
+	}
+}
+
+// memberReports.changed tells a change once.
+func TestMemberReportsChanged(t *testing.T) {
+	var m memberReports
+	front := annotations.Group{Namespace: "shop", Name: "front"}
+	if !m.changed(front, "x") || m.changed(front, "x") || !m.changed(front, "y") {
+		t.Error("changed does not tell a change once")
+	}
+}

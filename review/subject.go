@@ -1,0 +1,116 @@
+package review
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// Subject is the object a reconcile is about: what approvals must name,
+// where its events go, what kind of plan it makes and how policy rules
+// see it. The provider builds one per reconcile and hands it back with
+// the outcome; only this package reads it.
+type Subject struct {
+	ref   objectref.Ref
+	event runtime.Object // where events go
+	kind  string         // records.KindChange, KindDestroy or KindDrift
+	// author made the change planned, as the API server vouched; "" when
+	// unknown.
+	author string
+	// object is the object as policy rules see it.
+	meta metav1.ObjectMeta
+	// members are a group's member Services: as policy rules see them,
+	// then (set after the reconcile) as its record keeps them.
+	members []*v1.Service
+}
+
+func (s Subject) String() string { return s.ref.String() }
+
+// WithMembers is s with a group's members as its record keeps them (the
+// rendering's, those left out included), once the reconcile said which.
+func (s Subject) WithMembers(members []*v1.Service) Subject {
+	s.members = members
+	return s
+}
+
+// ServiceSubject is a Service's reconcile; the author is known only for
+// a change (not a deletion) and only while the API server checks it.
+func (b *Board) ServiceSubject(ctx context.Context, svc *v1.Service, kind string) Subject {
+	s := Subject{
+		ref:   objectref.Service(svc),
+		event: svc, kind: kind, meta: svc.ObjectMeta,
+	}
+	if kind == records.KindChange {
+		s.author = b.author(ctx, svc)
+	}
+	return s
+}
+
+// RouteSetSubject is the route set's reconcile: it has no object of its
+// own, so its events go to its record's ConfigMap.
+func (b *Board) RouteSetSubject(workspace, kind string) Subject {
+	return Subject{ref: objectref.RouteSet, event: b.recordObject(workspace), kind: kind}
+}
+
+// PoolsSubject is the target pools' reconcile: like the route set, their
+// events go to their record's ConfigMap.
+func (b *Board) PoolsSubject(workspace, kind string) Subject {
+	return Subject{ref: objectref.TargetPools, event: b.recordObject(workspace), kind: kind}
+}
+
+// recordObject is the ConfigMap of workspace's record: where the events
+// of an object without a Kubernetes object of its own go.
+func (b *Board) recordObject(workspace string) *v1.ConfigMap {
+	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: records.IndexName(workspace), Namespace: b.cfg.Review.Namespace}}
+}
+
+// GroupSubject is a load balancer group's reconcile, made by caller's
+// (a member's, joining or leaving) or, when nil, by a drift check whose
+// events go to the record's ConfigMap. members are its members, in order.
+// A group that keeps members is changed, not destroyed, by a member's
+// deletion: its kind is then a change, with no author (a deletion has
+// none).
+func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) Subject {
+	s := Subject{ref: objectref.Group(g.Namespace, g.Name), kind: kind, members: members}
+	if len(members) > 0 {
+		// Rules see the labels and annotations of the member that sets
+		// the load balancer.
+		s.meta = metav1.ObjectMeta{Labels: members[0].Labels, Annotations: members[0].Annotations}
+	}
+	switch {
+	case caller != nil:
+		s.event = caller
+		if kind == records.KindChange {
+			s.author = b.author(ctx, caller)
+		}
+	default:
+		s.event = b.recordObject(workspace)
+	}
+	if kind == records.KindDestroy && len(members) > 0 {
+		s.kind = records.KindChange // a member leaving changes the group
+	}
+	return s
+}
+
+// DriftSubject is the drift check of k, an object the engine converged.
+func (b *Board) DriftSubject(ctx context.Context, k engine.Known) Subject {
+	switch {
+	case k.Service != nil:
+		return b.ServiceSubject(ctx, k.Service, records.KindDrift)
+	case k.Group != nil:
+		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
+		return b.GroupSubject(ctx, g, k.Job.Key, renderer.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
+	case k.Ref.Kind == objectref.KindTargetPools:
+		return b.PoolsSubject(k.Job.Key, records.KindDrift)
+	default:
+		return b.RouteSetSubject(k.Job.Key, records.KindDrift)
+	}
+}

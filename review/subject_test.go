@@ -1,0 +1,151 @@
+package review
+
+import (
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// installAuthorPolicy installs the admission policy (and its binding)
+// that makes the API server check Services' author annotation.
+func installAuthorPolicy(t *testing.T, f *reviewFixture) {
+	t.Helper()
+	adm := f.client.AdmissionregistrationV1()
+	_, err := adm.ValidatingAdmissionPolicies().Create(t.Context(),
+		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AuthorAdmissionPolicy}}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = adm.ValidatingAdmissionPolicyBindings().Create(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AuthorAdmissionPolicy},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AuthorAdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}, metav1.CreateOptions{})
+	must(t, err)
+}
+
+// authored is a Service of shop whose annotation names its author.
+func authored(name, author string) *v1.Service {
+	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name),
+		Labels: map[string]string{"tier": name}, Annotations: map[string]string{reviewapi.AuthorAnnotation: author}}}
+}
+
+// TestServiceSubjectAuthor: a Service's author counts only for a change,
+// and only while the API server checks the annotation.
+func TestServiceSubjectAuthor(t *testing.T) {
+	svc := authored("web", "carol")
+	unchecked := newReviewFixture(t, "", false)
+	if s := unchecked.ServiceSubject(t.Context(), svc, records.KindChange); s.author != "" {
+		t.Errorf("author %q without the author policy; want none", s.author)
+	}
+	f := newReviewFixture(t, "", false)
+	installAuthorPolicy(t, f)
+	s := f.ServiceSubject(t.Context(), svc, records.KindChange)
+	if s.author != "carol" || s.ref != objectref.Service(svc) || s.event != svc || s.kind != records.KindChange || s.meta.Labels["tier"] != "web" {
+		t.Errorf("subject %+v; want carol's change of shop/web, events on the Service", s)
+	}
+	if s := f.ServiceSubject(t.Context(), svc, records.KindDestroy); s.author != "" {
+		t.Errorf("a deletion has author %q; want none", s.author)
+	}
+}
+
+// TestGroupSubject: a group's subject takes the rules' view from its
+// first member and its events to the caller or, without one, to its
+// record; a member's deletion changes a group that keeps members.
+func TestGroupSubject(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	installAuthorPolicy(t, f)
+	g := annotations.Group{Namespace: "shop", Name: "front"}
+	a, b := authored("a", "alice"), authored("b", "bob")
+	const ws = "prod-group-shop-front-0123456789abcdef"
+	cases := []struct {
+		name    string
+		members []*v1.Service
+		caller  *v1.Service
+		kind    string
+		// wantKind and wantAuthor are the subject's; onRecord: its events
+		// go to the record's ConfigMap.
+		wantKind, wantAuthor string
+		onRecord             bool
+	}{
+		{name: "a member's change", members: []*v1.Service{a, b}, caller: b, kind: records.KindChange, wantKind: records.KindChange, wantAuthor: "bob"},
+		{name: "a member's deletion", members: []*v1.Service{a}, caller: b, kind: records.KindDestroy, wantKind: records.KindChange},
+		{name: "the last member's deletion", caller: b, kind: records.KindDestroy, wantKind: records.KindDestroy},
+		{name: "a drift check", members: []*v1.Service{a, b}, kind: records.KindDrift, wantKind: records.KindDrift, onRecord: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := f.GroupSubject(t.Context(), g, ws, c.members, c.caller, c.kind)
+			if s.ref != objectref.Group("shop", "front") || s.kind != c.wantKind || s.author != c.wantAuthor {
+				t.Errorf("subject %v kind %q author %q; want group shop/front, %q, %q", s.ref, s.kind, s.author, c.wantKind, c.wantAuthor)
+			}
+			if len(c.members) > 0 && s.meta.Labels["tier"] != c.members[0].Name {
+				t.Errorf("rules see labels %v; want the first member's", s.meta.Labels)
+			}
+			checkEventsGo(t, f, s, c.caller, c.onRecord, ws)
+		})
+	}
+	// The record keeps the members the rendering said, once known.
+	s := f.GroupSubject(t.Context(), g, ws, []*v1.Service{a}, a, records.KindChange).WithMembers([]*v1.Service{a, b})
+	if len(s.members) != 2 || s.author != "alice" {
+		t.Errorf("with members: %+v", s)
+	}
+}
+
+// checkEventsGo checks where s's events go: to obj, or (onRecord) to the
+// ConfigMap of ws's record in the controller's namespace.
+func checkEventsGo(t *testing.T, f *reviewFixture, s Subject, obj *v1.Service, onRecord bool, ws string) {
+	t.Helper()
+	if !onRecord {
+		if s.event != obj {
+			t.Errorf("events go to %v; want the Service", s.event)
+		}
+		return
+	}
+	cm, ok := s.event.(*v1.ConfigMap)
+	if !ok || cm.Name != records.IndexName(ws) || cm.Namespace != f.cfg.Review.Namespace {
+		t.Errorf("events go to %#v; want the ConfigMap %s/%s", s.event, f.cfg.Review.Namespace, records.IndexName(ws))
+	}
+}
+
+// TestDriftSubject: a drift check's subject is its object's, of kind
+// drift, whatever the kind of object the engine converged.
+func TestDriftSubject(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	svc := authored("web", "carol")
+	a, b := authored("a", ""), authored("b", "")
+	const ws = "prod-some-workspace-0123456789abcdef"
+	cases := []struct {
+		name     string
+		k        engine.Known
+		ref      objectref.Ref
+		onRecord bool
+	}{
+		{name: "service", k: engine.Known{Ref: objectref.Service(svc), Service: svc}, ref: objectref.Service(svc)},
+		{name: "group", k: engine.Known{Ref: objectref.Group("shop", "front"), Group: &engine.KnownGroup{Namespace: "shop", Name: "front", Members: []*v1.Service{b, a}}},
+			ref: objectref.Group("shop", "front"), onRecord: true},
+		{name: "target pools", k: engine.Known{Ref: objectref.TargetPools}, ref: objectref.TargetPools, onRecord: true},
+		{name: "route set", k: engine.Known{Ref: objectref.RouteSet}, ref: objectref.RouteSet, onRecord: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.k.Job = runner.Job{Key: ws}
+			s := f.DriftSubject(t.Context(), c.k)
+			if s.ref != c.ref || s.kind != records.KindDrift || s.author != "" {
+				t.Errorf("subject %v kind %q author %q; want %v, a drift check, no author", s.ref, s.kind, s.author, c.ref)
+			}
+			checkEventsGo(t, f, s, c.k.Service, c.onRecord, ws)
+		})
+	}
+	g := f.DriftSubject(t.Context(), cases[1].k)
+	if len(g.members) != 2 || g.members[0] != a {
+		t.Errorf("group members %v; want them in rendering order (a, b)", g.members)
+	}
+}
