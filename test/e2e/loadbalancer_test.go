@@ -64,6 +64,28 @@ func (e *env) targetsOf(lb *exampleapi.LoadBalancer) ([]string, error) {
 	return slices.Clone(p.Targets), nil
 }
 
+// eventuallyTargets waits until the load balancer whose IPv4 is ip
+// forwards to want, in any order.
+func (e *env) eventuallyTargets(t *testing.T, ip, what string, want ...string) {
+	t.Helper()
+	want = slices.Sorted(slices.Values(want))
+	eventually(t, 60*time.Second, what, func() error {
+		lb, err := e.cloudLB(ip)
+		if err != nil {
+			return err
+		}
+		got, err := e.targetsOf(lb)
+		if err != nil {
+			return err
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("targets %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
 // cloudLB is the one load balancer whose IPv4 is ip.
 func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
 	all, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
@@ -116,40 +138,11 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 
 	// A node joins: it becomes a target once initialised.
 	e.addNode("node-b", "ex-west-1b")
-	want := []string{e.instance("node-a").ID, e.instance("node-b").ID}
-	slices.Sort(want)
-	eventually(t, 60*time.Second, "targets follow nodes", func() error {
-		lb, err := e.cloudLB(ip)
-		if err != nil {
-			return err
-		}
-		got, err := e.targetsOf(lb)
-		if err != nil {
-			return err
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			return fmt.Errorf("targets %v, want %v", got, want)
-		}
-		return nil
-	})
+	e.eventuallyTargets(t, ip, "targets follow nodes", e.instance("node-a").ID, e.instance("node-b").ID)
 
 	// The node leaves: it is no longer a target.
 	must(t, e.kube.CoreV1().Nodes().Delete(ctx(t), "node-b", metav1.DeleteOptions{}))
-	eventually(t, 60*time.Second, "targets follow a node leaving", func() error {
-		lb, err := e.cloudLB(ip)
-		if err != nil {
-			return err
-		}
-		got, err := e.targetsOf(lb)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(got, []string{e.instance("node-a").ID}) {
-			return fmt.Errorf("targets %v", got)
-		}
-		return nil
-	})
+	e.eventuallyTargets(t, ip, "targets follow a node leaving", e.instance("node-a").ID)
 
 	// Deleting the Service destroys the LB, removes the finalizer and the state.
 	must(t, services.Delete(ctx(t), "web", metav1.DeleteOptions{}))
