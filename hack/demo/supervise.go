@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 )
 
@@ -184,12 +184,11 @@ func randomToken() string {
 }
 
 func freePort() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.One()
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(port)
 }
 
 // repoFile finds a file of the repository from the working directory.

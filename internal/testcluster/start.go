@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/example/cloud-provider-example/internal/freeport"
 )
 
 // attempts bounds retries when a port picked as free is taken before the
@@ -21,7 +22,7 @@ const attempts = 3
 
 func (c *Cluster) startEtcd(ctx context.Context, binDir string) error {
 	for i := 1; ; i++ {
-		ports, err := freePorts(2)
+		ports, err := freeport.Loopback(2)
 		if err != nil {
 			return err
 		}
@@ -57,7 +58,7 @@ func (c *Cluster) startEtcd(ctx context.Context, binDir string) error {
 func (c *Cluster) startAPIServer(ctx context.Context, binDir string, s *secrets, extra []string) error {
 	certDir := filepath.Join(c.Dir, "certs")
 	for i := 1; ; i++ {
-		ports, err := freePorts(1)
+		ports, err := freeport.Loopback(1)
 		if err != nil {
 			return err
 		}
@@ -171,19 +172,4 @@ func etcdHealthy(ctx context.Context, url string) bool {
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// freePorts returns n loopback ports that were free a moment ago (all held
-// open together, so they differ).
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -52,6 +52,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/example/cloud-provider-example/internal/filecopy"
+	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/procdir"
 	"github.com/example/cloud-provider-example/internal/serverproc"
@@ -222,7 +223,7 @@ func start(t testing.TB) (*Server, error) {
 // run starts the postmaster on a free port and waits until it accepts
 // connections.
 func (s *Server) run() error {
-	port, err := freePort()
+	port, err := freeport.One()
 	if err != nil {
 		return err
 	}
@@ -512,13 +513,4 @@ func chown(path string, cred *syscall.Credential) error {
 		return nil
 	}
 	return os.Lchown(path, int(cred.Uid), int(cred.Gid))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/procdir"
 	"github.com/example/cloud-provider-example/internal/serverproc"
@@ -150,7 +151,7 @@ func start(t testing.TB, bin string, o options) (*Server, error) {
 
 // run starts versitygw on a free port and waits until it answers.
 func (s *Server) run(bin string, posix []string) error {
-	port, err := freePort()
+	port, err := freeport.One()
 	if err != nil {
 		return err
 	}
@@ -263,15 +264,6 @@ var forceSidecar bool
 // attributes, where versitygw's posix backend keeps object metadata.
 func hasUserXattrs(dir string) bool {
 	return syscall.Setxattr(dir, "user.tests3-probe", []byte("1"), 0) == nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(Host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(n int) string {

@@ -9,7 +9,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/tftest"
@@ -394,10 +394,9 @@ func ctx(t testing.TB) context.Context {
 }
 
 func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.One()
 	must(t, err)
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	return fmt.Sprint(port)
 }
 
 func must(t testing.TB, err error) {
