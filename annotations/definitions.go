@@ -117,9 +117,9 @@ var Definitions = []Definition{
 		Name: LBAdoptID, Kind: KindString, Accepted: []string{"a load balancer id, lb-<letters and digits>"},
 		Default: "none: a new load balancer is created",
 		Description: "Adopt an existing load balancer instead of creating one: the rendered root module imports it " +
-			"(an `import` block) and the next apply makes it match the Service. Refused (event `AdoptionRefused`) unless the " +
+			"(an `import` block) and the next apply makes it match the Service. Refused (event `ReferenceRefused`, docs/tenancy.md) unless the " +
 			"cloud config allows adoption for the Service's namespace (`loadBalancer.adoption`), and only a load balancer " +
-			"whose tags show no other owner (no other Service's uid, no other cluster id) can be adopted: the controller " +
+			"whose tags show no other owner (no other Service's uid, no other cluster id) can be adopted (else event `AdoptionRefused`): the controller " +
 			"checks before rendering, the provider again on import. The plan that imports it waits for a reviewer's approval " +
 			"(default policy rule `load-balancer-import`). Requires " + string(LBName) + " set to the " +
 			"load balancer's current name (and matching internal and IP families), since those cannot change in place. " +
@@ -155,7 +155,7 @@ var Definitions = []Definition{
 			"with the listeners of every member, and the shared address in every member's status. The first member (its own namespace's members " +
 			"first, then by creation) sets the load balancer's settings (type, internal, algorithm, name, source ranges, health check, node selector); " +
 			"a member whose own differ gets the event `GroupSettingIgnored`. A port another member had first is not served (event `ListenerConflict`). " +
-			"A group of another namespace is refused (event `GroupRefused`) unless the cloud config allows it (`loadBalancer.groups.crossNamespace`). " +
+			"A group of another namespace is refused (event `ReferenceRefused`) unless that namespace consents with a Gateway API ReferenceGrant (docs/tenancy.md). " +
 			"The last member leaving destroys the load balancer. Joining, leaving or moving between groups: the new load balancer serves before " +
 			"the old one is changed or destroyed. See docs/shared-load-balancers.md.",
 		Example: "storefront",

@@ -2,7 +2,6 @@ package ccm
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +42,11 @@ type groups struct {
 	services cache.Indexer
 	// records lists the plan records (nil: none kept).
 	records func(ctx context.Context) ([]*records.Record, error)
+	// refs decides whether a Service may join a group of another
+	// namespace, and the rest of what a member references: a member the
+	// boundary refuses is no member (nil: every reference refused across
+	// namespaces).
+	refs *references
 
 	mu     sync.Mutex
 	locks  map[annotations.Group]*sync.Mutex
@@ -75,28 +79,20 @@ func (gs *groups) lock(g annotations.Group) func() {
 	return m.Unlock
 }
 
-// GroupRefusedError: a Service names a group of another namespace, which
-// the cloud config does not allow.
-type GroupRefusedError struct {
-	Service string
-	Group   annotations.Group
-}
-
-func (e *GroupRefusedError) Error() string {
-	return fmt.Sprintf("service %s: annotation %s names load balancer group %s of another namespace, and the cloud config does not allow that "+
-		"(loadBalancer.groups.crossNamespace): it is not added", e.Service, annotations.LBGroup, e.Group)
-}
-
 // of is the group svc asks for, zero for none; an error when its
-// annotation is invalid or names a group it may not join.
+// annotation is invalid or the tenant boundary refuses what it references
+// (a group of another namespace without its consent, another tenant's
+// certificate): such a Service is no member.
 func (gs *groups) of(svc *v1.Service) (annotations.Group, error) {
 	g, err := annotations.ParseGroup(svc.Annotations)
 	if err != nil || g.Name == "" {
 		return annotations.Group{}, err
 	}
 	g = g.In(svc.Namespace)
-	if g.Namespace != svc.Namespace && !gs.cfg.LoadBalancer.Groups.CrossNamespace {
-		return g, &GroupRefusedError{Service: svc.Namespace + "/" + svc.Name, Group: g}
+	ctx, cancel := context.WithTimeout(context.Background(), referencesTimeout)
+	defer cancel()
+	if err := gs.refs.authorize(ctx, svc); err != nil {
+		return g, err
 	}
 	return g, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // groupFixture is the LoadBalancer implementation over a real engine,
@@ -214,11 +215,12 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatalf("b is not told its internal setting is ignored: %v", evs)
 	}
 
-	// A Service of another namespace is refused: not added.
+	// A Service of another namespace, without shop's consent, is
+	// refused: not added.
 	c := groupSvc("edge", "c", 2, "shop/front", 9090)
 	_, err = f.ensure(t, c)
-	var refused *GroupRefusedError
-	if !errors.As(err, &refused) || !slices.Contains(reviewtest.Reasons(f.takeEvents()), "GroupRefused") {
+	var refused *tenancy.RefusedError
+	if !errors.As(err, &refused) || !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReferenceRefused") {
 		t.Fatalf("cross-namespace member: %v", err)
 	}
 	if got := listenersOf(f.lb(t, ipG)); len(got) != 2 {
@@ -333,15 +335,16 @@ func TestGroupMembership(t *testing.T) {
 		t.Errorf("the call's Service: %v", got)
 	}
 	if _, err := gs.of(guest); err == nil {
-		t.Error("a guest was accepted without crossNamespace")
+		t.Error("a guest was accepted without a ReferenceGrant")
 	}
 	if g, err := gs.of(groupSvc("shop", "x", 0, "Bad_Name", 1)); err == nil || g.Name != "" {
 		t.Errorf("an invalid annotation: %+v %v", g, err)
 	}
-	cross := newGroups(testConfig(t, "loadBalancer: {groups: {crossNamespace: true}}\n"))
+	cross := newGroups(testConfig(t, ""))
 	cross.services = idx
+	cross.refs = granting(t, "shop", "edge", "front")
 	if got := names(cross.members(front, nil, false)); !slices.Equal(got, []string{"shop/a", "shop/b", "edge/guest"}) {
-		t.Errorf("with crossNamespace: %v (guests after the home members)", got)
+		t.Errorf("with shop's ReferenceGrant: %v (guests after the home members)", got)
 	}
 
 	// A controller that starts reads which groups each Service was in.

@@ -51,6 +51,8 @@ type loadBalancers struct {
 	adoptable sync.Map
 	// groups are the load balancer groups (shared load balancers).
 	groups *groups
+	// refs decides the references a Service makes outside itself.
+	refs *references
 	// released are the Services (by uid) whose own load balancer is known
 	// gone since they joined a group.
 	released sync.Map
@@ -61,7 +63,8 @@ var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.Board, api *exampleapi.Client) *loadBalancers {
 	gs := newGroups(cfg)
 	gs.records = board.Records
-	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs}
+	gs.refs = newReferences(cfg, api)
+	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs}
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at
@@ -104,13 +107,14 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	subj := l.board.ServiceSubject(ctx, svc, records.KindChange)
 	l.board.RetiredAnnotations(subj, svc.Annotations)
 	l.groups.seen(nodes)
-	g, err := l.groups.of(svc)
-	var refused *GroupRefusedError
-	switch {
-	case errors.As(err, &refused):
-		l.board.Eventf(subj, v1.EventTypeWarning, "GroupRefused", "%v", err)
+	// Every reference outside the Service is decided before anything is
+	// rendered (docs/tenancy.md).
+	if err := l.refs.authorize(ctx, svc); err != nil {
+		l.board.Failed(subj, err)
 		return nil, err
-	case err == nil && g.Name != "":
+	}
+	g, err := l.groups.of(svc)
+	if err == nil && g.Name != "" {
 		return l.ensureMember(ctx, svc, nodes, g)
 	}
 	l.released.Delete(svc.UID) // it has, or is about to have, its own
@@ -254,10 +258,6 @@ func (l *loadBalancers) checkAdoption(ctx context.Context, subj review.Subject, 
 }
 
 func (l *loadBalancers) adoptionError(ctx context.Context, svc *v1.Service, id string) error {
-	if !l.cfg.LoadBalancer.Adoption.Allows(svc.Namespace) {
-		return fmt.Errorf("annotation %s is refused: the cloud config does not allow adopting load balancers in namespace %q (loadBalancer.adoption)",
-			annotations.LBAdoptID, svc.Namespace)
-	}
 	if l.api == nil {
 		return fmt.Errorf("annotation %s: no API client to check the load balancer's owner", annotations.LBAdoptID)
 	}

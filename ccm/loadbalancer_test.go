@@ -98,8 +98,8 @@ func TestAdoptionRefusedByConfig(t *testing.T) {
 	svc := lbService(1, map[string]string{string(annotations.LBAdoptID): "lb-0123456789abcdef", string(annotations.LBName): "old"})
 	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", svc, nil)
 	events := drain(rec)
-	if err == nil || !strings.Contains(events, "AdoptionRefused") || !strings.Contains(events, string(annotations.LBAdoptID)) ||
-		!strings.Contains(events, `namespace "shop"`) {
+	if err == nil || !strings.Contains(events, "ReferenceRefused") || !strings.Contains(events, string(annotations.LBAdoptID)) ||
+		!strings.Contains(events, "does not allow adoption in namespace shop") {
 		t.Fatalf("err %v, events:\n%s", err, events)
 	}
 }

@@ -86,6 +86,9 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		return nil, err
 	}
 	registerMetrics()
+	if cfg.LoadBalancer.Groups.CrossNamespace {
+		klog.InfoS("loadBalancer.groups.crossNamespace is retired and ignored: a namespace consents to Services of another joining its load balancer groups with a ReferenceGrant (docs/tenancy.md)")
+	}
 	return &cloud{
 		cfg:       cfg,
 		engine:    eng,
@@ -119,6 +122,7 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
 		} else {
 			c.board.WatchApprovals(dyn, stop)
+			c.lb.refs.useDynamic(dyn)
 		}
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)

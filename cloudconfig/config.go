@@ -190,8 +190,9 @@ type TLSSecretsConfig struct {
 
 // GroupsConfig governs load balancer groups (docs/shared-load-balancers.md).
 type GroupsConfig struct {
-	// CrossNamespace lets a Service join a group of another namespace
-	// (group annotation namespace/name); default false: refused.
+	// CrossNamespace is retired and ignored: a Service joins a group of
+	// another namespace with that namespace's consent, a ReferenceGrant
+	// (docs/tenancy.md), never by a cluster-wide switch.
 	CrossNamespace bool `json:"crossNamespace,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // Eventf records an event on s's object, secrets scrubbed (an error's
@@ -20,7 +21,9 @@ func (b *Board) Eventf(s Subject, typ, reason, format string, args ...any) {
 
 func (b *Board) eventf(s Subject, typ, reason, format string, args ...any) {
 	if s.event != nil {
-		b.recorder.Event(s.event, typ, reason, b.redactor.secrets.String(fmt.Sprintf(format, args...)))
+		// Redacted first: escaping could change a secret's text past
+		// the redactor. Then inert: events reach terminals.
+		b.recorder.Event(s.event, typ, reason, termsafe.Text(b.redactor.secrets.String(fmt.Sprintf(format, args...))))
 	}
 }
 

@@ -77,6 +77,9 @@ type RefusedError struct {
 	Reason string
 }
 
+// EventReason is the reason of the event on the Service.
+func (e *RefusedError) EventReason() string { return "ReferenceRefused" }
+
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("annotation %s: %s %q refused: %s", e.Ref.Annotation, e.Ref.Kind, e.Ref.Name, e.Reason)
 }

@@ -259,7 +259,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	steal.Namespace = "team-c"
 	steal.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": vlb.Name}
 	e.createService(t, outsider, steal)
-	e.eventWith(t, "team-c", "steal", "AdoptionRefused", "loadbalancer.example.com/adopt-id")
+	e.eventWith(t, "team-c", "steal", "ReferenceRefused", "annotation loadbalancer.example.com/adopt-id")
 	// Allowed in team-a, but the tags name another owner: with the
 	// victim's name and with another.
 	for i, name := range []string{vlb.Name, "other-name"} {

@@ -1,0 +1,146 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// references decides, before anything is rendered, every reference a
+// Service makes outside itself (tenancy): the Service's own reconcile and
+// the group membership of every member go through it.
+type references struct {
+	authorizer *tenancy.Authorizer
+	certs      ttlCache[map[string]string]
+	grants     ttlCache[[]gatewayv1beta1.ReferenceGrant]
+}
+
+// How long what references read is kept: a certificate's tenant tags do
+// not change (they name who uploaded it); a ReferenceGrant given or taken
+// back takes effect within grantsTTL.
+const (
+	certificateTagsTTL = time.Minute
+	grantsTTL          = 5 * time.Second
+	// referencesTimeout bounds the reads of a membership check, which
+	// has no caller's context.
+	referencesTimeout = 30 * time.Second
+)
+
+// referenceGrants is the resource of Gateway API's ReferenceGrants.
+var referenceGrants = gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")
+
+func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references {
+	r := &references{}
+	r.authorizer = &tenancy.Authorizer{
+		ClusterID:       cfg.ClusterID,
+		Shared:          cfg.LoadBalancer.SharedCertificates,
+		AdoptionAllowed: cfg.LoadBalancer.Adoption.Allows,
+	}
+	if api != nil {
+		r.authorizer.CertificateTags = func(ctx context.Context, id string) (map[string]string, bool, error) {
+			tags, err := r.certs.get(id, certificateTagsTTL, func() (map[string]string, error) {
+				c, err := api.GetCertificate(ctx, id)
+				if exampleapi.IsNotFound(err) {
+					return nil, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				return c.Tags, nil
+			})
+			return tags, tags != nil, err
+		}
+	}
+	return r
+}
+
+// useDynamic lets the references read ReferenceGrants. Without it (or
+// without the CRD in the cluster) no namespace consents.
+func (r *references) useDynamic(dyn dynamic.Interface) {
+	r.authorizer.Grants = func(ctx context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		return r.grants.get(ns, grantsTTL, func() ([]gatewayv1beta1.ReferenceGrant, error) {
+			list, err := dyn.Resource(referenceGrants).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				return nil, nil // no Gateway API here: nobody consents
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list ReferenceGrants in %s: %w", ns, err)
+			}
+			out := make([]gatewayv1beta1.ReferenceGrant, 0, len(list.Items))
+			for _, item := range list.Items {
+				var g gatewayv1beta1.ReferenceGrant
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &g); err != nil {
+					return nil, fmt.Errorf("ReferenceGrant %s/%s: %w", ns, item.GetName(), err)
+				}
+				out = append(out, g)
+			}
+			return out, nil
+		})
+	}
+}
+
+// authorize decides every reference svc's annotations make; annotations
+// that do not parse are the renderer's to report. Without references
+// (nil) every reference outside the Service's namespace is refused.
+func (r *references) authorize(ctx context.Context, svc *v1.Service) error {
+	if r == nil {
+		r = &references{authorizer: &tenancy.Authorizer{}}
+	}
+	lb, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return nil //nolint:nilerr // the renderer reports bad annotations, with the field
+	}
+	return r.authorizer.Authorize(ctx, objectref.Service(svc), tenancy.References(svc, &lb))
+}
+
+// ttlCache keeps values by key for a while. A failed read is not kept:
+// the last value read stands in for it (a passing fault of the cloud or
+// the API server must not flip a group's membership), and without one
+// the read's error is returned.
+type ttlCache[V any] struct {
+	mu sync.Mutex
+	m  map[string]cached[V]
+}
+
+type cached[V any] struct {
+	v  V
+	at time.Time
+}
+
+func (c *ttlCache[V]) get(key string, ttl time.Duration, read func() (V, error)) (V, error) {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < ttl {
+		return e.v, nil
+	}
+	v, err := read()
+	if err != nil {
+		if ok {
+			return e.v, nil
+		}
+		return v, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]cached[V]{}
+	}
+	c.m[key] = cached[V]{v: v, at: time.Now()}
+	c.mu.Unlock()
+	return v, nil
+}

@@ -1,0 +1,117 @@
+package ccm
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// The controller's references read the real sources: certificate tags from
+// the cloud (the simulator, over HTTP) and ReferenceGrants from the API
+// server (a client-go fake here; TestTenancy uses a real one).
+func TestReferencesReadTheirSources(t *testing.T) {
+	sim := simtest.Start(t)
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	must(t, err)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	cert, err := api.CreateCertificate(context.Background(), exampleapi.CreateCertificateRequest{
+		Name: "a", Region: "ex-west-1", CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
+		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"},
+	})
+	must(t, err)
+
+	cfg := testConfig(t, "")
+	cfg.ClusterID = "test"
+	refs := newReferences(cfg, api)
+	refs.useDynamic(grantsClient(t, "team-a", "team-b", "front"))
+
+	svc := func(ns string, ann map[string]string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: types.UID("u-" + ns), Annotations: ann}}
+	}
+	certs := map[string]string{string(annotations.LBHTTPSPorts): "443", string(annotations.LBCertificateIDs): cert.ID}
+	ctx := context.Background()
+	var refused *tenancy.RefusedError
+	if err := refs.authorize(ctx, svc("team-a", certs)); err != nil {
+		t.Errorf("team-a naming its own certificate: %v", err)
+	}
+	if err := refs.authorize(ctx, svc("team-b", certs)); !errors.As(err, &refused) {
+		t.Errorf("team-b naming team-a's certificate: %v, want a refusal", err)
+	}
+	join := func(group string) map[string]string { return map[string]string{string(annotations.LBGroup): group} }
+	if err := refs.authorize(ctx, svc("team-b", join("team-a/front"))); err != nil {
+		t.Errorf("team-b joining team-a/front, granted: %v", err)
+	}
+	if err := refs.authorize(ctx, svc("team-c", join("team-a/front"))); !errors.As(err, &refused) {
+		t.Errorf("team-c joining team-a/front, not granted: %v, want a refusal", err)
+	}
+	if err := refs.authorize(ctx, svc("team-b", join("team-a/back"))); !errors.As(err, &refused) {
+		t.Errorf("team-b joining team-a/back, granted front only: %v, want a refusal", err)
+	}
+}
+
+// grantsClient is a dynamic client whose API server holds one
+// ReferenceGrant in ns: Services of from may join group.
+func grantsClient(t *testing.T, ns, from, group string) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	name := gatewayv1beta1.ObjectName(group)
+	grant, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&gatewayv1beta1.ReferenceGrant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Kind: "Service", Namespace: gatewayv1beta1.Namespace(from)}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &name}},
+		},
+	})
+	must(t, err)
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{referenceGrants: "ReferenceGrantList"}, &unstructured.Unstructured{Object: grant})
+}
+
+// granting is the references of a controller whose cluster holds one
+// ReferenceGrant (see grantsClient), and no cloud.
+func granting(t *testing.T, ns, from, group string) *references {
+	refs := newReferences(testConfig(t, ""), nil)
+	refs.useDynamic(grantsClient(t, ns, from, group))
+	return refs
+}
+
+// A cached value is served until its time is up; a failed read is not kept.
+func TestTTLCache(t *testing.T) {
+	var c ttlCache[int]
+	reads := 0
+	read := func() (int, error) { reads++; return reads, nil }
+	if v, _ := c.get("k", time.Hour, read); v != 1 {
+		t.Fatalf("first read = %d", v)
+	}
+	if v, _ := c.get("k", time.Hour, read); v != 1 || reads != 1 {
+		t.Fatalf("cached read = %d after %d reads", v, reads)
+	}
+	if v, _ := c.get("k", 0, read); v != 2 {
+		t.Fatalf("expired read = %d", v)
+	}
+	if _, err := c.get("x", time.Hour, func() (int, error) { return 0, errors.New("down") }); err == nil {
+		t.Fatal("a failed read must fail")
+	}
+	if v, _ := c.get("x", time.Hour, read); v != 3 {
+		t.Fatalf("after a failed read: %d, want a new read", v)
+	}
+	// A failed read of a key read before stands on the last value.
+	if v, err := c.get("x", 0, func() (int, error) { return 0, errors.New("down") }); err != nil || v != 3 {
+		t.Fatalf("a failed re-read: %d, %v; want the last value", v, err)
+	}
+}
