@@ -114,6 +114,51 @@ func (s *Server) noContent(w http.ResponseWriter, err error) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// createFrom answers a create: it decodes the request, validates it and
+// runs op in the create transaction (see create).
+func createFrom[Req any](s *Server, w http.ResponseWriter, r *http.Request, validate func(*Req) error,
+	op func(tx *bolt.Tx, req Req) (created, error)) {
+	var req Req
+	body, ok := s.decode(w, r, &req)
+	if !ok {
+		return
+	}
+	if err := validate(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.create(w, r, body, func(tx *bolt.Tx) (created, error) { return op(tx, req) })
+}
+
+// listByRegionName answers a listing filtered by ?region= and ?name=.
+func listByRegionName[T any](s *Server, w http.ResponseWriter, r *http.Request, list func(region, name string, pg page) (T, error)) {
+	q := r.URL.Query()
+	pg, err := parsePage(q)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := list(q.Get("region"), q.Get("name"), pg)
+	s.list(w, resp, err)
+}
+
+// updateFrom answers an update of the object {id}: it decodes the
+// request, validates it and runs update under the request's If-Match;
+// version reads the answer's version, for its ETag.
+func updateFrom[Req, T any](s *Server, w http.ResponseWriter, r *http.Request, validate func(*Req) error,
+	update func(id, ifMatch string, req Req) (T, error), version func(T) int64) {
+	var req Req
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	if err := validate(&req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	obj, err := update(r.PathValue("id"), r.Header.Get("If-Match"), req)
+	s.object(w, obj, version(obj), err)
+}
+
 // Regions and zones.
 
 func (s *Server) handleListRegions(w http.ResponseWriter, r *http.Request) {
@@ -153,16 +198,7 @@ func (s *Server) handleListZones(w http.ResponseWriter, r *http.Request) {
 // Instances.
 
 func (s *Server) handleCreateInstance(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.CreateInstanceRequest
-	body, ok := s.decode(w, r, &req)
-	if !ok {
-		return
-	}
-	if err := validateCreateInstance(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+	createFrom(s, w, r, validateCreateInstance, func(tx *bolt.Tx, req exampleapi.CreateInstanceRequest) (created, error) {
 		inst, err := s.cloud.createInstance(tx, req)
 		return created{inst, inst.Version, "/v1/instances/" + inst.ID}, err
 	})
@@ -213,30 +249,14 @@ func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 // Networks and routes.
 
 func (s *Server) handleCreateNetwork(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.CreateNetworkRequest
-	body, ok := s.decode(w, r, &req)
-	if !ok {
-		return
-	}
-	if err := validateCreateNetwork(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+	createFrom(s, w, r, validateCreateNetwork, func(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) (created, error) {
 		n, err := s.cloud.createNetwork(tx, req)
 		return created{n, n.Version, "/v1/networks/" + n.ID}, err
 	})
 }
 
 func (s *Server) handleListNetworks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	pg, err := parsePage(q)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	resp, err := s.cloud.listNetworks(q.Get("region"), q.Get("name"), pg)
-	s.list(w, resp, err)
+	listByRegionName(s, w, r, s.cloud.listNetworks)
 }
 
 func (s *Server) handleGetNetwork(w http.ResponseWriter, r *http.Request) {
@@ -249,17 +269,8 @@ func (s *Server) handleDeleteNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateRoute(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.CreateRouteRequest
-	body, ok := s.decode(w, r, &req)
-	if !ok {
-		return
-	}
-	if err := validateCreateRoute(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
 	networkID := r.PathValue("id")
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+	createFrom(s, w, r, validateCreateRoute, func(tx *bolt.Tx, req exampleapi.CreateRouteRequest) (created, error) {
 		rt, err := s.cloud.createRoute(tx, networkID, req)
 		// Routes have no version; the ETag is that of a new object.
 		return created{rt, 1, "/v1/networks/" + networkID + "/routes/" + rt.ID}, err
@@ -288,30 +299,14 @@ func (s *Server) handleDeleteRoute(w http.ResponseWriter, r *http.Request) {
 // Load balancers.
 
 func (s *Server) handleCreateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var spec exampleapi.LoadBalancerSpec
-	body, ok := s.decode(w, r, &spec)
-	if !ok {
-		return
-	}
-	if err := validateCreateLoadBalancer(&spec); err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
-		lb, err := s.cloud.createLoadBalancer(tx, spec)
+	createFrom(s, w, r, validateCreateLoadBalancer, func(tx *bolt.Tx, req exampleapi.LoadBalancerSpec) (created, error) {
+		lb, err := s.cloud.createLoadBalancer(tx, req)
 		return created{lb, lb.Version, "/v1/load-balancers/" + lb.ID}, err
 	})
 }
 
 func (s *Server) handleListLoadBalancers(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	pg, err := parsePage(q)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	resp, err := s.cloud.listLoadBalancers(q.Get("region"), q.Get("name"), pg)
-	s.list(w, resp, err)
+	listByRegionName(s, w, r, s.cloud.listLoadBalancers)
 }
 
 func (s *Server) handleGetLoadBalancer(w http.ResponseWriter, r *http.Request) {
@@ -320,16 +315,7 @@ func (s *Server) handleGetLoadBalancer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUpdateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.UpdateLoadBalancerRequest
-	if _, ok := s.decode(w, r, &req); !ok {
-		return
-	}
-	if err := validateLoadBalancerMutable(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	lb, err := s.cloud.updateLoadBalancer(r.PathValue("id"), r.Header.Get("If-Match"), req)
-	s.object(w, lb, lb.Version, err)
+	updateFrom(s, w, r, validateLoadBalancerMutable, s.cloud.updateLoadBalancer, func(x exampleapi.LoadBalancer) int64 { return x.Version })
 }
 
 func (s *Server) handleDeleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
@@ -339,30 +325,14 @@ func (s *Server) handleDeleteLoadBalancer(w http.ResponseWriter, r *http.Request
 // Target pools.
 
 func (s *Server) handleCreateTargetPool(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.CreateTargetPoolRequest
-	body, ok := s.decode(w, r, &req)
-	if !ok {
-		return
-	}
-	if err := validateCreateTargetPool(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+	createFrom(s, w, r, validateCreateTargetPool, func(tx *bolt.Tx, req exampleapi.CreateTargetPoolRequest) (created, error) {
 		tp, err := s.cloud.createTargetPool(tx, req)
 		return created{tp, tp.Version, "/v1/target-pools/" + tp.ID}, err
 	})
 }
 
 func (s *Server) handleListTargetPools(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	pg, err := parsePage(q)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	resp, err := s.cloud.listTargetPools(q.Get("region"), q.Get("name"), pg)
-	s.list(w, resp, err)
+	listByRegionName(s, w, r, s.cloud.listTargetPools)
 }
 
 func (s *Server) handleGetTargetPool(w http.ResponseWriter, r *http.Request) {
@@ -371,16 +341,7 @@ func (s *Server) handleGetTargetPool(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUpdateTargetPool(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.UpdateTargetPoolRequest
-	if _, ok := s.decode(w, r, &req); !ok {
-		return
-	}
-	if err := validateUpdateTargetPool(&req); err != nil {
-		s.fail(w, err)
-		return
-	}
-	tp, err := s.cloud.updateTargetPool(r.PathValue("id"), r.Header.Get("If-Match"), req)
-	s.object(w, tp, tp.Version, err)
+	updateFrom(s, w, r, validateUpdateTargetPool, s.cloud.updateTargetPool, func(x exampleapi.TargetPool) int64 { return x.Version })
 }
 
 func (s *Server) handleDeleteTargetPool(w http.ResponseWriter, r *http.Request) {
@@ -390,31 +351,19 @@ func (s *Server) handleDeleteTargetPool(w http.ResponseWriter, r *http.Request) 
 // Certificates.
 
 func (s *Server) handleCreateCertificate(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.CreateCertificateRequest
-	body, ok := s.decode(w, r, &req)
-	if !ok {
-		return
+	var info exampleapi.CertificateInfo
+	validate := func(req *exampleapi.CreateCertificateRequest) (err error) {
+		info, err = validateCreateCertificate(req)
+		return err
 	}
-	info, err := validateCreateCertificate(&req)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	s.create(w, r, body, func(tx *bolt.Tx) (created, error) {
+	createFrom(s, w, r, validate, func(tx *bolt.Tx, req exampleapi.CreateCertificateRequest) (created, error) {
 		cert, err := s.cloud.createCertificate(tx, req, info)
 		return created{cert, cert.Version, "/v1/certificates/" + cert.ID}, err
 	})
 }
 
 func (s *Server) handleListCertificates(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	pg, err := parsePage(q)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	resp, err := s.cloud.listCertificates(q.Get("region"), q.Get("name"), pg)
-	s.list(w, resp, err)
+	listByRegionName(s, w, r, s.cloud.listCertificates)
 }
 
 func (s *Server) handleGetCertificate(w http.ResponseWriter, r *http.Request) {
