@@ -31,6 +31,21 @@ import (
 // benchOptions are the options every benchmark starts from.
 func benchOptions() options { return options{shipped: true, countProcesses: true} }
 
+// inParallel runs fn(0) to fn(n-1), at most limit at a time, and returns
+// when all have.
+func inParallel(n, limit int, fn func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, limit)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
+
 func BenchmarkServiceToIngress(b *testing.B) {
 	// No provisioning delay: what the controller takes, not the cloud.
 	o := benchOptions()
@@ -75,19 +90,12 @@ func BenchmarkManyServices(b *testing.B) {
 	n := benchServices()
 	cpu0 := e.ccmCPU()
 	start := time.Now()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 20)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(fmt.Sprintf("s%04d", i), 80), metav1.CreateOptions{})
-			if err != nil {
-				b.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(n, 20, func(i int) {
+		_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(fmt.Sprintf("s%04d", i), 80), metav1.CreateOptions{})
+		if err != nil {
+			b.Error(err)
+		}
+	})
 	for i := range n {
 		e.waitIngressFast(fmt.Sprintf("s%04d", i), 20*time.Minute)
 	}
@@ -166,16 +174,7 @@ func BenchmarkHundredNodesRoutes(b *testing.B) {
 	must(b, err)
 	const n = 100
 	start := time.Now()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 10)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			e.addNode(fmt.Sprintf("n%03d", i), "ex-west-1a", fmt.Sprintf("10.244.%d.0/24", i))
-		})
-	}
-	wg.Wait()
+	inParallel(n, 10, func(i int) { e.addNode(fmt.Sprintf("n%03d", i), "ex-west-1a", fmt.Sprintf("10.244.%d.0/24", i)) })
 	eventuallyEvery(b, 5*time.Minute, time.Second, "a route per node", func() error {
 		rs, err := e.api.ListRoutes(ctx(b), nets[0].ID)
 		if err != nil {
