@@ -13,6 +13,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // Actions.
@@ -112,6 +114,10 @@ func (l *Log) Write(e Entry) error {
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
+	// encoding/json leaves DEL, C1 and bidi controls raw: escaped, the
+	// line decodes to the same values and cannot drive a terminal that
+	// shows it (tail -f).
+	line = termsafe.JSON(line)
 	if _, err := l.w.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

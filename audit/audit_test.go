@@ -258,3 +258,30 @@ func TestRedactEscapedForms(t *testing.T) {
 		t.Errorf("unregistered URL password not redacted:\n%s", raw)
 	}
 }
+
+// A line shows no control character a terminal acts on, and decodes to
+// the values written (a rule message or an error quoting what a tenant
+// wrote).
+func TestLinesAreInert(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := "evil\x1b[2J\x1b[H\u009bNo changes.\u202e\x7f"
+	e := audit.Entry{Action: audit.ActionApply, Object: "Service a/b", Error: hostile, Details: map[string]string{"reason": hostile}}
+	if err := l.Write(e); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(strings.TrimSuffix(string(data), "\n"), "\x1b\u009b\u202e\x7f\n\r") {
+		t.Fatalf("raw control characters in the line: %q", data)
+	}
+	got := lines(t, path)
+	if len(got) != 1 || got[0].Error != hostile || got[0].Details["reason"] != hostile {
+		t.Fatalf("decoded %+v, want the values written", got)
+	}
+}
