@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +16,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/state"
+	"github.com/example/cloud-provider-example/tenancy"
 	"github.com/example/cloud-provider-example/termsafe"
 )
 
@@ -252,6 +256,9 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", o.config, err)
 	}
+	if err := checkReferences(cfg, svc, stderr); err != nil {
+		return nil, err
+	}
 	e := engine.New(cfg.Render(), states, nil, engine.Options{})
 	pools := !cfg.LoadBalancer.TargetPools.Disabled
 	switch {
@@ -310,4 +317,30 @@ func nodesRegion(nodes []*corev1.Node) string {
 		}
 	}
 	return best
+}
+
+// checkReferences takes the controller's decisions on what svc references
+// outside itself (docs/tenancy.md) where the cloud config decides them
+// (adoption, TLS Secrets, shared certificates), and says what it cannot
+// check offline (whose a certificate is in the cloud, a ReferenceGrant in
+// the cluster).
+func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Writer) error {
+	lb, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return nil //nolint:nilerr // rendering reports bad annotations, with the field
+	}
+	a := &tenancy.Authorizer{ClusterID: cfg.ClusterID, Shared: cfg.LoadBalancer.SharedCertificates, AdoptionAllowed: cfg.LoadBalancer.Adoption.Allows}
+	from := objectref.Service(svc)
+	for _, ref := range tenancy.References(svc, &lb) {
+		offline := ref.Kind == tenancy.Certificate || ref.Kind == tenancy.Group && ref.Namespace != svc.Namespace
+		err := a.Authorize(context.Background(), from, []tenancy.Reference{ref})
+		switch {
+		case err != nil && offline:
+			fmt.Fprintf(stderr, "warning: %s: the controller decides this from %s, which render does not read\n",
+				termsafe.Line(err.Error()), map[tenancy.Kind]string{tenancy.Certificate: "the certificate's tags in the cloud", tenancy.Group: "the ReferenceGrants in the cluster"}[ref.Kind])
+		case err != nil:
+			return fmt.Errorf("the controller would refuse this Service: %w", err)
+		}
+	}
+	return nil
 }

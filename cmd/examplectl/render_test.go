@@ -222,3 +222,31 @@ func TestRenderTLSCertificateChecked(t *testing.T) {
 		t.Errorf("a tls.crt with text after its block: %v", err)
 	}
 }
+
+// render with the controller's cloud config takes the controller's
+// reference decisions where the config makes them: an adopt-id the config
+// does not allow is refused (it rendered as an import block before); a
+// certificate of the cloud or a group of another namespace, which the
+// controller decides from the cloud and the cluster, is a warning.
+func TestRenderTakesTheControllerDecisions(t *testing.T) {
+	data, err := os.ReadFile("testdata/service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := func(ann string) string {
+		p := filepath.Join(t.TempDir(), "svc.yaml")
+		text := strings.Replace(string(data), "  annotations:\n", "  annotations:\n"+ann, 1)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, _, err = render(t, "--service", svc("    loadbalancer.example.com/adopt-id: lb-0123456789abcdef\n    loadbalancer.example.com/name: old\n"), "--config", "testdata/config.yaml")
+	if err == nil || !strings.Contains(err.Error(), "the controller would refuse this Service") || !strings.Contains(err.Error(), "does not allow adoption in namespace shop") {
+		t.Errorf("adopt-id without adoption allowed: %v", err)
+	}
+	_, warnings, err := render(t, "--service", svc("    loadbalancer.example.com/group: platform/edge\n"), "--config", "testdata/config.yaml")
+	if err != nil || !strings.Contains(warnings, "no ReferenceGrant") || !strings.Contains(warnings, "the ReferenceGrants in the cluster") {
+		t.Errorf("group of another namespace: %v, warnings %q", err, warnings)
+	}
+}
