@@ -146,9 +146,9 @@ func (e *Engine) stateObject(ref objectref.Ref) state.Object {
 	return state.Object{Cluster: e.render.ClusterID, Kind: ref.StateKind(), Namespace: ref.Namespace, Name: ref.Name}
 }
 
-// target is one object's rendering config and state location.
-func (e *Engine) target(ref objectref.Ref) (*state.Target, renderer.Config, error) {
-	tg, err := e.states.Target(e.stateObject(ref))
+// location is one object's rendering config and state location.
+func (e *Engine) location(ref objectref.Ref) (*state.Location, renderer.Config, error) {
+	tg, err := e.states.Location(e.stateObject(ref))
 	if err != nil {
 		return nil, renderer.Config{}, err
 	}
@@ -158,7 +158,7 @@ func (e *Engine) target(ref objectref.Ref) (*state.Target, renderer.Config, erro
 }
 
 // job wraps a rendered module for the runner.
-func job(tg *state.Target, m *renderer.Module, owner string) runner.Job {
+func job(tg *state.Location, m *renderer.Module, owner string) runner.Job {
 	return runner.Job{
 		Key:          tg.Key,
 		Owner:        owner,

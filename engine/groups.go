@@ -40,7 +40,7 @@ type groupState struct {
 // as ReconcileGroup would apply it: forwarding to target pool poolID when
 // set, else to nodes.
 func (e *Engine) RenderGroup(g renderer.Group, nodes []*corev1.Node, poolID string) (*renderer.Module, *renderer.GroupReport, runner.Job, error) {
-	tg, cfg, err := e.target(objectref.Group(g.Namespace, g.Name))
+	tg, cfg, err := e.location(objectref.Group(g.Namespace, g.Name))
 	if err != nil {
 		return nil, nil, runner.Job{}, fmt.Errorf("load balancer group %s: %w", g, err)
 	}

@@ -55,7 +55,7 @@ func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string, tl
 // poolID when set, else to nodes; with tls, its certificates, whose keys
 // go into the job's environment.
 func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(objectref.Service(svc))
+	tg, cfg, err := e.location(objectref.Service(svc))
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}

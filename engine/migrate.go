@@ -19,11 +19,11 @@ import (
 // needs a person.
 //
 // It costs no terraform process when there is no legacy state: the
-// backend answers cheaply (state.Target.Exists). A found state is moved
+// backend answers cheaply (state.Location.Exists). A found state is moved
 // with terraform by runner.MoveState (crash-safe, idempotent; see
 // docs/state.md, "Migration"). moved reports whether a state was moved.
 func (e *Engine) MigrateState(ctx context.Context, o state.Object, to runner.Job) (moved bool, err error) {
-	legacy, err := e.states.LegacyTarget(o)
+	legacy, err := e.states.LegacyLocation(o)
 	if err != nil {
 		return false, fmt.Errorf("migrate state of %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 	}
@@ -49,7 +49,7 @@ func (e *Engine) MigrateState(ctx context.Context, o state.Object, to runner.Job
 // legacyJob is the job of a legacy state location, as job() builds one,
 // with a root module holding only its backend block: that is all
 // runner.MoveState reads, and no object is needed to render it.
-func legacyJob(tg *state.Target) runner.Job {
+func legacyJob(tg *state.Location) runner.Job {
 	b := BackendBlock(tg.Block)
 	f := hclwrite.NewEmptyFile()
 	body := f.Body().AppendNewBlock("terraform", nil).Body().AppendNewBlock("backend", []string{b.Type}).Body()

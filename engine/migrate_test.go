@@ -65,10 +65,10 @@ func newMigration(t *testing.T, cfg state.Config, kube kubernetes.Interface) *mi
 }
 
 // legacyApply applies svc under its legacy key, as the previous release
-// did: same module, the backend block of state.LegacyTarget.
-func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) (*state.Target, runner.Job) {
+// did: same module, the backend block of state.LegacyLocation.
+func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) (*state.Location, runner.Job) {
 	t.Helper()
-	legacy, err := m.states.LegacyTarget(object(svc))
+	legacy, err := m.states.LegacyLocation(object(svc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func object(svc *corev1.Service) state.Object {
 	return state.Object{Cluster: "test", Kind: "service", Namespace: svc.Namespace, Name: svc.Name}
 }
 
-func exists(t *testing.T, tg *state.Target) bool {
+func exists(t *testing.T, tg *state.Location) bool {
 	t.Helper()
 	ok, err := tg.Exists(ctxT(t))
 	if err != nil {
@@ -194,7 +194,7 @@ func TestMigrateState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			current, _ := m.states.Target(object(svc))
+			current, _ := m.states.Location(object(svc))
 			if exists(t, current) {
 				t.Fatal("a state under the new key before migrating")
 			}
@@ -253,7 +253,7 @@ func TestMigrateStateAfterCrash(t *testing.T) {
 			if _, err := m.r.MoveState(ctxT(t), from, to); !errors.Is(err, crash) {
 				t.Fatalf("crashing move: %v", err)
 			}
-			current, _ := m.states.Target(object(svc))
+			current, _ := m.states.Location(object(svc))
 			if !exists(t, legacy) || !exists(t, current) {
 				t.Fatal("the crash should leave both copies")
 			}
@@ -287,7 +287,7 @@ func TestMigrateStateConflict(t *testing.T) {
 	if !errors.Is(err, runner.ErrStateConflict) {
 		t.Fatalf("want ErrStateConflict, got %v", err)
 	}
-	current, _ := m.states.Target(object(svc))
+	current, _ := m.states.Location(object(svc))
 	if !exists(t, legacy) || !exists(t, current) {
 		t.Fatal("a conflicting state was deleted")
 	}

@@ -23,7 +23,7 @@ type Route struct {
 
 // RenderRoutes renders the cluster's route-set root module.
 func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(objectref.RouteSet)
+	tg, cfg, err := e.location(objectref.RouteSet)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("routes: %w", err)
 	}
@@ -70,7 +70,7 @@ func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
 
 // RoutesWorkspace is the route set's workspace key (its state key).
 func (e *Engine) RoutesWorkspace() (string, error) {
-	tg, _, err := e.target(objectref.RouteSet)
+	tg, _, err := e.location(objectref.RouteSet)
 	if err != nil {
 		return "", err
 	}

@@ -34,7 +34,7 @@ type selections struct {
 
 // RenderTargetPools renders the cluster's target pools root module.
 func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.target(objectref.TargetPools)
+	tg, cfg, err := e.location(objectref.TargetPools)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("target pools: %w", err)
 	}

@@ -122,7 +122,7 @@ func TestStateBlocksAreAllowed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, err := b.Target(state.Object{Cluster: "c", Kind: "service", Namespace: "ns", Name: "web"})
+		tg, err := b.Location(state.Object{Cluster: "c", Kind: "service", Namespace: "ns", Name: "web"})
 		if err != nil {
 			t.Fatal(err)
 		}

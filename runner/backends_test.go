@@ -26,7 +26,7 @@ type backendCase struct {
 	name string
 	cfg  func(t *testing.T) state.Config
 	// gone reports whether the object's state was deleted.
-	gone func(t *testing.T, tg *state.Target) bool
+	gone func(t *testing.T, tg *state.Location) bool
 }
 
 func backendCases() []backendCase {
@@ -38,7 +38,7 @@ func backendCases() []backendCase {
 			cfg: func(t *testing.T) state.Config {
 				return state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
 			},
-			gone: func(t *testing.T, tg *state.Target) bool {
+			gone: func(t *testing.T, tg *state.Location) bool {
 				_, err := os.Stat(tg.Block.Attrs[0].Value.AsString())
 				return os.IsNotExist(err)
 			},
@@ -50,7 +50,7 @@ func backendCases() []backendCase {
 				t.Setenv("CCM_TEST_PG", srv.ConnStr)
 				return state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_TEST_PG", SchemaName: "ccm_states"}}
 			},
-			gone: func(t *testing.T, tg *state.Target) bool {
+			gone: func(t *testing.T, tg *state.Location) bool {
 				return !slices.Contains(pgWorkspaces(t, tg), tg.CLIWorkspace)
 			},
 		},
@@ -65,7 +65,7 @@ func backendCases() []backendCase {
 				must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte(pass), 0o600))
 				return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}
 			},
-			gone: func(t *testing.T, tg *state.Target) bool {
+			gone: func(t *testing.T, tg *state.Location) bool {
 				_, ok := httpB[t].States()["states/"+tg.Key]
 				return !ok
 			},
@@ -77,7 +77,7 @@ func backendCases() []backendCase {
 				s3B[t] = srv
 				return state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}
 			},
-			gone: func(t *testing.T, tg *state.Target) bool {
+			gone: func(t *testing.T, tg *state.Location) bool {
 				// Read from the server's disk, not through S3: neither the
 				// state object nor a lock file is left.
 				objs := s3B[t].Objects("states")
@@ -105,7 +105,7 @@ func s3Server(t *testing.T, opts ...tests3.Option) *tests3.Server {
 }
 
 // pgWorkspaces lists the pg backend's workspaces from a fresh directory.
-func pgWorkspaces(t *testing.T, tg *state.Target) []string {
+func pgWorkspaces(t *testing.T, tg *state.Location) []string {
 	t.Helper()
 	tc := tftest.Get(t)
 	dir := t.TempDir()
@@ -135,7 +135,7 @@ func TestBackendSuite(t *testing.T) {
 				t.Fatal(err)
 			}
 			obj := state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "web-" + bc.name}
-			tg, err := backends.Target(obj)
+			tg, err := backends.Location(obj)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, _ := backends.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "locked"})
+	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "locked"})
 	var unlocked []string
 	e := newEnv(t, nil, func(c *runner.Config) {
 		c.LockTimeout = 100 * time.Millisecond
@@ -285,7 +285,7 @@ func TestForceUnlockOnRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, _ := backends.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "held"})
+	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "held"})
 	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = 100 * time.Millisecond })
 	job := e.job(t, tg.Key, lbModule{name: "held", block: toBlock(tg.Block)})
 	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "dead-holder", Operation: "OperationTypeApply", Who: "ccm@gone", Created: time.Now()})

@@ -85,19 +85,19 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 				c.Provider = mode
 				c.Terraform = runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform}
 			})
-			target := func(n string) *state.Target {
-				tg, err := states.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: n})
+			target := func(n string) *state.Location {
+				tg, err := states.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: n})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return tg
 			}
-			job := func(tg *state.Target, name string, port int64) runner.Job {
+			job := func(tg *state.Location, name string, port int64) runner.Job {
 				j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
 				j.Env, j.CLIWorkspace, j.DeleteState = tg.Env, tg.CLIWorkspace, tg.Delete
 				return j
 			}
-			stateExists := func(tg *state.Target) bool {
+			stateExists := func(tg *state.Location) bool {
 				ok, err := tg.Exists(ctxT(t))
 				if err != nil {
 					t.Fatal(err)
@@ -133,7 +133,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 				t.Fatalf("states: first %v, second %v", stateExists(a), stateExists(b))
 			}
 			for _, c := range []struct {
-				tg   *state.Target
+				tg   *state.Location
 				name string
 				port int64
 			}{{b, "second", 81}, {a, "first", 82}, {b, "second", 83}} {

@@ -18,7 +18,7 @@ func TestErroredStateIsPushed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, _ := backends.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "errored"})
+	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "errored"})
 	e := newEnv(t, nil)
 	job := e.job(t, tg.Key, lbModule{name: "errored", block: toBlock(tg.Block)})
 	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})

@@ -17,13 +17,13 @@ import (
 )
 
 // s3Target is an object's state target on srv's bucket "states".
-func s3Target(t *testing.T, srv *tests3.Server, name string) *state.Target {
+func s3Target(t *testing.T, srv *tests3.Server, name string) *state.Location {
 	t.Helper()
 	b, err := state.New(state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}, state.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := b.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
+	tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func s3Target(t *testing.T, srv *tests3.Server, name string) *state.Target {
 
 // s3Lock writes the lock file terraform's s3 backend writes
 // (<key>.tflock, created with If-None-Match: *), as a holder would.
-func s3Lock(t *testing.T, srv *tests3.Server, tg *state.Target, id, who, info string, created time.Time) {
+func s3Lock(t *testing.T, srv *tests3.Server, tg *state.Location, id, who, info string, created time.Time) {
 	t.Helper()
 	key := tg.Block.Attrs[1].Value.AsString() + ".tflock"
 	body, _ := json.Marshal(map[string]any{"ID": id, "Operation": "OperationTypeApply", "Info": info, "Who": who, "Version": "1.11.4", "Created": created, "Path": "states/" + key})
@@ -92,7 +92,7 @@ func TestS3Lock(t *testing.T) {
 func TestScrubS3Errors(t *testing.T) {
 	srv := s3Server(t, tests3.WithCredentials("ccm-scrub", hostilePW))
 	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = time.Second })
-	run := func(name string, port int64) (*state.Target, error) {
+	run := func(name string, port int64) (*state.Location, error) {
 		tg := s3Target(t, srv, name)
 		j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
 		j.Env = tg.Env

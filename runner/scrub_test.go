@@ -57,7 +57,7 @@ func (e *env) pgRun(t *testing.T, conn, name string, port int64) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := b.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
+	tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +142,13 @@ func TestScrubHTTPErrors(t *testing.T) {
 	dir := t.TempDir()
 	user, pass := filepath.Join(dir, "user"), filepath.Join(dir, "pass")
 	must(t, os.WriteFile(user, []byte("ccm"), 0o600))
-	run := func(pw, name string, port int64) (*state.Target, error) {
+	run := func(pw, name string, port int64) (*state.Location, error) {
 		must(t, os.WriteFile(pass, []byte(pw), 0o600))
 		b, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: user, PasswordFile: pass}}, state.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, err := b.Target(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
+		tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,9 +32,11 @@ type Attr struct {
 	Value cty.Value
 }
 
-// Target is where one object's state lives and how terraform reaches it.
-type Target struct {
-	// Key is the object's state key; also its workspace directory name.
+// Location is where one object's state lives and how terraform reaches
+// it: backend block, credentials, workspace.
+type Location struct {
+	// Key is the object's workspace: its state's name in the backend
+	// (rendered from state.keyTemplate) and its workspace directory's name.
 	Key string
 	// Block goes into the rendered terraform block.
 	Block Block
@@ -52,7 +54,7 @@ type Target struct {
 	Exists func(ctx context.Context) (bool, error)
 }
 
-// Backends hands out per-object state targets.
+// Backends hands out per-object state locations.
 type Backends struct {
 	cfg     Config
 	keyer   *keyer
@@ -67,7 +69,7 @@ type Backends struct {
 type Options struct {
 	// Kube deletes Secrets and Leases of the kubernetes backend.
 	Kube kubernetes.Interface
-	// Offline gives targets whose backend block only is meant to be used
+	// Offline gives locations whose backend block only is meant to be used
 	// (examplectl render): no credential is read, nothing is created.
 	Offline bool
 }
@@ -95,37 +97,37 @@ func (b *Backends) SetKubernetesClient(k kubernetes.Interface) { b.kube = k }
 // Type is the configured backend type.
 func (b *Backends) Type() string { return b.cfg.Type }
 
-// Key is o's state key.
+// Key is o's workspace, rendered from the key template.
 func (b *Backends) Key(o Object) (string, error) { return b.keyer.Key(o) }
 
-// LegacyKey is o's state key under the previous scheme (8 hex digits,
+// LegacyKey is o's workspace under the previous scheme (8 hex digits,
 // up to 80 characters): where states made before it may still be.
 func (b *Backends) LegacyKey(o Object) (string, error) { return b.keyer.LegacyKey(o) }
 
-// Target returns where o's state lives. Secrets are read now, so a rotated
+// Location returns where o's state lives. Secrets are read now, so a rotated
 // file is picked up by the next run.
-func (b *Backends) Target(o Object) (*Target, error) {
+func (b *Backends) Location(o Object) (*Location, error) {
 	key, err := b.keyer.Key(o)
 	if err != nil {
 		return nil, err
 	}
-	return b.target(key)
+	return b.location(key)
 }
 
-// LegacyTarget returns where o's state lived under the legacy key scheme,
-// in the same backend: the source of the migration to Target (see
+// LegacyLocation returns where o's state lived under the legacy key scheme,
+// in the same backend: the source of the migration to Location (see
 // docs/state.md).
-func (b *Backends) LegacyTarget(o Object) (*Target, error) {
+func (b *Backends) LegacyLocation(o Object) (*Location, error) {
 	key, err := b.keyer.LegacyKey(o)
 	if err != nil {
 		return nil, err
 	}
-	return b.target(key)
+	return b.location(key)
 }
 
-func (b *Backends) target(key string) (*Target, error) {
+func (b *Backends) location(key string) (*Location, error) {
 	var err error
-	t := &Target{Key: key, CLIWorkspace: "default", Env: map[string]string{}}
+	t := &Location{Key: key, CLIWorkspace: "default", Env: map[string]string{}}
 	switch b.cfg.Type {
 	case TypeLocal:
 		err = b.local(t)
@@ -144,7 +146,7 @@ func (b *Backends) target(key string) (*Target, error) {
 	return t, nil
 }
 
-func (b *Backends) local(t *Target) error {
+func (b *Backends) local(t *Location) error {
 	dir := b.cfg.Local.Dir
 	if !b.offline {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -171,7 +173,7 @@ func (b *Backends) local(t *Target) error {
 	return nil
 }
 
-func (b *Backends) kubernetes(t *Target) error {
+func (b *Backends) kubernetes(t *Location) error {
 	c := b.cfg.Kubernetes
 	attrs := []Attr{
 		{"secret_suffix", cty.StringVal(t.Key)},
@@ -219,7 +221,7 @@ func (b *Backends) kubernetes(t *Target) error {
 	return nil
 }
 
-func (b *Backends) pg(t *Target) error {
+func (b *Backends) pg(t *Location) error {
 	c := b.cfg.PG
 	conn := ""
 	switch {
@@ -248,7 +250,7 @@ func (b *Backends) pg(t *Target) error {
 	return nil
 }
 
-func (b *Backends) httpBackend(t *Target) error {
+func (b *Backends) httpBackend(t *Location) error {
 	c := b.cfg.HTTP
 	addr := strings.TrimSuffix(c.Address, "/") + "/" + t.Key
 	t.Block = Block{Type: "http", Attrs: []Attr{

@@ -27,7 +27,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func mustExist(t *testing.T, tg *Target, want bool) {
+func mustExist(t *testing.T, tg *Location, want bool) {
 	t.Helper()
 	got, err := tg.Exists(context.Background())
 	if err != nil {
@@ -41,24 +41,24 @@ func mustExist(t *testing.T, tg *Target, want bool) {
 // LegacyTarget is the same backend under the legacy key.
 func TestLegacyTarget(t *testing.T) {
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: t.TempDir()}}, Options{})
-	tg, _ := b.Target(web)
-	old, err := b.LegacyTarget(web)
+	tg, _ := b.Location(web)
+	old, err := b.LegacyLocation(web)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lk, _ := b.LegacyKey(web)
 	k, _ := b.Key(web)
 	if old.Key != lk || tg.Key != k || old.Key == tg.Key || old.Block.Type != tg.Block.Type {
-		t.Fatalf("legacy %+v, target %+v", old, tg)
+		t.Fatalf("legacy %+v, location %+v", old, tg)
 	}
 	if old.Block.Attrs[0].Value.Equals(tg.Block.Attrs[0].Value).True() {
-		t.Fatal("legacy and new target share a state file")
+		t.Fatal("legacy and new location share a state file")
 	}
 }
 
 func TestExistsLocal(t *testing.T) {
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: t.TempDir()}}, Options{})
-	tg, _ := b.LegacyTarget(web)
+	tg, _ := b.LegacyLocation(web)
 	mustExist(t, tg, false)
 	must(t, os.WriteFile(tg.Block.Attrs[0].Value.AsString(), []byte("{}"), 0o600))
 	mustExist(t, tg, true)
@@ -69,7 +69,7 @@ func TestExistsLocal(t *testing.T) {
 func TestExistsKubernetes(t *testing.T) {
 	kube := fake.NewClientset()
 	b, _ := New(Config{Type: TypeKubernetes, Kubernetes: &KubernetesConfig{Namespace: "kube-system"}}, Options{})
-	tg, _ := b.LegacyTarget(web)
+	tg, _ := b.LegacyLocation(web)
 	if _, err := tg.Exists(context.Background()); err == nil {
 		t.Fatal("no client: want an error, not a guess")
 	}
@@ -78,7 +78,7 @@ func TestExistsKubernetes(t *testing.T) {
 	_, err := kube.CoreV1().Secrets("kube-system").Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-" + tg.Key, Namespace: "kube-system"}}, metav1.CreateOptions{})
 	must(t, err)
 	mustExist(t, tg, true)
-	other, _ := b.Target(web)
+	other, _ := b.Location(web)
 	mustExist(t, other, false)
 }
 
@@ -89,7 +89,7 @@ func TestExistsHTTP(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw-http-1"), 0o600))
 	cfg := Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}
 	b, _ := New(cfg, Options{})
-	tg, _ := b.LegacyTarget(web)
+	tg, _ := b.LegacyLocation(web)
 	mustExist(t, tg, false)
 	if !slices.Contains(srv.Requests(), "GET /states/"+tg.Key) {
 		t.Fatalf("requests: %v", srv.Requests())
@@ -102,7 +102,7 @@ func TestExistsHTTP(t *testing.T) {
 	}
 	mustExist(t, tg, true)
 	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("wrong"), 0o600))
-	tg, _ = b.LegacyTarget(web)
+	tg, _ = b.LegacyLocation(web)
 	if _, err := tg.Exists(context.Background()); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("refused credentials: %v", err)
 	}
@@ -114,7 +114,7 @@ func TestExistsPG(t *testing.T) {
 	srv := testpg.Start(t, testpg.WithPassword(pw))
 	t.Setenv("CCM_PG", srv.ConnStr)
 	b, _ := New(Config{Type: TypePG, PG: &PGConfig{ConnStrEnv: "CCM_PG", SchemaName: "ccm"}}, Options{})
-	tg, _ := b.LegacyTarget(web)
+	tg, _ := b.LegacyLocation(web)
 	mustExist(t, tg, false) // no schema yet
 	db, err := sql.Open("postgres", srv.ConnStr)
 	if err != nil {
@@ -135,13 +135,13 @@ func TestExistsPG(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExist(t, tg, true)
-	other, _ := b.Target(web)
+	other, _ := b.Location(web)
 	mustExist(t, other, false)
 
 	// A broken connection string: the error names the workspace and
 	// holds no form of the password.
 	t.Setenv("CCM_PG", "postgres://ccm:"+pw+"@127.0.0.1:1/x") // unescaped: not a valid URL
-	tg, _ = b.LegacyTarget(web)
+	tg, _ = b.LegacyLocation(web)
 	_, err = tg.Exists(context.Background())
 	if err == nil || !strings.Contains(err.Error(), tg.Key) {
 		t.Fatalf("bad connection string: %v", err)

@@ -30,7 +30,7 @@ var s3Env = []string{
 // s3Secrets are the values of s3Env that are secret.
 var s3Secrets = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SSE_CUSTOMER_KEY"}
 
-func (b *Backends) s3(t *Target) {
+func (b *Backends) s3(t *Location) {
 	c := b.cfg.S3
 	key := t.Key + ".tfstate"
 	if c.KeyPrefix != "" {

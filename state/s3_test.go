@@ -35,7 +35,7 @@ func TestExistsS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, _ := b.LegacyTarget(web)
+	tg, _ := b.LegacyLocation(web)
 	key := "ccm/" + tg.Key + ".tfstate"
 	if got := tg.Block.Attrs[1].Value.AsString(); got != key {
 		t.Fatalf("key attribute %q, want %q", got, key)
@@ -52,7 +52,7 @@ func TestExistsS3(t *testing.T) {
 	mustExist(t, tg, false)
 	putObject(key)
 	mustExist(t, tg, true)
-	other, _ := b.Target(web)
+	other, _ := b.Location(web)
 	mustExist(t, other, false)
 	if err := tg.Delete(ctx); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestS3BlockEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, _ := b.Target(web)
+		tg, _ := b.Location(web)
 		var out []string
 		for _, a := range tg.Block.Attrs {
 			out = append(out, a.Name)
@@ -132,7 +132,7 @@ func TestS3Env(t *testing.T) {
 	t.Setenv("AWS_SESSION_TOKEN", "session-token-1")
 	t.Setenv("AWS_REGION", "not-forwarded")
 	b, _ := New(Config{Type: TypeS3, S3: &S3Config{Bucket: "b", Region: "r"}}, Options{})
-	tg, _ := b.Target(web)
+	tg, _ := b.Location(web)
 	got := keys(tg.Env)
 	slices.Sort(got)
 	if want := []string{"AWS_ROLE_ARN", "AWS_SESSION_TOKEN", "AWS_SSE_CUSTOMER_KEY", "AWS_WEB_IDENTITY_TOKEN_FILE"}; !slices.Equal(got, want) {

@@ -61,7 +61,7 @@ func TestSecretsStayOutOfTheBlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, err := b.Target(Object{"c", "service", "ns", "web"})
+		tg, err := b.Location(Object{"c", "service", "ns", "web"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,13 +97,13 @@ func TestPGWorkspacePerObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := b.Target(Object{"c", "service", "ns", "a"})
-	z, _ := b.Target(Object{"c", "service", "ns", "z"})
+	a, _ := b.Location(Object{"c", "service", "ns", "a"})
+	z, _ := b.Location(Object{"c", "service", "ns", "z"})
 	if a.CLIWorkspace == z.CLIWorkspace || a.CLIWorkspace != a.Key {
 		t.Fatalf("want one workspace per object, got %q and %q", a.CLIWorkspace, z.CLIWorkspace)
 	}
 	t.Setenv("CCM_PG", "")
-	if _, err := b.Target(Object{"c", "service", "ns", "a"}); err == nil {
+	if _, err := b.Location(Object{"c", "service", "ns", "a"}); err == nil {
 		t.Fatal("an empty connection string must be an error")
 	}
 }
@@ -111,7 +111,7 @@ func TestPGWorkspacePerObject(t *testing.T) {
 func TestLocalDelete(t *testing.T) {
 	dir := t.TempDir()
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: dir}}, Options{})
-	tg, err := b.Target(Object{"c", "service", "ns", "web"})
+	tg, err := b.Location(Object{"c", "service", "ns", "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestHTTPDeleteSendsCredentials(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm\n"), 0o600))
 	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw\n"), 0o600))
 	b, _ := New(Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states/", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}, Options{})
-	tg, err := b.Target(Object{"c", "service", "ns", "web"})
+	tg, err := b.Location(Object{"c", "service", "ns", "web"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 
 // pickApproval is the plan to approve: id, or the latest awaiting
 // approval; refused unless recorded and awaiting approval.
-func pickApproval(t *target, id string) (*records.Plan, error) {
+func pickApproval(t *recorded, id string) (*records.Plan, error) {
 	plans := sortPlans(t.record)
 	var awaiting *records.Plan
 	for i := range plans {
@@ -146,7 +146,7 @@ func pickApproval(t *target, id string) (*records.Plan, error) {
 
 // warnIfDecided re-reads the record: if a newer plan superseded this one
 // meanwhile, the controller will ignore the approval.
-func warnIfDecided(ctx context.Context, c *cluster, t *target, id string, stderr io.Writer) {
+func warnIfDecided(ctx context.Context, c *cluster, t *recorded, id string, stderr io.Writer) {
 	rec, err := c.store.Get(ctx, t.record.Workspace)
 	if err != nil || rec == nil {
 		return

@@ -51,10 +51,10 @@ func membersCell(refs []objectref.Ref) string {
 	return strings.Join(out, ", ")
 }
 
-// target is an object with its record.
-type target struct {
+// recorded is an object with its record.
+type recorded struct {
 	ref objectref.Ref
-	// service is the live Service (nil for the route set, or if it is gone).
+	// service is the live Service (nil for other kinds, or if it is gone).
 	service *corev1.Service
 	record  *records.Record
 }
@@ -66,8 +66,8 @@ var errNoRecord = errors.New("no plan record")
 // resolve finds ref's record. For a Service it also reads the Service:
 // needService makes its absence an error (approve and unlock name it by
 // its uid).
-func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bool) (*target, error) {
-	t := &target{ref: ref}
+func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bool) (*recorded, error) {
+	t := &recorded{ref: ref}
 	// exists: the Service is there (or may be: reading it failed, which
 	// only approve and unlock need).
 	exists := true

@@ -16,7 +16,7 @@ import (
 
 // checkIncarnation refuses a record made for an earlier Service of the
 // same name: its plans are not the current Service's.
-func checkIncarnation(t *target) error {
+func checkIncarnation(t *recorded) error {
 	if t.service == nil || t.record.Object.UID == "" || t.record.Object.UID == string(t.service.UID) {
 		return nil
 	}
@@ -27,7 +27,7 @@ func checkIncarnation(t *target) error {
 // reviewedObject is what an approval or unlock request names: for a
 // Service the one checked, by uid, so that it approves nothing of a
 // Service deleted and created again meanwhile.
-func reviewedObject(t *target) objectref.Ref {
+func reviewedObject(t *recorded) objectref.Ref {
 	if t.ref.Kind == objectref.KindService {
 		return objectref.Service(t.service)
 	}
