@@ -394,3 +394,34 @@ func TestGroupMembership(t *testing.T) {
 		t.Errorf("a member changed: %v", err)
 	}
 }
+
+// A group belongs to its namespace: a guest alone waits (no load
+// balancer), and a guest's plan-only policy governs nothing of the
+// owner's (issue 19: a guest froze the owner's changes).
+func TestGroupGuestsGovernNothing(t *testing.T) {
+	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
+	refs := granting(t, "shop", "edge", "front")
+	f.lbs.refs, f.lbs.groups.refs = refs, refs
+
+	guest := groupSvc("edge", "g", 1, "shop/front", 9090)
+	guest.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyPlanOnly)
+	if _, err := f.ensure(t, guest); err == nil || !strings.Contains(err.Error(), "no member in its own namespace shop") {
+		t.Fatalf("a guest alone: %v", err)
+	}
+	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "GroupWithoutHomeMember") {
+		t.Fatal("the guest is not told why it waits")
+	}
+	if all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 0 {
+		t.Fatalf("a guest alone created load balancers: %v %v", all, err)
+	}
+
+	// The owner joins: applied under the cluster's auto policy, the
+	// guest's plan-only notwithstanding, with both members' listeners.
+	ip, err := f.ensure(t, groupSvc("shop", "a", 2, "front", 80))
+	if err != nil {
+		t.Fatalf("the owner, with a plan-only guest: %v", err)
+	}
+	if got := listenersOf(f.lb(t, ip)); len(got) != 2 {
+		t.Fatalf("listeners %v, want the owner's and the guest's", got)
+	}
+}

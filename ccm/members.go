@@ -120,6 +120,19 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	unlock := l.groups.lock(g)
 	defer unlock()
 	members := l.groups.members(g, caller, leaving)
+	// A group belongs to its namespace: its load balancer and settings
+	// come from a home member. Without one its guests wait, and the last
+	// home member leaving takes the load balancer with it.
+	if !slices.ContainsFunc(members, func(m *v1.Service) bool { return m.Namespace == g.Namespace }) {
+		if !leaving {
+			subj := l.board.ServiceSubject(ctx, caller, records.KindChange)
+			err := fmt.Errorf("load balancer group %s has no member in its own namespace %s, where its load balancer and settings come from: service %s/%s waits for one",
+				g, g.Namespace, caller.Namespace, caller.Name)
+			l.board.Eventf(subj, v1.EventTypeWarning, "GroupWithoutHomeMember", "%v", err)
+			return nil, nil, subj, api.NewRetryError(err.Error(), approvalRetry)
+		}
+		members = nil
+	}
 	var leavers []*v1.Service
 	if leaving {
 		leavers = []*v1.Service{caller}
@@ -138,7 +151,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	}
 	if len(members) == 0 {
 		subj := l.board.GroupSubject(ctx, g, "", nil, caller, records.KindDestroy)
-		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.board.For(ctx, subj, l.groupPolicy(leavers)))
+		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.board.For(ctx, subj, l.groupPolicy(g, leavers)))
 		l.board.Report(ctx, subj, out, err)
 		if err == nil {
 			l.groups.remember(g, nil, true)
@@ -162,7 +175,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		_, _, j, err := l.engine.RenderGroup(rg, nodes, poolID)
 		return j, err
 	})
-	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.board.For(ctx, subj, l.groupPolicy(rg.Members)))
+	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.board.For(ctx, subj, l.groupPolicy(g, rg.Members)))
 	if rep != nil {
 		subj = subj.WithMembers(rep.Members) // what the record keeps
 	}
@@ -180,11 +193,16 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	return lb, rep, subj, err
 }
 
-// groupPolicy is the strictest of the cluster's and the members' apply
-// policies: a member may tighten its group's review, never loosen it.
-func (l *loadBalancers) groupPolicy(members []*v1.Service) annotations.ApplyPolicy {
+// groupPolicy is the strictest of the cluster's and the home members'
+// apply policies: a home member may tighten its group's review, never
+// loosen it; a guest's policy governs nothing of the owner's (a guest's
+// plan-only would freeze the owner's own changes).
+func (l *loadBalancers) groupPolicy(g annotations.Group, members []*v1.Service) annotations.ApplyPolicy {
 	pol := annotations.ApplyPolicy(l.cfg.Terraform.ApplyPolicy)
 	for _, m := range members {
+		if m.Namespace != g.Namespace {
+			continue
+		}
 		ann, _ := annotations.Parse(m.Annotations) // a member's bad annotation is its own error
 		pol = annotations.Stricter(pol, ann.ApplyPolicy)
 	}
