@@ -38,8 +38,8 @@ func mustExist(t *testing.T, tg *Location, want bool) {
 	}
 }
 
-// LegacyTarget is the same backend under the legacy key.
-func TestLegacyTarget(t *testing.T) {
+// LegacyLocation is the same backend under the legacy key.
+func TestLegacyLocation(t *testing.T) {
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: t.TempDir()}}, Options{})
 	tg, _ := b.Location(web)
 	old, err := b.LegacyLocation(web)
