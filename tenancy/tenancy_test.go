@@ -129,7 +129,9 @@ func TestAuthorize(t *testing.T) {
 
 func TestAuthorizeReadFailureDecidesNothing(t *testing.T) {
 	a := authorizer()
-	a.CertificateTags = func(context.Context, string) (map[string]string, bool, error) { return nil, false, errors.New("cloud down") }
+	a.CertificateTags = func(context.Context, string) (map[string]string, bool, error) {
+		return nil, false, errors.New("cloud down")
+	}
 	err := a.Authorize(context.Background(), objectref.Ref{Namespace: "team-a"}, []Reference{{Kind: Certificate, Name: "cert-a"}})
 	var refused *RefusedError
 	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "cloud down") {
