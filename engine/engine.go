@@ -1,15 +1,16 @@
 // Package engine is the operations layer between the cloud provider and
 // Terraform: it turns an object (a Service's load balancer, a load
 // balancer group, the cluster's route set or its target pools) into a
-// rendered root module, finds its state backend, and runs it with the
+// rendered root module, finds its state location, and runs it with the
 // runner under the engine.Review its caller gives: the apply policy, the
-// policy rules (evaluated here, on every plan) and the approvals (asked
-// of the Review). It returns what it decided as an Outcome and keeps,
+// policy rules (evaluated here, on every plan with changes) and the
+// approvals (asked of the Review). It returns what it decided as an Outcome and keeps,
 // per object, the plan waiting for a decision; what people read of it
 // (events, plan records, the audit log) and the approvals themselves are
 // package review's, which also keeps what a restarted controller needs
 // (PlanStore). The CCM's LoadBalancer and Routes implementations (package
-// ccm) call it; examplectl uses the same rendering (RenderLoadBalancer).
+// ccm) call it; examplectl uses the same rendering (RenderLoadBalancer,
+// RenderLoadBalancerOnPool).
 //
 // Files: reconcile.go converges one object (fast path, plan, decision,
 // apply of an approved plan); load.go is what a reconcile first reads

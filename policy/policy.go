@@ -40,7 +40,7 @@ type Rule struct {
 	Message string `json:"message"`
 }
 
-// Object is the Kubernetes object a plan is for, as rules see it.
+// Object is the object a plan is for, as rules see it.
 type Object struct {
 	// Kind is Service, RouteSet, TargetPools or ServiceGroup.
 	Kind      string `cel:"kind"`

@@ -11,13 +11,15 @@ import (
 
 // Object identifies what a state belongs to.
 type Object struct {
-	Cluster   string
-	Kind      string // objectref.Ref.StateKind: service, group, routes, targetpools
+	Cluster string
+	// Kind is the object's kind as workspace names spell it
+	// (objectref.Ref.StateKind): service, group, routes or targetpools.
+	Kind      string
 	Namespace string
 	Name      string
 }
 
-// DefaultKeyTemplate names a state after its object.
+// DefaultKeyTemplate names a workspace after its object.
 const DefaultKeyTemplate = "{{.Cluster}}-{{.Kind}}-{{.Namespace}}-{{.Name}}"
 
 // MaxKeyLen bounds state keys so that a key is valid everywhere a backend
