@@ -1,9 +1,10 @@
 // Package ccm is the Example cloud provider for k8s.io/cloud-provider.
 //
 // LoadBalancer and Routes are adapters over the engine: they render
-// Terraform, plan and apply it, and never call the cloud themselves (but
-// to check an adopted load balancer's owner and to find one an
-// interrupted apply left). They decide what the engine reconciles: a
+// Terraform, plan and apply it, and never change the cloud themselves:
+// they only read it, to check an adopted load balancer's owner, to find
+// one an interrupted apply left and to read the tags of the certificates
+// a Service names (tenancy). They decide what the engine reconciles: a
 // Service's own load balancer or its group's (group membership), the
 // target pool of its nodes, batches of routes, drift checks, the TLS
 // Secrets a Service names. Every plan is reviewed by package review,

@@ -1,7 +1,8 @@
 // Package records keeps the plan records of the objects the CCM manages:
-// for each Service (and for the route set) the rendered HCL and its last N
-// plans, next to the object in the cluster, so a platform team can read,
-// keep and approve every infrastructure change with kubectl alone.
+// for each object (a Service, a load balancer group, the route set, the
+// target pools) the rendered HCL and its last N plans, in the cluster,
+// so a platform team can read, keep and approve every infrastructure
+// change with kubectl alone.
 //
 // A record lives in the CCM's namespace (see names.go for the names):
 // ConfigMaps hold everything reviewers read - record.json, the rendered

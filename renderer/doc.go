@@ -1,9 +1,9 @@
-// Package renderer turns Kubernetes objects into Terraform root modules:
-// a Service of type LoadBalancer (LoadBalancer; forwarding to a target
-// pool with Config.TargetPoolID), a load balancer group of Services
-// sharing one load balancer (GroupLoadBalancer, with a GroupReport of what
-// became of each member), the cluster's routes (Routes) and its target
-// pools (TargetPools).
+// Package renderer turns the controller's objects into Terraform root
+// modules: a Service of type LoadBalancer (LoadBalancer; forwarding to a
+// target pool with Config.TargetPoolID), a load balancer group of
+// Services sharing one load balancer (GroupLoadBalancer, with a
+// GroupReport of what became of each member), the cluster's routes
+// (Routes) and its target pools (TargetPools).
 //
 // Rendering is pure: it does no I/O and reads no clock, so identical
 // inputs render byte-identical files whatever the order of nodes, ports,

@@ -1,6 +1,7 @@
 // Package state configures where each object's Terraform state lives: one
-// state per Kubernetes object, in the backend the platform team chose
-// (local, kubernetes, pg, s3, http).
+// state per object (a Service, a load balancer group, the route set, the
+// target pools), in the backend the platform team chose (local,
+// kubernetes, pg, s3, http).
 //
 // Credentials never reach rendered files, .terraform/ or plan files: the
 // backend block holds only non-secret settings and the secrets travel as
