@@ -26,7 +26,8 @@ import (
 // Config is the CCM's --cloud-config file (YAML). docs/cloud-config.md
 // describes every field; Validate names the field of any error.
 type Config struct {
-	// ClusterID names the cluster in cloud object names, tags and state keys.
+	// ClusterID names the cluster in cloud object names, tags and
+	// workspaces.
 	ClusterID string `json:"clusterID"`
 	// Region the cluster runs in.
 	Region string `json:"region"`

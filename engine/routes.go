@@ -68,7 +68,7 @@ func routesFrom(outs map[string]json.RawMessage) ([]Route, error) {
 	return out, nil
 }
 
-// RoutesWorkspace is the route set's workspace key (its state key).
+// RoutesWorkspace is the route set's workspace.
 func (e *Engine) RoutesWorkspace() (string, error) {
 	tg, _, err := e.location(objectref.RouteSet)
 	if err != nil {

@@ -84,7 +84,7 @@ func (r Ref) Key() string {
 	return r.Namespace + "/" + r.Name
 }
 
-// StateKind is the object's kind in its state key ({{.Kind}} in the
+// StateKind is the object's kind in its workspace name ({{.Kind}} in the
 // state key template): part of every state's name, never to change.
 func (r Ref) StateKind() string {
 	switch r.Kind {

@@ -79,8 +79,8 @@ const (
 	minChunkBudget = 1 << 10
 )
 
-// Workspace keys are state keys (state.Key): [a-z0-9-], at most 80, which
-// also makes ccm-plans-<key>[-text][-N] a valid object name.
+// Workspaces (state.Backends.Key, LegacyKey) are [a-z0-9-], at most 80
+// characters (legacy ones; current ones at most 63), which also makes ccm-plans-<key>[-text][-N] a valid object name.
 var workspaceRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,78}[a-z0-9])?$`)
 
 func validWorkspace(ws string) error {

@@ -44,7 +44,7 @@ const (
 	Denied Outcome = "denied"
 )
 
-// Kinds of plan.
+// Plan kinds (Plan.Kind, plan.kind in policy rules).
 const (
 	KindChange  = "change"  // create or update
 	KindDestroy = "destroy" // deletion of the object

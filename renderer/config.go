@@ -27,7 +27,7 @@ const (
 	DefaultCertificatesModuleSource = "./modules/certificates"
 )
 
-// Config is everything rendering needs besides the Kubernetes objects.
+// Config is everything rendering needs besides the objects.
 // Zero fields take the defaults above.
 type Config struct {
 	// ClusterID names the cluster in load balancer names and tags.
