@@ -10,10 +10,10 @@ import (
 	"github.com/example/cloud-provider-example/records"
 )
 
-// MoveRecord moves a record from a state's legacy workspace key to its
+// MoveRecord moves a record from a state's legacy workspace to its
 // new one, with the state (engine.Options.Migrated). A plan that waited
-// under the legacy key does not wait any more: its saved file names the
-// legacy state, so it is superseded and planned again.
+// under the legacy workspace does not wait any more: its saved file names
+// the legacy state, so it is superseded and planned again.
 func (b *Board) MoveRecord(ctx context.Context, legacy, workspace string) {
 	if b.store == nil {
 		return
