@@ -42,7 +42,7 @@ type approvals struct {
 	unlocks   cache.GenericLister
 
 	mu      sync.Mutex
-	checked map[string]policyCheck // by policy name
+	checked map[string]policyCheck // by admission policy name
 }
 
 type policyCheck struct {
@@ -175,7 +175,7 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 }
 
 // unlocksFor lists the unlock requests naming ref whose requester the API
-// server verified; nil when the policy is missing.
+// server verified; nil when the admission policy is missing.
 func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*reviewapi.StateUnlock, error) {
 	var out []*reviewapi.StateUnlock
 	for _, u := range list(a.unlocks, reviewapi.StateUnlockFrom) {
