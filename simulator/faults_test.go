@@ -128,7 +128,7 @@ func TestLatencyHonoursClientCancellation(t *testing.T) {
 	// on after the latency, the instance would exist by then.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	late, err := reqs.Wait(ctx, func(r simtest.Request) bool { return r.Method == "POST" && r.Path == "/v1/instances" })
+	late, err := reqs.Wait(ctx, func(r simtest.Request) bool { return r.Method == http.MethodPost && r.Path == "/v1/instances" })
 	if err != nil {
 		t.Fatalf("the abandoned request never finished: %v", err)
 	}

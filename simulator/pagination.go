@@ -2,8 +2,6 @@ package simulator
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -87,15 +85,4 @@ func listSlice[T any](items []T, pg page, key func(T) string) exampleapi.ListRes
 		resp.Items = append(resp.Items, it)
 	}
 	return resp
-}
-
-// decodeAs is a decode func for listBucket that keeps items passing keep.
-func decodeAs[T any](keep func(*T) bool) func(k, v []byte) (T, bool, error) {
-	return func(k, v []byte) (T, bool, error) {
-		var item T
-		if err := json.Unmarshal(v, &item); err != nil {
-			return item, false, fmt.Errorf("decoding %q: %w", k, err)
-		}
-		return item, keep == nil || keep(&item), nil
-	}
 }

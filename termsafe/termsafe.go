@@ -85,7 +85,7 @@ func filter(s string, line bool) string {
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < 0x80:
-			writeX(&b, byte(r))
+			writeX(&b, byte(r)) //nolint:gosec // r < 0x80 here: one byte
 		default:
 			writeU(&b, r)
 		}

@@ -50,7 +50,7 @@ func TestWithRequests(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := reqs.Wait(ctx, func(r simtest.Request) bool { return r.Method == "DELETE" }); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := reqs.Wait(ctx, func(r simtest.Request) bool { return r.Method == http.MethodDelete }); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait for a request that never comes: %v", err)
 	}
 }
