@@ -74,15 +74,16 @@ var clusterArgs = map[string]Ref{"routes": RouteSet, "pools": TargetPools}
 // so a Service created again under its name takes its predecessor's key).
 func (r Ref) Key() string {
 	switch r.Kind {
-	case KindRouteSet:
-		return "routes"
-	case KindTargetPools:
-		return "targetpools"
+	case KindRouteSet, KindTargetPools:
+		return r.StateKind() // one each
 	case KindServiceGroup:
-		return groupPrefix + r.Namespace + "/" + r.Name
+		return r.groupName()
 	}
 	return r.Namespace + "/" + r.Name
 }
+
+// groupName is a group's key, examplectl argument and owner tag.
+func (r Ref) groupName() string { return groupPrefix + r.Namespace + "/" + r.Name }
 
 // StateKind is the object's kind in its workspace name ({{.Kind}} in the
 // state key template): part of every state's name, never to change.
@@ -104,7 +105,7 @@ func (r Ref) StateKind() string {
 // Service's). Stored in the cloud: never to change.
 func (r Ref) OwnerTag() string {
 	if r.Kind == KindServiceGroup {
-		return groupPrefix + r.Namespace + "/" + r.Name
+		return r.groupName()
 	}
 	return r.UID
 }
@@ -118,7 +119,7 @@ func (r Ref) Arg() string {
 		}
 	}
 	if r.Kind == KindServiceGroup {
-		return groupPrefix + r.Namespace + "/" + r.Name
+		return r.groupName()
 	}
 	return r.Namespace + "/" + r.Name
 }

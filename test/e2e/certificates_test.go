@@ -114,11 +114,7 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	lbID, cert1 := e.servedCertificate(t, ip, c1)
 
 	// Renewal: the Secret gets a new certificate and key.
-	s, err := secrets.Get(ctx(t), "web-tls", metav1.GetOptions{})
-	must(t, err)
-	s.Data = tlsSecretObject("default", "web-tls", c2).Data
-	_, err = secrets.Update(ctx(t), s, metav1.UpdateOptions{})
-	must(t, err)
+	e.renewTLSSecret(t, "default", "web-tls", c2)
 	lbID2, cert2 := e.servedCertificate(t, ip, c2)
 	if lbID2 != lbID || cert2 == cert1 {
 		t.Fatalf("rotation: load balancer %s → %s, certificate %s → %s; want the same load balancer, a new certificate", lbID, lbID2, cert1, cert2)
@@ -163,6 +159,17 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	}
 
 	e.scanForKeys(t, keyBody(c1.KeyPEM), keyBody(c2.KeyPEM))
+}
+
+// renewTLSSecret gives TLS Secret ns/name certificate c and its key.
+func (e *env) renewTLSSecret(t testing.TB, ns, name string, c simtest.Cert) {
+	t.Helper()
+	secrets := e.kube.CoreV1().Secrets(ns)
+	s, err := secrets.Get(ctx(t), name, metav1.GetOptions{})
+	must(t, err)
+	s.Data = tlsSecretObject(ns, name, c).Data
+	_, err = secrets.Update(ctx(t), s, metav1.UpdateOptions{})
+	must(t, err)
 }
 
 // keyBody is a line from the middle of a PEM key: what any copy of it,

@@ -59,11 +59,7 @@ func TestTenancy(t *testing.T) {
 		e.certificateServedOnlyBy(t, aliceCert, ip)
 
 		// Alice's rotation and deletion complete while bob keeps trying.
-		s, err := secrets.Get(ctx(t), "web-tls", metav1.GetOptions{})
-		must(t, err)
-		s.Data = tlsSecretObject("team-a", "web-tls", c2).Data
-		_, err = secrets.Update(ctx(t), s, metav1.UpdateOptions{})
-		must(t, err)
+		e.renewTLSSecret(t, "team-a", "web-tls", c2)
 		_, rotated := e.servedCertificate(t, ip, c2)
 		eventually(t, 30*time.Second, "alice's old certificate deleted", func() error {
 			if _, err := e.api.GetCertificate(ctx(t), aliceCert); !exampleapi.IsNotFound(err) {
