@@ -289,20 +289,10 @@ func TestDeployment(t *testing.T) {
 			t.Errorf("volume %s: Secret %s is not in the base", v.Name, v.Secret.SecretName)
 		}
 	}
-	var sa *corev1.ServiceAccount
-	var lease *coordinationv1.Lease
-	for _, o := range all {
-		switch o := o.(type) {
-		case *corev1.ServiceAccount:
-			sa = o
-		case *coordinationv1.Lease:
-			lease = o
-		}
-	}
-	if sa == nil || spec.ServiceAccountName != sa.Name || sa.Name != deploy.ServiceAccount {
+	if sa := one[*corev1.ServiceAccount](t, all, deploy.ServiceAccount); spec.ServiceAccountName != sa.Name {
 		t.Errorf("serviceAccountName %q is not the base's ServiceAccount", spec.ServiceAccountName)
 	}
-	if lease == nil || lease.Namespace != deploy.LeaderElectionNamespace || lease.Name != deploy.LeaderElectionLease {
+	if lease := one[*coordinationv1.Lease](t, all, deploy.LeaderElectionLease); lease.Namespace != deploy.LeaderElectionNamespace {
 		t.Errorf("leader-election Lease = %v, want %s/%s pre-created", lease, deploy.LeaderElectionNamespace, deploy.LeaderElectionLease)
 	}
 }

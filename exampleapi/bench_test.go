@@ -5,14 +5,12 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // Requests per second on loopback against the simulator (persisted with
 // fsync), one client, GOMAXPROCS goroutines.
 func BenchmarkGet(b *testing.B) {
-	sim := simtest.Start(b)
-	c := newClient(b, sim)
+	c := startClient(b)
 	in := mustInstance(b, c, "bench", "ex-west-1a")
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -26,8 +24,7 @@ func BenchmarkGet(b *testing.B) {
 }
 
 func BenchmarkCreate(b *testing.B) {
-	sim := simtest.Start(b)
-	c := newClient(b, sim)
+	c := startClient(b)
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {

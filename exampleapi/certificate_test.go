@@ -26,8 +26,7 @@ func keyBody(keyPEM string) string { return strings.Split(keyPEM, "\n")[1] }
 // TestCertificateLifecycle drives every certificate method, and an https
 // listener using a certificate, through the client.
 func TestCertificateLifecycle(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	cc := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 
 	cert, err := c.CreateCertificate(ctx(t), certRequest("shop", cc))
@@ -67,8 +66,7 @@ func TestCertificateLifecycle(t *testing.T) {
 
 // TestCertificateFieldErrors: a 400 keeps the field the API named.
 func TestCertificateFieldErrors(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	cc := simtest.NewCert(t, simtest.CertOptions{})
 	other := simtest.NewCert(t, simtest.CertOptions{})
 	req := certRequest("web", cc)

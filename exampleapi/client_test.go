@@ -15,6 +15,13 @@ import (
 
 const region = "ex-west-1"
 
+// startClient starts a simulator for the test and returns a client of it:
+// the start of every test that needs nothing else of the simulator.
+func startClient(t testing.TB, opts ...simtest.Option) *exampleapi.Client {
+	t.Helper()
+	return newClient(t, simtest.Start(t, opts...))
+}
+
 func newClient(t testing.TB, sim *simtest.Sim, mod ...func(*exampleapi.Options)) *exampleapi.Client {
 	t.Helper()
 	o := exampleapi.Options{Endpoint: sim.URL, Token: sim.Token, RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 200 * time.Millisecond}
@@ -52,8 +59,7 @@ func lbSpec(name string, targets ...string) exampleapi.LoadBalancerSpec {
 }
 
 func TestRegionsAndZones(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	regions, err := c.ListRegions(ctx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +82,7 @@ func TestRegionsAndZones(t *testing.T) {
 }
 
 func TestInstanceCRUD(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	a := mustInstance(t, c, "node-a", "ex-west-1a")
 	mustInstance(t, c, "node-b", "ex-west-1b")
 	if a.ID == "" || a.PrivateIPv4 == "" || a.State != exampleapi.InstanceRunning || a.Region != region {
@@ -124,8 +129,7 @@ func TestInstanceCRUD(t *testing.T) {
 }
 
 func TestListPaginates(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	const n = 230 // more than two default pages
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -162,8 +166,7 @@ func TestListPaginates(t *testing.T) {
 }
 
 func TestNetworkAndRoutes(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	nets, err := c.ListNetworks(ctx(t), region, "default")
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("seeded network: %+v %v", nets, err)
@@ -220,8 +223,7 @@ func TestNetworkAndRoutes(t *testing.T) {
 }
 
 func TestLoadBalancerLifecycle(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithProvisionDelay(300*time.Millisecond))
-	c := newClient(t, sim)
+	c := startClient(t, simtest.WithProvisionDelay(300*time.Millisecond))
 	a := mustInstance(t, c, "lb-target-a", "ex-west-1a")
 	b := mustInstance(t, c, "lb-target-b", "ex-west-1b")
 	spec := lbSpec("web", a.ID)
@@ -276,8 +278,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 
 // Twenty creates racing for one name: the cloud admits exactly one.
 func TestConcurrentCreateSameName(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	const n = 20
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -436,8 +437,7 @@ func TestAuthFailures(t *testing.T) {
 }
 
 func TestValidationErrorsNameTheField(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	cases := []struct {
 		name  string
 		call  func() error

@@ -8,14 +8,12 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // TestTargetPoolLifecycle drives every target pool method, and a load
 // balancer referencing a pool, through the client.
 func TestTargetPoolLifecycle(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	a := mustInstance(t, c, "pool-a", "ex-west-1a")
 	b := mustInstance(t, c, "pool-b", "ex-west-1b")
 
@@ -84,8 +82,7 @@ func checkDeleteInUse[T any](t *testing.T, c *exampleapi.Client, kind, id, lbID 
 
 // TestTargetPoolFieldErrors: a 400 keeps the field the API named.
 func TestTargetPoolFieldErrors(t *testing.T) {
-	sim := simtest.Start(t)
-	c := newClient(t, sim)
+	c := startClient(t)
 	spec := lbSpec("web", "i-x")
 	spec.TargetPoolID = "tp-x"
 	_, err := c.CreateLoadBalancer(ctx(t), spec)

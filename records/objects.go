@@ -76,8 +76,70 @@ const (
 	kindSecret    = "Secret"
 )
 
-type configMaps struct {
-	c corev1client.ConfigMapInterface
+// typedClient is what a kindAPI uses of client-go's typed client of one
+// kind in one namespace: T is the object, L its list.
+type typedClient[T, L any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// clientKind is the kindAPI of one kind E (listed as L): the client calls are
+// the same for ConfigMaps and Secrets, only the conversions differ.
+type clientKind[E, L any] struct {
+	c        typedClient[*E, L]
+	resource string // in Conflict errors, e.g. "configmaps"
+	items    func(L) []E
+	from     func(*E) *obj
+	to       func(*obj) *E
+}
+
+func (k clientKind[E, L]) get(ctx context.Context, name string) (*obj, error) {
+	o, err := k.c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return k.from(o), nil
+}
+
+func (k clientKind[E, L]) list(ctx context.Context, selector string, cached bool) ([]*obj, error) {
+	l, err := k.c.List(ctx, listOptions(selector, cached))
+	if err != nil {
+		return nil, err
+	}
+	items := k.items(l)
+	out := make([]*obj, len(items))
+	for i := range items {
+		out[i] = k.from(&items[i])
+	}
+	return out, nil
+}
+
+func (k clientKind[E, L]) create(ctx context.Context, o *obj) (*obj, error) {
+	created, err := k.c.Create(ctx, k.to(o), metav1.CreateOptions{})
+	if err != nil {
+		return nil, raced(err, k.resource, o.name)
+	}
+	return k.from(created), nil
+}
+
+func (k clientKind[E, L]) update(ctx context.Context, o *obj) (*obj, error) {
+	updated, err := k.c.Update(ctx, k.to(o), metav1.UpdateOptions{})
+	if err != nil {
+		return nil, raced(err, k.resource, o.name)
+	}
+	return k.from(updated), nil
+}
+
+func (k clientKind[E, L]) delete(ctx context.Context, name, rv string) error {
+	return k.c.Delete(ctx, name, deleteOptions(rv))
+}
+
+func configMaps(c corev1client.ConfigMapInterface) kindAPI {
+	return clientKind[corev1.ConfigMap, *corev1.ConfigMapList]{c: c, resource: "configmaps",
+		items: func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }, from: fromConfigMap, to: toConfigMap}
 }
 
 // A ConfigMap's data is UTF-8 text: other values (gzipped plan texts) go
@@ -111,70 +173,13 @@ func toConfigMap(o *obj) *corev1.ConfigMap {
 	return cm
 }
 
-func (a configMaps) get(ctx context.Context, name string) (*obj, error) {
-	cm, err := a.c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return fromConfigMap(cm), nil
+func secrets(c corev1client.SecretInterface) kindAPI {
+	return clientKind[corev1.Secret, *corev1.SecretList]{c: c, resource: "secrets",
+		items: func(l *corev1.SecretList) []corev1.Secret { return l.Items }, from: fromSecret, to: toSecret}
 }
-
-func (a configMaps) list(ctx context.Context, selector string, cached bool) ([]*obj, error) {
-	l, err := a.c.List(ctx, listOptions(selector, cached))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*obj, len(l.Items))
-	for i := range l.Items {
-		out[i] = fromConfigMap(&l.Items[i])
-	}
-	return out, nil
-}
-
-func (a configMaps) create(ctx context.Context, o *obj) (*obj, error) {
-	cm, err := a.c.Create(ctx, toConfigMap(o), metav1.CreateOptions{})
-	if err != nil {
-		return nil, raced(err, "configmaps", o.name)
-	}
-	return fromConfigMap(cm), nil
-}
-
-func (a configMaps) update(ctx context.Context, o *obj) (*obj, error) {
-	cm, err := a.c.Update(ctx, toConfigMap(o), metav1.UpdateOptions{})
-	if err != nil {
-		return nil, raced(err, "configmaps", o.name)
-	}
-	return fromConfigMap(cm), nil
-}
-
-func (a configMaps) delete(ctx context.Context, name, rv string) error {
-	return a.c.Delete(ctx, name, deleteOptions(rv))
-}
-
-type secrets struct{ c corev1client.SecretInterface }
 
 func fromSecret(s *corev1.Secret) *obj {
 	return &obj{name: s.Name, rv: s.ResourceVersion, labels: s.Labels, annotations: s.Annotations, data: maps.Clone(s.Data)}
-}
-
-func (a secrets) get(ctx context.Context, name string) (*obj, error) {
-	s, err := a.c.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return fromSecret(s), nil
-}
-
-func (a secrets) list(ctx context.Context, selector string, cached bool) ([]*obj, error) {
-	l, err := a.c.List(ctx, listOptions(selector, cached))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*obj, len(l.Items))
-	for i := range l.Items {
-		out[i] = fromSecret(&l.Items[i])
-	}
-	return out, nil
 }
 
 func toSecret(o *obj) *corev1.Secret {
@@ -183,24 +188,4 @@ func toSecret(o *obj) *corev1.Secret {
 		Type:       corev1.SecretTypeOpaque,
 		Data:       o.data,
 	}
-}
-
-func (a secrets) create(ctx context.Context, o *obj) (*obj, error) {
-	s, err := a.c.Create(ctx, toSecret(o), metav1.CreateOptions{})
-	if err != nil {
-		return nil, raced(err, "secrets", o.name)
-	}
-	return fromSecret(s), nil
-}
-
-func (a secrets) update(ctx context.Context, o *obj) (*obj, error) {
-	s, err := a.c.Update(ctx, toSecret(o), metav1.UpdateOptions{})
-	if err != nil {
-		return nil, raced(err, "secrets", o.name)
-	}
-	return fromSecret(s), nil
-}
-
-func (a secrets) delete(ctx context.Context, name, rv string) error {
-	return a.c.Delete(ctx, name, deleteOptions(rv))
 }

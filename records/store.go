@@ -43,8 +43,8 @@ func NewStore(client kubernetes.Interface, namespace string, keep int) *Store {
 		keep = DefaultKeep
 	}
 	return &Store{
-		cms:     configMaps{client.CoreV1().ConfigMaps(namespace)},
-		secrets: secrets{client.CoreV1().Secrets(namespace)},
+		cms:     configMaps(client.CoreV1().ConfigMaps(namespace)),
+		secrets: secrets(client.CoreV1().Secrets(namespace)),
 		keep:    keep,
 		budget:  DefaultChunkBudget,
 		now:     time.Now,

@@ -24,9 +24,7 @@ func certReq(name string, c simtest.Cert) exampleapi.CreateCertificateRequest {
 
 func (a *api) createCert(req exampleapi.CreateCertificateRequest) exampleapi.Certificate {
 	a.t.Helper()
-	var cert exampleapi.Certificate
-	a.must(http.StatusCreated, "POST", "/v1/certificates", req, &cert)
-	return cert
+	return decoded[exampleapi.Certificate](a, http.StatusCreated, "POST", "/v1/certificates", req)
 }
 
 // keyBody is the base64 body of a PEM key: what must never be answered or

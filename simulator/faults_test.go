@@ -81,10 +81,8 @@ func TestErrorInjection(t *testing.T) {
 	newAPI(t, sim.URL, "").must(http.StatusOK, "GET", "/healthz", nil, nil)
 	sim.SetFaults(t, exampleapi.Faults{})
 	// Injected errors happen before processing: nothing was created.
-	var l exampleapi.ListResponse[exampleapi.Instance]
-	c.must(http.StatusOK, "GET", "/v1/instances", nil, &l)
-	if len(l.Items) != 0 {
-		t.Errorf("%d instances created by failed requests", len(l.Items))
+	if n := len(c.listInstances("")); n != 0 {
+		t.Errorf("%d instances created by failed requests", n)
 	}
 }
 
@@ -98,10 +96,8 @@ func TestDropInjection(t *testing.T) {
 	}
 	sim.SetFaults(t, exampleapi.Faults{})
 	// The request was processed before its answer was lost.
-	var l exampleapi.ListResponse[exampleapi.Instance]
-	c.must(http.StatusOK, "GET", "/v1/instances?name=dropped", nil, &l)
-	if len(l.Items) != 1 {
-		t.Errorf("dropped create: %d instances, want 1", len(l.Items))
+	if n := len(c.listInstances("name=dropped")); n != 1 {
+		t.Errorf("dropped create: %d instances, want 1", n)
 	}
 }
 
@@ -136,10 +132,8 @@ func TestLatencyHonoursClientCancellation(t *testing.T) {
 		t.Errorf("the abandoned request was answered %d", late.Status)
 	}
 	sim.SetFaults(t, exampleapi.Faults{})
-	var l exampleapi.ListResponse[exampleapi.Instance]
-	c.must(http.StatusOK, "GET", "/v1/instances", nil, &l)
-	if len(l.Items) != 0 {
-		t.Errorf("abandoned request created %d instances", len(l.Items))
+	if n := len(c.listInstances("")); n != 0 {
+		t.Errorf("abandoned request created %d instances", n)
 	}
 }
 

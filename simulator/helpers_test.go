@@ -99,6 +99,15 @@ func (a *api) must(want int, method, path string, body, out any, headers ...stri
 	return resp
 }
 
+// decoded sends the request, requires status want and returns the answer
+// decoded as a T.
+func decoded[T any](a *api, want int, method, path string, body any, headers ...string) T {
+	a.t.Helper()
+	var out T
+	a.must(want, method, path, body, &out, headers...)
+	return out
+}
+
 // apiError sends the request and requires an error answer with status want.
 func (a *api) apiError(want int, method, path string, body any, headers ...string) exampleapi.ErrorBody {
 	a.t.Helper()
@@ -112,23 +121,24 @@ func (a *api) apiError(want int, method, path string, body any, headers ...strin
 
 func (a *api) createInstance(req exampleapi.CreateInstanceRequest) exampleapi.Instance {
 	a.t.Helper()
-	var inst exampleapi.Instance
-	a.must(http.StatusCreated, "POST", "/v1/instances", req, &inst)
-	return inst
+	return decoded[exampleapi.Instance](a, http.StatusCreated, "POST", "/v1/instances", req)
+}
+
+// listInstances lists the instances matching query (e.g. "name=web"),
+// one page.
+func (a *api) listInstances(query string) []exampleapi.Instance {
+	a.t.Helper()
+	return decoded[exampleapi.ListResponse[exampleapi.Instance]](a, http.StatusOK, "GET", "/v1/instances?"+query, nil).Items
 }
 
 func (a *api) createLB(spec exampleapi.LoadBalancerSpec) exampleapi.LoadBalancer {
 	a.t.Helper()
-	var lb exampleapi.LoadBalancer
-	a.must(http.StatusCreated, "POST", "/v1/load-balancers", spec, &lb)
-	return lb
+	return decoded[exampleapi.LoadBalancer](a, http.StatusCreated, "POST", "/v1/load-balancers", spec)
 }
 
 func (a *api) getLB(id string) exampleapi.LoadBalancer {
 	a.t.Helper()
-	var lb exampleapi.LoadBalancer
-	a.must(http.StatusOK, "GET", "/v1/load-balancers/"+id, nil, &lb)
-	return lb
+	return decoded[exampleapi.LoadBalancer](a, http.StatusOK, "GET", "/v1/load-balancers/"+id, nil)
 }
 
 // waitLB polls until the load balancer leaves provisioning.

@@ -64,7 +64,5 @@ func TestIdempotencyKeyScopedPerToken(t *testing.T) {
 
 func (a *api) createInstanceWithKey(req exampleapi.CreateInstanceRequest, key string) exampleapi.Instance {
 	a.t.Helper()
-	var inst exampleapi.Instance
-	a.must(http.StatusCreated, "POST", "/v1/instances", req, &inst, "Idempotency-Key", key)
-	return inst
+	return decoded[exampleapi.Instance](a, http.StatusCreated, "POST", "/v1/instances", req, "Idempotency-Key", key)
 }

@@ -36,12 +36,11 @@ func TestSeedIsAppliedIdempotently(t *testing.T) {
 	seed := mustSeed(t, demoSeed)
 	sim := simtest.Start(t, simtest.WithSeed(seed))
 	c := control(t, sim)
-	var before exampleapi.ListResponse[exampleapi.Instance]
-	c.must(http.StatusOK, "GET", "/v1/instances", nil, &before)
-	if len(before.Items) != 2 {
-		t.Fatalf("seeded instances %+v", before.Items)
+	before := c.listInstances("")
+	if len(before) != 2 {
+		t.Fatalf("seeded instances %+v", before)
 	}
-	for _, inst := range before.Items {
+	for _, inst := range before {
 		switch inst.Name {
 		case "cp-1":
 			if inst.PrivateIPv4 != "10.20.0.1" || inst.IPv6 == "" || inst.Tags["role"] != "control-plane" || inst.State != "running" {
@@ -61,15 +60,13 @@ func TestSeedIsAppliedIdempotently(t *testing.T) {
 
 	// Restart on the same state with the same seed (plus a new zone):
 	// nothing is duplicated, existing objects are left alone.
-	c.must(http.StatusOK, "PUT", "/v1/instances/"+before.Items[0].ID+"/tags", exampleapi.UpdateInstanceTagsRequest{Tags: map[string]string{"kept": "yes"}}, nil)
+	c.must(http.StatusOK, "PUT", "/v1/instances/"+before[0].ID+"/tags", exampleapi.UpdateInstanceTagsRequest{Tags: map[string]string{"kept": "yes"}}, nil)
 	sim.Stop()
 	seed.Regions[0].Zones = append(seed.Regions[0].Zones, "ex-west-1c")
 	sim = simtest.Start(t, simtest.WithSeed(seed), simtest.WithDataDir(sim.DataDir))
 	c = control(t, sim)
-	var after exampleapi.ListResponse[exampleapi.Instance]
-	c.must(http.StatusOK, "GET", "/v1/instances", nil, &after)
-	if len(after.Items) != 2 || after.Items[0].ID != before.Items[0].ID || after.Items[0].Tags["kept"] != "yes" {
-		t.Errorf("after restart with the seed: %+v", after.Items)
+	if after := c.listInstances(""); len(after) != 2 || after[0].ID != before[0].ID || after[0].Tags["kept"] != "yes" {
+		t.Errorf("after restart with the seed: %+v", after)
 	}
 	var zones exampleapi.ListResponse[exampleapi.Zone]
 	c.must(http.StatusOK, "GET", "/v1/zones", nil, &zones)
@@ -115,10 +112,8 @@ func TestDemoSeedFileLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim := simtest.Start(t, simtest.WithSeed(seed))
-	var l exampleapi.ListResponse[exampleapi.Instance]
-	control(t, sim).must(http.StatusOK, "GET", "/v1/instances", nil, &l)
-	if len(l.Items) != 3 {
-		t.Errorf("demo seed has %d instances, want 3", len(l.Items))
+	if n := len(control(t, sim).listInstances("")); n != 3 {
+		t.Errorf("demo seed has %d instances, want 3", n)
 	}
 }
 

@@ -13,16 +13,12 @@ import (
 
 func (a *api) createPool(req exampleapi.CreateTargetPoolRequest) exampleapi.TargetPool {
 	a.t.Helper()
-	var tp exampleapi.TargetPool
-	a.must(http.StatusCreated, "POST", "/v1/target-pools", req, &tp)
-	return tp
+	return decoded[exampleapi.TargetPool](a, http.StatusCreated, "POST", "/v1/target-pools", req)
 }
 
 func (a *api) getPool(id string) exampleapi.TargetPool {
 	a.t.Helper()
-	var tp exampleapi.TargetPool
-	a.must(http.StatusOK, "GET", "/v1/target-pools/"+id, nil, &tp)
-	return tp
+	return decoded[exampleapi.TargetPool](a, http.StatusOK, "GET", "/v1/target-pools/"+id, nil)
 }
 
 func poolReq(name string, targets ...string) exampleapi.CreateTargetPoolRequest {

@@ -6,12 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -148,4 +154,111 @@ func copyLockFile(t *testing.T, dir, lockFile string) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, ".terraform.lock.hcl"), string(lock))
+}
+
+// warningRecorder serves the provider like protoV6Factories and keeps the
+// warnings its applies return: terraform-plugin-testing has no check for
+// warnings, and adoption must say what it did.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+type recordingServer struct {
+	tfprotov6.ProviderServer
+	rec *warningRecorder
+}
+
+func (s recordingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	resp, err := s.ProviderServer.ApplyResourceChange(ctx, req)
+	if resp != nil {
+		s.rec.mu.Lock()
+		for _, d := range resp.Diagnostics {
+			if d.Severity == tfprotov6.DiagnosticSeverityWarning {
+				s.rec.warnings = append(s.rec.warnings, d.Summary+": "+d.Detail)
+			}
+		}
+		s.rec.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (r *warningRecorder) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"example": func() (tfprotov6.ProviderServer, error) {
+			srv, err := providerserver.NewProtocol6WithError(New(Version)())()
+			if err != nil {
+				return nil, err
+			}
+			return recordingServer{ProviderServer: srv, rec: r}, nil
+		},
+	}
+}
+
+// expect checks that exactly one recorded warning matches re.
+func (r *warningRecorder) expect(re *regexp.Regexp) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for _, w := range r.warnings {
+			if re.MatchString(w) {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("want one warning matching %s, have %d among %q", re, n, r.warnings)
+		}
+		return nil
+	}
+}
+
+// diagRE matches the given texts in order, anything between them; spaces
+// match any white space, as Terraform wraps diagnostics.
+func diagRE(texts ...string) *regexp.Regexp {
+	quoted := make([]string, len(texts))
+	for i, t := range texts {
+		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(t), " ", `\s+`)
+	}
+	return regexp.MustCompile(strings.Join(quoted, `[\s\S]*`))
+}
+
+// driftStep changes the object outside Terraform (change) and expects the
+// plan of cfg to show it.
+func driftStep(cfg string, change func()) resource.TestStep {
+	return resource.TestStep{PreConfig: change, Config: cfg, PlanOnly: true, ExpectNonEmptyPlan: true}
+}
+
+// updateStep applies cfg, planned as an update in place of addr with attr
+// as want, then runs check.
+func updateStep(cfg, addr, attr string, want knownvalue.Check, check resource.TestCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		Config: cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(addr, tfjsonpath.New(attr), want),
+			},
+		},
+		Check: check,
+	}
+}
+
+// recreateStep deletes the object at addr (id *id) outside Terraform
+// (del): the apply of cfg creates it again, under another id; then check
+// runs.
+func recreateStep(cfg, addr string, id *string, del func(), check resource.TestCheckFunc) resource.TestStep {
+	return resource.TestStep{
+		PreConfig: del,
+		Config:    cfg,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
+		},
+		Check: func(s *terraform.State) error {
+			if s.RootModule().Resources[addr].Primary.ID == *id {
+				return fmt.Errorf("state still has the deleted id %s", *id)
+			}
+			return check(s)
+		},
+	}
 }

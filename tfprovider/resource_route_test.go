@@ -3,6 +3,7 @@ package tfprovider
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -11,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 const routeAddr = "example_route.pods"
@@ -140,6 +143,78 @@ resource "example_route" "dup" {
 				ImportState:   true,
 				ImportStateId: "rt-123",
 				ExpectError:   regexp.MustCompile(`want <network_id>/<route_id>`),
+			},
+		},
+	})
+}
+
+// TestAccRoute_adoptOnDestinationConflict: a route left by an interrupted
+// apply is adopted when it has the configured target, and refused (as is
+// any conflict by default) when it has another.
+func TestAccRoute_adoptOnDestinationConflict(t *testing.T) {
+	e := newTestEnv(t)
+	nodeA := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	nodeB := e.createInstance(t, "node-b", "ex-west-1b", nil)
+	netID := e.defaultNetwork(t)
+	ctx, cancel := bg()
+	defer cancel()
+	mine, err := e.client.CreateRoute(ctx, netID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.5.0/24", TargetInstanceID: nodeA.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := e.client.CreateRoute(ctx, netID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.6.0/24", TargetInstanceID: nodeB.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &warningRecorder{}
+	adopted := routeConfig(nodeA.ID, "10.244.5.0/24")
+	adopted = strings.Replace(adopted, "target_instance_id", `on_destination_conflict = "adopt_if_same_target"
+  target_instance_id`, 1)
+	other := func(mode string) string {
+		return adopted + fmt.Sprintf(`
+resource "example_route" "other" {
+  network_id              = data.example_network.default.id
+  destination_cidr        = "10.244.6.0/24"
+  target_instance_id      = %q
+  on_destination_conflict = %q
+}
+`, nodeA.ID, mode)
+	}
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: rec.factories(),
+		CheckDestroy: func(*terraform.State) error {
+			// Terraform destroyed the adopted route; the foreign one stays.
+			ctx, cancel := bg()
+			defer cancel()
+			routes, err := e.client.ListRoutes(ctx, netID)
+			if err != nil {
+				return err
+			}
+			if len(routes) != 1 || routes[0].ID != theirs.ID {
+				return fmt.Errorf("want only %s left, have %+v", theirs.ID, routes)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: e.config(adopted),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
+					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("on_destination_conflict"), knownvalue.StringExact(onDestinationConflictAdopt)),
+				},
+				Check: rec.expect(regexp.MustCompile(`^Adopted existing route ` + mine.ID + `: Adopted existing route ` + mine.ID +
+					` \(10\.244\.5\.0/24 to ` + nodeA.ID + ` in ` + netID + `\) whose target matches; it was probably created by an interrupted apply`)),
+			},
+			{
+				Config: e.config(other(onDestinationConflictAdopt)),
+				ExpectError: diagRE("Route already exists", fmt.Sprintf("It is %s and sends traffic to %s, not to %s", theirs.ID, nodeB.ID, nodeA.ID),
+					"terraform import <address> "+netID+"/"+theirs.ID),
+			},
+			{
+				Config:      e.config(other(onConflictError)),
+				ExpectError: diagRE("Route already exists", `set on_destination_conflict = "adopt_if_same_target"`),
 			},
 		},
 	})

@@ -42,54 +42,59 @@ func (e *lbFailedError) Error() string {
 // It returns the last read object; status error becomes *lbFailedError.
 // The context bounds the wait (timeouts, and cancellation on interrupt).
 func waitLoadBalancerReady(ctx context.Context, c *exampleapi.Client, id string) (*exampleapi.LoadBalancer, error) {
-	interval := pollMin
-	failures := 0
-	for {
-		lb, err := c.GetLoadBalancer(ctx, id)
+	var ready *exampleapi.LoadBalancer
+	err := pollLoadBalancer(ctx, c, id, "to become active", func(lb *exampleapi.LoadBalancer, err error) (bool, error) {
 		switch {
 		case exampleapi.IsNotFound(err):
-			return nil, errGone
-		case err != nil && ctx.Err() != nil:
-			return nil, fmt.Errorf("waiting for load balancer %s: %w", id, ctx.Err())
+			return true, errGone
 		case err != nil:
-			failures++
-			if failures >= maxPollErrors {
-				return nil, fmt.Errorf("waiting for load balancer %s: %w", id, err)
-			}
-			tflog.Warn(ctx, "polling load balancer failed; will retry", map[string]any{"id": id, "error": err.Error()})
+			return false, nil
 		case lb.Status == exampleapi.LBStatusActive:
-			return lb, nil
+			ready = lb
+			return true, nil
 		case lb.Status == exampleapi.LBStatusError:
-			return lb, &lbFailedError{id: id, message: lb.StatusMessage}
-		default:
-			failures = 0
-			tflog.Trace(ctx, "load balancer not ready yet", map[string]any{"id": id, "status": lb.Status})
+			ready = lb
+			return true, &lbFailedError{id: id, message: lb.StatusMessage}
 		}
-		if err := sleep(ctx, interval); err != nil {
-			return nil, fmt.Errorf("waiting for load balancer %s to become active: %w", id, err)
-		}
-		interval = min(interval*3/2, pollMax)
-	}
+		return false, nil
+	})
+	return ready, err
 }
 
 // waitLoadBalancerGone polls until reading the load balancer answers 404.
 func waitLoadBalancerGone(ctx context.Context, c *exampleapi.Client, id string) error {
+	return pollLoadBalancer(ctx, c, id, "to be deleted", func(_ *exampleapi.LoadBalancer, err error) (bool, error) {
+		return exampleapi.IsNotFound(err), nil
+	})
+}
+
+// pollLoadBalancer reads the load balancer, backing off between reads,
+// until done (given each read) ends the wait with its error. Failed reads
+// are retried up to maxPollErrors in a row; waiting says what the wait is
+// for in its errors, e.g. "to be deleted".
+func pollLoadBalancer(ctx context.Context, c *exampleapi.Client, id, waiting string,
+	done func(*exampleapi.LoadBalancer, error) (bool, error)) error {
 	interval := pollMin
 	failures := 0
 	for {
-		_, err := c.GetLoadBalancer(ctx, id)
+		lb, err := c.GetLoadBalancer(ctx, id)
+		if over, result := done(lb, err); over {
+			return result
+		}
 		switch {
-		case exampleapi.IsNotFound(err):
-			return nil
 		case err != nil && ctx.Err() != nil:
-			return fmt.Errorf("waiting for load balancer %s to be deleted: %w", id, ctx.Err())
+			return fmt.Errorf("waiting for load balancer %s %s: %w", id, waiting, ctx.Err())
 		case err != nil:
 			if failures++; failures >= maxPollErrors {
-				return fmt.Errorf("waiting for load balancer %s to be deleted: %w", id, err)
+				return fmt.Errorf("waiting for load balancer %s %s: %w", id, waiting, err)
 			}
+			tflog.Warn(ctx, "polling load balancer failed; will retry", map[string]any{"id": id, "error": err.Error()})
+		default:
+			failures = 0
+			tflog.Trace(ctx, "still waiting for load balancer "+waiting, map[string]any{"id": id, "status": lb.Status})
 		}
 		if err := sleep(ctx, interval); err != nil {
-			return fmt.Errorf("waiting for load balancer %s to be deleted: %w", id, err)
+			return fmt.Errorf("waiting for load balancer %s %s: %w", id, waiting, err)
 		}
 		interval = min(interval*3/2, pollMax)
 	}
