@@ -51,7 +51,9 @@ func (e *Engine) RenderGroup(g renderer.Group, nodes []*corev1.Node, poolID stri
 	}
 	// No owner: runner tombstones are per owner, and a group destroyed
 	// (its last member left) is created again when a Service joins.
-	return m, rep, job(tg, m, ""), nil
+	j := job(tg, m, "")
+	j.Share = g.Namespace // the group's home namespace
+	return m, rep, j, nil
 }
 
 // GroupInputs digests the group's members (in any order), nodes and pool.

@@ -65,6 +65,7 @@ func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID
 		return nil, runner.Job{}, err
 	}
 	j := job(tg, m, string(svc.UID))
+	j.Share = svc.Namespace
 	if err := addKeys(&j, tls); err != nil {
 		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}

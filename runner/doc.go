@@ -4,7 +4,8 @@
 //
 // The workflow is split by concern, as in flux-iac/tofu-controller:
 // runner.go holds the configuration and the slots bounding concurrent
-// work; binary.go finds terraform, handle.go asks its version once
+// work, which fairshare.go hands out fairly between namespaces (Job.Share);
+// binary.go finds terraform, handle.go asks its version once
 // per runner; workspace.go prepares a directory and decides whether init
 // is needed; owner.go refuses a workspace applied for another object or
 // an object destroyed; plan.go plans into a saved plan file, summarises

@@ -24,7 +24,7 @@ func (r *Runner) acquireJob(ctx context.Context, job Job) (*workspace, func(), e
 	if err := r.checkTombstone(job); err != nil {
 		return nil, nil, err
 	}
-	w, release, err := r.acquire(ctx, job.Key)
+	w, release, err := r.acquireShare(ctx, job.Key, job.Share)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -107,9 +108,9 @@ func (r *Runner) attach(s *slot) (*tfexec.ReattachOption, error) {
 // operations running to finish. A later operation starts its slot's
 // server again.
 func (r *Runner) Close() {
-	held := make([]*slot, 0, cap(r.slots))
-	for range cap(r.slots) {
-		s := <-r.slots
+	held := make([]*slot, 0, r.slots.size)
+	for range r.slots.size {
+		s, _ := r.slots.get(context.Background(), ClusterShare) // no error: never cancelled
 		if s.srv != nil {
 			s.srv.Close()
 			s.srv = nil
@@ -117,7 +118,7 @@ func (r *Runner) Close() {
 		held = append(held, s)
 	}
 	for _, s := range held {
-		r.slots <- s
+		r.slots.put(s)
 	}
 }
 

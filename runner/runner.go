@@ -66,9 +66,10 @@ type Runner struct {
 	cfg       Config
 	terraform string
 	lockFile  []byte
-	// slots bounds the operations running at once (Concurrency); each
-	// has its own in-process provider server.
-	slots  chan *slot
+	// slots bounds the operations running at once (Concurrency), shared
+	// fairly between namespaces (see fairshare.go); each has its own
+	// in-process provider server.
+	slots  *fairSlots
 	initMu sync.Mutex
 	// serialInits: inits take initMu (see serialInits).
 	serialInits bool
@@ -120,7 +121,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Terraform.Distribution == "" {
 		cfg.Terraform.Distribution = DistributionTerraform
 	}
-	r := &Runner{cfg: cfg, slots: make(chan *slot, cfg.Concurrency), ws: map[string]*workspace{}}
+	r := &Runner{cfg: cfg, slots: newFairSlots(cfg.Concurrency), ws: map[string]*workspace{}}
 	start := time.Now()
 	bin, v, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
@@ -135,9 +136,6 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	r.terraform = bin
 	klog.InfoS("terraform runner", "distribution", cfg.Terraform.Distribution, "binary", bin, "provider", cfg.Provider)
-	for i := range cfg.Concurrency {
-		r.slots <- &slot{idx: i}
-	}
 	if r.serialInits = cfg.PluginCacheDir != ""; r.serialInits && cfg.Terraform.Distribution == DistributionTofu {
 		r.serialInits = r.initsMustSerialise(ctx)
 	}
@@ -169,6 +167,14 @@ type Job struct {
 	// Key names the object's workspace: its directory (one path element),
 	// its state and its plan record.
 	Key string
+	// Share is whose fair share of slots this operation uses: the
+	// namespace of the object that caused it (ClusterShare, "", for the
+	// cluster-wide objects). While slots are short, a freed one goes to
+	// the next share with operations waiting, round-robin, so one
+	// namespace's load cannot starve another's. Operations on a plan or
+	// key alone (Apply, ShowPlan, ...) use the share the workspace's last
+	// job named.
+	Share string
 	// Owner identifies the object (a Service's uid; "" for none): a
 	// workspace applied for one owner refuses another, and once destroyed
 	// it is not created again for the same owner.
@@ -233,30 +239,48 @@ func (r *Runner) env(extra map[string]string) map[string]string {
 }
 
 // acquire takes a concurrency slot and the workspace lock, and attaches
-// the workspace's terraform commands to the slot's provider server.
+// the workspace's terraform commands to the slot's provider server. The
+// slot is from the share the workspace's last job named.
 func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), error) {
 	w, err := r.workspaceFor(key)
 	if err != nil {
 		return nil, nil, err
 	}
-	var s *slot
-	select {
-	case s = <-r.slots:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	return r.acquireSlot(ctx, w, w.lastShare())
+}
+
+// acquireShare is acquire from share, which the workspace remembers for
+// the operations that name no job.
+func (r *Runner) acquireShare(ctx context.Context, key, share string) (*workspace, func(), error) {
+	w, err := r.workspaceFor(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.share.Store(&share)
+	return r.acquireSlot(ctx, w, share)
+}
+
+func (r *Runner) acquireSlot(ctx context.Context, w *workspace, share string) (*workspace, func(), error) {
+	start := time.Now()
+	s, err := r.slots.get(ctx, share)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace %s: waiting for a terraform slot: %w", w.key, err)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		klog.V(4).InfoS("terraform slot", "workspace", w.key, "share", share, "waited", waited)
 	}
 	w.mu.Lock()
 	if w.tf == nil {
 		if w.tf, err = r.newHandle(w.dir); err != nil {
 			w.mu.Unlock()
-			r.slots <- s
-			return nil, nil, fmt.Errorf("workspace %s: %w", key, err)
+			r.slots.put(s)
+			return nil, nil, fmt.Errorf("workspace %s: %w", w.key, err)
 		}
 	}
 	opt, err := r.attach(s)
 	if err != nil {
 		w.mu.Unlock()
-		r.slots <- s
+		r.slots.put(s)
 		return nil, nil, err
 	}
 	env := w.env
@@ -269,7 +293,7 @@ func (r *Runner) acquire(ctx context.Context, key string) (*workspace, func(), e
 		w.slot, w.reattach = nil, nil
 		w.mu.Unlock()
 		s.idle()
-		r.slots <- s
+		r.slots.put(s)
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -47,6 +48,18 @@ type workspace struct {
 	// terraform command passes reattach (a no-op in spawned mode).
 	slot     *slot
 	reattach *tfexec.ReattachOption
+	// share is the Share of the last job run here, for the operations
+	// that name only the workspace (read before mu is taken).
+	share atomic.Pointer[string]
+}
+
+// lastShare is the share the workspace's last job named (ClusterShare
+// before any).
+func (w *workspace) lastShare() string {
+	if p := w.share.Load(); p != nil {
+		return *p
+	}
+	return ClusterShare
 }
 
 // sanitize removes the workspace's secret values from terraform output,
