@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=$((2 * 1024 * 1024))
-big=$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk -v l="$limit" '$1 > l {print $2 " (" $1 " bytes)"}')
+# A tracked file deleted in the working tree has no size: stat skips it.
+big=$({ git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null || true; } | awk -v l="$limit" '$1 > l {print $2 " (" $1 " bytes)"}')
 if [[ -n $big ]]; then
 	echo "tracked files over 2 MB (binaries or build outputs?); git rm --cached them and ignore them:" >&2
 	echo "$big" >&2

@@ -17,6 +17,7 @@ package records
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/example/cloud-provider-example/objectref"
@@ -74,8 +75,11 @@ type Plan struct {
 	Text string `json:"-"`
 	// Verdicts are the policy rules that flagged the plan.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
-	// Author is who made the change planned, when the API server vouched
-	// for it (see reviewapi.AuthorAnnotation); empty when unknown.
+	// Contributors are who changed the inputs the plan was made from since
+	// the last apply: nobody among them may approve it.
+	Contributors
+	// Author is the one author records written before Contributors kept;
+	// read it through AuthorSet.
 	Author string `json:"author,omitempty"`
 	// Approvals are the verified approvals the controller counted.
 	Approvals []Approval `json:"approvals,omitempty"`
@@ -86,6 +90,66 @@ type Plan struct {
 	// after they are dropped.
 	Saved       []byte `json:"-"`
 	SavedSHA256 string `json:"savedSHA256,omitempty"`
+}
+
+// Contributors are who changed an object's inputs (the Service, a
+// group's members, the TLS Secrets they name) since its last apply.
+type Contributors struct {
+	// Authors are the identities the API server vouched for (see
+	// reviewapi.AuthorAnnotation).
+	Authors []string `json:"authors,omitempty"`
+	// Unverified are inputs whose editor cannot be known (a Secret; a
+	// Service while the author policy is missing): nobody allowed to
+	// edit one may approve.
+	Unverified []Input `json:"unverified,omitempty"`
+}
+
+// Input is a Kubernetes object a plan is made from.
+type Input struct {
+	// Resource is the API resource: services or secrets (core group).
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// The resources an Input names.
+const (
+	ResourceServices = "services"
+	ResourceSecrets  = "secrets"
+)
+
+func (in Input) String() string {
+	kind := "Service"
+	if in.Resource == ResourceSecrets {
+		kind = "Secret"
+	}
+	return kind + " " + in.Namespace + "/" + in.Name
+}
+
+// Add is c with more's authors and inputs, each once, in order.
+func (c Contributors) Add(more Contributors) Contributors {
+	out := Contributors{Authors: slices.Clone(c.Authors), Unverified: slices.Clone(c.Unverified)}
+	for _, a := range more.Authors {
+		if a != "" && !slices.Contains(out.Authors, a) {
+			out.Authors = append(out.Authors, a)
+		}
+	}
+	for _, in := range more.Unverified {
+		if !slices.Contains(out.Unverified, in) {
+			out.Unverified = append(out.Unverified, in)
+		}
+	}
+	return out
+}
+
+// Empty: nobody and nothing.
+func (c Contributors) Empty() bool { return len(c.Authors) == 0 && len(c.Unverified) == 0 }
+
+// AuthorSet is the plan's contributors, with the author of a record
+// written before contributors were kept.
+func (p *Plan) AuthorSet() Contributors {
+	c := p.Contributors
+	return c.Add(Contributors{Authors: []string{p.Author}})
 }
 
 // Verdict is what one policy rule said of a plan.
@@ -146,6 +210,10 @@ type Record struct {
 	// without terraform.
 	Applied *LastApply `json:"applied,omitempty"`
 	Drift   *Drift     `json:"drift,omitempty"`
+	// Unapplied are who changed the object's inputs since its last apply
+	// (every plan since, superseded ones too): a change stays theirs
+	// however the plan that carries it was reached.
+	Unapplied *Contributors `json:"unapplied,omitempty"`
 	// Members are a group's member Services as last applied (with a plan
 	// waiting: also those it would apply), primary first; empty for other
 	// objects.

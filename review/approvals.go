@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -46,8 +49,9 @@ type approvals struct {
 }
 
 type policyCheck struct {
-	at  time.Time
-	err error
+	at           time.Time
+	err          error
+	checksGroups bool
 }
 
 func newApprovals(namespace string, required int) *approvals {
@@ -73,36 +77,58 @@ func (a *approvals) start(client kubernetes.Interface, dyn dynamic.Interface, st
 // verified tells whether the admission policy name and its binding are
 // installed and deny what they reject; nil error means they are.
 func (a *approvals) verified(ctx context.Context, name string) error {
+	return a.policy(ctx, name).err
+}
+
+// checksGroups: the installed identity policy checks a PlanApproval's
+// spec.approverGroups too (a policy installed before it did does not).
+func (a *approvals) checksGroups(ctx context.Context) bool {
+	c := a.policy(ctx, reviewapi.AdmissionPolicy)
+	return c.err == nil && c.checksGroups
+}
+
+func (a *approvals) policy(ctx context.Context, name string) policyCheck {
 	a.mu.Lock()
 	c, ok := a.checked[name]
 	a.mu.Unlock()
 	if ok && time.Since(c.at) < policyCheckTTL {
-		return c.err
+		return c
 	}
-	err := a.checkPolicy(ctx, name)
+	c = a.checkPolicy(ctx, name)
+	c.at = time.Now()
 	a.mu.Lock()
-	a.checked[name] = policyCheck{at: time.Now(), err: err}
+	a.checked[name] = c
 	a.mu.Unlock()
-	return err
+	return c
 }
 
-func (a *approvals) checkPolicy(ctx context.Context, name string) error {
+func (a *approvals) checkPolicy(ctx context.Context, name string) policyCheck {
 	if a.client == nil {
-		return fmt.Errorf("no Kubernetes client")
+		return policyCheck{err: fmt.Errorf("no Kubernetes client")}
 	}
 	adm := a.client.AdmissionregistrationV1()
-	if _, err := adm.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{}); err != nil {
-		return fmt.Errorf("ValidatingAdmissionPolicy %q: %w", name, err)
+	pol, err := adm.ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return policyCheck{err: fmt.Errorf("ValidatingAdmissionPolicy %q: %w", name, err)}
 	}
 	b, err := adm.ValidatingAdmissionPolicyBindings().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("ValidatingAdmissionPolicyBinding %q: %w", name, err)
+		return policyCheck{err: fmt.Errorf("ValidatingAdmissionPolicyBinding %q: %w", name, err)}
 	}
 	if b.Spec.PolicyName != name || !slices.Contains(b.Spec.ValidationActions, admissionv1.Deny) {
-		return fmt.Errorf("ValidatingAdmissionPolicyBinding %q does not bind policy %q with validationActions [Deny]", name, name)
+		return policyCheck{err: fmt.Errorf("ValidatingAdmissionPolicyBinding %q does not bind policy %q with validationActions [Deny]", name, name)}
 	}
-	return nil
+	c := policyCheck{}
+	for _, v := range pol.Spec.Validations {
+		c.checksGroups = c.checksGroups || strings.Contains(v.Expression, groupsCheck)
+	}
+	return c
 }
+
+// groupsCheck is the expression in the shipped identity policy
+// (deploy/base/admission-identity.yaml) that holds spec.approverGroups to
+// the groups the API server authenticated.
+const groupsCheck = "dyn(object.spec).approverGroups == request.userInfo.groups"
 
 // list converts the cached objects of a lister.
 func list[T any](l cache.GenericLister, conv func(*unstructured.Unstructured) (*T, error)) []*T {
@@ -141,9 +167,11 @@ func (a *approvals) forObject(ref objectref.Ref) []*reviewapi.PlanApproval {
 	return out
 }
 
-// decide says what the approvals of ref amount to for plan p. author,
-// when the API server vouched for it, may not approve their own change.
-func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Plan, author string) (engine.Approval, []*reviewapi.PlanApproval) {
+// decide says what the approvals of ref amount to for plan p. Nobody
+// among the plan's contributors may approve it: neither an author the API
+// server vouched for, nor anyone allowed to edit an input whose editor is
+// unknown (contributors.go).
+func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Plan, contributors func() (records.Contributors, error)) (engine.Approval, []*reviewapi.PlanApproval) {
 	var out engine.Approval
 	items := a.forObject(ref)
 	if len(items) == 0 {
@@ -153,25 +181,91 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 		out.Ignored = append(out.Ignored, fmt.Sprintf("approvals are not honoured while the admission policy that verifies approvers is missing: %v", err))
 		return out, nil
 	}
+	c, err := contributors()
+	if err != nil {
+		// Fail closed: who made the change is not known.
+		out.Ignored = append(out.Ignored, fmt.Sprintf("approvals are not counted while the plan record, which says who made the change, cannot be read: %v", err))
+		return out, nil
+	}
 	var counted []*reviewapi.PlanApproval
 	for _, pa := range items {
 		who := pa.Spec.Approver
 		switch {
 		case pa.Spec.PlanID != p.ID:
 			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q approves %s, but the plan awaiting approval is %s", pa.Name, who, pa.Spec.PlanID, p.ID))
+			continue
 		case pa.Created.Before(p.Created.Truncate(time.Second)):
 			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q was made before plan %s was", pa.Name, who, p.ID))
-		case author != "" && who == author:
-			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s: %q made the change and cannot approve it", pa.Name, who))
+			continue
+		case slices.Contains(c.Authors, who):
+			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s: %q made a change this plan contains and cannot approve it", pa.Name, who))
+			continue
 		case slices.Contains(out.Approvers, who):
-			// the same person twice counts once
-		default:
-			out.Approvers = append(out.Approvers, who)
-			counted = append(counted, pa)
+			continue // the same person twice counts once
 		}
+		if why := a.mayHaveChanged(ctx, pa, c.Unverified); why != "" {
+			out.Ignored = append(out.Ignored, why)
+			continue
+		}
+		out.Approvers = append(out.Approvers, who)
+		counted = append(counted, pa)
 	}
 	out.Approved = len(out.Approvers) >= a.required
 	return out, counted
+}
+
+// mayHaveChanged says why pa's approver may have made the change through
+// one of inputs, whose editor is unknown: they are allowed to edit it, or
+// that cannot be told; "" when they are allowed to edit none.
+func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApproval, inputs []records.Input) string {
+	if len(inputs) == 0 {
+		return ""
+	}
+	who := pa.Spec.Approver
+	switch {
+	case pa.Spec.ApproverGroups == nil:
+		return fmt.Sprintf("PlanApproval %s by %q is not counted: the plan's inputs include %s, whose editor cannot be verified, and the approval does not carry its approver's groups to check that they cannot edit it (approve with examplectl approve)",
+			pa.Name, who, inputs[0])
+	case !a.checksGroups(ctx):
+		return fmt.Sprintf("PlanApproval %s by %q is not counted: the plan's inputs include %s, whose editor cannot be verified, and the installed admission policy %s does not check approverGroups (apply deploy/ of this version)",
+			pa.Name, who, inputs[0], reviewapi.AdmissionPolicy)
+	}
+	for _, in := range inputs {
+		allowed, err := a.mayEdit(ctx, who, pa.Spec.ApproverGroups, in)
+		if err != nil {
+			return fmt.Sprintf("PlanApproval %s by %q is not counted: cannot check whether they may edit %s, whose editor cannot be verified: %v", pa.Name, who, in, err)
+		}
+		if allowed {
+			return fmt.Sprintf("PlanApproval %s: %q may edit %s, whose editor cannot be verified, so may have made this plan's change; another reviewer must approve it", pa.Name, who, in)
+		}
+	}
+	return ""
+}
+
+// editVerbs are the verbs by which someone may have made an input what it
+// is.
+var editVerbs = []string{"update", "patch", "create"}
+
+// mayEdit asks the API server (a SubjectAccessReview, never a guess)
+// whether who, in groups, may edit in.
+func (a *approvals) mayEdit(ctx context.Context, who string, groups []string, in records.Input) (bool, error) {
+	if a.client == nil {
+		return false, fmt.Errorf("no Kubernetes client")
+	}
+	for _, verb := range editVerbs {
+		r, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: who, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: in.Namespace, Verb: verb, Resource: in.Resource, Name: in.Name,
+			}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return false, fmt.Errorf("SubjectAccessReview: %w", err)
+		}
+		if r.Status.Allowed {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // unlocksFor lists the unlock requests naming ref whose requester the API

@@ -2,19 +2,24 @@ package review
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -26,7 +31,8 @@ func fakeApprovals(t *testing.T, required int, installed bool, objs ...*unstruct
 	var kube []runtime.Object
 	if installed {
 		kube = append(kube,
-			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
+			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
+				Spec: admissionv1.ValidatingAdmissionPolicySpec{Validations: []admissionv1.Validation{{Expression: "x || " + groupsCheck}}}},
 			&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
 				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
 	}
@@ -44,8 +50,9 @@ func fakeApprovals(t *testing.T, required int, installed bool, objs ...*unstruct
 
 var web = objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "web", UID: "uid-1"}
 
-func approvalObj(name string, ref objectref.Ref, planID, approver string, created time.Time) *unstructured.Unstructured {
-	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.PlanApprovalSpec{Object: ref, PlanID: planID, Approver: approver})
+// approvalObj is a PlanApproval; groups, when given, are its approver's.
+func approvalObj(name string, ref objectref.Ref, planID, approver string, created time.Time, groups ...string) *unstructured.Unstructured {
+	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.PlanApprovalSpec{Object: ref, PlanID: planID, Approver: approver, ApproverGroups: groups})
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(reviewapi.GroupVersion.String())
 	u.SetKind(reviewapi.KindPlanApproval)
@@ -66,7 +73,7 @@ func TestApprovalDecisions(t *testing.T) {
 		name      string
 		required  int
 		installed bool
-		author    string
+		contrib   records.Contributors
 		objs      []*unstructured.Unstructured
 		approved  bool
 		approvers []string
@@ -83,8 +90,24 @@ func TestApprovalDecisions(t *testing.T) {
 		{name: "two people", required: 2, installed: true,
 			objs:     []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "alice", later), approvalObj("b", web, plan.ID, "bob", later)},
 			approved: true, approvers: []string{"alice", "bob"}},
-		{name: "the author", required: 1, installed: true, author: "alice",
-			objs: []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "alice", later)}, ignored: []string{"made the change"}},
+		{name: "the author", required: 1, installed: true, contrib: records.Contributors{Authors: []string{"alice"}},
+			objs: []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "alice", later)}, ignored: []string{"made a change this plan contains"}},
+		{name: "one author of several", required: 1, installed: true, contrib: records.Contributors{Authors: []string{"carol", "alice"}},
+			objs:     []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "alice", later), approvalObj("b", web, plan.ID, "bob", later)},
+			approved: true, approvers: []string{"bob"}, ignored: []string{`"alice" made a change`}},
+		// A Secret's editor is never known: who may edit it may not approve.
+		{name: "may edit the Secret", required: 1, installed: true, contrib: records.Contributors{Unverified: []records.Input{tlsSecret}},
+			objs:     []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "mallory", later, "team-shop"), approvalObj("b", web, plan.ID, "bob", later, "reviewers")},
+			approved: true, approvers: []string{"bob"}, ignored: []string{`"mallory" may edit Secret shop/tls, whose editor cannot be verified`}},
+		{name: "may edit through a group", required: 1, installed: true, contrib: records.Contributors{Unverified: []records.Input{tlsSecret}},
+			objs:    []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "erin", later, "system:authenticated", "secret-admins")},
+			ignored: []string{`"erin" may edit Secret shop/tls`}},
+		{name: "groups not given", required: 1, installed: true, contrib: records.Contributors{Unverified: []records.Input{tlsSecret}},
+			objs:    []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "bob", later)},
+			ignored: []string{"does not carry its approver's groups"}},
+		{name: "the API server cannot tell", required: 1, installed: true, contrib: records.Contributors{Unverified: []records.Input{{Resource: records.ResourceSecrets, Namespace: "shop", Name: "broken"}}},
+			objs:    []*unstructured.Unstructured{approvalObj("a", web, plan.ID, "bob", later, "reviewers")},
+			ignored: []string{"cannot check whether they may edit Secret shop/broken"}},
 		{name: "another plan", required: 1, installed: true,
 			objs: []*unstructured.Unstructured{approvalObj("a", web, "plan-bbbbbbbbbbbb", "alice", later)}, ignored: []string{"the plan awaiting approval is plan-aaaaaaaaaaaa"}},
 		{name: "made before the plan", required: 1, installed: true,
@@ -95,7 +118,8 @@ func TestApprovalDecisions(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := fakeApprovals(t, c.required, c.installed, c.objs...)
-			got, _ := a.decide(context.Background(), web, plan, c.author)
+			allowSecretEditors(a)
+			got, _ := a.decide(context.Background(), web, plan, func() (records.Contributors, error) { return c.contrib, nil })
 			if got.Approved != c.approved || strings.Join(got.Approvers, ",") != strings.Join(c.approvers, ",") {
 				t.Fatalf("got %+v", got)
 			}
@@ -108,6 +132,51 @@ func TestApprovalDecisions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+var tlsSecret = records.Input{Resource: records.ResourceSecrets, Namespace: "shop", Name: "tls"}
+
+// allowSecretEditors answers SubjectAccessReviews as an API server would
+// where mallory, and group secret-admins, may edit Secret shop/tls, and
+// Secret shop/broken cannot be decided.
+func allowSecretEditors(a *approvals) {
+	a.client.(*fake.Clientset).PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		r := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		at := r.Spec.ResourceAttributes
+		if at.Name == "broken" {
+			return true, nil, errors.New("authorizer unavailable")
+		}
+		r.Status.Allowed = at.Resource == "secrets" && at.Namespace == "shop" && at.Name == "tls" && at.Verb == "update" &&
+			(r.Spec.User == "mallory" || slices.Contains(r.Spec.Groups, "secret-admins"))
+		return true, r, nil
+	})
+}
+
+// Approvals carrying groups count only while the installed policy checks
+// them: one installed before it did leaves them unchecked.
+func TestApproverGroupsNeedTheirCheck(t *testing.T) {
+	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Minute)}
+	a := fakeApprovals(t, 1, false, approvalObj("a", web, plan.ID, "bob", time.Now(), "reviewers"))
+	a.client = fake.NewClientset(
+		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
+		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
+			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
+	allowSecretEditors(a)
+	c := records.Contributors{Unverified: []records.Input{tlsSecret}}
+	got, _ := a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return c, nil })
+	if got.Approved || len(got.Ignored) != 1 || !strings.Contains(got.Ignored[0], "does not check approverGroups") {
+		t.Fatalf("under a policy without the groups check: %+v", got)
+	}
+	// Nothing to check: the groups do not matter.
+	got, _ = a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{Authors: []string{"carol"}}, nil })
+	if !got.Approved {
+		t.Fatalf("bob's approval of carol's change: %+v", got)
+	}
+	// Who made the change unknown: nobody's approval counts.
+	got, _ = a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{}, errors.New("etcd down") })
+	if got.Approved || len(got.Ignored) != 1 || !strings.Contains(got.Ignored[0], "cannot be read: etcd down") {
+		t.Fatalf("with the record unreadable: %+v", got)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -26,6 +28,26 @@ func (b *Board) author(ctx context.Context, svc *v1.Service) string {
 		return ""
 	}
 	return who
+}
+
+// contributors are who may have made svc's change: its author where the
+// API server vouched for one, else the Service itself as an input whose
+// editor is unknown; and every TLS Secret it names, whose editor is never
+// known (Kubernetes records none).
+func (b *Board) contributors(ctx context.Context, svc *v1.Service) records.Contributors {
+	var c records.Contributors
+	if who := b.author(ctx, svc); who != "" {
+		c.Authors = []string{who}
+	} else {
+		c.Unverified = []records.Input{{Resource: records.ResourceServices, Namespace: svc.Namespace, Name: svc.Name}}
+	}
+	// Annotations that do not parse render nothing (the renderer says so).
+	if ann, err := annotations.Parse(svc.Annotations); err == nil {
+		for _, name := range ann.TLSSecrets {
+			c.Unverified = append(c.Unverified, records.Input{Resource: records.ResourceSecrets, Namespace: svc.Namespace, Name: name})
+		}
+	}
+	return c
 }
 
 // whoAmI asks the API server who the controller is (SelfSubjectReview):

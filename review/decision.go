@@ -8,6 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -23,11 +24,33 @@ func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy)
 		Policy: pol,
 		Object: obj,
 		Approval: func(p *runner.Plan) engine.Approval {
-			a, _ := b.approvals.decide(ctx, s.ref, p, s.author)
+			a, _ := b.approvals.decide(ctx, s.ref, p, func() (records.Contributors, error) { return b.planContributors(ctx, s, p) })
 			return a
 		},
 		BeforeApply: func(p *runner.Plan, approvers []string) { b.applyStarting(s, pol, p, approvers) },
 	}
+}
+
+// planContributors are who may have made plan p's change: s's, and those
+// its record keeps, of every plan since the last apply and of p itself. A
+// change stays its author's however the plan carrying it was reached
+// (another member's reconcile, a drift check, a restart).
+func (b *Board) planContributors(ctx context.Context, s Subject, p *runner.Plan) (records.Contributors, error) {
+	c := s.contrib
+	if b.store == nil {
+		return c, nil
+	}
+	r, err := b.store.Get(ctx, p.Workspace)
+	if err != nil || r == nil {
+		return c, err
+	}
+	if r.Unapplied != nil {
+		c = c.Add(*r.Unapplied)
+	}
+	if rp := r.Find(p.ID); rp != nil {
+		c = c.Add(rp.AuthorSet())
+	}
+	return c, nil
 }
 
 // applyStarting writes the audit line of an apply before it starts: a

@@ -45,12 +45,24 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 			decide(r, p.ID, records.Superseded, "", now)
 		}
 		if p := out.Planned; p != nil && p.HasChanges {
-			if rp := r.Find(p.ID); rp == nil || rp.Outcome != records.AwaitingApproval {
+			// Who changed the inputs stays on every plan until an apply.
+			unapplied := s.contrib
+			if r.Unapplied != nil {
+				unapplied = r.Unapplied.Add(s.contrib)
+			}
+			if !unapplied.Empty() {
+				r.Unapplied = &unapplied
+			}
+			rp := r.Find(p.ID)
+			if rp == nil || rp.Outcome != records.AwaitingApproval {
 				if rp != nil { // planned again after it was decided: a new entry
 					r.Plans = dropPlan(r.Plans, p.ID)
 				}
 				r.Plans = append([]records.Plan{newRecordPlan(s, out, p, now)}, r.Plans...)
+				rp = &r.Plans[0]
 			}
+			had := rp.Contributors
+			rp.Contributors = had.Add(unapplied)
 		}
 		if p := out.Awaiting; p != nil {
 			if rp := r.Find(p.ID); rp != nil {
@@ -65,7 +77,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 				rp.Approvals = approvalsOf(out, rp.Approvals, now)
 			}
 			decide(r, p.ID, records.Applied, "", now)
-			r.Lock = nil
+			r.Lock, r.Unapplied = nil, nil
 		}
 		if s.ref.Kind == objectref.KindServiceGroup && !(out.Applied != nil && out.Applied.Destroy) {
 			r.Members = recordedMembers(r.Members, s.members, err == nil && out.Result != nil)
@@ -101,7 +113,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 func newRecordPlan(s Subject, out *engine.Outcome, p *runner.Plan, now time.Time) records.Plan {
 	rp := records.Plan{
 		ID: p.ID, Kind: kindOf(s, p), HCLHash: p.Hash, InputsDigest: out.InputsDigest, Summary: p.Summary,
-		Policy: string(out.Policy), Outcome: records.AwaitingApproval, PlannedAt: now, Text: p.Text, Author: s.author,
+		Policy: string(out.Policy), Outcome: records.AwaitingApproval, PlannedAt: now, Text: p.Text,
 	}
 	if !p.Created.IsZero() {
 		// When the plan was made, not recorded: approvals made since count.

@@ -112,8 +112,19 @@ func (b *Board) reportDecision(ctx context.Context, s Subject, out *engine.Outco
 		}
 		b.eventf(s, v1.EventTypeNormal, "Applied", "Applied %s (%s)%s", p.ID, p.Summary, by)
 		details := verdictDetails(out)
-		if s.author != "" {
-			details = withDetail(details, "author", s.author)
+		// The authors the record keeps, not the caller's: a change stays
+		// its author's however the plan was reached.
+		if c, err := b.planContributors(ctx, s, p); err == nil {
+			if len(c.Authors) > 0 {
+				details = withDetail(details, "author", strings.Join(c.Authors, ", "))
+			}
+			if len(c.Unverified) > 0 {
+				var in []string
+				for _, u := range c.Unverified {
+					in = append(in, u.String())
+				}
+				details = withDetail(details, "unverified", strings.Join(in, ", "))
+			}
 		}
 		b.auditf(s, out, audit.Entry{Action: action, Actor: actor, Outcome: string(records.Applied), Details: details}, p)
 		b.approvals.removeForPlan(ctx, s.ref, p.ID)

@@ -58,7 +58,7 @@ func TestReport(t *testing.T) {
 	}, {
 		name:  "applied once approved",
 		extra: "review: {approvals: {required: 2}}\n",
-		s:     Subject{ref: web, event: webSvc, kind: records.KindChange, author: "carol"},
+		s:     Subject{ref: web, event: webSvc, kind: records.KindChange, contrib: records.Contributors{Authors: []string{"carol"}}},
 		objs: []*unstructured.Unstructured{
 			approvalObj("a", web, pid, "alice", at), approvalObj("b", web, pid, "bob", at), approvalObj("c", web, qid, "dave", at),
 		},

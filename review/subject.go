@@ -22,9 +22,9 @@ type Subject struct {
 	ref   objectref.Ref
 	event runtime.Object // where events go
 	kind  string         // records.KindChange, KindDestroy or KindDrift
-	// author made the change planned, as the API server vouched; "" when
-	// unknown.
-	author string
+	// contrib are who may have made the change planned: authors the API
+	// server vouched for, inputs whose editor is unknown (contributors.go).
+	contrib records.Contributors
 	// object is the object as policy rules see it.
 	meta metav1.ObjectMeta
 	// members are a group's member Services: as policy rules see them,
@@ -41,15 +41,15 @@ func (s Subject) WithMembers(members []*v1.Service) Subject {
 	return s
 }
 
-// ServiceSubject is a Service's reconcile; the author is known only for
-// a change (not a deletion) and only while the API server checks it.
+// ServiceSubject is a Service's reconcile; a change (not a deletion) has
+// contributors.
 func (b *Board) ServiceSubject(ctx context.Context, svc *v1.Service, kind string) Subject {
 	s := Subject{
 		ref:   objectref.Service(svc),
 		event: svc, kind: kind, meta: svc.ObjectMeta,
 	}
 	if kind == records.KindChange {
-		s.author = b.author(ctx, svc)
+		s.contrib = b.contributors(ctx, svc)
 	}
 	return s
 }
@@ -76,8 +76,8 @@ func (b *Board) recordObject(workspace string) *v1.ConfigMap {
 // (a member's, joining or leaving) or, when nil, by a drift check whose
 // events go to the record's ConfigMap. members are its members, in order.
 // A group that keeps members is changed, not destroyed, by a member's
-// deletion: its kind is then a change, with no author (a deletion has
-// none).
+// deletion: its kind is then a change. A change's contributors are those
+// of every member and of the caller (a deletion has none).
 func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) Subject {
 	s := Subject{ref: objectref.Group(g.Namespace, g.Name), kind: kind, members: members}
 	if len(members) > 0 {
@@ -85,17 +85,20 @@ func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace
 		// the load balancer.
 		s.meta = metav1.ObjectMeta{Labels: members[0].Labels, Annotations: members[0].Annotations}
 	}
-	switch {
-	case caller != nil:
+	s.event = b.recordObject(workspace)
+	if caller != nil {
 		s.event = caller
-		if kind == records.KindChange {
-			s.author = b.author(ctx, caller)
-		}
-	default:
-		s.event = b.recordObject(workspace)
 	}
 	if kind == records.KindDestroy && len(members) > 0 {
 		s.kind = records.KindChange // a member leaving changes the group
+	}
+	if kind == records.KindChange {
+		for _, m := range members {
+			s.contrib = s.contrib.Add(b.contributors(ctx, m))
+		}
+		if caller != nil {
+			s.contrib = s.contrib.Add(b.contributors(ctx, caller))
+		}
 	}
 	return s
 }

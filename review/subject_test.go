@@ -1,6 +1,8 @@
 package review
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -37,22 +39,33 @@ func authored(name, author string) *v1.Service {
 		Labels: map[string]string{"tier": name}, Annotations: map[string]string{reviewapi.AuthorAnnotation: author}}}
 }
 
-// TestServiceSubjectAuthor: a Service's author counts only for a change,
-// and only while the API server checks the annotation.
+// TestServiceSubjectAuthor: a Service's change has contributors (a
+// deletion none): its author only while the API server checks the
+// annotation, else the Service as an input whose editor is unknown; and
+// every TLS Secret it names, whose editor is never known.
 func TestServiceSubjectAuthor(t *testing.T) {
 	svc := authored("web", "carol")
+	svc.Annotations[string(annotations.LBTLSSecrets)] = "web-tls,api-tls"
+	svc.Annotations[string(annotations.LBHTTPSPorts)] = "443"
+	secrets := []records.Input{
+		{Resource: records.ResourceSecrets, Namespace: "shop", Name: "web-tls"},
+		{Resource: records.ResourceSecrets, Namespace: "shop", Name: "api-tls"},
+	}
 	unchecked := newReviewFixture(t, "", false)
-	if s := unchecked.ServiceSubject(t.Context(), svc, records.KindChange); s.author != "" {
-		t.Errorf("author %q without the author policy; want none", s.author)
+	s := unchecked.ServiceSubject(t.Context(), svc, records.KindChange)
+	want := records.Contributors{Unverified: append([]records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}, secrets...)}
+	if !reflect.DeepEqual(s.contrib, want) {
+		t.Errorf("contributors without the author policy: %+v; want %+v", s.contrib, want)
 	}
 	f := newReviewFixture(t, "", false)
 	installAuthorPolicy(t, f)
-	s := f.ServiceSubject(t.Context(), svc, records.KindChange)
-	if s.author != "carol" || s.ref != objectref.Service(svc) || s.event != svc || s.kind != records.KindChange || s.meta.Labels["tier"] != "web" {
-		t.Errorf("subject %+v; want carol's change of shop/web, events on the Service", s)
+	s = f.ServiceSubject(t.Context(), svc, records.KindChange)
+	want = records.Contributors{Authors: []string{"carol"}, Unverified: secrets}
+	if !reflect.DeepEqual(s.contrib, want) || s.ref != objectref.Service(svc) || s.event != svc || s.kind != records.KindChange || s.meta.Labels["tier"] != "web" {
+		t.Errorf("subject %+v; want carol's change of shop/web with its Secrets, events on the Service", s)
 	}
-	if s := f.ServiceSubject(t.Context(), svc, records.KindDestroy); s.author != "" {
-		t.Errorf("a deletion has author %q; want none", s.author)
+	if s := f.ServiceSubject(t.Context(), svc, records.KindDestroy); !s.contrib.Empty() {
+		t.Errorf("a deletion has contributors %+v; want none", s.contrib)
 	}
 }
 
@@ -70,12 +83,15 @@ func TestGroupSubject(t *testing.T) {
 		members []*v1.Service
 		caller  *v1.Service
 		kind    string
-		// wantKind and wantAuthor are the subject's; onRecord: its events
+		// wantKind and wantAuthors are the subject's; onRecord: its events
 		// go to the record's ConfigMap.
-		wantKind, wantAuthor string
-		onRecord             bool
+		wantKind    string
+		wantAuthors []string
+		onRecord    bool
 	}{
-		{name: "a member's change", members: []*v1.Service{a, b}, caller: b, kind: records.KindChange, wantKind: records.KindChange, wantAuthor: "bob"},
+		// Every member's author: the change of one is planned from another's
+		// reconcile as well.
+		{name: "a member's change", members: []*v1.Service{a, b}, caller: b, kind: records.KindChange, wantKind: records.KindChange, wantAuthors: []string{"alice", "bob"}},
 		{name: "a member's deletion", members: []*v1.Service{a}, caller: b, kind: records.KindDestroy, wantKind: records.KindChange},
 		{name: "the last member's deletion", caller: b, kind: records.KindDestroy, wantKind: records.KindDestroy},
 		{name: "a drift check", members: []*v1.Service{a, b}, kind: records.KindDrift, wantKind: records.KindDrift, onRecord: true},
@@ -83,8 +99,8 @@ func TestGroupSubject(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := f.GroupSubject(t.Context(), g, ws, c.members, c.caller, c.kind)
-			if s.ref != objectref.Group("shop", "front") || s.kind != c.wantKind || s.author != c.wantAuthor {
-				t.Errorf("subject %v kind %q author %q; want group shop/front, %q, %q", s.ref, s.kind, s.author, c.wantKind, c.wantAuthor)
+			if s.ref != objectref.Group("shop", "front") || s.kind != c.wantKind || !slices.Equal(s.contrib.Authors, c.wantAuthors) {
+				t.Errorf("subject %v kind %q authors %q; want group shop/front, %q, %q", s.ref, s.kind, s.contrib.Authors, c.wantKind, c.wantAuthors)
 			}
 			if len(c.members) > 0 && s.meta.Labels["tier"] != c.members[0].Name {
 				t.Errorf("rules see labels %v; want the first member's", s.meta.Labels)
@@ -94,7 +110,7 @@ func TestGroupSubject(t *testing.T) {
 	}
 	// The record keeps the members the rendering said, once known.
 	s := f.GroupSubject(t.Context(), g, ws, []*v1.Service{a}, a, records.KindChange).WithMembers([]*v1.Service{a, b})
-	if len(s.members) != 2 || s.author != "alice" {
+	if len(s.members) != 2 || !slices.Equal(s.contrib.Authors, []string{"alice"}) {
 		t.Errorf("with members: %+v", s)
 	}
 }
@@ -138,8 +154,8 @@ func TestDriftSubject(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.k.Job = runner.Job{Key: ws}
 			s := f.DriftSubject(t.Context(), c.k)
-			if s.ref != c.ref || s.kind != records.KindDrift || s.author != "" {
-				t.Errorf("subject %v kind %q author %q; want %v, a drift check, no author", s.ref, s.kind, s.author, c.ref)
+			if s.ref != c.ref || s.kind != records.KindDrift || !s.contrib.Empty() {
+				t.Errorf("subject %v kind %q contributors %+v; want %v, a drift check, none", s.ref, s.kind, s.contrib, c.ref)
 			}
 			checkEventsGo(t, f, s, c.k.Service, c.onRecord, ws)
 		})

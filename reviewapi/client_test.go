@@ -1,6 +1,7 @@
 package reviewapi_test
 
 import (
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,16 +23,16 @@ func fakeClient() *dynamicfake.FakeDynamicClient {
 func TestCreate(t *testing.T) {
 	c := fakeClient()
 	svc := objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "web", UID: "0d3c6a1e"}
-	spec := reviewapi.PlanApprovalSpec{Object: svc, PlanID: "plan-0c0c0c0c0c0c", Approver: "alice", Comment: "LGTM"}
+	spec := reviewapi.PlanApprovalSpec{Object: svc, PlanID: "plan-0c0c0c0c0c0c", Approver: "alice", ApproverGroups: []string{"sre", "system:authenticated"}, Comment: "LGTM"}
 	a, err := reviewapi.CreatePlanApproval(t.Context(), c, "example-ccm", spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Spec != spec || a.Namespace != "example-ccm" {
+	if !reflect.DeepEqual(a.Spec, spec) || a.Namespace != "example-ccm" {
 		t.Errorf("CreatePlanApproval = %+v; want spec %+v in example-ccm", a, spec)
 	}
 	list, err := reviewapi.ListPlanApprovals(t.Context(), c, "example-ccm")
-	if err != nil || len(list) != 1 || list[0].Spec != spec {
+	if err != nil || len(list) != 1 || !reflect.DeepEqual(list[0].Spec, spec) {
 		t.Errorf("ListPlanApprovals = %+v, %v", list, err)
 	}
 

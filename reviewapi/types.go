@@ -74,6 +74,11 @@ type PlanApprovalSpec struct {
 	// Approver is the user who created the object, as the API server
 	// authenticated them (the admission policy checks it).
 	Approver string `json:"approver"`
+	// ApproverGroups are the approver's groups as the API server
+	// authenticated them (the admission policy checks them): the
+	// controller asks the API server whether the approver may edit an
+	// input whose editor is unknown, and needs them to ask.
+	ApproverGroups []string `json:"approverGroups,omitempty"`
 	// Comment is free text for the audit trail.
 	Comment string `json:"comment,omitempty"`
 }

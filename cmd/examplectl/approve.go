@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,20 +69,21 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 	if err != nil {
 		return err
 	}
-	user, err := c.whoami(ctx)
+	me, err := c.whoami(ctx)
 	if err != nil {
 		return err
 	}
+	user := me.Username
 	if a := approvedBy(p, user); a != nil {
 		return fmt.Errorf("refusing to approve %s again: the record shows you (%s) approved it %s ago; it needs %d distinct approvers, so another reviewer must approve it",
 			p.ID, termsafe.Line(user), age(a.At), required(t.record))
 	}
-	if p.Author != "" && p.Author == user {
-		return fmt.Errorf("refusing to approve %s: you (%s) made the change it plans (the record names you its author), and the controller does not count an author's approval; another reviewer must approve it",
+	if slices.Contains(p.AuthorSet().Authors, user) {
+		return fmt.Errorf("refusing to approve %s: you (%s) made a change it plans (the record names you among its authors), and the controller does not count an author's approval; another reviewer must approve it",
 			p.ID, termsafe.Line(user))
 	}
 	a, err := reviewapi.CreatePlanApproval(ctx, c.dynamic, c.namespace, reviewapi.PlanApprovalSpec{
-		Object: reviewedObject(t), PlanID: p.ID, Approver: user, Comment: comment,
+		Object: reviewedObject(t), PlanID: p.ID, Approver: user, ApproverGroups: me.Groups, Comment: comment,
 	})
 	if err != nil {
 		return c.explainCreate(err, reviewapi.KindPlanApproval)

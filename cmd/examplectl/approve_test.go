@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +50,11 @@ func testApprove(t *testing.T, s *scope) {
 	if len(created) != 1 {
 		t.Fatalf("%d PlanApprovals; want 1", len(created))
 	}
-	want := reviewapi.PlanApprovalSpec{Object: serviceRef(f.webSvc), PlanID: webAwaiting, Approver: s.user, Comment: "LGTM"}
-	if a := created[0]; a.Spec != want || !strings.Contains(out, a.Name) {
+	// The groups are the caller's (a ServiceAccount's) as the API server
+	// authenticated them.
+	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + s.ccmNS, "system:authenticated"}
+	want := reviewapi.PlanApprovalSpec{Object: serviceRef(f.webSvc), PlanID: webAwaiting, Approver: s.user, Comment: "LGTM", ApproverGroups: groups}
+	if a := created[0]; !reflect.DeepEqual(a.Spec, want) || !strings.Contains(out, a.Name) {
 		t.Errorf("PlanApproval %s = %+v; want %+v", a.Name, a.Spec, want)
 	}
 
@@ -84,9 +88,13 @@ func testApprove(t *testing.T, s *scope) {
 	s.save(&counted)
 	s.mustFail("refusing to approve plan-0d0d0d0d0d0d again: the record shows you ("+s.user+") approved it 30s ago; it needs 2 distinct approvers, so another reviewer must approve it",
 		nil, "approve", web)
+	// A record written before plans kept every author names one.
 	counted.Plans[0].Approvals, counted.Plans[0].Author = nil, s.user
 	s.save(&counted)
-	s.mustFail("refusing to approve plan-0d0d0d0d0d0d: you ("+s.user+") made the change it plans", nil, "approve", web)
+	s.mustFail("refusing to approve plan-0d0d0d0d0d0d: you ("+s.user+") made a change it plans", nil, "approve", web)
+	counted.Plans[0].Author, counted.Plans[0].Authors = "", []string{"carol", s.user}
+	s.save(&counted)
+	s.mustFail("refusing to approve plan-0d0d0d0d0d0d: you ("+s.user+") made a change it plans (the record names you among its authors)", nil, "approve", web)
 	if a := s.approvals(); len(a) != 2 {
 		t.Fatalf("%d PlanApprovals after refusals; want 2", len(a))
 	}
@@ -102,7 +110,7 @@ func testApprove(t *testing.T, s *scope) {
 			routes = a
 		}
 	}
-	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "RouteSet", Name: "cluster"}, PlanID: routesPlan, Approver: s.user}); routes == nil || routes.Spec != want {
+	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "RouteSet", Name: "cluster"}, PlanID: routesPlan, Approver: s.user, ApproverGroups: groups}); routes == nil || !reflect.DeepEqual(routes.Spec, want) {
 		t.Errorf("route set approval = %+v; want %+v", routes, want)
 	}
 
@@ -117,7 +125,7 @@ func testApprove(t *testing.T, s *scope) {
 			group = a
 		}
 	}
-	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "ServiceGroup", Namespace: "approve-shop", Name: "front"}, PlanID: groupPlan, Approver: s.user}); group == nil || group.Spec != want {
+	if want := (reviewapi.PlanApprovalSpec{Object: objectref.Ref{Kind: "ServiceGroup", Namespace: "approve-shop", Name: "front"}, PlanID: groupPlan, Approver: s.user, ApproverGroups: groups}); group == nil || !reflect.DeepEqual(group.Spec, want) {
 		t.Errorf("group approval = %+v; want %+v", group, want)
 	}
 

@@ -116,15 +116,15 @@ func (c *cluster) explain(err error, what string) error {
 	}
 }
 
-// whoami is the caller's username as the API server authenticates it:
-// what an approval must name (the admission policy checks it).
-func (c *cluster) whoami(ctx context.Context) (string, error) {
+// whoami is the caller as the API server authenticates them: the username
+// and groups an approval must name (the admission policy checks both).
+func (c *cluster) whoami(ctx context.Context) (authenticationv1.UserInfo, error) {
 	r, err := c.client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("ask the API server who you are (SelfSubjectReview, authentication.k8s.io/v1, which every authenticated user may create): %w", err)
+		return authenticationv1.UserInfo{}, fmt.Errorf("ask the API server who you are (SelfSubjectReview, authentication.k8s.io/v1, which every authenticated user may create): %w", err)
 	}
 	if r.Status.UserInfo.Username == "" {
-		return "", errors.New("the API server did not say who you are (SelfSubjectReview returned no username): are you authenticated?")
+		return authenticationv1.UserInfo{}, errors.New("the API server did not say who you are (SelfSubjectReview returned no username): are you authenticated?")
 	}
-	return r.Status.UserInfo.Username, nil
+	return r.Status.UserInfo, nil
 }

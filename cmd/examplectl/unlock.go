@@ -89,10 +89,11 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	user, err := c.whoami(ctx)
+	me, err := c.whoami(ctx)
 	if err != nil {
 		return err
 	}
+	user := me.Username
 	if !yes {
 		if !stdinIsTerminal(stdin) {
 			return errors.New("refusing to force-unlock without confirmation: stdin is not a terminal (pass --yes)")

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/ccm"
@@ -114,7 +115,7 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	lbID, cert1 := e.servedCertificate(t, ip, c1)
 
 	// Renewal: the Secret gets a new certificate and key.
-	e.renewTLSSecret(t, "default", "web-tls", c2)
+	renewTLSSecret(t, e.kube, "default", "web-tls", c2)
 	lbID2, cert2 := e.servedCertificate(t, ip, c2)
 	if lbID2 != lbID || cert2 == cert1 {
 		t.Fatalf("rotation: load balancer %s → %s, certificate %s → %s; want the same load balancer, a new certificate", lbID, lbID2, cert1, cert2)
@@ -161,10 +162,11 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	e.scanForKeys(t, keyBody(c1.KeyPEM), keyBody(c2.KeyPEM))
 }
 
-// renewTLSSecret gives TLS Secret ns/name certificate c and its key.
-func (e *env) renewTLSSecret(t testing.TB, ns, name string, c simtest.Cert) {
+// renewTLSSecret gives TLS Secret ns/name certificate c and its key, as
+// the client kube's user.
+func renewTLSSecret(t testing.TB, kube kubernetes.Interface, ns, name string, c simtest.Cert) {
 	t.Helper()
-	secrets := e.kube.CoreV1().Secrets(ns)
+	secrets := kube.CoreV1().Secrets(ns)
 	s, err := secrets.Get(ctx(t), name, metav1.GetOptions{})
 	must(t, err)
 	s.Data = tlsSecretObject(ns, name, c).Data

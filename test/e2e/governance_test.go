@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -436,15 +439,68 @@ func TestAuthorCannotApprove(t *testing.T) {
 	svc = e.createService(t, carol, svc)
 	id := e.awaitingPlanIn("team-a", "authored")
 	must(t, e.approveAs(t, carol, svc, id, carol.name))
-	e.eventWith(t, "team-a", "authored", "ApprovalIgnored", "made the change and cannot approve it")
+	e.eventWith(t, "team-a", "authored", "ApprovalIgnored", "made a change this plan contains and cannot approve it")
 	time.Sleep(6 * time.Second)
 	if n := e.lbCount(); n != 0 {
 		t.Fatalf("the author's own approval applied the plan: %d LBs", n)
 	}
-	if r := e.recordOf(t, "team-a", "authored"); r == nil || r.Find(id) == nil || r.Find(id).Author != carol.name {
+	if r := e.recordOf(t, "team-a", "authored"); r == nil || r.Find(id) == nil || !slices.Equal(r.Find(id).Authors, []string{carol.name}) {
 		t.Fatalf("the author is not in the record: %+v", r)
 	}
 	must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngressIn("team-a", "authored", 60*time.Second)
 	e.auditLine(t, "apply", id, alice.name)
+
+	t.Run("a group's plan keeps every member's author", func(t *testing.T) {
+		// Carol changes dave's member m2, then touches m1 (whose author
+		// stays dave) so the group is planned again from m1's reconcile.
+		// Her approval still does not count, and the audit names her.
+		dave := e.tenant(t, "team-a", "dave")
+		front := objectref.Group("team-a", "front")
+		var seen []string
+		add := func(name string, port int32) {
+			m := lbService(name, port)
+			m.Namespace = "team-a"
+			m.Annotations = map[string]string{string(annotations.LBGroup): "front", reviewapi.AuthorAnnotation: dave.name}
+			e.createService(t, dave, m)
+			id := e.awaitingPlanIn("team-a", name, seen...)
+			seen = append(seen, id)
+			must(t, e.approveObjectAs(t, alice, front, id, alice.name))
+			e.waitIngressIn("team-a", name, 60*time.Second)
+		}
+		add("m1", 80)
+		add("m2", 81)
+
+		services := carol.kube.CoreV1().Services("team-a")
+		m2, err := services.Get(ctx(t), "m2", metav1.GetOptions{})
+		must(t, err)
+		m2.Spec.Ports = append(m2.Spec.Ports, v1.ServicePort{Name: "p82", Port: 82, Protocol: v1.ProtocolTCP})
+		m2.Annotations[reviewapi.AuthorAnnotation] = carol.name
+		_, err = services.Update(ctx(t), m2, metav1.UpdateOptions{})
+		must(t, err)
+		id := e.awaitingPlanIn("team-a", "m2", seen...)
+		bumpService(t, carol, "team-a", "m1") // the author annotation stays dave's
+		must(t, e.approveObjectAs(t, carol, front, id, carol.name))
+		eventually(t, 60*time.Second, "carol's approval ignored", func() error {
+			for _, name := range []string{"m1", "m2"} {
+				for _, ev := range e.eventsIn("team-a", name, "ApprovalIgnored") {
+					if strings.Contains(ev.Message, `"`+carol.name+`" made a change this plan contains`) {
+						return nil
+					}
+				}
+			}
+			return fmt.Errorf("no ApprovalIgnored event for carol")
+		})
+		r := e.recordOf(t, "team-a", "front")
+		if r == nil || r.Find(id) == nil || r.Find(id).Outcome != records.AwaitingApproval || !slices.Contains(r.Find(id).Authors, carol.name) {
+			t.Fatalf("group record after carol's approval: %+v; want %s awaiting approval, carol among its authors", r, id)
+		}
+		must(t, e.approveObjectAs(t, alice, front, id, alice.name))
+		e.auditLine(t, "apply", id, alice.name)
+		for _, a := range e.auditEntries(t) {
+			if a.Action == "apply" && a.PlanID == id && a.Outcome == "applied" && !strings.Contains(a.Details["author"], carol.name) {
+				t.Errorf("the apply's audit line names authors %q; want carol among them", a.Details["author"])
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -116,10 +117,20 @@ func (e *env) tenant(t testing.TB, ns, name string) *user {
 	return u
 }
 
-// approve creates a PlanApproval as u, naming approver.
+// approveAs creates a PlanApproval as u, naming approver, with u's groups
+// as the API server authenticates them (what examplectl approve sends).
 func (e *env) approveAs(t testing.TB, u *user, svc *v1.Service, planID, approver string) error {
-	_, err := reviewapi.CreatePlanApproval(ctx(t), u.dyn, namespace, reviewapi.PlanApprovalSpec{
-		Object: serviceRef(svc), PlanID: planID, Approver: approver,
+	t.Helper()
+	return e.approveObjectAs(t, u, serviceRef(svc), planID, approver)
+}
+
+// approveObjectAs is approveAs for any object (a group, the route set).
+func (e *env) approveObjectAs(t testing.TB, u *user, ref objectref.Ref, planID, approver string) error {
+	t.Helper()
+	me, err := u.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = reviewapi.CreatePlanApproval(ctx(t), u.dyn, namespace, reviewapi.PlanApprovalSpec{
+		Object: ref, PlanID: planID, Approver: approver, ApproverGroups: me.Status.UserInfo.Groups,
 	})
 	return err
 }

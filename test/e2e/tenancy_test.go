@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +16,8 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -32,6 +36,18 @@ func TestTenancy(t *testing.T) {
 		e.allowTLSSecrets(t, ns)
 	}
 	alice, bob := e.tenant(t, "team-a", "alice"), e.tenant(t, "team-b", "bob")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, ns := range []string{"team-a", "team-b"} {
+				evs, err := e.kube.CoreV1().Events(ns).List(ctx(t), metav1.ListOptions{})
+				if err == nil {
+					for _, ev := range evs.Items {
+						t.Logf("event %s/%s %s: %s", ns, ev.InvolvedObject.Name, ev.Reason, ev.Message)
+					}
+				}
+			}
+		}
+	})
 
 	// Alice's HTTPS Service: its certificate is uploaded for team-a.
 	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test"})
@@ -59,7 +75,7 @@ func TestTenancy(t *testing.T) {
 		e.certificateServedOnlyBy(t, aliceCert, ip)
 
 		// Alice's rotation and deletion complete while bob keeps trying.
-		e.renewTLSSecret(t, "team-a", "web-tls", c2)
+		renewTLSSecret(t, e.kube, "team-a", "web-tls", c2)
 		_, rotated := e.servedCertificate(t, ip, c2)
 		eventually(t, 30*time.Second, "alice's old certificate deleted", func() error {
 			if _, err := e.api.GetCertificate(ctx(t), aliceCert); !exampleapi.IsNotFound(err) {
@@ -77,6 +93,50 @@ func TestTenancy(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("the renewer of a TLS Secret cannot approve the plan it causes", func(t *testing.T) {
+		// Rita edits Services and Secrets in team-a and reviews; victor
+		// only reviews. A Secret has no author Kubernetes could vouch
+		// for: whoever may edit it cannot approve the plan it causes.
+		rita := e.newUser(t, "team-a", "rita")
+		e.allowSecretEdits(t, "team-a", rita)
+		e.bindReviewer(t, "team-a", "rita")
+		e.waitAllowed(t, rita, "create", reviewapi.Group, "planapprovals", namespace)
+		victor := e.reviewer(t, "victor")
+
+		d1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
+		d2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
+		_, err := secrets.Create(ctx(t), tlsSecretObject("team-a", "shop-tls", d1), metav1.CreateOptions{})
+		must(t, err)
+		shop := httpsLBService("team-a", "shop", "shop-tls")
+		shop.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyManual)
+		shop = e.createService(t, alice, shop)
+		var ip string
+		e.approveUntil(t, victor, shop, func() error {
+			in := e.kube.CoreV1().Services("team-a")
+			cur, err := in.Get(ctx(t), "shop", metav1.GetOptions{})
+			if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
+				return fmt.Errorf("no ingress yet (%v)", err)
+			}
+			ip = cur.Status.LoadBalancer.Ingress[0].IP
+			return nil
+		})
+		e.servedCertificate(t, ip, d1)
+		created := e.recordOf(t, "team-a", "shop").Applied.PlanID
+
+		renewTLSSecret(t, rita.kube, "team-a", "shop-tls", d2)
+		renewal := e.awaitingPlanIn("team-a", "shop", created)
+		must(t, e.approveAs(t, rita, shop, renewal, rita.name))
+		e.eventWith(t, "team-a", "shop", "ApprovalIgnored", `"`+rita.name+`" may edit Secret team-a/shop-tls, whose editor cannot be verified`)
+		id := e.approveUntil(t, victor, shop, func() error {
+			if r := e.recordOf(t, "team-a", "shop"); r.Applied == nil || r.Applied.PlanID == created {
+				return fmt.Errorf("the renewal is not applied")
+			}
+			return nil
+		})
+		e.servedCertificate(t, ip, d2)
+		e.auditLine(t, "apply", id, victor.name)
 	})
 
 	t.Run("group of another namespace needs its ReferenceGrant", func(t *testing.T) {
@@ -121,6 +181,48 @@ func TestTenancy(t *testing.T) {
 			t.Fatalf("guest got %s, want the group's %s", got, ip)
 		}
 	})
+}
+
+// approveUntil approves, as u, the plan of svc awaiting approval until
+// done holds, and returns the id approved last: a plan may be superseded
+// right after it was made, and one planned again needs a fresh approval.
+func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() error) string {
+	t.Helper()
+	var approved records.Plan
+	eventuallyEvery(t, 3*time.Minute, time.Second, "approved and applied", func() error {
+		if done() == nil {
+			return nil
+		}
+		r := e.recordOf(t, svc.Namespace, svc.Name)
+		if r == nil || r.Latest() == nil || r.Latest().Outcome != records.AwaitingApproval {
+			return fmt.Errorf("no plan awaiting approval")
+		}
+		if p := r.Latest(); p.ID != approved.ID || !p.PlannedAt.Equal(approved.PlannedAt) {
+			must(t, e.approveAs(t, u, svc, p.ID, u.name))
+			approved = *p
+		}
+		return done()
+	})
+	return approved.ID
+}
+
+// allowSecretEdits lets u edit Secrets in ns.
+func (e *env) allowSecretEdits(t testing.TB, ns string, u *user) {
+	t.Helper()
+	name := "secret-editor-" + strings.ReplaceAll(u.name, ":", "-")
+	_, err := e.kube.RbacV1().Roles(ns).Create(ctx(t), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch"}}},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	sa := strings.Split(u.name, ":") // system:serviceaccount:ns:name
+	_, err = e.kube.RbacV1().RoleBindings(ns).Create(ctx(t), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{subject(sa[2], sa[3])},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	e.waitAllowed(t, u, "update", "", "secrets", ns)
 }
 
 // noEventMentions fails if an event in ns mentions text.
