@@ -132,7 +132,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	l.unlock(ctx, subj, svc, nodes)
-	poolID, err := l.targetPool(ctx, svc, nodes)
+	poolID, err := l.targetPool(ctx, svc, nodes, l.policy(ann))
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	var poolID string
 	if primary := renderer.GroupPrimary(rg, l.cfg.Render()); primary != nil {
 		var err error
-		if poolID, err = l.targetPool(ctx, primary, nodes); err != nil {
+		if poolID, err = l.targetPool(ctx, primary, nodes, l.groupPolicy(g, rg.Members)); err != nil {
 			return nil, nil, subj, err
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -16,10 +18,11 @@ import (
 
 // targetPool makes sure the target pool of svc's node selection exists
 // and follows the nodes, and returns its id; "" when svc lists its nodes
-// itself (pools disabled, or a selection too long to name on a pool).
-// The pools are one object of their own, with their record, review and
-// events (on the record's ConfigMap), like the route set.
-func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes []*v1.Node) (string, error) {
+// itself (pools disabled, a selection too long to name on a pool, or a
+// new pool svc may not cause: newPoolRefused). The pools are one object
+// of their own, with their record, review and events (on the record's
+// ConfigMap), like the route set. pol is svc's apply policy.
+func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes []*v1.Node, pol annotations.ApplyPolicy) (string, error) {
 	if l.cfg.LoadBalancer.TargetPools.Disabled {
 		return "", nil
 	}
@@ -27,11 +30,22 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if err != nil || !ok {
 		return "", err
 	}
+	has, err := l.engine.HasTargetPool(ctx, sel)
+	if err != nil {
+		return "", fmt.Errorf("target pools: %w", err)
+	}
 	_, j, err := l.engine.RenderTargetPools(nil)
 	if err != nil {
 		return "", err
 	}
 	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	if !has {
+		if why := newPoolRefused(svc.Namespace, sel, pol, len(l.poolsOf(ctx, svc.Namespace)), l.cfg.LoadBalancer.TargetPools.MaxPerNamespace); why != "" {
+			klog.V(2).InfoS("no new target pool: the Service lists its nodes in its own plan", "service", klog.KObj(svc), "selection", sel, "reason", why)
+			return "", nil
+		}
+		subj = l.board.CausedBy(ctx, subj, svc)
+	}
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
 	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, nodes, rv)
 	l.board.Report(ctx, subj, out, err)
@@ -44,4 +58,92 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 		return "", fmt.Errorf("target pools: %w", err)
 	}
 	return id, nil
+}
+
+// newPoolRefused says why a Service of ns under apply policy pol may not
+// cause a pool for its node selection sel to be created, its namespace
+// having own pools for selections of its own (at most max); "" when it
+// may. The pool of every node is the cluster's, created under the pools'
+// policy. Another selection is a tenant's choice, and its pool would be
+// created outside the Service's own plan: only while the Service's policy
+// applies unreviewed anyway, and within the namespace's bound. Refused,
+// the Service lists its nodes in its own plan, under its own review.
+func newPoolRefused(ns, sel string, pol annotations.ApplyPolicy, own, max int) string {
+	switch {
+	case sel == "":
+		return ""
+	case pol != annotations.ApplyAuto:
+		return fmt.Sprintf("apply policy %s: a new pool would be created outside the Service's review", pol)
+	case own >= max:
+		return fmt.Sprintf("namespace %s has %d pools for node selections of its own (loadBalancer.targetPools.maxPerNamespace: %d)", ns, own, max)
+	}
+	return ""
+}
+
+// poolsOf are the node selections, other than every node, that Services
+// of ns use and that have a pool.
+func (l *loadBalancers) poolsOf(ctx context.Context, ns string) map[string]bool {
+	out := map[string]bool{}
+	for _, sel := range l.selections(ns) {
+		if has, err := l.engine.HasTargetPool(ctx, sel); sel != "" && err == nil && has {
+			out[sel] = true
+		}
+	}
+	return out
+}
+
+// selections are the node selections of the load-balanced Services of ns
+// ("": of every namespace), from the informer.
+func (l *loadBalancers) selections(ns string) []string {
+	if l.groups.services == nil {
+		return nil
+	}
+	var out []string
+	for _, obj := range l.groups.services.List() {
+		svc, ok := obj.(*v1.Service)
+		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer || (ns != "" && svc.Namespace != ns) {
+			continue
+		}
+		if sel, ok, err := renderer.Selection(svc); err == nil && ok {
+			out = append(out, sel)
+		}
+	}
+	return out
+}
+
+// prunePools destroys, every interval, the pools no Service selects any
+// more (a tenant's earlier selections). A pool a load balancer still uses
+// is refused by the cloud; the next round tries again.
+func (l *loadBalancers) prunePools(ctx context.Context, every time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		if err := l.prunePoolsOnce(ctx); err != nil {
+			klog.ErrorS(err, "target pools: cannot destroy the pools no Service selects")
+		}
+	}
+}
+
+func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
+	nodes := l.groups.lastNodes()
+	if l.cfg.LoadBalancer.TargetPools.Disabled || l.groups.services == nil || len(nodes) == 0 {
+		return nil // nothing seen yet: the pools would be planned without targets
+	}
+	_, j, err := l.engine.RenderTargetPools(nil)
+	if err != nil {
+		return err
+	}
+	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
+	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), nodes, rv)
+	if out != nil {
+		l.board.Report(ctx, subj, out, err)
+	}
+	if err == nil && len(idle) > 0 {
+		klog.InfoS("target pools destroyed: no Service selects them", "selections", idle)
+	}
+	return err
 }

@@ -127,6 +127,7 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		}
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
+	go c.lb.prunePools(ctx, c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
 	if !c.cfg.Review.Drift.Disabled {
 		d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
 		d.groups = c.lb.groups

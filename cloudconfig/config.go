@@ -205,6 +205,13 @@ type TargetPoolsConfig struct {
 	// node joining would wait for a person before any load balancer
 	// could use it. Policy rules still apply.
 	ApplyPolicy string `json:"applyPolicy,omitempty"`
+	// MaxPerNamespace bounds the pools the Services of one namespace may
+	// have created for node selections of their own (default 8): beyond
+	// it, a Service lists its nodes itself, in its own plan.
+	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
+	// PruneInterval is how often pools that no Service selects any more
+	// are destroyed (default 10m).
+	PruneInterval Duration `json:"pruneInterval,omitempty"`
 }
 
 // AdoptionConfig says who may adopt an existing load balancer.
@@ -312,6 +319,12 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.TargetPools.ApplyPolicy == "" {
 		c.LoadBalancer.TargetPools.ApplyPolicy = string(annotations.ApplyAuto)
 	}
+	if c.LoadBalancer.TargetPools.MaxPerNamespace == 0 {
+		c.LoadBalancer.TargetPools.MaxPerNamespace = 8
+	}
+	if c.LoadBalancer.TargetPools.PruneInterval.Duration == 0 {
+		c.LoadBalancer.TargetPools.PruneInterval.Duration = 10 * time.Minute
+	}
 	if c.LoadBalancer.TLSSecrets.ResyncInterval.Duration == 0 {
 		c.LoadBalancer.TLSSecrets.ResyncInterval.Duration = 30 * time.Second
 	}
@@ -383,10 +396,14 @@ func (c *Config) Validate() error {
 	for field, d := range map[string]Duration{
 		"metadata.cacheTTL": c.Metadata.CacheTTL, "terraform.lockTimeout": c.Terraform.LockTimeout, "terraform.staleLockAge": c.Terraform.StaleLockAge,
 		"review.drift.interval": c.Review.Drift.Interval, "loadBalancer.tlsSecrets.resyncInterval": c.LoadBalancer.TLSSecrets.ResyncInterval,
+		"loadBalancer.targetPools.pruneInterval": c.LoadBalancer.TargetPools.PruneInterval,
 	} {
 		if d.invalid != "" {
 			bad(field, "invalid duration %q (want e.g. 30s, 5m)", d.invalid)
 		}
+	}
+	if c.LoadBalancer.TargetPools.MaxPerNamespace < 0 {
+		bad("loadBalancer.targetPools.maxPerNamespace", "must not be negative")
 	}
 	if c.Review.Keep < 1 {
 		bad("review.keep", "must be at least 1")

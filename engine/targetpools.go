@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,12 +25,16 @@ import (
 
 // selections are the node selections that have a pool: those of the
 // Services seen, and (read once) those of the pools already applied.
-// Pools are never removed by a reconcile: a load balancer may still use
-// one (see docs/terraform-workflow.md).
+// A Service's reconcile never removes a pool (a load balancer may still
+// use one, see docs/terraform-workflow.md): PruneTargetPools does, for
+// the selections no Service has any more.
 type selections struct {
 	mu     sync.Mutex
 	seeded bool
-	set    map[string]bool
+	// set holds each selection with the generation it was last used at:
+	// a prune forgets only what nobody used since it looked.
+	set map[string]uint64
+	gen uint64
 }
 
 // RenderTargetPools renders the cluster's target pools root module.
@@ -58,17 +63,62 @@ func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, nod
 	if id, ok := e.poolFastPath(selection, inputs); ok {
 		return id, &Outcome{Policy: rv.Policy, Result: &runner.Result{FastPath: true}, InputsDigest: inputs}, nil
 	}
+	out, err := e.applyPools(ctx, sels, nodes, rv)
+	if err != nil || out.Result == nil {
+		return "", out, err
+	}
+	id, err := poolID(out.Result.Outputs, selection)
+	return id, out, err
+}
+
+// HasTargetPool tells whether selection has a pool: applied, or planned
+// under the pools' review. A new one is the change of the Service that
+// needs it.
+func (e *Engine) HasTargetPool(ctx context.Context, selection string) (bool, error) {
+	if err := e.seedSelections(ctx); err != nil {
+		return false, err
+	}
+	e.pools.mu.Lock()
+	defer e.pools.mu.Unlock()
+	_, ok := e.pools.set[selection]
+	return ok, nil
+}
+
+// PruneTargetPools destroys the pools of the selections not in inUse, in
+// one plan and apply of the pools under rv, and returns them. A pool a
+// load balancer still uses cannot be destroyed (the cloud refuses it): the
+// apply fails, and a later prune tries again.
+func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, nodes []*corev1.Node, rv Review) ([]string, *Outcome, error) {
+	if err := e.seedSelections(ctx); err != nil {
+		return nil, &Outcome{Policy: rv.Policy}, err
+	}
+	keep, idle, gen := e.pools.split(inUse)
+	if len(idle) == 0 {
+		return nil, nil, nil
+	}
+	out, err := e.applyPools(ctx, keep, nodes, rv)
+	if err != nil || out.Result == nil {
+		return nil, out, err
+	}
+	e.pools.forget(idle, gen)
+	return idle, out, nil
+}
+
+// applyPools renders a pool per selection in sels and converges the
+// pools' workspace to them.
+func (e *Engine) applyPools(ctx context.Context, sels []string, nodes []*corev1.Node, rv Review) (*Outcome, error) {
+	inputs := poolInputs(sels, nodes)
 	var pools []renderer.Pool
 	for _, s := range sels {
 		targets, _, err := renderer.PoolTargets(nodes, s, e.render.Region)
 		if err != nil {
-			return "", &Outcome{Policy: rv.Policy}, err
+			return &Outcome{Policy: rv.Policy}, err
 		}
 		pools = append(pools, renderer.Pool{Selection: s, Targets: targets})
 	}
 	_, j, err := e.RenderTargetPools(pools)
 	if err != nil {
-		return "", &Outcome{Policy: rv.Policy}, err
+		return &Outcome{Policy: rv.Policy}, err
 	}
 	e.objects.with(objectref.TargetPools, func(o *object) {
 		if o.job.Hash != j.Hash {
@@ -79,15 +129,14 @@ func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, nod
 	out, err := e.reconcile(ctx, objectref.TargetPools, j, rv, runOptions{state: e.stateObject(objectref.TargetPools)})
 	out.InputsDigest = inputs
 	if err != nil || out.Result == nil {
-		return "", out, err
+		return out, err
 	}
 	e.objects.with(objectref.TargetPools, func(o *object) {
 		if o.job.Hash == j.Hash {
 			o.converged = true
 		}
 	})
-	id, err := poolID(out.Result.Outputs, selection)
-	return id, out, err
+	return out, nil
 }
 
 // poolFastPath answers from the last apply when the selections and nodes
@@ -135,29 +184,54 @@ func (e *Engine) seedSelections(ctx context.Context) error {
 	e.pools.mu.Lock()
 	defer e.pools.mu.Unlock()
 	if e.pools.set == nil {
-		e.pools.set = map[string]bool{}
+		e.pools.set = map[string]uint64{}
 	}
 	for _, s := range applied {
-		e.pools.set[s] = true
+		if _, ok := e.pools.set[s]; !ok {
+			e.pools.set[s] = e.pools.gen
+		}
 	}
 	e.pools.seeded = true
 	return nil
 }
 
-// add adds a selection and returns them all, sorted.
+// add adds a selection, or marks it used again, and returns them all,
+// sorted.
 func (s *selections) add(sel string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.set == nil {
-		s.set = map[string]bool{}
+		s.set = map[string]uint64{}
 	}
-	s.set[sel] = true
-	out := make([]string, 0, len(s.set))
-	for k := range s.set {
-		out = append(out, k)
+	s.gen++
+	s.set[sel] = s.gen
+	return slices.Sorted(maps.Keys(s.set))
+}
+
+// split parts the selections into those in inUse and the idle rest, both
+// sorted, at the generation it returns.
+func (s *selections) split(inUse []string) (keep, idle []string, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(s.set)) {
+		if slices.Contains(inUse, k) {
+			keep = append(keep, k)
+		} else {
+			idle = append(idle, k)
+		}
 	}
-	slices.Sort(out)
-	return out
+	return keep, idle, s.gen
+}
+
+// forget drops the idle selections nobody used since generation gen.
+func (s *selections) forget(idle []string, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range idle {
+		if used, ok := s.set[k]; ok && used <= gen {
+			delete(s.set, k)
+		}
+	}
 }
 
 // poolInputs digests the selections and the nodes (names, provider ids,

@@ -96,3 +96,61 @@ func TestNodeChurnIsOneApply(t *testing.T) {
 		}
 	}
 }
+
+// Pools no Service selects any more are destroyed by a prune, in one
+// apply, and a restarted controller knows it; one a load balancer still
+// uses is refused by the cloud and kept.
+func TestPruneTargetPools(t *testing.T) {
+	f := newFixture(t, 2)
+	a, b := f.node(t, "node-a"), f.node(t, "node-b")
+	b.Labels = map[string]string{"role": "ingress"}
+	nodes := []*corev1.Node{a, b}
+	web := service("web", 80)
+	f.reconcileOnPool(t, f.eng, web, nodes)
+	for _, sel := range []string{"role=ingress", "role=old"} {
+		if _, _, err := f.eng.ReconcileTargetPools(ctxT(t), sel, nodes, auto); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pools := func() int {
+		l, err := f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+	if n := pools(); n != 3 {
+		t.Fatalf("%d pools; want 3", n)
+	}
+
+	idle, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, nodes, auto)
+	if err != nil || !slices.Equal(idle, []string{"role=old"}) {
+		t.Fatalf("prune: %v, %v; want role=old pruned", idle, err)
+	}
+	if n := pools(); n != 2 {
+		t.Fatalf("%d pools after the prune; want 2", n)
+	}
+	if has, _ := f.eng.HasTargetPool(ctxT(t), "role=old"); has {
+		t.Error("the pruned selection is still known")
+	}
+	if idle, out, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, nodes, auto); err != nil || idle != nil || out != nil {
+		t.Fatalf("a prune with nothing idle: %v %+v %v; want nothing done", idle, out, err)
+	}
+
+	// A restarted controller knows what was pruned.
+	next := f.engine(t, 2, engine.Options{})
+	for sel, want := range map[string]bool{"": true, "role=ingress": true, "role=old": false} {
+		if has, err := next.HasTargetPool(ctxT(t), sel); err != nil || has != want {
+			t.Errorf("restarted: HasTargetPool(%q) = %v, %v; want %v", sel, has, err, want)
+		}
+	}
+
+	// web's load balancer still uses every node's pool: the cloud refuses
+	// to destroy it, and it stays known.
+	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, nodes, auto); err == nil {
+		t.Fatal("a pool a load balancer uses was pruned")
+	}
+	if has, _ := f.eng.HasTargetPool(ctxT(t), ""); !has || pools() != 2 {
+		t.Fatalf("after a refused prune: known %v, %d pools; want every node's pool kept", has, pools())
+	}
+}

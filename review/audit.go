@@ -25,6 +25,9 @@ func (b *Board) auditf(s Subject, out *engine.Outcome, e audit.Entry, p *runner.
 	if p != nil {
 		e.PlanID, e.Summary = p.ID, p.Summary.String()
 	}
+	if s.cause != nil {
+		e.Details = withDetail(e.Details, "cause", s.cause.String())
+	}
 	if err := b.audit.Write(e); err != nil {
 		klog.ErrorS(err, "cannot write audit log")
 	}

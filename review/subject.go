@@ -27,6 +27,9 @@ type Subject struct {
 	contrib records.Contributors
 	// object is the object as policy rules see it.
 	meta metav1.ObjectMeta
+	// cause is the Service whose change this is, when the object is
+	// another's (a new target pool): audit lines name it.
+	cause *objectref.Ref
 	// members are a group's member Services: as policy rules see them,
 	// then (set after the reconcile) as its record keeps them.
 	members []*v1.Service
@@ -64,6 +67,14 @@ func (b *Board) RouteSetSubject(workspace, kind string) Subject {
 // events go to their record's ConfigMap.
 func (b *Board) PoolsSubject(workspace, kind string) Subject {
 	return Subject{ref: objectref.TargetPools, event: b.recordObject(workspace), kind: kind}
+}
+
+// CausedBy is s made by svc's change (a target pool created for its
+// node selection): with svc's contributors, and audit lines naming it.
+func (b *Board) CausedBy(ctx context.Context, s Subject, svc *v1.Service) Subject {
+	cause := objectref.Service(svc)
+	s.cause, s.contrib = &cause, b.contributors(ctx, svc)
+	return s
 }
 
 // recordObject is the ConfigMap of workspace's record: where the events

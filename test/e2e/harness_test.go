@@ -65,6 +65,8 @@ type options struct {
 	lbPublicPrefix netip.Prefix
 	// tlsResync is loadBalancer.tlsSecrets.resyncInterval (default 30s).
 	tlsResync string
+	// poolsPrune is loadBalancer.targetPools.pruneInterval (default 10m).
+	poolsPrune string
 	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
@@ -207,6 +209,9 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	if o.tlsResync != "" {
 		lb["tlsSecrets"] = map[string]any{"resyncInterval": o.tlsResync}
+	}
+	if o.poolsPrune != "" {
+		lb["targetPools"] = map[string]any{"pruneInterval": o.poolsPrune}
 	}
 	// The binary is given by path, as the shipped config does: the
 	// controller then runs nothing to find it.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
@@ -28,7 +31,7 @@ import (
 // in the cloud (the simulator's objects) and in events. A new kind of
 // reference adds a row.
 func TestTenancy(t *testing.T) {
-	e := newEnv(t, options{tlsResync: "1s"})
+	e := newEnv(t, options{tlsResync: "1s", poolsPrune: "2s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	for _, ns := range []string{"team-a", "team-b"} {
@@ -137,6 +140,73 @@ func TestTenancy(t *testing.T) {
 		})
 		e.servedCertificate(t, ip, d2)
 		e.auditLine(t, "apply", id, victor.name)
+	})
+
+	t.Run("node selections create no pool outside review; idle pools go", func(t *testing.T) {
+		pools := func() []string {
+			l, err := e.api.ListTargetPools(ctx(t), exampleapi.TargetPoolFilter{})
+			must(t, err)
+			var sels []string
+			for _, p := range l {
+				sels = append(sels, p.Tags[renderer.TagNodeSelector])
+			}
+			slices.Sort(sels)
+			return sels
+		}
+		before := pools()
+		// Under manual, bob's selection flips plan his Service with its
+		// nodes listed, for review; nothing is created in the cloud.
+		flip := lbService("flip", 80)
+		flip.Namespace = "team-b"
+		flip.Annotations = map[string]string{
+			string(annotations.LBApplyPolicy):  string(annotations.ApplyManual),
+			string(annotations.LBNodeSelector): "flip=0",
+		}
+		e.createService(t, bob, flip)
+		seen := []string{e.awaitingPlanIn("team-b", "flip")}
+		for i := 1; i <= 3; i++ {
+			cur, err := bob.kube.CoreV1().Services("team-b").Get(ctx(t), "flip", metav1.GetOptions{})
+			must(t, err)
+			// A new port too: a selection matching no node plans the same
+			// load balancer, and the test waits for each plan.
+			cur.Annotations[string(annotations.LBNodeSelector)] = fmt.Sprintf("flip=%d", i)
+			cur.Spec.Ports[0].Port = int32(80 + i)
+			_, err = bob.kube.CoreV1().Services("team-b").Update(ctx(t), cur, metav1.UpdateOptions{})
+			must(t, err)
+			seen = append(seen, e.awaitingPlanIn("team-b", "flip", seen...))
+		}
+		if got := pools(); !slices.Equal(got, before) {
+			t.Fatalf("selection flips under manual changed the pools: %v, were %v", got, before)
+		}
+
+		// Under auto, a selection's pool is the Service's change (the
+		// audit names it); once no Service selects it, it is destroyed.
+		pooled := lbService("pooled", 80)
+		pooled.Namespace = "team-b"
+		pooled.Annotations = map[string]string{string(annotations.LBNodeSelector): "pool=x"}
+		e.createService(t, bob, pooled)
+		e.waitIngressIn("team-b", "pooled", 90*time.Second)
+		if got := pools(); !slices.Contains(got, "pool=x") {
+			t.Fatalf("no pool for pool=x: %v", got)
+		}
+		caused := false
+		for _, a := range e.auditEntries(t) {
+			caused = caused || strings.HasPrefix(a.Object, objectref.KindTargetPools) && a.Details["cause"] == "Service team-b/pooled"
+		}
+		if !caused {
+			t.Error("no audit line of the pools names Service team-b/pooled as the cause")
+		}
+		cur, err := bob.kube.CoreV1().Services("team-b").Get(ctx(t), "pooled", metav1.GetOptions{})
+		must(t, err)
+		cur.Annotations[string(annotations.LBNodeSelector)] = "pool=y"
+		_, err = bob.kube.CoreV1().Services("team-b").Update(ctx(t), cur, metav1.UpdateOptions{})
+		must(t, err)
+		eventually(t, 90*time.Second, "the pool of pool=x destroyed", func() error {
+			if got := pools(); slices.Contains(got, "pool=x") || !slices.Contains(got, "pool=y") {
+				return fmt.Errorf("pools %v", got)
+			}
+			return nil
+		})
 	})
 
 	t.Run("group of another namespace needs its ReferenceGrant", func(t *testing.T) {
