@@ -79,6 +79,9 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 			decide(r, p.ID, records.Applied, "", now)
 			r.Lock, r.Unapplied = nil, nil
 		}
+		if err == nil && out.Result != nil {
+			r.Lock = nil // whatever lock was seen, this run was not stopped by it
+		}
 		if s.ref.Kind == objectref.KindServiceGroup && !(out.Applied != nil && out.Applied.Destroy) {
 			r.Members = recordedMembers(r.Members, s.members, err == nil && out.Result != nil)
 		}

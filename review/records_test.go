@@ -210,6 +210,19 @@ func TestUpdateRecord(t *testing.T) {
 		},
 		applied: p5.ID,
 	}, {
+		name: "a held lock again, before planning",
+		out:  &engine.Outcome{Policy: auto},
+		err:  &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
+		plans: []wantPlan{
+			{id: p5.ID, outcome: records.Applied},
+			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+			{id: p3.ID, outcome: records.Denied},
+		},
+		applied: p5.ID,
+		lock:    "9296823b-0ebb-7d08-bd17-217709d58ae3",
+	}, {
+		// Converged without an apply: no lock stopped it, whatever one
+		// was seen before.
 		name: "no changes: nothing recorded but the last apply",
 		out:  &engine.Outcome{Policy: auto, Planned: p0, Result: result(p0)},
 		plans: []wantPlan{
