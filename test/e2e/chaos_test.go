@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -19,9 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // chaosProfile sizes a chaos run. make test runs the short profile;
@@ -72,6 +75,7 @@ func TestChaos(t *testing.T) {
 	e.addNode("node-a", "ex-west-1a")
 	e.addNode("node-b", "ex-west-1b")
 	e.waitNodesInitialised(2)
+	e.allowTLSSecrets(t, "default")
 
 	states := watchStates(t, pg.ConnStr)
 	e.sim.SetFaults(t, chaosFaults)
@@ -79,6 +83,7 @@ func TestChaos(t *testing.T) {
 
 	var wg sync.WaitGroup
 	w := &chaosWork{e: e, p: p}
+	w.shared = newChaosShared(t)
 	wg.Go(w.run)
 	kills := 0
 	for i := range p.kills {
@@ -115,16 +120,23 @@ func TestChaos(t *testing.T) {
 
 	converged := time.Now()
 	live, gone := w.result()
-	eventuallyEvery(t, p.converge, time.Second, "convergence", func() error { return e.chaosConverged(t, live, gone) })
+	eventuallyEvery(t, p.converge, time.Second, "convergence", func() error {
+		if err := e.chaosConverged(t, live, gone); err != nil {
+			return err
+		}
+		return e.sharedConverged(t, w.shared)
+	})
 	took := time.Since(converged)
 
-	orphans, duplicates := e.cloudAgainst(t, live)
+	orphans, duplicates := e.cloudAgainst(t, w.shared.owners(live))
+	orphans = append(orphans, e.orphanCertificates(t)...)
 	locks := e.locksLeft(t, pg.ConnStr)
 	lost := states.stop()
 	unaudited := e.unauditedApplies(t)
 	t.Logf("chaos (%s profile):\n%s", p.name, table([][]string{
-		{"operations", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "duplicates", "locks left", "states gone back", "applies without audit"},
+		{"operations", "with them", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "duplicates", "locks left", "states gone back", "applies without audit"},
 		{fmt.Sprintf("%d (%d creates, %d changes, %d deletes)", w.ops(), w.creates, w.changes, w.deletes),
+			"a group of 2 (both changed, 1 deleted), an HTTPS Service (its TLS Secret renewed)",
 			fmt.Sprintf("%d of %d requests (%d 5xx, %d dropped, %d 429)", faults.Errors+faults.Dropped+faults.RateLimited, faults.Requests, faults.Errors, faults.Dropped, faults.RateLimited),
 			fmt.Sprint(kills), p.pgOutage.String(), converged.Sub(start).Round(time.Second).String(), took.Round(time.Second).String(),
 			fmt.Sprint(len(orphans)), fmt.Sprint(len(duplicates)), fmt.Sprint(locks), fmt.Sprint(len(lost)), fmt.Sprint(len(unaudited))},
@@ -143,10 +155,12 @@ func TestChaos(t *testing.T) {
 	}
 }
 
-// chaosWork creates, changes and deletes Services.
+// chaosWork creates, changes and deletes Services; shared are a group
+// and an HTTPS Service, through the same faults and kills.
 type chaosWork struct {
-	e *env
-	p chaosProfile
+	e      *env
+	p      chaosProfile
+	shared *chaosShared
 
 	mu                        sync.Mutex
 	uids                      map[string]string // name -> uid
@@ -164,6 +178,10 @@ func (w *chaosWork) run() {
 	e, t := w.e, w.e.t
 	w.uids, w.deleted = map[string]string{}, map[string]bool{}
 	svcs := e.kube.CoreV1().Services("default")
+	if err := w.shared.create(e); err != nil {
+		t.Errorf("create the group and the HTTPS Service: %v", err)
+		return
+	}
 	for i := range w.p.services {
 		s, err := svcs.Create(ctx(t), lbService(fmt.Sprintf("chaos-%02d", i), 80), metav1.CreateOptions{})
 		if err != nil {
@@ -195,6 +213,10 @@ func (w *chaosWork) run() {
 		w.mu.Unlock()
 		w.pause()
 	}
+	if err := w.shared.change(e); err != nil {
+		t.Errorf("change the group and the HTTPS Service: %v", err)
+		return
+	}
 	for i := 0; i < w.p.services; i += 3 {
 		name := fmt.Sprintf("chaos-%02d", i)
 		if err := svcs.Delete(ctx(t), name, metav1.DeleteOptions{}); err != nil {
@@ -206,6 +228,126 @@ func (w *chaosWork) run() {
 		w.mu.Unlock()
 		w.pause()
 	}
+}
+
+// chaosShared: members chaos-g0 and chaos-g1 of group chaos (ports 81 and
+// 82, changed to 8081 and 8082; then chaos-g1 is deleted), and chaos-tls,
+// https on 443 with the certificate of TLS Secret chaos-tls (renewed).
+type chaosShared struct {
+	first, renewed simtest.Cert
+	tlsUID         string
+}
+
+const chaosGroupUID = "group:default/chaos" // the group's owner tag
+
+func newChaosShared(t *testing.T) *chaosShared {
+	return &chaosShared{
+		first:   simtest.NewCert(t, simtest.CertOptions{CommonName: "chaos.example.test"}),
+		renewed: simtest.NewCert(t, simtest.CertOptions{CommonName: "chaos.example.test"}),
+	}
+}
+
+func (c *chaosShared) create(e *env) error {
+	svcs := e.kube.CoreV1().Services("default")
+	for i, port := range []int32{81, 82} {
+		m := lbService(fmt.Sprintf("chaos-g%d", i), port)
+		m.Annotations = map[string]string{string(annotations.LBGroup): "chaos"}
+		if _, err := svcs.Create(ctx(e.t), m, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if _, err := e.kube.CoreV1().Secrets("default").Create(ctx(e.t), tlsSecretObject("default", "chaos-tls", c.first), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	tls := lbService("chaos-tls", 443)
+	tls.Annotations = map[string]string{string(annotations.LBHTTPSPorts): "443", string(annotations.LBTLSSecrets): "chaos-tls"}
+	s, err := svcs.Create(ctx(e.t), tls, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	c.tlsUID = string(s.UID)
+	return nil
+}
+
+func (c *chaosShared) change(e *env) error {
+	svcs := e.kube.CoreV1().Services("default")
+	for i, port := range []int32{8081, 8082} {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			m, err := svcs.Get(ctx(e.t), fmt.Sprintf("chaos-g%d", i), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			m.Spec.Ports[0].Port = port
+			_, err = svcs.Update(ctx(e.t), m, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	renewTLSSecret(e.t, e.kube, "default", "chaos-tls", c.renewed)
+	return svcs.Delete(ctx(e.t), "chaos-g1", metav1.DeleteOptions{})
+}
+
+// owners is live with the group and the HTTPS Service: who may own a
+// load balancer.
+func (c *chaosShared) owners(live map[string]string) map[string]string {
+	out := maps.Clone(live)
+	out["group chaos"], out["chaos-tls"] = chaosGroupUID, c.tlsUID
+	return out
+}
+
+// sharedConverged: the group's one load balancer listens on chaos-g0's
+// port only and chaos-g0 shows its address; chaos-g1 is gone; chaos-tls's
+// load balancer serves the renewed certificate.
+func (e *env) sharedConverged(t testing.TB, c *chaosShared) error {
+	byUID := e.lbsByUID(t)
+	g := byUID[chaosGroupUID]
+	if len(g) != 1 || g[0].Status != "active" || len(g[0].Listeners) != 1 || g[0].Listeners[0].Port != 8081 {
+		return fmt.Errorf("group chaos: load balancers %+v", g)
+	}
+	svcs := e.kube.CoreV1().Services("default")
+	if s, err := svcs.Get(ctx(t), "chaos-g0", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) == 0 || s.Status.LoadBalancer.Ingress[0].IP != g[0].IPv4 {
+		return fmt.Errorf("chaos-g0 not on the group's address (%v)", err)
+	}
+	if _, err := svcs.Get(ctx(t), "chaos-g1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleted chaos-g1 still there (%v)", err)
+	}
+	tls := byUID[c.tlsUID]
+	if len(tls) != 1 || tls[0].Status != "active" || len(tls[0].Listeners) != 1 || len(tls[0].Listeners[0].CertificateIDs) != 1 {
+		return fmt.Errorf("chaos-tls: load balancers %+v", tls)
+	}
+	cert, err := e.api.GetCertificate(ctx(t), tls[0].Listeners[0].CertificateIDs[0])
+	if err != nil {
+		return err
+	}
+	if cert.Fingerprint != c.renewed.Fingerprint {
+		return fmt.Errorf("chaos-tls serves certificate %s, not the renewed one", cert.ID)
+	}
+	return nil
+}
+
+// orphanCertificates are the certificates no load balancer serves.
+func (e *env) orphanCertificates(t testing.TB) []string {
+	certs, err := e.api.ListCertificates(ctx(t), exampleapi.CertificateFilter{})
+	must(t, err)
+	lbs, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	must(t, err)
+	served := map[string]bool{}
+	for _, lb := range lbs {
+		for _, l := range lb.Listeners {
+			for _, id := range l.CertificateIDs {
+				served[id] = true
+			}
+		}
+	}
+	var out []string
+	for _, c := range certs {
+		if !served[c.ID] {
+			out = append(out, c.ID+" ("+c.Name+")")
+		}
+	}
+	return out
 }
 
 // result is the uids of the live and of the deleted Services.
