@@ -119,7 +119,7 @@ var Definitions = []Definition{
 		Description: "Adopt an existing load balancer instead of creating one: the rendered root module imports it " +
 			"(an `import` block) and the next apply makes it match the Service. Refused (event `ReferenceRefused`, docs/tenancy.md) unless the " +
 			"cloud config allows adoption for the Service's namespace (`loadBalancer.adoption`), and only a load balancer " +
-			"whose tags show no other owner (no other Service's uid, no other cluster id) can be adopted (else event `AdoptionRefused`): the controller " +
+			"whose tags show no other owner (no other Service's uid, no other cluster id) can be adopted (else event `ReferenceRefused`, in the same words as a load balancer that does not exist): the controller " +
 			"checks before rendering, the provider again on import. The plan that imports it waits for a reviewer's approval " +
 			"(default policy rule `load-balancer-import`). Requires " + string(LBName) + " set to the " +
 			"load balancer's current name (and matching internal and IP families), since those cannot change in place. " +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,8 +46,6 @@ type loadBalancers struct {
 	// before anything is rendered (the only call to the control API the
 	// controller makes itself; everything else is Terraform).
 	api *exampleapi.Client
-	// adoptable caches adoption checks that passed, by uid and id.
-	adoptable sync.Map
 	// groups are the load balancer groups (shared load balancers).
 	groups *groups
 	// refs decides the references a Service makes outside itself.
@@ -126,9 +123,6 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if err := renderer.CheckService(svc, l.cfg.Render()); err != nil {
 		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 		l.board.Failed(subj, err)
-		return nil, err
-	}
-	if err := l.checkAdoption(ctx, subj, svc, ann); err != nil {
 		return nil, err
 	}
 	l.unlock(ctx, subj, svc, nodes)
@@ -234,44 +228,6 @@ func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, svc *v1
 		_, job, err := l.engine.RenderLoadBalancer(svc, nodes, nil) // the workspace only
 		return job, err
 	})
-}
-
-// checkAdoption refuses the adopt-id annotation unless the cloud config
-// allows adoption in the Service's namespace and the load balancer's tags
-// show no other owner. The provider checks ownership again on import, and
-// the plan that imports waits for approval (policy rules).
-func (l *loadBalancers) checkAdoption(ctx context.Context, subj review.Subject, svc *v1.Service, ann annotations.LoadBalancer) error {
-	if ann.AdoptID == "" {
-		return nil
-	}
-	key := string(svc.UID) + "/" + ann.AdoptID
-	if _, ok := l.adoptable.Load(key); ok {
-		return nil
-	}
-	err := l.adoptionError(ctx, svc, ann.AdoptID)
-	if err != nil {
-		l.board.Eventf(subj, v1.EventTypeWarning, "AdoptionRefused", "%v", err)
-		return err
-	}
-	l.adoptable.Store(key, true)
-	return nil
-}
-
-func (l *loadBalancers) adoptionError(ctx context.Context, svc *v1.Service, id string) error {
-	if l.api == nil {
-		return fmt.Errorf("annotation %s: no API client to check the load balancer's owner", annotations.LBAdoptID)
-	}
-	lb, err := l.api.GetLoadBalancer(ctx, id)
-	if exampleapi.IsNotFound(err) {
-		return fmt.Errorf("annotation %s: load balancer %q does not exist", annotations.LBAdoptID, id)
-	}
-	if err != nil {
-		return fmt.Errorf("annotation %s: read load balancer %q: %w", annotations.LBAdoptID, id, err)
-	}
-	if c := exampleapi.OwnerConflicts(renderer.OwnerTags(svc, l.cfg.ClusterID), lb.Tags, renderer.OwnerTagKeys); len(c) > 0 {
-		return fmt.Errorf("annotation %s is refused: load balancer %q belongs to another owner (%s)", annotations.LBAdoptID, id, strings.Join(c, "; "))
-	}
-	return nil
 }
 
 // status is the Service's ingress from the load balancer's outputs. With

@@ -3,6 +3,7 @@ package ccm
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ type references struct {
 	authorizer *tenancy.Authorizer
 	certs      ttlCache[map[string]string]
 	grants     ttlCache[[]gatewayv1beta1.ReferenceGrant]
+	lbs        ttlCache[map[string]string]
 }
 
 // How long what references read is kept: a certificate's tenant tags do
@@ -36,6 +38,9 @@ type references struct {
 const (
 	certificateTagsTTL = time.Minute
 	grantsTTL          = 5 * time.Second
+	// loadBalancerTagsTTL: a load balancer to adopt is read again each
+	// minute while its Service names it (its tags change once adopted).
+	loadBalancerTagsTTL = time.Minute
 	// referencesTimeout bounds the reads of a membership check, which
 	// has no caller's context.
 	referencesTimeout = 30 * time.Second
@@ -62,6 +67,23 @@ func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references 
 					return nil, err
 				}
 				return c.Tags, nil
+			})
+			return tags, tags != nil, err
+		}
+		r.authorizer.LoadBalancerTags = func(ctx context.Context, id string) (map[string]string, bool, error) {
+			tags, err := r.lbs.get(id, loadBalancerTagsTTL, func() (map[string]string, error) {
+				lb, err := api.GetLoadBalancer(ctx, id)
+				if exampleapi.IsNotFound(err) {
+					return nil, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				tags := maps.Clone(lb.Tags)
+				if tags == nil {
+					tags = map[string]string{} // found, untagged: nobody's
+				}
+				return tags, nil
 			})
 			return tags, tags != nil, err
 		}

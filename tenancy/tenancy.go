@@ -19,6 +19,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
@@ -100,6 +101,9 @@ type Sources struct {
 	CertificateTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
 	// Grants lists the ReferenceGrants of namespace.
 	Grants func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
+	// LoadBalancerTags returns load balancer id's tags; found is false
+	// when the cloud has no such load balancer.
+	LoadBalancerTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
 }
 
 // Authorizer decides references with one rule set.
@@ -152,12 +156,7 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		}
 		return a.granted(ctx, from, r)
 	case Adoption:
-		if a.AdoptionAllowed == nil || !a.AdoptionAllowed(from.Namespace) {
-			return "the cloud config does not allow adoption in namespace " + from.Namespace, nil
-		}
-		// Whose the load balancer is, is decided by the provider from
-		// its owner tags when it is imported (adoption hijack).
-		return "", nil
+		return a.adoption(ctx, from, r.Name)
 	}
 	return "unknown kind of reference", nil
 }
@@ -181,6 +180,30 @@ func (a *Authorizer) certificate(ctx context.Context, from objectref.Ref, id str
 		return "", err
 	}
 	if !found || !OwnedBy(tags, a.ClusterID, from.Namespace) {
+		return notYours, nil
+	}
+	return "", nil
+}
+
+// adoption: a namespace the cloud config allows may adopt a load balancer
+// whose owner tags name no other owner (no other cluster, no other
+// object). A missing load balancer and another owner's are refused in the
+// same words. The provider checks the same tags again when it imports
+// (a hand-written plan cannot bypass this).
+func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string) (string, error) {
+	if a.AdoptionAllowed == nil || !a.AdoptionAllowed(from.Namespace) {
+		return "the cloud config does not allow adoption in namespace " + from.Namespace, nil
+	}
+	const notYours = "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"
+	if a.LoadBalancerTags == nil {
+		return notYours, nil
+	}
+	tags, found, err := a.LoadBalancerTags(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	want := map[string]string{renderer.TagClusterID: a.ClusterID, renderer.TagServiceUID: from.OwnerTag()}
+	if !found || len(exampleapi.OwnerConflicts(want, tags, renderer.OwnerTagKeys)) > 0 {
 		return notYours, nil
 	}
 	return "", nil

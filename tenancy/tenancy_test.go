@@ -24,6 +24,15 @@ var certs = map[string]map[string]string{
 	"cert-other": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"},
 }
 
+// The load balancers: untagged (nobody's), team-a/web's own (uid u1),
+// another Service's, another cluster's.
+var lbs = map[string]map[string]string{
+	"lb-1":       {},
+	"lb-mine":    {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u1"},
+	"lb-other":   {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u9"},
+	"lb-staging": {renderer.TagClusterID: "staging"},
+}
+
 func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
 	to := gatewayv1beta1.ReferenceGrantTo{Group: GrantGroup, Kind: GrantKind}
 	if name != "" {
@@ -47,6 +56,10 @@ func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 		Sources: Sources{
 			CertificateTags: func(_ context.Context, id string) (map[string]string, bool, error) {
 				t, ok := certs[id]
+				return t, ok, nil
+			},
+			LoadBalancerTags: func(_ context.Context, id string) (map[string]string, bool, error) {
+				t, ok := lbs[id]
 				return t, ok, nil
 			},
 			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
@@ -98,6 +111,11 @@ func TestAuthorize(t *testing.T) {
 		{name: "grant made by the guest in its own namespace", from: teamB, ref: group("team-a", "front"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-b", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "adoption where allowed", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-1"}},
 		{name: "adoption where not allowed", from: teamB, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-1"}, refused: "does not allow adoption"},
+		{name: "adoption of its own load balancer", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-mine"}},
+		// Another owner's and a missing one: the same words.
+		{name: "adoption of another Service's", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-other"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
+		{name: "adoption of another cluster's", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-staging"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
+		{name: "adoption of a missing one", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-gone"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -322,8 +322,8 @@ func nodesRegion(nodes []*corev1.Node) string {
 // checkReferences takes the controller's decisions on what svc references
 // outside itself (docs/tenancy.md) where the cloud config decides them
 // (adoption, TLS Secrets, shared certificates), and says what it cannot
-// check offline (whose a certificate is in the cloud, a ReferenceGrant in
-// the cluster).
+// check offline (whose a certificate or a load balancer to adopt is in the
+// cloud, a ReferenceGrant in the cluster).
 func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Writer) error {
 	lb, err := annotations.Parse(svc.Annotations)
 	if err != nil {
@@ -332,12 +332,16 @@ func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Wri
 	a := &tenancy.Authorizer{ClusterID: cfg.ClusterID, Shared: cfg.LoadBalancer.SharedCertificates, AdoptionAllowed: cfg.LoadBalancer.Adoption.Allows}
 	from := objectref.Service(svc)
 	for _, ref := range tenancy.References(svc, &lb) {
-		offline := ref.Kind == tenancy.Certificate || ref.Kind == tenancy.Group && ref.Namespace != svc.Namespace
+		offline := ref.Kind == tenancy.Certificate || ref.Kind == tenancy.Group && ref.Namespace != svc.Namespace ||
+			ref.Kind == tenancy.Adoption && cfg.LoadBalancer.Adoption.Allows(svc.Namespace)
 		err := a.Authorize(context.Background(), from, []tenancy.Reference{ref})
 		switch {
 		case err != nil && offline:
 			fmt.Fprintf(stderr, "warning: %s: the controller decides this from %s, which render does not read\n",
-				termsafe.Line(err.Error()), map[tenancy.Kind]string{tenancy.Certificate: "the certificate's tags in the cloud", tenancy.Group: "the ReferenceGrants in the cluster"}[ref.Kind])
+				termsafe.Line(err.Error()), map[tenancy.Kind]string{
+					tenancy.Certificate: "the certificate's tags in the cloud", tenancy.Group: "the ReferenceGrants in the cluster",
+					tenancy.Adoption: "the load balancer's owner tags in the cloud",
+				}[ref.Kind])
 		case err != nil:
 			return fmt.Errorf("the controller would refuse this Service: %w", err)
 		}

@@ -245,7 +245,20 @@ func TestRenderTakesTheControllerDecisions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the controller would refuse this Service") || !strings.Contains(err.Error(), "does not allow adoption in namespace shop") {
 		t.Errorf("adopt-id without adoption allowed: %v", err)
 	}
-	_, warnings, err := render(t, "--service", svc("    loadbalancer.example.com/group: platform/edge\n"), "--config", "testdata/config.yaml")
+	// Allowed by the config, the load balancer's owner is the cloud's to say.
+	allowing := filepath.Join(t.TempDir(), "config.yaml")
+	cfg, err := os.ReadFile("testdata/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(allowing, []byte(strings.Replace(string(cfg), "loadBalancer:\n", "loadBalancer:\n  adoption: {enabled: true}\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, warnings, err := render(t, "--service", svc("    loadbalancer.example.com/adopt-id: lb-0123456789abcdef\n    loadbalancer.example.com/name: old\n"), "--config", allowing)
+	if err != nil || !strings.Contains(warnings, "the load balancer's owner tags in the cloud") {
+		t.Errorf("adopt-id with adoption allowed: %v, warnings %q", err, warnings)
+	}
+	_, warnings, err = render(t, "--service", svc("    loadbalancer.example.com/group: platform/edge\n"), "--config", "testdata/config.yaml")
 	if err != nil || !strings.Contains(warnings, "no ReferenceGrant") || !strings.Contains(warnings, "the ReferenceGrants in the cluster") {
 		t.Errorf("group of another namespace: %v, warnings %q", err, warnings)
 	}

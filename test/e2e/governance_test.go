@@ -270,7 +270,8 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 		s.Namespace = "team-a"
 		s.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": name}
 		e.createService(t, mallory, s)
-		e.eventWith(t, "team-a", s.Name, "AdoptionRefused", "belongs to another owner")
+		e.eventWith(t, "team-a", s.Name, "ReferenceRefused", "its owner tags name another cluster or object")
+		e.noEventMentions(t, "team-a", "team-b")
 	}
 	time.Sleep(2 * time.Second)
 	got, err := e.api.GetLoadBalancer(ctx(t), vlb.ID)
