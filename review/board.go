@@ -65,9 +65,11 @@ func (b *Board) setClient(client kubernetes.Interface, recorder record.EventReco
 
 // WatchApprovals starts reading the PlanApprovals and StateUnlocks of the
 // controller's namespace (an informer) until stop; before, none counts.
+// Those that can no longer do anything are collected (collect.go).
 // It needs the client of Connect to check the admission policy.
 func (b *Board) WatchApprovals(dyn dynamic.Interface, stop <-chan struct{}) {
 	b.approvals.start(b.client, dyn, stop)
+	go b.collectLoop(stop)
 }
 
 // Records lists every plan record (nil before Connect): what a
