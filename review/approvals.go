@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,9 +48,8 @@ type approvals struct {
 }
 
 type policyCheck struct {
-	at           time.Time
-	err          error
-	checksGroups bool
+	at  time.Time
+	err error
 }
 
 func newApprovals(namespace string, required int) *approvals {
@@ -78,13 +76,6 @@ func (a *approvals) start(client kubernetes.Interface, dyn dynamic.Interface, st
 // installed and deny what they reject; nil error means they are.
 func (a *approvals) verified(ctx context.Context, name string) error {
 	return a.policy(ctx, name).err
-}
-
-// checksGroups: the installed identity policy checks a PlanApproval's
-// spec.approverGroups too (a policy installed before it did does not).
-func (a *approvals) checksGroups(ctx context.Context) bool {
-	c := a.policy(ctx, reviewapi.AdmissionPolicy)
-	return c.err == nil && c.checksGroups
 }
 
 func (a *approvals) policy(ctx context.Context, name string) policyCheck {
@@ -118,17 +109,11 @@ func (a *approvals) checkPolicy(ctx context.Context, name string) policyCheck {
 	if b.Spec.PolicyName != name || !slices.Contains(b.Spec.ValidationActions, admissionv1.Deny) {
 		return policyCheck{err: fmt.Errorf("ValidatingAdmissionPolicyBinding %q does not bind policy %q with validationActions [Deny]", name, name)}
 	}
-	c := policyCheck{}
-	for _, v := range pol.Spec.Validations {
-		c.checksGroups = c.checksGroups || strings.Contains(v.Expression, groupsCheck)
+	if err := shippedIn(pol); err != nil {
+		return policyCheck{err: err}
 	}
-	return c
+	return policyCheck{}
 }
-
-// groupsCheck is the expression in the shipped identity policy
-// (deploy/base/admission-identity.yaml) that holds spec.approverGroups to
-// the groups the API server authenticated.
-const groupsCheck = "dyn(object.spec).approverGroups == request.userInfo.groups"
 
 // list converts the cached objects of a lister.
 func list[T any](l cache.GenericLister, conv func(*unstructured.Unstructured) (*T, error)) []*T {
@@ -226,9 +211,6 @@ func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApprov
 	case pa.Spec.ApproverGroups == nil:
 		return fmt.Sprintf("PlanApproval %s by %q is not counted: the plan's inputs include %s, whose editor cannot be verified, and the approval does not carry its approver's groups to check that they cannot edit it (approve with examplectl approve)",
 			pa.Name, who, inputs[0])
-	case !a.checksGroups(ctx):
-		return fmt.Sprintf("PlanApproval %s by %q is not counted: the plan's inputs include %s, whose editor cannot be verified, and the installed admission policy %s does not check approverGroups (apply deploy/ of this version)",
-			pa.Name, who, inputs[0], reviewapi.AdmissionPolicy)
 	}
 	for _, in := range inputs {
 		allowed, err := a.mayEdit(ctx, who, pa.Spec.ApproverGroups, in)

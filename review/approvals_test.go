@@ -20,6 +20,7 @@ import (
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -30,11 +31,7 @@ func fakeApprovals(t *testing.T, required int, installed bool, objs ...*unstruct
 	t.Helper()
 	var kube []runtime.Object
 	if installed {
-		kube = append(kube,
-			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
-				Spec: admissionv1.ValidatingAdmissionPolicySpec{Validations: []admissionv1.Validation{{Expression: "x || " + groupsCheck}}}},
-			&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
-				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
+		kube = append(kube, reviewtest.Policies(t, reviewapi.AdmissionPolicy)...)
 	}
 	a := newApprovals("example-ccm", required)
 	a.client = fake.NewClientset(kube...)
@@ -153,25 +150,34 @@ func allowSecretEditors(a *approvals) {
 	})
 }
 
-// Approvals carrying groups count only while the installed policy checks
-// them: one installed before it did leaves them unchecked.
-func TestApproverGroupsNeedTheirCheck(t *testing.T) {
+// Only the policy deploy/ ships verifies identities: one of its name that
+// lacks a validation (an older version without the approverGroups check,
+// or a hand-made one) does not, and no approval counts.
+func TestInstalledPolicyMustBeTheShippedOne(t *testing.T) {
 	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Minute)}
 	a := fakeApprovals(t, 1, false, approvalObj("a", web, plan.ID, "bob", time.Now(), "reviewers"))
-	a.client = fake.NewClientset(
-		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
-		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
-			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
+	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
+	older := shipped[0].(*admissionv1.ValidatingAdmissionPolicy).DeepCopy()
+	var kept []admissionv1.Validation
+	for _, v := range older.Spec.Validations {
+		if !strings.Contains(v.Expression, "approverGroups") {
+			kept = append(kept, v)
+		}
+	}
+	older.Spec.Validations = kept
+	a.client = fake.NewClientset(older, shipped[1])
 	allowSecretEditors(a)
 	c := records.Contributors{Unverified: []records.Input{tlsSecret}}
 	got, _ := a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return c, nil })
-	if got.Approved || len(got.Ignored) != 1 || !strings.Contains(got.Ignored[0], "does not check approverGroups") {
+	if got.Approved || len(got.Ignored) != 1 || !strings.Contains(got.Ignored[0], "is not the one this controller ships: it lacks the validation") {
 		t.Fatalf("under a policy without the groups check: %+v", got)
 	}
-	// Nothing to check: the groups do not matter.
-	got, _ = a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{Authors: []string{"carol"}}, nil })
-	if !got.Approved {
-		t.Fatalf("bob's approval of carol's change: %+v", got)
+
+	// The shipped one: bob may not edit the Secret, his approval counts.
+	a = fakeApprovals(t, 1, true, approvalObj("a", web, plan.ID, "bob", time.Now(), "reviewers"))
+	allowSecretEditors(a)
+	if got, _ := a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return c, nil }); !got.Approved {
+		t.Fatalf("bob's approval under the shipped policy: %+v", got)
 	}
 	// Who made the change unknown: nobody's approval counts.
 	got, _ = a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{}, errors.New("etcd down") })
@@ -183,10 +189,10 @@ func TestApproverGroupsNeedTheirCheck(t *testing.T) {
 // A binding that only warns or audits does not make approvals verified.
 func TestPolicyBindingMustDeny(t *testing.T) {
 	a := newApprovals("example-ccm", 1)
-	a.client = fake.NewClientset(
-		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
-		&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
-			Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Warn}}})
+	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
+	warn := shipped[1].(*admissionv1.ValidatingAdmissionPolicyBinding).DeepCopy()
+	warn.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn}
+	a.client = fake.NewClientset(shipped[0], warn)
 	if err := a.verified(context.Background(), reviewapi.AdmissionPolicy); err == nil {
 		t.Fatal("a Warn-only binding was taken as verification")
 	}

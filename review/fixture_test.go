@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,10 +58,7 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 	t.Cleanup(func() { _ = log.Close() })
 	var kube []runtime.Object
 	if !noPolicy {
-		kube = append(kube,
-			&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy}},
-			&admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AdmissionPolicy},
-				Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}}})
+		kube = append(kube, reviewtest.Policies(t, reviewapi.AdmissionPolicy)...)
 	}
 	f.client = fake.NewClientset(kube...)
 	reviewtest.Versioned(f.client)

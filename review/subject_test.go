@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -22,15 +22,9 @@ import (
 // that makes the API server check Services' author annotation.
 func installAuthorPolicy(t *testing.T, f *reviewFixture) {
 	t.Helper()
-	adm := f.client.AdmissionregistrationV1()
-	_, err := adm.ValidatingAdmissionPolicies().Create(t.Context(),
-		&admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AuthorAdmissionPolicy}}, metav1.CreateOptions{})
-	must(t, err)
-	_, err = adm.ValidatingAdmissionPolicyBindings().Create(t.Context(), &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: reviewapi.AuthorAdmissionPolicy},
-		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: reviewapi.AuthorAdmissionPolicy, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
-	}, metav1.CreateOptions{})
-	must(t, err)
+	for _, o := range reviewtest.Policies(t, reviewapi.AuthorAdmissionPolicy) {
+		must(t, f.client.Tracker().Add(o))
+	}
 }
 
 // authored is a Service of shop whose annotation names its author.

@@ -8,16 +8,20 @@ package reviewtest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/example/cloud-provider-example/deploy"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 )
@@ -118,6 +122,37 @@ func Reasons(evs []Event) []string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, e.Reason)
+	}
+	return out
+}
+
+// Policies are the admission policies deploy/ ships named names, with
+// their bindings, as the API server would hold them once applied.
+func Policies(t testing.TB, names ...string) []runtime.Object {
+	t.Helper()
+	objs, err := deploy.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	author, err := deploy.Component(deploy.ServiceAuthor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []runtime.Object
+	for _, o := range append(objs, author...) {
+		switch p := o.(type) {
+		case *admissionv1.ValidatingAdmissionPolicy:
+			if slices.Contains(names, p.Name) {
+				out = append(out, p)
+			}
+		case *admissionv1.ValidatingAdmissionPolicyBinding:
+			if slices.Contains(names, p.Name) {
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) != 2*len(names) {
+		t.Fatalf("deploy/ ships %d of the policies and bindings %v", len(out), names)
 	}
 	return out
 }
