@@ -155,11 +155,13 @@ func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
 	c.lb.groups.services = inf.GetIndexer()
 }
 
-func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, true }
-func (c *cloud) Instances() (cloudprovider.Instances, bool)       { return c.instances, true }
-func (c *cloud) InstancesV2() (cloudprovider.InstancesV2, bool)   { return c.instances, true }
-func (c *cloud) Zones() (cloudprovider.Zones, bool)               { return c.instances, true }
-func (c *cloud) Clusters() (cloudprovider.Clusters, bool)         { return nil, false }
-func (c *cloud) Routes() (cloudprovider.Routes, bool)             { return c.routes, true }
-func (c *cloud) ProviderName() string                             { return ProviderName }
-func (c *cloud) HasClusterID() bool                               { return c.cfg.ClusterID != "" }
+func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
+	return inertLoadBalancer{c.lb}, true
+}
+func (c *cloud) Instances() (cloudprovider.Instances, bool)     { return c.instances, true }
+func (c *cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
+func (c *cloud) Zones() (cloudprovider.Zones, bool)             { return c.instances, true }
+func (c *cloud) Clusters() (cloudprovider.Clusters, bool)       { return nil, false }
+func (c *cloud) Routes() (cloudprovider.Routes, bool)           { return c.routes, true }
+func (c *cloud) ProviderName() string                           { return ProviderName }
+func (c *cloud) HasClusterID() bool                             { return c.cfg.ClusterID != "" }
