@@ -53,12 +53,12 @@ func (b *Board) ReportMembers(g annotations.Group, rep *renderer.GroupReport) {
 	}
 	for _, c := range rep.Conflicts {
 		all = append(all, said{c.Service, v1.EventTypeWarning, "ListenerConflict", fmt.Sprintf(
-			"Listener %s is not served: Service %s/%s, an earlier member of load balancer group %s, has it", c.Listener, c.Winner.Namespace, c.Winner.Name, g)})
+			"Listener %s is not served: %s, an earlier member of load balancer group %s, has it", c.Listener, memberAs(c.Service, c.Winner), g)})
 	}
 	for _, ig := range rep.Ignored {
 		all = append(all, said{ig.Service, v1.EventTypeWarning, "GroupSettingIgnored", fmt.Sprintf(
-			"%s is %s here, but load balancer group %s takes it from its first member, Service %s/%s (%s)",
-			ig.Setting, orUnset(ig.Value), g, ig.Primary.Namespace, ig.Primary.Name, orUnset(ig.PrimaryValue))})
+			"%s is %s here, but load balancer group %s takes it from its first member, %s (%s)",
+			ig.Setting, orUnset(ig.Value), g, memberAs(ig.Service, ig.Primary), orUnset(ig.PrimaryValue))})
 	}
 	var digest strings.Builder
 	for _, s := range all {
@@ -70,6 +70,16 @@ func (b *Board) ReportMembers(g annotations.Group, rep *renderer.GroupReport) {
 	for _, s := range all {
 		b.eventf(Subject{ref: objectref.Service(s.svc), event: s.svc}, s.typ, s.reason, "%s", s.message)
 	}
+}
+
+// memberAs is how an event on to's Service names member other: by name
+// in to's own namespace; from another namespace, by its namespace only
+// (one tenant's events never name another's objects).
+func memberAs(to, other *v1.Service) string {
+	if other.Namespace == to.Namespace {
+		return fmt.Sprintf("Service %s/%s", other.Namespace, other.Name)
+	}
+	return "a Service of namespace " + other.Namespace
 }
 
 func orUnset(v string) string {

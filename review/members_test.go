@@ -1,6 +1,7 @@
 package review
 
 import (
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -43,6 +44,27 @@ func TestReportMembers(t *testing.T) {
 	f.ReportMembers(annotations.Group{Namespace: "shop", Name: "back"}, rep)
 	if evs := f.takeEvents(); len(evs) != 2 {
 		t.Errorf("another group's report: %s", eventsText(evs))
+	}
+}
+
+// A member of another namespace (a guest, or the owner seen from a
+// guest) is named by its namespace only.
+func TestReportMembersAcrossNamespaces(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	owner := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
+	guest := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api"}}
+	f.ReportMembers(annotations.Group{Namespace: "team-a", Name: "front"}, &renderer.GroupReport{
+		Members:   []*v1.Service{owner, guest},
+		Conflicts: []renderer.ListenerConflict{{Service: guest, Listener: "tcp/80", Winner: owner}},
+		Ignored:   []renderer.IgnoredSetting{{Service: guest, Setting: string(annotations.LBInternal), Primary: owner, PrimaryValue: "true"}},
+	})
+	evs := f.takeEvents()
+	checkEvents(t, evs, []wantEvent{
+		{typ: "Warning", reason: "ListenerConflict", has: []string{"Listener tcp/80 is not served: a Service of namespace team-a, an earlier member"}},
+		{typ: "Warning", reason: "GroupSettingIgnored", has: []string{"takes it from its first member, a Service of namespace team-a (true)"}},
+	})
+	if text := eventsText(evs); strings.Contains(text, "team-a/web") {
+		t.Errorf("a guest's events name the owner's Service:\n%s", text)
 	}
 }
 
