@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // reconcileOnPool is what the controller does for a Service on a pool.
@@ -147,8 +149,8 @@ func TestPruneTargetPools(t *testing.T) {
 
 	// web's load balancer still uses every node's pool: the cloud refuses
 	// to destroy it, and it stays known.
-	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, nodes, auto); err == nil {
-		t.Fatal("a pool a load balancer uses was pruned")
+	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, nodes, auto); !errors.Is(err, runner.ErrInUse) {
+		t.Fatalf("pruning a pool a load balancer uses: %v; want the cloud's refusal (runner.ErrInUse)", err)
 	}
 	if has, _ := f.eng.HasTargetPool(ctxT(t), ""); !has || pools() != 2 {
 		t.Fatalf("after a refused prune: known %v, %d pools; want every node's pool kept", has, pools())

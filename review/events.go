@@ -65,6 +65,8 @@ func failedReason(err error) string {
 		reason = "WorkspaceOwnedByAnother"
 	case errors.Is(err, runner.ErrStateLocked):
 		reason = "StateLocked"
+	case errors.Is(err, runner.ErrInUse):
+		reason = "DeleteBlocked" // another object still uses what the apply deletes; retried with back-off
 	case errors.As(err, &re) && re.Op == "plan":
 		reason = "PlanFailed"
 	case !errors.As(err, &re):

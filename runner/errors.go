@@ -45,7 +45,13 @@ var ErrStateLocked = errors.New("state locked")
 // or the state changed since planning): plan again.
 var ErrStalePlan = errors.New("saved plan is stale")
 
-// Is lets callers match lock and stale-plan failures with errors.Is.
+// ErrInUse means the cloud refused to delete an object another still uses
+// (the Example provider's "Cannot delete ...: it is in use", naming the
+// users): a deletion blocked by something this apply does not change.
+var ErrInUse = errors.New("object to delete is in use")
+
+// Is lets callers match lock, stale-plan and in-use failures with
+// errors.Is.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrStateLocked:
@@ -53,6 +59,8 @@ func (e *Error) Is(target error) bool {
 		// new finds its workspace-creation lock taken.
 		return strings.Contains(e.Diagnostics, "Error acquiring the state lock") ||
 			strings.Contains(e.Diagnostics, "Already locked for workspace creation")
+	case ErrInUse:
+		return strings.Contains(e.Diagnostics, "Cannot delete ") && strings.Contains(e.Diagnostics, ": it is in use")
 	case ErrStalePlan:
 		// Or made in the other provider mode: a saved plan carries the
 		// lock file it was made with (none when attached).
