@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -134,15 +135,10 @@ func (t *tlsSecrets) secret(ctx context.Context, namespace, name string) (crt, k
 // waits until it has passed some: with none, a load balancer listing its
 // nodes would be planned without targets.
 func (l *loadBalancers) resyncTLS(ctx context.Context, every time.Duration) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(every):
-		}
+	utilwait.UntilWithContext(ctx, func(ctx context.Context) {
 		nodes := l.groups.lastNodes()
 		if len(nodes) == 0 {
-			continue
+			return
 		}
 		for _, svc := range l.tlsServices() {
 			if ctx.Err() != nil {
@@ -152,7 +148,7 @@ func (l *loadBalancers) resyncTLS(ctx context.Context, every time.Duration) {
 				klog.V(2).InfoS("TLS resync: the load balancer did not converge", "service", klog.KObj(svc), "err", err)
 			}
 		}
-	}
+	}, every)
 }
 
 // tlsServices are the Services the service controller gives this

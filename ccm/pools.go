@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
@@ -115,16 +116,11 @@ func (l *loadBalancers) selections(ns string) []string {
 // more (a tenant's earlier selections). A pool a load balancer still uses
 // is refused by the cloud; the next round tries again.
 func (l *loadBalancers) prunePools(ctx context.Context, every time.Duration) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(every):
-		}
+	utilwait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := l.prunePoolsOnce(ctx); err != nil {
 			klog.ErrorS(err, "target pools: cannot destroy the pools no Service selects")
 		}
-	}
+	}, every)
 }
 
 func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
