@@ -28,8 +28,10 @@ import (
 )
 
 // policyCheckTTL is how long a check that the admission policies are
-// installed is trusted.
-const policyCheckTTL = 30 * time.Second
+// installed is trusted: short, since an approval made while a policy is
+// gone was never checked; the check is two GETs, made only while
+// approvals are decided.
+const policyCheckTTL = 5 * time.Second
 
 // approvals reads the PlanApprovals and StateUnlocks of the controller's
 // namespace (an informer's cache) and decides what they amount to. Only
