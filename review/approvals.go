@@ -52,6 +52,9 @@ type approvals struct {
 type policyCheck struct {
 	at  time.Time
 	err error
+	// since is when the policy or its binding was last created or
+	// changed: an object made before was not checked by this policy.
+	since time.Time
 }
 
 func newApprovals(namespace string, required int) *approvals {
@@ -114,7 +117,33 @@ func (a *approvals) checkPolicy(ctx context.Context, name string) policyCheck {
 	if err := shippedIn(pol); err != nil {
 		return policyCheck{err: err}
 	}
-	return policyCheck{}
+	return policyCheck{since: lastWritten(pol.ObjectMeta, b.ObjectMeta)}
+}
+
+// lastWritten is when any of objs was last created or written, as their
+// metadata tells (the API server sets both).
+func lastWritten(objs ...metav1.ObjectMeta) time.Time {
+	var t time.Time
+	for _, m := range objs {
+		if m.CreationTimestamp.After(t) {
+			t = m.CreationTimestamp.Time
+		}
+		for _, f := range m.ManagedFields {
+			// The API server writes a policy's status (its type check):
+			// that changes nothing of what it checks.
+			if f.Time != nil && f.Subresource == "" && f.Time.After(t) {
+				t = f.Time.Time
+			}
+		}
+	}
+	return t
+}
+
+// checkedSince is when the identity policy as it is now took effect:
+// approvals and unlock requests made before were not checked by it (it
+// was missing, or weaker, for a while) and do not count.
+func (a *approvals) checkedSince(ctx context.Context) time.Time {
+	return a.policy(ctx, reviewapi.AdmissionPolicy).since.Truncate(time.Second)
 }
 
 // list converts the cached objects of a lister.
@@ -174,10 +203,15 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 		out.Ignored = append(out.Ignored, fmt.Sprintf("approvals are not counted while the plan record, which says who made the change, cannot be read: %v", err))
 		return out, nil
 	}
+	since := a.checkedSince(ctx)
 	var counted []*reviewapi.PlanApproval
 	for _, pa := range items {
 		who := pa.Spec.Approver
 		switch {
+		case pa.Created.Before(since):
+			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q was made before the admission policy that verifies approvers was last installed or changed (%s): nothing checked who made it; make a new one",
+				pa.Name, who, since.UTC().Format(time.RFC3339)))
+			continue
 		case pa.Spec.PlanID != p.ID:
 			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q approves %s, but the plan awaiting approval is %s", pa.Name, who, pa.Spec.PlanID, p.ID))
 			continue
@@ -267,7 +301,14 @@ func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*revie
 	if err := a.verified(ctx, reviewapi.AdmissionPolicy); err != nil {
 		return nil, fmt.Errorf("unlock requests are not honoured while the admission policy that verifies requesters is missing: %w", err)
 	}
-	return out, nil
+	since := a.checkedSince(ctx)
+	return slices.DeleteFunc(out, func(u *reviewapi.StateUnlock) bool {
+		if u.Created.Before(since) {
+			klog.InfoS("unlock request ignored: made before the admission policy that verifies requesters was last installed or changed", "name", u.Name, "requester", u.Spec.Requester)
+			return true
+		}
+		return false
+	}), nil
 }
 
 // remove deletes used approvals and unlock requests (their record and the

@@ -186,6 +186,26 @@ func TestInstalledPolicyMustBeTheShippedOne(t *testing.T) {
 	}
 }
 
+// An approval made before the identity policy was last installed or
+// changed was never checked by it: it does not count.
+func TestApprovalsOlderThanThePolicyDoNotCount(t *testing.T) {
+	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
+	a := fakeApprovals(t, 1, false,
+		approvalObj("before", web, plan.ID, "mallory", time.Now().Add(-30*time.Minute), "reviewers"),
+		approvalObj("after", web, plan.ID, "bob", time.Now().Add(-5*time.Minute), "reviewers"))
+	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
+	pol := shipped[0].(*admissionv1.ValidatingAdmissionPolicy).DeepCopy()
+	pol.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * time.Hour))
+	restored := metav1.NewTime(time.Now().Add(-10 * time.Minute)) // weakened, then restored
+	pol.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: &restored}}
+	a.client = fake.NewClientset(pol, shipped[1])
+	got, _ := a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{}, nil })
+	if !got.Approved || !slices.Equal(got.Approvers, []string{"bob"}) || len(got.Ignored) != 1 ||
+		!strings.Contains(got.Ignored[0], `PlanApproval before by "mallory" was made before the admission policy that verifies approvers was last installed or changed`) {
+		t.Fatalf("%+v; want bob's counted, mallory's (older than the policy) ignored", got)
+	}
+}
+
 // A binding that only warns or audits does not make approvals verified.
 func TestPolicyBindingMustDeny(t *testing.T) {
 	a := newApprovals("example-ccm", 1)
