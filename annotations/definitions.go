@@ -107,11 +107,13 @@ var Definitions = []Definition{
 	},
 	{
 		Name: LBName, Kind: KindString,
-		Accepted:    []string{"1-253 letters, digits, '.', '_' and '-', starting with a letter or digit; unique per region"},
-		Default:     "k8s-<hash of cluster id and Service UID> (32 characters)",
-		Description: "Name of the load balancer in the cloud. Changing it replaces the load balancer, which gets new addresses.",
-		Example:     "shop-frontend",
-		parse:       parseName,
+		Accepted: []string{"1-253 letters, digits, '.', '_' and '-', starting with a letter or digit; unique per region"},
+		Default:  "k8s-<hash of cluster id and Service UID> (32 characters)",
+		Description: "Name of the load balancer in the cloud (in a group, the primary's name is the group's). Changing it replaces the load balancer, which gets new addresses. " +
+			"Refused (event `ReferenceRefused`, docs/tenancy.md) when it has the default form (k8s- and 28 hex digits) but is not this Service's " +
+			"nor its group's default, or when a load balancer of another namespace or cluster has it in the region (first come, first served).",
+		Example: "shop-frontend",
+		parse:   parseName,
 	},
 	{
 		Name: LBAdoptID, Kind: KindString, Accepted: []string{"a load balancer id, lb-<letters and digits>"},

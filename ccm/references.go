@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type references struct {
 	certs      ttlCache[map[string]string]
 	grants     ttlCache[[]gatewayv1beta1.ReferenceGrant]
 	lbs        ttlCache[map[string]string]
+	names      ttlCache[map[string]string]
 }
 
 // How long what references read is kept: a certificate's tenant tags do
@@ -41,6 +43,10 @@ const (
 	// loadBalancerTagsTTL: a load balancer to adopt is read again each
 	// minute while its Service names it (its tags change once adopted).
 	loadBalancerTagsTTL = time.Minute
+	// loadBalancerNameTTL: whose a name is changes when a load balancer
+	// is created or deleted; a stale answer only delays a refusal or an
+	// allowance (the cloud still refuses a second load balancer of a name).
+	loadBalancerNameTTL = 30 * time.Second
 	// referencesTimeout bounds the reads of a membership check, which
 	// has no caller's context.
 	referencesTimeout = 30 * time.Second
@@ -80,6 +86,24 @@ func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references 
 					return nil, err
 				}
 				tags := maps.Clone(lb.Tags)
+				if tags == nil {
+					tags = map[string]string{} // found, untagged: nobody's
+				}
+				return tags, nil
+			})
+			return tags, tags != nil, err
+		}
+		r.authorizer.LoadBalancerByName = func(ctx context.Context, name string) (map[string]string, bool, error) {
+			tags, err := r.names.get(name, loadBalancerNameTTL, func() (map[string]string, error) {
+				l, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: cfg.Region})
+				if err != nil {
+					return nil, fmt.Errorf("list load balancers named %q: %w", name, err)
+				}
+				i := slices.IndexFunc(l, func(lb exampleapi.LoadBalancer) bool { return lb.Name == name })
+				if i < 0 {
+					return nil, nil
+				}
+				tags := maps.Clone(l[i].Tags)
 				if tags == nil {
 					tags = map[string]string{} // found, untagged: nobody's
 				}

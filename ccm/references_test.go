@@ -17,6 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -61,6 +62,24 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	}
 	if err := refs.authorize(ctx, svc("team-b", join("team-a/back"))); !errors.As(err, &refused) {
 		t.Errorf("team-b joining team-a/back, granted front only: %v, want a refusal", err)
+	}
+
+	// A name is read from the cloud's load balancers of that name.
+	_, err = api.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{
+		Name: "shop-a", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u-team-a"},
+	})
+	must(t, err)
+	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }
+	if err := refs.authorize(ctx, svc("team-a", named("shop-a"))); err != nil {
+		t.Errorf("team-a naming its own load balancer's name: %v", err)
+	}
+	if err := refs.authorize(ctx, svc("team-b", named("shop-a"))); !errors.As(err, &refused) {
+		t.Errorf("team-b naming team-a's load balancer's name: %v, want a refusal", err)
+	}
+	if err := refs.authorize(ctx, svc("team-b", named("shop-b"))); err != nil {
+		t.Errorf("team-b naming a free name: %v", err)
 	}
 }
 

@@ -243,8 +243,7 @@ func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApprov
 		return ""
 	}
 	who := pa.Spec.Approver
-	switch {
-	case pa.Spec.ApproverGroups == nil:
+	if pa.Spec.ApproverGroups == nil {
 		return fmt.Sprintf("PlanApproval %s by %q is not counted: the plan's inputs include %s, whose editor cannot be verified, and the approval does not carry its approver's groups to check that they cannot edit it (approve with examplectl approve)",
 			pa.Name, who, inputs[0])
 	}

@@ -11,11 +11,15 @@
 package tenancy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -36,6 +40,10 @@ const (
 	Group Kind = "load balancer group"
 	// Adoption is an existing load balancer to import (adopt-id).
 	Adoption Kind = "load balancer to adopt"
+	// LoadBalancerName is the cloud name a Service gives its load
+	// balancer, or its group's (name): names are unique per region, so a
+	// name is a claim on something another tenant may need.
+	LoadBalancerName Kind = "load balancer name"
 )
 
 // Reference is one reference an object makes.
@@ -43,12 +51,16 @@ type Reference struct {
 	Kind Kind
 	// Annotation is where the tenant wrote it: the refusal names it.
 	Annotation annotations.Name
-	// Namespace is the referent's namespace (Secrets, groups); "" for
-	// cloud objects.
+	// Namespace is the referent's namespace (Secrets, groups; for a load
+	// balancer name, the namespace of the object whose load balancer it
+	// names); "" for cloud objects.
 	Namespace string
 	// Name is the referent: a Secret's or group's name, a certificate or
-	// load balancer id.
+	// load balancer id, a load balancer name.
 	Name string
+	// Group is, for a load balancer name, the group whose load balancer
+	// the name would be (in Namespace); "" when it is the Service's own.
+	Group string
 }
 
 // References lists every reference svc's annotations make: the one place
@@ -66,6 +78,14 @@ func References(svc *corev1.Service, lb *annotations.LoadBalancer) []Reference {
 	}
 	if lb.AdoptID != "" {
 		out = append(out, Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: lb.AdoptID})
+	}
+	// After adoption: adopting another's load balancer means naming it,
+	// and that refusal says more.
+	if lb.Name != "" {
+		// A member's name is its group's (the renderer takes the
+		// primary's), so the group is the owner the name is checked for.
+		g := lb.Group.In(svc.Namespace)
+		out = append(out, Reference{Kind: LoadBalancerName, Annotation: annotations.LBName, Namespace: cmp.Or(g.Namespace, svc.Namespace), Name: lb.Name, Group: g.Name})
 	}
 	return out
 }
@@ -104,6 +124,10 @@ type Sources struct {
 	// LoadBalancerTags returns load balancer id's tags; found is false
 	// when the cloud has no such load balancer.
 	LoadBalancerTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
+	// LoadBalancerByName returns the tags of the load balancer named name
+	// in the cluster's region; found is false when there is none. Nil: the
+	// names in the cloud are not read (only a name's form decides).
+	LoadBalancerByName func(ctx context.Context, name string) (tags map[string]string, found bool, err error)
 }
 
 // Authorizer decides references with one rule set.
@@ -157,6 +181,11 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		return a.granted(ctx, from, r)
 	case Adoption:
 		return a.adoption(ctx, from, r.Name)
+	case LoadBalancerName:
+		if reason := a.ReservedName(from, r); reason != "" {
+			return reason, nil
+		}
+		return a.nameInUse(ctx, r)
 	}
 	return "unknown kind of reference", nil
 }
@@ -207,6 +236,50 @@ func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string
 		return notYours, nil
 	}
 	return "", nil
+}
+
+// defaultName is the form of the names the controller computes
+// (renderer.LoadBalancerName, renderer.GroupLoadBalancerName): k8s- and
+// 28 lowercase hex digits.
+var defaultName = regexp.MustCompile(`^k8s-[0-9a-f]{28}$`)
+
+// ReservedName decides a load balancer name by its form alone (no cloud):
+// a name of the controller's default form is a hash that hides whose it
+// is, and another namespace's group has a default anyone can compute, so
+// every such name is reserved but the ones computed for this Service and
+// for the group it names. "" allows.
+func (a *Authorizer) ReservedName(from objectref.Ref, r Reference) string {
+	if !defaultName.MatchString(r.Name) {
+		return ""
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: from.Namespace, Name: from.Name, UID: types.UID(from.UID)}}
+	if r.Name == renderer.LoadBalancerName(svc, a.ClusterID) ||
+		r.Group != "" && r.Name == renderer.GroupLoadBalancerName(a.ClusterID, r.Namespace, r.Group) {
+		return ""
+	}
+	return "names of the form k8s- and 28 hex digits are reserved for the names the controller computes, and this one is not this Service's (nor its group's): it is reserved for another owner"
+}
+
+// nameInUse: a name a load balancer in the region already has is free to
+// take only when its owner tags name nobody (one to adopt, made by hand)
+// or this cluster and the namespace whose load balancer the name is (the
+// Service's own, its group's, or one it is moving from within its
+// namespace). Names are first come, first served: whoever created a load
+// balancer of a name first keeps it, and another namespace's later claim
+// is refused here, before the cloud would refuse its create.
+func (a *Authorizer) nameInUse(ctx context.Context, r Reference) (string, error) {
+	if a.LoadBalancerByName == nil {
+		return "", nil
+	}
+	tags, found, err := a.LoadBalancerByName(ctx, r.Name)
+	if err != nil {
+		return "", err
+	}
+	owned := slices.ContainsFunc(renderer.OwnerTagKeys, func(k string) bool { return tags[k] != "" })
+	if !found || !owned || OwnedBy(tags, a.ClusterID, r.Namespace) {
+		return "", nil
+	}
+	return "a load balancer of another owner (another namespace or cluster) has this name in the region: it is reserved for or used by another owner", nil
 }
 
 // OwnedBy tells whether a cloud object's tags name this cluster and

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -31,6 +32,16 @@ var lbs = map[string]map[string]string{
 	"lb-mine":    {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u1"},
 	"lb-other":   {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u9"},
 	"lb-staging": {renderer.TagClusterID: "staging"},
+}
+
+// The load balancers by name: team-a's, team-a's group front's, team-b's,
+// one made by hand (untagged), one of team-a in another cluster.
+var lbNames = map[string]map[string]string{
+	"shop-a":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u1"},
+	"front-a":    {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "group:team-a/front"},
+	"shop-b":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b", renderer.TagServiceUID: "u2"},
+	"legacy":     {"owner": "ops-team"},
+	"shop-stage": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u1"},
 }
 
 func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
@@ -62,6 +73,10 @@ func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 				t, ok := lbs[id]
 				return t, ok, nil
 			},
+			LoadBalancerByName: func(_ context.Context, name string) (map[string]string, bool, error) {
+				t, ok := lbNames[name]
+				return t, ok, nil
+			},
 			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
 				var out []gatewayv1beta1.ReferenceGrant
 				for _, g := range grants {
@@ -85,6 +100,15 @@ func TestAuthorize(t *testing.T) {
 	group := func(ns, name string) Reference {
 		return Reference{Kind: Group, Annotation: annotations.LBGroup, Namespace: ns, Name: name}
 	}
+	// name is a name for the load balancer of a Service of ns, or of its
+	// group (a member's name is its group's).
+	name := func(ns, group, n string) Reference {
+		return Reference{Kind: LoadBalancerName, Annotation: annotations.LBName, Namespace: ns, Group: group, Name: n}
+	}
+	svcOf := func(r objectref.Ref) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, UID: types.UID(r.UID)}}
+	}
+	ownDefault := renderer.LoadBalancerName(svcOf(teamA), "prod")
 	cases := []struct {
 		name   string
 		from   objectref.Ref
@@ -116,6 +140,20 @@ func TestAuthorize(t *testing.T) {
 		{name: "adoption of another Service's", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-other"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
 		{name: "adoption of another cluster's", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-staging"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
 		{name: "adoption of a missing one", from: teamA, ref: Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-gone"}, refused: "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"},
+		{name: "a name nobody has", from: teamA, ref: name("team-a", "", "shop-new")},
+		{name: "the name of its own load balancer", from: teamA, ref: name("team-a", "", "shop-a")},
+		{name: "the name of its group's load balancer", from: teamA, ref: name("team-a", "front", "front-a")},
+		{name: "a guest naming the group's load balancer's name (ignored: not the primary)", from: teamB, ref: name("team-a", "front", "front-a")},
+		{name: "the name of an untagged load balancer (adoption)", from: teamA, ref: name("team-a", "", "legacy")},
+		{name: "the name of another namespace's load balancer (squatting)", from: teamB, ref: name("team-b", "", "shop-a"), refused: "reserved for or used by another owner"},
+		{name: "the name of its namespace's load balancer in another cluster", from: teamA, ref: name("team-a", "", "shop-stage"), refused: "reserved for or used by another owner"},
+		{name: "its own default name", from: teamA, ref: name("team-a", "", ownDefault)},
+		{name: "its group's default name", from: teamA, ref: name("team-a", "front", renderer.GroupLoadBalancerName("prod", "team-a", "front"))},
+		{name: "another namespace's group's default name (squatting)", from: teamB, ref: name("team-b", "", renderer.GroupLoadBalancerName("prod", "team-a", "front")), refused: "reserved for another owner"},
+		{name: "another Service's default name", from: teamB, ref: name("team-b", "", ownDefault), refused: "reserved for another owner"},
+		{name: "a group's default name for another group", from: teamA, ref: name("team-a", "back", renderer.GroupLoadBalancerName("prod", "team-a", "front")), refused: "reserved for another owner"},
+		{name: "another cluster's default form", from: teamA, ref: name("team-a", "", renderer.LoadBalancerName(svcOf(teamA), "staging")), refused: "reserved for another owner"},
+		{name: "a name like the default form but not it", from: teamA, ref: name("team-a", "", "k8s-"+strings.Repeat("A", 28))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -159,13 +197,15 @@ func TestAuthorizeReadFailureDecidesNothing(t *testing.T) {
 
 func TestReferences(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}}
-	lb := &annotations.LoadBalancer{CertificateIDs: []string{"cert-1"}, TLSSecrets: []string{"tls"}, Group: annotations.Group{Namespace: "team-a", Name: "front"}, AdoptID: "lb-9"}
+	lb := &annotations.LoadBalancer{CertificateIDs: []string{"cert-1"}, TLSSecrets: []string{"tls"}, Group: annotations.Group{Namespace: "team-a", Name: "front"}, AdoptID: "lb-9", Name: "shop"}
 	got := References(svc, lb)
 	want := []Reference{
 		{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: "cert-1"},
 		{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"},
 		{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"},
 		{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-9"},
+		// A member's name is its group's.
+		{Kind: LoadBalancerName, Annotation: annotations.LBName, Namespace: "team-a", Group: "front", Name: "shop"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("References = %+v", got)
@@ -177,5 +217,8 @@ func TestReferences(t *testing.T) {
 	}
 	if refs := References(svc, &annotations.LoadBalancer{Group: annotations.Group{Name: "own"}}); len(refs) != 1 || refs[0].Namespace != "team-b" {
 		t.Errorf("a group without a namespace is the Service's: %+v", refs)
+	}
+	if refs := References(svc, &annotations.LoadBalancer{Name: "shop"}); len(refs) != 1 || refs[0] != (Reference{Kind: LoadBalancerName, Annotation: annotations.LBName, Namespace: "team-b", Name: "shop"}) {
+		t.Errorf("a Service's own name: %+v", refs)
 	}
 }

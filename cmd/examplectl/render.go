@@ -321,9 +321,10 @@ func nodesRegion(nodes []*corev1.Node) string {
 
 // checkReferences takes the controller's decisions on what svc references
 // outside itself (docs/tenancy.md) where the cloud config decides them
-// (adoption, TLS Secrets, shared certificates), and says what it cannot
-// check offline (whose a certificate or a load balancer to adopt is in the
-// cloud, a ReferenceGrant in the cluster).
+// (adoption, TLS Secrets, shared certificates, a load balancer name of the
+// controller's default form), and says what it cannot check offline (whose
+// a certificate, a load balancer to adopt or a name is in the cloud, a
+// ReferenceGrant in the cluster).
 func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Writer) error {
 	lb, err := annotations.Parse(svc.Annotations)
 	if err != nil {
@@ -344,6 +345,10 @@ func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Wri
 				}[ref.Kind])
 		case err != nil:
 			return fmt.Errorf("the controller would refuse this Service: %w", err)
+		case ref.Kind == tenancy.LoadBalancerName:
+			// Its form decided above; whose it is in the cloud is not.
+			fmt.Fprintf(stderr, "warning: annotation %s: the controller also refuses %s %q if a load balancer of another namespace or cluster has it in the region, which render does not read\n",
+				ref.Annotation, ref.Kind, termsafe.Line(ref.Name))
 		}
 	}
 	return nil

@@ -262,4 +262,15 @@ func TestRenderTakesTheControllerDecisions(t *testing.T) {
 	if err != nil || !strings.Contains(warnings, "no ReferenceGrant") || !strings.Contains(warnings, "the ReferenceGrants in the cluster") {
 		t.Errorf("group of another namespace: %v, warnings %q", err, warnings)
 	}
+	// Another namespace's default name is refused by its form; whose a
+	// name is in the cloud is the cloud's to say.
+	squat := renderer.GroupLoadBalancerName("prod-eu", "platform", "edge")
+	_, _, err = render(t, "--service", svc("    loadbalancer.example.com/name: "+squat+"\n"), "--config", "testdata/config.yaml")
+	if err == nil || !strings.Contains(err.Error(), "the controller would refuse this Service") || !strings.Contains(err.Error(), "reserved for another owner") {
+		t.Errorf("another namespace's group's default name: %v", err)
+	}
+	_, warnings, err = render(t, "--service", svc("    loadbalancer.example.com/name: shop-web\n"), "--config", "testdata/config.yaml")
+	if err != nil || !strings.Contains(warnings, `load balancer name "shop-web" if a load balancer of another namespace or cluster has it`) {
+		t.Errorf("an explicit name: %v, warnings %q", err, warnings)
+	}
 }

@@ -251,6 +251,46 @@ func TestTenancy(t *testing.T) {
 			t.Fatalf("guest got %s, want the group's %s", got, ip)
 		}
 	})
+
+	t.Run("a name reserved for or used by another namespace is refused", func(t *testing.T) {
+		// Alice's explicit name, taken first.
+		named := lbService("named", 80)
+		named.Namespace = "team-a"
+		named.Annotations = map[string]string{string(annotations.LBName): "team-a-shop"}
+		e.createService(t, alice, named)
+		e.waitIngressIn("team-a", "named", 90*time.Second)
+
+		// Bob squats the computable default name of alice's group back,
+		// before it exists ("e2e": the harness's cluster id), and alice's
+		// explicit name.
+		squatted := renderer.GroupLoadBalancerName("e2e", "team-a", "back")
+		for _, squat := range []struct{ svc, lb string }{{"squat-default", squatted}, {"squat-named", "team-a-shop"}} {
+			svcName, lbName := squat.svc, squat.lb
+			s := lbService(svcName, 80)
+			s.Namespace = "team-b"
+			s.Annotations = map[string]string{string(annotations.LBName): lbName}
+			e.createService(t, bob, s)
+			e.eventWith(t, "team-b", svcName, "ReferenceRefused", "annotation "+string(annotations.LBName)+": load balancer name \""+lbName+"\" refused")
+		}
+		// Nothing of alice's objects (bob wrote "team-a-shop" himself).
+		e.noEventMentions(t, "team-b", "team-a/")
+		if l := e.lbsNamed(t, squatted); len(l) != 0 {
+			t.Fatalf("bob has a load balancer of team-a's group's default name: %+v", l[0])
+		}
+		if l := e.lbsNamed(t, "team-a-shop"); len(l) != 1 || l[0].Tags[renderer.TagServiceNamespace] != "team-a" {
+			t.Fatalf("load balancers named team-a-shop: %+v", l)
+		}
+
+		// Alice's group is created under its default name, hers.
+		back := lbService("back", 80)
+		back.Namespace = "team-a"
+		back.Annotations = map[string]string{string(annotations.LBGroup): "back"}
+		e.createService(t, alice, back)
+		e.waitIngressIn("team-a", "back", 90*time.Second)
+		if l := e.lbsNamed(t, squatted); len(l) != 1 || l[0].Tags[renderer.TagServiceNamespace] != "team-a" {
+			t.Fatalf("load balancers of the group's default name: %+v", l)
+		}
+	})
 }
 
 // approveUntil approves, as u, the plan of svc awaiting approval until
