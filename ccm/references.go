@@ -63,56 +63,60 @@ func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references 
 		AdoptionAllowed: cfg.LoadBalancer.Adoption.Allows,
 	}
 	if api != nil {
-		r.authorizer.CertificateTags = func(ctx context.Context, id string) (map[string]string, bool, error) {
-			tags, err := r.certs.get(id, certificateTagsTTL, func() (map[string]string, error) {
-				c, err := api.GetCertificate(ctx, id)
-				if exampleapi.IsNotFound(err) {
-					return nil, nil
-				}
-				if err != nil {
-					return nil, err
-				}
-				return c.Tags, nil
-			})
-			return tags, tags != nil, err
-		}
-		r.authorizer.LoadBalancerTags = func(ctx context.Context, id string) (map[string]string, bool, error) {
-			tags, err := r.lbs.get(id, loadBalancerTagsTTL, func() (map[string]string, error) {
-				lb, err := api.GetLoadBalancer(ctx, id)
-				if exampleapi.IsNotFound(err) {
-					return nil, nil
-				}
-				if err != nil {
-					return nil, err
-				}
-				tags := maps.Clone(lb.Tags)
-				if tags == nil {
-					tags = map[string]string{} // found, untagged: nobody's
-				}
-				return tags, nil
-			})
-			return tags, tags != nil, err
-		}
-		r.authorizer.LoadBalancerByName = func(ctx context.Context, name string) (map[string]string, bool, error) {
-			tags, err := r.names.get(name, loadBalancerNameTTL, func() (map[string]string, error) {
-				l, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: cfg.Region})
-				if err != nil {
-					return nil, fmt.Errorf("list load balancers named %q: %w", name, err)
-				}
-				i := slices.IndexFunc(l, func(lb exampleapi.LoadBalancer) bool { return lb.Name == name })
-				if i < 0 {
-					return nil, nil
-				}
-				tags := maps.Clone(l[i].Tags)
-				if tags == nil {
-					tags = map[string]string{} // found, untagged: nobody's
-				}
-				return tags, nil
-			})
-			return tags, tags != nil, err
-		}
+		r.authorizer.CertificateTags = cloudTags(&r.certs, certificateTagsTTL, func(ctx context.Context, id string) (map[string]string, bool, error) {
+			c, err := api.GetCertificate(ctx, id)
+			if err != nil {
+				return nil, false, ignoreNotFound(err)
+			}
+			return c.Tags, true, nil
+		})
+		r.authorizer.LoadBalancerTags = cloudTags(&r.lbs, loadBalancerTagsTTL, func(ctx context.Context, id string) (map[string]string, bool, error) {
+			lb, err := api.GetLoadBalancer(ctx, id)
+			if err != nil {
+				return nil, false, ignoreNotFound(err)
+			}
+			return lb.Tags, true, nil
+		})
+		r.authorizer.LoadBalancerByName = cloudTags(&r.names, loadBalancerNameTTL, func(ctx context.Context, name string) (map[string]string, bool, error) {
+			l, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: cfg.Region})
+			if err != nil {
+				return nil, false, fmt.Errorf("list load balancers named %q: %w", name, err)
+			}
+			i := slices.IndexFunc(l, func(lb exampleapi.LoadBalancer) bool { return lb.Name == name })
+			if i < 0 {
+				return nil, false, nil
+			}
+			return l[i].Tags, true, nil
+		})
 	}
 	return r
+}
+
+// cloudTags is a tenancy source of a cloud object's tags, kept in c for
+// ttl: read says whether the object exists and, if so, its tags. An
+// object without tags exists all the same (nobody's), so it is kept as an
+// empty map; a missing one as nil.
+func cloudTags(c *ttlCache[map[string]string], ttl time.Duration, read func(ctx context.Context, key string) (map[string]string, bool, error)) func(context.Context, string) (map[string]string, bool, error) {
+	return func(ctx context.Context, key string) (map[string]string, bool, error) {
+		tags, err := c.get(key, ttl, func() (map[string]string, error) {
+			tags, found, err := read(ctx, key)
+			if err != nil || !found {
+				return nil, err
+			}
+			if tags = maps.Clone(tags); tags == nil {
+				tags = map[string]string{}
+			}
+			return tags, nil
+		})
+		return tags, tags != nil, err
+	}
+}
+
+func ignoreNotFound(err error) error {
+	if exampleapi.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // useDynamic lets the references read ReferenceGrants. Without it (or
