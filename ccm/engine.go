@@ -52,6 +52,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board
 	}
 	// Plan records carry terraform's own rendering of every plan.
 	e := engine.New(cfg.Render(), states, r, engine.Options{Rules: cfg.Rules(), Plans: board, PlanText: true,
-		Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg), TLS: tls.read})
+		Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg),
+		FindCertificates: unusedCertificates(api, cfg), TLS: tls.read})
 	return e, api, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -284,6 +285,33 @@ func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.
 			}
 		}
 		return "", nil
+	}
+}
+
+// unusedCertificates is the engine's FindCertificates: the certificates
+// of the region whose tags hold every owner tag and that no load balancer
+// uses.
+func unusedCertificates(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, map[string]string) ([]engine.UnusedCertificate, error) {
+	return func(ctx context.Context, owner map[string]string) ([]engine.UnusedCertificate, error) {
+		certs, err := api.ListCertificates(ctx, exampleapi.CertificateFilter{Region: cfg.Region})
+		if err != nil {
+			return nil, fmt.Errorf("look for certificates an interrupted apply uploaded: %w", err)
+		}
+		certs = slices.DeleteFunc(certs, func(c exampleapi.Certificate) bool { return !hasTags(c.Tags, owner) })
+		if len(certs) == 0 {
+			return nil, nil
+		}
+		used, err := api.CertificatesInUse(ctx, cfg.Region)
+		if err != nil {
+			return nil, fmt.Errorf("look for certificates an interrupted apply uploaded: %w", err)
+		}
+		var out []engine.UnusedCertificate
+		for _, c := range certs {
+			if !used[c.ID] {
+				out = append(out, engine.UnusedCertificate{ID: c.ID, CertificatePEM: c.CertificatePEM, CreatedAt: c.CreatedAt})
+			}
+		}
+		return out, nil
 	}
 }
 

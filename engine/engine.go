@@ -58,7 +58,9 @@ type Engine struct {
 	planText   bool
 	migrated   func(ctx context.Context, legacyWorkspace, workspace string)
 	findOrphan func(ctx context.Context, name string, owner map[string]string) (string, error)
-	tls        TLSSource
+	// findCertificates: Options.FindCertificates.
+	findCertificates func(ctx context.Context, owner map[string]string) ([]UnusedCertificate, error)
+	tls              TLSSource
 }
 
 // Options are the engine's optional parts.
@@ -81,6 +83,13 @@ type Options struct {
 	// returns the id of the one of that name whose tags hold every owner
 	// tag, "" if none.
 	FindOrphan func(ctx context.Context, name string, owner map[string]string) (id string, err error)
+	// FindCertificates, if set, lists the certificates in the cloud whose
+	// tags hold every owner tag (renderer.OwnerTags) and that no load
+	// balancer uses. The certificates an interrupted apply uploaded and
+	// could not record are among them; the engine imports those into the
+	// Service's state (recoverCertificates), so none is left behind with
+	// its private key.
+	FindCertificates func(ctx context.Context, owner map[string]string) ([]UnusedCertificate, error)
 	// Migrated, if set, hears of every state moved off its legacy key
 	// (MigrateState), so what is kept beside a workspace can follow it.
 	Migrated func(ctx context.Context, legacyWorkspace, workspace string)
@@ -132,7 +141,7 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 		render.ModulesDigest = modules.Digest()
 	}
 	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated,
-		findOrphan: o.FindOrphan, tls: o.TLS}
+		findOrphan: o.FindOrphan, findCertificates: o.FindCertificates, tls: o.TLS}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
@@ -160,8 +161,18 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 		}
 		o.inputs, o.job, o.service, o.review = inputs, j, svc, rv
 	})
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(objectref.Service(svc))})
-	out.InputsDigest = inputs
+	ro := runOptions{state: e.stateObject(objectref.Service(svc))}
+	var recovered []string
+	if o, _ := e.objects.get(ref); !o.certificatesChecked {
+		ro.beforePlan = func(ctx context.Context) (err error) {
+			_, owner := e.serviceOwner(svc)
+			recovered, err = e.recoverCertificates(ctx, j, tls, owner)
+			e.objects.with(ref, func(o *object) { o.certificatesChecked = err == nil })
+			return err
+		}
+	}
+	out, err := e.reconcile(ctx, ref, j, rv, ro)
+	out.InputsDigest, out.RecoveredCertificates = inputs, recovered
 	if err == nil && out.Result != nil {
 		e.objects.with(ref, func(o *object) {
 			if o.job.Hash == j.Hash {
@@ -172,6 +183,8 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	var wait *AwaitingApprovalError
 	var denied *DeniedError
 	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {
+		// The run may have been cut short after an upload: look again.
+		e.objects.with(ref, func(o *object) { o.certificatesChecked = false })
 		err = fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	if out.Result != nil {
@@ -210,6 +223,7 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 	})
 	so := e.stateObject(objectref.Service(svc))
 	var recovered string
+	var certs []string
 	if !adopted {
 		// The state first moves off a legacy key: what it holds is not an
 		// orphan.
@@ -221,9 +235,13 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
 		}
+		if certs, err = e.recoverServiceCertificates(ctx, svc); err != nil {
+			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
 	}
 	out, err := e.reconcile(ctx, ref, j, rv, runOptions{destroy: true, state: so})
-	out.Recovered = recovered
+	out.Recovered, out.RecoveredCertificates = recovered, certs
 	if err == nil && out.Result != nil {
 		e.objects.forget(ref) // destroyed: nothing of it is kept
 	}
@@ -251,4 +269,29 @@ func (e *Engine) serviceOwner(svc *corev1.Service) (string, map[string]string) {
 		name = ann.Name
 	}
 	return name, renderer.OwnerTags(svc, e.render.ClusterID)
+}
+
+// recoverServiceCertificates imports, before svc's deletion, the
+// certificates interrupted applies uploaded for it, so that the destroy
+// destroys them too. Their addresses are those of the Service's TLS
+// Secrets: with a Secret gone or unreadable, they are not looked for
+// (logged).
+func (e *Engine) recoverServiceCertificates(ctx context.Context, svc *corev1.Service) ([]string, error) {
+	if e.findCertificates == nil {
+		return nil, nil
+	}
+	tls, err := e.tlsFor(ctx, svc)
+	if err != nil {
+		klog.InfoS("Certificates an interrupted apply may have uploaded are not looked for: the TLS Secrets cannot be read", "service", klog.KObj(svc), "err", err)
+		return nil, nil
+	}
+	if tls == nil {
+		return nil, nil
+	}
+	_, j, err := e.renderService(svc, nil, "", tls)
+	if err != nil {
+		return nil, err
+	}
+	_, owner := e.serviceOwner(svc)
+	return e.recoverCertificates(ctx, j, tls, owner)
 }

@@ -48,6 +48,10 @@ type object struct {
 	// orphanChecked: a deletion looked for a load balancer its state does
 	// not hold (once per process, see adoptOrphan).
 	orphanChecked bool
+	// certificatesChecked: the certificates an interrupted apply uploaded
+	// were looked for (once per process and after a failed run, see
+	// recoverCertificates).
+	certificatesChecked bool
 }
 
 // pending is a plan with changes that was not applied: awaiting approval,

@@ -25,6 +25,9 @@ type runOptions struct {
 	// drift: a drift check (plan from the refreshed cloud, guarded).
 	drift bool
 	guard func(ctx context.Context) error
+	// beforePlan runs before a new plan is made (never under a plan that
+	// waits: what it changes in the state would make that one stale).
+	beforePlan func(ctx context.Context) error
 }
 
 // reconcile converges key to j under rv: the fast path, else the plan
@@ -62,6 +65,11 @@ func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job,
 		}
 	}
 	if pend == nil {
+		if o.beforePlan != nil {
+			if err := o.beforePlan(ctx); err != nil {
+				return out, err
+			}
+		}
 		var err error
 		if pend, err = e.plan(ctx, ref, j, rv, o, out); err != nil || pend == nil {
 			return out, err

@@ -118,6 +118,10 @@ type Outcome struct {
 	// Recovered is a load balancer an interrupted apply left unrecorded,
 	// imported so that a deletion destroys it.
 	Recovered string
+	// RecoveredCertificates are certificates interrupted applies uploaded
+	// and could not record, imported so that the plan replaces or
+	// destroys them (recoverCertificates).
+	RecoveredCertificates []string
 }
 
 // Plan kinds as rules see them (policy.Plan.Kind).

@@ -195,6 +195,24 @@ func (c *Client) ListCertificates(ctx context.Context, f CertificateFilter) ([]C
 	return certificates.list(ctx, c.t, nameRegion(f.Region, f.Name))
 }
 
+// CertificatesInUse is the set of the certificate ids that listeners of
+// the region's load balancers (every region's, for "") use.
+func (c *Client) CertificatesInUse(ctx context.Context, region string) (map[string]bool, error) {
+	lbs, err := c.ListLoadBalancers(ctx, LoadBalancerFilter{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, lb := range lbs {
+		for _, l := range lb.Listeners {
+			for _, id := range l.CertificateIDs {
+				used[id] = true
+			}
+		}
+	}
+	return used, nil
+}
+
 // DeleteCertificate deletes a certificate; one still used by a listener is
 // a conflict (409).
 func (c *Client) DeleteCertificate(ctx context.Context, id string) error {

@@ -28,6 +28,12 @@ const (
 	CertificatesModuleName = "certificates"
 )
 
+// CertificateAddress is the address of the certificate uploaded from the
+// TLS Secret secret, inside a Service's root module.
+func CertificateAddress(secret string) string {
+	return "module." + CertificatesModuleName + ".example_certificate.this[" + strconv.Quote(secret) + "]"
+}
+
 // stickySessions are a listener's cookie sticky sessions.
 type stickySessions struct {
 	cookieName string

@@ -39,6 +39,10 @@ func (b *Board) Report(ctx context.Context, s Subject, out *engine.Outcome, err 
 		b.eventf(s, v1.EventTypeWarning, "LoadBalancerRecovered", "Load balancer %s, created by an apply that could not record it, is back in the state: the deletion destroys it", out.Recovered)
 		b.auditf(s, out, audit.Entry{Action: "import", Outcome: "recovered", Details: map[string]string{"id": out.Recovered}}, nil)
 	}
+	for _, id := range out.RecoveredCertificates {
+		b.eventf(s, v1.EventTypeWarning, "CertificateRecovered", "Certificate %s, uploaded by an apply that could not record it, is in the state now: the plan replaces or destroys it", id)
+		b.auditf(s, out, audit.Entry{Action: "import", Outcome: "recovered", Details: map[string]string{"id": id, "resource": "certificate"}}, nil)
+	}
 	if p := out.Superseded; p != nil {
 		b.eventf(s, v1.EventTypeNormal, "PlanSuperseded", "Plan %s superseded: the object, its nodes or the cloud changed", p.ID)
 		b.auditf(s, out, audit.Entry{Action: "supersede", Actor: b.self}, p)

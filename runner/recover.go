@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
@@ -51,4 +54,80 @@ func (r *Runner) Import(ctx context.Context, job Job, address, id string) error 
 	_ = w.clearLastApply() // the state changed under the last apply
 	klog.InfoS("terraform import", "workspace", w.key, "address", address, "id", id)
 	return nil
+}
+
+// Instance is one resource instance in a state.
+type Instance struct {
+	// Address is the instance's address, e.g.
+	// module.certificates.example_certificate.this["web-tls"].
+	Address string
+	// ID is its id attribute.
+	ID string
+}
+
+// Managed lists the managed resource instances of type typ in the job's
+// state (terraform state pull: one process, no provider); none when there
+// is no state.
+func (r *Runner) Managed(ctx context.Context, job Job, typ string) ([]Instance, error) {
+	w, release, err := r.acquireJob(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := r.prepare(ctx, w, job); err != nil {
+		return nil, err
+	}
+	var out string
+	if err := r.exec("state pull", func() (err error) { out, err = w.tf.StatePull(ctx); return err }); err != nil {
+		return nil, w.newError("state pull", err, nil)
+	}
+	return instancesOf([]byte(out), typ)
+}
+
+// rawState is what instancesOf reads of a state (format version 4).
+type rawState struct {
+	Resources []struct {
+		Module    string `json:"module"`
+		Mode      string `json:"mode"`
+		Type      string `json:"type"`
+		Name      string `json:"name"`
+		Instances []struct {
+			IndexKey   any `json:"index_key"`
+			Attributes struct {
+				ID string `json:"id"`
+			} `json:"attributes"`
+		} `json:"instances"`
+	} `json:"resources"`
+}
+
+// instancesOf lists the managed instances of type typ in a pulled state.
+func instancesOf(raw []byte, typ string) ([]Instance, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	var s rawState
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	var out []Instance
+	for _, res := range s.Resources {
+		if res.Mode != "managed" || res.Type != typ {
+			continue
+		}
+		prefix := res.Type + "." + res.Name
+		if res.Module != "" {
+			prefix = res.Module + "." + prefix
+		}
+		for _, in := range res.Instances {
+			addr := prefix
+			switch k := in.IndexKey.(type) {
+			case string:
+				addr += "[" + strconv.Quote(k) + "]"
+			case float64:
+				addr += "[" + strconv.FormatFloat(k, 'f', -1, 64) + "]"
+			}
+			out = append(out, Instance{Address: addr, ID: in.Attributes.ID})
+		}
+	}
+	return out, nil
 }

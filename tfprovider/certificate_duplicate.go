@@ -29,17 +29,9 @@ func (r *certificateResource) unrecorded(ctx context.Context, in exampleapi.Crea
 	if len(found) == 0 {
 		return nil, nil
 	}
-	lbs, err := r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Region: found[0].Region})
+	used, err := r.data.client.CertificatesInUse(ctx, found[0].Region)
 	if err != nil {
 		return nil, err
-	}
-	used := map[string]bool{}
-	for _, lb := range lbs {
-		for _, l := range lb.Listeners {
-			for _, id := range l.CertificateIDs {
-				used[id] = true
-			}
-		}
 	}
 	found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool { return used[c.ID] })
 	if len(found) == 0 {
