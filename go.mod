@@ -26,6 +26,7 @@ require (
 	github.com/hashicorp/terraform-plugin-testing v1.16.0
 	github.com/lib/pq v1.10.9
 	github.com/mitchellh/go-testing-interface v1.14.1
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/spf13/cobra v1.10.2
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.5.0
@@ -41,6 +42,7 @@ require (
 	k8s.io/cloud-provider v0.33.13
 	k8s.io/component-base v0.33.13
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
 	sigs.k8s.io/gateway-api v1.3.0
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -167,7 +169,6 @@ require (
 	k8s.io/controller-manager v0.33.13 // indirect
 	k8s.io/kms v0.33.13 // indirect
 	k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff // indirect
-	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
@@ -64,6 +65,8 @@ type cloud struct {
 	instances *instances
 	lb        *loadBalancers
 	routes    *routes
+	// clients: useClients ran.
+	clients sync.Once
 }
 
 var (
@@ -117,14 +120,14 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	} else {
 		kube = client
 		c.board.Connect(ctx, client, newRecorder(client))
-		c.engine.UseKubernetes(client)
-		c.lb.client, c.tls.client = client, client
-		if dyn, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
+		var dyn dynamic.Interface
+		if d, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
 			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
 		} else {
-			c.board.WatchApprovals(dyn, stop)
-			c.lb.refs.useDynamic(dyn)
+			dyn = d
+			c.board.WatchApprovals(d, stop)
 		}
+		c.useClients(client, dyn)
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
 	go c.lb.prunePools(ctx, c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
@@ -134,6 +137,20 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		go d.run(ctx)
 	}
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
+}
+
+// useClients gives what reads Kubernetes its clients, once: the webhook
+// (every replica, before leader election) or Initialize (the leader),
+// whichever comes first; later calls keep them, so nothing is written
+// while the webhook reads.
+func (c *cloud) useClients(client kubernetes.Interface, dyn dynamic.Interface) {
+	c.clients.Do(func() {
+		c.engine.UseKubernetes(client)
+		c.lb.client, c.tls.client = client, client
+		if dyn != nil {
+			c.lb.refs.useDynamic(dyn)
+		}
+	})
 }
 
 // newRecorder records events on Services and the route set.

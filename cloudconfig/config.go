@@ -42,6 +42,7 @@ type Config struct {
 	State        state.Config       `json:"state"`
 	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
 	Review       ReviewConfig       `json:"review,omitempty"`
+	Webhook      WebhookConfig      `json:"webhook,omitempty"`
 
 	// rules are Review.Policy.Rules compiled (by Load).
 	rules *policy.Rules
@@ -331,6 +332,7 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.MaxListeners == 0 {
 		c.LoadBalancer.MaxListeners = renderer.MaxListeners
 	}
+	c.Webhook.defaults()
 	if c.Review.Keep == 0 {
 		c.Review.Keep = 10
 	}
@@ -431,6 +433,7 @@ func (c *Config) Validate() error {
 	if err := c.State.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	c.Webhook.validate(bad)
 	return errors.Join(errs...)
 }
 

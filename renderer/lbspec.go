@@ -90,7 +90,6 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 		region:    cfg.Region,
 		typ:       cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
 		internal:  ann.Internal,
-		ipFamily:  "ipv4",
 		algorithm: cmp.Or(ann.Algorithm, cfg.DefaultAlgorithm),
 		tags: map[string]string{
 			TagManagedBy:        generator,
@@ -127,12 +126,8 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 	}
 	warnings = append(warnings, w...)
 
-	families := svc.Spec.IPFamilies
-	switch {
-	case slices.Contains(families, corev1.IPv6Protocol) && slices.Contains(families, corev1.IPv4Protocol):
-		s.ipFamily = "dualstack"
-	case slices.Contains(families, corev1.IPv6Protocol):
-		s.ipFamily = "dualstack"
+	s.ipFamily = ipFamily(svc)
+	if fs := svc.Spec.IPFamilies; slices.Contains(fs, corev1.IPv6Protocol) && !slices.Contains(fs, corev1.IPv4Protocol) {
 		warnings = append(warnings, "spec.ipFamilies is IPv6 only: the load balancer is dualstack (it has no IPv6-only mode) and also gets an IPv4 address")
 	}
 
@@ -143,6 +138,15 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 	s.targets, w = targets(nodes, ann.NodeSelector, cfg.Region)
 	warnings = append(warnings, w...)
 	return s, warnings, nil
+}
+
+// ipFamily is the load balancer's: dualstack for any IPv6 family (the
+// cloud has no IPv6-only mode), else ipv4.
+func ipFamily(svc *corev1.Service) string {
+	if slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol) {
+		return "dualstack"
+	}
+	return "ipv4"
 }
 
 func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]listener, error) {

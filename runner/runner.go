@@ -80,6 +80,8 @@ type Runner struct {
 
 	mu sync.Mutex
 	ws map[string]*workspace
+	// previews are the speculative plans' directories, by key (Speculate).
+	previews map[string]*workspace
 	// tombstones are the workspaces destroyed and forgotten, by key, with
 	// their owner: nothing re-creates them (see acquireJob).
 	tombstones map[string]string

@@ -48,6 +48,9 @@ type workspace struct {
 	// terraform command passes reattach (a no-op in spawned mode).
 	slot     *slot
 	reattach *tfexec.ReattachOption
+	// speculative: a preview directory (Speculate), which must not create
+	// a state.
+	speculative bool
 	// share is the Share of the last job run here, for the operations
 	// that name only the workspace (read before mu is taken).
 	share atomic.Pointer[string]
@@ -195,6 +198,9 @@ func (r *Runner) selectWorkspace(ctx context.Context, w *workspace, name string)
 			return w.newError("workspace select", err, nil)
 		}
 		return nil
+	}
+	if w.speculative {
+		return fmt.Errorf("workspace %s: terraform workspace %s: %w", w.key, name, ErrNoState)
 	}
 	return r.newWorkspace(ctx, w, name)
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -62,6 +63,11 @@ func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 	}
 	if !cloud.HasClusterID() {
 		klog.Fatal("no clusterID in the cloud config: it names cloud objects and state, and is required")
+	}
+	// Every replica serves the admission webhooks, leader or not: this
+	// runs before leader election.
+	if err := ccm.StartWebhooks(context.Background(), cloud, c.Kubeconfig); err != nil {
+		klog.Fatalf("admission webhooks: %v", err)
 	}
 	return cloud
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/example/cloud-provider-example/records"
@@ -33,6 +34,8 @@ type kubeOptions struct {
 	// namespace is the controller's namespace, where the records are; not
 	// the Service's (that is -n or ns/name).
 	namespace string
+	// warnings, if set, hears the API server's warnings (preview).
+	warnings rest.WarningHandler
 }
 
 func (o *kubeOptions) addFlags(cmd *cobra.Command) {
@@ -81,6 +84,9 @@ func (o *kubeOptions) connect() (*cluster, error) {
 	}
 	cfg.Timeout = requestTimeout
 	cfg.UserAgent = "examplectl"
+	if o.warnings != nil {
+		cfg.WarningHandler = o.warnings
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,7 +17,12 @@ import (
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	err := newRootCmd().Execute()
+	var status exitStatus
+	if errors.As(err, &status) {
+		os.Exit(int(status)) // preview's outcome, not an error
+	}
+	if err != nil {
 		// Errors quote the cluster's objects (and the API server's
 		// messages): shown inert.
 		fmt.Fprintln(os.Stderr, "examplectl:", termsafe.Text(err.Error()))
@@ -38,6 +44,7 @@ func newRootCmd() *cobra.Command {
 		newHistoryCmd(),
 		newApproveCmd(),
 		newUnlockCmd(),
+		newPreviewCmd(),
 	)
 	return root
 }

@@ -76,6 +76,9 @@ type options struct {
 	// countProcesses gives the CCM a terraform wrapper that logs every
 	// process it starts (env.procs).
 	countProcesses bool
+	// webhook serves the admission webhooks (installWebhooks installs
+	// their configurations).
+	webhook bool
 }
 
 // onDistributions runs test once per distribution (tftest.Distributions), as a subtest
@@ -103,6 +106,8 @@ type env struct {
 	auditLog string
 	// securePort serves the CCM's /healthz and /metrics.
 	securePort string
+	// webhookPort serves the admission webhooks (options.webhook).
+	webhookPort string
 	// procs counts the CCM's terraform processes from the OS (options.countProcesses).
 	procs *tftest.ProcessLog
 }
@@ -243,6 +248,11 @@ func newEnv(t testing.TB, o options) *env {
 		"state":        st,
 		"review":       review,
 		"loadBalancer": lb,
+	}
+	if o.webhook {
+		e.webhookPort = freePort(t)
+		cfg["webhook"] = map[string]any{"enabled": true, "address": "127.0.0.1:" + e.webhookPort, "previewBudget": "8s",
+			"certificates": map[string]any{"extraIPs": []string{"127.0.0.1"}}}
 	}
 	data, err := yaml.Marshal(cfg)
 	must(t, err)

@@ -1,0 +1,227 @@
+package ccm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/policy"
+	"github.com/example/cloud-provider-example/preview"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/webhook"
+)
+
+// admission answers the admission webhooks of LoadBalancer Services:
+// the author stamp (mutating) and the preview (validating). Both are
+// fail-open: an error answers "allowed", with a warning for the preview.
+type admission struct {
+	cfg   *cloudconfig.Config
+	lb    *loadBalancers
+	nodes corelisters.NodeLister
+}
+
+// author stamps review.example.com/author (preview.Author).
+func (a *admission) author(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	allowed := &admissionv1.AdmissionResponse{Allowed: true}
+	cur, old, err := services(req)
+	if err != nil || cur == nil {
+		return allowed
+	}
+	value, keep := preview.Author(old, cur, req.UserInfo.Username)
+	have, has := cur.Annotations[reviewapi.AuthorAnnotation]
+	path := "/metadata/annotations/" + webhook.EscapePointer(reviewapi.AuthorAnnotation)
+	var ops []webhook.PatchOp
+	switch {
+	case keep && has && have == value, !keep && !has:
+		return allowed
+	case !keep:
+		ops = append(ops, webhook.PatchOp{Op: "remove", Path: path})
+	case cur.Annotations == nil:
+		ops = append(ops, webhook.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{reviewapi.AuthorAnnotation: value}})
+	default:
+		ops = append(ops, webhook.PatchOp{Op: "add", Path: path, Value: value}) // add replaces a member
+	}
+	if err := webhook.SetPatch(allowed, ops...); err != nil {
+		klog.ErrorS(err, "Author stamp", "service", klog.KRef(req.Namespace, req.Name))
+	}
+	return allowed
+}
+
+// preview warns what the edit would do to the cloud (preview.Change);
+// with webhook.refuse, the controller's own refusals deny it.
+func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	resp := &admissionv1.AdmissionResponse{Allowed: true}
+	cur, old, err := services(req)
+	if err != nil {
+		resp.Warnings = []string{preview.Prefix + "preview unavailable: " + err.Error()}
+		return resp
+	}
+	if cur == nil || cur.Spec.Type != v1.ServiceTypeLoadBalancer {
+		if old != nil && old.Spec.Type == v1.ServiceTypeLoadBalancer {
+			resp.Warnings = []string{preview.Prefix + "the Service stops being a LoadBalancer: its load balancer is destroyed"}
+		}
+		return resp
+	}
+	c := a.change(ctx, old, cur)
+	resp.Warnings = c.Warnings()
+	if a.cfg.Webhook.Refuse && len(c.Refusals) > 0 {
+		resp.Allowed = false
+		resp.Result = refusal(c.Refusals)
+	}
+	return resp
+}
+
+// change is what turning old into cur (old nil: creating cur) would do.
+func (a *admission) change(ctx context.Context, old, cur *v1.Service) (c preview.Change) {
+	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
+	if err := a.lb.refs.authorize(ctx, cur); err != nil {
+		c.Refusals = append(c.Refusals, err.Error())
+	}
+	ann, err := annotations.Parse(cur.Annotations)
+	if err != nil {
+		c.Refusals = append(c.Refusals, err.Error())
+	} else if err := renderer.CheckService(cur, a.cfg.Render()); err != nil {
+		c.Refusals = append(c.Refusals, err.Error())
+	}
+	if len(c.Refusals) > 0 {
+		return c
+	}
+	c.Policy = a.lb.policy(ann)
+	shape, err := renderer.LoadBalancerShape(cur, a.cfg.Render())
+	if err != nil {
+		c.Refusals = append(c.Refusals, err.Error())
+		return c
+	}
+	c.New = &shape
+	if old != nil && old.Spec.Type == v1.ServiceTypeLoadBalancer {
+		if s, err := renderer.LoadBalancerShape(old, a.cfg.Render()); err == nil {
+			c.Old = &s
+		}
+	}
+	// Without a plan, the rules judge what the renderings say.
+	defer func() {
+		if c.Plan == nil && len(c.Refusals) == 0 {
+			c.Verdicts = a.lb.engine.EvaluateRendered(c.RenderedResources(), policyObject(cur))
+		}
+	}()
+	if g := ann.Group.In(cur.Namespace); g.Name != "" {
+		c.Fallback = "a member of load balancer group " + g.Namespace + "/" + g.Name + ", whose plan is the group's"
+		return c
+	}
+	if old == nil {
+		return c // nothing in the state: the rendering is the plan
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Webhook.PreviewBudget.Duration)
+	defer cancel()
+	sp, verdicts, err := a.plan(ctx, cur)
+	switch {
+	case err == nil:
+		c.Plan, c.Verdicts = sp, verdicts
+	case errors.Is(err, runner.ErrNoState):
+		c.Fallback = "no state yet"
+	case errors.Is(err, runner.ErrBusy) || ctx.Err() != nil:
+		c.Fallback = fmt.Sprintf("terraform did not answer within %s", a.cfg.Webhook.PreviewBudget.Duration)
+	default:
+		klog.V(2).InfoS("Preview fell back to the rendering", "service", klog.KObj(cur), "err", err)
+		c.Fallback = "the plan failed: " + err.Error()
+	}
+	return c
+}
+
+// plan is the speculative plan of cur on the nodes, or target pool, the
+// service controller would give it.
+func (a *admission) plan(ctx context.Context, cur *v1.Service) (*runner.Speculation, []policy.Verdict, error) {
+	obj := policyObject(cur)
+	poolID := ""
+	if !a.cfg.LoadBalancer.TargetPools.Disabled {
+		if sel, ok, err := renderer.Selection(cur); err == nil && ok {
+			if poolID, err = a.lb.engine.TargetPoolID(ctx, sel); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	var nodes []*v1.Node
+	if poolID == "" {
+		all, err := a.nodes.List(labels.Everything())
+		if err != nil {
+			return nil, nil, err
+		}
+		nodes = balancedNodes(all)
+	}
+	return a.lb.engine.PreviewLoadBalancer(ctx, cur, nodes, poolID, obj)
+}
+
+// policyObject is svc as policy rules see it.
+func policyObject(svc *v1.Service) policy.Object {
+	return policy.Object{Kind: objectref.KindService, Namespace: svc.Namespace, Name: svc.Name, Labels: svc.Labels, Annotations: svc.Annotations}
+}
+
+// balancedNodes are the nodes the service controller hands a load
+// balancer (its stable node set: not being deleted, not excluded by
+// label, not tainted for deletion by the cluster autoscaler).
+func balancedNodes(all []*v1.Node) []*v1.Node {
+	var out []*v1.Node
+	for _, n := range all {
+		if !n.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if _, excluded := n.Labels[v1.LabelNodeExcludeBalancers]; excluded {
+			continue
+		}
+		tainted := false
+		for _, t := range n.Spec.Taints {
+			tainted = tainted || t.Key == toBeDeletedTaint
+		}
+		if !tainted {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// toBeDeletedTaint is the cluster autoscaler's (the service controller's
+// ToBeDeletedTaint).
+const toBeDeletedTaint = "ToBeDeletedByClusterAutoscaler"
+
+// services decodes the request's Service and old Service (nil when
+// absent).
+func services(req *admissionv1.AdmissionRequest) (cur, old *v1.Service, err error) {
+	decode := func(raw []byte) (*v1.Service, error) {
+		if len(raw) == 0 {
+			return nil, nil
+		}
+		var s v1.Service
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("decode Service: %w", err)
+		}
+		return &s, nil
+	}
+	if cur, err = decode(req.Object.Raw); err != nil {
+		return nil, nil, err
+	}
+	if old, err = decode(req.OldObject.Raw); err != nil {
+		return nil, nil, err
+	}
+	return cur, old, nil
+}
+
+// refusal is the denial's status: the controller's refusals.
+func refusal(reasons []string) *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonInvalid, Code: http.StatusUnprocessableEntity,
+		Message: "the example cloud controller would refuse this Service: " + strings.Join(reasons, "; ")}
+}

@@ -1,0 +1,99 @@
+package ccm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/webhook"
+)
+
+// Paths of the admission webhooks (deploy's webhook configurations).
+const (
+	AuthorPath  = "/service-author"
+	PreviewPath = "/service-preview"
+)
+
+// StartWebhooks serves the admission webhooks of c (the example cloud)
+// when its cloud config enables them, until ctx is done. Every replica
+// calls it before leader election, so every replica serves; it gives the
+// cloud its Kubernetes clients for that (Initialize keeps them).
+func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Config) error {
+	cl, ok := c.(*cloud)
+	if !ok || !cl.cfg.Webhook.Enabled {
+		return nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "example-cloud-controller-manager-webhook"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("webhook: kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("webhook: dynamic client: %w", err)
+	}
+	cl.useClients(client, dyn)
+	certs, err := webhookCertificates(ctx, cl.cfg, client)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	a := &admission{cfg: cl.cfg, lb: cl.lb, nodes: factory.Core().V1().Nodes().Lister()}
+	factory.Start(ctx.Done())
+	addr, done, err := webhook.Start(ctx, webhook.Options{
+		Addr:         cl.cfg.Webhook.Address,
+		Certificates: certs,
+		Handlers: map[string]http.Handler{
+			AuthorPath:  webhook.Handler("service-author", a.author),
+			PreviewPath: webhook.Handler("service-preview", a.preview),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	go func() {
+		if err := <-done; err != nil {
+			klog.ErrorS(err, "Admission webhook server stopped")
+		}
+	}()
+	klog.InfoS("Serving admission webhooks", "address", addr, "certificates", cl.cfg.Webhook.Certificates.Mode)
+	return nil
+}
+
+// webhookCertificates is the serving certificate's source: the
+// controller's own (kept in a Secret, rotated, its CA injected into the
+// webhook configurations) or cert-manager's files.
+func webhookCertificates(ctx context.Context, cfg *cloudconfig.Config, client kubernetes.Interface) (webhook.CertSource, error) {
+	wc := cfg.Webhook.Certificates
+	if wc.Mode == cloudconfig.CertificatesFiles {
+		return webhook.FromFiles(wc.CertFile, wc.KeyFile)
+	}
+	var ips []net.IP
+	for _, ip := range wc.ExtraIPs {
+		ips = append(ips, net.ParseIP(ip))
+	}
+	sm, err := webhook.NewSelfManaged(webhook.SelfManagedOptions{
+		Client: client, Namespace: cfg.Review.Namespace, SecretName: wc.SecretName, ServiceName: wc.ServiceName, ExtraIPs: ips,
+		MutatingConfigs: []string{cloudconfig.MutatingWebhookName}, ValidatingConfigs: []string{cloudconfig.ValidatingWebhookName},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
+	}
+	go func() {
+		if err := sm.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			klog.ErrorS(err, "Webhook certificates")
+		}
+	}()
+	return sm, nil
+}

@@ -1,0 +1,300 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/ccm"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// warnings collects the warnings the API server returns to one client.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+// take returns the warnings since the last take.
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+// warned is a tenant's client that keeps the API server's warnings.
+func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *warnings) {
+	t.Helper()
+	e.tenant(t, ns, name)
+	cfg, err := clientcmd.BuildConfigFromFlags("", e.cluster.ServiceAccountKubeconfig(t, ns, name))
+	must(t, err)
+	w := &warnings{}
+	cfg.WarningHandler = w
+	kube, err := kubernetes.NewForConfig(cfg)
+	must(t, err)
+	return kube, w
+}
+
+// installWebhooks creates the two webhook configurations, as deploy ships
+// them but reaching the controller by URL, and waits until the
+// controller injected its CA and answers.
+func (e *env) installWebhooks(t testing.TB) {
+	t.Helper()
+	url := func(path string) *string { return ptr.To("https://127.0.0.1:" + e.webhookPort + path) }
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+	}}
+	match := []admissionregistrationv1.MatchCondition{{Name: "load-balancer",
+		Expression: "object.spec.type == 'LoadBalancer' || (oldObject != null && oldObject.spec.type == 'LoadBalancer')"}}
+	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
+	_, err := e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx(t), &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: cloudconfig.MutatingWebhookName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "service-author.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url(ccm.AuthorPath)},
+			Rules: rules, MatchConditions: match, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: ptr.To[int32](5),
+			AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy),
+		}},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	_, err = e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx(t), &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: cloudconfig.ValidatingWebhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "service-preview.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url(ccm.PreviewPath)},
+			Rules: rules, MatchConditions: match, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: ptr.To[int32](15),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	probe := lbService("webhook-probe", 80)
+	eventually(t, 90*time.Second, "the webhooks answer", func() error {
+		out, err := e.kube.CoreV1().Services("default").Create(ctx(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return err
+		}
+		if out.Annotations[reviewapi.AuthorAnnotation] == "" {
+			return fmt.Errorf("no author stamped yet")
+		}
+		return nil
+	})
+}
+
+// The preview: a server-side dry run shows what the edit would do to the
+// cloud, and changes nothing; a real update's warnings list its
+// listeners; the controller's refusal of an unknown annotation comes back
+// as a warning; the author is stamped by the API server; the controller
+// killed, edits still work.
+func TestPreview(t *testing.T) {
+	e := newEnv(t, options{webhook: true, shippedRules: true})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.installWebhooks(t)
+	e.namespace(t, "team-a")
+	kube, warned := e.warned(t, "team-a", "alice")
+	alice := "system:serviceaccount:team-a:alice"
+	services := kube.CoreV1().Services("team-a")
+
+	svc := lbService("web", 80)
+	svc.Namespace = "team-a"
+	created, err := services.Create(ctx(t), svc, metav1.CreateOptions{})
+	must(t, err)
+	if got := created.Annotations[reviewapi.AuthorAnnotation]; got != alice {
+		t.Errorf("author %q, want %q stamped by the API server", got, alice)
+	}
+	mustWarn(t, warned.take(), "a new load balancer", "listener tcp/80 added")
+	e.waitIngressIn("team-a", "web", 90*time.Second)
+	lbs := e.lbsByUID(t)[string(created.UID)]
+	if len(lbs) != 1 {
+		t.Fatalf("%d load balancers", len(lbs))
+	}
+	statesBefore, recordBefore := e.stateFiles(t), e.recordVersion(t)
+
+	t.Run("a dry run that turns the load balancer internal names the replacement and the rule", func(t *testing.T) {
+		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
+		must(t, err)
+		cur.Annotations[string(annotations.LBInternal)] = "true"
+		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		must(t, err)
+		got := warned.take()
+		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
+		mustWarn(t, got, "cloud change (terraform plan)", "REPLACES module.load_balancer.example_load_balancer.this (because internal changes)",
+			"rule load-balancer-replace holds this change for approval (1 needed)")
+		lb, err := e.api.GetLoadBalancer(ctx(t), lbs[0].ID)
+		must(t, err)
+		if lb.Internal {
+			t.Error("the dry run changed the load balancer")
+		}
+		if e.stateFiles(t) != statesBefore {
+			t.Error("the dry run wrote a state")
+		}
+		if v := e.recordVersion(t); v != recordBefore {
+			t.Errorf("the dry run changed the plan record (%s -> %s)", recordBefore, v)
+		}
+	})
+
+	t.Run("an update's warnings list the listener added", func(t *testing.T) {
+		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
+		must(t, err)
+		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
+		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{})
+		must(t, err)
+		got := warned.take()
+		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
+		mustWarn(t, got, "listener tcp/8080 added")
+		eventually(t, 60*time.Second, "the listener applied", func() error {
+			lb, err := e.api.GetLoadBalancer(ctx(t), lbs[0].ID)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(lb.Listeners, func(l exampleapi.Listener) bool { return l.Port == 8080 }) {
+				return fmt.Errorf("listeners %+v", lb.Listeners)
+			}
+			return nil
+		})
+	})
+
+	t.Run("an unknown annotation gets the controller's refusal", func(t *testing.T) {
+		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
+		must(t, err)
+		cur.Annotations["loadbalancer.example.com/internl"] = "true"
+		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		must(t, err)
+		_, perr := annotations.Parse(cur.Annotations)
+		if perr == nil {
+			t.Fatal("the annotation parses")
+		}
+		mustWarn(t, warned.take(), "the controller would refuse this Service: "+perr.Error())
+	})
+
+	t.Run("examplectl preview exits as terraform plan -detailed-exitcode", func(t *testing.T) {
+		kubeconfig := e.cluster.ServiceAccountKubeconfig(t, "team-a", "alice")
+		manifest := func(edit func(*v1.Service)) string {
+			m := lbService("web", 80, 8080)
+			m.Namespace = "team-a"
+			m.Spec.Ports[1].Name = "p8080"
+			if edit != nil {
+				edit(m)
+			}
+			data, err := yaml.Marshal(m)
+			must(t, err)
+			path := filepath.Join(t.TempDir(), "service.yaml")
+			must(t, os.WriteFile(path, data, 0o600))
+			return path
+		}
+		for _, tc := range []struct {
+			name   string
+			file   string
+			extra  []string
+			status int
+			says   string
+		}{
+			{"no change", manifest(nil), nil, 0, "no cloud change"},
+			{"a listener added", manifest(func(s *v1.Service) {
+				s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: "p9090", Port: 9090, Protocol: v1.ProtocolTCP})
+			}), nil, 2, "listener tcp/9090 added"},
+			{"a replacement held for approval", manifest(func(s *v1.Service) {
+				s.Annotations = map[string]string{string(annotations.LBInternal): "true"}
+			}), []string{"--hcl", "--config", filepath.Join(e.dir, "cloud-config.yaml")}, 3, "+  internal  = true"},
+			{"refused", manifest(func(s *v1.Service) {
+				s.Annotations = map[string]string{"loadbalancer.example.com/internl": "true"}
+			}), nil, 1, "the controller would refuse this Service"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append([]string{"preview", "-f", tc.file, "--kubeconfig", kubeconfig}, tc.extra...)
+				cmd := exec.Command(filepath.Join(os.Getenv("EXAMPLE_BIN"), "examplectl"), args...)
+				out, err := cmd.CombinedOutput()
+				status := 0
+				var exit *exec.ExitError
+				if errors.As(err, &exit) {
+					status = exit.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if status != tc.status || !strings.Contains(string(out), tc.says) {
+					t.Errorf("exit status %d, want %d, and output saying %q:\n%s", status, tc.status, tc.says, out)
+				}
+			})
+		}
+	})
+
+	t.Run("the controller killed, edits still work", func(t *testing.T) {
+		e.killCCM(e.ccm)
+		defer func() { e.startCCM(); e.waitLeader() }()
+		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
+		must(t, err)
+		cur.Labels = map[string]string{"edited": "while-down"}
+		start := time.Now()
+		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{})
+		must(t, err)
+		t.Logf("an update with the webhook down took %s", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// mustWarn fails unless every want is in one of got.
+func mustWarn(t testing.TB, got []string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+			t.Errorf("no warning says %q; warnings:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// stateFiles is every local state file, joined: what a preview must not
+// change.
+func (e *env) stateFiles(t testing.TB) string {
+	t.Helper()
+	var all strings.Builder
+	err := filepath.WalkDir(e.stateDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		all.WriteString(path + "\n" + string(data))
+		return err
+	})
+	must(t, err)
+	return all.String()
+}
+
+// recordVersion are the plan records' resourceVersions: what a preview
+// must not change (nothing else changes meanwhile).
+func (e *env) recordVersion(t testing.TB) string {
+	t.Helper()
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	var out []string
+	for _, cm := range cms.Items {
+		if strings.HasPrefix(cm.Name, "ccm-plans-") {
+			out = append(out, cm.Name+"@"+cm.ResourceVersion)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,401 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/example/cloud-provider-example/internal/testcluster"
+)
+
+const (
+	testNS        = "webhook-test"
+	authorKey     = "review.example.com/author"
+	testWarning   = "example-cloud-controller-manager: test warning"
+	configName    = "example-ccm-test"
+	servingSecret = "webhook-serving"
+)
+
+// TestAPIServer runs the webhooks behind a real kube-apiserver.
+func TestAPIServer(t *testing.T) {
+	c := testcluster.Start(t)
+	if _, err := c.Client.CoreV1().Namespaces().Create(t.Context(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("serves, injects and rotates", func(t *testing.T) { t.Parallel(); testServeAndRotate(t, c) })
+	t.Run("replicas race to create", func(t *testing.T) {
+		t.Parallel()
+		client := conflictCounting(c.Admin)
+		testRaceCreate(t, client)
+		if client.n.Load() == 0 {
+			t.Fatal("no replica lost a race: the test raced nothing")
+		}
+	})
+	t.Run("replicas race to renew", func(t *testing.T) {
+		t.Parallel()
+		client := conflictCounting(c.Admin)
+		testRaceRenew(t, client)
+		if client.n.Load() == 0 {
+			t.Fatal("no replica lost a race: the test raced nothing")
+		}
+	})
+}
+
+// conflicts counts the 409 answers (AlreadyExists, Conflict) the racing
+// replicas got, to show that the races happened.
+type conflicts struct {
+	kubernetes.Interface
+	rt http.RoundTripper
+	n  atomic.Int32
+}
+
+func (c *conflicts) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusConflict {
+		c.n.Add(1)
+	}
+	return resp, err
+}
+
+func conflictCounting(admin *rest.Config) *conflicts {
+	cfg := rest.CopyConfig(admin)
+	cfg.QPS = -1
+	c := &conflicts{}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { c.rt = rt; return c }
+	c.Interface = kubernetes.NewForConfigOrDie(cfg)
+	return c
+}
+
+// warnings collects the API server's Warning headers.
+type warnings struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.seen
+	w.seen = nil
+	return s
+}
+
+func mutate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil {
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"undecodable object"}}
+	}
+	resp := &admissionv1.AdmissionResponse{Allowed: true}
+	if err := SetPatch(resp, AnnotationOp(obj.Annotations, authorKey, req.UserInfo.Username)); err != nil {
+		panic(err)
+	}
+	return resp
+}
+
+func validate(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{testWarning}}
+}
+
+func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
+	ctx := t.Context()
+	// Short lifetimes make the whole cycle happen in the test: a serving
+	// certificate every ~4s, a new CA at ~10s (its serving certificate
+	// from the next renewal, ~11s), the old CA gone at 15s.
+	sm, err := NewSelfManaged(SelfManagedOptions{
+		Client: c.Client, Namespace: testNS, SecretName: servingSecret,
+		ServiceName: "example-ccm-webhook", ExtraIPs: []net.IP{net.ParseIP("127.0.0.1")},
+		MutatingConfigs: []string{configName}, ValidatingConfigs: []string{configName},
+		CAValidity: 15 * time.Second, CertValidity: 6 * time.Second, Resync: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, done, err := Start(ctx, Options{Addr: "127.0.0.1:0", Certificates: sm, Handlers: map[string]http.Handler{
+		"/mutate": Handler("mutate", mutate), "/validate": Handler("validate", validate),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDone := make(chan error, 1)
+	go func() { runDone <- sm.Run(ctx) }()
+	t.Cleanup(func() {
+		for name, ch := range map[string]<-chan error{"Run": runDone, "server": done} {
+			if err := <-ch; err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+	select {
+	case <-sm.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("no certificate loaded")
+	}
+
+	// The configurations appear after the controller started: injected at
+	// a later resync.
+	createConfigs(t, c.Client, addr)
+	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, sm.CABundle()) })
+	ca1 := servedIssuer(t, addr, sm.CABundle())
+
+	cfg := rest.CopyConfig(c.Admin)
+	w := &warnings{}
+	cfg.WarningHandler = w
+	client := kubernetes.NewForConfigOrDie(cfg)
+	// The API server sees the new caBundle shortly after it is written.
+	waitFor(t, "a Service admitted by the webhooks", func() bool { return createService(t, client, w) == nil })
+
+	// Rotation: the server, never restarted, serves a certificate from a
+	// new CA while the API server keeps calling it.
+	waitFor(t, "a serving certificate from a new CA", func() bool {
+		return !servedIssuer(t, addr, sm.CABundle()).Equal(ca1)
+	})
+	if err := createService(t, client, w); err != nil {
+		t.Fatalf("after CA rotation: %v", err)
+	}
+	waitFor(t, "the old CA to leave the bundle", func() bool {
+		cas := bundleOf(t, map[string][]byte{KeyCABundle: sm.CABundle()})
+		return !slices.ContainsFunc(cas, ca1.Equal)
+	})
+	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, sm.CABundle()) })
+	if err := createService(t, client, w); err != nil {
+		t.Fatalf("after the old CA expired: %v", err)
+	}
+}
+
+func createConfigs(t *testing.T, client kubernetes.Interface, addr string) {
+	t.Helper()
+	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
+	timeout := int32(5)
+	rules := []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+	}}
+	ns := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": testNS}}
+	url := func(path string) *string { u := "https://" + addr + path; return &u }
+	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(), &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "mutate.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/mutate")},
+			Rules: rules, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns,
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(t.Context(), &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "validate.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/validate")},
+			Rules: rules, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns,
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func injected(t *testing.T, client kubernetes.Interface, bundle []byte) bool {
+	t.Helper()
+	m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), configName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), configName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(m.Webhooks[0].ClientConfig.CABundle, bundle) && bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, bundle)
+}
+
+var serviceSeq int
+
+// createService creates a Service and says what the webhooks failed to do
+// to it (nil: annotated by the mutating webhook, warned by the validating
+// one).
+func createService(t *testing.T, client kubernetes.Interface, w *warnings) error {
+	t.Helper()
+	serviceSeq++
+	w.take()
+	svc, err := client.CoreV1().Services(testNS).Create(t.Context(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", serviceSeq)},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.take()
+	if svc.Annotations[authorKey] == "" || !slices.Contains(got, testWarning) {
+		return fmt.Errorf("service %s: annotations %v, warnings %q", svc.Name, svc.Annotations, got)
+	}
+	return nil
+}
+
+// servedIssuer dials the server trusting bundle and returns the CA that
+// issued the certificate it serves.
+func servedIssuer(t *testing.T, addr string, bundle []byte) *x509.Certificate {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(bundle)
+	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer conn.Close()
+	chain := conn.ConnectionState().VerifiedChains[0]
+	return chain[len(chain)-1]
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// racers returns n replicas sharing Secret name, with clock now.
+func racers(t *testing.T, client kubernetes.Interface, name string, n int, now func() time.Time) []*SelfManaged {
+	t.Helper()
+	var out []*SelfManaged
+	for range n {
+		s, err := NewSelfManaged(SelfManagedOptions{Client: client, Namespace: testNS, SecretName: name,
+			ServiceName: "example-ccm-webhook", Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// race runs ensureSecret on every replica at once and checks that they
+// all end with the data that is in the Secret.
+func race(t *testing.T, client kubernetes.Interface, name string, rs []*SelfManaged) map[string][]byte {
+	t.Helper()
+	results := make([]map[string][]byte, len(rs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, s := range rs {
+		wg.Go(func() {
+			<-start
+			data, err := s.ensureSecret(t.Context())
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = data
+		})
+	}
+	close(start)
+	wg.Wait()
+	sec, err := client.CoreV1().Secrets(testNS).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range results {
+		if !sameData(data, sec.Data) {
+			t.Fatalf("replica %d ended with other certificates than the Secret's", i)
+		}
+	}
+	return sec.Data
+}
+
+func testRaceCreate(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	for round := range 3 {
+		name := fmt.Sprintf("race-create-%d", round)
+		data := race(t, client, name, racers(t, client, name, 4, time.Now))
+		if len(bundleOf(t, data)) != 1 {
+			t.Fatal("more than one CA in a new Secret")
+		}
+	}
+	// Run (not just ensureSecret): two replicas serve the same certificate.
+	rs := racers(t, client, "race-run", 2, time.Now)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for _, s := range rs {
+		go func() { _ = s.Run(ctx) }()
+	}
+	for _, s := range rs {
+		select {
+		case <-s.Ready():
+		case <-time.After(30 * time.Second):
+			t.Fatal("replica not ready")
+		}
+	}
+	a, _ := rs[0].GetCertificate(nil)
+	b, _ := rs[1].GetCertificate(nil)
+	if !a.Leaf.Equal(b.Leaf) || !bytes.Equal(rs[0].CABundle(), rs[1].CABundle()) {
+		t.Fatal("replicas serve different certificates")
+	}
+}
+
+// testRaceRenew has four replicas find the serving certificate due at the
+// same time: one renews, the others lose on the resourceVersion, re-read
+// and keep its certificate.
+func testRaceRenew(t *testing.T, client kubernetes.Interface) {
+	const name = "race-renew"
+	before := race(t, client, name, racers(t, client, name, 1, time.Now))
+	sec, err := client.CoreV1().Secrets(testNS).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wi, err := client.CoreV1().Secrets(testNS).Watch(t.Context(), metav1.ListOptions{
+		FieldSelector: "metadata.name=" + name, ResourceVersion: sec.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wi.Stop()
+
+	later := time.Now().Add(70 * 24 * time.Hour) // serving certificate due at 60 days
+	after := race(t, client, name, racers(t, client, name, 4, func() time.Time { return later }))
+	if bytes.Equal(after[corev1.TLSCertKey], before[corev1.TLSCertKey]) {
+		t.Fatal("serving certificate not renewed")
+	}
+	if !bytes.Equal(after[KeyCABundle], before[KeyCABundle]) || !bytes.Equal(after[KeyCAKey], before[KeyCAKey]) {
+		t.Fatal("CA changed by a serving renewal")
+	}
+	updates := 0
+	quiet := time.After(2 * time.Second)
+	for {
+		select {
+		case ev := <-wi.ResultChan():
+			if ev.Type == watch.Modified {
+				updates++
+			}
+			continue
+		case <-quiet:
+		}
+		break
+	}
+	if updates != 1 {
+		t.Fatalf("%d updates of the Secret, want 1", updates)
+	}
+}
