@@ -28,7 +28,8 @@ const crdEstablishTimeout = 30 * time.Second
 
 // Apply creates each object, or updates it if it exists (a full
 // replacement, like kubectl replace), in order. Exceptions: a Lease is only
-// created (its spec is the leader election's state), and Apply waits for
+// created (its spec is the leader election's state), a webhook
+// configuration keeps its injected CA bundles, and Apply waits for
 // each CRD to be Established, so the objects of its kind can be created
 // as soon as Apply returns.
 func Apply(ctx context.Context, client kubernetes.Interface, objs []runtime.Object) error {
@@ -56,6 +57,9 @@ func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error 
 		return upsert(ctx, c.CoreV1().ConfigMaps(o.Namespace), o)
 	case *corev1.Secret:
 		return upsert(ctx, c.CoreV1().Secrets(o.Namespace), o)
+	case *corev1.Service:
+		// An update without clusterIP keeps the allocated one.
+		return upsert(ctx, c.CoreV1().Services(o.Namespace), o)
 	case *rbacv1.ClusterRole:
 		return upsert(ctx, c.RbacV1().ClusterRoles(), o)
 	case *rbacv1.ClusterRoleBinding:
@@ -72,6 +76,30 @@ func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error 
 		return upsert(ctx, c.AdmissionregistrationV1().ValidatingAdmissionPolicies(), o)
 	case *admissionv1.ValidatingAdmissionPolicyBinding:
 		return upsert(ctx, c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings(), o)
+	case *admissionv1.MutatingWebhookConfiguration:
+		client := c.AdmissionregistrationV1().MutatingWebhookConfigurations()
+		if cur, err := client.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+			live := map[string][]byte{}
+			for _, w := range cur.Webhooks {
+				live[w.Name] = w.ClientConfig.CABundle
+			}
+			for i := range o.Webhooks {
+				keepCABundle(&o.Webhooks[i].ClientConfig, live[o.Webhooks[i].Name])
+			}
+		}
+		return upsert(ctx, client, o)
+	case *admissionv1.ValidatingWebhookConfiguration:
+		client := c.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+		if cur, err := client.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+			live := map[string][]byte{}
+			for _, w := range cur.Webhooks {
+				live[w.Name] = w.ClientConfig.CABundle
+			}
+			for i := range o.Webhooks {
+				keepCABundle(&o.Webhooks[i].ClientConfig, live[o.Webhooks[i].Name])
+			}
+		}
+		return upsert(ctx, client, o)
 	case *coordinationv1.Lease:
 		_, err := c.CoordinationV1().Leases(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -82,6 +110,15 @@ func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error 
 		return applyCRD(ctx, crdClient{c.CoreV1().RESTClient()}, o)
 	}
 	return fmt.Errorf("unsupported kind %T", o)
+}
+
+// keepCABundle keeps a webhook's injected CA bundle (the controller's or
+// cert-manager's) where the manifest has none, as kubectl apply does: a
+// replacement must not cut the API server off the webhook.
+func keepCABundle(cc *admissionv1.WebhookClientConfig, live []byte) {
+	if len(cc.CABundle) == 0 {
+		cc.CABundle = live
+	}
 }
 
 // typedClient is the part of a client-go typed client upsert needs.

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +23,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -56,6 +60,8 @@ func TestChartLint(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
 		{"--set", "state.type=pg,state.credentialsSecret=ccm-pg,serviceAuthor.enabled=true"},
+		{"--set", "webhook.certificates.mode=cert-manager"},
+		{"--set", "webhook.enabled=false"},
 	} {
 		cmd := exec.Command(helm, append([]string{"lint", "--strict", "chart"}, args...)...)
 		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
@@ -296,6 +302,8 @@ func TestChartRefuses(t *testing.T) {
 		{"TLS Secrets namespace not a name", map[string]any{"tlsSecrets": map[string]any{"namespaces": []any{"Shop/x"}}}, "tlsSecrets"},
 		{"misspelt nested value", map[string]any{"image": map[string]any{"tags": "v2"}}, "tags"},
 		{"flag without dashes", map[string]any{"controller": map[string]any{"extraArgs": []any{"v=4"}}}, "extraArgs"},
+		{"unknown certificate mode", map[string]any{"webhook": map[string]any{"certificates": map[string]any{"mode": "vault"}}}, "/webhook/certificates/mode"},
+		{"webhook timeout above 30s", map[string]any{"webhook": map[string]any{"timeoutSeconds": 60}}, "/webhook/timeoutSeconds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := deploy.RenderChart(t.Context(), helm, c.values)
@@ -598,6 +606,80 @@ func TestChartValues(t *testing.T) {
 				}
 			}},
 
+		{"webhook disabled", map[string]any{
+			"webhook": map[string]any{"enabled": false, "certificates": map[string]any{"mode": "cert-manager"}},
+			// The chart owns webhook.enabled, whatever cloudConfig says.
+			"cloudConfig": map[string]any{"webhook": map[string]any{"enabled": true}},
+		}, func(t *testing.T, objs []runtime.Object) {
+			none[*corev1.Service](t, objs)
+			none[*admissionv1.MutatingWebhookConfiguration](t, objs)
+			none[*admissionv1.ValidatingWebhookConfiguration](t, objs)
+			none[*unstructured.Unstructured](t, objs)
+			if cfg := cloudConfig(t, objs); cfg.Webhook.Enabled || cfg.Webhook.Certificates.Mode != cloudconfig.CertificatesSelfManaged {
+				t.Errorf("cloud config webhook %+v, want disabled", cfg.Webhook)
+			}
+			dep, c := container(t, objs)
+			if slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "webhook" }) {
+				t.Errorf("container ports %+v: a webhook port (a host port) without webhook", c.Ports)
+			}
+			if len(dep.Spec.Template.Spec.Volumes) != 4 {
+				t.Errorf("volumes %+v", dep.Spec.Template.Spec.Volumes)
+			}
+		}},
+
+		{"webhook certificate from cert-manager", map[string]any{
+			"webhook":     map[string]any{"timeoutSeconds": 10, "certificates": map[string]any{"mode": "cert-manager"}},
+			"cloudConfig": map[string]any{"webhook": map[string]any{"previewBudget": "3s", "refuse": true}},
+		}, func(t *testing.T, objs []runtime.Object) {
+			issuer := oneUnstructured(t, objs, "Issuer", "example-ccm-webhook-selfsigned")
+			if _, ok, _ := unstructured.NestedMap(issuer.Object, "spec", "selfSigned"); !ok || issuer.GetNamespace() != deploy.Namespace {
+				t.Errorf("Issuer %s/%s: spec %v, want selfSigned", issuer.GetNamespace(), issuer.GetName(), issuer.Object["spec"])
+			}
+			cert := oneUnstructured(t, objs, "Certificate", "example-ccm-webhook")
+			checkCertificate(t, cert, map[string]any{"name": issuer.GetName(), "kind": "Issuer", "group": "cert-manager.io"})
+			from := deploy.Namespace + "/" + cert.GetName()
+			m := one[*admissionv1.MutatingWebhookConfiguration](t, objs, cloudconfig.MutatingWebhookName)
+			v := one[*admissionv1.ValidatingWebhookConfiguration](t, objs, cloudconfig.ValidatingWebhookName)
+			for _, a := range []map[string]string{m.Annotations, v.Annotations} {
+				if a["cert-manager.io/inject-ca-from"] != from {
+					t.Errorf("annotations %v, want cert-manager.io/inject-ca-from: %s", a, from)
+				}
+			}
+			if *m.Webhooks[0].TimeoutSeconds != 10 || *v.Webhooks[0].TimeoutSeconds != 10 {
+				t.Errorf("timeoutSeconds %d and %d, want 10", *m.Webhooks[0].TimeoutSeconds, *v.Webhooks[0].TimeoutSeconds)
+			}
+			cfg := cloudConfig(t, objs)
+			wc := cfg.Webhook.Certificates
+			if !cfg.Webhook.Enabled || wc.Mode != cloudconfig.CertificatesFiles || filepath.Base(wc.CertFile) != "tls.crt" || filepath.Base(wc.KeyFile) != "tls.key" {
+				t.Errorf("cloud config webhook %+v", cfg.Webhook)
+			}
+			// cloudConfig.webhook's other keys are kept.
+			if cfg.Webhook.PreviewBudget.Duration != 3*time.Second || !cfg.Webhook.Refuse {
+				t.Errorf("previewBudget %s, refuse %t: cloudConfig.webhook lost", cfg.Webhook.PreviewBudget.Duration, cfg.Webhook.Refuse)
+			}
+			dep, c := container(t, objs)
+			fileOnSecretMount(t, dep, c, wc.CertFile, "example-ccm-webhook-tls-cm")
+			fileOnSecretMount(t, dep, c, wc.KeyFile, "example-ccm-webhook-tls-cm")
+		}},
+
+		{"webhook certificate from an existing issuer", map[string]any{
+			"namespace": map[string]any{"name": "ccm-prod"},
+			"webhook": map[string]any{"certificates": map[string]any{"mode": "cert-manager",
+				"issuerRef": map[string]any{"name": "corp-ca", "kind": "ClusterIssuer"}}},
+		}, func(t *testing.T, objs []runtime.Object) {
+			for _, u := range find[*unstructured.Unstructured](objs) {
+				if u.GetKind() == "Issuer" {
+					t.Errorf("Issuer %s rendered beside issuerRef", u.GetName())
+				}
+			}
+			cert := oneUnstructured(t, objs, "Certificate", "example-ccm-webhook")
+			checkCertificate(t, cert, map[string]any{"name": "corp-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"})
+			m := one[*admissionv1.MutatingWebhookConfiguration](t, objs, cloudconfig.MutatingWebhookName)
+			if a := m.Annotations["cert-manager.io/inject-ca-from"]; a != "ccm-prod/example-ccm-webhook" {
+				t.Errorf("inject-ca-from %q", a)
+			}
+		}},
+
 		{"no reviewers", map[string]any{"reviewers": map[string]any{"groups": []any{}}},
 			func(t *testing.T, objs []runtime.Object) {
 				// The roles stay (bind them yourself); no binding without subjects.
@@ -612,5 +694,36 @@ func TestChartValues(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.check(t, renderChart(t, c.values))
 		})
+	}
+}
+
+// oneUnstructured returns the only object of a kind outside the scheme
+// (cert-manager's), named name.
+func oneUnstructured(t *testing.T, objs []runtime.Object, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	var found []*unstructured.Unstructured
+	for _, u := range find[*unstructured.Unstructured](objs) {
+		if u.GetKind() == kind && u.GetName() == name {
+			found = append(found, u)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d %s %q, want one", len(found), kind, name)
+	}
+	return found[0]
+}
+
+// checkCertificate: the webhook's Certificate, in the controller's
+// namespace, names the webhook Service (as the controller's own
+// certificate would) and issues the Secret the pod mounts.
+func checkCertificate(t *testing.T, cert *unstructured.Unstructured, issuerRef map[string]any) {
+	t.Helper()
+	ns := cert.GetNamespace()
+	spec, _, _ := unstructured.NestedMap(cert.Object, "spec")
+	wantDNS := []any{"example-ccm-webhook." + ns + ".svc", "example-ccm-webhook." + ns + ".svc.cluster.local"}
+	if cert.GetAPIVersion() != "cert-manager.io/v1" || spec["secretName"] != "example-ccm-webhook-tls-cm" ||
+		!reflect.DeepEqual(spec["dnsNames"], wantDNS) || !reflect.DeepEqual(spec["issuerRef"], issuerRef) {
+		t.Errorf("Certificate %s/%s: %s %v, want secret example-ccm-webhook-tls-cm, dnsNames %v, issuerRef %v",
+			ns, cert.GetName(), cert.GetAPIVersion(), spec, wantDNS, issuerRef)
 	}
 }

@@ -13,13 +13,17 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -157,7 +161,7 @@ func RBACOf(all []runtime.Object) []runtime.Object {
 }
 
 // Decode decodes a (multi-document) YAML file strictly with client-go's
-// scheme and the CRD types.
+// scheme and the CRD types; cert-manager's objects, as unstructured.
 func Decode(data []byte) ([]runtime.Object, error) {
 	codec := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme,
 		json.SerializerOptions{Yaml: true, Strict: true})
@@ -174,12 +178,46 @@ func Decode(data []byte) ([]runtime.Object, error) {
 		if onlyComments(doc) {
 			continue
 		}
+		if u, err := foreign(doc); u != nil || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, u)
+			continue
+		}
 		o, _, err := codec.Decode(doc, nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		objs = append(objs, o)
 	}
+}
+
+// foreignGroups are API groups outside the scheme whose objects the chart
+// may render (webhook.certificates.mode cert-manager): decoded as
+// unstructured, so not strictly.
+var foreignGroups = []string{"cert-manager.io"}
+
+// foreign decodes doc as unstructured if its kind is of a foreignGroups
+// group; else it returns nil.
+func foreign(doc []byte) (*unstructured.Unstructured, error) {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		return nil, err
+	}
+	// A bad apiVersion is not ours either: the codec reports it.
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err != nil || !slices.Contains(foreignGroups, gv.Group) {
+		return nil, nil
+	}
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", tm.APIVersion, tm.Kind, err)
+	}
+	return u, nil
 }
 
 // onlyComments reports whether a YAML document holds no content.

@@ -1,21 +1,29 @@
 package deploy_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -363,4 +371,128 @@ func rbacObjects(t *testing.T, r rendering) {
 	}
 	checkPolicyAndBinding(t, objs, reviewapi.AdmissionPolicy)
 	checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
+}
+
+// The admission webhooks: a Service in front of every replica's webhook
+// port, and the two configurations the controller injects its CA into,
+// named and routed as the controller serves them (ccm.AuthorPath,
+// ccm.PreviewPath), fail-open and side-effect free, without a caBundle (it
+// is injected), and enabled in the cloud config.
+func TestWebhooks(t *testing.T) {
+	forEachRendering(t, webhooks)
+}
+
+// loadBalancerOnly is the match condition of both webhooks (as the e2e's
+// installWebhooks).
+const loadBalancerOnly = "object.spec.type == 'LoadBalancer' || (oldObject != null && oldObject.spec.type == 'LoadBalancer')"
+
+func webhooks(t *testing.T, r rendering) {
+	cfg := cloudConfig(t, r.objs)
+	if !cfg.Webhook.Enabled || cfg.Webhook.Certificates.Mode != cloudconfig.CertificatesSelfManaged {
+		t.Errorf("cloud config webhook %+v, want enabled, self-managed", cfg.Webhook)
+	}
+	dep, c := container(t, r.objs)
+	svc := one[*corev1.Service](t, r.objs, cfg.Webhook.Certificates.ServiceName)
+	_, port, err := net.SplitHostPort(cfg.Webhook.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Namespace != r.namespace || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.String() != port {
+		t.Errorf("Service %s/%s ports %+v, want 443 to %s in %s", svc.Namespace, svc.Name, svc.Spec.Ports, port, r.namespace)
+	}
+	if !reflect.DeepEqual(svc.Spec.Selector, dep.Spec.Template.Labels) {
+		t.Errorf("Service selector %v, pod labels %v", svc.Spec.Selector, dep.Spec.Template.Labels)
+	}
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool {
+		return p.Name == "webhook" && strconv.Itoa(int(p.ContainerPort)) == port
+	}) {
+		t.Errorf("container ports %+v lack webhook %s", c.Ports, port)
+	}
+
+	check := func(kind, name string, cc admissionv1.WebhookClientConfig, path string, rules []admissionv1.RuleWithOperations,
+		match []admissionv1.MatchCondition, fp *admissionv1.FailurePolicyType, se *admissionv1.SideEffectClass, timeout *int32, versions []string) {
+		t.Helper()
+		want := &admissionv1.ServiceReference{Namespace: r.namespace, Name: svc.Name, Path: &path, Port: ptr.To[int32](443)}
+		if !reflect.DeepEqual(cc.Service, want) || cc.URL != nil || len(cc.CABundle) != 0 {
+			t.Errorf("%s %s: clientConfig %+v, want service %+v, no caBundle", kind, name, cc, want)
+		}
+		wantRules := []admissionv1.RuleWithOperations{{
+			Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+			Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+		}}
+		if !reflect.DeepEqual(rules, wantRules) {
+			t.Errorf("%s %s: rules %+v", kind, name, rules)
+		}
+		if len(match) != 1 || match[0].Expression != loadBalancerOnly {
+			t.Errorf("%s %s: matchConditions %+v, want %q", kind, name, match, loadBalancerOnly)
+		}
+		if fp == nil || *fp != admissionv1.Ignore || se == nil || *se != admissionv1.SideEffectClassNone {
+			t.Errorf("%s %s: failurePolicy %v, sideEffects %v, want Ignore (fail-open), None (dry runs)", kind, name, fp, se)
+		}
+		if timeout == nil || time.Duration(*timeout)*time.Second <= cfg.Webhook.PreviewBudget.Duration {
+			t.Errorf("%s %s: timeoutSeconds %v, want above previewBudget %s", kind, name, timeout, cfg.Webhook.PreviewBudget.Duration)
+		}
+		if !slices.Equal(versions, []string{"v1"}) {
+			t.Errorf("%s %s: admissionReviewVersions %v", kind, name, versions)
+		}
+	}
+	m := one[*admissionv1.MutatingWebhookConfiguration](t, r.objs, cloudconfig.MutatingWebhookName)
+	if len(m.Webhooks) != 1 || m.Webhooks[0].Name != "service-author.example.com" {
+		t.Fatalf("%s: webhooks %+v, want service-author.example.com", m.Name, m.Webhooks)
+	}
+	w := m.Webhooks[0]
+	check("MutatingWebhookConfiguration", m.Name, w.ClientConfig, ccm.AuthorPath, w.Rules, w.MatchConditions, w.FailurePolicy, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions)
+	if w.ReinvocationPolicy == nil || *w.ReinvocationPolicy != admissionv1.IfNeededReinvocationPolicy {
+		t.Errorf("%s: reinvocationPolicy %v, want IfNeeded", m.Name, w.ReinvocationPolicy)
+	}
+	v := one[*admissionv1.ValidatingWebhookConfiguration](t, r.objs, cloudconfig.ValidatingWebhookName)
+	if len(v.Webhooks) != 1 || v.Webhooks[0].Name != "service-preview.example.com" {
+		t.Fatalf("%s: webhooks %+v, want service-preview.example.com", v.Name, v.Webhooks)
+	}
+	vw := v.Webhooks[0]
+	check("ValidatingWebhookConfiguration", v.Name, vw.ClientConfig, ccm.PreviewPath, vw.Rules, vw.MatchConditions, vw.FailurePolicy, vw.SideEffects, vw.TimeoutSeconds, vw.AdmissionReviewVersions)
+}
+
+// Re-applying the webhook configurations keeps the CA bundle the
+// controller (or cert-manager) injected: the manifests carry none.
+func TestApplyKeepsInjectedCABundle(t *testing.T) {
+	_, _, _, all := objects(t)
+	var hooks []runtime.Object
+	for _, o := range all {
+		switch o.(type) {
+		case *admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration:
+			hooks = append(hooks, o)
+		}
+	}
+	client := fake.NewClientset()
+	if err := deploy.Apply(t.Context(), client, hooks); err != nil {
+		t.Fatal(err)
+	}
+	api := client.AdmissionregistrationV1()
+	ca := []byte("injected CA")
+	m, err := api.MutatingWebhookConfigurations().Get(t.Context(), cloudconfig.MutatingWebhookName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Webhooks[0].ClientConfig.CABundle = ca
+	if _, err := api.MutatingWebhookConfigurations().Update(t.Context(), m, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := api.ValidatingWebhookConfigurations().Get(t.Context(), cloudconfig.ValidatingWebhookName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Webhooks[0].ClientConfig.CABundle = ca
+	if _, err := api.ValidatingWebhookConfigurations().Update(t.Context(), v, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := deploy.Apply(t.Context(), client, hooks); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = api.MutatingWebhookConfigurations().Get(t.Context(), cloudconfig.MutatingWebhookName, metav1.GetOptions{})
+	v, _ = api.ValidatingWebhookConfigurations().Get(t.Context(), cloudconfig.ValidatingWebhookName, metav1.GetOptions{})
+	if string(m.Webhooks[0].ClientConfig.CABundle) != string(ca) || string(v.Webhooks[0].ClientConfig.CABundle) != string(ca) {
+		t.Errorf("caBundles after re-applying: %q and %q, want %q kept", m.Webhooks[0].ClientConfig.CABundle, v.Webhooks[0].ClientConfig.CABundle, ca)
+	}
 }

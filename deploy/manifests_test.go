@@ -13,8 +13,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -165,9 +167,16 @@ func controllerCannotApprove(t *testing.T, r rendering) {
 	if !slices.Equal(review, want) {
 		t.Errorf("controller on %s: %v, want %v", reviewapi.Group, review, want)
 	}
-	// The admission policies, by name, read-only: it cannot switch them off.
+	// The admission policies, by name, read-only: it cannot switch them
+	// off. Its own two webhook configurations, by name: get, and update (to
+	// inject its CA).
 	for _, g := range got {
-		if g.group == "admissionregistration.k8s.io" && (g.verb != "get" || g.name == "") {
+		if g.group != "admissionregistration.k8s.io" {
+			continue
+		}
+		webhook := g.name == cloudconfig.MutatingWebhookName && g.resource == "mutatingwebhookconfigurations" ||
+			g.name == cloudconfig.ValidatingWebhookName && g.resource == "validatingwebhookconfigurations"
+		if g.name == "" || !(g.verb == "get" || webhook && g.verb == "update") {
 			t.Errorf("controller may %s", g)
 		}
 	}
@@ -305,13 +314,20 @@ func matches(list []string, s string) bool {
 	return slices.Contains(list, s) || slices.Contains(list, "*")
 }
 
-// kindOf is an object's Go type name, which is its kind.
-func kindOf(o runtime.Object) string { return reflect.TypeOf(o).Elem().Name() }
+// kindOf is an object's Go type name, which is its kind, or an
+// unstructured object's kind (cert-manager's).
+func kindOf(o runtime.Object) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return u.GetKind()
+	}
+	return reflect.TypeOf(o).Elem().Name()
+}
 
 func clusterScoped(o runtime.Object) bool {
 	switch o.(type) {
 	case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition,
-		*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding:
+		*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding,
+		*admissionv1.MutatingWebhookConfiguration, *admissionv1.ValidatingWebhookConfiguration:
 		return true
 	}
 	return false

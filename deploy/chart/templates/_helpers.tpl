@@ -78,9 +78,35 @@ settings without empty ones, and the paths of its mounted credentials.
 {{- toYaml $out -}}
 {{- end }}
 
+{{/* The webhook's certificate from cert-manager (webhook.certificates.mode). */}}
+{{- define "ccm.certManager" -}}
+{{- $mode := .Values.webhook.certificates.mode -}}
+{{- if and .Values.webhook.enabled (eq $mode "cert-manager") -}}
+true
+{{- else if not (has $mode (list "self-managed" "cert-manager")) -}}
+{{- fail (printf "webhook.certificates.mode: %q: want self-managed or cert-manager" $mode) -}}
+{{- end -}}
+{{- end }}
+
+{{/* Where cert-manager's Secret is mounted. */}}
+{{- define "ccm.webhookTLSDir" -}}
+/etc/example-ccm/webhook-tls
+{{- end }}
+
+{{/* The cloud config's webhook section. */}}
+{{- define "ccm.webhook" -}}
+{{- $w := dict "enabled" .Values.webhook.enabled -}}
+{{- if include "ccm.certManager" . -}}
+{{- $dir := include "ccm.webhookTLSDir" . -}}
+{{- $_ := set $w "certificates" (dict "mode" "files" "certFile" (printf "%s/tls.crt" $dir) "keyFile" (printf "%s/tls.key" $dir)) -}}
+{{- end -}}
+{{- toYaml $w -}}
+{{- end }}
+
 {{/*
 The cloud config: .Values.cloudConfig with what the chart owns set over it
-(the token files of the credentials mount, the state, the review namespace).
+(the token files of the credentials mount, the state, the review namespace,
+whether the webhook runs and its certificate files).
 */}}
 {{- define "ccm.cloudConfig" -}}
 {{- $c := omit (deepCopy .Values.cloudConfig) "existingConfigMap" -}}
@@ -91,6 +117,21 @@ The cloud config: .Values.cloudConfig with what the chart owns set over it
   "api" (dict "tokenFile" "/etc/example/credentials/token")
   "metadata" (dict "tokenFile" "/etc/example/credentials/readonly-token")
   "state" (include "ccm.state" . | fromYaml)
-  "review" (dict "namespace" (include "ccm.namespace" .)) -}}
+  "review" (dict "namespace" (include "ccm.namespace" .))
+  "webhook" (include "ccm.webhook" . | fromYaml) -}}
 {{- toYaml (mergeOverwrite $c $owned) -}}
+{{- end }}
+
+{{/* The rules and match conditions of both webhooks: LoadBalancer Services. */}}
+{{- define "ccm.webhookMatch" -}}
+rules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [CREATE, UPDATE]
+    resources: [services]
+matchConditions:
+  - name: load-balancer
+    expression: >-
+      object.spec.type == 'LoadBalancer' ||
+      (oldObject != null && oldObject.spec.type == 'LoadBalancer')
 {{- end }}
