@@ -77,7 +77,7 @@ func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionReque
 		}
 		return resp
 	}
-	c := a.change(ctx, old, cur)
+	c := a.change(ctx, old, cur, req.DryRun != nil && *req.DryRun)
 	resp.Warnings = c.Warnings()
 	if a.cfg.Webhook.Refuse && len(c.Refusals) > 0 {
 		resp.Allowed = false
@@ -86,8 +86,11 @@ func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionReque
 	return resp
 }
 
-// change is what turning old into cur (old nil: creating cur) would do.
-func (a *admission) change(ctx context.Context, old, cur *v1.Service) (c preview.Change) {
+// change is what turning old into cur (old nil: creating cur) would do:
+// from a speculative plan for a dry run, from the renderings for an edit
+// being stored (the controller plans it right after; a plan there would
+// make every Service update wait for terraform).
+func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun bool) (c preview.Change) {
 	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
 	if err := a.lb.refs.authorize(ctx, cur); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
@@ -126,6 +129,14 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service) (c preview
 	if old == nil {
 		return c // nothing in the state: the rendering is the plan
 	}
+	if !preview.ChangesRendered(old, cur) {
+		c.Fallback = "the edit changes nothing the controller renders"
+		return c
+	}
+	if !dryRun {
+		c.Fallback = "not a dry run: the controller's plan follows"
+		return c
+	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Webhook.PreviewBudget.Duration)
 	defer cancel()
 	sp, verdicts, err := a.plan(ctx, cur)
@@ -137,8 +148,10 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service) (c preview
 	case errors.Is(err, runner.ErrBusy) || ctx.Err() != nil:
 		c.Fallback = fmt.Sprintf("terraform did not answer within %s", a.cfg.Webhook.PreviewBudget.Duration)
 	default:
-		klog.V(2).InfoS("Preview fell back to the rendering", "service", klog.KObj(cur), "err", err)
 		c.Fallback = "the plan failed: " + err.Error()
+	}
+	if err != nil {
+		klog.V(2).InfoS("Preview fell back to the rendering", "service", klog.KObj(cur), "reason", c.Fallback)
 	}
 	return c
 }

@@ -19,7 +19,7 @@ import (
 // (restored when the edit dropped or changed it). keep is false when the
 // annotation should be absent (no author yet, none set).
 func Author(old, cur *corev1.Service, user string) (value string, keep bool) {
-	if old == nil || changesRendered(old, cur) {
+	if old == nil || ChangesRendered(old, cur) {
 		return user, true
 	}
 	if prev, ok := old.Annotations[reviewapi.AuthorAnnotation]; ok {
@@ -31,8 +31,9 @@ func Author(old, cur *corev1.Service, user string) (value string, keep bool) {
 	return "", false
 }
 
-// changesRendered: the update changes the controller's inputs.
-func changesRendered(old, cur *corev1.Service) bool {
+// ChangesRendered: the update changes what the controller renders from
+// (the service-author policy's rule).
+func ChangesRendered(old, cur *corev1.Service) bool {
 	return !equality.Semantic.DeepEqual(old.Spec, cur.Spec) || !maps.Equal(rendered(old.Annotations), rendered(cur.Annotations))
 }
 

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
@@ -267,4 +269,88 @@ func metricSum(page, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// BenchmarkPreview: the admission preview of an edit (a server-side dry
+// run that adds a port: a speculative terraform plan) on a warm
+// workspace and on a cold one (each Service's first preview), and the
+// round trip of a real update with the webhooks installed and without
+// them. Targets: p95 ≤ 1.5 s warm; an update with the webhooks ≤ 2×
+// without.
+func BenchmarkPreview(b *testing.B) {
+	o := benchOptions()
+	o.webhook, o.shippedRules, o.provisionDelay = true, true, time.Millisecond
+	e := newEnv(b, o)
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.installWebhooks(b)
+	const n = 10
+	names := make([]string, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("pv-%d", i)
+		_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(names[i], 80), metav1.CreateOptions{})
+		must(b, err)
+	}
+	for _, name := range names {
+		e.waitIngressFast(name, 120*time.Second)
+	}
+	services := e.kube.CoreV1().Services("default")
+	// dryRun previews adding port 8080 to name and returns how long the
+	// API server took, the webhooks included.
+	dryRun := func(name string) time.Duration {
+		cur, err := services.Get(ctx(b), name, metav1.GetOptions{})
+		must(b, err)
+		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
+		start := time.Now()
+		_, err = services.Update(ctx(b), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		must(b, err)
+		return time.Since(start)
+	}
+	var cold, warm []time.Duration
+	for _, name := range names {
+		cold = append(cold, dryRun(name))
+	}
+	for range 2 {
+		for _, name := range names {
+			warm = append(warm, dryRun(name))
+		}
+	}
+	fallbacks := e.countLog("Preview fell back to the rendering")
+	// update toggles a port of pv-0 and returns the round trip.
+	update := func(i int) time.Duration {
+		cur, err := services.Get(ctx(b), names[0], metav1.GetOptions{})
+		must(b, err)
+		if i%2 == 0 {
+			cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
+		} else {
+			cur.Spec.Ports = cur.Spec.Ports[:1]
+		}
+		start := time.Now()
+		_, err = services.Update(ctx(b), cur, metav1.UpdateOptions{})
+		must(b, err)
+		return time.Since(start)
+	}
+	var with, without []time.Duration
+	for i := range 10 {
+		with = append(with, update(i))
+	}
+	must(b, e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx(b), cloudconfig.MutatingWebhookName, metav1.DeleteOptions{}))
+	must(b, e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx(b), cloudconfig.ValidatingWebhookName, metav1.DeleteOptions{}))
+	time.Sleep(2 * time.Second) // the API server's webhook configuration cache
+	for i := range 10 {
+		without = append(without, update(i))
+	}
+	q := func(d []time.Duration, p int) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[min(len(d)-1, len(d)*p/100)].Seconds()
+	}
+	b.ReportMetric(q(warm, 50), "warm-p50-s")
+	b.ReportMetric(q(warm, 95), "warm-p95-s")
+	b.ReportMetric(q(cold, 50), "cold-p50-s")
+	b.ReportMetric(q(cold, 95), "cold-p95-s")
+	b.ReportMetric(float64(fallbacks), "fallbacks")
+	b.ReportMetric(q(with, 50), "update-webhooks-p50-s")
+	b.ReportMetric(q(without, 50), "update-no-webhooks-p50-s")
+	b.ReportMetric(q(with, 50)/q(without, 50), "update-ratio")
 }
