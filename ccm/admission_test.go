@@ -1,0 +1,103 @@
+package ccm
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/example/cloud-provider-example/preview"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+func request(t *testing.T, old, cur *v1.Service, dryRun bool) *admissionv1.AdmissionRequest {
+	t.Helper()
+	raw := func(s *v1.Service) runtime.RawExtension {
+		if s == nil {
+			return runtime.RawExtension{}
+		}
+		data, err := json.Marshal(s)
+		must(t, err)
+		return runtime.RawExtension{Raw: data}
+	}
+	op := admissionv1.Update
+	if old == nil {
+		op = admissionv1.Create
+	}
+	return &admissionv1.AdmissionRequest{Operation: op, Object: raw(cur), OldObject: raw(old), DryRun: ptr.To(dryRun),
+		UserInfo: authenticationv1.UserInfo{Username: "alice"}}
+}
+
+// The preview's decisions that need no terraform: a refusal (a warning,
+// or with webhook.refuse a denial), a stored edit from the renderings,
+// an edit that renders nothing new.
+func TestPreviewWithoutTerraform(t *testing.T) {
+	old := lbService(1, nil)
+	bad := lbService(1, map[string]string{"loadbalancer.example.com/internl": "true"})
+	more := lbService(2, nil)
+	labelled := lbService(1, nil)
+	labelled.Labels = map[string]string{"team": "a"}
+	for _, tc := range []struct {
+		name     string
+		refuse   bool
+		old, cur *v1.Service
+		allowed  bool
+		outcome  preview.Outcome
+		says     string
+	}{
+		{"refused: a warning", false, old, bad, true, preview.Refused, "the controller would refuse this Service"},
+		{"refused, with webhook.refuse: denied", true, old, bad, false, preview.Refused, "the controller would refuse this Service"},
+		{"a stored edit: the renderings", false, old, more, true, preview.Changes, "listener tcp/1001 added"},
+		{"nothing rendered changes", false, old, labelled, true, preview.NoChange, "the edit changes nothing the controller renders"},
+		{"a new Service", false, nil, old, true, preview.Changes, "a new load balancer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, "")
+			cfg.Webhook.Refuse = tc.refuse
+			lbs, _ := lbsWithRecorder(t, cfg)
+			a := &admission{cfg: cfg, lb: lbs}
+			resp := a.preview(t.Context(), request(t, tc.old, tc.cur, false))
+			if resp.Allowed != tc.allowed {
+				t.Errorf("allowed %t, want %t (%+v)", resp.Allowed, tc.allowed, resp.Result)
+			}
+			if o, ok := preview.ParseOutcome(resp.Warnings); !ok || o != tc.outcome {
+				t.Errorf("outcome %v (%t), want %v", o, ok, tc.outcome)
+			}
+			if !strings.Contains(strings.Join(resp.Warnings, "\n"), tc.says) {
+				t.Errorf("warnings do not say %q:\n%s", tc.says, strings.Join(resp.Warnings, "\n"))
+			}
+		})
+	}
+}
+
+func TestAuthorPatch(t *testing.T) {
+	a := &admission{}
+	author := reviewapi.AuthorAnnotation
+	withAuthor := func(name string) *v1.Service {
+		return lbService(1, map[string]string{author: name})
+	}
+	for _, tc := range []struct {
+		name     string
+		old, cur *v1.Service
+		patch    string
+	}{
+		{"create without annotations", nil, lbService(1, nil), `[{"op":"add","path":"/metadata/annotations","value":{"review.example.com/author":"alice"}}]`},
+		{"create naming bob", nil, withAuthor("bob"), `[{"op":"add","path":"/metadata/annotations/review.example.com~1author","value":"alice"}]`},
+		{"a rendered change by alice", withAuthor("bob"), lbService(2, map[string]string{author: "bob"}), `[{"op":"add","path":"/metadata/annotations/review.example.com~1author","value":"alice"}]`},
+		{"a label: bob's stays", withAuthor("bob"), withAuthor("bob"), ``},
+		{"a label, author dropped: restored", withAuthor("bob"), lbService(1, map[string]string{"x": "y"}), `[{"op":"add","path":"/metadata/annotations/review.example.com~1author","value":"bob"}]`},
+		{"no author, carol's name set: removed", lbService(1, nil), withAuthor("carol"), `[{"op":"remove","path":"/metadata/annotations/review.example.com~1author"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := a.author(t.Context(), request(t, tc.old, tc.cur, false))
+			if !resp.Allowed || string(resp.Patch) != tc.patch {
+				t.Errorf("allowed %t, patch %s; want %s", resp.Allowed, resp.Patch, tc.patch)
+			}
+		})
+	}
+}
