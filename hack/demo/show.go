@@ -14,6 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 var demoNodes = []struct{ name, podCIDR string }{
@@ -63,12 +68,16 @@ func (d *demo) show(ctx context.Context) error {
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "echo"},
 			Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP}, {Name: "https", Port: 443, Protocol: v1.ProtocolTCP}}},
 	}
-	if _, err := kube.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	warned, _, err := d.warnedClient()
+	if err != nil {
+		return err
+	}
+	if _, err := warned.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
 	var ingress []v1.LoadBalancerIngress
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		evs, err := kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "echo").String()})
 		if err == nil {
 			slices.SortFunc(evs.Items, func(a, b v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
@@ -93,6 +102,10 @@ func (d *demo) show(ctx context.Context) error {
 		fmt.Printf("    Service default/echo external IP: %s\n", in.IP)
 	}
 
+	if err := d.preview(ctx); err != nil {
+		return err
+	}
+
 	ws, err := workspaceOf(filepath.Join(d.dir, "work"), "service-default-echo")
 	if err != nil {
 		return err
@@ -113,9 +126,53 @@ func (d *demo) show(ctx context.Context) error {
 	fmt.Printf("    cloud API:   http://%s (token in %s)\n", d.api, filepath.Join(d.dir, "token"))
 	fmt.Printf("    try:         KUBECONFIG=%s kubectl get nodes,svc -o wide\n", d.cluster.AdminKubeconfig)
 	fmt.Printf("    records:     bin/examplectl --kubeconfig %s status   (then: plan default/echo, history default/echo)\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    preview:     bin/examplectl --kubeconfig %s preview -f <svc.yaml>   (what applying it would do to the cloud; exit 0 none, 2 a change, 3 waits for approval)\n", d.cluster.AdminKubeconfig)
 	fmt.Printf("    review:      bin/examplectl render --config %s --service <svc.yaml> --target-pool <id>   (offline, byte for byte what the CCM applies; the id is target_pool_id above)\n", filepath.Join(d.dir, "cloud-config.yaml"))
 	fmt.Printf("    stop:        make demo-down\n")
 	return nil
+}
+
+// preview shows the author the API server stamped and what an edit would
+// do to the cloud before it is made: a server-side dry run the
+// controller's webhook answers with a speculative plan.
+func (d *demo) preview(ctx context.Context) error {
+	svc, err := d.cluster.Client.CoreV1().Services("default").Get(ctx, "echo", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    author, stamped by the API server: %s = %s\n", reviewapi.AuthorAnnotation, svc.Annotations[reviewapi.AuthorAnnotation])
+	step("previewing an edit before it is made: turning the load balancer internal, as a server-side dry run (nothing changes)")
+	kube, w, err := d.warnedClient()
+	if err != nil {
+		return err
+	}
+	svc.Annotations[string(annotations.LBInternal)] = "true"
+	// The webhook answers within seconds; a controller still starting may
+	// not answer yet: the dry run then shows nothing, so try again.
+	return wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if _, err := kube.CoreV1().Services("default").Update(ctx, svc, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return false, err
+		}
+		return w.n > 0, nil
+	})
+}
+
+// warnedClient is the admin's client, printing the API server's warnings
+// (the webhook's preview).
+func (d *demo) warnedClient() (kubernetes.Interface, *printWarnings, error) {
+	cfg := rest.CopyConfig(d.cluster.Admin)
+	w := &printWarnings{}
+	cfg.WarningHandler = w
+	kube, err := kubernetes.NewForConfig(cfg)
+	return kube, w, err
+}
+
+// printWarnings prints the API server's warnings as they come.
+type printWarnings struct{ n int }
+
+func (w *printWarnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.n++
+	fmt.Printf("    Warning: %s\n", text)
 }
 
 // workspaceOf finds the workspace directory whose key contains part.

@@ -28,6 +28,8 @@ type demo struct {
 	token, ro  string
 	api, meta  string
 	kubeconfig string
+	// webhook is where the CCM serves its admission webhooks.
+	webhook string
 }
 
 // supervise starts the demo, prints what happens, then keeps everything
@@ -79,6 +81,14 @@ func (d *demo) start() error {
 	if err := d.startCCM(); err != nil {
 		return err
 	}
+	step("installing its admission webhooks from deploy/base (the preview and the author stamp), reaching it at " + d.webhook)
+	hooks, err := deploy.WebhooksAt("https://"+d.webhook, 0)
+	if err != nil {
+		return err
+	}
+	if err := deploy.Apply(ctx, c.Client, hooks); err != nil {
+		return err
+	}
 	return d.show(ctx)
 }
 
@@ -105,6 +115,7 @@ func (d *demo) startCloud() error {
 }
 
 func (d *demo) startCCM() error {
+	d.webhook = "127.0.0.1:" + freePort()
 	cfg := map[string]any{
 		"clusterID": "demo",
 		"region":    "ex-west-1",
@@ -118,6 +129,9 @@ func (d *demo) startCCM() error {
 		"state": map[string]any{"type": "local", "local": map[string]any{"dir": filepath.Join(d.dir, "state")}},
 		// The CCM's rights are in its own namespace (deploy/base).
 		"review": map[string]any{"namespace": deploy.Namespace},
+		// A controller outside the cluster: reached by URL, so its
+		// certificate names 127.0.0.1.
+		"webhook": map[string]any{"enabled": true, "address": d.webhook, "certificates": map[string]any{"extraIPs": []string{"127.0.0.1"}}},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {

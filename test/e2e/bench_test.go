@@ -283,7 +283,7 @@ func BenchmarkPreview(b *testing.B) {
 	e := newEnv(b, o)
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	e.installWebhooks(b)
+	e.installWebhooks(b, 0)
 	const n = 10
 	names := make([]string, n)
 	for i := range n {

@@ -438,7 +438,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 		}
 		return nil
 	})
-	e.installWebhooks(t)
+	e.installWebhooks(t, 15)
 	svc = e.createService(t, carol, svc)
 	if got := svc.Annotations[reviewapi.AuthorAnnotation]; got != carol.name {
 		t.Fatalf("author %q, want %q stamped by the webhook", got, carol.name)

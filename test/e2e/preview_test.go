@@ -12,17 +12,14 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/ccm"
-	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -61,37 +58,16 @@ func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *warn
 	return kube, w
 }
 
-// installWebhooks creates the two webhook configurations, as deploy ships
-// them but reaching the controller by URL, and waits until the
-// controller injected its CA and answers.
-func (e *env) installWebhooks(t testing.TB) {
+// installWebhooks installs the shipped webhook configurations, reaching
+// the controller by URL, and waits until the controller injected its CA
+// and answers. timeout (seconds) replaces the shipped timeouts unless 0:
+// tests give the preview their budget (8 s, on a loaded machine) plus
+// margin; benchmarks keep the shipped ones.
+func (e *env) installWebhooks(t testing.TB, timeout int32) {
 	t.Helper()
-	url := func(path string) *string { return ptr.To("https://127.0.0.1:" + e.webhookPort + path) }
-	rules := []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
-	}}
-	match := []admissionregistrationv1.MatchCondition{{Name: "load-balancer",
-		Expression: "object.spec.type == 'LoadBalancer' || (oldObject != null && oldObject.spec.type == 'LoadBalancer')"}}
-	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
-	_, err := e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx(t), &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: cloudconfig.MutatingWebhookName},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "service-author.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url(ccm.AuthorPath)},
-			Rules: rules, MatchConditions: match, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: ptr.To[int32](5),
-			AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy),
-		}},
-	}, metav1.CreateOptions{})
+	objs, err := deploy.WebhooksAt("https://127.0.0.1:"+e.webhookPort, timeout)
 	must(t, err)
-	_, err = e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx(t), &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: cloudconfig.ValidatingWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "service-preview.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url(ccm.PreviewPath)},
-			Rules: rules, MatchConditions: match, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: ptr.To[int32](15),
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}, metav1.CreateOptions{})
-	must(t, err)
+	must(t, deploy.Apply(ctx(t), e.kube, objs))
 	probe := lbService("webhook-probe", 80)
 	eventually(t, 90*time.Second, "the webhooks answer", func() error {
 		out, err := e.kube.CoreV1().Services("default").Create(ctx(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -114,7 +90,7 @@ func TestPreview(t *testing.T) {
 	e := newEnv(t, options{webhook: true, shippedRules: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	e.installWebhooks(t)
+	e.installWebhooks(t, 15)
 	e.namespace(t, "team-a")
 	kube, warned := e.warned(t, "team-a", "alice")
 	alice := "system:serviceaccount:team-a:alice"
