@@ -79,19 +79,20 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 // group's.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
 	for _, g := range l.groupsOf(ctx, svc) {
-		lb, exists, err := l.engine.GetGroupLoadBalancer(ctx, l.renderGroup(g, l.groups.members(g, nil, false)))
+		members := l.groups.members(g, nil, false)
+		lb, exists, err := l.engine.GetGroupLoadBalancer(ctx, l.renderGroup(g, members))
 		if err != nil {
 			return nil, false, err
 		}
 		if exists {
-			return status(lb, svc), true, nil
+			return status(lb, svc, members), true, nil
 		}
 	}
 	lb, exists, err := l.engine.GetLoadBalancer(ctx, svc)
 	if err != nil || !exists {
 		return nil, exists, err
 	}
-	return status(lb, svc), true, nil
+	return status(lb, svc, nil), true, nil
 }
 
 // policy is the stricter of the cluster's and the Service's apply policy.
@@ -143,7 +144,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
-	st, err := l.served(subj, svc, lb, err)
+	st, err := l.served(subj, svc, nil, lb, err)
 	if err != nil {
 		return nil, err
 	}
@@ -157,13 +158,13 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 // served is the status a reconcile's outcome gives the Service: its load
 // balancer's address once active; a retry while it provisions or its plan
 // waits (a plan-only plan keeps serving what exists).
-func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
+func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, sharing []*v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
 	case errors.As(err, &wait), errors.As(err, &denied):
 		if lb != nil && lb.Status == "active" && wait != nil && wait.Policy == annotations.ApplyPlanOnly {
-			return status(lb, svc), nil // keep serving what exists
+			return status(lb, svc, sharing), nil // keep serving what exists
 		}
 		return nil, api.NewRetryError(err.Error(), approvalRetry)
 	case err != nil:
@@ -173,7 +174,7 @@ func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, lb *engine.
 	}
 	switch lb.Status {
 	case "active":
-		return status(lb, svc), nil
+		return status(lb, svc, sharing), nil
 	case "error":
 		err := fmt.Errorf("load balancer %s of service %s/%s is in status error", lb.ID, svc.Namespace, svc.Name)
 		l.board.Eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
@@ -231,11 +232,10 @@ func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, svc *v1
 	})
 }
 
-// status is the Service's ingress from the load balancer's outputs. With
-// proxy protocol the ingress is marked Proxy, so kube-proxy sends
-// in-cluster traffic through the load balancer instead of short-cutting.
-func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
-	mode := ipMode(svc)
+// status is the Service's ingress from the load balancer's outputs, with
+// its ipMode (sharing: the other Services of its group's address).
+func status(lb *engine.LoadBalancer, svc *v1.Service, sharing []*v1.Service) *v1.LoadBalancerStatus {
+	mode := ipMode(svc, sharing)
 	st := &v1.LoadBalancerStatus{}
 	for _, ip := range []string{lb.IPv4, lb.IPv6} {
 		if ip != "" {
@@ -248,7 +248,12 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 	return st
 }
 
-// ipMode is the ingress's ipMode: Proxy with proxy protocol, else VIP.
+// ipMode is the ingress's ipMode: Proxy when a listener of the address
+// proxies (svc's, or another member's of its group: sharing), else VIP.
+// kube-proxy routes in-cluster traffic to a VIP address straight to the
+// endpoints; a proxying load balancer must see it instead, or clients in
+// the cluster bypass what it does (the hairpin problem behind
+// cert-manager HTTP-01 failures).
 //
 // It is always given because API servers from 1.30 on store VIP when it
 // is left out (the LoadBalancerIPMode feature): a status without it never
@@ -257,17 +262,26 @@ func status(lb *engine.LoadBalancer, svc *v1.Service) *v1.LoadBalancerStatus {
 // the shipped client QPS). An API server without the field drops it; a
 // stored ingress with an address and no ipMode shows that, and then none
 // is given, for the same reason.
-func ipMode(svc *v1.Service) *v1.LoadBalancerIPMode {
+func ipMode(svc *v1.Service, sharing []*v1.Service) *v1.LoadBalancerIPMode {
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		if in.IP != "" && in.IPMode == nil {
 			return nil
 		}
 	}
 	m := v1.LoadBalancerIPModeVIP
-	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.ProxyProtocol {
+	if proxies(svc) || slices.ContainsFunc(sharing, proxies) {
 		m = v1.LoadBalancerIPModeProxy
 	}
 	return &m
+}
+
+// proxies: one of svc's listeners does not hand packets on as they came
+// to the address. PROXY protocol rewrites the connection's start; an http
+// or https listener terminates the connection (and TLS) and opens its
+// own to the node. tcp and udp listeners pass packets through: VIP.
+func proxies(svc *v1.Service) bool {
+	ann, err := annotations.Parse(svc.Annotations)
+	return err == nil && (ann.ProxyProtocol || len(ann.HTTPPorts) > 0 || len(ann.HTTPSPorts) > 0)
 }
 
 // orphanFinder is the engine's FindOrphan: the load balancer named name

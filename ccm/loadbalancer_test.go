@@ -154,21 +154,31 @@ func TestIPMode(t *testing.T) {
 	stored := func(mode *v1.LoadBalancerIPMode) v1.ServiceStatus {
 		return v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.1", IPMode: mode}}}}
 	}
+	https := map[string]string{string(annotations.LBHTTPSPorts): "1000", string(annotations.LBTLSSecrets): "web-tls"}
+	http := map[string]string{string(annotations.LBHTTPPorts): "1000"}
+	member := func(ann map[string]string) []*v1.Service {
+		return []*v1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "other", Annotations: ann}}}
+	}
 	for _, c := range []struct {
-		name   string
-		ann    map[string]string
-		status v1.ServiceStatus
-		want   *v1.LoadBalancerIPMode
+		name    string
+		ann     map[string]string
+		sharing []*v1.Service
+		status  v1.ServiceStatus
+		want    *v1.LoadBalancerIPMode
 	}{
-		{"new Service", nil, v1.ServiceStatus{}, &vip},
-		{"API server stores ipMode", nil, stored(&vip), &vip},
-		{"proxy protocol", withProxy, stored(&vip), &proxy},
-		{"API server without the field", nil, stored(nil), nil},
-		{"proxy protocol, API server without the field", withProxy, stored(nil), nil},
+		{"new Service", nil, nil, v1.ServiceStatus{}, &vip},
+		{"API server stores ipMode", nil, nil, stored(&vip), &vip},
+		{"proxy protocol", withProxy, nil, stored(&vip), &proxy},
+		{"https listener: TLS terminated", https, nil, stored(&vip), &proxy},
+		{"http listener: HTTP terminated", http, nil, stored(&vip), &proxy},
+		{"tcp listeners only, alone", nil, member(nil), stored(&vip), &vip},
+		{"a group member's https listener on the shared address", nil, member(https), stored(&vip), &proxy},
+		{"API server without the field", nil, nil, stored(nil), nil},
+		{"proxy protocol, API server without the field", withProxy, nil, stored(nil), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Annotations: c.ann}, Status: c.status}
-			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, svc).Ingress[0].IPMode
+			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, svc, c.sharing).Ingress[0].IPMode
 			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 				t.Fatalf("ipMode = %v, want %v", ptrString(got), ptrString(c.want))
 			}

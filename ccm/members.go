@@ -31,7 +31,11 @@ func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes
 	if ex := rep.Excludes(svc); ex != nil {
 		return nil, fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", svc.Namespace, svc.Name, g, ex)
 	}
-	st, err := l.served(subj, svc, lb, err)
+	var sharing []*v1.Service
+	if rep != nil {
+		sharing = rep.Members
+	}
+	st, err := l.served(subj, svc, sharing, lb, err)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +223,7 @@ func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *eng
 		return
 	}
 	for _, m := range l.groups.followers(g, rendered, caller) {
-		st := status(lb, m)
+		st := status(lb, m, rendered)
 		if reflect.DeepEqual(m.Status.LoadBalancer.Ingress, st.Ingress) {
 			continue
 		}

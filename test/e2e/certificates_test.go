@@ -111,7 +111,13 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 
 	_, err = e.kube.CoreV1().Services("default").Create(ctx(t), httpsLBService("default", "web", "web-tls"), metav1.CreateOptions{})
 	must(t, err)
-	ip := e.waitIngress("web", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+	in := e.waitIngress("web", 90*time.Second).Status.LoadBalancer.Ingress[0]
+	ip := in.IP
+	// The https listener terminates TLS: kube-proxy must send in-cluster
+	// clients through the load balancer, not short-cut to the pods.
+	if in.IPMode == nil || *in.IPMode != v1.LoadBalancerIPModeProxy {
+		t.Errorf("ingress ipMode %v, want Proxy for a Service with an https listener", in.IPMode)
+	}
 	lbID, cert1 := e.servedCertificate(t, ip, c1)
 
 	// Renewal: the Secret gets a new certificate and key.
