@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/preview"
 )
 
 const (
@@ -85,26 +86,6 @@ func conflictCounting(admin *rest.Config) *conflicts {
 	return c
 }
 
-// warnings collects the API server's Warning headers.
-type warnings struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.seen
-	w.seen = nil
-	return s
-}
-
 func mutate(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	var obj metav1.PartialObjectMetadata
 	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil {
@@ -163,7 +144,7 @@ func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
 	ca1 := servedIssuer(t, addr, sm.CABundle())
 
 	cfg := rest.CopyConfig(c.Admin)
-	w := &warnings{}
+	w := &preview.Collector{}
 	cfg.WarningHandler = w
 	client := kubernetes.NewForConfigOrDie(cfg)
 	// The API server sees the new caBundle shortly after it is written.
@@ -237,10 +218,10 @@ var serviceSeq int
 // createService creates a Service and says what the webhooks failed to do
 // to it (nil: annotated by the mutating webhook, warned by the validating
 // one).
-func createService(t *testing.T, client kubernetes.Interface, w *warnings) error {
+func createService(t *testing.T, client kubernetes.Interface, w *preview.Collector) error {
 	t.Helper()
 	serviceSeq++
-	w.take()
+	w.Take()
 	svc, err := client.CoreV1().Services(testNS).Create(t.Context(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", serviceSeq)},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
@@ -248,7 +229,7 @@ func createService(t *testing.T, client kubernetes.Interface, w *warnings) error
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := w.take()
+	got := w.Take()
 	if svc.Annotations[authorKey] == "" || !slices.Contains(got, testWarning) {
 		return fmt.Errorf("service %s: annotations %v, warnings %q", svc.Name, svc.Annotations, got)
 	}

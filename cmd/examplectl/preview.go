@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -82,7 +81,7 @@ func runPreview(ctx context.Context, o previewOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	w := &warningLog{}
+	w := &preview.Collector{}
 	o.kube.warnings = w
 	c, err := o.kube.connect()
 	if err != nil {
@@ -107,7 +106,7 @@ func runPreview(ctx context.Context, o previewOptions, stdout io.Writer) error {
 	if err != nil {
 		return c.explain(err, "dry-run apply")
 	}
-	warnings := w.take()
+	warnings := w.Take()
 	for _, line := range warnings {
 		if strings.HasPrefix(line, preview.OutcomeLine) {
 			continue
@@ -188,24 +187,4 @@ func printHCLDiff(o previewOptions, old, after *corev1.Service, stdout io.Writer
 	}
 	_, err = io.WriteString(stdout, termsafe.Text(diff))
 	return err
-}
-
-// warningLog keeps the API server's warnings.
-type warningLog struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warningLog) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-func (w *warningLog) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
 }

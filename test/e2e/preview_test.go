@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,37 +20,17 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
-// warnings collects the warnings the API server returns to one client.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-// take returns the warnings since the last take.
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
-}
-
 // warned is a tenant's client that keeps the API server's warnings.
-func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *warnings) {
+func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *preview.Collector) {
 	t.Helper()
 	e.tenant(t, ns, name)
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.cluster.ServiceAccountKubeconfig(t, ns, name))
 	must(t, err)
-	w := &warnings{}
+	w := &preview.Collector{}
 	cfg.WarningHandler = w
 	kube, err := kubernetes.NewForConfig(cfg)
 	must(t, err)
@@ -103,7 +82,7 @@ func TestPreview(t *testing.T) {
 	if got := created.Annotations[reviewapi.AuthorAnnotation]; got != alice {
 		t.Errorf("author %q, want %q stamped by the API server", got, alice)
 	}
-	mustWarn(t, warned.take(), "a new load balancer", "listener tcp/80 added")
+	mustWarn(t, warned.Take(), "a new load balancer", "listener tcp/80 added")
 	e.waitIngressIn("team-a", "web", 90*time.Second)
 	lbs := e.lbsByUID(t)[string(created.UID)]
 	if len(lbs) != 1 {
@@ -117,7 +96,7 @@ func TestPreview(t *testing.T) {
 		cur.Annotations[string(annotations.LBInternal)] = "true"
 		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 		must(t, err)
-		got := warned.take()
+		got := warned.Take()
 		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
 		mustWarn(t, got, "cloud change (terraform plan)", "REPLACES module.load_balancer.example_load_balancer.this (because internal changes)",
 			"rule load-balancer-replace holds this change for approval (1 needed)")
@@ -140,7 +119,7 @@ func TestPreview(t *testing.T) {
 		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
 		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{})
 		must(t, err)
-		got := warned.take()
+		got := warned.Take()
 		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
 		mustWarn(t, got, "listener tcp/8080 added")
 		eventually(t, 60*time.Second, "the listener applied", func() error {
@@ -165,7 +144,7 @@ func TestPreview(t *testing.T) {
 		if perr == nil {
 			t.Fatal("the annotation parses")
 		}
-		mustWarn(t, warned.take(), "the controller would refuse this Service: "+perr.Error())
+		mustWarn(t, warned.Take(), "the controller would refuse this Service: "+perr.Error())
 	})
 
 	t.Run("examplectl preview exits as terraform plan -detailed-exitcode", func(t *testing.T) {
