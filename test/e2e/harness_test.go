@@ -321,19 +321,22 @@ func (e *env) waitLeader() {
 
 // startCCM starts the CCM binary; its log is printed when the test fails.
 func (e *env) startCCM() {
+	e.securePort = freePort(e.t)
+	e.ccm, e.ccmLog = e.startReplica(append([]string{"--secure-port=" + e.securePort}, e.args...))
+}
+
+// startReplica starts one more CCM process with args; killed at the
+// test's end, its log printed when the test fails.
+func (e *env) startReplica(args []string) (*exec.Cmd, string) {
 	t := e.t
-	e.ccmLog = filepath.Join(e.dir, fmt.Sprintf("ccm-%d.log", time.Now().UnixNano()))
-	logf, err := os.Create(e.ccmLog)
+	logPath := filepath.Join(e.dir, fmt.Sprintf("ccm-%d.log", time.Now().UnixNano()))
+	logf, err := os.Create(logPath)
 	must(t, err)
-	e.securePort = freePort(t)
-	args := append([]string{"--secure-port=" + e.securePort}, e.args...)
 	cmd := exec.Command(e.ccmBin, args...)
 	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace) // as the Deployment's downward API
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(t, cmd.Start())
-	e.ccm = cmd
-	logPath := e.ccmLog
 	t.Cleanup(func() {
 		e.killCCM(cmd)
 		logf.Close()
@@ -346,9 +349,9 @@ func (e *env) startCCM() {
 			t.Logf("CCM log %s (last lines):\n%s", logPath, strings.Join(lines, "\n"))
 		}
 	})
+	return cmd, logPath
 }
 
-// killCCM kills the CCM with SIGKILL, as a crash or OOM would.
 func (e *env) killCCM(cmd *exec.Cmd) {
 	if cmd == nil || cmd.Process == nil || cmd.ProcessState != nil {
 		return

@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +16,17 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/preview"
@@ -198,6 +207,66 @@ func TestPreview(t *testing.T) {
 		}
 	})
 
+	t.Run("a replica that does not lead serves the webhooks too", func(t *testing.T) {
+		// Its own webhook port; everything else as the leader's.
+		port := freePort(t)
+		cfgPath := filepath.Join(e.dir, "cloud-config.yaml")
+		data, err := os.ReadFile(cfgPath)
+		must(t, err)
+		replicaCfg := filepath.Join(t.TempDir(), "cloud-config.yaml")
+		must(t, os.WriteFile(replicaCfg, []byte(strings.ReplaceAll(string(data), "127.0.0.1:"+e.webhookPort, "127.0.0.1:"+port)), 0o600))
+		args := []string{"--secure-port=" + freePort(t)}
+		for _, a := range e.args {
+			if strings.HasPrefix(a, "--cloud-config=") {
+				a = "--cloud-config=" + replicaCfg
+			}
+			args = append(args, a)
+		}
+		replica, replicaLog := e.startReplica(args)
+		defer e.killCCM(replica)
+		// The CA the replicas share, from the Secret they keep it in.
+		var bundle []byte
+		eventually(t, 30*time.Second, "the webhook CA", func() error {
+			sec, err := e.kube.CoreV1().Secrets(namespace).Get(ctx(t), "example-ccm-webhook-tls", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			bundle = sec.Data["ca.crt"]
+			return nil
+		})
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(bundle)
+		client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		svc := lbService("replica", 80)
+		svc.Spec.Ports[0].NodePort = 30999
+		raw, err := json.Marshal(svc)
+		must(t, err)
+		body, err := json.Marshal(admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{UID: "replica-1", Operation: admissionv1.Create, Namespace: "default", Name: "replica",
+				Object: runtime.RawExtension{Raw: raw}, DryRun: ptr.To(true)},
+		})
+		must(t, err)
+		var review admissionv1.AdmissionReview
+		eventually(t, 60*time.Second, "the replica answers", func() error {
+			resp, err := client.Post("https://127.0.0.1:"+port+ccm.PreviewPath, "application/json", bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			return json.NewDecoder(resp.Body).Decode(&review)
+		})
+		if review.Response == nil || !review.Response.Allowed || !slices.ContainsFunc(review.Response.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, preview.OutcomeLine)
+		}) {
+			t.Fatalf("the replica's answer: %+v", review.Response)
+		}
+		const leads = "successfully acquired lease"
+		if countIn(t, e.ccmLog, leads) == 0 || countIn(t, replicaLog, leads) != 0 {
+			t.Fatalf("the leader's log should say %q and the replica's not", leads)
+		}
+	})
+
 	t.Run("the controller killed, edits still work", func(t *testing.T) {
 		e.killCCM(e.ccm)
 		defer func() { e.startCCM(); e.waitLeader() }()
@@ -252,4 +321,12 @@ func (e *env) recordVersion(t testing.TB) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ",")
+}
+
+// countIn counts the lines of file holding s.
+func countIn(t testing.TB, file, s string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	must(t, err)
+	return strings.Count(string(data), s)
 }
