@@ -93,14 +93,6 @@ func NewSelfManaged(o SelfManagedOptions) (*SelfManaged, error) {
 	}, nil
 }
 
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // Run keeps the Secret, the served certificate and the CA bundles of the
 // webhook configurations up to date until ctx is done, then returns nil.
 // Errors are logged and retried (with backoff up to Resync).
