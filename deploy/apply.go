@@ -79,25 +79,17 @@ func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error 
 	case *admissionv1.MutatingWebhookConfiguration:
 		client := c.AdmissionregistrationV1().MutatingWebhookConfigurations()
 		if cur, err := client.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			live := map[string][]byte{}
-			for _, w := range cur.Webhooks {
-				live[w.Name] = w.ClientConfig.CABundle
-			}
-			for i := range o.Webhooks {
-				keepCABundle(&o.Webhooks[i].ClientConfig, live[o.Webhooks[i].Name])
-			}
+			keepCABundles(o.Webhooks, cur.Webhooks, func(w *admissionv1.MutatingWebhook) (string, *admissionv1.WebhookClientConfig) {
+				return w.Name, &w.ClientConfig
+			})
 		}
 		return upsert(ctx, client, o)
 	case *admissionv1.ValidatingWebhookConfiguration:
 		client := c.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 		if cur, err := client.Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
-			live := map[string][]byte{}
-			for _, w := range cur.Webhooks {
-				live[w.Name] = w.ClientConfig.CABundle
-			}
-			for i := range o.Webhooks {
-				keepCABundle(&o.Webhooks[i].ClientConfig, live[o.Webhooks[i].Name])
-			}
+			keepCABundles(o.Webhooks, cur.Webhooks, func(w *admissionv1.ValidatingWebhook) (string, *admissionv1.WebhookClientConfig) {
+				return w.Name, &w.ClientConfig
+			})
 		}
 		return upsert(ctx, client, o)
 	case *coordinationv1.Lease:
@@ -112,12 +104,19 @@ func apply(ctx context.Context, c kubernetes.Interface, o runtime.Object) error 
 	return fmt.Errorf("unsupported kind %T", o)
 }
 
-// keepCABundle keeps a webhook's injected CA bundle (the controller's or
-// cert-manager's) where the manifest has none, as kubectl apply does: a
-// replacement must not cut the API server off the webhook.
-func keepCABundle(cc *admissionv1.WebhookClientConfig, live []byte) {
-	if len(cc.CABundle) == 0 {
-		cc.CABundle = live
+// keepCABundles keeps each webhook's injected CA bundle (the controller's
+// or cert-manager's, from live) where the manifest has none, as kubectl
+// apply does: a replacement must not cut the API server off the webhook.
+func keepCABundles[W any](want, live []W, of func(*W) (string, *admissionv1.WebhookClientConfig)) {
+	bundles := map[string][]byte{}
+	for i := range live {
+		name, cc := of(&live[i])
+		bundles[name] = cc.CABundle
+	}
+	for i := range want {
+		if name, cc := of(&want[i]); len(cc.CABundle) == 0 {
+			cc.CABundle = bundles[name]
+		}
 	}
 }
 
