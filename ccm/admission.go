@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
+	"golang.org/x/time/rate"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +35,15 @@ type admission struct {
 	cfg   *cloudconfig.Config
 	lb    *loadBalancers
 	nodes corelisters.NodeLister
+	// rates are the namespaces' speculative plan budgets, by namespace.
+	rates sync.Map
+}
+
+// planAllowed spends one of ns's speculative plans (webhook.previewsPerMinute).
+func (a *admission) planAllowed(ns string) bool {
+	w := a.cfg.Webhook
+	l, _ := a.rates.LoadOrStore(ns, rate.NewLimiter(rate.Limit(float64(w.PreviewsPerMinute)/60), w.PreviewBurst))
+	return l.(*rate.Limiter).Allow()
 }
 
 // author stamps review.example.com/author (preview.Author).
@@ -135,6 +146,10 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 	}
 	if !dryRun {
 		c.Fallback = "not a dry run: the controller's plan follows"
+		return c
+	}
+	if !a.planAllowed(cur.Namespace) {
+		c.Fallback = fmt.Sprintf("namespace %s used its %d previews a minute", cur.Namespace, a.cfg.Webhook.PreviewsPerMinute)
 		return c
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Webhook.PreviewBudget.Duration)

@@ -9,6 +9,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/example/cloud-provider-example/preview"
@@ -99,5 +101,36 @@ func TestAuthorPatch(t *testing.T) {
 				t.Errorf("allowed %t, patch %s; want %s", resp.Allowed, resp.Patch, tc.patch)
 			}
 		})
+	}
+}
+
+// A namespace's dry runs beyond its budget are previewed from the
+// renderings: a loop of previews costs its own namespace, not the
+// controller's terraform.
+func TestPreviewBudgetPerNamespace(t *testing.T) {
+	cfg := testConfig(t, "")
+	cfg.Webhook.PreviewsPerMinute, cfg.Webhook.PreviewBurst = 1, 2
+	lbs, _ := lbsWithRecorder(t, cfg)
+	nodes := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Core().V1().Nodes().Lister()
+	a := &admission{cfg: cfg, lb: lbs, nodes: nodes}
+	old, more := lbService(1, nil), lbService(2, nil)
+	var got []string
+	for range 3 {
+		got = append(got, strings.Join(a.preview(t.Context(), request(t, old, more, true)).Warnings, "\n"))
+	}
+	for i, w := range got[:2] {
+		if strings.Contains(w, "previews a minute") {
+			t.Errorf("dry run %d fell back on the budget:\n%s", i, w)
+		}
+	}
+	if !strings.Contains(got[2], "namespace shop used its 1 previews a minute") {
+		t.Errorf("the third dry run in a minute:\n%s", got[2])
+	}
+	other := lbService(2, nil)
+	other.Namespace = "other"
+	oldOther := lbService(1, nil)
+	oldOther.Namespace = "other"
+	if w := strings.Join(a.preview(t.Context(), request(t, oldOther, other, true)).Warnings, "\n"); strings.Contains(w, "previews a minute") {
+		t.Errorf("another namespace's dry run fell back on shop's budget:\n%s", w)
 	}
 }

@@ -17,6 +17,13 @@ type WebhookConfig struct {
 	// to comparing the renderings (default 1s; the webhook configuration's
 	// timeoutSeconds must be above it).
 	PreviewBudget Duration `json:"previewBudget,omitempty"`
+	// PreviewsPerMinute and PreviewBurst bound the speculative plans of
+	// each namespace (a token bucket; default 30 a minute, bursts of 5):
+	// past them a dry run is previewed from the renderings. A namespace
+	// previewing in a loop spends its own budget, not the controller's
+	// CPU.
+	PreviewsPerMinute int `json:"previewsPerMinute,omitempty"`
+	PreviewBurst      int `json:"previewBurst,omitempty"`
 	// Refuse turns the controller's own refusals (an unknown annotation, a
 	// reference without consent) into a denial at admission, instead of
 	// a warning. Off by default: the webhook never blocks an edit the
@@ -66,6 +73,12 @@ func (w *WebhookConfig) defaults() {
 	if w.PreviewBudget.Duration == 0 {
 		w.PreviewBudget.Duration = time.Second
 	}
+	if w.PreviewsPerMinute == 0 {
+		w.PreviewsPerMinute = 30
+	}
+	if w.PreviewBurst == 0 {
+		w.PreviewBurst = 5
+	}
 	if w.Certificates.Mode == "" {
 		w.Certificates.Mode = CertificatesSelfManaged
 	}
@@ -86,6 +99,9 @@ func (w *WebhookConfig) validate(bad func(field, format string, args ...any)) {
 	}
 	if w.PreviewBudget.Duration < 0 || w.PreviewBudget.Duration > 10*time.Second {
 		bad("webhook.previewBudget", "%s: want at most 10s (the API server waits for the webhook at most 30s)", w.PreviewBudget.Duration)
+	}
+	if w.PreviewsPerMinute < 0 || w.PreviewBurst < 0 {
+		bad("webhook.previewsPerMinute", "%d, burst %d: want positive numbers", w.PreviewsPerMinute, w.PreviewBurst)
 	}
 	switch w.Certificates.Mode {
 	case CertificatesSelfManaged:
