@@ -280,6 +280,14 @@ type TargetPool struct {
 	Region  string            `json:"region"`
 	Targets []string          `json:"targets"`
 	Tags    map[string]string `json:"tags,omitempty"`
+	// DeregistrationDelaySeconds is how long a target removed from
+	// Targets keeps the connections it has, getting no new ones
+	// (Draining); 0 removes it at once.
+	DeregistrationDelaySeconds int `json:"deregistration_delay_seconds"`
+	// Draining are the targets removed from Targets whose delay has not
+	// ended, each with its end; read-only. A target put back in Targets
+	// stops draining.
+	Draining []DrainingTarget `json:"draining"`
 	// CreatedAt and UpdatedAt are set by the cloud; an update (also the
 	// removal of a deleted instance) moves UpdatedAt and Version.
 	CreatedAt time.Time `json:"created_at"`
@@ -287,18 +295,31 @@ type TargetPool struct {
 	Version   int64     `json:"version"`
 }
 
-// CreateTargetPoolRequest creates a target pool. Targets may be empty.
-type CreateTargetPoolRequest struct {
-	Name    string            `json:"name"`
-	Region  string            `json:"region"`
-	Targets []string          `json:"targets"`
-	Tags    map[string]string `json:"tags,omitempty"`
+// DrainingTarget is a target of a pool that gets no new connections and
+// keeps its open ones until Until.
+type DrainingTarget struct {
+	ID    string    `json:"id"`
+	Until time.Time `json:"until"`
 }
 
-// UpdateTargetPoolRequest replaces a target pool's targets and tags.
+// MaxDeregistrationDelay is the longest deregistration delay, in seconds.
+const MaxDeregistrationDelay = 3600
+
+// CreateTargetPoolRequest creates a target pool. Targets may be empty.
+type CreateTargetPoolRequest struct {
+	Name                       string            `json:"name"`
+	Region                     string            `json:"region"`
+	Targets                    []string          `json:"targets"`
+	Tags                       map[string]string `json:"tags,omitempty"`
+	DeregistrationDelaySeconds int               `json:"deregistration_delay_seconds,omitempty"`
+}
+
+// UpdateTargetPoolRequest replaces a target pool's targets, tags and
+// deregistration delay. The targets it removes drain for the new delay.
 type UpdateTargetPoolRequest struct {
-	Targets []string          `json:"targets"`
-	Tags    map[string]string `json:"tags,omitempty"`
+	Targets                    []string          `json:"targets"`
+	Tags                       map[string]string `json:"tags,omitempty"`
+	DeregistrationDelaySeconds int               `json:"deregistration_delay_seconds,omitempty"`
 }
 
 // TargetPoolFilter narrows a target pool listing.

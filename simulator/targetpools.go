@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -23,6 +24,9 @@ const maxReferrersNamed = 10
 func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 	if tp.Targets == nil {
 		tp.Targets = []string{} // answered as [], never null
+	}
+	if tp.Draining == nil {
+		tp.Draining = []exampleapi.DrainingTarget{}
 	}
 	return putJSON(tx.Bucket(bucketTargetPools), tp.ID, tp)
 }
@@ -48,7 +52,7 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 	now := c.now()
 	tp := exampleapi.TargetPool{
 		ID: newID("tp-"), Name: req.Name, Region: req.Region, Targets: slices.Clone(req.Targets),
-		Tags: cloneTags(req.Tags), CreatedAt: now, UpdatedAt: now, Version: 1,
+		Tags: cloneTags(req.Tags), DeregistrationDelaySeconds: req.DeregistrationDelaySeconds, CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
 	if err := putTargetPool(tx, &tp); err != nil {
 		return exampleapi.TargetPool{}, err
@@ -60,11 +64,46 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 }
 
 func (c *cloud) getTargetPool(id string) (exampleapi.TargetPool, error) {
-	return viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return storedTargetPools.get(tx, id) })
+	tp, err := viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return storedTargetPools.get(tx, id) })
+	tp.Draining = draining(tp.Draining, c.now())
+	return tp, err
 }
 
 func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListResponse[exampleapi.TargetPool], error) {
-	return listNamed(c, storedTargetPools, pg, region, name, func(tp *exampleapi.TargetPool) exampleapi.TargetPool { return *tp })
+	now := c.now()
+	return listNamed(c, storedTargetPools, pg, region, name, func(tp *exampleapi.TargetPool) exampleapi.TargetPool {
+		out := *tp
+		out.Draining = draining(tp.Draining, now)
+		return out
+	})
+}
+
+// draining is d without the targets whose delay ended by now.
+func draining(d []exampleapi.DrainingTarget, now time.Time) []exampleapi.DrainingTarget {
+	out := []exampleapi.DrainingTarget{}
+	for _, t := range d {
+		if now.Before(t.Until) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// drain is the pool's draining targets after its targets become next:
+// those removed drain for the pool's delay (from now), those put back stop
+// draining, those whose delay ended are gone.
+func drain(tp exampleapi.TargetPool, next []string, now time.Time) []exampleapi.DrainingTarget {
+	out := slices.DeleteFunc(draining(tp.Draining, now), func(t exampleapi.DrainingTarget) bool { return slices.Contains(next, t.ID) })
+	if tp.DeregistrationDelaySeconds == 0 {
+		return out
+	}
+	until := now.Add(time.Duration(tp.DeregistrationDelaySeconds) * time.Second)
+	for _, id := range tp.Targets {
+		if !slices.Contains(next, id) && !slices.ContainsFunc(out, func(t exampleapi.DrainingTarget) bool { return t.ID == id }) {
+			out = append(out, exampleapi.DrainingTarget{ID: id, Until: until})
+		}
+	}
+	return out
 }
 
 // updateTargetPool replaces targets and tags; u must have passed
@@ -78,9 +117,12 @@ func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPo
 		if err := requireTargets(tx, u.Targets, tp.Region); err != nil {
 			return err
 		}
+		now := c.now()
+		tp.DeregistrationDelaySeconds = u.DeregistrationDelaySeconds
+		tp.Draining = drain(tp, u.Targets, now)
 		tp.Targets, tp.Tags = slices.Clone(u.Targets), cloneTags(u.Tags)
 		tp.Version++
-		tp.UpdatedAt = c.now()
+		tp.UpdatedAt = now
 		return putTargetPool(tx, &tp)
 	})
 	return tp, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -336,4 +337,46 @@ func TestTargetPoolsPersistAndSufferFaults(t *testing.T) {
 			t.Errorf("%s /v1/target-pools with error_rate 1: status %d", m, r.status)
 		}
 	}
+}
+
+// A target removed from a pool with a deregistration delay drains: listed
+// with the end of its delay until then, gone after; put back, it stops
+// draining. Without a delay it leaves at once.
+func TestTargetPoolDraining(t *testing.T) {
+	c := startControl(t)
+	n1, n2, n3 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b")), c.createInstance(instanceReq("n3", "ex-west-1a"))
+	req := poolReq("draining", n1.ID, n2.ID, n3.ID)
+	req.DeregistrationDelaySeconds = 1
+	tp := c.createPool(req)
+	if tp.DeregistrationDelaySeconds != 1 || tp.Draining == nil || len(tp.Draining) != 0 {
+		t.Fatalf("new pool %+v", tp)
+	}
+	put := func(delay int, targets ...string) exampleapi.TargetPool {
+		var out exampleapi.TargetPool
+		c.must(http.StatusOK, "PUT", "/v1/target-pools/"+tp.ID, exampleapi.UpdateTargetPoolRequest{Targets: targets, DeregistrationDelaySeconds: delay}, &out)
+		return out
+	}
+	before := time.Now()
+	got := put(1, n1.ID, n3.ID)
+	if len(got.Draining) != 1 || got.Draining[0].ID != n2.ID || got.Draining[0].Until.Before(before.Add(time.Second-50*time.Millisecond)) ||
+		got.Draining[0].Until.After(time.Now().Add(time.Second)) {
+		t.Fatalf("after removing n2: draining %+v, want n2 for 1s", got.Draining)
+	}
+	if l := c.getPool(tp.ID).Draining; len(l) != 1 || l[0].ID != n2.ID {
+		t.Errorf("get: draining %+v", l)
+	}
+	if back := put(1, n1.ID, n2.ID, n3.ID); len(back.Draining) != 0 {
+		t.Errorf("n2 put back still drains: %+v", back.Draining)
+	}
+	put(1, n1.ID)
+	time.Sleep(1100 * time.Millisecond)
+	if l := c.getPool(tp.ID).Draining; len(l) != 0 {
+		t.Errorf("draining after the delay: %+v", l)
+	}
+	if now := put(0); len(now.Draining) != 0 {
+		t.Errorf("without a delay, n1 drains: %+v", now.Draining)
+	}
+	bad := poolReq("too-long")
+	bad.DeregistrationDelaySeconds = exampleapi.MaxDeregistrationDelay + 1
+	c.apiError(http.StatusBadRequest, "POST", "/v1/target-pools", bad)
 }

@@ -304,11 +304,17 @@ func validateCreateTargetPool(req *exampleapi.CreateTargetPoolRequest) error {
 	if err := validateTargets(req.Targets); err != nil {
 		return err
 	}
+	if err := validateRange("deregistration_delay_seconds", req.DeregistrationDelaySeconds, 0, exampleapi.MaxDeregistrationDelay); err != nil {
+		return err
+	}
 	return validateTags("tags", req.Tags)
 }
 
 func validateUpdateTargetPool(req *exampleapi.UpdateTargetPoolRequest) error {
 	if err := validateTargets(req.Targets); err != nil {
+		return err
+	}
+	if err := validateRange("deregistration_delay_seconds", req.DeregistrationDelaySeconds, 0, exampleapi.MaxDeregistrationDelay); err != nil {
 		return err
 	}
 	return validateTags("tags", req.Tags)

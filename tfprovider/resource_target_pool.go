@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -41,13 +43,15 @@ func NewTargetPoolResource() resource.Resource {
 }
 
 type targetPoolModel struct {
-	ID        types.String `tfsdk:"id"`
-	Name      types.String `tfsdk:"name"`
-	Region    types.String `tfsdk:"region"`
-	Targets   types.Set    `tfsdk:"targets"`
-	Tags      types.Map    `tfsdk:"tags"`
-	OwnerTags types.Set    `tfsdk:"owner_tags"`
-	CreatedAt types.String `tfsdk:"created_at"`
+	ID      types.String `tfsdk:"id"`
+	Name    types.String `tfsdk:"name"`
+	Region  types.String `tfsdk:"region"`
+	Targets types.Set    `tfsdk:"targets"`
+	Tags    types.Map    `tfsdk:"tags"`
+	// DeregistrationDelay is deregistration_delay_seconds.
+	DeregistrationDelay types.Int64  `tfsdk:"deregistration_delay_seconds"`
+	OwnerTags           types.Set    `tfsdk:"owner_tags"`
+	CreatedAt           types.String `tfsdk:"created_at"`
 	// OnNameConflict is configuration only, like owner_tags.
 	OnNameConflict types.String `tfsdk:"on_name_conflict"`
 }
@@ -76,6 +80,13 @@ func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				Validators: targetsValidators(),
 			},
 			"tags": tagsAttribute(defaultTagsDescription),
+			"deregistration_delay_seconds": schema.Int64Attribute{
+				Optional: true,
+				Description: fmt.Sprintf("How long (0 to %d seconds) a target removed from `targets` keeps the connections it has, "+
+					"getting no new ones (the cloud lists it as draining until then); unset or 0, it leaves at once. A change "+
+					"applies to the targets removed from then on. Updated in place.", exampleapi.MaxDeregistrationDelay),
+				Validators: []validator.Int64{int64validator.Between(0, exampleapi.MaxDeregistrationDelay)},
+			},
 			"owner_tags": ownerTagsAttribute("Keys of `tags` whose values name the owner, such as a cluster id. As for load balancers, an " +
 				"import fails at plan time, and `on_name_conflict` adoption fails, when for any of these keys the " +
 				"existing pool has the tag with a value other than this configuration's `tags` value for that key (or " +
@@ -119,9 +130,10 @@ func (r *targetPoolResource) ModifyPlan(ctx context.Context, req resource.Modify
 func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTargetPoolRequest, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	req := exampleapi.CreateTargetPoolRequest{
-		Name:    m.Name.ValueString(),
-		Region:  m.Region.ValueString(),
-		Targets: sortedStrings(ctx, m.Targets, &diags),
+		Name:                       m.Name.ValueString(),
+		Region:                     m.Region.ValueString(),
+		Targets:                    sortedStrings(ctx, m.Targets, &diags),
+		DeregistrationDelaySeconds: int(m.DeregistrationDelay.ValueInt64()),
 	}
 	if req.Targets == nil {
 		req.Targets = []string{}
@@ -135,7 +147,17 @@ func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTa
 
 func (m targetPoolModel) updateRequest(ctx context.Context) (exampleapi.UpdateTargetPoolRequest, diag.Diagnostics) {
 	c, diags := m.createRequest(ctx)
-	return exampleapi.UpdateTargetPoolRequest{Targets: c.Targets, Tags: c.Tags}, diags
+	return exampleapi.UpdateTargetPoolRequest{Targets: c.Targets, Tags: c.Tags, DeregistrationDelaySeconds: c.DeregistrationDelaySeconds}, diags
+}
+
+// deregistrationDelay is the cloud's delay, null for 0 where prior is
+// null: unset means 0, and a state from before the attribute existed
+// shows neither a drift nor a change.
+func deregistrationDelay(seconds int, prior types.Int64) types.Int64 {
+	if seconds == 0 && prior.IsNull() {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(seconds))
 }
 
 // targetPoolFromAPI converts the API object; prior (plan or state) keeps
@@ -143,13 +165,14 @@ func (m targetPoolModel) updateRequest(ctx context.Context) (exampleapi.UpdateTa
 func targetPoolFromAPI(tp *exampleapi.TargetPool, prior targetPoolModel) (targetPoolModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	m := targetPoolModel{
-		ID:             types.StringValue(tp.ID),
-		Name:           types.StringValue(tp.Name),
-		Region:         types.StringValue(tp.Region),
-		Tags:           stringMap(tp.Tags, prior.Tags, &diags),
-		OwnerTags:      prior.OwnerTags,
-		CreatedAt:      timeString(tp.CreatedAt),
-		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
+		ID:                  types.StringValue(tp.ID),
+		Name:                types.StringValue(tp.Name),
+		Region:              types.StringValue(tp.Region),
+		Tags:                stringMap(tp.Tags, prior.Tags, &diags),
+		OwnerTags:           prior.OwnerTags,
+		DeregistrationDelay: deregistrationDelay(tp.DeregistrationDelaySeconds, prior.DeregistrationDelay),
+		CreatedAt:           timeString(tp.CreatedAt),
+		OnNameConflict:      stateOnly(prior.OnNameConflict, onConflictError),
 	}
 	if m.OwnerTags.ElementType(context.Background()) == nil {
 		m.OwnerTags = types.SetNull(types.StringType) // zero value: no prior
@@ -277,7 +300,8 @@ func (r *targetPoolResource) adopt(ctx context.Context, in exampleapi.CreateTarg
 	}
 	tflog.Warn(ctx, "name conflict: adopting the existing target pool whose tags match (probably created by an interrupted apply)",
 		map[string]any{"name": in.Name, "region": in.Region})
-	tp, err := r.data.client.UpdateTargetPool(ctx, existing.ID, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags}, 0)
+	tp, err := r.data.client.UpdateTargetPool(ctx, existing.ID, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags,
+		DeregistrationDelaySeconds: in.DeregistrationDelaySeconds}, 0)
 	if err != nil {
 		addAPIError(diags, fmt.Sprintf("Cannot update target pool %s to adopt it (name %q, tags match)", existing.ID, in.Name),
 			err, targetPoolFieldResolver(in.Targets))
@@ -369,7 +393,7 @@ func (r *targetPoolResource) ImportState(ctx context.Context, req resource.Impor
 // targetPoolFieldResolver maps API field errors onto the pool's
 // attributes; targets[i] is named by the value that was sent.
 func targetPoolFieldResolver(targets []string) fieldResolver {
-	roots := map[string]bool{"name": true, "region": true, "targets": true, "tags": true}
+	roots := map[string]bool{"name": true, "region": true, "targets": true, "tags": true, "deregistration_delay_seconds": true}
 	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
 		if name != "targets" {
 			return path.Empty(), false

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -516,5 +517,60 @@ resource "example_target_pool" "p" {
 		ProtoV6ProviderFactories: protoV6Factories,
 		CheckDestroy:             e.checkPoolsDestroyed,
 		Steps:                    steps,
+	})
+}
+
+// A target removed from a pool with a deregistration delay drains in the
+// cloud for that long; the delay changes in place.
+func TestAccTargetPool_draining(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	b := e.createInstance(t, "node-b", "ex-west-1b", nil)
+	delay := "  deregistration_delay_seconds = 60"
+	var removed time.Time
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		CheckDestroy:             e.checkPoolsDestroyed,
+		Steps: []resource.TestStep{
+			{
+				Config:      e.config(poolConfig("workers", "workers", "  deregistration_delay_seconds = 3601", a.ID)),
+				ExpectError: regexp.MustCompile(`deregistration_delay_seconds`),
+			},
+			{
+				Config: e.config(poolConfig("workers", "workers", delay, a.ID, b.ID)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Int64Exact(60)),
+				},
+				Check: func(*terraform.State) error { removed = time.Now(); return nil },
+			},
+			{
+				Config: e.config(poolConfig("workers", "workers", delay, a.ID)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
+				},
+				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
+					if len(tp.Draining) != 1 || tp.Draining[0].ID != b.ID || tp.Draining[0].Until.Before(removed.Add(59*time.Second)) {
+						return fmt.Errorf("draining %+v, want %s for 60 s", tp.Draining, b.ID)
+					}
+					return nil
+				}),
+			},
+			{
+				// Unset: 0, in place.
+				Config: e.config(poolConfig("workers", "workers", "", a.ID)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Null()),
+				},
+				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
+					if tp.DeregistrationDelaySeconds != 0 {
+						return fmt.Errorf("delay %d in the cloud, want 0", tp.DeregistrationDelaySeconds)
+					}
+					return nil
+				}),
+			},
+		},
 	})
 }
