@@ -5,6 +5,7 @@
 package cloudconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -213,7 +214,14 @@ type TargetPoolsConfig struct {
 	// PruneInterval is how often pools that no Service selects any more
 	// are destroyed (default 10m).
 	PruneInterval Duration `json:"pruneInterval,omitempty"`
+	// DeregistrationDelay is how long a node leaving a pool keeps its
+	// open connections, getting no new ones (default 30s; 0s removes it
+	// at once; at most 1h).
+	DeregistrationDelay *Duration `json:"deregistrationDelay,omitempty"`
 }
+
+// DefaultDeregistrationDelay is loadBalancer.targetPools.deregistrationDelay's default.
+const DefaultDeregistrationDelay = 30 * time.Second
 
 // AdoptionConfig says who may adopt an existing load balancer.
 type AdoptionConfig struct {
@@ -326,6 +334,9 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.TargetPools.PruneInterval.Duration == 0 {
 		c.LoadBalancer.TargetPools.PruneInterval.Duration = 10 * time.Minute
 	}
+	if c.LoadBalancer.TargetPools.DeregistrationDelay == nil {
+		c.LoadBalancer.TargetPools.DeregistrationDelay = &Duration{Duration: DefaultDeregistrationDelay}
+	}
 	if c.LoadBalancer.TLSSecrets.ResyncInterval.Duration == 0 {
 		c.LoadBalancer.TLSSecrets.ResyncInterval.Duration = 30 * time.Second
 	}
@@ -403,6 +414,9 @@ func (c *Config) Validate() error {
 		if d.invalid != "" {
 			bad(field, "invalid duration %q (want e.g. 30s, 5m)", d.invalid)
 		}
+	}
+	if d := c.LoadBalancer.TargetPools.DeregistrationDelay; d != nil && (d.invalid != "" || d.Duration > time.Hour || d.Duration%time.Second != 0) {
+		bad("loadBalancer.targetPools.deregistrationDelay", "%q: want whole seconds from 0s to 1h", cmp.Or(d.invalid, d.String()))
 	}
 	if c.LoadBalancer.TargetPools.MaxPerNamespace < 0 {
 		bad("loadBalancer.targetPools.maxPerNamespace", "must not be negative")

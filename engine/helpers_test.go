@@ -40,6 +40,9 @@ type fixture struct {
 	// procs, when set (benchmarks), counts the engines' terraform
 	// processes from the OS: they run its wrapper.
 	procs *tftest.ProcessLog
+	// configure, when set, adjusts the rendering config of the engines
+	// made after it is.
+	configure func(*renderer.Config)
 }
 
 func newFixture(tb testing.TB, concurrency int) *fixture {
@@ -96,7 +99,11 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return engine.New(renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default"}, states, r, o)
+	cfg := renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default"}
+	if f.configure != nil {
+		f.configure(&cfg)
+	}
+	return engine.New(cfg, states, r, o)
 }
 
 // auto is the auto policy's review.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -154,5 +155,30 @@ func TestPruneTargetPools(t *testing.T) {
 	}
 	if has, _ := f.eng.HasTargetPool(ctxT(t), ""); !has || pools() != 2 {
 		t.Fatalf("after a refused prune: known %v, %d pools; want every node's pool kept", has, pools())
+	}
+}
+
+// A node leaving the pools drains: the pools' apply removes it from the
+// targets and the cloud keeps its connections for the configured delay.
+func TestNodeLeavingDrains(t *testing.T) {
+	f := newFixture(t, 2)
+	f.configure = func(c *renderer.Config) { c.DeregistrationDelay = time.Minute }
+	e := f.engine(t, 2, engine.Options{})
+	a, b := f.node(t, "node-a"), f.node(t, "node-b")
+	id, _, err := e.ReconcileTargetPools(ctxT(t), "", []*corev1.Node{a, b}, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := time.Now()
+	if _, _, err := e.ReconcileTargetPools(ctxT(t), "", []*corev1.Node{a}, auto); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := f.api.GetTargetPool(ctxT(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.DeregistrationDelaySeconds != 60 || len(tp.Targets) != 1 || len(tp.Draining) != 1 ||
+		slices.Contains(tp.Targets, tp.Draining[0].ID) || tp.Draining[0].Until.Before(left.Add(59*time.Second)) {
+		t.Fatalf("pool after node-b left: %+v; want node-b draining for a minute", tp)
 	}
 }

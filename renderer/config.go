@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -68,6 +69,10 @@ type Config struct {
 	// MaxListeners caps a Service's ports (0: MaxListeners, the Example
 	// cloud's own limit).
 	MaxListeners int
+
+	// DeregistrationDelay is how long a node leaving a target pool keeps
+	// its open connections (whole seconds; 0 removes it at once).
+	DeregistrationDelay time.Duration
 
 	// TargetPoolID, set per Service, makes its load balancer forward to
 	// this target pool instead of listing the nodes (see TargetPools).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
@@ -125,6 +126,10 @@ func goldenCases() []goldenCase {
 			return m, err
 		}},
 		{"target-pools-none", func() (*Module, error) { return TargetPools(nil, testConfig()) }},
+		{"target-pools-drain", func() (*Module, error) {
+			return TargetPools([]Pool{{Selection: "", Targets: []string{"i-0a0a0a0a0a0a0a0a"}}},
+				withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
+		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
 			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))

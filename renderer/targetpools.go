@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +98,9 @@ func renderTargetPools(pools []Pool, cfg Config) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d := cfg.DeregistrationDelay; d < 0 || d > time.Hour || d%time.Second != 0 {
+		return nil, &InputError{Field: "deregistration delay", Value: d.String(), Reason: "is not whole seconds from 0s to 1h"}
+	}
 	byKey := map[string]cty.Value{}
 	for _, p := range pools {
 		key := PoolKey(p.Selection)
@@ -133,6 +137,9 @@ func renderTargetPools(pools []Pool, cfg Config) (*Module, error) {
 		{name: "name_prefix", value: cty.StringVal(poolNamePrefix(cfg.ClusterID))},
 		{name: "region", value: cty.StringVal(cfg.Region)},
 		{name: "pools", value: pv},
+	}
+	if d := cfg.DeregistrationDelay; d > 0 {
+		inputs = append(inputs, input{name: "deregistration_delay_seconds", value: cty.NumberIntVal(int64(d / time.Second))})
 	}
 	if err := r.moduleCall(TargetPoolsModuleName, cfg.TargetPoolsModule, inputs); err != nil {
 		return nil, err

@@ -9,6 +9,10 @@ resource "example_target_pool" "this" {
   targets = each.value.targets
   tags    = each.value.tags
 
+  # A node leaving keeps its open connections this long, with no new ones
+  # (the cloud lists it as draining); null (0) removes it at once.
+  deregistration_delay_seconds = var.deregistration_delay_seconds > 0 ? var.deregistration_delay_seconds : null
+
   # Crash recovery: an apply killed after the cloud created a pool but
   # before state recorded it leaves the name taken, and every later create
   # gets a 409. The pool is adopted when its tags contain all of the

@@ -49,3 +49,15 @@ variable "pools" {
     error_message = "At most 50 tags per pool; keys 1-128 characters without '=', values at most 256 characters."
   }
 }
+
+variable "deregistration_delay_seconds" {
+  description = "How long (0-3600 seconds) a target removed from a pool keeps the connections it has, getting no new ones (the cloud lists it as draining); 0 removes it at once. Changes every pool in place, for the targets removed from then on."
+  type        = number
+  default     = 0
+  nullable    = false
+
+  validation {
+    condition     = var.deregistration_delay_seconds >= 0 && var.deregistration_delay_seconds <= 3600 && floor(var.deregistration_delay_seconds) == var.deregistration_delay_seconds
+    error_message = "deregistration_delay_seconds must be a whole number of seconds from 0 to 3600."
+  }
+}

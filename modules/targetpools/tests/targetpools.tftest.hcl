@@ -122,3 +122,35 @@ run "most_targets" {
     error_message = "5000 targets are allowed."
   }
 }
+
+run "deregistration_delay" {
+  command = plan
+
+  variables {
+    deregistration_delay_seconds = 30
+  }
+
+  assert {
+    condition     = example_target_pool.this["workers"].deregistration_delay_seconds == 30
+    error_message = "The delay passes to every pool."
+  }
+}
+
+run "no_deregistration_delay" {
+  command = plan
+
+  assert {
+    condition     = example_target_pool.this["workers"].deregistration_delay_seconds == null
+    error_message = "Without a delay the attribute stays unset (0 in the cloud)."
+  }
+}
+
+run "deregistration_delay_too_long" {
+  command = plan
+
+  variables {
+    deregistration_delay_seconds = 3601
+  }
+
+  expect_failures = [var.deregistration_delay_seconds]
+}
