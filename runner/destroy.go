@@ -97,6 +97,7 @@ func (r *Runner) forgetWorkspace(w *workspace, job Job) error {
 	if err := os.RemoveAll(w.dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace %s: remove directory: %w", w.key, err)
 	}
+	r.forgetPreview(w.key)
 	r.mu.Lock()
 	delete(r.ws, w.key)
 	if job.Owner != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
+	"k8s.io/klog/v2"
 )
 
 // A speculative plan answers "what would this rendering do?" without
@@ -115,4 +116,20 @@ func (r *Runner) previewWorkspace(key string) (*workspace, error) {
 	}
 	r.previews[key] = w
 	return w, nil
+}
+
+// forgetPreview removes key's preview directory with its workspace, once
+// a preview running there is done.
+func (r *Runner) forgetPreview(key string) {
+	r.mu.Lock()
+	p := r.previews[key]
+	delete(r.previews, key)
+	r.mu.Unlock()
+	if p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+	}
+	if err := os.RemoveAll(filepath.Join(r.cfg.WorkDir, previewDir, key)); err != nil {
+		klog.ErrorS(err, "Cannot remove a preview directory", "workspace", key)
+	}
 }
