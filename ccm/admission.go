@@ -103,27 +103,28 @@ func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionReque
 // make every Service update wait for terraform).
 func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun bool) (c preview.Change) {
 	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
+	render := a.cfg.Render()
 	if err := a.lb.refs.authorize(ctx, cur); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	ann, err := annotations.Parse(cur.Annotations)
 	if err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
-	} else if err := renderer.CheckService(cur, a.cfg.Render()); err != nil {
+	} else if err := renderer.CheckService(cur, render); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	if len(c.Refusals) > 0 {
 		return c
 	}
 	c.Policy = a.lb.policy(ann)
-	shape, err := renderer.LoadBalancerShape(cur, a.cfg.Render())
+	shape, err := renderer.LoadBalancerShape(cur, render)
 	if err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 		return c
 	}
 	c.New = &shape
 	if old != nil && old.Spec.Type == v1.ServiceTypeLoadBalancer {
-		if s, err := renderer.LoadBalancerShape(old, a.cfg.Render()); err == nil {
+		if s, err := renderer.LoadBalancerShape(old, render); err == nil {
 			c.Old = &s
 		}
 	}
