@@ -1,0 +1,47 @@
+package simulator
+
+import (
+	"net/http"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Traffic model handlers (connections.go, targethealth.go).
+
+// handleOpenConnections is a create: the connections are new, and an
+// Idempotency-Key makes a retry whose answer was lost count them once.
+func (s *Server) handleOpenConnections(w http.ResponseWriter, r *http.Request) {
+	lbID := r.PathValue("id")
+	createFrom(s, w, r, validateOpenConnections, func(tx *bolt.Tx, req exampleapi.OpenConnectionsRequest) (created, error) {
+		a, version, err := s.cloud.openConnections(tx, lbID, req.Count)
+		return created{a, version, "/v1/load-balancers/" + lbID + "/connections"}, err
+	})
+}
+
+func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) {
+	conns, version, err := s.cloud.connections(r.PathValue("id"))
+	s.object(w, conns, version, err)
+}
+
+func (s *Server) handleTargetHealth(w http.ResponseWriter, r *http.Request) {
+	health, err := s.cloud.targetHealth(r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, health)
+}
+
+// handleDeleteLoadBalancerAndTraffic deletes a load balancer, then the
+// connection counters of every load balancer that no longer exists: its
+// own, and any a crash or a failure here left behind (they are unreachable,
+// load balancer ids are never reused). That failure is only logged: the
+// delete was answered, and the next one tries again.
+func (s *Server) handleDeleteLoadBalancerAndTraffic(w http.ResponseWriter, r *http.Request) {
+	s.handleDeleteLoadBalancer(w, r)
+	if err := s.cloud.dropOrphanTraffic(); err != nil {
+		s.log.Error("dropping the traffic of deleted load balancers", "error", err)
+	}
+}
