@@ -112,6 +112,9 @@ type LoadBalancer struct {
 	// HTTPSRedirectPort.
 	RedirectHTTPToHTTPS bool
 	StickySessions      StickySessions
+	// DeregistrationDelay is how long a node leaving the Service's target
+	// pool keeps its connections; nil: the cluster's.
+	DeregistrationDelay *time.Duration
 }
 
 // StickySessions is cookie session affinity on the http and https

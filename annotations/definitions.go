@@ -32,6 +32,7 @@ const (
 	LBStickySessions                Name = Prefix + "sticky-sessions"
 	LBStickySessionsCookieName      Name = Prefix + "sticky-sessions-cookie-name"
 	LBStickySessionsCookieTTL       Name = Prefix + "sticky-sessions-cookie-ttl"
+	LBDeregistrationDelay           Name = Prefix + "deregistration-delay"
 
 	// Retired annotations: read only to tell people what replaced them.
 	LBApprovePlan Name = Prefix + "approve-plan"
@@ -250,6 +251,23 @@ var Definitions = []Definition{
 		Example:     "24h",
 		parse: func(v string, lb *LoadBalancer) error {
 			return parseSeconds(v, time.Second, maxStickyCookieTTL, &lb.StickySessions.TTL)
+		},
+	},
+	{
+		Name: LBDeregistrationDelay, Kind: KindDuration,
+		Accepted: []string{"whole seconds in 0s-1h, e.g. 2m, or a number of seconds"},
+		Default:  "the cluster's loadBalancer.targetPools.deregistrationDelay (30s unless configured)",
+		Description: "How long a node leaving the load balancer's target pool (drained, tainted for deletion, excluded, shut down or deleted) keeps the connections it has, " +
+			"getting no new ones. A pool is shared by every Service of the same node selection, so it drains for the longest delay any of them asks: " +
+			"a Service can lengthen a shared pool's drain, never shorten it. No effect on a Service that lists its nodes itself (target pools disabled, or no pool for its selection).",
+		Example: "2m",
+		parse: func(v string, lb *LoadBalancer) error {
+			var d time.Duration
+			if err := parseSeconds(v, 0, time.Hour, &d); err != nil {
+				return err
+			}
+			lb.DeregistrationDelay = &d
+			return nil
 		},
 	},
 	{

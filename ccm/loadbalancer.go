@@ -54,6 +54,8 @@ type loadBalancers struct {
 	// released are the Services (by uid) whose own load balancer is known
 	// gone since they joined a group.
 	released sync.Map
+	// lifecycle decides which nodes the target pools forward to.
+	lifecycle *nodeLifecycle
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -62,7 +64,7 @@ func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.B
 	gs := newGroups(cfg)
 	gs.records = board.Records
 	gs.refs = newReferences(cfg, api)
-	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs}
+	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg)}
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at

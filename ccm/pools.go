@@ -48,7 +48,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 		subj = l.board.CausedBy(ctx, subj, svc)
 	}
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, nodes, rv)
+	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes), rv)
 	l.board.Report(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
@@ -134,7 +134,7 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	}
 	subj := l.board.PoolsSubject(j.Key, records.KindChange)
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), nodes, rv)
+	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes), rv)
 	if out != nil {
 		l.board.Report(ctx, subj, out, err)
 	}

@@ -119,7 +119,9 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		klog.ErrorS(err, "cannot build a Kubernetes client; events, records, approvals and the kubernetes state backend are unavailable")
 	} else {
 		kube = client
-		c.board.Connect(ctx, client, newRecorder(client))
+		rec := newRecorder(client)
+		c.board.Connect(ctx, client, rec)
+		c.lb.lifecycle.recorder = rec
 		var dyn dynamic.Interface
 		if d, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
 			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
@@ -131,6 +133,7 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
 	go c.lb.prunePools(ctx, c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
+	go c.lb.syncNodes(ctx)
 	if !c.cfg.Review.Drift.Disabled {
 		d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
 		d.groups = c.lb.groups
@@ -162,14 +165,18 @@ func newRecorder(client kubernetes.Interface) record.EventRecorder {
 }
 
 // SetInformers gives load balancer groups the service controller's own
-// Service informer, indexed by group: a group's members are one lookup.
-// Called before the informers start.
+// Service informer, indexed by group: a group's members are one lookup;
+// and the node lifecycle the Node informer. Called before the informers
+// start.
 func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
 	inf := f.Core().V1().Services().Informer()
 	if err := inf.AddIndexers(cache.Indexers{groupIndex: groupIndexFunc}); err != nil {
 		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")
 	}
 	c.lb.groups.services = inf.GetIndexer()
+	if err := c.lb.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
+		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
+	}
 }
 
 func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {

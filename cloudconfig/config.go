@@ -14,9 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -218,10 +221,39 @@ type TargetPoolsConfig struct {
 	// open connections, getting no new ones (default 30s; 0s removes it
 	// at once; at most 1h).
 	DeregistrationDelay *Duration `json:"deregistrationDelay,omitempty"`
+	// DrainTaints mark a drain under way: an unschedulable node with one
+	// of them leaves the pools (default node.example.com/draining and
+	// karpenter.sh/disrupted). The autoscaler's deletion taint, the
+	// shutdown taint, the exclude label and deletion always do.
+	DrainTaints []string `json:"drainTaints,omitempty"`
+	// MinHealthyPercent of a pool's Ready nodes stay while nodes leave
+	// (default 50; 0 lets every leaving node go at once, but a pool keeps
+	// one while any is Ready): the rest wait for replacements, in waves.
+	MinHealthyPercent *int `json:"minHealthyPercent,omitempty"`
+	// SettleTime a node that stopped leaving must stay so before it
+	// returns to the pools (default 10s): a flapping node costs one apply
+	// out and one back.
+	SettleTime *Duration `json:"settleTime,omitempty"`
 }
 
-// DefaultDeregistrationDelay is loadBalancer.targetPools.deregistrationDelay's default.
-const DefaultDeregistrationDelay = 30 * time.Second
+// Deregistration is the node lifecycle's settings (defaults applied).
+func (t TargetPoolsConfig) Deregistration() deregistration.Settings {
+	s := deregistration.Settings{DrainTaints: t.DrainTaints, MinHealthyShare: float64(DefaultMinHealthyPercent) / 100, SettleTime: DefaultSettleTime}
+	if t.MinHealthyPercent != nil {
+		s.MinHealthyShare = float64(*t.MinHealthyPercent) / 100
+	}
+	if t.SettleTime != nil {
+		s.SettleTime = t.SettleTime.Duration
+	}
+	return s
+}
+
+// Defaults of loadBalancer.targetPools' node lifecycle.
+const (
+	DefaultDeregistrationDelay = 30 * time.Second
+	DefaultMinHealthyPercent   = 50
+	DefaultSettleTime          = 10 * time.Second
+)
 
 // AdoptionConfig says who may adopt an existing load balancer.
 type AdoptionConfig struct {
@@ -337,6 +369,15 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.TargetPools.DeregistrationDelay == nil {
 		c.LoadBalancer.TargetPools.DeregistrationDelay = &Duration{Duration: DefaultDeregistrationDelay}
 	}
+	if c.LoadBalancer.TargetPools.DrainTaints == nil {
+		c.LoadBalancer.TargetPools.DrainTaints = slices.Clone(deregistration.DefaultDrainTaints)
+	}
+	if c.LoadBalancer.TargetPools.MinHealthyPercent == nil {
+		c.LoadBalancer.TargetPools.MinHealthyPercent = ptr.To(DefaultMinHealthyPercent)
+	}
+	if c.LoadBalancer.TargetPools.SettleTime == nil {
+		c.LoadBalancer.TargetPools.SettleTime = &Duration{Duration: DefaultSettleTime}
+	}
 	if c.LoadBalancer.TLSSecrets.ResyncInterval.Duration == 0 {
 		c.LoadBalancer.TLSSecrets.ResyncInterval.Duration = 30 * time.Second
 	}
@@ -417,6 +458,17 @@ func (c *Config) Validate() error {
 	}
 	if d := c.LoadBalancer.TargetPools.DeregistrationDelay; d != nil && (d.invalid != "" || d.Duration > time.Hour || d.Duration%time.Second != 0) {
 		bad("loadBalancer.targetPools.deregistrationDelay", "%q: want whole seconds from 0s to 1h", cmp.Or(d.invalid, d.String()))
+	}
+	if p := c.LoadBalancer.TargetPools.MinHealthyPercent; p != nil && (*p < 0 || *p > 100) {
+		bad("loadBalancer.targetPools.minHealthyPercent", "%d: want 0 to 100", *p)
+	}
+	if d := c.LoadBalancer.TargetPools.SettleTime; d != nil && (d.invalid != "" || d.Duration < 0 || d.Duration > 10*time.Minute) {
+		bad("loadBalancer.targetPools.settleTime", "%q: want a duration from 0s to 10m", cmp.Or(d.invalid, d.String()))
+	}
+	for _, t := range c.LoadBalancer.TargetPools.DrainTaints {
+		if errs := validation.IsQualifiedName(t); len(errs) > 0 {
+			bad("loadBalancer.targetPools.drainTaints", "%q is not a taint key: %s", t, strings.Join(errs, "; "))
+		}
 	}
 	if c.LoadBalancer.TargetPools.MaxPerNamespace < 0 {
 		bad("loadBalancer.targetPools.maxPerNamespace", "must not be negative")

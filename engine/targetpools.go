@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +34,8 @@ type selections struct {
 	// a prune forgets only what nobody used since it looked.
 	set map[string]uint64
 	gen uint64
+	// applied are the targets of each selection's pool, as applied.
+	applied map[string][]string
 }
 
 // RenderTargetPools renders the cluster's target pools root module.
@@ -50,25 +51,72 @@ func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, run
 	return m, job(tg, m, ""), nil
 }
 
-// ReconcileTargetPools makes sure the pool of selection exists with the
-// nodes it picks, and every other pool follows nodes too, in one plan and
-// apply under rv; it returns the selection's pool id. Unchanged nodes
-// and selections cost no terraform process.
-func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, nodes []*corev1.Node, rv Review) (string, *Outcome, error) {
+// PoolMembers decides the pools of sels, every selection with a pool:
+// each one's targets and deregistration delay, given the targets each
+// forwards to now (applied, by selection; absent while unknown). The ccm's
+// is its node lifecycle (package deregistration); NodesOf has none.
+type PoolMembers func(sels []string, applied map[string][]string) ([]renderer.Pool, error)
+
+// NodesOf is PoolMembers without a node lifecycle: each pool forwards to
+// the nodes its selection picks, the exclude label honoured.
+func (e *Engine) NodesOf(nodes []*corev1.Node) PoolMembers {
+	return func(sels []string, _ map[string][]string) ([]renderer.Pool, error) {
+		var pools []renderer.Pool
+		for _, s := range sels {
+			targets, _, err := renderer.PoolTargets(nodes, s, e.render.Region)
+			if err != nil {
+				return nil, err
+			}
+			pools = append(pools, renderer.Pool{Selection: s, Targets: targets})
+		}
+		return pools, nil
+	}
+}
+
+// ReconcileTargetPools makes sure the pool of selection exists, and every
+// pool has the targets members decides, in one plan and apply under rv;
+// it returns the selection's pool id. Unchanged pools cost no terraform
+// process.
+func (e *Engine) ReconcileTargetPools(ctx context.Context, selection string, members PoolMembers, rv Review) (string, *Outcome, error) {
 	if err := e.seedSelections(ctx); err != nil {
 		return "", &Outcome{Policy: rv.Policy}, err
 	}
-	sels := e.pools.add(selection)
-	inputs := poolInputs(sels, nodes)
+	pools, err := members(e.pools.add(selection), e.pools.appliedTargets())
+	if err != nil {
+		return "", &Outcome{Policy: rv.Policy}, err
+	}
+	inputs := poolInputs(pools)
 	if id, ok := e.poolFastPath(selection, inputs); ok {
 		return id, &Outcome{Policy: rv.Policy, Result: &runner.Result{FastPath: true}, InputsDigest: inputs}, nil
 	}
-	out, err := e.applyPools(ctx, sels, nodes, rv)
+	out, err := e.applyPools(ctx, pools, rv)
 	if err != nil || out.Result == nil {
 		return "", out, err
 	}
 	id, err := poolID(out.Result.Outputs, selection)
 	return id, out, err
+}
+
+// SyncTargetPools gives the pools that exist the targets members decides,
+// in one plan and apply under rv when anything changed (a node leaving,
+// returning or joining); none, and nil, before any pool is known.
+func (e *Engine) SyncTargetPools(ctx context.Context, members PoolMembers, rv Review) (*Outcome, error) {
+	if err := e.seedSelections(ctx); err != nil {
+		return &Outcome{Policy: rv.Policy}, err
+	}
+	sels := e.pools.all()
+	if len(sels) == 0 {
+		return nil, nil
+	}
+	pools, err := members(sels, e.pools.appliedTargets())
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, err
+	}
+	inputs := poolInputs(pools)
+	if o, ok := e.objects.get(objectref.TargetPools); ok && o.inputs == inputs && o.converged && o.pending == nil {
+		return nil, nil
+	}
+	return e.applyPools(ctx, pools, rv)
 }
 
 // HasTargetPool tells whether selection has a pool: applied, or planned
@@ -85,10 +133,11 @@ func (e *Engine) HasTargetPool(ctx context.Context, selection string) (bool, err
 }
 
 // PruneTargetPools destroys the pools of the selections not in inUse, in
-// one plan and apply of the pools under rv, and returns them. A pool a
-// load balancer still uses cannot be destroyed (the cloud refuses it): the
-// apply fails, and a later prune tries again.
-func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, nodes []*corev1.Node, rv Review) ([]string, *Outcome, error) {
+// one plan and apply of the pools under rv (the others as members
+// decides), and returns them. A pool a load balancer still uses cannot be
+// destroyed (the cloud refuses it): the apply fails, and a later prune
+// tries again.
+func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, members PoolMembers, rv Review) ([]string, *Outcome, error) {
 	if err := e.seedSelections(ctx); err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
@@ -96,7 +145,11 @@ func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, nodes []*
 	if len(idle) == 0 {
 		return nil, nil, nil
 	}
-	out, err := e.applyPools(ctx, keep, nodes, rv)
+	pools, err := members(keep, e.pools.appliedTargets())
+	if err != nil {
+		return nil, &Outcome{Policy: rv.Policy}, err
+	}
+	out, err := e.applyPools(ctx, pools, rv)
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
@@ -104,18 +157,9 @@ func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, nodes []*
 	return idle, out, nil
 }
 
-// applyPools renders a pool per selection in sels and converges the
-// pools' workspace to them.
-func (e *Engine) applyPools(ctx context.Context, sels []string, nodes []*corev1.Node, rv Review) (*Outcome, error) {
-	inputs := poolInputs(sels, nodes)
-	var pools []renderer.Pool
-	for _, s := range sels {
-		targets, _, err := renderer.PoolTargets(nodes, s, e.render.Region)
-		if err != nil {
-			return &Outcome{Policy: rv.Policy}, err
-		}
-		pools = append(pools, renderer.Pool{Selection: s, Targets: targets})
-	}
+// applyPools converges the pools' workspace to pools.
+func (e *Engine) applyPools(ctx context.Context, pools []renderer.Pool, rv Review) (*Outcome, error) {
+	inputs := poolInputs(pools)
 	_, j, err := e.RenderTargetPools(pools)
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
@@ -129,6 +173,9 @@ func (e *Engine) applyPools(ctx context.Context, sels []string, nodes []*corev1.
 	out, err := e.reconcile(ctx, objectref.TargetPools, j, rv, runOptions{state: e.stateObject(objectref.TargetPools)})
 	out.InputsDigest = inputs
 	if err != nil || out.Result == nil {
+		return out, err
+	}
+	if err := e.pools.learn(out.Result.Outputs); err != nil {
 		return out, err
 	}
 	e.objects.with(objectref.TargetPools, func(o *object) {
@@ -175,11 +222,12 @@ func (e *Engine) seedSelections(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read target pools: %w", err)
 	}
-	var applied map[string]string
-	if raw, ok := outs["selectors"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &applied); err != nil {
-			return fmt.Errorf("decode target pools' selectors: %w", err)
-		}
+	applied, err := selectorsOf(outs)
+	if err != nil {
+		return err
+	}
+	if err := e.pools.learn(outs); err != nil {
+		return err
 	}
 	e.pools.mu.Lock()
 	defer e.pools.mu.Unlock()
@@ -193,6 +241,57 @@ func (e *Engine) seedSelections(ctx context.Context) error {
 	}
 	e.pools.seeded = true
 	return nil
+}
+
+// selectorsOf is the pools' selectors output: selection by pool key.
+func selectorsOf(outs map[string]json.RawMessage) (map[string]string, error) {
+	var sels map[string]string
+	if raw, ok := outs["selectors"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &sels); err != nil {
+			return nil, fmt.Errorf("decode target pools' selectors: %w", err)
+		}
+	}
+	return sels, nil
+}
+
+// learn keeps, from the pools' outputs after an apply (or as applied
+// before this process), the targets each selection's pool forwards to. A
+// state from before the targets output has none: unknown, not empty.
+func (s *selections) learn(outs map[string]json.RawMessage) error {
+	sels, err := selectorsOf(outs)
+	if err != nil {
+		return err
+	}
+	var targets map[string][]string
+	if raw, ok := outs["targets"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &targets); err != nil {
+			return fmt.Errorf("decode target pools' targets: %w", err)
+		}
+	}
+	applied := map[string][]string{}
+	for key, ts := range targets {
+		if sel, ok := sels[key]; ok {
+			applied[sel] = ts
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied = applied
+	return nil
+}
+
+// appliedTargets are the targets of each selection's pool as applied.
+func (s *selections) appliedTargets() map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.applied)
+}
+
+// all are the selections with a pool, sorted.
+func (s *selections) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.set))
 }
 
 // add adds a selection, or marks it used again, and returns them all,
@@ -234,12 +333,16 @@ func (s *selections) forget(idle []string, gen uint64) {
 	}
 }
 
-// poolInputs digests the selections and the nodes (names, provider ids,
-// labels) the pools are rendered from.
-func poolInputs(sels []string, nodes []*corev1.Node) string {
+// poolInputs digests the pools as decided: what they are rendered from.
+func poolInputs(pools []renderer.Pool) string {
 	h := sha256.New()
-	h.Write([]byte(strings.Join(sels, "\x00") + "\x01"))
-	h.Write([]byte(ServiceInputs(&corev1.Service{}, nodes)))
+	for _, p := range pools {
+		delay := "default"
+		if p.Delay != nil {
+			delay = p.Delay.String()
+		}
+		fmt.Fprintf(h, "%q %q %s\n", p.Selection, p.Targets, delay)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -23,7 +23,7 @@ func (f *fixture) reconcileOnPool(t *testing.T, e *engine.Engine, svc *corev1.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := e.ReconcileTargetPools(ctxT(t), sel, nodes, auto)
+	id, _, err := e.ReconcileTargetPools(ctxT(t), sel, e.NodesOf(nodes), auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestPruneTargetPools(t *testing.T) {
 	web := service("web", 80)
 	f.reconcileOnPool(t, f.eng, web, nodes)
 	for _, sel := range []string{"role=ingress", "role=old"} {
-		if _, _, err := f.eng.ReconcileTargetPools(ctxT(t), sel, nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileTargetPools(ctxT(t), sel, f.eng.NodesOf(nodes), auto); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +126,7 @@ func TestPruneTargetPools(t *testing.T) {
 		t.Fatalf("%d pools; want 3", n)
 	}
 
-	idle, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, nodes, auto)
+	idle, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto)
 	if err != nil || !slices.Equal(idle, []string{"role=old"}) {
 		t.Fatalf("prune: %v, %v; want role=old pruned", idle, err)
 	}
@@ -136,7 +136,7 @@ func TestPruneTargetPools(t *testing.T) {
 	if has, _ := f.eng.HasTargetPool(ctxT(t), "role=old"); has {
 		t.Error("the pruned selection is still known")
 	}
-	if idle, out, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, nodes, auto); err != nil || idle != nil || out != nil {
+	if idle, out, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto); err != nil || idle != nil || out != nil {
 		t.Fatalf("a prune with nothing idle: %v %+v %v; want nothing done", idle, out, err)
 	}
 
@@ -150,7 +150,7 @@ func TestPruneTargetPools(t *testing.T) {
 
 	// web's load balancer still uses every node's pool: the cloud refuses
 	// to destroy it, and it stays known.
-	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, nodes, auto); !errors.Is(err, runner.ErrInUse) {
+	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, f.eng.NodesOf(nodes), auto); !errors.Is(err, runner.ErrInUse) {
 		t.Fatalf("pruning a pool a load balancer uses: %v; want the cloud's refusal (runner.ErrInUse)", err)
 	}
 	if has, _ := f.eng.HasTargetPool(ctxT(t), ""); !has || pools() != 2 {
@@ -165,12 +165,12 @@ func TestNodeLeavingDrains(t *testing.T) {
 	f.configure = func(c *renderer.Config) { c.DeregistrationDelay = time.Minute }
 	e := f.engine(t, 2, engine.Options{})
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
-	id, _, err := e.ReconcileTargetPools(ctxT(t), "", []*corev1.Node{a, b}, auto)
+	id, _, err := e.ReconcileTargetPools(ctxT(t), "", e.NodesOf([]*corev1.Node{a, b}), auto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	left := time.Now()
-	if _, _, err := e.ReconcileTargetPools(ctxT(t), "", []*corev1.Node{a}, auto); err != nil {
+	if _, _, err := e.ReconcileTargetPools(ctxT(t), "", e.NodesOf([]*corev1.Node{a}), auto); err != nil {
 		t.Fatal(err)
 	}
 	tp, err := f.api.GetTargetPool(ctxT(t), id)

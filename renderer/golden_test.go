@@ -127,8 +127,13 @@ func goldenCases() []goldenCase {
 		}},
 		{"target-pools-none", func() (*Module, error) { return TargetPools(nil, testConfig()) }},
 		{"target-pools-drain", func() (*Module, error) {
-			return TargetPools([]Pool{{Selection: "", Targets: []string{"i-0a0a0a0a0a0a0a0a"}}},
-				withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
+			// A pool whose Services ask for the cluster's delay renders
+			// none of its own; one asking longer does.
+			own, same := 2*time.Minute, 45*time.Second
+			return TargetPools([]Pool{
+				{Selection: "", Targets: []string{"i-0a0a0a0a0a0a0a0a"}, Delay: &same},
+				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b"}, Delay: &own},
+			}, withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
 		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {

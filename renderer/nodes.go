@@ -14,20 +14,42 @@ import (
 // ExcludeLabel keeps a node out of every load balancer (any value).
 const ExcludeLabel = corev1.LabelNodeExcludeBalancers
 
+// NodeInstance is a node and the instance it runs on.
+type NodeInstance struct {
+	Node *corev1.Node
+	ID   string
+}
+
 // targets picks the instance ids of the nodes the load balancer forwards
-// to, sorted. Nodes without a usable providerID are skipped with a warning:
-// one broken node must not block the Service's load balancer.
+// to, sorted: those picked, less the excluded.
 func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]string, []string) {
+	picked, warnings := pick(nodes, selector, region)
+	var ids []string
+	for _, p := range picked {
+		if _, excluded := p.Node.Labels[ExcludeLabel]; !excluded {
+			ids = append(ids, p.ID)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		warnings = append(warnings, "no node qualifies as a target: the load balancer will have no targets")
+	}
+	return ids, warnings
+}
+
+// pick are the nodes selector picks (nil: every node) with their
+// instances, by node name, excluded ones too. Nodes without a usable
+// providerID are skipped with a warning: one broken node must not block
+// the Service's load balancer.
+func pick(nodes []*corev1.Node, selector labels.Selector, region string) ([]NodeInstance, []string) {
 	sorted := slices.Clone(nodes)
 	sorted = slices.DeleteFunc(sorted, func(n *corev1.Node) bool { return n == nil })
 	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 
-	var ids, warnings []string
+	var picked []NodeInstance
+	var warnings []string
 	owner := map[string]string{}
 	for _, n := range sorted {
-		if _, excluded := n.Labels[ExcludeLabel]; excluded {
-			continue
-		}
 		if selector != nil && !selector.Matches(labels.Set(n.Labels)) {
 			continue
 		}
@@ -49,11 +71,7 @@ func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]s
 			continue
 		}
 		owner[id.InstanceID] = n.Name
-		ids = append(ids, id.InstanceID)
+		picked = append(picked, NodeInstance{Node: n, ID: id.InstanceID})
 	}
-	slices.Sort(ids)
-	if len(ids) == 0 {
-		warnings = append(warnings, "no node qualifies as a target: the load balancer will have no targets")
-	}
-	return ids, warnings
+	return picked, warnings
 }

@@ -10,8 +10,9 @@ resource "example_target_pool" "this" {
   tags    = each.value.tags
 
   # A node leaving keeps its open connections this long, with no new ones
-  # (the cloud lists it as draining); null (0) removes it at once.
-  deregistration_delay_seconds = var.deregistration_delay_seconds > 0 ? var.deregistration_delay_seconds : null
+  # (the cloud lists it as draining); null (0) removes it at once. A pool's
+  # own delay (the longest its Services ask for) wins over the module's.
+  deregistration_delay_seconds = coalesce(each.value.deregistration_delay_seconds, var.deregistration_delay_seconds) > 0 ? coalesce(each.value.deregistration_delay_seconds, var.deregistration_delay_seconds) : null
 
   # Crash recovery: an apply killed after the cloud created a pool but
   # before state recorded it leaves the name taken, and every later create

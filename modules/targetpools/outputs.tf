@@ -7,3 +7,8 @@ output "selectors" {
   description = "The node selection each pool stands for, by key (its k8s.example.com/node-selector tag; \"\" when unset): lets a controller that starts know every pool it keeps."
   value       = { for k, p in var.pools : k => lookup(p.tags, "k8s.example.com/node-selector", "") }
 }
+
+output "targets" {
+  description = "The instances each pool forwards to, by key, sorted: a controller deciding which leaving nodes may go next reads what the pools hold."
+  value       = { for k, p in example_target_pool.this : k => sort(p.targets) }
+}

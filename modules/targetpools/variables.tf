@@ -11,10 +11,11 @@ variable "region" {
 }
 
 variable "pools" {
-  description = "Target pools by a stable key: { \"<key>\" = { targets = [instance ids], tags = {...} } }. A pool is named name_prefix + key; targets (at most 5000 instance ids i-..., possibly none) and tags (at most 50) change in place. Each pool is its own resource, so adding, changing or removing one never touches the others."
+  description = "Target pools by a stable key: { \"<key>\" = { targets = [instance ids], tags = {...}, deregistration_delay_seconds = 60 } }. A pool is named name_prefix + key; targets (at most 5000 instance ids i-..., possibly none), tags (at most 50) and the pool's own deregistration delay (0-3600 seconds; unset: deregistration_delay_seconds) change in place. Each pool is its own resource, so adding, changing or removing one never touches the others."
   type = map(object({
-    targets = set(string)
-    tags    = optional(map(string), {})
+    targets                      = set(string)
+    tags                         = optional(map(string), {})
+    deregistration_delay_seconds = optional(number)
   }))
   default  = {}
   nullable = false
@@ -40,6 +41,11 @@ variable "pools" {
   validation {
     condition     = alltrue([for p in values(var.pools) : try(alltrue([for t in p.targets : startswith(t, "i-")]), true)])
     error_message = "Every target must be an instance id (i-...)."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pools) : p.deregistration_delay_seconds == null ? true : p.deregistration_delay_seconds >= 0 && p.deregistration_delay_seconds <= 3600 && floor(p.deregistration_delay_seconds) == p.deregistration_delay_seconds])
+    error_message = "A pool's deregistration_delay_seconds must be a whole number of seconds from 0 to 3600."
   }
 
   validation {

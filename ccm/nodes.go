@@ -1,0 +1,239 @@
+package ccm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/deregistration"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// nodeBatch gathers the node changes of a moment (a rotation tainting
+// many nodes) into one apply of the pools.
+const nodeBatch = 500 * time.Millisecond
+
+// poolsKey is the one item of the node queue: every pool is one apply.
+const poolsKey = "target-pools"
+
+// nodeLifecycle takes leaving nodes out of the target pools, in waves, and
+// brings returning ones back once settled (package deregistration). The
+// service controller does not resync on a cordon or a taint, so it
+// watches the nodes itself; every apply of the pools, whoever causes it,
+// decides from all the nodes through members.
+type nodeLifecycle struct {
+	planner *deregistration.Planner
+	cfg     *cloudconfig.Config
+	// lister and recorder: nil until SetInformers and Initialize.
+	lister   corelisters.NodeLister
+	recorder record.EventRecorder
+	queue    workqueue.TypedRateLimitingInterface[string]
+
+	mu sync.Mutex
+	// said is the last event message of each node and pool, so a decision
+	// that holds is not said again at every sync.
+	said map[string]string
+}
+
+func newNodeLifecycle(cfg *cloudconfig.Config) *nodeLifecycle {
+	return &nodeLifecycle{
+		planner: deregistration.New(cfg.LoadBalancer.TargetPools.Deregistration()),
+		cfg:     cfg,
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		said:    map[string]string{},
+	}
+}
+
+// watch syncs the pools on every node change, batched.
+func (n *nodeLifecycle) watch(inf cache.SharedIndexInformer) error {
+	n.lister = corelisters.NewNodeLister(inf.GetIndexer())
+	enqueue := func(any) { n.queue.AddAfter(poolsKey, nodeBatch) }
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, cur any) { enqueue(cur) },
+		DeleteFunc: enqueue,
+	})
+	return err
+}
+
+// nodes are every node of the cluster, from the informer; before it,
+// those the service controller passed (which lack the tainted ones).
+func (n *nodeLifecycle) nodes(fallback []*v1.Node) []*v1.Node {
+	if n.lister == nil {
+		return fallback
+	}
+	nodes, err := n.lister.List(labels.Everything())
+	if err != nil {
+		klog.ErrorS(err, "cannot list the nodes; the target pools follow the service controller's")
+		return fallback
+	}
+	return nodes
+}
+
+// members decides every pool's targets from all the nodes, the targets
+// the pools have, and the delays their Services ask for.
+func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
+	return func(sels []string, applied map[string][]string) ([]renderer.Pool, error) {
+		nodes := l.lifecycle.nodes(fallback)
+		round := l.lifecycle.planner.Observe(nodes)
+		delays := l.poolDelays()
+		var pools []renderer.Pool
+		for _, s := range sels {
+			picked, _, err := renderer.PoolNodes(nodes, s, l.cfg.Region)
+			if err != nil {
+				return nil, err
+			}
+			cands := make([]deregistration.Candidate, len(picked))
+			var all []string
+			for i, p := range picked {
+				cands[i] = deregistration.Candidate{Node: p.Node, ID: p.ID}
+				all = append(all, p.ID)
+			}
+			now, known := applied[s]
+			if applied == nil {
+				// A state from before the pools told their targets: a
+				// leaving node may still be in, so the floor counts it.
+				now, known = all, true
+			}
+			if !known {
+				now = nil // a new pool
+			}
+			d := round.Pool(cands, now)
+			l.lifecycle.report(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
+			if d.Empty() && len(picked) > 0 {
+				klog.ErrorS(nil, "target pool left without targets: no node qualifies", "pool", renderer.PoolKey(s), "selection", s, "nodes", len(picked))
+			}
+			if d.Recheck > 0 {
+				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
+			}
+			pools = append(pools, renderer.Pool{Selection: s, Targets: d.Targets, Delay: delays[s]})
+		}
+		return pools, nil
+	}
+}
+
+// report tells each node of pool what the round decided for it, once per
+// decision: leaving now, waiting for the floor, or settling before it
+// returns.
+func (n *nodeLifecycle) report(pool string, d deregistration.Decision, delay *time.Duration, clusterDelay time.Duration) {
+	if n.recorder == nil || n.lister == nil {
+		return
+	}
+	kept := clusterDelay
+	if delay != nil {
+		kept = *delay
+	}
+	for _, dep := range d.Removed {
+		n.tell(dep.Node, pool, "LeavingTargetPool", "Leaves target pool %s (%s): no new connections; the open ones are kept for %s", pool, dep.Reason, kept)
+	}
+	for _, dep := range d.Waiting {
+		n.tell(dep.Node, pool, "DeregistrationWaiting", "Stays in target pool %s for now (%s): %s", pool, dep.Reason, d.WaitMessage())
+	}
+	for _, name := range d.Returning {
+		n.tell(name, pool, "ReturningToTargetPool", "Stopped leaving; returns to target pool %s once it has stayed so for %s",
+			pool, n.cfg.LoadBalancer.TargetPools.SettleTime.Duration)
+	}
+}
+
+func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	n.mu.Lock()
+	same := n.said[node+"\x00"+pool] == msg
+	n.said[node+"\x00"+pool] = msg
+	n.mu.Unlock()
+	if same {
+		return
+	}
+	obj, err := n.lister.Get(node)
+	if err != nil {
+		return // gone: nobody to tell
+	}
+	n.recorder.Event(obj, v1.EventTypeNormal, reason, msg)
+}
+
+// poolDelays is the deregistration delay of each selection's pool: the
+// longest any of its Services asks for (the cluster's, unless its
+// annotation says otherwise). A Service can lengthen a shared pool's
+// drain, never shorten it.
+func (l *loadBalancers) poolDelays() map[string]*time.Duration {
+	out := map[string]*time.Duration{}
+	if l.groups.services == nil {
+		return out
+	}
+	cluster := l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration
+	for _, obj := range l.groups.services.List() {
+		svc, ok := obj.(*v1.Service)
+		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer {
+			continue
+		}
+		sel, ok, err := renderer.Selection(svc)
+		if err != nil || !ok {
+			continue
+		}
+		ann, err := annotations.Parse(svc.Annotations)
+		if err != nil {
+			continue
+		}
+		d := cluster
+		if ann.DeregistrationDelay != nil {
+			d = *ann.DeregistrationDelay
+		}
+		if cur := out[sel]; cur == nil || d > *cur {
+			out[sel] = &d
+		}
+	}
+	return out
+}
+
+// syncNodes applies the pools whenever the nodes change, until ctx ends.
+func (l *loadBalancers) syncNodes(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		l.lifecycle.queue.ShutDown()
+	}()
+	for {
+		key, quit := l.lifecycle.queue.Get()
+		if quit {
+			return
+		}
+		if err := l.syncPoolsOnce(ctx); err != nil {
+			klog.ErrorS(err, "target pools: cannot follow the nodes; retrying")
+			l.lifecycle.queue.AddRateLimited(key)
+		} else {
+			l.lifecycle.queue.Forget(key)
+		}
+		l.lifecycle.queue.Done(key)
+	}
+}
+
+// syncPoolsOnce gives the pools that exist the targets the node lifecycle
+// decides: one apply when any changed.
+func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
+	if l.cfg.LoadBalancer.TargetPools.Disabled || l.lifecycle.lister == nil {
+		return nil
+	}
+	_, j, err := l.engine.RenderTargetPools(nil)
+	if err != nil {
+		return err
+	}
+	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
+	out, err := l.engine.SyncTargetPools(ctx, l.members(nil), rv)
+	if out != nil {
+		l.board.Report(ctx, subj, out, err)
+	}
+	return err
+}
