@@ -240,12 +240,13 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 // return it): the configuration must still give private_key_wo, which the
 // next plan checks against the certificate.
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	cert := importByID(ctx, r.data, "certificate", "cert-", req.ID, (*exampleapi.Client).GetCertificate, &resp.Diagnostics)
+	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
+		func(c *exampleapi.Certificate) namedObject {
+			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags}
+		})
 	if cert == nil {
 		return
 	}
-	tflog.Info(ctx, "importing certificate", map[string]any{"certificate_id": cert.ID, "name": cert.Name, "region": cert.Region})
-	markImported(ctx, resp, cert.ID)
 	// Not the cloud's: the default, as a create would have had it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
 }
