@@ -130,10 +130,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		CertificatePEM: plan.CertificatePEM.ValueString(),
 		PrivateKeyPEM:  key.ValueString(),
 	}
-	if !plan.Tags.IsNull() && !plan.Tags.IsUnknown() {
-		in.Tags = map[string]string{}
-		resp.Diagnostics.Append(plan.Tags.ElementsAs(ctx, &in.Tags, false)...)
-	}
+	in.Tags = knownStringMap(ctx, plan.Tags, &resp.Diagnostics)
 	var cert *exampleapi.Certificate
 	if plan.OnDuplicate.ValueString() == onDuplicateAdopt {
 		found, err := r.unrecorded(ctx, in)

@@ -136,10 +136,7 @@ func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTa
 	if req.Targets == nil {
 		req.Targets = []string{}
 	}
-	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
-		req.Tags = map[string]string{}
-		diags.Append(m.Tags.ElementsAs(ctx, &req.Tags, false)...)
-	}
+	req.Tags = knownStringMap(ctx, m.Tags, &diags)
 	return req, diags
 }
 
