@@ -98,10 +98,16 @@ func tagKeyValidators() []validator.String {
 // choiceAttribute is a configuration-only choice of what a create does in
 // a conflict, one of choices, the first being the default.
 func choiceAttribute(desc string, choices ...string) schema.StringAttribute {
+	return defaultedChoice(choices[0], choices, desc)
+}
+
+// defaultedChoice is an optional string, one of choices, def when unset:
+// the provider states the default so plans show real values.
+func defaultedChoice(def string, choices []string, desc string) schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional:    true,
 		Computed:    true,
-		Default:     stringdefault.StaticString(choices[0]),
+		Default:     stringdefault.StaticString(def),
 		Description: desc,
 		Validators:  []validator.String{stringvalidator.OneOf(choices...)},
 	}
