@@ -9,13 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -90,8 +85,8 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
   }`, b.ID, a.ID)
 	allListeners := listenerHTTP + ", " + listenerHTTPS + ", " + listenerDNS
 	var version int64
-	sameID := statecheck.CompareValue(compare.ValuesSame())
-	newID := statecheck.CompareValue(compare.ValuesDiffer())
+	sameID := sameInEachStep()
+	newID := newInEachStep()
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
@@ -102,25 +97,23 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
   targets = [%q]
   tags    = { team = "web" }
   allowed_source_cidrs = ["192.0.2.0/24", "2001:db8::/32"]`, a.ID), listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.Null()),
-						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("ipv4")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("type"), knownvalue.StringExact("lb-small")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("algorithm"), knownvalue.StringExact("round_robin")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ip_family"), knownvalue.StringExact("ipv4")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("internal"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("tcp/80").AtMapKey("proxy_protocol"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.Null()),
+				ConfigPlanChecks: beforeApply(
+					planIs(lbAddr, "region", "ex-west-1"),
+					planIs(lbAddr, "ipv6", nil),
+					planUnknown(lbAddr, "ipv4"),
+				),
+				ConfigStateChecks: stateChecks{
+					sameID(lbAddr, "id"),
+					newID(lbAddr, "id"),
+					stateIs(lbAddr, "status", "active"),
+					stateIs(lbAddr, "region", "ex-west-1"),
+					stateIs(lbAddr, "type", "lb-small"),
+					stateIs(lbAddr, "algorithm", "round_robin"),
+					stateIs(lbAddr, "ip_family", "ipv4"),
+					stateIs(lbAddr, "internal", false),
+					stateIs(lbAddr, "ipv6", nil),
+					stateIs(lbAddr, "listeners.tcp/80.proxy_protocol", false),
+					stateIs(lbAddr, "health_check", nil),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestMatchResourceAttr(lbAddr, "id", regexp.MustCompile(`^lb-`)),
@@ -134,25 +127,18 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 			{
 				// In place: listeners, targets, type, health check, tags.
 				Config: e.config(lbConfig("web", updated, allListeners)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv4"), knownvalue.NotNull()),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("type"), knownvalue.StringExact("lb-medium")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.MapSizeExact(3)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{
-						knownvalue.StringExact(a.ID), knownvalue.StringExact(b.ID)})),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"protocol": knownvalue.StringExact("http"), "port": knownvalue.Int64Exact(8080),
-						"path": knownvalue.StringExact("/healthz"), "interval_seconds": knownvalue.Int64Exact(10),
-						"timeout_seconds": knownvalue.Int64Exact(5), "healthy_threshold": knownvalue.Int64Exact(3),
-						"unhealthy_threshold": knownvalue.Int64Exact(3),
-					})),
+				ConfigPlanChecks: beforeApply(
+					planUpdate(lbAddr),
+					planIs(lbAddr, "status", "active"),
+					planIs(lbAddr, "ipv4", notNull),
+				),
+				ConfigStateChecks: stateChecks{
+					sameID(lbAddr, "id"),
+					stateIs(lbAddr, "type", "lb-medium"),
+					stateIs(lbAddr, "listeners", mapLen(3)),
+					stateIs(lbAddr, "targets", setOf(a.ID, b.ID)),
+					stateIs(lbAddr, "health_check", object{"protocol": "http", "port": 8080, "path": "/healthz",
+						"interval_seconds": 10, "timeout_seconds": 5, "healthy_threshold": 3, "unhealthy_threshold": 3}),
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					// Sent sorted by protocol and port: tcp/80, tcp/443, udp/53.
@@ -167,9 +153,7 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 				// Only timeouts change: state is updated, the API is not called.
 				Config: e.config(lbConfig("web", updated+`
   timeouts = { update = "1m" }`, allListeners)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate)},
-				},
+				ConfigPlanChecks: beforeApply(planUpdate(lbAddr)),
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if lb.Version != version {
 						return fmt.Errorf("a timeouts-only change updated the API object (version %d -> %d)", version, lb.Version)
@@ -185,13 +169,11 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 			},
 			{
 				// Renaming replaces.
-				Config: e.config(lbConfig("web-2", "", listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("name"), knownvalue.StringExact("web-2")),
+				Config:           e.config(lbConfig("web-2", "", listenerHTTP)),
+				ConfigPlanChecks: beforeApply(planReplace(lbAddr, false)),
+				ConfigStateChecks: stateChecks{
+					newID(lbAddr, "id"),
+					stateIs(lbAddr, "name", "web-2"),
 				},
 				Check: func(*terraform.State) error { return e.expectLBCount(1) },
 			},
@@ -199,15 +181,13 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 				// internal replaces too, and gets an internal address.
 				Config: e.config(lbConfig("web-2", `  internal = true
   ip_family = "dualstack"`, listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionDestroyBeforeCreate),
-						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("ipv6")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.NotNull()),
+				ConfigPlanChecks: beforeApply(
+					planReplace(lbAddr, false),
+					planUnknown(lbAddr, "ipv6"),
+				),
+				ConfigStateChecks: stateChecks{
+					newID(lbAddr, "id"),
+					stateIs(lbAddr, "ipv6", notNull),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestMatchResourceAttr(lbAddr, "ipv4", regexp.MustCompile(`^10\.255\.`)),
@@ -303,15 +283,13 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 		CheckDestroy:             e.checkLBsDestroyed,
 		Steps: []resource.TestStep{
 			{
-				Config: e.config(body(onNameConflictAdopt)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("id"), knownvalue.StringExact(orphan.ID)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("on_name_conflict"), knownvalue.StringExact(onNameConflictAdopt)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv4"), knownvalue.NotNull()),
+				Config:           e.config(body(onNameConflictAdopt)),
+				ConfigPlanChecks: beforeApply(planCreate(lbAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(lbAddr, "id", orphan.ID),
+					stateIs(lbAddr, "status", "active"),
+					stateIs(lbAddr, "on_name_conflict", onNameConflictAdopt),
+					stateIs(lbAddr, "ipv4", notNull),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error { return e.expectLBCount(1) },
@@ -330,10 +308,8 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 			{
 				// on_name_conflict lives in state only: changing it is an
 				// update that does not call the API.
-				Config: e.config(body(onConflictError)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate)},
-				},
+				Config:           e.config(body(onConflictError)),
+				ConfigPlanChecks: beforeApply(planUpdate(lbAddr)),
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if lb.Version != version {
 						return fmt.Errorf("changing on_name_conflict updated the API object (version %d -> %d)", version, lb.Version)
@@ -433,9 +409,9 @@ func TestAccLoadBalancer_drift(t *testing.T) {
 			{
 				Config: cfg,
 				// Empty collections in configuration must not read back as null.
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("allowed_source_cidrs"), knownvalue.SetSizeExact(0)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("tags"), knownvalue.MapSizeExact(0)),
+				ConfigStateChecks: stateChecks{
+					stateIs(lbAddr, "allowed_source_cidrs", setLen(0)),
+					stateIs(lbAddr, "tags", mapLen(0)),
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error { lbID = lb.ID; return nil }),
 			},
@@ -450,7 +426,7 @@ func TestAccLoadBalancer_drift(t *testing.T) {
 					t.Fatalf("changing load balancer out of band: %v", err)
 				}
 			}),
-			updateStep(cfg, lbAddr, "listeners", knownvalue.MapSizeExact(2), e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+			updateStep(cfg, lbAddr, "listeners", mapLen(2), e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 				if lb.Type != "lb-small" || len(lb.Listeners) != 2 || len(lb.Targets) != 1 {
 					return fmt.Errorf("drift not corrected: %+v", lb.LoadBalancerSpec)
 				}
@@ -609,28 +585,24 @@ removed {
 				// Untagged, or tagged for this configuration: imported
 				// and updated to the configuration.
 				Config: e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-1", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("example_load_balancer.a", plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction("example_load_balancer.b", plancheck.ResourceActionUpdate),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("example_load_balancer.a", tfjsonpath.New("id"), knownvalue.StringExact(untagged.ID)),
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("tags").AtMapKey("team"), knownvalue.StringExact("web")),
+				ConfigPlanChecks: beforeApply(
+					planUpdate("example_load_balancer.a"),
+					planUpdate("example_load_balancer.b"),
+				),
+				ConfigStateChecks: stateChecks{
+					stateIs("example_load_balancer.a", "id", untagged.ID),
+					stateIs("example_load_balancer.b", "id", mine.ID),
+					stateIs("example_load_balancer.b", "tags.team", "web"),
 				},
 				Check: func(*terraform.State) error { return e.expectLBCount(3) },
 			},
 			{
 				// Applied, the import is checked no more: its owner tags
 				// may change like any argument.
-				Config: e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-2", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("example_load_balancer.b", plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("tags").AtMapKey("service-uid"), knownvalue.StringExact("u-2")),
+				Config:           e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-2", mine.ID)),
+				ConfigPlanChecks: beforeApply(planUpdate("example_load_balancer.b")),
+				ConfigStateChecks: stateChecks{
+					stateIs("example_load_balancer.b", "tags.service-uid", "u-2"),
 				},
 			},
 		},

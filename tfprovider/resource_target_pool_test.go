@@ -9,13 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -83,28 +78,24 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
     create_before_destroy = true
   }`
 	var lbVersion int64
-	samePool := statecheck.CompareValue(compare.ValuesSame())
-	lbOnPool := statecheck.CompareValuePairs(poolAddr, tfjsonpath.New("id"), lbAddr, tfjsonpath.New("target_pool_id"), compare.ValuesSame())
+	samePool := sameInEachStep()
+	lbOnPool := stateSame(poolAddr, "id", lbAddr, "target_pool_id")
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
 		CheckDestroy:             e.checkPoolsDestroyed,
 		Steps: []resource.TestStep{
 			{
-				Config: e.config(poolConfig("workers", "workers", tags, a.ID) + poolLB("workers")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(poolAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					samePool.AddStateValue(poolAddr, tfjsonpath.New("id")),
+				Config:           e.config(poolConfig("workers", "workers", tags, a.ID) + poolLB("workers")),
+				ConfigPlanChecks: beforeApply(planIs(poolAddr, "region", "ex-west-1")),
+				ConfigStateChecks: stateChecks{
+					samePool(poolAddr, "id"),
 					lbOnPool,
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^tp-`))),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(a.ID)})),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("created_at"), knownvalue.NotNull()),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("on_name_conflict"), knownvalue.StringExact(onConflictError)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.Null()),
+					stateIs(poolAddr, "id", matching(`^tp-`)),
+					stateIs(poolAddr, "targets", setOf(a.ID)),
+					stateIs(poolAddr, "created_at", notNull),
+					stateIs(poolAddr, "on_name_conflict", onConflictError),
+					stateIs(lbAddr, "targets", nil),
 				},
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if lb.TargetPoolID == "" || len(lb.Targets) != 0 {
@@ -117,15 +108,13 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
 			{
 				// A node joins: the pool is updated, the load balancer not.
 				Config: e.config(poolConfig("workers", "workers", tags, a.ID, b.ID) + poolLB("workers")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionNoop),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					samePool.AddStateValue(poolAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
+				ConfigPlanChecks: beforeApply(
+					planUpdate(poolAddr),
+					planNoop(lbAddr),
+				),
+				ConfigStateChecks: stateChecks{
+					samePool(poolAddr, "id"),
+					stateIs(poolAddr, "targets", setLen(2)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					e.checkPool(func(tp *exampleapi.TargetPool) error {
@@ -152,26 +141,22 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
 				// destroyed in the same apply: Terraform moves the load
 				// balancer before deleting the pool it used.
 				Config: e.config(poolConfig("other", "other", tags, b.ID) + poolLB("other")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionDestroy),
-						plancheck.ExpectResourceAction("example_target_pool.other", plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.CompareValuePairs("example_target_pool.other", tfjsonpath.New("id"), lbAddr, tfjsonpath.New("target_pool_id"), compare.ValuesSame()),
+				ConfigPlanChecks: beforeApply(
+					planDestroy(poolAddr),
+					planCreate("example_target_pool.other"),
+					planUpdate(lbAddr),
+				),
+				ConfigStateChecks: stateChecks{
+					stateSame("example_target_pool.other", "id", lbAddr, "target_pool_id"),
 				},
 			},
 			{
 				// Back to listing targets: in place, and the pool can go.
 				Config: e.config(lbConfig("web", fmt.Sprintf("  targets = [%q]", a.ID), listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction("example_target_pool.other", plancheck.ResourceActionDestroy),
-					},
-				},
+				ConfigPlanChecks: beforeApply(
+					planUpdate(lbAddr),
+					planDestroy("example_target_pool.other"),
+				),
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if lb.TargetPoolID != "" || !slices.Equal(lb.Targets, []string{a.ID}) {
 						return fmt.Errorf("load balancer not back on targets: %+v", lb.LoadBalancerSpec)
@@ -218,13 +203,13 @@ func TestAccTargetPool_drift(t *testing.T) {
 			{
 				Config: cfg,
 				// An empty tags map stays empty, not null.
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("tags"), knownvalue.MapSizeExact(0)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "tags", mapLen(0)),
 				},
 				Check: expectTargets(a.ID, b.ID),
 			},
 			driftStep(cfg, put(c.ID)),
-			updateStep(cfg, poolAddr, "targets", knownvalue.SetSizeExact(2), expectTargets(a.ID, b.ID)),
+			updateStep(cfg, poolAddr, "targets", setLen(2), expectTargets(a.ID, b.ID)),
 			// A deleted instance leaves the pool: drift too.
 			driftStep(cfg, func() {
 				ctx, cancel := bg()
@@ -235,11 +220,9 @@ func TestAccTargetPool_drift(t *testing.T) {
 			}),
 			{
 				// Without the deleted instance, nothing to do.
-				Config: e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionNoop)},
-				},
-				Check: expectTargets(a.ID),
+				Config:           e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
+				ConfigPlanChecks: beforeApply(planNoop(poolAddr)),
+				Check:            expectTargets(a.ID),
 			},
 			// Deleted out of band: created again.
 			recreateStep(e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)), poolAddr, &poolID, func() {
@@ -361,12 +344,10 @@ func TestAccTargetPool_adoptOnNameConflict(t *testing.T) {
 			{
 				Config: e.config(poolConfig("workers", "orphan", adopt+`
   tags = { cluster = "c1" }`, a.ID, b.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringExact(orphan.ID)),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
+				ConfigPlanChecks: beforeApply(planCreate(poolAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "id", orphan.ID),
+					stateIs(poolAddr, "targets", setLen(2)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					e.checkPool(func(tp *exampleapi.TargetPool) error {
@@ -458,13 +439,11 @@ import {
 					`tag "cluster" is "c2", not this configuration's "c1"`),
 			},
 			{
-				Config: e.config(imported("mine", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(a.ID)})),
+				Config:           e.config(imported("mine", mine.ID)),
+				ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "id", mine.ID),
+					stateIs(poolAddr, "targets", setOf(a.ID)),
 				},
 			},
 		},
@@ -508,9 +487,9 @@ resource "example_target_pool" "p" {
 	steps := append(errorSteps(e.config, cases), resource.TestStep{
 		Config: e.config(poolConfig("workers", "workers", "") + lbConfig("web", `  target_pool_id = example_target_pool.workers.id
   targets        = []`, listenerHTTP)),
-		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(0)),
-			statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(0)),
+		ConfigStateChecks: stateChecks{
+			stateIs(lbAddr, "targets", setLen(0)),
+			stateIs(poolAddr, "targets", setLen(0)),
 		},
 	})
 	resource.ParallelTest(t, resource.TestCase{
@@ -538,16 +517,14 @@ func TestAccTargetPool_draining(t *testing.T) {
 			},
 			{
 				Config: e.config(poolConfig("workers", "workers", delay, a.ID, b.ID)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Int64Exact(60)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "deregistration_delay_seconds", 60),
 				},
 				Check: func(*terraform.State) error { removed = time.Now(); return nil },
 			},
 			{
-				Config: e.config(poolConfig("workers", "workers", delay, a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
+				Config:           e.config(poolConfig("workers", "workers", delay, a.ID)),
+				ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
 				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
 					if len(tp.Draining) != 1 || tp.Draining[0].ID != b.ID || tp.Draining[0].Until.Before(removed.Add(59*time.Second)) {
 						return fmt.Errorf("draining %+v, want %s for 60 s", tp.Draining, b.ID)
@@ -557,12 +534,10 @@ func TestAccTargetPool_draining(t *testing.T) {
 			},
 			{
 				// Unset: 0, in place.
-				Config: e.config(poolConfig("workers", "workers", "", a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Null()),
+				Config:           e.config(poolConfig("workers", "workers", "", a.ID)),
+				ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "deregistration_delay_seconds", nil),
 				},
 				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
 					if tp.DeregistrationDelaySeconds != 0 {
