@@ -144,30 +144,28 @@ func adoptByName[T any](ctx context.Context, a nameAdoption[T], conflict error, 
 	existing := a.named(&found[0])
 	ctx = tflog.SetField(ctx, a.idKey(), existing.ID)
 
-	if owners := exampleapi.OwnerConflicts(a.tags, existing.Tags, a.ownerKeys); len(owners) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing "+a.kind+"'s tags show another owner; not adopting it",
-			map[string]any{"conflicts": strings.Join(owners, "; ")})
+	// refuse reports that the tags forbid adopting the existing object:
+	// why for the log (with items under key), detail for the user.
+	refuse := func(why, key string, items []string, detail string) *T {
+		tflog.Warn(ctx, "name conflict: the existing "+a.kind+"'s "+why+"; not adopting it",
+			map[string]any{key: strings.Join(items, "; ")})
 		diags.AddAttributeError(path.Root("name"), summary,
-			fmt.Sprintf("%s\n\nA %s named %q (%s) already exists in region %s, and its tags show another "+
-				"owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; on_name_conflict = %q never "+
-				"adopts a %s whose owner tags differ, so it was not adopted and is left untouched. "+
-				"Choose another name.",
-				conflict, a.kind, a.name, existing.ID, a.region, strings.Join(owners, "\n  - "), onNameConflictAdopt, a.kind))
+			fmt.Sprintf("%s\n\nA %s named %q (%s) already exists in region %s, ", conflict, a.kind, a.name, existing.ID, a.region)+detail)
 		return nil
 	}
-
+	if owners := exampleapi.OwnerConflicts(a.tags, existing.Tags, a.ownerKeys); len(owners) > 0 {
+		return refuse("tags show another owner", "conflicts", owners,
+			fmt.Sprintf("and its tags show another owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; "+
+				"on_name_conflict = %q never adopts a %s whose owner tags differ, so it was not adopted and is left "+
+				"untouched. Choose another name.", strings.Join(owners, "\n  - "), onNameConflictAdopt, a.kind))
+	}
 	if mismatch := tagMismatches(a.tags, existing.Tags); len(mismatch) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing "+a.kind+"'s tags do not match; not adopting it",
-			map[string]any{"mismatched_tags": strings.Join(mismatch, "; ")})
-		diags.AddAttributeError(path.Root("name"), summary,
-			fmt.Sprintf("%s\n\nA %s named %q (%s) already exists in region %s, but its tags do not match "+
-				"this configuration's, so it was not adopted: on_name_conflict = %q adopts only a %s whose "+
-				"tags contain every configured tag with the same value (the proof that an interrupted apply of this "+
-				"configuration created it).\n\nMismatched tags: %s.\n\nIt probably belongs to someone else: choose "+
-				"another name. If it is yours, correct its tags or bring it under Terraform with: "+
-				"terraform import <address> %s.",
-				conflict, a.kind, a.name, existing.ID, a.region, onNameConflictAdopt, a.kind, strings.Join(mismatch, "; "), existing.ID))
-		return nil
+		return refuse("tags do not match", "mismatched_tags", mismatch,
+			fmt.Sprintf("but its tags do not match this configuration's, so it was not adopted: on_name_conflict = %q "+
+				"adopts only a %s whose tags contain every configured tag with the same value (the proof that an "+
+				"interrupted apply of this configuration created it).\n\nMismatched tags: %s.\n\nIt probably belongs "+
+				"to someone else: choose another name. If it is yours, correct its tags or bring it under Terraform "+
+				"with: terraform import <address> %s.", onNameConflictAdopt, a.kind, strings.Join(mismatch, "; "), existing.ID))
 	}
 
 	if a.immutable != nil {
