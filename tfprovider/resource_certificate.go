@@ -10,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -65,14 +63,10 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Only load balancers of the same " +
 				"region can use the certificate. Changing it replaces the certificate."),
-			"certificate_pem": schema.StringAttribute{
-				Required: true,
-				Description: fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
-					"certificates); RSA, ECDSA or Ed25519. Checked at plan time: what the cloud would refuse fails the plan. "+
-					"An expired certificate is accepted (see `not_after`). Changing it replaces the certificate.",
-					exampleapi.MaxCertificateChain),
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"certificate_pem": immutableString(fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
+				"certificates); RSA, ECDSA or Ed25519. Checked at plan time: what the cloud would refuse fails the plan. "+
+				"An expired certificate is accepted (see `not_after`). Changing it replaces the certificate.",
+				exampleapi.MaxCertificateChain)),
 			"private_key_wo": schema.StringAttribute{
 				Required:  true,
 				WriteOnly: true,

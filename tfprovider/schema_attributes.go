@@ -31,10 +31,16 @@ func computedStable(desc string) schema.StringAttribute {
 
 // nameAttribute is a required name that replaces the object when changed.
 func nameAttribute(desc string) schema.StringAttribute {
+	return immutableString(desc, nameValidators()...)
+}
+
+// immutableString is a required string the cloud cannot change: a new
+// value replaces the object.
+func immutableString(desc string, validators ...validator.String) schema.StringAttribute {
 	return schema.StringAttribute{
 		Required:      true,
 		Description:   desc,
-		Validators:    nameValidators(),
+		Validators:    validators,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 	}
 }
