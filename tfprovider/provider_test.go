@@ -236,6 +236,13 @@ func updateStep(cfg, addr, attr string, want any, check resource.TestCheckFunc) 
 	}
 }
 
+// importStep imports addr by its id and checks that the imported state
+// matches the applied one, but for ignore: what the cloud does not hold
+// (configuration-only or write-only arguments).
+func importStep(addr string, ignore ...string) resource.TestStep {
+	return resource.TestStep{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: ignore}
+}
+
 // recreateStep deletes the object at addr (id *id) outside Terraform
 // (del): the apply of cfg creates it again, under another id; then check
 // runs.

@@ -206,12 +206,7 @@ func TestAccCertificate_rotation(t *testing.T) {
 				),
 				ConfigStateChecks: stateChecks{sameLB(lbAddr, "id"), lbUsesCert},
 			},
-			{
-				ResourceName:            certAddr,
-				ImportState:             true,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"private_key_wo_version"},
-			},
+			importStep(certAddr, "private_key_wo_version"),
 		},
 	})
 }

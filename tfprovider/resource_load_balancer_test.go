@@ -161,12 +161,7 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
 					return nil
 				}),
 			},
-			{
-				ResourceName:            lbAddr,
-				ImportState:             true,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"timeouts"},
-			},
+			importStep(lbAddr, "timeouts"),
 			{
 				// Renaming replaces.
 				Config:           e.config(lbConfig("web-2", "", listenerHTTP)),

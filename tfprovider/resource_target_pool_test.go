@@ -131,11 +131,7 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
 					}),
 				),
 			},
-			{
-				ResourceName:      poolAddr,
-				ImportState:       true,
-				ImportStateVerify: true,
-			},
+			importStep(poolAddr),
 			{
 				// Another pool for the load balancer, the first one
 				// destroyed in the same apply: Terraform moves the load
