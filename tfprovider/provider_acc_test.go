@@ -24,20 +24,16 @@ provider "example" {
 }
 `, e.sim.URL, e.sim.Token) + lbConfig("late", "", listenerHTTP)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: cfg,
-				ConfigPlanChecks: beforeApply(
-					planCreate(lbAddr),
-					planUnknown(lbAddr, "region"),
-				),
-				ConfigStateChecks: stateChecks{
-					stateIs(lbAddr, "region", "ex-west-1"),
-					stateIs(lbAddr, "status", "active"),
-				},
+	accTest(t, e.checkLBsDestroyed, []resource.TestStep{
+		{
+			Config: cfg,
+			ConfigPlanChecks: beforeApply(
+				planCreate(lbAddr),
+				planUnknown(lbAddr, "region"),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(lbAddr, "region", "ex-west-1"),
+				stateIs(lbAddr, "status", "active"),
 			},
 		},
 	})

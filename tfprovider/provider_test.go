@@ -259,3 +259,11 @@ func recreateStep(cfg, addr string, id *string, del func(), check resource.TestC
 		},
 	}
 }
+
+// accTest runs steps against the provider served in process, in parallel
+// with the other acceptance tests; checkDestroy runs after the final
+// destroy.
+func accTest(t *testing.T, checkDestroy resource.TestCheckFunc, steps []resource.TestStep) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6Factories, CheckDestroy: checkDestroy, Steps: steps})
+}

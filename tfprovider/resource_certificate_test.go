@@ -138,76 +138,72 @@ func TestAccCertificate_rotation(t *testing.T) {
 	lbUsesCert := stateSame(certAddr, "id", lbAddr, "listeners.https/443.certificate_ids.0")
 	var oldID, newID string
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(certConfig(old, "  private_key_wo_version = 1\n"+cbd) + lb),
-				ConfigPlanChecks: beforeApply(
-					planCreate(certAddr),
-					planIs(certAddr, "name", "cert-"+old.Fingerprint[:16]),
-					planIs(certAddr, "fingerprint", old.Fingerprint),
-					planIs(certAddr, "not_after", old.NotAfter.Format("2006-01-02T15:04:05Z")),
-					planIs(certAddr, "dns_names", listOf("shop.example.test")),
-					planIs(certAddr, "region", "ex-west-1"),
-					noKey(old),
-				),
-				ConfigStateChecks: stateChecks{
-					sameLB(lbAddr, "id"),
-					certIDs(certAddr, "id"),
-					lbUsesCert,
-					stateIs(certAddr, "id", matching(`^cert-`)),
-					stateIs(certAddr, "private_key_wo", nil),
-					stateIs(certAddr, "private_key_wo_version", 1),
-					stateIs(certAddr, "common_name", "shop.example.test"),
-					stateIs(lbAddr, "listeners.http/80.redirect_to_https_port", 443),
-					stateIs(lbAddr, "listeners.http/80.certificate_ids", nil),
-					stateIs(lbAddr, "listeners.https/443.sticky_sessions", object{"cookie_name": "EXLB", "ttl_seconds": 3600}),
-					noKey(old),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					stateID(certAddr, &oldID),
-					e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-						if len(lb.Listeners) != 2 || lb.Listeners[1].Protocol != "https" || lb.Listeners[1].CertificateIDs[0] != oldID ||
-							lb.Listeners[0].RedirectToHTTPSPort != 443 || lb.Listeners[1].StickySessions == nil || lb.HealthCheck.Protocol != "https" {
-							return fmt.Errorf("load balancer %+v", lb.LoadBalancerSpec)
-						}
-						return nil
-					}),
-				),
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config: e.config(certConfig(old, "  private_key_wo_version = 1\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planCreate(certAddr),
+				planIs(certAddr, "name", "cert-"+old.Fingerprint[:16]),
+				planIs(certAddr, "fingerprint", old.Fingerprint),
+				planIs(certAddr, "not_after", old.NotAfter.Format("2006-01-02T15:04:05Z")),
+				planIs(certAddr, "dns_names", listOf("shop.example.test")),
+				planIs(certAddr, "region", "ex-west-1"),
+				noKey(old),
+			),
+			ConfigStateChecks: stateChecks{
+				sameLB(lbAddr, "id"),
+				certIDs(certAddr, "id"),
+				lbUsesCert,
+				stateIs(certAddr, "id", matching(`^cert-`)),
+				stateIs(certAddr, "private_key_wo", nil),
+				stateIs(certAddr, "private_key_wo_version", 1),
+				stateIs(certAddr, "common_name", "shop.example.test"),
+				stateIs(lbAddr, "listeners.http/80.redirect_to_https_port", 443),
+				stateIs(lbAddr, "listeners.http/80.certificate_ids", nil),
+				stateIs(lbAddr, "listeners.https/443.sticky_sessions", object{"cookie_name": "EXLB", "ttl_seconds": 3600}),
+				noKey(old),
 			},
-			{
-				// Rotation: new certificate and key, the version bumped.
-				Config: e.config(certConfig(renewed, "  private_key_wo_version = 2\n"+cbd) + lb),
-				ConfigPlanChecks: beforeApply(
-					planReplace(certAddr, true),
-					planUpdate(lbAddr),
-					planIs(certAddr, "fingerprint", renewed.Fingerprint),
-					noKey(renewed),
-				),
-				ConfigStateChecks: stateChecks{
-					sameLB(lbAddr, "id"),
-					certIDs(certAddr, "id"),
-					lbUsesCert,
-					noKey(renewed),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					stateID(certAddr, &newID),
-					func(s *terraform.State) error { return e.checkCertsLeft(newID)(s) },
-				),
-			},
-			{
-				// Only the version: a new upload of the same certificate.
-				Config: e.config(certConfig(renewed, "  private_key_wo_version = 3\n"+cbd) + lb),
-				ConfigPlanChecks: beforeApply(
-					planReplace(certAddr, true),
-					planUpdate(lbAddr),
-				),
-				ConfigStateChecks: stateChecks{sameLB(lbAddr, "id"), lbUsesCert},
-			},
-			importStep(certAddr, "private_key_wo_version"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				stateID(certAddr, &oldID),
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if len(lb.Listeners) != 2 || lb.Listeners[1].Protocol != "https" || lb.Listeners[1].CertificateIDs[0] != oldID ||
+						lb.Listeners[0].RedirectToHTTPSPort != 443 || lb.Listeners[1].StickySessions == nil || lb.HealthCheck.Protocol != "https" {
+						return fmt.Errorf("load balancer %+v", lb.LoadBalancerSpec)
+					}
+					return nil
+				}),
+			),
 		},
+		{
+			// Rotation: new certificate and key, the version bumped.
+			Config: e.config(certConfig(renewed, "  private_key_wo_version = 2\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, true),
+				planUpdate(lbAddr),
+				planIs(certAddr, "fingerprint", renewed.Fingerprint),
+				noKey(renewed),
+			),
+			ConfigStateChecks: stateChecks{
+				sameLB(lbAddr, "id"),
+				certIDs(certAddr, "id"),
+				lbUsesCert,
+				noKey(renewed),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				stateID(certAddr, &newID),
+				func(s *terraform.State) error { return e.checkCertsLeft(newID)(s) },
+			),
+		},
+		{
+			// Only the version: a new upload of the same certificate.
+			Config: e.config(certConfig(renewed, "  private_key_wo_version = 3\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, true),
+				planUpdate(lbAddr),
+			),
+			ConfigStateChecks: stateChecks{sameLB(lbAddr, "id"), lbUsesCert},
+		},
+		importStep(certAddr, "private_key_wo_version"),
 	})
 }
 
@@ -230,58 +226,54 @@ func TestAccCertificate_import(t *testing.T) {
 	imp := fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", certAddr, existing.ID)
 	wrongKey := strings.Replace(certConfig(c, "  private_key_wo_version = 1"), c.KeyPEM, other.KeyPEM, 1)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(imp + wrongKey),
-				ExpectError: regexp.MustCompile(`Invalid private key[\s\S]*private_key_wo does not match the certificate`),
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config:      e.config(imp + wrongKey),
+			ExpectError: regexp.MustCompile(`Invalid private key[\s\S]*private_key_wo does not match the certificate`),
+		},
+		{
+			Config: e.config(imp + certConfig(c, "  private_key_wo_version = 1")),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(certAddr),
+				planIs(certAddr, "name", "uploaded-by-hand"),
+				noKey(c),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "id", existing.ID),
+				stateIs(certAddr, "private_key_wo_version", 1),
+				noKey(c),
 			},
-			{
-				Config: e.config(imp + certConfig(c, "  private_key_wo_version = 1")),
-				ConfigPlanChecks: beforeApply(
-					planUpdate(certAddr),
-					planIs(certAddr, "name", "uploaded-by-hand"),
-					noKey(c),
-				),
-				ConfigStateChecks: stateChecks{
-					stateIs(certAddr, "id", existing.ID),
-					stateIs(certAddr, "private_key_wo_version", 1),
-					noKey(c),
-				},
+		},
+		{
+			Config:           e.config(certConfig(c, "  private_key_wo_version = 1")),
+			ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
+		},
+		{
+			Config: e.config(certConfig(c, "  private_key_wo_version = 2")),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, false),
+				planIs(certAddr, "name", "cert-"+c.Fingerprint[:16]),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "id", matching(`^cert-`)),
 			},
-			{
-				Config:           e.config(certConfig(c, "  private_key_wo_version = 1")),
-				ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
+			Check: func(s *terraform.State) error {
+				var id string
+				if err := stateID(certAddr, &id)(s); err != nil {
+					return err
+				}
+				if id == existing.ID {
+					return fmt.Errorf("certificate %s was not replaced", id)
+				}
+				return e.checkCertsLeft(id)(s)
 			},
-			{
-				Config: e.config(certConfig(c, "  private_key_wo_version = 2")),
-				ConfigPlanChecks: beforeApply(
-					planReplace(certAddr, false),
-					planIs(certAddr, "name", "cert-"+c.Fingerprint[:16]),
-				),
-				ConfigStateChecks: stateChecks{
-					stateIs(certAddr, "id", matching(`^cert-`)),
-				},
-				Check: func(s *terraform.State) error {
-					var id string
-					if err := stateID(certAddr, &id)(s); err != nil {
-						return err
-					}
-					if id == existing.ID {
-						return fmt.Errorf("certificate %s was not replaced", id)
-					}
-					return e.checkCertsLeft(id)(s)
-				},
-			},
-			{
-				Config:           e.config(certConfig(c, "  private_key_wo_version = 2\n  name = \"shop\"\n  tags = { team = \"web\" }")),
-				ConfigPlanChecks: beforeApply(planReplace(certAddr, false)),
-				ConfigStateChecks: stateChecks{
-					stateIs(certAddr, "name", "shop"),
-					stateIs(certAddr, "tags", mapOf{"team": "web"}),
-				},
+		},
+		{
+			Config:           e.config(certConfig(c, "  private_key_wo_version = 2\n  name = \"shop\"\n  tags = { team = \"web\" }")),
+			ConfigPlanChecks: beforeApply(planReplace(certAddr, false)),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "name", "shop"),
+				stateIs(certAddr, "tags", mapOf{"team": "web"}),
 			},
 		},
 	})
@@ -296,25 +288,21 @@ func TestAccCertificate_inUse(t *testing.T) {
 	b := simtest.NewCert(t, simtest.CertOptions{})
 	lb := httpsLBConfig("[example_certificate.web.id]")
 	var id string
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(certConfig(a, "") + lb),
-				Check:  stateID(certAddr, &id),
-			},
-			{
-				Config: e.config(certConfig(b, "") + lb),
-				ExpectError: regexp.MustCompile(`Cannot delete certificate cert-[0-9a-f]+: it is in use[\s\S]*still\s+used\s+by\s+1\s+load\s+balancer` +
-					`[\s\S]*create_before_destroy\s+=\s+true`),
-			},
-			{
-				// Nothing changed: the old certificate stays, served.
-				Config:           e.config(certConfig(a, "") + lb),
-				ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
-				Check:            func(s *terraform.State) error { return e.checkCertsLeft(id)(s) },
-			},
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config: e.config(certConfig(a, "") + lb),
+			Check:  stateID(certAddr, &id),
+		},
+		{
+			Config: e.config(certConfig(b, "") + lb),
+			ExpectError: regexp.MustCompile(`Cannot delete certificate cert-[0-9a-f]+: it is in use[\s\S]*still\s+used\s+by\s+1\s+load\s+balancer` +
+				`[\s\S]*create_before_destroy\s+=\s+true`),
+		},
+		{
+			// Nothing changed: the old certificate stays, served.
+			Config:           e.config(certConfig(a, "") + lb),
+			ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
+			Check:            func(s *terraform.State) error { return e.checkCertsLeft(id)(s) },
 		},
 	})
 }
@@ -343,11 +331,7 @@ func TestAccCertificate_validation(t *testing.T) {
 			strings.Replace(certConfig(c, `  region = "ex-east-1"`), `"web"`, `"east"`, 1),
 			`Cannot create load balancer[\s\S]*certificate_ids[\s\S]*is\s+in\s+region\s+ex-east-1,\s+not\s+ex-west-1`},
 	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps:                    errorSteps(e.config, cases),
-	})
+	accTest(t, e.checkAllDestroyed, errorSteps(e.config, cases))
 }
 
 // TestAccCertificates_dataSource lists certificates by name and region.

@@ -61,43 +61,39 @@ func TestAccRoute(t *testing.T) {
 		return nil
 	}
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             checkRoutesGone,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(routeConfig(node.ID, "10.244.1.0/24")),
-				ConfigStateChecks: stateChecks{
-					stateIs(routeAddr, "status", "active"),
-					stateIs(routeAddr, "network_id", netID),
-				},
-				Check: resource.TestMatchResourceAttr(routeAddr, "id", regexp.MustCompile(`^rt-`)),
+	accTest(t, checkRoutesGone, []resource.TestStep{
+		{
+			Config: e.config(routeConfig(node.ID, "10.244.1.0/24")),
+			ConfigStateChecks: stateChecks{
+				stateIs(routeAddr, "status", "active"),
+				stateIs(routeAddr, "network_id", netID),
 			},
-			{
-				ResourceName:      routeAddr,
-				ImportState:       true,
-				ImportStateVerify: true,
-				ImportStateIdFunc: func(s *terraform.State) (string, error) {
-					return netID + "/" + s.RootModule().Resources[routeAddr].Primary.ID, nil
-				},
+			Check: resource.TestMatchResourceAttr(routeAddr, "id", regexp.MustCompile(`^rt-`)),
+		},
+		{
+			ResourceName:      routeAddr,
+			ImportState:       true,
+			ImportStateVerify: true,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				return netID + "/" + s.RootModule().Resources[routeAddr].Primary.ID, nil
 			},
-			{
-				Config:           e.config(routeConfig(node.ID, "fd00:10:1::/64")),
-				ConfigPlanChecks: beforeApply(planReplace(routeAddr, false)),
+		},
+		{
+			Config:           e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+			ConfigPlanChecks: beforeApply(planReplace(routeAddr, false)),
+		},
+		{
+			// The target disappears: the route stays, as a blackhole.
+			PreConfig: func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteInstance(ctx, node.ID); err != nil {
+					t.Fatalf("deleting instance: %v", err)
+				}
 			},
-			{
-				// The target disappears: the route stays, as a blackhole.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteInstance(ctx, node.ID); err != nil {
-						t.Fatalf("deleting instance: %v", err)
-					}
-				},
-				Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
-				ConfigStateChecks: stateChecks{
-					stateIs(routeAddr, "status", "blackhole"),
-				},
+			Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+			ConfigStateChecks: stateChecks{
+				stateIs(routeAddr, "status", "blackhole"),
 			},
 		},
 	})
