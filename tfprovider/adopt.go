@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -41,121 +42,160 @@ func stateOnly(prior types.String, def string) types.String {
 	return prior
 }
 
-// addLBNameConflictError is the diagnostic of a 409 on create that is not
-// (or cannot be) resolved by adoption.
-func addLBNameConflictError(diags *diag.Diagnostics, err error, spec exampleapi.LoadBalancerSpec) {
-	diags.AddAttributeError(path.Root("name"), "Load balancer name already in use",
-		fmt.Sprintf("%s\n\nA load balancer named %q already exists in region %s. Choose another name, "+
-			"or bring it under Terraform with: terraform import <address> <id>.\n\n"+
-			"If an interrupted apply created it (Terraform was killed after the cloud created it but before "+
-			"it was recorded in state), set on_name_conflict = %q: the next apply then adopts it if its tags "+
-			"contain every configured tag with the same value. For a Kubernetes Service, the annotation %s "+
-			"imports an existing load balancer by id.",
-			err, spec.Name, spec.Region, onNameConflictAdopt, lbAdoptAnnotation))
+// namedObject is what the code shared by the named, tagged kinds of object
+// (load balancers, target pools, certificates) reads of one.
+type namedObject struct {
+	ID, Name, Region string
+	Tags             map[string]string
 }
 
-// adopt resolves a 409 on create under on_name_conflict =
-// "adopt_if_tags_match": it finds the load balancer holding the name and,
-// when its tags prove it is this configuration's (no owner tag of
-// ownerKeys names another owner, as for imports, and every configured tag
-// has the same value) and its immutable fields match, puts the
-// configuration's mutable fields on it (an unconditional PUT, as Update
-// does) and returns it. Otherwise it adds an error diagnostic and returns
-// nil. Nothing is recorded in state before the PUT succeeded, so a failed
-// adoption is simply tried again by the next apply.
-func (r *loadBalancerResource) adopt(ctx context.Context, spec exampleapi.LoadBalancerSpec, ownerKeys []string, conflict error, diags *diag.Diagnostics) *exampleapi.LoadBalancer {
-	if len(spec.Tags) == 0 {
-		diags.AddAttributeError(path.Root("on_name_conflict"), "Load balancer name already in use",
-			fmt.Sprintf("%s\n\nA load balancer named %q already exists in region %s. on_name_conflict = %q adopts it "+
+// nameAdoption is one kind's part in a create that the API may refuse
+// with a 409 because the name is taken in the region (createdOrAdopted).
+type nameAdoption[T any] struct {
+	kind string // e.g. "load balancer"
+	// name, region and tags are the configuration's; ownerKeys its
+	// owner_tags.
+	name, region string
+	tags         map[string]string
+	ownerKeys    []string
+	// hint ends the error of a conflict that is not adopted (optional).
+	hint string
+	// list finds the objects named name in region; named reads one.
+	list  func(context.Context) ([]T, error)
+	named func(*T) namedObject
+	// immutable, if set, lists what of the object differs from the
+	// configuration and cannot change in place, and the attribute to
+	// blame.
+	immutable func(*T) (path.Path, []string)
+	// update puts the configuration's mutable fields on the object of id
+	// (an unconditional PUT, as Update does).
+	update  func(ctx context.Context, id string) (*T, error)
+	resolve fieldResolver
+}
+
+// idKey is the log field of the kind's id, e.g. "load_balancer_id".
+func (a nameAdoption[T]) idKey() string { return strings.ReplaceAll(a.kind, " ", "_") + "_id" }
+
+// createdOrAdopted sorts out a create's answer (obj, err): a 409 for the
+// name is resolved by adoptByName under on_name_conflict =
+// "adopt_if_tags_match" (onConflict), bounded by timeout like the create.
+// It returns the object and what happened to it ("created load balancer"),
+// or nil when diags holds why there is none.
+func createdOrAdopted[T any](ctx context.Context, a nameAdoption[T], onConflict string, timeout time.Duration,
+	obj *T, err error, diags *diag.Diagnostics) (*T, string) {
+	switch {
+	case exampleapi.IsConflict(err) && onConflict == onNameConflictAdopt:
+		// Probably ours from an interrupted apply: adopt it if its tags
+		// prove so.
+		adoptCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return adoptByName(adoptCtx, a, err, diags), "adopted " + a.kind
+	case exampleapi.IsConflict(err):
+		diags.AddAttributeError(path.Root("name"), capitalize(a.kind)+" name already in use",
+			fmt.Sprintf("%s\n\nA %s named %q already exists in region %s. Choose another name, "+
+				"or bring it under Terraform with: terraform import <address> <id>.\n\n"+
+				"If an interrupted apply created it (Terraform was killed after the cloud created it but before "+
+				"it was recorded in state), set on_name_conflict = %q: the next apply then adopts it if its tags "+
+				"contain every configured tag with the same value.%s",
+				err, a.kind, a.name, a.region, onNameConflictAdopt, a.hint))
+		return nil, ""
+	case err != nil:
+		addAPIError(diags, "Cannot create "+a.kind, err, a.resolve)
+		return nil, ""
+	}
+	return obj, "created " + a.kind
+}
+
+// adoptByName resolves a 409 on create under on_name_conflict =
+// "adopt_if_tags_match": it finds the object holding the name and, when
+// its tags prove it is this configuration's (no owner tag of ownerKeys
+// names another owner, as for imports, and every configured tag has the
+// same value) and its immutable fields match, puts the configuration's
+// mutable fields on it and returns it. Otherwise it adds an error
+// diagnostic and returns nil. Nothing is recorded in state before the PUT
+// succeeded, so a failed adoption is simply tried again by the next apply.
+func adoptByName[T any](ctx context.Context, a nameAdoption[T], conflict error, diags *diag.Diagnostics) *T {
+	summary := capitalize(a.kind) + " name already in use"
+	if len(a.tags) == 0 {
+		diags.AddAttributeError(path.Root("on_name_conflict"), summary,
+			fmt.Sprintf("%s\n\nA %s named %q already exists in region %s. on_name_conflict = %q adopts it "+
 				"only when its tags prove it belongs to this configuration, but this configuration sets no tags, "+
 				"so nothing can prove ownership and it was not adopted. Set tags that identify the owner (e.g. a "+
 				"cluster and object id), or bring it under Terraform with: terraform import <address> <id>.",
-				conflict, spec.Name, spec.Region, onNameConflictAdopt))
+				conflict, a.kind, a.name, a.region, onNameConflictAdopt))
 		return nil
 	}
-	found, err := r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
+	found, err := a.list(ctx)
 	if err != nil {
-		addAPIError(diags, fmt.Sprintf("Cannot look up the load balancer named %q to adopt it", spec.Name), err, nil)
+		addAPIError(diags, fmt.Sprintf("Cannot look up the %s named %q to adopt it", a.kind, a.name), err, nil)
 		return nil
 	}
-	found = slices.DeleteFunc(found, func(lb exampleapi.LoadBalancer) bool {
-		return lb.Name != spec.Name || lb.Region != spec.Region
+	found = slices.DeleteFunc(found, func(o T) bool {
+		n := a.named(&o)
+		return n.Name != a.name || n.Region != a.region
 	})
 	if len(found) != 1 {
-		diags.AddAttributeError(path.Root("name"), "Load balancer name already in use",
-			fmt.Sprintf("%s\n\nThe API refused the name %q in region %s, but listing finds %d load balancers with it "+
+		diags.AddAttributeError(path.Root("name"), summary,
+			fmt.Sprintf("%s\n\nThe API refused the name %q in region %s, but listing finds %d %ss with it "+
 				"(deleted or created concurrently?), so none was adopted. Apply again.",
-				conflict, spec.Name, spec.Region, len(found)))
+				conflict, a.name, a.region, len(found), a.kind))
 		return nil
 	}
-	existing := &found[0]
-	ctx = tflog.SetField(ctx, "load_balancer_id", existing.ID)
+	existing := a.named(&found[0])
+	ctx = tflog.SetField(ctx, a.idKey(), existing.ID)
 
-	if owners := exampleapi.OwnerConflicts(spec.Tags, existing.Tags, ownerKeys); len(owners) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing load balancer's tags show another owner; not adopting it",
-			map[string]any{"conflicts": strings.Join(owners, "; ")})
-		diags.AddAttributeError(path.Root("name"), "Load balancer name already in use",
-			fmt.Sprintf("%s\n\nA load balancer named %q (%s) already exists in region %s, and its tags show another "+
-				"owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; on_name_conflict = %q never "+
-				"adopts a load balancer whose owner tags differ, so it was not adopted and is left untouched. "+
-				"Choose another name.",
-				conflict, spec.Name, existing.ID, spec.Region, strings.Join(owners, "\n  - "), onNameConflictAdopt))
+	// refuse reports that the tags forbid adopting the existing object:
+	// why for the log (with items under key), detail for the user.
+	refuse := func(why, key string, items []string, detail string) *T {
+		tflog.Warn(ctx, "name conflict: the existing "+a.kind+"'s "+why+"; not adopting it",
+			map[string]any{key: strings.Join(items, "; ")})
+		diags.AddAttributeError(path.Root("name"), summary,
+			fmt.Sprintf("%s\n\nA %s named %q (%s) already exists in region %s, ", conflict, a.kind, a.name, existing.ID, a.region)+detail)
 		return nil
 	}
-
-	if mismatch := tagMismatches(spec.Tags, existing.Tags); len(mismatch) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing load balancer's tags do not match; not adopting it",
-			map[string]any{"mismatched_tags": strings.Join(mismatch, "; ")})
-		diags.AddAttributeError(path.Root("name"), "Load balancer name already in use",
-			fmt.Sprintf("%s\n\nA load balancer named %q (%s) already exists in region %s, but its tags do not match "+
-				"this configuration's, so it was not adopted: on_name_conflict = %q adopts only a load balancer whose "+
-				"tags contain every configured tag with the same value (the proof that an interrupted apply of this "+
-				"configuration created it).\n\nMismatched tags: %s.\n\nIt probably belongs to someone else: choose "+
-				"another name. If it is yours, correct its tags or bring it under Terraform with: "+
-				"terraform import <address> %s.",
-				conflict, spec.Name, existing.ID, spec.Region, onNameConflictAdopt, strings.Join(mismatch, "; "), existing.ID))
-		return nil
+	if owners := exampleapi.OwnerConflicts(a.tags, existing.Tags, a.ownerKeys); len(owners) > 0 {
+		return refuse("tags show another owner", "conflicts", owners,
+			fmt.Sprintf("and its tags show another owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; "+
+				"on_name_conflict = %q never adopts a %s whose owner tags differ, so it was not adopted and is left "+
+				"untouched. Choose another name.", strings.Join(owners, "\n  - "), onNameConflictAdopt, a.kind))
+	}
+	if mismatch := tagMismatches(a.tags, existing.Tags); len(mismatch) > 0 {
+		return refuse("tags do not match", "mismatched_tags", mismatch,
+			fmt.Sprintf("but its tags do not match this configuration's, so it was not adopted: on_name_conflict = %q "+
+				"adopts only a %s whose tags contain every configured tag with the same value (the proof that an "+
+				"interrupted apply of this configuration created it).\n\nMismatched tags: %s.\n\nIt probably belongs "+
+				"to someone else: choose another name. If it is yours, correct its tags or bring it under Terraform "+
+				"with: terraform import <address> %s.", onNameConflictAdopt, a.kind, strings.Join(mismatch, "; "), existing.ID))
 	}
 
-	var immutable []string
-	var at path.Path
-	if existing.IPFamily != spec.IPFamily {
-		immutable = append(immutable, fmt.Sprintf("ip_family is %q, the configuration wants %q", existing.IPFamily, spec.IPFamily))
-		at = path.Root("ip_family")
-	}
-	if existing.Internal != spec.Internal {
-		immutable = append(immutable, fmt.Sprintf("internal is %t, the configuration wants %t", existing.Internal, spec.Internal))
-		at = path.Root("internal")
-	}
-	if len(immutable) > 0 {
-		diags.AddAttributeError(at, "Cannot adopt load balancer "+existing.ID,
-			fmt.Sprintf("%s\n\nLoad balancer %s (name %q, region %s) has this configuration's tags, so it was probably "+
-				"created by an interrupted apply, but it cannot be adopted: %s, and that cannot change in place. "+
-				"Either change the configuration to match it, or delete %s (nothing in Terraform state tracks it) "+
-				"and apply again to create it afresh.",
-				conflict, existing.ID, spec.Name, spec.Region, strings.Join(immutable, "; "), existing.ID))
-		return nil
+	if a.immutable != nil {
+		if at, immutable := a.immutable(&found[0]); len(immutable) > 0 {
+			diags.AddAttributeError(at, "Cannot adopt "+a.kind+" "+existing.ID,
+				fmt.Sprintf("%s\n\n%s %s (name %q, region %s) has this configuration's tags, so it was probably "+
+					"created by an interrupted apply, but it cannot be adopted: %s, and that cannot change in place. "+
+					"Either change the configuration to match it, or delete %s (nothing in Terraform state tracks it) "+
+					"and apply again to create it afresh.",
+					conflict, capitalize(a.kind), existing.ID, a.name, a.region, strings.Join(immutable, "; "), existing.ID))
+			return nil
+		}
 	}
 
-	tflog.Warn(ctx, "name conflict: adopting the existing load balancer whose tags match (probably created by an interrupted apply)",
-		map[string]any{"name": spec.Name, "region": spec.Region, "status": existing.Status})
+	tflog.Warn(ctx, "name conflict: adopting the existing "+a.kind+" whose tags match (probably created by an interrupted apply)",
+		map[string]any{"name": a.name, "region": a.region})
 	// Unconditional PUT: the configuration is the desired state, whatever
 	// the interrupted apply (or anyone since) left on the object.
-	lb, err := r.data.client.UpdateLoadBalancer(ctx, existing.ID, exampleapi.UpdateLoadBalancerRequest{
-		Type: spec.Type, Algorithm: spec.Algorithm, Listeners: spec.Listeners, HealthCheck: spec.HealthCheck,
-		AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Tags: spec.Tags,
-	}, 0)
+	obj, err := a.update(ctx, existing.ID)
 	if err != nil {
-		addAPIError(diags, fmt.Sprintf("Cannot update load balancer %s to adopt it (name %q, tags match)", existing.ID, spec.Name),
-			err, lbFieldResolver(spec))
+		addAPIError(diags, fmt.Sprintf("Cannot update %s %s to adopt it (name %q, tags match)", a.kind, existing.ID, a.name),
+			err, a.resolve)
 		return nil
 	}
-	diags.AddWarning("Adopted existing load balancer "+existing.ID,
-		fmt.Sprintf("Adopted existing load balancer %s (name %q) whose tags match; it was probably created by an "+
+	diags.AddWarning("Adopted existing "+a.kind+" "+existing.ID,
+		fmt.Sprintf("Adopted existing %s %s (name %q) whose tags match; it was probably created by an "+
 			"interrupted apply. The API refused to create it again (%v); on_name_conflict = %q took the existing "+
 			"one over, updated it to this configuration and recorded it in state.",
-			existing.ID, spec.Name, conflict, onNameConflictAdopt))
-	return lb
+			a.kind, existing.ID, a.name, conflict, onNameConflictAdopt))
+	return obj
 }
 
 // tagMismatches lists, sorted, every wanted tag that got lacks or has with

@@ -64,18 +64,14 @@ func TestAccCertificate_adoptUnrecorded(t *testing.T) {
 	e.deleteLeft(t, other.ID)
 	adopt := `  tags         = { "k8s.example.com/service-uid" = "u-1" }
   on_duplicate = "adopt_if_tags_match"`
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkCertsLeft(other.ID),
-		Steps: []resource.TestStep{{
-			Config: e.config(certConfig(c, adopt)),
-			Check: resource.ComposeTestCheckFunc(
-				wantID(certAddr, &orphan.ID),
-				resource.TestCheckResourceAttr(certAddr, "on_duplicate", "adopt_if_tags_match"),
-				e.checkCertsLeft(orphan.ID, other.ID),
-			),
-		}},
-	})
+	accTest(t, e.checkCertsLeft(other.ID), []resource.TestStep{{
+		Config: e.config(certConfig(c, adopt)),
+		Check: resource.ComposeTestCheckFunc(
+			wantID(certAddr, &orphan.ID),
+			resource.TestCheckResourceAttr(certAddr, "on_duplicate", "adopt_if_tags_match"),
+			e.checkCertsLeft(orphan.ID, other.ID),
+		),
+	}})
 }
 
 func TestAccCertificate_noAdoption(t *testing.T) {

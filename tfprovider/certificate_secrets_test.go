@@ -71,13 +71,16 @@ resource "example_certificate" "web" {
 `, decl, key)) + httpsLBConfig("[example_certificate.web.id]")
 }
 
-// certWorkspaceDir is a working directory holding certWorkspace(e,
-// source) and the lock file lockFile.
-func certWorkspaceDir(t *testing.T, e *testEnv, source, lockFile string) string {
+// newCertWorkspace starts a simulator and a working directory holding
+// certWorkspace for it and source, initialized by tc's terraform with env.
+func newCertWorkspace(t *testing.T, source string, tc tftest.Toolchain, env []string) (*testEnv, string) {
+	t.Helper()
+	e := newTestEnv(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.tf"), certWorkspace(e, source))
-	copyLockFile(t, dir, lockFile)
-	return dir
+	copyLockFile(t, dir, tc.LockFile)
+	runTF(t, tc.Terraform, dir, env, "init", "-input=false")
+	return e, dir
 }
 
 // keyEnv passes the certificate and key in the environment (TF_VAR_
@@ -136,16 +139,15 @@ func TestAccCertificate_keyNowhere(t *testing.T) {
 
 func testKeyNowhere(t *testing.T, source string) {
 	bin := tftest.Get(t)
-	e := newTestEnv(t)
 	first := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	second := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	secrets := []string{keyBody(first), keyBody(second)}
 
-	dir := certWorkspaceDir(t, e, source, bin.LockFile)
-	logFile := filepath.Join(dir, "terraform.log")
-	tf := tftest.Get(t).Terraform
+	// The log is read below, beside the working directory's files.
+	logFile := filepath.Join(t.TempDir(), "terraform.log")
 	base := []string{"TF_LOG=TRACE", "TF_LOG_PATH=" + logFile}
-	runTF(t, tf, dir, bin.EnvList(base...), "init", "-input=false")
+	e, dir := newCertWorkspace(t, source, bin, bin.EnvList(base...))
+	tf := bin.Terraform
 
 	var plans []string
 	for i, c := range []simtest.Cert{first, second} {
@@ -225,15 +227,9 @@ func TestAccCertificate_openTofu(t *testing.T) {
 	tftest.RequireAcceptance(t)
 	tc := tftest.OpenTofu(t)
 	t.Parallel()
-	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
-	dir := certWorkspaceDir(t, e, keyFromVariable, tc.LockFile)
-	env := tc.Env(nil)
-	var envList []string
-	for k, v := range env {
-		envList = append(envList, k+"="+v)
-	}
-	runTF(t, tc.Terraform, dir, envList, "init", "-input=false")
+	envList := tc.EnvList()
+	e, dir := newCertWorkspace(t, keyFromVariable, tc, envList)
 	out, err := tryTF(tc.Terraform, dir, append(envList, keyEnv(c, 1)...), "plan", "-input=false")
 	if err == nil {
 		t.Fatalf("OpenTofu planned a certificate with a write-only key:\n%s", out)
@@ -299,11 +295,9 @@ func TestAccPrivateKeys_refusals(t *testing.T) {
 	tftest.RequireAcceptance(t)
 	bin := tftest.Get(t)
 	t.Parallel()
-	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
-	dir := certWorkspaceDir(t, e, keyFromPrivateKeys, bin.LockFile)
-	tf := tftest.Get(t).Terraform
-	runTF(t, tf, dir, bin.EnvList(), "init", "-input=false")
+	e, dir := newCertWorkspace(t, keyFromPrivateKeys, bin, bin.EnvList())
+	tf := bin.Terraform
 	vars := keyEnv(c, 1)[:3]
 	other, _ := json.Marshal(map[string]string{"api": c.KeyPEM})
 	for _, tc := range []struct{ env, want string }{

@@ -64,10 +64,7 @@ func (d *instancesDataSource) Read(ctx context.Context, req datasource.ReadReque
 		return
 	}
 	f := exampleapi.InstanceFilter{Name: m.Name.ValueString(), Zone: m.Zone.ValueString(), Region: regionFilter(m.Region, d.data)}
-	if !m.Tags.IsNull() {
-		f.Tags = map[string]string{}
-		resp.Diagnostics.Append(m.Tags.ElementsAs(ctx, &f.Tags, false)...)
-	}
+	f.Tags = knownStringMap(ctx, m.Tags, &resp.Diagnostics)
 	list, err := d.data.client.ListInstances(ctx, f)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot list instances", err, nil)

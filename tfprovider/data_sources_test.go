@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
 // TestAccDataSources reads instances, zones and networks of the seeded
@@ -62,28 +59,24 @@ data "example_network" "by_id" {
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(ds("example_instance.by_id"), tfjsonpath.New("name"), knownvalue.StringExact("node-a")),
-					statecheck.ExpectKnownValue(ds("example_instance.by_id"), tfjsonpath.New("zone"), knownvalue.StringExact("ex-west-1a")),
-					statecheck.ExpectKnownValue(ds("example_instance.by_id"), tfjsonpath.New("state"), knownvalue.StringExact("running")),
-					statecheck.ExpectKnownValue(ds("example_instance.by_id"), tfjsonpath.New("private_ipv4"), knownvalue.StringExact(a.PrivateIPv4)),
-					statecheck.ExpectKnownValue(ds("example_instance.by_id"), tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{
-						"cluster": knownvalue.StringExact("demo"), "role": knownvalue.StringExact("worker")})),
-					statecheck.ExpectKnownValue(ds("example_instance.by_name"), tfjsonpath.New("id"), knownvalue.StringExact(b.ID)),
-					statecheck.ExpectKnownValue(ds("example_instance.by_name"), tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					statecheck.ExpectKnownValue(ds("example_instance.east"), tfjsonpath.New("zone"), knownvalue.StringExact("ex-east-1a")),
-					statecheck.ExpectKnownValue(ds("example_instances.demo"), tfjsonpath.New("ids"), knownvalue.SetExact([]knownvalue.Check{
-						knownvalue.StringExact(a.ID), knownvalue.StringExact(b.ID)})),
-					statecheck.ExpectKnownValue(ds("example_instances.demo"), tfjsonpath.New("instances"), knownvalue.ListSizeExact(2)),
-					statecheck.ExpectKnownValue(ds("example_instances.zone_b"), tfjsonpath.New("instances"), knownvalue.ListSizeExact(2)),
-					statecheck.ExpectKnownValue(ds("example_zones.west"), tfjsonpath.New("names"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact("ex-west-1a"), knownvalue.StringExact("ex-west-1b"), knownvalue.StringExact("ex-west-1c")})),
-					statecheck.ExpectKnownValue(ds("example_zones.east"), tfjsonpath.New("zones"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("ex-east-1a"), "region": knownvalue.StringExact("ex-east-1")})})),
-					statecheck.ExpectKnownValue(ds("example_network.by_name"), tfjsonpath.New("cidr"), knownvalue.StringExact("10.0.0.0/16")),
-					statecheck.ExpectKnownValue(ds("example_network.by_name"), tfjsonpath.New("ipv6_cidr"), knownvalue.StringExact("fd00:10::/48")),
-					statecheck.ExpectKnownValue(ds("example_network.by_id"), tfjsonpath.New("name"), knownvalue.StringExact("default")),
-					statecheck.ExpectKnownValue(ds("example_network.by_id"), tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
+				ConfigStateChecks: stateChecks{
+					stateIs(ds("example_instance.by_id"), "name", "node-a"),
+					stateIs(ds("example_instance.by_id"), "zone", "ex-west-1a"),
+					stateIs(ds("example_instance.by_id"), "state", "running"),
+					stateIs(ds("example_instance.by_id"), "private_ipv4", a.PrivateIPv4),
+					stateIs(ds("example_instance.by_id"), "tags", mapOf{"cluster": "demo", "role": "worker"}),
+					stateIs(ds("example_instance.by_name"), "id", b.ID),
+					stateIs(ds("example_instance.by_name"), "region", "ex-west-1"),
+					stateIs(ds("example_instance.east"), "zone", "ex-east-1a"),
+					stateIs(ds("example_instances.demo"), "ids", setOf(a.ID, b.ID)),
+					stateIs(ds("example_instances.demo"), "instances", listLen(2)),
+					stateIs(ds("example_instances.zone_b"), "instances", listLen(2)),
+					stateIs(ds("example_zones.west"), "names", listOf("ex-west-1a", "ex-west-1b", "ex-west-1c")),
+					stateIs(ds("example_zones.east"), "zones", listOf(object{"name": "ex-east-1a", "region": "ex-east-1"})),
+					stateIs(ds("example_network.by_name"), "cidr", "10.0.0.0/16"),
+					stateIs(ds("example_network.by_name"), "ipv6_cidr", "fd00:10::/48"),
+					stateIs(ds("example_network.by_id"), "name", "default"),
+					stateIs(ds("example_network.by_id"), "region", "ex-west-1"),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(ds("example_instances.demo"), "instances.0.tags.cluster", "demo"),

@@ -3,10 +3,11 @@ package tfprovider
 import (
 	"context"
 	"fmt"
+	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -22,36 +23,36 @@ import (
 // know them, so the first plan always updates them in state.)
 const importedKey = "imported_unverified"
 
-// importByID starts ImportState for an object imported by its id, which
-// has prefix (e.g. "lb-"): it fetches the object (kind, e.g. "load
-// balancer"), so a wrong id fails here rather than as a confusing plan.
+// importByID is ImportState for an object imported by its id, which has
+// prefix (e.g. "lb-"): it fetches the object (kind, e.g. "load balancer"),
+// so a wrong id fails here rather than as a confusing plan, then sets the
+// id and the mark that makes the next plans check its owner (importedKey).
 // Nil means diags holds why.
-func importByID[T any](ctx context.Context, data *providerData, kind, prefix, id string,
-	get func(*exampleapi.Client, context.Context, string) (*T, error), diags *diag.Diagnostics) *T {
+func importByID[T any](ctx context.Context, data *providerData, kind, prefix string,
+	req resource.ImportStateRequest, resp *resource.ImportStateResponse,
+	get func(*exampleapi.Client, context.Context, string) (*T, error), named func(*T) namedObject) *T {
+	id := req.ID
 	if err := checkIDPrefix(id, prefix); err != nil {
-		diags.AddError("Invalid import id", err.Error())
+		resp.Diagnostics.AddError("Invalid import id", err.Error())
 		return nil
 	}
 	if data == nil {
-		notConfigured(diags)
+		notConfigured(&resp.Diagnostics)
 		return nil
 	}
 	obj, err := get(data.client, ctx, id)
 	if exampleapi.IsNotFound(err) {
-		diags.AddError("Cannot import "+kind+" "+id,
+		resp.Diagnostics.AddError("Cannot import "+kind+" "+id,
 			fmt.Sprintf("%s %q does not exist. Check the id given to the import block or to terraform import.", capitalize(kind), id))
 		return nil
 	}
 	if err != nil {
-		addAPIError(diags, "Cannot import "+kind+" "+id, err, nil)
+		addAPIError(&resp.Diagnostics, "Cannot import "+kind+" "+id, err, nil)
 		return nil
 	}
-	return obj
-}
-
-// markImported sets the imported object's id and the mark that makes the
-// next plans check its owner (importedKey).
-func markImported(ctx context.Context, resp *resource.ImportStateResponse, id string) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	n := named(obj)
+	tflog.Info(ctx, "importing "+kind, map[string]any{strings.ReplaceAll(kind, " ", "_") + "_id": n.ID, "name": n.Name, "region": n.Region})
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), n.ID)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+	return obj
 }

@@ -150,10 +150,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 	spec.AllowedSourceCIDRs = sortedStrings(ctx, m.AllowedSourceCIDRs, &diags)
 	spec.Targets = sortedStrings(ctx, m.Targets, &diags)
 	spec.TargetPoolID = m.TargetPoolID.ValueString()
-	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
-		spec.Tags = map[string]string{}
-		diags.Append(m.Tags.ElementsAs(ctx, &spec.Tags, false)...)
-	}
+	spec.Tags = knownStringMap(ctx, m.Tags, &diags)
 	return spec, diags
 }
 
@@ -221,6 +218,7 @@ func listenerFromAPI(l exampleapi.Listener, diags *diag.Diagnostics) listenerMod
 	return m
 }
 
+// sortedStrings decodes a set of strings, sorted; null or unknown is nil.
 func sortedStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []string {
 	if s.IsNull() || s.IsUnknown() {
 		return nil
@@ -228,6 +226,17 @@ func sortedStrings(ctx context.Context, s types.Set, diags *diag.Diagnostics) []
 	var out []string
 	diags.Append(s.ElementsAs(ctx, &out, false)...)
 	slices.Sort(out)
+	return out
+}
+
+// knownStringMap decodes a map of strings such as tags; null or unknown is nil,
+// a known empty map is empty (the API tells "no tags" from "unchanged").
+func knownStringMap(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[string]string {
+	if m.IsNull() || m.IsUnknown() {
+		return nil
+	}
+	out := map[string]string{}
+	diags.Append(m.ElementsAs(ctx, &out, false)...)
 	return out
 }
 

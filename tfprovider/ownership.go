@@ -54,10 +54,7 @@ func checkImportedOwner(ctx context.Context, kind string, req resource.ModifyPla
 				capitalize(kind), id.ValueString()))
 		return
 	}
-	got := map[string]string{}
-	if !stateTags.IsNull() && !stateTags.IsUnknown() {
-		resp.Diagnostics.Append(stateTags.ElementsAs(ctx, &got, false)...)
-	}
+	got := knownStringMap(ctx, stateTags, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

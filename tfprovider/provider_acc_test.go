@@ -5,10 +5,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
 // TestAccProvider_unknownConfig: a provider configured from values known
@@ -28,22 +24,16 @@ provider "example" {
 }
 `, e.sim.URL, e.sim.Token) + lbConfig("late", "", listenerHTTP)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionCreate),
-						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("region")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-				},
+	accTest(t, e.checkLBsDestroyed, []resource.TestStep{
+		{
+			Config: cfg,
+			ConfigPlanChecks: beforeApply(
+				planCreate(lbAddr),
+				planUnknown(lbAddr, "region"),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(lbAddr, "region", "ex-west-1"),
+				stateIs(lbAddr, "status", "active"),
 			},
 		},
 	})

@@ -14,10 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -231,17 +228,19 @@ func driftStep(cfg string, change func()) resource.TestStep {
 
 // updateStep applies cfg, planned as an update in place of addr with attr
 // as want, then runs check.
-func updateStep(cfg, addr, attr string, want knownvalue.Check, check resource.TestCheckFunc) resource.TestStep {
+func updateStep(cfg, addr, attr string, want any, check resource.TestCheckFunc) resource.TestStep {
 	return resource.TestStep{
-		Config: cfg,
-		ConfigPlanChecks: resource.ConfigPlanChecks{
-			PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-				plancheck.ExpectKnownValue(addr, tfjsonpath.New(attr), want),
-			},
-		},
-		Check: check,
+		Config:           cfg,
+		ConfigPlanChecks: beforeApply(planUpdate(addr), planIs(addr, attr, want)),
+		Check:            check,
 	}
+}
+
+// importStep imports addr by its id and checks that the imported state
+// matches the applied one, but for ignore: what the cloud does not hold
+// (configuration-only or write-only arguments).
+func importStep(addr string, ignore ...string) resource.TestStep {
+	return resource.TestStep{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: ignore}
 }
 
 // recreateStep deletes the object at addr (id *id) outside Terraform
@@ -249,11 +248,9 @@ func updateStep(cfg, addr, attr string, want knownvalue.Check, check resource.Te
 // runs.
 func recreateStep(cfg, addr string, id *string, del func(), check resource.TestCheckFunc) resource.TestStep {
 	return resource.TestStep{
-		PreConfig: del,
-		Config:    cfg,
-		ConfigPlanChecks: resource.ConfigPlanChecks{
-			PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
-		},
+		PreConfig:        del,
+		Config:           cfg,
+		ConfigPlanChecks: beforeApply(planCreate(addr)),
 		Check: func(s *terraform.State) error {
 			if s.RootModule().Resources[addr].Primary.ID == *id {
 				return fmt.Errorf("state still has the deleted id %s", *id)
@@ -261,4 +258,12 @@ func recreateStep(cfg, addr string, id *string, del func(), check resource.TestC
 			return check(s)
 		},
 	}
+}
+
+// accTest runs steps against the provider served in process, in parallel
+// with the other acceptance tests; checkDestroy runs after the final
+// destroy.
+func accTest(t *testing.T, checkDestroy resource.TestCheckFunc, steps []resource.TestStep) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6Factories, CheckDestroy: checkDestroy, Steps: steps})
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -65,14 +63,10 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Only load balancers of the same " +
 				"region can use the certificate. Changing it replaces the certificate."),
-			"certificate_pem": schema.StringAttribute{
-				Required: true,
-				Description: fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
-					"certificates); RSA, ECDSA or Ed25519. Checked at plan time: what the cloud would refuse fails the plan. "+
-					"An expired certificate is accepted (see `not_after`). Changing it replaces the certificate.",
-					exampleapi.MaxCertificateChain),
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"certificate_pem": immutableString(fmt.Sprintf("The PEM certificate, then its intermediates, each issued by the next (at most %d "+
+				"certificates); RSA, ECDSA or Ed25519. Checked at plan time: what the cloud would refuse fails the plan. "+
+				"An expired certificate is accepted (see `not_after`). Changing it replaces the certificate.",
+				exampleapi.MaxCertificateChain)),
 			"private_key_wo": schema.StringAttribute{
 				Required:  true,
 				WriteOnly: true,
@@ -130,10 +124,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		CertificatePEM: plan.CertificatePEM.ValueString(),
 		PrivateKeyPEM:  key.ValueString(),
 	}
-	if !plan.Tags.IsNull() && !plan.Tags.IsUnknown() {
-		in.Tags = map[string]string{}
-		resp.Diagnostics.Append(plan.Tags.ElementsAs(ctx, &in.Tags, false)...)
-	}
+	in.Tags = knownStringMap(ctx, plan.Tags, &resp.Diagnostics)
 	var cert *exampleapi.Certificate
 	if plan.OnDuplicate.ValueString() == onDuplicateAdopt {
 		found, err := r.unrecorded(ctx, in)
@@ -240,12 +231,13 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 // return it): the configuration must still give private_key_wo, which the
 // next plan checks against the certificate.
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	cert := importByID(ctx, r.data, "certificate", "cert-", req.ID, (*exampleapi.Client).GetCertificate, &resp.Diagnostics)
+	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
+		func(c *exampleapi.Certificate) namedObject {
+			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags}
+		})
 	if cert == nil {
 		return
 	}
-	tflog.Info(ctx, "importing certificate", map[string]any{"certificate_id": cert.ID, "name": cert.Name, "region": cert.Region})
-	markImported(ctx, resp, cert.ID)
 	// Not the cloud's: the default, as a create would have had it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
 }

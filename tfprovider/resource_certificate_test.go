@@ -9,13 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -136,94 +133,77 @@ func TestAccCertificate_rotation(t *testing.T) {
 	renewed := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 	cbd := "  lifecycle {\n    create_before_destroy = true\n  }"
 	lb := httpsLBConfig("[example_certificate.web.id]")
-	sameLB := statecheck.CompareValue(compare.ValuesSame())
-	certIDs := statecheck.CompareValue(compare.ValuesDiffer())
-	lbUsesCert := statecheck.CompareValuePairs(certAddr, tfjsonpath.New("id"),
-		lbAddr, tfjsonpath.New("listeners").AtMapKey("https/443").AtMapKey("certificate_ids").AtSliceIndex(0), compare.ValuesSame())
+	sameLB := sameInEachStep()
+	certIDs := newInEachStep()
+	lbUsesCert := stateSame(certAddr, "id", lbAddr, "listeners.https/443.certificate_ids.0")
 	var oldID, newID string
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(certConfig(old, "  private_key_wo_version = 1\n"+cbd) + lb),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionCreate),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("name"), knownvalue.StringExact("cert-"+old.Fingerprint[:16])),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("fingerprint"), knownvalue.StringExact(old.Fingerprint)),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("not_after"), knownvalue.StringExact(old.NotAfter.Format("2006-01-02T15:04:05Z"))),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("dns_names"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("shop.example.test")})),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-						noKey(old),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameLB.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					certIDs.AddStateValue(certAddr, tfjsonpath.New("id")),
-					lbUsesCert,
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-`))),
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("private_key_wo"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("private_key_wo_version"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("common_name"), knownvalue.StringExact("shop.example.test")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("http/80").AtMapKey("redirect_to_https_port"), knownvalue.Int64Exact(443)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("http/80").AtMapKey("certificate_ids"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("https/443").AtMapKey("sticky_sessions"),
-						knownvalue.ObjectExact(map[string]knownvalue.Check{"cookie_name": knownvalue.StringExact("EXLB"), "ttl_seconds": knownvalue.Int64Exact(3600)})),
-					noKey(old),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					stateID(certAddr, &oldID),
-					e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-						if len(lb.Listeners) != 2 || lb.Listeners[1].Protocol != "https" || lb.Listeners[1].CertificateIDs[0] != oldID ||
-							lb.Listeners[0].RedirectToHTTPSPort != 443 || lb.Listeners[1].StickySessions == nil || lb.HealthCheck.Protocol != "https" {
-							return fmt.Errorf("load balancer %+v", lb.LoadBalancerSpec)
-						}
-						return nil
-					}),
-				),
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config: e.config(certConfig(old, "  private_key_wo_version = 1\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planCreate(certAddr),
+				planIs(certAddr, "name", "cert-"+old.Fingerprint[:16]),
+				planIs(certAddr, "fingerprint", old.Fingerprint),
+				planIs(certAddr, "not_after", old.NotAfter.Format("2006-01-02T15:04:05Z")),
+				planIs(certAddr, "dns_names", listOf("shop.example.test")),
+				planIs(certAddr, "region", "ex-west-1"),
+				noKey(old),
+			),
+			ConfigStateChecks: stateChecks{
+				sameLB(lbAddr, "id"),
+				certIDs(certAddr, "id"),
+				lbUsesCert,
+				stateIs(certAddr, "id", matching(`^cert-`)),
+				stateIs(certAddr, "private_key_wo", nil),
+				stateIs(certAddr, "private_key_wo_version", 1),
+				stateIs(certAddr, "common_name", "shop.example.test"),
+				stateIs(lbAddr, "listeners.http/80.redirect_to_https_port", 443),
+				stateIs(lbAddr, "listeners.http/80.certificate_ids", nil),
+				stateIs(lbAddr, "listeners.https/443.sticky_sessions", object{"cookie_name": "EXLB", "ttl_seconds": 3600}),
+				noKey(old),
 			},
-			{
-				// Rotation: new certificate and key, the version bumped.
-				Config: e.config(certConfig(renewed, "  private_key_wo_version = 2\n"+cbd) + lb),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionCreateBeforeDestroy),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("fingerprint"), knownvalue.StringExact(renewed.Fingerprint)),
-						noKey(renewed),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameLB.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					certIDs.AddStateValue(certAddr, tfjsonpath.New("id")),
-					lbUsesCert,
-					noKey(renewed),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					stateID(certAddr, &newID),
-					func(s *terraform.State) error { return e.checkCertsLeft(newID)(s) },
-				),
-			},
-			{
-				// Only the version: a new upload of the same certificate.
-				Config: e.config(certConfig(renewed, "  private_key_wo_version = 3\n"+cbd) + lb),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionCreateBeforeDestroy),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{sameLB.AddStateValue(lbAddr, tfjsonpath.New("id")), lbUsesCert},
-			},
-			{
-				ResourceName:            certAddr,
-				ImportState:             true,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"private_key_wo_version"},
-			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				stateID(certAddr, &oldID),
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if len(lb.Listeners) != 2 || lb.Listeners[1].Protocol != "https" || lb.Listeners[1].CertificateIDs[0] != oldID ||
+						lb.Listeners[0].RedirectToHTTPSPort != 443 || lb.Listeners[1].StickySessions == nil || lb.HealthCheck.Protocol != "https" {
+						return fmt.Errorf("load balancer %+v", lb.LoadBalancerSpec)
+					}
+					return nil
+				}),
+			),
 		},
+		{
+			// Rotation: new certificate and key, the version bumped.
+			Config: e.config(certConfig(renewed, "  private_key_wo_version = 2\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, true),
+				planUpdate(lbAddr),
+				planIs(certAddr, "fingerprint", renewed.Fingerprint),
+				noKey(renewed),
+			),
+			ConfigStateChecks: stateChecks{
+				sameLB(lbAddr, "id"),
+				certIDs(certAddr, "id"),
+				lbUsesCert,
+				noKey(renewed),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				stateID(certAddr, &newID),
+				func(s *terraform.State) error { return e.checkCertsLeft(newID)(s) },
+			),
+		},
+		{
+			// Only the version: a new upload of the same certificate.
+			Config: e.config(certConfig(renewed, "  private_key_wo_version = 3\n"+cbd) + lb),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, true),
+				planUpdate(lbAddr),
+			),
+			ConfigStateChecks: stateChecks{sameLB(lbAddr, "id"), lbUsesCert},
+		},
+		importStep(certAddr, "private_key_wo_version"),
 	})
 }
 
@@ -246,66 +226,54 @@ func TestAccCertificate_import(t *testing.T) {
 	imp := fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n", certAddr, existing.ID)
 	wrongKey := strings.Replace(certConfig(c, "  private_key_wo_version = 1"), c.KeyPEM, other.KeyPEM, 1)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(imp + wrongKey),
-				ExpectError: regexp.MustCompile(`Invalid private key[\s\S]*private_key_wo does not match the certificate`),
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config:      e.config(imp + wrongKey),
+			ExpectError: regexp.MustCompile(`Invalid private key[\s\S]*private_key_wo does not match the certificate`),
+		},
+		{
+			Config: e.config(imp + certConfig(c, "  private_key_wo_version = 1")),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(certAddr),
+				planIs(certAddr, "name", "uploaded-by-hand"),
+				noKey(c),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "id", existing.ID),
+				stateIs(certAddr, "private_key_wo_version", 1),
+				noKey(c),
 			},
-			{
-				Config: e.config(imp + certConfig(c, "  private_key_wo_version = 1")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("name"), knownvalue.StringExact("uploaded-by-hand")),
-						noKey(c),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("id"), knownvalue.StringExact(existing.ID)),
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("private_key_wo_version"), knownvalue.Int64Exact(1)),
-					noKey(c),
-				},
+		},
+		{
+			Config:           e.config(certConfig(c, "  private_key_wo_version = 1")),
+			ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
+		},
+		{
+			Config: e.config(certConfig(c, "  private_key_wo_version = 2")),
+			ConfigPlanChecks: beforeApply(
+				planReplace(certAddr, false),
+				planIs(certAddr, "name", "cert-"+c.Fingerprint[:16]),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "id", matching(`^cert-`)),
 			},
-			{
-				Config: e.config(certConfig(c, "  private_key_wo_version = 1")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
+			Check: func(s *terraform.State) error {
+				var id string
+				if err := stateID(certAddr, &id)(s); err != nil {
+					return err
+				}
+				if id == existing.ID {
+					return fmt.Errorf("certificate %s was not replaced", id)
+				}
+				return e.checkCertsLeft(id)(s)
 			},
-			{
-				Config: e.config(certConfig(c, "  private_key_wo_version = 2")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionDestroyBeforeCreate),
-						plancheck.ExpectKnownValue(certAddr, tfjsonpath.New("name"), knownvalue.StringExact("cert-"+c.Fingerprint[:16])),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-`))),
-				},
-				Check: func(s *terraform.State) error {
-					var id string
-					if err := stateID(certAddr, &id)(s); err != nil {
-						return err
-					}
-					if id == existing.ID {
-						return fmt.Errorf("certificate %s was not replaced", id)
-					}
-					return e.checkCertsLeft(id)(s)
-				},
-			},
-			{
-				Config: e.config(certConfig(c, "  private_key_wo_version = 2\n  name = \"shop\"\n  tags = { team = \"web\" }")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(certAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("name"), knownvalue.StringExact("shop")),
-					statecheck.ExpectKnownValue(certAddr, tfjsonpath.New("tags"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("web")})),
-				},
+		},
+		{
+			Config:           e.config(certConfig(c, "  private_key_wo_version = 2\n  name = \"shop\"\n  tags = { team = \"web\" }")),
+			ConfigPlanChecks: beforeApply(planReplace(certAddr, false)),
+			ConfigStateChecks: stateChecks{
+				stateIs(certAddr, "name", "shop"),
+				stateIs(certAddr, "tags", mapOf{"team": "web"}),
 			},
 		},
 	})
@@ -320,27 +288,21 @@ func TestAccCertificate_inUse(t *testing.T) {
 	b := simtest.NewCert(t, simtest.CertOptions{})
 	lb := httpsLBConfig("[example_certificate.web.id]")
 	var id string
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(certConfig(a, "") + lb),
-				Check:  stateID(certAddr, &id),
-			},
-			{
-				Config: e.config(certConfig(b, "") + lb),
-				ExpectError: regexp.MustCompile(`Cannot delete certificate cert-[0-9a-f]+: it is in use[\s\S]*still\s+used\s+by\s+1\s+load\s+balancer` +
-					`[\s\S]*create_before_destroy\s+=\s+true`),
-			},
-			{
-				// Nothing changed: the old certificate stays, served.
-				Config: e.config(certConfig(a, "") + lb),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: func(s *terraform.State) error { return e.checkCertsLeft(id)(s) },
-			},
+	accTest(t, e.checkAllDestroyed, []resource.TestStep{
+		{
+			Config: e.config(certConfig(a, "") + lb),
+			Check:  stateID(certAddr, &id),
+		},
+		{
+			Config: e.config(certConfig(b, "") + lb),
+			ExpectError: regexp.MustCompile(`Cannot delete certificate cert-[0-9a-f]+: it is in use[\s\S]*still\s+used\s+by\s+1\s+load\s+balancer` +
+				`[\s\S]*create_before_destroy\s+=\s+true`),
+		},
+		{
+			// Nothing changed: the old certificate stays, served.
+			Config:           e.config(certConfig(a, "") + lb),
+			ConfigPlanChecks: beforeApply(plancheck.ExpectEmptyPlan()),
+			Check:            func(s *terraform.State) error { return e.checkCertsLeft(id)(s) },
 		},
 	})
 }
@@ -369,11 +331,7 @@ func TestAccCertificate_validation(t *testing.T) {
 			strings.Replace(certConfig(c, `  region = "ex-east-1"`), `"web"`, `"east"`, 1),
 			`Cannot create load balancer[\s\S]*certificate_ids[\s\S]*is\s+in\s+region\s+ex-east-1,\s+not\s+ex-west-1`},
 	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkAllDestroyed,
-		Steps:                    errorSteps(e.config, cases),
-	})
+	accTest(t, e.checkAllDestroyed, errorSteps(e.config, cases))
 }
 
 // TestAccCertificates_dataSource lists certificates by name and region.
@@ -411,21 +369,20 @@ data "example_certificates" "east" {
   region = "ex-east-1"
 }
 `),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("ids"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringExact(first.ID), knownvalue.StringExact(second.ID)})),
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("certificates").AtSliceIndex(0), knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"id": knownvalue.StringExact(first.ID), "name": knownvalue.StringExact("shop"), "region": knownvalue.StringExact("ex-west-1"),
-					"certificate_pem": knownvalue.StringExact(first.CertificatePEM), "fingerprint": knownvalue.StringExact(first.Fingerprint),
-					"common_name": knownvalue.StringExact("shop.example.test"),
-					"dns_names":   knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("shop.example.test")}),
-					"not_before":  knownvalue.StringExact(first.NotBefore.Format("2006-01-02T15:04:05Z")),
-					"not_after":   knownvalue.StringExact(first.NotAfter.Format("2006-01-02T15:04:05Z")),
-					"tags":        knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("web")}),
-					"created_at":  knownvalue.NotNull(),
-				})),
-				statecheck.ExpectKnownValue("data.example_certificates.east", tfjsonpath.New("ids"), knownvalue.ListSizeExact(1)),
+			ConfigStateChecks: stateChecks{
+				stateIs(ds, "ids", listOf(first.ID, second.ID)),
+				stateIs(ds, "region", "ex-west-1"),
+				stateIs(ds, "certificates.0", object{
+					"id": first.ID, "name": "shop", "region": "ex-west-1",
+					"certificate_pem": first.CertificatePEM, "fingerprint": first.Fingerprint,
+					"common_name": "shop.example.test",
+					"dns_names":   listOf("shop.example.test"),
+					"not_before":  first.NotBefore.Format("2006-01-02T15:04:05Z"),
+					"not_after":   first.NotAfter.Format("2006-01-02T15:04:05Z"),
+					"tags":        mapOf{"team": "web"},
+					"created_at":  notNull,
+				}),
+				stateIs("data.example_certificates.east", "ids", listLen(1)),
 			},
 		}},
 	})

@@ -3,6 +3,7 @@ package tfprovider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -52,23 +53,8 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	}
 
 	lb, err := r.create(ctx, spec, timeout)
-	what := "created load balancer"
-	switch {
-	case exampleapi.IsConflict(err) && plan.OnNameConflict.ValueString() == onNameConflictAdopt:
-		// Probably ours from an interrupted apply: adopt it if its tags
-		// prove so. The PUT is bounded like the create.
-		adoptCtx, cancel := context.WithTimeout(ctx, timeout)
-		lb = r.adopt(adoptCtx, spec, ownerKeys, err, &resp.Diagnostics)
-		cancel()
-		if lb == nil {
-			return
-		}
-		what = "adopted load balancer"
-	case exampleapi.IsConflict(err):
-		addLBNameConflictError(&resp.Diagnostics, err, spec)
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, "Cannot create load balancer", err, lbFieldResolver(spec))
+	lb, what := createdOrAdopted(ctx, r.adoption(spec, ownerKeys), plan.OnNameConflict.ValueString(), timeout, lb, err, &resp.Diagnostics)
+	if lb == nil {
 		return
 	}
 	ctx = tflog.SetField(ctx, "load_balancer_id", lb.ID)
@@ -220,6 +206,42 @@ func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRe
 		return
 	}
 	tflog.Info(ctx, "deleted load balancer")
+}
+
+// adoption is how a create whose name is taken adopts the load balancer
+// holding it: ip_family and internal cannot change in place, everything
+// else is put on it.
+func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerKeys []string) nameAdoption[exampleapi.LoadBalancer] {
+	return nameAdoption[exampleapi.LoadBalancer]{
+		kind: "load balancer", name: spec.Name, region: spec.Region, tags: spec.Tags, ownerKeys: ownerKeys,
+		hint: " For a Kubernetes Service, the annotation " + lbAdoptAnnotation + " imports an existing load balancer by id.",
+		list: func(ctx context.Context) ([]exampleapi.LoadBalancer, error) {
+			return r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
+		},
+		named: lbNamed,
+		immutable: func(lb *exampleapi.LoadBalancer) (at path.Path, immutable []string) {
+			if lb.IPFamily != spec.IPFamily {
+				immutable = append(immutable, fmt.Sprintf("ip_family is %q, the configuration wants %q", lb.IPFamily, spec.IPFamily))
+				at = path.Root("ip_family")
+			}
+			if lb.Internal != spec.Internal {
+				immutable = append(immutable, fmt.Sprintf("internal is %t, the configuration wants %t", lb.Internal, spec.Internal))
+				at = path.Root("internal")
+			}
+			return at, immutable
+		},
+		update: func(ctx context.Context, id string) (*exampleapi.LoadBalancer, error) {
+			return r.data.client.UpdateLoadBalancer(ctx, id, exampleapi.UpdateLoadBalancerRequest{
+				Type: spec.Type, Algorithm: spec.Algorithm, Listeners: spec.Listeners, HealthCheck: spec.HealthCheck,
+				AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Tags: spec.Tags,
+			}, 0)
+		},
+		resolve: lbFieldResolver(spec),
+	}
+}
+
+func lbNamed(lb *exampleapi.LoadBalancer) namedObject {
+	return namedObject{ID: lb.ID, Name: lb.Name, Region: lb.Region, Tags: lb.Tags}
 }
 
 // lbFieldResolver maps API field errors onto the load balancer's

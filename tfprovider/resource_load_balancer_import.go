@@ -4,21 +4,15 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 // ImportState fetches the load balancer, so a wrong id fails here rather
-// than as a confusing plan, and marks the state as imported.
+// than as a confusing plan, and marks the state as imported: its owner
+// tags are checked by the next plan.
 func (r *loadBalancerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	lb := importByID(ctx, r.data, "load balancer", "lb-", req.ID, (*exampleapi.Client).GetLoadBalancer, &resp.Diagnostics)
-	if lb == nil {
-		return
-	}
-	tflog.Info(ctx, "importing load balancer; its owner tags are checked by the next plan",
-		map[string]any{"load_balancer_id": lb.ID, "name": lb.Name, "region": lb.Region})
-	markImported(ctx, resp, lb.ID)
+	importByID(ctx, r.data, "load balancer", "lb-", req, resp, (*exampleapi.Client).GetLoadBalancer, lbNamed)
 }
 
 // checkImportedOwner refuses a plan for an imported load balancer whose

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
@@ -45,6 +44,9 @@ func quoted(vals []string) string {
 }
 
 func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	ipFamily := defaultedChoice(defaultIPFamily, exampleapi.IPFamilies, "One of "+quoted(exampleapi.IPFamilies)+
+		"; `dualstack` also allocates an IPv6 address. Defaults to `"+defaultIPFamily+"`. Changing it replaces the load balancer.")
+	ipFamily.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		// Version 1: listeners became a map keyed "<protocol>/<port>"
 		// (version 0 had a list); UpgradeState converts old states.
@@ -61,13 +63,8 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"name": nameAttribute("Name, unique per region. Changing it replaces the load balancer."),
 			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. " +
 				"Changing it replaces the load balancer."),
-			"type": schema.StringAttribute{
-				Optional:    true,
-				Computed:    true,
-				Default:     stringdefault.StaticString(defaultLBType),
-				Description: "Size: one of " + quoted(exampleapi.LoadBalancerTypes) + ". Defaults to `" + defaultLBType + "`. Updated in place.",
-				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.LoadBalancerTypes...)},
-			},
+			"type": defaultedChoice(defaultLBType, exampleapi.LoadBalancerTypes,
+				"Size: one of "+quoted(exampleapi.LoadBalancerTypes)+". Defaults to `"+defaultLBType+"`. Updated in place."),
 			"internal": schema.BoolAttribute{
 				Optional:      true,
 				Computed:      true,
@@ -75,21 +72,9 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Description:   "Whether the load balancer gets a private address (`10.255.0.0/16`) instead of a public one. Defaults to `false`. Changing it replaces the load balancer.",
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			},
-			"ip_family": schema.StringAttribute{
-				Optional:      true,
-				Computed:      true,
-				Default:       stringdefault.StaticString(defaultIPFamily),
-				Description:   "One of " + quoted(exampleapi.IPFamilies) + "; `dualstack` also allocates an IPv6 address. Defaults to `" + defaultIPFamily + "`. Changing it replaces the load balancer.",
-				Validators:    []validator.String{stringvalidator.OneOf(exampleapi.IPFamilies...)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"algorithm": schema.StringAttribute{
-				Optional:    true,
-				Computed:    true,
-				Default:     stringdefault.StaticString(defaultAlgorithm),
-				Description: "Balancing algorithm: one of " + quoted(exampleapi.Algorithms) + ". Defaults to `" + defaultAlgorithm + "`.",
-				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.Algorithms...)},
-			},
+			"ip_family": ipFamily,
+			"algorithm": defaultedChoice(defaultAlgorithm, exampleapi.Algorithms,
+				"Balancing algorithm: one of "+quoted(exampleapi.Algorithms)+". Defaults to `"+defaultAlgorithm+"`."),
 			"listeners":            listenersAttribute(),
 			"health_check":         healthCheckAttribute(),
 			"allowed_source_cidrs": cidrSetAttribute(),

@@ -9,13 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -90,130 +85,106 @@ func TestAccLoadBalancer_lifecycle(t *testing.T) {
   }`, b.ID, a.ID)
 	allListeners := listenerHTTP + ", " + listenerHTTPS + ", " + listenerDNS
 	var version int64
-	sameID := statecheck.CompareValue(compare.ValuesSame())
-	newID := statecheck.CompareValue(compare.ValuesDiffer())
+	sameID := sameInEachStep()
+	newID := newInEachStep()
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(lbConfig("web", fmt.Sprintf(`
+	accTest(t, e.checkLBsDestroyed, []resource.TestStep{
+		{
+			Config: e.config(lbConfig("web", fmt.Sprintf(`
   targets = [%q]
   tags    = { team = "web" }
   allowed_source_cidrs = ["192.0.2.0/24", "2001:db8::/32"]`, a.ID), listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.Null()),
-						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("ipv4")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("type"), knownvalue.StringExact("lb-small")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("algorithm"), knownvalue.StringExact("round_robin")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ip_family"), knownvalue.StringExact("ipv4")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("internal"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners").AtMapKey("tcp/80").AtMapKey("proxy_protocol"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.Null()),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestMatchResourceAttr(lbAddr, "id", regexp.MustCompile(`^lb-`)),
-					resource.TestMatchResourceAttr(lbAddr, "ipv4", regexp.MustCompile(`^203\.0\.113\.`)),
-					resource.TestMatchResourceAttr(lbAddr, "hostname", regexp.MustCompile(`\.lb\.example\.com$`)),
-					resource.TestCheckResourceAttrSet(lbAddr, "created_at"),
-					resource.TestCheckResourceAttr(lbAddr, "targets.#", "1"),
-					resource.TestCheckResourceAttr(lbAddr, "tags.team", "web"),
-				),
+			ConfigPlanChecks: beforeApply(
+				planIs(lbAddr, "region", "ex-west-1"),
+				planIs(lbAddr, "ipv6", nil),
+				planUnknown(lbAddr, "ipv4"),
+			),
+			ConfigStateChecks: stateChecks{
+				sameID(lbAddr, "id"),
+				newID(lbAddr, "id"),
+				stateIs(lbAddr, "status", "active"),
+				stateIs(lbAddr, "region", "ex-west-1"),
+				stateIs(lbAddr, "type", "lb-small"),
+				stateIs(lbAddr, "algorithm", "round_robin"),
+				stateIs(lbAddr, "ip_family", "ipv4"),
+				stateIs(lbAddr, "internal", false),
+				stateIs(lbAddr, "ipv6", nil),
+				stateIs(lbAddr, "listeners.tcp/80.proxy_protocol", false),
+				stateIs(lbAddr, "health_check", nil),
 			},
-			{
-				// In place: listeners, targets, type, health check, tags.
-				Config: e.config(lbConfig("web", updated, allListeners)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-						plancheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv4"), knownvalue.NotNull()),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					sameID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("type"), knownvalue.StringExact("lb-medium")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("listeners"), knownvalue.MapSizeExact(3)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{
-						knownvalue.StringExact(a.ID), knownvalue.StringExact(b.ID)})),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("health_check"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"protocol": knownvalue.StringExact("http"), "port": knownvalue.Int64Exact(8080),
-						"path": knownvalue.StringExact("/healthz"), "interval_seconds": knownvalue.Int64Exact(10),
-						"timeout_seconds": knownvalue.Int64Exact(5), "healthy_threshold": knownvalue.Int64Exact(3),
-						"unhealthy_threshold": knownvalue.Int64Exact(3),
-					})),
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					// Sent sorted by protocol and port: tcp/80, tcp/443, udp/53.
-					if lb.Type != "lb-medium" || len(lb.Listeners) != 3 || len(lb.Targets) != 2 || !lb.Listeners[1].ProxyProtocol {
-						return fmt.Errorf("API object not updated: %+v", lb.LoadBalancerSpec)
-					}
-					version = lb.Version
-					return nil
-				}),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr(lbAddr, "id", regexp.MustCompile(`^lb-`)),
+				resource.TestMatchResourceAttr(lbAddr, "ipv4", regexp.MustCompile(`^203\.0\.113\.`)),
+				resource.TestMatchResourceAttr(lbAddr, "hostname", regexp.MustCompile(`\.lb\.example\.com$`)),
+				resource.TestCheckResourceAttrSet(lbAddr, "created_at"),
+				resource.TestCheckResourceAttr(lbAddr, "targets.#", "1"),
+				resource.TestCheckResourceAttr(lbAddr, "tags.team", "web"),
+			),
+		},
+		{
+			// In place: listeners, targets, type, health check, tags.
+			Config: e.config(lbConfig("web", updated, allListeners)),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(lbAddr),
+				planIs(lbAddr, "status", "active"),
+				planIs(lbAddr, "ipv4", notNull),
+			),
+			ConfigStateChecks: stateChecks{
+				sameID(lbAddr, "id"),
+				stateIs(lbAddr, "type", "lb-medium"),
+				stateIs(lbAddr, "listeners", mapLen(3)),
+				stateIs(lbAddr, "targets", setOf(a.ID, b.ID)),
+				stateIs(lbAddr, "health_check", object{"protocol": "http", "port": 8080, "path": "/healthz",
+					"interval_seconds": 10, "timeout_seconds": 5, "healthy_threshold": 3, "unhealthy_threshold": 3}),
 			},
-			{
-				// Only timeouts change: state is updated, the API is not called.
-				Config: e.config(lbConfig("web", updated+`
+			Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+				// Sent sorted by protocol and port: tcp/80, tcp/443, udp/53.
+				if lb.Type != "lb-medium" || len(lb.Listeners) != 3 || len(lb.Targets) != 2 || !lb.Listeners[1].ProxyProtocol {
+					return fmt.Errorf("API object not updated: %+v", lb.LoadBalancerSpec)
+				}
+				version = lb.Version
+				return nil
+			}),
+		},
+		{
+			// Only timeouts change: state is updated, the API is not called.
+			Config: e.config(lbConfig("web", updated+`
   timeouts = { update = "1m" }`, allListeners)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate)},
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					if lb.Version != version {
-						return fmt.Errorf("a timeouts-only change updated the API object (version %d -> %d)", version, lb.Version)
-					}
-					return nil
-				}),
+			ConfigPlanChecks: beforeApply(planUpdate(lbAddr)),
+			Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+				if lb.Version != version {
+					return fmt.Errorf("a timeouts-only change updated the API object (version %d -> %d)", version, lb.Version)
+				}
+				return nil
+			}),
+		},
+		importStep(lbAddr, "timeouts"),
+		{
+			// Renaming replaces.
+			Config:           e.config(lbConfig("web-2", "", listenerHTTP)),
+			ConfigPlanChecks: beforeApply(planReplace(lbAddr, false)),
+			ConfigStateChecks: stateChecks{
+				newID(lbAddr, "id"),
+				stateIs(lbAddr, "name", "web-2"),
 			},
-			{
-				ResourceName:            lbAddr,
-				ImportState:             true,
-				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"timeouts"},
-			},
-			{
-				// Renaming replaces.
-				Config: e.config(lbConfig("web-2", "", listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("name"), knownvalue.StringExact("web-2")),
-				},
-				Check: func(*terraform.State) error { return e.expectLBCount(1) },
-			},
-			{
-				// internal replaces too, and gets an internal address.
-				Config: e.config(lbConfig("web-2", `  internal = true
+			Check: func(*terraform.State) error { return e.expectLBCount(1) },
+		},
+		{
+			// internal replaces too, and gets an internal address.
+			Config: e.config(lbConfig("web-2", `  internal = true
   ip_family = "dualstack"`, listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionDestroyBeforeCreate),
-						plancheck.ExpectUnknownValue(lbAddr, tfjsonpath.New("ipv6")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					newID.AddStateValue(lbAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv6"), knownvalue.NotNull()),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestMatchResourceAttr(lbAddr, "ipv4", regexp.MustCompile(`^10\.255\.`)),
-					func(*terraform.State) error { return e.expectLBCount(1) },
-				),
+			ConfigPlanChecks: beforeApply(
+				planReplace(lbAddr, false),
+				planUnknown(lbAddr, "ipv6"),
+			),
+			ConfigStateChecks: stateChecks{
+				newID(lbAddr, "id"),
+				stateIs(lbAddr, "ipv6", notNull),
 			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr(lbAddr, "ipv4", regexp.MustCompile(`^10\.255\.`)),
+				func(*terraform.State) error { return e.expectLBCount(1) },
+			),
 		},
 	})
 }
@@ -303,15 +274,13 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 		CheckDestroy:             e.checkLBsDestroyed,
 		Steps: []resource.TestStep{
 			{
-				Config: e.config(body(onNameConflictAdopt)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("id"), knownvalue.StringExact(orphan.ID)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("on_name_conflict"), knownvalue.StringExact(onNameConflictAdopt)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("ipv4"), knownvalue.NotNull()),
+				Config:           e.config(body(onNameConflictAdopt)),
+				ConfigPlanChecks: beforeApply(planCreate(lbAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(lbAddr, "id", orphan.ID),
+					stateIs(lbAddr, "status", "active"),
+					stateIs(lbAddr, "on_name_conflict", onNameConflictAdopt),
+					stateIs(lbAddr, "ipv4", notNull),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error { return e.expectLBCount(1) },
@@ -330,10 +299,8 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 			{
 				// on_name_conflict lives in state only: changing it is an
 				// update that does not call the API.
-				Config: e.config(body(onConflictError)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate)},
-				},
+				Config:           e.config(body(onConflictError)),
+				ConfigPlanChecks: beforeApply(planUpdate(lbAddr)),
 				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if lb.Version != version {
 						return fmt.Errorf("changing on_name_conflict updated the API object (version %d -> %d)", version, lb.Version)
@@ -360,47 +327,43 @@ func TestAccLoadBalancer_nameConflictErrors(t *testing.T) {
 		Tags: map[string]string{"cluster": "c1", "service-uid": "u-9"}})
 	cfg := func(name, extra string) string { return e.config(lbConfig(name, extra, listenerHTTP)) }
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             func(*terraform.State) error { return e.expectLBCount(3) },
-		Steps: []resource.TestStep{
-			{
-				// Default: error, naming the way out.
-				Config: cfg("taken", `  tags = { cluster = "c1", "service-uid" = "u-1" }`),
-				ExpectError: diagRE("Load balancer name already in use", `named "taken" already exists in region ex-west-1`,
-					`set on_name_conflict = "adopt_if_tags_match"`, "loadbalancer.example.com/adopt-id"),
-			},
-			{
-				Config: cfg("taken", `  on_name_conflict = "adopt_if_tags_match"
+	accTest(t, func(*terraform.State) error { return e.expectLBCount(3) }, []resource.TestStep{
+		{
+			// Default: error, naming the way out.
+			Config: cfg("taken", `  tags = { cluster = "c1", "service-uid" = "u-1" }`),
+			ExpectError: diagRE("Load balancer name already in use", `named "taken" already exists in region ex-west-1`,
+				`set on_name_conflict = "adopt_if_tags_match"`, "loadbalancer.example.com/adopt-id"),
+		},
+		{
+			Config: cfg("taken", `  on_name_conflict = "adopt_if_tags_match"
   tags = { cluster = "c1", "service-uid" = "u-1" }`),
-				ExpectError: diagRE("Load balancer name already in use", foreign.ID, "tags do not match",
-					`Mismatched tags: "cluster" is "other" (want "c1"); "service-uid" is "u-9" (want "u-1").`, "someone else"),
-			},
-			{
-				// Every configured tag matches, but the service uid shows
-				// another owner: the owner rule of imports applies.
-				Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
+			ExpectError: diagRE("Load balancer name already in use", foreign.ID, "tags do not match",
+				`Mismatched tags: "cluster" is "other" (want "c1"); "service-uid" is "u-9" (want "u-1").`, "someone else"),
+		},
+		{
+			// Every configured tag matches, but the service uid shows
+			// another owner: the owner rule of imports applies.
+			Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
   owner_tags = ["cluster", "service-uid"]
   tags = { cluster = "c1" }`),
-				ExpectError: diagRE("Load balancer name already in use", sibling.ID, "its tags show another owner",
-					`tag "service-uid" is "u-9", and this configuration sets no such tag`, "it was not adopted"),
-			},
-			{
-				Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
+			ExpectError: diagRE("Load balancer name already in use", sibling.ID, "its tags show another owner",
+				`tag "service-uid" is "u-9", and this configuration sets no such tag`, "it was not adopted"),
+		},
+		{
+			Config: cfg("sibling", `  on_name_conflict = "adopt_if_tags_match"
   owner_tags = ["cluster", "service-uid"]
   tags = { cluster = "c1", "service-uid" = "u-1" }`),
-				ExpectError: diagRE("Load balancer name already in use", "its tags show another owner",
-					`tag "service-uid" is "u-9", not this configuration's "u-1"`),
-			},
-			{
-				Config:      cfg("taken", `  on_name_conflict = "adopt_if_tags_match"`),
-				ExpectError: diagRE("Load balancer name already in use", "sets no tags", "it was not adopted"),
-			},
-			{
-				Config: cfg("internal", `  on_name_conflict = "adopt_if_tags_match"
+			ExpectError: diagRE("Load balancer name already in use", "its tags show another owner",
+				`tag "service-uid" is "u-9", not this configuration's "u-1"`),
+		},
+		{
+			Config:      cfg("taken", `  on_name_conflict = "adopt_if_tags_match"`),
+			ExpectError: diagRE("Load balancer name already in use", "sets no tags", "it was not adopted"),
+		},
+		{
+			Config: cfg("internal", `  on_name_conflict = "adopt_if_tags_match"
   tags = { cluster = "c1" }`),
-				ExpectError: diagRE("Cannot adopt load balancer "+internal.ID, "internal is true, the configuration wants false"),
-			},
+			ExpectError: diagRE("Cannot adopt load balancer "+internal.ID, "internal is true, the configuration wants false"),
 		},
 	})
 
@@ -426,45 +389,41 @@ func TestAccLoadBalancer_drift(t *testing.T) {
   tags = {}`, a.ID), listenerHTTP+", "+listenerHTTPS))
 	var lbID string
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: cfg,
-				// Empty collections in configuration must not read back as null.
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("allowed_source_cidrs"), knownvalue.SetSizeExact(0)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("tags"), knownvalue.MapSizeExact(0)),
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error { lbID = lb.ID; return nil }),
+	accTest(t, e.checkLBsDestroyed, []resource.TestStep{
+		{
+			Config: cfg,
+			// Empty collections in configuration must not read back as null.
+			ConfigStateChecks: stateChecks{
+				stateIs(lbAddr, "allowed_source_cidrs", setLen(0)),
+				stateIs(lbAddr, "tags", mapLen(0)),
 			},
-			// Out of band: listeners, targets and type changed.
-			driftStep(cfg, func() {
-				ctx, cancel := bg()
-				defer cancel()
-				_, err := e.client.UpdateLoadBalancer(ctx, lbID, exampleapi.UpdateLoadBalancerRequest{
-					Type: "lb-large", Listeners: []exampleapi.Listener{{Protocol: "udp", Port: 9999, TargetPort: 9999}},
-				}, 0)
-				if err != nil {
-					t.Fatalf("changing load balancer out of band: %v", err)
-				}
-			}),
-			updateStep(cfg, lbAddr, "listeners", knownvalue.MapSizeExact(2), e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-				if lb.Type != "lb-small" || len(lb.Listeners) != 2 || len(lb.Targets) != 1 {
-					return fmt.Errorf("drift not corrected: %+v", lb.LoadBalancerSpec)
-				}
-				return nil
-			})),
-			// Out of band: deleted. Refresh drops it; apply creates it again.
-			recreateStep(cfg, lbAddr, &lbID, func() {
-				ctx, cancel := bg()
-				defer cancel()
-				if err := e.client.DeleteLoadBalancer(ctx, lbID); err != nil {
-					t.Fatalf("deleting load balancer out of band: %v", err)
-				}
-			}, func(*terraform.State) error { return e.expectLBCount(1) }),
+			Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error { lbID = lb.ID; return nil }),
 		},
+		// Out of band: listeners, targets and type changed.
+		driftStep(cfg, func() {
+			ctx, cancel := bg()
+			defer cancel()
+			_, err := e.client.UpdateLoadBalancer(ctx, lbID, exampleapi.UpdateLoadBalancerRequest{
+				Type: "lb-large", Listeners: []exampleapi.Listener{{Protocol: "udp", Port: 9999, TargetPort: 9999}},
+			}, 0)
+			if err != nil {
+				t.Fatalf("changing load balancer out of band: %v", err)
+			}
+		}),
+		updateStep(cfg, lbAddr, "listeners", mapLen(2), e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+			if lb.Type != "lb-small" || len(lb.Listeners) != 2 || len(lb.Targets) != 1 {
+				return fmt.Errorf("drift not corrected: %+v", lb.LoadBalancerSpec)
+			}
+			return nil
+		})),
+		// Out of band: deleted. Refresh drops it; apply creates it again.
+		recreateStep(cfg, lbAddr, &lbID, func() {
+			ctx, cancel := bg()
+			defer cancel()
+			if err := e.client.DeleteLoadBalancer(ctx, lbID); err != nil {
+				t.Fatalf("deleting load balancer out of band: %v", err)
+			}
+		}, func(*terraform.State) error { return e.expectLBCount(1) }),
 	})
 }
 
@@ -487,27 +446,23 @@ provider "example" {
 `
 	prov := fmt.Sprintf(fast, e.sim.URL, e.sim.Token)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: prov + lbConfig("flaky", fmt.Sprintf(`  targets = [%q]`, a.ID), listenerHTTP),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr(lbAddr, "status", "active"),
-					func(*terraform.State) error { return e.expectLBCount(1) },
-				),
-			},
-			{
-				Config: prov + lbConfig("flaky", fmt.Sprintf(`  targets = [%q, %q]`, a.ID, b.ID), listenerHTTP+", "+listenerDNS) +
-					routeConfig(a.ID, "10.244.0.0/24"),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr(lbAddr, "listeners.%", "2"),
-					resource.TestCheckResourceAttr(lbAddr, "targets.#", "2"),
-					resource.TestCheckResourceAttr(routeAddr, "status", "active"),
-					func(*terraform.State) error { return e.expectLBCount(1) },
-				),
-			},
+	accTest(t, e.checkLBsDestroyed, []resource.TestStep{
+		{
+			Config: prov + lbConfig("flaky", fmt.Sprintf(`  targets = [%q]`, a.ID), listenerHTTP),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(lbAddr, "status", "active"),
+				func(*terraform.State) error { return e.expectLBCount(1) },
+			),
+		},
+		{
+			Config: prov + lbConfig("flaky", fmt.Sprintf(`  targets = [%q, %q]`, a.ID, b.ID), listenerHTTP+", "+listenerDNS) +
+				routeConfig(a.ID, "10.244.0.0/24"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(lbAddr, "listeners.%", "2"),
+				resource.TestCheckResourceAttr(lbAddr, "targets.#", "2"),
+				resource.TestCheckResourceAttr(routeAddr, "status", "active"),
+				func(*terraform.State) error { return e.expectLBCount(1) },
+			),
 		},
 	})
 }
@@ -549,54 +504,51 @@ func TestAccLoadBalancer_importOwnership(t *testing.T) {
 	refused := diagRE("Cannot import a load balancer of another owner", victim.ID, `(name "victim", region ex-west-1)`,
 		`was imported, but its tags show another owner:`, `tag "service-uid" is "u-victim", not this configuration's "u-1"`)
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy: func(*terraform.State) error {
-			// The imported ones were destroyed with the configuration;
-			// the victim is untouched.
-			if err := e.expectLBCount(1); err != nil {
-				return err
-			}
-			ctx, cancel := bg()
-			defer cancel()
-			got, err := e.client.GetLoadBalancer(ctx, victim.ID)
-			if err != nil || got.Version != victim.Version || !maps.Equal(got.Tags, victim.Tags) {
-				return fmt.Errorf("victim %s changed: %+v (%v)", victim.ID, got, err)
-			}
-			return nil
+	accTest(t, func(*terraform.State) error {
+		// The imported ones were destroyed with the configuration;
+		// the victim is untouched.
+		if err := e.expectLBCount(1); err != nil {
+			return err
+		}
+		ctx, cancel := bg()
+		defer cancel()
+		got, err := e.client.GetLoadBalancer(ctx, victim.ID)
+		if err != nil || got.Version != victim.Version || !maps.Equal(got.Tags, victim.Tags) {
+			return fmt.Errorf("victim %s changed: %+v (%v)", victim.ID, got, err)
+		}
+		return nil
+	}, []resource.TestStep{
+		{
+			Config:      e.config(ownedLB("web", "web", "u-1", "lb-0000000000000000")),
+			ExpectError: diagRE("Cannot import load balancer lb-0000000000000000", `"lb-0000000000000000" does not exist`),
 		},
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(ownedLB("web", "web", "u-1", "lb-0000000000000000")),
-				ExpectError: diagRE("Cannot import load balancer lb-0000000000000000", `"lb-0000000000000000" does not exist`),
-			},
-			{
-				// Import block, the victim's own name.
-				Config:      e.config(ownedLB("web", "victim", "u-1", victim.ID)),
-				ExpectError: refused,
-			},
-			{
-				// Another name: the plan would replace (delete) the victim.
-				Config:      e.config(ownedLB("web", "mine-now", "u-1", victim.ID)),
-				ExpectError: refused,
-			},
-			{
-				// terraform import itself succeeds (no configuration to
-				// check against yet)...
-				Config:             e.config(ownedLB("web", "victim", "u-1", "")),
-				ResourceName:       "example_load_balancer.web",
-				ImportState:        true,
-				ImportStateId:      victim.ID,
-				ImportStatePersist: true,
-			},
-			{
-				// ...and every plan after it is refused.
-				Config:      e.config(ownedLB("web", "victim", "u-1", "")),
-				ExpectError: refused,
-			},
-			{
-				// The way out: forget it without deleting it.
-				Config: e.config(`
+		{
+			// Import block, the victim's own name.
+			Config:      e.config(ownedLB("web", "victim", "u-1", victim.ID)),
+			ExpectError: refused,
+		},
+		{
+			// Another name: the plan would replace (delete) the victim.
+			Config:      e.config(ownedLB("web", "mine-now", "u-1", victim.ID)),
+			ExpectError: refused,
+		},
+		{
+			// terraform import itself succeeds (no configuration to
+			// check against yet)...
+			Config:             e.config(ownedLB("web", "victim", "u-1", "")),
+			ResourceName:       "example_load_balancer.web",
+			ImportState:        true,
+			ImportStateId:      victim.ID,
+			ImportStatePersist: true,
+		},
+		{
+			// ...and every plan after it is refused.
+			Config:      e.config(ownedLB("web", "victim", "u-1", "")),
+			ExpectError: refused,
+		},
+		{
+			// The way out: forget it without deleting it.
+			Config: e.config(`
 removed {
   from = example_load_balancer.web
   lifecycle {
@@ -604,34 +556,29 @@ removed {
   }
 }
 `),
+		},
+		{
+			// Untagged, or tagged for this configuration: imported
+			// and updated to the configuration.
+			Config: e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-1", mine.ID)),
+			ConfigPlanChecks: beforeApply(
+				planUpdate("example_load_balancer.a"),
+				planUpdate("example_load_balancer.b"),
+			),
+			ConfigStateChecks: stateChecks{
+				stateIs("example_load_balancer.a", "id", untagged.ID),
+				stateIs("example_load_balancer.b", "id", mine.ID),
+				stateIs("example_load_balancer.b", "tags.team", "web"),
 			},
-			{
-				// Untagged, or tagged for this configuration: imported
-				// and updated to the configuration.
-				Config: e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-1", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction("example_load_balancer.a", plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction("example_load_balancer.b", plancheck.ResourceActionUpdate),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("example_load_balancer.a", tfjsonpath.New("id"), knownvalue.StringExact(untagged.ID)),
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("tags").AtMapKey("team"), knownvalue.StringExact("web")),
-				},
-				Check: func(*terraform.State) error { return e.expectLBCount(3) },
-			},
-			{
-				// Applied, the import is checked no more: its owner tags
-				// may change like any argument.
-				Config: e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-2", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("example_load_balancer.b", plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("example_load_balancer.b", tfjsonpath.New("tags").AtMapKey("service-uid"), knownvalue.StringExact("u-2")),
-				},
+			Check: func(*terraform.State) error { return e.expectLBCount(3) },
+		},
+		{
+			// Applied, the import is checked no more: its owner tags
+			// may change like any argument.
+			Config:           e.config(ownedLB("a", "untagged", "u-1", untagged.ID) + ownedLB("b", "mine", "u-2", mine.ID)),
+			ConfigPlanChecks: beforeApply(planUpdate("example_load_balancer.b")),
+			ConfigStateChecks: stateChecks{
+				stateIs("example_load_balancer.b", "tags.service-uid", "u-2"),
 			},
 		},
 	})

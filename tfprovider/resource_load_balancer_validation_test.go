@@ -120,11 +120,7 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 			ExpectError: regexp.MustCompile(c.want),
 		})
 	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkLBsDestroyed,
-		Steps:                    steps,
-	})
+	accTest(t, e.checkLBsDestroyed, steps)
 }
 
 // TestAccProvider_configValidation: bad provider settings are reported on

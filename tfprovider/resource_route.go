@@ -9,9 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -58,7 +55,6 @@ func routeFromAPI(rt *exampleapi.Route, prior routeModel) routeModel {
 }
 
 func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		Description: "A route in a network's route table sending a destination CIDR to an instance " +
 			"(e.g. a Kubernetes node's pod CIDR). Routes cannot be changed, only replaced. With " +
@@ -66,25 +62,12 @@ func (r *routeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"taken by a route to the same instance (left by an interrupted apply) adopts it.",
 		Attributes: map[string]schema.Attribute{
 			"id": computedStable("Route id (`rt-...`)."),
-			"network_id": schema.StringAttribute{
-				Required:      true,
-				Description:   "Id (`net-...`) of the network whose route table holds the route.",
-				Validators:    []validator.String{idValidator("net-")},
-				PlanModifiers: replace,
-			},
-			"destination_cidr": schema.StringAttribute{
-				Required: true,
-				Description: "Destination, an IPv4 or IPv6 CIDR in canonical form such as `10.244.1.0/24`; " +
-					"unique within the route table.",
-				Validators:    []validator.String{cidrValidator},
-				PlanModifiers: replace,
-			},
-			"target_instance_id": schema.StringAttribute{
-				Required:      true,
-				Description:   "Id (`i-...`) of the instance traffic is sent to, in the network's region.",
-				Validators:    []validator.String{idValidator("i-")},
-				PlanModifiers: replace,
-			},
+			"network_id": immutableString("Id (`net-...`) of the network whose route table holds the route.",
+				idValidator("net-")),
+			"destination_cidr": immutableString("Destination, an IPv4 or IPv6 CIDR in canonical form such as `10.244.1.0/24`; "+
+				"unique within the route table.", cidrValidator),
+			"target_instance_id": immutableString("Id (`i-...`) of the instance traffic is sent to, in the network's region.",
+				idValidator("i-")),
 			"status": computedStable("`active`, or `blackhole` when the target instance no longer exists " +
 				"(the route then drops traffic until it is replaced or removed)."),
 			"on_destination_conflict": choiceAttribute("What creating does when the route table already has a route for `destination_cidr` "+

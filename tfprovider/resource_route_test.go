@@ -7,11 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -65,45 +61,39 @@ func TestAccRoute(t *testing.T) {
 		return nil
 	}
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             checkRoutesGone,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(routeConfig(node.ID, "10.244.1.0/24")),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("network_id"), knownvalue.StringExact(netID)),
-				},
-				Check: resource.TestMatchResourceAttr(routeAddr, "id", regexp.MustCompile(`^rt-`)),
+	accTest(t, checkRoutesGone, []resource.TestStep{
+		{
+			Config: e.config(routeConfig(node.ID, "10.244.1.0/24")),
+			ConfigStateChecks: stateChecks{
+				stateIs(routeAddr, "status", "active"),
+				stateIs(routeAddr, "network_id", netID),
 			},
-			{
-				ResourceName:      routeAddr,
-				ImportState:       true,
-				ImportStateVerify: true,
-				ImportStateIdFunc: func(s *terraform.State) (string, error) {
-					return netID + "/" + s.RootModule().Resources[routeAddr].Primary.ID, nil
-				},
+			Check: resource.TestMatchResourceAttr(routeAddr, "id", regexp.MustCompile(`^rt-`)),
+		},
+		{
+			ResourceName:      routeAddr,
+			ImportState:       true,
+			ImportStateVerify: true,
+			ImportStateIdFunc: func(s *terraform.State) (string, error) {
+				return netID + "/" + s.RootModule().Resources[routeAddr].Primary.ID, nil
 			},
-			{
-				Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(routeAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				},
+		},
+		{
+			Config:           e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+			ConfigPlanChecks: beforeApply(planReplace(routeAddr, false)),
+		},
+		{
+			// The target disappears: the route stays, as a blackhole.
+			PreConfig: func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteInstance(ctx, node.ID); err != nil {
+					t.Fatalf("deleting instance: %v", err)
+				}
 			},
-			{
-				// The target disappears: the route stays, as a blackhole.
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteInstance(ctx, node.ID); err != nil {
-						t.Fatalf("deleting instance: %v", err)
-					}
-				},
-				Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("blackhole")),
-				},
+			Config: e.config(routeConfig(node.ID, "fd00:10:1::/64")),
+			ConfigStateChecks: stateChecks{
+				stateIs(routeAddr, "status", "blackhole"),
 			},
 		},
 	})
@@ -199,10 +189,10 @@ resource "example_route" "other" {
 		Steps: []resource.TestStep{
 			{
 				Config: e.config(adopted),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("status"), knownvalue.StringExact("active")),
-					statecheck.ExpectKnownValue(routeAddr, tfjsonpath.New("on_destination_conflict"), knownvalue.StringExact(onDestinationConflictAdopt)),
+				ConfigStateChecks: stateChecks{
+					stateIs(routeAddr, "id", mine.ID),
+					stateIs(routeAddr, "status", "active"),
+					stateIs(routeAddr, "on_destination_conflict", onDestinationConflictAdopt),
 				},
 				Check: rec.expect(regexp.MustCompile(`^Adopted existing route ` + mine.ID + `: Adopted existing route ` + mine.ID +
 					` \(10\.244\.5\.0/24 to ` + nodeA.ID + ` in ` + netID + `\) whose target matches; it was probably created by an interrupted apply`)),

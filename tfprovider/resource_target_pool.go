@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -138,10 +136,7 @@ func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTa
 	if req.Targets == nil {
 		req.Targets = []string{}
 	}
-	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
-		req.Tags = map[string]string{}
-		diags.Append(m.Tags.ElementsAs(ctx, &req.Tags, false)...)
-	}
+	req.Tags = knownStringMap(ctx, m.Tags, &diags)
 	return req, diags
 }
 
@@ -198,26 +193,8 @@ func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	tp, err := r.create(ctx, in)
-	what := "created target pool"
-	switch {
-	case exampleapi.IsConflict(err) && plan.OnNameConflict.ValueString() == onNameConflictAdopt:
-		adoptCtx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
-		tp = r.adopt(adoptCtx, in, ownerKeys, err, &resp.Diagnostics)
-		cancel()
-		if tp == nil {
-			return
-		}
-		what = "adopted target pool"
-	case exampleapi.IsConflict(err):
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Target pool name already in use",
-			fmt.Sprintf("%s\n\nA target pool named %q already exists in region %s. Choose another name, or bring it "+
-				"under Terraform with: terraform import <address> <id>.\n\nIf an interrupted apply created it (Terraform "+
-				"was killed after the cloud created it but before it was recorded in state), set on_name_conflict = %q: "+
-				"the next apply then adopts it if its tags contain every configured tag with the same value.",
-				err, in.Name, in.Region, onNameConflictAdopt))
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, "Cannot create target pool", err, targetPoolFieldResolver(in.Targets))
+	tp, what := createdOrAdopted(ctx, r.adoption(in, ownerKeys), plan.OnNameConflict.ValueString(), targetPoolTimeout, tp, err, &resp.Diagnostics)
+	if tp == nil {
 		return
 	}
 	tflog.Info(ctx, what, map[string]any{"target_pool_id": tp.ID, "targets": len(tp.Targets)})
@@ -247,71 +224,26 @@ func (r *targetPoolResource) create(ctx context.Context, in exampleapi.CreateTar
 	})
 }
 
-// adopt resolves a 409 on create under on_name_conflict =
-// "adopt_if_tags_match", with the load balancer's rules: the pool holding
-// the name is adopted when no owner tag names another owner and every
-// configured tag has the same value; it then gets this configuration's
-// targets and tags. Otherwise it adds an error and returns nil.
-func (r *targetPoolResource) adopt(ctx context.Context, in exampleapi.CreateTargetPoolRequest, ownerKeys []string, conflict error, diags *diag.Diagnostics) *exampleapi.TargetPool {
-	const summary = "Target pool name already in use"
-	if len(in.Tags) == 0 {
-		diags.AddAttributeError(path.Root("on_name_conflict"), summary,
-			fmt.Sprintf("%s\n\nA target pool named %q already exists in region %s. on_name_conflict = %q adopts it only "+
-				"when its tags prove it belongs to this configuration, but this configuration sets no tags, so it was "+
-				"not adopted. Set tags that identify the owner (e.g. a cluster id), or bring it under Terraform with: "+
-				"terraform import <address> <id>.", conflict, in.Name, in.Region, onNameConflictAdopt))
-		return nil
+// adoption is how a create whose name is taken adopts the pool holding
+// it, with the load balancer's rules; it then gets this configuration's
+// targets, tags and delay.
+func (r *targetPoolResource) adoption(in exampleapi.CreateTargetPoolRequest, ownerKeys []string) nameAdoption[exampleapi.TargetPool] {
+	return nameAdoption[exampleapi.TargetPool]{
+		kind: "target pool", name: in.Name, region: in.Region, tags: in.Tags, ownerKeys: ownerKeys,
+		list: func(ctx context.Context) ([]exampleapi.TargetPool, error) {
+			return r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
+		},
+		named: poolNamed,
+		update: func(ctx context.Context, id string) (*exampleapi.TargetPool, error) {
+			return r.data.client.UpdateTargetPool(ctx, id, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags,
+				DeregistrationDelaySeconds: in.DeregistrationDelaySeconds}, 0)
+		},
+		resolve: targetPoolFieldResolver(in.Targets),
 	}
-	found, err := r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
-	if err != nil {
-		addAPIError(diags, fmt.Sprintf("Cannot look up the target pool named %q to adopt it", in.Name), err, nil)
-		return nil
-	}
-	found = slices.DeleteFunc(found, func(tp exampleapi.TargetPool) bool { return tp.Name != in.Name || tp.Region != in.Region })
-	if len(found) != 1 {
-		diags.AddAttributeError(path.Root("name"), summary,
-			fmt.Sprintf("%s\n\nThe API refused the name %q in region %s, but listing finds %d target pools with it "+
-				"(deleted or created concurrently?), so none was adopted. Apply again.", conflict, in.Name, in.Region, len(found)))
-		return nil
-	}
-	existing := &found[0]
-	ctx = tflog.SetField(ctx, "target_pool_id", existing.ID)
-	if owners := exampleapi.OwnerConflicts(in.Tags, existing.Tags, ownerKeys); len(owners) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing target pool's tags show another owner; not adopting it",
-			map[string]any{"conflicts": strings.Join(owners, "; ")})
-		diags.AddAttributeError(path.Root("name"), summary,
-			fmt.Sprintf("%s\n\nA target pool named %q (%s) already exists in region %s, and its tags show another "+
-				"owner:\n  - %s\n\nowner_tags lists the tags whose values name the owner; on_name_conflict = %q never "+
-				"adopts a target pool whose owner tags differ, so it was not adopted and is left untouched. Choose "+
-				"another name.", conflict, in.Name, existing.ID, in.Region, strings.Join(owners, "\n  - "), onNameConflictAdopt))
-		return nil
-	}
-	if mismatch := tagMismatches(in.Tags, existing.Tags); len(mismatch) > 0 {
-		tflog.Warn(ctx, "name conflict: the existing target pool's tags do not match; not adopting it",
-			map[string]any{"mismatched_tags": strings.Join(mismatch, "; ")})
-		diags.AddAttributeError(path.Root("name"), summary,
-			fmt.Sprintf("%s\n\nA target pool named %q (%s) already exists in region %s, but its tags do not match this "+
-				"configuration's, so it was not adopted: on_name_conflict = %q adopts only a target pool whose tags "+
-				"contain every configured tag with the same value.\n\nMismatched tags: %s.\n\nIt probably belongs to "+
-				"someone else: choose another name. If it is yours, correct its tags or bring it under Terraform with: "+
-				"terraform import <address> %s.", conflict, in.Name, existing.ID, in.Region, onNameConflictAdopt,
-				strings.Join(mismatch, "; "), existing.ID))
-		return nil
-	}
-	tflog.Warn(ctx, "name conflict: adopting the existing target pool whose tags match (probably created by an interrupted apply)",
-		map[string]any{"name": in.Name, "region": in.Region})
-	tp, err := r.data.client.UpdateTargetPool(ctx, existing.ID, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags,
-		DeregistrationDelaySeconds: in.DeregistrationDelaySeconds}, 0)
-	if err != nil {
-		addAPIError(diags, fmt.Sprintf("Cannot update target pool %s to adopt it (name %q, tags match)", existing.ID, in.Name),
-			err, targetPoolFieldResolver(in.Targets))
-		return nil
-	}
-	diags.AddWarning("Adopted existing target pool "+existing.ID,
-		fmt.Sprintf("Adopted existing target pool %s (name %q) whose tags match; it was probably created by an "+
-			"interrupted apply. The API refused to create it again (%v); on_name_conflict = %q took the existing one "+
-			"over, updated it to this configuration and recorded it in state.", existing.ID, in.Name, conflict, onNameConflictAdopt))
-	return tp
+}
+
+func poolNamed(tp *exampleapi.TargetPool) namedObject {
+	return namedObject{ID: tp.ID, Name: tp.Name, Region: tp.Region, Tags: tp.Tags}
 }
 
 func (r *targetPoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -381,13 +313,7 @@ const targetPoolInUse = "The Example cloud does not delete a target pool that lo
 // confusing plan, and marks the state as imported for the owner check of
 // the plans that follow (see importedKey).
 func (r *targetPoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	tp := importByID(ctx, r.data, "target pool", "tp-", req.ID, (*exampleapi.Client).GetTargetPool, &resp.Diagnostics)
-	if tp == nil {
-		return
-	}
-	tflog.Info(ctx, "importing target pool; its owner tags are checked by the next plan",
-		map[string]any{"target_pool_id": tp.ID, "name": tp.Name, "region": tp.Region})
-	markImported(ctx, resp, tp.ID)
+	importByID(ctx, r.data, "target pool", "tp-", req, resp, (*exampleapi.Client).GetTargetPool, poolNamed)
 }
 
 // targetPoolFieldResolver maps API field errors onto the pool's

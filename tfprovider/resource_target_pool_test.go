@@ -9,13 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -83,102 +78,84 @@ func TestAccTargetPool_lifecycle(t *testing.T) {
     create_before_destroy = true
   }`
 	var lbVersion int64
-	samePool := statecheck.CompareValue(compare.ValuesSame())
-	lbOnPool := statecheck.CompareValuePairs(poolAddr, tfjsonpath.New("id"), lbAddr, tfjsonpath.New("target_pool_id"), compare.ValuesSame())
+	samePool := sameInEachStep()
+	lbOnPool := stateSame(poolAddr, "id", lbAddr, "target_pool_id")
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkPoolsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(poolConfig("workers", "workers", tags, a.ID) + poolLB("workers")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(poolAddr, tfjsonpath.New("region"), knownvalue.StringExact("ex-west-1")),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					samePool.AddStateValue(poolAddr, tfjsonpath.New("id")),
-					lbOnPool,
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringRegexp(regexp.MustCompile(`^tp-`))),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(a.ID)})),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("created_at"), knownvalue.NotNull()),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("on_name_conflict"), knownvalue.StringExact(onConflictError)),
-					statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.Null()),
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					if lb.TargetPoolID == "" || len(lb.Targets) != 0 {
-						return fmt.Errorf("load balancer not on the pool: %+v", lb.LoadBalancerSpec)
-					}
-					lbVersion = lb.Version
-					return nil
-				}),
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
+		{
+			Config:           e.config(poolConfig("workers", "workers", tags, a.ID) + poolLB("workers")),
+			ConfigPlanChecks: beforeApply(planIs(poolAddr, "region", "ex-west-1")),
+			ConfigStateChecks: stateChecks{
+				samePool(poolAddr, "id"),
+				lbOnPool,
+				stateIs(poolAddr, "id", matching(`^tp-`)),
+				stateIs(poolAddr, "targets", setOf(a.ID)),
+				stateIs(poolAddr, "created_at", notNull),
+				stateIs(poolAddr, "on_name_conflict", onConflictError),
+				stateIs(lbAddr, "targets", nil),
 			},
-			{
-				// A node joins: the pool is updated, the load balancer not.
-				Config: e.config(poolConfig("workers", "workers", tags, a.ID, b.ID) + poolLB("workers")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionNoop),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					samePool.AddStateValue(poolAddr, tfjsonpath.New("id")),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					e.checkPool(func(tp *exampleapi.TargetPool) error {
-						if got := slices.Sorted(slices.Values(tp.Targets)); !slices.Equal(got, slices.Sorted(slices.Values([]string{a.ID, b.ID}))) {
-							return fmt.Errorf("pool targets %v", tp.Targets)
-						}
-						return nil
-					}),
-					e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-						if lb.Version != lbVersion {
-							return fmt.Errorf("the pool update changed the load balancer (version %d -> %d)", lbVersion, lb.Version)
-						}
-						return nil
-					}),
-				),
+			Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+				if lb.TargetPoolID == "" || len(lb.Targets) != 0 {
+					return fmt.Errorf("load balancer not on the pool: %+v", lb.LoadBalancerSpec)
+				}
+				lbVersion = lb.Version
+				return nil
+			}),
+		},
+		{
+			// A node joins: the pool is updated, the load balancer not.
+			Config: e.config(poolConfig("workers", "workers", tags, a.ID, b.ID) + poolLB("workers")),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(poolAddr),
+				planNoop(lbAddr),
+			),
+			ConfigStateChecks: stateChecks{
+				samePool(poolAddr, "id"),
+				stateIs(poolAddr, "targets", setLen(2)),
 			},
-			{
-				ResourceName:      poolAddr,
-				ImportState:       true,
-				ImportStateVerify: true,
-			},
-			{
-				// Another pool for the load balancer, the first one
-				// destroyed in the same apply: Terraform moves the load
-				// balancer before deleting the pool it used.
-				Config: e.config(poolConfig("other", "other", tags, b.ID) + poolLB("other")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionDestroy),
-						plancheck.ExpectResourceAction("example_target_pool.other", plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-					},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.CompareValuePairs("example_target_pool.other", tfjsonpath.New("id"), lbAddr, tfjsonpath.New("target_pool_id"), compare.ValuesSame()),
-				},
-			},
-			{
-				// Back to listing targets: in place, and the pool can go.
-				Config: e.config(lbConfig("web", fmt.Sprintf("  targets = [%q]", a.ID), listenerHTTP)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(lbAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction("example_target_pool.other", plancheck.ResourceActionDestroy),
-					},
-				},
-				Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					if lb.TargetPoolID != "" || !slices.Equal(lb.Targets, []string{a.ID}) {
-						return fmt.Errorf("load balancer not back on targets: %+v", lb.LoadBalancerSpec)
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkPool(func(tp *exampleapi.TargetPool) error {
+					if got := slices.Sorted(slices.Values(tp.Targets)); !slices.Equal(got, slices.Sorted(slices.Values([]string{a.ID, b.ID}))) {
+						return fmt.Errorf("pool targets %v", tp.Targets)
 					}
 					return nil
 				}),
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if lb.Version != lbVersion {
+						return fmt.Errorf("the pool update changed the load balancer (version %d -> %d)", lbVersion, lb.Version)
+					}
+					return nil
+				}),
+			),
+		},
+		importStep(poolAddr),
+		{
+			// Another pool for the load balancer, the first one
+			// destroyed in the same apply: Terraform moves the load
+			// balancer before deleting the pool it used.
+			Config: e.config(poolConfig("other", "other", tags, b.ID) + poolLB("other")),
+			ConfigPlanChecks: beforeApply(
+				planDestroy(poolAddr),
+				planCreate("example_target_pool.other"),
+				planUpdate(lbAddr),
+			),
+			ConfigStateChecks: stateChecks{
+				stateSame("example_target_pool.other", "id", lbAddr, "target_pool_id"),
 			},
+		},
+		{
+			// Back to listing targets: in place, and the pool can go.
+			Config: e.config(lbConfig("web", fmt.Sprintf("  targets = [%q]", a.ID), listenerHTTP)),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(lbAddr),
+				planDestroy("example_target_pool.other"),
+			),
+			Check: e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+				if lb.TargetPoolID != "" || !slices.Equal(lb.Targets, []string{a.ID}) {
+					return fmt.Errorf("load balancer not back on targets: %+v", lb.LoadBalancerSpec)
+				}
+				return nil
+			}),
 		},
 	})
 }
@@ -211,45 +188,39 @@ func TestAccTargetPool_drift(t *testing.T) {
 		}
 	}
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkPoolsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: cfg,
-				// An empty tags map stays empty, not null.
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("tags"), knownvalue.MapSizeExact(0)),
-				},
-				Check: expectTargets(a.ID, b.ID),
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
+		{
+			Config: cfg,
+			// An empty tags map stays empty, not null.
+			ConfigStateChecks: stateChecks{
+				stateIs(poolAddr, "tags", mapLen(0)),
 			},
-			driftStep(cfg, put(c.ID)),
-			updateStep(cfg, poolAddr, "targets", knownvalue.SetSizeExact(2), expectTargets(a.ID, b.ID)),
-			// A deleted instance leaves the pool: drift too.
-			driftStep(cfg, func() {
-				ctx, cancel := bg()
-				defer cancel()
-				if err := e.client.DeleteInstance(ctx, b.ID); err != nil {
-					t.Fatal(err)
-				}
-			}),
-			{
-				// Without the deleted instance, nothing to do.
-				Config: e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionNoop)},
-				},
-				Check: expectTargets(a.ID),
-			},
-			// Deleted out of band: created again.
-			recreateStep(e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)), poolAddr, &poolID, func() {
-				ctx, cancel := bg()
-				defer cancel()
-				if err := e.client.DeleteTargetPool(ctx, poolID); err != nil {
-					t.Fatal(err)
-				}
-			}, func(*terraform.State) error { return nil }),
+			Check: expectTargets(a.ID, b.ID),
 		},
+		driftStep(cfg, put(c.ID)),
+		updateStep(cfg, poolAddr, "targets", setLen(2), expectTargets(a.ID, b.ID)),
+		// A deleted instance leaves the pool: drift too.
+		driftStep(cfg, func() {
+			ctx, cancel := bg()
+			defer cancel()
+			if err := e.client.DeleteInstance(ctx, b.ID); err != nil {
+				t.Fatal(err)
+			}
+		}),
+		{
+			// Without the deleted instance, nothing to do.
+			Config:           e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)),
+			ConfigPlanChecks: beforeApply(planNoop(poolAddr)),
+			Check:            expectTargets(a.ID),
+		},
+		// Deleted out of band: created again.
+		recreateStep(e.config(poolConfig("workers", "workers", `  tags = {}`, a.ID)), poolAddr, &poolID, func() {
+			ctx, cancel := bg()
+			defer cancel()
+			if err := e.client.DeleteTargetPool(ctx, poolID); err != nil {
+				t.Fatal(err)
+			}
+		}, func(*terraform.State) error { return nil }),
 	})
 }
 
@@ -263,57 +234,53 @@ func TestAccTargetPool_deleteInUse(t *testing.T) {
 	var poolID string
 	var foreign *exampleapi.LoadBalancer
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkPoolsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config: e.config(poolConfig("workers", "workers", "", a.ID) + `
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
+		{
+			Config: e.config(poolConfig("workers", "workers", "", a.ID) + `
 resource "terraform_data" "keep" {}
 `),
-				Check: func(s *terraform.State) error {
-					poolID = s.RootModule().Resources[poolAddr].Primary.ID
-					return nil
-				},
+			Check: func(s *terraform.State) error {
+				poolID = s.RootModule().Resources[poolAddr].Primary.ID
+				return nil
 			},
-			{
-				// Another workspace's load balancer uses the pool.
-				PreConfig: func() {
-					foreign = e.createLB(t, exampleapi.LoadBalancerSpec{Name: "elsewhere", IPFamily: exampleapi.IPFamilyIPv4, TargetPoolID: poolID})
-				},
-				Config: e.config(`
-resource "terraform_data" "keep" {}
-`),
-				// The ids are not known yet when the steps are built.
-				ExpectError: regexp.MustCompile(`Cannot delete target pool tp-[0-9a-f]+: it is in use[\s\S]*still\s+referenced\s+by\s+1\s+load\s+balancer\s+\(lb-[0-9a-f]+\)[\s\S]*then\s+apply\s+again[\s\S]*managed\s+elsewhere[\s\S]*create_before_destroy\s+=\s+true`),
+		},
+		{
+			// Another workspace's load balancer uses the pool.
+			PreConfig: func() {
+				foreign = e.createLB(t, exampleapi.LoadBalancerSpec{Name: "elsewhere", IPFamily: exampleapi.IPFamilyIPv4, TargetPoolID: poolID})
 			},
-			{
-				// Still in state: the plan still wants to delete it.
-				Config: e.config(`
+			Config: e.config(`
 resource "terraform_data" "keep" {}
 `),
-				PlanOnly:           true,
-				ExpectNonEmptyPlan: true,
+			// The ids are not known yet when the steps are built.
+			ExpectError: regexp.MustCompile(`Cannot delete target pool tp-[0-9a-f]+: it is in use[\s\S]*still\s+referenced\s+by\s+1\s+load\s+balancer\s+\(lb-[0-9a-f]+\)[\s\S]*then\s+apply\s+again[\s\S]*managed\s+elsewhere[\s\S]*create_before_destroy\s+=\s+true`),
+		},
+		{
+			// Still in state: the plan still wants to delete it.
+			Config: e.config(`
+resource "terraform_data" "keep" {}
+`),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			PreConfig: func() {
+				ctx, cancel := bg()
+				defer cancel()
+				if err := e.client.DeleteLoadBalancer(ctx, foreign.ID); err != nil {
+					t.Fatal(err)
+				}
 			},
-			{
-				PreConfig: func() {
-					ctx, cancel := bg()
-					defer cancel()
-					if err := e.client.DeleteLoadBalancer(ctx, foreign.ID); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: e.config(`
+			Config: e.config(`
 resource "terraform_data" "keep" {}
 `),
-				Check: func(*terraform.State) error {
-					ctx, cancel := bg()
-					defer cancel()
-					if _, err := e.client.GetTargetPool(ctx, poolID); !exampleapi.IsNotFound(err) {
-						return fmt.Errorf("pool %s not deleted: %v", poolID, err)
-					}
-					return nil
-				},
+			Check: func(*terraform.State) error {
+				ctx, cancel := bg()
+				defer cancel()
+				if _, err := e.client.GetTargetPool(ctx, poolID); !exampleapi.IsNotFound(err) {
+					return fmt.Errorf("pool %s not deleted: %v", poolID, err)
+				}
+				return nil
 			},
 		},
 	})
@@ -361,12 +328,10 @@ func TestAccTargetPool_adoptOnNameConflict(t *testing.T) {
 			{
 				Config: e.config(poolConfig("workers", "orphan", adopt+`
   tags = { cluster = "c1" }`, a.ID, b.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionCreate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringExact(orphan.ID)),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(2)),
+				ConfigPlanChecks: beforeApply(planCreate(poolAddr)),
+				ConfigStateChecks: stateChecks{
+					stateIs(poolAddr, "id", orphan.ID),
+					stateIs(poolAddr, "targets", setLen(2)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					e.checkPool(func(tp *exampleapi.TargetPool) error {
@@ -436,36 +401,30 @@ import {
 `, id)
 	}
 
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy: func(*terraform.State) error {
-			ctx, cancel := bg()
-			defer cancel()
-			got, err := e.client.GetTargetPool(ctx, victim.ID)
-			if err != nil || got.Version != victim.Version {
-				return fmt.Errorf("victim %s changed: %+v (%v)", victim.ID, got, err)
-			}
-			return nil
+	accTest(t, func(*terraform.State) error {
+		ctx, cancel := bg()
+		defer cancel()
+		got, err := e.client.GetTargetPool(ctx, victim.ID)
+		if err != nil || got.Version != victim.Version {
+			return fmt.Errorf("victim %s changed: %+v (%v)", victim.ID, got, err)
+		}
+		return nil
+	}, []resource.TestStep{
+		{
+			Config:      e.config(imported("victim", "tp-0000000000000000")),
+			ExpectError: diagRE("Cannot import target pool tp-0000000000000000", "does not exist"),
 		},
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(imported("victim", "tp-0000000000000000")),
-				ExpectError: diagRE("Cannot import target pool tp-0000000000000000", "does not exist"),
-			},
-			{
-				Config: e.config(imported("victim", victim.ID)),
-				ExpectError: diagRE("Cannot import a target pool of another owner", victim.ID, `(name "victim", region ex-west-1)`,
-					`tag "cluster" is "c2", not this configuration's "c1"`),
-			},
-			{
-				Config: e.config(imported("mine", mine.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("id"), knownvalue.StringExact(mine.ID)),
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(a.ID)})),
-				},
+		{
+			Config: e.config(imported("victim", victim.ID)),
+			ExpectError: diagRE("Cannot import a target pool of another owner", victim.ID, `(name "victim", region ex-west-1)`,
+				`tag "cluster" is "c2", not this configuration's "c1"`),
+		},
+		{
+			Config:           e.config(imported("mine", mine.ID)),
+			ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
+			ConfigStateChecks: stateChecks{
+				stateIs(poolAddr, "id", mine.ID),
+				stateIs(poolAddr, "targets", setOf(a.ID)),
 			},
 		},
 	})
@@ -508,16 +467,12 @@ resource "example_target_pool" "p" {
 	steps := append(errorSteps(e.config, cases), resource.TestStep{
 		Config: e.config(poolConfig("workers", "workers", "") + lbConfig("web", `  target_pool_id = example_target_pool.workers.id
   targets        = []`, listenerHTTP)),
-		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownValue(lbAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(0)),
-			statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("targets"), knownvalue.SetSizeExact(0)),
+		ConfigStateChecks: stateChecks{
+			stateIs(lbAddr, "targets", setLen(0)),
+			stateIs(poolAddr, "targets", setLen(0)),
 		},
 	})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkPoolsDestroyed,
-		Steps:                    steps,
-	})
+	accTest(t, e.checkPoolsDestroyed, steps)
 }
 
 // A target removed from a pool with a deregistration delay drains in the
@@ -528,49 +483,41 @@ func TestAccTargetPool_draining(t *testing.T) {
 	b := e.createInstance(t, "node-b", "ex-west-1b", nil)
 	delay := "  deregistration_delay_seconds = 60"
 	var removed time.Time
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		CheckDestroy:             e.checkPoolsDestroyed,
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(poolConfig("workers", "workers", "  deregistration_delay_seconds = 3601", a.ID)),
-				ExpectError: regexp.MustCompile(`deregistration_delay_seconds`),
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
+		{
+			Config:      e.config(poolConfig("workers", "workers", "  deregistration_delay_seconds = 3601", a.ID)),
+			ExpectError: regexp.MustCompile(`deregistration_delay_seconds`),
+		},
+		{
+			Config: e.config(poolConfig("workers", "workers", delay, a.ID, b.ID)),
+			ConfigStateChecks: stateChecks{
+				stateIs(poolAddr, "deregistration_delay_seconds", 60),
 			},
-			{
-				Config: e.config(poolConfig("workers", "workers", delay, a.ID, b.ID)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Int64Exact(60)),
-				},
-				Check: func(*terraform.State) error { removed = time.Now(); return nil },
+			Check: func(*terraform.State) error { removed = time.Now(); return nil },
+		},
+		{
+			Config:           e.config(poolConfig("workers", "workers", delay, a.ID)),
+			ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
+			Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
+				if len(tp.Draining) != 1 || tp.Draining[0].ID != b.ID || tp.Draining[0].Until.Before(removed.Add(59*time.Second)) {
+					return fmt.Errorf("draining %+v, want %s for 60 s", tp.Draining, b.ID)
+				}
+				return nil
+			}),
+		},
+		{
+			// Unset: 0, in place.
+			Config:           e.config(poolConfig("workers", "workers", "", a.ID)),
+			ConfigPlanChecks: beforeApply(planUpdate(poolAddr)),
+			ConfigStateChecks: stateChecks{
+				stateIs(poolAddr, "deregistration_delay_seconds", nil),
 			},
-			{
-				Config: e.config(poolConfig("workers", "workers", delay, a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
-				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
-					if len(tp.Draining) != 1 || tp.Draining[0].ID != b.ID || tp.Draining[0].Until.Before(removed.Add(59*time.Second)) {
-						return fmt.Errorf("draining %+v, want %s for 60 s", tp.Draining, b.ID)
-					}
-					return nil
-				}),
-			},
-			{
-				// Unset: 0, in place.
-				Config: e.config(poolConfig("workers", "workers", "", a.ID)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(poolAddr, tfjsonpath.New("deregistration_delay_seconds"), knownvalue.Null()),
-				},
-				Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
-					if tp.DeregistrationDelaySeconds != 0 {
-						return fmt.Errorf("delay %d in the cloud, want 0", tp.DeregistrationDelaySeconds)
-					}
-					return nil
-				}),
-			},
+			Check: e.checkPool(func(tp *exampleapi.TargetPool) error {
+				if tp.DeregistrationDelaySeconds != 0 {
+					return fmt.Errorf("delay %d in the cloud, want 0", tp.DeregistrationDelaySeconds)
+				}
+				return nil
+			}),
 		},
 	})
 }

@@ -31,10 +31,16 @@ func computedStable(desc string) schema.StringAttribute {
 
 // nameAttribute is a required name that replaces the object when changed.
 func nameAttribute(desc string) schema.StringAttribute {
+	return immutableString(desc, nameValidators()...)
+}
+
+// immutableString is a required string the cloud cannot change: a new
+// value replaces the object.
+func immutableString(desc string, validators ...validator.String) schema.StringAttribute {
 	return schema.StringAttribute{
 		Required:      true,
 		Description:   desc,
-		Validators:    nameValidators(),
+		Validators:    validators,
 		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 	}
 }
@@ -98,10 +104,16 @@ func tagKeyValidators() []validator.String {
 // choiceAttribute is a configuration-only choice of what a create does in
 // a conflict, one of choices, the first being the default.
 func choiceAttribute(desc string, choices ...string) schema.StringAttribute {
+	return defaultedChoice(choices[0], choices, desc)
+}
+
+// defaultedChoice is an optional string, one of choices, def when unset:
+// the provider states the default so plans show real values.
+func defaultedChoice(def string, choices []string, desc string) schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional:    true,
 		Computed:    true,
-		Default:     stringdefault.StaticString(choices[0]),
+		Default:     stringdefault.StaticString(def),
 		Description: desc,
 		Validators:  []validator.String{stringvalidator.OneOf(choices...)},
 	}
