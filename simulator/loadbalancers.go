@@ -183,6 +183,9 @@ func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 		if err := deleteName(tx, kindLoadBalancer, rec.Region, rec.Name); err != nil {
 			return err
 		}
+		if err := dropTraffic(tx, id); err != nil {
+			return err
+		}
 		return storedLBs.drop(tx, id)
 	})
 }

@@ -168,7 +168,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/load-balancers", s.handleListLoadBalancers)
 	api("GET /v1/load-balancers/{id}", s.handleGetLoadBalancer)
 	api("PUT /v1/load-balancers/{id}", s.handleUpdateLoadBalancer)
-	api("DELETE /v1/load-balancers/{id}", s.handleDeleteLoadBalancerAndTraffic)
+	api("DELETE /v1/load-balancers/{id}", s.handleDeleteLoadBalancer)
 	api("POST /v1/load-balancers/{id}/connections", s.handleOpenConnections)
 	api("GET /v1/load-balancers/{id}/connections", s.handleConnections)
 	api("GET /v1/load-balancers/{id}/target-health", s.handleTargetHealth)

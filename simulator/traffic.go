@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,42 +63,17 @@ func putTraffic(tx *bolt.Tx, lbID string, rec *trafficRecord) error {
 	return putJSON(b, lbID, rec)
 }
 
-// dropOrphanTraffic removes the counters of load balancers that no longer
-// exist. It runs after each load balancer delete, which cannot drop them
-// in its own transaction (loadbalancers.go knows nothing of traffic); a
-// crash in between leaves counters that the next delete removes.
-func (c *cloud) dropOrphanTraffic() error {
-	var orphans [][]byte
-	find := func(tx *bolt.Tx) error {
-		orphans = nil
-		b := tx.Bucket(bucketTraffic)
-		if b == nil {
-			return nil
-		}
-		lbs := tx.Bucket(bucketLBs)
-		return b.ForEach(func(k, _ []byte) error {
-			if lbs.Get(k) == nil {
-				orphans = append(orphans, bytes.Clone(k))
-			}
-			return nil
-		})
-	}
-	// Look first in a read transaction: most deletes find nothing to drop
-	// and should not pay for a write.
-	if err := c.view(find); err != nil || len(orphans) == 0 {
-		return err
-	}
-	return c.update(func(tx *bolt.Tx) error {
-		if err := find(tx); err != nil {
-			return err
-		}
-		for _, k := range orphans {
-			if err := tx.Bucket(bucketTraffic).Delete(k); err != nil {
-				return fmt.Errorf("deleting the traffic of %s: %w", k, err)
-			}
-		}
+// dropTraffic removes a load balancer's counters, in the transaction
+// that deletes it.
+func dropTraffic(tx *bolt.Tx, lbID string) error {
+	b := tx.Bucket(bucketTraffic)
+	if b == nil {
 		return nil
-	})
+	}
+	if err := b.Delete([]byte(lbID)); err != nil {
+		return fmt.Errorf("deleting the traffic of %s: %w", lbID, err)
+	}
+	return nil
 }
 
 // lbTargets is where a load balancer sends traffic at one moment.

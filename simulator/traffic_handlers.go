@@ -33,15 +33,3 @@ func (s *Server) handleTargetHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, health)
 }
-
-// handleDeleteLoadBalancerAndTraffic deletes a load balancer, then the
-// connection counters of every load balancer that no longer exists: its
-// own, and any a crash or a failure here left behind (they are unreachable,
-// load balancer ids are never reused). That failure is only logged: the
-// delete was answered, and the next one tries again.
-func (s *Server) handleDeleteLoadBalancerAndTraffic(w http.ResponseWriter, r *http.Request) {
-	s.handleDeleteLoadBalancer(w, r)
-	if err := s.cloud.dropOrphanTraffic(); err != nil {
-		s.log.Error("dropping the traffic of deleted load balancers", "error", err)
-	}
-}
