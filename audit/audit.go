@@ -25,6 +25,9 @@ const (
 	ActionDestroy     = "destroy"
 	ActionForceUnlock = "force-unlock"
 	ActionDrift       = "drift"
+	// ActionDeregister: a node left the target pools (Details: node,
+	// reason, pool, until).
+	ActionDeregister = "deregister"
 )
 
 // Entry is one line of the log.

@@ -1,8 +1,11 @@
 package ccm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // nodeBatch gathers the node changes of a moment (a rotation tainting
@@ -46,14 +50,29 @@ type nodeLifecycle struct {
 	// said is the last event message of each node and pool, so a decision
 	// that holds is not said again at every sync.
 	said map[string]string
+	// decided is each pool's last decision (by pool key), with its delay,
+	// until an apply makes it true (afterPools).
+	decided map[string]decision
+	// draining are the nodes out of a pool whose delay has not ended, by
+	// pool and node; reported is the leaving list last recorded.
+	draining map[string]records.LeavingNode
+	reported []records.LeavingNode
+}
+
+// decision is a pool's decision and the delay its departures drain for.
+type decision struct {
+	deregistration.Decision
+	delay time.Duration
 }
 
 func newNodeLifecycle(cfg *cloudconfig.Config) *nodeLifecycle {
 	return &nodeLifecycle{
-		planner: deregistration.New(cfg.LoadBalancer.TargetPools.Deregistration()),
-		cfg:     cfg,
-		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		said:    map[string]string{},
+		planner:  deregistration.New(cfg.LoadBalancer.TargetPools.Deregistration()),
+		cfg:      cfg,
+		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		said:     map[string]string{},
+		decided:  map[string]decision{},
+		draining: map[string]records.LeavingNode{},
 	}
 }
 
@@ -113,6 +132,7 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 			}
 			d := round.Pool(cands, now)
 			l.lifecycle.report(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
+			l.lifecycle.decide(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
 			if d.Empty() && len(picked) > 0 {
 				klog.ErrorS(nil, "target pool left without targets: no node qualifies", "pool", renderer.PoolKey(s), "selection", s, "nodes", len(picked))
 			}
@@ -145,6 +165,67 @@ func (n *nodeLifecycle) report(pool string, d deregistration.Decision, delay *ti
 	for _, name := range d.Returning {
 		n.tell(name, pool, "ReturningToTargetPool", "Stopped leaving; returns to target pool %s once it has stayed so for %s",
 			pool, n.cfg.LoadBalancer.TargetPools.SettleTime.Duration)
+	}
+}
+
+// decide keeps pool's decision until an apply makes it true.
+func (n *nodeLifecycle) decide(pool string, d deregistration.Decision, delay *time.Duration, clusterDelay time.Duration) {
+	kept := clusterDelay
+	if delay != nil {
+		kept = *delay
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.decided[pool] = decision{d, kept}
+}
+
+// afterPools records, once the pools' run under subj succeeded, the nodes
+// leaving them: waiting for the floor, or draining until their delay ends
+// (from this apply); the plan record shows them (examplectl status) and
+// the audit log has a line per departure. Only what changed is written.
+func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out *engine.Outcome, err error) {
+	if err != nil || out == nil || out.Result == nil {
+		return
+	}
+	n := l.lifecycle
+	now := time.Now()
+	n.mu.Lock()
+	var waiting, departed []records.LeavingNode
+	for pool, d := range n.decided {
+		for _, dep := range d.Removed {
+			if out.Result.FastPath {
+				break
+			}
+			until := now.Add(d.delay)
+			ln := records.LeavingNode{Node: dep.Node, Instance: dep.ID, Pool: pool, Reason: dep.Reason, State: records.LeavingDraining, Since: now, Until: &until}
+			departed = append(departed, ln)
+			if d.delay > 0 {
+				n.draining[pool+"\x00"+dep.Node] = ln
+			}
+		}
+		for _, dep := range d.Waiting {
+			waiting = append(waiting, records.LeavingNode{Node: dep.Node, Instance: dep.ID, Pool: pool, Reason: dep.Reason, State: records.LeavingWaiting, Since: now})
+		}
+		for key, ln := range n.draining {
+			if back := ln.Pool == pool && slices.Contains(d.Targets, ln.Instance); back || !ln.Until.After(now) {
+				delete(n.draining, key)
+			}
+		}
+	}
+	n.decided = map[string]decision{}
+	leaving := append(waiting, slices.Collect(maps.Values(n.draining))...)
+	slices.SortFunc(leaving, func(a, b records.LeavingNode) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.Node, b.Node))
+	})
+	same := slices.EqualFunc(leaving, n.reported, func(a, b records.LeavingNode) bool {
+		return a.Node == b.Node && a.Pool == b.Pool && a.State == b.State && a.Reason == b.Reason
+	})
+	if !same {
+		n.reported = leaving
+	}
+	n.mu.Unlock()
+	if !same || len(departed) > 0 {
+		l.board.ReportLeaving(ctx, subj, out.Workspace, leaving, departed)
 	}
 }
 
@@ -234,6 +315,7 @@ func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
 	out, err := l.engine.SyncTargetPools(ctx, l.members(nil), rv)
 	if out != nil {
 		l.board.Report(ctx, subj, out, err)
+		l.afterPools(ctx, subj, out, err)
 	}
 	return err
 }

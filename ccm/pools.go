@@ -50,6 +50,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
 	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes), rv)
 	l.board.Report(ctx, subj, out, err)
+	l.afterPools(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
@@ -137,6 +138,7 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes), rv)
 	if out != nil {
 		l.board.Report(ctx, subj, out, err)
+		l.afterPools(ctx, subj, out, err)
 	}
 	if err == nil && len(idle) > 0 {
 		klog.InfoS("target pools destroyed: no Service selects them", "selections", idle)

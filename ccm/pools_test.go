@@ -1,10 +1,17 @@
 package ccm
 
 import (
+	"maps"
 	"strings"
 	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 )
 
 // A tenant's node selection gets a pool of its own only while the
@@ -30,5 +37,39 @@ func TestNewPoolRefused(t *testing.T) {
 				t.Errorf("newPoolRefused = %q; want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// A pool drains for the longest delay its Services ask for; a Service
+// without the annotation asks for the cluster's. Another selection's
+// Services do not count.
+func TestPoolDelays(t *testing.T) {
+	cfg := &cloudconfig.Config{}
+	cfg.LoadBalancer.TargetPools.DeregistrationDelay = &cloudconfig.Duration{Duration: 30 * time.Second}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	svc := func(name string, ann map[string]string) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: ann}, Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
+	}
+	for _, s := range []*v1.Service{
+		svc("short", map[string]string{string(annotations.LBDeregistrationDelay): "5s"}),
+		svc("plain", nil),
+		svc("web-long", map[string]string{string(annotations.LBDeregistrationDelay): "2m", string(annotations.LBNodeSelector): "role=web"}),
+		svc("web-none", map[string]string{string(annotations.LBDeregistrationDelay): "0s", string(annotations.LBNodeSelector): "role=web"}),
+		svc("db", map[string]string{string(annotations.LBDeregistrationDelay): "1s", string(annotations.LBNodeSelector): "role=db"}),
+		svc("broken", map[string]string{string(annotations.LBDeregistrationDelay): "2h"}),
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cluster-ip", Annotations: map[string]string{string(annotations.LBDeregistrationDelay): "10m"}}},
+	} {
+		if err := idx.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &loadBalancers{cfg: cfg, groups: &groups{services: idx}}
+	got := map[string]time.Duration{}
+	for sel, d := range l.poolDelays() {
+		got[sel] = *d
+	}
+	want := map[string]time.Duration{"": 30 * time.Second, "role=web": 2 * time.Minute, "role=db": time.Second}
+	if !maps.Equal(got, want) {
+		t.Errorf("poolDelays = %v, want %v", got, want)
 	}
 }

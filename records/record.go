@@ -218,8 +218,33 @@ type Record struct {
 	// waiting: also those it would apply), primary first; empty for other
 	// objects.
 	Members []objectref.Ref `json:"members,omitempty"`
+	// Leaving are the nodes leaving the target pools (the pools' record
+	// only): those the floor keeps for now, and those draining.
+	Leaving []LeavingNode `json:"leaving,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// States of a LeavingNode.
+const (
+	// LeavingWaiting: the floor of healthy targets keeps it in the pool.
+	LeavingWaiting = "waiting"
+	// LeavingDraining: out of the pool; its open connections are kept,
+	// with no new ones, until Until.
+	LeavingDraining = "draining"
+)
+
+// LeavingNode is a node leaving a target pool.
+type LeavingNode struct {
+	Node string `json:"node"`
+	// Instance is the node's instance (i-...), the pool's target.
+	Instance string `json:"instance"`
+	Pool     string `json:"pool"`
+	Reason   string `json:"reason"`
+	State    string `json:"state"`
+	// Since is when it was seen waiting, or left the pool.
+	Since time.Time  `json:"since"`
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // LastApply is the last successful apply of an object.

@@ -19,6 +19,7 @@ const (
 	routesPlan    = "plan-2a2a2a2a2a2a"
 	dbDenied      = "plan-3a3a3a3a3a3a"
 	groupPlan     = "plan-4a4a4a4a4a4a"
+	poolsPlan     = "plan-5a5a5a5a5a5a"
 	apiLockID     = "9d3e2c1a-7b6f-4e5d-8c2b-1a0f9e8d7c6b"
 )
 
@@ -61,10 +62,11 @@ const webAppliedText = `Plan: 3 to add, 0 to change, 0 to destroy.
 // approvers required, a plan awaiting approval with one), api (auto, failed
 // on a state lock) and db (a plan a policy rule denies), the route set
 // (manual, awaiting approval), and the load balancer group front (web and
-// api share it; a destroy awaiting approval).
+// api share it; a destroy awaiting approval), and the target pools (one
+// node draining, one waiting for the floor).
 type fixtures struct {
 	web, api, db, routes  *records.Record
-	group                 *records.Record
+	group, pools          *records.Record
 	webSvc, apiSvc, dbSvc *corev1.Service
 }
 
@@ -167,7 +169,24 @@ func (s *scope) fixtures() *fixtures {
 		}},
 		UpdatedAt: ago(90 * time.Second),
 	}
-	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes, f.group} {
+	until := ago(-20 * time.Second)
+	f.pools = &records.Record{
+		Object:    objectref.TargetPools,
+		Workspace: "demo-targetpools-cluster-1f2e3d4c",
+		Policy:    "auto",
+		Files:     map[string]string{"main.tf": "# target pools\n"},
+		Plans: []records.Plan{{
+			ID: poolsPlan, Kind: records.KindChange, HCLHash: "f5f5f5f5",
+			Summary: runner.PlanSummary{Change: 1}, Policy: "auto", Outcome: records.Applied,
+			PlannedAt: ago(10 * time.Second), DecidedAt: decidedAgo(10 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
+		}},
+		Leaving: []records.LeavingNode{
+			{Node: "node-b", Instance: "i-0b0b0b0b0b0b0b0b", Pool: "all", Reason: "drain under way", State: records.LeavingDraining, Since: ago(10 * time.Second), Until: &until},
+			{Node: "node-c", Instance: "i-0c0c0c0c0c0c0c0c", Pool: "all", Reason: "autoscaler deletion taint", State: records.LeavingWaiting, Since: ago(10 * time.Second)},
+		},
+		UpdatedAt: ago(10 * time.Second),
+	}
+	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes, f.group, f.pools} {
 		s.save(r)
 	}
 	return f

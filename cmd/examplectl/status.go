@@ -30,7 +30,9 @@ lock the controller could not take, and the age of the latest plan. The
 OBJECT column is what plan, history, approve and unlock take. -o wide adds
 the workspace (the key of the record's objects and of the Terraform state)
 and a group's members (the first sets its load balancer);
--o json has everything, the latest plan in full.`,
+-o json has everything, the latest plan in full. After the objects come
+the nodes leaving the target pools: waiting while the floor of healthy
+targets keeps them, or draining (no new connections) until when.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output, true); err != nil {
@@ -59,8 +61,10 @@ type statusItem struct {
 	Drift             *records.Drift    `json:"drift,omitempty"`
 	Lock              *records.LockInfo `json:"lock,omitempty"`
 	// Members are a load balancer group's member Services.
-	Members   []objectref.Ref `json:"members,omitempty"`
-	UpdatedAt time.Time       `json:"updatedAt"`
+	Members []objectref.Ref `json:"members,omitempty"`
+	// Leaving are the nodes leaving the target pools (their record only).
+	Leaving   []records.LeavingNode `json:"leaving,omitempty"`
+	UpdatedAt time.Time             `json:"updatedAt"`
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
@@ -71,7 +75,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
 		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock,
-			Members: r.Members, UpdatedAt: r.UpdatedAt}
+			Members: r.Members, Leaving: r.Leaving, UpdatedAt: r.UpdatedAt}
 		if plans := sortPlans(r); len(plans) > 0 {
 			it.LastPlan = &plans[0]
 		}
@@ -116,6 +120,33 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
 		row(tw, cells(it.Object.Arg(), it.Workspace, orDash(it.Policy), plan, outcome, changes,
 			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned), membersCell(it.Members))...)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeLeaving(stdout, items)
+}
+
+// writeLeaving lists the nodes leaving the target pools, after the
+// objects: waiting for the floor of healthy targets, or draining (out of
+// the pool, open connections kept) until when.
+func writeLeaving(w io.Writer, items []statusItem) error {
+	var leaving []records.LeavingNode
+	for _, it := range items {
+		leaving = append(leaving, it.Leaving...)
+	}
+	if len(leaving) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nNodes leaving the target pools:")
+	tw := newTable(w)
+	row(tw, "NODE", "INSTANCE", "POOL", "STATE", "REASON", "SINCE", "UNTIL")
+	for _, l := range leaving {
+		until := "-"
+		if l.Until != nil {
+			until = stamp(*l.Until)
+		}
+		row(tw, l.Node, l.Instance, l.Pool, l.State, l.Reason, age(l.Since), until)
 	}
 	return tw.Flush()
 }

@@ -47,6 +47,9 @@ func testStatus(t *testing.T, s *scope) {
 		for _, m := range it.Members {
 			line += " member " + m.Namespace + "/" + m.Name
 		}
+		for _, l := range it.Leaving {
+			line += " leaving " + l.Node + " " + l.State
+		}
 		line += fmt.Sprintf(" required %d", it.RequiredApprovals)
 		got = append(got, line)
 	}
@@ -58,6 +61,7 @@ func testStatus(t *testing.T, s *scope) {
 			" require-approval: type-change: the load balancer type changes: clients reconnect required 2",
 		"group:status-shop/front auto " + groupPlan + " awaiting-approval require-approval: load-balancer-replace: the plan replaces a load balancer" +
 			" member status-shop/web member status-shop/api required 1",
+		"pools auto " + poolsPlan + " applied leaving node-b draining leaving node-c waiting required 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status -o json:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -82,7 +82,8 @@ func benchServices() int {
 // BenchmarkManyServices: n Services created at once until all have an
 // address; a restart with an empty work directory until every Service was
 // answered again (and how many terraform processes that took); one node
-// joining until every load balancer targets it.
+// joining until every load balancer targets it; that node drained until
+// it is deregistered (draining) from every load balancer's pool.
 func BenchmarkManyServices(b *testing.B) {
 	o := benchOptions()
 	o.provisionDelay, o.lbPublicPrefix = 100*time.Millisecond, netip.MustParsePrefix("198.18.0.0/16")
@@ -154,7 +155,32 @@ func BenchmarkManyServices(b *testing.B) {
 	b.ReportMetric(time.Since(start).Seconds(), "node-join-all-updated-s")
 	b.ReportMetric(float64(e.countLog(`"terraform apply starting"`)), "node-join-applies")
 	b.ReportMetric(float64(e.procs.Total(b)-before), "node-join-tf-procs")
-	// The restarted controller: it answered every Service and took the node in.
+
+	// The node is drained: from its drain taint until it is draining in
+	// the pool every load balancer forwards to.
+	before, applies := e.procs.Total(b), e.applies()
+	start = time.Now()
+	e.drainNode("node-b", true)
+	eventuallyEvery(b, 5*time.Minute, 100*time.Millisecond, "the drained node deregistered", func() error {
+		for _, p := range e.pools() {
+			if slices.Contains(p.Targets, id) || !slices.ContainsFunc(p.Draining, func(d exampleapi.DrainingTarget) bool { return d.ID == id }) {
+				return fmt.Errorf("pool %s: targets %v, draining %v", p.Name, p.Targets, p.Draining)
+			}
+		}
+		return nil
+	})
+	b.ReportMetric(time.Since(start).Seconds(), "node-drain-deregistered-s")
+	b.ReportMetric(float64(e.applies()-applies), "node-drain-applies")
+	b.ReportMetric(float64(e.procs.Total(b)-before), "node-drain-tf-procs")
+	lbs, err := e.api.ListLoadBalancers(ctx(b), exampleapi.LoadBalancerFilter{})
+	must(b, err)
+	for _, lb := range lbs {
+		if lb.TargetPoolID == "" {
+			b.Fatalf("load balancer %s lists its targets: the drain did not reach it through a pool", lb.ID)
+		}
+	}
+	// The restarted controller: it answered every Service, took the node
+	// in and drained it out.
 	b.ReportMetric(e.ccmRSSMiB(), "restarted-ccm-peak-rss-MiB")
 }
 

@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -67,6 +68,8 @@ type options struct {
 	tlsResync string
 	// poolsPrune is loadBalancer.targetPools.pruneInterval (default 10m).
 	poolsPrune string
+	// targetPools are more loadBalancer.targetPools settings.
+	targetPools map[string]any
 	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
@@ -215,8 +218,15 @@ func newEnv(t testing.TB, o options) *env {
 	if o.tlsResync != "" {
 		lb["tlsSecrets"] = map[string]any{"resyncInterval": o.tlsResync}
 	}
+	pools := maps.Clone(o.targetPools)
 	if o.poolsPrune != "" {
-		lb["targetPools"] = map[string]any{"pruneInterval": o.poolsPrune}
+		if pools == nil {
+			pools = map[string]any{}
+		}
+		pools["pruneInterval"] = o.poolsPrune
+	}
+	if pools != nil {
+		lb["targetPools"] = pools
 	}
 	// The binary is given by path, as the shipped config does: the
 	// controller then runs nothing to find it.
