@@ -23,7 +23,12 @@ type NodeInstance struct {
 // targets picks the instance ids of the nodes the load balancer forwards
 // to, sorted: those picked, less the excluded.
 func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]string, []string) {
-	picked, warnings := pick(nodes, selector, region)
+	return targetIDs(pick(nodes, selector, region))
+}
+
+// targetIDs are the instances of picked nodes less the excluded ones,
+// sorted, with warnings (one more when none is left).
+func targetIDs(picked []NodeInstance, warnings []string) ([]string, []string) {
 	var ids []string
 	for _, p := range picked {
 		if _, excluded := p.Node.Labels[ExcludeLabel]; !excluded {

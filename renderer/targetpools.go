@@ -73,16 +73,7 @@ func PoolTargets(nodes []*corev1.Node, selection, region string) ([]string, []st
 	if err != nil {
 		return nil, nil, err
 	}
-	var ids []string
-	for _, p := range picked {
-		if _, excluded := p.Node.Labels[ExcludeLabel]; !excluded {
-			ids = append(ids, p.ID)
-		}
-	}
-	slices.Sort(ids)
-	if len(ids) == 0 {
-		warnings = append(warnings, "no node qualifies as a target: the load balancer will have no targets")
-	}
+	ids, warnings := targetIDs(picked, warnings)
 	return ids, warnings, nil
 }
 
