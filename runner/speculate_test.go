@@ -16,9 +16,7 @@ func TestSpeculate(t *testing.T) {
 	statePath := filepath.Join(t.TempDir(), "s.tfstate")
 	job := e.job(t, "s", lbModule{name: "s", backend: statePath})
 	job.DeleteState = func(context.Context) error { return os.Remove(statePath) }
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.ensure(t, job)
 	before, err := os.ReadFile(statePath)
 	must(t, err)
 	upd := e.job(t, "s", lbModule{name: "s", port: 81, backend: statePath})
