@@ -85,6 +85,14 @@ func serviceLocation(t *testing.T, cfg state.Config, name string) *state.Locatio
 	return tg
 }
 
+// localJob is the job of key with its state in a file of its own, and
+// that file's path.
+func (e *env) localJob(t *testing.T, key string) (runner.Job, string) {
+	t.Helper()
+	statePath := filepath.Join(t.TempDir(), key+".tfstate")
+	return e.job(t, key, lbModule{name: key, backend: statePath}), statePath
+}
+
 // ensure runs job, failing the test on an error.
 func (e *env) ensure(t *testing.T, job runner.Job) *runner.Result {
 	t.Helper()
