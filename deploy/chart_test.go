@@ -235,15 +235,11 @@ func renderingObjects(t *testing.T, r rendering) []runtime.Object {
 // allObjects is the base plus every component.
 func allObjects(t *testing.T) []runtime.Object {
 	t.Helper()
-	objs, err := deploy.Objects()
+	objs, err := deploy.WithComponents(deploy.ServiceAuthor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := deploy.Component(deploy.ServiceAuthor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(objs, c...)
+	return objs
 }
 
 // find returns the objects of type T.

@@ -111,6 +111,23 @@ func Component(name string) ([]runtime.Object, error) {
 	return objectsOf(dir)
 }
 
+// WithComponents decodes the objects of the base followed by those of
+// the named components, as applied in that order.
+func WithComponents(names ...string) ([]runtime.Object, error) {
+	objs, err := Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		c, err := Component(name)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, c...)
+	}
+	return objs, nil
+}
+
 func objectsOf(dir string) ([]runtime.Object, error) {
 	k, err := readKustomization(dir)
 	if err != nil {

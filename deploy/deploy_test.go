@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -453,6 +454,23 @@ func webhooks(t *testing.T, r rendering) {
 	check("ValidatingWebhookConfiguration", v.Name, vw.ClientConfig, ccm.PreviewPath, vw.Rules, vw.MatchConditions, vw.FailurePolicy, vw.SideEffects, vw.TimeoutSeconds, vw.AdmissionReviewVersions)
 }
 
+// updateObject reads the object name, changes it with set and writes it
+// back, as another writer would.
+func updateObject[T any](t *testing.T, client interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}, name string, set func(T)) {
+	t.Helper()
+	obj, err := client.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set(obj)
+	if _, err := client.Update(t.Context(), obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Re-applying the webhook configurations keeps the CA bundle the
 // controller (or cert-manager) injected: the manifests carry none.
 func TestApplyKeepsInjectedCABundle(t *testing.T) {
@@ -470,28 +488,16 @@ func TestApplyKeepsInjectedCABundle(t *testing.T) {
 	}
 	api := client.AdmissionregistrationV1()
 	ca := []byte("injected CA")
-	m, err := api.MutatingWebhookConfigurations().Get(t.Context(), cloudconfig.MutatingWebhookName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Webhooks[0].ClientConfig.CABundle = ca
-	if _, err := api.MutatingWebhookConfigurations().Update(t.Context(), m, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := api.ValidatingWebhookConfigurations().Get(t.Context(), cloudconfig.ValidatingWebhookName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Webhooks[0].ClientConfig.CABundle = ca
-	if _, err := api.ValidatingWebhookConfigurations().Update(t.Context(), v, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	updateObject(t, api.MutatingWebhookConfigurations(), cloudconfig.MutatingWebhookName,
+		func(m *admissionv1.MutatingWebhookConfiguration) { m.Webhooks[0].ClientConfig.CABundle = ca })
+	updateObject(t, api.ValidatingWebhookConfigurations(), cloudconfig.ValidatingWebhookName,
+		func(v *admissionv1.ValidatingWebhookConfiguration) { v.Webhooks[0].ClientConfig.CABundle = ca })
 
 	if err := deploy.Apply(t.Context(), client, hooks); err != nil {
 		t.Fatal(err)
 	}
-	m, _ = api.MutatingWebhookConfigurations().Get(t.Context(), cloudconfig.MutatingWebhookName, metav1.GetOptions{})
-	v, _ = api.ValidatingWebhookConfigurations().Get(t.Context(), cloudconfig.ValidatingWebhookName, metav1.GetOptions{})
+	m, _ := api.MutatingWebhookConfigurations().Get(t.Context(), cloudconfig.MutatingWebhookName, metav1.GetOptions{})
+	v, _ := api.ValidatingWebhookConfigurations().Get(t.Context(), cloudconfig.ValidatingWebhookName, metav1.GetOptions{})
 	if string(m.Webhooks[0].ClientConfig.CABundle) != string(ca) || string(v.Webhooks[0].ClientConfig.CABundle) != string(ca) {
 		t.Errorf("caBundles after re-applying: %q and %q, want %q kept", m.Webhooks[0].ClientConfig.CABundle, v.Webhooks[0].ClientConfig.CABundle, ca)
 	}

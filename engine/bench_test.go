@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,19 +40,7 @@ func cpuTime() time.Duration {
 // processes per op (the targets: create ≤ 0.8 s median, no-op ≤ 1 ms with
 // 0 processes).
 func measure(b *testing.B, f *fixture, op func(i int)) {
-	walls := make([]time.Duration, 0, b.N)
-	cpu0, procs0 := cpuTime(), f.procs.Total(b)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		op(i)
-		walls = append(walls, time.Since(start))
-	}
-	b.StopTimer()
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	b.ReportMetric(walls[len(walls)/2].Seconds(), "wall-s/op(median)")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
-	b.ReportMetric(float64(f.procs.Total(b)-procs0)/float64(b.N), "tf-procs/op")
+	measureFigures(b, func() int64 { return f.procs.Total(b) }, op)
 }
 
 func BenchmarkLoadBalancer(b *testing.B) {

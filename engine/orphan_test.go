@@ -29,25 +29,46 @@ func orphanFinder(f **fixture) func(context.Context, string, map[string]string) 
 	}
 }
 
+// leaveOrphan creates what a killed first apply leaves behind: a load
+// balancer of that name and owner tags that no record knows.
+func (f *fixture) leaveOrphan(t *testing.T, name string, tags map[string]string) *exampleapi.LoadBalancer {
+	t.Helper()
+	lb, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		Name: name, Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
+		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Tags:      tags,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}
+
+// serviceOwnerTags are the owner tags of svc's load balancer.
+func serviceOwnerTags(svc *corev1.Service) map[string]string {
+	return map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)}
+}
+
+// checkOrphanDestroyed checks that a removal (what) recovered the orphan
+// into its state and destroyed it.
+func (f *fixture) checkOrphanDestroyed(t *testing.T, what string, out *engine.Outcome, err error) {
+	t.Helper()
+	if err != nil || out.Recovered == "" || out.Applied == nil || !out.Applied.Destroy {
+		t.Fatalf("%s: %+v %v", what, out, err)
+	}
+	if n := f.countLBs(t); n != 0 {
+		t.Fatalf("%d load balancers left", n)
+	}
+}
+
 func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	svc := service("orphaned", 80)
 	// What the killed apply created: the Service's name and owner tags.
-	if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
-		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
 	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
-	if err != nil || out.Recovered == "" || out.Applied == nil || !out.Applied.Destroy {
-		t.Fatalf("delete: %+v %v", out, err)
-	}
-	if n := f.countLBs(t); n != 0 {
-		t.Fatalf("%d load balancers left", n)
-	}
+	f.checkOrphanDestroyed(t, "delete", out, err)
 }
 
 // The service controller asks GetLoadBalancer before a deletion, and
@@ -60,14 +81,7 @@ func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
 		t.Fatalf("nothing created yet: exists=%v %v", exists, err)
 	}
-	lb, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
-		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
 	if got, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.ID != lb.ID {
 		t.Fatalf("an unrecorded load balancer: %+v exists=%v %v", got, exists, err)
 	}
@@ -80,18 +94,7 @@ func TestRemoveGroupDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	g := renderer.Group{Namespace: "default", Name: "shop", Members: []*corev1.Service{service("a", 80)}}
-	if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
-		Name: renderer.GroupLoadBalancerName("test", "default", "shop"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      renderer.GroupOwnerTags("default", "shop", "test"),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	f.leaveOrphan(t, renderer.GroupLoadBalancerName("test", "default", "shop"), renderer.GroupOwnerTags("default", "shop", "test"))
 	out, err := f.eng.RemoveGroup(ctxT(t), g, auto)
-	if err != nil || out.Recovered == "" || out.Applied == nil || !out.Applied.Destroy {
-		t.Fatalf("remove: %+v %v", out, err)
-	}
-	if n := f.countLBs(t); n != 0 {
-		t.Fatalf("%d load balancers left", n)
-	}
+	f.checkOrphanDestroyed(t, "remove", out, err)
 }

@@ -210,10 +210,7 @@ func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupRepo
 		"Members, the first setting the load balancer: " + strings.Join(names, ", ") + ".",
 		"Do not edit: the controller rewrites this file whenever a member or the nodes change.",
 	}
-	if h := moduleHeader(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource); h != "" {
-		header = append(header, h)
-	}
-	r, err := newRoot(cfg, header)
+	r, err := newModuleRoot(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource, header...)
 	if err != nil {
 		return nil, rep, err
 	}

@@ -55,6 +55,15 @@ type root struct {
 	body *hclwrite.Body
 }
 
+// newModuleRoot is newRoot for a root module calling the module src (the
+// shipped one: shipped): header, then where the module comes from.
+func newModuleRoot(cfg Config, src ModuleSource, shipped string, header ...string) (*root, error) {
+	if h := moduleHeader(cfg, src, shipped); h != "" {
+		header = append(header, h)
+	}
+	return newRoot(cfg, header)
+}
+
 func newRoot(cfg Config, header []string) (*root, error) {
 	r := &root{cfg: cfg, file: hclwrite.NewEmptyFile()}
 	r.body = r.file.Body()

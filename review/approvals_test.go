@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -49,15 +48,7 @@ var web = objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "w
 
 // approvalObj is a PlanApproval; groups, when given, are its approver's.
 func approvalObj(name string, ref objectref.Ref, planID, approver string, created time.Time, groups ...string) *unstructured.Unstructured {
-	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.PlanApprovalSpec{Object: ref, PlanID: planID, Approver: approver, ApproverGroups: groups})
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion(reviewapi.GroupVersion.String())
-	u.SetKind(reviewapi.KindPlanApproval)
-	u.SetNamespace("example-ccm")
-	u.SetName(name)
-	u.SetUID(types.UID("u-" + name))
-	u.SetCreationTimestamp(metav1.NewTime(created))
-	return u
+	return reviewObj(reviewapi.KindPlanApproval, name, &reviewapi.PlanApprovalSpec{Object: ref, PlanID: planID, Approver: approver, ApproverGroups: groups}, created)
 }
 
 func TestApprovalDecisions(t *testing.T) {

@@ -166,14 +166,20 @@ func planAt(t *testing.T, id string, add int, created time.Time) *runner.Plan {
 }
 
 func stateUnlockObj(name string, ref objectref.Ref, lockID, requester string) *unstructured.Unstructured {
-	spec, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&reviewapi.StateUnlockSpec{Object: ref, LockID: lockID, Requester: requester})
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	return reviewObj(reviewapi.KindStateUnlock, name, &reviewapi.StateUnlockSpec{Object: ref, LockID: lockID, Requester: requester}, time.Now())
+}
+
+// reviewObj is a review.example.com object of kind in the controller's
+// namespace, with spec, made at created.
+func reviewObj(kind, name string, spec any, created time.Time) *unstructured.Unstructured {
+	content, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": content}}
 	u.SetAPIVersion(reviewapi.GroupVersion.String())
-	u.SetKind(reviewapi.KindStateUnlock)
+	u.SetKind(kind)
 	u.SetNamespace("example-ccm")
 	u.SetName(name)
 	u.SetUID(types.UID("u-" + name))
-	u.SetCreationTimestamp(metav1.Now())
+	u.SetCreationTimestamp(metav1.NewTime(created))
 	return u
 }
 

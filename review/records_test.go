@@ -106,6 +106,12 @@ func TestUpdateRecord(t *testing.T) {
 	deny := policy.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
 	manual, auto := annotations.ApplyManual, annotations.ApplyAuto
 	var aliceAt time.Time
+	// The plans kept from p5's apply on, while nothing new is planned.
+	sinceP5 := []wantPlan{
+		{id: p5.ID, outcome: records.Applied},
+		{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
+		{id: p3.ID, outcome: records.Denied},
+	}
 	steps := []struct {
 		name    string
 		out     *engine.Outcome
@@ -201,44 +207,28 @@ func TestUpdateRecord(t *testing.T) {
 			}
 		},
 	}, {
-		name: "applied; the lock is gone",
-		out:  &engine.Outcome{Policy: auto, Planned: p5, Applied: p5, Result: result(p5)},
-		plans: []wantPlan{
-			{id: p5.ID, outcome: records.Applied},
-			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
-			{id: p3.ID, outcome: records.Denied},
-		},
+		name:    "applied; the lock is gone",
+		out:     &engine.Outcome{Policy: auto, Planned: p5, Applied: p5, Result: result(p5)},
+		plans:   sinceP5,
 		applied: p5.ID,
 	}, {
-		name: "a held lock again, before planning",
-		out:  &engine.Outcome{Policy: auto},
-		err:  &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
-		plans: []wantPlan{
-			{id: p5.ID, outcome: records.Applied},
-			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
-			{id: p3.ID, outcome: records.Denied},
-		},
+		name:    "a held lock again, before planning",
+		out:     &engine.Outcome{Policy: auto},
+		err:     &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
+		plans:   sinceP5,
 		applied: p5.ID,
 		lock:    "9296823b-0ebb-7d08-bd17-217709d58ae3",
 	}, {
 		// Converged without an apply: no lock stopped it, whatever one
 		// was seen before.
-		name: "no changes: nothing recorded but the last apply",
-		out:  &engine.Outcome{Policy: auto, Planned: p0, Result: result(p0)},
-		plans: []wantPlan{
-			{id: p5.ID, outcome: records.Applied},
-			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
-			{id: p3.ID, outcome: records.Denied},
-		},
+		name:    "no changes: nothing recorded but the last apply",
+		out:     &engine.Outcome{Policy: auto, Planned: p0, Result: result(p0)},
+		plans:   sinceP5,
 		applied: p0.ID,
 	}, {
-		name: "the fast path writes no last apply",
-		out:  &engine.Outcome{Policy: auto, Result: &runner.Result{FastPath: true, Outputs: outputs}},
-		plans: []wantPlan{
-			{id: p5.ID, outcome: records.Applied},
-			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
-			{id: p3.ID, outcome: records.Denied},
-		},
+		name:    "the fast path writes no last apply",
+		out:     &engine.Outcome{Policy: auto, Result: &runner.Result{FastPath: true, Outputs: outputs}},
+		plans:   sinceP5,
 		applied: p0.ID,
 	}, {
 		name: "a decided plan planned again is a new entry",

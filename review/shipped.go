@@ -18,16 +18,12 @@ import (
 // policies deploy/ ships (the base and its components), by policy name,
 // white space folded.
 var shippedValidations = sync.OnceValues(func() (map[string][]string, error) {
-	objs, err := deploy.Objects()
-	if err != nil {
-		return nil, err
-	}
-	author, err := deploy.Component(deploy.ServiceAuthor)
+	objs, err := deploy.WithComponents(deploy.ServiceAuthor)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]string{}
-	for _, o := range append(objs, author...) {
+	for _, o := range objs {
 		if p, ok := o.(*admissionv1.ValidatingAdmissionPolicy); ok {
 			for _, v := range p.Spec.Validations {
 				out[p.Name] = append(out[p.Name], fold(v.Expression))

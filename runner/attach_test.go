@@ -33,8 +33,7 @@ func TestProviderModes(t *testing.T) {
 					must(t, os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644))
 				}
 			})
-			statePath := filepath.Join(t.TempDir(), "m.tfstate")
-			job := e.job(t, "m", lbModule{name: "m", backend: statePath})
+			job, statePath := e.localJob(t, "m")
 			res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{PlanText: true})
 			if err != nil {
 				t.Fatal(err)
@@ -124,7 +123,7 @@ func TestSavedPlanAcrossModes(t *testing.T) {
 // two configurations would be configured on one server at once.
 func TestAttachedRefusesTwoProviderConfigs(t *testing.T) {
 	e := newEnv(t, nil)
-	job := e.job(t, "two", lbModule{name: "two", backend: filepath.Join(t.TempDir(), "two.tfstate")})
+	job, _ := e.localJob(t, "two")
 	job.Files["east.tf"] = []byte("provider \"example\" {\n  alias  = \"east\"\n  region = \"ex-east-1\"\n}\n")
 	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
 	if err == nil || !strings.Contains(err.Error(), `2 provider "example" configurations`) || !strings.Contains(err.Error(), `"spawned"`) {

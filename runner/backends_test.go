@@ -212,15 +212,18 @@ func TestBackendSuite(t *testing.T) {
 	}
 }
 
+// httpLocation is where the http backend srv keeps the state of the
+// Service default/name.
+func httpLocation(t *testing.T, srv *testhttpbackend.Server, name string) *state.Location {
+	t.Helper()
+	return serviceLocation(t, state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, name)
+}
+
 // A lock left by a crashed holder is forced open once it is older than
 // StaleLockAge; a younger one is reported as ErrStateLocked.
 func TestStaleLockIsForcedOpen(t *testing.T) {
 	srv := testhttpbackend.Start(t)
-	backends, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "locked"})
+	tg := httpLocation(t, srv, "locked")
 	var unlocked []string
 	e := newEnv(t, nil, func(c *runner.Config) {
 		c.LockTimeout = 100 * time.Millisecond
@@ -230,7 +233,7 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	job := e.job(t, tg.Key, lbModule{name: "locked", block: toBlock(tg.Block)})
 	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "crashed-holder-lock", Operation: "OperationTypeApply", Who: "ccm@gone", Created: time.Now()})
 
-	_, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
 	if !errors.Is(err, runner.ErrStateLocked) {
 		t.Fatalf("fresh lock: want ErrStateLocked, got %v", err)
 	}
@@ -281,15 +284,11 @@ func walk(t *testing.T, r *runner.Runner, key string) []file {
 // HeldLock names it from the error and ForceUnlock opens exactly it.
 func TestForceUnlockOnRequest(t *testing.T) {
 	srv := testhttpbackend.Start(t)
-	backends, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "held"})
+	tg := httpLocation(t, srv, "held")
 	e := newEnv(t, nil, func(c *runner.Config) { c.LockTimeout = 100 * time.Millisecond })
 	job := e.job(t, tg.Key, lbModule{name: "held", block: toBlock(tg.Block)})
 	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "dead-holder", Operation: "OperationTypeApply", Who: "ccm@gone", Created: time.Now()})
-	_, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
 	id, _, _, ok := runner.HeldLock(err)
 	if !ok || id != "dead-holder" {
 		t.Fatalf("HeldLock(%v) = %q %v", err, id, ok)

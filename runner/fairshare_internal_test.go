@@ -45,6 +45,19 @@ func queue(t *testing.T, f *fairSlots, wg *sync.WaitGroup, got chan<- string, sh
 	waitFor(t, f, queued)
 }
 
+// servedOrder puts the held slot back and returns the names of the queued
+// waiters in the order they were served.
+func servedOrder(f *fairSlots, held *slot, wg *sync.WaitGroup, got chan string) []string {
+	f.put(held)
+	wg.Wait()
+	close(got)
+	var order []string
+	for name := range got {
+		order = append(order, name)
+	}
+	return order
+}
+
 func TestFairSlotsFreeFirst(t *testing.T) {
 	f := newFairSlots(2)
 	a, err := f.get(context.Background(), "a")
@@ -81,13 +94,7 @@ func TestFairSlotsSecondShareServedBeforeBusyQueue(t *testing.T) {
 	queue(t, f, &wg, got, "b", "b0", n)
 	n++
 	queue(t, f, &wg, got, ClusterShare, "cluster0", n)
-	f.put(held)
-	wg.Wait()
-	close(got)
-	var order []string
-	for name := range got {
-		order = append(order, name)
-	}
+	order := servedOrder(f, held, &wg, got)
 	want := []string{"a0", "b0", "cluster0", "a1", "a2", "a3"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Fatalf("served %v, want %v", order, want)
@@ -108,13 +115,7 @@ func TestFairSlotsRoundRobin(t *testing.T) {
 		n++
 		queue(t, f, &wg, got, q.share, q.name, n)
 	}
-	f.put(held)
-	wg.Wait()
-	close(got)
-	var order []string
-	for name := range got {
-		order = append(order, name)
-	}
+	order := servedOrder(f, held, &wg, got)
 	if want := []string{"a0", "b0", "a1", "b1", "a2"}; fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Fatalf("served %v, want %v", order, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/state"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -67,6 +68,39 @@ type lbModule struct {
 type backendBlock struct {
 	typ   string
 	attrs map[string]cty.Value
+}
+
+// serviceLocation is where the backends of cfg keep the state of the
+// Service default/name.
+func serviceLocation(t *testing.T, cfg state.Config, name string) *state.Location {
+	t.Helper()
+	b, err := state.New(cfg, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// localJob is the job of key with its state in a file of its own, and
+// that file's path.
+func (e *env) localJob(t *testing.T, key string) (runner.Job, string) {
+	t.Helper()
+	statePath := filepath.Join(t.TempDir(), key+".tfstate")
+	return e.job(t, key, lbModule{name: key, backend: statePath}), statePath
+}
+
+// ensure runs job, failing the test on an error.
+func (e *env) ensure(t *testing.T, job runner.Job) *runner.Result {
+	t.Helper()
+	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func (e *env) job(t *testing.T, key string, m lbModule) runner.Job {

@@ -13,9 +13,7 @@ func TestTombstone(t *testing.T) {
 	e := newEnv(t, nil)
 	job := e.job(t, "tomb", lbModule{name: "tomb"})
 	job.Owner = "uid-1"
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.ensure(t, job)
 	if _, err := e.r.Destroy(ctxT(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +40,7 @@ func TestOwnerMismatch(t *testing.T) {
 	e := newEnv(t, nil)
 	job := e.job(t, "owned", lbModule{name: "owned"})
 	job.Owner = "uid-1"
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.ensure(t, job)
 	other := e.job(t, "owned", lbModule{name: "owned", port: 81})
 	other.Owner = "uid-2"
 	if _, err := e.r.Ensure(ctxT(t), other, runner.EnsureOptions{}); !errors.Is(err, runner.ErrOwnerMismatch) {

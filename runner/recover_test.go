@@ -5,7 +5,6 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/runner"
-	"github.com/example/cloud-provider-example/state"
 )
 
 // The backend goes down while an apply creates a load balancer: terraform
@@ -14,11 +13,7 @@ import (
 // (nor left behind, unknown to the state).
 func TestErroredStateIsPushed(t *testing.T) {
 	srv := testhttpbackend.Start(t)
-	backends, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, _ := backends.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: "errored"})
+	tg := httpLocation(t, srv, "errored")
 	e := newEnv(t, nil)
 	job := e.job(t, tg.Key, lbModule{name: "errored", block: toBlock(tg.Block)})
 	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
@@ -33,9 +28,7 @@ func TestErroredStateIsPushed(t *testing.T) {
 		t.Fatal("the apply did not create the load balancer")
 	}
 	srv.FailWrites(false)
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.ensure(t, job)
 	if n := len(e.lbs(t, "errored")); n != 1 {
 		t.Fatalf("%d load balancers named errored after the backend came back", n)
 	}

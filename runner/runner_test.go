@@ -19,13 +19,9 @@ import (
 
 func TestCreateUpdateNoopDestroy(t *testing.T) {
 	e := newEnv(t, nil)
-	statePath := filepath.Join(t.TempDir(), "web.tfstate")
-	job := e.job(t, "web", lbModule{name: "web", backend: statePath})
+	job, statePath := e.localJob(t, "web")
 
-	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := e.ensure(t, job)
 	if !res.Applied || res.Plan.Summary.Add != 1 || res.Output("ipv4") == "" || res.Output("status") != "active" {
 		t.Fatalf("create: applied=%v summary=%+v outputs=%s", res.Applied, res.Plan.Summary, res.Outputs)
 	}
@@ -46,10 +42,7 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 	// Changing a port is an in-place update and needs no new init.
 	inits := e.r.Processes()["init"]
 	upd := e.job(t, "web", lbModule{name: "web", port: 8080, backend: statePath})
-	res3, err := e.r.Ensure(ctxT(t), upd, runner.EnsureOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res3 := e.ensure(t, upd)
 	if res3.Plan.Summary.Change != 1 || res3.Plan.Summary.Add != 0 || res3.Output("id") != res.Output("id") {
 		t.Fatalf("update: %+v outputs %s", res3.Plan.Summary, res3.Outputs)
 	}
@@ -137,8 +130,7 @@ func TestCancelMidApply(t *testing.T) {
 	reqs := simtest.NewRequests()
 	sim := simtest.Start(t, simtest.WithProvisionDelay(20*time.Second), simtest.WithRequests(reqs))
 	e := newEnv(t, sim)
-	statePath := filepath.Join(t.TempDir(), "slow.tfstate")
-	job := e.job(t, "slow", lbModule{name: "slow", backend: statePath})
+	job, statePath := e.localJob(t, "slow")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	polled := make(chan error, 1)
@@ -201,8 +193,7 @@ func TestErrorsCarryDiagnostics(t *testing.T) {
 
 func TestPlanThenApplyExactPlan(t *testing.T) {
 	e := newEnv(t, nil)
-	statePath := filepath.Join(t.TempDir(), "p.tfstate")
-	job := e.job(t, "p", lbModule{name: "p", backend: statePath})
+	job, statePath := e.localJob(t, "p")
 	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -249,10 +240,8 @@ func TestPlanThenApplyExactPlan(t *testing.T) {
 // changes next to the workspace, for reviewers.
 func TestKeepPlanText(t *testing.T) {
 	e := newEnv(t, nil, func(c *runner.Config) { c.KeepPlanText = true })
-	job := e.job(t, "kept", lbModule{name: "kept", backend: filepath.Join(t.TempDir(), "kept.tfstate")})
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	job, _ := e.localJob(t, "kept")
+	e.ensure(t, job)
 	text, err := os.ReadFile(filepath.Join(e.r.WorkDir(), "kept", ".ccm", "last-plan.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -265,10 +254,8 @@ func TestKeepPlanText(t *testing.T) {
 // A record older than MaxAge is not trusted: a real (no-op) plan runs.
 func TestFastPathMaxAge(t *testing.T) {
 	e := newEnv(t, nil)
-	job := e.job(t, "aged", lbModule{name: "aged", backend: filepath.Join(t.TempDir(), "aged.tfstate")})
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	job, _ := e.localJob(t, "aged")
+	e.ensure(t, job)
 	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
 	if err != nil || !res.FastPath {
 		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)

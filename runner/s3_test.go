@@ -19,15 +19,7 @@ import (
 // s3Target is an object's state target on srv's bucket "states".
 func s3Target(t *testing.T, srv *tests3.Server, name string) *state.Location {
 	t.Helper()
-	b, err := state.New(state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
+	return serviceLocation(t, state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}, name)
 }
 
 // s3Lock writes the lock file terraform's s3 backend writes

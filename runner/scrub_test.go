@@ -53,17 +53,10 @@ func noForms(t *testing.T, what, text string, pws ...string) {
 func (e *env) pgRun(t *testing.T, conn, name string, port int64) error {
 	t.Helper()
 	t.Setenv("CCM_SCRUB_PG", conn)
-	b, err := state.New(state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_SCRUB_PG", SchemaName: "ccm"}}, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg := serviceLocation(t, state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_SCRUB_PG", SchemaName: "ccm"}}, name)
 	j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
 	j.Env, j.CLIWorkspace = tg.Env, tg.CLIWorkspace
-	_, err = e.r.Ensure(ctxT(t), j, runner.EnsureOptions{})
+	_, err := e.r.Ensure(ctxT(t), j, runner.EnsureOptions{})
 	return err
 }
 
@@ -105,20 +98,8 @@ func TestScrubPGErrors(t *testing.T) {
 
 	// A held lock: another session holds the advisory lock that every lock
 	// of the pg backend takes too (see pgCreationLock).
-	db, err := sql.Open("postgres", srv.ConnStr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", pgCreationLock(e.tc.Distribution, "ccm")); err != nil {
-		t.Fatal(err)
-	}
-	err = e.pgRun(t, srv.ConnStr, "good", 81)
+	holdPGLock(t, srv.ConnStr, pgCreationLock(e.tc.Distribution, "ccm"))
+	err := e.pgRun(t, srv.ConnStr, "good", 81)
 	if !errors.Is(err, runner.ErrStateLocked) {
 		t.Fatalf("held lock: want ErrStateLocked, got %v", err)
 	}
@@ -144,17 +125,10 @@ func TestScrubHTTPErrors(t *testing.T) {
 	must(t, os.WriteFile(user, []byte("ccm"), 0o600))
 	run := func(pw, name string, port int64) (*state.Location, error) {
 		must(t, os.WriteFile(pass, []byte(pw), 0o600))
-		b, err := state.New(state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: user, PasswordFile: pass}}, state.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, err := b.Location(state.Object{Cluster: "test", Kind: "service", Namespace: "default", Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tg := serviceLocation(t, state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: user, PasswordFile: pass}}, name)
 		j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
 		j.Env = tg.Env
-		_, err = e.r.Ensure(ctxT(t), j, runner.EnsureOptions{})
+		_, err := e.r.Ensure(ctxT(t), j, runner.EnsureOptions{})
 		return tg, err
 	}
 	tg, err := run(hostilePW, "good", 80)
@@ -184,6 +158,27 @@ func TestErrorWithoutDiagnosticsIsScrubbed(t *testing.T) {
 	_, _ = e.r.Ensure(ctxT(t), runner.Job{Key: "scrub", Files: map[string][]byte{"main.tf": []byte("terraform {}\n")}}, runner.EnsureOptions{})
 	err := &runner.Error{Op: "workspace list", Workspace: "w", Err: fmt.Errorf("exit status 1\n\nError: parse %q: invalid", "postgres://ccm:"+hostilePW+"@h/db")}
 	noForms(t, "bare error", err.Error(), hostilePW)
+}
+
+// holdPGLock takes the advisory lock in a session of its own, as another
+// holder would; the session ends with the test, or the caller unlocks on
+// the connection returned.
+func holdPGLock(t *testing.T, connStr string, lock int64) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("postgres", connStr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	conn, err := db.Conn(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // pgCreationLock is the advisory lock the pg backend takes for workspace
@@ -224,20 +219,8 @@ func TestPGWorkspaceCreationWaitsForTheLock(t *testing.T) {
 	default:
 	}
 	before := e.r.Processes()["workspace"]
-	db, err := sql.Open("postgres", srv.ConnStr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	lock := pgCreationLock(e.tc.Distribution, "ccm")
-	if _, err := conn.ExecContext(ctxT(t), "SELECT pg_advisory_lock($1)", lock); err != nil {
-		t.Fatal(err)
-	}
+	conn := holdPGLock(t, srv.ConnStr, lock)
 	released := make(chan bool, 1) // whether a command had found the lock taken
 	go func() {
 		// Release the lock once `workspace new` has found it taken (or

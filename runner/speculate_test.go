@@ -13,12 +13,9 @@ import (
 // directory goes when the object's workspace is destroyed.
 func TestSpeculate(t *testing.T) {
 	e := newEnv(t, nil)
-	statePath := filepath.Join(t.TempDir(), "s.tfstate")
-	job := e.job(t, "s", lbModule{name: "s", backend: statePath})
+	job, statePath := e.localJob(t, "s")
 	job.DeleteState = func(context.Context) error { return os.Remove(statePath) }
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.ensure(t, job)
 	before, err := os.ReadFile(statePath)
 	must(t, err)
 	upd := e.job(t, "s", lbModule{name: "s", port: 81, backend: statePath})

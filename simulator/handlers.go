@@ -143,17 +143,20 @@ func listByRegionName[T any](s *Server, w http.ResponseWriter, r *http.Request, 
 }
 
 // updateFrom answers an update of the object {id}: it decodes the
-// request, validates it and runs update under the request's If-Match;
-// version reads the answer's version, for its ETag.
+// request, validates it (unless validate is nil: the operation checks) and
+// runs update under the request's If-Match; version reads the answer's
+// version, for its ETag.
 func updateFrom[Req, T any](s *Server, w http.ResponseWriter, r *http.Request, validate func(*Req) error,
 	update func(id, ifMatch string, req Req) (T, error), version func(T) int64) {
 	var req Req
 	if _, ok := s.decode(w, r, &req); !ok {
 		return
 	}
-	if err := validate(&req); err != nil {
-		s.fail(w, err)
-		return
+	if validate != nil {
+		if err := validate(&req); err != nil {
+			s.fail(w, err)
+			return
+		}
 	}
 	obj, err := update(r.PathValue("id"), r.Header.Get("If-Match"), req)
 	s.object(w, obj, version(obj), err)
@@ -225,48 +228,105 @@ func (s *Server) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSetInstanceTags(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.UpdateInstanceTagsRequest
-	if _, ok := s.decode(w, r, &req); !ok {
-		return
-	}
-	inst, err := s.cloud.setInstanceTags(r.PathValue("id"), r.Header.Get("If-Match"), req.Tags)
-	s.object(w, inst, inst.Version, err)
+	updateFrom(s, w, r, nil, func(id, ifMatch string, req exampleapi.UpdateInstanceTagsRequest) (exampleapi.Instance, error) {
+		return s.cloud.setInstanceTags(id, ifMatch, req.Tags)
+	}, instanceVersion)
 }
 
 func (s *Server) handleSetInstanceState(w http.ResponseWriter, r *http.Request) {
-	var req exampleapi.SetInstanceStateRequest
-	if _, ok := s.decode(w, r, &req); !ok {
-		return
-	}
-	inst, err := s.cloud.setInstanceState(r.PathValue("id"), r.Header.Get("If-Match"), req.State)
-	s.object(w, inst, inst.Version, err)
+	updateFrom(s, w, r, nil, func(id, ifMatch string, req exampleapi.SetInstanceStateRequest) (exampleapi.Instance, error) {
+		return s.cloud.setInstanceState(id, ifMatch, req.State)
+	}, instanceVersion)
 }
+
+func instanceVersion(inst exampleapi.Instance) int64 { return inst.Version }
 
 func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 	s.noContent(w, s.cloud.deleteInstance(r.PathValue("id"), r.Header.Get("If-Match")))
 }
 
-// Networks and routes.
+// Networks (their routes below), load balancers, target pools and
+// certificates are served alike; see objectAPI.
 
-func (s *Server) handleCreateNetwork(w http.ResponseWriter, r *http.Request) {
-	createFrom(s, w, r, validateCreateNetwork, func(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) (created, error) {
-		n, err := s.cloud.createNetwork(tx, req)
-		return created{n, n.Version, "/v1/networks/" + n.ID}, err
+// objectAPI is how the control API serves a top-level kind of object T at
+// path: create (when set, from a validated C), list by ?region= and
+// ?name=, get, update (when set, from a validated U) and delete. The kinds
+// differ only in these operations.
+type objectAPI[T, C, U any] struct {
+	path string // e.g. "/v1/networks"
+	// id and version read an object's (for its Location and ETag).
+	id      func(T) string
+	version func(T) int64
+
+	validateCreate func(*C) error
+	create         func(tx *bolt.Tx, req C) (T, error)
+	list           func(region, name string, pg page) (exampleapi.ListResponse[T], error)
+	get            func(id string) (T, error)
+	validateUpdate func(*U) error
+	update         func(id, ifMatch string, req U) (T, error)
+	delete         func(id, ifMatch string) error
+}
+
+// serve registers the routes of a on api.
+func (a objectAPI[T, C, U]) serve(s *Server, api func(pattern string, h http.HandlerFunc)) {
+	item := a.path + "/{id}"
+	if a.create != nil {
+		api("POST "+a.path, func(w http.ResponseWriter, r *http.Request) {
+			createFrom(s, w, r, a.validateCreate, func(tx *bolt.Tx, req C) (created, error) {
+				obj, err := a.create(tx, req)
+				return created{obj, a.version(obj), a.path + "/" + a.id(obj)}, err
+			})
+		})
+	}
+	api("GET "+a.path, func(w http.ResponseWriter, r *http.Request) { listByRegionName(s, w, r, a.list) })
+	api("GET "+item, func(w http.ResponseWriter, r *http.Request) {
+		obj, err := a.get(r.PathValue("id"))
+		s.object(w, obj, a.version(obj), err)
+	})
+	if a.update != nil {
+		api("PUT "+item, func(w http.ResponseWriter, r *http.Request) {
+			updateFrom(s, w, r, a.validateUpdate, a.update, a.version)
+		})
+	}
+	api("DELETE "+item, func(w http.ResponseWriter, r *http.Request) {
+		s.noContent(w, a.delete(r.PathValue("id"), r.Header.Get("If-Match")))
 	})
 }
 
-func (s *Server) handleListNetworks(w http.ResponseWriter, r *http.Request) {
-	listByRegionName(s, w, r, s.cloud.listNetworks)
+// serveObjects registers the routes of networks, load balancers, target
+// pools and certificates on api.
+func (s *Server) serveObjects(api func(pattern string, h http.HandlerFunc)) {
+	objectAPI[exampleapi.Network, exampleapi.CreateNetworkRequest, struct{}]{path: "/v1/networks",
+		id: func(n exampleapi.Network) string { return n.ID }, version: func(n exampleapi.Network) int64 { return n.Version },
+		validateCreate: validateCreateNetwork, create: s.cloud.createNetwork,
+		list: s.cloud.listNetworks, get: s.cloud.getNetwork, delete: s.cloud.deleteNetwork,
+	}.serve(s, api)
+	objectAPI[exampleapi.LoadBalancer, exampleapi.LoadBalancerSpec, exampleapi.UpdateLoadBalancerRequest]{path: "/v1/load-balancers",
+		id: func(lb exampleapi.LoadBalancer) string { return lb.ID }, version: func(lb exampleapi.LoadBalancer) int64 { return lb.Version },
+		validateCreate: validateCreateLoadBalancer, create: s.cloud.createLoadBalancer,
+		validateUpdate: validateLoadBalancerMutable, update: s.cloud.updateLoadBalancer,
+		list: s.cloud.listLoadBalancers, get: s.cloud.getLoadBalancer, delete: s.cloud.deleteLoadBalancer,
+	}.serve(s, api)
+	objectAPI[exampleapi.TargetPool, exampleapi.CreateTargetPoolRequest, exampleapi.UpdateTargetPoolRequest]{path: "/v1/target-pools",
+		id: func(tp exampleapi.TargetPool) string { return tp.ID }, version: func(tp exampleapi.TargetPool) int64 { return tp.Version },
+		validateCreate: validateCreateTargetPool, create: s.cloud.createTargetPool,
+		validateUpdate: validateUpdateTargetPool, update: s.cloud.updateTargetPool,
+		list: s.cloud.listTargetPools, get: s.cloud.getTargetPool, delete: s.cloud.deleteTargetPool,
+	}.serve(s, api)
+	// A certificate's create also keeps what validation parsed (below).
+	objectAPI[exampleapi.Certificate, struct{}, struct{}]{path: "/v1/certificates",
+		id: func(c exampleapi.Certificate) string { return c.ID }, version: func(c exampleapi.Certificate) int64 { return c.Version },
+		list: s.cloud.listCertificates, get: s.cloud.getCertificate, delete: s.cloud.deleteCertificate,
+	}.serve(s, api)
+	api("POST /v1/certificates", s.handleCreateCertificate)
+
+	api("POST /v1/networks/{id}/routes", s.handleCreateRoute)
+	api("GET /v1/networks/{id}/routes", s.handleListRoutes)
+	api("GET /v1/networks/{id}/routes/{route_id}", s.handleGetRoute)
+	api("DELETE /v1/networks/{id}/routes/{route_id}", s.handleDeleteRoute)
 }
 
-func (s *Server) handleGetNetwork(w http.ResponseWriter, r *http.Request) {
-	n, err := s.cloud.getNetwork(r.PathValue("id"))
-	s.object(w, n, n.Version, err)
-}
-
-func (s *Server) handleDeleteNetwork(w http.ResponseWriter, r *http.Request) {
-	s.noContent(w, s.cloud.deleteNetwork(r.PathValue("id"), r.Header.Get("If-Match")))
-}
+// Routes.
 
 func (s *Server) handleCreateRoute(w http.ResponseWriter, r *http.Request) {
 	networkID := r.PathValue("id")
@@ -296,60 +356,8 @@ func (s *Server) handleDeleteRoute(w http.ResponseWriter, r *http.Request) {
 	s.noContent(w, s.cloud.deleteRoute(r.PathValue("id"), r.PathValue("route_id")))
 }
 
-// Load balancers.
-
-func (s *Server) handleCreateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	createFrom(s, w, r, validateCreateLoadBalancer, func(tx *bolt.Tx, req exampleapi.LoadBalancerSpec) (created, error) {
-		lb, err := s.cloud.createLoadBalancer(tx, req)
-		return created{lb, lb.Version, "/v1/load-balancers/" + lb.ID}, err
-	})
-}
-
-func (s *Server) handleListLoadBalancers(w http.ResponseWriter, r *http.Request) {
-	listByRegionName(s, w, r, s.cloud.listLoadBalancers)
-}
-
-func (s *Server) handleGetLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	lb, err := s.cloud.getLoadBalancer(r.PathValue("id"))
-	s.object(w, lb, lb.Version, err)
-}
-
-func (s *Server) handleUpdateLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	updateFrom(s, w, r, validateLoadBalancerMutable, s.cloud.updateLoadBalancer, func(x exampleapi.LoadBalancer) int64 { return x.Version })
-}
-
-func (s *Server) handleDeleteLoadBalancer(w http.ResponseWriter, r *http.Request) {
-	s.noContent(w, s.cloud.deleteLoadBalancer(r.PathValue("id"), r.Header.Get("If-Match")))
-}
-
-// Target pools.
-
-func (s *Server) handleCreateTargetPool(w http.ResponseWriter, r *http.Request) {
-	createFrom(s, w, r, validateCreateTargetPool, func(tx *bolt.Tx, req exampleapi.CreateTargetPoolRequest) (created, error) {
-		tp, err := s.cloud.createTargetPool(tx, req)
-		return created{tp, tp.Version, "/v1/target-pools/" + tp.ID}, err
-	})
-}
-
-func (s *Server) handleListTargetPools(w http.ResponseWriter, r *http.Request) {
-	listByRegionName(s, w, r, s.cloud.listTargetPools)
-}
-
-func (s *Server) handleGetTargetPool(w http.ResponseWriter, r *http.Request) {
-	tp, err := s.cloud.getTargetPool(r.PathValue("id"))
-	s.object(w, tp, tp.Version, err)
-}
-
-func (s *Server) handleUpdateTargetPool(w http.ResponseWriter, r *http.Request) {
-	updateFrom(s, w, r, validateUpdateTargetPool, s.cloud.updateTargetPool, func(x exampleapi.TargetPool) int64 { return x.Version })
-}
-
-func (s *Server) handleDeleteTargetPool(w http.ResponseWriter, r *http.Request) {
-	s.noContent(w, s.cloud.deleteTargetPool(r.PathValue("id"), r.Header.Get("If-Match")))
-}
-
-// Certificates.
-
+// handleCreateCertificate is the certificates' create: validation parses
+// the chain and key once, and the operation stores what it found.
 func (s *Server) handleCreateCertificate(w http.ResponseWriter, r *http.Request) {
 	var info exampleapi.CertificateInfo
 	validate := func(req *exampleapi.CreateCertificateRequest) (err error) {
@@ -360,17 +368,4 @@ func (s *Server) handleCreateCertificate(w http.ResponseWriter, r *http.Request)
 		cert, err := s.cloud.createCertificate(tx, req, info)
 		return created{cert, cert.Version, "/v1/certificates/" + cert.ID}, err
 	})
-}
-
-func (s *Server) handleListCertificates(w http.ResponseWriter, r *http.Request) {
-	listByRegionName(s, w, r, s.cloud.listCertificates)
-}
-
-func (s *Server) handleGetCertificate(w http.ResponseWriter, r *http.Request) {
-	cert, err := s.cloud.getCertificate(r.PathValue("id"))
-	s.object(w, cert, cert.Version, err)
-}
-
-func (s *Server) handleDeleteCertificate(w http.ResponseWriter, r *http.Request) {
-	s.noContent(w, s.cloud.deleteCertificate(r.PathValue("id"), r.Header.Get("If-Match")))
 }

@@ -226,18 +226,8 @@ func (c *cloud) setInstanceState(id, ifMatch, state string) (exampleapi.Instance
 // real cloud it deregisters the instance from load balancers and target
 // pools; routes that point at it stay and become blackholes.
 func (c *cloud) deleteInstance(id, ifMatch string) error {
-	return c.update(func(tx *bolt.Tx) error {
-		rec, err := storedInstances.getIfMatch(tx, id, ifMatch)
-		if err != nil {
-			return err
-		}
+	return deleteNamed(c, storedInstances, id, ifMatch, func(tx *bolt.Tx, rec *instanceRecord) error {
 		if err := release(tx, rec.Allocations); err != nil {
-			return err
-		}
-		if err := deleteName(tx, kindInstance, rec.Region, rec.Name); err != nil {
-			return err
-		}
-		if err := storedInstances.drop(tx, id); err != nil {
 			return err
 		}
 		if err := c.deregisterTarget(tx, rec.Region, id); err != nil {

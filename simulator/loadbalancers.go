@@ -172,21 +172,11 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 }
 
 func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
-	return c.update(func(tx *bolt.Tx) error {
-		rec, err := storedLBs.getIfMatch(tx, id, ifMatch)
-		if err != nil {
-			return err
-		}
-		if err := release(tx, rec.Allocations); err != nil {
-			return err
-		}
-		if err := deleteName(tx, kindLoadBalancer, rec.Region, rec.Name); err != nil {
-			return err
-		}
+	return deleteNamed(c, storedLBs, id, ifMatch, func(tx *bolt.Tx, rec *lbRecord) error {
 		if err := dropTraffic(tx, id); err != nil {
 			return err
 		}
-		return storedLBs.drop(tx, id)
+		return release(tx, rec.Allocations)
 	})
 }
 

@@ -72,11 +72,7 @@ func (c *cloud) listNetworks(region, name string, pg page) (exampleapi.ListRespo
 // deleteNetwork deletes a network whose route table is empty. Instances
 // keep the addresses they got from it.
 func (c *cloud) deleteNetwork(id, ifMatch string) error {
-	return c.update(func(tx *bolt.Tx) error {
-		n, err := storedNetworks.getIfMatch(tx, id, ifMatch)
-		if err != nil {
-			return err
-		}
+	return deleteNamed(c, storedNetworks, id, ifMatch, func(tx *bolt.Tx, _ *exampleapi.Network) error {
 		if hasNamesWithPrefix(tx, kindRoute, id) {
 			return conflict("network %s still has routes in its route table; delete them first", id)
 		}
@@ -87,10 +83,7 @@ func (c *cloud) deleteNetwork(id, ifMatch string) error {
 				}
 			}
 		}
-		if err := deleteName(tx, kindNetwork, n.Region, n.Name); err != nil {
-			return err
-		}
-		return storedNetworks.drop(tx, id)
+		return nil
 	})
 }
 

@@ -64,6 +64,25 @@ func (k objectKind[R]) drop(tx *bolt.Tx, id string) error {
 	return dropObject(tx, k.bucket, k.kind, id)
 }
 
+// deleteNamed deletes the object id of kind k, a named one, under the
+// If-Match header (ifMatch) in one write transaction: first before (its
+// refusals, what it frees), then its name and record.
+func deleteNamed[R any](c *cloud, k objectKind[R], id, ifMatch string, before func(tx *bolt.Tx, rec *R) error) error {
+	return c.update(func(tx *bolt.Tx) error {
+		rec, err := k.getIfMatch(tx, id, ifMatch)
+		if err != nil {
+			return err
+		}
+		if err := before(tx, &rec); err != nil {
+			return err
+		}
+		if err := deleteName(tx, k.kind, k.region(&rec), k.name(&rec)); err != nil {
+			return err
+		}
+		return k.drop(tx, id)
+	})
+}
+
 // dropObject deletes the record id of kind from bucket.
 func dropObject(tx *bolt.Tx, bucket []byte, kind, id string) error {
 	if err := tx.Bucket(bucket).Delete([]byte(id)); err != nil {

@@ -142,9 +142,7 @@ func (s *Server) Handler() http.Handler {
 	admin("PUT /admin/v1/faults", s.handlePutFaults)
 	admin("GET /admin/v1/fault-stats", s.handleGetFaultStats)
 
-	api := func(pattern string, h http.HandlerFunc) {
-		mux.Handle(pattern, s.tokens.requireToken(roleReadWrite, s.injectFaults(h)))
-	}
+	api := s.apiRoutes(mux, roleReadWrite)
 	api("GET /v1/regions", s.handleListRegions)
 	api("GET /v1/zones", s.handleListZones)
 
@@ -155,34 +153,14 @@ func (s *Server) Handler() http.Handler {
 	api("PUT /v1/instances/{id}/state", s.handleSetInstanceState)
 	api("DELETE /v1/instances/{id}", s.handleDeleteInstance)
 
-	api("POST /v1/networks", s.handleCreateNetwork)
-	api("GET /v1/networks", s.handleListNetworks)
-	api("GET /v1/networks/{id}", s.handleGetNetwork)
-	api("DELETE /v1/networks/{id}", s.handleDeleteNetwork)
-	api("POST /v1/networks/{id}/routes", s.handleCreateRoute)
-	api("GET /v1/networks/{id}/routes", s.handleListRoutes)
-	api("GET /v1/networks/{id}/routes/{route_id}", s.handleGetRoute)
-	api("DELETE /v1/networks/{id}/routes/{route_id}", s.handleDeleteRoute)
-
-	api("POST /v1/load-balancers", s.handleCreateLoadBalancer)
-	api("GET /v1/load-balancers", s.handleListLoadBalancers)
-	api("GET /v1/load-balancers/{id}", s.handleGetLoadBalancer)
-	api("PUT /v1/load-balancers/{id}", s.handleUpdateLoadBalancer)
-	api("DELETE /v1/load-balancers/{id}", s.handleDeleteLoadBalancer)
+	// /v1/networks, /v1/load-balancers, /v1/target-pools and
+	// /v1/certificates: POST, GET, GET {id}, PUT {id} (load balancers,
+	// target pools), DELETE {id}; and a network's routes.
+	s.serveObjects(api)
+	// The traffic model: simulated connections and target health.
 	api("POST /v1/load-balancers/{id}/connections", s.handleOpenConnections)
 	api("GET /v1/load-balancers/{id}/connections", s.handleConnections)
 	api("GET /v1/load-balancers/{id}/target-health", s.handleTargetHealth)
-
-	api("POST /v1/target-pools", s.handleCreateTargetPool)
-	api("GET /v1/target-pools", s.handleListTargetPools)
-	api("GET /v1/target-pools/{id}", s.handleGetTargetPool)
-	api("PUT /v1/target-pools/{id}", s.handleUpdateTargetPool)
-	api("DELETE /v1/target-pools/{id}", s.handleDeleteTargetPool)
-
-	api("POST /v1/certificates", s.handleCreateCertificate)
-	api("GET /v1/certificates", s.handleListCertificates)
-	api("GET /v1/certificates/{id}", s.handleGetCertificate)
-	api("DELETE /v1/certificates/{id}", s.handleDeleteCertificate)
 
 	return logRequests(s.log, "control", withJSONNotFound(mux))
 }
@@ -192,9 +170,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) MetadataHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", handleHealthz)
-	api := func(pattern string, h http.HandlerFunc) {
-		mux.Handle(pattern, s.tokens.requireToken(roleReadOnly, s.injectFaults(h)))
-	}
+	api := s.apiRoutes(mux, roleReadOnly)
 	api("GET /v1/instances/{id}", s.handleMetadataInstance)
 	// by-name/{name} and {id}/placement overlap as patterns, so one route
 	// serves both.
@@ -202,6 +178,14 @@ func (s *Server) MetadataHandler() http.Handler {
 	api("GET /v1/self", s.handleMetadataSelf)
 	api("GET /v1/self/placement", s.handleMetadataSelfPlacement)
 	return logRequests(s.log, "metadata", withJSONNotFound(mux))
+}
+
+// apiRoutes registers the API routes of mux: behind a token of at least
+// min, and the realism switches.
+func (s *Server) apiRoutes(mux *http.ServeMux, min role) func(pattern string, h http.HandlerFunc) {
+	return func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, s.tokens.requireToken(min, s.injectFaults(h)))
+	}
 }
 
 func handleHealthz(w http.ResponseWriter, _ *http.Request) {

@@ -201,17 +201,9 @@ func (a *Authorizer) certificate(ctx context.Context, from objectref.Ref, id str
 		}
 	}
 	const notYours = "it is not a certificate of this namespace (uploaded by this cluster for a Service of the namespace), nor one the platform shares with it (loadBalancer.sharedCertificates)"
-	if a.CertificateTags == nil {
-		return notYours, nil
-	}
-	tags, found, err := a.CertificateTags(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	if !found || !OwnedBy(tags, a.ClusterID, from.Namespace) {
-		return notYours, nil
-	}
-	return "", nil
+	return byTags(ctx, a.CertificateTags, id, notYours, func(tags map[string]string) bool {
+		return OwnedBy(tags, a.ClusterID, from.Namespace)
+	})
 }
 
 // adoption: a namespace the cloud config allows may adopt a load balancer
@@ -224,15 +216,25 @@ func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string
 		return "the cloud config does not allow adoption in namespace " + from.Namespace, nil
 	}
 	const notYours = "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"
-	if a.LoadBalancerTags == nil {
+	want := map[string]string{renderer.TagClusterID: a.ClusterID, renderer.TagServiceUID: from.OwnerTag()}
+	return byTags(ctx, a.LoadBalancerTags, id, notYours, func(tags map[string]string) bool {
+		return len(exampleapi.OwnerConflicts(want, tags, renderer.OwnerTagKeys)) == 0
+	})
+}
+
+// byTags allows the object id when tagsOf finds it and its tags are
+// allowed; otherwise it refuses with notYours, missing or not (nothing is
+// allowed without tagsOf).
+func byTags(ctx context.Context, tagsOf func(ctx context.Context, id string) (map[string]string, bool, error),
+	id, notYours string, allowed func(tags map[string]string) bool) (string, error) {
+	if tagsOf == nil {
 		return notYours, nil
 	}
-	tags, found, err := a.LoadBalancerTags(ctx, id)
+	tags, found, err := tagsOf(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	want := map[string]string{renderer.TagClusterID: a.ClusterID, renderer.TagServiceUID: from.OwnerTag()}
-	if !found || len(exampleapi.OwnerConflicts(want, tags, renderer.OwnerTagKeys)) > 0 {
+	if !found || !allowed(tags) {
 		return notYours, nil
 	}
 	return "", nil

@@ -17,59 +17,63 @@ import (
 // configurations. A missing configuration is not an error: the deployment
 // may create it after the controller starts, and the next resync injects.
 func (s *SelfManaged) inject(ctx context.Context, bundle []byte) error {
+	api := s.o.Client.AdmissionregistrationV1()
+	return errors.Join(
+		injectAll(ctx, "MutatingWebhookConfiguration", s.o.MutatingConfigs, bundle, api.MutatingWebhookConfigurations(),
+			func(c *admissionregistrationv1.MutatingWebhookConfiguration) []admissionregistrationv1.MutatingWebhook {
+				return c.Webhooks
+			},
+			func(w *admissionregistrationv1.MutatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+				return &w.ClientConfig
+			}),
+		injectAll(ctx, "ValidatingWebhookConfiguration", s.o.ValidatingConfigs, bundle, api.ValidatingWebhookConfigurations(),
+			func(c *admissionregistrationv1.ValidatingWebhookConfiguration) []admissionregistrationv1.ValidatingWebhook {
+				return c.Webhooks
+			},
+			func(w *admissionregistrationv1.ValidatingWebhook) *admissionregistrationv1.WebhookClientConfig {
+				return &w.ClientConfig
+			}))
+}
+
+// configClient is what inject uses of a client of webhook configurations
+// (mutating or validating).
+type configClient[C any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (C, error)
+	Update(ctx context.Context, c C, opts metav1.UpdateOptions) (C, error)
+}
+
+// injectAll injects bundle into each of the named configurations of one
+// kind; webhooks and clientConfig find where in a configuration it goes.
+func injectAll[C, W any](ctx context.Context, kind string, names []string, bundle []byte, client configClient[C],
+	webhooks func(C) []W, clientConfig func(*W) *admissionregistrationv1.WebhookClientConfig) error {
 	var errs []error
-	mutating := s.o.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	for _, name := range s.o.MutatingConfigs {
-		errs = append(errs, injectInto(ctx, "MutatingWebhookConfiguration", name,
-			func() (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
-				return mutating.Get(ctx, name, metav1.GetOptions{})
-			},
-			func(c *admissionregistrationv1.MutatingWebhookConfiguration) int {
-				n := 0
-				for i := range c.Webhooks {
-					n += setBundle(&c.Webhooks[i].ClientConfig, bundle)
-				}
-				return n
-			},
-			func(c *admissionregistrationv1.MutatingWebhookConfiguration) error {
-				_, err := mutating.Update(ctx, c, metav1.UpdateOptions{})
-				return err
-			}))
-	}
-	validating := s.o.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	for _, name := range s.o.ValidatingConfigs {
-		errs = append(errs, injectInto(ctx, "ValidatingWebhookConfiguration", name,
-			func() (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-				return validating.Get(ctx, name, metav1.GetOptions{})
-			},
-			func(c *admissionregistrationv1.ValidatingWebhookConfiguration) int {
-				n := 0
-				for i := range c.Webhooks {
-					n += setBundle(&c.Webhooks[i].ClientConfig, bundle)
-				}
-				return n
-			},
-			func(c *admissionregistrationv1.ValidatingWebhookConfiguration) error {
-				_, err := validating.Update(ctx, c, metav1.UpdateOptions{})
-				return err
-			}))
+	for _, name := range names {
+		errs = append(errs, injectInto(ctx, kind, name, bundle, client, webhooks, clientConfig))
 	}
 	return errors.Join(errs...)
 }
 
-// injectInto reads a configuration, sets the bundle (set returns how many
-// webhooks changed) and writes it back if needed, retrying on conflicts.
-func injectInto[T any](ctx context.Context, kind, name string, get func() (T, error), set func(T) int, update func(T) error) error {
+// injectInto reads a configuration, sets the bundle in the client config
+// of each of its webhooks and writes it back if needed, retrying on
+// conflicts.
+func injectInto[C, W any](ctx context.Context, kind, name string, bundle []byte, client configClient[C],
+	webhooks func(C) []W, clientConfig func(*W) *admissionregistrationv1.WebhookClientConfig) error {
 	changed := 0
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := get()
+		c, err := client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if changed = set(c); changed == 0 {
+		changed = 0
+		ws := webhooks(c)
+		for i := range ws {
+			changed += setBundle(clientConfig(&ws[i]), bundle)
+		}
+		if changed == 0 {
 			return nil
 		}
-		return update(c)
+		_, err = client.Update(ctx, c, metav1.UpdateOptions{})
+		return err
 	})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -158,47 +158,41 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 			close(reached)
 		}
 	}
+	// create POSTs req to path and records the acknowledged object's id in
+	// m; false: the write failed (the process is gone).
+	create := func(m map[string]string, path, name string, req any) bool {
+		status, body, err := call("POST", p.url+path, testToken, req)
+		if err != nil || status != http.StatusCreated {
+			return false
+		}
+		var obj struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(body, &obj); err != nil {
+			t.Errorf("decoding %s: %v", body, err)
+			return false
+		}
+		ack(m, obj.ID, name)
+		return true
+	}
 	for w := range workers {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				name := fmt.Sprintf("w%d-%d", w, i)
+				var ok bool
 				switch i % 3 {
 				case 2:
-					status, body, err := call("POST", p.url+"/v1/target-pools", testToken,
+					ok = create(pools, "/v1/target-pools", name,
 						exampleapi.CreateTargetPoolRequest{Name: name, Region: "ex-east-1", Targets: []string{}})
-					if err != nil || status != http.StatusCreated {
-						return
-					}
-					var tp exampleapi.TargetPool
-					if err := json.Unmarshal(body, &tp); err != nil {
-						t.Errorf("decoding %s: %v", body, err)
-						return
-					}
-					ack(pools, tp.ID, name)
 				case 0:
-					status, body, err := call("POST", p.url+"/v1/instances", testToken,
+					ok = create(instances, "/v1/instances", name,
 						exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
-					if err != nil || status != http.StatusCreated {
-						return // the process is gone
-					}
-					var inst exampleapi.Instance
-					if err := json.Unmarshal(body, &inst); err != nil {
-						t.Errorf("decoding %s: %v", body, err)
-						return
-					}
-					ack(instances, inst.ID, name)
 				default:
-					status, body, err := call("POST", p.url+"/v1/load-balancers", testToken, exampleapi.LoadBalancerSpec{
+					ok = create(lbs, "/v1/load-balancers", name, exampleapi.LoadBalancerSpec{
 						Name: name, Region: "ex-east-1", Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}})
-					if err != nil || status != http.StatusCreated {
-						return
-					}
-					var lb exampleapi.LoadBalancer
-					if err := json.Unmarshal(body, &lb); err != nil {
-						t.Errorf("decoding %s: %v", body, err)
-						return
-					}
-					ack(lbs, lb.ID, name)
+				}
+				if !ok {
+					return
 				}
 			}
 		})

@@ -55,14 +55,8 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 	if id != "" && !reviewapi.PlanIDPattern.MatchString(id) {
 		return fmt.Errorf("%q is not a plan id (plan-<12 hex digits>; see examplectl history %s)", id, ref.Arg())
 	}
-	if err := checkComment(comment); err != nil {
-		return err
-	}
-	t, err := c.resolve(ctx, ref, true)
+	t, err := c.resolveToAct(ctx, ref, comment)
 	if err != nil {
-		return err
-	}
-	if err := checkIncarnation(t); err != nil {
 		return err
 	}
 	p, err := pickApproval(t, id)

@@ -217,17 +217,20 @@ func installReviewAPI(t *testing.T, dyn dynamic.Interface) {
 // approvals are the PlanApprovals in the scope's controller namespace.
 func (s *scope) approvals() []*reviewapi.PlanApproval {
 	s.t.Helper()
-	l, err := reviewapi.ListPlanApprovals(s.t.Context(), s.dynamic, s.ccmNS)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return l
+	return listIn(s, reviewapi.ListPlanApprovals)
 }
 
 // unlocks are the StateUnlocks in the scope's controller namespace.
 func (s *scope) unlocks() []*reviewapi.StateUnlock {
 	s.t.Helper()
-	l, err := reviewapi.ListStateUnlocks(s.t.Context(), s.dynamic, s.ccmNS)
+	return listIn(s, reviewapi.ListStateUnlocks)
+}
+
+// listIn lists the objects of one review kind in the scope's controller
+// namespace.
+func listIn[T any](s *scope, list func(context.Context, dynamic.Interface, string) ([]T, error)) []T {
+	s.t.Helper()
+	l, err := list(s.t.Context(), s.dynamic, s.ccmNS)
 	if err != nil {
 		s.t.Fatal(err)
 	}

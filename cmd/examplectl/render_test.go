@@ -35,19 +35,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	// The shipped modules' digest changes with every module edit.
 	out = strings.Replace(out, fmt.Sprintf("sha256 %.12s.", modules.Digest()), "sha256 <digest>.", 1)
-	golden := filepath.Join("testdata", "render.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("output differs from %s (go test ./cmd/examplectl -update):\n%s", golden, out)
-	}
+	golden(t, "render.golden", out)
 	if !strings.Contains(warnings, `warning: node "ingress-new" skipped: no spec.providerID yet`) {
 		t.Errorf("warnings = %q", warnings)
 	}

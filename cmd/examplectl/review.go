@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,23 @@ import (
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/termsafe"
 )
+
+// resolveToAct is what approve and unlock do before acting on ref's
+// record as the reviewer: check the comment, resolve ref (its Service
+// needed) and refuse a record of an earlier Service of the same name.
+func (c *cluster) resolveToAct(ctx context.Context, ref objectref.Ref, comment string) (*recorded, error) {
+	if err := checkComment(comment); err != nil {
+		return nil, err
+	}
+	t, err := c.resolve(ctx, ref, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIncarnation(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
 
 // checkIncarnation refuses a record made for an earlier Service of the
 // same name: its plans are not the current Service's.

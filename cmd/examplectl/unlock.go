@@ -66,14 +66,8 @@ one (scripts, CI), --yes is required.`,
 }
 
 func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
-	if err := checkComment(comment); err != nil {
-		return err
-	}
-	t, err := c.resolve(ctx, ref, true)
+	t, err := c.resolveToAct(ctx, ref, comment)
 	if err != nil {
-		return err
-	}
-	if err := checkIncarnation(t); err != nil {
 		return err
 	}
 	lock := t.record.Lock

@@ -130,16 +130,12 @@ func Reasons(evs []Event) []string {
 // their bindings, as the API server would hold them once applied.
 func Policies(t testing.TB, names ...string) []runtime.Object {
 	t.Helper()
-	objs, err := deploy.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
-	author, err := deploy.Component(deploy.ServiceAuthor)
+	objs, err := deploy.WithComponents(deploy.ServiceAuthor)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []runtime.Object
-	for _, o := range append(objs, author...) {
+	for _, o := range objs {
 		switch p := o.(type) {
 		case *admissionv1.ValidatingAdmissionPolicy:
 			if slices.Contains(names, p.Name) {

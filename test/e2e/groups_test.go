@@ -81,9 +81,7 @@ func TestServiceGroup(t *testing.T) {
 	if group.Name != renderer.GroupLoadBalancerName("e2e", "default", "front") || group.Tags[renderer.TagServiceGroup] != "front" {
 		t.Fatalf("load balancer %s: name %s, tags %v", id, group.Name, group.Tags)
 	}
-	want := []string{fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
-	slices.Sort(want)
-	e.waitListeners(id, want)
+	e.waitListeners(id, fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 
 	// ga joins. It is the earlier member (created first, or in the same
 	// second and first by name), so port 80 is now its, and gb is told;
@@ -91,19 +89,8 @@ func TestServiceGroup(t *testing.T) {
 	a = grouped(a)
 	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
 	must(t, err)
-	eventually(t, 60*time.Second, "ga on the group's address", func() error {
-		cur, err := services.Get(ctx(t), "ga", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if in := cur.Status.LoadBalancer.Ingress; len(in) == 0 || in[0].IP != ip {
-			return fmt.Errorf("ingress %v", in)
-		}
-		return nil
-	})
-	want = []string{fmt.Sprintf("tcp/80->%d", nodePort(a, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
-	slices.Sort(want)
-	e.waitListeners(id, want)
+	e.waitOnAddress("ga", ip, true, "ga on the group's address")
+	e.waitListeners(id, fmt.Sprintf("tcp/80->%d", nodePort(a, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 	if all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 1 || all[0].ID != id {
 		t.Fatalf("ga's own load balancer survived its move: %+v %v", all, err)
 	}
@@ -127,19 +114,8 @@ func TestServiceGroup(t *testing.T) {
 	a.Annotations = nil
 	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
 	must(t, err)
-	eventually(t, 60*time.Second, "ga on its own load balancer", func() error {
-		cur, err := services.Get(ctx(t), "ga", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if in := cur.Status.LoadBalancer.Ingress; len(in) == 0 || in[0].IP == ip {
-			return fmt.Errorf("ingress %v", in)
-		}
-		return nil
-	})
-	want = []string{fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))}
-	slices.Sort(want)
-	e.waitListeners(id, want)
+	e.waitOnAddress("ga", ip, false, "ga on its own load balancer")
+	e.waitListeners(id, fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 	for _, name := range []string{"gb", "gc"} {
 		if cur := e.waitIngress(name, 10*time.Second); cur.Status.LoadBalancer.Ingress[0].IP != ip {
 			t.Fatalf("%s left the group's address: %v", name, cur.Status.LoadBalancer.Ingress)
@@ -149,7 +125,7 @@ func TestServiceGroup(t *testing.T) {
 	// gb is deleted: its listeners go, the load balancer stays.
 	must(t, services.Delete(ctx(t), "gb", metav1.DeleteOptions{}))
 	e.waitGone("gb")
-	e.waitListeners(id, []string{fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090))})
+	e.waitListeners(id, fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 
 	// gc, the last member, is deleted: the load balancer and its record go.
 	must(t, services.Delete(ctx(t), "gc", metav1.DeleteOptions{}))
@@ -168,9 +144,28 @@ func TestServiceGroup(t *testing.T) {
 	}
 }
 
-// waitListeners waits for load balancer id to have exactly want.
-func (e *env) waitListeners(id string, want []string) {
+// waitOnAddress waits (what) until the Service default/name has an
+// ingress address, ip when on, another one when not.
+func (e *env) waitOnAddress(name, ip string, on bool, what string) {
 	e.t.Helper()
+	eventually(e.t, 60*time.Second, what, func() error {
+		cur, err := e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if in := cur.Status.LoadBalancer.Ingress; len(in) == 0 || (in[0].IP == ip) != on {
+			return fmt.Errorf("ingress %v", in)
+		}
+		return nil
+	})
+}
+
+// waitListeners waits for load balancer id to have exactly want (in any
+// order).
+func (e *env) waitListeners(id string, want ...string) {
+	e.t.Helper()
+	want = slices.Clone(want)
+	slices.Sort(want)
 	eventually(e.t, 60*time.Second, "listeners "+fmt.Sprint(want), func() error {
 		lb, err := e.api.GetLoadBalancer(ctx(e.t), id)
 		if err != nil {
