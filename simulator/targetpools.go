@@ -130,20 +130,10 @@ func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPo
 
 // deleteTargetPool deletes a pool that no load balancer references.
 func (c *cloud) deleteTargetPool(id, ifMatch string) error {
-	return c.update(func(tx *bolt.Tx) error {
-		tp, err := storedTargetPools.getIfMatch(tx, id, ifMatch)
-		if err != nil {
-			return err
-		}
+	return deleteNamed(c, storedTargetPools, id, ifMatch, func(tx *bolt.Tx, _ *exampleapi.TargetPool) error {
 		users, err := poolReferrers(tx, id)
-		if err := unreferenced(users, err, "target pool %q is still referenced by %s; point them at another pool (or at targets) "+
-			"or delete them first", id); err != nil {
-			return err
-		}
-		if err := deleteName(tx, kindTargetPool, tp.Region, tp.Name); err != nil {
-			return err
-		}
-		return storedTargetPools.drop(tx, id)
+		return unreferenced(users, err, "target pool %q is still referenced by %s; point them at another pool (or at targets) "+
+			"or delete them first", id)
 	})
 }
 
