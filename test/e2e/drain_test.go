@@ -3,6 +3,8 @@ package e2e
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,9 +42,14 @@ func (e *env) editNode(name string, status bool, edit func(*v1.Node)) {
 
 // readyNode adds a node, waits for the controller to initialise it, and
 // reports it Ready as a kubelet would: a healthy target.
-func (e *env) readyNode(name, zone string) {
+func (e *env) readyNode(name, zone string) { e.readyNodeAfter(name, zone, func(string) {}) }
+
+// readyNodeAfter is readyNode that calls before with the node's instance
+// id before it reports Ready.
+func (e *env) readyNodeAfter(name, zone string, before func(id string)) {
 	e.t.Helper()
 	e.addNode(name, zone)
+	before(e.instance(name).ID)
 	eventually(e.t, 30*time.Second, "node "+name+" initialised", func() error {
 		n, err := e.kube.CoreV1().Nodes().Get(ctx(e.t), name, metav1.GetOptions{})
 		if err != nil {
@@ -250,7 +257,12 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 		return nil
 	})
 
-	// Watch the pool at every step: never under the floor.
+	// Watch the pool at every step: never under the floor of 5 healthy
+	// targets (old nodes, and new ones once reported Ready).
+	var healthy sync.Map
+	for _, id := range old {
+		healthy.Store(id, true)
+	}
 	type seen struct {
 		version int64
 		targets []string
@@ -270,8 +282,14 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 			if err != nil || len(ps) != 1 {
 				continue
 			}
-			if len(ps[0].Targets) < 5 {
-				watched <- fmt.Errorf("pool at version %d has %d targets, under the floor of 5: %v", ps[0].Version, len(ps[0].Targets), ps[0].Targets)
+			ready := 0
+			for _, id := range ps[0].Targets {
+				if _, ok := healthy.Load(id); ok {
+					ready++
+				}
+			}
+			if ready < 5 {
+				watched <- fmt.Errorf("pool at version %d has %d healthy targets, under the floor of 5: %v", ps[0].Version, ready, ps[0].Targets)
 				return
 			}
 			if len(history) == 0 || history[len(history)-1].version != ps[0].Version {
@@ -295,11 +313,26 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 	if p := pool(); p.Version != start+1 || e.applies()-applies != 1 {
 		t.Errorf("the first wave moved the pool from version %d to %d in %d applies, want one", start, p.Version, e.applies()-applies)
 	}
+	// The nodes that wait say so.
+	eventually(t, 30*time.Second, "an event on a waiting node", func() error {
+		evs, err := e.kube.CoreV1().Events("default").List(ctx(t), metav1.ListOptions{FieldSelector: "reason=DeregistrationWaiting"})
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs.Items {
+			if ev.InvolvedObject.Kind == "Node" && strings.Contains(ev.Message, "5 leaving node(s) wait: the pool keeps 5 healthy target(s)") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d DeregistrationWaiting events, none on a node saying 5 wait", len(evs.Items))
+	})
 	var fresh []string
 	for i := range 10 {
 		name := fmt.Sprintf("new-%d", i)
-		e.readyNode(name, "ex-west-1b")
-		fresh = append(fresh, e.instance(name).ID)
+		e.readyNodeAfter(name, "ex-west-1b", func(id string) {
+			healthy.Store(id, true) // before it is Ready: the watch never undercounts
+			fresh = append(fresh, id)
+		})
 	}
 	slices.Sort(fresh)
 	eventually(t, 60*time.Second, "only the new nodes", func() error {
