@@ -57,6 +57,8 @@ type nodeLifecycle struct {
 	// pool and node; reported is the leaving list last recorded.
 	draining map[string]records.LeavingNode
 	reported []records.LeavingNode
+	// asks is what each Service (ns/name) asks of its pool.
+	asks map[string]serviceDelay
 }
 
 // decision is a pool's decision and the delay its departures drain for.
@@ -73,6 +75,7 @@ func newNodeLifecycle(cfg *cloudconfig.Config) *nodeLifecycle {
 		said:     map[string]string{},
 		decided:  map[string]decision{},
 		draining: map[string]records.LeavingNode{},
+		asks:     map[string]serviceDelay{},
 	}
 }
 
@@ -121,16 +124,16 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 				cands[i] = deregistration.Candidate{Node: p.Node, ID: p.ID}
 				all = append(all, p.ID)
 			}
-			now, known := applied[s]
+			current, known := applied[s]
 			if applied == nil {
 				// A state from before the pools told their targets: a
 				// leaving node may still be in, so the floor counts it.
-				now, known = all, true
+				current, known = all, true
 			}
 			if !known {
-				now = nil // a new pool
+				current = nil // a new pool
 			}
-			d := round.Pool(cands, now)
+			d := round.Pool(cands, current)
 			l.lifecycle.report(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
 			l.lifecycle.decide(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
 			if d.Empty() && len(picked) > 0 {
@@ -245,35 +248,77 @@ func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
 	n.recorder.Event(obj, v1.EventTypeNormal, reason, msg)
 }
 
+// serviceDelay is what one Service asks of its pool: its selection and
+// deregistration delay (nil: the cluster's).
+type serviceDelay struct {
+	selection string
+	delay     *time.Duration
+}
+
+// askDelay keeps what svc asks of its pool (nothing, when it is no
+// load balancer on a pool or its annotations do not parse). Kept per
+// Service as Services change, so a pool's delay costs no parsing at each
+// of the many reconciles a node change causes.
+func (n *nodeLifecycle) askDelay(svc *v1.Service) {
+	key := svc.Namespace + "/" + svc.Name
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.asks, key)
+	if svc.Spec.Type != v1.ServiceTypeLoadBalancer || !svc.DeletionTimestamp.IsZero() {
+		return
+	}
+	sel, ok, err := renderer.Selection(svc)
+	if err != nil || !ok {
+		return
+	}
+	ann, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return
+	}
+	n.asks[key] = serviceDelay{sel, ann.DeregistrationDelay}
+}
+
+// forgetDelay drops what a deleted Service asked.
+func (n *nodeLifecycle) forgetDelay(obj any) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		n.mu.Lock()
+		delete(n.asks, key)
+		n.mu.Unlock()
+	}
+}
+
+// watchServices keeps what every Service asks of its pool.
+func (n *nodeLifecycle) watchServices(inf cache.SharedIndexInformer) error {
+	ask := func(obj any) {
+		if svc, ok := obj.(*v1.Service); ok {
+			n.askDelay(svc)
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    ask,
+		UpdateFunc: func(_, cur any) { ask(cur) },
+		DeleteFunc: n.forgetDelay,
+	})
+	return err
+}
+
 // poolDelays is the deregistration delay of each selection's pool: the
 // longest any of its Services asks for (the cluster's, unless its
 // annotation says otherwise). A Service can lengthen a shared pool's
 // drain, never shorten it.
 func (l *loadBalancers) poolDelays() map[string]*time.Duration {
-	out := map[string]*time.Duration{}
-	if l.groups.services == nil {
-		return out
-	}
+	n := l.lifecycle
 	cluster := l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration
-	for _, obj := range l.groups.services.List() {
-		svc, ok := obj.(*v1.Service)
-		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer {
-			continue
-		}
-		sel, ok, err := renderer.Selection(svc)
-		if err != nil || !ok {
-			continue
-		}
-		ann, err := annotations.Parse(svc.Annotations)
-		if err != nil {
-			continue
-		}
+	out := map[string]*time.Duration{}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, a := range n.asks {
 		d := cluster
-		if ann.DeregistrationDelay != nil {
-			d = *ann.DeregistrationDelay
+		if a.delay != nil {
+			d = *a.delay
 		}
-		if cur := out[sel]; cur == nil || d > *cur {
-			out[sel] = &d
+		if cur := out[a.selection]; cur == nil || d > *cur {
+			out[a.selection] = &d
 		}
 	}
 	return out

@@ -31,6 +31,9 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if err != nil || !ok {
 		return "", err
 	}
+	// What svc asks of its pool, as it is now: the informer's copy may
+	// not have caught up.
+	l.lifecycle.askDelay(svc)
 	has, err := l.engine.HasTargetPool(ctx, sel)
 	if err != nil {
 		return "", fmt.Errorf("target pools: %w", err)

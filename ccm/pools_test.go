@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
@@ -46,10 +45,12 @@ func TestNewPoolRefused(t *testing.T) {
 func TestPoolDelays(t *testing.T) {
 	cfg := &cloudconfig.Config{}
 	cfg.LoadBalancer.TargetPools.DeregistrationDelay = &cloudconfig.Duration{Duration: 30 * time.Second}
-	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	l := &loadBalancers{cfg: cfg, lifecycle: newNodeLifecycle(cfg)}
 	svc := func(name string, ann map[string]string) *v1.Service {
 		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: ann}, Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
 	}
+	gone := svc("gone", map[string]string{string(annotations.LBDeregistrationDelay): "1h"})
+	changed := svc("changed", map[string]string{string(annotations.LBDeregistrationDelay): "50m"})
 	for _, s := range []*v1.Service{
 		svc("short", map[string]string{string(annotations.LBDeregistrationDelay): "5s"}),
 		svc("plain", nil),
@@ -58,12 +59,14 @@ func TestPoolDelays(t *testing.T) {
 		svc("db", map[string]string{string(annotations.LBDeregistrationDelay): "1s", string(annotations.LBNodeSelector): "role=db"}),
 		svc("broken", map[string]string{string(annotations.LBDeregistrationDelay): "2h"}),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cluster-ip", Annotations: map[string]string{string(annotations.LBDeregistrationDelay): "10m"}}},
+		gone, changed,
 	} {
-		if err := idx.Add(s); err != nil {
-			t.Fatal(err)
-		}
+		l.lifecycle.askDelay(s)
 	}
-	l := &loadBalancers{cfg: cfg, groups: &groups{services: idx}}
+	l.lifecycle.forgetDelay(gone)
+	changed = changed.DeepCopy()
+	changed.Annotations = nil
+	l.lifecycle.askDelay(changed)
 	got := map[string]time.Duration{}
 	for sel, d := range l.poolDelays() {
 		got[sel] = *d

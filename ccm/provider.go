@@ -174,6 +174,9 @@ func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
 		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")
 	}
 	c.lb.groups.services = inf.GetIndexer()
+	if err := c.lb.lifecycle.watchServices(inf); err != nil {
+		klog.ErrorS(err, "cannot watch the Services' deregistration delays; a pool drains for the delay of the Services reconciled since the start")
+	}
 	if err := c.lb.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
 		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
 	}

@@ -13,8 +13,11 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 )
 
 // editNode changes node name, retrying on conflicts; status edits go
@@ -75,6 +78,19 @@ func (e *env) drainNode(name string, on bool) {
 			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: deregistration.DrainTaint, Effect: v1.TaintEffectNoSchedule})
 		}
 	})
+}
+
+// poolsRecord is the target pools' plan record (an empty one before it
+// is written).
+func (e *env) poolsRecord(t testing.TB) *records.Record {
+	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
+	must(t, err)
+	for _, r := range all {
+		if r.Object == objectref.TargetPools {
+			return r
+		}
+	}
+	return &records.Record{}
 }
 
 // applies are the terraform applies the controller ran so far, counted
@@ -202,6 +218,29 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	}
 	if n := e.applies() - applies; n != 1 {
 		t.Errorf("the drain took %d applies, want 1 (the pools')", n)
+	}
+	// The pools' record lists it draining in both pools (examplectl
+	// status), and the audit log has its departures.
+	eventually(t, 30*time.Second, "node-b draining on the pools' record", func() error {
+		var pools []string
+		for _, r := range e.poolsRecord(t).Leaving {
+			if r.Node == "node-b" && r.State == records.LeavingDraining && r.Instance == nodeB && r.Reason == deregistration.ReasonDrain {
+				pools = append(pools, r.Pool)
+			}
+		}
+		if len(pools) != 2 {
+			return fmt.Errorf("node-b draining in pools %v of the record", pools)
+		}
+		return nil
+	})
+	departures := 0
+	for _, a := range e.auditEntries(t) {
+		if a.Action == audit.ActionDeregister && a.Details["node"] == "node-b" && a.Details["reason"] == deregistration.ReasonDrain && a.Details["until"] != "" {
+			departures++
+		}
+	}
+	if departures != 2 {
+		t.Errorf("%d deregister audit lines for node-b, want one per pool", departures)
 	}
 
 	// After the delay its connections are closed, and it is gone.
