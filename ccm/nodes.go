@@ -136,9 +136,6 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 			d := round.Pool(cands, current)
 			l.lifecycle.report(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
 			l.lifecycle.decide(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
-			if d.Empty() && len(picked) > 0 {
-				klog.ErrorS(nil, "target pool left without targets: no node qualifies", "pool", renderer.PoolKey(s), "selection", s, "nodes", len(picked))
-			}
 			if d.Recheck > 0 {
 				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
 			}
@@ -215,6 +212,19 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 			}
 		}
 	}
+	// A pool newly empty is said once, until it has a target again.
+	var empty []string
+	for pool, d := range n.decided {
+		key := "\x00empty\x00" + pool
+		if d.Empty() && n.said[key] == "" {
+			empty = append(empty, fmt.Sprintf("%s (%d nodes picked, %d Ready)", pool, d.Picked, d.Base))
+		}
+		if d.Empty() {
+			n.said[key] = "empty"
+		} else {
+			delete(n.said, key)
+		}
+	}
 	n.decided = map[string]decision{}
 	leaving := append(waiting, slices.Collect(maps.Values(n.draining))...)
 	slices.SortFunc(leaving, func(a, b records.LeavingNode) int {
@@ -227,6 +237,11 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 		n.reported = leaving
 	}
 	n.mu.Unlock()
+	for _, pool := range empty {
+		// Loud: Services on this pool have no backend at all.
+		klog.ErrorS(nil, "target pool left without targets: no node qualifies", "pool", pool)
+		l.board.Eventf(subj, v1.EventTypeWarning, "TargetPoolEmpty", "Target pool %s has no target: no node qualifies (none is picked, or each one is leaving and not Ready, or returning)", pool)
+	}
 	if !same || len(departed) > 0 {
 		l.board.ReportLeaving(ctx, subj, out.Workspace, leaving, departed)
 	}

@@ -118,9 +118,10 @@ type Decision struct {
 	// by name, sorted; Recheck is when the first of them has settled.
 	Returning []string
 	Recheck   time.Duration
-	// Base is how many picked nodes are Ready, Floor how many healthy
-	// targets the pool keeps, Healthy how many it has after this round.
-	Base, Floor, Healthy int
+	// Picked is how many nodes the selection picks, Base how many of them
+	// are Ready, Floor how many healthy targets the pool keeps, Healthy
+	// how many it has after this round.
+	Picked, Base, Floor, Healthy int
 }
 
 // Empty tells whether the pool is left without a target: no node
@@ -139,7 +140,7 @@ func (d Decision) WaitMessage() string {
 // out; a leaving node not in the pool stays out, and one in it goes
 // unless the floor keeps it: the earliest to leave go first.
 func (r *Round) Pool(candidates []Candidate, applied []string) Decision {
-	var d Decision
+	d := Decision{Picked: len(candidates)}
 	in := func(c Candidate) bool { return slices.Contains(applied, c.ID) }
 	var leaving []Candidate
 	targets := map[string]bool{}

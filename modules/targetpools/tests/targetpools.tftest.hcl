@@ -55,6 +55,11 @@ run "outputs" {
     )
     error_message = "ids must map every key to its pool's id."
   }
+
+  assert {
+    condition     = output.targets["workers"] == tolist(["i-1", "i-2"]) && length(output.targets["gpu"]) == 0
+    error_message = "targets must map every key to its pool's targets, sorted."
+  }
 }
 
 run "no_pools" {
@@ -153,4 +158,38 @@ run "deregistration_delay_too_long" {
   }
 
   expect_failures = [var.deregistration_delay_seconds]
+}
+
+run "own_deregistration_delay" {
+  command = plan
+
+  variables {
+    deregistration_delay_seconds = 30
+    pools = {
+      workers = { targets = ["i-1"], deregistration_delay_seconds = 120 }
+      gpu     = { targets = [], deregistration_delay_seconds = null }
+      batch   = { targets = [], deregistration_delay_seconds = 0 }
+    }
+  }
+
+  assert {
+    condition = (
+      example_target_pool.this["workers"].deregistration_delay_seconds == 120 &&
+      example_target_pool.this["gpu"].deregistration_delay_seconds == 30 &&
+      example_target_pool.this["batch"].deregistration_delay_seconds == null
+    )
+    error_message = "A pool's own delay wins over the module's; null takes the module's; 0 removes at once."
+  }
+}
+
+run "own_deregistration_delay_too_long" {
+  command = plan
+
+  variables {
+    pools = {
+      workers = { targets = [], deregistration_delay_seconds = 3601 }
+    }
+  }
+
+  expect_failures = [var.pools]
 }
