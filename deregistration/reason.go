@@ -43,10 +43,10 @@ func Reason(n *corev1.Node, drainTaints []string) string {
 		return ReasonExcluded
 	}
 	for _, t := range n.Spec.Taints {
-		switch {
-		case t.Key == servicecontroller.ToBeDeletedTaint:
+		switch t.Key {
+		case servicecontroller.ToBeDeletedTaint:
 			return ReasonAutoscaler
-		case t.Key == cloudproviderapi.TaintNodeShutdown:
+		case cloudproviderapi.TaintNodeShutdown:
 			return ReasonShutdown
 		}
 	}

@@ -72,10 +72,10 @@ func (c *cloud) openConnections(tx *bolt.Tx, lbID string, count int) (exampleapi
 	for _, id := range serving {
 		out.Assigned[id] = 0
 	}
-	for i := range uint64(count) {
-		out.Assigned[serving[(rec.Next+i)%uint64(len(serving))]]++
+	for i := range count {
+		out.Assigned[serving[(rec.Next+i)%len(serving)]]++
 	}
-	rec.Next += uint64(count)
+	rec.Next = (rec.Next + count) % len(serving)
 	for id, n := range out.Assigned {
 		if n == 0 {
 			continue

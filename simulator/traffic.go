@@ -26,8 +26,9 @@ var bucketTraffic = []byte("lb_traffic")
 type trafficRecord struct {
 	// Version moves on every write; it is the ETag of the answers.
 	Version int64 `json:"version"`
-	// Next is the round-robin position of the next connection.
-	Next uint64 `json:"next"`
+	// Next is the round-robin position of the next connection, kept
+	// below the number of serving targets it was last taken over.
+	Next int `json:"next"`
 	// Targets are the counters of every target ever assigned a connection.
 	Targets map[string]*targetCounters `json:"targets,omitempty"`
 }
