@@ -296,7 +296,7 @@ func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.
 			return "", fmt.Errorf("look for a load balancer named %q that an interrupted apply left: %w", name, err)
 		}
 		for _, lb := range found {
-			if lb.Name == name && hasTags(lb.Tags, owner) {
+			if lb.Name == name && exampleapi.HasTags(lb.Tags, owner) {
 				return lb.ID, nil
 			}
 		}
@@ -304,39 +304,22 @@ func orphanFinder(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.
 	}
 }
 
-// unusedCertificates is the engine's FindCertificates: the certificates
-// of the region whose tags hold every owner tag and that no load balancer
-// uses.
+// unusedCertificates is the engine's FindCertificates: the region's
+// certificates of the owner that no load balancer serves but the owner's
+// own (exampleapi.StrayCertificates). A load balancer an interrupted
+// apply created and could not record is the owner's too: its certificate
+// is imported and replaced (or destroyed) while the next apply adopts
+// that load balancer and moves its listeners.
 func unusedCertificates(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, map[string]string) ([]engine.UnusedCertificate, error) {
 	return func(ctx context.Context, owner map[string]string) ([]engine.UnusedCertificate, error) {
-		certs, err := api.ListCertificates(ctx, exampleapi.CertificateFilter{Region: cfg.Region})
-		if err != nil {
-			return nil, fmt.Errorf("look for certificates an interrupted apply uploaded: %w", err)
-		}
-		certs = slices.DeleteFunc(certs, func(c exampleapi.Certificate) bool { return !hasTags(c.Tags, owner) })
-		if len(certs) == 0 {
-			return nil, nil
-		}
-		used, err := api.CertificatesInUse(ctx, cfg.Region)
+		certs, err := api.StrayCertificates(ctx, cfg.Region, owner)
 		if err != nil {
 			return nil, fmt.Errorf("look for certificates an interrupted apply uploaded: %w", err)
 		}
 		var out []engine.UnusedCertificate
 		for _, c := range certs {
-			if !used[c.ID] {
-				out = append(out, engine.UnusedCertificate{ID: c.ID, CertificatePEM: c.CertificatePEM, CreatedAt: c.CreatedAt})
-			}
+			out = append(out, engine.UnusedCertificate{ID: c.ID, CertificatePEM: c.CertificatePEM, CreatedAt: c.CreatedAt})
 		}
 		return out, nil
 	}
-}
-
-// hasTags: tags holds every one of want, with its value.
-func hasTags(tags, want map[string]string) bool {
-	for k, v := range want {
-		if tags[k] != v {
-			return false
-		}
-	}
-	return true
 }

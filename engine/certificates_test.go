@@ -13,23 +13,18 @@ import (
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-// certificateFinder lists the certificates with every owner tag that no
-// load balancer uses, as the controller's FindCertificates does.
+// certificateFinder lists the certificates of the owner that no load
+// balancer serves but the owner's own, as the controller's
+// FindCertificates does.
 func certificateFinder(f **fixture) func(context.Context, map[string]string) ([]engine.UnusedCertificate, error) {
 	return func(ctx context.Context, owner map[string]string) ([]engine.UnusedCertificate, error) {
-		certs, err := (*f).api.ListCertificates(ctx, exampleapi.CertificateFilter{})
-		if err != nil {
-			return nil, err
-		}
-		used, err := (*f).api.CertificatesInUse(ctx, "")
+		certs, err := (*f).api.StrayCertificates(ctx, "", owner)
 		if err != nil {
 			return nil, err
 		}
 		var out []engine.UnusedCertificate
 		for _, c := range certs {
-			if !used[c.ID] && c.Tags[renderer.TagServiceUID] == owner[renderer.TagServiceUID] && c.Tags[renderer.TagClusterID] == owner[renderer.TagClusterID] {
-				out = append(out, engine.UnusedCertificate{ID: c.ID, CertificatePEM: c.CertificatePEM, CreatedAt: c.CreatedAt})
-			}
+			out = append(out, engine.UnusedCertificate{ID: c.ID, CertificatePEM: c.CertificatePEM, CreatedAt: c.CreatedAt})
 		}
 		return out, nil
 	}
@@ -100,4 +95,41 @@ func TestTLSDeleteDestroysUnrecordedCertificate(t *testing.T) {
 		t.Errorf("recovered %v, want [%s]", out.RecoveredCertificates, left)
 	}
 	f.certificatesAre(t, kept)
+}
+
+// The killed apply had also created the load balancer, serving the
+// unrecorded certificate, and the TLS Secret was renewed: the next apply
+// adopts the load balancer, moves it to the renewed certificate and
+// destroys the unrecorded one (found by the chaos run).
+func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
+	src := &secrets{}
+	var f *fixture
+	f = newFixtureWith(t, 1, engine.Options{TLS: src.read, FindCertificates: certificateFinder(&f)})
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	svc := httpsService("web")
+	old, renewed := simtest.NewCert(t, simtest.CertOptions{}), simtest.NewCert(t, simtest.CertOptions{})
+	left := f.uploadUnrecorded(t, svc, old)
+	orphan, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
+		Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
+		Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
+			renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.set("web-tls", renewed)
+
+	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.ID != orphan.ID {
+		t.Errorf("load balancer %s, want the unrecorded %s adopted", lb.ID, orphan.ID)
+	}
+	if !slices.Equal(out.RecoveredCertificates, []string{left}) {
+		t.Errorf("recovered %v, want [%s]", out.RecoveredCertificates, left)
+	}
+	served := f.servedCertificate(t, lb.ID, renewed)
+	f.certificatesAre(t, served)
 }

@@ -1,6 +1,7 @@
 package exampleapi
 
 import (
+	"context"
 	"fmt"
 	"slices"
 )
@@ -45,4 +46,47 @@ func OwnerConflicts(want, got map[string]string, keys []string) []string {
 		}
 	}
 	return out
+}
+
+// StrayCertificates are the certificates of region whose tags hold every
+// owner tag and that no load balancer serves but the owner's own (tags
+// holding owner too): what an interrupted apply may have uploaded and
+// could not record, also while the load balancer it created unrecorded
+// still serves it. Whether the owner's state holds one is the caller's
+// to tell.
+func (c *Client) StrayCertificates(ctx context.Context, region string, owner map[string]string) ([]Certificate, error) {
+	certs, err := c.ListCertificates(ctx, CertificateFilter{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	certs = slices.DeleteFunc(certs, func(c Certificate) bool { return !HasTags(c.Tags, owner) })
+	if len(certs) == 0 {
+		return nil, nil
+	}
+	lbs, err := c.ListLoadBalancers(ctx, LoadBalancerFilter{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	served := map[string]bool{}
+	for _, lb := range lbs {
+		if HasTags(lb.Tags, owner) {
+			continue
+		}
+		for _, l := range lb.Listeners {
+			for _, id := range l.CertificateIDs {
+				served[id] = true
+			}
+		}
+	}
+	return slices.DeleteFunc(certs, func(c Certificate) bool { return served[c.ID] }), nil
+}
+
+// HasTags tells whether tags holds every one of want, with its value.
+func HasTags(tags, want map[string]string) bool {
+	for k, v := range want {
+		if tags[k] != v {
+			return false
+		}
+	}
+	return true
 }
