@@ -44,11 +44,11 @@ func (f *fixture) uploadUnrecorded(t *testing.T, svc *corev1.Service, c simtest.
 	return left.ID
 }
 
-// The apply that uploaded the certificate was killed before its state
-// recorded it, and the TLS Secret was renewed before the next apply: the
-// next apply imports the unrecorded one and replaces it with the renewed
-// certificate, so no copy of the old key stays in the cloud.
-func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
+// renewedAfterKilledUpload is a fixture whose HTTPS Service web had an
+// apply killed after it uploaded the certificate left (and whatever
+// killed does), and whose TLS Secret was renewed since.
+func renewedAfterKilledUpload(t *testing.T, killed func(f *fixture, svc *corev1.Service, left string)) (*fixture, *corev1.Service, []*corev1.Node, string, simtest.Cert) {
+	t.Helper()
 	src := &secrets{}
 	var f *fixture
 	f = newFixtureWith(t, 1, engine.Options{TLS: src.read, FindCertificates: certificateFinder(&f)})
@@ -56,8 +56,17 @@ func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
 	svc := httpsService("web")
 	old, renewed := simtest.NewCert(t, simtest.CertOptions{}), simtest.NewCert(t, simtest.CertOptions{})
 	left := f.uploadUnrecorded(t, svc, old)
+	killed(f, svc, left)
 	src.set("web-tls", renewed)
+	return f, svc, nodes, left, renewed
+}
 
+// The apply that uploaded the certificate was killed before its state
+// recorded it, and the TLS Secret was renewed before the next apply: the
+// next apply imports the unrecorded one and replaces it with the renewed
+// certificate, so no copy of the old key stays in the cloud.
+func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
+	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(*fixture, *corev1.Service, string) {})
 	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
@@ -102,24 +111,19 @@ func TestTLSDeleteDestroysUnrecordedCertificate(t *testing.T) {
 // adopts the load balancer, moves it to the renewed certificate and
 // destroys the unrecorded one (found by the chaos run).
 func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
-	src := &secrets{}
-	var f *fixture
-	f = newFixtureWith(t, 1, engine.Options{TLS: src.read, FindCertificates: certificateFinder(&f)})
-	nodes := []*corev1.Node{f.node(t, "node-a")}
-	svc := httpsService("web")
-	old, renewed := simtest.NewCert(t, simtest.CertOptions{}), simtest.NewCert(t, simtest.CertOptions{})
-	left := f.uploadUnrecorded(t, svc, old)
-	orphan, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
-		Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
-		Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
-		Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
-			renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+	var orphan *exampleapi.LoadBalancer
+	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(f *fixture, svc *corev1.Service, left string) {
+		var err error
+		orphan, err = f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
+			Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
+				renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src.set("web-tls", renewed)
-
 	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
