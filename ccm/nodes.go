@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,6 +112,7 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 	return func(sels []string, applied map[string][]string) ([]renderer.Pool, error) {
 		nodes := l.lifecycle.nodes(fallback)
 		round := l.lifecycle.planner.Observe(nodes)
+		l.lifecycle.forgetGone(nodes)
 		delays := l.poolDelays()
 		var pools []renderer.Pool
 		for _, s := range sels {
@@ -134,8 +136,12 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 				current = nil // a new pool
 			}
 			d := round.Pool(cands, current)
-			l.lifecycle.report(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
-			l.lifecycle.decide(renderer.PoolKey(s), d, delays[s], l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration)
+			kept := l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration
+			if delays[s] != nil {
+				kept = *delays[s]
+			}
+			l.lifecycle.report(renderer.PoolKey(s), d, kept)
+			l.lifecycle.decide(renderer.PoolKey(s), d, kept)
 			if d.Recheck > 0 {
 				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
 			}
@@ -148,13 +154,9 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 // report tells each node of pool what the round decided for it, once per
 // decision: leaving now, waiting for the floor, or settling before it
 // returns.
-func (n *nodeLifecycle) report(pool string, d deregistration.Decision, delay *time.Duration, clusterDelay time.Duration) {
+func (n *nodeLifecycle) report(pool string, d deregistration.Decision, kept time.Duration) {
 	if n.recorder == nil || n.lister == nil {
 		return
-	}
-	kept := clusterDelay
-	if delay != nil {
-		kept = *delay
 	}
 	for _, dep := range d.Removed {
 		n.tell(dep.Node, pool, "LeavingTargetPool", "Leaves target pool %s (%s): no new connections; the open ones are kept for %s", pool, dep.Reason, kept)
@@ -168,12 +170,9 @@ func (n *nodeLifecycle) report(pool string, d deregistration.Decision, delay *ti
 	}
 }
 
-// decide keeps pool's decision until an apply makes it true.
-func (n *nodeLifecycle) decide(pool string, d deregistration.Decision, delay *time.Duration, clusterDelay time.Duration) {
-	kept := clusterDelay
-	if delay != nil {
-		kept = *delay
-	}
+// decide keeps pool's decision, whose departures drain for kept, until
+// an apply makes it true.
+func (n *nodeLifecycle) decide(pool string, d deregistration.Decision, kept time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.decided[pool] = decision{d, kept}
@@ -191,16 +190,16 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 	now := time.Now()
 	n.mu.Lock()
 	var waiting, departed []records.LeavingNode
+	var empty []string
 	for pool, d := range n.decided {
-		for _, dep := range d.Removed {
-			if out.Result.FastPath {
-				break
-			}
-			until := now.Add(d.delay)
-			ln := records.LeavingNode{Node: dep.Node, Instance: dep.ID, Pool: pool, Reason: dep.Reason, State: records.LeavingDraining, Since: now, Until: &until}
-			departed = append(departed, ln)
-			if d.delay > 0 {
-				n.draining[pool+"\x00"+dep.Node] = ln
+		if !out.Result.FastPath {
+			for _, dep := range d.Removed {
+				until := now.Add(d.delay)
+				ln := records.LeavingNode{Node: dep.Node, Instance: dep.ID, Pool: pool, Reason: dep.Reason, State: records.LeavingDraining, Since: now, Until: &until}
+				departed = append(departed, ln)
+				if d.delay > 0 {
+					n.draining[pool+"\x00"+dep.Node] = ln
+				}
 			}
 		}
 		for _, dep := range d.Waiting {
@@ -211,10 +210,7 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 				delete(n.draining, key)
 			}
 		}
-	}
-	// A pool newly empty is said once, until it has a target again.
-	var empty []string
-	for pool, d := range n.decided {
+		// A pool newly empty is said once, until it has a target again.
 		key := "\x00empty\x00" + pool
 		if d.Empty() && n.said[key] == "" {
 			empty = append(empty, fmt.Sprintf("%s (%d nodes picked, %d Ready)", pool, d.Picked, d.Base))
@@ -247,6 +243,23 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 	}
 }
 
+// forgetGone drops what was said of nodes no longer listed: a cluster
+// that rotates its nodes keeps no memory of the old ones.
+func (n *nodeLifecycle) forgetGone(nodes []*v1.Node) {
+	listed := map[string]bool{}
+	for _, node := range nodes {
+		listed[node.Name] = true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for key := range n.said {
+		if name, _, ok := strings.Cut(key, "\x00"); ok && name != "" && !listed[name] {
+			delete(n.said, key)
+		}
+	}
+}
+
+// tell records an event on node about pool, unless it said the same last.
 func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	n.mu.Lock()

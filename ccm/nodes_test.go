@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
@@ -28,7 +31,7 @@ func TestAfterPoolsRecordsLeavingNodes(t *testing.T) {
 		Targets: []string{"i-a", "i-c"},
 		Removed: []deregistration.Departure{{Node: "node-b", ID: "i-b", Reason: deregistration.ReasonDrain}},
 		Waiting: []deregistration.Departure{{Node: "node-c", ID: "i-c", Reason: deregistration.ReasonAutoscaler}},
-	}, &delay, 30*time.Second)
+	}, delay)
 	l.afterPools(t.Context(), subj, applied, nil)
 	got := f.get(t, ws).Leaving
 	if len(got) != 2 || got[0].Node != "node-b" || got[0].State != records.LeavingDraining || got[1].Node != "node-c" || got[1].State != records.LeavingWaiting {
@@ -39,14 +42,14 @@ func TestAfterPoolsRecordsLeavingNodes(t *testing.T) {
 	}
 
 	// A run that failed records nothing.
-	l.lifecycle.decide("all", deregistration.Decision{Targets: []string{"i-a"}, Picked: 2}, nil, 30*time.Second)
+	l.lifecycle.decide("all", deregistration.Decision{Targets: []string{"i-a"}, Picked: 2}, 30*time.Second)
 	l.afterPools(t.Context(), subj, nil, runner.ErrInUse)
 	if got := f.get(t, ws).Leaving; len(got) != 2 {
 		t.Fatalf("a failed run changed the record: %+v", got)
 	}
 
 	// node-b is back; node-c went; the pool keeps node-a.
-	l.lifecycle.decide("all", deregistration.Decision{Targets: []string{"i-a", "i-b"}, Picked: 3, Base: 3}, nil, 30*time.Second)
+	l.lifecycle.decide("all", deregistration.Decision{Targets: []string{"i-a", "i-b"}, Picked: 3, Base: 3}, 30*time.Second)
 	l.afterPools(t.Context(), subj, applied, nil)
 	if got := f.get(t, ws).Leaving; len(got) != 0 {
 		t.Fatalf("leaving = %+v, want none", got)
@@ -55,10 +58,20 @@ func TestAfterPoolsRecordsLeavingNodes(t *testing.T) {
 
 	// Every node gone unready and leaving: empty, said once.
 	for range 2 {
-		l.lifecycle.decide("all", deregistration.Decision{Picked: 3}, nil, 30*time.Second)
+		l.lifecycle.decide("all", deregistration.Decision{Picked: 3}, 30*time.Second)
 		l.afterPools(t.Context(), subj, applied, nil)
 	}
 	if evs := reviewtest.Reasons(f.takeEvents()); !slices.Equal(evs, []string{"TargetPoolEmpty"}) {
 		t.Errorf("events %v, want one TargetPoolEmpty", evs)
+	}
+}
+
+// What was said of a node goes with the node; a pool's emptiness stays.
+func TestForgetGone(t *testing.T) {
+	n := newNodeLifecycle(reviewtest.Config(t, ""))
+	n.said["old-1\x00all"], n.said["new-1\x00all"], n.said["\x00empty\x00all"] = "a", "b", "empty"
+	n.forgetGone([]*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "new-1"}}})
+	if _, ok := n.said["old-1\x00all"]; ok || len(n.said) != 2 {
+		t.Errorf("said = %q, want old-1 forgotten", n.said)
 	}
 }
