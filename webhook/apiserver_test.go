@@ -43,6 +43,7 @@ func TestAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("serves, injects and rotates", func(t *testing.T) { t.Parallel(); testServeAndRotate(t, c) })
+	t.Run("injects when a configuration changes, as its RBAC allows", func(t *testing.T) { t.Parallel(); testInjectOnChange(t, c) })
 	t.Run("replicas race to create", func(t *testing.T) {
 		t.Parallel()
 		client := conflictCounting(c.Admin)
@@ -137,10 +138,9 @@ func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
 		t.Fatal("no certificate loaded")
 	}
 
-	// The configurations appear after the controller started: injected at
-	// a later resync.
-	createConfigs(t, c.Client, addr)
-	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, sm.CABundle()) })
+	// The configurations appear after the controller started.
+	createConfigs(t, c.Client, configName, addr, testNS)
+	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, configName, sm.CABundle()) })
 	ca1 := servedIssuer(t, addr, sm.CABundle())
 
 	cfg := rest.CopyConfig(c.Admin)
@@ -162,13 +162,15 @@ func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
 		cas := bundleOf(t, map[string][]byte{KeyCABundle: sm.CABundle()})
 		return !slices.ContainsFunc(cas, ca1.Equal)
 	})
-	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, sm.CABundle()) })
+	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, configName, sm.CABundle()) })
 	if err := createService(t, client, w); err != nil {
 		t.Fatalf("after the old CA expired: %v", err)
 	}
 }
 
-func createConfigs(t *testing.T, client kubernetes.Interface, addr string) {
+// createConfigs creates a mutating and a validating configuration named
+// name, calling addr for Services in namespace ns.
+func createConfigs(t *testing.T, client kubernetes.Interface, name, addr, ns string) {
 	t.Helper()
 	ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
 	timeout := int32(5)
@@ -176,37 +178,37 @@ func createConfigs(t *testing.T, client kubernetes.Interface, addr string) {
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
 	}}
-	ns := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": testNS}}
+	nsSelector := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 	url := func(path string) *string { u := "https://" + addr + path; return &u }
 	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(), &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name: "mutate.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/mutate")},
 			Rules: rules, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: &timeout,
-			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
 		}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(t.Context(), &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: configName},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: "validate.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: url("/validate")},
 			Rules: rules, FailurePolicy: &ignore, SideEffects: &none, TimeoutSeconds: &timeout,
-			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: ns,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: nsSelector,
 		}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func injected(t *testing.T, client kubernetes.Interface, bundle []byte) bool {
+func injected(t *testing.T, client kubernetes.Interface, name string, bundle []byte) bool {
 	t.Helper()
-	m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), configName, metav1.GetOptions{})
+	m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), configName, metav1.GetOptions{})
+	v, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,8 @@ import (
 
 // inject sets bundle as the caBundle of every webhook of the named
 // configurations. A missing configuration is not an error: the deployment
-// may create it after the controller starts, and the next resync injects.
+// may create it after the controller starts, and its creation (watched)
+// brings the next sync.
 func (s *SelfManaged) inject(ctx context.Context, bundle []byte) error {
 	api := s.o.Client.AdmissionregistrationV1()
 	return errors.Join(
@@ -77,7 +78,7 @@ func injectInto[C, W any](ctx context.Context, kind, name string, bundle []byte,
 	})
 	switch {
 	case apierrors.IsNotFound(err):
-		klog.V(4).InfoS("Webhook configuration not found; injecting at a later resync", "kind", kind, "name", name)
+		klog.V(4).InfoS("Webhook configuration not found; injecting when it is created", "kind", kind, "name", name)
 		return nil
 	case err != nil:
 		return fmt.Errorf("injecting CA bundle into %s %s: %w", kind, name, err)

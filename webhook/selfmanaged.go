@@ -95,8 +95,11 @@ func NewSelfManaged(o SelfManagedOptions) (*SelfManaged, error) {
 
 // Run keeps the Secret, the served certificate and the CA bundles of the
 // webhook configurations up to date until ctx is done, then returns nil.
-// Errors are logged and retried (with backoff up to Resync).
+// It syncs every Resync and whenever a configuration changes. Errors are
+// logged and retried (with backoff up to Resync).
 func (s *SelfManaged) Run(ctx context.Context) error {
+	changed := make(chan struct{}, 1)
+	s.watchConfigs(ctx, changed)
 	backoff := time.Second
 	for {
 		wait := s.o.Resync
@@ -111,6 +114,8 @@ func (s *SelfManaged) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
+		case <-changed:
+			t.Stop()
 		case <-t.C:
 		}
 	}
