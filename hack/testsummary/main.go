@@ -1,7 +1,12 @@
 // Command testsummary reads `go test -json` on standard input and prints
 // what plain `go test` prints (each package's ok/FAIL line, and the output
-// of failed tests only), then every skipped test with its reason and a
-// closing line "N passed, N failed, N skipped".
+// of failed tests only), then every skipped test with its reason, every
+// failed test with what it said of its failure, and a closing line
+// "N passed, N failed, N skipped".
+//
+// The failures are said again at the end because a failed test's output
+// can be long (an end-to-end test prints its processes' log tails), and
+// CI shows the tail of what was printed.
 //
 // It exits non-zero when a test failed, a package did not build, or a test
 // skipped while EXAMPLE_ALLOW_SKIPS is unset: in make test every test gets
@@ -16,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -38,6 +44,9 @@ type summary struct {
 	// failedPackages: packages that failed, by a test or by not building.
 	failedPackages int
 	skipped        []string
+	// failures: each failed test and the lines it wrote from a _test.go
+	// file (t.Error, t.Fatal, t.Log), printed again at the end.
+	failures []string
 	// output buffers each running test's output until it ends.
 	output map[key]*strings.Builder
 }
@@ -99,6 +108,7 @@ func (s *summary) event(e event) {
 		if b := s.output[k]; b != nil {
 			fmt.Fprint(s.out, b.String())
 		}
+		s.failures = append(s.failures, failure(e.Package, e.Test, s.output[k]))
 		delete(s.output, k)
 	case "skip":
 		if e.Test != "" {
@@ -126,11 +136,45 @@ func skipReason(b *strings.Builder) string {
 	return lines[len(lines)-1]
 }
 
-// finish prints the skips and the closing line and returns the exit code.
+// testLine is a line written by t.Log and friends from a test file.
+var testLine = regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
+
+// Of a failed test's lines, at most maxFailureLines are said again, each
+// cut at maxFailureLine bytes: enough to name the failure.
+const maxFailureLines, maxFailureLine = 8, 400
+
+// failure is a failed test's name and its lines from test files.
+func failure(pkg, test string, b *strings.Builder) string {
+	out := "FAIL " + pkg + " " + test
+	if b == nil {
+		return out
+	}
+	n := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		if !testLine.MatchString(l) {
+			continue
+		}
+		if n++; n > maxFailureLines {
+			out += "\n    ..."
+			break
+		}
+		if len(l) > maxFailureLine {
+			l = l[:maxFailureLine] + "..."
+		}
+		out += "\n" + l
+	}
+	return out
+}
+
+// finish prints the skips, the failures and the closing line and returns
+// the exit code.
 func (s *summary) finish(allowSkips bool) int {
 	sort.Strings(s.skipped)
 	for _, sk := range s.skipped {
 		fmt.Fprintln(s.out, "SKIP", sk)
+	}
+	for _, f := range s.failures {
+		fmt.Fprintln(s.out, f)
 	}
 	fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skipped))
 	switch {

@@ -53,8 +53,23 @@ func TestSkipFailsUnlessAllowed(t *testing.T) {
 
 func TestFailureShowsItsOutput(t *testing.T) {
 	out, code := run(t, true, passEvents, failEvents)
-	if code != 1 || !strings.Contains(out, "c_test.go:1: boom\nFAIL\tp\t0.1s\n1 passed, 1 failed, 0 skipped\n") {
+	if code != 1 || !strings.Contains(out, "c_test.go:1: boom\nFAIL\tp\t0.1s\nFAIL p TestC\n    c_test.go:1: boom\n1 passed, 1 failed, 0 skipped\n") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// A failure's own lines are said again last, without the log lines
+// printed after them (a cluster's log tails), which CI would otherwise
+// show in their place.
+func TestFailureIsSaidAgainLast(t *testing.T) {
+	tails := `{"Action":"output","Package":"p","Test":"TestD","Output":"    d_test.go:7: the policy in force: not within 30s\n"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"    testing.go:58: testcluster: test failed; files kept\n"}
+{"Action":"output","Package":"p","Test":"TestD","Output":"        I1126 04:03:49.784349 policy_source.go:240] refreshing policies\n"}
+{"Action":"fail","Package":"p","Test":"TestD"}`
+	out, code := run(t, true, tails, failEvents)
+	want := "FAIL p TestD\n    d_test.go:7: the policy in force: not within 30s\nFAIL p TestC\n    c_test.go:1: boom\n0 passed, 2 failed, 0 skipped\n"
+	if code != 1 || !strings.HasSuffix(out, want) {
+		t.Fatalf("exit %d, output:\n%s\nwant it to end with:\n%s", code, out, want)
 	}
 }
 

@@ -59,10 +59,10 @@ func (e *env) reviewer(t testing.TB, name string) *user {
 
 // waitAllowed waits until the API server lets u do verb on resource in
 // ns: RBAC bindings take effect when the API server's cache has seen them,
-// not when their create returns.
+// not when their create returns (on a loaded machine, tens of seconds).
 func (e *env) waitAllowed(t testing.TB, u *user, verb, group, resource, ns string) {
 	t.Helper()
-	eventuallyEvery(t, 30*time.Second, 50*time.Millisecond, u.name+" may "+verb+" "+resource, func() error {
+	eventuallyEvery(t, 90*time.Second, 50*time.Millisecond, u.name+" may "+verb+" "+resource, func() error {
 		r, err := u.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: ns, Verb: verb, Group: group, Resource: resource,
