@@ -86,22 +86,6 @@ func certificateFromAPI(c *exampleapi.Certificate, prior certificateModel) (cert
 	return m, diags
 }
 
-// certificateAttrTypes is a certificate in the example_certificates data
-// source.
-var certificateAttrTypes = map[string]attr.Type{
-	"id":              types.StringType,
-	"name":            types.StringType,
-	"region":          types.StringType,
-	"certificate_pem": types.StringType,
-	"fingerprint":     types.StringType,
-	"common_name":     types.StringType,
-	"dns_names":       types.ListType{ElemType: types.StringType},
-	"not_before":      types.StringType,
-	"not_after":       types.StringType,
-	"tags":            types.MapType{ElemType: types.StringType},
-	"created_at":      types.StringType,
-}
-
 type certificateInfoModel struct {
 	ID             types.String `tfsdk:"id"`
 	Name           types.String `tfsdk:"name"`
