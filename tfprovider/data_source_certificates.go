@@ -64,6 +64,8 @@ func readCertificates(ctx context.Context, data *providerData, m *certificatesMo
 	}
 	m.Region = optionalString(f.Region)
 	m.Certificates, m.IDs = listed(list,
-		func(c *exampleapi.Certificate) certificateInfoModel { return certificateInfoFromAPI(c, diags) },
+		func(c *exampleapi.Certificate) certificateInfoModel {
+			return certificateInfoFromAPI(c, types.MapNull(types.StringType), diags)
+		},
 		func(c *exampleapi.Certificate) string { return c.ID })
 }
