@@ -73,9 +73,6 @@ type nameAdoption[T any] struct {
 	resolve fieldResolver
 }
 
-// idKey is the log field of the kind's id, e.g. "load_balancer_id".
-func (a nameAdoption[T]) idKey() string { return strings.ReplaceAll(a.kind, " ", "_") + "_id" }
-
 // createdOrAdopted sorts out a create's answer (obj, err): a 409 for the
 // name is resolved by adoptByName under on_name_conflict =
 // "adopt_if_tags_match" (onConflict), bounded by timeout like the create.
@@ -142,7 +139,7 @@ func adoptByName[T any](ctx context.Context, a nameAdoption[T], conflict error, 
 		return nil
 	}
 	existing := a.named(&found[0])
-	ctx = tflog.SetField(ctx, a.idKey(), existing.ID)
+	ctx = tflog.SetField(ctx, idKey(a.kind), existing.ID)
 
 	// refuse reports that the tags forbid adopting the existing object:
 	// why for the log (with items under key), detail for the user.

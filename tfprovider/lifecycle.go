@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -68,29 +70,42 @@ func recentByName[T any](found []T, err error, start time.Time, createdAt func(T
 	return &found[0]
 }
 
-// refresh reads the object (kind, e.g. "target pool") behind a Read's
-// state; idKey names its id in logs. Nil means there is nothing to set:
-// the object is gone, so it is removed from state and planned for
-// creation, or reading failed.
-func refresh[T any](ctx context.Context, resp *resource.ReadResponse, kind, idKey, id string, get func(context.Context) (*T, error)) *T {
-	obj, err := get(ctx)
+// refresh is Read for a resource whose state (model M) is built from the
+// cloud's object (T, of kind e.g. "target pool"): get fetches the object
+// of the state's id, fromAPI makes the new state of it and the prior one.
+// An object gone is removed from state, so it is planned for creation.
+// Before the provider is configured (data nil), the state is kept as it is.
+func refresh[M, T any](ctx context.Context, data *providerData, req resource.ReadRequest, resp *resource.ReadResponse, kind string,
+	get func(*exampleapi.Client, context.Context, string) (*T, error), fromAPI func(*T, M) (M, diag.Diagnostics)) {
+	var state M
+	var id string
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
+	if resp.Diagnostics.HasError() || data == nil {
+		return
+	}
+	obj, err := get(data.client, ctx, id)
 	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey: id})
+		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey(kind): id})
 		resp.State.RemoveResource(ctx)
-		return nil
+		return
 	}
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot read "+kind+" "+id, err, nil)
-		return nil
+		return
 	}
-	return obj
+	m, diags := fromAPI(obj, state)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
+
+// idKey is the log field of a kind's id, e.g. "target_pool_id".
+func idKey(kind string) string { return strings.ReplaceAll(kind, " ", "_") + "_id" }
 
 // deletion is how a resource whose objects the cloud refuses to delete
 // while in use deletes one.
 type deletion struct {
 	kind    string // e.g. "target pool"
-	idKey   string // names the id in logs
 	timeout time.Duration
 	del     func(*exampleapi.Client, context.Context, string) error
 	// inUse is the way out when the cloud refuses (409), shown after the
@@ -110,12 +125,12 @@ func deleteByID(ctx context.Context, data *providerData, req resource.DeleteRequ
 	err := d.del(data.client, ctx, id)
 	switch {
 	case exampleapi.IsNotFound(err):
-		tflog.Info(ctx, d.kind+" already deleted", map[string]any{d.idKey: id})
+		tflog.Info(ctx, d.kind+" already deleted", map[string]any{idKey(d.kind): id})
 	case exampleapi.IsConflict(err):
 		resp.Diagnostics.AddError("Cannot delete "+d.kind+" "+id+": it is in use", fmt.Sprintf("%s\n\n%s", err, d.inUse))
 	case err != nil:
 		addAPIError(&resp.Diagnostics, "Cannot delete "+d.kind+" "+id, err, nil)
 	default:
-		tflog.Info(ctx, "deleted "+d.kind, map[string]any{d.idKey: id})
+		tflog.Info(ctx, "deleted "+d.kind, map[string]any{idKey(d.kind): id})
 	}
 }

@@ -182,21 +182,7 @@ func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCe
 }
 
 func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state certificateModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return // r.data nil: provider configuration not known yet, keep the state
-	}
-	id := state.ID.ValueString()
-	cert := refresh(ctx, resp, "certificate", "certificate_id", id, func(ctx context.Context) (*exampleapi.Certificate, error) {
-		return r.data.client.GetCertificate(ctx, id)
-	})
-	if cert == nil {
-		return
-	}
-	m, diags := certificateFromAPI(cert, state)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	refresh(ctx, r.data, req, resp, "certificate", (*exampleapi.Client).GetCertificate, certificateFromAPI)
 }
 
 // Update only records private_key_wo_version after an import (see
@@ -214,7 +200,7 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *certificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", idKey: "certificate_id", timeout: certificateTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", timeout: certificateTimeout,
 		del: (*exampleapi.Client).DeleteCertificate, inUse: certificateInUse})
 }
 

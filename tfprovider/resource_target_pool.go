@@ -247,19 +247,7 @@ func poolNamed(tp *exampleapi.TargetPool) namedObject {
 }
 
 func (r *targetPoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state targetPoolModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return // r.data nil: provider configuration not known yet, keep the state
-	}
-	id := state.ID.ValueString()
-	tp := refresh(ctx, resp, "target pool", "target_pool_id", id, func(ctx context.Context) (*exampleapi.TargetPool, error) {
-		return r.data.client.GetTargetPool(ctx, id)
-	})
-	if tp == nil {
-		return
-	}
-	r.setState(ctx, tp, state, &resp.State, &resp.Diagnostics)
+	refresh(ctx, r.data, req, resp, "target pool", (*exampleapi.Client).GetTargetPool, targetPoolFromAPI)
 }
 
 func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -296,7 +284,7 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", idKey: "target_pool_id", timeout: targetPoolTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", timeout: targetPoolTimeout,
 		del: (*exampleapi.Client).DeleteTargetPool, inUse: targetPoolInUse})
 }
 
