@@ -60,16 +60,6 @@ func answerMayBeLost(err error) bool {
 	return apiErr.StatusCode >= http.StatusInternalServerError
 }
 
-// recentByName is the lookup of a lost create for objects whose name is
-// unique per region, given the list by that name: its one object, if it
-// was created since start (less a minute of clock skew), is ours.
-func recentByName[T any](found []T, err error, start time.Time, createdAt func(T) time.Time) *T {
-	if err != nil || len(found) != 1 || createdAt(found[0]).Before(start.Add(-time.Minute)) {
-		return nil
-	}
-	return &found[0]
-}
-
 // refresh is Read for a resource whose state (model M) is built from the
 // cloud's object (T, of kind e.g. "target pool"): get fetches the object
 // of the state's id, fromAPI makes the new state of it and the prior one.

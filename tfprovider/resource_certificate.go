@@ -219,7 +219,7 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
 		func(c *exampleapi.Certificate) namedObject {
-			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags}
+			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
 		})
 	if cert == nil {
 		return
