@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -25,12 +24,7 @@ var instanceLookup = lookup[exampleapi.Instance]{
 		return c.ListInstances(ctx, exampleapi.InstanceFilter{Name: name, Region: region})
 	},
 	where: func(in *exampleapi.Instance) (string, string) { return in.ID, in.Region },
-	ambiguous: func(name string, found []exampleapi.Instance) string {
-		regions := make([]string, 0, len(found))
-		for _, in := range found {
-			regions = append(regions, in.Region)
-		}
-		slices.Sort(regions)
+	ambiguous: func(name string, regions []string) string {
 		return fmt.Sprintf("Instances named %q exist in regions %s; set region.", name, strings.Join(regions, ", "))
 	},
 }

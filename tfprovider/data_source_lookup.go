@@ -3,6 +3,7 @@ package tfprovider
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -28,8 +29,9 @@ type lookup[T any] struct {
 	list func(c *exampleapi.Client, ctx context.Context, name, region string) ([]T, error)
 	// where is the object's id and region.
 	where func(*T) (id, region string)
-	// ambiguous is the error's detail when several regions have the name.
-	ambiguous func(name string, found []T) string
+	// ambiguous is the error's detail when several regions (sorted) have
+	// the name.
+	ambiguous func(name string, regions []string) string
 }
 
 // schema is the data source's schema: attrs (the object's other
@@ -82,7 +84,13 @@ func (l lookup[T]) read(ctx context.Context, data *providerData, id, name, regio
 	case 1:
 		return &found[0]
 	}
-	diags.AddAttributeError(path.Root("name"), "Ambiguous "+l.kind+" name", l.ambiguous(n, found))
+	regions := make([]string, 0, len(found))
+	for i := range found {
+		_, r := l.where(&found[i])
+		regions = append(regions, r)
+	}
+	slices.Sort(regions)
+	diags.AddAttributeError(path.Root("name"), "Ambiguous "+l.kind+" name", l.ambiguous(n, regions))
 	return nil
 }
 

@@ -32,8 +32,8 @@ var networkLookup = lookup[exampleapi.Network]{
 		return c.ListNetworks(ctx, region, name)
 	},
 	where: func(n *exampleapi.Network) (string, string) { return n.ID, n.Region },
-	ambiguous: func(name string, found []exampleapi.Network) string {
-		return fmt.Sprintf("%d networks are named %q in different regions; set region.", len(found), name)
+	ambiguous: func(name string, regions []string) string {
+		return fmt.Sprintf("%d networks are named %q in different regions; set region.", len(regions), name)
 	},
 }
 
