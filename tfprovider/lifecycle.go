@@ -92,14 +92,16 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 // idKey is the log field of a kind's id, e.g. "target_pool_id".
 func idKey(kind string) string { return strings.ReplaceAll(kind, " ", "_") + "_id" }
 
-// deletion is how a resource whose objects the cloud refuses to delete
-// while in use deletes one.
+// deletion is how a resource deletes one of its objects.
 type deletion struct {
 	kind    string // e.g. "target pool"
 	timeout time.Duration
 	del     func(*exampleapi.Client, context.Context, string) error
-	// inUse is the way out when the cloud refuses (409), shown after the
-	// API's error.
+	// gone, if set, waits until the object is gone, for a kind the cloud
+	// deletes in the background.
+	gone func(ctx context.Context, c *exampleapi.Client, id string) error
+	// inUse, if set, is the way out when the cloud refuses to delete an
+	// object in use (409), shown after the API's error.
 	inUse string
 }
 
@@ -110,17 +112,26 @@ func deleteByID(ctx context.Context, data *providerData, req resource.DeleteRequ
 	if !loadConfigured(ctx, data, &resp.Diagnostics, getAttribute(req.State, path.Root("id"), &id)) {
 		return
 	}
+	ctx = tflog.SetField(ctx, idKey(d.kind), id)
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	err := d.del(data.client, ctx, id)
 	switch {
 	case exampleapi.IsNotFound(err):
-		tflog.Info(ctx, d.kind+" already deleted", map[string]any{idKey(d.kind): id})
-	case exampleapi.IsConflict(err):
+		tflog.Info(ctx, d.kind+" already deleted")
+		return
+	case exampleapi.IsConflict(err) && d.inUse != "":
 		resp.Diagnostics.AddError("Cannot delete "+d.kind+" "+id+": it is in use", fmt.Sprintf("%s\n\n%s", err, d.inUse))
+		return
 	case err != nil:
 		addAPIError(&resp.Diagnostics, "Cannot delete "+d.kind+" "+id, err, nil)
-	default:
-		tflog.Info(ctx, "deleted "+d.kind, map[string]any{idKey(d.kind): id})
+		return
 	}
+	if d.gone != nil {
+		if err := d.gone(ctx, data.client, id); err != nil {
+			addAPIError(&resp.Diagnostics, capitalize(d.kind)+" "+id+" was not deleted", err, nil)
+			return
+		}
+	}
+	tflog.Info(ctx, "deleted "+d.kind)
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -163,31 +164,12 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state loadBalancerModel
-	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.State, &state)) {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultLBDeleteTimeout)
+	var t timeouts.Value
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &t)...)
+	timeout, diags := t.Delete(ctx, defaultLBDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	id := state.ID.ValueString()
-	ctx = tflog.SetField(ctx, "load_balancer_id", id)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	err := r.data.client.DeleteLoadBalancer(ctx, id)
-	if exampleapi.IsNotFound(err) {
-		tflog.Info(ctx, "load balancer already deleted")
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot delete load balancer "+id, err, nil)
-		return
-	}
-	if err := waitLoadBalancerGone(ctx, r.data.client, id); err != nil {
-		addAPIError(&resp.Diagnostics, "Load balancer "+id+" was not deleted", err, nil)
-		return
-	}
-	tflog.Info(ctx, "deleted load balancer")
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "load balancer", timeout: timeout,
+		del: (*exampleapi.Client).DeleteLoadBalancer, gone: waitLoadBalancerGone})
 }
 
 // adoption is how a create makes the load balancer, or adopts the one
