@@ -18,6 +18,11 @@ import (
 
 // The steps of Create, Read and Delete that the resources share.
 
+// objectTimeout bounds one operation, retries included, on an object the
+// cloud makes at once: certificates, target pools and routes have no
+// provisioning phase to wait for.
+const objectTimeout = 5 * time.Minute
+
 // lostAnswer is how a create finds the object that a request whose answer
 // was lost may have made.
 type lostAnswer[T any] struct {

@@ -24,9 +24,6 @@ var (
 	_ resource.ResourceWithValidateConfig = (*certificateResource)(nil)
 )
 
-// certificateTimeout bounds one certificate operation with its retries.
-const certificateTimeout = 5 * time.Minute
-
 type certificateResource struct {
 	resourceBase
 }
@@ -158,7 +155,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 // since we started is ours (names are not unique, the fingerprint makes
 // the match).
 func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
-	return createDetached(ctx, certificateTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
+	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
 		return r.data.client.CreateCertificate(ctx, in)
 	}, lostAnswer[exampleapi.Certificate]{
 		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
@@ -200,7 +197,7 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *certificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", timeout: certificateTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", timeout: objectTimeout,
 		del: (*exampleapi.Client).DeleteCertificate, inUse: certificateInUse})
 }
 

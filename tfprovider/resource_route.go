@@ -21,10 +21,6 @@ var (
 	_ resource.ResourceWithImportState = (*routeResource)(nil)
 )
 
-// routeCreateTimeout bounds a route create including its retries; routes
-// have no provisioning phase to wait for.
-const routeCreateTimeout = 5 * time.Minute
-
 type routeResource struct {
 	resourceBase
 }
@@ -96,7 +92,7 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 	case exampleapi.IsConflict(err) && plan.OnDestinationConflict.ValueString() == onDestinationConflictAdopt:
 		// Probably ours from an interrupted apply: adopt it if it has the
 		// same target.
-		adoptCtx, cancel := context.WithTimeout(ctx, routeCreateTimeout)
+		adoptCtx, cancel := context.WithTimeout(ctx, objectTimeout)
 		rt = r.adopt(adoptCtx, netID, in, err, &resp.Diagnostics)
 		cancel()
 		if rt == nil {
@@ -122,7 +118,7 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 // route with this destination and target is ours (destinations are
 // unique per table).
 func (r *routeResource) create(ctx context.Context, netID string, in exampleapi.CreateRouteRequest) (*exampleapi.Route, error) {
-	return createDetached(ctx, routeCreateTimeout, func(ctx context.Context) (*exampleapi.Route, error) {
+	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Route, error) {
 		return r.data.client.CreateRoute(ctx, netID, in)
 	}, lostAnswer[exampleapi.Route]{
 		find: func(ctx context.Context, _ time.Time) *exampleapi.Route {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -26,10 +25,6 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*targetPoolResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*targetPoolResource)(nil)
 )
-
-// targetPoolTimeout bounds one target pool operation including its
-// retries; pools have no provisioning phase to wait for.
-const targetPoolTimeout = 5 * time.Minute
 
 type targetPoolResource struct {
 	resourceBase
@@ -192,7 +187,7 @@ func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tp, what := createOrAdopt(ctx, r.adoption(in, ownerKeys), plan.OnNameConflict.ValueString(), targetPoolTimeout, &resp.Diagnostics)
+	tp, what := createOrAdopt(ctx, r.adoption(in, ownerKeys), plan.OnNameConflict.ValueString(), objectTimeout, &resp.Diagnostics)
 	if tp == nil {
 		return
 	}
@@ -255,7 +250,7 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
+	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
 	// Unconditional PUT: the configuration is the desired state, whatever
 	// changed outside Terraform since the last refresh.
@@ -269,7 +264,7 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", timeout: targetPoolTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", timeout: objectTimeout,
 		del: (*exampleapi.Client).DeleteTargetPool, inUse: targetPoolInUse})
 }
 
