@@ -47,10 +47,11 @@ func stateOnly(prior types.String, def string) types.String {
 type namedObject struct {
 	ID, Name, Region string
 	Tags             map[string]string
+	CreatedAt        time.Time
 }
 
 // nameAdoption is one kind's part in a create that the API may refuse
-// with a 409 because the name is taken in the region (createdOrAdopted).
+// with a 409 because the name is taken in the region (createOrAdopt).
 type nameAdoption[T any] struct {
 	kind string // e.g. "load balancer"
 	// name, region and tags are the configuration's; ownerKeys its
@@ -60,9 +61,11 @@ type nameAdoption[T any] struct {
 	ownerKeys    []string
 	// hint ends the error of a conflict that is not adopted (optional).
 	hint string
-	// list finds the objects named name in region; named reads one.
-	list  func(context.Context) ([]T, error)
-	named func(*T) namedObject
+	// create posts the object; list finds the objects named name in
+	// region; named reads one.
+	create func(context.Context) (*T, error)
+	list   func(context.Context) ([]T, error)
+	named  func(*T) namedObject
 	// immutable, if set, lists what of the object differs from the
 	// configuration and cannot change in place, and the attribute to
 	// blame.
@@ -73,16 +76,28 @@ type nameAdoption[T any] struct {
 	resolve fieldResolver
 }
 
-// idKey is the log field of the kind's id, e.g. "load_balancer_id".
-func (a nameAdoption[T]) idKey() string { return strings.ReplaceAll(a.kind, " ", "_") + "_id" }
-
-// createdOrAdopted sorts out a create's answer (obj, err): a 409 for the
-// name is resolved by adoptByName under on_name_conflict =
-// "adopt_if_tags_match" (onConflict), bounded by timeout like the create.
-// It returns the object and what happened to it ("created load balancer"),
-// or nil when diags holds why there is none.
-func createdOrAdopted[T any](ctx context.Context, a nameAdoption[T], onConflict string, timeout time.Duration,
-	obj *T, err error, diags *diag.Diagnostics) (*T, string) {
+// createOrAdopt creates the object (a.create) detached from cancellation
+// (createDetached); names being unique per region, after a lost answer the
+// one object of the name created since is ours. A 409 for the name is
+// resolved by adoptByName under on_name_conflict = "adopt_if_tags_match"
+// (onConflict), bounded by timeout like the create. It returns the object
+// and what happened to it ("created load balancer"), or nil when diags
+// holds why there is none.
+func createOrAdopt[T any](ctx context.Context, a nameAdoption[T], onConflict string, timeout time.Duration,
+	diags *diag.Diagnostics) (*T, string) {
+	obj, err := createDetached(ctx, timeout, a.create, lostAnswer[T]{
+		find: func(ctx context.Context, start time.Time) *T {
+			found, err := a.list(ctx)
+			// Created since start, less a minute of clock skew.
+			if err != nil || len(found) != 1 || a.named(&found[0]).CreatedAt.Before(start.Add(-time.Minute)) {
+				return nil
+			}
+			return &found[0]
+		},
+		taking: "adopting the " + a.kind + " found by name",
+		idKey:  idKey(a.kind),
+		id:     func(obj *T) string { return a.named(obj).ID },
+	})
 	switch {
 	case exampleapi.IsConflict(err) && onConflict == onNameConflictAdopt:
 		// Probably ours from an interrupted apply: adopt it if its tags
@@ -142,7 +157,7 @@ func adoptByName[T any](ctx context.Context, a nameAdoption[T], conflict error, 
 		return nil
 	}
 	existing := a.named(&found[0])
-	ctx = tflog.SetField(ctx, a.idKey(), existing.ID)
+	ctx = tflog.SetField(ctx, idKey(a.kind), existing.ID)
 
 	// refuse reports that the tags forbid adopting the existing object:
 	// why for the log (with items under key), detail for the user.

@@ -126,16 +126,7 @@ resource "example_load_balancer" "web" {
 
 func newTerraform(t *testing.T, dir string, bin tftest.Toolchain) *tfexec.Terraform {
 	t.Helper()
-	tf, err := tfexec.NewTerraform(dir, bin.Terraform)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tf.SetEnv(bin.Env(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if err := tf.SetDisablePluginTLS(true); err != nil {
-		t.Fatal(err)
-	}
+	tf := bin.Exec(t, dir)
 	// A trace log, to check that the token never appears in it.
 	if err := tf.SetLog("TRACE"); err != nil {
 		t.Fatal(err)

@@ -10,24 +10,31 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
+// certificateInfoModel is what the cloud shows of a certificate: an
+// element of the example_certificates data source, and most of the
+// example_certificate resource.
+type certificateInfoModel struct {
+	ID             types.String `tfsdk:"id"`
+	Name           types.String `tfsdk:"name"`
+	Region         types.String `tfsdk:"region"`
+	CertificatePEM types.String `tfsdk:"certificate_pem"`
+	Fingerprint    types.String `tfsdk:"fingerprint"`
+	CommonName     types.String `tfsdk:"common_name"`
+	DNSNames       types.List   `tfsdk:"dns_names"`
+	NotBefore      types.String `tfsdk:"not_before"`
+	NotAfter       types.String `tfsdk:"not_after"`
+	Tags           types.Map    `tfsdk:"tags"`
+	CreatedAt      types.String `tfsdk:"created_at"`
+}
+
 // certificateModel is the example_certificate resource. PrivateKeyWO is
 // write-only: Terraform hands it to the provider in the configuration
 // only, and the plan and state always hold null.
 type certificateModel struct {
-	ID                  types.String `tfsdk:"id"`
-	Name                types.String `tfsdk:"name"`
-	Region              types.String `tfsdk:"region"`
-	CertificatePEM      types.String `tfsdk:"certificate_pem"`
+	certificateInfoModel
 	PrivateKeyWO        types.String `tfsdk:"private_key_wo"`
 	PrivateKeyWOVersion types.Int64  `tfsdk:"private_key_wo_version"`
-	Tags                types.Map    `tfsdk:"tags"`
 	OnDuplicate         types.String `tfsdk:"on_duplicate"`
-	Fingerprint         types.String `tfsdk:"fingerprint"`
-	CommonName          types.String `tfsdk:"common_name"`
-	DNSNames            types.List   `tfsdk:"dns_names"`
-	NotBefore           types.String `tfsdk:"not_before"`
-	NotAfter            types.String `tfsdk:"not_after"`
-	CreatedAt           types.String `tfsdk:"created_at"`
 }
 
 // derivedCertificateName is the name of a certificate whose configuration
@@ -40,7 +47,7 @@ func derivedCertificateName(fingerprint string) string {
 // setInfo fills the attributes read from the certificate's leaf; the
 // provider computes them at plan time with the cloud's own function
 // (exampleapi.InspectCertificate), so plans show them.
-func (m *certificateModel) setInfo(info exampleapi.CertificateInfo) {
+func (m *certificateInfoModel) setInfo(info exampleapi.CertificateInfo) {
 	m.Fingerprint = types.StringValue(info.Fingerprint)
 	m.CommonName = optionalString(info.CommonName)
 	m.DNSNames = stringList(info.DNSNames)
@@ -50,7 +57,7 @@ func (m *certificateModel) setInfo(info exampleapi.CertificateInfo) {
 
 // setInfoUnknown marks the leaf's attributes unknown, for a certificate
 // known only at apply time.
-func (m *certificateModel) setInfoUnknown() {
+func (m *certificateInfoModel) setInfoUnknown() {
 	m.Fingerprint, m.CommonName = types.StringUnknown(), types.StringUnknown()
 	m.DNSNames = types.ListUnknown(types.StringType)
 	m.NotBefore, m.NotAfter = types.StringUnknown(), types.StringUnknown()
@@ -67,61 +74,29 @@ func stringList(vals []string) types.List {
 }
 
 // certificateFromAPI is the state of a certificate; prior (plan or state)
-// supplies what the API does not know: the key's version. The key itself
-// is never in state.
+// supplies what the API does not know: the key's version and
+// on_duplicate. The key itself is never in state.
 func certificateFromAPI(c *exampleapi.Certificate, prior certificateModel) (certificateModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m := certificateModel{
-		ID:                  types.StringValue(c.ID),
-		Name:                types.StringValue(c.Name),
-		Region:              types.StringValue(c.Region),
-		CertificatePEM:      types.StringValue(c.CertificatePEM),
-		PrivateKeyWO:        types.StringNull(),
-		PrivateKeyWOVersion: prior.PrivateKeyWOVersion,
-		OnDuplicate:         prior.OnDuplicate,
-		Tags:                stringMap(c.Tags, prior.Tags, &diags),
-		CreatedAt:           timeString(c.CreatedAt),
+	return certificateModel{
+		certificateInfoModel: certificateInfoFromAPI(c, prior.Tags, &diags),
+		PrivateKeyWO:         types.StringNull(),
+		PrivateKeyWOVersion:  prior.PrivateKeyWOVersion,
+		OnDuplicate:          prior.OnDuplicate,
+	}, diags
+}
+
+// certificateInfoFromAPI converts the API object; priorTags keeps an
+// empty tags map empty (see stringMap).
+func certificateInfoFromAPI(c *exampleapi.Certificate, priorTags types.Map, diags *diag.Diagnostics) certificateInfoModel {
+	m := certificateInfoModel{
+		ID:             types.StringValue(c.ID),
+		Name:           types.StringValue(c.Name),
+		Region:         types.StringValue(c.Region),
+		CertificatePEM: types.StringValue(c.CertificatePEM),
+		Tags:           stringMap(c.Tags, priorTags, diags),
+		CreatedAt:      timeString(c.CreatedAt),
 	}
 	m.setInfo(c.CertificateInfo)
-	return m, diags
-}
-
-// certificateAttrTypes is a certificate in the example_certificates data
-// source.
-var certificateAttrTypes = map[string]attr.Type{
-	"id":              types.StringType,
-	"name":            types.StringType,
-	"region":          types.StringType,
-	"certificate_pem": types.StringType,
-	"fingerprint":     types.StringType,
-	"common_name":     types.StringType,
-	"dns_names":       types.ListType{ElemType: types.StringType},
-	"not_before":      types.StringType,
-	"not_after":       types.StringType,
-	"tags":            types.MapType{ElemType: types.StringType},
-	"created_at":      types.StringType,
-}
-
-type certificateInfoModel struct {
-	ID             types.String `tfsdk:"id"`
-	Name           types.String `tfsdk:"name"`
-	Region         types.String `tfsdk:"region"`
-	CertificatePEM types.String `tfsdk:"certificate_pem"`
-	Fingerprint    types.String `tfsdk:"fingerprint"`
-	CommonName     types.String `tfsdk:"common_name"`
-	DNSNames       types.List   `tfsdk:"dns_names"`
-	NotBefore      types.String `tfsdk:"not_before"`
-	NotAfter       types.String `tfsdk:"not_after"`
-	Tags           types.Map    `tfsdk:"tags"`
-	CreatedAt      types.String `tfsdk:"created_at"`
-}
-
-func certificateInfoFromAPI(c *exampleapi.Certificate, diags *diag.Diagnostics) certificateInfoModel {
-	m, d := certificateFromAPI(c, certificateModel{Tags: types.MapNull(types.StringType)})
-	diags.Append(d...)
-	return certificateInfoModel{
-		ID: m.ID, Name: m.Name, Region: m.Region, CertificatePEM: m.CertificatePEM, Fingerprint: m.Fingerprint,
-		CommonName: m.CommonName, DNSNames: m.DNSNames, NotBefore: m.NotBefore, NotAfter: m.NotAfter,
-		Tags: m.Tags, CreatedAt: m.CreatedAt,
-	}
+	return m
 }

@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -22,20 +21,6 @@ func (b *resourceBase) Metadata(_ context.Context, req resource.MetadataRequest,
 }
 
 func (b *resourceBase) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	b.data = configuredData(req.ProviderData, &resp.Diagnostics)
-}
-
-// dataSourceBase is resourceBase for data sources.
-type dataSourceBase struct {
-	name string
-	data *providerData
-}
-
-func (b *dataSourceBase) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + b.name
-}
-
-func (b *dataSourceBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	b.data = configuredData(req.ProviderData, &resp.Diagnostics)
 }
 

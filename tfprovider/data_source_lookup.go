@@ -3,53 +3,141 @@ package tfprovider
 import (
 	"context"
 	"fmt"
+	"slices"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// What the data sources share: reading one object by id, and returning
-// listed objects.
+// What the data sources share: reading one object by id or by name, and
+// returning listed objects.
 
-// readByID reads the object (kind, e.g. "network") a data source names by
-// id; a region set in the configuration must be the object's. Nil means
-// diags holds why.
-func readByID[T any](ctx context.Context, kind string, id, region types.String, get func(context.Context, string) (*T, error),
-	where func(*T) (id, region string), diags *diag.Diagnostics) *T {
-	obj, err := get(ctx, id.ValueString())
+// lookup is how a data source reads one object (kind, e.g. "network") by
+// id or by name: exactly one of the arguments id and name, and region.
+type lookup[T any] struct {
+	kind     string
+	idPrefix string
+	get      func(c *exampleapi.Client, ctx context.Context, id string) (*T, error)
+	// list lists the objects named name in region ("": every region).
+	list func(c *exampleapi.Client, ctx context.Context, name, region string) ([]T, error)
+	// where is the object's id and region.
+	where func(*T) (id, region string)
+	// ambiguous is the error's detail when several regions (sorted) have
+	// the name.
+	ambiguous func(name string, regions []string) string
+}
+
+// schema is the data source's schema: attrs (the object's other
+// attributes, all computed) with id, name and region added. idDesc and
+// nameDesc say what the object's id and name are.
+func (l lookup[T]) schema(desc, idDesc, nameDesc string, attrs map[string]schema.Attribute) schema.Schema {
+	const oneOf = " Exactly one of `id` and `name` is required."
+	attrs["id"] = schema.StringAttribute{
+		Optional: true, Computed: true,
+		Description: idDesc + oneOf,
+		Validators:  []validator.String{idValidator(l.idPrefix)},
+	}
+	attrs["name"] = schema.StringAttribute{
+		Optional: true, Computed: true,
+		Description: nameDesc + oneOf,
+		Validators:  nameValidators(),
+	}
+	attrs["region"] = regionFilterAttribute("Region to look the name up in. Defaults to the provider's `region`; without either, " +
+		"every region is searched and the name must be unique. With `id`, it must match the " + l.kind + "'s region.")
+	return schema.Schema{Description: desc, Attributes: attrs}
+}
+
+func (l lookup[T]) validators() []datasource.ConfigValidator {
+	return []datasource.ConfigValidator{
+		datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot("name")),
+	}
+}
+
+// read reads the object that id, else name, names. Nil means diags holds
+// why.
+func (l lookup[T]) read(ctx context.Context, data *providerData, id, name, region types.String, diags *diag.Diagnostics) *T {
+	if !id.IsNull() {
+		return l.readByID(ctx, data.client, id, region, diags)
+	}
+	inRegion, n := regionFilter(region, data), name.ValueString()
+	found, err := l.list(data.client, ctx, n, inRegion)
+	if err != nil {
+		addAPIError(diags, "Cannot list "+l.kind+"s", err, nil)
+		return nil
+	}
+	switch len(found) {
+	case 0:
+		where := "any region"
+		if inRegion != "" {
+			where = "region " + inRegion
+		}
+		diags.AddAttributeError(path.Root("name"), capitalize(l.kind)+" not found",
+			fmt.Sprintf("No %s named %q exists in %s.", l.kind, n, where))
+		return nil
+	case 1:
+		return &found[0]
+	}
+	regions := make([]string, 0, len(found))
+	for i := range found {
+		_, r := l.where(&found[i])
+		regions = append(regions, r)
+	}
+	slices.Sort(regions)
+	diags.AddAttributeError(path.Root("name"), "Ambiguous "+l.kind+" name", l.ambiguous(n, regions))
+	return nil
+}
+
+// readByID reads the object of id; a region set in the configuration must
+// be the object's.
+func (l lookup[T]) readByID(ctx context.Context, c *exampleapi.Client, id, region types.String, diags *diag.Diagnostics) *T {
+	obj, err := l.get(c, ctx, id.ValueString())
 	if exampleapi.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("id"), capitalize(kind)+" not found",
-			fmt.Sprintf("No %s with id %q exists.", kind, id.ValueString()))
+		diags.AddAttributeError(path.Root("id"), capitalize(l.kind)+" not found",
+			fmt.Sprintf("No %s with id %q exists.", l.kind, id.ValueString()))
 		return nil
 	}
 	if err != nil {
-		addAPIError(diags, "Cannot read "+kind, err, nil)
+		addAPIError(diags, "Cannot read "+l.kind, err, nil)
 		return nil
 	}
-	if objID, objRegion := where(obj); !region.IsNull() && objRegion != region.ValueString() {
-		diags.AddAttributeError(path.Root("region"), capitalize(kind)+" in another region",
-			fmt.Sprintf("%s %s is in region %s, not %s.", capitalize(kind), objID, objRegion, region.ValueString()))
+	if objID, objRegion := l.where(obj); !region.IsNull() && objRegion != region.ValueString() {
+		diags.AddAttributeError(path.Root("region"), capitalize(l.kind)+" in another region",
+			fmt.Sprintf("%s %s is in region %s, not %s.", capitalize(l.kind), objID, objRegion, region.ValueString()))
 		return nil
 	}
 	return obj
 }
 
-// listValues is what a list data source returns for list: the objects
-// (toModel gives each one's model, of attrTypes) and their keys (id for
-// most), in the order of list.
-func listValues[T any](ctx context.Context, list []T, attrTypes map[string]attr.Type, toModel func(*T) any, key func(*T) string,
-	diags *diag.Diagnostics) (objects, keys types.List) {
-	objs := make([]attr.Value, 0, len(list))
-	ks := make([]attr.Value, 0, len(list))
-	for i := range list {
-		obj, d := types.ObjectValueFrom(ctx, attrTypes, toModel(&list[i]))
-		diags.Append(d...)
-		objs = append(objs, obj)
-		ks = append(ks, types.StringValue(key(&list[i])))
+// regionFilterAttribute is region in a data source: where it looks (see
+// regionFilter), which the state then shows.
+func regionFilterAttribute(desc string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Computed: true, Description: desc}
+}
+
+// listedObjects and listedKeys are the attributes of what listed returns.
+func listedObjects(desc string, attrs map[string]schema.Attribute) schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{Computed: true, Description: desc, NestedObject: schema.NestedAttributeObject{Attributes: attrs}}
+}
+
+func listedKeys(desc string) schema.ListAttribute {
+	return schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: desc}
+}
+
+// listed is what a list data source returns for found: the objects'
+// models (toModel) and their keys (id for most), in the order of found.
+// Neither is ever nil: no objects is an empty list, not null.
+func listed[T, M any](found []T, toModel func(*T) M, key func(*T) string) ([]M, []string) {
+	models, keys := make([]M, 0, len(found)), make([]string, 0, len(found))
+	for i := range found {
+		models = append(models, toModel(&found[i]))
+		keys = append(keys, key(&found[i]))
 	}
-	return types.ListValueMust(types.ObjectType{AttrTypes: attrTypes}, objs), types.ListValueMust(types.StringType, ks)
+	return models, keys
 }

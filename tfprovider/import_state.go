@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -51,7 +50,7 @@ func importByID[T any](ctx context.Context, data *providerData, kind, prefix str
 		return nil
 	}
 	n := named(obj)
-	tflog.Info(ctx, "importing "+kind, map[string]any{strings.ReplaceAll(kind, " ", "_") + "_id": n.ID, "name": n.Name, "region": n.Region})
+	tflog.Info(ctx, "importing "+kind, map[string]any{idKey(kind): n.ID, "name": n.Name, "region": n.Region})
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), n.ID)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 	return obj

@@ -25,13 +25,6 @@ type instanceModel struct {
 	CreatedAt   types.String `tfsdk:"created_at"`
 }
 
-var instanceAttrTypes = map[string]attr.Type{
-	"id": types.StringType, "name": types.StringType, "type": types.StringType, "region": types.StringType,
-	"zone": types.StringType, "state": types.StringType, "private_ipv4": types.StringType,
-	"public_ipv4": types.StringType, "ipv6": types.StringType, "tags": types.MapType{ElemType: types.StringType},
-	"created_at": types.StringType,
-}
-
 // instanceDescriptions documents every instance attribute once for both
 // data sources.
 var instanceDescriptions = map[string]string{

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -15,6 +17,11 @@ import (
 )
 
 // The steps of Create, Read and Delete that the resources share.
+
+// objectTimeout bounds one operation, retries included, on an object the
+// cloud makes at once: certificates, target pools and routes have no
+// provisioning phase to wait for.
+const objectTimeout = 5 * time.Minute
 
 // lostAnswer is how a create finds the object that a request whose answer
 // was lost may have made.
@@ -58,43 +65,48 @@ func answerMayBeLost(err error) bool {
 	return apiErr.StatusCode >= http.StatusInternalServerError
 }
 
-// recentByName is the lookup of a lost create for objects whose name is
-// unique per region, given the list by that name: its one object, if it
-// was created since start (less a minute of clock skew), is ours.
-func recentByName[T any](found []T, err error, start time.Time, createdAt func(T) time.Time) *T {
-	if err != nil || len(found) != 1 || createdAt(found[0]).Before(start.Add(-time.Minute)) {
-		return nil
+// refresh is Read for a resource whose state (model M) is built from the
+// cloud's object (T, of kind e.g. "target pool"): get fetches the object
+// of the state's id, fromAPI makes the new state of it and the prior one.
+// An object gone is removed from state, so it is planned for creation.
+// Before the provider is configured (data nil), the state is kept as it is.
+func refresh[M, T any](ctx context.Context, data *providerData, req resource.ReadRequest, resp *resource.ReadResponse, kind string,
+	get func(*exampleapi.Client, context.Context, string) (*T, error), fromAPI func(*T, M) (M, diag.Diagnostics)) {
+	var state M
+	var id string
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
+	if resp.Diagnostics.HasError() || data == nil {
+		return
 	}
-	return &found[0]
-}
-
-// refresh reads the object (kind, e.g. "target pool") behind a Read's
-// state; idKey names its id in logs. Nil means there is nothing to set:
-// the object is gone, so it is removed from state and planned for
-// creation, or reading failed.
-func refresh[T any](ctx context.Context, resp *resource.ReadResponse, kind, idKey, id string, get func(context.Context) (*T, error)) *T {
-	obj, err := get(ctx)
+	obj, err := get(data.client, ctx, id)
 	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey: id})
+		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey(kind): id})
 		resp.State.RemoveResource(ctx)
-		return nil
+		return
 	}
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot read "+kind+" "+id, err, nil)
-		return nil
+		return
 	}
-	return obj
+	m, diags := fromAPI(obj, state)
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
-// deletion is how a resource whose objects the cloud refuses to delete
-// while in use deletes one.
+// idKey is the log field of a kind's id, e.g. "target_pool_id".
+func idKey(kind string) string { return strings.ReplaceAll(kind, " ", "_") + "_id" }
+
+// deletion is how a resource deletes one of its objects.
 type deletion struct {
 	kind    string // e.g. "target pool"
-	idKey   string // names the id in logs
 	timeout time.Duration
 	del     func(*exampleapi.Client, context.Context, string) error
-	// inUse is the way out when the cloud refuses (409), shown after the
-	// API's error.
+	// gone, if set, waits until the object is gone, for a kind the cloud
+	// deletes in the background.
+	gone func(ctx context.Context, c *exampleapi.Client, id string) error
+	// inUse, if set, is the way out when the cloud refuses to delete an
+	// object in use (409), shown after the API's error.
 	inUse string
 }
 
@@ -105,17 +117,26 @@ func deleteByID(ctx context.Context, data *providerData, req resource.DeleteRequ
 	if !loadConfigured(ctx, data, &resp.Diagnostics, getAttribute(req.State, path.Root("id"), &id)) {
 		return
 	}
+	ctx = tflog.SetField(ctx, idKey(d.kind), id)
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	err := d.del(data.client, ctx, id)
 	switch {
 	case exampleapi.IsNotFound(err):
-		tflog.Info(ctx, d.kind+" already deleted", map[string]any{d.idKey: id})
-	case exampleapi.IsConflict(err):
+		tflog.Info(ctx, d.kind+" already deleted")
+		return
+	case exampleapi.IsConflict(err) && d.inUse != "":
 		resp.Diagnostics.AddError("Cannot delete "+d.kind+" "+id+": it is in use", fmt.Sprintf("%s\n\n%s", err, d.inUse))
+		return
 	case err != nil:
 		addAPIError(&resp.Diagnostics, "Cannot delete "+d.kind+" "+id, err, nil)
-	default:
-		tflog.Info(ctx, "deleted "+d.kind, map[string]any{d.idKey: id})
+		return
 	}
+	if d.gone != nil {
+		if err := d.gone(ctx, data.client, id); err != nil {
+			addAPIError(&resp.Diagnostics, capitalize(d.kind)+" "+id+" was not deleted", err, nil)
+			return
+		}
+	}
+	tflog.Info(ctx, "deleted "+d.kind)
 }

@@ -24,9 +24,6 @@ var (
 	_ resource.ResourceWithValidateConfig = (*certificateResource)(nil)
 )
 
-// certificateTimeout bounds one certificate operation with its retries.
-const certificateTimeout = 5 * time.Minute
-
 type certificateResource struct {
 	resourceBase
 }
@@ -158,7 +155,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 // since we started is ours (names are not unique, the fingerprint makes
 // the match).
 func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
-	return createDetached(ctx, certificateTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
+	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
 		return r.data.client.CreateCertificate(ctx, in)
 	}, lostAnswer[exampleapi.Certificate]{
 		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
@@ -182,21 +179,7 @@ func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCe
 }
 
 func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state certificateModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return // r.data nil: provider configuration not known yet, keep the state
-	}
-	id := state.ID.ValueString()
-	cert := refresh(ctx, resp, "certificate", "certificate_id", id, func(ctx context.Context) (*exampleapi.Certificate, error) {
-		return r.data.client.GetCertificate(ctx, id)
-	})
-	if cert == nil {
-		return
-	}
-	m, diags := certificateFromAPI(cert, state)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	refresh(ctx, r.data, req, resp, "certificate", (*exampleapi.Client).GetCertificate, certificateFromAPI)
 }
 
 // Update only records private_key_wo_version after an import (see
@@ -214,7 +197,7 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *certificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", idKey: "certificate_id", timeout: certificateTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "certificate", timeout: objectTimeout,
 		del: (*exampleapi.Client).DeleteCertificate, inUse: certificateInUse})
 }
 
@@ -233,7 +216,7 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
 		func(c *exampleapi.Certificate) namedObject {
-			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags}
+			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
 		})
 	if cert == nil {
 		return

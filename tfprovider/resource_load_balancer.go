@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -52,8 +53,7 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 		return
 	}
 
-	lb, err := r.create(ctx, spec, timeout)
-	lb, what := createdOrAdopted(ctx, r.adoption(spec, ownerKeys), plan.OnNameConflict.ValueString(), timeout, lb, err, &resp.Diagnostics)
+	lb, what := createOrAdopt(ctx, r.adoption(spec, ownerKeys), plan.OnNameConflict.ValueString(), timeout, &resp.Diagnostics)
 	if lb == nil {
 		return
 	}
@@ -77,23 +77,6 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	if err != nil {
 		addWaitError(&resp.Diagnostics, "Load balancer did not become active", lb.ID, err, true)
 	}
-}
-
-// create posts the load balancer (see createDetached). The name is unique
-// per region, so after a lost answer a load balancer of that name created
-// since we started is ours: adopt it rather than orphan it.
-func (r *loadBalancerResource) create(ctx context.Context, spec exampleapi.LoadBalancerSpec, timeout time.Duration) (*exampleapi.LoadBalancer, error) {
-	return createDetached(ctx, timeout, func(ctx context.Context) (*exampleapi.LoadBalancer, error) {
-		return r.data.client.CreateLoadBalancer(ctx, spec)
-	}, lostAnswer[exampleapi.LoadBalancer]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.LoadBalancer {
-			found, err := r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
-			return recentByName(found, err, start, func(lb exampleapi.LoadBalancer) time.Time { return lb.CreatedAt })
-		},
-		taking: "adopting the load balancer found by name",
-		idKey:  "load_balancer_id",
-		id:     func(lb *exampleapi.LoadBalancer) string { return lb.ID },
-	})
 }
 
 func (r *loadBalancerResource) setState(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel, resp *resource.CreateResponse) {
@@ -181,40 +164,24 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 }
 
 func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state loadBalancerModel
-	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.State, &state)) {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultLBDeleteTimeout)
+	var t timeouts.Value
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &t)...)
+	timeout, diags := t.Delete(ctx, defaultLBDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	id := state.ID.ValueString()
-	ctx = tflog.SetField(ctx, "load_balancer_id", id)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	err := r.data.client.DeleteLoadBalancer(ctx, id)
-	if exampleapi.IsNotFound(err) {
-		tflog.Info(ctx, "load balancer already deleted")
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot delete load balancer "+id, err, nil)
-		return
-	}
-	if err := waitLoadBalancerGone(ctx, r.data.client, id); err != nil {
-		addAPIError(&resp.Diagnostics, "Load balancer "+id+" was not deleted", err, nil)
-		return
-	}
-	tflog.Info(ctx, "deleted load balancer")
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "load balancer", timeout: timeout,
+		del: (*exampleapi.Client).DeleteLoadBalancer, gone: waitLoadBalancerGone})
 }
 
-// adoption is how a create whose name is taken adopts the load balancer
-// holding it: ip_family and internal cannot change in place, everything
-// else is put on it.
+// adoption is how a create makes the load balancer, or adopts the one
+// holding its name: ip_family and internal cannot change in place,
+// everything else is put on it.
 func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerKeys []string) nameAdoption[exampleapi.LoadBalancer] {
 	return nameAdoption[exampleapi.LoadBalancer]{
 		kind: "load balancer", name: spec.Name, region: spec.Region, tags: spec.Tags, ownerKeys: ownerKeys,
 		hint: " For a Kubernetes Service, the annotation " + lbAdoptAnnotation + " imports an existing load balancer by id.",
+		create: func(ctx context.Context) (*exampleapi.LoadBalancer, error) {
+			return r.data.client.CreateLoadBalancer(ctx, spec)
+		},
 		list: func(ctx context.Context) ([]exampleapi.LoadBalancer, error) {
 			return r.data.client.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: spec.Name, Region: spec.Region})
 		},
@@ -241,7 +208,7 @@ func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerK
 }
 
 func lbNamed(lb *exampleapi.LoadBalancer) namedObject {
-	return namedObject{ID: lb.ID, Name: lb.Name, Region: lb.Region, Tags: lb.Tags}
+	return namedObject{ID: lb.ID, Name: lb.Name, Region: lb.Region, Tags: lb.Tags, CreatedAt: lb.CreatedAt}
 }
 
 // lbFieldResolver maps API field errors onto the load balancer's

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -19,10 +20,6 @@ var (
 	_ resource.ResourceWithConfigure   = (*routeResource)(nil)
 	_ resource.ResourceWithImportState = (*routeResource)(nil)
 )
-
-// routeCreateTimeout bounds a route create including its retries; routes
-// have no provisioning phase to wait for.
-const routeCreateTimeout = 5 * time.Minute
 
 type routeResource struct {
 	resourceBase
@@ -95,7 +92,7 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 	case exampleapi.IsConflict(err) && plan.OnDestinationConflict.ValueString() == onDestinationConflictAdopt:
 		// Probably ours from an interrupted apply: adopt it if it has the
 		// same target.
-		adoptCtx, cancel := context.WithTimeout(ctx, routeCreateTimeout)
+		adoptCtx, cancel := context.WithTimeout(ctx, objectTimeout)
 		rt = r.adopt(adoptCtx, netID, in, err, &resp.Diagnostics)
 		cancel()
 		if rt == nil {
@@ -121,7 +118,7 @@ func (r *routeResource) Create(ctx context.Context, req resource.CreateRequest, 
 // route with this destination and target is ours (destinations are
 // unique per table).
 func (r *routeResource) create(ctx context.Context, netID string, in exampleapi.CreateRouteRequest) (*exampleapi.Route, error) {
-	return createDetached(ctx, routeCreateTimeout, func(ctx context.Context) (*exampleapi.Route, error) {
+	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Route, error) {
 		return r.data.client.CreateRoute(ctx, netID, in)
 	}, lostAnswer[exampleapi.Route]{
 		find: func(ctx context.Context, _ time.Time) *exampleapi.Route {
@@ -142,19 +139,15 @@ func (r *routeResource) create(ctx context.Context, netID string, in exampleapi.
 	})
 }
 
+// Read refreshes the route; routes are addressed within their network.
 func (r *routeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state routeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return
-	}
-	rt := refresh(ctx, resp, "route", "route_id", state.ID.ValueString(), func(ctx context.Context) (*exampleapi.Route, error) {
-		return r.data.client.GetRoute(ctx, state.NetworkID.ValueString(), state.ID.ValueString())
+	var netID string
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("network_id"), &netID)...)
+	refresh(ctx, r.data, req, resp, "route", func(c *exampleapi.Client, ctx context.Context, id string) (*exampleapi.Route, error) {
+		return c.GetRoute(ctx, netID, id)
+	}, func(rt *exampleapi.Route, prior routeModel) (routeModel, diag.Diagnostics) {
+		return routeFromAPI(rt, prior), nil
 	})
-	if rt == nil {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, routeFromAPI(rt, state))...)
 }
 
 // Update only changes on_destination_conflict, which lives in state alone:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -26,10 +25,6 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*targetPoolResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*targetPoolResource)(nil)
 )
-
-// targetPoolTimeout bounds one target pool operation including its
-// retries; pools have no provisioning phase to wait for.
-const targetPoolTimeout = 5 * time.Minute
 
 type targetPoolResource struct {
 	resourceBase
@@ -192,8 +187,7 @@ func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tp, err := r.create(ctx, in)
-	tp, what := createdOrAdopted(ctx, r.adoption(in, ownerKeys), plan.OnNameConflict.ValueString(), targetPoolTimeout, tp, err, &resp.Diagnostics)
+	tp, what := createOrAdopt(ctx, r.adoption(in, ownerKeys), plan.OnNameConflict.ValueString(), objectTimeout, &resp.Diagnostics)
 	if tp == nil {
 		return
 	}
@@ -207,29 +201,15 @@ func (r *targetPoolResource) setState(ctx context.Context, tp *exampleapi.Target
 	diags.Append(state.Set(ctx, m)...)
 }
 
-// create posts the pool (see createDetached). After a lost answer, a
-// pool of this name created since we started is ours (names are unique
-// per region).
-func (r *targetPoolResource) create(ctx context.Context, in exampleapi.CreateTargetPoolRequest) (*exampleapi.TargetPool, error) {
-	return createDetached(ctx, targetPoolTimeout, func(ctx context.Context) (*exampleapi.TargetPool, error) {
-		return r.data.client.CreateTargetPool(ctx, in)
-	}, lostAnswer[exampleapi.TargetPool]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.TargetPool {
-			found, err := r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
-			return recentByName(found, err, start, func(tp exampleapi.TargetPool) time.Time { return tp.CreatedAt })
-		},
-		taking: "adopting the target pool found by name",
-		idKey:  "target_pool_id",
-		id:     func(tp *exampleapi.TargetPool) string { return tp.ID },
-	})
-}
-
-// adoption is how a create whose name is taken adopts the pool holding
-// it, with the load balancer's rules; it then gets this configuration's
+// adoption is how a create makes the pool, or adopts the one holding its
+// name, with the load balancer's rules; it then gets this configuration's
 // targets, tags and delay.
 func (r *targetPoolResource) adoption(in exampleapi.CreateTargetPoolRequest, ownerKeys []string) nameAdoption[exampleapi.TargetPool] {
 	return nameAdoption[exampleapi.TargetPool]{
 		kind: "target pool", name: in.Name, region: in.Region, tags: in.Tags, ownerKeys: ownerKeys,
+		create: func(ctx context.Context) (*exampleapi.TargetPool, error) {
+			return r.data.client.CreateTargetPool(ctx, in)
+		},
 		list: func(ctx context.Context) ([]exampleapi.TargetPool, error) {
 			return r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
 		},
@@ -243,23 +223,11 @@ func (r *targetPoolResource) adoption(in exampleapi.CreateTargetPoolRequest, own
 }
 
 func poolNamed(tp *exampleapi.TargetPool) namedObject {
-	return namedObject{ID: tp.ID, Name: tp.Name, Region: tp.Region, Tags: tp.Tags}
+	return namedObject{ID: tp.ID, Name: tp.Name, Region: tp.Region, Tags: tp.Tags, CreatedAt: tp.CreatedAt}
 }
 
 func (r *targetPoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state targetPoolModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		return // r.data nil: provider configuration not known yet, keep the state
-	}
-	id := state.ID.ValueString()
-	tp := refresh(ctx, resp, "target pool", "target_pool_id", id, func(ctx context.Context) (*exampleapi.TargetPool, error) {
-		return r.data.client.GetTargetPool(ctx, id)
-	})
-	if tp == nil {
-		return
-	}
-	r.setState(ctx, tp, state, &resp.State, &resp.Diagnostics)
+	refresh(ctx, r.data, req, resp, "target pool", (*exampleapi.Client).GetTargetPool, targetPoolFromAPI)
 }
 
 func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -282,7 +250,7 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, targetPoolTimeout)
+	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
 	// Unconditional PUT: the configuration is the desired state, whatever
 	// changed outside Terraform since the last refresh.
@@ -296,7 +264,7 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", idKey: "target_pool_id", timeout: targetPoolTimeout,
+	deleteByID(ctx, r.data, req, resp, deletion{kind: "target pool", timeout: objectTimeout,
 		del: (*exampleapi.Client).DeleteTargetPool, inUse: targetPoolInUse})
 }
 
