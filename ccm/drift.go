@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/runner"
@@ -45,10 +46,8 @@ func (d *driftWorker) run(ctx context.Context) {
 	for {
 		// Up to 10 % jitter, so replicas and restarts do not line up.
 		wait := d.cfg.Interval.Duration + time.Duration(rand.Int64N(int64(d.cfg.Interval.Duration/10)+1)) //nolint:gosec // jitter, not a secret
-		select {
-		case <-ctx.Done():
+		if !sleep.For(ctx, wait) {
 			return
-		case <-time.After(wait):
 		}
 		d.checkAll(ctx)
 	}

@@ -125,15 +125,6 @@ func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
 	return nil
 }
 
-func listenersOf(lb *exampleapi.LoadBalancer) []string {
-	var out []string
-	for _, l := range lb.Listeners {
-		out = append(out, fmt.Sprintf("%s/%d->%d", l.Protocol, l.Port, l.TargetPort))
-	}
-	slices.Sort(out)
-	return out
-}
-
 func (f *groupFixture) groupWorkspace(t *testing.T, ns, name string) string {
 	t.Helper()
 	_, _, j, err := f.lbs.engine.RenderGroup(renderer.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
@@ -166,7 +157,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatalf("a joins: %s %v, want %s", ip, err, ipG)
 	}
 	group := f.lb(t, ipG)
-	if got, want := listenersOf(group), []string{"tcp/80->30080", "tcp/8080->39080"}; !slices.Equal(got, want) {
+	if got, want := simtest.Listeners(group), []string{"tcp/80->30080", "tcp/8080->39080"}; !slices.Equal(got, want) {
 		t.Fatalf("listeners %v, want %v", got, want)
 	}
 	if f.lb(t, ipA) != nil {
@@ -223,7 +214,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	if !errors.As(err, &refused) || !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReferenceRefused") {
 		t.Fatalf("cross-namespace member: %v", err)
 	}
-	if got := listenersOf(f.lb(t, ipG)); len(got) != 2 {
+	if got := simtest.Listeners(f.lb(t, ipG)); len(got) != 2 {
 		t.Fatalf("the refused member got listeners: %v", got)
 	}
 
@@ -241,7 +232,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatalf("b's status after the internal primary left: %v", in)
 	}
 	ipG = cur.Status.LoadBalancer.Ingress[0].IP
-	if got, want := listenersOf(f.lb(t, ipG)), []string{"tcp/80->31080", "tcp/8080->39080"}; !slices.Equal(got, want) {
+	if got, want := simtest.Listeners(f.lb(t, ipG)), []string{"tcp/80->31080", "tcp/8080->39080"}; !slices.Equal(got, want) {
 		t.Fatalf("after a left: listeners %v, want %v", got, want)
 	}
 	if rec := f.get(t, ws); len(rec.Members) != 1 || rec.Members[0].Name != "b" {
@@ -421,7 +412,7 @@ func TestGroupGuestsGovernNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the owner, with a plan-only guest: %v", err)
 	}
-	if got := listenersOf(f.lb(t, ip)); len(got) != 2 {
+	if got := simtest.Listeners(f.lb(t, ip)); len(got) != 2 {
 		t.Fatalf("listeners %v, want the owner's and the guest's", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
@@ -38,9 +40,20 @@ func newTestMetadataCache(ttl time.Duration) (*metadataCache, *cacheClock) {
 	return c, clock
 }
 
+// fetchCount counts a fetch's calls.
+type fetchCount struct{ atomic.Int32 }
+
+// want fails t unless the fetch ran n times by then (when says when).
+func (c *fetchCount) want(t *testing.T, n int32, when string) {
+	t.Helper()
+	if got := c.Load(); got != n {
+		t.Fatalf("fetches %s = %d, want %d", when, got, n)
+	}
+}
+
 // countingFetch answers md (or err) and counts its calls.
-func countingFetch(md *exampleapi.InstanceMetadata, err error) (fetchFunc, *atomic.Int32) {
-	var n atomic.Int32
+func countingFetch(md *exampleapi.InstanceMetadata, err error) (fetchFunc, *fetchCount) {
+	var n fetchCount
 	return func(context.Context) (*exampleapi.InstanceMetadata, error) {
 		n.Add(1)
 		return md, err
@@ -65,16 +78,12 @@ func TestMetadataCacheHitWithinTTL(t *testing.T) {
 			t.Fatalf("get = %v, %v", md, err)
 		}
 	}
-	if got := n.Load(); got != 1 {
-		t.Fatalf("fetches within TTL = %d, want 1", got)
-	}
+	n.want(t, 1, "within TTL")
 	clock.advance(cacheTestTTL)
 	if _, err := c.get(t.Context(), idKey("i-1"), fetch); err != nil {
 		t.Fatal(err)
 	}
-	if got := n.Load(); got != 2 {
-		t.Fatalf("fetches after TTL = %d, want 2", got)
-	}
+	n.want(t, 2, "after TTL")
 }
 
 func TestMetadataCacheAliases(t *testing.T) {
@@ -91,9 +100,7 @@ func TestMetadataCacheAliases(t *testing.T) {
 	if md, err := c.get(t.Context(), idKey("i-1"), fail); err != nil || md != cacheTestMD {
 		t.Fatalf("get by id = %v, %v", md, err)
 	}
-	if got := n.Load(); got != 1 {
-		t.Fatalf("fetches = %d, want 1", got)
-	}
+	n.want(t, 1, "by name and id")
 }
 
 func TestMetadataCacheNegative(t *testing.T) {
@@ -105,17 +112,13 @@ func TestMetadataCacheNegative(t *testing.T) {
 			t.Fatalf("get = %v, want the 404", err)
 		}
 	}
-	if got := n.Load(); got != 1 {
-		t.Fatalf("fetches of a cached 404 = %d, want 1", got)
-	}
+	n.want(t, 1, "of a cached 404")
 	// 404s live shorter than answers, so a new instance is found soon.
 	clock.advance(c.negTTL)
 	if _, err := c.get(t.Context(), idKey("i-gone"), fetch); !exampleapi.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	if got := n.Load(); got != 2 {
-		t.Fatalf("fetches after the negative TTL = %d, want 2", got)
-	}
+	n.want(t, 2, "after the negative TTL")
 	if c.negTTL <= 0 || c.negTTL >= c.ttl {
 		t.Fatalf("negTTL = %v, want in (0, %v)", c.negTTL, c.ttl)
 	}
@@ -157,9 +160,7 @@ func TestMetadataCacheErrorsNotCached(t *testing.T) {
 			t.Fatalf("get = %v", err)
 		}
 	}
-	if got := n.Load(); got != 3 {
-		t.Fatalf("fetches = %d, want 3 (transient errors are retried)", got)
-	}
+	n.want(t, 3, "of transient errors (retried)")
 }
 
 func TestMetadataCacheDisabled(t *testing.T) {
@@ -171,8 +172,9 @@ func TestMetadataCacheDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := n.Load(); got != 3 || c.size() != 0 {
-		t.Fatalf("fetches = %d, entries = %d; want 3, 0", got, c.size())
+	n.want(t, 3, "with the cache disabled")
+	if c.size() != 0 {
+		t.Fatalf("entries with the cache disabled = %d, want 0", c.size())
 	}
 }
 
@@ -180,7 +182,7 @@ func TestMetadataCacheCollapsesConcurrentLookups(t *testing.T) {
 	t.Parallel()
 	c, _ := newTestMetadataCache(cacheTestTTL)
 	release := make(chan struct{})
-	var n atomic.Int32
+	var n fetchCount
 	fetch := func(context.Context) (*exampleapi.InstanceMetadata, error) {
 		n.Add(1)
 		<-release
@@ -194,15 +196,14 @@ func TestMetadataCacheCollapsesConcurrentLookups(t *testing.T) {
 			close(piledUp)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
+	var lookups errgroup.Group
 	for range callers {
-		wg.Go(func() {
+		lookups.Go(func() error {
 			md, err := c.get(t.Context(), idKey("i-1"), fetch)
 			if err == nil && md != cacheTestMD {
-				err = fmt.Errorf("got %v", md)
+				return fmt.Errorf("got %v", md)
 			}
-			errs <- err
+			return err
 		})
 	}
 	// Every caller waits for a fetch before the one fetch answers.
@@ -210,20 +211,14 @@ func TestMetadataCacheCollapsesConcurrentLookups(t *testing.T) {
 	case <-piledUp:
 	case <-time.After(10 * time.Second):
 		close(release)
-		wg.Wait()
+		_ = lookups.Wait()
 		t.Fatalf("only %d of %d callers waited for the fetch", joined.Load(), callers)
 	}
 	close(release)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := lookups.Wait(); err != nil {
+		t.Fatal(err)
 	}
-	if got := n.Load(); got != 1 {
-		t.Fatalf("fetches = %d, want 1", got)
-	}
+	n.want(t, 1, "of concurrent lookups")
 }
 
 func TestMetadataCacheCallerCancelDoesNotFailOthers(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
@@ -86,21 +87,7 @@ var _ cloudprovider.Routes = (*routes)(nil)
 func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, board *review.Board) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &routes{engine: e, cfg: cfg, resolver: resolver, board: board, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
-		gather: waitFor(batchWindow)}
-}
-
-// waitFor waits d, or until ctx ends (false).
-func waitFor(d time.Duration) func(ctx context.Context) bool {
-	return func(ctx context.Context) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+		gather: func(ctx context.Context) bool { return sleep.For(ctx, batchWindow) }}
 }
 
 func (r *routes) stop() { r.cancel() }

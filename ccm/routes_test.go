@@ -369,16 +369,3 @@ func TestListRoutes(t *testing.T) {
 		t.Errorf("queued: %d", len(r.pending))
 	}
 }
-
-// TestWaitFor: the production gather waits its window, or returns false
-// at once when stopped.
-func TestWaitFor(t *testing.T) {
-	if !waitFor(time.Millisecond)(context.Background()) {
-		t.Error("waitFor ended early without a stop")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if waitFor(time.Hour)(ctx) {
-		t.Error("waitFor waited out its window after a stop")
-	}
-}

@@ -4,22 +4,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/cloudconfig/cloudconfigtest"
 )
 
-const validConfig = `
-clusterID: prod
-region: ex-west-1
-api: {endpoint: "http://127.0.0.1:8440", tokenFile: /etc/example/token}
-metadata: {endpoint: "http://127.0.0.1:8441"}
-terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFile: /opt/example/lock.hcl}
-state: {type: local, local: {dir: /var/lib/ccm-state}}
-`
-
-func TestLoadDefaults(t *testing.T) {
-	c, err := Load([]byte(validConfig))
+// mustLoad loads cloudconfigtest.Minimal plus extra (YAML).
+func mustLoad(t *testing.T, extra string) *Config {
+	t.Helper()
+	c, err := Load([]byte(cloudconfigtest.Minimal + extra))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// refused fails t unless loading cfg fails with an error that says want.
+func refused(t *testing.T, cfg, want string) {
+	t.Helper()
+	if _, err := Load([]byte(cfg)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: got %v", want, err)
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c := mustLoad(t, "")
 	if c.Metadata.CacheTTL.Duration != 30*time.Second || c.Terraform.Concurrency != 4 || c.Terraform.ApplyPolicy != "auto" ||
 		c.Network.Name != "default" || c.API.TokenEnv != "EXAMPLE_TOKEN" || c.Terraform.LockTimeout.Duration != 30*time.Second {
 		t.Fatalf("defaults not applied: %+v", c)
@@ -29,42 +37,32 @@ func TestLoadDefaults(t *testing.T) {
 // Every error names the field it is about.
 func TestLoadErrorsNameTheField(t *testing.T) {
 	cases := map[string]string{
-		"clusterID":             strings.Replace(validConfig, "clusterID: prod", "", 1),
-		"api.endpoint":          strings.Replace(validConfig, `"http://127.0.0.1:8440"`, `"ftp://x"`, 1),
-		"terraform.workDir":     strings.Replace(validConfig, "workDir: /var/lib/ccm, ", "", 1),
-		"terraform.applyPolicy": validConfig + "\n" + `loadBalancer: {}` + "\n",
-		"state.type":            strings.Replace(validConfig, "type: local", "type: consul", 1),
-		"cacheTTL":              strings.Replace(validConfig, `metadata: {endpoint: "http://127.0.0.1:8441"}`, `metadata: {endpoint: "http://127.0.0.1:8441", cacheTTL: soon}`, 1),
-		"unknown field":         validConfig + "\nregoin: typo\n",
+		"clusterID":             strings.Replace(cloudconfigtest.Minimal, "clusterID: prod", "", 1),
+		"api.endpoint":          strings.Replace(cloudconfigtest.Minimal, `"http://127.0.0.1:8440"`, `"ftp://x"`, 1),
+		"terraform.workDir":     strings.Replace(cloudconfigtest.Minimal, "workDir: /var/lib/ccm, ", "", 1),
+		"terraform.applyPolicy": cloudconfigtest.Minimal + "\n" + `loadBalancer: {}` + "\n",
+		"state.type":            strings.Replace(cloudconfigtest.Minimal, "type: local", "type: consul", 1),
+		"cacheTTL":              strings.Replace(cloudconfigtest.Minimal, `metadata: {endpoint: "http://127.0.0.1:8441"}`, `metadata: {endpoint: "http://127.0.0.1:8441", cacheTTL: soon}`, 1),
+		"unknown field":         cloudconfigtest.Minimal + "\nregoin: typo\n",
 	}
-	cases["terraform.applyPolicy"] = strings.Replace(validConfig, "lockFile: /opt/example/lock.hcl", "lockFile: /opt/example/lock.hcl, applyPolicy: yolo", 1)
+	cases["terraform.applyPolicy"] = strings.Replace(cloudconfigtest.Minimal, "lockFile: /opt/example/lock.hcl", "lockFile: /opt/example/lock.hcl, applyPolicy: yolo", 1)
 	for field, cfg := range cases {
-		_, err := Load([]byte(cfg))
-		if err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("%s: got %v", field, err)
-		}
+		refused(t, cfg, field)
 	}
 }
 
 func TestReviewDefaults(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
-	c, err := Load([]byte(validConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, "")
 	if c.Review.Namespace != "example-ccm" || c.Review.Approvals.Required != 1 || c.LoadBalancer.MaxListeners != 100 ||
 		c.LoadBalancer.Adoption.Enabled || c.LoadBalancer.Groups.CrossNamespace || c.rules.Len() != 3 {
 		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
 	}
-	c, err = Load([]byte(validConfig + "loadBalancer: {groups: {crossNamespace: true}}\n"))
-	if err != nil || !c.LoadBalancer.Groups.CrossNamespace {
-		t.Fatalf("groups.crossNamespace: %v", err)
+	if c = mustLoad(t, "loadBalancer: {groups: {crossNamespace: true}}\n"); !c.LoadBalancer.Groups.CrossNamespace {
+		t.Fatal("groups.crossNamespace not set")
 	}
 	t.Setenv("POD_NAMESPACE", "ccm-prod")
-	c, err = Load([]byte(validConfig + "review: {policy: {rules: []}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c = mustLoad(t, "review: {policy: {rules: []}}\n")
 	if c.Review.Namespace != "ccm-prod" || c.rules.Len() != 0 {
 		t.Fatalf("the pod's namespace and no rules: %+v, %d rules", c.Review, c.rules.Len())
 	}
@@ -74,19 +72,16 @@ func TestReviewDefaults(t *testing.T) {
 // so do out-of-range review settings.
 func TestReviewConfigErrors(t *testing.T) {
 	cases := map[string]string{
-		`rule "broken"`:                                 validConfig + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
-		`rule "effect"`:                                 validConfig + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
-		"review.approvals.required":                     validConfig + `review: {approvals: {required: -1}}`,
-		"loadBalancer.maxListeners":                     validConfig + `loadBalancer: {maxListeners: 101}`,
-		"loadBalancer.adoption.namespaces[0]":           validConfig + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
-		"loadBalancer.sharedCertificates[0].id":         validConfig + `loadBalancer: {sharedCertificates: [{id: lb-1, namespaces: [a]}]}`,
-		"loadBalancer.sharedCertificates[0].namespaces": validConfig + `loadBalancer: {sharedCertificates: [{id: cert-1}]}`,
+		`rule "broken"`:                                 cloudconfigtest.Minimal + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
+		`rule "effect"`:                                 cloudconfigtest.Minimal + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
+		"review.approvals.required":                     cloudconfigtest.Minimal + `review: {approvals: {required: -1}}`,
+		"loadBalancer.maxListeners":                     cloudconfigtest.Minimal + `loadBalancer: {maxListeners: 101}`,
+		"loadBalancer.adoption.namespaces[0]":           cloudconfigtest.Minimal + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
+		"loadBalancer.sharedCertificates[0].id":         cloudconfigtest.Minimal + `loadBalancer: {sharedCertificates: [{id: lb-1, namespaces: [a]}]}`,
+		"loadBalancer.sharedCertificates[0].namespaces": cloudconfigtest.Minimal + `loadBalancer: {sharedCertificates: [{id: cert-1}]}`,
 	}
 	for want, cfg := range cases {
-		_, err := Load([]byte(cfg))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v", want, err)
-		}
+		refused(t, cfg, want)
 	}
 }
 
@@ -123,7 +118,7 @@ func TestDeregistrationDelay(t *testing.T) {
 		{"loadBalancer: {targetPools: {deregistrationDelay: 1500ms}}", 0, true},
 		{"loadBalancer: {targetPools: {deregistrationDelay: soon}}", 0, true},
 	} {
-		c, err := Load([]byte(validConfig + tc.set + "\n"))
+		c, err := Load([]byte(cloudconfigtest.Minimal + tc.set + "\n"))
 		switch {
 		case tc.err && (err == nil || !strings.Contains(err.Error(), "loadBalancer.targetPools.deregistrationDelay")):
 			t.Errorf("%q: %v, want an error naming the field", tc.set, err)

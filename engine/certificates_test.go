@@ -49,16 +49,13 @@ func (f *fixture) uploadUnrecorded(t *testing.T, svc *corev1.Service, c simtest.
 // killed does), and whose TLS Secret was renewed since.
 func renewedAfterKilledUpload(t *testing.T, killed func(f *fixture, svc *corev1.Service, left string)) (*fixture, *corev1.Service, []*corev1.Node, string, simtest.Cert) {
 	t.Helper()
-	src := &secrets{}
 	var f *fixture
-	f = newFixtureWith(t, 1, engine.Options{TLS: src.read, FindCertificates: certificateFinder(&f)})
+	f, src := newTLSFixture(t, 1, engine.Options{FindCertificates: certificateFinder(&f)})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
-	old, renewed := simtest.NewCert(t, simtest.CertOptions{}), simtest.NewCert(t, simtest.CertOptions{})
-	left := f.uploadUnrecorded(t, svc, old)
+	left := f.uploadUnrecorded(t, svc, simtest.NewCert(t, simtest.CertOptions{}))
 	killed(f, svc, left)
-	src.set("web-tls", renewed)
-	return f, svc, nodes, left, renewed
+	return f, svc, nodes, left, src.renew(t, simtest.CertOptions{})
 }
 
 // The apply that uploaded the certificate was killed before its state
@@ -84,13 +81,11 @@ func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
 // The same, but the Service is deleted before any apply recorded its
 // certificate: the deletion imports it and destroys it.
 func TestTLSDeleteDestroysUnrecordedCertificate(t *testing.T) {
-	src := &secrets{}
 	var f *fixture
-	f = newFixtureWith(t, 1, engine.Options{TLS: src.read, FindCertificates: certificateFinder(&f)})
+	f, src := newTLSFixture(t, 1, engine.Options{FindCertificates: certificateFinder(&f)})
 	svc := httpsService("web")
-	c := simtest.NewCert(t, simtest.CertOptions{})
+	c := src.renew(t, simtest.CertOptions{})
 	left := f.uploadUnrecorded(t, svc, c)
-	src.set("web-tls", c)
 	// Another Service's unused certificate is not its to destroy.
 	other := service("api", 443)
 	other.UID = "uid-api"

@@ -167,6 +167,21 @@ func (e *Engine) location(ref objectref.Ref) (*state.Location, renderer.Config, 
 	return tg, cfg, nil
 }
 
+// renderCluster renders a root module of the cluster's own (the route
+// set, the target pools) at ref's location. No Service owns it: its job
+// has no owner.
+func (e *Engine) renderCluster(ref objectref.Ref, render func(renderer.Config) (*renderer.Module, error)) (*renderer.Module, runner.Job, error) {
+	tg, cfg, err := e.location(ref)
+	if err != nil {
+		return nil, runner.Job{}, fmt.Errorf("%s: %w", ref.Describe(), err)
+	}
+	m, err := render(cfg)
+	if err != nil {
+		return nil, runner.Job{}, err
+	}
+	return m, job(tg, m, ""), nil
+}
+
 // job wraps a rendered module for the runner.
 func job(tg *state.Location, m *renderer.Module, owner string) runner.Job {
 	return runner.Job{

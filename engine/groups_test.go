@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // member is a Service of group default/shop created minute minutes in.
@@ -29,19 +29,15 @@ func group(members ...*corev1.Service) renderer.Group {
 	return renderer.Group{Namespace: "default", Name: "shop", Members: members}
 }
 
-// listeners is the cloud load balancer's listeners as "port->target".
+// listeners reads load balancer id from the cloud: its listeners as
+// simtest.Listeners has them.
 func (f *fixture) listeners(t *testing.T, id string) []string {
 	t.Helper()
 	lb, err := f.api.GetLoadBalancer(ctxT(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, l := range lb.Listeners {
-		out = append(out, fmt.Sprintf("%s/%d->%d", l.Protocol, l.Port, l.TargetPort))
-	}
-	slices.Sort(out)
-	return out
+	return simtest.Listeners(lb)
 }
 
 // Three Services join one group, conflict over a port and leave; the load

@@ -23,15 +23,9 @@ type Route struct {
 
 // RenderRoutes renders the cluster's route-set root module.
 func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.location(objectref.RouteSet)
-	if err != nil {
-		return nil, runner.Job{}, fmt.Errorf("routes: %w", err)
-	}
-	m, err := renderer.Routes(routes, cfg)
-	if err != nil {
-		return nil, runner.Job{}, err
-	}
-	return m, job(tg, m, ""), nil
+	return e.renderCluster(objectref.RouteSet, func(cfg renderer.Config) (*renderer.Module, error) {
+		return renderer.Routes(routes, cfg)
+	})
 }
 
 // Routes reads the applied routes from the recorded outputs or the state.

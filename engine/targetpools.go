@@ -40,15 +40,9 @@ type selections struct {
 
 // RenderTargetPools renders the cluster's target pools root module.
 func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, runner.Job, error) {
-	tg, cfg, err := e.location(objectref.TargetPools)
-	if err != nil {
-		return nil, runner.Job{}, fmt.Errorf("target pools: %w", err)
-	}
-	m, err := renderer.TargetPools(pools, cfg)
-	if err != nil {
-		return nil, runner.Job{}, err
-	}
-	return m, job(tg, m, ""), nil
+	return e.renderCluster(objectref.TargetPools, func(cfg renderer.Config) (*renderer.Module, error) {
+		return renderer.TargetPools(pools, cfg)
+	})
 }
 
 // PoolMembers decides the pools of sels, every selection with a pool:

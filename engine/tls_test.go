@@ -32,13 +32,26 @@ type secrets struct {
 	gone  bool
 }
 
-func (s *secrets) set(name string, c simtest.Cert) {
+// newTLSFixture is newFixtureWith whose engine reads its TLS Secrets from
+// the returned source.
+func newTLSFixture(tb testing.TB, concurrency int, o engine.Options) (*fixture, *secrets) {
+	tb.Helper()
+	src := &secrets{}
+	o.TLS = src.read
+	return newFixtureWith(tb, concurrency, o), src
+}
+
+// renew puts a new certificate (made with o) in the Secret web-tls, the
+// one httpsService names, and returns it.
+func (s *secrets) renew(tb testing.TB, o simtest.CertOptions) simtest.Cert {
+	c := simtest.NewCert(tb, o)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.certs == nil {
 		s.certs = map[string]simtest.Cert{}
 	}
-	s.certs[name] = c
+	s.certs["web-tls"] = c
+	return c
 }
 
 func (s *secrets) read(_ context.Context, svc *corev1.Service) (*engine.TLS, error) {
@@ -81,12 +94,10 @@ func TestTLSKeysEnvIsTheProviders(t *testing.T) {
 // key is given again at apply), and destroyed without the Secret. The key
 // is in no file the controller writes, no plan and no plan text.
 func TestCertificatesFromTLSSecrets(t *testing.T) {
-	src := &secrets{}
-	f := newFixtureWith(t, 2, engine.Options{PlanText: true, TLS: src.read})
+	f, src := newTLSFixture(t, 2, engine.Options{PlanText: true})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
-	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test", RSABits: 2048})
-	src.set("web-tls", c1)
+	c1 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test", RSABits: 2048})
 	var texts []string
 	keep := func(out *engine.Outcome) {
 		if out != nil && out.Planned != nil {
@@ -103,8 +114,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 
 	// The Secret is renewed: a new certificate, the load balancer updated
 	// in place, the old certificate deleted.
-	c2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})
-	src.set("web-tls", c2)
+	c2 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
 	lb2, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
 	keep(out)
 	if err != nil {
@@ -121,8 +131,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 
 	// Under manual the plan is saved and applied after approval, in
 	// another call: the key, in no saved plan, is given again.
-	c3 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})
-	src.set("web-tls", c3)
+	c3 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
 	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
 	keep(out)
 	id := awaiting(t, err)
@@ -170,12 +179,10 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 // A Secret the source cannot read fails the reconcile before anything is
 // planned, and the load balancer keeps what it serves.
 func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
-	src := &secrets{}
-	f := newFixtureWith(t, 1, engine.Options{TLS: src.read})
+	f, src := newTLSFixture(t, 1, engine.Options{})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
-	c1 := simtest.NewCert(t, simtest.CertOptions{})
-	src.set("web-tls", c1)
+	c1 := src.renew(t, simtest.CertOptions{})
 	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
@@ -280,13 +287,11 @@ func fileWith(t *testing.T, dir, needle string) string {
 // (its saved plan file), holding no key; a restarted controller applies it
 // once approved, the key read again from the Secret.
 func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
-	src := &secrets{}
 	store := newMemStore()
-	f := newFixtureWith(t, 2, engine.Options{Plans: store, TLS: src.read})
+	f, src := newTLSFixture(t, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("held")
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	src.set("web-tls", c)
+	c := src.renew(t, simtest.CertOptions{})
 	manual := annotations.ApplyManual
 	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual))
 	id := awaiting(t, err)
@@ -336,12 +341,10 @@ func zipEntries(t *testing.T, data []byte) []string {
 // recorded it, leaves the certificate (and a copy of the key) in the
 // cloud: the next reconcile takes it over instead of uploading another.
 func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
-	src := &secrets{}
-	f := newFixtureWith(t, 1, engine.Options{TLS: src.read})
+	f, src := newTLSFixture(t, 1, engine.Options{})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	src.set("web-tls", c)
+	c := src.renew(t, simtest.CertOptions{})
 	left, err := f.api.CreateCertificate(ctxT(t), exampleapi.CreateCertificateRequest{
 		Name: "cert-" + c.Fingerprint[:16], Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{

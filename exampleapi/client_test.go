@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -131,23 +133,16 @@ func TestInstanceCRUD(t *testing.T) {
 func TestListPaginates(t *testing.T) {
 	c := startClient(t)
 	const n = 230 // more than two default pages
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 8)
+	var g errgroup.Group
+	g.SetLimit(8)
 	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			_, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("n-%03d", i), Type: "standard-1", Zone: "ex-west-1c"})
-			errs <- err
+			return err
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	all, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{})
 	if err != nil {
@@ -328,36 +323,32 @@ func TestWorkloadUnderFaults(t *testing.T) {
 	})
 	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 200, RateBurst: 10, ProvisionDelayMs: 10})
 	const n = 15
+	workload := func(i int) error {
+		in, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("w-%d", i), Type: "standard-1", Zone: "ex-west-1a"})
+		if err != nil {
+			return err
+		}
+		lb, err := c.CreateLoadBalancer(ctx(t), lbSpec(fmt.Sprintf("w-%d", i), in.ID))
+		if err != nil {
+			return err
+		}
+		if _, err := c.GetLoadBalancer(ctx(t), lb.ID); err != nil {
+			return err
+		}
+		if _, err := c.UpdateInstanceTags(ctx(t), in.ID, map[string]string{"n": fmt.Sprint(i)}, 0); err != nil {
+			return err
+		}
+		return c.DeleteLoadBalancer(ctx(t), lb.ID)
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs <- func() error {
-				in, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("w-%d", i), Type: "standard-1", Zone: "ex-west-1a"})
-				if err != nil {
-					return err
-				}
-				lb, err := c.CreateLoadBalancer(ctx(t), lbSpec(fmt.Sprintf("w-%d", i), in.ID))
-				if err != nil {
-					return err
-				}
-				if _, err := c.GetLoadBalancer(ctx(t), lb.ID); err != nil {
-					return err
-				}
-				if _, err := c.UpdateInstanceTags(ctx(t), in.ID, map[string]string{"n": fmt.Sprint(i)}, 0); err != nil {
-					return err
-				}
-				return c.DeleteLoadBalancer(ctx(t), lb.ID)
-			}()
+			if err := workload(i); err != nil && !exampleapi.IsNotFound(err) { // a retried delete may find it gone
+				t.Errorf("workload: %v", err)
+			}
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil && !exampleapi.IsNotFound(err) { // a retried delete may find it gone
-			t.Errorf("workload: %v", err)
-		}
-	}
 	sim.SetFaults(t, exampleapi.Faults{})
 	insts, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{})
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/example/cloud-provider-example/internal/sleep"
 )
 
 // ErrNotFound: no such plan text or saved plan.
@@ -70,10 +72,8 @@ func (s *Store) Get(ctx context.Context, workspace string) (*Record, error) {
 		}
 		// A newer commit collected what the index read refers to: read
 		// the newer index.
-		select {
-		case <-ctx.Done():
+		if !sleep.For(ctx, time.Duration(attempt)*10*time.Millisecond) {
 			return nil, ctx.Err()
-		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
 		}
 	}
 }

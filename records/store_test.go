@@ -10,10 +10,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -286,28 +286,26 @@ func testConcurrent(t *testing.T, client kubernetes.Interface) {
 		for range c.stores {
 			stores = append(stores, records.NewStore(client, ns, 100))
 		}
-		var wg sync.WaitGroup
-		errs := make(chan error, c.writers*5)
+		var updates errgroup.Group
 		start := time.Now()
 		for g := range c.writers {
 			s := stores[g%c.stores]
-			wg.Go(func() {
+			updates.Go(func() error {
 				for i := range 5 {
 					id := fmt.Sprintf("plan-g%d-%d", g, i)
 					p := newPlan(id, "text of "+id, time.Now())
 					p.Outcome, p.DecidedAt, p.Saved = records.AwaitingApproval, nil, []byte("saved "+id)
-					_, err := s.Update(t.Context(), ws, prepend(p))
-					errs <- err
+					if _, err := s.Update(t.Context(), ws, prepend(p)); err != nil {
+						return err
+					}
 				}
+				return nil
 			})
 		}
-		wg.Wait()
+		err := updates.Wait()
 		t.Logf("%d stores, %d writers: %d updates in %s", c.stores, c.writers, c.writers*5, time.Since(start).Round(time.Millisecond))
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatalf("%s: %v", ws, err)
-			}
+		if err != nil {
+			t.Fatalf("%s: %v", ws, err)
 		}
 		r, err := stores[0].Get(t.Context(), ws)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/internal/sleep"
 )
 
 // heldLock is what terraform tells about a lock it could not acquire.
@@ -105,10 +107,8 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 			// between terraform's failed flock and its read of it, and
 			// terraform gives up instead of waiting). Try again.
 			raced++
-			select {
-			case <-ctx.Done():
+			if !sleep.For(ctx, time.Duration(raced)*200*time.Millisecond) {
 				return s, e
-			case <-time.After(time.Duration(raced) * 200 * time.Millisecond):
 			}
 			continue
 		}

@@ -98,21 +98,15 @@ func TestManyWorkspacesConcurrently(t *testing.T) {
 	dir := t.TempDir()
 	const n = 20
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
 			name := fmt.Sprintf("svc-%02d", i)
-			_, err := e.r.Ensure(ctxT(t), e.job(t, name, lbModule{name: name, backend: filepath.Join(dir, name+".tfstate")}), runner.EnsureOptions{})
-			errs <- err
+			if _, err := e.r.Ensure(ctxT(t), e.job(t, name, lbModule{name: name, backend: filepath.Join(dir, name+".tfstate")}), runner.EnsureOptions{}); err != nil {
+				t.Error(err)
+			}
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
 	all, err := e.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
 	if err != nil || len(all) != n {
 		t.Fatalf("want %d LBs, got %d (%v)", n, len(all), err)

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/redact"
 )
 
@@ -226,10 +227,8 @@ func (r *Runner) newWorkspace(ctx context.Context, w *workspace, name string) er
 		}
 		wait := min(50*time.Millisecond<<attempt, time.Second)
 		wait += time.Duration(rand.Int64N(int64(wait))) //nolint:gosec // jitter, not a secret
-		select {
-		case <-ctx.Done():
+		if !sleep.For(ctx, wait) {
 			return e
-		case <-time.After(wait):
 		}
 	}
 }

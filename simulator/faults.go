@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/sleep"
 )
 
 // faultStats counts what the switches did.
@@ -125,7 +125,7 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if !sleepCtx(r.Context(), time.Duration(f.LatencyMs)*time.Millisecond) {
+			if !sleep.For(r.Context(), time.Duration(f.LatencyMs)*time.Millisecond) {
 				return // the client gave up; nobody is listening for an answer
 			}
 		}
@@ -155,18 +155,6 @@ func (s *Server) injectFaults(next http.Handler) http.Handler {
 
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
-}
-
-// sleepCtx waits for d; it reports false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // dropConnection closes the client connection without writing anything.

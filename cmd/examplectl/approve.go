@@ -16,9 +16,8 @@ import (
 )
 
 func newApproveCmd() *cobra.Command {
-	var o objectOptions
 	var comment string
-	cmd := &cobra.Command{
+	cmd := objectCmd(&cobra.Command{
 		Use:   "approve " + objectref.Args + " [PLAN-ID] [--comment TEXT]",
 		Short: "Approve a plan awaiting approval, as yourself",
 		Long: `approve approves one recorded plan of a Service (or of the route set) that is
@@ -34,19 +33,13 @@ denied or superseded plan is refused, as is a second approval by you or an
 approval of your own change, and nothing is created. Review the plan first
 with examplectl plan.`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ref, err := o.object(args[0])
-			if err != nil {
-				return err
-			}
-			id := ""
-			if len(args) == 2 {
-				id = args[1]
-			}
-			return runApprove(cmd.Context(), c, ref, id, comment, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-	o.addFlags(cmd)
+	}, func(cmd *cobra.Command, c *cluster, ref objectref.Ref, args []string) error {
+		id := ""
+		if len(args) == 1 {
+			id = args[0]
+		}
+		return runApprove(cmd.Context(), c, ref, id, comment, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	})
 	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
 	return cmd
 }

@@ -112,84 +112,57 @@ func (s *scope) fixtures() *fixtures {
 		Drift:     &records.Drift{CheckedAt: ago(10 * time.Minute)},
 		UpdatedAt: ago(5 * time.Minute),
 	}
-	f.api = &records.Record{
-		Object:    serviceRef(f.apiSvc),
-		Workspace: "demo-service-" + s.svcNS + "-api-5c6d7e8f",
-		Policy:    "auto",
-		Files:     map[string]string{"main.tf": "# api\n"},
-		Plans: []records.Plan{{
-			ID: apiFailed, Kind: records.KindChange, HCLHash: "b1b1b1b1",
-			Summary: runner.PlanSummary{Add: 1, Change: 1, Remove: 1}, Policy: "auto", Outcome: records.Failed,
-			Error:     "Error acquiring the state lock\n\nLock Info:\n  ID: " + apiLockID,
-			PlannedAt: ago(2 * time.Minute), DecidedAt: decidedAgo(time.Minute),
-		}},
-		Lock: &records.LockInfo{ID: apiLockID, Holder: "terraform@ccm-7d9f-abcde", Created: ago(3 * time.Hour), SeenAt: ago(time.Minute)},
-		Drift: &records.Drift{CheckedAt: ago(time.Hour), Detected: true, PlanID: "plan-1b1b1b1b1b1b", Resources: []runner.ResourceChange{
-			{Address: "module.lb.example_load_balancer.this", Type: "example_load_balancer", Action: "update"},
-		}},
-		UpdatedAt: ago(time.Minute),
-	}
-	f.db = &records.Record{
-		Object:    serviceRef(f.dbSvc),
-		Workspace: "demo-service-" + s.svcNS + "-db-7e8f9a0b",
-		Policy:    "auto",
-		Files:     map[string]string{"main.tf": "# db\n"},
-		Plans: []records.Plan{{
-			ID: dbDenied, Kind: records.KindChange, HCLHash: "d3d3d3d3",
-			Summary: runner.PlanSummary{Add: 1}, Policy: "auto", Outcome: records.Denied, Author: "mallory@example.com",
-			Verdicts:  []records.Verdict{{Rule: "internal-only", Effect: "deny", Message: "Services in this namespace must be internal"}},
-			PlannedAt: ago(10 * time.Minute), DecidedAt: decidedAgo(10 * time.Minute),
-			Text: "Plan: 1 to add, 0 to change, 0 to destroy.\n",
-		}},
-		UpdatedAt: ago(10 * time.Minute),
-	}
-	f.routes = &records.Record{
-		Object:    objectref.Ref{Kind: objectref.KindRouteSet, Name: objectref.ClusterName},
-		Workspace: "demo-routeset-cluster-9a8b7c6d",
-		Policy:    "manual",
-		Files:     map[string]string{"main.tf": "# routes\n"},
-		Plans: []records.Plan{{
-			ID: routesPlan, Kind: records.KindChange, HCLHash: "c2c2c2c2",
-			Summary: runner.PlanSummary{Add: 2}, Policy: "manual", Outcome: records.AwaitingApproval,
-			PlannedAt: ago(30 * time.Second), Text: "Plan: 2 to add, 0 to change, 0 to destroy.\n",
-		}},
-		UpdatedAt: ago(30 * time.Second),
-	}
-	f.group = &records.Record{
-		Object:    objectref.Ref{Kind: objectref.KindServiceGroup, Namespace: s.svcNS, Name: "front"},
-		Workspace: "demo-group-" + s.svcNS + "-front-4d5e6f7a",
-		Policy:    "auto",
-		Files:     map[string]string{"main.tf": "# group front\n"},
-		Members:   []objectref.Ref{serviceRef(f.webSvc), serviceRef(f.apiSvc)},
-		Plans: []records.Plan{{
-			ID: groupPlan, Kind: records.KindChange, HCLHash: "e4e4e4e4",
-			Summary: runner.PlanSummary{Change: 1}, Policy: "auto", Outcome: records.AwaitingApproval,
-			Verdicts:  []records.Verdict{{Rule: "load-balancer-replace", Effect: "require-approval", Message: "the plan replaces a load balancer"}},
-			PlannedAt: ago(90 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
-		}},
-		UpdatedAt: ago(90 * time.Second),
-	}
+	f.api = oneChange(serviceRef(f.apiSvc), "demo-service-"+s.svcNS+"-api-5c6d7e8f", "auto", "# api\n", records.Plan{
+		ID: apiFailed, HCLHash: "b1b1b1b1", Summary: runner.PlanSummary{Add: 1, Change: 1, Remove: 1}, Outcome: records.Failed,
+		Error:     "Error acquiring the state lock\n\nLock Info:\n  ID: " + apiLockID,
+		PlannedAt: ago(2 * time.Minute), DecidedAt: decidedAgo(time.Minute),
+	})
+	f.api.Lock = &records.LockInfo{ID: apiLockID, Holder: "terraform@ccm-7d9f-abcde", Created: ago(3 * time.Hour), SeenAt: ago(time.Minute)}
+	f.api.Drift = &records.Drift{CheckedAt: ago(time.Hour), Detected: true, PlanID: "plan-1b1b1b1b1b1b", Resources: []runner.ResourceChange{
+		{Address: "module.lb.example_load_balancer.this", Type: "example_load_balancer", Action: "update"},
+	}}
+	f.db = oneChange(serviceRef(f.dbSvc), "demo-service-"+s.svcNS+"-db-7e8f9a0b", "auto", "# db\n", records.Plan{
+		ID: dbDenied, HCLHash: "d3d3d3d3", Summary: runner.PlanSummary{Add: 1}, Outcome: records.Denied, Author: "mallory@example.com",
+		Verdicts:  []records.Verdict{{Rule: "internal-only", Effect: "deny", Message: "Services in this namespace must be internal"}},
+		PlannedAt: ago(10 * time.Minute), DecidedAt: decidedAgo(10 * time.Minute),
+		Text: "Plan: 1 to add, 0 to change, 0 to destroy.\n",
+	})
+	f.routes = oneChange(objectref.Ref{Kind: objectref.KindRouteSet, Name: objectref.ClusterName}, "demo-routeset-cluster-9a8b7c6d", "manual", "# routes\n", records.Plan{
+		ID: routesPlan, HCLHash: "c2c2c2c2", Summary: runner.PlanSummary{Add: 2}, Outcome: records.AwaitingApproval,
+		PlannedAt: ago(30 * time.Second), Text: "Plan: 2 to add, 0 to change, 0 to destroy.\n",
+	})
+	f.group = oneChange(objectref.Ref{Kind: objectref.KindServiceGroup, Namespace: s.svcNS, Name: "front"}, "demo-group-"+s.svcNS+"-front-4d5e6f7a", "auto", "# group front\n", records.Plan{
+		ID: groupPlan, HCLHash: "e4e4e4e4", Summary: runner.PlanSummary{Change: 1}, Outcome: records.AwaitingApproval,
+		Verdicts:  []records.Verdict{{Rule: "load-balancer-replace", Effect: "require-approval", Message: "the plan replaces a load balancer"}},
+		PlannedAt: ago(90 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
+	})
+	f.group.Members = []objectref.Ref{serviceRef(f.webSvc), serviceRef(f.apiSvc)}
+	f.pools = oneChange(objectref.TargetPools, "demo-targetpools-cluster-1f2e3d4c", "auto", "# target pools\n", records.Plan{
+		ID: poolsPlan, HCLHash: "f5f5f5f5", Summary: runner.PlanSummary{Change: 1}, Outcome: records.Applied,
+		PlannedAt: ago(10 * time.Second), DecidedAt: decidedAgo(10 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
+	})
 	until := ago(-20 * time.Second)
-	f.pools = &records.Record{
-		Object:    objectref.TargetPools,
-		Workspace: "demo-targetpools-cluster-1f2e3d4c",
-		Policy:    "auto",
-		Files:     map[string]string{"main.tf": "# target pools\n"},
-		Plans: []records.Plan{{
-			ID: poolsPlan, Kind: records.KindChange, HCLHash: "f5f5f5f5",
-			Summary: runner.PlanSummary{Change: 1}, Policy: "auto", Outcome: records.Applied,
-			PlannedAt: ago(10 * time.Second), DecidedAt: decidedAgo(10 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
-		}},
-		Leaving: []records.LeavingNode{
-			{Node: "node-b", Instance: "i-0b0b0b0b0b0b0b0b", Pool: "all", Reason: "drain under way", State: records.LeavingDraining, Since: ago(10 * time.Second), Until: &until},
-			{Node: "node-c", Instance: "i-0c0c0c0c0c0c0c0c", Pool: "all", Reason: "autoscaler deletion taint", State: records.LeavingWaiting, Since: ago(10 * time.Second)},
-		},
-		UpdatedAt: ago(10 * time.Second),
+	f.pools.Leaving = []records.LeavingNode{
+		{Node: "node-b", Instance: "i-0b0b0b0b0b0b0b0b", Pool: "all", Reason: "drain under way", State: records.LeavingDraining, Since: ago(10 * time.Second), Until: &until},
+		{Node: "node-c", Instance: "i-0c0c0c0c0c0c0c0c", Pool: "all", Reason: "autoscaler deletion taint", State: records.LeavingWaiting, Since: ago(10 * time.Second)},
 	}
 	for _, r := range []*records.Record{f.web, f.api, f.db, f.routes, f.group, f.pools} {
 		s.save(r)
 	}
 	return f
+}
+
+// oneChange is the record of object in workspace under policy whose one
+// plan is p, a change planned under that policy; main.tf stands in for its
+// rendering. It was last updated when p was decided, or planned if p waits.
+func oneChange(object objectref.Ref, workspace, policy, mainTF string, p records.Plan) *records.Record {
+	p.Kind, p.Policy = records.KindChange, policy
+	updated := p.PlannedAt
+	if p.DecidedAt != nil {
+		updated = *p.DecidedAt
+	}
+	return &records.Record{Object: object, Workspace: workspace, Policy: policy,
+		Files: map[string]string{"main.tf": mainTF}, Plans: []records.Plan{p}, UpdatedAt: updated}
 }
 
 func serviceRef(svc *corev1.Service) objectref.Ref {

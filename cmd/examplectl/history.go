@@ -13,9 +13,8 @@ import (
 )
 
 func newHistoryCmd() *cobra.Command {
-	var o objectOptions
 	var output string
-	cmd := &cobra.Command{
+	cmd := objectCmd(&cobra.Command{
 		Use:   "history " + objectref.Args + " [-o json]",
 		Short: "List the recorded plans of a Service or of the route set, newest first",
 		Long: `history lists every plan the record keeps for a Service (or the route set),
@@ -25,19 +24,11 @@ change when known, the policy rules that flagged it, when it was planned and
 decided, and the first line of its error. -o json has the whole error, the
 approvals with their times and comments, the rules' messages and the changed
 resources. examplectl plan --plan-id ID shows one.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, false); err != nil {
-				return err
-			}
-			c, ref, err := o.object(args[0])
-			if err != nil {
-				return err
-			}
-			return runHistory(cmd.Context(), c, ref, output, cmd.OutOrStdout())
-		},
-	}
-	o.addFlags(cmd)
+		Args:    cobra.ExactArgs(1),
+		PreRunE: func(*cobra.Command, []string) error { return checkOutput(output, false) },
+	}, func(cmd *cobra.Command, c *cluster, ref objectref.Ref, _ []string) error {
+		return runHistory(cmd.Context(), c, ref, output, cmd.OutOrStdout())
+	})
 	outputFlag(cmd, &output, false)
 	return cmd
 }

@@ -29,6 +29,23 @@ func (o *objectOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.serviceNamespace, "service-namespace", "n", "", "the Service's namespace (default: the kubeconfig context's); ns/name works too")
 }
 
+// objectCmd completes cmd, a command on one object (plan, history,
+// approve, unlock): its connection and -n flags, and a RunE that connects,
+// resolves the object its first argument names and hands it to run with
+// the other arguments.
+func objectCmd(cmd *cobra.Command, run func(cmd *cobra.Command, c *cluster, ref objectref.Ref, args []string) error) *cobra.Command {
+	var o objectOptions
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, ref, err := o.object(args[0])
+		if err != nil {
+			return err
+		}
+		return run(cmd, c, ref, args[1:])
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
 // object connects and resolves the command's object argument.
 func (o *objectOptions) object(arg string) (*cluster, objectref.Ref, error) {
 	c, err := o.connect()

@@ -21,9 +21,8 @@ import (
 )
 
 func newPlanCmd() *cobra.Command {
-	var o objectOptions
 	var planID string
-	cmd := &cobra.Command{
+	cmd := objectCmd(&cobra.Command{
 		Use:   "plan " + objectref.Args + " [--plan-id ID]",
 		Short: "Show a recorded plan: Terraform's plan text and the rendered HCL",
 		Long: `plan prints the latest recorded plan of a Service (or of the route set):
@@ -35,15 +34,9 @@ record's ConfigMaps) and the rendered root module (main.tf) it was made
 from. --plan-id shows an older plan; the record keeps only the current
 rendering, which is flagged when that plan was made from another one.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ref, err := o.object(args[0])
-			if err != nil {
-				return err
-			}
-			return runPlan(cmd.Context(), c, ref, planID, cmd.OutOrStdout())
-		},
-	}
-	o.addFlags(cmd)
+	}, func(cmd *cobra.Command, c *cluster, ref objectref.Ref, _ []string) error {
+		return runPlan(cmd.Context(), c, ref, planID, cmd.OutOrStdout())
+	})
 	cmd.Flags().StringVar(&planID, "plan-id", "", "show this plan (see history) instead of the latest")
 	return cmd
 }

@@ -33,10 +33,9 @@ func stdinIsTerminal(in io.Reader) bool {
 }
 
 func newUnlockCmd() *cobra.Command {
-	var o objectOptions
 	var yes bool
 	var comment string
-	cmd := &cobra.Command{
+	cmd := objectCmd(&cobra.Command{
 		Use:   "unlock " + objectref.Args + " [--yes] [--comment TEXT]",
 		Short: "Ask the controller to force open the Terraform state lock it could not take",
 		Long: `unlock shows the state lock recorded for a Service (or the route set) - the
@@ -51,15 +50,9 @@ Forcing open a lock that a running terraform holds can corrupt the state:
 make sure its holder is gone. Confirmation is asked on the terminal; without
 one (scripts, CI), --yes is required.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ref, err := o.object(args[0])
-			if err != nil {
-				return err
-			}
-			return runUnlock(cmd.Context(), c, ref, yes, comment, cmd.InOrStdin(), cmd.OutOrStdout())
-		},
-	}
-	o.addFlags(cmd)
+	}, func(cmd *cobra.Command, c *cluster, ref objectref.Ref, _ []string) error {
+		return runUnlock(cmd.Context(), c, ref, yes, comment, cmd.InOrStdin(), cmd.OutOrStdout())
+	})
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
 	return cmd

@@ -21,26 +21,16 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/example/cloud-provider-example/deploy"
-
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/cloudconfig/cloudconfigtest"
+	"github.com/example/cloud-provider-example/deploy"
 )
 
-// validConfig is a complete cloud config; tests add to it.
-const validConfig = `
-clusterID: prod
-region: ex-west-1
-api: {endpoint: "http://127.0.0.1:8440", tokenFile: /etc/example/token}
-metadata: {endpoint: "http://127.0.0.1:8441"}
-terraform: {workDir: /var/lib/ccm, cliConfig: /opt/example/terraform.rc, lockFile: /opt/example/lock.hcl}
-state: {type: local, local: {dir: /var/lib/ccm-state}}
-`
-
-// Config is validConfig plus extra (YAML), loaded as the controller
-// loads its --cloud-config.
+// Config is cloudconfigtest.Minimal plus extra (YAML), loaded as the
+// controller loads its --cloud-config.
 func Config(t testing.TB, extra string) *cloudconfig.Config {
 	t.Helper()
-	c, err := cloudconfig.Load([]byte(validConfig + extra))
+	c, err := cloudconfig.Load([]byte(cloudconfigtest.Minimal + extra))
 	if err != nil {
 		t.Fatal(err)
 	}

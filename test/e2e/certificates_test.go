@@ -196,18 +196,17 @@ func (e *env) scanForKeys(t *testing.T, keys ...string) {
 	if !strings.Contains(secretText(control), keys[0]) {
 		t.Fatal("the scan does not find a key in a Secret that holds it: it proves nothing")
 	}
-	places := map[string]bool{}
+	secrets := map[string]string{}
+	for i, k := range keys {
+		secrets[fmt.Sprintf("private key %d", i+1)] = k
+	}
+	leaks := newLeakScan(t, secrets)
 	var states int
 	scan := func(where, text string) {
-		places[where] = true
 		if strings.HasPrefix(where, "Secret tfstate-") {
 			states++
 		}
-		for i, k := range keys {
-			if strings.Contains(text, k) {
-				t.Errorf("%s holds private key %d", where, i+1)
-			}
-		}
+		leaks.scan(where, text)
 	}
 	e.scanControllerOutputs(t, scan)
 	var mainTF int
@@ -226,11 +225,43 @@ func (e *env) scanForKeys(t *testing.T, keys ...string) {
 		return nil
 	}))
 	// What the scan must have seen, or it proves nothing.
-	if states == 0 || mainTF == 0 || len(places) < 10 {
-		t.Fatalf("scanned %d places: %d states, %d main.tf reading private keys", len(places), states, mainTF)
+	if states == 0 || mainTF == 0 || len(leaks.places) < 10 {
+		t.Fatalf("scanned %d places: %d states, %d main.tf reading private keys", len(leaks.places), states, mainTF)
 	}
 	if !strings.Contains(e.record(t, "web"), "module.certificates") {
 		t.Error("web's record shows no certificate plan: the scan would prove nothing")
+	}
+}
+
+// leakScan looks for secrets in the texts it is handed: one holding a
+// secret fails t, naming the place and what the secret is. It keeps the
+// places, so that a test can tell it saw enough to prove something.
+type leakScan struct {
+	t *testing.T
+	// secrets are the values to look for, by what each is (in messages).
+	secrets map[string]string
+	places  []string
+}
+
+func newLeakScan(t *testing.T, secrets map[string]string) *leakScan {
+	return &leakScan{t: t, secrets: secrets}
+}
+
+func (s *leakScan) scan(where, text string) {
+	s.places = append(s.places, where)
+	for what, v := range s.secrets {
+		if strings.Contains(text, v) {
+			s.t.Errorf("%s holds %s", where, what)
+		}
+	}
+}
+
+// atLeast fails t unless n places or more were scanned: fewer prove
+// nothing.
+func (s *leakScan) atLeast(n int) {
+	s.t.Helper()
+	if len(s.places) < n {
+		s.t.Fatalf("scanned only %d places: %v", len(s.places), s.places)
 	}
 }
 

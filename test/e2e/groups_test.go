@@ -15,18 +15,8 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
-
-// groupListeners is the cloud load balancer's listeners as
-// "protocol/port->target port", sorted.
-func groupListeners(lb *exampleapi.LoadBalancer) []string {
-	var out []string
-	for _, l := range lb.Listeners {
-		out = append(out, fmt.Sprintf("%s/%d->%d", l.Protocol, l.Port, l.TargetPort))
-	}
-	slices.Sort(out)
-	return out
-}
 
 // nodePort is svc's node port of port.
 func nodePort(svc *v1.Service, port int32) int32 {
@@ -171,7 +161,7 @@ func (e *env) waitListeners(id string, want ...string) {
 		if err != nil {
 			return err
 		}
-		if got := groupListeners(lb); !slices.Equal(got, want) {
+		if got := simtest.Listeners(lb); !slices.Equal(got, want) {
 			return fmt.Errorf("listeners %v", got)
 		}
 		return nil

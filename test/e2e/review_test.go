@@ -278,50 +278,39 @@ func TestNoSecretLeaks(t *testing.T) {
 	must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("secret-scan", 60*time.Second)
 
-	secrets := map[string]string{"API token": e.sim.Token, "read-only token": e.sim.ReadOnlyToken, "PostgreSQL password": pg.Password}
-	var places []string
-	scan := func(where, text string) {
-		places = append(places, where)
-		for what, s := range secrets {
-			if strings.Contains(text, s) {
-				t.Errorf("%s found in %s", what, where)
-			}
-		}
-	}
+	leaks := newLeakScan(t, map[string]string{"the API token": e.sim.Token, "the read-only token": e.sim.ReadOnlyToken, "the PostgreSQL password": pg.Password})
 	cms, err := e.kube.CoreV1().ConfigMaps("").List(ctx(t), metav1.ListOptions{})
 	must(t, err)
 	for _, cm := range cms.Items {
 		b, _ := json.Marshal(cm)
-		scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b)+decodeGzipValues(cm.BinaryData))
+		leaks.scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b)+decodeGzipValues(cm.BinaryData))
 	}
 	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
 	must(t, err)
 	for _, s := range ss.Items {
 		if strings.HasPrefix(s.Name, "ccm-plans-") {
 			b, _ := json.Marshal(s)
-			scan("record Secret "+s.Name, string(b)+decodeGzipValues(s.Data))
+			leaks.scan("record Secret "+s.Name, string(b)+decodeGzipValues(s.Data))
 		}
 	}
 	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
 	must(t, err)
 	for _, ev := range evs.Items {
-		scan("Event "+ev.Name, ev.Message)
+		leaks.scan("Event "+ev.Name, ev.Message)
 	}
 	for _, f := range []string{e.ccmLog, e.auditLog} {
 		data, err := os.ReadFile(f)
 		must(t, err)
-		scan(filepath.Base(f), string(data))
+		leaks.scan(filepath.Base(f), string(data))
 	}
 	must(t, filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() && !strings.Contains(p, "/.terraform/providers/") {
 			data, _ := os.ReadFile(p)
-			scan(strings.TrimPrefix(p, e.workDir), string(data))
+			leaks.scan(strings.TrimPrefix(p, e.workDir), string(data))
 		}
 		return nil
 	}))
-	if len(places) < 10 {
-		t.Fatalf("scanned only %d places: %v", len(places), places)
-	}
+	leaks.atLeast(10)
 	if !strings.Contains(e.record(t, "secret-scan"), id) {
 		t.Fatal("the scan saw no record")
 	}

@@ -223,7 +223,7 @@ func TestTenancy(t *testing.T) {
 		e.eventWith(t, "team-b", "guest", "ReferenceRefused", "namespace team-a has no ReferenceGrant")
 		lb, err := e.cloudLB(ip)
 		must(t, err)
-		if got := groupListeners(lb); len(got) != 1 {
+		if got := simtest.Listeners(lb); len(got) != 1 {
 			t.Fatalf("without consent the guest's port reached the owner's address: %v", got)
 		}
 
