@@ -78,8 +78,8 @@ func restrictedClient(t *testing.T, c *testcluster.Cluster, user, name string) k
 	if _, err := rbac.ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: user},
 		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{admissionregistrationv1.GroupName},
-			Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
+			APIGroups:     []string{admissionregistrationv1.GroupName},
+			Resources:     []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
 			ResourceNames: []string{name}, Verbs: []string{"get", "list", "watch", "update"},
 		}},
 	}, metav1.CreateOptions{}); err != nil {
