@@ -17,6 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // Benchmarks of the whole system: real CCM binary, control plane,
@@ -369,7 +370,17 @@ func BenchmarkPreview(b *testing.B) {
 	}
 	must(b, e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx(b), cloudconfig.MutatingWebhookName, metav1.DeleteOptions{}))
 	must(b, e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx(b), cloudconfig.ValidatingWebhookName, metav1.DeleteOptions{}))
-	time.Sleep(2 * time.Second) // the API server's webhook configuration cache
+	// The API server stops calling them when its informer sees the deletion.
+	eventually(b, 30*time.Second, "the webhooks no longer called", func() error {
+		out, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService("webhook-probe", 80), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return err
+		}
+		if out.Annotations[reviewapi.AuthorAnnotation] != "" {
+			return fmt.Errorf("the author is still stamped")
+		}
+		return nil
+	})
 	for i := range 30 {
 		without = append(without, update(i))
 	}
