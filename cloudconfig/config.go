@@ -75,6 +75,13 @@ type ApprovalsConfig struct {
 	// Required is how many distinct people (PlanApprovals with distinct,
 	// API-server-verified approvers) a plan needs (default 1).
 	Required int `json:"required,omitempty"`
+	// PolicyPropagation (default 1m) is how long after an admission
+	// policy that verifies identities (approvers, a Service's author) was
+	// installed or changed its checks are not relied on: an API server
+	// enforces a policy only once its informer has it, and every API
+	// server of the cluster has its own. What was written in that window
+	// counts as unchecked.
+	PolicyPropagation *Duration `json:"policyPropagation,omitempty"`
 }
 
 // PolicyConfig holds the policy rules (CEL), compiled at start-up.
@@ -255,6 +262,11 @@ const (
 	DefaultSettleTime          = 10 * time.Second
 )
 
+// DefaultPolicyPropagation is review.approvals.policyPropagation's
+// default: an API server's informer usually delivers a new policy within
+// a second; a loaded one has taken over 30 s.
+const DefaultPolicyPropagation = time.Minute
+
 // AdoptionConfig says who may adopt an existing load balancer.
 type AdoptionConfig struct {
 	// Enabled allows the adopt-id annotation at all (default false).
@@ -353,6 +365,9 @@ func (c *Config) defaults() {
 	}
 	if c.Review.Approvals.Required == 0 {
 		c.Review.Approvals.Required = 1
+	}
+	if c.Review.Approvals.PolicyPropagation == nil {
+		c.Review.Approvals.PolicyPropagation = &Duration{Duration: DefaultPolicyPropagation}
 	}
 	if c.Review.Policy.Rules == nil {
 		c.Review.Policy.Rules = policy.Defaults
@@ -478,6 +493,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Review.Approvals.Required < 1 {
 		bad("review.approvals.required", "must be at least 1")
+	}
+	if d := c.Review.Approvals.PolicyPropagation; d != nil && (d.invalid != "" || d.Duration > time.Hour) {
+		bad("review.approvals.policyPropagation", "%q: want a duration from 0s to 1h", cmp.Or(d.invalid, d.String()))
 	}
 	if m := c.LoadBalancer.MaxListeners; m < 1 || m > renderer.MaxListeners {
 		bad("loadBalancer.maxListeners", "%d is out of range 1-%d (the Example cloud's limit)", m, renderer.MaxListeners)

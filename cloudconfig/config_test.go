@@ -58,6 +58,12 @@ func TestReviewDefaults(t *testing.T) {
 		c.LoadBalancer.Adoption.Enabled || c.LoadBalancer.Groups.CrossNamespace || c.rules.Len() != 3 {
 		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
 	}
+	if c.Review.Approvals.PolicyPropagation.Duration != DefaultPolicyPropagation {
+		t.Fatalf("review.approvals.policyPropagation: %v, want %v", c.Review.Approvals.PolicyPropagation, DefaultPolicyPropagation)
+	}
+	if c = mustLoad(t, "review: {approvals: {policyPropagation: 0s}}\n"); c.Review.Approvals.PolicyPropagation.Duration != 0 {
+		t.Fatalf("review.approvals.policyPropagation 0s: %v", c.Review.Approvals.PolicyPropagation)
+	}
 	if c = mustLoad(t, "loadBalancer: {groups: {crossNamespace: true}}\n"); !c.LoadBalancer.Groups.CrossNamespace {
 		t.Fatal("groups.crossNamespace not set")
 	}
@@ -72,9 +78,11 @@ func TestReviewDefaults(t *testing.T) {
 // so do out-of-range review settings.
 func TestReviewConfigErrors(t *testing.T) {
 	cases := map[string]string{
-		`rule "broken"`:                                 cloudconfigtest.Minimal + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
-		`rule "effect"`:                                 cloudconfigtest.Minimal + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
-		"review.approvals.required":                     cloudconfigtest.Minimal + `review: {approvals: {required: -1}}`,
+		`rule "broken"`:             cloudconfigtest.Minimal + `review: {policy: {rules: [{name: broken, effect: deny, message: m, when: "plan.nope"}]}}`,
+		`rule "effect"`:             cloudconfigtest.Minimal + `review: {policy: {rules: [{name: effect, effect: warn, message: m, when: "true"}]}}`,
+		"review.approvals.required": cloudconfigtest.Minimal + `review: {approvals: {required: -1}}`,
+		`review.approvals.policyPropagation: "2h0m0s"`:  cloudconfigtest.Minimal + `review: {approvals: {policyPropagation: 2h}}`,
+		`review.approvals.policyPropagation: "-1s"`:     cloudconfigtest.Minimal + `review: {approvals: {policyPropagation: -1s}}`,
 		"loadBalancer.maxListeners":                     cloudconfigtest.Minimal + `loadBalancer: {maxListeners: 101}`,
 		"loadBalancer.adoption.namespaces[0]":           cloudconfigtest.Minimal + `loadBalancer: {adoption: {enabled: true, namespaces: [""]}}`,
 		"loadBalancer.sharedCertificates[0].id":         cloudconfigtest.Minimal + `loadBalancer: {sharedCertificates: [{id: lb-1, namespaces: [a]}]}`,

@@ -40,10 +40,13 @@ const policyCheckTTL = 5 * time.Second
 type approvals struct {
 	namespace string
 	required  int
-	client    kubernetes.Interface
-	dyn       dynamic.Interface
-	plans     cache.GenericLister
-	unlocks   cache.GenericLister
+	// propagation is how long after a policy was written its checks are
+	// not relied on (review.approvals.policyPropagation).
+	propagation time.Duration
+	client      kubernetes.Interface
+	dyn         dynamic.Interface
+	plans       cache.GenericLister
+	unlocks     cache.GenericLister
 
 	mu      sync.Mutex
 	checked map[string]policyCheck // by admission policy name
@@ -57,8 +60,8 @@ type policyCheck struct {
 	since time.Time
 }
 
-func newApprovals(namespace string, required int) *approvals {
-	return &approvals{namespace: namespace, required: required, checked: map[string]policyCheck{}}
+func newApprovals(namespace string, required int, propagation time.Duration) *approvals {
+	return &approvals{namespace: namespace, required: required, propagation: propagation, checked: map[string]policyCheck{}}
 }
 
 // start watches the namespace's approvals and unlock requests.
@@ -139,11 +142,30 @@ func lastWritten(objs ...metav1.ObjectMeta) time.Time {
 	return t
 }
 
-// checkedSince is when the identity policy as it is now took effect:
+// checkedSince is when the identity policy as it is now is relied on:
 // approvals and unlock requests made before were not checked by it (it
-// was missing, or weaker, for a while) and do not count.
+// was missing, or weaker, for a while, or an API server did not enforce
+// it yet) and do not count.
 func (a *approvals) checkedSince(ctx context.Context) time.Time {
-	return a.policy(ctx, reviewapi.AdmissionPolicy).since.Truncate(time.Second)
+	return a.inForceSince(ctx, reviewapi.AdmissionPolicy)
+}
+
+// inForceSince is when admission policy name, as it is now, is relied on:
+// its last write plus the propagation time (zero when it was never
+// written, as in a fake client). Objects written earlier were not
+// checked by it.
+func (a *approvals) inForceSince(ctx context.Context, name string) time.Time {
+	since := a.policy(ctx, name).since
+	if since.IsZero() {
+		return since
+	}
+	return since.Add(a.propagation).Truncate(time.Second)
+}
+
+// notChecked says why objects made before since are not taken as checked.
+func (a *approvals) notChecked(what string, since time.Time) string {
+	return fmt.Sprintf("was made before the admission policy that verifies %s was last installed or changed, or within review.approvals.policyPropagation (%s) after, before every API server enforced it (%s): nothing checked who made it",
+		what, a.propagation, since.UTC().Format(time.RFC3339))
 }
 
 // list converts the cached objects of a lister.
@@ -209,8 +231,7 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 		who := pa.Spec.Approver
 		switch {
 		case pa.Created.Before(since):
-			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q was made before the admission policy that verifies approvers was last installed or changed (%s): nothing checked who made it; make a new one",
-				pa.Name, who, since.UTC().Format(time.RFC3339)))
+			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q %s; make a new one", pa.Name, who, a.notChecked("approvers", since)))
 			continue
 		case pa.Spec.PlanID != p.ID:
 			out.Ignored = append(out.Ignored, fmt.Sprintf("PlanApproval %s by %q approves %s, but the plan awaiting approval is %s", pa.Name, who, pa.Spec.PlanID, p.ID))
@@ -303,7 +324,7 @@ func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*revie
 	since := a.checkedSince(ctx)
 	return slices.DeleteFunc(out, func(u *reviewapi.StateUnlock) bool {
 		if u.Created.Before(since) {
-			klog.InfoS("unlock request ignored: made before the admission policy that verifies requesters was last installed or changed", "name", u.Name, "requester", u.Spec.Requester)
+			klog.InfoS("unlock request ignored: it "+a.notChecked("requesters", since), "name", u.Name, "requester", u.Spec.Requester)
 			return true
 		}
 		return false

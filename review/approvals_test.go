@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -32,7 +33,7 @@ func fakeApprovals(t *testing.T, required int, installed bool, objs ...*unstruct
 	if installed {
 		kube = append(kube, reviewtest.Policies(t, reviewapi.AdmissionPolicy)...)
 	}
-	a := newApprovals("example-ccm", required)
+	a := newApprovals("example-ccm", required, cloudconfig.DefaultPolicyPropagation)
 	a.client = fake.NewClientset(kube...)
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for _, o := range objs {
@@ -197,9 +198,32 @@ func TestApprovalsOlderThanThePolicyDoNotCount(t *testing.T) {
 	}
 }
 
+// An approval made within policyPropagation of the identity policy's last
+// write may have reached an API server that did not enforce it yet: it
+// does not count; with no propagation time it would.
+func TestApprovalsWithinPolicyPropagationDoNotCount(t *testing.T) {
+	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
+	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
+	pol := shipped[0].(*admissionv1.ValidatingAdmissionPolicy).DeepCopy()
+	pol.CreationTimestamp = metav1.NewTime(time.Now().Add(-30 * time.Second))
+	for _, propagation := range []time.Duration{cloudconfig.DefaultPolicyPropagation, 0} {
+		a := fakeApprovals(t, 1, false, approvalObj("early", web, plan.ID, "mallory", time.Now().Add(-10*time.Second), "reviewers"))
+		a.propagation = propagation
+		a.client = fake.NewClientset(pol, shipped[1])
+		got, _ := a.decide(t.Context(), web, plan, func() (records.Contributors, error) { return records.Contributors{}, nil })
+		switch {
+		case propagation > 0 && (got.Approved || len(got.Ignored) != 1 ||
+			!strings.Contains(got.Ignored[0], "within review.approvals.policyPropagation (1m0s) after, before every API server enforced it")):
+			t.Errorf("an approval 20 s after the policy was installed: %+v; want it ignored", got)
+		case propagation == 0 && !got.Approved:
+			t.Errorf("with policyPropagation 0: %+v; want the approval counted", got)
+		}
+	}
+}
+
 // A binding that only warns or audits does not make approvals verified.
 func TestPolicyBindingMustDeny(t *testing.T) {
-	a := newApprovals("example-ccm", 1)
+	a := newApprovals("example-ccm", 1, cloudconfig.DefaultPolicyPropagation)
 	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
 	warn := shipped[1].(*admissionv1.ValidatingAdmissionPolicyBinding).DeepCopy()
 	warn.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn}

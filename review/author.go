@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
@@ -21,10 +22,13 @@ import (
 
 // author is who last changed what the controller renders from svc, when
 // the optional admission policy makes the API server check the
-// annotation; "" otherwise (Kubernetes itself records no author).
+// annotation; "" otherwise (Kubernetes itself records no author), and
+// while the policy is new: an annotation written before every API server
+// enforced it was not checked.
 func (b *Board) author(ctx context.Context, svc *v1.Service) string {
 	who := svc.Annotations[reviewapi.AuthorAnnotation]
-	if who == "" || b.approvals.verified(ctx, reviewapi.AuthorAdmissionPolicy) != nil {
+	if who == "" || b.approvals.verified(ctx, reviewapi.AuthorAdmissionPolicy) != nil ||
+		time.Now().Before(b.approvals.inForceSince(ctx, reviewapi.AuthorAdmissionPolicy)) {
 		return ""
 	}
 	return who

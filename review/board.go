@@ -46,7 +46,7 @@ type Board struct {
 // audit log). It records nothing until Connect.
 func New(cfg *cloudconfig.Config, log *audit.Log) *Board {
 	return &Board{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager",
-		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required), redactor: redactor{secrets: redact.New()}}
+		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required, cfg.Review.Approvals.PolicyPropagation.Duration), redactor: redactor{secrets: redact.New()}}
 }
 
 // Connect gives the board the controller's Kubernetes client: plan

@@ -4,7 +4,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -60,6 +62,27 @@ func TestServiceSubjectAuthor(t *testing.T) {
 	}
 	if s := f.ServiceSubject(t.Context(), svc, records.KindDestroy); !s.contrib.Empty() {
 		t.Errorf("a deletion has contributors %+v; want none", s.contrib)
+	}
+}
+
+// An author annotation read within policyPropagation of the author
+// policy's install may have been written before an API server enforced
+// the policy: it is not vouched for, and the Service is an input whose
+// editor is unknown.
+func TestNewAuthorPolicyIsNotReliedOn(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	for _, o := range reviewtest.Policies(t, reviewapi.AuthorAdmissionPolicy) {
+		if p, ok := o.(*admissionv1.ValidatingAdmissionPolicy); ok {
+			p = p.DeepCopy()
+			p.CreationTimestamp = metav1.NewTime(time.Now().Add(-10 * time.Second))
+			o = p
+		}
+		must(t, f.client.Tracker().Add(o))
+	}
+	s := f.ServiceSubject(t.Context(), authored("web", "dave"), records.KindChange)
+	want := records.Contributors{Unverified: []records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}}
+	if !reflect.DeepEqual(s.contrib, want) {
+		t.Errorf("contributors 10 s after the author policy was installed: %+v; want %+v", s.contrib, want)
 	}
 }
 

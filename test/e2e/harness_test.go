@@ -203,7 +203,11 @@ func newEnv(t testing.TB, o options) *env {
 		o.staleLockAge = "30s"
 	}
 	e.auditLog = filepath.Join(e.dir, "audit.jsonl")
-	review := map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift, "approvals": map[string]any{"required": max(o.approvers, 1)}}
+	// The tests install the policies and wait until the API server
+	// enforces them (waitAllowed, "the author policy in force"), then act
+	// at once: no propagation time to sit out. review's unit tests cover it.
+	approvals := map[string]any{"required": max(o.approvers, 1), "policyPropagation": "0s"}
+	review := map[string]any{"namespace": namespace, "auditLog": e.auditLog, "drift": drift, "approvals": approvals}
 	if !o.shippedRules {
 		rules := o.rules
 		if rules == nil {
