@@ -80,12 +80,6 @@ func (a *approvals) start(client kubernetes.Interface, dyn dynamic.Interface, st
 	}()
 }
 
-// verified tells whether the admission policy name and its binding are
-// installed and deny what they reject; nil error means they are.
-func (a *approvals) verified(ctx context.Context, name string) error {
-	return a.policy(ctx, name).err
-}
-
 func (a *approvals) policy(ctx context.Context, name string) policyCheck {
 	a.mu.Lock()
 	c, ok := a.checked[name]
@@ -142,24 +136,18 @@ func lastWritten(objs ...metav1.ObjectMeta) time.Time {
 	return t
 }
 
-// checkedSince is when the identity policy as it is now is relied on:
-// approvals and unlock requests made before were not checked by it (it
-// was missing, or weaker, for a while, or an API server did not enforce
-// it yet) and do not count.
-func (a *approvals) checkedSince(ctx context.Context) time.Time {
-	return a.inForceSince(ctx, reviewapi.AdmissionPolicy)
-}
-
-// inForceSince is when admission policy name, as it is now, is relied on:
-// its last write plus the propagation time (zero when it was never
-// written, as in a fake client). Objects written earlier were not
-// checked by it.
-func (a *approvals) inForceSince(ctx context.Context, name string) time.Time {
-	since := a.policy(ctx, name).since
-	if since.IsZero() {
-		return since
+// inForce says whether admission policy name and its binding are
+// installed and deny what they reject (nil error), and since when, as
+// they are now, they are relied on: their last write plus the propagation
+// time (zero when never written, as in a fake client). Objects written
+// earlier were not checked by them: the policy was missing, or weaker,
+// for a while, or an API server did not enforce it yet.
+func (a *approvals) inForce(ctx context.Context, name string) (time.Time, error) {
+	c := a.policy(ctx, name)
+	if c.err != nil || c.since.IsZero() {
+		return c.since, c.err
 	}
-	return since.Add(a.propagation).Truncate(time.Second)
+	return c.since.Add(a.propagation).Truncate(time.Second), nil
 }
 
 // notChecked says why objects made before since are not taken as checked.
@@ -215,7 +203,8 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 	if len(items) == 0 {
 		return out, nil
 	}
-	if err := a.verified(ctx, reviewapi.AdmissionPolicy); err != nil {
+	since, err := a.inForce(ctx, reviewapi.AdmissionPolicy)
+	if err != nil {
 		out.Ignored = append(out.Ignored, fmt.Sprintf("approvals are not honoured while the admission policy that verifies approvers is missing: %v", err))
 		return out, nil
 	}
@@ -225,7 +214,6 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Pla
 		out.Ignored = append(out.Ignored, fmt.Sprintf("approvals are not counted while the plan record, which says who made the change, cannot be read: %v", err))
 		return out, nil
 	}
-	since := a.checkedSince(ctx)
 	var counted []*reviewapi.PlanApproval
 	for _, pa := range items {
 		who := pa.Spec.Approver
@@ -318,10 +306,10 @@ func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*revie
 	if len(out) == 0 {
 		return nil, nil
 	}
-	if err := a.verified(ctx, reviewapi.AdmissionPolicy); err != nil {
+	since, err := a.inForce(ctx, reviewapi.AdmissionPolicy)
+	if err != nil {
 		return nil, fmt.Errorf("unlock requests are not honoured while the admission policy that verifies requesters is missing: %w", err)
 	}
-	since := a.checkedSince(ctx)
 	return slices.DeleteFunc(out, func(u *reviewapi.StateUnlock) bool {
 		if u.Created.Before(since) {
 			klog.InfoS("unlock request ignored: it "+a.notChecked("requesters", since), "name", u.Name, "requester", u.Spec.Requester)

@@ -228,7 +228,7 @@ func TestPolicyBindingMustDeny(t *testing.T) {
 	warn := shipped[1].(*admissionv1.ValidatingAdmissionPolicyBinding).DeepCopy()
 	warn.Spec.ValidationActions = []admissionv1.ValidationAction{admissionv1.Warn}
 	a.client = fake.NewClientset(shipped[0], warn)
-	if err := a.verified(context.Background(), reviewapi.AdmissionPolicy); err == nil {
+	if _, err := a.inForce(context.Background(), reviewapi.AdmissionPolicy); err == nil {
 		t.Fatal("a Warn-only binding was taken as verification")
 	}
 }

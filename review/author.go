@@ -27,8 +27,10 @@ import (
 // enforced it was not checked.
 func (b *Board) author(ctx context.Context, svc *v1.Service) string {
 	who := svc.Annotations[reviewapi.AuthorAnnotation]
-	if who == "" || b.approvals.verified(ctx, reviewapi.AuthorAdmissionPolicy) != nil ||
-		time.Now().Before(b.approvals.inForceSince(ctx, reviewapi.AuthorAdmissionPolicy)) {
+	if who == "" {
+		return ""
+	}
+	if since, err := b.approvals.inForce(ctx, reviewapi.AuthorAdmissionPolicy); err != nil || time.Now().Before(since) {
 		return ""
 	}
 	return who
