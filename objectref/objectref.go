@@ -66,20 +66,46 @@ func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
 // tag.
 const groupPrefix = "group:"
 
+// spelling is how a kind is written where it is not its Kind constant.
+type spelling struct {
+	// state is StateKind: part of every state's name, never to change.
+	state string
+	// arg is a cluster object's examplectl argument; "" for a kind with
+	// namespaced objects.
+	arg string
+	// words name the kind for people: before ns/name, or the whole of a
+	// cluster object's name.
+	words string
+}
+
+// spellings has one row a kind; a Workspace has none (it is known only
+// by its name).
+var spellings = map[string]spelling{
+	KindService:      {state: "service", words: "Service"},
+	KindServiceGroup: {state: "group", words: "load balancer group"},
+	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
+	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
+}
+
 // clusterArgs are the examplectl arguments of the cluster's objects.
-var clusterArgs = map[string]Ref{"routes": RouteSet, "pools": TargetPools}
+var clusterArgs = func() map[string]Ref {
+	m := map[string]Ref{}
+	for kind, s := range spellings {
+		if s.arg != "" {
+			m[s.arg] = Ref{Kind: kind, Name: ClusterName}
+		}
+	}
+	return m
+}()
 
 // Key is the object's key among the engine's objects: unique per object
 // in one controller, stable for its life (a Service's uid is left out,
 // so a Service created again under its name takes its predecessor's key).
 func (r Ref) Key() string {
-	switch r.Kind {
-	case KindRouteSet, KindTargetPools:
-		return r.StateKind() // one each
-	case KindServiceGroup:
-		return r.groupName()
+	if s := spellings[r.Kind]; s.arg != "" {
+		return s.state // one each
 	}
-	return r.Namespace + "/" + r.Name
+	return r.Arg()
 }
 
 // groupName is a group's key, examplectl argument and owner tag.
@@ -88,15 +114,10 @@ func (r Ref) groupName() string { return groupPrefix + r.Namespace + "/" + r.Nam
 // StateKind is the object's kind in its workspace name ({{.Kind}} in the
 // state key template): part of every state's name, never to change.
 func (r Ref) StateKind() string {
-	switch r.Kind {
-	case KindRouteSet:
-		return "routes"
-	case KindTargetPools:
-		return "targetpools"
-	case KindServiceGroup:
-		return "group"
+	if s, ok := spellings[r.Kind]; ok {
+		return s.state
 	}
-	return "service"
+	return spellings[KindService].state
 }
 
 // OwnerTag is the value of the cloud's Service uid owner tag on what the
@@ -113,10 +134,8 @@ func (r Ref) OwnerTag() string {
 // Arg is the object as examplectl's commands take it: ns/name, group:ns/name,
 // routes or pools.
 func (r Ref) Arg() string {
-	for arg, c := range clusterArgs {
-		if c.Kind == r.Kind {
-			return arg
-		}
+	if s := spellings[r.Kind]; s.arg != "" {
+		return s.arg
 	}
 	if r.Kind == KindServiceGroup {
 		return r.groupName()
@@ -163,15 +182,14 @@ func Parse(arg, namespace, defaultNamespace string) (Ref, error) {
 // Describe names the object for people: "Service shop/web", "load
 // balancer group shop/front", "the route set", "the target pools".
 func (r Ref) Describe() string {
-	switch r.Kind {
-	case KindRouteSet:
-		return "the route set"
-	case KindTargetPools:
-		return "the target pools"
-	case KindServiceGroup:
-		return "load balancer group " + r.Namespace + "/" + r.Name
+	s, ok := spellings[r.Kind]
+	switch {
+	case !ok:
+		return r.String()
+	case s.arg != "":
+		return s.words
 	}
-	return r.String()
+	return s.words + " " + r.Namespace + "/" + r.Name
 }
 
 // String is the object in audit lines and logs: "Service shop/web",

@@ -58,6 +58,8 @@ func TestSpellings(t *testing.T) {
 		{Group("shop", "front"), "group:shop/front", "group", "group:shop/front", "group:shop/front", "load balancer group shop/front", "ServiceGroup shop/front"},
 		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
 		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
+		// A workspace has no spelling of its own: it is only ever logged.
+		{Workspace("x"), "/x", "service", "", "/x", "Workspace x", "Workspace x"},
 	}
 	for _, c := range cases {
 		got := []string{c.ref.Key(), c.ref.StateKind(), c.ref.OwnerTag(), c.ref.Arg(), c.ref.Describe(), c.ref.String()}

@@ -74,3 +74,12 @@ func quoteUnlessName(s string) string {
 	}
 	return s
 }
+
+// wrap prefixes a failed rendering's error with what was rendered; the
+// exported entry points defer it on their named error result, so every
+// return inside them is said once, with its context.
+func wrap(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf(format+": %w", append(args, *err)...)
+	}
+}

@@ -126,17 +126,10 @@ type member struct {
 // listener claimed twice going to the earlier member. Members that cannot
 // be rendered are left out (GroupReport.Excluded); it fails only when none
 // can be. Pure and deterministic, like LoadBalancer.
-func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupReport, error) {
-	m, rep, err := renderGroup(g, nodes, cfg)
-	if err != nil {
-		return nil, rep, fmt.Errorf("render load balancer group %s: %w", g, err)
-	}
-	return m, rep, nil
-}
-
-func renderGroup(g Group, nodes []*corev1.Node, cfg Config) (*Module, *GroupReport, error) {
+func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (_ *Module, _ *GroupReport, err error) {
+	defer wrap(&err, "render load balancer group %s", g)
 	rep := &GroupReport{}
-	cfg, err := cfg.withDefaults()
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, rep, err
 	}

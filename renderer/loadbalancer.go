@@ -33,20 +33,12 @@ var loadBalancerOutputs = []output{
 // LoadBalancer: its load balancer with listeners from the Service ports
 // and the nodes as targets. It does no I/O; identical inputs render
 // byte-identical files whatever the order of nodes and ports.
-func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (*Module, error) {
+func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
 	if svc == nil {
 		return nil, errors.New("render service: nil Service")
 	}
-	key := svc.Namespace + "/" + svc.Name
-	m, err := renderLoadBalancer(svc, nodes, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render service %s: %w", key, err)
-	}
-	return m, nil
-}
-
-func renderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (*Module, error) {
-	cfg, err := cfg.withDefaults()
+	defer wrap(&err, "render service %s/%s", svc.Namespace, svc.Name)
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -33,16 +33,9 @@ var instanceIDRE = regexp.MustCompile(`^i-[A-Za-z0-9]{1,64}$`)
 // Routes renders the root module of the cluster's routes: one module call
 // whose map is keyed by destination, so adding a node's route never
 // touches another's. Order of routes does not matter.
-func Routes(routes []Route, cfg Config) (*Module, error) {
-	m, err := renderRoutes(routes, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render routes: %w", err)
-	}
-	return m, nil
-}
-
-func renderRoutes(routes []Route, cfg Config) (*Module, error) {
-	cfg, err := cfg.withDefaults()
+func Routes(routes []Route, cfg Config) (_ *Module, err error) {
+	defer wrap(&err, "render routes")
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -101,16 +101,9 @@ func poolNamePrefix(clusterID string) string {
 // TargetPools renders the root module of the cluster's target pools: one
 // pool per node selection in use, so a node joining or leaving is one
 // apply of this module, whatever the number of load balancers.
-func TargetPools(pools []Pool, cfg Config) (*Module, error) {
-	m, err := renderTargetPools(pools, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render target pools: %w", err)
-	}
-	return m, nil
-}
-
-func renderTargetPools(pools []Pool, cfg Config) (*Module, error) {
-	cfg, err := cfg.withDefaults()
+func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
+	defer wrap(&err, "render target pools")
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -114,12 +113,12 @@ func TestServiceGroup(t *testing.T) {
 
 	// gb is deleted: its listeners go, the load balancer stays.
 	must(t, services.Delete(ctx(t), "gb", metav1.DeleteOptions{}))
-	e.waitGone("gb")
+	waitGone(t, 60*time.Second, "gb", e.kube.CoreV1().Services("default").Get)
 	e.waitListeners(id, fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 
 	// gc, the last member, is deleted: the load balancer and its record go.
 	must(t, services.Delete(ctx(t), "gc", metav1.DeleteOptions{}))
-	e.waitGone("gc")
+	waitGone(t, 60*time.Second, "gc", e.kube.CoreV1().Services("default").Get)
 	if _, err := e.api.GetLoadBalancer(ctx(t), id); !exampleapi.IsNotFound(err) {
 		t.Fatalf("the group's load balancer survived its last member: %v", err)
 	}
@@ -165,18 +164,5 @@ func (e *env) waitListeners(id string, want ...string) {
 			return fmt.Errorf("listeners %v", got)
 		}
 		return nil
-	})
-}
-
-// waitGone waits until Service default/name is deleted (its finalizer
-// removed).
-func (e *env) waitGone(name string) {
-	e.t.Helper()
-	eventually(e.t, 60*time.Second, name+" gone", func() error {
-		_, err := e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there: %v", err)
 	})
 }

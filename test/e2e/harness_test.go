@@ -21,6 +21,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -423,6 +424,20 @@ func eventuallyEvery(t testing.TB, timeout, every time.Duration, what string, ch
 		time.Sleep(every)
 	}
 	t.Fatalf("%s: not within %s: %v", what, timeout, err)
+}
+
+// waitGone waits until get finds no object called name: it is deleted,
+// its finalizers removed. get is a typed client's Get, such as
+// Services(ns).Get.
+func waitGone[T any](t testing.TB, timeout time.Duration, name string, get func(context.Context, string, metav1.GetOptions) (T, error)) {
+	t.Helper()
+	eventually(t, timeout, name+" gone", func() error {
+		_, err := get(ctx(t), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
 }
 
 func ctx(t testing.TB) context.Context {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -146,13 +145,7 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 
 	// Deleting the Service destroys the LB, removes the finalizer and the state.
 	must(t, services.Delete(ctx(t), "web", metav1.DeleteOptions{}))
-	eventually(t, 60*time.Second, "service gone", func() error {
-		_, err := services.Get(ctx(t), "web", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("service still there: %v", err)
-	})
+	waitGone(t, 60*time.Second, "web", services.Get)
 	if _, err := e.api.GetLoadBalancer(ctx(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("LB %s survived the Service: %v", lb.ID, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -68,11 +67,5 @@ func TestNodeLifecycle(t *testing.T) {
 	if err := e.api.DeleteInstance(ctx(t), e.instance("node-b").ID); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "node-b deleted", func() error {
-		_, err := nodes.Get(ctx(t), "node-b", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("node-b still there (%v)", err)
-	})
+	waitGone(t, 30*time.Second, "node-b", nodes.Get)
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -159,12 +158,7 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 		t.Fatalf("deletion did not wait: %v, %d LBs", err, e.lbCount())
 	}
 	must(t, e.approveAs(t, alice, svc, did, alice.name))
-	eventually(t, 60*time.Second, "Service deleted", func() error {
-		if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
-		}
-		return nil
-	})
+	waitGone(t, 60*time.Second, "gated", services.Get)
 	if e.lbCount() != 0 {
 		t.Fatal("LB survived the approved destroy")
 	}
