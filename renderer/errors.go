@@ -75,9 +75,9 @@ func quoteUnlessName(s string) string {
 	return s
 }
 
-// wrap prefixes a failed rendering's error with what was rendered; the
+// wrap prefixes a failed rendering's error with what was rendered. The
 // exported entry points defer it on their named error result, so every
-// return inside them is said once, with its context.
+// error they return names its object without a wrapper function each.
 func wrap(err *error, format string, args ...any) {
 	if *err != nil {
 		*err = fmt.Errorf(format+": %w", append(args, *err)...)
