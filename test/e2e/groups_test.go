@@ -113,12 +113,12 @@ func TestServiceGroup(t *testing.T) {
 
 	// gb is deleted: its listeners go, the load balancer stays.
 	must(t, services.Delete(ctx(t), "gb", metav1.DeleteOptions{}))
-	waitGone(t, 60*time.Second, "gb", e.kube.CoreV1().Services("default").Get)
+	waitGone(t, 60*time.Second, "gb", services.Get)
 	e.waitListeners(id, fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 
 	// gc, the last member, is deleted: the load balancer and its record go.
 	must(t, services.Delete(ctx(t), "gc", metav1.DeleteOptions{}))
-	waitGone(t, 60*time.Second, "gc", e.kube.CoreV1().Services("default").Get)
+	waitGone(t, 60*time.Second, "gc", services.Get)
 	if _, err := e.api.GetLoadBalancer(ctx(t), id); !exampleapi.IsNotFound(err) {
 		t.Fatalf("the group's load balancer survived its last member: %v", err)
 	}
