@@ -86,26 +86,18 @@ var Definitions = []Definition{
 		Example:     "lb-medium",
 		parse:       func(v string, lb *LoadBalancer) error { return oneOf(v, Types, &lb.Type) },
 	},
-	{
-		Name: LBInternal, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
-		Description: "Give the load balancer an internal address (10.255.0.0/16) instead of a public one. " +
-			"Changing it replaces the load balancer, which gets new addresses.",
-		Example: "true",
-		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.Internal) },
-	},
+	flag(LBInternal, "Give the load balancer an internal address (10.255.0.0/16) instead of a public one. "+
+		"Changing it replaces the load balancer, which gets new addresses.",
+		func(lb *LoadBalancer) *bool { return &lb.Internal }),
 	{
 		Name: LBAlgorithm, Kind: KindEnum, Accepted: Algorithms, Default: DefaultAlgorithm,
 		Description: "How connections are spread over the nodes.",
 		Example:     "least_connections",
 		parse:       func(v string, lb *LoadBalancer) error { return oneOf(v, Algorithms, &lb.Algorithm) },
 	},
-	{
-		Name: LBProxyProtocol, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
-		Description: "Send the PROXY protocol header on every TCP listener, so the pods see the client address. " +
-			"The application must expect it.",
-		Example: "true",
-		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.ProxyProtocol) },
-	},
+	flag(LBProxyProtocol, "Send the PROXY protocol header on every TCP listener, so the pods see the client address. "+
+		"The application must expect it.",
+		func(lb *LoadBalancer) *bool { return &lb.ProxyProtocol }),
 	{
 		Name: LBName, Kind: KindString,
 		Accepted: []string{"1-253 letters, digits, '.', '_' and '-', starting with a letter or digit; unique per region"},
@@ -217,23 +209,15 @@ var Definitions = []Definition{
 		Example: "cert-0123456789abcdef",
 		parse:   parseCertificateIDs,
 	},
-	{
-		Name: LBRedirectHTTPToHTTPS, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
-		Description: "Every http listener (" + string(LBHTTPPorts) + ") answers each request with 301 Moved Permanently to the same URL on https, " +
-			"on port 443 if it is among " + string(LBHTTPSPorts) + ", else on the lowest of them; a redirecting listener forwards nothing " +
-			"(and has no sticky sessions). Needs " + string(LBHTTPPorts) + " and " + string(LBHTTPSPorts) + ". Changes in place.",
-		Example: "true",
-		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.RedirectHTTPToHTTPS) },
-	},
-	{
-		Name: LBStickySessions, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
-		Description: "Cookie sticky sessions on every http and https listener (not on http listeners that redirect): the load balancer sets a cookie " +
-			"on its first answer to a client and sends the client's later requests to the same node while that node is healthy, until the cookie expires. " +
-			"It pins a node, not a pod: kube-proxy on the node still chooses the pod (among the node's own pods with externalTrafficPolicy Local). " +
-			"Needs " + string(LBHTTPPorts) + " or " + string(LBHTTPSPorts) + ". Changes in place.",
-		Example: "true",
-		parse:   func(v string, lb *LoadBalancer) error { return parseBool(v, &lb.StickySessions.Enabled) },
-	},
+	flag(LBRedirectHTTPToHTTPS, "Every http listener ("+string(LBHTTPPorts)+") answers each request with 301 Moved Permanently to the same URL on https, "+
+		"on port 443 if it is among "+string(LBHTTPSPorts)+", else on the lowest of them; a redirecting listener forwards nothing "+
+		"(and has no sticky sessions). Needs "+string(LBHTTPPorts)+" and "+string(LBHTTPSPorts)+". Changes in place.",
+		func(lb *LoadBalancer) *bool { return &lb.RedirectHTTPToHTTPS }),
+	flag(LBStickySessions, "Cookie sticky sessions on every http and https listener (not on http listeners that redirect): the load balancer sets a cookie "+
+		"on its first answer to a client and sends the client's later requests to the same node while that node is healthy, until the cookie expires. "+
+		"It pins a node, not a pod: kube-proxy on the node still chooses the pod (among the node's own pods with externalTrafficPolicy Local). "+
+		"Needs "+string(LBHTTPPorts)+" or "+string(LBHTTPSPorts)+". Changes in place.",
+		func(lb *LoadBalancer) *bool { return &lb.StickySessions.Enabled }),
 	{
 		Name: LBStickySessionsCookieName, Kind: KindString,
 		Accepted: []string{"1-64 letters, digits and !#$%&'*+-.^_`|~ (an RFC 6265 cookie name)"},
@@ -350,6 +334,16 @@ var Retired = map[Name]string{
 		"(examplectl approve), with an identity the API server verifies; see docs/review.md",
 	LBForceUnlock: "it no longer forces a state lock open: that is a StateUnlock object that only reviewers can create " +
 		"(examplectl unlock); see docs/review.md",
+}
+
+// flag defines a bool annotation, false unless set to true; field is what
+// it sets.
+func flag(name Name, description string, field func(*LoadBalancer) *bool) Definition {
+	return Definition{
+		Name: name, Kind: KindBool, Accepted: []string{"true, false"}, Default: "false",
+		Description: description, Example: "true",
+		parse: func(v string, lb *LoadBalancer) error { return parseBool(v, field(lb)) },
+	}
 }
 
 // Lookup returns the definition of an annotation.

@@ -311,67 +311,65 @@ func TestDeployment(t *testing.T) {
 // wildcard; the controller's bindings are for its ServiceAccount, the
 // reviewers' include their group and no ServiceAccount.
 func TestRBACObjects(t *testing.T) {
-	forEachRendering(t, rbacObjects)
-}
-
-func rbacObjects(t *testing.T, r rendering) {
-	objs := deploy.RBACOf(r.objs)
-	kinds := map[string]int{}
-	controller := rbacv1.Subject{Kind: "ServiceAccount", Name: deploy.ServiceAccount, Namespace: r.namespace}
-	reviewers := rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup}
-	for _, o := range objs {
-		kinds[kindOf(o)]++
-		var rules []rbacv1.PolicyRule
-		var subjects []rbacv1.Subject
-		name := o.(metav1.Object).GetName()
-		switch o := o.(type) {
-		case *rbacv1.ClusterRole:
-			rules = o.Rules
-		case *rbacv1.Role:
-			rules = o.Rules
-		case *rbacv1.ClusterRoleBinding:
-			subjects = o.Subjects
-		case *rbacv1.RoleBinding:
-			subjects = o.Subjects
-		}
-		for _, r := range rules {
-			for _, s := range slices.Concat(r.APIGroups, r.Resources, r.Verbs) {
-				if s == "*" {
-					t.Errorf("%s: wildcard in rule %+v", name, r)
+	forEachRendering(t, func(t *testing.T, r rendering) {
+		objs := deploy.RBACOf(r.objs)
+		kinds := map[string]int{}
+		controller := rbacv1.Subject{Kind: "ServiceAccount", Name: deploy.ServiceAccount, Namespace: r.namespace}
+		reviewers := rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup}
+		for _, o := range objs {
+			kinds[kindOf(o)]++
+			var rules []rbacv1.PolicyRule
+			var subjects []rbacv1.Subject
+			name := o.(metav1.Object).GetName()
+			switch o := o.(type) {
+			case *rbacv1.ClusterRole:
+				rules = o.Rules
+			case *rbacv1.Role:
+				rules = o.Rules
+			case *rbacv1.ClusterRoleBinding:
+				subjects = o.Subjects
+			case *rbacv1.RoleBinding:
+				subjects = o.Subjects
+			}
+			for _, r := range rules {
+				for _, s := range slices.Concat(r.APIGroups, r.Resources, r.Verbs) {
+					if s == "*" {
+						t.Errorf("%s: wildcard in rule %+v", name, r)
+					}
 				}
 			}
-		}
-		switch {
-		case subjects == nil:
-		case strings.HasPrefix(name, "example-ccm:reviewer"):
-			if !slices.Contains(subjects, reviewers) || slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool { return s.Kind == "ServiceAccount" }) {
-				t.Errorf("%s: subjects %+v, want %+v and no ServiceAccount", name, subjects, reviewers)
+			switch {
+			case subjects == nil:
+			case strings.HasPrefix(name, "example-ccm:reviewer"):
+				if !slices.Contains(subjects, reviewers) || slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool { return s.Kind == "ServiceAccount" }) {
+					t.Errorf("%s: subjects %+v, want %+v and no ServiceAccount", name, subjects, reviewers)
+				}
+			case !slices.Equal(subjects, []rbacv1.Subject{controller}):
+				t.Errorf("%s: subjects %+v, want %+v", name, subjects, controller)
 			}
-		case !slices.Equal(subjects, []rbacv1.Subject{controller}):
-			t.Errorf("%s: subjects %+v, want %+v", name, subjects, controller)
 		}
-	}
-	want := map[string]int{
-		"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
-		"ClusterRole": 3, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4, // the third ClusterRole: example-ccm:tls-secrets, bound by nobody
-		"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
-	}
-	for k, n := range want {
-		if kinds[k] != n {
-			t.Errorf("%d %s, want %d", kinds[k], k, n)
+		want := map[string]int{
+			"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
+			"ClusterRole": 3, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4, // the third ClusterRole: example-ccm:tls-secrets, bound by nobody
+			"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 		}
-	}
-	for k := range kinds {
-		if _, ok := want[k]; !ok {
-			t.Errorf("unexpected %s", k)
+		for k, n := range want {
+			if kinds[k] != n {
+				t.Errorf("%d %s, want %d", kinds[k], k, n)
+			}
 		}
-	}
-	// Namespaced objects come after the Namespace: Apply goes in order.
-	if _, ok := objs[0].(*corev1.Namespace); !ok {
-		t.Errorf("first object is %T, want the Namespace", objs[0])
-	}
-	checkPolicyAndBinding(t, objs, reviewapi.AdmissionPolicy)
-	checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
+		for k := range kinds {
+			if _, ok := want[k]; !ok {
+				t.Errorf("unexpected %s", k)
+			}
+		}
+		// Namespaced objects come after the Namespace: Apply goes in order.
+		if _, ok := objs[0].(*corev1.Namespace); !ok {
+			t.Errorf("first object is %T, want the Namespace", objs[0])
+		}
+		checkPolicyAndBinding(t, objs, reviewapi.AdmissionPolicy)
+		checkPolicyAndBinding(t, objs, reviewapi.AuthorAdmissionPolicy)
+	})
 }
 
 // The admission webhooks: a Service in front of every replica's webhook

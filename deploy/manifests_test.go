@@ -30,41 +30,39 @@ import (
 // name, no list or watch), and bound only by RoleBindings, namespace by
 // namespace, never cluster-wide.
 func TestSecretsOnlyInControllerNamespace(t *testing.T) {
-	forEachRendering(t, secretsOnlyInControllerNamespace)
-}
-
-func secretsOnlyInControllerNamespace(t *testing.T, rr rendering) {
-	for _, o := range rr.objs {
-		if b, ok := o.(*rbacv1.ClusterRoleBinding); ok && b.RoleRef.Name == tlsSecretsRole {
-			t.Errorf("ClusterRoleBinding %q binds %s cluster-wide", b.Name, tlsSecretsRole)
-		}
-	}
-	for _, o := range rr.objs {
-		if cr, ok := o.(*rbacv1.ClusterRole); ok && cr.Name == tlsSecretsRole {
-			if len(cr.Rules) != 1 || !slices.Equal(cr.Rules[0].Verbs, []string{"get"}) || !slices.Equal(cr.Rules[0].Resources, []string{"secrets"}) {
-				t.Errorf("%s grants %+v, want get on secrets only", tlsSecretsRole, cr.Rules)
+	forEachRendering(t, func(t *testing.T, rr rendering) {
+		for _, o := range rr.objs {
+			if b, ok := o.(*rbacv1.ClusterRoleBinding); ok && b.RoleRef.Name == tlsSecretsRole {
+				t.Errorf("ClusterRoleBinding %q binds %s cluster-wide", b.Name, tlsSecretsRole)
 			}
-			continue
 		}
-		var rules []rbacv1.PolicyRule
-		ns := ""
-		switch o := o.(type) {
-		case *rbacv1.ClusterRole:
-			rules = o.Rules
-		case *rbacv1.Role:
-			rules, ns = o.Rules, o.Namespace
-		default:
-			continue
-		}
-		for _, r := range rules {
-			if !matches(r.APIGroups, "") || !matches(r.Resources, "secrets") {
+		for _, o := range rr.objs {
+			if cr, ok := o.(*rbacv1.ClusterRole); ok && cr.Name == tlsSecretsRole {
+				if len(cr.Rules) != 1 || !slices.Equal(cr.Rules[0].Verbs, []string{"get"}) || !slices.Equal(cr.Rules[0].Resources, []string{"secrets"}) {
+					t.Errorf("%s grants %+v, want get on secrets only", tlsSecretsRole, cr.Rules)
+				}
 				continue
 			}
-			if ns != rr.namespace && len(r.ResourceNames) == 0 {
-				t.Errorf("%s %q (namespace %q) grants %v on every Secret", kindOf(o), o.(metav1.Object).GetName(), ns, r.Verbs)
+			var rules []rbacv1.PolicyRule
+			ns := ""
+			switch o := o.(type) {
+			case *rbacv1.ClusterRole:
+				rules = o.Rules
+			case *rbacv1.Role:
+				rules, ns = o.Rules, o.Namespace
+			default:
+				continue
+			}
+			for _, r := range rules {
+				if !matches(r.APIGroups, "") || !matches(r.Resources, "secrets") {
+					continue
+				}
+				if ns != rr.namespace && len(r.ResourceNames) == 0 {
+					t.Errorf("%s %q (namespace %q) grants %v on every Secret", kindOf(o), o.(metav1.Object).GetName(), ns, r.Verbs)
+				}
 			}
 		}
-	}
+	})
 }
 
 // tlsSecretsRole is the ClusterRole of TLS Secrets (ccm.TLSSecretsRole).
@@ -74,139 +72,131 @@ const tlsSecretsRole = "example-ccm:tls-secrets"
 // update on it by name, its binding, and the binding to the built-in
 // delegated-authentication reader: nothing else.
 func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
-	forEachRendering(t, kubeSystemHoldsOnlyTheLease)
-}
-
-func kubeSystemHoldsOnlyTheLease(t *testing.T, r rendering) {
-	var seen []string
-	for _, o := range r.objs {
-		m := o.(metav1.Object)
-		if m.GetNamespace() != "kube-system" {
-			continue
-		}
-		seen = append(seen, kindOf(o)+" "+m.GetName())
-		switch o := o.(type) {
-		case *coordinationv1.Lease:
-			if o.Name != deploy.LeaderElectionLease || !reflect.DeepEqual(o.Spec, coordinationv1.LeaseSpec{}) {
-				t.Errorf("Lease %q with spec %+v, want %q, empty", o.Name, o.Spec, deploy.LeaderElectionLease)
+	forEachRendering(t, func(t *testing.T, r rendering) {
+		var seen []string
+		for _, o := range r.objs {
+			m := o.(metav1.Object)
+			if m.GetNamespace() != "kube-system" {
+				continue
 			}
-		case *rbacv1.Role:
-			want := []rbacv1.PolicyRule{{
-				APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-				ResourceNames: []string{deploy.LeaderElectionLease}, Verbs: []string{"get", "update"},
-			}}
-			if !reflect.DeepEqual(o.Rules, want) {
-				t.Errorf("Role %q rules = %+v, want only %+v", o.Name, o.Rules, want)
-			}
-		case *rbacv1.RoleBinding:
-			switch o.RoleRef.Name {
-			case "extension-apiserver-authentication-reader", "example-cloud-controller-manager:leader-election":
+			seen = append(seen, kindOf(o)+" "+m.GetName())
+			switch o := o.(type) {
+			case *coordinationv1.Lease:
+				if o.Name != deploy.LeaderElectionLease || !reflect.DeepEqual(o.Spec, coordinationv1.LeaseSpec{}) {
+					t.Errorf("Lease %q with spec %+v, want %q, empty", o.Name, o.Spec, deploy.LeaderElectionLease)
+				}
+			case *rbacv1.Role:
+				want := []rbacv1.PolicyRule{{
+					APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+					ResourceNames: []string{deploy.LeaderElectionLease}, Verbs: []string{"get", "update"},
+				}}
+				if !reflect.DeepEqual(o.Rules, want) {
+					t.Errorf("Role %q rules = %+v, want only %+v", o.Name, o.Rules, want)
+				}
+			case *rbacv1.RoleBinding:
+				switch o.RoleRef.Name {
+				case "extension-apiserver-authentication-reader", "example-cloud-controller-manager:leader-election":
+				default:
+					t.Errorf("RoleBinding %q to %s %q in kube-system", o.Name, o.RoleRef.Kind, o.RoleRef.Name)
+				}
 			default:
-				t.Errorf("RoleBinding %q to %s %q in kube-system", o.Name, o.RoleRef.Kind, o.RoleRef.Name)
+				t.Errorf("%s %q in kube-system", kindOf(o), m.GetName())
 			}
-		default:
-			t.Errorf("%s %q in kube-system", kindOf(o), m.GetName())
 		}
-	}
-	if len(seen) != 4 {
-		t.Errorf("kube-system holds %v, want the Lease, its Role and RoleBinding, and the authentication reader binding", seen)
-	}
+		if len(seen) != 4 {
+			t.Errorf("kube-system holds %v, want the Lease, its Role and RoleBinding, and the authentication reader binding", seen)
+		}
+	})
 }
 
 // The reviewers get exactly what reviewing and approving need: read
 // Services and records, create and read approvals and unlock requests. No
 // Secret, no change to an approval once made.
 func TestReviewerGrants(t *testing.T) {
-	forEachRendering(t, reviewerGrants)
-}
-
-func reviewerGrants(t *testing.T, r rendering) {
-	got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
-	var want []grant
-	add := func(ns, group, resource string, verbs ...string) {
-		for _, v := range verbs {
-			want = append(want, grant{ns: ns, group: group, resource: resource, verb: v})
+	forEachRendering(t, func(t *testing.T, r rendering) {
+		got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
+		var want []grant
+		add := func(ns, group, resource string, verbs ...string) {
+			for _, v := range verbs {
+				want = append(want, grant{ns: ns, group: group, resource: resource, verb: v})
+			}
 		}
-	}
-	add(anyNamespace, "", "services", "get", "list", "watch")
-	add(r.namespace, "", "configmaps", "get", "list", "watch")
-	add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
-	add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
-	slices.SortFunc(want, grant.compare)
-	if !slices.Equal(got, want) {
-		t.Errorf("reviewer grants:\n got %v\nwant %v", got, want)
-	}
-	for _, g := range got {
-		if g.resource == "secrets" || g.resource == "*" {
-			t.Errorf("reviewers may %s", g)
+		add(anyNamespace, "", "services", "get", "list", "watch")
+		add(r.namespace, "", "configmaps", "get", "list", "watch")
+		add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
+		add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
+		slices.SortFunc(want, grant.compare)
+		if !slices.Equal(got, want) {
+			t.Errorf("reviewer grants:\n got %v\nwant %v", got, want)
 		}
-		if g.group == reviewapi.Group && slices.Contains([]string{"update", "patch", "delete", "deletecollection", "*"}, g.verb) {
-			t.Errorf("reviewers may %s", g)
+		for _, g := range got {
+			if g.resource == "secrets" || g.resource == "*" {
+				t.Errorf("reviewers may %s", g)
+			}
+			if g.group == reviewapi.Group && slices.Contains([]string{"update", "patch", "delete", "deletecollection", "*"}, g.verb) {
+				t.Errorf("reviewers may %s", g)
+			}
 		}
-	}
+	})
 }
 
 // The controller reads and deletes approvals; it can never make one.
 func TestControllerCannotApprove(t *testing.T) {
-	forEachRendering(t, controllerCannotApprove)
-}
-
-func controllerCannotApprove(t *testing.T, r rendering) {
-	got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: r.namespace, Name: deploy.ServiceAccount})
-	var review []string
-	for _, g := range got {
-		if g.group == reviewapi.Group || g.group == "*" {
-			review = append(review, g.resource+" "+g.verb)
+	forEachRendering(t, func(t *testing.T, r rendering) {
+		got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: r.namespace, Name: deploy.ServiceAccount})
+		var review []string
+		for _, g := range got {
+			if g.group == reviewapi.Group || g.group == "*" {
+				review = append(review, g.resource+" "+g.verb)
+			}
 		}
-	}
-	slices.Sort(review)
-	want := []string{
-		"planapprovals delete", "planapprovals get", "planapprovals list", "planapprovals watch",
-		"stateunlocks delete", "stateunlocks get", "stateunlocks list", "stateunlocks watch",
-	}
-	if !slices.Equal(review, want) {
-		t.Errorf("controller on %s: %v, want %v", reviewapi.Group, review, want)
-	}
-	// The admission policies, by name, read-only: it cannot switch them
-	// off. Its own two webhook configurations, by name: get, list and watch
-	// (a metadata.name field selector), and update (to inject its CA).
-	for _, g := range got {
-		if g.group != "admissionregistration.k8s.io" {
-			continue
+		slices.Sort(review)
+		want := []string{
+			"planapprovals delete", "planapprovals get", "planapprovals list", "planapprovals watch",
+			"stateunlocks delete", "stateunlocks get", "stateunlocks list", "stateunlocks watch",
 		}
-		webhook := g.name == cloudconfig.MutatingWebhookName && g.resource == "mutatingwebhookconfigurations" ||
-			g.name == cloudconfig.ValidatingWebhookName && g.resource == "validatingwebhookconfigurations"
-		if g.name == "" || !(g.verb == "get" || webhook && slices.Contains([]string{"list", "watch", "update"}, g.verb)) {
-			t.Errorf("controller may %s", g)
+		if !slices.Equal(review, want) {
+			t.Errorf("controller on %s: %v, want %v", reviewapi.Group, review, want)
 		}
-	}
+		// The admission policies, by name, read-only: it cannot switch them
+		// off. Its own two webhook configurations, by name: get, list and watch
+		// (a metadata.name field selector), and update (to inject its CA).
+		for _, g := range got {
+			if g.group != "admissionregistration.k8s.io" {
+				continue
+			}
+			webhook := g.name == cloudconfig.MutatingWebhookName && g.resource == "mutatingwebhookconfigurations" ||
+				g.name == cloudconfig.ValidatingWebhookName && g.resource == "validatingwebhookconfigurations"
+			if g.name == "" || !(g.verb == "get" || webhook && slices.Contains([]string{"list", "watch", "update"}, g.verb)) {
+				t.Errorf("controller may %s", g)
+			}
+		}
+	})
 }
 
 // The CRDs serve what reviewapi reads and writes.
 func TestCRDsMatchReviewAPI(t *testing.T) {
-	forEachRendering(t, crdsMatchReviewAPI)
-}
-
-func crdsMatchReviewAPI(t *testing.T, r rendering) {
-	objs := deploy.RBACOf(r.objs)
-	want := map[string]string{reviewapi.ResourcePlanApprovals: reviewapi.KindPlanApproval, reviewapi.ResourceStateUnlocks: reviewapi.KindStateUnlock}
-	for _, o := range objs {
-		crd, ok := o.(*apiextensionsv1.CustomResourceDefinition)
-		if !ok {
-			continue
+	forEachRendering(t, func(t *testing.T, r rendering) {
+		objs := deploy.RBACOf(r.objs)
+		want := map[string]string{reviewapi.ResourcePlanApprovals: reviewapi.KindPlanApproval, reviewapi.ResourceStateUnlocks: reviewapi.KindStateUnlock}
+		for _, o := range objs {
+			crd, ok := o.(*apiextensionsv1.CustomResourceDefinition)
+			if !ok {
+				continue
+			}
+			kind, ok := want[crd.Spec.Names.Plural]
+			if !ok || crd.Spec.Group != reviewapi.Group || crd.Spec.Names.Kind != kind || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+				t.Errorf("CRD %s: group %q, plural %q, kind %q, scope %q", crd.Name, crd.Spec.Group, crd.Spec.Names.Plural, crd.Spec.Names.Kind, crd.Spec.Scope)
+			}
+			if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != reviewapi.Version || !crd.Spec.Versions[0].Served || !crd.Spec.Versions[0].Storage {
+				t.Errorf("CRD %s: versions %+v, want %s served and stored", crd.Name, crd.Spec.Versions, reviewapi.Version)
+			}
+			delete(want, crd.Spec.Names.Plural)
 		}
-		kind, ok := want[crd.Spec.Names.Plural]
-		if !ok || crd.Spec.Group != reviewapi.Group || crd.Spec.Names.Kind != kind || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
-			t.Errorf("CRD %s: group %q, plural %q, kind %q, scope %q", crd.Name, crd.Spec.Group, crd.Spec.Names.Plural, crd.Spec.Names.Kind, crd.Spec.Scope)
+		if len(want) != 0 {
+			t.Errorf("no CRD for %v", want)
 		}
-		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != reviewapi.Version || !crd.Spec.Versions[0].Served || !crd.Spec.Versions[0].Storage {
-			t.Errorf("CRD %s: versions %+v, want %s served and stored", crd.Name, crd.Spec.Versions, reviewapi.Version)
-		}
-		delete(want, crd.Spec.Names.Plural)
-	}
-	if len(want) != 0 {
-		t.Errorf("no CRD for %v", want)
-	}
+	})
 }
 
 // checkPolicyAndBinding: the policy name exists, fails closed, and its

@@ -75,6 +75,18 @@ var (
 	InstanceStates       = []string{InstanceRunning, InstanceStopped}
 )
 
+// Meta is what every named top-level object of the API has: its id, its
+// name (unique in its region and kind) and region, and the version that
+// its ETag carries.
+type Meta struct {
+	ID, Name, Region string
+	Version          int64
+}
+
+// Object is a named top-level object: an instance, network, load
+// balancer, target pool or certificate.
+type Object interface{ Meta() Meta }
+
 // Region is a read-only region with its zones.
 type Region struct {
 	Name  string   `json:"name"`
@@ -102,6 +114,11 @@ type Instance struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	// Version is the optimistic-concurrency version, also sent as the ETag.
 	Version int64 `json:"version"`
+}
+
+// Meta is the instance's id, name, region and version.
+func (i Instance) Meta() Meta {
+	return Meta{ID: i.ID, Name: i.Name, Region: i.Region, Version: i.Version}
 }
 
 // CreateInstanceRequest creates an instance (the demo and tests use it; a
@@ -146,6 +163,11 @@ type Network struct {
 	IPv6CIDR  string    `json:"ipv6_cidr,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	Version   int64     `json:"version"`
+}
+
+// Meta is the network's id, name, region and version.
+func (n Network) Meta() Meta {
+	return Meta{ID: n.ID, Name: n.Name, Region: n.Region, Version: n.Version}
 }
 
 // CreateNetworkRequest creates a network.
@@ -252,6 +274,11 @@ type LoadBalancer struct {
 	Version       int64     `json:"version"`
 }
 
+// Meta is the load balancer's id, name, region and version.
+func (lb LoadBalancer) Meta() Meta {
+	return Meta{ID: lb.ID, Name: lb.Name, Region: lb.Region, Version: lb.Version}
+}
+
 // UpdateLoadBalancerRequest replaces the mutable fields of a load balancer.
 type UpdateLoadBalancerRequest struct {
 	Type               string            `json:"type"`
@@ -293,6 +320,11 @@ type TargetPool struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Version   int64     `json:"version"`
+}
+
+// Meta is the target pool's id, name, region and version.
+func (tp TargetPool) Meta() Meta {
+	return Meta{ID: tp.ID, Name: tp.Name, Region: tp.Region, Version: tp.Version}
 }
 
 // DrainingTarget is a target of a pool that gets no new connections and
@@ -343,6 +375,11 @@ type Certificate struct {
 	Tags      map[string]string `json:"tags,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
 	Version   int64             `json:"version"`
+}
+
+// Meta is the certificate's id, name, region and version.
+func (c Certificate) Meta() Meta {
+	return Meta{ID: c.ID, Name: c.Name, Region: c.Region, Version: c.Version}
 }
 
 // CertificateInfo is what the cloud reads from a certificate's leaf; see

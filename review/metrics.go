@@ -4,35 +4,26 @@ import (
 	"sync"
 
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/example/cloud-provider-example/internal/ccmmetrics"
 )
 
-// The review's metrics on the CCM's /metrics (component-base legacy
-// registry, served by the cloud-provider app): what waits for people and
+// The review's metrics on the CCM's /metrics: what waits for people and
 // what drifted, for alerts; terraform's own are the provider's (ccm).
 var (
-	plansAwaitingApproval = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: "example_ccm", Name: "plans_awaiting_approval", StabilityLevel: metrics.ALPHA,
-		Help: "Plans recorded and waiting for approval (manual policy).",
-	})
-	driftDetected = metrics.NewCounter(&metrics.CounterOpts{
-		Namespace: "example_ccm", Name: "drift_detected_total", StabilityLevel: metrics.ALPHA,
-		Help: "Drift checks that found the cloud changed outside Terraform.",
-	})
-	workspacesByPhase = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: "example_ccm", Name: "workspaces", StabilityLevel: metrics.ALPHA,
-		Help: "Workspaces by phase of their last reconcile (applied, awaiting-approval, planned, denied, failed).",
-	}, []string{"phase"})
+	plansAwaitingApproval = metrics.NewGauge(ccmmetrics.GaugeOpts("plans_awaiting_approval",
+		"Plans recorded and waiting for approval (manual policy)."))
+	driftDetected = metrics.NewCounter(ccmmetrics.CounterOpts("drift_detected_total",
+		"Drift checks that found the cloud changed outside Terraform."))
+	workspacesByPhase = metrics.NewGaugeVec(ccmmetrics.GaugeOpts("workspaces",
+		"Workspaces by phase of their last reconcile (applied, awaiting-approval, planned, denied, failed)."),
+		[]string{"phase"})
 )
 
-var registerOnce sync.Once
-
-// RegisterMetrics registers the review's metrics, once, with the legacy
-// registry the cloud-provider app serves.
+// RegisterMetrics registers the review's metrics with the legacy registry
+// the cloud-provider app serves (again: no-op).
 func RegisterMetrics() {
-	registerOnce.Do(func() {
-		legacyregistry.MustRegister(plansAwaitingApproval, driftDetected, workspacesByPhase)
-	})
+	ccmmetrics.Register(plansAwaitingApproval, driftDetected, workspacesByPhase)
 }
 
 // phases tracks each workspace's phase for the workspaces gauge.

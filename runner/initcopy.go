@@ -197,7 +197,7 @@ func (t *initTemplate) copyTo(dir string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(filepath.Join(t.dir, "terraform"), tmp, nil); err != nil {
+	if err := filecopy.Tree(filepath.Join(t.dir, "terraform"), tmp, filecopy.TreeOptions{}); err != nil {
 		return err
 	}
 	if err := setBackend(filepath.Join(tmp, "terraform.tfstate"), t.backend); err != nil {
@@ -237,7 +237,7 @@ func (t *initTemplate) save(dir string) error {
 	defer os.RemoveAll(tmp)
 	// The selected terraform workspace (pg) is the object's own.
 	skip := map[string]bool{"environment": true}
-	if err := copyTree(filepath.Join(dir, ".terraform"), filepath.Join(tmp, "terraform"), skip); err != nil {
+	if err := filecopy.Tree(filepath.Join(dir, ".terraform"), filepath.Join(tmp, "terraform"), filecopy.TreeOptions{Skip: skip}); err != nil {
 		return err
 	}
 	// No object's values in a template: they are every copy's own. The
@@ -319,43 +319,4 @@ func setBackend(path string, be backendValues) error {
 		return err
 	}
 	return writeIfChanged(path, out, 0o644)
-}
-
-// copyTree copies the directory from to to: directories, symlinks (as
-// links: installed providers point into the mirror) and regular files,
-// whose modes it keeps. Top-level names in skip are left out.
-func copyTree(from, to string, skip map[string]bool) error {
-	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, path)
-		if err != nil {
-			return err
-		}
-		if skip[rel] {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		dst := filepath.Join(to, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dst, info.Mode().Perm()|0o700)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, dst) //nolint:gosec // the controller's own work directory: nobody else writes there
-		case d.Type().IsRegular():
-			return filecopy.File(path, dst, info.Mode().Perm())
-		}
-		return fmt.Errorf("%s: not a file, directory or symlink", path)
-	})
 }

@@ -146,8 +146,8 @@ func listByRegionName[T any](s *Server, w http.ResponseWriter, r *http.Request, 
 // request, validates it (unless validate is nil: the operation checks) and
 // runs update under the request's If-Match; version reads the answer's
 // version, for its ETag.
-func updateFrom[Req, T any](s *Server, w http.ResponseWriter, r *http.Request, validate func(*Req) error,
-	update func(id, ifMatch string, req Req) (T, error), version func(T) int64) {
+func updateFrom[Req any, T exampleapi.Object](s *Server, w http.ResponseWriter, r *http.Request, validate func(*Req) error,
+	update func(id, ifMatch string, req Req) (T, error)) {
 	var req Req
 	if _, ok := s.decode(w, r, &req); !ok {
 		return
@@ -159,7 +159,7 @@ func updateFrom[Req, T any](s *Server, w http.ResponseWriter, r *http.Request, v
 		}
 	}
 	obj, err := update(r.PathValue("id"), r.Header.Get("If-Match"), req)
-	s.object(w, obj, version(obj), err)
+	s.object(w, obj, obj.Meta().Version, err)
 }
 
 // Regions and zones.
@@ -230,16 +230,14 @@ func (s *Server) handleGetInstance(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleSetInstanceTags(w http.ResponseWriter, r *http.Request) {
 	updateFrom(s, w, r, nil, func(id, ifMatch string, req exampleapi.UpdateInstanceTagsRequest) (exampleapi.Instance, error) {
 		return s.cloud.setInstanceTags(id, ifMatch, req.Tags)
-	}, instanceVersion)
+	})
 }
 
 func (s *Server) handleSetInstanceState(w http.ResponseWriter, r *http.Request) {
 	updateFrom(s, w, r, nil, func(id, ifMatch string, req exampleapi.SetInstanceStateRequest) (exampleapi.Instance, error) {
 		return s.cloud.setInstanceState(id, ifMatch, req.State)
-	}, instanceVersion)
+	})
 }
-
-func instanceVersion(inst exampleapi.Instance) int64 { return inst.Version }
 
 func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 	s.noContent(w, s.cloud.deleteInstance(r.PathValue("id"), r.Header.Get("If-Match")))
@@ -252,11 +250,8 @@ func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 // path: create (when set, from a validated C), list by ?region= and
 // ?name=, get, update (when set, from a validated U) and delete. The kinds
 // differ only in these operations.
-type objectAPI[T, C, U any] struct {
+type objectAPI[T exampleapi.Object, C, U any] struct {
 	path string // e.g. "/v1/networks"
-	// id and version read an object's (for its Location and ETag).
-	id      func(T) string
-	version func(T) int64
 
 	validateCreate func(*C) error
 	create         func(tx *bolt.Tx, req C) (T, error)
@@ -274,18 +269,18 @@ func (a objectAPI[T, C, U]) serve(s *Server, api func(pattern string, h http.Han
 		api("POST "+a.path, func(w http.ResponseWriter, r *http.Request) {
 			createFrom(s, w, r, a.validateCreate, func(tx *bolt.Tx, req C) (created, error) {
 				obj, err := a.create(tx, req)
-				return created{obj, a.version(obj), a.path + "/" + a.id(obj)}, err
+				return created{obj, obj.Meta().Version, a.path + "/" + obj.Meta().ID}, err
 			})
 		})
 	}
 	api("GET "+a.path, func(w http.ResponseWriter, r *http.Request) { listByRegionName(s, w, r, a.list) })
 	api("GET "+item, func(w http.ResponseWriter, r *http.Request) {
 		obj, err := a.get(r.PathValue("id"))
-		s.object(w, obj, a.version(obj), err)
+		s.object(w, obj, obj.Meta().Version, err)
 	})
 	if a.update != nil {
 		api("PUT "+item, func(w http.ResponseWriter, r *http.Request) {
-			updateFrom(s, w, r, a.validateUpdate, a.update, a.version)
+			updateFrom(s, w, r, a.validateUpdate, a.update)
 		})
 	}
 	api("DELETE "+item, func(w http.ResponseWriter, r *http.Request) {
@@ -297,25 +292,21 @@ func (a objectAPI[T, C, U]) serve(s *Server, api func(pattern string, h http.Han
 // pools and certificates on api.
 func (s *Server) serveObjects(api func(pattern string, h http.HandlerFunc)) {
 	objectAPI[exampleapi.Network, exampleapi.CreateNetworkRequest, struct{}]{path: "/v1/networks",
-		id: func(n exampleapi.Network) string { return n.ID }, version: func(n exampleapi.Network) int64 { return n.Version },
 		validateCreate: validateCreateNetwork, create: s.cloud.createNetwork,
 		list: s.cloud.listNetworks, get: s.cloud.getNetwork, delete: s.cloud.deleteNetwork,
 	}.serve(s, api)
 	objectAPI[exampleapi.LoadBalancer, exampleapi.LoadBalancerSpec, exampleapi.UpdateLoadBalancerRequest]{path: "/v1/load-balancers",
-		id: func(lb exampleapi.LoadBalancer) string { return lb.ID }, version: func(lb exampleapi.LoadBalancer) int64 { return lb.Version },
 		validateCreate: validateCreateLoadBalancer, create: s.cloud.createLoadBalancer,
 		validateUpdate: validateLoadBalancerMutable, update: s.cloud.updateLoadBalancer,
 		list: s.cloud.listLoadBalancers, get: s.cloud.getLoadBalancer, delete: s.cloud.deleteLoadBalancer,
 	}.serve(s, api)
 	objectAPI[exampleapi.TargetPool, exampleapi.CreateTargetPoolRequest, exampleapi.UpdateTargetPoolRequest]{path: "/v1/target-pools",
-		id: func(tp exampleapi.TargetPool) string { return tp.ID }, version: func(tp exampleapi.TargetPool) int64 { return tp.Version },
 		validateCreate: validateCreateTargetPool, create: s.cloud.createTargetPool,
 		validateUpdate: validateUpdateTargetPool, update: s.cloud.updateTargetPool,
 		list: s.cloud.listTargetPools, get: s.cloud.getTargetPool, delete: s.cloud.deleteTargetPool,
 	}.serve(s, api)
 	// A certificate's create also keeps what validation parsed (below).
 	objectAPI[exampleapi.Certificate, struct{}, struct{}]{path: "/v1/certificates",
-		id: func(c exampleapi.Certificate) string { return c.ID }, version: func(c exampleapi.Certificate) int64 { return c.Version },
 		list: s.cloud.listCertificates, get: s.cloud.getCertificate, delete: s.cloud.deleteCertificate,
 	}.serve(s, api)
 	api("POST /v1/certificates", s.handleCreateCertificate)

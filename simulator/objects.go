@@ -12,31 +12,18 @@ import (
 // read, deleted and referenced alike.
 
 // objectKind is one kind of stored object: JSON records R by id in
-// bucket, each with a version, a region and a name.
-type objectKind[R any] struct {
+// bucket, each an API object (its id, name, region and version).
+type objectKind[R exampleapi.Object] struct {
 	kind   string // in messages, e.g. "target pool"
 	bucket []byte
-	// version, region and name read a record's.
-	version      func(*R) int64
-	region, name func(*R) string
 }
 
 var (
-	storedInstances = objectKind[instanceRecord]{kind: kindInstance, bucket: bucketInstances,
-		version: func(r *instanceRecord) int64 { return r.Version },
-		region:  func(r *instanceRecord) string { return r.Region }, name: func(r *instanceRecord) string { return r.Name }}
-	storedNetworks = objectKind[exampleapi.Network]{kind: kindNetwork, bucket: bucketNetworks,
-		version: func(n *exampleapi.Network) int64 { return n.Version },
-		region:  func(n *exampleapi.Network) string { return n.Region }, name: func(n *exampleapi.Network) string { return n.Name }}
-	storedLBs = objectKind[lbRecord]{kind: kindLoadBalancer, bucket: bucketLBs,
-		version: func(r *lbRecord) int64 { return r.Version },
-		region:  func(r *lbRecord) string { return r.Region }, name: func(r *lbRecord) string { return r.Name }}
-	storedTargetPools = objectKind[exampleapi.TargetPool]{kind: kindTargetPool, bucket: bucketTargetPools,
-		version: func(tp *exampleapi.TargetPool) int64 { return tp.Version },
-		region:  func(tp *exampleapi.TargetPool) string { return tp.Region }, name: func(tp *exampleapi.TargetPool) string { return tp.Name }}
-	storedCertificates = objectKind[certRecord]{kind: kindCertificate, bucket: bucketCertificates,
-		version: func(r *certRecord) int64 { return r.Version },
-		region:  func(r *certRecord) string { return r.Region }, name: func(r *certRecord) string { return r.Name }}
+	storedInstances    = objectKind[instanceRecord]{kind: kindInstance, bucket: bucketInstances}
+	storedNetworks     = objectKind[exampleapi.Network]{kind: kindNetwork, bucket: bucketNetworks}
+	storedLBs          = objectKind[lbRecord]{kind: kindLoadBalancer, bucket: bucketLBs}
+	storedTargetPools  = objectKind[exampleapi.TargetPool]{kind: kindTargetPool, bucket: bucketTargetPools}
+	storedCertificates = objectKind[certRecord]{kind: kindCertificate, bucket: bucketCertificates}
 )
 
 // get reads the record id; a missing one is not found.
@@ -56,7 +43,7 @@ func (k objectKind[R]) getIfMatch(tx *bolt.Tx, id, ifMatch string) (R, error) {
 	if err != nil {
 		return rec, err
 	}
-	return rec, checkIfMatch(ifMatch, k.version(&rec))
+	return rec, checkIfMatch(ifMatch, rec.Meta().Version)
 }
 
 // drop deletes the record id.
@@ -67,7 +54,7 @@ func (k objectKind[R]) drop(tx *bolt.Tx, id string) error {
 // deleteNamed deletes the object id of kind k, a named one, under the
 // If-Match header (ifMatch) in one write transaction: first before (its
 // refusals, what it frees), then its name and record.
-func deleteNamed[R any](c *cloud, k objectKind[R], id, ifMatch string, before func(tx *bolt.Tx, rec *R) error) error {
+func deleteNamed[R exampleapi.Object](c *cloud, k objectKind[R], id, ifMatch string, before func(tx *bolt.Tx, rec *R) error) error {
 	return c.update(func(tx *bolt.Tx) error {
 		rec, err := k.getIfMatch(tx, id, ifMatch)
 		if err != nil {
@@ -76,7 +63,7 @@ func deleteNamed[R any](c *cloud, k objectKind[R], id, ifMatch string, before fu
 		if err := before(tx, &rec); err != nil {
 			return err
 		}
-		if err := deleteName(tx, k.kind, k.region(&rec), k.name(&rec)); err != nil {
+		if err := deleteName(tx, k.kind, rec.Meta().Region, rec.Meta().Name); err != nil {
 			return err
 		}
 		return k.drop(tx, id)
@@ -101,8 +88,8 @@ func (k objectKind[R]) requireInRegion(tx *bolt.Tx, field, id, region string) er
 		return err
 	case !ok:
 		return invalid(field, "%s %q does not exist", k.kind, id)
-	case k.region(&rec) != region:
-		return invalid(field, "%s %q is in region %s, not %s", k.kind, id, k.region(&rec), region)
+	case rec.Meta().Region != region:
+		return invalid(field, "%s %q is in region %s, not %s", k.kind, id, rec.Meta().Region, region)
 	}
 	return nil
 }
@@ -150,7 +137,7 @@ func lbReferrers[Ref any](tx *bolt.Tx, uses func(*Ref) bool) ([]string, error) {
 
 // listNamed pages through the records of kind k, answered as view makes
 // them, keeping those of region and of name (each when not empty).
-func listNamed[R, T any](c *cloud, k objectKind[R], pg page, region, name string, view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
+func listNamed[R exampleapi.Object, T any](c *cloud, k objectKind[R], pg page, region, name string, view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
 	err = c.view(func(tx *bolt.Tx) error {
 		resp, err = listBucket(tx.Bucket(k.bucket), pg, func(key, v []byte) (T, bool, error) {
 			var rec R
@@ -158,7 +145,8 @@ func listNamed[R, T any](c *cloud, k objectKind[R], pg page, region, name string
 				var zero T
 				return zero, false, fmt.Errorf("decoding %s %q: %w", k.kind, key, err)
 			}
-			keep := (region == "" || k.region(&rec) == region) && (name == "" || k.name(&rec) == name)
+			m := rec.Meta()
+			keep := (region == "" || m.Region == region) && (name == "" || m.Name == name)
 			return view(&rec), keep, nil
 		})
 		return err

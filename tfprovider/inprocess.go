@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	testing "github.com/mitchellh/go-testing-interface"
+
+	"github.com/example/cloud-provider-example/internal/syncbuf"
 )
 
 // InProcessOptions configure ServeInProcess.
@@ -93,8 +94,8 @@ func serveInProcess(factory func() tfprotov6.ProviderServer, o InProcessOptions)
 		}
 	}}
 	// go-plugin reports why it could not serve only through its logger.
-	var errs tail
-	logger := hclog.New(&hclog.LoggerOptions{Name: "provider-server", Level: hclog.Error, Output: &errs})
+	errs := &syncbuf.Buffer{Max: 4096}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "provider-server", Level: hclog.Error, Output: errs})
 	reattach := make(chan *plugin.ReattachConfig)
 	served := make(chan error, 1)
 	go func() {
@@ -181,25 +182,3 @@ type logName struct {
 }
 
 func (l *logName) Name() string { return l.name }
-
-// tail keeps the last 4 KiB written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - 4096; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}

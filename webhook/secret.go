@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -22,51 +23,46 @@ func (s *SelfManaged) ensureSecret(ctx context.Context) (map[string][]byte, erro
 	secrets := s.o.Client.CoreV1().Secrets(s.o.Namespace)
 	ref := klog.KRef(s.o.Namespace, s.o.SecretName)
 	for range maxAttempts {
-		now := s.o.Now()
 		sec, err := secrets.Get(ctx, s.o.SecretName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			data, reasons, err := s.policy.reconcile(nil, now)
-			if err != nil {
-				return nil, fmt.Errorf("webhook certificates for Secret %s: %w", ref, err)
-			}
-			created, err := secrets.Create(ctx, &corev1.Secret{
+		exists := err == nil
+		if !exists && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading webhook certificate Secret %s: %w", ref, err)
+		}
+		if !exists {
+			sec = &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Name: s.o.SecretName, Namespace: s.o.Namespace,
 					Labels: map[string]string{"app.kubernetes.io/managed-by": "example-cloud-controller-manager"}},
 				Type: corev1.SecretTypeTLS,
-				Data: data,
-			}, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				klog.V(2).InfoS("Webhook certificate Secret created by another replica; reading it", "secret", ref)
-				continue
 			}
-			if err != nil {
-				return nil, fmt.Errorf("creating webhook certificate Secret %s: %w", ref, err)
-			}
-			klog.InfoS("Created webhook certificate Secret", "secret", ref, "reasons", reasons)
-			return created.Data, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading webhook certificate Secret %s: %w", ref, err)
-		}
-		data, reasons, err := s.policy.reconcile(sec.Data, now)
+		data, reasons, err := s.policy.reconcile(sec.Data, s.o.Now())
 		if err != nil {
 			return nil, fmt.Errorf("webhook certificates in Secret %s: %w", ref, err)
 		}
-		if len(reasons) == 0 {
+		if exists && len(reasons) == 0 {
 			return sec.Data, nil
 		}
 		sec = sec.DeepCopy()
 		sec.Data = data
-		updated, err := secrets.Update(ctx, sec, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
-			klog.V(2).InfoS("Webhook certificate Secret changed by another replica; reading it", "secret", ref)
+		written, err := writeSecret(ctx, secrets, sec, exists)
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			klog.V(2).InfoS("Webhook certificate Secret written by another replica; reading it again", "secret", ref)
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("updating webhook certificate Secret %s: %w", ref, err)
+			return nil, fmt.Errorf("writing webhook certificate Secret %s: %w", ref, err)
 		}
-		klog.InfoS("Renewed webhook certificates", "secret", ref, "reasons", reasons)
-		return updated.Data, nil
+		klog.InfoS("Wrote webhook certificates", "secret", ref, "created", !exists, "reasons", reasons)
+		return written.Data, nil
 	}
 	return nil, fmt.Errorf("webhook certificate Secret %s: still changing under us after %d attempts", ref, maxAttempts)
+}
+
+// writeSecret creates sec, or updates it at the resourceVersion it was
+// read at when it exists.
+func writeSecret(ctx context.Context, secrets typedcorev1.SecretInterface, sec *corev1.Secret, exists bool) (*corev1.Secret, error) {
+	if exists {
+		return secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	}
+	return secrets.Create(ctx, sec, metav1.CreateOptions{})
 }

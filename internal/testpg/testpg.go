@@ -34,7 +34,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -195,7 +194,7 @@ func start(t testing.TB) (*Server, error) {
 		Host: Host, User: User, Password: shared.password, Database: Database,
 		DataDir: filepath.Join(dir, "data"), t: t, dir: dir,
 	}
-	if err := copyTree(shared.template, s.DataDir, shared.cred); err != nil {
+	if err := filecopy.Tree(shared.template, s.DataDir, filecopy.TreeOptions{Copied: func(p string) error { return chown(p, shared.cred) }}); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("copying template cluster: %w", err)
 	}
@@ -477,35 +476,6 @@ func worldTraversable(dir string) bool {
 		}
 		dir = parent
 	}
-}
-
-// copyTree copies the directory src to dst (which must not exist),
-// keeping permissions and handing ownership to cred when set.
-func copyTree(src, dst string, cred *syscall.Credential) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.Mkdir(target, info.Mode().Perm()); err != nil {
-				return err
-			}
-		case d.Type().IsRegular():
-			if err := filecopy.File(path, target, info.Mode().Perm()); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("unexpected file type %v: %s", d.Type(), path)
-		}
-		return chown(target, cred)
-	})
 }
 
 func chown(path string, cred *syscall.Credential) error {
