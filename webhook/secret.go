@@ -25,15 +25,15 @@ func (s *SelfManaged) ensureSecret(ctx context.Context) (map[string][]byte, erro
 	for range maxAttempts {
 		sec, err := secrets.Get(ctx, s.o.SecretName, metav1.GetOptions{})
 		exists := err == nil
-		if !exists && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading webhook certificate Secret %s: %w", ref, err)
-		}
-		if !exists {
+		switch {
+		case apierrors.IsNotFound(err):
 			sec = &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Name: s.o.SecretName, Namespace: s.o.Namespace,
 					Labels: map[string]string{"app.kubernetes.io/managed-by": "example-cloud-controller-manager"}},
 				Type: corev1.SecretTypeTLS,
 			}
+		case err != nil:
+			return nil, fmt.Errorf("reading webhook certificate Secret %s: %w", ref, err)
 		}
 		data, reasons, err := s.policy.reconcile(sec.Data, s.o.Now())
 		if err != nil {

@@ -11,11 +11,11 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
-// Namespace prefixes every metric's name.
-const Namespace = "example_ccm"
+// namespace prefixes every metric's name.
+const namespace = "example_ccm"
 
 func opts(name, help string) metrics.KubeOpts {
-	return metrics.KubeOpts{Namespace: Namespace, Name: name, Help: help, StabilityLevel: metrics.ALPHA}
+	return metrics.KubeOpts{Namespace: namespace, Name: name, Help: help, StabilityLevel: metrics.ALPHA}
 }
 
 // CounterOpts are the options of the counter example_ccm_<name>.
