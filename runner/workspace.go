@@ -142,27 +142,47 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 	// A workspace initialised in the other provider mode has the wrong
 	// providers installed (or none).
 	fp = string(r.cfg.Provider) + "/" + fp
+	initialised := false
 	if old, _ := os.ReadFile(w.meta("init")); string(old) == fp {
-		if _, err := os.Stat(filepath.Join(w.dir, ".terraform")); err == nil {
-			return r.recoverErrored(ctx, w)
+		_, err := os.Stat(filepath.Join(w.dir, ".terraform"))
+		initialised = err == nil
+	}
+	if !initialised {
+		copied, tmpl := r.copyInit(w, job, lock)
+		if !copied {
+			if err := r.init(ctx, w); err != nil {
+				return err
+			}
+			r.saveInit(w, tmpl)
 		}
 	}
-	copied, tmpl := r.copyInit(w, job, lock)
-	if !copied {
-		if err := r.init(ctx, w); err != nil {
+	// After an init the workspace is selected (and created when the
+	// backend has none). Otherwise the selected one is checked too: a
+	// forget selects default before it deletes the object's workspace, and
+	// when the delete fails the directory stays on default, whose state is
+	// empty; a plan there would find nothing to destroy.
+	if name := job.CLIWorkspace; name != "" && name != "default" && (!initialised || selectedWorkspace(w.dir) != name) {
+		if err := r.selectWorkspace(ctx, w, name); err != nil {
 			return err
 		}
-		r.saveInit(w, tmpl)
 	}
-	if job.CLIWorkspace != "" && job.CLIWorkspace != "default" {
-		if err := r.selectWorkspace(ctx, w, job.CLIWorkspace); err != nil {
+	if !initialised {
+		if err := os.WriteFile(w.meta("init"), []byte(fp), 0o600); err != nil {
 			return err
 		}
-	}
-	if err := os.WriteFile(w.meta("init"), []byte(fp), 0o600); err != nil {
-		return err
 	}
 	return r.recoverErrored(ctx, w)
+}
+
+// selectedWorkspace is the CLI workspace selected in the workspace
+// directory dir: terraform keeps its name in .terraform/environment, and
+// none is the default workspace.
+func selectedWorkspace(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".terraform", "environment"))
+	if name := strings.TrimSpace(string(b)); err == nil && name != "" {
+		return name
+	}
+	return "default"
 }
 
 func (r *Runner) init(ctx context.Context, w *workspace) error {
