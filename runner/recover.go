@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -31,10 +32,50 @@ func (r *Runner) recoverErrored(ctx context.Context, w *workspace) error {
 	}
 	err := r.exec("state push", func() error { return w.tf.StatePush(ctx, path, tfexec.LockTimeout(r.lockTimeout())) })
 	if err != nil {
+		// An earlier push may have landed with its answer lost: the
+		// backend then holds the same state under a higher serial, which
+		// every later push is refused over.
+		if r.inBackend(ctx, w, path) {
+			klog.InfoS("the state an interrupted apply could not persist is in the backend already", "workspace", w.key)
+			return os.Remove(path)
+		}
 		return w.newError("state push", fmt.Errorf("%s holds what an earlier apply could not write to the backend: %w", erroredState, err), nil)
 	}
 	klog.InfoS("pushed the state an interrupted apply could not persist", "workspace", w.key)
 	return os.Remove(path)
+}
+
+// inBackend reports whether the backend's state (terraform state pull)
+// already holds all the state file at path does: the same resources and
+// outputs. Its serial and lineage may differ: terraform numbers a pushed
+// copy anew, and gives one pushed into an empty backend a new lineage.
+// Anything else, or a failure to read either, is not: the file is kept.
+func (r *Runner) inBackend(ctx context.Context, w *workspace, path string) bool {
+	local, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var remote string
+	if err := r.exec("state pull", func() (err error) { remote, err = w.tf.StatePull(ctx); return err }); err != nil {
+		return false
+	}
+	return sameContent(local, []byte(remote))
+}
+
+// stateContent is what sameContent compares of two states.
+type stateContent struct {
+	Outputs   any `json:"outputs"`
+	Resources any `json:"resources"`
+}
+
+// sameContent reports whether the states a and b hold the same resources
+// and outputs; what is not a state is the same as nothing.
+func sameContent(a, b []byte) bool {
+	var sa, sb stateContent
+	if json.Unmarshal(a, &sa) != nil || json.Unmarshal(b, &sb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(sa, sb)
 }
 
 // Import brings an existing object into the job's state at address

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,29 @@ func TestInstancesOf(t *testing.T) {
 	}
 	if _, err := instancesOf([]byte("{"), "example_certificate"); err == nil {
 		t.Error("a broken state read without error")
+	}
+}
+
+// Two states hold the same when their resources and outputs are:
+// terraform numbers a pushed copy anew, and gives one pushed into an empty
+// backend a new lineage, so neither counts.
+func TestSameContent(t *testing.T) {
+	base := `{"version":4,"serial":2,"lineage":"l-1","outputs":{"id":{"value":"lb-1","type":"string"}},"resources":[{"mode":"managed","type":"example_load_balancer","name":"this","instances":[{"attributes":{"id":"lb-1"}}]}]}`
+	for _, c := range []struct {
+		name string
+		b    string
+		want bool
+	}{
+		{"renumbered", strings.Replace(base, `"serial":2`, `"serial":3`, 1), true},
+		{"new lineage", strings.Replace(base, `"l-1"`, `"l-2"`, 1), true},
+		{"other resource", strings.Replace(base, `"id":"lb-1"}}]`, `"id":"lb-2"}}]`, 1), false},
+		{"other output", strings.Replace(base, `"value":"lb-1"`, `"value":"lb-2"`, 1), false},
+		{"no resources", `{"version":4,"serial":9,"lineage":"l-1","outputs":{},"resources":[]}`, false},
+		{"no state", ``, false},
+		{"not a state", `not json`, false},
+	} {
+		if got := sameContent([]byte(base), []byte(c.b)); got != c.want {
+			t.Errorf("%s: sameContent = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

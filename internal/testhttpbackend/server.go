@@ -68,6 +68,8 @@ type Server struct {
 	requests []string
 	// failWrites answers every state write 503, as a backend that is down.
 	failWrites bool
+	// loseAnswers is how many more state writes to store, then answer 503.
+	loseAnswers int
 }
 
 // FailWrites makes the server refuse (503) every state write until called
@@ -76,6 +78,15 @@ func (s *Server) FailWrites(fail bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failWrites = fail
+}
+
+// LoseWriteAnswers makes the server store the next n state writes and
+// still answer them 503: writes that landed, whose answers a dropped
+// connection lost.
+func (s *Server) LoseWriteAnswers(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseAnswers = n
 }
 
 // Start starts a server and closes it in t.Cleanup.
@@ -181,6 +192,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.states[key] = body
+		if s.loseAnswers > 0 {
+			s.loseAnswers--
+			http.Error(w, "connection lost", http.StatusServiceUnavailable)
+			return
+		}
 
 	case http.MethodDelete:
 		delete(s.states, key)
