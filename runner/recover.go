@@ -33,8 +33,8 @@ func (r *Runner) recoverErrored(ctx context.Context, w *workspace) error {
 	err := r.exec("state push", func() error { return w.tf.StatePush(ctx, path, tfexec.LockTimeout(r.lockTimeout())) })
 	if err != nil {
 		// An earlier push may have landed with its answer lost: the
-		// backend then holds the same state under a higher serial, which
-		// every later push is refused over.
+		// backend then holds the same state under a higher serial (or a
+		// new lineage), which every later push is refused over.
 		if r.inBackend(ctx, w, path) {
 			klog.InfoS("the state an interrupted apply could not persist is in the backend already", "workspace", w.key)
 			return os.Remove(path)
@@ -69,7 +69,7 @@ type stateContent struct {
 }
 
 // sameContent reports whether the states a and b hold the same resources
-// and outputs; what is not a state is the same as nothing.
+// and outputs; when either is not a state (no state is ""), they do not.
 func sameContent(a, b []byte) bool {
 	var sa, sb stateContent
 	if json.Unmarshal(a, &sa) != nil || json.Unmarshal(b, &sb) != nil {
