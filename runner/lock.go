@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -20,6 +21,12 @@ type heldLock struct {
 	Created time.Time
 }
 
+// pgCreationLocked is in the pg backend's words, lower-cased, when its
+// workspace-creation lock is taken: "Already locked for workspace
+// creation" (workspace new) or "Cannot lock workspace; already locked for
+// workspace creation" (other commands).
+const pgCreationLocked = "locked for workspace creation"
+
 var (
 	// "HTTP remote state already locked: ID=..." (http backend).
 	heldIDRe = regexp.MustCompile(`already locked: ID=(\S+)`)
@@ -33,6 +40,13 @@ var (
 // parseHeldLock reads the holder of a lock from a lock error.
 func parseHeldLock(text string) (heldLock, bool) {
 	var li heldLock
+	if strings.Contains(strings.ToLower(text), pgCreationLocked) {
+		// The pg backend's one lock for creating and deleting workspaces:
+		// its Lock Info block is our own attempt, and nobody is known to
+		// hold it (whoever does holds it for a moment). Not a lock to
+		// record or to force open.
+		return li, false
+	}
 	info := lockIDRe.FindStringSubmatch(text)
 	if m := heldIDRe.FindStringSubmatch(text); m != nil {
 		li.ID = m[1]

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -20,6 +21,15 @@ func TestParseHeldLock(t *testing.T) {
 	http := "Error acquiring the state lock: HTTP remote state already locked: ID=crashed-holder Lock Info: ID: our-attempt Who: me Created: 2026-11-22 01:00:46.955168199 +0000 UTC"
 	if li, ok := parseHeldLock(http); !ok || li.ID != "crashed-holder" || !li.Created.IsZero() {
 		t.Errorf("http: %+v %v", li, ok)
+	}
+	// The pg backend's workspace-creation lock: the Lock Info block is our
+	// own attempt (here a workspace delete's), the holder unknown.
+	pg := "Error: Error acquiring the state lock\n\nError message: Cannot lock workspace; already locked for workspace creation:\nws-1\nLock Info:\n  ID:        5953965d-0e9f-f298-66d5-366c1cb34982\n  Operation: state-replace-provider\n  Who:       root@vm\n"
+	if li, ok := parseHeldLock(pg); ok {
+		t.Errorf("pg workspace creation: parsed %+v as the holder", li)
+	}
+	if !errors.Is(&Error{Op: "workspace delete", Diagnostics: pg}, ErrStateLocked) {
+		t.Error("pg workspace creation lock: not ErrStateLocked")
 	}
 	if _, ok := parseHeldLock("Error: something else"); ok {
 		t.Error("parsed a lock from an unrelated error")

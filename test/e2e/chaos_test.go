@@ -459,6 +459,7 @@ func (e *env) locksLeft(t testing.TB, conn string) int {
 	for _, r := range all {
 		if r.Lock != nil {
 			n++
+			t.Logf("record %s still shows lock %s (holder %q, seen %s)", r.Workspace, r.Lock.ID, r.Lock.Holder, r.Lock.SeenAt.Format(time.RFC3339Nano))
 		}
 	}
 	return n
