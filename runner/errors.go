@@ -58,7 +58,7 @@ func (e *Error) Is(target error) bool {
 		// The second: the pg backend's own words when terraform workspace
 		// new finds its workspace-creation lock taken.
 		return strings.Contains(e.Diagnostics, "Error acquiring the state lock") ||
-			strings.Contains(strings.ToLower(e.Diagnostics), pgCreationLocked)
+			pgCreationLocked(e.Diagnostics)
 	case ErrInUse:
 		return strings.Contains(e.Diagnostics, "Cannot delete ") && strings.Contains(e.Diagnostics, ": it is in use")
 	case ErrStalePlan:

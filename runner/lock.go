@@ -21,11 +21,13 @@ type heldLock struct {
 	Created time.Time
 }
 
-// pgCreationLocked is in the pg backend's words, lower-cased, when its
+// pgCreationLocked reports whether text is the pg backend's error when its
 // workspace-creation lock is taken: "Already locked for workspace
 // creation" (workspace new) or "Cannot lock workspace; already locked for
 // workspace creation" (other commands).
-const pgCreationLocked = "locked for workspace creation"
+func pgCreationLocked(text string) bool {
+	return strings.Contains(strings.ToLower(text), "locked for workspace creation")
+}
 
 var (
 	// "HTTP remote state already locked: ID=..." (http backend).
@@ -40,7 +42,7 @@ var (
 // parseHeldLock reads the holder of a lock from a lock error.
 func parseHeldLock(text string) (heldLock, bool) {
 	var li heldLock
-	if strings.Contains(strings.ToLower(text), pgCreationLocked) {
+	if pgCreationLocked(text) {
 		// The pg backend's one lock for creating and deleting workspaces:
 		// its Lock Info block is our own attempt, and nobody is known to
 		// hold it (whoever does holds it for a moment). Not a lock to
