@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -97,4 +98,39 @@ func TestRemoveGroupDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	f.leaveOrphan(t, renderer.GroupLoadBalancerName("test", "default", "shop"), renderer.GroupOwnerTags("default", "shop", "test"))
 	out, err := f.eng.RemoveGroup(ctxT(t), g, auto)
 	f.checkOrphanDestroyed(t, "remove", out, err)
+}
+
+// An apply interrupted while the load balancer provisions leaves it in
+// the state (tainted) and no output names it. Deleting the Service then
+// destroys it from the state: the cloud's load balancer of that name and
+// owner is the state's own, not one to import a second time ("Resource
+// already managed by Terraform", on every retry).
+func TestDeleteAfterAnInterruptedApply(t *testing.T) {
+	var f *fixture
+	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
+	node := f.node(t, "node-a")
+	svc := service("interrupted", 80)
+	f.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 60_000})
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	go func() { // once the cloud holds it, the provider waits for it
+		defer cancel()
+		for ctx.Err() == nil {
+			if l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{}); err == nil && len(l) > 0 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	if _, _, err := f.eng.ReconcileLoadBalancer(ctx, svc, []*corev1.Node{node}, auto); err == nil {
+		t.Fatal("want the interrupted apply's error")
+	}
+	f.sim.SetFaults(t, exampleapi.Faults{})
+	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	if err != nil || out.Recovered != "" || out.Applied == nil || !out.Applied.Destroy {
+		t.Fatalf("delete: %+v %v", out, err)
+	}
+	if n := f.countLBs(t); n != 0 {
+		t.Fatalf("%d load balancers left", n)
+	}
 }

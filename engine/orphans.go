@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
+
+// loadBalancerType is the load balancer module's resource type.
+const loadBalancerType = "example_load_balancer"
 
 // recoverOrphan imports into j's state (object key) the load balancer an
 // interrupted apply created and could not record, named name with the
@@ -36,6 +40,16 @@ func (e *Engine) recoverOrphan(ctx context.Context, ref objectref.Ref, j runner.
 	id, err := e.findOrphan(ctx, name, owner)
 	if err != nil || id == "" {
 		return "", err
+	}
+	// No output names it, yet the state may hold it: an interrupted apply
+	// keeps the load balancer it created (tainted) and writes no outputs.
+	// Names are unique in a region, so the one found is the state's own.
+	held, err := e.runner.Managed(ctx, j, loadBalancerType)
+	if err != nil {
+		return "", fmt.Errorf("look for load balancer %s in the state: %w", id, err)
+	}
+	if slices.ContainsFunc(held, func(in runner.Instance) bool { return in.Address == renderer.ImportTarget }) {
+		return "", nil
 	}
 	if err := e.runner.Import(ctx, j, renderer.ImportTarget, id); err != nil {
 		return "", fmt.Errorf("import load balancer %s that an interrupted apply left: %w", id, err)

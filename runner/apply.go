@@ -153,6 +153,11 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		return &Result{Outputs: rec.Outputs, Plan: p}, nil
 	}
 	if p.HasChanges {
+		// The state changes under the last apply from here on, even when
+		// the apply fails or the process dies mid-way.
+		if err := w.clearLastApply(); err != nil {
+			return nil, err
+		}
 		klog.V(2).InfoS("terraform apply starting", "workspace", w.key, "plan", p.ID)
 	}
 	stream, err := r.withLockRecovery(ctx, w, "apply", func(s *uiStream) error {
@@ -161,10 +166,6 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	// A saved plan is single-use either way.
 	_ = os.Remove(p.File)
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			// terraform got SIGINT and wrote its state; the last apply is stale.
-			_ = w.clearLastApply()
-		}
 		return nil, err
 	}
 	klog.V(2).InfoS("terraform apply", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String())

@@ -89,10 +89,14 @@ func (r *Runner) Import(ctx context.Context, job Job, address, id string) error 
 	if err := r.prepare(ctx, w, job); err != nil {
 		return err
 	}
+	// The state changes under the last apply, even if this process dies
+	// before the import returns.
+	if err := w.clearLastApply(); err != nil {
+		return err
+	}
 	if err := r.exec("import", func() error { return w.tf.Import(ctx, address, id, tfexec.LockTimeout(r.lockTimeout()), w.reattach) }); err != nil {
 		return w.newError("import", err, nil)
 	}
-	_ = w.clearLastApply() // the state changed under the last apply
 	klog.InfoS("terraform import", "workspace", w.key, "address", address, "id", id)
 	return nil
 }

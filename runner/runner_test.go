@@ -263,3 +263,30 @@ func TestFastPathMaxAge(t *testing.T) {
 		t.Fatalf("aged record: fast=%v plan=%+v err=%v", res != nil && res.FastPath, res, err)
 	}
 }
+
+// An apply that fails may have changed the state: the record of the apply
+// before it no longer answers for the object, so going back to that
+// configuration plans again instead of trusting the record.
+func TestFailedApplyForgetsTheLastApply(t *testing.T) {
+	e := newEnv(t, nil)
+	statePath := filepath.Join(t.TempDir(), "back.tfstate")
+	first := e.job(t, "back", lbModule{name: "back", backend: statePath})
+	e.ensure(t, first)
+	if _, ok := e.r.FastPath(first.Key, first.Hash, 0); !ok {
+		t.Fatal("no record of the first apply")
+	}
+	p, err := e.r.Plan(ctxT(t), e.job(t, "back", lbModule{name: "back", port: 81, backend: statePath}), runner.PlanOptions{})
+	if err != nil || !p.HasChanges {
+		t.Fatalf("plan the change: %+v %v", p, err)
+	}
+	// Deleted outside terraform after the plan: the apply's update fails.
+	for _, lb := range e.lbs(t, "back") {
+		must(t, e.api.DeleteLoadBalancer(ctxT(t), lb.ID))
+	}
+	if _, err := e.r.Apply(ctxT(t), p); err == nil {
+		t.Fatal("want the apply to fail: its load balancer is gone")
+	}
+	if res, ok := e.r.FastPath(first.Key, first.Hash, 0); ok {
+		t.Fatalf("a failed apply left the record of the one before it: %+v", res)
+	}
+}
