@@ -101,6 +101,11 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 			if p := cmp.Or(out.Attempted, out.Planned); p != nil && p.HasChanges {
 				decide(r, p.ID, records.Failed, err.Error(), now)
 			}
+			if p := out.Attempted; p != nil && p.HasChanges {
+				// The failed apply may have changed the state: a restarted
+				// controller must not answer from the apply before it.
+				r.Applied = nil
+			}
 			if id, holder, created, ok := runner.HeldLock(err); ok {
 				r.Lock = &records.LockInfo{ID: id, Holder: holder, Created: created, SeenAt: now}
 			}

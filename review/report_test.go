@@ -272,6 +272,27 @@ func TestReport(t *testing.T) {
 		events: []wantEvent{{typ: "Warning", reason: "ApplyFailed", has: []string{"name taken"}}},
 		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", planID: pid, has: "name taken"}},
 		phase:  "failed",
+		before: recordApplied,
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if a := f.get(t, webWS).Applied; a != nil {
+				t.Errorf("the record keeps the apply before the failed one: %+v", a)
+			}
+		},
+	}, {
+		// Nothing was applied: the last apply still answers for the object.
+		name:   "plan failed after an apply",
+		before: recordApplied,
+		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
+		},
+		events: []wantEvent{{typ: "Warning", reason: "PlanFailed", has: []string{"no such region"}}},
+		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: "no such region"}},
+		phase:  "failed",
+		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+			if a := f.get(t, webWS).Applied; a == nil || a.HCLHash != "h0" {
+				t.Errorf("a failed plan dropped the last apply: %+v", a)
+			}
+		},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -300,6 +321,16 @@ func TestReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordApplied gives the web Service's record a last apply (hash h0).
+func recordApplied(t *testing.T, f *reviewFixture) {
+	t.Helper()
+	_, err := f.store.Update(t.Context(), webWS, func(r *records.Record) error {
+		r.Object, r.Applied = web, &records.LastApply{HCLHash: "h0", Outputs: map[string]json.RawMessage{"id": json.RawMessage(`"lb-1"`)}}
+		return nil
+	})
+	must(t, err)
 }
 
 // approvalNames lists the PlanApprovals left in the fake API server.
