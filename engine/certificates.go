@@ -30,9 +30,6 @@ type UnusedCertificate struct {
 	CreatedAt      time.Time
 }
 
-// certificateType is the certificates module's resource type.
-const certificateType = "example_certificate"
-
 // recoverCertificates imports into j's state the certificates tagged with
 // owner that no load balancer uses and no state holds, each at the
 // address of one of tls's certificates that the state lacks: one of the
@@ -48,7 +45,7 @@ func (e *Engine) recoverCertificates(ctx context.Context, j runner.Job, tls *TLS
 	if err != nil || len(unused) == 0 {
 		return nil, err
 	}
-	managed, err := e.runner.Managed(ctx, j, certificateType)
+	managed, err := e.runner.Managed(ctx, j, renderer.CertificateType)
 	if err != nil {
 		return nil, fmt.Errorf("look for certificates an interrupted apply uploaded: %w", err)
 	}

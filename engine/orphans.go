@@ -12,9 +12,6 @@ import (
 	"github.com/example/cloud-provider-example/runner"
 )
 
-// loadBalancerType is the load balancer module's resource type.
-const loadBalancerType = "example_load_balancer"
-
 // recoverOrphan imports into j's state (object key) the load balancer an
 // interrupted apply created and could not record, named name with the
 // owner tags owner, when the state holds none: a destroy then destroys it
@@ -44,14 +41,14 @@ func (e *Engine) recoverOrphan(ctx context.Context, ref objectref.Ref, j runner.
 	// No output names it, yet the state may hold it: an interrupted apply
 	// keeps the load balancer it created (tainted) and writes no outputs.
 	// Names are unique in a region, so the one found is the state's own.
-	held, err := e.runner.Managed(ctx, j, loadBalancerType)
+	held, err := e.runner.Managed(ctx, j, renderer.LoadBalancerType)
 	if err != nil {
 		return "", fmt.Errorf("look for load balancer %s in the state: %w", id, err)
 	}
-	if slices.ContainsFunc(held, func(in runner.Instance) bool { return in.Address == renderer.ImportTarget }) {
+	if slices.ContainsFunc(held, func(in runner.Instance) bool { return in.Address == renderer.LoadBalancerAddress }) {
 		return "", nil
 	}
-	if err := e.runner.Import(ctx, j, renderer.ImportTarget, id); err != nil {
+	if err := e.runner.Import(ctx, j, renderer.LoadBalancerAddress, id); err != nil {
 		return "", fmt.Errorf("import load balancer %s that an interrupted apply left: %w", id, err)
 	}
 	return id, nil

@@ -236,16 +236,12 @@ func clip(s string) string {
 	return s[:maxWarning-3] + "..."
 }
 
-// loadBalancerAddress is the load balancer's resource in a Service's root
-// module.
-const loadBalancerAddress = "module." + renderer.LoadBalancerModuleName + ".example_load_balancer.this"
-
 // RenderedResources is what a plan would do to the load balancer, read
 // from the renderings alone (for the policy rules when no plan could be
 // made): created, replaced (internal or IP family changes), changed, or
 // nothing.
 func (c Change) RenderedResources() []runner.ResourceChange {
-	rc := runner.ResourceChange{Address: loadBalancerAddress, Type: "example_load_balancer"}
+	rc := runner.ResourceChange{Address: renderer.LoadBalancerAddress, Type: renderer.LoadBalancerType}
 	switch {
 	case c.New == nil:
 		return nil

@@ -91,7 +91,7 @@ func newPlan(id, text string, at time.Time) records.Plan {
 	return records.Plan{
 		ID: id, Kind: records.KindChange, HCLHash: "sha256:5f0c8e", InputsDigest: "in-" + id,
 		Summary: runner.PlanSummary{Add: 1, Resources: []runner.ResourceChange{
-			{Address: renderer.ImportTarget, Type: "example_load_balancer", Action: "create"},
+			{Address: renderer.LoadBalancerAddress, Type: renderer.LoadBalancerType, Action: "create"},
 		}},
 		Policy: "auto", Outcome: records.Applied, PlannedAt: at, DecidedAt: &at, Text: text,
 	}

@@ -67,7 +67,7 @@ func checkRendered(t *testing.T, src []byte, want expectation) {
 			if len(b.Body.Attributes) != 2 {
 				t.Errorf("import attributes: %v", keys(b.Body.Attributes))
 			}
-			checkTraversal(t, "import.to", b.Body.Attributes["to"], ImportTarget)
+			checkTraversal(t, "import.to", b.Body.Attributes["to"], LoadBalancerAddress)
 			checkLiteral(t, "import.id", b.Body.Attributes["id"], cty.StringVal(want.importID))
 		case "module":
 			attrs := []input{{name: "source", value: cty.StringVal(want.source.Source)}}

@@ -14,11 +14,13 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 )
 
-// LoadBalancerModuleName is the module call in a Service's root module;
-// ImportTarget is the adopted resource's address inside it.
+// LoadBalancerModuleName is the module call in a Service's root module,
+// LoadBalancerType its load balancer's resource type and LoadBalancerAddress
+// that resource's address in the root module.
 const (
 	LoadBalancerModuleName = "load_balancer"
-	ImportTarget           = "module.load_balancer.example_load_balancer.this"
+	LoadBalancerType       = "example_load_balancer"
+	LoadBalancerAddress    = "module." + LoadBalancerModuleName + "." + LoadBalancerType + ".this"
 )
 
 var loadBalancerOutputs = []output{
@@ -88,7 +90,7 @@ func importTarget() hcl.Traversal {
 	return hcl.Traversal{
 		hcl.TraverseRoot{Name: "module"},
 		hcl.TraverseAttr{Name: LoadBalancerModuleName},
-		hcl.TraverseAttr{Name: "example_load_balancer"},
+		hcl.TraverseAttr{Name: LoadBalancerType},
 		hcl.TraverseAttr{Name: "this"},
 	}
 }

@@ -26,12 +26,14 @@ const (
 	TLSKeysResource        = "example_private_keys"
 	TLSKeysName            = "tls"
 	CertificatesModuleName = "certificates"
+	// CertificateType is the certificates module's resource type.
+	CertificateType = "example_certificate"
 )
 
 // CertificateAddress is the address of the certificate uploaded from the
 // TLS Secret secret, inside a Service's root module.
 func CertificateAddress(secret string) string {
-	return "module." + CertificatesModuleName + ".example_certificate.this[" + strconv.Quote(secret) + "]"
+	return "module." + CertificatesModuleName + "." + CertificateType + ".this[" + strconv.Quote(secret) + "]"
 }
 
 // stickySessions are a listener's cookie sticky sessions.
