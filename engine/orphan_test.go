@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -115,12 +116,10 @@ func TestDeleteAfterAnInterruptedApply(t *testing.T) {
 	defer cancel()
 	go func() { // once the cloud holds it, the provider waits for it
 		defer cancel()
-		for ctx.Err() == nil {
-			if l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{}); err == nil && len(l) > 0 {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		_ = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			l, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{})
+			return err == nil && len(l) > 0, nil
+		})
 	}()
 	if _, _, err := f.eng.ReconcileLoadBalancer(ctx, svc, []*corev1.Node{node}, auto); err == nil {
 		t.Fatal("want the interrupted apply's error")
