@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -65,6 +66,8 @@ func TestSoak(t *testing.T) {
 	const window = 3 // rounds a Service lives
 	var alive []soakService
 	var samples []sample
+	profiles := soakProfiles(t)
+	var warmProfile string
 	start := time.Now()
 	for round := 0; e.procs.Total(t) < target; round++ {
 		var want []soakService
@@ -99,7 +102,11 @@ func TestSoak(t *testing.T) {
 		alive = append(alive, want...)
 		e.waitSoakRound(alive, gone)
 		samples = append(samples, e.sampleCCM(t))
+		if warmProfile == "" && float64(samples[len(samples)-1].ops) >= soakWarmup*float64(target) {
+			warmProfile = e.heapProfile(t, profiles, "warm")
+		}
 	}
+	endProfile := e.heapProfile(t, profiles, "end")
 	elapsed := time.Since(start)
 
 	// The controller counted what the OS saw.
@@ -135,6 +142,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("peak RSS (VmHWM) of the soaked controller: %.1f MiB", e.ccmRSSMiB())
+	t.Logf("heap in use, end minus warm-up, by allocation site (go tool pprof -top -diff_base %s %s):\n%s",
+		warmProfile, endProfile, heapDiff(t, warmProfile, endProfile))
 	if t.Failed() {
 		// What grew: the controller's open files by kind and its goroutines.
 		t.Logf("open files by target:\n%s", e.openFiles(t))
@@ -318,4 +327,34 @@ func leastSquaresSlope(samples []sample, f func(sample) float64) float64 {
 		return 0
 	}
 	return (n*sxy - sx*sy) / d
+}
+
+// soakProfiles is where the soak keeps its heap profiles: EXAMPLE_SOAK_PROFILES,
+// else the test's temporary directory.
+func soakProfiles(t *testing.T) string {
+	if dir := os.Getenv("EXAMPLE_SOAK_PROFILES"); dir != "" {
+		must(t, os.MkdirAll(dir, 0o755))
+		return dir
+	}
+	return t.TempDir()
+}
+
+// heapProfile saves the controller's heap profile (after a GC) as
+// dir/heap-name.pb.gz and returns its path.
+func (e *env) heapProfile(t *testing.T, dir, name string) string {
+	t.Helper()
+	body, err := e.adminGet(t, "/debug/pprof/heap?gc=1")
+	must(t, err)
+	path := filepath.Join(dir, "heap-"+name+".pb.gz")
+	must(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
+// heapDiff is go tool pprof's top of in-use space of end over base.
+func heapDiff(t *testing.T, base, end string) string {
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", "-sample_index=inuse_space", "-diff_base", base, end).CombinedOutput()
+	if err != nil {
+		t.Errorf("go tool pprof: %v\n%s", err, out)
+	}
+	return string(out)
 }
