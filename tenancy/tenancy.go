@@ -53,7 +53,8 @@ type Reference struct {
 	Annotation annotations.Name
 	// Namespace is the referent's namespace (Secrets, groups; for a load
 	// balancer name, the namespace of the object whose load balancer it
-	// names); "" for cloud objects.
+	// names; for a certificate, the namespace whose load balancer would
+	// serve it: the Service's, or its group's); "" for other cloud objects.
 	Namespace string
 	// Name is the referent: a Secret's or group's name, a certificate or
 	// load balancer id, a load balancer name.
@@ -67,8 +68,10 @@ type Reference struct {
 // that knows which annotations point outside the Service.
 func References(svc *corev1.Service, lb *annotations.LoadBalancer) []Reference {
 	var out []Reference
+	// A member's listeners are its group's load balancer's.
+	servedIn := cmp.Or(lb.Group.In(svc.Namespace).Namespace, svc.Namespace)
 	for _, id := range lb.CertificateIDs {
-		out = append(out, Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: id})
+		out = append(out, Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Namespace: servedIn, Name: id})
 	}
 	for _, name := range lb.TLSSecrets {
 		out = append(out, Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: svc.Namespace, Name: name})
@@ -168,7 +171,7 @@ func (a *Authorizer) Authorize(ctx context.Context, from objectref.Ref, refs []R
 func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
 	switch r.Kind {
 	case Certificate:
-		return a.certificate(ctx, from, r.Name)
+		return a.certificate(ctx, from, r)
 	case TLSSecret:
 		if r.Namespace != from.Namespace {
 			return "a TLS Secret must be in the Service's own namespace", nil
@@ -193,17 +196,47 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 // certificate: a namespace may name certificates the controller uploaded
 // for it (owner tags: this cluster, this namespace) and those the platform
 // shares with it. A missing certificate and another tenant's are refused
-// in the same words, so a refusal tells nothing of other tenants.
-func (a *Authorizer) certificate(ctx context.Context, from objectref.Ref, id string) (string, error) {
-	for _, s := range a.Shared {
-		if s.ID == id && (slices.Contains(s.Namespaces, from.Namespace) || slices.Contains(s.Namespaces, "*")) {
-			return "", nil
-		}
-	}
+// in the same words, so a refusal tells nothing of other tenants. Either
+// must also be one the load balancer serving it may serve (Servable): a
+// group's load balancer is its namespace's, so a guest's own certificate
+// is refused here, before the group's plan, which the provider would fail.
+func (a *Authorizer) certificate(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
 	const notYours = "it is not a certificate of this namespace (uploaded by this cluster for a Service of the namespace), nor one the platform shares with it (loadBalancer.sharedCertificates)"
-	return byTags(ctx, a.CertificateTags, id, notYours, func(tags map[string]string) bool {
-		return OwnedBy(tags, a.ClusterID, from.Namespace)
+	shared := slices.ContainsFunc(a.Shared, func(s SharedCertificate) bool {
+		return s.ID == r.Name && (slices.Contains(s.Namespaces, from.Namespace) || slices.Contains(s.Namespaces, "*"))
 	})
+	if a.CertificateTags == nil {
+		if shared {
+			return "", nil // offline (examplectl render): the cloud decides the rest
+		}
+		return notYours, nil
+	}
+	tags, found, err := a.CertificateTags(ctx, r.Name)
+	if err != nil {
+		return "", err
+	}
+	servedIn := cmp.Or(r.Namespace, from.Namespace)
+	switch {
+	case !found && shared:
+		return "the platform shares it, but the cloud has no such certificate", nil
+	case !found || !shared && !OwnedBy(tags, a.ClusterID, from.Namespace):
+		return notYours, nil
+	case !Servable(tags, a.ClusterID, servedIn) && servedIn == from.Namespace:
+		return "the load balancer serves only certificates of this namespace or certificates without tenant tags, and this one's tags name another owner", nil
+	case !Servable(tags, a.ClusterID, servedIn):
+		return "the listeners are served by a load balancer of namespace " + servedIn + " (the group's), which serves only certificates of " +
+			servedIn + " or certificates without tenant tags: this one's tags name another owner", nil
+	}
+	return "", nil
+}
+
+// Servable tells whether a load balancer of namespace (this cluster's)
+// may serve a certificate with tags: the provider's rule, which refuses a
+// certificate whose tenant tags (exampleapi.TenantTags) differ from the
+// load balancer's and lets through one that carries none.
+func Servable(tags map[string]string, clusterID, namespace string) bool {
+	lb := map[string]string{exampleapi.TagClusterID: clusterID, exampleapi.TagNamespace: namespace}
+	return len(exampleapi.OwnerConflicts(lb, tags, exampleapi.TenantTags)) == 0
 }
 
 // adoption: a namespace the cloud config allows may adopt a load balancer

@@ -23,6 +23,9 @@ var certs = map[string]map[string]string{
 	"cert-b":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b"},
 	"cert-plat":  {"owner": "ops-team"},
 	"cert-other": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"},
+	"cert-wild":  {},
+	// Uploaded for team-a, and shared with team-b by the platform.
+	"cert-a-shared": {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"},
 }
 
 // The load balancers: untagged (nobody's), team-a/web's own (uid u1),
@@ -61,8 +64,9 @@ func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
 
 func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 	return &Authorizer{
-		ClusterID:       "prod",
-		Shared:          []SharedCertificate{{ID: "cert-plat", Namespaces: []string{"team-b"}}, {ID: "cert-wild", Namespaces: []string{"*"}}},
+		ClusterID: "prod",
+		Shared: []SharedCertificate{{ID: "cert-plat", Namespaces: []string{"team-b"}}, {ID: "cert-wild", Namespaces: []string{"*"}},
+			{ID: "cert-a-shared", Namespaces: []string{"team-b"}}, {ID: "cert-gone", Namespaces: []string{"team-b"}}},
 		AdoptionAllowed: func(ns string) bool { return ns == "team-a" },
 		Sources: Sources{
 			CertificateTags: func(_ context.Context, id string) (map[string]string, bool, error) {
@@ -97,6 +101,11 @@ func TestAuthorize(t *testing.T) {
 	cert := func(id string) Reference {
 		return Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: id}
 	}
+	// certIn is a certificate named by a member of a group of namespace
+	// ns: the group's load balancer would serve it.
+	certIn := func(id, ns string) Reference {
+		return Reference{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Namespace: ns, Name: id}
+	}
 	group := func(ns, name string) Reference {
 		return Reference{Kind: Group, Annotation: annotations.LBGroup, Namespace: ns, Name: name}
 	}
@@ -124,6 +133,13 @@ func TestAuthorize(t *testing.T) {
 		{name: "platform certificate shared with the namespace", from: teamB, ref: cert("cert-plat")},
 		{name: "platform certificate not shared with it", from: teamA, ref: cert("cert-plat"), refused: "sharedCertificates"},
 		{name: "certificate shared with every namespace", from: teamA, ref: cert("cert-wild")},
+		// The load balancer serving it must be able to (the provider's rule).
+		{name: "shared certificate that carries another namespace's tenant tags", from: teamB, ref: cert("cert-a-shared"), refused: "serves only certificates of this namespace"},
+		{name: "shared certificate the cloud does not have", from: teamB, ref: cert("cert-gone"), refused: "no such certificate"},
+		{name: "a home member's own certificate on its group's load balancer", from: teamA, ref: certIn("cert-a", "team-a")},
+		{name: "a guest's own certificate on the owner's load balancer", from: teamB, ref: certIn("cert-b", "team-a"), refused: "load balancer of namespace team-a (the group's)"},
+		{name: "a guest's untagged shared certificate on the owner's load balancer", from: teamB, ref: certIn("cert-plat", "team-a")},
+		{name: "a guest naming the owner's certificate", from: teamB, ref: certIn("cert-a", "team-a"), refused: "not a certificate of this namespace"},
 		{name: "TLS Secret of its namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-a", Name: "tls"}},
 		{name: "TLS Secret of another namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"}, refused: "own namespace"},
 		{name: "group of its namespace", from: teamA, ref: group("team-a", "front")},
@@ -200,7 +216,8 @@ func TestReferences(t *testing.T) {
 	lb := &annotations.LoadBalancer{CertificateIDs: []string{"cert-1"}, TLSSecrets: []string{"tls"}, Group: annotations.Group{Namespace: "team-a", Name: "front"}, AdoptID: "lb-9", Name: "shop"}
 	got := References(svc, lb)
 	want := []Reference{
-		{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Name: "cert-1"},
+		// Served by the group's load balancer.
+		{Kind: Certificate, Annotation: annotations.LBCertificateIDs, Namespace: "team-a", Name: "cert-1"},
 		{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"},
 		{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"},
 		{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: "lb-9"},
@@ -214,6 +231,9 @@ func TestReferences(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("reference %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+	if refs := References(svc, &annotations.LoadBalancer{CertificateIDs: []string{"cert-1"}}); len(refs) != 1 || refs[0].Namespace != "team-b" {
+		t.Errorf("a Service's own load balancer serves its certificates: %+v", refs)
 	}
 	if refs := References(svc, &annotations.LoadBalancer{Group: annotations.Group{Name: "own"}}); len(refs) != 1 || refs[0].Namespace != "team-b" {
 		t.Errorf("a group without a namespace is the Service's: %+v", refs)
