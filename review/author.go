@@ -22,18 +22,35 @@ import (
 
 // author is who last changed what the controller renders from svc, when
 // the optional admission policy makes the API server check the
-// annotation; "" otherwise (Kubernetes itself records no author), and
-// while the policy is new: an annotation written before every API server
-// enforced it was not checked.
+// annotation; "" otherwise (Kubernetes itself records no author), while
+// the policy is new, and when svc was last written before the policy was
+// in force: an annotation written before every API server enforced it
+// was not checked, however late it is first planned.
 func (b *Board) author(ctx context.Context, svc *v1.Service) string {
 	who := svc.Annotations[reviewapi.AuthorAnnotation]
 	if who == "" {
 		return ""
 	}
-	if since, err := b.approvals.inForce(ctx, reviewapi.AuthorAdmissionPolicy); err != nil || time.Now().Before(since) {
+	since, err := b.approvals.inForce(ctx, reviewapi.AuthorAdmissionPolicy)
+	if err != nil || time.Now().Before(since) || lastWrite(svc).Before(since) {
 		return ""
 	}
 	return who
+}
+
+// lastWrite is when svc itself (not its status) was last written, from
+// the API server's managedFields; zero, so before any policy, when they
+// tell nothing (stripped). A write that changed nothing the controller
+// renders keeps the annotation (the policy's second rule) and still
+// counts here: see docs/tenancy.md for that corner.
+func lastWrite(svc *v1.Service) time.Time {
+	var last time.Time
+	for _, m := range svc.ManagedFields {
+		if m.Subresource == "" && m.Time != nil && m.Time.After(last) {
+			last = m.Time.Time
+		}
+	}
+	return last
 }
 
 // contributors are who may have made svc's change: its author where the

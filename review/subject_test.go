@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -29,10 +30,12 @@ func installAuthorPolicy(t *testing.T, f *reviewFixture) {
 	}
 }
 
-// authored is a Service of shop whose annotation names its author.
+// authored is a Service of shop whose annotation names its author,
+// written now (its managedFields say so, as the API server's do).
 func authored(name, author string) *v1.Service {
 	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name),
-		Labels: map[string]string{"tier": name}, Annotations: map[string]string{reviewapi.AuthorAnnotation: author}}}
+		Labels: map[string]string{"tier": name}, Annotations: map[string]string{reviewapi.AuthorAnnotation: author},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: ptr.To(metav1.Now())}}}}
 }
 
 // TestServiceSubjectAuthor: a Service's change has contributors (a
@@ -83,6 +86,57 @@ func TestNewAuthorPolicyIsNotReliedOn(t *testing.T) {
 	want := records.Contributors{Unverified: []records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}}
 	if !reflect.DeepEqual(s.contrib, want) {
 		t.Errorf("contributors 10 s after the author policy was installed: %+v; want %+v", s.contrib, want)
+	}
+}
+
+// An author annotation written before the author policy was in force was
+// never checked, however late the Service is first planned: a Service last
+// written before the policy (its managedFields), or whose managedFields
+// tell nothing, is an input whose editor is unknown; one written since,
+// its author's.
+func TestAuthorWrittenBeforeThePolicyIsNotTrusted(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	installed := time.Now().Add(-time.Hour)
+	for _, o := range reviewtest.Policies(t, reviewapi.AuthorAdmissionPolicy) {
+		if p, ok := o.(*admissionv1.ValidatingAdmissionPolicy); ok {
+			p = p.DeepCopy()
+			p.CreationTimestamp = metav1.NewTime(installed)
+			o = p
+		}
+		if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok {
+			b = b.DeepCopy()
+			b.CreationTimestamp = metav1.NewTime(installed)
+			o = b
+		}
+		must(t, f.client.Tracker().Add(o))
+	}
+	written := func(at time.Time, sub string) *v1.Service {
+		svc := authored("web", "mallory-says-dave")
+		svc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Time: ptr.To(metav1.NewTime(at))}}
+		if sub != "" {
+			// The controller's own status write after the policy proves
+			// nothing of the annotation.
+			svc.ManagedFields = append(svc.ManagedFields, metav1.ManagedFieldsEntry{Manager: "ccm", Operation: metav1.ManagedFieldsOperationUpdate,
+				Subresource: sub, Time: ptr.To(metav1.Now())})
+		}
+		return svc
+	}
+	unverified := records.Contributors{Unverified: []records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}}
+	for _, c := range []struct {
+		name string
+		svc  *v1.Service
+		want records.Contributors
+	}{
+		{"written before the policy, first planned now", written(installed.Add(-time.Minute), ""), unverified},
+		{"written before, its status since", written(installed.Add(-time.Minute), "status"), unverified},
+		{"managedFields stripped", func() *v1.Service { s := authored("web", "dave"); s.ManagedFields = nil; return s }(), unverified},
+		{"written since the policy", written(installed.Add(time.Minute), ""), records.Contributors{Authors: []string{"mallory-says-dave"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if s := f.ServiceSubject(t.Context(), c.svc, records.KindChange); !reflect.DeepEqual(s.contrib, c.want) {
+				t.Errorf("contributors %+v; want %+v", s.contrib, c.want)
+			}
+		})
 	}
 }
 
