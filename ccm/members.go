@@ -16,6 +16,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
@@ -36,7 +37,13 @@ func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes
 		sharing = rep.Members
 	}
 	st, err := l.served(subj, svc, sharing, lb, err)
-	if err != nil {
+	var retry *api.RetryError
+	switch {
+	case err != nil && svc.Namespace != g.Namespace && !errors.As(err, &retry):
+		// A guest is told that its group failed, not the owners' error
+		// (the service controller puts it in the guest's events).
+		return nil, review.GuestError(objectref.Group(g.Namespace, g.Name), err)
+	case err != nil:
 		return nil, err
 	}
 	if err := l.release(ctx, svc); err != nil {
@@ -71,6 +78,7 @@ func (l *loadBalancers) release(ctx context.Context, svc *v1.Service) error {
 		return err
 	}
 	l.board.Removed(ctx, out)
+	l.lifecycle.asks.forget(objectref.Service(svc))
 	l.released.Store(svc.UID, true)
 	return nil
 }
@@ -160,13 +168,15 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		if err == nil {
 			l.groups.remember(g, nil, true)
 			l.board.Removed(ctx, out)
+			l.lifecycle.asks.forget(objectref.Group(g.Namespace, g.Name))
 		}
 		return nil, nil, subj, err
 	}
 	// A member's deletion leaves the group changed (GroupSubject).
 	subj := l.board.GroupSubject(ctx, g, "", rg.Members, caller, kind)
 	var poolID string
-	if primary := renderer.GroupPrimary(rg, l.cfg.Render()); primary != nil {
+	primary := renderer.GroupPrimary(rg, l.cfg.Render())
+	if primary != nil {
 		var err error
 		if poolID, err = l.targetPool(ctx, primary, nodes, l.groupPolicy(g, rg.Members)); err != nil {
 			return nil, nil, subj, err
@@ -186,6 +196,9 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	l.board.Report(ctx, subj, out, err)
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
+	}
+	if err == nil && lb != nil && primary != nil {
+		l.asked(objectref.Group(g.Namespace, g.Name), primary, poolID, lb)
 	}
 	if rep != nil {
 		if lb != nil && lb.Status == "active" && (out.Result == nil || !out.Result.FastPath) {

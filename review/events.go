@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/termsafe"
@@ -36,7 +37,21 @@ func (b *Board) once(key string) bool {
 // Failed records the warning event of a reconcile that failed before the
 // engine planned (an invalid Service): the same reasons as Report gives.
 func (b *Board) Failed(s Subject, err error) {
+	if s.guest != nil {
+		// A guest sees errors about its own objects only: the group's
+		// are its owners'.
+		b.eventf(Subject{ref: objectref.Service(s.guest), event: s.guest}, v1.EventTypeWarning, "GroupFailed", "%v", GuestError(s.ref, err))
+	}
 	b.eventf(s, v1.EventTypeWarning, failedReason(err), "%v", err)
+}
+
+// GuestError is what a guest of group is told of err, a failure of the
+// group's reconcile: that it failed, and where its owners see why.
+func GuestError(group objectref.Ref, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s could not be converged; the events of its namespace %s say why", group.Describe(), group.Namespace)
 }
 
 // reasoned is an error that names its own event reason: the provider's

@@ -1,11 +1,15 @@
 package review
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/renderer"
@@ -74,5 +78,56 @@ func TestMemberReportsChanged(t *testing.T) {
 	front := annotations.Group{Namespace: "shop", Name: "front"}
 	if !m.changed(front, "x") || m.changed(front, "x") || !m.changed(front, "y") {
 		t.Error("changed does not tell a change once")
+	}
+}
+
+// namedEvents records events with the name of their object.
+type namedEvents struct {
+	record.FakeRecorder
+	got []namedEvent
+}
+
+type namedEvent struct{ object, reason, message string }
+
+func (r *namedEvents) Event(obj runtime.Object, _, reason, message string) {
+	m, _ := meta.Accessor(obj)
+	r.got = append(r.got, namedEvent{m.GetNamespace() + "/" + m.GetName(), reason, message})
+}
+
+// A guest's reconcile that converges its group: the group's failure is
+// its owners' (on the home member that sets the load balancer, with the
+// error); the guest is told only that the group failed, naming nothing
+// of the owner's but the namespace its group is in.
+func TestGuestSeesOnlyThatItsGroupFailed(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	rec := &namedEvents{}
+	f.recorder = rec
+	owner := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
+	guest := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api"}}
+	g := annotations.Group{Namespace: "team-a", Name: "front"}
+	s := f.GroupSubject(t.Context(), g, "", []*v1.Service{owner, guest}, guest, "change")
+	f.Failed(s, errors.New("Certificate of another owner: cert-1 of team-a/web"))
+	if len(rec.got) != 2 {
+		t.Fatalf("events: %+v", rec.got)
+	}
+	for _, ev := range rec.got {
+		switch {
+		case ev.reason == "GroupFailed" && ev.object == "team-b/api":
+			if strings.Contains(ev.message, "cert-1") || strings.Contains(ev.message, "team-a/web") || !strings.Contains(ev.message, "load balancer group team-a/front could not be converged") {
+				t.Errorf("the guest is told %q", ev.message)
+			}
+		case ev.reason == "ReconcileFailed" && ev.object == "team-a/web":
+			if !strings.Contains(ev.message, "cert-1") {
+				t.Errorf("the owner is not told why: %q", ev.message)
+			}
+		default:
+			t.Errorf("unexpected event %s on %s: %s", ev.reason, ev.object, ev.message)
+		}
+	}
+	// A home member's reconcile: its own event, as before.
+	rec.got = nil
+	f.Failed(f.GroupSubject(t.Context(), g, "", []*v1.Service{owner, guest}, owner, "change"), errors.New("boom"))
+	if len(rec.got) != 1 || rec.got[0].object != "team-a/web" {
+		t.Errorf("a home member's failure: %+v", rec.got)
 	}
 }

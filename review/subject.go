@@ -30,9 +30,17 @@ type Subject struct {
 	// cause is the Service whose change this is, when the object is
 	// another's (a new target pool): audit lines name it.
 	cause *objectref.Ref
+	// carries are the values of other objects a shared object's plan
+	// carries ("pool all: deregistration delay 1h0m0s asked by Service
+	// team-a/web"): audit lines name them.
+	carries []string
 	// members are a group's member Services: as policy rules see them,
 	// then (set after the reconcile) as its record keeps them.
 	members []*v1.Service
+	// guest is the Service of another namespace whose reconcile this is,
+	// when a guest's reconcile converges its group: the group's events go
+	// to its owners, the guest is told only that it failed.
+	guest *v1.Service
 }
 
 func (s Subject) String() string { return s.ref.String() }
@@ -77,6 +85,13 @@ func (b *Board) CausedBy(ctx context.Context, s Subject, svc *v1.Service) Subjec
 	return s
 }
 
+// Carrying is s carrying values other objects asked of it (a target
+// pool's deregistration delay): audit lines name them and who asked.
+func (s Subject) Carrying(values []string) Subject {
+	s.carries = values
+	return s
+}
+
 // recordObject is the ConfigMap of workspace's record: where the events
 // of an object without a Kubernetes object of its own go.
 func (b *Board) recordObject(workspace string) *v1.ConfigMap {
@@ -97,7 +112,15 @@ func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace
 		s.meta = metav1.ObjectMeta{Labels: members[0].Labels, Annotations: members[0].Annotations}
 	}
 	s.event = b.recordObject(workspace)
-	if caller != nil {
+	switch {
+	case caller != nil && caller.Namespace != g.Namespace:
+		// A guest's reconcile: what the group's plan says is its owners',
+		// on the home member that sets the load balancer.
+		s.guest = caller
+		if len(members) > 0 && members[0].Namespace == g.Namespace {
+			s.event = members[0]
+		}
+	case caller != nil:
 		s.event = caller
 	}
 	if kind == records.KindDestroy && len(members) > 0 {
