@@ -243,7 +243,9 @@ var Definitions = []Definition{
 		Default:  "the cluster's loadBalancer.targetPools.deregistrationDelay (30s unless configured)",
 		Description: "How long a node leaving the load balancer's target pool (drained, tainted for deletion, excluded, shut down or deleted) keeps the connections it has, " +
 			"getting no new ones. A pool is shared by every Service of the same node selection, so it drains for the longest delay any of them asks: " +
-			"a Service can lengthen a shared pool's drain, never shorten it. No effect on a Service that lists its nodes itself (target pools disabled, or no pool for its selection).",
+			"a Service can lengthen a shared pool's drain, never shorten it. The ask is part of the Service's plan (output deregistration_delay_seconds): " +
+			"the pool carries it only once that plan is applied, approved where the apply policy says so (docs/tenancy.md). " +
+			"No effect on a Service that lists its nodes itself (target pools disabled, or no pool for its selection).",
 		Example: "2m",
 		parse: func(v string, lb *LoadBalancer) error {
 			var d time.Duration

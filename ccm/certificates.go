@@ -161,7 +161,7 @@ func (l *loadBalancers) tlsServices() []*v1.Service {
 	var out []*v1.Service
 	for _, obj := range l.groups.services.List() {
 		svc, ok := obj.(*v1.Service)
-		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer || svc.Spec.LoadBalancerClass != nil || svc.DeletionTimestamp != nil ||
+		if !ok || !ours(svc) || svc.DeletionTimestamp != nil ||
 			svc.Annotations[string(annotations.LBTLSSecrets)] == "" || svc.Annotations[string(annotations.LBGroup)] != "" {
 			continue
 		}

@@ -97,9 +97,11 @@ func (gs *groups) of(svc *v1.Service) (annotations.Group, error) {
 	return g, nil
 }
 
-// isMember tells whether svc is a member of g now.
+// isMember tells whether svc is a member of g now: one of this
+// controller's Services (another controller's naming the group changes
+// nothing of it).
 func (gs *groups) isMember(svc *v1.Service, g annotations.Group) bool {
-	if svc.Spec.Type != v1.ServiceTypeLoadBalancer || svc.DeletionTimestamp != nil {
+	if !ours(svc) || svc.DeletionTimestamp != nil {
 		return false
 	}
 	mine, err := gs.of(svc)

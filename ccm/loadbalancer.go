@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
@@ -56,6 +57,9 @@ type loadBalancers struct {
 	released sync.Map
 	// lifecycle decides which nodes the target pools forward to.
 	lifecycle *nodeLifecycle
+	// servicesSynced tells whether the Service informer has synced (nil
+	// until SetInformers).
+	servicesSynced func() bool
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -65,6 +69,14 @@ func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.B
 	gs.records = board.Records
 	gs.refs = newReferences(cfg, api)
 	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg)}
+}
+
+// ours tells whether svc is this controller's to load-balance: the
+// service controller of k8s.io/cloud-provider serves a LoadBalancer
+// Service only without a loadBalancerClass. Another controller's Service
+// reaches nothing shared of this one's (groups, pools).
+func ours(svc *v1.Service) bool {
+	return svc.Spec.Type == v1.ServiceTypeLoadBalancer && svc.Spec.LoadBalancerClass == nil
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at
@@ -146,6 +158,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
+	if err == nil && lb != nil {
+		l.asked(objectref.Service(svc), svc, poolID, lb)
+	}
 	st, err := l.served(subj, svc, nil, lb, err)
 	if err != nil {
 		return nil, err
@@ -222,8 +237,21 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	}
 	if err == nil {
 		l.board.Removed(ctx, out)
+		l.lifecycle.asks.forget(objectref.Service(svc))
 	}
 	return err
+}
+
+// asked records what ref's load balancer, just applied (or found
+// applied) for svc (its primary, for a group), asks of the pool poolID;
+// forwarding to its nodes itself (no pool), it asks nothing.
+func (l *loadBalancers) asked(ref objectref.Ref, svc *v1.Service, poolID string, lb *engine.LoadBalancer) {
+	sel, ok, err := renderer.Selection(svc)
+	if poolID == "" || err != nil || !ok {
+		l.lifecycle.asks.forget(ref)
+		return
+	}
+	l.lifecycle.asks.applied(ref, sel, lb.Delay)
 }
 
 // unlock executes the Service's unlock requests.

@@ -58,8 +58,8 @@ type nodeLifecycle struct {
 	// pool and node; reported is the leaving list last recorded.
 	draining map[string]records.LeavingNode
 	reported []records.LeavingNode
-	// asks is what each Service (ns/name) asks of its pool.
-	asks map[string]serviceDelay
+	// asks are what the applied load balancers ask of their pools.
+	asks poolAsks
 }
 
 // decision is a pool's decision and the delay its departures drain for.
@@ -69,15 +69,17 @@ type decision struct {
 }
 
 func newNodeLifecycle(cfg *cloudconfig.Config) *nodeLifecycle {
-	return &nodeLifecycle{
+	n := &nodeLifecycle{
 		planner:  deregistration.New(cfg.LoadBalancer.TargetPools.Deregistration()),
 		cfg:      cfg,
 		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		said:     map[string]string{},
 		decided:  map[string]decision{},
 		draining: map[string]records.LeavingNode{},
-		asks:     map[string]serviceDelay{},
 	}
+	// A changed ask is applied to the pools like a node change.
+	n.asks.changed = func() { n.queue.AddAfter(poolsKey, nodeBatch) }
+	return n
 }
 
 // watch syncs the pools on every node change, batched.
@@ -107,13 +109,12 @@ func (n *nodeLifecycle) nodes(fallback []*v1.Node) []*v1.Node {
 }
 
 // members decides every pool's targets from all the nodes, the targets
-// the pools have, and the delays their Services ask for.
-func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
+// the pools have, and the delays their applied load balancers ask for.
+func (l *loadBalancers) members(fallback []*v1.Node, delays poolDelays) engine.PoolMembers {
 	return func(sels []string, applied map[string][]string) ([]renderer.Pool, error) {
 		nodes := l.lifecycle.nodes(fallback)
 		round := l.lifecycle.planner.Observe(nodes)
 		l.lifecycle.forgetGone(nodes)
-		delays := l.poolDelays()
 		var pools []renderer.Pool
 		for _, s := range sels {
 			picked, _, err := renderer.PoolNodes(nodes, s, l.cfg.Region)
@@ -136,16 +137,17 @@ func (l *loadBalancers) members(fallback []*v1.Node) engine.PoolMembers {
 				current = nil // a new pool
 			}
 			d := round.Pool(cands, current)
+			delay, askedBy := delays.of(s)
 			kept := l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration
-			if delays[s] != nil {
-				kept = *delays[s]
+			if delay != nil {
+				kept = *delay
 			}
 			l.lifecycle.report(renderer.PoolKey(s), d, kept)
 			l.lifecycle.decide(renderer.PoolKey(s), d, kept)
 			if d.Recheck > 0 {
 				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
 			}
-			pools = append(pools, renderer.Pool{Selection: s, Targets: d.Targets, Delay: delays[s]})
+			pools = append(pools, renderer.Pool{Selection: s, Targets: d.Targets, Delay: delay, AskedBy: askedBy})
 		}
 		return pools, nil
 	}
@@ -276,82 +278,6 @@ func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
 	n.recorder.Event(obj, v1.EventTypeNormal, reason, msg)
 }
 
-// serviceDelay is what one Service asks of its pool: its selection and
-// deregistration delay (nil: the cluster's).
-type serviceDelay struct {
-	selection string
-	delay     *time.Duration
-}
-
-// askDelay keeps what svc asks of its pool (nothing, when it is no
-// load balancer on a pool or its annotations do not parse). Kept per
-// Service as Services change, so a pool's delay costs no parsing at each
-// of the many reconciles a node change causes.
-func (n *nodeLifecycle) askDelay(svc *v1.Service) {
-	key := svc.Namespace + "/" + svc.Name
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.asks, key)
-	if svc.Spec.Type != v1.ServiceTypeLoadBalancer || !svc.DeletionTimestamp.IsZero() {
-		return
-	}
-	sel, ok, err := renderer.Selection(svc)
-	if err != nil || !ok {
-		return
-	}
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return
-	}
-	n.asks[key] = serviceDelay{sel, ann.DeregistrationDelay}
-}
-
-// forgetDelay drops what a deleted Service asked.
-func (n *nodeLifecycle) forgetDelay(obj any) {
-	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-		n.mu.Lock()
-		delete(n.asks, key)
-		n.mu.Unlock()
-	}
-}
-
-// watchServices keeps what every Service asks of its pool.
-func (n *nodeLifecycle) watchServices(inf cache.SharedIndexInformer) error {
-	ask := func(obj any) {
-		if svc, ok := obj.(*v1.Service); ok {
-			n.askDelay(svc)
-		}
-	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    ask,
-		UpdateFunc: func(_, cur any) { ask(cur) },
-		DeleteFunc: n.forgetDelay,
-	})
-	return err
-}
-
-// poolDelays is the deregistration delay of each selection's pool: the
-// longest any of its Services asks for (the cluster's, unless its
-// annotation says otherwise). A Service can lengthen a shared pool's
-// drain, never shorten it.
-func (l *loadBalancers) poolDelays() map[string]*time.Duration {
-	n := l.lifecycle
-	cluster := l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration
-	out := map[string]*time.Duration{}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, a := range n.asks {
-		d := cluster
-		if a.delay != nil {
-			d = *a.delay
-		}
-		if cur := out[a.selection]; cur == nil || d > *cur {
-			out[a.selection] = &d
-		}
-	}
-	return out
-}
-
 // syncNodes applies the pools whenever the nodes change, until ctx ends.
 func (l *loadBalancers) syncNodes(ctx context.Context) {
 	go func() {
@@ -383,9 +309,13 @@ func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	delays, err := l.poolDelays(ctx)
+	if err != nil {
+		return err
+	}
+	subj := l.poolsSubject(j.Key, delays)
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	out, err := l.engine.SyncTargetPools(ctx, l.members(nil), rv)
+	out, err := l.engine.SyncTargetPools(ctx, l.members(nil, delays), rv)
 	if out != nil {
 		l.board.Report(ctx, subj, out, err)
 		l.afterPools(ctx, subj, out, err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -31,9 +30,6 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if err != nil || !ok {
 		return "", err
 	}
-	// What svc asks of its pool, as it is now: the informer's copy may
-	// not have caught up.
-	l.lifecycle.askDelay(svc)
 	has, err := l.engine.HasTargetPool(ctx, sel)
 	if err != nil {
 		return "", fmt.Errorf("target pools: %w", err)
@@ -42,7 +38,11 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if err != nil {
 		return "", err
 	}
-	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	delays, err := l.poolDelays(ctx)
+	if err != nil {
+		return "", err
+	}
+	subj := l.poolsSubject(j.Key, delays)
 	if !has {
 		if why := newPoolRefused(svc.Namespace, sel, pol, len(l.poolsOf(ctx, svc.Namespace)), l.cfg.LoadBalancer.TargetPools.MaxPerNamespace); why != "" {
 			klog.V(2).InfoS("no new target pool: the Service lists its nodes in its own plan", "service", klog.KObj(svc), "selection", sel, "reason", why)
@@ -51,7 +51,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 		subj = l.board.CausedBy(ctx, subj, svc)
 	}
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes), rv)
+	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes, delays), rv)
 	l.board.Report(ctx, subj, out, err)
 	l.afterPools(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
@@ -97,8 +97,8 @@ func (l *loadBalancers) poolsOf(ctx context.Context, ns string) map[string]bool 
 	return out
 }
 
-// selections are the node selections of the load-balanced Services of ns
-// ("": of every namespace), from the informer.
+// selections are the node selections of this controller's Services of
+// ns ("": of every namespace), from the informer.
 func (l *loadBalancers) selections(ns string) []string {
 	if l.groups.services == nil {
 		return nil
@@ -106,7 +106,7 @@ func (l *loadBalancers) selections(ns string) []string {
 	var out []string
 	for _, obj := range l.groups.services.List() {
 		svc, ok := obj.(*v1.Service)
-		if !ok || svc.Spec.Type != v1.ServiceTypeLoadBalancer || (ns != "" && svc.Namespace != ns) {
+		if !ok || !ours(svc) || (ns != "" && svc.Namespace != ns) {
 			continue
 		}
 		if sel, ok, err := renderer.Selection(svc); err == nil && ok {
@@ -136,9 +136,13 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	subj := l.board.PoolsSubject(j.Key, records.KindChange)
+	delays, err := l.poolDelays(ctx)
+	if err != nil {
+		return err
+	}
+	subj := l.poolsSubject(j.Key, delays)
 	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes), rv)
+	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes, delays), rv)
 	if out != nil {
 		l.board.Report(ctx, subj, out, err)
 		l.afterPools(ctx, subj, out, err)

@@ -1,16 +1,10 @@
 package ccm
 
 import (
-	"maps"
 	"strings"
 	"testing"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/cloudconfig"
 )
 
 // A tenant's node selection gets a pool of its own only while the
@@ -36,43 +30,5 @@ func TestNewPoolRefused(t *testing.T) {
 				t.Errorf("newPoolRefused = %q; want %q", got, c.want)
 			}
 		})
-	}
-}
-
-// A pool drains for the longest delay its Services ask for; a Service
-// without the annotation asks for the cluster's. Another selection's
-// Services do not count.
-func TestPoolDelays(t *testing.T) {
-	cfg := &cloudconfig.Config{}
-	cfg.LoadBalancer.TargetPools.DeregistrationDelay = &cloudconfig.Duration{Duration: 30 * time.Second}
-	l := &loadBalancers{cfg: cfg, lifecycle: newNodeLifecycle(cfg)}
-	svc := func(name string, ann map[string]string) *v1.Service {
-		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: ann}, Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
-	}
-	gone := svc("gone", map[string]string{string(annotations.LBDeregistrationDelay): "1h"})
-	changed := svc("changed", map[string]string{string(annotations.LBDeregistrationDelay): "50m"})
-	for _, s := range []*v1.Service{
-		svc("short", map[string]string{string(annotations.LBDeregistrationDelay): "5s"}),
-		svc("plain", nil),
-		svc("web-long", map[string]string{string(annotations.LBDeregistrationDelay): "2m", string(annotations.LBNodeSelector): "role=web"}),
-		svc("web-none", map[string]string{string(annotations.LBDeregistrationDelay): "0s", string(annotations.LBNodeSelector): "role=web"}),
-		svc("db", map[string]string{string(annotations.LBDeregistrationDelay): "1s", string(annotations.LBNodeSelector): "role=db"}),
-		svc("broken", map[string]string{string(annotations.LBDeregistrationDelay): "2h"}),
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cluster-ip", Annotations: map[string]string{string(annotations.LBDeregistrationDelay): "10m"}}},
-		gone, changed,
-	} {
-		l.lifecycle.askDelay(s)
-	}
-	l.lifecycle.forgetDelay(gone)
-	changed = changed.DeepCopy()
-	changed.Annotations = nil
-	l.lifecycle.askDelay(changed)
-	got := map[string]time.Duration{}
-	for sel, d := range l.poolDelays() {
-		got[sel] = *d
-	}
-	want := map[string]time.Duration{"": 30 * time.Second, "role=web": 2 * time.Minute, "role=db": time.Second}
-	if !maps.Equal(got, want) {
-		t.Errorf("poolDelays = %v, want %v", got, want)
 	}
 }

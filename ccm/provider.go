@@ -165,7 +165,8 @@ func newRecorder(client kubernetes.Interface) record.EventRecorder {
 }
 
 // SetInformers gives load balancer groups the service controller's own
-// Service informer, indexed by group: a group's members are one lookup;
+// Service informer, indexed by group: a group's members are one lookup
+// (and the selections of the load balancers applied before a restart);
 // and the node lifecycle the Node informer. Called before the informers
 // start.
 func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
@@ -174,9 +175,7 @@ func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
 		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")
 	}
 	c.lb.groups.services = inf.GetIndexer()
-	if err := c.lb.lifecycle.watchServices(inf); err != nil {
-		klog.ErrorS(err, "cannot watch the Services' deregistration delays; a pool drains for the delay of the Services reconciled since the start")
-	}
+	c.lb.servicesSynced = inf.HasSynced
 	if err := c.lb.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
 		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
 	}

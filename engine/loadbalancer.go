@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -23,6 +25,21 @@ type LoadBalancer struct {
 	Hostname string
 	// Status is provisioning, active or error.
 	Status string
+	// Delay is the deregistration delay its applied configuration asks of
+	// its target pool; nil: none asked (the cluster's).
+	Delay *time.Duration
+}
+
+// AskedDelay reads, from a root module's outputs (an apply's, or a plan
+// record's last apply), the deregistration delay its load balancer asks
+// of its target pool (renderer.DelayOutput); nil when it asks none.
+func AskedDelay(outputs map[string]json.RawMessage) *time.Duration {
+	var secs *int64
+	if err := json.Unmarshal(outputs[renderer.DelayOutput], &secs); err != nil || secs == nil {
+		return nil
+	}
+	d := time.Duration(*secs) * time.Second
+	return &d
 }
 
 func loadBalancerFrom(res *runner.Result) *LoadBalancer {
@@ -35,6 +52,7 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 		IPv6:     res.Output("ipv6"),
 		Hostname: res.Output("hostname"),
 		Status:   res.Output("status"),
+		Delay:    AskedDelay(res.Outputs),
 	}
 }
 

@@ -126,6 +126,9 @@ func (c Change) lines() []string {
 		for _, line := range resourceLines(c.Plan) {
 			add("%s", line)
 		}
+		if line := delayLine(c.Plan); line != "" {
+			add("%s", line)
+		}
 	case c.Old == nil:
 		add("a new load balancer %s (%s) will be created (from the rendering%s)", c.New.Name, c.New.Type, because(c.Fallback))
 	case !c.changes():
@@ -191,6 +194,26 @@ func resourceLines(sp *runner.Speculation) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// delayLine says a change of the deregistration delay the load balancer
+// asks of its shared target pool (renderer.DelayOutput): no resource of
+// the Service's changes, but the pool follows once the plan is applied.
+func delayLine(sp *runner.Speculation) string {
+	if sp.JSON == nil {
+		return ""
+	}
+	c := sp.JSON.OutputChanges[renderer.DelayOutput]
+	if c == nil || c.Actions.NoOp() {
+		return ""
+	}
+	seconds := func(v any) string {
+		if n, ok := v.(float64); ok {
+			return fmt.Sprintf("%gs", n)
+		}
+		return "the cluster's"
+	}
+	return fmt.Sprintf("the deregistration delay asked of the target pool: %s -> %s (the shared pool follows once this plan is applied)", seconds(c.Before), seconds(c.After))
 }
 
 // verbs are the plan actions a reviewer reads, as they read them.

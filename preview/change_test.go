@@ -42,6 +42,15 @@ func TestWarnings(t *testing.T) {
 			outcome: NeedsApproval,
 		},
 		{
+			name: "the delay asked of the pool, under manual",
+			c: Change{Old: shape(false, tcp80), New: shape(false, tcp80), Plan: &runner.Speculation{HasChanges: true,
+				JSON: &tfjson.Plan{OutputChanges: map[string]*tfjson.Change{renderer.DelayOutput: {Actions: tfjson.Actions{tfjson.ActionCreate}, After: float64(3600)}}}},
+				Policy: annotations.ApplyManual, Approvals: 1},
+			want: []string{"the deregistration delay asked of the target pool: the cluster's -> 3600s (the shared pool follows once this plan is applied)",
+				"apply policy manual: the plan waits for 1 approval(s)"},
+			outcome: NeedsApproval,
+		},
+		{
 			name:    "no change",
 			c:       Change{Old: shape(false, tcp80), New: shape(false, tcp80), Plan: &runner.Speculation{}, Policy: annotations.ApplyManual, Approvals: 1},
 			want:    []string{"no cloud change (terraform plan)"},

@@ -103,6 +103,9 @@ func goldenCases() []goldenCase {
 			c.ModulesDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 		})),
 		lbCase("target-pool", testService(), withConfig(func(c *Config) { c.TargetPoolID = "tp-00aa00aa00aa00aa" })),
+		// The delay asked of the pool is an output: reviewed with the plan.
+		lbCase("deregistration-delay", testService(withAnnotations(string(annotations.LBDeregistrationDelay), "2m")),
+			withConfig(func(c *Config) { c.TargetPoolID = "tp-00aa00aa00aa00aa" })),
 		lbCase("https-tls-secrets", httpsService(), withConfig(func(c *Config) { c.Certificates = testCertificates() })),
 		lbCase("https-skip-tls-secrets", httpsService(), withConfig(func(c *Config) { c.SkipTLSSecrets = true })),
 		lbCase("https-certificate-ids", testService(withPorts(
@@ -132,7 +135,7 @@ func goldenCases() []goldenCase {
 			own, same := 2*time.Minute, 45*time.Second
 			return TargetPools([]Pool{
 				{Selection: "", Targets: []string{"i-0a0a0a0a0a0a0a0a"}, Delay: &same},
-				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b"}, Delay: &own},
+				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b"}, Delay: &own, AskedBy: []string{"Service shop/web", "load balancer group shop/front"}},
 			}, withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
 		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},

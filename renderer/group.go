@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -210,7 +211,32 @@ func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (_ *Module, _ 
 		return nil, rep, err
 	}
 	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
+	r.delayOutput(groupDelay(members, rep.Members, cfg.DeregistrationDelay))
 	return newModule(r.bytes(), warnings), rep, nil
+}
+
+// groupDelay is the deregistration delay a group's load balancer asks of
+// its pool: nil when no rendered member sets one, else the longest its
+// rendered members ask (a member without the annotation asks cluster's).
+func groupDelay(members []member, rendered []*corev1.Service, cluster time.Duration) *time.Duration {
+	var out *time.Duration
+	set := false
+	for _, mb := range members {
+		if !slices.Contains(rendered, mb.svc) {
+			continue
+		}
+		d := cluster
+		if mb.ann.DeregistrationDelay != nil {
+			d, set = *mb.ann.DeregistrationDelay, true
+		}
+		if out == nil || d > *out {
+			out = &d
+		}
+	}
+	if !set {
+		return nil
+	}
+	return out
 }
 
 // GroupPrimary is the member whose settings the group's load balancer

@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -179,5 +180,44 @@ func TestGroupNames(t *testing.T) {
 	}
 	if GroupOwnerTags("shop", "g", "c")[TagServiceUID] != "group:shop/g" {
 		t.Error("owner tag")
+	}
+}
+
+// A group asks its pool for the longest delay of its rendered members (a
+// member without the annotation asks the cluster's), none when no member
+// sets one; a member left out asks nothing.
+func TestGroupDelay(t *testing.T) {
+	delay := func(d string) func(*corev1.Service) {
+		return withAnnotations(string(annotations.LBDeregistrationDelay), d)
+	}
+	cfg := withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second })
+	for _, c := range []struct {
+		name    string
+		members []*corev1.Service
+		want    string // "" no output
+	}{
+		{"no member sets it", []*corev1.Service{groupMemberSvc("shop", "a", 0), groupMemberSvc("shop", "b", 1)}, ""},
+		{"the longest of those set", []*corev1.Service{groupMemberSvc("shop", "a", 0, delay("90s")), groupMemberSvc("shop", "b", 1, delay("1m"))}, "90"},
+		{"a shorter ask with a member asking the cluster's", []*corev1.Service{groupMemberSvc("shop", "a", 0, delay("5s")), groupMemberSvc("shop", "b", 1)}, "45"},
+		{"a member left out asks nothing", []*corev1.Service{groupMemberSvc("shop", "a", 0, delay("10s")),
+			groupMemberSvc("shop", "b", 1, delay("1h"), withAnnotations(string(annotations.LBAdoptID), "lb-1"))}, "10"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "g", Members: c.members}, testNodes(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			main := string(m.Files[MainFile])
+			has := strings.Contains(main, `output "`+DelayOutput+`"`)
+			if c.want == "" {
+				if has {
+					t.Fatalf("output rendered:\n%s", main)
+				}
+				return
+			}
+			if !has || !regexp.MustCompile(`value\s+=\s+`+c.want+`\n`).MatchString(main[strings.Index(main, `output "`+DelayOutput+`"`):]) {
+				t.Fatalf("want %s = %s:\n%s", DelayOutput, c.want, main)
+			}
+		})
 	}
 }

@@ -83,6 +83,7 @@ func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Mod
 		return nil, err
 	}
 	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
+	r.delayOutput(ann.DeregistrationDelay)
 	return newModule(r.bytes(), warnings), nil
 }
 

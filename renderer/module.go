@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/example/cloud-provider-example/annotations"
 )
 
 // MainFile is the one file of a rendered root module.
@@ -186,6 +189,25 @@ func (r *root) outputs(module string, outs []output) {
 }
 
 type output struct{ name, description string }
+
+// DelayOutput is the root module output, present when a Service (or a
+// group's member) sets loadbalancer.example.com/deregistration-delay, of
+// the delay its load balancer asks of its target pool: part of the plan,
+// so the ask is reviewed (and applied) like any change before the shared
+// pool carries it.
+const DelayOutput = "deregistration_delay_seconds"
+
+// delayOutput renders DelayOutput when asked is set.
+func (r *root) delayOutput(asked *time.Duration) {
+	if asked == nil {
+		return
+	}
+	r.body.AppendNewline()
+	b := r.body.AppendNewBlock("output", []string{DelayOutput}).Body()
+	b.SetAttributeValue("description", cty.StringVal("The deregistration delay asked of the target pool (annotation "+
+		string(annotations.LBDeregistrationDelay)+"): the pool drains for the longest its applied load balancers ask."))
+	b.SetAttributeValue("value", cty.NumberIntVal(int64(*asked/time.Second)))
+}
 
 func (r *root) bytes() []byte { return hclwrite.Format(r.file.Bytes()) }
 

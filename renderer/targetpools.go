@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -40,6 +41,10 @@ type Pool struct {
 	// Delay is the pool's own deregistration delay, the longest its
 	// Services ask for; nil: the cluster's (Config.DeregistrationDelay).
 	Delay *time.Duration
+	// AskedBy names the load balancers whose applied configuration asks
+	// for Delay ("Service team-a/web"): the rendered module says whose
+	// value a shared pool carries.
+	AskedBy []string
 }
 
 // Selection is the canonical node selection of svc's load balancer ("" for
@@ -111,6 +116,7 @@ func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
 		return nil, err
 	}
 	byKey := map[string]cty.Value{}
+	var notes []string
 	for _, p := range pools {
 		key := PoolKey(p.Selection)
 		if len(p.Selection) > maxTagValue {
@@ -134,11 +140,15 @@ func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
 				return nil, err
 			}
 			attrs["deregistration_delay_seconds"] = cty.NumberIntVal(int64(*d / time.Second))
+			if len(p.AskedBy) > 0 {
+				notes = append(notes, fmt.Sprintf("Pool %s drains for %s, asked by %s.", key, d, strings.Join(slices.Sorted(slices.Values(p.AskedBy)), ", ")))
+			}
 		}
 		byKey[key] = cty.ObjectVal(attrs)
 	}
 	r, err := newModuleRoot(cfg, cfg.TargetPoolsModule, DefaultTargetPoolsModuleSource, heading{
 		about:   "the target pools of cluster " + cfg.ClusterID,
+		notes:   slices.Sorted(slices.Values(notes)),
 		rewrite: "the nodes, or the node selections of the Services, change",
 	})
 	if err != nil {

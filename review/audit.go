@@ -1,6 +1,7 @@
 package review
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -27,6 +28,9 @@ func (b *Board) auditf(s Subject, out *engine.Outcome, e audit.Entry, p *runner.
 	}
 	if s.cause != nil {
 		e.Details = withDetail(e.Details, "cause", s.cause.String())
+	}
+	if len(s.carries) > 0 {
+		e.Details = withDetail(e.Details, "carries", strings.Join(s.carries, "; "))
 	}
 	if err := b.audit.Write(e); err != nil {
 		klog.ErrorS(err, "cannot write audit log")

@@ -291,6 +291,10 @@ func TestTenancy(t *testing.T) {
 			t.Fatalf("load balancers of the group's default name: %+v", l)
 		}
 	})
+
+	// Effects on shared objects (tenancy_effects_test.go).
+	t.Run("a shared pool carries only the delays of applied Services", func(t *testing.T) { e.poolDelaysRow(t, bob) })
+	t.Run("a guest cannot stall the group it joins", func(t *testing.T) { e.guestCannotStallRow(t, alice, bob) })
 }
 
 // approveUntil approves, as u, the plan of svc awaiting approval until
