@@ -56,6 +56,9 @@ type loadBalancers struct {
 	released sync.Map
 	// lifecycle decides which nodes the target pools forward to.
 	lifecycle *nodeLifecycle
+	// consent queues the groups whose guests a ReferenceGrant change
+	// may let in or leave out (consent.go).
+	consent consentQueue
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -64,7 +67,8 @@ func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.B
 	gs := newGroups(cfg)
 	gs.records = board.Records
 	gs.refs = newReferences(cfg, api)
-	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg)}
+	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg),
+		consent: newConsentQueue()}
 }
 
 // GetLoadBalancerName is the annotation's name, else a stable name of at
