@@ -2,6 +2,7 @@ package ccm
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -108,20 +109,31 @@ func (gs *groups) isMember(svc *v1.Service, g annotations.Group) bool {
 	return err == nil && mine == g
 }
 
-// members are g's members now, from the informer, with self as the call
-// gives it (the informer may lag) unless leaving. Unsorted.
-func (gs *groups) members(g annotations.Group, self *v1.Service, leaving bool) []*v1.Service {
-	var objs []any
-	if gs.services != nil {
-		var err error
-		if objs, err = gs.services.ByIndex(groupIndex, g.String()); err != nil {
-			objs = gs.services.List() // no index: every Service
-		}
+// naming are the Services in the informer whose annotation may name g
+// (every Service without the index).
+func (gs *groups) naming(g annotations.Group) []*v1.Service {
+	if gs.services == nil {
+		return nil
+	}
+	objs, err := gs.services.ByIndex(groupIndex, g.String())
+	if err != nil {
+		objs = gs.services.List() // no index: every Service
 	}
 	var out []*v1.Service
 	for _, o := range objs {
-		svc, ok := o.(*v1.Service)
-		if !ok || self != nil && svc.Namespace == self.Namespace && svc.Name == self.Name {
+		if svc, ok := o.(*v1.Service); ok {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// members are g's members now, from the informer, with self as the call
+// gives it (the informer may lag) unless leaving. Unsorted.
+func (gs *groups) members(g annotations.Group, self *v1.Service, leaving bool) []*v1.Service {
+	var out []*v1.Service
+	for _, svc := range gs.naming(g) {
+		if self != nil && svc.Namespace == self.Namespace && svc.Name == self.Name {
 			continue
 		}
 		if gs.isMember(svc, g) {
@@ -156,6 +168,43 @@ func (gs *groups) appliedMember(ctx context.Context, g annotations.Group, svc *v
 
 func isRef(m objectref.Ref, svc *v1.Service) bool {
 	return m.Namespace == svc.Namespace && m.Name == svc.Name && (m.UID == "" || m.UID == string(svc.UID))
+}
+
+// appliedTo are g's members as last applied (and those a waiting plan
+// would apply).
+func (gs *groups) appliedTo(ctx context.Context, g annotations.Group) []objectref.Ref {
+	gs.seed(ctx)
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return slices.Clone(gs.applied[g])
+}
+
+// withGuests are the groups of namespace ("": of every namespace) that
+// have or had members of another namespace: those named by a Service of
+// another namespace (the informer), and those applied with one. Sorted.
+func (gs *groups) withGuests(ctx context.Context, namespace string) []annotations.Group {
+	found := map[annotations.Group]bool{}
+	ours := func(g annotations.Group) bool { return namespace == "" || g.Namespace == namespace }
+	if gs.services != nil {
+		for _, key := range gs.services.ListIndexFuncValues(groupIndex) {
+			ns, name, _ := strings.Cut(key, "/")
+			g := annotations.Group{Namespace: ns, Name: name}
+			if ours(g) && slices.ContainsFunc(gs.naming(g), func(svc *v1.Service) bool { return svc.Namespace != g.Namespace }) {
+				found[g] = true
+			}
+		}
+	}
+	gs.seed(ctx)
+	gs.mu.Lock()
+	for g, ms := range gs.applied {
+		if ours(g) && slices.ContainsFunc(ms, func(m objectref.Ref) bool { return m.Namespace != g.Namespace }) {
+			found[g] = true
+		}
+	}
+	gs.mu.Unlock()
+	out := slices.Collect(maps.Keys(found))
+	slices.SortFunc(out, func(a, b annotations.Group) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }
 
 // seed reads, once, the members of every group record.

@@ -60,6 +60,9 @@ type loadBalancers struct {
 	// servicesSynced tells whether the Service informer has synced (nil
 	// until SetInformers).
 	servicesSynced func() bool
+	// consent queues the groups whose guests a ReferenceGrant change
+	// may let in or leave out (consent.go).
+	consent consentQueue
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -68,7 +71,8 @@ func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.B
 	gs := newGroups(cfg)
 	gs.records = board.Records
 	gs.refs = newReferences(cfg, api)
-	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg)}
+	return &loadBalancers{engine: e, cfg: cfg, board: board, api: api, groups: gs, refs: gs.refs, lifecycle: newNodeLifecycle(cfg),
+		consent: newConsentQueue()}
 }
 
 // ours tells whether svc is this controller's to load-balance: the

@@ -2,15 +2,12 @@ package ccm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
@@ -131,6 +128,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, review.Subject, error) {
 	unlock := l.groups.lock(g)
 	defer unlock()
+	before := l.groups.appliedTo(ctx, g)
 	members := l.groups.members(g, caller, leaving)
 	// A group belongs to its namespace: its load balancer and settings
 	// come from a home member. Without one its guests wait, and the last
@@ -204,8 +202,12 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		if lb != nil && lb.Status == "active" && (out.Result == nil || !out.Result.FastPath) {
 			l.follow(ctx, g, lb, rep.Members, caller)
 		}
-		l.groups.remember(g, rep.Members, err == nil && out.Result != nil)
+		applied := err == nil && out.Result != nil
+		l.groups.remember(g, rep.Members, applied)
 		l.board.ReportMembers(g, rep)
+		if applied {
+			l.withdrawn(ctx, g, lb, before, rg.Members)
+		}
 	}
 	return lb, rep, subj, err
 }
@@ -240,13 +242,7 @@ func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *eng
 		if reflect.DeepEqual(m.Status.LoadBalancer.Ingress, st.Ingress) {
 			continue
 		}
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{"loadBalancer": st}})
-		if err == nil {
-			_, err = l.client.CoreV1().Services(m.Namespace).Patch(ctx, m.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-		}
-		if err != nil {
-			klog.ErrorS(err, "cannot set a group member's load balancer address", "group", g.String(), "service", m.Namespace+"/"+m.Name)
-		}
+		l.patchIngress(ctx, g, m, st)
 	}
 }
 

@@ -129,11 +129,15 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 			dyn = d
 			c.board.WatchApprovals(d, stop)
 		}
-		c.useClients(client, dyn)
+		c.useClients(ctx, client, dyn)
+		// A grant change reconciles the groups it lets guests into or
+		// out of (the leader's work, as every reconcile).
+		c.lb.refs.grants.onChange(c.lb.grantsChanged)
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
 	go c.lb.prunePools(ctx, c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
 	go c.lb.syncNodes(ctx)
+	go c.lb.syncConsent(ctx)
 	if !c.cfg.Review.Drift.Disabled {
 		d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
 		d.groups = c.lb.groups
@@ -145,13 +149,13 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 // useClients gives what reads Kubernetes its clients, once: the webhook
 // (every replica, before leader election) or Initialize (the leader),
 // whichever comes first; later calls keep them, so nothing is written
-// while the webhook reads.
-func (c *cloud) useClients(client kubernetes.Interface, dyn dynamic.Interface) {
+// while the webhook reads. The ReferenceGrants are watched until ctx ends.
+func (c *cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface) {
 	c.clients.Do(func() {
 		c.engine.UseKubernetes(client)
 		c.lb.client, c.tls.client = client, client
 		if dyn != nil {
-			c.lb.refs.useDynamic(dyn)
+			c.lb.refs.watchGrants(ctx, dyn)
 		}
 	})
 }

@@ -9,10 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -29,17 +25,17 @@ import (
 type references struct {
 	authorizer *tenancy.Authorizer
 	certs      ttlCache[map[string]string]
-	grants     ttlCache[[]gatewayv1beta1.ReferenceGrant]
 	lbs        ttlCache[map[string]string]
 	names      ttlCache[map[string]string]
+	// grants are the cluster's ReferenceGrants, watched.
+	grants *grantWatch
 }
 
-// How long what references read is kept: a certificate's tenant tags do
-// not change (they name who uploaded it); a ReferenceGrant given or taken
-// back takes effect within grantsTTL.
+// How long what references read from the cloud is kept: a certificate's
+// tenant tags do not change (they name who uploaded it). ReferenceGrants
+// are watched instead (grantWatch).
 const (
 	certificateTagsTTL = time.Minute
-	grantsTTL          = 5 * time.Second
 	// loadBalancerTagsTTL: a load balancer to adopt is read again each
 	// minute while its Service names it (its tags change once adopted).
 	loadBalancerTagsTTL = time.Minute
@@ -56,7 +52,7 @@ const (
 var referenceGrants = gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")
 
 func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references {
-	r := &references{}
+	r := &references{grants: newGrantWatch()}
 	r.authorizer = &tenancy.Authorizer{
 		ClusterID:       cfg.ClusterID,
 		Shared:          cfg.LoadBalancer.SharedCertificates,
@@ -119,29 +115,12 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// useDynamic lets the references read ReferenceGrants. Without it (or
-// without the CRD in the cluster) no namespace consents.
-func (r *references) useDynamic(dyn dynamic.Interface) {
-	r.authorizer.Grants = func(ctx context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
-		return r.grants.get(ns, grantsTTL, func() ([]gatewayv1beta1.ReferenceGrant, error) {
-			list, err := dyn.Resource(referenceGrants).Namespace(ns).List(ctx, metav1.ListOptions{})
-			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-				return nil, nil // no Gateway API here: nobody consents
-			}
-			if err != nil {
-				return nil, fmt.Errorf("list ReferenceGrants in %s: %w", ns, err)
-			}
-			out := make([]gatewayv1beta1.ReferenceGrant, 0, len(list.Items))
-			for _, item := range list.Items {
-				var g gatewayv1beta1.ReferenceGrant
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &g); err != nil {
-					return nil, fmt.Errorf("ReferenceGrant %s/%s: %w", ns, item.GetName(), err)
-				}
-				out = append(out, g)
-			}
-			return out, nil
-		})
-	}
+// watchGrants lets the references read ReferenceGrants, from a watch
+// that runs until ctx ends (grantWatch). Without it (or without the CRD
+// in the cluster) no namespace consents.
+func (r *references) watchGrants(ctx context.Context, dyn dynamic.Interface) {
+	r.grants.start(ctx, dyn)
+	r.authorizer.Grants = r.grants.read
 }
 
 // authorize decides every reference svc's annotations make; annotations
@@ -156,6 +135,26 @@ func (r *references) authorize(ctx context.Context, svc *v1.Service) error {
 		return nil //nolint:nilerr // the renderer reports bad annotations, with the field
 	}
 	return r.authorizer.Authorize(ctx, objectref.Service(svc), tenancy.References(svc, &lb))
+}
+
+// consent decides only svc's joining a group of another namespace (nil
+// when it names none): whether a guest left out was left out for want of
+// its group's namespace's consent.
+func (r *references) consent(ctx context.Context, svc *v1.Service) error {
+	if r == nil {
+		r = &references{authorizer: &tenancy.Authorizer{}}
+	}
+	lb, err := annotations.Parse(svc.Annotations)
+	if err != nil {
+		return nil //nolint:nilerr // the renderer reports bad annotations, with the field
+	}
+	var groups []tenancy.Reference
+	for _, ref := range tenancy.References(svc, &lb) {
+		if ref.Kind == tenancy.Group {
+			groups = append(groups, ref)
+		}
+	}
+	return r.authorizer.Authorize(ctx, objectref.Service(svc), groups)
 }
 
 // ttlCache keeps values by key for a while. A failed read is not kept:

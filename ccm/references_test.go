@@ -39,7 +39,7 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	cfg := testConfig(t, "")
 	cfg.ClusterID = "test"
 	refs := newReferences(cfg, api)
-	refs.useDynamic(grantsClient(t, "team-a", "team-b", "front"))
+	refs.watchGrants(t.Context(), grantsClient(t, "team-a", "team-b", "front"))
 
 	svc := func(ns string, ann map[string]string) *v1.Service {
 		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: types.UID("u-" + ns), Annotations: ann}}
@@ -87,6 +87,14 @@ func TestReferencesReadTheirSources(t *testing.T) {
 // ReferenceGrant in ns: Services of from may join group.
 func grantsClient(t *testing.T, ns, from, group string) *dynamicfake.FakeDynamicClient {
 	t.Helper()
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{referenceGrants: "ReferenceGrantList"}, grantObject(t, ns, from, group))
+}
+
+// grantObject is a ReferenceGrant "g" in ns: Services of from may join
+// group.
+func grantObject(t *testing.T, ns, from, group string) *unstructured.Unstructured {
+	t.Helper()
 	name := gatewayv1beta1.ObjectName(group)
 	grant, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&gatewayv1beta1.ReferenceGrant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
@@ -97,15 +105,15 @@ func grantsClient(t *testing.T, ns, from, group string) *dynamicfake.FakeDynamic
 		},
 	})
 	must(t, err)
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referenceGrants: "ReferenceGrantList"}, &unstructured.Unstructured{Object: grant})
+	return &unstructured.Unstructured{Object: grant}
 }
 
 // granting is the references of a controller whose cluster holds one
-// ReferenceGrant (see grantsClient), and no cloud.
+// ReferenceGrant (see grantsClient), watched until the test ends, and no
+// cloud.
 func granting(t *testing.T, ns, from, group string) *references {
 	refs := newReferences(testConfig(t, ""), nil)
-	refs.useDynamic(grantsClient(t, ns, from, group))
+	refs.watchGrants(t.Context(), grantsClient(t, ns, from, group))
 	return refs
 }
 

@@ -43,7 +43,7 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 	if err != nil {
 		return fmt.Errorf("webhook: dynamic client: %w", err)
 	}
-	cl.useClients(client, dyn)
+	cl.useClients(ctx, client, dyn)
 	certs, err := webhookCertificates(ctx, cl.cfg, client)
 	if err != nil {
 		return err

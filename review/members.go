@@ -72,6 +72,23 @@ func (b *Board) ReportMembers(g annotations.Group, rep *renderer.GroupReport) {
 	}
 }
 
+// ConsentWithdrawn tells guest, a member of g from another namespace,
+// and g's owner (a home member; nil: none to tell) that g's load balancer
+// was applied without guest because g's namespace no longer consents
+// (reason, in the guest's terms): the guest by the annotation it wrote,
+// in the words of its ReferenceRefused event; the owner naming the guest
+// by its namespace only.
+func (b *Board) ConsentWithdrawn(g annotations.Group, owner, guest *v1.Service, reason string) {
+	b.eventf(Subject{ref: objectref.Service(guest), event: guest}, v1.EventTypeWarning, "ReferenceGrantWithdrawn",
+		"annotation %s: load balancer group %q of namespace %s no longer takes this Service: %s; its listeners left the group's load balancer, and its address is cleared",
+		annotations.LBGroup, g.Name, g.Namespace, reason)
+	if owner != nil {
+		b.eventf(Subject{ref: objectref.Service(owner), event: owner}, v1.EventTypeNormal, "ReferenceGrantWithdrawn",
+			"Load balancer group %s no longer serves %s, a guest: %s; its listeners left the load balancer",
+			g, memberAs(owner, guest), reason)
+	}
+}
+
 // memberAs is how an event on to's Service names member other: by name
 // in to's own namespace; from another namespace, by its namespace only
 // (one tenant's events never name another's objects).

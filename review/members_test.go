@@ -72,6 +72,25 @@ func TestReportMembersAcrossNamespaces(t *testing.T) {
 	}
 }
 
+// A guest whose consent is gone is told in its own namespace, in the
+// words of a refusal; the owner names it by its namespace only.
+func TestConsentWithdrawn(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	owner := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
+	guest := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api"}}
+	f.ConsentWithdrawn(annotations.Group{Namespace: "team-a", Name: "front"}, owner, guest, "namespace team-a has no ReferenceGrant")
+	evs := f.takeEvents()
+	checkEvents(t, evs, []wantEvent{
+		{typ: "Warning", reason: "ReferenceGrantWithdrawn", has: []string{
+			`annotation loadbalancer.example.com/group: load balancer group "front" of namespace team-a no longer takes this Service: namespace team-a has no ReferenceGrant`}},
+		{typ: "Normal", reason: "ReferenceGrantWithdrawn", has: []string{
+			"Load balancer group team-a/front no longer serves a Service of namespace team-b, a guest: namespace team-a has no ReferenceGrant"}},
+	})
+	if text := eventsText(evs); strings.Contains(text, "team-b/api") || strings.Contains(text, "team-a/web") {
+		t.Errorf("an event names another tenant's Service:\n%s", text)
+	}
+}
+
 // memberReports.changed tells a change once.
 func TestMemberReportsChanged(t *testing.T) {
 	var m memberReports

@@ -13,6 +13,7 @@ package tenancy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -122,7 +123,8 @@ type Sources struct {
 	// CertificateTags returns certificate id's tags; found is false when
 	// the cloud has no such certificate.
 	CertificateTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
-	// Grants lists the ReferenceGrants of namespace.
+	// Grants lists the ReferenceGrants of namespace; ErrGrantsUnreadable
+	// while they cannot be read (a refusal, not a failure to decide).
 	Grants func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
 	// LoadBalancerTags returns load balancer id's tags; found is false
 	// when the cloud has no such load balancer.
@@ -150,6 +152,12 @@ const (
 	GrantGroup = "loadbalancer.example.com"
 	GrantKind  = "ServiceGroup"
 )
+
+// ErrGrantsUnreadable is what Grants returns while the ReferenceGrants
+// cannot be read (not listed yet, or the controller may not list them):
+// consent that cannot be read is no consent, so the reference is refused,
+// never decided from grants read before.
+var ErrGrantsUnreadable = errors.New("ReferenceGrants cannot be read")
 
 // Authorize decides every reference from from (a Service); the first
 // refused is returned as a *RefusedError, a failure to read what a rule
@@ -333,6 +341,9 @@ func (a *Authorizer) granted(ctx context.Context, from objectref.Ref, r Referenc
 		return refusal, nil
 	}
 	grants, err := a.Grants(ctx, r.Namespace)
+	if errors.Is(err, ErrGrantsUnreadable) {
+		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", r.Namespace), nil
+	}
 	if err != nil {
 		return "", err
 	}

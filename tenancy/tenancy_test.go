@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -208,6 +209,25 @@ func TestAuthorizeReadFailureDecidesNothing(t *testing.T) {
 	var refused *RefusedError
 	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "cloud down") {
 		t.Fatalf("a failed read must be an error, not a decision: %v", err)
+	}
+}
+
+// Grants that cannot be read refuse: no stale allow, and no error that a
+// retry would turn into the last grants read.
+func TestAuthorizeUnreadableGrantsRefuse(t *testing.T) {
+	a := authorizer(grant("team-a", "team-b", ""))
+	a.Grants = func(context.Context, string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		return nil, fmt.Errorf("list: %w", ErrGrantsUnreadable)
+	}
+	from := objectref.Ref{Kind: objectref.KindService, Namespace: "team-b", Name: "web"}
+	err := a.Authorize(context.Background(), from, []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"}})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cannot read the ReferenceGrants of namespace team-a") {
+		t.Fatalf("unreadable grants: %v, want a refusal saying so", err)
+	}
+	// Its own namespace's group needs no grant.
+	if err := a.Authorize(context.Background(), from, []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-b", Name: "front"}}); err != nil {
+		t.Fatalf("own group with grants unreadable: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -241,8 +242,8 @@ func TestTenancy(t *testing.T) {
 		}
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(grant)
 		must(t, err)
-		_, err = e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("team-a").
-			Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		grants := e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("team-a")
+		_, err = grants.Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
 		must(t, err)
 		// The service controller retries the refused guest with back-off;
 		// an update makes it try now.
@@ -250,6 +251,60 @@ func TestTenancy(t *testing.T) {
 		if got := e.waitIngressIn("team-b", "guest", 90*time.Second).Status.LoadBalancer.Ingress[0].IP; got != ip {
 			t.Fatalf("guest got %s, want the group's %s", got, ip)
 		}
+		guestServed := func(want bool) func() error {
+			return func() error {
+				lb, err := e.cloudLB(ip)
+				if err != nil {
+					return err
+				}
+				got := simtest.Listeners(lb)
+				if slices.ContainsFunc(got, func(l string) bool { return strings.HasPrefix(l, "tcp/8080->") }) != want {
+					return fmt.Errorf("listeners of the owner's load balancer: %v", got)
+				}
+				return nil
+			}
+		}
+		must(t, guestServed(true)())
+
+		// Team-a takes its consent back: the guest's listener leaves the
+		// owner's load balancer within seconds, though neither Service
+		// changed; both sides are told, the guest in its own words.
+		must(t, grants.Delete(ctx(t), grant.Name, metav1.DeleteOptions{}))
+		eventually(t, 10*time.Second, "the guest's port off the owner's load balancer", guestServed(false))
+		e.eventWith(t, "team-b", "guest", "ReferenceGrantWithdrawn",
+			`annotation `+string(annotations.LBGroup)+`: load balancer group "front" of namespace team-a no longer takes this Service: namespace team-a has no ReferenceGrant`)
+		e.eventWith(t, "team-a", "front", "ReferenceGrantWithdrawn", "Load balancer group team-a/front no longer serves a Service of namespace team-b")
+		eventually(t, 30*time.Second, "the guest's address cleared", func() error {
+			cur, err := e.kube.CoreV1().Services("team-b").Get(ctx(t), "guest", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if in := cur.Status.LoadBalancer.Ingress; len(in) > 0 {
+				return fmt.Errorf("the guest shows %v", in)
+			}
+			return nil
+		})
+		// Nothing of team-a's the guest did not write itself: not the
+		// grant, no object of team-a by name (the owner's Service is
+		// team-a/front too).
+		e.noEventMentions(t, "team-b", grant.Name)
+		e.noEventMentions(t, "team-b", "team-a/")
+
+		// Given again: the guest is back, with the group's address, though
+		// nothing of its own changed.
+		_, err = grants.Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		must(t, err)
+		eventually(t, 30*time.Second, "the guest's port back on the owner's load balancer", guestServed(true))
+		if got := e.waitIngressIn("team-b", "guest", 30*time.Second).Status.LoadBalancer.Ingress[0].IP; got != ip {
+			t.Fatalf("guest let in again got %s, want the group's %s", got, ip)
+		}
+
+		// The controller may no longer read ReferenceGrants (its
+		// ClusterRole loses the rule): consent it cannot read is no
+		// consent, never the grants it read before.
+		e.withoutGrantsReading(t)
+		eventually(t, 90*time.Second, "the guest's port off once grants cannot be read", guestServed(false))
+		e.eventWith(t, "team-b", "guest", "ReferenceGrantWithdrawn", "cannot read the ReferenceGrants of namespace team-a")
 	})
 
 	t.Run("a name reserved for or used by another namespace is refused", func(t *testing.T) {
@@ -378,6 +433,43 @@ func (e *env) installReferenceGrants(t testing.TB) {
 	eventually(t, 30*time.Second, "referencegrants served", func() error {
 		_, err := e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("default").List(ctx(t), metav1.ListOptions{})
 		return err
+	})
+}
+
+// withoutGrantsReading takes referencegrants out of the controller's
+// ClusterRole (the chart's) until the test ends.
+func (e *env) withoutGrantsReading(t testing.TB) {
+	t.Helper()
+	readsGrants := func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "referencegrants") }
+	objs, err := chartRBAC()
+	must(t, err)
+	name := ""
+	for _, o := range objs {
+		if cr, ok := o.(*rbacv1.ClusterRole); ok && slices.ContainsFunc(cr.Rules, readsGrants) {
+			name = cr.Name
+		}
+	}
+	if name == "" {
+		t.Fatal("the chart's RBAC has no ClusterRole that reads referencegrants")
+	}
+	roles := e.kube.RbacV1().ClusterRoles()
+	cr, err := roles.Get(ctx(t), name, metav1.GetOptions{})
+	must(t, err)
+	kept := slices.Clone(cr.Rules)
+	cr.Rules = slices.DeleteFunc(cr.Rules, readsGrants)
+	_, err = roles.Update(ctx(t), cr, metav1.UpdateOptions{})
+	must(t, err)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cur, err := roles.Get(c, name, metav1.GetOptions{})
+		if err == nil {
+			cur.Rules = kept
+			_, err = roles.Update(c, cur, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Errorf("restore ClusterRole %s: %v", name, err)
+		}
 	})
 }
 
