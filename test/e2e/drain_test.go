@@ -173,6 +173,17 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 		}
 	}
 
+	// drain-19's 9s reaches its pool once its own plan is applied (the
+	// ask is an output of its root module): one more apply of the pools,
+	// before the drain's.
+	eventually(t, 30*time.Second, "the role=web pool drains for drain-19's 9s", func() error {
+		for _, p := range e.pools() {
+			if p.Tags["k8s.example.com/node-selector"] == "role=web" && p.DeregistrationDelaySeconds != 9 {
+				return fmt.Errorf("%ds", p.DeregistrationDelaySeconds)
+			}
+		}
+		return nil
+	})
 	applies := e.applies()
 	drained := time.Now()
 	e.drainNode("node-b", true)

@@ -178,7 +178,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.eventWith(t, "team-b", "mixed-collide", "ListenerConflict", "Listener tcp/80 is not served: a Service of namespace team-a")
 	addPort(82)
 	eventually(t, 90*time.Second, "alice's new port 82 on her group's load balancer", ports(80, 81, 82))
-	e.noEventMentions(t, "team-b", "team-a/")
+	e.noEventMentions(t, "team-b", "mixed-home") // alice's Service, named only by its namespace
 	if s, err := e.kube.CoreV1().Services("team-b").Get(ctx(t), "mixed-guest", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) != 0 {
 		t.Errorf("the refused guest has an address: %v (%v)", s.Status.LoadBalancer.Ingress, err)
 	}
