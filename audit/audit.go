@@ -90,12 +90,25 @@ func Open(path string, opts ...Option) (*Log, error) {
 	return l, nil
 }
 
-// Redact adds values to redact from now on (a rotated token).
+// Redact adds values to redact from now on, for the Log's life (the API
+// token).
 func (l *Log) Redact(values ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.scrub.add(values...)
 }
+
+// RedactFrom makes values source's to redact (a TLS Secret's key, a
+// rotated credential), in place of those source had, which are redacted
+// one generation more; no values forget source (it is gone).
+func (l *Log) RedactFrom(source string, values ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scrub.set(source, values...)
+}
+
+// Redacted is how many values the Log redacts.
+func (l *Log) Redacted() int { return l.scrub.s.Len() }
 
 // Write appends e as one line (Time defaults to now) and, for a file,
 // syncs it: an audit line must survive a crash right after the apply it

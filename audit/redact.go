@@ -13,6 +13,8 @@ func newScrubber() *scrubber { return &scrubber{s: redact.New()} }
 
 func (s *scrubber) add(values ...string) { s.s.Add(values...) }
 
+func (s *scrubber) set(source string, values ...string) { s.s.Set(source, values...) }
+
 func (s *scrubber) string(v string) string { return s.s.String(v) }
 
 // entry is e with every string scrubbed, Details keys included.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -35,15 +36,50 @@ type admission struct {
 	cfg   *cloudconfig.Config
 	lb    *loadBalancers
 	nodes corelisters.NodeLister
-	// rates are the namespaces' speculative plan budgets, by namespace.
-	rates sync.Map
+	// rates are the namespaces' speculative plan budgets, by namespace,
+	// of those that previewed since their budget would have refilled.
+	mu    sync.Mutex
+	rates map[string]*budget
+}
+
+// budget is a namespace's limiter and when it last spent from it.
+type budget struct {
+	*rate.Limiter
+	used time.Time
 }
 
 // planAllowed spends one of ns's speculative plans (webhook.previewsPerMinute).
+// A budget unused for as long as it takes to refill is full, the same as
+// a new one: it is dropped, so the budgets are those of the namespaces
+// previewing now, not of every namespace that ever did.
 func (a *admission) planAllowed(ns string) bool {
 	w := a.cfg.Webhook
-	l, _ := a.rates.LoadOrStore(ns, rate.NewLimiter(rate.Limit(float64(w.PreviewsPerMinute)/60), w.PreviewBurst))
-	return l.(*rate.Limiter).Allow()
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b, ok := a.rates[ns]
+	if !ok {
+		refill := time.Duration(float64(w.PreviewBurst) / (float64(w.PreviewsPerMinute) / 60) * float64(time.Second))
+		for k, old := range a.rates {
+			if now.Sub(old.used) > refill {
+				delete(a.rates, k)
+			}
+		}
+		if a.rates == nil {
+			a.rates = map[string]*budget{}
+		}
+		b = &budget{Limiter: rate.NewLimiter(rate.Limit(float64(w.PreviewsPerMinute)/60), w.PreviewBurst)}
+		a.rates[ns] = b
+	}
+	b.used = now
+	return b.AllowN(now, 1)
+}
+
+// budgets is how many namespaces' budgets are kept.
+func (a *admission) budgets() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.rates)
 }
 
 // author stamps review.example.com/author (preview.Author).

@@ -63,9 +63,39 @@ type tlsSecrets struct {
 	cfg *cloudconfig.Config
 	// client reads Secrets (nil until Initialize has one).
 	client kubernetes.Interface
-	// redact keeps every private key read out of events and the audit
-	// log (review.Board.Redact).
-	redact func(values ...string)
+	// redact keeps the private key of every TLS Secret read out of events
+	// and the audit log, by Secret (review.Board.RedactFrom; no values:
+	// the Secret is named no more).
+	redact func(source string, values ...string)
+}
+
+// secretSource names a TLS Secret's key among the values redacted.
+func secretSource(namespace, name string) string { return "TLS Secret " + namespace + "/" + name }
+
+// forgetKeys stops redacting the keys of the TLS Secrets svc names that
+// no other Service of this controller names (svc is deleted): what is
+// redacted stays bounded by the Secrets in use.
+func (l *loadBalancers) forgetKeys(svc *v1.Service) {
+	ann, err := annotations.Parse(svc.Annotations)
+	if err != nil || len(ann.TLSSecrets) == 0 {
+		return
+	}
+	named := map[string]bool{}
+	for _, other := range l.tlsServices() {
+		if other.UID == svc.UID {
+			continue
+		}
+		if a, err := annotations.Parse(other.Annotations); err == nil {
+			for _, n := range a.TLSSecrets {
+				named[other.Namespace+"/"+n] = true
+			}
+		}
+	}
+	for _, n := range ann.TLSSecrets {
+		if !named[svc.Namespace+"/"+n] {
+			l.board.RedactFrom(secretSource(svc.Namespace, n))
+		}
+	}
 }
 
 // read is the engine's TLSSource: nil for a Service that names no TLS
@@ -111,7 +141,7 @@ func (t *tlsSecrets) secret(ctx context.Context, namespace, name string) (crt, k
 		return "", "", invalid("is of type %q, not %s", s.Type, v1.SecretTypeTLS)
 	}
 	crt, key = string(s.Data[v1.TLSCertKey]), string(s.Data[v1.TLSPrivateKeyKey])
-	t.redact(key) // before any check can fail
+	t.redact(secretSource(namespace, name), key) // before any check can fail
 	if crt == "" {
 		return "", "", invalid("has no %s", v1.TLSCertKey)
 	}

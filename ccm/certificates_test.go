@@ -64,7 +64,7 @@ func TestTLSSecretsRead(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	src := &tlsSecrets{cfg: f.cfg, client: f.client, redact: f.board.Redact}
+	src := &tlsSecrets{cfg: f.cfg, client: f.client, redact: f.board.RedactFrom}
 	// reason is the reason of the event a reconcile failing with err
 	// records.
 	subj := f.board.ServiceSubject(t.Context(), tlsService("x"), records.KindChange)
@@ -134,7 +134,7 @@ func TestTLSSecretsRead(t *testing.T) {
 	// OpenTofu cannot take certificates: refused before reading anything.
 	cfg := *f.cfg
 	cfg.Terraform.Distribution = "tofu"
-	tofu := &tlsSecrets{cfg: &cfg, client: f.client, redact: f.board.Redact}
+	tofu := &tlsSecrets{cfg: &cfg, client: f.client, redact: f.board.RedactFrom}
 	_, err = tofu.read(context.Background(), tlsService("web-tls"))
 	var cu *CertificatesUnsupportedError
 	if !errors.As(err, &cu) || reason(err) != "CertificatesUnsupported" || !strings.Contains(err.Error(), "Terraform 1.11") {

@@ -50,7 +50,7 @@ type groups struct {
 	refs *references
 
 	mu     sync.Mutex
-	locks  map[annotations.Group]*sync.Mutex
+	locks  map[annotations.Group]*groupLock
 	seeded bool
 	// applied are each group's members as applied (and, while a plan
 	// waits, those it would apply).
@@ -64,20 +64,36 @@ func newGroups(cfg *cloudconfig.Config) *groups {
 	return &groups{cfg: cfg, applied: map[annotations.Group][]objectref.Ref{}}
 }
 
-// lock serialises g's reconciles; it returns the unlock.
+// lock serialises g's reconciles; it returns the unlock. A group's lock
+// is kept while someone holds or waits for it, so the locks are those of
+// the groups reconciling now, not of every group ever named.
 func (gs *groups) lock(g annotations.Group) func() {
 	gs.mu.Lock()
 	if gs.locks == nil {
-		gs.locks = map[annotations.Group]*sync.Mutex{}
+		gs.locks = map[annotations.Group]*groupLock{}
 	}
 	m := gs.locks[g]
 	if m == nil {
-		m = &sync.Mutex{}
+		m = &groupLock{}
 		gs.locks[g] = m
 	}
+	m.users++
 	gs.mu.Unlock()
 	m.Lock()
-	return m.Unlock
+	return func() {
+		m.Unlock()
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		if m.users--; m.users == 0 {
+			delete(gs.locks, g)
+		}
+	}
+}
+
+// groupLock is a group's lock and how many hold or wait for it (gs.mu).
+type groupLock struct {
+	sync.Mutex
+	users int
 }
 
 // of is the group svc asks for, zero for none; an error when its

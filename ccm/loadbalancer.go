@@ -107,10 +107,26 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 		}
 	}
 	lb, exists, err := l.engine.GetLoadBalancer(ctx, svc)
-	if err != nil || !exists {
-		return nil, exists, err
+	switch {
+	case err != nil:
+		return nil, false, err
+	case !exists && leaving(svc):
+		// On "does not exist" the service controller drops a leaving
+		// Service's finalizer without EnsureLoadBalancerDeleted: a plan
+		// awaiting approval, a record, a workspace would be kept for
+		// ever. A leaving Service is always deleted through it (with
+		// nothing in its state, that costs no terraform).
+		return &v1.LoadBalancerStatus{}, true, nil
+	case !exists:
+		return nil, false, nil
 	}
 	return status(lb, svc, nil), true, nil
+}
+
+// leaving: svc is being deleted, or is no longer this controller's to
+// load-balance.
+func leaving(svc *v1.Service) bool {
+	return svc.DeletionTimestamp != nil || !ours(svc)
 }
 
 // policy is the stricter of the cluster's and the Service's apply policy.
@@ -242,6 +258,8 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err == nil {
 		l.board.Removed(ctx, out)
 		l.lifecycle.asks.forget(objectref.Service(svc))
+		l.released.Delete(svc.UID)
+		l.forgetKeys(svc)
 	}
 	return err
 }

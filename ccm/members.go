@@ -166,6 +166,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		if err == nil {
 			l.groups.remember(g, nil, true)
 			l.board.Removed(ctx, out)
+			l.board.GroupRemoved(g)
 			l.lifecycle.asks.forget(objectref.Group(g.Namespace, g.Name))
 		}
 		return nil, nil, subj, err

@@ -172,7 +172,7 @@ func (c *metadataCache) sweep(now time.Time) {
 	c.nextSweep = now.Add(c.ttl)
 }
 
-// size is the number of entries, expired ones included (for tests).
+// size is the number of entries, expired ones included (example_ccm_memory_entries).
 func (c *metadataCache) size() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -223,6 +223,14 @@ func (l *loadBalancers) afterPools(ctx context.Context, subj review.Subject, out
 			delete(n.said, key)
 		}
 	}
+	// A pool gone (pruned) says nothing any more.
+	for key := range n.said {
+		if pool, ok := strings.CutPrefix(key, "\x00empty\x00"); ok {
+			if _, decided := n.decided[pool]; !decided {
+				delete(n.said, key)
+			}
+		}
+	}
 	n.decided = map[string]decision{}
 	leaving := append(waiting, slices.Collect(maps.Values(n.draining))...)
 	slices.SortFunc(leaving, func(a, b records.LeavingNode) int {

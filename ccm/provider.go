@@ -84,7 +84,7 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		return nil, fmt.Errorf("review.auditLog: %w", err)
 	}
 	board := review.New(cfg, log)
-	tls := &tlsSecrets{cfg: cfg, redact: board.Redact}
+	tls := &tlsSecrets{cfg: cfg, redact: board.RedactFrom}
 	eng, api, err := newEngine(ctx, cfg, board, tls)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	if cfg.LoadBalancer.Groups.CrossNamespace {
 		klog.InfoS("loadBalancer.groups.crossNamespace is retired and ignored: a namespace consents to Services of another joining its load balancer groups with a ReferenceGrant (docs/tenancy.md)")
 	}
-	return &cloud{
+	c := &cloud{
 		cfg:       cfg,
 		engine:    eng,
 		board:     board,
@@ -101,7 +101,9 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		instances: inst,
 		lb:        newLoadBalancers(eng, cfg, board, api),
 		routes:    newRoutes(eng, cfg, inst, board),
-	}, nil
+	}
+	c.trackMemory()
+	return c, nil
 }
 
 // Initialize starts the background workers; they stop with stop.
@@ -160,9 +162,16 @@ func (c *cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn
 	})
 }
 
+// eventCorrelations bounds the event correlator's caches (aggregation,
+// spam filter, counts: client-go's default is 4,096 keys each). The
+// controller's events carry plan ids, so nearly every one is a new key:
+// the caches only fill, and 512 keys cover the objects changing within
+// the spam filter's and the aggregation's windows.
+const eventCorrelations = 512
+
 // newRecorder records events on Services and the route set.
 func newRecorder(client kubernetes.Interface) record.EventRecorder {
-	b := record.NewBroadcaster()
+	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelations}))
 	b.StartStructuredLogging(4)
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})

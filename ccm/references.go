@@ -160,11 +160,17 @@ func (r *references) consent(ctx context.Context, svc *v1.Service) error {
 // ttlCache keeps values by key for a while. A failed read is not kept:
 // the last value read stands in for it (a passing fault of the cloud or
 // the API server must not flip a group's membership), and without one
-// the read's error is returned.
+// the read's error is returned. It holds what was read within twice its
+// ttl (a stand-in older than that is no answer), at most ttlCacheSize
+// keys: tenants choose the keys (annotation values), so it is bounded by
+// neither the objects nor time otherwise.
 type ttlCache[V any] struct {
 	mu sync.Mutex
 	m  map[string]cached[V]
 }
+
+// ttlCacheSize bounds each ttlCache; past it the oldest read goes.
+const ttlCacheSize = 4096
 
 type cached[V any] struct {
 	v  V
@@ -180,16 +186,45 @@ func (c *ttlCache[V]) get(key string, ttl time.Duration, read func() (V, error))
 	}
 	v, err := read()
 	if err != nil {
-		if ok {
+		if ok && time.Since(e.at) < 2*ttl {
 			return e.v, nil
 		}
 		return v, err
 	}
+	now := time.Now()
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]cached[V]{}
 	}
-	c.m[key] = cached[V]{v: v, at: time.Now()}
-	c.mu.Unlock()
+	if _, had := c.m[key]; !had {
+		c.evict(now, ttl)
+	}
+	c.m[key] = cached[V]{v: v, at: now}
 	return v, nil
+}
+
+// evict drops what was read more than twice ttl ago and, while the cache
+// is full, the oldest read (c.mu held).
+func (c *ttlCache[V]) evict(now time.Time, ttl time.Duration) {
+	for k, e := range c.m {
+		if now.Sub(e.at) >= 2*ttl {
+			delete(c.m, k)
+		}
+	}
+	for len(c.m) >= ttlCacheSize {
+		oldest, at := "", now
+		for k, e := range c.m {
+			if !e.at.After(at) {
+				oldest, at = k, e.at
+			}
+		}
+		delete(c.m, oldest)
+	}
+}
+
+func (c *ttlCache[V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }

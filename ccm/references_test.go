@@ -3,6 +3,7 @@ package ccm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -137,8 +138,40 @@ func TestTTLCache(t *testing.T) {
 	if v, _ := c.get("x", time.Hour, read); v != 3 {
 		t.Fatalf("after a failed read: %d, want a new read", v)
 	}
-	// A failed read of a key read before stands on the last value.
-	if v, err := c.get("x", 0, func() (int, error) { return 0, errors.New("down") }); err != nil || v != 3 {
+	// A failed read of a key read before stands on the last value, for
+	// twice the ttl.
+	down := func() (int, error) { return 0, errors.New("down") }
+	c.m["x"] = cached[int]{v: 3, at: time.Now().Add(-90 * time.Second)}
+	if v, err := c.get("x", time.Minute, down); err != nil || v != 3 {
 		t.Fatalf("a failed re-read: %d, %v; want the last value", v, err)
+	}
+	c.m["x"] = cached[int]{v: 3, at: time.Now().Add(-3 * time.Minute)}
+	if _, err := c.get("x", time.Minute, down); err == nil {
+		t.Fatal("a value read more than twice the ttl ago stood in for a failed read")
+	}
+}
+
+// A ttlCache holds what was read within twice its ttl, and at most
+// ttlCacheSize keys, the oldest read going first.
+func TestTTLCacheBounded(t *testing.T) {
+	var c ttlCache[int]
+	one := func() (int, error) { return 1, nil }
+	for i := range ttlCacheSize + 10 {
+		if _, err := c.get(fmt.Sprint(i), time.Hour, one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.len(); n != ttlCacheSize {
+		t.Fatalf("%d keys, want %d", n, ttlCacheSize)
+	}
+	if _, kept := c.m["0"]; kept {
+		t.Error("the oldest read was kept")
+	}
+	c.m["old"] = cached[int]{v: 1, at: time.Now().Add(-3 * time.Hour)}
+	if _, err := c.get("new", time.Hour, one); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := c.m["old"]; kept {
+		t.Error("a read older than twice the ttl was kept")
 	}
 }

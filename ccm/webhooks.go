@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/internal/ccmmetrics"
 	"github.com/example/cloud-provider-example/webhook"
 )
 
@@ -50,6 +51,7 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	a := &admission{cfg: cl.cfg, lb: cl.lb, nodes: factory.Core().V1().Nodes().Lister()}
+	ccmmetrics.Track("webhook", func() map[string]int { return map[string]int{"webhook_preview_budgets": a.budgets()} })
 	factory.Start(ctx.Done())
 	addr, done, err := webhook.Start(ctx, webhook.Options{
 		Addr:         cl.cfg.Webhook.Address,

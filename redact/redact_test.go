@@ -158,3 +158,29 @@ func BenchmarkNewAndString(b *testing.B) {
 		_ = s.String(text)
 	}
 }
+
+// A source's values replace its earlier ones, which are scrubbed one
+// generation more and then no longer held: the values held are bounded by
+// the sources, not by how often each rotated.
+func TestSetKeepsOneGeneration(t *testing.T) {
+	s := redact.New("api-token-1")
+	for i := range 100 {
+		s.Set("secret/shop/web-tls", fmt.Sprintf("key-%03d", i))
+	}
+	if got := s.Len(); got != 3 {
+		t.Errorf("%d values held after 100 rotations, want 3 (the token, the key and the one before)", got)
+	}
+	if got := s.String("key-099 key-098 key-097 api-token-1"); got != redact.Marker+" "+redact.Marker+" key-097 "+redact.Marker {
+		t.Errorf("scrubbed %q", got)
+	}
+	if s.Set("secret/shop/web-tls", "key-099") {
+		t.Error("setting the same values changed something")
+	}
+	s.Forget("secret/shop/web-tls")
+	if got := s.Len(); got != 1 {
+		t.Errorf("%d values held after Forget, want the token", got)
+	}
+	if got := s.String("key-099 api-token-1"); got != "key-099 "+redact.Marker {
+		t.Errorf("scrubbed %q after Forget", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/lru"
 
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
@@ -32,8 +33,9 @@ type Board struct {
 	self string
 
 	// said remembers one-time messages (an ignored approval, a retired
-	// annotation) already reported.
-	said sync.Map
+	// annotation) already reported: the newest saidSize of them.
+	saidMu sync.Mutex
+	said   *lru.Cache
 
 	redactor redactor
 	// warm answers the first record reads after a start.
@@ -45,7 +47,7 @@ type Board struct {
 // New is the board of a controller running cfg; log may be nil (no
 // audit log). It records nothing until Connect.
 func New(cfg *cloudconfig.Config, log *audit.Log) *Board {
-	return &Board{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager",
+	return &Board{cfg: cfg, audit: log, recorder: &record.FakeRecorder{}, self: "example-cloud-controller-manager", said: lru.New(saidSize),
 		approvals: newApprovals(cfg.Review.Namespace, cfg.Review.Approvals.Required, cfg.Review.Approvals.PolicyPropagation.Duration), redactor: redactor{secrets: redact.New()}}
 }
 

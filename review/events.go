@@ -28,10 +28,20 @@ func (b *Board) eventf(s Subject, typ, reason, format string, args ...any) {
 	}
 }
 
+// saidSize bounds the one-time messages remembered: one of them older
+// than the newest saidSize may be said again (an event or audit line
+// repeated), never lost.
+const saidSize = 4096
+
 // once reports a message the first time it is seen.
 func (b *Board) once(key string) bool {
-	_, seen := b.said.LoadOrStore(key, true)
-	return !seen
+	b.saidMu.Lock()
+	defer b.saidMu.Unlock()
+	if _, seen := b.said.Get(key); seen {
+		return false
+	}
+	b.said.Add(key, true)
+	return true
 }
 
 // Failed records the warning event of a reconcile that failed before the

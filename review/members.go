@@ -1,6 +1,7 @@
 package review
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,25 +18,35 @@ import (
 // member's events say it, once per change: every member's reconcile
 // renders the group again.
 
-// memberReports keeps what was last said of each group's members.
+// memberReports keeps a digest of what was last said of each group's
+// members, for the groups that exist (GroupRemoved forgets one).
 type memberReports struct {
 	mu       sync.Mutex
-	reported map[annotations.Group]string
+	reported map[annotations.Group][sha256.Size]byte
 }
 
-// changed tells whether what is said of g's members (a digest) differs
-// from what was said last, and keeps it.
+// changed tells whether what is said of g's members differs from what
+// was said last, and keeps its digest.
 func (m *memberReports) changed(g annotations.Group, said string) bool {
+	sum := sha256.Sum256([]byte(said))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.reported == nil {
-		m.reported = map[annotations.Group]string{}
+		m.reported = map[annotations.Group][sha256.Size]byte{}
 	}
-	if m.reported[g] == said {
+	if last, ok := m.reported[g]; ok && last == sum {
 		return false
 	}
-	m.reported[g] = said
+	m.reported[g] = sum
 	return true
+}
+
+// GroupRemoved forgets what was said of g's members: its load balancer is
+// destroyed (its last member left).
+func (b *Board) GroupRemoved(g annotations.Group) {
+	b.members.mu.Lock()
+	defer b.members.mu.Unlock()
+	delete(b.members.reported, g)
 }
 
 // ReportMembers tells each member of g what became of it in rep, when

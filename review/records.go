@@ -217,6 +217,7 @@ func (b *Board) Removed(ctx context.Context, out *engine.Outcome) {
 	if out.Applied == nil || !out.Applied.HasChanges {
 		b.deleteRecord(ctx, out.Workspace) // nothing was left to destroy
 	}
+	b.phases.set(out.Workspace, "") // the workspace is gone, whatever it had
 }
 
 func (b *Board) deleteRecord(ctx context.Context, workspace string) {

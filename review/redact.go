@@ -25,12 +25,24 @@ type redactor struct {
 	secrets     *redact.Scrubber
 }
 
-// Redact keeps secret values (the API token, a TLS private key) out of
-// events and the audit log.
+// Redact keeps secret values (the API token) out of events and the audit
+// log, for the controller's life.
 func (b *Board) Redact(values ...string) {
 	b.redactor.secrets.Add(values...)
 	if b.audit != nil {
 		b.audit.Redact(values...)
+	}
+}
+
+// RedactFrom keeps source's secret values (a TLS Secret's private key, the
+// backend's credentials) out of events and the audit log, in place of
+// those source had (kept one generation more: a renewed key, a rotated
+// credential); no values forget source. Each source holds at most two
+// generations, so what is redacted is bounded by the sources that exist.
+func (b *Board) RedactFrom(source string, values ...string) {
+	b.redactor.secrets.Set(source, values...)
+	if b.audit != nil {
+		b.audit.RedactFrom(source, values...)
 	}
 }
 
@@ -52,6 +64,6 @@ func (b *Board) redactCredentials() {
 		return
 	}
 	if r.at.CompareAndSwap(last, time.Now().UnixNano()) {
-		b.Redact(r.credentials()...)
+		b.RedactFrom("state backend credentials", r.credentials()...)
 	}
 }

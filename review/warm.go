@@ -34,6 +34,9 @@ func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace s
 		for _, r := range all {
 			w.byWS[r.Workspace] = r
 		}
+		// The records no object read (deleted while the controller was
+		// down) are not kept past warmFor.
+		time.AfterFunc(warmFor, w.drop)
 	}
 	if time.Since(w.listed) > warmFor {
 		w.byWS, w.read = nil, nil
@@ -49,4 +52,11 @@ func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace s
 	delete(w.byWS, workspace)
 	w.read[workspace] = true
 	return r, nil
+}
+
+// drop forgets the List: it answers no more.
+func (w *warmRecords) drop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byWS, w.read = nil, nil
 }

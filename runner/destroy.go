@@ -98,6 +98,7 @@ func (r *Runner) forgetWorkspace(w *workspace, job Job) error {
 		return fmt.Errorf("workspace %s: remove directory: %w", w.key, err)
 	}
 	r.forgetPreview(w.key)
+	known.Forget(w.source())
 	r.mu.Lock()
 	delete(r.ws, w.key)
 	if job.Owner != "" {

@@ -33,7 +33,8 @@ func (e *Error) Error() string {
 	return known.String(msg)
 }
 
-// known holds every secret value registered by any Runner (Runner.secrets).
+// known holds the secret values of every live workspace of any Runner
+// (workspace.source), each forgotten with its workspace.
 var known = redact.New()
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -77,8 +77,26 @@ func parseHeldLock(text string) (heldLock, bool) {
 // lockAge is how long the lock has been held as far as we can tell: since
 // its Created time, or since this runner first ran into the same lock ID.
 func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
-	first, _ := r.lockSeen.LoadOrStore(w.key+"/"+li.ID, time.Now())
-	age := time.Since(first.(time.Time))
+	now := time.Now()
+	r.lockMu.Lock()
+	key := w.key + "/" + li.ID
+	first, ok := r.lockSeen[key]
+	if !ok {
+		// A lock seen twice StaleLockAge ago was forced open then, or
+		// released: its sighting is dropped.
+		for k, t := range r.lockSeen {
+			if now.Sub(t) > 2*r.cfg.StaleLockAge {
+				delete(r.lockSeen, k)
+			}
+		}
+		if r.lockSeen == nil {
+			r.lockSeen = map[string]time.Time{}
+		}
+		first = now
+		r.lockSeen[key] = first
+	}
+	r.lockMu.Unlock()
+	age := now.Sub(first)
 	if !li.Created.IsZero() && time.Since(li.Created) > age {
 		age = time.Since(li.Created)
 	}
@@ -139,7 +157,9 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 		if uerr := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, li.ID) }); uerr != nil {
 			return s, errors.Join(e, w.newError("force-unlock", uerr, nil))
 		}
-		r.lockSeen.Delete(w.key + "/" + li.ID)
+		r.lockMu.Lock()
+		delete(r.lockSeen, w.key+"/"+li.ID)
+		r.lockMu.Unlock()
 		if r.OnForceUnlock != nil {
 			r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrGone: the job's object was destroyed by this runner (its workspace
@@ -63,11 +64,11 @@ func (r *Runner) acquireGuarded(ctx context.Context, job Job, guard func(context
 func (r *Runner) checkTombstone(job Job) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	owner, ok := r.tombstones[job.Key]
+	t, ok := r.tombstones[job.Key]
 	switch {
 	case !ok:
 		return nil
-	case owner == job.Owner:
+	case t.owner == job.Owner:
 		return fmt.Errorf("workspace %s: %w", job.Key, ErrGone)
 	default:
 		delete(r.tombstones, job.Key)
@@ -75,10 +76,30 @@ func (r *Runner) checkTombstone(job Job) error {
 	}
 }
 
-// bury leaves a tombstone for a forgotten workspace (r.mu held).
+// tombstoneAge is how long a tombstone stands: longer than any late
+// reconcile of a deleted object (the service controller retries a key
+// within 5 minutes, and forgets a deleted one; a drift check of an object
+// gone since its sweep listed it is skipped by its guard), so that the
+// tombstones are bounded by the deletions of the last minutes, not by
+// every deletion since the start.
+const tombstoneAge = 10 * time.Minute
+
+type tombstone struct {
+	owner string
+	at    time.Time
+}
+
+// bury leaves a tombstone for a forgotten workspace, and clears those
+// older than tombstoneAge (r.mu held).
 func (r *Runner) bury(key, owner string) {
-	if r.tombstones == nil {
-		r.tombstones = map[string]string{}
+	now := time.Now()
+	for k, t := range r.tombstones {
+		if now.Sub(t.at) > tombstoneAge {
+			delete(r.tombstones, k)
+		}
 	}
-	r.tombstones[key] = owner
+	if r.tombstones == nil {
+		r.tombstones = map[string]tombstone{}
+	}
+	r.tombstones[key] = tombstone{owner: owner, at: now}
 }

@@ -83,13 +83,17 @@ type Runner struct {
 	// previews are the speculative plans' directories, by key (Speculate).
 	previews map[string]*workspace
 	// tombstones are the workspaces destroyed and forgotten, by key, with
-	// their owner: nothing re-creates them (see acquireJob).
-	tombstones map[string]string
+	// their owner, for tombstoneAge: nothing re-creates them (see
+	// acquireJob).
+	tombstones map[string]tombstone
 
 	version versionCache
 
-	procs    sync.Map // op -> *atomic.Int64
-	lockSeen sync.Map // workspace/lockID -> time first seen
+	procs sync.Map // op -> *atomic.Int64
+	// lockSeen is when this runner first ran into each lock held by
+	// someone else (workspace/lockID), for twice StaleLockAge.
+	lockMu   sync.Mutex
+	lockSeen map[string]time.Time
 
 	// OnForceUnlock, if set, is told about every stale lock forced open
 	// (for the audit log).
@@ -332,8 +336,9 @@ func (r *Runner) Processes() map[string]int64 {
 
 // secrets lists the secret values a workspace's terraform may echo: every
 // value of the runner's and the job's environment (backend credentials,
-// the provider's token). They are also registered process-wide, so an
-// Error built without diagnostics is scrubbed too (see Error.Error).
+// the provider's token). A workspace also registers them process-wide,
+// as long as it lives, so an Error built without diagnostics is scrubbed
+// too (see Error.Error).
 func (r *Runner) secrets(job map[string]string, extra ...string) []string {
 	var out []string
 	for _, v := range extra {
@@ -348,6 +353,5 @@ func (r *Runner) secrets(job map[string]string, extra ...string) []string {
 			}
 		}
 	}
-	known.Add(out...)
 	return out
 }

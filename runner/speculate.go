@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
@@ -18,6 +19,12 @@ import (
 // (previewDir/<key>), takes no state lock, writes no state, no record and
 // no saved plan that could be applied, and never creates a state (a
 // named workspace that does not exist yet is ErrNoState).
+
+// previewIdle is how long a preview directory is kept unused: an edit
+// previewed again soon (kubectl diff, then apply) finds it initialised;
+// a replica that only previews (its leader destroys the objects) keeps
+// those of the objects edited lately, not of every object ever edited.
+const previewIdle = 15 * time.Minute
 
 // previewDir holds the speculative plans' directories; validKey refuses
 // keys starting with '.', so it never is a workspace.
@@ -101,21 +108,41 @@ func (r *Runner) Speculate(ctx context.Context, job Job) (*Speculation, error) {
 // previewWorkspace is the preview directory of key: a workspace of its
 // own, never one of r.ws, so its files and init are never the object's.
 func (r *Runner) previewWorkspace(key string) (*workspace, error) {
+	r.evictPreviews(key)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	now := time.Now()
 	if w, ok := r.previews[key]; ok {
+		w.used = now
 		return w, nil
 	}
 	dir := filepath.Join(r.cfg.WorkDir, previewDir, key)
 	if err := os.MkdirAll(filepath.Join(dir, metaDir), 0o700); err != nil {
 		return nil, fmt.Errorf("preview %s: %w", key, err)
 	}
-	w := &workspace{key: key, dir: dir, speculative: true}
+	w := &workspace{key: key, dir: dir, speculative: true, used: now}
 	if r.previews == nil {
 		r.previews = map[string]*workspace{}
 	}
 	r.previews[key] = w
 	return w, nil
+}
+
+// evictPreviews removes the preview directories, but key's, unused for
+// previewIdle (no preview runs there: one takes seconds).
+func (r *Runner) evictPreviews(key string) {
+	now := time.Now()
+	r.mu.Lock()
+	var idle []string
+	for k, w := range r.previews {
+		if k != key && now.Sub(w.used) > previewIdle {
+			idle = append(idle, k)
+		}
+	}
+	r.mu.Unlock()
+	for _, k := range idle {
+		r.forgetPreview(k)
+	}
 }
 
 // forgetPreview removes key's preview directory with its workspace, once
@@ -129,6 +156,7 @@ func (r *Runner) forgetPreview(key string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 	}
+	known.Forget(previewSource(key))
 	if err := os.RemoveAll(filepath.Join(r.cfg.WorkDir, previewDir, key)); err != nil {
 		klog.ErrorS(err, "Cannot remove a preview directory", "workspace", key)
 	}

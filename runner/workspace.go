@@ -50,8 +50,9 @@ type workspace struct {
 	slot     *slot
 	reattach *tfexec.ReattachOption
 	// speculative: a preview directory (Speculate), which must not create
-	// a state.
+	// a state. used is when a preview last asked for it (r.mu).
 	speculative bool
+	used        time.Time
 	// share is the Share of the last job run here, for the operations
 	// that name only the workspace (read before mu is taken).
 	share atomic.Pointer[string]
@@ -71,6 +72,17 @@ func (w *workspace) lastShare() string {
 func (w *workspace) sanitize(s string) string {
 	return strings.TrimSpace(redact.New(w.secrets...).String(s))
 }
+
+// source names the workspace's secrets in the process-wide scrubber
+// (known): a preview directory's apart from its object's.
+func (w *workspace) source() string {
+	if w.speculative {
+		return previewSource(w.key)
+	}
+	return "workspace/" + w.key
+}
+
+func previewSource(key string) string { return "preview/" + key }
 
 func (w *workspace) meta(name string) string { return filepath.Join(w.dir, metaDir, name) }
 
@@ -135,6 +147,7 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 	}
 	w.slot.setEnv(env)
 	w.secrets = r.secrets(job.Env, job.Secrets...)
+	known.Set(w.source(), w.secrets...)
 	fp, err := initFingerprint(job.Files, lock, job.Env)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", w.key, err)

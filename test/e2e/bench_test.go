@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -397,4 +398,66 @@ func BenchmarkPreview(b *testing.B) {
 	b.ReportMetric(q(with, 50), "update-webhooks-p50-s")
 	b.ReportMetric(q(without, 50), "update-no-webhooks-p50-s")
 	b.ReportMetric(q(with, 50)/q(without, 50), "update-ratio")
+}
+
+// memoryServices are the numbers of Services BenchmarkMemoryPerObject
+// measures the controller at: $EXAMPLE_MEMORY_SERVICES, comma-separated,
+// default 100 (make memory: 100,1000,3000).
+func memoryServices(b *testing.B) []int {
+	var out []int
+	for _, f := range strings.Split(cmp.Or(os.Getenv("EXAMPLE_MEMORY_SERVICES"), "100"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || len(out) > 0 && n <= out[len(out)-1] {
+			b.Fatalf("EXAMPLE_MEMORY_SERVICES=%q: want increasing counts", os.Getenv("EXAMPLE_MEMORY_SERVICES"))
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// BenchmarkMemoryPerObject: the controller's memory in the steady state
+// (every Service served, nothing planned any more) with more and more
+// Services, and what each one more costs: live heap and heap in use after
+// a GC, and RSS.
+func BenchmarkMemoryPerObject(b *testing.B) {
+	o := benchOptions()
+	o.provisionDelay, o.lbPublicPrefix = 10*time.Millisecond, netip.MustParsePrefix("198.18.0.0/16")
+	e := newEnv(b, o)
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	var last sample
+	created := 0
+	for _, n := range memoryServices(b) {
+		inParallel(n-created, 20, func(i int) {
+			_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(fmt.Sprintf("m%05d", created+i), 80), metav1.CreateOptions{})
+			if err != nil {
+				b.Error(err)
+			}
+		})
+		for i := created; i < n; i++ {
+			e.waitIngressFast(fmt.Sprintf("m%05d", i), 20*time.Minute)
+		}
+		// Steady: no terraform process for 5 s.
+		procs, since := e.procs.Total(b), time.Now()
+		eventuallyEvery(b, 5*time.Minute, time.Second, "the controller idle for 5 s", func() error {
+			if p := e.procs.Total(b); p != procs {
+				procs, since = p, time.Now()
+			}
+			if time.Since(since) < 5*time.Second {
+				return fmt.Errorf("a terraform process %s ago", time.Since(since).Round(time.Second))
+			}
+			return nil
+		})
+		s := e.sampleCCM(b)
+		b.ReportMetric(s.heap, fmt.Sprintf("live-heap-MiB@%d", n))
+		b.ReportMetric(s.heapInUse, fmt.Sprintf("heap-in-use-MiB@%d", n))
+		b.ReportMetric(s.rss, fmt.Sprintf("rss-MiB@%d", n))
+		if created > 0 {
+			per := func(f func(sample) float64) float64 { return (f(s) - f(last)) * 1024 / float64(n-created) }
+			b.ReportMetric(per(func(s sample) float64 { return s.heap }), fmt.Sprintf("live-heap-KiB/service@%d-%d", created, n))
+			b.ReportMetric(per(func(s sample) float64 { return s.rss }), fmt.Sprintf("rss-KiB/service@%d-%d", created, n))
+		}
+		b.Logf("%d Services: live heap %.1f MiB, heap in use %.1f MiB, RSS %.1f MiB; in-memory structures:\n%s", n, s.heap, s.heapInUse, s.rss, entriesTable(last, s))
+		last, created = s, n
+	}
 }

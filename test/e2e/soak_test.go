@@ -21,73 +21,117 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// soakOps is how many terraform processes the soak runs through one
-// controller: EXAMPLE_SOAK=full (make soak) at least 5,000, else (make
-// test) a short run that still shows a leak of the kind that was fixed
-// (~0.4 MiB per process) many times over its bound.
-func soakOps() (ops int64, full bool) {
-	if os.Getenv("EXAMPLE_SOAK") == "full" {
-		return 5000, true
+// soakMode is the soak's length: EXAMPLE_SOAK=full (make soak) at least
+// 5,000 terraform processes of rolling Services; long (make soak-long)
+// at least 20,000, most of them drift checks of many objects with other
+// changes mixed in (a day of a controller's life, compressed); else
+// (make test) a short run that still shows a leak of the kind that was
+// fixed (~0.4 MiB per process) many times over its bound.
+func soakMode() (ops int64, mode string) {
+	switch os.Getenv("EXAMPLE_SOAK") {
+	case "full":
+		return 5000, "full"
+	case "long":
+		return 20000, "long"
 	}
-	return 500, false
+	return 500, "short"
 }
 
 // Bounds on growth per terraform process, after warm-up.
 const (
-	soakHeapSlope = 0.02 // MiB of heap in use (after a GC)
-	soakRSSSlope  = 0.02 // MiB resident
+	// soakHeapSlope: MiB of live heap (HeapAlloc after a GC). A holder of
+	// 300 bytes per process would reach 1 GiB in about 3.5 million
+	// processes: over a year of drift checks of 1,000 Services.
+	soakHeapSlope = 0.0003
+	soakRSSSlope  = 0.02 // MiB resident (the allocator keeps what it freed)
 	soakGoSlope   = 0.01 // goroutines
 	soakFDSlope   = 0.01 // open files
 	// soakWarmup is the share of the run left out of the slopes: caches,
 	// pools and the first workspaces fill up there.
 	soakWarmup = 0.25
+	// soakLongServices are the long soak's Services that live throughout
+	// (drift-checked), and soakLongDrift their drift interval.
+	soakLongServices = 100
+	soakLongDrift    = "10s"
+	// soakSteadyPort is the first port of the steady Services (those of
+	// the rolling ones are below).
+	soakSteadyPort = 10000
 )
 
 // sample is the controller process at one point of the soak.
 type sample struct {
-	ops             int64 // terraform processes so far (from the OS)
-	rss, heap       float64
-	goroutines, fds float64
+	ops                  int64 // terraform processes so far (from the OS)
+	rss, heap, heapInUse float64
+	goroutines, fds      float64
+	entries              map[string]float64 // example_ccm_memory_entries
 }
 
 // TestSoak runs one controller through creates, updates and deletes of
 // rolling sets of Services and shared load balancers (groups), and fails
-// if its memory, goroutines or open files grow with the work done. Figures
-// are printed; make soak runs the full length (docs/terraform-workflow.md#soak).
+// if its memory, goroutines or open files grow with the work done; the
+// long profile drift-checks many Services the while. Figures are printed,
+// with the heap profile's diff between warm-up and end by allocation
+// site; make soak and make soak-long run the full lengths
+// (docs/terraform-workflow.md#memory).
 func TestSoak(t *testing.T) {
-	target, full := soakOps()
+	target, mode := soakMode()
 	o := benchOptions()
 	o.provisionDelay = 10 * time.Millisecond
+	if mode == "long" {
+		o.driftInterval = soakLongDrift
+	}
 	e := newEnv(t, o)
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	svcs := e.kube.CoreV1().Services("default")
 
+	var steady []soakService
+	if mode == "long" {
+		for i := range soakLongServices {
+			s := lbService(fmt.Sprintf("steady-%03d", i), soakSteadyPort+int32(i))
+			_, err := svcs.Create(ctx(t), s, metav1.CreateOptions{})
+			must(t, err)
+			steady = append(steady, soakService{name: s.Name, port: s.Spec.Ports[0].Port})
+		}
+		e.waitSoakRound(steady, nil)
+	}
+
 	const window = 3 // rounds a Service lives
 	var alive []soakService
 	var samples []sample
 	profiles := soakProfiles(t)
-	var warmProfile string
+	var warmProfile, halfProfile string
 	start := time.Now()
 	for round := 0; e.procs.Total(t) < target; round++ {
 		var want []soakService
-		// Two Services of their own and one group member join.
-		for i, group := range []string{"", "", fmt.Sprintf("soak-g%d", round%2)} {
+		// Two Services of their own and one group member join (the
+		// long profile: one of each).
+		joins := []string{"", "", fmt.Sprintf("soak-g%d", round%2)}
+		if mode == "long" {
+			joins = joins[1:]
+		}
+		for i, group := range joins {
 			s := lbService(fmt.Sprintf("soak-%d-%d", round, i), 2000+int32(round%1000))
 			if group != "" {
 				s.Annotations = map[string]string{string(annotations.LBGroup): group}
 			}
 			_, err := svcs.Create(ctx(t), s, metav1.CreateOptions{})
 			must(t, err)
-			want = append(want, soakService{s.Name, round, s.Spec.Ports[0].Port})
+			want = append(want, soakService{name: s.Name, round: round, port: s.Spec.Ports[0].Port, member: group != ""})
 		}
-		// One Service of the previous round changes its port.
+		// One Service of the previous round changes its port (the long
+		// profile: a steady one too).
 		for i := range alive {
-			if alive[i].round == round-1 && !strings.HasSuffix(alive[i].name, "-2") {
+			if alive[i].round == round-1 && !alive[i].member {
 				alive[i].port += 1000
 				must(t, retryUpdate(t, e, alive[i].name, alive[i].port))
 				break
 			}
+		}
+		if len(steady) > 0 {
+			s := &steady[round%len(steady)]
+			s.port = soakSteadyPort + (s.port-soakSteadyPort+soakLongServices)%4000
+			must(t, retryUpdate(t, e, s.name, s.port))
 		}
 		// The Services of window rounds ago leave (one of them a group member).
 		var gone []string
@@ -100,14 +144,18 @@ func TestSoak(t *testing.T) {
 			return true
 		})
 		alive = append(alive, want...)
-		e.waitSoakRound(alive, gone)
+		e.waitSoakRound(slices.Concat(alive, steady), gone)
 		samples = append(samples, e.sampleCCM(t))
-		if warmProfile == "" && float64(samples[len(samples)-1].ops) >= soakWarmup*float64(target) {
+		ops := float64(samples[len(samples)-1].ops)
+		if warmProfile == "" && ops >= soakWarmup*float64(target) {
 			warmProfile = e.heapProfile(t, profiles, "warm")
 		}
+		if halfProfile == "" && ops >= float64(target)/2 {
+			halfProfile = e.heapProfile(t, profiles, "half")
+		}
 	}
-	endProfile := e.heapProfile(t, profiles, "end")
 	elapsed := time.Since(start)
+	endProfile := e.heapProfile(t, profiles, "end")
 
 	// The controller counted what the OS saw.
 	m, err := e.scrape(t)
@@ -119,39 +167,79 @@ func TestSoak(t *testing.T) {
 	warm := samples[int(float64(len(samples))*soakWarmup)]
 	tail := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < warm.ops })
 	last := samples[len(samples)-1]
-	slope := func(f func(sample) float64) float64 { return leastSquaresSlope(tail, f) }
 	rows := []struct {
 		name  string
 		f     func(sample) float64
 		bound float64
 	}{
-		{"heap in use (MiB, after GC)", func(s sample) float64 { return s.heap }, soakHeapSlope},
+		{"live heap (MiB, after GC)", func(s sample) float64 { return s.heap }, soakHeapSlope},
+		{"heap in use (MiB, after GC)", func(s sample) float64 { return s.heapInUse }, 0},
 		{"RSS (MiB)", func(s sample) float64 { return s.rss }, soakRSSSlope},
 		{"goroutines", func(s sample) float64 { return s.goroutines }, soakGoSlope},
 		{"open files", func(s sample) float64 { return s.fds }, soakFDSlope},
 	}
-	t.Logf("soak: %d terraform processes (%v) in %d rounds, %s; %d samples, slopes over the last %d (from process %d)",
-		last.ops, e.procs.Counts(t), len(samples), elapsed.Round(time.Second), len(samples), len(tail), warm.ops)
+	t.Logf("soak (%s): %d terraform processes (%v) in %d rounds, %s; %d samples, slopes over the last %d (from process %d)",
+		mode, last.ops, e.procs.Counts(t), len(samples), elapsed.Round(time.Second), len(samples), len(tail), warm.ops)
 	t.Logf("%-28s %10s %10s %14s %10s", "", "at warm-up", "at end", "slope per op", "bound")
 	for _, r := range rows {
-		s := slope(r.f)
-		t.Logf("%-28s %10.1f %10.1f %14.5f %10.3f", r.name, r.f(warm), r.f(last), s, r.bound)
-		if s > r.bound {
-			t.Errorf("%s grows %.4f per terraform process after warm-up (bound %.3f): from %.1f to %.1f over %d processes",
+		s := leastSquaresSlope(tail, r.f)
+		bound := "-"
+		if r.bound > 0 {
+			bound = fmt.Sprintf("%.4f", r.bound)
+		}
+		t.Logf("%-28s %10.1f %10.1f %14.5f %10s", r.name, r.f(warm), r.f(last), s, bound)
+		if r.bound > 0 && s > r.bound {
+			t.Errorf("%s grows %.5f per terraform process after warm-up (bound %.4f): from %.1f to %.1f over %d processes",
 				r.name, s, r.bound, r.f(warm), r.f(last), last.ops-warm.ops)
 		}
 	}
 	t.Logf("peak RSS (VmHWM) of the soaked controller: %.1f MiB", e.ccmRSSMiB())
+	t.Logf("in-memory structures (example_ccm_memory_entries) at warm-up and at end:\n%s", entriesTable(warm, last))
 	t.Logf("heap in use, end minus warm-up, by allocation site (go tool pprof -top -diff_base %s %s):\n%s",
 		warmProfile, endProfile, heapDiff(t, warmProfile, endProfile))
+	if mode == "long" {
+		e.soakPlateau(t, samples, halfProfile, endProfile)
+	}
 	if t.Failed() {
 		// What grew: the controller's open files by kind and its goroutines.
 		t.Logf("open files by target:\n%s", e.openFiles(t))
 		t.Logf("goroutines:\n%s", e.debugGet(t, "/debug/pprof/goroutine?debug=1"))
 	}
-	if full {
-		fmt.Printf("soak: %d terraform processes in %s\n", last.ops, elapsed.Round(time.Second))
+	if mode != "short" {
+		fmt.Printf("soak (%s): %d terraform processes in %s\n", mode, last.ops, elapsed.Round(time.Second))
 	}
+}
+
+// soakPlateau: over a long run, memory levels off. The live heap's slope
+// over the last third is under the bound, the heap at the end is within
+// 10% of the heap at half-way, and no in-memory structure ends larger
+// than at half-way (but for a few entries of objects in flight).
+func (e *env) soakPlateau(t *testing.T, samples []sample, halfProfile, endProfile string) {
+	last := samples[len(samples)-1]
+	third := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < last.ops*2/3 })
+	half := samples[slices.IndexFunc(samples, func(s sample) bool { return s.ops >= last.ops/2 })]
+	if s := leastSquaresSlope(third, func(s sample) float64 { return s.heap }); s > soakHeapSlope {
+		t.Errorf("live heap grows %.5f MiB per terraform process over the last third (bound %.4f)", s, soakHeapSlope)
+	}
+	t.Logf("live heap at half-way (process %d): %.1f MiB; at the end (process %d): %.1f MiB", half.ops, half.heap, last.ops, last.heap)
+	if last.heap > 1.1*half.heap {
+		t.Errorf("live heap at the end (%.1f MiB) is more than 10%% over the heap at half-way (%.1f MiB)", last.heap, half.heap)
+	}
+	for k, end := range last.entries {
+		if h := half.entries[k]; end > h*1.1+10 {
+			t.Errorf("%s grew from %.0f entries at half-way to %.0f at the end", k, h, end)
+		}
+	}
+	t.Logf("heap in use, end minus half-way, by allocation site:\n%s", heapDiff(t, halfProfile, endProfile))
+}
+
+// entriesTable lists the structures of example_ccm_memory_entries.
+func entriesTable(a, b sample) string {
+	var out strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(b.entries)) {
+		fmt.Fprintf(&out, "%-32s %8.0f %8.0f\n", k, a.entries[k], b.entries[k])
+	}
+	return out.String()
 }
 
 // retryUpdate sets the port of Service default/name (the controller
@@ -170,11 +258,14 @@ func retryUpdate(t *testing.T, e *env, name string, port int32) error {
 	}
 }
 
-// soakService is a Service the soak keeps alive for a few rounds.
+// soakService is a Service the soak keeps alive for a few rounds (or,
+// steady, throughout).
 type soakService struct {
 	name  string
 	round int
 	port  int32
+	// member: of a load balancer group.
+	member bool
 }
 
 // waitSoakRound waits until every live Service has its address and its
@@ -222,7 +313,7 @@ func (e *env) waitSoakRound(alive []soakService, gone []string) {
 // sampleCCM reads the controller's RSS and open files from /proc, and its
 // heap in use (after a GC the profile handler runs) and goroutines from its
 // debug endpoints.
-func (e *env) sampleCCM(t *testing.T) sample {
+func (e *env) sampleCCM(t testing.TB) sample {
 	t.Helper()
 	pid := e.ccm.Process.Pid
 	var s sample
@@ -234,7 +325,11 @@ func (e *env) sampleCCM(t *testing.T) sample {
 	must(t, err)
 	s.fds = float64(len(fds))
 	heap := e.debugGet(t, "/debug/pprof/heap?debug=1&gc=1")
-	s.heap = memStat(t, heap, "# HeapInuse = ") / (1 << 20)
+	s.heap = memStat(t, heap, "# HeapAlloc = ") / (1 << 20)
+	s.heapInUse = memStat(t, heap, "# HeapInuse = ") / (1 << 20)
+	page, err := e.scrape(t)
+	must(t, err)
+	s.entries = memoryEntries(page)
 	gr := e.debugGet(t, "/debug/pprof/goroutine?debug=1")
 	first, _, _ := strings.Cut(gr, "\n")
 	n, err := strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
@@ -272,7 +367,7 @@ func (e *env) openFiles(t *testing.T) string {
 }
 
 // debugGet reads one of the controller's debug endpoints.
-func (e *env) debugGet(t *testing.T, path string) string {
+func (e *env) debugGet(t testing.TB, path string) string {
 	t.Helper()
 	body, err := e.adminGet(t, path)
 	must(t, err)
@@ -280,7 +375,7 @@ func (e *env) debugGet(t *testing.T, path string) string {
 }
 
 // memStat finds a runtime.MemStats line of a debug=1 heap profile.
-func memStat(t *testing.T, profile, prefix string) float64 {
+func memStat(t testing.TB, profile, prefix string) float64 {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(profile))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -357,4 +452,22 @@ func heapDiff(t *testing.T, base, end string) string {
 		t.Errorf("go tool pprof: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// memoryEntries reads example_ccm_memory_entries{structure} off a
+// /metrics page.
+func memoryEntries(page string) map[string]float64 {
+	out := map[string]float64{}
+	const name = "example_ccm_memory_entries{structure=\""
+	for _, line := range strings.Split(page, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok {
+			continue
+		}
+		k, v, ok := strings.Cut(rest, "\"} ")
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); ok && err == nil {
+			out[k] = f
+		}
+	}
+	return out
 }

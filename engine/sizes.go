@@ -1,0 +1,16 @@
+package engine
+
+// Sizes are the entries of the engine's in-memory structures and its
+// runner's, each bounded (docs/terraform-workflow.md#memory): the objects
+// it converges (live ones: a deleted object is forgotten with its
+// destroy) and the node selections with a target pool.
+func (e *Engine) Sizes() map[string]int {
+	out := e.runner.Sizes()
+	e.objects.mu.Lock()
+	out["engine_objects"] = len(e.objects.m)
+	e.objects.mu.Unlock()
+	e.pools.mu.Lock()
+	out["engine_pool_selections"] = len(e.pools.set)
+	e.pools.mu.Unlock()
+	return out
+}
