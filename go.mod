@@ -9,6 +9,7 @@ require (
 	github.com/aws/smithy-go v1.28.1
 	github.com/google/cel-go v0.23.2
 	github.com/google/go-cmp v0.7.0
+	github.com/google/pprof v0.0.0-20241029153458-d1b30febd7db
 	github.com/hashicorp/go-cleanhttp v0.5.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.7.0

@@ -52,8 +52,10 @@ type options struct {
 	lockTimeout    string // default 20s
 	staleLockAge   string // default 30s
 	provisionDelay time.Duration
-	// extraArgs are appended to the CCM's flags.
+	// extraArgs are appended to the CCM's flags; extraEnv to its
+	// environment.
 	extraArgs []string
+	extraEnv  []string
 	// rules are the policy rules (review.policy.rules); nil means none,
 	// unless shippedRules asks for the controller's defaults.
 	rules        []map[string]any
@@ -102,6 +104,7 @@ type env struct {
 	api     *exampleapi.Client
 	ccmBin  string
 	args    []string
+	ccmEnv  []string
 	ccm     *exec.Cmd
 	ccmLog  string
 	// stateDir holds local state files (state: local).
@@ -305,6 +308,7 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	e.args = append(e.args, syncs...)
 	e.args = append(e.args, o.extraArgs...)
+	e.ccmEnv = o.extraEnv
 	e.startCCM()
 	e.waitLeader()
 	// The CCM runs the distribution asked for: it logs the one it found.
@@ -348,7 +352,7 @@ func (e *env) startReplica(args []string) (*exec.Cmd, string) {
 	logf, err := os.Create(logPath)
 	must(t, err)
 	cmd := exec.Command(e.ccmBin, args...)
-	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace) // as the Deployment's downward API
+	cmd.Env = append(append(os.Environ(), "POD_NAMESPACE="+namespace), e.ccmEnv...) // as the Deployment's downward API
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must(t, cmd.Start())

@@ -9,16 +9,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // The effect rows of TestTenancy (docs/tenancy.md): what a tenant's
@@ -104,19 +100,8 @@ func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 // namespace, and alice's next port is applied too.
 func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.installReferenceGrants(t)
-	name := gatewayv1beta1.ObjectName("mixed")
-	grant := &gatewayv1beta1.ReferenceGrant{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-b-joins-mixed"},
-		Spec: gatewayv1beta1.ReferenceGrantSpec{
-			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: "team-b"}},
-			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &name}},
-		},
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(grant)
-	must(t, err)
-	_, err = e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("team-a").
-		Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	grant, grants := e.groupGrant(t, "team-a", "team-b-joins-mixed", "team-b", "mixed")
+	_, err := grants.Create(ctx(t), grant, metav1.CreateOptions{})
 	must(t, err)
 
 	home := lbService("mixed-home", 80)

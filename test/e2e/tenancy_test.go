@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -231,19 +232,8 @@ func TestTenancy(t *testing.T) {
 		// Team-a consents (its owner, here the admin, grants team-b's
 		// Services): the guest joins.
 		e.installReferenceGrants(t)
-		name := gatewayv1beta1.ObjectName("front")
-		grant := &gatewayv1beta1.ReferenceGrant{
-			TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "team-b-joins-front"},
-			Spec: gatewayv1beta1.ReferenceGrantSpec{
-				From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: "team-b"}},
-				To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &name}},
-			},
-		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(grant)
-		must(t, err)
-		grants := e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("team-a")
-		_, err = grants.Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		grant, grants := e.groupGrant(t, "team-a", "team-b-joins-front", "team-b", "front")
+		_, err = grants.Create(ctx(t), grant, metav1.CreateOptions{})
 		must(t, err)
 		// The service controller retries the refused guest with back-off;
 		// an update makes it try now.
@@ -269,7 +259,7 @@ func TestTenancy(t *testing.T) {
 		// Team-a takes its consent back: the guest's listener leaves the
 		// owner's load balancer within seconds, though neither Service
 		// changed; both sides are told, the guest in its own words.
-		must(t, grants.Delete(ctx(t), grant.Name, metav1.DeleteOptions{}))
+		must(t, grants.Delete(ctx(t), grant.GetName(), metav1.DeleteOptions{}))
 		eventually(t, 10*time.Second, "the guest's port off the owner's load balancer", guestServed(false))
 		e.eventWith(t, "team-b", "guest", "ReferenceGrantWithdrawn",
 			`annotation `+string(annotations.LBGroup)+`: load balancer group "front" of namespace team-a no longer takes this Service: namespace team-a has no ReferenceGrant`)
@@ -287,12 +277,12 @@ func TestTenancy(t *testing.T) {
 		// Nothing of team-a's the guest did not write itself: not the
 		// grant, no object of team-a by name (the owner's Service is
 		// team-a/front too).
-		e.noEventMentions(t, "team-b", grant.Name)
+		e.noEventMentions(t, "team-b", grant.GetName())
 		e.noEventMentions(t, "team-b", "team-a/")
 
 		// Given again: the guest is back, with the group's address, though
 		// nothing of its own changed.
-		_, err = grants.Create(ctx(t), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		_, err = grants.Create(ctx(t), grant, metav1.CreateOptions{})
 		must(t, err)
 		eventually(t, 30*time.Second, "the guest's port back on the owner's load balancer", guestServed(true))
 		if got := e.waitIngressIn("team-b", "guest", 30*time.Second).Status.LoadBalancer.Ingress[0].IP; got != ip {
@@ -421,6 +411,24 @@ func (e *env) certificateServedOnlyBy(t testing.TB, id, ip string) {
 			}
 		}
 	}
+}
+
+// groupGrant is a ReferenceGrant in ns letting Services of namespace
+// from join its load balancer group, and the client of ns's grants as the
+// admin (who speaks for every namespace here).
+func (e *env) groupGrant(t testing.TB, ns, name, from, group string) (*unstructured.Unstructured, dynamic.ResourceInterface) {
+	t.Helper()
+	g := gatewayv1beta1.ObjectName(group)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&gatewayv1beta1.ReferenceGrant{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: gatewayv1beta1.Namespace(from)}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &g}},
+		},
+	})
+	must(t, err)
+	return &unstructured.Unstructured{Object: obj}, e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace(ns)
 }
 
 // installReferenceGrants installs Gateway API's ReferenceGrant CRD (the
