@@ -27,8 +27,8 @@ import (
 // 5,000 terraform processes of rolling Services; long (make soak-long)
 // at least 20,000, most of them drift checks of many objects with other
 // changes mixed in (a day of a controller's life, compressed); else
-// (make test) a short run that still shows a leak of the kind that was
-// fixed (~0.4 MiB per process) many times over its bound.
+// (make test) a short run with looser bounds that still fails on a leak
+// of the kind that was fixed (2.5 KiB per process).
 func soakMode() (ops int64, mode string) {
 	switch os.Getenv("EXAMPLE_SOAK") {
 	case "full":
@@ -41,13 +41,22 @@ func soakMode() (ops int64, mode string) {
 
 // Bounds on growth per terraform process, after warm-up.
 const (
-	// soakHeapSlope: MiB of live heap (HeapAlloc after a GC). A holder of
-	// 300 bytes per process would reach 1 GiB in about 3.5 million
-	// processes: over a year of drift checks of 1,000 Services.
+	// soakHeapSlope: MiB of live heap (HeapAlloc after a GC), in make
+	// soak and make soak-long. A holder of 300 bytes per process would
+	// reach 1 GiB in about 3.5 million processes: over a year of drift
+	// checks of 1,000 Services.
 	soakHeapSlope = 0.0003
 	soakRSSSlope  = 0.02 // MiB resident (the allocator keeps what it freed)
-	soakGoSlope   = 0.01 // goroutines
-	soakFDSlope   = 0.01 // open files
+	// The short soak's ~375 processes after warm-up are too few for the
+	// tight bounds: caches still fill there and one GC's timing moves
+	// the slope by ~0.0005 MiB (measured: -0.00014 to 0.00067 over five
+	// runs, RSS up to 0.021). Its bounds catch a holder of 2 KiB per
+	// process (the leak issue 39 fixed was 2.5 KiB); make soak holds
+	// the tight ones.
+	soakShortHeapSlope = 0.002
+	soakShortRSSSlope  = 0.06
+	soakGoSlope        = 0.01 // goroutines
+	soakFDSlope        = 0.01 // open files
 	// soakWarmup is the share of the run left out of the slopes: caches,
 	// pools and the first workspaces fill up there.
 	soakWarmup = 0.25
@@ -174,16 +183,20 @@ func TestSoak(t *testing.T) {
 	warm := samples[int(float64(len(samples))*soakWarmup)]
 	tail := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < warm.ops })
 	last := samples[len(samples)-1]
+	heapSlope, rssSlope := soakHeapSlope, soakRSSSlope
+	if mode == "short" {
+		heapSlope, rssSlope = soakShortHeapSlope, soakShortRSSSlope
+	}
 	rows := []struct {
 		name  string
 		f     func(sample) float64
 		bound float64
 	}{
-		{"live heap but the correlators", func(s sample) float64 { return s.heap - s.correlators }, soakHeapSlope},
+		{"live heap but the correlators", func(s sample) float64 { return s.heap - s.correlators }, heapSlope},
 		{"event correlators (MiB)", func(s sample) float64 { return s.correlators }, 0},
 		{"live heap (MiB, after GC)", func(s sample) float64 { return s.heap }, 0},
 		{"heap in use (MiB, after GC)", func(s sample) float64 { return s.heapInUse }, 0},
-		{"RSS (MiB)", func(s sample) float64 { return s.rss }, soakRSSSlope},
+		{"RSS (MiB)", func(s sample) float64 { return s.rss }, rssSlope},
 		{"goroutines", func(s sample) float64 { return s.goroutines }, soakGoSlope},
 		{"open files", func(s sample) float64 { return s.fds }, soakFDSlope},
 	}
