@@ -20,7 +20,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build prerequisites provider control-plane helm versitygw tofu golangci-lint test chaos soak soak-long memory bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane helm versitygw tofu golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
 all: build
 
@@ -61,6 +61,23 @@ test: prerequisites build provider control-plane helm versitygw tofu lint ## eve
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
 		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./... | $(BIN)/testsummary
+
+# The oldest and newest API servers of the supported range that build here
+# (docs/kubernetes-versions.md); make test runs against hack/control-plane.sh's
+# default (1.36).
+K8S_SKEW ?= v1.34.1 v1.37.1
+SKEW_TESTS ?= TestLoadBalancerService|TestRoutesFollowNodes|TestNodeLifecycle|TestHTTPSFromTLSSecret|TestServiceGroup|TestTenancy|TestPreview|TestManualApproval|TestRestartRunsNoTerraform|TestKubernetesStateBackend|TestDriftDetectedAndCorrected|TestNoSecretLeaks
+
+test-skew: build provider helm ## the deploy tests and the core e2e tests against the oldest and newest supported API servers (K8S_SKEW), each built like the default one
+	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
+	set -o pipefail; for v in $(K8S_SKEW); do \
+		echo "test-skew: kube-apiserver $$v"; \
+		K8S_VERSION=$$v CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null || exit 1; \
+		{ K8S_VERSION=$$v TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
+			$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./deploy/; \
+		  K8S_VERSION=$$v TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
+			$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -run '^($(SKEW_TESTS))$$' ./test/e2e/; } | $(BIN)/testsummary || exit 1; \
+	done
 
 chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHAOS=full \

@@ -126,7 +126,7 @@ var Definitions = []Definition{
 		Name: LBNodeSelector, Kind: KindSelector,
 		Accepted:    []string{"a Kubernetes label selector, equality- or set-based"},
 		Default:     "every node",
-		Description: "Only nodes matching the selector become targets. Nodes labelled node.kubernetes.io/exclude-from-external-load-balancers never do.",
+		Description: "Only nodes matching the selector become targets. Nodes labelled node.kubernetes.io/exclude-from-external-load-balancers never do (any value but one that reads as false, as the service controller has it since Kubernetes 1.34).",
 		Example:     "node-role.kubernetes.io/ingress=true,topology.kubernetes.io/zone in (ex-west-1a, ex-west-1b)",
 		parse:       parseSelector,
 	},

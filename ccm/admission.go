@@ -245,7 +245,7 @@ func balancedNodes(all []*v1.Node) []*v1.Node {
 		if !n.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if _, excluded := n.Labels[v1.LabelNodeExcludeBalancers]; excluded {
+		if renderer.Excluded(n) {
 			continue
 		}
 		tainted := false

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/tenancy"
@@ -87,12 +86,19 @@ func newGrantWatch() *grantWatch {
 
 // start watches the grants with dyn until ctx ends.
 func (w *grantWatch) start(ctx context.Context, dyn dynamic.Interface) {
-	r := cache.NewReflectorWithOptions(w.listWatch(dyn), &unstructured.Unstructured{}, w,
+	// A list is a list: readability flips with what it returns, so the
+	// reflector must not stream its lists as watches (client-go's
+	// WatchListClient, on by default since 1.35).
+	r := cache.NewReflectorWithOptions(listOnly{w.listWatch(dyn)}, &unstructured.Unstructured{}, w,
 		cache.ReflectorOptions{Name: "referencegrants", TypeDescription: "gateway.networking.k8s.io/v1beta1 ReferenceGrant"})
-	// A list is a list: readability flips with what it returns.
-	r.UseWatchList = ptr.To(false)
 	go r.RunWithContext(ctx)
 }
+
+// listOnly is a ListWatch whose lists are lists (client-go's watchlist
+// package asks).
+type listOnly struct{ *cache.ListWatch }
+
+func (listOnly) IsWatchListSemanticsUnSupported() bool { return true }
 
 // onChange sets who is told of changes.
 func (w *grantWatch) onChange(f func(namespace string)) {

@@ -43,7 +43,7 @@ func ChartObjects(ctx context.Context, helm string, values map[string]any) ([]ru
 
 // RenderChart runs `helm template` on a copy of the embedded chart, so it
 // works from any directory, and returns its YAML.
-func RenderChart(ctx context.Context, helm string, values map[string]any) ([]byte, error) {
+func RenderChart(ctx context.Context, helm string, values map[string]any, helmArgs ...string) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "example-ccm-chart-")
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func RenderChart(ctx context.Context, helm string, values map[string]any) ([]byt
 	if err := writeChart(chart); err != nil {
 		return nil, err
 	}
-	args := []string{"template", ChartRelease, chart, "--namespace", "default"}
+	args := append([]string{"template", ChartRelease, chart, "--namespace", "default"}, helmArgs...)
 	if len(values) > 0 {
 		data, err := yaml.Marshal(values)
 		if err != nil {

@@ -310,6 +310,25 @@ func TestChartRefuses(t *testing.T) {
 	}
 }
 
+// The chart installs on the API servers of the supported range, those
+// docs/kubernetes-versions.md says are tested (1.34 to 1.37), and refuses
+// the others.
+func TestKubeVersion(t *testing.T) {
+	helm := helmBin(t)
+	for version, ok := range map[string]bool{
+		"v1.33.13": false, "v1.34.0": true, "v1.36.4": true, "v1.37.2": true, "v1.38.0": false,
+		"v1.35.0-eks-1234": true,
+	} {
+		_, err := deploy.RenderChart(t.Context(), helm, nil, "--kube-version", version)
+		switch {
+		case ok && err != nil:
+			t.Errorf("Kubernetes %s: %v", version, err)
+		case !ok && (err == nil || !strings.Contains(err.Error(), "kubeVersion")):
+			t.Errorf("Kubernetes %s: err = %v, want the chart's kubeVersion refusing it", version, err)
+		}
+	}
+}
+
 const deploymentName = "example-cloud-controller-manager"
 
 // container is the controller's container.

@@ -53,6 +53,7 @@ func TestReason(t *testing.T) {
 			n.Spec.Taints = []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/shutdown", Effect: corev1.TaintEffectNoSchedule}}
 		}, ReasonShutdown},
 		{"exclude label", func(n *corev1.Node) { n.Labels[corev1.LabelNodeExcludeBalancers] = "" }, ReasonExcluded},
+		{"exclude label false", func(n *corev1.Node) { n.Labels[corev1.LabelNodeExcludeBalancers] = "false" }, ""},
 		{"being deleted", func(n *corev1.Node) { n.DeletionTimestamp = &now }, ReasonDeleted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

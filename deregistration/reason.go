@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 	servicecontroller "k8s.io/cloud-provider/controllers/service"
+
+	"github.com/example/cloud-provider-example/renderer"
 )
 
 // Why a node leaves the target pools.
@@ -39,7 +41,7 @@ func Reason(n *corev1.Node, drainTaints []string) string {
 	if !n.DeletionTimestamp.IsZero() {
 		return ReasonDeleted
 	}
-	if _, ok := n.Labels[corev1.LabelNodeExcludeBalancers]; ok {
+	if renderer.Excluded(n) {
 		return ReasonExcluded
 	}
 	for _, t := range n.Spec.Taints {

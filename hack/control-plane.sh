@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
 # Builds etcd and kube-apiserver from the Go module proxy (no container
 # registry or release download is reachable here) and caches them outside
-# the repo. Prints the directory holding both binaries.
+# the repo. Prints the directory holding the binaries.
 #
-#   hack/control-plane.sh            # build if missing, print the bin dir
+#   hack/control-plane.sh                          # build if missing, print the bin dir
+#   K8S_VERSION=v1.34.1 hack/control-plane.sh      # another API server (make test-skew)
+#   K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler" hack/control-plane.sh
+#                                                  # the components a Gateway conformance run needs
 #
-# Cold: ~11 min on 2 cores (most of it compiling kube-apiserver); cached: instant.
+# Cold: ~11 min on 2 cores (most of it compiling kube-apiserver; each further
+# component ~5 min); cached: instant.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-v1.33.13}
+# The newest 1.36 patch whose staging modules the Go module proxy serves
+# and that builds here (docs/kubernetes-versions.md).
+K8S_VERSION=${K8S_VERSION:-v1.36.4}
+K8S_COMPONENTS=${K8S_COMPONENTS:-kube-apiserver}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CACHE_DIR=${CACHE_DIR:-$HOME/.cache/cloud-provider-example}
 out=$CACHE_DIR/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION
 say() { echo "control-plane: $*" >&2; }
 
-if [[ -x $out/kube-apiserver && -x $out/etcd ]]; then
+missing() {
+	local c
+	for c in etcd $K8S_COMPONENTS; do
+		[[ -x $out/$c ]] || return 0
+	done
+	return 1
+}
+if ! missing; then
 	echo "$out"
 	exit 0
 fi
@@ -37,36 +51,36 @@ if [[ ! -x $out/etcd ]]; then
 	say "etcd built in ${SECONDS}s"
 fi
 
-if [[ ! -x $out/kube-apiserver ]]; then
-	say "building kube-apiserver $K8S_VERSION (cold: ~8 min, ~2 GB RAM)"
-	mkdir -p "$work/k8s"
-	cd "$work/k8s"
-	rm -f go.mod go.sum
-	go mod init throwaway/k8s >/dev/null 2>&1
-	go mod edit -require=k8s.io/kubernetes@$K8S_VERSION
-	say "downloading k8s.io/kubernetes $K8S_VERSION module"
-	kmod=$(go mod download -json k8s.io/kubernetes@$K8S_VERSION | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-	# k8s.io/kubernetes replaces its staging modules with local paths; pin
-	# each to the matching published v0.x version instead.
-	for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$kmod"); do
-		go mod edit -replace="$m=$m@$staging"
-	done
-	cat >tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-GO
+for component in $K8S_COMPONENTS; do
+	[[ -x $out/$component ]] && continue
+	say "building $component $K8S_VERSION (cold: ~8 min for kube-apiserver, ~2 GB RAM)"
+	mkdir -p "$work/k8s-$K8S_VERSION"
+	cd "$work/k8s-$K8S_VERSION"
+	if [[ ! -f go.sum ]]; then
+		rm -f go.mod
+		go mod init throwaway/k8s >/dev/null 2>&1
+		go mod edit -require=k8s.io/kubernetes@$K8S_VERSION
+		say "downloading k8s.io/kubernetes $K8S_VERSION module"
+		kmod=$(go mod download -json k8s.io/kubernetes@$K8S_VERSION | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+		# k8s.io/kubernetes replaces its staging modules with local paths; pin
+		# each to the matching published v0.x version instead.
+		for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$kmod"); do
+			go mod edit -replace="$m=$m@$staging"
+		done
+	fi
+	{
+		printf '//go:build tools\n\npackage tools\n\n'
+		for c in $K8S_COMPONENTS; do printf 'import _ "k8s.io/kubernetes/cmd/%s"\n' "$c"; done
+	} >tools.go
 	say "resolving dependencies"
-	go mod tidy >&2 2>&1 || go get k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION >&2
+	go mod tidy >&2 2>&1 || go get "k8s.io/kubernetes/cmd/$component@$K8S_VERSION" >&2
 	SECONDS=0
 	minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 	v=k8s.io/component-base/version
 	ldflags="-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
-	say "compiling kube-apiserver"
-	go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-	mv "$out/kube-apiserver.tmp" "$out/kube-apiserver"
-	say "kube-apiserver built in ${SECONDS}s"
-fi
+	say "compiling $component"
+	go build -trimpath -ldflags "$ldflags" -o "$out/$component.tmp" "k8s.io/kubernetes/cmd/$component"
+	mv "$out/$component.tmp" "$out/$component"
+	say "$component built in ${SECONDS}s"
+done
 echo "$out"

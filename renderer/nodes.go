@@ -3,6 +3,7 @@ package renderer
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +12,20 @@ import (
 	"github.com/example/cloud-provider-example/providerid"
 )
 
-// ExcludeLabel keeps a node out of every load balancer (any value).
+// ExcludeLabel keeps a node out of every load balancer (see Excluded).
 const ExcludeLabel = corev1.LabelNodeExcludeBalancers
+
+// Excluded says whether node's ExcludeLabel keeps it out, by the service
+// controller's rule (k8s.io/cloud-provider since v0.34): a value that parses as
+// false includes it, any other value excludes it.
+func Excluded(node *corev1.Node) bool {
+	v, ok := node.Labels[ExcludeLabel]
+	if !ok {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	return err != nil || b
+}
 
 // NodeInstance is a node and the instance it runs on.
 type NodeInstance struct {
@@ -31,7 +44,7 @@ func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]s
 func targetIDs(picked []NodeInstance, warnings []string) ([]string, []string) {
 	var ids []string
 	for _, p := range picked {
-		if _, excluded := p.Node.Labels[ExcludeLabel]; !excluded {
+		if !Excluded(p.Node) {
 			ids = append(ids, p.ID)
 		}
 	}

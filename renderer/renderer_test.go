@@ -48,11 +48,24 @@ func TestOrderIndependent(t *testing.T) {
 	}
 }
 
+func TestExcluded(t *testing.T) {
+	for value, want := range map[string]bool{"": true, "true": true, "yes": true, "false": false, "0": false, "False": false} {
+		n := testNode("n", "example://ex-west-1/i-aaa", ExcludeLabel, value)
+		if got := Excluded(n); got != want {
+			t.Errorf("Excluded with %s=%q = %v, want %v", ExcludeLabel, value, got, want)
+		}
+	}
+	if Excluded(testNode("n", "example://ex-west-1/i-aaa")) {
+		t.Error("a node without the label is excluded")
+	}
+}
+
 func TestTargets(t *testing.T) {
 	nodes := []*corev1.Node{
 		testNode("a", "example://ex-west-1/i-aaa", "role", "ingress"),
 		testNode("b", "example://ex-west-1/i-bbb", "role", "worker"),
 		testNode("excluded", "example://ex-west-1/i-ccc", "role", "ingress", ExcludeLabel, ""),
+		testNode("included", "example://ex-west-1/i-eee", "role", "ingress", ExcludeLabel, "false"),
 		testNode("no-id", "", "role", "ingress"),
 		testNode("foreign", "aws:///eu-west-1a/i-0123", "role", "ingress"),
 		testNode("other-region", "example://ex-east-1/i-ddd", "role", "ingress"),
@@ -65,7 +78,7 @@ func TestTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids, warnings := targets(nodes, ann.NodeSelector, "ex-west-1")
-	if !slices.Equal(ids, []string{"i-aaa"}) {
+	if !slices.Equal(ids, []string{"i-aaa", "i-eee"}) {
 		t.Errorf("targets = %v", ids)
 	}
 	want := []string{`node "dup" skipped: instance i-aaa is already node "a"`, `node "foreign"`, `node "no-id"`, `node "other-region"`}

@@ -62,6 +62,8 @@ type Cluster struct {
 	URL string
 	// Dir is Options.Dir (or the temp dir made for it).
 	Dir string
+	// Version is the kube-apiserver's, as /version says (v1.36.4).
+	Version string
 
 	caData     []byte
 	userTokens map[string]string
@@ -120,8 +122,18 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err := c.startAPIServer(ctx, binDir, sec, o.APIServerArgs); err != nil {
 		return nil, err
 	}
-	c.progress("control plane ready at %s in %s (logs and kubeconfigs in %s)",
-		c.URL, time.Since(started).Round(10*time.Millisecond), c.Dir)
+	v, err := c.Client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver version: %w", err)
+	}
+	// make test-skew names the API server by $K8S_VERSION: a run against
+	// another one (a stale $EXAMPLE_CONTROL_PLANE_DIR) must not pass as it.
+	if want := os.Getenv("K8S_VERSION"); want != "" && v.GitVersion != want {
+		return nil, fmt.Errorf("kube-apiserver is %s, $K8S_VERSION asks for %s", v.GitVersion, want)
+	}
+	c.Version = v.GitVersion
+	c.progress("control plane %s ready at %s in %s (logs and kubeconfigs in %s)",
+		v.GitVersion, c.URL, time.Since(started).Round(10*time.Millisecond), c.Dir)
 	return c, nil
 }
 
