@@ -2,6 +2,8 @@ package testcluster_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -24,6 +26,17 @@ func TestCluster(t *testing.T) {
 	c := testcluster.Start(t, testcluster.WithUser("alice", "team-a:readers", "auditors"))
 	t.Logf("started in %s", time.Since(start).Round(time.Millisecond))
 	ctx := t.Context()
+
+	t.Run("version", func(t *testing.T) {
+		// hack/control-plane.sh's default, or what K8S_VERSION names.
+		want := os.Getenv("K8S_VERSION")
+		if want == "" {
+			want = controlPlaneDefault(t)
+		}
+		if c.Version != want {
+			t.Errorf("kube-apiserver %s, want %s", c.Version, want)
+		}
+	})
 
 	t.Run("admin kubeconfig", func(t *testing.T) {
 		client := clientFrom(t, c.AdminKubeconfig)
@@ -175,4 +188,18 @@ func clientFrom(t *testing.T, kubeconfig string) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// controlPlaneDefault is K8S_VERSION's default in hack/control-plane.sh.
+func controlPlaneDefault(t *testing.T) string {
+	t.Helper()
+	script, err := os.ReadFile("../../hack/control-plane.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^K8S_VERSION=\$\{K8S_VERSION:-(v[0-9.]+)\}$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("hack/control-plane.sh sets no K8S_VERSION default")
+	}
+	return string(m[1])
 }
