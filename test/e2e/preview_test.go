@@ -261,7 +261,7 @@ func TestPreview(t *testing.T) {
 		}) {
 			t.Fatalf("the replica's answer: %+v", review.Response)
 		}
-		const leads = "successfully acquired lease"
+		const leads = "Successfully acquired lease"
 		if countIn(t, e.ccmLog, leads) == 0 || countIn(t, replicaLog, leads) != 0 {
 			t.Fatalf("the leader's log should say %q and the replica's not", leads)
 		}
