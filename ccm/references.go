@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -49,7 +50,7 @@ const (
 )
 
 // referenceGrants is the resource of Gateway API's ReferenceGrants.
-var referenceGrants = gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")
+var referenceGrants = schema.GroupVersionResource{Group: gatewayv1beta1.GroupName, Version: "v1beta1", Resource: "referencegrants"}
 
 func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references {
 	r := &references{grants: newGrantWatch()}

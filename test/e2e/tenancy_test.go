@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -428,7 +429,7 @@ func (e *env) groupGrant(t testing.TB, ns, name, from, group string) (*unstructu
 		},
 	})
 	must(t, err)
-	return &unstructured.Unstructured{Object: obj}, e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace(ns)
+	return &unstructured.Unstructured{Object: obj}, e.adminDyn(t).Resource(referenceGrants).Namespace(ns)
 }
 
 // installReferenceGrants installs Gateway API's ReferenceGrant CRD (the
@@ -439,7 +440,7 @@ func (e *env) installReferenceGrants(t testing.TB) {
 	must(t, err)
 	must(t, deploy.Apply(ctx(t), e.kube, objs))
 	eventually(t, 30*time.Second, "referencegrants served", func() error {
-		_, err := e.adminDyn(t).Resource(gatewayv1beta1.SchemeGroupVersion.WithResource("referencegrants")).Namespace("default").List(ctx(t), metav1.ListOptions{})
+		_, err := e.adminDyn(t).Resource(referenceGrants).Namespace("default").List(ctx(t), metav1.ListOptions{})
 		return err
 	})
 }
@@ -494,3 +495,6 @@ func bumpService(t testing.TB, u *user, ns, name string) {
 	_, err = u.kube.CoreV1().Services(ns).Update(ctx(t), svc, metav1.UpdateOptions{})
 	must(t, err)
 }
+
+// referenceGrants is the resource the tenancy rows create and list.
+var referenceGrants = schema.GroupVersionResource{Group: gatewayv1beta1.GroupName, Version: "v1beta1", Resource: "referencegrants"}
