@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,6 +29,13 @@ type Encryption struct {
 	// rotation: what it encrypted still reads, and is written again with
 	// the current key.
 	FallbackPassphrase string
+	// PassphraseID and FallbackPassphraseID name the passphrases, not
+	// secretly (their Secret: namespace/name/key; default "passphrase"): a
+	// state keeps its key's metadata (pbkdf2's salt) under that name, where
+	// the same key finds it after a rotation made it the fallback. Two
+	// passphrases need two names.
+	PassphraseID         string
+	FallbackPassphraseID string
 	// KeyProviders are key_provider blocks (HCL) passed through as they
 	// are, for key providers other than a passphrase (aws_kms, gcp_kms,
 	// openbao, ...).
@@ -51,6 +59,8 @@ const (
 	encCurrent  = "current"
 	encFallback = "fallback"
 	encMigrate  = "migrate"
+	// defaultPassphraseID names a passphrase given no name.
+	defaultPassphraseID = "passphrase"
 )
 
 // Secrets are the values of e that must never be shown.
@@ -79,14 +89,18 @@ func (e *Encryption) Config() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	current, err := e.key(body, encCurrent, e.Passphrase, e.KeyProvider, providers, "passphrase", "key provider")
+	id, fallbackID := cmp.Or(e.PassphraseID, defaultPassphraseID), cmp.Or(e.FallbackPassphraseID, defaultPassphraseID)
+	if e.Passphrase != "" && e.FallbackPassphrase != "" && id == fallbackID {
+		return "", fmt.Errorf("encryption: the passphrase and the fallback passphrase are both named %q: a rotated key needs a name (Secret or key) of its own", id)
+	}
+	current, err := e.key(body, encCurrent, e.Passphrase, id, e.KeyProvider, providers, "passphrase", "key provider")
 	if err != nil {
 		return "", err
 	}
 	if current == nil {
 		return "", errors.New("encryption: a passphrase or a key provider is required")
 	}
-	fallback, err := e.key(body, encFallback, e.FallbackPassphrase, e.FallbackKeyProvider, providers, "fallback passphrase", "fallback key provider")
+	fallback, err := e.key(body, encFallback, e.FallbackPassphrase, fallbackID, e.FallbackKeyProvider, providers, "fallback passphrase", "fallback key provider")
 	if err != nil {
 		return "", err
 	}
@@ -118,7 +132,7 @@ func (e *Encryption) Config() (string, error) {
 // key renders the pbkdf2 key provider of passphrase, or checks that
 // provider names one of providers, and returns the key's traversal (nil
 // for none).
-func (e *Encryption) key(body *hclwrite.Body, name, passphrase, provider string, providers []*hclwrite.Block, what, providerWhat string) (hcl.Traversal, error) {
+func (e *Encryption) key(body *hclwrite.Body, name, passphrase, id, provider string, providers []*hclwrite.Block, what, providerWhat string) (hcl.Traversal, error) {
 	switch {
 	case passphrase != "" && provider != "":
 		return nil, fmt.Errorf("encryption: a %s and a %s: give one", what, providerWhat)
@@ -126,7 +140,11 @@ func (e *Encryption) key(body *hclwrite.Body, name, passphrase, provider string,
 		if len(passphrase) < MinPassphraseLen {
 			return nil, fmt.Errorf("encryption: the %s has %d characters: pbkdf2 needs at least %d", what, len(passphrase), MinPassphraseLen)
 		}
-		body.AppendNewBlock("key_provider", []string{"pbkdf2", name}).Body().SetAttributeValue("passphrase", cty.StringVal(passphrase))
+		kp := body.AppendNewBlock("key_provider", []string{"pbkdf2", name}).Body()
+		kp.SetAttributeValue("passphrase", cty.StringVal(passphrase))
+		// Unaliased, the metadata would be kept under the block's address,
+		// which is another after a rotation (current becomes fallback).
+		kp.SetAttributeValue("encrypted_metadata_alias", cty.StringVal("passphrase:"+id))
 		return traversal("key_provider", "pbkdf2", name), nil
 	case provider != "":
 		typ, pname, ok := strings.Cut(provider, ".")

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -59,11 +60,11 @@ func TestEncryptionConfig(t *testing.T) {
 		enforced bool
 	}{
 		"passphrase": {Encryption{Passphrase: hostilePassphrase}, []string{"method.aes_gcm.current"}, true},
-		"rotation": {Encryption{Passphrase: "the-new-passphrase-1", FallbackPassphrase: hostilePassphrase},
+		"rotation": {Encryption{Passphrase: "the-new-passphrase-1", PassphraseID: "ns/key-2/p", FallbackPassphrase: hostilePassphrase, FallbackPassphraseID: "ns/key-1/p"},
 			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback"}, true},
 		"migration": {Encryption{Passphrase: hostilePassphrase, Migrate: true},
 			[]string{"method.aes_gcm.current", "method.unencrypted.migrate"}, false},
-		"rotation and migration": {Encryption{Passphrase: hostilePassphrase, FallbackPassphrase: "the-old-passphrase-1", Migrate: true},
+		"rotation and migration": {Encryption{Passphrase: hostilePassphrase, PassphraseID: "b", FallbackPassphrase: "the-old-passphrase-1", FallbackPassphraseID: "a", Migrate: true},
 			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback", "method.unencrypted.migrate"}, false},
 		"kms": {Encryption{KeyProviders: kms, KeyProvider: "aws_kms.main", FallbackKeyProvider: "aws_kms.old"},
 			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback"}, true},
@@ -93,6 +94,8 @@ func TestEncryptionConfig(t *testing.T) {
 						t.Fatal(diags)
 					}
 					keys[blk.Labels[1]] = v.AsString()
+					alias, _ := blk.Body.Attributes["encrypted_metadata_alias"].Expr.Value(nil)
+					keys[blk.Labels[1]+" alias"] = alias.AsString()
 				case blk.Type == "method" && blk.Labels[0] == "aes_gcm":
 					tr := blk.Body.Attributes["keys"].Expr.(*hclsyntax.ScopeTraversalExpr).Traversal
 					keys[blk.Labels[1]+" uses"] = tr[1].(hcl.TraverseAttr).Name + "." + tr[2].(hcl.TraverseAttr).Name
@@ -100,6 +103,13 @@ func TestEncryptionConfig(t *testing.T) {
 			}
 			if c.e.Passphrase != "" && (keys["current"] != c.e.Passphrase || keys["current uses"] != "pbkdf2.current") {
 				t.Errorf("current key: %q", keys)
+			}
+			// A key's metadata is kept under its name, whichever role it has.
+			if c.e.Passphrase != "" && keys["current alias"] != "passphrase:"+cmp.Or(c.e.PassphraseID, "passphrase") {
+				t.Errorf("current alias: %q", keys)
+			}
+			if c.e.FallbackPassphrase != "" && keys["fallback alias"] != "passphrase:"+cmp.Or(c.e.FallbackPassphraseID, "passphrase") {
+				t.Errorf("fallback alias: %q", keys)
 			}
 			if c.e.FallbackPassphrase != "" && (keys["fallback"] != c.e.FallbackPassphrase || keys["fallback uses"] != "pbkdf2.fallback") {
 				t.Errorf("fallback key: %q", keys)
@@ -121,7 +131,8 @@ func TestEncryptionConfigRefused(t *testing.T) {
 	}{
 		"no key":                    {Encryption{Migrate: true}, "a passphrase or a key provider is required"},
 		"short passphrase":          {Encryption{Passphrase: "fifteen-chars!!"}, "the passphrase has 15 characters: pbkdf2 needs at least 16"},
-		"short fallback":            {Encryption{Passphrase: "sixteen-chars!!!", FallbackPassphrase: "short"}, "the fallback passphrase has 5 characters"},
+		"short fallback":            {Encryption{Passphrase: "sixteen-chars!!!", FallbackPassphrase: "short", FallbackPassphraseID: "old"}, "the fallback passphrase has 5 characters"},
+		"one name for two keys":     {Encryption{Passphrase: "sixteen-chars!!!", FallbackPassphrase: "sixteen-chars!!?"}, `both named "passphrase"`},
 		"both":                      {Encryption{Passphrase: "sixteen-chars!!!", KeyProviders: `key_provider "aws_kms" "a" {}`, KeyProvider: "aws_kms.a"}, "a passphrase and a key provider: give one"},
 		"unknown provider":          {Encryption{KeyProviders: `key_provider "aws_kms" "a" {}`, KeyProvider: "aws_kms.b"}, `no key_provider "aws_kms" "b" block`},
 		"malformed provider name":   {Encryption{KeyProviders: `key_provider "aws_kms" "a" {}`, KeyProvider: "a"}, "want <type>.<name>"},
@@ -156,7 +167,7 @@ func TestEncryptionEnv(t *testing.T) {
 	if _, ok := r.env(nil)[EncryptionEnv]; ok {
 		t.Fatal("TF_ENCRYPTION set without keys")
 	}
-	e := &Encryption{Passphrase: hostilePassphrase, FallbackPassphrase: "the-old-passphrase-1"}
+	e := &Encryption{Passphrase: hostilePassphrase, PassphraseID: "new", FallbackPassphrase: "the-old-passphrase-1", FallbackPassphraseID: "old"}
 	if err := r.SetEncryption(e); err != nil {
 		t.Fatal(err)
 	}
