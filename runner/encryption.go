@@ -219,3 +219,17 @@ func encryptionFailed(diags string) bool {
 	}
 	return false
 }
+
+// KeyProviderNames checks text as key_provider blocks and returns their
+// names as "<type>.<name>" (for the cloud config's validation).
+func KeyProviderNames(text string) ([]string, error) {
+	blocks, err := parseKeyProviders(text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, b.Labels()[0]+"."+b.Labels()[1])
+	}
+	return out, nil
+}
