@@ -80,15 +80,21 @@ func (w *workspace) newError(op string, err error, diags []string) error {
 	if text == "" {
 		text = err.Error()
 	}
-	if encryptionFailed(text) {
-		// OpenTofu's own words name neither the cause nor the setting.
-		text = "state encryption: the configured key does not decrypt the stored state or plan " +
-			"(a wrong passphrase, a rotated key without the old one as fallback, or an unencrypted state without migrate: docs/opentofu.md#encryption): " + text
-	}
+	text = explainEncryption(text)
 	if strings.Contains(text, "Backend initialization required") {
 		// The initialisation does not match the backend block (a copied
 		// one terraform refused, see initcopy.go): the next run inits.
 		_ = os.Remove(w.meta("init"))
 	}
 	return &Error{Op: op, Workspace: w.key, Diagnostics: w.sanitize(text), Err: err}
+}
+
+// explainEncryption says what a decryption failure means: OpenTofu's own
+// words name neither the cause nor the setting.
+func explainEncryption(diags string) string {
+	if !encryptionFailed(diags) {
+		return diags
+	}
+	return "state encryption: the configured key does not decrypt the stored state or plan " +
+		"(a wrong passphrase, a rotated key without the old one as fallback, or an unencrypted state without migrate: docs/opentofu.md#encryption): " + diags
 }
