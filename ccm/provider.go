@@ -62,6 +62,7 @@ type cloud struct {
 	engine    *engine.Engine
 	board     *review.Board
 	tls       *tlsSecrets
+	keys      *encryptionKeys // nil without terraform.encryption
 	instances *instances
 	lb        *loadBalancers
 	routes    *routes
@@ -85,7 +86,7 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	}
 	board := review.New(cfg, log)
 	tls := &tlsSecrets{cfg: cfg, redact: board.RedactFrom}
-	eng, api, err := newEngine(ctx, cfg, board, tls)
+	eng, api, keys, err := newEngine(ctx, cfg, board, tls)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +99,7 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		engine:    eng,
 		board:     board,
 		tls:       tls,
+		keys:      keys,
 		instances: inst,
 		lb:        newLoadBalancers(eng, cfg, board, api),
 		routes:    newRoutes(eng, cfg, inst, board),
@@ -156,6 +158,9 @@ func (c *cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn
 	c.clients.Do(func() {
 		c.engine.UseKubernetes(client)
 		c.lb.client, c.tls.client = client, client
+		if c.keys != nil {
+			go c.keys.run(ctx, client)
+		}
 		if dyn != nil {
 			c.lb.refs.watchGrants(ctx, dyn)
 		}

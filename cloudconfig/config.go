@@ -160,6 +160,8 @@ type TerraformConfig struct {
 	// Distribution is terraform (default) or tofu (OpenTofu: binary, else tofu
 	// on PATH; no installDir, hc-install cannot install it).
 	Distribution string `json:"distribution,omitempty"`
+	// Encryption encrypts states and saved plans (distribution tofu).
+	Encryption *EncryptionConfig `json:"encryption,omitempty"`
 }
 
 // ModulesConfig overrides the module sources (default: the shipped ones).
@@ -363,6 +365,9 @@ func (c *Config) defaults() {
 	if c.Review.Namespace == "" {
 		c.Review.Namespace = defaultNamespace()
 	}
+	if c.Terraform.Encryption != nil {
+		c.Terraform.Encryption.defaults(c.Review.Namespace)
+	}
 	if c.Review.Approvals.Required == 0 {
 		c.Review.Approvals.Required = 1
 	}
@@ -458,6 +463,9 @@ func (c *Config) Validate() error {
 		bad("terraform.distribution", "unknown distribution %q (accepted: %s, %s)", e, runner.DistributionTerraform, runner.DistributionTofu)
 	} else if e == runner.DistributionTofu && c.Terraform.InstallDir != "" {
 		bad("terraform.installDir", "not supported with distribution tofu (hc-install installs only Terraform): set terraform.binary or put tofu on PATH")
+	}
+	if c.Terraform.Encryption != nil {
+		c.Terraform.Encryption.validate(c.Terraform.Distribution, bad)
 	}
 	if p := c.LoadBalancer.TargetPools.ApplyPolicy; !slices.Contains(annotations.ApplyPolicies, p) {
 		bad("loadBalancer.targetPools.applyPolicy", "unknown policy %q (accepted: %v)", p, annotations.ApplyPolicies)

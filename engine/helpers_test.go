@@ -43,6 +43,9 @@ type fixture struct {
 	// configure, when set, adjusts the rendering config of the engines
 	// made after it is.
 	configure func(*renderer.Config)
+	// encryption, when set, is the state encryption (tofu) of the engines
+	// made after it is.
+	encryption *runner.Encryption
 }
 
 func newFixture(tb testing.TB, concurrency int) *fixture {
@@ -91,6 +94,7 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 		LockFile:      tc.LockFile,
 		Concurrency:   concurrency,
 		Env:           map[string]string{"EXAMPLE_TOKEN": sim.Token},
+		Encryption:    f.encryption,
 	})
 	if err != nil {
 		tb.Fatal(err)

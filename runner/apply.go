@@ -144,8 +144,10 @@ func (r *Runner) Apply(ctx context.Context, p *Plan) (*Result, error) {
 
 func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, error) {
 	rec := w.lastApplied()
-	if !p.HasChanges && rec.Outputs != nil && !p.Destroy {
-		// Nothing to do and the outputs are known: skip the apply process.
+	if !p.HasChanges && rec.Outputs != nil && !p.Destroy && !r.migrating() {
+		// Nothing to do and the outputs are known: skip the apply process
+		// (unless migrating to encryption: this apply writes the state
+		// encrypted; OpenTofu writes it only if it was read unencrypted).
 		rec.Hash, rec.AppliedAt, rec.Owner = p.Hash, time.Now(), p.Owner
 		if err := w.saveLastApply(rec); err != nil {
 			return nil, err

@@ -51,8 +51,8 @@ var ErrStalePlan = errors.New("saved plan is stale")
 // users): a deletion blocked by something this apply does not change.
 var ErrInUse = errors.New("object to delete is in use")
 
-// Is lets callers match lock, stale-plan and in-use failures with
-// errors.Is.
+// Is lets callers match lock, stale-plan, in-use and encryption failures
+// with errors.Is.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrStateLocked:
@@ -62,6 +62,8 @@ func (e *Error) Is(target error) bool {
 			pgCreationLocked(e.Diagnostics)
 	case ErrInUse:
 		return strings.Contains(e.Diagnostics, "Cannot delete ") && strings.Contains(e.Diagnostics, ": it is in use")
+	case ErrEncryption:
+		return encryptionFailed(e.Diagnostics)
 	case ErrStalePlan:
 		// Or made in the other provider mode: a saved plan carries the
 		// lock file it was made with (none when attached).
@@ -78,10 +80,21 @@ func (w *workspace) newError(op string, err error, diags []string) error {
 	if text == "" {
 		text = err.Error()
 	}
+	text = explainEncryption(text)
 	if strings.Contains(text, "Backend initialization required") {
 		// The initialisation does not match the backend block (a copied
 		// one terraform refused, see initcopy.go): the next run inits.
 		_ = os.Remove(w.meta("init"))
 	}
 	return &Error{Op: op, Workspace: w.key, Diagnostics: w.sanitize(text), Err: err}
+}
+
+// explainEncryption says what a decryption failure means: OpenTofu's own
+// words name neither the cause nor the setting.
+func explainEncryption(diags string) string {
+	if !encryptionFailed(diags) {
+		return diags
+	}
+	return "state encryption: the configured key does not decrypt the stored state or plan " +
+		"(a wrong passphrase, a rotated key without the old one as fallback, or an unencrypted state without migrate: docs/opentofu.md#encryption): " + diags
 }

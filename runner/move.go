@@ -264,7 +264,7 @@ func (s *scratchDir) run(op string, fn func() error) error {
 	if strings.TrimSpace(diags) == "" {
 		diags = err.Error()
 	}
-	return &Error{Op: op, Workspace: s.job.Key, Diagnostics: strings.TrimSpace(s.scrub.String(diags)), Err: err}
+	return &Error{Op: op, Workspace: s.job.Key, Diagnostics: strings.TrimSpace(s.scrub.String(explainEncryption(diags))), Err: err}
 }
 
 // selectWorkspace selects the job's named workspace (pg), creating it if

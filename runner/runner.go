@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +60,13 @@ type Config struct {
 	// of copying the initialisation of one with the same providers,
 	// modules and backend type (see initcopy.go).
 	NoInitCopy bool
+	// Encryption is OpenTofu's state and plan encryption, given to every
+	// process as TF_ENCRYPTION (distribution tofu only; see encryption.go).
+	Encryption *Encryption
+	// EncryptionLater: the keys come later (SetEncryption, once read from
+	// the cluster); until then every operation is refused, so no state is
+	// ever written unencrypted.
+	EncryptionLater bool
 }
 
 // Runner runs terraform for many workspaces: one operation per workspace
@@ -98,6 +107,9 @@ type Runner struct {
 	// OnForceUnlock, if set, is told about every stale lock forced open
 	// (for the audit log).
 	OnForceUnlock func(workspace, lockID, holder string, created time.Time)
+
+	// encryption is TF_ENCRYPTION's value and its secrets (nil: none).
+	encryption atomic.Pointer[encryptionEnv]
 }
 
 // New finds terraform and returns a Runner.
@@ -128,6 +140,14 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		cfg.Terraform.Distribution = DistributionTerraform
 	}
 	r := &Runner{cfg: cfg, slots: newFairSlots(cfg.Concurrency), ws: map[string]*workspace{}}
+	if (cfg.Encryption != nil || cfg.EncryptionLater) && cfg.Terraform.Distribution != DistributionTofu {
+		return nil, errors.New("runner: state encryption needs distribution tofu (Terraform has no state encryption)")
+	}
+	if cfg.Encryption != nil {
+		if err := r.SetEncryption(cfg.Encryption); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	bin, v, err := FindBinary(ctx, cfg.Terraform)
 	if err != nil {
@@ -241,6 +261,9 @@ func (r *Runner) env(extra map[string]string) map[string]string {
 	for k, v := range extra {
 		env[k] = v
 	}
+	if e := r.encryption.Load(); e != nil {
+		env[EncryptionEnv] = e.config
+	}
 	return env
 }
 
@@ -289,9 +312,18 @@ func (r *Runner) acquireSlot(ctx context.Context, w *workspace, share string) (*
 		r.slots.put(s)
 		return nil, nil, err
 	}
+	if err := r.encryptionReady(); err != nil {
+		w.mu.Unlock()
+		r.slots.put(s)
+		return nil, nil, fmt.Errorf("workspace %s: %w", w.key, err)
+	}
 	env := w.env
 	if env == nil {
 		env = r.env(nil)
+	} else if env, err = r.rekey(w); err != nil {
+		w.mu.Unlock()
+		r.slots.put(s)
+		return nil, nil, fmt.Errorf("workspace %s: %w", w.key, err)
 	}
 	s.setEnv(env)
 	w.slot, w.reattach = s, opt
@@ -341,6 +373,9 @@ func (r *Runner) Processes() map[string]int64 {
 // too (see Error.Error).
 func (r *Runner) secrets(job map[string]string, extra ...string) []string {
 	var out []string
+	if e := r.encryption.Load(); e != nil {
+		extra = append(slices.Clone(extra), e.secrets...)
+	}
 	for _, v := range extra {
 		if len(v) >= redact.MinLen {
 			out = append(out, v)

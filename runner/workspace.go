@@ -210,7 +210,7 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 	defer w.tf.SetStderr(nil)
 	err := r.exec("init", func() error { return w.tf.Init(ctx, tfexec.Reconfigure(true), tfexec.Upgrade(false), w.reattach) })
 	if err != nil {
-		return &Error{Op: "init", Workspace: w.key, Err: err, Diagnostics: w.sanitize(stderr.String())}
+		return &Error{Op: "init", Workspace: w.key, Err: err, Diagnostics: w.sanitize(explainEncryption(stderr.String()))}
 	}
 	return nil
 }
