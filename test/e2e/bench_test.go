@@ -422,6 +422,8 @@ func memoryServices(b *testing.B) []int {
 func BenchmarkMemoryPerObject(b *testing.B) {
 	o := benchOptions()
 	o.provisionDelay, o.lbPublicPrefix = 10*time.Millisecond, netip.MustParsePrefix("198.18.0.0/16")
+	// The live heap is read off a heap profile: a fine one, as in the soak.
+	o.extraEnv = []string{"GODEBUG=memprofilerate=8192"}
 	e := newEnv(b, o)
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
