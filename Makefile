@@ -73,10 +73,9 @@ test-skew: build provider helm ## the deploy tests and the core e2e tests agains
 	set -o pipefail; for v in $(K8S_SKEW); do \
 		echo "test-skew: kube-apiserver $$v"; \
 		K8S_VERSION=$$v CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null || exit 1; \
-		{ K8S_VERSION=$$v TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
-			$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./deploy/; \
-		  K8S_VERSION=$$v TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
-			$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -run '^($(SKEW_TESTS))$$' ./test/e2e/; } | $(BIN)/testsummary || exit 1; \
+		export K8S_VERSION=$$v TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM); \
+		{ $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./deploy/; \
+		  $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) -run '^($(SKEW_TESTS))$$' ./test/e2e/; } | $(BIN)/testsummary || exit 1; \
 	done
 
 chaos: build provider control-plane helm ## the full chaos run (50 Services, 10 kills, PostgreSQL down 30 s), summary printed; make test runs a short one
