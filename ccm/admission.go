@@ -20,12 +20,9 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/preview"
-	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/webhook"
 )
 
@@ -90,8 +87,8 @@ func (a *admission) author(_ context.Context, req *admissionv1.AdmissionRequest)
 		return allowed
 	}
 	value, keep := preview.Author(old, cur, req.UserInfo.Username)
-	have, has := cur.Annotations[reviewapi.AuthorAnnotation]
-	path := "/metadata/annotations/" + webhook.EscapePointer(reviewapi.AuthorAnnotation)
+	have, has := cur.Annotations[preview.AuthorAnnotation]
+	path := "/metadata/annotations/" + webhook.EscapePointer(preview.AuthorAnnotation)
 	var ops []webhook.PatchOp
 	switch {
 	case keep && has && have == value, !keep && !has:
@@ -99,7 +96,7 @@ func (a *admission) author(_ context.Context, req *admissionv1.AdmissionRequest)
 	case !keep:
 		ops = append(ops, webhook.PatchOp{Op: "remove", Path: path})
 	case cur.Annotations == nil:
-		ops = append(ops, webhook.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{reviewapi.AuthorAnnotation: value}})
+		ops = append(ops, webhook.PatchOp{Op: "add", Path: "/metadata/annotations", Value: map[string]string{preview.AuthorAnnotation: value}})
 	default:
 		ops = append(ops, webhook.PatchOp{Op: "add", Path: path, Value: value}) // add replaces a member
 	}
@@ -139,28 +136,27 @@ func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionReque
 // make every Service update wait for terraform).
 func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun bool) (c preview.Change) {
 	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
-	render := a.cfg.Render()
 	if err := a.lb.refs.authorize(ctx, cur); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	ann, err := annotations.Parse(cur.Annotations)
 	if err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
-	} else if err := renderer.CheckService(cur, render); err != nil {
+	} else if err := a.lb.engine.CheckService(cur); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	if len(c.Refusals) > 0 {
 		return c
 	}
 	c.Policy = a.lb.policy(ann)
-	shape, err := renderer.LoadBalancerShape(cur, render)
+	shape, err := a.lb.engine.LoadBalancerShape(cur)
 	if err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 		return c
 	}
 	c.New = &shape
 	if old != nil && old.Spec.Type == v1.ServiceTypeLoadBalancer {
-		if s, err := renderer.LoadBalancerShape(old, render); err == nil {
+		if s, err := a.lb.engine.LoadBalancerShape(old); err == nil {
 			c.Old = &s
 		}
 	}
@@ -195,9 +191,9 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 	switch {
 	case err == nil:
 		c.Plan, c.Verdicts = sp, verdicts
-	case errors.Is(err, runner.ErrNoState):
+	case errors.Is(err, engine.ErrNoState):
 		c.Fallback = "no state yet"
-	case errors.Is(err, runner.ErrBusy) || ctx.Err() != nil:
+	case errors.Is(err, engine.ErrBusy) || ctx.Err() != nil:
 		c.Fallback = fmt.Sprintf("terraform did not answer within %s", a.cfg.Webhook.PreviewBudget.Duration)
 	default:
 		c.Fallback = "the plan failed: " + err.Error()
@@ -210,11 +206,11 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 
 // plan is the speculative plan of cur on the nodes, or target pool, the
 // service controller would give it.
-func (a *admission) plan(ctx context.Context, cur *v1.Service) (*runner.Speculation, []policy.Verdict, error) {
+func (a *admission) plan(ctx context.Context, cur *v1.Service) (*engine.Speculation, []engine.Verdict, error) {
 	obj := policyObject(cur)
 	poolID := ""
 	if !a.cfg.LoadBalancer.TargetPools.Disabled {
-		if sel, ok, err := renderer.Selection(cur); err == nil && ok {
+		if sel, ok, err := engine.Selection(cur); err == nil && ok {
 			if poolID, err = a.lb.engine.TargetPoolID(ctx, sel); err != nil {
 				return nil, nil, err
 			}
@@ -232,8 +228,8 @@ func (a *admission) plan(ctx context.Context, cur *v1.Service) (*runner.Speculat
 }
 
 // policyObject is svc as policy rules see it.
-func policyObject(svc *v1.Service) policy.Object {
-	return policy.Object{Kind: objectref.KindService, Namespace: svc.Namespace, Name: svc.Name, Labels: svc.Labels, Annotations: svc.Annotations}
+func policyObject(svc *v1.Service) engine.PolicyObject {
+	return engine.PolicyObject{Kind: objectref.KindService, Namespace: svc.Namespace, Name: svc.Name, Labels: svc.Labels, Annotations: svc.Annotations}
 }
 
 // balancedNodes are the nodes the service controller hands a load
@@ -245,7 +241,7 @@ func balancedNodes(all []*v1.Node) []*v1.Node {
 		if !n.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if renderer.Excluded(n) {
+		if engine.Excluded(n) {
 			continue
 		}
 		tainted := false

@@ -14,14 +14,13 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 )
 
 // A shared target pool carries the deregistration delay a load balancer
 // asks for only once that load balancer's plan is applied, under its own
 // review (approved where its policy says so): the ask is an output of its
-// root module (renderer.DelayOutput), so a changed ask is a planned
+// root module (engine.DelayOutput), so a changed ask is a planned
 // change. A Service as it is written changes nothing shared: one the
 // tenancy rules refuse, another controller's (loadBalancerClass), or one
 // whose plan waits for approval asks nothing (docs/tenancy.md, effects).
@@ -81,7 +80,7 @@ func equalDelay(a, b *time.Duration) bool {
 }
 
 // seed reads, once, what every load balancer applied before this process
-// asks: its record's last apply (renderer.DelayOutput), on the pool of
+// asks: its record's last apply (engine.DelayOutput), on the pool of
 // its selection now (selection: "" and false when the object is gone),
 // so that the pools are not planned from the asks of the load balancers
 // reconciled so far after a restart.
@@ -175,7 +174,7 @@ func (p poolDelays) carried(cluster time.Duration) []string {
 			continue
 		}
 		_, by := p.of(sel)
-		out = append(out, fmt.Sprintf("pool %s: deregistration delay %s asked by %s", renderer.PoolKey(sel), d.delay, strings.Join(by, ", ")))
+		out = append(out, fmt.Sprintf("pool %s: deregistration delay %s asked by %s", engine.PoolKey(sel), d.delay, strings.Join(by, ", ")))
 	}
 	slices.Sort(out)
 	return out
@@ -220,6 +219,6 @@ func (l *loadBalancers) currentSelection(ref objectref.Ref, members []objectref.
 	if err != nil || !found || !ok || ref.UID != "" && string(svc.UID) != ref.UID {
 		return "", false
 	}
-	sel, ok, err := renderer.Selection(svc)
+	sel, ok, err := engine.Selection(svc)
 	return sel, err == nil && ok
 }

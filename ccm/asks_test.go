@@ -15,9 +15,9 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 func dur(d time.Duration) *time.Duration { return &d }
@@ -69,8 +69,8 @@ func TestPoolDelays(t *testing.T) {
 		t.Errorf("the cluster's delay is asked by nobody in particular, got %q", by)
 	}
 	if got, want := d.carried(cluster), slices.Sorted(slices.Values([]string{
-		"pool " + renderer.PoolKey("role=db") + ": deregistration delay 50m0s asked by Service shop/moved",
-		"pool " + renderer.PoolKey("role=web") + ": deregistration delay 2m0s asked by Service shop/web-long, load balancer group shop/front",
+		"pool " + engine.PoolKey("role=db") + ": deregistration delay 50m0s asked by Service shop/moved",
+		"pool " + engine.PoolKey("role=web") + ": deregistration delay 2m0s asked by Service shop/web-long, load balancer group shop/front",
 	})); !slices.Equal(got, want) {
 		t.Errorf("carried = %q, want %q", got, want)
 	}
@@ -102,7 +102,7 @@ func TestPoolDelaysSeededFromRecords(t *testing.T) {
 	applied := func(secs string) *records.LastApply {
 		out := map[string]json.RawMessage{"id": json.RawMessage(`"lb-1"`)}
 		if secs != "" {
-			out[renderer.DelayOutput] = json.RawMessage(secs)
+			out[engine.DelayOutput] = json.RawMessage(secs)
 		}
 		return &records.LastApply{Outputs: out}
 	}

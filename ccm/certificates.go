@@ -16,7 +16,6 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TLSSecretsRole is the ClusterRole that lets the controller read the
@@ -105,7 +104,7 @@ func (t *tlsSecrets) read(ctx context.Context, svc *v1.Service) (*engine.TLS, er
 	if err != nil || len(ann.TLSSecrets) == 0 {
 		return nil, nil //nolint:nilerr // the renderer reports bad annotations, with the field
 	}
-	if d := t.cfg.Terraform.Distribution; runner.Distribution(d) == runner.DistributionTofu {
+	if d := t.cfg.Terraform.Distribution; engine.Distribution(d) == engine.DistributionTofu {
 		return nil, &CertificatesUnsupportedError{Distribution: d}
 	}
 	if t.client == nil {

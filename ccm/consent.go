@@ -19,7 +19,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -95,7 +94,7 @@ func (l *loadBalancers) consentOnce(ctx context.Context, key annotations.Group) 
 // caller (a group without one has no load balancer: its guests wait), and
 // gives a guest it now serves that had no address the group's.
 func (l *loadBalancers) reconcileConsent(ctx context.Context, g annotations.Group) error {
-	members := renderer.SortMembers(g.Namespace, l.groups.members(g, nil, false))
+	members := engine.SortMembers(g.Namespace, l.groups.members(g, nil, false))
 	if len(members) == 0 || members[0].Namespace != g.Namespace {
 		return nil
 	}
@@ -115,7 +114,7 @@ func (l *loadBalancers) reconcileConsent(ctx context.Context, g annotations.Grou
 // admitted sets the address of the guests g serves that show none: a
 // guest let in by a new grant (its own reconcile failed, or it was left
 // out before) would get it only at the service controller's next call.
-func (l *loadBalancers) admitted(ctx context.Context, g annotations.Group, lb *engine.LoadBalancer, rep *renderer.GroupReport) {
+func (l *loadBalancers) admitted(ctx context.Context, g annotations.Group, lb *engine.LoadBalancer, rep *engine.GroupReport) {
 	if lb == nil || lb.Status != "active" || rep == nil {
 		return
 	}

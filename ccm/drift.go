@@ -17,9 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/sleep"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // driftWorker plans every known object against the refreshed cloud each
@@ -85,7 +83,7 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 	s := d.board.DriftSubject(ctx, k)
 	k.Review = d.board.For(ctx, s, k.Review.Policy)
 	out, err := d.engine.CheckDrift(ctx, k, guard)
-	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, runner.ErrGone) {
+	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, engine.ErrGone) {
 		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Ref)
 		return
 	}
@@ -102,8 +100,8 @@ func (d *driftWorker) guardGroup(g annotations.Group, snap *engine.KnownGroup) e
 		if d.groups == nil {
 			return nil
 		}
-		now := renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: d.groups.members(g, nil, false)}
-		was := renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
+		now := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: d.groups.members(g, nil, false)}
+		was := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
 		if engine.GroupInputs(now, nil, snap.PoolID) != engine.GroupInputs(was, nil, snap.PoolID) {
 			return engine.ErrSkipped
 		}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
-	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/engine"
 )
 
 // encryptionRead is how often the passphrase Secrets are read again (a
@@ -23,7 +23,7 @@ const encryptionRead = time.Minute
 // are scrubbed from events, plan records and the audit log.
 type encryptionKeys struct {
 	cfg    *cloudconfig.EncryptionConfig
-	runner *runner.Runner
+	engine *engine.Engine
 	redact func(source string, values ...string)
 }
 
@@ -44,7 +44,7 @@ func (k *encryptionKeys) run(ctx context.Context, client kubernetes.Interface) {
 // load reads the Secrets and hands the keys to the runner. A failure keeps
 // the keys read before, if any.
 func (k *encryptionKeys) load(ctx context.Context, client kubernetes.Interface) error {
-	e := &runner.Encryption{KeyProviders: k.cfg.KeyProviders, KeyProvider: k.cfg.KeyProvider, FallbackKeyProvider: k.cfg.FallbackKeyProvider, Migrate: k.cfg.Migrate}
+	e := &engine.Encryption{KeyProviders: k.cfg.KeyProviders, KeyProvider: k.cfg.KeyProvider, FallbackKeyProvider: k.cfg.FallbackKeyProvider, Migrate: k.cfg.Migrate}
 	var err error
 	if r := k.cfg.PassphraseSecret; r != nil {
 		if e.Passphrase, err = readPassphrase(ctx, client, "terraform.encryption.passphraseSecret", *r); err != nil {
@@ -60,7 +60,7 @@ func (k *encryptionKeys) load(ctx context.Context, client kubernetes.Interface) 
 	}
 	// Scrubbed before any process can echo them.
 	k.redact("state encryption", e.Secrets()...)
-	if err := k.runner.SetEncryption(e); err != nil {
+	if err := k.engine.SetEncryption(e); err != nil {
 		return fmt.Errorf("terraform.encryption: %w", err)
 	}
 	return nil
@@ -77,8 +77,8 @@ func readPassphrase(ctx context.Context, client kubernetes.Interface, field stri
 	switch {
 	case !ok:
 		return "", fmt.Errorf("%s: Secret %s/%s has no key %q", field, r.Namespace, r.Name, r.Key)
-	case len(v) < runner.MinPassphraseLen:
-		return "", fmt.Errorf("%s: Secret %s/%s key %q has %d characters: pbkdf2 needs at least %d", field, r.Namespace, r.Name, r.Key, len(v), runner.MinPassphraseLen)
+	case len(v) < engine.MinPassphraseLen:
+		return "", fmt.Errorf("%s: Secret %s/%s key %q has %d characters: pbkdf2 needs at least %d", field, r.Namespace, r.Name, r.Key, len(v), engine.MinPassphraseLen)
 	}
 	return string(v), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,11 +22,8 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review/reviewtest"
-	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"github.com/example/cloud-provider-example/state"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -53,15 +49,9 @@ func newGroupFixture(t *testing.T, extra string) *groupFixture {
 	rf.cfg.Region = "ex-west-1"
 	rf.cfg.API.Endpoint = sim.URL
 	dir := t.TempDir()
-	r, err := runner.New(context.Background(), runner.Config{
-		Terraform: runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform},
-		WorkDir:   filepath.Join(dir, "work"), CLIConfigFile: tc.CLIConfig, LockFile: tc.LockFile, Concurrency: 2,
-		Env: map[string]string{"EXAMPLE_TOKEN": sim.Token},
-	})
-	must(t, err)
-	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(dir, "states")}}, state.Options{})
-	must(t, err)
-	eng := engine.New(rf.cfg.Render(), states, r, engine.Options{Rules: rf.cfg.Rules(), Plans: rf.board, PlanText: true, FindOrphan: orphanFinder(api, rf.cfg)})
+	tf := &rf.cfg.Terraform
+	tf.Distribution, tf.Binary, tf.CLIConfig, tf.LockFile, tf.Concurrency = tc.Distribution, tc.Terraform, tc.CLIConfig, tc.LockFile, 2
+	eng := openEngine(t, rf.cfg, dir, sim.Token, engine.Options{Plans: rf.board, PlanText: true, FindOrphan: orphanFinder(api, rf.cfg)})
 	f := &groupFixture{boardFixture: rf, lbs: newLoadBalancers(eng, rf.cfg, rf.board, api), api: api,
 		services: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})}
 	f.lbs.groups.services = f.services
@@ -127,7 +117,7 @@ func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
 
 func (f *groupFixture) groupWorkspace(t *testing.T, ns, name string) string {
 	t.Helper()
-	_, _, j, err := f.lbs.engine.RenderGroup(renderer.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
+	_, _, j, err := f.lbs.engine.RenderGroup(engine.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
 	must(t, err)
 	return j.Key
 }
@@ -314,7 +304,7 @@ func TestGroupMembership(t *testing.T) {
 	}
 	names := func(ss []*v1.Service) []string {
 		var out []string
-		for _, s := range renderer.SortMembers("shop", ss) {
+		for _, s := range engine.SortMembers("shop", ss) {
 			out = append(out, s.Namespace+"/"+s.Name)
 		}
 		return out

@@ -6,12 +6,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/example/cloud-provider-example/termsafe"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // inertLoadBalancer is the LoadBalancer the service controller calls: it
 // puts the errors returned in events (SyncLoadBalancerFailed) and logs, so
-// they are made inert (termsafe) here, once, whatever text a tenant got
+// they are made inert (review.Inert) here, once, whatever text a tenant got
 // into them. The errors keep their chain: a RetryError is still one.
 type inertLoadBalancer struct {
 	cloudprovider.LoadBalancer
@@ -19,31 +19,18 @@ type inertLoadBalancer struct {
 
 func (l inertLoadBalancer) GetLoadBalancer(ctx context.Context, cluster string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
 	st, ok, err := l.LoadBalancer.GetLoadBalancer(ctx, cluster, svc)
-	return st, ok, inert(err)
+	return st, ok, review.Inert(err)
 }
 
 func (l inertLoadBalancer) EnsureLoadBalancer(ctx context.Context, cluster string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	st, err := l.LoadBalancer.EnsureLoadBalancer(ctx, cluster, svc, nodes)
-	return st, inert(err)
+	return st, review.Inert(err)
 }
 
 func (l inertLoadBalancer) UpdateLoadBalancer(ctx context.Context, cluster string, svc *v1.Service, nodes []*v1.Node) error {
-	return inert(l.LoadBalancer.UpdateLoadBalancer(ctx, cluster, svc, nodes))
+	return review.Inert(l.LoadBalancer.UpdateLoadBalancer(ctx, cluster, svc, nodes))
 }
 
 func (l inertLoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, cluster string, svc *v1.Service) error {
-	return inert(l.LoadBalancer.EnsureLoadBalancerDeleted(ctx, cluster, svc))
-}
-
-// inertError is an error whose text is made inert.
-type inertError struct{ err error }
-
-func (e inertError) Error() string { return termsafe.Text(e.err.Error()) }
-func (e inertError) Unwrap() error { return e.err }
-
-func inert(err error) error {
-	if err == nil {
-		return nil
-	}
-	return inertError{err}
+	return review.Inert(l.LoadBalancer.EnsureLoadBalancerDeleted(ctx, cluster, svc))
 }

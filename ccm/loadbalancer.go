@@ -19,9 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // Retry delays handed to the service controller.
@@ -86,10 +84,7 @@ func ours(svc *v1.Service) bool {
 // GetLoadBalancerName is the annotation's name, else a stable name of at
 // most 32 characters derived from the cluster id and the Service UID.
 func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
-	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {
-		return ann.Name
-	}
-	return renderer.LoadBalancerName(svc, l.cfg.ClusterID)
+	return l.engine.LoadBalancerName(svc)
 }
 
 // GetLoadBalancer reads the recorded outputs or the state; no plan. A
@@ -156,7 +151,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		l.board.Failed(subj, err)
 		return nil, err
 	}
-	if err := renderer.CheckService(svc, l.cfg.Render()); err != nil {
+	if err := l.engine.CheckService(svc); err != nil {
 		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
 		l.board.Failed(subj, err)
 		return nil, err
@@ -268,7 +263,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // applied) for svc (its primary, for a group), asks of the pool poolID;
 // forwarding to its nodes itself (no pool), it asks nothing.
 func (l *loadBalancers) asked(ref objectref.Ref, svc *v1.Service, poolID string, lb *engine.LoadBalancer) {
-	sel, ok, err := renderer.Selection(svc)
+	sel, ok, err := engine.Selection(svc)
 	if poolID == "" || err != nil || !ok {
 		l.lifecycle.asks.forget(ref)
 		return
@@ -278,7 +273,7 @@ func (l *loadBalancers) asked(ref objectref.Ref, svc *v1.Service, poolID string,
 
 // unlock executes the Service's unlock requests.
 func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, svc *v1.Service, nodes []*v1.Node) {
-	l.board.Unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+	l.board.Unlock(ctx, l.engine, subj, func() (engine.Job, error) {
 		_, job, err := l.engine.RenderLoadBalancer(svc, nodes, nil) // the workspace only
 		return job, err
 	})

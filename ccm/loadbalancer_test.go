@@ -19,12 +19,9 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/need"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
-	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"github.com/example/cloud-provider-example/state"
 )
 
 // lbsWithRecorder is the LoadBalancer implementation over a real engine
@@ -39,14 +36,23 @@ func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *re
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "terraform.rc")
 	must(t, os.WriteFile(cli, nil, 0o600))
-	r, err := runner.New(context.Background(), runner.Config{Terraform: runner.BinaryConfig{Path: tf}, WorkDir: filepath.Join(dir, "work"), CLIConfigFile: cli})
-	must(t, err)
-	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(dir, "states")}}, state.Options{})
-	must(t, err)
+	cfg.Terraform.Binary, cfg.Terraform.CLIConfig, cfg.Terraform.LockFile = tf, cli, ""
+	eng := openEngine(t, cfg, dir, "", engine.Options{})
 	rec := record.NewFakeRecorder(100)
 	board := review.New(cfg, nil)
 	board.Connect(t.Context(), fake.NewClientset(), rec)
-	return newLoadBalancers(engine.New(cfg.Render(), states, r, engine.Options{}), cfg, board, nil), rec
+	return newLoadBalancers(eng, cfg, board, nil), rec
+}
+
+// openEngine opens the engine of cfg as the controller does, with its
+// workspaces and local states under dir.
+func openEngine(t *testing.T, cfg *cloudconfig.Config, dir, token string, o engine.Options) *engine.Engine {
+	t.Helper()
+	cfg.Terraform.WorkDir = filepath.Join(dir, "work")
+	cfg.State.Local.Dir = filepath.Join(dir, "states")
+	e, err := engine.Open(context.Background(), cfg, engine.Wiring{Token: token}, o)
+	must(t, err)
+	return e
 }
 
 // testConfig is a complete cloud config plus extra.
@@ -88,7 +94,7 @@ func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
 	if err == nil || !strings.Contains(events, "InvalidService") || !strings.Contains(events, "at most 10 listeners") {
 		t.Fatalf("err %v, events:\n%s", err, events)
 	}
-	if procs := lbs.engine.Runner().Processes(); len(procs) != 0 {
+	if procs := lbs.engine.Processes(); len(procs) != 0 {
 		t.Fatalf("terraform ran for a refused Service: %v", procs)
 	}
 }
@@ -135,7 +141,7 @@ func TestOrphanFinder(t *testing.T) {
 		return lb.ID
 	}
 	stranger := create("uid-stranger")
-	name, owner := "shop-web", renderer.OwnerTags(svc, cfg.ClusterID)
+	name, owner := "shop-web", engine.OwnerTags(svc, cfg.ClusterID)
 	if id, err := find(context.Background(), name, owner); err != nil || id != "" {
 		t.Fatalf("took another Service's load balancer %s: %q %v", stranger, id, err)
 	}

@@ -15,9 +15,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // ensureMember converges svc's group with svc in it, then removes what
@@ -113,8 +111,8 @@ func (l *loadBalancers) groupsOf(ctx context.Context, svc *v1.Service) []annotat
 	return gs
 }
 
-func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) renderer.Group {
-	return renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
+func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) engine.Group {
+	return engine.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
 }
 
 // reconcileGroup converges g to its members now, caller joining (or
@@ -125,7 +123,7 @@ func (l *loadBalancers) renderGroup(g annotations.Group, members []*v1.Service) 
 // under that lock: members call at once, and a rendering from members
 // read before another's apply must not be applied after it.
 func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group, caller *v1.Service, leaving bool,
-	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *renderer.GroupReport, review.Subject, error) {
+	nodes []*v1.Node, kind string) (*engine.LoadBalancer, *engine.GroupReport, review.Subject, error) {
 	unlock := l.groups.lock(g)
 	defer unlock()
 	before := l.groups.appliedTo(ctx, g)
@@ -154,7 +152,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 			}
 		}
 	}
-	rg := l.renderGroup(g, renderer.SortMembers(g.Namespace, members))
+	rg := l.renderGroup(g, engine.SortMembers(g.Namespace, members))
 	klog.V(2).InfoS("reconciling load balancer group", "group", g.String(), "members", len(members), "caller", klog.KObj(caller))
 	for _, m := range rg.Members {
 		klog.V(4).InfoS("load balancer group member", "group", g.String(), "service", klog.KObj(m))
@@ -174,7 +172,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	// A member's deletion leaves the group changed (GroupSubject).
 	subj := l.board.GroupSubject(ctx, g, "", rg.Members, caller, kind)
 	var poolID string
-	primary := renderer.GroupPrimary(rg, l.cfg.Render())
+	primary := l.engine.GroupPrimary(rg)
 	if primary != nil {
 		var err error
 		if poolID, err = l.targetPool(ctx, primary, nodes, l.groupPolicy(g, rg.Members)); err != nil {
@@ -184,7 +182,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	if poolID != "" {
 		nodes = nil // the pool holds them
 	}
-	l.board.Unlock(ctx, l.engine.Runner(), subj, func() (runner.Job, error) {
+	l.board.Unlock(ctx, l.engine, subj, func() (engine.Job, error) {
 		_, _, j, err := l.engine.RenderGroup(rg, nodes, poolID)
 		return j, err
 	})

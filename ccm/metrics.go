@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/component-base/metrics"
 
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/ccmmetrics"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // Metrics on the CCM's /metrics: terraform's processes and the fast path
@@ -35,7 +35,7 @@ func registerMetrics() {
 func observeTerraform(op string, err error, d time.Duration) {
 	result := "success"
 	switch {
-	case errors.Is(err, runner.ErrStateLocked):
+	case errors.Is(err, engine.ErrStateLocked):
 		result = "locked"
 		lockWaits.Inc()
 	case err != nil:

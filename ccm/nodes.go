@@ -23,7 +23,6 @@ import (
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -111,13 +110,13 @@ func (n *nodeLifecycle) nodes(fallback []*v1.Node) []*v1.Node {
 // members decides every pool's targets from all the nodes, the targets
 // the pools have, and the delays their applied load balancers ask for.
 func (l *loadBalancers) members(fallback []*v1.Node, delays poolDelays) engine.PoolMembers {
-	return func(sels []string, applied map[string][]string) ([]renderer.Pool, error) {
+	return func(sels []string, applied map[string][]string) ([]engine.Pool, error) {
 		nodes := l.lifecycle.nodes(fallback)
 		round := l.lifecycle.planner.Observe(nodes)
 		l.lifecycle.forgetGone(nodes)
-		var pools []renderer.Pool
+		var pools []engine.Pool
 		for _, s := range sels {
-			picked, _, err := renderer.PoolNodes(nodes, s, l.cfg.Region)
+			picked, _, err := engine.PoolNodes(nodes, s, l.cfg.Region)
 			if err != nil {
 				return nil, err
 			}
@@ -142,12 +141,12 @@ func (l *loadBalancers) members(fallback []*v1.Node, delays poolDelays) engine.P
 			if delay != nil {
 				kept = *delay
 			}
-			l.lifecycle.report(renderer.PoolKey(s), d, kept)
-			l.lifecycle.decide(renderer.PoolKey(s), d, kept)
+			l.lifecycle.report(engine.PoolKey(s), d, kept)
+			l.lifecycle.decide(engine.PoolKey(s), d, kept)
 			if d.Recheck > 0 {
 				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
 			}
-			pools = append(pools, renderer.Pool{Selection: s, Targets: d.Targets, Delay: delay, AskedBy: askedBy})
+			pools = append(pools, engine.Pool{Selection: s, Targets: d.Targets, Delay: delay, AskedBy: askedBy})
 		}
 		return pools, nil
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // What an apply of the pools made true is kept on their record: the
@@ -23,7 +22,7 @@ func TestAfterPoolsRecordsLeavingNodes(t *testing.T) {
 	l := &loadBalancers{cfg: f.cfg, board: f.board, lifecycle: newNodeLifecycle(f.cfg)}
 	const ws = "prod-targetpools"
 	subj := f.board.PoolsSubject(ws, records.KindChange)
-	applied := &engine.Outcome{Workspace: ws, Result: &runner.Result{}}
+	applied := &engine.Outcome{Workspace: ws, Result: &engine.Result{}}
 	delay := 2 * time.Minute
 
 	start := time.Now()
@@ -43,7 +42,7 @@ func TestAfterPoolsRecordsLeavingNodes(t *testing.T) {
 
 	// A run that failed records nothing.
 	l.lifecycle.decide("all", deregistration.Decision{Targets: []string{"i-a"}, Picked: 2}, 30*time.Second)
-	l.afterPools(t.Context(), subj, nil, runner.ErrInUse)
+	l.afterPools(t.Context(), subj, nil, engine.ErrInUse)
 	if got := f.get(t, ws).Leaving; len(got) != 2 {
 		t.Fatalf("a failed run changed the record: %+v", got)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // targetPool makes sure the target pool of svc's node selection exists
@@ -26,7 +25,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 	if l.cfg.LoadBalancer.TargetPools.Disabled {
 		return "", nil
 	}
-	sel, ok, err := renderer.Selection(svc)
+	sel, ok, err := engine.Selection(svc)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -109,7 +108,7 @@ func (l *loadBalancers) selections(ns string) []string {
 		if !ok || !ours(svc) || (ns != "" && svc.Namespace != ns) {
 			continue
 		}
-		if sel, ok, err := renderer.Selection(svc); err == nil && ok {
+		if sel, ok, err := engine.Selection(svc); err == nil && ok {
 			out = append(out, sel)
 		}
 	}

@@ -30,7 +30,6 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/review"
@@ -80,11 +79,10 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := audit.Open(cfg.Review.AuditLog)
+	board, err := review.Open(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("review.auditLog: %w", err)
+		return nil, err
 	}
-	board := review.New(cfg, log)
 	tls := &tlsSecrets{cfg: cfg, redact: board.RedactFrom}
 	eng, api, keys, err := newEngine(ctx, cfg, board, tls)
 	if err != nil {

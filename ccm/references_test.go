@@ -17,8 +17,8 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -69,7 +69,7 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	_, err = api.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{
 		Name: "shop-a", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      map[string]string{renderer.TagClusterID: "test", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u-team-a"},
+		Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
 	})
 	must(t, err)
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }

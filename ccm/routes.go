@@ -17,9 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // batchWindow is how long the first route change waits for others to join
@@ -52,7 +50,7 @@ type routes struct {
 	stopped error
 	// desired is the applied route set by destination; nil until read from
 	// the state, and reset after a failed apply.
-	desired map[string]renderer.Route
+	desired map[string]engine.DesiredRoute
 	// applies counts route-set plans run (for tests and benchmarks).
 	applies atomic.Int64
 }
@@ -62,9 +60,9 @@ type routes struct {
 type routeEngine interface {
 	Routes(ctx context.Context) ([]engine.Route, error)
 	RoutesWorkspace() (string, error)
-	RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error)
-	ReconcileRoutes(ctx context.Context, routes []renderer.Route, rv engine.Review) ([]engine.Route, *engine.Outcome, error)
-	Runner() *runner.Runner
+	RenderRoutes(routes []engine.DesiredRoute) (*engine.Module, engine.Job, error)
+	ReconcileRoutes(ctx context.Context, routes []engine.DesiredRoute, rv engine.Review) ([]engine.Route, *engine.Outcome, error)
+	ForceUnlock(ctx context.Context, job engine.Job, lockID string) error
 }
 
 var _ routeEngine = (*engine.Engine)(nil)
@@ -78,7 +76,7 @@ type nodeResolver interface {
 
 type routeOp struct {
 	create bool
-	route  renderer.Route
+	route  engine.DesiredRoute
 	done   chan error
 }
 
@@ -124,12 +122,12 @@ func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *clo
 	if err != nil {
 		return fmt.Errorf("create route %s: node %s: %w", route.DestinationCIDR, route.TargetNode, err)
 	}
-	return r.submit(ctx, &routeOp{create: true, route: renderer.Route{Destination: route.DestinationCIDR, TargetInstanceID: md.ID, NodeName: string(route.TargetNode)}})
+	return r.submit(ctx, &routeOp{create: true, route: engine.DesiredRoute{Destination: route.DestinationCIDR, TargetInstanceID: md.ID, NodeName: string(route.TargetNode)}})
 }
 
 // DeleteRoute removes a route in the next batch.
 func (r *routes) DeleteRoute(ctx context.Context, _ string, route *cloudprovider.Route) error {
-	return r.submit(ctx, &routeOp{route: renderer.Route{Destination: route.DestinationCIDR}})
+	return r.submit(ctx, &routeOp{route: engine.DesiredRoute{Destination: route.DestinationCIDR}})
 }
 
 // submit queues op and waits for the apply that carries it.
@@ -202,12 +200,12 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		if err != nil {
 			return fmt.Errorf("read applied routes: %w", err)
 		}
-		r.desired = map[string]renderer.Route{}
+		r.desired = map[string]engine.DesiredRoute{}
 		for _, a := range applied {
-			r.desired[a.Destination] = renderer.Route{Destination: a.Destination, TargetInstanceID: a.TargetInstanceID}
+			r.desired[a.Destination] = engine.DesiredRoute{Destination: a.Destination, TargetInstanceID: a.TargetInstanceID}
 		}
 	}
-	next := make(map[string]renderer.Route, len(r.desired)+len(batch))
+	next := make(map[string]engine.DesiredRoute, len(r.desired)+len(batch))
 	for k, v := range r.desired {
 		next[k] = v
 	}
@@ -218,7 +216,7 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 			delete(next, op.route.Destination)
 		}
 	}
-	list := make([]renderer.Route, 0, len(next))
+	list := make([]engine.DesiredRoute, 0, len(next))
 	for _, rt := range next {
 		list = append(list, rt)
 	}
@@ -228,7 +226,7 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		return err
 	}
 	subj := r.board.RouteSetSubject(ws, records.KindChange)
-	r.board.Unlock(ctx, r.engine.Runner(), subj, func() (runner.Job, error) {
+	r.board.Unlock(ctx, r.engine, subj, func() (engine.Job, error) {
 		_, job, err := r.engine.RenderRoutes(list)
 		return job, err
 	})

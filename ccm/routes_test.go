@@ -17,9 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // fakeRouteEngine is the route set without terraform (routeEngine): its
@@ -62,11 +60,11 @@ func (e *fakeRouteEngine) Routes(context.Context) ([]engine.Route, error) {
 
 func (e *fakeRouteEngine) RoutesWorkspace() (string, error) { return routesWS, nil }
 
-func (e *fakeRouteEngine) RenderRoutes([]renderer.Route) (*renderer.Module, runner.Job, error) {
-	return nil, runner.Job{Key: routesWS}, nil
+func (e *fakeRouteEngine) RenderRoutes([]engine.DesiredRoute) (*engine.Module, engine.Job, error) {
+	return nil, engine.Job{Key: routesWS}, nil
 }
 
-func (e *fakeRouteEngine) ReconcileRoutes(_ context.Context, routes []renderer.Route, rv engine.Review) ([]engine.Route, *engine.Outcome, error) {
+func (e *fakeRouteEngine) ReconcileRoutes(_ context.Context, routes []engine.DesiredRoute, rv engine.Review) ([]engine.Route, *engine.Outcome, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var list []string
@@ -87,12 +85,12 @@ func (e *fakeRouteEngine) ReconcileRoutes(_ context.Context, routes []renderer.R
 	for _, r := range routes {
 		e.cloud[r.Destination] = engine.Route{Destination: r.Destination, TargetInstanceID: r.TargetInstanceID, Status: "active"}
 	}
-	p := &runner.Plan{ID: fmt.Sprintf("plan-%012d", len(e.applied)), Workspace: routesWS, HasChanges: true}
-	out.Planned, out.Applied, out.Result = p, p, &runner.Result{Plan: p, Applied: true}
+	p := &engine.Plan{ID: fmt.Sprintf("plan-%012d", len(e.applied)), Workspace: routesWS, HasChanges: true}
+	out.Planned, out.Applied, out.Result = p, p, &engine.Result{Plan: p, Applied: true}
 	return nil, out, nil
 }
 
-func (e *fakeRouteEngine) Runner() *runner.Runner { return nil }
+func (e *fakeRouteEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 
 // fakeNodes resolves node n to instance i-n; "gone" nodes and instances
 // are not found, "broken" ones fail.

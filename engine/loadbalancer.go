@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -282,11 +281,7 @@ func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.
 // serviceOwner is the cloud name of svc's load balancer and the tags that
 // name its owner.
 func (e *Engine) serviceOwner(svc *corev1.Service) (string, map[string]string) {
-	name := renderer.LoadBalancerName(svc, e.render.ClusterID)
-	if ann, err := annotations.Parse(svc.Annotations); err == nil && ann.Name != "" {
-		name = ann.Name
-	}
-	return name, renderer.OwnerTags(svc, e.render.ClusterID)
+	return e.LoadBalancerName(svc), renderer.OwnerTags(svc, e.render.ClusterID)
 }
 
 // recoverServiceCertificates imports, before svc's deletion, the

@@ -47,3 +47,6 @@ func rendered(a map[string]string) map[string]string {
 	}
 	return out
 }
+
+// AuthorAnnotation holds the value Author decides.
+const AuthorAnnotation = reviewapi.AuthorAnnotation

@@ -86,7 +86,7 @@ type healthCheck struct {
 
 func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations.LoadBalancer, cfg Config) (lbSpec, []string, error) {
 	s := lbSpec{
-		name:      cmp.Or(ann.Name, LoadBalancerName(svc, cfg.ClusterID)),
+		name:      CloudName(svc, ann, cfg.ClusterID),
 		region:    cfg.Region,
 		typ:       cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
 		internal:  ann.Internal,

@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -94,6 +95,12 @@ func importTarget() hcl.Traversal {
 		hcl.TraverseAttr{Name: LoadBalancerType},
 		hcl.TraverseAttr{Name: "this"},
 	}
+}
+
+// CloudName is the one decision of a Service's load balancer's cloud
+// name: the name annotation's, else LoadBalancerName.
+func CloudName(svc *corev1.Service, ann annotations.LoadBalancer, clusterID string) string {
+	return cmp.Or(ann.Name, LoadBalancerName(svc, clusterID))
 }
 
 // LoadBalancerName is the cloud name of a Service's load balancer when the

@@ -76,7 +76,7 @@ func LoadBalancerShape(svc *corev1.Service, cfg Config) (Shape, error) {
 	if err != nil {
 		return Shape{}, err
 	}
-	out := Shape{Name: cmp.Or(ann.Name, LoadBalancerName(svc, cfg.ClusterID)), Type: cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
+	out := Shape{Name: CloudName(svc, ann, cfg.ClusterID), Type: cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
 		Algorithm: cmp.Or(ann.Algorithm, cfg.DefaultAlgorithm), Internal: ann.Internal, IPFamily: ipFamily(svc), SourceCIDRs: cidrs}
 	for _, l := range ls {
 		out.Listeners = append(out.Listeners, ListenerShape{Protocol: l.protocol, Port: l.port, TargetPort: l.targetPort, Proxy: l.proxyProtocol,

@@ -24,7 +24,6 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // policyCheckTTL is how long a check that the admission policies are
@@ -197,7 +196,7 @@ func (a *approvals) forObject(ref objectref.Ref) []*reviewapi.PlanApproval {
 // among the plan's contributors may approve it: neither an author the API
 // server vouched for, nor anyone allowed to edit an input whose editor is
 // unknown (contributors.go).
-func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *runner.Plan, contributors func() (records.Contributors, error)) (engine.Approval, []*reviewapi.PlanApproval) {
+func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Plan, contributors func() (records.Contributors, error)) (engine.Approval, []*reviewapi.PlanApproval) {
 	var out engine.Approval
 	items := a.forObject(ref)
 	if len(items) == 0 {

@@ -18,11 +18,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // fakeApprovals is approvals over a fake API server holding the identity
@@ -55,7 +55,7 @@ func approvalObj(name string, ref objectref.Ref, planID, approver string, create
 func TestApprovalDecisions(t *testing.T) {
 	planned := time.Now().Add(-time.Minute)
 	later := planned.Add(10 * time.Second)
-	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: planned}
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: planned}
 	other := web
 	other.UID = "uid-0" // an earlier Service of the same name
 	cases := []struct {
@@ -146,7 +146,7 @@ func allowSecretEditors(a *approvals) {
 // lacks a validation (an older version without the approverGroups check,
 // or a hand-made one) does not, and no approval counts.
 func TestInstalledPolicyMustBeTheShippedOne(t *testing.T) {
-	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Minute)}
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Minute)}
 	a := fakeApprovals(t, 1, false, approvalObj("a", web, plan.ID, "bob", time.Now(), "reviewers"))
 	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
 	older := shipped[0].(*admissionv1.ValidatingAdmissionPolicy).DeepCopy()
@@ -181,7 +181,7 @@ func TestInstalledPolicyMustBeTheShippedOne(t *testing.T) {
 // An approval made before the identity policy was last installed or
 // changed was never checked by it: it does not count.
 func TestApprovalsOlderThanThePolicyDoNotCount(t *testing.T) {
-	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
 	a := fakeApprovals(t, 1, false,
 		approvalObj("before", web, plan.ID, "mallory", time.Now().Add(-30*time.Minute), "reviewers"),
 		approvalObj("after", web, plan.ID, "bob", time.Now().Add(-5*time.Minute), "reviewers"))
@@ -202,7 +202,7 @@ func TestApprovalsOlderThanThePolicyDoNotCount(t *testing.T) {
 // write may have reached an API server that did not enforce it yet: it
 // does not count; with no propagation time it would.
 func TestApprovalsWithinPolicyPropagationDoNotCount(t *testing.T) {
-	plan := &runner.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Hour)}
 	shipped := reviewtest.Policies(t, reviewapi.AdmissionPolicy)
 	pol := shipped[0].(*admissionv1.ValidatingAdmissionPolicy).DeepCopy()
 	pol.CreationTimestamp = metav1.NewTime(time.Now().Add(-30 * time.Second))

@@ -8,14 +8,13 @@ import (
 
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // Failing to write the audit log is logged, never returned: the
 // infrastructure change it describes already happened (or not).
 
 // auditf appends one audit entry for s; p, if set, names the plan.
-func (b *Board) auditf(s Subject, out *engine.Outcome, e audit.Entry, p *runner.Plan) {
+func (b *Board) auditf(s Subject, out *engine.Outcome, e audit.Entry, p *engine.Plan) {
 	if b.audit == nil {
 		return
 	}

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"k8s.io/client-go/dynamic"
@@ -81,4 +82,13 @@ func (b *Board) Records(ctx context.Context) ([]*records.Record, error) {
 		return nil, nil
 	}
 	return b.store.List(ctx)
+}
+
+// Open is New with the audit log cfg.Review.AuditLog names opened.
+func Open(cfg *cloudconfig.Config) (*Board, error) {
+	log, err := audit.Open(cfg.Review.AuditLog)
+	if err != nil {
+		return nil, fmt.Errorf("review.auditLog: %w", err)
+	}
+	return New(cfg, log), nil
 }

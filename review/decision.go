@@ -9,25 +9,24 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // For is how s's plans are decided under apply policy pol: the object as
 // policy rules see it, the approvals that count for a plan (approvals.go),
 // and the audit line written before an apply starts.
 func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy) engine.Review {
-	obj := policy.Object{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations}
+	obj := engine.PolicyObject{Kind: s.ref.Kind, Namespace: s.ref.Namespace, Name: s.ref.Name, Labels: s.meta.Labels, Annotations: s.meta.Annotations}
 	for _, m := range s.members {
 		obj.Members = append(obj.Members, policy.Member{Namespace: m.Namespace, Name: m.Name, Labels: m.Labels, Annotations: m.Annotations})
 	}
 	return engine.Review{
 		Policy: pol,
 		Object: obj,
-		Approval: func(p *runner.Plan) engine.Approval {
+		Approval: func(p *engine.Plan) engine.Approval {
 			a, _ := b.approvals.decide(ctx, s.ref, p, func() (records.Contributors, error) { return b.planContributors(ctx, s, p) })
 			return a
 		},
-		BeforeApply: func(p *runner.Plan, approvers []string) { b.applyStarting(s, pol, p, approvers) },
+		BeforeApply: func(p *engine.Plan, approvers []string) { b.applyStarting(s, pol, p, approvers) },
 	}
 }
 
@@ -35,7 +34,7 @@ func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy)
 // its record keeps, of every plan since the last apply and of p itself. A
 // change stays its author's however the plan carrying it was reached
 // (another member's reconcile, a drift check, a restart).
-func (b *Board) planContributors(ctx context.Context, s Subject, p *runner.Plan) (records.Contributors, error) {
+func (b *Board) planContributors(ctx context.Context, s Subject, p *engine.Plan) (records.Contributors, error) {
 	c := s.contrib
 	if b.store == nil {
 		return c, nil
@@ -55,7 +54,7 @@ func (b *Board) planContributors(ctx context.Context, s Subject, p *runner.Plan)
 
 // applyStarting writes the audit line of an apply before it starts: a
 // crash during the apply cannot lose it.
-func (b *Board) applyStarting(s Subject, pol annotations.ApplyPolicy, p *runner.Plan, approvers []string) {
+func (b *Board) applyStarting(s Subject, pol annotations.ApplyPolicy, p *engine.Plan, approvers []string) {
 	action, actor := audit.ActionApply, b.self
 	if p.Destroy {
 		action = audit.ActionDestroy

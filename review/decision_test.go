@@ -14,7 +14,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestApplyStarting: the line written before an apply names the
@@ -89,10 +88,10 @@ func TestContributorsStayWithTheChange(t *testing.T) {
 		s.contrib = records.Contributors{Authors: []string{who}}
 		return s
 	}
-	approval := func(s Subject, plan *runner.Plan) engine.Approval {
+	approval := func(s Subject, plan *engine.Plan) engine.Approval {
 		return f.For(t.Context(), s, annotations.ApplyManual).Approval(plan)
 	}
-	waiting := func(plan *runner.Plan) *engine.Outcome {
+	waiting := func(plan *engine.Plan) *engine.Outcome {
 		return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: plan, Awaiting: plan}
 	}
 
@@ -119,7 +118,7 @@ func TestContributorsStayWithTheChange(t *testing.T) {
 		t.Fatalf("after a restart, from a drift check: %+v; want bob's approval counted, rita's ignored", a)
 	}
 
-	applied := &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Applied: q, Result: &runner.Result{Plan: q, Outputs: map[string]json.RawMessage{}},
+	applied := &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Applied: q, Result: &engine.Result{Plan: q, Outputs: map[string]json.RawMessage{}},
 		Approval: a}
 	restarted.Report(t.Context(), webSubject(records.KindDrift), applied, nil)
 	lines, _ := restarted.auditLog(t)

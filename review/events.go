@@ -7,9 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/termsafe"
 )
 
@@ -75,22 +74,22 @@ type reasoned interface {
 // failedReason is the event reason of a failed reconcile.
 func failedReason(err error) string {
 	reason := "ApplyFailed"
-	var re *runner.Error
+	var re *engine.RunError
 	var ae *annotations.Error
-	var ie *renderer.InputError
-	var tm *renderer.TooManyListenersError
-	var pe *renderer.UnsupportedProtocolError
+	var ie *engine.InputError
+	var tm *engine.TooManyListenersError
+	var pe *engine.UnsupportedProtocolError
 	var own reasoned
 	switch {
 	case errors.As(err, &own):
 		reason = own.EventReason() // the tenant's to fix, or the distribution's; nothing was planned
 	case errors.As(err, &ae), errors.As(err, &ie), errors.As(err, &tm), errors.As(err, &pe):
 		reason = "InvalidService" // the tenant's to fix; nothing was planned
-	case errors.Is(err, runner.ErrOwnerMismatch):
+	case errors.Is(err, engine.ErrOwnerMismatch):
 		reason = "WorkspaceOwnedByAnother"
-	case errors.Is(err, runner.ErrStateLocked):
+	case errors.Is(err, engine.ErrStateLocked):
 		reason = "StateLocked"
-	case errors.Is(err, runner.ErrInUse):
+	case errors.Is(err, engine.ErrInUse):
 		reason = "DeleteBlocked" // another object still uses what the apply deletes; retried with back-off
 	case errors.As(err, &re) && re.Op == "plan":
 		reason = "PlanFailed"

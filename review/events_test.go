@@ -8,9 +8,8 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestFailedEvent: the reason of each kind of failure, and what its
@@ -28,17 +27,17 @@ func TestFailedEvent(t *testing.T) {
 		{name: "annotation value", err: fmt.Errorf("parse: %w", &annotations.Error{Annotation: annotations.LBName, Value: hostile, Reason: "is not a name"}),
 			reason: "InvalidService", has: []string{`value "x\nNormal Applied plan-forged\x1b[2JAAA`, fmt.Sprintf("(%d bytes)", len(hostile))},
 			not: []string{"\n", "\x1b", strings.Repeat("A", 100)}},
-		{name: "input value", err: &renderer.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
+		{name: "input value", err: &engine.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
 			reason: "InvalidService", has: []string{`spec.loadBalancerSourceRanges[0]: "10.0.0.0/8\nforged" is not a CIDR`}, not: []string{"\n"}},
-		{name: "too many listeners", err: &renderer.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
-		{name: "unsupported protocol", err: &renderer.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},
-		{name: "owner mismatch", err: fmt.Errorf("load: %w", runner.ErrOwnerMismatch), reason: "WorkspaceOwnedByAnother"},
-		{name: "state locked", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, reason: "StateLocked", has: []string{"9296823b"}},
-		{name: "delete blocked", err: &runner.Error{Op: "apply", Workspace: webWS, Err: errors.New("exit status 1"),
+		{name: "too many listeners", err: &engine.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
+		{name: "unsupported protocol", err: &engine.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},
+		{name: "owner mismatch", err: fmt.Errorf("load: %w", engine.ErrOwnerMismatch), reason: "WorkspaceOwnedByAnother"},
+		{name: "state locked", err: &engine.RunError{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, reason: "StateLocked", has: []string{"9296823b"}},
+		{name: "delete blocked", err: &engine.RunError{Op: "apply", Workspace: webWS, Err: errors.New("exit status 1"),
 			Diagnostics: "Error: Cannot delete certificate cert-0a1b: it is in use\n\ncertificate \"cert-0a1b\" is still used by 1 load balancer (lb-9f8e)"},
 			reason: "DeleteBlocked", has: []string{"cert-0a1b", "still used by 1 load balancer (lb-9f8e)"}},
-		{name: "plan", err: &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "PlanFailed"},
-		{name: "apply", err: &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "ApplyFailed"},
+		{name: "plan", err: &engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "PlanFailed"},
+		{name: "apply", err: &engine.RunError{Op: "apply", Workspace: webWS, Diagnostics: "Error: bad"}, reason: "ApplyFailed"},
 		{name: "not terraform", err: errors.New("list nodes: timeout"), reason: "ReconcileFailed", has: []string{"list nodes: timeout"}},
 		{name: "connection string", err: errors.New(`dial "postgres://ccm:hunter22-pw@db:5432/states": refused`), reason: "ReconcileFailed",
 			has: []string{"postgres://ccm:" + audit.Redacted + "@db"}, not: []string{"hunter22-pw"}},

@@ -26,11 +26,11 @@ import (
 
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // reviewFixture is a board whose records live in client-go's fake
@@ -157,12 +157,12 @@ func webSubject(kind string) Subject {
 }
 
 // planAt is a plan with changes (+add), its saved file written.
-func planAt(t *testing.T, id string, add int, created time.Time) *runner.Plan {
+func planAt(t *testing.T, id string, add int, created time.Time) *engine.Plan {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), id+".tfplan")
 	must(t, os.WriteFile(file, []byte("saved "+id), 0o600))
-	return &runner.Plan{ID: id, File: file, Workspace: webWS, Hash: "hcl-" + id, Created: created,
-		HasChanges: add > 0, Summary: runner.PlanSummary{Add: add}, Text: "text of " + id}
+	return &engine.Plan{ID: id, File: file, Workspace: webWS, Hash: "hcl-" + id, Created: created,
+		HasChanges: add > 0, Summary: engine.PlanSummary{Add: add}, Text: "text of " + id}
 }
 
 func stateUnlockObj(name string, ref objectref.Ref, lockID, requester string) *unstructured.Unstructured {

@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // A group's rendering says what became of each member (left out, a
@@ -52,7 +52,7 @@ func (b *Board) GroupRemoved(g annotations.Group) {
 // ReportMembers tells each member of g what became of it in rep, when
 // that changed: left out (invalid), a listener another member has, a
 // setting the primary's overrides.
-func (b *Board) ReportMembers(g annotations.Group, rep *renderer.GroupReport) {
+func (b *Board) ReportMembers(g annotations.Group, rep *engine.GroupReport) {
 	type said struct {
 		svc                  *v1.Service
 		typ, reason, message string

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/engine"
 )
 
 // TestReportMembers: each member is told what became of it in its group's
@@ -24,11 +24,11 @@ func TestReportMembers(t *testing.T) {
 	}
 	a, b, c := svc("a"), svc("b"), svc("c")
 	g := annotations.Group{Namespace: "shop", Name: "front"}
-	rep := &renderer.GroupReport{
+	rep := &engine.GroupReport{
 		Members:   []*v1.Service{a, b},
-		Excluded:  []renderer.MemberError{{Service: c, Err: &annotations.Error{Annotation: annotations.LBName, Value: "x", Reason: "is not a name"}}},
-		Conflicts: []renderer.ListenerConflict{{Service: b, Listener: "tcp/80", Winner: a}},
-		Ignored:   []renderer.IgnoredSetting{{Service: b, Setting: string(annotations.LBInternal), Primary: a, PrimaryValue: "true"}},
+		Excluded:  []engine.MemberError{{Service: c, Err: &annotations.Error{Annotation: annotations.LBName, Value: "x", Reason: "is not a name"}}},
+		Conflicts: []engine.ListenerConflict{{Service: b, Listener: "tcp/80", Winner: a}},
+		Ignored:   []engine.IgnoredSetting{{Service: b, Setting: string(annotations.LBInternal), Primary: a, PrimaryValue: "true"}},
 	}
 	f.ReportMembers(g, rep)
 	checkEvents(t, f.takeEvents(), []wantEvent{
@@ -57,10 +57,10 @@ func TestReportMembersAcrossNamespaces(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	owner := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
 	guest := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "api"}}
-	f.ReportMembers(annotations.Group{Namespace: "team-a", Name: "front"}, &renderer.GroupReport{
+	f.ReportMembers(annotations.Group{Namespace: "team-a", Name: "front"}, &engine.GroupReport{
 		Members:   []*v1.Service{owner, guest},
-		Conflicts: []renderer.ListenerConflict{{Service: guest, Listener: "tcp/80", Winner: owner}},
-		Ignored:   []renderer.IgnoredSetting{{Service: guest, Setting: string(annotations.LBInternal), Primary: owner, PrimaryValue: "true"}},
+		Conflicts: []engine.ListenerConflict{{Service: guest, Listener: "tcp/80", Winner: owner}},
+		Ignored:   []engine.IgnoredSetting{{Service: guest, Setting: string(annotations.LBInternal), Primary: owner, PrimaryValue: "true"}},
 	})
 	evs := f.takeEvents()
 	checkEvents(t, evs, []wantEvent{

@@ -8,7 +8,6 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestMoveRecord: a record follows its state from the legacy key; a
@@ -24,7 +23,7 @@ func TestMoveRecord(t *testing.T) {
 			return o
 		}
 		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p0, Applied: p0,
-			Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}), nil, t0)
+			Result: &engine.Result{Plan: p0, Outputs: outputs, Applied: true}}), nil, t0)
 		f.updateRecord(t.Context(), webSubject(records.KindChange), out(&engine.Outcome{Policy: annotations.ApplyManual, Planned: p1, Awaiting: p1}),
 			&engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
 	}

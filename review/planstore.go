@@ -8,7 +8,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 var _ engine.PlanStore = (*Board)(nil)
@@ -28,7 +27,7 @@ func (b *Board) Load(ctx context.Context, workspace, owner string) (*engine.Kept
 	}
 	if r.Object.UID != "" && owner != "" && r.Object.UID != owner {
 		return nil, fmt.Errorf("workspace %s holds the state of an earlier %s of this name (uid %s), whose load balancer was never destroyed: "+
-			"delete that state (or restore the earlier object) first: %w", workspace, r.Object.Kind, r.Object.UID, runner.ErrOwnerMismatch)
+			"delete that state (or restore the earlier object) first: %w", workspace, r.Object.Kind, r.Object.UID, engine.ErrOwnerMismatch)
 	}
 	kept := &engine.Kept{}
 	if a := r.Applied; a != nil {
@@ -45,11 +44,11 @@ func (b *Board) Load(ctx context.Context, workspace, owner string) (*engine.Kept
 		if err != nil {
 			return nil, err
 		}
-		sp := &engine.StoredPlan{Data: data, Plan: runner.Plan{
+		sp := &engine.StoredPlan{Data: data, Plan: engine.Plan{
 			ID: p.ID, FileHash: p.SavedSHA256, Hash: p.HCLHash, Destroy: p.Kind == records.KindDestroy, Summary: p.Summary, Created: p.PlannedAt,
 		}}
 		for _, vd := range p.Verdicts {
-			sp.Verdicts = append(sp.Verdicts, policy.Verdict{Rule: vd.Rule, Effect: policy.Effect(vd.Effect), Message: vd.Message})
+			sp.Verdicts = append(sp.Verdicts, engine.Verdict{Rule: vd.Rule, Effect: policy.Effect(vd.Effect), Message: vd.Message})
 		}
 		kept.Pending = sp
 		break

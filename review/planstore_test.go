@@ -13,7 +13,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestLoad: what the engine gets back of a record after a start, from
@@ -21,18 +20,18 @@ import (
 func TestLoad(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	flag := policy.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
+	flag := engine.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
 	p0, p1 := planAt(t, "plan-000000000000", 1, t0), planAt(t, "plan-111111111111", 1, t0.Add(time.Minute))
 	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
 	const other = "prod-service-shop-api-0123456789abcdef"
 	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Applied: p0,
-		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
+		Result: &engine.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
 	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p1, Awaiting: p1,
-		Verdicts: []policy.Verdict{flag}}, &engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
+		Verdicts: []engine.Verdict{flag}}, &engine.AwaitingApprovalError{PlanID: p1.ID}, t0.Add(time.Minute))
 	api := webSubject(records.KindChange)
 	api.ref.Name, api.ref.UID = "api", "uid-api"
 	f.updateRecord(t.Context(), api, &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: other, Planned: p0, Applied: p0,
-		Result: &runner.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
+		Result: &engine.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
 	f.client.ClearActions()
 
 	kept, err := f.Load(t.Context(), webWS, "uid-1")
@@ -47,7 +46,7 @@ func TestLoad(t *testing.T) {
 	}
 	// Another object of the name (another uid) is refused, every time.
 	for i := range 2 {
-		if kept, err := f.Load(t.Context(), other, "uid-new"); !errors.Is(err, runner.ErrOwnerMismatch) || !strings.Contains(err.Error(), "uid-api") {
+		if kept, err := f.Load(t.Context(), other, "uid-new"); !errors.Is(err, engine.ErrOwnerMismatch) || !strings.Contains(err.Error(), "uid-api") {
 			t.Errorf("load %d for another owner = %+v, %v; want ErrOwnerMismatch naming uid-api", i+1, kept, err)
 		}
 	}

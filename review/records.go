@@ -15,7 +15,6 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // The plan record is what reviewers read (examplectl, kubectl): every
@@ -106,7 +105,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 				// controller must not answer from the apply before it.
 				r.Applied = nil
 			}
-			if id, holder, created, ok := runner.HeldLock(err); ok {
+			if id, holder, created, ok := engine.HeldLock(err); ok {
 				r.Lock = &records.LockInfo{ID: id, Holder: holder, Created: created, SeenAt: now}
 			}
 		}
@@ -118,7 +117,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 }
 
 // newRecordPlan is the record entry of a plan made now.
-func newRecordPlan(s Subject, out *engine.Outcome, p *runner.Plan, now time.Time) records.Plan {
+func newRecordPlan(s Subject, out *engine.Outcome, p *engine.Plan, now time.Time) records.Plan {
 	rp := records.Plan{
 		ID: p.ID, Kind: kindOf(s, p), HCLHash: p.Hash, InputsDigest: out.InputsDigest, Summary: p.Summary,
 		Policy: string(out.Policy), Outcome: records.AwaitingApproval, PlannedAt: now, Text: p.Text,
@@ -186,7 +185,7 @@ func decide(r *records.Record, id string, o records.Outcome, msg string, now tim
 	}
 }
 
-func kindOf(s Subject, p *runner.Plan) string {
+func kindOf(s Subject, p *engine.Plan) string {
 	if p.Destroy {
 		return records.KindDestroy
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // wantPlan is a record entry expected.
@@ -95,15 +94,15 @@ const lockDiag = "Error: Error acquiring the state lock\n\nLock Info:\n  ID:    
 func TestUpdateRecord(t *testing.T) {
 	f := newReviewFixture(t, "review: {keep: 3, approvals: {required: 2}}\n", false)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	plan := func(n string) *runner.Plan { return planAt(t, "plan-"+strings.Repeat(n, 12), 1, t0) }
+	plan := func(n string) *engine.Plan { return planAt(t, "plan-"+strings.Repeat(n, 12), 1, t0) }
 	p1, p2, p3, p4, p5 := plan("1"), plan("2"), plan("3"), plan("4"), plan("5")
-	p0 := &runner.Plan{ID: "plan-000000000000", Hash: "hcl-plan-000000000000", Workspace: webWS, Created: t0} // no changes
+	p0 := &engine.Plan{ID: "plan-000000000000", Hash: "hcl-plan-000000000000", Workspace: webWS, Created: t0} // no changes
 	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
-	result := func(p *runner.Plan) *runner.Result {
-		return &runner.Result{Plan: p, Outputs: outputs, Applied: p.HasChanges}
+	result := func(p *engine.Plan) *engine.Result {
+		return &engine.Result{Plan: p, Outputs: outputs, Applied: p.HasChanges}
 	}
 	waits := &engine.AwaitingApprovalError{PlanID: "any", Policy: annotations.ApplyManual}
-	deny := policy.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
+	deny := engine.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
 	manual, auto := annotations.ApplyManual, annotations.ApplyAuto
 	var aliceAt time.Time
 	// The plans kept from p5's apply on, while nothing new is planned.
@@ -174,7 +173,7 @@ func TestUpdateRecord(t *testing.T) {
 		},
 	}, {
 		name: "denied by a rule",
-		out:  &engine.Outcome{Policy: auto, Planned: p3, Awaiting: p3, Verdicts: []policy.Verdict{deny}},
+		out:  &engine.Outcome{Policy: auto, Planned: p3, Awaiting: p3, Verdicts: []engine.Verdict{deny}},
 		err:  &engine.DeniedError{PlanID: p3.ID, Verdict: deny},
 		plans: []wantPlan{
 			{id: p3.ID, outcome: records.Denied},
@@ -190,7 +189,7 @@ func TestUpdateRecord(t *testing.T) {
 	}, {
 		name: "failed on a held lock; the oldest plan goes (keep 3)",
 		out:  &engine.Outcome{Policy: auto, Planned: p4, Awaiting: p4},
-		err:  &runner.Error{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
+		err:  &engine.RunError{Op: "apply", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
 		plans: []wantPlan{
 			{id: p4.ID, outcome: records.Failed, err: "Error acquiring the state lock"},
 			{id: p3.ID, outcome: records.Denied},
@@ -214,7 +213,7 @@ func TestUpdateRecord(t *testing.T) {
 	}, {
 		name:    "a held lock again, before planning",
 		out:     &engine.Outcome{Policy: auto},
-		err:     &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
+		err:     &engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")},
 		plans:   sinceP5,
 		applied: p5.ID,
 		lock:    "9296823b-0ebb-7d08-bd17-217709d58ae3",
@@ -227,7 +226,7 @@ func TestUpdateRecord(t *testing.T) {
 		applied: p0.ID,
 	}, {
 		name:    "the fast path writes no last apply",
-		out:     &engine.Outcome{Policy: auto, Result: &runner.Result{FastPath: true, Outputs: outputs}},
+		out:     &engine.Outcome{Policy: auto, Result: &engine.Result{FastPath: true, Outputs: outputs}},
 		plans:   sinceP5,
 		applied: p0.ID,
 	}, {
@@ -263,8 +262,8 @@ func TestUpdateRecordPlanOnlyAndDrift(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	p1 := planAt(t, "plan-111111111111", 1, t0)
-	p1.Summary.Drift = []runner.ResourceChange{{Address: "example_load_balancer.this", Action: "update"}}
-	p2 := &runner.Plan{ID: "plan-222222222222", Workspace: webWS}
+	p1.Summary.Drift = []engine.ResourceChange{{Address: "example_load_balancer.this", Action: "update"}}
+	p2 := &engine.Plan{ID: "plan-222222222222", Workspace: webWS}
 	drift := webSubject(records.KindDrift)
 
 	f.updateRecord(t.Context(), drift, &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS, Planned: p1, Awaiting: p1},
@@ -311,7 +310,7 @@ func TestLock(t *testing.T) {
 		t.Fatalf("lock %+v without a record", l)
 	}
 	f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
-		&runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
+		&engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
 	if l := f.lock(t.Context(), webWS); l == nil || l.ID != "9296823b-0ebb-7d08-bd17-217709d58ae3" || l.Holder != "root@vm" {
 		t.Fatalf("lock %+v", l)
 	}
@@ -327,12 +326,12 @@ func TestRemoved(t *testing.T) {
 			&engine.AwaitingApprovalError{PlanID: p.ID}, time.Now())
 	}
 	keep()
-	destroyed := &runner.Plan{ID: "plan-222222222222", Destroy: true, HasChanges: true}
+	destroyed := &engine.Plan{ID: "plan-222222222222", Destroy: true, HasChanges: true}
 	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS, Applied: destroyed})
 	if f.get(t, webWS) == nil {
 		t.Fatal("the record went with a removal that destroyed something (Report's to delete)")
 	}
-	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS, Applied: &runner.Plan{ID: "plan-000000000000", Destroy: true}})
+	f.Removed(t.Context(), &engine.Outcome{Workspace: webWS, Applied: &engine.Plan{ID: "plan-000000000000", Destroy: true}})
 	if n := f.objectsOf(t, webWS); n != 0 {
 		t.Fatalf("%d record objects left after a removal with nothing to destroy", n)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestReport: the events, audit lines, phase and approvals clean-up that
@@ -26,12 +25,12 @@ func TestReport(t *testing.T) {
 	const secret = "s3cr3t-backend-password"
 	at := time.Now().Add(-time.Minute)
 	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
-	applied := func(p *runner.Plan) *runner.Result { return &runner.Result{Plan: p, Outputs: outputs, Applied: true} }
-	waits := func(p *runner.Plan, pol annotations.ApplyPolicy, vs ...policy.Verdict) error {
+	applied := func(p *engine.Plan) *engine.Result { return &engine.Result{Plan: p, Outputs: outputs, Applied: true} }
+	waits := func(p *engine.Plan, pol annotations.ApplyPolicy, vs ...engine.Verdict) error {
 		return &engine.AwaitingApprovalError{PlanID: p.ID, Policy: pol, Verdicts: vs}
 	}
-	flag := policy.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
-	deny := policy.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
+	flag := engine.Verdict{Rule: "replace", Effect: policy.RequireApproval, Message: "replaces the load balancer"}
+	deny := engine.Verdict{Rule: "no-public", Effect: policy.Deny, Message: "public load balancers are not allowed"}
 	const pid, qid = "plan-aaaaaaaaaaaa", "plan-bbbbbbbbbbbb"
 	cases := []struct {
 		name   string
@@ -39,14 +38,14 @@ func TestReport(t *testing.T) {
 		s      Subject
 		objs   []*unstructured.Unstructured
 		before func(t *testing.T, f *reviewFixture)
-		out    func(p, q *runner.Plan) (*engine.Outcome, error)
+		out    func(p, q *engine.Plan) (*engine.Outcome, error)
 		events []wantEvent
 		audit  []wantAudit
 		phase  string
-		check  func(t *testing.T, f *reviewFixture, p, q *runner.Plan)
+		check  func(t *testing.T, f *reviewFixture, p, q *engine.Plan)
 	}{{
 		name: "applied",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: applied(p)}, nil
 		},
 		events: []wantEvent{
@@ -62,7 +61,7 @@ func TestReport(t *testing.T) {
 		objs: []*unstructured.Unstructured{
 			approvalObj("a", web, pid, "alice", at), approvalObj("b", web, pid, "bob", at), approvalObj("c", web, qid, "dave", at),
 		},
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Applied: p, Result: applied(p),
 				Approval: engine.Approval{Approved: true, Approvers: []string{"alice", "bob"}}}, nil
 		},
@@ -73,32 +72,32 @@ func TestReport(t *testing.T) {
 			{action: "apply", actor: "alice, bob", outcome: "applied", planID: pid, has: "carol"},
 		},
 		phase: "applied",
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if left := approvalNames(t, f); !slices.Equal(left, []string{"c"}) {
 				t.Errorf("PlanApprovals left %v; want those of the applied plan deleted, [c] kept", left)
 			}
 		},
 	}, {
 		name: "no changes",
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
-			p0 := &runner.Plan{ID: "plan-000000000000", Workspace: webWS}
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Result: &runner.Result{Plan: p0, Outputs: outputs}}, nil
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
+			p0 := &engine.Plan{ID: "plan-000000000000", Workspace: webWS}
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Result: &engine.Result{Plan: p0, Outputs: outputs}}, nil
 		},
 		phase: "applied",
 	}, {
 		name: "fast path",
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Result: &runner.Result{FastPath: true, Outputs: outputs}}, nil
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Result: &engine.Result{FastPath: true, Outputs: outputs}}, nil
 		},
 		phase: "applied",
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if n := f.objectsOf(t, webWS); n != 0 {
 				t.Errorf("the fast path wrote %d record objects; want none (the record says it already)", n)
 			}
 		},
 	}, {
 		name: "awaiting approval",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
 		},
 		events: []wantEvent{
@@ -111,7 +110,7 @@ func TestReport(t *testing.T) {
 	}, {
 		name: "route set awaiting approval",
 		s:    (&Board{cfg: testConfig(t, "")}).RouteSetSubject(webWS, records.KindChange),
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
 		},
 		events: []wantEvent{{typ: "Normal", reason: "Planned"}, {typ: "Normal", reason: "AwaitingApproval", has: []string{"`examplectl approve routes " + pid + "`"}}},
@@ -119,8 +118,8 @@ func TestReport(t *testing.T) {
 		phase:  "awaiting-approval",
 	}, {
 		name: "flagged by a rule",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []policy.Verdict{flag}},
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []engine.Verdict{flag}},
 				waits(p, annotations.ApplyAuto, flag)
 		},
 		events: []wantEvent{
@@ -131,7 +130,7 @@ func TestReport(t *testing.T) {
 		phase: "awaiting-approval",
 	}, {
 		name: "plan-only",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyPlanOnly, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyPlanOnly)
 		},
 		events: []wantEvent{{typ: "Normal", reason: "Planned"}},
@@ -139,14 +138,14 @@ func TestReport(t *testing.T) {
 		phase:  "planned",
 	}, {
 		name: "still awaiting, an approval ignored",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
 				Approval: engine.Approval{Ignored: []string{`PlanApproval x by "carol": "carol" made the change and cannot approve it`}}}, waits(p, annotations.ApplyManual)
 		},
 		events: []wantEvent{{typ: "Warning", reason: "ApprovalIgnored", has: []string{"cannot approve it"}}},
 		audit:  []wantAudit{{action: "approve", actor: self, outcome: "ignored", planID: pid, has: "cannot approve it"}},
 		phase:  "awaiting-approval",
-		check: func(t *testing.T, f *reviewFixture, p, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, p, _ *engine.Plan) {
 			// Said once, however often the plan is reconciled.
 			f.Report(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Awaiting: p,
 				Approval: engine.Approval{Ignored: []string{`PlanApproval x by "carol": "carol" made the change and cannot approve it`}}}, waits(p, annotations.ApplyManual))
@@ -156,8 +155,8 @@ func TestReport(t *testing.T) {
 		},
 	}, {
 		name: "denied by a rule",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []policy.Verdict{deny}},
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Awaiting: p, Verdicts: []engine.Verdict{deny}},
 				&engine.DeniedError{PlanID: p.ID, Verdict: deny}
 		},
 		events: []wantEvent{
@@ -172,7 +171,7 @@ func TestReport(t *testing.T) {
 	}, {
 		name: "superseded",
 		objs: []*unstructured.Unstructured{approvalObj("old", web, qid, "alice", at)},
-		out: func(p, q *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, q *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Superseded: q, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
 		},
 		events: []wantEvent{
@@ -182,7 +181,7 @@ func TestReport(t *testing.T) {
 		},
 		audit: []wantAudit{{action: "supersede", actor: self, planID: qid}, {action: "plan", actor: self, planID: pid}},
 		phase: "awaiting-approval",
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if left := approvalNames(t, f); len(left) != 0 {
 				t.Errorf("PlanApprovals of the superseded plan left: %v", left)
 			}
@@ -190,8 +189,8 @@ func TestReport(t *testing.T) {
 	}, {
 		name: "drift detected",
 		s:    webSubject(records.KindDrift),
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
-			p.Summary.Drift = []runner.ResourceChange{{Address: "a", Action: "update"}, {Address: "b", Action: "delete"}}
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
+			p.Summary.Drift = []engine.ResourceChange{{Address: "a", Action: "update"}, {Address: "b", Action: "delete"}}
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Planned: p, Awaiting: p}, waits(p, annotations.ApplyManual)
 		},
 		events: []wantEvent{
@@ -204,12 +203,12 @@ func TestReport(t *testing.T) {
 	}, {
 		name: "drift check skipped",
 		s:    webSubject(records.KindDrift),
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, fmt.Errorf("drift check: %w", engine.ErrSkipped)
 		},
 	}, {
 		name: "recovered, with terraform warnings",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			res := applied(p)
 			res.Warnings = []string{"adopted lb-0123456789abcdef"}
 			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: res, Recovered: "lb-0123456789abcdef"}, nil
@@ -233,20 +232,20 @@ func TestReport(t *testing.T) {
 			_, err := f.store.Update(t.Context(), webWS, func(r *records.Record) error { r.Object = web; return nil })
 			must(t, err)
 		},
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
-			p.Destroy, p.Summary = true, runner.PlanSummary{Remove: 2}
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: &runner.Result{Plan: p, Applied: true}}, nil
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
+			p.Destroy, p.Summary = true, engine.PlanSummary{Remove: 2}
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p, Applied: p, Result: &engine.Result{Plan: p, Applied: true}}, nil
 		},
 		events: []wantEvent{{typ: "Normal", reason: "Planned"}, {typ: "Normal", reason: "Applied", has: []string{"(+0 ~0 -2)"}}},
 		audit:  []wantAudit{{action: "plan", actor: self, planID: pid}, {action: "destroy", actor: self, outcome: "applied", planID: pid}},
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if n := f.objectsOf(t, webWS); n != 0 {
 				t.Errorf("%d record objects left after the destroy; want the record deleted with the workspace", n)
 			}
 		},
 	}, {
 		name: "failed, the error naming a registered credential",
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, fmt.Errorf("state backend: password %q rejected", secret)
 		},
 		events: []wantEvent{{typ: "Warning", reason: "ReconcileFailed", has: []string{`password "` + audit.Redacted + `" rejected`}, not: []string{secret}}},
@@ -254,8 +253,8 @@ func TestReport(t *testing.T) {
 		phase:  "failed",
 	}, {
 		name: "plan failed",
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
 		},
 		events: []wantEvent{{typ: "Warning", reason: "PlanFailed", has: []string{"terraform plan in workspace " + webWS + ": Error: no such region"}}},
 		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: "no such region"}},
@@ -264,16 +263,16 @@ func TestReport(t *testing.T) {
 		// The plan was made and approved in earlier calls: the failed
 		// apply's line names it all the same, and its record entry fails.
 		name: "apply of an approved plan failed",
-		out: func(p, _ *runner.Plan) (*engine.Outcome, error) {
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			return &engine.Outcome{Policy: annotations.ApplyManual, Workspace: webWS, Attempted: p,
 					Approval: engine.Approval{Approved: true, Approvers: []string{"alice"}}},
-				&runner.Error{Op: "apply", Workspace: webWS, Diagnostics: "Error: name taken"}
+				&engine.RunError{Op: "apply", Workspace: webWS, Diagnostics: "Error: name taken"}
 		},
 		events: []wantEvent{{typ: "Warning", reason: "ApplyFailed", has: []string{"name taken"}}},
 		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", planID: pid, has: "name taken"}},
 		phase:  "failed",
 		before: recordApplied,
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if a := f.get(t, webWS).Applied; a != nil {
 				t.Errorf("the record keeps the apply before the failed one: %+v", a)
 			}
@@ -282,13 +281,13 @@ func TestReport(t *testing.T) {
 		// Nothing was applied: the last apply still answers for the object.
 		name:   "plan failed after an apply",
 		before: recordApplied,
-		out: func(_, _ *runner.Plan) (*engine.Outcome, error) {
-			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &runner.Error{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
+		out: func(_, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS}, &engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: "Error: no such region"}
 		},
 		events: []wantEvent{{typ: "Warning", reason: "PlanFailed", has: []string{"no such region"}}},
 		audit:  []wantAudit{{action: "apply", actor: self, outcome: "failed", has: "no such region"}},
 		phase:  "failed",
-		check: func(t *testing.T, f *reviewFixture, _, _ *runner.Plan) {
+		check: func(t *testing.T, f *reviewFixture, _, _ *engine.Plan) {
 			if a := f.get(t, webWS).Applied; a == nil || a.HCLHash != "h0" {
 				t.Errorf("a failed plan dropped the last apply: %+v", a)
 			}

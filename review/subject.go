@@ -11,7 +11,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // Subject is the object a reconcile is about: what approvals must name,
@@ -144,7 +143,7 @@ func (b *Board) DriftSubject(ctx context.Context, k engine.Known) Subject {
 		return b.ServiceSubject(ctx, k.Service, records.KindDrift)
 	case k.Group != nil:
 		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
-		return b.GroupSubject(ctx, g, k.Job.Key, renderer.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
+		return b.GroupSubject(ctx, g, k.Job.Key, engine.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
 	case k.Ref.Kind == objectref.KindTargetPools:
 		return b.PoolsSubject(k.Job.Key, records.KindDrift)
 	default:

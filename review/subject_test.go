@@ -18,7 +18,6 @@ import (
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // installAuthorPolicy installs the admission policy (and its binding)
@@ -223,7 +222,7 @@ func TestDriftSubject(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.k.Job = runner.Job{Key: ws}
+			c.k.Job = engine.Job{Key: ws}
 			s := f.DriftSubject(t.Context(), c.k)
 			if s.ref != c.ref || s.kind != records.KindDrift || !s.contrib.Empty() {
 				t.Errorf("subject %v kind %q contributors %+v; want %v, a drift check, none", s.ref, s.kind, s.contrib, c.ref)

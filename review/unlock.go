@@ -8,19 +8,24 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // A state lock is forced open only on a verified person's request
 // (StateUnlock) naming the lock the record says is in the way, or by the
 // runner when the lock is stale; either way it is reported and audited.
 
+// Unlocker forces a state lock open: the engine.
+type Unlocker interface {
+	ForceUnlock(ctx context.Context, job engine.Job, lockID string) error
+}
+
 // Unlock executes the unlock requests of s: a request naming the lock the
 // record says is in the way forces it open, once; any request is used up.
 // render gives the object's job; it runs only when there is a request.
-func (b *Board) Unlock(ctx context.Context, r *runner.Runner, s Subject, render func() (runner.Job, error)) {
+func (b *Board) Unlock(ctx context.Context, r Unlocker, s Subject, render func() (engine.Job, error)) {
 	reqs, err := b.approvals.unlocksFor(ctx, s.ref)
 	if err != nil {
 		if b.once("unlock-policy\x00" + err.Error()) {
@@ -41,7 +46,7 @@ func (b *Board) Unlock(ctx context.Context, r *runner.Runner, s Subject, render 
 	}
 }
 
-func (b *Board) unlockOne(ctx context.Context, r *runner.Runner, s Subject, job runner.Job, u *reviewapi.StateUnlock) {
+func (b *Board) unlockOne(ctx context.Context, r Unlocker, s Subject, job engine.Job, u *reviewapi.StateUnlock) {
 	lock := b.lock(ctx, job.Key)
 	if lock == nil || lock.ID != u.Spec.LockID {
 		recorded := "no lock is recorded"

@@ -13,7 +13,6 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
-	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestUnlock: unlock requests that force nothing open (terraform's
@@ -57,13 +56,13 @@ func TestUnlock(t *testing.T) {
 			f := newReviewFixture(t, "", c.noPolicy, c.objs...)
 			if c.lock {
 				f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
-					&runner.Error{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
+					&engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())
 			}
 			rendered := false
 			for range 2 { // said once
-				f.Unlock(t.Context(), nil, webSubject(records.KindChange), func() (runner.Job, error) {
+				f.Unlock(t.Context(), nil, webSubject(records.KindChange), func() (engine.Job, error) {
 					rendered = true
-					return runner.Job{Key: webWS}, nil
+					return engine.Job{Key: webWS}, nil
 				})
 			}
 			if rendered != c.rendered {

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/state"
+)
+
+// Wiring is what the controller hands the engine it opens beyond the
+// cloud config: the API token and its hooks.
+type Wiring struct {
+	// Token is the Example API token. It reaches terraform's provider
+	// through the environment only (EXAMPLE_TOKEN), never a rendered file.
+	Token string
+	// Observe hears of every terraform operation and how long it took.
+	Observe func(op string, err error, d time.Duration)
+	// OnForceUnlock hears of every stale state lock forced open.
+	OnForceUnlock func(workspace, lockID, holder string, created time.Time)
+	// Credentials hears of how to read the state backend's credentials,
+	// so they can be kept out of what people read.
+	Credentials func(read func() []string)
+}
+
+// Open builds the engine a controller runs from its cloud config: the
+// state backends and the terraform runner. With terraform.encryption the
+// runner refuses to run until SetEncryption gives it the keys (they live
+// in Secrets, read once there is a client).
+func Open(ctx context.Context, cfg *cloudconfig.Config, w Wiring, o Options) (*Engine, error) {
+	states, err := state.New(cfg.State, state.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if w.Credentials != nil {
+		w.Credentials(states.Credentials)
+	}
+	tf := cfg.Terraform
+	env := map[string]string{}
+	if w.Token != "" {
+		env["EXAMPLE_TOKEN"] = w.Token
+	}
+	r, err := runner.New(ctx, runner.Config{
+		Terraform:       runner.BinaryConfig{Distribution: runner.Distribution(tf.Distribution), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
+		WorkDir:         tf.WorkDir,
+		CLIConfigFile:   tf.CLIConfig,
+		LockFile:        tf.LockFile,
+		PluginCacheDir:  tf.PluginCacheDir,
+		Concurrency:     tf.Concurrency,
+		LockTimeout:     tf.LockTimeout.Duration,
+		StaleLockAge:    tf.StaleLockAge.Duration,
+		KeepPlanText:    tf.KeepPlanText,
+		Provider:        runner.ProviderMode(tf.Provider),
+		Observe:         w.Observe,
+		Env:             env,
+		EncryptionLater: tf.Encryption != nil,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("terraform runner: %w", err)
+	}
+	r.OnForceUnlock = w.OnForceUnlock
+	if o.Rules == nil {
+		o.Rules = cfg.Rules()
+	}
+	return New(cfg.Render(), states, r, o), nil
+}
+
+// SetEncryption gives the runner OpenTofu's encryption keys.
+func (e *Engine) SetEncryption(enc *Encryption) error { return e.runner.SetEncryption(enc) }
+
+// ForceUnlock forces open the state lock lockID of job's workspace.
+func (e *Engine) ForceUnlock(ctx context.Context, job Job, lockID string) error {
+	return e.runner.ForceUnlock(ctx, job, lockID)
+}
+
+// Processes counts the terraform processes run, by operation.
+func (e *Engine) Processes() map[string]int64 { return e.runner.Processes() }
+
+// CheckService refuses a Service the renderer cannot render, naming the
+// field at fault.
+func (e *Engine) CheckService(svc *corev1.Service) error { return renderer.CheckService(svc, e.render) }
+
+// LoadBalancerShape is what svc's load balancer would be: what decides a
+// replacement, for previews.
+func (e *Engine) LoadBalancerShape(svc *corev1.Service) (Shape, error) {
+	return renderer.LoadBalancerShape(svc, e.render)
+}
+
+// GroupPrimary is the member whose settings a group's load balancer takes.
+func (e *Engine) GroupPrimary(g Group) *corev1.Service { return renderer.GroupPrimary(g, e.render) }
+
+// LoadBalancerName is svc's load balancer's cloud name (renderer.CloudName);
+// a Service whose annotations do not parse has the generated one.
+func (e *Engine) LoadBalancerName(svc *corev1.Service) string {
+	ann, _ := annotations.Parse(svc.Annotations)
+	return renderer.CloudName(svc, ann, e.render.ClusterID)
+}
