@@ -17,7 +17,6 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/sleep"
-	"github.com/example/cloud-provider-example/review"
 )
 
 // driftWorker plans every known object against the refreshed cloud each
@@ -25,7 +24,7 @@ import (
 // outside Terraform; under auto the engine also corrects it.
 type driftWorker struct {
 	engine *engine.Engine
-	board  *review.Board
+	board  driftReviewer
 	// client re-reads Services (nil: drift checks of Services run
 	// unguarded).
 	client kubernetes.Interface
@@ -35,7 +34,7 @@ type driftWorker struct {
 	groups *groups
 }
 
-func newDriftWorker(e *engine.Engine, board *review.Board, client kubernetes.Interface, cfg cloudconfig.DriftConfig) *driftWorker {
+func newDriftWorker(e *engine.Engine, board driftReviewer, client kubernetes.Interface, cfg cloudconfig.DriftConfig) *driftWorker {
 	return &driftWorker{engine: e, board: board, client: client, cfg: cfg}
 }
 
@@ -81,13 +80,14 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 		guard = d.guardGroup(annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}, k.Group)
 	}
 	s := d.board.DriftSubject(ctx, k)
-	k.Review = d.board.For(ctx, s, k.Review.Policy)
-	out, err := d.engine.CheckDrift(ctx, k, guard)
+	_, err := d.board.Run(ctx, &s, k.Review.Policy, func(rv engine.Review) (*engine.Outcome, error) {
+		k.Review = rv
+		return d.engine.CheckDrift(ctx, k, guard)
+	})
 	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, engine.ErrGone) {
 		klog.V(2).InfoS("drift check skipped: the object changed or went away since the sweep began", "object", k.Ref)
 		return
 	}
-	d.board.Report(ctx, s, out, err)
 	if err != nil {
 		klog.ErrorS(err, "drift check failed", "object", k.Ref)
 	}

@@ -39,7 +39,7 @@ const (
 type loadBalancers struct {
 	engine *engine.Engine
 	cfg    *cloudconfig.Config
-	board  *review.Board
+	board  lbReviewer
 	// client reads and patches Services (nil until Initialize has one).
 	client kubernetes.Interface
 	// api reads a load balancer named by adopt-id, to check its owner
@@ -65,7 +65,7 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board *review.Board, api *exampleapi.Client) *loadBalancers {
+func newLoadBalancers(e *engine.Engine, cfg *cloudconfig.Config, board lbReviewer, api *exampleapi.Client) *loadBalancers {
 	gs := newGroups(cfg)
 	gs.records = board.Records
 	gs.refs = newReferences(cfg, api)
@@ -161,15 +161,15 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil {
 		return nil, err
 	}
-	rv := l.board.For(ctx, subj, l.policy(ann))
 	var lb *engine.LoadBalancer
-	var out *engine.Outcome
-	if poolID != "" {
-		lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, svc, poolID, rv)
-	} else {
-		lb, out, err = l.engine.ReconcileLoadBalancer(ctx, svc, nodes, rv)
-	}
-	l.board.Report(ctx, subj, out, err)
+	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (out *engine.Outcome, err error) {
+		if poolID != "" {
+			lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, svc, poolID, rv)
+		} else {
+			lb, out, err = l.engine.ReconcileLoadBalancer(ctx, svc, nodes, rv)
+		}
+		return out, err
+	})
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
@@ -243,8 +243,9 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
 	l.unlock(ctx, subj, svc, nil)
-	out, err := l.engine.RemoveLoadBalancer(ctx, svc, l.board.For(ctx, subj, l.policy(ann)))
-	l.board.Report(ctx, subj, out, err)
+	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
+		return l.engine.RemoveLoadBalancer(ctx, svc, rv)
+	})
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	if errors.As(err, &wait) || errors.As(err, &denied) {

@@ -67,8 +67,9 @@ func (l *loadBalancers) release(ctx context.Context, svc *v1.Service) error {
 	}
 	subj := l.board.ServiceSubject(ctx, svc, records.KindDestroy)
 	ann, _ := annotations.Parse(svc.Annotations) // the policy it asks for, if readable
-	out, err := l.engine.ReleaseLoadBalancer(ctx, svc, l.board.For(ctx, subj, l.policy(ann)))
-	l.board.Report(ctx, subj, out, err)
+	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
+		return l.engine.ReleaseLoadBalancer(ctx, svc, rv)
+	})
 	if err := retryIfWaiting(err); err != nil {
 		return err
 	}
@@ -159,8 +160,9 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	}
 	if len(members) == 0 {
 		subj := l.board.GroupSubject(ctx, g, "", nil, caller, records.KindDestroy)
-		out, err := l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), l.board.For(ctx, subj, l.groupPolicy(g, leavers)))
-		l.board.Report(ctx, subj, out, err)
+		out, err := l.board.Run(ctx, &subj, l.groupPolicy(g, leavers), func(rv engine.Review) (*engine.Outcome, error) {
+			return l.engine.RemoveGroup(ctx, l.renderGroup(g, leavers), rv)
+		})
 		if err == nil {
 			l.groups.remember(g, nil, true)
 			l.board.Removed(ctx, out)
@@ -186,11 +188,15 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 		_, _, j, err := l.engine.RenderGroup(rg, nodes, poolID)
 		return j, err
 	})
-	lb, rep, out, err := l.engine.ReconcileGroup(ctx, rg, nodes, poolID, l.board.For(ctx, subj, l.groupPolicy(g, rg.Members)))
-	if rep != nil {
-		subj = subj.WithMembers(rep.Members) // what the record keeps
-	}
-	l.board.Report(ctx, subj, out, err)
+	var lb *engine.LoadBalancer
+	var rep *engine.GroupReport
+	out, err := l.board.Run(ctx, &subj, l.groupPolicy(g, rg.Members), func(rv engine.Review) (out *engine.Outcome, err error) {
+		lb, rep, out, err = l.engine.ReconcileGroup(ctx, rg, nodes, poolID, rv)
+		if rep != nil {
+			subj = subj.WithMembers(rep.Members) // what the record keeps
+		}
+		return out, err
+	})
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}

@@ -321,10 +321,10 @@ func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
 		return err
 	}
 	subj := l.poolsSubject(j.Key, delays)
-	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	out, err := l.engine.SyncTargetPools(ctx, l.members(nil, delays), rv)
+	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (*engine.Outcome, error) {
+		return l.engine.SyncTargetPools(ctx, l.members(nil, delays), rv)
+	})
 	if out != nil {
-		l.board.Report(ctx, subj, out, err)
 		l.afterPools(ctx, subj, out, err)
 	}
 	return err

@@ -49,9 +49,11 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 		}
 		subj = l.board.CausedBy(ctx, subj, svc)
 	}
-	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	id, out, err := l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes, delays), rv)
-	l.board.Report(ctx, subj, out, err)
+	var id string
+	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
+		id, out, err = l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes, delays), rv)
+		return out, err
+	})
 	l.afterPools(ctx, subj, out, err)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
@@ -140,10 +142,12 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 		return err
 	}
 	subj := l.poolsSubject(j.Key, delays)
-	rv := l.board.For(ctx, subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy))
-	idle, out, err := l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes, delays), rv)
+	var idle []string
+	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
+		idle, out, err = l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes, delays), rv)
+		return out, err
+	})
 	if out != nil {
-		l.board.Report(ctx, subj, out, err)
 		l.afterPools(ctx, subj, out, err)
 	}
 	if err == nil && len(idle) > 0 {

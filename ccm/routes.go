@@ -17,7 +17,6 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/review"
 )
 
 // batchWindow is how long the first route change waits for others to join
@@ -33,7 +32,7 @@ type routes struct {
 	engine   routeEngine
 	cfg      *cloudconfig.Config
 	resolver nodeResolver
-	board    *review.Board
+	board    routeReviewer
 
 	once   sync.Once
 	ctx    context.Context
@@ -82,7 +81,7 @@ type routeOp struct {
 
 var _ cloudprovider.Routes = (*routes)(nil)
 
-func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, board *review.Board) *routes {
+func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, board routeReviewer) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &routes{engine: e, cfg: cfg, resolver: resolver, board: board, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
 		gather: func(ctx context.Context) bool { return sleep.For(ctx, batchWindow) }}
@@ -230,9 +229,10 @@ func (r *routes) applyBatch(batch []*routeOp) error {
 		_, job, err := r.engine.RenderRoutes(list)
 		return job, err
 	})
-	rv := r.board.For(ctx, subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy))
-	_, out, err := r.engine.ReconcileRoutes(ctx, list, rv)
-	r.board.Report(ctx, subj, out, err)
+	out, err := r.board.Run(ctx, &subj, annotations.ApplyPolicy(r.cfg.Terraform.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
+		_, out, err = r.engine.ReconcileRoutes(ctx, list, rv)
+		return out, err
+	})
 	if err != nil {
 		r.desired = nil // re-read the truth before the next batch
 		return err

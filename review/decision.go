@@ -30,6 +30,19 @@ func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy)
 	}
 }
 
+// Change is one change run under review: the engine's call, given the
+// Review it decides under.
+type Change func(rv engine.Review) (*engine.Outcome, error)
+
+// Run runs change under s's Review with apply policy pol and reports what
+// it decided (Report). change may update *s before the report (a group's
+// members as rendered are what its record keeps).
+func (b *Board) Run(ctx context.Context, s *Subject, pol annotations.ApplyPolicy, change Change) (*engine.Outcome, error) {
+	out, err := change(b.For(ctx, *s, pol))
+	b.Report(ctx, *s, out, err)
+	return out, err
+}
+
 // planContributors are who may have made plan p's change: s's, and those
 // its record keeps, of every plan since the last apply and of p itself. A
 // change stays its author's however the plan carrying it was reached

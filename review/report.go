@@ -18,13 +18,18 @@ import (
 // Report records one reconcile of s: events on its object, audit lines,
 // the workspace's phase (metrics) and its plan record; approvals used up
 // are deleted. Failing to record is logged, never returned: the
-// infrastructure change already happened (or not).
+// infrastructure change already happened (or not). A reconcile skipped
+// because its object changed or went away meanwhile (engine.ErrSkipped,
+// engine.ErrGone) decided nothing and is not reported.
 func (b *Board) Report(ctx context.Context, s Subject, out *engine.Outcome, err error) {
+	if errors.Is(err, engine.ErrSkipped) || errors.Is(err, engine.ErrGone) {
+		return
+	}
 	b.redactCredentials()
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	awaiting, isDenied := errors.As(err, &wait), errors.As(err, &denied)
-	failed := err != nil && !awaiting && !isDenied && !errors.Is(err, engine.ErrSkipped)
+	failed := err != nil && !awaiting && !isDenied
 	if failed {
 		b.Failed(s, err)
 	}

@@ -292,6 +292,18 @@ func TestReport(t *testing.T) {
 				t.Errorf("a failed plan dropped the last apply: %+v", a)
 			}
 		},
+	}, {
+		// Nothing was decided: the object changed since the drift sweep
+		// began, or went away while the work was queued.
+		name: "skipped",
+		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
+			return &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p}, engine.ErrSkipped
+		},
+	}, {
+		name: "gone",
+		out: func(*engine.Plan, *engine.Plan) (*engine.Outcome, error) {
+			return nil, fmt.Errorf("reconcile: %w", engine.ErrGone)
+		},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -304,8 +316,18 @@ func TestReport(t *testing.T) {
 				c.before(t, f)
 			}
 			p, q := planAt(t, pid, 1, at), planAt(t, qid, 1, at.Add(-time.Hour))
-			out, err := c.out(p, q)
-			f.Report(t.Context(), c.s, out, err)
+			s := c.s
+			var changeErr error
+			if _, err := f.Run(t.Context(), &s, annotations.ApplyAuto, func(rv engine.Review) (*engine.Outcome, error) {
+				if rv.Policy != annotations.ApplyAuto || rv.Approval == nil {
+					t.Errorf("the change ran without its Review: %+v", rv)
+				}
+				out, err := c.out(p, q)
+				changeErr = err
+				return out, err
+			}); err != changeErr { //nolint:errorlint // the very error
+				t.Errorf("Run returned %v; the change returned %v", err, changeErr)
+			}
 			checkEvents(t, f.takeEvents(), c.events)
 			lines, raw := f.auditLog(t)
 			checkAudit(t, lines, c.s.String(), c.audit)
