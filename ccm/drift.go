@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/sleep"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // driftWorker plans every known object against the refreshed cloud each
@@ -122,7 +123,7 @@ func (d *driftWorker) guardService(snap *v1.Service) engine.Guard {
 		case apierrors.IsNotFound(err):
 			return engine.ErrSkipped
 		case err != nil:
-			return fmt.Errorf("drift check: read service %s/%s: %w", snap.Namespace, snap.Name, err)
+			return fmt.Errorf("drift check: read %s: %w", objectref.Service(snap).Describe(), err)
 		case cur.UID != snap.UID || cur.DeletionTimestamp != nil || engine.ServiceInputs(cur, nil) != engine.ServiceInputs(snap, nil):
 			return engine.ErrSkipped
 		}

@@ -152,7 +152,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	if err := l.engine.CheckService(svc); err != nil {
-		err = fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+		err = fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 		l.board.Failed(subj, err)
 		return nil, err
 	}
@@ -202,13 +202,13 @@ func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, sharing []*
 	case err != nil:
 		return nil, err
 	case lb == nil:
-		return nil, fmt.Errorf("service %s/%s: no load balancer in the applied state", svc.Namespace, svc.Name)
+		return nil, fmt.Errorf("%s: no load balancer in the applied state", objectref.Service(svc).Describe())
 	}
 	switch lb.Status {
 	case "active":
 		return status(lb, svc, sharing), nil
 	case "error":
-		err := fmt.Errorf("load balancer %s of service %s/%s is in status error", lb.ID, svc.Namespace, svc.Name)
+		err := fmt.Errorf("load balancer %s of %s is in status error", lb.ID, objectref.Service(svc).Describe())
 		l.board.Eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
 		return nil, err
 	default:

@@ -25,7 +25,7 @@ import (
 func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes []*v1.Node, g annotations.Group) (*v1.LoadBalancerStatus, error) {
 	lb, rep, subj, err := l.reconcileGroup(ctx, g, svc, false, nodes, records.KindChange)
 	if ex := rep.Excludes(svc); ex != nil {
-		return nil, fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", svc.Namespace, svc.Name, g, ex)
+		return nil, fmt.Errorf("%s is left out of load balancer group %s: %w", objectref.Service(svc).Describe(), g, ex)
 	}
 	var sharing []*v1.Service
 	if rep != nil {

@@ -75,7 +75,7 @@ func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string, tl
 func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
 	tg, cfg, err := e.location(objectref.Service(svc))
 	if err != nil {
-		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, runner.Job{}, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 	}
 	cfg.TargetPoolID = poolID
 	m, err := renderer.LoadBalancer(svc, nodes, withTLS(cfg, tls))
@@ -85,7 +85,7 @@ func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID
 	j := job(tg, m, string(svc.UID))
 	j.Share = svc.Namespace
 	if err := addKeys(&j, tls); err != nil {
-		return nil, runner.Job{}, fmt.Errorf("service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, runner.Job{}, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 	}
 	return m, j, nil
 }
@@ -114,7 +114,7 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 		return nil, false, nil // destroyed
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, false, fmt.Errorf("read load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	if lb = loadBalancerFrom(&runner.Result{Outputs: outs}); lb != nil {
 		return lb, true, nil
@@ -127,7 +127,7 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 		name, owner := e.serviceOwner(svc)
 		id, err := e.findOrphan(ctx, name, owner)
 		if err != nil {
-			return nil, false, fmt.Errorf("read load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+			return nil, false, fmt.Errorf("read load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
 		if id != "" {
 			return &LoadBalancer{ID: id}, true, nil
@@ -156,7 +156,7 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	ref := objectref.Service(svc)
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
-		return nil, &Outcome{Policy: rv.Policy}, fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, &Outcome{Policy: rv.Policy}, fmt.Errorf("load balancer for %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	inputs := ServiceInputs(svc, nodes) + tls.digest()
 	if poolID != "" {
@@ -202,7 +202,7 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {
 		// The run may have been cut short after an upload: look again.
 		e.objects.with(ref, func(o *object) { o.certificatesChecked = false })
-		err = fmt.Errorf("load balancer for service %s/%s: %w", svc.Namespace, svc.Name, err)
+		err = fmt.Errorf("load balancer for %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	if out.Result != nil {
 		return loadBalancerFrom(out.Result), out, err
@@ -246,15 +246,15 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 		// orphan.
 		if err := e.migrate(ctx, ref, j, so); err != nil {
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
-			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
 		if recovered, err = e.adoptOrphan(ctx, svc, j); err != nil {
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
-			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
 		if certs, err = e.recoverServiceCertificates(ctx, svc); err != nil {
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
-			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
 	}
 	out, err := e.reconcile(ctx, ref, j, rv, runOptions{destroy: true, state: so})
@@ -265,7 +265,7 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 	var wait *AwaitingApprovalError
 	var denied *DeniedError
 	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {
-		err = fmt.Errorf("delete load balancer of service %s/%s: %w", svc.Namespace, svc.Name, err)
+		err = fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	return out, err
 }

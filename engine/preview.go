@@ -23,7 +23,7 @@ import (
 func (e *Engine) PreviewLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("preview service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	_, j, err := e.renderService(svc, nodes, poolID, tls)
 	if err != nil {
@@ -31,7 +31,7 @@ func (e *Engine) PreviewLoadBalancer(ctx context.Context, svc *corev1.Service, n
 	}
 	sp, err := e.runner.Speculate(ctx, j)
 	if err != nil {
-		return nil, nil, fmt.Errorf("preview service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	if !sp.HasChanges {
 		return sp, nil, nil
@@ -44,7 +44,7 @@ func (e *Engine) PreviewLoadBalancer(ctx context.Context, svc *corev1.Service, n
 		return sp.JSON, nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("preview service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
 	}
 	return sp, verdicts, nil
 }

@@ -21,7 +21,7 @@ func TestErrorsQuoteWhatTenantsWrote(t *testing.T) {
 		{"port name", func() error {
 			_, err := LoadBalancer(testService(withPorts(port("x"+clear, corev1.ProtocolSCTP, 9, 30009))), nil, testConfig())
 			return err
-		}, `render service shop/web: port 9 ("x\x1b[2J\x1b[HNo changes.\r\u202e"): protocol SCTP is not supported`},
+		}, `render Service shop/web: port 9 ("x\x1b[2J\x1b[HNo changes.\r\u202e"): protocol SCTP is not supported`},
 		{"protocol", func() error {
 			_, err := LoadBalancer(testService(withPorts(port("dns", corev1.Protocol("TCP"+clear), 53, 30053))), nil, testConfig())
 			return err

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // LoadBalancerModuleName is the module call in a Service's root module,
@@ -40,7 +41,7 @@ func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Mod
 	if svc == nil {
 		return nil, errors.New("render service: nil Service")
 	}
-	defer wrap(&err, "render service %s/%s", svc.Namespace, svc.Name)
+	defer wrap(&err, "render %s", objectref.Service(svc).Describe())
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -57,7 +58,7 @@ func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Mod
 		return nil, err
 	}
 
-	who := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.Name)
+	who := objectref.Service(svc).Describe()
 	if svc.UID != "" {
 		who += fmt.Sprintf(" (uid %s)", svc.UID)
 	}

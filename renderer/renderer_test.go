@@ -132,7 +132,7 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Protocol != corev1.ProtocolSCTP || pe.Number != 9 {
 		t.Errorf("SCTP: err = %v", err)
 	}
-	if !strings.HasPrefix(err.Error(), "render service shop/web: port 9 (x): protocol SCTP") {
+	if !strings.HasPrefix(err.Error(), "render Service shop/web: port 9 (x): protocol SCTP") {
 		t.Errorf("message %q", err)
 	}
 

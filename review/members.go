@@ -59,7 +59,7 @@ func (b *Board) ReportMembers(g annotations.Group, rep *engine.GroupReport) {
 	}
 	var all []said
 	for _, e := range rep.Excluded {
-		err := fmt.Errorf("service %s/%s is left out of load balancer group %s: %w", e.Service.Namespace, e.Service.Name, g, e.Err)
+		err := fmt.Errorf("%s is left out of load balancer group %s: %w", objectref.Service(e.Service).Describe(), g, e.Err)
 		all = append(all, said{e.Service, v1.EventTypeWarning, failedReason(err), err.Error()})
 	}
 	for _, c := range rep.Conflicts {
@@ -105,7 +105,7 @@ func (b *Board) ConsentWithdrawn(g annotations.Group, owner, guest *v1.Service, 
 // (one tenant's events never name another's objects).
 func memberAs(to, other *v1.Service) string {
 	if other.Namespace == to.Namespace {
-		return fmt.Sprintf("Service %s/%s", other.Namespace, other.Name)
+		return objectref.Service(other).Describe()
 	}
 	return "a Service of namespace " + other.Namespace
 }

@@ -32,7 +32,7 @@ func TestReportMembers(t *testing.T) {
 	}
 	f.ReportMembers(g, rep)
 	checkEvents(t, f.takeEvents(), []wantEvent{
-		{typ: "Warning", reason: "InvalidService", has: []string{"service shop/c is left out of load balancer group shop/front: "}},
+		{typ: "Warning", reason: "InvalidService", has: []string{"Service shop/c is left out of load balancer group shop/front: "}},
 		{typ: "Warning", reason: "ListenerConflict", has: []string{"Listener tcp/80 is not served: Service shop/a, an earlier member of load balancer group shop/front, has it"}},
 		{typ: "Warning", reason: "GroupSettingIgnored", has: []string{
 			"loadbalancer.example.com/internal is unset here, but load balancer group shop/front takes it from its first member, Service shop/a (true)"}},

@@ -15,10 +15,10 @@ func testClusterErrors(t *testing.T, s *scope) {
 		args []string
 		want string
 	}{
-		{[]string{"plan", "errors-shop/missing"}, "service errors-shop/missing not found, and no plan record for it in namespace errors-system"},
+		{[]string{"plan", "errors-shop/missing"}, "Service errors-shop/missing not found, and no plan record for it in namespace errors-system"},
 		{[]string{"history", "plain", "-n", "errors-shop"}, "no plan record for Service errors-shop/plain in namespace errors-system yet"},
-		{[]string{"approve", "errors-shop/missing"}, "service errors-shop/missing not found"},
-		{[]string{"unlock", "errors-shop/missing", "--yes"}, "service errors-shop/missing not found"},
+		{[]string{"approve", "errors-shop/missing"}, "Service errors-shop/missing not found"},
+		{[]string{"unlock", "errors-shop/missing", "--yes"}, "Service errors-shop/missing not found"},
 		{[]string{"plan", "errors-shop/web", "-n", "other"}, "errors-shop/web names namespace errors-shop, but -n is other"},
 		{[]string{"plan", "a/b/c"}, `"a/b/c" is not a Service`},
 		{[]string{"plan"}, "accepts 1 arg(s), received 0"},

@@ -95,7 +95,7 @@ func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bo
 			t.service = svc
 		case apierrors.IsNotFound(err):
 			if needService {
-				return nil, fmt.Errorf("service %s/%s not found", ref.Namespace, ref.Name)
+				return nil, fmt.Errorf("%s not found", ref.Describe())
 			}
 			exists = false
 		case needService:
@@ -146,7 +146,7 @@ func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 		return fmt.Errorf("%w for %s in namespace %s (does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace)
 	case !exists:
-		return fmt.Errorf("service %s/%s not found, and no plan record for it in namespace %s", ref.Namespace, ref.Name, c.namespace)
+		return fmt.Errorf("%s not found, and no plan record for it in namespace %s", ref.Describe(), c.namespace)
 	default:
 		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)", errNoRecord, ref.Describe(), c.namespace)
 	}
