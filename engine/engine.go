@@ -20,7 +20,13 @@
 // objects.go the engine's memory of each object. Each kind of object has
 // its file (loadbalancer.go, groups.go, routes.go, targetpools.go), as do
 // drift checks (drift.go), state migration (migrate.go), load balancers
-// an interrupted apply left (orphans.go) and TLS Secrets (tls.go).
+// an interrupted apply left (orphans.go), certificates it left
+// (certificates.go) and TLS Secrets (tls.go). preview.go plans without
+// applying, for the admission webhook; sizes.go counts what the engine
+// keeps in memory. open.go builds the engine a controller runs from its
+// cloud config (its state backends and runner), and vocabulary.go names
+// what callers see of rendering and running: package ccm and package
+// review import the engine, never the renderer or the runner.
 package engine
 
 import (

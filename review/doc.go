@@ -8,20 +8,22 @@
 // for one object and turns the Outcome into events, the plan record, the
 // audit log and metrics. It lives apart from the cloud provider (package
 // ccm) so that the provider's load balancers, routes, groups, target
-// pools and drift checks call it through one narrow interface, and never
-// the other way round:
+// pools and drift checks call it, never the other way round, each through
+// the interface of what it needs (ccm/reviewer.go):
 //
-//   - wiring: New, Connect (the Kubernetes client), WatchApprovals,
+//   - wiring: Open (New with the audit log), Connect (the Kubernetes client), WatchApprovals,
 //     RegisterMetrics;
 //   - a reconcile's Subject: ServiceSubject, GroupSubject,
 //     RouteSetSubject, PoolsSubject, DriftSubject (objectref.Ref is the
 //     object's identity);
-//   - its engine.Review: For;
+//   - a change run under review: Run (the engine's call gets the
+//     engine.Review that For builds, and its outcome is reported);
 //   - its outcome: Report, and Failed, Eventf, RetiredAnnotations and
 //     ReportMembers for what the provider refuses or adjusts itself;
+//     Inert for the errors the service controller puts in events;
 //     Removed after a removal (a record goes when nothing was destroyed);
-//   - state unlock requests: Unlock, and StaleLockForced (the runner's
-//     hook);
+//   - state unlock requests: Unlock (through the engine, an Unlocker),
+//     and StaleLockForced (the runner's hook);
 //   - the engine's PlanStore (Load), the record move of a state migration
 //     (MoveRecord), the records for group membership (Records);
 //   - secrets kept out of events and the audit log: Redact,

@@ -18,7 +18,11 @@
 // the last successful apply so an unchanged object costs no terraform
 // process; provider.go serves the Example provider in-process for
 // terraform to attach to; initcopy.go gives a new workspace a copy of
-// another's init; errors.go holds the errors, secrets scrubbed.
+// another's init; speculate.go plans without saving, for previews;
+// encryption.go builds OpenTofu's state and plan encryption and
+// encryptionenv.go hands it to each process (TF_ENCRYPTION); sizes.go
+// counts what the runner keeps in memory; errors.go holds the errors,
+// secrets scrubbed.
 //
 // A terraform process costs ~0.1 s of CPU before doing anything, so the
 // runner starts as few as it can: `show -json` only to identify a plan

@@ -1,0 +1,127 @@
+// Package tours checks that the tours of the code stay true to it: a
+// package doc that walks through its files names every one of them, and
+// the README's table names every package directory.
+package tours
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// root is the repository, two levels up.
+var root = filepath.Join("..", "..")
+
+// TestPackageTours: a package doc that walks through its files (names
+// four or more of them: a tour) names each of them.
+func TestPackageTours(t *testing.T) {
+	tours := 0
+	for _, dir := range packageDirs(t) {
+		doc, files, holder := packageDoc(t, dir)
+		var missing []string
+		for _, f := range files {
+			if f != holder && !strings.Contains(doc, f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(files)-len(missing) < 4 {
+			continue // not a tour: a doc that names a file or two in passing
+		}
+		tours++
+		for _, f := range missing {
+			t.Errorf("%s: the package doc's tour does not name %s", dir, f)
+		}
+	}
+	if tours < 2 {
+		t.Fatalf("found %d tours; engine and runner have one", tours)
+	}
+}
+
+// TestReadmeTable: every package directory is in the README's table of
+// paths (top-level ones as `dir/`, internal ones by name in its row).
+func TestReadmeTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	internalRow := regexp.MustCompile("(?m)^\\| `internal/` \\|.*$").FindString(readme)
+	if internalRow == "" {
+		t.Fatal("README has no `internal/` row")
+	}
+	for _, dir := range packageDirs(t) {
+		parts := strings.Split(dir, string(filepath.Separator))
+		switch {
+		case parts[0] == "internal" && len(parts) > 1:
+			if parts[1] != "tours" && !strings.Contains(internalRow, "`"+parts[1]+"`") {
+				t.Errorf("README's internal/ row does not name %s", parts[1])
+			}
+		case parts[0] != "internal" && parts[0] != "test" && parts[0] != "hack":
+			if !strings.Contains(readme, "`"+parts[0]+"/") {
+				t.Errorf("README's table does not name %s/", parts[0])
+			}
+		}
+	}
+}
+
+// packageDirs are the directories holding Go source, relative to root.
+func packageDirs(t *testing.T) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			seen[rel] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for d := range seen {
+		if d != "." {
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// packageDoc is the package doc of dir, its non-test files' names and
+// the file that holds the doc.
+func packageDoc(t *testing.T, dir string) (doc string, files []string, holder string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		files = append(files, n)
+		f, err := parser.ParseFile(fset, filepath.Join(root, dir, n), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc != nil {
+			doc += f.Doc.Text()
+			holder = n
+		}
+	}
+	return doc, files, holder
+}
