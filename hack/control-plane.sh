@@ -12,9 +12,9 @@
 # component ~5 min); cached: instant.
 set -euo pipefail
 
-# A 1.36 patch the Go module proxy serves and that builds here (v1.36.6 is
-# not served; v1.36.5 is, not yet built): docs/kubernetes-versions.md.
-K8S_VERSION=${K8S_VERSION:-v1.36.4}
+# The newest 1.36 patch the Go module proxy serves and that builds here
+# (v1.36.6 is not served): docs/kubernetes-versions.md.
+K8S_VERSION=${K8S_VERSION:-v1.36.5}
 K8S_COMPONENTS=${K8S_COMPONENTS:-kube-apiserver}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CACHE_DIR=${CACHE_DIR:-$HOME/.cache/cloud-provider-example}

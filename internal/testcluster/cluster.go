@@ -62,7 +62,7 @@ type Cluster struct {
 	URL string
 	// Dir is Options.Dir (or the temp dir made for it).
 	Dir string
-	// Version is the kube-apiserver's, as /version says (v1.36.4).
+	// Version is the kube-apiserver's, as /version says (v1.36.5).
 	Version string
 
 	caData     []byte
