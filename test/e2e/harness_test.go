@@ -85,6 +85,10 @@ type options struct {
 	// webhook serves the admission webhooks (installWebhooks installs
 	// their configurations).
 	webhook bool
+	// encryption is terraform.encryption (tofu only); secrets are
+	// created in the controller's namespace before it starts.
+	encryption map[string]any
+	secrets    []*v1.Secret
 }
 
 // onDistributions runs test once per distribution (tftest.Distributions), as a subtest
@@ -255,6 +259,13 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	if tc.Distribution == tftest.Tofu {
 		tf["distribution"] = "tofu"
+	}
+	if o.encryption != nil {
+		tf["encryption"] = o.encryption
+	}
+	for _, sec := range o.secrets {
+		_, err := e.kube.CoreV1().Secrets(namespace).Create(ctx(t), sec, metav1.CreateOptions{})
+		must(t, err)
 	}
 	cfg := map[string]any{
 		"clusterID":    "e2e",

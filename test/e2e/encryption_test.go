@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/internal/tftest"
+)
+
+// TestStateEncryptedThroughTheController: with terraform.encryption, the
+// controller reads its passphrase from a Secret in its namespace, as the
+// chart's RBAC lets it, and OpenTofu writes the state it keeps in the
+// kubernetes backend encrypted: the Secret holds an envelope, not a state,
+// and the passphrase is in no log, event or record. The Service is served
+// and deleted as without encryption. (Rotation, the wrong key and the
+// other backends: runner's TestEncryptionOnEveryBackend.)
+func TestStateEncryptedThroughTheController(t *testing.T) {
+	const passphrase = "e2e-state-passphrase-0123456789"
+	key := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "state-key", Namespace: namespace},
+		StringData: map[string]string{"passphrase": passphrase}}
+	e := newEnv(t, options{tc: tftest.OpenTofu(t), state: "kubernetes", secrets: []*v1.Secret{key},
+		encryption: map[string]any{"passphraseSecret": map[string]any{"name": "state-key", "key": "passphrase"}}})
+	e.addNode("node-a", "ex-west-1a")
+	services := e.kube.CoreV1().Services("default")
+	_, err := services.Create(ctx(t), lbService("enc", 80), metav1.CreateOptions{})
+	must(t, err)
+	e.waitIngress("enc", 90*time.Second)
+
+	stateSecret := func() (*v1.Secret, error) {
+		l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			if strings.HasPrefix(l.Items[i].Name, "tfstate-default-e2e-service-default-enc-") {
+				return &l.Items[i], nil
+			}
+		}
+		return nil, nil
+	}
+	s, err := stateSecret()
+	if err != nil || s == nil {
+		t.Fatalf("no state Secret: %v", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(s.Data["tfstate"]))
+	must(t, err)
+	stored, err := io.ReadAll(zr)
+	must(t, err)
+	var envelope struct {
+		Version   *int            `json:"version"`
+		Resources json.RawMessage `json:"resources"`
+		Encrypted string          `json:"encryption_version"`
+	}
+	must(t, json.Unmarshal(stored, &envelope))
+	if envelope.Encrypted == "" || envelope.Version != nil || envelope.Resources != nil || bytes.Contains(stored, []byte("example_load_balancer")) {
+		t.Fatalf("the state Secret %s holds a readable state, not an encrypted one:\n%.400s", s.Name, stored)
+	}
+
+	// The passphrase reached tofu through its environment only.
+	logData, err := os.ReadFile(e.ccmLog)
+	must(t, err)
+	if bytes.Contains(logData, []byte(passphrase)) {
+		t.Fatal("the controller's log shows the passphrase")
+	}
+	evs, err := e.kube.CoreV1().Events("default").List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
+	must(t, err)
+	if strings.Contains(fmt.Sprint(evs.Items), passphrase) || strings.Contains(fmt.Sprint(cms.Items), passphrase) {
+		t.Fatal("an event or a plan record shows the passphrase")
+	}
+
+	// Deleting reads the encrypted state and destroys what it holds.
+	must(t, services.Delete(ctx(t), "enc", metav1.DeleteOptions{}))
+	eventually(t, 90*time.Second, "load balancer and state Secret gone", func() error {
+		if n := e.lbCount(); n != 0 {
+			return fmt.Errorf("%d load balancers", n)
+		}
+		s, err := stateSecret()
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			return fmt.Errorf("state Secret %s still there", s.Name)
+		}
+		return nil
+	})
+}
