@@ -440,6 +440,28 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 
+		// OpenTofu encryption through cloudConfig: the passphrase's
+		// Secret defaults to the controller's namespace, whose Secrets
+		// the Role lets it read; the key itself is in no rendered object.
+		{"opentofu state encryption", map[string]any{"cloudConfig": map[string]any{"clusterID": "prod",
+			"terraform": map[string]any{"distribution": "tofu", "binary": "/usr/local/bin/tofu", "workDir": "/var/lib/example-ccm/terraform",
+				"cliConfig": "/opt/example/terraform.rc", "lockFile": "/opt/example/terraform-provider.lock.hcl",
+				"encryption": map[string]any{"passphraseSecret": map[string]any{"name": "ccm-state-key", "key": "passphrase"}}}}},
+			func(t *testing.T, objs []runtime.Object) {
+				cfg := cloudConfig(t, objs)
+				enc := cfg.Terraform.Encryption
+				if enc == nil || enc.PassphraseSecret == nil || enc.PassphraseSecret.Namespace != deploy.Namespace || enc.PassphraseSecret.Name != "ccm-state-key" {
+					t.Fatalf("encryption %+v", enc)
+				}
+				readable := false
+				for _, r := range one[*rbacv1.Role](t, objs, "example-cloud-controller-manager").Rules {
+					readable = readable || slices.Contains(r.Resources, "secrets") && slices.Contains(r.Verbs, "get")
+				}
+				if !readable {
+					t.Error("the Role does not let the controller read its namespace's Secrets: the passphrase cannot be read")
+				}
+			}},
+
 		{"namespace not created", map[string]any{"namespace": map[string]any{"create": false}}, func(t *testing.T, objs []runtime.Object) {
 			none[*corev1.Namespace](t, objs)
 		}},
