@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -245,5 +246,70 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEncryptionWithAKeyProvider: key_provider blocks of the cloud config
+// reach OpenTofu as they are. A KMS is not reachable here, so the key
+// provider is OpenTofu's external one running a script that speaks its
+// protocol, as KMS plugins do (e.g. ovh/opentofu-kms-ovhcloud); it serves
+// one fixed data key. A state encrypted with a passphrase is rotated to
+// the provider (the passphrase as fallback) and then reads with the
+// provider alone; without the provider it is refused.
+func TestEncryptionWithAKeyProvider(t *testing.T) {
+	tc := tftest.OpenTofu(t)
+	b := encryptionBackends()["local"](t)
+	e := newEnv(t, nil, func(c *runner.Config) {
+		c.Terraform = runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform}
+	})
+	script := filepath.Join(t.TempDir(), "kms.sh")
+	must(t, os.WriteFile(script, []byte(`#!/bin/sh
+echo '{"magic":"OpenTofu-External-Key-Provider","version":1}'
+in=$(cat)
+key=AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=
+if [ "$in" = "null" ]; then
+  echo '{"keys":{"encryption_key":"'$key'"},"meta":{"external_data":{}}}'
+else
+  echo '{"keys":{"encryption_key":"'$key'","decryption_key":"'$key'"},"meta":{"external_data":{}}}'
+fi
+`), 0o700))
+	providers := fmt.Sprintf("key_provider \"external\" \"kms\" {\n  command = [%q]\n}\n", script)
+	tg := serviceLocation(t, b.cfg, "kms")
+	job := func(port int64) runner.Job {
+		j := e.job(t, tg.Key, lbModule{name: "kms-lb", port: port, block: toBlock(tg.Block)})
+		j.Env, j.CLIWorkspace, j.DeleteState, j.Exists = tg.Env, tg.CLIWorkspace, tg.Delete, tg.Exists
+		return j
+	}
+	setKey := func(enc runner.Encryption) {
+		t.Helper()
+		if enc.Passphrase != "" || enc.FallbackPassphrase != "" {
+			enc.PassphraseID, enc.FallbackPassphraseID = "ns/state-key/passphrase", "ns/state-key/passphrase"
+		}
+		must(t, e.r.SetEncryption(&enc))
+	}
+
+	setKey(runner.Encryption{Passphrase: passphrase1})
+	e.ensure(t, job(80))
+	byPassphrase := b.stored(t, tg)
+	if plainState(t, byPassphrase, "kms-lb") {
+		t.Fatal("the stored state is readable")
+	}
+	// To the key provider, the passphrase as fallback: the old state
+	// reads, and the next apply writes it under the provider's key.
+	setKey(runner.Encryption{KeyProviders: providers, KeyProvider: "external.kms", FallbackPassphrase: passphrase1})
+	e.ensure(t, job(81))
+	byProvider := b.stored(t, tg)
+	if plainState(t, byProvider, "kms-lb") || bytes.Equal(byProvider, byPassphrase) {
+		t.Fatal("after the rotation the stored state is readable or unchanged")
+	}
+	// The provider alone reads it; the passphrase alone no longer does.
+	setKey(runner.Encryption{KeyProviders: providers, KeyProvider: "external.kms"})
+	e.ensure(t, job(82))
+	setKey(runner.Encryption{Passphrase: passphrase1})
+	if _, err := e.r.Ensure(ctxT(t), job(82), runner.EnsureOptions{Refresh: true}); !errors.Is(err, runner.ErrEncryption) {
+		t.Fatalf("the passphrase alone read a state the provider wrote: %v", err)
+	}
+	if lbs := e.lbs(t, "kms-lb"); len(lbs) != 1 || lbs[0].Listeners[0].Port != 82 {
+		t.Fatalf("load balancers: %+v", lbs)
 	}
 }
