@@ -31,10 +31,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -118,16 +116,9 @@ type PlanStore interface {
 // Kept is what a PlanStore keeps of one object.
 type Kept struct {
 	// Applied is the last apply: the rendering's hash and its outputs.
-	Applied *Applied
+	Applied *LastApply
 	// Pending is the plan awaiting approval (or only planned), if any.
 	Pending *StoredPlan
-}
-
-// Applied is an object's last successful apply.
-type Applied struct {
-	Hash    string
-	Outputs map[string]json.RawMessage
-	At      time.Time
 }
 
 // StoredPlan is a pending plan as kept outside the process.

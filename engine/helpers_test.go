@@ -163,7 +163,7 @@ func (m *memStore) keep(tb testing.TB, owner string, out *engine.Outcome) {
 		m.kept[out.Workspace] = k
 	}
 	if r := out.Result; r != nil && !r.FastPath && r.Plan != nil {
-		k.Applied = &engine.Applied{Hash: r.Plan.Hash, Outputs: r.Outputs, At: time.Now()}
+		k.Applied = &engine.LastApply{HCLHash: r.Plan.Hash, Outputs: r.Outputs, At: time.Now()}
 	}
 	p := out.Awaiting
 	if p == nil {

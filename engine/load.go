@@ -106,7 +106,7 @@ func (e *Engine) seed(j runner.Job, kept *Kept) {
 		return
 	}
 	applied := j
-	applied.Hash = kept.Applied.Hash
+	applied.Hash = kept.Applied.HCLHash
 	if err := e.runner.Seed(applied, kept.Applied.Outputs, kept.Applied.At); err != nil {
 		klog.ErrorS(err, "cannot keep the last apply's record", "workspace", j.Key)
 	}

@@ -25,6 +25,9 @@ type (
 	PlanSummary = runner.PlanSummary
 	// ResourceChange is one resource's planned change.
 	ResourceChange = runner.ResourceChange
+	// LastApply is an object's last successful apply (one type for the
+	// runner, the plan store and the plan records).
+	LastApply = runner.LastApply
 	// Result is an apply's outputs.
 	Result = runner.Result
 	// RunError is a failed terraform process: its command and stderr.

@@ -16,7 +16,6 @@
 package records
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -247,17 +246,9 @@ type LeavingNode struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
-// LastApply is the last successful apply of an object.
-type LastApply struct {
-	// InputsDigest identifies the Kubernetes inputs (Service, nodes) and
-	// HCLHash the rendering that was applied.
-	InputsDigest string `json:"inputsDigest,omitempty"`
-	HCLHash      string `json:"hclHash"`
-	PlanID       string `json:"planID,omitempty"`
-	// Outputs are the root module's non-sensitive outputs.
-	Outputs map[string]json.RawMessage `json:"outputs"`
-	At      time.Time                  `json:"at"`
-}
+// LastApply is the last successful apply of an object: the runner's type,
+// the one the engine keeps too.
+type LastApply = runner.LastApply
 
 // Latest is the newest plan, or nil.
 func (r *Record) Latest() *Plan {

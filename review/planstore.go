@@ -31,7 +31,7 @@ func (b *Board) Load(ctx context.Context, workspace, owner string) (*engine.Kept
 	}
 	kept := &engine.Kept{}
 	if a := r.Applied; a != nil {
-		kept.Applied = &engine.Applied{Hash: a.HCLHash, Outputs: a.Outputs, At: a.At}
+		kept.Applied = a
 	}
 	for _, p := range r.Plans {
 		if p.Outcome != records.AwaitingApproval && p.Outcome != records.Planned {

@@ -36,7 +36,7 @@ func TestLoad(t *testing.T) {
 
 	kept, err := f.Load(t.Context(), webWS, "uid-1")
 	must(t, err)
-	if a := kept.Applied; a == nil || a.Hash != p0.Hash || string(a.Outputs["ip"]) != `"192.0.2.10"` || !a.At.Equal(t0) {
+	if a := kept.Applied; a == nil || a.HCLHash != p0.Hash || string(a.Outputs["ip"]) != `"192.0.2.10"` || !a.At.Equal(t0) {
 		t.Errorf("applied %+v; want plan %s's", a, p0.ID)
 	}
 	sp := kept.Pending

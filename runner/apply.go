@@ -148,7 +148,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		// Nothing to do and the outputs are known: skip the apply process
 		// (unless migrating to encryption: this apply writes the state
 		// encrypted; OpenTofu writes it only if it was read unencrypted).
-		rec.Hash, rec.AppliedAt, rec.Owner = p.Hash, time.Now(), p.Owner
+		rec.HCLHash, rec.At, rec.Owner = p.Hash, time.Now(), p.Owner
 		if err := w.saveLastApply(rec); err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	if p.Destroy {
 		return res, w.clearLastApply()
 	}
-	return res, w.saveLastApply(&lastApply{Hash: p.Hash, Outputs: stream.outputs, AppliedAt: time.Now(), PlanID: p.ID, Owner: p.Owner})
+	return res, w.saveLastApply(&LastApply{HCLHash: p.Hash, Outputs: stream.outputs, At: time.Now(), PlanID: p.ID, Owner: p.Owner})
 }
 
 // FastPath answers from the last apply alone: the outputs of the last apply

@@ -26,7 +26,7 @@ func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result
 		return nil, err
 	}
 	defer release()
-	if rec := w.lastApplied(); rec.Hash == "" && job.Exists != nil {
+	if rec := w.lastApplied(); rec.HCLHash == "" && job.Exists != nil {
 		// Nothing stored: nothing to destroy, and no terraform (which
 		// would create a pg workspace only to delete it).
 		if ok, err := job.Exists(ctx); err == nil && !ok {
@@ -143,7 +143,7 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	// Kept (without a hash: it proves nothing applied), also when empty,
 	// so that the next read, e.g. the route controller's every few
 	// seconds, runs no terraform.
-	if err := w.saveLastApply(&lastApply{Outputs: out, AppliedAt: time.Now(), Owner: job.Owner}); err != nil {
+	if err := w.saveLastApply(&LastApply{Outputs: out, At: time.Now(), Owner: job.Owner}); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -9,38 +9,46 @@ import (
 	"time"
 )
 
-// lastApply is what the runner remembers of a workspace's last successful
-// apply: enough to answer "is this already applied?" and "what are the
-// outputs?" without starting terraform.
-type lastApply struct {
-	Hash      string                     `json:"hash"`
-	PlanID    string                     `json:"plan_id,omitempty"`
-	Owner     string                     `json:"owner,omitempty"`
-	Outputs   map[string]json.RawMessage `json:"outputs"`
-	AppliedAt time.Time                  `json:"applied_at"`
+// LastApply is an object's last successful apply: enough to answer "is
+// this already applied?" and "what are the outputs?" without starting
+// terraform. It is the one type of it: the runner keeps it in the
+// workspace, the engine's plan store across restarts and the plan record
+// shows it (records.LastApply).
+type LastApply struct {
+	// HCLHash identifies the rendering that was applied; InputsDigest the
+	// Kubernetes inputs (Service, nodes) it was rendered from, where the
+	// caller knows them (plan records).
+	HCLHash      string `json:"hclHash"`
+	InputsDigest string `json:"inputsDigest,omitempty"`
+	PlanID       string `json:"planID,omitempty"`
+	// Owner is the uid of the object the workspace was applied for.
+	Owner string `json:"owner,omitempty"`
+	// Outputs are the root module's non-sensitive outputs.
+	Outputs map[string]json.RawMessage `json:"outputs"`
+	At      time.Time                  `json:"at"`
 }
 
-func (rec *lastApply) fresh(hash string, maxAge time.Duration) bool {
-	if rec == nil || rec.Hash == "" || rec.Hash != hash {
+func (rec *LastApply) fresh(hash string, maxAge time.Duration) bool {
+	if rec == nil || rec.HCLHash == "" || rec.HCLHash != hash {
 		return false
 	}
-	return maxAge <= 0 || time.Since(rec.AppliedAt) < maxAge
+	return maxAge <= 0 || time.Since(rec.At) < maxAge
 }
 
 // lastApplied reads the workspace's last apply; a missing or unreadable one is empty.
-func (w *workspace) lastApplied() *lastApply {
+func (w *workspace) lastApplied() *LastApply {
 	data, err := os.ReadFile(w.meta("last-apply.json"))
 	if err != nil {
-		return &lastApply{}
+		return &LastApply{}
 	}
-	var rec lastApply
+	var rec LastApply
 	if json.Unmarshal(data, &rec) != nil {
-		return &lastApply{}
+		return &LastApply{}
 	}
 	return &rec
 }
 
-func (w *workspace) saveLastApply(rec *lastApply) error {
+func (w *workspace) saveLastApply(rec *LastApply) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -69,8 +77,8 @@ func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if rec := w.lastApplied(); rec.Hash != "" {
+	if rec := w.lastApplied(); rec.HCLHash != "" {
 		return nil
 	}
-	return w.saveLastApply(&lastApply{Hash: job.Hash, Outputs: outputs, AppliedAt: at, Owner: job.Owner})
+	return w.saveLastApply(&LastApply{HCLHash: job.Hash, Outputs: outputs, At: at, Owner: job.Owner})
 }
