@@ -20,11 +20,13 @@ type lastApply struct {
 	AppliedAt time.Time                  `json:"applied_at"`
 }
 
-func (rec *lastApply) fresh(hash string, maxAge time.Duration) bool {
+// fresh tells whether rec is the apply of hash, made less than maxAge
+// before now (any age when maxAge is not positive).
+func (rec *lastApply) fresh(hash string, maxAge time.Duration, now time.Time) bool {
 	if rec == nil || rec.Hash == "" || rec.Hash != hash {
 		return false
 	}
-	return maxAge <= 0 || time.Since(rec.AppliedAt) < maxAge
+	return maxAge <= 0 || now.Sub(rec.AppliedAt) < maxAge
 }
 
 // lastApplied reads the workspace's last apply; a missing or unreadable one is empty.
