@@ -73,7 +73,7 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 		return nil, err
 	}
 	defer release()
-	if rec := w.lastApplied(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge) { // applied while we waited
+	if rec := w.lastApplied(); !o.Refresh && rec.fresh(job.Hash, o.MaxAge, r.now()) { // applied while we waited
 		return &Result{Outputs: rec.Outputs, FastPath: true}, nil
 	}
 	if err := r.prepare(ctx, w, job); err != nil {
@@ -148,7 +148,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 		// Nothing to do and the outputs are known: skip the apply process
 		// (unless migrating to encryption: this apply writes the state
 		// encrypted; OpenTofu writes it only if it was read unencrypted).
-		rec.HCLHash, rec.At, rec.Owner = p.Hash, time.Now(), p.Owner
+		rec.HCLHash, rec.At, rec.Owner = p.Hash, r.now(), p.Owner
 		if err := w.saveLastApply(rec); err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 	if p.Destroy {
 		return res, w.clearLastApply()
 	}
-	return res, w.saveLastApply(&LastApply{HCLHash: p.Hash, Outputs: stream.outputs, At: time.Now(), PlanID: p.ID, Owner: p.Owner})
+	return res, w.saveLastApply(&LastApply{HCLHash: p.Hash, Outputs: stream.outputs, At: r.now(), PlanID: p.ID, Owner: p.Owner})
 }
 
 // FastPath answers from the last apply alone: the outputs of the last apply
@@ -186,7 +186,7 @@ func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool
 	if err != nil {
 		return nil, false
 	}
-	if rec := w.lastApplied(); rec.fresh(hash, maxAge) {
+	if rec := w.lastApplied(); rec.fresh(hash, maxAge, r.now()) {
 		return &Result{Outputs: rec.Outputs, FastPath: true}, true
 	}
 	return nil, false

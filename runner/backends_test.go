@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/state"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/zclconf/go-cty/cty"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // backendCase is one state backend under the shared suite.
@@ -225,13 +226,15 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	srv := testhttpbackend.Start(t)
 	tg := httpLocation(t, srv, "locked")
 	var unlocked []string
+	clk := clocktesting.NewFakePassiveClock(time.Now())
 	e := newEnv(t, nil, func(c *runner.Config) {
 		c.LockTimeout = 100 * time.Millisecond
 		c.StaleLockAge = 2 * time.Second
+		c.Clock = clk
 	})
 	e.r.OnForceUnlock = func(ws, id, who string, created time.Time) { unlocked = append(unlocked, id) }
 	job := e.job(t, tg.Key, lbModule{name: "locked", block: toBlock(tg.Block)})
-	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "crashed-holder-lock", Operation: "OperationTypeApply", Who: "ccm@gone", Created: time.Now()})
+	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "crashed-holder-lock", Operation: "OperationTypeApply", Who: "ccm@gone", Created: clk.Now()})
 
 	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
 	if !errors.Is(err, runner.ErrStateLocked) {
@@ -240,9 +243,8 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	if len(e.lbs(t, "locked")) != 0 || len(unlocked) != 0 {
 		t.Fatal("a fresh lock was broken or the cloud changed")
 	}
-	// Ages the lock past StaleLockAge: time passing is what is tested,
-	// there is nothing to wait for.
-	time.Sleep(2 * time.Second)
+	// The lock ages past StaleLockAge on the runner's clock.
+	clk.SetTime(clk.Now().Add(2*time.Second + time.Millisecond))
 	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("stale lock: %v", err)
 	}

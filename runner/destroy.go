@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"k8s.io/klog/v2"
@@ -143,7 +142,7 @@ func (r *Runner) Outputs(ctx context.Context, job Job) (map[string]json.RawMessa
 	// Kept (without a hash: it proves nothing applied), also when empty,
 	// so that the next read, e.g. the route controller's every few
 	// seconds, runs no terraform.
-	if err := w.saveLastApply(&LastApply{Outputs: out, At: time.Now(), Owner: job.Owner}); err != nil {
+	if err := w.saveLastApply(&LastApply{Outputs: out, At: r.now(), Owner: job.Owner}); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -28,11 +28,13 @@ type LastApply struct {
 	At      time.Time                  `json:"at"`
 }
 
-func (rec *LastApply) fresh(hash string, maxAge time.Duration) bool {
+// fresh tells whether rec is the apply of hash, made less than maxAge
+// before now (any age when maxAge is not positive).
+func (rec *LastApply) fresh(hash string, maxAge time.Duration, now time.Time) bool {
 	if rec == nil || rec.HCLHash == "" || rec.HCLHash != hash {
 		return false
 	}
-	return maxAge <= 0 || time.Since(rec.At) < maxAge
+	return maxAge <= 0 || now.Sub(rec.At) < maxAge
 }
 
 // lastApplied reads the workspace's last apply; a missing or unreadable one is empty.

@@ -77,7 +77,7 @@ func parseHeldLock(text string) (heldLock, bool) {
 // lockAge is how long the lock has been held as far as we can tell: since
 // its Created time, or since this runner first ran into the same lock ID.
 func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
-	now := time.Now()
+	now := r.now()
 	r.lockMu.Lock()
 	key := w.key + "/" + li.ID
 	first, ok := r.lockSeen[key]
@@ -97,8 +97,8 @@ func (r *Runner) lockAge(w *workspace, li heldLock) time.Duration {
 	}
 	r.lockMu.Unlock()
 	age := now.Sub(first)
-	if !li.Created.IsZero() && time.Since(li.Created) > age {
-		age = time.Since(li.Created)
+	if !li.Created.IsZero() && now.Sub(li.Created) > age {
+		age = now.Sub(li.Created)
 	}
 	return age
 }

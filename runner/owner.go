@@ -92,7 +92,7 @@ type tombstone struct {
 // bury leaves a tombstone for a forgotten workspace, and clears those
 // older than tombstoneAge (r.mu held).
 func (r *Runner) bury(key, owner string) {
-	now := time.Now()
+	now := r.now()
 	for k, t := range r.tombstones {
 		if now.Sub(t.at) > tombstoneAge {
 			delete(r.tombstones, k)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/example/cloud-provider-example/redact"
 )
@@ -67,6 +68,12 @@ type Config struct {
 	// the cluster); until then every operation is refused, so no state is
 	// ever written unencrypted.
 	EncryptionLater bool
+	// Clock is what the runner's ages are told by: a state lock's (against
+	// StaleLockAge), the last apply's (stamped with it, against
+	// EnsureOptions.MaxAge), an unused preview's and a tombstone's.
+	// Durations of terraform processes are measured on the real clock.
+	// Default the real clock; tests step a fake one instead of sleeping.
+	Clock clock.PassiveClock
 }
 
 // Runner runs terraform for many workspaces: one operation per workspace
@@ -112,6 +119,14 @@ type Runner struct {
 	encryption atomic.Pointer[encryptionEnv]
 }
 
+// now is the time on the runner's clock (Config.Clock).
+func (r *Runner) now() time.Time {
+	if r.cfg.Clock == nil {
+		return time.Now() // a Runner not made by New (internal tests)
+	}
+	return r.cfg.Clock.Now()
+}
+
 // New finds terraform and returns a Runner.
 func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.WorkDir == "" {
@@ -128,6 +143,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	if cfg.StaleLockAge == 0 {
 		cfg.StaleLockAge = 15 * time.Minute
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	switch cfg.Provider {
 	case "":

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -247,18 +249,18 @@ func TestKeepPlanText(t *testing.T) {
 
 // A record older than MaxAge is not trusted: a real (no-op) plan runs.
 func TestFastPathMaxAge(t *testing.T) {
-	e := newEnv(t, nil)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	e := newEnv(t, nil, func(c *runner.Config) { c.Clock = clk })
 	job, _ := e.localJob(t, "aged")
 	e.ensure(t, job)
 	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
 	if err != nil || !res.FastPath {
 		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)
 	}
-	// Ages the record past the 1 ms MaxAge below: time passing is what is
-	// tested, there is nothing to wait for.
-	time.Sleep(10 * time.Millisecond)
+	// The record ages past MaxAge on the runner's clock.
+	clk.SetTime(clk.Now().Add(time.Hour + time.Second))
 	plans := e.r.Processes()["plan"]
-	res, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Millisecond})
+	res, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
 	if err != nil || res.FastPath || e.r.Processes()["plan"] != plans+1 || res.Plan.HasChanges {
 		t.Fatalf("aged record: fast=%v plan=%+v err=%v", res != nil && res.FastPath, res, err)
 	}

@@ -111,7 +111,7 @@ func (r *Runner) previewWorkspace(key string) (*workspace, error) {
 	r.evictPreviews(key)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
+	now := r.now()
 	if w, ok := r.previews[key]; ok {
 		w.used = now
 		return w, nil
@@ -131,7 +131,7 @@ func (r *Runner) previewWorkspace(key string) (*workspace, error) {
 // evictPreviews removes the preview directories, but key's, unused for
 // previewIdle (no preview runs there: one takes seconds).
 func (r *Runner) evictPreviews(key string) {
-	now := time.Now()
+	now := r.now()
 	r.mu.Lock()
 	var idle []string
 	for k, w := range r.previews {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"k8s.io/utils/clock"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -47,6 +48,12 @@ type Config struct {
 	LBPublicPrefix netip.Prefix
 	// Logger receives the request log; nil discards it.
 	Logger *slog.Logger
+	// Clock is the cloud's time: what objects are stamped with, when a
+	// load balancer's provisioning ends and a draining target's delay
+	// (nothing runs on a timer: each answer reads the clock). Default the
+	// real clock; tests step a fake one instead of sleeping. Request
+	// rates and the request log keep the real clock.
+	Clock clock.PassiveClock
 }
 
 // Server is a running simulator: its store and its two HTTP handlers.
@@ -74,6 +81,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	db, err := openDB(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -87,7 +97,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.cloud = &cloud{
 		db:  db,
-		now: func() time.Time { return time.Now().UTC() },
+		now: func() time.Time { return cfg.Clock.Now().UTC() },
 		provisionDelay: func() time.Duration {
 			return time.Duration(s.faults.get().ProvisionDelayMs) * time.Millisecond
 		},

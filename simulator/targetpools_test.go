@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -341,9 +343,11 @@ func TestTargetPoolsPersistAndSufferFaults(t *testing.T) {
 
 // A target removed from a pool with a deregistration delay drains: listed
 // with the end of its delay until then, gone after; put back, it stops
-// draining. Without a delay it leaves at once.
+// draining. Without a delay it leaves at once. The cloud runs on a fake
+// clock: the delay ends when the test steps it.
 func TestTargetPoolDraining(t *testing.T) {
-	c := startControl(t)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c := control(t, simtest.Start(t, simtest.WithClock(clk)))
 	n1, n2, n3 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b")), c.createInstance(instanceReq("n3", "ex-west-1a"))
 	req := poolReq("draining", n1.ID, n2.ID, n3.ID)
 	req.DeregistrationDelaySeconds = 1
@@ -356,10 +360,8 @@ func TestTargetPoolDraining(t *testing.T) {
 		c.must(http.StatusOK, "PUT", "/v1/target-pools/"+tp.ID, exampleapi.UpdateTargetPoolRequest{Targets: targets, DeregistrationDelaySeconds: delay}, &out)
 		return out
 	}
-	before := time.Now()
 	got := put(1, n1.ID, n3.ID)
-	if len(got.Draining) != 1 || got.Draining[0].ID != n2.ID || got.Draining[0].Until.Before(before.Add(time.Second-50*time.Millisecond)) ||
-		got.Draining[0].Until.After(time.Now().Add(time.Second)) {
+	if len(got.Draining) != 1 || got.Draining[0].ID != n2.ID || !got.Draining[0].Until.Equal(clk.Now().Add(time.Second)) {
 		t.Fatalf("after removing n2: draining %+v, want n2 for 1s", got.Draining)
 	}
 	if l := c.getPool(tp.ID).Draining; len(l) != 1 || l[0].ID != n2.ID {
@@ -369,7 +371,11 @@ func TestTargetPoolDraining(t *testing.T) {
 		t.Errorf("n2 put back still drains: %+v", back.Draining)
 	}
 	put(1, n1.ID)
-	time.Sleep(1100 * time.Millisecond)
+	clk.SetTime(clk.Now().Add(time.Second - time.Nanosecond))
+	if l := c.getPool(tp.ID).Draining; len(l) != 2 {
+		t.Errorf("just before the delay ends: draining %+v, want n2 and n3", l)
+	}
+	clk.SetTime(clk.Now().Add(time.Nanosecond))
 	if l := c.getPool(tp.ID).Draining; len(l) != 0 {
 		t.Errorf("draining after the delay: %+v", l)
 	}

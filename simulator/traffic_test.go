@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -51,8 +53,8 @@ func (a *api) putPool(id string, delay int, targets ...string) exampleapi.Target
 // trafficSetup is an active load balancer on a pool with the given delay
 // and three running instances, the pool holding all of them; ids are in
 // id order, the round robin's.
-func trafficSetup(t *testing.T, delay int) (c *api, sim *simtest.Sim, lbID, poolID string, ids []string) {
-	sim = simtest.Start(t, simtest.WithProvisionDelay(0))
+func trafficSetup(t *testing.T, delay int, opts ...simtest.Option) (c *api, sim *simtest.Sim, lbID, poolID string, ids []string) {
+	sim = simtest.Start(t, append([]simtest.Option{simtest.WithProvisionDelay(0)}, opts...)...)
 	c = control(t, sim)
 	for _, name := range []string{"n1", "n2", "n3"} {
 		ids = append(ids, c.createInstance(instanceReq(name, "ex-west-1a")).ID)
@@ -114,9 +116,11 @@ func TestConnectionsRoundRobin(t *testing.T) {
 // A target removed with a delay gets no new connections, keeps its open
 // ones and fails its health check until the delay ends; then its
 // connections are closed and it is gone. Put back, it serves again, its
-// old connections still closed.
+// old connections still closed. The cloud runs on a fake clock: the
+// delay ends when the test steps it.
 func TestDrainingTargetKeepsItsConnectionsUntilItsDelayEnds(t *testing.T) {
-	c, _, lb, pool, ids := trafficSetup(t, 1)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c, _, lb, pool, ids := trafficSetup(t, 1, simtest.WithClock(clk))
 	c.openConns(lb, 6) // 2 each
 	removed := ids[1]
 	tp := c.putPool(pool, 1, ids[0], ids[2])
@@ -139,7 +143,7 @@ func TestDrainingTargetKeepsItsConnectionsUntilItsDelayEnds(t *testing.T) {
 	wantCounts(t, by[removed], exampleapi.ConnectionDraining, 2, 2, 0)
 	wantCounts(t, by[ids[0]], exampleapi.ConnectionServing, 4, 4, 0)
 
-	time.Sleep(time.Until(until) + 50*time.Millisecond)
+	clk.SetTime(until)
 	all, by := c.conns(lb)
 	wantCounts(t, by[removed], exampleapi.ConnectionGone, 2, 0, 2)
 	if by[removed].DrainingUntil != nil || all.Totals != (exampleapi.ConnectionCounts{Assigned: 10, Open: 8, Closed: 2}) {

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator"
 )
@@ -94,6 +96,11 @@ func WithTokens(readWrite, readOnly string) Option {
 
 // WithLogger receives the simulator's request log (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.cfg.Logger = l } }
+
+// WithClock runs the cloud on c (default the real clock): a test that
+// waits for a delay to end (a draining target's) steps a fake clock
+// instead of sleeping.
+func WithClock(c clock.PassiveClock) Option { return func(o *options) { o.cfg.Clock = c } }
 
 // Start runs a simulator until the test ends (or Stop is called).
 func Start(t testing.TB, opts ...Option) *Sim {

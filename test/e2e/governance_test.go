@@ -175,10 +175,14 @@ func TestTwoApprovers(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(6 * time.Second) // past a retry: a wrong implementation would apply now
-	if n := e.lbCount(); n != 0 {
-		t.Fatalf("one person (twice) applied the plan: %d LBs", n)
-	}
+	// The plan waits and is retried: a look after the one that counted
+	// the approval must not apply it either.
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if n := e.lbCount(); n != 0 {
+			return fmt.Errorf("one person (twice) applied the plan: %d LBs", n)
+		}
+		return nil
+	})
 	must(t, e.approveAs(t, bob, svc, id, bob.name))
 	e.waitIngress("two", 60*time.Second)
 	for _, a := range e.auditEntries(t) {
@@ -273,7 +277,17 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 		e.eventWith(t, "team-a", s.Name, "ReferenceRefused", "its owner tags name another cluster or object")
 		e.noEventMentions(t, "team-a", "team-b")
 	}
-	time.Sleep(2 * time.Second)
+	// A refused Service is retried: each is refused again, and only then
+	// is the victim's load balancer checked.
+	for i := range 2 {
+		name := fmt.Sprintf("steal-%d", i)
+		eventually(t, 60*time.Second, name+" refused again", func() error {
+			if n := e.eventCount("team-a", name, "ReferenceRefused"); n < 2 {
+				return fmt.Errorf("refused %d times", n)
+			}
+			return nil
+		})
+	}
 	got, err := e.api.GetLoadBalancer(ctx(t), vlb.ID)
 	must(t, err)
 	if got.Tags["k8s.example.com/service-uid"] != string(vsvc.UID) || len(got.Listeners) != 1 || got.Name != vlb.Name {
@@ -282,7 +296,11 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	for _, i := range []int{0, 1} {
 		must(t, mallory.kube.CoreV1().Services("team-a").Delete(ctx(t), fmt.Sprintf("steal-%d", i), metav1.DeleteOptions{}))
 	}
-	time.Sleep(2 * time.Second)
+	// Gone once the controller dropped their finalizer: after it removed
+	// whatever it took for theirs.
+	for i := range 2 {
+		waitGone(t, 60*time.Second, fmt.Sprintf("steal-%d", i), mallory.kube.CoreV1().Services("team-a").Get)
+	}
 	if _, err := e.api.GetLoadBalancer(ctx(t), vlb.ID); err != nil {
 		t.Fatalf("deleting the attacker's Services destroyed the victim's load balancer: %v", err)
 	}
@@ -341,10 +359,12 @@ func TestPolicyRules(t *testing.T) {
 	e.annotate("ruled", "loadbalancer.example.com/name", "renamed")
 	id := e.awaitingPlan("ruled")
 	e.eventWith(t, "default", "ruled", "AwaitingApproval", "a replace gets new addresses")
-	time.Sleep(2 * time.Second)
-	if l := e.lbsNamed(t, "renamed"); len(l) != 0 {
-		t.Fatal("a replace was applied without approval under auto")
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if l := e.lbsNamed(t, "renamed"); len(l) != 0 {
+			return fmt.Errorf("a replace was applied without approval under auto")
+		}
+		return nil
+	})
 	svc, err = e.kube.CoreV1().Services("default").Get(ctx(t), "ruled", metav1.GetOptions{})
 	must(t, err)
 	must(t, e.approveAs(t, alice, svc, id, alice.name))
@@ -357,10 +377,12 @@ func TestPolicyRules(t *testing.T) {
 
 	e.annotate("ruled", "loadbalancer.example.com/type", "lb-large")
 	e.eventWith(t, "default", "ruled", "PlanDenied", "lb-large needs a budget approval")
-	time.Sleep(6 * time.Second)
-	if l := e.lbsNamed(t, "renamed"); len(l) != 1 || l[0].Type == "lb-large" {
-		t.Fatalf("a denied plan was applied: %+v", l)
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if l := e.lbsNamed(t, "renamed"); len(l) != 1 || l[0].Type == "lb-large" {
+			return fmt.Errorf("a denied plan was applied: %+v", l)
+		}
+		return nil
+	})
 	_ = first
 
 	// A broken rule stops start-up with an error naming it.
@@ -451,10 +473,12 @@ func TestAuthorCannotApprove(t *testing.T) {
 	id := e.awaitingPlanIn("team-a", "authored")
 	must(t, e.approveAs(t, carol, svc, id, carol.name))
 	e.eventWith(t, "team-a", "authored", "ApprovalIgnored", "made a change this plan contains and cannot approve it")
-	time.Sleep(6 * time.Second)
-	if n := e.lbCount(); n != 0 {
-		t.Fatalf("the author's own approval applied the plan: %d LBs", n)
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if n := e.lbCount(); n != 0 {
+			return fmt.Errorf("the author's own approval applied the plan: %d LBs", n)
+		}
+		return nil
+	})
 	if r := e.recordOf(t, "team-a", "authored"); r == nil || r.Find(id) == nil || !slices.Equal(r.Find(id).Authors, []string{carol.name}) {
 		t.Fatalf("the author is not in the record: %+v", r)
 	}

@@ -78,6 +78,10 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		if n := metricSum(m, "example_ccm_fast_path_skips_total"); n < 3 {
 			return fmt.Errorf("%.0f Services answered", n)
 		}
+		// Their syncs done: a status patch would have come before.
+		if n := metricWith(m, "workqueue_work_duration_seconds_count", `name="service"`); n < 3 {
+			return fmt.Errorf("%.0f Service syncs finished", n)
+		}
 		// cloud-provider v0.36 logs its caches synced without the
 		// controller's name: the route controller's own start line.
 		if e.countLog("Starting route controller") == 0 {
@@ -85,8 +89,16 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		}
 		return nil
 	})
-	// What is checked is that nothing happens: watch two route periods.
-	time.Sleep(4 * time.Second)
+	// What is checked is that nothing happens: the route controller
+	// reconciles once more from start to end (its count taken now, plus
+	// two: one more begun after a whole one).
+	routes := e.routeSyncs(t)
+	eventually(t, 60*time.Second, "a whole route reconcile", func() error {
+		if n := e.routeSyncs(t); n < routes+2 {
+			return fmt.Errorf("%.0f route reconciles begun, want %.0f", n, routes+2)
+		}
+		return nil
+	})
 	if after := e.procs.Counts(t); !maps.Equal(after, before) {
 		t.Errorf("the restarted controller started terraform processes: %v after %v", after, before)
 	}

@@ -104,10 +104,12 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	svc, err := services.Create(ctx(t), lbService("gated", 80), metav1.CreateOptions{})
 	must(t, err)
 	id := e.awaitingPlan("gated")
-	time.Sleep(2 * time.Second) // give a wrong implementation time to apply
-	if n := e.lbCount(); n != 0 {
-		t.Fatalf("%d LBs before approval", n)
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if n := e.lbCount(); n != 0 {
+			return fmt.Errorf("%d LBs before approval", n)
+		}
+		return nil
+	})
 	eventually(t, 30*time.Second, "awaiting plan in the record", func() error {
 		if rec, _ := e.findRecord(t, "gated"); !strings.Contains(rec, id) || !strings.Contains(rec, "awaiting-approval") {
 			return fmt.Errorf("record lacks the awaiting plan:\n%s", rec)
@@ -144,19 +146,23 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
 	must(t, err)
 	id2 := e.awaitingPlan("gated", id)
-	time.Sleep(time.Second)
-	l, _ := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	if len(l) != 1 || l[0].Listeners[0].Port != 80 {
-		t.Fatalf("unapproved change applied: %+v", l)
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+		if err != nil || len(l) != 1 || l[0].Listeners[0].Port != 80 {
+			return fmt.Errorf("unapproved change applied: %+v %v", l, err)
+		}
+		return nil
+	})
 
 	// Deleting waits for approval of the destroy plan.
 	must(t, services.Delete(ctx(t), "gated", metav1.DeleteOptions{}))
 	did := e.awaitingPlan("gated", id, id2)
-	time.Sleep(time.Second)
-	if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
-		t.Fatalf("deletion did not wait: %v, %d LBs", err, e.lbCount())
-	}
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
+			return fmt.Errorf("deletion did not wait: %v, %d LBs", err, e.lbCount())
+		}
+		return nil
+	})
 	must(t, e.approveAs(t, alice, svc, did, alice.name))
 	waitGone(t, 60*time.Second, "gated", services.Get)
 	if e.lbCount() != 0 {
