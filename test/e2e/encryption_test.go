@@ -36,19 +36,7 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 	must(t, err)
 	e.waitIngress("enc", 90*time.Second)
 
-	stateSecret := func() (*v1.Secret, error) {
-		l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			if strings.HasPrefix(l.Items[i].Name, "tfstate-default-e2e-service-default-enc-") {
-				return &l.Items[i], nil
-			}
-		}
-		return nil, nil
-	}
-	s, err := stateSecret()
+	s, err := e.stateSecret("default", "enc")
 	if err != nil || s == nil {
 		t.Fatalf("no state Secret: %v", err)
 	}
@@ -86,7 +74,7 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 		if n := e.lbCount(); n != 0 {
 			return fmt.Errorf("%d load balancers", n)
 		}
-		s, err := stateSecret()
+		s, err := e.stateSecret("default", "enc")
 		if err != nil {
 			return err
 		}

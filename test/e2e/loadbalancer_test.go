@@ -161,6 +161,22 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	}
 }
 
+// stateSecret is the kubernetes backend's state Secret of Service ns/name
+// (nil when there is none).
+func (e *env) stateSecret(ns, name string) (*v1.Secret, error) {
+	l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(e.t), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	prefix := "tfstate-default-e2e-service-" + ns + "-" + name + "-"
+	for i := range l.Items {
+		if strings.HasPrefix(l.Items[i].Name, prefix) {
+			return &l.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
 // The kubernetes backend keeps each state in a Secret of the real
 // apiserver, written with the CCM's own (RBAC-limited) identity.
 func TestKubernetesStateBackend(t *testing.T) {
@@ -171,18 +187,7 @@ func TestKubernetesStateBackend(t *testing.T) {
 	must(t, err)
 	e.waitIngress("kv", 60*time.Second)
 	e.checkRenders("default", "kv")
-	secret := func() (*v1.Secret, error) {
-		l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			if strings.HasPrefix(l.Items[i].Name, "tfstate-default-e2e-service-default-kv-") {
-				return &l.Items[i], nil
-			}
-		}
-		return nil, nil
-	}
+	secret := func() (*v1.Secret, error) { return e.stateSecret("default", "kv") }
 	s, err := secret()
 	if err != nil || s == nil {
 		t.Fatalf("no state Secret: %v", err)
