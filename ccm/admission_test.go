@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -24,7 +25,7 @@ func request(t *testing.T, old, cur *v1.Service, dryRun bool) *admissionv1.Admis
 			return runtime.RawExtension{}
 		}
 		data, err := json.Marshal(s)
-		must(t, err)
+		testkit.Must(t, err)
 		return runtime.RawExtension{Raw: data}
 	}
 	op := admissionv1.Update

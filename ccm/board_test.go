@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -43,6 +44,6 @@ func (f *boardFixture) takeEvents() []reviewtest.Event { return reviewtest.Take(
 func (f *boardFixture) get(t *testing.T, ws string) *records.Record {
 	t.Helper()
 	r, err := f.store.Get(t.Context(), ws)
-	must(t, err)
+	testkit.Must(t, err)
 	return r
 }

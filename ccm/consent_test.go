@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -42,13 +43,13 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	guestStatus := func() []v1.LoadBalancerIngress {
 		t.Helper()
 		cur, err := f.client.CoreV1().Services("edge").Get(t.Context(), "g", metav1.GetOptions{})
-		must(t, err)
-		must(t, f.services.Update(cur)) // as the informer has it
+		testkit.Must(t, err)
+		testkit.Must(t, f.services.Update(cur)) // as the informer has it
 		return cur.Status.LoadBalancer.Ingress
 	}
 
 	ip, err := f.ensure(t, groupSvc("shop", "a", 0, "front", 80))
-	must(t, err)
+	testkit.Must(t, err)
 	guest := groupSvc("edge", "g", 1, "shop/front", 9090)
 	if gip, err := f.ensure(t, guest); err != nil || gip != ip {
 		t.Fatalf("the guest joins: %s %v, want %s", gip, err, ip)
@@ -58,9 +59,9 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	f.takeEvents()
 
 	grants := dyn.Resource(referenceGrants).Namespace("shop")
-	must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
+	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	waitTold("grant deleted")
-	must(t, f.lbs.reconcileConsent(t.Context(), front))
+	testkit.Must(t, f.lbs.reconcileConsent(t.Context(), front))
 	if got := simtest.Listeners(f.lb(t, ip)); !slices.Equal(got, []string{"tcp/80->30080"}) {
 		t.Fatalf("listeners after the grant's deletion: %v, want the owner's only", got)
 	}
@@ -83,15 +84,15 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 		t.Fatalf("the guest still shows the owner's address: %v", in)
 	}
 	// Said once: the next reconcile has nothing to say.
-	must(t, f.lbs.reconcileConsent(t.Context(), front))
+	testkit.Must(t, f.lbs.reconcileConsent(t.Context(), front))
 	if evs := f.takeEvents(); slices.Contains(reviewtest.Reasons(evs), "ReferenceGrantWithdrawn") {
 		t.Errorf("said again: %v", evs)
 	}
 
 	_, err = grants.Create(t.Context(), grantObject(t, "shop", "edge", "front"), metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	waitTold("grant created")
-	must(t, f.lbs.reconcileConsent(t.Context(), front))
+	testkit.Must(t, f.lbs.reconcileConsent(t.Context(), front))
 	if got := simtest.Listeners(f.lb(t, ip)); len(got) != 2 {
 		t.Fatalf("listeners after the grant came back: %v, want the guest's too", got)
 	}

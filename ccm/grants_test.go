@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/tenancy"
@@ -54,7 +55,7 @@ func (f *grantsFixture) list(t *testing.T) error {
 		return err
 	}
 	items, err := meta.ExtractList(obj)
-	must(t, err)
+	testkit.Must(t, err)
 	list := make([]any, len(items))
 	for i, item := range items {
 		list[i] = item
@@ -107,7 +108,7 @@ func TestGrantsReadability(t *testing.T) {
 	if err := f.joins(t); err == nil || !strings.Contains(err.Error(), "cannot read the ReferenceGrants of namespace team-a") {
 		t.Fatalf("before the first list: %v, want a refusal", err)
 	}
-	must(t, f.list(t))
+	testkit.Must(t, f.list(t))
 	if err := f.joins(t); err != nil {
 		t.Fatalf("granted and listed: %v", err)
 	}
@@ -141,7 +142,7 @@ func TestGrantsReadability(t *testing.T) {
 	// RBAC given back: the next list counts.
 	restore()
 	restoreList()
-	must(t, f.list(t))
+	testkit.Must(t, f.list(t))
 	if err := f.joins(t); err != nil {
 		t.Fatalf("readable again: %v", err)
 	}
@@ -158,7 +159,7 @@ func TestGrantsReadability(t *testing.T) {
 		t.Fatalf("a failed watch: %v, and the grant still allows", err)
 	}
 	w, err := f.lw.WatchWithContext(t.Context(), metav1.ListOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	w.Stop()
 	if err := f.joins(t); err != nil {
 		t.Fatalf("the watch open again: %v", err)
@@ -167,11 +168,11 @@ func TestGrantsReadability(t *testing.T) {
 
 	// The grant deleted (a watch event to the store): refused, and its
 	// namespace's groups are told.
-	must(t, f.w.Delete(grantObject(t, "team-a", "team-b", "front")))
+	testkit.Must(t, f.w.Delete(grantObject(t, "team-a", "team-b", "front")))
 	if err := f.joins(t); err == nil || !strings.Contains(err.Error(), "has no ReferenceGrant") {
 		t.Fatalf("after the grant's deletion: %v", err)
 	}
-	must(t, f.w.Add(grantObject(t, "team-a", "team-b", "front")))
+	testkit.Must(t, f.w.Add(grantObject(t, "team-a", "team-b", "front")))
 	if err := f.joins(t); err != nil {
 		t.Fatalf("granted again: %v", err)
 	}
@@ -180,8 +181,8 @@ func TestGrantsReadability(t *testing.T) {
 	}
 	// A list that differs in one namespace tells that namespace only.
 	_, err = f.dyn.Resource(referenceGrants).Namespace("team-c").Create(t.Context(), grantObject(t, "team-c", "team-b", ""), metav1.CreateOptions{})
-	must(t, err)
-	must(t, f.list(t))
+	testkit.Must(t, err)
+	testkit.Must(t, f.list(t))
 	if told := f.takeTold(); !slices.Equal(told, []string{"team-c"}) {
 		t.Errorf("a list with a new grant in team-c told %q", told)
 	}
@@ -194,7 +195,7 @@ func TestGrantsWithoutTheAPI(t *testing.T) {
 	f := newGrantsFixture(t)
 	f.w.recheck = time.Hour // the idle watch is stopped by the test
 	restoreList := f.failWith("list", notServed)
-	must(t, f.list(t))
+	testkit.Must(t, f.list(t))
 	if err := f.joins(t); err == nil || !strings.Contains(err.Error(), "has no ReferenceGrant") {
 		t.Fatalf("without the API: %v, want a refusal for want of a grant", err)
 	}
@@ -213,7 +214,7 @@ func TestGrantsWithoutTheAPI(t *testing.T) {
 	if _, err := f.lw.WatchWithContext(t.Context(), metav1.ListOptions{}); !apierrors.IsResourceExpired(err) {
 		t.Fatalf("the API served again: %v, want an expired watch (a new list)", err)
 	}
-	must(t, f.list(t))
+	testkit.Must(t, f.list(t))
 	if err := f.joins(t); err != nil {
 		t.Fatalf("the API and the grant served: %v", err)
 	}
@@ -246,14 +247,14 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 		}
 	}
 	grants := dyn.Resource(referenceGrants).Namespace("team-a")
-	must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
+	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	wait("deleted")
 	var refused *tenancy.RefusedError
 	if err := refs.authorize(t.Context(), guest); !errors.As(err, &refused) {
 		t.Fatalf("after the grant's deletion: %v, want a refusal", err)
 	}
 	_, err := grants.Create(t.Context(), grantObject(t, "team-a", "team-b", "front"), metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	wait("created")
 	if err := refs.authorize(t.Context(), guest); err != nil {
 		t.Fatalf("granted again: %v", err)
@@ -276,7 +277,7 @@ func TestGrantChangeQueuesGroupsWithGuests(t *testing.T) {
 		groupSvc("shop", "c", 3, "side", 83),
 		groupSvc("edge", "x", 4, "edge-group", 84), groupSvc("shop", "y", 5, "edge/edge-group", 85),
 	} {
-		must(t, idx.Add(s))
+		testkit.Must(t, idx.Add(s))
 	}
 	gs.records = func(context.Context) ([]*records.Record, error) {
 		return []*records.Record{{

@@ -18,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
@@ -44,7 +45,7 @@ func newGroupFixture(t *testing.T, extra string) *groupFixture {
 	tc := tftest.Get(t)
 	sim := simtest.Start(t)
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	must(t, err)
+	testkit.Must(t, err)
 	rf := newBoardFixture(t, extra)
 	rf.cfg.Region = "ex-west-1"
 	rf.cfg.API.Endpoint = sim.URL
@@ -57,7 +58,7 @@ func newGroupFixture(t *testing.T, extra string) *groupFixture {
 	f.lbs.groups.services = f.services
 	f.lbs.client = f.client
 	in, err := api.CreateInstance(context.Background(), exampleapi.CreateInstanceRequest{Name: "node-a", Type: "standard-2", Zone: "ex-west-1a"})
-	must(t, err)
+	testkit.Must(t, err)
 	f.nodes = []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: v1.NodeSpec{ProviderID: providerid.Format("ex-west-1", in.ID)}}}
 	return f
 }
@@ -85,10 +86,10 @@ func groupSvc(ns, name string, minute int, group string, ports ...int32) *v1.Ser
 // put stores svc as the API server and the informer would have it.
 func (f *groupFixture) put(t *testing.T, svc *v1.Service) {
 	t.Helper()
-	must(t, f.services.Update(svc))
+	testkit.Must(t, f.services.Update(svc))
 	if _, err := f.client.CoreV1().Services(svc.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
 		_, err = f.client.CoreV1().Services(svc.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
-		must(t, err)
+		testkit.Must(t, err)
 	}
 }
 
@@ -106,7 +107,7 @@ func (f *groupFixture) ensure(t *testing.T, svc *v1.Service) (string, error) {
 func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
 	t.Helper()
 	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	testkit.Must(t, err)
 	for i := range all {
 		if all[i].IPv4 == ip {
 			return &all[i]
@@ -118,7 +119,7 @@ func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
 func (f *groupFixture) groupWorkspace(t *testing.T, ns, name string) string {
 	t.Helper()
 	_, _, j, err := f.lbs.engine.RenderGroup(engine.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
-	must(t, err)
+	testkit.Must(t, err)
 	return j.Key
 }
 
@@ -130,11 +131,11 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
 	a := groupSvc("shop", "a", 0, "", 80)
 	ipA, err := f.ensure(t, a)
-	must(t, err)
+	testkit.Must(t, err)
 
 	b := groupSvc("shop", "b", 1, "front", 80, 8080)
 	ipG, err := f.ensure(t, b)
-	must(t, err)
+	testkit.Must(t, err)
 	if ipG == ipA {
 		t.Fatal("the group has a's address")
 	}
@@ -184,12 +185,12 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatalf("internal primary: %s %v", ipG2, err)
 	}
 	cur, err := f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP != ipG2 {
 		t.Fatalf("b's status did not follow the group's new address: %v", in)
 	}
 	ipG = ipG2
-	must(t, f.services.Update(cur))
+	testkit.Must(t, f.services.Update(cur))
 	evs = f.takeEvents()
 	if i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "GroupSettingIgnored" }); i < 0 ||
 		!strings.Contains(evs[i].Message, "loadbalancer.example.com/internal is false here") || !strings.Contains(evs[i].Message, "shop/a (true)") {
@@ -213,11 +214,11 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	now := metav1.Now()
 	a.DeletionTimestamp = &now
 	f.put(t, a)
-	must(t, f.lbs.EnsureLoadBalancerDeleted(t.Context(), "c", a))
+	testkit.Must(t, f.lbs.EnsureLoadBalancerDeleted(t.Context(), "c", a))
 	// b is the primary now, and not internal: the load balancer is
 	// replaced again, and b follows.
 	cur, err = f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP == ipG || strings.HasPrefix(in[0].IP, "10.255.") {
 		t.Fatalf("b's status after the internal primary left: %v", in)
 	}
@@ -234,7 +235,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	b = b.DeepCopy()
 	b.Annotations = nil
 	ipB, err := f.ensure(t, b)
-	must(t, err)
+	testkit.Must(t, err)
 	if ipB == ipG || f.lb(t, ipB) == nil {
 		t.Fatalf("b's own load balancer: %s", ipB)
 	}
@@ -250,7 +251,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	if _, exists, err := f.lbs.GetLoadBalancer(t.Context(), "c", a); err != nil || !exists {
 		t.Fatalf("get a after the group went: %v %v", exists, err)
 	}
-	must(t, f.lbs.EnsureLoadBalancerDeleted(t.Context(), "c", a))
+	testkit.Must(t, f.lbs.EnsureLoadBalancerDeleted(t.Context(), "c", a))
 }
 
 // Moving into a group under the default rules: the group is created at
@@ -260,7 +261,7 @@ func TestGroupMoveWaitsForTheOldDestroy(t *testing.T) {
 	f := newGroupFixture(t, "")
 	a := groupSvc("shop", "a", 0, "", 80)
 	ipA, err := f.ensure(t, a)
-	must(t, err)
+	testkit.Must(t, err)
 	a = a.DeepCopy()
 	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
 	_, err = f.ensure(t, a)
@@ -272,7 +273,7 @@ func TestGroupMoveWaitsForTheOldDestroy(t *testing.T) {
 		t.Fatal("the old load balancer went before its destroy was approved")
 	}
 	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	testkit.Must(t, err)
 	if len(all) != 2 {
 		t.Fatalf("%d load balancers, want a's and the group's", len(all))
 	}
@@ -300,7 +301,7 @@ func TestGroupMembership(t *testing.T) {
 	plain.Spec.Type = v1.ServiceTypeClusterIP
 	guest := groupSvc("edge", "guest", 4, "shop/front", 84)
 	for _, s := range []*v1.Service{a, b, gone, plain, guest} {
-		must(t, idx.Add(s))
+		testkit.Must(t, idx.Add(s))
 	}
 	names := func(ss []*v1.Service) []string {
 		var out []string
@@ -374,7 +375,7 @@ func TestGroupMembership(t *testing.T) {
 	}
 	b2 := b.DeepCopy()
 	b2.Spec.Ports[0].Port = 8081
-	must(t, idx.Update(b2))
+	testkit.Must(t, idx.Update(b2))
 	if err := d.guardGroup(front, snap)(t.Context()); !errors.Is(err, engine.ErrSkipped) {
 		t.Errorf("a member changed: %v", err)
 	}

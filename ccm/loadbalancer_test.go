@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/need"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -35,7 +36,7 @@ func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *re
 	}
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "terraform.rc")
-	must(t, os.WriteFile(cli, nil, 0o600))
+	testkit.Must(t, os.WriteFile(cli, nil, 0o600))
 	cfg.Terraform.Binary, cfg.Terraform.CLIConfig, cfg.Terraform.LockFile = tf, cli, ""
 	eng := openEngine(t, cfg, dir, "", engine.Options{})
 	rec := record.NewFakeRecorder(100)
@@ -51,19 +52,12 @@ func openEngine(t *testing.T, cfg *cloudconfig.Config, dir, token string, o engi
 	cfg.Terraform.WorkDir = filepath.Join(dir, "work")
 	cfg.State.Local.Dir = filepath.Join(dir, "states")
 	e, err := engine.Open(context.Background(), cfg, engine.Wiring{Token: token}, o)
-	must(t, err)
+	testkit.Must(t, err)
 	return e
 }
 
 // testConfig is a complete cloud config plus extra.
 func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 func lbService(ports int, ann map[string]string) *v1.Service {
 	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1", Annotations: ann},
@@ -126,7 +120,7 @@ func TestRetiredAnnotationIsReportedOnce(t *testing.T) {
 func TestOrphanFinder(t *testing.T) {
 	sim := simtest.Start(t)
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	must(t, err)
+	testkit.Must(t, err)
 	cfg := testConfig(t, "")
 	cfg.Region = "ex-west-1"
 	find := orphanFinder(api, cfg)
@@ -137,7 +131,7 @@ func TestOrphanFinder(t *testing.T) {
 			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 			Tags:      map[string]string{"k8s.example.com/cluster-id": "prod", "k8s.example.com/service-uid": uid},
 		})
-		must(t, err)
+		testkit.Must(t, err)
 		return lb.ID
 	}
 	stranger := create("uid-stranger")
@@ -145,7 +139,7 @@ func TestOrphanFinder(t *testing.T) {
 	if id, err := find(context.Background(), name, owner); err != nil || id != "" {
 		t.Fatalf("took another Service's load balancer %s: %q %v", stranger, id, err)
 	}
-	must(t, api.DeleteLoadBalancer(context.Background(), stranger))
+	testkit.Must(t, api.DeleteLoadBalancer(context.Background(), stranger))
 	ours := create(string(svc.UID))
 	if id, err := find(context.Background(), name, owner); err != nil || id != ours {
 		t.Fatalf("found %q (%v), want %s", id, err, ours)

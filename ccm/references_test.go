@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -29,13 +30,13 @@ import (
 func TestReferencesReadTheirSources(t *testing.T) {
 	sim := simtest.Start(t)
 	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	must(t, err)
+	testkit.Must(t, err)
 	c := simtest.NewCert(t, simtest.CertOptions{})
 	cert, err := api.CreateCertificate(context.Background(), exampleapi.CreateCertificateRequest{
 		Name: "a", Region: "ex-west-1", CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"},
 	})
-	must(t, err)
+	testkit.Must(t, err)
 
 	cfg := testConfig(t, "")
 	cfg.ClusterID = "test"
@@ -71,7 +72,7 @@ func TestReferencesReadTheirSources(t *testing.T) {
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 		Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }
 	if err := refs.authorize(ctx, svc("team-a", named("shop-a"))); err != nil {
 		t.Errorf("team-a naming its own load balancer's name: %v", err)
@@ -105,7 +106,7 @@ func grantObject(t *testing.T, ns, from, group string) *unstructured.Unstructure
 			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &name}},
 		},
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	return &unstructured.Unstructured{Object: grant}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -346,7 +347,7 @@ func TestListRoutes(t *testing.T) {
 	e.cloud["10.0.3.0/24"] = engine.Route{Destination: "10.0.3.0/24", TargetInstanceID: "i-n3", Status: "blackhole"}
 	r, _ := batchedRoutes(t, e)
 	got, err := r.ListRoutes(context.Background(), "c")
-	must(t, err)
+	testkit.Must(t, err)
 	var list []string
 	for _, rt := range got {
 		list = append(list, fmt.Sprintf("%s %s %v", rt.DestinationCIDR, rt.TargetNode, rt.Blackhole))

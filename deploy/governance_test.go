@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -100,9 +101,12 @@ func TestGovernance(t *testing.T) {
 	// RBAC and admission policies take effect through informers: wait
 	// until a reviewer may create an approval and the policy refuses one
 	// naming someone else (a dry run changes nothing).
-	waitFor(t, "the identity policy to deny", func(ctx context.Context) bool {
+	testkit.EventuallyEvery(t, time.Minute, 100*time.Millisecond, "the identity policy to deny", func() error {
 		_, err := createApproval(ctx, reviewer, approvalSpec(svc, rob), true)
-		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.approver must be")
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.approver must be") {
+			return nil
+		}
+		return fmt.Errorf("approval naming another: %v", err)
 	})
 
 	t.Run("reviewer approves as themself", func(t *testing.T) {
@@ -150,7 +154,7 @@ func TestGovernance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			must(t, unstructured.SetNestedField(u.Object, who.name, "spec", "approver"))
+			testkit.Must(t, unstructured.SetNestedField(u.Object, who.name, "spec", "approver"))
 			_, err = who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Update(ctx, u, metav1.UpdateOptions{})
 			if err == nil {
 				t.Errorf("%s changed an approval's approver", who.name)
@@ -292,9 +296,11 @@ func testServiceAuthor(t *testing.T, c *testcluster.Cluster, admin, controller i
 		}
 		return who.kube.CoreV1().Services(tenantNS).Create(ctx, s, o)
 	}
-	waitFor(t, "the service-author policy to deny", func(ctx context.Context) bool {
-		_, err := create(ctx, tinaC, lbService("probe", ""), true)
-		return apierrors.IsForbidden(err)
+	testkit.EventuallyEvery(t, time.Minute, 100*time.Millisecond, "the service-author policy to deny", func() error {
+		if _, err := create(ctx, tinaC, lbService("probe", ""), true); !apierrors.IsForbidden(err) {
+			return fmt.Errorf("probe Service: %v", err)
+		}
+		return nil
 	})
 	refused := func(what string, err error, message string) {
 		t.Helper()
@@ -468,22 +474,4 @@ func createApproval(ctx context.Context, who identity, spec reviewapi.PlanApprov
 		o.DryRun = []string{metav1.DryRunAll}
 	}
 	return who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Create(ctx, u, o)
-}
-
-// waitFor polls cond until it holds (informers in the apiserver). The
-// bound is generous: the machine may be loaded.
-func waitFor(t *testing.T, what string, cond func(context.Context) bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true,
-		func(ctx context.Context) (bool, error) { return cond(ctx), nil })
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/modules"
 	"github.com/example/cloud-provider-example/policy"
@@ -46,33 +47,28 @@ func measure(b *testing.B, f *fixture, op func(i int)) {
 func BenchmarkLoadBalancer(b *testing.B) {
 	f := newFixtureWith(b, 4, engine.Options{})
 	nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
-	must := func(err error) {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
 	b.Run("create", func(b *testing.B) {
 		measure(b, f, func(i int) {
-			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("create-%d-%d", b.N, i), 80), nodes, auto)
-			must(err)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("create-%d-%d", b.N, i), 80), nodes, auto)
+			testkit.Must(b, err)
 		})
 	})
 	svc := service("steady", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
-	must(err)
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+	testkit.Must(b, err)
 	port := int32(1000)
 	b.Run("update", func(b *testing.B) {
 		measure(b, f, func(int) {
 			port++ // every op a real change, across benchmark rounds too
 			svc.Spec.Ports[0].Port = port
-			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
-			must(err)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+			testkit.Must(b, err)
 		})
 	})
 	b.Run("noop-fastpath", func(b *testing.B) {
 		measure(b, f, func(int) {
-			_, out, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
-			must(err)
+			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+			testkit.Must(b, err)
 			if !out.Result.FastPath {
 				b.Fatal("no fast path")
 			}
@@ -82,12 +78,12 @@ func BenchmarkLoadBalancer(b *testing.B) {
 		svcs := make([]*corev1.Service, b.N)
 		for i := range svcs {
 			svcs[i] = service(fmt.Sprintf("destroy-%d-%d", b.N, i), 80)
-			_, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svcs[i], nodes, auto)
-			must(err)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svcs[i], nodes, auto)
+			testkit.Must(b, err)
 		}
 		measure(b, f, func(i int) {
-			_, err := f.eng.RemoveLoadBalancer(ctxT(b), svcs[i], auto)
-			must(err)
+			_, err := f.eng.RemoveLoadBalancer(testkit.Context(b), svcs[i], auto)
+			testkit.Must(b, err)
 		})
 	})
 }
@@ -102,7 +98,7 @@ func BenchmarkTwentyServices(b *testing.B) {
 				var wg sync.WaitGroup
 				for s := range 20 {
 					wg.Go(func() {
-						if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80), nodes, auto); err != nil {
+						if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80), nodes, auto); err != nil {
 							b.Error(err)
 						}
 					})
@@ -135,13 +131,13 @@ func BenchmarkPolicy(b *testing.B) {
 		nodes := []*corev1.Node{f.node(b, "n1")}
 		b.Run(c.name+"/create", func(b *testing.B) {
 			measure(b, f, func(i int) {
-				if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), service(fmt.Sprintf("c-%d-%d", b.N, i), 80), nodes, auto); err != nil {
+				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("c-%d-%d", b.N, i), 80), nodes, auto); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 		svc := service("steady", 80)
-		if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto); err != nil {
 			b.Fatal(err)
 		}
 		port := int32(2000)
@@ -149,7 +145,7 @@ func BenchmarkPolicy(b *testing.B) {
 			measure(b, f, func(int) {
 				port++
 				svc.Spec.Ports[0].Port = port
-				if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto); err != nil {
+				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -232,7 +228,7 @@ func BenchmarkProviderModes(b *testing.B) {
 		nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
 		procs := func() int64 { return f.procs.Total(b) }
 		reconcile := func(b *testing.B, svc *corev1.Service) *engine.Outcome {
-			_, out, err := f.eng.ReconcileLoadBalancer(ctxT(b), svc, nodes, auto)
+			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -269,7 +265,7 @@ func BenchmarkProviderModes(b *testing.B) {
 					reconcile(b, svcs[i])
 				}
 				return measureFigures(b, procs, func(i int) {
-					if _, err := f.eng.RemoveLoadBalancer(ctxT(b), svcs[i], auto); err != nil {
+					if _, err := f.eng.RemoveLoadBalancer(testkit.Context(b), svcs[i], auto); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -343,7 +339,7 @@ func naiveCycle(b *testing.B) figures {
 		if err := tf.SetEnv(tc.Env(map[string]string{"EXAMPLE_TOKEN": sim.Token})); err != nil {
 			b.Fatal(err)
 		}
-		ctx := ctxT(b)
+		ctx := testkit.Context(b)
 		plan := filepath.Join(dir, "plan.tfplan")
 		steps := []func() error{
 			func() error { return tf.Init(ctx) },

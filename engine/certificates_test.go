@@ -9,6 +9,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -34,7 +35,7 @@ func certificateFinder(f **fixture) func(context.Context, map[string]string) ([]
 // its state recorded the certificate.
 func (f *fixture) uploadUnrecorded(t *testing.T, svc *corev1.Service, c simtest.Cert) string {
 	t.Helper()
-	left, err := f.api.CreateCertificate(ctxT(t), exampleapi.CreateCertificateRequest{
+	left, err := f.api.CreateCertificate(testkit.Context(t), exampleapi.CreateCertificateRequest{
 		Name: "cert-" + c.Fingerprint[:16], Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: renderer.OwnerTags(svc, "test"),
 	})
@@ -64,7 +65,7 @@ func renewedAfterKilledUpload(t *testing.T, killed func(f *fixture, svc *corev1.
 // certificate, so no copy of the old key stays in the cloud.
 func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
 	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(*fixture, *corev1.Service, string) {})
-	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestTLSDeleteDestroysUnrecordedCertificate(t *testing.T) {
 	other.UID = "uid-api"
 	kept := f.uploadUnrecorded(t, other, simtest.NewCert(t, simtest.CertOptions{}))
 
-	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
 	var orphan *exampleapi.LoadBalancer
 	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(f *fixture, svc *corev1.Service, left string) {
 		var err error
-		orphan, err = f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		orphan, err = f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
 			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
 			Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
 			Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
@@ -119,7 +120,7 @@ func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -29,14 +30,14 @@ func TestDriftCheckAfterDeleteDoesNotResurrect(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("gone", 80)
-	if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := knownOf(t, f.eng, "default/gone") // the sweep lists it...
-	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
 		t.Fatal(err) // ...the Service is deleted...
 	}
-	_, err := f.eng.CheckDrift(ctxT(t), snapshot, nil) // ...and the sweep reaches it
+	_, err := f.eng.CheckDrift(testkit.Context(t), snapshot, nil) // ...and the sweep reaches it
 	if !errors.Is(err, engine.ErrSkipped) && !errors.Is(err, runner.ErrGone) {
 		t.Fatalf("drift check of a deleted Service: %v", err)
 	}
@@ -52,20 +53,20 @@ func TestDriftCheckDoesNotRevertNewerChange(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("ranges", 80)
 	svc.Spec.LoadBalancerSourceRanges = []string{"0.0.0.0/0"}
-	if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := knownOf(t, f.eng, "default/ranges")
 	tight := svc.DeepCopy()
 	tight.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
-	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), tight, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), tight, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.eng.CheckDrift(ctxT(t), snapshot, nil); !errors.Is(err, engine.ErrSkipped) {
+	if _, err := f.eng.CheckDrift(testkit.Context(t), snapshot, nil); !errors.Is(err, engine.ErrSkipped) {
 		t.Fatalf("drift check of an outdated snapshot: %v", err)
 	}
-	got, err := f.api.GetLoadBalancer(ctxT(t), lb.ID)
+	got, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +80,21 @@ func TestDriftCorrected(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("drifty", 80)
-	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cloud, _ := f.api.GetLoadBalancer(ctxT(t), lb.ID)
-	if _, err := f.api.UpdateLoadBalancer(ctxT(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
+	cloud, _ := f.api.GetLoadBalancer(testkit.Context(t), lb.ID)
+	if _, err := f.api.UpdateLoadBalancer(testkit.Context(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
 		Type: "lb-large", Algorithm: cloud.Algorithm, Listeners: cloud.Listeners, Targets: cloud.Targets, Tags: cloud.Tags, HealthCheck: cloud.HealthCheck,
 	}, 0); err != nil {
 		t.Fatal(err)
 	}
-	out, err := f.eng.CheckDrift(ctxT(t), knownOf(t, f.eng, "default/drifty"), nil)
+	out, err := f.eng.CheckDrift(testkit.Context(t), knownOf(t, f.eng, "default/drifty"), nil)
 	if err != nil || out.Planned == nil || len(out.Planned.Summary.Drift) == 0 || out.Applied == nil {
 		t.Fatalf("drift: %+v %v", out, err)
 	}
-	if got, _ := f.api.GetLoadBalancer(ctxT(t), lb.ID); got.Type != "lb-small" {
+	if got, _ := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); got.Type != "lb-small" {
 		t.Fatalf("drift not corrected: %s", got.Type)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkFairShare(b *testing.B) {
 	created := 0
 	create := func(b *testing.B, ns string) {
 		created++
-		if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(b), serviceIn(ns, fmt.Sprintf("create-%d", created), 80), nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), serviceIn(ns, fmt.Sprintf("create-%d", created), 80), nodes, auto); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -33,7 +34,7 @@ func group(members ...*corev1.Service) renderer.Group {
 // simtest.Listeners has them.
 func (f *fixture) listeners(t *testing.T, id string) []string {
 	t.Helper()
-	lb, err := f.api.GetLoadBalancer(ctxT(t), id)
+	lb, err := f.api.GetLoadBalancer(testkit.Context(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +52,12 @@ func TestGroupLifecycle(t *testing.T) {
 	b.Spec.Ports[0].NodePort = 31080
 
 	// The first member creates it.
-	lb, rep, out, err := f.eng.ReconcileGroup(ctxT(t), group(a), nodes, "", auto)
+	lb, rep, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(a), nodes, "", auto)
 	if err != nil || lb == nil || lb.Status != "active" || out.Applied == nil || out.Applied.Summary.Add != 1 || len(rep.Members) != 1 {
 		t.Fatalf("first member: %+v %+v %+v %v", lb, rep, out, err)
 	}
-	cloud, err := f.api.GetLoadBalancer(ctxT(t), lb.ID)
-	must(t, err)
+	cloud, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID)
+	testkit.Must(t, err)
 	if cloud.Name != renderer.GroupLoadBalancerName("test", "default", "shop") || cloud.Tags[renderer.TagServiceUID] != "group:default/shop" ||
 		cloud.Tags[renderer.TagServiceGroup] != "shop" {
 		t.Fatalf("cloud load balancer %+v", cloud)
@@ -64,7 +65,7 @@ func TestGroupLifecycle(t *testing.T) {
 
 	// b joins, wanting a's port 80: a keeps it, b gets 8080, and the
 	// report names the conflict.
-	lb2, rep, out, err := f.eng.ReconcileGroup(ctxT(t), group(a, b), nodes, "", auto)
+	lb2, rep, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(a, b), nodes, "", auto)
 	if err != nil || lb2.ID != lb.ID || out.Applied == nil || out.Applied.Summary.Change != 1 {
 		t.Fatalf("b joins: %+v %+v %v", lb2, out, err)
 	}
@@ -77,11 +78,11 @@ func TestGroupLifecycle(t *testing.T) {
 
 	// c joins; the same members in another order are then a fast path,
 	// report included.
-	if _, _, _, err = f.eng.ReconcileGroup(ctxT(t), group(a, b, c), nodes, "", auto); err != nil {
+	if _, _, _, err = f.eng.ReconcileGroup(testkit.Context(t), group(a, b, c), nodes, "", auto); err != nil {
 		t.Fatal(err)
 	}
 	procs := total(f.eng.Runner().Processes())
-	lb3, rep, out, err := f.eng.ReconcileGroup(ctxT(t), group(c, a, b), nodes, "", auto)
+	lb3, rep, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(c, a, b), nodes, "", auto)
 	if err != nil || lb3.ID != lb.ID || !out.Result.FastPath || len(rep.Conflicts) != 1 || len(rep.Members) != 3 {
 		t.Fatalf("unchanged members: %+v %+v %v", out, rep, err)
 	}
@@ -97,39 +98,39 @@ func TestGroupLifecycle(t *testing.T) {
 	}
 
 	// a leaves: its port 80 goes to b, in place.
-	lb4, rep, out, err := f.eng.ReconcileGroup(ctxT(t), group(b, c), nodes, "", auto)
+	lb4, rep, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(b, c), nodes, "", auto)
 	if err != nil || lb4.ID != lb.ID || out.Applied == nil || len(rep.Conflicts) != 0 {
 		t.Fatalf("a leaves: %+v %+v %v", out, rep, err)
 	}
 	if got, want := f.listeners(t, lb.ID), []string{"tcp/80->31080", "tcp/8080->38080", "udp/53->30053"}; !slices.Equal(got, want) {
 		t.Fatalf("b's port 80: listeners %v, want %v", got, want)
 	}
-	got, exists, err := f.eng.GetGroupLoadBalancer(ctxT(t), group())
+	got, exists, err := f.eng.GetGroupLoadBalancer(testkit.Context(t), group())
 	if err != nil || !exists || got.IPv4 != lb.IPv4 {
 		t.Fatalf("get: %+v %v %v", got, exists, err)
 	}
 
 	// The last members leave: the destroy waits for approval, then goes.
-	out, err = f.eng.RemoveGroup(ctxT(t), group(b, c), reviewed(annotations.ApplyManual))
+	out, err = f.eng.RemoveGroup(testkit.Context(t), group(b, c), reviewed(annotations.ApplyManual))
 	id := awaiting(t, err)
 	if !out.Awaiting.Destroy || f.countLBs(t) != 1 {
 		t.Fatalf("held destroy: %+v", out)
 	}
-	if out, err = f.eng.RemoveGroup(ctxT(t), group(b, c), reviewed(annotations.ApplyManual, id)); err != nil || out.Applied == nil {
+	if out, err = f.eng.RemoveGroup(testkit.Context(t), group(b, c), reviewed(annotations.ApplyManual, id)); err != nil || out.Applied == nil {
 		t.Fatalf("approved destroy: %+v %v", out, err)
 	}
-	if _, err := f.api.GetLoadBalancer(ctxT(t), lb.ID); !exampleapi.IsNotFound(err) {
+	if _, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("the group's load balancer survived its last member: %v", err)
 	}
 	if entries, _ := os.ReadDir(f.stateDir); len(entries) != 0 {
 		t.Fatalf("state left after the group went: %v", entries)
 	}
-	if _, exists, err := f.eng.GetGroupLoadBalancer(ctxT(t), group()); err != nil || exists {
+	if _, exists, err := f.eng.GetGroupLoadBalancer(testkit.Context(t), group()); err != nil || exists {
 		t.Fatalf("get after destroy: %v %v", exists, err)
 	}
 
 	// A Service joining again creates it again (no tombstone for groups).
-	lb5, _, out, err := f.eng.ReconcileGroup(ctxT(t), group(c), nodes, "", auto)
+	lb5, _, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(c), nodes, "", auto)
 	if err != nil || lb5 == nil || out.Applied == nil || lb5.ID == lb.ID {
 		t.Fatalf("joining a destroyed group: %+v %+v %v", lb5, out, err)
 	}
@@ -143,12 +144,12 @@ func TestGroupRestart(t *testing.T) {
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	a, b := member("a", 0, 80), member("b", 1, 443)
-	lb, _, out, err := f.eng.ReconcileGroup(ctxT(t), group(a, b), nodes, "", auto)
-	must(t, err)
+	lb, _, out, err := f.eng.ReconcileGroup(testkit.Context(t), group(a, b), nodes, "", auto)
+	testkit.Must(t, err)
 	store.keep(t, "", out)
 
 	restarted := f.engine(t, 2, engine.Options{Plans: store})
-	lb2, rep, out, err := restarted.ReconcileGroup(ctxT(t), group(b, a), nodes, "", auto)
+	lb2, rep, out, err := restarted.ReconcileGroup(testkit.Context(t), group(b, a), nodes, "", auto)
 	if err != nil || lb2.ID != lb.ID || out.Result == nil || len(rep.Members) != 2 {
 		t.Fatalf("after restart: %+v %+v %v", lb2, out, err)
 	}
@@ -157,10 +158,10 @@ func TestGroupRestart(t *testing.T) {
 	}
 
 	again := f.engine(t, 2, engine.Options{Plans: store})
-	if _, err := again.RemoveGroup(ctxT(t), group(a, b), auto); err != nil {
+	if _, err := again.RemoveGroup(testkit.Context(t), group(a, b), auto); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.api.GetLoadBalancer(ctxT(t), lb.ID); !exampleapi.IsNotFound(err) {
+	if _, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("not destroyed after a restart: %v", err)
 	}
 }
@@ -169,7 +170,7 @@ func TestGroupRestart(t *testing.T) {
 // there is no state).
 func TestRemoveGroupNeverApplied(t *testing.T) {
 	f := newFixture(t, 2)
-	if _, err := f.eng.RemoveGroup(ctxT(t), group(), auto); err != nil {
+	if _, err := f.eng.RemoveGroup(testkit.Context(t), group(), auto); err != nil {
 		t.Fatal(err)
 	}
 	if n := total(f.eng.Runner().Processes()); n != 0 {
@@ -183,18 +184,18 @@ func TestReleaseLeavesNoTombstone(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("mover", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
-	must(t, err)
-	if _, err := f.eng.ReleaseLoadBalancer(ctxT(t), svc, auto); err != nil || f.countLBs(t) != 0 {
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	testkit.Must(t, err)
+	if _, err := f.eng.ReleaseLoadBalancer(testkit.Context(t), svc, auto); err != nil || f.countLBs(t) != 0 {
 		t.Fatalf("release: %v, %d LBs", err, f.countLBs(t))
 	}
-	if lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err != nil || lb == nil {
+	if lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil || lb == nil {
 		t.Fatalf("back to a load balancer of its own: %v", err)
 	}
-	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err == nil || f.countLBs(t) != 0 {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err == nil || f.countLBs(t) != 0 {
 		t.Fatalf("a late reconcile of a removed Service created a load balancer: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/providerid"
@@ -180,7 +181,7 @@ func (m *memStore) keep(tb testing.TB, owner string, out *engine.Outcome) {
 // node creates an instance and returns its Node.
 func (f *fixture) node(tb testing.TB, name string) *corev1.Node {
 	tb.Helper()
-	in, err := f.api.CreateInstance(ctxT(tb), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: region + "a"})
+	in, err := f.api.CreateInstance(testkit.Context(tb), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: region + "a"})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -219,19 +220,6 @@ func onDistributions(t *testing.T, test func(t *testing.T, tc tftest.Toolchain))
 	}
 }
 
-func ctxT(tb testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	tb.Cleanup(cancel)
-	return c
-}
-
-func must(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func awaiting(t *testing.T, err error) string {
 	t.Helper()
 	var wait *engine.AwaitingApprovalError
@@ -243,7 +231,7 @@ func awaiting(t *testing.T, err error) string {
 
 func (f *fixture) countLBs(t *testing.T) int {
 	t.Helper()
-	l, err := f.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	l, err := f.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

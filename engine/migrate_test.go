@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/internal/tests3"
 	"github.com/example/cloud-provider-example/internal/tftest"
@@ -92,7 +93,7 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := old.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	res, err := old.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func object(svc *corev1.Service) state.Object {
 
 func exists(t *testing.T, tg *state.Location) bool {
 	t.Helper()
-	ok, err := tg.Exists(ctxT(t))
+	ok, err := tg.Exists(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func exists(t *testing.T, tg *state.Location) bool {
 }
 
 func (m *migration) lbs(t *testing.T) int {
-	l, err := m.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	l, err := m.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +162,8 @@ func backends() map[string]func(t *testing.T) (state.Config, kubernetes.Interfac
 		"http": func(t *testing.T) (state.Config, kubernetes.Interface) {
 			srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "migrate-pw"))
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
-			must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("migrate-pw"), 0o600))
+			testkit.Must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
+			testkit.Must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("migrate-pw"), 0o600))
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil
 		},
 		"s3": func(t *testing.T) (state.Config, kubernetes.Interface) {
@@ -199,7 +200,7 @@ func TestMigrateState(t *testing.T) {
 				t.Fatal("a state under the new key before migrating")
 			}
 
-			moved, err := m.eng.MigrateState(ctxT(t), object(svc), to)
+			moved, err := m.eng.MigrateState(testkit.Context(t), object(svc), to)
 			if err != nil || !moved {
 				t.Fatalf("migrate: moved=%v err=%v", moved, err)
 			}
@@ -209,7 +210,7 @@ func TestMigrateState(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(m.r.WorkDir(), legacy.Key)); !os.IsNotExist(err) {
 				t.Errorf("legacy workspace directory left: %v", err)
 			}
-			p, err := m.r.Plan(ctxT(t), to, runner.PlanOptions{})
+			p, err := m.r.Plan(testkit.Context(t), to, runner.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,12 +219,12 @@ func TestMigrateState(t *testing.T) {
 			}
 
 			procs := total(m.r.Processes())
-			if moved, err := m.eng.MigrateState(ctxT(t), object(svc), to); err != nil || moved {
+			if moved, err := m.eng.MigrateState(testkit.Context(t), object(svc), to); err != nil || moved {
 				t.Fatalf("second migrate: moved=%v err=%v", moved, err)
 			}
 			other := service("never-applied", 80)
 			_, otherJob, _ := m.eng.RenderLoadBalancer(other, nodes, nil)
-			if moved, err := m.eng.MigrateState(ctxT(t), object(other), otherJob); err != nil || moved {
+			if moved, err := m.eng.MigrateState(testkit.Context(t), object(other), otherJob); err != nil || moved {
 				t.Fatalf("migrate without legacy state: moved=%v err=%v", moved, err)
 			}
 			if n := total(m.r.Processes()); n != procs {
@@ -250,7 +251,7 @@ func TestMigrateStateAfterCrash(t *testing.T) {
 			// The "crash": the deletion of the source fails after the copy.
 			crash := errors.New("killed")
 			from.DeleteState = func(context.Context) error { return crash }
-			if _, err := m.r.MoveState(ctxT(t), from, to); !errors.Is(err, crash) {
+			if _, err := m.r.MoveState(testkit.Context(t), from, to); !errors.Is(err, crash) {
 				t.Fatalf("crashing move: %v", err)
 			}
 			current, _ := m.states.Location(object(svc))
@@ -258,14 +259,14 @@ func TestMigrateStateAfterCrash(t *testing.T) {
 				t.Fatal("the crash should leave both copies")
 			}
 
-			moved, err := m.eng.MigrateState(ctxT(t), object(svc), to)
+			moved, err := m.eng.MigrateState(testkit.Context(t), object(svc), to)
 			if err != nil || !moved {
 				t.Fatalf("migrate after crash: moved=%v err=%v", moved, err)
 			}
 			if exists(t, legacy) {
 				t.Fatal("legacy state survived")
 			}
-			if p, err := m.r.Plan(ctxT(t), to, runner.PlanOptions{}); err != nil || p.HasChanges || m.lbs(t) != 1 {
+			if p, err := m.r.Plan(testkit.Context(t), to, runner.PlanOptions{}); err != nil || p.HasChanges || m.lbs(t) != 1 {
 				t.Fatalf("after recovery: %v %+v, %d load balancers", err, p, m.lbs(t))
 			}
 		})
@@ -280,10 +281,10 @@ func TestMigrateStateConflict(t *testing.T) {
 	svc := service("web", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
 	_, to, _ := m.eng.RenderLoadBalancer(svc, nodes, nil)
-	if _, err := m.r.Ensure(ctxT(t), to, runner.EnsureOptions{}); err != nil { // an unmigrated run
+	if _, err := m.r.Ensure(testkit.Context(t), to, runner.EnsureOptions{}); err != nil { // an unmigrated run
 		t.Fatal(err)
 	}
-	_, err := m.eng.MigrateState(ctxT(t), object(svc), to)
+	_, err := m.eng.MigrateState(testkit.Context(t), object(svc), to)
 	if !errors.Is(err, runner.ErrStateConflict) {
 		t.Fatalf("want ErrStateConflict, got %v", err)
 	}
@@ -304,7 +305,7 @@ func TestReconcileMigratesLegacyState(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("upgraded", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	lb, out, err := eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil || lb == nil || (out.Applied != nil && out.Applied.HasChanges) || m.lbs(t) != 1 {
 		t.Fatalf("first reconcile after the upgrade: %+v %+v %v, %d LBs", lb, out, err, m.lbs(t))
 	}
@@ -327,7 +328,7 @@ func TestDeleteMigratesLegacyStateFirst(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("deleted-after-upgrade", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	out, err := eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	out, err := eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
 	if err != nil || out.Applied == nil || !out.Applied.Destroy || m.lbs(t) != 0 || exists(t, legacy) {
 		t.Fatalf("delete after the upgrade: %+v %v, %d LBs, legacy state left %v", out, err, m.lbs(t), exists(t, legacy))
 	}

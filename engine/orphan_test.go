@@ -10,6 +10,7 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -35,7 +36,7 @@ func orphanFinder(f **fixture) func(context.Context, string, map[string]string) 
 // balancer of that name and owner tags that no record knows.
 func (f *fixture) leaveOrphan(t *testing.T, name string, tags map[string]string) *exampleapi.LoadBalancer {
 	t.Helper()
-	lb, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+	lb, err := f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
 		Name: name, Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 		Tags:      tags,
@@ -69,7 +70,7 @@ func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	svc := service("orphaned", 80)
 	// What the killed apply created: the Service's name and owner tags.
 	f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
-	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
 	f.checkOrphanDestroyed(t, "delete", out, err)
 }
 
@@ -80,11 +81,11 @@ func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	svc := service("unrecorded", 80)
-	if _, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || exists {
+	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || exists {
 		t.Fatalf("nothing created yet: exists=%v %v", exists, err)
 	}
 	lb := f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
-	if got, exists, err := f.eng.GetLoadBalancer(ctxT(t), svc); err != nil || !exists || got.ID != lb.ID {
+	if got, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || !exists || got.ID != lb.ID {
 		t.Fatalf("an unrecorded load balancer: %+v exists=%v %v", got, exists, err)
 	}
 }
@@ -97,7 +98,7 @@ func TestRemoveGroupDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	g := renderer.Group{Namespace: "default", Name: "shop", Members: []*corev1.Service{service("a", 80)}}
 	f.leaveOrphan(t, renderer.GroupLoadBalancerName("test", "default", "shop"), renderer.GroupOwnerTags("default", "shop", "test"))
-	out, err := f.eng.RemoveGroup(ctxT(t), g, auto)
+	out, err := f.eng.RemoveGroup(testkit.Context(t), g, auto)
 	f.checkOrphanDestroyed(t, "remove", out, err)
 }
 
@@ -112,7 +113,7 @@ func TestDeleteAfterAnInterruptedApply(t *testing.T) {
 	node := f.node(t, "node-a")
 	svc := service("interrupted", 80)
 	f.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 60_000})
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	defer cancel()
 	go func() { // once the cloud holds it, the provider waits for it
 		defer cancel()
@@ -125,7 +126,7 @@ func TestDeleteAfterAnInterruptedApply(t *testing.T) {
 		t.Fatal("want the interrupted apply's error")
 	}
 	f.sim.SetFaults(t, exampleapi.Faults{})
-	out, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
 	if err != nil || out.Recovered != "" || out.Applied == nil || !out.Applied.Destroy {
 		t.Fatalf("delete: %+v %v", out, err)
 	}

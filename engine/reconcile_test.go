@@ -7,6 +7,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -20,7 +21,7 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 	// Another owner's load balancer holds the name the apply creates.
 	takeName := func(svc *corev1.Service) {
 		t.Helper()
-		if _, err := f.api.CreateLoadBalancer(ctxT(t), exampleapi.LoadBalancerSpec{
+		if _, err := f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
 			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
 			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 			Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
@@ -30,10 +31,10 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 	}
 
 	svc := service("approved", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
 	id := awaiting(t, err)
 	takeName(svc)
-	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual, id))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual, id))
 	if out == nil {
 		t.Fatalf("approved apply over a taken name: no outcome: %v", err)
 	}
@@ -43,7 +44,7 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 
 	svc = service("auto", 80)
 	takeName(svc)
-	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyAuto))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyAuto))
 	if out == nil {
 		t.Fatalf("auto apply over a taken name: no outcome: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -23,11 +24,11 @@ func (f *fixture) reconcileOnPool(t *testing.T, e *engine.Engine, svc *corev1.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := e.ReconcileTargetPools(ctxT(t), sel, e.NodesOf(nodes), auto)
+	id, _, err := e.ReconcileTargetPools(testkit.Context(t), sel, e.NodesOf(nodes), auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, _, err := e.ReconcileLoadBalancerOnPool(ctxT(t), svc, id, auto)
+	lb, _, err := e.ReconcileLoadBalancerOnPool(testkit.Context(t), svc, id, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestNodeChurnIsOneApply(t *testing.T) {
 	if n := f.eng.Runner().Processes()["apply"] - applies; n != 1 {
 		t.Fatalf("a node joining took %d applies, want 1", n)
 	}
-	pools, err := f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+	pools, err := f.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestNodeChurnIsOneApply(t *testing.T) {
 	if len(pools) != 2 || !byTargets[3] || !byTargets[1] {
 		t.Fatalf("pools %+v", pools)
 	}
-	lbs, err := f.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	lbs, err := f.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestNodeChurnIsOneApply(t *testing.T) {
 	d.Labels = map[string]string{"role": "ingress"}
 	nodes = append(nodes, d)
 	f.reconcileOnPool(t, next, svcs[0], nodes)
-	pools, _ = f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+	pools, _ = f.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{})
 	for _, p := range pools {
 		if !slices.Contains(p.Targets, instanceID(t, d)) {
 			t.Fatalf("pool %s lost track of the new ingress node: %v", p.ID, p.Targets)
@@ -111,12 +112,12 @@ func TestPruneTargetPools(t *testing.T) {
 	web := service("web", 80)
 	f.reconcileOnPool(t, f.eng, web, nodes)
 	for _, sel := range []string{"role=ingress", "role=old"} {
-		if _, _, err := f.eng.ReconcileTargetPools(ctxT(t), sel, f.eng.NodesOf(nodes), auto); err != nil {
+		if _, _, err := f.eng.ReconcileTargetPools(testkit.Context(t), sel, f.eng.NodesOf(nodes), auto); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pools := func() int {
-		l, err := f.api.ListTargetPools(ctxT(t), exampleapi.TargetPoolFilter{})
+		l, err := f.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,34 +127,34 @@ func TestPruneTargetPools(t *testing.T) {
 		t.Fatalf("%d pools; want 3", n)
 	}
 
-	idle, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto)
+	idle, _, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto)
 	if err != nil || !slices.Equal(idle, []string{"role=old"}) {
 		t.Fatalf("prune: %v, %v; want role=old pruned", idle, err)
 	}
 	if n := pools(); n != 2 {
 		t.Fatalf("%d pools after the prune; want 2", n)
 	}
-	if has, _ := f.eng.HasTargetPool(ctxT(t), "role=old"); has {
+	if has, _ := f.eng.HasTargetPool(testkit.Context(t), "role=old"); has {
 		t.Error("the pruned selection is still known")
 	}
-	if idle, out, err := f.eng.PruneTargetPools(ctxT(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto); err != nil || idle != nil || out != nil {
+	if idle, out, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto); err != nil || idle != nil || out != nil {
 		t.Fatalf("a prune with nothing idle: %v %+v %v; want nothing done", idle, out, err)
 	}
 
 	// A restarted controller knows what was pruned.
 	next := f.engine(t, 2, engine.Options{})
 	for sel, want := range map[string]bool{"": true, "role=ingress": true, "role=old": false} {
-		if has, err := next.HasTargetPool(ctxT(t), sel); err != nil || has != want {
+		if has, err := next.HasTargetPool(testkit.Context(t), sel); err != nil || has != want {
 			t.Errorf("restarted: HasTargetPool(%q) = %v, %v; want %v", sel, has, err, want)
 		}
 	}
 
 	// web's load balancer still uses every node's pool: the cloud refuses
 	// to destroy it, and it stays known.
-	if _, _, err := f.eng.PruneTargetPools(ctxT(t), []string{"role=ingress"}, f.eng.NodesOf(nodes), auto); !errors.Is(err, runner.ErrInUse) {
+	if _, _, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"role=ingress"}, f.eng.NodesOf(nodes), auto); !errors.Is(err, runner.ErrInUse) {
 		t.Fatalf("pruning a pool a load balancer uses: %v; want the cloud's refusal (runner.ErrInUse)", err)
 	}
-	if has, _ := f.eng.HasTargetPool(ctxT(t), ""); !has || pools() != 2 {
+	if has, _ := f.eng.HasTargetPool(testkit.Context(t), ""); !has || pools() != 2 {
 		t.Fatalf("after a refused prune: known %v, %d pools; want every node's pool kept", has, pools())
 	}
 }
@@ -165,15 +166,15 @@ func TestNodeLeavingDrains(t *testing.T) {
 	f.configure = func(c *renderer.Config) { c.DeregistrationDelay = time.Minute }
 	e := f.engine(t, 2, engine.Options{})
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
-	id, _, err := e.ReconcileTargetPools(ctxT(t), "", e.NodesOf([]*corev1.Node{a, b}), auto)
+	id, _, err := e.ReconcileTargetPools(testkit.Context(t), "", e.NodesOf([]*corev1.Node{a, b}), auto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	left := time.Now()
-	if _, _, err := e.ReconcileTargetPools(ctxT(t), "", e.NodesOf([]*corev1.Node{a}), auto); err != nil {
+	if _, _, err := e.ReconcileTargetPools(testkit.Context(t), "", e.NodesOf([]*corev1.Node{a}), auto); err != nil {
 		t.Fatal(err)
 	}
-	tp, err := f.api.GetTargetPool(ctxT(t), id)
+	tp, err := f.api.GetTargetPool(testkit.Context(t), id)
 	if err != nil {
 		t.Fatal(err)
 	}

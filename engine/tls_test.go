@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tfprovider"
@@ -105,7 +106,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 		}
 	}
 
-	lb, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	keep(out)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	// The Secret is renewed: a new certificate, the load balancer updated
 	// in place, the old certificate deleted.
 	c2 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
-	lb2, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb2, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	keep(out)
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +133,10 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	// Under manual the plan is saved and applied after approval, in
 	// another call: the key, in no saved plan, is given again.
 	c3 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
-	_, out, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
 	keep(out)
 	id := awaiting(t, err)
-	if _, _, err = f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(annotations.ApplyManual, id)); err != nil {
+	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual, id)); err != nil {
 		t.Fatalf("approved rotation: %v", err)
 	}
 	cert3 := f.servedCertificate(t, lb.ID, c3)
@@ -167,10 +168,10 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	src.mu.Lock()
 	src.gone = true
 	src.mu.Unlock()
-	if _, err := f.eng.RemoveLoadBalancer(ctxT(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.api.GetLoadBalancer(ctxT(t), lb.ID); !exampleapi.IsNotFound(err) {
+	if _, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("load balancer survived: %v", err)
 	}
 	f.certificatesAre(t)
@@ -183,7 +184,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
 	c1 := src.renew(t, simtest.CertOptions{})
-	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 	src.mu.Unlock()
 	procs := total(f.eng.Runner().Processes())
 	svc.Spec.Ports[0].NodePort++ // something to plan, were the Secret readable
-	if _, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto); err == nil || !strings.Contains(err.Error(), "the Secrets are gone") || out.Planned != nil {
+	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err == nil || !strings.Contains(err.Error(), "the Secrets are gone") || out.Planned != nil {
 		t.Fatalf("unreadable Secret: %+v %v", out, err)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
@@ -205,7 +206,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 // listener redirects to it), and returns c's id.
 func (f *fixture) servedCertificate(t *testing.T, lbID string, c simtest.Cert) string {
 	t.Helper()
-	lb, err := f.api.GetLoadBalancer(ctxT(t), lbID)
+	lb, err := f.api.GetLoadBalancer(testkit.Context(t), lbID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func (f *fixture) servedCertificate(t *testing.T, lbID string, c simtest.Cert) s
 			}
 		}
 	}
-	cert, err := f.api.GetCertificate(ctxT(t), id)
+	cert, err := f.api.GetCertificate(testkit.Context(t), id)
 	if err != nil {
 		t.Fatalf("certificate %q: %v", id, err)
 	}
@@ -235,7 +236,7 @@ func (f *fixture) servedCertificate(t *testing.T, lbID string, c simtest.Cert) s
 
 func (f *fixture) certificatesAre(t *testing.T, ids ...string) {
 	t.Helper()
-	list, err := f.api.ListCertificates(ctxT(t), exampleapi.CertificateFilter{})
+	list, err := f.api.ListCertificates(testkit.Context(t), exampleapi.CertificateFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
 	svc := httpsService("held")
 	c := src.renew(t, simtest.CertOptions{})
 	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
 	id := awaiting(t, err)
 	store.keep(t, string(svc.UID), out)
 	entries := zipEntries(t, store.kept[out.Workspace].Pending.Data)
@@ -307,7 +308,7 @@ func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
 	}
 
 	next := f.engine(t, 2, engine.Options{Plans: store, TLS: src.read})
-	lb, out, err := next.ReconcileLoadBalancer(ctxT(t), svc, nodes, reviewed(manual, id))
+	lb, out, err := next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id))
 	if err != nil || out.Applied == nil || out.Applied.ID != id || out.Planned != nil || lb == nil {
 		t.Fatalf("approved after restart: %+v %v", out, err)
 	}
@@ -345,7 +346,7 @@ func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
 	c := src.renew(t, simtest.CertOptions{})
-	left, err := f.api.CreateCertificate(ctxT(t), exampleapi.CreateCertificateRequest{
+	left, err := f.api.CreateCertificate(testkit.Context(t), exampleapi.CreateCertificateRequest{
 		Name: "cert-" + c.Fingerprint[:16], Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{
 			renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
@@ -355,7 +356,7 @@ func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, _, err := f.eng.ReconcileLoadBalancer(ctxT(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

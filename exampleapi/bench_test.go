@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // Requests per second on loopback against the simulator (persisted with
@@ -15,7 +16,7 @@ func BenchmarkGet(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.GetInstance(ctx(b), in.ID); err != nil {
+			if _, err := c.GetInstance(testkit.Context(b), in.ID); err != nil {
 				b.Error(err)
 			}
 		}
@@ -29,7 +30,7 @@ func BenchmarkCreate(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := c.CreateLoadBalancer(ctx(b), exampleapi.LoadBalancerSpec{
+		if _, err := c.CreateLoadBalancer(testkit.Context(b), exampleapi.LoadBalancerSpec{
 			Name: fmt.Sprintf("bench-%d", i), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
 			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 		}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -29,7 +30,7 @@ func TestCertificateLifecycle(t *testing.T) {
 	c := startClient(t)
 	cc := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 
-	cert, err := c.CreateCertificate(ctx(t), certRequest("shop", cc))
+	cert, err := c.CreateCertificate(testkit.Context(t), certRequest("shop", cc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +38,10 @@ func TestCertificateLifecycle(t *testing.T) {
 		cert.CommonName != "shop.example.test" || cert.Tags["cluster"] != "prod" || cert.CertificatePEM != cc.CertPEM {
 		t.Fatalf("created %+v", cert)
 	}
-	if got, err := c.GetCertificate(ctx(t), cert.ID); err != nil || got.Fingerprint != cc.Fingerprint {
+	if got, err := c.GetCertificate(testkit.Context(t), cert.ID); err != nil || got.Fingerprint != cc.Fingerprint {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	list, err := c.ListCertificates(ctx(t), exampleapi.CertificateFilter{Name: "shop", Region: region})
+	list, err := c.ListCertificates(testkit.Context(t), exampleapi.CertificateFilter{Name: "shop", Region: region})
 	if err != nil || len(list) != 1 || list[0].ID != cert.ID {
 		t.Fatalf("list: %+v %v", list, err)
 	}
@@ -53,7 +54,7 @@ func TestCertificateLifecycle(t *testing.T) {
 	}
 	spec.HealthCheck = &exampleapi.HealthCheck{Protocol: "https", Port: 30080, Path: "/healthz",
 		IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3}
-	lb, err := c.CreateLoadBalancer(ctx(t), spec)
+	lb, err := c.CreateLoadBalancer(testkit.Context(t), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestCertificateFieldErrors(t *testing.T) {
 	other := simtest.NewCert(t, simtest.CertOptions{})
 	req := certRequest("web", cc)
 	req.PrivateKeyPEM = other.KeyPEM
-	_, err := c.CreateCertificate(ctx(t), req)
+	_, err := c.CreateCertificate(testkit.Context(t), req)
 	var apiErr *exampleapi.APIError
 	if !errors.Is(err, exampleapi.ErrInvalid) || !errors.As(err, &apiErr) || apiErr.Field != "private_key_pem" {
 		t.Fatalf("mismatched key: want invalid private_key_pem, got %v", err)
@@ -79,7 +80,7 @@ func TestCertificateFieldErrors(t *testing.T) {
 
 	spec := lbSpec("web")
 	spec.Listeners = []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{"cert-gone"}}}
-	_, err = c.CreateLoadBalancer(ctx(t), spec)
+	_, err = c.CreateLoadBalancer(testkit.Context(t), spec)
 	if !errors.As(err, &apiErr) || apiErr.Field != "listeners[0].certificate_ids[0]" {
 		t.Fatalf("unknown certificate: want invalid listeners[0].certificate_ids[0], got %v", err)
 	}
@@ -127,13 +128,13 @@ func TestPrivateKeyNeverInErrorsOrLogs(t *testing.T) {
 	bad.PrivateKeyPEM = other.KeyPEM
 
 	var errs []error
-	_, err := c.CreateCertificate(ctx(t), bad)
+	_, err := c.CreateCertificate(testkit.Context(t), bad)
 	errs = append(errs, err)
 	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
-	_, err = c.CreateCertificate(ctx(t), good)
+	_, err = c.CreateCertificate(testkit.Context(t), good)
 	errs = append(errs, err)
 	sim.SetFaults(t, exampleapi.Faults{})
-	if _, err := c.CreateCertificate(ctx(t), good); err != nil {
+	if _, err := c.CreateCertificate(testkit.Context(t), good); err != nil {
 		t.Fatal(err)
 	}
 	klog.Flush()

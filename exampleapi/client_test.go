@@ -1,7 +1,6 @@
 package exampleapi_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -37,15 +37,9 @@ func newClient(t testing.TB, sim *simtest.Sim, mod ...func(*exampleapi.Options))
 	return c
 }
 
-func ctx(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
 func mustInstance(t testing.TB, c *exampleapi.Client, name, zone string) *exampleapi.Instance {
 	t.Helper()
-	in, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: zone, Tags: map[string]string{"role": "node"}})
+	in, err := c.CreateInstance(testkit.Context(t), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: zone, Tags: map[string]string{"role": "node"}})
 	if err != nil {
 		t.Fatalf("create instance %s: %v", name, err)
 	}
@@ -62,14 +56,14 @@ func lbSpec(name string, targets ...string) exampleapi.LoadBalancerSpec {
 
 func TestRegionsAndZones(t *testing.T) {
 	c := startClient(t)
-	regions, err := c.ListRegions(ctx(t))
+	regions, err := c.ListRegions(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(regions) == 0 {
 		t.Fatal("no regions")
 	}
-	zones, err := c.ListZones(ctx(t), region)
+	zones, err := c.ListZones(testkit.Context(t), region)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,42 +84,42 @@ func TestInstanceCRUD(t *testing.T) {
 	if a.ID == "" || a.PrivateIPv4 == "" || a.State != exampleapi.InstanceRunning || a.Region != region {
 		t.Fatalf("unexpected instance %+v", a)
 	}
-	got, err := c.GetInstance(ctx(t), a.ID)
+	got, err := c.GetInstance(testkit.Context(t), a.ID)
 	if err != nil || got.Name != "node-a" {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	byName, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{Name: "node-b"})
+	byName, err := c.ListInstances(testkit.Context(t), exampleapi.InstanceFilter{Name: "node-b"})
 	if err != nil || len(byName) != 1 || byName[0].Name != "node-b" {
 		t.Fatalf("filter by name: %+v %v", byName, err)
 	}
-	byZone, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{Zone: "ex-west-1a"})
+	byZone, err := c.ListInstances(testkit.Context(t), exampleapi.InstanceFilter{Zone: "ex-west-1a"})
 	if err != nil || len(byZone) != 1 || byZone[0].ID != a.ID {
 		t.Fatalf("filter by zone: %+v %v", byZone, err)
 	}
-	byTag, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{Tags: map[string]string{"role": "node"}})
+	byTag, err := c.ListInstances(testkit.Context(t), exampleapi.InstanceFilter{Tags: map[string]string{"role": "node"}})
 	if err != nil || len(byTag) != 2 {
 		t.Fatalf("filter by tag: %+v %v", byTag, err)
 	}
-	tagged, err := c.UpdateInstanceTags(ctx(t), a.ID, map[string]string{"role": "lb"}, got.Version)
+	tagged, err := c.UpdateInstanceTags(testkit.Context(t), a.ID, map[string]string{"role": "lb"}, got.Version)
 	if err != nil || tagged.Tags["role"] != "lb" || tagged.Version <= got.Version {
 		t.Fatalf("update tags: %+v %v", tagged, err)
 	}
 	// The version the change was based on is stale now.
-	if _, err := c.UpdateInstanceTags(ctx(t), a.ID, map[string]string{"x": "y"}, got.Version); !exampleapi.IsPreconditionFailed(err) {
+	if _, err := c.UpdateInstanceTags(testkit.Context(t), a.ID, map[string]string{"x": "y"}, got.Version); !exampleapi.IsPreconditionFailed(err) {
 		t.Fatalf("stale If-Match: want precondition failed, got %v", err)
 	}
-	stopped, err := c.SetInstanceState(ctx(t), a.ID, exampleapi.InstanceStopped, 0)
+	stopped, err := c.SetInstanceState(testkit.Context(t), a.ID, exampleapi.InstanceStopped, 0)
 	if err != nil || stopped.State != exampleapi.InstanceStopped {
 		t.Fatalf("stop: %+v %v", stopped, err)
 	}
-	if err := c.DeleteInstance(ctx(t), a.ID); err != nil {
+	if err := c.DeleteInstance(testkit.Context(t), a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetInstance(ctx(t), a.ID); !exampleapi.IsNotFound(err) {
+	if _, err := c.GetInstance(testkit.Context(t), a.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("get deleted: want not found, got %v", err)
 	}
 	var apiErr *exampleapi.APIError
-	if err := c.DeleteInstance(ctx(t), a.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+	if err := c.DeleteInstance(testkit.Context(t), a.ID); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
 		t.Fatalf("delete twice: want *APIError 404, got %v", err)
 	}
 }
@@ -137,14 +131,14 @@ func TestListPaginates(t *testing.T) {
 	g.SetLimit(8)
 	for i := range n {
 		g.Go(func() error {
-			_, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("n-%03d", i), Type: "standard-1", Zone: "ex-west-1c"})
+			_, err := c.CreateInstance(testkit.Context(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("n-%03d", i), Type: "standard-1", Zone: "ex-west-1c"})
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	all, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{})
+	all, err := c.ListInstances(testkit.Context(t), exampleapi.InstanceFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,40 +156,40 @@ func TestListPaginates(t *testing.T) {
 
 func TestNetworkAndRoutes(t *testing.T) {
 	c := startClient(t)
-	nets, err := c.ListNetworks(ctx(t), region, "default")
+	nets, err := c.ListNetworks(testkit.Context(t), region, "default")
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("seeded network: %+v %v", nets, err)
 	}
-	n, err := c.CreateNetwork(ctx(t), exampleapi.CreateNetworkRequest{Name: "pods", Region: region, CIDR: "10.20.0.0/16", IPv6CIDR: "fd00:20::/48"})
+	n, err := c.CreateNetwork(testkit.Context(t), exampleapi.CreateNetworkRequest{Name: "pods", Region: region, CIDR: "10.20.0.0/16", IPv6CIDR: "fd00:20::/48"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateNetwork(ctx(t), exampleapi.CreateNetworkRequest{Name: "pods", Region: region, CIDR: "10.21.0.0/16"}); !exampleapi.IsConflict(err) {
+	if _, err := c.CreateNetwork(testkit.Context(t), exampleapi.CreateNetworkRequest{Name: "pods", Region: region, CIDR: "10.21.0.0/16"}); !exampleapi.IsConflict(err) {
 		t.Fatalf("duplicate network name: want conflict, got %v", err)
 	}
 	inst := mustInstance(t, c, "node-r", "ex-west-1a")
-	r4, err := c.CreateRoute(ctx(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: inst.ID})
+	r4, err := c.CreateRoute(testkit.Context(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: inst.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r6, err := c.CreateRoute(ctx(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "fd00:244:1::/64", TargetInstanceID: inst.ID})
+	r6, err := c.CreateRoute(testkit.Context(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "fd00:244:1::/64", TargetInstanceID: inst.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateRoute(ctx(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: inst.ID}); !exampleapi.IsConflict(err) {
+	if _, err := c.CreateRoute(testkit.Context(t), n.ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: inst.ID}); !exampleapi.IsConflict(err) {
 		t.Fatalf("duplicate destination: want conflict, got %v", err)
 	}
 	if r4.Status != exampleapi.RouteStatusActive {
 		t.Fatalf("new route status %q", r4.Status)
 	}
-	if err := c.DeleteNetwork(ctx(t), n.ID); !exampleapi.IsConflict(err) {
+	if err := c.DeleteNetwork(testkit.Context(t), n.ID); !exampleapi.IsConflict(err) {
 		t.Fatalf("delete network with routes: want conflict, got %v", err)
 	}
 	// The target disappears: the route stays, as a blackhole.
-	if err := c.DeleteInstance(ctx(t), inst.ID); err != nil {
+	if err := c.DeleteInstance(testkit.Context(t), inst.ID); err != nil {
 		t.Fatal(err)
 	}
-	routes, err := c.ListRoutes(ctx(t), n.ID)
+	routes, err := c.ListRoutes(testkit.Context(t), n.ID)
 	if err != nil || len(routes) != 2 {
 		t.Fatalf("list routes: %+v %v", routes, err)
 	}
@@ -205,14 +199,14 @@ func TestNetworkAndRoutes(t *testing.T) {
 		}
 	}
 	for _, r := range []*exampleapi.Route{r4, r6} {
-		if err := c.DeleteRoute(ctx(t), n.ID, r.ID); err != nil {
+		if err := c.DeleteRoute(testkit.Context(t), n.ID, r.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.GetRoute(ctx(t), n.ID, r4.ID); !exampleapi.IsNotFound(err) {
+	if _, err := c.GetRoute(testkit.Context(t), n.ID, r4.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("deleted route: want not found, got %v", err)
 	}
-	if err := c.DeleteNetwork(ctx(t), n.ID); err != nil {
+	if err := c.DeleteNetwork(testkit.Context(t), n.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -224,23 +218,23 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	spec := lbSpec("web", a.ID)
 	spec.IPFamily = exampleapi.IPFamilyDualStack
 	spec.HealthCheck = &exampleapi.HealthCheck{Protocol: "http", Port: 31000, Path: "/healthz", IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 3}
-	lb, err := c.CreateLoadBalancer(ctx(t), spec)
+	lb, err := c.CreateLoadBalancer(testkit.Context(t), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lb.Status != exampleapi.LBStatusProvisioning {
 		t.Fatalf("new LB status %q, want provisioning", lb.Status)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for lb.Status != exampleapi.LBStatusActive {
-		if time.Now().After(deadline) {
-			t.Fatalf("LB still %s", lb.Status)
+	// The API has no way to wait for a status: poll.
+	testkit.EventuallyEvery(t, 10*time.Second, 50*time.Millisecond, "LB active", func() error {
+		if lb.Status == exampleapi.LBStatusActive {
+			return nil
 		}
-		time.Sleep(50 * time.Millisecond) // poll interval: the API has no way to wait for a status
-		if lb, err = c.GetLoadBalancer(ctx(t), lb.ID); err != nil {
+		if lb, err = c.GetLoadBalancer(testkit.Context(t), lb.ID); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return fmt.Errorf("LB still %s", lb.Status)
+	})
 	if lb.IPv4 == "" || lb.IPv6 == "" || lb.Hostname == "" {
 		t.Fatalf("active dual-stack LB lacks addresses: %+v", lb)
 	}
@@ -249,24 +243,24 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 443, TargetPort: 30443, ProxyProtocol: true}, {Protocol: "udp", Port: 53, TargetPort: 30053}},
 		Targets:   []string{a.ID, b.ID}, AllowedSourceCIDRs: []string{"192.0.2.0/24"},
 	}
-	got, err := c.UpdateLoadBalancer(ctx(t), lb.ID, upd, lb.Version)
+	got, err := c.UpdateLoadBalancer(testkit.Context(t), lb.ID, upd, lb.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Type != "lb-medium" || len(got.Listeners) != 2 || len(got.Targets) != 2 || got.IPv4 != lb.IPv4 {
 		t.Fatalf("update not applied or address changed: %+v", got)
 	}
-	if _, err := c.UpdateLoadBalancer(ctx(t), lb.ID, upd, lb.Version); !exampleapi.IsPreconditionFailed(err) {
+	if _, err := c.UpdateLoadBalancer(testkit.Context(t), lb.ID, upd, lb.Version); !exampleapi.IsPreconditionFailed(err) {
 		t.Fatalf("stale If-Match: want precondition failed, got %v", err)
 	}
-	list, err := c.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{Name: "web", Region: region})
+	list, err := c.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{Name: "web", Region: region})
 	if err != nil || len(list) != 1 || list[0].ID != lb.ID {
 		t.Fatalf("list by name: %+v %v", list, err)
 	}
-	if err := c.DeleteLoadBalancer(ctx(t), lb.ID); err != nil {
+	if err := c.DeleteLoadBalancer(testkit.Context(t), lb.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetLoadBalancer(ctx(t), lb.ID); !exampleapi.IsNotFound(err) {
+	if _, err := c.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("deleted LB: want not found, got %v", err)
 	}
 }
@@ -283,7 +277,7 @@ func TestConcurrentCreateSameName(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			<-start
-			_, err := c.CreateLoadBalancer(ctx(t), lbSpec("contended"))
+			_, err := c.CreateLoadBalancer(testkit.Context(t), lbSpec("contended"))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -301,7 +295,7 @@ func TestConcurrentCreateSameName(t *testing.T) {
 	if ok != 1 || conflict != n-1 || len(other) > 0 {
 		t.Fatalf("got %d created, %d conflicts, other errors %v; want 1 and %d", ok, conflict, other, n-1)
 	}
-	list, err := c.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{Name: "contended"})
+	list, err := c.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{Name: "contended"})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("want exactly one LB named contended, got %d (%v)", len(list), err)
 	}
@@ -324,21 +318,21 @@ func TestWorkloadUnderFaults(t *testing.T) {
 	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 200, RateBurst: 10, ProvisionDelayMs: 10})
 	const n = 15
 	workload := func(i int) error {
-		in, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("w-%d", i), Type: "standard-1", Zone: "ex-west-1a"})
+		in, err := c.CreateInstance(testkit.Context(t), exampleapi.CreateInstanceRequest{Name: fmt.Sprintf("w-%d", i), Type: "standard-1", Zone: "ex-west-1a"})
 		if err != nil {
 			return err
 		}
-		lb, err := c.CreateLoadBalancer(ctx(t), lbSpec(fmt.Sprintf("w-%d", i), in.ID))
+		lb, err := c.CreateLoadBalancer(testkit.Context(t), lbSpec(fmt.Sprintf("w-%d", i), in.ID))
 		if err != nil {
 			return err
 		}
-		if _, err := c.GetLoadBalancer(ctx(t), lb.ID); err != nil {
+		if _, err := c.GetLoadBalancer(testkit.Context(t), lb.ID); err != nil {
 			return err
 		}
-		if _, err := c.UpdateInstanceTags(ctx(t), in.ID, map[string]string{"n": fmt.Sprint(i)}, 0); err != nil {
+		if _, err := c.UpdateInstanceTags(testkit.Context(t), in.ID, map[string]string{"n": fmt.Sprint(i)}, 0); err != nil {
 			return err
 		}
-		return c.DeleteLoadBalancer(ctx(t), lb.ID)
+		return c.DeleteLoadBalancer(testkit.Context(t), lb.ID)
 	}
 	var wg sync.WaitGroup
 	for i := range n {
@@ -350,14 +344,14 @@ func TestWorkloadUnderFaults(t *testing.T) {
 	}
 	wg.Wait()
 	sim.SetFaults(t, exampleapi.Faults{})
-	insts, err := c.ListInstances(ctx(t), exampleapi.InstanceFilter{})
+	insts, err := c.ListInstances(testkit.Context(t), exampleapi.InstanceFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(insts) != n {
 		t.Errorf("want %d instances after retried creates, got %d", n, len(insts))
 	}
-	lbs, err := c.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	lbs, err := c.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,15 +365,15 @@ func TestRetriesExhaustedIsTyped(t *testing.T) {
 	sim := simtest.Start(t)
 	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 1 })
 	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
-	_, err := c.ListRegions(ctx(t))
+	_, err := c.ListRegions(testkit.Context(t))
 	var apiErr *exampleapi.APIError
 	if !errors.As(err, &apiErr) || !errors.Is(err, exampleapi.ErrUnavailable) {
 		t.Fatalf("want a typed 5xx error after retries, got %T %v", err, err)
 	}
 	sim.SetFaults(t, exampleapi.Faults{RateLimit: 0.001, RateBurst: 1})
 	noRetry := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = -1 })
-	_, _ = noRetry.ListRegions(ctx(t)) // uses the burst
-	_, err = noRetry.ListRegions(ctx(t))
+	_, _ = noRetry.ListRegions(testkit.Context(t)) // uses the burst
+	_, err = noRetry.ListRegions(testkit.Context(t))
 	if !errors.Is(err, exampleapi.ErrRateLimited) || !errors.As(err, &apiErr) || apiErr.RetryAfter <= 0 {
 		t.Fatalf("want rate limited with Retry-After, got %v", err)
 	}
@@ -395,7 +389,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	sim.SetFaults(t, exampleapi.Faults{RateLimit: 1, RateBurst: 1})
 	start := time.Now()
 	for range 2 {
-		if _, err := c.ListRegions(ctx(t)); err != nil {
+		if _, err := c.ListRegions(testkit.Context(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -410,12 +404,12 @@ func TestRetryAfterHonoured(t *testing.T) {
 func TestAuthFailures(t *testing.T) {
 	sim := simtest.Start(t)
 	bad := newClient(t, sim, func(o *exampleapi.Options) { o.Token = "not-the-token-s3cr3t" })
-	_, err := bad.ListRegions(ctx(t))
+	_, err := bad.ListRegions(testkit.Context(t))
 	if !errors.Is(err, exampleapi.ErrUnauthorized) {
 		t.Fatalf("wrong token: want unauthorized, got %v", err)
 	}
 	ro := newClient(t, sim, func(o *exampleapi.Options) { o.Token = sim.ReadOnlyToken })
-	_, err = ro.ListRegions(ctx(t))
+	_, err = ro.ListRegions(testkit.Context(t))
 	if !errors.Is(err, exampleapi.ErrForbidden) {
 		t.Fatalf("read-only token on control API: want forbidden, got %v", err)
 	}
@@ -435,23 +429,23 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		field string
 	}{
 		{"unknown zone", func() error {
-			_, err := c.CreateInstance(ctx(t), exampleapi.CreateInstanceRequest{Name: "x", Type: "standard-1", Zone: "nowhere-1a"})
+			_, err := c.CreateInstance(testkit.Context(t), exampleapi.CreateInstanceRequest{Name: "x", Type: "standard-1", Zone: "nowhere-1a"})
 			return err
 		}, "zone"},
 		{"port out of range", func() error {
 			s := lbSpec("p")
 			s.Listeners[0].Port = 70000
-			_, err := c.CreateLoadBalancer(ctx(t), s)
+			_, err := c.CreateLoadBalancer(testkit.Context(t), s)
 			return err
 		}, "listeners[0].port"},
 		{"unknown protocol", func() error {
 			s := lbSpec("p")
 			s.Listeners[0].Protocol = "sctp"
-			_, err := c.CreateLoadBalancer(ctx(t), s)
+			_, err := c.CreateLoadBalancer(testkit.Context(t), s)
 			return err
 		}, "listeners[0].protocol"},
 		{"bad CIDR", func() error {
-			_, err := c.CreateNetwork(ctx(t), exampleapi.CreateNetworkRequest{Name: "n", Region: region, CIDR: "10.0.0.300/16"})
+			_, err := c.CreateNetwork(testkit.Context(t), exampleapi.CreateNetworkRequest{Name: "n", Region: region, CIDR: "10.0.0.300/16"})
 			return err
 		}, "cidr"},
 	}
@@ -478,8 +472,8 @@ func TestObserveHook(t *testing.T) {
 	c := newClient(t, sim, func(o *exampleapi.Options) {
 		o.Observe = func(op string, code int, d time.Duration) { calls = append(calls, call{op, code}) }
 	})
-	_, _ = c.ListRegions(ctx(t))
-	_, _ = c.GetInstance(ctx(t), "i-missing")
+	_, _ = c.ListRegions(testkit.Context(t))
+	_, _ = c.GetInstance(testkit.Context(t), "i-missing")
 	want := []call{{"ListRegions", 200}, {"GetInstance", 404}}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Fatalf("observed %v, want %v", calls, want)
@@ -494,23 +488,23 @@ func TestMetadataClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID, err := m.Instance(ctx(t), a.ID)
+	byID, err := m.Instance(testkit.Context(t), a.ID)
 	if err != nil || byID.Name != "meta-a" || byID.Zone != "ex-west-1b" || byID.PrivateIPv4 != a.PrivateIPv4 || byID.Hostname == "" {
 		t.Fatalf("by id: %+v %v", byID, err)
 	}
-	byName, err := m.InstanceByName(ctx(t), "meta-a", "")
+	byName, err := m.InstanceByName(testkit.Context(t), "meta-a", "")
 	if err != nil || byName.ID != a.ID {
 		t.Fatalf("by name: %+v %v", byName, err)
 	}
-	p, err := m.Placement(ctx(t), a.ID)
+	p, err := m.Placement(testkit.Context(t), a.ID)
 	if err != nil || p.Region != region || p.Zone != "ex-west-1b" {
 		t.Fatalf("placement: %+v %v", p, err)
 	}
-	self, err := m.Self(ctx(t))
+	self, err := m.Self(testkit.Context(t))
 	if err != nil || self.ID != a.ID {
 		t.Fatalf("self: %+v %v", self, err)
 	}
-	if _, err := m.Instance(ctx(t), "i-nope"); !exampleapi.IsNotFound(err) {
+	if _, err := m.Instance(testkit.Context(t), "i-nope"); !exampleapi.IsNotFound(err) {
 		t.Fatalf("missing instance: want not found, got %v", err)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/syncbuf"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
-	"k8s.io/klog/v2"
 )
 
 // captureLogs sends klog's output, at its highest verbosity, to a buffer
@@ -37,16 +39,16 @@ func TestTokenNeverInErrorsOrLogs(t *testing.T) {
 	c := newClient(t, sim, func(o *exampleapi.Options) { o.RetryMax = 2 })
 	bad := newClient(t, sim, func(o *exampleapi.Options) { o.Token = "wrong-" + sim.Token; o.RetryMax = 2 })
 	var errs []error
-	_, err := bad.ListRegions(ctx(t))
+	_, err := bad.ListRegions(testkit.Context(t))
 	errs = append(errs, err)
 	sim.SetFaults(t, exampleapi.Faults{ErrorRate: 1})
-	_, err = c.GetInstance(ctx(t), "i-x")
+	_, err = c.GetInstance(testkit.Context(t), "i-x")
 	errs = append(errs, err)
 	sim.SetFaults(t, exampleapi.Faults{})
-	_, err = c.CreateLoadBalancer(ctx(t), lbSpec("bad name with spaces and a port", "i-none"))
+	_, err = c.CreateLoadBalancer(testkit.Context(t), lbSpec("bad name with spaces and a port", "i-none"))
 	errs = append(errs, err)
 	sim.Stop()
-	_, err = c.ListRegions(ctx(t)) // connection refused
+	_, err = c.ListRegions(testkit.Context(t)) // connection refused
 	errs = append(errs, err)
 	klog.Flush()
 

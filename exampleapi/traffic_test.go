@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -18,14 +19,14 @@ func trafficLB(t *testing.T, c *exampleapi.Client) (lb *exampleapi.LoadBalancer,
 	if b < a {
 		a, b = b, a
 	}
-	pool, err := c.CreateTargetPool(ctx(t), exampleapi.CreateTargetPoolRequest{Name: "workers", Region: region,
+	pool, err := c.CreateTargetPool(testkit.Context(t), exampleapi.CreateTargetPoolRequest{Name: "workers", Region: region,
 		Targets: []string{a, b}, DeregistrationDelaySeconds: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := lbSpec("web")
 	spec.TargetPoolID = pool.ID
-	if lb, err = c.CreateLoadBalancer(ctx(t), spec); err != nil {
+	if lb, err = c.CreateLoadBalancer(testkit.Context(t), spec); err != nil {
 		t.Fatal(err)
 	}
 	return lb, pool, a, b
@@ -37,17 +38,17 @@ func TestTrafficMethods(t *testing.T) {
 	c := startClient(t, simtest.WithProvisionDelay(0))
 	lb, pool, a, b := trafficLB(t, c)
 
-	got, err := c.OpenConnections(ctx(t), lb.ID, 3)
+	got, err := c.OpenConnections(testkit.Context(t), lb.ID, 3)
 	if err != nil || got.Count != 3 || !maps.Equal(got.Assigned, map[string]int{a: 2, b: 1}) {
 		t.Fatalf("open 3: %+v %v", got, err)
 	}
-	if _, err := c.UpdateTargetPool(ctx(t), pool.ID, exampleapi.UpdateTargetPoolRequest{Targets: []string{a}, DeregistrationDelaySeconds: 600}, 0); err != nil {
+	if _, err := c.UpdateTargetPool(testkit.Context(t), pool.ID, exampleapi.UpdateTargetPoolRequest{Targets: []string{a}, DeregistrationDelaySeconds: 600}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = c.OpenConnections(ctx(t), lb.ID, 2); err != nil || !maps.Equal(got.Assigned, map[string]int{a: 2}) {
+	if got, err = c.OpenConnections(testkit.Context(t), lb.ID, 2); err != nil || !maps.Equal(got.Assigned, map[string]int{a: 2}) {
 		t.Fatalf("open 2 while %s drains: %+v %v", b, got, err)
 	}
-	conns, err := c.Connections(ctx(t), lb.ID)
+	conns, err := c.Connections(testkit.Context(t), lb.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,28 +61,28 @@ func TestTrafficMethods(t *testing.T) {
 		conns.Totals != (exampleapi.ConnectionCounts{Assigned: 5, Open: 5}) {
 		t.Errorf("connections %+v, want %+v", conns, want)
 	}
-	health, err := c.TargetHealth(ctx(t), lb.ID)
+	health, err := c.TargetHealth(testkit.Context(t), lb.ID)
 	if err != nil || len(health) != 2 || health[0].ID != a || health[0].Health != exampleapi.TargetHealthy ||
 		health[1].ID != b || health[1].Health != exampleapi.TargetDraining || health[1].Reason == "" {
 		t.Errorf("target health %+v %v", health, err)
 	}
 
-	if _, err := c.UpdateTargetPool(ctx(t), pool.ID, exampleapi.UpdateTargetPoolRequest{DeregistrationDelaySeconds: 600}, 0); err != nil {
+	if _, err := c.UpdateTargetPool(testkit.Context(t), pool.ID, exampleapi.UpdateTargetPoolRequest{DeregistrationDelaySeconds: 600}, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.OpenConnections(ctx(t), lb.ID, 1)
+	_, err = c.OpenConnections(testkit.Context(t), lb.ID, 1)
 	if !exampleapi.IsNoServingTargets(err) || !exampleapi.IsConflict(err) {
 		t.Errorf("empty pool: want no_serving_targets, got %v", err)
 	}
-	_, err = c.OpenConnections(ctx(t), lb.ID, 0)
+	_, err = c.OpenConnections(testkit.Context(t), lb.ID, 0)
 	var apiErr *exampleapi.APIError
 	if !errors.Is(err, exampleapi.ErrInvalid) || !errors.As(err, &apiErr) || apiErr.Field != "count" {
 		t.Errorf("count 0: %v", err)
 	}
-	if _, err := c.Connections(ctx(t), "lb-gone"); !exampleapi.IsNotFound(err) {
+	if _, err := c.Connections(testkit.Context(t), "lb-gone"); !exampleapi.IsNotFound(err) {
 		t.Errorf("unknown load balancer: %v", err)
 	}
-	if _, err := c.TargetHealth(ctx(t), "lb-gone"); !exampleapi.IsNotFound(err) {
+	if _, err := c.TargetHealth(testkit.Context(t), "lb-gone"); !exampleapi.IsNotFound(err) {
 		t.Errorf("unknown load balancer: %v", err)
 	}
 }
@@ -95,12 +96,12 @@ func TestOpenConnectionsRetriesCountOnce(t *testing.T) {
 	sim.SetFaults(t, exampleapi.Faults{DropRate: 0.3})
 	const calls = 20
 	for range calls {
-		if _, err := c.OpenConnections(ctx(t), lb.ID, 1); err != nil {
+		if _, err := c.OpenConnections(testkit.Context(t), lb.ID, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sim.SetFaults(t, exampleapi.Faults{})
-	conns, err := c.Connections(ctx(t), lb.ID)
+	conns, err := c.Connections(testkit.Context(t), lb.ID)
 	if err != nil || conns.Totals.Assigned != calls {
 		t.Errorf("%d calls of 1 connection under drops: %+v %v", calls, conns, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/state"
 )
 
@@ -108,7 +109,7 @@ func TestBackendShapes(t *testing.T) {
 func TestStateBlocksAreAllowed(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
-	must(t, os.WriteFile(pw, []byte("pw-1234"), 0o600))
+	testkit.Must(t, os.WriteFile(pw, []byte("pw-1234"), 0o600))
 	t.Setenv("CCM_PG", "postgres://u:p@h/db")
 	for _, c := range []state.Config{
 		{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: dir}},
@@ -152,12 +153,5 @@ func TestBackendAllowlistNested(t *testing.T) {
 	_, err := LoadBalancer(testService(), nil, cfg("assume_role_with_web_identity", bad))
 	if err == nil || !strings.Contains(err.Error(), "backend.attrs.assume_role_with_web_identity.web_identity_token") || strings.Contains(err.Error(), "eyJ") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -38,14 +39,14 @@ func TestCollect(t *testing.T) {
 		r.Lock = &records.LockInfo{ID: "lock-1", SeenAt: old}
 		return nil
 	})
-	must(t, err)
+	testkit.Must(t, err)
 
-	must(t, f.collect(t.Context(), now))
+	testkit.Must(t, f.collect(t.Context(), now))
 	if got := approvalNames(t, f); !slices.Equal(got, []string{"waiting", "young"}) {
 		t.Errorf("PlanApprovals left %v; want the one of the plan waiting and the young one", got)
 	}
 	l, err := f.dyn.Resource(reviewapi.StateUnlocks).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	if len(l.Items) != 1 || l.Items[0].GetName() != "u-held" {
 		t.Errorf("StateUnlocks left %v; want u-held, of the lock the record shows", l.Items)
 	}

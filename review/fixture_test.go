@@ -27,6 +27,7 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -54,7 +55,7 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 	cfg := testConfig(t, extra)
 	f := &reviewFixture{events: record.NewFakeRecorder(100), auditPath: filepath.Join(t.TempDir(), "audit.log")}
 	log, err := audit.Open(f.auditPath)
-	must(t, err)
+	testkit.Must(t, err)
 	t.Cleanup(func() { _ = log.Close() })
 	var kube []runtime.Object
 	if !noPolicy {
@@ -72,7 +73,7 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 		if o.GetKind() == reviewapi.KindStateUnlock {
 			idx = unlocks
 		}
-		must(t, idx.Add(o))
+		testkit.Must(t, idx.Add(o))
 		dynObjs = append(dynObjs, o)
 	}
 	f.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
@@ -86,7 +87,7 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 			idx = unlocks
 		}
 		if o, ok, _ := idx.GetByKey(a.GetNamespace() + "/" + a.(clienttesting.DeleteAction).GetName()); ok {
-			must(t, idx.Delete(o))
+			testkit.Must(t, idx.Delete(o))
 		}
 		return false, nil, nil
 	})
@@ -103,7 +104,7 @@ func (f *reviewFixture) takeEvents() []reviewtest.Event { return reviewtest.Take
 func (f *reviewFixture) auditLog(t *testing.T) ([]audit.Entry, string) {
 	t.Helper()
 	raw, err := os.ReadFile(f.auditPath)
-	must(t, err)
+	testkit.Must(t, err)
 	var out []audit.Entry
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	for sc.Scan() {
@@ -120,7 +121,7 @@ func (f *reviewFixture) auditLog(t *testing.T) ([]audit.Entry, string) {
 func (f *reviewFixture) get(t *testing.T, ws string) *records.Record {
 	t.Helper()
 	r, err := f.store.Get(t.Context(), ws)
-	must(t, err)
+	testkit.Must(t, err)
 	return r
 }
 
@@ -129,9 +130,9 @@ func (f *reviewFixture) objectsOf(t *testing.T, ws string) int {
 	t.Helper()
 	sel := metav1.ListOptions{LabelSelector: records.LabelWorkspace}
 	cms, err := f.client.CoreV1().ConfigMaps(f.cfg.Review.Namespace).List(t.Context(), sel)
-	must(t, err)
+	testkit.Must(t, err)
 	secrets, err := f.client.CoreV1().Secrets(f.cfg.Review.Namespace).List(t.Context(), sel)
-	must(t, err)
+	testkit.Must(t, err)
 	n := 0
 	for _, o := range cms.Items {
 		if o.Annotations[records.AnnotationWorkspace] == ws {
@@ -160,7 +161,7 @@ func webSubject(kind string) Subject {
 func planAt(t *testing.T, id string, add int, created time.Time) *engine.Plan {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), id+".tfplan")
-	must(t, os.WriteFile(file, []byte("saved "+id), 0o600))
+	testkit.Must(t, os.WriteFile(file, []byte("saved "+id), 0o600))
 	return &engine.Plan{ID: id, File: file, Workspace: webWS, Hash: "hcl-" + id, Created: created,
 		HasChanges: add > 0, Summary: engine.PlanSummary{Add: add}, Text: "text of " + id}
 }
@@ -184,13 +185,6 @@ func reviewObj(kind, name string, spec any, created time.Time) *unstructured.Uns
 }
 
 func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // wantEvent is an event expected: its type and reason, and what its
 // message says (has) and must not say (not).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 )
@@ -35,7 +36,7 @@ func TestLoad(t *testing.T) {
 	f.client.ClearActions()
 
 	kept, err := f.Load(t.Context(), webWS, "uid-1")
-	must(t, err)
+	testkit.Must(t, err)
 	if a := kept.Applied; a == nil || a.HCLHash != p0.Hash || string(a.Outputs["ip"]) != `"192.0.2.10"` || !a.At.Equal(t0) {
 		t.Errorf("applied %+v; want plan %s's", a, p0.ID)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -230,7 +231,7 @@ func TestReport(t *testing.T) {
 		s:    webSubject(records.KindDestroy),
 		before: func(t *testing.T, f *reviewFixture) { // a record to delete
 			_, err := f.store.Update(t.Context(), webWS, func(r *records.Record) error { r.Object = web; return nil })
-			must(t, err)
+			testkit.Must(t, err)
 		},
 		out: func(p, _ *engine.Plan) (*engine.Outcome, error) {
 			p.Destroy, p.Summary = true, engine.PlanSummary{Remove: 2}
@@ -351,14 +352,14 @@ func recordApplied(t *testing.T, f *reviewFixture) {
 		r.Object, r.Applied = web, &records.LastApply{HCLHash: "h0", Outputs: map[string]json.RawMessage{"id": json.RawMessage(`"lb-1"`)}}
 		return nil
 	})
-	must(t, err)
+	testkit.Must(t, err)
 }
 
 // approvalNames lists the PlanApprovals left in the fake API server.
 func approvalNames(t *testing.T, f *reviewFixture) []string {
 	t.Helper()
 	l, err := f.dyn.Resource(reviewapi.PlanApprovals).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	var names []string
 	for _, o := range l.Items {
 		names = append(names, o.GetName())

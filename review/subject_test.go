@@ -14,6 +14,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -25,7 +26,7 @@ import (
 func installAuthorPolicy(t *testing.T, f *reviewFixture) {
 	t.Helper()
 	for _, o := range reviewtest.Policies(t, reviewapi.AuthorAdmissionPolicy) {
-		must(t, f.client.Tracker().Add(o))
+		testkit.Must(t, f.client.Tracker().Add(o))
 	}
 }
 
@@ -79,7 +80,7 @@ func TestNewAuthorPolicyIsNotReliedOn(t *testing.T) {
 			p.CreationTimestamp = metav1.NewTime(time.Now().Add(-10 * time.Second))
 			o = p
 		}
-		must(t, f.client.Tracker().Add(o))
+		testkit.Must(t, f.client.Tracker().Add(o))
 	}
 	s := f.ServiceSubject(t.Context(), authored("web", "dave"), records.KindChange)
 	want := records.Contributors{Unverified: []records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}}
@@ -107,7 +108,7 @@ func TestAuthorWrittenBeforeThePolicyIsNotTrusted(t *testing.T) {
 			b.CreationTimestamp = metav1.NewTime(installed)
 			o = b
 		}
-		must(t, f.client.Tracker().Add(o))
+		testkit.Must(t, f.client.Tracker().Add(o))
 	}
 	written := func(at time.Time, sub string) *v1.Service {
 		svc := authored("web", "mallory-says-dave")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -72,7 +73,7 @@ func TestUnlock(t *testing.T) {
 			lines, _ := f.auditLog(t)
 			checkAudit(t, lines, web.String(), c.audit)
 			l, err := f.dyn.Resource(reviewapi.StateUnlocks).Namespace("example-ccm").List(t.Context(), metav1.ListOptions{})
-			must(t, err)
+			testkit.Must(t, err)
 			if len(l.Items) != c.left {
 				t.Errorf("%d StateUnlocks left; want %d (a request is used up)", len(l.Items), c.left)
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -27,7 +28,7 @@ func TestDestroyInPGWorkspace(t *testing.T) {
 	}
 	destroyed := func(t *testing.T, j runner.Job, tg *state.Location, name string) {
 		t.Helper()
-		res, err := e.r.Destroy(ctxT(t), j, runner.EnsureOptions{})
+		res, err := e.r.Destroy(testkit.Context(t), j, runner.EnsureOptions{})
 		if err != nil {
 			t.Fatalf("destroy: %v", err)
 		}
@@ -48,7 +49,7 @@ func TestDestroyInPGWorkspace(t *testing.T) {
 	t.Run("deleted outside", func(t *testing.T) {
 		j, tg := job("gone")
 		res := e.ensure(t, j)
-		if err := e.api.DeleteLoadBalancer(ctxT(t), res.Output("id")); err != nil {
+		if err := e.api.DeleteLoadBalancer(testkit.Context(t), res.Output("id")); err != nil {
 			t.Fatal(err)
 		}
 		destroyed(t, j, tg, "gone")
@@ -62,7 +63,7 @@ func TestDestroyInPGWorkspace(t *testing.T) {
 	t.Run("forget interrupted", func(t *testing.T) {
 		j, tg := job("interrupted")
 		e.ensure(t, j)
-		must(t, os.WriteFile(filepath.Join(e.r.WorkDir(), j.Key, ".terraform", "environment"), []byte("default"), 0o644))
+		testkit.Must(t, os.WriteFile(filepath.Join(e.r.WorkDir(), j.Key, ".terraform", "environment"), []byte("default"), 0o644))
 		destroyed(t, j, tg, "interrupted")
 	})
 }

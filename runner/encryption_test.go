@@ -22,6 +22,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
@@ -43,7 +44,7 @@ func encryptionBackends() map[string]func(t *testing.T) encryptedBackend {
 				cfg: state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}},
 				stored: func(t *testing.T, tg *state.Location) []byte {
 					data, err := os.ReadFile(tg.Block.Attrs[0].Value.AsString())
-					must(t, err)
+					testkit.Must(t, err)
 					return data
 				},
 			}
@@ -53,13 +54,13 @@ func encryptionBackends() map[string]func(t *testing.T) encryptedBackend {
 			return encryptedBackend{
 				cfg: state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}},
 				stored: func(t *testing.T, tg *state.Location) []byte {
-					s, err := c.Client.CoreV1().Secrets("kube-system").Get(ctxT(t), "tfstate-default-"+tg.Key, metav1.GetOptions{})
-					must(t, err)
+					s, err := c.Client.CoreV1().Secrets("kube-system").Get(testkit.Context(t), "tfstate-default-"+tg.Key, metav1.GetOptions{})
+					testkit.Must(t, err)
 					// The backend gzips the state into data.tfstate.
 					zr, err := gzip.NewReader(bytes.NewReader(s.Data["tfstate"]))
-					must(t, err)
+					testkit.Must(t, err)
 					data, err := io.ReadAll(zr)
-					must(t, err)
+					testkit.Must(t, err)
 					return data
 				},
 			}
@@ -71,10 +72,10 @@ func encryptionBackends() map[string]func(t *testing.T) encryptedBackend {
 				cfg: state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_TEST_PG", SchemaName: "ccm_states"}},
 				stored: func(t *testing.T, tg *state.Location) []byte {
 					db, err := sql.Open("postgres", srv.ConnStr)
-					must(t, err)
+					testkit.Must(t, err)
 					defer db.Close()
 					var data []byte
-					must(t, db.QueryRowContext(ctxT(t), `SELECT data FROM ccm_states.states WHERE name = $1`, tg.CLIWorkspace).Scan(&data))
+					testkit.Must(t, db.QueryRowContext(testkit.Context(t), `SELECT data FROM ccm_states.states WHERE name = $1`, tg.CLIWorkspace).Scan(&data))
 					return data
 				},
 			}
@@ -84,11 +85,11 @@ func encryptionBackends() map[string]func(t *testing.T) encryptedBackend {
 			return encryptedBackend{
 				cfg: state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}},
 				stored: func(t *testing.T, tg *state.Location) []byte {
-					out, err := srv.Client().GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("states"), Key: aws.String(tg.Block.Attrs[1].Value.AsString())})
-					must(t, err)
+					out, err := srv.Client().GetObject(testkit.Context(t), &s3.GetObjectInput{Bucket: aws.String("states"), Key: aws.String(tg.Block.Attrs[1].Value.AsString())})
+					testkit.Must(t, err)
 					defer out.Body.Close()
 					data, err := io.ReadAll(out.Body)
-					must(t, err)
+					testkit.Must(t, err)
 					return data
 				},
 			}
@@ -156,7 +157,7 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 				return j
 			}
 			refresh := func(j runner.Job) error {
-				_, err := e.r.Ensure(ctxT(t), j, runner.EnsureOptions{Refresh: true})
+				_, err := e.r.Ensure(testkit.Context(t), j, runner.EnsureOptions{Refresh: true})
 				return err
 			}
 			// Each key is named by its Secret, as the controller names it.
@@ -164,7 +165,7 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 			setKey := func(enc runner.Encryption) {
 				t.Helper()
 				enc.PassphraseID, enc.FallbackPassphraseID = ids[enc.Passphrase], ids[enc.FallbackPassphrase]
-				must(t, e.r.SetEncryption(&enc))
+				testkit.Must(t, e.r.SetEncryption(&enc))
 			}
 			refused := func(what string, err error, before []byte) {
 				t.Helper()
@@ -194,7 +195,7 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 			// encrypted.
 			setKey(runner.Encryption{Passphrase: passphrase1, Migrate: true})
 			applies := e.r.Processes()["apply"]
-			must(t, refresh(job(80)))
+			testkit.Must(t, refresh(job(80)))
 			if e.r.Processes()["apply"] != applies+1 {
 				t.Fatal("migrating: the plan without changes was not applied")
 			}
@@ -205,15 +206,15 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 			// Enforced again: the encrypted state reads, a saved plan is
 			// encrypted on disk (no zip), and applies.
 			setKey(runner.Encryption{Passphrase: passphrase1})
-			must(t, refresh(job(80)))
-			p, err := e.r.Plan(ctxT(t), job(81), runner.PlanOptions{})
-			must(t, err)
+			testkit.Must(t, refresh(job(80)))
+			p, err := e.r.Plan(testkit.Context(t), job(81), runner.PlanOptions{})
+			testkit.Must(t, err)
 			planFile, err := os.ReadFile(p.File)
-			must(t, err)
+			testkit.Must(t, err)
 			if bytes.HasPrefix(planFile, []byte("PK")) || !bytes.Contains(planFile, []byte(`"encryption_version"`)) {
 				t.Fatalf("the saved plan is not encrypted: %q...", planFile[:min(len(planFile), 40)])
 			}
-			if _, err := e.r.Apply(ctxT(t), p); err != nil {
+			if _, err := e.r.Apply(testkit.Context(t), p); err != nil {
 				t.Fatal(err)
 			}
 			first := b.stored(t, tg)
@@ -234,7 +235,7 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 			setKey(runner.Encryption{Passphrase: passphrase1})
 			refused("the old key after the rotation", refresh(job(82)), rotated)
 			setKey(runner.Encryption{Passphrase: passphrase2})
-			must(t, refresh(job(82)))
+			testkit.Must(t, refresh(job(82)))
 			if lbs := e.lbs(t, "enc-lb"); len(lbs) != 1 || lbs[0].Listeners[0].Port != 82 {
 				t.Fatalf("load balancers: %+v", lbs)
 			}
@@ -263,7 +264,7 @@ func TestEncryptionWithAKeyProvider(t *testing.T) {
 		c.Terraform = runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: tc.Terraform}
 	})
 	script := filepath.Join(t.TempDir(), "kms.sh")
-	must(t, os.WriteFile(script, []byte(`#!/bin/sh
+	testkit.Must(t, os.WriteFile(script, []byte(`#!/bin/sh
 echo '{"magic":"OpenTofu-External-Key-Provider","version":1}'
 in=$(cat)
 key=AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=
@@ -285,7 +286,7 @@ fi
 		if enc.Passphrase != "" || enc.FallbackPassphrase != "" {
 			enc.PassphraseID, enc.FallbackPassphraseID = "ns/state-key/passphrase", "ns/state-key/passphrase"
 		}
-		must(t, e.r.SetEncryption(&enc))
+		testkit.Must(t, e.r.SetEncryption(&enc))
 	}
 
 	setKey(runner.Encryption{Passphrase: passphrase1})
@@ -306,7 +307,7 @@ fi
 	setKey(runner.Encryption{KeyProviders: providers, KeyProvider: "external.kms"})
 	e.ensure(t, job(82))
 	setKey(runner.Encryption{Passphrase: passphrase1})
-	if _, err := e.r.Ensure(ctxT(t), job(82), runner.EnsureOptions{Refresh: true}); !errors.Is(err, runner.ErrEncryption) {
+	if _, err := e.r.Ensure(testkit.Context(t), job(82), runner.EnsureOptions{Refresh: true}); !errors.Is(err, runner.ErrEncryption) {
 		t.Fatalf("the passphrase alone read a state the provider wrote: %v", err)
 	}
 	if lbs := e.lbs(t, "kms-lb"); len(lbs) != 1 || lbs[0].Listeners[0].Port != 82 {

@@ -7,26 +7,24 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // waitFor polls until the scheduler has want waiters in total, so a test
 // knows the order in which its goroutines queued.
 func waitFor(t *testing.T, f *fairSlots, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.EventuallyEvery(t, 5*time.Second, time.Millisecond, fmt.Sprintf("%d waiters in all", want), func() error {
 		n := 0
 		for _, c := range f.waiters() {
 			n += c
 		}
-		if n == want {
-			return
+		if n != want {
+			return fmt.Errorf("waiters: %v", f.waiters())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiters: %v, want %d in all", f.waiters(), want)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // queue starts a waiter for share and waits until it is queued; got

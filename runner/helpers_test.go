@@ -3,19 +3,35 @@ package runner_test
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/lib/pq" // holdPGLock's driver
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/tests3"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/state"
-	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // env is a runner wired to a fresh simulator.
@@ -96,7 +112,7 @@ func (e *env) localJob(t *testing.T, key string) (runner.Job, string) {
 // ensure runs job, failing the test on an error.
 func (e *env) ensure(t *testing.T, job runner.Job) *runner.Result {
 	t.Helper()
-	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	res, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,24 +156,170 @@ func (e *env) job(t *testing.T, key string, m lbModule) runner.Job {
 	return runner.Job{Key: key, Files: map[string][]byte{"main.tf": src}, Hash: hex.EncodeToString(sum[:])}
 }
 
-func ctxT(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
-
 func (e *env) lbs(t *testing.T, name string) []exampleapi.LoadBalancer {
 	t.Helper()
-	l, err := e.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{Name: name})
+	l, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-func must(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
+func total(m map[string]int64) (n int64) {
+	for _, v := range m {
+		n += v
 	}
+	return n
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func traversal(root string, attrs ...string) hcl.Traversal {
+	tr := hcl.Traversal{hcl.TraverseRoot{Name: root}}
+	for _, a := range attrs {
+		tr = append(tr, hcl.TraverseAttr{Name: a})
+	}
+	return tr
+}
+
+func sortedKeys(m map[string]cty.Value) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// s3Server starts an S3 server with a bucket "states", and gives this
+// test the AWS_* environment the s3 backend reads (nothing else of AWS_*
+// leaks in from the test's own environment).
+func s3Server(t *testing.T, opts ...tests3.Option) *tests3.Server {
+	srv := tests3.Start(t, opts...)
+	srv.CreateBucket("states")
+	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CA_BUNDLE", "AWS_SSE_CUSTOMER_KEY", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	return srv
+}
+
+// pgWorkspaces lists the pg backend's workspaces from a fresh directory.
+func pgWorkspaces(t *testing.T, tg *state.Location) []string {
+	t.Helper()
+	tc := tftest.Get(t)
+	dir := t.TempDir()
+	f := "terraform {\n  backend \"pg\" {\n    schema_name = \"ccm_states\"\n  }\n}\n"
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(f), 0o644))
+	tf, _ := tfexec.NewTerraform(dir, tc.Terraform)
+	testkit.Must(t, tf.SetEnv(tc.Env(map[string]string{"PG_CONN_STR": tg.Env["PG_CONN_STR"]})))
+	if err := tf.Init(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := tf.WorkspaceList(testkit.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// httpLocation is where the http backend srv keeps the state of the
+// Service default/name.
+func httpLocation(t *testing.T, srv *testhttpbackend.Server, name string) *state.Location {
+	t.Helper()
+	return serviceLocation(t, state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL}}, name)
+}
+
+func toBlock(b state.Block) *backendBlock {
+	bb := &backendBlock{typ: b.Type, attrs: map[string]cty.Value{}}
+	for _, a := range b.Attrs {
+		bb.attrs[a.Name] = a.Value
+	}
+	return bb
+}
+
+type file struct{ path, content string }
+
+// walk reads every file of a workspace (plan files and .terraform included).
+func walk(t *testing.T, r *runner.Runner, key string) []file {
+	var out []file
+	testkit.Must(t, filepath.Walk(filepath.Join(r.WorkDir(), key), func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Mode().IsRegular() && info.Size() < 10<<20 {
+			data, _ := os.ReadFile(p)
+			out = append(out, file{p, string(data)})
+		}
+		return nil
+	}))
+	if len(out) == 0 {
+		t.Fatal("workspace is empty: nothing checked")
+	}
+	return out
+}
+
+// s3Target is an object's state target on srv's bucket "states".
+func s3Target(t *testing.T, srv *tests3.Server, name string) *state.Location {
+	t.Helper()
+	return serviceLocation(t, state.Config{Type: state.TypeS3, S3: &state.S3Config{Bucket: "states", Region: srv.Region, KeyPrefix: "ccm/", Endpoint: srv.Endpoint, UsePathStyle: true}}, name)
+}
+
+// s3Lock writes the lock file terraform's s3 backend writes
+// (<key>.tflock, created with If-None-Match: *), as a holder would.
+func s3Lock(t *testing.T, srv *tests3.Server, tg *state.Location, id, who, info string, created time.Time) {
+	t.Helper()
+	key := tg.Block.Attrs[1].Value.AsString() + ".tflock"
+	body, _ := json.Marshal(map[string]any{"ID": id, "Operation": "OperationTypeApply", "Info": info, "Who": who, "Version": "1.11.4", "Created": created, "Path": "states/" + key})
+	_, err := srv.Client().PutObject(testkit.Context(t), &s3.PutObjectInput{Bucket: aws.String("states"), Key: &key, Body: strings.NewReader(string(body)), IfNoneMatch: aws.String("*")})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pgCase runs one job against a pg backend reached with conn and returns
+// its error.
+func (e *env) pgRun(t *testing.T, conn, name string, port int64) error {
+	t.Helper()
+	t.Setenv("CCM_SCRUB_PG", conn)
+	tg := serviceLocation(t, state.Config{Type: state.TypePG, PG: &state.PGConfig{ConnStrEnv: "CCM_SCRUB_PG", SchemaName: "ccm"}}, name)
+	j := e.job(t, tg.Key, lbModule{name: name, port: port, block: toBlock(tg.Block)})
+	j.Env, j.CLIWorkspace = tg.Env, tg.CLIWorkspace
+	_, err := e.r.Ensure(testkit.Context(t), j, runner.EnsureOptions{})
+	return err
+}
+
+// holdPGLock takes the advisory lock in a session of its own, as another
+// holder would; the session ends with the test, or the caller unlocks on
+// the connection returned.
+func holdPGLock(t *testing.T, connStr string, lock int64) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("postgres", connStr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	conn, err := db.Conn(testkit.Context(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := conn.ExecContext(testkit.Context(t), "SELECT pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// pgCreationLock is the advisory lock the pg backend takes for workspace
+// creation, and with every state lock: terraform's is -1, one for the
+// whole database; OpenTofu's is per schema (and table), minus the FNV-32
+// hash of "<schema>\x00states".
+func pgCreationLock(dist, schema string) int64 {
+	if dist != tftest.Tofu {
+		return -1
+	}
+	h := fnv.New32()
+	h.Write([]byte(schema + "\x00states"))
+	return -int64(h.Sum32())
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 const tfHead = `terraform {
@@ -94,7 +96,7 @@ func TestTemplateFor(t *testing.T) {
 func TestSetBackend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "terraform.tfstate")
 	write := func() {
-		must(t, os.WriteFile(path, []byte(`{"version":3,"terraform_version":"1.11.4","backend":{"type":"http","config":{"address":"http://x/old","lock_method":"LOCK","username":null,"retry_max":null,"exec":[]},"hash":123}}`), 0o644))
+		testkit.Must(t, os.WriteFile(path, []byte(`{"version":3,"terraform_version":"1.11.4","backend":{"type":"http","config":{"address":"http://x/old","lock_method":"LOCK","username":null,"retry_max":null,"exec":[]},"hash":123}}`), 0o644))
 	}
 	write()
 	err := setBackend(path, backendValues{typ: "http", attrs: map[string]cty.Value{"address": cty.StringVal("http://x/new"), "retry_max": cty.NumberIntVal(3),
@@ -132,12 +134,5 @@ func TestSetBackend(t *testing.T) {
 	}
 	if err := setBackend(filepath.Join(t.TempDir(), "none"), backendValues{}); err != nil {
 		t.Errorf("no backend, no cache: %v", err)
-	}
-}
-
-func must(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
 	}
 }

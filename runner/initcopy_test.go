@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
@@ -50,8 +51,8 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 		"http": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
 			srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "copy-init-pw"))
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
-			must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600))
+			testkit.Must(t, os.WriteFile(filepath.Join(dir, "user"), []byte("ccm"), 0o600))
+			testkit.Must(t, os.WriteFile(filepath.Join(dir, "pass"), []byte("copy-init-pw"), 0o600))
 			return state.Config{Type: state.TypeHTTP, HTTP: &state.HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "user"), PasswordFile: filepath.Join(dir, "pass")}}, nil, runner.ProviderAttached
 		},
 		"s3": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
@@ -98,17 +99,17 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 				return j
 			}
 			stateExists := func(tg *state.Location) bool {
-				ok, err := tg.Exists(ctxT(t))
+				ok, err := tg.Exists(testkit.Context(t))
 				if err != nil {
 					t.Fatal(err)
 				}
 				return ok
 			}
 			a, b := target("first"), target("second")
-			if _, err := e.r.Ensure(ctxT(t), job(a, "first", 80), runner.EnsureOptions{}); err != nil {
+			if _, err := e.r.Ensure(testkit.Context(t), job(a, "first", 80), runner.EnsureOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.r.Ensure(ctxT(t), job(b, "second", 80), runner.EnsureOptions{}); err != nil {
+			if _, err := e.r.Ensure(testkit.Context(t), job(b, "second", 80), runner.EnsureOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if inits, copies := e.r.Processes()["init"], e.r.InitsCopied(); inits != 1 || copies != 1 {
@@ -137,7 +138,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 				name string
 				port int64
 			}{{b, "second", 81}, {a, "first", 82}, {b, "second", 83}} {
-				res, err := e.r.Ensure(ctxT(t), job(c.tg, c.name, c.port), runner.EnsureOptions{})
+				res, err := e.r.Ensure(testkit.Context(t), job(c.tg, c.name, c.port), runner.EnsureOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,7 +149,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 					t.Fatalf("%s in the cloud: %+v", c.name, lb)
 				}
 			}
-			if _, err := e.r.Destroy(ctxT(t), job(b, "second", 83), runner.EnsureOptions{}); err != nil {
+			if _, err := e.r.Destroy(testkit.Context(t), job(b, "second", 83), runner.EnsureOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if stateExists(b) || !stateExists(a) || len(e.lbs(t, "first")) != 1 || len(e.lbs(t, "second")) != 0 {
@@ -167,7 +168,7 @@ func TestInitCopiedOnEveryBackend(t *testing.T) {
 func TestRefusedInitialisationIsRedone(t *testing.T) {
 	e := newEnv(t, nil)
 	statePath := filepath.Join(t.TempDir(), "r.tfstate")
-	if _, err := e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", backend: statePath}), runner.EnsureOptions{}); err != nil {
+	if _, err := e.r.Ensure(testkit.Context(t), e.job(t, "r", lbModule{name: "r", backend: statePath}), runner.EnsureOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(e.r.WorkDir(), "r", ".terraform", "terraform.tfstate")
@@ -178,13 +179,13 @@ func TestRefusedInitialisationIsRedone(t *testing.T) {
 	// Terraform trusts a cache whose hash matches the block: a hand edit
 	// of the values alone would go unnoticed (copies have none).
 	edited := regexp.MustCompile(`"hash": \d+`).ReplaceAllString(strings.ReplaceAll(string(data), statePath, statePath+".other"), `"hash": 1`)
-	must(t, os.WriteFile(cache, []byte(edited), 0o644))
-	_, err = e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
+	testkit.Must(t, os.WriteFile(cache, []byte(edited), 0o644))
+	_, err = e.r.Ensure(testkit.Context(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
 	if err == nil || !strings.Contains(err.Error(), "Backend initialization required") {
 		t.Fatalf("want terraform to refuse the initialisation, got %v", err)
 	}
 	inits := e.r.Processes()["init"]
-	res, err := e.r.Ensure(ctxT(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
+	res, err := e.r.Ensure(testkit.Context(t), e.job(t, "r", lbModule{name: "r", port: 81, backend: statePath}), runner.EnsureOptions{})
 	if err != nil || e.r.Processes()["init"] != inits+1 || res.Plan.Summary.Change != 1 {
 		t.Fatalf("next run: %d inits after %d, %+v, %v", e.r.Processes()["init"], inits, res, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -14,23 +15,23 @@ func TestTombstone(t *testing.T) {
 	job := e.job(t, "tomb", lbModule{name: "tomb"})
 	job.Owner = "uid-1"
 	e.ensure(t, job)
-	if _, err := e.r.Destroy(ctxT(t), job, runner.EnsureOptions{}); err != nil {
+	if _, err := e.r.Destroy(testkit.Context(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); !errors.Is(err, runner.ErrGone) {
+	if _, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{}); !errors.Is(err, runner.ErrGone) {
 		t.Fatalf("a run of the destroyed object's job: %v", err)
 	}
-	if _, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{}); !errors.Is(err, runner.ErrGone) {
+	if _, err := e.r.Plan(testkit.Context(t), job, runner.PlanOptions{}); !errors.Is(err, runner.ErrGone) {
 		t.Fatalf("a plan of the destroyed object's job: %v", err)
 	}
-	if res, err := e.r.Destroy(ctxT(t), job, runner.EnsureOptions{}); err != nil || res.Applied {
+	if res, err := e.r.Destroy(testkit.Context(t), job, runner.EnsureOptions{}); err != nil || res.Applied {
 		t.Fatalf("destroying it again: %+v %v", res, err)
 	}
 	if len(e.lbs(t, "tomb")) != 0 {
 		t.Fatal("the load balancer came back")
 	}
 	job.Owner = "uid-2"
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err != nil || len(e.lbs(t, "tomb")) != 1 {
+	if _, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{}); err != nil || len(e.lbs(t, "tomb")) != 1 {
 		t.Fatalf("a new object of the same name: %v", err)
 	}
 }
@@ -43,7 +44,7 @@ func TestOwnerMismatch(t *testing.T) {
 	e.ensure(t, job)
 	other := e.job(t, "owned", lbModule{name: "owned", port: 81})
 	other.Owner = "uid-2"
-	if _, err := e.r.Ensure(ctxT(t), other, runner.EnsureOptions{}); !errors.Is(err, runner.ErrOwnerMismatch) {
+	if _, err := e.r.Ensure(testkit.Context(t), other, runner.EnsureOptions{}); !errors.Is(err, runner.ErrOwnerMismatch) {
 		t.Fatalf("another owner's job: %v", err)
 	}
 }

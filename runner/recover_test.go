@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -22,12 +23,12 @@ func TestErroredStateIsPushed(t *testing.T) {
 	tg := httpLocation(t, srv, "errored")
 	e := newEnv(t, nil)
 	job := e.job(t, tg.Key, lbModule{name: "errored", block: toBlock(tg.Block)})
-	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
+	p, err := e.r.Plan(testkit.Context(t), job, runner.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.FailWrites(true)
-	if _, err := e.r.Apply(ctxT(t), p); err == nil {
+	if _, err := e.r.Apply(testkit.Context(t), p); err == nil {
 		t.Fatal("the apply succeeded although the backend refused its state")
 	}
 	if len(e.lbs(t, "errored")) != 1 {
@@ -59,13 +60,13 @@ func TestErroredStatePushThatLanded(t *testing.T) {
 		// One attempt a request, so that a lost answer is not retried
 		// into a success.
 		job.Env = map[string]string{"TF_HTTP_RETRY_MAX": "0"}
-		p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
+		p, err := e.r.Plan(testkit.Context(t), job, runner.PlanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		srv.FailWrites(true)
 		defer srv.FailWrites(false)
-		if _, err := e.r.Apply(ctxT(t), p); err == nil {
+		if _, err := e.r.Apply(testkit.Context(t), p); err == nil {
 			t.Fatal("the apply succeeded although the backend refused its state")
 		}
 		errored := filepath.Join(e.r.WorkDir(), job.Key, "errored.tfstate")
@@ -94,11 +95,11 @@ func TestErroredStatePushThatLanded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st map[string]any
-	must(t, json.Unmarshal(raw, &st))
+	testkit.Must(t, json.Unmarshal(raw, &st))
 	// Not empty (terraform overwrites an empty state whatever its serial).
 	post(t, srv.Address(job.Key), map[string]any{"version": 4, "serial": 99, "lineage": st["lineage"], "resources": []any{},
 		"outputs": map[string]any{"writer": map[string]any{"value": "another", "type": "string"}}})
-	if _, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{}); err == nil || !strings.Contains(err.Error(), "errored.tfstate") {
+	if _, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{}); err == nil || !strings.Contains(err.Error(), "errored.tfstate") {
 		t.Fatalf("a backend holding another state: %v", err)
 	}
 	if _, err := os.Stat(errored); err != nil {

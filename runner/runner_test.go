@@ -2,21 +2,17 @@ package runner_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
+	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 func TestCreateUpdateNoopDestroy(t *testing.T) {
@@ -33,7 +29,7 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 
 	// Same desired state: no terraform process at all.
 	before := total(e.r.Processes())
-	res2, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	res2, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err != nil || !res2.FastPath || res2.Output("ipv4") != res.Output("ipv4") {
 		t.Fatalf("no-op: fast=%v err=%v", res2.FastPath, err)
 	}
@@ -51,13 +47,13 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 	if e.r.Processes()["init"] != inits {
 		t.Fatal("an input change re-ran init")
 	}
-	lb, err := e.api.GetLoadBalancer(ctxT(t), res.Output("id"))
+	lb, err := e.api.GetLoadBalancer(testkit.Context(t), res.Output("id"))
 	if err != nil || lb.Listeners[0].Port != 8080 {
 		t.Fatalf("cloud after update: %+v %v", lb, err)
 	}
 
 	// The record's outputs answer without terraform.
-	outs, err := e.r.Outputs(ctxT(t), upd)
+	outs, err := e.r.Outputs(testkit.Context(t), upd)
 	if err != nil || string(outs["id"]) != string(res.Outputs["id"]) {
 		t.Fatalf("outputs: %s %v", outs, err)
 	}
@@ -68,7 +64,7 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 		}
 		return nil
 	}
-	dres, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{})
+	dres, err := e.r.Destroy(testkit.Context(t), upd, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,16 +78,9 @@ func TestCreateUpdateNoopDestroy(t *testing.T) {
 		t.Fatal("state file left after destroy")
 	}
 	// Destroying again is a no-op, not an error.
-	if _, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{}); err != nil {
+	if _, err := e.r.Destroy(testkit.Context(t), upd, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("second destroy: %v", err)
 	}
-}
-
-func total(m map[string]int64) (n int64) {
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 // Twenty workspaces at concurrency 4 share initialisations without races.
@@ -103,13 +92,13 @@ func TestManyWorkspacesConcurrently(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			name := fmt.Sprintf("svc-%02d", i)
-			if _, err := e.r.Ensure(ctxT(t), e.job(t, name, lbModule{name: name, backend: filepath.Join(dir, name+".tfstate")}), runner.EnsureOptions{}); err != nil {
+			if _, err := e.r.Ensure(testkit.Context(t), e.job(t, name, lbModule{name: name, backend: filepath.Join(dir, name+".tfstate")}), runner.EnsureOptions{}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	all, err := e.api.ListLoadBalancers(ctxT(t), exampleapi.LoadBalancerFilter{})
+	all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if err != nil || len(all) != n {
 		t.Fatalf("want %d LBs, got %d (%v)", n, len(all), err)
 	}
@@ -120,175 +109,56 @@ func TestManyWorkspacesConcurrently(t *testing.T) {
 	}
 }
 
-// Cancelling mid-apply interrupts terraform (SIGINT), which writes state
-// and releases the lock; the next run converges to one LB, no orphan.
-func TestCancelMidApply(t *testing.T) {
-	reqs := simtest.NewRequests()
-	sim := simtest.Start(t, simtest.WithProvisionDelay(20*time.Second), simtest.WithRequests(reqs))
-	e := newEnv(t, sim)
-	job, statePath := e.localJob(t, "slow")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	polled := make(chan error, 1)
-	go func() {
-		// Cancel once the provider polls the LB: the cloud has answered
-		// its create and the LB is provisioning.
-		_, err := reqs.Wait(ctx, func(r simtest.Request) bool {
-			return r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/v1/load-balancers/")
-		})
-		polled <- err
-		cancel()
-	}()
-	start := time.Now()
-	_, err := e.r.Ensure(ctx, job, runner.EnsureOptions{})
-	cancel()
-	if perr := <-polled; perr != nil {
-		t.Fatalf("the apply ended (%v) before the provider polled the load balancer", err)
+// The runner's process counters (what the terraform_runs metric shows)
+// equal the processes the operating system saw, version checks included;
+// the binary's version is checked once per runner, not per workspace; a
+// create is init + plan + apply and an update plan + apply.
+func TestProcessesCountedFromTheOS(t *testing.T) {
+	tc := tftest.Get(t)
+	fromOS := tftest.CountProcesses(t, tc.Terraform)
+	e := newEnv(t, nil, func(c *runner.Config) { c.Terraform.Path = fromOS.Wrapper; c.NoInitCopy = true })
+	if n := fromOS.Total(t); n != 0 {
+		t.Fatalf("runner.New started %d processes (%v): the version check waits for the first command", n, fromOS.Counts(t))
 	}
-	if err == nil {
-		t.Fatal("want an error from a cancelled apply")
+	states := t.TempDir()
+	step := func(what string, want map[string]int64, run func() error) {
+		t.Helper()
+		before := fromOS.Counts(t)
+		if err := run(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		got := fromOS.Counts(t)
+		for k, v := range before {
+			got[k] -= v
+			if got[k] == 0 {
+				delete(got, k)
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s started %v, want %v", what, got, want)
+		}
 	}
-	if time.Since(start) > 15*time.Second {
-		t.Fatalf("cancel took %s: terraform did not stop waiting", time.Since(start))
+	jobOf := func(key string, port int64) runner.Job {
+		return e.job(t, key, lbModule{name: key, port: port, backend: filepath.Join(states, key+".tfstate")})
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(statePath), ".slow.tfstate.lock.info")); err == nil {
-		t.Fatal("state lock left behind")
+	ensure := func(key string, port int64) func() error {
+		return func() error {
+			_, err := e.r.Ensure(testkit.Context(t), jobOf(key, port), runner.EnsureOptions{})
+			return err
+		}
 	}
-	state, err := os.ReadFile(statePath)
-	if err != nil || !strings.Contains(string(state), `"example_load_balancer"`) {
-		t.Fatalf("interrupted apply did not record the LB in state: %v\n%s", err, state)
+	step("the first create", map[string]int64{"version": 1, "init": 1, "plan": 1, "apply": 1}, ensure("a", 80))
+	for i := range 3 {
+		key := fmt.Sprintf("b%d", i)
+		step("create "+key, map[string]int64{"init": 1, "plan": 1, "apply": 1}, ensure(key, 80))
 	}
-	// Converge: the tainted LB is replaced, never duplicated.
-	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 50})
-	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := e.lbs(t, "slow")
-	if len(got) != 1 || got[0].ID != res.Output("id") {
-		t.Fatalf("after convergence: %d LBs %+v, outputs %s", len(got), got, res.Outputs)
-	}
-}
-
-// Terraform's diagnostics, not "exit status 1", and never a secret.
-func TestErrorsCarryDiagnostics(t *testing.T) {
-	e := newEnv(t, nil)
-	job := e.job(t, "bad", lbModule{name: "bad", port: 70000, backend: filepath.Join(t.TempDir(), "bad.tfstate")})
-	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
-	var re *runner.Error
-	if !errors.As(err, &re) {
-		t.Fatalf("want *runner.Error, got %T %v", err, err)
-	}
-	if re.Op != "plan" || !strings.Contains(err.Error(), "65535") || strings.Contains(err.Error(), "exit status") {
-		t.Fatalf("error lacks the diagnostic: %v", err)
-	}
-	if strings.Contains(err.Error(), e.sim.Token) {
-		t.Fatal("token in error")
-	}
-}
-
-func TestPlanThenApplyExactPlan(t *testing.T) {
-	e := newEnv(t, nil)
-	job, statePath := e.localJob(t, "p")
-	p, err := e.r.Plan(ctxT(t), job, runner.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(p.ID, "plan-") || !p.HasChanges || p.Summary.Add != 1 {
-		t.Fatalf("plan %+v", p)
-	}
-	if len(e.lbs(t, "p")) != 0 {
-		t.Fatal("planning changed the cloud")
-	}
-	text, err := e.r.ShowPlan(ctxT(t), p)
-	if err != nil || !strings.Contains(text, "example_load_balancer.this will be created") {
-		t.Fatalf("show plan: %v\n%q", err, text)
-	}
-	if _, err := e.r.Apply(ctxT(t), p); err != nil {
-		t.Fatal(err)
-	}
-	if len(e.lbs(t, "p")) != 1 {
-		t.Fatal("apply did not create the LB")
-	}
-	// A saved plan is single-use.
-	if _, err := e.r.Apply(ctxT(t), p); err == nil {
-		t.Fatal("applying a used plan succeeded")
-	}
-	// A plan made stale by a later apply is refused by terraform.
-	p1, err := e.r.Plan(ctxT(t), e.job(t, "p", lbModule{name: "p", port: 81, backend: statePath}), runner.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p1copy := filepath.Join(t.TempDir(), "p1.tfplan")
-	data, _ := os.ReadFile(p1.File)
-	must(t, os.WriteFile(p1copy, data, 0o600))
-	if _, err := e.r.Ensure(ctxT(t), e.job(t, "p", lbModule{name: "p", port: 82, backend: statePath}), runner.EnsureOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	must(t, os.WriteFile(p1.File, data, 0o600))
-	_, err = e.r.Apply(ctxT(t), p1)
-	if !errors.Is(err, runner.ErrStalePlan) {
-		t.Fatalf("stale plan: want ErrStalePlan, got %v", err)
-	}
-}
-
-// KeepPlanText leaves terraform's own rendering of the last plan with
-// changes next to the workspace, for reviewers.
-func TestKeepPlanText(t *testing.T) {
-	e := newEnv(t, nil, func(c *runner.Config) { c.KeepPlanText = true })
-	job, _ := e.localJob(t, "kept")
-	e.ensure(t, job)
-	text, err := os.ReadFile(filepath.Join(e.r.WorkDir(), "kept", ".ccm", "last-plan.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(text), "example_load_balancer.this will be created") || strings.Contains(string(text), e.sim.Token) {
-		t.Fatalf("plan text:\n%s", text)
-	}
-}
-
-// A record older than MaxAge is not trusted: a real (no-op) plan runs.
-func TestFastPathMaxAge(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Now())
-	e := newEnv(t, nil, func(c *runner.Config) { c.Clock = clk })
-	job, _ := e.localJob(t, "aged")
-	e.ensure(t, job)
-	res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
-	if err != nil || !res.FastPath {
-		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)
-	}
-	// The record ages past MaxAge on the runner's clock.
-	clk.SetTime(clk.Now().Add(time.Hour + time.Second))
-	plans := e.r.Processes()["plan"]
-	res, err = e.r.Ensure(ctxT(t), job, runner.EnsureOptions{MaxAge: time.Hour})
-	if err != nil || res.FastPath || e.r.Processes()["plan"] != plans+1 || res.Plan.HasChanges {
-		t.Fatalf("aged record: fast=%v plan=%+v err=%v", res != nil && res.FastPath, res, err)
-	}
-}
-
-// An apply that fails may have changed the state: the record of the apply
-// before it no longer answers for the object, so going back to that
-// configuration plans again instead of trusting the record.
-func TestFailedApplyForgetsTheLastApply(t *testing.T) {
-	e := newEnv(t, nil)
-	statePath := filepath.Join(t.TempDir(), "back.tfstate")
-	first := e.job(t, "back", lbModule{name: "back", backend: statePath})
-	e.ensure(t, first)
-	if _, ok := e.r.FastPath(first.Key, first.Hash, 0); !ok {
-		t.Fatal("no record of the first apply")
-	}
-	p, err := e.r.Plan(ctxT(t), e.job(t, "back", lbModule{name: "back", port: 81, backend: statePath}), runner.PlanOptions{})
-	if err != nil || !p.HasChanges {
-		t.Fatalf("plan the change: %+v %v", p, err)
-	}
-	// Deleted outside terraform after the plan: the apply's update fails.
-	for _, lb := range e.lbs(t, "back") {
-		must(t, e.api.DeleteLoadBalancer(ctxT(t), lb.ID))
-	}
-	if _, err := e.r.Apply(ctxT(t), p); err == nil {
-		t.Fatal("want the apply to fail: its load balancer is gone")
-	}
-	if res, ok := e.r.FastPath(first.Key, first.Hash, 0); ok {
-		t.Fatalf("a failed apply left the record of the one before it: %+v", res)
+	step("an update", map[string]int64{"plan": 1, "apply": 1}, ensure("a", 81))
+	step("no change", map[string]int64{}, ensure("a", 81))
+	step("a destroy", map[string]int64{"plan": 1, "apply": 1}, func() error {
+		_, err := e.r.Destroy(testkit.Context(t), jobOf("b0", 80), runner.EnsureOptions{})
+		return err
+	})
+	if got, want := total(e.r.Processes()), fromOS.Total(t); got != want {
+		t.Fatalf("the runner counted %d processes (%v), the OS saw %d (%v)", got, e.r.Processes(), want, fromOS.Counts(t))
 	}
 }

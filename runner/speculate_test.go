@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -17,10 +18,10 @@ func TestSpeculate(t *testing.T) {
 	job.DeleteState = func(context.Context) error { return os.Remove(statePath) }
 	e.ensure(t, job)
 	before, err := os.ReadFile(statePath)
-	must(t, err)
+	testkit.Must(t, err)
 	upd := e.job(t, "s", lbModule{name: "s", port: 81, backend: statePath})
 	upd.DeleteState = job.DeleteState
-	sp, err := e.r.Speculate(ctxT(t), upd)
+	sp, err := e.r.Speculate(testkit.Context(t), upd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestSpeculate(t *testing.T) {
 		t.Fatalf("speculation %+v, want one change in place", sp.Summary)
 	}
 	after, err := os.ReadFile(statePath)
-	must(t, err)
+	testkit.Must(t, err)
 	if string(after) != string(before) {
 		t.Fatal("the speculative plan wrote the state")
 	}
@@ -36,7 +37,7 @@ func TestSpeculate(t *testing.T) {
 	if _, err := os.Stat(preview); err != nil {
 		t.Fatalf("no preview directory: %v", err)
 	}
-	if _, err := e.r.Destroy(ctxT(t), job, runner.EnsureOptions{}); err != nil {
+	if _, err := e.r.Destroy(testkit.Context(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(preview); !os.IsNotExist(err) {

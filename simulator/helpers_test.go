@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -144,17 +146,15 @@ func (a *api) getLB(id string) exampleapi.LoadBalancer {
 // waitLB polls until the load balancer leaves provisioning.
 func (a *api) waitLB(id string) exampleapi.LoadBalancer {
 	a.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		lb := a.getLB(id)
-		if lb.Status != exampleapi.LBStatusProvisioning {
-			return lb
+	var lb exampleapi.LoadBalancer
+	// The API has no way to wait for a status: poll.
+	testkit.EventuallyEvery(a.t, 10*time.Second, 10*time.Millisecond, "load balancer "+id+" out of provisioning", func() error {
+		if lb = a.getLB(id); lb.Status == exampleapi.LBStatusProvisioning {
+			return errors.New("still provisioning")
 		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("load balancer %s still provisioning after 10s", id)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval: the API has no way to wait for a status
-	}
+		return nil
+	})
+	return lb
 }
 
 func instanceReq(name, zone string) exampleapi.CreateInstanceRequest {

@@ -15,17 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 )
 
 var web = Object{"c", "service", "ns", "web"}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 func mustExist(t *testing.T, tg *Location, want bool) {
 	t.Helper()
@@ -60,9 +54,9 @@ func TestExistsLocal(t *testing.T) {
 	b, _ := New(Config{Type: TypeLocal, Local: &LocalConfig{Dir: t.TempDir()}}, Options{})
 	tg, _ := b.LegacyLocation(web)
 	mustExist(t, tg, false)
-	must(t, os.WriteFile(tg.Block.Attrs[0].Value.AsString(), []byte("{}"), 0o600))
+	testkit.Must(t, os.WriteFile(tg.Block.Attrs[0].Value.AsString(), []byte("{}"), 0o600))
 	mustExist(t, tg, true)
-	must(t, tg.Delete(context.Background()))
+	testkit.Must(t, tg.Delete(context.Background()))
 	mustExist(t, tg, false)
 }
 
@@ -76,7 +70,7 @@ func TestExistsKubernetes(t *testing.T) {
 	b.SetKubernetesClient(kube)
 	mustExist(t, tg, false)
 	_, err := kube.CoreV1().Secrets("kube-system").Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-" + tg.Key, Namespace: "kube-system"}}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	mustExist(t, tg, true)
 	other, _ := b.Location(web)
 	mustExist(t, other, false)
@@ -85,8 +79,8 @@ func TestExistsKubernetes(t *testing.T) {
 func TestExistsHTTP(t *testing.T) {
 	srv := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("ccm", "pw-http-1"))
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm"), 0o600))
-	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw-http-1"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw-http-1"), 0o600))
 	cfg := Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}
 	b, _ := New(cfg, Options{})
 	tg, _ := b.LegacyLocation(web)
@@ -101,7 +95,7 @@ func TestExistsHTTP(t *testing.T) {
 		t.Fatalf("POST: %d %v", resp, err)
 	}
 	mustExist(t, tg, true)
-	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("wrong"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("wrong"), 0o600))
 	tg, _ = b.LegacyLocation(web)
 	if _, err := tg.Exists(context.Background()); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("refused credentials: %v", err)
@@ -157,7 +151,7 @@ func TestCredentials(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
-		must(t, os.WriteFile(p, []byte(data), 0o600))
+		testkit.Must(t, os.WriteFile(p, []byte(data), 0o600))
 		return p
 	}
 	kubeconfig := write("kubeconfig", `apiVersion: v1

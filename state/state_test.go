@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 func TestBadKeyTemplate(t *testing.T) {
@@ -43,11 +45,11 @@ func TestValidateNamesTheField(t *testing.T) {
 func TestSecretsStayOutOfTheBlock(t *testing.T) {
 	dir := t.TempDir()
 	connFile := filepath.Join(dir, "conn")
-	must(t, os.WriteFile(connFile, []byte("postgres://u:sekrit-pg@127.0.0.1/db\n"), 0o600))
+	testkit.Must(t, os.WriteFile(connFile, []byte("postgres://u:sekrit-pg@127.0.0.1/db\n"), 0o600))
 	pwFile := filepath.Join(dir, "pw")
-	must(t, os.WriteFile(pwFile, []byte("sekrit-http"), 0o600))
+	testkit.Must(t, os.WriteFile(pwFile, []byte("sekrit-http"), 0o600))
 	userFile := filepath.Join(dir, "user")
-	must(t, os.WriteFile(userFile, []byte("ccm"), 0o600))
+	testkit.Must(t, os.WriteFile(userFile, []byte("ccm"), 0o600))
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "sekrit-aws")
 	cfgs := []Config{
 		{Type: TypePG, PG: &PGConfig{ConnStrFile: connFile, SchemaName: "ccm"}},
@@ -116,8 +118,8 @@ func TestLocalDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := tg.Block.Attrs[0].Value.AsString()
-	must(t, os.WriteFile(path, []byte("{}"), 0o600))
-	must(t, os.WriteFile(path+".backup", []byte("{}"), 0o600))
+	testkit.Must(t, os.WriteFile(path, []byte("{}"), 0o600))
+	testkit.Must(t, os.WriteFile(path+".backup", []byte("{}"), 0o600))
 	if err := tg.Delete(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +139,8 @@ func TestHTTPDeleteSendsCredentials(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm\n"), 0o600))
-	must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw\n"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "u"), []byte("ccm\n"), 0o600))
+	testkit.Must(t, os.WriteFile(filepath.Join(dir, "p"), []byte("pw\n"), 0o600))
 	b, _ := New(Config{Type: TypeHTTP, HTTP: &HTTPConfig{Address: srv.URL + "/states/", UsernameFile: filepath.Join(dir, "u"), PasswordFile: filepath.Join(dir, "p")}}, Options{})
 	tg, err := b.Location(Object{"c", "service", "ns", "web"})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
 )
 
@@ -140,7 +142,7 @@ func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
 
 	// The configurations appear after the controller started.
 	createConfigs(t, c.Client, configName, addr, testNS)
-	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, configName, sm.CABundle()) })
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "caBundle injection", func() error { return injected(t, c.Client, configName, sm.CABundle()) })
 	ca1 := servedIssuer(t, addr, sm.CABundle())
 
 	cfg := rest.CopyConfig(c.Admin)
@@ -148,21 +150,26 @@ func testServeAndRotate(t *testing.T, c *testcluster.Cluster) {
 	cfg.WarningHandler = w
 	client := kubernetes.NewForConfigOrDie(cfg)
 	// The API server sees the new caBundle shortly after it is written.
-	waitFor(t, "a Service admitted by the webhooks", func() bool { return createService(t, client, w) == nil })
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "a Service admitted by the webhooks", func() error { return createService(t, client, w) })
 
 	// Rotation: the server, never restarted, serves a certificate from a
 	// new CA while the API server keeps calling it.
-	waitFor(t, "a serving certificate from a new CA", func() bool {
-		return !servedIssuer(t, addr, sm.CABundle()).Equal(ca1)
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "a serving certificate from a new CA", func() error {
+		if servedIssuer(t, addr, sm.CABundle()).Equal(ca1) {
+			return errors.New("served by the old CA")
+		}
+		return nil
 	})
 	if err := createService(t, client, w); err != nil {
 		t.Fatalf("after CA rotation: %v", err)
 	}
-	waitFor(t, "the old CA to leave the bundle", func() bool {
-		cas := bundleOf(t, map[string][]byte{KeyCABundle: sm.CABundle()})
-		return !slices.ContainsFunc(cas, ca1.Equal)
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "the old CA to leave the bundle", func() error {
+		if cas := bundleOf(t, map[string][]byte{KeyCABundle: sm.CABundle()}); slices.ContainsFunc(cas, ca1.Equal) {
+			return errors.New("still in the bundle")
+		}
+		return nil
 	})
-	waitFor(t, "caBundle injection", func() bool { return injected(t, c.Client, configName, sm.CABundle()) })
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "caBundle injection", func() error { return injected(t, c.Client, configName, sm.CABundle()) })
 	if err := createService(t, client, w); err != nil {
 		t.Fatalf("after the old CA expired: %v", err)
 	}
@@ -202,7 +209,9 @@ func createConfigs(t *testing.T, client kubernetes.Interface, name, addr, ns str
 	}
 }
 
-func injected(t *testing.T, client kubernetes.Interface, name string, bundle []byte) bool {
+// injected says what is missing until both configurations called name
+// carry bundle.
+func injected(t *testing.T, client kubernetes.Interface, name string, bundle []byte) error {
 	t.Helper()
 	m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
 	if err != nil {
@@ -212,7 +221,10 @@ func injected(t *testing.T, client kubernetes.Interface, name string, bundle []b
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.Equal(m.Webhooks[0].ClientConfig.CABundle, bundle) && bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, bundle)
+	if !bytes.Equal(m.Webhooks[0].ClientConfig.CABundle, bundle) || !bytes.Equal(v.Webhooks[0].ClientConfig.CABundle, bundle) {
+		return fmt.Errorf("configurations %s lack the current bundle", name)
+	}
+	return nil
 }
 
 var serviceSeq int
@@ -251,17 +263,6 @@ func servedIssuer(t *testing.T, addr string, bundle []byte) *x509.Certificate {
 	defer conn.Close()
 	chain := conn.ConnectionState().VerifiedChains[0]
 	return chain[len(chain)-1]
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // racers returns n replicas sharing Secret name, with clock now.

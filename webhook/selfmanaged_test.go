@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 func TestNewSelfManagedValidates(t *testing.T) {
@@ -111,19 +114,16 @@ func TestSelfManagedFake(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() { done <- s.Run(runCtx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if c, _ := s.GetCertificate(nil); c != served {
-			if !c.Leaf.Equal(renewed.Leaf) {
-				t.Fatal("this replica renewed again instead of serving the other's certificate")
-			}
-			break
+	testkit.EventuallyEvery(t, 5*time.Second, 10*time.Millisecond, "the renewed certificate picked up", func() error {
+		c, _ := s.GetCertificate(nil)
+		if c == served {
+			return errors.New("still serving the old one")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("renewed certificate not picked up")
+		if !c.Leaf.Equal(renewed.Leaf) {
+			t.Fatal("this replica renewed again instead of serving the other's certificate")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

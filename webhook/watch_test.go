@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // With a resync far beyond the test, only the watch can inject: into
@@ -51,7 +52,7 @@ func testInjectOnChange(t *testing.T, c *testcluster.Cluster) {
 		_ = api.MutatingWebhookConfigurations().Delete(t.Context(), name, metav1.DeleteOptions{})
 		_ = api.ValidatingWebhookConfigurations().Delete(t.Context(), name, metav1.DeleteOptions{})
 	})
-	waitFor(t, "caBundle injection into new configurations", func() bool { return injected(t, c.Client, name, sm.CABundle()) })
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "caBundle injection into new configurations", func() error { return injected(t, c.Client, name, sm.CABundle()) })
 
 	api := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	v, err := api.Get(ctx, name, metav1.GetOptions{})
@@ -62,7 +63,7 @@ func testInjectOnChange(t *testing.T, c *testcluster.Cluster) {
 	if _, err := api.Update(ctx, v, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "caBundle injection into a configuration written back without it", func() bool {
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, "caBundle injection into a configuration written back without it", func() error {
 		return injected(t, c.Client, name, sm.CABundle())
 	})
 }
@@ -107,9 +108,9 @@ func restrictedClient(t *testing.T, c *testcluster.Cluster, user, name string) k
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	client := kubernetes.NewForConfigOrDie(cfg)
 	// Bindings take effect when the API server's RBAC cache has them.
-	waitFor(t, user+"'s RBAC in force", func() bool {
+	testkit.EventuallyEvery(t, 45*time.Second, 100*time.Millisecond, user+"'s RBAC in force", func() error {
 		_, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-		return err == nil
+		return err
 	})
 	return client
 }

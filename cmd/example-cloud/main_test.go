@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -255,20 +257,17 @@ func TestSIGTERMShutsDownGracefully(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	// The count is only read over HTTP: poll.
+	testkit.EventuallyEvery(t, 20*time.Second, 5*time.Millisecond, "the request reaching the simulator", func() error {
 		st, err := api.FaultStats(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Requests > 0 {
-			break
+		if st.Requests == 0 {
+			return errors.New("no request counted")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the request did not reach the simulator within 20s")
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval: the count is only read over HTTP
-	}
+		return nil
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("the request was over (%v) before SIGTERM: nothing was in flight", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // The test binary doubles as the provider: with this variable set it runs
@@ -121,13 +124,13 @@ func TestExitsWhenTerraformDies(t *testing.T) {
 	}
 	_ = sh.Process.Kill()
 	_ = sh.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("provider still running 10 s after its parent died")
+	// Not our child, so no wait() reports its exit: poll.
+	testkit.EventuallyEvery(t, 10*time.Second, 100*time.Millisecond, "the provider exiting after its parent died", func() error {
+		if alive(pid) {
+			return errors.New("still running")
 		}
-		time.Sleep(100 * time.Millisecond) // poll interval: not our child, so no wait() reports its exit
-	}
+		return nil
+	})
 }
 
 // alive reports whether pid runs (a zombie has exited).

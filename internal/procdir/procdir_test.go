@@ -1,6 +1,7 @@
 package procdir
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // A directory is swept when its process is gone, kept while it lives.
@@ -67,16 +70,13 @@ func TestRemovedOnExit(t *testing.T) {
 	}
 	_ = cmd.Process.Kill() // SIGKILL: no cleanup of its own
 	_ = cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(dir); os.IsNotExist(err) {
-			return
+	// Another process (the helper) removes it: poll.
+	testkit.EventuallyEvery(t, 10*time.Second, 50*time.Millisecond, dir+" removed after its process was killed", func() error {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			return fmt.Errorf("still there (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still there 10 s after its process was killed", dir)
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval: another process (the helper) removes it
-	}
+		return nil
+	})
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -2,6 +2,7 @@ package testhttpbackend_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 func do(t *testing.T, method, url, body string, auth ...string) (int, string) {
@@ -146,18 +148,16 @@ resource "terraform_data" "x" {
 		cmd.Dir, cmd.Env = dir, env
 		out, err := cmd.CombinedOutput()
 		t.Logf("terraform %s: %s", strings.Join(args, " "), time.Since(began).Round(time.Millisecond))
+		if err != nil {
+			err = fmt.Errorf("terraform: %w\n%s", err, out)
+		}
 		return string(out), err
 	}
 }
 
-func must(t *testing.T) func(string, error) string {
-	return func(out string, err error) string {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("terraform: %v\n%s", err, out)
-		}
-		return out
-	}
+// succeeds is testkit.MustValue taking terraform's two results at once.
+func succeeds(t *testing.T) func(string, error) string {
+	return func(out string, err error) string { t.Helper(); return testkit.MustValue(t, out, err) }
 }
 
 // TestTerraformLifecycle: init, apply, apply again, destroy against a
@@ -166,7 +166,7 @@ func TestTerraformLifecycle(t *testing.T) {
 	t.Parallel()
 	s := testhttpbackend.Start(t, testhttpbackend.WithBasicAuth("tf", "s3cret-pw"))
 	tf := terraform(t, s.Address("states/app"), "TF_HTTP_USERNAME=tf", "TF_HTTP_PASSWORD=s3cret-pw")
-	ok := must(t)
+	ok := succeeds(t)
 
 	ok(tf("init", "-input=false"))
 	ok(tf("apply", "-auto-approve", "-input=false"))
@@ -208,7 +208,7 @@ func TestTerraformStaleLock(t *testing.T) {
 	t.Parallel()
 	s := testhttpbackend.Start(t)
 	tf := terraform(t, s.Address("stale"))
-	ok := must(t)
+	ok := succeeds(t)
 	ok(tf("init", "-input=false"))
 
 	stale := testhttpbackend.LockInfo{

@@ -8,20 +8,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tests3"
 )
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func put(ctx context.Context, c *s3.Client, bucket, key, body string, ifNoneMatch bool) error {
 	in := &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: strings.NewReader(body)}
@@ -47,7 +41,7 @@ func TestConditionalWrites(t *testing.T) {
 	srv := tests3.Start(t)
 	srv.CreateBucket("states")
 	c := srv.Client()
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	if err := put(ctx, c, "states", "ccm/a.tfstate", `{"version":4}`, false); err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +85,11 @@ func TestCredentialsAndStop(t *testing.T) {
 	secret := `s3"se/cr+et %41 ü`
 	srv := tests3.Start(t, tests3.WithCredentials("ccm-access", secret))
 	srv.CreateBucket("bkt")
-	if err := put(ctxT(t), srv.Client(), "bkt", "k", "v", false); err != nil {
+	if err := put(testkit.Context(t), srv.Client(), "bkt", "k", "v", false); err != nil {
 		t.Fatalf("hostile secret: %v", err)
 	}
 	srv.SecretKey = "wrong-secret"
-	if err := put(ctxT(t), srv.Client(), "bkt", "k", "v", false); code(err) != "SignatureDoesNotMatch" {
+	if err := put(testkit.Context(t), srv.Client(), "bkt", "k", "v", false); code(err) != "SignatureDoesNotMatch" {
 		t.Fatalf("wrong secret: %v", err)
 	}
 	srv.Stop()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -61,8 +62,8 @@ func BenchmarkServiceToIngress(b *testing.B) {
 	for i := range 10 {
 		name := fmt.Sprintf("lat-%d", i)
 		start := time.Now()
-		_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(name, 80), metav1.CreateOptions{})
-		must(b, err)
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(b), lbService(name, 80), metav1.CreateOptions{})
+		testkit.Must(b, err)
 		e.waitIngressFast(name, 60*time.Second)
 		lat = append(lat, time.Since(start))
 	}
@@ -96,7 +97,7 @@ func BenchmarkManyServices(b *testing.B) {
 	cpu0 := e.ccmCPU()
 	start := time.Now()
 	inParallel(n, 20, func(i int) {
-		_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(fmt.Sprintf("s%04d", i), 80), metav1.CreateOptions{})
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(b), lbService(fmt.Sprintf("s%04d", i), 80), metav1.CreateOptions{})
 		if err != nil {
 			b.Error(err)
 		}
@@ -112,11 +113,11 @@ func BenchmarkManyServices(b *testing.B) {
 
 	// A new pod: SIGKILL, an empty work directory, a new process.
 	e.killCCM(e.ccm)
-	must(b, os.RemoveAll(e.workDir))
+	testkit.Must(b, os.RemoveAll(e.workDir))
 	before := e.procs.Total(b)
 	start = time.Now()
 	e.startCCM()
-	eventuallyEvery(b, 10*time.Minute, 250*time.Millisecond, "every Service answered after the restart", func() error {
+	testkit.EventuallyEvery(b, 10*time.Minute, 250*time.Millisecond, "every Service answered after the restart", func() error {
 		m, err := e.scrape(b)
 		if err != nil {
 			return err
@@ -134,8 +135,8 @@ func BenchmarkManyServices(b *testing.B) {
 	start = time.Now()
 	e.addNode("node-b", "ex-west-1b")
 	id := e.instance("node-b").ID
-	eventuallyEvery(b, 5*time.Minute, time.Second, "all LBs target the new node", func() error {
-		lbs, err := e.api.ListLoadBalancers(ctx(b), exampleapi.LoadBalancerFilter{})
+	testkit.EventuallyEvery(b, 5*time.Minute, time.Second, "all LBs target the new node", func() error {
+		lbs, err := e.api.ListLoadBalancers(testkit.Context(b), exampleapi.LoadBalancerFilter{})
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func BenchmarkManyServices(b *testing.B) {
 	before, applies := e.procs.Total(b), e.applies()
 	start = time.Now()
 	e.drainNode("node-b", true)
-	eventuallyEvery(b, 5*time.Minute, 100*time.Millisecond, "the drained node deregistered", func() error {
+	testkit.EventuallyEvery(b, 5*time.Minute, 100*time.Millisecond, "the drained node deregistered", func() error {
 		for _, p := range e.pools() {
 			if slices.Contains(p.Targets, id) || !slices.ContainsFunc(p.Draining, func(d exampleapi.DrainingTarget) bool { return d.ID == id }) {
 				return fmt.Errorf("pool %s: targets %v, draining %v", p.Name, p.Targets, p.Draining)
@@ -174,8 +175,8 @@ func BenchmarkManyServices(b *testing.B) {
 	b.ReportMetric(time.Since(start).Seconds(), "node-drain-deregistered-s")
 	b.ReportMetric(float64(e.applies()-applies), "node-drain-applies")
 	b.ReportMetric(float64(e.procs.Total(b)-before), "node-drain-tf-procs")
-	lbs, err := e.api.ListLoadBalancers(ctx(b), exampleapi.LoadBalancerFilter{})
-	must(b, err)
+	lbs, err := e.api.ListLoadBalancers(testkit.Context(b), exampleapi.LoadBalancerFilter{})
+	testkit.Must(b, err)
 	for _, lb := range lbs {
 		if lb.TargetPoolID == "" {
 			b.Fatalf("load balancer %s lists its targets: the drain did not reach it through a pool", lb.ID)
@@ -200,13 +201,13 @@ func BenchmarkHundredNodesRoutes(b *testing.B) {
 	o := benchOptions()
 	o.provisionDelay = 100 * time.Millisecond
 	e := newEnv(b, o)
-	nets, err := e.api.ListNetworks(ctx(b), region, "default")
-	must(b, err)
+	nets, err := e.api.ListNetworks(testkit.Context(b), region, "default")
+	testkit.Must(b, err)
 	const n = 100
 	start := time.Now()
 	inParallel(n, 10, func(i int) { e.addNode(fmt.Sprintf("n%03d", i), "ex-west-1a", fmt.Sprintf("10.244.%d.0/24", i)) })
-	eventuallyEvery(b, 5*time.Minute, time.Second, "a route per node", func() error {
-		rs, err := e.api.ListRoutes(ctx(b), nets[0].ID)
+	testkit.EventuallyEvery(b, 5*time.Minute, time.Second, "a route per node", func() error {
+		rs, err := e.api.ListRoutes(testkit.Context(b), nets[0].ID)
 		if err != nil {
 			return err
 		}
@@ -222,8 +223,8 @@ func BenchmarkHundredNodesRoutes(b *testing.B) {
 
 // waitIngressFast polls more often than waitIngress, for latency figures.
 func (e *env) waitIngressFast(name string, timeout time.Duration) {
-	eventuallyEvery(e.t, timeout, 20*time.Millisecond, "ingress of "+name, func() error {
-		svc, err := e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+	testkit.EventuallyEvery(e.t, timeout, 20*time.Millisecond, "ingress of "+name, func() error {
+		svc, err := e.kube.CoreV1().Services("default").Get(testkit.Context(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -235,8 +236,8 @@ func (e *env) waitIngressFast(name string, timeout time.Duration) {
 }
 
 func (e *env) waitNodesInitialised(n int) {
-	eventually(e.t, time.Minute, "nodes initialised", func() error {
-		l, err := e.kube.CoreV1().Nodes().List(ctx(e.t), metav1.ListOptions{})
+	testkit.Eventually(e.t, time.Minute, "nodes initialised", func() error {
+		l, err := e.kube.CoreV1().Nodes().List(testkit.Context(e.t), metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -321,8 +322,8 @@ func BenchmarkPreview(b *testing.B) {
 		e.namespace(b, names[i])
 		svc := lbService(names[i], 80)
 		svc.Namespace = names[i]
-		_, err := e.kube.CoreV1().Services(names[i]).Create(ctx(b), svc, metav1.CreateOptions{})
-		must(b, err)
+		_, err := e.kube.CoreV1().Services(names[i]).Create(testkit.Context(b), svc, metav1.CreateOptions{})
+		testkit.Must(b, err)
 	}
 	for _, name := range names {
 		e.waitIngressIn(name, name, 120*time.Second)
@@ -331,12 +332,12 @@ func BenchmarkPreview(b *testing.B) {
 	// API server took, the webhooks included.
 	dryRun := func(name string) time.Duration {
 		services := e.kube.CoreV1().Services(name)
-		cur, err := services.Get(ctx(b), name, metav1.GetOptions{})
-		must(b, err)
+		cur, err := services.Get(testkit.Context(b), name, metav1.GetOptions{})
+		testkit.Must(b, err)
 		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
 		start := time.Now()
-		_, err = services.Update(ctx(b), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		must(b, err)
+		_, err = services.Update(testkit.Context(b), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		testkit.Must(b, err)
 		return time.Since(start)
 	}
 	var cold, warm []time.Duration
@@ -352,16 +353,16 @@ func BenchmarkPreview(b *testing.B) {
 	// update toggles a port of pv-0 and returns the round trip.
 	services := e.kube.CoreV1().Services(names[0])
 	update := func(i int) time.Duration {
-		cur, err := services.Get(ctx(b), names[0], metav1.GetOptions{})
-		must(b, err)
+		cur, err := services.Get(testkit.Context(b), names[0], metav1.GetOptions{})
+		testkit.Must(b, err)
 		if i%2 == 0 {
 			cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
 		} else {
 			cur.Spec.Ports = cur.Spec.Ports[:1]
 		}
 		start := time.Now()
-		_, err = services.Update(ctx(b), cur, metav1.UpdateOptions{})
-		must(b, err)
+		_, err = services.Update(testkit.Context(b), cur, metav1.UpdateOptions{})
+		testkit.Must(b, err)
 		return time.Since(start)
 	}
 	// 30 round trips each: a few milliseconds, noisy.
@@ -369,11 +370,11 @@ func BenchmarkPreview(b *testing.B) {
 	for i := range 30 {
 		with = append(with, update(i))
 	}
-	must(b, e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx(b), cloudconfig.MutatingWebhookName, metav1.DeleteOptions{}))
-	must(b, e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx(b), cloudconfig.ValidatingWebhookName, metav1.DeleteOptions{}))
+	testkit.Must(b, e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(testkit.Context(b), cloudconfig.MutatingWebhookName, metav1.DeleteOptions{}))
+	testkit.Must(b, e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(testkit.Context(b), cloudconfig.ValidatingWebhookName, metav1.DeleteOptions{}))
 	// The API server stops calling them when its informer sees the deletion.
-	eventually(b, 30*time.Second, "the webhooks no longer called", func() error {
-		out, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService("webhook-probe", 80), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	testkit.Eventually(b, 30*time.Second, "the webhooks no longer called", func() error {
+		out, err := e.kube.CoreV1().Services("default").Create(testkit.Context(b), lbService("webhook-probe", 80), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			return err
 		}
@@ -431,7 +432,7 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 	created := 0
 	for _, n := range memoryServices(b) {
 		inParallel(n-created, 20, func(i int) {
-			_, err := e.kube.CoreV1().Services("default").Create(ctx(b), lbService(fmt.Sprintf("m%05d", created+i), 80), metav1.CreateOptions{})
+			_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(b), lbService(fmt.Sprintf("m%05d", created+i), 80), metav1.CreateOptions{})
 			if err != nil {
 				b.Error(err)
 			}
@@ -441,7 +442,7 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 		}
 		// Steady: no terraform process for 5 s.
 		procs, since := e.procs.Total(b), time.Now()
-		eventuallyEvery(b, 5*time.Minute, time.Second, "the controller idle for 5 s", func() error {
+		testkit.EventuallyEvery(b, 5*time.Minute, time.Second, "the controller idle for 5 s", func() error {
 			if p := e.procs.Total(b); p != procs {
 				procs, since = p, time.Now()
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -48,12 +49,12 @@ func httpsLBService(ns, name, secret string) *v1.Service {
 // platform team opting the namespace in (the chart's tlsSecrets.namespaces).
 func (e *env) allowTLSSecrets(t testing.TB, ns string) {
 	t.Helper()
-	_, err := e.kube.RbacV1().RoleBindings(ns).Create(ctx(t), &rbacv1.RoleBinding{
+	_, err := e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: ccm.TLSSecretsRole},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ccm.TLSSecretsRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: ccmSA}},
 	}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 }
 
 // servedCertificate waits until the load balancer with IPv4 ip serves
@@ -61,7 +62,7 @@ func (e *env) allowTLSSecrets(t testing.TB, ns string) {
 // and returns the certificate's id.
 func (e *env) servedCertificate(t testing.TB, ip string, c simtest.Cert) (lbID, certID string) {
 	t.Helper()
-	eventually(t, 90*time.Second, "load balancer "+ip+" serves "+c.Fingerprint[:12], func() error {
+	testkit.Eventually(t, 90*time.Second, "load balancer "+ip+" serves "+c.Fingerprint[:12], func() error {
 		lb, err := e.cloudLB(ip)
 		if err != nil {
 			return err
@@ -78,7 +79,7 @@ func (e *env) servedCertificate(t testing.TB, ip string, c simtest.Cert) (lbID, 
 		if certID == "" {
 			return fmt.Errorf("no https listener with one certificate and sticky sessions: %+v", lb.Listeners)
 		}
-		cert, err := e.api.GetCertificate(ctx(t), certID)
+		cert, err := e.api.GetCertificate(testkit.Context(t), certID)
 		if err != nil {
 			return err
 		}
@@ -106,11 +107,11 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test", RSABits: 2048})
 	c2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})
 	secrets := e.kube.CoreV1().Secrets("default")
-	_, err := secrets.Create(ctx(t), tlsSecretObject("default", "web-tls", c1), metav1.CreateOptions{})
-	must(t, err)
+	_, err := secrets.Create(testkit.Context(t), tlsSecretObject("default", "web-tls", c1), metav1.CreateOptions{})
+	testkit.Must(t, err)
 
-	_, err = e.kube.CoreV1().Services("default").Create(ctx(t), httpsLBService("default", "web", "web-tls"), metav1.CreateOptions{})
-	must(t, err)
+	_, err = e.kube.CoreV1().Services("default").Create(testkit.Context(t), httpsLBService("default", "web", "web-tls"), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	in := e.waitIngress("web", 90*time.Second).Status.LoadBalancer.Ingress[0]
 	ip := in.IP
 	// The https listener terminates TLS: kube-proxy must send in-cluster
@@ -129,10 +130,10 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	// examplectl renders what the controller applied, given the Secret's
 	// certificate (never its key).
 	crt := filepath.Join(t.TempDir(), "tls.crt")
-	must(t, os.WriteFile(crt, []byte(c2.CertPEM), 0o600))
+	testkit.Must(t, os.WriteFile(crt, []byte(c2.CertPEM), 0o600))
 	e.checkRenders("default", "web", "--tls-certificate", "web-tls="+crt)
-	eventually(t, 30*time.Second, "the old certificate deleted", func() error {
-		if _, err := e.api.GetCertificate(ctx(t), cert1); !exampleapi.IsNotFound(err) {
+	testkit.Eventually(t, 30*time.Second, "the old certificate deleted", func() error {
+		if _, err := e.api.GetCertificate(testkit.Context(t), cert1); !exampleapi.IsNotFound(err) {
 			return fmt.Errorf("certificate %s: %v", cert1, err)
 		}
 		return nil
@@ -140,8 +141,8 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 
 	// A Service naming a Secret that does not exist: an event, nothing
 	// created.
-	_, err = e.kube.CoreV1().Services("default").Create(ctx(t), httpsLBService("default", "api", "api-tls"), metav1.CreateOptions{})
-	must(t, err)
+	_, err = e.kube.CoreV1().Services("default").Create(testkit.Context(t), httpsLBService("default", "api", "api-tls"), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.eventWith(t, "default", "api", "CertificateSecretInvalid", "TLS Secret default/api-tls (annotation "+string(annotations.LBTLSSecrets)+") does not exist")
 
 	// A tenant of a namespace the platform team did not opt in names a
@@ -149,8 +150,8 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	// allow it. (Another namespace's Secret cannot even be named.)
 	e.namespace(t, "team-b")
 	tenant := e.tenant(t, "team-b", "dev")
-	_, err = e.kube.CoreV1().Secrets("team-b").Create(ctx(t), tlsSecretObject("team-b", "web-tls", c1), metav1.CreateOptions{})
-	must(t, err)
+	_, err = e.kube.CoreV1().Secrets("team-b").Create(testkit.Context(t), tlsSecretObject("team-b", "web-tls", c1), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.createService(t, tenant, httpsLBService("team-b", "shop", "web-tls"))
 	e.eventWith(t, "team-b", "shop", "CertificateSecretInvalid", "cannot be read by the controller: bind the ClusterRole "+ccm.TLSSecretsRole)
 	if lbs := e.lbsNamed(t, ""); len(lbs) != 1 {
@@ -159,7 +160,7 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 
 	// The Secret goes: an event on web, whose load balancer keeps serving
 	// the certificate it has.
-	must(t, secrets.Delete(ctx(t), "web-tls", metav1.DeleteOptions{}))
+	testkit.Must(t, secrets.Delete(testkit.Context(t), "web-tls", metav1.DeleteOptions{}))
 	e.eventWith(t, "default", "web", "CertificateSecretInvalid", "TLS Secret default/web-tls (annotation "+string(annotations.LBTLSSecrets)+") does not exist")
 	if _, served := e.servedCertificate(t, ip, c2); served != cert2 {
 		t.Fatalf("after the Secret went: serves %s, want %s", served, cert2)
@@ -173,11 +174,11 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 func renewTLSSecret(t testing.TB, kube kubernetes.Interface, ns, name string, c simtest.Cert) {
 	t.Helper()
 	secrets := kube.CoreV1().Secrets(ns)
-	s, err := secrets.Get(ctx(t), name, metav1.GetOptions{})
-	must(t, err)
+	s, err := secrets.Get(testkit.Context(t), name, metav1.GetOptions{})
+	testkit.Must(t, err)
 	s.Data = tlsSecretObject(ns, name, c).Data
-	_, err = secrets.Update(ctx(t), s, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = secrets.Update(testkit.Context(t), s, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 }
 
 // keyBody is a line from the middle of a PEM key: what any copy of it,
@@ -191,8 +192,8 @@ func keyBody(pem string) string {
 // (scanControllerOutputs) and in every file of its work directory.
 func (e *env) scanForKeys(t *testing.T, keys ...string) {
 	t.Helper()
-	control, err := e.kube.CoreV1().Secrets("team-b").Get(ctx(t), "web-tls", metav1.GetOptions{})
-	must(t, err)
+	control, err := e.kube.CoreV1().Secrets("team-b").Get(testkit.Context(t), "web-tls", metav1.GetOptions{})
+	testkit.Must(t, err)
 	if !strings.Contains(secretText(control), keys[0]) {
 		t.Fatal("the scan does not find a key in a Secret that holds it: it proves nothing")
 	}
@@ -210,7 +211,7 @@ func (e *env) scanForKeys(t *testing.T, keys ...string) {
 	}
 	e.scanControllerOutputs(t, scan)
 	var mainTF int
-	must(t, filepath.WalkDir(e.workDir, func(p string, d fs.DirEntry, err error) error {
+	testkit.Must(t, filepath.WalkDir(e.workDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
@@ -271,24 +272,24 @@ func (s *leakScan) atLeast(n int) {
 // records, saved plans, states).
 func (e *env) scanControllerOutputs(t *testing.T, scan func(where, text string)) {
 	t.Helper()
-	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	evs, err := e.kube.CoreV1().Events("").List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, ev := range evs.Items {
 		scan("Event "+ev.Namespace+"/"+ev.Name, ev.Message)
 	}
 	for _, f := range []string{e.ccmLog, e.auditLog} {
 		data, err := os.ReadFile(f)
-		must(t, err)
+		testkit.Must(t, err)
 		scan(filepath.Base(f), string(data))
 	}
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, cm := range cms.Items {
 		b, _ := json.Marshal(cm)
 		scan("ConfigMap "+cm.Name, string(b))
 	}
-	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	ss, err := e.kube.CoreV1().Secrets(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, s := range ss.Items {
 		scan("Secret "+s.Name, secretText(&s))
 	}

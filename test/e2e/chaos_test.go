@@ -22,6 +22,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -61,7 +62,7 @@ func TestChaos(t *testing.T) {
 	p := chaosFromEnv()
 	pg := testpg.Start(t)
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
-	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, driftInterval: "10s", provisionDelay: 500 * time.Millisecond,
 		lockTimeout: "5s", staleLockAge: "20s"})
 	t.Cleanup(func() {
@@ -92,7 +93,7 @@ func TestChaos(t *testing.T) {
 			t.Logf("chaos: PostgreSQL down for %s", p.pgOutage)
 			pg.Pause()
 			time.Sleep(p.pgOutage)
-			must(t, pg.Resume())
+			testkit.Must(t, pg.Resume())
 		}
 		e.killCCM(e.ccm)
 		kills++
@@ -105,7 +106,7 @@ func TestChaos(t *testing.T) {
 	// plans and applies.
 	e.sim.SetFaults(t, exampleapi.Faults{})
 	w.makeDrift(t)
-	eventuallyEvery(t, 90*time.Second, 50*time.Millisecond, "a drift sweep", func() error {
+	testkit.EventuallyEvery(t, 90*time.Second, 50*time.Millisecond, "a drift sweep", func() error {
 		if e.countLog("drift sweep started") == 0 {
 			return fmt.Errorf("none yet")
 		}
@@ -115,12 +116,12 @@ func TestChaos(t *testing.T) {
 	e.killCCM(e.ccm)
 	kills++
 	e.startCCM()
-	faults, err := e.api.FaultStats(ctx(t))
-	must(t, err)
+	faults, err := e.api.FaultStats(testkit.Context(t))
+	testkit.Must(t, err)
 
 	converged := time.Now()
 	live, gone := w.result()
-	eventuallyEvery(t, p.converge, time.Second, "convergence", func() error {
+	testkit.EventuallyEvery(t, p.converge, time.Second, "convergence", func() error {
 		if err := e.chaosConverged(t, live, gone); err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func (w *chaosWork) run() {
 		return
 	}
 	for i := range w.p.services {
-		s, err := svcs.Create(ctx(t), lbService(fmt.Sprintf("chaos-%02d", i), 80), metav1.CreateOptions{})
+		s, err := svcs.Create(testkit.Context(t), lbService(fmt.Sprintf("chaos-%02d", i), 80), metav1.CreateOptions{})
 		if err != nil {
 			t.Errorf("create: %v", err)
 			return
@@ -199,12 +200,12 @@ func (w *chaosWork) run() {
 	for i := range w.p.services {
 		name := fmt.Sprintf("chaos-%02d", i)
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			s, err := svcs.Get(ctx(t), name, metav1.GetOptions{})
+			s, err := svcs.Get(testkit.Context(t), name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			s.Spec.Ports[0].Port = 8080
-			_, err = svcs.Update(ctx(t), s, metav1.UpdateOptions{})
+			_, err = svcs.Update(testkit.Context(t), s, metav1.UpdateOptions{})
 			return err
 		})
 		if err != nil {
@@ -222,7 +223,7 @@ func (w *chaosWork) run() {
 	}
 	for i := 0; i < w.p.services; i += 3 {
 		name := fmt.Sprintf("chaos-%02d", i)
-		if err := svcs.Delete(ctx(t), name, metav1.DeleteOptions{}); err != nil {
+		if err := svcs.Delete(testkit.Context(t), name, metav1.DeleteOptions{}); err != nil {
 			t.Errorf("delete %s: %v", name, err)
 			return
 		}
@@ -255,16 +256,16 @@ func (c *chaosShared) create(e *env) error {
 	for i, port := range []int32{81, 82} {
 		m := lbService(fmt.Sprintf("chaos-g%d", i), port)
 		m.Annotations = map[string]string{string(annotations.LBGroup): "chaos"}
-		if _, err := svcs.Create(ctx(e.t), m, metav1.CreateOptions{}); err != nil {
+		if _, err := svcs.Create(testkit.Context(e.t), m, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
-	if _, err := e.kube.CoreV1().Secrets("default").Create(ctx(e.t), tlsSecretObject("default", "chaos-tls", c.first), metav1.CreateOptions{}); err != nil {
+	if _, err := e.kube.CoreV1().Secrets("default").Create(testkit.Context(e.t), tlsSecretObject("default", "chaos-tls", c.first), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	tls := lbService("chaos-tls", 443)
 	tls.Annotations = map[string]string{string(annotations.LBHTTPSPorts): "443", string(annotations.LBTLSSecrets): "chaos-tls"}
-	s, err := svcs.Create(ctx(e.t), tls, metav1.CreateOptions{})
+	s, err := svcs.Create(testkit.Context(e.t), tls, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
@@ -276,12 +277,12 @@ func (c *chaosShared) change(e *env) error {
 	svcs := e.kube.CoreV1().Services("default")
 	for i, port := range []int32{8081, 8082} {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			m, err := svcs.Get(ctx(e.t), fmt.Sprintf("chaos-g%d", i), metav1.GetOptions{})
+			m, err := svcs.Get(testkit.Context(e.t), fmt.Sprintf("chaos-g%d", i), metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			m.Spec.Ports[0].Port = port
-			_, err = svcs.Update(ctx(e.t), m, metav1.UpdateOptions{})
+			_, err = svcs.Update(testkit.Context(e.t), m, metav1.UpdateOptions{})
 			return err
 		})
 		if err != nil {
@@ -289,7 +290,7 @@ func (c *chaosShared) change(e *env) error {
 		}
 	}
 	renewTLSSecret(e.t, e.kube, "default", "chaos-tls", c.renewed)
-	return svcs.Delete(ctx(e.t), "chaos-g1", metav1.DeleteOptions{})
+	return svcs.Delete(testkit.Context(e.t), "chaos-g1", metav1.DeleteOptions{})
 }
 
 // owners is live with the group and the HTTPS Service: who may own a
@@ -310,17 +311,17 @@ func (e *env) sharedConverged(t testing.TB, c *chaosShared) error {
 		return fmt.Errorf("group chaos: load balancers %+v", g)
 	}
 	svcs := e.kube.CoreV1().Services("default")
-	if s, err := svcs.Get(ctx(t), "chaos-g0", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) == 0 || s.Status.LoadBalancer.Ingress[0].IP != g[0].IPv4 {
+	if s, err := svcs.Get(testkit.Context(t), "chaos-g0", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) == 0 || s.Status.LoadBalancer.Ingress[0].IP != g[0].IPv4 {
 		return fmt.Errorf("chaos-g0 not on the group's address (%v)", err)
 	}
-	if _, err := svcs.Get(ctx(t), "chaos-g1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := svcs.Get(testkit.Context(t), "chaos-g1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleted chaos-g1 still there (%v)", err)
 	}
 	tls := byUID[c.tlsUID]
 	if len(tls) != 1 || tls[0].Status != "active" || len(tls[0].Listeners) != 1 || len(tls[0].Listeners[0].CertificateIDs) != 1 {
 		return fmt.Errorf("chaos-tls: load balancers %+v", tls)
 	}
-	cert, err := e.api.GetCertificate(ctx(t), tls[0].Listeners[0].CertificateIDs[0])
+	cert, err := e.api.GetCertificate(testkit.Context(t), tls[0].Listeners[0].CertificateIDs[0])
 	if err != nil {
 		return err
 	}
@@ -332,10 +333,10 @@ func (e *env) sharedConverged(t testing.TB, c *chaosShared) error {
 
 // orphanCertificates are the certificates no load balancer serves.
 func (e *env) orphanCertificates(t testing.TB) []string {
-	certs, err := e.api.ListCertificates(ctx(t), exampleapi.CertificateFilter{})
-	must(t, err)
-	served, err := e.api.CertificatesInUse(ctx(t), "")
-	must(t, err)
+	certs, err := e.api.ListCertificates(testkit.Context(t), exampleapi.CertificateFilter{})
+	testkit.Must(t, err)
+	served, err := e.api.CertificatesInUse(testkit.Context(t), "")
+	testkit.Must(t, err)
 	var out []string
 	for _, c := range certs {
 		if !served[c.ID] {
@@ -364,14 +365,14 @@ func (w *chaosWork) result() (live, gone map[string]string) {
 func (w *chaosWork) makeDrift(t *testing.T) {
 	live, _ := w.result()
 	for _, uid := range live {
-		l, err := w.e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-		must(t, err)
+		l, err := w.e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+		testkit.Must(t, err)
 		for _, lb := range l {
 			if lb.Tags["k8s.example.com/service-uid"] == uid && lb.Status == "active" {
-				_, err := w.e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
+				_, err := w.e.api.UpdateLoadBalancer(testkit.Context(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
 					Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, TargetPoolID: lb.TargetPoolID, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
 				}, 0)
-				must(t, err)
+				testkit.Must(t, err)
 				return
 			}
 		}
@@ -384,7 +385,7 @@ func (w *chaosWork) makeDrift(t *testing.T) {
 func (e *env) chaosConverged(t testing.TB, live, gone map[string]string) error {
 	byUID := e.lbsByUID(t)
 	for name, uid := range live {
-		s, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{})
+		s, err := e.kube.CoreV1().Services("default").Get(testkit.Context(t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -397,7 +398,7 @@ func (e *env) chaosConverged(t testing.TB, live, gone map[string]string) error {
 		}
 	}
 	for name, uid := range gone {
-		if _, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := e.kube.CoreV1().Services("default").Get(testkit.Context(t), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleted %s still there (%v)", name, err)
 		}
 		if n := len(byUID[uid]); n != 0 {
@@ -408,8 +409,8 @@ func (e *env) chaosConverged(t testing.TB, live, gone map[string]string) error {
 }
 
 func (e *env) lbsByUID(t testing.TB) map[string][]exampleapi.LoadBalancer {
-	l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	l, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
 	out := map[string][]exampleapi.LoadBalancer{}
 	for _, lb := range l {
 		uid := lb.Tags["k8s.example.com/service-uid"]
@@ -442,11 +443,11 @@ func (e *env) cloudAgainst(t testing.TB, live map[string]string) (orphans, dupli
 // PostgreSQL advisory locks (the pg backend's) and locks in the records.
 func (e *env) locksLeft(t testing.TB, conn string) int {
 	db, err := sql.Open("postgres", conn)
-	must(t, err)
+	testkit.Must(t, err)
 	defer db.Close()
 	n := 0
-	eventually(t, 60*time.Second, "no state lock held", func() error {
-		if err := db.QueryRowContext(ctx(t), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n); err != nil {
+	testkit.Eventually(t, 60*time.Second, "no state lock held", func() error {
+		if err := db.QueryRowContext(testkit.Context(t), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
@@ -454,8 +455,8 @@ func (e *env) locksLeft(t testing.TB, conn string) int {
 		}
 		return nil
 	})
-	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
-	must(t, err)
+	all, err := records.NewStore(e.kube, namespace, 0).List(testkit.Context(t))
+	testkit.Must(t, err)
 	for _, r := range all {
 		if r.Lock != nil {
 			n++
@@ -478,12 +479,12 @@ func (e *env) unauditedApplies(t testing.TB) []string {
 		}
 	}
 	logs, err := filepath.Glob(filepath.Join(e.dir, "ccm-*.log"))
-	must(t, err)
+	testkit.Must(t, err)
 	var out []string
 	applied := 0
 	for _, l := range logs {
 		data, err := os.ReadFile(l)
-		must(t, err)
+		testkit.Must(t, err)
 		for _, m := range appliedRE.FindAllStringSubmatch(string(data), -1) {
 			applied++
 			if !audited[m[1]] {
@@ -507,7 +508,7 @@ type stateWatch struct {
 
 func watchStates(t testing.TB, conn string) *stateWatch {
 	db, err := sql.Open("postgres", conn)
-	must(t, err)
+	testkit.Must(t, err)
 	w := &stateWatch{stopped: make(chan struct{}), done: make(chan struct{})}
 	type seen struct {
 		lineage string

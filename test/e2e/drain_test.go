@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
@@ -26,15 +27,15 @@ func (e *env) editNode(name string, status bool, edit func(*v1.Node)) {
 	e.t.Helper()
 	nodes := e.kube.CoreV1().Nodes()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := nodes.Get(ctx(e.t), name, metav1.GetOptions{})
+		n, err := nodes.Get(testkit.Context(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		edit(n)
 		if status {
-			_, err = nodes.UpdateStatus(ctx(e.t), n, metav1.UpdateOptions{})
+			_, err = nodes.UpdateStatus(testkit.Context(e.t), n, metav1.UpdateOptions{})
 		} else {
-			_, err = nodes.Update(ctx(e.t), n, metav1.UpdateOptions{})
+			_, err = nodes.Update(testkit.Context(e.t), n, metav1.UpdateOptions{})
 		}
 		return err
 	})
@@ -53,8 +54,8 @@ func (e *env) readyNodeAfter(name, zone string, before func(id string)) {
 	e.t.Helper()
 	e.addNode(name, zone)
 	before(e.instance(name).ID)
-	eventually(e.t, 30*time.Second, "node "+name+" initialised", func() error {
-		n, err := e.kube.CoreV1().Nodes().Get(ctx(e.t), name, metav1.GetOptions{})
+	testkit.Eventually(e.t, 30*time.Second, "node "+name+" initialised", func() error {
+		n, err := e.kube.CoreV1().Nodes().Get(testkit.Context(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -83,8 +84,8 @@ func (e *env) drainNode(name string, on bool) {
 // poolsRecord is the target pools' plan record (an empty one before it
 // is written).
 func (e *env) poolsRecord(t testing.TB) *records.Record {
-	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
-	must(t, err)
+	all, err := records.NewStore(e.kube, namespace, 0).List(testkit.Context(t))
+	testkit.Must(t, err)
 	for _, r := range all {
 		if r.Object == objectref.TargetPools {
 			return r
@@ -100,7 +101,7 @@ func (e *env) applies() int64 { return e.procs.Counts(e.t)["apply"] }
 // pools are the cloud's target pools of the cluster.
 func (e *env) pools() []exampleapi.TargetPool {
 	e.t.Helper()
-	l, err := e.api.ListTargetPools(ctx(e.t), exampleapi.TargetPoolFilter{Region: region})
+	l, err := e.api.ListTargetPools(testkit.Context(e.t), exampleapi.TargetPoolFilter{Region: region})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 		if i == 0 {
 			svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
 		}
-		if _, err := e.kube.CoreV1().Services("default").Create(ctx(t), svc, metav1.CreateOptions{}); err != nil {
+		if _, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, svc.Name)
@@ -154,15 +155,15 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	nodeB := e.instance("node-b").ID
 	// Connections open on a load balancer of each pool before the drain.
 	for _, name := range []string{"drain-00", "drain-19"} {
-		eventually(t, 30*time.Second, name+" active", func() error {
-			_, err := e.api.OpenConnections(ctx(t), lbs[name].ID, 6)
+		testkit.Eventually(t, 30*time.Second, name+" active", func() error {
+			_, err := e.api.OpenConnections(testkit.Context(t), lbs[name].ID, 6)
 			return err
 		})
 	}
 	before := map[string]exampleapi.TargetConnections{}
 	for _, name := range []string{"drain-00", "drain-19"} {
-		c, err := e.api.Connections(ctx(t), lbs[name].ID)
-		must(t, err)
+		c, err := e.api.Connections(testkit.Context(t), lbs[name].ID)
+		testkit.Must(t, err)
 		for _, tc := range c.Targets {
 			if tc.ID == nodeB {
 				before[name] = tc
@@ -176,7 +177,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	// drain-19's 9s reaches its pool once its own plan is applied (the
 	// ask is an output of its root module): one more apply of the pools,
 	// before the drain's.
-	eventually(t, 30*time.Second, "the role=web pool drains for drain-19's 9s", func() error {
+	testkit.Eventually(t, 30*time.Second, "the role=web pool drains for drain-19's 9s", func() error {
 		for _, p := range e.pools() {
 			if p.Tags["k8s.example.com/node-selector"] == "role=web" && p.DeregistrationDelaySeconds != 9 {
 				return fmt.Errorf("%ds", p.DeregistrationDelaySeconds)
@@ -187,7 +188,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	applies := e.applies()
 	drained := time.Now()
 	e.drainNode("node-b", true)
-	eventually(t, 60*time.Second, "node-b draining in every pool", func() error {
+	testkit.Eventually(t, 60*time.Second, "node-b draining in every pool", func() error {
 		for _, p := range e.pools() {
 			if slices.Contains(p.Targets, nodeB) || !slices.ContainsFunc(p.Draining, func(d exampleapi.DrainingTarget) bool { return d.ID == nodeB }) {
 				return fmt.Errorf("pool %s: targets %v, draining %v", p.Name, p.Targets, p.Draining)
@@ -208,13 +209,13 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 
 	// No new connection reaches node-b; its open ones stay.
 	for _, name := range []string{"drain-00", "drain-19"} {
-		a, err := e.api.OpenConnections(ctx(t), lbs[name].ID, 6)
-		must(t, err)
+		a, err := e.api.OpenConnections(testkit.Context(t), lbs[name].ID, 6)
+		testkit.Must(t, err)
 		if a.Assigned[nodeB] != 0 {
 			t.Errorf("%s: %d new connections went to the draining node-b", name, a.Assigned[nodeB])
 		}
-		c, err := e.api.Connections(ctx(t), lbs[name].ID)
-		must(t, err)
+		c, err := e.api.Connections(testkit.Context(t), lbs[name].ID)
+		testkit.Must(t, err)
 		for _, tc := range c.Targets {
 			if tc.ID == nodeB && (tc.State != exampleapi.ConnectionDraining || tc.Open != before[name].Open || tc.Assigned != before[name].Assigned) {
 				t.Errorf("%s: node-b while draining: %+v, before %+v", name, tc, before[name])
@@ -222,8 +223,8 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 		}
 	}
 	// Its health check fails at once.
-	health, err := e.api.TargetHealth(ctx(t), lbs["drain-00"].ID)
-	must(t, err)
+	health, err := e.api.TargetHealth(testkit.Context(t), lbs["drain-00"].ID)
+	testkit.Must(t, err)
 	if !slices.ContainsFunc(health, func(h exampleapi.TargetHealth) bool { return h.ID == nodeB && h.Health == exampleapi.TargetDraining }) {
 		t.Errorf("target health of the Local Service while node-b drains: %+v", health)
 	}
@@ -232,7 +233,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	}
 	// The pools' record lists it draining in both pools (examplectl
 	// status), and the audit log has its departures.
-	eventually(t, 30*time.Second, "node-b draining on the pools' record", func() error {
+	testkit.Eventually(t, 30*time.Second, "node-b draining on the pools' record", func() error {
 		var pools []string
 		for _, r := range e.poolsRecord(t).Leaving {
 			if r.Node == "node-b" && r.State == records.LeavingDraining && r.Instance == nodeB && r.Reason == deregistration.ReasonDrain {
@@ -255,9 +256,9 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	}
 
 	// After the delay its connections are closed, and it is gone.
-	eventually(t, 30*time.Second, "node-b's connections closed after the delay", func() error {
+	testkit.Eventually(t, 30*time.Second, "node-b's connections closed after the delay", func() error {
 		for _, name := range []string{"drain-00", "drain-19"} {
-			c, err := e.api.Connections(ctx(t), lbs[name].ID)
+			c, err := e.api.Connections(testkit.Context(t), lbs[name].ID)
 			if err != nil {
 				return err
 			}
@@ -289,7 +290,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 		e.readyNode(name, "ex-west-1a")
 		old = append(old, e.instance(name).ID)
 	}
-	if _, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("rotated", 80), metav1.CreateOptions{}); err != nil {
+	if _, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("rotated", 80), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitIngress("rotated", 2*time.Minute)
@@ -300,7 +301,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 		}
 		return ps[0]
 	}
-	eventually(t, 30*time.Second, "10 targets", func() error {
+	testkit.Eventually(t, 30*time.Second, "10 targets", func() error {
 		if p := pool(); len(p.Targets) != 10 {
 			return fmt.Errorf("targets %v", p.Targets)
 		}
@@ -328,7 +329,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			ps, err := e.api.ListTargetPools(ctx(t), exampleapi.TargetPoolFilter{Region: region})
+			ps, err := e.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{Region: region})
 			if err != nil || len(ps) != 1 {
 				continue
 			}
@@ -354,7 +355,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: "ToBeDeletedByClusterAutoscaler", Effect: v1.TaintEffectNoSchedule})
 		})
 	}
-	eventually(t, 30*time.Second, "the first wave", func() error {
+	testkit.Eventually(t, 30*time.Second, "the first wave", func() error {
 		if p := pool(); len(p.Targets) != 5 {
 			return fmt.Errorf("targets %v", p.Targets)
 		}
@@ -364,8 +365,8 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 		t.Errorf("the first wave moved the pool from version %d to %d in %d applies, want one", start, p.Version, e.applies()-applies)
 	}
 	// The nodes that wait say so.
-	eventually(t, 30*time.Second, "an event on a waiting node", func() error {
-		evs, err := e.kube.CoreV1().Events("default").List(ctx(t), metav1.ListOptions{FieldSelector: "reason=DeregistrationWaiting"})
+	testkit.Eventually(t, 30*time.Second, "an event on a waiting node", func() error {
+		evs, err := e.kube.CoreV1().Events("default").List(testkit.Context(t), metav1.ListOptions{FieldSelector: "reason=DeregistrationWaiting"})
 		if err != nil {
 			return err
 		}
@@ -385,7 +386,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 		})
 	}
 	slices.Sort(fresh)
-	eventually(t, 60*time.Second, "only the new nodes", func() error {
+	testkit.Eventually(t, 60*time.Second, "only the new nodes", func() error {
 		if p := pool(); !slices.Equal(p.Targets, fresh) {
 			return fmt.Errorf("targets %v", p.Targets)
 		}
@@ -409,12 +410,12 @@ func TestFlappingNodeIsDamped(t *testing.T) {
 	for _, name := range []string{"node-a", "node-b", "node-c"} {
 		e.readyNode(name, "ex-west-1a")
 	}
-	if _, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("steady", 80), metav1.CreateOptions{}); err != nil {
+	if _, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("steady", 80), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitIngress("steady", 2*time.Minute)
 	nodeB := e.instance("node-b").ID
-	eventually(t, 30*time.Second, "3 targets", func() error {
+	testkit.Eventually(t, 30*time.Second, "3 targets", func() error {
 		if p := e.pools(); len(p) != 1 || len(p[0].Targets) != 3 {
 			return fmt.Errorf("pools %+v", p)
 		}
@@ -425,7 +426,7 @@ func TestFlappingNodeIsDamped(t *testing.T) {
 		e.drainNode("node-b", i%2 == 0)
 		time.Sleep(time.Second) // the flapping itself, not a wait
 	}
-	eventually(t, 30*time.Second, "node-b back", func() error {
+	testkit.Eventually(t, 30*time.Second, "node-b back", func() error {
 		if p := e.pools(); !slices.Contains(p[0].Targets, nodeB) {
 			return fmt.Errorf("targets %v", p[0].Targets)
 		}

@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
@@ -32,8 +33,8 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 		encryption: map[string]any{"passphraseSecret": map[string]any{"name": "state-key", "key": "passphrase"}}})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")
-	_, err := services.Create(ctx(t), lbService("enc", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := services.Create(testkit.Context(t), lbService("enc", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.waitIngress("enc", 90*time.Second)
 
 	s, err := e.stateSecret("default", "enc")
@@ -41,36 +42,36 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 		t.Fatalf("no state Secret: %v", err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(s.Data["tfstate"]))
-	must(t, err)
+	testkit.Must(t, err)
 	stored, err := io.ReadAll(zr)
-	must(t, err)
+	testkit.Must(t, err)
 	var envelope struct {
 		Version   *int            `json:"version"`
 		Resources json.RawMessage `json:"resources"`
 		Encrypted string          `json:"encryption_version"`
 	}
-	must(t, json.Unmarshal(stored, &envelope))
+	testkit.Must(t, json.Unmarshal(stored, &envelope))
 	if envelope.Encrypted == "" || envelope.Version != nil || envelope.Resources != nil || bytes.Contains(stored, []byte("example_load_balancer")) {
 		t.Fatalf("the state Secret %s holds a readable state, not an encrypted one:\n%.400s", s.Name, stored)
 	}
 
 	// The passphrase reached tofu through its environment only.
 	logData, err := os.ReadFile(e.ccmLog)
-	must(t, err)
+	testkit.Must(t, err)
 	if bytes.Contains(logData, []byte(passphrase)) {
 		t.Fatal("the controller's log shows the passphrase")
 	}
-	evs, err := e.kube.CoreV1().Events("default").List(ctx(t), metav1.ListOptions{})
-	must(t, err)
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	evs, err := e.kube.CoreV1().Events("default").List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	if strings.Contains(fmt.Sprint(evs.Items), passphrase) || strings.Contains(fmt.Sprint(cms.Items), passphrase) {
 		t.Fatal("an event or a plan record shows the passphrase")
 	}
 
 	// Deleting reads the encrypted state and destroys what it holds.
-	must(t, services.Delete(ctx(t), "enc", metav1.DeleteOptions{}))
-	eventually(t, 90*time.Second, "load balancer and state Secret gone", func() error {
+	testkit.Must(t, services.Delete(testkit.Context(t), "enc", metav1.DeleteOptions{}))
+	testkit.Eventually(t, 90*time.Second, "load balancer and state Secret gone", func() error {
 		if n := e.lbCount(); n != 0 {
 			return fmt.Errorf("%d load balancers", n)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -37,7 +38,7 @@ type auditEntry struct {
 
 func (e *env) auditEntries(t testing.TB) []auditEntry {
 	data, err := os.ReadFile(e.auditLog)
-	must(t, err)
+	testkit.Must(t, err)
 	var out []auditEntry
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var a auditEntry
@@ -51,7 +52,7 @@ func (e *env) auditEntries(t testing.TB) []auditEntry {
 // auditLine waits for an audit line of action on plan id by actor.
 func (e *env) auditLine(t testing.TB, action, id, actor string) {
 	t.Helper()
-	eventually(t, 30*time.Second, fmt.Sprintf("audit %s of %s by %s", action, id, actor), func() error {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("audit %s of %s by %s", action, id, actor), func() error {
 		for _, a := range e.auditEntries(t) {
 			if a.Action == action && a.PlanID == id && a.Actor == actor {
 				return nil
@@ -63,14 +64,14 @@ func (e *env) auditLine(t testing.TB, action, id, actor string) {
 
 func (e *env) createService(t testing.TB, as *user, svc *v1.Service) *v1.Service {
 	t.Helper()
-	out, err := as.kube.CoreV1().Services(svc.Namespace).Create(ctx(t), svc, metav1.CreateOptions{})
-	must(t, err)
+	out, err := as.kube.CoreV1().Services(svc.Namespace).Create(testkit.Context(t), svc, metav1.CreateOptions{})
+	testkit.Must(t, err)
 	return out
 }
 
 func (e *env) lbsNamed(t testing.TB, name string) []exampleapi.LoadBalancer {
-	l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{Name: name})
-	must(t, err)
+	l, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{Name: name})
+	testkit.Must(t, err)
 	return l
 }
 
@@ -78,7 +79,7 @@ func (e *env) lbsNamed(t testing.TB, name string) []exampleapi.LoadBalancer {
 // contains text.
 func (e *env) eventWith(t testing.TB, ns, name, reason, text string) {
 	t.Helper()
-	eventually(t, 60*time.Second, reason+" event of "+ns+"/"+name, func() error {
+	testkit.Eventually(t, 60*time.Second, reason+" event of "+ns+"/"+name, func() error {
 		for _, ev := range e.eventsIn(ns, name, reason) {
 			if strings.Contains(ev.Message, text) {
 				return nil
@@ -108,14 +109,14 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 		t.Fatalf("a tenant created an approval: %v", err)
 	}
 	// ...nor to force a lock open...
-	_, err := reviewapi.CreateStateUnlock(ctx(t), dev.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: "x", Requester: dev.name})
+	_, err := reviewapi.CreateStateUnlock(testkit.Context(t), dev.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: "x", Requester: dev.name})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("a tenant created an unlock request: %v", err)
 	}
 	// ...and the retired annotation does nothing but say so.
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"loadbalancer.example.com/approve-plan":%q}}}`, id)
-	_, err = dev.kube.CoreV1().Services("team-a").Patch(ctx(t), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	must(t, err)
+	_, err = dev.kube.CoreV1().Services("team-a").Patch(testkit.Context(t), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	testkit.Must(t, err)
 	e.eventWith(t, "team-a", "web", "RetiredAnnotation", "approve-plan")
 	if n := len(e.lbsNamed(t, "")); n != 0 {
 		t.Fatalf("%d load balancers before a reviewer approved", n)
@@ -127,12 +128,12 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 		t.Fatalf("a forged approver was accepted: %v", err)
 	}
 	// A reviewer's own approval applies exactly the plan.
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngressIn("team-a", "web", 60*time.Second)
 	e.eventWith(t, "team-a", "web", "Applied", id)
 	e.auditLine(t, "approve", id, alice.name)
 	e.auditLine(t, "apply", id, alice.name)
-	eventually(t, 30*time.Second, "the approver in the record", func() error {
+	testkit.Eventually(t, 30*time.Second, "the approver in the record", func() error {
 		r := e.recordOf(t, "team-a", "web")
 		if r == nil || r.Find(id) == nil || len(r.Find(id).Approvals) != 1 || r.Find(id).Approvals[0].By != alice.name {
 			return fmt.Errorf("record: %+v", r)
@@ -140,17 +141,17 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 		return nil
 	})
 	// Approvals cannot be changed once made (the used one is gone: make another).
-	must(t, e.approveAs(t, alice, svc, "plan-0123456789ab", alice.name))
-	l, err := reviewapi.ListPlanApprovals(ctx(t), e.adminDyn(t), namespace)
-	must(t, err)
+	testkit.Must(t, e.approveAs(t, alice, svc, "plan-0123456789ab", alice.name))
+	l, err := reviewapi.ListPlanApprovals(testkit.Context(t), e.adminDyn(t), namespace)
+	testkit.Must(t, err)
 	for _, a := range l {
 		if a.Spec.PlanID != "plan-0123456789ab" {
 			continue
 		}
-		u, err := alice.dyn.Resource(reviewapi.PlanApprovals).Namespace(namespace).Get(ctx(t), a.Name, metav1.GetOptions{})
-		must(t, err)
-		must(t, unstructuredSet(u.Object, "plan-aaaaaaaaaaaa", "spec", "planID"))
-		if _, err := e.adminDyn(t).Resource(reviewapi.PlanApprovals).Namespace(namespace).Update(ctx(t), u, metav1.UpdateOptions{}); err == nil {
+		u, err := alice.dyn.Resource(reviewapi.PlanApprovals).Namespace(namespace).Get(testkit.Context(t), a.Name, metav1.GetOptions{})
+		testkit.Must(t, err)
+		testkit.Must(t, unstructuredSet(u.Object, "plan-aaaaaaaaaaaa", "spec", "planID"))
+		if _, err := e.adminDyn(t).Resource(reviewapi.PlanApprovals).Namespace(namespace).Update(testkit.Context(t), u, metav1.UpdateOptions{}); err == nil {
 			t.Fatal("an approval's plan id was changed (even by the admin)")
 		}
 	}
@@ -163,12 +164,12 @@ func TestTwoApprovers(t *testing.T) {
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
-	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("two", 80), metav1.CreateOptions{})
-	must(t, err)
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("two", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	id := e.awaitingPlan("two")
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
-	eventually(t, 30*time.Second, "one approval counted", func() error {
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Eventually(t, 30*time.Second, "one approval counted", func() error {
 		r := e.recordOf(t, "default", "two")
 		if r == nil || r.Find(id) == nil || len(r.Find(id).Approvals) != 1 {
 			return fmt.Errorf("record: %+v", r)
@@ -183,7 +184,7 @@ func TestTwoApprovers(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, e.approveAs(t, bob, svc, id, bob.name))
+	testkit.Must(t, e.approveAs(t, bob, svc, id, bob.name))
 	e.waitIngress("two", 60*time.Second)
 	for _, a := range e.auditEntries(t) {
 		if a.Action == "apply" && a.PlanID == id {
@@ -204,10 +205,10 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	alice := e.reviewer(t, "alice")
-	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("kept", 80), metav1.CreateOptions{})
-	must(t, err)
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("kept", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	id := e.awaitingPlan("kept")
-	eventually(t, 30*time.Second, "saved plan in the record", func() error {
+	testkit.Eventually(t, 30*time.Second, "saved plan in the record", func() error {
 		r := e.recordOf(t, "default", "kept")
 		if r == nil || r.Find(id) == nil || r.Find(id).SavedSHA256 == "" {
 			return fmt.Errorf("record: %+v", r)
@@ -218,7 +219,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 
 	e.killCCM(e.ccm)
 	e.startCCM()
-	eventually(t, 60*time.Second, "the plan restored", func() error {
+	testkit.Eventually(t, 60*time.Second, "the plan restored", func() error {
 		if e.countLog("restored the plan awaiting approval") == 0 {
 			return fmt.Errorf("not yet")
 		}
@@ -228,7 +229,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	if p := r.Latest(); p == nil || p.ID != id || p.Outcome != records.AwaitingApproval || len(r.Plans) != 1 {
 		t.Fatalf("after the restart the record shows %+v", r.Plans)
 	}
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("kept", 60*time.Second)
 	e.eventWith(t, "default", "kept", "Applied", id)
 	if got := len(e.events("kept", "Planned")); got != planned {
@@ -255,11 +256,11 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 
 	victim := lbService("shop", 80)
 	victim.Namespace = "team-b"
-	_, err := e.kube.CoreV1().Services("team-b").Create(ctx(t), victim, metav1.CreateOptions{})
-	must(t, err)
+	_, err := e.kube.CoreV1().Services("team-b").Create(testkit.Context(t), victim, metav1.CreateOptions{})
+	testkit.Must(t, err)
 	vsvc := e.waitIngressIn("team-b", "shop", 60*time.Second)
 	vlb, err := e.cloudLB(vsvc.Status.LoadBalancer.Ingress[0].IP)
-	must(t, err)
+	testkit.Must(t, err)
 
 	// Not allowed in team-c at all.
 	steal := lbService("steal", 80)
@@ -281,42 +282,42 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	// is the victim's load balancer checked.
 	for i := range 2 {
 		name := fmt.Sprintf("steal-%d", i)
-		eventually(t, 60*time.Second, name+" refused again", func() error {
+		testkit.Eventually(t, 60*time.Second, name+" refused again", func() error {
 			if n := e.eventCount("team-a", name, "ReferenceRefused"); n < 2 {
 				return fmt.Errorf("refused %d times", n)
 			}
 			return nil
 		})
 	}
-	got, err := e.api.GetLoadBalancer(ctx(t), vlb.ID)
-	must(t, err)
+	got, err := e.api.GetLoadBalancer(testkit.Context(t), vlb.ID)
+	testkit.Must(t, err)
 	if got.Tags["k8s.example.com/service-uid"] != string(vsvc.UID) || len(got.Listeners) != 1 || got.Name != vlb.Name {
 		t.Fatalf("the victim's load balancer was touched: %+v", got)
 	}
 	for _, i := range []int{0, 1} {
-		must(t, mallory.kube.CoreV1().Services("team-a").Delete(ctx(t), fmt.Sprintf("steal-%d", i), metav1.DeleteOptions{}))
+		testkit.Must(t, mallory.kube.CoreV1().Services("team-a").Delete(testkit.Context(t), fmt.Sprintf("steal-%d", i), metav1.DeleteOptions{}))
 	}
 	// Gone once the controller dropped their finalizer: after it removed
 	// whatever it took for theirs.
 	for i := range 2 {
 		waitGone(t, 60*time.Second, fmt.Sprintf("steal-%d", i), mallory.kube.CoreV1().Services("team-a").Get)
 	}
-	if _, err := e.api.GetLoadBalancer(ctx(t), vlb.ID); err != nil {
+	if _, err := e.api.GetLoadBalancer(testkit.Context(t), vlb.ID); err != nil {
 		t.Fatalf("deleting the attacker's Services destroyed the victim's load balancer: %v", err)
 	}
 
 	// An unowned load balancer: the import waits for a reviewer (default
 	// rule load-balancer-import), then it is the Service's.
-	legacy, err := e.api.CreateLoadBalancer(ctx(t), exampleapi.LoadBalancerSpec{
+	legacy, err := e.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
 		Name: "legacy", Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	// Active before the plan imports it: a plan names what it saw, and a
 	// status that moves on (provisioning, then active) is a changed
 	// cloud, which supersedes the plan awaiting approval.
-	eventually(t, 30*time.Second, "legacy active", func() error {
-		lb, err := e.api.GetLoadBalancer(ctx(t), legacy.ID)
+	testkit.Eventually(t, 30*time.Second, "legacy active", func() error {
+		lb, err := e.api.GetLoadBalancer(testkit.Context(t), legacy.ID)
 		if err != nil || lb.Status != "active" {
 			return fmt.Errorf("%v %v", lb, err)
 		}
@@ -328,10 +329,10 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	own = e.createService(t, mallory, own)
 	id := e.awaitingPlanIn("team-a", "adopter")
 	e.eventWith(t, "team-a", "adopter", "AwaitingApproval", "load-balancer-import")
-	must(t, e.approveAs(t, alice, own, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, own, id, alice.name))
 	asvc := e.waitIngressIn("team-a", "adopter", 60*time.Second)
-	adopted, err := e.api.GetLoadBalancer(ctx(t), legacy.ID)
-	must(t, err)
+	adopted, err := e.api.GetLoadBalancer(testkit.Context(t), legacy.ID)
+	testkit.Must(t, err)
 	if asvc.Status.LoadBalancer.Ingress[0].IP != adopted.IPv4 || adopted.Tags["k8s.example.com/service-uid"] != string(own.UID) {
 		t.Fatalf("adopted %s, want %s; tags %v", asvc.Status.LoadBalancer.Ingress[0].IP, adopted.IPv4, adopted.Tags)
 	}
@@ -351,8 +352,8 @@ func TestPolicyRules(t *testing.T) {
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	alice := e.reviewer(t, "alice")
-	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("ruled", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("ruled", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	svc := e.waitIngress("ruled", 60*time.Second) // auto: nothing flags a create
 	first := svc.Status.LoadBalancer.Ingress[0].IP
 
@@ -365,10 +366,10 @@ func TestPolicyRules(t *testing.T) {
 		}
 		return nil
 	})
-	svc, err = e.kube.CoreV1().Services("default").Get(ctx(t), "ruled", metav1.GetOptions{})
-	must(t, err)
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
-	eventually(t, 60*time.Second, "replaced", func() error {
+	svc, err = e.kube.CoreV1().Services("default").Get(testkit.Context(t), "ruled", metav1.GetOptions{})
+	testkit.Must(t, err)
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Eventually(t, 60*time.Second, "replaced", func() error {
 		if l := e.lbsNamed(t, "renamed"); len(l) != 1 {
 			return fmt.Errorf("%d LBs named renamed", len(l))
 		}
@@ -387,15 +388,15 @@ func TestPolicyRules(t *testing.T) {
 
 	// A broken rule stops start-up with an error naming it.
 	cfg, err := os.ReadFile(filepath.Join(e.dir, "cloud-config.yaml"))
-	must(t, err)
+	testkit.Must(t, err)
 	var m map[string]any
-	must(t, yaml.Unmarshal(cfg, &m))
+	testkit.Must(t, yaml.Unmarshal(cfg, &m))
 	m["review"].(map[string]any)["policy"] = map[string]any{"rules": []map[string]any{
 		{"name": "broken-rule", "effect": "deny", "message": "m", "when": `plan.resourcez.size() > 0`}}}
 	data, err := yaml.Marshal(m)
-	must(t, err)
+	testkit.Must(t, err)
 	broken := filepath.Join(e.dir, "broken.yaml")
-	must(t, os.WriteFile(broken, data, 0o600))
+	testkit.Must(t, os.WriteFile(broken, data, 0o600))
 	args := []string{"--secure-port=" + freePort(t)}
 	for _, a := range e.args {
 		if strings.HasPrefix(a, "--cloud-config=") {
@@ -407,7 +408,7 @@ func TestPolicyRules(t *testing.T) {
 	done := make(chan error, 1)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	must(t, cmd.Start())
+	testkit.Must(t, cmd.Start())
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
@@ -441,8 +442,8 @@ func unstructuredSet(obj map[string]any, value string, fields ...string) error {
 func TestAuthorCannotApprove(t *testing.T) {
 	e := newEnv(t, options{policy: "manual", webhook: true})
 	objs, err := deploy.Component(deploy.ServiceAuthor)
-	must(t, err)
-	must(t, deploy.Apply(ctx(t), e.kube, objs))
+	testkit.Must(t, err)
+	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	e.namespace(t, "team-a")
@@ -455,8 +456,8 @@ func TestAuthorCannotApprove(t *testing.T) {
 	svc.Namespace = "team-a"
 	// The API server enforces a new policy once its informer has it: on a
 	// loaded machine that has taken over 30 s.
-	eventually(t, 90*time.Second, "the author policy in force", func() error {
-		_, err := carol.kube.CoreV1().Services("team-a").Create(ctx(t), svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	testkit.Eventually(t, 90*time.Second, "the author policy in force", func() error {
+		_, err := carol.kube.CoreV1().Services("team-a").Create(testkit.Context(t), svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {
 			return fmt.Errorf("a Service without its author was accepted")
 		}
@@ -471,7 +472,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 		t.Fatalf("author %q, want %q stamped by the webhook", got, carol.name)
 	}
 	id := e.awaitingPlanIn("team-a", "authored")
-	must(t, e.approveAs(t, carol, svc, id, carol.name))
+	testkit.Must(t, e.approveAs(t, carol, svc, id, carol.name))
 	e.eventWith(t, "team-a", "authored", "ApprovalIgnored", "made a change this plan contains and cannot approve it")
 	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
 		if n := e.lbCount(); n != 0 {
@@ -482,7 +483,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 	if r := e.recordOf(t, "team-a", "authored"); r == nil || r.Find(id) == nil || !slices.Equal(r.Find(id).Authors, []string{carol.name}) {
 		t.Fatalf("the author is not in the record: %+v", r)
 	}
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngressIn("team-a", "authored", 60*time.Second)
 	e.auditLine(t, "apply", id, alice.name)
 
@@ -500,22 +501,22 @@ func TestAuthorCannotApprove(t *testing.T) {
 			e.createService(t, dave, m)
 			id := e.awaitingPlanIn("team-a", name, seen...)
 			seen = append(seen, id)
-			must(t, e.approveObjectAs(t, alice, front, id, alice.name))
+			testkit.Must(t, e.approveObjectAs(t, alice, front, id, alice.name))
 			e.waitIngressIn("team-a", name, 60*time.Second)
 		}
 		add("m1", 80)
 		add("m2", 81)
 
 		services := carol.kube.CoreV1().Services("team-a")
-		m2, err := services.Get(ctx(t), "m2", metav1.GetOptions{})
-		must(t, err)
+		m2, err := services.Get(testkit.Context(t), "m2", metav1.GetOptions{})
+		testkit.Must(t, err)
 		m2.Spec.Ports = append(m2.Spec.Ports, v1.ServicePort{Name: "p82", Port: 82, Protocol: v1.ProtocolTCP})
-		_, err = services.Update(ctx(t), m2, metav1.UpdateOptions{})
-		must(t, err)
+		_, err = services.Update(testkit.Context(t), m2, metav1.UpdateOptions{})
+		testkit.Must(t, err)
 		id := e.awaitingPlanIn("team-a", "m2", seen...)
 		bumpService(t, carol, "team-a", "m1") // the author annotation stays dave's
-		must(t, e.approveObjectAs(t, carol, front, id, carol.name))
-		eventually(t, 60*time.Second, "carol's approval ignored", func() error {
+		testkit.Must(t, e.approveObjectAs(t, carol, front, id, carol.name))
+		testkit.Eventually(t, 60*time.Second, "carol's approval ignored", func() error {
 			for _, name := range []string{"m1", "m2"} {
 				for _, ev := range e.eventsIn("team-a", name, "ApprovalIgnored") {
 					if strings.Contains(ev.Message, `"`+carol.name+`" made a change this plan contains`) {
@@ -529,7 +530,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 		if r == nil || r.Find(id) == nil || r.Find(id).Outcome != records.AwaitingApproval || !slices.Contains(r.Find(id).Authors, carol.name) {
 			t.Fatalf("group record after carol's approval: %+v; want %s awaiting approval, carol among its authors", r, id)
 		}
-		must(t, e.approveObjectAs(t, alice, front, id, alice.name))
+		testkit.Must(t, e.approveObjectAs(t, alice, front, id, alice.name))
 		e.auditLine(t, "apply", id, alice.name)
 		for _, a := range e.auditEntries(t) {
 			if a.Action == "apply" && a.PlanID == id && a.Outcome == "applied" && !strings.Contains(a.Details["author"], carol.name) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -30,8 +31,8 @@ func nodePort(svc *v1.Service, port int32) int32 {
 // groupRecord is the plan record of group default/name, nil if none.
 func (e *env) groupRecord(t testing.TB, name string) *records.Record {
 	t.Helper()
-	all, err := records.NewStore(e.kube, namespace, 10).List(ctx(t))
-	must(t, err)
+	all, err := records.NewStore(e.kube, namespace, 10).List(testkit.Context(t))
+	testkit.Must(t, err)
 	for _, r := range all {
 		if r.Object.Kind == objectref.KindServiceGroup && r.Object.Namespace == "default" && r.Object.Name == name {
 			return r
@@ -56,8 +57,8 @@ func TestServiceGroup(t *testing.T) {
 	// comes first builds it from the members it sees, the other
 	// converges it); ga first on a load balancer of its own.
 	for _, svc := range []*v1.Service{lbService("ga", 80), grouped(lbService("gb", 80, 8080)), grouped(lbService("gc", 9090))} {
-		_, err := services.Create(ctx(t), svc, metav1.CreateOptions{})
-		must(t, err)
+		_, err := services.Create(testkit.Context(t), svc, metav1.CreateOptions{})
+		testkit.Must(t, err)
 	}
 	a, b, c := e.waitIngress("ga", 90*time.Second), e.waitIngress("gb", 90*time.Second), e.waitIngress("gc", 90*time.Second)
 	ip, own := b.Status.LoadBalancer.Ingress[0].IP, a.Status.LoadBalancer.Ingress[0].IP
@@ -65,7 +66,7 @@ func TestServiceGroup(t *testing.T) {
 		t.Fatalf("addresses: ga %v, gb %v, gc %v", a.Status.LoadBalancer.Ingress, b.Status.LoadBalancer.Ingress, c.Status.LoadBalancer.Ingress)
 	}
 	group, err := e.cloudLB(ip)
-	must(t, err)
+	testkit.Must(t, err)
 	id := group.ID
 	if group.Name != renderer.GroupLoadBalancerName("e2e", "default", "front") || group.Tags[renderer.TagServiceGroup] != "front" {
 		t.Fatalf("load balancer %s: name %s, tags %v", id, group.Name, group.Tags)
@@ -76,11 +77,11 @@ func TestServiceGroup(t *testing.T) {
 	// second and first by name), so port 80 is now its, and gb is told;
 	// its own load balancer goes once the group serves it.
 	a = grouped(a)
-	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = services.Update(testkit.Context(t), a, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 	e.waitOnAddress("ga", ip, true, "ga on the group's address")
 	e.waitListeners(id, fmt.Sprintf("tcp/80->%d", nodePort(a, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
-	if all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 1 || all[0].ID != id {
+	if all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 1 || all[0].ID != id {
 		t.Fatalf("ga's own load balancer survived its move: %+v %v", all, err)
 	}
 	for _, name := range []string{"ga", "gb", "gc"} {
@@ -89,7 +90,7 @@ func TestServiceGroup(t *testing.T) {
 		}
 	}
 	e.eventWith(t, "default", "gb", "ListenerConflict", "Listener tcp/80 is not served: Service default/ga")
-	eventually(t, 30*time.Second, "the group's record lists its members", func() error {
+	testkit.Eventually(t, 30*time.Second, "the group's record lists its members", func() error {
 		r := e.groupRecord(t, "front")
 		if r == nil || len(r.Members) != 3 || r.Members[0].Name != "ga" {
 			return fmt.Errorf("record %+v", r)
@@ -98,11 +99,11 @@ func TestServiceGroup(t *testing.T) {
 	})
 
 	// ga leaves for a load balancer of its own again: gb gets port 80.
-	a, err = services.Get(ctx(t), "ga", metav1.GetOptions{})
-	must(t, err)
+	a, err = services.Get(testkit.Context(t), "ga", metav1.GetOptions{})
+	testkit.Must(t, err)
 	a.Annotations = nil
-	_, err = services.Update(ctx(t), a, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = services.Update(testkit.Context(t), a, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 	e.waitOnAddress("ga", ip, false, "ga on its own load balancer")
 	e.waitListeners(id, fmt.Sprintf("tcp/80->%d", nodePort(b, 80)), fmt.Sprintf("tcp/8080->%d", nodePort(b, 8080)), fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 	for _, name := range []string{"gb", "gc"} {
@@ -112,22 +113,22 @@ func TestServiceGroup(t *testing.T) {
 	}
 
 	// gb is deleted: its listeners go, the load balancer stays.
-	must(t, services.Delete(ctx(t), "gb", metav1.DeleteOptions{}))
+	testkit.Must(t, services.Delete(testkit.Context(t), "gb", metav1.DeleteOptions{}))
 	waitGone(t, 60*time.Second, "gb", services.Get)
 	e.waitListeners(id, fmt.Sprintf("tcp/9090->%d", nodePort(c, 9090)))
 
 	// gc, the last member, is deleted: the load balancer and its record go.
-	must(t, services.Delete(ctx(t), "gc", metav1.DeleteOptions{}))
+	testkit.Must(t, services.Delete(testkit.Context(t), "gc", metav1.DeleteOptions{}))
 	waitGone(t, 60*time.Second, "gc", services.Get)
-	if _, err := e.api.GetLoadBalancer(ctx(t), id); !exampleapi.IsNotFound(err) {
+	if _, err := e.api.GetLoadBalancer(testkit.Context(t), id); !exampleapi.IsNotFound(err) {
 		t.Fatalf("the group's load balancer survived its last member: %v", err)
 	}
 	if r := e.groupRecord(t, "front"); r != nil {
 		t.Fatalf("the group's record survived it: %+v", r)
 	}
 	// ga keeps its own.
-	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
 	if len(all) != 1 || all[0].ID == id {
 		t.Fatalf("after the group went: %+v", all)
 	}
@@ -137,8 +138,8 @@ func TestServiceGroup(t *testing.T) {
 // ingress address, ip when on, another one when not.
 func (e *env) waitOnAddress(name, ip string, on bool, what string) {
 	e.t.Helper()
-	eventually(e.t, 60*time.Second, what, func() error {
-		cur, err := e.kube.CoreV1().Services("default").Get(ctx(e.t), name, metav1.GetOptions{})
+	testkit.Eventually(e.t, 60*time.Second, what, func() error {
+		cur, err := e.kube.CoreV1().Services("default").Get(testkit.Context(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -155,8 +156,8 @@ func (e *env) waitListeners(id string, want ...string) {
 	e.t.Helper()
 	want = slices.Clone(want)
 	slices.Sort(want)
-	eventually(e.t, 60*time.Second, "listeners "+fmt.Sprint(want), func() error {
-		lb, err := e.api.GetLoadBalancer(ctx(e.t), id)
+	testkit.Eventually(e.t, 60*time.Second, "listeners "+fmt.Sprint(want), func() error {
+		lb, err := e.api.GetLoadBalancer(testkit.Context(e.t), id)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -179,15 +180,15 @@ func newEnv(t testing.TB, o options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := deploy.Apply(ctx(t), e.kube, objs); err != nil {
+	if err := deploy.Apply(testkit.Context(t), e.kube, objs); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := e.cluster.ServiceAccountKubeconfig(t, namespace, ccmSA)
 
 	tokenFile := filepath.Join(e.dir, "token")
 	roFile := filepath.Join(e.dir, "readonly-token")
-	must(t, os.WriteFile(tokenFile, []byte(e.sim.Token), 0o600))
-	must(t, os.WriteFile(roFile, []byte(e.sim.ReadOnlyToken), 0o600))
+	testkit.Must(t, os.WriteFile(tokenFile, []byte(e.sim.Token), 0o600))
+	testkit.Must(t, os.WriteFile(roFile, []byte(e.sim.ReadOnlyToken), 0o600))
 	e.stateDir = filepath.Join(e.dir, "states")
 	e.workDir = filepath.Join(e.dir, "work")
 	st := map[string]any{"type": "local", "local": map[string]any{"dir": e.stateDir}}
@@ -254,7 +255,7 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	if o.shipped {
 		ship, err := shippedThroughput()
-		must(t, err)
+		testkit.Must(t, err)
 		syncs, tf["concurrency"] = ship.args, ship.concurrency
 	}
 	if tc.Distribution == tftest.Tofu {
@@ -264,8 +265,8 @@ func newEnv(t testing.TB, o options) *env {
 		tf["encryption"] = o.encryption
 	}
 	for _, sec := range o.secrets {
-		_, err := e.kube.CoreV1().Secrets(namespace).Create(ctx(t), sec, metav1.CreateOptions{})
-		must(t, err)
+		_, err := e.kube.CoreV1().Secrets(namespace).Create(testkit.Context(t), sec, metav1.CreateOptions{})
+		testkit.Must(t, err)
 	}
 	cfg := map[string]any{
 		"clusterID":    "e2e",
@@ -290,9 +291,9 @@ func newEnv(t testing.TB, o options) *env {
 		cfg["webhook"] = wh
 	}
 	data, err := yaml.Marshal(cfg)
-	must(t, err)
+	testkit.Must(t, err)
 	cfgPath := filepath.Join(e.dir, "cloud-config.yaml")
-	must(t, os.WriteFile(cfgPath, data, 0o600))
+	testkit.Must(t, os.WriteFile(cfgPath, data, 0o600))
 
 	e.args = []string{
 		"--cloud-provider=example",
@@ -324,7 +325,7 @@ func newEnv(t testing.TB, o options) *env {
 	e.waitLeader()
 	// The CCM runs the distribution asked for: it logs the one it found.
 	want := fmt.Sprintf("distribution=%q binary=%q", tc.Distribution, binary)
-	eventually(t, 30*time.Second, "CCM runs "+tc.Distribution, func() error {
+	testkit.Eventually(t, 30*time.Second, "CCM runs "+tc.Distribution, func() error {
 		if data, _ := os.ReadFile(e.ccmLog); !strings.Contains(string(data), want) {
 			return fmt.Errorf("no %s in the CCM log", want)
 		}
@@ -337,8 +338,8 @@ func newEnv(t testing.TB, o options) *env {
 // only get and update.
 func (e *env) waitLeader() {
 	leases := e.kube.CoordinationV1().Leases(deploy.LeaderElectionNamespace)
-	eventually(e.t, 30*time.Second, "CCM leads", func() error {
-		l, err := leases.Get(ctx(e.t), deploy.LeaderElectionLease, metav1.GetOptions{})
+	testkit.Eventually(e.t, 30*time.Second, "CCM leads", func() error {
+		l, err := leases.Get(testkit.Context(e.t), deploy.LeaderElectionLease, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -361,12 +362,12 @@ func (e *env) startReplica(args []string) (*exec.Cmd, string) {
 	t := e.t
 	logPath := filepath.Join(e.dir, fmt.Sprintf("ccm-%d.log", time.Now().UnixNano()))
 	logf, err := os.Create(logPath)
-	must(t, err)
+	testkit.Must(t, err)
 	cmd := exec.Command(e.ccmBin, args...)
 	cmd.Env = append(append(os.Environ(), "POD_NAMESPACE="+namespace), e.ccmEnv...) // as the Deployment's downward API
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	must(t, cmd.Start())
+	testkit.Must(t, cmd.Start())
 	t.Cleanup(func() {
 		e.killCCM(cmd)
 		logf.Close()
@@ -394,7 +395,7 @@ func (e *env) killCCM(cmd *exec.Cmd) {
 // with --cloud-provider=external does: tainted uninitialized, no addresses.
 func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {
 	e.t.Helper()
-	if _, err := e.api.CreateInstance(ctx(e.t), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: zone}); err != nil {
+	if _, err := e.api.CreateInstance(testkit.Context(e.t), exampleapi.CreateInstanceRequest{Name: name, Type: "standard-2", Zone: zone}); err != nil {
 		e.t.Fatal(err)
 	}
 	n := &v1.Node{
@@ -406,7 +407,7 @@ func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {
 	if len(podCIDRs) > 0 {
 		n.Spec.PodCIDR, n.Spec.PodCIDRs = podCIDRs[0], podCIDRs
 	}
-	n, err := e.kube.CoreV1().Nodes().Create(ctx(e.t), n, metav1.CreateOptions{})
+	n, err := e.kube.CoreV1().Nodes().Create(testkit.Context(e.t), n, metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -415,30 +416,11 @@ func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {
 
 func (e *env) instance(name string) *exampleapi.Instance {
 	e.t.Helper()
-	l, err := e.api.ListInstances(ctx(e.t), exampleapi.InstanceFilter{Name: name})
+	l, err := e.api.ListInstances(testkit.Context(e.t), exampleapi.InstanceFilter{Name: name})
 	if err != nil || len(l) != 1 {
 		e.t.Fatalf("instance %s: %v %v", name, l, err)
 	}
 	return &l[0]
-}
-
-// eventually retries check until it returns nil or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	eventuallyEvery(t, timeout, 200*time.Millisecond, what, check)
-}
-
-func eventuallyEvery(t testing.TB, timeout, every time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("%s: not within %s: %v", what, timeout, err)
 }
 
 // waitGone waits until get finds no object called name: it is deleted,
@@ -446,8 +428,8 @@ func eventuallyEvery(t testing.TB, timeout, every time.Duration, what string, ch
 // Services(ns).Get.
 func waitGone[T any](t testing.TB, timeout time.Duration, name string, get func(context.Context, string, metav1.GetOptions) (T, error)) {
 	t.Helper()
-	eventually(t, timeout, name+" gone", func() error {
-		_, err := get(ctx(t), name, metav1.GetOptions{})
+	testkit.Eventually(t, timeout, name+" gone", func() error {
+		_, err := get(testkit.Context(t), name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -455,21 +437,8 @@ func waitGone[T any](t testing.TB, timeout time.Duration, name string, get func(
 	})
 }
 
-func ctx(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
-
 func freePort(t testing.TB) string {
 	port, err := freeport.One()
-	must(t, err)
+	testkit.Must(t, err)
 	return fmt.Sprint(port)
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

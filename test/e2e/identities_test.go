@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -36,11 +37,11 @@ func (e *env) newUser(t testing.TB, ns, name string) *user {
 	t.Helper()
 	path := e.cluster.ServiceAccountKubeconfig(t, ns, name)
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	must(t, err)
+	testkit.Must(t, err)
 	kube, err := kubernetes.NewForConfig(cfg)
-	must(t, err)
+	testkit.Must(t, err)
 	dyn, err := dynamic.NewForConfig(cfg)
-	must(t, err)
+	testkit.Must(t, err)
 	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn}
 }
 
@@ -62,8 +63,8 @@ func (e *env) reviewer(t testing.TB, name string) *user {
 // not when their create returns (on a loaded machine, tens of seconds).
 func (e *env) waitAllowed(t testing.TB, u *user, verb, group, resource, ns string) {
 	t.Helper()
-	eventuallyEvery(t, 90*time.Second, 50*time.Millisecond, u.name+" may "+verb+" "+resource, func() error {
-		r, err := u.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx(t), &authorizationv1.SelfSubjectAccessReview{
+	testkit.EventuallyEvery(t, 90*time.Second, 50*time.Millisecond, u.name+" may "+verb+" "+resource, func() error {
+		r, err := u.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(testkit.Context(t), &authorizationv1.SelfSubjectAccessReview{
 			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: ns, Verb: verb, Group: group, Resource: resource,
 			}},
@@ -81,38 +82,38 @@ func (e *env) waitAllowed(t testing.TB, u *user, verb, group, resource, ns strin
 // bindReviewer binds ServiceAccount ns/name to the shipped reviewer roles.
 func (e *env) bindReviewer(t testing.TB, ns, name string) {
 	t.Helper()
-	_, err := e.kube.RbacV1().ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{
+	_, err := e.kube.RbacV1().ClusterRoleBindings().Create(testkit.Context(t), &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + ns + "-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reviewerRole},
 		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
-	must(t, err)
-	_, err = e.kube.RbacV1().RoleBindings(namespace).Create(ctx(t), &rbacv1.RoleBinding{
+	testkit.Must(t, err)
+	_, err = e.kube.RbacV1().RoleBindings(namespace).Create(testkit.Context(t), &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "reviewer-" + ns + "-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: reviewerRole},
 		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 }
 
 // tenant is a user who may only edit Services (and read events) in ns.
 func (e *env) tenant(t testing.TB, ns, name string) *user {
 	t.Helper()
 	u := e.newUser(t, ns, name)
-	_, err := e.kube.RbacV1().Roles(ns).Create(ctx(t), &rbacv1.Role{
+	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
 		},
 	}, metav1.CreateOptions{})
-	must(t, err)
-	_, err = e.kube.RbacV1().RoleBindings(ns).Create(ctx(t), &rbacv1.RoleBinding{
+	testkit.Must(t, err)
+	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "service-editor-" + name},
 		Subjects:   []rbacv1.Subject{subject(ns, name)},
 	}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	e.waitAllowed(t, u, "update", "", "services", ns)
 	return u
 }
@@ -127,9 +128,9 @@ func (e *env) approveAs(t testing.TB, u *user, svc *v1.Service, planID, approver
 // approveObjectAs is approveAs for any object (a group, the route set).
 func (e *env) approveObjectAs(t testing.TB, u *user, ref objectref.Ref, planID, approver string) error {
 	t.Helper()
-	me, err := u.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	must(t, err)
-	_, err = reviewapi.CreatePlanApproval(ctx(t), u.dyn, namespace, reviewapi.PlanApprovalSpec{
+	me, err := u.kube.AuthenticationV1().SelfSubjectReviews().Create(testkit.Context(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = reviewapi.CreatePlanApproval(testkit.Context(t), u.dyn, namespace, reviewapi.PlanApprovalSpec{
 		Object: ref, PlanID: planID, Approver: approver, ApproverGroups: me.Status.UserInfo.Groups,
 	})
 	return err
@@ -141,7 +142,7 @@ func serviceRef(svc *v1.Service) objectref.Ref {
 
 func (e *env) namespace(t testing.TB, name string) {
 	t.Helper()
-	_, err := e.kube.CoreV1().Namespaces().Create(ctx(t), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := e.kube.CoreV1().Namespaces().Create(testkit.Context(t), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -150,6 +151,6 @@ func (e *env) namespace(t testing.TB, name string) {
 // adminDyn is a dynamic client as the cluster's admin.
 func (e *env) adminDyn(t testing.TB) dynamic.Interface {
 	d, err := dynamic.NewForConfig(e.cluster.Admin)
-	must(t, err)
+	testkit.Must(t, err)
 	return d
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
@@ -36,9 +37,9 @@ func (e *env) waitIngress(name string, timeout time.Duration) *v1.Service {
 func (e *env) waitIngressIn(ns, name string, timeout time.Duration) *v1.Service {
 	e.t.Helper()
 	var svc *v1.Service
-	eventually(e.t, timeout, "ingress of "+ns+"/"+name, func() error {
+	testkit.Eventually(e.t, timeout, "ingress of "+ns+"/"+name, func() error {
 		var err error
-		svc, err = e.kube.CoreV1().Services(ns).Get(ctx(e.t), name, metav1.GetOptions{})
+		svc, err = e.kube.CoreV1().Services(ns).Get(testkit.Context(e.t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -56,7 +57,7 @@ func (e *env) targetsOf(lb *exampleapi.LoadBalancer) ([]string, error) {
 	if lb.TargetPoolID == "" {
 		return slices.Clone(lb.Targets), nil
 	}
-	p, err := e.api.GetTargetPool(ctx(e.t), lb.TargetPoolID)
+	p, err := e.api.GetTargetPool(testkit.Context(e.t), lb.TargetPoolID)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (e *env) targetsOf(lb *exampleapi.LoadBalancer) ([]string, error) {
 func (e *env) eventuallyTargets(t *testing.T, ip, what string, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
-	eventually(t, 60*time.Second, what, func() error {
+	testkit.Eventually(t, 60*time.Second, what, func() error {
 		lb, err := e.cloudLB(ip)
 		if err != nil {
 			return err
@@ -87,7 +88,7 @@ func (e *env) eventuallyTargets(t *testing.T, ip, what string, want ...string) {
 
 // cloudLB is the one load balancer whose IPv4 is ip.
 func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
-	all, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
+	all, err := e.api.ListLoadBalancers(testkit.Context(e.t), exampleapi.LoadBalancerFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -107,12 +108,12 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")
 
-	_, err := services.Create(ctx(t), lbService("web", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := services.Create(testkit.Context(t), lbService("web", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	svc := e.waitIngress("web", 60*time.Second)
 	ip := svc.Status.LoadBalancer.Ingress[0].IP
 	lb, err := e.cloudLB(ip)
-	must(t, err)
+	testkit.Must(t, err)
 	if len(lb.Listeners) != 1 || lb.Listeners[0].Port != 80 || lb.Listeners[0].TargetPort != int(svc.Spec.Ports[0].NodePort) {
 		t.Fatalf("listeners %+v for ports %+v", lb.Listeners, svc.Spec.Ports)
 	}
@@ -122,9 +123,9 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 
 	// Changing the ports updates the listeners in place.
 	svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: "https", Protocol: v1.ProtocolTCP, Port: 443})
-	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
-	must(t, err)
-	eventually(t, 60*time.Second, "second listener", func() error {
+	_, err = services.Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	testkit.Eventually(t, 60*time.Second, "second listener", func() error {
 		lb, err := e.cloudLB(ip)
 		if err != nil {
 			return err
@@ -140,13 +141,13 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	e.eventuallyTargets(t, ip, "targets follow nodes", e.instance("node-a").ID, e.instance("node-b").ID)
 
 	// The node leaves: it is no longer a target.
-	must(t, e.kube.CoreV1().Nodes().Delete(ctx(t), "node-b", metav1.DeleteOptions{}))
+	testkit.Must(t, e.kube.CoreV1().Nodes().Delete(testkit.Context(t), "node-b", metav1.DeleteOptions{}))
 	e.eventuallyTargets(t, ip, "targets follow a node leaving", e.instance("node-a").ID)
 
 	// Deleting the Service destroys the LB, removes the finalizer and the state.
-	must(t, services.Delete(ctx(t), "web", metav1.DeleteOptions{}))
+	testkit.Must(t, services.Delete(testkit.Context(t), "web", metav1.DeleteOptions{}))
 	waitGone(t, 60*time.Second, "web", services.Get)
-	if _, err := e.api.GetLoadBalancer(ctx(t), lb.ID); !exampleapi.IsNotFound(err) {
+	if _, err := e.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
 		t.Fatalf("LB %s survived the Service: %v", lb.ID, err)
 	}
 	// The cluster's target pools stay (other Services may use them).
@@ -164,7 +165,7 @@ func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 // stateSecret is the kubernetes backend's state Secret of Service ns/name
 // (nil when there is none).
 func (e *env) stateSecret(ns, name string) (*v1.Secret, error) {
-	l, err := e.kube.CoreV1().Secrets(namespace).List(ctx(e.t), metav1.ListOptions{})
+	l, err := e.kube.CoreV1().Secrets(namespace).List(testkit.Context(e.t), metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -183,8 +184,8 @@ func TestKubernetesStateBackend(t *testing.T) {
 	e := newEnv(t, options{state: "kubernetes"})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")
-	_, err := services.Create(ctx(t), lbService("kv", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := services.Create(testkit.Context(t), lbService("kv", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.waitIngress("kv", 60*time.Second)
 	e.checkRenders("default", "kv")
 	secret := func() (*v1.Secret, error) { return e.stateSecret("default", "kv") }
@@ -195,8 +196,8 @@ func TestKubernetesStateBackend(t *testing.T) {
 	if len(s.Data["tfstate"]) == 0 {
 		t.Fatalf("state Secret %s holds no tfstate", s.Name)
 	}
-	must(t, services.Delete(ctx(t), "kv", metav1.DeleteOptions{}))
-	eventually(t, 60*time.Second, "state Secret deleted", func() error {
+	testkit.Must(t, services.Delete(testkit.Context(t), "kv", metav1.DeleteOptions{}))
+	testkit.Eventually(t, 60*time.Second, "state Secret deleted", func() error {
 		s, err := secret()
 		if err != nil {
 			return err
@@ -213,11 +214,11 @@ func TestKubernetesStateBackend(t *testing.T) {
 func TestCrashMidApplyConverges(t *testing.T) {
 	e := newEnv(t, options{provisionDelay: 30 * time.Second})
 	e.addNode("node-a", "ex-west-1a")
-	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("crash", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("crash", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	// Wait until the cloud has the LB (terraform is now waiting for it).
-	eventually(t, 60*time.Second, "LB being provisioned", func() error {
-		l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+	testkit.Eventually(t, 60*time.Second, "LB being provisioned", func() error {
+		l, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 		if err != nil || len(l) != 1 {
 			return fmt.Errorf("%d LBs (%v)", len(l), err)
 		}
@@ -227,8 +228,8 @@ func TestCrashMidApplyConverges(t *testing.T) {
 	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
 	e.startCCM()
 	svc := e.waitIngress("crash", 90*time.Second)
-	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
 	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
 		t.Fatalf("after restart: %d LBs %+v, ingress %v", len(all), all, svc.Status.LoadBalancer.Ingress)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/providerid"
 )
 
@@ -27,8 +28,8 @@ func TestNodeLifecycle(t *testing.T) {
 
 	for _, name := range []string{"node-a", "node-b"} {
 		inst := e.instance(name)
-		eventually(t, 30*time.Second, "node "+name+" initialised", func() error {
-			n, err := nodes.Get(ctx(t), name, metav1.GetOptions{})
+		testkit.Eventually(t, 30*time.Second, "node "+name+" initialised", func() error {
+			n, err := nodes.Get(testkit.Context(t), name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -49,11 +50,11 @@ func TestNodeLifecycle(t *testing.T) {
 	}
 
 	// node-a's instance stops: the lifecycle controller taints the Node.
-	if _, err := e.api.SetInstanceState(ctx(t), e.instance("node-a").ID, exampleapi.InstanceStopped, 0); err != nil {
+	if _, err := e.api.SetInstanceState(testkit.Context(t), e.instance("node-a").ID, exampleapi.InstanceStopped, 0); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "shutdown taint on node-a", func() error {
-		n, err := nodes.Get(ctx(t), "node-a", metav1.GetOptions{})
+	testkit.Eventually(t, 30*time.Second, "shutdown taint on node-a", func() error {
+		n, err := nodes.Get(testkit.Context(t), "node-a", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func TestNodeLifecycle(t *testing.T) {
 	})
 
 	// node-b's instance is deleted: its Node goes.
-	if err := e.api.DeleteInstance(ctx(t), e.instance("node-b").ID); err != nil {
+	if err := e.api.DeleteInstance(testkit.Context(t), e.instance("node-b").ID); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, 30*time.Second, "node-b", nodes.Get)

@@ -29,6 +29,7 @@ import (
 	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -38,11 +39,11 @@ func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *prev
 	t.Helper()
 	e.tenant(t, ns, name)
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.cluster.ServiceAccountKubeconfig(t, ns, name))
-	must(t, err)
+	testkit.Must(t, err)
 	w := &preview.Collector{}
 	cfg.WarningHandler = w
 	kube, err := kubernetes.NewForConfig(cfg)
-	must(t, err)
+	testkit.Must(t, err)
 	return kube, w
 }
 
@@ -54,11 +55,11 @@ func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *prev
 func (e *env) installWebhooks(t testing.TB, timeout int32) {
 	t.Helper()
 	objs, err := deploy.WebhooksAt("https://127.0.0.1:"+e.webhookPort, timeout)
-	must(t, err)
-	must(t, deploy.Apply(ctx(t), e.kube, objs))
+	testkit.Must(t, err)
+	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
 	probe := lbService("webhook-probe", 80)
-	eventually(t, 90*time.Second, "the webhooks answer", func() error {
-		out, err := e.kube.CoreV1().Services("default").Create(ctx(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	testkit.Eventually(t, 90*time.Second, "the webhooks answer", func() error {
+		out, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			return err
 		}
@@ -86,8 +87,8 @@ func TestPreview(t *testing.T) {
 
 	svc := lbService("web", 80)
 	svc.Namespace = "team-a"
-	created, err := services.Create(ctx(t), svc, metav1.CreateOptions{})
-	must(t, err)
+	created, err := services.Create(testkit.Context(t), svc, metav1.CreateOptions{})
+	testkit.Must(t, err)
 	if got := created.Annotations[reviewapi.AuthorAnnotation]; got != alice {
 		t.Errorf("author %q, want %q stamped by the API server", got, alice)
 	}
@@ -100,17 +101,17 @@ func TestPreview(t *testing.T) {
 	statesBefore, recordBefore := e.stateFiles(t), e.recordVersion(t)
 
 	t.Run("a dry run that turns the load balancer internal names the replacement and the rule", func(t *testing.T) {
-		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
-		must(t, err)
+		cur, err := services.Get(testkit.Context(t), "web", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Annotations[string(annotations.LBInternal)] = "true"
-		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		must(t, err)
+		_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		testkit.Must(t, err)
 		got := warned.Take()
 		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
 		mustWarn(t, got, "cloud change (terraform plan)", "REPLACES module.load_balancer.example_load_balancer.this (because internal changes)",
 			"rule load-balancer-replace holds this change for approval (1 needed)")
-		lb, err := e.api.GetLoadBalancer(ctx(t), lbs[0].ID)
-		must(t, err)
+		lb, err := e.api.GetLoadBalancer(testkit.Context(t), lbs[0].ID)
+		testkit.Must(t, err)
 		if lb.Internal {
 			t.Error("the dry run changed the load balancer")
 		}
@@ -123,16 +124,16 @@ func TestPreview(t *testing.T) {
 	})
 
 	t.Run("an update's warnings list the listener added", func(t *testing.T) {
-		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
-		must(t, err)
+		cur, err := services.Get(testkit.Context(t), "web", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: "p8080", Port: 8080, Protocol: v1.ProtocolTCP})
-		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{})
-		must(t, err)
+		_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+		testkit.Must(t, err)
 		got := warned.Take()
 		t.Logf("warnings:\n%s", strings.Join(got, "\n"))
 		mustWarn(t, got, "listener tcp/8080 added")
-		eventually(t, 60*time.Second, "the listener applied", func() error {
-			lb, err := e.api.GetLoadBalancer(ctx(t), lbs[0].ID)
+		testkit.Eventually(t, 60*time.Second, "the listener applied", func() error {
+			lb, err := e.api.GetLoadBalancer(testkit.Context(t), lbs[0].ID)
 			if err != nil {
 				return err
 			}
@@ -144,11 +145,11 @@ func TestPreview(t *testing.T) {
 	})
 
 	t.Run("an unknown annotation gets the controller's refusal", func(t *testing.T) {
-		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
-		must(t, err)
+		cur, err := services.Get(testkit.Context(t), "web", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Annotations["loadbalancer.example.com/internl"] = "true"
-		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-		must(t, err)
+		_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		testkit.Must(t, err)
 		_, perr := annotations.Parse(cur.Annotations)
 		if perr == nil {
 			t.Fatal("the annotation parses")
@@ -166,9 +167,9 @@ func TestPreview(t *testing.T) {
 				edit(m)
 			}
 			data, err := yaml.Marshal(m)
-			must(t, err)
+			testkit.Must(t, err)
 			path := filepath.Join(t.TempDir(), "service.yaml")
-			must(t, os.WriteFile(path, data, 0o600))
+			testkit.Must(t, os.WriteFile(path, data, 0o600))
 			return path
 		}
 		for _, tc := range []struct {
@@ -212,9 +213,9 @@ func TestPreview(t *testing.T) {
 		port := freePort(t)
 		cfgPath := filepath.Join(e.dir, "cloud-config.yaml")
 		data, err := os.ReadFile(cfgPath)
-		must(t, err)
+		testkit.Must(t, err)
 		replicaCfg := filepath.Join(t.TempDir(), "cloud-config.yaml")
-		must(t, os.WriteFile(replicaCfg, []byte(strings.ReplaceAll(string(data), "127.0.0.1:"+e.webhookPort, "127.0.0.1:"+port)), 0o600))
+		testkit.Must(t, os.WriteFile(replicaCfg, []byte(strings.ReplaceAll(string(data), "127.0.0.1:"+e.webhookPort, "127.0.0.1:"+port)), 0o600))
 		args := []string{"--secure-port=" + freePort(t)}
 		for _, a := range e.args {
 			if strings.HasPrefix(a, "--cloud-config=") {
@@ -226,8 +227,8 @@ func TestPreview(t *testing.T) {
 		defer e.killCCM(replica)
 		// The CA the replicas share, from the Secret they keep it in.
 		var bundle []byte
-		eventually(t, 30*time.Second, "the webhook CA", func() error {
-			sec, err := e.kube.CoreV1().Secrets(namespace).Get(ctx(t), "example-ccm-webhook-tls", metav1.GetOptions{})
+		testkit.Eventually(t, 30*time.Second, "the webhook CA", func() error {
+			sec, err := e.kube.CoreV1().Secrets(namespace).Get(testkit.Context(t), "example-ccm-webhook-tls", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -240,15 +241,15 @@ func TestPreview(t *testing.T) {
 		svc := lbService("replica", 80)
 		svc.Spec.Ports[0].NodePort = 30999
 		raw, err := json.Marshal(svc)
-		must(t, err)
+		testkit.Must(t, err)
 		body, err := json.Marshal(admissionv1.AdmissionReview{
 			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 			Request: &admissionv1.AdmissionRequest{UID: "replica-1", Operation: admissionv1.Create, Namespace: "default", Name: "replica",
 				Object: runtime.RawExtension{Raw: raw}, DryRun: ptr.To(true)},
 		})
-		must(t, err)
+		testkit.Must(t, err)
 		var review admissionv1.AdmissionReview
-		eventually(t, 60*time.Second, "the replica answers", func() error {
+		testkit.Eventually(t, 60*time.Second, "the replica answers", func() error {
 			resp, err := client.Post("https://127.0.0.1:"+port+ccm.PreviewPath, "application/json", bytes.NewReader(body))
 			if err != nil {
 				return err
@@ -270,12 +271,12 @@ func TestPreview(t *testing.T) {
 	t.Run("the controller killed, edits still work", func(t *testing.T) {
 		e.killCCM(e.ccm)
 		defer func() { e.startCCM(); e.waitLeader() }()
-		cur, err := services.Get(ctx(t), "web", metav1.GetOptions{})
-		must(t, err)
+		cur, err := services.Get(testkit.Context(t), "web", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Labels = map[string]string{"edited": "while-down"}
 		start := time.Now()
-		_, err = services.Update(ctx(t), cur, metav1.UpdateOptions{})
-		must(t, err)
+		_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+		testkit.Must(t, err)
 		t.Logf("an update with the webhook down took %s", time.Since(start).Round(time.Millisecond))
 	})
 }
@@ -303,7 +304,7 @@ func (e *env) stateFiles(t testing.TB) string {
 		all.WriteString(path + "\n" + string(data))
 		return err
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	return all.String()
 }
 
@@ -311,8 +312,8 @@ func (e *env) stateFiles(t testing.TB) string {
 // must not change (nothing else changes meanwhile).
 func (e *env) recordVersion(t testing.TB) string {
 	t.Helper()
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	var out []string
 	for _, cm := range cms.Items {
 		if strings.HasPrefix(cm.Name, "ccm-plans-") {
@@ -327,6 +328,6 @@ func (e *env) recordVersion(t testing.TB) string {
 func countIn(t testing.TB, file, s string) int {
 	t.Helper()
 	data, err := os.ReadFile(file)
-	must(t, err)
+	testkit.Must(t, err)
 	return strings.Count(string(data), s)
 }

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -18,15 +19,15 @@ import (
 // default/svc.
 func (e *env) recordObjects(t testing.TB, svc string) []string {
 	var out []string
-	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, cm := range cms.Items {
 		if isRecordOf(cm.ObjectMeta, "default", svc) {
 			out = append(out, "ConfigMap "+cm.Name)
 		}
 	}
-	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	ss, err := e.kube.CoreV1().Secrets(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, s := range ss.Items {
 		if isRecordOf(s.ObjectMeta, "default", svc) {
 			out = append(out, "Secret "+s.Name)
@@ -56,14 +57,14 @@ func (e *env) findRecord(t testing.TB, svc string) (string, bool) {
 		return "", false
 	}
 	data, err := json.Marshal(r)
-	must(t, err)
+	testkit.Must(t, err)
 	return string(data), true
 }
 
 // recordOf reads the record of Service ns/name (nil when there is none).
 func (e *env) recordOf(t testing.TB, ns, name string) *records.Record {
-	all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
-	must(t, err)
+	all, err := records.NewStore(e.kube, namespace, 0).List(testkit.Context(t))
+	testkit.Must(t, err)
 	for _, r := range all {
 		if r.Object.Namespace == ns && r.Object.Name == name {
 			return r
@@ -75,7 +76,7 @@ func (e *env) recordOf(t testing.TB, ns, name string) *records.Record {
 // checkAudit fails unless the audit log holds an entry of every action.
 func (e *env) checkAudit(t testing.TB, actions ...string) {
 	data, err := os.ReadFile(e.auditLog)
-	must(t, err)
+	testkit.Must(t, err)
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var entry struct {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // checkRenders runs `examplectl render` with the CCM's own cloud config on
@@ -20,23 +21,23 @@ import (
 func (e *env) checkRenders(ns, name string, extra ...string) {
 	t := e.t
 	t.Helper()
-	svc, err := e.kube.CoreV1().Services(ns).Get(ctx(t), name, metav1.GetOptions{})
-	must(t, err)
-	nodes, err := e.kube.CoreV1().Nodes().List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	svc, err := e.kube.CoreV1().Services(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+	testkit.Must(t, err)
+	nodes, err := e.kube.CoreV1().Nodes().List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	dir := t.TempDir()
 	write := func(file string, obj any) string {
 		data, err := yaml.Marshal(obj)
-		must(t, err)
+		testkit.Must(t, err)
 		p := filepath.Join(dir, file)
-		must(t, os.WriteFile(p, data, 0o600))
+		testkit.Must(t, os.WriteFile(p, data, 0o600))
 		return p
 	}
 	svc.Kind, svc.APIVersion = "Service", "v1"
 	args := []string{"render", "--config", filepath.Join(e.dir, "cloud-config.yaml"),
 		"--service", write("svc.yaml", svc), "--nodes", write("nodes.yaml", &v1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}, Items: nodes.Items})}
-	pools, err := e.api.ListTargetPools(ctx(t), exampleapi.TargetPoolFilter{Region: region})
-	must(t, err)
+	pools, err := e.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{Region: region})
+	testkit.Must(t, err)
 	if len(pools) != 1 {
 		t.Fatalf("want one target pool (one node selection), got %d", len(pools))
 	}
@@ -44,12 +45,12 @@ func (e *env) checkRenders(ns, name string, extra ...string) {
 	args = append(args, extra...)
 
 	applied, err := filepath.Glob(filepath.Join(e.workDir, "e2e-service-"+ns+"-"+name+"-*", "main.tf"))
-	must(t, err)
+	testkit.Must(t, err)
 	if len(applied) != 1 {
 		t.Fatalf("want one workspace of %s/%s in %s, got %v", ns, name, e.workDir, applied)
 	}
 	want, err := os.ReadFile(applied[0])
-	must(t, err)
+	testkit.Must(t, err)
 	cmd := exec.Command(filepath.Join(os.Getenv("EXAMPLE_BIN"), "examplectl"), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
@@ -25,16 +26,16 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	e.addNode("node-b", "ex-west-1b", "10.244.2.0/24")
 	e.waitNodesInitialised(2)
 	for _, name := range []string{"steady-1", "steady-2", "steady-3"} {
-		_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService(name, 80), metav1.CreateOptions{})
-		must(t, err)
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService(name, 80), metav1.CreateOptions{})
+		testkit.Must(t, err)
 	}
 	for _, name := range []string{"steady-1", "steady-2", "steady-3"} {
 		e.waitIngress(name, 60*time.Second)
 	}
-	nets, err := e.api.ListNetworks(ctx(t), region, "default")
-	must(t, err)
-	eventually(t, 60*time.Second, "routes", func() error {
-		l, err := e.api.ListRoutes(ctx(t), nets[0].ID)
+	nets, err := e.api.ListNetworks(testkit.Context(t), region, "default")
+	testkit.Must(t, err)
+	testkit.Eventually(t, 60*time.Second, "routes", func() error {
+		l, err := e.api.ListRoutes(testkit.Context(t), nets[0].ID)
 		if err != nil || len(l) != 2 {
 			return fmt.Errorf("%d routes (%v)", len(l), err)
 		}
@@ -42,8 +43,8 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	})
 	// What the restarted controller answers from: the last apply in the
 	// record of each Service, of the route set and of the target pools.
-	eventually(t, 30*time.Second, "every record holds its last apply", func() error {
-		all, err := records.NewStore(e.kube, namespace, 0).List(ctx(t))
+	testkit.Eventually(t, 30*time.Second, "every record holds its last apply", func() error {
+		all, err := records.NewStore(e.kube, namespace, 0).List(testkit.Context(t))
 		if err != nil {
 			return err
 		}
@@ -63,14 +64,14 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	})
 
 	e.killCCM(e.ccm)
-	must(t, os.RemoveAll(e.workDir)) // what a new pod's emptyDir holds
+	testkit.Must(t, os.RemoveAll(e.workDir)) // what a new pod's emptyDir holds
 	before := e.procs.Counts(t)
 	e.startCCM()
 	// The service controller syncs every Service at start (each answered
 	// from its record); the route controller reads the routes once its
 	// caches are synced and then every 2 s (answered from the route set's
 	// record).
-	eventually(t, 60*time.Second, "every Service answered and the route controller started", func() error {
+	testkit.Eventually(t, 60*time.Second, "every Service answered and the route controller started", func() error {
 		m, err := e.scrape(t)
 		if err != nil {
 			return err
@@ -93,7 +94,7 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	// reconciles once more from start to end (its count taken now, plus
 	// two: one more begun after a whole one).
 	routes := e.routeSyncs(t)
-	eventually(t, 60*time.Second, "a whole route reconcile", func() error {
+	testkit.Eventually(t, 60*time.Second, "a whole route reconcile", func() error {
 		if n := e.routeSyncs(t); n < routes+2 {
 			return fmt.Errorf("%.0f route reconciles begun, want %.0f", n, routes+2)
 		}
@@ -106,8 +107,8 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		t.Errorf("the restarted controller patched %d unchanged Services' status (ipMode?)", n)
 	}
 	for _, name := range []string{"steady-1", "steady-2", "steady-3"} {
-		svc, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{})
-		must(t, err)
+		svc, err := e.kube.CoreV1().Services("default").Get(testkit.Context(t), name, metav1.GetOptions{})
+		testkit.Must(t, err)
 		if len(svc.Status.LoadBalancer.Ingress) == 0 {
 			t.Errorf("%s lost its ingress", name)
 		}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
@@ -30,7 +31,7 @@ func (e *env) events(name, reason string) []v1.Event { return e.eventsIn("defaul
 
 // eventsIn returns the events of object ns/name with reason.
 func (e *env) eventsIn(ns, name, reason string) []v1.Event {
-	l, err := e.kube.CoreV1().Events(ns).List(ctx(e.t), metav1.ListOptions{})
+	l, err := e.kube.CoreV1().Events(ns).List(testkit.Context(e.t), metav1.ListOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func (e *env) awaitingPlan(name string, seen ...string) string {
 // awaitingPlanIn is awaitingPlan for Service ns/name.
 func (e *env) awaitingPlanIn(ns, name string, seen ...string) string {
 	var id string
-	eventually(e.t, 60*time.Second, "AwaitingApproval for "+ns+"/"+name, func() error {
+	testkit.Eventually(e.t, 60*time.Second, "AwaitingApproval for "+ns+"/"+name, func() error {
 		evs := e.eventsIn(ns, name, "AwaitingApproval")
 		// Newest first: a plan may be superseded right after it was made.
 		sort.Slice(evs, func(i, j int) bool { return evs[i].CreationTimestamp.After(evs[j].CreationTimestamp.Time) })
@@ -79,13 +80,13 @@ func contains(l []string, s string) bool {
 
 func (e *env) annotate(name, key, value string) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
-	_, err := e.kube.CoreV1().Services("default").Patch(ctx(e.t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	must(e.t, err)
+	_, err := e.kube.CoreV1().Services("default").Patch(testkit.Context(e.t), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	testkit.Must(e.t, err)
 }
 
 func (e *env) lbCount() int {
-	l, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
-	must(e.t, err)
+	l, err := e.api.ListLoadBalancers(testkit.Context(e.t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(e.t, err)
 	return len(l)
 }
 
@@ -101,8 +102,8 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	e.waitNodesInitialised(1) // so the desired state holds still while we approve
 	alice := e.reviewer(t, "alice")
 	services := e.kube.CoreV1().Services("default")
-	svc, err := services.Create(ctx(t), lbService("gated", 80), metav1.CreateOptions{})
-	must(t, err)
+	svc, err := services.Create(testkit.Context(t), lbService("gated", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	id := e.awaitingPlan("gated")
 	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
 		if n := e.lbCount(); n != 0 {
@@ -110,15 +111,15 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "awaiting plan in the record", func() error {
+	testkit.Eventually(t, 30*time.Second, "awaiting plan in the record", func() error {
 		if rec, _ := e.findRecord(t, "gated"); !strings.Contains(rec, id) || !strings.Contains(rec, "awaiting-approval") {
 			return fmt.Errorf("record lacks the awaiting plan:\n%s", rec)
 		}
 		return nil
 	})
 
-	must(t, e.approveAs(t, alice, svc, "plan-000000000000", alice.name))
-	eventually(t, 30*time.Second, "ApprovalIgnored", func() error {
+	testkit.Must(t, e.approveAs(t, alice, svc, "plan-000000000000", alice.name))
+	testkit.Eventually(t, 30*time.Second, "ApprovalIgnored", func() error {
 		if len(e.events("gated", "ApprovalIgnored")) == 0 {
 			return fmt.Errorf("no ApprovalIgnored event")
 		}
@@ -128,9 +129,9 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 		t.Fatalf("a wrong id created %d LBs", n)
 	}
 
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("gated", 60*time.Second)
-	eventually(t, 30*time.Second, "Applied "+id, func() error {
+	testkit.Eventually(t, 30*time.Second, "Applied "+id, func() error {
 		for _, ev := range e.events("gated", "Applied") {
 			if strings.Contains(ev.Message, id) {
 				return nil
@@ -140,14 +141,14 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	})
 
 	// A change after approval is a new plan that waits again.
-	svc, err = services.Get(ctx(t), "gated", metav1.GetOptions{})
-	must(t, err)
+	svc, err = services.Get(testkit.Context(t), "gated", metav1.GetOptions{})
+	testkit.Must(t, err)
 	svc.Spec.Ports[0].Port = 8080
-	_, err = services.Update(ctx(t), svc, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = services.Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 	id2 := e.awaitingPlan("gated", id)
 	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
-		l, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
+		l, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 		if err != nil || len(l) != 1 || l[0].Listeners[0].Port != 80 {
 			return fmt.Errorf("unapproved change applied: %+v %v", l, err)
 		}
@@ -155,20 +156,20 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	})
 
 	// Deleting waits for approval of the destroy plan.
-	must(t, services.Delete(ctx(t), "gated", metav1.DeleteOptions{}))
+	testkit.Must(t, services.Delete(testkit.Context(t), "gated", metav1.DeleteOptions{}))
 	did := e.awaitingPlan("gated", id, id2)
 	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
-		if _, err := services.Get(ctx(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
+		if _, err := services.Get(testkit.Context(t), "gated", metav1.GetOptions{}); err != nil || e.lbCount() != 1 {
 			return fmt.Errorf("deletion did not wait: %v, %d LBs", err, e.lbCount())
 		}
 		return nil
 	})
-	must(t, e.approveAs(t, alice, svc, did, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, did, alice.name))
 	waitGone(t, 60*time.Second, "gated", services.Get)
 	if e.lbCount() != 0 {
 		t.Fatal("LB survived the approved destroy")
 	}
-	eventually(t, 10*time.Second, "record removed", func() error {
+	testkit.Eventually(t, 10*time.Second, "record removed", func() error {
 		if r := e.recordObjects(t, "gated"); len(r) != 0 {
 			return fmt.Errorf("record objects left: %v", r)
 		}
@@ -183,23 +184,23 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 	e := newEnv(t, options{driftInterval: "2s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1) // no target update may race the out-of-band change
-	_, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("drifty", 80), metav1.CreateOptions{})
-	must(t, err)
+	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("drifty", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	svc := e.waitIngress("drifty", 60*time.Second)
 	lb, err := e.cloudLB(svc.Status.LoadBalancer.Ingress[0].IP)
-	must(t, err)
-	_, err = e.api.UpdateLoadBalancer(ctx(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
+	testkit.Must(t, err)
+	_, err = e.api.UpdateLoadBalancer(testkit.Context(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
 		Type: "lb-large", Algorithm: lb.Algorithm, Listeners: lb.Listeners, Targets: lb.Targets, TargetPoolID: lb.TargetPoolID, Tags: lb.Tags, HealthCheck: lb.HealthCheck,
 	}, 0)
-	must(t, err)
-	eventually(t, 60*time.Second, "DriftDetected", func() error {
+	testkit.Must(t, err)
+	testkit.Eventually(t, 60*time.Second, "DriftDetected", func() error {
 		if len(e.events("drifty", "DriftDetected")) == 0 {
 			return fmt.Errorf("no DriftDetected event")
 		}
 		return nil
 	})
-	eventually(t, 60*time.Second, "drift corrected", func() error {
-		got, err := e.api.GetLoadBalancer(ctx(t), lb.ID)
+	testkit.Eventually(t, 60*time.Second, "drift corrected", func() error {
+		got, err := e.api.GetLoadBalancer(testkit.Context(t), lb.ID)
 		if err != nil {
 			return err
 		}
@@ -208,7 +209,7 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "drift in the record", func() error {
+	testkit.Eventually(t, 30*time.Second, "drift in the record", func() error {
 		if rec, _ := e.findRecord(t, "drifty"); !strings.Contains(rec, `"lastDetectedAt"`) {
 			return fmt.Errorf("record lacks the drift:\n%s", rec)
 		}
@@ -226,7 +227,7 @@ func TestDriftDetectedAndCorrected(t *testing.T) {
 // metrics scrapes the CCM's /metrics as the admin (delegated authz).
 func (e *env) metrics(t testing.TB) string {
 	page, err := e.scrape(t)
-	must(t, err)
+	testkit.Must(t, err)
 	return page
 }
 
@@ -241,7 +242,7 @@ var adminClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.
 
 // adminGet reads a path of the CCM's secure port as the cluster admin.
 func (e *env) adminGet(t testing.TB, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, "https://127.0.0.1:"+e.securePort+path, nil)
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, "https://127.0.0.1:"+e.securePort+path, nil)
 	if err != nil {
 		return "", err
 	}
@@ -267,43 +268,43 @@ func (e *env) adminGet(t testing.TB, path string) (string, error) {
 func TestNoSecretLeaks(t *testing.T) {
 	pg := testpg.Start(t)
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
-	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
-	must(t, err)
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	id := e.awaitingPlan("secret-scan")
 	alice := e.reviewer(t, "alice")
-	must(t, e.approveAs(t, alice, svc, id, alice.name))
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
 	e.waitIngress("secret-scan", 60*time.Second)
 
 	leaks := newLeakScan(t, map[string]string{"the API token": e.sim.Token, "the read-only token": e.sim.ReadOnlyToken, "the PostgreSQL password": pg.Password})
-	cms, err := e.kube.CoreV1().ConfigMaps("").List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	cms, err := e.kube.CoreV1().ConfigMaps("").List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, cm := range cms.Items {
 		b, _ := json.Marshal(cm)
 		leaks.scan("ConfigMap "+cm.Namespace+"/"+cm.Name, string(b)+decodeGzipValues(cm.BinaryData))
 	}
-	ss, err := e.kube.CoreV1().Secrets(namespace).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	ss, err := e.kube.CoreV1().Secrets(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, s := range ss.Items {
 		if strings.HasPrefix(s.Name, "ccm-plans-") {
 			b, _ := json.Marshal(s)
 			leaks.scan("record Secret "+s.Name, string(b)+decodeGzipValues(s.Data))
 		}
 	}
-	evs, err := e.kube.CoreV1().Events("").List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	evs, err := e.kube.CoreV1().Events("").List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, ev := range evs.Items {
 		leaks.scan("Event "+ev.Name, ev.Message)
 	}
 	for _, f := range []string{e.ccmLog, e.auditLog} {
 		data, err := os.ReadFile(f)
-		must(t, err)
+		testkit.Must(t, err)
 		leaks.scan(filepath.Base(f), string(data))
 	}
-	must(t, filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
+	testkit.Must(t, filepath.Walk(e.workDir, func(p string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() && !strings.Contains(p, "/.terraform/providers/") {
 			data, _ := os.ReadFile(p)
 			leaks.scan(strings.TrimPrefix(p, e.workDir), string(data))

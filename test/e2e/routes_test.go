@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // Node pod CIDRs become routes to their instances, and go with the node.
@@ -13,12 +15,12 @@ func TestRoutesFollowNodes(t *testing.T) {
 	e := newEnv(t, options{})
 	e.addNode("node-a", "ex-west-1a", "10.244.1.0/24", "fd00:244:0:1::/64")
 	e.addNode("node-b", "ex-west-1b", "10.244.2.0/24")
-	nets, err := e.api.ListNetworks(ctx(t), region, "default")
+	nets, err := e.api.ListNetworks(testkit.Context(t), region, "default")
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("network: %v %v", nets, err)
 	}
 	routes := func() (map[string]string, error) {
-		l, err := e.api.ListRoutes(ctx(t), nets[0].ID)
+		l, err := e.api.ListRoutes(testkit.Context(t), nets[0].ID)
 		if err != nil {
 			return nil, err
 		}
@@ -29,7 +31,7 @@ func TestRoutesFollowNodes(t *testing.T) {
 		return m, nil
 	}
 	a, b := e.instance("node-a").ID, e.instance("node-b").ID
-	eventually(t, 60*time.Second, "routes for both nodes", func() error {
+	testkit.Eventually(t, 60*time.Second, "routes for both nodes", func() error {
 		m, err := routes()
 		if err != nil {
 			return err
@@ -42,8 +44,8 @@ func TestRoutesFollowNodes(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, e.kube.CoreV1().Nodes().Delete(ctx(t), "node-b", metav1.DeleteOptions{}))
-	eventually(t, 60*time.Second, "node-b's route removed", func() error {
+	testkit.Must(t, e.kube.CoreV1().Nodes().Delete(testkit.Context(t), "node-b", metav1.DeleteOptions{}))
+	testkit.Eventually(t, 60*time.Second, "node-b's route removed", func() error {
 		m, err := routes()
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
 	"github.com/example/cloud-provider-example/redact"
 )
@@ -25,25 +26,25 @@ func TestScrubHostilePGPassword(t *testing.T) {
 	pw := `Hu"n\t3r %41@:/ ü'密`
 	pg := testpg.Start(t, testpg.WithPassword(pw))
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
-	must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
+	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("scrub", 80), metav1.CreateOptions{})
-	must(t, err)
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("scrub", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.waitIngress("scrub", 90*time.Second)
 
 	// The platform team pastes the password into the URL unescaped; the
 	// Secret file is re-read by the next run.
 	broken := "postgres://ccm:" + pw + "@" + pg.Host + ":" + strconv.Itoa(pg.Port) + "/postgres?sslmode=disable"
-	must(t, os.WriteFile(connFile, []byte(broken), 0o600))
-	svc, err = e.kube.CoreV1().Services("default").Get(ctx(t), svc.Name, metav1.GetOptions{})
-	must(t, err)
+	testkit.Must(t, os.WriteFile(connFile, []byte(broken), 0o600))
+	svc, err = e.kube.CoreV1().Services("default").Get(testkit.Context(t), svc.Name, metav1.GetOptions{})
+	testkit.Must(t, err)
 	svc.Spec.Ports[0].Port = 81
-	_, err = e.kube.CoreV1().Services("default").Update(ctx(t), svc, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = e.kube.CoreV1().Services("default").Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 	var failure string
-	eventually(t, 90*time.Second, "a failure event for the broken connection string", func() error {
+	testkit.Eventually(t, 90*time.Second, "a failure event for the broken connection string", func() error {
 		for _, ev := range e.events("scrub", "SyncLoadBalancerFailed") {
 			if strings.Contains(ev.Message, "net/url") {
 				failure = ev.Message

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // Signals that the controller has looked again. A test that shows that
@@ -44,7 +46,7 @@ func (e *env) routeSyncs(t testing.TB) float64 {
 // apply waits on a 5 s retry, so the look comes within about 10 s.
 func (e *env) unchangedAfterALook(t testing.TB, since float64, unchanged func() error) {
 	t.Helper()
-	eventually(t, 60*time.Second, "the service controller looks again", func() error {
+	testkit.Eventually(t, 60*time.Second, "the service controller looks again", func() error {
 		t.Helper()
 		if err := unchanged(); err != nil {
 			t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // soakMode is the soak's length: EXAMPLE_SOAK=full (make soak) at least
@@ -105,8 +106,8 @@ func TestSoak(t *testing.T) {
 	if mode == "long" {
 		for i := range soakLongServices {
 			s := lbService(fmt.Sprintf("steady-%03d", i), soakSteadyPort+int32(i))
-			_, err := svcs.Create(ctx(t), s, metav1.CreateOptions{})
-			must(t, err)
+			_, err := svcs.Create(testkit.Context(t), s, metav1.CreateOptions{})
+			testkit.Must(t, err)
 			steady = append(steady, soakService{name: s.Name, port: s.Spec.Ports[0].Port})
 		}
 		e.waitSoakRound(steady, nil)
@@ -131,8 +132,8 @@ func TestSoak(t *testing.T) {
 			if group != "" {
 				s.Annotations = map[string]string{string(annotations.LBGroup): group}
 			}
-			_, err := svcs.Create(ctx(t), s, metav1.CreateOptions{})
-			must(t, err)
+			_, err := svcs.Create(testkit.Context(t), s, metav1.CreateOptions{})
+			testkit.Must(t, err)
 			want = append(want, soakService{name: s.Name, round: round, port: s.Spec.Ports[0].Port, member: group != ""})
 		}
 		// One Service of the previous round changes its port (the long
@@ -140,14 +141,14 @@ func TestSoak(t *testing.T) {
 		for i := range alive {
 			if alive[i].round == round-1 && !alive[i].member {
 				alive[i].port += 1000
-				must(t, retryUpdate(t, e, alive[i].name, alive[i].port))
+				testkit.Must(t, retryUpdate(t, e, alive[i].name, alive[i].port))
 				break
 			}
 		}
 		if len(steady) > 0 {
 			s := &steady[round%len(steady)]
 			s.port = soakSteadyPort + (s.port-soakSteadyPort+soakLongServices)%4000
-			must(t, retryUpdate(t, e, s.name, s.port))
+			testkit.Must(t, retryUpdate(t, e, s.name, s.port))
 		}
 		// The Services of window rounds ago leave (one of them a group member).
 		var gone []string
@@ -155,7 +156,7 @@ func TestSoak(t *testing.T) {
 			if l.round > round-window {
 				return false
 			}
-			must(t, svcs.Delete(ctx(t), l.name, metav1.DeleteOptions{}))
+			testkit.Must(t, svcs.Delete(testkit.Context(t), l.name, metav1.DeleteOptions{}))
 			gone = append(gone, l.name)
 			return true
 		})
@@ -175,7 +176,7 @@ func TestSoak(t *testing.T) {
 
 	// The controller counted what the OS saw.
 	m, err := e.scrape(t)
-	must(t, err)
+	testkit.Must(t, err)
 	if got, want := metricSum(m, "example_ccm_terraform_runs_total"), float64(e.procs.Total(t)); got != want {
 		t.Errorf("example_ccm_terraform_runs_total = %.0f, the OS saw %.0f terraform processes (%v)", got, want, e.procs.Counts(t))
 	}
@@ -295,12 +296,12 @@ func entriesTable(a, b sample) string {
 // writes the object too: conflicts are retried).
 func retryUpdate(t *testing.T, e *env, name string, port int32) error {
 	for {
-		s, err := e.kube.CoreV1().Services("default").Get(ctx(t), name, metav1.GetOptions{})
+		s, err := e.kube.CoreV1().Services("default").Get(testkit.Context(t), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		s.Spec.Ports[0].Port = port
-		_, err = e.kube.CoreV1().Services("default").Update(ctx(t), s, metav1.UpdateOptions{})
+		_, err = e.kube.CoreV1().Services("default").Update(testkit.Context(t), s, metav1.UpdateOptions{})
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -322,8 +323,8 @@ type soakService struct {
 // finalizer is removed once its load balancer, or its group listener, is).
 func (e *env) waitSoakRound(alive []soakService, gone []string) {
 	e.t.Helper()
-	eventuallyEvery(e.t, 5*time.Minute, 100*time.Millisecond, "the soak round converged", func() error {
-		list, err := e.kube.CoreV1().Services("default").List(ctx(e.t), metav1.ListOptions{})
+	testkit.EventuallyEvery(e.t, 5*time.Minute, 100*time.Millisecond, "the soak round converged", func() error {
+		list, err := e.kube.CoreV1().Services("default").List(testkit.Context(e.t), metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -336,7 +337,7 @@ func (e *env) waitSoakRound(alive []soakService, gone []string) {
 				return fmt.Errorf("%s is not deleted yet", name)
 			}
 		}
-		lbs, err := e.api.ListLoadBalancers(ctx(e.t), exampleapi.LoadBalancerFilter{})
+		lbs, err := e.api.ListLoadBalancers(testkit.Context(e.t), exampleapi.LoadBalancerFilter{})
 		if err != nil {
 			return err
 		}
@@ -368,21 +369,21 @@ func (e *env) sampleCCM(t testing.TB) sample {
 	var s sample
 	s.ops = e.procs.Total(t)
 	rss, err := e.ccmStatusMiB("VmRSS:")
-	must(t, err)
+	testkit.Must(t, err)
 	s.rss = rss
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	must(t, err)
+	testkit.Must(t, err)
 	s.fds = float64(len(fds))
 	// The live heap is the profile's, at the GC it forces: MemStats'
 	// HeapAlloc, read after the profile is written, also counts what a
 	// busy controller allocated since (up to 5 MiB more in the long soak).
 	raw, err := e.adminGet(t, "/debug/pprof/heap?gc=1")
-	must(t, err)
+	testkit.Must(t, err)
 	s.heap, s.correlators = heapProfileMiB(t, raw)
 	heap := e.debugGet(t, "/debug/pprof/heap?debug=1")
 	s.heapInUse = memStat(t, heap, "# HeapInuse = ") / (1 << 20)
 	page, err := e.scrape(t)
-	must(t, err)
+	testkit.Must(t, err)
 	s.entries = memoryEntries(page)
 	gr := e.debugGet(t, "/debug/pprof/goroutine?debug=1")
 	first, _, _ := strings.Cut(gr, "\n")
@@ -399,7 +400,7 @@ func (e *env) sampleCCM(t testing.TB) sample {
 func (e *env) openFiles(t *testing.T) string {
 	dir := fmt.Sprintf("/proc/%d/fd", e.ccm.Process.Pid)
 	fds, err := os.ReadDir(dir)
-	must(t, err)
+	testkit.Must(t, err)
 	kinds := map[string]int{}
 	for _, fd := range fds {
 		target, err := os.Readlink(dir + "/" + fd.Name())
@@ -424,7 +425,7 @@ func (e *env) openFiles(t *testing.T) string {
 func (e *env) debugGet(t testing.TB, path string) string {
 	t.Helper()
 	body, err := e.adminGet(t, path)
-	must(t, err)
+	testkit.Must(t, err)
 	return body
 }
 
@@ -436,7 +437,7 @@ func memStat(t testing.TB, profile, prefix string) float64 {
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
 			f, err := strconv.ParseFloat(v, 64)
-			must(t, err)
+			testkit.Must(t, err)
 			return f
 		}
 	}
@@ -482,7 +483,7 @@ func leastSquaresSlope(samples []sample, f func(sample) float64) float64 {
 // else the test's temporary directory.
 func soakProfiles(t *testing.T) string {
 	if dir := os.Getenv("EXAMPLE_SOAK_PROFILES"); dir != "" {
-		must(t, os.MkdirAll(dir, 0o755))
+		testkit.Must(t, os.MkdirAll(dir, 0o755))
 		return dir
 	}
 	return t.TempDir()
@@ -493,9 +494,9 @@ func soakProfiles(t *testing.T) string {
 func (e *env) heapProfile(t *testing.T, dir, name string) string {
 	t.Helper()
 	body, err := e.adminGet(t, "/debug/pprof/heap?gc=1")
-	must(t, err)
+	testkit.Must(t, err)
 	path := filepath.Join(dir, "heap-"+name+".pb.gz")
-	must(t, os.WriteFile(path, []byte(body), 0o644))
+	testkit.Must(t, os.WriteFile(path, []byte(body), 0o644))
 	return path
 }
 
@@ -538,7 +539,7 @@ const correlator = "k8s.io/client-go/tools/record.(*EventCorrelator)"
 func heapProfileMiB(t testing.TB, raw string) (live, correlators float64) {
 	t.Helper()
 	p, err := profile.Parse(strings.NewReader(raw))
-	must(t, err)
+	testkit.Must(t, err)
 	idx := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "inuse_space" })
 	if idx < 0 {
 		t.Fatal("no inuse_space in the heap profile")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -65,7 +66,7 @@ func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 	// A node joining applies the pools again, from what they carry.
 	node := e.addNode("node-delays", "ex-west-1a")
 	id := e.instance(node.Name).ID
-	eventually(t, 90*time.Second, "the new node in the pool of every node", func() error {
+	testkit.Eventually(t, 90*time.Second, "the new node in the pool of every node", func() error {
 		if p := everyNode(); !slices.Contains(p.Targets, id) {
 			return fmt.Errorf("targets %v", p.Targets)
 		}
@@ -82,7 +83,7 @@ func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "an audit line of the pools naming Service team-b/held", func() error {
+	testkit.Eventually(t, 30*time.Second, "an audit line of the pools naming Service team-b/held", func() error {
 		for _, a := range e.auditEntries(t) {
 			if strings.HasPrefix(a.Object, objectref.KindTargetPools) && a.Action == "apply" && strings.Contains(a.Details["carries"], "asked by Service team-b/held") {
 				return nil
@@ -101,8 +102,8 @@ func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.installReferenceGrants(t)
 	grant, grants := e.groupGrant(t, "team-a", "team-b-joins-mixed", "team-b", "mixed")
-	_, err := grants.Create(ctx(t), grant, metav1.CreateOptions{})
-	must(t, err)
+	_, err := grants.Create(testkit.Context(t), grant, metav1.CreateOptions{})
+	testkit.Must(t, err)
 
 	home := lbService("mixed-home", 80)
 	home.Namespace = "team-a"
@@ -110,15 +111,15 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.createService(t, alice, home)
 	ip := e.waitIngressIn("team-a", "mixed-home", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
 	lb, err := e.cloudLB(ip)
-	must(t, err)
+	testkit.Must(t, err)
 
 	// Team-b's own certificate, as the controller uploads one for a
 	// Service of team-b.
 	c := simtest.NewCert(t, simtest.CertOptions{CommonName: "b.example.test"})
-	cert, err := e.api.CreateCertificate(ctx(t), exampleapi.CreateCertificateRequest{Name: "team-b-own", Region: region,
+	cert, err := e.api.CreateCertificate(testkit.Context(t), exampleapi.CreateCertificateRequest{Name: "team-b-own", Region: region,
 		CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{renderer.TagClusterID: "e2e", renderer.TagServiceNamespace: "team-b"}})
-	must(t, err)
+	testkit.Must(t, err)
 	guest := lbService("mixed-guest", 8443)
 	guest.Namespace = "team-b"
 	guest.Annotations = map[string]string{
@@ -130,15 +131,15 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.eventWith(t, "team-b", "mixed-guest", "ReferenceRefused", "served by a load balancer of namespace team-a (the group's)")
 
 	addPort := func(port int32) {
-		cur, err := alice.kube.CoreV1().Services("team-a").Get(ctx(t), "mixed-home", metav1.GetOptions{})
-		must(t, err)
+		cur, err := alice.kube.CoreV1().Services("team-a").Get(testkit.Context(t), "mixed-home", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Spec.Ports = append(cur.Spec.Ports, v1.ServicePort{Name: fmt.Sprint("p", port), Protocol: v1.ProtocolTCP, Port: port})
-		_, err = alice.kube.CoreV1().Services("team-a").Update(ctx(t), cur, metav1.UpdateOptions{})
-		must(t, err)
+		_, err = alice.kube.CoreV1().Services("team-a").Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+		testkit.Must(t, err)
 	}
 	ports := func(want ...int) func() error {
 		return func() error {
-			lb, err := e.api.GetLoadBalancer(ctx(t), lb.ID)
+			lb, err := e.api.GetLoadBalancer(testkit.Context(t), lb.ID)
 			if err != nil {
 				return err
 			}
@@ -154,7 +155,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 		}
 	}
 	addPort(81)
-	eventually(t, 90*time.Second, "alice's new port 81 on her group's load balancer, without the guest's", ports(80, 81))
+	testkit.Eventually(t, 90*time.Second, "alice's new port 81 on her group's load balancer, without the guest's", ports(80, 81))
 
 	collide := lbService("mixed-collide", 80)
 	collide.Namespace = "team-b"
@@ -162,9 +163,9 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	e.createService(t, bob, collide)
 	e.eventWith(t, "team-b", "mixed-collide", "ListenerConflict", "Listener tcp/80 is not served: a Service of namespace team-a")
 	addPort(82)
-	eventually(t, 90*time.Second, "alice's new port 82 on her group's load balancer", ports(80, 81, 82))
+	testkit.Eventually(t, 90*time.Second, "alice's new port 82 on her group's load balancer", ports(80, 81, 82))
 	e.noEventMentions(t, "team-b", "mixed-home") // alice's Service, named only by its namespace
-	if s, err := e.kube.CoreV1().Services("team-b").Get(ctx(t), "mixed-guest", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) != 0 {
+	if s, err := e.kube.CoreV1().Services("team-b").Get(testkit.Context(t), "mixed-guest", metav1.GetOptions{}); err != nil || len(s.Status.LoadBalancer.Ingress) != 0 {
 		t.Errorf("the refused guest has an address: %v (%v)", s.Status.LoadBalancer.Ingress, err)
 	}
 }

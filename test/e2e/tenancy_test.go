@@ -20,6 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -44,8 +45,10 @@ func TestTenancy(t *testing.T) {
 	alice, bob := e.tenant(t, "team-a", "alice"), e.tenant(t, "team-b", "bob")
 	t.Cleanup(func() {
 		if t.Failed() {
+			c, cancel := context.WithTimeout(context.Background(), time.Minute) // t's context is done by now
+			defer cancel()
 			for _, ns := range []string{"team-a", "team-b"} {
-				evs, err := e.kube.CoreV1().Events(ns).List(ctx(t), metav1.ListOptions{})
+				evs, err := e.kube.CoreV1().Events(ns).List(c, metav1.ListOptions{})
 				if err == nil {
 					for _, ev := range evs.Items {
 						t.Logf("event %s/%s %s: %s", ns, ev.InvolvedObject.Name, ev.Reason, ev.Message)
@@ -59,8 +62,8 @@ func TestTenancy(t *testing.T) {
 	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test"})
 	c2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example.test"})
 	secrets := e.kube.CoreV1().Secrets("team-a")
-	_, err := secrets.Create(ctx(t), tlsSecretObject("team-a", "web-tls", c1), metav1.CreateOptions{})
-	must(t, err)
+	_, err := secrets.Create(testkit.Context(t), tlsSecretObject("team-a", "web-tls", c1), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	e.createService(t, alice, httpsLBService("team-a", "web", "web-tls"))
 	ip := e.waitIngressIn("team-a", "web", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
 	_, aliceCert := e.servedCertificate(t, ip, c1)
@@ -83,18 +86,18 @@ func TestTenancy(t *testing.T) {
 		// Alice's rotation and deletion complete while bob keeps trying.
 		renewTLSSecret(t, e.kube, "team-a", "web-tls", c2)
 		_, rotated := e.servedCertificate(t, ip, c2)
-		eventually(t, 30*time.Second, "alice's old certificate deleted", func() error {
-			if _, err := e.api.GetCertificate(ctx(t), aliceCert); !exampleapi.IsNotFound(err) {
+		testkit.Eventually(t, 30*time.Second, "alice's old certificate deleted", func() error {
+			if _, err := e.api.GetCertificate(testkit.Context(t), aliceCert); !exampleapi.IsNotFound(err) {
 				return fmt.Errorf("certificate %s: %v", aliceCert, err)
 			}
 			return nil
 		})
-		must(t, alice.kube.CoreV1().Services("team-a").Delete(ctx(t), "web", metav1.DeleteOptions{}))
-		eventually(t, 60*time.Second, "alice's Service and certificate gone", func() error {
-			if _, err := e.kube.CoreV1().Services("team-a").Get(ctx(t), "web", metav1.GetOptions{}); err == nil {
+		testkit.Must(t, alice.kube.CoreV1().Services("team-a").Delete(testkit.Context(t), "web", metav1.DeleteOptions{}))
+		testkit.Eventually(t, 60*time.Second, "alice's Service and certificate gone", func() error {
+			if _, err := e.kube.CoreV1().Services("team-a").Get(testkit.Context(t), "web", metav1.GetOptions{}); err == nil {
 				return fmt.Errorf("Service team-a/web still there (finalizer)")
 			}
-			if _, err := e.api.GetCertificate(ctx(t), rotated); !exampleapi.IsNotFound(err) {
+			if _, err := e.api.GetCertificate(testkit.Context(t), rotated); !exampleapi.IsNotFound(err) {
 				return fmt.Errorf("certificate %s: %v", rotated, err)
 			}
 			return nil
@@ -113,15 +116,15 @@ func TestTenancy(t *testing.T) {
 
 		d1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
 		d2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example.test"})
-		_, err := secrets.Create(ctx(t), tlsSecretObject("team-a", "shop-tls", d1), metav1.CreateOptions{})
-		must(t, err)
+		_, err := secrets.Create(testkit.Context(t), tlsSecretObject("team-a", "shop-tls", d1), metav1.CreateOptions{})
+		testkit.Must(t, err)
 		shop := httpsLBService("team-a", "shop", "shop-tls")
 		shop.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyManual)
 		shop = e.createService(t, alice, shop)
 		var ip string
 		e.approveUntil(t, victor, shop, func() error {
 			in := e.kube.CoreV1().Services("team-a")
-			cur, err := in.Get(ctx(t), "shop", metav1.GetOptions{})
+			cur, err := in.Get(testkit.Context(t), "shop", metav1.GetOptions{})
 			if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
 				return fmt.Errorf("no ingress yet (%v)", err)
 			}
@@ -133,7 +136,7 @@ func TestTenancy(t *testing.T) {
 
 		renewTLSSecret(t, rita.kube, "team-a", "shop-tls", d2)
 		renewal := e.awaitingPlanIn("team-a", "shop", created)
-		must(t, e.approveAs(t, rita, shop, renewal, rita.name))
+		testkit.Must(t, e.approveAs(t, rita, shop, renewal, rita.name))
 		e.eventWith(t, "team-a", "shop", "ApprovalIgnored", `"`+rita.name+`" may edit Secret team-a/shop-tls, whose editor cannot be verified`)
 		id := e.approveUntil(t, victor, shop, func() error {
 			if r := e.recordOf(t, "team-a", "shop"); r.Applied == nil || r.Applied.PlanID == created {
@@ -147,8 +150,8 @@ func TestTenancy(t *testing.T) {
 
 	t.Run("node selections create no pool outside review; idle pools go", func(t *testing.T) {
 		pools := func() []string {
-			l, err := e.api.ListTargetPools(ctx(t), exampleapi.TargetPoolFilter{})
-			must(t, err)
+			l, err := e.api.ListTargetPools(testkit.Context(t), exampleapi.TargetPoolFilter{})
+			testkit.Must(t, err)
 			var sels []string
 			for _, p := range l {
 				sels = append(sels, p.Tags[renderer.TagNodeSelector])
@@ -168,14 +171,14 @@ func TestTenancy(t *testing.T) {
 		e.createService(t, bob, flip)
 		seen := []string{e.awaitingPlanIn("team-b", "flip")}
 		for i := 1; i <= 3; i++ {
-			cur, err := bob.kube.CoreV1().Services("team-b").Get(ctx(t), "flip", metav1.GetOptions{})
-			must(t, err)
+			cur, err := bob.kube.CoreV1().Services("team-b").Get(testkit.Context(t), "flip", metav1.GetOptions{})
+			testkit.Must(t, err)
 			// A new port too: a selection matching no node plans the same
 			// load balancer, and the test waits for each plan.
 			cur.Annotations[string(annotations.LBNodeSelector)] = fmt.Sprintf("flip=%d", i)
 			cur.Spec.Ports[0].Port = int32(80 + i)
-			_, err = bob.kube.CoreV1().Services("team-b").Update(ctx(t), cur, metav1.UpdateOptions{})
-			must(t, err)
+			_, err = bob.kube.CoreV1().Services("team-b").Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+			testkit.Must(t, err)
 			seen = append(seen, e.awaitingPlanIn("team-b", "flip", seen...))
 		}
 		if got := pools(); !slices.Equal(got, before) {
@@ -199,12 +202,12 @@ func TestTenancy(t *testing.T) {
 		if !caused {
 			t.Error("no audit line of the pools names Service team-b/pooled as the cause")
 		}
-		cur, err := bob.kube.CoreV1().Services("team-b").Get(ctx(t), "pooled", metav1.GetOptions{})
-		must(t, err)
+		cur, err := bob.kube.CoreV1().Services("team-b").Get(testkit.Context(t), "pooled", metav1.GetOptions{})
+		testkit.Must(t, err)
 		cur.Annotations[string(annotations.LBNodeSelector)] = "pool=y"
-		_, err = bob.kube.CoreV1().Services("team-b").Update(ctx(t), cur, metav1.UpdateOptions{})
-		must(t, err)
-		eventually(t, 90*time.Second, "the pool of pool=x destroyed", func() error {
+		_, err = bob.kube.CoreV1().Services("team-b").Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, 90*time.Second, "the pool of pool=x destroyed", func() error {
 			if got := pools(); slices.Contains(got, "pool=x") || !slices.Contains(got, "pool=y") {
 				return fmt.Errorf("pools %v", got)
 			}
@@ -225,7 +228,7 @@ func TestTenancy(t *testing.T) {
 		e.createService(t, bob, guest)
 		e.eventWith(t, "team-b", "guest", "ReferenceRefused", "namespace team-a has no ReferenceGrant")
 		lb, err := e.cloudLB(ip)
-		must(t, err)
+		testkit.Must(t, err)
 		if got := simtest.Listeners(lb); len(got) != 1 {
 			t.Fatalf("without consent the guest's port reached the owner's address: %v", got)
 		}
@@ -234,8 +237,8 @@ func TestTenancy(t *testing.T) {
 		// Services): the guest joins.
 		e.installReferenceGrants(t)
 		grant, grants := e.groupGrant(t, "team-a", "team-b-joins-front", "team-b", "front")
-		_, err = grants.Create(ctx(t), grant, metav1.CreateOptions{})
-		must(t, err)
+		_, err = grants.Create(testkit.Context(t), grant, metav1.CreateOptions{})
+		testkit.Must(t, err)
 		// The service controller retries the refused guest with back-off;
 		// an update makes it try now.
 		bumpService(t, bob, "team-b", "guest")
@@ -255,18 +258,18 @@ func TestTenancy(t *testing.T) {
 				return nil
 			}
 		}
-		must(t, guestServed(true)())
+		testkit.Must(t, guestServed(true)())
 
 		// Team-a takes its consent back: the guest's listener leaves the
 		// owner's load balancer within seconds, though neither Service
 		// changed; both sides are told, the guest in its own words.
-		must(t, grants.Delete(ctx(t), grant.GetName(), metav1.DeleteOptions{}))
-		eventually(t, 10*time.Second, "the guest's port off the owner's load balancer", guestServed(false))
+		testkit.Must(t, grants.Delete(testkit.Context(t), grant.GetName(), metav1.DeleteOptions{}))
+		testkit.Eventually(t, 10*time.Second, "the guest's port off the owner's load balancer", guestServed(false))
 		e.eventWith(t, "team-b", "guest", "ReferenceGrantWithdrawn",
 			`annotation `+string(annotations.LBGroup)+`: load balancer group "front" of namespace team-a no longer takes this Service: namespace team-a has no ReferenceGrant`)
 		e.eventWith(t, "team-a", "front", "ReferenceGrantWithdrawn", "Load balancer group team-a/front no longer serves a Service of namespace team-b")
-		eventually(t, 30*time.Second, "the guest's address cleared", func() error {
-			cur, err := e.kube.CoreV1().Services("team-b").Get(ctx(t), "guest", metav1.GetOptions{})
+		testkit.Eventually(t, 30*time.Second, "the guest's address cleared", func() error {
+			cur, err := e.kube.CoreV1().Services("team-b").Get(testkit.Context(t), "guest", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -283,9 +286,9 @@ func TestTenancy(t *testing.T) {
 
 		// Given again: the guest is back, with the group's address, though
 		// nothing of its own changed.
-		_, err = grants.Create(ctx(t), grant, metav1.CreateOptions{})
-		must(t, err)
-		eventually(t, 30*time.Second, "the guest's port back on the owner's load balancer", guestServed(true))
+		_, err = grants.Create(testkit.Context(t), grant, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, 30*time.Second, "the guest's port back on the owner's load balancer", guestServed(true))
 		if got := e.waitIngressIn("team-b", "guest", 30*time.Second).Status.LoadBalancer.Ingress[0].IP; got != ip {
 			t.Fatalf("guest let in again got %s, want the group's %s", got, ip)
 		}
@@ -294,7 +297,7 @@ func TestTenancy(t *testing.T) {
 		// ClusterRole loses the rule): consent it cannot read is no
 		// consent, never the grants it read before.
 		e.withoutGrantsReading(t)
-		eventually(t, 90*time.Second, "the guest's port off once grants cannot be read", guestServed(false))
+		testkit.Eventually(t, 90*time.Second, "the guest's port off once grants cannot be read", guestServed(false))
 		e.eventWith(t, "team-b", "guest", "ReferenceGrantWithdrawn", "cannot read the ReferenceGrants of namespace team-a")
 	})
 
@@ -349,7 +352,7 @@ func TestTenancy(t *testing.T) {
 func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() error) string {
 	t.Helper()
 	var approved records.Plan
-	eventuallyEvery(t, 3*time.Minute, time.Second, "approved and applied", func() error {
+	testkit.EventuallyEvery(t, 3*time.Minute, time.Second, "approved and applied", func() error {
 		if done() == nil {
 			return nil
 		}
@@ -358,7 +361,7 @@ func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() e
 			return fmt.Errorf("no plan awaiting approval")
 		}
 		if p := r.Latest(); p.ID != approved.ID || !p.PlannedAt.Equal(approved.PlannedAt) {
-			must(t, e.approveAs(t, u, svc, p.ID, u.name))
+			testkit.Must(t, e.approveAs(t, u, svc, p.ID, u.name))
 			approved = *p
 		}
 		return done()
@@ -370,26 +373,26 @@ func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() e
 func (e *env) allowSecretEdits(t testing.TB, ns string, u *user) {
 	t.Helper()
 	name := "secret-editor-" + strings.ReplaceAll(u.name, ":", "-")
-	_, err := e.kube.RbacV1().Roles(ns).Create(ctx(t), &rbacv1.Role{
+	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch"}}},
 	}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	sa := strings.Split(u.name, ":") // system:serviceaccount:ns:name
-	_, err = e.kube.RbacV1().RoleBindings(ns).Create(ctx(t), &rbacv1.RoleBinding{
+	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 		Subjects:   []rbacv1.Subject{subject(sa[2], sa[3])},
 	}, metav1.CreateOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	e.waitAllowed(t, u, "update", "", "secrets", ns)
 }
 
 // noEventMentions fails if an event in ns mentions text.
 func (e *env) noEventMentions(t testing.TB, ns, text string) {
 	t.Helper()
-	evs, err := e.kube.CoreV1().Events(ns).List(ctx(t), metav1.ListOptions{})
-	must(t, err)
+	evs, err := e.kube.CoreV1().Events(ns).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
 	for _, ev := range evs.Items {
 		if strings.Contains(ev.Message, text) {
 			t.Errorf("event %s on %s in %s mentions %q: %s", ev.Reason, ev.InvolvedObject.Name, ns, text, ev.Message)
@@ -401,8 +404,8 @@ func (e *env) noEventMentions(t testing.TB, ns, text string) {
 // ip serves certificate id.
 func (e *env) certificateServedOnlyBy(t testing.TB, id, ip string) {
 	t.Helper()
-	lbs, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	lbs, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
 	for _, lb := range lbs {
 		for _, l := range lb.Listeners {
 			for _, c := range l.CertificateIDs {
@@ -428,7 +431,7 @@ func (e *env) groupGrant(t testing.TB, ns, name, from, group string) (*unstructu
 			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &g}},
 		},
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	return &unstructured.Unstructured{Object: obj}, e.adminDyn(t).Resource(referenceGrants).Namespace(ns)
 }
 
@@ -437,10 +440,10 @@ func (e *env) groupGrant(t testing.TB, ns, name, from, group string) (*unstructu
 func (e *env) installReferenceGrants(t testing.TB) {
 	t.Helper()
 	objs, err := deploy.Component(deploy.ReferenceGrants)
-	must(t, err)
-	must(t, deploy.Apply(ctx(t), e.kube, objs))
-	eventually(t, 30*time.Second, "referencegrants served", func() error {
-		_, err := e.adminDyn(t).Resource(referenceGrants).Namespace("default").List(ctx(t), metav1.ListOptions{})
+	testkit.Must(t, err)
+	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
+	testkit.Eventually(t, 30*time.Second, "referencegrants served", func() error {
+		_, err := e.adminDyn(t).Resource(referenceGrants).Namespace("default").List(testkit.Context(t), metav1.ListOptions{})
 		return err
 	})
 }
@@ -451,7 +454,7 @@ func (e *env) withoutGrantsReading(t testing.TB) {
 	t.Helper()
 	readsGrants := func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "referencegrants") }
 	objs, err := chartRBAC()
-	must(t, err)
+	testkit.Must(t, err)
 	name := ""
 	for _, o := range objs {
 		if cr, ok := o.(*rbacv1.ClusterRole); ok && slices.ContainsFunc(cr.Rules, readsGrants) {
@@ -462,12 +465,12 @@ func (e *env) withoutGrantsReading(t testing.TB) {
 		t.Fatal("the chart's RBAC has no ClusterRole that reads referencegrants")
 	}
 	roles := e.kube.RbacV1().ClusterRoles()
-	cr, err := roles.Get(ctx(t), name, metav1.GetOptions{})
-	must(t, err)
+	cr, err := roles.Get(testkit.Context(t), name, metav1.GetOptions{})
+	testkit.Must(t, err)
 	kept := slices.Clone(cr.Rules)
 	cr.Rules = slices.DeleteFunc(cr.Rules, readsGrants)
-	_, err = roles.Update(ctx(t), cr, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = roles.Update(testkit.Context(t), cr, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 	t.Cleanup(func() {
 		c, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -486,14 +489,14 @@ func (e *env) withoutGrantsReading(t testing.TB) {
 // so the service controller syncs the Service now.
 func bumpService(t testing.TB, u *user, ns, name string) {
 	t.Helper()
-	svc, err := u.kube.CoreV1().Services(ns).Get(ctx(t), name, metav1.GetOptions{})
-	must(t, err)
+	svc, err := u.kube.CoreV1().Services(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+	testkit.Must(t, err)
 	if svc.Annotations == nil {
 		svc.Annotations = map[string]string{}
 	}
 	svc.Annotations["example.test/bump"] = time.Now().Format(time.RFC3339Nano)
-	_, err = u.kube.CoreV1().Services(ns).Update(ctx(t), svc, metav1.UpdateOptions{})
-	must(t, err)
+	_, err = u.kube.CoreV1().Services(ns).Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+	testkit.Must(t, err)
 }
 
 // referenceGrants is the resource the tenancy rows create and list.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -20,9 +21,9 @@ func TestForceUnlockByReviewer(t *testing.T) {
 	e := newEnv(t, options{state: "kubernetes", provisionDelay: 30 * time.Second, lockTimeout: "1s", staleLockAge: "1h"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
-	svc, err := e.kube.CoreV1().Services("default").Create(ctx(t), lbService("locked", 80), metav1.CreateOptions{})
-	must(t, err)
-	eventually(t, 60*time.Second, "LB being provisioned", func() error {
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("locked", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	testkit.Eventually(t, 60*time.Second, "LB being provisioned", func() error {
 		if n := e.lbCount(); n != 1 {
 			return fmt.Errorf("%d LBs", n)
 		}
@@ -33,7 +34,7 @@ func TestForceUnlockByReviewer(t *testing.T) {
 	e.startCCM()
 
 	var lockID string
-	eventually(t, 60*time.Second, "lock recorded", func() error {
+	testkit.Eventually(t, 60*time.Second, "lock recorded", func() error {
 		var rec struct {
 			Lock *struct {
 				ID string `json:"id"`
@@ -56,11 +57,11 @@ func TestForceUnlockByReviewer(t *testing.T) {
 		t.Fatal("no StateLocked event")
 	}
 	bob := e.reviewer(t, "bob")
-	_, err = reviewapi.CreateStateUnlock(ctx(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: lockID, Requester: bob.name})
-	must(t, err)
+	_, err = reviewapi.CreateStateUnlock(testkit.Context(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(svc), LockID: lockID, Requester: bob.name})
+	testkit.Must(t, err)
 	svc = e.waitIngress("locked", 90*time.Second)
-	all, err := e.api.ListLoadBalancers(ctx(t), exampleapi.LoadBalancerFilter{})
-	must(t, err)
+	all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
 	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
 		t.Fatalf("after unlock: %d LBs %+v", len(all), all)
 	}

@@ -8,14 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
 
 // The same lifecycle in both provider modes. Attached: terraform installs
 // nothing and needs no mirror (the CLI config here has none), the
@@ -30,11 +26,11 @@ func TestProviderModes(t *testing.T) {
 				c.Provider = mode
 				if mode == runner.ProviderAttached {
 					c.CLIConfigFile = filepath.Join(t.TempDir(), "no-mirror.rc")
-					must(t, os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644))
+					testkit.Must(t, os.WriteFile(c.CLIConfigFile, []byte("# no provider installation: attached\n"), 0o644))
 				}
 			})
 			job, statePath := e.localJob(t, "m")
-			res, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{PlanText: true})
+			res, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{PlanText: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,17 +43,17 @@ func TestProviderModes(t *testing.T) {
 				t.Fatalf("lock file %v, providers installed %v in %s mode", lock, providers, mode)
 			}
 			upd := e.job(t, "m", lbModule{name: "m", port: 81, backend: statePath})
-			if res, err = e.r.Ensure(ctxT(t), upd, runner.EnsureOptions{}); err != nil || res.Plan.Summary.Change != 1 {
+			if res, err = e.r.Ensure(testkit.Context(t), upd, runner.EnsureOptions{}); err != nil || res.Plan.Summary.Change != 1 {
 				t.Fatalf("update: %+v %v", res, err)
 			}
 			// No record: the outputs come from `terraform output`.
 			os.Remove(filepath.Join(dir, ".ccm", "last-apply.json"))
-			outs, err := e.r.Outputs(ctxT(t), upd)
+			outs, err := e.r.Outputs(testkit.Context(t), upd)
 			if err != nil || string(outs["id"]) != string(res.Outputs["id"]) {
 				t.Fatalf("outputs from state: %s %v", outs, err)
 			}
 			upd.DeleteState = func(context.Context) error { return os.Remove(statePath) }
-			if _, err := e.r.Destroy(ctxT(t), upd, runner.EnsureOptions{}); err != nil {
+			if _, err := e.r.Destroy(testkit.Context(t), upd, runner.EnsureOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(e.lbs(t, "m")); n != 0 || exists(statePath) {
@@ -82,11 +78,11 @@ func TestSavedPlanAcrossModes(t *testing.T) {
 		t.Run(string(modes[0])+"-to-"+string(modes[1]), func(t *testing.T) {
 			before, after := in(modes[0]), in(modes[1])
 			job := before.job(t, "x", lbModule{name: "x", port: 8000 + int64(len(modes[0])), backend: statePath})
-			p, err := before.r.Plan(ctxT(t), job, runner.PlanOptions{})
+			p, err := before.r.Plan(testkit.Context(t), job, runner.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := before.r.Identify(ctxT(t), p); err != nil {
+			if _, err := before.r.Identify(testkit.Context(t), p); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(p.File)
@@ -95,24 +91,24 @@ func TestSavedPlanAcrossModes(t *testing.T) {
 			}
 			// As the engine does: the plan restored from its record, a
 			// fresh plan to compare, then the approved one applied.
-			restored, err := after.r.RestorePlan(ctxT(t), job, *p, data)
+			restored, err := after.r.RestorePlan(testkit.Context(t), job, *p, data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh, err := after.r.Plan(ctxT(t), job, runner.PlanOptions{})
+			fresh, err := after.r.Plan(testkit.Context(t), job, runner.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := after.r.Identify(ctxT(t), fresh); err != nil {
+			if _, err := after.r.Identify(testkit.Context(t), fresh); err != nil {
 				t.Fatal(err)
 			}
 			if fresh.ID != p.ID {
 				t.Fatalf("plan ids differ across modes: %s and %s", p.ID, fresh.ID)
 			}
-			if _, err := after.r.Apply(ctxT(t), restored); !errors.Is(err, runner.ErrStalePlan) {
+			if _, err := after.r.Apply(testkit.Context(t), restored); !errors.Is(err, runner.ErrStalePlan) {
 				t.Fatalf("want ErrStalePlan applying a plan of the other mode, got %v", err)
 			}
-			if _, err := after.r.Apply(ctxT(t), fresh); err != nil {
+			if _, err := after.r.Apply(testkit.Context(t), fresh); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -125,7 +121,7 @@ func TestAttachedRefusesTwoProviderConfigs(t *testing.T) {
 	e := newEnv(t, nil)
 	job, _ := e.localJob(t, "two")
 	job.Files["east.tf"] = []byte("provider \"example\" {\n  alias  = \"east\"\n  region = \"ex-east-1\"\n}\n")
-	_, err := e.r.Ensure(ctxT(t), job, runner.EnsureOptions{})
+	_, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err == nil || !strings.Contains(err.Error(), `2 provider "example" configurations`) || !strings.Contains(err.Error(), `"spawned"`) {
 		t.Fatalf("want a refusal naming the spawned mode, got %v", err)
 	}

@@ -1,0 +1,58 @@
+package runner_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// A record older than MaxAge is not trusted: a real (no-op) plan runs.
+func TestFastPathMaxAge(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	e := newEnv(t, nil, func(c *runner.Config) { c.Clock = clk })
+	job, _ := e.localJob(t, "aged")
+	e.ensure(t, job)
+	res, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{MaxAge: time.Hour})
+	if err != nil || !res.FastPath {
+		t.Fatalf("young record: fast=%v err=%v", res != nil && res.FastPath, err)
+	}
+	// The record ages past MaxAge on the runner's clock.
+	clk.SetTime(clk.Now().Add(time.Hour + time.Second))
+	plans := e.r.Processes()["plan"]
+	res, err = e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{MaxAge: time.Hour})
+	if err != nil || res.FastPath || e.r.Processes()["plan"] != plans+1 || res.Plan.HasChanges {
+		t.Fatalf("aged record: fast=%v plan=%+v err=%v", res != nil && res.FastPath, res, err)
+	}
+}
+
+// An apply that fails may have changed the state: the record of the apply
+// before it no longer answers for the object, so going back to that
+// configuration plans again instead of trusting the record.
+func TestFailedApplyForgetsTheLastApply(t *testing.T) {
+	e := newEnv(t, nil)
+	statePath := filepath.Join(t.TempDir(), "back.tfstate")
+	first := e.job(t, "back", lbModule{name: "back", backend: statePath})
+	e.ensure(t, first)
+	if _, ok := e.r.FastPath(first.Key, first.Hash, 0); !ok {
+		t.Fatal("no record of the first apply")
+	}
+	p, err := e.r.Plan(testkit.Context(t), e.job(t, "back", lbModule{name: "back", port: 81, backend: statePath}), runner.PlanOptions{})
+	if err != nil || !p.HasChanges {
+		t.Fatalf("plan the change: %+v %v", p, err)
+	}
+	// Deleted outside terraform after the plan: the apply's update fails.
+	for _, lb := range e.lbs(t, "back") {
+		testkit.Must(t, e.api.DeleteLoadBalancer(testkit.Context(t), lb.ID))
+	}
+	if _, err := e.r.Apply(testkit.Context(t), p); err == nil {
+		t.Fatal("want the apply to fail: its load balancer is gone")
+	}
+	if res, ok := e.r.FastPath(first.Key, first.Hash, 0); ok {
+		t.Fatalf("a failed apply left the record of the one before it: %+v", res)
+	}
+}
