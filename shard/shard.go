@@ -5,11 +5,11 @@ import (
 	"hash/fnv"
 )
 
-// Of is the shard of key among n shards.
+// Of is the shard of key among n shards (n > 0).
 func Of(key string, n int) int {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(key))
-	return int(h.Sum64() % uint64(n))
+	return int(h.Sum64() % uint64(max(n, 1))) //nolint:gosec // n is positive, the result below it
 }
 
 // leaseName is the Lease of shard i of set prefix.
