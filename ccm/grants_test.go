@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -227,6 +229,15 @@ func TestGrantsWithoutTheAPI(t *testing.T) {
 // created is followed, and told to the listener.
 func TestGrantsFollowTheWatch(t *testing.T) {
 	dyn := grantsClient(t, "team-a", "team-b", "front")
+	// The fake API server tells a watch only what happens after it is
+	// registered: the test changes grants once the reflector watches.
+	watching := make(chan struct{})
+	var once sync.Once
+	dyn.PrependWatchReactor("referencegrants", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := dyn.Tracker().Watch(a.GetResource(), a.GetNamespace())
+		once.Do(func() { close(watching) })
+		return true, w, err
+	})
 	refs := newReferences(testConfig(t, ""), nil)
 	told := make(chan string, 10)
 	refs.grants.onChange(func(ns string) { told <- ns })
@@ -234,6 +245,11 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	guest := groupSvc("team-b", "guest", 0, "team-a/front", 80)
 	if err := refs.authorize(t.Context(), guest); err != nil {
 		t.Fatalf("listed grant: %v", err)
+	}
+	select {
+	case <-watching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the grants were not watched within 10s")
 	}
 	wait := func(what string) {
 		t.Helper()
