@@ -8,7 +8,7 @@
 #   K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler" hack/control-plane.sh
 #                                                  # the components a Gateway conformance run needs
 #
-# Cold: ~11 min on 2 cores (most of it compiling kube-apiserver; each further
+# Cold: ~8 min on 2 cores (most of it compiling kube-apiserver; each further
 # component ~5 min); cached: instant.
 set -euo pipefail
 
