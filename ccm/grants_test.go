@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	clienttesting "k8s.io/client-go/testing"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -233,7 +232,7 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	// registered: the test changes grants once the reflector watches.
 	watching := make(chan struct{})
 	var once sync.Once
-	dyn.PrependWatchReactor("referencegrants", func(a clienttesting.Action) (bool, watch.Interface, error) {
+	dyn.PrependWatchReactor("referencegrants", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		w, err := dyn.Tracker().Watch(a.GetResource(), a.GetNamespace())
 		once.Do(func() { close(watching) })
 		return true, w, err
