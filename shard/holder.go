@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -235,10 +236,9 @@ func (h *Holder) look(all map[string]*coordinationv1.Lease, now time.Time) view 
 				v.live++
 			}
 		case roleShard:
-			for i := range v.shards {
-				if name == leaseName(h.cfg.Prefix, i) {
-					v.shards[i] = seen{holder: ptr.Deref(l.Spec.HolderIdentity, ""), since: since(l)}
-				}
+			// A shard outside this replica's count (another configuration) is not its to hold.
+			if i, err := strconv.Atoi(l.Annotations[annotationShard]); err == nil && i >= 0 && i < len(v.shards) && name == leaseName(h.cfg.Prefix, i) {
+				v.shards[i] = seen{holder: ptr.Deref(l.Spec.HolderIdentity, ""), since: since(l)}
 			}
 		}
 	}
