@@ -21,6 +21,7 @@ import (
 // so a typo cannot silently fall back to a default. Every problem is
 // reported (errors.Join of *Error, ordered by annotation name).
 func Parse(ann map[string]string) (LoadBalancer, error) {
+	parses.Add(1)
 	lb := LoadBalancer{ApplyPolicy: ApplyAuto}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(ann)) {

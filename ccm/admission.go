@@ -136,27 +136,28 @@ func (a *admission) preview(ctx context.Context, req *admissionv1.AdmissionReque
 // make every Service update wait for terraform).
 func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun bool) (c preview.Change) {
 	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
-	if err := a.lb.refs.authorize(ctx, cur); err != nil {
+	in := annotations.Read(cur)
+	if err := a.lb.refs.authorize(ctx, in); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
-	ann, err := annotations.Parse(cur.Annotations)
-	if err != nil {
-		c.Refusals = append(c.Refusals, err.Error())
-	} else if err := a.lb.engine.CheckService(cur); err != nil {
+	ann := in.LB
+	if in.Err != nil {
+		c.Refusals = append(c.Refusals, in.Err.Error())
+	} else if err := a.lb.engine.CheckService(in); err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	if len(c.Refusals) > 0 {
 		return c
 	}
 	c.Policy = a.lb.policy(ann)
-	shape, err := a.lb.engine.LoadBalancerShape(cur)
+	shape, err := a.lb.engine.LoadBalancerShape(in)
 	if err != nil {
 		c.Refusals = append(c.Refusals, err.Error())
 		return c
 	}
 	c.New = &shape
 	if old != nil && old.Spec.Type == v1.ServiceTypeLoadBalancer {
-		if s, err := a.lb.engine.LoadBalancerShape(old); err == nil {
+		if s, err := a.lb.engine.LoadBalancerShape(annotations.Read(old)); err == nil {
 			c.Old = &s
 		}
 	}
@@ -187,7 +188,7 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Webhook.PreviewBudget.Duration)
 	defer cancel()
-	sp, verdicts, err := a.plan(ctx, cur)
+	sp, verdicts, err := a.plan(ctx, in)
 	switch {
 	case err == nil:
 		c.Plan, c.Verdicts = sp, verdicts
@@ -206,11 +207,11 @@ func (a *admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 
 // plan is the speculative plan of cur on the nodes, or target pool, the
 // service controller would give it.
-func (a *admission) plan(ctx context.Context, cur *v1.Service) (*engine.Speculation, []engine.Verdict, error) {
-	obj := policyObject(cur)
+func (a *admission) plan(ctx context.Context, in *annotations.Service) (*engine.Speculation, []engine.Verdict, error) {
+	obj := policyObject(in.Service)
 	poolID := ""
 	if !a.cfg.LoadBalancer.TargetPools.Disabled {
-		if sel, ok, err := engine.Selection(cur); err == nil && ok {
+		if sel, ok, err := engine.Selection(in); err == nil && ok {
 			if poolID, err = a.lb.engine.TargetPoolID(ctx, sel); err != nil {
 				return nil, nil, err
 			}
@@ -224,7 +225,7 @@ func (a *admission) plan(ctx context.Context, cur *v1.Service) (*engine.Speculat
 		}
 		nodes = balancedNodes(all)
 	}
-	return a.lb.engine.PreviewLoadBalancer(ctx, cur, nodes, poolID, obj)
+	return a.lb.engine.PreviewLoadBalancer(ctx, in, nodes, poolID, obj)
 }
 
 // policyObject is svc as policy rules see it.

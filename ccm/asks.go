@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
@@ -219,6 +220,6 @@ func (l *loadBalancers) currentSelection(ref objectref.Ref, members []objectref.
 	if err != nil || !found || !ok || ref.UID != "" && string(svc.UID) != ref.UID {
 		return "", false
 	}
-	sel, ok, err := engine.Selection(svc)
+	sel, ok, err := engine.Selection(annotations.Read(svc))
 	return sel, err == nil && ok
 }

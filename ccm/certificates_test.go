@@ -67,7 +67,7 @@ func TestTLSSecretsRead(t *testing.T) {
 	src := &tlsSecrets{cfg: f.cfg, client: f.client, redact: f.board.RedactFrom}
 	// reason is the reason of the event a reconcile failing with err
 	// records.
-	subj := f.board.ServiceSubject(t.Context(), tlsService("x"), records.KindChange)
+	subj := f.board.ServiceSubject(t.Context(), annotations.Read(tlsService("x")), records.KindChange)
 	reason := func(err error) string {
 		f.board.Failed(subj, err)
 		evs := f.takeEvents()

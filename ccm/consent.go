@@ -122,7 +122,7 @@ func (l *loadBalancers) admitted(ctx context.Context, g annotations.Group, lb *e
 		if m.Namespace == g.Namespace || rep.Excludes(m) != nil || len(m.Status.LoadBalancer.Ingress) > 0 {
 			continue
 		}
-		l.patchIngress(ctx, g, m, status(lb, m, rep.Members))
+		l.patchIngress(ctx, g, m, status(lb, annotations.Read(m), rep.Members))
 	}
 }
 

@@ -80,7 +80,7 @@ func (f *grantsFixture) failWith(verb string, err error) (restore func()) {
 func (f *grantsFixture) joins(t *testing.T) error {
 	t.Helper()
 	guest := groupSvc("team-b", "guest", 0, "team-a/front", 80)
-	err := f.refs.authorize(t.Context(), guest)
+	err := f.refs.authorize(t.Context(), annotations.Read(guest))
 	var refused *tenancy.RefusedError
 	if err != nil && !errors.As(err, &refused) {
 		t.Fatalf("grants decided nothing (an error, not a refusal): %v", err)
@@ -242,7 +242,7 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	refs.grants.onChange(func(ns string) { told <- ns })
 	refs.watchGrants(t.Context(), dyn)
 	guest := groupSvc("team-b", "guest", 0, "team-a/front", 80)
-	if err := refs.authorize(t.Context(), guest); err != nil {
+	if err := refs.authorize(t.Context(), annotations.Read(guest)); err != nil {
 		t.Fatalf("listed grant: %v", err)
 	}
 	select {
@@ -265,13 +265,13 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	wait("deleted")
 	var refused *tenancy.RefusedError
-	if err := refs.authorize(t.Context(), guest); !errors.As(err, &refused) {
+	if err := refs.authorize(t.Context(), annotations.Read(guest)); !errors.As(err, &refused) {
 		t.Fatalf("after the grant's deletion: %v, want a refusal", err)
 	}
 	_, err := grants.Create(t.Context(), grantObject(t, "team-a", "team-b", "front"), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	wait("created")
-	if err := refs.authorize(t.Context(), guest); err != nil {
+	if err := refs.authorize(t.Context(), annotations.Read(guest)); err != nil {
 		t.Fatalf("granted again: %v", err)
 	}
 }

@@ -108,7 +108,7 @@ func (gs *groups) of(svc *v1.Service) (annotations.Group, error) {
 	g = g.In(svc.Namespace)
 	ctx, cancel := context.WithTimeout(context.Background(), referencesTimeout)
 	defer cancel()
-	if err := gs.refs.authorize(ctx, svc); err != nil {
+	if err := gs.refs.authorize(ctx, annotations.Read(svc)); err != nil {
 		return g, err
 	}
 	return g, nil

@@ -84,13 +84,14 @@ func ours(svc *v1.Service) bool {
 // GetLoadBalancerName is the annotation's name, else a stable name of at
 // most 32 characters derived from the cluster id and the Service UID.
 func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
-	return l.engine.LoadBalancerName(svc)
+	return l.engine.LoadBalancerName(annotations.Read(svc))
 }
 
 // GetLoadBalancer reads the recorded outputs or the state; no plan. A
 // member of a group (by its annotation, or as last applied) has the
 // group's.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	in := annotations.Read(svc)
 	for _, g := range l.groupsOf(ctx, svc) {
 		members := l.groups.members(g, nil, false)
 		lb, exists, err := l.engine.GetGroupLoadBalancer(ctx, l.renderGroup(g, members))
@@ -98,10 +99,10 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 			return nil, false, err
 		}
 		if exists {
-			return status(lb, svc, members), true, nil
+			return status(lb, in, members), true, nil
 		}
 	}
-	lb, exists, err := l.engine.GetLoadBalancer(ctx, svc)
+	lb, exists, err := l.engine.GetLoadBalancer(ctx, in)
 	switch {
 	case err != nil:
 		return nil, false, err
@@ -115,7 +116,7 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 	case !exists:
 		return nil, false, nil
 	}
-	return status(lb, svc, nil), true, nil
+	return status(lb, in, nil), true, nil
 }
 
 // leaving: svc is being deleted, or is no longer this controller's to
@@ -132,41 +133,42 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 // EnsureLoadBalancer converges the Service's load balancer; while it
 // provisions, or while its plan awaits approval, the controller retries.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
-	subj := l.board.ServiceSubject(ctx, svc, records.KindChange)
+	// Its annotations are read here, once, and passed on.
+	in := annotations.Read(svc)
+	subj := l.board.ServiceSubject(ctx, in, records.KindChange)
 	l.board.RetiredAnnotations(subj, svc.Annotations)
 	l.groups.seen(nodes)
 	// Every reference outside the Service is decided before anything is
 	// rendered (docs/tenancy.md).
-	if err := l.refs.authorize(ctx, svc); err != nil {
+	if err := l.refs.authorize(ctx, in); err != nil {
 		l.board.Failed(subj, err)
 		return nil, err
 	}
-	g, err := l.groups.of(svc)
-	if err == nil && g.Name != "" {
-		return l.ensureMember(ctx, svc, nodes, g)
+	if g := in.LB.Group; g.Name != "" {
+		return l.ensureMember(ctx, in, nodes, g.In(svc.Namespace))
 	}
 	l.released.Delete(svc.UID) // it has, or is about to have, its own
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		l.board.Failed(subj, err)
-		return nil, err
+	if in.Err != nil {
+		l.board.Failed(subj, in.Err)
+		return nil, in.Err
 	}
-	if err := l.engine.CheckService(svc); err != nil {
+	if err := l.engine.CheckService(in); err != nil {
 		err = fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 		l.board.Failed(subj, err)
 		return nil, err
 	}
-	l.unlock(ctx, subj, svc, nodes)
-	poolID, err := l.targetPool(ctx, svc, nodes, l.policy(ann))
+	l.unlock(ctx, subj, in, nodes)
+	pol := l.policy(in.LB)
+	poolID, err := l.targetPool(ctx, in, nodes, pol)
 	if err != nil {
 		return nil, err
 	}
 	var lb *engine.LoadBalancer
-	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (out *engine.Outcome, err error) {
+	out, err := l.board.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		if poolID != "" {
-			lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, svc, poolID, rv)
+			lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, in, poolID, rv)
 		} else {
-			lb, out, err = l.engine.ReconcileLoadBalancer(ctx, svc, nodes, rv)
+			lb, out, err = l.engine.ReconcileLoadBalancer(ctx, in, nodes, rv)
 		}
 		return out, err
 	})
@@ -174,9 +176,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		fastPathSkips.Inc()
 	}
 	if err == nil && lb != nil {
-		l.asked(objectref.Service(svc), svc, poolID, lb)
+		l.asked(objectref.Service(svc), in, poolID, lb)
 	}
-	st, err := l.served(subj, svc, nil, lb, err)
+	st, err := l.served(subj, in, nil, lb, err)
 	if err != nil {
 		return nil, err
 	}
@@ -190,25 +192,25 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 // served is the status a reconcile's outcome gives the Service: its load
 // balancer's address once active; a retry while it provisions or its plan
 // waits (a plan-only plan keeps serving what exists).
-func (l *loadBalancers) served(subj review.Subject, svc *v1.Service, sharing []*v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
+func (l *loadBalancers) served(subj review.Subject, in *annotations.Service, sharing []*v1.Service, lb *engine.LoadBalancer, err error) (*v1.LoadBalancerStatus, error) {
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
 	case errors.As(err, &wait), errors.As(err, &denied):
 		if lb != nil && lb.Status == "active" && wait != nil && wait.Policy == annotations.ApplyPlanOnly {
-			return status(lb, svc, sharing), nil // keep serving what exists
+			return status(lb, in, sharing), nil // keep serving what exists
 		}
 		return nil, api.NewRetryError(err.Error(), approvalRetry)
 	case err != nil:
 		return nil, err
 	case lb == nil:
-		return nil, fmt.Errorf("%s: no load balancer in the applied state", objectref.Service(svc).Describe())
+		return nil, fmt.Errorf("%s: no load balancer in the applied state", objectref.Service(in.Service).Describe())
 	}
 	switch lb.Status {
 	case "active":
-		return status(lb, svc, sharing), nil
+		return status(lb, in, sharing), nil
 	case "error":
-		err := fmt.Errorf("load balancer %s of %s is in status error", lb.ID, objectref.Service(svc).Describe())
+		err := fmt.Errorf("load balancer %s of %s is in status error", lb.ID, objectref.Service(in.Service).Describe())
 		l.board.Eventf(subj, v1.EventTypeWarning, "LoadBalancerFailed", "%v", err)
 		return nil, err
 	default:
@@ -236,15 +238,16 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err := l.leave(ctx, svc, annotations.Group{}, nil, records.KindDestroy); err != nil {
 		return err
 	}
-	subj := l.board.ServiceSubject(ctx, svc, records.KindDestroy)
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
+	in := annotations.Read(svc)
+	subj := l.board.ServiceSubject(ctx, in, records.KindDestroy)
+	ann := in.LB
+	if in.Err != nil {
 		// A Service must stay deletable: fall back to the cluster policy.
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
-	l.unlock(ctx, subj, svc, nil)
+	l.unlock(ctx, subj, in, nil)
 	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
-		return l.engine.RemoveLoadBalancer(ctx, svc, rv)
+		return l.engine.RemoveLoadBalancer(ctx, in, rv)
 	})
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
@@ -263,8 +266,8 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // asked records what ref's load balancer, just applied (or found
 // applied) for svc (its primary, for a group), asks of the pool poolID;
 // forwarding to its nodes itself (no pool), it asks nothing.
-func (l *loadBalancers) asked(ref objectref.Ref, svc *v1.Service, poolID string, lb *engine.LoadBalancer) {
-	sel, ok, err := engine.Selection(svc)
+func (l *loadBalancers) asked(ref objectref.Ref, in *annotations.Service, poolID string, lb *engine.LoadBalancer) {
+	sel, ok, err := engine.Selection(in)
 	if poolID == "" || err != nil || !ok {
 		l.lifecycle.asks.forget(ref)
 		return
@@ -273,17 +276,17 @@ func (l *loadBalancers) asked(ref objectref.Ref, svc *v1.Service, poolID string,
 }
 
 // unlock executes the Service's unlock requests.
-func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, svc *v1.Service, nodes []*v1.Node) {
+func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, in *annotations.Service, nodes []*v1.Node) {
 	l.board.Unlock(ctx, l.engine, subj, func() (engine.Job, error) {
-		_, job, err := l.engine.RenderLoadBalancer(svc, nodes, nil) // the workspace only
+		_, job, err := l.engine.RenderLoadBalancer(in, nodes, nil) // the workspace only
 		return job, err
 	})
 }
 
 // status is the Service's ingress from the load balancer's outputs, with
 // its ipMode (sharing: the other Services of its group's address).
-func status(lb *engine.LoadBalancer, svc *v1.Service, sharing []*v1.Service) *v1.LoadBalancerStatus {
-	mode := ipMode(svc, sharing)
+func status(lb *engine.LoadBalancer, in *annotations.Service, sharing []*v1.Service) *v1.LoadBalancerStatus {
+	mode := ipMode(in, sharing)
 	st := &v1.LoadBalancerStatus{}
 	for _, ip := range []string{lb.IPv4, lb.IPv6} {
 		if ip != "" {
@@ -310,14 +313,14 @@ func status(lb *engine.LoadBalancer, svc *v1.Service, sharing []*v1.Service) *v1
 // the shipped client QPS). An API server without the field drops it; a
 // stored ingress with an address and no ipMode shows that, and then none
 // is given, for the same reason.
-func ipMode(svc *v1.Service, sharing []*v1.Service) *v1.LoadBalancerIPMode {
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		if in.IP != "" && in.IPMode == nil {
+func ipMode(in *annotations.Service, sharing []*v1.Service) *v1.LoadBalancerIPMode {
+	for _, ing := range in.Status.LoadBalancer.Ingress {
+		if ing.IP != "" && ing.IPMode == nil {
 			return nil
 		}
 	}
 	m := v1.LoadBalancerIPModeVIP
-	if proxies(svc) || slices.ContainsFunc(sharing, proxies) {
+	if proxies(in) || slices.ContainsFunc(sharing, func(s *v1.Service) bool { return proxies(annotations.Read(s)) }) {
 		m = v1.LoadBalancerIPModeProxy
 	}
 	return &m
@@ -327,9 +330,9 @@ func ipMode(svc *v1.Service, sharing []*v1.Service) *v1.LoadBalancerIPMode {
 // to the address. PROXY protocol rewrites the connection's start; an http
 // or https listener terminates the connection (and TLS) and opens its
 // own to the node. tcp and udp listeners pass packets through: VIP.
-func proxies(svc *v1.Service) bool {
-	ann, err := annotations.Parse(svc.Annotations)
-	return err == nil && (ann.ProxyProtocol || len(ann.HTTPPorts) > 0 || len(ann.HTTPSPorts) > 0)
+func proxies(in *annotations.Service) bool {
+	ann := in.LB
+	return in.Err == nil && (ann.ProxyProtocol || len(ann.HTTPPorts) > 0 || len(ann.HTTPSPorts) > 0)
 }
 
 // orphanFinder is the engine's FindOrphan: the load balancer named name

@@ -178,7 +178,7 @@ func TestIPMode(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Annotations: c.ann}, Status: c.status}
-			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, svc, c.sharing).Ingress[0].IPMode
+			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, annotations.Read(svc), c.sharing).Ingress[0].IPMode
 			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 				t.Fatalf("ipMode = %v, want %v", ptrString(got), ptrString(c.want))
 			}

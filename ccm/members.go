@@ -22,7 +22,8 @@ import (
 // served svc before (its own load balancer, another group), and only then
 // returns the group's address: the new home serves before the old one
 // goes (docs/shared-load-balancers.md, "Move").
-func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes []*v1.Node, g annotations.Group) (*v1.LoadBalancerStatus, error) {
+func (l *loadBalancers) ensureMember(ctx context.Context, in *annotations.Service, nodes []*v1.Node, g annotations.Group) (*v1.LoadBalancerStatus, error) {
+	svc := in.Service
 	lb, rep, subj, err := l.reconcileGroup(ctx, g, svc, false, nodes, records.KindChange)
 	if ex := rep.Excludes(svc); ex != nil {
 		return nil, fmt.Errorf("%s is left out of load balancer group %s: %w", objectref.Service(svc).Describe(), g, ex)
@@ -31,7 +32,7 @@ func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes
 	if rep != nil {
 		sharing = rep.Members
 	}
-	st, err := l.served(subj, svc, sharing, lb, err)
+	st, err := l.served(subj, in, sharing, lb, err)
 	var retry *api.RetryError
 	switch {
 	case err != nil && svc.Namespace != g.Namespace && !errors.As(err, &retry):
@@ -41,7 +42,7 @@ func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes
 	case err != nil:
 		return nil, err
 	}
-	if err := l.release(ctx, svc); err != nil {
+	if err := l.release(ctx, in); err != nil {
 		return nil, err
 	}
 	if err := l.leave(ctx, svc, g, nodes, records.KindChange); err != nil {
@@ -53,22 +54,23 @@ func (l *loadBalancers) ensureMember(ctx context.Context, svc *v1.Service, nodes
 // release destroys svc's own load balancer, if it has one, now that a
 // group serves it (under its own destroy review); once per process and
 // stay in a group.
-func (l *loadBalancers) release(ctx context.Context, svc *v1.Service) error {
+func (l *loadBalancers) release(ctx context.Context, in *annotations.Service) error {
+	svc := in.Service
 	if _, done := l.released.Load(svc.UID); done {
 		return nil
 	}
 	// Most members never had one: asking costs no terraform and writes no
 	// record.
-	if _, exists, err := l.engine.GetLoadBalancer(ctx, svc); err != nil || !exists {
+	if _, exists, err := l.engine.GetLoadBalancer(ctx, in); err != nil || !exists {
 		if err == nil {
 			l.released.Store(svc.UID, true)
 		}
 		return err
 	}
-	subj := l.board.ServiceSubject(ctx, svc, records.KindDestroy)
-	ann, _ := annotations.Parse(svc.Annotations) // the policy it asks for, if readable
-	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
-		return l.engine.ReleaseLoadBalancer(ctx, svc, rv)
+	subj := l.board.ServiceSubject(ctx, in, records.KindDestroy)
+	// The policy it asks for, if readable.
+	out, err := l.board.Run(ctx, &subj, l.policy(in.LB), func(rv engine.Review) (*engine.Outcome, error) {
+		return l.engine.ReleaseLoadBalancer(ctx, in, rv)
 	})
 	if err := retryIfWaiting(err); err != nil {
 		return err
@@ -134,7 +136,7 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	// home member leaving takes the load balancer with it.
 	if !slices.ContainsFunc(members, func(m *v1.Service) bool { return m.Namespace == g.Namespace }) {
 		if !leaving {
-			subj := l.board.ServiceSubject(ctx, caller, records.KindChange)
+			subj := l.board.ServiceSubject(ctx, annotations.Read(caller), records.KindChange)
 			err := fmt.Errorf("load balancer group %s has no member in its own namespace %s, where its load balancer and settings come from: service %s/%s waits for one",
 				g, g.Namespace, caller.Namespace, caller.Name)
 			l.board.Eventf(subj, v1.EventTypeWarning, "GroupWithoutHomeMember", "%v", err)
@@ -174,8 +176,9 @@ func (l *loadBalancers) reconcileGroup(ctx context.Context, g annotations.Group,
 	// A member's deletion leaves the group changed (GroupSubject).
 	subj := l.board.GroupSubject(ctx, g, "", rg.Members, caller, kind)
 	var poolID string
-	primary := l.engine.GroupPrimary(rg)
-	if primary != nil {
+	var primary *annotations.Service
+	if p := l.engine.GroupPrimary(rg); p != nil {
+		primary = annotations.Read(p)
 		var err error
 		if poolID, err = l.targetPool(ctx, primary, nodes, l.groupPolicy(g, rg.Members)); err != nil {
 			return nil, nil, subj, err
@@ -243,7 +246,7 @@ func (l *loadBalancers) follow(ctx context.Context, g annotations.Group, lb *eng
 		return
 	}
 	for _, m := range l.groups.followers(g, rendered, caller) {
-		st := status(lb, m, rendered)
+		st := status(lb, annotations.Read(m), rendered)
 		if reflect.DeepEqual(m.Status.LoadBalancer.Ingress, st.Ingress) {
 			continue
 		}

@@ -21,11 +21,12 @@ import (
 // new pool svc may not cause: newPoolRefused). The pools are one object
 // of their own, with their record, review and events (on the record's
 // ConfigMap), like the route set. pol is svc's apply policy.
-func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes []*v1.Node, pol annotations.ApplyPolicy) (string, error) {
+func (l *loadBalancers) targetPool(ctx context.Context, in *annotations.Service, nodes []*v1.Node, pol annotations.ApplyPolicy) (string, error) {
 	if l.cfg.LoadBalancer.TargetPools.Disabled {
 		return "", nil
 	}
-	sel, ok, err := engine.Selection(svc)
+	svc := in.Service
+	sel, ok, err := engine.Selection(in)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -47,7 +48,7 @@ func (l *loadBalancers) targetPool(ctx context.Context, svc *v1.Service, nodes [
 			klog.V(2).InfoS("no new target pool: the Service lists its nodes in its own plan", "service", klog.KObj(svc), "selection", sel, "reason", why)
 			return "", nil
 		}
-		subj = l.board.CausedBy(ctx, subj, svc)
+		subj = l.board.CausedBy(ctx, subj, in)
 	}
 	var id string
 	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
@@ -110,7 +111,7 @@ func (l *loadBalancers) selections(ns string) []string {
 		if !ok || !ours(svc) || (ns != "" && svc.Namespace != ns) {
 			continue
 		}
-		if sel, ok, err := engine.Selection(svc); err == nil && ok {
+		if sel, ok, err := engine.Selection(annotations.Read(svc)); err == nil && ok {
 			out = append(out, sel)
 		}
 	}

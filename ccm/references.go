@@ -127,15 +127,14 @@ func (r *references) watchGrants(ctx context.Context, dyn dynamic.Interface) {
 // authorize decides every reference svc's annotations make; annotations
 // that do not parse are the renderer's to report. Without references
 // (nil) every reference outside the Service's namespace is refused.
-func (r *references) authorize(ctx context.Context, svc *v1.Service) error {
+func (r *references) authorize(ctx context.Context, in *annotations.Service) error {
 	if r == nil {
 		r = &references{authorizer: &tenancy.Authorizer{}}
 	}
-	lb, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return nil //nolint:nilerr // the renderer reports bad annotations, with the field
+	if in.Err != nil {
+		return nil // the renderer reports bad annotations, with the field
 	}
-	return r.authorizer.Authorize(ctx, objectref.Service(svc), tenancy.References(svc, &lb))
+	return r.authorizer.Authorize(ctx, objectref.Service(in.Service), tenancy.References(in.Service, &in.LB))
 }
 
 // consent decides only svc's joining a group of another namespace (nil

@@ -49,20 +49,20 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	certs := map[string]string{string(annotations.LBHTTPSPorts): "443", string(annotations.LBCertificateIDs): cert.ID}
 	ctx := context.Background()
 	var refused *tenancy.RefusedError
-	if err := refs.authorize(ctx, svc("team-a", certs)); err != nil {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-a", certs))); err != nil {
 		t.Errorf("team-a naming its own certificate: %v", err)
 	}
-	if err := refs.authorize(ctx, svc("team-b", certs)); !errors.As(err, &refused) {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-b", certs))); !errors.As(err, &refused) {
 		t.Errorf("team-b naming team-a's certificate: %v, want a refusal", err)
 	}
 	join := func(group string) map[string]string { return map[string]string{string(annotations.LBGroup): group} }
-	if err := refs.authorize(ctx, svc("team-b", join("team-a/front"))); err != nil {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-b", join("team-a/front")))); err != nil {
 		t.Errorf("team-b joining team-a/front, granted: %v", err)
 	}
-	if err := refs.authorize(ctx, svc("team-c", join("team-a/front"))); !errors.As(err, &refused) {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-c", join("team-a/front")))); !errors.As(err, &refused) {
 		t.Errorf("team-c joining team-a/front, not granted: %v, want a refusal", err)
 	}
-	if err := refs.authorize(ctx, svc("team-b", join("team-a/back"))); !errors.As(err, &refused) {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-b", join("team-a/back")))); !errors.As(err, &refused) {
 		t.Errorf("team-b joining team-a/back, granted front only: %v, want a refusal", err)
 	}
 
@@ -74,13 +74,13 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	})
 	testkit.Must(t, err)
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }
-	if err := refs.authorize(ctx, svc("team-a", named("shop-a"))); err != nil {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-a", named("shop-a")))); err != nil {
 		t.Errorf("team-a naming its own load balancer's name: %v", err)
 	}
-	if err := refs.authorize(ctx, svc("team-b", named("shop-a"))); !errors.As(err, &refused) {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-b", named("shop-a")))); !errors.As(err, &refused) {
 		t.Errorf("team-b naming team-a's load balancer's name: %v, want a refusal", err)
 	}
-	if err := refs.authorize(ctx, svc("team-b", named("shop-b"))); err != nil {
+	if err := refs.authorize(ctx, annotations.Read(svc("team-b", named("shop-b")))); err != nil {
 		t.Errorf("team-b naming a free name: %v", err)
 	}
 }

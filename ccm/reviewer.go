@@ -42,10 +42,10 @@ type driftReviewer interface {
 type lbReviewer interface {
 	changes
 	teller
-	ServiceSubject(ctx context.Context, svc *v1.Service, kind string) review.Subject
+	ServiceSubject(ctx context.Context, in *annotations.Service, kind string) review.Subject
 	GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) review.Subject
 	PoolsSubject(workspace, kind string) review.Subject
-	CausedBy(ctx context.Context, s review.Subject, svc *v1.Service) review.Subject
+	CausedBy(ctx context.Context, s review.Subject, in *annotations.Service) review.Subject
 	// Records are the plan records, what groups remember across restarts.
 	Records(ctx context.Context) ([]*records.Record, error)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -49,25 +50,25 @@ func BenchmarkLoadBalancer(b *testing.B) {
 	nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
 	b.Run("create", func(b *testing.B) {
 		measure(b, f, func(i int) {
-			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("create-%d-%d", b.N, i), 80), nodes, auto)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(service(fmt.Sprintf("create-%d-%d", b.N, i), 80)), nodes, auto)
 			testkit.Must(b, err)
 		})
 	})
 	svc := service("steady", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto)
 	testkit.Must(b, err)
 	port := int32(1000)
 	b.Run("update", func(b *testing.B) {
 		measure(b, f, func(int) {
 			port++ // every op a real change, across benchmark rounds too
 			svc.Spec.Ports[0].Port = port
-			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto)
 			testkit.Must(b, err)
 		})
 	})
 	b.Run("noop-fastpath", func(b *testing.B) {
 		measure(b, f, func(int) {
-			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto)
 			testkit.Must(b, err)
 			if !out.Result.FastPath {
 				b.Fatal("no fast path")
@@ -78,11 +79,11 @@ func BenchmarkLoadBalancer(b *testing.B) {
 		svcs := make([]*corev1.Service, b.N)
 		for i := range svcs {
 			svcs[i] = service(fmt.Sprintf("destroy-%d-%d", b.N, i), 80)
-			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svcs[i], nodes, auto)
+			_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svcs[i]), nodes, auto)
 			testkit.Must(b, err)
 		}
 		measure(b, f, func(i int) {
-			_, err := f.eng.RemoveLoadBalancer(testkit.Context(b), svcs[i], auto)
+			_, err := f.eng.RemoveLoadBalancer(testkit.Context(b), annotations.Read(svcs[i]), auto)
 			testkit.Must(b, err)
 		})
 	})
@@ -98,7 +99,7 @@ func BenchmarkTwentyServices(b *testing.B) {
 				var wg sync.WaitGroup
 				for s := range 20 {
 					wg.Go(func() {
-						if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80), nodes, auto); err != nil {
+						if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(service(fmt.Sprintf("s%d-%d-%d", b.N, i, s), 80)), nodes, auto); err != nil {
 							b.Error(err)
 						}
 					})
@@ -131,13 +132,13 @@ func BenchmarkPolicy(b *testing.B) {
 		nodes := []*corev1.Node{f.node(b, "n1")}
 		b.Run(c.name+"/create", func(b *testing.B) {
 			measure(b, f, func(i int) {
-				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), service(fmt.Sprintf("c-%d-%d", b.N, i), 80), nodes, auto); err != nil {
+				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(service(fmt.Sprintf("c-%d-%d", b.N, i), 80)), nodes, auto); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 		svc := service("steady", 80)
-		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto); err != nil {
 			b.Fatal(err)
 		}
 		port := int32(2000)
@@ -145,7 +146,7 @@ func BenchmarkPolicy(b *testing.B) {
 			measure(b, f, func(int) {
 				port++
 				svc.Spec.Ports[0].Port = port
-				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto); err != nil {
+				if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -228,7 +229,7 @@ func BenchmarkProviderModes(b *testing.B) {
 		nodes := []*corev1.Node{f.node(b, "n1"), f.node(b, "n2")}
 		procs := func() int64 { return f.procs.Total(b) }
 		reconcile := func(b *testing.B, svc *corev1.Service) *engine.Outcome {
-			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), svc, nodes, auto)
+			_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(svc), nodes, auto)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -265,7 +266,7 @@ func BenchmarkProviderModes(b *testing.B) {
 					reconcile(b, svcs[i])
 				}
 				return measureFigures(b, procs, func(i int) {
-					if _, err := f.eng.RemoveLoadBalancer(testkit.Context(b), svcs[i], auto); err != nil {
+					if _, err := f.eng.RemoveLoadBalancer(testkit.Context(b), annotations.Read(svcs[i]), auto); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -320,7 +321,7 @@ func naiveCycle(b *testing.B) figures {
 		dir := b.TempDir()
 		cfg := renderer.Config{ClusterID: "test", Region: region, Endpoint: sim.URL, NetworkName: "default",
 			Backend: renderer.Backend{Type: "local", Attrs: []renderer.Attr{{Name: "path", Value: cty.StringVal(filepath.Join(states, fmt.Sprintf("%d-%d.tfstate", b.N, i)))}}}}
-		m, err := renderer.LoadBalancer(service(fmt.Sprintf("naive-%d-%d", b.N, i), 80), nodes, cfg)
+		m, err := renderer.LoadBalancer(annotations.Read(service(fmt.Sprintf("naive-%d-%d", b.N, i), 80)), nodes, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -65,7 +66,7 @@ func renewedAfterKilledUpload(t *testing.T, killed func(f *fixture, svc *corev1.
 // certificate, so no copy of the old key stays in the cloud.
 func TestTLSReplacesUnrecordedCertificateOfRenewedSecret(t *testing.T) {
 	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(*fixture, *corev1.Service, string) {})
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestTLSDeleteDestroysUnrecordedCertificate(t *testing.T) {
 	other.UID = "uid-api"
 	kept := f.uploadUnrecorded(t, other, simtest.NewCert(t, simtest.CertOptions{}))
 
-	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

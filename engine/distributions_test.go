@@ -31,19 +31,19 @@ func TestSwitchingDistributions(t *testing.T) {
 	manual := annotations.ApplyManual
 
 	// terraform creates it.
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	// terraform plans a change that waits for approval.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	id := awaiting(t, err)
 	store.keep(t, string(svc.UID), out)
 
 	// Restarted on tofu: the approval of terraform's plan applies nothing.
 	f.tc = tofu
 	onTofu := f.engine(t, 2, engine.Options{Plans: store})
-	_, out, err = onTofu.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id))
+	_, out, err = onTofu.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	id2 := awaiting(t, err)
 	if id2 == id || out.Superseded == nil || out.Superseded.ID != id || out.Applied != nil {
 		t.Fatalf("terraform's approved plan on tofu: %+v", out)
@@ -53,7 +53,7 @@ func TestSwitchingDistributions(t *testing.T) {
 	}
 	store.keep(t, string(svc.UID), out)
 	// tofu applies its own plan, over terraform's state.
-	lb, out, err := onTofu.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id2))
+	lb, out, err := onTofu.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id2))
 	if err != nil || out.Applied == nil || out.Applied.ID != id2 || lb == nil {
 		t.Fatalf("tofu's plan approved: %+v %v", out, err)
 	}
@@ -66,10 +66,10 @@ func TestSwitchingDistributions(t *testing.T) {
 	f.tc = tftest.Get(t)
 	back := f.engine(t, 2, engine.Options{Plans: store})
 	svc.Spec.Ports[0].Port = 9090
-	if _, out, err = back.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
+	if _, out, err = back.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
 		t.Fatalf("terraform over tofu's state: %+v %v", out, err)
 	}
-	if _, err := back.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := back.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.countLBs(t); n != 0 {

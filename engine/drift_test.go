@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -30,11 +31,11 @@ func TestDriftCheckAfterDeleteDoesNotResurrect(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("gone", 80)
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := knownOf(t, f.eng, "default/gone") // the sweep lists it...
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err) // ...the Service is deleted...
 	}
 	_, err := f.eng.CheckDrift(testkit.Context(t), snapshot, nil) // ...and the sweep reaches it
@@ -53,13 +54,13 @@ func TestDriftCheckDoesNotRevertNewerChange(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("ranges", 80)
 	svc.Spec.LoadBalancerSourceRanges = []string{"0.0.0.0/0"}
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := knownOf(t, f.eng, "default/ranges")
 	tight := svc.DeepCopy()
 	tight.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), tight, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(tight), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestDriftCorrected(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("drifty", 80)
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,13 +57,13 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 		}
 	}
 
-	if _, _, err := eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil {
+	if _, _, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
 		t.Fatal(err)
 	}
 	created := stored()
 	// A change awaiting approval: the plan kept for it is encrypted.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	id := awaiting(t, err)
 	store.keep(t, string(svc.UID), out)
 	kept := store.kept[out.Workspace].Pending
@@ -78,7 +78,7 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 	// Restarted with the key rotated: the approval applies the kept plan.
 	f.encryption = &key2
 	rotated := f.engine(t, 2, engine.Options{Plans: store, PlanText: true})
-	_, out, err = rotated.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual, id))
+	_, out, err = rotated.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
 	if err != nil || out.Applied == nil || out.Applied.ID != id {
 		t.Fatalf("approved after the rotation: %+v %v", out, err)
 	}
@@ -95,7 +95,7 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 	f.encryption = &runner.Encryption{Passphrase: key1.Passphrase, PassphraseID: key1.PassphraseID}
 	old := f.engine(t, 2, engine.Options{Plans: store, PlanText: true})
 	svc.Spec.Ports[0].Port = 9090
-	_, _, err = old.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	_, _, err = old.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if !errors.Is(err, runner.ErrEncryption) || !strings.Contains(err.Error(), "state encryption") {
 		t.Fatalf("the old key after the rotation: %v", err)
 	}

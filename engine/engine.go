@@ -10,7 +10,8 @@
 // package review's, which also keeps what a restarted controller needs
 // (PlanStore). The CCM's LoadBalancer and Routes implementations (package
 // ccm) call it; examplectl uses the same rendering (RenderLoadBalancer,
-// RenderLoadBalancerOnPool).
+// RenderLoadBalancerOnPool). A Service comes read (*annotations.Service:
+// its annotations parsed once by the caller), so nothing here parses them.
 //
 // Files: reconcile.go converges one object (fast path, plan, decision,
 // apply of an approved plan); load.go is what a reconcile first reads

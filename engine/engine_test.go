@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -22,7 +23,7 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
 	svc := service("web", 80, 443)
 
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, []*corev1.Node{a}, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), []*corev1.Node{a}, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 	}
 
 	procs := total(f.eng.Runner().Processes())
-	got, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc)
+	got, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc))
 	if err != nil || !exists || got.IPv4 != lb.IPv4 {
 		t.Fatalf("get: %+v %v %v", got, exists, err)
 	}
@@ -47,7 +48,7 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 	}
 
 	// A node joins: the targets follow, in place.
-	lb2, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, []*corev1.Node{b, a}, auto)
+	lb2, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), []*corev1.Node{b, a}, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +62,14 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 
 	// Same Service, nodes in another order: nothing to do, no terraform.
 	procs = total(f.eng.Runner().Processes())
-	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, []*corev1.Node{a, b}, auto); err != nil || !out.Result.FastPath {
+	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), []*corev1.Node{a, b}, auto); err != nil || !out.Result.FastPath {
 		t.Fatalf("reordered nodes: %+v err=%v", out, err)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
 		t.Fatal("an unchanged Service started terraform")
 	}
 
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
@@ -77,10 +78,10 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 	if entries, _ := os.ReadDir(f.stateDir); len(entries) != 0 {
 		t.Fatalf("state left after delete: %v", entries)
 	}
-	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || exists {
+	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || exists {
 		t.Fatalf("get after delete: exists=%v err=%v", exists, err)
 	}
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -131,13 +132,13 @@ func total(m map[string]int64) (n int64) {
 func TestNeverAppliedCostsNothing(t *testing.T) {
 	f := newFixture(t, 2)
 	svc := service("never", 80)
-	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || exists {
+	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || exists {
 		t.Fatalf("get: exists=%v %v", exists, err)
 	}
 	if routes, err := f.eng.Routes(testkit.Context(t)); err != nil || len(routes) != 0 {
 		t.Fatalf("routes: %v %v", routes, err)
 	}
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err)
 	}
 	if p := f.eng.Runner().Processes(); len(p) != 0 {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -49,7 +50,7 @@ func BenchmarkFairShare(b *testing.B) {
 	created := 0
 	create := func(b *testing.B, ns string) {
 		created++
-		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), serviceIn(ns, fmt.Sprintf("create-%d", created), 80), nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(b), annotations.Read(serviceIn(ns, fmt.Sprintf("create-%d", created), 80)), nodes, auto); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -96,7 +97,7 @@ func BenchmarkFairShare(b *testing.B) {
 					*p = 80 + 81 - *p
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				_, _, err := f.eng.ReconcileLoadBalancer(ctx, svc, nodes, auto)
+				_, _, err := f.eng.ReconcileLoadBalancer(ctx, annotations.Read(svc), nodes, auto)
 				cancel()
 				if err != nil {
 					b.Error(err)

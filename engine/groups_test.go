@@ -184,18 +184,18 @@ func TestReleaseLeavesNoTombstone(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("mover", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	testkit.Must(t, err)
-	if _, err := f.eng.ReleaseLoadBalancer(testkit.Context(t), svc, auto); err != nil || f.countLBs(t) != 0 {
+	if _, err := f.eng.ReleaseLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil || f.countLBs(t) != 0 {
 		t.Fatalf("release: %v, %d LBs", err, f.countLBs(t))
 	}
-	if lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil || lb == nil {
+	if lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil || lb == nil {
 		t.Fatalf("back to a load balancer of its own: %v", err)
 	}
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err == nil || f.countLBs(t) != 0 {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err == nil || f.countLBs(t) != 0 {
 		t.Fatalf("a late reconcile of a removed Service created a load balancer: %v", err)
 	}
 }

@@ -26,20 +26,20 @@ func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("restart", 80)
 	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	id := awaiting(t, err)
 	store.keep(t, string(svc.UID), out)
 
 	next := f.engine(t, 2, engine.Options{Plans: store})
 	procs := next.Runner().Processes()
-	_, out, err = next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, out, err = next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	if awaiting(t, err) != id || !out.Restored || out.Planned != nil {
 		t.Fatalf("after restart: %+v", out)
 	}
 	if p := next.Runner().Processes(); p["plan"] != procs["plan"] {
 		t.Fatalf("the restarted controller planned again: %v", p)
 	}
-	lb, out, err := next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id))
+	lb, out, err := next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	if err != nil || out.Applied == nil || out.Applied.ID != id || out.Planned != nil || lb == nil || f.countLBs(t) != 1 {
 		t.Fatalf("approved after restart: %+v %v", out, err)
 	}
@@ -51,11 +51,11 @@ func TestOwnerMismatchRefused(t *testing.T) {
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("owned", 80)
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	awaiting(t, err)
 	store.keep(t, "an-earlier-uid", out)
 	next := f.engine(t, 2, engine.Options{Plans: store})
-	if _, _, err := next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err == nil || !errors.Is(err, runner.ErrOwnerMismatch) {
+	if _, _, err := next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err == nil || !errors.Is(err, runner.ErrOwnerMismatch) {
 		t.Fatalf("want owner mismatch, got %v", err)
 	}
 	if f.countLBs(t) != 0 {
@@ -71,7 +71,7 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("steady", 80)
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 	store.keep(t, "", out)
 
 	next := f.engine(t, 2, engine.Options{Plans: store})
-	again, out, err := next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	again, out, err := next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil || !out.Result.FastPath || again.IPv4 != lb.IPv4 {
 		t.Fatalf("unchanged Service after a restart: %+v %+v %v", again, out, err)
 	}
-	if got, exists, err := next.GetLoadBalancer(testkit.Context(t), svc); err != nil || !exists || got.IPv4 != lb.IPv4 {
+	if got, exists, err := next.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || !exists || got.IPv4 != lb.IPv4 {
 		t.Fatalf("get after a restart: %+v %v %v", got, exists, err)
 	}
 	if listed, err := next.Routes(testkit.Context(t)); err != nil || len(listed) != 1 {
@@ -101,7 +101,7 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		t.Fatalf("terraform ran after a restart with nothing changed: %v", p)
 	}
 	svc.Spec.Ports[0].Port = 81
-	if _, out, err = next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
+	if _, out, err = next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil || out.Applied == nil || out.Applied.Summary.Change != 1 {
 		t.Fatalf("changed Service after a restart: %+v %v", out, err)
 	}
 }

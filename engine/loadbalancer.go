@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -58,27 +59,28 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 // RenderLoadBalancer renders the Service's root module exactly as
 // ReconcileLoadBalancer would apply it, given its TLS Secrets' content
 // (tls; nil renders it as if it named none, as for a destroy).
-func (e *Engine) RenderLoadBalancer(svc *corev1.Service, nodes []*corev1.Node, tls *TLS) (*renderer.Module, runner.Job, error) {
-	return e.renderService(svc, nodes, "", tls)
+func (e *Engine) RenderLoadBalancer(in *annotations.Service, nodes []*corev1.Node, tls *TLS) (*renderer.Module, runner.Job, error) {
+	return e.renderService(in, nodes, "", tls)
 }
 
 // RenderLoadBalancerOnPool renders the Service's root module exactly as
 // ReconcileLoadBalancerOnPool would apply it (tls as for
 // RenderLoadBalancer).
-func (e *Engine) RenderLoadBalancerOnPool(svc *corev1.Service, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
-	return e.renderService(svc, nil, poolID, tls)
+func (e *Engine) RenderLoadBalancerOnPool(in *annotations.Service, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
+	return e.renderService(in, nil, poolID, tls)
 }
 
 // renderService renders svc's root module, forwarding to target pool
 // poolID when set, else to nodes; with tls, its certificates, whose keys
 // go into the job's environment.
-func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
+func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
+	svc := in.Service
 	tg, cfg, err := e.location(objectref.Service(svc))
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 	}
 	cfg.TargetPoolID = poolID
-	m, err := renderer.LoadBalancer(svc, nodes, withTLS(cfg, tls))
+	m, err := renderer.LoadBalancer(in, nodes, withTLS(cfg, tls))
 	if err != nil {
 		return nil, runner.Job{}, err
 	}
@@ -92,8 +94,8 @@ func (e *Engine) renderService(svc *corev1.Service, nodes []*corev1.Node, poolID
 
 // renderForKey renders svc for what needs only its workspace (outputs,
 // destroy, unlock): without reading its Secrets.
-func (e *Engine) renderForKey(svc *corev1.Service) (runner.Job, error) {
-	_, j, err := e.renderService(svc, nil, "", nil)
+func (e *Engine) renderForKey(in *annotations.Service) (runner.Job, error) {
+	_, j, err := e.renderService(in, nil, "", nil)
 	return j, err
 }
 
@@ -101,8 +103,9 @@ func (e *Engine) renderForKey(svc *corev1.Service) (runner.Job, error) {
 // outputs or the state, without a plan; when the state holds none, it
 // looks for one an interrupted apply created (FindOrphan). exists is
 // false when there is none.
-func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *LoadBalancer, exists bool, err error) {
-	j, err := e.renderForKey(svc)
+func (e *Engine) GetLoadBalancer(ctx context.Context, in *annotations.Service) (lb *LoadBalancer, exists bool, err error) {
+	svc := in.Service
+	j, err := e.renderForKey(in)
 	if err != nil {
 		return nil, false, err
 	}
@@ -124,7 +127,7 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 	// the Service's finalizer (and leave the load balancer behind) on
 	// "does not exist".
 	if e.findOrphan != nil {
-		name, owner := e.serviceOwner(svc)
+		name, owner := e.serviceOwner(in)
 		id, err := e.findOrphan(ctx, name, owner)
 		if err != nil {
 			return nil, false, fmt.Errorf("read load balancer of %s: %w", objectref.Service(svc).Describe(), err)
@@ -140,19 +143,20 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, svc *corev1.Service) (lb *
 // (see Review). While a plan waits the error is an
 // *AwaitingApprovalError, for a denied plan a *DeniedError. An unchanged
 // Service costs no terraform process and no rendering.
-func (e *Engine) ReconcileLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, rv Review) (*LoadBalancer, *Outcome, error) {
-	return e.reconcileService(ctx, svc, nodes, "", rv)
+func (e *Engine) ReconcileLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, rv Review) (*LoadBalancer, *Outcome, error) {
+	return e.reconcileService(ctx, in, nodes, "", rv)
 }
 
 // ReconcileLoadBalancerOnPool is ReconcileLoadBalancer for a load balancer
 // that forwards to target pool poolID (ReconcileTargetPools): its
 // rendering does not depend on the nodes, so a node joining or leaving
 // changes nothing of it.
-func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, svc *corev1.Service, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
-	return e.reconcileService(ctx, svc, nil, poolID, rv)
+func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, in *annotations.Service, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
+	return e.reconcileService(ctx, in, nil, poolID, rv)
 }
 
-func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
+func (e *Engine) reconcileService(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
+	svc := in.Service
 	ref := objectref.Service(svc)
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
@@ -168,7 +172,7 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
-	_, j, err := e.renderService(svc, nodes, poolID, tls)
+	_, j, err := e.renderService(in, nodes, poolID, tls)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
@@ -182,7 +186,7 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 	var recovered []string
 	if o, _ := e.objects.get(ref); !o.certificatesChecked {
 		ro.beforePlan = func(ctx context.Context) (err error) {
-			_, owner := e.serviceOwner(svc)
+			_, owner := e.serviceOwner(in)
 			recovered, err = e.recoverCertificates(ctx, j, tls, owner)
 			e.objects.with(ref, func(o *object) { o.certificatesChecked = err == nil })
 			return err
@@ -213,19 +217,20 @@ func (e *Engine) reconcileService(ctx context.Context, svc *corev1.Service, node
 // RemoveLoadBalancer destroys the Service's load balancer under rv and
 // deletes its state and workspace; deleting what does not exist succeeds.
 // A destroy plan waits for approval like any other.
-func (e *Engine) RemoveLoadBalancer(ctx context.Context, svc *corev1.Service, rv Review) (*Outcome, error) {
-	return e.removeService(ctx, svc, rv, false)
+func (e *Engine) RemoveLoadBalancer(ctx context.Context, in *annotations.Service, rv Review) (*Outcome, error) {
+	return e.removeService(ctx, in, rv, false)
 }
 
 // ReleaseLoadBalancer is RemoveLoadBalancer for a Service that lives on,
 // served by a group's load balancer now: nothing keeps it from having one
 // of its own again (no tombstone).
-func (e *Engine) ReleaseLoadBalancer(ctx context.Context, svc *corev1.Service, rv Review) (*Outcome, error) {
-	return e.removeService(ctx, svc, rv, true)
+func (e *Engine) ReleaseLoadBalancer(ctx context.Context, in *annotations.Service, rv Review) (*Outcome, error) {
+	return e.removeService(ctx, in, rv, true)
 }
 
-func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Review, release bool) (*Outcome, error) {
-	j, err := e.renderForKey(svc)
+func (e *Engine) removeService(ctx context.Context, in *annotations.Service, rv Review, release bool) (*Outcome, error) {
+	svc := in.Service
+	j, err := e.renderForKey(in)
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
 	}
@@ -248,11 +253,11 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
-		if recovered, err = e.adoptOrphan(ctx, svc, j); err != nil {
+		if recovered, err = e.adoptOrphan(ctx, in, j); err != nil {
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
-		if certs, err = e.recoverServiceCertificates(ctx, svc); err != nil {
+		if certs, err = e.recoverServiceCertificates(ctx, in); err != nil {
 			e.objects.with(ref, func(o *object) { o.orphanChecked = false })
 			return &Outcome{Policy: rv.Policy, Workspace: j.Key}, fmt.Errorf("delete load balancer of %s: %w", objectref.Service(svc).Describe(), err)
 		}
@@ -273,15 +278,15 @@ func (e *Engine) removeService(ctx context.Context, svc *corev1.Service, rv Revi
 // adoptOrphan imports into the Service's state the load balancer an
 // interrupted apply created and could not record, when the state holds
 // none: the deletion then destroys it rather than leaving it behind.
-func (e *Engine) adoptOrphan(ctx context.Context, svc *corev1.Service, j runner.Job) (string, error) {
-	name, owner := e.serviceOwner(svc)
-	return e.recoverOrphan(ctx, objectref.Service(svc), j, name, owner)
+func (e *Engine) adoptOrphan(ctx context.Context, in *annotations.Service, j runner.Job) (string, error) {
+	name, owner := e.serviceOwner(in)
+	return e.recoverOrphan(ctx, objectref.Service(in.Service), j, name, owner)
 }
 
 // serviceOwner is the cloud name of svc's load balancer and the tags that
 // name its owner.
-func (e *Engine) serviceOwner(svc *corev1.Service) (string, map[string]string) {
-	return e.LoadBalancerName(svc), renderer.OwnerTags(svc, e.render.ClusterID)
+func (e *Engine) serviceOwner(in *annotations.Service) (string, map[string]string) {
+	return e.LoadBalancerName(in), renderer.OwnerTags(in.Service, e.render.ClusterID)
 }
 
 // recoverServiceCertificates imports, before svc's deletion, the
@@ -289,7 +294,8 @@ func (e *Engine) serviceOwner(svc *corev1.Service) (string, map[string]string) {
 // destroys them too. Their addresses are those of the Service's TLS
 // Secrets: with a Secret gone or unreadable, they are not looked for
 // (logged).
-func (e *Engine) recoverServiceCertificates(ctx context.Context, svc *corev1.Service) ([]string, error) {
+func (e *Engine) recoverServiceCertificates(ctx context.Context, in *annotations.Service) ([]string, error) {
+	svc := in.Service
 	if e.findCertificates == nil {
 		return nil, nil
 	}
@@ -301,10 +307,10 @@ func (e *Engine) recoverServiceCertificates(ctx context.Context, svc *corev1.Ser
 	if tls == nil {
 		return nil, nil
 	}
-	_, j, err := e.renderService(svc, nil, "", tls)
+	_, j, err := e.renderService(in, nil, "", tls)
 	if err != nil {
 		return nil, err
 	}
-	_, owner := e.serviceOwner(svc)
+	_, owner := e.serviceOwner(in)
 	return e.recoverCertificates(ctx, j, tls, owner)
 }

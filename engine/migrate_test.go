@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testcluster"
@@ -75,7 +76,7 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 	}
 	cfg := m.render
 	cfg.Backend = engine.BackendBlock(legacy.Block)
-	mod, err := renderer.LoadBalancer(svc, nodes, cfg)
+	mod, err := renderer.LoadBalancer(annotations.Read(svc), nodes, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestMigrateState(t *testing.T) {
 			if !exists(t, legacy) || m.lbs(t) != 1 {
 				t.Fatal("no legacy state or load balancer to migrate")
 			}
-			_, to, err := m.eng.RenderLoadBalancer(svc, nodes, nil)
+			_, to, err := m.eng.RenderLoadBalancer(annotations.Read(svc), nodes, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +224,7 @@ func TestMigrateState(t *testing.T) {
 				t.Fatalf("second migrate: moved=%v err=%v", moved, err)
 			}
 			other := service("never-applied", 80)
-			_, otherJob, _ := m.eng.RenderLoadBalancer(other, nodes, nil)
+			_, otherJob, _ := m.eng.RenderLoadBalancer(annotations.Read(other), nodes, nil)
 			if moved, err := m.eng.MigrateState(testkit.Context(t), object(other), otherJob); err != nil || moved {
 				t.Fatalf("migrate without legacy state: moved=%v err=%v", moved, err)
 			}
@@ -246,7 +247,7 @@ func TestMigrateStateAfterCrash(t *testing.T) {
 			nodes := []*corev1.Node{m.node(t)}
 			svc := service(legacyKubernetesName(t, m.states), 80)
 			legacy, from := m.legacyApply(t, svc, nodes)
-			_, to, _ := m.eng.RenderLoadBalancer(svc, nodes, nil)
+			_, to, _ := m.eng.RenderLoadBalancer(annotations.Read(svc), nodes, nil)
 
 			// The "crash": the deletion of the source fails after the copy.
 			crash := errors.New("killed")
@@ -280,7 +281,7 @@ func TestMigrateStateConflict(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("web", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	_, to, _ := m.eng.RenderLoadBalancer(svc, nodes, nil)
+	_, to, _ := m.eng.RenderLoadBalancer(annotations.Read(svc), nodes, nil)
 	if _, err := m.r.Ensure(testkit.Context(t), to, runner.EnsureOptions{}); err != nil { // an unmigrated run
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestReconcileMigratesLegacyState(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("upgraded", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	lb, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil || lb == nil || (out.Applied != nil && out.Applied.HasChanges) || m.lbs(t) != 1 {
 		t.Fatalf("first reconcile after the upgrade: %+v %+v %v, %d LBs", lb, out, err, m.lbs(t))
 	}
@@ -328,7 +329,7 @@ func TestDeleteMigratesLegacyStateFirst(t *testing.T) {
 	nodes := []*corev1.Node{m.node(t)}
 	svc := service("deleted-after-upgrade", 80)
 	legacy, _ := m.legacyApply(t, svc, nodes)
-	out, err := eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
+	out, err := eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto)
 	if err != nil || out.Applied == nil || !out.Applied.Destroy || m.lbs(t) != 0 || exists(t, legacy) {
 		t.Fatalf("delete after the upgrade: %+v %v, %d LBs, legacy state left %v", out, err, m.lbs(t), exists(t, legacy))
 	}

@@ -84,12 +84,14 @@ func (e *Engine) Processes() map[string]int64 { return e.runner.Processes() }
 
 // CheckService refuses a Service the renderer cannot render, naming the
 // field at fault.
-func (e *Engine) CheckService(svc *corev1.Service) error { return renderer.CheckService(svc, e.render) }
+func (e *Engine) CheckService(in *annotations.Service) error {
+	return renderer.CheckService(in, e.render)
+}
 
 // LoadBalancerShape is what svc's load balancer would be: what decides a
 // replacement, for previews.
-func (e *Engine) LoadBalancerShape(svc *corev1.Service) (Shape, error) {
-	return renderer.LoadBalancerShape(svc, e.render)
+func (e *Engine) LoadBalancerShape(in *annotations.Service) (Shape, error) {
+	return renderer.LoadBalancerShape(in, e.render)
 }
 
 // GroupPrimary is the member whose settings a group's load balancer takes.
@@ -97,7 +99,6 @@ func (e *Engine) GroupPrimary(g Group) *corev1.Service { return renderer.GroupPr
 
 // LoadBalancerName is svc's load balancer's cloud name (renderer.CloudName);
 // a Service whose annotations do not parse has the generated one.
-func (e *Engine) LoadBalancerName(svc *corev1.Service) string {
-	ann, _ := annotations.Parse(svc.Annotations)
-	return renderer.CloudName(svc, ann, e.render.ClusterID)
+func (e *Engine) LoadBalancerName(in *annotations.Service) string {
+	return renderer.CloudName(in.Service, in.LB, e.render.ClusterID)
 }

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -70,7 +71,7 @@ func TestDeleteDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	svc := service("orphaned", 80)
 	// What the killed apply created: the Service's name and owner tags.
 	f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
-	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto)
 	f.checkOrphanDestroyed(t, "delete", out, err)
 }
 
@@ -81,11 +82,11 @@ func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
 	svc := service("unrecorded", 80)
-	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || exists {
+	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || exists {
 		t.Fatalf("nothing created yet: exists=%v %v", exists, err)
 	}
 	lb := f.leaveOrphan(t, renderer.LoadBalancerName(svc, "test"), serviceOwnerTags(svc))
-	if got, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), svc); err != nil || !exists || got.ID != lb.ID {
+	if got, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || !exists || got.ID != lb.ID {
 		t.Fatalf("an unrecorded load balancer: %+v exists=%v %v", got, exists, err)
 	}
 }
@@ -122,11 +123,11 @@ func TestDeleteAfterAnInterruptedApply(t *testing.T) {
 			return err == nil && len(l) > 0, nil
 		})
 	}()
-	if _, _, err := f.eng.ReconcileLoadBalancer(ctx, svc, []*corev1.Node{node}, auto); err == nil {
+	if _, _, err := f.eng.ReconcileLoadBalancer(ctx, annotations.Read(svc), []*corev1.Node{node}, auto); err == nil {
 		t.Fatal("want the interrupted apply's error")
 	}
 	f.sim.SetFaults(t, exampleapi.Faults{})
-	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto)
+	out, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto)
 	if err != nil || out.Recovered != "" || out.Applied == nil || !out.Applied.Destroy {
 		t.Fatalf("delete: %+v %v", out, err)
 	}

@@ -8,6 +8,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/runner"
@@ -20,12 +21,13 @@ import (
 // terraform slot only while ctx allows (runner.ErrBusy); a Service without
 // a state yet is runner.ErrNoState. Its TLS Secrets are read as for a
 // reconcile (a refused reference is an error).
-func (e *Engine) PreviewLoadBalancer(ctx context.Context, svc *corev1.Service, nodes []*corev1.Node, poolID string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+func (e *Engine) PreviewLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+	svc := in.Service
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
 	}
-	_, j, err := e.renderService(svc, nodes, poolID, tls)
+	_, j, err := e.renderService(in, nodes, poolID, tls)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,23 +29,23 @@ func TestPreviewIsSpeculative(t *testing.T) {
 	svc := service("web", 80)
 	obj := policy.Object{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 
-	if _, _, err := f.eng.PreviewLoadBalancer(testkit.Context(t), svc, nodes, "", obj); !errors.Is(err, runner.ErrNoState) {
+	if _, _, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj); !errors.Is(err, runner.ErrNoState) {
 		t.Fatalf("preview before any apply: %v, want ErrNoState", err)
 	}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stateBefore := readStates(t, f)
 
-	same, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), svc, nodes, "", obj)
+	same, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj)
 	if err != nil || same.HasChanges || len(verdicts) > 0 {
 		t.Fatalf("preview of the unchanged Service: %+v, %v, %v", same, verdicts, err)
 	}
 
 	internal := svc.DeepCopy()
 	internal.Annotations = map[string]string{string(annotations.LBInternal): "true"}
-	sp, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), internal, nodes, "", obj)
+	sp, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(internal), nodes, "", obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestPreviewIsSpeculative(t *testing.T) {
 	if after := readStates(t, f); after != stateBefore {
 		t.Error("the preview wrote the state")
 	}
-	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err != nil || out.Planned != nil && out.Planned.HasChanges {
+	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil || out.Planned != nil && out.Planned.HasChanges {
 		t.Errorf("reconcile after the preview: %+v, %v; want nothing to do", out, err)
 	}
 }

@@ -31,10 +31,10 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 	}
 
 	svc := service("approved", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	id := awaiting(t, err)
 	takeName(svc)
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual, id))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
 	if out == nil {
 		t.Fatalf("approved apply over a taken name: no outcome: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 
 	svc = service("auto", 80)
 	takeName(svc)
-	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyAuto))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyAuto))
 	if out == nil {
 		t.Fatalf("auto apply over a taken name: no outcome: %v", err)
 	}

@@ -24,32 +24,32 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	manual := annotations.ApplyManual
 
 	// A plan is made and recorded; nothing changes in the cloud.
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	id := awaiting(t, err)
 	if out.Planned == nil || out.Planned.ID != id || out.Planned.Text == "" || f.countLBs(t) != 0 {
 		t.Fatalf("first reconcile: %+v, %d LBs", out, f.countLBs(t))
 	}
 	// Asking again does not plan again.
 	procs := total(f.eng.Runner().Processes())
-	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual)); awaiting(t, err) != id || out.Planned != nil {
+	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual)); awaiting(t, err) != id || out.Planned != nil {
 		t.Fatalf("second reconcile re-planned: %+v", out)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
 		t.Fatal("waiting for approval started terraform")
 	}
 	// An approval of another plan approves nothing.
-	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, "plan-000000000000")); awaiting(t, err) != id || f.countLBs(t) != 0 {
+	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, "plan-000000000000")); awaiting(t, err) != id || f.countLBs(t) != 0 {
 		t.Fatalf("wrong id: %v", err)
 	}
 	// The Service changes: the pending plan is superseded by a new one.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	id2 := awaiting(t, err)
 	if id2 == id || out.Superseded == nil || out.Superseded.ID != id || f.countLBs(t) != 0 {
 		t.Fatalf("changed Service: %+v", out)
 	}
 	// Its approval applies exactly that plan.
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id2))
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id2))
 	if err != nil || out.Applied == nil || out.Applied.ID != id2 || lb == nil || lb.IPv4 == "" || f.countLBs(t) != 1 {
 		t.Fatalf("approved: lb=%+v out=%+v err=%v", lb, out, err)
 	}
@@ -57,14 +57,14 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 		t.Fatalf("approvers not reported: %+v", out.Approval)
 	}
 	// Applied state is stable: the same approval does nothing more.
-	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id2)); err != nil || out.Planned != nil {
+	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id2)); err != nil || out.Planned != nil {
 		t.Fatalf("after apply: %+v %v", out, err)
 	}
 
 	// Plan, then the cloud changes out of band before approval: approving
 	// the old plan re-plans and waits again.
 	svc.Spec.Ports[0].Port = 9090
-	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	id3 := awaiting(t, err)
 	cloud, _ := f.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if _, err := f.api.UpdateLoadBalancer(testkit.Context(t), cloud[0].ID, exampleapi.UpdateLoadBalancerRequest{
@@ -72,7 +72,7 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	}, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id3))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id3))
 	id4 := awaiting(t, err)
 	if id4 == id3 || out.Superseded == nil || out.Applied != nil {
 		t.Fatalf("cloud changed after planning: %+v", out)
@@ -82,12 +82,12 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	}
 
 	// Deletion waits for approval of the destroy plan.
-	out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), svc, reviewed(manual))
+	out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), reviewed(manual))
 	did := awaiting(t, err)
 	if !out.Awaiting.Destroy || f.countLBs(t) != 1 {
 		t.Fatalf("destroy under manual: %+v, %d LBs", out, f.countLBs(t))
 	}
-	if out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), svc, reviewed(manual, did)); err != nil || out.Applied == nil || f.countLBs(t) != 0 {
+	if out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), reviewed(manual, did)); err != nil || out.Applied == nil || f.countLBs(t) != 0 {
 		t.Fatalf("approved destroy: %+v %v, %d LBs", out, err, f.countLBs(t))
 	}
 }
@@ -96,10 +96,10 @@ func TestPlanOnlyNeverApplies(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("dry", 80)
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyPlanOnly))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyPlanOnly))
 	id := awaiting(t, err)
 	// Even an approval does not apply under plan-only.
-	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyPlanOnly, id)); awaiting(t, err) != id {
+	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyPlanOnly, id)); awaiting(t, err) != id {
 		t.Fatalf("plan-only approval: %v", err)
 	}
 	if f.countLBs(t) != 0 || out.Planned.Summary.Add != 1 {
@@ -112,10 +112,10 @@ func TestPlanIDsAreStable(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("stable", 80, 443)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	id := awaiting(t, err)
 	other := f.engine(t, 2, engine.Options{})
-	_, _, err = other.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, _, err = other.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	if again := awaiting(t, err); again != id {
 		t.Fatalf("the same plan got another id: %s, then %s", id, again)
 	}
@@ -139,29 +139,29 @@ func TestRulesUnderAuto(t *testing.T) {
 		r.Object.Annotations = svc.Annotations
 		return r
 	}
-	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, rv()); err != nil || out.Applied == nil {
+	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, rv()); err != nil || out.Applied == nil {
 		t.Fatalf("create, no rule flags it: %+v %v", out, err)
 	}
 	// A new name replaces the load balancer: held for approval.
 	svc.Annotations = map[string]string{string(annotations.LBName): "renamed"}
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, rv())
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, rv())
 	id := awaiting(t, err)
 	if len(out.Verdicts) != 1 || out.Verdicts[0].Rule != "load-balancer-replace" || out.Awaiting == nil {
 		t.Fatalf("replace under auto: %+v", out)
 	}
-	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, rv(id)); err != nil || out.Applied == nil || out.Applied.ID != id {
+	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, rv(id)); err != nil || out.Applied == nil || out.Applied.ID != id {
 		t.Fatalf("approved replace: %+v %v", out, err)
 	}
 	// A denied plan is never applied, approved or not, and asking again
 	// runs no terraform.
 	svc.Annotations[string(annotations.LBType)] = "lb-large"
-	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, rv())
+	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, rv())
 	var denied *engine.DeniedError
 	if !errors.As(err, &denied) || denied.Verdict.Rule != "no-large" {
 		t.Fatalf("want denied, got %v", err)
 	}
 	procs := total(f.eng.Runner().Processes())
-	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, rv(denied.PlanID)); !errors.As(err, &denied) {
+	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, rv(denied.PlanID)); !errors.As(err, &denied) {
 		t.Fatalf("approving a denied plan: %v", err)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
@@ -173,12 +173,12 @@ func TestRulesUnderAuto(t *testing.T) {
 	// The destroy is held too (once the denied annotation is gone: the
 	// rule reads the object, so it would deny the destroy as well).
 	delete(svc.Annotations, string(annotations.LBType))
-	out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), svc, rv())
+	out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), rv())
 	did := awaiting(t, err)
 	if len(out.Verdicts) == 0 || out.Verdicts[0].Rule != "load-balancer-destroy" || f.countLBs(t) != 1 {
 		t.Fatalf("destroy under auto: %+v", out)
 	}
-	if _, err = f.eng.RemoveLoadBalancer(testkit.Context(t), svc, rv(did)); err != nil || f.countLBs(t) != 0 {
+	if _, err = f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), rv(did)); err != nil || f.countLBs(t) != 0 {
 		t.Fatalf("approved destroy: %v", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestRulesCost(t *testing.T) {
 	count := func(o engine.Options) int64 {
 		f := newFixtureWith(t, 2, o)
 		nodes := []*corev1.Node{f.node(t, "node-a")}
-		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), service("cost", 80), nodes, auto); err != nil {
+		if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(service("cost", 80)), nodes, auto); err != nil {
 			t.Fatal(err)
 		}
 		return total(f.eng.Runner().Processes())

@@ -20,7 +20,7 @@ import (
 // reconcileOnPool is what the controller does for a Service on a pool.
 func (f *fixture) reconcileOnPool(t *testing.T, e *engine.Engine, svc *corev1.Service, nodes []*corev1.Node) *engine.LoadBalancer {
 	t.Helper()
-	sel, _, err := renderer.Selection(svc)
+	sel, _, err := renderer.Selection(annotations.Read(svc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func (f *fixture) reconcileOnPool(t *testing.T, e *engine.Engine, svc *corev1.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, _, err := e.ReconcileLoadBalancerOnPool(testkit.Context(t), svc, id, auto)
+	lb, _, err := e.ReconcileLoadBalancerOnPool(testkit.Context(t), annotations.Read(svc), id, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 		}
 	}
 
-	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	keep(out)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	// The Secret is renewed: a new certificate, the load balancer updated
 	// in place, the old certificate deleted.
 	c2 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
-	lb2, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb2, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	keep(out)
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +133,10 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	// Under manual the plan is saved and applied after approval, in
 	// another call: the key, in no saved plan, is given again.
 	c3 := src.renew(t, simtest.CertOptions{CommonName: "web.example.test"})
-	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual))
+	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
 	keep(out)
 	id := awaiting(t, err)
-	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(annotations.ApplyManual, id)); err != nil {
+	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id)); err != nil {
 		t.Fatalf("approved rotation: %v", err)
 	}
 	cert3 := f.servedCertificate(t, lb.ID, c3)
@@ -168,7 +168,7 @@ func TestCertificatesFromTLSSecrets(t *testing.T) {
 	src.mu.Lock()
 	src.gone = true
 	src.mu.Unlock()
-	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), svc, auto); err != nil {
+	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID); !exampleapi.IsNotFound(err) {
@@ -184,7 +184,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
 	c1 := src.renew(t, simtest.CertOptions{})
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 	src.mu.Unlock()
 	procs := total(f.eng.Runner().Processes())
 	svc.Spec.Ports[0].NodePort++ // something to plan, were the Secret readable
-	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto); err == nil || !strings.Contains(err.Error(), "the Secrets are gone") || out.Planned != nil {
+	if _, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err == nil || !strings.Contains(err.Error(), "the Secrets are gone") || out.Planned != nil {
 		t.Fatalf("unreadable Secret: %+v %v", out, err)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
@@ -294,7 +294,7 @@ func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
 	svc := httpsService("held")
 	c := src.renew(t, simtest.CertOptions{})
 	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
 	id := awaiting(t, err)
 	store.keep(t, string(svc.UID), out)
 	entries := zipEntries(t, store.kept[out.Workspace].Pending.Data)
@@ -308,7 +308,7 @@ func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
 	}
 
 	next := f.engine(t, 2, engine.Options{Plans: store, TLS: src.read})
-	lb, out, err := next.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, reviewed(manual, id))
+	lb, out, err := next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	if err != nil || out.Applied == nil || out.Applied.ID != id || out.Planned != nil || lb == nil {
 		t.Fatalf("approved after restart: %+v %v", out, err)
 	}
@@ -356,7 +356,7 @@ func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), svc, nodes, auto)
+	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
 	if err != nil {
 		t.Fatal(err)
 	}

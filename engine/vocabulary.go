@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -113,7 +114,9 @@ const DelayOutput = renderer.DelayOutput
 
 // Selection is the node selection a Service's target pool annotation
 // names; ok is false when it names none.
-func Selection(svc *corev1.Service) (sel string, ok bool, err error) { return renderer.Selection(svc) }
+func Selection(in *annotations.Service) (sel string, ok bool, err error) {
+	return renderer.Selection(in)
+}
 
 // PoolKey names a selection's pool in messages and records.
 func PoolKey(selection string) string { return renderer.PoolKey(selection) }

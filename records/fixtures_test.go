@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/records"
@@ -42,7 +43,7 @@ func bigService(ports, nodes int) (*corev1.Service, []*corev1.Node) {
 // renderMain is the real main.tf of svc.
 func renderMain(t *testing.T, svc *corev1.Service, nodes []*corev1.Node) string {
 	t.Helper()
-	m, err := renderer.LoadBalancer(svc, nodes, renderer.Config{
+	m, err := renderer.LoadBalancer(annotations.Read(svc), nodes, renderer.Config{
 		ClusterID: "prod-eu", Region: "ex-west-1", Endpoint: "https://api.example.cloud", NetworkName: "cluster-net",
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/state"
 )
@@ -146,11 +147,11 @@ func TestBackendAllowlistNested(t *testing.T) {
 		return c
 	}
 	ok := cty.ObjectVal(map[string]cty.Value{"role_arn": cty.StringVal("arn"), "tags": cty.MapVal(map[string]cty.Value{"team": cty.StringVal("x")})})
-	if _, err := LoadBalancer(testService(), nil, cfg("assume_role", ok)); err != nil {
+	if _, err := LoadBalancer(annotations.Read(testService()), nil, cfg("assume_role", ok)); err != nil {
 		t.Fatalf("allowed config: %v", err)
 	}
 	bad := cty.ObjectVal(map[string]cty.Value{"role_arn": cty.StringVal("arn"), "web_identity_token": cty.StringVal("eyJ")})
-	_, err := LoadBalancer(testService(), nil, cfg("assume_role_with_web_identity", bad))
+	_, err := LoadBalancer(annotations.Read(testService()), nil, cfg("assume_role_with_web_identity", bad))
 	if err == nil || !strings.Contains(err.Error(), "backend.attrs.assume_role_with_web_identity.web_identity_token") || strings.Contains(err.Error(), "eyJ") {
 		t.Fatalf("got %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
 )
 
 // What a tenant wrote reaches an error quoted or escaped, never raw: a
@@ -19,11 +21,11 @@ func TestErrorsQuoteWhatTenantsWrote(t *testing.T) {
 		want string
 	}{
 		{"port name", func() error {
-			_, err := LoadBalancer(testService(withPorts(port("x"+clear, corev1.ProtocolSCTP, 9, 30009))), nil, testConfig())
+			_, err := LoadBalancer(annotations.Read(testService(withPorts(port("x"+clear, corev1.ProtocolSCTP, 9, 30009)))), nil, testConfig())
 			return err
 		}, `render Service shop/web: port 9 ("x\x1b[2J\x1b[HNo changes.\r\u202e"): protocol SCTP is not supported`},
 		{"protocol", func() error {
-			_, err := LoadBalancer(testService(withPorts(port("dns", corev1.Protocol("TCP"+clear), 53, 30053))), nil, testConfig())
+			_, err := LoadBalancer(annotations.Read(testService(withPorts(port("dns", corev1.Protocol("TCP"+clear), 53, 30053)))), nil, testConfig())
 			return err
 		}, `port 53 (dns): protocol "TCP\x1b[2J\x1b[HNo changes.\r\u202e" is not supported`},
 		{"port name in a group", func() error {
@@ -38,7 +40,7 @@ func TestErrorsQuoteWhatTenantsWrote(t *testing.T) {
 			return &InputError{Field: "spec.ports[0]" + clear, Value: "v" + clear, Reason: "is bad:\n" + clear}
 		}, `spec.ports[0]\x1b[2J\x1b[HNo changes.\r\u202e: "v\x1b[2J\x1b[HNo changes.\r\u202e" is bad:\n\x1b[2J\x1b[HNo changes.\r\u202e`},
 		{"source range", func() error {
-			_, err := LoadBalancer(testService(func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8" + clear} }), nil, testConfig())
+			_, err := LoadBalancer(annotations.Read(testService(func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8" + clear} })), nil, testConfig())
 			return err
 		}, `spec.loadBalancerSourceRanges[0]: "10.0.0.0/8\x1b[2J\x1b[HNo changes.\r\u202e" is not a CIDR`},
 	} {
@@ -58,7 +60,7 @@ func TestErrorsQuoteWhatTenantsWrote(t *testing.T) {
 		t.Errorf("ordinary names: %q", err)
 	}
 	var pe *UnsupportedProtocolError
-	if _, err := LoadBalancer(testService(withPorts(port(clear, corev1.ProtocolSCTP, 9, 30009))), nil, testConfig()); !errors.As(err, &pe) || pe.Port != clear {
+	if _, err := LoadBalancer(annotations.Read(testService(withPorts(port(clear, corev1.ProtocolSCTP, 9, 30009)))), nil, testConfig()); !errors.As(err, &pe) || pe.Port != clear {
 		t.Errorf("the error keeps the port's name as it is for code to read: %v", err)
 	}
 }

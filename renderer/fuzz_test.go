@@ -47,7 +47,7 @@ func FuzzRenderLoadBalancer(f *testing.F) {
 		cfg := testConfig()
 		cfg.Region, cfg.Endpoint = region, endpoint
 
-		m, err := LoadBalancer(svc, nodes, cfg)
+		m, err := LoadBalancer(annotations.Read(svc), nodes, cfg)
 		// Drop rejected annotations and render again, so most inputs reach
 		// the output instead of stopping at validation.
 		for range len(svc.Annotations) {
@@ -56,7 +56,7 @@ func FuzzRenderLoadBalancer(f *testing.F) {
 				break
 			}
 			delete(svc.Annotations, string(ae.Annotation))
-			m, err = LoadBalancer(svc, nodes, cfg)
+			m, err = LoadBalancer(annotations.Read(svc), nodes, cfg)
 		}
 		if err != nil {
 			var ie *InputError

@@ -23,7 +23,7 @@ type goldenCase struct {
 }
 
 func lbCase(name string, svc *corev1.Service, cfg Config) goldenCase {
-	return goldenCase{name, func() (*Module, error) { return LoadBalancer(svc, testNodes(), cfg) }}
+	return goldenCase{name, func() (*Module, error) { return LoadBalancer(annotations.Read(svc), testNodes(), cfg) }}
 }
 
 func withConfig(f func(*Config)) Config {

@@ -36,18 +36,18 @@ func OwnerTags(svc *corev1.Service, clusterID string) map[string]string {
 // CheckService refuses a Service its load balancer cannot be rendered for
 // (ports, protocols, annotations), before anything else is done for it;
 // rendering checks the same.
-func CheckService(svc *corev1.Service, cfg Config) error {
+func CheckService(in *annotations.Service, cfg Config) error {
+	svc := in.Service
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return err
+	if in.Err != nil {
+		return in.Err
 	}
 	if limit := cmp.Or(cfg.MaxListeners, MaxListeners); len(svc.Spec.Ports) > limit {
 		return &TooManyListenersError{Ports: len(svc.Spec.Ports), Limit: limit}
 	}
-	_, err = listeners(svc, ann)
+	_, err := listeners(svc, in.LB)
 	return err
 }
 

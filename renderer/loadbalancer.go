@@ -37,10 +37,11 @@ var loadBalancerOutputs = []output{
 // LoadBalancer: its load balancer with listeners from the Service ports
 // and the nodes as targets. It does no I/O; identical inputs render
 // byte-identical files whatever the order of nodes and ports.
-func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
-	if svc == nil {
+func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
+	if in == nil || in.Service == nil {
 		return nil, errors.New("render service: nil Service")
 	}
+	svc := in.Service
 	defer wrap(&err, "render %s", objectref.Service(svc).Describe())
 	cfg, err = cfg.withDefaults()
 	if err != nil {
@@ -49,9 +50,9 @@ func LoadBalancer(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (_ *Mod
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return nil, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return nil, err
+	ann := in.LB
+	if in.Err != nil {
+		return nil, in.Err
 	}
 	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)
 	if err != nil {

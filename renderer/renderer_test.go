@@ -23,7 +23,7 @@ func TestOrderIndependent(t *testing.T) {
 		port("a", corev1.ProtocolTCP, 80, 30080), port("b", corev1.ProtocolUDP, 53, 30053),
 		port("c", corev1.ProtocolTCP, 443, 30443), port("d", corev1.ProtocolUDP, 5353, 30054),
 	}
-	first, err := LoadBalancer(testService(withPorts(ports...)), testNodes(), testConfig())
+	first, err := LoadBalancer(annotations.Read(testService(withPorts(ports...))), testNodes(), testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestOrderIndependent(t *testing.T) {
 		ps, ns := slices.Clone(ports), testNodes()
 		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
 		rng.Shuffle(len(ns), func(i, j int) { ns[i], ns[j] = ns[j], ns[i] })
-		m, err := LoadBalancer(testService(withPorts(ps...)), ns, testConfig())
+		m, err := LoadBalancer(annotations.Read(testService(withPorts(ps...))), ns, testConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestTargets(t *testing.T) {
 		}
 	}
 
-	m, err := LoadBalancer(testService(), nil, testConfig())
+	m, err := LoadBalancer(annotations.Read(testService()), nil, testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestHealthCheck(t *testing.T) {
 		t.Errorf("UDP-only Service got a health check: %+v", spec.healthCheck)
 	}
 	udp.Annotations = map[string]string{string(annotations.LBHealthCheckProtocol): "http"}
-	if _, err := LoadBalancer(udp, nil, testConfig()); !isInputError(err) {
+	if _, err := LoadBalancer(annotations.Read(udp), nil, testConfig()); !isInputError(err) {
 		t.Errorf("health check without a port: err = %v", err)
 	}
 	udp.Annotations[string(annotations.LBHealthCheckPort)] = "8080"
@@ -127,7 +127,7 @@ func TestHealthCheck(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	sctp := testService(withPorts(port("x", corev1.ProtocolSCTP, 9, 30009)))
-	_, err := LoadBalancer(sctp, nil, testConfig())
+	_, err := LoadBalancer(annotations.Read(sctp), nil, testConfig())
 	var pe *UnsupportedProtocolError
 	if !errors.As(err, &pe) || pe.Protocol != corev1.ProtocolSCTP || pe.Number != 9 {
 		t.Errorf("SCTP: err = %v", err)
@@ -136,7 +136,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 
-	_, err = LoadBalancer(testService(withAnnotations(string(annotations.LBType), "huge")), nil, testConfig())
+	_, err = LoadBalancer(annotations.Read(testService(withAnnotations(string(annotations.LBType), "huge"))), nil, testConfig())
 	var ae *annotations.Error
 	if !errors.As(err, &ae) || ae.Annotation != annotations.LBType {
 		t.Errorf("annotation: err = %v", err)
@@ -151,7 +151,7 @@ func TestErrors(t *testing.T) {
 		"source range":   testService(func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0"} }),
 		"bad utf8 label": testService(func(s *corev1.Service) { s.Name = "web\xff" }),
 	} {
-		if _, err := LoadBalancer(svc, nil, testConfig()); !isInputError(err) {
+		if _, err := LoadBalancer(annotations.Read(svc), nil, testConfig()); !isInputError(err) {
 			t.Errorf("%s: err = %v, want *InputError", name, err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestConfigErrors(t *testing.T) {
 		"attrs without type": func(c *Config) { c.Backend = Backend{Attrs: []Attr{{"a", cty.True}}} },
 		"utf8 endpoint":      func(c *Config) { c.Endpoint = "http://\xfe" },
 	} {
-		if _, err := LoadBalancer(testService(), nil, withConfig(f)); !isInputError(err) {
+		if _, err := LoadBalancer(annotations.Read(testService()), nil, withConfig(f)); !isInputError(err) {
 			t.Errorf("%s: err = %v, want *InputError", name, err)
 		}
 	}
@@ -283,7 +283,7 @@ func TestGoldenCasesRoundTrip(t *testing.T) {
 	}
 	svc := hostileService()
 	cfg := withConfig(func(c *Config) { c.ClusterID = "x" })
-	m, err := LoadBalancer(svc, testNodes(), cfg)
+	m, err := LoadBalancer(annotations.Read(svc), testNodes(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func isInputError(err error) bool {
 
 func TestIPv6OnlyWarns(t *testing.T) {
 	svc := testService(func(s *corev1.Service) { s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol} })
-	m, err := LoadBalancer(svc, testNodes(), testConfig())
+	m, err := LoadBalancer(annotations.Read(svc), testNodes(), testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,13 +372,13 @@ func TestListenerLimit(t *testing.T) {
 		}
 		return withPorts(ps...)
 	}
-	if _, err := LoadBalancer(testService(ports(MaxListeners)), nil, testConfig()); err != nil {
+	if _, err := LoadBalancer(annotations.Read(testService(ports(MaxListeners))), nil, testConfig()); err != nil {
 		t.Fatalf("%d ports: %v", MaxListeners, err)
 	}
 	for _, c := range []struct{ ports, limit int }{{MaxListeners + 1, 0}, {5000, 0}, {11, 10}} {
 		cfg := testConfig()
 		cfg.MaxListeners = c.limit
-		_, err := LoadBalancer(testService(ports(c.ports)), nil, cfg)
+		_, err := LoadBalancer(annotations.Read(testService(ports(c.ports))), nil, cfg)
 		var tm *TooManyListenersError
 		want := c.limit
 		if want == 0 {

@@ -56,7 +56,8 @@ func (l ListenerShape) Describe() string {
 
 // LoadBalancerShape is the shape of svc's load balancer under cfg; an
 // error is the rendering's own refusal.
-func LoadBalancerShape(svc *corev1.Service, cfg Config) (Shape, error) {
+func LoadBalancerShape(in *annotations.Service, cfg Config) (Shape, error) {
+	svc := in.Service
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return Shape{}, err
@@ -64,9 +65,9 @@ func LoadBalancerShape(svc *corev1.Service, cfg Config) (Shape, error) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return Shape{}, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return Shape{}, err
+	ann := in.LB
+	if in.Err != nil {
+		return Shape{}, in.Err
 	}
 	ls, err := listeners(svc, ann)
 	if err != nil {

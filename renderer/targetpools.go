@@ -49,10 +49,10 @@ type Pool struct {
 
 // Selection is the canonical node selection of svc's load balancer ("" for
 // every node), and whether it can have a target pool.
-func Selection(svc *corev1.Service) (string, bool, error) {
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return "", false, err
+func Selection(in *annotations.Service) (string, bool, error) {
+	ann := in.LB
+	if in.Err != nil {
+		return "", false, in.Err
 	}
 	sel := ""
 	if ann.NodeSelector != nil && !ann.NodeSelector.Empty() {

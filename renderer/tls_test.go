@@ -29,7 +29,7 @@ func TestTLSRefusals(t *testing.T) {
 			`annotation loadbalancer.example.com/http-ports: "53" is not a TCP port of the Service`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := LoadBalancer(c.svc, testNodes(), c.cfg)
+			_, err := LoadBalancer(annotations.Read(c.svc), testNodes(), c.cfg)
 			var ie *InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("got %v, want an InputError", err)
@@ -37,7 +37,7 @@ func TestTLSRefusals(t *testing.T) {
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %q, want it to contain %q", err, c.want)
 			}
-			if err := CheckService(c.svc, c.cfg); c.name != "secret not read" && c.name != "no certificates at all" && err == nil {
+			if err := CheckService(annotations.Read(c.svc), c.cfg); c.name != "secret not read" && c.name != "no certificates at all" && err == nil {
 				t.Errorf("CheckService accepts what rendering refuses")
 			}
 		})
@@ -47,7 +47,7 @@ func TestTLSRefusals(t *testing.T) {
 // The private keys are never an input: a Service's main.tf holds the
 // certificates and a reference to the ephemeral variable, nothing more.
 func TestTLSRendersNoKeyMaterial(t *testing.T) {
-	m, err := LoadBalancer(httpsService(), testNodes(), withConfig(func(c *Config) { c.Certificates = testCertificates() }))
+	m, err := LoadBalancer(annotations.Read(httpsService()), testNodes(), withConfig(func(c *Config) { c.Certificates = testCertificates() }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestTLSRendersNoKeyMaterial(t *testing.T) {
 // A destroy renders without the Secrets: no certificates, no variable, the
 // Service's TLS ports as tcp, and no error for Secrets it cannot read.
 func TestSkipTLSSecrets(t *testing.T) {
-	m, err := LoadBalancer(httpsService(), testNodes(), withConfig(func(c *Config) { c.SkipTLSSecrets = true }))
+	m, err := LoadBalancer(annotations.Read(httpsService()), testNodes(), withConfig(func(c *Config) { c.SkipTLSSecrets = true }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSkipTLSSecrets(t *testing.T) {
 	// Certificates by id need no Secret: kept.
 	ids := testService(withPorts(port("https", corev1.ProtocolTCP, 443, 30443)),
 		withAnnotations(string(annotations.LBHTTPSPorts), "443", string(annotations.LBCertificateIDs), "cert-1"))
-	m, err = LoadBalancer(ids, testNodes(), withConfig(func(c *Config) { c.SkipTLSSecrets = true }))
+	m, err = LoadBalancer(annotations.Read(ids), testNodes(), withConfig(func(c *Config) { c.SkipTLSSecrets = true }))
 	if err != nil {
 		t.Fatal(err)
 	}

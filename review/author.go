@@ -57,7 +57,8 @@ func lastWrite(svc *v1.Service) time.Time {
 // API server vouched for one, else the Service itself as an input whose
 // editor is unknown; and every TLS Secret it names, whose editor is never
 // known (Kubernetes records none).
-func (b *Board) contributors(ctx context.Context, svc *v1.Service) records.Contributors {
+func (b *Board) contributors(ctx context.Context, in *annotations.Service) records.Contributors {
+	svc := in.Service
 	var c records.Contributors
 	if who := b.author(ctx, svc); who != "" {
 		c.Authors = []string{who}
@@ -65,8 +66,8 @@ func (b *Board) contributors(ctx context.Context, svc *v1.Service) records.Contr
 		c.Unverified = []records.Input{{Resource: records.ResourceServices, Namespace: svc.Namespace, Name: svc.Name}}
 	}
 	// Annotations that do not parse render nothing (the renderer says so).
-	if ann, err := annotations.Parse(svc.Annotations); err == nil {
-		for _, name := range ann.TLSSecrets {
+	if in.Err == nil {
+		for _, name := range in.LB.TLSSecrets {
 			c.Unverified = append(c.Unverified, records.Input{Resource: records.ResourceSecrets, Namespace: svc.Namespace, Name: name})
 		}
 	}

@@ -53,13 +53,14 @@ func (s Subject) WithMembers(members []*v1.Service) Subject {
 
 // ServiceSubject is a Service's reconcile; a change (not a deletion) has
 // contributors.
-func (b *Board) ServiceSubject(ctx context.Context, svc *v1.Service, kind string) Subject {
+func (b *Board) ServiceSubject(ctx context.Context, in *annotations.Service, kind string) Subject {
+	svc := in.Service
 	s := Subject{
 		ref:   objectref.Service(svc),
 		event: svc, kind: kind, meta: svc.ObjectMeta,
 	}
 	if kind == records.KindChange {
-		s.contrib = b.contributors(ctx, svc)
+		s.contrib = b.contributors(ctx, in)
 	}
 	return s
 }
@@ -78,9 +79,9 @@ func (b *Board) PoolsSubject(workspace, kind string) Subject {
 
 // CausedBy is s made by svc's change (a target pool created for its
 // node selection): with svc's contributors, and audit lines naming it.
-func (b *Board) CausedBy(ctx context.Context, s Subject, svc *v1.Service) Subject {
-	cause := objectref.Service(svc)
-	s.cause, s.contrib = &cause, b.contributors(ctx, svc)
+func (b *Board) CausedBy(ctx context.Context, s Subject, in *annotations.Service) Subject {
+	cause := objectref.Service(in.Service)
+	s.cause, s.contrib = &cause, b.contributors(ctx, in)
 	return s
 }
 
@@ -127,10 +128,10 @@ func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace
 	}
 	if kind == records.KindChange {
 		for _, m := range members {
-			s.contrib = s.contrib.Add(b.contributors(ctx, m))
+			s.contrib = s.contrib.Add(b.contributors(ctx, annotations.Read(m)))
 		}
 		if caller != nil {
-			s.contrib = s.contrib.Add(b.contributors(ctx, caller))
+			s.contrib = s.contrib.Add(b.contributors(ctx, annotations.Read(caller)))
 		}
 	}
 	return s
@@ -140,7 +141,7 @@ func (b *Board) GroupSubject(ctx context.Context, g annotations.Group, workspace
 func (b *Board) DriftSubject(ctx context.Context, k engine.Known) Subject {
 	switch {
 	case k.Service != nil:
-		return b.ServiceSubject(ctx, k.Service, records.KindDrift)
+		return b.ServiceSubject(ctx, annotations.Read(k.Service), records.KindDrift)
 	case k.Group != nil:
 		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
 		return b.GroupSubject(ctx, g, k.Job.Key, engine.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)

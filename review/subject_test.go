@@ -51,19 +51,19 @@ func TestServiceSubjectAuthor(t *testing.T) {
 		{Resource: records.ResourceSecrets, Namespace: "shop", Name: "api-tls"},
 	}
 	unchecked := newReviewFixture(t, "", false)
-	s := unchecked.ServiceSubject(t.Context(), svc, records.KindChange)
+	s := unchecked.ServiceSubject(t.Context(), annotations.Read(svc), records.KindChange)
 	want := records.Contributors{Unverified: append([]records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}, secrets...)}
 	if !reflect.DeepEqual(s.contrib, want) {
 		t.Errorf("contributors without the author policy: %+v; want %+v", s.contrib, want)
 	}
 	f := newReviewFixture(t, "", false)
 	installAuthorPolicy(t, f)
-	s = f.ServiceSubject(t.Context(), svc, records.KindChange)
+	s = f.ServiceSubject(t.Context(), annotations.Read(svc), records.KindChange)
 	want = records.Contributors{Authors: []string{"carol"}, Unverified: secrets}
 	if !reflect.DeepEqual(s.contrib, want) || s.ref != objectref.Service(svc) || s.event != svc || s.kind != records.KindChange || s.meta.Labels["tier"] != "web" {
 		t.Errorf("subject %+v; want carol's change of shop/web with its Secrets, events on the Service", s)
 	}
-	if s := f.ServiceSubject(t.Context(), svc, records.KindDestroy); !s.contrib.Empty() {
+	if s := f.ServiceSubject(t.Context(), annotations.Read(svc), records.KindDestroy); !s.contrib.Empty() {
 		t.Errorf("a deletion has contributors %+v; want none", s.contrib)
 	}
 }
@@ -82,7 +82,7 @@ func TestNewAuthorPolicyIsNotReliedOn(t *testing.T) {
 		}
 		testkit.Must(t, f.client.Tracker().Add(o))
 	}
-	s := f.ServiceSubject(t.Context(), authored("web", "dave"), records.KindChange)
+	s := f.ServiceSubject(t.Context(), annotations.Read(authored("web", "dave")), records.KindChange)
 	want := records.Contributors{Unverified: []records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}}
 	if !reflect.DeepEqual(s.contrib, want) {
 		t.Errorf("contributors 10 s after the author policy was installed: %+v; want %+v", s.contrib, want)
@@ -133,7 +133,7 @@ func TestAuthorWrittenBeforeThePolicyIsNotTrusted(t *testing.T) {
 		{"written since the policy", written(installed.Add(time.Minute), ""), records.Contributors{Authors: []string{"mallory-says-dave"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if s := f.ServiceSubject(t.Context(), c.svc, records.KindChange); !reflect.DeepEqual(s.contrib, c.want) {
+			if s := f.ServiceSubject(t.Context(), annotations.Read(c.svc), records.KindChange); !reflect.DeepEqual(s.contrib, c.want) {
 				t.Errorf("contributors %+v; want %+v", s.contrib, c.want)
 			}
 		})

@@ -227,6 +227,7 @@ func onlyComments(doc []byte) bool {
 // renderService renders as the controller does: with --config through the
 // engine, from the cloud config; without, from a minimal config.
 func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, tls *engine.TLS, stderr io.Writer) (*renderer.Module, error) {
+	in := annotations.Read(svc)
 	if o.config == "" {
 		if o.targetPool != "" {
 			return nil, errors.New("--target-pool needs --config")
@@ -242,7 +243,7 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 		if tls != nil {
 			cfg.Certificates = tls.Certificates
 		}
-		return renderer.LoadBalancer(svc, nodes, cfg)
+		return renderer.LoadBalancer(in, nodes, cfg)
 	}
 	data, err := readFile(o.config)
 	if err != nil {
@@ -256,7 +257,7 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", o.config, err)
 	}
-	if err := checkReferences(cfg, svc, stderr); err != nil {
+	if err := checkReferences(cfg, in, stderr); err != nil {
 		return nil, err
 	}
 	e := engine.New(cfg.Render(), states, nil, engine.Options{})
@@ -265,12 +266,12 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 	case o.targetPool != "" && !pools:
 		return nil, fmt.Errorf("--target-pool: target pools are disabled in %s (loadBalancer.targetPools.disabled)", o.config)
 	case o.targetPool != "":
-		m, _, err := e.RenderLoadBalancerOnPool(svc, o.targetPool, tls)
+		m, _, err := e.RenderLoadBalancerOnPool(in, o.targetPool, tls)
 		return m, err
 	case pools:
 		fmt.Fprintln(stderr, "warning: target pools are enabled in the config: the controller forwards to the pool of this Service's node selection, not to the nodes listed here; pass --target-pool ID (target_pool_id in the current main.tf: examplectl plan NS/NAME) for the exact module")
 	}
-	m, _, err := e.RenderLoadBalancer(svc, nodes, tls)
+	m, _, err := e.RenderLoadBalancer(in, nodes, tls)
 	return m, err
 }
 
@@ -325,11 +326,11 @@ func nodesRegion(nodes []*corev1.Node) string {
 // controller's default form), and says what it cannot check offline (whose
 // a certificate, a load balancer to adopt or a name is in the cloud, a
 // ReferenceGrant in the cluster).
-func checkReferences(cfg *cloudconfig.Config, svc *corev1.Service, stderr io.Writer) error {
-	lb, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return nil //nolint:nilerr // rendering reports bad annotations, with the field
+func checkReferences(cfg *cloudconfig.Config, in *annotations.Service, stderr io.Writer) error {
+	if in.Err != nil {
+		return nil // rendering reports bad annotations, with the field
 	}
+	svc, lb := in.Service, in.LB
 	a := &tenancy.Authorizer{ClusterID: cfg.ClusterID, Shared: cfg.LoadBalancer.SharedCertificates, AdoptionAllowed: cfg.LoadBalancer.Adoption.Allows}
 	from := objectref.Service(svc)
 	for _, ref := range tenancy.References(svc, &lb) {
