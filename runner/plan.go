@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -120,13 +119,8 @@ func (r *Runner) plan(ctx context.Context, w *workspace, job Job, o PlanOptions)
 		return nil, err
 	}
 	p := &Plan{ID: "plan-" + sum[:12], FileHash: sum, File: kept, Workspace: w.key, Hash: job.Hash, Owner: job.Owner, Created: time.Now(), Destroy: o.Destroy,
-		HasChanges: changed, Warnings: stream.warnings}
-	p.Summary.Resources = stream.planned
+		HasChanges: changed, Summary: stream.planSummary(), Warnings: stream.warnings}
 	p.Summary.Drift = stream.drift
-	if m := stream.summary; m != nil && m.Changes != nil {
-		p.Summary.Add, p.Summary.Change, p.Summary.Import, p.Summary.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
-	}
-	sort.Slice(p.Summary.Resources, func(i, j int) bool { return p.Summary.Resources[i].Address < p.Summary.Resources[j].Address })
 
 	klog.V(2).InfoS("terraform plan", "workspace", w.key, "plan", p.ID, "changes", p.Summary.String(), "destroy", o.Destroy)
 	return p, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -91,12 +90,7 @@ func (r *Runner) Speculate(ctx context.Context, job Job) (*Speculation, error) {
 	if err != nil {
 		return nil, w.newError("plan", err, s.errors)
 	}
-	sp := &Speculation{HasChanges: changed}
-	sp.Summary.Resources = s.planned
-	if m := s.summary; m != nil && m.Changes != nil {
-		sp.Summary.Add, sp.Summary.Change, sp.Summary.Import, sp.Summary.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
-	}
-	sort.Slice(sp.Summary.Resources, func(i, j int) bool { return sp.Summary.Resources[i].Address < sp.Summary.Resources[j].Address })
+	sp := &Speculation{HasChanges: changed, Summary: s.planSummary()}
 	if changed {
 		if err := r.exec("show", func() (err error) { sp.JSON, err = w.tf.ShowPlanFile(ctx, file, w.reattach); return err }); err != nil {
 			return nil, w.newError("show", err, nil)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -132,4 +133,16 @@ func (s *uiStream) add(m *uiMessage) {
 			s.outputs[k] = o.Value
 		}
 	}
+}
+
+// planSummary is what a plan's stream counted, with its planned changes
+// sorted by address; saved and speculative plans read it alike. Drift is
+// left to the caller (a speculative plan reports none).
+func (s *uiStream) planSummary() PlanSummary {
+	sum := PlanSummary{Resources: s.planned}
+	if m := s.summary; m != nil && m.Changes != nil {
+		sum.Add, sum.Change, sum.Import, sum.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
+	}
+	sort.Slice(sum.Resources, func(i, j int) bool { return sum.Resources[i].Address < sum.Resources[j].Address })
+	return sum
 }
