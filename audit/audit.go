@@ -28,6 +28,9 @@ const (
 	// ActionDeregister: a node left the target pools (Details: node,
 	// reason, pool, until).
 	ActionDeregister = "deregister"
+	// ActionShardMove: a shard of the objects moved between replicas
+	// (Details: shard, from, to; "" for none).
+	ActionShardMove = "shard-move"
 )
 
 // Entry is one line of the log.
@@ -36,15 +39,18 @@ type Entry struct {
 	Action string    `json:"action"`
 	// Object is what the action is about: "Service default/web",
 	// "RouteSet cluster".
-	Object    string            `json:"object"`
-	Workspace string            `json:"workspace,omitempty"`
-	PlanID    string            `json:"planID,omitempty"`
-	Policy    string            `json:"policy,omitempty"`
-	Outcome   string            `json:"outcome,omitempty"`
-	Summary   string            `json:"summary,omitempty"`
-	Error     string            `json:"error,omitempty"`
-	Actor     string            `json:"actor,omitempty"`
-	Details   map[string]string `json:"details,omitempty"`
+	Object    string `json:"object"`
+	Workspace string `json:"workspace,omitempty"`
+	PlanID    string `json:"planID,omitempty"`
+	Policy    string `json:"policy,omitempty"`
+	Outcome   string `json:"outcome,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Actor     string `json:"actor,omitempty"`
+	// Replica is the controller replica that wrote the line (sharding:
+	// docs/adr/0017); empty for a controller that runs alone.
+	Replica string            `json:"replica,omitempty"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // ErrClosed is returned by Write after Close.
@@ -57,6 +63,8 @@ type Log struct {
 	file   *os.File // nil for stdout
 	scrub  *scrubber
 	closed bool
+	// replica: SetReplica.
+	replica string
 }
 
 // Option configures Open.
@@ -110,6 +118,13 @@ func (l *Log) RedactFrom(source string, values ...string) {
 // Redacted is how many values the Log redacts.
 func (l *Log) Redacted() int { return l.scrub.s.Len() }
 
+// SetReplica names the replica in every line written from now on.
+func (l *Log) SetReplica(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.replica = name
+}
+
 // Write appends e as one line (Time defaults to now) and, for a file,
 // syncs it: an audit line must survive a crash right after the apply it
 // records, and there are only a few per plan.
@@ -125,6 +140,9 @@ func (l *Log) Write(e Entry) error {
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
+	}
+	if e.Replica == "" {
+		e.Replica = l.replica
 	}
 	line, err := json.Marshal(l.scrub.entry(e))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -17,7 +18,7 @@ import (
 // With terraform.encryption, the engine refuses to run terraform until
 // keys reads them from their Secrets (it has a client only once
 // initialised).
-func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board, tls *tlsSecrets) (*engine.Engine, *exampleapi.Client, *encryptionKeys, error) {
+func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board, tls *tlsSecrets, owns func(objectref.Ref) bool) (*engine.Engine, *exampleapi.Client, *encryptionKeys, error) {
 	token, err := cloudconfig.ReadToken(cfg.API.TokenFile, cfg.API.TokenEnv)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("api token: %w", err)
@@ -31,7 +32,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board
 	e, err := engine.Open(ctx, cfg,
 		engine.Wiring{Token: token, Observe: observeTerraform, OnForceUnlock: board.StaleLockForced, Credentials: board.RedactCredentials},
 		engine.Options{Plans: board, PlanText: true, Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg),
-			FindCertificates: unusedCertificates(api, cfg), TLS: tls.read})
+			FindCertificates: unusedCertificates(api, cfg), TLS: tls.read, Owns: owns})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
@@ -53,6 +54,8 @@ type loadBalancers struct {
 	// released are the Services (by uid) whose own load balancer is known
 	// gone since they joined a group.
 	released sync.Map
+	// shards: nil unless sharded (every Service is this replica's).
+	shards *shards
 	// lifecycle decides which nodes the target pools forward to.
 	lifecycle *nodeLifecycle
 	// servicesSynced tells whether the Service informer has synced (nil
@@ -91,6 +94,11 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 // member of a group (by its annotation, or as last applied) has the
 // group's.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	if !l.shards.ownsService(svc) {
+		// Sharded, another replica's: "exists", so that the service
+		// controller here never drops its finalizer.
+		return svc.Status.LoadBalancer.DeepCopy(), true, nil
+	}
 	in := annotations.Read(svc)
 	for _, g := range l.groupsOf(ctx, svc) {
 		members := l.groups.members(g, nil, false)
@@ -133,6 +141,11 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 // EnsureLoadBalancer converges the Service's load balancer; while it
 // provisions, or while its plan awaits approval, the controller retries.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if !l.shards.ownsService(svc) {
+		l.notOwned(ctx, svc, nodes)
+		// The service controller then does nothing: no event, no status.
+		return nil, cloudprovider.ImplementedElsewhere
+	}
 	// Its annotations are read here, once, and passed on.
 	in := annotations.Read(svc)
 	subj := l.board.ServiceSubject(ctx, in, records.KindChange)
@@ -175,6 +188,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if out != nil && out.Result != nil && out.Result.FastPath {
 		fastPathSkips.Inc()
 	}
+	if out != nil && out.Applied != nil {
+		l.shards.applied(shardRef(svc))
+	}
 	if err == nil && lb != nil {
 		l.asked(objectref.Service(svc), in, poolID, lb)
 	}
@@ -187,6 +203,22 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	return st, nil
+}
+
+// shardRetry is when the service controller asks again of a deletion
+// another replica holds.
+const shardRetry = time.Minute
+
+// notOwned is the part this replica takes in a Service of a shard it
+// does not hold (it was queued before its shard moved, or it left a group
+// of this replica's): nothing planned for it, but the groups it left that
+// this replica holds go on without it, which the Service's own replica
+// cannot do.
+func (l *loadBalancers) notOwned(ctx context.Context, svc *v1.Service, nodes []*v1.Node) {
+	klog.V(2).InfoS("Not this replica's: another holds the Service's shard", "service", klog.KObj(svc))
+	if err := l.leave(ctx, svc, annotations.Group{}, nodes, records.KindChange); err != nil {
+		klog.ErrorS(err, "Cannot take a Service out of the groups it left", "service", klog.KObj(svc))
+	}
 }
 
 // served is the status a reconcile's outcome gives the Service: its load
@@ -233,6 +265,14 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // (the default policy rules hold it for approval); the Service's finalizer
 // holds the Service meanwhile.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	if !l.shards.ownsService(svc) {
+		// Sharded, another replica's: it deletes the load balancer and
+		// drops the finalizer. Gone from the API server, it did.
+		if cur := l.shards.service(svc.Namespace, svc.Name); cur == nil || cur.UID != svc.UID {
+			return nil
+		}
+		return api.NewRetryError(fmt.Sprintf("%s: another replica holds its shard", objectref.Service(svc).Describe()), shardRetry)
+	}
 	// The groups it was in go on without it (the last member's destroys
 	// the group's load balancer).
 	if err := l.leave(ctx, svc, annotations.Group{}, nil, records.KindDestroy); err != nil {

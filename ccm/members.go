@@ -97,6 +97,9 @@ func (l *loadBalancers) leave(ctx context.Context, svc *v1.Service, keep annotat
 			continue
 		}
 		_, _, _, err := l.reconcileGroup(ctx, g, svc, true, nodes, kind)
+		if errors.Is(err, engine.ErrNotOwner) {
+			continue // sharded: the group's replica takes it out
+		}
 		if err := retryIfWaiting(err); err != nil {
 			return err
 		}

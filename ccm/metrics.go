@@ -24,10 +24,16 @@ var (
 		"Reconciles answered from the last apply's record without starting terraform."))
 	lockWaits = metrics.NewCounter(ccmmetrics.CounterOpts("state_lock_waits_total",
 		"Terraform commands that found the state locked by someone else."))
+	shardOwned = metrics.NewGaugeVec(ccmmetrics.GaugeOpts("shard_owned",
+		"1 for each shard this replica owns now, 0 for the others (sharding: docs/adr/0017)."), []string{"shard"})
+	shardMoves = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_moves_total",
+		"Shards this replica took (taken) or gave back (given)."), []string{"direction"})
+	shardChanges = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_changes_total",
+		"Load balancer changes this replica applied, by shard."), []string{"shard"})
 )
 
 func registerMetrics() {
-	ccmmetrics.Register(terraformRuns, terraformDuration, fastPathSkips, lockWaits)
+	ccmmetrics.Register(terraformRuns, terraformDuration, fastPathSkips, lockWaits, shardOwned, shardMoves, shardChanges)
 	review.RegisterMetrics()
 }
 
@@ -43,4 +49,14 @@ func observeTerraform(op string, err error, d time.Duration) {
 	}
 	terraformRuns.WithLabelValues(op, result).Inc()
 	terraformDuration.WithLabelValues(op).Observe(d.Seconds())
+}
+
+// shardMoved counts a shard taken or given back (given: this replica was
+// its holder).
+func shardMoved(given bool) {
+	if given {
+		shardMoves.WithLabelValues("given").Inc()
+		return
+	}
+	shardMoves.WithLabelValues("taken").Inc()
 }

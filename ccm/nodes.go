@@ -22,6 +22,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 )
@@ -309,8 +310,8 @@ func (l *loadBalancers) syncNodes(ctx context.Context) {
 // syncPoolsOnce gives the pools that exist the targets the node lifecycle
 // decides: one apply when any changed.
 func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
-	if l.cfg.LoadBalancer.TargetPools.Disabled || l.lifecycle.lister == nil {
-		return nil
+	if l.cfg.LoadBalancer.TargetPools.Disabled || l.lifecycle.lister == nil || !l.shards.owns(objectref.TargetPools) {
+		return nil // sharded, the pools are the leader's
 	}
 	_, j, err := l.engine.RenderTargetPools(nil)
 	if err != nil {

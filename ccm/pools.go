@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // targetPool makes sure the target pool of svc's node selection exists
@@ -33,6 +34,9 @@ func (l *loadBalancers) targetPool(ctx context.Context, in *annotations.Service,
 	has, err := l.engine.HasTargetPool(ctx, sel)
 	if err != nil {
 		return "", fmt.Errorf("target pools: %w", err)
+	}
+	if !l.shards.owns(objectref.TargetPools) {
+		return l.leadersPool(ctx, in, sel, has, pol)
 	}
 	_, j, err := l.engine.RenderTargetPools(nil)
 	if err != nil {

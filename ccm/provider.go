@@ -32,6 +32,7 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -65,8 +66,11 @@ type cloud struct {
 	instances *instances
 	lb        *loadBalancers
 	routes    *routes
-	// clients: useClients ran.
-	clients sync.Once
+	// shards is this replica's part in the sharding; nil when off.
+	shards *shards
+	// clients: useClients ran; replica: startReplica ran; informers:
+	// SetInformers ran.
+	clients, replica, informers sync.Once
 }
 
 var (
@@ -84,7 +88,13 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		return nil, err
 	}
 	tls := &tlsSecrets{cfg: cfg, redact: board.RedactFrom}
-	eng, api, keys, err := newEngine(ctx, cfg, board, tls)
+	var sh *shards
+	var owns func(objectref.Ref) bool
+	if cfg.Sharding.Enabled {
+		sh = &shards{}
+		owns = sh.owns
+	}
+	eng, api, keys, err := newEngine(ctx, cfg, board, tls, owns)
 	if err != nil {
 		return nil, err
 	}
@@ -101,17 +111,50 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		instances: inst,
 		lb:        newLoadBalancers(eng, cfg, board, api),
 		routes:    newRoutes(eng, cfg, inst, board),
+		shards:    sh,
 	}
+	c.lb.shards = sh
 	c.trackMemory()
 	return c, nil
 }
 
-// Initialize starts the background workers; they stop with stop.
+// Initialize starts the background workers; they stop with stop. The
+// app calls it on the leader: with sharding, the replica's own workers
+// started before (StartShards), and the leader adds the cluster-wide ones.
 func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.startReplica(clientBuilder, stop)
+	if c.shards != nil {
+		c.shards.leader.Store(true)
+		c.lb.lifecycle.queue.Add(poolsKey) // the pools follow the nodes from now on
+		if c.shards.pools != nil {
+			c.shards.pools.askAll() // and the Services' selections
+		}
+	}
+	go c.lb.prunePools(stopContext(stop), c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
+	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type, "sharded", c.shards != nil)
+}
+
+// stopContext is a context that ends when stop closes.
+func stopContext(stop <-chan struct{}) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-stop
 		cancel()
+	}()
+	return ctx
+}
+
+// startReplica starts, once, the workers every replica runs: events,
+// records, approvals, the grants, the TLS resync, the node lifecycle,
+// consent and drift checks (each acting only on what the replica owns).
+func (c *cloud) startReplica(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.replica.Do(func() { c.startWorkers(clientBuilder, stop) })
+}
+
+func (c *cloud) startWorkers(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	ctx := stopContext(stop)
+	go func() {
+		<-stop
 		c.routes.stop()
 	}()
 	// kube stays nil without a client: what needs one does without.
@@ -137,7 +180,6 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		c.lb.refs.grants.onChange(c.lb.grantsChanged)
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
-	go c.lb.prunePools(ctx, c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
 	go c.lb.syncNodes(ctx)
 	go c.lb.syncConsent(ctx)
 	if !c.cfg.Review.Drift.Disabled {
@@ -145,7 +187,6 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		d.groups = c.lb.groups
 		go d.run(ctx)
 	}
-	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type)
 }
 
 // useClients gives what reads Kubernetes its clients, once: the webhook
@@ -186,6 +227,11 @@ func newRecorder(client kubernetes.Interface) record.EventRecorder {
 // and the node lifecycle the Node informer. Called before the informers
 // start.
 func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
+	// With sharding, the replica's own informers came first.
+	c.informers.Do(func() { c.setInformers(f) })
+}
+
+func (c *cloud) setInformers(f informers.SharedInformerFactory) {
 	inf := f.Core().V1().Services().Informer()
 	if err := inf.AddIndexers(cache.Indexers{groupIndex: groupIndexFunc}); err != nil {
 		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")

@@ -47,6 +47,7 @@ type Config struct {
 	LoadBalancer LoadBalancerConfig `json:"loadBalancer,omitempty"`
 	Review       ReviewConfig       `json:"review,omitempty"`
 	Webhook      WebhookConfig      `json:"webhook,omitempty"`
+	Sharding     ShardingConfig     `json:"sharding,omitempty"`
 
 	// rules are Review.Policy.Rules compiled (by Load).
 	rules *policy.Rules
@@ -405,6 +406,7 @@ func (c *Config) defaults() {
 		c.LoadBalancer.MaxListeners = renderer.MaxListeners
 	}
 	c.Webhook.defaults()
+	c.Sharding.defaults()
 	if c.Review.Keep == 0 {
 		c.Review.Keep = 10
 	}
@@ -496,6 +498,7 @@ func (c *Config) Validate() error {
 	if c.LoadBalancer.TargetPools.MaxPerNamespace < 0 {
 		bad("loadBalancer.targetPools.maxPerNamespace", "must not be negative")
 	}
+	c.Sharding.validate(bad)
 	if c.Review.Keep < 1 {
 		bad("review.keep", "must be at least 1")
 	}

@@ -182,9 +182,11 @@ type rendering struct {
 }
 
 // chartValuesElsewhere moves the chart to another namespace, on another
-// state backend, with more reviewers: the invariants must follow.
+// state backend, with more reviewers and without sharding (one active
+// replica): the invariants must follow.
 var chartValuesElsewhere = map[string]any{
 	"namespace":     map[string]any{"name": "ccm-prod"},
+	"sharding":      map[string]any{"enabled": false},
 	"state":         map[string]any{"type": "pg", "credentialsSecret": "ccm-pg", "pg": map[string]any{"schemaName": "ccm"}},
 	"reviewers":     map[string]any{"users": []any{"alice@example.com"}},
 	"serviceAuthor": map[string]any{"enabled": true},
@@ -467,7 +469,8 @@ func TestChartValues(t *testing.T) {
 		}},
 
 		{"pg backend", map[string]any{
-			"state": map[string]any{"type": "pg", "credentialsSecret": "ccm-pg", "pg": map[string]any{"schemaName": "ccm"}, "keyTemplate": "{{.Cluster}}-{{.Name}}"},
+			"state":    map[string]any{"type": "pg", "credentialsSecret": "ccm-pg", "pg": map[string]any{"schemaName": "ccm"}, "keyTemplate": "{{.Cluster}}-{{.Name}}"},
+			"sharding": map[string]any{"enabled": false},
 		}, func(t *testing.T, objs []runtime.Object) {
 			cfg := cloudConfig(t, objs)
 			if cfg.State.Type != "pg" || cfg.State.PG.SchemaName != "ccm" || cfg.State.KeyTemplate != "{{.Cluster}}-{{.Name}}" || cfg.State.Kubernetes != nil {
@@ -475,7 +478,7 @@ func TestChartValues(t *testing.T) {
 			}
 			dep, c := container(t, objs)
 			fileOnSecretMount(t, dep, c, cfg.State.PG.ConnStrFile, "ccm-pg")
-			// No kubernetes backend, no lock Leases: the Role has none.
+			// No kubernetes backend, no sharding: the Role has no Leases.
 			for _, r := range one[*rbacv1.Role](t, objs, "example-cloud-controller-manager").Rules {
 				if slices.Contains(r.Resources, "leases") {
 					t.Errorf("Role grants leases without the kubernetes backend: %+v", r)

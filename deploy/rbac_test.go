@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,13 +53,10 @@ func named(group, resource, ns, name string, vs ...string) []access {
 }
 
 // needed is what the CCM does (see deploy/README.md for the source of
-// each), running in namespace ns; stateLeases: the kubernetes state backend
-// locks with Leases there.
-func needed(ns string, stateLeases bool) []access {
-	lockLeases := verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete")
-	if !stateLeases {
-		lockLeases = nil
-	}
+// each), running in namespace ns; leases are the verbs it needs on the
+// Leases there (the kubernetes state backend's locks, the shards').
+func needed(ns string, leases []string) []access {
+	lockLeases := verbs("coordination.k8s.io", "leases", "", ns, leases...)
 	return concat(
 		verbs("", "nodes", "", "", "get", "list", "watch", "update", "patch", "delete"),
 		verbs("", "nodes", "status", "", "patch"),
@@ -69,7 +67,7 @@ func needed(ns string, stateLeases bool) []access {
 		verbs("", "events", "", ns, "create", "patch"),
 		// Leader election: the pre-created Lease, by name.
 		named("coordination.k8s.io", "leases", "kube-system", "cloud-controller-manager", "get", "update"),
-		// State locks, states, records, approvals: in the controller's namespace.
+		// State locks, shards, states, records, approvals: in the controller's namespace.
 		lockLeases,
 		verbs("", "secrets", "", ns, "get", "list", "create", "update", "delete"),
 		verbs("", "configmaps", "", ns, "get", "list", "create", "update", "delete"),
@@ -88,10 +86,12 @@ func needed(ns string, stateLeases bool) []access {
 }
 
 // denied shows the grants stop where the CCM's needs stop.
-func denied(ns string, stateLeases bool) []access {
+func denied(ns string, leases []string) []access {
 	var lockLeases []access
-	if !stateLeases {
-		lockLeases = verbs("coordination.k8s.io", "leases", "", ns, "get", "create", "update", "delete")
+	for _, v := range []string{"get", "list", "create", "update", "delete", "watch", "patch"} {
+		if !slices.Contains(leases, v) {
+			lockLeases = append(lockLeases, verbs("coordination.k8s.io", "leases", "", ns, v)...)
+		}
 	}
 	var baseNamespace []access
 	if ns != deploy.Namespace { // the base's namespace is just another one
@@ -157,12 +157,13 @@ func concat(lists ...[]access) []access {
 func TestAgainstAPIServer(t *testing.T) {
 	c := testcluster.Start(t)
 	t.Run("base", func(t *testing.T) {
-		checkAgainstAPIServer(t, c, rendering{namespace: deploy.Namespace, objs: allObjects(t)}, true)
+		// Sharding and the kubernetes backend: shards counted, locks taken.
+		checkAgainstAPIServer(t, c, rendering{namespace: deploy.Namespace, objs: allObjects(t)}, []string{"get", "list", "create", "update", "delete"})
 	})
 	t.Run("chart-elsewhere", func(t *testing.T) {
 		r := rendering{name: "chart-elsewhere", namespace: "ccm-prod", helm: true, values: chartValuesElsewhere}
 		r.objs = renderingObjects(t, r)
-		checkAgainstAPIServer(t, c, r, false)
+		checkAgainstAPIServer(t, c, r, nil) // pg, one active replica: no Leases
 	})
 	t.Run("TLS Secrets of one namespace", func(t *testing.T) {
 		checkTLSSecrets(t, c)
@@ -201,7 +202,7 @@ func checkTLSSecrets(t *testing.T, c *testcluster.Cluster) {
 	}
 }
 
-func checkAgainstAPIServer(t *testing.T, c *testcluster.Cluster, r rendering, stateLeases bool) {
+func checkAgainstAPIServer(t *testing.T, c *testcluster.Cluster, r rendering, leases []string) {
 	ctx := t.Context()
 	rbac := deploy.RBACOf(r.objs)
 	for range 2 { // the second pass updates
@@ -210,7 +211,7 @@ func checkAgainstAPIServer(t *testing.T, c *testcluster.Cluster, r rendering, st
 		}
 	}
 	sa := saClient(t, c.ServiceAccountKubeconfig(t, r.namespace, deploy.ServiceAccount))
-	need, deny := needed(r.namespace, stateLeases), denied(r.namespace, stateLeases)
+	need, deny := needed(r.namespace, leases), denied(r.namespace, leases)
 
 	// The RBAC authorizer sees new bindings through an informer: wait for
 	// them (the namespace's RoleBinding is the last one applied).

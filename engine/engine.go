@@ -66,6 +66,8 @@ type Engine struct {
 	// findCertificates: Options.FindCertificates.
 	findCertificates func(ctx context.Context, owner map[string]string) ([]UnusedCertificate, error)
 	tls              TLSSource
+	// owns: Options.Owns.
+	owns func(objectref.Ref) bool
 }
 
 // Options are the engine's optional parts.
@@ -101,6 +103,12 @@ type Options struct {
 	// TLS, if set, reads the TLS Secrets a Service names for its https
 	// listeners. Without it such a Service renders as if it named none.
 	TLS TLSSource
+	// Owns, if set, tells whether this replica may plan and apply an
+	// object now (it holds the object's shard: docs/adr/0017). It is asked
+	// before every plan and again before a saved plan is applied; an
+	// object it does not own is ErrNotOwner. Unset: every object is this
+	// process's.
+	Owns func(objectref.Ref) bool
 }
 
 // PlanStore keeps, outside the process (the plan records), what a
@@ -139,7 +147,7 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 		render.ModulesDigest = modules.Digest()
 	}
 	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated,
-		findOrphan: o.FindOrphan, findCertificates: o.FindCertificates, tls: o.TLS}
+		findOrphan: o.FindOrphan, findCertificates: o.FindCertificates, tls: o.TLS, owns: o.Owns}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete

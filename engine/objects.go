@@ -102,6 +102,34 @@ func (o *objects) forget(ref objectref.Ref) {
 	delete(o.m, ref.Key())
 }
 
+// ForgetUnowned forgets every object this replica does not own now
+// (Options.Owns): when its shard comes back, its first reconcile reads
+// its record again, as another replica may have applied it meanwhile.
+// It returns how many it forgot.
+func (e *Engine) ForgetUnowned() int {
+	if e.owns == nil {
+		return 0
+	}
+	return e.Forget(func(ref objectref.Ref) bool { return !e.owns(ref) })
+}
+
+// Forget forgets the objects match says, as ForgetUnowned does: a shard
+// just taken is read from the records again, whatever this replica knew
+// of it from before (a reconcile it began, a record read, before the
+// shard went away and came back). It returns how many it forgot.
+func (e *Engine) Forget(match func(objectref.Ref) bool) int {
+	e.objects.mu.Lock()
+	defer e.objects.mu.Unlock()
+	n := 0
+	for key, o := range e.objects.m {
+		if match(o.ref) {
+			delete(e.objects.m, key)
+			n++
+		}
+	}
+	return n
+}
+
 // Known is an object the engine has converged, with what a drift check
 // needs to plan it again.
 type Known struct {

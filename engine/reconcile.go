@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	tfjson "github.com/hashicorp/terraform-json"
 
@@ -30,6 +31,15 @@ type runOptions struct {
 	beforePlan func(ctx context.Context) error
 }
 
+// owned is nil when this replica may plan and apply ref now, else
+// ErrNotOwner (Options.Owns).
+func (e *Engine) owned(ref objectref.Ref) error {
+	if e.owns != nil && !e.owns(ref) {
+		return fmt.Errorf("%s: %w", ref.Describe(), ErrNotOwner)
+	}
+	return nil
+}
+
 // reconcile converges key to j under rv: the fast path, else the plan
 // waiting for a decision, else a new plan; see Review.
 func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions) (*Outcome, error) {
@@ -44,6 +54,11 @@ func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job,
 				return out, nil
 			}
 		}
+	}
+	// Not this replica's (sharding): it neither plans nor reads what the
+	// record keeps, which would stand for the object when it comes back.
+	if err := e.owned(ref); err != nil {
+		return out, err
 	}
 	var pend *pending
 	if !o.drift {
@@ -168,6 +183,9 @@ func (e *Engine) decide(ctx context.Context, ref objectref.Ref, j runner.Job, pe
 // otherwise the fresh plan replaces it and waits for its own approval.
 func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.Job, pend *pending, rv Review, out *Outcome) (*Outcome, error) {
 	p := pend.plan
+	if err := e.owned(ref); err != nil {
+		return out, err
+	}
 	fresh, err := e.runner.Plan(ctx, j, runner.PlanOptions{Destroy: p.Destroy})
 	if err != nil {
 		return out, err
@@ -189,6 +207,10 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 		return e.replan(ctx, ref, fresh, js, rv, out)
 	}
 	e.runner.Discard(fresh)
+	// The fresh plan took a while: the shard may have moved meanwhile.
+	if err := e.owned(ref); err != nil {
+		return out, err
+	}
 	rv.beforeApply(p, out.Approval.Approvers)
 	var res *runner.Result
 	if p.Destroy {

@@ -85,6 +85,11 @@ func (e *DeniedError) Error() string {
 // sweep listed it, and did nothing.
 var ErrSkipped = errors.New("skipped: the object changed or went away")
 
+// ErrNotOwner: another replica holds the object's shard (Options.Owns),
+// so this one neither plans nor applies it. It is an ErrSkipped: nothing
+// is reported of it.
+var ErrNotOwner = fmt.Errorf("%w: another replica holds its shard", ErrSkipped)
+
 // Outcome tells what a reconcile decided, for events, records and the
 // audit log. Fields are nil when they did not happen.
 type Outcome struct {

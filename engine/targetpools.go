@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -30,6 +31,9 @@ import (
 type selections struct {
 	mu     sync.Mutex
 	seeded bool
+	// reread is when a replica that does not own the pools last read
+	// them again (sharding: the leader may have added one since).
+	reread time.Time
 	// set holds each selection with the generation it was last used at:
 	// a prune forgets only what nobody used since it looked.
 	set map[string]uint64
@@ -121,9 +125,39 @@ func (e *Engine) HasTargetPool(ctx context.Context, selection string) (bool, err
 		return false, err
 	}
 	e.pools.mu.Lock()
-	defer e.pools.mu.Unlock()
 	_, ok := e.pools.set[selection]
+	e.pools.mu.Unlock()
+	if ok || !e.rereadPools() {
+		return ok, nil
+	}
+	if err := e.seedSelections(ctx); err != nil {
+		return false, err
+	}
+	e.pools.mu.Lock()
+	defer e.pools.mu.Unlock()
+	_, ok = e.pools.set[selection]
 	return ok, nil
+}
+
+// poolsReread bounds how often a replica that does not own the pools
+// reads them again for a selection it does not know.
+const poolsReread = time.Second
+
+// rereadPools makes the next seedSelections read the pools from their
+// record again, on a replica that does not own them (sharding: the leader
+// applies them), at most every poolsReread; false when it does not.
+func (e *Engine) rereadPools() bool {
+	if e.owns == nil || e.owns(objectref.TargetPools) {
+		return false
+	}
+	e.pools.mu.Lock()
+	defer e.pools.mu.Unlock()
+	if time.Since(e.pools.reread) < poolsReread {
+		return false
+	}
+	e.pools.reread, e.pools.seeded = time.Now(), false
+	e.objects.forget(objectref.TargetPools)
+	return true
 }
 
 // PruneTargetPools destroys the pools of the selections not in inUse, in

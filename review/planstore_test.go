@@ -79,3 +79,30 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// A record another replica writes after the List at start (sharding: a
+// shard taken later) is not in that List: once the board drops it
+// (DropWarmRecords, on a shard taken), the record is read as it is now.
+func TestDropWarmRecords(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p0 := planAt(t, "plan-000000000000", 1, t0)
+	outputs := map[string]json.RawMessage{"ip": json.RawMessage(`"192.0.2.10"`)}
+	if kept, err := f.Load(t.Context(), "prod-service-shop-api-0123456789abcdef", "uid-api"); kept != nil || err != nil {
+		t.Fatalf("no record yet: %+v, %v", kept, err)
+	} // the List is made
+	write := func() {
+		f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS, Planned: p0, Applied: p0,
+			Result: &engine.Result{Plan: p0, Outputs: outputs, Applied: true}}, nil, t0)
+	}
+	write()
+	if kept, err := f.Load(t.Context(), webWS, "uid-1"); kept != nil || err != nil {
+		t.Fatalf("the List at start answers for a record written after it: %+v, %v", kept, err)
+	}
+	f.warm.read[webWS] = false // as if not read yet, to show the drop alone answers
+	f.DropWarmRecords()
+	kept, err := f.Load(t.Context(), webWS, "uid-1")
+	if err != nil || kept == nil || kept.Applied == nil || kept.Applied.HCLHash != p0.Hash {
+		t.Fatalf("after DropWarmRecords: %+v, %v; want the record written after the List", kept, err)
+	}
+}

@@ -54,9 +54,17 @@ func (w *warmRecords) get(ctx context.Context, store *records.Store, workspace s
 	return r, nil
 }
 
-// drop forgets the List: it answers no more.
+// DropWarmRecords stops the records listed at start answering reads:
+// another replica may have written them since (sharding: a shard taken
+// after the start), so each is read as it is now.
+func (b *Board) DropWarmRecords() { b.warm.drop() }
+
+// drop forgets the List, if one was made: it answers no more (a List not
+// made yet will be made when first needed, and be current).
 func (w *warmRecords) drop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.byWS, w.read = nil, nil
+	if !w.listed.IsZero() {
+		w.listed, w.byWS, w.read = time.Unix(1, 0), nil, nil // long past: every read is a Get
+	}
 }

@@ -68,10 +68,12 @@ func (w *workspace) clearLastApply() error {
 	return nil
 }
 
-// Seed records that job.Hash was applied with outputs, as kept outside
-// the process (a plan record): a controller that starts trusts it, so an
-// unchanged object costs no terraform process; drift checks are what
-// look at the cloud. A last apply of this process is not overwritten.
+// Seed records that job.Hash was applied with outputs at at, as kept
+// outside the process (a plan record): a controller that starts trusts
+// it, so an unchanged object costs no terraform process; drift checks are
+// what look at the cloud. A last apply in the workspace as recent is not
+// overwritten; an older one is (another replica applied since: sharding,
+// or a container restarted on its old workspaces).
 func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time) error {
 	w, err := r.workspaceFor(job.Key)
 	if err != nil {
@@ -79,7 +81,7 @@ func (r *Runner) Seed(job Job, outputs map[string]json.RawMessage, at time.Time)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if rec := w.lastApplied(); rec.HCLHash != "" {
+	if rec := w.lastApplied(); rec.HCLHash != "" && !rec.At.Before(at) {
 		return nil
 	}
 	return w.saveLastApply(&LastApply{HCLHash: job.Hash, Outputs: outputs, At: at, Owner: job.Owner})

@@ -56,3 +56,26 @@ func TestFailedApplyForgetsTheLastApply(t *testing.T) {
 		t.Fatalf("a failed apply left the record of the one before it: %+v", res)
 	}
 }
+
+// Seed takes a record newer than the workspace's own last apply (another
+// replica applied since), and leaves one as recent or more.
+func TestSeedTakesANewerRecord(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	e := newEnv(t, nil, func(c *runner.Config) { c.Clock = clk })
+	job, _ := e.localJob(t, "seeded")
+	e.ensure(t, job) // last apply: job.Hash, now
+	applied := clk.Now()
+	other := job
+	other.Hash = "h1:another-replicas-rendering"
+	testkit.Must(t, e.r.Seed(other, nil, applied.Add(-time.Minute)))
+	if _, ok := e.r.FastPath(job.Key, job.Hash, 0); !ok {
+		t.Fatal("an older record replaced the workspace's own last apply")
+	}
+	testkit.Must(t, e.r.Seed(other, nil, applied.Add(time.Minute)))
+	if _, ok := e.r.FastPath(job.Key, job.Hash, 0); ok {
+		t.Fatal("a newer record did not replace the workspace's own last apply")
+	}
+	if _, ok := e.r.FastPath(other.Key, other.Hash, 0); !ok {
+		t.Fatal("the newer record is not the last apply")
+	}
+}

@@ -103,6 +103,12 @@ func (h *Holder) Owns(i int) bool {
 // OwnsKey is Owns of key's shard.
 func (h *Holder) OwnsKey(key string) bool { return h.Owns(Of(key, h.cfg.Shards)) }
 
+// LeaseName is the name of shard i's Lease.
+func (h *Holder) LeaseName(i int) string { return leaseName(h.cfg.Prefix, i) }
+
+// Identity is this replica's.
+func (h *Holder) Identity() string { return h.cfg.Identity }
+
 // Owned are the shards this replica owns now.
 func (h *Holder) Owned() []int {
 	var out []int

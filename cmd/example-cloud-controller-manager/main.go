@@ -1,11 +1,16 @@
 // Command example-cloud-controller-manager runs the Kubernetes cloud
 // controllers (cloud-node, cloud-node-lifecycle, service, route) for the
 // Example cloud, with leader election, from k8s.io/cloud-provider's app.
+// With sharding (docs/adr/0017) the service controller runs on every
+// replica, over the Services of the shards it holds, and the leader's own
+// is off.
 package main
 
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	cloudprovider "k8s.io/cloud-provider"
@@ -18,6 +23,8 @@ import (
 	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
 	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
+	genericcontrollermanager "k8s.io/controller-manager/app"
+	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/ccm" // registers the "example" provider
@@ -49,6 +56,19 @@ func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 			inits[name] = c
 		}
 	}
+	if c, ok := inits[names.ServiceLBController]; ok {
+		start := c.Constructor
+		c.Constructor = func(ic app.ControllerInitContext, cc *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			if ccm.Sharded(cloud) {
+				return func(context.Context, genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+					klog.InfoS("The leader's service controller is off: every replica runs one over its shards")
+					return nil, false, nil
+				}
+			}
+			return start(ic, cc, cloud)
+		}
+		inits[names.ServiceLBController] = c
+	}
 	return inits
 }
 
@@ -68,6 +88,13 @@ func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 	// runs before leader election.
 	if err := ccm.StartWebhooks(context.Background(), cloud, c.Kubeconfig); err != nil {
 		klog.Fatalf("admission webhooks: %v", err)
+	}
+	// So does the service controller of a sharded controller; on SIGTERM
+	// it gives its shards back at once rather than after their lease.
+	ctx, _ := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt) // for the process's life: never stopped
+	if err := ccm.StartShards(ctx, cloud, c.Kubeconfig, c.ComponentConfig.KubeCloudShared.ClusterName,
+		int(c.ComponentConfig.ServiceController.ConcurrentServiceSyncs)); err != nil {
+		klog.Fatalf("shards: %v", err)
 	}
 	return cloud
 }

@@ -28,22 +28,36 @@ import (
 
 // auditEntry is one line of the audit log, the fields the tests read.
 type auditEntry struct {
-	Action  string            `json:"action"`
-	Object  string            `json:"object"`
-	PlanID  string            `json:"planID"`
-	Actor   string            `json:"actor"`
-	Outcome string            `json:"outcome"`
-	Details map[string]string `json:"details"`
+	Action    string            `json:"action"`
+	Object    string            `json:"object"`
+	Workspace string            `json:"workspace"`
+	PlanID    string            `json:"planID"`
+	Actor     string            `json:"actor"`
+	Outcome   string            `json:"outcome"`
+	Replica   string            `json:"replica"`
+	Summary   string            `json:"summary"`
+	Details   map[string]string `json:"details"`
 }
 
+// auditEntries are the lines of the audit log: of every replica's, in a
+// sharded env.
 func (e *env) auditEntries(t testing.TB) []auditEntry {
-	data, err := os.ReadFile(e.auditLog)
-	testkit.Must(t, err)
+	logs := []string{e.auditLog}
+	for _, r := range e.replicas[min(1, len(e.replicas)):] {
+		logs = append(logs, r.auditLog)
+	}
 	var out []auditEntry
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var a auditEntry
-		if json.Unmarshal([]byte(line), &a) == nil {
-			out = append(out, a)
+	for _, log := range logs {
+		data, err := os.ReadFile(log)
+		if os.IsNotExist(err) && log != e.auditLog {
+			continue // a replica that has written nothing yet
+		}
+		testkit.Must(t, err)
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var a auditEntry
+			if json.Unmarshal([]byte(line), &a) == nil {
+				out = append(out, a)
+			}
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,6 +91,10 @@ type options struct {
 	// created in the controller's namespace before it starts.
 	encryption map[string]any
 	secrets    []*v1.Secret
+	// replicas is how many controllers run (default 1); more than one
+	// shards the Services over them (sharding.enabled, a 4s lease), each
+	// with its own workspaces, audit log and ports, as pods would.
+	replicas int
 }
 
 // onDistributions runs test once per distribution (tftest.Distributions), as a subtest
@@ -122,6 +127,19 @@ type env struct {
 	webhookPort string
 	// procs counts the CCM's terraform processes from the OS (options.countProcesses).
 	procs *tftest.ProcessLog
+	// replicas are the controllers of a sharded env (options.replicas),
+	// the first of them e.ccm; nil for one controller.
+	replicas []*replica
+}
+
+// replica is one controller of a sharded env.
+type replica struct {
+	name       string // its POD_NAME
+	args       []string
+	cmd        *exec.Cmd
+	log        string
+	auditLog   string
+	securePort string
 }
 
 func ccmBinary(t testing.TB) string {
@@ -290,10 +308,10 @@ func newEnv(t testing.TB, o options) *env {
 		}
 		cfg["webhook"] = wh
 	}
-	data, err := yaml.Marshal(cfg)
-	testkit.Must(t, err)
-	cfgPath := filepath.Join(e.dir, "cloud-config.yaml")
-	testkit.Must(t, os.WriteFile(cfgPath, data, 0o600))
+	if o.replicas > 1 {
+		cfg["sharding"] = map[string]any{"enabled": true, "shards": 12, "leaseDuration": "4s"}
+	}
+	cfgPath := e.writeConfig(cfg, "")
 
 	e.args = []string{
 		"--cloud-provider=example",
@@ -321,7 +339,11 @@ func newEnv(t testing.TB, o options) *env {
 	e.args = append(e.args, syncs...)
 	e.args = append(e.args, o.extraArgs...)
 	e.ccmEnv = o.extraEnv
-	e.startCCM()
+	if o.replicas > 1 {
+		e.startReplicas(cfg, o.replicas)
+	} else {
+		e.startCCM()
+	}
 	e.waitLeader()
 	// The CCM runs the distribution asked for: it logs the one it found.
 	want := fmt.Sprintf("distribution=%q binary=%q", tc.Distribution, binary)
@@ -332,6 +354,53 @@ func newEnv(t testing.TB, o options) *env {
 		return nil
 	})
 	return e
+}
+
+// writeConfig writes cfg as the cloud config of the replica named name
+// ("" for a controller alone) and returns its path.
+func (e *env) writeConfig(cfg map[string]any, name string) string {
+	data, err := yaml.Marshal(cfg)
+	testkit.Must(e.t, err)
+	path := filepath.Join(e.dir, "cloud-config"+name+".yaml")
+	testkit.Must(e.t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// startReplicas starts n sharded controllers, each with its own
+// workspaces, audit log and ports (a pod's emptyDir and stdout); the first
+// is e.ccm, with e's paths.
+func (e *env) startReplicas(cfg map[string]any, n int) {
+	tf, review := cfg["terraform"].(map[string]any), cfg["review"].(map[string]any)
+	wh, _ := cfg["webhook"].(map[string]any)
+	for i := range n {
+		r := &replica{name: fmt.Sprintf("ccm-%d", i), auditLog: e.auditLog}
+		if i > 0 {
+			r.auditLog = filepath.Join(e.dir, r.name+"-audit.jsonl")
+			review["auditLog"], tf["workDir"] = r.auditLog, filepath.Join(e.dir, r.name+"-work")
+			if wh != nil {
+				wh["address"] = "127.0.0.1:" + freePort(e.t)
+			}
+		}
+		r.args = slices.Clone(e.args)
+		for j, a := range r.args {
+			if strings.HasPrefix(a, "--cloud-config=") {
+				r.args[j] = "--cloud-config=" + e.writeConfig(cfg, "-"+r.name)
+			}
+		}
+		e.replicas = append(e.replicas, r)
+		e.startSharded(r)
+	}
+	e.ccm, e.ccmLog, e.securePort = e.replicas[0].cmd, e.replicas[0].log, e.replicas[0].securePort
+}
+
+// startSharded starts replica r (again, after a kill: a new process, a new
+// identity in the shards' Leases).
+func (e *env) startSharded(r *replica) {
+	r.securePort = freePort(e.t)
+	env := e.ccmEnv
+	e.ccmEnv = append(slices.Clone(env), "POD_NAME="+r.name)
+	r.cmd, r.log = e.startReplica(append([]string{"--secure-port=" + r.securePort}, r.args...))
+	e.ccmEnv = env
 }
 
 // waitLeader waits until a CCM holds the pre-created Lease, which it may

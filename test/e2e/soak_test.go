@@ -174,12 +174,19 @@ func TestSoak(t *testing.T) {
 	elapsed := time.Since(start)
 	endProfile := e.heapProfile(t, profiles, "end")
 
-	// The controller counted what the OS saw.
-	m, err := e.scrape(t)
-	testkit.Must(t, err)
-	if got, want := metricSum(m, "example_ccm_terraform_runs_total"), float64(e.procs.Total(t)); got != want {
-		t.Errorf("example_ccm_terraform_runs_total = %.0f, the OS saw %.0f terraform processes (%v)", got, want, e.procs.Counts(t))
-	}
+	// The controller counted what the OS saw. The OS sees a process start,
+	// the metric counts it when it ends: with drift checks running, they
+	// agree at a moment when none is.
+	testkit.EventuallyEvery(t, 30*time.Second, 20*time.Millisecond, "the controller counted what the OS saw", func() error {
+		m, err := e.scrape(t)
+		if err != nil {
+			return err
+		}
+		if got, want := metricSum(m, "example_ccm_terraform_runs_total"), float64(e.procs.Total(t)); got != want {
+			return fmt.Errorf("example_ccm_terraform_runs_total = %.0f, the OS saw %.0f terraform processes (%v)", got, want, e.procs.Counts(t))
+		}
+		return nil
+	})
 
 	warm := samples[int(float64(len(samples))*soakWarmup)]
 	tail := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < warm.ops })

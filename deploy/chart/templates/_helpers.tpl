@@ -118,7 +118,8 @@ whether the webhook runs and its certificate files).
   "metadata" (dict "tokenFile" "/etc/example/credentials/readonly-token")
   "state" (include "ccm.state" . | fromYaml)
   "review" (dict "namespace" (include "ccm.namespace" .))
-  "webhook" (include "ccm.webhook" . | fromYaml) -}}
+  "webhook" (include "ccm.webhook" . | fromYaml)
+  "sharding" (dict "enabled" .Values.sharding.enabled "shards" (int .Values.sharding.shards) "leaseDuration" .Values.sharding.leaseDuration) -}}
 {{- toYaml (mergeOverwrite $c $owned) -}}
 {{- end }}
 

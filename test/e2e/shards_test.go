@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
+)
+
+// Three replicas share the Services (docs/adr/0017): every Service
+// converges; each replica applies a fair share of them, as the audit log's
+// replica field says; no workspace is applied by two replicas. A replica
+// killed during a burst of creates loses its shards within its lease plus
+// 10 s, and every Service converges on the others, without a duplicate or
+// an orphan in the cloud; a replica added afterwards gets its share, and no
+// Service is applied twice.
+func TestShardsSpreadServices(t *testing.T) {
+	e := newEnv(t, options{replicas: 3, state: "kubernetes", lbPublicPrefix: netip.MustParsePrefix("198.18.0.0/22")})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitShards(t, 3)
+
+	const first = 300
+	e.createServices(t, "web", 0, first)
+	for i := range first {
+		e.waitIngress(fmt.Sprintf("web-%03d", i), 5*time.Minute)
+	}
+	applied := e.appliesByReplica(t)
+	for _, r := range e.replicas {
+		share := float64(len(applied[r.name])) / first
+		t.Logf("replica %s applied %d of %d Services (%.0f %%)", r.name, len(applied[r.name]), first, 100*share)
+		if share < 0.25 || share > 0.42 {
+			t.Errorf("replica %s applied %.0f %% of the Services, want 25-42 %%", r.name, 100*share)
+		}
+	}
+
+	// A burst of creates, and a replica killed in its middle.
+	const burst = 100
+	var wg sync.WaitGroup
+	wg.Go(func() { e.createServices(t, "burst", 0, burst) })
+	testkit.Eventually(t, time.Minute, "a few of the burst created", func() error {
+		l, err := e.kube.CoreV1().Services("default").List(testkit.Context(t), metav1.ListOptions{})
+		if err != nil || len(l.Items) < first+burst/5 {
+			return fmt.Errorf("%d Services (%v)", len(l.Items), err)
+		}
+		return nil
+	})
+	killed := e.replicas[2]
+	e.killCCM(killed.cmd)
+	at := time.Now()
+	wg.Wait()
+	e.waitShardsWithout(t, killed.name, 4*time.Second+10*time.Second)
+	t.Logf("the killed replica's shards were taken %s after the kill", time.Since(at).Round(100*time.Millisecond))
+	for i := range burst {
+		e.waitIngress(fmt.Sprintf("burst-%03d", i), 5*time.Minute)
+	}
+	if orphans, dups := e.cloudAgainst(t, e.serviceUIDs(t)); len(orphans) > 0 || len(dups) > 0 {
+		t.Errorf("cloud: orphans %v, duplicates %v", orphans, dups)
+	}
+
+	// A replica joins: it takes its share, and nothing is applied again.
+	e.startSharded(killed)
+	e.waitShards(t, 3)
+	e.createServices(t, "late", 0, 30)
+	for i := range 30 {
+		e.waitIngress(fmt.Sprintf("late-%03d", i), 5*time.Minute)
+	}
+	twice := map[string][]string{}
+	for replica, workspaces := range e.appliesByReplica(t) {
+		for _, w := range workspaces {
+			twice[w] = append(twice[w], replica)
+		}
+	}
+	for w, rs := range twice {
+		if len(rs) > 1 {
+			t.Errorf("workspace %s applied %d times, by %v", w, len(rs), rs)
+			for _, a := range e.auditEntries(t) {
+				if a.Workspace == w {
+					t.Logf("  %s %s %s by %s: %s", a.Action, a.Outcome, a.PlanID, a.Replica, a.Summary)
+				}
+			}
+		}
+	}
+	if got, want := len(twice), first+burst+30; got != want {
+		t.Errorf("%d workspaces applied, want %d", got, want)
+	}
+	if late := e.appliesByReplica(t)[killed.name]; len(late) == 0 {
+		t.Errorf("the replica that joined applied none of the 30 Services created after it")
+	}
+	// What it took over was applied before: it ran no terraform plan for
+	// any of it, the records told it so.
+	data, err := os.ReadFile(killed.log)
+	testkit.Must(t, err)
+	for _, m := range planRE.FindAllStringSubmatch(string(data), -1) {
+		if !strings.HasPrefix(m[1], "e2e-service-default-late-") {
+			t.Errorf("the replica that joined planned %s, applied before it joined", m[1])
+		}
+	}
+}
+
+var planRE = regexp.MustCompile(`"terraform plan" workspace="([^"]+)"`)
+
+// createServices creates LoadBalancer Services prefix-<from>..prefix-<from+n-1>.
+func (e *env) createServices(t testing.TB, prefix string, from, n int) {
+	for i := from; i < from+n; i++ {
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService(fmt.Sprintf("%s-%03d", prefix, i), 80), metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+}
+
+// serviceUIDs are the Services' uids by name.
+func (e *env) serviceUIDs(t testing.TB) map[string]string {
+	l, err := e.kube.CoreV1().Services("default").List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
+	out := map[string]string{}
+	for _, s := range l.Items {
+		if s.Spec.Type == "LoadBalancer" {
+			out[s.Name] = string(s.UID)
+		}
+	}
+	return out
+}
+
+// appliesByReplica are the workspaces of Services each replica applied
+// (the audit log's apply lines, by their replica field).
+func (e *env) appliesByReplica(t testing.TB) map[string][]string {
+	out := map[string][]string{}
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "apply" && a.Outcome == "applied" && strings.HasPrefix(a.Object, "Service ") {
+			name, _, _ := strings.Cut(a.Replica, "_")
+			out[name] = append(out[name], a.Workspace)
+		}
+	}
+	return out
+}
+
+// shardHolders are the replicas (by POD_NAME) holding each shard's Lease.
+func (e *env) shardHolders(t testing.TB) map[string]int {
+	l, err := e.kube.CoordinationV1().Leases(namespace).List(testkit.Context(t), metav1.ListOptions{})
+	testkit.Must(t, err)
+	out := map[string]int{}
+	for _, lease := range l.Items {
+		if !strings.HasPrefix(lease.Name, "example-ccm-shard-") {
+			continue
+		}
+		name, _, _ := strings.Cut(ptr.Deref(lease.Spec.HolderIdentity, ""), "_")
+		out[name]++
+	}
+	return out
+}
+
+// waitShards waits until n replicas hold 12 shards, 4 each.
+func (e *env) waitShards(t testing.TB, n int) {
+	t.Helper()
+	testkit.Eventually(t, time.Minute, fmt.Sprintf("%d replicas hold the shards evenly", n), func() error {
+		h := e.shardHolders(t)
+		if len(h) != n || h[""] > 0 || slices.Max(slices.Collect(maps.Values(h))) > 12/n {
+			return fmt.Errorf("holders %v", h)
+		}
+		return nil
+	})
+}
+
+// waitShardsWithout waits, at most within, until no shard is held by the
+// replica named gone.
+func (e *env) waitShardsWithout(t testing.TB, gone string, within time.Duration) {
+	t.Helper()
+	testkit.Eventually(t, within, "the shards of "+gone+" taken", func() error {
+		h := e.shardHolders(t)
+		if h[gone] > 0 || h[""] > 0 {
+			return fmt.Errorf("holders %v", h)
+		}
+		return nil
+	})
+}
+
+// A plan awaiting approval moves with its shard: the replica that planned
+// it is killed, the one that takes the shard restores the same plan from
+// its record, and the approval applies it there, without a new plan.
+func TestShardHandOverKeepsThePlan(t *testing.T) {
+	e := newEnv(t, options{replicas: 2, state: "kubernetes", policy: "manual"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.waitShards(t, 2)
+	alice := e.reviewer(t, "alice")
+	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("kept", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	id := e.awaitingPlan("kept")
+	testkit.Eventually(t, 30*time.Second, "saved plan in the record", func() error {
+		if r := e.recordOf(t, "default", "kept"); r == nil || r.Find(id) == nil || r.Find(id).SavedSHA256 == "" {
+			return fmt.Errorf("record: %+v", r)
+		}
+		return nil
+	})
+	planner := ""
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "plan" && a.PlanID == id {
+			planner = a.Replica
+		}
+	}
+	name, _, _ := strings.Cut(planner, "_")
+	i := slices.IndexFunc(e.replicas, func(r *replica) bool { return r.name == name })
+	if i < 0 {
+		t.Fatalf("no replica %q planned %s", planner, id)
+	}
+	planned := len(e.events("kept", "Planned"))
+
+	e.killCCM(e.replicas[i].cmd)
+	e.waitShardsWithout(t, name, 4*time.Second+10*time.Second)
+	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
+	e.waitIngress("kept", 60*time.Second)
+	applier := ""
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "apply" && a.Outcome == "applied" && a.PlanID == id {
+			applier = a.Replica
+		}
+	}
+	if applier == "" || applier == planner {
+		t.Fatalf("plan %s planned by %s, applied by %q: want the replica that took the shard", id, planner, applier)
+	}
+	if got := len(e.events("kept", "Planned")); got != planned {
+		t.Fatalf("the replica that took the shard made a new plan (%d Planned events, %d before)", got, planned)
+	}
+}
