@@ -89,23 +89,7 @@ func (p *poolCreator) askAll() {
 
 // run creates the pools asked for until ctx ends.
 func (p *poolCreator) run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		p.queue.ShutDown()
-	}()
-	for {
-		key, quit := p.queue.Get()
-		if quit {
-			return
-		}
-		if err := p.create(ctx, key); err != nil {
-			klog.ErrorS(err, "Cannot create the target pool a Service asks for; retrying", "service", key)
-			p.queue.AddRateLimited(key)
-		} else {
-			p.queue.Forget(key)
-		}
-		p.queue.Done(key)
-	}
+	work(ctx, p.queue, "Cannot create the target pool a Service asks for; retrying", p.create)
 }
 
 func (p *poolCreator) create(ctx context.Context, key string) error {

@@ -288,23 +288,9 @@ func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
 
 // syncNodes applies the pools whenever the nodes change, until ctx ends.
 func (l *loadBalancers) syncNodes(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		l.lifecycle.queue.ShutDown()
-	}()
-	for {
-		key, quit := l.lifecycle.queue.Get()
-		if quit {
-			return
-		}
-		if err := l.syncPoolsOnce(ctx); err != nil {
-			klog.ErrorS(err, "target pools: cannot follow the nodes; retrying")
-			l.lifecycle.queue.AddRateLimited(key)
-		} else {
-			l.lifecycle.queue.Forget(key)
-		}
-		l.lifecycle.queue.Done(key)
-	}
+	work(ctx, l.lifecycle.queue, "target pools: cannot follow the nodes; retrying", func(ctx context.Context, _ string) error {
+		return l.syncPoolsOnce(ctx)
+	})
 }
 
 // syncPoolsOnce gives the pools that exist the targets the node lifecycle
