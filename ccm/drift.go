@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -41,14 +39,10 @@ func newDriftWorker(e *engine.Engine, board driftReviewer, client kubernetes.Int
 
 func (d *driftWorker) run(ctx context.Context) {
 	klog.InfoS("drift checks started", "interval", d.cfg.Interval.Duration, "concurrency", d.cfg.Concurrency)
-	for {
-		// Up to 10 % jitter, so replicas and restarts do not line up.
-		wait := d.cfg.Interval.Duration + time.Duration(rand.Int64N(int64(d.cfg.Interval.Duration/10)+1)) //nolint:gosec // jitter, not a secret
-		if !sleep.For(ctx, wait) {
-			return
-		}
-		d.checkAll(ctx)
-	}
+	// A sweep, then the interval from its end with up to 10 % jitter, so
+	// replicas and restarts do not line up. The first sweep, at start,
+	// finds nothing converged yet.
+	utilwait.JitterUntilWithContext(ctx, d.checkAll, d.cfg.Interval.Duration, 0.1, true)
 }
 
 // checkAll checks every known object once.
