@@ -55,7 +55,7 @@ func StartShards(ctx context.Context, c cloudprovider.Interface, kubeconfig *res
 	if err != nil {
 		return err
 	}
-	cl.shards.holder = holder
+	cl.shards.held.Store(holder)
 	cl.shards.forget, cl.shards.taken = cl.engine.Forget, cl.board.DropWarmRecords
 	cl.board.SetReplica(id)
 	cl.startReplica(clientbuilder.SimpleControllerClientBuilder{ClientConfig: kubeconfig}, ctx.Done())

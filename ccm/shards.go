@@ -29,7 +29,9 @@ import (
 // handlers, called again for the Services of a shard it takes. A nil
 // *shards (sharding off) owns everything.
 type shards struct {
-	holder holder
+	// held is the Lease holder (a holder), set once by StartShards while
+	// the webhook may already be asking: read through holder().
+	held   atomic.Value
 	leader atomic.Bool
 	// services is every Service (the informer's store, unfiltered): a
 	// Service's group decides its shard.
@@ -48,6 +50,12 @@ type shards struct {
 	mu       sync.Mutex
 	handlers []cache.ResourceEventHandler
 	owned    []int
+}
+
+// holder is the Lease holder, nil until StartShards sets it.
+func (s *shards) holder() holder {
+	h, _ := s.held.Load().(holder)
+	return h
 }
 
 // holder is what shards asks of the Lease holder (shard.Holder).
@@ -90,7 +98,8 @@ func (s *shards) owns(ref objectref.Ref) bool {
 			ref = shardRef(svc)
 		}
 	}
-	return s.holder != nil && s.holder.OwnsKey(ref.Key())
+	h := s.holder()
+	return h != nil && h.OwnsKey(ref.Key())
 }
 
 // shardOf is ref's shard (a Service's: its group's, for a member).
@@ -100,12 +109,16 @@ func (s *shards) shardOf(ref objectref.Ref) int {
 			ref = shardRef(svc)
 		}
 	}
-	return shard.Of(ref.Key(), s.holder.Shards())
+	return shard.Of(ref.Key(), s.holder().Shards())
 }
 
 // ownsService is owns of svc's shard.
 func (s *shards) ownsService(svc *v1.Service) bool {
-	return s == nil || s.holder != nil && s.holder.OwnsKey(shardRef(svc).Key())
+	if s == nil {
+		return true
+	}
+	h := s.holder()
+	return h != nil && h.OwnsKey(shardRef(svc).Key())
 }
 
 func (s *shards) service(ns, name string) *v1.Service {
@@ -123,8 +136,11 @@ func (s *shards) service(ns, name string) *v1.Service {
 // applied counts a change applied to ref (a Service's: shardRef) in its
 // shard's figure.
 func (s *shards) applied(ref objectref.Ref) {
-	if s != nil && s.holder != nil {
-		shardChanges.WithLabelValues(strconv.Itoa(shard.Of(ref.Key(), s.holder.Shards()))).Inc()
+	if s == nil {
+		return
+	}
+	if h := s.holder(); h != nil {
+		shardChanges.WithLabelValues(strconv.Itoa(shard.Of(ref.Key(), h.Shards()))).Inc()
 	}
 }
 
@@ -154,7 +170,8 @@ func (s *shards) watchOwned(ctx context.Context) {
 }
 
 func (s *shards) replayGained() {
-	now := s.holder.Owned()
+	h := s.holder()
+	now := h.Owned()
 	s.mu.Lock()
 	var gained []int
 	for _, i := range now {
@@ -173,7 +190,7 @@ func (s *shards) replayGained() {
 		n := s.forget(func(ref objectref.Ref) bool { return !s.owns(ref) || slices.Contains(gained, s.shardOf(ref)) })
 		klog.V(2).InfoS("Shards moved: the engine forgets their objects", "taken", gained, "objects", n)
 	}
-	for i := range s.holder.Shards() {
+	for i := range h.Shards() {
 		v := 0.0
 		if slices.Contains(now, i) {
 			v = 1
@@ -186,7 +203,7 @@ func (s *shards) replayGained() {
 	n := 0
 	for _, obj := range s.services.List() {
 		svc, ok := obj.(*v1.Service)
-		if !ok || !slices.Contains(gained, shard.Of(shardRef(svc).Key(), s.holder.Shards())) {
+		if !ok || !slices.Contains(gained, shard.Of(shardRef(svc).Key(), h.Shards())) {
 			continue
 		}
 		n++

@@ -67,7 +67,8 @@ func TestShardsFilterAndReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := &shards{holder: h, services: store}
+	s := &shards{services: store}
+	s.held.Store(h)
 	rec := &recorded{}
 	f := s.filter(rec)
 
