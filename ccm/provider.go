@@ -176,7 +176,7 @@ func (c *cloud) startWorkers(clientBuilder cloudprovider.ControllerClientBuilder
 		}
 		c.useClients(ctx, client, dyn)
 		// A grant change reconciles the groups it lets guests into or
-		// out of (the leader's work, as every reconcile).
+		// out of (sharded, on every replica: each group only where its shard is held).
 		c.lb.refs.grants.onChange(c.lb.grantsChanged)
 	}
 	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
