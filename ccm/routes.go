@@ -15,7 +15,6 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -84,7 +83,19 @@ var _ cloudprovider.Routes = (*routes)(nil)
 func newRoutes(e routeEngine, cfg *cloudconfig.Config, resolver nodeResolver, board routeReviewer) *routes {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &routes{engine: e, cfg: cfg, resolver: resolver, board: board, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
-		gather: func(ctx context.Context) bool { return sleep.For(ctx, batchWindow) }}
+		gather: gatherFor(batchWindow)}
+}
+
+// gatherFor waits d, or reports false when ctx ends first.
+func gatherFor(d time.Duration) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		select {
+		case <-time.After(d):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (r *routes) stop() { r.cancel() }

@@ -125,3 +125,58 @@ func packageDoc(t *testing.T, dir string) (doc string, files []string, holder st
 	}
 	return doc, files, holder
 }
+
+// TestEngineSeam: the front-ends reach terraform only through the engine
+// (ADR 0016): ccm and review import neither runner nor renderer, and ccm
+// stays within the 14 project packages the ADR counts.
+func TestEngineSeam(t *testing.T) {
+	const module = "github.com/example/cloud-provider-example/"
+	for _, dir := range []string{"ccm", "review"} {
+		imports := projectImports(t, dir, module)
+		for _, below := range []string{"runner", "renderer"} {
+			if imports[below] {
+				t.Errorf("%s imports %s: it reaches terraform through the engine only", dir, below)
+			}
+		}
+		if dir == "ccm" && len(imports) > 14 {
+			t.Errorf("ccm imports %d project packages, more than 14: %v", len(imports), sortedKeys(imports))
+		}
+	}
+}
+
+// projectImports are the project packages that dir's non-test files import,
+// by path below the module.
+func projectImports(t *testing.T, dir, module string) map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, dir, n), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, module) {
+				out[strings.TrimPrefix(p, module)] = true
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
