@@ -199,9 +199,19 @@ func (l *loadBalancers) poolDelays(ctx context.Context) (poolDelays, error) {
 	return a.delays(l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration), nil
 }
 
-// poolsSubject is the pools' reconcile, carrying delays.
-func (l *loadBalancers) poolsSubject(workspace string, delays poolDelays) review.Subject {
-	return l.board.PoolsSubject(workspace, records.KindChange).Carrying(delays.carried(l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration))
+// poolsReview is what a change of the pools starts from: its reconcile's
+// review subject, carrying the deregistration delays, and those delays.
+func (l *loadBalancers) poolsReview(ctx context.Context) (review.Subject, poolDelays, error) {
+	_, j, err := l.engine.RenderTargetPools(nil)
+	if err != nil {
+		return review.Subject{}, nil, err
+	}
+	delays, err := l.poolDelays(ctx)
+	if err != nil {
+		return review.Subject{}, nil, err
+	}
+	subj := l.board.PoolsSubject(j.Key, records.KindChange).Carrying(delays.carried(l.cfg.LoadBalancer.TargetPools.DeregistrationDelay.Duration))
+	return subj, delays, nil
 }
 
 // currentSelection is the node selection now of ref's load balancer: a

@@ -299,15 +299,10 @@ func (l *loadBalancers) syncPoolsOnce(ctx context.Context) error {
 	if l.cfg.LoadBalancer.TargetPools.Disabled || l.lifecycle.lister == nil || !l.shards.owns(objectref.TargetPools) {
 		return nil // sharded, the pools are the leader's
 	}
-	_, j, err := l.engine.RenderTargetPools(nil)
+	subj, delays, err := l.poolsReview(ctx)
 	if err != nil {
 		return err
 	}
-	delays, err := l.poolDelays(ctx)
-	if err != nil {
-		return err
-	}
-	subj := l.poolsSubject(j.Key, delays)
 	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (*engine.Outcome, error) {
 		return l.engine.SyncTargetPools(ctx, l.members(nil, delays), rv)
 	})

@@ -38,15 +38,10 @@ func (l *loadBalancers) targetPool(ctx context.Context, in *annotations.Service,
 	if !l.shards.owns(objectref.TargetPools) {
 		return l.leadersPool(ctx, in, sel, has, pol)
 	}
-	_, j, err := l.engine.RenderTargetPools(nil)
+	subj, delays, err := l.poolsReview(ctx)
 	if err != nil {
 		return "", err
 	}
-	delays, err := l.poolDelays(ctx)
-	if err != nil {
-		return "", err
-	}
-	subj := l.poolsSubject(j.Key, delays)
 	if !has {
 		if why := newPoolRefused(svc.Namespace, sel, pol, len(l.poolsOf(ctx, svc.Namespace)), l.cfg.LoadBalancer.TargetPools.MaxPerNamespace); why != "" {
 			klog.V(2).InfoS("no new target pool: the Service lists its nodes in its own plan", "service", klog.KObj(svc), "selection", sel, "reason", why)
@@ -138,15 +133,10 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	if l.cfg.LoadBalancer.TargetPools.Disabled || l.groups.services == nil || len(nodes) == 0 {
 		return nil // nothing seen yet: the pools would be planned without targets
 	}
-	_, j, err := l.engine.RenderTargetPools(nil)
+	subj, delays, err := l.poolsReview(ctx)
 	if err != nil {
 		return err
 	}
-	delays, err := l.poolDelays(ctx)
-	if err != nil {
-		return err
-	}
-	subj := l.poolsSubject(j.Key, delays)
 	var idle []string
 	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
 		idle, out, err = l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes, delays), rv)
