@@ -47,7 +47,7 @@ func StartShards(ctx context.Context, c cloudprovider.Interface, kubeconfig *res
 	sc := cl.cfg.Sharding
 	var holder *shard.Holder
 	holder, err = shard.New(shard.Config{Client: client, Namespace: cl.cfg.Review.Namespace, Prefix: shardPrefix, Identity: id,
-		Shards: sc.Shards, LeaseDuration: sc.LeaseDuration.Duration,
+		Shards: sc.Shards, LeaseDuration: sc.LeaseDuration.Duration, Leads: cl.shards.leader.Load,
 		OnMove: func(i int, from, to string) {
 			cl.board.ShardMoved(holder.LeaseName(i), i, from, to)
 			shardMoved(from == id)

@@ -66,7 +66,7 @@ type holder interface {
 }
 
 // shardPrefix names the Leases of the controller's shards.
-const shardPrefix = "example-ccm"
+const shardPrefix = shard.ControllerPrefix
 
 // ownedPoll is how often the owned shards are compared with the last
 // look: a shard taken, or held again after a missed renewal, has its

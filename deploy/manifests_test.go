@@ -110,8 +110,9 @@ func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
 }
 
 // The reviewers get exactly what reviewing and approving need: read
-// Services and records, create and read approvals and unlock requests. No
-// Secret, no change to an approval once made.
+// Services and records, create and read approvals and unlock requests,
+// list the shard Leases (which replica owns what). No Secret, no change to
+// an approval once made.
 func TestReviewerGrants(t *testing.T) {
 	forEachRendering(t, func(t *testing.T, r rendering) {
 		got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
@@ -125,6 +126,7 @@ func TestReviewerGrants(t *testing.T) {
 		add(r.namespace, "", "configmaps", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
+		add(r.namespace, "coordination.k8s.io", "leases", "list")
 		slices.SortFunc(want, grant.compare)
 		if !slices.Equal(got, want) {
 			t.Errorf("reviewer grants:\n got %v\nwant %v", got, want)

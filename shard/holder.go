@@ -41,6 +41,10 @@ type Config struct {
 	// OnMove hears of every shard this replica takes or gives back: from
 	// and to name the replicas ("" for none).
 	OnMove func(shard int, from, to string)
+	// Leads, if set, tells whether this replica leads now (holds the
+	// cluster-wide workspaces); its Lease says so, for readers
+	// (ReadOwners).
+	Leads func() bool
 }
 
 // Holder holds one replica's shards.
@@ -85,7 +89,7 @@ func New(cfg Config) (*Holder, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	return &Holder{cfg: cfg, margin: cfg.LeaseDuration / 10, renewed: map[int]time.Time{}, observed: map[string]observation{},
-		leases: leases{client: cfg.Client, namespace: cfg.Namespace, prefix: cfg.Prefix, identity: cfg.Identity, duration: cfg.LeaseDuration}}, nil
+		leases: leases{client: cfg.Client, namespace: cfg.Namespace, prefix: cfg.Prefix, identity: cfg.Identity, duration: cfg.LeaseDuration, shards: cfg.Shards}}, nil
 }
 
 // Shards is the number of shards.
@@ -146,7 +150,8 @@ func (h *Holder) step(ctx context.Context) error {
 		return err
 	}
 	now := h.cfg.Clock.Now()
-	if err := h.leases.announce(ctx, all[memberName(h.cfg.Prefix, h.cfg.Identity)], now); err != nil {
+	leads := h.cfg.Leads != nil && h.cfg.Leads()
+	if err := h.leases.announce(ctx, all[memberName(h.cfg.Prefix, h.cfg.Identity)], now, leads); err != nil {
 		return err
 	}
 	v := h.look(all, now)

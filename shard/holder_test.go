@@ -62,7 +62,7 @@ func (s *set) start(id string) *replica {
 		s.t.Fatal(err)
 	}
 	r.h, err = New(Config{Client: client, Namespace: "default", Prefix: "ccm", Identity: id, Shards: s.shards,
-		LeaseDuration: s.lease, RenewPeriod: s.lease / 6,
+		LeaseDuration: s.lease, RenewPeriod: s.lease / 6, Leads: func() bool { return id == "replica-a" },
 		OnMove: func(i int, from, to string) {
 			s.mu.Lock()
 			s.moves = append(s.moves, fmt.Sprintf("%d %s->%s", i, from, to))
@@ -126,6 +126,36 @@ func (s *set) balanced(within time.Duration, what string) time.Duration {
 	return 0
 }
 
+// readersAgree: what ReadOwners reads from the Leases (examplectl status)
+// names, for keys of every shard, the live replica that owns the key, and
+// replica-a as the leader.
+func (s *set) readersAgree(what string) {
+	s.t.Helper()
+	client, err := kubernetes.NewForConfig(s.cluster.Admin)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	o, err := ReadOwners(context.Background(), client, "default", "ccm", time.Now())
+	if err != nil || o == nil {
+		s.t.Fatalf("%s: ReadOwners = %v, %v; want the set's owners", what, o, err)
+	}
+	if o.Leader != "replica-a" {
+		s.t.Errorf("%s: ReadOwners says the leader is %q, want replica-a", what, o.Leader)
+	}
+	for k := range 60 {
+		key := fmt.Sprintf("Service/ns/svc-%d", k)
+		var owner string
+		for _, r := range s.live() {
+			if r.h.OwnsKey(key) {
+				owner = r.id
+			}
+		}
+		if got := o.Of(key); got != owner {
+			s.t.Errorf("%s: ReadOwners says %s holds %s; the replicas say %q", what, got, key, owner)
+		}
+	}
+}
+
 // TestShardsOverReplicas, on a real API server: three replicas share 12
 // shards; one dies (stops renewing) and the others take its shards after
 // the lease; one joins and gets its share; one stops and gives its shards
@@ -167,6 +197,7 @@ func TestShardsOverReplicas(t *testing.T) {
 			t.Errorf("%s owns %d shards; want 4 of 12", r.id, n)
 		}
 	}
+	s.readersAgree("three replicas")
 
 	// c dies: a and b take its shards once its Leases are a lease old.
 	held := c.h.Owned()
@@ -185,6 +216,8 @@ func TestShardsOverReplicas(t *testing.T) {
 		}
 	}
 	s.mu.Unlock()
+
+	s.readersAgree("after replica-c died")
 
 	// d joins: it gets its share from a and b.
 	s.start("replica-d")

@@ -22,6 +22,11 @@ const (
 	roleMember = "replica"
 	// annotationShard is a shard Lease's shard number.
 	annotationShard = "shard.example.com/shard"
+	// annotationShards is, on a replica's Lease, the number of shards it
+	// counts: what a reader of the Leases hashes keys with (ReadOwners).
+	annotationShards = "shard.example.com/shards"
+	// annotationLeader is, on a replica's Lease, "true" while it leads.
+	annotationLeader = "shard.example.com/leader"
 )
 
 // leases reads and writes one set's Leases.
@@ -31,6 +36,7 @@ type leases struct {
 	prefix    string
 	identity  string
 	duration  time.Duration
+	shards    int
 }
 
 // list is every Lease of the set, by name.
@@ -52,12 +58,18 @@ func (l leases) spec(holder string, now time.Time) coordinationv1.LeaseSpec {
 		AcquireTime: &t, RenewTime: &t}
 }
 
-// announce renews the replica's own Lease, creating it the first time.
-func (l leases) announce(ctx context.Context, cur *coordinationv1.Lease, now time.Time) error {
+// announce renews the replica's own Lease, creating it the first time,
+// with the number of shards it counts and whether it leads.
+func (l leases) announce(ctx context.Context, cur *coordinationv1.Lease, now time.Time, leads bool) error {
 	name := memberName(l.prefix, l.identity)
+	notes := map[string]string{annotationShards: strconv.Itoa(l.shards)}
+	if leads {
+		notes[annotationLeader] = "true"
+	}
 	if cur == nil {
 		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: l.namespace,
-			Labels: map[string]string{LabelSet: l.prefix, LabelRole: roleMember}}, Spec: l.spec(l.identity, now)}
+			Labels:      map[string]string{LabelSet: l.prefix, LabelRole: roleMember},
+			Annotations: notes}, Spec: l.spec(l.identity, now)}
 		_, err := l.client.CoordinationV1().Leases(l.namespace).Create(ctx, lease, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("announce replica %s: %w", l.identity, err)
@@ -65,6 +77,7 @@ func (l leases) announce(ctx context.Context, cur *coordinationv1.Lease, now tim
 		return nil
 	}
 	next := cur.DeepCopy()
+	next.Annotations = notes
 	next.Spec.HolderIdentity = ptr.To(l.identity)
 	next.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
 	next.Spec.LeaseDurationSeconds = ptr.To(int32(l.duration.Seconds()))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -131,7 +132,8 @@ func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user str
 	}
 	grant(s.ccmNS,
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}},
-		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks}, Verbs: []string{"create"}})
+		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks}, Verbs: []string{"create"}},
+		rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"list"}})
 	grant(s.svcNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}})
 
 	// The RBAC authorizer sees new bindings through an informer: wait.
@@ -149,6 +151,35 @@ func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user str
 		t.Fatalf("RBAC of %s never took effect: %v", user, err)
 	}
 	return kubeconfig, user
+}
+
+// reviewerWithoutLeases is a reviewer whose Role lacks list on Leases (the
+// docs' table before sharding): its kubeconfig, once the API server
+// refuses it Leases.
+func (s *scope) reviewerWithoutLeases(name string) string {
+	t, ctx := s.t, s.t.Context()
+	kubeconfig, _ := s.serviceAccount(name, true)
+	role, err := s.client.RbacV1().Roles(s.ccmNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "leases") })
+	if _, err := s.client.RbacV1().Roles(s.ccmNS).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoordinationV1().Leases(s.ccmNS).List(ctx, metav1.ListOptions{})
+		return apierrors.IsForbidden(err), nil
+	})
+	if err != nil {
+		t.Fatalf("%s may still list Leases: %v", name, err)
+	}
+	return kubeconfig
 }
 
 // installReviewAPI creates the CRDs and the identity admission policy of

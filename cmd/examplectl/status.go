@@ -12,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/shard"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -27,7 +28,10 @@ latest plan (id, outcome, changes as +add ~change -destroy, its approvals of
 the number required with who approved and how long ago, who made the change
 when known, the policy rules that flagged it), the last drift check, a state
 lock the controller could not take, and the age of the latest plan. The
-OBJECT column is what plan, history, approve and unlock take. -o wide adds
+OBJECT column is what plan, history, approve and unlock take. With sharding,
+REPLICA names the replica that owns each object now, from the shard Leases
+(the leader for the route set and the pools; - while a shard is handed
+over); it needs list on Leases in the controller's namespace. -o wide adds
 the workspace (the key of the record's objects and of the Terraform state)
 and a group's members (the first sets its load balancer);
 -o json has everything, the latest plan in full. After the objects come
@@ -63,8 +67,10 @@ type statusItem struct {
 	// Members are a load balancer group's member Services.
 	Members []objectref.Ref `json:"members,omitempty"`
 	// Leaving are the nodes leaving the target pools (their record only).
-	Leaving   []records.LeavingNode `json:"leaving,omitempty"`
-	UpdatedAt time.Time             `json:"updatedAt"`
+	Leaving []records.LeavingNode `json:"leaving,omitempty"`
+	// Replica owns the object now, when the controller is sharded.
+	Replica   string    `json:"replica,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
@@ -81,6 +87,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		}
 		items = append(items, it)
 	}
+	sharded := ownersOf(ctx, c, items, stderr)
 	slices.SortFunc(items, func(a, b statusItem) int {
 		return cmp.Or(
 			cmp.Compare(a.Object.Kind, b.Object.Kind),
@@ -99,14 +106,18 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	tw := newTable(stdout)
 	wide := output == "wide"
 	// cells drops the workspace (the second cell) and the members (the
-	// last) unless wide.
+	// last) unless wide, and the replica (before the members) unless
+	// sharded.
 	cells := func(c ...string) []string {
+		if !sharded {
+			c = append(c[:len(c)-2], c[len(c)-1])
+		}
 		if wide {
 			return c
 		}
 		return append(c[:1], c[2:len(c)-1]...)
 	}
-	row(tw, cells("OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "DRIFT", "LOCK", "AGE", "MEMBERS")...)
+	row(tw, cells("OBJECT", "WORKSPACE", "POLICY", "LAST PLAN", "OUTCOME", "CHANGES", "APPROVALS", "AUTHOR", "VERDICTS", "DRIFT", "LOCK", "AGE", "REPLICA", "MEMBERS")...)
 	for _, it := range items {
 		plan, outcome, changes, author, planned := "-", "-", "-", "-", it.UpdatedAt
 		p := it.LastPlan
@@ -119,12 +130,35 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 		}
 		rec := &records.Record{RequiredApprovals: it.RequiredApprovals}
 		row(tw, cells(it.Object.Arg(), it.Workspace, orDash(it.Policy), plan, outcome, changes,
-			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned), membersCell(it.Members))...)
+			approvalsCell(rec, p), author, verdictsCell(p), driftColumn(it.Drift), lock, age(planned), orDash(it.Replica), membersCell(it.Members))...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return writeLeaving(stdout, items)
+}
+
+// ownersOf sets each item's replica from the shard Leases and reports
+// whether the controller is sharded. Status does not fail for them: a
+// reviewer without list on Leases gets the rest and a note why not.
+func ownersOf(ctx context.Context, c *cluster, items []statusItem, stderr io.Writer) bool {
+	owners, err := shard.ReadOwners(ctx, c.client, c.namespace, shard.ControllerPrefix, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "No REPLICA column: %v (it needs list on leases.coordination.k8s.io in %s).\n", err, c.namespace)
+		return false
+	}
+	if owners == nil {
+		return false
+	}
+	for i := range items {
+		switch ref := items[i].Object; ref.Kind {
+		case objectref.KindRouteSet, objectref.KindTargetPools:
+			items[i].Replica = owners.Leader
+		default:
+			items[i].Replica = owners.Of(ref.Key())
+		}
+	}
+	return true
 }
 
 // writeLeaving lists the nodes leaving the target pools, after the

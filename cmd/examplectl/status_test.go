@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/example/cloud-provider-example/shard"
 )
 
 func testStatus(t *testing.T, s *scope) {
@@ -68,4 +73,53 @@ func testStatus(t *testing.T, s *scope) {
 	}
 
 	s.mustFail(`unknown output format "yaml": want json or wide`, nil, "status", "-o", "yaml")
+	testStatusReplicas(t, s)
+}
+
+// testStatusReplicas: once the controller is sharded, REPLICA names the
+// replica owning each object, read from the shard Leases a real holder
+// keeps; a reviewer who may not list Leases gets the rest and a note.
+func testStatusReplicas(t *testing.T, s *scope) {
+	const id = "example-ccm-0_5e1f"
+	h, err := shard.New(shard.Config{Client: s.client, Namespace: s.ccmNS, Prefix: shard.ControllerPrefix, Identity: id,
+		Shards: 12, LeaseDuration: 15 * time.Second, Leads: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	err = wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		return len(h.Owned()) == 12, nil
+	})
+	if err != nil {
+		t.Fatalf("the replica never held all 12 shards: %v", h.Owned())
+	}
+
+	out := s.mustRun(nil, "status")
+	lines := strings.Split(strings.TrimSpace(strings.Split(out, "\n\n")[0]), "\n")
+	if !strings.Contains(lines[0], " REPLICA") {
+		t.Fatalf("sharded status has no REPLICA column:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		if !strings.Contains(l, " "+id+" ") && !strings.HasSuffix(l, " "+id) {
+			t.Errorf("status row does not name the owner %s: %q", id, l)
+		}
+	}
+	var items []statusItem
+	if err := json.Unmarshal([]byte(s.mustRun(nil, "status", "-o", "json")), &items); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if it.Replica != id {
+			t.Errorf("status -o json: %s has replica %q, want %s", it.Object.Arg(), it.Replica, id)
+		}
+	}
+
+	kubeconfig := s.reviewerWithoutLeases("reviewer-no-leases")
+	out, errOut, err := s.runAs(kubeconfig, nil, "status")
+	if err != nil || strings.Contains(out, "REPLICA") || !strings.Contains(errOut, "No REPLICA column: ") || !strings.Contains(errOut, "leases.coordination.k8s.io in "+s.ccmNS) {
+		t.Errorf("status without list on Leases: err %v, stdout:\n%s\nstderr: %s", err, out, errOut)
+	}
 }
