@@ -140,12 +140,17 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 
 // EnsureLoadBalancer converges the Service's load balancer; while it
 // provisions, or while its plan awaits approval, the controller retries.
-func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (_ *v1.LoadBalancerStatus, err error) {
 	if !l.shards.ownsService(svc) {
 		l.notOwned(ctx, svc, nodes)
 		// The service controller then does nothing: no event, no status.
 		return nil, cloudprovider.ImplementedElsewhere
 	}
+	defer func() {
+		if err == nil {
+			l.shards.reconciled(svc) // off its shard's queue
+		}
+	}()
 	// Its annotations are read here, once, and passed on.
 	in := annotations.Read(svc)
 	subj := l.board.ServiceSubject(ctx, in, records.KindChange)

@@ -30,10 +30,12 @@ var (
 		"Shards this replica took (taken) or gave back (given)."), []string{"direction"})
 	shardChanges = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_changes_total",
 		"Load balancer changes this replica applied, by shard."), []string{"shard"})
+	shardQueueLength = metrics.NewGaugeVec(ccmmetrics.GaugeOpts("shard_queue_length",
+		"Services of each shard this replica owns that wait for the service controller: not converged at their current spec and annotations, or to be deleted (0 for the shards it does not own)."), []string{"shard"})
 )
 
 func registerMetrics() {
-	ccmmetrics.Register(terraformRuns, terraformDuration, fastPathSkips, lockWaits, shardOwned, shardMoves, shardChanges)
+	ccmmetrics.Register(terraformRuns, terraformDuration, fastPathSkips, lockWaits, shardOwned, shardMoves, shardChanges, shardQueueLength)
 	review.RegisterMetrics()
 }
 

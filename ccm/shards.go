@@ -47,6 +47,9 @@ type shards struct {
 	// pools creates, on the leader, the pools Services ask for.
 	pools *poolCreator
 
+	// converged counts the shards' queues (shardqueue.go).
+	converged converged
+
 	mu       sync.Mutex
 	handlers []cache.ResourceEventHandler
 	owned    []int
@@ -155,12 +158,14 @@ func (s *shards) ownsObject(obj any) bool {
 }
 
 // watchOwned hands the service controller, every ownedPoll until ctx
-// ends, the Services of each shard this replica has come to own.
+// ends, the Services of each shard this replica has come to own, and
+// counts the shards' queues.
 func (s *shards) watchOwned(ctx context.Context) {
 	t := time.NewTicker(ownedPoll)
 	defer t.Stop()
 	for {
 		s.replayGained()
+		s.countQueues(s.holder())
 		select {
 		case <-ctx.Done():
 			return

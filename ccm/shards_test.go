@@ -2,10 +2,12 @@ package ccm
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -113,5 +115,91 @@ func TestShardsFilterAndReplay(t *testing.T) {
 	s.replayGained()
 	if !slices.Equal(forgot, []string{"b", "b"}) {
 		t.Fatalf("shard %d lost and taken again: the engine forgot %v, want b twice", sb, forgot)
+	}
+}
+
+// A shard's queue is its load balancer Services not converged at their
+// current spec and annotations, and those to delete; converging one takes
+// it off, a change puts it back, and what is kept of Services gone goes.
+func TestShardQueueLengths(t *testing.T) {
+	const n = 12
+	lb := func(name string) *v1.Service {
+		s := shardedService(name, "")
+		s.UID = types.UID("uid-" + name)
+		s.Generation = 1
+		s.Spec.Type = v1.ServiceTypeLoadBalancer
+		return s
+	}
+	a, b, other := lb("a"), lb("b"), lb("c")
+	clusterIP := shardedService("internal", "")
+	sa := shard.Of(shardRef(a).Key(), n)
+	// b and internal in a's shard, c in another.
+	for _, svc := range []*v1.Service{b, other, clusterIP} {
+		base := svc.Name
+		for k := 0; shard.Of(shardRef(svc).Key(), n) == sa == (svc == other); k++ {
+			svc.Name = base + "-" + strconv.Itoa(k)
+		}
+	}
+	h := &heldShards{n: n, held: []int{sa}}
+	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, svc := range []*v1.Service{a, b, other, clusterIP} {
+		if err := store.Add(svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &shards{services: store}
+	queue := func() int {
+		got := s.queueLengths(h)
+		if len(got) != 1 {
+			t.Fatalf("queue lengths for %d shards, want the one owned: %v", len(got), got)
+		}
+		return got[sa]
+	}
+	if got := queue(); got != 2 {
+		t.Fatalf("queue %d before any reconcile, want 2 (a and b; not the ClusterIP Service, not c of another shard)", got)
+	}
+	s.reconciled(a)
+	s.reconciled(b)
+	if got := queue(); got != 0 {
+		t.Fatalf("queue %d with both converged, want 0", got)
+	}
+
+	a2 := a.DeepCopy()
+	a2.Annotations = map[string]string{string(annotations.LBType): "lb21"}
+	b2 := b.DeepCopy()
+	b2.Generation = 2
+	for _, svc := range []*v1.Service{a2, b2} {
+		if err := store.Update(svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := queue(); got != 2 {
+		t.Fatalf("queue %d after an annotation and a spec change, want 2", got)
+	}
+	s.reconciled(a2)
+	if got := queue(); got != 1 {
+		t.Fatalf("queue %d with a converged again, want 1", got)
+	}
+
+	// b is deleted: its cleanup waits in the queue until the Service goes.
+	b3 := b2.DeepCopy()
+	now := metav1.Now()
+	b3.DeletionTimestamp = &now
+	b3.Finalizers = []string{"service.kubernetes.io/load-balancer-cleanup"}
+	s.reconciled(b3)
+	if err := store.Update(b3); err != nil {
+		t.Fatal(err)
+	}
+	if got := queue(); got != 1 {
+		t.Fatalf("queue %d with b deleting, want 1", got)
+	}
+	if err := store.Delete(b3); err != nil {
+		t.Fatal(err)
+	}
+	if got := queue(); got != 0 {
+		t.Fatalf("queue %d with b gone, want 0", got)
+	}
+	if _, kept := s.converged.at[b.UID]; kept || len(s.converged.at) != 1 {
+		t.Errorf("converged keeps %v after b went; want only a", s.converged.at)
 	}
 }

@@ -1,0 +1,104 @@
+package ccm
+
+import (
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	servicehelper "k8s.io/cloud-provider/service/helpers"
+
+	"github.com/example/cloud-provider-example/shard"
+)
+
+// converged is, per Service, what its last converged EnsureLoadBalancer
+// saw: the service controller's queue cannot be read per shard (its own
+// workqueue metrics are one figure), so a shard's queue is counted as its
+// Services not converged at their current spec and annotations.
+type converged struct {
+	mu sync.Mutex
+	at map[types.UID]fingerprint
+}
+
+// fingerprint is what the service controller reconciles a Service
+// again for: its spec (the generation) and its annotations.
+type fingerprint struct {
+	generation  int64
+	annotations uint64
+}
+
+func fingerprintOf(svc *v1.Service) fingerprint {
+	h := fnv.New64a()
+	for _, k := range slices.Sorted(maps.Keys(svc.Annotations)) {
+		_, _ = h.Write([]byte(k + "\x00" + svc.Annotations[k] + "\x00"))
+	}
+	return fingerprint{generation: svc.Generation, annotations: h.Sum64()}
+}
+
+// reconciled notes that svc converged as it is.
+func (s *shards) reconciled(svc *v1.Service) {
+	if s == nil {
+		return
+	}
+	s.converged.mu.Lock()
+	defer s.converged.mu.Unlock()
+	if s.converged.at == nil {
+		s.converged.at = map[types.UID]fingerprint{}
+	}
+	s.converged.at[svc.UID] = fingerprintOf(svc)
+}
+
+// queueLengths are, per shard owned, its Services waiting for the service
+// controller: a load balancer not converged at the Service's current
+// fingerprint, or one to delete (the Service goes, or stops being a load
+// balancer, with the cleanup finalizer on). What it remembers of Services
+// gone is dropped.
+func (s *shards) queueLengths(h holder) map[int]int {
+	out := map[int]int{}
+	for _, i := range h.Owned() {
+		out[i] = 0
+	}
+	s.converged.mu.Lock()
+	defer s.converged.mu.Unlock()
+	seen := make(map[types.UID]bool, len(s.converged.at))
+	for _, obj := range s.services.List() {
+		svc, ok := obj.(*v1.Service)
+		if !ok {
+			continue
+		}
+		seen[svc.UID] = true
+		i := shard.Of(shardRef(svc).Key(), h.Shards())
+		if _, owned := out[i]; !owned {
+			continue
+		}
+		wants := svc.Spec.Type == v1.ServiceTypeLoadBalancer && svc.Spec.LoadBalancerClass == nil && svc.DeletionTimestamp == nil
+		at, ok := s.converged.at[svc.UID]
+		switch {
+		case wants && (!ok || at != fingerprintOf(svc)):
+			out[i]++
+		case !wants && servicehelper.HasLBFinalizer(svc):
+			out[i]++
+		}
+	}
+	for uid := range s.converged.at {
+		if !seen[uid] {
+			delete(s.converged.at, uid)
+		}
+	}
+	return out
+}
+
+// countQueues sets the queue length gauge of every shard (0 for those
+// another replica owns: its figure is on its own /metrics).
+func (s *shards) countQueues(h holder) {
+	if s.services == nil {
+		return
+	}
+	lengths := s.queueLengths(h)
+	for i := range h.Shards() {
+		shardQueueLength.WithLabelValues(strconv.Itoa(i)).Set(float64(lengths[i]))
+	}
+}
