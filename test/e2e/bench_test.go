@@ -260,24 +260,8 @@ func (e *env) ccmRSSMiB() float64 {
 	return mib
 }
 
-// ccmCPU is the CPU the CCM used so far, with that of the children it
-// waited for: its terraform processes (the provider runs inside the CCM).
-func (e *env) ccmCPU() time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.ccm.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which may hold spaces): utime, stime,
-	// cutime and cstime are the 12th to 15th, in clock ticks (100 a second).
-	_, rest, _ := strings.Cut(string(data), ") ")
-	f := strings.Fields(rest)
-	var ticks int64
-	for _, i := range []int{11, 12, 13, 14} {
-		v, _ := strconv.ParseInt(f[i], 10, 64)
-		ticks += v
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond
-}
+// ccmCPU is the CPU the CCM used so far, with its terraform processes'.
+func (e *env) ccmCPU() time.Duration { return cpuOf(e.ccm) }
 
 // countLog counts CCM log lines containing s.
 func (e *env) countLog(s string) int {

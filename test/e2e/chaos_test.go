@@ -38,13 +38,15 @@ type chaosProfile struct {
 	workload time.Duration
 	pgOutage time.Duration
 	converge time.Duration
+	// replicas run sharded when more than one; a kill takes one of them.
+	replicas int
 }
 
 func chaosFromEnv() chaosProfile {
 	if os.Getenv("EXAMPLE_CHAOS") == "full" {
-		return chaosProfile{name: "full", services: 50, kills: 10, workload: 150 * time.Second, pgOutage: 30 * time.Second, converge: 10 * time.Minute}
+		return chaosProfile{name: "full", services: 50, kills: 10, workload: 150 * time.Second, pgOutage: 30 * time.Second, converge: 10 * time.Minute, replicas: 3}
 	}
-	return chaosProfile{name: "short", services: 10, kills: 3, workload: 30 * time.Second, pgOutage: 8 * time.Second, converge: 5 * time.Minute}
+	return chaosProfile{name: "short", services: 10, kills: 3, workload: 30 * time.Second, pgOutage: 8 * time.Second, converge: 5 * time.Minute, replicas: 1}
 }
 
 // chaosFaults are the cloud's faults during the run: 30 % of requests
@@ -53,9 +55,10 @@ func chaosFromEnv() chaosProfile {
 var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 5, RateBurst: 10, ProvisionDelayMs: 500}
 
 // TestChaos creates, changes and deletes Services while the cloud fails
-// requests, the controller is killed with SIGKILL at random moments (and
-// once during a drift sweep) and PostgreSQL, which holds the states, is
-// down for a while. Afterwards every live Service has exactly one load
+// requests, the controller (the full run: one of three sharded replicas,
+// at random) is killed with SIGKILL at random moments (and once during a
+// drift sweep) and PostgreSQL, which holds the states, is down for a
+// while. Afterwards every live Service has exactly one load
 // balancer and no deleted one has any, no state lock is left, no state
 // went back in time, and every apply has its audit line.
 func TestChaos(t *testing.T) {
@@ -64,7 +67,7 @@ func TestChaos(t *testing.T) {
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
 	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, driftInterval: "10s", provisionDelay: 500 * time.Millisecond,
-		lockTimeout: "5s", staleLockAge: "20s"})
+		lockTimeout: "5s", staleLockAge: "20s", replicas: p.replicas})
 	t.Cleanup(func() {
 		if t.Failed() { // every CCM log and the audit log, for the post-mortem
 			keep, err := os.MkdirTemp("", "chaos-failed-")
@@ -95,10 +98,8 @@ func TestChaos(t *testing.T) {
 			time.Sleep(p.pgOutage)
 			testkit.Must(t, pg.Resume())
 		}
-		e.killCCM(e.ccm)
+		e.killAndRestart(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
 		kills++
-		time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
-		e.startCCM()
 	}
 	wg.Wait()
 
@@ -107,15 +108,14 @@ func TestChaos(t *testing.T) {
 	e.sim.SetFaults(t, exampleapi.Faults{})
 	w.makeDrift(t)
 	testkit.EventuallyEvery(t, 90*time.Second, 50*time.Millisecond, "a drift sweep", func() error {
-		if e.countLog("drift sweep started") == 0 {
+		if e.countLogs("drift sweep started") == 0 {
 			return fmt.Errorf("none yet")
 		}
 		return nil
 	})
 	time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
-	e.killCCM(e.ccm)
+	e.killAndRestart(0)
 	kills++
-	e.startCCM()
 	faults, err := e.api.FaultStats(testkit.Context(t))
 	testkit.Must(t, err)
 
@@ -134,7 +134,7 @@ func TestChaos(t *testing.T) {
 	locks := e.locksLeft(t, pg.ConnStr)
 	lost := states.stop()
 	unaudited := e.unauditedApplies(t)
-	t.Logf("chaos (%s profile):\n%s", p.name, table([][]string{
+	t.Logf("chaos (%s profile, %d controllers):\n%s", p.name, p.replicas, table([][]string{
 		{"operations", "with them", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "orphan certificates", "duplicates", "locks left", "states gone back", "applies without audit"},
 		{fmt.Sprintf("%d (%d creates, %d changes, %d deletes)", w.ops(), w.creates, w.changes, w.deletes),
 			"a group of 2 (both changed, 1 deleted), an HTTPS Service (its TLS Secret renewed)",
@@ -157,6 +157,38 @@ func TestChaos(t *testing.T) {
 	if len(unaudited) > 0 {
 		t.Errorf("applies without an audit line: %v", unaudited)
 	}
+}
+
+// killAndRestart kills the controller, or one replica at random, with
+// SIGKILL, and starts it again after down.
+func (e *env) killAndRestart(down time.Duration) {
+	if e.replicas == nil {
+		e.killCCM(e.ccm)
+		time.Sleep(down)
+		e.startCCM()
+		return
+	}
+	r := e.replicas[rand.IntN(len(e.replicas))]
+	e.t.Logf("chaos: kill replica %s", r.name)
+	e.killCCM(r.cmd)
+	time.Sleep(down)
+	e.startSharded(r)
+	if r == e.replicas[0] {
+		e.ccm, e.ccmLog, e.securePort = r.cmd, r.log, r.securePort
+	}
+}
+
+// countLogs counts the lines containing s in every controller log of the
+// env, of every process so far.
+func (e *env) countLogs(s string) int {
+	logs, err := filepath.Glob(filepath.Join(e.dir, "ccm-*.log"))
+	testkit.Must(e.t, err)
+	n := 0
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		n += strings.Count(string(data), s)
+	}
+	return n
 }
 
 // chaosWork creates, changes and deletes Services; shared are a group

@@ -448,30 +448,24 @@ func unstructuredSet(obj map[string]any, value string, fields ...string) error {
 	return nil
 }
 
-// With the optional service-author admission policy installed, the API
-// server vouches for who last changed a Service, and that person's
-// approval of their own change does not count; another reviewer's does.
-// Nobody sets the author by hand: the controller's mutating webhook
-// stamps it, and the policy checks the stamp.
-func TestAuthorCannotApprove(t *testing.T) {
-	e := newEnv(t, options{policy: "manual", webhook: true})
+// authoringReviewer installs the service-author admission policy and the
+// webhooks, and returns name: a tenant who edits Services in ns and
+// reviews, once the API server enforces the policy.
+func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
+	t.Helper()
 	objs, err := deploy.Component(deploy.ServiceAuthor)
 	testkit.Must(t, err)
 	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
-	e.namespace(t, "team-a")
-	carol := e.tenant(t, "team-a", "carol") // edits Services in team-a...
-	e.bindReviewer(t, "team-a", "carol")    // ...and reviews
-	e.waitAllowed(t, carol, "create", reviewapi.Group, "planapprovals", namespace)
-	alice := e.reviewer(t, "alice")
-
-	svc := lbService("authored", 80)
-	svc.Namespace = "team-a"
+	e.namespace(t, ns)
+	u := e.tenant(t, ns, name) // edits Services in ns...
+	e.bindReviewer(t, ns, name) // ...and reviews
+	e.waitAllowed(t, u, "create", reviewapi.Group, "planapprovals", namespace)
+	probe := lbService("author-probe", 80)
+	probe.Namespace = ns
 	// The API server enforces a new policy once its informer has it: on a
 	// loaded machine that has taken over 30 s.
 	testkit.Eventually(t, 90*time.Second, "the author policy in force", func() error {
-		_, err := carol.kube.CoreV1().Services("team-a").Create(testkit.Context(t), svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		_, err := u.kube.CoreV1().Services(ns).Create(testkit.Context(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {
 			return fmt.Errorf("a Service without its author was accepted")
 		}
@@ -481,6 +475,23 @@ func TestAuthorCannotApprove(t *testing.T) {
 		return nil
 	})
 	e.installWebhooks(t, 15)
+	return u
+}
+
+// With the optional service-author admission policy installed, the API
+// server vouches for who last changed a Service, and that person's
+// approval of their own change does not count; another reviewer's does.
+// Nobody sets the author by hand: the controller's mutating webhook
+// stamps it, and the policy checks the stamp.
+func TestAuthorCannotApprove(t *testing.T) {
+	e := newEnv(t, options{policy: "manual", webhook: true})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	carol := e.authoringReviewer(t, "team-a", "carol")
+	alice := e.reviewer(t, "alice")
+
+	svc := lbService("authored", 80)
+	svc.Namespace = "team-a"
 	svc = e.createService(t, carol, svc)
 	if got := svc.Annotations[reviewapi.AuthorAnnotation]; got != carol.name {
 		t.Fatalf("author %q, want %q stamped by the webhook", got, carol.name)

@@ -15,7 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // Three replicas share the Services (docs/adr/0017): every Service
@@ -35,6 +38,7 @@ func TestShardsSpreadServices(t *testing.T) {
 	for i := range first {
 		e.waitIngress(fmt.Sprintf("web-%03d", i), 5*time.Minute)
 	}
+	e.shardMetricsSettle(t, first)
 	applied := e.appliesByReplica(t)
 	for _, r := range e.replicas {
 		share := float64(len(applied[r.name])) / first
@@ -106,6 +110,32 @@ func TestShardsSpreadServices(t *testing.T) {
 			t.Errorf("the replica that joined planned %s, applied before it joined", m[1])
 		}
 	}
+}
+
+// shardMetricsSettle waits until the replicas' /metrics agree with a
+// converged set: every shard owned once, every queue empty, at least
+// changes applied in all.
+func (e *env) shardMetricsSettle(t testing.TB, changes int) {
+	t.Helper()
+	testkit.Eventually(t, time.Minute, "the shard metrics of a converged set", func() error {
+		var owned, queued, applied float64
+		for _, r := range e.replicas {
+			m, err := e.adminGetAt(t, r.securePort, "/metrics")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(m, "example_ccm_shard_queue_length{") {
+				return fmt.Errorf("replica %s has no shard queue lengths", r.name)
+			}
+			owned += metricSum(m, "example_ccm_shard_owned")
+			queued += metricSum(m, "example_ccm_shard_queue_length")
+			applied += metricSum(m, "example_ccm_shard_changes_total")
+		}
+		if owned != 12 || queued != 0 || applied < float64(changes) {
+			return fmt.Errorf("shards owned %.0f (want 12), queued %.0f (want 0), changes %.0f (want %d or more)", owned, queued, applied, changes)
+		}
+		return nil
+	})
 }
 
 var planRE = regexp.MustCompile(`"terraform plan" workspace="([^"]+)"`)
@@ -184,51 +214,129 @@ func (e *env) waitShardsWithout(t testing.TB, gone string, within time.Duration)
 	})
 }
 
-// A plan awaiting approval moves with its shard: the replica that planned
-// it is killed, the one that takes the shard restores the same plan from
-// its record, and the approval applies it there, without a new plan.
+// Governance across replicas: a plan awaiting approval moves with its
+// shard. The replica that planned it is killed; the one that takes the
+// shard restores the same plan from its record, ignores the approval of
+// the plan's author and applies it on another reviewer's, without a new
+// plan. A replica killed mid-apply leaves its state lock; the one that
+// takes the shard reports it, and a reviewer's StateUnlock opens it there.
 func TestShardHandOverKeepsThePlan(t *testing.T) {
-	e := newEnv(t, options{replicas: 2, state: "kubernetes", policy: "manual"})
+	e := newEnv(t, options{replicas: 2, state: "kubernetes", webhook: true, lockTimeout: "1s", staleLockAge: "1h"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	e.waitShards(t, 2)
-	alice := e.reviewer(t, "alice")
-	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("kept", 80), metav1.CreateOptions{})
-	testkit.Must(t, err)
-	id := e.awaitingPlan("kept")
+	carol := e.authoringReviewer(t, "team-a", "carol")
+	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
+
+	svc := lbService("kept", 80)
+	svc.Namespace = "team-a"
+	svc.Annotations = map[string]string{string(annotations.LBApplyPolicy): string(annotations.ApplyManual)}
+	svc = e.createService(t, carol, svc)
+	id := e.awaitingPlanIn("team-a", "kept")
 	testkit.Eventually(t, 30*time.Second, "saved plan in the record", func() error {
-		if r := e.recordOf(t, "default", "kept"); r == nil || r.Find(id) == nil || r.Find(id).SavedSHA256 == "" {
+		if r := e.recordOf(t, "team-a", "kept"); r == nil || r.Find(id) == nil || r.Find(id).SavedSHA256 == "" {
 			return fmt.Errorf("record: %+v", r)
 		}
 		return nil
 	})
-	planner := ""
-	for _, a := range e.auditEntries(t) {
-		if a.Action == "plan" && a.PlanID == id {
-			planner = a.Replica
-		}
-	}
-	name, _, _ := strings.Cut(planner, "_")
-	i := slices.IndexFunc(e.replicas, func(r *replica) bool { return r.name == name })
-	if i < 0 {
-		t.Fatalf("no replica %q planned %s", planner, id)
-	}
-	planned := len(e.events("kept", "Planned"))
+	planner := e.auditedBy(t, "plan", id)
+	planned := len(e.eventsIn("team-a", "kept", "Planned"))
+	killed := e.killReplica(t, planner)
+	e.waitShardsWithout(t, killed.name, 4*time.Second+10*time.Second)
 
-	e.killCCM(e.replicas[i].cmd)
-	e.waitShardsWithout(t, name, 4*time.Second+10*time.Second)
+	// The author's approval does not count on the replica that took over;
+	// another reviewer's applies the same plan there.
+	testkit.Must(t, e.approveAs(t, carol, svc, id, carol.name))
+	e.eventWith(t, "team-a", "kept", "ApprovalIgnored", "made a change this plan contains and cannot approve it")
 	testkit.Must(t, e.approveAs(t, alice, svc, id, alice.name))
-	e.waitIngress("kept", 60*time.Second)
-	applier := ""
-	for _, a := range e.auditEntries(t) {
-		if a.Action == "apply" && a.Outcome == "applied" && a.PlanID == id {
-			applier = a.Replica
-		}
+	e.waitIngressIn("team-a", "kept", 60*time.Second)
+	e.auditLine(t, "apply", id, alice.name)
+	if applier := e.auditedBy(t, "apply", id); applier == planner {
+		t.Fatalf("plan %s planned and applied by %s: want the replica that took the shard", id, planner)
 	}
-	if applier == "" || applier == planner {
-		t.Fatalf("plan %s planned by %s, applied by %q: want the replica that took the shard", id, planner, applier)
-	}
-	if got := len(e.events("kept", "Planned")); got != planned {
+	if got := len(e.eventsIn("team-a", "kept", "Planned")); got != planned {
 		t.Fatalf("the replica that took the shard made a new plan (%d Planned events, %d before)", got, planned)
 	}
+	if r := e.recordOf(t, "team-a", "kept"); r == nil || r.Find(id) == nil || !slices.Equal(r.Find(id).Authors, []string{carol.name}) {
+		t.Fatalf("the author is not in the record: %+v", r)
+	}
+	e.startSharded(killed) // its webhook serves the Service writes below
+
+	// A replica killed mid-apply: its lock is opened on the other.
+	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 30_000})
+	locked, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("locked", 80), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	testkit.Eventually(t, 60*time.Second, "the load balancer provisioning", func() error {
+		if n := e.lbCount(); n != 2 {
+			return fmt.Errorf("%d LBs", n)
+		}
+		return nil
+	})
+	var holder string
+	testkit.Eventually(t, 30*time.Second, "the apply's audit line", func() error {
+		for _, a := range e.auditEntries(t) {
+			if a.Action == "apply" && a.Object == "Service default/locked" {
+				holder = a.Replica
+				return nil
+			}
+		}
+		return fmt.Errorf("none yet")
+	})
+	killed = e.killReplica(t, holder) // terraform dies with it, holding the state lock
+	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
+	e.waitShardsWithout(t, killed.name, 4*time.Second+10*time.Second)
+	var lockID string
+	testkit.Eventually(t, 60*time.Second, "the lock in the record", func() error {
+		r := e.recordOf(t, "default", "locked")
+		if r == nil || r.Lock == nil || r.Lock.ID == "" {
+			return fmt.Errorf("record: %+v", r)
+		}
+		lockID = r.Lock.ID
+		return nil
+	})
+	_, err = reviewapi.CreateStateUnlock(testkit.Context(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(locked), LockID: lockID, Requester: bob.name})
+	testkit.Must(t, err)
+	locked = e.waitIngress("locked", 90*time.Second)
+	testkit.Eventually(t, 30*time.Second, "the force-unlock audit line", func() error {
+		for _, a := range e.auditEntries(t) {
+			if a.Action == "force-unlock" && a.Details["lockID"] == lockID {
+				if a.Actor != bob.name || a.Replica == holder {
+					return fmt.Errorf("unlock audited by %q on %q; want %s on the replica that took the shard from %s", a.Actor, a.Replica, bob.name, holder)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("none yet")
+	})
+	if n := e.lbCount(); n != 2 {
+		t.Fatalf("%d load balancers after the unlock, want 2 (kept, locked)", n)
+	}
+}
+
+// auditedBy is the replica (its identity) that wrote the last audit line
+// of action on plan id.
+func (e *env) auditedBy(t testing.TB, action, id string) string {
+	t.Helper()
+	by := ""
+	for _, a := range e.auditEntries(t) {
+		if a.Action == action && a.PlanID == id {
+			by = a.Replica
+		}
+	}
+	if by == "" {
+		t.Fatalf("no %s audit line of %s", action, id)
+	}
+	return by
+}
+
+// killReplica kills, with SIGKILL, the replica whose identity is id.
+func (e *env) killReplica(t testing.TB, id string) *replica {
+	t.Helper()
+	name, _, _ := strings.Cut(id, "_")
+	i := slices.IndexFunc(e.replicas, func(r *replica) bool { return r.name == name })
+	if i < 0 {
+		t.Fatalf("no replica %q", id)
+	}
+	e.killCCM(e.replicas[i].cmd)
+	return e.replicas[i]
 }
