@@ -79,6 +79,9 @@ func (c *Cluster) startAPIServer(ctx context.Context, binDir string, s *secrets,
 			"--service-account-signing-key-file=" + s.saKey,
 			"--authorization-mode=Node,RBAC",
 			"--service-cluster-ip-range=10.96.0.0/16",
+			// A node port per LoadBalancer Service: the default 2,768 are
+			// fewer than the memory benchmark's 3,000 Services.
+			"--service-node-port-range=30000-39999",
 			"--allow-privileged=true",
 			// The lease reconciler would publish 127.0.0.1 as the endpoint of
 			// Service "kubernetes", which validation rejects: log noise only.
