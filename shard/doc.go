@@ -19,5 +19,6 @@
 //
 // Files: shard.go hashes keys and names the Leases; decide.go is what a
 // replica does with what it sees (pure: tested without an API server);
-// leases.go reads and writes the Leases; holder.go runs the loop.
+// leases.go reads and writes the Leases; holder.go runs the loop; owners.go
+// reads who holds what, for those who only look (examplectl status).
 package shard

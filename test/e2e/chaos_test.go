@@ -68,14 +68,7 @@ func TestChaos(t *testing.T) {
 	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, driftInterval: "10s", provisionDelay: 500 * time.Millisecond,
 		lockTimeout: "5s", staleLockAge: "20s", replicas: p.replicas})
-	t.Cleanup(func() {
-		if t.Failed() { // every CCM log and the audit log, for the post-mortem
-			keep, err := os.MkdirTemp("", "chaos-failed-")
-			if err == nil && exec.Command("cp", "-r", e.dir, keep).Run() == nil {
-				t.Logf("chaos: logs kept in %s", keep)
-			}
-		}
-	})
+	e.keepOnFailure(t, "chaos")
 	e.addNode("node-a", "ex-west-1a")
 	e.addNode("node-b", "ex-west-1b")
 	e.waitNodesInitialised(2)
@@ -157,6 +150,19 @@ func TestChaos(t *testing.T) {
 	if len(unaudited) > 0 {
 		t.Errorf("applies without an audit line: %v", unaudited)
 	}
+}
+
+// keepOnFailure copies, when t fails, every controller log and audit log
+// of the env somewhere that outlives the test, for the post-mortem.
+func (e *env) keepOnFailure(t testing.TB, name string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			keep, err := os.MkdirTemp("", name+"-failed-")
+			if err == nil && exec.Command("cp", "-r", e.dir, keep).Run() == nil {
+				t.Logf("%s: logs kept in %s", name, keep)
+			}
+		}
+	})
 }
 
 // killAndRestart kills the controller, or one replica at random, with

@@ -30,6 +30,7 @@ import (
 // Service is applied twice.
 func TestShardsSpreadServices(t *testing.T) {
 	e := newEnv(t, options{replicas: 3, state: "kubernetes", lbPublicPrefix: netip.MustParsePrefix("198.18.0.0/22")})
+	e.keepOnFailure(t, "shards")
 	e.addNode("node-a", "ex-west-1a")
 	e.waitShards(t, 3)
 
