@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,7 +108,7 @@ func TestBackendSuite(t *testing.T) {
 			e := newEnv(t, sim)
 			job := func(port int64) runner.Job {
 				j := e.job(t, tg.Key, lbModule{name: obj.Name, port: port, block: toBlock(tg.Block)})
-				j.Env, j.CLIWorkspace, j.DeleteState = tg.Env, tg.CLIWorkspace, tg.Delete
+				j.Env, j.CLIWorkspace, j.DeleteState, j.Exists = tg.Env, tg.CLIWorkspace, tg.Delete, tg.Exists
 				return j
 			}
 			res, err := e.r.Ensure(testkit.Context(t), job(80), runner.EnsureOptions{})
@@ -152,7 +153,10 @@ func TestBackendSuite(t *testing.T) {
 			}
 			// No update lost: the state holds what the last writer
 			// applied, so a third replica plans no change for it.
-			third := newEnv(t, sim)
+			var thirdRuns atomic.Int64
+			third := newEnv(t, sim, func(c *runner.Config) {
+				c.Observe = func(string, error, time.Duration) { thirdRuns.Add(1) }
+			})
 			res, err = third.r.Ensure(testkit.Context(t), job(int64(lbs[0].Listeners[0].Port)), runner.EnsureOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -172,6 +176,19 @@ func TestBackendSuite(t *testing.T) {
 			}
 			if ok, err := tg.Exists(testkit.Context(t)); err != nil || ok {
 				t.Fatalf("state exists after destroy: %v %v", ok, err)
+			}
+			// The third replica, which applied it too, is asked to destroy
+			// it now (its shard moved mid-delete): the state is gone, so it
+			// runs no terraform, which would create an empty state.
+			runs := thirdRuns.Load()
+			if _, err := third.r.Destroy(testkit.Context(t), job(83), runner.EnsureOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if n := thirdRuns.Load() - runs; n != 0 {
+				t.Errorf("destroying what another replica destroyed ran %d terraform commands, want 0", n)
+			}
+			if ok, err := tg.Exists(testkit.Context(t)); err != nil || ok {
+				t.Fatalf("state exists after the second destroy: %v %v", ok, err)
 			}
 		})
 	}

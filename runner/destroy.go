@@ -25,9 +25,11 @@ func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result
 		return nil, err
 	}
 	defer release()
-	if rec := w.lastApplied(); rec.HCLHash == "" && job.Exists != nil {
+	if job.Exists != nil {
 		// Nothing stored: nothing to destroy, and no terraform (which
-		// would create a pg workspace only to delete it).
+		// would create a pg workspace only to delete it). Asked even when
+		// this runner recorded an apply: another replica may have
+		// destroyed the state since (a shard handed over mid-delete).
 		if ok, err := job.Exists(ctx); err == nil && !ok {
 			return &Result{}, r.forgetWorkspace(w, job)
 		}
