@@ -309,7 +309,14 @@ func newEnv(t testing.TB, o options) *env {
 		cfg["webhook"] = wh
 	}
 	if o.replicas > 1 {
+		// Tests use a short lease, for quick failovers; benchmarks the
+		// chart's.
 		cfg["sharding"] = map[string]any{"enabled": true, "shards": 12, "leaseDuration": "4s"}
+		if o.shipped {
+			ship, err := shippedThroughput()
+			testkit.Must(t, err)
+			cfg["sharding"] = ship.sharding
+		}
 	}
 	cfgPath := e.writeConfig(cfg, "")
 

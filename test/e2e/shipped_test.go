@@ -25,6 +25,8 @@ type throughput struct {
 	args []string
 	// concurrency is terraform.concurrency.
 	concurrency int
+	// sharding is the cloud config's sharding block (shards, lease).
+	sharding map[string]any
 }
 
 var throughputFlags = []string{"--concurrent-service-syncs=", "--kube-api-qps=", "--kube-api-burst="}
@@ -59,15 +61,16 @@ var shippedThroughput = sync.OnceValues(func() (throughput, error) {
 				Terraform struct {
 					Concurrency int `json:"concurrency"`
 				} `json:"terraform"`
+				Sharding map[string]any `json:"sharding"`
 			}
 			if err := yaml.Unmarshal([]byte(data), &cfg); err != nil {
 				return throughput{}, fmt.Errorf("chart cloud config: %w", err)
 			}
-			out.concurrency = cfg.Terraform.Concurrency
+			out.concurrency, out.sharding = cfg.Terraform.Concurrency, cfg.Sharding
 		}
 	}
-	if len(out.args) != len(throughputFlags) || out.concurrency == 0 {
-		return throughput{}, fmt.Errorf("chart defaults: found %q and terraform.concurrency %d; want %q and a concurrency", out.args, out.concurrency, throughputFlags)
+	if len(out.args) != len(throughputFlags) || out.concurrency == 0 || out.sharding["leaseDuration"] == nil {
+		return throughput{}, fmt.Errorf("chart defaults: found %q, terraform.concurrency %d and sharding %v; want %q, a concurrency and a sharding lease", out.args, out.concurrency, out.sharding, throughputFlags)
 	}
 	return out, nil
 })
