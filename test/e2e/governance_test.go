@@ -457,7 +457,7 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 	testkit.Must(t, err)
 	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
 	e.namespace(t, ns)
-	u := e.tenant(t, ns, name) // edits Services in ns...
+	u := e.tenant(t, ns, name)  // edits Services in ns...
 	e.bindReviewer(t, ns, name) // ...and reviews
 	e.waitAllowed(t, u, "create", reviewapi.Group, "planapprovals", namespace)
 	probe := lbService("author-probe", 80)

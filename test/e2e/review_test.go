@@ -241,7 +241,9 @@ func (e *env) scrape(t testing.TB) (string, error) { return e.adminGet(t, "/metr
 var adminClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 
 // adminGet reads a path of the CCM's secure port as the cluster admin.
-func (e *env) adminGet(t testing.TB, path string) (string, error) { return e.adminGetAt(t, e.securePort, path) }
+func (e *env) adminGet(t testing.TB, path string) (string, error) {
+	return e.adminGetAt(t, e.securePort, path)
+}
 
 // adminGetAt is adminGet of the secure port port (a replica's).
 func (e *env) adminGetAt(t testing.TB, port, path string) (string, error) {
