@@ -297,7 +297,7 @@ func TestShardHandOverKeepsThePlan(t *testing.T) {
 	})
 	_, err = reviewapi.CreateStateUnlock(testkit.Context(t), bob.dyn, namespace, reviewapi.StateUnlockSpec{Object: serviceRef(locked), LockID: lockID, Requester: bob.name})
 	testkit.Must(t, err)
-	locked = e.waitIngress("locked", 90*time.Second)
+	e.waitIngress("locked", 90*time.Second)
 	testkit.Eventually(t, 30*time.Second, "the force-unlock audit line", func() error {
 		for _, a := range e.auditEntries(t) {
 			if a.Action == "force-unlock" && a.Details["lockID"] == lockID {
