@@ -64,8 +64,8 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The e2e relies on the apiserver allocating nodePorts and a ClusterIP.
-		if np := got.Spec.Ports[0].NodePort; np < 30000 || np > 32767 {
-			t.Errorf("nodePort = %d, want one allocated in 30000-32767", np)
+		if np := got.Spec.Ports[0].NodePort; np < 30000 || np > 39999 {
+			t.Errorf("nodePort = %d, want one allocated in 30000-39999 (--service-node-port-range)", np)
 		}
 		if got.Spec.ClusterIP == "" || got.Spec.ClusterIP == corev1.ClusterIPNone {
 			t.Errorf("clusterIP = %q, want one allocated", got.Spec.ClusterIP)
