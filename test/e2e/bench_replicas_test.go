@@ -15,12 +15,7 @@ import (
 // benchReplicaServices is how many Services BenchmarkReplicas creates per
 // run: $EXAMPLE_BENCH_REPLICA_SERVICES, default 1,000 (the four runs take
 // about 25 minutes on 2 cores).
-func benchReplicaServices() int {
-	if n, err := strconv.Atoi(os.Getenv("EXAMPLE_BENCH_REPLICA_SERVICES")); err == nil && n > 0 {
-		return n
-	}
-	return 1000
-}
+func benchReplicaServices() int { return countFromEnv("EXAMPLE_BENCH_REPLICA_SERVICES", 1000) }
 
 // BenchmarkReplicas: one controller against three sharded replicas
 // (docs/adr/0017), with the shipped per-replica settings, creating the

@@ -75,11 +75,14 @@ func BenchmarkServiceToIngress(b *testing.B) {
 
 // benchServices is how many Services BenchmarkManyServices creates:
 // $EXAMPLE_BENCH_SERVICES, default 100 (1,000 takes about 6 minutes).
-func benchServices() int {
-	if n, err := strconv.Atoi(os.Getenv("EXAMPLE_BENCH_SERVICES")); err == nil && n > 0 {
+func benchServices() int { return countFromEnv("EXAMPLE_BENCH_SERVICES", 100) }
+
+// countFromEnv is the positive number in environment variable name, or def.
+func countFromEnv(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 100
+	return def
 }
 
 // BenchmarkManyServices: n Services created at once until all have an
