@@ -31,7 +31,15 @@ const (
 	// trigger the service controller, so this is how soon an approval is
 	// acted on; a retry while nothing changed runs no terraform.
 	approvalRetry = 5 * time.Second
+	// renewalRetry: the Service's shard is held, its Lease renewal late
+	// (a slow API server); the next renewal, a renew period away at
+	// most, makes it this replica's to act on again.
+	renewalRetry = time.Second
 )
+
+// errRenewalLate: the Service's shard is this replica's, but its Lease was
+// not renewed recently enough to act on it now.
+var errRenewalLate = errors.New("its shard's Lease renewal is late; retried once renewed")
 
 // loadBalancers implements cloudprovider.LoadBalancer as an adapter over
 // the engine: every change is a rendered Terraform plan the engine decides
@@ -139,9 +147,23 @@ func (l *loadBalancers) policy(ann annotations.LoadBalancer) annotations.ApplyPo
 }
 
 // EnsureLoadBalancer converges the Service's load balancer; while it
-// provisions, or while its plan awaits approval, the controller retries.
-func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (_ *v1.LoadBalancerStatus, err error) {
-	if !l.shards.ownsService(svc) {
+// provisions, while its plan awaits approval, or while its shard's Lease
+// renewal is late, the controller retries.
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	st, err := l.ensure(ctx, svc, nodes)
+	if errors.Is(err, errRenewalLate) {
+		return nil, api.NewRetryError(err.Error(), renewalRetry)
+	}
+	return st, err
+}
+
+// ensure is EnsureLoadBalancer, errRenewalLate left for the caller to
+// turn into a retry.
+func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1.Node) (_ *v1.LoadBalancerStatus, err error) {
+	switch {
+	case l.shards.late(svc):
+		return nil, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), errRenewalLate)
+	case !l.shards.ownsService(svc):
 		l.notOwned(ctx, svc, nodes)
 		// The service controller then does nothing: no event, no status.
 		return nil, cloudprovider.ImplementedElsewhere
@@ -210,8 +232,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	return st, nil
 }
 
-// shardRetry is when the service controller asks again of a deletion
-// another replica holds.
+// shardRetry is the delay asked for a deletion another replica holds
+// (the service controller of k8s.io/cloud-provider v0.36 wraps deletion
+// errors with %v, so it retries with its own backoff instead).
 const shardRetry = time.Minute
 
 // notOwned is the part this replica takes in a Service of a shard it
@@ -256,8 +279,10 @@ func (l *loadBalancers) served(subj review.Subject, in *annotations.Service, sha
 }
 
 // UpdateLoadBalancer follows node changes; it is the same convergence.
-func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
-	_, err := l.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+// A late renewal is an error here, so the service controller tries the
+// node set again rather than taking it as applied.
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
+	_, err := l.ensure(ctx, svc, nodes)
 	var retry *api.RetryError
 	if errors.As(err, &retry) {
 		return nil // provisioning or awaiting approval is not a failure
@@ -270,6 +295,9 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 // (the default policy rules hold it for approval); the Service's finalizer
 // holds the Service meanwhile.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	if l.shards.late(svc) {
+		return fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), errRenewalLate)
+	}
 	if !l.shards.ownsService(svc) {
 		// Sharded, another replica's: it deletes the load balancer and
 		// drops the finalizer. Gone from the API server, it did.

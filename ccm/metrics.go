@@ -25,13 +25,13 @@ var (
 	lockWaits = metrics.NewCounter(ccmmetrics.CounterOpts("state_lock_waits_total",
 		"Terraform commands that found the state locked by someone else."))
 	shardOwned = metrics.NewGaugeVec(ccmmetrics.GaugeOpts("shard_owned",
-		"1 for each shard this replica owns now, 0 for the others (sharding: docs/adr/0017)."), []string{"shard"})
+		"1 for each shard this replica holds (its Lease names the replica), 0 for the others (sharding: docs/adr/0017)."), []string{"shard"})
 	shardMoves = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_moves_total",
 		"Shards this replica took (taken) or gave back (given)."), []string{"direction"})
 	shardChanges = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_changes_total",
 		"Load balancer changes this replica applied, by shard."), []string{"shard"})
 	shardQueueLength = metrics.NewGaugeVec(ccmmetrics.GaugeOpts("shard_queue_length",
-		"Services of each shard this replica owns that wait for the service controller: not converged at their current spec and annotations, or to be deleted (0 for the shards it does not own)."), []string{"shard"})
+		"Services of each shard this replica holds that wait for the service controller: not converged at their current spec and annotations, or to be deleted (0 for the shards it does not hold)."), []string{"shard"})
 )
 
 func registerMetrics() {

@@ -55,7 +55,7 @@ func StartShards(ctx context.Context, c cloudprovider.Interface, kubeconfig *res
 	if err != nil {
 		return err
 	}
-	cl.shards.held.Store(holder)
+	cl.shards.current.Store(holder)
 	cl.shards.forget, cl.shards.taken = cl.engine.Forget, cl.board.DropWarmRecords
 	cl.board.SetReplica(id)
 	cl.startReplica(clientbuilder.SimpleControllerClientBuilder{ClientConfig: kubeconfig}, ctx.Done())
@@ -75,7 +75,7 @@ func StartShards(ctx context.Context, c cloudprovider.Interface, kubeconfig *res
 	go cl.shards.pools.run(ctx)
 	factory.Start(ctx.Done())
 	go holder.Run(ctx)
-	go cl.shards.watchOwned(ctx)
+	go cl.shards.watchHeld(ctx)
 	go ctrl.Run(ctx, workers, controllersmetrics.NewControllerManagerMetrics("example-cloud-controller-manager"))
 	klog.InfoS("Sharded: this replica runs the service controller over the Services of its shards",
 		"replica", id, "shards", sc.Shards, "leaseDuration", sc.LeaseDuration.Duration, "namespace", cl.cfg.Review.Namespace)

@@ -10,8 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	servicehelper "k8s.io/cloud-provider/service/helpers"
-
-	"github.com/example/cloud-provider-example/shard"
 )
 
 // converged is, per Service, what its last converged EnsureLoadBalancer
@@ -51,14 +49,14 @@ func (s *shards) reconciled(svc *v1.Service) {
 	s.converged.at[svc.UID] = fingerprintOf(svc)
 }
 
-// queueLengths are, per shard owned, its Services waiting for the service
+// queueLengths are, per shard held, its Services waiting for the service
 // controller: a load balancer not converged at the Service's current
 // fingerprint, or one to delete (the Service goes, or stops being a load
 // balancer, with the cleanup finalizer on). What it remembers of Services
 // gone is dropped.
 func (s *shards) queueLengths(h holder) map[int]int {
 	out := map[int]int{}
-	for _, i := range h.Owned() {
+	for i := range h.Held() {
 		out[i] = 0
 	}
 	s.converged.mu.Lock()
@@ -70,8 +68,8 @@ func (s *shards) queueLengths(h holder) map[int]int {
 			continue
 		}
 		seen[svc.UID] = true
-		i := shard.Of(shardRef(svc).Key(), h.Shards())
-		if _, owned := out[i]; !owned {
+		i := shardOfService(svc, h.Shards())
+		if _, held := out[i]; !held {
 			continue
 		}
 		wants := svc.Spec.Type == v1.ServiceTypeLoadBalancer && svc.Spec.LoadBalancerClass == nil && svc.DeletionTimestamp == nil

@@ -29,10 +29,10 @@ import (
 // handlers, called again for the Services of a shard it takes. A nil
 // *shards (sharding off) owns everything.
 type shards struct {
-	// held is the Lease holder (a holder), set once by StartShards while
-	// the webhook may already be asking: read through holder().
-	held   atomic.Value
-	leader atomic.Bool
+	// current is the Lease holder (a holder), set once by StartShards
+	// while the webhook may already be asking: read through holder().
+	current atomic.Value
+	leader  atomic.Bool
 	// services is every Service (the informer's store, unfiltered): a
 	// Service's group decides its shard.
 	services cache.Indexer
@@ -52,29 +52,34 @@ type shards struct {
 
 	mu       sync.Mutex
 	handlers []cache.ResourceEventHandler
-	owned    []int
+	// held is the shards held at the last look, with the generation each
+	// was taken in.
+	held map[int]uint64
 }
 
 // holder is the Lease holder, nil until StartShards sets it.
 func (s *shards) holder() holder {
-	h, _ := s.held.Load().(holder)
+	h, _ := s.current.Load().(holder)
 	return h
 }
 
-// holder is what shards asks of the Lease holder (shard.Holder).
+// holder is what shards asks of the Lease holder (shard.Holder): whether
+// it owns a key now (to act on it) or holds it (to queue it), and the
+// shards held by generation.
 type holder interface {
 	OwnsKey(key string) bool
-	Owned() []int
+	HoldsKey(key string) bool
+	Held() map[int]uint64
 	Shards() int
 }
 
 // shardPrefix names the Leases of the controller's shards.
 const shardPrefix = shard.ControllerPrefix
 
-// ownedPoll is how often the owned shards are compared with the last
-// look: a shard taken, or held again after a missed renewal, has its
-// Services handed to the service controller again.
-const ownedPoll = time.Second
+// heldPoll is how often the shards held are compared with the last look:
+// a shard taken (again, in a new generation) has its Services handed to
+// the service controller again.
+const heldPoll = time.Second
 
 // shardRef is the object whose key decides svc's shard: its group (every
 // member of a group is one replica's) or itself.
@@ -89,7 +94,14 @@ func shardRef(svc *v1.Service) objectref.Ref {
 // owns tells whether this replica may plan and apply ref now (the
 // engine's Options.Owns). A Service's own workspace goes with the shard
 // the Service is in now: a group member's with its group's.
-func (s *shards) owns(ref objectref.Ref) bool {
+func (s *shards) owns(ref objectref.Ref) bool { return s.has(ref, holder.OwnsKey) }
+
+// holds tells whether ref is this replica's to remember: its shard is
+// held, owned or with a renewal late.
+func (s *shards) holds(ref objectref.Ref) bool { return s.has(ref, holder.HoldsKey) }
+
+// has is owns or holds, as in says of a shard's key.
+func (s *shards) has(ref objectref.Ref, in func(holder, string) bool) bool {
 	if s == nil {
 		return true
 	}
@@ -102,7 +114,7 @@ func (s *shards) owns(ref objectref.Ref) bool {
 		}
 	}
 	h := s.holder()
-	return h != nil && h.OwnsKey(ref.Key())
+	return h != nil && in(h, ref.Key())
 }
 
 // shardOf is ref's shard (a Service's: its group's, for a member).
@@ -115,6 +127,9 @@ func (s *shards) shardOf(ref objectref.Ref) int {
 	return shard.Of(ref.Key(), s.holder().Shards())
 }
 
+// shardOfService is svc's shard of n (its group's, for a member).
+func shardOfService(svc *v1.Service, n int) int { return shard.Of(shardRef(svc).Key(), n) }
+
 // ownsService is owns of svc's shard.
 func (s *shards) ownsService(svc *v1.Service) bool {
 	if s == nil {
@@ -122,6 +137,21 @@ func (s *shards) ownsService(svc *v1.Service) bool {
 	}
 	h := s.holder()
 	return h != nil && h.OwnsKey(shardRef(svc).Key())
+}
+
+// holdsService is holds of svc's shard.
+func (s *shards) holdsService(svc *v1.Service) bool {
+	if s == nil {
+		return true
+	}
+	h := s.holder()
+	return h != nil && h.HoldsKey(shardRef(svc).Key())
+}
+
+// late tells whether svc's shard is held but not owned now: its Lease
+// renewal is late.
+func (s *shards) late(svc *v1.Service) bool {
+	return s != nil && s.holdsService(svc) && !s.ownsService(svc)
 }
 
 func (s *shards) service(ns, name string) *v1.Service {
@@ -147,21 +177,21 @@ func (s *shards) applied(ref objectref.Ref) {
 	}
 }
 
-// ownsObject is ownsService of an informer's object (a Service, or the
+// holdsObject is holdsService of an informer's object (a Service, or the
 // tombstone of one).
-func (s *shards) ownsObject(obj any) bool {
+func (s *shards) holdsObject(obj any) bool {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	svc, ok := obj.(*v1.Service)
-	return ok && s.ownsService(svc)
+	return ok && s.holdsService(svc)
 }
 
-// watchOwned hands the service controller, every ownedPoll until ctx
-// ends, the Services of each shard this replica has come to own, and
-// counts the shards' queues.
-func (s *shards) watchOwned(ctx context.Context) {
-	t := time.NewTicker(ownedPoll)
+// watchHeld hands the service controller, every heldPoll until ctx ends,
+// the Services of each shard this replica has taken since the last look,
+// and counts the shards' queues.
+func (s *shards) watchHeld(ctx context.Context) {
+	t := time.NewTicker(heldPoll)
 	defer t.Stop()
 	for {
 		s.replayGained()
@@ -174,30 +204,38 @@ func (s *shards) watchOwned(ctx context.Context) {
 	}
 }
 
+// replayGained compares the shards held with the last look: the engine
+// forgets the objects of the shards lost and of those taken (a shard lost
+// and taken again between two looks comes in a new generation), and the
+// service controller hears again of the Services of those taken.
 func (s *shards) replayGained() {
 	h := s.holder()
-	now := h.Owned()
+	now := h.Held()
 	s.mu.Lock()
 	var gained []int
-	for _, i := range now {
-		if !slices.Contains(s.owned, i) {
+	for i, g := range now {
+		if last, ok := s.held[i]; !ok || last != g {
 			gained = append(gained, i)
 		}
 	}
-	lost := slices.ContainsFunc(s.owned, func(i int) bool { return !slices.Contains(now, i) })
-	s.owned = now
+	slices.Sort(gained)
+	lost := false
+	for i := range s.held {
+		lost = lost || now[i] == 0
+	}
+	s.held = now
 	handlers := slices.Clone(s.handlers)
 	s.mu.Unlock()
 	if len(gained) > 0 && s.taken != nil {
 		s.taken()
 	}
 	if s.forget != nil && (lost || len(gained) > 0) {
-		n := s.forget(func(ref objectref.Ref) bool { return !s.owns(ref) || slices.Contains(gained, s.shardOf(ref)) })
+		n := s.forget(func(ref objectref.Ref) bool { return !s.holds(ref) || slices.Contains(gained, s.shardOf(ref)) })
 		klog.V(2).InfoS("Shards moved: the engine forgets their objects", "taken", gained, "objects", n)
 	}
 	for i := range h.Shards() {
 		v := 0.0
-		if slices.Contains(now, i) {
+		if now[i] != 0 {
 			v = 1
 		}
 		shardOwned.WithLabelValues(strconv.Itoa(i)).Set(v)
@@ -208,7 +246,7 @@ func (s *shards) replayGained() {
 	n := 0
 	for _, obj := range s.services.List() {
 		svc, ok := obj.(*v1.Service)
-		if !ok || !slices.Contains(gained, shard.Of(shardRef(svc).Key(), h.Shards())) {
+		if !ok || !slices.Contains(gained, shardOfService(svc, h.Shards())) {
 			continue
 		}
 		n++
@@ -222,7 +260,7 @@ func (s *shards) replayGained() {
 // shardedServices is the Service informer a replica's service controller
 // is given: the handlers it adds hear only of the Services of this
 // replica's shards (of a Service moving between shards, on both sides),
-// and, through watchOwned, of a shard's Services again when it is taken.
+// and, through watchHeld, of a shard's Services again when it is taken.
 // The store and the lister are the informer's, unfiltered.
 type shardedServices struct {
 	coreinformers.ServiceInformer
@@ -251,34 +289,35 @@ func (i shardedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler
 }
 
 // filter keeps h, to call again for a shard taken, and returns it
-// filtered to the owned Services.
+// filtered to the Services of the shards held (a late renewal drops no
+// event: EnsureLoadBalancer retries until the shard is owned again).
 func (s *shards) filter(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	s.mu.Lock()
 	s.handlers = append(s.handlers, h)
 	s.mu.Unlock()
-	return ownedOnly{h: h, shards: s}
+	return heldOnly{h: h, shards: s}
 }
 
-// ownedOnly passes on the events of the Services this replica owns.
-type ownedOnly struct {
+// heldOnly passes on the events of the Services of the shards held.
+type heldOnly struct {
 	h      cache.ResourceEventHandler
 	shards *shards
 }
 
-func (o ownedOnly) OnAdd(obj any, initial bool) {
-	if o.shards.ownsObject(obj) {
+func (o heldOnly) OnAdd(obj any, initial bool) {
+	if o.shards.holdsObject(obj) {
 		o.h.OnAdd(obj, initial)
 	}
 }
 
-func (o ownedOnly) OnUpdate(old, cur any) {
-	if o.shards.ownsObject(old) || o.shards.ownsObject(cur) {
+func (o heldOnly) OnUpdate(old, cur any) {
+	if o.shards.holdsObject(old) || o.shards.holdsObject(cur) {
 		o.h.OnUpdate(old, cur)
 	}
 }
 
-func (o ownedOnly) OnDelete(obj any) {
-	if o.shards.ownsObject(obj) {
+func (o heldOnly) OnDelete(obj any) {
+	if o.shards.holdsObject(obj) {
 		o.h.OnDelete(obj)
 	}
 }

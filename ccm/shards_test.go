@@ -1,6 +1,9 @@
 package ccm
 
 import (
+	"context"
+	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/cloud-provider/api"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
@@ -16,15 +20,44 @@ import (
 )
 
 // heldShards holds a fixed set of shards (a stand-in for shard.Holder,
-// whose Leases shard's own tests run on a real API server).
+// whose Leases shard's own tests run on a real API server): late ones are
+// held with their renewal late (not owned); each shard newly in held
+// gets a new generation.
 type heldShards struct {
-	n    int
-	held []int
+	n          int
+	held, late []int
+
+	taken      map[int]uint64
+	generation uint64
 }
 
-func (h *heldShards) OwnsKey(key string) bool { return slices.Contains(h.held, shard.Of(key, h.n)) }
-func (h *heldShards) Owned() []int            { return slices.Clone(h.held) }
-func (h *heldShards) Shards() int             { return h.n }
+func (h *heldShards) OwnsKey(key string) bool {
+	i := shard.Of(key, h.n)
+	return slices.Contains(h.held, i) && !slices.Contains(h.late, i)
+}
+func (h *heldShards) HoldsKey(key string) bool { return slices.Contains(h.held, shard.Of(key, h.n)) }
+func (h *heldShards) Shards() int              { return h.n }
+
+func (h *heldShards) Held() map[int]uint64 {
+	next := map[int]uint64{}
+	for _, i := range h.held {
+		g, ok := h.taken[i]
+		if !ok {
+			h.generation++
+			g = h.generation
+		}
+		next[i] = g
+	}
+	h.taken = next
+	return maps.Clone(next)
+}
+
+// drop gives shard i back, so taking it again is a new generation
+// (Holder.Held after a loss between two looks).
+func (h *heldShards) drop(i int) {
+	h.held = slices.DeleteFunc(h.held, func(j int) bool { return j == i })
+	delete(h.taken, i)
+}
 
 // recorded records the events a handler hears, by Service name.
 type recorded struct{ adds, updates, deletes []string }
@@ -70,7 +103,7 @@ func TestShardsFilterAndReplay(t *testing.T) {
 		}
 	}
 	s := &shards{services: store}
-	s.held.Store(h)
+	s.current.Store(h)
 	rec := &recorded{}
 	f := s.filter(rec)
 
@@ -109,12 +142,48 @@ func TestShardsFilterAndReplay(t *testing.T) {
 		}
 		return len(forgot)
 	}
-	h.held = []int{sa}
+	h.drop(sb)
 	s.replayGained()
 	h.held = []int{sa, sb}
 	s.replayGained()
 	if !slices.Equal(forgot, []string{"b", "b"}) {
 		t.Fatalf("shard %d lost and taken again: the engine forgot %v, want b twice", sb, forgot)
+	}
+	// Lost and taken again between two looks: a new generation, so its
+	// Services are heard again and the engine forgets them.
+	forgot, rec.adds = nil, nil
+	h.drop(sb)
+	h.held = append(h.held, sb)
+	s.replayGained()
+	if !slices.Equal(forgot, []string{"b"}) || !slices.Equal(rec.adds, []string{"b"}) {
+		t.Fatalf("shard %d lost and taken back between two looks: forgot %v, heard %v; want b once each", sb, forgot, rec.adds)
+	}
+
+	// A's shard with its renewal late: still held, so a's events are
+	// heard and the engine keeps its objects, but not owned, so nothing
+	// is planned for it until the renewal.
+	h.late = []int{sa}
+	forgot, rec.updates = nil, nil
+	f.OnUpdate(a, a)
+	s.replayGained()
+	if !slices.Equal(rec.updates, []string{"a"}) || len(forgot) > 0 {
+		t.Fatalf("renewal late: heard %v, forgot %v; want a's update heard and nothing forgotten", rec.updates, forgot)
+	}
+	if s.owns(objectref.Service(a)) || !s.holds(objectref.Service(a)) || !s.late(a) || s.late(b) {
+		t.Fatal("renewal late: want a held, not owned, late; b neither")
+	}
+	// The service controller retries a's load balancer soon, and takes
+	// neither a node set nor a deletion as done meanwhile.
+	l := &loadBalancers{shards: s}
+	var retry *api.RetryError
+	if _, err := l.EnsureLoadBalancer(context.Background(), "", a, nil); !errors.As(err, &retry) || retry.RetryAfter() != renewalRetry {
+		t.Fatalf("EnsureLoadBalancer with the renewal late: %v; want a retry in %s", err, renewalRetry)
+	}
+	if err := l.UpdateLoadBalancer(context.Background(), "", a, nil); !errors.Is(err, errRenewalLate) {
+		t.Fatalf("UpdateLoadBalancer with the renewal late: %v; want %v", err, errRenewalLate)
+	}
+	if err := l.EnsureLoadBalancerDeleted(context.Background(), "", a); !errors.Is(err, errRenewalLate) {
+		t.Fatalf("EnsureLoadBalancerDeleted with the renewal late: %v; want %v", err, errRenewalLate)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,6 +60,10 @@ type Holder struct {
 	// renewed is, per shard held, when (on this clock) the write that
 	// last renewed it was sent.
 	renewed map[int]time.Time
+	// taken is, per shard held, the generation it was taken in: a shard
+	// lost and taken again, however briefly, comes back with a new one.
+	taken      map[int]uint64
+	generation uint64
 	// observed is, per Lease name, its last resource version and when it
 	// was first seen.
 	observed map[string]observation
@@ -88,7 +93,7 @@ func New(cfg Config) (*Holder, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Holder{cfg: cfg, margin: cfg.LeaseDuration / 10, renewed: map[int]time.Time{}, observed: map[string]observation{},
+	return &Holder{cfg: cfg, margin: cfg.LeaseDuration / 10, renewed: map[int]time.Time{}, taken: map[int]uint64{}, observed: map[string]observation{},
 		leases: leases{client: cfg.Client, namespace: cfg.Namespace, prefix: cfg.Prefix, identity: cfg.Identity, duration: cfg.LeaseDuration, shards: cfg.Shards}}, nil
 }
 
@@ -106,6 +111,27 @@ func (h *Holder) Owns(i int) bool {
 
 // OwnsKey is Owns of key's shard.
 func (h *Holder) OwnsKey(key string) bool { return h.Owns(Of(key, h.cfg.Shards)) }
+
+// Holds tells whether this replica holds shard i: it took it and has not
+// given it back or seen it taken. A shard held is not owned for a moment
+// when a renewal is late (a slow API server): its objects are still this
+// replica's to queue, not to act on until it owns it again.
+func (h *Holder) Holds(i int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.renewed[i]
+	return ok
+}
+
+// HoldsKey is Holds of key's shard.
+func (h *Holder) HoldsKey(key string) bool { return h.Holds(Of(key, h.cfg.Shards)) }
+
+// Held are the shards held, each with the generation it was taken in.
+func (h *Holder) Held() map[int]uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.taken)
+}
 
 // LeaseName is the name of shard i's Lease.
 func (h *Holder) LeaseName(i int) string { return leaseName(h.cfg.Prefix, i) }
@@ -185,6 +211,7 @@ func (h *Holder) step(ctx context.Context) error {
 	for i := range h.renewed {
 		if !slices.Contains(a.renew, i) && !slices.Contains(a.take, i) {
 			delete(h.renewed, i)
+			delete(h.taken, i)
 		}
 	}
 	h.mu.Unlock()
@@ -206,6 +233,10 @@ func (h *Holder) hold(ctx context.Context, i int, cur *coordinationv1.Lease, err
 		return false
 	}
 	h.mu.Lock()
+	if _, ok := h.renewed[i]; !ok {
+		h.generation++
+		h.taken[i] = h.generation
+	}
 	h.renewed[i] = sent
 	h.mu.Unlock()
 	return true
@@ -214,6 +245,7 @@ func (h *Holder) hold(ctx context.Context, i int, cur *coordinationv1.Lease, err
 func (h *Holder) drop(i int) {
 	h.mu.Lock()
 	delete(h.renewed, i)
+	delete(h.taken, i)
 	h.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 )
@@ -232,4 +236,74 @@ func TestShardsOverReplicas(t *testing.T) {
 	if doubles.Load() > 0 {
 		t.Fatalf("%d samples saw a shard owned twice", doubles.Load())
 	}
+}
+
+// A renewal late past the owning margin (a slow API server): the shard is
+// still held, with the generation it was taken in, but not owned until the
+// next renewal. Taken by another replica, it is no longer held; taken back
+// later, it comes with a new generation (the controller replays its
+// objects then, however short the gap).
+func TestHeldThroughALateRenewal(t *testing.T) {
+	cluster := testcluster.Start(t)
+	client, err := kubernetes.NewForConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	h, err := New(Config{Client: client, Namespace: "default", Prefix: "late", Identity: "replica-a", Shards: 2,
+		LeaseDuration: 4 * time.Second, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	step := func(what string) {
+		t.Helper()
+		if err := h.step(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	step("first round")
+	first := h.Held()
+	if len(first) != 2 || first[0] == first[1] || !h.Owns(0) || !h.HoldsKey(keyOf(t, 0, 2)) {
+		t.Fatalf("after the first round: held %v, owns shard 0 %v; want both held, in different generations, and owned", first, h.Owns(0))
+	}
+
+	clk.SetTime(clk.Now().Add(4 * time.Second))
+	if h.Owns(0) || !h.Holds(0) || !maps.Equal(h.Held(), first) {
+		t.Fatalf("renewal late: owns %v, holds %v, held %v; want held as before, not owned", h.Owns(0), h.Holds(0), h.Held())
+	}
+	step("renewal")
+	if !h.Owns(0) || !maps.Equal(h.Held(), first) {
+		t.Fatalf("renewed: owns %v, held %v; want owned again, in the same generations %v", h.Owns(0), h.Held(), first)
+	}
+
+	// Another replica writes itself into shard 0's Lease.
+	lease, err := client.CoordinationV1().Leases("default").Get(ctx, h.LeaseName(0), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Spec.HolderIdentity = ptr.To("replica-b")
+	if _, err := client.CoordinationV1().Leases("default").Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step("shard 0 taken by another")
+	if h.Holds(0) || h.Owns(0) || h.Held()[1] != first[1] {
+		t.Fatalf("shard 0 taken: holds %v, held %v; want shard 1 alone, as before", h.Holds(0), h.Held())
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Second)) // replica-b never renews
+	step("shard 0 free again")
+	if again := h.Held(); again[0] == 0 || again[0] == first[0] || again[1] != first[1] {
+		t.Fatalf("shard 0 taken back: held %v; want a new generation for shard 0 (was %v)", again, first)
+	}
+}
+
+// keyOf is a key in shard i of n.
+func keyOf(t *testing.T, i, n int) string {
+	for k := range 1000 {
+		if key := fmt.Sprintf("Service/ns/svc-%d", k); Of(key, n) == i {
+			return key
+		}
+	}
+	t.Fatalf("no key in shard %d of %d", i, n)
+	return ""
 }

@@ -57,6 +57,15 @@ func (e *env) installWebhooks(t testing.TB, timeout int32) {
 	objs, err := deploy.WebhooksAt("https://127.0.0.1:"+e.webhookPort, timeout)
 	testkit.Must(t, err)
 	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
+	e.waitWebhooks(t)
+}
+
+// waitWebhooks waits until the controller serving the webhooks has
+// injected its CA and stamps the author on a dry-run create (also after
+// that replica restarted: the mutating webhook fails open, so a write
+// before then would reach the admission policy unstamped).
+func (e *env) waitWebhooks(t testing.TB) {
+	t.Helper()
 	probe := lbService("webhook-probe", 80)
 	testkit.Eventually(t, 90*time.Second, "the webhooks answer", func() error {
 		out, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

@@ -262,6 +262,7 @@ func TestShardHandOverKeepsThePlan(t *testing.T) {
 		t.Fatalf("the author is not in the record: %+v", r)
 	}
 	e.startSharded(killed) // its webhook serves the Service writes below
+	e.waitWebhooks(t)
 
 	// A replica killed mid-apply: its lock is opened on the other.
 	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 30_000})
