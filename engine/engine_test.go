@@ -16,7 +16,7 @@ import (
 )
 
 // On both engines (terraform and tofu).
-func TestServiceLifecycle(t *testing.T) { onDistributions(t, testServiceLifecycle) }
+func TestServiceLifecycle(t *testing.T) { tftest.OnDistributions(t, testServiceLifecycle) }
 
 func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 	f := newFixtureOn(t, tc, 2, engine.Options{PlanText: true})

@@ -212,14 +212,6 @@ func instanceID(tb testing.TB, n *corev1.Node) string {
 	return id.InstanceID
 }
 
-// onDistributions runs test once per distribution (tftest.Distributions), as a subtest
-// named by the engine.
-func onDistributions(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
-	for _, tc := range tftest.Distributions(t) {
-		t.Run(tc.Distribution, func(t *testing.T) { test(t, tc) })
-	}
-}
-
 func awaiting(t *testing.T, err error) string {
 	t.Helper()
 	var wait *engine.AwaitingApprovalError

@@ -18,7 +18,9 @@ import (
 // plan awaiting approval in the plan store: the same id waits, and
 // approving it applies it without a new plan. On both engines: the saved
 // plan file is restored into a new workspace and applied there.
-func TestPendingPlanSurvivesRestart(t *testing.T) { onDistributions(t, testPendingPlanSurvivesRestart) }
+func TestPendingPlanSurvivesRestart(t *testing.T) {
+	tftest.OnDistributions(t, testPendingPlanSurvivesRestart)
+}
 
 func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
 	store := newMemStore()

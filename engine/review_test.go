@@ -15,7 +15,7 @@ import (
 )
 
 // On both engines (terraform and tofu).
-func TestManualPolicy(t *testing.T) { onDistributions(t, testManualPolicy) }
+func TestManualPolicy(t *testing.T) { tftest.OnDistributions(t, testManualPolicy) }
 
 func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	f := newFixtureOn(t, tc, 2, engine.Options{PlanText: true})

@@ -84,6 +84,14 @@ func Distributions(t testing.TB) []Toolchain {
 	return out
 }
 
+// OnDistributions runs test once per distribution (Distributions), as a
+// subtest named by the distribution.
+func OnDistributions(t *testing.T, test func(t *testing.T, tc Toolchain)) {
+	for _, tc := range Distributions(t) {
+		t.Run(tc.Distribution, func(t *testing.T) { test(t, tc) })
+	}
+}
+
 // OpenTofu returns the toolchain with OpenTofu's binary (EXAMPLE_TOFU, built
 // by hack/tofu.sh); the test fails naming it when it is unset (need.Missing).
 func OpenTofu(t testing.TB) Toolchain {

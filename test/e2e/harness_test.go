@@ -97,14 +97,6 @@ type options struct {
 	replicas int
 }
 
-// onDistributions runs test once per distribution (tftest.Distributions), as a subtest
-// named by the distribution; test passes the toolchain on in options.tc.
-func onDistributions(t *testing.T, test func(t *testing.T, tc tftest.Toolchain)) {
-	for _, tc := range tftest.Distributions(t) {
-		t.Run(tc.Distribution, func(t *testing.T) { test(t, tc) })
-	}
-}
-
 type env struct {
 	t       testing.TB
 	dir     string

@@ -101,7 +101,7 @@ func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
 }
 
 // On both distributions (terraform and tofu).
-func TestLoadBalancerService(t *testing.T) { onDistributions(t, testLoadBalancerService) }
+func TestLoadBalancerService(t *testing.T) { tftest.OnDistributions(t, testLoadBalancerService) }
 
 func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{tc: tc})

@@ -94,7 +94,7 @@ func (e *env) lbCount() int {
 // wrong id does nothing; the right id applies exactly that plan; a later
 // change needs a new approval; deletion waits for approval of its destroy.
 // On both distributions (terraform and tofu).
-func TestManualApproval(t *testing.T) { onDistributions(t, testManualApproval) }
+func TestManualApproval(t *testing.T) { tftest.OnDistributions(t, testManualApproval) }
 
 func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{policy: "manual", tc: tc})
