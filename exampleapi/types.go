@@ -256,8 +256,10 @@ type LoadBalancerSpec struct {
 	// instead of listing Targets (the two are mutually exclusive): the
 	// load balancer forwards to the pool's targets, whatever they are at
 	// the time, and Targets stays empty.
-	TargetPoolID string            `json:"target_pool_id,omitempty"`
-	Tags         map[string]string `json:"tags,omitempty"`
+	TargetPoolID string `json:"target_pool_id,omitempty"`
+	// Rules route the http(s) listeners' requests (rules.go).
+	Rules []Rule            `json:"rules,omitempty"`
+	Tags  map[string]string `json:"tags,omitempty"`
 }
 
 // LoadBalancer is a load balancer with its computed fields.
@@ -288,6 +290,7 @@ type UpdateLoadBalancerRequest struct {
 	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
 	Targets            []string          `json:"targets,omitempty"`
 	TargetPoolID       string            `json:"target_pool_id,omitempty"`
+	Rules              []Rule            `json:"rules,omitempty"`
 	Tags               map[string]string `json:"tags,omitempty"`
 }
 

@@ -78,6 +78,9 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 	if err := requireListenerCertificates(tx, spec.Listeners, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
+	if err := requireRuleBackends(tx, spec.Rules, spec.Region); err != nil {
+		return exampleapi.LoadBalancer{}, err
+	}
 	now := c.now()
 	spec.Tags = cloneTags(spec.Tags)
 	rec := lbRecord{
@@ -159,6 +162,9 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 			return err
 		}
 		if err := requireListenerCertificates(tx, u.Listeners, rec.Region); err != nil {
+			return err
+		}
+		if err := requireRuleBackends(tx, u.Rules, rec.Region); err != nil {
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)

@@ -167,10 +167,11 @@ func (s *Server) Handler() http.Handler {
 	// /v1/certificates: POST, GET, GET {id}, PUT {id} (load balancers,
 	// target pools), DELETE {id}; and a network's routes.
 	s.serveObjects(api)
-	// The traffic model: simulated connections and target health.
+	// The traffic model: simulated connections, target health and requests.
 	api("POST /v1/load-balancers/{id}/connections", s.handleOpenConnections)
 	api("GET /v1/load-balancers/{id}/connections", s.handleConnections)
 	api("GET /v1/load-balancers/{id}/target-health", s.handleTargetHealth)
+	api("POST /v1/load-balancers/{id}/http-requests", s.handleSimulateRequests)
 
 	return logRequests(s.log, "control", withJSONNotFound(mux))
 }

@@ -138,11 +138,23 @@ func (c *cloud) deleteTargetPool(id, ifMatch string) error {
 }
 
 // poolReferrers lists, in id order, the load balancers referencing pool
-// id.
+// id: as where they forward, or as a rule's backend.
 func poolReferrers(tx *bolt.Tx, id string) ([]string, error) {
 	return lbReferrers(tx, func(ref *struct {
 		TargetPoolID string `json:"target_pool_id"`
+		Rules        []struct {
+			Backends []struct {
+				TargetPoolID string `json:"target_pool_id"`
+			} `json:"backends"`
+		} `json:"rules"`
 	}) bool {
+		for _, r := range ref.Rules {
+			for _, b := range r.Backends {
+				if b.TargetPoolID == id {
+					return true
+				}
+			}
+		}
 		return ref.TargetPoolID == id
 	})
 }

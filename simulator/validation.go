@@ -237,6 +237,9 @@ func validateLoadBalancerMutable(u *exampleapi.UpdateLoadBalancerRequest) error 
 	if err := validateListeners(u.Listeners); err != nil {
 		return err
 	}
+	if err := validateRules(u.Listeners, u.Rules); err != nil {
+		return err
+	}
 	if u.HealthCheck != nil {
 		if err := validateHealthCheck(u.HealthCheck); err != nil {
 			return err
@@ -485,11 +488,11 @@ func validateFaults(f exampleapi.Faults) error {
 func mutableOf(s *exampleapi.LoadBalancerSpec) exampleapi.UpdateLoadBalancerRequest {
 	return exampleapi.UpdateLoadBalancerRequest{
 		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Tags: s.Tags,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
 	}
 }
 
 func setMutable(s *exampleapi.LoadBalancerSpec, u exampleapi.UpdateLoadBalancerRequest) {
 	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
-	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Tags
+	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Rules, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Rules, u.Tags
 }

@@ -31,6 +31,7 @@ type loadBalancerModel struct {
 	AllowedSourceCIDRs types.Set      `tfsdk:"allowed_source_cidrs"`
 	Targets            types.Set      `tfsdk:"targets"`
 	TargetPoolID       types.String   `tfsdk:"target_pool_id"`
+	Rules              types.Map      `tfsdk:"rules"`
 	Tags               types.Map      `tfsdk:"tags"`
 	OwnerTags          types.Set      `tfsdk:"owner_tags"`
 	Status             types.String   `tfsdk:"status"`
@@ -150,6 +151,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 	spec.AllowedSourceCIDRs = sortedStrings(ctx, m.AllowedSourceCIDRs, &diags)
 	spec.Targets = sortedStrings(ctx, m.Targets, &diags)
 	spec.TargetPoolID = m.TargetPoolID.ValueString()
+	spec.Rules = rulesToAPI(ctx, m.Rules, &diags)
 	spec.Tags = knownStringMap(ctx, m.Tags, &diags)
 	return spec, diags
 }
@@ -159,7 +161,7 @@ func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadB
 	s, diags := m.toSpec(ctx)
 	return exampleapi.UpdateLoadBalancerRequest{
 		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Tags: s.Tags,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
 	}, diags
 }
 
@@ -301,6 +303,7 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 	m.AllowedSourceCIDRs = stringSet(lb.AllowedSourceCIDRs, prior.AllowedSourceCIDRs, &diags)
 	m.Targets = stringSet(lb.Targets, prior.Targets, &diags)
 	m.Tags = stringMap(lb.Tags, prior.Tags, &diags)
+	m.Rules = rulesFromAPI(ctx, lb.Rules, prior.Rules, &diags)
 	return m, diags
 }
 

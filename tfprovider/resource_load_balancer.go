@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -144,7 +145,8 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID}))
+			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID,
+			Rules: upd.Rules}))
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")
@@ -200,7 +202,8 @@ func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerK
 		update: func(ctx context.Context, id string) (*exampleapi.LoadBalancer, error) {
 			return r.data.client.UpdateLoadBalancer(ctx, id, exampleapi.UpdateLoadBalancerRequest{
 				Type: spec.Type, Algorithm: spec.Algorithm, Listeners: spec.Listeners, HealthCheck: spec.HealthCheck,
-				AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Tags: spec.Tags,
+				AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Rules: spec.Rules,
+				Tags: spec.Tags,
 			}, 0)
 		},
 		resolve: lbFieldResolver(spec),
@@ -213,12 +216,12 @@ func lbNamed(lb *exampleapi.LoadBalancer) namedObject {
 
 // lbFieldResolver maps API field errors onto the load balancer's
 // attributes; set elements are named by the value that was sent, listeners
-// by the key of the listener that was sent.
+// and rules by the key of the one that was sent.
 func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 	roots := map[string]bool{"name": true, "region": true, "type": true, "internal": true, "ip_family": true,
 		"algorithm": true, "listeners": true, "health_check": true, "allowed_source_cidrs": true, "targets": true,
-		"target_pool_id": true, "tags": true}
-	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
+		"target_pool_id": true, "rules": true, "tags": true}
+	resolve := listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
 		var vals []string
 		switch name {
 		case "listeners":
@@ -227,6 +230,11 @@ func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 			}
 			l := spec.Listeners[i]
 			return path.Root(name).AtMapKey(listenerKey(l.Protocol, int64(l.Port))), true
+		case "rules":
+			if i >= len(spec.Rules) {
+				return path.Root(name), true
+			}
+			return path.Root(name).AtMapKey(spec.Rules[i].Name), true
 		case "allowed_source_cidrs":
 			vals = spec.AllowedSourceCIDRs
 		case "targets":
@@ -239,4 +247,15 @@ func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 		}
 		return path.Root(name).AtSetValue(types.StringValue(vals[i])), true
 	})
+	return func(field string) (path.Path, bool) {
+		// A rule's error lands on the rule: Terraform finds the source of
+		// a path into a nested attribute by its last name in the resource
+		// block, so rules["x"].backends[0].target_pool_id would point at
+		// the load balancer's own target_pool_id. The message names the
+		// field.
+		if rule, _, nested := strings.Cut(field, "."); nested && strings.HasPrefix(rule, "rules[") {
+			field = rule
+		}
+		return resolve(field)
+	}
 }

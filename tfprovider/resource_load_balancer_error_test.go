@@ -110,6 +110,7 @@ func nullLoadBalancer(id string) loadBalancerModel {
 		HealthCheck:        types.ObjectNull(healthCheckAttrTypes),
 		AllowedSourceCIDRs: types.SetNull(types.StringType),
 		Targets:            types.SetNull(types.StringType),
+		Rules:              types.MapNull(ruleType),
 		Tags:               types.MapNull(types.StringType),
 		OwnerTags:          types.SetNull(types.StringType),
 		Timeouts:           timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},

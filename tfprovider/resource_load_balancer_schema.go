@@ -53,7 +53,8 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		Version: 1,
 		Description: "A load balancer forwarding TCP, UDP, HTTP and HTTPS listener ports (TLS ending at the load balancer " +
 			"with `example_certificate`s) to target instances, listed in `targets` or " +
-			"held by a target pool (`target_pool_id`). Creation waits " +
+			"held by a target pool (`target_pool_id`); `http` and `https` listeners may route requests by L7 `rules` to " +
+			"target pools instead. Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
 			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
 			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it. " +
@@ -76,6 +77,7 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"algorithm": defaultedChoice(defaultAlgorithm, exampleapi.Algorithms,
 				"Balancing algorithm: one of "+quoted(exampleapi.Algorithms)+". Defaults to `"+defaultAlgorithm+"`."),
 			"listeners":            listenersAttribute(),
+			"rules":                rulesAttribute(),
 			"health_check":         healthCheckAttribute(),
 			"allowed_source_cidrs": cidrSetAttribute(),
 			"targets": schema.SetAttribute{

@@ -16,7 +16,8 @@ import (
 
 // ValidateConfig checks what single-attribute validators cannot: listener
 // keys that match their listeners, the number of listeners, what each
-// protocol allows (validateListenerProtocols), a consistent health check
+// protocol allows (validateListenerProtocols), rules on http(s) listeners
+// (validateRules), a consistent health check
 // and targets or a target pool, not both. Unknown values are
 // skipped; the API checks them again at apply time.
 func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -27,6 +28,7 @@ func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	validateListeners(ctx, m.Listeners, resp)
 	validateListenerProtocols(ctx, m.Listeners, resp)
+	validateRules(ctx, m.Rules, m.Listeners, resp)
 	validateHealthCheck(ctx, m.HealthCheck, resp)
 	validateTargetsOrPool(m.Targets, m.TargetPoolID, resp)
 	warnOwnerTagsNotSet(ctx, "load balancer", m.OwnerTags, m.Tags, resp)

@@ -16,6 +16,23 @@ locals {
     redirect_to_https_port = l.redirect_to_https_port
     sticky_sessions        = l.sticky_sessions
   } }
+
+  # Rules are keyed by name, so a plan shows a rule that moves (a new
+  # priority) as that rule's priority changing, not as every rule after it
+  # changing. None is null: a load balancer without rules plans exactly as
+  # before rules existed.
+  rules = length(var.rules) == 0 ? null : { for r in var.rules : r.name => {
+    listener_port   = r.listener_port
+    priority        = r.priority
+    hostnames       = r.hostnames
+    path_type       = r.path_type
+    path            = r.path
+    method          = r.method
+    headers         = r.headers
+    backends        = r.backends
+    redirect        = r.redirect
+    request_headers = r.request_headers
+  } }
 }
 
 resource "example_load_balancer" "this" {
@@ -26,6 +43,7 @@ resource "example_load_balancer" "this" {
   ip_family            = var.ip_family
   algorithm            = var.algorithm
   listeners            = local.listeners
+  rules                = local.rules
   health_check         = var.health_check
   allowed_source_cidrs = var.allowed_source_cidrs
   targets              = var.targets

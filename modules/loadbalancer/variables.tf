@@ -254,6 +254,98 @@ variable "target_pool_id" {
   }
 }
 
+variable "rules" {
+  description = "L7 rules of the http and https listeners (what a Gateway's HTTPRoutes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request by the matching rule of lowest priority (404 when none matches); one without rules forwards to the load balancer's targets. Each rule: listener_port (an http or https listener without redirect_to_https_port), priority (1-50000, unique per listener), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets, weight 0-1000000, default 1) or a redirect (scheme, hostname, port, status_code 301|302), with request_headers changes (set, add, remove). At most 200. Empty (the default): no rules."
+  type = list(object({
+    name          = string
+    listener_port = number
+    priority      = number
+    hostnames     = optional(list(string))
+    path_type     = optional(string)
+    path          = optional(string)
+    method        = optional(string)
+    headers       = optional(map(string))
+    backends = optional(list(object({
+      target_pool_id = string
+      port           = number
+      weight         = optional(number, 1)
+    })))
+    redirect = optional(object({
+      scheme      = optional(string)
+      hostname    = optional(string)
+      port        = optional(number)
+      status_code = number
+    }))
+    request_headers = optional(object({
+      set    = optional(map(string))
+      add    = optional(map(string))
+      remove = optional(list(string))
+    }))
+  }))
+  default  = []
+  nullable = false
+
+  validation {
+    condition     = length(var.rules) <= 200
+    error_message = "At most 200 rules are allowed (the Example cloud's limit); got ${length(var.rules)}."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : try(
+    r.priority == floor(r.priority) && r.priority >= 1 && r.priority <= 50000, false)])
+    error_message = "Every rule priority must be a whole number in 1-50000."
+  }
+
+  validation {
+    condition     = alltrue([for r in var.rules : can(regex("^[A-Za-z0-9._\\-/:@#*]{1,128}$", r.name))])
+    error_message = "Every rule name must be 1-128 letters, digits and ._-/:@#*."
+  }
+
+  validation {
+    condition     = try(length({ for r in var.rules : r.name => r... }) == length(var.rules), true)
+    error_message = "Rule names must be unique; repeated: ${join(", ", [for k, rs in { for r in var.rules : r.name => r... } : k if length(rs) > 1])}."
+  }
+
+  validation {
+    condition     = try(length({ for r in var.rules : "${r.listener_port}/${r.priority}" => r... }) == length(var.rules), true)
+    error_message = "Rule priorities must be unique per listener; repeated: ${join(", ", [for k, rs in { for r in var.rules : "${r.listener_port}/${r.priority}" => r... } : k if length(rs) > 1])}."
+  }
+
+  # Refers to listeners: Terraform 1.9.
+  validation {
+    condition = alltrue([for r in var.rules : contains(
+      [for l in var.listeners : l.port if contains(["http", "https"], l.protocol) && l.redirect_to_https_port == null],
+    r.listener_port)])
+    error_message = "Every rule's listener_port must be the port of an http or https listener without redirect_to_https_port."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : r.path == null ? r.path_type == null : try(
+    contains(["exact", "prefix"], r.path_type) && startswith(r.path, "/"), false)])
+    error_message = "A rule's path needs a path_type (exact or prefix) and must start with /; a path_type needs a path."
+  }
+
+  validation {
+    condition     = alltrue([for r in var.rules : r.method == null || contains(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"], coalesce(r.method, "-"))])
+    error_message = "A rule's method must be one of GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : r.redirect == null ? true : (
+      length(coalesce(r.backends, [])) == 0 && contains([301, 302], r.redirect.status_code)
+    )])
+    error_message = "A rule's redirect excludes backends, and its status_code must be 301 or 302."
+  }
+
+  validation {
+    condition = alltrue(flatten([for r in var.rules : [for b in coalesce(r.backends, []) : try(
+      startswith(b.target_pool_id, "tp-") && b.port == floor(b.port) && b.port >= 1 && b.port <= 65535 &&
+      b.weight == floor(b.weight) && b.weight >= 0 && b.weight <= 1000000,
+    false)]]))
+    error_message = "Every rule backend needs a target_pool_id (tp-...), a whole port in 1-65535 and a whole weight in 0-1000000."
+  }
+}
+
 variable "tags" {
   description = "Tags of the load balancer (at most 50; keys 1-128 characters without '=', values at most 256 characters)."
   type        = map(string)

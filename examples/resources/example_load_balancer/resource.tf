@@ -36,3 +36,35 @@ resource "example_load_balancer" "web" {
 output "web_address" {
   value = example_load_balancer.web.ipv4
 }
+
+# L7 rules on an http listener (what a Gateway's HTTPRoutes render to):
+# the lowest priority whose conditions hold serves a request, keyed by
+# name so a rule that moves plans as its priority changing.
+resource "example_target_pool" "workers" {
+  name    = "workers"
+  targets = data.example_instances.workers.ids
+}
+
+resource "example_load_balancer" "gateway" {
+  name           = "gateway"
+  listeners      = { "http/80" = { protocol = "http", port = 80, target_port = 30080 } }
+  target_pool_id = example_target_pool.workers.id
+
+  rules = {
+    "api" = {
+      listener_port = 80, priority = 10, hostnames = ["a.example"], path_type = "prefix", path = "/api"
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30001 }]
+    }
+    "web" = {
+      listener_port = 80, priority = 20, hostnames = ["a.example"], path_type = "prefix", path = "/web"
+      backends = [
+        { target_pool_id = example_target_pool.workers.id, port = 30002, weight = 80 },
+        { target_pool_id = example_target_pool.workers.id, port = 30003, weight = 20 },
+      ]
+    }
+    "moved" = {
+      listener_port = 80, priority = 30, hostnames = ["old.example"]
+      redirect      = { scheme = "https", hostname = "new.example", status_code = 301 }
+    }
+  }
+}

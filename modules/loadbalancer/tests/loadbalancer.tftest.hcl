@@ -215,3 +215,72 @@ run "unknown_certificate_key" {
 
   expect_failures = [var.listeners]
 }
+
+run "no_rules_is_null" {
+  command = plan
+
+  assert {
+    condition     = example_load_balancer.this.rules == null
+    error_message = "Without rules the provider's rules must be null, so a load balancer without rules plans as before rules existed."
+  }
+}
+
+run "rules_by_name" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "api", listener_port = 80, priority = 10, hostnames = ["a.example"], path_type = "prefix", path = "/api",
+      backends = [{ target_pool_id = "tp-a", port = 30001 }] },
+      { name = "moved", listener_port = 80, priority = 20, redirect = { scheme = "https", status_code = 301 } },
+    ]
+  }
+
+  assert {
+    condition = (
+      join(",", keys(example_load_balancer.this.rules)) == "api,moved" &&
+      example_load_balancer.this.rules["api"].priority == 10 &&
+      example_load_balancer.this.rules["api"].backends[0].weight == 1 &&
+      example_load_balancer.this.rules["moved"].redirect.status_code == 301 &&
+      example_load_balancer.this.rules["moved"].backends == null
+    )
+    error_message = "Rules must be keyed by name, a backend's weight defaulting to 1, unset attributes null."
+  }
+}
+
+run "rule_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "rule_names_unique" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "r", listener_port = 80, priority = 1 },
+      { name = "r", listener_port = 80, priority = 2 },
+    ]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "rule_redirect_and_backends" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 301 },
+    backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
+  }
+
+  expect_failures = [var.rules]
+}

@@ -1,0 +1,172 @@
+package exampleapi
+
+import (
+	"context"
+	"net/http"
+)
+
+// Rules route the requests of a load balancer's http and https listeners
+// (L7): a listener with rules serves a request by the rule of the lowest
+// priority whose conditions all hold, and answers 404 when none does; a
+// listener without rules forwards every request to the load balancer's
+// targets, as before rules existed. This is what a Gateway API Gateway's
+// HTTPRoutes render to: one rule per route rule and match, ordered by the
+// controller.
+
+// Limits of a load balancer's rules.
+const (
+	// MaxRules is the most rules of one load balancer, all listeners.
+	MaxRules = 200
+	// MaxRulePriority is the highest priority (1 is the first looked at).
+	MaxRulePriority = 50000
+	// MaxRuleHostnames, MaxRuleHeaders and MaxRuleBackends bound a rule's
+	// lists; MaxHeaderChanges bounds each list of a header modifier.
+	MaxRuleHostnames = 16
+	MaxRuleHeaders   = 16
+	MaxRuleBackends  = 16
+	MaxHeaderChanges = 16
+	// MaxBackendWeight is the highest backend weight (Gateway API's).
+	MaxBackendWeight = 1000000
+	// MaxSimulatedRequests is the most requests one SimulateRequests call
+	// sends.
+	MaxSimulatedRequests = 1000
+)
+
+// Path match types (Rule.PathType).
+const (
+	PathExact  = "exact"
+	PathPrefix = "prefix"
+)
+
+// PathTypes are the accepted Rule.PathType values.
+var PathTypes = []string{PathExact, PathPrefix}
+
+// RuleMethods are the accepted Rule.Method values.
+var RuleMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace,
+}
+
+// RedirectCodes are the accepted Redirect.StatusCode values.
+var RedirectCodes = []int{http.StatusMovedPermanently, http.StatusFound}
+
+// Rule is one routing rule of an http or https listener. Its conditions
+// (host names, path, method, headers) must all hold; an empty one holds
+// for every request. Its action is a redirect, or forwarding to its
+// weighted backends; a rule with neither (or whose backends all weigh 0)
+// answers 500.
+type Rule struct {
+	// Name identifies the rule, unique per load balancer (1-128
+	// characters: letters, digits and ._-/:@#*), so a change of its
+	// priority is that rule moving, not every rule after it changing.
+	Name string `json:"name"`
+	// ListenerPort is the port of the http or https listener it routes.
+	ListenerPort int `json:"listener_port"`
+	// Priority orders the listener's rules, 1 to MaxRulePriority, unique
+	// per listener: the lowest that matches serves the request.
+	Priority int `json:"priority"`
+	// Hostnames match the request's Host (without its port, case
+	// insensitive): a name matches itself, "*.example.com" matches every
+	// name with one or more labels before ".example.com". Empty: any.
+	Hostnames []string `json:"hostnames,omitempty"`
+	// PathType (exact or prefix) and Path match the request's path. A
+	// prefix matches whole path elements: "/api" matches "/api" and
+	// "/api/v1", not "/apis". Empty: any path.
+	PathType string `json:"path_type,omitempty"`
+	Path     string `json:"path,omitempty"`
+	// Method matches the request's method exactly. Empty: any.
+	Method string `json:"method,omitempty"`
+	// Headers must all be present with exactly these values (names are
+	// case insensitive).
+	Headers []HeaderMatch `json:"headers,omitempty"`
+	// Backends share the matched requests by weight.
+	Backends []RuleBackend `json:"backends,omitempty"`
+	// Redirect answers the request with a redirect instead (exclusive
+	// with Backends).
+	Redirect *Redirect `json:"redirect,omitempty"`
+	// RequestHeaders change the request's headers before it is
+	// forwarded.
+	RequestHeaders *HeaderModifier `json:"request_headers,omitempty"`
+}
+
+// HeaderMatch is a header a request must carry with this exact value.
+type HeaderMatch struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// RuleBackend is where a rule forwards: a target pool of the load
+// balancer's region, on Port of its targets (a Service's node port).
+type RuleBackend struct {
+	TargetPoolID string `json:"target_pool_id"`
+	Port         int    `json:"port"`
+	// Weight is its share, 0 to MaxBackendWeight: a backend of weight 0
+	// gets nothing.
+	Weight int `json:"weight"`
+}
+
+// Redirect answers a request with StatusCode (301 or 302) and a Location
+// of the request's URL with the fields set here replaced.
+type Redirect struct {
+	// Scheme is http or https; empty keeps the request's.
+	Scheme string `json:"scheme,omitempty"`
+	// Hostname replaces the request's host name; empty keeps it.
+	Hostname string `json:"hostname,omitempty"`
+	// Port replaces the port; 0 is the scheme's well-known port when
+	// Scheme is set, else the listener's. A scheme's own port is left
+	// out of the Location (as Gateway API asks).
+	Port       int `json:"port,omitempty"`
+	StatusCode int `json:"status_code"`
+}
+
+// HeaderModifier changes a request's headers: Set replaces (or adds) a
+// header, Add appends a value, Remove drops a header.
+type HeaderModifier struct {
+	Set    []HeaderMatch `json:"set,omitempty"`
+	Add    []HeaderMatch `json:"add,omitempty"`
+	Remove []string      `json:"remove,omitempty"`
+}
+
+// SimulatedRequest is Count identical requests to a listener of a load
+// balancer: the simulator routes them by the listener's rules, so tests
+// see which backend would answer. A real cloud has no such endpoint.
+type SimulatedRequest struct {
+	ListenerPort int `json:"listener_port"`
+	// Host is the Host header (a port in it is ignored).
+	Host string `json:"host"`
+	// Path is the request's path, "/" when empty.
+	Path string `json:"path,omitempty"`
+	// Method is GET when empty.
+	Method  string            `json:"method,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Count is 1 when 0, at most MaxSimulatedRequests.
+	Count int `json:"count,omitempty"`
+}
+
+// RequestOutcome is how the load balancer answered simulated requests.
+type RequestOutcome struct {
+	// Status is 200 (forwarded), the redirect's code, 404 (no rule
+	// matched), 500 (the rule has no backend with weight) or 503 (its
+	// backends' pools have no targets; or, on a listener without rules,
+	// the load balancer has no targets).
+	Status int `json:"status"`
+	// RulePriority is the priority of the rule that matched (0: none, or
+	// the listener has no rules).
+	RulePriority int `json:"rule_priority,omitempty"`
+	// Location is the redirect's.
+	Location string `json:"location,omitempty"`
+	// Backends counts the requests each backend got, by
+	// "<target pool id>:<port>"; a listener without rules counts its
+	// load balancer's own targets as "targets".
+	Backends map[string]int `json:"backends,omitempty"`
+	// RequestHeaders are the headers as forwarded (names in canonical
+	// form, values of one header joined with ", ").
+	RequestHeaders map[string]string `json:"request_headers,omitempty"`
+}
+
+// SimulateRequests sends simulated requests to a load balancer's listener
+// (the simulator's own endpoint).
+func (c *Client) SimulateRequests(ctx context.Context, lbID string, in SimulatedRequest) (*RequestOutcome, error) {
+	return call[RequestOutcome](ctx, c.t, request{op: "SimulateRequests", method: http.MethodPost,
+		path: loadBalancers.item(lbID) + "/http-requests", in: in})
+}

@@ -1,0 +1,217 @@
+package simulator_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+// routingSetup is an active load balancer with an http listener on 80
+// and an https one on 443 (no rules), and three target pools a, b, c of
+// one instance each, and an empty one; the client is the real one.
+func routingSetup(t *testing.T) (cl *exampleapi.Client, c *api, lb exampleapi.LoadBalancer, pools map[string]string) {
+	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
+	c = control(t, sim)
+	cl, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools = map[string]string{}
+	for _, name := range []string{"a", "b", "c"} {
+		n := c.createInstance(instanceReq("n-"+name, "ex-west-1a"))
+		pools[name] = c.createPool(poolReq("pool-"+name, n.ID)).ID
+	}
+	pools["empty"] = c.createPool(poolReq("pool-empty")).ID
+	spec := lbSpec("gateway")
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}, {Protocol: "http", Port: 8080, TargetPort: 30080}}
+	spec.TargetPoolID = pools["a"]
+	return cl, c, c.createLB(spec), pools
+}
+
+func backend(pool string, port, weight int) exampleapi.RuleBackend {
+	return exampleapi.RuleBackend{TargetPoolID: pool, Port: port, Weight: weight}
+}
+
+// A listener routes by its rules, the lowest priority first: host names
+// (exact and wildcard), path (exact, and prefix by whole elements),
+// method and headers; weights share requests exactly; a redirect answers
+// with its Location; headers are changed before forwarding; no rule: 404;
+// no weight: 500; no targets: 503. A listener without rules forwards to
+// the load balancer's own targets.
+func TestRulesRouteRequests(t *testing.T) {
+	cl, _, lb, pools := routingSetup(t)
+	ctx := context.Background()
+	rules := []exampleapi.Rule{
+		{Name: "r1", ListenerPort: 80, Priority: 10, Hostnames: []string{"a.example"}, PathType: "prefix", Path: "/api",
+			Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 1)},
+			RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "x-route", Value: "api"}},
+				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"x-drop"}}},
+		{Name: "r2", ListenerPort: 80, Priority: 20, Hostnames: []string{"a.example"}, PathType: "prefix", Path: "/web/",
+			Backends: []exampleapi.RuleBackend{backend(pools["b"], 30002, 80), backend(pools["c"], 30003, 20)}},
+		{Name: "r3", ListenerPort: 80, Priority: 5, Hostnames: []string{"*.wild.example"}, PathType: "exact", Path: "/x", Method: "POST",
+			Headers:  []exampleapi.HeaderMatch{{Name: "X-Env", Value: "canary"}},
+			Backends: []exampleapi.RuleBackend{backend(pools["c"], 30003, 1)}},
+		{Name: "r4", ListenerPort: 80, Priority: 30, Hostnames: []string{"old.example"},
+			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "new.example", StatusCode: 301}},
+		{Name: "r5", ListenerPort: 8080, Priority: 31, Hostnames: []string{"port.example"}, Redirect: &exampleapi.Redirect{StatusCode: 302}},
+		{Name: "r6", ListenerPort: 80, Priority: 40, Hostnames: []string{"none.example"}, Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 0)}},
+		{Name: "r7", ListenerPort: 80, Priority: 41, Hostnames: []string{"empty.example"}, Backends: []exampleapi.RuleBackend{backend(pools["empty"], 30004, 1)}},
+	}
+	upd := exampleapi.UpdateLoadBalancerRequest{Listeners: lb.Listeners, HealthCheck: lb.HealthCheck, TargetPoolID: lb.TargetPoolID, Rules: rules}
+	got, err := cl.UpdateLoadBalancer(ctx, lb.ID, upd, lb.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rules) != len(rules) || got.Rules[2].Headers[0].Value != "canary" {
+		t.Fatalf("rules as stored: %+v", got.Rules)
+	}
+	send := func(req exampleapi.SimulatedRequest) *exampleapi.RequestOutcome {
+		t.Helper()
+		if req.ListenerPort == 0 {
+			req.ListenerPort = 80
+		}
+		out, err := cl.SimulateRequests(ctx, lb.ID, req)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		return out
+	}
+	key := func(pool string, port string) string { return pools[pool] + ":" + port }
+	for _, c := range []struct {
+		name string
+		req  exampleapi.SimulatedRequest
+		want exampleapi.RequestOutcome
+	}{
+		{"prefix, host with a port", exampleapi.SimulatedRequest{Host: "A.example:80", Path: "/api/v1", Count: 3},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 10, Backends: map[string]int{key("a", "30001"): 3}}},
+		{"prefix is whole elements", exampleapi.SimulatedRequest{Host: "a.example", Path: "/apis"}, exampleapi.RequestOutcome{Status: 404}},
+		{"weights", exampleapi.SimulatedRequest{Host: "a.example", Path: "/web", Count: 100},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 20, Backends: map[string]int{key("b", "30002"): 80, key("c", "30003"): 20}}},
+		{"wildcard, exact path, method, header", exampleapi.SimulatedRequest{Host: "x.y.wild.example", Path: "/x", Method: "POST",
+			Headers: map[string]string{"x-env": "canary"}},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 5, Backends: map[string]int{key("c", "30003"): 1}}},
+		{"wildcard needs a label", exampleapi.SimulatedRequest{Host: "wild.example", Path: "/x", Method: "POST",
+			Headers: map[string]string{"X-Env": "canary"}}, exampleapi.RequestOutcome{Status: 404}},
+		{"method", exampleapi.SimulatedRequest{Host: "a.wild.example", Path: "/x", Headers: map[string]string{"X-Env": "canary"}},
+			exampleapi.RequestOutcome{Status: 404}},
+		{"header value", exampleapi.SimulatedRequest{Host: "a.wild.example", Path: "/x", Method: "POST",
+			Headers: map[string]string{"X-Env": "prod"}}, exampleapi.RequestOutcome{Status: 404}},
+		{"redirect to a scheme", exampleapi.SimulatedRequest{Host: "old.example", Path: "/p"},
+			exampleapi.RequestOutcome{Status: 301, RulePriority: 30, Location: "https://new.example/p"}},
+		{"redirect keeps the listener's port", exampleapi.SimulatedRequest{ListenerPort: 8080, Host: "port.example", Path: "/q"},
+			exampleapi.RequestOutcome{Status: 302, RulePriority: 31, Location: "http://port.example:8080/q"}},
+		{"rules are the listener's", exampleapi.SimulatedRequest{Host: "port.example", Path: "/q"}, exampleapi.RequestOutcome{Status: 404}},
+		{"no weight", exampleapi.SimulatedRequest{Host: "none.example"}, exampleapi.RequestOutcome{Status: 500, RulePriority: 40}},
+		{"no targets", exampleapi.SimulatedRequest{Host: "empty.example"}, exampleapi.RequestOutcome{Status: 503, RulePriority: 41}},
+	} {
+		out := send(c.req)
+		if out.Status != c.want.Status || out.RulePriority != c.want.RulePriority || out.Location != c.want.Location ||
+			!maps.Equal(out.Backends, c.want.Backends) {
+			t.Errorf("%s: %+v, want %+v", c.name, out, c.want)
+		}
+	}
+
+	out := send(exampleapi.SimulatedRequest{Host: "a.example", Path: "/api",
+		Headers: map[string]string{"x-route": "client", "via": "proxy", "X-Drop": "1", "Accept": "*/*"}})
+	if want := map[string]string{"X-Route": "api", "Via": "proxy, gw", "Accept": "*/*"}; !maps.Equal(out.RequestHeaders, want) {
+		t.Errorf("forwarded headers %v, want %v", out.RequestHeaders, want)
+	}
+
+	// Rules only on port 80: port 8080 forwards everything to the load
+	// balancer's targets once its rules are gone.
+	upd.Rules = rules[:1]
+	if _, err := cl.UpdateLoadBalancer(ctx, lb.ID, upd, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out := send(exampleapi.SimulatedRequest{ListenerPort: 8080, Host: "any", Count: 2}); out.Status != 200 || out.Backends["targets"] != 2 {
+		t.Errorf("listener without rules: %+v, want 2 requests to the targets", out)
+	}
+	// Without targets of its own (a Gateway's load balancer), a listener
+	// without rules has nowhere to send a request.
+	upd.TargetPoolID = pools["empty"]
+	if _, err := cl.UpdateLoadBalancer(ctx, lb.ID, upd, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out := send(exampleapi.SimulatedRequest{ListenerPort: 8080, Host: "any"}); out.Status != 503 {
+		t.Errorf("listener without rules, load balancer without targets: %+v, want 503", out)
+	}
+	var apiErr *exampleapi.APIError
+	if _, err := cl.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 9999}); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		t.Errorf("a port without a listener: %v, want a 400", err)
+	}
+}
+
+// Bad rules are refused naming the field; a pool a rule forwards to must
+// exist in the region and cannot be deleted while a rule uses it.
+func TestRulesValidation(t *testing.T) {
+	_, c, lb, pools := routingSetup(t)
+	base := exampleapi.UpdateLoadBalancerRequest{Listeners: []exampleapi.Listener{
+		{Protocol: "http", Port: 80, TargetPort: 30080}, {Protocol: "tcp", Port: 5432, TargetPort: 30432}},
+		HealthCheck: lb.HealthCheck, TargetPoolID: lb.TargetPoolID}
+	ok := exampleapi.Rule{Name: "r11", ListenerPort: 80, Priority: 1, Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 1)}}
+	for _, c2 := range []struct {
+		name, field string
+		change      func(*exampleapi.Rule)
+		more        []exampleapi.Rule
+	}{
+		{"no listener", "rules[0].listener_port", func(r *exampleapi.Rule) { r.ListenerPort = 99 }, nil},
+		{"tcp listener", "rules[0].listener_port", func(r *exampleapi.Rule) { r.ListenerPort = 5432 }, nil},
+		{"priority", "rules[0].priority", func(r *exampleapi.Rule) { r.Priority = 0 }, nil},
+		{"duplicate priority", "rules[1].priority", func(*exampleapi.Rule) {}, []exampleapi.Rule{renamed(ok, "other")}},
+		{"duplicate name", "rules[1].name", func(*exampleapi.Rule) {}, []exampleapi.Rule{reprioritized(ok, 2)}},
+		{"name", "rules[0].name", func(r *exampleapi.Rule) { r.Name = "a b" }, nil},
+		{"host name", "rules[0].hostnames[0]", func(r *exampleapi.Rule) { r.Hostnames = []string{"A.example"} }, nil},
+		{"path without type", "rules[0].path_type", func(r *exampleapi.Rule) { r.Path = "/x" }, nil},
+		{"relative path", "rules[0].path", func(r *exampleapi.Rule) { r.PathType, r.Path = "prefix", "x" }, nil},
+		{"unnormalized path", "rules[0].path", func(r *exampleapi.Rule) { r.PathType, r.Path = "exact", "/a//b" }, nil},
+		{"method", "rules[0].method", func(r *exampleapi.Rule) { r.Method = "get" }, nil},
+		{"header name", "rules[0].headers[0].name", func(r *exampleapi.Rule) { r.Headers = []exampleapi.HeaderMatch{{Name: "a b"}} }, nil},
+		{"header twice", "rules[0].headers[1].name", func(r *exampleapi.Rule) {
+			r.Headers = []exampleapi.HeaderMatch{{Name: "x-a", Value: "1"}, {Name: "X-A", Value: "2"}}
+		}, nil},
+		{"redirect and backends", "rules[0].redirect", func(r *exampleapi.Rule) { r.Redirect = &exampleapi.Redirect{StatusCode: 301} }, nil},
+		{"redirect code", "rules[0].redirect.status_code", func(r *exampleapi.Rule) {
+			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 307}
+		}, nil},
+		{"pool id", "rules[0].backends[0].target_pool_id", func(r *exampleapi.Rule) { r.Backends[0].TargetPoolID = "lb-1" }, nil},
+		{"weight", "rules[0].backends[0].weight", func(r *exampleapi.Rule) { r.Backends[0].Weight = -1 }, nil},
+		{"same backend twice", "rules[0].backends[1]", func(r *exampleapi.Rule) { r.Backends = append(r.Backends, r.Backends[0]) }, nil},
+		{"pool not found", "rules[0].backends[0].target_pool_id", func(r *exampleapi.Rule) { r.Backends[0].TargetPoolID = "tp-nope" }, nil},
+		{"header change", "rules[0].request_headers.remove[0]", func(r *exampleapi.Rule) {
+			r.RequestHeaders = &exampleapi.HeaderModifier{Remove: []string{"bad:name"}}
+		}, nil},
+	} {
+		r := ok
+		r.Backends = append([]exampleapi.RuleBackend(nil), ok.Backends...)
+		c2.change(&r)
+		upd := base
+		upd.Rules = append([]exampleapi.Rule{r}, c2.more...)
+		if e := c.apiError(http.StatusBadRequest, "PUT", "/v1/load-balancers/"+lb.ID, upd); !strings.HasPrefix(e.Message, c2.field+":") {
+			t.Errorf("%s: %q, want it to name %s", c2.name, e.Message, c2.field)
+		}
+	}
+
+	// In use by a rule, a pool stays.
+	upd := base
+	upd.Rules = []exampleapi.Rule{{Name: "r12", ListenerPort: 80, Priority: 1, Backends: []exampleapi.RuleBackend{backend(pools["b"], 30002, 1)}}}
+	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID, upd, nil)
+	if e := c.apiError(http.StatusConflict, "DELETE", "/v1/target-pools/"+pools["b"], nil); !strings.Contains(e.Message, lb.ID) {
+		t.Errorf("deleting a pool a rule uses: %q, want it to name %s", e.Message, lb.ID)
+	}
+}
+
+func renamed(r exampleapi.Rule, name string) exampleapi.Rule {
+	r.Name = name
+	return r
+}
+
+func reprioritized(r exampleapi.Rule, priority int) exampleapi.Rule {
+	r.Priority = priority
+	return r
+}

@@ -1,0 +1,428 @@
+package tfprovider
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// The rules argument of example_load_balancer (exampleapi/rules.go): a
+// map keyed by rule name, the API's identity of a rule, so a plan shows a
+// changed rule, its priority included, as that rule updated in place. The
+// schema, then the conversion to and from the API; ValidateConfig's checks
+// are in resource_load_balancer_validate_rules.go.
+
+func rulesAttribute() schema.MapNestedAttribute {
+	return schema.MapNestedAttribute{
+		Optional: true,
+		Description: fmt.Sprintf("L7 routing rules of the `http` and `https` listeners (what a Gateway API Gateway's HTTPRoutes "+
+			"render to), at most %d, keyed by rule name: 1-128 letters, digits and `._-/:@#*`, the rule's identity in the "+
+			"cloud, so a plan shows any change of a rule (its `priority` too) as that rule updated in place. A listener with "+
+			"rules serves each request by the rule of lowest `priority` whose conditions (`hostnames`, `path`, `method`, "+
+			"`headers`) all hold, and answers `404` when no rule matches; a listener without rules forwards every request "+
+			"to the load balancer's targets (`targets` or `target_pool_id`). Unset (the default) means no rules.",
+			exampleapi.MaxRules),
+		// The maximum is checked in ValidateConfig, naming the cloud's limit.
+		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
+			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"listener_port": schema.Int64Attribute{
+				Required: true,
+				Description: "Port of the listener the rule routes: an `http` or `https` listener of `listeners`, " +
+					"not one with `redirect_to_https_port` (it forwards nothing).",
+				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"priority": schema.Int64Attribute{
+				Required: true,
+				Description: fmt.Sprintf("Order among the listener's rules, 1-%d, unique per listener: of the rules whose "+
+					"conditions hold, the lowest priority serves the request.", exampleapi.MaxRulePriority),
+				Validators: []validator.Int64{int64validator.Between(1, exampleapi.MaxRulePriority)},
+			},
+			"hostnames": schema.ListAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: fmt.Sprintf("Host names the request's `Host` (without its port, case-insensitively) must be one of, "+
+					"at most %d lower-case DNS names; `*.example.com` matches names of one or more labels before "+
+					"`.example.com`, not `example.com` itself. Unset: any host.", exampleapi.MaxRuleHostnames),
+				Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleHostnames),
+					listvalidator.ValueStringsAre(stringvalidator.LengthAtMost(maxHostnameLen),
+						stringvalidator.RegexMatches(hostnameRE, "must be a lower-case DNS name or a wildcard (*.example.com)"))},
+			},
+			"path_type": schema.StringAttribute{
+				Optional: true,
+				Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
+					"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`.",
+				Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
+			},
+			"path": schema.StringAttribute{
+				Optional: true,
+				Description: "Path to match (with `path_type`): starts with `/`, printable ASCII without spaces, `?`, `#`, " +
+					"`//`, `/./` or `/../`, at most 1024 characters. Unset: any path.",
+				Validators: []validator.String{rulePathValidator},
+			},
+			"method": schema.StringAttribute{
+				Optional:    true,
+				Description: "HTTP method the request must have: one of " + quoted(exampleapi.RuleMethods) + ". Unset: any.",
+				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.RuleMethods...)},
+			},
+			"headers": headerMapAttribute(fmt.Sprintf("Headers the request must carry, name to exact value (names are "+
+				"case-insensitive, so two names that differ only in case are an error), at most %d.", exampleapi.MaxRuleHeaders),
+				exampleapi.MaxRuleHeaders),
+			"backends":        ruleBackendsAttribute(),
+			"redirect":        ruleRedirectAttribute(),
+			"request_headers": requestHeadersAttribute(),
+		}},
+	}
+}
+
+func ruleBackendsAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		Optional: true,
+		Description: fmt.Sprintf("Where the rule forwards the requests it matches, at most %d, shared by `weight` (100 "+
+			"requests at weights 80 and 20 are 80 and 20). A rule without backends and without `redirect`, or whose "+
+			"backends all weigh 0, answers `500`; one whose weighted backends' pools all have no targets answers `503`. "+
+			"Not with `redirect`.", exampleapi.MaxRuleBackends),
+		Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleBackends)},
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"target_pool_id": schema.StringAttribute{
+				Required: true,
+				Description: "Id (`tp-...`) of a target pool (`example_target_pool`) of the load balancer's region; " +
+					"while a rule forwards to it, the pool cannot be deleted.",
+				Validators: []validator.String{idValidator("tp-")},
+			},
+			"port": schema.Int64Attribute{
+				Required:    true,
+				Description: "Port on the pool's targets the requests go to (1-65535), such as a Service's node port.",
+				Validators:  []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"weight": schema.Int64Attribute{
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(1),
+				Description: fmt.Sprintf("Share of the requests, 0-%d; a backend of weight 0 gets none. Defaults to `1`.",
+					exampleapi.MaxBackendWeight),
+				Validators: []validator.Int64{int64validator.Between(0, exampleapi.MaxBackendWeight)},
+			},
+		}},
+	}
+}
+
+func ruleRedirectAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		Description: "Answer the requests the rule matches with a redirect to the request's URL with the fields set " +
+			"here replaced, instead of forwarding them (not with non-empty `backends`).",
+		Attributes: map[string]schema.Attribute{
+			"scheme": schema.StringAttribute{
+				Optional:    true,
+				Description: "`http` or `https`. Unset: the request's.",
+				Validators:  []validator.String{stringvalidator.OneOf("http", "https")},
+			},
+			"hostname": schema.StringAttribute{
+				Optional:    true,
+				Description: "Host name of the `Location` (a lower-case DNS name, no wildcard). Unset: the request's.",
+				Validators: []validator.String{stringvalidator.LengthAtMost(maxHostnameLen),
+					stringvalidator.RegexMatches(exactHostnameRE, "must be a lower-case DNS name (no wildcard)")},
+			},
+			"port": schema.Int64Attribute{
+				Optional: true,
+				Description: "Port of the `Location` (1-65535). Unset: the well-known port of `scheme` when it is set, else " +
+					"the listener's. A scheme's well-known port is left out of the `Location`.",
+				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"status_code": schema.Int64Attribute{
+				Required:    true,
+				Description: "`301` (moved permanently) or `302` (found).",
+				Validators:  []validator.Int64{int64validator.OneOf(redirectCodes()...)},
+			},
+		},
+	}
+}
+
+func requestHeadersAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:    true,
+		Description: "Changes to the request's headers before it is forwarded: `set`, then `add`, then `remove`.",
+		Attributes: map[string]schema.Attribute{
+			"set": headerMapAttribute(fmt.Sprintf("Headers to set, name to value, replacing any the request has (at most %d).",
+				exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
+			"add": headerMapAttribute(fmt.Sprintf("Headers to add, name to value, appended (`, `-joined) to any the request "+
+				"has (at most %d).", exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
+			"remove": schema.ListAttribute{
+				Optional:    true,
+				ElementType: stringType,
+				Description: fmt.Sprintf("Names of headers to remove (at most %d).", exampleapi.MaxHeaderChanges),
+				Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxHeaderChanges),
+					listvalidator.ValueStringsAre(headerNameValidator)},
+			},
+		},
+	}
+}
+
+// headerMapAttribute is a map of header names to values; ValidateConfig
+// rejects names equal but for case.
+func headerMapAttribute(desc string, limit int) schema.MapAttribute {
+	return schema.MapAttribute{
+		Optional:    true,
+		ElementType: stringType,
+		Description: desc,
+		Validators: []validator.Map{
+			mapvalidator.SizeAtMost(limit),
+			mapvalidator.KeysAre(headerNameValidator),
+			mapvalidator.ValueStringsAre(stringvalidator.LengthAtMost(maxHeaderValueLen),
+				stringvalidator.RegexMatches(noControlRE, "must not contain control characters")),
+		},
+	}
+}
+
+func redirectCodes() []int64 {
+	out := make([]int64, len(exampleapi.RedirectCodes))
+	for i, c := range exampleapi.RedirectCodes {
+		out[i] = int64(c)
+	}
+	return out
+}
+
+type ruleModel struct {
+	ListenerPort   types.Int64  `tfsdk:"listener_port"`
+	Priority       types.Int64  `tfsdk:"priority"`
+	Hostnames      types.List   `tfsdk:"hostnames"`
+	PathType       types.String `tfsdk:"path_type"`
+	Path           types.String `tfsdk:"path"`
+	Method         types.String `tfsdk:"method"`
+	Headers        types.Map    `tfsdk:"headers"`
+	Backends       types.List   `tfsdk:"backends"`
+	Redirect       types.Object `tfsdk:"redirect"`
+	RequestHeaders types.Object `tfsdk:"request_headers"`
+}
+
+type ruleBackendModel struct {
+	TargetPoolID types.String `tfsdk:"target_pool_id"`
+	Port         types.Int64  `tfsdk:"port"`
+	Weight       types.Int64  `tfsdk:"weight"`
+}
+
+type ruleRedirectModel struct {
+	Scheme     types.String `tfsdk:"scheme"`
+	Hostname   types.String `tfsdk:"hostname"`
+	Port       types.Int64  `tfsdk:"port"`
+	StatusCode types.Int64  `tfsdk:"status_code"`
+}
+
+type headerChangesModel struct {
+	Set    types.Map  `tfsdk:"set"`
+	Add    types.Map  `tfsdk:"add"`
+	Remove types.List `tfsdk:"remove"`
+}
+
+var (
+	stringListType = types.ListType{ElemType: types.StringType}
+	stringMapType  = types.MapType{ElemType: types.StringType}
+
+	ruleBackendType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type,
+	}}
+	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "status_code": types.Int64Type,
+	}}
+	headerChangesType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"set": stringMapType, "add": stringMapType, "remove": stringListType,
+	}}
+	ruleType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"listener_port": types.Int64Type, "priority": types.Int64Type, "hostnames": stringListType,
+		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
+		"backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
+		"request_headers": headerChangesType,
+	}}
+)
+
+// rulesToAPI converts the rules of a known plan, each named by its key,
+// ordered by listener port, priority and name: requests, and the API's
+// rules[i] in errors, do not depend on map iteration. None is nil.
+func rulesToAPI(ctx context.Context, rules types.Map, diags *diag.Diagnostics) []exampleapi.Rule {
+	if rules.IsNull() || rules.IsUnknown() {
+		return nil
+	}
+	var byName map[string]ruleModel
+	diags.Append(rules.ElementsAs(ctx, &byName, false)...)
+	var out []exampleapi.Rule
+	for name, r := range byName {
+		out = append(out, r.toAPI(ctx, name, diags))
+	}
+	slices.SortFunc(out, compareRules)
+	return out
+}
+
+func compareRules(a, b exampleapi.Rule) int {
+	return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
+}
+
+func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnostics) exampleapi.Rule {
+	out := exampleapi.Rule{
+		Name:         name,
+		ListenerPort: int(r.ListenerPort.ValueInt64()),
+		Priority:     int(r.Priority.ValueInt64()),
+		Hostnames:    listStrings(ctx, r.Hostnames, diags),
+		PathType:     r.PathType.ValueString(),
+		Path:         r.Path.ValueString(),
+		Method:       r.Method.ValueString(),
+		Headers:      headersToAPI(ctx, r.Headers, diags),
+	}
+	if isKnown(r.Backends) {
+		var bs []ruleBackendModel
+		diags.Append(r.Backends.ElementsAs(ctx, &bs, false)...)
+		for _, b := range bs {
+			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID.ValueString(),
+				Port: int(b.Port.ValueInt64()), Weight: int(b.Weight.ValueInt64())})
+		}
+	}
+	if isKnown(r.Redirect) {
+		var rd ruleRedirectModel
+		diags.Append(r.Redirect.As(ctx, &rd, basetypes.ObjectAsOptions{})...)
+		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme.ValueString(), Hostname: rd.Hostname.ValueString(),
+			Port: int(rd.Port.ValueInt64()), StatusCode: int(rd.StatusCode.ValueInt64())}
+	}
+	if isKnown(r.RequestHeaders) {
+		var hc headerChangesModel
+		diags.Append(r.RequestHeaders.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
+		out.RequestHeaders = &exampleapi.HeaderModifier{Set: headersToAPI(ctx, hc.Set, diags),
+			Add: headersToAPI(ctx, hc.Add, diags), Remove: listStrings(ctx, hc.Remove, diags)}
+	}
+	return out
+}
+
+// headersToAPI is a map of header names to values as the API's list,
+// sorted by name; null or empty is nil.
+func headersToAPI(ctx context.Context, m types.Map, diags *diag.Diagnostics) []exampleapi.HeaderMatch {
+	vals := knownStringMap(ctx, m, diags)
+	var out []exampleapi.HeaderMatch
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		out = append(out, exampleapi.HeaderMatch{Name: name, Value: vals[name]})
+	}
+	return out
+}
+
+// listStrings decodes a list of strings in its order; null or unknown is nil.
+func listStrings(ctx context.Context, l types.List, diags *diag.Diagnostics) []string {
+	if !isKnown(l) {
+		return nil
+	}
+	var out []string
+	diags.Append(l.ElementsAs(ctx, &out, false)...)
+	return out
+}
+
+func isKnown(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+
+// isEmptyList tells whether l is a known empty list.
+func isEmptyList(l types.List) bool { return isKnown(l) && len(l.Elements()) == 0 }
+
+// rulesFromAPI is the rules attribute of the API's rules, keyed by name.
+// What the API leaves out reads as null, unless prior (plan or state) has
+// it empty at the same place: the API cannot tell a configured [] or {}
+// from none, and reading it back as null would be a diff.
+func rulesFromAPI(ctx context.Context, rules []exampleapi.Rule, prior types.Map, diags *diag.Diagnostics) types.Map {
+	if len(rules) == 0 {
+		if isKnown(prior) && len(prior.Elements()) == 0 {
+			return types.MapValueMust(ruleType, map[string]attr.Value{})
+		}
+		return types.MapNull(ruleType)
+	}
+	elems := make(map[string]attr.Value, len(rules))
+	for _, r := range rules {
+		elems[r.Name] = ruleFromAPI(ctx, r, priorRule(ctx, prior, r.Name), diags)
+	}
+	m, d := types.MapValue(ruleType, elems)
+	diags.Append(d...)
+	return m
+}
+
+// priorRule is prior's rule name, or a rule of nulls.
+func priorRule(ctx context.Context, prior types.Map, name string) ruleModel {
+	var r ruleModel
+	if obj, ok := prior.Elements()[name].(types.Object); ok && isKnown(obj) {
+		_ = obj.As(ctx, &r, basetypes.ObjectAsOptions{}) // a prior it cannot read is no prior
+	}
+	return r
+}
+
+func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags *diag.Diagnostics) attr.Value {
+	headers := func(hs []exampleapi.HeaderMatch, was types.Map) types.Map {
+		vals := make(map[string]string, len(hs))
+		for _, h := range hs {
+			vals[h.Name] = h.Value
+		}
+		return stringMap(vals, was, diags)
+	}
+	backends := types.ListNull(ruleBackendType)
+	if len(r.Backends) > 0 || isEmptyList(prior.Backends) {
+		elems := make([]attr.Value, len(r.Backends))
+		for i, b := range r.Backends {
+			elems[i] = objectValue(ruleBackendType, map[string]attr.Value{"target_pool_id": types.StringValue(b.TargetPoolID),
+				"port": types.Int64Value(int64(b.Port)), "weight": types.Int64Value(int64(b.Weight))}, diags)
+		}
+		var d diag.Diagnostics
+		backends, d = types.ListValue(ruleBackendType, elems)
+		diags.Append(d...)
+	}
+	redirect := types.ObjectNull(ruleRedirectType.AttrTypes)
+	if rd := r.Redirect; rd != nil {
+		redirect = objectValue(ruleRedirectType, map[string]attr.Value{"scheme": optionalString(rd.Scheme),
+			"hostname": optionalString(rd.Hostname), "port": optionalInt(rd.Port),
+			"status_code": types.Int64Value(int64(rd.StatusCode))}, diags)
+	}
+	changes := types.ObjectNull(headerChangesType.AttrTypes)
+	if hc := r.RequestHeaders; hc != nil {
+		var p headerChangesModel
+		if isKnown(prior.RequestHeaders) {
+			_ = prior.RequestHeaders.As(ctx, &p, basetypes.ObjectAsOptions{})
+		}
+		changes = objectValue(headerChangesType, map[string]attr.Value{"set": headers(hc.Set, p.Set),
+			"add": headers(hc.Add, p.Add), "remove": optionalStringList(hc.Remove, p.Remove)}, diags)
+	}
+	return objectValue(ruleType, map[string]attr.Value{
+		"listener_port": types.Int64Value(int64(r.ListenerPort)), "priority": types.Int64Value(int64(r.Priority)),
+		"hostnames": optionalStringList(r.Hostnames, prior.Hostnames), "path_type": optionalString(r.PathType),
+		"path": optionalString(r.Path), "method": optionalString(r.Method), "headers": headers(r.Headers, prior.Headers),
+		"backends": backends, "redirect": redirect, "request_headers": changes,
+	}, diags)
+}
+
+func objectValue(t types.ObjectType, attrs map[string]attr.Value, diags *diag.Diagnostics) types.Object {
+	v, d := types.ObjectValue(t.AttrTypes, attrs)
+	diags.Append(d...)
+	return v
+}
+
+// optionalInt maps the API's "absent" (0) to null.
+func optionalInt(n int) types.Int64 {
+	if n == 0 {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(n))
+}
+
+// optionalStringList is stringSet for lists: null when empty, unless
+// prior is an empty list.
+func optionalStringList(vals []string, prior types.List) types.List {
+	if len(vals) == 0 && !isEmptyList(prior) {
+		return types.ListNull(types.StringType)
+	}
+	return stringList(vals)
+}

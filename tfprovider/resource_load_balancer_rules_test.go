@@ -1,0 +1,672 @@
+package tfprovider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
+)
+
+// fullRules are rules using every attribute, as the provider sends them
+// (by listener port, priority and name; headers by name).
+func fullRules() []exampleapi.Rule {
+	return []exampleapi.Rule{
+		{Name: "ns/api/0.0:80@a.example", ListenerPort: 80, Priority: 10, Hostnames: []string{"a.example", "*.b.example"},
+			PathType: "prefix", Path: "/api", Method: "GET",
+			Headers:  []exampleapi.HeaderMatch{{Name: "X-Env", Value: "canary"}, {Name: "X-Team", Value: ""}},
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30001, Weight: 80}, {TargetPoolID: "tp-b", Port: 30002}},
+			RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "X-A", Value: "1"}},
+				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}}},
+		{Name: "moved", ListenerPort: 80, Priority: 20,
+			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, StatusCode: 301}},
+		{Name: "bare", ListenerPort: 443, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
+			RequestHeaders: &exampleapi.HeaderModifier{}},
+	}
+}
+
+// rulesJSON is a rules value written as JSON, as state stores it;
+// attributes left out are null.
+// rulesAttrType is the rules attribute's type.
+var rulesAttrType = types.MapType{ElemType: ruleType}
+
+func rulesJSON(t *testing.T, js string) types.Map {
+	t.Helper()
+	ctx := context.Background()
+	raw, err := tftypes.ValueFromJSONWithOpts([]byte(js), rulesAttrType.TerraformType(ctx), tftypes.ValueFromJSONOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := rulesAttrType.ValueFromTerraform(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(types.Map)
+}
+
+// TestRulesRoundTrip: API rules -> model -> request gives back the rules,
+// keyed by name, and what the API leaves out is null.
+func TestRulesRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	lb := &exampleapi.LoadBalancer{ID: "lb-1", LoadBalancerSpec: fullSpec()}
+	lb.Rules = fullRules()
+	m, diags := loadBalancerFromAPI(ctx, lb, loadBalancerModel{})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if upd, d := m.toUpdate(ctx); d.HasError() || !reflect.DeepEqual(upd.Rules, fullRules()) {
+		t.Fatalf("round trip (%v):\n got %+v\nwant %+v", d, upd.Rules, fullRules())
+	}
+	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}}}`)
+	if got := m.Rules.Elements()["bare"]; !got.Equal(want.Elements()["bare"]) {
+		t.Errorf("bare rule\n got %v\nwant %v", got, want.Elements()["bare"])
+	}
+	// Map iteration does not reorder what is sent.
+	for range 20 {
+		if spec, _ := m.toSpec(ctx); !reflect.DeepEqual(spec.Rules, fullRules()) {
+			t.Fatalf("order changed: %+v", spec.Rules)
+		}
+	}
+}
+
+// TestRulesFromAPIEmptyAndNull: the API cannot tell an empty list or map
+// from none, so a configured one reads back empty (else every plan would
+// show it) and an unconfigured one null; no rules read back null, or {}
+// when configured so, and {} sends none.
+func TestRulesFromAPIEmptyAndNull(t *testing.T) {
+	ctx := context.Background()
+	var diags diag.Diagnostics
+	api := []exampleapi.Rule{{Name: "r", ListenerPort: 80, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
+		RequestHeaders: &exampleapi.HeaderModifier{}}}
+	empties := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "hostnames": [], "headers": {}, "backends": [],
+		"redirect": {"status_code": 302}, "request_headers": {"set": {}, "add": {}, "remove": []}}}`)
+	nulls := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}}}`)
+	if got := rulesFromAPI(ctx, api, empties, &diags); !got.Equal(empties) {
+		t.Errorf("configured empty:\n got %v\nwant %v", got, empties)
+	}
+	for _, prior := range []types.Map{nulls, {}} {
+		if got := rulesFromAPI(ctx, api, prior, &diags); !got.Equal(nulls) {
+			t.Errorf("prior %v:\n got %v\nwant %v", prior, got, nulls)
+		}
+	}
+	if v := rulesFromAPI(ctx, nil, nulls, &diags); !v.IsNull() {
+		t.Errorf("rules removed: %v, want null", v)
+	}
+	configuredEmpty := rulesJSON(t, `{}`)
+	if v := rulesFromAPI(ctx, nil, configuredEmpty, &diags); !v.Equal(configuredEmpty) {
+		t.Errorf("rules = {}: %v, want {}", v)
+	}
+	if sent := rulesToAPI(ctx, configuredEmpty, &diags); sent != nil {
+		t.Errorf("rules = {} sends %v, want none", sent)
+	}
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+}
+
+// TestLBFieldResolverRules: an API error on rules[i] (of the request,
+// sorted as sent) or below it lands on the rule's key.
+func TestLBFieldResolverRules(t *testing.T) {
+	r := lbFieldResolver(exampleapi.LoadBalancerSpec{Rules: fullRules()})
+	cases := map[string]path.Path{
+		"rules":                               path.Root("rules"),
+		"rules[1].priority":                   path.Root("rules").AtMapKey("moved"),
+		"rules[0].backends[1].target_pool_id": path.Root("rules").AtMapKey("ns/api/0.0:80@a.example"),
+		"rules[2]":                            path.Root("rules").AtMapKey("bare"),
+		"rules[3].name":                       path.Root("rules"),
+	}
+	for field, want := range cases {
+		if got, ok := r(field); !ok || !got.Equal(want) {
+			t.Errorf("%s: got %v %v, want %v", field, got, ok, want)
+		}
+	}
+}
+
+// validateLB runs the provider's ValidateResourceConfig (schema validators
+// and ValidateConfig) on a configuration written as JSON.
+func validateLB(t *testing.T, config string) []*tfprotov6.Diagnostic {
+	t.Helper()
+	ctx := context.Background()
+	var sr fwresource.SchemaResponse
+	(&loadBalancerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(ctx)
+	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
+	if err != nil {
+		t.Fatalf("%v in %s", err, config)
+	}
+	return validateLBValue(t, typ, v)
+}
+
+func validateLBValue(t *testing.T, typ tftypes.Type, v tftypes.Value) []*tfprotov6.Diagnostic {
+	t.Helper()
+	dv, err := tfprotov6.NewDynamicValue(typ, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := providerserver.NewProtocol6WithError(New(Version)())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.ValidateResourceConfig(context.Background(),
+		&tfprotov6.ValidateResourceConfigRequest{TypeName: "example_load_balancer", Config: &dv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// attrPathString writes p as Terraform does: rules["a"].backends[0].
+func attrPathString(p *tftypes.AttributePath) string {
+	var b strings.Builder
+	for _, s := range p.Steps() {
+		switch s := s.(type) {
+		case tftypes.AttributeName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(s))
+		default:
+			fmt.Fprintf(&b, "[%v]", s)
+		}
+	}
+	return b.String()
+}
+
+const (
+	http80JSON   = `"http/80": {"protocol": "http", "port": 80, "target_port": 8080}`
+	https443JSON = `"https/443": {"protocol": "https", "port": 443, "target_port": 8443, "certificate_ids": ["cert-1"]}`
+)
+
+// rulesConfig is a load balancer with listeners and rules as JSON.
+func rulesConfig(listeners, rules string) string {
+	return fmt.Sprintf(`{"name": "web", "listeners": {%s}, "rules": %s}`, listeners, rules)
+}
+
+// oneRule is rules holding rule "r" on port 80, priority 10, with extra
+// attributes (JSON members, comma-terminated).
+func oneRule(extra string) string {
+	return `{"r": {` + extra + ` "listener_port": 80, "priority": 10}}`
+}
+
+func manyJSON(n int, elem func(i int) string) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = elem(i)
+	}
+	return strings.Join(q, ", ")
+}
+
+// TestValidateRules: every plan-time check of rules fails with one error
+// on the attribute at fault (the path as Terraform prints it), and a
+// valid configuration passes.
+func TestValidateRules(t *testing.T) {
+	backend := `{"target_pool_id": "tp-a", "port": 30001}`
+	cases := []struct{ name, listeners, rules, at, want string }{
+		// ValidateConfig.
+		{"too many rules", http80JSON, "{" + manyJSON(exampleapi.MaxRules+1, func(i int) string {
+			return fmt.Sprintf(`"r%d": {"listener_port": 80, "priority": %d}`, i, i+1)
+		}) + "}", `rules`, "Too many rules: rules has 201 entries; the Example cloud allows at most 200 rules"},
+		{"no listener", http80JSON, `{"r": {"listener_port": 81, "priority": 1}}`, `rules["r"].listener_port`,
+			`No listener for the rule: Rule "r" has listener_port = 81, but listeners has no listener on port 81`},
+		{"tcp listener", `"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`, oneRule(""), `rules["r"].listener_port`,
+			`Rule on a listener that is not http or https: Rule "r" has listener_port = 80, and listener "tcp/80" is not http or https`},
+		{"redirecting listener", https443JSON + `, "http/80": {"protocol": "http", "port": 80, "target_port": 8080, "redirect_to_https_port": 443}`,
+			oneRule(""), `rules["r"].listener_port`, `Rule on a redirecting listener: Rule "r" has listener_port = 80, and listener "http/80" redirects`},
+		{"priority taken", http80JSON, `{"a": {"listener_port": 80, "priority": 10}, "b": {"listener_port": 80, "priority": 10}}`,
+			`rules["b"].priority`, `Rule priority already in use: Rules "a" and "b" both have priority 10 on listener port 80`},
+		{"path without type", http80JSON, oneRule(`"path": "/api",`), `rules["r"].path_type`,
+			`Missing rule path type: Rule "r" has a path, so it needs path_type: one of exact, prefix.`},
+		{"type without path", http80JSON, oneRule(`"path_type": "exact",`), `rules["r"].path`,
+			`Missing rule path: Rule "r" has path_type "exact", so it needs a path`},
+		{"redirect and backends", http80JSON, oneRule(`"redirect": {"status_code": 301}, "backends": [` + backend + `],`),
+			`rules["r"].redirect`, `Conflicting rule redirect and backends: Rule "r" has a redirect and 1 backends`},
+		{"same backend twice", http80JSON, oneRule(`"backends": [` + backend + `, {"target_pool_id": "tp-a", "port": 30001, "weight": 2}],`),
+			`rules["r"].backends[1]`, `Duplicate rule backend: Rule "r" has backends[0] and backends[1] both on tp-a port 30001`},
+		{"headers equal ignoring case", http80JSON, oneRule(`"headers": {"X-Env": "a", "x-env": "b"},`), `rules["r"].headers["x-env"]`,
+			`Duplicate header name: Rule "r" names headers "X-Env" and "x-env", which are one header`},
+		{"set equal ignoring case", http80JSON, oneRule(`"request_headers": {"set": {"Via": "a", "VIA": "b"}},`),
+			`rules["r"].request_headers.set["Via"]`, `Duplicate header name: Rule "r" names headers "VIA" and "Via"`},
+		{"add equal ignoring case", http80JSON, oneRule(`"request_headers": {"add": {"a": "1", "A": "2"}},`),
+			`rules["r"].request_headers.add["a"]`, `Duplicate header name`},
+		// Schema validators.
+		{"rule name", http80JSON, `{"a b": {"listener_port": 80, "priority": 1}}`, `rules["a b"]`, `must be a rule name: 1-128 letters`},
+		{"priority range", http80JSON, `{"r": {"listener_port": 80, "priority": 50001}}`, `rules["r"].priority`, `value must be between 1 and 50000`},
+		{"too many hostnames", http80JSON, oneRule(`"hostnames": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d.example"`, i) }) + `],`),
+			`rules["r"].hostnames`, `list must contain at most 16 elements`},
+		{"hostname", http80JSON, oneRule(`"hostnames": ["A.example"],`), `rules["r"].hostnames[0]`, `must be a lower-case DNS name or a wildcard`},
+		{"path", http80JSON, oneRule(`"path_type": "prefix", "path": "/a/../b",`), `rules["r"].path`,
+			`Invalid rule path: "/a/../b" is not a normalized path (no //, /./ or /../).`},
+		{"path type", http80JSON, oneRule(`"path_type": "regex", "path": "/a",`), `rules["r"].path_type`, `value must be one of: ["exact" "prefix"]`},
+		{"method", http80JSON, oneRule(`"method": "get",`), `rules["r"].method`, `value must be one of`},
+		{"too many headers", http80JSON, oneRule(`"headers": {` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d": "v"`, i) }) + `},`),
+			`rules["r"].headers`, `map must contain at most 16 elements`},
+		{"header name", http80JSON, oneRule(`"headers": {"X Env": "a"},`), `rules["r"].headers["X Env"]`, `must be an HTTP header name`},
+		{"header value", http80JSON, oneRule(`"headers": {"X-Env": "a\u0007"},`), `rules["r"].headers["X-Env"]`, `must not contain control characters`},
+		{"too many backends", http80JSON, oneRule(`"backends": [` + manyJSON(17, func(i int) string {
+			return fmt.Sprintf(`{"target_pool_id": "tp-a", "port": %d}`, 30000+i)
+		}) + `],`), `rules["r"].backends`, `list must contain at most 16 elements`},
+		{"backend pool", http80JSON, oneRule(`"backends": [{"target_pool_id": "pool-a", "port": 30001}],`),
+			`rules["r"].backends[0].target_pool_id`, `must be an id starting with "tp-"`},
+		{"backend weight", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 1000001}],`),
+			`rules["r"].backends[0].weight`, `value must be between 0 and 1000000`},
+		{"redirect code", http80JSON, oneRule(`"redirect": {"status_code": 303},`), `rules["r"].redirect.status_code`, `value must be one of: ["301" "302"], got: 303`},
+		{"redirect host", http80JSON, oneRule(`"redirect": {"status_code": 301, "hostname": "*.x.example"},`),
+			`rules["r"].redirect.hostname`, `must be a lower-case DNS name (no wildcard)`},
+		{"redirect scheme", http80JSON, oneRule(`"redirect": {"status_code": 301, "scheme": "ftp"},`), `rules["r"].redirect.scheme`, `value must be one of`},
+		{"too many removed", http80JSON, oneRule(`"request_headers": {"remove": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + `]},`),
+			`rules["r"].request_headers.remove`, `list must contain at most 16 elements`},
+		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var errs []string
+			for _, d := range validateLB(t, rulesConfig(c.listeners, c.rules)) {
+				if d.Severity == tfprotov6.DiagnosticSeverityError {
+					errs = append(errs, attrPathString(d.Attribute)+": "+d.Summary+": "+d.Detail)
+				}
+			}
+			if len(errs) != 1 || !strings.HasPrefix(errs[0], c.at+": ") || !strings.Contains(errs[0], c.want) {
+				t.Errorf("errors %q\nwant one at %s containing %q", errs, c.at, c.want)
+			}
+		})
+	}
+}
+
+// TestValidateRulesValid: a configuration using every attribute, names
+// as a Gateway's routes render them, rules on http and https listeners
+// and one listener port of tcp and udp (udp shares no port) passes.
+func TestValidateRulesValid(t *testing.T) {
+	config := rulesConfig(http80JSON+", "+https443JSON+`, "udp/80": {"protocol": "udp", "port": 80, "target_port": 53}`, `{
+		"ns/api/0.0:80@a.example": {"listener_port": 80, "priority": 10, "hostnames": ["a.example", "*.b.example"],
+			"path_type": "prefix", "path": "/api", "method": "GET", "headers": {"X-Env": "canary", "X-Other": ""},
+			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0}, {"target_pool_id": "tp-a", "port": 30002}],
+			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]}},
+		"moved": {"listener_port": 80, "priority": 20, "backends": [], "redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "status_code": 302}},
+		"secure": {"listener_port": 443, "priority": 10},
+		"empty": {"listener_port": 443, "priority": 11, "hostnames": [], "headers": {}, "request_headers": {}}}`)
+	for _, d := range validateLB(t, config) {
+		t.Errorf("%s: %s: %s: %s", d.Severity, attrPathString(d.Attribute), d.Summary, d.Detail)
+	}
+}
+
+// TestValidateRulesUnknown: what is known only at apply time (listeners,
+// a rule's port or backends) skips the checks that need it.
+func TestValidateRulesUnknown(t *testing.T) {
+	ctx := context.Background()
+	var sr fwresource.SchemaResponse
+	(&loadBalancerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(ctx)
+	config := rulesConfig(`"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`,
+		`{"r": {"listener_port": 81, "priority": 10, "redirect": {"status_code": 301}, "backends": []},
+		  "s": {"listener_port": 80, "priority": 10}}`)
+	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := map[string]bool{
+		`listeners`:                true,
+		`rules["r"].backends`:      true,
+		`rules["s"].listener_port`: true,
+	}
+	v, err = tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if unknown[attrPathString(p)] {
+			return tftypes.NewValue(v.Type(), tftypes.UnknownValue), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range validateLBValue(t, typ, v) {
+		t.Errorf("%s: %s: %s: %s", d.Severity, attrPathString(d.Attribute), d.Summary, d.Detail)
+	}
+}
+
+// TestLoadBalancerStateV1WithoutRules: a version 1 state written before
+// rules existed reads, through the provider's UpgradeResourceState, with
+// rules null: what a configuration without rules plans.
+func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
+	ctx := context.Background()
+	v1 := v1StateAttributes(t, v0StateLBID, v0StateInstanceID)
+	srv, err := providerserver.NewProtocol6WithError(New(Version)())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "example_load_balancer", Version: 1, RawState: &tfprotov6.RawState{JSON: v1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
+	}
+	var sr fwresource.SchemaResponse
+	(&loadBalancerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sr)
+	raw, err := resp.UpgradedState.Unmarshal(sr.Schema.Type().TerraformType(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m loadBalancerModel
+	if d := (tfsdk.State{Schema: sr.Schema, Raw: raw}).Get(ctx, &m); d.HasError() {
+		t.Fatal(d)
+	}
+	if !m.Rules.IsNull() || m.ID.ValueString() != v0StateLBID {
+		t.Errorf("rules = %v (id %s), want null", m.Rules, m.ID)
+	}
+	if spec, _ := m.toSpec(ctx); spec.Rules != nil {
+		t.Errorf("a state without rules sends rules %+v", spec.Rules)
+	}
+}
+
+// v1StateAttributes is the load balancer's attributes of the version 0
+// fixture as version 1 stores them: listeners keyed, no rules.
+func v1StateAttributes(t *testing.T, lbID, instanceID string) []byte {
+	t.Helper()
+	_, v0 := v0Attributes(t, lbID, instanceID)
+	v1, err := upgradeListenersV0(v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(v1), `"rules"`) {
+		t.Fatal("the fixture already has rules")
+	}
+	return v1
+}
+
+// TestAccLoadBalancerRules_stateWithoutRules: real terraform, attached to
+// this provider, plans no change for a version 1 state written before
+// rules existed and a configuration without them, with or without
+// refresh.
+func TestAccLoadBalancerRules_stateWithoutRules(t *testing.T) {
+	tftest.RequireAcceptance(t)
+	t.Parallel()
+	e := newTestEnv(t)
+	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	lb := e.createLB(t, exampleapi.LoadBalancerSpec{
+		Name: "web", Type: "lb-small", IPFamily: exampleapi.IPFamilyIPv4, Algorithm: exampleapi.AlgorithmRoundRobin,
+		Listeners: []exampleapi.Listener{
+			{Protocol: "tcp", Port: 80, TargetPort: 30080},
+			{Protocol: "tcp", Port: 443, TargetPort: 30443, ProxyProtocol: true},
+			{Protocol: "udp", Port: 53, TargetPort: 30053},
+		},
+		HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 30080, Path: "/healthz",
+			IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3},
+		AllowedSourceCIDRs: []string{"192.0.2.0/24"},
+		Targets:            []string{node.ID},
+		Tags:               map[string]string{"k8s.example.com/cluster-id": "c1", "k8s.example.com/service-uid": "u1"},
+	})
+	state, _ := v0Attributes(t, lb.ID, node.ID)
+	var st map[string]any
+	if err := json.Unmarshal(state, &st); err != nil {
+		t.Fatal(err)
+	}
+	inst := st["resources"].([]any)[0].(map[string]any)["instances"].([]any)[0].(map[string]any)
+	inst["schema_version"] = 1
+	inst["attributes"] = json.RawMessage(v1StateAttributes(t, lb.ID, node.ID))
+	v1State, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := serveTest(t, providerFor(e.tokenEnv), InProcessOptions{Name: "rules"})
+	dir := t.TempDir()
+	at := attach(t, dir, s)
+	writeFile(t, filepath.Join(dir, "terraform.tfstate"), string(v1State))
+	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(`
+resource "example_load_balancer" "web" {
+  name = "web"
+  listeners = {
+    "tcp/80"  = { protocol = "tcp", port = 80, target_port = 30080 }
+    "tcp/443" = { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true }
+    "udp/53"  = { protocol = "udp", port = 53, target_port = 30053 }
+  }
+  health_check = {
+    protocol = "http"
+    port     = 30080
+    path     = "/healthz"
+  }
+  allowed_source_cidrs = ["192.0.2.0/24"]
+  targets              = [%q]
+  tags                 = { "k8s.example.com/cluster-id" = "c1", "k8s.example.com/service-uid" = "u1" }
+  on_name_conflict     = "adopt_if_tags_match"
+  timeouts             = { create = "5m" }
+}
+`, node.ID)))
+	ctx, cancel := bg()
+	defer cancel()
+	if err := at.tf.Init(ctx, at.opt); err != nil {
+		t.Fatalf("terraform init: %v", err)
+	}
+	for _, refresh := range []bool{false, true} {
+		changes, err := at.tf.Plan(ctx, at.opt, tfexec.Refresh(refresh))
+		if err != nil {
+			t.Fatalf("plan (refresh %t) of a state without rules: %v", refresh, err)
+		}
+		if changes {
+			t.Errorf("plan (refresh %t) of a state without rules has changes", refresh)
+		}
+	}
+}
+
+const (
+	rulesPoolA = "example_target_pool.a"
+	rulesPoolB = "example_target_pool.b"
+)
+
+// rulesLBConfig is two target pools (a: instance a, b: instance b) and a
+// load balancer "gateway" with an http listener on 80 forwarding to pool
+// a, with rules (HCL, or "" for none).
+func (e *testEnv) rulesLBConfig(a, b, rules string) string {
+	if rules != "" {
+		rules = "  rules = " + rules
+	}
+	return e.config(poolConfig("a", "pool-a", "", a) + poolConfig("b", "pool-b", "", b) + fmt.Sprintf(`
+resource "example_load_balancer" "web" {
+  name           = "gateway"
+  listeners      = { "http/80" = { protocol = "http", port = 80, target_port = 8080 } }
+  target_pool_id = example_target_pool.a.id
+%s
+}
+`, rules))
+}
+
+// gatewayRules are three rules: /api of a.example to pool a, /web of
+// a.example shared by weight between pools a and b, and old.example
+// redirected (at priority redirectPriority).
+func gatewayRules(weightA, weightB, redirectPriority int) string {
+	return fmt.Sprintf(`{
+    api = {
+      listener_port   = 80
+      priority        = 10
+      hostnames       = ["a.example"]
+      path_type       = "prefix"
+      path            = "/api"
+      backends        = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]
+      request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }
+    }
+    web = {
+      listener_port = 80
+      priority      = 20
+      hostnames     = ["a.example"]
+      path_type     = "prefix"
+      path          = "/web"
+      headers       = {}
+      backends = [
+        { target_pool_id = example_target_pool.a.id, port = 30002, weight = %d },
+        { target_pool_id = example_target_pool.b.id, port = 30003, weight = %d },
+      ]
+    }
+    moved = {
+      listener_port = 80
+      priority      = %d
+      hostnames     = ["old.example"]
+      redirect      = { scheme = "https", hostname = "new.example", status_code = 301 }
+    }
+  }`, weightA, weightB, redirectPriority)
+}
+
+// checkRequests sends simulated requests to the load balancer in state
+// and compares how it answers with want, given the state's pool ids.
+func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b string) exampleapi.RequestOutcome) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		ids := map[string]string{}
+		for _, addr := range []string{lbAddr, rulesPoolA, rulesPoolB} {
+			rs, ok := s.RootModule().Resources[addr]
+			if !ok {
+				return fmt.Errorf("%s not in state", addr)
+			}
+			ids[addr] = rs.Primary.ID
+		}
+		ctx, cancel := bg()
+		defer cancel()
+		req.ListenerPort = 80
+		got, err := e.client.SimulateRequests(ctx, ids[lbAddr], req)
+		if err != nil {
+			return fmt.Errorf("simulating %+v: %w", req, err)
+		}
+		w := want(ids[rulesPoolA], ids[rulesPoolB])
+		if got.Status != w.Status || got.RulePriority != w.RulePriority || got.Location != w.Location ||
+			!maps.Equal(got.Backends, w.Backends) || (w.RequestHeaders != nil && !maps.Equal(got.RequestHeaders, w.RequestHeaders)) {
+			return fmt.Errorf("%s %s%s answered %+v, want %+v", req.Method, req.Host, req.Path, *got, w)
+		}
+		return nil
+	}
+}
+
+// TestAccLoadBalancerRules_lifecycle: a load balancer with rules routes
+// requests by them in the cloud (a path to one pool, another shared
+// 80/20, a redirect) and reads back without drift; import gives the same
+// rules; changing a weight and a priority updates it in place; removing
+// the rules makes rules null and the listener forward to the load
+// balancer's targets again. Each step ends with an empty plan.
+func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
+	e := newTestEnv(t)
+	a := e.createInstance(t, "node-a", "ex-west-1a", nil)
+	b := e.createInstance(t, "node-b", "ex-west-1b", nil)
+	sameID := sameInEachStep()
+	toAPI := func(a, _ string) exampleapi.RequestOutcome {
+		return exampleapi.RequestOutcome{Status: 200, RulePriority: 10, Backends: map[string]int{a + ":30001": 1},
+			RequestHeaders: map[string]string{"X-Route": "api", "X-Keep": "1"}}
+	}
+	api := exampleapi.SimulatedRequest{Host: "a.example:80", Path: "/api/v1", Headers: map[string]string{"x-drop": "1", "x-keep": "1"}}
+	web := exampleapi.SimulatedRequest{Host: "a.example", Path: "/web", Count: 100}
+	old := exampleapi.SimulatedRequest{Host: "old.example", Path: "/x"}
+	moved := func(priority int) func(a, b string) exampleapi.RequestOutcome {
+		return func(string, string) exampleapi.RequestOutcome {
+			return exampleapi.RequestOutcome{Status: 301, RulePriority: priority, Location: "https://new.example/x"}
+		}
+	}
+
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
+		{
+			// Only the cloud knows its pools: the apply fails on the rule.
+			Config: e.rulesLBConfig(a.ID, b.ID, `{
+    ghost = {
+      listener_port = 80
+      priority      = 1
+      backends      = [{ target_pool_id = "tp-0000000000000000", port = 30001 }]
+    }
+  }`),
+			ExpectError: diagRE("Cannot create load balancer", `ghost = {`,
+				`rules[0].backends[0].target_pool_id: target pool "tp-0000000000000000" does not exist`),
+		},
+		{
+			Config:           e.rulesLBConfig(a.ID, b.ID, gatewayRules(80, 20, 30)),
+			ConfigPlanChecks: beforeApply(planCreate(lbAddr), planIs(lbAddr, "rules.api.backends.0.weight", 1)),
+			ConfigStateChecks: stateChecks{
+				sameID(lbAddr, "id"),
+				stateIs(lbAddr, "rules", mapLen(3)),
+				stateIs(lbAddr, "rules.api.hostnames", listOf("a.example")),
+				stateIs(lbAddr, "rules.api.method", nil),
+				stateIs(lbAddr, "rules.api.headers", nil),
+				stateIs(lbAddr, "rules.api.redirect", nil),
+				stateIs(lbAddr, "rules.api.request_headers", object{"set": mapOf{"X-Route": "api"}, "add": nil, "remove": listOf("X-Drop")}),
+				stateIs(lbAddr, "rules.web.headers", mapLen(0)),
+				stateIs(lbAddr, "rules.web.backends.0.weight", 80),
+				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20}),
+				stateSame(rulesPoolB, "id", lbAddr, "rules.web.backends.1.target_pool_id"),
+				stateIs(lbAddr, "rules.moved.backends", nil),
+				stateIs(lbAddr, "rules.moved.redirect", object{"scheme": "https", "hostname": "new.example", "port": nil, "status_code": 301}),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if len(lb.Rules) != 3 || lb.Rules[0].Name != "api" || lb.Rules[2].Name != "moved" {
+						return fmt.Errorf("API rules %+v", lb.Rules)
+					}
+					return nil
+				}),
+				e.checkRequests(api, toAPI),
+				e.checkRequests(web, func(a, b string) exampleapi.RequestOutcome {
+					return exampleapi.RequestOutcome{Status: 200, RulePriority: 20, Backends: map[string]int{a + ":30002": 80, b + ":30003": 20}}
+				}),
+				e.checkRequests(old, moved(30)),
+				e.checkRequests(exampleapi.SimulatedRequest{Host: "b.example"}, func(string, string) exampleapi.RequestOutcome {
+					return exampleapi.RequestOutcome{Status: 404}
+				}),
+			),
+		},
+		// The empty headers = {} is configuration the cloud cannot hold.
+		importStep(lbAddr, "rules.web.headers"),
+		{
+			// One weight and one priority: the rules change in place.
+			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25)),
+			ConfigPlanChecks: beforeApply(
+				planUpdate(lbAddr),
+				planIs(lbAddr, "rules.web.backends.0.weight", 50),
+				planIs(lbAddr, "rules.moved.priority", 25),
+			),
+			ConfigStateChecks: stateChecks{
+				sameID(lbAddr, "id"),
+				stateIs(lbAddr, "rules.web.backends.1.weight", 50),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkRequests(web, func(a, b string) exampleapi.RequestOutcome {
+					return exampleapi.RequestOutcome{Status: 200, RulePriority: 20, Backends: map[string]int{a + ":30002": 50, b + ":30003": 50}}
+				}),
+				e.checkRequests(old, moved(25)),
+			),
+		},
+		{
+			// No rules: null, and the listener forwards to the pool again.
+			Config:           e.rulesLBConfig(a.ID, b.ID, ""),
+			ConfigPlanChecks: beforeApply(planUpdate(lbAddr), planIs(lbAddr, "rules", nil)),
+			ConfigStateChecks: stateChecks{
+				sameID(lbAddr, "id"),
+				stateIs(lbAddr, "rules", nil),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if len(lb.Rules) != 0 {
+						return fmt.Errorf("rules left: %+v", lb.Rules)
+					}
+					return nil
+				}),
+				e.checkRequests(web, func(string, string) exampleapi.RequestOutcome {
+					return exampleapi.RequestOutcome{Status: 200, Backends: map[string]int{"targets": 100}}
+				}),
+			),
+		},
+	})
+}
