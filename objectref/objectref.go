@@ -1,6 +1,6 @@
 // Package objectref is the one identity of an object the controller plans:
-// a Service, a load balancer group, the cluster's route set or its target
-// pools. Every other spelling of an object derives from a Ref: the
+// a Service, a load balancer group, a Gateway, the cluster's route set or
+// its target pools. Every other spelling of an object derives from a Ref: the
 // engine's key, the state object's kind, the examplectl argument, the
 // owner tag a group's load balancer carries in the cloud, and the words
 // people read. A new kind of object is taught here, once.
@@ -20,8 +20,11 @@ const (
 	// KindServiceGroup is a load balancer group: the Services sharing
 	// one load balancer.
 	KindServiceGroup = "ServiceGroup"
-	KindRouteSet     = "RouteSet"
-	KindTargetPools  = "TargetPools"
+	// KindGateway is a Gateway API Gateway: one load balancer, its
+	// routes' rules.
+	KindGateway     = "Gateway"
+	KindRouteSet    = "RouteSet"
+	KindTargetPools = "TargetPools"
 	// KindWorkspace is a state workspace known only by its name: what
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
@@ -38,8 +41,8 @@ type Ref struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	// UID is the Service's uid: an approval of an earlier Service of the
-	// same name approves nothing. Empty for the other kinds.
+	// UID is the Service's or Gateway's uid: an approval of an earlier
+	// one of the same name approves nothing. Empty for the other kinds.
 	UID string `json:"uid,omitempty"`
 }
 
@@ -53,6 +56,11 @@ func Group(namespace, name string) Ref {
 	return Ref{Kind: KindServiceGroup, Namespace: namespace, Name: name}
 }
 
+// Gateway is the identity of Gateway name in namespace, of uid.
+func Gateway(namespace, name, uid string) Ref {
+	return Ref{Kind: KindGateway, Namespace: namespace, Name: name, UID: uid}
+}
+
 // The cluster's objects of their own kind, one each.
 var (
 	RouteSet    = Ref{Kind: KindRouteSet, Name: ClusterName}
@@ -63,11 +71,17 @@ var (
 func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
 
 // groupPrefix begins a group's key, its examplectl argument and its owner
-// tag.
-const groupPrefix = "group:"
+// tag; gatewayPrefix a Gateway's key and examplectl argument.
+const (
+	groupPrefix   = "group:"
+	gatewayPrefix = "gateway:"
+)
 
 // spelling is how a kind is written where it is not its Kind constant.
 type spelling struct {
+	// prefix begins the key and examplectl argument of a namespaced
+	// kind other than Service.
+	prefix string
 	// state is StateKind: part of every state's name, never to change.
 	state string
 	// arg is a cluster object's examplectl argument; "" for a kind with
@@ -82,7 +96,8 @@ type spelling struct {
 // by its name).
 var spellings = map[string]spelling{
 	KindService:      {state: "service", words: "Service"},
-	KindServiceGroup: {state: "group", words: "load balancer group"},
+	KindServiceGroup: {prefix: groupPrefix, state: "group", words: "load balancer group"},
+	KindGateway:      {prefix: gatewayPrefix, state: "gateway", words: "Gateway"},
 	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
 	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
 }
@@ -131,20 +146,18 @@ func (r Ref) OwnerTag() string {
 	return r.UID
 }
 
-// Arg is the object as examplectl's commands take it: ns/name, group:ns/name,
-// routes or pools.
+// Arg is the object as examplectl's commands take it: ns/name,
+// group:ns/name, gateway:ns/name, routes or pools.
 func (r Ref) Arg() string {
-	if s := spellings[r.Kind]; s.arg != "" {
+	s := spellings[r.Kind]
+	if s.arg != "" {
 		return s.arg
 	}
-	if r.Kind == KindServiceGroup {
-		return r.groupName()
-	}
-	return r.Namespace + "/" + r.Name
+	return s.prefix + r.Namespace + "/" + r.Name
 }
 
 // Args is the usage of an object argument.
-const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | routes | pools>"
+const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | routes | pools>"
 
 // Parse turns an examplectl argument into the object it names: ns/name or
 // name (in namespace, else defaultNamespace) is a Service, group:... a
@@ -156,8 +169,10 @@ func Parse(arg, namespace, defaultNamespace string) (Ref, error) {
 		return c, nil
 	}
 	kind := KindService
-	if rest, ok := strings.CutPrefix(arg, groupPrefix); ok {
-		kind, arg = KindServiceGroup, rest
+	for k, s := range spellings {
+		if rest, ok := strings.CutPrefix(arg, s.prefix); ok && s.prefix != "" {
+			kind, arg = k, rest
+		}
 	}
 	ns, name := namespace, arg
 	if before, after, ok := strings.Cut(arg, "/"); ok {
@@ -171,8 +186,8 @@ func Parse(arg, namespace, defaultNamespace string) (Ref, error) {
 	}
 	if name == "" || ns == "" || strings.Contains(name, "/") || strings.HasPrefix(arg, "/") {
 		what := "a Service"
-		if kind == KindServiceGroup {
-			what, arg = "a load balancer group", groupPrefix+arg
+		if kind != KindService {
+			what, arg = "a "+spellings[kind].words, spellings[kind].prefix+arg
 		}
 		return Ref{}, fmt.Errorf("%q is not %s: want %s", arg, what, Args)
 	}
@@ -180,7 +195,8 @@ func Parse(arg, namespace, defaultNamespace string) (Ref, error) {
 }
 
 // Describe names the object for people: "Service shop/web", "load
-// balancer group shop/front", "the route set", "the target pools".
+// balancer group shop/front", "Gateway infra/gw", "the route set", "the
+// target pools".
 func (r Ref) Describe() string {
 	s, ok := spellings[r.Kind]
 	switch {

@@ -21,6 +21,8 @@ func TestParseAndArg(t *testing.T) {
 		{"group:shop/front", "", Group("shop", "front"), ""},
 		{"group:front", "shop", Group("shop", "front"), "group:shop/front"},
 		{"group:front", "", Group("default", "front"), "group:default/front"},
+		{"gateway:infra/gw", "", Gateway("infra", "gw", ""), ""},
+		{"gateway:gw", "infra", Gateway("infra", "gw", ""), "gateway:infra/gw"},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.arg, c.ns, "default")
@@ -33,6 +35,11 @@ func TestParseAndArg(t *testing.T) {
 	}
 	for _, bad := range []string{"group:", "group:a/b/c", "group:/front"} {
 		if _, err := Parse(bad, "", "default"); err == nil || !strings.Contains(err.Error(), "is not a load balancer group") {
+			t.Errorf("Parse(%q): %v", bad, err)
+		}
+	}
+	for _, bad := range []string{"gateway:", "gateway:a/b/c"} {
+		if _, err := Parse(bad, "", "default"); err == nil || !strings.Contains(err.Error(), "is not a Gateway") {
 			t.Errorf("Parse(%q): %v", bad, err)
 		}
 	}
@@ -56,6 +63,7 @@ func TestSpellings(t *testing.T) {
 	}{
 		{svc, "shop/web", "service", "0b5c", "shop/web", "Service shop/web", "Service shop/web"},
 		{Group("shop", "front"), "group:shop/front", "group", "group:shop/front", "group:shop/front", "load balancer group shop/front", "ServiceGroup shop/front"},
+		{Gateway("infra", "gw", "9f1e"), "gateway:infra/gw", "gateway", "9f1e", "gateway:infra/gw", "Gateway infra/gw", "Gateway infra/gw"},
 		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
 		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
 		// A workspace has no spelling of its own: it is only ever logged.

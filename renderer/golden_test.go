@@ -32,8 +32,25 @@ func withConfig(f func(*Config)) Config {
 	return c
 }
 
+// testGateway has an http listener on 80 with two routes' rules (one
+// weighted, one redirect), an https one on 443 and a tcp one.
+func testGateway() Gateway {
+	return Gateway{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
+		Listeners: []GatewayListener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
+		Rules: []HTTPRule{
+			{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
+				Backends: []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}},
+			{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
+				Backends:       []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80}, {TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
+				RequestHeaders: &HeaderChanges{Set: map[string]string{"X-Route": "web"}}},
+			{Name: "team-b/old/0.0:80@any", ListenerPort: 80, Priority: 3, PathType: "prefix", Path: "/",
+				Redirect: &HTTPRedirect{Scheme: "https", StatusCode: 301}},
+		}}
+}
+
 func goldenCases() []goldenCase {
 	return []goldenCase{
+		{"gateway", func() (*Module, error) { return RenderGateway(testGateway(), testConfig()) }},
 		lbCase("simple-tcp", testService(), testConfig()),
 		lbCase("multi-port", testService(withPorts(
 			port("https", corev1.ProtocolTCP, 443, 30443),

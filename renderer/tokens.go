@@ -21,10 +21,15 @@ import (
 // sorted.
 var keyOrder = []string{
 	"source", "version",
+	// A rule's head, a backend's pool, a redirect's target: only rules
+	// have these, so the other objects read as before rules existed.
+	"name", "listener_port", "priority", "hostnames", "path_type", "target_pool_id", "scheme", "hostname",
 	"protocol", "port", "target_port", "proxy_protocol",
 	"certificates", "certificate_ids", "redirect_to_https_port", "sticky_sessions", "cookie_name", "ttl_seconds",
 	"certificate_pem", "private_key_version", "path",
 	"interval_seconds", "timeout_seconds", "healthy_threshold", "unhealthy_threshold",
+	// The rest of a rule: its conditions, then what it does.
+	"method", "headers", "backends", "weight", "redirect", "status_code", "request_headers", "set", "add", "remove",
 }
 
 func valueTokens(v cty.Value) hclwrite.Tokens {

@@ -1,0 +1,322 @@
+package gateway
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// Backends resolves a route's backendRef to where its requests go, or
+// says why it cannot, as a ResolvedRefs reason (BackendNotFound,
+// InvalidKind, RefNotPermitted) and message.
+type Backends func(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string)
+
+// Translation is a Gateway and its HTTPRoutes decided: the cloud rules,
+// and what the statuses say.
+type Translation struct {
+	// Rules are by listener port, then priority.
+	Rules []renderer.HTTPRule
+	// Attached counts the routes attached to each listener, by name;
+	// Refused says why routes cannot attach to a listener.
+	Attached map[gatewayv1.SectionName]int32
+	Refused  map[gatewayv1.SectionName]Reason
+	// Parents are, per route, the state of each of its parentRefs naming
+	// the Gateway.
+	Parents map[types.NamespacedName][]Parent
+}
+
+// Reason is a condition's reason and message.
+type Reason struct {
+	Reason  string
+	Message string
+}
+
+// Parent is a route's state under one parentRef: Accepted (reason
+// Accepted when it is) and ResolvedRefs (reason ResolvedRefs when all
+// are).
+type Parent struct {
+	Ref          gatewayv1.ParentReference
+	Accepted     Reason
+	ResolvedRefs Reason
+}
+
+// candidate is one cloud rule before priorities, with what orders it.
+type candidate struct {
+	rule  renderer.HTTPRule
+	route *gatewayv1.HTTPRoute
+	// ruleIndex and matchIndex place it in its route.
+	ruleIndex, matchIndex int
+	headers               int
+}
+
+// HTTP decides gw's HTTPRoutes: every route naming gw in a parentRef
+// attaches where its listeners allow, and its rules become cloud rules,
+// one per rule, match and host name, ordered by the Gateway API's
+// precedence. A route with a feature the cloud lacks is not accepted.
+func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends) Translation {
+	ls := listenersOf(gw)
+	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
+		Parents: map[types.NamespacedName][]Parent{}}
+	var cands []candidate
+	seen := map[string]bool{}
+	for _, route := range routes {
+		key := types.NamespacedName{Namespace: route.Namespace, Name: route.Name}
+		unsupported := unsupportedIn(route)
+		var resolved Reason
+		for _, ref := range route.Spec.ParentRefs {
+			if !refersTo(gw, route.Namespace, ref) {
+				continue
+			}
+			p := Parent{Ref: ref, Accepted: Reason{Reason: string(gatewayv1.RouteReasonAccepted)}}
+			a := attach(gw.Namespace, ls, "HTTPRoute", route.Namespace, route.Spec.Hostnames, ref, nsLabels)
+			switch {
+			case a.reason != "":
+				p.Accepted = Reason{Reason: string(a.reason), Message: a.message}
+			case unsupported != "":
+				p.Accepted = Reason{Reason: string(gatewayv1.RouteReasonUnsupportedValue), Message: unsupported}
+			default:
+				for i, l := range a.listeners {
+					l.attached++
+					for _, h := range a.hostnames[i] {
+						for _, c := range routeCandidates(route, int(l.spec.Port), h, backends, &resolved) {
+							if !seen[c.rule.Name] {
+								seen[c.rule.Name] = true
+								cands = append(cands, c)
+							}
+						}
+					}
+				}
+			}
+			t.Parents[key] = append(t.Parents[key], p)
+		}
+		if resolved.Reason == "" {
+			resolved.Reason = string(gatewayv1.RouteReasonResolvedRefs)
+		}
+		for i := range t.Parents[key] {
+			t.Parents[key][i].ResolvedRefs = resolved
+		}
+	}
+	for _, l := range ls {
+		t.Attached[l.spec.Name] = l.attached
+		if l.refused != "" {
+			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
+		}
+	}
+	slices.SortStableFunc(cands, precedence)
+	next := map[int]int{}
+	for _, c := range cands {
+		next[c.rule.ListenerPort]++
+		c.rule.Priority = next[c.rule.ListenerPort]
+		t.Rules = append(t.Rules, c.rule)
+	}
+	slices.SortStableFunc(t.Rules, func(a, b renderer.HTTPRule) int { return cmp.Compare(a.ListenerPort, b.ListenerPort) })
+	return t
+}
+
+// routeCandidates are the cloud rules of route on listener port for host
+// (one per rule and match); the first backend that cannot be resolved
+// sets resolved.
+func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends Backends, resolved *Reason) []candidate {
+	var out []candidate
+	for i, rule := range route.Spec.Rules {
+		base := renderer.HTTPRule{ListenerPort: port, Hostname: host}
+		for _, f := range rule.Filters {
+			switch f.Type {
+			case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
+				base.RequestHeaders = headerChanges(f.RequestHeaderModifier)
+			case gatewayv1.HTTPRouteFilterRequestRedirect:
+				base.Redirect = redirect(f.RequestRedirect)
+			}
+		}
+		if base.Redirect == nil {
+			for _, ref := range rule.BackendRefs {
+				b, reason, msg := backends(route, ref.BackendRef)
+				if reason != "" {
+					if resolved.Reason == "" {
+						*resolved = Reason{Reason: string(reason), Message: msg}
+					}
+					continue
+				}
+				b.Weight = 1
+				if ref.Weight != nil {
+					b.Weight = int(*ref.Weight)
+				}
+				base.Backends = append(base.Backends, b)
+			}
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gatewayv1.HTTPRouteMatch{{}}
+		}
+		for j, m := range matches {
+			r := base
+			pathType, path := gatewayv1.PathMatchPathPrefix, "/"
+			if m.Path != nil {
+				if m.Path.Type != nil {
+					pathType = *m.Path.Type
+				}
+				if m.Path.Value != nil {
+					path = *m.Path.Value
+				}
+			}
+			r.PathType, r.Path = cloudPathType(pathType), path
+			if m.Method != nil {
+				r.Method = string(*m.Method)
+			}
+			for _, h := range m.Headers {
+				name := http.CanonicalHeaderKey(string(h.Name))
+				if _, dup := r.Headers[name]; !dup { // the first of a name wins
+					if r.Headers == nil {
+						r.Headers = map[string]string{}
+					}
+					r.Headers[name] = h.Value
+				}
+			}
+			r.Name = ruleName(route, i, j, port, host)
+			out = append(out, candidate{rule: r, route: route, ruleIndex: i, matchIndex: j, headers: len(r.Headers)})
+		}
+	}
+	return out
+}
+
+func cloudPathType(t gatewayv1.PathMatchType) string {
+	if t == gatewayv1.PathMatchExact {
+		return "exact"
+	}
+	return "prefix"
+}
+
+// precedence orders candidates as the Gateway API does: the most
+// specific host name; an exact path, then the longest prefix; a method;
+// the most headers; then the oldest route, the first by namespace/name,
+// and the first rule and match of a route.
+func precedence(a, b candidate) int {
+	aw, al := hostRank(a.rule.Hostname)
+	bw, bl := hostRank(b.rule.Hostname)
+	return cmp.Or(
+		cmp.Compare(aw, bw), cmp.Compare(al, bl),
+		cmp.Compare(pathRank(a.rule), pathRank(b.rule)),
+		cmp.Compare(-len(a.rule.Path), -len(b.rule.Path)),
+		cmp.Compare(methodRank(a.rule), methodRank(b.rule)),
+		cmp.Compare(-a.headers, -b.headers),
+		a.route.CreationTimestamp.Compare(b.route.CreationTimestamp.Time),
+		cmp.Compare(a.route.Namespace+"/"+a.route.Name, b.route.Namespace+"/"+b.route.Name),
+		cmp.Compare(a.ruleIndex, b.ruleIndex), cmp.Compare(a.matchIndex, b.matchIndex),
+		cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort),
+	)
+}
+
+func pathRank(r renderer.HTTPRule) int {
+	if r.PathType == "exact" {
+		return 0
+	}
+	return 1
+}
+
+func methodRank(r renderer.HTTPRule) int {
+	if r.Method != "" {
+		return 0
+	}
+	return 1
+}
+
+// ruleName names a cloud rule after where it comes from; a name longer
+// than the cloud's 128 characters keeps its start and a hash of it all.
+func ruleName(route *gatewayv1.HTTPRoute, rule, match, port int, host string) string {
+	if host == "" {
+		host = "any"
+	}
+	name := fmt.Sprintf("%s/%s/%d.%d:%d@%s", route.Namespace, route.Name, rule, match, port, host)
+	if len(name) <= 128 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:111] + "#" + hex.EncodeToString(sum[:8])
+}
+
+func headerChanges(f *gatewayv1.HTTPHeaderFilter) *renderer.HeaderChanges {
+	if f == nil {
+		return nil
+	}
+	out := &renderer.HeaderChanges{Remove: slices.Clone(f.Remove)}
+	for _, h := range f.Set {
+		if out.Set == nil {
+			out.Set = map[string]string{}
+		}
+		out.Set[string(h.Name)] = h.Value
+	}
+	for _, h := range f.Add {
+		if out.Add == nil {
+			out.Add = map[string]string{}
+		}
+		out.Add[string(h.Name)] = h.Value
+	}
+	return out
+}
+
+func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *renderer.HTTPRedirect {
+	if f == nil {
+		return nil
+	}
+	out := &renderer.HTTPRedirect{StatusCode: http.StatusFound}
+	if f.StatusCode != nil {
+		out.StatusCode = *f.StatusCode
+	}
+	if f.Scheme != nil {
+		out.Scheme = strings.ToLower(*f.Scheme)
+	}
+	if f.Hostname != nil {
+		out.Hostname = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		out.Port = int(*f.Port)
+	}
+	return out
+}
+
+// unsupportedIn names the first feature of route the Example load
+// balancer does not have ("" for none): regular expression and query
+// parameter matches, filters other than request header changes and
+// redirects, a redirect's path, filters on a backend.
+func unsupportedIn(route *gatewayv1.HTTPRoute) string {
+	for i, rule := range route.Spec.Rules {
+		at := fmt.Sprintf("spec.rules[%d]", i)
+		for j, m := range rule.Matches {
+			mat := fmt.Sprintf("%s.matches[%d]", at, j)
+			if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gatewayv1.PathMatchRegularExpression {
+				return mat + ".path: RegularExpression path matches are not supported"
+			}
+			for _, h := range m.Headers {
+				if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact {
+					return mat + ".headers: only Exact header matches are supported"
+				}
+			}
+			if len(m.QueryParams) > 0 {
+				return mat + ".queryParams: query parameter matches are not supported"
+			}
+		}
+		for j, f := range rule.Filters {
+			switch {
+			case f.Type == gatewayv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && f.RequestRedirect.Path != nil:
+				return fmt.Sprintf("%s.filters[%d].requestRedirect.path: redirect paths are not supported", at, j)
+			case f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.Type != gatewayv1.HTTPRouteFilterRequestRedirect:
+				return fmt.Sprintf("%s.filters[%d]: filter %s is not supported (supported: RequestHeaderModifier, RequestRedirect)", at, j, f.Type)
+			}
+		}
+		for j, b := range rule.BackendRefs {
+			if len(b.Filters) > 0 {
+				return fmt.Sprintf("%s.backendRefs[%d].filters: backend filters are not supported", at, j)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+func gateway(ls ...gatewayv1.Listener) *gatewayv1.Gateway {
+	return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: ls}}
+}
+
+func httpListener(name string, port int32, host string, from gatewayv1.FromNamespaces) gatewayv1.Listener {
+	l := gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: port, Protocol: gatewayv1.HTTPProtocolType,
+		AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from}}}
+	if host != "" {
+		l.Hostname = ptr.To(gatewayv1.Hostname(host))
+	}
+	if from == gatewayv1.NamespacesFromSelector {
+		l.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "yes"}}
+	}
+	return l
+}
+
+// route is an HTTPRoute of ns/name created age ago, attached to the
+// Gateway (section, if not "").
+func route(ns, name string, age time.Duration, section string, hosts []string, rules ...gatewayv1.HTTPRouteRule) *gatewayv1.HTTPRoute {
+	ref := gatewayv1.ParentReference{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))}
+	if section != "" {
+		ref.SectionName = ptr.To(gatewayv1.SectionName(section))
+	}
+	r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-age))},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{ref}}, Rules: rules}}
+	for _, h := range hosts {
+		r.Spec.Hostnames = append(r.Spec.Hostnames, gatewayv1.Hostname(h))
+	}
+	return r
+}
+
+func prefix(p string) gatewayv1.HTTPRouteMatch {
+	return gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(p)}}
+}
+
+func exact(p string) gatewayv1.HTTPRouteMatch {
+	return gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchExact), Value: ptr.To(p)}}
+}
+
+func to(svc string, weight int32) gatewayv1.HTTPBackendRef {
+	return gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{Weight: &weight,
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(svc), Port: ptr.To(gatewayv1.PortNumber(80))}}}
+}
+
+func rule(matches []gatewayv1.HTTPRouteMatch, backends ...gatewayv1.HTTPBackendRef) gatewayv1.HTTPRouteRule {
+	return gatewayv1.HTTPRouteRule{Matches: matches, BackendRefs: backends}
+}
+
+// services resolves backends named svc-* to pool tp-1 on a node port
+// per name; any other name is not found.
+func services(_ *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string) {
+	ports := map[string]int{"svc-a": 30001, "svc-b": 30002, "svc-c": 30003}
+	if p, ok := ports[string(ref.Name)]; ok {
+		return renderer.HTTPBackend{TargetPoolID: "tp-1", Port: p}, "", ""
+	}
+	return renderer.HTTPBackend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s not found", ref.Name)
+}
+
+func labelled(ns string) map[string]string {
+	return map[string]map[string]string{"team-a": {"gateway-access": "yes"}, "team-b": {}}[ns]
+}
+
+// The scenario, decided: a route of an allowed namespace attaches
+// and becomes rules (/api to A; /web 80/20 to B and C); one of a
+// namespace the listener's selector refuses is NotAllowedByListeners.
+func TestHTTPAllowedAndRefused(t *testing.T) {
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromSelector))
+	a := route("team-a", "shop", time.Hour, "", []string{"a.example"},
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/api")}, to("svc-a", 1)),
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/web")}, to("svc-b", 80), to("svc-c", 20)))
+	b := route("team-b", "intruder", time.Hour, "", []string{"a.example"}, rule(nil, to("svc-a", 1)))
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{a, b}, labelled, services)
+
+	want := []renderer.HTTPRule{
+		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
+			Backends: []renderer.HTTPBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
+		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
+			Backends: []renderer.HTTPBackend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
+	}
+	if !slices.EqualFunc(tr.Rules, want, equalRules) {
+		t.Errorf("rules:\n%+v\nwant\n%+v", tr.Rules, want)
+	}
+	if got := tr.Parents[types.NamespacedName{Namespace: "team-a", Name: "shop"}]; len(got) != 1 ||
+		got[0].Accepted.Reason != "Accepted" || got[0].ResolvedRefs.Reason != "ResolvedRefs" {
+		t.Errorf("team-a/shop: %+v, want Accepted and ResolvedRefs", got)
+	}
+	if got := tr.Parents[types.NamespacedName{Namespace: "team-b", Name: "intruder"}]; len(got) != 1 || got[0].Accepted.Reason != "NotAllowedByListeners" {
+		t.Errorf("team-b/intruder: %+v, want NotAllowedByListeners", got)
+	}
+	if tr.Attached["http"] != 1 {
+		t.Errorf("attached routes %v, want 1 on http", tr.Attached)
+	}
+}
+
+// Rules are ordered by the Gateway API's precedence, per listener port:
+// exact host names before wildcards before any; then exact paths, the
+// longest prefix, a method, most headers; then the older route, and the
+// first by namespace/name.
+func TestHTTPPrecedence(t *testing.T) {
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), httpListener("alt", 8080, "", gatewayv1.NamespacesFromAll))
+	withMethod := prefix("/m")
+	withMethod.Method = ptr.To(gatewayv1.HTTPMethodPost)
+	twoHeaders := prefix("/m")
+	twoHeaders.Headers = []gatewayv1.HTTPHeaderMatch{{Name: "x-a", Value: "1"}, {Name: "X-B", Value: "2"}, {Name: "X-A", Value: "dup"}}
+	old := route("z", "old", 2*time.Hour, "http", nil,
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/"), prefix("/long/er"), exact("/long"), withMethod, twoHeaders}, to("svc-a", 1)))
+	young := route("a", "young", time.Hour, "http", nil, rule([]gatewayv1.HTTPRouteMatch{prefix("/long/er")}, to("svc-b", 1)))
+	wild := route("a", "wild", time.Hour, "http", []string{"*.example"}, rule(nil, to("svc-c", 1)))
+	host := route("a", "host", time.Hour, "", []string{"x.example"}, rule(nil, to("svc-c", 1)))
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{young, wild, old, host}, nil, services)
+
+	var got []string
+	for _, r := range tr.Rules {
+		got = append(got, fmt.Sprintf("%d/%d %s", r.ListenerPort, r.Priority, r.Name))
+	}
+	want := []string{
+		"80/1 a/host/0.0:80@x.example",
+		"80/2 a/wild/0.0:80@*.example",
+		"80/3 z/old/0.2:80@any",   // exact /long
+		"80/4 z/old/0.1:80@any",   // prefix /long/er, the older route
+		"80/5 a/young/0.0:80@any", // the same prefix, younger
+		"80/6 z/old/0.3:80@any",   // /m with a method ...
+		"80/7 z/old/0.4:80@any",   // ... before /m with two headers
+		"80/8 z/old/0.0:80@any",   // prefix /
+		"8080/1 a/host/0.0:8080@x.example",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("order:\n%q\nwant\n%q", got, want)
+	}
+	for _, r := range tr.Rules {
+		if r.Name == "z/old/0.4:80@any" && !maps.Equal(r.Headers, map[string]string{"X-A": "1", "X-B": "2"}) {
+			t.Errorf("headers %v: want the first of each name, canonical", r.Headers)
+		}
+	}
+}
+
+// Listeners the cloud cannot serve are refused, and routes neither attach
+// to them nor to listeners whose section, port or host names they miss.
+func TestHTTPRefusals(t *testing.T) {
+	https := gatewayv1.Listener{Name: "https", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}
+	twin := httpListener("twin", 81, "a.example", gatewayv1.NamespacesFromAll)
+	twin2 := httpListener("twin2", 81, "a.example", gatewayv1.NamespacesFromAll)
+	sctp := gatewayv1.Listener{Name: "sctp", Port: 82, Protocol: "SCTP"}
+	named := httpListener("named", 83, "b.example", gatewayv1.NamespacesFromSame)
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), https, twin, twin2, sctp, named)
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{
+		route("infra", "nosection", 0, "missing", nil, rule(nil, to("svc-a", 1))),
+		route("infra", "otherhost", 0, "named", []string{"c.example"}, rule(nil, to("svc-a", 1))),
+		route("infra", "conflicted", 0, "http", nil, rule(nil, to("svc-a", 1))),
+		route("infra", "regex", 0, "named", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{QueryParams: []gatewayv1.HTTPQueryParamMatch{{Name: "q", Value: "1"}}}}}),
+		route("infra", "missing", 0, "named", nil, rule(nil, to("nope", 1), to("svc-a", 1))),
+		route("team-b", "elsewhere", 0, "named", nil, rule(nil, to("svc-a", 1))),
+	}, nil, services)
+	for name, want := range map[gatewayv1.SectionName]string{"http": "ProtocolConflict", "https": "ProtocolConflict",
+		"twin": "HostnameConflict", "twin2": "HostnameConflict", "sctp": "UnsupportedProtocol"} {
+		if got := tr.Refused[name].Reason; got != want {
+			t.Errorf("listener %s refused for %q, want %q", name, got, want)
+		}
+	}
+	if _, ok := tr.Refused["named"]; ok {
+		t.Errorf("listener named refused: %+v", tr.Refused["named"])
+	}
+	for name, want := range map[string][2]string{
+		"nosection":  {"NoMatchingParent", "ResolvedRefs"},
+		"otherhost":  {"NoMatchingListenerHostname", "ResolvedRefs"},
+		"conflicted": {"NotAllowedByListeners", "ResolvedRefs"},
+		"regex":      {"UnsupportedValue", "ResolvedRefs"},
+		"missing":    {"Accepted", "BackendNotFound"},
+		"elsewhere":  {"NotAllowedByListeners", "ResolvedRefs"}, // named takes its own namespace's routes
+	} {
+		ns := "infra"
+		if name == "elsewhere" {
+			ns = "team-b"
+		}
+		p := tr.Parents[types.NamespacedName{Namespace: ns, Name: name}]
+		if len(p) != 1 || p[0].Accepted.Reason != want[0] || p[0].ResolvedRefs.Reason != want[1] {
+			t.Errorf("route %s: %+v, want %s and %s", name, p, want[0], want[1])
+		}
+	}
+	if len(tr.Rules) != 1 || len(tr.Rules[0].Backends) != 1 || tr.Rules[0].Backends[0].Port != 30001 {
+		t.Errorf("rules %+v: want the one of route missing, with the backend that resolved", tr.Rules)
+	}
+	if tr.Attached["named"] != 1 {
+		t.Errorf("attached %v: want 1 route on named", tr.Attached)
+	}
+}
+
+func equalRules(a, b renderer.HTTPRule) bool {
+	return fmt.Sprintf("%+v", a) == fmt.Sprintf("%+v", b)
+}

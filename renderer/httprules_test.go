@@ -1,0 +1,65 @@
+package renderer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2/hclwrite"
+)
+
+// Rules render as the loadbalancer module's rules input: what a rule does
+// not set is left out (null in the module), so a rule reads as what it
+// does; values are cty, so a hostile header value stays a string.
+func TestHTTPRulesValue(t *testing.T) {
+	rules := []HTTPRule{
+		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
+			Headers:  map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
+			Backends: []HTTPBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
+		{Name: "team-a/shop/1.0:80@any", ListenerPort: 80, Priority: 2, PathType: "exact", Path: "/old",
+			Redirect:       &HTTPRedirect{Scheme: "https", StatusCode: 301},
+			RequestHeaders: &HeaderChanges{Remove: []string{"X-Drop"}}},
+	}
+	f := hclwrite.NewEmptyFile()
+	f.Body().SetAttributeValue("rules", httpRulesValue(rules))
+	got := string(hclwrite.Format(f.Bytes()))
+	want := `rules = [{
+  backends = [{
+    port           = 30001
+    target_pool_id = "tp-1"
+    weight         = 80
+    }, {
+    port           = 30002
+    target_pool_id = "tp-1"
+    weight         = 20
+  }]
+  headers = {
+    X-Env = "$${file(\"/etc/passwd\")}"
+  }
+  hostnames     = ["a.example"]
+  listener_port = 80
+  name          = "team-a/shop/0.0:80@a.example"
+  path          = "/api"
+  path_type     = "prefix"
+  priority      = 1
+  }, {
+  listener_port = 80
+  name          = "team-a/shop/1.0:80@any"
+  path          = "/old"
+  path_type     = "exact"
+  priority      = 2
+  redirect = {
+    scheme      = "https"
+    status_code = 301
+  }
+  request_headers = {
+    remove = ["X-Drop"]
+  }
+}]
+`
+	if got != want {
+		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Contains(got, "null") {
+		t.Error("an unset attribute rendered as null")
+	}
+}
