@@ -19,7 +19,8 @@
 // process); review.go is the contract with the caller (Review, Approval,
 // Outcome, the errors) and the policy rules' view of a plan;
 // objects.go the engine's memory of each object. Each kind of object has
-// its file (loadbalancer.go, groups.go, routes.go, targetpools.go), as do
+// its file (loadbalancer.go, groups.go, gateways.go, routes.go,
+// targetpools.go), as do
 // drift checks (drift.go), state migration (migrate.go), load balancers
 // an interrupted apply left (orphans.go), certificates it left
 // (certificates.go) and TLS Secrets (tls.go). preview.go plans without

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// Gateways: a Gateway API Gateway is one load balancer in a workspace of
+// its own, its HTTPRoutes its rules (docs/gateway-api.md); the gateway
+// package decides them, the engine renders, plans and applies them under
+// review like a Service's.
+
+// RenderGateway renders the Gateway's root module exactly as
+// ReconcileGateway would apply it.
+func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job, error) {
+	ref := g.Ref()
+	tg, cfg, err := e.location(ref)
+	if err != nil {
+		return nil, runner.Job{}, fmt.Errorf("%s: %w", ref.Describe(), err)
+	}
+	m, err := renderer.RenderGateway(g, cfg)
+	if err != nil {
+		return nil, runner.Job{}, err
+	}
+	// Owned by the Gateway's uid, like a Service's workspace by its uid:
+	// a Gateway created again under its name is a new owner.
+	return m, job(tg, m, g.UID), nil
+}
+
+// ReconcileGateway converges the Gateway's load balancer to g under rv
+// (see Review). Unchanged, it costs no terraform process.
+func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, rv Review) (*LoadBalancer, *Outcome, error) {
+	ref := g.Ref()
+	_, j, err := e.RenderGateway(g)
+	if err != nil {
+		return nil, &Outcome{Policy: rv.Policy}, err
+	}
+	e.objects.with(ref, func(o *object) {
+		if o.job.Hash != j.Hash {
+			o.converged = false
+		}
+		o.job, o.review = j, rv
+	})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{})
+	if err == nil && out.Result != nil {
+		e.objects.with(ref, func(o *object) {
+			if o.job.Hash == j.Hash {
+				o.converged = true
+			}
+		})
+	}
+	if err != nil && !isDecision(err) {
+		err = fmt.Errorf("%s: %w", ref.Describe(), err)
+	}
+	if out.Result != nil {
+		return loadBalancerFrom(out.Result), out, err
+	}
+	return nil, out, err
+}
+
+// RemoveGateway destroys the Gateway's load balancer under rv and deletes
+// its state and workspace; removing what does not exist succeeds. The
+// destroy is planned from g's rendering (a destroy needs the backend and
+// the module call, not its values).
+func (e *Engine) RemoveGateway(ctx context.Context, g renderer.Gateway, rv Review) (*Outcome, error) {
+	ref := g.Ref()
+	j, err := e.gatewayJob(g)
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, fmt.Errorf("delete %s: %w", ref.Describe(), err)
+	}
+	e.objects.with(ref, func(o *object) { o.converged, o.job, o.review = false, j, rv })
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{destroy: true})
+	if err == nil && out.Result != nil {
+		e.objects.forget(ref)
+	}
+	if err != nil && !isDecision(err) {
+		err = fmt.Errorf("delete %s: %w", ref.Describe(), err)
+	}
+	return out, err
+}
+
+// GetGatewayLoadBalancer reads the Gateway's load balancer from the
+// recorded outputs or the state, without a plan; exists is false when
+// there is none.
+func (e *Engine) GetGatewayLoadBalancer(ctx context.Context, g renderer.Gateway) (lb *LoadBalancer, exists bool, err error) {
+	j, err := e.gatewayJob(g)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := e.load(ctx, g.Ref(), j); err != nil {
+		return nil, false, err
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	if errors.Is(err, runner.ErrGone) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read load balancer of %s: %w", g.Ref().Describe(), err)
+	}
+	lb = loadBalancerFrom(&runner.Result{Outputs: outs})
+	return lb, lb != nil, nil
+}
+
+// gatewayJob is a job for the Gateway's workspace: the last rendering in
+// this process, else g's, else a shell of one http listener (enough for
+// a destroy or an output read when the Gateway's listeners are gone).
+func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
+	if o, ok := e.objects.get(g.Ref()); ok && o.job.Key != "" {
+		return o.job, nil
+	}
+	if _, j, err := e.RenderGateway(g); err == nil {
+		return j, nil
+	}
+	shell := g
+	shell.Listeners, shell.Rules = []renderer.GatewayListener{{Protocol: "http", Port: 80}}, nil
+	_, j, err := e.RenderGateway(shell)
+	return j, err
+}
