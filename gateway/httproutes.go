@@ -15,10 +15,14 @@ import (
 	"github.com/example/cloud-provider-example/renderer"
 )
 
+// Backend is where a backendRef's requests go: a target pool, on a
+// Service's node port (the front-end names it without the renderer).
+type Backend = renderer.HTTPBackend
+
 // Backends resolves a route's backendRef to where its requests go, or
 // says why it cannot, as a ResolvedRefs reason (BackendNotFound,
 // InvalidKind, RefNotPermitted) and message.
-type Backends func(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string)
+type Backends func(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (Backend, gatewayv1.RouteConditionReason, string)
 
 // Translation is a Gateway and its HTTPRoutes decided: the cloud rules,
 // and what the statuses say.

@@ -127,11 +127,11 @@ func packageDoc(t *testing.T, dir string) (doc string, files []string, holder st
 }
 
 // TestEngineSeam: the front-ends reach terraform only through the engine
-// (ADR 0016): ccm and review import neither runner nor renderer, and ccm
-// stays within the 14 project packages the ADR counts.
+// (ADR 0016): ccm, gatewaycontroller and review import neither runner nor
+// renderer, and ccm stays within the 14 project packages the ADR counts.
 func TestEngineSeam(t *testing.T) {
 	const module = "github.com/example/cloud-provider-example/"
-	for _, dir := range []string{"ccm", "review"} {
+	for _, dir := range []string{"ccm", "gatewaycontroller", "review"} {
 		imports := projectImports(t, dir, module)
 		for _, below := range []string{"runner", "renderer"} {
 			if imports[below] {

@@ -1,0 +1,202 @@
+package gatewaycontroller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
+)
+
+// installGatewayAPI installs Gateway API's standard CRDs of the module
+// this repository builds with (its config/crd/standard, from the module
+// cache) and waits until Gateways are served.
+func installGatewayAPI(t *testing.T, kube kubernetes.Interface, gw gwclient.Interface) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	testkit.Must(t, err)
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+	for _, name := range []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"} {
+		data, err := os.ReadFile(filepath.Join(dir, "gateway.networking.k8s.io_"+name+".yaml"))
+		testkit.Must(t, err)
+		objs, err := deploy.Decode(data)
+		testkit.Must(t, err)
+		testkit.Must(t, deploy.Apply(testkit.Context(t), kube, objs))
+	}
+	testkit.Eventually(t, 30*time.Second, "Gateway API served", func() error {
+		_, err := gw.GatewayV1().HTTPRoutes("default").List(testkit.Context(t), metav1.ListOptions{})
+		return err
+	})
+}
+
+type fixture struct {
+	kube kubernetes.Interface
+	gw   gwclient.Interface
+}
+
+func start(t *testing.T) *fixture {
+	cluster := testcluster.Start(t)
+	kube, err := kubernetes.NewForConfig(cluster.Admin)
+	testkit.Must(t, err)
+	gw, err := gwclient.NewForConfig(cluster.Admin)
+	testkit.Must(t, err)
+	installGatewayAPI(t, kube, gw)
+	c, err := New(gw, kube)
+	testkit.Must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &fixture{kube: kube, gw: gw}
+}
+
+func (f *fixture) namespace(t *testing.T, name string, labels map[string]string) {
+	_, err := f.kube.CoreV1().Namespaces().Create(testkit.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+}
+
+func (f *fixture) route(t *testing.T, ns, name, backend string) {
+	r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
+			Hostnames:       []gatewayv1.Hostname{"a.example"},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(backend), Port: ptr.To(gatewayv1.PortNumber(80))}}}}}},
+		}}
+	_, err := f.gw.GatewayV1().HTTPRoutes(ns).Create(testkit.Context(t), r, metav1.CreateOptions{})
+	testkit.Must(t, err)
+}
+
+// parent waits until route ns/name's status for Gateway infra/gw has
+// Accepted and ResolvedRefs with these reasons ("" for no entry).
+func (f *fixture) parent(t *testing.T, ns, name, accepted, resolved string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("route %s/%s: %q, %q", ns, name, accepted, resolved), func() error {
+		r, err := f.gw.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var ps []gatewayv1.RouteParentStatus
+		for _, p := range r.Status.Parents {
+			if p.ControllerName == ControllerName {
+				ps = append(ps, p)
+			}
+		}
+		if accepted == "" {
+			if len(ps) > 0 {
+				return fmt.Errorf("parents %+v, want none of ours", ps)
+			}
+			return nil
+		}
+		if len(ps) != 1 {
+			return fmt.Errorf("parents %+v", r.Status.Parents)
+		}
+		a := meta.FindStatusCondition(ps[0].Conditions, "Accepted")
+		rr := meta.FindStatusCondition(ps[0].Conditions, "ResolvedRefs")
+		if a == nil || rr == nil || a.Reason != accepted || rr.Reason != resolved || a.ObservedGeneration != r.Generation ||
+			(a.Status == metav1.ConditionTrue) != (accepted == "Accepted") {
+			return fmt.Errorf("conditions %+v", ps[0].Conditions)
+		}
+		return nil
+	})
+}
+
+// On a real API server: this controller's GatewayClass is Accepted with
+// its features (another controller's is left alone); a Gateway is
+// Accepted, not Programmed, its listener counting the routes attached; a
+// route of a namespace the listener's selector takes is Accepted, one of
+// another NotAllowedByListeners until its namespace is labelled; a
+// missing backend is BackendNotFound, one of another namespace
+// RefNotPermitted; a Gateway deleted takes its entries out of the routes.
+func TestStatuses(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	f.namespace(t, "infra", nil)
+	f.namespace(t, "team-a", map[string]string{"gateway-access": "yes"})
+	f.namespace(t, "team-b", nil)
+	for _, gc := range []*gatewayv1.GatewayClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "example"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: ControllerName}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: "other.example/controller"}},
+	} {
+		_, err := f.gw.GatewayV1().GatewayClasses().Create(ctx, gc, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		_, err := f.kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc-a"},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	from := gatewayv1.NamespacesFromSelector
+	_, err := f.gw.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "yes"}}}}}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	f.route(t, "team-a", "shop", "svc-a")
+	f.route(t, "team-b", "intruder", "svc-a")
+	f.route(t, "team-a", "missing", "nope")
+
+	testkit.Eventually(t, 30*time.Second, "class example accepted", func() error {
+		gc, err := f.gw.GatewayV1().GatewayClasses().Get(ctx, "example", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(supportedFeatures) {
+			return fmt.Errorf("status %+v", gc.Status)
+		}
+		return nil
+	})
+	f.parent(t, "team-a", "shop", "Accepted", "ResolvedRefs")
+	f.parent(t, "team-b", "intruder", "NotAllowedByListeners", "ResolvedRefs")
+	f.parent(t, "team-a", "missing", "Accepted", "BackendNotFound")
+	testkit.Eventually(t, 30*time.Second, "Gateway accepted, not programmed, 2 routes attached", func() error {
+		gw, err := f.gw.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		a, p := meta.FindStatusCondition(gw.Status.Conditions, "Accepted"), meta.FindStatusCondition(gw.Status.Conditions, "Programmed")
+		if a == nil || a.Status != metav1.ConditionTrue || a.ObservedGeneration != gw.Generation || p == nil || p.Status != metav1.ConditionFalse ||
+			len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != 2 {
+			return fmt.Errorf("status %+v", gw.Status)
+		}
+		return nil
+	})
+	if gc, err := f.gw.GatewayV1().GatewayClasses().Get(ctx, "other", metav1.GetOptions{}); err != nil || meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") {
+		t.Errorf("another controller's class: %+v, %v; want it left alone", gc.Status, err)
+	}
+
+	// team-b labelled: its route attaches.
+	ns, err := f.kube.CoreV1().Namespaces().Get(ctx, "team-b", metav1.GetOptions{})
+	testkit.Must(t, err)
+	ns.Labels = map[string]string{"gateway-access": "yes"}
+	_, err = f.kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	f.parent(t, "team-b", "intruder", "Accepted", "ResolvedRefs")
+
+	// A backend in another namespace, without a grant.
+	r, err := f.gw.GatewayV1().HTTPRoutes("team-a").Get(ctx, "shop", metav1.GetOptions{})
+	testkit.Must(t, err)
+	r.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("team-b"))
+	_, err = f.gw.GatewayV1().HTTPRoutes("team-a").Update(ctx, r, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	f.parent(t, "team-a", "shop", "Accepted", "RefNotPermitted")
+
+	testkit.Must(t, f.gw.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
+	f.parent(t, "team-a", "shop", "", "")
+	f.parent(t, "team-b", "intruder", "", "")
+}

@@ -1,0 +1,273 @@
+package gatewaycontroller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/gateway"
+)
+
+// supportedFeatures are what a GatewayClass of this controller says it
+// supports (the conformance suite's feature names).
+var supportedFeatures = []gatewayv1.FeatureName{"Gateway", "HTTPRoute", "ReferenceGrant"}
+
+// notProgrammed is why no Gateway is Programmed yet.
+const notProgrammed = "the Gateway's load balancer is not built by this version (docs/gateway-api.md)"
+
+// syncClass accepts a GatewayClass of this controller.
+func (c *Controller) syncClass(ctx context.Context, name string) error {
+	gc, err := c.classes.Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && gc.Spec.ControllerName != ControllerName) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	next := gc.DeepCopy()
+	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: string(gatewayv1.GatewayClassConditionStatusAccepted),
+		Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayClassReasonAccepted), ObservedGeneration: gc.Generation,
+		Message: "served by " + string(ControllerName)})
+	next.Status.SupportedFeatures = nil
+	for _, f := range supportedFeatures {
+		next.Status.SupportedFeatures = append(next.Status.SupportedFeatures, gatewayv1.SupportedFeature{Name: f})
+	}
+	if reflect.DeepEqual(next.Status, gc.Status) {
+		return nil
+	}
+	_, err = c.gw.GatewayV1().GatewayClasses().UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	return err
+}
+
+// syncGateway decides a Gateway of this controller with its HTTPRoutes
+// and writes the statuses.
+func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) error {
+	gw, err := c.gateways.Gateways(nn.Namespace).Get(nn.Name)
+	if apierrors.IsNotFound(err) {
+		return c.syncRoutes(ctx, nn, gateway.Translation{})
+	}
+	if err != nil {
+		return err
+	}
+	if !c.ours(gw.Spec.GatewayClassName) {
+		return nil
+	}
+	all, err := c.routes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	var routes []*gatewayv1.HTTPRoute
+	for _, r := range all {
+		if names(r, gw) {
+			routes = append(routes, r)
+		}
+	}
+	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
+	if err := c.writeGateway(ctx, gw, t); err != nil {
+		return fmt.Errorf("status of Gateway %s: %w", nn, err)
+	}
+	return c.syncRoutes(ctx, nn, t)
+}
+
+// names tells whether a parentRef of r names gw.
+func names(r *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway) bool {
+	for _, ref := range r.Spec.ParentRefs {
+		ns := r.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		if ns == gw.Namespace && string(ref.Name) == gw.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// backend resolves a backendRef: a Service of the route's namespace with
+// the port (a reference into another namespace is refused until
+// ReferenceGrants are read: RefNotPermitted).
+func (c *Controller) backend(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
+	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
+		return gateway.Backend{}, gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name)
+	}
+	ns := route.Namespace
+	if ref.Namespace != nil && string(*ref.Namespace) != ns {
+		return gateway.Backend{}, gatewayv1.RouteReasonRefNotPermitted,
+			fmt.Sprintf("backendRef %s/%s: a Service of another namespace needs a ReferenceGrant", *ref.Namespace, ref.Name)
+	}
+	svc := c.service(ns, string(ref.Name))
+	if svc == nil {
+		return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s not found", ns, ref.Name)
+	}
+	for _, p := range svc.Spec.Ports {
+		if ref.Port != nil && p.Port == *ref.Port {
+			return gateway.Backend{Port: int(p.NodePort)}, "", ""
+		}
+	}
+	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no such port", ns, ref.Name)
+}
+
+// writeGateway writes the Gateway's and its listeners' conditions.
+func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t gateway.Translation) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.gw.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		next := cur.DeepCopy()
+		gen := cur.Generation
+		accepted := len(t.Refused) < len(cur.Spec.Listeners)
+		cond := func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
+			s := metav1.ConditionFalse
+			if ok {
+				s = metav1.ConditionTrue
+			}
+			meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+		}
+		if accepted {
+			cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "")
+		} else {
+			cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
+		}
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed), false, string(gatewayv1.GatewayReasonPending), notProgrammed)
+		var ls []gatewayv1.ListenerStatus
+		for _, l := range cur.Spec.Listeners {
+			st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: supportedKinds(l)}
+			for _, old := range cur.Status.Listeners {
+				if old.Name == l.Name {
+					st.Conditions = old.Conditions
+				}
+			}
+			refused, isRefused := t.Refused[l.Name]
+			conflict := isRefused && (refused.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || refused.Reason == string(gatewayv1.ListenerReasonHostnameConflict))
+			switch {
+			case conflict:
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), true, refused.Reason, refused.Message)
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+			case isRefused:
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+			default:
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
+			}
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonPending), notProgrammed)
+			ls = append(ls, st)
+		}
+		next.Status.Listeners = ls
+		if reflect.DeepEqual(next.Status, cur.Status) {
+			return nil
+		}
+		_, err = c.gw.GatewayV1().Gateways(gw.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// supportedKinds are the route kinds listener l takes.
+func supportedKinds(l gatewayv1.Listener) []gatewayv1.RouteGroupKind {
+	var out []gatewayv1.RouteGroupKind
+	group := gatewayv1.Group(gatewayv1.GroupName)
+	switch l.Protocol {
+	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
+		out = append(out, gatewayv1.RouteGroupKind{Group: &group, Kind: "HTTPRoute"})
+	}
+	return out
+}
+
+// syncRoutes writes, into every HTTPRoute naming the Gateway nn, the
+// parent statuses t decided (none, for a Gateway gone or not ours: the
+// entries this controller wrote for it are removed).
+func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t gateway.Translation) error {
+	all, err := c.routes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, r := range all {
+		key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
+		parents := t.Parents[key]
+		if err := c.writeRoute(ctx, r, nn, parents); err != nil {
+			return fmt.Errorf("status of HTTPRoute %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// writeRoute replaces this controller's parent statuses of r for Gateway
+// nn with parents; a route whose status would not change (judged from the
+// informer's copy) costs no request.
+func (c *Controller) writeRoute(ctx context.Context, r *gatewayv1.HTTPRoute, nn types.NamespacedName, parents []gateway.Parent) error {
+	if reflect.DeepEqual(routeStatus(r, nn, parents), r.Status) {
+		return nil
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := c.gw.GatewayV1().HTTPRoutes(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		next := cur.DeepCopy()
+		next.Status = routeStatus(cur, nn, parents)
+		if reflect.DeepEqual(next.Status, cur.Status) {
+			return nil
+		}
+		_, err = c.gw.GatewayV1().HTTPRoutes(r.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// routeStatus is cur's status with this controller's entries for Gateway
+// nn replaced by parents (the other controllers' and Gateways' kept).
+func routeStatus(cur *gatewayv1.HTTPRoute, nn types.NamespacedName, parents []gateway.Parent) gatewayv1.HTTPRouteStatus {
+	var kept []gatewayv1.RouteParentStatus
+	for _, p := range cur.Status.Parents {
+		ns := cur.Namespace
+		if p.ParentRef.Namespace != nil {
+			ns = string(*p.ParentRef.Namespace)
+		}
+		if p.ControllerName == ControllerName && ns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
+			continue // ours for this Gateway: written again below
+		}
+		kept = append(kept, *p.DeepCopy())
+	}
+	for _, p := range parents {
+		st := gatewayv1.RouteParentStatus{ParentRef: p.Ref, ControllerName: ControllerName}
+		for _, old := range cur.Status.Parents {
+			if old.ControllerName == ControllerName && reflect.DeepEqual(old.ParentRef, p.Ref) {
+				st.Conditions = append([]metav1.Condition(nil), old.Conditions...)
+			}
+		}
+		for _, c := range []struct {
+			typ string
+			r   gateway.Reason
+			ok  string
+		}{
+			{string(gatewayv1.RouteConditionAccepted), p.Accepted, string(gatewayv1.RouteReasonAccepted)},
+			{string(gatewayv1.RouteConditionResolvedRefs), p.ResolvedRefs, string(gatewayv1.RouteReasonResolvedRefs)},
+		} {
+			s := metav1.ConditionFalse
+			if c.r.Reason == c.ok {
+				s = metav1.ConditionTrue
+			}
+			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: c.typ, Status: s, Reason: c.r.Reason,
+				Message: c.r.Message, ObservedGeneration: cur.Generation})
+		}
+		kept = append(kept, st)
+	}
+	out := *cur.Status.DeepCopy()
+	out.Parents = kept
+	if kept == nil {
+		out.Parents = cur.Status.Parents[:0:0] // nil stays nil, [] stays []
+	}
+	return out
+}
