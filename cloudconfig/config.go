@@ -48,6 +48,7 @@ type Config struct {
 	Review       ReviewConfig       `json:"review,omitempty"`
 	Webhook      WebhookConfig      `json:"webhook,omitempty"`
 	Sharding     ShardingConfig     `json:"sharding,omitempty"`
+	GatewayAPI   GatewayAPIConfig   `json:"gatewayAPI,omitempty"`
 
 	// rules are Review.Policy.Rules compiled (by Load).
 	rules *policy.Rules

@@ -486,6 +486,20 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 
+		{"gateway API", map[string]any{"gatewayAPI": map[string]any{"enabled": true}}, func(t *testing.T, objs []runtime.Object) {
+			if cfg := cloudConfig(t, objs); !cfg.GatewayAPI.Enabled {
+				t.Error("cloud config: gatewayAPI not enabled")
+			}
+			var reads, writes bool
+			for _, r := range one[*rbacv1.ClusterRole](t, objs, "example-cloud-controller-manager").Rules {
+				reads = reads || slices.Contains(r.Resources, "httproutes") && slices.Contains(r.Verbs, "watch")
+				writes = writes || slices.Contains(r.Resources, "httproutes/status") && slices.Equal(r.Verbs, []string{"update"})
+			}
+			if !reads || !writes {
+				t.Errorf("ClusterRole: reads routes %v, writes their status %v; want both", reads, writes)
+			}
+		}},
+
 		{"http backend", map[string]any{
 			"state": map[string]any{"type": "http", "credentialsSecret": "ccm-http", "http": map[string]any{"address": "https://tf.corp/state"}},
 		}, func(t *testing.T, objs []runtime.Object) {

@@ -75,7 +75,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	for _, route := range routes {
 		key := types.NamespacedName{Namespace: route.Namespace, Name: route.Name}
 		unsupported := unsupportedIn(route)
-		var resolved Reason
+		resolved := firstUnresolved(route, backends)
 		for _, ref := range route.Spec.ParentRefs {
 			if !refersTo(gw, route.Namespace, ref) {
 				continue
@@ -91,7 +91,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 				for i, l := range a.listeners {
 					l.attached++
 					for _, h := range a.hostnames[i] {
-						for _, c := range routeCandidates(route, int(l.spec.Port), h, backends, &resolved) {
+						for _, c := range routeCandidates(route, int(l.spec.Port), h, backends) {
 							if !seen[c.rule.Name] {
 								seen[c.rule.Name] = true
 								cands = append(cands, c)
@@ -101,9 +101,6 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 				}
 			}
 			t.Parents[key] = append(t.Parents[key], p)
-		}
-		if resolved.Reason == "" {
-			resolved.Reason = string(gatewayv1.RouteReasonResolvedRefs)
 		}
 		for i := range t.Parents[key] {
 			t.Parents[key][i].ResolvedRefs = resolved
@@ -126,10 +123,23 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	return t
 }
 
+// firstUnresolved is a route's ResolvedRefs: the reason of its first
+// backendRef that cannot be resolved, else ResolvedRefs (whether or not
+// the route attaches anywhere).
+func firstUnresolved(route *gatewayv1.HTTPRoute, backends Backends) Reason {
+	for _, rule := range route.Spec.Rules {
+		for _, ref := range rule.BackendRefs {
+			if _, reason, msg := backends(route, ref.BackendRef); reason != "" {
+				return Reason{Reason: string(reason), Message: msg}
+			}
+		}
+	}
+	return Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
+}
+
 // routeCandidates are the cloud rules of route on listener port for host
-// (one per rule and match); the first backend that cannot be resolved
-// sets resolved.
-func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends Backends, resolved *Reason) []candidate {
+// (one per rule and match), with the backends that resolve.
+func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends Backends) []candidate {
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
 		base := renderer.HTTPRule{ListenerPort: port, Hostname: host}
@@ -143,11 +153,8 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends
 		}
 		if base.Redirect == nil {
 			for _, ref := range rule.BackendRefs {
-				b, reason, msg := backends(route, ref.BackendRef)
+				b, reason, _ := backends(route, ref.BackendRef)
 				if reason != "" {
-					if resolved.Reason == "" {
-						*resolved = Reason{Reason: string(reason), Message: msg}
-					}
 					continue
 				}
 				b.Weight = 1

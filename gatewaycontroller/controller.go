@@ -22,9 +22,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
+
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // ControllerName is the GatewayClass controllerName this controller
@@ -50,6 +53,9 @@ type Controller struct {
 	routes     gwlisters.HTTPRouteLister
 	services   corelisters.ServiceLister
 	namespaces corelisters.NamespaceLister
+	// refs decides every reference a route makes outside its namespace
+	// (package tenancy): its backends' ReferenceGrants.
+	refs       *tenancy.Authorizer
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[key]
 	gwFactory  gwinformers.SharedInformerFactory
@@ -65,8 +71,20 @@ func New(gw gwclient.Interface, kube kubernetes.Interface) (*Controller, error) 
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "gateways"})}
 	classes, gateways, routes := gf.Gateway().V1().GatewayClasses(), gf.Gateway().V1().Gateways(), gf.Gateway().V1().HTTPRoutes()
 	services, namespaces := kf.Core().V1().Services(), kf.Core().V1().Namespaces()
+	grants := gf.Gateway().V1beta1().ReferenceGrants()
 	c.classes, c.gateways, c.routes = classes.Lister(), gateways.Lister(), routes.Lister()
 	c.services, c.namespaces = services.Lister(), namespaces.Lister()
+	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		if !grants.Informer().HasSynced() {
+			return nil, tenancy.ErrGrantsUnreadable
+		}
+		l, err := grants.Lister().ReferenceGrants(ns).List(labels.Everything())
+		out := make([]gatewayv1beta1.ReferenceGrant, len(l))
+		for i, g := range l {
+			out[i] = *g
+		}
+		return out, err
+	}}}
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
 		on  func(obj any)
@@ -76,6 +94,7 @@ func New(gw gwclient.Interface, kube kubernetes.Interface) (*Controller, error) 
 		{routes.Informer(), c.routeChanged},
 		{services.Informer(), func(any) { c.everyGateway() }},
 		{namespaces.Informer(), func(any) { c.everyGateway() }},
+		{grants.Informer(), func(any) { c.everyGateway() }},
 	} {
 		on := h.on
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

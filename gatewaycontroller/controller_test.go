@@ -3,10 +3,6 @@ package gatewaycontroller
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,33 +12,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/gatewaycrds"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testkit"
 )
-
-// installGatewayAPI installs Gateway API's standard CRDs of the module
-// this repository builds with (its config/crd/standard, from the module
-// cache) and waits until Gateways are served.
-func installGatewayAPI(t *testing.T, kube kubernetes.Interface, gw gwclient.Interface) {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
-	testkit.Must(t, err)
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
-	for _, name := range []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"} {
-		data, err := os.ReadFile(filepath.Join(dir, "gateway.networking.k8s.io_"+name+".yaml"))
-		testkit.Must(t, err)
-		objs, err := deploy.Decode(data)
-		testkit.Must(t, err)
-		testkit.Must(t, deploy.Apply(testkit.Context(t), kube, objs))
-	}
-	testkit.Eventually(t, 30*time.Second, "Gateway API served", func() error {
-		_, err := gw.GatewayV1().HTTPRoutes("default").List(testkit.Context(t), metav1.ListOptions{})
-		return err
-	})
-}
 
 type fixture struct {
 	kube kubernetes.Interface
@@ -55,7 +31,7 @@ func start(t *testing.T) *fixture {
 	testkit.Must(t, err)
 	gw, err := gwclient.NewForConfig(cluster.Admin)
 	testkit.Must(t, err)
-	installGatewayAPI(t, kube, gw)
+	gatewaycrds.Install(t, kube, cluster.Admin)
 	c, err := New(gw, kube)
 	testkit.Must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,7 +98,8 @@ func (f *fixture) parent(t *testing.T, ns, name, accepted, resolved string) {
 // route of a namespace the listener's selector takes is Accepted, one of
 // another NotAllowedByListeners until its namespace is labelled; a
 // missing backend is BackendNotFound, one of another namespace
-// RefNotPermitted; a Gateway deleted takes its entries out of the routes.
+// RefNotPermitted until that namespace's ReferenceGrant lets the route in;
+// a Gateway deleted takes its entries out of the routes.
 func TestStatuses(t *testing.T) {
 	f := start(t)
 	ctx := testkit.Context(t)
@@ -195,6 +172,15 @@ func TestStatuses(t *testing.T) {
 	_, err = f.gw.GatewayV1().HTTPRoutes("team-a").Update(ctx, r, metav1.UpdateOptions{})
 	testkit.Must(t, err)
 	f.parent(t, "team-a", "shop", "Accepted", "RefNotPermitted")
+	// team-b lets team-a's HTTPRoutes send to its Service.
+	svc := gatewayv1beta1.ObjectName("svc-a")
+	_, err = f.gw.GatewayV1beta1().ReferenceGrants("team-b").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "routes-of-a"},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: "HTTPRoute", Namespace: "team-a"}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: "", Kind: "Service", Name: &svc}},
+		}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	f.parent(t, "team-a", "shop", "Accepted", "ResolvedRefs")
 
 	testkit.Must(t, f.gw.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
 	f.parent(t, "team-a", "shop", "", "")

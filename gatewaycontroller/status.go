@@ -2,6 +2,7 @@ package gatewaycontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -14,6 +15,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // supportedFeatures are what a GatewayClass of this controller says it
@@ -91,17 +94,25 @@ func names(r *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway) bool {
 	return false
 }
 
-// backend resolves a backendRef: a Service of the route's namespace with
-// the port (a reference into another namespace is refused until
-// ReferenceGrants are read: RefNotPermitted).
+// backend resolves a backendRef: a Service with the port, of the route's
+// namespace or of one whose ReferenceGrant lets the route in (decided by
+// package tenancy, the one authorization check).
 func (c *Controller) backend(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return gateway.Backend{}, gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name)
 	}
 	ns := route.Namespace
-	if ref.Namespace != nil && string(*ref.Namespace) != ns {
-		return gateway.Backend{}, gatewayv1.RouteReasonRefNotPermitted,
-			fmt.Sprintf("backendRef %s/%s: a Service of another namespace needs a ReferenceGrant", *ref.Namespace, ref.Name)
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: route.Namespace, Name: route.Name}
+	err := c.refs.Authorize(context.Background(), from, []tenancy.Reference{{Kind: tenancy.RouteBackend, Namespace: ns, Name: string(ref.Name)}})
+	var refused *tenancy.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return gateway.Backend{}, gatewayv1.RouteReasonRefNotPermitted, refused.Error()
+	case err != nil:
+		return gateway.Backend{}, gatewayv1.RouteReasonRefNotPermitted, err.Error()
 	}
 	svc := c.service(ns, string(ref.Name))
 	if svc == nil {

@@ -28,6 +28,9 @@ const (
 	// KindWorkspace is a state workspace known only by its name: what
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
+	// KindHTTPRoute is a Gateway API HTTPRoute: not planned itself (its
+	// Gateway is), but what makes references (tenancy).
+	KindHTTPRoute = "HTTPRoute"
 )
 
 // ClusterName is the name of the cluster's one route set and of its one

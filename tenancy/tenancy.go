@@ -45,12 +45,16 @@ const (
 	// balancer, or its group's (name): names are unique per region, so a
 	// name is a claim on something another tenant may need.
 	LoadBalancerName Kind = "load balancer name"
+	// RouteBackend is a Service a Gateway API route sends requests to
+	// (a backendRef): from the route, not a Service.
+	RouteBackend Kind = "route backend Service"
 )
 
 // Reference is one reference an object makes.
 type Reference struct {
 	Kind Kind
-	// Annotation is where the tenant wrote it: the refusal names it.
+	// Annotation is where the tenant wrote it: the refusal names it ("" for
+	// a route's reference, written in its spec).
 	Annotation annotations.Name
 	// Namespace is the referent's namespace (Secrets, groups; for a load
 	// balancer name, the namespace of the object whose load balancer it
@@ -106,6 +110,9 @@ type RefusedError struct {
 func (e *RefusedError) EventReason() string { return "ReferenceRefused" }
 
 func (e *RefusedError) Error() string {
+	if e.Ref.Annotation == "" {
+		return fmt.Sprintf("%s %s/%s refused: %s", e.Ref.Kind, e.Ref.Namespace, e.Ref.Name, e.Reason)
+	}
 	return fmt.Sprintf("annotation %s: %s %q refused: %s", e.Ref.Annotation, e.Ref.Kind, e.Ref.Name, e.Reason)
 }
 
@@ -197,6 +204,11 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 			return reason, nil
 		}
 		return a.nameInUse(ctx, r)
+	case RouteBackend:
+		if r.Namespace == from.Namespace {
+			return "", nil
+		}
+		return a.routeGranted(ctx, from, r)
 	}
 	return "unknown kind of reference", nil
 }
@@ -353,6 +365,42 @@ func (a *Authorizer) granted(ctx context.Context, from objectref.Ref, r Referenc
 		}
 	}
 	return refusal, nil
+}
+
+// routeGranted: a route's backend in another namespace needs that
+// namespace's consent, as the Gateway API defines it: a ReferenceGrant
+// there from routes of from's kind and namespace to Services (all, or
+// this one by name).
+func (a *Authorizer) routeGranted(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from %ss of namespace %s to its Services", r.Namespace, from.Kind, from.Namespace)
+	if a.Grants == nil {
+		return refusal, nil
+	}
+	grants, err := a.Grants(ctx, r.Namespace)
+	if errors.Is(err, ErrGrantsUnreadable) {
+		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", r.Namespace), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, g := range grants {
+		if AllowsRoute(g, from.Kind, from.Namespace, r.Name) {
+			return "", nil
+		}
+	}
+	return refusal, nil
+}
+
+// AllowsRoute tells whether grant lets routes of kind in namespace send
+// to Service name of the grant's namespace.
+func AllowsRoute(grant gatewayv1beta1.ReferenceGrant, kind, namespace, name string) bool {
+	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
+		return f.Group == gatewayv1beta1.GroupName && string(f.Kind) == kind && string(f.Namespace) == namespace
+	})
+	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
+		return t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name)
+	})
+	return from && to
 }
 
 // Allows tells whether grant lets Services of namespace join group name

@@ -63,6 +63,23 @@ func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
 	}
 }
 
+// routeGrant is a grant in ns from routes of kind in namespace from to
+// Services (name, or all).
+func routeGrant(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
+	to := gatewayv1beta1.ReferenceGrantTo{Group: "", Kind: "Service"}
+	if name != "" {
+		n := gatewayv1beta1.ObjectName(name)
+		to.Name = &n
+	}
+	return gatewayv1beta1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: gatewayv1beta1.Kind(kind), Namespace: gatewayv1beta1.Namespace(from)}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{to},
+		},
+	}
+}
+
 func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 	return &Authorizer{
 		ClusterID: "prod",
@@ -119,6 +136,9 @@ func TestAuthorize(t *testing.T) {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, UID: types.UID(r.UID)}}
 	}
 	ownDefault := renderer.LoadBalancerName(svcOf(teamA), "prod")
+	routeA := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"}
+	routeB := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "shop"}
+	backend := func(ns, name string) Reference { return Reference{Kind: RouteBackend, Namespace: ns, Name: name} }
 	cases := []struct {
 		name   string
 		from   objectref.Ref
@@ -171,6 +191,14 @@ func TestAuthorize(t *testing.T) {
 		{name: "a group's default name for another group", from: teamA, ref: name("team-a", "back", renderer.GroupLoadBalancerName("prod", "team-a", "front")), refused: "reserved for another owner"},
 		{name: "another cluster's default form", from: teamA, ref: name("team-a", "", renderer.LoadBalancerName(svcOf(teamA), "staging")), refused: "reserved for another owner"},
 		{name: "a name like the default form but not it", from: teamA, ref: name("team-a", "", "k8s-"+strings.Repeat("A", 28))},
+		{name: "route backend of its namespace", from: routeA, ref: backend("team-a", "web")},
+		{name: "route backend of another namespace, no grant", from: routeB, ref: backend("team-a", "web"), refused: "no ReferenceGrant from HTTPRoutes of namespace team-b"},
+		{name: "route backend, granted for all Services", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "")}},
+		{name: "route backend, granted for this Service", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "web")}},
+		{name: "route backend, granted for another Service only", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "db")}, refused: "no ReferenceGrant"},
+		{name: "route backend, granted to another kind of route", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "route backend, a group grant is not a Service grant", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "route backend, a grant the route's namespace made", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-b", "HTTPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,16 +3,20 @@
 // Example cloud, with leader election, from k8s.io/cloud-provider's app.
 // With sharding (docs/adr/0017) the service controller runs on every
 // replica, over the Services of the shards it holds, and the leader's own
-// is off.
+// is off. With gatewayAPI.enabled the leader also runs the Gateway API
+// front-end (controller gateway, docs/gateway-api.md).
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
 	"k8s.io/cloud-provider/app/config"
@@ -26,8 +30,10 @@ import (
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/ccm" // registers the "example" provider
+	"github.com/example/cloud-provider-example/gatewaycontroller"
 )
 
 func main() {
@@ -69,7 +75,40 @@ func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 		}
 		inits[names.ServiceLBController] = c
 	}
+	inits[gatewayController] = app.ControllerInitFuncConstructor{
+		InitContext: app.ControllerInitContext{ClientName: "example-gateway-controller"},
+		Constructor: startGateways,
+	}
 	return inits
+}
+
+// gatewayController names the Gateway API front-end among the controllers
+// (--controllers).
+const gatewayController = "gateway"
+
+// startGateways runs the Gateway API front-end when the cloud config
+// turns it on.
+func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+	return func(ctx context.Context, cc genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+		if !ccm.GatewayAPI(cloud) {
+			klog.V(2).InfoS("The Gateway API front-end is off (gatewayAPI.enabled)")
+			return nil, false, nil
+		}
+		// The controller manager's clients speak protobuf; custom
+		// resources only JSON.
+		cfg := rest.CopyConfig(cc.ClientBuilder.ConfigOrDie(ic.ClientName))
+		cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+		gw, err := gwclient.NewForConfig(cfg)
+		if err != nil {
+			return nil, false, fmt.Errorf("gateway controller: %w", err)
+		}
+		c, err := gatewaycontroller.New(gw, cc.ClientBuilder.ClientOrDie(ic.ClientName))
+		if err != nil {
+			return nil, false, err
+		}
+		go c.Run(ctx)
+		return nil, true, nil
+	}
 }
 
 func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {

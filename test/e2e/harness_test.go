@@ -31,6 +31,7 @@ import (
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/freeport"
+	"github.com/example/cloud-provider-example/internal/gatewaycrds"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -95,6 +96,10 @@ type options struct {
 	// shards the Services over them (sharding.enabled, a 4s lease), each
 	// with its own workspaces, audit log and ports, as pods would.
 	replicas int
+	// gatewayAPI installs Gateway API's CRDs, turns the front-end on
+	// (gatewayAPI.enabled) and gives the controller the chart's RBAC for
+	// it.
+	gatewayAPI bool
 }
 
 type env struct {
@@ -147,16 +152,24 @@ func ccmBinary(t testing.TB) string {
 }
 
 // chartRBAC renders deploy/chart once per test process and keeps what
-// deploy.RBACObjects would keep of the base.
-var chartRBAC = sync.OnceValues(func() ([]runtime.Object, error) {
+// deploy.RBACObjects would keep of the base; gatewayRBAC with
+// gatewayAPI.enabled.
+var (
+	chartRBAC   = sync.OnceValues(func() ([]runtime.Object, error) { return renderRBAC(nil) })
+	gatewayRBAC = sync.OnceValues(func() ([]runtime.Object, error) {
+		return renderRBAC(map[string]any{"gatewayAPI": map[string]any{"enabled": true}})
+	})
+)
+
+func renderRBAC(values map[string]any) ([]runtime.Object, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	objs, err := deploy.ChartObjects(ctx, os.Getenv("EXAMPLE_HELM"), nil)
+	objs, err := deploy.ChartObjects(ctx, os.Getenv("EXAMPLE_HELM"), values)
 	if err != nil {
 		return nil, err
 	}
 	return deploy.RBACOf(objs), nil
-})
+}
 
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
@@ -186,7 +199,12 @@ func newEnv(t testing.TB, o options) *env {
 
 	// The CCM runs as the chart's ServiceAccount with exactly its RBAC (and
 	// its pre-created leader-election Lease: it may not create one).
-	objs, err := chartRBAC()
+	rbac := chartRBAC
+	if o.gatewayAPI {
+		rbac = gatewayRBAC
+		gatewaycrds.Install(t, e.kube, e.cluster.Admin)
+	}
+	objs, err := rbac()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,6 +318,9 @@ func newEnv(t testing.TB, o options) *env {
 		}
 		cfg["webhook"] = wh
 	}
+	if o.gatewayAPI {
+		cfg["gatewayAPI"] = map[string]any{"enabled": true}
+	}
 	if o.replicas > 1 {
 		// Tests use a short lease, for quick failovers; benchmarks the
 		// chart's.
@@ -311,6 +332,10 @@ func newEnv(t testing.TB, o options) *env {
 		}
 	}
 	cfgPath := e.writeConfig(cfg, "")
+	controllers := "cloud-node,cloud-node-lifecycle,service,route"
+	if o.gatewayAPI {
+		controllers += ",gateway" // as the shipped "*" would
+	}
 
 	e.args = []string{
 		"--cloud-provider=example",
@@ -326,7 +351,7 @@ func newEnv(t testing.TB, o options) *env {
 		"--leader-elect-renew-deadline=3s",
 		"--leader-elect-retry-period=1s",
 		"--use-service-account-credentials=false",
-		"--controllers=cloud-node,cloud-node-lifecycle,service,route",
+		"--controllers=" + controllers,
 		"--configure-cloud-routes=true",
 		"--allocate-node-cidrs=true",
 		"--cluster-cidr=10.244.0.0/16,fd00:244::/48",

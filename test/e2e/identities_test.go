@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -30,6 +31,7 @@ type user struct {
 	name string // as the API server knows it
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
+	cfg  *rest.Config
 }
 
 // newUser creates ServiceAccount ns/name and clients that use its token.
@@ -42,7 +44,7 @@ func (e *env) newUser(t testing.TB, ns, name string) *user {
 	testkit.Must(t, err)
 	dyn, err := dynamic.NewForConfig(cfg)
 	testkit.Must(t, err)
-	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn}
+	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn, cfg: cfg}
 }
 
 func subject(ns, name string) rbacv1.Subject {

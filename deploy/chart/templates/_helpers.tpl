@@ -119,7 +119,8 @@ whether the webhook runs and its certificate files).
   "state" (include "ccm.state" . | fromYaml)
   "review" (dict "namespace" (include "ccm.namespace" .))
   "webhook" (include "ccm.webhook" . | fromYaml)
-  "sharding" (dict "enabled" .Values.sharding.enabled "shards" (int .Values.sharding.shards) "leaseDuration" .Values.sharding.leaseDuration) -}}
+  "sharding" (dict "enabled" .Values.sharding.enabled "shards" (int .Values.sharding.shards) "leaseDuration" .Values.sharding.leaseDuration)
+  "gatewayAPI" (dict "enabled" .Values.gatewayAPI.enabled) -}}
 {{- toYaml (mergeOverwrite $c $owned) -}}
 {{- end }}
 
