@@ -349,22 +349,7 @@ func OwnedBy(tags map[string]string, clusterID, namespace string) bool {
 func (a *Authorizer) granted(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
 	refusal := fmt.Sprintf("namespace %s has no ReferenceGrant that lets Services of namespace %s join its load balancer groups (from: Service in %s; to: group %s, kind %s)",
 		r.Namespace, from.Namespace, from.Namespace, GrantGroup, GrantKind)
-	if a.Grants == nil {
-		return refusal, nil
-	}
-	grants, err := a.Grants(ctx, r.Namespace)
-	if errors.Is(err, ErrGrantsUnreadable) {
-		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", r.Namespace), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	for _, g := range grants {
-		if Allows(g, from.Namespace, r.Name) {
-			return "", nil
-		}
-	}
-	return refusal, nil
+	return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool { return Allows(g, from.Namespace, r.Name) })
 }
 
 // routeGranted: a route's backend in another namespace needs that
@@ -373,20 +358,27 @@ func (a *Authorizer) granted(ctx context.Context, from objectref.Ref, r Referenc
 // this one by name).
 func (a *Authorizer) routeGranted(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
 	refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from %ss of namespace %s to its Services", r.Namespace, from.Kind, from.Namespace)
+	return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
+		return AllowsRoute(g, from.Kind, from.Namespace, r.Name)
+	})
+}
+
+// consented is "" when a ReferenceGrant of namespace allows, else refusal
+// (or why the grants cannot be read: consent that cannot be read is no
+// consent).
+func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, allows func(gatewayv1beta1.ReferenceGrant) bool) (string, error) {
 	if a.Grants == nil {
 		return refusal, nil
 	}
-	grants, err := a.Grants(ctx, r.Namespace)
+	grants, err := a.Grants(ctx, namespace)
 	if errors.Is(err, ErrGrantsUnreadable) {
-		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", r.Namespace), nil
+		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", namespace), nil
 	}
 	if err != nil {
 		return "", err
 	}
-	for _, g := range grants {
-		if AllowsRoute(g, from.Kind, from.Namespace, r.Name) {
-			return "", nil
-		}
+	if slices.ContainsFunc(grants, allows) {
+		return "", nil
 	}
 	return refusal, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -349,29 +348,7 @@ func TestValidateRulesUnknown(t *testing.T) {
 // rules null: what a configuration without rules plans.
 func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
 	ctx := context.Background()
-	v1 := v1StateAttributes(t, v0StateLBID, v0StateInstanceID)
-	srv, err := providerserver.NewProtocol6WithError(New(Version)())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "example_load_balancer", Version: 1, RawState: &tfprotov6.RawState{JSON: v1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range resp.Diagnostics {
-		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
-	}
-	var sr fwresource.SchemaResponse
-	(&loadBalancerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sr)
-	raw, err := resp.UpgradedState.Unmarshal(sr.Schema.Type().TerraformType(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m loadBalancerModel
-	if d := (tfsdk.State{Schema: sr.Schema, Raw: raw}).Get(ctx, &m); d.HasError() {
-		t.Fatal(d)
-	}
+	m := upgradedV1(t, v1StateAttributes(t, v0StateLBID, v0StateInstanceID))
 	if !m.Rules.IsNull() || m.ID.ValueString() != v0StateLBID {
 		t.Errorf("rules = %v (id %s), want null", m.Rules, m.ID)
 	}

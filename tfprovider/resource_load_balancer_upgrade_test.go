@@ -240,6 +240,26 @@ func TestLoadBalancerStateV1WithoutHTTPAttributes(t *testing.T) {
 	if strings.Contains(string(v1), "certificate_ids") {
 		t.Fatal("the fixture already has the new attributes")
 	}
+	m := upgradedV1(t, v1)
+	var listeners map[string]listenerModel
+	if d := m.Listeners.ElementsAs(ctx, &listeners, false); d.HasError() || len(listeners) != 3 {
+		t.Fatalf("listeners %v %v", listeners, d)
+	}
+	for key, l := range listeners {
+		if !l.CertificateIDs.IsNull() || !l.RedirectToHTTPSPort.IsNull() || !l.StickySessions.IsNull() {
+			t.Errorf("%s: new attributes not null: %+v", key, l)
+		}
+	}
+	if !listeners["tcp/443"].ProxyProtocol.ValueBool() || m.ID.ValueString() != v0StateLBID {
+		t.Errorf("stored attributes not kept: %+v", m)
+	}
+}
+
+// upgradedV1 is a version 1 state's attributes as the provider's own
+// UpgradeResourceState reads them.
+func upgradedV1(t *testing.T, v1 []byte) loadBalancerModel {
+	t.Helper()
+	ctx := context.Background()
 	srv, err := providerserver.NewProtocol6WithError(New(Version)())()
 	if err != nil {
 		t.Fatal(err)
@@ -262,16 +282,5 @@ func TestLoadBalancerStateV1WithoutHTTPAttributes(t *testing.T) {
 	if d := (tfsdk.State{Schema: sr.Schema, Raw: raw}).Get(ctx, &m); d.HasError() {
 		t.Fatal(d)
 	}
-	var listeners map[string]listenerModel
-	if d := m.Listeners.ElementsAs(ctx, &listeners, false); d.HasError() || len(listeners) != 3 {
-		t.Fatalf("listeners %v %v", listeners, d)
-	}
-	for key, l := range listeners {
-		if !l.CertificateIDs.IsNull() || !l.RedirectToHTTPSPort.IsNull() || !l.StickySessions.IsNull() {
-			t.Errorf("%s: new attributes not null: %+v", key, l)
-		}
-	}
-	if !listeners["tcp/443"].ProxyProtocol.ValueBool() || m.ID.ValueString() != v0StateLBID {
-		t.Errorf("stored attributes not kept: %+v", m)
-	}
+	return m
 }

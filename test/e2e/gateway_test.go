@@ -23,18 +23,8 @@ import (
 func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) gwclient.Interface {
 	t.Helper()
 	u := e.newUser(t, ns, name)
-	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "gateway-tenant-" + name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{gatewayv1.GroupName}, Resources: resources,
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
-	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "gateway-tenant-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "gateway-tenant-" + name},
-		Subjects:   []rbacv1.Subject{subject(ns, name)},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	e.bindRole(t, ns, "gateway-tenant-"+name, subject(ns, name), rbacv1.PolicyRule{APIGroups: []string{gatewayv1.GroupName}, Resources: resources,
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}})
 	for _, r := range resources {
 		e.waitAllowed(t, u, "create", gatewayv1.GroupName, r, ns)
 	}

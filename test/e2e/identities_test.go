@@ -102,22 +102,24 @@ func (e *env) bindReviewer(t testing.TB, ns, name string) {
 func (e *env) tenant(t testing.TB, ns, name string) *user {
 	t.Helper()
 	u := e.newUser(t, ns, name)
-	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}},
-		},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
-	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "service-editor-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "service-editor-" + name},
-		Subjects:   []rbacv1.Subject{subject(ns, name)},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	e.bindRole(t, ns, "service-editor-"+name, subject(ns, name),
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}})
 	e.waitAllowed(t, u, "update", "", "services", ns)
 	return u
+}
+
+// bindRole creates Role role in ns with rules, bound to who.
+func (e *env) bindRole(t testing.TB, ns, role string, who rbacv1.Subject, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects:   []rbacv1.Subject{who},
+	}, metav1.CreateOptions{})
+	testkit.Must(t, err)
 }
 
 // approveAs creates a PlanApproval as u, naming approver, with u's groups

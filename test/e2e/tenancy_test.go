@@ -372,19 +372,9 @@ func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() e
 // allowSecretEdits lets u edit Secrets in ns.
 func (e *env) allowSecretEdits(t testing.TB, ns string, u *user) {
 	t.Helper()
-	name := "secret-editor-" + strings.ReplaceAll(u.name, ":", "-")
-	_, err := e.kube.RbacV1().Roles(ns).Create(testkit.Context(t), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch"}}},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
 	sa := strings.Split(u.name, ":") // system:serviceaccount:ns:name
-	_, err = e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{subject(sa[2], sa[3])},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	e.bindRole(t, ns, "secret-editor-"+strings.ReplaceAll(u.name, ":", "-"), subject(sa[2], sa[3]),
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch"}})
 	e.waitAllowed(t, u, "update", "", "secrets", ns)
 }
 
