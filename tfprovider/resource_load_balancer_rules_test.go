@@ -411,26 +411,7 @@ func TestAccLoadBalancerRules_stateWithoutRules(t *testing.T) {
 	dir := t.TempDir()
 	at := attach(t, dir, s)
 	writeFile(t, filepath.Join(dir, "terraform.tfstate"), string(v1State))
-	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(`
-resource "example_load_balancer" "web" {
-  name = "web"
-  listeners = {
-    "tcp/80"  = { protocol = "tcp", port = 80, target_port = 30080 }
-    "tcp/443" = { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true }
-    "udp/53"  = { protocol = "udp", port = 53, target_port = 30053 }
-  }
-  health_check = {
-    protocol = "http"
-    port     = 30080
-    path     = "/healthz"
-  }
-  allowed_source_cidrs = ["192.0.2.0/24"]
-  targets              = [%q]
-  tags                 = { "k8s.example.com/cluster-id" = "c1", "k8s.example.com/service-uid" = "u1" }
-  on_name_conflict     = "adopt_if_tags_match"
-  timeouts             = { create = "5m" }
-}
-`, node.ID)))
+	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(v0FixtureConfig, node.ID)))
 	ctx, cancel := bg()
 	defer cancel()
 	if err := at.tf.Init(ctx, at.opt); err != nil {

@@ -158,26 +158,7 @@ func TestAccUpgradeFromV0(t *testing.T) {
 
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "terraform.tfstate"), string(state))
-	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(`
-resource "example_load_balancer" "web" {
-  name = "web"
-  listeners = {
-    "tcp/80"  = { protocol = "tcp", port = 80, target_port = 30080 }
-    "tcp/443" = { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true }
-    "udp/53"  = { protocol = "udp", port = 53, target_port = 30053 }
-  }
-  health_check = {
-    protocol = "http"
-    port     = 30080
-    path     = "/healthz"
-  }
-  allowed_source_cidrs = ["192.0.2.0/24"]
-  targets              = [%q]
-  tags                 = { "k8s.example.com/cluster-id" = "c1", "k8s.example.com/service-uid" = "u1" }
-  on_name_conflict     = "adopt_if_tags_match"
-  timeouts             = { create = "5m" }
-}
-`, node.ID)))
+	writeFile(t, filepath.Join(dir, "main.tf"), e.cliConfig(fmt.Sprintf(v0FixtureConfig, node.ID)))
 	copyLockFile(t, dir, bin.LockFile)
 	tf := newTerraform(t, dir, bin)
 	ctx := context.Background()
@@ -284,3 +265,26 @@ func upgradedV1(t *testing.T, v1 []byte) loadBalancerModel {
 	}
 	return m
 }
+
+// v0FixtureConfig is the configuration of the version 0 state fixture's
+// load balancer (%q: its target), which plans no change against it.
+const v0FixtureConfig = `
+resource "example_load_balancer" "web" {
+  name = "web"
+  listeners = {
+    "tcp/80"  = { protocol = "tcp", port = 80, target_port = 30080 }
+    "tcp/443" = { protocol = "tcp", port = 443, target_port = 30443, proxy_protocol = true }
+    "udp/53"  = { protocol = "udp", port = 53, target_port = 30053 }
+  }
+  health_check = {
+    protocol = "http"
+    port     = 30080
+    path     = "/healthz"
+  }
+  allowed_source_cidrs = ["192.0.2.0/24"]
+  targets              = [%q]
+  tags                 = { "k8s.example.com/cluster-id" = "c1", "k8s.example.com/service-uid" = "u1" }
+  on_name_conflict     = "adopt_if_tags_match"
+  timeouts             = { create = "5m" }
+}
+`
