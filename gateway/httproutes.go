@@ -75,7 +75,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	for _, route := range routes {
 		key := types.NamespacedName{Namespace: route.Namespace, Name: route.Name}
 		unsupported := unsupportedIn(route)
-		resolved := firstUnresolved(route, backends)
+		weighted, resolved := resolve(route, backends)
 		for _, ref := range route.Spec.ParentRefs {
 			if !refersTo(gw, route.Namespace, ref) {
 				continue
@@ -91,7 +91,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 				for i, l := range a.listeners {
 					l.attached++
 					for _, h := range a.hostnames[i] {
-						for _, c := range routeCandidates(route, int(l.spec.Port), h, backends) {
+						for _, c := range routeCandidates(route, int(l.spec.Port), h, weighted) {
 							if !seen[c.rule.Name] {
 								seen[c.rule.Name] = true
 								cands = append(cands, c)
@@ -123,23 +123,35 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	return t
 }
 
-// firstUnresolved is a route's ResolvedRefs: the reason of its first
-// backendRef that cannot be resolved, else ResolvedRefs (whether or not
-// the route attaches anywhere).
-func firstUnresolved(route *gatewayv1.HTTPRoute, backends Backends) Reason {
-	for _, rule := range route.Spec.Rules {
+// resolve resolves a route's backendRefs once: per rule, those that
+// resolve, with their weights (1 by default); and the route's
+// ResolvedRefs, the reason of its first backendRef that does not, else
+// ResolvedRefs (whether or not the route attaches anywhere).
+func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason) {
+	out := make([][]Backend, len(route.Spec.Rules))
+	resolved := Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
+	for i, rule := range route.Spec.Rules {
 		for _, ref := range rule.BackendRefs {
-			if _, reason, msg := backends(route, ref.BackendRef); reason != "" {
-				return Reason{Reason: string(reason), Message: msg}
+			b, reason, msg := backends(route, ref.BackendRef)
+			if reason != "" {
+				if resolved.Reason == string(gatewayv1.RouteReasonResolvedRefs) {
+					resolved = Reason{Reason: string(reason), Message: msg}
+				}
+				continue
 			}
+			b.Weight = 1
+			if ref.Weight != nil {
+				b.Weight = int(*ref.Weight)
+			}
+			out[i] = append(out[i], b)
 		}
 	}
-	return Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
+	return out, resolved
 }
 
 // routeCandidates are the cloud rules of route on listener port for host
-// (one per rule and match), with the backends that resolve.
-func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends Backends) []candidate {
+// (one per rule and match), with each rule's weighted backends (resolve).
+func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted [][]Backend) []candidate {
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
 		base := renderer.HTTPRule{ListenerPort: port, Hostname: host}
@@ -152,17 +164,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, backends
 			}
 		}
 		if base.Redirect == nil {
-			for _, ref := range rule.BackendRefs {
-				b, reason, _ := backends(route, ref.BackendRef)
-				if reason != "" {
-					continue
-				}
-				b.Weight = 1
-				if ref.Weight != nil {
-					b.Weight = int(*ref.Weight)
-				}
-				base.Backends = append(base.Backends, b)
-			}
+			base.Backends = weighted[i]
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
