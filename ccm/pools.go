@@ -118,7 +118,8 @@ func (l *loadBalancers) selections(ns string) []string {
 }
 
 // prunePools destroys, every interval, the pools no Service selects any
-// more (a tenant's earlier selections). A pool a load balancer still uses
+// more (a tenant's earlier selections); with the Gateway API front-end
+// on, the pool of every node is kept for its Gateways. A pool a load balancer still uses
 // is refused by the cloud; the next round tries again.
 func (l *loadBalancers) prunePools(ctx context.Context, every time.Duration) {
 	utilwait.UntilWithContext(ctx, func(ctx context.Context) {
@@ -137,9 +138,13 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	inUse := l.selections("")
+	if l.cfg.GatewayAPI.Enabled {
+		inUse = append(inUse, "") // the Gateways' backends forward to every node's
+	}
 	var idle []string
 	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
-		idle, out, err = l.engine.PruneTargetPools(ctx, l.selections(""), l.members(nodes, delays), rv)
+		idle, out, err = l.engine.PruneTargetPools(ctx, inUse, l.members(nodes, delays), rv)
 		return out, err
 	})
 	if out != nil {

@@ -24,13 +24,6 @@ func Sharded(c cloudprovider.Interface) bool {
 	return ok && cl.shards != nil
 }
 
-// GatewayAPI tells whether the cloud config turns the Gateway API
-// front-end on (gatewayAPI.enabled).
-func GatewayAPI(c cloudprovider.Interface) bool {
-	cl, ok := c.(*cloud)
-	return ok && cl.cfg.GatewayAPI.Enabled
-}
-
 // StartShards runs, on this replica, the Leases of its shards and a
 // service controller over their Services (docs/adr/0017), until ctx ends.
 // Every replica calls it before leader election; it does nothing unless

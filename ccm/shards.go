@@ -106,7 +106,8 @@ func (s *shards) has(ref objectref.Ref, in func(holder, string) bool) bool {
 		return true
 	}
 	switch ref.Kind {
-	case objectref.KindRouteSet, objectref.KindTargetPools:
+	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway:
+		// The leader's: it runs the route and Gateway controllers.
 		return s.leader.Load()
 	case objectref.KindService:
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {

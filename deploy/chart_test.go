@@ -490,13 +490,21 @@ func TestChartValues(t *testing.T) {
 			if cfg := cloudConfig(t, objs); !cfg.GatewayAPI.Enabled {
 				t.Error("cloud config: gatewayAPI not enabled")
 			}
-			var reads, writes bool
+			var reads, writes, finalizes bool
 			for _, r := range one[*rbacv1.ClusterRole](t, objs, "example-cloud-controller-manager").Rules {
+				if r.APIGroups[0] != "gateway.networking.k8s.io" {
+					continue
+				}
 				reads = reads || slices.Contains(r.Resources, "httproutes") && slices.Contains(r.Verbs, "watch")
 				writes = writes || slices.Contains(r.Resources, "httproutes/status") && slices.Equal(r.Verbs, []string{"update"})
+				finalizes = finalizes || slices.Equal(r.Resources, []string{"gateways"}) && slices.Contains(r.Verbs, "update")
+				// Routes are the tenants': read, never written but their status.
+				if slices.Contains(r.Resources, "httproutes") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {
+					t.Errorf("ClusterRole writes HTTPRoutes: %+v", r)
+				}
 			}
-			if !reads || !writes {
-				t.Errorf("ClusterRole: reads routes %v, writes their status %v; want both", reads, writes)
+			if !reads || !writes || !finalizes {
+				t.Errorf("ClusterRole: reads routes %v, writes their status %v, updates Gateways (finalizer) %v; want all", reads, writes, finalizes)
 			}
 		}},
 

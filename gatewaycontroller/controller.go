@@ -1,8 +1,8 @@
 // Package gatewaycontroller is the Gateway API front-end beside ccm: it
 // watches this controller's GatewayClasses, their Gateways and the
-// HTTPRoutes naming them, and writes into their statuses what package
-// gateway decides. It does not build the Gateways' load balancers yet
-// (docs/gateway-api.md): a Gateway is Accepted, not Programmed.
+// HTTPRoutes naming them: it builds each Gateway's load balancer through
+// the engine, under review like a Service's (docs/gateway-api.md), and
+// writes into their statuses what package gateway decides.
 package gatewaycontroller
 
 import (
@@ -55,18 +55,21 @@ type Controller struct {
 	namespaces corelisters.NamespaceLister
 	// refs decides every reference a route makes outside its namespace
 	// (package tenancy): its backends' ReferenceGrants.
-	refs       *tenancy.Authorizer
+	refs *tenancy.Authorizer
+	// cloud builds the load balancers (nil: statuses only).
+	cloud      *Cloud
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[key]
 	gwFactory  gwinformers.SharedInformerFactory
 	kubeFactor kubeinformers.SharedInformerFactory
 }
 
-// New returns a controller over gw and kube; Run starts it.
-func New(gw gwclient.Interface, kube kubernetes.Interface) (*Controller, error) {
+// New returns a controller over gw and kube, building load balancers
+// through cloud (nil: none, statuses only); Run starts it.
+func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Controller, error) {
 	gf := gwinformers.NewSharedInformerFactory(gw, resync)
 	kf := kubeinformers.NewSharedInformerFactory(kube, resync)
-	c := &Controller{gw: gw, kube: kube, gwFactory: gf, kubeFactor: kf,
+	c := &Controller{gw: gw, kube: kube, cloud: cloud, gwFactory: gf, kubeFactor: kf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "gateways"})}
 	classes, gateways, routes := gf.Gateway().V1().GatewayClasses(), gf.Gateway().V1().Gateways(), gf.Gateway().V1().HTTPRoutes()

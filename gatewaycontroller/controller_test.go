@@ -32,7 +32,7 @@ func start(t *testing.T) *fixture {
 	gw, err := gwclient.NewForConfig(cluster.Admin)
 	testkit.Must(t, err)
 	gatewaycrds.Install(t, kube, cluster.Admin)
-	c, err := New(gw, kube)
+	c, err := New(gw, kube, nil)
 	testkit.Must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -23,9 +23,6 @@ import (
 // supports (the conformance suite's feature names).
 var supportedFeatures = []gatewayv1.FeatureName{"Gateway", "HTTPRoute", "ReferenceGrant"}
 
-// notProgrammed is why no Gateway is Programmed yet.
-const notProgrammed = "the Gateway's load balancer is not built by this version (docs/gateway-api.md)"
-
 // syncClass accepts a GatewayClass of this controller.
 func (c *Controller) syncClass(ctx context.Context, name string) error {
 	gc, err := c.classes.Get(name)
@@ -50,8 +47,10 @@ func (c *Controller) syncClass(ctx context.Context, name string) error {
 	return err
 }
 
-// syncGateway decides a Gateway of this controller with its HTTPRoutes
-// and writes the statuses.
+// syncGateway decides a Gateway of this controller with its HTTPRoutes,
+// builds its load balancer and writes the statuses. A Gateway leaving
+// (deleted, or moved to another class) has its load balancer destroyed
+// first.
 func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) error {
 	gw, err := c.gateways.Gateways(nn.Namespace).Get(nn.Name)
 	if apierrors.IsNotFound(err) {
@@ -60,8 +59,16 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	if err != nil {
 		return err
 	}
-	if !c.ours(gw.Spec.GatewayClassName) {
-		return nil
+	if gw.DeletionTimestamp != nil || !c.ours(gw.Spec.GatewayClassName) {
+		gone, err := c.remove(ctx, gw)
+		switch {
+		case err != nil:
+			return fmt.Errorf("remove the load balancer of Gateway %s: %w", nn, err)
+		case !gone:
+			c.queue.AddAfter(key{NamespacedName: nn}, approvalRetry)
+			return nil
+		}
+		return c.syncRoutes(ctx, nn, gateway.Translation{})
 	}
 	all, err := c.routes.List(labels.Everything())
 	if err != nil {
@@ -74,8 +81,15 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		}
 	}
 	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
-	if err := c.writeGateway(ctx, gw, t); err != nil {
+	p, err := c.program(ctx, gw, routes, t)
+	if err != nil {
+		return fmt.Errorf("build the load balancer of Gateway %s: %w", nn, err)
+	}
+	if err := c.writeGateway(ctx, gw, t, p); err != nil {
 		return fmt.Errorf("status of Gateway %s: %w", nn, err)
+	}
+	if p.retry > 0 {
+		c.queue.AddAfter(key{NamespacedName: nn}, p.retry)
 	}
 	return c.syncRoutes(ctx, nn, t)
 }
@@ -126,61 +140,83 @@ func (c *Controller) backend(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRe
 	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no such port", ns, ref.Name)
 }
 
-// writeGateway writes the Gateway's and its listeners' conditions.
-func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t gateway.Translation) error {
+// writeGateway writes the Gateway's and its listeners' conditions and
+// its addresses; a Gateway whose status would not change (judged from the
+// informer's copy) costs no request.
+func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t gateway.Translation, p programmed) error {
+	if reflect.DeepEqual(gatewayStatus(gw, t, p), gw.Status) {
+		return nil
+	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := c.gw.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
+		if err != nil || cur.UID != gw.UID {
+			return ignoreGone(err)
 		}
 		next := cur.DeepCopy()
-		gen := cur.Generation
-		accepted := len(t.Refused) < len(cur.Spec.Listeners)
-		cond := func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
-			s := metav1.ConditionFalse
-			if ok {
-				s = metav1.ConditionTrue
-			}
-			meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
-		}
-		if accepted {
-			cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "")
-		} else {
-			cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
-		}
-		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed), false, string(gatewayv1.GatewayReasonPending), notProgrammed)
-		var ls []gatewayv1.ListenerStatus
-		for _, l := range cur.Spec.Listeners {
-			st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: supportedKinds(l)}
-			for _, old := range cur.Status.Listeners {
-				if old.Name == l.Name {
-					st.Conditions = old.Conditions
-				}
-			}
-			refused, isRefused := t.Refused[l.Name]
-			conflict := isRefused && (refused.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || refused.Reason == string(gatewayv1.ListenerReasonHostnameConflict))
-			switch {
-			case conflict:
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), true, refused.Reason, refused.Message)
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
-			case isRefused:
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
-			default:
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
-				cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
-			}
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonPending), notProgrammed)
-			ls = append(ls, st)
-		}
-		next.Status.Listeners = ls
+		next.Status = gatewayStatus(cur, t, p)
 		if reflect.DeepEqual(next.Status, cur.Status) {
 			return nil
 		}
 		_, err = c.gw.GatewayV1().Gateways(gw.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// gatewayStatus is cur's status as t and p decide it.
+func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) gatewayv1.GatewayStatus {
+	next := cur.DeepCopy()
+	gen := cur.Generation
+	accepted := len(t.Refused) < len(cur.Spec.Listeners)
+	cond := func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+	if accepted {
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "")
+	} else {
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
+	}
+	cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed), p.ok, string(p.reason), p.message)
+	next.Status.Addresses = p.addresses
+	var ls []gatewayv1.ListenerStatus
+	for _, l := range cur.Spec.Listeners {
+		st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: supportedKinds(l)}
+		for _, old := range cur.Status.Listeners {
+			if old.Name == l.Name {
+				st.Conditions = old.Conditions
+			}
+		}
+		refused, isRefused := t.Refused[l.Name]
+		conflict := isRefused && (refused.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || refused.Reason == string(gatewayv1.ListenerReasonHostnameConflict))
+		switch {
+		case conflict:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), true, refused.Reason, refused.Message)
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+		case isRefused:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+		default:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
+		}
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+		switch pending, isPending := p.pending[l.Name]; {
+		case isRefused:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), refused.Message)
+		case isPending:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, pending.Reason, pending.Message)
+		case p.ok:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), true, string(gatewayv1.ListenerReasonProgrammed), "")
+		default:
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonPending), p.message)
+		}
+		ls = append(ls, st)
+	}
+	next.Status.Listeners = ls
+	return next.Status
 }
 
 // supportedKinds are the route kinds listener l takes.

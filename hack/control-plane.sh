@@ -46,8 +46,9 @@ if [[ ! -x $out/etcd ]]; then
 	go mod edit -require=go.etcd.io/etcd/server/v3@$ETCD_VERSION
 	go mod download go.etcd.io/etcd/server/v3 >&2
 	SECONDS=0
-	go build -trimpath -o "$out/etcd.tmp" go.etcd.io/etcd/server/v3
-	mv "$out/etcd.tmp" "$out/etcd"
+	# A name of its own: two builds at once (make and a test) both finish.
+	go build -trimpath -o "$out/etcd.tmp.$$" go.etcd.io/etcd/server/v3
+	mv "$out/etcd.tmp.$$" "$out/etcd"
 	say "etcd built in ${SECONDS}s"
 fi
 
@@ -79,8 +80,8 @@ for component in $K8S_COMPONENTS; do
 	v=k8s.io/component-base/version
 	ldflags="-X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 	say "compiling $component"
-	go build -trimpath -ldflags "$ldflags" -o "$out/$component.tmp" "k8s.io/kubernetes/cmd/$component"
-	mv "$out/$component.tmp" "$out/$component"
+	go build -trimpath -ldflags "$ldflags" -o "$out/$component.tmp.$$" "k8s.io/kubernetes/cmd/$component"
+	mv "$out/$component.tmp.$$" "$out/$component"
 	say "$component built in ${SECONDS}s"
 done
 echo "$out"

@@ -105,7 +105,11 @@ type Contributors struct {
 
 // Input is a Kubernetes object a plan is made from.
 type Input struct {
-	// Resource is the API resource: services or secrets (core group).
+	// Group is the API group: "" for the core group, GroupGatewayAPI
+	// for gateways and httproutes.
+	Group string `json:"group,omitempty"`
+	// Resource is the API resource: services or secrets (core group),
+	// gateways or httproutes (GroupGatewayAPI).
 	Resource  string `json:"resource"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -113,14 +117,23 @@ type Input struct {
 
 // The resources an Input names.
 const (
-	ResourceServices = "services"
-	ResourceSecrets  = "secrets"
+	ResourceServices   = "services"
+	ResourceSecrets    = "secrets"
+	ResourceGateways   = "gateways"
+	ResourceHTTPRoutes = "httproutes"
+	GroupGatewayAPI    = "gateway.networking.k8s.io"
 )
 
+// inputKinds name an Input's resource for people.
+var inputKinds = map[string]string{
+	ResourceServices: "Service", ResourceSecrets: "Secret",
+	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute",
+}
+
 func (in Input) String() string {
-	kind := "Service"
-	if in.Resource == ResourceSecrets {
-		kind = "Secret"
+	kind, ok := inputKinds[in.Resource]
+	if !ok {
+		kind = in.Resource
 	}
 	return kind + " " + in.Namespace + "/" + in.Name
 }

@@ -280,7 +280,7 @@ func (a *approvals) mayEdit(ctx context.Context, who string, groups []string, in
 	for _, verb := range editVerbs {
 		r, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 			Spec: authorizationv1.SubjectAccessReviewSpec{User: who, Groups: groups, ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: in.Namespace, Verb: verb, Resource: in.Resource, Name: in.Name,
+				Namespace: in.Namespace, Verb: verb, Group: in.Group, Resource: in.Resource, Name: in.Name,
 			}},
 		}, metav1.CreateOptions{})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -234,5 +235,40 @@ func TestDriftSubject(t *testing.T) {
 	g := f.DriftSubject(t.Context(), cases[1].k)
 	if len(g.members) != 2 || g.members[0] != a {
 		t.Errorf("group members %v; want them in rendering order (a, b)", g.members)
+	}
+}
+
+// TestGatewaySubject: a Gateway's change has as contributors the Gateway
+// and each attached route, inputs whose editor is unknown (so nobody who
+// may edit one approves it); a deletion has none; events go to the
+// Gateway by reference (it is not a kind of client-go's scheme).
+func TestGatewaySubject(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
+	routes := []*gatewayv1.HTTPRoute{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shop"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}},
+	}
+	s := f.GatewaySubject(gw, routes, records.KindChange)
+	want := []records.Input{
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: "infra", Name: "gw"},
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-a", Name: "shop"},
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-b", Name: "web"},
+	}
+	if !reflect.DeepEqual(s.contrib, records.Contributors{Unverified: want}) {
+		t.Errorf("contributors %+v, want %+v", s.contrib, want)
+	}
+	if got := want[1].String(); got != "HTTPRoute team-a/shop" {
+		t.Errorf("input named %q", got)
+	}
+	if s.ref != objectref.Gateway("infra", "gw", "uid-gw") {
+		t.Errorf("ref %+v", s.ref)
+	}
+	ev, ok := s.event.(*v1.ObjectReference)
+	if !ok || ev.Kind != "Gateway" || ev.APIVersion != "gateway.networking.k8s.io/v1" || ev.Name != "gw" || ev.UID != "uid-gw" {
+		t.Errorf("events go to %#v", s.event)
+	}
+	if d := f.GatewaySubject(gw, routes, records.KindDestroy); !d.contrib.Empty() {
+		t.Errorf("a deletion's contributors %+v, want none", d.contrib)
 	}
 }

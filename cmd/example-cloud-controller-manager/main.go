@@ -90,7 +90,8 @@ const gatewayController = "gateway"
 // turns it on.
 func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
 	return func(ctx context.Context, cc genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-		if !ccm.GatewayAPI(cloud) {
+		parts, on := ccm.Gateways(cloud)
+		if !on {
 			klog.V(2).InfoS("The Gateway API front-end is off (gatewayAPI.enabled)")
 			return nil, false, nil
 		}
@@ -102,7 +103,8 @@ func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, clou
 		if err != nil {
 			return nil, false, fmt.Errorf("gateway controller: %w", err)
 		}
-		c, err := gatewaycontroller.New(gw, cc.ClientBuilder.ClientOrDie(ic.ClientName))
+		c, err := gatewaycontroller.New(gw, cc.ClientBuilder.ClientOrDie(ic.ClientName),
+			&gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board, Pool: parts.Pool, Policy: parts.Policy})
 		if err != nil {
 			return nil, false, err
 		}

@@ -145,6 +145,9 @@ func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 	case ref.Kind == objectref.KindServiceGroup:
 		return fmt.Errorf("%w for %s in namespace %s (does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace)
+	case ref.Kind == objectref.KindGateway:
+		return fmt.Errorf("%w for %s in namespace %s (is its GatewayClass's controllerName example.com/gateway-controller, is gatewayAPI.enabled in the cloud config, and is --namespace the controller's namespace?)",
+			errNoRecord, ref.Describe(), c.namespace)
 	case !exists:
 		return fmt.Errorf("%s not found, and no plan record for it in namespace %s", ref.Describe(), c.namespace)
 	default:

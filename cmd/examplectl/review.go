@@ -44,10 +44,14 @@ func checkIncarnation(t *recorded) error {
 
 // reviewedObject is what an approval or unlock request names: for a
 // Service the one checked, by uid, so that it approves nothing of a
-// Service deleted and created again meanwhile.
+// Service deleted and created again meanwhile; for a Gateway the one its
+// record was planned for, by uid.
 func reviewedObject(t *recorded) objectref.Ref {
-	if t.ref.Kind == objectref.KindService {
+	switch t.ref.Kind {
+	case objectref.KindService:
 		return objectref.Service(t.service)
+	case objectref.KindGateway:
+		return t.record.Object
 	}
 	return t.ref
 }

@@ -2,11 +2,17 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -14,13 +20,16 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // gatewayTenant is a tenant of ns who may write the Gateway API objects
 // of resources there (and nothing else), with a client as itself.
-func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) gwclient.Interface {
+func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) (*user, gwclient.Interface) {
 	t.Helper()
 	u := e.newUser(t, ns, name)
 	e.bindRole(t, ns, "gateway-tenant-"+name, subject(ns, name), rbacv1.PolicyRule{APIGroups: []string{gatewayv1.GroupName}, Resources: resources,
@@ -30,19 +39,28 @@ func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) 
 	}
 	gw, err := gwclient.NewForConfig(u.cfg)
 	testkit.Must(t, err)
-	return gw
+	return u, gw
 }
 
 // The Gateway API front-end in the real controller, with exactly the
-// chart's RBAC for it: the platform's GatewayClass is Accepted; a Gateway
-// whose listener takes routes of labelled namespaces is Accepted (not
-// Programmed yet) and counts the route a tenant of such a namespace
-// wrote, which is Accepted; another tenant's route, of a namespace
-// without the label, is NotAllowedByListeners. Tenancy: a route's backend
-// in another namespace is RefNotPermitted until that namespace's owner
-// writes a ReferenceGrant for it.
-func TestGatewayStatuses(t *testing.T) {
+// chart's RBAC for it and real identities:
+//   - the platform's GatewayClass is Accepted; its Gateway, whose listener
+//     takes routes of labelled namespaces, is Accepted and Programmed with
+//     its load balancer's address;
+//   - alice's route of team-a (labelled) is Accepted, and the simulator
+//     routes Host a.example /api to Service a, /web 80/20 to b and c;
+//   - mallory's route of team-b is NotAllowedByListeners until team-b is
+//     labelled; then its backend, alice's Service c, is RefNotPermitted and
+//     the cloud sends its path nowhere (500), until alice's ReferenceGrant
+//     lets it in;
+//   - under the manual policy, mallory's route change waits for approval;
+//     mallory, a reviewer too, may edit the route, so her approval is not
+//     counted; rita's is, and the change is applied;
+//   - the Gateway deleted, its load balancer is destroyed.
+func TestGatewayProgrammed(t *testing.T) {
 	e := newEnv(t, options{gatewayAPI: true})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
 	ctx := testkit.Context(t)
 	admin, err := gwclient.NewForConfig(e.cluster.Admin)
 	testkit.Must(t, err)
@@ -50,24 +68,28 @@ func TestGatewayStatuses(t *testing.T) {
 		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
 	}
-	_, err = e.kube.CoreV1().Services("team-a").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	nodePorts := map[string]int32{}
+	for _, name := range []string{"a", "b", "c"} {
+		svc, err := e.kube.CoreV1().Services("team-a").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		nodePorts[name] = svc.Spec.Ports[0].NodePort
+	}
 	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
 		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	from := gatewayv1.NamespacesFromSelector
-	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+	gw, err := admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
 			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from,
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "yes"}}}}}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	tenants := map[string]gwclient.Interface{}
-	for ns, author := range map[string]string{"team-a": "alice", "team-b": "mallory"} {
-		tenants[ns] = e.gatewayTenant(t, ns, author, "httproutes", "referencegrants")
-		_, err := tenants[ns].GatewayV1().HTTPRoutes(ns).Create(ctx, webRoute("team-a"), metav1.CreateOptions{})
-		testkit.Must(t, err)
-	}
+	_, alice := e.gatewayTenant(t, "team-a", "alice", "httproutes", "referencegrants")
+	mallory, malloryGW := e.gatewayTenant(t, "team-b", "mallory", "httproutes", "referencegrants")
+	_, err = alice.GatewayV1().HTTPRoutes("team-a").Create(ctx, shopRoute(), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = malloryGW.GatewayV1().HTTPRoutes("team-b").Create(ctx, crossRoute("/b"), metav1.CreateOptions{})
+	testkit.Must(t, err)
 
 	testkit.Eventually(t, 60*time.Second, "the class accepted", func() error {
 		gc, err := admin.GatewayV1().GatewayClasses().Get(ctx, "example", metav1.GetOptions{})
@@ -76,53 +98,202 @@ func TestGatewayStatuses(t *testing.T) {
 		}
 		return nil
 	})
-	testkit.Eventually(t, 60*time.Second, "the Gateway accepted with 1 route", func() error {
-		gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
-		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Accepted") || meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") ||
-			len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != 1 {
-			return fmt.Errorf("%+v, %v", gw.Status, err)
-		}
-		return nil
-	})
-	e.routeParent(t, admin, "team-a", "Accepted", "ResolvedRefs")
-	e.routeParent(t, admin, "team-b", "NotAllowedByListeners", "RefNotPermitted")
+	ip := e.programmed(t, admin, 1)
+	e.routeParent(t, admin, "team-a", "shop", "Accepted", "ResolvedRefs")
+	e.routeParent(t, admin, "team-b", "cross", "NotAllowedByListeners", "RefNotPermitted")
+	lb, err := e.cloudLB(ip)
+	testkit.Must(t, err)
+	pool := e.everyNodesPool(t)
+	at := func(svc string) string { return fmt.Sprintf("%s:%d", pool, nodePorts[svc]) }
+	e.routes(t, lb.ID, "a.example", "/api/v1", 10, 200, map[string]int{at("a"): 10})
+	e.routes(t, lb.ID, "a.example", "/web", 100, 200, map[string]int{at("b"): 80, at("c"): 20})
+	e.routes(t, lb.ID, "b.example", "/api", 1, 404, nil) // the route's host names only
 
-	// mallory's route, its namespace labelled, sends to team-a's Service:
-	// refused until team-a's alice grants it.
+	// mallory's namespace labelled, her route attaches; its backend, in
+	// team-a, is refused: nothing in the cloud sends to it.
 	ns, err := e.kube.CoreV1().Namespaces().Get(ctx, "team-b", metav1.GetOptions{})
 	testkit.Must(t, err)
 	ns.Labels = map[string]string{"gateway-access": "yes"}
 	_, err = e.kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
 	testkit.Must(t, err)
-	e.routeParent(t, admin, "team-b", "Accepted", "RefNotPermitted")
-	svc := gatewayv1beta1.ObjectName("web")
-	_, err = tenants["team-a"].GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "routes-of-b"},
+	e.routeParent(t, admin, "team-b", "cross", "Accepted", "RefNotPermitted")
+	e.programmed(t, admin, 2)
+	e.eventuallyRoutes(t, lb.ID, "any.example", "/b", 500, nil)
+	svc := gatewayv1beta1.ObjectName("c")
+	_, err = alice.GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "routes-of-b"},
 		Spec: gatewayv1beta1.ReferenceGrantSpec{
 			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: "HTTPRoute", Namespace: "team-b"}},
 			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: "", Kind: "Service", Name: &svc}},
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	e.routeParent(t, admin, "team-b", "Accepted", "ResolvedRefs")
+	e.routeParent(t, admin, "team-b", "cross", "Accepted", "ResolvedRefs")
+	e.eventuallyRoutes(t, lb.ID, "any.example", "/b", 200, map[string]int{at("c"): 1})
+
+	// Under the manual policy, mallory's change waits; she may edit her
+	// route, so her approval is not counted; rita's is.
+	gw, err = admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+	testkit.Must(t, err)
+	gw.Annotations = map[string]string{"loadbalancer.example.com/apply-policy": "manual"}
+	_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	e.bindReviewer(t, "team-b", "mallory")
+	e.waitAllowed(t, mallory, "create", reviewapi.Group, "planapprovals", namespace)
+	rita := e.reviewer(t, "rita")
+	testkit.Eventually(t, 30*time.Second, "mallory's route changed", func() error {
+		r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		r.Spec = crossRoute("/b2").Spec
+		_, err = malloryGW.GatewayV1().HTTPRoutes("team-b").Update(ctx, r, metav1.UpdateOptions{})
+		return err
+	})
+	id := e.awaitingPlanIn("infra", "gw")
+	ref := objectref.Gateway("infra", "gw", string(gw.UID))
+	testkit.Must(t, e.approveObjectAs(t, mallory, ref, id, mallory.name))
+	e.eventWith(t, "infra", "gw", "ApprovalIgnored", `"`+mallory.name+`" may edit HTTPRoute team-b/cross, whose editor cannot be verified`)
+	e.routes(t, lb.ID, "any.example", "/b2", 1, 404, nil) // not applied
+	e.examplectl(t, rita, "approve", "gateway:infra/gw", id)
+	e.eventuallyRoutes(t, lb.ID, "any.example", "/b2", 200, map[string]int{at("c"): 1})
+	e.auditLine(t, "apply", id, rita.name)
+	if out := e.examplectl(t, rita, "history", "gateway:infra/gw"); !strings.Contains(out, id) {
+		t.Errorf("examplectl history gateway:infra/gw does not list %s:\n%s", id, out)
+	}
+
+	// Deleted, the Gateway's load balancer goes (its destroy under the
+	// cluster's auto policy once the Gateway's annotation is gone).
+	gw, err = admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+	testkit.Must(t, err)
+	gw.Annotations = nil
+	_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	testkit.Must(t, admin.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
+	testkit.Eventually(t, 90*time.Second, "the Gateway and its load balancer gone", func() error {
+		if _, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Gateway still there (%v)", err)
+		}
+		if _, err := e.cloudLB(ip); err == nil {
+			return fmt.Errorf("load balancer %s still there", lb.ID)
+		}
+		return nil
+	})
 }
 
-// webRoute is HTTPRoute web attached to Gateway infra/gw, sending to
-// Service web of namespace ns on port 80.
-func webRoute(ns string) *gatewayv1.HTTPRoute {
-	return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+// shopRoute is alice's HTTPRoute team-a/shop on Gateway infra/gw: Host
+// a.example, /api to Service a, /web 80/20 to b and c.
+func shopRoute() *gatewayv1.HTTPRoute {
+	return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "shop"},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
-			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
-				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web", Namespace: ptr.To(gatewayv1.Namespace(ns)),
-					Port: ptr.To(gatewayv1.PortNumber(80))}}}}}},
+			Hostnames:       []gatewayv1.Hostname{"a.example"},
+			Rules: []gatewayv1.HTTPRouteRule{
+				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/api")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1)}},
+				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/web")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "b", 80), backend("", "c", 20)}},
+			},
 		}}
 }
 
-// routeParent waits until route ns/web's parent status has these
-// Accepted and ResolvedRefs reasons.
-func (e *env) routeParent(t testing.TB, admin gwclient.Interface, ns, accepted, resolved string) {
+// crossRoute is mallory's HTTPRoute team-b/cross on Gateway infra/gw:
+// path to team-a's Service c.
+func crossRoute(path string) *gatewayv1.HTTPRoute {
+	return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "cross"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
+			Rules: []gatewayv1.HTTPRouteRule{{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix(path)},
+				BackendRefs: []gatewayv1.HTTPBackendRef{backend("team-a", "c", 1)}}},
+		}}
+}
+
+func pathPrefix(p string) gatewayv1.HTTPRouteMatch {
+	return gatewayv1.HTTPRouteMatch{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(p)}}
+}
+
+// backend is a backendRef to Service name (of namespace ns, "" for the
+// route's) port 80 with weight.
+func backend(ns, name string, weight int32) gatewayv1.HTTPBackendRef {
+	ref := gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{Weight: &weight,
+		BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(name), Port: ptr.To(gatewayv1.PortNumber(80))}}}
+	if ns != "" {
+		ref.Namespace = ptr.To(gatewayv1.Namespace(ns))
+	}
+	return ref
+}
+
+// examplectl runs examplectl as u with args, and returns its output.
+func (e *env) examplectl(t testing.TB, u *user, args ...string) string {
 	t.Helper()
-	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/web %s, %s", ns, accepted, resolved), func() error {
-		r, err := admin.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), "web", metav1.GetOptions{})
+	cmd := exec.Command(filepath.Join(os.Getenv("EXAMPLE_BIN"), "examplectl"), append(args, "--kubeconfig", u.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("examplectl %s as %s: %v\n%s", strings.Join(args, " "), u.name, err, out)
+	}
+	return string(out)
+}
+
+// programmed waits until Gateway infra/gw is Accepted and Programmed with
+// an address, its listener counting attached routes, and returns the
+// address.
+func (e *env) programmed(t testing.TB, admin gwclient.Interface, attached int32) string {
+	t.Helper()
+	var ip string
+	testkit.Eventually(t, 90*time.Second, fmt.Sprintf("the Gateway programmed with %d routes", attached), func() error {
+		gw, err := admin.GatewayV1().Gateways("infra").Get(testkit.Context(t), "gw", metav1.GetOptions{})
+		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Accepted") || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") ||
+			len(gw.Status.Addresses) != 1 || len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != attached ||
+			!meta.IsStatusConditionTrue(gw.Status.Listeners[0].Conditions, "Programmed") {
+			return fmt.Errorf("%+v, %v", gw.Status, err)
+		}
+		ip = gw.Status.Addresses[0].Value
+		return nil
+	})
+	return ip
+}
+
+// everyNodesPool is the id of the target pool of every node: the only
+// pool, no Service selecting nodes.
+func (e *env) everyNodesPool(t testing.TB) string {
+	t.Helper()
+	pools := e.pools()
+	if len(pools) != 1 {
+		t.Fatalf("target pools %+v, want the one of every node", pools)
+	}
+	return pools[0].ID
+}
+
+// routes sends count simulated requests to load balancer id's port 80
+// and checks the answer's status and the requests each backend got.
+func (e *env) routes(t testing.TB, id, host, path string, count, status int, want map[string]int) {
+	t.Helper()
+	if err := e.routed(t, id, host, path, count, status, want); err != nil {
+		t.Error(err)
+	}
+}
+
+// eventuallyRoutes waits until one request is answered so.
+func (e *env) eventuallyRoutes(t testing.TB, id, host, path string, status int, want map[string]int) {
+	t.Helper()
+	testkit.Eventually(t, 90*time.Second, fmt.Sprintf("%s%s answered %d", host, path, status), func() error {
+		return e.routed(t, id, host, path, 1, status, want)
+	})
+}
+
+func (e *env) routed(t testing.TB, id, host, path string, count, status int, want map[string]int) error {
+	out, err := e.api.SimulateRequests(testkit.Context(t), id, exampleapi.SimulatedRequest{ListenerPort: 80, Host: host, Path: path, Count: count})
+	if err != nil {
+		return err
+	}
+	if out.Status != status || !maps.Equal(out.Backends, want) {
+		return fmt.Errorf("%d requests to %s%s: %+v, want %d %v", count, host, path, out, status, want)
+	}
+	return nil
+}
+
+// routeParent waits until route ns/name's parent status has these
+// Accepted and ResolvedRefs reasons.
+func (e *env) routeParent(t testing.TB, admin gwclient.Interface, ns, name, accepted, resolved string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/%s %s, %s", ns, name, accepted, resolved), func() error {
+		r, err := admin.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
 		if err != nil || len(r.Status.Parents) != 1 {
 			return fmt.Errorf("%+v, %v", r.Status, err)
 		}

@@ -32,6 +32,8 @@ type user struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
 	cfg  *rest.Config
+	// kubeconfig is its kubeconfig file (for examplectl).
+	kubeconfig string
 }
 
 // newUser creates ServiceAccount ns/name and clients that use its token.
@@ -44,7 +46,7 @@ func (e *env) newUser(t testing.TB, ns, name string) *user {
 	testkit.Must(t, err)
 	dyn, err := dynamic.NewForConfig(cfg)
 	testkit.Must(t, err)
-	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn, cfg: cfg}
+	return &user{name: fmt.Sprintf("system:serviceaccount:%s:%s", ns, name), kube: kube, dyn: dyn, cfg: cfg, kubeconfig: path}
 }
 
 func subject(ns, name string) rbacv1.Subject {

@@ -1,0 +1,170 @@
+package gatewaycontroller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/review"
+)
+
+// fakeEngine answers ReconcileGateway with lb and err, and keeps what it
+// was asked to build. A fake: these tests check the controller's
+// decisions on each answer; the engine itself runs real terraform in its
+// own tests and the e2e.
+type fakeEngine struct {
+	lb    *engine.LoadBalancer
+	err   error
+	built []gateway.LoadBalancer
+}
+
+func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
+	f.built = append(f.built, g)
+	return f.lb, &engine.Outcome{}, f.err
+}
+
+func (f *fakeEngine) RemoveGateway(context.Context, gateway.LoadBalancer, engine.Review) (*engine.Outcome, error) {
+	return &engine.Outcome{}, f.err
+}
+
+// fakeReview runs the change under the policy it is given, and keeps the
+// policies and failures.
+type fakeReview struct {
+	policies []annotations.ApplyPolicy
+	failed   []error
+}
+
+func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error) {
+	f.policies = append(f.policies, pol)
+	return change(engine.Review{Policy: pol})
+}
+
+func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, []*gatewayv1.HTTPRoute, string) review.Subject {
+	return review.Subject{}
+}
+func (f *fakeReview) Failed(_ review.Subject, err error)       { f.failed = append(f.failed, err) }
+func (f *fakeReview) Removed(context.Context, *engine.Outcome) {}
+
+// What building a Gateway comes to, for each answer of the engine and the
+// pools: Programmed with the addresses, or Pending/Invalid with why and
+// when to look again; the backends get the pool's id; the Gateway gets the
+// finalizer before anything is built.
+func TestProgram(t *testing.T) {
+	active := &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", IPv6: "2001:db8::7", Status: "active"}
+	for _, tc := range []struct {
+		name      string
+		lb        *engine.LoadBalancer
+		err       error
+		pool      error
+		policy    annotations.ApplyPolicy
+		annotated string
+		ok        bool
+		reason    gatewayv1.GatewayConditionReason
+		retry     time.Duration
+		has       string
+		wantPol   annotations.ApplyPolicy
+	}{
+		{name: "applied", lb: active, ok: true, reason: gatewayv1.GatewayReasonProgrammed, has: "lb-1"},
+		{name: "provisioning", lb: &engine.LoadBalancer{ID: "lb-1", Status: "provisioning"}, reason: gatewayv1.GatewayReasonPending, retry: provisioningRetry, has: "provisioning"},
+		{name: "in error", lb: &engine.LoadBalancer{ID: "lb-1", Status: "error"}, reason: gatewayv1.GatewayReasonInvalid, has: "status error"},
+		{name: "awaiting approval", err: &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual},
+			reason: gatewayv1.GatewayReasonPending, retry: approvalRetry, has: "plan-0123456789ab"},
+		{name: "plan-only keeps what serves", lb: active, err: &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyPlanOnly},
+			ok: true, reason: gatewayv1.GatewayReasonProgrammed},
+		{name: "denied", err: &engine.DeniedError{PlanID: "plan-0123456789ab"}, reason: gatewayv1.GatewayReasonPending, retry: approvalRetry, has: "denied"},
+		{name: "failed", err: errors.New("apply: boom"), reason: gatewayv1.GatewayReasonInvalid, retry: provisioningRetry, has: "boom"},
+		{name: "no pool yet", pool: errors.New("not read yet"), reason: gatewayv1.GatewayReasonPending, retry: provisioningRetry, has: "target pool of every node"},
+		{name: "annotation tightens", lb: active, annotated: "manual", ok: true, reason: gatewayv1.GatewayReasonProgrammed, wantPol: annotations.ApplyManual},
+		{name: "annotation cannot loosen", lb: active, policy: annotations.ApplyManual, annotated: "auto", ok: true, reason: gatewayv1.GatewayReasonProgrammed, wantPol: annotations.ApplyManual},
+		{name: "unknown annotation is strictest", lb: active, annotated: "yolo", ok: true, reason: gatewayv1.GatewayReasonProgrammed, wantPol: annotations.ApplyPlanOnly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+				Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+			if tc.annotated != "" {
+				gw.Annotations = map[string]string{string(annotations.LBApplyPolicy): tc.annotated}
+			}
+			client := newClient(t, gw)
+			eng, rv := &fakeEngine{lb: tc.lb, err: tc.err}, &fakeReview{}
+			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Policy: annotations.ApplyAuto,
+				Pool: func(context.Context) (string, error) { return "tp-all", tc.pool }}}
+			if tc.policy != "" {
+				c.cloud.Policy = tc.policy
+			}
+			tr := gateway.Translation{Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Priority: 1,
+				Backends: []gateway.Backend{{Port: 30001, Weight: 1}}}}}
+			p, err := c.program(t.Context(), gw, nil, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ok != tc.ok || p.reason != tc.reason || p.retry != tc.retry || !strings.Contains(p.message, tc.has) {
+				t.Errorf("programmed %+v; want ok %v, reason %s, retry %s, a message with %q", p, tc.ok, tc.reason, tc.retry, tc.has)
+			}
+			if tc.ok && (len(p.addresses) != 2 || p.addresses[0].Value != "203.0.113.7" || p.addresses[1].Value != "2001:db8::7") {
+				t.Errorf("addresses %+v", p.addresses)
+			}
+			if tc.wantPol != "" && !slices.Equal(rv.policies, []annotations.ApplyPolicy{tc.wantPol}) {
+				t.Errorf("ran under %v, want %s", rv.policies, tc.wantPol)
+			}
+			cur, err := client.GatewayV1().Gateways("infra").Get(t.Context(), "gw", metav1.GetOptions{})
+			if err != nil || !slices.Contains(cur.Finalizers, Finalizer) {
+				t.Errorf("finalizers %v, %v; want %s before anything is built", cur.Finalizers, err, Finalizer)
+			}
+			if tc.pool == nil {
+				if len(eng.built) != 1 || eng.built[0].Rules[0].Backends[0].TargetPoolID != "tp-all" || eng.built[0].UID != "uid-gw" {
+					t.Errorf("built %+v, want the rule forwarding to pool tp-all", eng.built)
+				}
+			}
+		})
+	}
+}
+
+// A Gateway that cannot be built (a ClusterIP backend; no HTTP listener)
+// is Invalid, reported, and nothing is built or held by a finalizer.
+func TestProgramInvalid(t *testing.T) {
+	for name, tr := range map[string]gateway.Translation{
+		"ClusterIP backend": {Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Backends: []gateway.Backend{{Weight: 1}}}}},
+		"no HTTP listener":  {Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {Reason: "ProtocolConflict"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+				Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+			client := newClient(t, gw)
+			eng, rv := &fakeEngine{}, &fakeReview{}
+			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Pool: func(context.Context) (string, error) { return "tp-all", nil }}}
+			p, err := c.program(t.Context(), gw, nil, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ok || p.reason != gatewayv1.GatewayReasonInvalid || len(rv.failed) != 1 || len(eng.built) != 0 {
+				t.Errorf("programmed %+v, failures %v, built %d; want Invalid, reported, nothing built", p, rv.failed, len(eng.built))
+			}
+			cur, _ := client.GatewayV1().Gateways("infra").Get(t.Context(), "gw", metav1.GetOptions{})
+			if len(cur.Finalizers) != 0 {
+				t.Errorf("finalizers %v on a Gateway nothing was built for", cur.Finalizers)
+			}
+		})
+	}
+}
+
+// newClient is a fake clientset holding gw (created through its v1
+// client: given to the constructor, it would be filed under another
+// version the scheme also registers).
+func newClient(t *testing.T, gw *gatewayv1.Gateway) *gwfake.Clientset {
+	t.Helper()
+	client := gwfake.NewSimpleClientset()
+	if _, err := client.GatewayV1().Gateways(gw.Namespace).Create(t.Context(), gw.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
