@@ -23,6 +23,10 @@ type GatewayParts struct {
 	Pool func(ctx context.Context) (string, error)
 	// Policy is the cluster's apply policy.
 	Policy annotations.ApplyPolicy
+	// TLSSecret reads and checks a TLS Secret an HTTPS listener serves,
+	// as a Service's are read (its key redacted from everything the
+	// controller writes); the error says what is wrong, never the content.
+	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
 }
 
 // Gateways are c's parts for the Gateway API front-end; false when the
@@ -33,7 +37,20 @@ func Gateways(c cloudprovider.Interface) (GatewayParts, bool) {
 		return GatewayParts{}, false
 	}
 	return GatewayParts{Engine: cl.engine, Board: cl.board, Pool: cl.lb.everyNodesPool,
-		Policy: annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy)}, true
+		Policy: annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy), TLSSecret: cl.tls.gatewaySecret}, true
+}
+
+// gatewaySecret is secret for a Gateway's listener: refused, like a
+// Service's TLS Secrets, with a distribution without write-only
+// arguments.
+func (t *tlsSecrets) gatewaySecret(ctx context.Context, namespace, name string) (crt, key string, err error) {
+	if d := t.cfg.Terraform.Distribution; engine.Distribution(d) == engine.DistributionTofu {
+		return "", "", fmt.Errorf("certificates from TLS Secrets need Terraform 1.11 or later (write-only arguments), and the controller runs %s (terraform.distribution)", d)
+	}
+	if t.client == nil {
+		return "", "", errors.New("no Kubernetes client to read TLS Secrets")
+	}
+	return t.secret(ctx, namespace, name)
 }
 
 // errPoolsDisabled: the Gateways' backends forward to the target pool of

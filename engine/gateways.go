@@ -32,10 +32,15 @@ func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job
 }
 
 // ReconcileGateway converges the Gateway's load balancer to g under rv
-// (see Review). Unchanged, it costs no terraform process.
-func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, rv Review) (*LoadBalancer, *Outcome, error) {
+// (see Review); keys are the private keys of g.Certificates, by the same
+// names, passed to terraform's environment and never rendered.
+// Unchanged, it costs no terraform process.
+func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, rv Review) (*LoadBalancer, *Outcome, error) {
 	ref := g.Ref()
 	_, j, err := e.RenderGateway(g)
+	if err == nil {
+		err = addKeys(&j, &TLS{Keys: keys})
+	}
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}

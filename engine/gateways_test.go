@@ -35,7 +35,7 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 				Backends: []renderer.HTTPBackend{{TargetPoolID: pool.ID, Port: 30001, Weight: 1}}},
 			web(80, 20),
 		}}
-	lb, _, err := f.eng.ReconcileGateway(ctx, gw, auto)
+	lb, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
 	testkit.Must(t, err)
 	if lb == nil || lb.ID == "" || lb.IPv4 == "" {
 		t.Fatalf("load balancer %+v", lb)
@@ -53,14 +53,14 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 	routes("/web", 100, map[string]int{at("30002"): 80, at("30003"): 20})
 
 	procs := total(f.eng.Runner().Processes())
-	again, _, err := f.eng.ReconcileGateway(ctx, gw, auto)
+	again, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
 	testkit.Must(t, err)
 	if n := total(f.eng.Runner().Processes()); n != procs || again.ID != lb.ID {
 		t.Errorf("unchanged Gateway: %d terraform processes, load balancer %s; want none, %s", n-procs, again.ID, lb.ID)
 	}
 
 	gw.Rules[1] = web(50, 50)
-	moved, _, err := f.eng.ReconcileGateway(ctx, gw, auto)
+	moved, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
 	testkit.Must(t, err)
 	if moved.ID != lb.ID {
 		t.Errorf("a weight change replaced the load balancer: %s, was %s", moved.ID, lb.ID)

@@ -16,12 +16,27 @@ type LoadBalancer = renderer.Gateway
 // Rule is one of its cloud rules.
 type Rule = renderer.HTTPRule
 
+// Certificates are what each HTTPS listener's certificateRefs resolved
+// to, by listener name.
+type Certificates map[gatewayv1.SectionName]ListenerCertificates
+
+// ListenerCertificates are a listener's certificates: keys of
+// LoadBalancer.Certificates, or why they cannot be served (a ResolvedRefs
+// reason: InvalidCertificateRef, RefNotPermitted).
+type ListenerCertificates struct {
+	Keys       []string
+	Unresolved *Reason
+}
+
 // Program is what the cloud builds of gw now: one cloud listener per port
-// of its accepted HTTP listeners, with t's rules on those ports. Pending
-// are the accepted listeners not built, by name, with why: the cloud
-// serves HTTPS, TLS, TCP and UDP, but this version does not build them
-// (docs/gateway-api.md). Err names a backend the cloud cannot reach.
-func Program(gw *gatewayv1.Gateway, t Translation) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, err error) {
+// of its accepted HTTP and terminating HTTPS listeners (an HTTPS one
+// serving the certificates of every HTTPS listener on its port, certs
+// resolved), with t's rules on those ports. Pending are the accepted
+// listeners not built, by name, with why: HTTPS whose certificates do not
+// resolve; TLS, TCP and UDP, which the cloud serves but this version does
+// not build (docs/gateway-api.md). Err names a backend the cloud cannot
+// reach.
+func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, err error) {
 	lb = LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
 	pending = map[gatewayv1.SectionName]Reason{}
 	var ports []int
@@ -29,14 +44,32 @@ func Program(gw *gatewayv1.Gateway, t Translation) (lb LoadBalancer, pending map
 		if _, refused := t.Refused[l.Name]; refused {
 			continue
 		}
-		if l.Protocol != gatewayv1.HTTPProtocolType {
+		var keys []string
+		switch c := certs[l.Name]; {
+		case l.Protocol == gatewayv1.HTTPSProtocolType && c.Unresolved != nil:
+			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "its certificateRefs do not resolve: " + c.Unresolved.Message}
+			continue
+		case l.Protocol == gatewayv1.HTTPSProtocolType && len(c.Keys) == 0:
+			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "an HTTPS listener terminates TLS with its certificateRefs, and has none"}
+			continue
+		case l.Protocol == gatewayv1.HTTPSProtocolType:
+			keys = c.Keys
+		case l.Protocol != gatewayv1.HTTPProtocolType:
 			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonPending),
 				Message: fmt.Sprintf("%s listeners are not built by this version (docs/gateway-api.md)", l.Protocol)}
 			continue
 		}
-		if p := int(l.Port); !slices.Contains(ports, p) {
+		p := int(l.Port)
+		i := slices.IndexFunc(lb.Listeners, func(cl renderer.GatewayListener) bool { return cl.Port == p })
+		if i < 0 {
 			ports = append(ports, p)
-			lb.Listeners = append(lb.Listeners, renderer.GatewayListener{Protocol: "http", Port: p})
+			lb.Listeners = append(lb.Listeners, renderer.GatewayListener{Protocol: cloudProtocol(l.Protocol), Port: p})
+			i = len(lb.Listeners) - 1
+		}
+		for _, k := range keys {
+			if !slices.Contains(lb.Listeners[i].Certificates, k) {
+				lb.Listeners[i].Certificates = append(lb.Listeners[i].Certificates, k)
+			}
 		}
 	}
 	for _, r := range t.Rules {
@@ -51,4 +84,12 @@ func Program(gw *gatewayv1.Gateway, t Translation) (lb LoadBalancer, pending map
 		lb.Rules = append(lb.Rules, r)
 	}
 	return lb, pending, nil
+}
+
+// cloudProtocol is the cloud listener protocol of an HTTP or HTTPS one.
+func cloudProtocol(p gatewayv1.ProtocolType) string {
+	if p == gatewayv1.HTTPSProtocolType {
+		return "https"
+	}
+	return "http"
 }

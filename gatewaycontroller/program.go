@@ -15,14 +15,16 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // Engine is what the controller needs of the engine: a Gateway's load
 // balancer converged or removed under a review.
 type Engine interface {
-	ReconcileGateway(ctx context.Context, g gateway.LoadBalancer, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
+	ReconcileGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveGateway(ctx context.Context, g gateway.LoadBalancer, rv engine.Review) (*engine.Outcome, error)
 }
 
@@ -49,6 +51,9 @@ type Cloud struct {
 	// Policy is the cluster's apply policy; a Gateway's
 	// loadbalancer.example.com/apply-policy annotation may tighten it.
 	Policy annotations.ApplyPolicy
+	// TLSSecret reads and checks a TLS Secret (its certificate chain and
+	// private key); the error says what is wrong with it.
+	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
 }
 
 // Finalizer holds a Gateway whose load balancer this controller built
@@ -74,6 +79,9 @@ type programmed struct {
 	addresses []gatewayv1.GatewayStatusAddress
 	// pending are the listeners not built, by name.
 	pending map[gatewayv1.SectionName]gateway.Reason
+	// unresolved are the listeners whose certificateRefs do not resolve,
+	// by name, with their ResolvedRefs reason.
+	unresolved map[gatewayv1.SectionName]gateway.Reason
 	// retry is when to look again (0: on the next change).
 	retry time.Duration
 }
@@ -85,10 +93,24 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	if c.cloud == nil {
 		return programmed{reason: gatewayv1.GatewayReasonPending, message: "this controller builds no load balancers (no cloud)"}, nil
 	}
-	lb, pending, err := gateway.Program(gw, t)
-	out := programmed{pending: pending}
+	certs, pems, keys := c.certificates(ctx, gw)
+	lb, pending, err := gateway.Program(gw, t, certs)
+	out := programmed{pending: pending, unresolved: map[gatewayv1.SectionName]gateway.Reason{}}
+	for name, lc := range certs {
+		if lc.Unresolved != nil {
+			out.unresolved[name] = *lc.Unresolved
+		}
+	}
+	for _, l := range lb.Listeners {
+		for _, k := range l.Certificates {
+			if lb.Certificates == nil {
+				lb.Certificates = map[string]string{}
+			}
+			lb.Certificates[k] = pems[k]
+		}
+	}
 	if err == nil && len(lb.Listeners) == 0 {
-		err = errors.New("no listener to build: no accepted HTTP listener")
+		err = errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
 	}
 	subj := c.cloud.Review.GatewaySubject(gw, routes, records.KindChange)
 	if err != nil {
@@ -111,7 +133,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	}
 	var built *engine.LoadBalancer
 	_, err = c.cloud.Review.Run(ctx, &subj, c.policy(gw), func(rv engine.Review) (out *engine.Outcome, err error) {
-		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, rv)
+		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err
 	})
 	var wait *engine.AwaitingApprovalError
@@ -146,6 +168,68 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		}
 	}
 	return out, nil
+}
+
+// certificates resolves the certificateRefs of gw's HTTPS listeners: each
+// a TLS Secret of the Gateway's namespace, or of one whose ReferenceGrant
+// lets the Gateway in (package tenancy, the one authorization check). It
+// returns what each listener resolved to, and the certificate chains and
+// private keys by key ("namespace/name" of the Secret).
+func (c *Controller) certificates(ctx context.Context, gw *gatewayv1.Gateway) (certs gateway.Certificates, pems, keys map[string]string) {
+	certs, pems, keys = gateway.Certificates{}, map[string]string{}, map[string]string{}
+	from := objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID))
+	for _, l := range gw.Spec.Listeners {
+		if l.Protocol != gatewayv1.HTTPSProtocolType || l.TLS == nil {
+			continue
+		}
+		var lc gateway.ListenerCertificates
+		unresolved := func(reason gatewayv1.ListenerConditionReason, format string, args ...any) {
+			if lc.Unresolved == nil {
+				lc.Unresolved = &gateway.Reason{Reason: string(reason), Message: fmt.Sprintf(format, args...)}
+			}
+		}
+		for _, ref := range l.TLS.CertificateRefs {
+			ns := gw.Namespace
+			if ref.Namespace != nil {
+				ns = string(*ref.Namespace)
+			}
+			if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Secret") {
+				unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRef %s: only Secrets are supported", ref.Name)
+				continue
+			}
+			err := c.refs.Authorize(ctx, from, []tenancy.Reference{{Kind: tenancy.GatewayCertificate, Namespace: ns, Name: string(ref.Name)}})
+			var refused *tenancy.RefusedError
+			switch {
+			case errors.As(err, &refused):
+				unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%s", refused.Error())
+				continue
+			case err != nil:
+				unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%v", err)
+				continue
+			}
+			key := ns + "/" + string(ref.Name)
+			if _, done := pems[key]; !done {
+				crt, pk, err := c.cloud.TLSSecret(ctx, ns, string(ref.Name))
+				if err != nil {
+					unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "Secret %s: %v", key, err)
+					continue
+				}
+				pems[key], keys[key] = crt, pk
+			}
+			lc.Keys = append(lc.Keys, key)
+		}
+		certs[l.Name] = lc
+	}
+	return certs, pems, keys
+}
+
+// usedKeys are the private keys of the certificates lb serves.
+func usedKeys(lb gateway.LoadBalancer, keys map[string]string) map[string]string {
+	out := map[string]string{}
+	for k := range lb.Certificates {
+		out[k] = keys[k]
+	}
+	return out
 }
 
 // policy is the stricter of the cluster's apply policy and the

@@ -9,13 +9,16 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/tenancy"
 )
 
 // fakeEngine answers ReconcileGateway with lb and err, and keeps what it
@@ -28,7 +31,7 @@ type fakeEngine struct {
 	built []gateway.LoadBalancer
 }
 
-func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
+func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
 	f.built = append(f.built, g)
 	return f.lb, &engine.Outcome{}, f.err
 }
@@ -167,4 +170,79 @@ func newClient(t *testing.T, gw *gatewayv1.Gateway) *gwfake.Clientset {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// An HTTPS listener's certificateRefs: a Secret of the Gateway's
+// namespace is read; one of another namespace only with that namespace's
+// ReferenceGrant, and without it is never read (RefNotPermitted); another
+// kind, or a Secret that does not check out, is InvalidCertificateRef.
+func TestCertificates(t *testing.T) {
+	var read []string
+	secret := func(_ context.Context, ns, name string) (string, string, error) {
+		read = append(read, ns+"/"+name)
+		if name == "broken" {
+			return "", "", errors.New("is of type \"Opaque\", not kubernetes.io/tls")
+		}
+		return "CRT " + ns + "/" + name, "KEY " + ns + "/" + name, nil
+	}
+	grant := gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "certs", Name: "g"},
+		Spec: gatewayv1beta1.ReferenceGrantSpec{
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: "Gateway", Namespace: "infra"}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: "", Kind: "Secret", Name: ptr.To(gatewayv1beta1.ObjectName("shared"))}},
+		}}
+	c := &Controller{cloud: &Cloud{TLSSecret: secret}, refs: &tenancy.Authorizer{Sources: tenancy.Sources{
+		Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
+			if ns == "certs" {
+				return []gatewayv1beta1.ReferenceGrant{grant}, nil
+			}
+			return nil, nil
+		}}}}
+	ref := func(ns, kind, name string) gatewayv1.SecretObjectReference {
+		r := gatewayv1.SecretObjectReference{Name: gatewayv1.ObjectName(name)}
+		if ns != "" {
+			r.Namespace = ptr.To(gatewayv1.Namespace(ns))
+		}
+		if kind != "" {
+			r.Kind = ptr.To(gatewayv1.Kind(kind))
+		}
+		return r
+	}
+	https := func(name string, refs ...gatewayv1.SecretObjectReference) gatewayv1.Listener {
+		return gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: refs}}
+	}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{
+			https("own", ref("", "", "own-tls")),
+			https("granted", ref("certs", "", "shared"), ref("", "Secret", "own-tls")),
+			https("not-granted", ref("certs", "", "private")),
+			https("kind", ref("", "ConfigMap", "own-tls")),
+			https("broken", ref("", "", "broken")),
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+		}}}
+	certs, pems, keys := c.certificates(t.Context(), gw)
+	if got := certs["own"]; got.Unresolved != nil || !slices.Equal(got.Keys, []string{"infra/own-tls"}) {
+		t.Errorf("own: %+v", got)
+	}
+	if got := certs["granted"]; got.Unresolved != nil || !slices.Equal(got.Keys, []string{"certs/shared", "infra/own-tls"}) {
+		t.Errorf("granted: %+v", got)
+	}
+	for name, reason := range map[gatewayv1.SectionName]gatewayv1.ListenerConditionReason{
+		"not-granted": gatewayv1.ListenerReasonRefNotPermitted,
+		"kind":        gatewayv1.ListenerReasonInvalidCertificateRef,
+		"broken":      gatewayv1.ListenerReasonInvalidCertificateRef,
+	} {
+		if got := certs[name]; got.Unresolved == nil || got.Unresolved.Reason != string(reason) {
+			t.Errorf("%s: %+v, want %s", name, got, reason)
+		}
+	}
+	if _, ok := certs["http"]; ok {
+		t.Error("an HTTP listener has certificates")
+	}
+	if slices.Contains(read, "certs/private") {
+		t.Error("read a Secret of another namespace without its grant")
+	}
+	if pems["certs/shared"] != "CRT certs/shared" || keys["infra/own-tls"] != "KEY infra/own-tls" || len(pems) != 2 {
+		t.Errorf("pems %v, keys %v", pems, keys)
+	}
 }

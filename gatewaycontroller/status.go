@@ -202,7 +202,11 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
 		}
-		cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+		if u, ok := p.unresolved[l.Name]; ok {
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
+		} else {
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+		}
 		switch pending, isPending := p.pending[l.Name]; {
 		case isRefused:
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), refused.Message)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -24,6 +25,11 @@ type Gateway struct {
 	Namespace, Name, UID string
 	Listeners            []GatewayListener
 	Rules                []HTTPRule
+	// Certificates are the certificate chains (PEM) of the TLS Secrets
+	// its HTTPS listeners serve, by "namespace/name" of the Secret (the
+	// certificates module's keys; their private keys reach terraform as
+	// a Service's do, never rendered).
+	Certificates map[string]string
 }
 
 // GatewayListener is one cloud listener of a Gateway.
@@ -36,6 +42,9 @@ type GatewayListener struct {
 	// port (the cloud requires one, and no request reaches it: the load
 	// balancer has no targets of its own).
 	TargetPort int
+	// Certificates are an https listener's: keys of Gateway.Certificates,
+	// in the order the Gateway's listeners name them.
+	Certificates []string
 }
 
 // Ref is the Gateway's identity.
@@ -91,8 +100,15 @@ func RenderGateway(g Gateway, cfg Config) (_ *Module, err error) {
 		return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Protocol, b.Protocol))
 	})
 	for _, l := range ls {
-		s.listeners = append(s.listeners, listener{protocol: l.Protocol, port: l.Port, targetPort: cmp.Or(l.TargetPort, l.Port)})
+		for _, c := range l.Certificates {
+			if g.Certificates[c] == "" {
+				return nil, fmt.Errorf("listener %s:%d serves certificate %s, which has no certificate chain", l.Protocol, l.Port, c)
+			}
+		}
+		s.listeners = append(s.listeners, listener{protocol: l.Protocol, port: l.Port, targetPort: cmp.Or(l.TargetPort, l.Port),
+			certificates: slices.Clone(l.Certificates)})
 	}
+	s.certificates = g.Certificates
 	who := g.Ref().Describe()
 	if g.UID != "" {
 		who += fmt.Sprintf(" (uid %s)", g.UID)
@@ -101,6 +117,12 @@ func RenderGateway(g Gateway, cfg Config) (_ *Module, err error) {
 		heading{about: who, rewrite: "the Gateway, its routes or their Services change"})
 	if err != nil {
 		return nil, err
+	}
+	if len(s.certificates) > 0 {
+		r.tlsKeys(slices.Sorted(maps.Keys(s.certificates)))
+		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(s.certificates, s.region, s.tags)); err != nil {
+			return nil, err
+		}
 	}
 	in := s.inputs()
 	if len(g.Rules) > 0 {

@@ -51,6 +51,15 @@ func testGateway() Gateway {
 func goldenCases() []goldenCase {
 	return []goldenCase{
 		{"gateway", func() (*Module, error) { return RenderGateway(testGateway(), testConfig()) }},
+		{"gateway-https", func() (*Module, error) {
+			g := testGateway()
+
+			g.Certificates = map[string]string{"infra/shop-tls": testCertificates()["api-tls"]}
+			g.Listeners = append(g.Listeners, GatewayListener{Protocol: "https", Port: 443, Certificates: []string{"infra/shop-tls"}})
+			g.Rules = append(g.Rules, HTTPRule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
+				PathType: "prefix", Path: "/api", Backends: []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
+			return RenderGateway(g, testConfig())
+		}},
 		lbCase("simple-tcp", testService(), testConfig()),
 		lbCase("multi-port", testService(withPorts(
 			port("https", corev1.ProtocolTCP, 443, 30443),

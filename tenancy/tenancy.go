@@ -48,6 +48,9 @@ const (
 	// RouteBackend is a Service a Gateway API route sends requests to
 	// (a backendRef): from the route, not a Service.
 	RouteBackend Kind = "route backend Service"
+	// GatewayCertificate is a TLS Secret a Gateway's HTTPS listener
+	// serves (a certificateRef): from the Gateway.
+	GatewayCertificate Kind = "Gateway certificate Secret"
 )
 
 // Reference is one reference an object makes.
@@ -209,6 +212,14 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 			return "", nil
 		}
 		return a.routeGranted(ctx, from, r)
+	case GatewayCertificate:
+		if r.Namespace == from.Namespace {
+			return "", nil
+		}
+		refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from Gateways of namespace %s to its Secrets", r.Namespace, from.Namespace)
+		return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
+			return grants(g, "Gateway", from.Namespace, "Secret", r.Name)
+		})
 	}
 	return "unknown kind of reference", nil
 }
@@ -386,11 +397,18 @@ func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, a
 // AllowsRoute tells whether grant lets routes of kind in namespace send
 // to Service name of the grant's namespace.
 func AllowsRoute(grant gatewayv1beta1.ReferenceGrant, kind, namespace, name string) bool {
+	return grants(grant, kind, namespace, "Service", name)
+}
+
+// grants tells whether grant lets Gateway API objects of kind in
+// namespace refer to the core object of toKind named name in the grant's
+// namespace.
+func grants(grant gatewayv1beta1.ReferenceGrant, kind, namespace, toKind, name string) bool {
 	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
 		return f.Group == gatewayv1beta1.GroupName && string(f.Kind) == kind && string(f.Namespace) == namespace
 	})
 	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
-		return t.Group == "" && t.Kind == "Service" && (t.Name == nil || string(*t.Name) == name)
+		return t.Group == "" && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name)
 	})
 	return from && to
 }

@@ -66,7 +66,13 @@ func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
 // routeGrant is a grant in ns from routes of kind in namespace from to
 // Services (name, or all).
 func routeGrant(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
-	to := gatewayv1beta1.ReferenceGrantTo{Group: "", Kind: "Service"}
+	return gatewayGrant(ns, kind, from, "Service", name)
+}
+
+// gatewayGrant is a ReferenceGrant of ns from Gateway API objects of kind
+// in namespace from to core objects of toKind (all, or name).
+func gatewayGrant(ns, kind, from, toKind, name string) gatewayv1beta1.ReferenceGrant {
+	to := gatewayv1beta1.ReferenceGrantTo{Group: "", Kind: gatewayv1beta1.Kind(toKind)}
 	if name != "" {
 		n := gatewayv1beta1.ObjectName(name)
 		to.Name = &n
@@ -139,6 +145,8 @@ func TestAuthorize(t *testing.T) {
 	routeA := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"}
 	routeB := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "shop"}
 	backend := func(ns, name string) Reference { return Reference{Kind: RouteBackend, Namespace: ns, Name: name} }
+	gwInfra := objectref.Gateway("infra", "gw", "uid-gw")
+	gwCert := func(ns, name string) Reference { return Reference{Kind: GatewayCertificate, Namespace: ns, Name: name} }
 	cases := []struct {
 		name   string
 		from   objectref.Ref
@@ -199,6 +207,14 @@ func TestAuthorize(t *testing.T) {
 		{name: "route backend, granted to another kind of route", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a group grant is not a Service grant", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a grant the route's namespace made", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-b", "HTTPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "Gateway certificate of its namespace", from: gwInfra, ref: gwCert("infra", "tls")},
+		{name: "Gateway certificate of another namespace, no grant", from: gwInfra, ref: gwCert("team-a", "tls"), refused: "no ReferenceGrant from Gateways of namespace infra to its Secrets"},
+		{name: "Gateway certificate, granted for all Secrets", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Secret", "")}},
+		{name: "Gateway certificate, granted for this Secret", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Secret", "tls")}},
+		{name: "Gateway certificate, granted for another Secret only", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Secret", "db-password")}, refused: "no ReferenceGrant"},
+		{name: "Gateway certificate, granted to routes, not Gateways", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "HTTPRoute", "infra", "Secret", "")}, refused: "no ReferenceGrant"},
+		{name: "Gateway certificate, a Service grant is not a Secret grant", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Service", "")}, refused: "no ReferenceGrant"},
+		{name: "Gateway certificate, a grant the Gateway's namespace made", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("infra", "Gateway", "infra", "Secret", "")}, refused: "no ReferenceGrant"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -104,7 +104,7 @@ func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, clou
 			return nil, false, fmt.Errorf("gateway controller: %w", err)
 		}
 		c, err := gatewaycontroller.New(gw, cc.ClientBuilder.ClientOrDie(ic.ClientName),
-			&gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board, Pool: parts.Pool, Policy: parts.Policy})
+			&gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board, Pool: parts.Pool, Policy: parts.Policy, TLSSecret: parts.TLSSecret})
 		if err != nil {
 			return nil, false, err
 		}

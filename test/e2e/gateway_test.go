@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // gatewayTenant is a tenant of ns who may write the Gateway API objects
@@ -78,11 +80,32 @@ func TestGatewayProgrammed(t *testing.T) {
 	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
 		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
+	// The platform's certificate, in the Gateway's namespace (the
+	// controller may read Secrets there); another, of team-a, that the
+	// Gateway may not use without team-a's grant.
+	e.allowTLSSecrets(t, "infra")
+	e.allowTLSSecrets(t, "team-a")
+	cert := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example"})
+	_, err = e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", cert), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = e.kube.CoreV1().Secrets("team-a").Create(ctx, tlsSecretObject("team-a", "team-tls", simtest.NewCert(t, simtest.CertOptions{})), metav1.CreateOptions{})
+	testkit.Must(t, err)
 	from := gatewayv1.NamespacesFromSelector
+	allowed := &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from,
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "yes"}}}}
+	tls := func(ns, name string) *gatewayv1.ListenerTLSConfig {
+		ref := gatewayv1.SecretObjectReference{Name: gatewayv1.ObjectName(name)}
+		if ns != "" {
+			ref.Namespace = ptr.To(gatewayv1.Namespace(ns))
+		}
+		return &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{ref}}
+	}
 	gw, err := admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
-			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from,
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "yes"}}}}}}}}, metav1.CreateOptions{})
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed},
+			{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: allowed, TLS: tls("", "shop-tls")},
+			{Name: "https-team", Port: 8443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: allowed, TLS: tls("team-a", "team-tls")},
+		}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	_, alice := e.gatewayTenant(t, "team-a", "alice", "httproutes", "referencegrants")
 	mallory, malloryGW := e.gatewayTenant(t, "team-b", "mallory", "httproutes", "referencegrants")
@@ -105,9 +128,30 @@ func TestGatewayProgrammed(t *testing.T) {
 	testkit.Must(t, err)
 	pool := e.everyNodesPool(t)
 	at := func(svc string) string { return fmt.Sprintf("%s:%d", pool, nodePorts[svc]) }
-	e.routes(t, lb.ID, "a.example", "/api/v1", 10, 200, map[string]int{at("a"): 10})
-	e.routes(t, lb.ID, "a.example", "/web", 100, 200, map[string]int{at("b"): 80, at("c"): 20})
-	e.routes(t, lb.ID, "b.example", "/api", 1, 404, nil) // the route's host names only
+	for _, port := range []int{80, 443} {
+		e.routes(t, lb.ID, port, "a.example", "/api/v1", 10, 200, map[string]int{at("a"): 10})
+		e.routes(t, lb.ID, port, "a.example", "/web", 100, 200, map[string]int{at("b"): 80, at("c"): 20})
+		e.routes(t, lb.ID, port, "b.example", "/api", 1, 404, nil) // the route's host names only
+	}
+	// The https listener serves the Secret's certificate; the listener
+	// naming team-a's Secret without its grant is not built.
+	var served []string
+	for _, l := range lb.Listeners {
+		if l.Protocol == "https" {
+			served = append(served, fmt.Sprint(l.Port))
+			if len(l.CertificateIDs) != 1 {
+				t.Fatalf("https listener %+v, want one certificate", l)
+			}
+			c, err := e.api.GetCertificate(ctx, l.CertificateIDs[0])
+			testkit.Must(t, err)
+			if c.Fingerprint != cert.Fingerprint {
+				t.Errorf("port %d serves certificate %s, not the Secret's", l.Port, c.Fingerprint)
+			}
+		}
+	}
+	if !slices.Equal(served, []string{"443"}) {
+		t.Errorf("https listeners on ports %v, want 443 only", served)
+	}
 
 	// mallory's namespace labelled, her route attaches; its backend, in
 	// team-a, is refused: nothing in the cloud sends to it.
@@ -119,6 +163,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	e.routeParent(t, admin, "team-b", "cross", "Accepted", "RefNotPermitted")
 	e.programmed(t, admin, 2)
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b", 500, nil)
+	e.routes(t, lb.ID, 443, "any.example", "/b", 1, 500, nil)
 	svc := gatewayv1beta1.ObjectName("c")
 	_, err = alice.GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "routes-of-b"},
 		Spec: gatewayv1beta1.ReferenceGrantSpec{
@@ -152,7 +197,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	ref := objectref.Gateway("infra", "gw", string(gw.UID))
 	testkit.Must(t, e.approveObjectAs(t, mallory, ref, id, mallory.name))
 	e.eventWith(t, "infra", "gw", "ApprovalIgnored", `"`+mallory.name+`" may edit HTTPRoute team-b/cross, whose editor cannot be verified`)
-	e.routes(t, lb.ID, "any.example", "/b2", 1, 404, nil) // not applied
+	e.routes(t, lb.ID, 80, "any.example", "/b2", 1, 404, nil) // not applied
 	e.examplectl(t, rita, "approve", "gateway:infra/gw", id)
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b2", 200, map[string]int{at("c"): 1})
 	e.auditLine(t, "apply", id, rita.name)
@@ -231,17 +276,29 @@ func (e *env) examplectl(t testing.TB, u *user, args ...string) string {
 }
 
 // programmed waits until Gateway infra/gw is Accepted and Programmed with
-// an address, its listener counting attached routes, and returns the
-// address.
+// an address, its listeners http and https Programmed and counting
+// attached routes, and https-team (a Secret of team-a, not granted) not
+// built, RefNotPermitted; it returns the address.
 func (e *env) programmed(t testing.TB, admin gwclient.Interface, attached int32) string {
 	t.Helper()
 	var ip string
 	testkit.Eventually(t, 90*time.Second, fmt.Sprintf("the Gateway programmed with %d routes", attached), func() error {
 		gw, err := admin.GatewayV1().Gateways("infra").Get(testkit.Context(t), "gw", metav1.GetOptions{})
 		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Accepted") || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") ||
-			len(gw.Status.Addresses) != 1 || len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != attached ||
-			!meta.IsStatusConditionTrue(gw.Status.Listeners[0].Conditions, "Programmed") {
+			len(gw.Status.Addresses) != 1 || len(gw.Status.Listeners) != 3 {
 			return fmt.Errorf("%+v, %v", gw.Status, err)
+		}
+		for _, l := range gw.Status.Listeners {
+			programmed := meta.IsStatusConditionTrue(l.Conditions, "Programmed")
+			refs := meta.FindStatusCondition(l.Conditions, "ResolvedRefs")
+			switch {
+			case l.AttachedRoutes != attached:
+				return fmt.Errorf("listener %s: %d routes", l.Name, l.AttachedRoutes)
+			case l.Name == "https-team" && (programmed || refs == nil || refs.Reason != "RefNotPermitted"):
+				return fmt.Errorf("listener %s: %+v, want RefNotPermitted and not Programmed", l.Name, l.Conditions)
+			case l.Name != "https-team" && (!programmed || refs == nil || refs.Status != metav1.ConditionTrue):
+				return fmt.Errorf("listener %s: %+v, want Programmed", l.Name, l.Conditions)
+			}
 		}
 		ip = gw.Status.Addresses[0].Value
 		return nil
@@ -260,25 +317,25 @@ func (e *env) everyNodesPool(t testing.TB) string {
 	return pools[0].ID
 }
 
-// routes sends count simulated requests to load balancer id's port 80
-// and checks the answer's status and the requests each backend got.
-func (e *env) routes(t testing.TB, id, host, path string, count, status int, want map[string]int) {
+// routes sends count simulated requests to load balancer id's port and
+// checks the answer's status and the requests each backend got.
+func (e *env) routes(t testing.TB, id string, port int, host, path string, count, status int, want map[string]int) {
 	t.Helper()
-	if err := e.routed(t, id, host, path, count, status, want); err != nil {
+	if err := e.routed(t, id, port, host, path, count, status, want); err != nil {
 		t.Error(err)
 	}
 }
 
-// eventuallyRoutes waits until one request is answered so.
+// eventuallyRoutes waits until one request to port 80 is answered so.
 func (e *env) eventuallyRoutes(t testing.TB, id, host, path string, status int, want map[string]int) {
 	t.Helper()
 	testkit.Eventually(t, 90*time.Second, fmt.Sprintf("%s%s answered %d", host, path, status), func() error {
-		return e.routed(t, id, host, path, 1, status, want)
+		return e.routed(t, id, 80, host, path, 1, status, want)
 	})
 }
 
-func (e *env) routed(t testing.TB, id, host, path string, count, status int, want map[string]int) error {
-	out, err := e.api.SimulateRequests(testkit.Context(t), id, exampleapi.SimulatedRequest{ListenerPort: 80, Host: host, Path: path, Count: count})
+func (e *env) routed(t testing.TB, id string, port int, host, path string, count, status int, want map[string]int) error {
+	out, err := e.api.SimulateRequests(testkit.Context(t), id, exampleapi.SimulatedRequest{ListenerPort: port, Host: host, Path: path, Count: count})
 	if err != nil {
 		return err
 	}
