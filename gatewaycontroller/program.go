@@ -161,7 +161,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		return out, nil
 	}
 	out.ok, out.reason, out.message = true, gatewayv1.GatewayReasonProgrammed, "load balancer "+built.ID
-	ip := gatewayv1.AddressType(gatewayv1.IPAddressType)
+	ip := gatewayv1.IPAddressType
 	for _, a := range []string{built.IPv4, built.IPv6} {
 		if a != "" {
 			out.addresses = append(out.addresses, gatewayv1.GatewayStatusAddress{Type: &ip, Value: a})

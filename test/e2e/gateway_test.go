@@ -100,7 +100,7 @@ func TestGatewayProgrammed(t *testing.T) {
 		}
 		return &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{ref}}
 	}
-	gw, err := admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
 			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed},
 			{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: allowed, TLS: tls("", "shop-tls")},
@@ -176,7 +176,7 @@ func TestGatewayProgrammed(t *testing.T) {
 
 	// Under the manual policy, mallory's change waits; she may edit her
 	// route, so her approval is not counted; rita's is.
-	gw, err = admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+	gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
 	testkit.Must(t, err)
 	gw.Annotations = map[string]string{"loadbalancer.example.com/apply-policy": "manual"}
 	_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
