@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	cloudprovider "k8s.io/cloud-provider"
 
@@ -19,14 +20,19 @@ type GatewayParts struct {
 	Engine *engine.Engine
 	Board  *review.Board
 	// Pool is the id of the target pool of every node, created under the
-	// pools' review when there is none.
-	Pool func(ctx context.Context) (string, error)
+	// pools' review when there is none; ExistingPool that id, "" when
+	// there is none (what a preview reads).
+	Pool, ExistingPool func(ctx context.Context) (string, error)
 	// Policy is the cluster's apply policy.
 	Policy annotations.ApplyPolicy
 	// TLSSecret reads and checks a TLS Secret an HTTPS listener serves,
 	// as a Service's are read (its key redacted from everything the
 	// controller writes); the error says what is wrong, never the content.
 	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
+	// Approvals are how many approvals a held plan needs; PreviewBudget
+	// how long a preview's plan may take (webhook.previewBudget).
+	Approvals     int
+	PreviewBudget time.Duration
 }
 
 // Gateways are c's parts for the Gateway API front-end; false when the
@@ -37,7 +43,9 @@ func Gateways(c cloudprovider.Interface) (GatewayParts, bool) {
 		return GatewayParts{}, false
 	}
 	return GatewayParts{Engine: cl.engine, Board: cl.board, Pool: cl.lb.everyNodesPool,
-		Policy: annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy), TLSSecret: cl.tls.gatewaySecret}, true
+		ExistingPool: func(ctx context.Context) (string, error) { return cl.engine.TargetPoolID(ctx, "") },
+		Policy:       annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy), TLSSecret: cl.tls.gatewaySecret,
+		Approvals: cl.cfg.Review.Approvals.Required, PreviewBudget: cl.cfg.Webhook.PreviewBudget.Duration}, true
 }
 
 // gatewaySecret is secret for a Gateway's listener: refused, like a

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -21,15 +22,23 @@ import (
 
 // Paths of the admission webhooks (deploy's webhook configurations).
 const (
-	AuthorPath  = "/service-author"
-	PreviewPath = "/service-preview"
+	AuthorPath         = "/service-author"
+	PreviewPath        = "/service-preview"
+	GatewayPreviewPath = "/gateway-preview"
 )
+
+// GatewayPreview makes the preview of Gateways and HTTPRoutes (package
+// gatewaycontroller, beside this one), given the namespaces' preview
+// budget (shared with the Services' previews).
+type GatewayPreview func(planAllowed func(namespace string) bool) webhook.AdmitFunc
 
 // StartWebhooks serves the admission webhooks of c (the example cloud)
 // when its cloud config enables them, until ctx is done. Every replica
 // calls it before leader election, so every replica serves; it gives the
-// cloud its Kubernetes clients for that (Initialize keeps them).
-func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Config) error {
+// cloud its Kubernetes clients for that (Initialize keeps them). gateways
+// (nil: none) previews Gateway API objects; without it their webhook
+// allows every edit and says nothing.
+func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Config, gateways GatewayPreview) error {
 	cl, ok := c.(*cloud)
 	if !ok || !cl.cfg.Webhook.Enabled {
 		return nil
@@ -57,8 +66,9 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 		Addr:         cl.cfg.Webhook.Address,
 		Certificates: certs,
 		Handlers: map[string]http.Handler{
-			AuthorPath:  webhook.Handler("service-author", a.author),
-			PreviewPath: webhook.Handler("service-preview", a.preview),
+			AuthorPath:         webhook.Handler("service-author", a.author),
+			PreviewPath:        webhook.Handler("service-preview", a.preview),
+			GatewayPreviewPath: webhook.Handler("gateway-preview", gatewayPreview(gateways, a.planAllowed)),
 		},
 	})
 	if err != nil {
@@ -71,6 +81,19 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 	}()
 	klog.InfoS("Serving admission webhooks", "address", addr, "certificates", cl.cfg.Webhook.Certificates.Mode)
 	return nil
+}
+
+// gatewayPreview is the admit function of the Gateway API objects'
+// preview: gateways', or one allowing everything.
+func gatewayPreview(gateways GatewayPreview, planAllowed func(string) bool) webhook.AdmitFunc {
+	if gateways != nil {
+		if admit := gateways(planAllowed); admit != nil {
+			return admit
+		}
+	}
+	return func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}
 }
 
 // webhookCertificates is the serving certificate's source: the

@@ -16,6 +16,12 @@ func WebhooksAt(baseURL string, timeoutSeconds int32) ([]runtime.Object, error) 
 	if err != nil {
 		return nil, err
 	}
+	return WebhooksIn(all, baseURL, timeoutSeconds)
+}
+
+// WebhooksIn is WebhooksAt for the webhook configurations among all (the
+// chart's, rendered with other values).
+func WebhooksIn(all []runtime.Object, baseURL string, timeoutSeconds int32) ([]runtime.Object, error) {
 	to := func(cc *admissionv1.WebhookClientConfig, timeout **int32) error {
 		if cc.Service == nil || cc.Service.Path == nil {
 			return fmt.Errorf("webhook without a service path")
@@ -47,7 +53,7 @@ func WebhooksAt(baseURL string, timeoutSeconds int32) ([]runtime.Object, error) 
 		}
 	}
 	if len(out) != 2 {
-		return nil, fmt.Errorf("the base has %d webhook configurations, want 2", len(out))
+		return nil, fmt.Errorf("%d webhook configurations, want 2", len(out))
 	}
 	return out, nil
 }

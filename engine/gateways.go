@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -124,4 +125,22 @@ func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
 	shell.Listeners, shell.Rules = []renderer.GatewayListener{{Protocol: "http", Port: 80}}, nil
 	_, j, err := e.RenderGateway(shell)
 	return j, err
+}
+
+// PreviewGateway plans g as ReconcileGateway would, speculatively (no
+// state lock, no state, no record, no plan kept), and the policy rules
+// that would match the plan, for obj; like PreviewLoadBalancer.
+func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+	_, j, err := e.RenderGateway(g)
+	if err == nil {
+		err = addKeys(&j, &TLS{Keys: keys})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sp, verdicts, err := e.speculate(ctx, j, obj)
+	if err != nil {
+		return nil, nil, fmt.Errorf("preview %s: %w", g.Ref().Describe(), err)
+	}
+	return sp, verdicts, nil
 }

@@ -31,9 +31,19 @@ func (e *Engine) PreviewLoadBalancer(ctx context.Context, in *annotations.Servic
 	if err != nil {
 		return nil, nil, err
 	}
-	sp, err := e.runner.Speculate(ctx, j)
+	sp, verdicts, err := e.speculate(ctx, j, obj)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
+	}
+	return sp, verdicts, nil
+}
+
+// speculate plans j speculatively, with the policy rules that match the
+// plan for obj (none without changes).
+func (e *Engine) speculate(ctx context.Context, j runner.Job, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+	sp, err := e.runner.Speculate(ctx, j)
+	if err != nil {
+		return nil, nil, err
 	}
 	if !sp.HasChanges {
 		return sp, nil, nil
@@ -46,7 +56,7 @@ func (e *Engine) PreviewLoadBalancer(ctx context.Context, in *annotations.Servic
 		return sp.JSON, nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
+		return nil, nil, err
 	}
 	return sp, verdicts, nil
 }

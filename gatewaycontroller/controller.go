@@ -112,12 +112,18 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	return c, nil
 }
 
+// Watch starts the informers only, until ctx ends: what previews read
+// (Preview), on a replica that does not run the controller.
+func (c *Controller) Watch(ctx context.Context) {
+	c.gwFactory.Start(ctx.Done())
+	c.kubeFactor.Start(ctx.Done())
+}
+
 // Run keeps the statuses until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	c.gwFactory.Start(ctx.Done())
-	c.kubeFactor.Start(ctx.Done())
+	c.Watch(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
 	}

@@ -26,6 +26,7 @@ import (
 type Engine interface {
 	ReconcileGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveGateway(ctx context.Context, g gateway.LoadBalancer, rv engine.Review) (*engine.Outcome, error)
+	PreviewGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, obj engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error)
 }
 
 // Reviewer is what the controller needs of review (a *review.Board): a
@@ -47,13 +48,20 @@ type Cloud struct {
 	Review Reviewer
 	// Pool is the id of the target pool of every node, made if none is:
 	// where the routes' backends forward, on their node ports.
-	Pool func(ctx context.Context) (string, error)
+	// ExistingPool is that id without making it ("" when there is none):
+	// what a preview reads.
+	Pool, ExistingPool func(ctx context.Context) (string, error)
 	// Policy is the cluster's apply policy; a Gateway's
 	// loadbalancer.example.com/apply-policy annotation may tighten it.
 	Policy annotations.ApplyPolicy
 	// TLSSecret reads and checks a TLS Secret (its certificate chain and
 	// private key); the error says what is wrong with it.
 	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
+	// Approvals are how many approvals a held plan needs, and
+	// PreviewBudget how long a preview's plan may take (0: as long as the
+	// request): what previews say and allow.
+	Approvals     int
+	PreviewBudget time.Duration
 }
 
 // Finalizer holds a Gateway whose load balancer this controller built
@@ -101,14 +109,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 			out.unresolved[name] = *lc.Unresolved
 		}
 	}
-	for _, l := range lb.Listeners {
-		for _, k := range l.Certificates {
-			if lb.Certificates == nil {
-				lb.Certificates = map[string]string{}
-			}
-			lb.Certificates[k] = pems[k]
-		}
-	}
+	withCertificates(&lb, pems)
 	if err == nil && len(lb.Listeners) == 0 {
 		err = errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
 	}
@@ -221,6 +222,18 @@ func (c *Controller) certificates(ctx context.Context, gw *gatewayv1.Gateway) (c
 		certs[l.Name] = lc
 	}
 	return certs, pems, keys
+}
+
+// withCertificates gives lb the certificate chains its listeners serve.
+func withCertificates(lb *gateway.LoadBalancer, pems map[string]string) {
+	for _, l := range lb.Listeners {
+		for _, k := range l.Certificates {
+			if lb.Certificates == nil {
+				lb.Certificates = map[string]string{}
+			}
+			lb.Certificates[k] = pems[k]
+		}
+	}
 }
 
 // usedKeys are the private keys of the certificates lb serves.

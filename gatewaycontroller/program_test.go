@@ -36,6 +36,10 @@ func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer,
 	return f.lb, &engine.Outcome{}, f.err
 }
 
+func (f *fakeEngine) PreviewGateway(context.Context, gateway.LoadBalancer, map[string]string, engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error) {
+	return nil, nil, errors.New("not in these tests")
+}
+
 func (f *fakeEngine) RemoveGateway(context.Context, gateway.LoadBalancer, engine.Review) (*engine.Outcome, error) {
 	return &engine.Outcome{}, f.err
 }

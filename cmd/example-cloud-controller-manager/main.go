@@ -9,14 +9,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
 	"k8s.io/cloud-provider/app/config"
@@ -30,10 +27,8 @@ import (
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
-	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/ccm" // registers the "example" provider
-	"github.com/example/cloud-provider-example/gatewaycontroller"
 )
 
 func main() {
@@ -82,37 +77,6 @@ func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 	return inits
 }
 
-// gatewayController names the Gateway API front-end among the controllers
-// (--controllers).
-const gatewayController = "gateway"
-
-// startGateways runs the Gateway API front-end when the cloud config
-// turns it on.
-func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
-	return func(ctx context.Context, cc genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-		parts, on := ccm.Gateways(cloud)
-		if !on {
-			klog.V(2).InfoS("The Gateway API front-end is off (gatewayAPI.enabled)")
-			return nil, false, nil
-		}
-		// The controller manager's clients speak protobuf; custom
-		// resources only JSON.
-		cfg := rest.CopyConfig(cc.ClientBuilder.ConfigOrDie(ic.ClientName))
-		cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-		gw, err := gwclient.NewForConfig(cfg)
-		if err != nil {
-			return nil, false, fmt.Errorf("gateway controller: %w", err)
-		}
-		c, err := gatewaycontroller.New(gw, cc.ClientBuilder.ClientOrDie(ic.ClientName),
-			&gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board, Pool: parts.Pool, Policy: parts.Policy, TLSSecret: parts.TLSSecret})
-		if err != nil {
-			return nil, false, err
-		}
-		go c.Run(ctx)
-		return nil, true, nil
-	}
-}
-
 func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 	cfg := c.ComponentConfig.KubeCloudShared.CloudProvider
 	cloud, err := cloudprovider.InitCloudProvider(cfg.Name, cfg.CloudConfigFile)
@@ -127,7 +91,7 @@ func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 	}
 	// Every replica serves the admission webhooks, leader or not: this
 	// runs before leader election.
-	if err := ccm.StartWebhooks(context.Background(), cloud, c.Kubeconfig); err != nil {
+	if err := ccm.StartWebhooks(context.Background(), cloud, c.Kubeconfig, gatewayPreviews(cloud, c.Kubeconfig)); err != nil {
 		klog.Fatalf("admission webhooks: %v", err)
 	}
 	// So does the service controller of a sharded controller; on SIGTERM

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -25,6 +26,7 @@ import (
 	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -60,9 +62,10 @@ func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) 
 //     counted; rita's is, and the change is applied;
 //   - the Gateway deleted, its load balancer is destroyed.
 func TestGatewayProgrammed(t *testing.T) {
-	e := newEnv(t, options{gatewayAPI: true})
+	e := newEnv(t, options{gatewayAPI: true, webhook: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
+	e.installWebhooks(t, 15)
 	ctx := testkit.Context(t)
 	admin, err := gwclient.NewForConfig(e.cluster.Admin)
 	testkit.Must(t, err)
@@ -184,6 +187,34 @@ func TestGatewayProgrammed(t *testing.T) {
 	e.bindReviewer(t, "team-b", "mallory")
 	e.waitAllowed(t, mallory, "create", reviewapi.Group, "planapprovals", namespace)
 	rita := e.reviewer(t, "rita")
+	// Her dry run prints the preview: the plan, held by the policy.
+	cfg := rest.CopyConfig(mallory.cfg)
+	warned := &preview.Collector{}
+	cfg.WarningHandler = warned
+	dry, err := gwclient.NewForConfig(cfg)
+	testkit.Must(t, err)
+	testkit.Eventually(t, 30*time.Second, "the preview of mallory's route change", func() error {
+		r, err := dry.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		r.Spec = crossRoute("/b2").Spec
+		warned.Take()
+		if _, err := dry.GatewayV1().HTTPRoutes("team-b").Update(ctx, r, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return err
+		}
+		got := strings.Join(warned.Take(), "\n")
+		for _, want := range []string{"Gateway infra/gw: cloud change (terraform plan): +0 ~1 -0", "Gateway infra/gw: apply policy manual",
+			preview.OutcomeLine + "needs-approval"} {
+			if !strings.Contains(got, want) {
+				return fmt.Errorf("warnings without %q:\n%s", want, got)
+			}
+		}
+		return nil
+	})
+	if r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{}); err != nil || *r.Spec.Rules[0].Matches[0].Path.Value != "/b" {
+		t.Fatalf("after the dry run: %v, %v; want the route unchanged", r, err)
+	}
 	testkit.Eventually(t, 30*time.Second, "mallory's route changed", func() error {
 		r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
 		if err != nil {

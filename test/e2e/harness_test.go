@@ -122,6 +122,9 @@ type env struct {
 	securePort string
 	// webhookPort serves the admission webhooks (options.webhook).
 	webhookPort string
+	// gatewayAPI: the front-end is on (options.gatewayAPI); its webhook
+	// is installed with the others.
+	gatewayAPI bool
 	// procs counts the CCM's terraform processes from the OS (options.countProcesses).
 	procs *tftest.ProcessLog
 	// replicas are the controllers of a sharded env (options.replicas),
@@ -201,7 +204,7 @@ func newEnv(t testing.TB, o options) *env {
 	// its pre-created leader-election Lease: it may not create one).
 	rbac := chartRBAC
 	if o.gatewayAPI {
-		rbac = gatewayRBAC
+		rbac, e.gatewayAPI = gatewayRBAC, true
 		gatewaycrds.Install(t, e.kube, e.cluster.Admin)
 	}
 	objs, err := rbac()

@@ -47,14 +47,23 @@ func (e *env) warned(t testing.TB, ns, name string) (kubernetes.Interface, *prev
 	return kube, w
 }
 
-// installWebhooks installs the shipped webhook configurations, reaching
+// installWebhooks installs the shipped webhook configurations (with the
+// Gateway API front-end on, the chart's for it), reaching
 // the controller by URL, and waits until the controller injected its CA
 // and answers. timeout (seconds) replaces the shipped timeouts unless 0:
 // tests give the preview their budget (8 s, on a loaded machine) plus
 // margin; benchmarks keep the shipped ones.
 func (e *env) installWebhooks(t testing.TB, timeout int32) {
 	t.Helper()
-	objs, err := deploy.WebhooksAt("https://127.0.0.1:"+e.webhookPort, timeout)
+	url := "https://127.0.0.1:" + e.webhookPort
+	objs, err := deploy.WebhooksAt(url, timeout)
+	if e.gatewayAPI {
+		// The chart's, which add the Gateway API objects' preview.
+		var all []runtime.Object
+		all, err = deploy.ChartObjects(testkit.Context(t), os.Getenv("EXAMPLE_HELM"), map[string]any{"gatewayAPI": map[string]any{"enabled": true}})
+		testkit.Must(t, err)
+		objs, err = deploy.WebhooksIn(all, url, timeout)
+	}
 	testkit.Must(t, err)
 	testkit.Must(t, deploy.Apply(testkit.Context(t), e.kube, objs))
 	e.waitWebhooks(t)

@@ -1,0 +1,184 @@
+package gatewaycontroller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/preview"
+)
+
+// Previews: a server-side dry run of a Gateway or an HTTPRoute (kubectl
+// apply --dry-run=server, kubectl diff) is answered with what the edit
+// would do to each Gateway of this controller's class it concerns: a
+// speculative plan of the Gateway's load balancer with the edit in, the
+// policy rules the plan meets and the apply policy, in package preview's
+// words, each line naming the Gateway. Warnings only, never a refusal;
+// nothing is created (not even the pool of every node). An edit that is
+// stored gets none: the controller's plan follows.
+
+// Preview answers the validating webhook of Gateways and HTTPRoutes;
+// planAllowed spends one of a namespace's speculative plans (the
+// webhook's budget, shared with the Services' previews).
+func (c *Controller) Preview(planAllowed func(namespace string) bool) func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return func(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		resp := &admissionv1.AdmissionResponse{Allowed: true}
+		if req.DryRun == nil || !*req.DryRun || c.cloud == nil || len(req.Object.Raw) == 0 {
+			return resp
+		}
+		if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+			resp.Warnings = []string{preview.Prefix + "preview unavailable: the controller has not read the Gateway API objects yet"}
+			return resp
+		}
+		gws, routes, err := c.concerned(req)
+		if err != nil {
+			resp.Warnings = []string{preview.Prefix + "preview unavailable: " + err.Error()}
+			return resp
+		}
+		outcome := preview.NoChange
+		for _, gw := range gws {
+			lines, o := c.previewGateway(ctx, gw, routes(gw), planAllowed(req.Namespace))
+			resp.Warnings = append(resp.Warnings, lines...)
+			outcome = worse(outcome, o)
+		}
+		if len(gws) > 0 {
+			resp.Warnings = append(resp.Warnings, preview.OutcomeLine+outcome.String())
+		}
+		return resp
+	}
+}
+
+// concerned are the Gateways of this controller's class that req's object
+// is or names (as it is and as it was), and the routes each would have
+// with the edit in.
+func (c *Controller) concerned(req *admissionv1.AdmissionRequest) ([]*gatewayv1.Gateway, func(*gatewayv1.Gateway) []*gatewayv1.HTTPRoute, error) {
+	all, err := c.routes.List(labels.Everything())
+	if err != nil {
+		return nil, nil, err
+	}
+	naming := func(gw *gatewayv1.Gateway, edited *gatewayv1.HTTPRoute) []*gatewayv1.HTTPRoute {
+		var out []*gatewayv1.HTTPRoute
+		for _, r := range all {
+			if names(r, gw) && (edited == nil || r.Namespace != edited.Namespace || r.Name != edited.Name) {
+				out = append(out, r)
+			}
+		}
+		if edited != nil && names(edited, gw) {
+			out = append(out, edited)
+		}
+		return out
+	}
+	switch req.Kind.Kind {
+	case "Gateway":
+		var gw gatewayv1.Gateway
+		if err := json.Unmarshal(req.Object.Raw, &gw); err != nil {
+			return nil, nil, fmt.Errorf("decode Gateway: %w", err)
+		}
+		if !c.ours(gw.Spec.GatewayClassName) {
+			return nil, nil, nil
+		}
+		return []*gatewayv1.Gateway{&gw}, func(gw *gatewayv1.Gateway) []*gatewayv1.HTTPRoute { return naming(gw, nil) }, nil
+	case "HTTPRoute":
+		var cur, old gatewayv1.HTTPRoute
+		if err := json.Unmarshal(req.Object.Raw, &cur); err != nil {
+			return nil, nil, fmt.Errorf("decode HTTPRoute: %w", err)
+		}
+		if len(req.OldObject.Raw) > 0 {
+			if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+				return nil, nil, fmt.Errorf("decode HTTPRoute: %w", err)
+			}
+		}
+		var gws []*gatewayv1.Gateway
+		for _, r := range []*gatewayv1.HTTPRoute{&cur, &old} {
+			for _, ref := range r.Spec.ParentRefs {
+				ns := r.Namespace
+				if ref.Namespace != nil {
+					ns = string(*ref.Namespace)
+				}
+				gw, err := c.gateways.Gateways(ns).Get(string(ref.Name))
+				if err != nil || !c.ours(gw.Spec.GatewayClassName) || slices.Contains(gws, gw) {
+					continue
+				}
+				gws = append(gws, gw)
+			}
+		}
+		return gws, func(gw *gatewayv1.Gateway) []*gatewayv1.HTTPRoute { return naming(gw, &cur) }, nil
+	}
+	return nil, nil, nil
+}
+
+// previewGateway is what gw with routes would do to the cloud, as
+// warnings naming it, and its outcome.
+func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, allowed bool) ([]string, preview.Outcome) {
+	who := objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)).Describe() + ": "
+	fallback := func(format string, args ...any) ([]string, preview.Outcome) {
+		return []string{preview.Prefix + who + "no preview: " + fmt.Sprintf(format, args...)}, preview.NoChange
+	}
+	if !allowed {
+		return fallback("namespace used its previews for this minute")
+	}
+	pool, err := c.cloud.ExistingPool(ctx)
+	switch {
+	case err != nil:
+		return fallback("target pool of every node: %v", err)
+	case pool == "":
+		return fallback("the target pool of every node does not exist yet (the controller creates it with the Gateway's first plan)")
+	}
+	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
+	certs, pems, keys := c.certificates(ctx, gw)
+	lb, _, err := gateway.Program(gw, t, certs)
+	if err != nil {
+		return []string{preview.Prefix + who + "would not be built: " + err.Error()}, preview.Refused
+	}
+	withCertificates(&lb, pems)
+	for i := range lb.Rules {
+		for j := range lb.Rules[i].Backends {
+			lb.Rules[i].Backends[j].TargetPoolID = pool
+		}
+	}
+	if c.cloud.PreviewBudget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cloud.PreviewBudget)
+		defer cancel()
+	}
+	obj := engine.PolicyObject{Kind: objectref.KindGateway, Namespace: gw.Namespace, Name: gw.Name, Labels: gw.Labels, Annotations: gw.Annotations}
+	sp, verdicts, err := c.cloud.Engine.PreviewGateway(ctx, lb, usedKeys(lb, keys), obj)
+	switch {
+	case errors.Is(err, engine.ErrNoState):
+		return fallback("no state yet: the Gateway's load balancer is created by its first plan")
+	case errors.Is(err, engine.ErrBusy) || ctx.Err() != nil:
+		return fallback("terraform did not answer within %s", c.cloud.PreviewBudget)
+	case err != nil:
+		klog.V(2).InfoS("Gateway preview failed", "gateway", klog.KObj(gw), "err", err)
+		return fallback("the plan failed: %v", err)
+	}
+	ch := preview.Change{Plan: sp, Verdicts: verdicts, Policy: c.policy(gw), Approvals: c.cloud.Approvals}
+	lines := ch.Warnings()
+	lines = lines[:len(lines)-1] // the outcome line: one for all Gateways
+	for i, l := range lines {
+		lines[i] = preview.Prefix + who + strings.TrimPrefix(l, preview.Prefix)
+	}
+	return lines, ch.Outcome()
+}
+
+// worse is the outcome of two Gateways' previews: a refusal first, then
+// one held for approval, then a change.
+func worse(a, b preview.Outcome) preview.Outcome {
+	rank := map[preview.Outcome]int{preview.NoChange: 0, preview.Changes: 1, preview.NeedsApproval: 2, preview.Refused: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}

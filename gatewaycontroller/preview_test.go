@@ -1,0 +1,113 @@
+package gatewaycontroller
+
+import (
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/preview"
+)
+
+// The Gateways an edit concerns: a Gateway of this controller's class
+// itself; for a route, the Gateways of this class it names now or named
+// before, each with its routes as they would be (the edited route's new
+// version in, its old one out). A stored edit gets no preview.
+func TestPreviewConcerns(t *testing.T) {
+	gwc, kube := gwfake.NewSimpleClientset(), kubefake.NewClientset()
+	ctx := t.Context()
+	create := func(err error) { testkit.Must(t, err) }
+	_, err := gwc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: ControllerName}}, metav1.CreateOptions{})
+	create(err)
+	_, err = gwc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: gatewayv1.GatewayClassSpec{ControllerName: "other.example/c"}}, metav1.CreateOptions{})
+	create(err)
+	for name, class := range map[string]string{"gw": "example", "gw-2": "example", "theirs": "other"} {
+		_, err := gwc.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class)}}, metav1.CreateOptions{})
+		create(err)
+	}
+	route := func(name string, parents ...string) *gatewayv1.HTTPRoute {
+		r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}}
+		for _, p := range parents {
+			r.Spec.ParentRefs = append(r.Spec.ParentRefs, gatewayv1.ParentReference{Name: gatewayv1.ObjectName(p), Namespace: ptr.To(gatewayv1.Namespace("infra"))})
+		}
+		return r
+	}
+	for _, r := range []*gatewayv1.HTTPRoute{route("shop", "gw"), route("other", "gw")} {
+		_, err := gwc.GatewayV1().HTTPRoutes("team-a").Create(ctx, r, metav1.CreateOptions{})
+		create(err)
+	}
+	c, err := New(gwc, kube, &Cloud{})
+	testkit.Must(t, err)
+	c.Watch(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		t.Fatal("informers not synced")
+	}
+	req := func(kind string, cur, old runtime.Object) *admissionv1.AdmissionRequest {
+		r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: kind}, Namespace: "team-a", DryRun: ptr.To(true)}
+		raw, err := json.Marshal(cur)
+		testkit.Must(t, err)
+		r.Object.Raw = raw
+		if old != nil {
+			raw, err := json.Marshal(old)
+			testkit.Must(t, err)
+			r.OldObject.Raw = raw
+		}
+		return r
+	}
+	names := func(gws []*gatewayv1.Gateway) []string {
+		var out []string
+		for _, g := range gws {
+			out = append(out, g.Name)
+		}
+		return out
+	}
+
+	// shop moves from gw to gw-2 and theirs: both of ours, not theirs.
+	moved := route("shop", "gw-2", "theirs")
+	moved.Spec.Hostnames = []gatewayv1.Hostname{"new.example"}
+	gws, routes, err := c.concerned(req("HTTPRoute", moved, route("shop", "gw")))
+	testkit.Must(t, err)
+	if got := names(gws); len(got) != 2 || got[0] != "gw-2" || got[1] != "gw" {
+		t.Fatalf("concerned %v, want gw-2 (named now) and gw (named before)", got)
+	}
+	if rs := routes(gws[0]); len(rs) != 1 || rs[0].Name != "shop" || len(rs[0].Spec.Hostnames) != 1 {
+		t.Errorf("gw-2's routes %v, want the edited shop", rs)
+	}
+	if rs := routes(gws[1]); len(rs) != 1 || rs[0].Name != "other" {
+		t.Errorf("gw's routes %v, want other only (shop left)", rs)
+	}
+	gws, _, err = c.concerned(req("Gateway", &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "theirs"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "other"}}, nil))
+	if err != nil || len(gws) != 0 {
+		t.Errorf("another class's Gateway: %v, %v; want none", names(gws), err)
+	}
+
+	stored := req("HTTPRoute", moved, nil)
+	stored.DryRun = ptr.To(false)
+	if resp := c.Preview(func(string) bool { return true })(ctx, stored); !resp.Allowed || len(resp.Warnings) != 0 {
+		t.Errorf("a stored edit: %+v, want allowed without warnings", resp)
+	}
+}
+
+// Of several Gateways' previews, the outcome is the worst.
+func TestWorse(t *testing.T) {
+	for _, tc := range []struct{ a, b, want preview.Outcome }{
+		{preview.NoChange, preview.Changes, preview.Changes},
+		{preview.Changes, preview.NeedsApproval, preview.NeedsApproval},
+		{preview.NeedsApproval, preview.Refused, preview.Refused},
+		{preview.Refused, preview.NoChange, preview.Refused},
+	} {
+		if got := worse(tc.a, tc.b); got != tc.want {
+			t.Errorf("worse(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
