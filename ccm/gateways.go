@@ -29,6 +29,9 @@ type GatewayParts struct {
 	// as a Service's are read (its key redacted from everything the
 	// controller writes); the error says what is wrong, never the content.
 	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
+	// TLSResync is how often Secrets are read again
+	// (loadBalancer.tlsSecrets.resyncInterval).
+	TLSResync time.Duration
 	// Approvals are how many approvals a held plan needs; PreviewBudget
 	// how long a preview's plan may take (webhook.previewBudget).
 	Approvals     int
@@ -45,7 +48,7 @@ func Gateways(c cloudprovider.Interface) (GatewayParts, bool) {
 	return GatewayParts{Engine: cl.engine, Board: cl.board, Pool: cl.lb.everyNodesPool,
 		ExistingPool: func(ctx context.Context) (string, error) { return cl.engine.TargetPoolID(ctx, "") },
 		Policy:       annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy), TLSSecret: cl.tls.gatewaySecret,
-		Approvals: cl.cfg.Review.Approvals.Required, PreviewBudget: cl.cfg.Webhook.PreviewBudget.Duration}, true
+		TLSResync: cl.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration, Approvals: cl.cfg.Review.Approvals.Required, PreviewBudget: cl.cfg.Webhook.PreviewBudget.Duration}, true
 }
 
 // gatewaySecret is secret for a Gateway's listener: refused, like a

@@ -57,6 +57,10 @@ type Cloud struct {
 	// TLSSecret reads and checks a TLS Secret (its certificate chain and
 	// private key); the error says what is wrong with it.
 	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
+	// TLSResync is how often a Gateway serving TLS Secrets is looked at
+	// again (loadBalancer.tlsSecrets.resyncInterval): Secrets are not
+	// watched, so this is how a renewed certificate reaches the cloud.
+	TLSResync time.Duration
 	// Approvals are how many approvals a held plan needs, and
 	// PreviewBudget how long a preview's plan may take (0: as long as the
 	// request): what previews say and allow.
@@ -90,6 +94,9 @@ type programmed struct {
 	// unresolved are the listeners whose certificateRefs do not resolve,
 	// by name, with their ResolvedRefs reason.
 	unresolved map[gatewayv1.SectionName]gateway.Reason
+	// readsSecrets: an HTTPS listener names TLS Secrets, which are read
+	// again every Cloud.TLSResync (renewed, or mended).
+	readsSecrets bool
 	// retry is when to look again (0: on the next change).
 	retry time.Duration
 }
@@ -110,6 +117,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		}
 	}
 	withCertificates(&lb, pems)
+	out.readsSecrets = len(certs) > 0
 	if err == nil && len(lb.Listeners) == 0 {
 		err = errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
 	}

@@ -88,8 +88,11 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	if err := c.writeGateway(ctx, gw, t, p); err != nil {
 		return fmt.Errorf("status of Gateway %s: %w", nn, err)
 	}
-	if p.retry > 0 {
+	switch {
+	case p.retry > 0:
 		c.queue.AddAfter(key{NamespacedName: nn}, p.retry)
+	case p.readsSecrets && c.cloud.TLSResync > 0:
+		c.queue.AddAfter(key{NamespacedName: nn}, c.cloud.TLSResync)
 	}
 	return c.syncRoutes(ctx, nn, t)
 }

@@ -77,5 +77,5 @@ func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, parts ccm
 	}
 	return gatewaycontroller.New(gw, kube, &gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board,
 		Pool: parts.Pool, ExistingPool: parts.ExistingPool, Policy: parts.Policy, TLSSecret: parts.TLSSecret,
-		Approvals: parts.Approvals, PreviewBudget: parts.PreviewBudget})
+		TLSResync: parts.TLSResync, Approvals: parts.Approvals, PreviewBudget: parts.PreviewBudget})
 }

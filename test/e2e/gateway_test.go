@@ -62,7 +62,7 @@ func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) 
 //     counted; rita's is, and the change is applied;
 //   - the Gateway deleted, its load balancer is destroyed.
 func TestGatewayProgrammed(t *testing.T) {
-	e := newEnv(t, options{gatewayAPI: true, webhook: true})
+	e := newEnv(t, options{gatewayAPI: true, webhook: true, tlsResync: "1s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	e.installWebhooks(t, 15)
@@ -155,6 +155,26 @@ func TestGatewayProgrammed(t *testing.T) {
 	if !slices.Equal(served, []string{"443"}) {
 		t.Errorf("https listeners on ports %v, want 443 only", served)
 	}
+	// Renewed, the Secret's new certificate is served (Secrets are read
+	// again every tlsSecrets.resyncInterval).
+	renewed := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example"})
+	renewTLSSecret(t, e.kube, "infra", "shop-tls", renewed)
+	testkit.Eventually(t, 90*time.Second, "the renewed certificate served", func() error {
+		lb, err := e.cloudLB(ip)
+		if err != nil {
+			return err
+		}
+		for _, l := range lb.Listeners {
+			if l.Protocol == "https" && len(l.CertificateIDs) == 1 {
+				c, err := e.api.GetCertificate(ctx, l.CertificateIDs[0])
+				if err != nil || c.Fingerprint != renewed.Fingerprint {
+					return fmt.Errorf("serves %v (%v)", l.CertificateIDs, err)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no https listener: %+v", lb.Listeners)
+	})
 
 	// mallory's namespace labelled, her route attaches; its backend, in
 	// team-a, is refused: nothing in the cloud sends to it.
