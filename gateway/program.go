@@ -34,9 +34,10 @@ type ListenerCertificates struct {
 // resolved), with t's rules on those ports. Pending are the accepted
 // listeners not built, by name, with why: HTTPS whose certificates do not
 // resolve; TLS, TCP and UDP, which the cloud serves but this version does
-// not build (docs/gateway-api.md). Err names a backend the cloud cannot
-// reach.
-func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, err error) {
+// not build (docs/gateway-api.md). Unreachable names the rules that lose
+// a backend the cloud cannot reach: a Service without a node port (type
+// ClusterIP) resolves, as the Gateway API asks, but gets no requests.
+func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, unreachable []string) {
 	lb = LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
 	pending = map[gatewayv1.SectionName]Reason{}
 	var ports []int
@@ -76,14 +77,13 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		if !slices.Contains(ports, r.ListenerPort) {
 			continue
 		}
-		for _, b := range r.Backends {
-			if b.Port == 0 {
-				return LoadBalancer{}, pending, fmt.Errorf("rule %s forwards to a Service without a node port: the Example load balancer reaches Services through their node ports (type NodePort or LoadBalancer)", r.Name)
-			}
+		if slices.ContainsFunc(r.Backends, func(b Backend) bool { return b.Port == 0 }) {
+			unreachable = append(unreachable, r.Name)
+			r.Backends = slices.DeleteFunc(slices.Clone(r.Backends), func(b Backend) bool { return b.Port == 0 })
 		}
 		lb.Rules = append(lb.Rules, r)
 	}
-	return lb, pending, nil
+	return lb, pending, unreachable
 }
 
 // cloudProtocol is the cloud listener protocol of an HTTP or HTTPS one.

@@ -29,9 +29,9 @@ func TestProgram(t *testing.T) {
 	r := route("team-a", "shop", 0, "", nil, rule([]gatewayv1.HTTPRouteMatch{prefix("/api")}, to("svc-a", 1)))
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{r}, labelled, services)
 
-	lb, pending, err := Program(gw, tr, nil)
-	if err != nil {
-		t.Fatal(err)
+	lb, pending, unreachable := Program(gw, tr, nil)
+	if unreachable != nil {
+		t.Fatal(unreachable)
 	}
 	if lb.Namespace != "infra" || lb.Name != "gw" || lb.UID != "uid-gw" {
 		t.Errorf("identity %+v", lb)
@@ -64,14 +64,11 @@ func TestProgram(t *testing.T) {
 	broken.Name, broken.Port = "https-broken", 8443
 	gw.Spec.Listeners = append(gw.Spec.Listeners, second, broken)
 	tr = HTTP(gw, []*gatewayv1.HTTPRoute{r}, labelled, services)
-	lb, pending, err = Program(gw, tr, Certificates{
+	lb, pending, _ = Program(gw, tr, Certificates{
 		"https":        {Keys: []string{"infra/a-tls"}},
 		"https-b":      {Keys: []string{"infra/b-tls", "infra/a-tls"}},
 		"https-broken": {Unresolved: &Reason{Reason: "RefNotPermitted", Message: "no ReferenceGrant"}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want = []renderer.GatewayListener{{Protocol: "http", Port: 80}, {Protocol: "https", Port: 443, Certificates: []string{"infra/a-tls", "infra/b-tls"}}}
 	if !reflect.DeepEqual(lb.Listeners, want) {
 		t.Errorf("listeners %+v, want %+v", lb.Listeners, want)
@@ -85,14 +82,30 @@ func TestProgram(t *testing.T) {
 }
 
 // A backend without a node port (a ClusterIP Service) cannot be reached
-// through a target pool: Program says so, naming the rule.
-func TestProgramNeedsNodePorts(t *testing.T) {
+// through a target pool: it is left out of its rule (which answers 500
+// without another backend), and Program names the rule; the others stay.
+func TestProgramLeavesOutClusterIPBackends(t *testing.T) {
 	gw := gateway(httpListener("web", 80, "", gatewayv1.NamespacesFromAll))
 	clusterIP := func(r *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string) {
-		return renderer.HTTPBackend{}, "", ""
+		if ref.Name == "svc-internal" {
+			return renderer.HTTPBackend{}, "", ""
+		}
+		return services(r, ref)
 	}
-	tr := HTTP(gw, []*gatewayv1.HTTPRoute{route("team-a", "shop", 0, "", nil, rule(nil, to("svc-a", 1)))}, labelled, clusterIP)
-	if _, _, err := Program(gw, tr, nil); err == nil || !strings.Contains(err.Error(), "node port") || !strings.Contains(err.Error(), "team-a/shop") {
-		t.Errorf("err %v, want one naming the rule and node ports", err)
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{route("team-a", "shop", 0, "", nil,
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/mixed")}, to("svc-a", 1), to("svc-internal", 1)),
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/internal")}, to("svc-internal", 1)))}, labelled, clusterIP)
+	lb, _, unreachable := Program(gw, tr, nil)
+	if len(unreachable) != 2 || !strings.Contains(unreachable[0], "team-a/shop") {
+		t.Errorf("unreachable %v, want both rules of team-a/shop", unreachable)
+	}
+	for _, r := range lb.Rules {
+		want := map[string]int{"/mixed": 1, "/internal": 0}[r.Path]
+		if len(r.Backends) != want || slices.ContainsFunc(r.Backends, func(b renderer.HTTPBackend) bool { return b.Port == 0 }) {
+			t.Errorf("rule %s backends %+v, want %d reachable", r.Name, r.Backends, want)
+		}
+	}
+	if len(tr.Rules[0].Backends)+len(tr.Rules[1].Backends) != 3 {
+		t.Errorf("Program changed the translation's rules: %+v", tr.Rules)
 	}
 }

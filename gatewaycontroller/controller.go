@@ -57,11 +57,14 @@ type Controller struct {
 	// (package tenancy): its backends' ReferenceGrants.
 	refs *tenancy.Authorizer
 	// cloud builds the load balancers (nil: statuses only).
-	cloud      *Cloud
-	synced     []cache.InformerSynced
-	queue      workqueue.TypedRateLimitingInterface[key]
-	gwFactory  gwinformers.SharedInformerFactory
-	kubeFactor kubeinformers.SharedInformerFactory
+	cloud *Cloud
+	// unreachable is what each Gateway (by uid) was last told of its
+	// rules' unreachable backends (its one worker reads and writes it).
+	unreachable map[types.UID]string
+	synced      []cache.InformerSynced
+	queue       workqueue.TypedRateLimitingInterface[key]
+	gwFactory   gwinformers.SharedInformerFactory
+	kubeFactor  kubeinformers.SharedInformerFactory
 }
 
 // New returns a controller over gw and kube, building load balancers

@@ -138,11 +138,15 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	}
 	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
 	certs, pems, keys := c.certificates(ctx, gw)
-	lb, _, err := gateway.Program(gw, t, certs)
-	if err != nil {
-		return []string{preview.Prefix + who + "would not be built: " + err.Error()}, preview.Refused
+	lb, _, unreachable := gateway.Program(gw, t, certs)
+	if len(lb.Listeners) == 0 {
+		return []string{preview.Prefix + who + "would not be built: no accepted HTTP listener, nor HTTPS listener whose certificates resolve"}, preview.Refused
 	}
 	withCertificates(&lb, pems)
+	var lines []string
+	if len(unreachable) > 0 {
+		lines = append(lines, preview.Prefix+who+fmt.Sprintf("%d rule(s) forward to a Service without a node port (type ClusterIP), which gets no requests", len(unreachable)))
+	}
 	for i := range lb.Rules {
 		for j := range lb.Rules[i].Backends {
 			lb.Rules[i].Backends[j].TargetPoolID = pool
@@ -165,10 +169,9 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		return fallback("the plan failed: %v", err)
 	}
 	ch := preview.Change{Plan: sp, Verdicts: verdicts, Policy: c.policy(gw), Approvals: c.cloud.Approvals}
-	lines := ch.Warnings()
-	lines = lines[:len(lines)-1] // the outcome line: one for all Gateways
-	for i, l := range lines {
-		lines[i] = preview.Prefix + who + strings.TrimPrefix(l, preview.Prefix)
+	said := ch.Warnings()
+	for _, l := range said[:len(said)-1] { // the outcome line: one for all Gateways
+		lines = append(lines, preview.Prefix+who+strings.TrimPrefix(l, preview.Prefix))
 	}
 	return lines, ch.Outcome()
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -36,6 +39,7 @@ type Reviewer interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
 	GatewaySubject(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, kind string) review.Subject
 	Failed(s review.Subject, err error)
+	Eventf(s review.Subject, typ, reason, format string, args ...any)
 	Removed(ctx context.Context, out *engine.Outcome)
 }
 
@@ -109,7 +113,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		return programmed{reason: gatewayv1.GatewayReasonPending, message: "this controller builds no load balancers (no cloud)"}, nil
 	}
 	certs, pems, keys := c.certificates(ctx, gw)
-	lb, pending, err := gateway.Program(gw, t, certs)
+	lb, pending, unreachable := gateway.Program(gw, t, certs)
 	out := programmed{pending: pending, unresolved: map[gatewayv1.SectionName]gateway.Reason{}}
 	for name, lc := range certs {
 		if lc.Unresolved != nil {
@@ -118,11 +122,20 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	}
 	withCertificates(&lb, pems)
 	out.readsSecrets = len(certs) > 0
-	if err == nil && len(lb.Listeners) == 0 {
-		err = errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
-	}
 	subj := c.cloud.Review.GatewaySubject(gw, routes, records.KindChange)
-	if err != nil {
+	if u := strings.Join(unreachable, ", "); u != "" && c.unreachable[gw.UID] != u { // once per change, not per look
+		c.cloud.Review.Eventf(subj, v1.EventTypeWarning, "BackendUnreachable",
+			"%d rule(s) forward to a Service without a node port (type ClusterIP), which the Example load balancer cannot reach: it gets no requests (%s)",
+			len(unreachable), u)
+		if c.unreachable == nil {
+			c.unreachable = map[types.UID]string{}
+		}
+		c.unreachable[gw.UID] = u
+	} else if u == "" {
+		delete(c.unreachable, gw.UID)
+	}
+	if len(lb.Listeners) == 0 {
+		err := errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
 		c.cloud.Review.Failed(subj, err)
 		out.reason, out.message = gatewayv1.GatewayReasonInvalid, err.Error()
 		return out, nil
@@ -270,6 +283,7 @@ func (c *Controller) policy(gw *gatewayv1.Gateway) annotations.ApplyPolicy {
 // no longer of this controller's class), under review, then lets it go;
 // false while the destroy waits.
 func (c *Controller) remove(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
+	delete(c.unreachable, gw.UID)
 	if !slices.Contains(gw.Finalizers, Finalizer) {
 		return true, nil
 	}

@@ -3,6 +3,7 @@ package gatewaycontroller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -49,6 +51,7 @@ func (f *fakeEngine) RemoveGateway(context.Context, gateway.LoadBalancer, engine
 type fakeReview struct {
 	policies []annotations.ApplyPolicy
 	failed   []error
+	events   []string
 }
 
 func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error) {
@@ -61,6 +64,9 @@ func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, []*gatewayv1.HTTPRoute, 
 }
 func (f *fakeReview) Failed(_ review.Subject, err error)       { f.failed = append(f.failed, err) }
 func (f *fakeReview) Removed(context.Context, *engine.Outcome) {}
+func (f *fakeReview) Eventf(_ review.Subject, _, reason, format string, args ...any) {
+	f.events = append(f.events, reason+": "+fmt.Sprintf(format, args...))
+}
 
 // What building a Gateway comes to, for each answer of the engine and the
 // pools: Programmed with the addresses, or Pending/Invalid with why and
@@ -136,12 +142,35 @@ func TestProgram(t *testing.T) {
 	}
 }
 
-// A Gateway that cannot be built (a ClusterIP backend; no HTTP listener)
-// is Invalid, reported, and nothing is built or held by a finalizer.
+// A rule forwarding to a ClusterIP Service: the Gateway is built, the
+// rule without that backend, and a warning event names the rule, once
+// per change rather than at every look.
+func TestProgramUnreachableBackend(t *testing.T) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
+	c := &Controller{gw: newClient(t, gw), cloud: &Cloud{Engine: eng, Review: rv, Pool: func(context.Context) (string, error) { return "tp-all", nil }}}
+	tr := gateway.Translation{Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Backends: []gateway.Backend{{Weight: 1}, {Port: 30001, Weight: 1}}}}}
+	for range 2 {
+		p, err := c.program(t.Context(), gw, nil, tr)
+		testkit.Must(t, err)
+		if !p.ok {
+			t.Fatalf("programmed %+v, want Programmed", p)
+		}
+	}
+	if len(rv.events) != 1 || !strings.Contains(rv.events[0], "BackendUnreachable") || !strings.Contains(rv.events[0], "team-a/shop/0.0:80") {
+		t.Errorf("events %q, want one BackendUnreachable naming the rule", rv.events)
+	}
+	if b := eng.built[1].Rules[0].Backends; len(b) != 1 || b[0].Port != 30001 {
+		t.Errorf("built backends %+v, want the node port one only", b)
+	}
+}
+
+// A Gateway that cannot be built (no HTTP listener) is Invalid, reported,
+// and nothing is built or held by a finalizer.
 func TestProgramInvalid(t *testing.T) {
 	for name, tr := range map[string]gateway.Translation{
-		"ClusterIP backend": {Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Backends: []gateway.Backend{{Weight: 1}}}}},
-		"no HTTP listener":  {Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {Reason: "ProtocolConflict"}}},
+		"no HTTP listener": {Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {Reason: "ProtocolConflict"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
