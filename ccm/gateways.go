@@ -4,51 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/review"
 )
 
-// GatewayParts are what the Gateway API front-end (package
+// GatewayBackend is what the Gateway API front-end (package
 // gatewaycontroller, beside this one) builds load balancers with: this
-// controller's engine and review, and the target pool of every node.
-type GatewayParts struct {
+// controller's engine, review and cloud config; and, by its methods, the
+// target pool of every node and the TLS Secrets listeners serve.
+type GatewayBackend struct {
 	Engine *engine.Engine
 	Board  *review.Board
-	// Pool is the id of the target pool of every node, created under the
-	// pools' review when there is none; ExistingPool that id, "" when
-	// there is none (what a preview reads).
-	Pool, ExistingPool func(ctx context.Context) (string, error)
-	// Policy is the cluster's apply policy.
-	Policy annotations.ApplyPolicy
-	// TLSSecret reads and checks a TLS Secret an HTTPS listener serves,
-	// as a Service's are read (its key redacted from everything the
-	// controller writes); the error says what is wrong, never the content.
-	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
-	// TLSResync is how often Secrets are read again
-	// (loadBalancer.tlsSecrets.resyncInterval).
-	TLSResync time.Duration
-	// Approvals are how many approvals a held plan needs; PreviewBudget
-	// how long a preview's plan may take (webhook.previewBudget).
-	Approvals     int
-	PreviewBudget time.Duration
+	Config *cloudconfig.Config
+	lb     *loadBalancers
+	tls    *tlsSecrets
 }
 
-// Gateways are c's parts for the Gateway API front-end; false when the
+// Gateways is c's backend for the Gateway API front-end; false when the
 // cloud config leaves it off (gatewayAPI.enabled).
-func Gateways(c cloudprovider.Interface) (GatewayParts, bool) {
+func Gateways(c cloudprovider.Interface) (*GatewayBackend, bool) {
 	cl, ok := c.(*cloud)
 	if !ok || !cl.cfg.GatewayAPI.Enabled {
-		return GatewayParts{}, false
+		return nil, false
 	}
-	return GatewayParts{Engine: cl.engine, Board: cl.board, Pool: cl.lb.everyNodesPool,
-		ExistingPool: func(ctx context.Context) (string, error) { return cl.engine.TargetPoolID(ctx, "") },
-		Policy:       annotations.ApplyPolicy(cl.cfg.Terraform.ApplyPolicy), TLSSecret: cl.tls.gatewaySecret,
-		TLSResync: cl.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration, Approvals: cl.cfg.Review.Approvals.Required, PreviewBudget: cl.cfg.Webhook.PreviewBudget.Duration}, true
+	return &GatewayBackend{Engine: cl.engine, Board: cl.board, Config: cl.cfg, lb: cl.lb, tls: cl.tls}, true
+}
+
+// Pool is the id of the target pool of every node, created under the
+// pools' review when there is none.
+func (g *GatewayBackend) Pool(ctx context.Context) (string, error) { return g.lb.everyNodesPool(ctx) }
+
+// ExistingPool is that id, "" when there is none (what a preview reads).
+func (g *GatewayBackend) ExistingPool(ctx context.Context) (string, error) {
+	return g.Engine.TargetPoolID(ctx, "")
+}
+
+// TLSSecret reads and checks a TLS Secret an HTTPS listener serves, as a
+// Service's are read (its key redacted from everything the controller
+// writes); the error says what is wrong, never the content.
+func (g *GatewayBackend) TLSSecret(ctx context.Context, namespace, name string) (crt, key string, err error) {
+	return g.tls.gatewaySecret(ctx, namespace, name)
 }
 
 // gatewaySecret is secret for a Gateway's listener: refused, like a

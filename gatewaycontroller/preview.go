@@ -129,7 +129,7 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	if !allowed {
 		return fallback("namespace used its previews for this minute")
 	}
-	pool, err := c.cloud.ExistingPool(ctx)
+	pool, err := c.cloud.Infra.ExistingPool(ctx)
 	switch {
 	case err != nil:
 		return fallback("target pool of every node: %v", err)

@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/objectref"
@@ -45,31 +46,49 @@ type Reviewer interface {
 
 var _ Reviewer = (*review.Board)(nil)
 
-// Cloud is how the controller builds Gateways' load balancers. Without
-// one (New's default) it only writes statuses.
-type Cloud struct {
-	Engine Engine
-	Review Reviewer
+// Infra is what Gateways are built on beside the engine: the target
+// pool of every node and the TLS Secrets their listeners serve.
+type Infra interface {
 	// Pool is the id of the target pool of every node, made if none is:
 	// where the routes' backends forward, on their node ports.
-	// ExistingPool is that id without making it ("" when there is none):
-	// what a preview reads.
-	Pool, ExistingPool func(ctx context.Context) (string, error)
+	Pool(ctx context.Context) (string, error)
+	// ExistingPool is that id without making it ("" when there is
+	// none): what a preview reads.
+	ExistingPool(ctx context.Context) (string, error)
+	// TLSSecret reads and checks a TLS Secret (its certificate chain and
+	// private key); the error says what is wrong with it.
+	TLSSecret(ctx context.Context, namespace, name string) (crt, key string, err error)
+}
+
+// Settings are the cloud config's words for Gateways.
+type Settings struct {
 	// Policy is the cluster's apply policy; a Gateway's
 	// loadbalancer.example.com/apply-policy annotation may tighten it.
 	Policy annotations.ApplyPolicy
-	// TLSSecret reads and checks a TLS Secret (its certificate chain and
-	// private key); the error says what is wrong with it.
-	TLSSecret func(ctx context.Context, namespace, name string) (crt, key string, err error)
 	// TLSResync is how often a Gateway serving TLS Secrets is looked at
-	// again (loadBalancer.tlsSecrets.resyncInterval): Secrets are not
-	// watched, so this is how a renewed certificate reaches the cloud.
+	// again: Secrets are not watched, so this is how a renewed
+	// certificate reaches the cloud.
 	TLSResync time.Duration
 	// Approvals are how many approvals a held plan needs, and
 	// PreviewBudget how long a preview's plan may take (0: as long as the
 	// request): what previews say and allow.
 	Approvals     int
 	PreviewBudget time.Duration
+}
+
+// SettingsOf are cfg's settings for Gateways.
+func SettingsOf(cfg *cloudconfig.Config) Settings {
+	return Settings{Policy: annotations.ApplyPolicy(cfg.Terraform.ApplyPolicy), TLSResync: cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration,
+		Approvals: cfg.Review.Approvals.Required, PreviewBudget: cfg.Webhook.PreviewBudget.Duration}
+}
+
+// Cloud is how the controller builds Gateways' load balancers. Without
+// one (New's default) it only writes statuses.
+type Cloud struct {
+	Engine Engine
+	Review Reviewer
+	Infra  Infra
+	Settings
 }
 
 // Finalizer holds a Gateway whose load balancer this controller built
@@ -143,7 +162,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	if err := c.addFinalizer(ctx, gw); err != nil {
 		return out, err
 	}
-	pool, err := c.cloud.Pool(ctx)
+	pool, err := c.cloud.Infra.Pool(ctx)
 	if err != nil {
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, fmt.Sprintf("target pool of every node: %v", err), provisioningRetry
 		return out, nil
@@ -231,7 +250,7 @@ func (c *Controller) certificates(ctx context.Context, gw *gatewayv1.Gateway) (c
 			}
 			key := ns + "/" + string(ref.Name)
 			if _, done := pems[key]; !done {
-				crt, pk, err := c.cloud.TLSSecret(ctx, ns, string(ref.Name))
+				crt, pk, err := c.cloud.Infra.TLSSecret(ctx, ns, string(ref.Name))
 				if err != nil {
 					unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "Secret %s: %v", key, err)
 					continue

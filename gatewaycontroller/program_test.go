@@ -68,6 +68,18 @@ func (f *fakeReview) Eventf(_ review.Subject, _, reason, format string, args ...
 	f.events = append(f.events, reason+": "+fmt.Sprintf(format, args...))
 }
 
+// fakeInfra has pool tp-all (or poolErr) and reads Secrets with secret.
+type fakeInfra struct {
+	poolErr error
+	secret  func(ctx context.Context, ns, name string) (string, string, error)
+}
+
+func (f fakeInfra) Pool(context.Context) (string, error)         { return "tp-all", f.poolErr }
+func (f fakeInfra) ExistingPool(context.Context) (string, error) { return "tp-all", f.poolErr }
+func (f fakeInfra) TLSSecret(ctx context.Context, ns, name string) (string, string, error) {
+	return f.secret(ctx, ns, name)
+}
+
 // What building a Gateway comes to, for each answer of the engine and the
 // pools: Programmed with the addresses, or Pending/Invalid with why and
 // when to look again; the backends get the pool's id; the Gateway gets the
@@ -109,8 +121,8 @@ func TestProgram(t *testing.T) {
 			}
 			client := newClient(t, gw)
 			eng, rv := &fakeEngine{lb: tc.lb, err: tc.err}, &fakeReview{}
-			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Policy: annotations.ApplyAuto,
-				Pool: func(context.Context) (string, error) { return "tp-all", tc.pool }}}
+			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Settings: Settings{Policy: annotations.ApplyAuto},
+				Infra: fakeInfra{poolErr: tc.pool}}}
 			if tc.policy != "" {
 				c.cloud.Policy = tc.policy
 			}
@@ -149,7 +161,7 @@ func TestProgramUnreachableBackend(t *testing.T) {
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
 		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
 	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
-	c := &Controller{gw: newClient(t, gw), cloud: &Cloud{Engine: eng, Review: rv, Pool: func(context.Context) (string, error) { return "tp-all", nil }}}
+	c := &Controller{gw: newClient(t, gw), cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
 	tr := gateway.Translation{Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Backends: []gateway.Backend{{Weight: 1}, {Port: 30001, Weight: 1}}}}}
 	for range 2 {
 		p, err := c.program(t.Context(), gw, nil, tr)
@@ -177,7 +189,7 @@ func TestProgramInvalid(t *testing.T) {
 				Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
 			client := newClient(t, gw)
 			eng, rv := &fakeEngine{}, &fakeReview{}
-			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Pool: func(context.Context) (string, error) { return "tp-all", nil }}}
+			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
 			p, err := c.program(t.Context(), gw, nil, tr)
 			if err != nil {
 				t.Fatal(err)
@@ -223,7 +235,7 @@ func TestCertificates(t *testing.T) {
 			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: "Gateway", Namespace: "infra"}},
 			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: "", Kind: "Secret", Name: ptr.To(gatewayv1beta1.ObjectName("shared"))}},
 		}}
-	c := &Controller{cloud: &Cloud{TLSSecret: secret}, refs: &tenancy.Authorizer{Sources: tenancy.Sources{
+	c := &Controller{cloud: &Cloud{Infra: fakeInfra{secret: secret}}, refs: &tenancy.Authorizer{Sources: tenancy.Sources{
 		Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
 			if ns == "certs" {
 				return []gatewayv1beta1.ReferenceGrant{grant}, nil

@@ -28,12 +28,12 @@ const gatewayController = "gateway"
 // turns it on.
 func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
 	return func(ctx context.Context, cc genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-		parts, on := ccm.Gateways(cloud)
+		b, on := ccm.Gateways(cloud)
 		if !on {
 			klog.V(2).InfoS("The Gateway API front-end is off (gatewayAPI.enabled)")
 			return nil, false, nil
 		}
-		c, err := newGatewayController(cc.ClientBuilder.ConfigOrDie(ic.ClientName), cc.ClientBuilder.ClientOrDie(ic.ClientName), parts)
+		c, err := newGatewayController(cc.ClientBuilder.ConfigOrDie(ic.ClientName), cc.ClientBuilder.ClientOrDie(ic.ClientName), b)
 		if err != nil {
 			return nil, false, err
 		}
@@ -46,7 +46,7 @@ func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, clou
 // webhook (nil when the front-end is off): a controller of its own that
 // only watches, started with the webhook server.
 func gatewayPreviews(cloud cloudprovider.Interface, kubeconfig *rest.Config) ccm.GatewayPreview {
-	parts, on := ccm.Gateways(cloud)
+	b, on := ccm.Gateways(cloud)
 	if !on {
 		return nil
 	}
@@ -54,7 +54,7 @@ func gatewayPreviews(cloud cloudprovider.Interface, kubeconfig *rest.Config) ccm
 		kube, err := kubernetes.NewForConfig(kubeconfig)
 		if err == nil {
 			var c *gatewaycontroller.Controller
-			if c, err = newGatewayController(kubeconfig, kube, parts); err == nil {
+			if c, err = newGatewayController(kubeconfig, kube, b); err == nil {
 				c.Watch(context.Background()) // for the process's life
 				return c.Preview(planAllowed)
 			}
@@ -65,8 +65,8 @@ func gatewayPreviews(cloud cloudprovider.Interface, kubeconfig *rest.Config) ccm
 }
 
 // newGatewayController is a Gateway API front-end over cfg's API server,
-// building load balancers with parts.
-func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, parts ccm.GatewayParts) (*gatewaycontroller.Controller, error) {
+// building load balancers with b.
+func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, b *ccm.GatewayBackend) (*gatewaycontroller.Controller, error) {
 	// The controller manager's clients speak protobuf; custom resources
 	// only JSON.
 	cfg = rest.CopyConfig(cfg)
@@ -75,7 +75,5 @@ func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, parts ccm
 	if err != nil {
 		return nil, fmt.Errorf("gateway controller: %w", err)
 	}
-	return gatewaycontroller.New(gw, kube, &gatewaycontroller.Cloud{Engine: parts.Engine, Review: parts.Board,
-		Pool: parts.Pool, ExistingPool: parts.ExistingPool, Policy: parts.Policy, TLSSecret: parts.TLSSecret,
-		TLSResync: parts.TLSResync, Approvals: parts.Approvals, PreviewBudget: parts.PreviewBudget})
+	return gatewaycontroller.New(gw, kube, &gatewaycontroller.Cloud{Engine: b.Engine, Review: b.Board, Infra: b, Settings: gatewaycontroller.SettingsOf(b.Config)})
 }
