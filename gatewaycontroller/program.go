@@ -106,7 +106,8 @@ const (
 )
 
 // programmed is what building a Gateway's load balancer came to, for its
-// status: Programmed with the addresses, or why not.
+// status: Programmed with the addresses, or why not (with the addresses
+// last applied).
 type programmed struct {
 	ok        bool
 	reason    gatewayv1.GatewayConditionReason
@@ -133,7 +134,10 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	}
 	certs, pems, keys := c.certificates(ctx, gw)
 	lb, pending, unreachable := gateway.Program(gw, t, certs)
-	out := programmed{pending: pending, unresolved: map[gatewayv1.SectionName]gateway.Reason{}}
+	// Until an apply says otherwise, the addresses are those last
+	// applied: a change waiting for approval leaves the load balancer
+	// serving what it served.
+	out := programmed{pending: pending, unresolved: map[gatewayv1.SectionName]gateway.Reason{}, addresses: gw.Status.Addresses}
 	for name, lc := range certs {
 		if lc.Unresolved != nil {
 			out.unresolved[name] = *lc.Unresolved
@@ -202,6 +206,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		return out, nil
 	}
 	out.ok, out.reason, out.message = true, gatewayv1.GatewayReasonProgrammed, "load balancer "+built.ID
+	out.addresses = nil
 	ip := gatewayv1.IPAddressType
 	for _, a := range []string{built.IPv4, built.IPv6} {
 		if a != "" {

@@ -82,7 +82,7 @@ func (f fakeInfra) TLSSecret(ctx context.Context, ns, name string) (string, stri
 
 // What building a Gateway comes to, for each answer of the engine and the
 // pools: Programmed with the addresses, or Pending/Invalid with why and
-// when to look again; the backends get the pool's id; the Gateway gets the
+// when to look again, the addresses last applied kept; the backends get the pool's id; the Gateway gets the
 // finalizer before anything is built.
 func TestProgram(t *testing.T) {
 	active := &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", IPv6: "2001:db8::7", Status: "active"}
@@ -119,6 +119,7 @@ func TestProgram(t *testing.T) {
 			if tc.annotated != "" {
 				gw.Annotations = map[string]string{string(annotations.LBApplyPolicy): tc.annotated}
 			}
+			gw.Status.Addresses = []gatewayv1.GatewayStatusAddress{{Value: "198.51.100.1"}} // last applied
 			client := newClient(t, gw)
 			eng, rv := &fakeEngine{lb: tc.lb, err: tc.err}, &fakeReview{}
 			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Settings: Settings{Policy: annotations.ApplyAuto},
@@ -137,6 +138,9 @@ func TestProgram(t *testing.T) {
 			}
 			if tc.ok && (len(p.addresses) != 2 || p.addresses[0].Value != "203.0.113.7" || p.addresses[1].Value != "2001:db8::7") {
 				t.Errorf("addresses %+v", p.addresses)
+			}
+			if !tc.ok && (len(p.addresses) != 1 || p.addresses[0].Value != "198.51.100.1") {
+				t.Errorf("addresses %+v, want those last applied kept", p.addresses)
 			}
 			if tc.wantPol != "" && !slices.Equal(rv.policies, []annotations.ApplyPolicy{tc.wantPol}) {
 				t.Errorf("ran under %v, want %s", rv.policies, tc.wantPol)

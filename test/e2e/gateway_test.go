@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -199,11 +200,7 @@ func TestGatewayProgrammed(t *testing.T) {
 
 	// Under the manual policy, mallory's change waits; she may edit her
 	// route, so her approval is not counted; rita's is.
-	gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
-	testkit.Must(t, err)
-	gw.Annotations = map[string]string{"loadbalancer.example.com/apply-policy": "manual"}
-	_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
-	testkit.Must(t, err)
+	gw := annotateGateway(t, admin, map[string]string{"loadbalancer.example.com/apply-policy": "manual"})
 	e.bindReviewer(t, "team-b", "mallory")
 	e.waitAllowed(t, mallory, "create", reviewapi.Group, "planapprovals", namespace)
 	rita := e.reviewer(t, "rita")
@@ -245,6 +242,14 @@ func TestGatewayProgrammed(t *testing.T) {
 		return err
 	})
 	id := e.awaitingPlanIn("infra", "gw")
+	testkit.Eventually(t, 30*time.Second, "the Gateway pending, its address kept", func() error {
+		g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+		if c := meta.FindStatusCondition(g.Status.Conditions, "Programmed"); err != nil || c == nil || c.Reason != "Pending" || !strings.Contains(c.Message, id) ||
+			len(g.Status.Addresses) != 1 || g.Status.Addresses[0].Value != ip {
+			return fmt.Errorf("%+v, %v", g.Status, err)
+		}
+		return nil
+	})
 	ref := objectref.Gateway("infra", "gw", string(gw.UID))
 	testkit.Must(t, e.approveObjectAs(t, mallory, ref, id, mallory.name))
 	e.eventWith(t, "infra", "gw", "ApprovalIgnored", `"`+mallory.name+`" may edit HTTPRoute team-b/cross, whose editor cannot be verified`)
@@ -258,11 +263,7 @@ func TestGatewayProgrammed(t *testing.T) {
 
 	// Deleted, the Gateway's load balancer goes (its destroy under the
 	// cluster's auto policy once the Gateway's annotation is gone).
-	gw, err = admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
-	testkit.Must(t, err)
-	gw.Annotations = nil
-	_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
-	testkit.Must(t, err)
+	annotateGateway(t, admin, nil)
 	testkit.Must(t, admin.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
 	testkit.Eventually(t, 90*time.Second, "the Gateway and its load balancer gone", func() error {
 		if _, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -273,6 +274,23 @@ func TestGatewayProgrammed(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// annotateGateway gives Gateway infra/gw these annotations (the
+// controller writes its status meanwhile: conflicts are retried).
+func annotateGateway(t testing.TB, admin gwclient.Interface, ann map[string]string) *gatewayv1.Gateway {
+	t.Helper()
+	var out *gatewayv1.Gateway
+	testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		gw, err := admin.GatewayV1().Gateways("infra").Get(testkit.Context(t), "gw", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		gw.Annotations = ann
+		out, err = admin.GatewayV1().Gateways("infra").Update(testkit.Context(t), gw, metav1.UpdateOptions{})
+		return err
+	}))
+	return out
 }
 
 // shopRoute is alice's HTTPRoute team-a/shop on Gateway infra/gw: Host
