@@ -85,15 +85,7 @@ func RenderGateway(g Gateway, cfg Config) (_ *Module, err error) {
 		typ:       cfg.DefaultLoadBalancerType,
 		ipFamily:  exampleapi.IPFamilyIPv4,
 		algorithm: cfg.DefaultAlgorithm,
-		tags: map[string]string{
-			TagManagedBy:        generator,
-			TagClusterID:        cfg.ClusterID,
-			TagServiceNamespace: g.Namespace,
-			TagGatewayName:      g.Name,
-		},
-	}
-	if g.UID != "" {
-		s.tags[TagServiceUID] = g.Ref().OwnerTag()
+		tags:      ownerTags(cfg, g.Ref(), TagGatewayName),
 	}
 	ls := slices.Clone(g.Listeners)
 	slices.SortFunc(ls, func(a, b GatewayListener) int {

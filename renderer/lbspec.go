@@ -84,6 +84,22 @@ type healthCheck struct {
 	port, interval, timeout, healthy, unhealthy int
 }
 
+// ownerTags are the tags of a load balancer made for ref (a Service or a
+// Gateway): this generator and cluster, ref's namespace, its name under
+// nameTag, and its owner tag when it has a uid.
+func ownerTags(cfg Config, ref objectref.Ref, nameTag string) map[string]string {
+	tags := map[string]string{
+		TagManagedBy:        generator,
+		TagClusterID:        cfg.ClusterID,
+		TagServiceNamespace: ref.Namespace,
+		nameTag:             ref.Name,
+	}
+	if ref.UID != "" {
+		tags[TagServiceUID] = ref.OwnerTag()
+	}
+	return tags
+}
+
 func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations.LoadBalancer, cfg Config) (lbSpec, []string, error) {
 	s := lbSpec{
 		name:      CloudName(svc, ann, cfg.ClusterID),
@@ -91,15 +107,7 @@ func loadBalancerSpec(svc *corev1.Service, nodes []*corev1.Node, ann annotations
 		typ:       cmp.Or(ann.Type, cfg.DefaultLoadBalancerType),
 		internal:  ann.Internal,
 		algorithm: cmp.Or(ann.Algorithm, cfg.DefaultAlgorithm),
-		tags: map[string]string{
-			TagManagedBy:        generator,
-			TagClusterID:        cfg.ClusterID,
-			TagServiceNamespace: svc.Namespace,
-			TagServiceName:      svc.Name,
-		},
-	}
-	if svc.UID != "" {
-		s.tags[TagServiceUID] = objectref.Service(svc).OwnerTag()
+		tags:      ownerTags(cfg, objectref.Service(svc), TagServiceName),
 	}
 	var warnings []string
 	var err error
