@@ -28,9 +28,10 @@ import (
 // decisions on each answer; the engine itself runs real terraform in its
 // own tests and the e2e.
 type fakeEngine struct {
-	lb    *engine.LoadBalancer
-	err   error
-	built []gateway.LoadBalancer
+	lb      *engine.LoadBalancer
+	err     error
+	built   []gateway.LoadBalancer
+	removed int
 }
 
 func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
@@ -43,6 +44,7 @@ func (f *fakeEngine) PreviewGateway(context.Context, gateway.LoadBalancer, map[s
 }
 
 func (f *fakeEngine) RemoveGateway(context.Context, gateway.LoadBalancer, engine.Review) (*engine.Outcome, error) {
+	f.removed++
 	return &engine.Outcome{}, f.err
 }
 
@@ -293,5 +295,48 @@ func TestCertificates(t *testing.T) {
 	}
 	if pems["certs/shared"] != "CRT certs/shared" || keys["infra/own-tls"] != "KEY infra/own-tls" || len(pems) != 2 {
 		t.Errorf("pems %v, keys %v", pems, keys)
+	}
+}
+
+// A Gateway leaving: its load balancer's destroy runs under review; the
+// finalizer goes only once it is applied (a destroy waiting for approval
+// keeps the Gateway), and a Gateway without the finalizer is let go at
+// once, nothing destroyed.
+func TestRemove(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		finalizer bool
+		err       error
+		gone      bool
+		destroys  int
+	}{
+		{name: "destroyed", finalizer: true, gone: true, destroys: 1},
+		{name: "destroy awaiting approval", finalizer: true, err: &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual}, destroys: 1},
+		{name: "never built", gone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
+			if tc.finalizer {
+				gw.Finalizers = []string{Finalizer, "other.example/keep"}
+			}
+			client := newClient(t, gw)
+			gw, err := client.GatewayV1().Gateways("infra").Get(t.Context(), "gw", metav1.GetOptions{})
+			testkit.Must(t, err)
+			eng, rv := &fakeEngine{err: tc.err}, &fakeReview{}
+			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
+			gone, err := c.remove(t.Context(), gw)
+			testkit.Must(t, err)
+			if gone != tc.gone || eng.removed != tc.destroys {
+				t.Errorf("gone %v after %d destroys, want %v after %d", gone, eng.removed, tc.gone, tc.destroys)
+			}
+			cur, err := client.GatewayV1().Gateways("infra").Get(t.Context(), "gw", metav1.GetOptions{})
+			testkit.Must(t, err)
+			if has := slices.Contains(cur.Finalizers, Finalizer); has != (tc.finalizer && !tc.gone) {
+				t.Errorf("finalizers %v after the removal (gone %v)", cur.Finalizers, tc.gone)
+			}
+			if tc.finalizer && !slices.Contains(cur.Finalizers, "other.example/keep") {
+				t.Errorf("another controller's finalizer went: %v", cur.Finalizers)
+			}
+		})
 	}
 }
