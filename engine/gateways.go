@@ -38,10 +38,7 @@ func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job
 // Unchanged, it costs no terraform process.
 func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, rv Review) (*LoadBalancer, *Outcome, error) {
 	ref := g.Ref()
-	_, j, err := e.RenderGateway(g)
-	if err == nil {
-		err = addKeys(&j, &TLS{Keys: keys})
-	}
+	j, err := e.keyedGatewayJob(g, keys)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
@@ -131,10 +128,7 @@ func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
 // state lock, no state, no record, no plan kept), and the policy rules
 // that would match the plan, for obj; like PreviewLoadBalancer.
 func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
-	_, j, err := e.RenderGateway(g)
-	if err == nil {
-		err = addKeys(&j, &TLS{Keys: keys})
-	}
+	j, err := e.keyedGatewayJob(g, keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,4 +137,14 @@ func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys ma
 		return nil, nil, fmt.Errorf("preview %s: %w", g.Ref().Describe(), err)
 	}
 	return sp, verdicts, nil
+}
+
+// keyedGatewayJob is g's job with keys, the private keys of its
+// certificates, in its terraform processes' environment.
+func (e *Engine) keyedGatewayJob(g renderer.Gateway, keys map[string]string) (runner.Job, error) {
+	_, j, err := e.RenderGateway(g)
+	if err != nil {
+		return runner.Job{}, err
+	}
+	return j, addKeys(&j, &TLS{Keys: keys})
 }
