@@ -49,18 +49,7 @@ var lbNames = map[string]map[string]string{
 }
 
 func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
-	to := gatewayv1beta1.ReferenceGrantTo{Group: GrantGroup, Kind: GrantKind}
-	if name != "" {
-		n := gatewayv1beta1.ObjectName(name)
-		to.Name = &n
-	}
-	return gatewayv1beta1.ReferenceGrant{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"},
-		Spec: gatewayv1beta1.ReferenceGrantSpec{
-			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: gatewayv1beta1.Namespace(from)}},
-			To:   []gatewayv1beta1.ReferenceGrantTo{to},
-		},
-	}
+	return referenceGrant(ns, "", "Service", from, GrantGroup, GrantKind, name)
 }
 
 // routeGrant is a grant in ns from routes of kind in namespace from to
@@ -72,15 +61,22 @@ func routeGrant(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
 // gatewayGrant is a ReferenceGrant of ns from Gateway API objects of kind
 // in namespace from to core objects of toKind (all, or name).
 func gatewayGrant(ns, kind, from, toKind, name string) gatewayv1beta1.ReferenceGrant {
-	to := gatewayv1beta1.ReferenceGrantTo{Group: "", Kind: gatewayv1beta1.Kind(toKind)}
+	return referenceGrant(ns, gatewayv1beta1.GroupName, kind, from, "", toKind, name)
+}
+
+// referenceGrant is a ReferenceGrant of ns from objects of fromGroup and
+// fromKind in namespace from to objects of toGroup and toKind (all, or
+// name).
+func referenceGrant(ns, fromGroup, fromKind, from, toGroup, toKind, name string) gatewayv1beta1.ReferenceGrant {
+	to := gatewayv1beta1.ReferenceGrantTo{Group: gatewayv1beta1.Group(toGroup), Kind: gatewayv1beta1.Kind(toKind)}
 	if name != "" {
 		n := gatewayv1beta1.ObjectName(name)
 		to.Name = &n
 	}
 	return gatewayv1beta1.ReferenceGrant{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"},
 		Spec: gatewayv1beta1.ReferenceGrantSpec{
-			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: gatewayv1beta1.Kind(kind), Namespace: gatewayv1beta1.Namespace(from)}},
+			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.Group(fromGroup), Kind: gatewayv1beta1.Kind(fromKind), Namespace: gatewayv1beta1.Namespace(from)}},
 			To:   []gatewayv1beta1.ReferenceGrantTo{to},
 		},
 	}
