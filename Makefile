@@ -22,7 +22,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build prerequisites provider control-plane helm versitygw tofu golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
 all: build
 
@@ -32,6 +32,10 @@ build: ## all binaries into bin/
 
 control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
+
+workloads: ## kube-controller-manager, kube-scheduler and kwok (fake kubelets) for the Gateway API conformance run, built like the control plane
+	@K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler" CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
+	@CACHE_DIR=$(CACHE_DIR) hack/kwok.sh >/dev/null
 
 helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and renders deploy/chart)
 	@CACHE_DIR=$(CACHE_DIR) hack/helm.sh >/dev/null
@@ -58,7 +62,7 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # Every test, never a silent skip: hack/testsummary prints what go test
 # prints, the skipped tests and "N passed, N failed, N skipped", and fails
 # on a skip unless EXAMPLE_ALLOW_SKIPS=1.
-test: prerequisites build provider control-plane helm versitygw tofu lint ## every test (what .ci/run calls)
+test: prerequisites build provider control-plane workloads helm versitygw tofu lint ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \

@@ -77,33 +77,42 @@ func transport(p gatewayv1.ProtocolType) string {
 	return "tcp"
 }
 
-// routeKinds are the route kinds a listener of protocol p takes by
-// default (and may take at all).
+// routeKinds are the route kinds a listener of protocol p takes: HTTP
+// and HTTPS listeners take HTTPRoutes; the others none yet.
 func routeKinds(p gatewayv1.ProtocolType) []gatewayv1.Kind {
 	switch p {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
 		return []gatewayv1.Kind{"HTTPRoute"}
-	case gatewayv1.TLSProtocolType:
-		return []gatewayv1.Kind{"TLSRoute"}
-	case gatewayv1.TCPProtocolType:
-		return []gatewayv1.Kind{"TCPRoute"}
-	case gatewayv1.UDPProtocolType:
-		return []gatewayv1.Kind{"UDPRoute"}
 	}
 	return nil
 }
 
-// allowsKind tells whether l takes routes of kind (of the Gateway API
-// group): those of allowedRoutes.kinds, else its protocol's.
-func (l *listener) allowsKind(kind gatewayv1.Kind) bool {
-	kinds := routeKinds(l.spec.Protocol)
-	if ar := l.spec.AllowedRoutes; ar != nil && len(ar.Kinds) > 0 {
-		kinds = nil
-		for _, k := range ar.Kinds {
-			if k.Group == nil || *k.Group == gatewayv1.GroupName {
-				kinds = append(kinds, k.Kind)
-			}
+// Kinds are the route kinds listener l takes (its status's
+// supportedKinds): those of its allowedRoutes.kinds that its protocol
+// takes, else all its protocol takes. invalid tells that allowedRoutes
+// names a kind it cannot take (ResolvedRefs False, InvalidRouteKinds).
+func Kinds(l gatewayv1.Listener) (kinds []gatewayv1.RouteGroupKind, invalid bool) {
+	group := gatewayv1.Group(gatewayv1.GroupName)
+	takes := routeKinds(l.Protocol)
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		for _, k := range takes {
+			kinds = append(kinds, gatewayv1.RouteGroupKind{Group: &group, Kind: k})
+		}
+		return kinds, false
+	}
+	for _, k := range l.AllowedRoutes.Kinds {
+		if (k.Group == nil || *k.Group == group) && slices.Contains(takes, k.Kind) {
+			kinds = append(kinds, gatewayv1.RouteGroupKind{Group: &group, Kind: k.Kind})
+		} else {
+			invalid = true
 		}
 	}
-	return slices.Contains(kinds, kind)
+	return kinds, invalid
+}
+
+// allowsKind tells whether l takes routes of kind (of the Gateway API
+// group).
+func (l *listener) allowsKind(kind gatewayv1.Kind) bool {
+	kinds, _ := Kinds(l.spec)
+	return slices.ContainsFunc(kinds, func(k gatewayv1.RouteGroupKind) bool { return k.Kind == kind })
 }

@@ -169,6 +169,8 @@ func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t 
 func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) gatewayv1.GatewayStatus {
 	next := cur.DeepCopy()
 	gen := cur.Generation
+	// A Gateway with a valid listener is Accepted; the reason says
+	// ListenersNotValid while any other is refused.
 	accepted := len(t.Refused) < len(cur.Spec.Listeners)
 	cond := func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
 		s := metav1.ConditionFalse
@@ -177,16 +179,21 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 		}
 		meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
-	if accepted {
+	switch {
+	case accepted && len(t.Refused) > 0:
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonListenersNotValid),
+			fmt.Sprintf("%d of %d listeners are not valid", len(t.Refused), len(cur.Spec.Listeners)))
+	case accepted:
 		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "")
-	} else {
+	default:
 		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
 	}
 	cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed), p.ok, string(p.reason), p.message)
 	next.Status.Addresses = p.addresses
 	var ls []gatewayv1.ListenerStatus
 	for _, l := range cur.Spec.Listeners {
-		st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: supportedKinds(l)}
+		kinds, invalidKinds := gateway.Kinds(l)
+		st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: kinds}
 		for _, old := range cur.Status.Listeners {
 			if old.Name == l.Name {
 				st.Conditions = old.Conditions
@@ -207,6 +214,9 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 		}
 		if u, ok := p.unresolved[l.Name]; ok {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
+		} else if invalidKinds {
+			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidRouteKinds),
+				"allowedRoutes.kinds names a kind this listener cannot take (it takes HTTPRoute on HTTP and HTTPS)")
 		} else {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
 		}
@@ -224,17 +234,6 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	}
 	next.Status.Listeners = ls
 	return next.Status
-}
-
-// supportedKinds are the route kinds listener l takes.
-func supportedKinds(l gatewayv1.Listener) []gatewayv1.RouteGroupKind {
-	var out []gatewayv1.RouteGroupKind
-	group := gatewayv1.Group(gatewayv1.GroupName)
-	switch l.Protocol {
-	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
-		out = append(out, gatewayv1.RouteGroupKind{Group: &group, Kind: "HTTPRoute"})
-	}
-	return out
 }
 
 // syncRoutes writes, into every HTTPRoute naming the Gateway nn, the

@@ -3,7 +3,6 @@ package testcluster
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,18 +13,20 @@ import (
 	"syscall"
 )
 
-// findBinaries returns the directory holding etcd and kube-apiserver.
-func findBinaries(ctx context.Context, binDir string, log io.Writer) (string, error) {
+// findBinaries returns the directory holding etcd, kube-apiserver and the
+// Kubernetes components named (kube-controller-manager, kube-scheduler).
+func findBinaries(ctx context.Context, binDir string, components []string, log io.Writer) (string, error) {
 	if binDir == "" {
 		binDir = os.Getenv("EXAMPLE_CONTROL_PLANE_DIR")
 	}
 	if binDir == "" {
+		env := []string{"K8S_COMPONENTS=" + strings.Join(append([]string{"kube-apiserver"}, components...), " ")}
 		var err error
-		if binDir, err = runControlPlaneScript(ctx, log); err != nil {
+		if binDir, err = runScript(ctx, "control-plane.sh", env, log); err != nil {
 			return "", err
 		}
 	}
-	for _, name := range []string{"etcd", "kube-apiserver"} {
+	for _, name := range append([]string{"etcd", "kube-apiserver"}, components...) {
 		if _, err := os.Stat(filepath.Join(binDir, name)); err != nil {
 			return "", fmt.Errorf("control plane binaries: %w", err)
 		}
@@ -33,10 +34,10 @@ func findBinaries(ctx context.Context, binDir string, log io.Writer) (string, er
 	return binDir, nil
 }
 
-// runControlPlaneScript runs hack/control-plane.sh (instant when cached) and
-// returns the directory it prints. Its progress (stderr) goes to log.
-func runControlPlaneScript(ctx context.Context, log io.Writer) (string, error) {
-	script, err := findScript()
+// runScript runs hack/NAME (instant when cached) with env added and
+// returns the path it prints. Its progress (stderr) goes to log.
+func runScript(ctx context.Context, name string, env []string, log io.Writer) (string, error) {
+	script, err := findScript(name)
 	if err != nil {
 		return "", err
 	}
@@ -50,22 +51,23 @@ func runControlPlaneScript(ctx context.Context, log io.Writer) (string, error) {
 
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = &out
 	cmd.Stderr = log
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("%s: %w (its output is in the log above)", script, err)
 	}
-	dir := strings.TrimSpace(out.String())
-	if dir == "" {
-		return "", fmt.Errorf("%s printed no directory", script)
+	path := strings.TrimSpace(out.String())
+	if path == "" {
+		return "", fmt.Errorf("%s printed no path", script)
 	}
-	return dir, nil
+	return path, nil
 }
 
-// findScript looks for hack/control-plane.sh above the working directory
-// (tests run in their package directory, the demo in the repo), then above
-// this source file.
-func findScript() (string, error) {
+// findScript looks for hack/NAME above the working directory (tests run
+// in their package directory, the demo in the repo), then above this
+// source file.
+func findScript(name string) (string, error) {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
 		starts = append(starts, wd)
@@ -75,7 +77,7 @@ func findScript() (string, error) {
 	}
 	for _, dir := range starts {
 		for {
-			p := filepath.Join(dir, "hack", "control-plane.sh")
+			p := filepath.Join(dir, "hack", name)
 			if _, err := os.Stat(p); err == nil {
 				return p, nil
 			}
@@ -86,7 +88,7 @@ func findScript() (string, error) {
 			dir = parent
 		}
 	}
-	return "", errors.New("hack/control-plane.sh not found above the working directory; set Options.BinDir or $EXAMPLE_CONTROL_PLANE_DIR")
+	return "", fmt.Errorf("hack/%s not found above the working directory; set Options.BinDir or $EXAMPLE_CONTROL_PLANE_DIR", name)
 }
 
 // lockBuild takes an exclusive flock beside the script's cache.

@@ -1,6 +1,7 @@
 // Package testcluster runs a real, throw-away Kubernetes control plane
 // (etcd + kube-apiserver, no kubelet, no controller-manager) on loopback for
-// tests and the demo.
+// tests and the demo; with Options.Workloads also the controller-manager,
+// the scheduler and kwok's fake kubelets.
 //
 // The binaries come from hack/control-plane.sh, which builds them from the Go
 // module proxy on first use (~11 min cold) and caches them outside the repo;
@@ -49,6 +50,10 @@ type Options struct {
 	// Users are authenticated with static tokens (UserConfig,
 	// WriteUserKubeconfig); they have no rights until bound by RBAC.
 	Users []User
+	// Workloads also runs kube-controller-manager, kube-scheduler and
+	// kwok, so that Deployments get Ready pods on fake nodes
+	// (startWorkloads); their binaries are built on first use.
+	Workloads bool
 }
 
 // Cluster is a running control plane.
@@ -72,6 +77,7 @@ type Cluster struct {
 	removeDir  bool
 	etcd       *process
 	apiserver  *process
+	workloads  []*process // Options.Workloads
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -105,7 +111,11 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 		}
 	}()
 
-	binDir, err := findBinaries(ctx, o.BinDir, c.log)
+	var components []string
+	if o.Workloads {
+		components = workloadComponents
+	}
+	binDir, err := findBinaries(ctx, o.BinDir, components, c.log)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +132,11 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 	if err := c.startAPIServer(ctx, binDir, sec, o.APIServerArgs); err != nil {
 		return nil, err
 	}
+	if o.Workloads {
+		if err := c.startWorkloads(ctx, binDir, sec); err != nil {
+			return nil, err
+		}
+	}
 	v, err := c.Client.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver version: %w", err)
@@ -132,17 +147,18 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("kube-apiserver is %s, $K8S_VERSION asks for %s", v.GitVersion, want)
 	}
 	c.Version = v.GitVersion
-	c.progress("control plane %s ready at %s in %s (logs and kubeconfigs in %s)",
-		v.GitVersion, c.URL, time.Since(started).Round(10*time.Millisecond), c.Dir)
+	c.progress("control plane %s%s ready at %s in %s (logs and kubeconfigs in %s)",
+		v.GitVersion, workloadsNote(o.Workloads), c.URL, time.Since(started).Round(10*time.Millisecond), c.Dir)
 	return c, nil
 }
 
-// Close stops kube-apiserver, then etcd, and removes Dir if Run made it.
+// Close stops the workloads' processes, kube-apiserver, then etcd, and
+// removes Dir if Run made it.
 // It is safe to call more than once.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
 		var errs []error
-		for _, p := range []*process{c.apiserver, c.etcd} {
+		for _, p := range c.processes() {
 			if p != nil {
 				errs = append(errs, p.stop(3*time.Second))
 			}
@@ -158,7 +174,7 @@ func (c *Cluster) Close() error {
 // LogTails returns the last n lines of each process log, for failure reports.
 func (c *Cluster) LogTails(n int) string {
 	var s string
-	for _, p := range []*process{c.etcd, c.apiserver} {
+	for _, p := range c.processes() {
 		if p != nil {
 			s += fmt.Sprintf("--- last lines of %s ---\n%s", p.logPath, tail(p.logPath, n))
 		}

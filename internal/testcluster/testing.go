@@ -20,6 +20,10 @@ func WithAPIServerArgs(args ...string) Option {
 	return func(o *Options) { o.APIServerArgs = append(o.APIServerArgs, args...) }
 }
 
+// WithWorkloads runs kube-controller-manager, kube-scheduler and kwok
+// too (Options.Workloads).
+func WithWorkloads() Option { return func(o *Options) { o.Workloads = true } }
+
 // WithUser adds a user authenticated by a static token, member of groups
 // (see User, UserKubeconfig).
 func WithUser(name string, groups ...string) Option {

@@ -100,6 +100,10 @@ type options struct {
 	// (gatewayAPI.enabled) and gives the controller the chart's RBAC for
 	// it.
 	gatewayAPI bool
+	// workloads runs kube-controller-manager, kube-scheduler and kwok
+	// beside the API server, so that Deployments get Ready pods on the
+	// env's nodes (testcluster.WithWorkloads).
+	workloads bool
 }
 
 type env struct {
@@ -197,7 +201,11 @@ func newEnv(t testing.TB, o options) *env {
 		t.Fatal(err)
 	}
 	e.api = api
-	e.cluster = testcluster.Start(t)
+	var clusterOpts []testcluster.Option
+	if o.workloads {
+		clusterOpts = append(clusterOpts, testcluster.WithWorkloads())
+	}
+	e.cluster = testcluster.Start(t, clusterOpts...)
 	e.kube = e.cluster.Client
 
 	// The CCM runs as the chart's ServiceAccount with exactly its RBAC (and

@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	"sigs.k8s.io/yaml"
+
+	"github.com/example/cloud-provider-example/gatewaycontroller"
+	"github.com/example/cloud-provider-example/internal/testkit"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/gateway-conformance/ from this run")
+
+// conformanceClass is the GatewayClass the suite runs against (its flag's
+// default name).
+const conformanceClass = "gateway-conformance"
+
+// conformanceRun are the core GATEWAY-HTTP tests that check statuses
+// only. Every other core test sends HTTP to the Gateway's address and
+// wants the suite's echo pods to answer: they are listed by name, with
+// notRunReason, in docs/gateway-conformance/not-run.yaml.
+var conformanceRun = []string{
+	"GatewayClassObservedGenerationBump",
+	"GatewayInvalidRouteKind",
+	"GatewayInvalidTLSConfiguration",
+	"GatewayListenerUnsupportedProtocol",
+	"GatewayModifyListeners",
+	"GatewayObservedGenerationBump",
+	"GatewaySecretInvalidReferenceGrant",
+	"GatewaySecretMissingReferenceGrant",
+	"GatewaySecretReferenceGrantAllInNamespace",
+	"GatewaySecretReferenceGrantSpecific",
+	"GatewayWithAttachedRoutes",
+	"HTTPRouteInvalidCrossNamespaceParentRef",
+	"HTTPRouteInvalidParentRefNotMatchingSectionName",
+	"HTTPRouteObservedGenerationBump",
+}
+
+// notRunReason is why a core test outside conformanceRun is not run.
+const notRunReason = "sends HTTP to the Gateway's address and wants the suite's echo pods to answer: nothing listens on a " +
+	"simulated load balancer's address, kwok's pods run no container, and the suite's backends are ClusterIP Services, " +
+	"which the Example load balancer (forwarding to node ports) does not reach"
+
+// The upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/
+// conformance, profile GATEWAY-HTTP) against the real controller on a
+// real API server, with kube-controller-manager, kube-scheduler and kwok
+// making the suite's echo Deployments Ready on a fake node: its Setup
+// (base Gateways Accepted and Programmed through terraform, pods Ready)
+// and every status-only core test, chosen by the suite's own test list so
+// that nothing shows as a skip. Its report and the list of core tests not
+// run are kept in docs/gateway-conformance/ (-update rewrites them; a
+// run that differs fails).
+func TestGatewayConformance(t *testing.T) {
+	e := newEnv(t, options{gatewayAPI: true, workloads: true})
+	e.addNode("node-a", "ex-west-1a") // kwok plays its kubelet
+	e.waitNodesInitialised(1)
+	ctx := testkit.Context(t)
+	admin, err := gwclient.NewForConfig(e.cluster.Admin)
+	testkit.Must(t, err)
+	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: conformanceClass},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	// The suite reads the features it tests from the class's status.
+	testkit.Eventually(t, time.Minute, "the class accepted with its features", func() error {
+		gc, err := admin.GatewayV1().GatewayClasses().Get(ctx, conformanceClass, metav1.GetOptions{})
+		if err != nil || !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) == 0 {
+			return fmt.Errorf("%+v, %v", gc.Status, err)
+		}
+		return nil
+	})
+	// The suite's certificates are Secrets of its namespaces: the
+	// controller reads TLS Secrets only where a namespace allows it.
+	for _, ns := range []string{suite.InfrastructureNamespace, suite.AppBackendNamespace, suite.WebBackendNamespace} {
+		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.allowTLSSecrets(t, ns)
+	}
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
+		gatewayv1.Install, gatewayv1beta1.Install, gatewayv1alpha2.Install} {
+		testkit.Must(t, add(scheme))
+	}
+	opts := client.Options{Scheme: scheme}
+	c, err := client.New(e.cluster.Admin, opts)
+	testkit.Must(t, err)
+	s, err := suite.NewConformanceTestSuite(suite.ConformanceOptions{
+		ConfigurableOptions: suite.ConfigurableOptions{
+			GatewayClassName:     conformanceClass,
+			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName},
+			CleanupTestResources: true,
+			// One controller worker builds every Gateway through terraform:
+			// the suite's parallel tests would only queue behind each other.
+			DisableParallelTests: true,
+			Implementation: confv1.Implementation{Organization: "example", Project: "cloud-provider-example",
+				URL: "https://github.com/example/cloud-provider-example", Version: "main",
+				Contact: []string{"@example/cloud-provider-example-maintainers"}},
+			Mode: "default",
+		},
+		Client: c, ClientOptions: opts, Clientset: e.kube, RestConfig: e.cluster.Admin,
+		ManifestFS: []fs.FS{conformanceManifests(t)},
+	})
+	testkit.Must(t, err)
+	run, notRun := conformanceTests(t)
+	// The suite says it is running until Run's own cleanup: the report
+	// is read in a cleanup registered before it, which runs after.
+	t.Cleanup(func() {
+		if t.Failed() {
+			return
+		}
+		report, err := s.Report()
+		testkit.Must(t, err)
+		report.Date = "" // the only field that differs between two runs
+		got, err := yaml.Marshal(report)
+		testkit.Must(t, err)
+		gotNotRun, err := yaml.Marshal(notRun)
+		testkit.Must(t, err)
+		checkDoc(t, "report.yaml", got)
+		checkDoc(t, "not-run.yaml", gotNotRun)
+	})
+	s.Setup(t, run)
+	testkit.Must(t, s.Run(t, run))
+}
+
+// conformanceTests splits the suite's core GATEWAY-HTTP tests into those
+// run here and those not, with why.
+func conformanceTests(t *testing.T) (run []suite.ConformanceTest, notRun notRunTests) {
+	t.Helper()
+	notRun.Profile, notRun.Reason = string(suite.GatewayHTTPConformanceProfileName)+" core", notRunReason
+	for _, ct := range tests.ConformanceTests {
+		core := true
+		for _, f := range ct.Features {
+			core = core && suite.GatewayHTTPConformanceProfile.CoreFeatures.Has(f)
+		}
+		switch {
+		case slices.Contains(conformanceRun, ct.ShortName):
+			if !core {
+				t.Fatalf("%s is not a core GATEWAY-HTTP test (features %v)", ct.ShortName, ct.Features)
+			}
+			run = append(run, ct)
+		case core && !ct.Provisional:
+			notRun.Tests = append(notRun.Tests, ct.ShortName)
+		}
+	}
+	if len(run) != len(conformanceRun) {
+		t.Fatalf("the suite has %d of the %d tests named to run", len(run), len(conformanceRun))
+	}
+	slices.Sort(notRun.Tests)
+	t.Logf("running %d core GATEWAY-HTTP tests; %d others send traffic (docs/gateway-conformance/not-run.yaml)", len(run), len(notRun.Tests))
+	return run, notRun
+}
+
+// notRunTests are the core tests not run, and why.
+type notRunTests struct {
+	Profile string   `json:"profile"`
+	Reason  string   `json:"reason"`
+	Tests   []string `json:"tests"`
+}
+
+// conformanceManifests are the suite's manifests (base/, tests/), read
+// from the module cache: the package that embeds them also registers
+// about 30 command-line flags.
+func conformanceManifests(t *testing.T) fs.FS {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api/conformance").Output()
+	if err != nil {
+		t.Fatalf("locate sigs.k8s.io/gateway-api/conformance in the module cache: %v", err)
+	}
+	return os.DirFS(strings.TrimSpace(string(out)))
+}
+
+// checkDoc compares got with docs/gateway-conformance/name, or rewrites
+// it with -update.
+func checkDoc(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "..", "docs", "gateway-conformance", name)
+	if *update {
+		testkit.Must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		testkit.Must(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	testkit.Must(t, err)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from this run (go test ./test/e2e -run '^TestGatewayConformance$' -update rewrites it):\n--- this run\n%s", path, got)
+	}
+}
