@@ -24,15 +24,15 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 	n := f.node(t, "n1")
 	pool, err := f.api.CreateTargetPool(ctx, exampleapi.CreateTargetPoolRequest{Name: "nodes", Region: region, Targets: []string{instanceID(t, n)}})
 	testkit.Must(t, err)
-	web := func(b, c int) renderer.HTTPRule {
-		return renderer.HTTPRule{Name: "shop/web/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-			Backends: []renderer.HTTPBackend{{TargetPoolID: pool.ID, Port: 30002, Weight: b}, {TargetPoolID: pool.ID, Port: 30003, Weight: c}}}
+	web := func(b, c int) renderer.Rule {
+		return renderer.Rule{Name: "shop/web/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
+			Backends: []renderer.RuleBackend{{TargetPoolID: pool.ID, Port: 30002, Weight: b}, {TargetPoolID: pool.ID, Port: 30003, Weight: c}}}
 	}
 	gw := renderer.Gateway{Namespace: "infra", Name: "gw", UID: "uid-gw",
 		Listeners: []renderer.GatewayListener{{Protocol: "http", Port: 80}},
-		Rules: []renderer.HTTPRule{
+		Rules: []renderer.Rule{
 			{Name: "shop/web/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-				Backends: []renderer.HTTPBackend{{TargetPoolID: pool.ID, Port: 30001, Weight: 1}}},
+				Backends: []renderer.RuleBackend{{TargetPoolID: pool.ID, Port: 30001, Weight: 1}}},
 			web(80, 20),
 		}}
 	lb, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)

@@ -5,13 +5,17 @@ import (
 	"net/http"
 )
 
-// Rules route the requests of a load balancer's http and https listeners
-// (L7): a listener with rules serves a request by the rule of the lowest
-// priority whose conditions all hold, and answers 404 when none does; a
-// listener without rules forwards every request to the load balancer's
-// targets, as before rules existed. This is what a Gateway API Gateway's
-// HTTPRoutes render to: one rule per route rule and match, ordered by the
-// controller.
+// Rules route what a load balancer's listeners get: on http and https
+// listeners, HTTP requests (L7: host, path, method, headers); on tls
+// listeners, TCP connections by the SNI name of their ClientHello (TLS
+// passthrough); on tcp and udp listeners, every connection (or datagram)
+// to the rule's backends. A listener with rules serves a request or
+// connection by the rule of the lowest priority whose conditions all hold,
+// and answers 404 (a tls connection is reset) when none does; a listener
+// without rules forwards everything to the load balancer's targets, as
+// before rules existed. This is what a Gateway API Gateway's routes render
+// to: HTTPRoutes one rule per route rule and match, TLSRoutes one per
+// host name, TCPRoutes and UDPRoutes one each, ordered by the controller.
 
 // Limits of a load balancer's rules.
 const (
@@ -50,28 +54,38 @@ var RuleMethods = []string{
 // RedirectCodes are the accepted Redirect.StatusCode values.
 var RedirectCodes = []int{http.StatusMovedPermanently, http.StatusFound}
 
-// Rule is one routing rule of an http or https listener. Its conditions
-// (host names, path, method, headers) must all hold; an empty one holds
-// for every request. Its action is a redirect, or forwarding to its
-// weighted backends; a rule with neither (or whose backends all weigh 0)
-// answers 500.
+// Rule is one routing rule of a listener. Its conditions (host names,
+// path, method, headers) must all hold; an empty one holds for every
+// request. Its action is a redirect, or forwarding to its weighted
+// backends; a rule with neither (or whose backends all weigh 0) answers
+// 500. On a tls listener the only condition is Hostnames (the SNI name),
+// on tcp and udp listeners there is none, and the rules of all three only
+// forward (Backends).
 type Rule struct {
 	// Name identifies the rule, unique per load balancer (1-128
 	// characters: letters, digits and ._-/:@#*), so a change of its
 	// priority is that rule moving, not every rule after it changing.
 	Name string `json:"name"`
-	// ListenerPort is the port of the http or https listener it routes.
+	// ListenerPort is the port of the listener it routes.
 	ListenerPort int `json:"listener_port"`
+	// ListenerProtocol names the listener on ListenerPort when the port
+	// has two: a udp one and one of the TCP ports (tcp, tls, http or
+	// https). Empty: the port's listener, the TCP one when it has both.
+	// Set, it must be the protocol of a listener on the port.
+	ListenerProtocol string `json:"listener_protocol,omitempty"`
 	// Priority orders the listener's rules, 1 to MaxRulePriority, unique
-	// per listener: the lowest that matches serves the request.
+	// per listener (tcp/53 and udp/53 are two): the lowest that matches
+	// serves the request.
 	Priority int `json:"priority"`
 	// Hostnames match the request's Host (without its port, case
-	// insensitive): a name matches itself, "*.example.com" matches every
-	// name with one or more labels before ".example.com". Empty: any.
+	// insensitive), or a tls connection's SNI name: a name matches itself,
+	// "*.example.com" matches every name with one or more labels before
+	// ".example.com". Empty: any.
 	Hostnames []string `json:"hostnames,omitempty"`
-	// PathType (exact or prefix) and Path match the request's path. A
-	// prefix matches whole path elements: "/api" matches "/api" and
-	// "/api/v1", not "/apis". Empty: any path.
+	// PathType (exact or prefix) and Path match the request's path (http
+	// and https only, as are Method, Headers, Redirect and
+	// RequestHeaders). A prefix matches whole path elements: "/api"
+	// matches "/api" and "/api/v1", not "/apis". Empty: any path.
 	PathType string `json:"path_type,omitempty"`
 	Path     string `json:"path,omitempty"`
 	// Method matches the request's method exactly. Empty: any.
@@ -128,13 +142,22 @@ type HeaderModifier struct {
 }
 
 // SimulatedRequest is Count identical requests to a listener of a load
-// balancer: the simulator routes them by the listener's rules, so tests
-// see which backend would answer. A real cloud has no such endpoint.
+// balancer, or Count connections to a tcp, tls or udp listener: the
+// simulator routes them by the listener's rules, so tests see which
+// backend would answer. A real cloud has no such endpoint.
 type SimulatedRequest struct {
 	ListenerPort int `json:"listener_port"`
-	// Host is the Host header (a port in it is ignored).
+	// Protocol picks the listener on ListenerPort: "udp" its udp
+	// listener; empty its listener of the TCP ports, or its only
+	// listener. Any other value must be the protocol of the port's
+	// listener of the TCP ports.
+	Protocol string `json:"protocol,omitempty"`
+	// Host is the Host header (a port in it is ignored); for a tls
+	// listener, the SNI server name of the ClientHello. tcp and udp
+	// listeners ignore it.
 	Host string `json:"host"`
-	// Path is the request's path, "/" when empty.
+	// Path is the request's path, "/" when empty. http and https only,
+	// as are Method and Headers: a tcp, tls or udp connection has none.
 	Path string `json:"path,omitempty"`
 	// Method is GET when empty.
 	Method  string            `json:"method,omitempty"`
@@ -143,24 +166,27 @@ type SimulatedRequest struct {
 	Count int `json:"count,omitempty"`
 }
 
-// RequestOutcome is how the load balancer answered simulated requests.
+// RequestOutcome is how the load balancer answered simulated requests
+// (or connections).
 type RequestOutcome struct {
 	// Status is 200 (forwarded), the redirect's code, 404 (no rule
-	// matched), 500 (the rule has no backend with weight) or 503 (its
-	// backends' pools have no targets; or, on a listener without rules,
-	// the load balancer has no targets).
+	// matched; for a tls connection, no rule's host name is its SNI name,
+	// and it is reset), 500 (the rule has no backend with weight) or 503
+	// (its backends' pools have no targets; or, on a listener without
+	// rules, the load balancer has no targets).
 	Status int `json:"status"`
 	// RulePriority is the priority of the rule that matched (0: none, or
 	// the listener has no rules).
 	RulePriority int `json:"rule_priority,omitempty"`
 	// Location is the redirect's.
 	Location string `json:"location,omitempty"`
-	// Backends counts the requests each backend got, by
+	// Backends counts the requests (or connections) each backend got, by
 	// "<target pool id>:<port>"; a listener without rules counts its
 	// load balancer's own targets as "targets".
 	Backends map[string]int `json:"backends,omitempty"`
 	// RequestHeaders are the headers as forwarded (names in canonical
-	// form, values of one header joined with ", ").
+	// form, values of one header joined with ", "); empty for tcp, tls
+	// and udp.
 	RequestHeaders map[string]string `json:"request_headers,omitempty"`
 }
 

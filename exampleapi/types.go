@@ -33,6 +33,9 @@ const (
 	ProtocolUDP   = "udp"
 	ProtocolHTTP  = "http"
 	ProtocolHTTPS = "https"
+	// ProtocolTLS is TLS passthrough: the load balancer reads the SNI name
+	// of the ClientHello and forwards the TCP connection unchanged.
+	ProtocolTLS = "tls"
 
 	IPFamilyIPv4      = "ipv4"
 	IPFamilyDualStack = "dualstack"
@@ -68,7 +71,7 @@ const (
 
 // Enumerations as lists, for validation in the simulator and the provider.
 var (
-	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP, ProtocolHTTP, ProtocolHTTPS}
+	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP, ProtocolHTTP, ProtocolHTTPS, ProtocolTLS}
 	HealthCheckProtocols = []string{ProtocolTCP, ProtocolHTTP, ProtocolHTTPS}
 	IPFamilies           = []string{IPFamilyIPv4, IPFamilyDualStack}
 	Algorithms           = []string{AlgorithmRoundRobin, AlgorithmLeastConnections, AlgorithmSourceIP}
@@ -196,9 +199,13 @@ type CreateRouteRequest struct {
 }
 
 // Listener forwards one port of the load balancer to a port on the targets.
-// tcp and udp listeners forward connections and datagrams; http and https
+// tcp and udp listeners forward connections and datagrams; tls listeners
+// forward TCP connections too, routed by the SNI name of their TLS
+// ClientHello (TLS passes through: it ends at the targets); http and https
 // listeners forward HTTP requests, https ones ending TLS at the load
-// balancer with their certificates.
+// balancer with their certificates. tcp, tls, http and https listeners
+// share the load balancer's TCP ports; a udp listener may have the port
+// number of one of them.
 type Listener struct {
 	Protocol      string `json:"protocol"`
 	Port          int    `json:"port"`
@@ -257,7 +264,7 @@ type LoadBalancerSpec struct {
 	// load balancer forwards to the pool's targets, whatever they are at
 	// the time, and Targets stays empty.
 	TargetPoolID string `json:"target_pool_id,omitempty"`
-	// Rules route the http(s) listeners' requests (rules.go).
+	// Rules route the listeners' requests and connections (rules.go).
 	Rules []Rule            `json:"rules,omitempty"`
 	Tags  map[string]string `json:"tags,omitempty"`
 }

@@ -12,30 +12,37 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
 // Backend is where a backendRef's requests go: a target pool, on a
 // Service's node port (the front-end names it without the renderer).
-type Backend = renderer.HTTPBackend
+type Backend = renderer.RuleBackend
 
-// Backends resolves a route's backendRef to where its requests go, or
+// Backends resolves a backendRef of route to where its requests go, or
 // says why it cannot, as a ResolvedRefs reason (BackendNotFound,
 // InvalidKind, RefNotPermitted) and message.
-type Backends func(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (Backend, gatewayv1.RouteConditionReason, string)
+type Backends func(route objectref.Ref, ref gatewayv1.BackendRef) (Backend, gatewayv1.RouteConditionReason, string)
 
 // Translation is a Gateway and its HTTPRoutes decided: the cloud rules,
 // and what the statuses say.
 type Translation struct {
 	// Rules are by listener port, then priority.
-	Rules []renderer.HTTPRule
+	Rules []renderer.Rule
 	// Attached counts the routes attached to each listener, by name;
 	// Refused says why routes cannot attach to a listener.
 	Attached map[gatewayv1.SectionName]int32
 	Refused  map[gatewayv1.SectionName]Reason
 	// Parents are, per route, the state of each of its parentRefs naming
 	// the Gateway.
-	Parents map[types.NamespacedName][]Parent
+	Parents map[RouteKey][]Parent
+}
+
+// RouteKey names a route of any kind.
+type RouteKey struct {
+	Kind gatewayv1.Kind
+	types.NamespacedName
 }
 
 // Reason is a condition's reason and message.
@@ -55,7 +62,7 @@ type Parent struct {
 
 // candidate is one cloud rule before priorities, with what orders it.
 type candidate struct {
-	rule  renderer.HTTPRule
+	rule  renderer.Rule
 	route *gatewayv1.HTTPRoute
 	// ruleIndex and matchIndex place it in its route.
 	ruleIndex, matchIndex int
@@ -69,11 +76,11 @@ type candidate struct {
 func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends) Translation {
 	ls := listenersOf(gw)
 	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
-		Parents: map[types.NamespacedName][]Parent{}}
+		Parents: map[RouteKey][]Parent{}}
 	var cands []candidate
 	seen := map[string]bool{}
 	for _, route := range routes {
-		key := types.NamespacedName{Namespace: route.Namespace, Name: route.Name}
+		key := RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
 		unsupported := unsupportedIn(route)
 		weighted, resolved := resolve(route, backends)
 		for _, ref := range route.Spec.ParentRefs {
@@ -81,7 +88,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 				continue
 			}
 			p := Parent{Ref: ref, Accepted: Reason{Reason: string(gatewayv1.RouteReasonAccepted)}}
-			a := attach(gw.Namespace, ls, "HTTPRoute", route.Namespace, route.Spec.Hostnames, ref, nsLabels)
+			a := attach(gw.Namespace, ls, KindHTTPRoute, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
 			switch {
 			case a.reason != "":
 				p.Accepted = Reason{Reason: string(a.reason), Message: a.message}
@@ -119,7 +126,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 		c.rule.Priority = next[c.rule.ListenerPort]
 		t.Rules = append(t.Rules, c.rule)
 	}
-	slices.SortStableFunc(t.Rules, func(a, b renderer.HTTPRule) int { return cmp.Compare(a.ListenerPort, b.ListenerPort) })
+	slices.SortStableFunc(t.Rules, func(a, b renderer.Rule) int { return cmp.Compare(a.ListenerPort, b.ListenerPort) })
 	return t
 }
 
@@ -130,9 +137,10 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason) {
 	out := make([][]Backend, len(route.Spec.Rules))
 	resolved := Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
+	from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: route.Namespace, Name: route.Name}
 	for i, rule := range route.Spec.Rules {
 		for _, ref := range rule.BackendRefs {
-			b, reason, msg := backends(route, ref.BackendRef)
+			b, reason, msg := backends(from, ref.BackendRef)
 			if reason != "" {
 				if resolved.Reason == string(gatewayv1.RouteReasonResolvedRefs) {
 					resolved = Reason{Reason: string(reason), Message: msg}
@@ -154,7 +162,7 @@ func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason
 func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted [][]Backend) []candidate {
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
-		base := renderer.HTTPRule{ListenerPort: port, Hostname: host}
+		base := renderer.Rule{ListenerPort: port, Hostname: host}
 		for _, f := range rule.Filters {
 			switch f.Type {
 			case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
@@ -228,14 +236,14 @@ func precedence(a, b candidate) int {
 	)
 }
 
-func pathRank(r renderer.HTTPRule) int {
+func pathRank(r renderer.Rule) int {
 	if r.PathType == "exact" {
 		return 0
 	}
 	return 1
 }
 
-func methodRank(r renderer.HTTPRule) int {
+func methodRank(r renderer.Rule) int {
 	if r.Method != "" {
 		return 0
 	}
@@ -248,7 +256,12 @@ func ruleName(route *gatewayv1.HTTPRoute, rule, match, port int, host string) st
 	if host == "" {
 		host = "any"
 	}
-	name := fmt.Sprintf("%s/%s/%d.%d:%d@%s", route.Namespace, route.Name, rule, match, port, host)
+	return shorten(fmt.Sprintf("%s/%s/%d.%d:%d@%s", route.Namespace, route.Name, rule, match, port, host))
+}
+
+// shorten keeps a rule name within the cloud's 128 characters: a longer
+// one keeps its start and a hash of it all.
+func shorten(name string) string {
 	if len(name) <= 128 {
 		return name
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -67,12 +68,12 @@ func rule(matches []gatewayv1.HTTPRouteMatch, backends ...gatewayv1.HTTPBackendR
 
 // services resolves backends named svc-* to pool tp-1 on a node port
 // per name; any other name is not found.
-func services(_ *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string) {
+func services(_ objectref.Ref, ref gatewayv1.BackendRef) (renderer.RuleBackend, gatewayv1.RouteConditionReason, string) {
 	ports := map[string]int{"svc-a": 30001, "svc-b": 30002, "svc-c": 30003}
 	if p, ok := ports[string(ref.Name)]; ok {
-		return renderer.HTTPBackend{TargetPoolID: "tp-1", Port: p}, "", ""
+		return renderer.RuleBackend{TargetPoolID: "tp-1", Port: p}, "", ""
 	}
-	return renderer.HTTPBackend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s not found", ref.Name)
+	return renderer.RuleBackend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s not found", ref.Name)
 }
 
 func labelled(ns string) map[string]string {
@@ -90,20 +91,20 @@ func TestHTTPAllowedAndRefused(t *testing.T) {
 	b := route("team-b", "intruder", time.Hour, "", []string{"a.example"}, rule(nil, to("svc-a", 1)))
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{a, b}, labelled, services)
 
-	want := []renderer.HTTPRule{
+	want := []renderer.Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-			Backends: []renderer.HTTPBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
+			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
 		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-			Backends: []renderer.HTTPBackend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
+			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
 	}
 	if !slices.EqualFunc(tr.Rules, want, equalRules) {
 		t.Errorf("rules:\n%+v\nwant\n%+v", tr.Rules, want)
 	}
-	if got := tr.Parents[types.NamespacedName{Namespace: "team-a", Name: "shop"}]; len(got) != 1 ||
+	if got := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "shop"}}]; len(got) != 1 ||
 		got[0].Accepted.Reason != "Accepted" || got[0].ResolvedRefs.Reason != "ResolvedRefs" {
 		t.Errorf("team-a/shop: %+v, want Accepted and ResolvedRefs", got)
 	}
-	if got := tr.Parents[types.NamespacedName{Namespace: "team-b", Name: "intruder"}]; len(got) != 1 || got[0].Accepted.Reason != "NotAllowedByListeners" {
+	if got := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "intruder"}}]; len(got) != 1 || got[0].Accepted.Reason != "NotAllowedByListeners" {
 		t.Errorf("team-b/intruder: %+v, want NotAllowedByListeners", got)
 	}
 	if tr.Attached["http"] != 1 {
@@ -191,7 +192,7 @@ func TestHTTPRefusals(t *testing.T) {
 		if name == "elsewhere" {
 			ns = "team-b"
 		}
-		p := tr.Parents[types.NamespacedName{Namespace: ns, Name: name}]
+		p := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}]
 		if len(p) != 1 || p[0].Accepted.Reason != want[0] || p[0].ResolvedRefs.Reason != want[1] {
 			t.Errorf("route %s: %+v, want %s and %s", name, p, want[0], want[1])
 		}
@@ -204,6 +205,6 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 }
 
-func equalRules(a, b renderer.HTTPRule) bool {
+func equalRules(a, b renderer.Rule) bool {
 	return fmt.Sprintf("%+v", a) == fmt.Sprintf("%+v", b)
 }

@@ -44,9 +44,16 @@ func listenersOf(gw *gatewayv1.Gateway) []*listener {
 		out[i] = &listener{spec: l}
 	}
 	for _, l := range out {
-		if !supported(l.spec.Protocol) {
+		switch mode := tlsMode(l.spec); {
+		case !supported(l.spec.Protocol):
 			l.refused = gatewayv1.ListenerReasonUnsupportedProtocol
 			l.message = fmt.Sprintf("protocol %s is not supported (supported: HTTP, HTTPS, TLS, TCP, UDP)", l.spec.Protocol)
+		case l.spec.Protocol == gatewayv1.TLSProtocolType && mode != gatewayv1.TLSModePassthrough:
+			l.refused = gatewayv1.ListenerReasonUnsupportedValue
+			l.message = fmt.Sprintf("a TLS listener passes TLS through (tls.mode Passthrough); %s is not supported: terminate TLS on an HTTPS listener", mode)
+		case l.spec.Protocol == gatewayv1.HTTPSProtocolType && mode != gatewayv1.TLSModeTerminate:
+			l.refused = gatewayv1.ListenerReasonUnsupportedValue
+			l.message = fmt.Sprintf("an HTTPS listener terminates TLS; tls.mode %s is for TLS listeners", mode)
 		}
 	}
 	for i, a := range out {
@@ -61,6 +68,10 @@ func listenersOf(gw *gatewayv1.Gateway) []*listener {
 			case a.spec.Protocol == b.spec.Protocol && a.hostname() == b.hostname() && a.refused == "":
 				a.refused = gatewayv1.ListenerReasonHostnameConflict
 				a.message = fmt.Sprintf("listener %s has the same port, protocol and hostname", b.spec.Name)
+			case a.spec.Protocol == b.spec.Protocol && hostless(a.spec.Protocol) && a.refused == "":
+				// A TCP or UDP connection carries no host name to tell them apart.
+				a.refused = gatewayv1.ListenerReasonHostnameConflict
+				a.message = fmt.Sprintf("listener %s has the same port and protocol, and %s connections carry no host name", b.spec.Name, a.spec.Protocol)
 			}
 		}
 	}
@@ -68,6 +79,20 @@ func listenersOf(gw *gatewayv1.Gateway) []*listener {
 }
 
 func supported(p gatewayv1.ProtocolType) bool { return slices.Contains(supportedProtocols, p) }
+
+// hostless tells whether listeners of protocol p see no host name.
+func hostless(p gatewayv1.ProtocolType) bool {
+	return p == gatewayv1.TCPProtocolType || p == gatewayv1.UDPProtocolType
+}
+
+// tlsMode is a listener's tls.mode: Terminate when unset, as the API
+// defaults it.
+func tlsMode(l gatewayv1.Listener) gatewayv1.TLSModeType {
+	if l.TLS == nil || l.TLS.Mode == nil {
+		return gatewayv1.TLSModeTerminate
+	}
+	return *l.TLS.Mode
+}
 
 // transport is the cloud's port space a protocol uses.
 func transport(p gatewayv1.ProtocolType) string {
@@ -77,12 +102,17 @@ func transport(p gatewayv1.ProtocolType) string {
 	return "tcp"
 }
 
-// routeKinds are the route kinds a listener of protocol p takes: HTTP
-// and HTTPS listeners take HTTPRoutes; the others none yet.
+// routeKinds are the route kinds a listener of protocol p takes.
 func routeKinds(p gatewayv1.ProtocolType) []gatewayv1.Kind {
 	switch p {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
-		return []gatewayv1.Kind{"HTTPRoute"}
+		return []gatewayv1.Kind{KindHTTPRoute}
+	case gatewayv1.TLSProtocolType:
+		return []gatewayv1.Kind{KindTLSRoute}
+	case gatewayv1.TCPProtocolType:
+		return []gatewayv1.Kind{KindTCPRoute}
+	case gatewayv1.UDPProtocolType:
+		return []gatewayv1.Kind{KindUDPRoute}
 	}
 	return nil
 }

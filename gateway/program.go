@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"slices"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -14,7 +13,7 @@ import (
 type LoadBalancer = renderer.Gateway
 
 // Rule is one of its cloud rules.
-type Rule = renderer.HTTPRule
+type Rule = renderer.Rule
 
 // Certificates are what each HTTPS listener's certificateRefs resolved
 // to, by listener name.
@@ -29,18 +28,16 @@ type ListenerCertificates struct {
 }
 
 // Program is what the cloud builds of gw now: one cloud listener per port
-// of its accepted HTTP and terminating HTTPS listeners (an HTTPS one
-// serving the certificates of every HTTPS listener on its port, certs
-// resolved), with t's rules on those ports. Pending are the accepted
-// listeners not built, by name, with why: HTTPS whose certificates do not
-// resolve; TLS, TCP and UDP, which the cloud serves but this version does
-// not build (docs/gateway-api.md). Unreachable names the rules that lose
-// a backend the cloud cannot reach: a Service without a node port (type
+// and transport of its accepted listeners (an HTTPS one serving the
+// certificates of every HTTPS listener on its port, certs resolved; a TLS
+// one passing TLS through), with t's rules on them. Pending are the
+// accepted listeners not built, by name, with why: HTTPS whose
+// certificates do not resolve. Unreachable names the rules that lose a
+// backend the cloud cannot reach: a Service without a node port (type
 // ClusterIP) resolves, as the Gateway API asks, but gets no requests.
 func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, unreachable []string) {
 	lb = LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
 	pending = map[gatewayv1.SectionName]Reason{}
-	var ports []int
 	for _, l := range gw.Spec.Listeners {
 		if _, refused := t.Refused[l.Name]; refused {
 			continue
@@ -55,16 +52,11 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 			continue
 		case l.Protocol == gatewayv1.HTTPSProtocolType:
 			keys = c.Keys
-		case l.Protocol != gatewayv1.HTTPProtocolType:
-			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonPending),
-				Message: fmt.Sprintf("%s listeners are not built by this version (docs/gateway-api.md)", l.Protocol)}
-			continue
 		}
-		p := int(l.Port)
-		i := slices.IndexFunc(lb.Listeners, func(cl renderer.GatewayListener) bool { return cl.Port == p })
+		protocol, p := cloudProtocol(l.Protocol), int(l.Port)
+		i := slices.IndexFunc(lb.Listeners, func(cl renderer.GatewayListener) bool { return cl.Port == p && cl.Protocol == protocol })
 		if i < 0 {
-			ports = append(ports, p)
-			lb.Listeners = append(lb.Listeners, renderer.GatewayListener{Protocol: cloudProtocol(l.Protocol), Port: p})
+			lb.Listeners = append(lb.Listeners, renderer.GatewayListener{Protocol: protocol, Port: p})
 			i = len(lb.Listeners) - 1
 		}
 		for _, k := range keys {
@@ -74,7 +66,10 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		}
 	}
 	for _, r := range t.Rules {
-		if !slices.Contains(ports, r.ListenerPort) {
+		built := slices.ContainsFunc(lb.Listeners, func(cl renderer.GatewayListener) bool {
+			return cl.Port == r.ListenerPort && (cl.Protocol == "udp") == (r.ListenerProtocol == "udp")
+		})
+		if !built {
 			continue
 		}
 		if slices.ContainsFunc(r.Backends, func(b Backend) bool { return b.Port == 0 }) {
@@ -86,10 +81,17 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 	return lb, pending, unreachable
 }
 
-// cloudProtocol is the cloud listener protocol of an HTTP or HTTPS one.
+// cloudProtocol is the cloud listener protocol of a Gateway listener's.
 func cloudProtocol(p gatewayv1.ProtocolType) string {
-	if p == gatewayv1.HTTPSProtocolType {
+	switch p {
+	case gatewayv1.HTTPSProtocolType:
 		return "https"
+	case gatewayv1.TLSProtocolType:
+		return "tls"
+	case gatewayv1.TCPProtocolType:
+		return "tcp"
+	case gatewayv1.UDPProtocolType:
+		return "udp"
 	}
 	return "http"
 }

@@ -10,6 +10,7 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -76,7 +77,7 @@ func TestProgram(t *testing.T) {
 	if p := pending["https-broken"]; p.Reason != string(gatewayv1.ListenerReasonInvalid) || !strings.Contains(p.Message, "no ReferenceGrant") || len(pending) != 1 {
 		t.Errorf("pending %+v, want https-broken only, Invalid", pending)
 	}
-	if !slices.ContainsFunc(lb.Rules, func(r renderer.HTTPRule) bool { return r.ListenerPort == 443 }) {
+	if !slices.ContainsFunc(lb.Rules, func(r renderer.Rule) bool { return r.ListenerPort == 443 }) {
 		t.Errorf("no rule on 443: %+v", lb.Rules)
 	}
 }
@@ -86,9 +87,9 @@ func TestProgram(t *testing.T) {
 // without another backend), and Program names the rule; the others stay.
 func TestProgramLeavesOutClusterIPBackends(t *testing.T) {
 	gw := gateway(httpListener("web", 80, "", gatewayv1.NamespacesFromAll))
-	clusterIP := func(r *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (renderer.HTTPBackend, gatewayv1.RouteConditionReason, string) {
+	clusterIP := func(r objectref.Ref, ref gatewayv1.BackendRef) (renderer.RuleBackend, gatewayv1.RouteConditionReason, string) {
 		if ref.Name == "svc-internal" {
-			return renderer.HTTPBackend{}, "", ""
+			return renderer.RuleBackend{}, "", ""
 		}
 		return services(r, ref)
 	}
@@ -101,7 +102,7 @@ func TestProgramLeavesOutClusterIPBackends(t *testing.T) {
 	}
 	for _, r := range lb.Rules {
 		want := map[string]int{"/mixed": 1, "/internal": 0}[r.Path]
-		if len(r.Backends) != want || slices.ContainsFunc(r.Backends, func(b renderer.HTTPBackend) bool { return b.Port == 0 }) {
+		if len(r.Backends) != want || slices.ContainsFunc(r.Backends, func(b renderer.RuleBackend) bool { return b.Port == 0 }) {
 			t.Errorf("rule %s backends %+v, want %d reachable", r.Name, r.Backends, want)
 		}
 	}

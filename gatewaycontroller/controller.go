@@ -1,6 +1,7 @@
 // Package gatewaycontroller is the Gateway API front-end beside ccm: it
-// watches this controller's GatewayClasses, their Gateways and the
-// HTTPRoutes naming them: it builds each Gateway's load balancer through
+// watches this controller's GatewayClasses, their Gateways and the routes
+// naming them (HTTPRoutes; TLSRoutes, TCPRoutes and UDPRoutes where the
+// API server serves them): it builds each Gateway's load balancer through
 // the engine, under review like a Service's (docs/gateway-api.md), and
 // writes into their statuses what package gateway decides.
 package gatewaycontroller
@@ -56,6 +57,8 @@ type Controller struct {
 	// refs decides every reference a route makes outside its namespace
 	// (package tenancy): its backends' ReferenceGrants.
 	refs *tenancy.Authorizer
+	// l4 are the L4 route kinds the API server serves.
+	l4 []l4Kind
 	// cloud builds the load balancers (nil: statuses only).
 	cloud *Cloud
 	// unreachable is what each Gateway (by uid) was last told of its
@@ -91,7 +94,12 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 		}
 		return out, err
 	}}}
-	for _, h := range []struct {
+	l4, err := l4Kinds(gw, gf)
+	if err != nil {
+		return nil, err
+	}
+	c.l4 = l4
+	handlers := []struct {
 		inf cache.SharedIndexInformer
 		on  func(obj any)
 	}{
@@ -101,7 +109,14 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 		{services.Informer(), func(any) { c.everyGateway() }},
 		{namespaces.Informer(), func(any) { c.everyGateway() }},
 		{grants.Informer(), func(any) { c.everyGateway() }},
-	} {
+	}
+	for _, k := range l4 {
+		handlers = append(handlers, struct {
+			inf cache.SharedIndexInformer
+			on  func(obj any)
+		}{k.informer, c.l4Changed(k.read)})
+	}
+	for _, h := range handlers {
 		on := h.on
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    on,
@@ -180,18 +195,21 @@ func (c *Controller) gatewayChanged(obj any) {
 	}
 }
 
-// routeChanged queues every Gateway the route names.
+// routeChanged queues every Gateway the HTTPRoute names.
 func (c *Controller) routeChanged(obj any) {
-	r, ok := objectOf[*gatewayv1.HTTPRoute](obj)
-	if !ok {
-		return
+	if r, ok := objectOf[*gatewayv1.HTTPRoute](obj); ok {
+		c.queueParents(r.Namespace, r.Spec.ParentRefs)
 	}
-	for _, ref := range r.Spec.ParentRefs {
-		ns := r.Namespace
+}
+
+// queueParents queues the Gateways refs name, of a route in namespace ns.
+func (c *Controller) queueParents(ns string, refs []gatewayv1.ParentReference) {
+	for _, ref := range refs {
+		pns := ns
 		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
+			pns = string(*ref.Namespace)
 		}
-		c.queue.Add(key{NamespacedName: types.NamespacedName{Namespace: ns, Name: string(ref.Name)}})
+		c.queue.Add(key{NamespacedName: types.NamespacedName{Namespace: pns, Name: string(ref.Name)}})
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/preview"
 )
 
-// Previews: a server-side dry run of a Gateway or an HTTPRoute (kubectl
+// Previews: a server-side dry run of a Gateway or a route (kubectl
 // apply --dry-run=server, kubectl diff) is answered with what the edit
 // would do to each Gateway of this controller's class it concerns: a
 // speculative plan of the Gateway's load balancer with the edit in, the
@@ -29,7 +29,7 @@ import (
 // nothing is created (not even the pool of every node). An edit that is
 // stored gets none: the controller's plan follows.
 
-// Preview answers the validating webhook of Gateways and HTTPRoutes;
+// Preview answers the validating webhook of Gateways and routes;
 // planAllowed spends one of a namespace's speculative plans (the
 // webhook's budget, shared with the Services' previews).
 func (c *Controller) Preview(planAllowed func(namespace string) bool) func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
@@ -60,27 +60,29 @@ func (c *Controller) Preview(planAllowed func(namespace string) bool) func(conte
 	}
 }
 
+// routeSet are the routes naming a Gateway.
+type routeSet struct {
+	http []*gatewayv1.HTTPRoute
+	l4   []gateway.L4Route
+}
+
 // concerned are the Gateways of this controller's class that req's object
 // is or names (as it is and as it was), and the routes each would have
 // with the edit in.
-func (c *Controller) concerned(req *admissionv1.AdmissionRequest) ([]*gatewayv1.Gateway, func(*gatewayv1.Gateway) []*gatewayv1.HTTPRoute, error) {
-	all, err := c.routes.List(labels.Everything())
+func (c *Controller) concerned(req *admissionv1.AdmissionRequest) ([]*gatewayv1.Gateway, func(*gatewayv1.Gateway) routeSet, error) {
+	http, err := c.routes.List(labels.Everything())
 	if err != nil {
 		return nil, nil, err
 	}
-	naming := func(gw *gatewayv1.Gateway, edited *gatewayv1.HTTPRoute) []*gatewayv1.HTTPRoute {
-		var out []*gatewayv1.HTTPRoute
-		for _, r := range all {
-			if names(r, gw) && (edited == nil || r.Namespace != edited.Namespace || r.Name != edited.Name) {
-				out = append(out, r)
-			}
-		}
-		if edited != nil && names(edited, gw) {
-			out = append(out, edited)
-		}
-		return out
+	l4, err := c.l4Routes()
+	if err != nil {
+		return nil, nil, err
 	}
-	switch req.Kind.Kind {
+	// The edited route, as it is and as it was: its parents' Gateways
+	// are concerned, and it replaces the stored one.
+	var edited, was *gateway.L4Route // an HTTPRoute is read as one too, for its identity and parents
+	var editedHTTP *gatewayv1.HTTPRoute
+	switch k := gatewayv1.Kind(req.Kind.Kind); k {
 	case "Gateway":
 		var gw gatewayv1.Gateway
 		if err := json.Unmarshal(req.Object.Raw, &gw); err != nil {
@@ -89,39 +91,102 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) ([]*gatewayv1.
 		if !c.ours(gw.Spec.GatewayClassName) {
 			return nil, nil, nil
 		}
-		return []*gatewayv1.Gateway{&gw}, func(gw *gatewayv1.Gateway) []*gatewayv1.HTTPRoute { return naming(gw, nil) }, nil
-	case "HTTPRoute":
+		return []*gatewayv1.Gateway{&gw}, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, nil) }, nil
+	case gateway.KindHTTPRoute:
 		var cur, old gatewayv1.HTTPRoute
-		if err := json.Unmarshal(req.Object.Raw, &cur); err != nil {
-			return nil, nil, fmt.Errorf("decode HTTPRoute: %w", err)
+		if err := decodeEdit(req, &cur, &old); err != nil {
+			return nil, nil, err
 		}
-		if len(req.OldObject.Raw) > 0 {
-			if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
-				return nil, nil, fmt.Errorf("decode HTTPRoute: %w", err)
-			}
+		editedHTTP = &cur
+		edited = &gateway.L4Route{Kind: k, ObjectMeta: cur.ObjectMeta, ParentRefs: cur.Spec.ParentRefs}
+		was = &gateway.L4Route{Kind: k, ObjectMeta: old.ObjectMeta, ParentRefs: old.Spec.ParentRefs}
+	case gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute:
+		cur, old, err := decodeL4(req)
+		if err != nil {
+			return nil, nil, err
 		}
-		var gws []*gatewayv1.Gateway
-		for _, r := range []*gatewayv1.HTTPRoute{&cur, &old} {
-			for _, ref := range r.Spec.ParentRefs {
-				ns := r.Namespace
-				if ref.Namespace != nil {
-					ns = string(*ref.Namespace)
-				}
-				gw, err := c.gateways.Gateways(ns).Get(string(ref.Name))
-				if err != nil || !c.ours(gw.Spec.GatewayClassName) || slices.Contains(gws, gw) {
-					continue
-				}
-				gws = append(gws, gw)
-			}
-		}
-		return gws, func(gw *gatewayv1.Gateway) []*gatewayv1.HTTPRoute { return naming(gw, &cur) }, nil
+		edited, was = &cur, &old
+	default:
+		return nil, nil, nil
 	}
-	return nil, nil, nil
+	var gws []*gatewayv1.Gateway
+	for _, r := range []*gateway.L4Route{edited, was} {
+		for _, ref := range r.ParentRefs {
+			ns := r.Namespace
+			if ref.Namespace != nil {
+				ns = string(*ref.Namespace)
+			}
+			gw, err := c.gateways.Gateways(ns).Get(string(ref.Name))
+			if err != nil || !c.ours(gw.Spec.GatewayClassName) || slices.Contains(gws, gw) {
+				continue
+			}
+			gws = append(gws, gw)
+		}
+	}
+	if editedHTTP != nil {
+		return gws, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, editedHTTP, nil) }, nil
+	}
+	return gws, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, edited) }, nil
+}
+
+// naming are the routes naming gw, the edited one (if any) in place of
+// the stored one.
+func naming(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, editedHTTP *gatewayv1.HTTPRoute, edited *gateway.L4Route) routeSet {
+	var out routeSet
+	for _, r := range http {
+		if names(r.Namespace, r.Spec.ParentRefs, gw) && (editedHTTP == nil || r.Namespace != editedHTTP.Namespace || r.Name != editedHTTP.Name) {
+			out.http = append(out.http, r)
+		}
+	}
+	if editedHTTP != nil && names(editedHTTP.Namespace, editedHTTP.Spec.ParentRefs, gw) {
+		out.http = append(out.http, editedHTTP)
+	}
+	for _, r := range l4 {
+		if names(r.Namespace, r.ParentRefs, gw) && (edited == nil || r.Key() != edited.Key()) {
+			out.l4 = append(out.l4, r)
+		}
+	}
+	if edited != nil && names(edited.Namespace, edited.ParentRefs, gw) {
+		out.l4 = append(out.l4, *edited)
+	}
+	return out
+}
+
+// decodeEdit decodes an admission request's object into cur and its old
+// object (an update's) into old.
+func decodeEdit(req *admissionv1.AdmissionRequest, cur, old any) error {
+	if err := json.Unmarshal(req.Object.Raw, cur); err != nil {
+		return fmt.Errorf("decode %s: %w", req.Kind.Kind, err)
+	}
+	if len(req.OldObject.Raw) > 0 {
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return fmt.Errorf("decode %s: %w", req.Kind.Kind, err)
+		}
+	}
+	return nil
+}
+
+// decodeL4 decodes an edit of a TLSRoute, TCPRoute or UDPRoute.
+func decodeL4(req *admissionv1.AdmissionRequest) (cur, old gateway.L4Route, err error) {
+	switch gatewayv1.Kind(req.Kind.Kind) {
+	case gateway.KindTLSRoute:
+		var c, o gatewayv1.TLSRoute
+		err = decodeEdit(req, &c, &o)
+		return gateway.TLSRoute(&c), gateway.TLSRoute(&o), err
+	case gateway.KindTCPRoute:
+		var c, o gatewayv1.TCPRoute
+		err = decodeEdit(req, &c, &o)
+		return gateway.TCPRoute(&c), gateway.TCPRoute(&o), err
+	default:
+		var c, o gatewayv1.UDPRoute
+		err = decodeEdit(req, &c, &o)
+		return gateway.UDPRoute(&c), gateway.UDPRoute(&o), err
+	}
 }
 
 // previewGateway is what gw with routes would do to the cloud, as
 // warnings naming it, and its outcome.
-func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, allowed bool) ([]string, preview.Outcome) {
+func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, allowed bool) ([]string, preview.Outcome) {
 	who := objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)).Describe() + ": "
 	fallback := func(format string, args ...any) ([]string, preview.Outcome) {
 		return []string{preview.Prefix + who + "no preview: " + fmt.Sprintf(format, args...)}, preview.NoChange
@@ -136,11 +201,11 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	case pool == "":
 		return fallback("the target pool of every node does not exist yet (the controller creates it with the Gateway's first plan)")
 	}
-	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
+	t := gateway.Translate(gw, routes.http, routes.l4, c.namespaceLabels, c.backend)
 	certs, pems, keys := c.certificates(ctx, gw)
 	lb, _, unreachable := gateway.Program(gw, t, certs)
 	if len(lb.Listeners) == 0 {
-		return []string{preview.Prefix + who + "would not be built: no accepted HTTP listener, nor HTTPS listener whose certificates resolve"}, preview.Refused
+		return []string{preview.Prefix + who + "would not be built: no listener is accepted (HTTPS ones need certificates that resolve)"}, preview.Refused
 	}
 	withCertificates(&lb, pems)
 	var lines []string

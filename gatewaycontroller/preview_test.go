@@ -45,6 +45,11 @@ func TestPreviewConcerns(t *testing.T) {
 		_, err := gwc.GatewayV1().HTTPRoutes("team-a").Create(ctx, r, metav1.CreateOptions{})
 		create(err)
 	}
+	// The API server serves TCPRoutes (discovery says so): db names gw.
+	gwc.Resources = []*metav1.APIResourceList{{GroupVersion: gatewayv1.GroupVersion.String(), APIResources: []metav1.APIResource{{Name: "tcproutes"}}}}
+	_, err = gwc.GatewayV1().TCPRoutes("team-a").Create(ctx, &gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"},
+		Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: route("", "gw").Spec.ParentRefs}}}, metav1.CreateOptions{})
+	create(err)
 	c, err := New(gwc, kube, &Cloud{})
 	testkit.Must(t, err)
 	c.Watch(ctx)
@@ -79,11 +84,27 @@ func TestPreviewConcerns(t *testing.T) {
 	if got := names(gws); len(got) != 2 || got[0] != "gw-2" || got[1] != "gw" {
 		t.Fatalf("concerned %v, want gw-2 (named now) and gw (named before)", got)
 	}
-	if rs := routes(gws[0]); len(rs) != 1 || rs[0].Name != "shop" || len(rs[0].Spec.Hostnames) != 1 {
+	if rs := routes(gws[0]).http; len(rs) != 1 || rs[0].Name != "shop" || len(rs[0].Spec.Hostnames) != 1 {
 		t.Errorf("gw-2's routes %v, want the edited shop", rs)
 	}
-	if rs := routes(gws[1]); len(rs) != 1 || rs[0].Name != "other" {
-		t.Errorf("gw's routes %v, want other only (shop left)", rs)
+	if rs := routes(gws[1]); len(rs.http) != 1 || rs.http[0].Name != "other" || len(rs.l4) != 1 || rs.l4[0].Name != "db" {
+		t.Errorf("gw's routes %+v, want other only (shop left) and TCPRoute db", rs)
+	}
+	// A TCPRoute's edit: db moves from gw to gw-2.
+	db := &gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"}}
+	db.Spec.ParentRefs = route("", "gw-2").Spec.ParentRefs
+	dbWas := db.DeepCopy()
+	dbWas.Spec.ParentRefs = route("", "gw").Spec.ParentRefs
+	gws, routes, err = c.concerned(req("TCPRoute", db, dbWas))
+	testkit.Must(t, err)
+	if got := names(gws); len(got) != 2 || got[0] != "gw-2" || got[1] != "gw" {
+		t.Fatalf("concerned %v, want gw-2 and gw", got)
+	}
+	if rs := routes(gws[0]); len(rs.l4) != 1 || rs.l4[0].Name != "db" || rs.l4[0].Kind != "TCPRoute" {
+		t.Errorf("gw-2's routes %+v, want the edited db", rs)
+	}
+	if rs := routes(gws[1]); len(rs.l4) != 0 || len(rs.http) != 2 {
+		t.Errorf("gw's routes %+v, want shop and other, db gone", rs)
 	}
 	gws, _, err = c.concerned(req("Gateway", &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "theirs"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "other"}}, nil))

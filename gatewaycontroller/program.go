@@ -38,7 +38,7 @@ type Engine interface {
 // it tells beside a change.
 type Reviewer interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
-	GatewaySubject(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, kind string) review.Subject
+	GatewaySubject(gw *gatewayv1.Gateway, routes []objectref.Ref, kind string) review.Subject
 	Failed(s review.Subject, err error)
 	Eventf(s review.Subject, typ, reason, format string, args ...any)
 	Removed(ctx context.Context, out *engine.Outcome)
@@ -128,7 +128,7 @@ type programmed struct {
 // program builds gw's load balancer from t under review. Only a failure
 // to talk to the API server is an error: what the cloud or the review
 // says goes into the status.
-func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, t gateway.Translation) (programmed, error) {
+func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes []objectref.Ref, t gateway.Translation) (programmed, error) {
 	if c.cloud == nil {
 		return programmed{reason: gatewayv1.GatewayReasonPending, message: "this controller builds no load balancers (no cloud)"}, nil
 	}
@@ -158,7 +158,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		delete(c.unreachable, gw.UID)
 	}
 	if len(lb.Listeners) == 0 {
-		err := errors.New("no listener to build: no accepted HTTP listener, nor HTTPS listener whose certificates resolve")
+		err := errors.New("no listener to build: none is accepted (HTTPS ones need certificates that resolve)")
 		c.cloud.Review.Failed(subj, err)
 		out.reason, out.message = gatewayv1.GatewayReasonInvalid, err.Error()
 		return out, nil

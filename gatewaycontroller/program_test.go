@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -61,7 +62,7 @@ func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.A
 	return change(engine.Review{Policy: pol})
 }
 
-func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, []*gatewayv1.HTTPRoute, string) review.Subject {
+func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, []objectref.Ref, string) review.Subject {
 	return review.Subject{}
 }
 func (f *fakeReview) Failed(_ review.Subject, err error)       { f.failed = append(f.failed, err) }

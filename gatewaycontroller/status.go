@@ -1,11 +1,13 @@
 package gatewaycontroller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +22,15 @@ import (
 )
 
 // supportedFeatures are what a GatewayClass of this controller says it
-// supports (the conformance suite's feature names).
-var supportedFeatures = []gatewayv1.FeatureName{"Gateway", "HTTPRoute", "ReferenceGrant"}
+// supports (the conformance suite's feature names): the core ones, and
+// each L4 route kind the API server serves.
+func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
+	out := []gatewayv1.FeatureName{"Gateway", "HTTPRoute", "ReferenceGrant"}
+	for _, k := range c.l4 {
+		out = append(out, gatewayv1.FeatureName(k.kind))
+	}
+	return out
+}
 
 // syncClass accepts a GatewayClass of this controller.
 func (c *Controller) syncClass(ctx context.Context, name string) error {
@@ -37,7 +46,7 @@ func (c *Controller) syncClass(ctx context.Context, name string) error {
 		Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayClassReasonAccepted), ObservedGeneration: gc.Generation,
 		Message: "served by " + string(ControllerName)})
 	next.Status.SupportedFeatures = nil
-	for _, f := range supportedFeatures {
+	for _, f := range c.supportedFeatures() {
 		next.Status.SupportedFeatures = append(next.Status.SupportedFeatures, gatewayv1.SupportedFeature{Name: f})
 	}
 	if reflect.DeepEqual(next.Status, gc.Status) {
@@ -70,18 +79,12 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		}
 		return c.syncRoutes(ctx, nn, gateway.Translation{})
 	}
-	all, err := c.routes.List(labels.Everything())
+	http, l4, refs, err := c.routesOf(gw)
 	if err != nil {
 		return err
 	}
-	var routes []*gatewayv1.HTTPRoute
-	for _, r := range all {
-		if names(r, gw) {
-			routes = append(routes, r)
-		}
-	}
-	t := gateway.HTTP(gw, routes, c.namespaceLabels, c.backend)
-	p, err := c.program(ctx, gw, routes, t)
+	t := gateway.Translate(gw, http, l4, c.namespaceLabels, c.backend)
+	p, err := c.program(ctx, gw, refs, t)
 	if err != nil {
 		return fmt.Errorf("build the load balancer of Gateway %s: %w", nn, err)
 	}
@@ -97,14 +100,40 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	return c.syncRoutes(ctx, nn, t)
 }
 
-// names tells whether a parentRef of r names gw.
-func names(r *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway) bool {
-	for _, ref := range r.Spec.ParentRefs {
-		ns := r.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
+// routesOf are the routes naming gw in a parentRef (attached or not), and
+// their identities.
+func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, refs []objectref.Ref, err error) {
+	all, err := c.routes.List(labels.Everything())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, r := range all {
+		if names(r.Namespace, r.Spec.ParentRefs, gw) {
+			http = append(http, r)
+			refs = append(refs, objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: r.Namespace, Name: r.Name})
 		}
-		if ns == gw.Namespace && string(ref.Name) == gw.Name {
+	}
+	others, err := c.l4Routes()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, r := range others {
+		if names(r.Namespace, r.ParentRefs, gw) {
+			l4 = append(l4, r)
+			refs = append(refs, r.Ref())
+		}
+	}
+	return http, l4, refs, nil
+}
+
+// names tells whether a parentRef of a route in namespace ns names gw.
+func names(ns string, refs []gatewayv1.ParentReference, gw *gatewayv1.Gateway) bool {
+	for _, ref := range refs {
+		pns := ns
+		if ref.Namespace != nil {
+			pns = string(*ref.Namespace)
+		}
+		if pns == gw.Namespace && string(ref.Name) == gw.Name {
 			return true
 		}
 	}
@@ -114,15 +143,14 @@ func names(r *gatewayv1.HTTPRoute, gw *gatewayv1.Gateway) bool {
 // backend resolves a backendRef: a Service with the port, of the route's
 // namespace or of one whose ReferenceGrant lets the route in (decided by
 // package tenancy, the one authorization check).
-func (c *Controller) backend(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
+func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return gateway.Backend{}, gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name)
 	}
-	ns := route.Namespace
+	ns := from.Namespace
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
-	from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: route.Namespace, Name: route.Name}
 	err := c.refs.Authorize(context.Background(), from, []tenancy.Reference{{Kind: tenancy.RouteBackend, Namespace: ns, Name: string(ref.Name)}})
 	var refused *tenancy.RefusedError
 	switch {
@@ -135,12 +163,25 @@ func (c *Controller) backend(route *gatewayv1.HTTPRoute, ref gatewayv1.BackendRe
 	if svc == nil {
 		return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s not found", ns, ref.Name)
 	}
+	// A UDPRoute forwards to the Service's UDP port of that number, the
+	// others to its TCP one (a DNS Service has both).
+	proto := corev1.ProtocolTCP
+	if from.Kind == objectref.KindUDPRoute {
+		proto = corev1.ProtocolUDP
+	}
 	for _, p := range svc.Spec.Ports {
-		if ref.Port != nil && p.Port == *ref.Port {
+		if ref.Port != nil && p.Port == *ref.Port && cmp.Or(p.Protocol, corev1.ProtocolTCP) == proto {
 			return gateway.Backend{Port: int(p.NodePort)}, "", ""
 		}
 	}
-	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no such port", ns, ref.Name)
+	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no %s port %s", ns, ref.Name, proto, portOf(ref))
+}
+
+func portOf(ref gatewayv1.BackendRef) string {
+	if ref.Port == nil {
+		return "(none given)"
+	}
+	return fmt.Sprint(*ref.Port)
 }
 
 // writeGateway writes the Gateway's and its listeners' conditions and
@@ -216,7 +257,7 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
 		} else if invalidKinds {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidRouteKinds),
-				"allowedRoutes.kinds names a kind this listener cannot take (it takes HTTPRoute on HTTP and HTTPS)")
+				"allowedRoutes.kinds names a kind this listener cannot take (HTTPRoute on HTTP and HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP)")
 		} else {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
 		}
@@ -236,68 +277,78 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	return next.Status
 }
 
-// syncRoutes writes, into every HTTPRoute naming the Gateway nn, the
-// parent statuses t decided (none, for a Gateway gone or not ours: the
-// entries this controller wrote for it are removed).
+// syncRoutes writes, into every route naming the Gateway nn, the parent
+// statuses t decided (none, for a Gateway gone or not ours: the entries
+// this controller wrote for it are removed). A route whose status would
+// not change (judged from the informer's copy) costs no request.
 func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t gateway.Translation) error {
 	all, err := c.routes.List(labels.Everything())
 	if err != nil {
 		return err
 	}
+	gws := c.gw.GatewayV1()
 	for _, r := range all {
-		key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
-		parents := t.Parents[key]
-		if err := c.writeRoute(ctx, r, nn, parents); err != nil {
-			return fmt.Errorf("status of HTTPRoute %s: %w", key, err)
+		key := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}}
+		if !changes(r.Namespace, r.Generation, r.Status.RouteStatus, nn, t.Parents[key]) {
+			continue
+		}
+		err := updateStatus(ctx, gws.HTTPRoutes(r.Namespace).Get, gws.HTTPRoutes(r.Namespace).UpdateStatus, r.Name,
+			func(r *gatewayv1.HTTPRoute) (int64, *gatewayv1.RouteStatus) {
+				return r.Generation, &r.Status.RouteStatus
+			},
+			func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, nn, t.Parents[key]) })
+		if err != nil {
+			return fmt.Errorf("status of HTTPRoute %s: %w", key.NamespacedName, err)
+		}
+	}
+	for _, k := range c.l4 {
+		routes, err := k.list()
+		if err != nil {
+			return err
+		}
+		for _, r := range routes {
+			key := r.Key()
+			if !changes(r.Namespace, r.Generation, r.Status, nn, t.Parents[key]) {
+				continue
+			}
+			err := k.update(ctx, r.Namespace, r.Name, func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, nn, t.Parents[key]) })
+			if err != nil {
+				return fmt.Errorf("status of %s %s: %w", k.kind, key.NamespacedName, err)
+			}
 		}
 	}
 	return nil
 }
 
-// writeRoute replaces this controller's parent statuses of r for Gateway
-// nn with parents; a route whose status would not change (judged from the
-// informer's copy) costs no request.
-func (c *Controller) writeRoute(ctx context.Context, r *gatewayv1.HTTPRoute, nn types.NamespacedName, parents []gateway.Parent) error {
-	if reflect.DeepEqual(routeStatus(r, nn, parents), r.Status) {
-		return nil
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := c.gw.GatewayV1().HTTPRoutes(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		next := cur.DeepCopy()
-		next.Status = routeStatus(cur, nn, parents)
-		if reflect.DeepEqual(next.Status, cur.Status) {
-			return nil
-		}
-		_, err = c.gw.GatewayV1().HTTPRoutes(r.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
-		return err
-	})
+// changes tells whether setParents would change st.
+func changes(ns string, gen int64, st gatewayv1.RouteStatus, nn types.NamespacedName, parents []gateway.Parent) bool {
+	next := st.DeepCopy()
+	setParents(ns, gen, next, nn, parents)
+	return !equalRouteStatus(st, *next)
 }
 
-// routeStatus is cur's status with this controller's entries for Gateway
-// nn replaced by parents (the other controllers' and Gateways' kept).
-func routeStatus(cur *gatewayv1.HTTPRoute, nn types.NamespacedName, parents []gateway.Parent) gatewayv1.HTTPRouteStatus {
+func equalRouteStatus(a, b gatewayv1.RouteStatus) bool { return reflect.DeepEqual(a, b) }
+
+// setParents replaces this controller's entries for Gateway nn in st, the
+// status of a route of namespace ns at generation gen, with parents (the
+// other controllers' and Gateways' kept).
+func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, nn types.NamespacedName, parents []gateway.Parent) {
 	var kept []gatewayv1.RouteParentStatus
-	for _, p := range cur.Status.Parents {
-		ns := cur.Namespace
+	for _, p := range st.Parents {
+		pns := ns
 		if p.ParentRef.Namespace != nil {
-			ns = string(*p.ParentRef.Namespace)
+			pns = string(*p.ParentRef.Namespace)
 		}
-		if p.ControllerName == ControllerName && ns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
+		if p.ControllerName == ControllerName && pns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
 			continue // ours for this Gateway: written again below
 		}
 		kept = append(kept, *p.DeepCopy())
 	}
 	for _, p := range parents {
-		st := gatewayv1.RouteParentStatus{ParentRef: p.Ref, ControllerName: ControllerName}
-		for _, old := range cur.Status.Parents {
+		ps := gatewayv1.RouteParentStatus{ParentRef: p.Ref, ControllerName: ControllerName}
+		for _, old := range st.Parents {
 			if old.ControllerName == ControllerName && reflect.DeepEqual(old.ParentRef, p.Ref) {
-				st.Conditions = append([]metav1.Condition(nil), old.Conditions...)
+				ps.Conditions = append([]metav1.Condition(nil), old.Conditions...)
 			}
 		}
 		for _, c := range []struct {
@@ -312,15 +363,13 @@ func routeStatus(cur *gatewayv1.HTTPRoute, nn types.NamespacedName, parents []ga
 			if c.r.Reason == c.ok {
 				s = metav1.ConditionTrue
 			}
-			meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: c.typ, Status: s, Reason: c.r.Reason,
-				Message: c.r.Message, ObservedGeneration: cur.Generation})
+			meta.SetStatusCondition(&ps.Conditions, metav1.Condition{Type: c.typ, Status: s, Reason: c.r.Reason,
+				Message: c.r.Message, ObservedGeneration: gen})
 		}
-		kept = append(kept, st)
+		kept = append(kept, ps)
 	}
-	out := *cur.Status.DeepCopy()
-	out.Parents = kept
 	if kept == nil {
-		out.Parents = cur.Status.Parents[:0:0] // nil stays nil, [] stays []
+		kept = st.Parents[:0:0] // nil stays nil, [] stays []
 	}
-	return out
+	st.Parents = kept
 }

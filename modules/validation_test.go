@@ -73,7 +73,12 @@ var invalidCases = []struct {
 	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, sticky_sessions = { cookie_name = "a b", ttl_seconds = 1 } }]`, "a cookie_name of 1-64"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, sticky_sessions = { cookie_name = "a", ttl_seconds = 0 } }]`, "ttl_seconds in 1-604800"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "tcp", port = 443, target_port = 1 }, ` + httpsListener + `]`,
-		"tcp, http and https listeners share the TCP ports; used twice: tcp/443 and https/443."},
+		"tcp, tls, http and https listeners share the TCP ports; used twice: tcp/443 and https/443."},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tls", port = 443, target_port = 1 }, ` + httpsListener + `]`,
+		"tcp, tls, http and https listeners share the TCP ports; used twice: tls/443 and https/443."},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tls", port = 443, target_port = 1, certificate_ids = ["cert-1"] }]`, "other protocols take none"},
+	{modules.LoadBalancer, "listeners", `[{ protocol = "tls", port = 443, target_port = 1, sticky_sessions = { cookie_name = "a", ttl_seconds = 1 } }]`,
+		"sticky_sessions are only allowed on http and https listeners"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "https", port = 1 }`, "An http or https health_check needs a path"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "udp", port = 1 }`, "tcp, http, https"},
 	{modules.LoadBalancer, "health_check", `{ protocol = "tcp", port = 70000 }`, "port must be"},
@@ -172,6 +177,13 @@ provider "example" {
 	call("valid_https_keys", modules.LoadBalancer, map[string]string{
 		"listeners":    `[{ protocol = "https", port = 443, target_port = 30443, certificates = ["web"], certificate_ids = ["cert-1"] }]`,
 		"certificates": `{ web = "cert-2" }`,
+	})
+	call("valid_l4", modules.LoadBalancer, map[string]string{
+		"listeners": `[{ protocol = "tls", port = 443, target_port = 30443, proxy_protocol = true }, ` +
+			`{ protocol = "udp", port = 443, target_port = 30443 }, { protocol = "tcp", port = 53, target_port = 30053 }]`,
+		"rules": `[{ name = "db", listener_port = 443, priority = 1, hostnames = ["db.example"], backends = [{ target_pool_id = "tp-a", port = 30443 }] }, ` +
+			`{ name = "quic", listener_port = 443, listener_protocol = "udp", priority = 1, backends = [{ target_pool_id = "tp-a", port = 30443 }] }, ` +
+			`{ name = "dns", listener_port = 53, priority = 1, backends = [] }]`,
 	})
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)

@@ -29,8 +29,12 @@ const (
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
 	// KindHTTPRoute is a Gateway API HTTPRoute: not planned itself (its
-	// Gateway is), but what makes references (tenancy).
+	// Gateway is), but what makes references (tenancy); so are TLSRoutes,
+	// TCPRoutes and UDPRoutes.
 	KindHTTPRoute = "HTTPRoute"
+	KindTLSRoute  = "TLSRoute"
+	KindTCPRoute  = "TCPRoute"
+	KindUDPRoute  = "UDPRoute"
 )
 
 // ClusterName is the name of the cluster's one route set and of its one

@@ -106,10 +106,10 @@ type Contributors struct {
 // Input is a Kubernetes object a plan is made from.
 type Input struct {
 	// Group is the API group: "" for the core group, GroupGatewayAPI
-	// for gateways and httproutes.
+	// for gateways and routes.
 	Group string `json:"group,omitempty"`
 	// Resource is the API resource: services or secrets (core group),
-	// gateways or httproutes (GroupGatewayAPI).
+	// gateways or the routes (GroupGatewayAPI).
 	Resource  string `json:"resource"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -121,6 +121,9 @@ const (
 	ResourceSecrets    = "secrets"
 	ResourceGateways   = "gateways"
 	ResourceHTTPRoutes = "httproutes"
+	ResourceTLSRoutes  = "tlsroutes"
+	ResourceTCPRoutes  = "tcproutes"
+	ResourceUDPRoutes  = "udproutes"
 	GroupGatewayAPI    = "gateway.networking.k8s.io"
 )
 
@@ -128,6 +131,7 @@ const (
 var inputKinds = map[string]string{
 	ResourceServices: "Service", ResourceSecrets: "Secret",
 	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute",
+	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
 }
 
 func (in Input) String() string {

@@ -24,7 +24,7 @@ const TagGatewayName = "k8s.example.com/gateway-name"
 type Gateway struct {
 	Namespace, Name, UID string
 	Listeners            []GatewayListener
-	Rules                []HTTPRule
+	Rules                []Rule
 	// Certificates are the certificate chains (PEM) of the TLS Secrets
 	// its HTTPS listeners serve, by "namespace/name" of the Secret (the
 	// certificates module's keys; their private keys reach terraform as
@@ -34,7 +34,7 @@ type Gateway struct {
 
 // GatewayListener is one cloud listener of a Gateway.
 type GatewayListener struct {
-	// Protocol is the cloud's: http, https, tcp or udp.
+	// Protocol is the cloud's: http, https, tls (passthrough), tcp or udp.
 	Protocol string
 	Port     int
 	// TargetPort is where a tcp or udp listener forwards; an http(s)
@@ -119,7 +119,7 @@ func RenderGateway(g Gateway, cfg Config) (_ *Module, err error) {
 	in := s.inputs()
 	if len(g.Rules) > 0 {
 		i := slices.IndexFunc(in, func(i input) bool { return i.name == "listeners" }) + 1
-		in = slices.Insert(in, i, input{name: "rules", value: httpRulesValue(g.Rules)})
+		in = slices.Insert(in, i, input{name: "rules", value: rulesValue(g.Rules)})
 	}
 	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, in); err != nil {
 		return nil, err

@@ -37,11 +37,11 @@ func withConfig(f func(*Config)) Config {
 func testGateway() Gateway {
 	return Gateway{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
 		Listeners: []GatewayListener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
-		Rules: []HTTPRule{
+		Rules: []Rule{
 			{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-				Backends: []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}},
+				Backends: []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}},
 			{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-				Backends:       []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80}, {TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
+				Backends:       []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80}, {TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
 				RequestHeaders: &HeaderChanges{Set: map[string]string{"X-Route": "web"}}},
 			{Name: "team-b/old/0.0:80@any", ListenerPort: 80, Priority: 3, PathType: "prefix", Path: "/",
 				Redirect: &HTTPRedirect{Scheme: "https", StatusCode: 301}},
@@ -56,9 +56,24 @@ func goldenCases() []goldenCase {
 
 			g.Certificates = map[string]string{"infra/shop-tls": testCertificates()["api-tls"]}
 			g.Listeners = append(g.Listeners, GatewayListener{Protocol: "https", Port: 443, Certificates: []string{"infra/shop-tls"}})
-			g.Rules = append(g.Rules, HTTPRule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
-				PathType: "prefix", Path: "/api", Backends: []HTTPBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
+			g.Rules = append(g.Rules, Rule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
+				PathType: "prefix", Path: "/api", Backends: []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
 			return RenderGateway(g, testConfig())
+		}},
+		{"gateway-l4", func() (*Module, error) {
+			// TLS passthrough routed by SNI name, a TCP and a UDP listener
+			// on one port, each with its route's one rule.
+			pool := "tp-0a1b2c3d4e5f6a7b"
+			return RenderGateway(Gateway{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
+				Listeners: []GatewayListener{{Protocol: "tls", Port: 443}, {Protocol: "tcp", Port: 53}, {Protocol: "udp", Port: 53}},
+				Rules: []Rule{
+					{Name: "team-a/dns/UDPRoute:53", ListenerPort: 53, ListenerProtocol: "udp", Priority: 1,
+						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30053, Weight: 1}}},
+					{Name: "team-a/dns-tcp/TCPRoute:53", ListenerPort: 53, Priority: 1,
+						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30054, Weight: 3}, {TargetPoolID: pool, Port: 30055, Weight: 1}}},
+					{Name: "team-b/db/TLSRoute:443@db.example", ListenerPort: 443, Priority: 1, Hostname: "db.example",
+						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30443, Weight: 1}}},
+				}}, testConfig())
 		}},
 		lbCase("simple-tcp", testService(), testConfig()),
 		lbCase("multi-port", testService(withPorts(

@@ -15,7 +15,7 @@ import (
 // allowed to edit one of them may approve the change (the webhook stamps
 // no author on Gateway API objects, so each is an input whose editor is
 // unknown).
-func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, kind string) Subject {
+func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, routes []objectref.Ref, kind string) Subject {
 	s := Subject{
 		ref:  objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)),
 		kind: kind, meta: gw.ObjectMeta,
@@ -30,7 +30,13 @@ func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRo
 	s.contrib.Unverified = []records.Input{{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: gw.Namespace, Name: gw.Name}}
 	for _, r := range routes {
 		s.contrib.Unverified = append(s.contrib.Unverified, records.Input{Group: records.GroupGatewayAPI,
-			Resource: records.ResourceHTTPRoutes, Namespace: r.Namespace, Name: r.Name})
+			Resource: routeResources[r.Kind], Namespace: r.Namespace, Name: r.Name})
 	}
 	return s
+}
+
+// routeResources are the API resources of the route kinds.
+var routeResources = map[string]string{
+	objectref.KindHTTPRoute: records.ResourceHTTPRoutes, objectref.KindTLSRoute: records.ResourceTLSRoutes,
+	objectref.KindTCPRoute: records.ResourceTCPRoutes, objectref.KindUDPRoute: records.ResourceUDPRoutes,
 }

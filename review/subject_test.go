@@ -245,20 +245,25 @@ func TestDriftSubject(t *testing.T) {
 func TestGatewaySubject(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
-	routes := []*gatewayv1.HTTPRoute{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shop"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "web"}},
+	routes := []objectref.Ref{
+		{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"},
+		{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "web"},
+		{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"},
 	}
 	s := f.GatewaySubject(gw, routes, records.KindChange)
 	want := []records.Input{
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: "infra", Name: "gw"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-a", Name: "shop"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-b", Name: "web"},
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceTCPRoutes, Namespace: "team-b", Name: "db"},
 	}
 	if !reflect.DeepEqual(s.contrib, records.Contributors{Unverified: want}) {
 		t.Errorf("contributors %+v, want %+v", s.contrib, want)
 	}
 	if got := want[1].String(); got != "HTTPRoute team-a/shop" {
+		t.Errorf("input named %q", got)
+	}
+	if got := want[3].String(); got != "TCPRoute team-b/db" {
 		t.Errorf("input named %q", got)
 	}
 	if s.ref != objectref.Gateway("infra", "gw", "uid-gw") {

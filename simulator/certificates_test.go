@@ -370,7 +370,18 @@ func TestHTTPListenerValidation(t *testing.T) {
 			"listeners[1].sticky_sessions.ttl_seconds", "0 is out of range (accepted: 1-604800)"},
 		{"tcp and http on one port", "POST", "/v1/load-balancers", with(func(s *exampleapi.LoadBalancerSpec) {
 			s.Listeners = append(s.Listeners, exampleapi.Listener{Protocol: "tcp", Port: 443, TargetPort: 1})
-		}), "listeners[2].port", "port 443 is already used by listeners[1] (https/443); tcp, http and https listeners share"},
+		}), "listeners[2].port", "port 443 is already used by listeners[1] (https/443); tcp, tls, http and https listeners share"},
+		{"tls and https on one port", "POST", "/v1/load-balancers", with(func(s *exampleapi.LoadBalancerSpec) {
+			s.Listeners = append(s.Listeners, exampleapi.Listener{Protocol: "tls", Port: 443, TargetPort: 1})
+		}), "listeners[2].port", "port 443 is already used by listeners[1] (https/443)"},
+		{"certificates on tls", "POST", "/v1/load-balancers", plain(func(l *exampleapi.Listener) {
+			l.Protocol, l.Port, l.RedirectToHTTPSPort, l.CertificateIDs = "tls", 8443, 0, []string{cert.ID}
+		}), "listeners[0].certificate_ids", "not tls: a tls listener passes TLS through"},
+		{"redirect on tls", "POST", "/v1/load-balancers", plain(func(l *exampleapi.Listener) { l.Protocol, l.Port = "tls", 8443 }),
+			"listeners[0].redirect_to_https_port", "is only allowed on http listeners, not tls"},
+		{"sticky on tls", "POST", "/v1/load-balancers", plain(func(l *exampleapi.Listener) {
+			l.Protocol, l.Port, l.RedirectToHTTPSPort, l.StickySessions = "tls", 8443, 0, &exampleapi.StickySessions{CookieName: "a", TTLSeconds: 1}
+		}), "listeners[0].sticky_sessions", "only allowed on http and https listeners, not tls"},
 		{"https health check without path", "POST", "/v1/load-balancers", with(func(s *exampleapi.LoadBalancerSpec) { s.HealthCheck.Path = "" }),
 			"health_check.path", "required for http and https health checks"},
 	}
@@ -385,8 +396,11 @@ func TestHTTPListenerValidation(t *testing.T) {
 			}
 		})
 	}
-	// udp may share a port with the TCP protocols.
+	// udp may share a port with the TCP protocols, tls among them; tls
+	// takes the PROXY protocol as tcp does.
 	ok := httpsLB("udp-too", cert.ID)
-	ok.Listeners = append(ok.Listeners, exampleapi.Listener{Protocol: "udp", Port: 443, TargetPort: 30443})
+	ok.Listeners = append(ok.Listeners, exampleapi.Listener{Protocol: "udp", Port: 443, TargetPort: 30443},
+		exampleapi.Listener{Protocol: "tls", Port: 8443, TargetPort: 30443, ProxyProtocol: true},
+		exampleapi.Listener{Protocol: "udp", Port: 8443, TargetPort: 30443})
 	c.createLB(ok)
 }

@@ -16,7 +16,9 @@ import (
 
 // Simulated requests: a load balancer's http(s) listener answers them by
 // its rules, so tests see which backend a Gateway's routes send a request
-// to. Nothing is stored; a real cloud has no such endpoint.
+// to; a tcp, udp or tls listener takes them as connections (a tls one
+// routing by the SNI name in Host). Nothing is stored; a real cloud has no
+// such endpoint.
 
 func (s *Server) handleSimulateRequests(w http.ResponseWriter, r *http.Request) {
 	var req exampleapi.SimulatedRequest
@@ -35,16 +37,11 @@ func (s *Server) handleSimulateRequests(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, out)
 }
 
-// validateSimulatedRequest checks req and fills its defaults.
+// validateSimulatedRequest checks req and fills its count; the path and
+// method defaults are the http(s) listener's (requestListener).
 func validateSimulatedRequest(req *exampleapi.SimulatedRequest) error {
 	if req.Count == 0 {
 		req.Count = 1
-	}
-	if req.Path == "" {
-		req.Path = "/"
-	}
-	if req.Method == "" {
-		req.Method = http.MethodGet
 	}
 	if err := validateRange("count", req.Count, 1, exampleapi.MaxSimulatedRequests); err != nil {
 		return err
@@ -52,10 +49,17 @@ func validateSimulatedRequest(req *exampleapi.SimulatedRequest) error {
 	if err := validateRange("listener_port", req.ListenerPort, 1, 65535); err != nil {
 		return err
 	}
-	if err := oneOf("method", "method", req.Method, exampleapi.RuleMethods); err != nil {
-		return err
+	if req.Protocol != "" {
+		if err := oneOf("protocol", "protocol", req.Protocol, exampleapi.ListenerProtocols); err != nil {
+			return err
+		}
 	}
-	if !strings.HasPrefix(req.Path, "/") {
+	if req.Method != "" {
+		if err := oneOf("method", "method", req.Method, exampleapi.RuleMethods); err != nil {
+			return err
+		}
+	}
+	if req.Path != "" && !strings.HasPrefix(req.Path, "/") {
 		return invalid("path", "%q must start with /", req.Path)
 	}
 	seen := map[string]string{}
@@ -83,14 +87,38 @@ func (c *cloud) simulateRequests(id string, req exampleapi.SimulatedRequest) (ex
 		if lb.Status != exampleapi.LBStatusActive {
 			return exampleapi.RequestOutcome{}, conflict("load balancer %s is %s: it answers no requests", id, lb.Status)
 		}
-		i := slices.IndexFunc(lb.Listeners, func(l exampleapi.Listener) bool {
-			return l.Port == req.ListenerPort && (l.Protocol == exampleapi.ProtocolHTTP || l.Protocol == exampleapi.ProtocolHTTPS)
-		})
-		if i < 0 {
-			return exampleapi.RequestOutcome{}, invalid("listener_port", "load balancer %s has no http or https listener on port %d", id, req.ListenerPort)
+		l, err := requestListener(lb, &req)
+		if err != nil {
+			return exampleapi.RequestOutcome{}, err
 		}
-		return route(tx, lb, lb.Listeners[i], req)
+		return route(tx, lb, l, req)
 	})
+}
+
+// requestListener is the listener of lb req goes to. For an http(s) one
+// it fills req's path and method defaults; a connection to any other has
+// neither, nor headers.
+func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedRequest) (exampleapi.Listener, error) {
+	l, err := pickListener(lb.Listeners, req.ListenerPort, req.Protocol, "listener_port", "protocol", "load balancer "+lb.ID)
+	if err != nil {
+		return l, err
+	}
+	if isHTTPListener(l) {
+		req.Path, req.Method = cmp.Or(req.Path, "/"), cmp.Or(req.Method, http.MethodGet)
+		return l, nil
+	}
+	field := ""
+	switch {
+	case req.Path != "":
+		field = "path"
+	case req.Method != "":
+		field = "method"
+	case len(req.Headers) > 0:
+		field = "headers"
+	default:
+		return l, nil
+	}
+	return l, invalid(field, "a connection to listener %s/%d has none: only http and https listeners take HTTP requests", l.Protocol, l.Port)
 }
 
 // route is how listener l of lb answers req.
@@ -105,9 +133,16 @@ func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req e
 	}
 	var rules []exampleapi.Rule
 	for _, r := range lb.Rules {
-		if r.ListenerPort == l.Port {
+		if rl, ok := listenerOn(lb.Listeners, r.ListenerPort, r.ListenerProtocol); ok && rl.Port == l.Port && rl.Protocol == l.Protocol {
 			rules = append(rules, r)
 		}
+	}
+	// Connections carry no HTTP headers to forward.
+	headers := func(m *exampleapi.HeaderModifier) map[string]string {
+		if !isHTTPListener(l) {
+			return nil
+		}
+		return forwarded(req.Headers, m)
 	}
 	if len(rules) == 0 {
 		has, err := hasTargets(tx, lb)
@@ -115,7 +150,7 @@ func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req e
 			return exampleapi.RequestOutcome{Status: http.StatusServiceUnavailable}, err
 		}
 		return exampleapi.RequestOutcome{Status: http.StatusOK, Backends: map[string]int{"targets": req.Count},
-			RequestHeaders: forwarded(req.Headers, nil)}, nil
+			RequestHeaders: headers(nil)}, nil
 	}
 	slices.SortFunc(rules, func(a, b exampleapi.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
 	i := slices.IndexFunc(rules, func(r exampleapi.Rule) bool { return matches(r, host, req) })
@@ -162,7 +197,7 @@ func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req e
 	case len(serving) == 0:
 		out.Status = http.StatusServiceUnavailable
 	default:
-		out.Status, out.Backends, out.RequestHeaders = http.StatusOK, share(serving, req.Count), forwarded(req.Headers, r.RequestHeaders)
+		out.Status, out.Backends, out.RequestHeaders = http.StatusOK, share(serving, req.Count), headers(r.RequestHeaders)
 	}
 	return out, nil
 }

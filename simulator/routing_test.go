@@ -161,7 +161,8 @@ func TestRulesValidation(t *testing.T) {
 		more        []exampleapi.Rule
 	}{
 		{"no listener", "rules[0].listener_port", func(r *exampleapi.Rule) { r.ListenerPort = 99 }, nil},
-		{"tcp listener", "rules[0].listener_port", func(r *exampleapi.Rule) { r.ListenerPort = 5432 }, nil},
+		{"no such listener protocol", "rules[0].listener_protocol", func(r *exampleapi.Rule) { r.ListenerProtocol = "https" }, nil},
+		{"tcp listener with conditions", "rules[0].method", func(r *exampleapi.Rule) { r.ListenerPort, r.Method = 5432, "GET" }, nil},
 		{"priority", "rules[0].priority", func(r *exampleapi.Rule) { r.Priority = 0 }, nil},
 		{"duplicate priority", "rules[1].priority", func(*exampleapi.Rule) {}, []exampleapi.Rule{renamed(ok, "other")}},
 		{"duplicate name", "rules[1].name", func(*exampleapi.Rule) {}, []exampleapi.Rule{reprioritized(ok, 2)}},

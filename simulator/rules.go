@@ -13,9 +13,9 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// A load balancer's L7 rules (exampleapi/rules.go): stateless checks here,
-// the target pools they forward to checked against the store on create
-// and update.
+// A load balancer's rules (exampleapi/rules.go): stateless checks here
+// (those only tcp, udp and tls listeners have in l4rules.go), the target
+// pools they forward to checked against the store on create and update.
 
 var (
 	// hostnameRE is an RFC 1123 name, or one with a leading "*." label.
@@ -28,12 +28,18 @@ var (
 
 const maxHostnameLen = 253
 
+// listenerPriority is a rule's priority on its listener.
+type listenerPriority struct {
+	protocol       string
+	port, priority int
+}
+
 // validateRules checks rules against the load balancer's listeners ls.
 func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 	if n := len(rules); n > exampleapi.MaxRules {
 		return invalid("rules", "has %d rules (at most %d)", n, exampleapi.MaxRules)
 	}
-	priorities := map[[2]int]int{} // listener port, priority: rule index
+	priorities := map[listenerPriority]int{}
 	names := map[string]int{}
 	for i, r := range rules {
 		f := fmt.Sprintf("rules[%d]", i)
@@ -44,23 +50,26 @@ func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 			return invalid(f+".name", "%q is also rules[%d]'s; names are unique per load balancer", r.Name, k)
 		}
 		names[r.Name] = i
-		j := slices.IndexFunc(ls, func(l exampleapi.Listener) bool { return l.Port == r.ListenerPort })
-		switch {
-		case j < 0:
-			return invalid(f+".listener_port", "no listener on port %d", r.ListenerPort)
-		case ls[j].Protocol != exampleapi.ProtocolHTTP && ls[j].Protocol != exampleapi.ProtocolHTTPS:
-			return invalid(f+".listener_port", "listener %s/%d is not http or https: rules route HTTP requests", ls[j].Protocol, r.ListenerPort)
-		case ls[j].RedirectToHTTPSPort != 0:
+		l, err := pickListener(ls, r.ListenerPort, r.ListenerProtocol, f+".listener_port", f+".listener_protocol", "the load balancer")
+		if err != nil {
+			return err
+		}
+		if l.RedirectToHTTPSPort != 0 {
 			return invalid(f+".listener_port", "listener http/%d redirects every request to https: it has no requests to route", r.ListenerPort)
 		}
 		if err := validateRange(f+".priority", r.Priority, 1, exampleapi.MaxRulePriority); err != nil {
 			return err
 		}
-		key := [2]int{r.ListenerPort, r.Priority}
+		// By listener: tcp/53 and udp/53 each have their own priorities.
+		key := listenerPriority{l.Protocol, l.Port, r.Priority}
 		if k, dup := priorities[key]; dup {
-			return invalid(f+".priority", "priority %d is also rules[%d]'s on port %d; priorities are unique per listener", r.Priority, k, r.ListenerPort)
+			return invalid(f+".priority", "priority %d is also rules[%d]'s on listener %s/%d; priorities are unique per listener",
+				r.Priority, k, l.Protocol, r.ListenerPort)
 		}
 		priorities[key] = i
+		if err := validateL4Rule(f, l, r); err != nil {
+			return err
+		}
 		if err := validateRule(f, r); err != nil {
 			return err
 		}

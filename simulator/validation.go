@@ -333,7 +333,7 @@ func validateListeners(ls []exampleapi.Listener) error {
 		return invalid("listeners", "has %d listeners (at most %d)", len(ls), exampleapi.MaxListeners)
 	}
 	seen := map[string]int{}
-	tcpPorts := map[int]int{} // tcp, http and https listeners share the TCP ports
+	tcpPorts := map[int]int{} // tcp, tls, http and https listeners share the TCP ports
 	for i, l := range ls {
 		f := fmt.Sprintf("listeners[%d]", i)
 		if err := oneOf(f+".protocol", "protocol", l.Protocol, exampleapi.ListenerProtocols); err != nil {
@@ -352,7 +352,7 @@ func validateListeners(ls []exampleapi.Listener) error {
 		seen[key] = i
 		if l.Protocol != exampleapi.ProtocolUDP {
 			if j, dup := tcpPorts[l.Port]; dup {
-				return invalid(f+".port", "port %d is already used by listeners[%d] (%s/%d); tcp, http and https "+
+				return invalid(f+".port", "port %d is already used by listeners[%d] (%s/%d); tcp, tls, http and https "+
 					"listeners share the load balancer's TCP ports", l.Port, j, ls[j].Protocol, l.Port)
 			}
 			tcpPorts[l.Port] = i
@@ -374,6 +374,9 @@ func validateListenerHTTP(f string, l exampleapi.Listener) error {
 	switch n := len(l.CertificateIDs); {
 	case isHTTPS && n == 0:
 		return invalid(f+".certificate_ids", "is required for https listeners (at least one certificate id: TLS ends at the load balancer)")
+	case l.Protocol == exampleapi.ProtocolTLS && n > 0:
+		return invalid(f+".certificate_ids", "is only allowed on https listeners, not tls: a tls listener passes TLS through, "+
+			"its targets hold the certificates")
 	case !isHTTPS && n > 0:
 		return invalid(f+".certificate_ids", "is only allowed on https listeners, not %s", l.Protocol)
 	case n > exampleapi.MaxListenerCertificates:

@@ -87,7 +87,7 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		{"target port out of range", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) {
 			s.Listeners = append(s.Listeners, exampleapi.Listener{Protocol: "udp", Port: 53, TargetPort: 0})
 		}), "listeners[1].target_port", "out of range"},
-		{"unknown protocol", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Listeners[0].Protocol = "sctp" }), "listeners[0].protocol", `listeners[0].protocol: unknown protocol "sctp" (accepted: tcp, udp, http, https)`},
+		{"unknown protocol", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) { s.Listeners[0].Protocol = "sctp" }), "listeners[0].protocol", `listeners[0].protocol: unknown protocol "sctp" (accepted: tcp, udp, http, https, tls)`},
 		{"duplicate listener port", "POST", "/v1/load-balancers", lbWith(func(s *exampleapi.LoadBalancerSpec) {
 			s.Listeners = append(s.Listeners, exampleapi.Listener{Protocol: "udp", Port: 80, TargetPort: 1}, exampleapi.Listener{Protocol: "tcp", Port: 80, TargetPort: 2})
 		}), "listeners[2].port", "duplicate listener tcp/80 (also listeners[0])"},

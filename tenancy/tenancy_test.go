@@ -140,6 +140,8 @@ func TestAuthorize(t *testing.T) {
 	ownDefault := renderer.LoadBalancerName(svcOf(teamA), "prod")
 	routeA := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"}
 	routeB := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "shop"}
+	tcpB := objectref.Ref{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"}
+	tlsB := objectref.Ref{Kind: objectref.KindTLSRoute, Namespace: "team-b", Name: "db"}
 	backend := func(ns, name string) Reference { return Reference{Kind: RouteBackend, Namespace: ns, Name: name} }
 	gwInfra := objectref.Gateway("infra", "gw", "uid-gw")
 	gwCert := func(ns, name string) Reference { return Reference{Kind: GatewayCertificate, Namespace: ns, Name: name} }
@@ -201,6 +203,10 @@ func TestAuthorize(t *testing.T) {
 		{name: "route backend, granted for this Service", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "web")}},
 		{name: "route backend, granted for another Service only", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "db")}, refused: "no ReferenceGrant"},
 		{name: "route backend, granted to another kind of route", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "TCPRoute backend of another namespace, no grant", from: tcpB, ref: backend("team-a", "db"), refused: "no ReferenceGrant from TCPRoutes of namespace team-b"},
+		{name: "TCPRoute backend, granted to HTTPRoutes only", from: tcpB, ref: backend("team-a", "db"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "TCPRoute backend, granted to TCPRoutes", from: tcpB, ref: backend("team-a", "db"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "db")}},
+		{name: "TLSRoute backend, granted to TCPRoutes only", from: tlsB, ref: backend("team-a", "db"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a group grant is not a Service grant", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a grant the route's namespace made", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-b", "HTTPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "Gateway certificate of its namespace", from: gwInfra, ref: gwCert("infra", "tls")},

@@ -31,34 +31,44 @@ import (
 func rulesAttribute() schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
 		Optional: true,
-		Description: fmt.Sprintf("L7 routing rules of the `http` and `https` listeners (what a Gateway API Gateway's HTTPRoutes "+
-			"render to), at most %d, keyed by rule name: 1-128 letters, digits and `._-/:@#*`, the rule's identity in the "+
-			"cloud, so a plan shows any change of a rule (its `priority` too) as that rule updated in place. A listener with "+
-			"rules serves each request by the rule of lowest `priority` whose conditions (`hostnames`, `path`, `method`, "+
-			"`headers`) all hold, and answers `404` when no rule matches; a listener without rules forwards every request "+
-			"to the load balancer's targets (`targets` or `target_pool_id`). Unset (the default) means no rules.",
-			exampleapi.MaxRules),
+		Description: fmt.Sprintf("Routing rules of the listeners (what a Gateway API Gateway's routes render to), at most "+
+			"%d, keyed by rule name: 1-128 letters, digits and `._-/:@#*`, the rule's identity in the cloud, so a plan shows "+
+			"any change of a rule (its `priority` too) as that rule updated in place. A listener with rules serves each "+
+			"request or connection by the rule of lowest `priority` whose conditions all hold, and answers `404` when no "+
+			"rule matches (a `tls` connection is reset); a listener without rules forwards everything to the load "+
+			"balancer's targets (`targets` or `target_pool_id`). The conditions: on `http` and `https` listeners (L7, "+
+			"HTTPRoutes) `hostnames`, `path`, `method` and `headers`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
+			"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
+			"priority takes every connection. `tcp`, `udp` and `tls` rules only forward (`backends`): no `redirect` or "+
+			"`request_headers`. Unset (the default) means no rules.", exampleapi.MaxRules),
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"listener_port": schema.Int64Attribute{
 				Required: true,
-				Description: "Port of the listener the rule routes: an `http` or `https` listener of `listeners`, " +
-					"not one with `redirect_to_https_port` (it forwards nothing).",
+				Description: "Port of the listener of `listeners` the rule routes, not an `http` one with " +
+					"`redirect_to_https_port` (it forwards nothing).",
 				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"listener_protocol": schema.StringAttribute{
+				Optional: true,
+				Description: "Protocol of the listener on `listener_port` the rule routes, one of " + quoted(exampleapi.ListenerProtocols) +
+					": needed only for the `udp` listener of a port that also has one of the TCP ports (`tcp`, `tls`, `http` or " +
+					"`https`), which the rule routes when this is unset. Set, it must be the protocol of a listener on that port.",
+				Validators: []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
 			},
 			"priority": schema.Int64Attribute{
 				Required: true,
-				Description: fmt.Sprintf("Order among the listener's rules, 1-%d, unique per listener: of the rules whose "+
-					"conditions hold, the lowest priority serves the request.", exampleapi.MaxRulePriority),
+				Description: fmt.Sprintf("Order among the listener's rules, 1-%d, unique per listener (`tcp/53` and `udp/53` "+
+					"are two): of the rules whose conditions hold, the lowest priority serves the request.", exampleapi.MaxRulePriority),
 				Validators: []validator.Int64{int64validator.Between(1, exampleapi.MaxRulePriority)},
 			},
 			"hostnames": schema.ListAttribute{
 				Optional:    true,
 				ElementType: stringType,
-				Description: fmt.Sprintf("Host names the request's `Host` (without its port, case-insensitively) must be one of, "+
-					"at most %d lower-case DNS names; `*.example.com` matches names of one or more labels before "+
+				Description: fmt.Sprintf("Host names the request's `Host` (without its port, case-insensitively), or a `tls` "+
+					"connection's SNI name, must be one of, at most %d lower-case DNS names (not on `tcp` and `udp` listeners); `*.example.com` matches names of one or more labels before "+
 					"`.example.com`, not `example.com` itself. Unset: any host.", exampleapi.MaxRuleHostnames),
 				Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleHostnames),
 					listvalidator.ValueStringsAre(stringvalidator.LengthAtMost(maxHostnameLen),
@@ -67,7 +77,8 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"path_type": schema.StringAttribute{
 				Optional: true,
 				Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
-					"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`.",
+					"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`. `http` and " +
+					"`https` listeners only, as are `path`, `method` and `headers`.",
 				Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
 			},
 			"path": schema.StringAttribute{
@@ -127,7 +138,7 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true,
 		Description: "Answer the requests the rule matches with a redirect to the request's URL with the fields set " +
-			"here replaced, instead of forwarding them (not with non-empty `backends`).",
+			"here replaced, instead of forwarding them (not with non-empty `backends`; `http` and `https` listeners only).",
 		Attributes: map[string]schema.Attribute{
 			"scheme": schema.StringAttribute{
 				Optional:    true,
@@ -157,8 +168,9 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 
 func requestHeadersAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		Optional:    true,
-		Description: "Changes to the request's headers before it is forwarded: `set`, then `add`, then `remove`.",
+		Optional: true,
+		Description: "Changes to the request's headers before it is forwarded: `set`, then `add`, then `remove` (`http` " +
+			"and `https` listeners only).",
 		Attributes: map[string]schema.Attribute{
 			"set": headerMapAttribute(fmt.Sprintf("Headers to set, name to value, replacing any the request has (at most %d).",
 				exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
@@ -200,16 +212,17 @@ func redirectCodes() []int64 {
 }
 
 type ruleModel struct {
-	ListenerPort   types.Int64  `tfsdk:"listener_port"`
-	Priority       types.Int64  `tfsdk:"priority"`
-	Hostnames      types.List   `tfsdk:"hostnames"`
-	PathType       types.String `tfsdk:"path_type"`
-	Path           types.String `tfsdk:"path"`
-	Method         types.String `tfsdk:"method"`
-	Headers        types.Map    `tfsdk:"headers"`
-	Backends       types.List   `tfsdk:"backends"`
-	Redirect       types.Object `tfsdk:"redirect"`
-	RequestHeaders types.Object `tfsdk:"request_headers"`
+	ListenerPort     types.Int64  `tfsdk:"listener_port"`
+	ListenerProtocol types.String `tfsdk:"listener_protocol"`
+	Priority         types.Int64  `tfsdk:"priority"`
+	Hostnames        types.List   `tfsdk:"hostnames"`
+	PathType         types.String `tfsdk:"path_type"`
+	Path             types.String `tfsdk:"path"`
+	Method           types.String `tfsdk:"method"`
+	Headers          types.Map    `tfsdk:"headers"`
+	Backends         types.List   `tfsdk:"backends"`
+	Redirect         types.Object `tfsdk:"redirect"`
+	RequestHeaders   types.Object `tfsdk:"request_headers"`
 }
 
 type ruleBackendModel struct {
@@ -245,7 +258,7 @@ var (
 		"set": stringMapType, "add": stringMapType, "remove": stringListType,
 	}}
 	ruleType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"listener_port": types.Int64Type, "priority": types.Int64Type, "hostnames": stringListType,
+		"listener_port": types.Int64Type, "listener_protocol": types.StringType, "priority": types.Int64Type, "hostnames": stringListType,
 		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
 		"backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
 		"request_headers": headerChangesType,
@@ -253,7 +266,7 @@ var (
 )
 
 // rulesToAPI converts the rules of a known plan, each named by its key,
-// ordered by listener port, priority and name: requests, and the API's
+// ordered by listener port and protocol, priority and name: requests, and the API's
 // rules[i] in errors, do not depend on map iteration. None is nil.
 func rulesToAPI(ctx context.Context, rules types.Map, diags *diag.Diagnostics) []exampleapi.Rule {
 	if rules.IsNull() || rules.IsUnknown() {
@@ -270,19 +283,21 @@ func rulesToAPI(ctx context.Context, rules types.Map, diags *diag.Diagnostics) [
 }
 
 func compareRules(a, b exampleapi.Rule) int {
-	return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
+	return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.ListenerProtocol, b.ListenerProtocol),
+		cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
 }
 
 func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnostics) exampleapi.Rule {
 	out := exampleapi.Rule{
-		Name:         name,
-		ListenerPort: int(r.ListenerPort.ValueInt64()),
-		Priority:     int(r.Priority.ValueInt64()),
-		Hostnames:    listStrings(ctx, r.Hostnames, diags),
-		PathType:     r.PathType.ValueString(),
-		Path:         r.Path.ValueString(),
-		Method:       r.Method.ValueString(),
-		Headers:      headersToAPI(ctx, r.Headers, diags),
+		Name:             name,
+		ListenerPort:     int(r.ListenerPort.ValueInt64()),
+		ListenerProtocol: r.ListenerProtocol.ValueString(),
+		Priority:         int(r.Priority.ValueInt64()),
+		Hostnames:        listStrings(ctx, r.Hostnames, diags),
+		PathType:         r.PathType.ValueString(),
+		Path:             r.Path.ValueString(),
+		Method:           r.Method.ValueString(),
+		Headers:          headersToAPI(ctx, r.Headers, diags),
 	}
 	if isKnown(r.Backends) {
 		var bs []ruleBackendModel
@@ -397,10 +412,10 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 			"add": headers(hc.Add, p.Add), "remove": optionalStringList(hc.Remove, p.Remove)}, diags)
 	}
 	return objectValue(ruleType, map[string]attr.Value{
-		"listener_port": types.Int64Value(int64(r.ListenerPort)), "priority": types.Int64Value(int64(r.Priority)),
-		"hostnames": optionalStringList(r.Hostnames, prior.Hostnames), "path_type": optionalString(r.PathType),
-		"path": optionalString(r.Path), "method": optionalString(r.Method), "headers": headers(r.Headers, prior.Headers),
-		"backends": backends, "redirect": redirect, "request_headers": changes,
+		"listener_port": types.Int64Value(int64(r.ListenerPort)), "listener_protocol": optionalString(r.ListenerProtocol),
+		"priority": types.Int64Value(int64(r.Priority)), "hostnames": optionalStringList(r.Hostnames, prior.Hostnames),
+		"path_type": optionalString(r.PathType), "path": optionalString(r.Path), "method": optionalString(r.Method),
+		"headers": headers(r.Headers, prior.Headers), "backends": backends, "redirect": redirect, "request_headers": changes,
 	}, diags)
 }
 

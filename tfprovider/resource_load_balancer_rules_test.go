@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,6 +40,8 @@ func fullRules() []exampleapi.Rule {
 			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, StatusCode: 301}},
 		{Name: "bare", ListenerPort: 443, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
 			RequestHeaders: &exampleapi.HeaderModifier{}},
+		{Name: "quic", ListenerPort: 443, ListenerProtocol: "udp", Priority: 1,
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30443, Weight: 1}}},
 	}
 }
 
@@ -74,9 +77,12 @@ func TestRulesRoundTrip(t *testing.T) {
 	if upd, d := m.toUpdate(ctx); d.HasError() || !reflect.DeepEqual(upd.Rules, fullRules()) {
 		t.Fatalf("round trip (%v):\n got %+v\nwant %+v", d, upd.Rules, fullRules())
 	}
-	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}}}`)
-	if got := m.Rules.Elements()["bare"]; !got.Equal(want.Elements()["bare"]) {
-		t.Errorf("bare rule\n got %v\nwant %v", got, want.Elements()["bare"])
+	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}},
+		"quic": {"listener_port": 443, "listener_protocol": "udp", "priority": 1, "backends": [{"target_pool_id": "tp-a", "port": 30443, "weight": 1}]}}`)
+	for _, name := range []string{"bare", "quic"} {
+		if got := m.Rules.Elements()[name]; !got.Equal(want.Elements()[name]) {
+			t.Errorf("%s rule\n got %v\nwant %v", name, got, want.Elements()[name])
+		}
 	}
 	// Map iteration does not reorder what is sent.
 	for range 20 {
@@ -130,7 +136,8 @@ func TestLBFieldResolverRules(t *testing.T) {
 		"rules[1].priority":                   path.Root("rules").AtMapKey("moved"),
 		"rules[0].backends[1].target_pool_id": path.Root("rules").AtMapKey("ns/api/0.0:80@a.example"),
 		"rules[2]":                            path.Root("rules").AtMapKey("bare"),
-		"rules[3].name":                       path.Root("rules"),
+		"rules[3].listener_protocol":          path.Root("rules").AtMapKey("quic"),
+		"rules[4].name":                       path.Root("rules"),
 	}
 	for field, want := range cases {
 		if got, ok := r(field); !ok || !got.Equal(want) {
@@ -196,6 +203,9 @@ func attrPathString(p *tftypes.AttributePath) string {
 const (
 	http80JSON   = `"http/80": {"protocol": "http", "port": 80, "target_port": 8080}`
 	https443JSON = `"https/443": {"protocol": "https", "port": 443, "target_port": 8443, "certificate_ids": ["cert-1"]}`
+	tls80JSON    = `"tls/80": {"protocol": "tls", "port": 80, "target_port": 8443}`
+	tcp80JSON    = `"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`
+	udp80JSON    = `"udp/80": {"protocol": "udp", "port": 80, "target_port": 8080}`
 )
 
 // rulesConfig is a load balancer with listeners and rules as JSON.
@@ -229,12 +239,28 @@ func TestValidateRules(t *testing.T) {
 		}) + "}", `rules`, "Too many rules: rules has 201 entries; the Example cloud allows at most 200 rules"},
 		{"no listener", http80JSON, `{"r": {"listener_port": 81, "priority": 1}}`, `rules["r"].listener_port`,
 			`No listener for the rule: Rule "r" has listener_port = 81, but listeners has no listener on port 81`},
-		{"tcp listener", `"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`, oneRule(""), `rules["r"].listener_port`,
-			`Rule on a listener that is not http or https: Rule "r" has listener_port = 80, and listener "tcp/80" is not http or https`},
+		{"no listener of the protocol", tls80JSON, oneRule(`"listener_protocol": "udp",`), `rules["r"].listener_protocol`,
+			`No such listener for the rule: Rule "r" has listener_port = 80 and listener_protocol = "udp", but port 80 has only tls/80.`},
+		{"not the port's protocol", tcp80JSON + ", " + udp80JSON, oneRule(`"listener_protocol": "tls",`), `rules["r"].listener_protocol`,
+			`port 80 has only tcp/80 and udp/80`},
+		{"tls method", tls80JSON, oneRule(`"method": "GET",`), `rules["r"].method`,
+			`Rule condition not allowed on a tls listener: Rule "r" routes listener "tls/80", so it takes no method: a tls listener passes TLS through and matches only hostnames`},
+		{"tls path", tls80JSON, oneRule(`"path_type": "prefix", "path": "/",`), `rules["r"].path_type`, `Rule condition not allowed on a tls listener`},
+		{"tls headers", tls80JSON, oneRule(`"headers": {"X-A": "1"},`), `rules["r"].headers`, `so it takes no headers`},
+		{"tls redirect", tls80JSON, oneRule(`"redirect": {"status_code": 301},`), `rules["r"].redirect`,
+			`Rule action not allowed on a tls listener: Rule "r" routes listener "tls/80", which forwards connections to backends: it takes no redirect`},
+		{"tls request headers", tls80JSON, oneRule(`"request_headers": {},`), `rules["r"].request_headers`, `it takes no request_headers`},
+		{"tcp hostnames", tcp80JSON, oneRule(`"hostnames": ["a.example"],`), `rules["r"].hostnames`,
+			`Rule condition not allowed on a tcp listener: Rule "r" routes listener "tcp/80", so it takes no hostnames: tcp and udp rules have no conditions`},
+		{"udp method", tcp80JSON + ", " + udp80JSON, oneRule(`"listener_protocol": "udp", "method": "GET",`), `rules["r"].method`,
+			`Rule "r" routes listener "udp/80", so it takes no method`},
+		{"udp alone, hostnames", udp80JSON, oneRule(`"hostnames": ["a.example"],`), `rules["r"].hostnames`, `routes listener "udp/80"`},
+		{"priority taken on tcp", tcp80JSON + ", " + udp80JSON, `{"a": {"listener_port": 80, "priority": 1}, "b": {"listener_port": 80, "listener_protocol": "tcp", "priority": 1}}`,
+			`rules["b"].priority`, `Rule priority already in use: Rules "a" and "b" both have priority 1 on listener "tcp/80"`},
 		{"redirecting listener", https443JSON + `, "http/80": {"protocol": "http", "port": 80, "target_port": 8080, "redirect_to_https_port": 443}`,
 			oneRule(""), `rules["r"].listener_port`, `Rule on a redirecting listener: Rule "r" has listener_port = 80, and listener "http/80" redirects`},
 		{"priority taken", http80JSON, `{"a": {"listener_port": 80, "priority": 10}, "b": {"listener_port": 80, "priority": 10}}`,
-			`rules["b"].priority`, `Rule priority already in use: Rules "a" and "b" both have priority 10 on listener port 80`},
+			`rules["b"].priority`, `Rule priority already in use: Rules "a" and "b" both have priority 10 on listener "http/80"`},
 		{"path without type", http80JSON, oneRule(`"path": "/api",`), `rules["r"].path_type`,
 			`Missing rule path type: Rule "r" has a path, so it needs path_type: one of exact, prefix.`},
 		{"type without path", http80JSON, oneRule(`"path_type": "exact",`), `rules["r"].path`,
@@ -258,6 +284,7 @@ func TestValidateRules(t *testing.T) {
 		{"path", http80JSON, oneRule(`"path_type": "prefix", "path": "/a/../b",`), `rules["r"].path`,
 			`Invalid rule path: "/a/../b" is not a normalized path (no //, /./ or /../).`},
 		{"path type", http80JSON, oneRule(`"path_type": "regex", "path": "/a",`), `rules["r"].path_type`, `value must be one of: ["exact" "prefix"]`},
+		{"listener protocol", http80JSON, oneRule(`"listener_protocol": "sctp",`), `rules["r"].listener_protocol`, `value must be one of: ["tcp" "udp" "http" "https" "tls"]`},
 		{"method", http80JSON, oneRule(`"method": "get",`), `rules["r"].method`, `value must be one of`},
 		{"too many headers", http80JSON, oneRule(`"headers": {` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d": "v"`, i) }) + `},`),
 			`rules["r"].headers`, `map must contain at most 16 elements`},
@@ -294,10 +321,17 @@ func TestValidateRules(t *testing.T) {
 }
 
 // TestValidateRulesValid: a configuration using every attribute, names
-// as a Gateway's routes render them, rules on http and https listeners
-// and one listener port of tcp and udp (udp shares no port) passes.
+// as a Gateway's routes render them, rules on http and https listeners,
+// SNI rules on a tls one, and rules of one priority on tcp/53 and udp/53
+// and on http/80 and udp/80 (udp shares no port) passes.
 func TestValidateRulesValid(t *testing.T) {
-	config := rulesConfig(http80JSON+", "+https443JSON+`, "udp/80": {"protocol": "udp", "port": 80, "target_port": 53}`, `{
+	config := rulesConfig(http80JSON+", "+https443JSON+", "+udp80JSON+`, "tls/8443": {"protocol": "tls", "port": 8443, "target_port": 30443},
+		"tcp/53": {"protocol": "tcp", "port": 53, "target_port": 30053}, "udp/53": {"protocol": "udp", "port": 53, "target_port": 30053}`, `{
+		"ns/db/0:8443@db.example": {"listener_port": 8443, "priority": 1, "hostnames": ["db.example"], "backends": [{"target_pool_id": "tp-a", "port": 30001}]},
+		"ns/db/0:8443@*.example": {"listener_port": 8443, "listener_protocol": "tls", "priority": 2, "hostnames": ["*.example"], "headers": {}},
+		"ns/dns-tcp/0:53": {"listener_port": 53, "priority": 1, "backends": [{"target_pool_id": "tp-a", "port": 30053}]},
+		"ns/dns-udp/0:53": {"listener_port": 53, "listener_protocol": "udp", "priority": 1, "hostnames": [], "backends": [{"target_pool_id": "tp-a", "port": 30053}]},
+		"quic": {"listener_port": 80, "listener_protocol": "udp", "priority": 10},
 		"ns/api/0.0:80@a.example": {"listener_port": 80, "priority": 10, "hostnames": ["a.example", "*.b.example"],
 			"path_type": "prefix", "path": "/api", "method": "GET", "headers": {"X-Env": "canary", "X-Other": ""},
 			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0}, {"target_pool_id": "tp-a", "port": 30002}],
@@ -311,7 +345,7 @@ func TestValidateRulesValid(t *testing.T) {
 }
 
 // TestValidateRulesUnknown: what is known only at apply time (listeners,
-// a rule's port or backends) skips the checks that need it.
+// a rule's port, protocol or backends) skips the checks that need it.
 func TestValidateRulesUnknown(t *testing.T) {
 	ctx := context.Background()
 	var sr fwresource.SchemaResponse
@@ -319,15 +353,17 @@ func TestValidateRulesUnknown(t *testing.T) {
 	typ := sr.Schema.Type().TerraformType(ctx)
 	config := rulesConfig(`"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`,
 		`{"r": {"listener_port": 81, "priority": 10, "redirect": {"status_code": 301}, "backends": []},
-		  "s": {"listener_port": 80, "priority": 10}}`)
+		  "s": {"listener_port": 80, "priority": 10},
+		  "t": {"listener_port": 80, "listener_protocol": "udp", "priority": 10, "method": "GET"}}`)
 	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	unknown := map[string]bool{
-		`listeners`:                true,
-		`rules["r"].backends`:      true,
-		`rules["s"].listener_port`: true,
+		`listeners`:                    true,
+		`rules["r"].backends`:          true,
+		`rules["s"].listener_port`:     true,
+		`rules["t"].listener_protocol`: true,
 	}
 	v, err = tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if unknown[attrPathString(p)] {
@@ -471,8 +507,9 @@ func gatewayRules(weightA, weightB, redirectPriority int) string {
   }`, weightA, weightB, redirectPriority)
 }
 
-// checkRequests sends simulated requests to the load balancer in state
-// and compares how it answers with want, given the state's pool ids.
+// checkRequests sends simulated requests (or connections) to the load
+// balancer in state, on port 80 unless req names one, and compares how it
+// answers with want, given the state's pool ids.
 func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b string) exampleapi.RequestOutcome) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		ids := map[string]string{}
@@ -485,7 +522,7 @@ func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b 
 		}
 		ctx, cancel := bg()
 		defer cancel()
-		req.ListenerPort = 80
+		req.ListenerPort = cmp.Or(req.ListenerPort, 80)
 		got, err := e.client.SimulateRequests(ctx, ids[lbAddr], req)
 		if err != nil {
 			return fmt.Errorf("simulating %+v: %w", req, err)
@@ -493,7 +530,7 @@ func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b 
 		w := want(ids[rulesPoolA], ids[rulesPoolB])
 		if got.Status != w.Status || got.RulePriority != w.RulePriority || got.Location != w.Location ||
 			!maps.Equal(got.Backends, w.Backends) || (w.RequestHeaders != nil && !maps.Equal(got.RequestHeaders, w.RequestHeaders)) {
-			return fmt.Errorf("%s %s%s answered %+v, want %+v", req.Method, req.Host, req.Path, *got, w)
+			return fmt.Errorf("%s %s%s (%s/%d) answered %+v, want %+v", req.Method, req.Host, req.Path, req.Protocol, req.ListenerPort, *got, w)
 		}
 		return nil
 	}

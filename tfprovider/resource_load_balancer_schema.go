@@ -51,10 +51,10 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 		// Version 1: listeners became a map keyed "<protocol>/<port>"
 		// (version 0 had a list); UpgradeState converts old states.
 		Version: 1,
-		Description: "A load balancer forwarding TCP, UDP, HTTP and HTTPS listener ports (TLS ending at the load balancer " +
-			"with `example_certificate`s) to target instances, listed in `targets` or " +
-			"held by a target pool (`target_pool_id`); `http` and `https` listeners may route requests by L7 `rules` to " +
-			"target pools instead. Creation waits " +
+		Description: "A load balancer forwarding TCP, UDP, TLS (passed through), HTTP and HTTPS listener ports (HTTPS ending " +
+			"TLS at the load balancer with `example_certificate`s) to target instances, listed in `targets` or " +
+			"held by a target pool (`target_pool_id`); listeners may route by `rules` to target pools instead (`http` and " +
+			"`https` by host, path, method and headers, `tls` by SNI name, `tcp` and `udp` all their connections). Creation waits " +
 			"until the load balancer is `active`; `name`, `region`, `internal` and `ip_family` cannot change " +
 			"without replacing it, every other argument is updated in place. With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
 			"a create that finds its name taken by a load balancer with matching tags (left by an interrupted apply) adopts it. " +
@@ -134,8 +134,8 @@ func listenersAttribute() schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
 		Required: true,
 		Description: fmt.Sprintf("Listeners, at least one and at most %d, keyed by `\"<protocol>/<port>\"` of the listener, "+
-			"e.g. `\"tcp/80\"` (so ports are unique per protocol; `tcp`, `http` and `https` listeners also share the TCP "+
-			"ports, so `\"tcp/443\"` and `\"https/443\"` cannot both exist). Keyed this way, a plan shows a changed `port` as one "+
+			"e.g. `\"tcp/80\"` (so ports are unique per protocol; `tcp`, `tls`, `http` and `https` listeners also share the "+
+			"TCP ports, so `\"tcp/443\"` and `\"https/443\"` cannot both exist, while `\"udp/443\"` can). Keyed this way, a plan shows a changed `port` as one "+
 			"listener removed and one added, and any other change of a listener (its `target_port`, its certificates) as "+
 			"that one listener updated in place; the other listeners read as unchanged.", exampleapi.MaxListeners),
 		// The maximum is checked in ValidateConfig, with the cloud's
@@ -146,8 +146,9 @@ func listenersAttribute() schema.MapNestedAttribute {
 				"protocol": schema.StringAttribute{
 					Required: true,
 					Description: "One of " + quoted(exampleapi.ListenerProtocols) + "; the first part of the key. `tcp` and `udp` " +
-						"forward connections (TLS passes through); `http` and `https` forward HTTP requests, `https` ending TLS at " +
-						"the load balancer with `certificate_ids`.",
+						"forward connections (TLS passes through); `tls` forwards TCP connections too, routed by the SNI name of " +
+						"their TLS ClientHello (TLS passes through: the targets hold the certificates); `http` and `https` forward " +
+						"HTTP requests, `https` ending TLS at the load balancer with `certificate_ids`.",
 					Validators: []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
 				},
 				"port":        port("Port the load balancer listens on (1-65535); the second part of the key."),

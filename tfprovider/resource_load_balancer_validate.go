@@ -16,8 +16,8 @@ import (
 
 // ValidateConfig checks what single-attribute validators cannot: listener
 // keys that match their listeners, the number of listeners, what each
-// protocol allows (validateListenerProtocols), rules on http(s) listeners
-// (validateRules), a consistent health check
+// protocol allows (validateListenerProtocols), rules and what their
+// listeners allow (validateRules), a consistent health check
 // and targets or a target pool, not both. Unknown values are
 // skipped; the API checks them again at apply time.
 func (r *loadBalancerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

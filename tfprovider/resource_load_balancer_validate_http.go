@@ -19,8 +19,8 @@ import (
 // protocol and its other attributes, and between listeners: certificates
 // on https only (and required there), redirects from http to an https
 // port of the same load balancer, sticky sessions on http(s) without a
-// redirect, and TCP ports shared by tcp, http and https. Unknown values
-// skip the checks that need them.
+// redirect, and TCP ports shared by tcp, tls, http and https. Unknown
+// values skip the checks that need them.
 func validateListenerProtocols(ctx context.Context, listeners types.Map, resp *resource.ValidateConfigResponse) {
 	if listeners.IsNull() || listeners.IsUnknown() {
 		return
@@ -56,8 +56,8 @@ func validateListenerProtocols(ctx context.Context, listeners types.Map, resp *r
 			port := l.Port.ValueInt64()
 			if other, dup := tcpPorts[port]; dup {
 				resp.Diagnostics.AddAttributeError(lp.AtName("port"), "Listener port already in use",
-					fmt.Sprintf("Listeners %q and %q both use TCP port %d: tcp, http and https listeners share the load "+
-						"balancer's TCP ports (only udp listeners may reuse one).", other, key, port))
+					fmt.Sprintf("Listeners %q and %q both use TCP port %d: tcp, tls, http and https listeners share the "+
+						"load balancer's TCP ports (only udp listeners may reuse one).", other, key, port))
 			}
 			tcpPorts[port] = key
 		}
@@ -95,8 +95,12 @@ func validateListenerExtras(key, proto string, lp path.Path, l listenerModel, re
 			fmt.Sprintf("The https listener %q ends TLS at the load balancer, so it needs certificate_ids: the ids of "+
 				"example_certificate resources of the load balancer's region (the first is the default certificate).", key))
 	case !isHTTPS && !l.CertificateIDs.IsNull() && !l.CertificateIDs.IsUnknown():
+		hint := ""
+		if proto == exampleapi.ProtocolTLS {
+			hint = " A tls listener passes TLS through: its targets hold the certificates."
+		}
 		resp.Diagnostics.AddAttributeError(lp.AtName("certificate_ids"), "Certificates on a listener that is not https",
-			fmt.Sprintf("certificate_ids is only allowed on https listeners; listener %q is %s.", key, proto))
+			fmt.Sprintf("certificate_ids is only allowed on https listeners; listener %q is %s.%s", key, proto, hint))
 	}
 	hasRedirect := !l.RedirectToHTTPSPort.IsNull()
 	if hasRedirect && proto != exampleapi.ProtocolHTTP {

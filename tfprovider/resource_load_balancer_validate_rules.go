@@ -63,9 +63,10 @@ func checkRulePath(p string) error {
 }
 
 // validateRules checks the rule count against the cloud's limit (before
-// the rules: they are not worth checking then), each rule's listener,
-// priorities unique per listener, and each rule alone (validateRule).
-// Unknown values skip the checks that need them.
+// the rules: they are not worth checking then), each rule's listener and
+// what it allows (validateRuleListener, validateL4Rule), priorities
+// unique per listener, and each rule alone (validateRule). Unknown values
+// skip the checks that need them.
 func validateRules(ctx context.Context, rules types.Map, listeners types.Map, resp *resource.ValidateConfigResponse) {
 	if !isKnown(rules) {
 		return
@@ -76,7 +77,7 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 		return
 	}
 	byPort, complete := listenersByPort(ctx, listeners)
-	priorities := map[[2]int64]string{} // listener port, priority: rule name
+	priorities := map[listenerPriority]string{} // rule name
 	for _, name := range slices.Sorted(maps.Keys(rules.Elements())) {
 		obj, ok := rules.Elements()[name].(types.Object)
 		if !ok || !isKnown(obj) {
@@ -87,25 +88,42 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 			continue
 		}
 		rp := path.Root("rules").AtMapKey(name)
-		if !isKnown(r.ListenerPort) {
+		if !isKnown(r.ListenerPort) || r.ListenerProtocol.IsUnknown() {
 			validateRule(ctx, name, rp, r, resp)
 			continue
 		}
 		port := r.ListenerPort.ValueInt64()
+		// Without the listeners, only rules naming the listener alike are
+		// known to share it.
+		key := listenerPriority{listener: fmt.Sprintf("%d %s", port, r.ListenerProtocol.ValueString())}
+		on := fmt.Sprintf("listener port %d", port)
 		if complete {
-			validateRuleListener(name, rp, port, byPort[port], resp)
+			l, found := validateRuleListener(name, rp, port, r.ListenerProtocol.ValueString(), byPort[port], resp)
+			if !found {
+				validateRule(ctx, name, rp, r, resp)
+				continue
+			}
+			key.listener = listenerKey(l.Protocol.ValueString(), port)
+			on = fmt.Sprintf("listener %q", key.listener)
+			validateL4Rule(name, rp, r, key.listener, l.Protocol.ValueString(), resp)
 		}
 		if isKnown(r.Priority) {
-			key := [2]int64{port, r.Priority.ValueInt64()}
+			key.priority = r.Priority.ValueInt64()
 			if other, dup := priorities[key]; dup {
 				resp.Diagnostics.AddAttributeError(rp.AtName("priority"), "Rule priority already in use",
-					fmt.Sprintf("Rules %q and %q both have priority %d on listener port %d: priorities are unique per "+
-						"listener, as they order its rules.", other, name, key[1], port))
+					fmt.Sprintf("Rules %q and %q both have priority %d on %s: priorities are unique per listener, as "+
+						"they order its rules.", other, name, key.priority, on))
 			}
 			priorities[key] = name
 		}
 		validateRule(ctx, name, rp, r, resp)
 	}
+}
+
+// listenerPriority is a priority on a listener ("<protocol>/<port>").
+type listenerPriority struct {
+	listener string
+	priority int64
 }
 
 // listenersByPort is the configured listeners by port. complete is false
@@ -130,30 +148,81 @@ func listenersByPort(ctx context.Context, listeners types.Map) (byPort map[int64
 	return byPort, true
 }
 
-// validateRuleListener checks that port is an http or https listener's,
-// one that forwards (no redirect_to_https_port); ls are the listeners on
-// port.
-func validateRuleListener(name string, rp path.Path, port int64, ls []listenerModel, resp *resource.ValidateConfigResponse) {
+// validateRuleListener finds the listener of ls (those on port) the rule
+// routes, as the API does: the one of protocol, or for "" the port's
+// listener of the TCP ports, else its udp one. It must forward (no
+// redirect_to_https_port). found is false when there is none.
+func validateRuleListener(name string, rp path.Path, port int64, protocol string, ls []listenerModel,
+	resp *resource.ValidateConfigResponse) (l listenerModel, found bool) {
+	if protocol != "" && !slices.Contains(exampleapi.ListenerProtocols, protocol) {
+		return l, false // the attribute's validator says so
+	}
 	i := slices.IndexFunc(ls, func(l listenerModel) bool {
 		p := l.Protocol.ValueString()
-		return p == exampleapi.ProtocolHTTP || p == exampleapi.ProtocolHTTPS
+		return p == protocol || protocol == "" && p != exampleapi.ProtocolUDP
 	})
-	at := rp.AtName("listener_port")
+	if i < 0 && protocol == "" && len(ls) > 0 {
+		i = 0
+	}
 	switch {
 	case len(ls) == 0:
-		resp.Diagnostics.AddAttributeError(at, "No listener for the rule",
+		resp.Diagnostics.AddAttributeError(rp.AtName("listener_port"), "No listener for the rule",
 			fmt.Sprintf("Rule %q has listener_port = %d, but listeners has no listener on port %d. A rule routes the "+
-				"requests of an http or https listener of this load balancer.", name, port, port))
+				"requests or connections of a listener of this load balancer.", name, port, port))
+		return l, false
 	case i < 0:
-		resp.Diagnostics.AddAttributeError(at, "Rule on a listener that is not http or https",
-			fmt.Sprintf("Rule %q has listener_port = %d, and listener %q is not http or https: rules route HTTP requests.",
-				name, port, listenerKey(ls[0].Protocol.ValueString(), port)))
+		have := make([]string, len(ls))
+		for k, l := range ls {
+			have[k] = listenerKey(l.Protocol.ValueString(), port)
+		}
+		slices.Sort(have)
+		resp.Diagnostics.AddAttributeError(rp.AtName("listener_protocol"), "No such listener for the rule",
+			fmt.Sprintf("Rule %q has listener_port = %d and listener_protocol = %q, but port %d has only %s. Set "+
+				"listener_protocol to one of them, or leave it unset for the listener of the TCP ports.",
+				name, port, protocol, port, strings.Join(have, " and ")))
+		return l, false
 	case !ls[i].RedirectToHTTPSPort.IsNull():
-		resp.Diagnostics.AddAttributeError(at, "Rule on a redirecting listener",
+		resp.Diagnostics.AddAttributeError(rp.AtName("listener_port"), "Rule on a redirecting listener",
 			fmt.Sprintf("Rule %q has listener_port = %d, and listener %q redirects every request to https "+
 				"(redirect_to_https_port): it has no requests to route. Put the rule on the https listener.",
 				name, port, listenerKey(exampleapi.ProtocolHTTP, port)))
 	}
+	return ls[i], true
+}
+
+// validateL4Rule checks a rule of a tcp, udp or tls listener (key) against
+// what it sees: connections, not HTTP requests. A tls listener matches
+// only hostnames, against the SNI name; tcp and udp rules have no
+// conditions; none of them can redirect or change headers.
+func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
+	if proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS {
+		return
+	}
+	why := "tcp and udp rules have no conditions: the rule of lowest priority takes every connection"
+	if proto == exampleapi.ProtocolTLS {
+		why = "a tls listener passes TLS through and matches only hostnames, against the SNI name"
+	}
+	condition := func(attr string, set bool) {
+		if set {
+			resp.Diagnostics.AddAttributeError(rp.AtName(attr), "Rule condition not allowed on a "+proto+" listener",
+				fmt.Sprintf("Rule %q routes listener %q, so it takes no %s: %s.", name, key, attr, why))
+		}
+	}
+	condition("hostnames", proto != exampleapi.ProtocolTLS && isKnown(r.Hostnames) && len(r.Hostnames.Elements()) > 0)
+	// One error for the pair: path needs path_type and the reverse.
+	condition("path_type", !r.PathType.IsNull())
+	condition("path", !r.Path.IsNull() && r.PathType.IsNull())
+	condition("method", !r.Method.IsNull())
+	condition("headers", isKnown(r.Headers) && len(r.Headers.Elements()) > 0)
+	action := func(attr string, v types.Object) {
+		if !v.IsNull() {
+			resp.Diagnostics.AddAttributeError(rp.AtName(attr), "Rule action not allowed on a "+proto+" listener",
+				fmt.Sprintf("Rule %q routes listener %q, which forwards connections to backends: it takes no %s "+
+					"(http and https listeners only).", name, key, attr))
+		}
+	}
+	action("redirect", r.Redirect)
+	action("request_headers", r.RequestHeaders)
 }
 
 // validateRule checks one rule: path with path_type, backends or a

@@ -99,6 +99,10 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = ["cert-1", "cert-1"] }`, `Duplicate List Value[\s\S]*duplicate values of: "cert-1"`},
 		{"web", "", `"https/443" = { protocol = "https", port = 443, target_port = 80, certificate_ids = [] }`, `certificate_ids list must contain at least 1\s+elements and at most 25 elements, got: 0`},
 		{"web", "", `"tcp/80" = { protocol = "tcp", port = 80, target_port = 80, redirect_to_https_port = 443 }`, `Redirect on a listener that is not http`},
+		{"web", "", `"tls/443" = { protocol = "tls", port = 443, target_port = 443, certificate_ids = ["cert-1"] }`,
+			`Certificates on a listener that is not https[\s\S]*listener "tls/443" is\s+tls\.\s+A\s+tls\s+listener\s+passes\s+TLS\s+through`},
+		{"web", "", `"tls/443" = { protocol = "tls", port = 443, target_port = 443, sticky_sessions = { cookie_name = "a", ttl_seconds = 60 } }`,
+			`Sticky sessions need HTTP[\s\S]*listener\s+"tls/443"\s+is\s+tls`},
 		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, redirect_to_https_port = 443 }`, `Redirect to a port without an https listener[\s\S]*\(it\s+has\s+none\)`},
 		{"web", "", httpsListener + `, "http/80" = { protocol = "http", port = 80, target_port = 80, redirect_to_https_port = 8443 }`,
 			`Listener "http/80" has redirect_to_https_port = 8443, which is not the\s+port\s+of\s+an\s+https\s+listener[\s\S]*https\s+ports:\s+443`},
@@ -108,6 +112,7 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, sticky_sessions = { cookie_name = "a b", ttl_seconds = 60 } }`, `RFC\s+6265\s+cookie\s+name\), got: a b`},
 		{"web", "", `"http/80" = { protocol = "http", port = 80, target_port = 80, sticky_sessions = { cookie_name = "a", ttl_seconds = 0 } }`, `ttl_seconds\s+value\s+must\s+be\s+between\s+1\s+and\s+604800`},
 		{"web", "", httpsListener + `, "tcp/443" = { protocol = "tcp", port = 443, target_port = 80 }`, `Listener port already in use[\s\S]*"https/443"\s+and\s+"tcp/443"\s+both\s+use\s+TCP\s+port\s+443`},
+		{"web", "", httpsListener + `, "tls/443" = { protocol = "tls", port = 443, target_port = 80 }`, `Listener port already in use[\s\S]*"https/443"\s+and\s+"tls/443"\s+both\s+use\s+TCP\s+port\s+443[\s\S]*tcp,\s+tls,\s+http\s+and\s+https`},
 		// Found by the API at apply time, reported on the attribute.
 		{"web", "", httpsListener, `Cannot create load balancer[\s\S]*certificate_ids[\s\S]*certificate\s+"cert-0000000000000000"\s+does\s+not\s+exist`},
 		{"web", `  targets = ["i-0000000000000000"]`, listenerHTTP, `Cannot create load balancer[\s\S]*targets = \["i-0000000000000000"\][\s\S]*targets\[0\]: instance\s+"i-0000000000000000" does not exist`},

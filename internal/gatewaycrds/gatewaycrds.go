@@ -21,7 +21,7 @@ import (
 )
 
 // Kinds are the CRDs installed: what the controller serves and reads.
-var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"}
+var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"}
 
 // Install installs Kinds' CRDs with kube and waits until cfg's clients are
 // served HTTPRoutes.

@@ -22,16 +22,17 @@ locals {
   # changing. None is null: a load balancer without rules plans exactly as
   # before rules existed.
   rules = length(var.rules) == 0 ? null : { for r in var.rules : r.name => {
-    listener_port   = r.listener_port
-    priority        = r.priority
-    hostnames       = r.hostnames
-    path_type       = r.path_type
-    path            = r.path
-    method          = r.method
-    headers         = r.headers
-    backends        = r.backends
-    redirect        = r.redirect
-    request_headers = r.request_headers
+    listener_port     = r.listener_port
+    listener_protocol = r.listener_protocol
+    priority          = r.priority
+    hostnames         = r.hostnames
+    path_type         = r.path_type
+    path              = r.path
+    method            = r.method
+    headers           = r.headers
+    backends          = r.backends
+    redirect          = r.redirect
+    request_headers   = r.request_headers
   } }
 }
 

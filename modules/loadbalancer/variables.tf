@@ -59,7 +59,7 @@ variable "algorithm" {
 }
 
 variable "listeners" {
-  description = "Ports the load balancer listens on (protocol tcp, udp, http or https, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol, and tcp, http and https share the TCP ports. https listeners end TLS with certificates (keys of var.certificates, e.g. certificates uploaded by the certificates module) and certificate_ids (ids of certificates already in the cloud): 1-25 together, the first the default; an http listener may redirect to an https port (redirect_to_https_port); http and https listeners may have cookie sticky_sessions. The last three are null when unset."
+  description = "Ports the load balancer listens on (protocol tcp, udp, tls, http or https, port) and the port on the targets they forward to (target_port). At least one, at most 100 (the Example cloud's limit); ports are unique per protocol, and tcp, tls, http and https share the TCP ports. tls listeners pass TLS through (routed by SNI name with rules; the targets hold the certificates); https listeners end TLS with certificates (keys of var.certificates, e.g. certificates uploaded by the certificates module) and certificate_ids (ids of certificates already in the cloud): 1-25 together, the first the default; an http listener may redirect to an https port (redirect_to_https_port); http and https listeners may have cookie sticky_sessions. The last three are null when unset."
   type = list(object({
     protocol               = string
     port                   = number
@@ -86,8 +86,8 @@ variable "listeners" {
   }
 
   validation {
-    condition     = alltrue([for l in var.listeners : contains(["tcp", "udp", "http", "https"], l.protocol)])
-    error_message = "Every listener protocol must be one of: tcp, udp, http, https."
+    condition     = alltrue([for l in var.listeners : contains(["tcp", "udp", "http", "https", "tls"], l.protocol)])
+    error_message = "Every listener protocol must be one of: tcp, udp, http, https, tls."
   }
 
   validation {
@@ -107,7 +107,7 @@ variable "listeners" {
 
   validation {
     condition     = try(alltrue([for p, ls in { for l in var.listeners : tostring(l.port) => l.protocol... if l.protocol != "udp" } : length(ls) == 1]), true)
-    error_message = "tcp, http and https listeners share the TCP ports; used twice: ${join(", ", [for p, ls in { for l in var.listeners : tostring(l.port) => "${l.protocol}/${l.port}"... if l.protocol != "udp" } : join(" and ", ls) if length(ls) > 1])}."
+    error_message = "tcp, tls, http and https listeners share the TCP ports; used twice: ${join(", ", [for p, ls in { for l in var.listeners : tostring(l.port) => "${l.protocol}/${l.port}"... if l.protocol != "udp" } : join(" and ", ls) if length(ls) > 1])}."
   }
 
   validation {
@@ -255,16 +255,17 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "L7 rules of the http and https listeners (what a Gateway's HTTPRoutes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request by the matching rule of lowest priority (404 when none matches); one without rules forwards to the load balancer's targets. Each rule: listener_port (an http or https listener without redirect_to_https_port), priority (1-50000, unique per listener), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets, weight 0-1000000, default 1) or a redirect (scheme, hostname, port, status_code 301|302), with request_headers changes (set, add, remove). At most 200. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets, weight 0-1000000, default 1) or a redirect (scheme, hostname, port, status_code 301|302), with request_headers changes (set, add, remove). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends). At most 200. Empty (the default): no rules."
   type = list(object({
-    name          = string
-    listener_port = number
-    priority      = number
-    hostnames     = optional(list(string))
-    path_type     = optional(string)
-    path          = optional(string)
-    method        = optional(string)
-    headers       = optional(map(string))
+    name              = string
+    listener_port     = number
+    listener_protocol = optional(string)
+    priority          = number
+    hostnames         = optional(list(string))
+    path_type         = optional(string)
+    path              = optional(string)
+    method            = optional(string)
+    headers           = optional(map(string))
     backends = optional(list(object({
       target_pool_id = string
       port           = number
@@ -306,17 +307,32 @@ variable "rules" {
     error_message = "Rule names must be unique; repeated: ${join(", ", [for k, rs in { for r in var.rules : r.name => r... } : k if length(rs) > 1])}."
   }
 
+  # A rule's listener is "<protocol>/<port>": listener_protocol, else the
+  # port's listener of the TCP ports, else its udp one (as the API). Refers
+  # to listeners: Terraform 1.9.
   validation {
-    condition     = try(length({ for r in var.rules : "${r.listener_port}/${r.priority}" => r... }) == length(var.rules), true)
-    error_message = "Rule priorities must be unique per listener; repeated: ${join(", ", [for k, rs in { for r in var.rules : "${r.listener_port}/${r.priority}" => r... } : k if length(rs) > 1])}."
+    condition     = try(length({ for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... }) == length(var.rules), true)
+    error_message = "Rule priorities must be unique per listener; repeated: ${join(", ", [for k, rs in { for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... } : k if length(rs) > 1])}."
   }
 
-  # Refers to listeners: Terraform 1.9.
   validation {
     condition = alltrue([for r in var.rules : contains(
-      [for l in var.listeners : l.port if contains(["http", "https"], l.protocol) && l.redirect_to_https_port == null],
-    r.listener_port)])
-    error_message = "Every rule's listener_port must be the port of an http or https listener without redirect_to_https_port."
+      [for l in var.listeners : "${l.protocol}/${l.port}" if l.redirect_to_https_port == null],
+    "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port}")])
+    error_message = "Every rule's listener_port (with its listener_protocol, when set) must name a listener of var.listeners, not an http one with redirect_to_https_port."
+  }
+
+  # tcp, udp and tls listeners see connections, not HTTP requests. (p is
+  # the rule's listener protocol.)
+  validation {
+    condition = alltrue([for r in var.rules : alltrue([for p in [coalesce(r.listener_protocol, try(
+      [for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))] :
+      contains(["http", "https"], p) || (
+        r.path_type == null && r.path == null && r.method == null && length(coalesce(r.headers, {})) == 0 &&
+        r.redirect == null && r.request_headers == null && (p == "tls" || length(coalesce(r.hostnames, [])) == 0)
+      )
+    ])])
+    error_message = "Rules of tcp, udp and tls listeners only forward (backends: no redirect or request_headers) and take no path_type, path, method or headers; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
   }
 
   validation {

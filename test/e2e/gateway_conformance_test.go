@@ -39,10 +39,15 @@ var update = flag.Bool("update", false, "rewrite docs/gateway-conformance/ from 
 // default name).
 const conformanceClass = "gateway-conformance"
 
-// conformanceRun are the core GATEWAY-HTTP tests that check statuses
-// only. Every other core test sends HTTP to the Gateway's address and
-// wants the suite's echo pods to answer: they are listed by name, with
-// notRunReason, in docs/gateway-conformance/not-run.yaml.
+// conformanceProfiles are the suite's profiles run here.
+var conformanceProfiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayTLSConformanceProfile}
+
+// conformanceRun are the core tests of those profiles that check
+// statuses only, and the status-only TCPRoute and UDPRoute tests (no
+// profile has those kinds yet). Every other core test sends traffic to
+// the Gateway's address and wants the suite's echo pods to answer: they
+// are listed by profile, with notRunReason, in
+// docs/gateway-conformance/not-run.yaml.
 var conformanceRun = []string{
 	"GatewayClassObservedGenerationBump",
 	"GatewayInvalidRouteKind",
@@ -58,19 +63,30 @@ var conformanceRun = []string{
 	"HTTPRouteInvalidCrossNamespaceParentRef",
 	"HTTPRouteInvalidParentRefNotMatchingSectionName",
 	"HTTPRouteObservedGenerationBump",
+	"TLSRouteInvalidNoMatchingListener",
+	"TLSRouteInvalidNoMatchingListenerHostname",
+	"TLSRouteInvalidReferenceGrant",
+	"TLSRouteListenerPassthroughSupportedKinds",
+	"TCPRouteInvalidBackendRefNonexistent",
+	"TCPRouteInvalidCrossNamespaceBackendRef",
+	"TCPRouteInvalidNonTCPListener",
+	"UDPRouteInvalidBackendRefNonexistent",
+	"UDPRouteInvalidCrossNamespaceBackendRef",
+	"UDPRouteNotAllowedByListeners",
 }
 
 // notRunReason is why a core test outside conformanceRun is not run.
-const notRunReason = "sends HTTP to the Gateway's address and wants the suite's echo pods to answer: nothing listens on a " +
+const notRunReason = "sends traffic to the Gateway's address and wants the suite's echo pods to answer: nothing listens on a " +
 	"simulated load balancer's address, kwok's pods run no container, and the suite's backends are ClusterIP Services, " +
 	"which the Example load balancer (forwarding to node ports) does not reach"
 
 // The upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/
-// conformance, profile GATEWAY-HTTP) against the real controller on a
+// conformance, profiles GATEWAY-HTTP and GATEWAY-TLS, and the TCPRoute
+// and UDPRoute tests) against the real controller on a
 // real API server, with kube-controller-manager, kube-scheduler and kwok
 // making the suite's echo Deployments Ready on a fake node: its Setup
 // (base Gateways Accepted and Programmed through terraform, pods Ready)
-// and every status-only core test, chosen by the suite's own test list so
+// and every status-only test of those, chosen by the suite's own test list so
 // that nothing shows as a skip. Its report and the list of core tests not
 // run are kept in docs/gateway-conformance/ (-update rewrites them; a
 // run that differs fails).
@@ -111,7 +127,7 @@ func TestGatewayConformance(t *testing.T) {
 	s, err := suite.NewConformanceTestSuite(suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     conformanceClass,
-			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName},
+			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayTLSConformanceProfileName},
 			CleanupTestResources: true,
 			// One controller worker builds every Gateway through terraform:
 			// the suite's parallel tests would only queue behind each other.
@@ -146,35 +162,41 @@ func TestGatewayConformance(t *testing.T) {
 	testkit.Must(t, s.Run(t, run))
 }
 
-// conformanceTests splits the suite's core GATEWAY-HTTP tests into those
-// run here and those not, with why.
-func conformanceTests(t *testing.T) (run []suite.ConformanceTest, notRun notRunTests) {
+// conformanceTests picks conformanceRun from the suite's tests, and
+// lists by profile the core tests not run.
+func conformanceTests(t *testing.T) (run []suite.ConformanceTest, notRun []notRunTests) {
 	t.Helper()
-	notRun.Profile, notRun.Reason = string(suite.GatewayHTTPConformanceProfileName)+" core", notRunReason
-	for _, ct := range tests.ConformanceTests {
-		core := true
+	core := func(p suite.ConformanceProfile, ct suite.ConformanceTest) bool {
 		for _, f := range ct.Features {
-			core = core && suite.GatewayHTTPConformanceProfile.CoreFeatures.Has(f)
-		}
-		switch {
-		case slices.Contains(conformanceRun, ct.ShortName):
-			if !core {
-				t.Fatalf("%s is not a core GATEWAY-HTTP test (features %v)", ct.ShortName, ct.Features)
+			if !p.CoreFeatures.Has(f) {
+				return false
 			}
+		}
+		return true
+	}
+	for _, ct := range tests.ConformanceTests {
+		if slices.Contains(conformanceRun, ct.ShortName) {
 			run = append(run, ct)
-		case core && !ct.Provisional:
-			notRun.Tests = append(notRun.Tests, ct.ShortName)
 		}
 	}
 	if len(run) != len(conformanceRun) {
 		t.Fatalf("the suite has %d of the %d tests named to run", len(run), len(conformanceRun))
 	}
-	slices.Sort(notRun.Tests)
-	t.Logf("running %d core GATEWAY-HTTP tests; %d others send traffic (docs/gateway-conformance/not-run.yaml)", len(run), len(notRun.Tests))
+	for _, p := range conformanceProfiles {
+		nr := notRunTests{Profile: string(p.Name) + " core", Reason: notRunReason}
+		for _, ct := range tests.ConformanceTests {
+			if core(p, ct) && !ct.Provisional && !slices.Contains(conformanceRun, ct.ShortName) {
+				nr.Tests = append(nr.Tests, ct.ShortName)
+			}
+		}
+		slices.Sort(nr.Tests)
+		notRun = append(notRun, nr)
+	}
+	t.Logf("running %d status-only tests; the other core tests send traffic (docs/gateway-conformance/not-run.yaml)", len(run))
 	return run, notRun
 }
 
-// notRunTests are the core tests not run, and why.
+// notRunTests are a profile's core tests not run, and why.
 type notRunTests struct {
 	Profile string   `json:"profile"`
 	Reason  string   `json:"reason"`

@@ -68,3 +68,32 @@ resource "example_load_balancer" "gateway" {
     }
   }
 }
+
+# TLS passthrough (what a Gateway's TLSRoutes render to): the load
+# balancer reads the SNI name and forwards the connection unchanged, so
+# the targets hold the certificates. tcp/53 and udp/53 share a port
+# number: listener_protocol names the udp listener's rule.
+resource "example_load_balancer" "passthrough" {
+  name = "passthrough"
+  listeners = {
+    "tls/443" = { protocol = "tls", port = 443, target_port = 30443 }
+    "tcp/53"  = { protocol = "tcp", port = 53, target_port = 30053 }
+    "udp/53"  = { protocol = "udp", port = 53, target_port = 30053 }
+  }
+  target_pool_id = example_target_pool.workers.id
+
+  rules = {
+    "db" = {
+      listener_port = 443, priority = 1, hostnames = ["db.example"]
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30443 }]
+    }
+    "dns-tcp" = {
+      listener_port = 53, priority = 1
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30053 }]
+    }
+    "dns-udp" = {
+      listener_port = 53, listener_protocol = "udp", priority = 1
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30054 }]
+    }
+  }
+}

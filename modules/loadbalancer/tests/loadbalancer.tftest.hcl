@@ -249,11 +249,100 @@ run "rules_by_name" {
   }
 }
 
-run "rule_on_a_tcp_listener" {
+run "l4_rules" {
   command = plan
 
   variables {
-    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
+    listeners = [
+      { protocol = "tls", port = 443, target_port = 30443, proxy_protocol = true },
+      { protocol = "tcp", port = 53, target_port = 30053 },
+      { protocol = "udp", port = 53, target_port = 30053 },
+    ]
+    rules = [
+      { name = "db", listener_port = 443, priority = 1, hostnames = ["db.example"], backends = [{ target_pool_id = "tp-a", port = 30443 }] },
+      { name = "wild", listener_port = 443, priority = 2, hostnames = ["*.example"], backends = [{ target_pool_id = "tp-b", port = 30443 }] },
+      { name = "dns-tcp", listener_port = 53, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30053 }] },
+      { name = "dns-udp", listener_port = 53, listener_protocol = "udp", priority = 1, backends = [{ target_pool_id = "tp-b", port = 30053 }] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.listeners["tls/443"].proxy_protocol == true &&
+      example_load_balancer.this.listeners["tls/443"].certificate_ids == null &&
+      example_load_balancer.this.rules["wild"].hostnames == tolist(["*.example"]) &&
+      example_load_balancer.this.rules["dns-udp"].listener_protocol == "udp" &&
+      example_load_balancer.this.rules["dns-tcp"].listener_protocol == null &&
+      example_load_balancer.this.rules["dns-tcp"].hostnames == null
+    )
+    error_message = "tls listeners and the rules of tls, tcp and udp listeners must pass through; tcp/53 and udp/53 may both have priority 1."
+  }
+}
+
+run "priority_taken_on_a_listener" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "tcp", port = 53, target_port = 30053 }, { protocol = "udp", port = 53, target_port = 30053 }]
+    rules = [
+      { name = "a", listener_port = 53, priority = 1 },
+      { name = "b", listener_port = 53, listener_protocol = "tcp", priority = 1 },
+    ]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "rule_on_a_missing_udp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, listener_protocol = "udp", priority = 1 }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "hostnames_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, hostnames = ["a.example"] }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "path_on_a_tls_listener" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "tls", port = 443, target_port = 30443 }]
+    rules     = [{ name = "r", listener_port = 443, priority = 1, hostnames = ["a.example"], path_type = "prefix", path = "/" }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "redirect_on_a_udp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 53, priority = 1, redirect = { status_code = 301 } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "rule_on_a_redirecting_listener" {
+  command = plan
+
+  variables {
+    listeners = [
+      { protocol = "http", port = 80, target_port = 30080, redirect_to_https_port = 443 },
+      { protocol = "https", port = 443, target_port = 30080, certificate_ids = ["cert-a"] },
+    ]
+    rules = [{ name = "r", listener_port = 80, priority = 1 }]
   }
 
   expect_failures = [var.rules]

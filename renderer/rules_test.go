@@ -11,16 +11,16 @@ import (
 // not set is left out (null in the module), so a rule reads as what it
 // does; values are cty, so a hostile header value stays a string.
 func TestHTTPRulesValue(t *testing.T) {
-	rules := []HTTPRule{
+	rules := []Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
 			Headers:  map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
-			Backends: []HTTPBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
+			Backends: []RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
 		{Name: "team-a/shop/1.0:80@any", ListenerPort: 80, Priority: 2, PathType: "exact", Path: "/old",
 			Redirect:       &HTTPRedirect{Scheme: "https", StatusCode: 301},
 			RequestHeaders: &HeaderChanges{Remove: []string{"X-Drop"}}},
 	}
 	f := hclwrite.NewEmptyFile()
-	f.Body().SetAttributeValue("rules", httpRulesValue(rules))
+	f.Body().SetAttributeValue("rules", rulesValue(rules))
 	got := string(hclwrite.Format(f.Bytes()))
 	want := `rules = [{
   backends = [{

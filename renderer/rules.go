@@ -4,30 +4,35 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// HTTPRule is one L7 rule of a load balancer's http or https listener
-// (the loadbalancer module's rules input; exampleapi.Rule in the cloud):
-// what a Gateway's HTTPRoutes render to, one per route rule, match and
-// host name, in the Gateway API's precedence (gateway.Rules).
-type HTTPRule struct {
+// Rule is one rule of a load balancer's listener (the loadbalancer
+// module's rules input; exampleapi.Rule in the cloud): what a Gateway's
+// routes render to. On an http or https listener, one per HTTPRoute rule,
+// match and host name, in the Gateway API's precedence (gateway.Rules);
+// on a tls listener, one per TLSRoute and SNI host name; on a tcp or udp
+// listener, the one rule of its route (no conditions).
+type Rule struct {
 	// Name is the rule's identity: the route, its rule and match, and the
 	// host name, so a rule keeps its name when others come before it.
 	Name         string
 	ListenerPort int
-	Priority     int
+	// ListenerProtocol is "udp" for a udp listener's rule ("" names the
+	// listener of the TCP ports on ListenerPort: a port may have both).
+	ListenerProtocol string
+	Priority         int
 	// Hostname is "" for any host.
 	Hostname string
 	// PathType is "exact" or "prefix" (with Path), or "" for any path.
 	PathType, Path string
 	Method         string
 	Headers        map[string]string
-	Backends       []HTTPBackend
+	Backends       []RuleBackend
 	Redirect       *HTTPRedirect
 	RequestHeaders *HeaderChanges
 }
 
-// HTTPBackend is where a rule forwards: a target pool, on Port of its
+// RuleBackend is where a rule forwards: a target pool, on Port of its
 // targets (a Service's node port), with Weight.
-type HTTPBackend struct {
+type RuleBackend struct {
 	TargetPoolID string
 	Port, Weight int
 }
@@ -47,11 +52,14 @@ type HeaderChanges struct {
 
 // value is the rule as the module takes it: what is unset is left out
 // (the module's optional attributes read it as null).
-func (r HTTPRule) value() cty.Value {
+func (r Rule) value() cty.Value {
 	attrs := map[string]cty.Value{
 		"name":          cty.StringVal(r.Name),
 		"listener_port": cty.NumberIntVal(int64(r.ListenerPort)),
 		"priority":      cty.NumberIntVal(int64(r.Priority)),
+	}
+	if r.ListenerProtocol != "" {
+		attrs["listener_protocol"] = cty.StringVal(r.ListenerProtocol)
 	}
 	if r.Hostname != "" {
 		attrs["hostnames"] = stringList([]string{r.Hostname})
@@ -105,9 +113,9 @@ func (r HTTPRule) value() cty.Value {
 	return cty.ObjectVal(attrs)
 }
 
-// httpRulesValue is the module's rules input: a tuple, as rules differ
+// rulesValue is the module's rules input: a tuple, as rules differ
 // in the attributes they set.
-func httpRulesValue(rules []HTTPRule) cty.Value {
+func rulesValue(rules []Rule) cty.Value {
 	vs := make([]cty.Value, len(rules))
 	for i, r := range rules {
 		vs[i] = r.value()

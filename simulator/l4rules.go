@@ -1,0 +1,86 @@
+package simulator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Rules of tcp, udp and tls listeners (exampleapi/rules.go): these see
+// connections, not HTTP requests. A port may have two listeners, a udp one
+// and one of the TCP ports, so a rule (and a simulated connection) names
+// its listener by port and, where that is not enough, protocol.
+
+// isHTTPListener tells whether l forwards HTTP requests (L7).
+func isHTTPListener(l exampleapi.Listener) bool {
+	return l.Protocol == exampleapi.ProtocolHTTP || l.Protocol == exampleapi.ProtocolHTTPS
+}
+
+// listenerOn is the listener of ls on port that protocol names: the one
+// of that protocol; for "", the port's listener of the TCP ports, else
+// its udp one.
+func listenerOn(ls []exampleapi.Listener, port int, protocol string) (exampleapi.Listener, bool) {
+	i := slices.IndexFunc(ls, func(l exampleapi.Listener) bool {
+		return l.Port == port && (l.Protocol == protocol || protocol == "" && l.Protocol != exampleapi.ProtocolUDP)
+	})
+	if i < 0 && protocol == "" {
+		i = slices.IndexFunc(ls, func(l exampleapi.Listener) bool { return l.Port == port })
+	}
+	if i < 0 {
+		return exampleapi.Listener{}, false
+	}
+	return ls[i], true
+}
+
+// pickListener is listenerOn, or a 400 on portField when the port has
+// no listener, on protocolField when it has none of protocol; what
+// introduces the listeners in the message (e.g. "the load balancer").
+func pickListener(ls []exampleapi.Listener, port int, protocol, portField, protocolField, what string) (exampleapi.Listener, error) {
+	if l, ok := listenerOn(ls, port, protocol); ok {
+		return l, nil
+	}
+	var have []string
+	for _, l := range ls {
+		if l.Port == port {
+			have = append(have, fmt.Sprintf("%s/%d", l.Protocol, l.Port))
+		}
+	}
+	if len(have) == 0 {
+		return exampleapi.Listener{}, invalid(portField, "%s has no listener on port %d", what, port)
+	}
+	return exampleapi.Listener{}, invalid(protocolField, "%s has no %s listener on port %d (only %s)", what, protocol, port, strings.Join(have, " and "))
+}
+
+// validateL4Rule checks rule r of listener l against what l sees: a tls
+// listener matches only host names, against the SNI name; tcp and udp
+// have nothing to match, so their rules have no conditions. Neither sees
+// an HTTP request, so both only forward: no redirect, no header changes.
+func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
+	if isHTTPListener(l) {
+		return nil
+	}
+	on := fmt.Sprintf("is not allowed on listener %s/%d", l.Protocol, l.Port)
+	why := "tcp and udp rules have no conditions: the rule of lowest priority takes every connection"
+	if l.Protocol == exampleapi.ProtocolTLS {
+		why = "a tls listener passes TLS through and matches only hostnames, against the SNI name"
+	}
+	switch {
+	case len(r.Hostnames) > 0 && l.Protocol != exampleapi.ProtocolTLS:
+		return invalid(f+".hostnames", "%s: %s", on, why)
+	case r.PathType != "":
+		return invalid(f+".path_type", "%s: %s", on, why)
+	case r.Path != "":
+		return invalid(f+".path", "%s: %s", on, why)
+	case r.Method != "":
+		return invalid(f+".method", "%s: %s", on, why)
+	case len(r.Headers) > 0:
+		return invalid(f+".headers", "%s: %s", on, why)
+	case r.Redirect != nil:
+		return invalid(f+".redirect", "%s: it forwards connections to backends and cannot answer them", on)
+	case r.RequestHeaders != nil:
+		return invalid(f+".request_headers", "%s: a connection through it has no HTTP headers to change", on)
+	}
+	return nil
+}
