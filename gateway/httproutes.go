@@ -140,21 +140,30 @@ func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason
 	from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: route.Namespace, Name: route.Name}
 	for i, rule := range route.Spec.Rules {
 		for _, ref := range rule.BackendRefs {
-			b, reason, msg := backends(from, ref.BackendRef)
-			if reason != "" {
-				if resolved.Reason == string(gatewayv1.RouteReasonResolvedRefs) {
-					resolved = Reason{Reason: string(reason), Message: msg}
-				}
-				continue
+			if b, ok := resolveRef(from, ref.BackendRef, backends, &resolved); ok {
+				out[i] = append(out[i], b)
 			}
-			b.Weight = 1
-			if ref.Weight != nil {
-				b.Weight = int(*ref.Weight)
-			}
-			out[i] = append(out[i], b)
 		}
 	}
 	return out, resolved
+}
+
+// resolveRef resolves one backendRef of route from, with its weight (1
+// by default); one that does not resolve sets *resolved, the route's
+// ResolvedRefs, unless an earlier one did.
+func resolveRef(from objectref.Ref, ref gatewayv1.BackendRef, backends Backends, resolved *Reason) (Backend, bool) {
+	b, reason, msg := backends(from, ref)
+	if reason != "" {
+		if resolved.Reason == string(gatewayv1.RouteReasonResolvedRefs) {
+			*resolved = Reason{Reason: string(reason), Message: msg}
+		}
+		return Backend{}, false
+	}
+	b.Weight = 1
+	if ref.Weight != nil {
+		b.Weight = int(*ref.Weight)
+	}
+	return b, true
 }
 
 // routeCandidates are the cloud rules of route on listener port for host

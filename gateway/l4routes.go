@@ -163,18 +163,9 @@ func resolveL4(r L4Route, backends Backends) ([]Backend, Reason) {
 	var out []Backend
 	resolved := Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
 	for _, ref := range r.BackendRefs {
-		b, reason, msg := backends(r.Ref(), ref)
-		if reason != "" {
-			if resolved.Reason == string(gatewayv1.RouteReasonResolvedRefs) {
-				resolved = Reason{Reason: string(reason), Message: msg}
-			}
-			continue
+		if b, ok := resolveRef(r.Ref(), ref, backends, &resolved); ok {
+			out = append(out, b)
 		}
-		b.Weight = 1
-		if ref.Weight != nil {
-			b.Weight = int(*ref.Weight)
-		}
-		out = append(out, b)
 	}
 	return out, resolved
 }
