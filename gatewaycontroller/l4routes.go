@@ -22,7 +22,6 @@ import (
 // when the API server serves it (its CRD is installed).
 type l4Kind struct {
 	kind     gatewayv1.Kind
-	resource string
 	informer cache.SharedIndexInformer
 	// read reads an informer's object (or tombstone).
 	read func(obj any) (gateway.L4Route, bool)
@@ -48,7 +47,7 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 	var out []l4Kind
 	if has("tlsroutes") {
 		lister := v1.TLSRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindTLSRoute, resource: "tlsroutes", informer: v1.TLSRoutes().Informer(),
+		out = append(out, l4Kind{kind: gateway.KindTLSRoute, informer: v1.TLSRoutes().Informer(),
 			read: reader(gateway.TLSRoute),
 			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.TLSRoute) },
 			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
@@ -60,7 +59,7 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 	}
 	if has("tcproutes") {
 		lister := v1.TCPRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindTCPRoute, resource: "tcproutes", informer: v1.TCPRoutes().Informer(),
+		out = append(out, l4Kind{kind: gateway.KindTCPRoute, informer: v1.TCPRoutes().Informer(),
 			read: reader(gateway.TCPRoute),
 			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.TCPRoute) },
 			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
@@ -72,7 +71,7 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 	}
 	if has("udproutes") {
 		lister := v1.UDPRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindUDPRoute, resource: "udproutes", informer: v1.UDPRoutes().Informer(),
+		out = append(out, l4Kind{kind: gateway.KindUDPRoute, informer: v1.UDPRoutes().Informer(),
 			read: reader(gateway.UDPRoute),
 			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.UDPRoute) },
 			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
