@@ -3,6 +3,8 @@ package exampleapi
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strconv"
 )
 
 // Rules route what a load balancer's listeners get: on http and https
@@ -16,6 +18,11 @@ import (
 // before rules existed. This is what a Gateway API Gateway's routes render
 // to: HTTPRoutes one rule per route rule and match, TLSRoutes one per
 // host name, TCPRoutes and UDPRoutes one each, ordered by the controller.
+// A rule may also answer an HTTP request itself (FixedResponse): a
+// Gateway's controller ends each host-named listener's rules with a
+// catch-all 404 for its host names, so a request for such a host that no
+// route of that listener matches does not fall through to the rules of a
+// wildcard or host-less listener on the same port.
 
 // Limits of a load balancer's rules.
 const (
@@ -54,13 +61,31 @@ var RuleMethods = []string{
 // RedirectCodes are the accepted Redirect.StatusCode values.
 var RedirectCodes = []int{http.StatusMovedPermanently, http.StatusFound}
 
+// StatusRange is the HTTP status codes from Min to Max, both included.
+type StatusRange struct{ Min, Max int }
+
+func (r StatusRange) String() string { return strconv.Itoa(r.Min) + "-" + strconv.Itoa(r.Max) }
+
+// Contains tells whether code is in r.
+func (r StatusRange) Contains(code int) bool { return code >= r.Min && code <= r.Max }
+
+// FixedResponseCodes are the accepted FixedResponse.StatusCode values: a
+// success or an error. A 3xx without a Location is no redirect, and
+// Redirect makes those; a 1xx is no final answer.
+var FixedResponseCodes = []StatusRange{{200, 299}, {400, 599}}
+
+// IsFixedResponseCode tells whether code is one of FixedResponseCodes.
+func IsFixedResponseCode(code int) bool {
+	return slices.ContainsFunc(FixedResponseCodes, func(r StatusRange) bool { return r.Contains(code) })
+}
+
 // Rule is one routing rule of a listener. Its conditions (host names,
 // path, method, headers) must all hold; an empty one holds for every
-// request. Its action is a redirect, or forwarding to its weighted
-// backends; a rule with neither (or whose backends all weigh 0) answers
-// 500. On a tls listener the only condition is Hostnames (the SNI name),
-// on tcp and udp listeners there is none, and the rules of all three only
-// forward (Backends).
+// request. Its action is a redirect, a fixed response, or forwarding to
+// its weighted backends; a rule with none of them (or whose backends all
+// weigh 0) answers 500. On a tls listener the only condition is Hostnames
+// (the SNI name), on tcp and udp listeners there is none, and the rules of
+// all three only forward (Backends).
 type Rule struct {
 	// Name identifies the rule, unique per load balancer (1-128
 	// characters: letters, digits and ._-/:@#*), so a change of its
@@ -83,7 +108,7 @@ type Rule struct {
 	// ".example.com". Empty: any.
 	Hostnames []string `json:"hostnames,omitempty"`
 	// PathType (exact or prefix) and Path match the request's path (http
-	// and https only, as are Method, Headers, Redirect and
+	// and https only, as are Method, Headers, Redirect, FixedResponse and
 	// RequestHeaders). A prefix matches whole path elements: "/api"
 	// matches "/api" and "/api/v1", not "/apis". Empty: any path.
 	PathType string `json:"path_type,omitempty"`
@@ -96,8 +121,12 @@ type Rule struct {
 	// Backends share the matched requests by weight.
 	Backends []RuleBackend `json:"backends,omitempty"`
 	// Redirect answers the request with a redirect instead (exclusive
-	// with Backends).
+	// with Backends and FixedResponse).
 	Redirect *Redirect `json:"redirect,omitempty"`
+	// FixedResponse answers the request with its status code instead:
+	// the load balancer forwards nothing, so it is exclusive with
+	// Backends, Redirect and RequestHeaders.
+	FixedResponse *FixedResponse `json:"fixed_response,omitempty"`
 	// RequestHeaders change the request's headers before it is
 	// forwarded.
 	RequestHeaders *HeaderModifier `json:"request_headers,omitempty"`
@@ -130,6 +159,13 @@ type Redirect struct {
 	// Scheme is set, else the listener's. A scheme's own port is left
 	// out of the Location (as Gateway API asks).
 	Port       int `json:"port,omitempty"`
+	StatusCode int `json:"status_code"`
+}
+
+// FixedResponse answers a request with StatusCode, one of
+// FixedResponseCodes (e.g. a 404 for a host whose listener has no route
+// for the request).
+type FixedResponse struct {
 	StatusCode int `json:"status_code"`
 }
 
@@ -169,11 +205,13 @@ type SimulatedRequest struct {
 // RequestOutcome is how the load balancer answered simulated requests
 // (or connections).
 type RequestOutcome struct {
-	// Status is 200 (forwarded), the redirect's code, 404 (no rule
-	// matched; for a tls connection, no rule's host name is its SNI name,
-	// and it is reset), 500 (the rule has no backend with weight) or 503
-	// (its backends' pools have no targets; or, on a listener without
-	// rules, the load balancer has no targets).
+	// Status is 200 (forwarded), the redirect's code, the fixed
+	// response's code, 404 (no rule matched; for a tls connection, no
+	// rule's host name is its SNI name, and it is reset), 500 (the rule
+	// has no backend with weight) or 503 (its backends' pools have no
+	// targets; or, on a listener without rules, the load balancer has no
+	// targets). RulePriority tells a fixed response's 404 from no rule
+	// matching.
 	Status int `json:"status"`
 	// RulePriority is the priority of the rule that matched (0: none, or
 	// the listener has no rules).

@@ -1,6 +1,9 @@
 package gateway
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // intersect is the host names a route's hostnames leave of a listener's
 // hostname ("" for none: any host), as the Gateway API defines it: a
@@ -51,4 +54,22 @@ func hostRank(h string) (wildcard, length int) {
 		return 1, -len(h)
 	}
 	return 0, -len(h)
+}
+
+// compareHosts orders host names by hostRank.
+func compareHosts(a, b string) int {
+	aw, al := hostRank(a)
+	bw, bl := hostRank(b)
+	return cmp.Or(cmp.Compare(aw, bw), cmp.Compare(al, bl))
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -62,8 +62,13 @@ type Parent struct {
 
 // candidate is one cloud rule before priorities, with what orders it.
 type candidate struct {
-	rule  renderer.Rule
+	rule renderer.Rule
+	// route is nil for a listener's catch-all (isolation).
 	route *gatewayv1.HTTPRoute
+	// listenerHost is the hostname of the listener the rule came through:
+	// a request belongs to the most specific listener matching its host,
+	// and only that listener's routes serve it.
+	listenerHost string
 	// ruleIndex and matchIndex place it in its route.
 	ruleIndex, matchIndex int
 	headers               int
@@ -78,7 +83,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
 		Parents: map[RouteKey][]Parent{}}
 	var cands []candidate
-	seen := map[string]bool{}
+	seen := map[string]int{} // rule name: index in cands
 	for _, route := range routes {
 		key := RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
 		unsupported := unsupportedIn(route)
@@ -99,9 +104,15 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 					l.attached++
 					for _, h := range a.hostnames[i] {
 						for _, c := range routeCandidates(route, int(l.spec.Port), h, weighted) {
-							if !seen[c.rule.Name] {
-								seen[c.rule.Name] = true
+							c.listenerHost = l.hostname()
+							switch k, dup := seen[c.rule.Name]; {
+							case !dup:
+								seen[c.rule.Name] = len(cands)
 								cands = append(cands, c)
+							case compareHosts(c.listenerHost, cands[k].listenerHost) < 0:
+								// One host through two listeners: the more
+								// specific takes its requests.
+								cands[k].listenerHost = c.listenerHost
 							}
 						}
 					}
@@ -119,6 +130,7 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
 		}
 	}
+	cands = append(cands, isolation(ls)...)
 	slices.SortStableFunc(cands, precedence)
 	next := map[int]int{}
 	for _, c := range cands {
@@ -225,15 +237,47 @@ func cloudPathType(t gatewayv1.PathMatchType) string {
 	return "prefix"
 }
 
-// precedence orders candidates as the Gateway API does: the most
-// specific host name; an exact path, then the longest prefix; a method;
-// the most headers; then the oldest route, the first by namespace/name,
-// and the first rule and match of a route.
+// isolation are the catch-alls that keep a listener's requests its own:
+// a request goes to the most specific listener whose hostname matches
+// it, and when none of that listener's routes match, the Gateway API
+// wants 404, not a less specific listener's route on the same port. So
+// a listener with a hostname that another listener of its port covers
+// (a wildcard over it, or no hostname) ends with a rule answering 404
+// for its hostname.
+func isolation(ls []*listener) []candidate {
+	var out []candidate
+	for _, l := range ls {
+		h := l.hostname()
+		if l.refused != "" || h == "" || (l.spec.Protocol != gatewayv1.HTTPProtocolType && l.spec.Protocol != gatewayv1.HTTPSProtocolType) {
+			continue
+		}
+		covered := slices.ContainsFunc(ls, func(o *listener) bool {
+			return o != l && o.refused == "" && o.spec.Port == l.spec.Port && o.spec.Protocol == l.spec.Protocol &&
+				(o.hostname() == "" || covers(o.hostname(), h))
+		})
+		if !covered {
+			continue
+		}
+		port := int(l.spec.Port)
+		out = append(out, candidate{listenerHost: h, rule: renderer.Rule{
+			Name:         shorten(fmt.Sprintf("listener/%s:%d@%s", l.spec.Name, port, h)),
+			ListenerPort: port, Hostname: h, FixedResponse: &renderer.FixedResponse{StatusCode: http.StatusNotFound},
+		}})
+	}
+	return out
+}
+
+// precedence orders candidates as the Gateway API does: by listener, the
+// most specific hostname first, each ending with its catch-all (if any);
+// then the most specific host name; an exact path, then the longest
+// prefix; a method; the most headers; then the oldest route, the first
+// by namespace/name, and the first rule and match of a route.
 func precedence(a, b candidate) int {
-	aw, al := hostRank(a.rule.Hostname)
-	bw, bl := hostRank(b.rule.Hostname)
+	if c := cmp.Or(compareHosts(a.listenerHost, b.listenerHost), compareBool(a.route == nil, b.route == nil)); c != 0 || a.route == nil {
+		return cmp.Or(c, cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort))
+	}
 	return cmp.Or(
-		cmp.Compare(aw, bw), cmp.Compare(al, bl),
+		compareHosts(a.rule.Hostname, b.rule.Hostname),
 		cmp.Compare(pathRank(a.rule), pathRank(b.rule)),
 		cmp.Compare(-len(a.rule.Path), -len(b.rule.Path)),
 		cmp.Compare(methodRank(a.rule), methodRank(b.rule)),

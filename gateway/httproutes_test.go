@@ -154,6 +154,53 @@ func TestHTTPPrecedence(t *testing.T) {
 	}
 }
 
+// A request belongs to the most specific listener matching its host, and
+// only that listener's routes serve it (the Gateway API's listener
+// isolation): rules go by listener, most specific first, and a listener
+// that another on its port covers ends with a 404 for its hostname, so a
+// request no route of it matches does not fall to a wider listener's
+// routes. A route through a wider listener that names a narrower
+// listener's host serves nothing. A listener no other covers needs no
+// catch-all.
+func TestHTTPListenerIsolation(t *testing.T) {
+	gw := gateway(
+		httpListener("empty", 80, "", gatewayv1.NamespacesFromAll),
+		httpListener("wild", 80, "*.example.com", gatewayv1.NamespacesFromAll),
+		httpListener("wild-foo", 80, "*.foo.example.com", gatewayv1.NamespacesFromAll),
+		httpListener("abc", 80, "abc.foo.example.com", gatewayv1.NamespacesFromAll),
+		httpListener("solo", 8080, "solo.example", gatewayv1.NamespacesFromAll))
+	at := func(name, section string, hosts ...string) *gatewayv1.HTTPRoute {
+		return route("a", name, time.Hour, section, hosts, rule([]gatewayv1.HTTPRouteMatch{prefix("/" + name)}, to("svc-a", 1)))
+	}
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{
+		at("empty", "empty"), at("hosted", "empty", "abc.foo.example.com"), at("wild", "wild"),
+		at("wildfoo", "wild-foo"), at("abc", "abc"), at("solo", "solo"),
+	}, nil, services)
+
+	var got []string
+	for _, r := range tr.Rules {
+		line := fmt.Sprintf("%d/%d %s", r.ListenerPort, r.Priority, r.Name)
+		if f := r.FixedResponse; f != nil {
+			line += fmt.Sprintf(" %d for %s", f.StatusCode, r.Hostname)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"80/1 a/abc/0.0:80@abc.foo.example.com",
+		"80/2 listener/abc:80@abc.foo.example.com 404 for abc.foo.example.com",
+		"80/3 a/wildfoo/0.0:80@*.foo.example.com",
+		"80/4 listener/wild-foo:80@*.foo.example.com 404 for *.foo.example.com",
+		"80/5 a/wild/0.0:80@*.example.com",
+		"80/6 listener/wild:80@*.example.com 404 for *.example.com",
+		"80/7 a/hosted/0.0:80@abc.foo.example.com", // after abc's 404: it serves nothing
+		"80/8 a/empty/0.0:80@any",
+		"8080/1 a/solo/0.0:8080@solo.example",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("order:\n%q\nwant\n%q", got, want)
+	}
+}
+
 // Listeners the cloud cannot serve are refused, and routes neither attach
 // to them nor to listeners whose section, port or host names they miss.
 func TestHTTPRefusals(t *testing.T) {

@@ -130,9 +130,7 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	// The most specific SNI name first; the routes are oldest first
 	// already (a stable sort keeps that order among equals).
 	slices.SortStableFunc(sni, func(a, b l4Candidate) int {
-		aw, al := hostRank(a.rule.Hostname)
-		bw, bl := hostRank(b.rule.Hostname)
-		return cmp.Or(cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort), cmp.Compare(aw, bw), cmp.Compare(al, bl))
+		return cmp.Or(cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort), compareHosts(a.rule.Hostname, b.rule.Hostname))
 	})
 	seen := map[string]bool{}
 	next := map[int]int{}

@@ -133,7 +133,7 @@ func TestStatuses(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != 6 { // core, and TLS, TCP, UDP routes
+		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != 7 { // core, listener isolation, and TLS, TCP, UDP routes
 			return fmt.Errorf("status %+v", gc.Status)
 		}
 		return nil

@@ -44,69 +44,69 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 	}
 	v1 := f.Gateway().V1()
 	c := gw.GatewayV1()
+	// Each makes its informer only when called: an informer of a kind the
+	// server does not serve would fail to list forever.
+	kinds := []struct {
+		resource string
+		make     func() l4Kind
+	}{
+		{"tlsroutes", func() l4Kind {
+			return newL4Kind(gateway.KindTLSRoute, v1.TLSRoutes().Informer(), v1.TLSRoutes().Lister().List, c.TLSRoutes, gateway.TLSRoute,
+				func(r *gatewayv1.TLSRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
+		}},
+		{"tcproutes", func() l4Kind {
+			return newL4Kind(gateway.KindTCPRoute, v1.TCPRoutes().Informer(), v1.TCPRoutes().Lister().List, c.TCPRoutes, gateway.TCPRoute,
+				func(r *gatewayv1.TCPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
+		}},
+		{"udproutes", func() l4Kind {
+			return newL4Kind(gateway.KindUDPRoute, v1.UDPRoutes().Informer(), v1.UDPRoutes().Lister().List, c.UDPRoutes, gateway.UDPRoute,
+				func(r *gatewayv1.UDPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
+		}},
+	}
 	var out []l4Kind
-	if has("tlsroutes") {
-		lister := v1.TLSRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindTLSRoute, informer: v1.TLSRoutes().Informer(),
-			read: reader(gateway.TLSRoute),
-			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.TLSRoute) },
-			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
-				return updateStatus(ctx, c.TLSRoutes(ns).Get, c.TLSRoutes(ns).UpdateStatus, name,
-					func(r *gatewayv1.TLSRoute) (int64, *gatewayv1.RouteStatus) {
-						return r.Generation, &r.Status.RouteStatus
-					}, edit)
-			}})
-	}
-	if has("tcproutes") {
-		lister := v1.TCPRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindTCPRoute, informer: v1.TCPRoutes().Informer(),
-			read: reader(gateway.TCPRoute),
-			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.TCPRoute) },
-			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
-				return updateStatus(ctx, c.TCPRoutes(ns).Get, c.TCPRoutes(ns).UpdateStatus, name,
-					func(r *gatewayv1.TCPRoute) (int64, *gatewayv1.RouteStatus) {
-						return r.Generation, &r.Status.RouteStatus
-					}, edit)
-			}})
-	}
-	if has("udproutes") {
-		lister := v1.UDPRoutes().Lister()
-		out = append(out, l4Kind{kind: gateway.KindUDPRoute, informer: v1.UDPRoutes().Informer(),
-			read: reader(gateway.UDPRoute),
-			list: func() ([]gateway.L4Route, error) { return readAll(lister.List(labels.Everything()))(gateway.UDPRoute) },
-			update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
-				return updateStatus(ctx, c.UDPRoutes(ns).Get, c.UDPRoutes(ns).UpdateStatus, name,
-					func(r *gatewayv1.UDPRoute) (int64, *gatewayv1.RouteStatus) {
-						return r.Generation, &r.Status.RouteStatus
-					}, edit)
-			}})
+	for _, k := range kinds {
+		if has(k.resource) {
+			out = append(out, k.make())
+		}
 	}
 	return out, nil
 }
 
-// reader reads an informer's object (or tombstone) of T with read.
-func reader[T any](read func(T) gateway.L4Route) func(obj any) (gateway.L4Route, bool) {
-	return func(obj any) (gateway.L4Route, bool) {
-		r, ok := objectOf[T](obj)
-		if !ok {
-			return gateway.L4Route{}, false
-		}
-		return read(r), true
-	}
+// routeAPI is what the controller uses of a route kind's typed client.
+type routeAPI[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	UpdateStatus(ctx context.Context, route T, opts metav1.UpdateOptions) (T, error)
 }
 
-// readAll turns a lister's answer into L4Routes with read.
-func readAll[T any](routes []T, err error) func(read func(T) gateway.L4Route) ([]gateway.L4Route, error) {
-	return func(read func(T) gateway.L4Route) ([]gateway.L4Route, error) {
-		if err != nil {
-			return nil, err
-		}
-		out := make([]gateway.L4Route, len(routes))
-		for i, r := range routes {
-			out[i] = read(r)
-		}
-		return out, nil
-	}
+// newL4Kind is the l4Kind of routes T: translate reads one as the
+// gateway package's L4Route, status points into its RouteStatus.
+func newL4Kind[T metav1.Object, C routeAPI[T]](kind gatewayv1.Kind, informer cache.SharedIndexInformer,
+	list func(labels.Selector) ([]T, error), client func(namespace string) C,
+	translate func(T) gateway.L4Route, status func(T) *gatewayv1.RouteStatus) l4Kind {
+	return l4Kind{kind: kind, informer: informer,
+		read: func(obj any) (gateway.L4Route, bool) {
+			r, ok := objectOf[T](obj)
+			if !ok {
+				return gateway.L4Route{}, false
+			}
+			return translate(r), true
+		},
+		list: func() ([]gateway.L4Route, error) {
+			routes, err := list(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			out := make([]gateway.L4Route, len(routes))
+			for i, r := range routes {
+				out[i] = translate(r)
+			}
+			return out, nil
+		},
+		update: func(ctx context.Context, ns, name string, edit func(int64, *gatewayv1.RouteStatus)) error {
+			api := client(ns)
+			return updateStatus(ctx, api.Get, api.UpdateStatus, name,
+				func(r T) (int64, *gatewayv1.RouteStatus) { return r.GetGeneration(), status(r) }, edit)
+		}}
 }
 
 // updateStatus reads route name afresh, lets edit change its status and

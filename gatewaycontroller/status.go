@@ -22,10 +22,11 @@ import (
 )
 
 // supportedFeatures are what a GatewayClass of this controller says it
-// supports (the conformance suite's feature names): the core ones, and
-// each L4 route kind the API server serves.
+// supports (the conformance suite's feature names): the core ones,
+// listener isolation (gateway.HTTP's catch-alls), and each L4 route kind
+// the API server serves.
 func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
-	out := []gatewayv1.FeatureName{"Gateway", "HTTPRoute", "ReferenceGrant"}
+	out := []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation", "HTTPRoute", "ReferenceGrant"}
 	for _, k := range c.l4 {
 		out = append(out, gatewayv1.FeatureName(k.kind))
 	}

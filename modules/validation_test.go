@@ -103,6 +103,14 @@ var invalidCases = []struct {
 	{modules.Certificates, "certificates", `{ web = { certificate_pem = "x", private_key_version = -1 } }`, "private_key_version of at least 0"},
 	{modules.Routes, "routes", `{ "FD00::/64" = "i-1" }`, "canonical form"},
 	{modules.Routes, "routes", `{ "10.244.1.0/24" = "node-1" }`, "instance id"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 302 } }]`,
+		"its status_code must be a whole number in 200-299 or 400-599 (a 3xx is a redirect's)."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 600 } }]`,
+		"its status_code must be a whole number in 200-299 or 400-599"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]`,
+		"A rule's fixed_response excludes backends, redirect and request_headers"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, request_headers = {} }]`,
+		"A rule's fixed_response excludes backends, redirect and request_headers"},
 }
 
 // httpsListener is a valid https listener on 443.
@@ -184,6 +192,13 @@ provider "example" {
 		"rules": `[{ name = "db", listener_port = 443, priority = 1, hostnames = ["db.example"], backends = [{ target_pool_id = "tp-a", port = 30443 }] }, ` +
 			`{ name = "quic", listener_port = 443, listener_protocol = "udp", priority = 1, backends = [{ target_pool_id = "tp-a", port = 30443 }] }, ` +
 			`{ name = "dns", listener_port = 53, priority = 1, backends = [] }]`,
+	})
+	call("valid_fixed_response", modules.LoadBalancer, map[string]string{
+		"listeners": `[{ protocol = "http", port = 80, target_port = 30080 }]`,
+		"rules": `[{ name = "cart", listener_port = 80, priority = 1, hostnames = ["shop.example"], backends = [{ target_pool_id = "tp-a", port = 30001 }] }, ` +
+			`{ name = "catch-all", listener_port = 80, priority = 2, hostnames = ["shop.example"], backends = [], fixed_response = { status_code = 404 } }, ` +
+			`{ name = "ok", listener_port = 80, priority = 3, fixed_response = { status_code = 200 } }, ` +
+			`{ name = "down", listener_port = 80, priority = 4, fixed_response = { status_code = 599 } }]`,
 	})
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)

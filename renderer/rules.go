@@ -28,6 +28,9 @@ type Rule struct {
 	Backends       []RuleBackend
 	Redirect       *HTTPRedirect
 	RequestHeaders *HeaderChanges
+	// FixedResponse answers the request with its status code, forwarding
+	// nothing: a host-named listener's last rule (gateway.HTTP).
+	FixedResponse *FixedResponse
 }
 
 // RuleBackend is where a rule forwards: a target pool, on Port of its
@@ -42,6 +45,11 @@ type RuleBackend struct {
 type HTTPRedirect struct {
 	Scheme, Hostname string
 	Port, StatusCode int
+}
+
+// FixedResponse is the status code a rule answers with itself.
+type FixedResponse struct {
+	StatusCode int
 }
 
 // HeaderChanges change a request's headers before it is forwarded.
@@ -96,6 +104,9 @@ func (r Rule) value() cty.Value {
 			red["port"] = cty.NumberIntVal(int64(rd.Port))
 		}
 		attrs["redirect"] = cty.ObjectVal(red)
+	}
+	if f := r.FixedResponse; f != nil {
+		attrs["fixed_response"] = cty.ObjectVal(map[string]cty.Value{"status_code": cty.NumberIntVal(int64(f.StatusCode))})
 	}
 	if h := r.RequestHeaders; h != nil {
 		changes := map[string]cty.Value{}

@@ -18,6 +18,7 @@ func TestHTTPRulesValue(t *testing.T) {
 		{Name: "team-a/shop/1.0:80@any", ListenerPort: 80, Priority: 2, PathType: "exact", Path: "/old",
 			Redirect:       &HTTPRedirect{Scheme: "https", StatusCode: 301},
 			RequestHeaders: &HeaderChanges{Remove: []string{"X-Drop"}}},
+		{Name: "listener/a:80@a.example", ListenerPort: 80, Priority: 3, Hostname: "a.example", FixedResponse: &FixedResponse{StatusCode: 404}},
 	}
 	f := hclwrite.NewEmptyFile()
 	f.Body().SetAttributeValue("rules", rulesValue(rules))
@@ -54,6 +55,14 @@ func TestHTTPRulesValue(t *testing.T) {
   request_headers = {
     remove = ["X-Drop"]
   }
+  }, {
+  fixed_response = {
+    status_code = 404
+  }
+  hostnames     = ["a.example"]
+  listener_port = 80
+  name          = "listener/a:80@a.example"
+  priority      = 3
 }]
 `
 	if got != want {

@@ -128,7 +128,8 @@ func TestL4RulesRouteConnections(t *testing.T) {
 
 // Rules of tcp, udp and tls listeners are refused, naming the field, for
 // what their listener cannot see (tls: anything but host names; tcp and
-// udp: any condition; both: redirects and header changes), for a
+// udp: any condition; both: redirects, fixed responses and header
+// changes), for a
 // listener_protocol no listener of the port has, and for a priority taken
 // on the same listener; tcp/53 and udp/53 have priorities of their own.
 func TestL4RulesValidation(t *testing.T) {
@@ -172,6 +173,14 @@ func TestL4RulesValidation(t *testing.T) {
 			with(udp, func(r *exampleapi.Rule) { r.Headers = []exampleapi.HeaderMatch{{Name: "X-A"}} })}},
 		{"tcp redirect", "rules[0].redirect", "not allowed on listener tcp/53", []exampleapi.Rule{
 			with(tcp, func(r *exampleapi.Rule) { r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 302} })}},
+		{"tls fixed response", "rules[0].fixed_response", "not allowed on listener tls/443: it forwards connections to backends", []exampleapi.Rule{
+			with(tls, func(r *exampleapi.Rule) {
+				r.Backends, r.FixedResponse = nil, &exampleapi.FixedResponse{StatusCode: 404}
+			})}},
+		{"tcp fixed response", "rules[0].fixed_response", "not allowed on listener tcp/53", []exampleapi.Rule{
+			with(tcp, func(r *exampleapi.Rule) {
+				r.Backends, r.FixedResponse = nil, &exampleapi.FixedResponse{StatusCode: 503}
+			})}},
 		{"udp request headers", "rules[0].request_headers", "not allowed on listener udp/53", []exampleapi.Rule{
 			with(udp, func(r *exampleapi.Rule) { r.RequestHeaders = &exampleapi.HeaderModifier{} })}},
 		{"no udp listener", "rules[0].listener_protocol", "has no udp listener on port 443 (only tls/443)", []exampleapi.Rule{

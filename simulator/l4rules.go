@@ -56,7 +56,8 @@ func pickListener(ls []exampleapi.Listener, port int, protocol, portField, proto
 // validateL4Rule checks rule r of listener l against what l sees: a tls
 // listener matches only host names, against the SNI name; tcp and udp
 // have nothing to match, so their rules have no conditions. Neither sees
-// an HTTP request, so both only forward: no redirect, no header changes.
+// an HTTP request, so both only forward: no redirect, no fixed response,
+// no header changes.
 func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 	if isHTTPListener(l) {
 		return nil
@@ -79,6 +80,8 @@ func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 		return invalid(f+".headers", "%s: %s", on, why)
 	case r.Redirect != nil:
 		return invalid(f+".redirect", "%s: it forwards connections to backends and cannot answer them", on)
+	case r.FixedResponse != nil:
+		return invalid(f+".fixed_response", "%s: it forwards connections to backends and cannot answer them", on)
 	case r.RequestHeaders != nil:
 		return invalid(f+".request_headers", "%s: a connection through it has no HTTP headers to change", on)
 	}

@@ -176,6 +176,11 @@ func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req e
 		out.Status, out.Location = rd.StatusCode, location(scheme, host, port, req.Path)
 		return out, nil
 	}
+	// The load balancer answers itself: no backend sees the request.
+	if fr := r.FixedResponse; fr != nil {
+		out.Status = fr.StatusCode
+		return out, nil
+	}
 	var serving []exampleapi.RuleBackend
 	weighed := false
 	for _, b := range r.Backends {

@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -41,7 +42,9 @@ func backend(pool string, port, weight int) exampleapi.RuleBackend {
 // A listener routes by its rules, the lowest priority first: host names
 // (exact and wildcard), path (exact, and prefix by whole elements),
 // method and headers; weights share requests exactly; a redirect answers
-// with its Location; headers are changed before forwarding; no rule: 404;
+// with its Location; a fixed response answers with its code, forwarding
+// nothing (a host's catch-all 404 keeps its requests from a wildcard
+// rule after it); headers are changed before forwarding; no rule: 404;
 // no weight: 500; no targets: 503. A listener without rules forwards to
 // the load balancer's own targets.
 func TestRulesRouteRequests(t *testing.T) {
@@ -62,13 +65,20 @@ func TestRulesRouteRequests(t *testing.T) {
 		{Name: "r5", ListenerPort: 8080, Priority: 31, Hostnames: []string{"port.example"}, Redirect: &exampleapi.Redirect{StatusCode: 302}},
 		{Name: "r6", ListenerPort: 80, Priority: 40, Hostnames: []string{"none.example"}, Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 0)}},
 		{Name: "r7", ListenerPort: 80, Priority: 41, Hostnames: []string{"empty.example"}, Backends: []exampleapi.RuleBackend{backend(pools["empty"], 30004, 1)}},
+		// A Gateway's listener for www.shop.test, then its catch-all, then
+		// a wildcard listener's rule on the same port.
+		{Name: "r8", ListenerPort: 80, Priority: 50, Hostnames: []string{"www.shop.test"}, PathType: "prefix", Path: "/cart",
+			Backends: []exampleapi.RuleBackend{backend(pools["b"], 30002, 1)}},
+		{Name: "r9", ListenerPort: 80, Priority: 51, Hostnames: []string{"www.shop.test"}, FixedResponse: &exampleapi.FixedResponse{StatusCode: 404}},
+		{Name: "r10", ListenerPort: 80, Priority: 60, Hostnames: []string{"*.shop.test"}, Backends: []exampleapi.RuleBackend{backend(pools["c"], 30003, 1)}},
+		{Name: "r11", ListenerPort: 8080, Priority: 1, PathType: "exact", Path: "/healthz", FixedResponse: &exampleapi.FixedResponse{StatusCode: 200}},
 	}
 	upd := exampleapi.UpdateLoadBalancerRequest{Listeners: lb.Listeners, HealthCheck: lb.HealthCheck, TargetPoolID: lb.TargetPoolID, Rules: rules}
 	got, err := cl.UpdateLoadBalancer(ctx, lb.ID, upd, lb.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Rules) != len(rules) || got.Rules[2].Headers[0].Value != "canary" {
+	if len(got.Rules) != len(rules) || got.Rules[2].Headers[0].Value != "canary" || got.Rules[8].FixedResponse.StatusCode != http.StatusNotFound {
 		t.Fatalf("rules as stored: %+v", got.Rules)
 	}
 	send := func(req exampleapi.SimulatedRequest) *exampleapi.RequestOutcome {
@@ -109,6 +119,14 @@ func TestRulesRouteRequests(t *testing.T) {
 		{"rules are the listener's", exampleapi.SimulatedRequest{Host: "port.example", Path: "/q"}, exampleapi.RequestOutcome{Status: 404}},
 		{"no weight", exampleapi.SimulatedRequest{Host: "none.example"}, exampleapi.RequestOutcome{Status: 500, RulePriority: 40}},
 		{"no targets", exampleapi.SimulatedRequest{Host: "empty.example"}, exampleapi.RequestOutcome{Status: 503, RulePriority: 41}},
+		{"the host's own route", exampleapi.SimulatedRequest{Host: "www.shop.test", Path: "/cart/1"},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 50, Backends: map[string]int{key("b", "30002"): 1}}},
+		{"fixed response: the host's catch-all", exampleapi.SimulatedRequest{Host: "www.shop.test", Path: "/admin", Count: 3},
+			exampleapi.RequestOutcome{Status: 404, RulePriority: 51}},
+		{"wildcard after the catch-all", exampleapi.SimulatedRequest{Host: "api.shop.test", Path: "/admin"},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 60, Backends: map[string]int{key("c", "30003"): 1}}},
+		{"fixed 200", exampleapi.SimulatedRequest{ListenerPort: 8080, Host: "any.example", Path: "/healthz"},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 1}},
 	} {
 		out := send(c.req)
 		if out.Status != c.want.Status || out.RulePriority != c.want.RulePriority || out.Location != c.want.Location ||
@@ -121,6 +139,10 @@ func TestRulesRouteRequests(t *testing.T) {
 		Headers: map[string]string{"x-route": "client", "via": "proxy", "X-Drop": "1", "Accept": "*/*"}})
 	if want := map[string]string{"X-Route": "api", "Via": "proxy, gw", "Accept": "*/*"}; !maps.Equal(out.RequestHeaders, want) {
 		t.Errorf("forwarded headers %v, want %v", out.RequestHeaders, want)
+	}
+	// A fixed response forwards nothing, headers included.
+	if out := send(exampleapi.SimulatedRequest{Host: "www.shop.test", Headers: map[string]string{"Accept": "*/*"}}); out.RequestHeaders != nil || out.Backends != nil {
+		t.Errorf("fixed response forwarded: %+v", out)
 	}
 
 	// Rules only on port 80: port 8080 forwards everything to the load
@@ -187,6 +209,27 @@ func TestRulesValidation(t *testing.T) {
 		{"header change", "rules[0].request_headers.remove[0]", func(r *exampleapi.Rule) {
 			r.RequestHeaders = &exampleapi.HeaderModifier{Remove: []string{"bad:name"}}
 		}, nil},
+		{"fixed response and backends", "rules[0].fixed_response", func(r *exampleapi.Rule) {
+			r.FixedResponse = &exampleapi.FixedResponse{StatusCode: 404}
+		}, nil},
+		{"fixed response and redirect", "rules[0].fixed_response", func(r *exampleapi.Rule) {
+			r.Backends, r.Redirect, r.FixedResponse = nil, &exampleapi.Redirect{StatusCode: 301}, &exampleapi.FixedResponse{StatusCode: 404}
+		}, nil},
+		{"fixed response and header changes", "rules[0].fixed_response", func(r *exampleapi.Rule) {
+			r.Backends, r.FixedResponse, r.RequestHeaders = nil, &exampleapi.FixedResponse{StatusCode: 404}, &exampleapi.HeaderModifier{}
+		}, nil},
+		{"fixed response 3xx", "rules[0].fixed_response.status_code", func(r *exampleapi.Rule) {
+			r.Backends, r.FixedResponse = nil, &exampleapi.FixedResponse{StatusCode: 302}
+		}, nil},
+		{"fixed response 1xx", "rules[0].fixed_response.status_code", func(r *exampleapi.Rule) {
+			r.Backends, r.FixedResponse = nil, &exampleapi.FixedResponse{StatusCode: 199}
+		}, nil},
+		{"fixed response above 599", "rules[0].fixed_response.status_code", func(r *exampleapi.Rule) {
+			r.Backends, r.FixedResponse = nil, &exampleapi.FixedResponse{StatusCode: 600}
+		}, nil},
+		{"tcp listener with a fixed response", "rules[0].fixed_response", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Backends, r.FixedResponse = 5432, nil, &exampleapi.FixedResponse{StatusCode: 404}
+		}, nil},
 	} {
 		r := ok
 		r.Backends = append([]exampleapi.RuleBackend(nil), ok.Backends...)
@@ -198,8 +241,20 @@ func TestRulesValidation(t *testing.T) {
 		}
 	}
 
-	// In use by a rule, a pool stays.
+	// Fixed responses at each end of their ranges, one with an empty
+	// backends list (nothing to forward either): valid.
 	upd := base
+	for i, code := range []int{200, 299, 400, 599} {
+		r := exampleapi.Rule{Name: fmt.Sprintf("fixed-%d", code), ListenerPort: 80, Priority: i + 1, FixedResponse: &exampleapi.FixedResponse{StatusCode: code}}
+		if i == 0 {
+			r.Backends = []exampleapi.RuleBackend{}
+		}
+		upd.Rules = append(upd.Rules, r)
+	}
+	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID, upd, nil)
+
+	// In use by a rule, a pool stays.
+	upd = base
 	upd.Rules = []exampleapi.Rule{{Name: "r12", ListenerPort: 80, Priority: 1, Backends: []exampleapi.RuleBackend{backend(pools["b"], 30002, 1)}}}
 	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID, upd, nil)
 	if e := c.apiError(http.StatusConflict, "DELETE", "/v1/target-pools/"+pools["b"], nil); !strings.Contains(e.Message, lb.ID) {

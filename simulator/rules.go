@@ -100,6 +100,9 @@ func validateRule(f string, r exampleapi.Rule) error {
 	if r.Redirect != nil && len(r.Backends) > 0 {
 		return invalid(f+".redirect", "is exclusive with backends (%d given): a rule either redirects or forwards", len(r.Backends))
 	}
+	if err := validateFixedResponse(f, r); err != nil {
+		return err
+	}
 	if err := validateBackends(f+".backends", r.Backends); err != nil {
 		return err
 	}
@@ -213,6 +216,38 @@ func validateRedirect(f string, r exampleapi.Redirect) error {
 		return validateRange(f+".port", r.Port, 1, 65535)
 	}
 	return nil
+}
+
+// validateFixedResponse checks rule r's fixed response, if any: it is
+// the load balancer answering the request itself, so the rule has nothing
+// to forward, to redirect or to change the headers of.
+func validateFixedResponse(f string, r exampleapi.Rule) error {
+	fr := r.FixedResponse
+	if fr == nil {
+		return nil
+	}
+	switch {
+	case len(r.Backends) > 0:
+		return invalid(f+".fixed_response", "is exclusive with backends (%d given): a rule either answers the request itself or forwards it", len(r.Backends))
+	case r.Redirect != nil:
+		return invalid(f+".fixed_response", "is exclusive with redirect: a rule answers with one status code")
+	case r.RequestHeaders != nil:
+		return invalid(f+".fixed_response", "is exclusive with request_headers: a rule that answers the request itself forwards no headers to change")
+	}
+	if !exampleapi.IsFixedResponseCode(fr.StatusCode) {
+		return invalid(f+".fixed_response.status_code", "%d is not a fixed response code (accepted: %s; a 3xx is a redirect's)",
+			fr.StatusCode, fixedResponseCodes())
+	}
+	return nil
+}
+
+// fixedResponseCodes lists exampleapi.FixedResponseCodes for a message.
+func fixedResponseCodes() string {
+	rs := make([]string, len(exampleapi.FixedResponseCodes))
+	for i, r := range exampleapi.FixedResponseCodes {
+		rs[i] = r.String()
+	}
+	return strings.Join(rs, ", ")
 }
 
 // requireRuleBackends checks that every target pool a rule forwards to is

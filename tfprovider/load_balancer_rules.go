@@ -39,8 +39,9 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"balancer's targets (`targets` or `target_pool_id`). The conditions: on `http` and `https` listeners (L7, "+
 			"HTTPRoutes) `hostnames`, `path`, `method` and `headers`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
 			"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
-			"priority takes every connection. `tcp`, `udp` and `tls` rules only forward (`backends`): no `redirect` or "+
-			"`request_headers`. Unset (the default) means no rules.", exampleapi.MaxRules),
+			"priority takes every connection. The action: forwarding to `backends`; on `http` and `https` listeners, a "+
+			"`redirect` or a `fixed_response` instead, and `request_headers` changed before forwarding (`tcp`, `udp` and "+
+			"`tls` rules only forward). Unset (the default) means no rules.", exampleapi.MaxRules),
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
@@ -97,6 +98,7 @@ func rulesAttribute() schema.MapNestedAttribute {
 				exampleapi.MaxRuleHeaders),
 			"backends":        ruleBackendsAttribute(),
 			"redirect":        ruleRedirectAttribute(),
+			"fixed_response":  ruleFixedResponseAttribute(),
 			"request_headers": requestHeadersAttribute(),
 		}},
 	}
@@ -106,9 +108,9 @@ func ruleBackendsAttribute() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
 		Optional: true,
 		Description: fmt.Sprintf("Where the rule forwards the requests it matches, at most %d, shared by `weight` (100 "+
-			"requests at weights 80 and 20 are 80 and 20). A rule without backends and without `redirect`, or whose "+
-			"backends all weigh 0, answers `500`; one whose weighted backends' pools all have no targets answers `503`. "+
-			"Not with `redirect`.", exampleapi.MaxRuleBackends),
+			"requests at weights 80 and 20 are 80 and 20). A rule without backends, `redirect` or `fixed_response`, or "+
+			"whose backends all weigh 0, answers `500`; one whose weighted backends' pools all have no targets answers "+
+			"`503`. Not with `redirect` or `fixed_response`.", exampleapi.MaxRuleBackends),
 		Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleBackends)},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"target_pool_id": schema.StringAttribute{
@@ -138,7 +140,8 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true,
 		Description: "Answer the requests the rule matches with a redirect to the request's URL with the fields set " +
-			"here replaced, instead of forwarding them (not with non-empty `backends`; `http` and `https` listeners only).",
+			"here replaced, instead of forwarding them (not with non-empty `backends`, nor with `fixed_response`; `http` " +
+			"and `https` listeners only).",
 		Attributes: map[string]schema.Attribute{
 			"scheme": schema.StringAttribute{
 				Optional:    true,
@@ -161,6 +164,24 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 				Required:    true,
 				Description: "`301` (moved permanently) or `302` (found).",
 				Validators:  []validator.Int64{int64validator.OneOf(redirectCodes()...)},
+			},
+		},
+	}
+}
+
+func ruleFixedResponseAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		Description: "Answer the requests the rule matches with this status code, from the load balancer itself, " +
+			"instead of forwarding them: e.g. a last rule for a listener's host names answering `404`, so that their " +
+			"requests no other rule matches do not fall through to a wildcard rule after it. Not with non-empty " +
+			"`backends`, `redirect` or `request_headers` (nothing is forwarded); `http` and `https` listeners only.",
+		Attributes: map[string]schema.Attribute{
+			"status_code": schema.Int64Attribute{
+				Required: true,
+				Description: "The answer's status code: " + fixedResponseCodeList("`", " or ") + " (a `3xx` is a " +
+					"`redirect`'s).",
+				Validators: []validator.Int64{fixedResponseCodeValidator{}},
 			},
 		},
 	}
@@ -222,6 +243,7 @@ type ruleModel struct {
 	Headers          types.Map    `tfsdk:"headers"`
 	Backends         types.List   `tfsdk:"backends"`
 	Redirect         types.Object `tfsdk:"redirect"`
+	FixedResponse    types.Object `tfsdk:"fixed_response"`
 	RequestHeaders   types.Object `tfsdk:"request_headers"`
 }
 
@@ -236,6 +258,10 @@ type ruleRedirectModel struct {
 	Hostname   types.String `tfsdk:"hostname"`
 	Port       types.Int64  `tfsdk:"port"`
 	StatusCode types.Int64  `tfsdk:"status_code"`
+}
+
+type ruleFixedResponseModel struct {
+	StatusCode types.Int64 `tfsdk:"status_code"`
 }
 
 type headerChangesModel struct {
@@ -254,14 +280,15 @@ var (
 	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "status_code": types.Int64Type,
 	}}
-	headerChangesType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	ruleFixedResponseType = types.ObjectType{AttrTypes: map[string]attr.Type{"status_code": types.Int64Type}}
+	headerChangesType     = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"set": stringMapType, "add": stringMapType, "remove": stringListType,
 	}}
 	ruleType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"listener_port": types.Int64Type, "listener_protocol": types.StringType, "priority": types.Int64Type, "hostnames": stringListType,
 		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
 		"backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
-		"request_headers": headerChangesType,
+		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType,
 	}}
 )
 
@@ -312,6 +339,11 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		diags.Append(r.Redirect.As(ctx, &rd, basetypes.ObjectAsOptions{})...)
 		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme.ValueString(), Hostname: rd.Hostname.ValueString(),
 			Port: int(rd.Port.ValueInt64()), StatusCode: int(rd.StatusCode.ValueInt64())}
+	}
+	if isKnown(r.FixedResponse) {
+		var fr ruleFixedResponseModel
+		diags.Append(r.FixedResponse.As(ctx, &fr, basetypes.ObjectAsOptions{})...)
+		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: int(fr.StatusCode.ValueInt64())}
 	}
 	if isKnown(r.RequestHeaders) {
 		var hc headerChangesModel
@@ -402,6 +434,10 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 			"hostname": optionalString(rd.Hostname), "port": optionalInt(rd.Port),
 			"status_code": types.Int64Value(int64(rd.StatusCode))}, diags)
 	}
+	fixed := types.ObjectNull(ruleFixedResponseType.AttrTypes)
+	if fr := r.FixedResponse; fr != nil {
+		fixed = objectValue(ruleFixedResponseType, map[string]attr.Value{"status_code": types.Int64Value(int64(fr.StatusCode))}, diags)
+	}
 	changes := types.ObjectNull(headerChangesType.AttrTypes)
 	if hc := r.RequestHeaders; hc != nil {
 		var p headerChangesModel
@@ -415,7 +451,8 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		"listener_port": types.Int64Value(int64(r.ListenerPort)), "listener_protocol": optionalString(r.ListenerProtocol),
 		"priority": types.Int64Value(int64(r.Priority)), "hostnames": optionalStringList(r.Hostnames, prior.Hostnames),
 		"path_type": optionalString(r.PathType), "path": optionalString(r.Path), "method": optionalString(r.Method),
-		"headers": headers(r.Headers, prior.Headers), "backends": backends, "redirect": redirect, "request_headers": changes,
+		"headers": headers(r.Headers, prior.Headers), "backends": backends, "redirect": redirect, "fixed_response": fixed,
+		"request_headers": changes,
 	}, diags)
 }
 

@@ -42,6 +42,8 @@ func fullRules() []exampleapi.Rule {
 			RequestHeaders: &exampleapi.HeaderModifier{}},
 		{Name: "quic", ListenerPort: 443, ListenerProtocol: "udp", Priority: 1,
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30443, Weight: 1}}},
+		{Name: "gone", ListenerPort: 8080, Priority: 1, Hostnames: []string{"a.example"},
+			FixedResponse: &exampleapi.FixedResponse{StatusCode: 404}},
 	}
 }
 
@@ -78,8 +80,9 @@ func TestRulesRoundTrip(t *testing.T) {
 		t.Fatalf("round trip (%v):\n got %+v\nwant %+v", d, upd.Rules, fullRules())
 	}
 	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}},
-		"quic": {"listener_port": 443, "listener_protocol": "udp", "priority": 1, "backends": [{"target_pool_id": "tp-a", "port": 30443, "weight": 1}]}}`)
-	for _, name := range []string{"bare", "quic"} {
+		"quic": {"listener_port": 443, "listener_protocol": "udp", "priority": 1, "backends": [{"target_pool_id": "tp-a", "port": 30443, "weight": 1}]},
+		"gone": {"listener_port": 8080, "priority": 1, "hostnames": ["a.example"], "fixed_response": {"status_code": 404}}}`)
+	for _, name := range []string{"bare", "quic", "gone"} {
 		if got := m.Rules.Elements()[name]; !got.Equal(want.Elements()[name]) {
 			t.Errorf("%s rule\n got %v\nwant %v", name, got, want.Elements()[name])
 		}
@@ -137,7 +140,8 @@ func TestLBFieldResolverRules(t *testing.T) {
 		"rules[0].backends[1].target_pool_id": path.Root("rules").AtMapKey("ns/api/0.0:80@a.example"),
 		"rules[2]":                            path.Root("rules").AtMapKey("bare"),
 		"rules[3].listener_protocol":          path.Root("rules").AtMapKey("quic"),
-		"rules[4].name":                       path.Root("rules"),
+		"rules[4].fixed_response.status_code": path.Root("rules").AtMapKey("gone"),
+		"rules[5].name":                       path.Root("rules"),
 	}
 	for field, want := range cases {
 		if got, ok := r(field); !ok || !got.Equal(want) {
@@ -250,6 +254,9 @@ func TestValidateRules(t *testing.T) {
 		{"tls redirect", tls80JSON, oneRule(`"redirect": {"status_code": 301},`), `rules["r"].redirect`,
 			`Rule action not allowed on a tls listener: Rule "r" routes listener "tls/80", which forwards connections to backends: it takes no redirect`},
 		{"tls request headers", tls80JSON, oneRule(`"request_headers": {},`), `rules["r"].request_headers`, `it takes no request_headers`},
+		{"tls fixed response", tls80JSON, oneRule(`"fixed_response": {"status_code": 404},`), `rules["r"].fixed_response`, `it takes no fixed_response`},
+		{"tcp fixed response", tcp80JSON, oneRule(`"fixed_response": {"status_code": 404},`), `rules["r"].fixed_response`,
+			`Rule action not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections to backends: it takes no fixed_response`},
 		{"tcp hostnames", tcp80JSON, oneRule(`"hostnames": ["a.example"],`), `rules["r"].hostnames`,
 			`Rule condition not allowed on a tcp listener: Rule "r" routes listener "tcp/80", so it takes no hostnames: tcp and udp rules have no conditions`},
 		{"udp method", tcp80JSON + ", " + udp80JSON, oneRule(`"listener_protocol": "udp", "method": "GET",`), `rules["r"].method`,
@@ -267,6 +274,12 @@ func TestValidateRules(t *testing.T) {
 			`Missing rule path: Rule "r" has path_type "exact", so it needs a path`},
 		{"redirect and backends", http80JSON, oneRule(`"redirect": {"status_code": 301}, "backends": [` + backend + `],`),
 			`rules["r"].redirect`, `Conflicting rule redirect and backends: Rule "r" has a redirect and 1 backends`},
+		{"fixed response and backends", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "backends": [` + backend + `],`),
+			`rules["r"].fixed_response`, `Conflicting rule fixed_response: Rule "r" has a fixed_response and 1 backends: a rule with a fixed_response answers the request itself`},
+		{"fixed response and redirect", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "redirect": {"status_code": 301},`),
+			`rules["r"].fixed_response`, `Rule "r" has a fixed_response and a redirect`},
+		{"fixed response and request headers", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "request_headers": {},`),
+			`rules["r"].fixed_response`, `Rule "r" has a fixed_response and request_headers`},
 		{"same backend twice", http80JSON, oneRule(`"backends": [` + backend + `, {"target_pool_id": "tp-a", "port": 30001, "weight": 2}],`),
 			`rules["r"].backends[1]`, `Duplicate rule backend: Rule "r" has backends[0] and backends[1] both on tp-a port 30001`},
 		{"headers equal ignoring case", http80JSON, oneRule(`"headers": {"X-Env": "a", "x-env": "b"},`), `rules["r"].headers["x-env"]`,
@@ -301,6 +314,12 @@ func TestValidateRules(t *testing.T) {
 		{"redirect host", http80JSON, oneRule(`"redirect": {"status_code": 301, "hostname": "*.x.example"},`),
 			`rules["r"].redirect.hostname`, `must be a lower-case DNS name (no wildcard)`},
 		{"redirect scheme", http80JSON, oneRule(`"redirect": {"status_code": 301, "scheme": "ftp"},`), `rules["r"].redirect.scheme`, `value must be one of`},
+		{"fixed response 3xx", http80JSON, oneRule(`"fixed_response": {"status_code": 302},`), `rules["r"].fixed_response.status_code`,
+			`Invalid fixed response status code: 302 is not a fixed response code: it must be in 200-299 or 400-599. A 3xx is a redirect's`},
+		{"fixed response 1xx", http80JSON, oneRule(`"fixed_response": {"status_code": 100},`), `rules["r"].fixed_response.status_code`,
+			`100 is not a fixed response code`},
+		{"fixed response 600", http80JSON, oneRule(`"fixed_response": {"status_code": 600},`), `rules["r"].fixed_response.status_code`,
+			`600 is not a fixed response code`},
 		{"too many removed", http80JSON, oneRule(`"request_headers": {"remove": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + `]},`),
 			`rules["r"].request_headers.remove`, `list must contain at most 16 elements`},
 		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
@@ -323,7 +342,8 @@ func TestValidateRules(t *testing.T) {
 // TestValidateRulesValid: a configuration using every attribute, names
 // as a Gateway's routes render them, rules on http and https listeners,
 // SNI rules on a tls one, and rules of one priority on tcp/53 and udp/53
-// and on http/80 and udp/80 (udp shares no port) passes.
+// and on http/80 and udp/80 (udp shares no port), fixed responses at each
+// end of their ranges (one with an empty backends list) passes.
 func TestValidateRulesValid(t *testing.T) {
 	config := rulesConfig(http80JSON+", "+https443JSON+", "+udp80JSON+`, "tls/8443": {"protocol": "tls", "port": 8443, "target_port": 30443},
 		"tcp/53": {"protocol": "tcp", "port": 53, "target_port": 30053}, "udp/53": {"protocol": "udp", "port": 53, "target_port": 30053}`, `{
@@ -338,14 +358,20 @@ func TestValidateRulesValid(t *testing.T) {
 			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]}},
 		"moved": {"listener_port": 80, "priority": 20, "backends": [], "redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "status_code": 302}},
 		"secure": {"listener_port": 443, "priority": 10},
-		"empty": {"listener_port": 443, "priority": 11, "hostnames": [], "headers": {}, "request_headers": {}}}`)
+		"empty": {"listener_port": 443, "priority": 11, "hostnames": [], "headers": {}, "request_headers": {}},
+		"ns/web/a.example:80": {"listener_port": 80, "priority": 30, "hostnames": ["a.example"], "backends": [], "fixed_response": {"status_code": 404}},
+		"ok": {"listener_port": 443, "priority": 12, "path_type": "exact", "path": "/healthz", "fixed_response": {"status_code": 200}},
+		"ok-too": {"listener_port": 443, "priority": 13, "fixed_response": {"status_code": 299}},
+		"teapot": {"listener_port": 443, "priority": 14, "fixed_response": {"status_code": 400}},
+		"down": {"listener_port": 443, "priority": 15, "fixed_response": {"status_code": 599}}}`)
 	for _, d := range validateLB(t, config) {
 		t.Errorf("%s: %s: %s: %s", d.Severity, attrPathString(d.Attribute), d.Summary, d.Detail)
 	}
 }
 
 // TestValidateRulesUnknown: what is known only at apply time (listeners,
-// a rule's port, protocol or backends) skips the checks that need it.
+// a rule's port, protocol, backends or redirect) skips the checks that
+// need it.
 func TestValidateRulesUnknown(t *testing.T) {
 	ctx := context.Background()
 	var sr fwresource.SchemaResponse
@@ -354,7 +380,8 @@ func TestValidateRulesUnknown(t *testing.T) {
 	config := rulesConfig(`"tcp/80": {"protocol": "tcp", "port": 80, "target_port": 8080}`,
 		`{"r": {"listener_port": 81, "priority": 10, "redirect": {"status_code": 301}, "backends": []},
 		  "s": {"listener_port": 80, "priority": 10},
-		  "t": {"listener_port": 80, "listener_protocol": "udp", "priority": 10, "method": "GET"}}`)
+		  "t": {"listener_port": 80, "listener_protocol": "udp", "priority": 10, "method": "GET"},
+		  "u": {"listener_port": 80, "priority": 11, "fixed_response": {"status_code": 404}, "backends": []}}`)
 	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
 	if err != nil {
 		t.Fatal(err)
@@ -364,6 +391,8 @@ func TestValidateRulesUnknown(t *testing.T) {
 		`rules["r"].backends`:          true,
 		`rules["s"].listener_port`:     true,
 		`rules["t"].listener_protocol`: true,
+		`rules["u"].backends`:          true,
+		`rules["u"].redirect`:          true,
 	}
 	v, err = tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if unknown[attrPathString(p)] {
@@ -390,6 +419,38 @@ func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
 	}
 	if spec, _ := m.toSpec(ctx); spec.Rules != nil {
 		t.Errorf("a state without rules sends rules %+v", spec.Rules)
+	}
+}
+
+// TestLoadBalancerStateV1RulesWithoutFixedResponse: a version 1 state
+// whose rules were written before fixed_response existed needs no
+// upgrader (the schema version stayed 1): its rules read with
+// fixed_response null, as a configuration without it plans, and send
+// none.
+func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
+	ctx := context.Background()
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(v1StateAttributes(t, v0StateLBID, v0StateInstanceID), &attrs); err != nil {
+		t.Fatal(err)
+	}
+	attrs["rules"] = json.RawMessage(`{"dns": {"listener_port": 53, "listener_protocol": "udp", "priority": 1, "hostnames": null,
+		"path_type": null, "path": null, "method": null, "headers": null,
+		"backends": [{"target_pool_id": "tp-a", "port": 30053, "weight": 1}], "redirect": null, "request_headers": null}}`)
+	v1, err := json.Marshal(attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := upgradedV1(t, v1)
+	var rules map[string]ruleModel
+	if d := m.Rules.ElementsAs(ctx, &rules, false); d.HasError() || len(rules) != 1 {
+		t.Fatalf("rules %v %v", rules, d)
+	}
+	if r := rules["dns"]; !r.FixedResponse.IsNull() || r.ListenerProtocol.ValueString() != "udp" || len(r.Backends.Elements()) != 1 {
+		t.Errorf("rule read as %+v, want fixed_response null and the rest as stored", r)
+	}
+	spec, d := m.toSpec(ctx)
+	if d.HasError() || len(spec.Rules) != 1 || spec.Rules[0].FixedResponse != nil || spec.Rules[0].Backends[0].Port != 30053 {
+		t.Errorf("sends rules %+v (%v)", spec.Rules, d)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -47,6 +48,37 @@ var (
 		check:       func(p string) error { return sentence(checkRulePath(p)) },
 	}
 )
+
+// fixedResponseCodeValidator is the API's check of a fixed response's
+// status_code: one of exampleapi.FixedResponseCodes.
+type fixedResponseCodeValidator struct{}
+
+func (fixedResponseCodeValidator) Description(context.Context) string {
+	return "must be in " + fixedResponseCodeList("", " or ")
+}
+
+func (v fixedResponseCodeValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (fixedResponseCodeValidator) ValidateInt64(_ context.Context, req validator.Int64Request, resp *validator.Int64Response) {
+	if !isKnown(req.ConfigValue) || exampleapi.IsFixedResponseCode(int(req.ConfigValue.ValueInt64())) {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Invalid fixed response status code",
+		fmt.Sprintf("%d is not a fixed response code: it must be in %s. A 3xx is a redirect's: use redirect instead.",
+			req.ConfigValue.ValueInt64(), fixedResponseCodeList("", " or ")))
+}
+
+// fixedResponseCodeList writes exampleapi.FixedResponseCodes as "200-299
+// or 400-599", each code between quote.
+func fixedResponseCodeList(quote, sep string) string {
+	rs := make([]string, len(exampleapi.FixedResponseCodes))
+	for i, r := range exampleapi.FixedResponseCodes {
+		rs[i] = fmt.Sprintf("%s%d%s-%s%d%s", quote, r.Min, quote, quote, r.Max, quote)
+	}
+	return strings.Join(rs, sep)
+}
 
 func checkRulePath(p string) error {
 	switch {
@@ -193,7 +225,8 @@ func validateRuleListener(name string, rp path.Path, port int64, protocol string
 // validateL4Rule checks a rule of a tcp, udp or tls listener (key) against
 // what it sees: connections, not HTTP requests. A tls listener matches
 // only hostnames, against the SNI name; tcp and udp rules have no
-// conditions; none of them can redirect or change headers.
+// conditions; none of them can redirect, answer with a fixed response or
+// change headers.
 func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
 	if proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS {
 		return
@@ -222,11 +255,13 @@ func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, r
 		}
 	}
 	action("redirect", r.Redirect)
+	action("fixed_response", r.FixedResponse)
 	action("request_headers", r.RequestHeaders)
 }
 
-// validateRule checks one rule: path with path_type, backends or a
-// redirect, distinct backends, and header names unique ignoring case.
+// validateRule checks one rule: path with path_type, one action (backends,
+// a redirect or a fixed response), distinct backends, and header names
+// unique ignoring case.
 func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, resp *resource.ValidateConfigResponse) {
 	switch {
 	case isKnown(r.Path) && r.PathType.IsNull():
@@ -241,6 +276,7 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 			fmt.Sprintf("Rule %q has a redirect and %d backends: a rule either redirects or forwards. Remove one.",
 				name, len(r.Backends.Elements())))
 	}
+	validateFixedResponse(name, rp, r, resp)
 	validateRuleBackends(ctx, name, rp.AtName("backends"), r.Backends, resp)
 	validateHeaderNames(name, rp.AtName("headers"), r.Headers, resp)
 	if isKnown(r.RequestHeaders) {
@@ -250,6 +286,31 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 			validateHeaderNames(name, rp.AtName("request_headers").AtName("add"), hc.Add, resp)
 		}
 	}
+}
+
+// validateFixedResponse rejects a fixed response with anything else to
+// do: the load balancer answers the request itself, so there is nothing
+// to forward, redirect or change the headers of. One error, on
+// fixed_response, names the first of them. What is unknown (it may be
+// null at apply time) conflicts with nothing yet.
+func validateFixedResponse(name string, rp path.Path, r ruleModel, resp *resource.ValidateConfigResponse) {
+	if !isKnown(r.FixedResponse) {
+		return
+	}
+	other := ""
+	switch {
+	case isKnown(r.Backends) && len(r.Backends.Elements()) > 0:
+		other = fmt.Sprintf("%d backends", len(r.Backends.Elements()))
+	case isKnown(r.Redirect):
+		other = "a redirect"
+	case isKnown(r.RequestHeaders):
+		other = "request_headers"
+	default:
+		return
+	}
+	resp.Diagnostics.AddAttributeError(rp.AtName("fixed_response"), "Conflicting rule fixed_response",
+		fmt.Sprintf("Rule %q has a fixed_response and %s: a rule with a fixed_response answers the request itself and "+
+			"forwards nothing, so it takes no backends, redirect or request_headers. Remove one.", name, other))
 }
 
 // validateRuleBackends rejects two backends on one pool and port: the

@@ -32,6 +32,7 @@ locals {
     headers           = r.headers
     backends          = r.backends
     redirect          = r.redirect
+    fixed_response    = r.fixed_response
     request_headers   = r.request_headers
   } }
 }

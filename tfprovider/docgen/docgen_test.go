@@ -71,7 +71,8 @@ func TestDocsCoverSchema(t *testing.T) {
 			t.Errorf("certificate page lacks %q", want)
 		}
 	}
-	for _, want := range []string{"`certificate_ids` (List of String)", "`redirect_to_https_port` (Number)", "`sticky_sessions` (Attributes)"} {
+	for _, want := range []string{"`certificate_ids` (List of String)", "`redirect_to_https_port` (Number)", "`sticky_sessions` (Attributes)",
+		"`fixed_response` (Attributes)"} {
 		if !strings.Contains(lb, want) {
 			t.Errorf("load balancer page lacks %q", want)
 		}

@@ -66,6 +66,16 @@ resource "example_load_balancer" "gateway" {
       listener_port = 80, priority = 30, hostnames = ["old.example"]
       redirect      = { scheme = "https", hostname = "new.example", status_code = 301 }
     }
+    # The load balancer answers a.example's other requests itself, so
+    # they do not fall through to the wildcard rule after it.
+    "a-not-found" = {
+      listener_port  = 80, priority = 40, hostnames = ["a.example"]
+      fixed_response = { status_code = 404 }
+    }
+    "wildcard" = {
+      listener_port = 80, priority = 50, hostnames = ["*.example"]
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30004 }]
+    }
   }
 }
 

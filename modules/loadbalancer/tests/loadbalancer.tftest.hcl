@@ -373,3 +373,71 @@ run "rule_redirect_and_backends" {
 
   expect_failures = [var.rules]
 }
+
+run "fixed_response" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "cart", listener_port = 80, priority = 10, hostnames = ["shop.example"], path_type = "prefix", path = "/cart",
+      backends = [{ target_pool_id = "tp-a", port = 30001 }] },
+      { name = "catch-all", listener_port = 80, priority = 20, hostnames = ["shop.example"], fixed_response = { status_code = 404 } },
+      { name = "wildcard", listener_port = 80, priority = 30, hostnames = ["*.example"], backends = [{ target_pool_id = "tp-b", port = 30001 }] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["catch-all"].fixed_response.status_code == 404 &&
+      example_load_balancer.this.rules["catch-all"].backends == null &&
+      example_load_balancer.this.rules["catch-all"].redirect == null &&
+      example_load_balancer.this.rules["cart"].fixed_response == null
+    )
+    error_message = "A rule's fixed_response must pass through, null where unset."
+  }
+}
+
+run "fixed_response_redirect_code" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules     = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 302 } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "fixed_response_and_backends" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 },
+    backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "fixed_response_and_redirect" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules     = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, redirect = { status_code = 301 } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "fixed_response_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 } }]
+  }
+
+  expect_failures = [var.rules]
+}

@@ -19,14 +19,18 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
-// TLS passthrough, TCP and UDP through a Gateway, in the real controller
-// with the chart's RBAC: one Gateway with a TLS listener (Passthrough) on
-// 443, and TCP and UDP listeners on 53, is Programmed; the simulator
-// sends a TLS connection by its SNI name (db.example to db-a, any other
-// name of *.example to db-b, another name nowhere), TCP and UDP on 53 to
-// the DNS Service's TCP and UDP node ports; a second TCPRoute on the TCP
-// listener attaches (Accepted, naming the first) but gets no connection.
-func TestGatewayL4(t *testing.T) {
+// Every listener kind but HTTPS (TestGatewayProgrammed) through one
+// Gateway, in the real controller with the chart's RBAC: a TLS listener
+// (Passthrough) on 443, TCP and UDP listeners on 53, and two HTTP
+// listeners on 80, one for a.example and one for any host, are
+// Programmed. The simulator sends a TLS connection by its SNI name
+// (db.example to db-a, any other name of *.example to db-b, another name
+// nowhere), TCP and UDP on 53 to the DNS Service's TCP and UDP node
+// ports; a second TCPRoute on the TCP listener attaches (Accepted, naming
+// the first) but gets no connection. On 80, a.example belongs to its own
+// listener (isolation): its route's /api is served, any other path is 404
+// though the listener for any host has a route for /.
+func TestGatewayListeners(t *testing.T) {
 	e := newEnv(t, options{gatewayAPI: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -61,6 +65,8 @@ func TestGatewayL4(t *testing.T) {
 				TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}},
 			{Name: "dns-tcp", Port: 53, Protocol: gatewayv1.TCPProtocolType, AllowedRoutes: allowed},
 			{Name: "dns", Port: 53, Protocol: gatewayv1.UDPProtocolType, AllowedRoutes: allowed},
+			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed},
+			{Name: "web-a", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed, Hostname: ptr.To(gatewayv1.Hostname("a.example"))},
 		}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	parent := func(section string) []gatewayv1.ParentReference {
@@ -87,6 +93,16 @@ func TestGatewayL4(t *testing.T) {
 	_, err = admin.GatewayV1().UDPRoutes("team-a").Create(ctx, &gatewayv1.UDPRoute{ObjectMeta: metav1.ObjectMeta{Name: "dns"}, Spec: gatewayv1.UDPRouteSpec{
 		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parent("dns")}, Rules: []gatewayv1.UDPRouteRule{{BackendRefs: backend("dns", 53)}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
+	web := func(name, section, path, svc string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parent(section)},
+			Rules: []gatewayv1.HTTPRouteRule{{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix(path)},
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: backend(svc, 443)[0]}}}}}}
+	}
+	for _, r := range []*gatewayv1.HTTPRoute{web("site", "web", "/", "db-b"), web("a-api", "web-a", "/api", "db-a")} {
+		_, err := admin.GatewayV1().HTTPRoutes("team-a").Create(ctx, r, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
 	// Created after dns-tcp: the listener forwards to dns-tcp only.
 	_, err = admin.GatewayV1().TCPRoutes("team-a").Create(ctx, tcp("late"), metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -94,11 +110,11 @@ func TestGatewayL4(t *testing.T) {
 	var ip string
 	testkit.Eventually(t, 90*time.Second, "the Gateway programmed", func() error {
 		gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
-		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) != 1 || len(gw.Status.Listeners) != 3 {
+		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) != 1 || len(gw.Status.Listeners) != 5 {
 			return fmt.Errorf("%+v, %v", gw.Status, err)
 		}
 		for _, l := range gw.Status.Listeners {
-			want := map[gatewayv1.SectionName]int32{"tls": 2, "dns-tcp": 2, "dns": 1}[l.Name]
+			want := map[gatewayv1.SectionName]int32{"tls": 2, "dns-tcp": 2, "dns": 1, "web": 1, "web-a": 1}[l.Name]
 			if !meta.IsStatusConditionTrue(l.Conditions, "Programmed") || l.AttachedRoutes != want || len(l.SupportedKinds) != 1 {
 				return fmt.Errorf("listener %s: %+v, want Programmed with %d routes", l.Name, l, want)
 			}
@@ -133,20 +149,23 @@ func TestGatewayL4(t *testing.T) {
 		return map[string]int{fmt.Sprintf("%s:%d", pool, nodePorts[backend]): 1}
 	}
 	for _, c := range []struct {
-		port           int
-		protocol, host string
-		status         int
-		backends       map[string]int
+		port                 int
+		protocol, host, path string
+		status               int
+		backends             map[string]int
 	}{
-		{443, "", "db.example", 200, at("db-a/TCP")},
-		{443, "", "shop.example", 200, at("db-b/TCP")},
-		{443, "", "db.example.org", 404, nil}, // no SNI name matches: reset
-		{53, "", "", 200, at("dns/TCP")},
-		{53, "udp", "", 200, at("dns/UDP")},
+		{443, "", "db.example", "", 200, at("db-a/TCP")},
+		{443, "", "shop.example", "", 200, at("db-b/TCP")},
+		{443, "", "db.example.org", "", 404, nil}, // no SNI name matches: reset
+		{53, "", "", "", 200, at("dns/TCP")},
+		{53, "udp", "", "", 200, at("dns/UDP")},
+		{80, "", "a.example", "/api", 200, at("db-a/TCP")},
+		{80, "", "a.example", "/other", 404, nil}, // a.example's listener has no route for it
+		{80, "", "b.example", "/other", 200, at("db-b/TCP")},
 	} {
-		out, err := e.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: c.port, Protocol: c.protocol, Host: c.host})
+		out, err := e.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: c.port, Protocol: c.protocol, Host: c.host, Path: c.path})
 		if err != nil || out.Status != c.status || !maps.Equal(out.Backends, c.backends) {
-			t.Errorf("a connection to %s/%d (SNI %q): %+v, %v; want %d to %v", c.protocol, c.port, c.host, out, err, c.status, c.backends)
+			t.Errorf("a request to %s/%d (host %q, path %q): %+v, %v; want %d to %v", c.protocol, c.port, c.host, c.path, out, err, c.status, c.backends)
 		}
 	}
 }
