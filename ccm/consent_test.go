@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,22 +23,10 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
 	dyn := grantsClient(t, "shop", "edge", "front")
 	refs := newReferences(f.cfg, nil)
-	told := make(chan string, 10)
-	refs.grants.onChange(func(ns string) { told <- ns })
+	waitTold := awaitGrantChanges(t, refs, "shop")
 	refs.watchGrants(t.Context(), dyn)
 	f.lbs.refs, f.lbs.groups.refs = refs, refs
 	front := annotations.Group{Namespace: "shop", Name: "front"}
-	waitTold := func(what string) {
-		t.Helper()
-		select {
-		case ns := <-told:
-			if ns != "shop" {
-				t.Fatalf("%s: told %q", what, ns)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: not told within 10s", what)
-		}
-	}
 	guestStatus := func() []v1.LoadBalancerIngress {
 		t.Helper()
 		cur, err := f.client.CoreV1().Services("edge").Get(t.Context(), "g", metav1.GetOptions{})

@@ -94,6 +94,25 @@ func (f *grantsFixture) takeTold() []string {
 	return out
 }
 
+// awaitGrantChanges listens to refs' grant changes, which arrive from the
+// watch's goroutine: the function returned waits for the next one and
+// fails t, naming what, unless it is told for namespace ns within 10s.
+func awaitGrantChanges(t *testing.T, refs *references, ns string) func(what string) {
+	told := make(chan string, 10)
+	refs.grants.onChange(func(ns string) { told <- ns })
+	return func(what string) {
+		t.Helper()
+		select {
+		case got := <-told:
+			if got != ns {
+				t.Fatalf("%s: told %q", what, got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not told within 10s", what)
+		}
+	}
+}
+
 var (
 	forbidden = apierrors.NewForbidden(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "referencegrants"}, "", errors.New("RBAC: no rule"))
 	notServed = apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "referencegrants"}, "")
@@ -238,8 +257,7 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 		return true, w, err
 	})
 	refs := newReferences(testConfig(t, ""), nil)
-	told := make(chan string, 10)
-	refs.grants.onChange(func(ns string) { told <- ns })
+	wait := awaitGrantChanges(t, refs, "team-a")
 	refs.watchGrants(t.Context(), dyn)
 	guest := groupSvc("team-b", "guest", 0, "team-a/front", 80)
 	if err := refs.authorize(t.Context(), annotations.Read(guest)); err != nil {
@@ -249,17 +267,6 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	case <-watching:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the grants were not watched within 10s")
-	}
-	wait := func(what string) {
-		t.Helper()
-		select {
-		case ns := <-told:
-			if ns != "team-a" {
-				t.Fatalf("%s: told %q", what, ns)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: not told within 10s", what)
-		}
 	}
 	grants := dyn.Resource(referenceGrants).Namespace("team-a")
 	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))

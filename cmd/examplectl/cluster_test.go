@@ -137,20 +137,29 @@ func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user str
 	grant(s.svcNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}})
 
 	// The RBAC authorizer sees new bindings through an informer: wait.
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := kubernetes.NewForConfigOrDie(cfg)
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := s.untilAs(kubeconfig, func(ctx context.Context, client kubernetes.Interface) bool {
 		_, err1 := client.CoreV1().ConfigMaps(s.ccmNS).List(ctx, metav1.ListOptions{})
 		_, err2 := client.CoreV1().Services(s.svcNS).Get(ctx, "none", metav1.GetOptions{})
-		return err1 == nil && apierrors.IsNotFound(err2), nil
+		return err1 == nil && apierrors.IsNotFound(err2)
 	})
 	if err != nil {
 		t.Fatalf("RBAC of %s never took effect: %v", user, err)
 	}
 	return kubeconfig, user
+}
+
+// untilAs polls, as the user of kubeconfig, until the API server answers
+// as ok wants: the RBAC authorizer sees changed Roles and RoleBindings
+// through an informer, a moment after the change.
+func (s *scope) untilAs(kubeconfig string, ok func(context.Context, kubernetes.Interface) bool) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	return wait.PollUntilContextTimeout(s.t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return ok(ctx, client), nil
+	})
 }
 
 // reviewerWithoutLeases is a reviewer whose Role lacks list on Leases (the
@@ -167,14 +176,9 @@ func (s *scope) reviewerWithoutLeases(name string) string {
 	if _, err := s.client.RbacV1().Roles(s.ccmNS).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := kubernetes.NewForConfigOrDie(cfg)
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = s.untilAs(kubeconfig, func(ctx context.Context, client kubernetes.Interface) bool {
 		_, err := client.CoordinationV1().Leases(s.ccmNS).List(ctx, metav1.ListOptions{})
-		return apierrors.IsForbidden(err), nil
+		return apierrors.IsForbidden(err)
 	})
 	if err != nil {
 		t.Fatalf("%s may still list Leases: %v", name, err)
