@@ -13,6 +13,8 @@ import (
 type collection[T any] struct {
 	kind string
 	path string
+	// plural names the listing's operation; "" is kind + "s".
+	plural string
 }
 
 var (
@@ -21,6 +23,7 @@ var (
 	loadBalancers = collection[LoadBalancer]{kind: "LoadBalancer", path: "/v1/load-balancers"}
 	targetPools   = collection[TargetPool]{kind: "TargetPool", path: "/v1/target-pools"}
 	certificates  = collection[Certificate]{kind: "Certificate", path: "/v1/certificates"}
+	addresses     = collection[Address]{kind: "Address", path: "/v1/addresses", plural: "Addresses"}
 )
 
 func (c collection[T]) item(id string) string { return c.path + "/" + esc(id) }
@@ -37,7 +40,11 @@ func (c collection[T]) get(ctx context.Context, t *transport, id string) (*T, er
 
 // list reads every page of the objects matching q.
 func (c collection[T]) list(ctx context.Context, t *transport, q url.Values) ([]T, error) {
-	return listAll[T](ctx, t, "List"+c.kind+"s", c.path, q)
+	plural := c.plural
+	if plural == "" {
+		plural = c.kind + "s"
+	}
+	return listAll[T](ctx, t, "List"+plural, c.path, q)
 }
 
 // update puts in; ifMatch is the version the change is based on (0:

@@ -40,6 +40,10 @@ const (
 	IPFamilyIPv4      = "ipv4"
 	IPFamilyDualStack = "dualstack"
 
+	// Families of a reserved address (Address.Family).
+	AddressFamilyIPv4 = "ipv4"
+	AddressFamilyIPv6 = "ipv6"
+
 	AlgorithmRoundRobin       = "round_robin"
 	AlgorithmLeastConnections = "least_connections"
 	AlgorithmSourceIP         = "source_ip"
@@ -61,8 +65,8 @@ const (
 	MaxTargets = 5000
 	// MaxAllowedSourceCIDRs is per load balancer.
 	MaxAllowedSourceCIDRs = 1000
-	// MaxTags is per object (instance, load balancer, target pool or
-	// certificate), also the most tag filters a listing takes.
+	// MaxTags is per object (instance, load balancer, target pool,
+	// certificate or address), also the most tag filters a listing takes.
 	MaxTags = 50
 	// MaxListenerCertificates is per https listener: the first is the
 	// default, the others are chosen by SNI.
@@ -74,6 +78,7 @@ var (
 	ListenerProtocols    = []string{ProtocolTCP, ProtocolUDP, ProtocolHTTP, ProtocolHTTPS, ProtocolTLS}
 	HealthCheckProtocols = []string{ProtocolTCP, ProtocolHTTP, ProtocolHTTPS}
 	IPFamilies           = []string{IPFamilyIPv4, IPFamilyDualStack}
+	AddressFamilies      = []string{AddressFamilyIPv4, AddressFamilyIPv6}
 	Algorithms           = []string{AlgorithmRoundRobin, AlgorithmLeastConnections, AlgorithmSourceIP}
 	InstanceStates       = []string{InstanceRunning, InstanceStopped}
 )
@@ -87,7 +92,7 @@ type Meta struct {
 }
 
 // Object is a named top-level object: an instance, network, load
-// balancer, target pool or certificate.
+// balancer, target pool, certificate or address.
 type Object interface{ Meta() Meta }
 
 // Region is a read-only region with its zones.
@@ -368,6 +373,65 @@ type UpdateTargetPoolRequest struct {
 type TargetPoolFilter struct {
 	Name   string
 	Region string
+}
+
+// Address is a reserved IP address: taken from the region's public pool
+// of its family when it is created, given back only when it is deleted,
+// whatever happens to the load balancers it is attached to. The
+// attachment is the address's (LoadBalancerID): one PUT attaches it,
+// moves it from one load balancer to another (never on two, never free in
+// between) or detaches it. Attached, its IP is the load balancer's IPv4
+// (or IPv6), in place of the one the load balancer had.
+type Address struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Region string `json:"region"`
+	// Family is AddressFamilyIPv4 or AddressFamilyIPv6; an ipv6 address
+	// attaches to dualstack load balancers only.
+	Family string `json:"family"`
+	// IP is allocated at creation and never changes.
+	IP string `json:"ip"`
+	// LoadBalancerID is the load balancer (lb-...) the address is
+	// attached to, "" when it is attached to none.
+	LoadBalancerID string            `json:"load_balancer_id"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	// CreatedAt and UpdatedAt are set by the cloud; an update (also the
+	// detachment by the deletion of its load balancer) moves UpdatedAt and
+	// Version.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+}
+
+// Meta is the address's id, name, region and version.
+func (a Address) Meta() Meta {
+	return Meta{ID: a.ID, Name: a.Name, Region: a.Region, Version: a.Version}
+}
+
+// CreateAddressRequest reserves an address, attached at once to
+// LoadBalancerID when it is set. Family defaults to ipv4.
+type CreateAddressRequest struct {
+	Name           string            `json:"name"`
+	Region         string            `json:"region"`
+	Family         string            `json:"family,omitempty"`
+	LoadBalancerID string            `json:"load_balancer_id,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+}
+
+// UpdateAddressRequest replaces an address's attachment and tags: a
+// LoadBalancerID other than the current one attaches or moves the
+// address, "" detaches it.
+type UpdateAddressRequest struct {
+	LoadBalancerID string            `json:"load_balancer_id"`
+	Tags           map[string]string `json:"tags,omitempty"`
+}
+
+// AddressFilter narrows an address listing. Empty fields do not filter.
+type AddressFilter struct {
+	Name   string
+	Region string
+	// IP finds the address holding this IP (in any notation of it).
+	IP string
 }
 
 // Certificate is an X.509 certificate with its private key, for https

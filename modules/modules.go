@@ -1,5 +1,5 @@
 // Package modules ships the Terraform modules the renderer calls
-// (loadbalancer, certificates, routes, targetpools) inside the binary, so the default
+// (loadbalancer, certificates, routes, targetpools, address) inside the binary, so the default
 // module source is a local path that needs no registry or network.
 package modules
 
@@ -17,7 +17,7 @@ import (
 	"sync"
 )
 
-//go:embed loadbalancer certificates routes targetpools
+//go:embed loadbalancer certificates routes targetpools address
 var files embed.FS
 
 // Module directory names, as written by WriteTo.
@@ -26,13 +26,14 @@ const (
 	Routes       = "routes"
 	TargetPools  = "targetpools"
 	Certificates = "certificates"
+	Address      = "address"
 )
 
 // Names lists the shipped modules.
-var Names = []string{LoadBalancer, Certificates, Routes, TargetPools}
+var Names = []string{LoadBalancer, Certificates, Routes, TargetPools, Address}
 
 // FS returns the embedded module tree (loadbalancer/…, routes/…,
-// targetpools/…).
+// targetpools/…, address/…).
 func FS() fs.FS { return files }
 
 // Paths are the materialised module directories.
@@ -41,15 +42,16 @@ type Paths struct {
 	Routes       string
 	TargetPools  string
 	Certificates string
+	Address      string
 }
 
 // All is every module's directory.
 func (p Paths) All() []string {
-	return []string{p.LoadBalancer, p.Certificates, p.Routes, p.TargetPools}
+	return []string{p.LoadBalancer, p.Certificates, p.Routes, p.TargetPools, p.Address}
 }
 
-// WriteTo materialises the modules into dir/loadbalancer, dir/routes and
-// dir/targetpools.
+// WriteTo materialises the modules into dir/loadbalancer, dir/routes,
+// dir/targetpools, dir/certificates and dir/address.
 // Files whose content already matches are left alone (so timestamps, and
 // anything watching them, only move when the shipped modules change), and
 // files the shipped modules no longer have are removed. Safe to call again
@@ -69,6 +71,7 @@ func WriteTo(dir string) (Paths, error) {
 		Routes:       filepath.Join(abs, Routes),
 		TargetPools:  filepath.Join(abs, TargetPools),
 		Certificates: filepath.Join(abs, Certificates),
+		Address:      filepath.Join(abs, Address),
 	}, nil
 }
 

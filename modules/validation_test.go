@@ -33,6 +33,12 @@ var validInputs = map[string]map[string]string{
 		"network_name": `"cluster-net"`,
 		"routes":       `{ "10.244.1.0/24" = "i-1", "fd00:10:244:1::/64" = "i-1" }`,
 	},
+	modules.Address: {
+		"name":             `"k8s-prod-web"`,
+		"family":           `"ipv6"`,
+		"load_balancer_id": `"lb-1"`,
+		"tags":             `{ "k8s.example.com/cluster-id" = "prod" }`,
+	},
 	modules.TargetPools: {
 		"name_prefix": `"k8s-prod-"`,
 		"pools":       `{ workers = { targets = ["i-1"], tags = { "k8s.example.com/cluster-id" = "prod" } }, none = { targets = [] } }`,
@@ -97,6 +103,11 @@ var invalidCases = []struct {
 		"At most 5000 targets per pool are allowed (the Example cloud's limit); too many in: big."},
 	{modules.TargetPools, "pools", `{ w = { targets = [], tags = { "a=b" = "x" } } }`, "without '='"},
 	{modules.Routes, "routes", `{ "10.244.1.1/24" = "i-1" }`, "canonical form"},
+	{modules.Address, "name", `"-web"`, "The name must be"},
+	{modules.Address, "family", `"dualstack"`, "The family must be one of: ipv4, ipv6."},
+	{modules.Address, "load_balancer_id", `"tp-1"`, "load_balancer_id must be a load balancer id (lb-...) or null."},
+	{modules.Address, "load_balancer_id", `"lb-"`, "load_balancer_id must be a load balancer id (lb-...) or null."},
+	{modules.Address, "tags", `{ "a=b" = "x" }`, "without '='"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "https", port = 443, target_port = 1, certificates = ["web", "web"] }]`, "1-25 distinct certificate ids"},
 	{modules.LoadBalancer, "listeners", `[{ protocol = "http", port = 80, target_port = 1, certificates = ["web"] }]`, "other protocols take none"},
 	{modules.Certificates, "certificates", hclMap(26, func(i int) string { return fmt.Sprintf(`c%d = { certificate_pem = "x" }`, i) }), "At most 25 certificates"},
@@ -203,6 +214,8 @@ provider "example" {
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)
 	call("valid_pools", modules.TargetPools, nil)
+	call("valid_address", modules.Address, nil)
+	call("valid_address_detached", modules.Address, map[string]string{"load_balancer_id": "null", "family": `"ipv4"`})
 	for i, c := range invalidCases {
 		call(fmt.Sprintf("case_%d", i), c.module, map[string]string{c.arg: c.value})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -12,7 +13,7 @@ import (
 
 // Control API handlers: decode, call one operation, encode. The rules live
 // in the operations (instances.go, networks.go, loadbalancers.go,
-// targetpools.go, certificates.go).
+// targetpools.go, addresses.go, certificates.go).
 
 func (s *Server) fail(w http.ResponseWriter, err error) { writeError(w, s.log, err) }
 
@@ -130,15 +131,15 @@ func createFrom[Req any](s *Server, w http.ResponseWriter, r *http.Request, vali
 	s.create(w, r, body, func(tx *bolt.Tx) (created, error) { return op(tx, req) })
 }
 
-// listByRegionName answers a listing filtered by ?region= and ?name=.
-func listByRegionName[T any](s *Server, w http.ResponseWriter, r *http.Request, list func(region, name string, pg page) (T, error)) {
+// listByQuery answers a listing filtered by the query's parameters.
+func listByQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, list func(q url.Values, pg page) (T, error)) {
 	q := r.URL.Query()
 	pg, err := parsePage(q)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	resp, err := list(q.Get("region"), q.Get("name"), pg)
+	resp, err := list(q, pg)
 	s.list(w, resp, err)
 }
 
@@ -248,14 +249,18 @@ func (s *Server) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 
 // objectAPI is how the control API serves a top-level kind of object T at
 // path: create (when set, from a validated C), list by ?region= and
-// ?name=, get, update (when set, from a validated U) and delete. The kinds
-// differ only in these operations.
+// ?name= (or, with query, by the filters it reads), get, update (when
+// set, from a validated U) and delete. The kinds differ only in these
+// operations.
 type objectAPI[T exampleapi.Object, C, U any] struct {
 	path string // e.g. "/v1/networks"
 
 	validateCreate func(*C) error
 	create         func(tx *bolt.Tx, req C) (T, error)
 	list           func(region, name string, pg page) (exampleapi.ListResponse[T], error)
+	// query, when set instead of list, reads the listing's filters
+	// itself, for a kind that has more than region and name.
+	query          func(q url.Values, pg page) (exampleapi.ListResponse[T], error)
 	get            func(id string) (T, error)
 	validateUpdate func(*U) error
 	update         func(id, ifMatch string, req U) (T, error)
@@ -273,7 +278,13 @@ func (a objectAPI[T, C, U]) serve(s *Server, api func(pattern string, h http.Han
 			})
 		})
 	}
-	api("GET "+a.path, func(w http.ResponseWriter, r *http.Request) { listByRegionName(s, w, r, a.list) })
+	query := a.query
+	if query == nil {
+		query = func(q url.Values, pg page) (exampleapi.ListResponse[T], error) {
+			return a.list(q.Get("region"), q.Get("name"), pg)
+		}
+	}
+	api("GET "+a.path, func(w http.ResponseWriter, r *http.Request) { listByQuery(s, w, r, query) })
 	api("GET "+item, func(w http.ResponseWriter, r *http.Request) {
 		obj, err := a.get(r.PathValue("id"))
 		s.object(w, obj, obj.Meta().Version, err)
@@ -289,7 +300,7 @@ func (a objectAPI[T, C, U]) serve(s *Server, api func(pattern string, h http.Han
 }
 
 // serveObjects registers the routes of networks, load balancers, target
-// pools and certificates on api.
+// pools, addresses and certificates on api.
 func (s *Server) serveObjects(api func(pattern string, h http.HandlerFunc)) {
 	objectAPI[exampleapi.Network, exampleapi.CreateNetworkRequest, struct{}]{path: "/v1/networks",
 		validateCreate: validateCreateNetwork, create: s.cloud.createNetwork,
@@ -304,6 +315,11 @@ func (s *Server) serveObjects(api func(pattern string, h http.HandlerFunc)) {
 		validateCreate: validateCreateTargetPool, create: s.cloud.createTargetPool,
 		validateUpdate: validateUpdateTargetPool, update: s.cloud.updateTargetPool,
 		list: s.cloud.listTargetPools, get: s.cloud.getTargetPool, delete: s.cloud.deleteTargetPool,
+	}.serve(s, api)
+	objectAPI[exampleapi.Address, exampleapi.CreateAddressRequest, exampleapi.UpdateAddressRequest]{path: "/v1/addresses",
+		validateCreate: validateCreateAddress, create: s.cloud.createAddress,
+		validateUpdate: validateUpdateAddress, update: s.cloud.updateAddress,
+		query: s.cloud.listAddresses, get: s.cloud.getAddress, delete: s.cloud.deleteAddress,
 	}.serve(s, api)
 	// A certificate's create also keeps what validation parsed (below).
 	objectAPI[exampleapi.Certificate, struct{}, struct{}]{path: "/v1/certificates",

@@ -17,10 +17,16 @@ const kindLoadBalancer = "load balancer"
 // restart and needs no timers.
 type lbRecord struct {
 	exampleapi.LoadBalancer
-	ReadyAt     time.Time    `json:"ready_at"`
+	ReadyAt time.Time `json:"ready_at"`
+	// Allocations are the addresses the load balancer took from the
+	// pools itself: not those of the reserved addresses attached to it.
 	Allocations []allocation `json:"allocations,omitempty"`
-	// AllocError is set when an address pool was exhausted at creation.
+	// AllocError is set when an address pool was exhausted at creation
+	// (or when an address that left could not be replaced).
 	AllocError string `json:"alloc_error,omitempty"`
+	// Attached are the reserved addresses attached to the load balancer,
+	// by family (addressattach.go): at most one of each.
+	Attached map[string]string `json:"attached_addresses,omitempty"`
 }
 
 // view is the wire object at time now. Like many clouds, the addresses and
@@ -106,12 +112,12 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 // dualstack, the IPv6 address. An exhausted pool does not fail the request:
 // the load balancer exists in status error, as in a real cloud.
 func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
-	pools := []pool{prefixPool("lb-public-v4", c.lbPublicPrefix).limit(c.lbPublicPoolSize)}
+	pools := []pool{c.publicPool(exampleapi.AddressFamilyIPv4)}
 	if rec.Internal {
 		pools[0] = prefixPool("lb-internal-v4", lbInternalPrefix)
 	}
 	if rec.IPFamily == exampleapi.IPFamilyDualStack {
-		pools = append(pools, prefixPool("lb-v6", lbIPv6Prefix))
+		pools = append(pools, c.publicPool(exampleapi.AddressFamilyIPv6))
 	}
 	for _, p := range pools {
 		a, err := allocate(tx, p, rec.ID)
@@ -177,9 +183,14 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 	return lb, err
 }
 
+// deleteLoadBalancer deletes a load balancer; the reserved addresses
+// attached to it stay, detached.
 func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 	return deleteNamed(c, storedLBs, id, ifMatch, func(tx *bolt.Tx, rec *lbRecord) error {
 		if err := dropTraffic(tx, id); err != nil {
+			return err
+		}
+		if err := c.detachAll(tx, rec); err != nil {
 			return err
 		}
 		return release(tx, rec.Allocations)

@@ -24,16 +24,22 @@ var (
 	storedLBs          = objectKind[lbRecord]{kind: kindLoadBalancer, bucket: bucketLBs}
 	storedTargetPools  = objectKind[exampleapi.TargetPool]{kind: kindTargetPool, bucket: bucketTargetPools}
 	storedCertificates = objectKind[certRecord]{kind: kindCertificate, bucket: bucketCertificates}
+	storedAddresses    = objectKind[addressRecord]{kind: kindAddress, bucket: bucketAddresses}
 )
 
 // get reads the record id; a missing one is not found.
 func (k objectKind[R]) get(tx *bolt.Tx, id string) (R, error) {
-	var rec R
-	ok, err := getJSON(tx.Bucket(k.bucket), id, &rec)
+	rec, ok, err := k.find(tx, id)
 	if err == nil && !ok {
 		err = notFound(k.kind, id)
 	}
 	return rec, err
+}
+
+// find reads the record id; ok is false when there is none.
+func (k objectKind[R]) find(tx *bolt.Tx, id string) (rec R, ok bool, err error) {
+	ok, err = getJSON(tx.Bucket(k.bucket), id, &rec)
+	return rec, ok, err
 }
 
 // getIfMatch reads the record id for a change, which the request's
@@ -137,7 +143,13 @@ func lbReferrers[Ref any](tx *bolt.Tx, uses func(*Ref) bool) ([]string, error) {
 
 // listNamed pages through the records of kind k, answered as view makes
 // them, keeping those of region and of name (each when not empty).
-func listNamed[R exampleapi.Object, T any](c *cloud, k objectKind[R], pg page, region, name string, view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
+func listNamed[R exampleapi.Object, T any](c *cloud, k objectKind[R], pg page, region, name string, view func(*R) T) (exampleapi.ListResponse[T], error) {
+	return listWhere(c, k, pg, func(*R) bool { return true }, region, name, view)
+}
+
+// listWhere is listNamed keeping, of those, the records keep accepts.
+func listWhere[R exampleapi.Object, T any](c *cloud, k objectKind[R], pg page, keep func(*R) bool, region, name string,
+	view func(*R) T) (resp exampleapi.ListResponse[T], err error) {
 	err = c.view(func(tx *bolt.Tx) error {
 		resp, err = listBucket(tx.Bucket(k.bucket), pg, func(key, v []byte) (T, bool, error) {
 			var rec R
@@ -146,8 +158,8 @@ func listNamed[R exampleapi.Object, T any](c *cloud, k objectKind[R], pg page, r
 				return zero, false, fmt.Errorf("decoding %s %q: %w", k.kind, key, err)
 			}
 			m := rec.Meta()
-			keep := (region == "" || m.Region == region) && (name == "" || m.Name == name)
-			return view(&rec), keep, nil
+			ok := (region == "" || m.Region == region) && (name == "" || m.Name == name) && keep(&rec)
+			return view(&rec), ok, nil
 		})
 		return err
 	})

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 // Address pools of the Example cloud. Each pool is a sub-bucket of
@@ -20,6 +22,15 @@ var (
 	instancePublicPrefix = netip.MustParsePrefix("198.51.100.0/24")
 	defaultPrivatePrefix = netip.MustParsePrefix("10.0.0.0/16")
 )
+
+// publicPool is the public pool of a family (exampleapi.AddressFamilies)
+// that load balancers and reserved addresses share.
+func (c *cloud) publicPool(family string) pool {
+	if family == exampleapi.AddressFamilyIPv6 {
+		return prefixPool("lb-v6", lbIPv6Prefix)
+	}
+	return prefixPool("lb-public-v4", c.lbPublicPrefix).limit(c.lbPublicPoolSize)
+}
 
 // pool is an inclusive range of allocatable addresses.
 type pool struct {

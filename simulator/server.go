@@ -163,9 +163,10 @@ func (s *Server) Handler() http.Handler {
 	api("PUT /v1/instances/{id}/state", s.handleSetInstanceState)
 	api("DELETE /v1/instances/{id}", s.handleDeleteInstance)
 
-	// /v1/networks, /v1/load-balancers, /v1/target-pools and
-	// /v1/certificates: POST, GET, GET {id}, PUT {id} (load balancers,
-	// target pools), DELETE {id}; and a network's routes.
+	// /v1/networks, /v1/load-balancers, /v1/target-pools, /v1/addresses
+	// and /v1/certificates: POST, GET, GET {id}, PUT {id} (load
+	// balancers, target pools, addresses), DELETE {id}; and a network's
+	// routes.
 	s.serveObjects(api)
 	// The traffic model: simulated connections, target health and requests.
 	api("POST /v1/load-balancers/{id}/connections", s.handleOpenConnections)

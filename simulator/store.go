@@ -25,12 +25,13 @@ var (
 	bucketLBs          = []byte("load_balancers")
 	bucketTargetPools  = []byte("target_pools")
 	bucketCertificates = []byte("certificates") // see certificates.go: holds private keys
+	bucketAddresses    = []byte("addresses")    // reserved addresses, see addresses.go
 	bucketNames        = []byte("names")        // uniqueness index, see nameKey
 	bucketPools        = []byte("pools")        // one sub-bucket per address pool (not target pools)
 	bucketIdempotency  = []byte("idempotency")  // see idempotency.go
 
 	allBuckets = [][]byte{bucketRegions, bucketInstances, bucketNetworks, bucketRoutes,
-		bucketLBs, bucketTargetPools, bucketCertificates, bucketNames, bucketPools, bucketIdempotency}
+		bucketLBs, bucketTargetPools, bucketCertificates, bucketAddresses, bucketNames, bucketPools, bucketIdempotency}
 )
 
 // dbFileName is the bbolt file inside the data directory.

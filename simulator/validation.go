@@ -323,6 +323,31 @@ func validateUpdateTargetPool(req *exampleapi.UpdateTargetPoolRequest) error {
 	return validateTags("tags", req.Tags)
 }
 
+func validateCreateAddress(req *exampleapi.CreateAddressRequest) error {
+	if req.Family == "" {
+		req.Family = exampleapi.AddressFamilyIPv4
+	}
+	if err := validateName("name", req.Name); err != nil {
+		return err
+	}
+	if req.Region == "" {
+		return invalid("region", "is required")
+	}
+	if err := oneOf("family", "address family", req.Family, exampleapi.AddressFamilies); err != nil {
+		return err
+	}
+	return validateUpdateAddress(&exampleapi.UpdateAddressRequest{LoadBalancerID: req.LoadBalancerID, Tags: req.Tags})
+}
+
+func validateUpdateAddress(req *exampleapi.UpdateAddressRequest) error {
+	if req.LoadBalancerID != "" {
+		if err := validateID("load_balancer_id", req.LoadBalancerID, "lb-", "load balancer"); err != nil {
+			return err
+		}
+	}
+	return validateTags("tags", req.Tags)
+}
+
 func validateListeners(ls []exampleapi.Listener) error {
 	if len(ls) == 0 {
 		return invalid("listeners", "at least one listener is required")

@@ -20,7 +20,8 @@ import (
 // returning listed objects.
 
 // lookup is how a data source reads one object (kind, e.g. "network") by
-// id or by name: exactly one of the arguments id and name, and region.
+// id or by name (or, for a kind with byIP, by its IP): exactly one of the
+// arguments id, name (and ip), and region.
 type lookup[T any] struct {
 	kind     string
 	idPrefix string
@@ -32,13 +33,25 @@ type lookup[T any] struct {
 	// ambiguous is the error's detail when several regions (sorted) have
 	// the name.
 	ambiguous func(name string, regions []string) string
+	// byIP, when set, lists the objects holding ip: the data source then
+	// has the argument ip.
+	byIP func(c *exampleapi.Client, ctx context.Context, ip string) ([]T, error)
+}
+
+// keys are the arguments that name the object, in the schema's words.
+func (l lookup[T]) keys() (attrs []string, words string) {
+	if l.byIP != nil {
+		return []string{"id", "name", "ip"}, "`id`, `name` and `ip`"
+	}
+	return []string{"id", "name"}, "`id` and `name`"
 }
 
 // schema is the data source's schema: attrs (the object's other
 // attributes, all computed) with id, name and region added. idDesc and
 // nameDesc say what the object's id and name are.
 func (l lookup[T]) schema(desc, idDesc, nameDesc string, attrs map[string]schema.Attribute) schema.Schema {
-	const oneOf = " Exactly one of `id` and `name` is required."
+	_, words := l.keys()
+	oneOf := " Exactly one of " + words + " is required."
 	attrs["id"] = schema.StringAttribute{
 		Optional: true, Computed: true,
 		Description: idDesc + oneOf,
@@ -49,15 +62,29 @@ func (l lookup[T]) schema(desc, idDesc, nameDesc string, attrs map[string]schema
 		Description: nameDesc + oneOf,
 		Validators:  nameValidators(),
 	}
+	if l.byIP != nil {
+		attrs["ip"] = schema.StringAttribute{
+			Optional: true, Computed: true,
+			Description: "IP of the " + l.kind + ", as the cloud writes it (e.g. `203.0.113.7`, `2001:db8:1b::7`)." + oneOf,
+			Validators:  []validator.String{ipValidator},
+		}
+	}
+	with := "`id`"
+	if l.byIP != nil {
+		with = "`id` or `ip`"
+	}
 	attrs["region"] = regionFilterAttribute("Region to look the name up in. Defaults to the provider's `region`; without either, " +
-		"every region is searched and the name must be unique. With `id`, it must match the " + l.kind + "'s region.")
+		"every region is searched and the name must be unique. With " + with + ", it must match the " + l.kind + "'s region.")
 	return schema.Schema{Description: desc, Attributes: attrs}
 }
 
 func (l lookup[T]) validators() []datasource.ConfigValidator {
-	return []datasource.ConfigValidator{
-		datasourcevalidator.ExactlyOneOf(path.MatchRoot("id"), path.MatchRoot("name")),
+	attrs, _ := l.keys()
+	roots := make([]path.Expression, len(attrs))
+	for i, a := range attrs {
+		roots[i] = path.MatchRoot(a)
 	}
+	return []datasource.ConfigValidator{datasourcevalidator.ExactlyOneOf(roots...)}
 }
 
 // read reads the object that id, else name, names. Nil means diags holds
@@ -69,7 +96,7 @@ func (l lookup[T]) read(ctx context.Context, data *providerData, id, name, regio
 	inRegion, n := regionFilter(region, data), name.ValueString()
 	found, err := l.list(data.client, ctx, n, inRegion)
 	if err != nil {
-		addAPIError(diags, "Cannot list "+l.kind+"s", err, nil)
+		addAPIError(diags, "Cannot look up the "+l.kind+" by name", err, nil)
 		return nil
 	}
 	switch len(found) {
@@ -107,6 +134,27 @@ func (l lookup[T]) readByID(ctx context.Context, c *exampleapi.Client, id, regio
 		addAPIError(diags, "Cannot read "+l.kind, err, nil)
 		return nil
 	}
+	return l.inRegion(obj, region, diags)
+}
+
+// readByIP reads the object holding ip; a region set in the configuration
+// must be the object's.
+func (l lookup[T]) readByIP(ctx context.Context, c *exampleapi.Client, ip, region types.String, diags *diag.Diagnostics) *T {
+	found, err := l.byIP(c, ctx, ip.ValueString())
+	if err != nil {
+		addAPIError(diags, "Cannot look up the "+l.kind+" by IP", err, nil)
+		return nil
+	}
+	if len(found) == 0 {
+		diags.AddAttributeError(path.Root("ip"), capitalize(l.kind)+" not found",
+			fmt.Sprintf("No %s holds the IP %s.", l.kind, ip.ValueString()))
+		return nil
+	}
+	return l.inRegion(&found[0], region, diags)
+}
+
+// inRegion is obj, unless a region set in the configuration is not its.
+func (l lookup[T]) inRegion(obj *T, region types.String, diags *diag.Diagnostics) *T {
 	if objID, objRegion := l.where(obj); !region.IsNull() && objRegion != region.ValueString() {
 		diags.AddAttributeError(path.Root("region"), capitalize(l.kind)+" in another region",
 			fmt.Sprintf("%s %s is in region %s, not %s.", capitalize(l.kind), objID, objRegion, region.ValueString()))

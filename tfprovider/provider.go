@@ -79,8 +79,8 @@ func (p *exampleProvider) Metadata(_ context.Context, _ provider.MetadataRequest
 
 func (p *exampleProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "The Example provider manages load balancers, target pools, certificates and routes of the Example cloud " +
-			"and reads its instances, networks, zones and certificates.",
+		Description: "The Example provider manages load balancers, target pools, certificates, reserved addresses and routes of " +
+			"the Example cloud and reads its instances, networks, zones, certificates and addresses.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				Optional: true,
@@ -156,6 +156,7 @@ func (p *exampleProvider) Resources(context.Context) []func() resource.Resource 
 		NewTargetPoolResource,
 		NewRouteResource,
 		NewCertificateResource,
+		NewAddressResource,
 	}
 }
 
@@ -171,5 +172,6 @@ func (p *exampleProvider) DataSources(context.Context) []func() datasource.DataS
 		NewZonesDataSource,
 		NewNetworkDataSource,
 		NewCertificatesDataSource,
+		NewAddressDataSource,
 	}
 }

@@ -162,7 +162,21 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	m, diags := loadBalancerFromAPI(ctx, lb, plan)
 	resp.Diagnostics.Append(diags...)
+	m.IPv4, m.IPv6 = promised(plan.IPv4, m.IPv4), promised(plan.IPv6, m.IPv6)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// promised is the address an update ends with: the one the plan promised
+// (the state's) when it knew one. A reserved address (example_address)
+// attached or moved away since the refresh, in this apply or another
+// workspace's, changes the load balancer's IPs without a change of its
+// own; Terraform refuses an apply whose result differs from a known
+// planned value, and the next refresh shows the new IP.
+func promised(planned, got types.String) types.String {
+	if planned.IsUnknown() || planned.IsNull() {
+		return got
+	}
+	return planned
 }
 
 func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -110,8 +110,10 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Description:   "`active` once provisioned; `provisioning` or `error` while a failed creation is tracked (tainted).",
 				PlanModifiers: []planmodifier.String{activeAfterUpdate{}},
 			},
-			"ipv4":       computedStable("IPv4 address: public, or from `10.255.0.0/16` when `internal`."),
-			"ipv6":       computedStable("IPv6 address (`dualstack` only), null otherwise."),
+			"ipv4": computedStable("IPv4 address: public, or from `10.255.0.0/16` when `internal`. With an ipv4 `example_address` " +
+				"attached, the address's `ip`: attaching, moving or detaching one changes it, which the next refresh shows."),
+			"ipv6": computedStable("IPv6 address (`dualstack` only), null otherwise; an attached ipv6 `example_address`'s `ip`, " +
+				"as for `ipv4`."),
 			"hostname":   computedStable("DNS name of the load balancer."),
 			"created_at": computedStable("Creation time (RFC 3339, UTC)."),
 			"timeouts":   timeoutsAttribute(ctx),

@@ -80,7 +80,25 @@ var (
 		summary:     "Invalid CIDR",
 		check:       checkCIDR,
 	}
+	// ipValidator accepts an IP written the way the API writes it, for
+	// the same reason.
+	ipValidator = stringCheck{
+		description: "must be an IPv4 or IPv6 address in canonical form, e.g. 203.0.113.7 or 2001:db8::7",
+		summary:     "Invalid IP address",
+		check:       checkIP,
+	}
 )
+
+func checkIP(s string) error {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Is4In6() || a.Zone() != "" {
+		return fmt.Errorf("%q is not a valid IP address; use one such as 203.0.113.7 or 2001:db8::7", s)
+	}
+	if canon := a.String(); canon != s {
+		return fmt.Errorf("%q is not in canonical form; write it as %q", s, canon)
+	}
+	return nil
+}
 
 func checkCIDR(s string) error {
 	p, err := netip.ParsePrefix(s)

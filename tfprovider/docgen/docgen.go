@@ -41,6 +41,8 @@ var importIDs = map[string]string{
 		"key cannot be read back (the cloud never returns it): the configuration must still set `private_key_wo`, which " +
 		"the next plan checks against the certificate, and that apply only records `private_key_wo_version` (no " +
 		"replacement). `certificate_pem` must be the text that was uploaded, or the plan replaces the certificate",
+	"example_address": "the address id (`addr-...`) or its IP (e.g. `203.0.113.7`, in any notation); an id that does not " +
+		"exist, or an IP that no address holds (a load balancer's own IP is not an address), fails the import",
 	"example_target_pool": "the target pool id (`tp-...`); an id that does not exist fails the import. As for load " +
 		"balancers, the plans that follow an import fail while, for a key of `owner_tags`, the pool has a tag whose " +
 		"value differs from the configuration's `tags`",
@@ -118,7 +120,8 @@ func (g *generator) page(file, name, kind string, s *tfprotov6.Schema, example s
 		return err
 	}
 	var imp string
-	if id, ok := importIDs[name]; ok {
+	// Only resources are imported; a data source may have the same name.
+	if id, ok := importIDs[name]; ok && kind == "Resource" {
 		imp, err = g.example(filepath.Join(filepath.Dir(example), "import.sh"))
 		if err != nil {
 			return err

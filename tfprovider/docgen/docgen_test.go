@@ -77,6 +77,16 @@ func TestDocsCoverSchema(t *testing.T) {
 			t.Errorf("load balancer page lacks %q", want)
 		}
 	}
+	addr := string(pages["resources/example_address.md"])
+	for _, want := range []string{"`load_balancer_id` (String)", "`family` (String, Computed)", "`ip` (String)", "## Import",
+		"addr-0123456789abcdef", "203.0.113.7", "load_balancer_id = example_load_balancer.blue.id"} {
+		if !strings.Contains(addr, want) {
+			t.Errorf("address page lacks %q", want)
+		}
+	}
+	if ds := string(pages["data-sources/example_address.md"]); !strings.Contains(ds, "`ip` (String, Computed)") {
+		t.Error("address data source page lacks ip")
+	}
 	if !strings.Contains(lb, "`target_pool_id` (String)") {
 		t.Error("load balancer page lacks target_pool_id")
 	}

@@ -1,0 +1,9 @@
+output "id" {
+  description = "Id of the address (addr-...)."
+  value       = example_address.this.id
+}
+
+output "ip" {
+  description = "The reserved IP: the attached load balancer's ipv4 (or ipv6 for family = \"ipv6\")."
+  value       = example_address.this.ip
+}
