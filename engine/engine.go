@@ -199,6 +199,7 @@ func job(tg *state.Location, m *renderer.Module, owner string) runner.Job {
 		Env:          tg.Env,
 		CLIWorkspace: tg.CLIWorkspace,
 		DeleteState:  tg.Delete,
+		Unlock:       tg.Unlock,
 		Exists:       tg.Exists,
 		Prepare:      writeModules,
 	}

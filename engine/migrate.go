@@ -62,5 +62,6 @@ func legacyJob(tg *state.Location) runner.Job {
 		Env:          tg.Env,
 		CLIWorkspace: tg.CLIWorkspace,
 		DeleteState:  tg.Delete,
+		Unlock:       tg.Unlock,
 	}
 }

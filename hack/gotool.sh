@@ -35,7 +35,8 @@ say "downloading $module@$version and its dependencies"
 go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
 SECONDS=0
 say "compiling $pkg (cold: a few minutes on 2 cores)"
-go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
+# -s -w: no symbol table or DWARF, which the linker spends a while on.
+go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
 mv "$out.tmp" "$out"
 say "built in ${SECONDS}s: $out"
 echo "$out"

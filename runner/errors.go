@@ -57,9 +57,14 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrStateLocked:
 		// The second: the pg backend's own words when terraform workspace
-		// new finds its workspace-creation lock taken.
+		// new finds its workspace-creation lock taken. The third: a lock
+		// met while loading a state that does not exist yet, which the
+		// backend locks to create ("error loading state: the state is
+		// already locked by another terraform client" and its Lock Info,
+		// kubernetes), as left by a holder killed in that moment.
 		return strings.Contains(e.Diagnostics, "Error acquiring the state lock") ||
-			pgCreationLocked(e.Diagnostics)
+			pgCreationLocked(e.Diagnostics) ||
+			strings.Contains(e.Diagnostics, "already locked") && strings.Contains(e.Diagnostics, "Lock Info:")
 	case ErrInUse:
 		return strings.Contains(e.Diagnostics, "Cannot delete ") && strings.Contains(e.Diagnostics, ": it is in use")
 	case ErrEncryption:

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -146,22 +147,12 @@ func (r *Runner) withLockRecovery(ctx context.Context, w *workspace, op string, 
 			}
 			continue
 		}
-		if !ok || forced || r.cfg.StaleLockAge < 0 {
+		if !ok || forced {
 			return s, e
 		}
-		if age := r.lockAge(w, li); age < r.cfg.StaleLockAge {
-			klog.V(2).InfoS("terraform state locked", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "heldFor", age.Round(time.Second))
-			return s, e
-		}
-		klog.InfoS("force-unlocking stale terraform state lock", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "created", li.Created)
-		if uerr := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, li.ID) }); uerr != nil {
-			return s, errors.Join(e, w.newError("force-unlock", uerr, nil))
-		}
-		r.lockMu.Lock()
-		delete(r.lockSeen, w.key+"/"+li.ID)
-		r.lockMu.Unlock()
-		if r.OnForceUnlock != nil {
-			r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
+		opened, err := r.openStale(ctx, w, li, e)
+		if !opened {
+			return s, err
 		}
 		forced = true
 	}
@@ -185,8 +176,52 @@ func HeldLock(err error) (id, holder string, created time.Time, ok bool) {
 	return li.ID, li.Who, li.Created, ok
 }
 
+// openStale forces open li, the lock in the way of a command that failed
+// with e, if it is older than StaleLockAge, and says so; a younger one is
+// left and e returned (the caller retries later).
+func (r *Runner) openStale(ctx context.Context, w *workspace, li heldLock, e error) (bool, error) {
+	if r.cfg.StaleLockAge < 0 {
+		return false, e
+	}
+	if age := r.lockAge(w, li); age < r.cfg.StaleLockAge {
+		klog.V(2).InfoS("terraform state locked", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "heldFor", age.Round(time.Second))
+		return false, e
+	}
+	klog.InfoS("force-unlocking stale terraform state lock", "workspace", w.key, "lockID", li.ID, "holder", li.Who, "created", li.Created)
+	if uerr := r.forceOpen(ctx, w, li.ID); uerr != nil {
+		return false, errors.Join(e, uerr)
+	}
+	r.lockMu.Lock()
+	delete(r.lockSeen, w.key+"/"+li.ID)
+	r.lockMu.Unlock()
+	if r.OnForceUnlock != nil {
+		r.OnForceUnlock(w.key, li.ID, li.Who, li.Created)
+	}
+	return true, nil
+}
+
+// forceOpen opens the lock lockID: terraform force-unlock, else the
+// backend's own way (Job.Unlock). force-unlock loads the state first, and
+// a lock taken to create a state that does not exist yet stops it there.
+func (r *Runner) forceOpen(ctx context.Context, w *workspace, lockID string) error {
+	err := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, lockID) })
+	if err == nil {
+		return nil
+	}
+	e := w.newError("force-unlock", err, nil)
+	if w.unlock == nil {
+		return e
+	}
+	if uerr := w.unlock(ctx, lockID); uerr != nil {
+		return errors.Join(e, fmt.Errorf("workspace %s: open lock %s in the backend: %w", w.key, lockID, uerr))
+	}
+	klog.InfoS("terraform force-unlock could not load the state: lock opened in the backend", "workspace", w.key, "lockID", lockID)
+	return nil
+}
+
 // ForceUnlock forces open the object's state lock lockID, on a person's
-// request (examplectl unlock). Only that lock: terraform refuses another id.
+// request (examplectl unlock). Only that lock: terraform refuses another
+// id, and Job.Unlock opens only a lock that still has it.
 func (r *Runner) ForceUnlock(ctx context.Context, job Job, lockID string) error {
 	w, release, err := r.acquire(ctx, job.Key)
 	if err != nil {
@@ -194,10 +229,16 @@ func (r *Runner) ForceUnlock(ctx context.Context, job Job, lockID string) error 
 	}
 	defer release()
 	if err := r.prepare(ctx, w, job); err != nil {
+		// The lock on a state being created stops init too: only the
+		// backend can open it.
+		if !errors.Is(err, ErrStateLocked) || job.Unlock == nil {
+			return err
+		}
+		if uerr := job.Unlock(ctx, lockID); uerr != nil {
+			return errors.Join(err, fmt.Errorf("workspace %s: open lock %s in the backend: %w", w.key, lockID, uerr))
+		}
+	} else if err := r.forceOpen(ctx, w, lockID); err != nil {
 		return err
-	}
-	if err := r.exec("force-unlock", func() error { return w.tf.ForceUnlock(ctx, lockID) }); err != nil {
-		return w.newError("force-unlock", err, nil)
 	}
 	klog.InfoS("force-unlocked terraform state lock on request", "workspace", w.key, "lockID", lockID)
 	return nil

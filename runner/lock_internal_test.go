@@ -31,6 +31,15 @@ func TestParseHeldLock(t *testing.T) {
 	if !errors.Is(&Error{Op: "workspace delete", Diagnostics: pg}, ErrStateLocked) {
 		t.Error("pg workspace creation lock: not ErrStateLocked")
 	}
+	// The kubernetes backend's lock on a state it is creating, left by a
+	// holder killed then: not under "Error acquiring the state lock".
+	creating := "Error: error loading state: the state is already locked by another terraform client\nLock Info:\n  ID:        3d8794ca-8aca-8153-c2e9-30cf6d0e8aeb\n  Path:      \n  Operation: init\n  Who:       root@vm\n  Version:   1.11.4\n  Created:   2026-11-28 00:19:40.227380411 +0000 UTC\n  Info:      \n"
+	if li, ok := parseHeldLock(creating); !ok || li.ID != "3d8794ca-8aca-8153-c2e9-30cf6d0e8aeb" || li.Created.IsZero() {
+		t.Errorf("lock on a state being created: %+v %v", li, ok)
+	}
+	if !errors.Is(&Error{Op: "plan", Diagnostics: creating}, ErrStateLocked) {
+		t.Error("lock on a state being created: not ErrStateLocked")
+	}
 	if _, ok := parseHeldLock("Error: something else"); ok {
 		t.Error("parsed a lock from an unrelated error")
 	}

@@ -245,6 +245,11 @@ type Job struct {
 	// DeleteState removes the object's state after a destroy, for backends
 	// where a workspace delete does not (local file, kubernetes Secret).
 	DeleteState func(ctx context.Context) error
+	// Unlock, if set, opens the state lock lockID the backend's own way,
+	// only while that lock is held: for a lock terraform force-unlock
+	// cannot open (kubernetes: one taken to create a state, left by a
+	// holder killed then).
+	Unlock func(ctx context.Context, lockID string) error
 	// Exists, if set, tells cheaply (without terraform) whether the
 	// object's state is stored: reading the outputs of an object that has
 	// none then starts nothing, and creates nothing (terraform would

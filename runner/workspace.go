@@ -53,6 +53,8 @@ type workspace struct {
 	// a state. used is when a preview last asked for it (r.mu).
 	speculative bool
 	used        time.Time
+	// unlock is the last job's Unlock (forceOpen).
+	unlock func(ctx context.Context, lockID string) error
 	// share is the Share of the last job run here, for the operations
 	// that name only the workspace (read before mu is taken).
 	share atomic.Pointer[string]
@@ -120,6 +122,7 @@ func (r *Runner) prepare(ctx context.Context, w *workspace, job Job) error {
 	if err := r.versioned(ctx, w); err != nil {
 		return err
 	}
+	w.unlock = job.Unlock
 	if err := syncFiles(w.dir, job.Files); err != nil {
 		return fmt.Errorf("write workspace %s: %w", w.key, err)
 	}
@@ -204,6 +207,26 @@ func (r *Runner) init(ctx context.Context, w *workspace) error {
 		r.initMu.Lock()
 		defer r.initMu.Unlock()
 	}
+	// Init creates a state that does not exist yet, under its lock: one
+	// left by a holder killed then stops every init until forced open.
+	for forced := false; ; forced = true {
+		err := r.initOnce(ctx, w)
+		if err == nil || forced || !errors.Is(err, ErrStateLocked) {
+			return err
+		}
+		var te *Error
+		errors.As(err, &te)
+		li, ok := parseHeldLock(te.Diagnostics + "\n" + te.Err.Error())
+		if !ok {
+			return err
+		}
+		if opened, err := r.openStale(ctx, w, li, err); !opened {
+			return err
+		}
+	}
+}
+
+func (r *Runner) initOnce(ctx context.Context, w *workspace) error {
 	klog.V(2).InfoS("terraform init", "workspace", w.key)
 	var stderr bytes.Buffer
 	w.tf.SetStderr(&stderr)

@@ -48,6 +48,10 @@ type Location struct {
 	// Delete removes the state after a destroy, where a workspace delete
 	// does not (nil when there is nothing to do).
 	Delete func(ctx context.Context) error
+	// Unlock opens the state lock lockID the backend's own way, only
+	// while that lock holds it (nil when terraform force-unlock always
+	// can): see runner.Job.Unlock.
+	Unlock func(ctx context.Context, lockID string) error
 	// Exists tells cheaply, without terraform, whether a state is stored
 	// (a file stat, a Secret GET, an HTTP GET, one SQL query, an S3
 	// listing); nil when the backend has no such check.
@@ -214,6 +218,27 @@ func (b *Backends) kubernetes(t *Location) error {
 		}
 		err = b.kube.CoordinationV1().Leases(c.Namespace).Delete(ctx, lease, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete Lease %s/%s: %w", c.Namespace, lease, err)
+		}
+		return nil
+	}
+	// force-unlock cannot open the lock the backend takes to create a
+	// state (it loads the state first, which takes that lock): the Lease
+	// goes, if it still names lockID (the backend makes a new one).
+	t.Unlock = func(ctx context.Context, lockID string) error {
+		if b.kube == nil {
+			return fmt.Errorf("no kubernetes client to open Lease %s/%s", c.Namespace, lease)
+		}
+		l, err := b.kube.CoordinationV1().Leases(c.Namespace).Get(ctx, lease, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get Lease %s/%s: %w", c.Namespace, lease, err)
+		}
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != lockID {
+			return fmt.Errorf("lease %s/%s is not held by lock %s", c.Namespace, lease, lockID)
+		}
+		err = b.kube.CoordinationV1().Leases(c.Namespace).Delete(ctx, lease, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion}})
+		if err != nil {
 			return fmt.Errorf("delete Lease %s/%s: %w", c.Namespace, lease, err)
 		}
 		return nil

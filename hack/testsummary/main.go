@@ -2,7 +2,8 @@
 // what plain `go test` prints (each package's ok/FAIL line, and the output
 // of failed tests only), then every skipped test with its reason, every
 // failed test with what it said of its failure, and a closing line
-// "N passed, N failed, N skipped".
+// "N passed, N failed, N skipped". Before that closing line it names the
+// slowest top-level tests, so a run's time can be read by test.
 //
 // The failures are said again at the end because a failed test's output
 // can be long (an end-to-end test prints its processes' log tails), and
@@ -34,6 +35,7 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on pass, fail and skip
 }
 
 type key struct{ pkg, test string }
@@ -49,7 +51,17 @@ type summary struct {
 	failures []string
 	// output buffers each running test's output until it ends.
 	output map[key]*strings.Builder
+	// elapsed is each top-level test's time, for the slowest.
+	elapsed []timed
 }
+
+type timed struct {
+	name    string
+	seconds float64
+}
+
+// slowest is how many of the slowest top-level tests are named.
+const slowest = 12
 
 func main() {
 	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}}
@@ -78,6 +90,9 @@ func (s *summary) read(r io.Reader) error {
 
 func (s *summary) event(e event) {
 	k := key{e.Package, e.Test}
+	if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
+		s.elapsed = append(s.elapsed, timed{e.Package + " " + e.Test, e.Elapsed})
+	}
 	switch e.Action {
 	case "output":
 		if e.Test == "" {
@@ -172,6 +187,13 @@ func (s *summary) finish(allowSkips bool) int {
 	sort.Strings(s.skipped)
 	for _, sk := range s.skipped {
 		fmt.Fprintln(s.out, "SKIP", sk)
+	}
+	sort.SliceStable(s.elapsed, func(i, j int) bool { return s.elapsed[i].seconds > s.elapsed[j].seconds })
+	if len(s.elapsed) > 0 {
+		fmt.Fprintln(s.out, "slowest tests:")
+	}
+	for _, t := range s.elapsed[:min(slowest, len(s.elapsed))] {
+		fmt.Fprintf(s.out, "%8.1fs %s\n", t.seconds, t.name)
 	}
 	for _, f := range s.failures {
 		fmt.Fprintln(s.out, f)

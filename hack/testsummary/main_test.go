@@ -20,7 +20,7 @@ const (
 	passEvents = `{"Action":"run","Package":"p","Test":"TestA"}
 {"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
 {"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:3: chatter\n"}
-{"Action":"pass","Package":"p","Test":"TestA"}`
+{"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.5}`
 	skipEvents = `{"Action":"run","Package":"p","Test":"TestB"}
 {"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: terraform is not on PATH\n"}
 {"Action":"output","Package":"p","Test":"TestB","Output":"--- SKIP: TestB (0.00s)\n"}
@@ -36,14 +36,14 @@ const (
 
 func TestPassingRun(t *testing.T) {
 	out, code := run(t, false, passEvents, okPackage)
-	if code != 0 || !strings.HasSuffix(out, "ok  \tp\t0.1s\n1 passed, 0 failed, 0 skipped\n") || strings.Contains(out, "chatter") {
+	if code != 0 || !strings.HasSuffix(out, "ok  \tp\t0.1s\nslowest tests:\n     0.5s p TestA\n1 passed, 0 failed, 0 skipped\n") || strings.Contains(out, "chatter") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 }
 
 func TestSkipFailsUnlessAllowed(t *testing.T) {
 	out, code := run(t, false, passEvents, skipEvents, okPackage)
-	if code != 1 || !strings.Contains(out, "SKIP p TestB: b_test.go:9: terraform is not on PATH\n1 passed, 0 failed, 1 skipped\nFAIL: 1 tests skipped") {
+	if code != 1 || !strings.Contains(out, "SKIP p TestB: b_test.go:9: terraform is not on PATH\nslowest tests:\n     0.5s p TestA\n1 passed, 0 failed, 1 skipped\nFAIL: 1 tests skipped") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 	if _, code := run(t, true, passEvents, skipEvents, okPackage); code != 0 {
@@ -53,7 +53,7 @@ func TestSkipFailsUnlessAllowed(t *testing.T) {
 
 func TestFailureShowsItsOutput(t *testing.T) {
 	out, code := run(t, true, passEvents, failEvents)
-	if code != 1 || !strings.Contains(out, "c_test.go:1: boom\nFAIL\tp\t0.1s\nFAIL p TestC\n    c_test.go:1: boom\n1 passed, 1 failed, 0 skipped\n") {
+	if code != 1 || !strings.Contains(out, "c_test.go:1: boom\nFAIL\tp\t0.1s\nslowest tests:\n     0.5s p TestA\n     0.0s p TestC\nFAIL p TestC\n    c_test.go:1: boom\n1 passed, 1 failed, 0 skipped\n") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 }
@@ -67,7 +67,7 @@ func TestFailureIsSaidAgainLast(t *testing.T) {
 {"Action":"output","Package":"p","Test":"TestD","Output":"        I1126 04:03:49.784349 policy_source.go:240] refreshing policies\n"}
 {"Action":"fail","Package":"p","Test":"TestD"}`
 	out, code := run(t, true, tails, failEvents)
-	want := "FAIL p TestD\n    d_test.go:7: the policy in force: not within 30s\nFAIL p TestC\n    c_test.go:1: boom\n0 passed, 2 failed, 0 skipped\n"
+	want := "slowest tests:\n     0.0s p TestD\n     0.0s p TestC\nFAIL p TestD\n    d_test.go:7: the policy in force: not within 30s\nFAIL p TestC\n    c_test.go:1: boom\n0 passed, 2 failed, 0 skipped\n"
 	if code != 1 || !strings.HasSuffix(out, want) {
 		t.Fatalf("exit %d, output:\n%s\nwant it to end with:\n%s", code, out, want)
 	}
@@ -77,5 +77,16 @@ func TestBuildFailureFails(t *testing.T) {
 	out, code := run(t, true, "# p\np/x.go:1:1: syntax error", `{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}`, `{"Action":"fail","Package":"p"}`)
 	if code != 1 || !strings.Contains(out, "p/x.go:1:1: syntax error\nFAIL\tp [build failed]\n0 passed, 0 failed, 0 skipped\n") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+// The slowest top-level tests are named, slowest first; subtests are not.
+func TestSlowestNamed(t *testing.T) {
+	out, _ := run(t, true, `{"Action":"pass","Package":"p","Test":"TestFast","Elapsed":1}`,
+		`{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":90.25}`,
+		`{"Action":"pass","Package":"p","Test":"TestSlow/sub","Elapsed":90}`)
+	want := "slowest tests:\n    90.2s p TestSlow\n     1.0s p TestFast\n3 passed, 0 failed, 0 skipped\n"
+	if !strings.HasSuffix(out, want) {
+		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out, want)
 	}
 }
