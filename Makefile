@@ -22,7 +22,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-deps test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-deps test-deps-parallel test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
 all: build
 
@@ -67,12 +67,16 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # tool's downloads and single-threaded link leave a core idle that another
 # build takes. The e2e package is named first so that go test builds and
 # starts it first: it is the longest, and the other packages run beside it.
-test: prerequisites ## every test (what .ci/run calls)
-	@$(MAKE) --no-print-directory -j3 --output-sync=line test-deps
+test: prerequisites test-deps-parallel ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
 	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
 		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary
+
+# A prerequisite, not a recipe line: make expands a whole recipe before
+# running it, and $(HELM) and the like would build the tools one by one.
+test-deps-parallel:
+	@$(MAKE) --no-print-directory -j3 --output-sync=line test-deps
 
 test-deps: build provider control-plane workloads helm versitygw tofu lint
 
