@@ -65,7 +65,8 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 #
 # What it needs is built three at a time (test-deps): on a cold machine each
 # tool's downloads and single-threaded link leave a core idle that another
-# build takes. The e2e package is named first so that go test builds and
+# build takes. Their progress lines interleave, each named by its tool
+# (output sync would hold a build's lines until it ends). The e2e package is named first so that go test builds and
 # starts it first: it is the longest, and the other packages run beside it.
 test: prerequisites test-deps-parallel ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
@@ -76,7 +77,7 @@ test: prerequisites test-deps-parallel ## every test (what .ci/run calls)
 # A prerequisite, not a recipe line: make expands a whole recipe before
 # running it, and $(HELM) and the like would build the tools one by one.
 test-deps-parallel:
-	@$(MAKE) --no-print-directory -j3 --output-sync=line test-deps
+	@$(MAKE) --no-print-directory -j3 test-deps
 
 test-deps: build provider control-plane workloads helm versitygw tofu lint
 

@@ -81,6 +81,12 @@ type LoadBalancer struct {
 	ProxyProtocol bool
 	Name          string // load balancer name; empty: derived from the Service UID
 	AdoptID       string // existing load balancer (lb-...) to import
+	// Address is the reserved address to take: its id (addr-...) or its
+	// IP, canonical; spec.loadBalancerIP when the annotation is unset.
+	Address string
+	// AddressKeep reserves an address when none is named, and keeps it
+	// when the Service goes.
+	AddressKeep bool
 	// NodeSelector restricts the targets; nil selects every node.
 	NodeSelector labels.Selector
 	// ApplyPolicy is never empty after Parse (default auto).

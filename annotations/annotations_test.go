@@ -2,6 +2,8 @@ package annotations
 
 import (
 	"errors"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -76,6 +78,9 @@ func TestParseErrors(t *testing.T) {
 		{LBName, "-leading-dash", "letters, digits"},
 		{LBName, `a"b`, "letters, digits"},
 		{LBAdoptID, "i-123", "lb-"},
+		{LBAddress, "lb-123", "addr-"},
+		{LBAddress, "fe80::1%eth0", "addr-"},
+		{LBAddressKeep, "yes", "true, false"},
 		{LBNodeSelector, "a in (", "label selector"},
 		{LBApplyPolicy, "always", "auto, manual, plan-only"},
 		{LBHealthCheckProtocol, "udp", "tcp, http, https"},
@@ -185,6 +190,10 @@ func TestParseCrossChecks(t *testing.T) {
 		"interval below default timeout": {map[string]string{
 			string(LBHealthCheckInterval): "3s"}, LBHealthCheckInterval},
 		"adopt without name": {map[string]string{string(LBAdoptID): "lb-1"}, LBAdoptID},
+		"internal with an address": {map[string]string{
+			string(LBInternal): "true", string(LBAddress): "198.51.100.7"}, LBAddress},
+		"internal keeping an address": {map[string]string{
+			string(LBInternal): "true", string(LBAddressKeep): "true"}, LBAddressKeep},
 		"path with https": {map[string]string{ // no error: the timeout below is the one expected
 			string(LBHealthCheckProtocol): "https", string(LBHealthCheckPath): "/x", string(LBHealthCheckTimeout): "10s"}, LBHealthCheckTimeout},
 	}
@@ -307,5 +316,43 @@ func TestRetiredAnnotationsDoNothing(t *testing.T) {
 		if _, ok := Lookup(n); ok {
 			t.Errorf("%s is both retired and defined", n)
 		}
+	}
+}
+
+// The address annotation takes an id or an IP (canonical); spec.loadBalancerIP
+// names one by IP when the annotation is unset, and is refused when it says
+// otherwise or the load balancer is internal.
+func TestAddressAndLoadBalancerIP(t *testing.T) {
+	svc := func(ann map[string]string, specIP string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Annotations: ann}, Spec: corev1.ServiceSpec{LoadBalancerIP: specIP}}
+	}
+	for _, c := range []struct {
+		name   string
+		ann    map[string]string
+		specIP string
+		want   string // LB.Address, or the error's words
+		err    bool
+	}{
+		{"id", map[string]string{string(LBAddress): "addr-0a1b"}, "", "addr-0a1b", false},
+		{"IPv4", map[string]string{string(LBAddress): " 198.51.100.7 "}, "", "198.51.100.7", false},
+		{"IPv6 canonical", map[string]string{string(LBAddress): "2001:DB8:0::7"}, "", "2001:db8::7", false},
+		{"IPv4-mapped", map[string]string{string(LBAddress): "::ffff:198.51.100.7"}, "", "198.51.100.7", false},
+		{"spec only", nil, "198.51.100.7", "198.51.100.7", false},
+		{"both alike", map[string]string{string(LBAddress): "198.51.100.7"}, "198.51.100.7", "198.51.100.7", false},
+		{"both differ", map[string]string{string(LBAddress): "198.51.100.7"}, "198.51.100.8", "spec.loadBalancerIP names 198.51.100.8", true},
+		{"id and spec", map[string]string{string(LBAddress): "addr-0a1b"}, "198.51.100.8", "spec.loadBalancerIP names 198.51.100.8", true},
+		{"spec not an IP", nil, "example.com", "is not an IP", true},
+		{"spec on internal", map[string]string{string(LBInternal): "true"}, "10.255.0.9", "internal load balancer", true},
+	} {
+		in := Read(svc(c.ann, c.specIP))
+		switch {
+		case c.err && (in.Err == nil || !strings.Contains(in.Err.Error(), c.want)):
+			t.Errorf("%s: err %v, want one saying %q", c.name, in.Err, c.want)
+		case !c.err && (in.Err != nil || in.LB.Address != c.want):
+			t.Errorf("%s: address %q (%v), want %q", c.name, in.LB.Address, in.Err, c.want)
+		}
+	}
+	if !IsAddressID("addr-0a1b") || IsAddressID("198.51.100.7") {
+		t.Error("IsAddressID tells ids from IPs wrongly")
 	}
 }

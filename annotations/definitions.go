@@ -14,6 +14,8 @@ const (
 	LBProxyProtocol                 Name = Prefix + "proxy-protocol"
 	LBName                          Name = Prefix + "name"
 	LBAdoptID                       Name = Prefix + "adopt-id"
+	LBAddress                       Name = Prefix + "address"
+	LBAddressKeep                   Name = Prefix + "address-keep"
 	LBNodeSelector                  Name = Prefix + "node-selector"
 	LBApplyPolicy                   Name = Prefix + "apply-policy"
 	LBGroup                         Name = Prefix + "group"
@@ -122,6 +124,22 @@ var Definitions = []Definition{
 		Example: "lb-0123456789abcdef",
 		parse:   parseAdoptID,
 	},
+	{
+		Name: LBAddress, Kind: KindString, Accepted: []string{"a reserved address id, addr-<letters and digits>, or its IP"},
+		Default: "none: the load balancer's own address (spec.loadBalancerIP, when set, names one by IP)",
+		Description: "Take a reserved address of the namespace (docs/addresses.md): the load balancer gets its IP, and the address outlives " +
+			"the Service. While another Service that names it holds it, the Service waits (event `AddressHeld`); the oldest waiting " +
+			"takes it when the holder lets go, in one plan. An address of another namespace needs that namespace's ReferenceGrant " +
+			"(else event `ReferenceRefused`, docs/tenancy.md). spec.loadBalancerIP set to another IP is refused. Not for internal load balancers. " +
+			"Being built: until the controller takes addresses, a Service that names one (here or in spec.loadBalancerIP) is refused with an event and its load balancer left as it is.",
+		Example: "addr-0123456789abcdef",
+		parse:   parseAddress,
+	},
+	flag(LBAddressKeep, "Reserve an address for the Service when it names none, and keep its address when the Service is deleted: "+
+		"released to the namespace (a later Service naming it by id or IP gets the same IP), never to the region. "+
+		"Kept addresses count against the namespace's cap (cloud config loadBalancer.addresses.maxPerNamespace). Not for internal load balancers. "+
+		"Being built: until the controller keeps addresses, a Service that sets it is refused with an event.",
+		func(lb *LoadBalancer) *bool { return &lb.AddressKeep }),
 	{
 		Name: LBNodeSelector, Kind: KindSelector,
 		Accepted:    []string{"a Kubernetes label selector, equality- or set-based"},

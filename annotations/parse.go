@@ -77,6 +77,16 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 			Reason: fmt.Sprintf("needs %s set to the existing load balancer's name, or the first apply would replace it", LBName),
 		})
 	}
+	if lb.Internal && (lb.Address != "" || lb.AddressKeep) {
+		name := LBAddress
+		if lb.Address == "" {
+			name = LBAddressKeep
+		}
+		errs = append(errs, &Error{
+			Annotation: name, Value: ann[string(name)],
+			Reason: fmt.Sprintf("an internal load balancer (%s) takes its address from its network, not a reserved one", LBInternal),
+		})
+	}
 	errs = append(errs, crossCheckListeners(lb, ann)...)
 	interval, timeout := hc.Interval, hc.Timeout
 	if interval == 0 {
@@ -177,6 +187,25 @@ func parseName(v string, lb *LoadBalancer) error {
 	lb.Name = v
 	return nil
 }
+
+// addressIDRE is the cloud's address id.
+var addressIDRE = regexp.MustCompile(`^addr-[A-Za-z0-9]{1,64}$`)
+
+func parseAddress(v string, lb *LoadBalancer) error {
+	if addressIDRE.MatchString(v) {
+		lb.Address = v
+		return nil
+	}
+	ip, err := netip.ParseAddr(v)
+	if err != nil || ip.Zone() != "" {
+		return errors.New("neither an address id nor an IP")
+	}
+	lb.Address = ip.Unmap().String()
+	return nil
+}
+
+// IsAddressID tells an address id from an IP in LoadBalancer.Address.
+func IsAddressID(v string) bool { return addressIDRE.MatchString(v) }
 
 func parseAdoptID(v string, lb *LoadBalancer) error {
 	if !adoptIDRE.MatchString(v) {

@@ -1,6 +1,9 @@
 package annotations
 
 import (
+	"fmt"
+	"net/netip"
+	"strings"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,10 +19,40 @@ type Service struct {
 	Err error
 }
 
-// Read parses svc's annotations once.
+// Read parses svc's annotations once, with spec.loadBalancerIP: the
+// address annotation by IP when that is unset.
 func Read(svc *corev1.Service) *Service {
 	lb, err := Parse(svc.Annotations)
+	if err == nil {
+		err = loadBalancerIP(svc, &lb)
+	}
 	return &Service{Service: svc, LB: lb, Err: err}
+}
+
+// loadBalancerIP reads spec.loadBalancerIP (deprecated upstream, still
+// widely used) into lb.Address, refusing one that says otherwise than the
+// address annotation.
+func loadBalancerIP(svc *corev1.Service, lb *LoadBalancer) error {
+	v := strings.TrimSpace(svc.Spec.LoadBalancerIP)
+	if v == "" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(v)
+	if err != nil || ip.Zone() != "" {
+		return &Error{Annotation: LBAddress, Value: svc.Annotations[string(LBAddress)], Reason: fmt.Sprintf("spec.loadBalancerIP %q is not an IP", Truncate(v))}
+	}
+	ip = ip.Unmap()
+	switch {
+	case lb.Internal:
+		return &Error{Annotation: LBInternal, Value: svc.Annotations[string(LBInternal)],
+			Reason: fmt.Sprintf("an internal load balancer takes its address from its network: spec.loadBalancerIP %s cannot be reserved for it", ip)}
+	case lb.Address == "":
+		lb.Address = ip.String()
+	case lb.Address != ip.String():
+		return &Error{Annotation: LBAddress, Value: svc.Annotations[string(LBAddress)],
+			Reason: fmt.Sprintf("spec.loadBalancerIP names %s: set one of them, or the annotation to that IP", ip)}
+	}
+	return nil
 }
 
 // parses counts Parse's calls: the figure behind the test that a

@@ -184,6 +184,10 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 		l.board.Failed(subj, err)
 		return nil, err
 	}
+	if err := addressesNotYet(in); err != nil {
+		l.board.Failed(subj, err)
+		return nil, err
+	}
 	if g := in.LB.Group; g.Name != "" {
 		return l.ensureMember(ctx, in, nodes, g.In(svc.Namespace))
 	}
@@ -444,4 +448,19 @@ func unusedCertificates(api *exampleapi.Client, cfg *cloudconfig.Config) func(co
 		}
 		return out, nil
 	}
+}
+
+// addressesNotYet refuses what a Service asks of reserved addresses while
+// the controller does not act on it (docs/addresses.md: the cloud, the
+// workspaces and the boundary are built; taking, keeping and moving are
+// not): said, rather than a load balancer with another IP.
+func addressesNotYet(in *annotations.Service) error {
+	if in.Err != nil || in.LB.Address == "" && !in.LB.AddressKeep {
+		return nil // annotations in error are said as such
+	}
+	what := string(annotations.LBAddressKeep)
+	if in.LB.Address != "" {
+		what = string(annotations.LBAddress) + " (or spec.loadBalancerIP) " + in.LB.Address
+	}
+	return fmt.Errorf("%s: %s: a Service does not take reserved addresses yet (docs/addresses.md); the load balancer is left as it is", objectref.Service(in.Service).Describe(), what)
 }

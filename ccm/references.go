@@ -85,6 +85,29 @@ func newReferences(cfg *cloudconfig.Config, api *exampleapi.Client) *references 
 			}
 			return l[i].Tags, true, nil
 		})
+		r.authorizer.Address = func(ctx context.Context, ref string) (string, map[string]string, bool, error) {
+			var a *exampleapi.Address
+			if annotations.IsAddressID(ref) {
+				got, err := api.GetAddress(ctx, ref)
+				if err != nil {
+					return "", nil, false, ignoreNotFound(err)
+				}
+				a = got
+			} else {
+				l, err := api.ListAddresses(ctx, exampleapi.AddressFilter{IP: ref, Region: cfg.Region})
+				if err != nil {
+					return "", nil, false, fmt.Errorf("list addresses of IP %s: %w", ref, err)
+				}
+				if len(l) == 0 {
+					return "", nil, false, nil
+				}
+				a = &l[0]
+			}
+			if a.Region != cfg.Region {
+				return "", nil, false, nil
+			}
+			return a.ID, a.Tags, true, nil
+		}
 	}
 	return r
 }

@@ -106,8 +106,9 @@ func (s *shards) has(ref objectref.Ref, in func(holder, string) bool) bool {
 		return true
 	}
 	switch ref.Kind {
-	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway:
-		// The leader's: it runs the route and Gateway controllers.
+	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway, objectref.KindAddress:
+		// The leader's: it runs the route and Gateway controllers, and
+		// decides which Service holds each address (docs/addresses.md).
 		return s.leader.Load()
 	case objectref.KindService:
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {

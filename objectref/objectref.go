@@ -22,7 +22,10 @@ const (
 	KindServiceGroup = "ServiceGroup"
 	// KindGateway is a Gateway API Gateway: one load balancer, its
 	// routes' rules.
-	KindGateway     = "Gateway"
+	KindGateway = "Gateway"
+	// KindAddress is a reserved address of a namespace, in a workspace
+	// of its own (docs/addresses.md); its name is its cloud name.
+	KindAddress     = "Address"
 	KindRouteSet    = "RouteSet"
 	KindTargetPools = "TargetPools"
 	// KindWorkspace is a state workspace known only by its name: what
@@ -74,6 +77,12 @@ var (
 	TargetPools = Ref{Kind: KindTargetPools, Name: ClusterName}
 )
 
+// Address is the identity of reserved address name (its cloud name) of
+// namespace.
+func Address(namespace, name string) Ref {
+	return Ref{Kind: KindAddress, Namespace: namespace, Name: name}
+}
+
 // Workspace names a state workspace by its name alone.
 func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
 
@@ -82,6 +91,7 @@ func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
 const (
 	groupPrefix   = "group:"
 	gatewayPrefix = "gateway:"
+	addressPrefix = "address:"
 )
 
 // spelling is how a kind is written where it is not its Kind constant.
@@ -105,6 +115,7 @@ var spellings = map[string]spelling{
 	KindService:      {state: "service", words: "Service"},
 	KindServiceGroup: {prefix: groupPrefix, state: "group", words: "load balancer group"},
 	KindGateway:      {prefix: gatewayPrefix, state: "gateway", words: "Gateway"},
+	KindAddress:      {prefix: addressPrefix, state: "address", words: "address"},
 	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
 	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
 }
@@ -164,7 +175,7 @@ func (r Ref) Arg() string {
 }
 
 // Args is the usage of an object argument.
-const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | routes | pools>"
+const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | address:ns/name | address:name [-n ns] | routes | pools>"
 
 // Parse turns an examplectl argument into the object it names: ns/name or
 // name (in namespace, else defaultNamespace) is a Service, group:... a

@@ -23,6 +23,8 @@ func TestParseAndArg(t *testing.T) {
 		{"group:front", "", Group("default", "front"), "group:default/front"},
 		{"gateway:infra/gw", "", Gateway("infra", "gw", ""), ""},
 		{"gateway:gw", "infra", Gateway("infra", "gw", ""), "gateway:infra/gw"},
+		{"address:shop/k8s-a-01", "", Address("shop", "k8s-a-01"), ""},
+		{"address:www", "shop", Address("shop", "www"), "address:shop/www"},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.arg, c.ns, "default")
@@ -64,6 +66,7 @@ func TestSpellings(t *testing.T) {
 		{svc, "shop/web", "service", "0b5c", "shop/web", "Service shop/web", "Service shop/web"},
 		{Group("shop", "front"), "group:shop/front", "group", "group:shop/front", "group:shop/front", "load balancer group shop/front", "ServiceGroup shop/front"},
 		{Gateway("infra", "gw", "9f1e"), "gateway:infra/gw", "gateway", "9f1e", "gateway:infra/gw", "Gateway infra/gw", "Gateway infra/gw"},
+		{Address("shop", "www"), "address:shop/www", "address", "", "address:shop/www", "address shop/www", "Address shop/www"},
 		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
 		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
 		// A workspace has no spelling of its own: it is only ever logged.

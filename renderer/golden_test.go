@@ -179,6 +179,12 @@ func goldenCases() []goldenCase {
 				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b"}, Delay: &own, AskedBy: []string{"Service shop/web", "load balancer group shop/front"}},
 			}, withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
 		}},
+		{"address-held", func() (*Module, error) {
+			return AddressRoot(Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789", LoadBalancerID: "lb-00aa00aa00aa00aa", Holder: "Service shop/blue"}, testConfig())
+		}},
+		{"address-kept", func() (*Module, error) {
+			return AddressRoot(Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
+		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
 			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))

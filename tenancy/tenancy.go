@@ -51,6 +51,9 @@ const (
 	// GatewayCertificate is a TLS Secret a Gateway's HTTPS listener
 	// serves (a certificateRef): from the Gateway.
 	GatewayCertificate Kind = "Gateway certificate Secret"
+	// ReservedAddress is a reserved address a Service's load balancer
+	// takes (address, or spec.loadBalancerIP), by id or IP.
+	ReservedAddress Kind = "reserved address"
 )
 
 // Reference is one reference an object makes.
@@ -89,6 +92,10 @@ func References(svc *corev1.Service, lb *annotations.LoadBalancer) []Reference {
 	}
 	if lb.AdoptID != "" {
 		out = append(out, Reference{Kind: Adoption, Annotation: annotations.LBAdoptID, Name: lb.AdoptID})
+	}
+	if lb.Address != "" {
+		// Its namespace is the cloud's to tell (its owner tag).
+		out = append(out, Reference{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: lb.Address})
 	}
 	// After adoption: adopting another's load balancer means naming it,
 	// and that refusal says more.
@@ -143,6 +150,9 @@ type Sources struct {
 	// in the cluster's region; found is false when there is none. Nil: the
 	// names in the cloud are not read (only a name's form decides).
 	LoadBalancerByName func(ctx context.Context, name string) (tags map[string]string, found bool, err error)
+	// Address returns the reserved address of id or IP ref: its id and
+	// tags; found is false when the cloud has none in the region.
+	Address func(ctx context.Context, ref string) (id string, tags map[string]string, found bool, err error)
 }
 
 // Authorizer decides references with one rule set.
@@ -161,6 +171,10 @@ type Authorizer struct {
 const (
 	GrantGroup = "loadbalancer.example.com"
 	GrantKind  = "ServiceGroup"
+	// GrantAddressKind is what a grant's to names to let Services of
+	// another namespace take this namespace's reserved addresses
+	// (optionally one, by id).
+	GrantAddressKind = "Address"
 )
 
 // ErrGrantsUnreadable is what Grants returns while the ReferenceGrants
@@ -207,6 +221,8 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 			return reason, nil
 		}
 		return a.nameInUse(ctx, r)
+	case ReservedAddress:
+		return a.address(ctx, from, r)
 	case RouteBackend:
 		if r.Namespace == from.Namespace {
 			return "", nil
@@ -284,6 +300,50 @@ func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string
 	return byTags(ctx, a.LoadBalancerTags, id, notYours, func(tags map[string]string) bool {
 		return len(exampleapi.OwnerConflicts(want, tags, renderer.OwnerTagKeys)) == 0
 	})
+}
+
+// address: a Service takes a reserved address of its own namespace (owner
+// tags: this cluster, the namespace), or of a namespace whose
+// ReferenceGrant lets Services of its namespace take its addresses (all,
+// or this one by id). A missing address, another cluster's, one made by
+// hand and one of a namespace without consent are refused in the same
+// words: a refusal tells nothing of other tenants.
+func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	refusal := fmt.Sprintf("it is not a reserved address of namespace %s, nor one whose namespace lets Services of %s take it "+
+		"(a ReferenceGrant there from Service in %s to group %s, kind %s)", from.Namespace, from.Namespace, from.Namespace, GrantGroup, GrantAddressKind)
+	if a.Address == nil {
+		return refusal, nil
+	}
+	id, tags, found, err := a.Address(ctx, r.Name)
+	if err != nil {
+		return "", err
+	}
+	owner := tags[exampleapi.TagNamespace]
+	switch {
+	case !found || tags[renderer.TagClusterID] != a.ClusterID || tags[renderer.TagManagedBy] == "" || owner == "":
+		return refusal, nil
+	case owner == from.Namespace:
+		return "", nil
+	}
+	reason, err := a.consented(ctx, owner, refusal, func(g gatewayv1beta1.ReferenceGrant) bool { return AllowsAddress(g, from.Namespace, id) })
+	if reason != "" && reason != refusal {
+		// The grants could not be read: said without the namespace, whose
+		// name would tell whose the address is.
+		reason = "the controller cannot read the ReferenceGrants that decide it now, and consent it cannot read is no consent"
+	}
+	return reason, err
+}
+
+// AllowsAddress tells whether grant lets Services of namespace take
+// reserved address id of the grant's namespace.
+func AllowsAddress(grant gatewayv1beta1.ReferenceGrant, namespace, id string) bool {
+	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
+		return f.Group == "" && f.Kind == "Service" && string(f.Namespace) == namespace
+	})
+	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
+		return string(t.Group) == GrantGroup && string(t.Kind) == GrantAddressKind && (t.Name == nil || string(*t.Name) == id)
+	})
+	return from && to
 }
 
 // byTags allows the object id when tagsOf finds it and its tags are

@@ -48,6 +48,19 @@ var lbNames = map[string]map[string]string{
 	"shop-stage": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u1"},
 }
 
+// The reserved addresses, by id and by IP: team-a's, team-b's, one made
+// by hand (untagged), team-a's of another cluster.
+var addresses = map[string]struct {
+	id   string
+	tags map[string]string
+}{
+	"addr-a":       {"addr-a", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"}},
+	"198.51.100.1": {"addr-a", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"}},
+	"addr-b":       {"addr-b", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b"}},
+	"addr-hand":    {"addr-hand", map[string]string{"owner": "ops-team"}},
+	"addr-stage":   {"addr-stage", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"}},
+}
+
 func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
 	return referenceGrant(ns, "", "Service", from, GrantGroup, GrantKind, name)
 }
@@ -101,6 +114,10 @@ func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 				t, ok := lbNames[name]
 				return t, ok, nil
 			},
+			Address: func(_ context.Context, ref string) (string, map[string]string, bool, error) {
+				a, ok := addresses[ref]
+				return a.id, a.tags, ok, nil
+			},
 			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
 				var out []gatewayv1beta1.ReferenceGrant
 				for _, g := range grants {
@@ -145,6 +162,13 @@ func TestAuthorize(t *testing.T) {
 	backend := func(ns, name string) Reference { return Reference{Kind: RouteBackend, Namespace: ns, Name: name} }
 	gwInfra := objectref.Gateway("infra", "gw", "uid-gw")
 	gwCert := func(ns, name string) Reference { return Reference{Kind: GatewayCertificate, Namespace: ns, Name: name} }
+	address := func(v string) Reference {
+		return Reference{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: v}
+	}
+	addressGrant := func(ns, from, id string) gatewayv1beta1.ReferenceGrant {
+		return referenceGrant(ns, "", "Service", from, GrantGroup, GrantAddressKind, id)
+	}
+	const notAnAddress = "it is not a reserved address of namespace team-b, nor one whose namespace lets Services of team-b take it"
 	cases := []struct {
 		name   string
 		from   objectref.Ref
@@ -209,6 +233,20 @@ func TestAuthorize(t *testing.T) {
 		{name: "TLSRoute backend, granted to TCPRoutes only", from: tlsB, ref: backend("team-a", "db"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "TCPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a group grant is not a Service grant", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: "no ReferenceGrant"},
 		{name: "route backend, a grant the route's namespace made", from: routeB, ref: backend("team-a", "web"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-b", "HTTPRoute", "team-b", "")}, refused: "no ReferenceGrant"},
+		{name: "reserved address of its namespace, by id", from: teamA, ref: address("addr-a")},
+		{name: "reserved address of its namespace, by IP", from: teamA, ref: address("198.51.100.1")},
+		// Another namespace's, a missing one, one made by hand, another
+		// cluster's: the same words, naming no owner.
+		{name: "reserved address of another namespace, no grant", from: teamB, ref: address("addr-a"), refused: notAnAddress},
+		{name: "reserved address of another namespace by IP, no grant", from: teamB, ref: address("198.51.100.1"), refused: notAnAddress},
+		{name: "a reserved address that does not exist", from: teamB, ref: address("addr-gone"), refused: notAnAddress},
+		{name: "an address made by hand (untagged)", from: teamB, ref: address("addr-hand"), refused: notAnAddress},
+		{name: "an address of another cluster", from: teamA, ref: address("addr-stage"), refused: "it is not a reserved address of namespace team-a"},
+		{name: "reserved address of another namespace, granted for all", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-a", "team-b", "")}},
+		{name: "reserved address by IP, granted for it by id", from: teamB, ref: address("198.51.100.1"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-a", "team-b", "addr-a")}},
+		{name: "reserved address, granted for another address only", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-a", "team-b", "addr-x")}, refused: notAnAddress},
+		{name: "reserved address, a group grant is not an address grant", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: notAnAddress},
+		{name: "reserved address, a grant the taker's namespace made", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-b", "team-b", "")}, refused: notAnAddress},
 		{name: "Gateway certificate of its namespace", from: gwInfra, ref: gwCert("infra", "tls")},
 		{name: "Gateway certificate of another namespace, no grant", from: gwInfra, ref: gwCert("team-a", "tls"), refused: "no ReferenceGrant from Gateways of namespace infra to its Secrets"},
 		{name: "Gateway certificate, granted for all Secrets", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Secret", "")}},
@@ -271,6 +309,11 @@ func TestAuthorizeUnreadableGrantsRefuse(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cannot read the ReferenceGrants of namespace team-a") {
 		t.Fatalf("unreadable grants: %v, want a refusal saying so", err)
 	}
+	// Nor for another namespace's address, said without its namespace.
+	err = a.Authorize(context.Background(), from, []Reference{{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: "addr-a"}})
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cannot read the ReferenceGrants that decide it") || strings.Contains(err.Error(), "team-a") {
+		t.Fatalf("unreadable grants for an address: %v, want a refusal saying so without the owner", err)
+	}
 	// Its own namespace's group needs no grant.
 	if err := a.Authorize(context.Background(), from, []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-b", Name: "front"}}); err != nil {
 		t.Fatalf("own group with grants unreadable: %v", err)
@@ -306,5 +349,9 @@ func TestReferences(t *testing.T) {
 	}
 	if refs := References(svc, &annotations.LoadBalancer{Name: "shop"}); len(refs) != 1 || refs[0] != (Reference{Kind: LoadBalancerName, Annotation: annotations.LBName, Namespace: "team-b", Name: "shop"}) {
 		t.Errorf("a Service's own name: %+v", refs)
+	}
+	// An address's namespace is the cloud's to tell.
+	if refs := References(svc, &annotations.LoadBalancer{Address: "198.51.100.1"}); len(refs) != 1 || refs[0] != (Reference{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: "198.51.100.1"}) {
+		t.Errorf("a reserved address: %+v", refs)
 	}
 }

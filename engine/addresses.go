@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// Reserved addresses (docs/addresses.md): one workspace each, whose only
+// input that moves is the load balancer holding it. A load balancer's
+// replace or destroy never touches it; a move between two load balancers
+// is one plan of this workspace, under the same review as any plan.
+
+// Address is what the cloud reports of a reserved address, from its root
+// module's outputs.
+type Address struct {
+	ID string
+	IP string
+}
+
+func addressFrom(outputs func(string) string) *Address {
+	if outputs("id") == "" {
+		return nil
+	}
+	return &Address{ID: outputs("id"), IP: outputs("ip")}
+}
+
+// RenderAddress renders the root module of reserved address a exactly as
+// ReconcileAddress would apply it.
+func (e *Engine) RenderAddress(a renderer.Address) (*renderer.Module, runner.Job, error) {
+	ref := objectref.Address(a.Namespace, a.Name)
+	m, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
+		return renderer.AddressRoot(a, cfg)
+	})
+	if err != nil {
+		return nil, runner.Job{}, err
+	}
+	// The owner namespace's fair share of terraform slots.
+	j.Share = a.Namespace
+	return m, j, nil
+}
+
+// ReconcileAddress converges the workspace of reserved address a under
+// rv: reserved, and held by a.LoadBalancerID (none: detached, still
+// reserved). Unchanged, it costs no terraform process. While its plan
+// waits the error is an *AwaitingApprovalError, as for any object.
+func (e *Engine) ReconcileAddress(ctx context.Context, a renderer.Address, rv Review) (*Address, *Outcome, error) {
+	ref := objectref.Address(a.Namespace, a.Name)
+	_, j, err := e.RenderAddress(a)
+	if err != nil {
+		return nil, &Outcome{Policy: rv.Policy}, err
+	}
+	e.objects.with(ref, func(o *object) {
+		if o.job.Hash != j.Hash {
+			o.converged = false
+		}
+		o.job, o.review = j, rv
+	})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
+	if err != nil || out.Result == nil {
+		return nil, out, err
+	}
+	e.objects.with(ref, func(o *object) {
+		if o.job.Hash == j.Hash {
+			o.converged = true
+		}
+	})
+	addr := addressFrom(out.Result.Output)
+	if addr == nil {
+		return nil, out, fmt.Errorf("%s: applied, but its outputs name no address", ref.Describe())
+	}
+	return addr, out, nil
+}
+
+// GetAddress reads reserved address namespace/name from the recorded
+// outputs or the state, without a plan; exists is false when its
+// workspace holds none.
+func (e *Engine) GetAddress(ctx context.Context, namespace, name string) (addr *Address, exists bool, err error) {
+	ref := objectref.Address(namespace, name)
+	_, j, err := e.RenderAddress(renderer.Address{Namespace: namespace, Name: name})
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := e.load(ctx, ref, j); err != nil {
+		return nil, false, err
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	switch {
+	case errors.Is(err, runner.ErrGone):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("read %s: %w", ref.Describe(), err)
+	}
+	addr = addressFrom((&runner.Result{Outputs: outs}).Output)
+	return addr, addr != nil, nil
+}
+
+// ReleaseAddress destroys the workspace of reserved address
+// namespace/name under rv: the IP goes back to the region. Only a person
+// asks for it (examplectl address release), never a Service's deletion;
+// an address a load balancer still holds is refused by the cloud.
+func (e *Engine) ReleaseAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
+	ref := objectref.Address(namespace, name)
+	_, j, err := e.RenderAddress(renderer.Address{Namespace: namespace, Name: name})
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, err
+	}
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref), destroy: true})
+	if err == nil && out.Result != nil {
+		e.objects.forget(ref)
+	}
+	return out, err
+}
