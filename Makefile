@@ -22,7 +22,7 @@ export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-deps test-deps-parallel test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
 all: build
 
@@ -63,23 +63,23 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # prints, the skipped tests and "N passed, N failed, N skipped", and fails
 # on a skip unless EXAMPLE_ALLOW_SKIPS=1.
 #
-# What it needs is built three at a time (test-deps): on a cold machine each
-# tool's downloads and single-threaded link leave a core idle that another
-# build takes. Their progress lines interleave, each named by its tool
-# (output sync would hold a build's lines until it ends). The e2e package is named first so that go test builds and
-# starts it first: it is the longest, and the other packages run beside it.
-test: prerequisites test-deps-parallel ## every test (what .ci/run calls)
+# The e2e package is named first so that go test builds and starts it
+# first: it is the longest, and the other packages run beside it. make lint
+# runs beside the tests too, in the CPU the end-to-end tests leave idle
+# while they wait on the cloud and the API server; its output follows the
+# tests' summary, and its failure fails the run. (Building the tools in
+# parallel was measured and gained nothing: they are CPU-bound.)
+test: prerequisites build provider control-plane workloads helm versitygw tofu golangci-lint ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
-	set -o pipefail; TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
-		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary
-
-# A prerequisite, not a recipe line: make expands a whole recipe before
-# running it, and $(HELM) and the like would build the tools one by one.
-test-deps-parallel:
-	@$(MAKE) --no-print-directory -j3 test-deps
-
-test-deps: build provider control-plane workloads helm versitygw tofu lint
+	@set -o pipefail; \
+	$(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
+		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary; tests=$$?; \
+	wait $$lint; linted=$$?; \
+	echo "make lint (run beside the tests):"; cat $(BIN)/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "FAIL: make lint"; fi; \
+	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 
 # The oldest and newest API servers of the supported range that build here
 # (docs/kubernetes-versions.md); make test runs against hack/control-plane.sh's

@@ -54,21 +54,10 @@ func (e *Engine) ReconcileAddress(ctx context.Context, a renderer.Address, rv Re
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
-	e.objects.with(ref, func(o *object) {
-		if o.job.Hash != j.Hash {
-			o.converged = false
-		}
-		o.job, o.review = j, rv
-	})
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
+	out, err := e.converge(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)}, nil)
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
-	e.objects.with(ref, func(o *object) {
-		if o.job.Hash == j.Hash {
-			o.converged = true
-		}
-	})
 	addr := addressFrom(out.Result.Output)
 	if addr == nil {
 		return nil, out, fmt.Errorf("%s: applied, but its outputs name no address", ref.Describe())

@@ -42,20 +42,7 @@ func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, keys 
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
-	e.objects.with(ref, func(o *object) {
-		if o.job.Hash != j.Hash {
-			o.converged = false
-		}
-		o.job, o.review = j, rv
-	})
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{})
-	if err == nil && out.Result != nil {
-		e.objects.with(ref, func(o *object) {
-			if o.job.Hash == j.Hash {
-				o.converged = true
-			}
-		})
-	}
+	out, err := e.converge(ctx, ref, j, rv, runOptions{}, nil)
 	if err != nil && !isDecision(err) {
 		err = fmt.Errorf("%s: %w", ref.Describe(), err)
 	}

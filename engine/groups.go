@@ -89,21 +89,8 @@ func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*
 		return nil, rep, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
 	gs := &groupState{KnownGroup: KnownGroup{Namespace: g.Namespace, Name: g.Name, Members: g.Members, PoolID: poolID}, report: rep}
-	e.objects.with(ref, func(o *object) {
-		if o.job.Hash != j.Hash {
-			o.converged = false
-		}
-		o.inputs, o.job, o.review, o.group = inputs, j, rv, gs
-	})
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{})
+	out, err := e.converge(ctx, ref, j, rv, runOptions{}, func(o *object) { o.inputs, o.group = inputs, gs })
 	out.InputsDigest = inputs
-	if err == nil && out.Result != nil {
-		e.objects.with(ref, func(o *object) {
-			if o.job.Hash == j.Hash {
-				o.converged = true
-			}
-		})
-	}
 	if err != nil && !isDecision(err) {
 		err = fmt.Errorf("load balancer group %s: %w", g, err)
 	}

@@ -176,12 +176,6 @@ func (e *Engine) reconcileService(ctx context.Context, in *annotations.Service, 
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
-	e.objects.with(ref, func(o *object) {
-		if o.job.Hash != j.Hash {
-			o.converged = false
-		}
-		o.inputs, o.job, o.service, o.review = inputs, j, svc, rv
-	})
 	ro := runOptions{state: e.stateObject(objectref.Service(svc))}
 	var recovered []string
 	if o, _ := e.objects.get(ref); !o.certificatesChecked {
@@ -192,15 +186,8 @@ func (e *Engine) reconcileService(ctx context.Context, in *annotations.Service, 
 			return err
 		}
 	}
-	out, err := e.reconcile(ctx, ref, j, rv, ro)
+	out, err := e.converge(ctx, ref, j, rv, ro, func(o *object) { o.inputs, o.service = inputs, svc })
 	out.InputsDigest, out.RecoveredCertificates = inputs, recovered
-	if err == nil && out.Result != nil {
-		e.objects.with(ref, func(o *object) {
-			if o.job.Hash == j.Hash {
-				o.converged = true
-			}
-		})
-	}
 	var wait *AwaitingApprovalError
 	var denied *DeniedError
 	if err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -193,4 +194,29 @@ func ServiceInputs(svc *corev1.Service, nodes []*corev1.Node) string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// converge reconciles ref to j under rv and keeps the engine's view of
+// it: set (its inputs, Service, group...) is applied to its object with
+// the job before, and the object counts as converged once j is applied
+// (or was). Another job in between leaves it unconverged.
+func (e *Engine) converge(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, ro runOptions, set func(*object)) (*Outcome, error) {
+	e.objects.with(ref, func(o *object) {
+		if o.job.Hash != j.Hash {
+			o.converged = false
+		}
+		o.job, o.review = j, rv
+		if set != nil {
+			set(o)
+		}
+	})
+	out, err := e.reconcile(ctx, ref, j, rv, ro)
+	if err == nil && out.Result != nil {
+		e.objects.with(ref, func(o *object) {
+			if o.job.Hash == j.Hash {
+				o.converged = true
+			}
+		})
+	}
+	return out, err
 }

@@ -78,21 +78,10 @@ func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, r
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err
 	}
-	e.objects.with(objectref.RouteSet, func(o *object) {
-		if o.job.Hash != j.Hash {
-			o.converged = false
-		}
-		o.job, o.review = j, rv
-	})
-	out, err := e.reconcile(ctx, objectref.RouteSet, j, rv, runOptions{state: e.stateObject(objectref.RouteSet)})
+	out, err := e.converge(ctx, objectref.RouteSet, j, rv, runOptions{state: e.stateObject(objectref.RouteSet)}, nil)
 	if err != nil || out.Result == nil {
 		return nil, out, err
 	}
-	e.objects.with(objectref.RouteSet, func(o *object) {
-		if o.job.Hash == j.Hash {
-			o.converged = true
-		}
-	})
 	applied, err := routesFrom(out.Result.Outputs)
 	return applied, out, err
 }
