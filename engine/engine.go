@@ -18,8 +18,9 @@
 // (its state's migration, the plan store, a plan kept by an earlier
 // process); review.go is the contract with the caller (Review, Approval,
 // Outcome, the errors) and the policy rules' view of a plan;
-// objects.go the engine's memory of each object. Each kind of object has
-// its file (loadbalancer.go, groups.go, gateways.go, routes.go,
+// objects.go the engine's memory of each object (and converge, which keeps
+// it around a reconcile). Each kind of object has
+// its file (loadbalancer.go, groups.go, gateways.go, routes.go, addresses.go,
 // targetpools.go), as do
 // drift checks (drift.go), state migration (migrate.go), load balancers
 // an interrupted apply left (orphans.go), certificates it left
