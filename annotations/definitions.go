@@ -130,15 +130,15 @@ var Definitions = []Definition{
 		Description: "Take a reserved address of the namespace (docs/addresses.md): the load balancer gets its IP, and the address outlives " +
 			"the Service. While another Service that names it holds it, the Service waits (event `AddressHeld`); the oldest waiting " +
 			"takes it when the holder lets go, in one plan. An address of another namespace needs that namespace's ReferenceGrant " +
-			"(else event `ReferenceRefused`, docs/tenancy.md). spec.loadBalancerIP set to another IP is refused. Not for internal load balancers. " +
-			"Being built: until the controller takes addresses, a Service that names one (here or in spec.loadBalancerIP) is refused with an event and its load balancer left as it is.",
+			"(else event `ReferenceRefused`, docs/tenancy.md). spec.loadBalancerIP set to another IP is refused. Not for internal load balancers " +
+			"nor for members of a load balancer group. The Service shows the reserved IP once its load balancer holds it.",
 		Example: "addr-0123456789abcdef",
 		parse:   parseAddress,
 	},
 	flag(LBAddressKeep, "Reserve an address for the Service when it names none, and keep its address when the Service is deleted: "+
 		"released to the namespace (a later Service naming it by id or IP gets the same IP), never to the region. "+
-		"Kept addresses count against the namespace's cap (cloud config loadBalancer.addresses.maxPerNamespace). Not for internal load balancers. "+
-		"Being built: until the controller keeps addresses, a Service that sets it is refused with an event.",
+		"Reserved addresses count against the namespace's cap (cloud config loadBalancer.addresses.maxPerNamespace, default 5): past it, event "+
+		"`AddressCapReached`. Not for internal load balancers nor for members of a load balancer group.",
 		func(lb *LoadBalancer) *bool { return &lb.AddressKeep }),
 	{
 		Name: LBNodeSelector, Kind: KindSelector,

@@ -72,6 +72,11 @@ type loadBalancers struct {
 	// consent queues the groups whose guests a ReferenceGrant change
 	// may let in or leave out (consent.go).
 	consent consentQueue
+	// addresses decides, on the leader, who holds each reserved address
+	// (nil until SetInformers).
+	addresses *addressKeeper
+	// reserved are the region's reserved IPs (reservedIPs).
+	reserved ttlCache[map[string]bool]
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -184,11 +189,13 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 		l.board.Failed(subj, err)
 		return nil, err
 	}
-	if err := addressesNotYet(in); err != nil {
-		l.board.Failed(subj, err)
-		return nil, err
-	}
 	if g := in.LB.Group; g.Name != "" {
+		if in.LB.Address != "" || in.LB.AddressKeep {
+			err := fmt.Errorf("%s: a member of load balancer group %s serves on the group's address: a reserved address (%s, %s or spec.loadBalancerIP) is for a Service's own load balancer",
+				objectref.Service(svc).Describe(), g.In(svc.Namespace), annotations.LBAddress, annotations.LBAddressKeep)
+			l.board.Failed(subj, err)
+			return nil, err
+		}
 		return l.ensureMember(ctx, in, nodes, g.In(svc.Namespace))
 	}
 	l.released.Delete(svc.UID) // it has, or is about to have, its own
@@ -226,6 +233,9 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 		l.asked(objectref.Service(svc), in, poolID, lb)
 	}
 	st, err := l.served(subj, in, nil, lb, err)
+	if err == nil {
+		st, err = l.addressed(ctx, subj, in, lb, st)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -448,19 +458,4 @@ func unusedCertificates(api *exampleapi.Client, cfg *cloudconfig.Config) func(co
 		}
 		return out, nil
 	}
-}
-
-// addressesNotYet refuses what a Service asks of reserved addresses while
-// the controller does not act on it (docs/addresses.md: the cloud, the
-// workspaces and the boundary are built; taking, keeping and moving are
-// not): said, rather than a load balancer with another IP.
-func addressesNotYet(in *annotations.Service) error {
-	if in.Err != nil || in.LB.Address == "" && !in.LB.AddressKeep {
-		return nil // annotations in error are said as such
-	}
-	what := string(annotations.LBAddressKeep)
-	if in.LB.Address != "" {
-		what = string(annotations.LBAddress) + " (or spec.loadBalancerIP) " + in.LB.Address
-	}
-	return fmt.Errorf("%s: %s: a Service does not take reserved addresses yet (docs/addresses.md); the load balancer is left as it is", objectref.Service(in.Service).Describe(), what)
 }

@@ -192,24 +192,3 @@ func ptrString(m *v1.LoadBalancerIPMode) string {
 	}
 	return string(*m)
 }
-
-// Until Services take reserved addresses, asking for one is refused with
-// an event, and nothing is planned: never a load balancer with another IP.
-func TestAddressesRefusedUntilBuilt(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, ""))
-	keep := lbService(1, map[string]string{string(annotations.LBAddressKeep): "true"})
-	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", keep, nil)
-	if events := drain(rec); err == nil || !strings.Contains(events, "does not take reserved addresses yet") {
-		t.Fatalf("address-keep: err %v, events:\n%s", err, events)
-	}
-	// spec.loadBalancerIP saying otherwise than the annotation.
-	both := lbService(1, map[string]string{string(annotations.LBAddress): "198.51.100.7"})
-	both.Spec.LoadBalancerIP = "198.51.100.8"
-	_, err = lbs.EnsureLoadBalancer(context.Background(), "c", both, nil)
-	if events := drain(rec); err == nil || !strings.Contains(events, "spec.loadBalancerIP names 198.51.100.8") {
-		t.Fatalf("two addresses: err %v, events:\n%s", err, events)
-	}
-	if procs := lbs.engine.Processes(); len(procs) != 0 {
-		t.Fatalf("terraform ran for a refused Service: %v", procs)
-	}
-}

@@ -71,6 +71,10 @@ type cloud struct {
 	// clients: useClients ran; replica: startReplica ran; informers:
 	// SetInformers ran.
 	clients, replica, informers sync.Once
+	// leading ends when leadership does (nil until Initialize): the
+	// leader's address keeper runs under it.
+	leading   context.Context
+	addresses sync.Once
 }
 
 var (
@@ -131,6 +135,8 @@ func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, 
 		}
 	}
 	go c.lb.prunePools(stopContext(stop), c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
+	c.leading = stopContext(stop)
+	c.keepAddresses()
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type, "sharded", c.shards != nil)
 }
 
@@ -238,9 +244,29 @@ func (c *cloud) setInformers(f informers.SharedInformerFactory) {
 	}
 	c.lb.groups.services = inf.GetIndexer()
 	c.lb.servicesSynced = inf.HasSynced
+	leads := func() bool { return c.shards == nil || c.shards.leader.Load() }
+	var err error
+	if c.lb.addresses, err = newAddressKeeper(c.lb, inf, leads); err != nil {
+		klog.ErrorS(err, "cannot watch Services for their reserved addresses; the leader looks at them every minute")
+	}
+	c.keepAddresses() // the leader without sharding was initialized first
 	if err := c.lb.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
 		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
 	}
+}
+
+// keepAddresses starts the leader's address keeper once both the leader
+// was initialized and the informers set, in either order (the app
+// initializes first; a sharded replica sets its informers first).
+func (c *cloud) keepAddresses() {
+	k := c.lb.addresses
+	if c.leading == nil || k == nil || c.lb.api == nil {
+		return
+	}
+	c.addresses.Do(func() {
+		go k.run(c.leading)
+		k.askAll()
+	})
 }
 
 func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {

@@ -46,6 +46,7 @@ type lbReviewer interface {
 	GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) review.Subject
 	PoolsSubject(workspace, kind string) review.Subject
 	CausedBy(ctx context.Context, s review.Subject, in *annotations.Service) review.Subject
+	AddressSubject(ctx context.Context, ns, name, workspace string, taker *annotations.Service, involved []*annotations.Service, kind string) review.Subject
 	// Records are the plan records, what groups remember across restarts.
 	Records(ctx context.Context) ([]*records.Record, error)
 }

@@ -194,6 +194,17 @@ type LoadBalancerConfig struct {
 	Groups GroupsConfig `json:"groups,omitempty"`
 	// TLSSecrets governs the tls-secrets annotation (docs/certificates.md).
 	TLSSecrets TLSSecretsConfig `json:"tlsSecrets,omitempty"`
+	// Addresses governs reserved addresses (docs/addresses.md).
+	Addresses AddressesConfig `json:"addresses,omitempty"`
+}
+
+// AddressesConfig governs the reserved addresses Services take and keep.
+type AddressesConfig struct {
+	// MaxPerNamespace bounds the reserved addresses of one namespace
+	// (default 5): the controller reserves none past it for address-keep,
+	// and says so with an AddressCapReached event. Addresses a namespace
+	// reserved outside the controller count too.
+	MaxPerNamespace int `json:"maxPerNamespace,omitempty"`
 }
 
 // TLSSecretsConfig governs certificates from Kubernetes TLS Secrets.
@@ -265,6 +276,10 @@ const (
 	DefaultMinHealthyPercent   = 50
 	DefaultSettleTime          = 10 * time.Second
 )
+
+// DefaultAddressesPerNamespace is loadBalancer.addresses.maxPerNamespace's
+// default.
+const DefaultAddressesPerNamespace = 5
 
 // DefaultPolicyPropagation is review.approvals.policyPropagation's
 // default: an API server's informer usually delivers a new policy within
@@ -385,6 +400,9 @@ func (c *Config) defaults() {
 	if c.LoadBalancer.TargetPools.MaxPerNamespace == 0 {
 		c.LoadBalancer.TargetPools.MaxPerNamespace = 8
 	}
+	if c.LoadBalancer.Addresses.MaxPerNamespace == 0 {
+		c.LoadBalancer.Addresses.MaxPerNamespace = DefaultAddressesPerNamespace
+	}
 	if c.LoadBalancer.TargetPools.PruneInterval.Duration == 0 {
 		c.LoadBalancer.TargetPools.PruneInterval.Duration = 10 * time.Minute
 	}
@@ -498,6 +516,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LoadBalancer.TargetPools.MaxPerNamespace < 0 {
 		bad("loadBalancer.targetPools.maxPerNamespace", "must not be negative")
+	}
+	if c.LoadBalancer.Addresses.MaxPerNamespace < 0 {
+		bad("loadBalancer.addresses.maxPerNamespace", "must not be negative")
 	}
 	c.Sharding.validate(bad)
 	if c.Review.Keep < 1 {

@@ -15,18 +15,25 @@ import (
 // replace or destroy never touches it; a move between two load balancers
 // is one plan of this workspace, under the same review as any plan.
 
+// AddressSpec is a reserved address as a front-end asks for it: its
+// namespace, cloud name and the load balancer to hold it.
+type AddressSpec = renderer.Address
+
 // Address is what the cloud reports of a reserved address, from its root
 // module's outputs.
 type Address struct {
 	ID string
 	IP string
+	// LoadBalancerID holds it, "" when detached; Holder says who that is
+	// ("Service shop/blue").
+	LoadBalancerID, Holder string
 }
 
 func addressFrom(outputs func(string) string) *Address {
 	if outputs("id") == "" {
 		return nil
 	}
-	return &Address{ID: outputs("id"), IP: outputs("ip")}
+	return &Address{ID: outputs("id"), IP: outputs("ip"), LoadBalancerID: outputs("load_balancer_id"), Holder: outputs(renderer.HolderOutput)}
 }
 
 // RenderAddress renders the root module of reserved address a exactly as

@@ -54,6 +54,9 @@ func TestAddressOutlivesLoadBalancers(t *testing.T) {
 	if moved.IP != reserved.IP || f.cloudLB(t, green.ID).IPv4 != reserved.IP || f.cloudLB(t, blue.ID).IPv4 == reserved.IP {
 		t.Fatalf("moved: address %+v, green %s, blue %s", moved, f.cloudLB(t, green.ID).IPv4, f.cloudLB(t, blue.ID).IPv4)
 	}
+	if moved.LoadBalancerID != green.ID || moved.Holder != "Service default/green" {
+		t.Fatalf("moved: outputs say held by %q (%q), want green's %s", moved.LoadBalancerID, moved.Holder, green.ID)
+	}
 
 	// Green's load balancer destroyed: the address stays reserved.
 	_, err = f.eng.RemoveLoadBalancer(ctx, annotations.Read(service("green", 80)), auto)

@@ -97,6 +97,12 @@ func (e *Engine) LoadBalancerShape(in *annotations.Service) (Shape, error) {
 // GroupPrimary is the member whose settings a group's load balancer takes.
 func (e *Engine) GroupPrimary(g Group) *corev1.Service { return renderer.GroupPrimary(g, e.render) }
 
+// ReservedAddressName is the cloud name of the address reserved for svc
+// (address-keep naming none): renderer.ReservedAddressName.
+func (e *Engine) ReservedAddressName(svc *corev1.Service) string {
+	return renderer.ReservedAddressName(svc, e.render.ClusterID)
+}
+
 // LoadBalancerName is svc's load balancer's cloud name (renderer.CloudName);
 // a Service whose annotations do not parse has the generated one.
 func (e *Engine) LoadBalancerName(in *annotations.Service) string {

@@ -13,6 +13,14 @@ const (
 	TagNamespace = "k8s.example.com/service-namespace"
 )
 
+// A controller's load balancer also names the Service it serves: by name,
+// for people, and by uid, the owner key that tells a Service created again
+// under its name from the one before.
+const (
+	TagServiceName = "k8s.example.com/service-name"
+	TagServiceUID  = "k8s.example.com/service-uid"
+)
+
 // TenantTags are the owner keys of the rule that a load balancer may
 // serve a certificate only of its own tenant: where a certificate carries
 // them, the load balancer's tags must carry the same values (a certificate

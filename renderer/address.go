@@ -31,7 +31,13 @@ const TagAddressNamespace = exampleapi.TagNamespace
 var addressOutputs = []output{
 	{"id", "Id of the address (addr-...)."},
 	{"ip", "The reserved IP: the holding load balancer's ipv4 (or ipv6)."},
+	{"load_balancer_id", "The load balancer holding it; null when detached."},
 }
+
+// HolderOutput is the address root module's output naming, for people
+// (examplectl addresses), who holds it: "Service shop/blue"; null when
+// detached.
+const HolderOutput = "holder"
 
 // Address is one reserved address of a namespace, in a workspace of its
 // own: a load balancer's replace or destroy never touches it, and a move
@@ -141,5 +147,13 @@ func AddressRoot(a Address, cfg Config) (_ *Module, err error) {
 		return nil, err
 	}
 	r.outputs(AddressModuleName, addressOutputs)
+	r.body.AppendNewline()
+	b := r.body.AppendNewBlock("output", []string{HolderOutput}).Body()
+	b.SetAttributeValue("description", cty.StringVal("Who holds the address, for people; null when detached."))
+	holder := cty.NullVal(cty.String)
+	if a.LoadBalancerID != "" && a.Holder != "" {
+		holder = cty.StringVal(a.Holder)
+	}
+	b.SetAttributeValue("value", holder)
 	return newModule(r.bytes(), nil), nil
 }

@@ -20,8 +20,8 @@ const (
 	TagManagedBy        = "k8s.example.com/managed-by"
 	TagClusterID        = exampleapi.TagClusterID
 	TagServiceNamespace = exampleapi.TagNamespace
-	TagServiceName      = "k8s.example.com/service-name"
-	TagServiceUID       = "k8s.example.com/service-uid"
+	TagServiceName      = exampleapi.TagServiceName
+	TagServiceUID       = exampleapi.TagServiceUID
 )
 
 // OwnerTagKeys are the tags that name a load balancer's owner: another

@@ -145,9 +145,9 @@ func (b *Board) DriftSubject(ctx context.Context, k engine.Known) Subject {
 	case k.Group != nil:
 		g := annotations.Group{Namespace: k.Group.Namespace, Name: k.Group.Name}
 		return b.GroupSubject(ctx, g, k.Job.Key, engine.SortMembers(g.Namespace, k.Group.Members), nil, records.KindDrift)
-	case k.Ref.Kind == objectref.KindTargetPools:
-		return b.PoolsSubject(k.Job.Key, records.KindDrift)
 	default:
-		return b.RouteSetSubject(k.Job.Key, records.KindDrift)
+		// The route set, the pools, a Gateway, an address: its own
+		// identity, its events on its record's ConfigMap.
+		return Subject{ref: k.Ref, event: b.recordObject(k.Job.Key), kind: records.KindDrift}
 	}
 }

@@ -221,6 +221,8 @@ func TestDriftSubject(t *testing.T) {
 			ref: objectref.Group("shop", "front"), onRecord: true},
 		{name: "target pools", k: engine.Known{Ref: objectref.TargetPools}, ref: objectref.TargetPools, onRecord: true},
 		{name: "route set", k: engine.Known{Ref: objectref.RouteSet}, ref: objectref.RouteSet, onRecord: true},
+		{name: "gateway", k: engine.Known{Ref: objectref.Gateway("infra", "gw", "uid-gw")}, ref: objectref.Gateway("infra", "gw", "uid-gw"), onRecord: true},
+		{name: "address", k: engine.Known{Ref: objectref.Address("shop", "k8s-a-x")}, ref: objectref.Address("shop", "k8s-a-x"), onRecord: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -236,6 +238,31 @@ func TestDriftSubject(t *testing.T) {
 	if len(g.members) != 2 || g.members[0] != a {
 		t.Errorf("group members %v; want them in rendering order (a, b)", g.members)
 	}
+}
+
+// TestAddressSubject: an address's change (a reservation, a move) has as
+// contributors every Service involved, the one letting go as much as the
+// one taking it; its events go to the taker, else (detached) to the
+// record's ConfigMap; rules see the taker.
+func TestAddressSubject(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	installAuthorPolicy(t, f)
+	blue, green := authored("blue", "bob"), authored("green", "grace")
+	const ws = "prod-address-shop-k8s-a-x-0123456789abcdef"
+	in := func(svc *v1.Service) *annotations.Service { return annotations.Read(svc) }
+	s := f.AddressSubject(t.Context(), "shop", "k8s-a-x", ws, in(green), []*annotations.Service{in(green), in(blue)}, records.KindChange)
+	if s.ref != objectref.Address("shop", "k8s-a-x") || s.kind != records.KindChange || !slices.Equal(s.contrib.Authors, []string{"grace", "bob"}) {
+		t.Errorf("move: subject %v kind %q authors %q; want address shop/k8s-a-x, a change, grace and bob", s.ref, s.kind, s.contrib.Authors)
+	}
+	if s.meta.Labels["tier"] != "green" {
+		t.Errorf("rules see labels %v; want the taker's", s.meta.Labels)
+	}
+	checkEventsGo(t, f, s, green, false, ws)
+	detached := f.AddressSubject(t.Context(), "shop", "k8s-a-x", ws, nil, []*annotations.Service{in(blue)}, records.KindChange)
+	if !slices.Equal(detached.contrib.Authors, []string{"bob"}) {
+		t.Errorf("detach: authors %q; want bob", detached.contrib.Authors)
+	}
+	checkEventsGo(t, f, detached, nil, true, ws)
 }
 
 // TestGatewaySubject: a Gateway's change has as contributors the Gateway

@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newApproveCmd(),
 		newUnlockCmd(),
 		newPreviewCmd(),
+		newAddressesCmd(),
 	)
 	return root
 }

@@ -100,6 +100,7 @@ func (e *env) servedCertificate(t testing.TB, ip string, c simtest.Cert) (lbID, 
 // directory, a plan record or saved plan, a state, an event, the audit log
 // or the controller's log.
 func TestHTTPSFromTLSSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{state: "kubernetes", tlsResync: "1s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

@@ -59,8 +59,9 @@ var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 5
 // at random) is killed with SIGKILL at random moments (and once during a
 // drift sweep) and PostgreSQL, which holds the states, is down for a
 // while. Afterwards every live Service has exactly one load
-// balancer and no deleted one has any, no state lock is left, no state
-// went back in time, and every apply has its audit line.
+// balancer and no deleted one has any, no reserved address is lost or
+// its IP on two load balancers, no state lock is left, no state went
+// back in time, and every apply has its audit line.
 func TestChaos(t *testing.T) {
 	p := chaosFromEnv()
 	pg := testpg.Start(t)
@@ -123,23 +124,27 @@ func TestChaos(t *testing.T) {
 	took := time.Since(converged)
 
 	orphans, duplicates := e.cloudAgainst(t, w.shared.owners(live))
+	addrLost, addrTwice := e.addressesAgainst(t, []string{w.shared.blueIP, w.shared.keptIP})
 	leftCerts := e.orphanCertificates(t)
 	locks := e.locksLeft(t, pg.ConnStr)
 	lost := states.stop()
 	unaudited := e.unauditedApplies(t)
 	t.Logf("chaos (%s profile, %d controllers):\n%s", p.name, p.replicas, table([][]string{
-		{"operations", "with them", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "orphan certificates", "duplicates", "locks left", "states gone back", "applies without audit"},
+		{"operations", "with them", "faults injected", "kills", "PostgreSQL down", "run", "converged in", "orphans", "orphan certificates", "duplicates", "addresses lost", "IPs on two load balancers", "locks left", "states gone back", "applies without audit"},
 		{fmt.Sprintf("%d (%d creates, %d changes, %d deletes)", w.ops(), w.creates, w.changes, w.deletes),
-			"a group of 2 (both changed, 1 deleted), an HTTPS Service (its TLS Secret renewed)",
+			"a group of 2 (both changed, 1 deleted), an HTTPS Service (its TLS Secret renewed), 2 reserved addresses (one kept past its Service, one moved blue to green)",
 			fmt.Sprintf("%d of %d requests (%d 5xx, %d dropped, %d 429)", faults.Errors+faults.Dropped+faults.RateLimited, faults.Requests, faults.Errors, faults.Dropped, faults.RateLimited),
 			fmt.Sprint(kills), p.pgOutage.String(), converged.Sub(start).Round(time.Second).String(), took.Round(time.Second).String(),
-			fmt.Sprint(len(orphans)), fmt.Sprint(len(leftCerts)), fmt.Sprint(len(duplicates)), fmt.Sprint(locks), fmt.Sprint(len(lost)), fmt.Sprint(len(unaudited))},
+			fmt.Sprint(len(orphans)), fmt.Sprint(len(leftCerts)), fmt.Sprint(len(duplicates)), fmt.Sprint(len(addrLost)), fmt.Sprint(len(addrTwice)), fmt.Sprint(locks), fmt.Sprint(len(lost)), fmt.Sprint(len(unaudited))},
 	}))
 	if len(leftCerts) > 0 {
 		t.Errorf("certificates no load balancer uses: %v", leftCerts)
 	}
 	if len(orphans) > 0 || len(duplicates) > 0 {
 		t.Errorf("orphans %v, duplicates %v", orphans, duplicates)
+	}
+	if len(addrLost) > 0 || len(addrTwice) > 0 {
+		t.Errorf("reserved addresses lost %v, IPs on two load balancers %v", addrLost, addrTwice)
 	}
 	if locks > 0 {
 		t.Errorf("%d state locks left", locks)
@@ -224,6 +229,14 @@ func (w *chaosWork) run() {
 		t.Errorf("create the group and the HTTPS Service: %v", err)
 		return
 	}
+	// The addresses move beside the rest: blue shows its address first.
+	moved := make(chan error, 1)
+	go func() { moved <- w.shared.moveAddresses(e) }()
+	defer func() {
+		if err := <-moved; err != nil {
+			t.Errorf("move the reserved addresses: %v", err)
+		}
+	}()
 	for i := range w.p.services {
 		s, err := svcs.Create(testkit.Context(t), lbService(fmt.Sprintf("chaos-%02d", i), 80), metav1.CreateOptions{})
 		if err != nil {
@@ -273,11 +286,16 @@ func (w *chaosWork) run() {
 }
 
 // chaosShared: members chaos-g0 and chaos-g1 of group chaos (ports 81 and
-// 82, changed to 8081 and 8082; then chaos-g1 is deleted), and chaos-tls,
-// https on 443 with the certificate of TLS Secret chaos-tls (renewed).
+// 82, changed to 8081 and 8082; then chaos-g1 is deleted), chaos-tls,
+// https on 443 with the certificate of TLS Secret chaos-tls (renewed), and
+// two reserved addresses: chaos-kept's, kept past its Service, and
+// chaos-blue's, moved to chaos-green when blue lets go.
 type chaosShared struct {
 	first, renewed simtest.Cert
 	tlsUID         string
+	// blueUID and greenUID own load balancers; blueIP and keptIP are the
+	// reserved addresses (set by change).
+	blueUID, greenUID, blueIP, keptIP string
 }
 
 const chaosGroupUID = "group:default/chaos" // the group's owner tag
@@ -308,7 +326,58 @@ func (c *chaosShared) create(e *env) error {
 		return err
 	}
 	c.tlsUID = string(s.UID)
+	for _, name := range []string{"chaos-blue", "chaos-kept"} {
+		kept := lbService(name, 80)
+		kept.Annotations = map[string]string{string(annotations.LBAddressKeep): "true"}
+		if s, err = svcs.Create(testkit.Context(e.t), kept, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if name == "chaos-blue" {
+			c.blueUID = string(s.UID)
+		}
+	}
 	return nil
+}
+
+// moveAddresses takes chaos-blue's and chaos-kept's reserved IPs once
+// they show them, then: chaos-green names blue's, blue lets go of it,
+// and chaos-kept is deleted (beside the other Services' work).
+func (c *chaosShared) moveAddresses(e *env) error {
+	svcs := e.kube.CoreV1().Services("default")
+	deadline := time.Now().Add(5 * time.Minute)
+	for _, ip := range []*string{&c.blueIP, &c.keptIP} {
+		name := map[*string]string{&c.blueIP: "chaos-blue", &c.keptIP: "chaos-kept"}[ip]
+		for *ip == "" {
+			s, err := svcs.Get(testkit.Context(e.t), name, metav1.GetOptions{})
+			if err == nil && len(s.Status.LoadBalancer.Ingress) > 0 {
+				*ip = s.Status.LoadBalancer.Ingress[0].IP
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s shows no address after 5 minutes", name)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	green := lbService("chaos-green", 80)
+	green.Spec.LoadBalancerIP = c.blueIP
+	s, err := svcs.Create(testkit.Context(e.t), green, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	c.greenUID = string(s.UID)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		b, err := svcs.Get(testkit.Context(e.t), "chaos-blue", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		delete(b.Annotations, string(annotations.LBAddressKeep))
+		_, err = svcs.Update(testkit.Context(e.t), b, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return svcs.Delete(testkit.Context(e.t), "chaos-kept", metav1.DeleteOptions{})
 }
 
 func (c *chaosShared) change(e *env) error {
@@ -336,6 +405,7 @@ func (c *chaosShared) change(e *env) error {
 func (c *chaosShared) owners(live map[string]string) map[string]string {
 	out := maps.Clone(live)
 	out["group chaos"], out["chaos-tls"] = chaosGroupUID, c.tlsUID
+	out["chaos-blue"], out["chaos-green"] = c.blueUID, c.greenUID
 	return out
 }
 
@@ -366,7 +436,66 @@ func (e *env) sharedConverged(t testing.TB, c *chaosShared) error {
 	if cert.Fingerprint != c.renewed.Fingerprint {
 		return fmt.Errorf("chaos-tls serves certificate %s, not the renewed one", cert.ID)
 	}
+	return e.addressesConverged(t, c, byUID)
+}
+
+// addressesConverged: chaos-green shows blue's reserved IP, held by its
+// load balancer; chaos-blue shows its load balancer's own new address;
+// chaos-kept's address is reserved and detached.
+func (e *env) addressesConverged(t testing.TB, c *chaosShared, byUID map[string][]exampleapi.LoadBalancer) error {
+	green, blue := byUID[c.greenUID], byUID[c.blueUID]
+	if len(green) != 1 || len(blue) != 1 {
+		return fmt.Errorf("load balancers: chaos-green %d, chaos-blue %d", len(green), len(blue))
+	}
+	byIP := map[string]exampleapi.Address{}
+	for _, a := range e.addresses(t) {
+		byIP[a.IP] = a
+	}
+	if a, ok := byIP[c.blueIP]; !ok || a.LoadBalancerID != green[0].ID {
+		return fmt.Errorf("blue's address %s: %+v, want it on chaos-green's %s", c.blueIP, a, green[0].ID)
+	}
+	if a, ok := byIP[c.keptIP]; !ok || a.LoadBalancerID != "" {
+		return fmt.Errorf("chaos-kept's address %s: %+v, want it kept, detached", c.keptIP, a)
+	}
+	svcs := e.kube.CoreV1().Services("default")
+	for name, want := range map[string]string{"chaos-green": c.blueIP, "chaos-blue": blue[0].IPv4} {
+		s, err := svcs.Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ing := s.Status.LoadBalancer.Ingress; len(ing) == 0 || ing[0].IP != want {
+			return fmt.Errorf("%s shows %v, want %s", name, ing, want)
+		}
+	}
 	return nil
+}
+
+// addressesAgainst are the reserved addresses lost (of want, the IPs
+// reserved in the run) and the IPs two load balancers have.
+func (e *env) addressesAgainst(t testing.TB, want []string) (lost, twice []string) {
+	byIP := map[string]bool{}
+	for _, a := range e.addresses(t) {
+		byIP[a.IP] = true
+	}
+	for _, ip := range want {
+		if !byIP[ip] {
+			lost = append(lost, ip)
+		}
+	}
+	lbs, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
+	on := map[string][]string{}
+	for _, lb := range lbs {
+		if lb.IPv4 != "" {
+			on[lb.IPv4] = append(on[lb.IPv4], lb.ID)
+		}
+	}
+	for ip, ids := range on {
+		if len(ids) > 1 {
+			twice = append(twice, ip+" on "+strings.Join(ids, ", "))
+		}
+	}
+	return lost, twice
 }
 
 // orphanCertificates are the certificates no load balancer serves.

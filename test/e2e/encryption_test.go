@@ -26,6 +26,7 @@ import (
 // and deleted as without encryption. (Rotation, the wrong key and the
 // other backends: runner's TestEncryptionOnEveryBackend.)
 func TestStateEncryptedThroughTheController(t *testing.T) {
+	t.Parallel()
 	const passphrase = "e2e-state-passphrase-0123456789"
 	key := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "state-key", Namespace: namespace},
 		StringData: map[string]string{"passphrase": passphrase}}

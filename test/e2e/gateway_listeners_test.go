@@ -31,6 +31,7 @@ import (
 // listener (isolation): its route's /api is served, any other path is 404
 // though the listener for any host has a route for /.
 func TestGatewayListeners(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

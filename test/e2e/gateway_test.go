@@ -63,6 +63,7 @@ func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) 
 //     counted; rita's is, and the change is applied;
 //   - the Gateway deleted, its load balancer is destroyed.
 func TestGatewayProgrammed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true, webhook: true, tlsResync: "1s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

@@ -106,6 +106,7 @@ func (e *env) eventWith(t testing.TB, ns, name, reason, text string) {
 // Who changes a Service cannot approve its plan; reviewers can, with an
 // identity the API server checks, and the audit log names them.
 func TestApprovalsAreReviewersOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -174,6 +175,7 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 // With two approvers required: one approval does not apply, the same
 // person twice counts once, two people do.
 func TestTwoApprovers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{policy: "manual", approvers: 2})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -215,6 +217,7 @@ func TestTwoApprovers(t *testing.T) {
 // same plan id waits after the restart, and approving it applies it
 // without a new plan.
 func TestApprovalSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -258,6 +261,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 // and never takes another owner's load balancer, by its name or another.
 // An unowned one is adopted once a reviewer approves the import.
 func TestAdoptionProvesOwnership(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{shippedRules: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"team-a"}}})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -358,6 +362,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 // Policy rules: a replace waits for approval under auto; a denied plan is
 // never applied; a rule that does not compile stops the controller.
 func TestPolicyRules(t *testing.T) {
+	t.Parallel()
 	deny := map[string]any{"name": "no-large", "effect": "deny", "message": "lb-large needs a budget approval",
 		"when": `object.annotations.exists(k, k == "loadbalancer.example.com/type" && object.annotations[k] == "lb-large")`}
 	rules := []map[string]any{deny}
@@ -484,6 +489,7 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 // Nobody sets the author by hand: the controller's mutating webhook
 // stamps it, and the policy checks the stamp.
 func TestAuthorCannotApprove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{policy: "manual", webhook: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

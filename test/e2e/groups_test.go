@@ -46,6 +46,7 @@ func (e *env) groupRecord(t testing.TB, name string) *records.Record {
 // the other); a member leaving for a load balancer of its own, or
 // deleted, takes its listeners with it; the last one leaving destroys it.
 func TestServiceGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")

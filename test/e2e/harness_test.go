@@ -4,6 +4,12 @@
 // authenticates as the chart's ServiceAccount with exactly the RBAC that
 // deploy/chart renders (helm template; with its defaults, the objects of
 // deploy/base), so a missing permission fails here.
+//
+// Each test has its own API server, simulator and controllers. Those that
+// assert nothing of time, counts of processes or memory call t.Parallel
+// (two at a time on these machines: -parallel is GOMAXPROCS), using the
+// CPU one test leaves idle while it waits on the cloud; the soak, chaos,
+// sharding, crash, drain and damping tests run alone, first.
 package e2e
 
 import (
@@ -76,6 +82,8 @@ type options struct {
 	poolsPrune string
 	// targetPools are more loadBalancer.targetPools settings.
 	targetPools map[string]any
+	// addresses is loadBalancer.addresses.
+	addresses map[string]any
 	// tc is the distribution the CCM runs (terraform.distribution, terraform.binary);
 	// zero: tftest.Get's (terraform on PATH).
 	tc tftest.Toolchain
@@ -279,6 +287,9 @@ func newEnv(t testing.TB, o options) *env {
 	}
 	if pools != nil {
 		lb["targetPools"] = pools
+	}
+	if o.addresses != nil {
+		lb["addresses"] = o.addresses
 	}
 	// The binary is given by path, as the shipped config does: the
 	// controller then runs nothing to find it.

@@ -101,7 +101,10 @@ func (e *env) cloudLB(ip string) (*exampleapi.LoadBalancer, error) {
 }
 
 // On both distributions (terraform and tofu).
-func TestLoadBalancerService(t *testing.T) { tftest.OnDistributions(t, testLoadBalancerService) }
+func TestLoadBalancerService(t *testing.T) {
+	t.Parallel()
+	tftest.OnDistributions(t, testLoadBalancerService)
+}
 
 func testLoadBalancerService(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{tc: tc})
@@ -181,6 +184,7 @@ func (e *env) stateSecret(ns, name string) (*v1.Secret, error) {
 // The kubernetes backend keeps each state in a Secret of the real
 // apiserver, written with the CCM's own (RBAC-limited) identity.
 func TestKubernetesStateBackend(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{state: "kubernetes"})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")

@@ -21,6 +21,7 @@ func hasTaint(n *v1.Node, key string) bool {
 // Nodes are initialised from the metadata API; a stopped instance taints
 // its Node, a deleted one removes it.
 func TestNodeLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	e.addNode("node-a", "ex-west-1a")
 	e.addNode("node-b", "ex-west-1b")

@@ -94,6 +94,7 @@ func (e *env) waitWebhooks(t testing.TB) {
 // as a warning; the author is stamped by the API server; the controller
 // killed, edits still work.
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{webhook: true, shippedRules: true})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

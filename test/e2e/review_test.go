@@ -94,7 +94,10 @@ func (e *env) lbCount() int {
 // wrong id does nothing; the right id applies exactly that plan; a later
 // change needs a new approval; deletion waits for approval of its destroy.
 // On both distributions (terraform and tofu).
-func TestManualApproval(t *testing.T) { tftest.OnDistributions(t, testManualApproval) }
+func TestManualApproval(t *testing.T) {
+	t.Parallel()
+	tftest.OnDistributions(t, testManualApproval)
+}
 
 func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 	e := newEnv(t, options{policy: "manual", tc: tc})
@@ -271,6 +274,7 @@ func (e *env) adminGetAt(t testing.TB, port, path string) (string, error) {
 // Secret other than the state, Event, log line, record, audit entry or
 // rendered file.
 func TestNoSecretLeaks(t *testing.T) {
+	t.Parallel()
 	pg := testpg.Start(t)
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
 	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))

@@ -12,6 +12,7 @@ import (
 
 // Node pod CIDRs become routes to their instances, and go with the node.
 func TestRoutesFollowNodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	e.addNode("node-a", "ex-west-1a", "10.244.1.0/24", "fd00:244:0:1::/64")
 	e.addNode("node-b", "ex-west-1b", "10.244.2.0/24")

@@ -23,6 +23,7 @@ import (
 // any namespace, the audit log, the CCM's log, a plan record or any other
 // ConfigMap or Secret of the controller's namespace.
 func TestScrubHostilePGPassword(t *testing.T) {
+	t.Parallel()
 	pw := `Hu"n\t3r %41@:/ ü'密`
 	pg := testpg.Start(t, testpg.WithPassword(pw))
 	connFile := filepath.Join(t.TempDir(), "pg-conn")

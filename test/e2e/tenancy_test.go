@@ -35,6 +35,7 @@ import (
 // in the cloud (the simulator's objects) and in events. A new kind of
 // reference adds a row.
 func TestTenancy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{tlsResync: "1s", poolsPrune: "2s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
@@ -214,6 +215,8 @@ func TestTenancy(t *testing.T) {
 			return nil
 		})
 	})
+
+	t.Run("a reserved address of another namespace needs its ReferenceGrant", func(t *testing.T) { e.addressRow(t, alice, bob) })
 
 	t.Run("group of another namespace needs its ReferenceGrant", func(t *testing.T) {
 		front := lbService("front", 80)
@@ -412,13 +415,21 @@ func (e *env) certificateServedOnlyBy(t testing.TB, id, ip string) {
 // admin (who speaks for every namespace here).
 func (e *env) groupGrant(t testing.TB, ns, name, from, group string) (*unstructured.Unstructured, dynamic.ResourceInterface) {
 	t.Helper()
-	g := gatewayv1beta1.ObjectName(group)
+	return e.serviceGrant(t, ns, name, from, tenancy.GrantKind, group)
+}
+
+// serviceGrant is a ReferenceGrant in ns letting Services of namespace
+// from reach its objects of kind (of tenancy.GrantGroup) named target,
+// and the client of ns's grants as the admin.
+func (e *env) serviceGrant(t testing.TB, ns, name, from, kind, target string) (*unstructured.Unstructured, dynamic.ResourceInterface) {
+	t.Helper()
+	g := gatewayv1beta1.ObjectName(target)
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&gatewayv1beta1.ReferenceGrant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1beta1.GroupVersion.String(), Kind: "ReferenceGrant"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: gatewayv1beta1.ReferenceGrantSpec{
 			From: []gatewayv1beta1.ReferenceGrantFrom{{Group: "", Kind: "Service", Namespace: gatewayv1beta1.Namespace(from)}},
-			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: tenancy.GrantKind, Name: &g}},
+			To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantGroup, Kind: gatewayv1beta1.Kind(kind), Name: &g}},
 		},
 	})
 	testkit.Must(t, err)

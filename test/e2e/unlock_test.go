@@ -18,6 +18,7 @@ import (
 // a reviewer forces it open with a StateUnlock (what examplectl unlock
 // creates), and the Service converges to one LB.
 func TestForceUnlockByReviewer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{state: "kubernetes", provisionDelay: 30 * time.Second, lockTimeout: "1s", staleLockAge: "1h"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

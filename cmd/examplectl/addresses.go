@@ -1,0 +1,125 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+)
+
+func newAddressesCmd() *cobra.Command {
+	var o kubeOptions
+	var output, ns string
+	cmd := &cobra.Command{
+		Use:   "addresses [-n NAMESPACE] [-o json]",
+		Short: "List the reserved addresses the controller keeps, with their owner and holder",
+		Long: `addresses lists the reserved addresses the controller keeps (docs/addresses.md),
+from their plan records in the controller's namespace: the address (what plan,
+history and approve take), its id and IP as last applied, the namespace that
+owns it, and who holds it (the Service, and its load balancer) or "-" when it
+is reserved and detached; then its latest plan and outcome. -n lists one
+namespace's only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, false); err != nil {
+				return err
+			}
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			return runAddresses(cmd.Context(), c, ns, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "list only the addresses this namespace owns")
+	outputFlag(cmd, &output, false)
+	return cmd
+}
+
+// addressItem is one line of addresses -o json.
+type addressItem struct {
+	Object objectref.Ref `json:"object"`
+	ID     string        `json:"id,omitempty"`
+	IP     string        `json:"ip,omitempty"`
+	// Owner is the namespace the address belongs to.
+	Owner string `json:"owner"`
+	// LoadBalancerID and Holder say who holds it; empty when detached.
+	LoadBalancerID string        `json:"loadBalancerID,omitempty"`
+	Holder         string        `json:"holder,omitempty"`
+	LastPlan       *records.Plan `json:"lastPlan,omitempty"`
+	AppliedAt      *time.Time    `json:"appliedAt,omitempty"`
+}
+
+func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, stderr io.Writer) error {
+	recs, err := c.store.List(ctx)
+	if err != nil {
+		return c.explain(err, "list plan records in namespace "+c.namespace)
+	}
+	var items []addressItem
+	for _, r := range recs {
+		if r.Object.Kind != objectref.KindAddress || ns != "" && r.Object.Namespace != ns {
+			continue
+		}
+		items = append(items, addressOf(r))
+	}
+	slices.SortFunc(items, func(a, b addressItem) int {
+		return cmp.Or(cmp.Compare(a.Owner, b.Owner), cmp.Compare(a.Object.Name, b.Object.Name))
+	})
+	if output == "json" {
+		return writeJSON(stdout, items)
+	}
+	if len(items) == 0 {
+		where := "any namespace"
+		if ns != "" {
+			where = "namespace " + ns
+		}
+		fmt.Fprintf(stderr, "No reserved addresses of %s in the plan records of namespace %s.\n", where, c.namespace)
+		return nil
+	}
+	tw := newTable(stdout)
+	row(tw, "ADDRESS", "ID", "IP", "OWNER", "HELD BY", "LAST PLAN", "OUTCOME", "AGE")
+	for _, it := range items {
+		held := "-"
+		if it.LoadBalancerID != "" {
+			held = it.LoadBalancerID
+			if it.Holder != "" {
+				held = it.Holder + " (" + it.LoadBalancerID + ")"
+			}
+		}
+		plan, outcome, when := "-", "-", "-"
+		if p := it.LastPlan; p != nil {
+			plan, outcome, when = p.ID, string(p.Outcome), age(p.PlannedAt)
+		}
+		row(tw, it.Object.Arg(), orDash(it.ID), orDash(it.IP), it.Owner, held, plan, outcome, when)
+	}
+	return tw.Flush()
+}
+
+// addressOf reads an address's record: its last apply's outputs say what
+// it is and who holds it.
+func addressOf(r *records.Record) addressItem {
+	it := addressItem{Object: r.Object, Owner: r.Object.Namespace}
+	if plans := sortPlans(r); len(plans) > 0 {
+		it.LastPlan = &plans[0]
+	}
+	if a := r.Applied; a != nil {
+		out := func(name string) string {
+			var v string
+			_ = json.Unmarshal(a.Outputs[name], &v) // null or missing: ""
+			return v
+		}
+		it.ID, it.IP, it.LoadBalancerID, it.Holder = out("id"), out("ip"), out("load_balancer_id"), out("holder")
+		at := a.At
+		it.AppliedAt = &at
+	}
+	return it
+}

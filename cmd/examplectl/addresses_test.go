@@ -1,0 +1,32 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+)
+
+// An address's line comes from its last apply's outputs: id, IP and who
+// holds it; a detached one (null outputs) holds nothing; an address not
+// applied yet has only its name and owner.
+func TestAddressOf(t *testing.T) {
+	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
+	ref := objectref.Address("shop", "k8s-a-x")
+	held := addressOf(&records.Record{Object: ref, Applied: &records.LastApply{Outputs: map[string]json.RawMessage{
+		"id": raw("addr-1"), "ip": raw("203.0.113.4"), "load_balancer_id": raw("lb-1"), "holder": raw("Service shop/green"),
+	}}})
+	if held.ID != "addr-1" || held.IP != "203.0.113.4" || held.LoadBalancerID != "lb-1" || held.Holder != "Service shop/green" || held.Owner != "shop" {
+		t.Errorf("held: %+v", held)
+	}
+	detached := addressOf(&records.Record{Object: ref, Applied: &records.LastApply{Outputs: map[string]json.RawMessage{
+		"id": raw("addr-1"), "ip": raw("203.0.113.4"), "load_balancer_id": json.RawMessage("null"), "holder": json.RawMessage("null"),
+	}}})
+	if detached.LoadBalancerID != "" || detached.Holder != "" || detached.IP != "203.0.113.4" {
+		t.Errorf("detached: %+v", detached)
+	}
+	if fresh := addressOf(&records.Record{Object: ref}); fresh.ID != "" || fresh.Owner != "shop" || fresh.AppliedAt != nil {
+		t.Errorf("not applied yet: %+v", fresh)
+	}
+}

@@ -1,0 +1,29 @@
+package review
+
+import (
+	"context"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+)
+
+// AddressSubject is the reconcile of reserved address ns/name (its
+// workspace's record is workspace's), decided by the leader's address
+// loop: taker is the Service whose load balancer is to hold it (nil: none,
+// it is detached), involved every Service that names it or held it. A
+// change's contributors are all of theirs: whoever edited one of them may
+// have caused the move, so none of them approves it. Its events go to the
+// taker, else to the record's ConfigMap.
+func (b *Board) AddressSubject(ctx context.Context, ns, name, workspace string, taker *annotations.Service, involved []*annotations.Service, kind string) Subject {
+	s := Subject{ref: objectref.Address(ns, name), kind: kind, event: b.recordObject(workspace)}
+	if taker != nil {
+		s.event, s.meta = taker.Service, taker.ObjectMeta
+	}
+	if kind == records.KindChange {
+		for _, in := range involved {
+			s.contrib = s.contrib.Add(b.contributors(ctx, in))
+		}
+	}
+	return s
+}

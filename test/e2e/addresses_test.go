@@ -1,0 +1,233 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// TestReservedAddresses is issue 34's lifecycle on the real binary: an
+// address kept when its Service goes comes back, the same IP, to a later
+// Service naming it; two Services switch it in one approved plan of the
+// address's own workspace; the namespace's cap refuses the next
+// reservation with an event. (The tenant boundary's row is in
+// TestTenancy.)
+func TestReservedAddresses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{addresses: map[string]any{"maxPerNamespace": 2}})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.namespace(t, "shop")
+	rita := e.reviewer(t, "rita")
+	services := e.kube.CoreV1().Services("shop")
+	keep := map[string]string{string(annotations.LBAddressKeep): "true"}
+
+	// Kept: reserved for the Service, attached to its load balancer, and
+	// still reserved (detached) after the Service and its load balancer go.
+	first := shopService("first", keep)
+	_, err := services.Create(testkit.Context(t), first, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	ip := e.waitIngressIn("shop", "first", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+	addr := e.addressOf(t, ip)
+	if addr.Tags[exampleapi.TagNamespace] != "shop" || addr.LoadBalancerID == "" {
+		t.Fatalf("address %s: tags %v, load balancer %q", addr.ID, addr.Tags, addr.LoadBalancerID)
+	}
+	testkit.Must(t, services.Delete(testkit.Context(t), "first", metav1.DeleteOptions{}))
+	waitGone(t, 60*time.Second, "first", services.Get)
+	if n := e.lbCount(); n != 0 {
+		t.Fatalf("%d load balancers after the Service went", n)
+	}
+	if a := e.addressOf(t, ip); a.ID != addr.ID || a.LoadBalancerID != "" {
+		t.Fatalf("after the Service went: address %s on %q, want %s detached", a.ID, a.LoadBalancerID, addr.ID)
+	}
+	e.addressListed(t, rita, addr, "-")
+
+	// A later Service naming it by IP (spec.loadBalancerIP) gets it back.
+	second := shopService("second", nil)
+	second.Spec.LoadBalancerIP = ip
+	_, err = services.Create(testkit.Context(t), second, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	e.waitIngressIP("shop", "second", ip)
+	secondLB := e.addressOf(t, ip).LoadBalancerID
+
+	// Blue/green: green names it by id while second holds it, and waits.
+	// Its owner asks for manual review: its load balancer, then the move
+	// of the address, each wait for a reviewer.
+	green := shopService("green", map[string]string{
+		string(annotations.LBAddress):     addr.ID,
+		string(annotations.LBApplyPolicy): string(annotations.ApplyManual),
+	})
+	green, err = services.Create(testkit.Context(t), green, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	own := e.awaitingPlanIn("shop", "green")
+	testkit.Must(t, e.approveAs(t, rita, green, own, rita.name))
+	e.eventWith(t, "shop", "green", "AddressHeld", "is held by Service shop/second")
+	if a := e.addressOf(t, ip); a.LoadBalancerID != secondLB {
+		t.Fatalf("the address moved while second held it: on %q", a.LoadBalancerID)
+	}
+
+	// second lets go: the address's workspace plans the move, one change,
+	// and waits; the address stays on second's load balancer until then.
+	testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := services.Get(testkit.Context(t), "second", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.LoadBalancerIP = ""
+		_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+		return err
+	}))
+	move := e.awaitingPlanIn("shop", "green", own)
+	e.unchangedAfterALook(t, e.serviceSyncs(t), func() error {
+		if a := e.addressOf(t, ip); a.LoadBalancerID != secondLB {
+			return fmt.Errorf("the address moved before its plan was approved: on %q", a.LoadBalancerID)
+		}
+		return nil
+	})
+	// The reviewer approves it by the address's name; its history lists it.
+	e.examplectl(t, rita, "approve", "address:shop/"+addr.Name, move)
+	e.waitIngressIP("shop", "green", ip)
+	if out := e.examplectl(t, rita, "history", "address:shop/"+addr.Name); !strings.Contains(out, move) {
+		t.Fatalf("examplectl history of the address lacks %s:\n%s", move, out)
+	}
+	greenLB := e.addressOf(t, ip).LoadBalancerID
+	if greenLB == secondLB || greenLB == "" {
+		t.Fatalf("after the move the address is on %q (second's: %s)", greenLB, secondLB)
+	}
+	e.eventWith(t, "shop", "green", "Applied", move)
+	e.addressListed(t, rita, addr, "Service shop/green ("+greenLB+")")
+	// second shows its load balancer's own, new address.
+	testkit.Eventually(t, 60*time.Second, "second's new address", func() error {
+		svc, err := services.Get(testkit.Context(t), "second", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		lb, err := e.api.GetLoadBalancer(testkit.Context(t), secondLB)
+		if err != nil {
+			return err
+		}
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) == 0 || ing[0].IP == ip || ing[0].IP != lb.IPv4 {
+			return fmt.Errorf("second shows %v, its load balancer has %s", ing, lb.IPv4)
+		}
+		return nil
+	})
+
+	// The cap (2): a second kept address is reserved, a third is refused
+	// with an event naming the cap, and nothing is reserved for it.
+	_, err = services.Create(testkit.Context(t), shopService("spare", keep), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	e.waitIngressIn("shop", "spare", 90*time.Second)
+	_, err = services.Create(testkit.Context(t), shopService("third", keep), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	e.eventWith(t, "shop", "third", "AddressCapReached", "namespace shop has 2 reserved addresses, its cap (loadBalancer.addresses.maxPerNamespace 2)")
+	if n := len(e.addresses(t)); n != 2 {
+		t.Fatalf("%d addresses in the cloud, want 2", n)
+	}
+}
+
+// shopService is a LoadBalancer Service of namespace shop.
+func shopService(name string, ann map[string]string) *v1.Service {
+	svc := lbService(name, 80)
+	svc.Namespace, svc.Annotations = "shop", ann
+	return svc
+}
+
+// addresses are the cloud's reserved addresses of the region.
+func (e *env) addresses(t testing.TB) []exampleapi.Address {
+	t.Helper()
+	l, err := e.api.ListAddresses(testkit.Context(t), exampleapi.AddressFilter{Region: region})
+	testkit.Must(t, err)
+	return l
+}
+
+// addressOf is the reserved address of ip; it fails the test without one.
+func (e *env) addressOf(t testing.TB, ip string) exampleapi.Address {
+	t.Helper()
+	l, err := e.api.ListAddresses(testkit.Context(t), exampleapi.AddressFilter{IP: ip, Region: region})
+	testkit.Must(t, err)
+	if len(l) != 1 {
+		t.Fatalf("%d reserved addresses of IP %s, want 1", len(l), ip)
+	}
+	return l[0]
+}
+
+// waitIngressIP waits until Service ns/name shows ip.
+func (e *env) waitIngressIP(ns, name, ip string) {
+	e.t.Helper()
+	testkit.Eventually(e.t, 90*time.Second, "ingress "+ip+" of "+ns+"/"+name, func() error {
+		svc, err := e.kube.CoreV1().Services(ns).Get(testkit.Context(e.t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) == 0 || ing[0].IP != ip {
+			return fmt.Errorf("ingress %v", ing)
+		}
+		return nil
+	})
+}
+
+// addressRow is the tenancy suite's row for reserved addresses, with real
+// identities: bob (team-b) names the address alice (team-a) keeps and is
+// refused, in words that do not name team-a, and the address stays hers;
+// with team-a's ReferenceGrant for that address he waits while her
+// Service holds it, and takes it, the same IP, once she deletes it.
+func (e *env) addressRow(t *testing.T, alice, bob *user) {
+	kept := lbService("kept", 80)
+	kept.Namespace, kept.Annotations = "team-a", map[string]string{string(annotations.LBAddressKeep): "true"}
+	e.createService(t, alice, kept)
+	ip := e.waitIngressIn("team-a", "kept", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+	addr := e.addressOf(t, ip)
+
+	taker := lbService("taker", 80)
+	taker.Namespace, taker.Spec.LoadBalancerIP = "team-b", ip
+	e.createService(t, bob, taker)
+	e.eventWith(t, "team-b", "taker", "ReferenceRefused", "reserved address")
+	e.noEventMentions(t, "team-b", "team-a")
+	if a := e.addressOf(t, ip); a.LoadBalancerID != addr.LoadBalancerID {
+		t.Fatalf("refused, bob's Service moved alice's address to %q", a.LoadBalancerID)
+	}
+
+	e.installReferenceGrants(t)
+	grant, grants := e.serviceGrant(t, "team-a", "team-b-takes-kept", "team-b", tenancy.GrantAddressKind, addr.ID)
+	_, err := grants.Create(testkit.Context(t), grant, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	t.Cleanup(func() { _ = grants.Delete(context.Background(), grant.GetName(), metav1.DeleteOptions{}) })
+	bumpService(t, bob, "team-b", "taker")
+	e.eventWith(t, "team-b", "taker", "AddressHeld", "is held by a Service of another namespace")
+	testkit.Must(t, alice.kube.CoreV1().Services("team-a").Delete(testkit.Context(t), "kept", metav1.DeleteOptions{}))
+	e.waitIngressIP("team-b", "taker", ip)
+	if a := e.addressOf(t, ip); a.ID != addr.ID || a.Tags[exampleapi.TagNamespace] != "team-a" {
+		t.Fatalf("bob's Service holds %s (tags %v), want team-a's %s", a.ID, a.Tags, addr.ID)
+	}
+	testkit.Must(t, bob.kube.CoreV1().Services("team-b").Delete(testkit.Context(t), "taker", metav1.DeleteOptions{}))
+	waitGone(t, 60*time.Second, "taker", e.kube.CoreV1().Services("team-b").Get)
+}
+
+// addressListed checks that examplectl addresses, as u, lists a with its
+// IP, owner and holder ("-": detached, no load balancer named).
+func (e *env) addressListed(t testing.TB, u *user, a exampleapi.Address, held string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, "examplectl addresses lists "+a.ID, func() error {
+		out := e.examplectl(t, u, "addresses", "-n", "shop")
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.Contains(line, "address:shop/"+a.Name) || !strings.Contains(line, a.ID) || !strings.Contains(line, a.IP) {
+				continue
+			}
+			if held == "-" && !strings.Contains(line, "lb-") || held != "-" && strings.Contains(line, held) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no line for %s %s held by %q:\n%s", a.ID, a.IP, held, out)
+	})
+}
