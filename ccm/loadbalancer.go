@@ -51,9 +51,9 @@ type loadBalancers struct {
 	board  lbReviewer
 	// client reads and patches Services (nil until Initialize has one).
 	client kubernetes.Interface
-	// api reads a load balancer named by adopt-id, to check its owner
-	// before anything is rendered (the only call to the control API the
-	// controller makes itself; everything else is Terraform).
+	// api reads the cloud, never changes it: a load balancer named by
+	// adopt-id (its owner, before anything is rendered), and reserved
+	// addresses and the load balancers holding them (addresses.go).
 	api *exampleapi.Client
 	// groups are the load balancer groups (shared load balancers).
 	groups *groups

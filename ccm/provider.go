@@ -3,11 +3,12 @@
 // LoadBalancer and Routes are adapters over the engine: they render
 // Terraform, plan and apply it, and never change the cloud themselves:
 // they only read it, to check an adopted load balancer's owner, to find
-// one an interrupted apply left and to read the tags of the certificates
-// a Service names (tenancy). They decide what the engine reconciles: a
-// Service's own load balancer or its group's (group membership), the
-// target pool of its nodes, batches of routes, drift checks, the TLS
-// Secrets a Service names. Every plan is reviewed by package review,
+// one an interrupted apply left, to read the tags of the certificates
+// and addresses a Service names (tenancy) and where a reserved address
+// is. They decide what the engine reconciles: a Service's own load
+// balancer or its group's (group membership), the target pool of its
+// nodes, which load balancer holds each reserved address, batches of
+// routes, drift checks, the TLS Secrets a Service names. Every plan is reviewed by package review,
 // which builds each reconcile's engine.Review and reports its outcome
 // (events, plan records, audit log). Instances, InstancesV2 and Zones
 // read the metadata API directly.

@@ -60,9 +60,9 @@ type addressItem struct {
 }
 
 func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, stderr io.Writer) error {
-	recs, err := c.store.List(ctx)
+	recs, err := c.records(ctx)
 	if err != nil {
-		return c.explain(err, "list plan records in namespace "+c.namespace)
+		return err
 	}
 	var items []addressItem
 	for _, r := range recs {
@@ -107,10 +107,7 @@ func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, st
 // addressOf reads an address's record: its last apply's outputs say what
 // it is and who holds it.
 func addressOf(r *records.Record) addressItem {
-	it := addressItem{Object: r.Object, Owner: r.Object.Namespace}
-	if plans := sortPlans(r); len(plans) > 0 {
-		it.LastPlan = &plans[0]
-	}
+	it := addressItem{Object: r.Object, Owner: r.Object.Namespace, LastPlan: latestPlan(r)}
 	if a := r.Applied; a != nil {
 		out := func(name string) string {
 			var v string

@@ -102,9 +102,9 @@ func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bo
 			return nil, c.explain(err, "get service "+ref.Namespace+"/"+ref.Name)
 		}
 	}
-	all, err := c.store.List(ctx)
+	all, err := c.records(ctx)
 	if err != nil {
-		return nil, c.explain(err, "list plan records in namespace "+c.namespace)
+		return nil, err
 	}
 	var match []*records.Record
 	for _, r := range all {
@@ -164,4 +164,21 @@ func sortPlans(rec *records.Record) []records.Plan {
 	plans := slices.Clone(rec.Plans)
 	slices.SortStableFunc(plans, func(a, b records.Plan) int { return b.PlannedAt.Compare(a.PlannedAt) })
 	return plans
+}
+
+// latestPlan is rec's newest plan, nil when it has none.
+func latestPlan(rec *records.Record) *records.Plan {
+	if plans := sortPlans(rec); len(plans) > 0 {
+		return &plans[0]
+	}
+	return nil
+}
+
+// records lists every plan record in the controller's namespace.
+func (c *cluster) records(ctx context.Context) ([]*records.Record, error) {
+	all, err := c.store.List(ctx)
+	if err != nil {
+		return nil, c.explain(err, "list plan records in namespace "+c.namespace)
+	}
+	return all, nil
 }

@@ -74,17 +74,15 @@ type statusItem struct {
 }
 
 func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
-	recs, err := c.store.List(ctx)
+	recs, err := c.records(ctx)
 	if err != nil {
-		return c.explain(err, "list plan records in namespace "+c.namespace)
+		return err
 	}
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
 		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock,
 			Members: r.Members, Leaving: r.Leaving, UpdatedAt: r.UpdatedAt}
-		if plans := sortPlans(r); len(plans) > 0 {
-			it.LastPlan = &plans[0]
-		}
+		it.LastPlan = latestPlan(r)
 		items = append(items, it)
 	}
 	sharded := ownersOf(ctx, c, items, stderr)
