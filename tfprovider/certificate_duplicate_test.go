@@ -114,3 +114,83 @@ func TestAccCertificate_noAdoption(t *testing.T) {
 		})
 	}
 }
+
+// TestAccCertificate_adoptServedByOwnLoadBalancer: an apply killed after
+// it moved its load balancer to the certificate it uploaded leaves one in
+// use by a load balancer with the same tags. It is still the
+// configuration's unrecorded upload: taken over, not uploaded again.
+func TestAccCertificate_adoptServedByOwnLoadBalancer(t *testing.T) {
+	e := newTestEnv(t)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	served := e.upload(t, c, tags)
+	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "own", Type: "lb-small", Tags: tags, Listeners: []exampleapi.Listener{
+		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{served.ID}},
+	}})
+	e.deleteLeft(t, served.ID)
+	t.Cleanup(func() {
+		ctx, cancel := bg()
+		defer cancel()
+		_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Factories,
+		CheckDestroy:             e.checkCertsLeft(),
+		Steps: []resource.TestStep{{
+			Config: e.config(certConfig(c, `  tags         = { "k8s.example.com/service-uid" = "u-1" }
+  on_duplicate = "adopt_if_tags_match"`)),
+			Check: resource.ComposeTestCheckFunc(wantID(certAddr, &served.ID), e.checkCertsLeft(served.ID),
+				// So that the destroy may delete it.
+				func(*terraform.State) error {
+					ctx, cancel := bg()
+					defer cancel()
+					return e.client.DeleteLoadBalancer(ctx, lb.ID)
+				}),
+		}},
+	})
+}
+
+// TestAccCertificate_deleteLeftovers: with delete_leftovers, a create
+// deletes the certificates of the same tags that no load balancer uses and
+// this command did not upload (a killed apply's upload of a text the
+// configuration no longer has), and keeps another owner's and one in use.
+// Without it, they stay.
+func TestAccCertificate_deleteLeftovers(t *testing.T) {
+	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	for _, del := range []bool{true, false} {
+		t.Run(fmt.Sprint("delete_leftovers=", del), func(t *testing.T) {
+			e := newTestEnv(t)
+			leftover := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), tags)
+			other := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), map[string]string{"k8s.example.com/service-uid": "u-2"})
+			served := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), tags)
+			lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "served", Type: "lb-small", Listeners: []exampleapi.Listener{
+				{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{served.ID}},
+			}})
+			t.Cleanup(func() {
+				ctx, cancel := bg()
+				defer cancel()
+				_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
+			})
+			e.deleteLeft(t, leftover.ID, other.ID, served.ID)
+			want := []string{other.ID, served.ID}
+			if !del {
+				want = append(want, leftover.ID)
+			}
+			var id string
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6Factories,
+				CheckDestroy:             e.checkCertsLeft(want...),
+				Steps: []resource.TestStep{{
+					Config: e.config(certConfig(simtest.NewCert(t, simtest.CertOptions{}), fmt.Sprintf(`  tags         = { "k8s.example.com/service-uid" = "u-1" }
+  on_duplicate = "adopt_if_tags_match"
+  delete_leftovers = %t`, del))),
+					Check: resource.ComposeTestCheckFunc(
+						stateID(certAddr, &id),
+						resource.TestCheckResourceAttr(certAddr, "delete_leftovers", fmt.Sprint(del)),
+						func(s *terraform.State) error { return e.checkCertsLeft(append(want, id)...)(s) },
+					),
+				}},
+			})
+		})
+	}
+}

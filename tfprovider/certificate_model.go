@@ -35,6 +35,7 @@ type certificateModel struct {
 	PrivateKeyWO        types.String `tfsdk:"private_key_wo"`
 	PrivateKeyWOVersion types.Int64  `tfsdk:"private_key_wo_version"`
 	OnDuplicate         types.String `tfsdk:"on_duplicate"`
+	DeleteLeftovers     types.Bool   `tfsdk:"delete_leftovers"`
 }
 
 // derivedCertificateName is the name of a certificate whose configuration
@@ -74,8 +75,8 @@ func stringList(vals []string) types.List {
 }
 
 // certificateFromAPI is the state of a certificate; prior (plan or state)
-// supplies what the API does not know: the key's version and
-// on_duplicate. The key itself is never in state.
+// supplies what the API does not know: the key's version,
+// on_duplicate and delete_leftovers. The key itself is never in state.
 func certificateFromAPI(c *exampleapi.Certificate, prior certificateModel) (certificateModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	return certificateModel{
@@ -83,6 +84,7 @@ func certificateFromAPI(c *exampleapi.Certificate, prior certificateModel) (cert
 		PrivateKeyWO:         types.StringNull(),
 		PrivateKeyWOVersion:  prior.PrivateKeyWOVersion,
 		OnDuplicate:          prior.OnDuplicate,
+		DeleteLeftovers:      prior.DeleteLeftovers,
 	}, diags
 }
 

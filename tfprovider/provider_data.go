@@ -16,6 +16,9 @@ type providerData struct {
 	client *exampleapi.Client
 	// region is the provider's default region; may be empty.
 	region string
+	// uploads are the certificates this configuration (one terraform
+	// command) created or adopted: never leftovers of an earlier apply.
+	uploads certificateUploads
 }
 
 func newProviderData(s settings, version, terraformVersion string, pool http.RoundTripper) (*providerData, error) {

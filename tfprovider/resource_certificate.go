@@ -86,8 +86,18 @@ func (r *certificateResource) Schema(_ context.Context, _ resource.SchemaRequest
 				"region, `certificate_pem` and `tags`, and used by no load balancer. That is one an apply uploaded and could not "+
 				"record (killed, or its state backend down), holding a copy of the private key. `%s` (default) uploads another; "+
 				"`%s` takes it over, with a warning, so no copy of the key is left behind (the cloud checked the key against "+
-				"that certificate when it was uploaded). With it, do not bump `private_key_wo_version` without a new "+
+				"that certificate when it was uploaded); one used only by load balancers with the same tags counts too (the "+
+				"apply had moved its load balancer to it). With it, do not bump `private_key_wo_version` without a new "+
 				"`certificate_pem`. Changes in place.", onDuplicateUpload, onDuplicateAdopt), onDuplicateUpload, onDuplicateAdopt),
+			"delete_leftovers": schema.BoolAttribute{
+				Optional: true,
+				Description: "When `true`, a create also deletes the certificates of its region with exactly its `tags` that no " +
+					"load balancer uses and that this terraform command did not upload: what applies left that uploaded a " +
+					"certificate and could not record it, after the configuration moved on (a new `certificate_pem` before " +
+					"the next apply), so `on_duplicate` cannot take them over. Only for tags that name one configuration and " +
+					"certificates it keeps attached (the controller's tags name the cluster and the Service): a certificate of " +
+					"the same tags kept unattached would be deleted. Each deletion is a warning. Changes in place.",
+			},
 			"fingerprint": computed("SHA-256 of the leaf certificate (DER), lowercase hex."),
 			"common_name": computed("The leaf's subject common name, null if it has none."),
 			"dns_names": schema.ListAttribute{
@@ -122,6 +132,10 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		PrivateKeyPEM:  key.ValueString(),
 	}
 	in.Tags = knownStringMap(ctx, plan.Tags, &resp.Diagnostics)
+	// One create at a time per terraform command: a sweep must not see
+	// another create's upload before it is known as this command's.
+	r.data.uploads.mu.Lock()
+	defer r.data.uploads.mu.Unlock()
 	var cert *exampleapi.Certificate
 	if plan.OnDuplicate.ValueString() == onDuplicateAdopt {
 		found, err := r.unrecorded(ctx, in)
@@ -143,6 +157,10 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 			addAPIError(&resp.Diagnostics, "Cannot create certificate", err, certificateFieldResolver)
 			return
 		}
+	}
+	r.data.uploads.add(cert.ID)
+	if plan.DeleteLeftovers.ValueBool() {
+		r.sweep(ctx, cert, &resp.Diagnostics)
 	}
 	tflog.Info(ctx, "created certificate", map[string]any{"certificate_id": cert.ID, "fingerprint": cert.Fingerprint})
 	m, diags := certificateFromAPI(cert, plan)
@@ -183,7 +201,8 @@ func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 // Update only records private_key_wo_version after an import (see
-// ModifyPlan): every change of the certificate itself replaces it.
+// ModifyPlan), on_duplicate and delete_leftovers: every change of the
+// certificate itself replaces it.
 func (r *certificateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state certificateModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -191,7 +210,7 @@ func (r *certificateResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	state.PrivateKeyWOVersion, state.OnDuplicate = plan.PrivateKeyWOVersion, plan.OnDuplicate
+	state.PrivateKeyWOVersion, state.OnDuplicate, state.DeleteLeftovers = plan.PrivateKeyWOVersion, plan.OnDuplicate, plan.DeleteLeftovers
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }

@@ -15,6 +15,11 @@ resource "example_certificate" "this" {
   # new certificate_pem here, as the provider's docs ask.
   on_duplicate = "adopt_if_tags_match"
 
+  # The other half: one uploaded by an apply that could not record it,
+  # after which the TLS Secret changed (so no create matches it any
+  # more), is deleted by the next create. var.tags name one owner.
+  delete_leftovers = true
+
   # A rotation uploads the new certificate and moves the load balancers
   # to it before deleting the old one: the cloud refuses to delete a
   # certificate in use, and the listeners never go without one.
