@@ -59,6 +59,15 @@ const (
 	ApplyPlanOnly ApplyPolicy = "plan-only"
 )
 
+// Deletion policies (LBDeletionPolicy).
+const (
+	// DeletionDelete destroys the load balancer with the Service.
+	DeletionDelete = "delete"
+	// DeletionRetain hands it over: the controller forgets it, the cloud
+	// keeps it.
+	DeletionRetain = "retain"
+)
+
 // HealthCheck holds the health check annotations. A zero field was not set:
 // the renderer fills it from the Service (externalTrafficPolicy) and the
 // defaults, which is why none of these has a valid zero value.
@@ -87,6 +96,9 @@ type LoadBalancer struct {
 	// AddressKeep reserves an address when none is named, and keeps it
 	// when the Service goes.
 	AddressKeep bool
+	// DeletionPolicy is DeletionDelete or DeletionRetain; empty until
+	// Parse (which sets the default).
+	DeletionPolicy string
 	// NodeSelector restricts the targets; nil selects every node.
 	NodeSelector labels.Selector
 	// ApplyPolicy is never empty after Parse (default auto).

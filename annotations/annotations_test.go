@@ -81,6 +81,7 @@ func TestParseErrors(t *testing.T) {
 		{LBAddress, "lb-123", "addr-"},
 		{LBAddress, "fe80::1%eth0", "addr-"},
 		{LBAddressKeep, "yes", "true, false"},
+		{LBDeletionPolicy, "orphan", "delete, retain"},
 		{LBNodeSelector, "a in (", "label selector"},
 		{LBApplyPolicy, "always", "auto, manual, plan-only"},
 		{LBHealthCheckProtocol, "udp", "tcp, http, https"},
@@ -194,6 +195,10 @@ func TestParseCrossChecks(t *testing.T) {
 			string(LBInternal): "true", string(LBAddress): "198.51.100.7"}, LBAddress},
 		"internal keeping an address": {map[string]string{
 			string(LBInternal): "true", string(LBAddressKeep): "true"}, LBAddressKeep},
+		"retain with a reserved address": {map[string]string{
+			string(LBDeletionPolicy): "retain", string(LBAddressKeep): "true"}, LBDeletionPolicy},
+		"retain in a group": {map[string]string{
+			string(LBDeletionPolicy): "retain", string(LBGroup): "front"}, LBDeletionPolicy},
 		"path with https": {map[string]string{ // no error: the timeout below is the one expected
 			string(LBHealthCheckProtocol): "https", string(LBHealthCheckPath): "/x", string(LBHealthCheckTimeout): "10s"}, LBHealthCheckTimeout},
 	}
@@ -354,5 +359,24 @@ func TestAddressAndLoadBalancerIP(t *testing.T) {
 	}
 	if !IsAddressID("addr-0a1b") || IsAddressID("198.51.100.7") {
 		t.Error("IsAddressID tells ids from IPs wrongly")
+	}
+}
+
+func TestRetains(t *testing.T) {
+	for _, c := range []struct {
+		ann  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{string(LBDeletionPolicy): "retain"}, true},
+		{map[string]string{string(LBDeletionPolicy): "delete"}, false},
+		// Another annotation invalid: the deletion policy still holds.
+		{map[string]string{string(LBDeletionPolicy): "retain", string(LBHealthCheckPort): "0"}, true},
+		{map[string]string{string(LBDeletionPolicy): "Retain"}, false},
+	} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n", Annotations: c.ann}}
+		if got := Read(svc).Retains(); got != c.want {
+			t.Errorf("Retains(%v) = %v, want %v", c.ann, got, c.want)
+		}
 	}
 }

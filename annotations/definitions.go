@@ -16,6 +16,7 @@ const (
 	LBAdoptID                       Name = Prefix + "adopt-id"
 	LBAddress                       Name = Prefix + "address"
 	LBAddressKeep                   Name = Prefix + "address-keep"
+	LBDeletionPolicy                Name = Prefix + "deletion-policy"
 	LBNodeSelector                  Name = Prefix + "node-selector"
 	LBApplyPolicy                   Name = Prefix + "apply-policy"
 	LBGroup                         Name = Prefix + "group"
@@ -64,6 +65,7 @@ var (
 	Algorithms           = []string{"round_robin", "least_connections", "source_ip"}
 	HealthCheckProtocols = []string{"tcp", "http", "https"}
 	ApplyPolicies        = []string{string(ApplyAuto), string(ApplyManual), string(ApplyPlanOnly)}
+	DeletionPolicies     = []string{DeletionDelete, DeletionRetain}
 )
 
 // Definition documents one annotation and knows how to parse it.
@@ -140,6 +142,16 @@ var Definitions = []Definition{
 		"Reserved addresses count against the namespace's cap (cloud config loadBalancer.addresses.maxPerNamespace, default 5): past it, event "+
 		"`AddressCapReached`. Not for internal load balancers nor for members of a load balancer group.",
 		func(lb *LoadBalancer) *bool { return &lb.AddressKeep }),
+	{
+		Name: LBDeletionPolicy, Kind: KindEnum, Accepted: DeletionPolicies, Default: DeletionDelete,
+		Description: "What becomes of the load balancer when the Service no longer needs it (deleted, or no longer of type LoadBalancer): " +
+			"delete destroys it; retain hands it over: one plan removes it and its certificates from the controller's state " +
+			"(removed blocks, destroy = false) and the cloud keeps them, serving, for a team's own Terraform (examplectl export). " +
+			"A person other than the Service's editors approves that plan whatever the apply policy (policy rule load-balancer-forget). " +
+			"Not for members of a load balancer group nor with a reserved address (address, address-keep, spec.loadBalancerIP).",
+		Example: DeletionRetain,
+		parse:   func(v string, lb *LoadBalancer) error { return oneOf(v, DeletionPolicies, &lb.DeletionPolicy) },
+	},
 	{
 		Name: LBNodeSelector, Kind: KindSelector,
 		Accepted:    []string{"a Kubernetes label selector, equality- or set-based"},

@@ -22,7 +22,7 @@ import (
 // reported (errors.Join of *Error, ordered by annotation name).
 func Parse(ann map[string]string) (LoadBalancer, error) {
 	parses.Add(1)
-	lb := LoadBalancer{ApplyPolicy: ApplyAuto}
+	lb := LoadBalancer{ApplyPolicy: ApplyAuto, DeletionPolicy: DeletionDelete}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		raw := ann[k]
@@ -85,6 +85,13 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 		errs = append(errs, &Error{
 			Annotation: name, Value: ann[string(name)],
 			Reason: fmt.Sprintf("an internal load balancer (%s) takes its address from its network, not a reserved one", LBInternal),
+		})
+	}
+	if lb.DeletionPolicy == DeletionRetain && (lb.Group != (Group{}) || lb.Address != "" || lb.AddressKeep) {
+		errs = append(errs, &Error{
+			Annotation: LBDeletionPolicy, Value: ann[string(LBDeletionPolicy)],
+			Reason: fmt.Sprintf("retain hands over a Service's own load balancer: not with %s, %s or %s (nor spec.loadBalancerIP)",
+				LBGroup, LBAddress, LBAddressKeep),
 		})
 	}
 	errs = append(errs, crossCheckListeners(lb, ann)...)

@@ -62,3 +62,15 @@ var parses atomic.Uint64
 // Parses is how many times this process has parsed a Service's
 // annotations.
 func Parses() uint64 { return parses.Load() }
+
+// Retains says whether the Service's load balancer is handed over rather
+// than destroyed when the Service no longer needs it (LBDeletionPolicy).
+// Read from the annotation itself when another annotation is invalid: a
+// Service asking to keep its load balancer never loses it to a typo
+// elsewhere.
+func (s *Service) Retains() bool {
+	if s.Err == nil {
+		return s.LB.DeletionPolicy == DeletionRetain
+	}
+	return s.Annotations[string(LBDeletionPolicy)] == DeletionRetain
+}

@@ -304,8 +304,9 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	return err
 }
 
-// EnsureLoadBalancerDeleted destroys the load balancer and deletes its
-// state, workspace and record. The destroy plan is decided like any other
+// EnsureLoadBalancerDeleted destroys the load balancer (or, under the
+// deletion policy retain, hands it over: the state forgets it) and
+// deletes its state and workspace. The destroy plan is decided like any other
 // (the default policy rules hold it for approval); the Service's finalizer
 // holds the Service meanwhile.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
@@ -334,6 +335,9 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	}
 	l.unlock(ctx, subj, in, nil)
 	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
+		if in.Retains() {
+			return l.engine.RetainLoadBalancer(ctx, in, rv)
+		}
 		return l.engine.RemoveLoadBalancer(ctx, in, rv)
 	})
 	var wait *engine.AwaitingApprovalError

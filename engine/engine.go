@@ -22,7 +22,7 @@
 // it around a reconcile). Each kind of object has
 // its file (loadbalancer.go, groups.go, gateways.go, routes.go, addresses.go,
 // targetpools.go), as do
-// drift checks (drift.go), state migration (migrate.go), load balancers
+// the hand-over of a Service's load balancer (retain.go), drift checks (drift.go), state migration (migrate.go), load balancers
 // an interrupted apply left (orphans.go), certificates it left
 // (certificates.go) and TLS Secrets (tls.go). preview.go plans without
 // applying, for the admission webhook; sizes.go counts what the engine

@@ -94,7 +94,14 @@ func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, po
 
 // renderForKey renders svc for what needs only its workspace (outputs,
 // destroy, unlock): without reading its Secrets.
+// A Service no longer of type LoadBalancer (whose load balancer goes) is
+// rendered as if it still were: only the workspace matters.
 func (e *Engine) renderForKey(in *annotations.Service) (runner.Job, error) {
+	if in.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		svc := in.DeepCopy()
+		svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+		in = &annotations.Service{Service: svc, LB: in.LB, Err: in.Err}
+	}
 	_, j, err := e.renderService(in, nil, "", nil)
 	return j, err
 }

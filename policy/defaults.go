@@ -2,9 +2,9 @@ package policy
 
 // Defaults are the rules in force when the cloud config sets none
 // (review.policy.rules unset; an empty list means no rules): a person
-// approves every plan that replaces, destroys or imports a load balancer,
-// whatever the apply policy. These are the changes that lose or take over
-// a public address.
+// approves every plan that replaces, destroys, forgets or imports a load
+// balancer, whatever the apply policy. These are the changes that lose,
+// give away or take over a public address.
 var Defaults = []Rule{
 	{
 		Name:    "load-balancer-replace",
@@ -17,6 +17,12 @@ var Defaults = []Rule{
 		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "delete")`,
 		Effect:  RequireApproval,
 		Message: "the plan destroys a load balancer: its addresses are released",
+	},
+	{
+		Name:    "load-balancer-forget",
+		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "remove")`,
+		Effect:  RequireApproval,
+		Message: "the plan hands a load balancer over: the controller forgets it, the cloud keeps it",
 	},
 	{
 		Name:    "load-balancer-import",

@@ -185,6 +185,7 @@ func goldenCases() []goldenCase {
 		{"address-kept", func() (*Module, error) {
 			return AddressRoot(Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
 		}},
+		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
 			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))

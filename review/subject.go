@@ -59,7 +59,11 @@ func (b *Board) ServiceSubject(ctx context.Context, in *annotations.Service, kin
 		ref:   objectref.Service(svc),
 		event: svc, kind: kind, meta: svc.ObjectMeta,
 	}
-	if kind == records.KindChange {
+	// A change's contributors are the Service's editors; so are those of
+	// a destroy while the Service lives on (someone changed its type) and
+	// of a hand-over (someone set the deletion policy retain). Who deleted
+	// a Service, no annotation tells.
+	if kind == records.KindChange || kind == records.KindDestroy && (svc.DeletionTimestamp == nil || in.Retains()) {
 		s.contrib = b.contributors(ctx, in)
 	}
 	return s

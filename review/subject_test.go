@@ -40,7 +40,7 @@ func authored(name, author string) *v1.Service {
 }
 
 // TestServiceSubjectAuthor: a Service's change has contributors (a
-// deletion none): its author only while the API server checks the
+// deletion none, unless it hands the load balancer over): its author only while the API server checks the
 // annotation, else the Service as an input whose editor is unknown; and
 // every TLS Secret it names, whose editor is never known.
 func TestServiceSubjectAuthor(t *testing.T) {
@@ -64,8 +64,19 @@ func TestServiceSubjectAuthor(t *testing.T) {
 	if !reflect.DeepEqual(s.contrib, want) || s.ref != objectref.Service(svc) || s.event != svc || s.kind != records.KindChange || s.meta.Labels["tier"] != "web" {
 		t.Errorf("subject %+v; want carol's change of shop/web with its Secrets, events on the Service", s)
 	}
-	if s := f.ServiceSubject(t.Context(), annotations.Read(svc), records.KindDestroy); !s.contrib.Empty() {
+	// Its load balancer going because its type changed: carol's doing.
+	if s := f.ServiceSubject(t.Context(), annotations.Read(svc), records.KindDestroy); !reflect.DeepEqual(s.contrib, want) {
+		t.Errorf("a destroy of a Service that lives on has contributors %+v; want %+v", s.contrib, want)
+	}
+	deleted := svc.DeepCopy()
+	deleted.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if s := f.ServiceSubject(t.Context(), annotations.Read(deleted), records.KindDestroy); !s.contrib.Empty() {
 		t.Errorf("a deletion has contributors %+v; want none", s.contrib)
+	}
+	// Handed over on deletion: carol set the deletion policy.
+	deleted.Annotations[string(annotations.LBDeletionPolicy)] = annotations.DeletionRetain
+	if s := f.ServiceSubject(t.Context(), annotations.Read(deleted), records.KindDestroy); !reflect.DeepEqual(s.contrib, want) {
+		t.Errorf("a hand-over has contributors %+v; want %+v", s.contrib, want)
 	}
 }
 

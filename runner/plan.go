@@ -20,7 +20,8 @@ import (
 type ResourceChange struct {
 	Address string `json:"address"`
 	Type    string `json:"type"`
-	// Action is create, update, delete, replace, read, noop, move, import, remove.
+	// Action is create, update, delete, replace, read, noop, move, import,
+	// remove (forgotten by the state, kept in the cloud).
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	// Importing: the change imports an existing object (an import block).
@@ -29,10 +30,13 @@ type ResourceChange struct {
 
 // PlanSummary counts a plan's changes; it never holds attribute values.
 type PlanSummary struct {
-	Add       int              `json:"add"`
-	Change    int              `json:"change"`
-	Import    int              `json:"import"`
-	Remove    int              `json:"remove"`
+	Add    int `json:"add"`
+	Change int `json:"change"`
+	Import int `json:"import"`
+	Remove int `json:"remove"`
+	// Forget counts the resources the state forgets and the cloud keeps
+	// (removed blocks with destroy = false: a hand-over).
+	Forget    int              `json:"forget,omitempty"`
 	Resources []ResourceChange `json:"resources,omitempty"`
 	// Drift lists resources changed outside terraform since the last apply.
 	Drift []ResourceChange `json:"drift,omitempty"`
@@ -40,6 +44,9 @@ type PlanSummary struct {
 
 // String is the short form used in events: "+1 ~0 -0".
 func (s PlanSummary) String() string {
+	if s.Forget > 0 {
+		return fmt.Sprintf("+%d ~%d -%d, %d forgotten", s.Add, s.Change, s.Remove, s.Forget)
+	}
 	return fmt.Sprintf("+%d ~%d -%d", s.Add, s.Change, s.Remove)
 }
 

@@ -143,6 +143,11 @@ func (s *uiStream) planSummary() PlanSummary {
 	if m := s.summary; m != nil && m.Changes != nil {
 		sum.Add, sum.Change, sum.Import, sum.Remove = m.Changes.Add, m.Changes.Change, m.Changes.Import, m.Changes.Remove
 	}
+	for _, r := range sum.Resources {
+		if r.Action == "remove" {
+			sum.Forget++ // Terraform's change_summary does not count them
+		}
+	}
 	sort.Slice(sum.Resources, func(i, j int) bool { return sum.Resources[i].Address < sum.Resources[j].Address })
 	return sum
 }

@@ -1,10 +1,11 @@
 package tfprovider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -128,12 +129,14 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	ctx = tflog.SetField(ctx, "load_balancer_id", id)
 	// An import's ownership was checked by the plan being applied.
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
-	if current, _ := state.toUpdate(ctx); reflect.DeepEqual(current, upd) {
+	if current, _ := state.toUpdate(ctx); sameRequest(current, upd) {
 		// Only state-only arguments (timeouts, on_name_conflict,
-		// owner_tags) changed: nothing to send.
+		// owner_tags) changed, or an empty list became null or back (as
+		// after an import): nothing to send.
 		state.Timeouts = plan.Timeouts
 		state.OnNameConflict = plan.OnNameConflict
 		state.OwnerTags = plan.OwnerTags
+		state.AllowedSourceCIDRs, state.Targets = plan.AllowedSourceCIDRs, plan.Targets
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}
@@ -272,4 +275,12 @@ func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 		}
 		return resolve(field)
 	}
+}
+
+// sameRequest tells whether a and b would send the same request body: the
+// API does not tell an empty list from an absent one.
+func sameRequest(a, b exampleapi.UpdateLoadBalancerRequest) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

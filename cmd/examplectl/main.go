@@ -46,6 +46,7 @@ func newRootCmd() *cobra.Command {
 		newUnlockCmd(),
 		newPreviewCmd(),
 		newAddressesCmd(),
+		newExportCmd(),
 	)
 	return root
 }

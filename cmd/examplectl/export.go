@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/termsafe"
+)
+
+// The provider's environment, which export's own cloud reads share.
+const (
+	envToken    = "EXAMPLE_TOKEN"
+	envEndpoint = "EXAMPLE_ENDPOINT"
+)
+
+func newExportCmd() *cobra.Command {
+	var terraform string
+	cmd := objectCmd(&cobra.Command{
+		Use:   "export NAMESPACE/NAME DIR [--terraform PATH]",
+		Short: "Write a Service's load balancer as a root module of a team's own, with its state: the hand-over out of the controller",
+		Long: `export writes into DIR (new or empty) a standalone Terraform root module for
+the load balancer of a Service and the certificates of its TLS Secrets: the
+root module the controller last applied (examplectl plan), without its
+backend block, the shipped modules in DIR/modules, and import blocks for
+their cloud ids (imports.tf). It then runs terraform init, a plan that must
+only take the objects over (nothing created, replaced or destroyed, no
+argument the cloud keeps changed), its apply, which writes DIR's local state
+and changes nothing in the cloud, and a last plan, which must show no
+changes. terraform plan -detailed-exitcode in DIR then exits 0.
+
+It reads the plan record in the controller's namespace and the cloud (the
+provider's EXAMPLE_TOKEN, and EXAMPLE_PRIVATE_KEYS, {"secret": "PEM key"}, for a
+Service with TLS Secrets), and refuses a load balancer whose tags do not name
+the Service, one holding a reserved address, and a rendering not yet applied.
+The controller still manages the load balancer afterwards: hand it over with
+the annotation loadbalancer.example.com/deletion-policy: retain, then delete
+the Service or change its type (docs/addresses.md).`,
+		Args: cobra.ExactArgs(2),
+	}, func(cmd *cobra.Command, c *cluster, ref objectref.Ref, args []string) error {
+		return runExport(cmd.Context(), c, ref, args[0], terraform, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	})
+	cmd.Flags().StringVar(&terraform, "terraform", "", "the terraform (or tofu) binary to run in DIR (default: terraform on PATH)")
+	return cmd
+}
+
+func runExport(ctx context.Context, c *cluster, ref objectref.Ref, dir, terraform string, stdout, stderr io.Writer) error {
+	if ref.Kind != objectref.KindService {
+		return fmt.Errorf("export takes a Service (namespace/name), not %s", ref.Describe())
+	}
+	if err := emptyDir(dir); err != nil {
+		return err
+	}
+	t, err := c.resolve(ctx, ref, true)
+	if err != nil {
+		return err
+	}
+	rec := t.record
+	if rec.Applied == nil || rec.Applied.HCLHash == "" {
+		return fmt.Errorf("the controller has applied nothing for %s yet", ref.Describe())
+	}
+	if filesHash(rec.Files) != rec.Applied.HCLHash {
+		return fmt.Errorf("%s's latest rendering is not applied yet (%s): export once the controller has applied it (examplectl status %s)",
+			ref.Describe(), termsafe.Line(planLine(latestPlan(rec))), ref.Arg())
+	}
+	var lbID string
+	if err := json.Unmarshal(rec.Applied.Outputs["id"], &lbID); err != nil || lbID == "" {
+		return fmt.Errorf("%s's last apply recorded no load balancer id", ref.Describe())
+	}
+	ex, err := exportRoot([]byte(rec.Files[renderer.MainFile]), []string{
+		fmt.Sprintf("Exported by examplectl from %s (uid %s) on %s: the root module the controller applied.", ref.Describe(), t.service.UID, time.Now().UTC().Format(time.RFC3339)),
+		"Yours now: the state is in this directory (terraform.tfstate) until you give it a backend.",
+	})
+	if err != nil {
+		return fmt.Errorf("export %s: %w", ref.Describe(), err)
+	}
+	targets, err := exportTargets(ctx, ex, lbID)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", ref.Describe(), err)
+	}
+	if len(ex.certificates) > 0 && os.Getenv(renderer.TLSKeysEnv) == "" {
+		return fmt.Errorf("export %s: its certificates need their private keys at every plan: set %s to {\"<TLS Secret>\": \"<PEM key>\"} for %s",
+			ref.Describe(), renderer.TLSKeysEnv, termsafe.Line(fmt.Sprint(slices.Sorted(maps.Keys(ex.certificates)))))
+	}
+	imports, err := importsFile(targets)
+	if err != nil {
+		return err
+	}
+	if err := writeExport(dir, ex.main, imports); err != nil {
+		return err
+	}
+	if err := takeOver(ctx, dir, terraform, targets, stderr); err != nil {
+		return fmt.Errorf("export %s into %s: %w", ref.Describe(), dir, err)
+	}
+	fmt.Fprintf(stdout, "Exported %s's load balancer %s", ref.Describe(), lbID)
+	if n := len(targets) - 1; n > 0 {
+		fmt.Fprintf(stdout, " and %d certificate(s)", n)
+	}
+	fmt.Fprintf(stdout, " to %s: terraform plan there shows no changes.\n", dir)
+	fmt.Fprintf(stdout, "The controller still manages it. To hand it over, annotate the Service %s=%s, then delete it or change its type;\n"+
+		"the plan that forgets it waits for a reviewer (examplectl status %s).\n", annotations.LBDeletionPolicy, annotations.DeletionRetain, ref.Arg())
+	return nil
+}
+
+// exportTargets finds in the cloud what the applied root module made: the
+// load balancer lbID, which must carry the module's tags (the owner
+// proof), and the certificates its listeners serve, by the fingerprints of
+// the module's PEMs.
+func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarget, error) {
+	endpoint := ex.endpoint
+	if endpoint == "" {
+		endpoint = os.Getenv(envEndpoint)
+	}
+	token := os.Getenv(envToken)
+	if token == "" {
+		return nil, fmt.Errorf("set %s to a token of the Example cloud: export reads the load balancer, as terraform will", envToken)
+	}
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: endpoint, Token: token})
+	if err != nil {
+		return nil, err
+	}
+	lb, err := api.GetLoadBalancer(ctx, lbID)
+	if err != nil {
+		return nil, fmt.Errorf("read load balancer %s: %w", lbID, err)
+	}
+	for k, v := range ex.tags {
+		if lb.Tags[k] != v {
+			return nil, fmt.Errorf("load balancer %s does not carry the tag %s=%s the controller applied: not taken over", lbID, k, v)
+		}
+	}
+	addrs, err := api.ListAddresses(ctx, exampleapi.AddressFilter{Region: lb.Region})
+	if err != nil {
+		return nil, fmt.Errorf("list reserved addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if a.LoadBalancerID == lbID {
+			return nil, fmt.Errorf("load balancer %s holds reserved address %s (%s), kept in a workspace of its own: "+
+				"the hand-over of addresses is not built yet; let the Service go of it first (docs/addresses.md)", lbID, a.ID, a.IP)
+		}
+	}
+	targets := []importTarget{{to: renderer.LoadBalancerAddress, id: lbID}}
+	served := map[string]string{} // fingerprint -> id
+	for _, l := range lb.Listeners {
+		for _, id := range l.CertificateIDs {
+			cert, err := api.GetCertificate(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("read certificate %s: %w", id, err)
+			}
+			served[cert.Fingerprint] = id
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(ex.certificates)) {
+		info, err := exampleapi.InspectCertificate(ex.certificates[key])
+		if err != nil {
+			return nil, fmt.Errorf("certificate of TLS Secret %s: %w", key, err)
+		}
+		id, ok := served[info.Fingerprint]
+		if !ok {
+			return nil, fmt.Errorf("load balancer %s serves no certificate of TLS Secret %s as applied", lbID, key)
+		}
+		targets = append(targets, importTarget{to: renderer.CertificateAddress(key), id: id})
+	}
+	return targets, nil
+}
+
+// emptyDir checks that dir is new or empty: export overwrites nothing.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return fmt.Errorf("%s is not empty: export writes a new root module and overwrites nothing", dir)
+	}
+	return nil
+}
+
+func writeExport(dir string, main, imports []byte) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, renderer.MainFile), main, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "imports.tf"), imports, 0o600); err != nil {
+		return err
+	}
+	_, err := modules.WriteTo(filepath.Join(dir, "modules"))
+	return err
+}
+
+// takeOver runs terraform in dir: init, the plan of the imports (checked:
+// it only takes the objects over), its apply, and a last plan that must
+// be empty. Progress goes to progress.
+func takeOver(ctx context.Context, dir, terraform string, targets []importTarget, progress io.Writer) error {
+	if terraform == "" {
+		var err error
+		if terraform, err = exec.LookPath("terraform"); err != nil {
+			return fmt.Errorf("no terraform on PATH (or give --terraform): %w", err)
+		}
+	}
+	tf, err := tfexec.NewTerraform(dir, terraform)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "terraform init in %s\n", dir)
+	if err := tf.Init(ctx); err != nil {
+		return fmt.Errorf("terraform init: %w", err)
+	}
+	const planFile = "import.tfplan"
+	defer os.Remove(filepath.Join(dir, planFile))
+	fmt.Fprintf(progress, "terraform plan: importing %d object(s)\n", len(targets))
+	if _, err := tf.Plan(ctx, tfexec.Out(planFile)); err != nil {
+		return fmt.Errorf("terraform plan: %w", err)
+	}
+	p, err := tf.ShowPlanFile(ctx, planFile)
+	if err != nil {
+		return fmt.Errorf("terraform show: %w", err)
+	}
+	if err := checkImportPlan(p, targets); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "terraform apply: the imports only\n")
+	if err := tf.Apply(ctx, tfexec.DirOrPlan(planFile)); err != nil {
+		return fmt.Errorf("terraform apply: %w", err)
+	}
+	changes, err := tf.Plan(ctx)
+	if err != nil {
+		return fmt.Errorf("terraform plan after the imports: %w", err)
+	}
+	if changes {
+		return errors.New("terraform plan after the imports still shows changes")
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// RetainLoadBalancer hands the Service's load balancer over (deletion
+// policy retain) under rv: one plan of its workspace removes the load
+// balancer and its certificates from the state (removed blocks, destroy =
+// false) while the cloud keeps them, serving; once it is applied, the
+// emptied state and the workspace are deleted as after a destroy. The
+// plan is decided like any other (the default rule load-balancer-forget
+// holds it for a reviewer). Nothing recorded: nothing to hand over.
+func (e *Engine) RetainLoadBalancer(ctx context.Context, in *annotations.Service, rv Review) (*Outcome, error) {
+	svc := in.Service
+	ref := objectref.Service(svc)
+	tg, cfg, err := e.location(ref)
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, fmt.Errorf("%s: %w", ref.Describe(), err)
+	}
+	m, err := renderer.Retained(svc, cfg)
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, err
+	}
+	j := job(tg, m, string(svc.UID))
+	j.Share = svc.Namespace
+	if svc.DeletionTimestamp == nil {
+		// It lives on (its type changed): it may have a load balancer
+		// again, adopting this one back, with no tombstone in the way.
+		j.Owner = ""
+	}
+	e.objects.with(ref, func(o *object) {
+		o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, ""
+		o.orphanChecked = true // what no state holds stays the cloud's either way
+	})
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
+	if err != nil {
+		var wait *AwaitingApprovalError
+		var denied *DeniedError
+		if !errors.As(err, &wait) && !errors.As(err, &denied) {
+			err = fmt.Errorf("hand over load balancer of %s: %w", ref.Describe(), err)
+		}
+		return out, err
+	}
+	// Forgotten (or never held): the empty state and the workspace go.
+	if _, err := e.runner.Destroy(ctx, j, runner.EnsureOptions{}); err != nil {
+		return out, fmt.Errorf("hand over load balancer of %s: delete its emptied state: %w", ref.Describe(), err)
+	}
+	e.objects.forget(ref)
+	return out, nil
+}
