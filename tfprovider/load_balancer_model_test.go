@@ -198,3 +198,20 @@ func TestInstanceFromAPI(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 }
+
+// An import reads no allowed_source_cidrs as null where the configuration
+// says []: the first apply after it records the configuration's form
+// without a request to the cloud.
+func TestSameRequest(t *testing.T) {
+	base := exampleapi.UpdateLoadBalancerRequest{Type: "lb-small", Algorithm: "round_robin", Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}}
+	empty := base
+	empty.AllowedSourceCIDRs, empty.Targets = []string{}, []string{}
+	if !sameRequest(base, empty) {
+		t.Error("null and empty lists differ")
+	}
+	other := base
+	other.AllowedSourceCIDRs = []string{"10.0.0.0/8"}
+	if sameRequest(base, other) {
+		t.Error("a source range added is the same request")
+	}
+}
