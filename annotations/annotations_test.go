@@ -195,8 +195,6 @@ func TestParseCrossChecks(t *testing.T) {
 			string(LBInternal): "true", string(LBAddress): "198.51.100.7"}, LBAddress},
 		"internal keeping an address": {map[string]string{
 			string(LBInternal): "true", string(LBAddressKeep): "true"}, LBAddressKeep},
-		"retain with a reserved address": {map[string]string{
-			string(LBDeletionPolicy): "retain", string(LBAddressKeep): "true"}, LBDeletionPolicy},
 		"retain in a group": {map[string]string{
 			string(LBDeletionPolicy): "retain", string(LBGroup): "front"}, LBDeletionPolicy},
 		"path with https": {map[string]string{ // no error: the timeout below is the one expected

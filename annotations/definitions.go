@@ -148,7 +148,7 @@ var Definitions = []Definition{
 			"delete destroys it; retain hands it over: one plan removes it and its certificates from the controller's state " +
 			"(removed blocks, destroy = false) and the cloud keeps them, serving, for a team's own Terraform (examplectl export). " +
 			"A person other than the Service's editors approves that plan whatever the apply policy (policy rule load-balancer-forget). " +
-			"Not for members of a load balancer group nor with a reserved address (address, address-keep, spec.loadBalancerIP).",
+			"A reserved address the load balancer holds goes with it (its workspace forgotten first, reviewed the same way). Not for members of a load balancer group.",
 		Example: DeletionRetain,
 		parse:   func(v string, lb *LoadBalancer) error { return oneOf(v, DeletionPolicies, &lb.DeletionPolicy) },
 	},

@@ -87,11 +87,10 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 			Reason: fmt.Sprintf("an internal load balancer (%s) takes its address from its network, not a reserved one", LBInternal),
 		})
 	}
-	if lb.DeletionPolicy == DeletionRetain && (lb.Group != (Group{}) || lb.Address != "" || lb.AddressKeep) {
+	if lb.DeletionPolicy == DeletionRetain && lb.Group != (Group{}) {
 		errs = append(errs, &Error{
 			Annotation: LBDeletionPolicy, Value: ann[string(LBDeletionPolicy)],
-			Reason: fmt.Sprintf("retain hands over a Service's own load balancer: not with %s, %s or %s (nor spec.loadBalancerIP)",
-				LBGroup, LBAddress, LBAddressKeep),
+			Reason: fmt.Sprintf("retain hands over a Service's own load balancer, not a group's (%s)", LBGroup),
 		})
 	}
 	errs = append(errs, crossCheckListeners(lb, ann)...)

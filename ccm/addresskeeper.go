@@ -153,6 +153,9 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 	if wait {
 		k.queue.AddAfter(key, provisioningRetry)
 	}
+	if attached != "" && handingOver(k.heldBy(ctx, attached)) {
+		return nil // it goes with the load balancer (handover.go)
+	}
 	_, exists, err := l.engine.GetAddress(ctx, ns, name)
 	if err != nil {
 		return err

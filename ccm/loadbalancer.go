@@ -334,12 +334,19 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
 	l.unlock(ctx, subj, in, nil)
-	out, err := l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
-		if in.Retains() {
-			return l.engine.RetainLoadBalancer(ctx, in, rv)
-		}
-		return l.engine.RemoveLoadBalancer(ctx, in, rv)
-	})
+	var err error
+	if in.Retains() {
+		err = l.handOverAddress(ctx, in, ann)
+	}
+	var out *engine.Outcome
+	if err == nil {
+		out, err = l.board.Run(ctx, &subj, l.policy(ann), func(rv engine.Review) (*engine.Outcome, error) {
+			if in.Retains() {
+				return l.engine.RetainLoadBalancer(ctx, in, rv)
+			}
+			return l.engine.RemoveLoadBalancer(ctx, in, rv)
+		})
+	}
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	if errors.As(err, &wait) || errors.As(err, &denied) {

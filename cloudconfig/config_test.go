@@ -55,7 +55,7 @@ func TestReviewDefaults(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	c := mustLoad(t, "")
 	if c.Review.Namespace != "example-ccm" || c.Review.Approvals.Required != 1 || c.LoadBalancer.MaxListeners != 100 ||
-		c.LoadBalancer.Adoption.Enabled || c.LoadBalancer.Groups.CrossNamespace || c.rules.Len() != 3 {
+		c.LoadBalancer.Adoption.Enabled || c.LoadBalancer.Groups.CrossNamespace || c.rules.Len() != 4 {
 		t.Fatalf("defaults: %+v, %d rules", c.Review, c.rules.Len())
 	}
 	if c.Review.Approvals.PolicyPropagation.Duration != DefaultPolicyPropagation {

@@ -56,3 +56,33 @@ func (e *Engine) RetainLoadBalancer(ctx context.Context, in *annotations.Service
 	e.objects.forget(ref)
 	return out, nil
 }
+
+// RetainAddress hands reserved address namespace/name over with the load
+// balancer holding it (its Service's deletion policy retain) under rv:
+// one plan forgets it (a removed block), the cloud keeps it attached;
+// once applied, its emptied state and workspace are deleted. The keeper
+// leaves alone an address no workspace holds and no Service names.
+func (e *Engine) RetainAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
+	ref := objectref.Address(namespace, name)
+	_, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
+		return renderer.RetainedAddress(renderer.Address{Namespace: namespace, Name: name}, cfg)
+	})
+	if err != nil {
+		return &Outcome{Policy: rv.Policy}, err
+	}
+	j.Share = namespace
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
+	if err != nil {
+		var wait *AwaitingApprovalError
+		var denied *DeniedError
+		if !errors.As(err, &wait) && !errors.As(err, &denied) {
+			err = fmt.Errorf("hand over %s: %w", ref.Describe(), err)
+		}
+		return out, err
+	}
+	if _, err := e.runner.Destroy(ctx, j, runner.EnsureOptions{}); err != nil {
+		return out, fmt.Errorf("hand over %s: delete its emptied state: %w", ref.Describe(), err)
+	}
+	e.objects.forget(ref)
+	return out, nil
+}

@@ -20,9 +20,9 @@ var Defaults = []Rule{
 	},
 	{
 		Name:    "load-balancer-forget",
-		When:    `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "remove")`,
+		When:    `plan.resources.exists(r, r.type in ["example_load_balancer", "example_address"] && r.action == "remove")`,
 		Effect:  RequireApproval,
-		Message: "the plan hands a load balancer over: the controller forgets it, the cloud keeps it",
+		Message: "the plan hands a load balancer (or its reserved address) over: the controller forgets it, the cloud keeps it",
 	},
 	{
 		Name:    "load-balancer-import",

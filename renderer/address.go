@@ -15,11 +15,13 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// AddressModuleName is the module call in an address's root module, and
-// AddressType the resource it holds.
+// AddressModuleName is the module call in an address's root module,
+// AddressType the resource it holds and AddressResource that resource's
+// address in the root module.
 const (
 	AddressModuleName          = "address"
 	AddressType                = "example_address"
+	AddressResource            = "module." + AddressModuleName + "." + AddressType + ".this"
 	DefaultAddressModuleSource = "./modules/address"
 )
 

@@ -186,6 +186,9 @@ func goldenCases() []goldenCase {
 			return AddressRoot(Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
 		}},
 		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
+		{"retained-address", func() (*Module, error) {
+			return RetainedAddress(Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789"}, testConfig())
+		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
 			return Routes(testRoutes()[:1], withConfig(func(c *Config) { c.NetworkID = "net-0123456789abcdef" }))

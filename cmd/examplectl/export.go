@@ -48,7 +48,8 @@ changes. terraform plan -detailed-exitcode in DIR then exits 0.
 It reads the plan record in the controller's namespace and the cloud (the
 provider's EXAMPLE_TOKEN, and EXAMPLE_PRIVATE_KEYS, {"secret": "PEM key"}, for a
 Service with TLS Secrets), and refuses a load balancer whose tags do not name
-the Service, one holding a reserved address, and a rendering not yet applied.
+the Service, and a rendering not yet applied. A reserved address the load
+balancer holds is exported with it, as its own workspace applied it.
 The controller still manages the load balancer afterwards: hand it over with
 the annotation loadbalancer.example.com/deletion-policy: retain, then delete
 the Service or change its type (docs/addresses.md).`,
@@ -98,6 +99,11 @@ func runExport(ctx context.Context, c *cluster, ref objectref.Ref, dir, terrafor
 		return fmt.Errorf("export %s: its certificates need their private keys at every plan: set %s to {\"<TLS Secret>\": \"<PEM key>\"} for %s",
 			ref.Describe(), renderer.TLSKeysEnv, termsafe.Line(fmt.Sprint(slices.Sorted(maps.Keys(ex.certificates)))))
 	}
+	if ex.address != nil {
+		if ex.main, err = withAddress(ctx, c, ex); err != nil {
+			return fmt.Errorf("export %s: %w", ref.Describe(), err)
+		}
+	}
 	imports, err := importsFile(targets)
 	if err != nil {
 		return err
@@ -109,7 +115,10 @@ func runExport(ctx context.Context, c *cluster, ref objectref.Ref, dir, terrafor
 		return fmt.Errorf("export %s into %s: %w", ref.Describe(), dir, err)
 	}
 	fmt.Fprintf(stdout, "Exported %s's load balancer %s", ref.Describe(), lbID)
-	if n := len(targets) - 1; n > 0 {
+	if ex.address != nil {
+		fmt.Fprintf(stdout, ", its reserved address %s (%s)", ex.address.ID, ex.address.IP)
+	}
+	if n := len(ex.certificates); n > 0 {
 		fmt.Fprintf(stdout, " and %d certificate(s)", n)
 	}
 	fmt.Fprintf(stdout, " to %s: terraform plan there shows no changes.\n", dir)
@@ -148,13 +157,16 @@ func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarg
 	if err != nil {
 		return nil, fmt.Errorf("list reserved addresses: %w", err)
 	}
+	targets := []importTarget{{to: renderer.LoadBalancerAddress, id: lbID}}
 	for _, a := range addrs {
 		if a.LoadBalancerID == lbID {
-			return nil, fmt.Errorf("load balancer %s holds reserved address %s (%s), kept in a workspace of its own: "+
-				"the hand-over of addresses is not built yet; let the Service go of it first (docs/addresses.md)", lbID, a.ID, a.IP)
+			if ex.address != nil {
+				return nil, fmt.Errorf("load balancer %s holds two reserved addresses (%s, %s)", lbID, ex.address.ID, a.ID)
+			}
+			ex.address = &a
+			targets = append(targets, importTarget{to: renderer.AddressResource, id: a.ID})
 		}
 	}
-	targets := []importTarget{{to: renderer.LoadBalancerAddress, id: lbID}}
 	served := map[string]string{} // fingerprint -> id
 	for _, l := range lb.Listeners {
 		for _, id := range l.CertificateIDs {
@@ -177,6 +189,29 @@ func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarg
 		targets = append(targets, importTarget{to: renderer.CertificateAddress(key), id: id})
 	}
 	return targets, nil
+}
+
+// withAddress adds to the exported root module the reserved address the
+// load balancer holds, as its own workspace applied it (its record): the
+// controller's address, of the namespace its tags name.
+func withAddress(ctx context.Context, c *cluster, ex *exported) ([]byte, error) {
+	a := ex.address
+	ns := a.Tags[exampleapi.TagNamespace]
+	if ns == "" || a.Tags[exampleapi.TagClusterID] != ex.tags[exampleapi.TagClusterID] {
+		return nil, fmt.Errorf("reserved address %s (%s) on the load balancer is not the controller's", a.ID, a.IP)
+	}
+	ref := objectref.Address(ns, a.Name)
+	t, err := c.resolve(ctx, ref, false)
+	if err != nil {
+		return nil, fmt.Errorf("reserved address %s (%s) on the load balancer: %w", a.ID, a.IP, err)
+	}
+	rec := t.record
+	if rec.Applied == nil || filesHash(rec.Files) != rec.Applied.HCLHash {
+		return nil, fmt.Errorf("%s (%s)'s latest rendering is not applied yet: export once the controller has applied it (examplectl status %s)",
+			ref.Describe(), a.IP, ref.Arg())
+	}
+	return withModuleOf(ex.main, []byte(rec.Files[renderer.MainFile]), renderer.AddressModuleName,
+		fmt.Sprintf("Reserved address %s (%s), as its own workspace (%s) applied it.", a.ID, a.IP, ref.Describe()))
 }
 
 // emptyDir checks that dir is new or empty: export overwrites nothing.

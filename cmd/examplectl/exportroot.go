@@ -14,6 +14,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -29,6 +30,9 @@ type exported struct {
 	// certificates are the certificates module's PEMs by key; empty
 	// without TLS Secrets.
 	certificates map[string]string
+	// address is the reserved address the load balancer holds, if any
+	// (read from the cloud).
+	address *exampleapi.Address
 }
 
 // exportRoot reads the applied main.tf of a Service and makes it the
@@ -146,6 +150,31 @@ func attrValue(body *hclsyntax.Body, name string) (cty.Value, error) {
 		return cty.NilVal, fmt.Errorf("read %s: not a literal", name)
 	}
 	return v, nil
+}
+
+// withModuleOf appends to the exported root module the call of module
+// name from another applied root module (the address's workspace's
+// main.tf): the team's configuration holds both.
+func withModuleOf(main, other []byte, name, comment string) ([]byte, error) {
+	f, diags := hclwrite.ParseConfig(main, renderer.MainFile, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("parse the exported %s: %s", renderer.MainFile, diags.Error())
+	}
+	o, diags := hclwrite.ParseConfig(other, renderer.MainFile, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("parse the applied %s of module %s: %s", renderer.MainFile, name, diags.Error())
+	}
+	call := o.Body().FirstMatchingBlock("module", []string{name})
+	if call == nil {
+		return nil, fmt.Errorf("the applied root module has no module %q", name)
+	}
+	if f.Body().FirstMatchingBlock("module", []string{name}) != nil {
+		return nil, fmt.Errorf("the exported root module already calls a module %q", name)
+	}
+	f.Body().AppendNewline()
+	f.Body().AppendUnstructuredTokens(hclwrite.Tokens{{Type: hclsyntax.TokenComment, Bytes: []byte("# " + comment + "\n")}})
+	f.Body().AppendBlock(call)
+	return hclwrite.Format(f.Bytes()), nil
 }
 
 // importTarget is one object the exported root module takes over.

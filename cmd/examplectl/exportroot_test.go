@@ -123,3 +123,35 @@ func TestCheckImportPlan(t *testing.T) {
 		}
 	}
 }
+
+// The address's workspace's module call joins the exported root module.
+func TestWithModuleOf(t *testing.T) {
+	ex, err := exportRoot(appliedMain(t, "simple-tcp"), []string{"Exported by a test."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := withModuleOf(ex.main, appliedMain(t, "address-held"), renderer.AddressModuleName, "Reserved address addr-1 (203.0.113.9).")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := hclsyntax.ParseConfig(out, "main.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("does not parse: %s\n%s", diags.Error(), out)
+	}
+	var calls []string
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "module" {
+			calls = append(calls, b.Labels[0])
+		}
+	}
+	if strings.Join(calls, ",") != "load_balancer,address" || !strings.Contains(string(out), "# Reserved address addr-1 (203.0.113.9).\nmodule \"address\" {") ||
+		!strings.Contains(string(out), `load_balancer_id = "lb-00aa00aa00aa00aa"`) {
+		t.Errorf("module calls %v:\n%s", calls, out)
+	}
+	if _, err := withModuleOf(out, appliedMain(t, "address-held"), renderer.AddressModuleName, "again"); err == nil {
+		t.Error("a second address call was added")
+	}
+	if _, err := withModuleOf(ex.main, appliedMain(t, "simple-tcp"), renderer.AddressModuleName, "none"); err == nil {
+		t.Error("a root module without the call gave one")
+	}
+}

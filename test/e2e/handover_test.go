@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -141,6 +143,44 @@ func TestHandOver(t *testing.T) {
 	if again := e.lbOfService(t, web); again.ID != lb.ID {
 		t.Fatalf("adopted %s, want %s", again.ID, lb.ID)
 	}
+
+	t.Run("with its reserved address", func(t *testing.T) {
+		// A kept address goes with its load balancer: exported in the same
+		// root module, forgotten by its own workspace's reviewed plan
+		// before the load balancer's, and never detached meanwhile.
+		kept, err := services.Create(testkit.Context(t), shopService("kept", map[string]string{
+			string(annotations.LBAddressKeep):    "true",
+			string(annotations.LBDeletionPolicy): annotations.DeletionRetain,
+		}), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		ip := e.waitIngressIn("shop", "kept", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+		addr := e.addressOf(t, ip)
+		lb := e.lbOfService(t, kept)
+		dir := filepath.Join(t.TempDir(), "kept")
+		env := []string{"EXAMPLE_TOKEN=" + e.sim.Token}
+		if out := e.examplectlWith(t, rita, env, "export", "shop/kept", dir); !strings.Contains(out, "its reserved address "+addr.ID) {
+			t.Fatalf("export of kept:\n%s", out)
+		}
+		if code := planExitCode(t, dir, "terraform", env); code != 0 {
+			t.Fatalf("plan in the export of kept exits %d, want 0", code)
+		}
+		testkit.Must(t, services.Delete(testkit.Context(t), "kept", metav1.DeleteOptions{}))
+		// The address's plan first: approved on the address, as its own.
+		first := e.awaitingPlanIn("shop", "kept", forget, adopt)
+		testkit.Must(t, e.approveObjectAs(t, rita, objectref.Address("shop", addr.Name), first, rita.name))
+		second := e.awaitingPlanIn("shop", "kept", forget, adopt, first)
+		testkit.Must(t, e.approveAs(t, rita, kept, second, rita.name))
+		waitGone(t, 60*time.Second, "kept", services.Get)
+		if a := e.addressOf(t, ip); a.ID != addr.ID || a.LoadBalancerID != lb.ID {
+			t.Fatalf("after the hand-over: address %s on %q, want %s on %s", a.ID, a.LoadBalancerID, addr.ID, lb.ID)
+		}
+		if held := slices.Concat(e.statesHolding(t, lb.ID), e.statesHolding(t, addr.ID)); len(held) > 0 {
+			t.Fatalf("the controller's states still hold them: %v", held)
+		}
+		if code := planExitCode(t, dir, "terraform", env); code != 0 {
+			t.Fatalf("the team's plan after the hand-over exits %d, want 0", code)
+		}
+	})
 }
 
 // examplectlWith is examplectl with extra environment.
