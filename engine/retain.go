@@ -40,21 +40,7 @@ func (e *Engine) RetainLoadBalancer(ctx context.Context, in *annotations.Service
 		o.converged, o.job, o.service, o.review, o.inputs = false, j, svc, rv, ""
 		o.orphanChecked = true // what no state holds stays the cloud's either way
 	})
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
-	if err != nil {
-		var wait *AwaitingApprovalError
-		var denied *DeniedError
-		if !errors.As(err, &wait) && !errors.As(err, &denied) {
-			err = fmt.Errorf("hand over load balancer of %s: %w", ref.Describe(), err)
-		}
-		return out, err
-	}
-	// Forgotten (or never held): the empty state and the workspace go.
-	if _, err := e.runner.Destroy(ctx, j, runner.EnsureOptions{}); err != nil {
-		return out, fmt.Errorf("hand over load balancer of %s: delete its emptied state: %w", ref.Describe(), err)
-	}
-	e.objects.forget(ref)
-	return out, nil
+	return e.handOver(ctx, ref, j, rv)
 }
 
 // RetainAddress hands reserved address namespace/name over with the load
@@ -71,6 +57,13 @@ func (e *Engine) RetainAddress(ctx context.Context, namespace, name string, rv R
 		return &Outcome{Policy: rv.Policy}, err
 	}
 	j.Share = namespace
+	return e.handOver(ctx, ref, j, rv)
+}
+
+// handOver applies j, a root module of removed blocks, to ref's workspace
+// under rv; once applied (or when there was nothing to forget), the
+// emptied state and the workspace are deleted as after a destroy.
+func (e *Engine) handOver(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review) (*Outcome, error) {
 	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)})
 	if err != nil {
 		var wait *AwaitingApprovalError
