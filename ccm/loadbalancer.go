@@ -208,7 +208,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 		l.board.Failed(subj, err)
 		return nil, err
 	}
-	l.unlock(ctx, subj, in, nodes)
+	l.unlock(ctx, subj, in)
 	pol := l.policy(in.LB)
 	poolID, err := l.targetPool(ctx, in, nodes, pol)
 	if err != nil {
@@ -333,7 +333,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		// A Service must stay deletable: fall back to the cluster policy.
 		ann = annotations.LoadBalancer{ApplyPolicy: annotations.ApplyAuto}
 	}
-	l.unlock(ctx, subj, in, nil)
+	l.unlock(ctx, subj, in)
 	var err error
 	if in.Retains() {
 		err = l.handOverAddress(ctx, in, ann)
@@ -374,10 +374,9 @@ func (l *loadBalancers) asked(ref objectref.Ref, in *annotations.Service, poolID
 }
 
 // unlock executes the Service's unlock requests.
-func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, in *annotations.Service, nodes []*v1.Node) {
+func (l *loadBalancers) unlock(ctx context.Context, subj review.Subject, in *annotations.Service) {
 	l.board.Unlock(ctx, l.engine, subj, func() (engine.Job, error) {
-		_, job, err := l.engine.RenderLoadBalancer(in, nodes, nil) // the workspace only
-		return job, err
+		return l.engine.LoadBalancerWorkspace(in)
 	})
 }
 

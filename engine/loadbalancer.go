@@ -92,6 +92,13 @@ func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, po
 	return m, j, nil
 }
 
+// LoadBalancerWorkspace is the job of the Service's workspace, for what
+// needs no more (its state lock): also for a Service no longer of type
+// LoadBalancer, whose load balancer is going.
+func (e *Engine) LoadBalancerWorkspace(in *annotations.Service) (runner.Job, error) {
+	return e.renderForKey(in)
+}
+
 // renderForKey renders svc for what needs only its workspace (outputs,
 // destroy, unlock): without reading its Secrets.
 // A Service no longer of type LoadBalancer (whose load balancer goes) is
