@@ -17,12 +17,13 @@ HELM = $(shell CACHE_DIR=$(CACHE_DIR) hack/helm.sh)
 VERSITYGW = $(shell CACHE_DIR=$(CACHE_DIR) hack/versitygw.sh)
 TOFU = $(shell CACHE_DIR=$(CACHE_DIR) hack/tofu.sh)
 GOLANGCI_LINT = $(shell CACHE_DIR=$(CACHE_DIR) hack/golangci-lint.sh)
+CHROMIUM = $(shell hack/chromium.sh)
 
 export CHECKPOINT_DISABLE := 1
 
 DEMO_DIR ?= $(CURDIR)/.demo
 
-.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
+.PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu chromium golangci-lint test test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
 all: build
 
@@ -45,6 +46,9 @@ versitygw: ## S3 server for the s3 state backend tests, built from the Go module
 
 tofu: ## OpenTofu (the second distribution) built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/tofu.sh >/dev/null
+
+chromium: ## Debian's Chromium for the review page's browser test and benchmark (apt-get, about 30 s once)
+	@hack/chromium.sh >/dev/null
 
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
@@ -70,13 +74,13 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # builds golangci-lint there first, which no test needs); its output
 # follows the tests' summary, and its failure fails the run. (Building the
 # tools in parallel was measured and gained nothing: they are CPU-bound.)
-test: prerequisites build provider control-plane workloads helm versitygw tofu ## every test (what .ci/run calls)
+test: prerequisites build provider control-plane workloads helm versitygw tofu chromium ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
 	@echo "make lint: runs beside the tests (golangci-lint built first if it is not cached); its output follows their summary"
 	@set -o pipefail; \
 	$(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) \
 		$(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary; tests=$$?; \
 	wait $$lint; linted=$$?; \
 	echo "make lint (run beside the tests):"; cat $(BIN)/lint.log; \
@@ -115,8 +119,8 @@ memory: build provider control-plane helm ## the controller's memory with 100, 1
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_MEMORY_SERVICES=100,1000,3000 \
 		$(GO) test -count=1 -timeout 60m -run '^$$' -bench '^BenchmarkMemoryPerObject$$' -benchtime 1x ./test/e2e/
 
-bench: build provider control-plane helm ## benchmarks, figures printed
-	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) \
+bench: build provider control-plane helm chromium ## benchmarks, figures printed
+	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHROMIUM=$(CHROMIUM) \
 		$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 golangci-lint: ## golangci-lint built from the Go module proxy, cached in $(CACHE_DIR)

@@ -111,8 +111,9 @@ func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
 
 // The reviewers get exactly what reviewing and approving need: read
 // Services and records, create and read approvals and unlock requests,
-// list the shard Leases (which replica owns what). No Secret, no change to
-// an approval once made.
+// list the shard Leases (which replica owns what), read the controller's
+// events (the review page's trail). No Secret, no change to an approval
+// once made.
 func TestReviewerGrants(t *testing.T) {
 	forEachRendering(t, func(t *testing.T, r rendering) {
 		got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: deploy.ReviewersGroup})
@@ -123,6 +124,7 @@ func TestReviewerGrants(t *testing.T) {
 			}
 		}
 		add(anyNamespace, "", "services", "get", "list", "watch")
+		add(anyNamespace, "", "events", "get", "list", "watch")
 		add(r.namespace, "", "configmaps", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")

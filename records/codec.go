@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -74,6 +75,13 @@ func (ix *index) decode(chunks chunkData) (*Record, error) {
 	delete(items, RecordKey)
 	r.Files = make(map[string]string, len(items))
 	for k, v := range items {
+		if name, ok := strings.CutPrefix(k, AppliedPrefix); ok {
+			if r.AppliedFiles == nil {
+				r.AppliedFiles = map[string]string{}
+			}
+			r.AppliedFiles[name] = string(v)
+			continue
+		}
 		r.Files[k] = string(v)
 	}
 	return r, nil
@@ -86,9 +94,10 @@ type packed struct {
 	spilled map[string][][]byte
 }
 
-// pack puts record.json and then the files, by name, into the index while
-// each fits whole; the others are cut into pieces that fit a chunk.
-func pack(recJSON []byte, files map[string]string, budget int) (packed, error) {
+// pack puts record.json, then the files and then the applied files (keys
+// AppliedPrefix + name), by name, into the index while each fits whole;
+// the others are cut into pieces that fit a chunk.
+func pack(recJSON []byte, files, applied map[string]string, budget int) (packed, error) {
 	p := packed{inline: map[string][]byte{}, spilled: map[string][][]byte{}}
 	room := budget
 	add := func(name string, v []byte) {
@@ -108,6 +117,12 @@ func pack(recJSON []byte, files map[string]string, budget int) (packed, error) {
 			return packed{}, fmt.Errorf("records: file %s is not UTF-8", name)
 		}
 		add(name, []byte(files[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(applied)) {
+		if err := validFileName(name); err != nil {
+			return packed{}, err
+		}
+		add(AppliedPrefix+name, []byte(applied[name]))
 	}
 	return p, nil
 }

@@ -68,6 +68,10 @@ func TextName(workspace string) string { return textSeries.name(workspace, 0) }
 // RecordKey is the index ConfigMap's key holding the Record as JSON.
 const RecordKey = "record.json"
 
+// AppliedPrefix begins the index keys of the applied files
+// (Record.AppliedFiles): applied.main.tf.
+const AppliedPrefix = "applied."
+
 // Defaults of NewStore.
 const (
 	DefaultKeep = 10
@@ -152,6 +156,10 @@ func workspaceSelector(ws string) string {
 
 // recordsSelector selects the index and chunk ConfigMaps of every record,
 // not the plan texts (List does not read them).
+// Selector selects every object of every record but the plan texts: what
+// List reads, and what a reader watches to see records change.
+const Selector = recordsSelector
+
 const recordsSelector = LabelManagedBy + "=" + ManagedBy + "," + LabelWorkspace + "," + LabelPart + "!=" + PartText
 
 // setMeta sets the labels and annotations the store owns on o, object n
@@ -221,7 +229,7 @@ func (b blob) of(k string) string {
 }
 
 func validFileName(name string) error {
-	if name == RecordKey {
+	if name == RecordKey || strings.HasPrefix(name, AppliedPrefix) {
 		return fmt.Errorf("records: file name %q is reserved", name)
 	}
 	// Room for the ".<16 hex>" of a spilled piece.

@@ -218,6 +218,10 @@ type Record struct {
 	RequiredApprovals int `json:"requiredApprovals,omitempty"`
 	// Files are the rendered root module's files (main.tf).
 	Files map[string]string `json:"-"`
+	// AppliedFiles are the files of the rendering last applied, kept so
+	// that reviewers read a plan's HCL as a diff against what runs now
+	// (index keys AppliedPrefix + name).
+	AppliedFiles map[string]string `json:"-"`
 	// Plans, newest first, at most the store's keep.
 	Plans []Plan    `json:"plans"`
 	Lock  *LockInfo `json:"lock,omitempty"`
@@ -266,6 +270,21 @@ type LeavingNode struct {
 // LastApply is the last successful apply of an object: the runner's type,
 // the one the engine keeps too.
 type LastApply = runner.LastApply
+
+// Required is how many distinct approvers the controller requires (one
+// when unset).
+func (r *Record) Required() int { return max(r.RequiredApprovals, 1) }
+
+// Approvers are the distinct users who approved p, in order.
+func (p *Plan) Approvers() []string {
+	var out []string
+	for _, a := range p.Approvals {
+		if !slices.Contains(out, a.By) {
+			out = append(out, a.By)
+		}
+	}
+	return out
+}
 
 // Latest is the newest plan, or nil.
 func (r *Record) Latest() *Plan {

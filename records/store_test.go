@@ -42,6 +42,7 @@ func TestStore(t *testing.T) {
 		"list":           testList,
 		"garbage":        testGarbage,
 		"invalid inputs": testInvalid,
+		"applied files":  testAppliedFiles,
 		"saved plans":    testSaved,
 		"large saved":    testLargeSaved,
 		"legacy texts":   testLegacyTexts,
@@ -345,6 +346,12 @@ func testInvalid(t *testing.T, client kubernetes.Interface) {
 	}); err == nil {
 		t.Error("a file named record.json was accepted")
 	}
+	if _, err := s.Update(ctx, "invalid-3", func(r *records.Record) error {
+		r.Files = map[string]string{records.AppliedPrefix + "main.tf": "x"}
+		return nil
+	}); err == nil {
+		t.Error("a file named like an applied file was accepted")
+	}
 	// Workspace keys up to 80 characters: the label holds a hash.
 	long := strings.Repeat("l", 70) + "-1a2b3c4d"
 	mustUpdate(t, s, long, prepend(newPlan("plan-000000000001", "t", time.Now())))
@@ -359,5 +366,39 @@ func testInvalid(t *testing.T, client kubernetes.Interface) {
 	}
 	if r, _ := s.Get(ctx, long); r != nil {
 		t.Error("long record still there after Delete")
+	}
+}
+
+// testAppliedFiles: the applied rendering is kept beside the current one,
+// each read back as its own, also when it spills into a chunk.
+func testAppliedFiles(t *testing.T, client kubernetes.Interface) {
+	ctx := t.Context()
+	s := records.NewStore(client, ns, 0)
+	ws := "prod-eu-service-media-applied-1a2b3c4d"
+	big := strings.Repeat("# applied\n", 100_000) // over one object's budget
+	mustUpdate(t, s, ws, func(r *records.Record) error {
+		r.Files = map[string]string{"main.tf": "# v2\n"}
+		r.AppliedFiles = map[string]string{"main.tf": big}
+		return prepend(newPlan("plan-000000000001", "t", time.Now()))(r)
+	})
+	r, err := s.Get(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 1 || r.Files["main.tf"] != "# v2\n" || len(r.AppliedFiles) != 1 || r.AppliedFiles["main.tf"] != big {
+		t.Errorf("files %d %q, applied %d (%d bytes); want the current and the applied main.tf apart", len(r.Files), r.Files["main.tf"], len(r.AppliedFiles), len(r.AppliedFiles["main.tf"]))
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		if l.Workspace == ws && l.AppliedFiles["main.tf"] != big {
+			t.Error("List lost the applied files")
+		}
+	}
+	mustUpdate(t, s, ws, func(r *records.Record) error { r.AppliedFiles = nil; return nil })
+	if r, err = s.Get(ctx, ws); err != nil || len(r.AppliedFiles) != 0 || r.Files["main.tf"] != "# v2\n" {
+		t.Errorf("after dropping the applied files: %v, applied %d, files %v", err, len(r.AppliedFiles), r.Files)
 	}
 }

@@ -187,7 +187,7 @@ func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (
 	if err != nil {
 		return nil, err
 	}
-	p, err := pack(recJSON, rec.Files, s.budget)
+	p, err := pack(recJSON, rec.Files, rec.AppliedFiles, s.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (s *Store) update(ctx context.Context, ws string, fn func(*Record) error) (
 
 // same tells whether fn left the record as it was.
 func same(base, rec *Record) bool {
-	if !maps.Equal(base.Files, rec.Files) {
+	if !maps.Equal(base.Files, rec.Files) || !maps.Equal(base.AppliedFiles, rec.AppliedFiles) {
 		return false
 	}
 	r := *rec

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -77,6 +78,13 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 			}
 			decide(r, p.ID, records.Applied, "", now)
 			r.Lock, r.Unapplied = nil, nil
+			// What runs now, for the next plan's HCL diff: the files this
+			// reconcile rendered are the ones the applied plan was made of
+			// (other files would have superseded it).
+			r.AppliedFiles = nil
+			if !p.Destroy {
+				r.AppliedFiles = maps.Clone(r.Files)
+			}
 		}
 		if err == nil && out.Result != nil {
 			r.Lock = nil // whatever lock was seen, this run was not stopped by it

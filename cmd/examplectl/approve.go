@@ -52,46 +52,73 @@ func runApprove(ctx context.Context, c *cluster, ref objectref.Ref, id, comment 
 	if err != nil {
 		return err
 	}
-	p, err := pickApproval(t, id)
+	done, err := c.approve(ctx, t, id, comment)
 	if err != nil {
 		return err
+	}
+	p, a, user := done.plan, done.object, done.user
+	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), termsafe.Line(ref.Describe()))
+	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user))
+	fmt.Fprintln(stdout, done.next())
+	warnIfDecided(ctx, c, t, p.ID, stderr)
+	return nil
+}
+
+// approved is what an approval created, as whom.
+type approved struct {
+	plan   *records.Plan
+	object *reviewapi.PlanApproval
+	user   string
+	// who are the plan's distinct approvers now, need how many it needs.
+	who  []string
+	need int
+}
+
+// next says where the plan stands and what happens next.
+func (a *approved) next() string {
+	who := make([]string, len(a.who))
+	for i := range a.who {
+		who[i] = termsafe.Line(a.who[i])
+	}
+	have := len(who)
+	s := fmt.Sprintf("Approvals: %d of %d required (%s).\n", have, a.need, strings.Join(who, ", "))
+	if have >= a.need {
+		s += "The controller applies exactly this saved plan, nothing else.\n"
+	} else {
+		s += fmt.Sprintf("Once %d more reviewer(s) approve it, the controller applies exactly this saved plan, nothing else.\n", a.need-have)
+	}
+	return s + "If the object or the cloud changes first, it plans again, and the new plan waits for its own approvals."
+}
+
+// approve approves t's plan id (the latest awaiting approval for "") as
+// the caller, after the checks the controller would otherwise make
+// silently: a plan awaiting approval, not approved by them yet, not of
+// their own change.
+func (c *cluster) approve(ctx context.Context, t *recorded, id, comment string) (*approved, error) {
+	p, err := pickApproval(t, id)
+	if err != nil {
+		return nil, err
 	}
 	me, err := c.whoami(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	user := me.Username
 	if a := approvedBy(p, user); a != nil {
-		return fmt.Errorf("refusing to approve %s again: the record shows you (%s) approved it %s ago; it needs %d distinct approvers, so another reviewer must approve it",
-			p.ID, termsafe.Line(user), age(a.At), required(t.record))
+		return nil, fmt.Errorf("refusing to approve %s again: the record shows you (%s) approved it %s ago; it needs %d distinct approvers, so another reviewer must approve it",
+			p.ID, termsafe.Line(user), age(a.At), t.record.Required())
 	}
 	if slices.Contains(p.AuthorSet().Authors, user) {
-		return fmt.Errorf("refusing to approve %s: you (%s) made a change it plans (the record names you among its authors), and the controller does not count an author's approval; another reviewer must approve it",
+		return nil, fmt.Errorf("refusing to approve %s: you (%s) made a change it plans (the record names you among its authors), and the controller does not count an author's approval; another reviewer must approve it",
 			p.ID, termsafe.Line(user))
 	}
 	a, err := reviewapi.CreatePlanApproval(ctx, c.dynamic, c.namespace, reviewapi.PlanApprovalSpec{
 		Object: reviewedObject(t), PlanID: p.ID, Approver: user, ApproverGroups: me.Groups, Comment: comment,
 	})
 	if err != nil {
-		return c.explainCreate(err, reviewapi.KindPlanApproval)
+		return nil, c.explainCreate(err, reviewapi.KindPlanApproval)
 	}
-
-	fmt.Fprintf(stdout, "Approved %s of %s.\n", planLine(p), termsafe.Line(ref.Describe()))
-	fmt.Fprintf(stdout, "Created %s %s/%s as %s.\n", reviewapi.KindPlanApproval, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user))
-	who := append(approvers(p), user)
-	have, need := len(who), required(t.record)
-	for i := range who {
-		who[i] = termsafe.Line(who[i])
-	}
-	fmt.Fprintf(stdout, "Approvals: %d of %d required (%s).\n", have, need, strings.Join(who, ", "))
-	if have >= need {
-		fmt.Fprintln(stdout, "The controller applies exactly this saved plan, nothing else.")
-	} else {
-		fmt.Fprintf(stdout, "Once %d more reviewer(s) approve it, the controller applies exactly this saved plan, nothing else.\n", need-have)
-	}
-	fmt.Fprintln(stdout, "If the object or the cloud changes first, it plans again, and the new plan waits for its own approvals.")
-	warnIfDecided(ctx, c, t, p.ID, stderr)
-	return nil
+	return &approved{plan: p, object: a, user: user, who: append(p.Approvers(), user), need: t.record.Required()}, nil
 }
 
 // pickApproval is the plan to approve: id, or the latest awaiting

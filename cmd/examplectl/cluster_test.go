@@ -65,6 +65,7 @@ func TestCluster(t *testing.T) {
 		{"unlock", testUnlock},
 		{"errors", testClusterErrors},
 		{"hostile", testHostile},
+		{"review", testReview},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

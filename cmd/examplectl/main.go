@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
 		newPreviewCmd(),
 		newAddressesCmd(),
 		newExportCmd(),
+		newReviewCmd(),
 	)
 	return root
 }

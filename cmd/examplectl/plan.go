@@ -78,9 +78,9 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 	}
 	if p.Outcome == records.AwaitingApproval || len(p.Approvals) > 0 {
 		// The number required is today's: only a waiting plan is held to it.
-		summary := fmt.Sprintf("%d of %d required", len(approvers(p)), required(rec))
+		summary := fmt.Sprintf("%d of %d required", len(p.Approvers()), rec.Required())
 		if p.Outcome != records.AwaitingApproval {
-			summary = fmt.Sprintf("%d approver(s)", len(approvers(p)))
+			summary = fmt.Sprintf("%d approver(s)", len(p.Approvers()))
 		}
 		row(tw, "approvals:", summary)
 		for _, a := range p.Approvals {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -79,20 +78,6 @@ func planLine(p *records.Plan) string {
 	return termsafe.Line(fmt.Sprintf("%s (%s, %s, planned %s ago)", p.ID, p.Kind, p.Summary.String(), age(p.PlannedAt)))
 }
 
-// required is how many distinct approvers the controller requires.
-func required(rec *records.Record) int { return max(rec.RequiredApprovals, 1) }
-
-// approvers are the distinct users who approved p, in order.
-func approvers(p *records.Plan) []string {
-	var out []string
-	for _, a := range p.Approvals {
-		if !slices.Contains(out, a.By) {
-			out = append(out, a.By)
-		}
-	}
-	return out
-}
-
 // approvedBy is user's approval of p, or nil.
 func approvedBy(p *records.Plan, user string) *records.Approval {
 	for i := range p.Approvals {
@@ -112,7 +97,7 @@ func approvalsCell(rec *records.Record, p *records.Plan) string {
 	}
 	var cell []string
 	if p.Outcome == records.AwaitingApproval {
-		cell = append(cell, fmt.Sprintf("%d/%d", len(approvers(p)), required(rec)))
+		cell = append(cell, fmt.Sprintf("%d/%d", len(p.Approvers()), rec.Required()))
 	}
 	var who []string
 	for _, a := range p.Approvals {

@@ -80,7 +80,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	}
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
-		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: required(r), Drift: r.Drift, Lock: r.Lock,
+		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: r.Required(), Drift: r.Drift, Lock: r.Lock,
 			Members: r.Members, Leaving: r.Leaving, UpdatedAt: r.UpdatedAt}
 		it.LastPlan = latestPlan(r)
 		items = append(items, it)

@@ -91,13 +91,22 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 			return errors.New("not confirmed: nothing changed")
 		}
 	}
+	msg, err := c.requestUnlock(ctx, t, user, lock.ID, comment)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
+}
+
+// requestUnlock creates, as user, the StateUnlock of t's lock lockID.
+func (c *cluster) requestUnlock(ctx context.Context, t *recorded, user, lockID, comment string) (string, error) {
 	u, err := reviewapi.CreateStateUnlock(ctx, c.dynamic, c.namespace, reviewapi.StateUnlockSpec{
-		Object: reviewedObject(t), LockID: lock.ID, Requester: user, Comment: comment,
+		Object: reviewedObject(t), LockID: lockID, Requester: user, Comment: comment,
 	})
 	if err != nil {
-		return c.explainCreate(err, reviewapi.KindStateUnlock)
+		return "", c.explainCreate(err, reviewapi.KindStateUnlock)
 	}
-	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller forces open lock %s of %s on its next run, once, and only that lock.\n",
-		reviewapi.KindStateUnlock, termsafe.Line(u.Namespace), termsafe.Line(u.Name), termsafe.Line(user), termsafe.Line(lock.ID), termsafe.Line(ref.Describe()))
-	return nil
+	return fmt.Sprintf("Created %s %s/%s as %s: the controller forces open lock %s of %s on its next run, once, and only that lock.",
+		reviewapi.KindStateUnlock, termsafe.Line(u.Namespace), termsafe.Line(u.Name), termsafe.Line(user), termsafe.Line(lockID), termsafe.Line(t.ref.Describe())), nil
 }

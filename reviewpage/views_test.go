@@ -1,0 +1,82 @@
+package reviewpage
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+func waitingRecord(ws, name string, at time.Time, outcome records.Outcome) *records.Record {
+	return &records.Record{
+		Object: objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: name}, Workspace: ws, Policy: "manual",
+		Files: map[string]string{"main.tf": mainV2}, AppliedFiles: map[string]string{"main.tf": mainV1},
+		Applied: &records.LastApply{PlanID: "plan-000000000001"},
+		Plans: []records.Plan{{
+			ID: "plan-00000000000" + name[len(name)-1:], Kind: records.KindChange, Outcome: outcome, PlannedAt: at, Policy: "manual",
+			Contributors: records.Contributors{Authors: []string{"carol"}},
+			Summary: runner.PlanSummary{Add: 1, Remove: 1, Resources: []runner.ResourceChange{
+				{Address: "module.load_balancer.example_load_balancer.this", Type: "example_load_balancer", Action: "replace", Reason: "cannot_update"},
+			}},
+		}},
+	}
+}
+
+func TestQueueNewestFirst(t *testing.T) {
+	now := time.Now()
+	all := []*records.Record{
+		waitingRecord("ws-a", "web1", now.Add(-time.Hour), records.AwaitingApproval),
+		waitingRecord("ws-b", "web2", now, records.AwaitingApproval),
+		waitingRecord("ws-c", "web3", now.Add(time.Minute), records.Applied),
+	}
+	q := Queue(all)
+	if len(q) != 2 || q[0].Workspace != "ws-b" || q[1].Workspace != "ws-a" || q[0].Need != 1 {
+		t.Errorf("queue = %+v; want ws-b then ws-a, applied plans left out", q)
+	}
+}
+
+func TestPlanPage(t *testing.T) {
+	r := waitingRecord("ws-a", "web1", time.Now(), records.AwaitingApproval)
+	p := &r.Plans[0]
+	v := newPlanView(r, p, replaceText, "carol", []Event{{Reason: "ApprovalIgnored", Message: `PlanApproval x: "carol" made a change this plan contains and cannot approve it`}})
+	if !v.Mine || len(v.Resources) != 1 || strings.Join(v.Resources[0].Forced, ",") != "internal,ip_family" {
+		t.Errorf("view: mine %v, resources %+v", v.Mine, v.Resources)
+	}
+	if len(v.Ignored) != 1 || !strings.Contains(v.DiffNote, "last applied") || len(v.Listeners) != 3 {
+		t.Errorf("view: ignored %v, note %q, listeners %v", v.Ignored, v.DiffNote, v.Listeners)
+	}
+	pg, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := pg.byName["plan"].Execute(&b, Page{Title: "t", User: "carol", Live: true, Data: map[string]any{"View": v}}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{
+		`<code class="forced">internal</code>`, `id="approve"`, "You made a change this plan carries",
+		`<span class="add">&#43;  internal = true</span>`, `<span class="del">-  internal = false</span>`,
+		"<code>tcp/443</code> added", "target_port: 30080 → 30081", "made a change this plan contains",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("plan page lacks %q", want)
+		}
+	}
+	// Every page renders from what its handler passes.
+	for name, data := range map[string]any{
+		"queue":   map[string]any{"Queue": Queue([]*records.Record{r}), "Locked": []*records.Record{}, "Drifted": []*records.Record{}, "Records": 1},
+		"objects": []*records.Record{r, {Workspace: "empty", Object: objectref.Ref{Kind: objectref.KindRouteSet}}},
+		"object":  map[string]any{"Record": r, "Trail": []Event{{Type: "Normal", Reason: "Applied", Message: "Applied plan-1"}}},
+		"confirm": map[string]any{"Action": "approve", "View": v},
+	} {
+		b.Reset()
+		if err := pg.byName[name].Execute(&b, Page{Title: name, Data: data}); err != nil {
+			t.Errorf("page %s: %v", name, err)
+		}
+	}
+}
