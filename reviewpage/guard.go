@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -88,11 +89,11 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if q := r.URL.Query(); q.Has("token") && r.Method == http.MethodGet {
-			http.SetCookie(w, &http.Cookie{Name: g.cookie, Value: g.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			// Not Secure: the page is plain HTTP on loopback, and a browser
+			// would not send a Secure cookie back there.
+			http.SetCookie(w, &http.Cookie{Name: g.cookie, Value: g.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}) //nolint:gosec // see above
 			q.Del("token")
-			u := *r.URL
-			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			http.Redirect(w, r, samePage(r.URL.Path, q.Encode()), http.StatusSeeOther) //nolint:gosec // samePage keeps it on this server
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -110,4 +111,11 @@ func loopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// samePage is a path on this server: never "//host" (or "/\\host"),
+// which a browser would follow to another site.
+func samePage(path, query string) string {
+	u := url.URL{Path: "/" + strings.TrimLeft(path, `/\`), RawQuery: query}
+	return u.RequestURI()
 }

@@ -81,6 +81,14 @@ func post(form, origin, site string, c *http.Cookie) *http.Request {
 	return r
 }
 
+func TestSamePage(t *testing.T) {
+	for in, want := range map[string]string{"/plan": "/plan?id=x", "//evil.example/x": "/evil.example/x?id=x", "/\\evil.example": "/evil.example?id=x"} {
+		if got := samePage(in, "id=x"); got != want {
+			t.Errorf("samePage(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
 func TestLoopback(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:0": true, "[::1]:8080": true, "localhost:1": true,

@@ -66,6 +66,7 @@ func TestCluster(t *testing.T) {
 		{"errors", testClusterErrors},
 		{"hostile", testHostile},
 		{"review", testReview},
+		{"page-actions", testPageActions},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -13,6 +13,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -442,10 +443,9 @@ func (e *env) startReplicas(cfg map[string]any, n int) {
 // startSharded starts replica r (again, after a kill: a new process, a new
 // identity in the shards' Leases).
 func (e *env) startSharded(r *replica) {
-	r.securePort = freePort(e.t)
 	env := e.ccmEnv
 	e.ccmEnv = append(slices.Clone(env), "POD_NAME="+r.name)
-	r.cmd, r.log = e.startReplica(append([]string{"--secure-port=" + r.securePort}, r.args...))
+	r.cmd, r.log, r.securePort = e.startServing(r.args)
 	e.ccmEnv = env
 }
 
@@ -467,8 +467,38 @@ func (e *env) waitLeader() {
 
 // startCCM starts the CCM binary; its log is printed when the test fails.
 func (e *env) startCCM() {
-	e.securePort = freePort(e.t)
-	e.ccm, e.ccmLog = e.startReplica(append([]string{"--secure-port=" + e.securePort}, e.args...))
+	e.ccm, e.ccmLog, e.securePort = e.startServing(e.args)
+}
+
+// startServing starts a CCM with args on a free secure port, and again on
+// another one if a process of a parallel test took that port between
+// freePort's look and the CCM's bind (seen in CI: the controller exited,
+// "bind: address already in use").
+func (e *env) startServing(args []string) (*exec.Cmd, string, string) {
+	for attempt := 1; ; attempt++ {
+		port := freePort(e.t)
+		cmd, log := e.startReplica(append([]string{"--secure-port=" + port}, args...))
+		var taken bool
+		testkit.EventuallyEvery(e.t, time.Minute, 50*time.Millisecond, "the CCM serving on "+port, func() error {
+			data, _ := os.ReadFile(log)
+			switch {
+			case bytes.Contains(data, []byte("Serving securely on")):
+				return nil
+			case bytes.Contains(data, []byte("address already in use")):
+				taken = true
+				return nil
+			}
+			return fmt.Errorf("not yet")
+		})
+		if !taken {
+			return cmd, log, port
+		}
+		e.killCCM(cmd)
+		if attempt == 3 {
+			e.t.Fatalf("the CCM's secure port was taken three times (last %s)", port)
+		}
+		e.t.Logf("secure port %s was taken before the CCM bound it: starting it on another", port)
+	}
 }
 
 // startReplica starts one more CCM process with args; killed at the

@@ -1,0 +1,67 @@
+package reviewpage
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+)
+
+// TestCacheFollowsRecords: against a real API server, the page's records
+// are read once at start, then follow the ConfigMaps' changes (a new plan
+// awaiting approval, a deleted record), each change announced to waiters.
+func TestCacheFollowsRecords(t *testing.T) {
+	c := testcluster.Start(t)
+	ns := "example-ccm"
+	_, err := c.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	store := records.NewStore(c.Client, ns, 0)
+	put := func(ws, name string, outcome records.Outcome) {
+		t.Helper()
+		_, err := store.Update(t.Context(), ws, func(r *records.Record) error {
+			r.Object = objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: name}
+			r.Files = map[string]string{"main.tf": mainV1}
+			r.Plans = []records.Plan{{ID: "plan-0000000000a1", Outcome: outcome, PlannedAt: time.Now()}}
+			return nil
+		})
+		testkit.Must(t, err)
+	}
+	put("shop-web-1a2b3c4d", "web", records.Applied)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cc := newCache(store, c.Client, ns)
+	testkit.Must(t, cc.start(ctx))
+	if all := cc.all(); len(all) != 1 || len(Queue(all)) != 0 {
+		t.Fatalf("at start: %d records, queue %v", len(all), Queue(all))
+	}
+
+	changed := cc.wait()
+	put("shop-api-5e6f7a8b", "api", records.AwaitingApproval)
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no change announced for a new record")
+	}
+	testkit.Eventually(t, 30*time.Second, "the new plan in the queue", func() error {
+		if q := Queue(cc.all()); len(q) != 1 || q[0].Object.Name != "api" {
+			return fmt.Errorf("queue %v", q)
+		}
+		return nil
+	})
+	testkit.Must(t, store.Delete(t.Context(), "shop-web-1a2b3c4d"))
+	testkit.Eventually(t, 30*time.Second, "the deleted record gone", func() error {
+		if r := cc.get("shop-web-1a2b3c4d"); r != nil || len(cc.all()) != 1 {
+			return fmt.Errorf("%d records", len(cc.all()))
+		}
+		return nil
+	})
+}
