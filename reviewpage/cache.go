@@ -27,6 +27,9 @@ type cache struct {
 
 	mu   sync.RWMutex
 	byWS map[string]*records.Record
+	// awaiting counts the plans awaiting approval in byWS (the badge
+	// every page shows), kept at each change rather than counted per page.
+	awaiting int
 	// changed is closed, and replaced, at every change.
 	changed chan struct{}
 
@@ -63,12 +66,11 @@ func (c *cache) load(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read plan records in namespace %s: %w", c.ns, err)
 	}
-	byWS := make(map[string]*records.Record, len(all))
-	for _, r := range all {
-		byWS[r.Workspace] = r
-	}
 	c.mu.Lock()
-	c.byWS = byWS
+	c.byWS, c.awaiting = make(map[string]*records.Record, len(all)), 0
+	for _, r := range all {
+		c.put(r.Workspace, r)
+	}
 	c.mu.Unlock()
 	c.notify()
 	return l.ResourceVersion, nil
@@ -142,15 +144,42 @@ func (c *cache) reread(ctx context.Context) {
 				continue
 			}
 			c.mu.Lock()
-			if r == nil {
-				delete(c.byWS, ws)
-			} else {
-				c.byWS[ws] = r
-			}
+			c.put(ws, r)
 			c.mu.Unlock()
 		}
 		c.notify()
 	}
+}
+
+// put sets workspace ws's record (nil: it is gone); c.mu is held.
+func (c *cache) put(ws string, r *records.Record) {
+	c.awaiting -= awaitingIn(c.byWS[ws])
+	if r == nil {
+		delete(c.byWS, ws)
+		return
+	}
+	c.byWS[ws] = r
+	c.awaiting += awaitingIn(r)
+}
+
+func awaitingIn(r *records.Record) int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for i := range r.Plans {
+		if r.Plans[i].Outcome == records.AwaitingApproval {
+			n++
+		}
+	}
+	return n
+}
+
+// queued counts the plans awaiting approval.
+func (c *cache) queued() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.awaiting
 }
 
 func (c *cache) notify() {

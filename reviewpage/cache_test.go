@@ -17,7 +17,8 @@ import (
 
 // TestCacheFollowsRecords: against a real API server, the page's records
 // are read once at start, then follow the ConfigMaps' changes (a new plan
-// awaiting approval, a deleted record), each change announced to waiters.
+// awaiting approval, its apply, a deleted record), each change announced to
+// waiters and counted in the badge.
 func TestCacheFollowsRecords(t *testing.T) {
 	c := testcluster.Start(t)
 	ns := "example-ccm"
@@ -40,8 +41,8 @@ func TestCacheFollowsRecords(t *testing.T) {
 	defer cancel()
 	cc := newCache(store, c.Client, ns)
 	testkit.Must(t, cc.start(ctx))
-	if all := cc.all(); len(all) != 1 || len(Queue(all)) != 0 {
-		t.Fatalf("at start: %d records, queue %v", len(all), Queue(all))
+	if all := cc.all(); len(all) != 1 || len(Queue(all)) != 0 || cc.queued() != 0 {
+		t.Fatalf("at start: %d records, queue %v, badge %d", len(all), Queue(all), cc.queued())
 	}
 
 	changed := cc.wait()
@@ -52,15 +53,30 @@ func TestCacheFollowsRecords(t *testing.T) {
 		t.Fatal("no change announced for a new record")
 	}
 	testkit.Eventually(t, 30*time.Second, "the new plan in the queue", func() error {
-		if q := Queue(cc.all()); len(q) != 1 || q[0].Object.Name != "api" {
-			return fmt.Errorf("queue %v", q)
+		if q := Queue(cc.all()); len(q) != 1 || q[0].Object.Name != "api" || cc.queued() != 1 {
+			return fmt.Errorf("queue %v, badge %d", q, cc.queued())
+		}
+		return nil
+	})
+	// Its apply leaves the queue, and the badge with it.
+	put("shop-api-5e6f7a8b", "api", records.Applied)
+	testkit.Eventually(t, 30*time.Second, "the applied plan out of the badge", func() error {
+		if n := cc.queued(); n != 0 {
+			return fmt.Errorf("badge %d", n)
+		}
+		return nil
+	})
+	put("shop-web-1a2b3c4d", "web", records.AwaitingApproval)
+	testkit.Eventually(t, 30*time.Second, "the other plan in the badge", func() error {
+		if n := cc.queued(); n != 1 {
+			return fmt.Errorf("badge %d", n)
 		}
 		return nil
 	})
 	testkit.Must(t, store.Delete(t.Context(), "shop-web-1a2b3c4d"))
 	testkit.Eventually(t, 30*time.Second, "the deleted record gone", func() error {
-		if r := cc.get("shop-web-1a2b3c4d"); r != nil || len(cc.all()) != 1 {
-			return fmt.Errorf("%d records", len(cc.all()))
+		if r := cc.get("shop-web-1a2b3c4d"); r != nil || len(cc.all()) != 1 || cc.queued() != 0 {
+			return fmt.Errorf("%d records, badge %d", len(cc.all()), cc.queued())
 		}
 		return nil
 	})

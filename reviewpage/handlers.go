@@ -53,8 +53,9 @@ func (s *Server) serveObject(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		data["ReviewsError"] = err.Error()
 	}
-	data["Trail"] = append(events, reviews...)
-	sortTrail(data["Trail"].([]Event))
+	trail := append(events, reviews...)
+	sortTrail(trail)
+	data["Trail"] = trail
 	s.render(w, r, "object", http.StatusOK, Page{Title: describe(rec.Object), Live: true, Data: data})
 }
 

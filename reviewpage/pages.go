@@ -31,6 +31,15 @@ var funcs = template.FuncMap{
 	"changes":  changesOf,
 	"plans":    sortedPlans,
 	"latest":   latestPlan,
+	"confirmForm": func(form, action, ws, field, value, button, cancel string) confirmForm {
+		return confirmForm{Form: form, Action: action, Workspace: ws, Field: field, Value: value, Button: button, Cancel: cancel}
+	},
+}
+
+// confirmForm is a confirmation's form: it posts action for workspace with
+// field=value (the plan or lock it acts on), and cancels to Cancel.
+type confirmForm struct {
+	Form, Action, Workspace, Field, Value, Button, Cancel string
 }
 
 func parsePages() (*pages, error) {
@@ -61,7 +70,7 @@ type Page struct {
 
 // render writes page name; a template error is the server's, logged.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, status int, pg Page) {
-	pg.User, pg.Form, pg.Queue = s.cfg.User, s.guard.formToken(), len(Queue(s.cache.all()))
+	pg.User, pg.Form, pg.Queue = s.cfg.User, s.guard.formToken(), s.cache.queued()
 	if id := r.URL.Query().Get("note"); id != "" {
 		pg.Note = s.noteOf(id)
 	}

@@ -79,4 +79,21 @@ func TestPlanPage(t *testing.T) {
 			t.Errorf("page %s: %v", name, err)
 		}
 	}
+	// Both confirmations post their own action and the one plan or lock.
+	locked := *r
+	locked.Lock = &records.LockInfo{ID: "lock-1", Holder: "ccm-0"}
+	for action, want := range map[string][]string{
+		"approve": {`action="/approve"`, `name="id" value="` + v.Plan.ID + `"`, `href="/plan?ws=` + r.Workspace + `&amp;id=` + v.Plan.ID + `"`},
+		"unlock":  {`action="/unlock"`, `name="lock" value="lock-1"`, `href="/object?ws=` + r.Workspace + `"`, "Force open lock lock-1</button>"},
+	} {
+		b.Reset()
+		if err := pg.byName["confirm"].Execute(&b, Page{Title: action, Form: "f0rm", Data: map[string]any{"Action": action, "View": v, "Record": &locked}}); err != nil {
+			t.Fatalf("confirm %s: %v", action, err)
+		}
+		for _, w := range append(want, `name="form" value="f0rm"`, `name="ws" value="`+r.Workspace+`"`) {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("confirm %s lacks %s:\n%s", action, w, b.String())
+			}
+		}
+	}
 }
