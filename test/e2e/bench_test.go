@@ -307,8 +307,7 @@ func BenchmarkPreview(b *testing.B) {
 	for i := range n {
 		names[i] = fmt.Sprintf("pv-%d", i)
 		e.namespace(b, names[i])
-		svc := lbService(names[i], 80)
-		svc.Namespace = names[i]
+		svc := lbServiceIn(names[i], names[i], 80)
 		_, err := e.kube.CoreV1().Services(names[i]).Create(testkit.Context(b), svc, metav1.CreateOptions{})
 		testkit.Must(b, err)
 	}

@@ -33,8 +33,7 @@ func tlsSecretObject(ns, name string, c simtest.Cert) *v1.Secret {
 // httpsLBService serves http on 80 (redirecting) and https on 443 with the
 // certificate of TLS Secret secret.
 func httpsLBService(ns, name, secret string) *v1.Service {
-	svc := lbService(name, 80, 443)
-	svc.Namespace = ns
+	svc := lbServiceIn(ns, name, 80, 443)
 	svc.Annotations = map[string]string{
 		string(annotations.LBHTTPPorts):           "80",
 		string(annotations.LBHTTPSPorts):          "443",

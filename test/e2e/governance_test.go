@@ -114,8 +114,7 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 	dev := e.tenant(t, "team-a", "dev")
 	alice := e.reviewer(t, "alice")
 
-	svc := lbService("web", 80)
-	svc.Namespace = "team-a"
+	svc := lbServiceIn("team-a", "web", 80)
 	svc = e.createService(t, dev, svc)
 	id := e.awaitingPlanIn("team-a", "web")
 
@@ -272,8 +271,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	outsider := e.tenant(t, "team-c", "outsider")
 	alice := e.reviewer(t, "alice")
 
-	victim := lbService("shop", 80)
-	victim.Namespace = "team-b"
+	victim := lbServiceIn("team-b", "shop", 80)
 	_, err := e.kube.CoreV1().Services("team-b").Create(testkit.Context(t), victim, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	vsvc := e.waitIngressIn("team-b", "shop", 60*time.Second)
@@ -281,16 +279,14 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	testkit.Must(t, err)
 
 	// Not allowed in team-c at all.
-	steal := lbService("steal", 80)
-	steal.Namespace = "team-c"
+	steal := lbServiceIn("team-c", "steal", 80)
 	steal.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": vlb.Name}
 	e.createService(t, outsider, steal)
 	e.eventWith(t, "team-c", "steal", "ReferenceRefused", "annotation loadbalancer.example.com/adopt-id")
 	// Allowed in team-a, but the tags name another owner: with the
 	// victim's name and with another.
 	for i, name := range []string{vlb.Name, "other-name"} {
-		s := lbService(fmt.Sprintf("steal-%d", i), 80)
-		s.Namespace = "team-a"
+		s := lbServiceIn("team-a", fmt.Sprintf("steal-%d", i), 80)
 		s.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": vlb.ID, "loadbalancer.example.com/name": name}
 		e.createService(t, mallory, s)
 		e.eventWith(t, "team-a", s.Name, "ReferenceRefused", "its owner tags name another cluster or object")
@@ -341,8 +337,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 		}
 		return nil
 	})
-	own := lbService("adopter", 80)
-	own.Namespace = "team-a"
+	own := lbServiceIn("team-a", "adopter", 80)
 	own.Annotations = map[string]string{"loadbalancer.example.com/adopt-id": legacy.ID, "loadbalancer.example.com/name": "legacy"}
 	own = e.createService(t, mallory, own)
 	id := e.awaitingPlanIn("team-a", "adopter")
@@ -465,8 +460,7 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 	u := e.tenant(t, ns, name)  // edits Services in ns...
 	e.bindReviewer(t, ns, name) // ...and reviews
 	e.waitAllowed(t, u, "create", reviewapi.Group, "planapprovals", namespace)
-	probe := lbService("author-probe", 80)
-	probe.Namespace = ns
+	probe := lbServiceIn(ns, "author-probe", 80)
 	// The API server enforces a new policy once its informer has it: on a
 	// loaded machine that has taken over 30 s.
 	testkit.Eventually(t, 90*time.Second, "the author policy in force", func() error {
@@ -483,6 +477,15 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 	return u
 }
 
+// newAuthoredEnv is a manual-policy controller with the author webhook and
+// a node: carol edits team-a's Services and reviews, alice reviews.
+func newAuthoredEnv(t *testing.T) (e *env, carol, alice *user) {
+	e = newEnv(t, options{policy: "manual", webhook: true})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	return e, e.authoringReviewer(t, "team-a", "carol"), e.reviewer(t, "alice")
+}
+
 // With the optional service-author admission policy installed, the API
 // server vouches for who last changed a Service, and that person's
 // approval of their own change does not count; another reviewer's does.
@@ -490,15 +493,8 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 // stamps it, and the policy checks the stamp.
 func TestAuthorCannotApprove(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, options{policy: "manual", webhook: true})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
-	carol := e.authoringReviewer(t, "team-a", "carol")
-	alice := e.reviewer(t, "alice")
-
-	svc := lbService("authored", 80)
-	svc.Namespace = "team-a"
-	svc = e.createService(t, carol, svc)
+	e, carol, alice := newAuthoredEnv(t)
+	svc := e.createService(t, carol, lbServiceIn("team-a", "authored", 80))
 	if got := svc.Annotations[reviewapi.AuthorAnnotation]; got != carol.name {
 		t.Fatalf("author %q, want %q stamped by the webhook", got, carol.name)
 	}
@@ -526,8 +522,7 @@ func TestAuthorCannotApprove(t *testing.T) {
 		front := objectref.Group("team-a", "front")
 		var seen []string
 		add := func(name string, port int32) {
-			m := lbService(name, port)
-			m.Namespace = "team-a"
+			m := lbServiceIn("team-a", name, port)
 			m.Annotations = map[string]string{string(annotations.LBGroup): "front"}
 			e.createService(t, dave, m)
 			id := e.awaitingPlanIn("team-a", name, seen...)

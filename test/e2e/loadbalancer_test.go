@@ -16,9 +16,16 @@ import (
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
+// lbService is a LoadBalancer Service in namespace default.
 func lbService(name string, ports ...int32) *v1.Service {
+	return lbServiceIn("default", name, ports...)
+}
+
+// lbServiceIn is a LoadBalancer Service ns/name selecting app=name, a TCP
+// port each of ports.
+func lbServiceIn(ns, name string, ports ...int32) *v1.Service {
 	svc := &v1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec:       v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name}},
 	}
 	for _, p := range ports {

@@ -104,8 +104,7 @@ func TestPreview(t *testing.T) {
 	alice := "system:serviceaccount:team-a:alice"
 	services := kube.CoreV1().Services("team-a")
 
-	svc := lbService("web", 80)
-	svc.Namespace = "team-a"
+	svc := lbServiceIn("team-a", "web", 80)
 	created, err := services.Create(testkit.Context(t), svc, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	if got := created.Annotations[reviewapi.AuthorAnnotation]; got != alice {
@@ -179,8 +178,7 @@ func TestPreview(t *testing.T) {
 	t.Run("examplectl preview exits as terraform plan -detailed-exitcode", func(t *testing.T) {
 		kubeconfig := e.cluster.ServiceAccountKubeconfig(t, "team-a", "alice")
 		manifest := func(edit func(*v1.Service)) string {
-			m := lbService("web", 80, 8080)
-			m.Namespace = "team-a"
+			m := lbServiceIn("team-a", "web", 80, 8080)
 			m.Spec.Ports[1].Name = "p8080"
 			if edit != nil {
 				edit(m)

@@ -27,16 +27,10 @@ import (
 // without the token or from another origin are refused.
 func TestReviewPage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, options{policy: "manual", webhook: true})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
-	carol := e.authoringReviewer(t, "team-a", "carol")
-	alice := e.reviewer(t, "alice")
+	e, carol, alice := newAuthoredEnv(t)
 	b := newBrowser(t)
 
-	svc := lbService("web", 80)
-	svc.Namespace = "team-a"
-	svc = e.createService(t, carol, svc)
+	svc := e.createService(t, carol, lbServiceIn("team-a", "web", 80))
 	first := e.awaitingPlanIn("team-a", "web")
 	testkit.Must(t, e.approveAs(t, alice, svc, first, alice.name))
 	e.waitIngressIn("team-a", "web", 60*time.Second)

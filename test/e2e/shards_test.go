@@ -244,8 +244,7 @@ func TestShardHandOverKeepsThePlan(t *testing.T) {
 	carol := e.authoringReviewer(t, "team-a", "carol")
 	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
 
-	svc := lbService("kept", 80)
-	svc.Namespace = "team-a"
+	svc := lbServiceIn("team-a", "kept", 80)
 	svc.Annotations = map[string]string{string(annotations.LBApplyPolicy): string(annotations.ApplyManual)}
 	svc = e.createService(t, carol, svc)
 	id := e.awaitingPlanIn("team-a", "kept")

@@ -31,8 +31,7 @@ import (
 func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 	const asked = "1h"
 	ask := func(name string, ann map[string]string) *v1.Service {
-		s := lbService(name, 80)
-		s.Namespace = "team-b"
+		s := lbServiceIn("team-b", name, 80)
 		s.Annotations = map[string]string{string(annotations.LBDeregistrationDelay): asked}
 		for k, v := range ann {
 			s.Annotations[k] = v
@@ -105,8 +104,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	_, err := grants.Create(testkit.Context(t), grant, metav1.CreateOptions{})
 	testkit.Must(t, err)
 
-	home := lbService("mixed-home", 80)
-	home.Namespace = "team-a"
+	home := lbServiceIn("team-a", "mixed-home", 80)
 	home.Annotations = map[string]string{string(annotations.LBGroup): "mixed"}
 	e.createService(t, alice, home)
 	ip := e.waitIngressIn("team-a", "mixed-home", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
@@ -120,8 +118,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 		CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{renderer.TagClusterID: "e2e", renderer.TagServiceNamespace: "team-b"}})
 	testkit.Must(t, err)
-	guest := lbService("mixed-guest", 8443)
-	guest.Namespace = "team-b"
+	guest := lbServiceIn("team-b", "mixed-guest", 8443)
 	guest.Annotations = map[string]string{
 		string(annotations.LBGroup):          "team-a/mixed",
 		string(annotations.LBHTTPSPorts):     "8443",
@@ -157,8 +154,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	addPort(81)
 	testkit.Eventually(t, 90*time.Second, "alice's new port 81 on her group's load balancer, without the guest's", ports(80, 81))
 
-	collide := lbService("mixed-collide", 80)
-	collide.Namespace = "team-b"
+	collide := lbServiceIn("team-b", "mixed-collide", 80)
 	collide.Annotations = map[string]string{string(annotations.LBGroup): "team-a/mixed"}
 	e.createService(t, bob, collide)
 	e.eventWith(t, "team-b", "mixed-collide", "ListenerConflict", "Listener tcp/80 is not served: a Service of namespace team-a")

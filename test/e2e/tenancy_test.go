@@ -73,8 +73,7 @@ func TestTenancy(t *testing.T) {
 		// Bob names alice's certificate: refused before planning, with an
 		// event naming the annotation and not team-a; nothing in the
 		// cloud serves it for him.
-		shop := lbService("shop", 443)
-		shop.Namespace = "team-b"
+		shop := lbServiceIn("team-b", "shop", 443)
 		shop.Annotations = map[string]string{
 			string(annotations.LBHTTPSPorts):     "443",
 			string(annotations.LBCertificateIDs): aliceCert,
@@ -163,8 +162,7 @@ func TestTenancy(t *testing.T) {
 		before := pools()
 		// Under manual, bob's selection flips plan his Service with its
 		// nodes listed, for review; nothing is created in the cloud.
-		flip := lbService("flip", 80)
-		flip.Namespace = "team-b"
+		flip := lbServiceIn("team-b", "flip", 80)
 		flip.Annotations = map[string]string{
 			string(annotations.LBApplyPolicy):  string(annotations.ApplyManual),
 			string(annotations.LBNodeSelector): "flip=0",
@@ -188,8 +186,7 @@ func TestTenancy(t *testing.T) {
 
 		// Under auto, a selection's pool is the Service's change (the
 		// audit names it); once no Service selects it, it is destroyed.
-		pooled := lbService("pooled", 80)
-		pooled.Namespace = "team-b"
+		pooled := lbServiceIn("team-b", "pooled", 80)
 		pooled.Annotations = map[string]string{string(annotations.LBNodeSelector): "pool=x"}
 		e.createService(t, bob, pooled)
 		e.waitIngressIn("team-b", "pooled", 90*time.Second)
@@ -219,14 +216,12 @@ func TestTenancy(t *testing.T) {
 	t.Run("a reserved address of another namespace needs its ReferenceGrant", func(t *testing.T) { e.addressRow(t, alice, bob) })
 
 	t.Run("group of another namespace needs its ReferenceGrant", func(t *testing.T) {
-		front := lbService("front", 80)
-		front.Namespace = "team-a"
+		front := lbServiceIn("team-a", "front", 80)
 		front.Annotations = map[string]string{string(annotations.LBGroup): "front"}
 		e.createService(t, alice, front)
 		ip := e.waitIngressIn("team-a", "front", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
 
-		guest := lbService("guest", 8080)
-		guest.Namespace = "team-b"
+		guest := lbServiceIn("team-b", "guest", 8080)
 		guest.Annotations = map[string]string{string(annotations.LBGroup): "team-a/front"}
 		e.createService(t, bob, guest)
 		e.eventWith(t, "team-b", "guest", "ReferenceRefused", "namespace team-a has no ReferenceGrant")
@@ -306,8 +301,7 @@ func TestTenancy(t *testing.T) {
 
 	t.Run("a name reserved for or used by another namespace is refused", func(t *testing.T) {
 		// Alice's explicit name, taken first.
-		named := lbService("named", 80)
-		named.Namespace = "team-a"
+		named := lbServiceIn("team-a", "named", 80)
 		named.Annotations = map[string]string{string(annotations.LBName): "team-a-shop"}
 		e.createService(t, alice, named)
 		e.waitIngressIn("team-a", "named", 90*time.Second)
@@ -318,8 +312,7 @@ func TestTenancy(t *testing.T) {
 		squatted := renderer.GroupLoadBalancerName("e2e", "team-a", "back")
 		for _, squat := range []struct{ svc, lb string }{{"squat-default", squatted}, {"squat-named", "team-a-shop"}} {
 			svcName, lbName := squat.svc, squat.lb
-			s := lbService(svcName, 80)
-			s.Namespace = "team-b"
+			s := lbServiceIn("team-b", svcName, 80)
 			s.Annotations = map[string]string{string(annotations.LBName): lbName}
 			e.createService(t, bob, s)
 			e.eventWith(t, "team-b", svcName, "ReferenceRefused", "annotation "+string(annotations.LBName)+": load balancer name \""+lbName+"\" refused")
@@ -334,8 +327,7 @@ func TestTenancy(t *testing.T) {
 		}
 
 		// Alice's group is created under its default name, hers.
-		back := lbService("back", 80)
-		back.Namespace = "team-a"
+		back := lbServiceIn("team-a", "back", 80)
 		back.Annotations = map[string]string{string(annotations.LBGroup): "back"}
 		e.createService(t, alice, back)
 		e.waitIngressIn("team-a", "back", 90*time.Second)
