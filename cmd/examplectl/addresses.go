@@ -28,16 +28,9 @@ owns it, and who holds it (the Service, and its load balancer) or "-" when it
 is reserved and detached; then its latest plan and outcome. -n lists one
 namespace's only.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, false); err != nil {
-				return err
-			}
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			return runAddresses(cmd.Context(), c, ns, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+		RunE: o.listing(&output, false, func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error {
+			return runAddresses(ctx, c, ns, output, stdout, stderr)
+		}),
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "list only the addresses this namespace owns")

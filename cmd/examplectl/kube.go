@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -133,4 +134,19 @@ func (c *cluster) whoami(ctx context.Context) (authenticationv1.UserInfo, error)
 		return authenticationv1.UserInfo{}, errors.New("the API server did not say who you are (SelfSubjectReview returned no username): are you authenticated?")
 	}
 	return r.Status.UserInfo, nil
+}
+
+// listing is the RunE of a command that lists from the cluster: the -o
+// format (read when it runs) is checked before connecting.
+func (o *kubeOptions) listing(output *string, wide bool, list func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(*output, wide); err != nil {
+			return err
+		}
+		c, err := o.connect()
+		if err != nil {
+			return err
+		}
+		return list(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
 }

@@ -38,16 +38,9 @@ and a group's members (the first sets its load balancer);
 the nodes leaving the target pools: waiting while the floor of healthy
 targets keeps them, or draining (no new connections) until when.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, true); err != nil {
-				return err
-			}
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			return runStatus(cmd.Context(), c, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+		RunE: o.listing(&output, true, func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error {
+			return runStatus(ctx, c, output, stdout, stderr)
+		}),
 	}
 	o.addFlags(cmd)
 	outputFlag(cmd, &output, true)
