@@ -125,6 +125,17 @@ func (l *Log) SetReplica(name string) {
 	l.replica = name
 }
 
+// Replica is the replica named in the lines (SetReplica), "" for a nil
+// log or none named.
+func (l *Log) Replica() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.replica
+}
+
 // Write appends e as one line (Time defaults to now) and, for a file,
 // syncs it: an audit line must survive a crash right after the apply it
 // records, and there are only a few per plan.

@@ -42,6 +42,10 @@ const (
 	NoChanges Outcome = "no-changes"
 	// Denied: a policy rule denies it; it is never applied.
 	Denied Outcome = "denied"
+	// Interrupted: its apply started and never reported (the controller
+	// applying it stopped); the object's next plan found what it left,
+	// which Error says.
+	Interrupted Outcome = "interrupted"
 )
 
 // Plan kinds (Plan.Kind, plan.kind in policy rules).
@@ -66,7 +70,7 @@ type Plan struct {
 	Error        string             `json:"error,omitempty"`
 	PlannedAt    time.Time          `json:"plannedAt"`
 	// DecidedAt is when the outcome became final (applied, failed,
-	// superseded, denied).
+	// superseded, denied, interrupted).
 	DecidedAt *time.Time `json:"decidedAt,omitempty"`
 	// Text is Terraform's human-readable rendering of the plan. It is kept
 	// beside record.json (text ConfigMaps), not in it: read it with
@@ -227,8 +231,13 @@ type Record struct {
 	Lock  *LockInfo `json:"lock,omitempty"`
 	// Applied is what the last apply made: enough for a controller that
 	// starts (a restart, a new leader) to answer an unchanged object
-	// without terraform.
+	// without terraform. An apply's start clears it: from then on the
+	// state may hold more than it says.
 	Applied *LastApply `json:"applied,omitempty"`
+	// Applying is the apply under way, written before it starts: a
+	// controller that stops during the apply leaves it here, and the
+	// object's next plan records what became of it (Interrupted).
+	Applying *ApplyStart `json:"applying,omitempty"`
 	Drift   *Drift     `json:"drift,omitempty"`
 	// Unapplied are who changed the object's inputs since its last apply
 	// (every plan since, superseded ones too): a change stays theirs
@@ -243,6 +252,14 @@ type Record struct {
 	Leaving []LeavingNode `json:"leaving,omitempty"`
 	// UpdatedAt is when the record last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ApplyStart is an apply that started: its plan (as recorded, without
+// the text), the replica running it and when.
+type ApplyStart struct {
+	Plan      Plan      `json:"plan"`
+	Replica   string    `json:"replica,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
 }
 
 // States of a LeavingNode.

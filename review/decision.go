@@ -26,7 +26,7 @@ func (b *Board) For(ctx context.Context, s Subject, pol annotations.ApplyPolicy)
 			a, _ := b.approvals.decide(ctx, s.ref, p, func() (records.Contributors, error) { return b.planContributors(ctx, s, p) })
 			return a
 		},
-		BeforeApply: func(p *engine.Plan, approvers []string) { b.applyStarting(s, pol, p, approvers) },
+		BeforeApply: func(p *engine.Plan, approvers []string) { b.applyStarting(ctx, s, pol, p, approvers) },
 	}
 }
 
@@ -65,9 +65,10 @@ func (b *Board) planContributors(ctx context.Context, s Subject, p *engine.Plan)
 	return c, nil
 }
 
-// applyStarting writes the audit line of an apply before it starts: a
-// crash during the apply cannot lose it.
-func (b *Board) applyStarting(s Subject, pol annotations.ApplyPolicy, p *engine.Plan, approvers []string) {
+// applyStarting writes the audit line of an apply, and the apply into the
+// object's record, before it starts: a crash during the apply cannot lose
+// either (records.go: recordApplyStart).
+func (b *Board) applyStarting(ctx context.Context, s Subject, pol annotations.ApplyPolicy, p *engine.Plan, approvers []string) {
 	action, actor := audit.ActionApply, b.self
 	if p.Destroy {
 		action = audit.ActionDestroy
@@ -75,5 +76,8 @@ func (b *Board) applyStarting(s Subject, pol annotations.ApplyPolicy, p *engine.
 	if len(approvers) > 0 {
 		actor = strings.Join(approvers, ", ")
 	}
+	// The record first: a start line then always has its record, which
+	// the object's next plan settles if this apply never reports.
+	b.recordApplyStart(ctx, s, pol, p)
 	b.auditf(s, &engine.Outcome{Policy: pol, Workspace: p.Workspace}, audit.Entry{Action: action, Actor: actor, Outcome: "started"}, p)
 }

@@ -23,9 +23,9 @@ func TestApplyStarting(t *testing.T) {
 	p := planAt(t, "plan-aaaaaaaaaaaa", 1, time.Now())
 	d := planAt(t, "plan-dddddddddddd", 0, time.Now())
 	d.Destroy = true
-	f.applyStarting(webSubject(records.KindChange), annotations.ApplyAuto, p, nil)
-	f.applyStarting(webSubject(records.KindChange), annotations.ApplyManual, p, []string{"alice", "bob"})
-	f.applyStarting(webSubject(records.KindDestroy), annotations.ApplyManual, d, []string{"alice"})
+	f.applyStarting(t.Context(), webSubject(records.KindChange), annotations.ApplyAuto, p, nil)
+	f.applyStarting(t.Context(), webSubject(records.KindChange), annotations.ApplyManual, p, []string{"alice", "bob"})
+	f.applyStarting(t.Context(), webSubject(records.KindDestroy), annotations.ApplyManual, d, []string{"alice"})
 	lines, _ := f.auditLog(t)
 	checkAudit(t, lines, web.String(), []wantAudit{
 		{action: "apply", actor: self, outcome: "started", planID: p.ID},

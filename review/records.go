@@ -21,7 +21,8 @@ import (
 // The plan record is what reviewers read (examplectl, kubectl): every
 // plan of the object with its outcome, approvals and text, the last
 // apply, a held state lock. It is written from the engine's Outcome, one
-// update per reconcile.
+// update per reconcile, and once more before an apply starts
+// (interrupted.go).
 
 // updateRecord writes the outcome into the object's plan record.
 func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome, err error, now time.Time) {
@@ -32,6 +33,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 	var denied *engine.DeniedError
 	failed := err != nil && !errors.As(err, &wait) && !errors.As(err, &denied) && !errors.Is(err, engine.ErrSkipped)
 	saved := savedPlan(out)
+	var interrupted *records.Plan
 	_, uerr := b.store.Update(ctx, out.Workspace, func(r *records.Record) error {
 		r.Object, r.Workspace, r.Policy, r.UpdatedAt = s.ref, out.Workspace, string(out.Policy), now
 		r.RequiredApprovals = b.cfg.Review.Approvals.Required
@@ -117,10 +119,15 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 				r.Lock = &records.LockInfo{ID: id, Holder: holder, Created: created, SeenAt: now}
 			}
 		}
+		interrupted = settleApplying(r, out, now)
 		return nil
 	})
 	if uerr != nil {
 		klog.ErrorS(uerr, "cannot update plan record", "object", s.String(), "workspace", out.Workspace)
+		return
+	}
+	if interrupted != nil {
+		b.reportInterrupted(s, out, interrupted)
 	}
 }
 

@@ -86,17 +86,25 @@ func TestShardsSpreadServices(t *testing.T) {
 			twice[w] = append(twice[w], replica)
 		}
 	}
-	// The kill may cut an apply between its start line and its outcome:
-	// the replica that takes the Service over finds the state complete and
-	// plans no change, so that workspace's only apply line is the start.
-	interrupted := map[string]bool{}
+	// The kill may cut an apply short: the replica that takes the Service
+	// over records it interrupted (docs/review.md#an-apply-cut-short), and
+	// every apply started has its outcome.
+	interrupted, outcomes := map[string]bool{}, map[string]bool{}
 	for _, a := range e.auditEntries(t) {
-		if a.Action == "apply" && a.Outcome == "started" && strings.HasPrefix(a.Object, "Service ") && strings.HasPrefix(a.Replica, killed.name+"_") && twice[a.Workspace] == nil {
+		if a.Action == "apply" && a.Outcome != "started" {
+			outcomes[a.PlanID] = true
+		}
+		if a.Action == "apply" && a.Outcome == "interrupted" && twice[a.Workspace] == nil {
 			interrupted[a.Workspace] = true
 		}
 	}
+	for _, a := range e.auditEntries(t) {
+		if a.Action == "apply" && a.Outcome == "started" && !outcomes[a.PlanID] {
+			t.Errorf("the apply of %s (%s) started on %s and has no outcome", a.PlanID, a.Workspace, a.Replica)
+		}
+	}
 	if len(interrupted) > 0 {
-		t.Logf("applies the kill interrupted: %v", slices.Sorted(maps.Keys(interrupted)))
+		t.Logf("applies the kill interrupted, complete: %v", slices.Sorted(maps.Keys(interrupted)))
 	}
 	if len(interrupted) > 4 { // --concurrent-service-syncs
 		t.Errorf("%d applies interrupted by the kill, want at most the replica's 4 workers", len(interrupted))
