@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
@@ -30,10 +29,7 @@ func BenchmarkCreate(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := c.CreateLoadBalancer(testkit.Context(b), exampleapi.LoadBalancerSpec{
-			Name: fmt.Sprintf("bench-%d", i), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		}); err != nil {
+		if _, err := c.CreateLoadBalancer(testkit.Context(b), lbSpec(fmt.Sprintf("bench-%d", i))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -306,6 +306,23 @@ type UpdateLoadBalancerRequest struct {
 	Tags               map[string]string `json:"tags,omitempty"`
 }
 
+// UpdateRequest is the update that sets a load balancer's mutable fields
+// to the spec's. The two structs list the fields each (not embedded) so
+// that LoadBalancerSpec literals keep their flat keys.
+func (s LoadBalancerSpec) UpdateRequest() UpdateLoadBalancerRequest {
+	return UpdateLoadBalancerRequest{
+		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
+		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
+	}
+}
+
+// ApplyUpdate replaces the spec's mutable fields with u's, as the cloud
+// does on a PUT; Name, Region, Internal and IPFamily stay.
+func (s *LoadBalancerSpec) ApplyUpdate(u UpdateLoadBalancerRequest) {
+	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
+	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Rules, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Rules, u.Tags
+}
+
 // LoadBalancerFilter narrows a load balancer listing.
 type LoadBalancerFilter struct {
 	Name   string

@@ -28,11 +28,8 @@ func (r *certRecord) view() exampleapi.Certificate { return r.Certificate }
 // validateCreateCertificate checks the request, the chain and that the key
 // is the leaf's, and returns what the leaf says. No message quotes the key.
 func validateCreateCertificate(req *exampleapi.CreateCertificateRequest) (exampleapi.CertificateInfo, error) {
-	if err := validateName("name", req.Name); err != nil {
+	if err := validateNameRegion(req.Name, req.Region); err != nil {
 		return exampleapi.CertificateInfo{}, err
-	}
-	if req.Region == "" {
-		return exampleapi.CertificateInfo{}, invalid("region", "is required")
 	}
 	info, err := exampleapi.InspectCertificate(req.CertificatePEM)
 	if err != nil {

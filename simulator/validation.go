@@ -37,6 +37,18 @@ func validateName(field, name string) error {
 	return nil
 }
 
+// validateNameRegion checks the name and region an object of a region is
+// created with; that the region exists is checked with the store.
+func validateNameRegion(name, region string) error {
+	if err := validateName("name", name); err != nil {
+		return err
+	}
+	if region == "" {
+		return invalid("region", "is required")
+	}
+	return nil
+}
+
 // oneOf checks value against accepted; what names the kind of value in the
 // message, e.g. `unknown protocol "sctp" (accepted: tcp, udp)`.
 func oneOf(field, what, value string, accepted []string) error {
@@ -153,11 +165,8 @@ func validateCreateInstance(req *exampleapi.CreateInstanceRequest) error {
 }
 
 func validateCreateNetwork(req *exampleapi.CreateNetworkRequest) error {
-	if err := validateName("name", req.Name); err != nil {
+	if err := validateNameRegion(req.Name, req.Region); err != nil {
 		return err
-	}
-	if req.Region == "" {
-		return invalid("region", "is required")
 	}
 	p, err := parseCIDR("cidr", req.CIDR, familyV4)
 	if err != nil {
@@ -202,20 +211,17 @@ func validateCreateLoadBalancer(spec *exampleapi.LoadBalancerSpec) error {
 	if spec.IPFamily == "" {
 		spec.IPFamily = defaultIPFamily
 	}
-	if err := validateName("name", spec.Name); err != nil {
+	if err := validateNameRegion(spec.Name, spec.Region); err != nil {
 		return err
-	}
-	if spec.Region == "" {
-		return invalid("region", "is required")
 	}
 	if err := oneOf("ip_family", "ip family", spec.IPFamily, exampleapi.IPFamilies); err != nil {
 		return err
 	}
-	m := mutableOf(spec)
+	m := spec.UpdateRequest()
 	if err := validateLoadBalancerMutable(&m); err != nil {
 		return err
 	}
-	setMutable(spec, m)
+	spec.ApplyUpdate(m)
 	return nil
 }
 
@@ -298,19 +304,11 @@ func validateID(field, id, prefix, kind string) error {
 }
 
 func validateCreateTargetPool(req *exampleapi.CreateTargetPoolRequest) error {
-	if err := validateName("name", req.Name); err != nil {
+	if err := validateNameRegion(req.Name, req.Region); err != nil {
 		return err
 	}
-	if req.Region == "" {
-		return invalid("region", "is required")
-	}
-	if err := validateTargets(req.Targets); err != nil {
-		return err
-	}
-	if err := validateRange("deregistration_delay_seconds", req.DeregistrationDelaySeconds, 0, exampleapi.MaxDeregistrationDelay); err != nil {
-		return err
-	}
-	return validateTags("tags", req.Tags)
+	return validateUpdateTargetPool(&exampleapi.UpdateTargetPoolRequest{
+		Targets: req.Targets, Tags: req.Tags, DeregistrationDelaySeconds: req.DeregistrationDelaySeconds})
 }
 
 func validateUpdateTargetPool(req *exampleapi.UpdateTargetPoolRequest) error {
@@ -327,11 +325,8 @@ func validateCreateAddress(req *exampleapi.CreateAddressRequest) error {
 	if req.Family == "" {
 		req.Family = exampleapi.AddressFamilyIPv4
 	}
-	if err := validateName("name", req.Name); err != nil {
+	if err := validateNameRegion(req.Name, req.Region); err != nil {
 		return err
-	}
-	if req.Region == "" {
-		return invalid("region", "is required")
 	}
 	if err := oneOf("family", "address family", req.Family, exampleapi.AddressFamilies); err != nil {
 		return err
@@ -511,16 +506,4 @@ func validateFaults(f exampleapi.Faults) error {
 		return invalid("provision_delay_ms", "must not be negative")
 	}
 	return nil
-}
-
-func mutableOf(s *exampleapi.LoadBalancerSpec) exampleapi.UpdateLoadBalancerRequest {
-	return exampleapi.UpdateLoadBalancerRequest{
-		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
-	}
-}
-
-func setMutable(s *exampleapi.LoadBalancerSpec, u exampleapi.UpdateLoadBalancerRequest) {
-	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
-	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Rules, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Rules, u.Tags
 }

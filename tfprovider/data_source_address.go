@@ -2,7 +2,6 @@ package tfprovider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -37,10 +36,8 @@ var addressLookup = lookup[exampleapi.Address]{
 	byIP: func(c *exampleapi.Client, ctx context.Context, ip string) ([]exampleapi.Address, error) {
 		return c.ListAddresses(ctx, exampleapi.AddressFilter{IP: ip})
 	},
-	where: func(a *exampleapi.Address) (string, string) { return a.ID, a.Region },
-	ambiguous: func(name string, regions []string) string {
-		return fmt.Sprintf("%d addresses are named %q in different regions; set region.", len(regions), name)
-	},
+	where:     func(a *exampleapi.Address) (string, string) { return a.ID, a.Region },
+	ambiguous: namedInRegions("addresses"),
 }
 
 func addressDataSchema() schema.Schema {

@@ -38,6 +38,14 @@ type lookup[T any] struct {
 	byIP func(c *exampleapi.Client, ctx context.Context, ip string) ([]T, error)
 }
 
+// namedInRegions is the ambiguous of a kind whose plural is plural, e.g.
+// "networks": it counts the regions.
+func namedInRegions(plural string) func(name string, regions []string) string {
+	return func(name string, regions []string) string {
+		return fmt.Sprintf("%d %s are named %q in different regions; set region.", len(regions), plural, name)
+	}
+}
+
 // keys are the arguments that name the object, in the schema's words.
 func (l lookup[T]) keys() (attrs []string, words string) {
 	if l.byIP != nil {

@@ -2,7 +2,6 @@ package tfprovider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -31,10 +30,8 @@ var networkLookup = lookup[exampleapi.Network]{
 	list: func(c *exampleapi.Client, ctx context.Context, name, region string) ([]exampleapi.Network, error) {
 		return c.ListNetworks(ctx, region, name)
 	},
-	where: func(n *exampleapi.Network) (string, string) { return n.ID, n.Region },
-	ambiguous: func(name string, regions []string) string {
-		return fmt.Sprintf("%d networks are named %q in different regions; set region.", len(regions), name)
-	},
+	where:     func(n *exampleapi.Network) (string, string) { return n.ID, n.Region },
+	ambiguous: namedInRegions("networks"),
 }
 
 func networkSchema() schema.Schema {

@@ -159,10 +159,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 // toUpdate is the PUT body: every mutable field, replacing what is there.
 func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadBalancerRequest, diag.Diagnostics) {
 	s, diags := m.toSpec(ctx)
-	return exampleapi.UpdateLoadBalancerRequest{
-		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
-	}, diags
+	return s.UpdateRequest(), diags
 }
 
 func (l listenerModel) toAPI(ctx context.Context, diags *diag.Diagnostics) exampleapi.Listener {

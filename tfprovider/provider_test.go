@@ -129,6 +129,21 @@ func bg() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
+// noneLeft is the check that the cloud has no objects of a kind (plural,
+// e.g. "addresses") left: list lists them all.
+func noneLeft[T any](plural string, list func(context.Context) ([]T, error)) error {
+	ctx, cancel := bg()
+	defer cancel()
+	left, err := list(ctx)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", plural, err)
+	}
+	if len(left) != 0 {
+		return fmt.Errorf("%d %s left in the cloud: %+v", len(left), plural, left)
+	}
+	return nil
+}
+
 // configError is a configuration and the error (a regexp) it fails with.
 type configError struct{ cfg, want string }
 

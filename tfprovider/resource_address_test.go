@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -52,16 +53,9 @@ func (e *testEnv) checkAddressesDestroyed(s *terraform.State) error {
 	if err := e.checkLBsDestroyed(s); err != nil {
 		return err
 	}
-	ctx, cancel := bg()
-	defer cancel()
-	left, err := e.client.ListAddresses(ctx, exampleapi.AddressFilter{})
-	if err != nil {
-		return err
-	}
-	if len(left) != 0 {
-		return fmt.Errorf("%d addresses left in the cloud: %+v", len(left), left)
-	}
-	return nil
+	return noneLeft("addresses", func(ctx context.Context) ([]exampleapi.Address, error) {
+		return e.client.ListAddresses(ctx, exampleapi.AddressFilter{})
+	})
 }
 
 // addressOn checks through the API that the address in state is attached

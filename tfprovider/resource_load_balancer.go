@@ -217,11 +217,7 @@ func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerK
 			return at, immutable
 		},
 		update: func(ctx context.Context, id string) (*exampleapi.LoadBalancer, error) {
-			return r.data.client.UpdateLoadBalancer(ctx, id, exampleapi.UpdateLoadBalancerRequest{
-				Type: spec.Type, Algorithm: spec.Algorithm, Listeners: spec.Listeners, HealthCheck: spec.HealthCheck,
-				AllowedSourceCIDRs: spec.AllowedSourceCIDRs, Targets: spec.Targets, TargetPoolID: spec.TargetPoolID, Rules: spec.Rules,
-				Tags: spec.Tags,
-			}, 0)
+			return r.data.client.UpdateLoadBalancer(ctx, id, spec.UpdateRequest(), 0)
 		},
 		resolve: lbFieldResolver(spec),
 	}

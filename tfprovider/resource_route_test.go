@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -49,16 +50,9 @@ func TestAccRoute(t *testing.T) {
 	netID := e.defaultNetwork(t)
 
 	checkRoutesGone := func(*terraform.State) error {
-		ctx, cancel := bg()
-		defer cancel()
-		routes, err := e.client.ListRoutes(ctx, netID)
-		if err != nil {
-			return err
-		}
-		if len(routes) != 0 {
-			return fmt.Errorf("%d routes left: %+v", len(routes), routes)
-		}
-		return nil
+		return noneLeft("routes", func(ctx context.Context) ([]exampleapi.Route, error) {
+			return e.client.ListRoutes(ctx, netID)
+		})
 	}
 
 	accTest(t, checkRoutesGone, []resource.TestStep{

@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"regexp"
@@ -45,16 +46,9 @@ func (e *testEnv) checkPoolsDestroyed(s *terraform.State) error {
 	if err := e.checkLBsDestroyed(s); err != nil {
 		return err
 	}
-	ctx, cancel := bg()
-	defer cancel()
-	pools, err := e.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
-	if err != nil {
-		return err
-	}
-	if len(pools) != 0 {
-		return fmt.Errorf("%d target pools left in the cloud: %+v", len(pools), pools)
-	}
-	return nil
+	return noneLeft("target pools", func(ctx context.Context) ([]exampleapi.TargetPool, error) {
+		return e.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
+	})
 }
 
 // checkPool runs fn on the target pool in state, read through the API.
