@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/zclconf/go-cty/cty"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
@@ -40,6 +41,22 @@ type env struct {
 	api *exampleapi.Client
 	r   *runner.Runner
 	tc  tftest.Toolchain
+}
+
+// staleLockEnv is an env whose runner waits 100 ms for a state lock and
+// forces one open once it is 2 s old on the returned fake clock.
+func staleLockEnv(t *testing.T) (*env, *clocktesting.FakePassiveClock) {
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	return newEnv(t, nil, func(c *runner.Config) {
+		c.LockTimeout, c.StaleLockAge, c.Clock = 100*time.Millisecond, 2*time.Second, clk
+	}), clk
+}
+
+// forcedOpen tells the ids of the locks e's runner forced open so far.
+func (e *env) forcedOpen() func() []string {
+	var ids []string
+	e.r.OnForceUnlock = func(_, id, _ string, _ time.Time) { ids = append(ids, id) }
+	return func() []string { return ids }
 }
 
 func newEnv(t *testing.T, sim *simtest.Sim, mod ...func(*runner.Config)) *env {

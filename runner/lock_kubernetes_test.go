@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -47,14 +46,8 @@ func TestKubernetesInitLockOfKilledHolderIsForcedOpen(t *testing.T) {
 	backend := state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: ns, KubeconfigPath: px.kubeconfig}}
 	for _, killed := range []string{"init", "plan"} {
 		t.Run(killed, func(t *testing.T) {
-			var unlocked []string
-			clk := clocktesting.NewFakePassiveClock(time.Now())
-			e := newEnv(t, nil, func(c *runner.Config) {
-				c.LockTimeout = 100 * time.Millisecond
-				c.StaleLockAge = 2 * time.Second
-				c.Clock = clk
-			})
-			e.r.OnForceUnlock = func(ws, id, who string, created time.Time) { unlocked = append(unlocked, id) }
+			e, clk := staleLockEnv(t)
+			unlocked := e.forcedOpen()
 			job := func(name string) runner.Job {
 				// With a client, as the CCM makes them: it opens the Lease.
 				b, err := state.New(backend, state.Options{Kube: c.Client})
@@ -87,7 +80,7 @@ func TestKubernetesInitLockOfKilledHolderIsForcedOpen(t *testing.T) {
 			if id, _, _, ok := runner.HeldLock(err); !ok || id != holder {
 				t.Fatalf("HeldLock = %q %v, want %s", id, ok, holder)
 			}
-			if len(unlocked) != 0 || len(e.lbs(t, name)) != 0 {
+			if len(unlocked()) != 0 || len(e.lbs(t, name)) != 0 {
 				t.Fatal("a young lock was forced open or the cloud changed")
 			}
 			// The lock ages past StaleLockAge on the runner's clock.
@@ -95,8 +88,8 @@ func TestKubernetesInitLockOfKilledHolderIsForcedOpen(t *testing.T) {
 			if _, err := e.r.Ensure(testkit.Context(t), j, runner.EnsureOptions{}); err != nil {
 				t.Fatalf("stale lock: %v", err)
 			}
-			if !slices.Equal(unlocked, []string{holder}) || len(e.lbs(t, name)) != 1 {
-				t.Fatalf("force-unlocked %v (want [%s]), LBs %d", unlocked, holder, len(e.lbs(t, name)))
+			if !slices.Equal(unlocked(), []string{holder}) || len(e.lbs(t, name)) != 1 {
+				t.Fatalf("force-unlocked %v (want [%s]), LBs %d", unlocked(), holder, len(e.lbs(t, name)))
 			}
 			if h := leaseHolder(t, c, ns, j.Key); h != "" {
 				t.Fatalf("Lease still held by %s after the apply", h)

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clocktesting "k8s.io/utils/clock/testing"
-
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/runner"
@@ -18,14 +16,8 @@ import (
 func TestStaleLockIsForcedOpen(t *testing.T) {
 	srv := testhttpbackend.Start(t)
 	tg := httpLocation(t, srv, "locked")
-	var unlocked []string
-	clk := clocktesting.NewFakePassiveClock(time.Now())
-	e := newEnv(t, nil, func(c *runner.Config) {
-		c.LockTimeout = 100 * time.Millisecond
-		c.StaleLockAge = 2 * time.Second
-		c.Clock = clk
-	})
-	e.r.OnForceUnlock = func(ws, id, who string, created time.Time) { unlocked = append(unlocked, id) }
+	e, clk := staleLockEnv(t)
+	unlocked := e.forcedOpen()
 	job := e.job(t, tg.Key, lbModule{name: "locked", block: toBlock(tg.Block)})
 	srv.InjectLock(tg.Key, testhttpbackend.LockInfo{ID: "crashed-holder-lock", Operation: "OperationTypeApply", Who: "ccm@gone", Created: clk.Now()})
 
@@ -33,7 +25,7 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	if !errors.Is(err, runner.ErrStateLocked) {
 		t.Fatalf("fresh lock: want ErrStateLocked, got %v", err)
 	}
-	if len(e.lbs(t, "locked")) != 0 || len(unlocked) != 0 {
+	if len(e.lbs(t, "locked")) != 0 || len(unlocked()) != 0 {
 		t.Fatal("a fresh lock was broken or the cloud changed")
 	}
 	// The lock ages past StaleLockAge on the runner's clock.
@@ -41,8 +33,8 @@ func TestStaleLockIsForcedOpen(t *testing.T) {
 	if _, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("stale lock: %v", err)
 	}
-	if len(unlocked) != 1 || unlocked[0] != "crashed-holder-lock" || len(srv.Locks()) != 0 {
-		t.Fatalf("force-unlocked %v, locks left %v", unlocked, srv.Locks())
+	if len(unlocked()) != 1 || unlocked()[0] != "crashed-holder-lock" || len(srv.Locks()) != 0 {
+		t.Fatalf("force-unlocked %v, locks left %v", unlocked(), srv.Locks())
 	}
 	if len(e.lbs(t, "locked")) != 1 {
 		t.Fatal("apply after unlocking did not create the LB")
@@ -76,12 +68,11 @@ func TestForceUnlockOnRequest(t *testing.T) {
 func TestS3Lock(t *testing.T) {
 	srv := s3Server(t)
 	tg := s3Target(t, srv, "locked")
-	var unlocked []string
 	e := newEnv(t, nil, func(c *runner.Config) {
 		c.LockTimeout = 500 * time.Millisecond
 		c.StaleLockAge = time.Hour
 	})
-	e.r.OnForceUnlock = func(ws, id, who string, created time.Time) { unlocked = append(unlocked, id) }
+	unlocked := e.forcedOpen()
 	job := e.job(t, tg.Key, lbModule{name: "locked", block: toBlock(tg.Block)})
 	job.Env, job.DeleteState, job.Exists = tg.Env, tg.Delete, tg.Exists
 
@@ -95,7 +86,7 @@ func TestS3Lock(t *testing.T) {
 	if !ok || id != "fresh-holder" || who != "ccm@other" || !at.Equal(created) {
 		t.Fatalf("HeldLock = %q %q %v %v", id, who, at, ok)
 	}
-	if len(e.lbs(t, "locked")) != 0 || len(unlocked) != 0 {
+	if len(e.lbs(t, "locked")) != 0 || len(unlocked()) != 0 {
 		t.Fatal("a fresh lock was broken or the cloud changed")
 	}
 	if err := e.r.ForceUnlock(testkit.Context(t), job, id); err != nil {
@@ -106,8 +97,8 @@ func TestS3Lock(t *testing.T) {
 	if _, err := e.r.Ensure(testkit.Context(t), job, runner.EnsureOptions{}); err != nil {
 		t.Fatalf("stale lock: %v", err)
 	}
-	if !slices.Equal(unlocked, []string{"crashed-holder"}) || len(e.lbs(t, "locked")) != 1 {
-		t.Fatalf("force-unlocked %v, LBs %d", unlocked, len(e.lbs(t, "locked")))
+	if !slices.Equal(unlocked(), []string{"crashed-holder"}) || len(e.lbs(t, "locked")) != 1 {
+		t.Fatalf("force-unlocked %v, LBs %d", unlocked(), len(e.lbs(t, "locked")))
 	}
 	state := tg.Block.Attrs[1].Value.AsString()
 	if got := srv.Objects("states"); !slices.Equal(got, []string{state}) {
