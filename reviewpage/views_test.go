@@ -79,6 +79,16 @@ func TestPlanPage(t *testing.T) {
 			t.Errorf("page %s: %v", name, err)
 		}
 	}
+	// An apply under way is on the object's page.
+	applying := *r
+	applying.Applying = &records.ApplyStart{Plan: *v.Plan, Replica: "ccm-1_ab12", StartedAt: time.Now()}
+	b.Reset()
+	if err := pg.byName["object"].Execute(&b, Page{Title: "object", Data: map[string]any{"Record": &applying}}); err != nil {
+		t.Fatalf("object page: %v", err)
+	}
+	if !strings.Contains(b.String(), `<dd id="applying">`+v.Plan.ID) || !strings.Contains(b.String(), "on ccm-1_ab12") {
+		t.Errorf("object page does not show the apply under way:\n%s", b.String())
+	}
 	// Both confirmations post their own action and the one plan or lock.
 	locked := *r
 	locked.Lock = &records.LockInfo{ID: "lock-1", Holder: "ccm-0"}

@@ -141,6 +141,9 @@ func (s *scope) fixtures() *fixtures {
 		ID: poolsPlan, HCLHash: "f5f5f5f5", Summary: runner.PlanSummary{Change: 1}, Outcome: records.Applied,
 		PlannedAt: ago(10 * time.Second), DecidedAt: decidedAgo(10 * time.Second), Text: "Plan: 0 to add, 1 to change, 0 to destroy.\n",
 	})
+	// The pools' next apply under way.
+	f.pools.Applying = &records.ApplyStart{Plan: records.Plan{ID: "plan-5f5f5f5f5f5f", Kind: records.KindChange, Summary: runner.PlanSummary{Change: 1}, Outcome: records.AwaitingApproval},
+		Replica: "ccm-1_ab12", StartedAt: ago(5 * time.Second)}
 	until := ago(-20 * time.Second)
 	f.pools.Leaving = []records.LeavingNode{
 		{Node: "node-b", Instance: "i-0b0b0b0b0b0b0b0b", Pool: "all", Reason: "drain under way", State: records.LeavingDraining, Since: ago(10 * time.Second), Until: &until},

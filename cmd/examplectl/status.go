@@ -57,6 +57,9 @@ type statusItem struct {
 	LastPlan          *records.Plan     `json:"lastPlan,omitempty"`
 	Drift             *records.Drift    `json:"drift,omitempty"`
 	Lock              *records.LockInfo `json:"lock,omitempty"`
+	// Applying is the apply under way, or one that never reported and
+	// that the object's next plan records interrupted.
+	Applying *records.ApplyStart `json:"applying,omitempty"`
 	// Members are a load balancer group's member Services.
 	Members []objectref.Ref `json:"members,omitempty"`
 	// Leaving are the nodes leaving the target pools (their record only).
@@ -73,7 +76,7 @@ func runStatus(ctx context.Context, c *cluster, output string, stdout, stderr io
 	}
 	items := make([]statusItem, 0, len(recs))
 	for _, r := range recs {
-		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: r.Required(), Drift: r.Drift, Lock: r.Lock,
+		it := statusItem{Object: r.Object, Workspace: r.Workspace, Policy: r.Policy, RequiredApprovals: r.Required(), Drift: r.Drift, Lock: r.Lock, Applying: r.Applying,
 			Members: r.Members, Leaving: r.Leaving, UpdatedAt: r.UpdatedAt}
 		it.LastPlan = latestPlan(r)
 		items = append(items, it)

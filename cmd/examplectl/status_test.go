@@ -55,6 +55,9 @@ func testStatus(t *testing.T, s *scope) {
 		for _, l := range it.Leaving {
 			line += " leaving " + l.Node + " " + l.State
 		}
+		if a := it.Applying; a != nil {
+			line += " applying " + a.Plan.ID + " on " + a.Replica
+		}
 		line += fmt.Sprintf(" required %d", it.RequiredApprovals)
 		got = append(got, line)
 	}
@@ -66,7 +69,7 @@ func testStatus(t *testing.T, s *scope) {
 			" require-approval: type-change: the load balancer type changes: clients reconnect required 2",
 		"group:status-shop/front auto " + groupPlan + " awaiting-approval require-approval: load-balancer-replace: the plan replaces a load balancer" +
 			" member status-shop/web member status-shop/api required 1",
-		"pools auto " + poolsPlan + " applied leaving node-b draining leaving node-c waiting required 1",
+		"pools auto " + poolsPlan + " applied leaving node-b draining leaving node-c waiting applying plan-5f5f5f5f5f5f on ccm-1_ab12 required 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status -o json:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
