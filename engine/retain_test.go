@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,9 @@ import (
 func TestRetainLoadBalancer(t *testing.T) { tftest.OnDistributions(t, testRetainLoadBalancer) }
 
 func testRetainLoadBalancer(t *testing.T, tc tftest.Toolchain) {
-	rules, err := policy.Compile(policy.Defaults)
+	// And a rule of the plan's forget count, as a platform team writes it.
+	rules, err := policy.Compile(append(slices.Clone(policy.Defaults),
+		policy.Rule{Name: "forgets-one", When: `plan.forget == 1`, Effect: policy.RequireApproval, Message: "one object handed over"}))
 	testkit.Must(t, err)
 	f := newFixtureOn(t, tc, 2, engine.Options{Rules: rules})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
@@ -34,8 +37,8 @@ func testRetainLoadBalancer(t *testing.T, tc tftest.Toolchain) {
 
 	out, err := f.eng.RetainLoadBalancer(testkit.Context(t), annotations.Read(svc), reviewed(annotations.ApplyAuto))
 	id := awaiting(t, err)
-	if len(out.Verdicts) != 1 || out.Verdicts[0].Rule != "load-balancer-forget" {
-		t.Fatalf("verdicts %+v, want load-balancer-forget", out.Verdicts)
+	if len(out.Verdicts) != 2 || out.Verdicts[0].Rule != "load-balancer-forget" || out.Verdicts[1].Rule != "forgets-one" {
+		t.Fatalf("verdicts %+v, want load-balancer-forget and forgets-one", out.Verdicts)
 	}
 	var actions []string
 	for _, r := range out.Awaiting.Summary.Resources {

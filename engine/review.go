@@ -151,6 +151,7 @@ func (e *Engine) evaluate(p *runner.Plan, kind string, obj policy.Object, inspec
 	}
 	in := policy.Input{Object: obj, Plan: policy.Plan{
 		Kind: kind, Add: int64(p.Summary.Add), Change: int64(p.Summary.Change), Remove: int64(p.Summary.Remove), Import: int64(p.Summary.Import),
+		Forget: int64(p.Summary.Forget),
 	}}
 	for _, r := range p.Summary.Resources {
 		in.Plan.Resources = append(in.Plan.Resources, policy.Resource{Address: r.Address, Type: r.Type, Action: r.Action, Reason: r.Reason, Importing: r.Importing})

@@ -72,6 +72,9 @@ type Plan struct {
 	Change    int64      `cel:"change"`
 	Remove    int64      `cel:"remove"`
 	Import    int64      `cel:"import"`
+	// Forget counts the resources the state forgets and the cloud keeps
+	// (a hand-over's removed blocks).
+	Forget int64 `cel:"forget"`
 }
 
 // Resource is one planned resource change.

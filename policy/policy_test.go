@@ -27,6 +27,8 @@ func TestDefaultsFlagReplaceDestroyImport(t *testing.T) {
 		{"destroy", lbPlan("destroy", Resource{Address: lb, Type: "example_load_balancer", Action: "delete"}), []string{"load-balancer-destroy"}},
 		{"import", lbPlan("change", Resource{Address: lb, Type: "example_load_balancer", Action: "update", Importing: true}), []string{"load-balancer-import"}},
 		{"route delete", lbPlan("change", Resource{Address: "example_route.r", Type: "example_route", Action: "delete"}), nil},
+		{"forget", lbPlan("change", Resource{Address: lb, Type: "example_load_balancer", Action: "remove"}), []string{"load-balancer-forget"}},
+		{"forget address", lbPlan("change", Resource{Address: "module.address.example_address.this", Type: "example_address", Action: "remove"}), []string{"load-balancer-forget"}},
 	}
 	for _, c := range cases {
 		var got []string
@@ -47,6 +49,7 @@ func TestRulesReadTheObjectAndValues(t *testing.T) {
 		{Name: "prod-is-manual", When: `object.namespace == "prod" && plan.add + plan.change + plan.remove > 0`, Effect: RequireApproval, Message: "prod changes need a person"},
 		{Name: "no-large", When: `values.exists(a, has(values[a].after.type) && values[a].after.type == "lb-large")`, Effect: Deny, Message: "lb-large is not allowed"},
 		{Name: "team-label", When: `!("team" in object.labels)`, Effect: Deny, Message: "label the Service with its team"},
+		{Name: "no-hand-over", When: `plan.forget > 0`, Effect: Deny, Message: "nothing is handed over here"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +75,10 @@ func TestRulesReadTheObjectAndValues(t *testing.T) {
 	vs = rules.Evaluate(in)
 	if len(vs) != 1 || vs[0].Rule != "team-label" {
 		t.Fatalf("verdicts %+v", vs)
+	}
+	in.Object.Labels, in.Plan = map[string]string{"team": "shop"}, Plan{Kind: "change", Forget: 1}
+	if d := Denied(rules.Evaluate(in)); d == nil || d.Rule != "no-hand-over" {
+		t.Fatalf("a plan that forgets: denied %+v", d)
 	}
 }
 
