@@ -32,7 +32,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board
 	e, err := engine.Open(ctx, cfg,
 		engine.Wiring{Token: token, Observe: observeTerraform, OnForceUnlock: board.StaleLockForced, Credentials: board.RedactCredentials},
 		engine.Options{Plans: board, PlanText: true, Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg),
-			FindCertificates: unusedCertificates(api, cfg), TLS: tls.read, Owns: owns})
+			FindCertificates: unusedCertificates(api, cfg), PoolUsers: poolUsers(api, cfg), TLS: tls.read, Owns: owns})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -77,6 +77,10 @@ type loadBalancers struct {
 	addresses *addressKeeper
 	// reserved are the region's reserved IPs (reservedIPs).
 	reserved ttlCache[map[string]bool]
+	// keptSaid is what was last said of the idle pools a prune kept for
+	// load balancers still using them (reportKeptPools).
+	keptMu   sync.Mutex
+	keptSaid string
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -430,6 +434,35 @@ func ipMode(in *annotations.Service, sharing []*v1.Service) *v1.LoadBalancerIPMo
 func proxies(in *annotations.Service) bool {
 	ann := in.LB
 	return in.Err == nil && (ann.ProxyProtocol || len(ann.HTTPPorts) > 0 || len(ann.HTTPSPorts) > 0)
+}
+
+// poolUsers is the engine's PoolUsers: the region's load balancers that
+// forward to the pool tagged with each set of tags, by selection.
+func poolUsers(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, map[string]map[string]string) (map[string][]string, error) {
+	return func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error) {
+		tps, err := api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Region: cfg.Region})
+		if err != nil {
+			return nil, fmt.Errorf("list the target pools: %w", err)
+		}
+		lbs, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Region: cfg.Region})
+		if err != nil {
+			return nil, fmt.Errorf("list the load balancers using the target pools: %w", err)
+		}
+		out := map[string][]string{}
+		for sel, tags := range pools {
+			for _, tp := range tps {
+				if !exampleapi.HasTags(tp.Tags, tags) {
+					continue
+				}
+				for _, lb := range lbs {
+					if lb.UsesPool(tp.ID) {
+						out[sel] = append(out[sel], lb.ID)
+					}
+				}
+			}
+		}
+		return out, nil
+	}
 }
 
 // orphanFinder is the engine's FindOrphan: the load balancer named name

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // targetPool makes sure the target pool of svc's node selection exists
@@ -120,7 +124,7 @@ func (l *loadBalancers) selections(ns string) []string {
 // prunePools destroys, every interval, the pools no Service selects any
 // more (a tenant's earlier selections); with the Gateway API front-end
 // on, the pool of every node is kept for its Gateways. A pool a load balancer still uses
-// is refused by the cloud; the next round tries again.
+// is kept, and said (reportKeptPools); the next round looks again.
 func (l *loadBalancers) prunePools(ctx context.Context, every time.Duration) {
 	utilwait.UntilWithContext(ctx, func(ctx context.Context) {
 		if err := l.prunePoolsOnce(ctx); err != nil {
@@ -142,16 +146,50 @@ func (l *loadBalancers) prunePoolsOnce(ctx context.Context) error {
 	if l.cfg.GatewayAPI.Enabled {
 		inUse = append(inUse, "") // the Gateways' backends forward to every node's
 	}
-	var idle []string
+	var pr engine.Prune
 	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
-		idle, out, err = l.engine.PruneTargetPools(ctx, inUse, l.members(nodes, delays), rv)
+		pr, out, err = l.engine.PruneTargetPools(ctx, inUse, l.members(nodes, delays), rv)
 		return out, err
 	})
 	if out != nil {
 		l.afterPools(ctx, subj, out, err)
 	}
-	if err == nil && len(idle) > 0 {
-		klog.InfoS("target pools destroyed: no Service selects them", "selections", idle)
+	if err == nil && len(pr.Destroyed) > 0 {
+		klog.InfoS("target pools destroyed: no Service selects them", "selections", pr.Destroyed)
 	}
+	l.reportKeptPools(subj, pr.Kept)
 	return err
+}
+
+// reportKeptPools says, once while it lasts, which idle pools a prune kept
+// for the load balancers that still forward to them: one handed over to
+// a team's Terraform keeps its pool (and the pool keeps following the
+// nodes) until the team points it elsewhere.
+func (l *loadBalancers) reportKeptPools(subj review.Subject, kept map[string][]string) {
+	var parts []string
+	for _, sel := range slices.Sorted(maps.Keys(kept)) {
+		parts = append(parts, fmt.Sprintf("%s (used by %s)", selectionName(sel), strings.Join(kept[sel], ", ")))
+	}
+	said := strings.Join(parts, "; ")
+	l.keptMu.Lock()
+	defer l.keptMu.Unlock()
+	if said == l.keptSaid {
+		return
+	}
+	l.keptSaid = said
+	if said == "" {
+		return
+	}
+	klog.InfoS("target pools kept: no Service selects them, a load balancer still forwards to them", "pools", said)
+	l.board.Eventf(subj, v1.EventTypeNormal, "TargetPoolKept",
+		"Target pools no Service selects, kept while a load balancer the controller does not manage forwards to them: %s. "+
+			"Point that load balancer at its own targets or pool, and the next prune destroys them", said)
+}
+
+// selectionName is a node selection for people: "every node" for none.
+func selectionName(sel string) string {
+	if sel == "" {
+		return "every node's"
+	}
+	return "selection " + sel
 }

@@ -70,6 +70,8 @@ type Engine struct {
 	tls              TLSSource
 	// owns: Options.Owns.
 	owns func(objectref.Ref) bool
+	// poolUsers: Options.PoolUsers.
+	poolUsers func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error)
 }
 
 // Options are the engine's optional parts.
@@ -111,6 +113,13 @@ type Options struct {
 	// object it does not own is ErrNotOwner. Unset: every object is this
 	// process's.
 	Owns func(objectref.Ref) bool
+	// PoolUsers, if set, lists the load balancers in the cloud that
+	// forward to the pools tagged with each set of tags (a pool's, by its
+	// node selection; renderer.PoolTags), by selection. A prune keeps a
+	// pool one still uses, instead of having the cloud refuse its destroy
+	// every round: a load balancer handed over to a team's own Terraform
+	// keeps the pool it was applied with.
+	PoolUsers func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error)
 }
 
 // PlanStore keeps, outside the process (the plan records), what a
@@ -149,7 +158,7 @@ func New(render renderer.Config, states *state.Backends, r *runner.Runner, o Opt
 		render.ModulesDigest = modules.Digest()
 	}
 	return &Engine{render: render, states: states, runner: r, rules: o.Rules, plans: o.Plans, planText: o.PlanText, migrated: o.Migrated,
-		findOrphan: o.FindOrphan, findCertificates: o.FindCertificates, tls: o.TLS, owns: o.Owns}
+		findOrphan: o.FindOrphan, findCertificates: o.FindCertificates, tls: o.TLS, owns: o.Owns, poolUsers: o.PoolUsers}
 }
 
 // UseKubernetes gives the state backends a Kubernetes client (to delete

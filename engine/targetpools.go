@@ -165,24 +165,66 @@ func (e *Engine) rereadPools() bool {
 // decides), and returns them. A pool a load balancer still uses cannot be
 // destroyed (the cloud refuses it): the apply fails, and a later prune
 // tries again.
-func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, members PoolMembers, rv Review) ([]string, *Outcome, error) {
+func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, members PoolMembers, rv Review) (Prune, *Outcome, error) {
 	if err := e.seedSelections(ctx); err != nil {
-		return nil, &Outcome{Policy: rv.Policy}, err
+		return Prune{}, &Outcome{Policy: rv.Policy}, err
 	}
 	keep, idle, gen := e.pools.split(inUse)
+	var pr Prune
+	if len(idle) > 0 && e.poolUsers != nil {
+		var err error
+		if keep, idle, pr.Kept, err = e.keepUsedPools(ctx, keep, idle); err != nil {
+			return pr, &Outcome{Policy: rv.Policy}, err
+		}
+	}
 	if len(idle) == 0 {
-		return nil, nil, nil
+		return pr, nil, nil
 	}
 	pools, err := members(keep, e.pools.appliedTargets())
 	if err != nil {
-		return nil, &Outcome{Policy: rv.Policy}, err
+		return pr, &Outcome{Policy: rv.Policy}, err
 	}
 	out, err := e.applyPools(ctx, pools, rv)
 	if err != nil || out.Result == nil {
-		return nil, out, err
+		return pr, out, err
 	}
 	e.pools.forget(idle, gen)
-	return idle, out, nil
+	pr.Destroyed = idle
+	return pr, out, nil
+}
+
+// Prune is what a prune did: the selections whose pools it destroyed,
+// and the idle ones it kept for the load balancers (ids, by selection)
+// that still forward to their pools.
+type Prune struct {
+	Destroyed []string
+	Kept      map[string][]string
+}
+
+// keepUsedPools moves from idle to keep the selections whose pools a load
+// balancer still uses (Options.PoolUsers).
+func (e *Engine) keepUsedPools(ctx context.Context, keep, idle []string) (k, i []string, kept map[string][]string, err error) {
+	tags := map[string]map[string]string{}
+	for _, sel := range idle {
+		tags[sel] = renderer.PoolTags(sel, e.render)
+	}
+	users, err := e.poolUsers(ctx, tags)
+	if err != nil {
+		return keep, idle, nil, fmt.Errorf("target pools: which load balancers use the idle pools: %w", err)
+	}
+	for _, sel := range idle {
+		if lbs := users[sel]; len(lbs) > 0 {
+			if kept == nil {
+				kept = map[string][]string{}
+			}
+			kept[sel] = lbs
+			keep = append(keep, sel)
+		} else {
+			i = append(i, sel)
+		}
+	}
+	slices.Sort(keep)
+	return keep, i, kept, nil
 }
 
 // applyPools converges the pools' workspace to pools.

@@ -1,9 +1,11 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,7 +105,8 @@ func TestNodeChurnIsOneApply(t *testing.T) {
 
 // Pools no Service selects any more are destroyed by a prune, in one
 // apply, and a restarted controller knows it; one a load balancer still
-// uses is refused by the cloud and kept.
+// uses is kept, as the engine's PoolUsers says, or else refused by the
+// cloud.
 func TestPruneTargetPools(t *testing.T) {
 	f := newFixture(t, 2)
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
@@ -127,9 +130,9 @@ func TestPruneTargetPools(t *testing.T) {
 		t.Fatalf("%d pools; want 3", n)
 	}
 
-	idle, _, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto)
-	if err != nil || !slices.Equal(idle, []string{"role=old"}) {
-		t.Fatalf("prune: %v, %v; want role=old pruned", idle, err)
+	pr, _, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto)
+	if err != nil || !slices.Equal(pr.Destroyed, []string{"role=old"}) || pr.Kept != nil {
+		t.Fatalf("prune: %+v, %v; want role=old pruned", pr, err)
 	}
 	if n := pools(); n != 2 {
 		t.Fatalf("%d pools after the prune; want 2", n)
@@ -137,8 +140,8 @@ func TestPruneTargetPools(t *testing.T) {
 	if has, _ := f.eng.HasTargetPool(testkit.Context(t), "role=old"); has {
 		t.Error("the pruned selection is still known")
 	}
-	if idle, out, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto); err != nil || idle != nil || out != nil {
-		t.Fatalf("a prune with nothing idle: %v %+v %v; want nothing done", idle, out, err)
+	if pr, out, err := f.eng.PruneTargetPools(testkit.Context(t), []string{"", "role=ingress"}, f.eng.NodesOf(nodes), auto); err != nil || pr.Destroyed != nil || out != nil {
+		t.Fatalf("a prune with nothing idle: %+v %+v %v; want nothing done", pr, out, err)
 	}
 
 	// A restarted controller knows what was pruned.
@@ -147,6 +150,35 @@ func TestPruneTargetPools(t *testing.T) {
 		if has, err := next.HasTargetPool(testkit.Context(t), sel); err != nil || has != want {
 			t.Errorf("restarted: HasTargetPool(%q) = %v, %v; want %v", sel, has, err, want)
 		}
+	}
+
+	// Asked which load balancers use a pool (the cloud's listing, as the
+	// ccm asks), a prune keeps that pool and runs nothing: a load
+	// balancer handed over keeps the pool it was applied with.
+	users := f.engine(t, 2, engine.Options{PoolUsers: func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error) {
+		tps, err := f.api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
+		if err != nil {
+			return nil, err
+		}
+		lbs, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{})
+		out := map[string][]string{}
+		for sel, tags := range pools {
+			for _, tp := range tps {
+				for _, lb := range lbs {
+					if exampleapi.HasTags(tp.Tags, tags) && lb.UsesPool(tp.ID) {
+						out[sel] = append(out[sel], lb.ID)
+					}
+				}
+			}
+		}
+		return out, err
+	}})
+	pr, out, err := users.PruneTargetPools(testkit.Context(t), []string{"role=ingress"}, users.NodesOf(nodes), auto)
+	if err != nil || out != nil || pr.Destroyed != nil || len(pr.Kept[""]) != 1 || !strings.HasPrefix(pr.Kept[""][0], "lb-") {
+		t.Fatalf("prune of a pool a load balancer uses: %+v, %+v, %v; want it kept for that load balancer, nothing run", pr, out, err)
+	}
+	if has, _ := users.HasTargetPool(testkit.Context(t), ""); !has || pools() != 2 {
+		t.Fatalf("after a prune that kept it: known %v, %d pools", has, pools())
 	}
 
 	// web's load balancer still uses every node's pool: the cloud refuses

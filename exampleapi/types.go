@@ -293,6 +293,26 @@ func (lb LoadBalancer) Meta() Meta {
 	return Meta{ID: lb.ID, Name: lb.Name, Region: lb.Region, Version: lb.Version}
 }
 
+// UsesPool tells whether the load balancer forwards to target pool id:
+// as where it forwards, or as a rule's backend (what keeps the cloud
+// from deleting the pool).
+func (s LoadBalancerSpec) UsesPool(id string) bool {
+	if id == "" {
+		return false
+	}
+	if s.TargetPoolID == id {
+		return true
+	}
+	for _, r := range s.Rules {
+		for _, b := range r.Backends {
+			if b.TargetPoolID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // UpdateLoadBalancerRequest replaces the mutable fields of a load balancer.
 type UpdateLoadBalancerRequest struct {
 	Type               string            `json:"type"`

@@ -58,3 +58,23 @@ func jsonObject(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
+
+// TestUsesPool: a load balancer uses a pool it forwards to, or that one of
+// its rules' backends names; no other.
+func TestUsesPool(t *testing.T) {
+	direct := exampleapi.LoadBalancerSpec{TargetPoolID: "tp-a"}
+	ruled := exampleapi.LoadBalancerSpec{Targets: []string{"i-1"}, Rules: []exampleapi.Rule{
+		{Name: "api", Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-x", Port: 30080}, {TargetPoolID: "tp-b", Port: 30081}}}}}
+	for _, c := range []struct {
+		spec exampleapi.LoadBalancerSpec
+		id   string
+		want bool
+	}{
+		{direct, "tp-a", true}, {direct, "tp-b", false}, {ruled, "tp-b", true}, {ruled, "tp-a", false},
+		{exampleapi.LoadBalancerSpec{Targets: []string{"i-1"}}, "", false},
+	} {
+		if got := c.spec.UsesPool(c.id); got != c.want {
+			t.Errorf("%+v uses %q: %v, want %v", c.spec, c.id, got, c.want)
+		}
+	}
+}

@@ -128,9 +128,7 @@ func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
 		targets := slices.Sorted(slices.Values(p.Targets))
 		attrs := map[string]cty.Value{
 			"targets": stringSet(targets),
-			"tags": stringMap(map[string]string{
-				TagManagedBy: generator, TagClusterID: cfg.ClusterID, TagNodeSelector: p.Selection,
-			}),
+			"tags":    stringMap(PoolTags(p.Selection, cfg)),
 		}
 		// Only a delay other than the module-wide one is the pool's own;
 		// null takes the module's.
@@ -187,4 +185,10 @@ func stringSet(ss []string) cty.Value {
 		return cty.SetValEmpty(cty.String)
 	}
 	return cty.SetVal(stringList(ss).AsValueSlice())
+}
+
+// PoolTags are the tags of the cluster's pool of node selection sel: what
+// finds it in the cloud.
+func PoolTags(sel string, cfg Config) map[string]string {
+	return map[string]string{TagManagedBy: generator, TagClusterID: cfg.ClusterID, TagNodeSelector: sel}
 }

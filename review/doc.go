@@ -18,6 +18,8 @@
 //     object's identity);
 //   - a change run under review: Run (the engine's call gets the
 //     engine.Review that For builds, and its outcome is reported);
+//   - an apply's start, before terraform runs: its audit line and its
+//     record, which the object's next plan settles if it never reports;
 //   - its outcome: Report, and Failed, Eventf, RetiredAnnotations and
 //     ReportMembers for what the provider refuses or adjusts itself;
 //     Inert for the errors the service controller puts in events;

@@ -31,7 +31,7 @@ import (
 // back and the Service adopts it again (adopt-id), same address.
 func TestHandOver(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, options{shippedRules: true, webhook: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"shop"}}})
+	e := newEnv(t, options{shippedRules: true, webhook: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"shop"}}, poolsPrune: "2s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)
 	e.namespace(t, "shop")
@@ -40,7 +40,10 @@ func TestHandOver(t *testing.T) {
 	tom := e.authoringReviewer(t, "shop", "tom") // edits shop's Services, and reviews
 	services := e.kube.CoreV1().Services("shop")
 
-	web, err := services.Create(testkit.Context(t), shopService("web", nil), metav1.CreateOptions{})
+	// web's nodes are a selection of its own, so that its pool is idle
+	// once web is handed over.
+	web, err := services.Create(testkit.Context(t), shopService("web", map[string]string{
+		string(annotations.LBNodeSelector): "topology.kubernetes.io/zone=ex-west-1a"}), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	cert := simtest.NewCert(t, simtest.CertOptions{CommonName: "secure.example.test"})
 	_, err = e.kube.CoreV1().Secrets("shop").Create(testkit.Context(t), tlsSecretObject("shop", "secure-tls", cert), metav1.CreateOptions{})
@@ -118,6 +121,23 @@ func TestHandOver(t *testing.T) {
 	}
 	if code := planExitCode(t, dirs["terraform"], "terraform", []string{"EXAMPLE_TOKEN=" + e.sim.Token}); code != 0 {
 		t.Fatalf("the team's plan after the hand-over exits %d, want 0", code)
+	}
+	// It still forwards to the controller's pool of its selection, which no
+	// Service selects now: the prune keeps that pool for it, and says so.
+	testkit.Eventually(t, 60*time.Second, "a TargetPoolKept event naming "+lb.ID, func() error {
+		l, err := e.kube.CoreV1().Events(namespace).List(testkit.Context(t), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range l.Items {
+			if ev.Reason == "TargetPoolKept" && strings.Contains(ev.Message, lb.ID) {
+				return nil
+			}
+		}
+		return errors.New("none yet")
+	})
+	if _, err := e.api.GetTargetPool(testkit.Context(t), kept.TargetPoolID); err != nil {
+		t.Fatalf("the pool the handed-over load balancer forwards to: %v", err)
 	}
 
 	// And back: the team's state lets go of it, the Service adopts it.
