@@ -238,7 +238,7 @@ type Record struct {
 	// controller that stops during the apply leaves it here, and the
 	// object's next plan records what became of it (Interrupted).
 	Applying *ApplyStart `json:"applying,omitempty"`
-	Drift   *Drift     `json:"drift,omitempty"`
+	Drift    *Drift      `json:"drift,omitempty"`
 	// Unapplied are who changed the object's inputs since its last apply
 	// (every plan since, superseded ones too): a change stays theirs
 	// however the plan that carries it was reached.
