@@ -182,11 +182,11 @@ func (l *loadBalancers) reportKeptPools(subj review.Subject, kept map[string][]s
 	}
 	klog.InfoS("target pools kept: no Service selects them, a load balancer still forwards to them", "pools", said)
 	l.board.Eventf(subj, v1.EventTypeNormal, "TargetPoolKept",
-		"Target pools no Service selects, kept while a load balancer the controller does not manage forwards to them: %s. "+
-			"Point that load balancer at its own targets or pool, and the next prune destroys them", said)
+		"Target pools no Service selects, kept while a load balancer still forwards to them (one handed over to "+
+			"your Terraform, or one moving to another pool): %s. Once none does, the next prune destroys them", said)
 }
 
-// selectionName is a node selection for people: "every node" for none.
+// selectionName is a node selection for people: "every node's" for none.
 func selectionName(sel string) string {
 	if sel == "" {
 		return "every node's"

@@ -162,9 +162,9 @@ func (e *Engine) rereadPools() bool {
 
 // PruneTargetPools destroys the pools of the selections not in inUse, in
 // one plan and apply of the pools under rv (the others as members
-// decides), and returns them. A pool a load balancer still uses cannot be
-// destroyed (the cloud refuses it): the apply fails, and a later prune
-// tries again.
+// decides), and says which. A pool a load balancer still forwards to is
+// kept, as Options.PoolUsers tells; without it the cloud refuses that
+// destroy, the apply fails, and a later prune tries again.
 func (e *Engine) PruneTargetPools(ctx context.Context, inUse []string, members PoolMembers, rv Review) (Prune, *Outcome, error) {
 	if err := e.seedSelections(ctx); err != nil {
 		return Prune{}, &Outcome{Policy: rv.Policy}, err
@@ -202,8 +202,8 @@ type Prune struct {
 }
 
 // keepUsedPools moves from idle to keep the selections whose pools a load
-// balancer still uses (Options.PoolUsers).
-func (e *Engine) keepUsedPools(ctx context.Context, keep, idle []string) (k, i []string, kept map[string][]string, err error) {
+// balancer still uses (Options.PoolUsers), and says for which ones.
+func (e *Engine) keepUsedPools(ctx context.Context, keep, idle []string) ([]string, []string, map[string][]string, error) {
 	tags := map[string]map[string]string{}
 	for _, sel := range idle {
 		tags[sel] = renderer.PoolTags(sel, e.render)
@@ -212,19 +212,22 @@ func (e *Engine) keepUsedPools(ctx context.Context, keep, idle []string) (k, i [
 	if err != nil {
 		return keep, idle, nil, fmt.Errorf("target pools: which load balancers use the idle pools: %w", err)
 	}
+	var still []string
+	var kept map[string][]string
 	for _, sel := range idle {
-		if lbs := users[sel]; len(lbs) > 0 {
-			if kept == nil {
-				kept = map[string][]string{}
-			}
-			kept[sel] = lbs
-			keep = append(keep, sel)
-		} else {
-			i = append(i, sel)
+		lbs := users[sel]
+		if len(lbs) == 0 {
+			still = append(still, sel)
+			continue
 		}
+		if kept == nil {
+			kept = map[string][]string{}
+		}
+		kept[sel] = lbs
+		keep = append(keep, sel)
 	}
 	slices.Sort(keep)
-	return keep, i, kept, nil
+	return keep, still, kept, nil
 }
 
 // applyPools converges the pools' workspace to pools.
