@@ -17,12 +17,14 @@ import (
 )
 
 // TestApplyStarting: the line written before an apply names the
-// approvers, or the controller under auto.
+// approvers, or the controller under auto; an apply that starts while an
+// earlier one of another plan never reported records that one interrupted
+// first (interrupted.go).
 func TestApplyStarting(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	p := planAt(t, "plan-aaaaaaaaaaaa", 1, time.Now())
 	d := planAt(t, "plan-dddddddddddd", 0, time.Now())
-	d.Destroy = true
+	d.Destroy, d.HasChanges, d.Summary.Remove = true, true, 1
 	f.applyStarting(t.Context(), webSubject(records.KindChange), annotations.ApplyAuto, p, nil)
 	f.applyStarting(t.Context(), webSubject(records.KindChange), annotations.ApplyManual, p, []string{"alice", "bob"})
 	f.applyStarting(t.Context(), webSubject(records.KindDestroy), annotations.ApplyManual, d, []string{"alice"})
@@ -30,6 +32,7 @@ func TestApplyStarting(t *testing.T) {
 	checkAudit(t, lines, web.String(), []wantAudit{
 		{action: "apply", actor: self, outcome: "started", planID: p.ID},
 		{action: "apply", actor: "alice, bob", outcome: "started", planID: p.ID},
+		{action: "apply", actor: self, outcome: "interrupted", planID: p.ID, has: "plan " + d.ID + " found changes left to make"},
 		{action: "destroy", actor: "alice", outcome: "started", planID: d.ID},
 	})
 	if lines[1].Policy != "manual" || lines[1].Workspace != webWS {

@@ -30,7 +30,11 @@ func (b *Board) recordApplyStart(ctx context.Context, s Subject, pol annotations
 		return
 	}
 	at := now()
+	var interrupted *records.Plan
 	_, err := b.store.Update(ctx, p.Workspace, func(r *records.Record) error {
+		// An earlier apply still under way is over: this one planned, so
+		// it holds the state lock.
+		interrupted = settleApplying(r, &engine.Outcome{Planned: p}, at)
 		r.Object, r.Workspace, r.Policy = s.ref, p.Workspace, string(pol)
 		rp := records.Plan{ID: p.ID, Kind: kindOf(s, p), HCLHash: p.Hash, Summary: p.Summary, Policy: string(pol), PlannedAt: p.Created}
 		if had := r.Find(p.ID); had != nil {
@@ -46,14 +50,18 @@ func (b *Board) recordApplyStart(ctx context.Context, s Subject, pol annotations
 	})
 	if err != nil {
 		klog.ErrorS(err, "cannot record the start of an apply", "object", s.String(), "workspace", p.Workspace, "plan", p.ID)
+		return
+	}
+	if interrupted != nil {
+		b.reportInterrupted(s, &engine.Outcome{Policy: pol, Workspace: p.Workspace}, interrupted)
 	}
 }
 
 // settleApplying ends r's apply under way: this reconcile decided its
-// plan (applied or failed), or made a plan of its own, which it could
-// only with the state lock free, so that apply is over and is recorded
-// Interrupted, with what the new plan found. It returns the interrupted
-// plan's entry, nil if none.
+// plan (applied or failed), or made a plan of its own (out.Planned; also
+// the start of the next apply), which it could only with the state lock
+// free, so that apply is over and is recorded Interrupted, with what the
+// new plan found. It returns the interrupted plan's entry, nil if none.
 func settleApplying(r *records.Record, out *engine.Outcome, now time.Time) *records.Plan {
 	a := r.Applying
 	if a == nil {

@@ -67,13 +67,15 @@ func TestInterruptedApply(t *testing.T) {
 				t.Fatalf("record %+v; want p2 still under way", r)
 			}
 
-			// The next plan settles it.
+			// The next plan settles it: at the start of its apply when it
+			// has changes, else at its report.
 			p3 := planAt(t, "plan-333333333333", tc.changes, t0.Add(2*time.Minute))
 			out := &engine.Outcome{Policy: auto, Workspace: webWS, Planned: p3}
+			f.takeEvents()
 			if tc.changes > 0 {
 				out = applied(p3)
+				start(t, f, p3)
 			}
-			f.takeEvents()
 			f.Report(t.Context(), webSubject(records.KindChange), out, nil)
 			r := f.get(t, webWS)
 			var got []string

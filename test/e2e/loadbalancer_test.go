@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/records"
 )
 
 // lbService is a LoadBalancer Service in namespace default.
@@ -235,10 +236,25 @@ func TestCrashMidApplyConverges(t *testing.T) {
 		}
 		return nil
 	})
+	r := e.recordOf(t, "default", "crash")
+	if r == nil || r.Applying == nil {
+		t.Fatalf("the record during the apply: %+v; want the apply under way", r)
+	}
+	cut := r.Applying.Plan.ID
 	e.killCCM(e.ccm)
 	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
 	e.startCCM()
 	svc := e.waitIngress("crash", 90*time.Second)
+	// The apply the kill cut short is on record: the restarted
+	// controller's plan settles it (docs/review.md#an-apply-cut-short).
+	if r := e.recordOf(t, "default", "crash"); r.Applying != nil || r.Find(cut) == nil || r.Find(cut).Outcome != records.Interrupted {
+		t.Fatalf("the record after the restart: %+v", r)
+	}
+	if !slices.ContainsFunc(e.auditEntries(t), func(a auditEntry) bool {
+		return a.Action == "apply" && a.Outcome == "interrupted" && a.PlanID == cut
+	}) {
+		t.Fatalf("no audit line of %s interrupted", cut)
+	}
 	all, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	testkit.Must(t, err)
 	if len(all) != 1 || all[0].IPv4 != svc.Status.LoadBalancer.Ingress[0].IP {
