@@ -23,8 +23,9 @@ import (
 // what became of it.
 
 // recordApplyStart writes plan p into s's record as the apply under way,
-// and clears the last apply, before the apply starts. Failing to write is
-// logged: the audit line of the start is written already.
+// and clears the last apply, before the apply starts; an earlier apply
+// still under way is settled first. Failing to write is logged, and the
+// apply goes on: the audit line of its start is written after this.
 func (b *Board) recordApplyStart(ctx context.Context, s Subject, pol annotations.ApplyPolicy, p *engine.Plan) {
 	if b.store == nil {
 		return
