@@ -440,28 +440,11 @@ func proxies(in *annotations.Service) bool {
 // forward to the pool tagged with each set of tags, by selection.
 func poolUsers(api *exampleapi.Client, cfg *cloudconfig.Config) func(context.Context, map[string]map[string]string) (map[string][]string, error) {
 	return func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error) {
-		tps, err := api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Region: cfg.Region})
+		users, err := api.PoolUsers(ctx, cfg.Region, pools)
 		if err != nil {
-			return nil, fmt.Errorf("list the target pools: %w", err)
+			return nil, fmt.Errorf("look for the load balancers using the target pools: %w", err)
 		}
-		lbs, err := api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Region: cfg.Region})
-		if err != nil {
-			return nil, fmt.Errorf("list the load balancers using the target pools: %w", err)
-		}
-		out := map[string][]string{}
-		for sel, tags := range pools {
-			for _, tp := range tps {
-				if !exampleapi.HasTags(tp.Tags, tags) {
-					continue
-				}
-				for _, lb := range lbs {
-					if lb.UsesPool(tp.ID) {
-						out[sel] = append(out[sel], lb.ID)
-					}
-				}
-			}
-		}
-		return out, nil
+		return users, nil
 	}
 }
 

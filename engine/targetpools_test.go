@@ -156,22 +156,7 @@ func TestPruneTargetPools(t *testing.T) {
 	// ccm asks), a prune keeps that pool and runs nothing: a load
 	// balancer handed over keeps the pool it was applied with.
 	users := f.engine(t, 2, engine.Options{PoolUsers: func(ctx context.Context, pools map[string]map[string]string) (map[string][]string, error) {
-		tps, err := f.api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
-		if err != nil {
-			return nil, err
-		}
-		lbs, err := f.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{})
-		out := map[string][]string{}
-		for sel, tags := range pools {
-			for _, tp := range tps {
-				for _, lb := range lbs {
-					if exampleapi.HasTags(tp.Tags, tags) && lb.UsesPool(tp.ID) {
-						out[sel] = append(out[sel], lb.ID)
-					}
-				}
-			}
-		}
-		return out, err
+		return f.api.PoolUsers(ctx, "", pools)
 	}})
 	pr, out, err := users.PruneTargetPools(testkit.Context(t), []string{"role=ingress"}, users.NodesOf(nodes), auto)
 	if err != nil || out != nil || pr.Destroyed != nil || len(pr.Kept[""]) != 1 || !strings.HasPrefix(pr.Kept[""][0], "lb-") {

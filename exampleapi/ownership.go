@@ -89,6 +89,34 @@ func (c *Client) StrayCertificates(ctx context.Context, region string, owner map
 	return slices.DeleteFunc(certs, func(c Certificate) bool { return served[c.ID] }), nil
 }
 
+// PoolUsers are, for each key of pools, the load balancers of region that
+// forward to a target pool whose tags hold every one of its tags: what
+// keeps the cloud from deleting that pool.
+func (c *Client) PoolUsers(ctx context.Context, region string, pools map[string]map[string]string) (map[string][]string, error) {
+	tps, err := c.ListTargetPools(ctx, TargetPoolFilter{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	lbs, err := c.ListLoadBalancers(ctx, LoadBalancerFilter{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for key, tags := range pools {
+		for _, tp := range tps {
+			if !HasTags(tp.Tags, tags) {
+				continue
+			}
+			for _, lb := range lbs {
+				if lb.UsesPool(tp.ID) {
+					out[key] = append(out[key], lb.ID)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // HasTags tells whether tags holds every one of want, with its value.
 func HasTags(tags, want map[string]string) bool {
 	for k, v := range want {

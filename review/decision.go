@@ -67,7 +67,7 @@ func (b *Board) planContributors(ctx context.Context, s Subject, p *engine.Plan)
 
 // applyStarting writes the audit line of an apply, and the apply into the
 // object's record, before it starts: a crash during the apply cannot lose
-// either (records.go: recordApplyStart).
+// either (interrupted.go: recordApplyStart).
 func (b *Board) applyStarting(ctx context.Context, s Subject, pol annotations.ApplyPolicy, p *engine.Plan, approvers []string) {
 	action, actor := audit.ActionApply, b.self
 	if p.Destroy {
