@@ -7,6 +7,7 @@
 #   K8S_VERSION=v1.34.1 hack/control-plane.sh      # another API server (make test-skew)
 #   K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler" hack/control-plane.sh
 #                                                  # the components a Gateway conformance run needs
+#   hack/control-plane.sh --module-dir             # the throwaway module they are built in (hack/kwok.sh)
 #
 # Cold: ~8 min on 2 cores (most of it compiling kube-apiserver; each further
 # component ~5 min); cached: instant.
@@ -20,6 +21,11 @@ ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CACHE_DIR=${CACHE_DIR:-$HOME/.cache/cloud-provider-example}
 out=$CACHE_DIR/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION
 say() { echo "control-plane: $*" >&2; }
+work=$CACHE_DIR/control-plane/build
+if [[ ${1:-} == --module-dir ]]; then
+	echo "$work/k8s-$K8S_VERSION"
+	exit 0
+fi
 
 missing() {
 	local c
@@ -32,9 +38,7 @@ if ! missing; then
 	echo "$out"
 	exit 0
 fi
-mkdir -p "$out"
-work=$CACHE_DIR/control-plane/build
-mkdir -p "$work"
+mkdir -p "$out" "$work"
 export GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local
 staging=${K8S_VERSION/v1./v0.}
 

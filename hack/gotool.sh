@@ -9,6 +9,9 @@
 #
 # Progress goes to stderr; the binary's path is the only line on stdout.
 # Cached: instant. CACHE_DIR overrides ~/.cache/cloud-provider-example.
+# GOTOOL_SEED names a module whose go.mod and go.sum the throwaway one
+# starts from: the tool is then built with the library versions that module
+# resolved, and shares their compiled packages with what it built.
 set -euo pipefail
 
 if [[ $# -lt 4 ]]; then
@@ -29,7 +32,13 @@ mkdir -p "$work" "$(dirname "$out")"
 cd "$work"
 export GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local
 rm -f go.mod go.sum
-go mod init "throwaway/$name" >/dev/null 2>&1
+if [[ -n ${GOTOOL_SEED:-} && -f $GOTOOL_SEED/go.sum ]]; then
+	say "starting from the library versions of $GOTOOL_SEED"
+	cp "$GOTOOL_SEED/go.mod" "$GOTOOL_SEED/go.sum" .
+	go mod edit -module="throwaway/$name"
+else
+	go mod init "throwaway/$name" >/dev/null 2>&1
+fi
 say "downloading $module@$version and its dependencies"
 # go get lists every module it adds; the downloads are the progress.
 go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2

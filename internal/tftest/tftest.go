@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -147,10 +146,25 @@ func setup() {
 	}
 }
 
-// RepoRoot is the repository's top directory.
+// RepoRoot is the repository's top directory: the nearest directory
+// holding go.mod above the working directory, which go test sets to the
+// package's own. Not this file's path from runtime.Caller: make test builds
+// with -trimpath, which leaves it an import path.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("tftest: working directory: " + err.Error())
+	}
+	for start := dir; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("tftest: no go.mod above " + start)
+		}
+		dir = parent
+	}
 }
 
 func buildMirror() (string, error) {
