@@ -81,17 +81,20 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 #
 # The e2e package is named first so that go test builds and starts it
 # first: it is the longest, and the other packages run beside it. make lint
-# runs beside the tests too, in the CPU the end-to-end tests leave idle
-# while they wait on the cloud and the API server (on a cold machine it
-# builds golangci-lint there first, which no test needs); its output
-# follows the tests' summary, and its failure fails the run. (Building the
-# tools in parallel was measured and gained nothing: they are CPU-bound.)
+# runs beside the tests too, niced, so that it takes the CPU the end-to-end
+# tests leave idle while they wait on the cloud and the API server, not the
+# CPU they need (on a cold machine it builds golangci-lint there first,
+# which no test needs, then lints with a cold cache: over 14 minutes beside
+# the tests in all); its output follows the tests' summary, and its failure
+# fails the run.
+# (Building the tools in parallel was measured and gained nothing: they are
+# CPU-bound.)
 test: prerequisites build provider control-plane workloads helm versitygw tofu chromium ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
 	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
 	@echo "make lint: runs beside the tests (golangci-lint built first if it is not cached); its output follows their summary"
 	@set -o pipefail; \
-	$(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
+	nice -n 19 $(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
 	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) \
 		$(GO) test -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary; tests=$$?; \
 	wait $$lint; linted=$$?; \

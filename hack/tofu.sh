@@ -39,10 +39,11 @@ mkdir -p "$(dirname "$work")" "$(dirname "$out")"
 cp -r "$dir" "$work"
 chmod -R u+w "$work"
 cd "$work"
-say "downloading dependencies"
-go mod download >&2
 SECONDS=0
-say "compiling $module/cmd/tofu (cold: several minutes on 2 cores)"
+# go build downloads the modules cmd/tofu's packages need (212 of the 567
+# in OpenTofu's graph); go mod download fetched what every package and test
+# of the module needs, 51 s of a cold run.
+say "downloading what cmd/tofu needs and compiling it (cold: several minutes on 2 cores)"
 go build -trimpath -ldflags "-s -w -X $module/version.dev=no" -o "$out.tmp" ./cmd/tofu
 mv "$out.tmp" "$out"
 say "built in ${SECONDS}s: $out"

@@ -311,6 +311,17 @@ func (r *Record) Latest() *Plan {
 	return &r.Plans[0]
 }
 
+// Awaiting is the plans awaiting approval, newest first.
+func (r *Record) Awaiting() []*Plan {
+	var out []*Plan
+	for i := range r.Plans {
+		if r.Plans[i].Outcome == AwaitingApproval {
+			out = append(out, &r.Plans[i])
+		}
+	}
+	return out
+}
+
 // Find returns the plan with id, or nil.
 func (r *Record) Find(id string) *Plan {
 	for i := range r.Plans {

@@ -153,26 +153,15 @@ func (c *cache) reread(ctx context.Context) {
 
 // put sets workspace ws's record (nil: it is gone); c.mu is held.
 func (c *cache) put(ws string, r *records.Record) {
-	c.awaiting -= awaitingIn(c.byWS[ws])
+	if old := c.byWS[ws]; old != nil {
+		c.awaiting -= len(old.Awaiting())
+	}
 	if r == nil {
 		delete(c.byWS, ws)
 		return
 	}
 	c.byWS[ws] = r
-	c.awaiting += awaitingIn(r)
-}
-
-func awaitingIn(r *records.Record) int {
-	if r == nil {
-		return 0
-	}
-	n := 0
-	for i := range r.Plans {
-		if r.Plans[i].Outcome == records.AwaitingApproval {
-			n++
-		}
-	}
-	return n
+	c.awaiting += len(r.Awaiting())
 }
 
 // queued counts the plans awaiting approval.

@@ -25,10 +25,8 @@ type QueueItem struct {
 func Queue(all []*records.Record) []QueueItem {
 	var out []QueueItem
 	for _, r := range all {
-		for i := range r.Plans {
-			if p := &r.Plans[i]; p.Outcome == records.AwaitingApproval {
-				out = append(out, QueueItem{Workspace: r.Workspace, Object: r.Object, Record: r, Plan: p, Have: len(p.Approvers()), Need: r.Required()})
-			}
+		for _, p := range r.Awaiting() {
+			out = append(out, QueueItem{Workspace: r.Workspace, Object: r.Object, Record: r, Plan: p, Have: len(p.Approvers()), Need: r.Required()})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b QueueItem) int {
