@@ -411,13 +411,24 @@ func (e *env) sampleCCM(t testing.TB) sample {
 	page, err := e.scrape(t)
 	testkit.Must(t, err)
 	s.entries = memoryEntries(page)
-	gr := e.debugGet(t, "/debug/pprof/goroutine?debug=1")
-	first, _, _ := strings.Cut(gr, "\n")
-	n, err := strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
-	if err != nil {
-		t.Fatalf("goroutine profile: %q", first)
+	// The fewest goroutines of three looks, 200 ms apart: a leaked one is
+	// in every look, one serving a request in flight (an event's post, a
+	// plugin stream) only in some. With one look each, a short soak read
+	// 194 at warm-up and 197 at its end, over the bound.
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		gr := e.debugGet(t, "/debug/pprof/goroutine?debug=1")
+		first, _, _ := strings.Cut(gr, "\n")
+		n, err := strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
+		if err != nil {
+			t.Fatalf("goroutine profile: %q", first)
+		}
+		if i == 0 || float64(n) < s.goroutines {
+			s.goroutines = float64(n)
+		}
 	}
-	s.goroutines = float64(n)
 	return s
 }
 
