@@ -69,6 +69,19 @@ func (e *env) awaitingPlanIn(ns, name string, seen ...string) string {
 	return id
 }
 
+// awaitedIn is every plan of ns/name that an AwaitingApproval event has
+// named so far: awaitingPlanIn(ns, name, awaitedIn(ns, name)...) then
+// waits for a plan the next change causes.
+func (e *env) awaitedIn(ns, name string) []string {
+	var ids []string
+	for _, ev := range e.eventsIn(ns, name, "AwaitingApproval") {
+		if id := planIDRE.FindString(ev.Message); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 func contains(l []string, s string) bool {
 	for _, x := range l {
 		if x == s {
