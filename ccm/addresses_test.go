@@ -159,3 +159,39 @@ func TestWithAddress(t *testing.T) {
 		t.Fatalf("status %+v (given %+v)", got.Ingress, st.Ingress)
 	}
 }
+
+// A move of an address is decided under the stricter of the cluster's
+// policy, every claim's and the policy of the Service letting go of it:
+// the holder's manual or plan-only holds the move, whatever the taker
+// asks; a holder whose annotations do not parse counts as manual.
+func TestMovePolicy(t *testing.T) {
+	svc := func(name, pol string) *annotations.Service {
+		ann := map[string]string{}
+		if pol != "" {
+			ann[string(annotations.LBApplyPolicy)] = pol
+		}
+		return annotations.Read(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: ann},
+			Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}})
+	}
+	green := []addressClaim{{in: svc("green", "")}}
+	for _, c := range []struct {
+		name    string
+		cluster annotations.ApplyPolicy
+		claims  []addressClaim
+		from    *annotations.Service
+		want    annotations.ApplyPolicy
+	}{
+		{"nobody lets go", annotations.ApplyAuto, green, nil, annotations.ApplyAuto},
+		{"an auto holder lets go", annotations.ApplyAuto, green, svc("blue", ""), annotations.ApplyAuto},
+		{"a manual holder lets go", annotations.ApplyAuto, green, svc("blue", "manual"), annotations.ApplyManual},
+		{"a plan-only holder lets go", annotations.ApplyAuto, green, svc("blue", "plan-only"), annotations.ApplyPlanOnly},
+		{"a holder in error lets go", annotations.ApplyAuto, green, svc("blue", "sometimes"), annotations.ApplyManual},
+		{"a manual taker", annotations.ApplyAuto, []addressClaim{{in: svc("green", "manual")}}, svc("blue", ""), annotations.ApplyManual},
+		{"detached by a manual holder", annotations.ApplyAuto, nil, svc("blue", "manual"), annotations.ApplyManual},
+		{"the cluster's manual", annotations.ApplyManual, green, svc("blue", "auto"), annotations.ApplyManual},
+	} {
+		if got := movePolicy(c.cluster, c.claims, c.from); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}

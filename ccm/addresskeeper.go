@@ -153,8 +153,14 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 	if wait {
 		k.queue.AddAfter(key, provisioningRetry)
 	}
-	if attached != "" && handingOver(k.heldBy(ctx, attached)) {
-		return nil // it goes with the load balancer (handover.go)
+	var from *annotations.Service
+	if attached != "" {
+		if from, err = k.heldBy(ctx, attached); err != nil {
+			return err
+		}
+		if handsOver(from, ns) {
+			return nil // it goes with the load balancer (handover.go)
+		}
 	}
 	_, exists, err := l.engine.GetAddress(ctx, ns, name)
 	if err != nil {
@@ -176,13 +182,15 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 			return nil
 		}
 	}
-	return k.converge(ctx, key, ns, name, a, exists, taker, claims)
+	return k.converge(ctx, key, ns, name, a, exists, taker, claims, from)
 }
 
 // converge applies the address's workspace: held by taker's load
 // balancer (nil: detached), importing the cloud's address a when no
-// workspace of ours holds it yet.
-func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *exampleapi.Address, exists bool, taker *addressClaim, claims []addressClaim) error {
+// workspace of ours holds it yet; from is the Service whose load balancer
+// holds it now (nil: none, or none known).
+func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *exampleapi.Address, exists bool,
+	taker *addressClaim, claims []addressClaim, from *annotations.Service) error {
 	l := k.lb
 	addr := engine.AddressSpec{Namespace: ns, Name: name}
 	if a != nil {
@@ -192,7 +200,6 @@ func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *e
 		}
 	}
 	var takerIn *annotations.Service
-	pol := l.policy(annotations.LoadBalancer{})
 	if taker != nil {
 		takerIn = taker.in
 		addr.LoadBalancerID, addr.Holder = taker.lb.ID, objectref.Service(taker.in.Service).Describe()
@@ -200,14 +207,16 @@ func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *e
 	involved := make([]*annotations.Service, 0, len(claims)+1)
 	for _, c := range claims {
 		involved = append(involved, c.in)
-		pol = annotations.Stricter(pol, c.in.LB.ApplyPolicy)
 	}
-	if a != nil && a.LoadBalancerID != "" && (taker == nil || taker.lb.ID != a.LoadBalancerID) {
+	moving := a != nil && a.LoadBalancerID != "" && (taker == nil || taker.lb.ID != a.LoadBalancerID)
+	if !moving {
+		from = nil
+	}
+	if from != nil {
 		// The Service letting go caused the move as much as the taker.
-		if from := k.heldBy(ctx, a.LoadBalancerID); from != nil {
-			involved = append(involved, from)
-		}
+		involved = append(involved, from)
 	}
+	pol := movePolicy(l.policy(annotations.LoadBalancer{}), claims, from)
 	_, j, err := l.engine.RenderAddress(addr)
 	if err != nil {
 		return err
@@ -267,18 +276,45 @@ func (k *addressKeeper) claims(ctx context.Context, ns, name string, a *examplea
 	return out, nil
 }
 
+// movePolicy is the apply policy of an address's plan: the stricter of
+// the cluster's (cluster), of every Service asking for the address
+// (claims), and of the one letting go of it (from, nil for none): the
+// holder's manual or plan-only holds the move of its address as it holds
+// its own changes. A holder whose annotations cannot be read (it lets go
+// for that) counts as manual: its policy is not known, so a person
+// decides.
+func movePolicy(cluster annotations.ApplyPolicy, claims []addressClaim, from *annotations.Service) annotations.ApplyPolicy {
+	pol := cluster
+	for _, c := range claims {
+		pol = annotations.Stricter(pol, c.in.LB.ApplyPolicy)
+	}
+	switch {
+	case from == nil:
+	case from.Err != nil:
+		pol = annotations.Stricter(pol, annotations.ApplyManual)
+	default:
+		pol = annotations.Stricter(pol, from.LB.ApplyPolicy)
+	}
+	return pol
+}
+
 // heldBy is the Service (from the informer) whose load balancer lbID is,
-// nil when none is known.
-func (k *addressKeeper) heldBy(ctx context.Context, lbID string) *annotations.Service {
+// nil when none is known (a load balancer gone, or of no Service here);
+// an error when the cloud cannot tell: the move's review and the
+// hand-over's hands-off depend on it.
+func (k *addressKeeper) heldBy(ctx context.Context, lbID string) (*annotations.Service, error) {
 	lb, err := k.lb.api.GetLoadBalancer(ctx, lbID)
-	if err != nil {
-		return nil
+	switch {
+	case exampleapi.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read load balancer %s, which holds a reserved address: %w", lbID, err)
 	}
 	uid := lb.Tags[exampleapi.TagServiceUID]
 	for _, obj := range k.store.List() {
 		if svc, ok := obj.(*v1.Service); ok && uid != "" && string(svc.UID) == uid {
-			return annotations.Read(svc)
+			return annotations.Read(svc), nil
 		}
 	}
-	return nil
+	return nil, nil
 }

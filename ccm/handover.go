@@ -14,14 +14,19 @@ import (
 
 // A Service with deletion policy retain hands its load balancer over to a
 // team's own Terraform when it no longer needs it (docs/addresses.md): the
-// reserved address the load balancer holds goes with it. Its workspace is
-// forgotten first, under review like the load balancer's; the address
-// keeper leaves alone an address no workspace of ours holds and no Service
-// names, and meanwhile does not detach it (handingOver).
+// reserved address of its own namespace the load balancer holds goes with
+// it. Its workspace is forgotten first, under review like the load
+// balancer's; the address keeper leaves alone an address no workspace of
+// ours holds and no Service names, and meanwhile does not detach it
+// (handsOver). An address of another namespace, held through that
+// namespace's ReferenceGrant, is not the Service's to hand over: its
+// owner's workspace keeps it, and the keeper gives it back (detached, or
+// to the Service of the owner's choice waiting for it) once the Service
+// lets go of it, as it would after any Service letting go.
 
-// handOverAddress forgets the workspace of the reserved address in's load
-// balancer holds, when one of ours keeps it, under the Service's policy
-// (ann).
+// handOverAddress forgets the workspace of the reserved address of in's
+// namespace that in's load balancer holds, when one of ours keeps it,
+// under the Service's policy (ann).
 func (l *loadBalancers) handOverAddress(ctx context.Context, in *annotations.Service, ann annotations.LoadBalancer) error {
 	lb, exists, err := l.engine.GetLoadBalancer(ctx, in)
 	if err != nil || !exists {
@@ -32,13 +37,10 @@ func (l *loadBalancers) handOverAddress(ctx context.Context, in *annotations.Ser
 		return fmt.Errorf("list the reserved addresses: %w", err)
 	}
 	for _, a := range list {
-		if a.LoadBalancerID != lb.ID || a.Tags[exampleapi.TagClusterID] != l.cfg.ClusterID {
+		if !goesWith(a, lb.ID, l.cfg.ClusterID, in.Namespace) {
 			continue
 		}
-		ns, name, ok := addressOwner(addressWant{}, &a)
-		if !ok {
-			continue
-		}
+		ns, name := in.Namespace, a.Name
 		if _, held, err := l.engine.GetAddress(ctx, ns, name); err != nil || !held {
 			return err
 		}
@@ -56,8 +58,23 @@ func (l *loadBalancers) handOverAddress(ctx context.Context, in *annotations.Ser
 	return nil
 }
 
+// goesWith tells whether reserved address a goes with the hand-over of
+// load balancer lbID, a Service's of namespace ns: the load balancer holds
+// it, and it is this cluster's address of ns. One of another namespace,
+// held through that namespace's grant, stays its owner's.
+func goesWith(a exampleapi.Address, lbID, clusterID, ns string) bool {
+	return a.LoadBalancerID == lbID && a.Tags[exampleapi.TagClusterID] == clusterID && a.Tags[exampleapi.TagNamespace] == ns
+}
+
 // handingOver says whether svc hands its load balancer over now: it
 // retains it and no longer needs one (deleted, or of another type).
 func handingOver(in *annotations.Service) bool {
 	return in != nil && in.Retains() && (in.DeletionTimestamp != nil || in.Spec.Type != v1.ServiceTypeLoadBalancer)
+}
+
+// handsOver says whether the reserved address of namespace ns that holder
+// (nil: none known) holds goes with holder's load balancer now: holder
+// hands it over, and the address is of its own namespace.
+func handsOver(holder *annotations.Service, ns string) bool {
+	return handingOver(holder) && holder.Namespace == ns
 }

@@ -169,13 +169,8 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 // ensure is EnsureLoadBalancer, errRenewalLate left for the caller to
 // turn into a retry.
 func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1.Node) (_ *v1.LoadBalancerStatus, err error) {
-	switch {
-	case l.shards.late(svc):
-		return nil, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), errRenewalLate)
-	case !l.shards.ownsService(svc):
-		l.notOwned(ctx, svc, nodes)
-		// The service controller then does nothing: no event, no status.
-		return nil, cloudprovider.ImplementedElsewhere
+	if err := l.elsewhere(ctx, svc, nodes); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err == nil {
@@ -191,9 +186,17 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 	// rendered (docs/tenancy.md).
 	if err := l.refs.authorize(ctx, in); err != nil {
 		l.board.Failed(subj, err)
-		return nil, err
+		return nil, retryUnread(err)
 	}
 	if g := in.LB.Group; g.Name != "" {
+		if g.In(svc.Namespace).Namespace != svc.Namespace {
+			// A guest placed before its group's namespace's grants were
+			// first read (authorize waited for them) may be the group's
+			// replica's now (guestshards.go).
+			if err := l.elsewhere(ctx, svc, nodes); err != nil {
+				return nil, err
+			}
+		}
 		if in.LB.Address != "" || in.LB.AddressKeep {
 			err := fmt.Errorf("%s: a member of load balancer group %s serves on the group's address: a reserved address (%s, %s or spec.loadBalancerIP) is for a Service's own load balancer",
 				objectref.Service(svc).Describe(), g.In(svc.Namespace), annotations.LBAddress, annotations.LBAddressKeep)
@@ -231,7 +234,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 		fastPathSkips.Inc()
 	}
 	if out != nil && out.Applied != nil {
-		l.shards.applied(shardRef(svc))
+		l.shards.applied(l.shards.shardRef(svc))
 	}
 	if err == nil && lb != nil {
 		l.asked(objectref.Service(svc), in, poolID, lb)
@@ -254,6 +257,22 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, nodes []*v1
 // (the service controller of k8s.io/cloud-provider v0.36 wraps deletion
 // errors with %v, so it retries with its own backoff instead).
 const shardRetry = time.Minute
+
+// elsewhere is why svc is not this replica's to reconcile now: its
+// shard's renewal is late (errRenewalLate), or another replica holds it
+// (cloudprovider.ImplementedElsewhere, once this one did its part); nil
+// when it is this replica's.
+func (l *loadBalancers) elsewhere(ctx context.Context, svc *v1.Service, nodes []*v1.Node) error {
+	switch {
+	case l.shards.late(svc):
+		return fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), errRenewalLate)
+	case !l.shards.ownsService(svc):
+		l.notOwned(ctx, svc, nodes)
+		// The service controller then does nothing: no event, no status.
+		return cloudprovider.ImplementedElsewhere
+	}
+	return nil
+}
 
 // notOwned is the part this replica takes in a Service of a shard it
 // does not hold (it was queued before its shard moved, or it left a group

@@ -119,6 +119,9 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 		shards:    sh,
 	}
 	c.lb.shards = sh
+	if sh != nil {
+		sh.admits = c.lb.refs.admitsNow
+	}
 	c.trackMemory()
 	return c, nil
 }

@@ -145,6 +145,7 @@ func ignoreNotFound(err error) error {
 func (r *references) watchGrants(ctx context.Context, dyn dynamic.Interface) {
 	r.grants.start(ctx, dyn)
 	r.authorizer.Grants = r.grants.read
+	r.authorizer.GrantsNow = liveGrants(dyn) // unread.go
 }
 
 // authorize decides every reference svc's annotations make; annotations
@@ -179,6 +180,29 @@ func (r *references) consent(ctx context.Context, svc *v1.Service) error {
 	}
 	return r.authorizer.Authorize(ctx, objectref.Service(svc), groups)
 }
+
+// admitsNow tells whether group g (of another namespace) takes svc as a
+// member by the grants read so far: consent decided by the same rule,
+// without waiting for the grants' first list (the shard filter asks from
+// the informer's handlers, which must not block); until then nobody
+// consents.
+func (r *references) admitsNow(svc *v1.Service, g annotations.Group) bool {
+	if r == nil {
+		return false
+	}
+	refs := tenancy.References(svc, &annotations.LoadBalancer{Group: g})
+	return r.authorizer.Authorize(noWait, objectref.Service(svc), refs) == nil
+}
+
+// noWait is a context already done: a grants read under it answers from
+// what was read so far (grantWatch.read waits for the first list only
+// while its context lives), and any read from the API server fails at
+// once (nothing is asked of it: a refusal is the shards' answer then).
+var noWait = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // ttlCache keeps values by key for a while. A failed read is not kept:
 // the last value read stands in for it (a passing fault of the cloud or

@@ -68,7 +68,7 @@ func (s *shards) queueLengths(h holder) map[int]int {
 			continue
 		}
 		seen[svc.UID] = true
-		i := shardOfService(svc, h.Shards())
+		i := s.shardOfService(svc, h.Shards())
 		if _, held := out[i]; !held {
 			continue
 		}

@@ -36,6 +36,12 @@ type shards struct {
 	// services is every Service (the informer's store, unfiltered): a
 	// Service's group decides its shard.
 	services cache.Indexer
+	// admits tells whether group g of another namespace takes svc as a
+	// member by the grants read so far, without waiting (nil: nobody
+	// consents): a guest is sharded by its group's key only then.
+	admits func(svc *v1.Service, g annotations.Group) bool
+	// guests are where the guests were last placed (guestshards.go).
+	guests guestShards
 
 	// forget makes the engine forget the objects match says: those of the
 	// shards lost, and of the shards taken (read from their records).
@@ -81,14 +87,30 @@ const shardPrefix = shard.ControllerPrefix
 // the service controller again.
 const heldPoll = time.Second
 
-// shardRef is the object whose key decides svc's shard: its group (every
-// member of a group is one replica's) or itself.
-func shardRef(svc *v1.Service) objectref.Ref {
-	if g, err := annotations.ParseGroup(svc.Annotations); err == nil && g.Name != "" {
-		g = g.In(svc.Namespace)
-		return objectref.Group(g.Namespace, g.Name)
+// shardRef is the object whose key decides svc's shard: the group it
+// names once that group takes it as a member (every member of a group is
+// one replica's), else itself.
+func (s *shards) shardRef(svc *v1.Service) objectref.Ref {
+	ref, _ := s.place(svc)
+	return ref
+}
+
+// place is shardRef, and whether svc is a guest: it names a group of
+// another namespace. A guest is its group's only while that namespace's
+// consent, as read now, lets it in: naming a group it may not join (or
+// before the grants are read) it loads its own shard's replica, never the
+// group's (docs/tenancy.md, "Shards add no reference").
+func (s *shards) place(svc *v1.Service) (ref objectref.Ref, guest bool) {
+	g, err := annotations.ParseGroup(svc.Annotations)
+	if err != nil || g.Name == "" {
+		return objectref.Service(svc), false
 	}
-	return objectref.Service(svc)
+	g = g.In(svc.Namespace)
+	guest = g.Namespace != svc.Namespace
+	if guest && (s == nil || s.admits == nil || !s.admits(svc, g)) {
+		return objectref.Service(svc), true
+	}
+	return objectref.Group(g.Namespace, g.Name), guest
 }
 
 // owns tells whether this replica may plan and apply ref now (the
@@ -112,7 +134,7 @@ func (s *shards) has(ref objectref.Ref, in func(holder, string) bool) bool {
 		return s.leader.Load()
 	case objectref.KindService:
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {
-			ref = shardRef(svc)
+			ref = s.shardRef(svc)
 		}
 	}
 	h := s.holder()
@@ -123,14 +145,16 @@ func (s *shards) has(ref objectref.Ref, in func(holder, string) bool) bool {
 func (s *shards) shardOf(ref objectref.Ref) int {
 	if ref.Kind == objectref.KindService {
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {
-			ref = shardRef(svc)
+			ref = s.shardRef(svc)
 		}
 	}
 	return shard.Of(ref.Key(), s.holder().Shards())
 }
 
 // shardOfService is svc's shard of n (its group's, for a member).
-func shardOfService(svc *v1.Service, n int) int { return shard.Of(shardRef(svc).Key(), n) }
+func (s *shards) shardOfService(svc *v1.Service, n int) int {
+	return shard.Of(s.shardRef(svc).Key(), n)
+}
 
 // ownsService is owns of svc's shard.
 func (s *shards) ownsService(svc *v1.Service) bool {
@@ -138,7 +162,7 @@ func (s *shards) ownsService(svc *v1.Service) bool {
 		return true
 	}
 	h := s.holder()
-	return h != nil && h.OwnsKey(shardRef(svc).Key())
+	return h != nil && h.OwnsKey(s.shardRef(svc).Key())
 }
 
 // holdsService is holds of svc's shard.
@@ -147,7 +171,7 @@ func (s *shards) holdsService(svc *v1.Service) bool {
 		return true
 	}
 	h := s.holder()
-	return h != nil && h.HoldsKey(shardRef(svc).Key())
+	return h != nil && h.HoldsKey(s.shardRef(svc).Key())
 }
 
 // late tells whether svc's shard is held but not owned now: its Lease
@@ -180,13 +204,18 @@ func (s *shards) applied(ref objectref.Ref) {
 }
 
 // holdsObject is holdsService of an informer's object (a Service, or the
-// tombstone of one).
+// tombstone of one), as the service controller hears of it: where a
+// guest was placed is kept (guestShards).
 func (s *shards) holdsObject(obj any) bool {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	svc, ok := obj.(*v1.Service)
-	return ok && s.holdsService(svc)
+	h := s.holder()
+	if !ok || h == nil {
+		return false
+	}
+	return h.HoldsKey(s.heard(svc, h.Shards()).Key())
 }
 
 // watchHeld hands the service controller, every heldPoll until ctx ends,
@@ -197,6 +226,7 @@ func (s *shards) watchHeld(ctx context.Context) {
 	defer t.Stop()
 	for {
 		s.replayGained()
+		s.moveGuests(s.holder())
 		s.countQueues(s.holder())
 		select {
 		case <-ctx.Done():
@@ -248,7 +278,7 @@ func (s *shards) replayGained() {
 	n := 0
 	for _, obj := range s.services.List() {
 		svc, ok := obj.(*v1.Service)
-		if !ok || !slices.Contains(gained, shardOfService(svc, h.Shards())) {
+		if !ok || !slices.Contains(gained, s.shardOfService(svc, h.Shards())) {
 			continue
 		}
 		n++

@@ -72,6 +72,9 @@ func name(obj any) string {
 	return obj.(*v1.Service).Name
 }
 
+// noGrants places Services where no namespace consents to guests.
+var noGrants = &shards{}
+
 func shardedService(name, group string) *v1.Service {
 	s := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
 	if group != "" {
@@ -88,11 +91,11 @@ func TestShardsFilterAndReplay(t *testing.T) {
 	const n = 12
 	a, b := shardedService("a", ""), shardedService("b", "")
 	member := shardedService("m", "front")
-	sa, sb := shard.Of(shardRef(a).Key(), n), shard.Of(shardRef(b).Key(), n)
+	sa, sb := shard.Of(noGrants.shardRef(a).Key(), n), shard.Of(noGrants.shardRef(b).Key(), n)
 	if sa == sb {
 		t.Fatal("pick names in different shards")
 	}
-	if got, want := shardRef(member), objectref.Group("shop", "front"); got != want {
+	if got, want := noGrants.shardRef(member), objectref.Group("shop", "front"); got != want {
 		t.Fatalf("a member's shard object is %v, want its group %v", got, want)
 	}
 	h := &heldShards{n: n, held: []int{sa}}
@@ -201,11 +204,11 @@ func TestShardQueueLengths(t *testing.T) {
 	}
 	a, b, other := lb("a"), lb("b"), lb("c")
 	clusterIP := shardedService("internal", "")
-	sa := shard.Of(shardRef(a).Key(), n)
+	sa := shard.Of(noGrants.shardRef(a).Key(), n)
 	// b and internal in a's shard, c in another.
 	for _, svc := range []*v1.Service{b, other, clusterIP} {
 		base := svc.Name
-		for k := 0; shard.Of(shardRef(svc).Key(), n) == sa == (svc == other); k++ {
+		for k := 0; shard.Of(noGrants.shardRef(svc).Key(), n) == sa == (svc == other); k++ {
 			svc.Name = base + "-" + strconv.Itoa(k)
 		}
 	}

@@ -426,6 +426,7 @@ func (c *Config) defaults() {
 	}
 	c.Webhook.defaults()
 	c.Sharding.defaults()
+	c.GatewayAPI.defaults()
 	if c.Review.Keep == 0 {
 		c.Review.Keep = 10
 	}
@@ -521,6 +522,7 @@ func (c *Config) Validate() error {
 		bad("loadBalancer.addresses.maxPerNamespace", "must not be negative")
 	}
 	c.Sharding.validate(bad)
+	c.GatewayAPI.validate(bad)
 	if c.Review.Keep < 1 {
 		bad("review.keep", "must be at least 1")
 	}

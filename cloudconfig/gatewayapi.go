@@ -1,5 +1,10 @@
 package cloudconfig
 
+import (
+	"cmp"
+	"time"
+)
+
 // GatewayAPIConfig turns on the Gateway API front-end
 // (docs/gateway-api.md): the controller named gateway, run by the leader,
 // serves the GatewayClasses whose controllerName is
@@ -7,4 +12,26 @@ package cloudconfig
 // chart's gatewayAPI RBAC.
 type GatewayAPIConfig struct {
 	Enabled bool `json:"enabled,omitempty"`
+	// HostnameClaimGrace is how long a host name or TCP/UDP listener a
+	// namespace holds on a shared Gateway stays its once no route of it
+	// serves it (default 15m, 0s to 24h): a route deleted and created
+	// again (a redeploy, kubectl replace --force) finds it still its own.
+	HostnameClaimGrace *Duration `json:"hostnameClaimGrace,omitempty"`
+}
+
+// DefaultHostnameClaimGrace is gatewayAPI.hostnameClaimGrace's default:
+// longer than a redeploy, short enough that a name given up is free the
+// same hour.
+const DefaultHostnameClaimGrace = 15 * time.Minute
+
+func (g *GatewayAPIConfig) defaults() {
+	if g.HostnameClaimGrace == nil {
+		g.HostnameClaimGrace = &Duration{Duration: DefaultHostnameClaimGrace}
+	}
+}
+
+func (g *GatewayAPIConfig) validate(bad func(field, format string, args ...any)) {
+	if d := g.HostnameClaimGrace; d != nil && (d.invalid != "" || d.Duration > 24*time.Hour) {
+		bad("gatewayAPI.hostnameClaimGrace", "%q: want a duration from 0s to 24h", cmp.Or(d.invalid, d.String()))
+	}
 }

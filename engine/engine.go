@@ -16,7 +16,9 @@
 // Files: reconcile.go converges one object (fast path, plan, decision,
 // apply of an approved plan); load.go is what a reconcile first reads
 // (its state's migration, the plan store, a plan kept by an earlier
-// process); review.go is the contract with the caller (Review, Approval,
+// process); waiting.go keeps a plan made again with the id of the one
+// waiting the time it was first made (approvals made for it count);
+// review.go is the contract with the caller (Review, Approval,
 // Outcome, the errors) and the policy rules' view of a plan;
 // objects.go the engine's memory of each object (and converge, which keeps
 // it around a reconcile). Each kind of object has

@@ -28,8 +28,13 @@ func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job
 		return nil, runner.Job{}, err
 	}
 	// Owned by the Gateway's uid, like a Service's workspace by its uid:
-	// a Gateway created again under its name is a new owner.
-	return m, job(tg, m, g.UID), nil
+	// a Gateway created again under its name is a new owner. Its
+	// operations take the fair share of the Gateway's namespace: many
+	// namespaces' routes change one Gateway, and its one workspace holds
+	// one slot at a time whatever they do.
+	j := job(tg, m, g.UID)
+	j.Share = g.Namespace
+	return m, j, nil
 }
 
 // ReconcileGateway converges the Gateway's load balancer to g under rv
@@ -113,12 +118,16 @@ func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
 
 // PreviewGateway plans g as ReconcileGateway would, speculatively (no
 // state lock, no state, no record, no plan kept), and the policy rules
-// that would match the plan, for obj; like PreviewLoadBalancer.
-func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+// that would match the plan, for obj; like PreviewLoadBalancer. The plan
+// waits for a terraform slot in the fair share of editor, the namespace
+// whose edit (a route's, the Gateway's) it previews: a namespace
+// previewing in a loop spends its own turn, not the Gateway's.
+func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, obj policy.Object, editor string) (*runner.Speculation, []policy.Verdict, error) {
 	j, err := e.keyedGatewayJob(g, keys)
 	if err != nil {
 		return nil, nil, err
 	}
+	j.Share = editor
 	sp, verdicts, err := e.speculate(ctx, j, obj)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview %s: %w", g.Ref().Describe(), err)

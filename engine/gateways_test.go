@@ -76,3 +76,15 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 		t.Errorf("after removal: exists %v, %v", exists, err)
 	}
 }
+
+// A Gateway's operations wait for terraform slots in its namespace's fair
+// share, not the cluster's (the route set's and the pools'): routes of
+// many namespaces change it, and its one workspace runs one at a time.
+func TestGatewayFairShare(t *testing.T) {
+	f := newFixture(t, 1)
+	_, j, err := f.eng.RenderGateway(renderer.Gateway{Namespace: "infra", Name: "gw", UID: "uid-gw", Listeners: []renderer.GatewayListener{{Protocol: "http", Port: 80}}})
+	testkit.Must(t, err)
+	if j.Share != "infra" {
+		t.Errorf("a Gateway's job shares %q, want its namespace infra", j.Share)
+	}
+}

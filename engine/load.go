@@ -122,22 +122,27 @@ func (e *Engine) pendingFor(ctx context.Context, ref objectref.Ref, j runner.Job
 		e.objects.with(ref, func(o *object) { o.kept = nil }) // used
 	}
 	if pend != nil && (pend.plan.Hash != j.Hash || pend.plan.Destroy != destroy) {
-		out.Superseded = e.dropPending(ref)
-		if out.Superseded == nil { // restored and superseded at once
-			out.Superseded = pend.plan
-		}
+		// Planned again: the plan made tells whether it is this one
+		// (the same changes: it keeps waiting) or supersedes it (keep).
+		e.dropPending(ref)
 		return nil, nil
 	}
 	return pend, nil
 }
 
 // restore brings back the plan an earlier controller process left
-// waiting, when it is still the plan of j. A plan of other inputs is only
-// reported superseded: restoring it would cost an init for nothing.
+// waiting, when it is still the plan of j, with the time it was first
+// made (the record's PlannedAt). A plan of other inputs is not restored
+// (an init for nothing): it waits by id and time only, until the next
+// plan tells whether it is the same (keep).
 func (e *Engine) restore(ctx context.Context, ref objectref.Ref, j runner.Job, destroy bool, sp *StoredPlan, out *Outcome) *pending {
 	if sp.Plan.Hash != j.Hash || sp.Plan.Destroy != destroy {
 		stale := sp.Plan
-		out.Superseded = &stale
+		e.objects.with(ref, func(o *object) {
+			if o.waiting == nil {
+				o.waiting = &stale
+			}
+		})
 		return nil
 	}
 	p, err := e.runner.RestorePlan(ctx, j, sp.Plan, sp.Data)
@@ -148,7 +153,7 @@ func (e *Engine) restore(ctx context.Context, ref objectref.Ref, j runner.Job, d
 	pend := &pending{plan: p, verdicts: sp.Verdicts}
 	e.objects.with(ref, func(o *object) {
 		if o.pending == nil {
-			o.pending = pend
+			o.pending, o.waiting = pend, waitingOf(p)
 		}
 	})
 	out.Restored = true

@@ -35,6 +35,10 @@ type object struct {
 	review Review
 	// pending is the plan waiting for a decision, if any.
 	pending *pending
+	// waiting is the plan that waits for a decision as it was first made
+	// (waiting.go): kept when pending's file is dropped, until a plan of
+	// another id supersedes it or the object is as its inputs say.
+	waiting *runner.Plan
 	// looked: the plan store was asked what it keeps (once per process;
 	// later the engine's memory knows more); kept is its answer until a
 	// reconcile used it.

@@ -49,7 +49,7 @@ func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job,
 			// A drift correction of these inputs may still wait; any
 			// other pending plan is moot.
 			if cur, _ := e.objects.get(ref); cur.pending == nil || cur.pending.plan.Hash != j.Hash || cur.pending.plan.Destroy {
-				out.Superseded = e.dropPending(ref)
+				out.Superseded = e.settle(ref, nil)
 				out.Result = res
 				return out, nil
 			}
@@ -74,7 +74,8 @@ func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job,
 		}
 		if pend == nil && !o.destroy && kept != nil {
 			if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
-				out.Result = res // applied before this process started
+				out.Superseded = e.settle(ref, nil) // a plan kept of other inputs
+				out.Result = res                    // applied before this process started
 				return out, nil
 			}
 		}
@@ -139,6 +140,9 @@ func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv R
 				out.Applied = res.Plan
 			}
 		}
+		if w := e.settle(ref, out.Applied); w != nil {
+			out.Superseded = w
+		}
 		return nil, nil
 	}
 	p := res.Plan
@@ -147,13 +151,9 @@ func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv R
 		return nil, err
 	}
 	pend := &pending{plan: p, verdicts: verdicts}
-	e.objects.with(ref, func(ob *object) {
-		if ob.pending != nil && ob.pending.plan != p {
-			out.Superseded = ob.pending.plan
-			e.runner.Discard(ob.pending.plan)
-		}
-		ob.pending = pend
-	})
+	if w := e.keep(ref, pend); w != nil {
+		out.Superseded = w
+	}
 	out.Planned = p
 	return pend, nil
 }
@@ -200,10 +200,12 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 	if !fresh.HasChanges || fresh.ID != p.ID {
 		// The cloud or the state moved: the approved plan is not what
 		// would happen now.
-		out.Superseded, out.Awaiting, out.Verdicts, out.Approval = e.dropPending(ref), nil, nil, Approval{}
+		out.Awaiting, out.Verdicts, out.Approval = nil, nil, Approval{}
 		if !fresh.HasChanges {
+			out.Superseded = e.settle(ref, nil)
 			return e.nothingToDo(ctx, j, fresh, out)
 		}
+		e.dropPending(ref) // fresh supersedes it (replan)
 		return e.replan(ctx, ref, fresh, js, rv, out)
 	}
 	e.runner.Discard(fresh)
@@ -218,11 +220,14 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 	} else {
 		res, err = e.runner.Apply(ctx, p)
 	}
-	e.dropPending(ref)
 	if errors.Is(err, runner.ErrStalePlan) {
-		out.Superseded, out.Awaiting = p, nil
-		return out, err // the next reconcile plans again
+		// Nothing was applied: the next reconcile plans again, and the
+		// same plan made again still waits for the approvals made for it.
+		e.dropPending(ref)
+		out.Awaiting = nil
+		return out, err
 	}
+	e.settle(ref, p) // applied, or its apply attempted: its approvals are spent
 	if err != nil {
 		out.Awaiting, out.Attempted = nil, p
 		return out, err
@@ -245,7 +250,9 @@ func (e *Engine) replan(ctx context.Context, ref objectref.Ref, fresh *runner.Pl
 		}
 	}
 	pend := &pending{plan: fresh, verdicts: verdicts}
-	e.objects.with(ref, func(o *object) { o.pending = pend })
+	if w := e.keep(ref, pend); w != nil {
+		out.Superseded = w
+	}
 	out.Planned, out.Awaiting, out.Verdicts = fresh, fresh, verdicts
 	if d := pend.denied(); d != nil {
 		return out, &DeniedError{PlanID: fresh.ID, Verdict: *d}

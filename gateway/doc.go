@@ -4,5 +4,9 @@
 // TLSRoutes' SNI rules, TCPRoutes' and UDPRoutes' one rule per listener.
 // This package holds the decisions, free of I/O: which listeners a route
 // attaches to (parentRefs, sectionName, port, allowedRoutes, hostnames),
-// and the routes' matches as cloud rules in the Gateway API's precedence.
+// the routes' matches as cloud rules in the Gateway API's precedence, and
+// the tenant boundary of a shared Gateway: routes admitted oldest first,
+// each whole, under the cloud's own checks and rule budget (a route never
+// fails the Gateway), and host names and TCP/UDP listeners held by the
+// namespace that served them first (claims.go, ADR 0021).
 package gateway

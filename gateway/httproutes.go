@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -25,8 +27,8 @@ type Backend = renderer.RuleBackend
 // InvalidKind, RefNotPermitted) and message.
 type Backends func(route objectref.Ref, ref gatewayv1.BackendRef) (Backend, gatewayv1.RouteConditionReason, string)
 
-// Translation is a Gateway and its HTTPRoutes decided: the cloud rules,
-// and what the statuses say.
+// Translation is a Gateway and its routes decided: the cloud rules, what
+// the statuses say, and the claims its namespaces hold.
 type Translation struct {
 	// Rules are by listener port, then priority.
 	Rules []renderer.Rule
@@ -37,6 +39,19 @@ type Translation struct {
 	// Parents are, per route, the state of each of its parentRefs naming
 	// the Gateway.
 	Parents map[RouteKey][]Parent
+	// Claims are the host names and TCP/UDP listeners its namespaces
+	// hold after this look (none with ownership None), to keep for the
+	// next; Recheck is when a claim's grace ends (zero: none waits), when
+	// the Gateway is to be looked at again.
+	Claims  Claims
+	Recheck time.Time
+	// Moves are the host names and listeners that went from one
+	// namespace to another at this look: what the Gateway's reviewers
+	// are warned of.
+	Moves []Move
+	// OwnershipUnknown is the annotation's value when it is not one of
+	// Namespace and None (taken as Namespace).
+	OwnershipUnknown string
 }
 
 // RouteKey names a route of any kind.
@@ -63,8 +78,9 @@ type Parent struct {
 // candidate is one cloud rule before priorities, with what orders it.
 type candidate struct {
 	rule renderer.Rule
-	// route is nil for a listener's catch-all (isolation).
-	route *gatewayv1.HTTPRoute
+	// from is the route it comes from; nil for the Gateway's own rules (a
+	// listener's catch-all, a claimed host name's fence).
+	from *origin
 	// listenerHost is the hostname of the listener the rule came through:
 	// a request belongs to the most specific listener matching its host,
 	// and only that listener's routes serve it.
@@ -72,78 +88,89 @@ type candidate struct {
 	// ruleIndex and matchIndex place it in its route.
 	ruleIndex, matchIndex int
 	headers               int
+	// written is the host name its route wrote it for: a copy made for a
+	// claimed host name (fences.go) keeps its original's, and its place
+	// after the rules written for that name.
+	written string
+	// fence is a claimed host name's closing 404 (fences.go).
+	fence bool
 }
 
-// HTTP decides gw's HTTPRoutes: every route naming gw in a parentRef
-// attaches where its listeners allow, and its rules become cloud rules,
-// one per rule, match and host name, ordered by the Gateway API's
-// precedence. A route with a feature the cloud lacks is not accepted.
+// origin is the route a rule comes from, as precedence reads it.
+type origin struct {
+	namespace, name string
+	created         metav1.Time
+}
+
+// HTTP decides gw's HTTPRoutes alone, as Translate does with no L4
+// routes and no claims kept.
 func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends) Translation {
-	ls := listenersOf(gw)
-	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
-		Parents: map[RouteKey][]Parent{}}
-	var cands []candidate
-	seen := map[string]int{} // rule name: index in cands
-	for _, route := range routes {
-		key := RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
-		unsupported := unsupportedIn(route)
-		weighted, resolved := resolve(route, backends)
-		for _, ref := range route.Spec.ParentRefs {
-			if !refersTo(gw, route.Namespace, ref) {
-				continue
-			}
-			p := Parent{Ref: ref, Accepted: Reason{Reason: string(gatewayv1.RouteReasonAccepted)}}
-			a := attach(gw.Namespace, ls, KindHTTPRoute, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
-			switch {
-			case a.reason != "":
-				p.Accepted = Reason{Reason: string(a.reason), Message: a.message}
-			case unsupported != "":
-				p.Accepted = Reason{Reason: string(gatewayv1.RouteReasonUnsupportedValue), Message: unsupported}
-			default:
-				for i, l := range a.listeners {
-					l.attached++
-					for _, h := range a.hostnames[i] {
-						for _, c := range routeCandidates(route, int(l.spec.Port), h, weighted) {
-							c.listenerHost = l.hostname()
-							switch k, dup := seen[c.rule.Name]; {
-							case !dup:
-								seen[c.rule.Name] = len(cands)
-								cands = append(cands, c)
-							case compareHosts(c.listenerHost, cands[k].listenerHost) < 0:
-								// One host through two listeners: the more
-								// specific takes its requests.
-								cands[k].listenerHost = c.listenerHost
-							}
-						}
-					}
+	return Translate(gw, routes, nil, nsLabels, backends, Boundary{})
+}
+
+// httpUnits are the parentRefs of route naming gw, each attached where
+// its listeners allow (or refused), with its cloud rules: one per rule,
+// match and host name. A route with a feature the cloud lacks, or a rule
+// the cloud would refuse, is not accepted. Its entries are added to
+// t.Parents.
+func httpUnits(gw *gatewayv1.Gateway, ls []*listener, route *gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
+	key := RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
+	unsupported := unsupportedIn(route)
+	weighted, resolved := resolve(route, backends)
+	at := func(c candidate) string {
+		if len(route.Spec.Rules[c.ruleIndex].Matches) == 0 {
+			return fmt.Sprintf("spec.rules[%d]", c.ruleIndex)
+		}
+		return fmt.Sprintf("spec.rules[%d].matches[%d]", c.ruleIndex, c.matchIndex)
+	}
+	var out []*unit
+	for _, ref := range route.Spec.ParentRefs {
+		if !refersTo(gw, route.Namespace, ref) {
+			continue
+		}
+		u := newUnit(key, route.ObjectMeta, ref, resolved, t)
+		u.a = attach(gw.Namespace, ls, KindHTTPRoute, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
+		out = append(out, u)
+		switch {
+		case u.a.reason != "":
+			u.refuse(string(u.a.reason), u.a.message)
+			continue
+		case unsupported != "":
+			u.refuse(string(gatewayv1.RouteReasonUnsupportedValue), unsupported)
+			continue
+		}
+		for i, l := range u.a.listeners {
+			for _, h := range u.a.hostnames[i] {
+				u.serves(h)
+				for _, c := range routeCandidates(route, int(l.spec.Port), h, weighted) {
+					c.listenerHost = l.hostname()
+					u.http = addCandidate(u.http, c)
 				}
 			}
-			t.Parents[key] = append(t.Parents[key], p)
 		}
-		for i := range t.Parents[key] {
-			t.Parents[key][i].ResolvedRefs = resolved
-		}
-	}
-	for _, l := range ls {
-		t.Attached[l.spec.Name] = l.attached
-		if l.refused != "" {
-			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
+		if why := refusedRule(u.http, at); why != "" {
+			u.refuse(string(gatewayv1.RouteReasonUnsupportedValue), why)
 		}
 	}
-	cands = append(cands, isolation(ls)...)
-	slices.SortStableFunc(cands, precedence)
-	next := map[int]int{}
-	for _, c := range cands {
-		next[c.rule.ListenerPort]++
-		c.rule.Priority = next[c.rule.ListenerPort]
-		t.Rules = append(t.Rules, c.rule)
+	return out
+}
+
+// addCandidate adds c to cs unless a rule of its name is there: one host
+// through two listeners, the more specific takes its requests.
+func addCandidate(cs []candidate, c candidate) []candidate {
+	k := slices.IndexFunc(cs, func(o candidate) bool { return o.rule.Name == c.rule.Name })
+	switch {
+	case k < 0:
+		return append(cs, c)
+	case compareHosts(c.listenerHost, cs[k].listenerHost) < 0:
+		cs[k].listenerHost = c.listenerHost
 	}
-	slices.SortStableFunc(t.Rules, func(a, b renderer.Rule) int { return cmp.Compare(a.ListenerPort, b.ListenerPort) })
-	return t
+	return cs
 }
 
 // resolve resolves a route's backendRefs once: per rule, those that
-// resolve, with their weights (1 by default); and the route's
+// resolve, with their weights (1 by default; one backend named twice
+// merged); and the route's
 // ResolvedRefs, the reason of its first backendRef that does not, else
 // ResolvedRefs (whether or not the route attaches anywhere).
 func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason) {
@@ -156,6 +183,7 @@ func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason
 				out[i] = append(out[i], b)
 			}
 		}
+		out[i] = mergeBackends(out[i])
 	}
 	return out, resolved
 }
@@ -181,6 +209,7 @@ func resolveRef(from objectref.Ref, ref gatewayv1.BackendRef, backends Backends,
 // routeCandidates are the cloud rules of route on listener port for host
 // (one per rule and match), with each rule's weighted backends (resolve).
 func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted [][]Backend) []candidate {
+	from := &origin{namespace: route.Namespace, name: route.Name, created: route.CreationTimestamp}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
 		base := renderer.Rule{ListenerPort: port, Hostname: host}
@@ -223,8 +252,8 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 					r.Headers[name] = h.Value
 				}
 			}
-			r.Name = ruleName(route, i, j, port, host)
-			out = append(out, candidate{rule: r, route: route, ruleIndex: i, matchIndex: j, headers: len(r.Headers)})
+			r.Name = ruleName(route.Namespace, route.Name, i, j, port, host)
+			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, headers: len(r.Headers), written: host})
 		}
 	}
 	return out
@@ -269,21 +298,26 @@ func isolation(ls []*listener) []candidate {
 
 // precedence orders candidates as the Gateway API does: by listener, the
 // most specific hostname first, each ending with its catch-all (if any);
-// then the most specific host name; an exact path, then the longest
-// prefix; a method; the most headers; then the oldest route, the first
-// by namespace/name, and the first rule and match of a route.
+// then the most specific host name, each claimed one ending with its
+// copies and fence (fences.go); an exact path, then the longest prefix; a
+// method; the most headers; then the oldest route, the first by
+// namespace/name, and the first rule and match of a route.
 func precedence(a, b candidate) int {
-	if c := cmp.Or(compareHosts(a.listenerHost, b.listenerHost), compareBool(a.route == nil, b.route == nil)); c != 0 || a.route == nil {
+	aIso, bIso := a.from == nil && !a.fence, b.from == nil && !b.fence
+	if c := cmp.Or(compareHosts(a.listenerHost, b.listenerHost), compareBool(aIso, bIso)); c != 0 || aIso {
+		return cmp.Or(c, cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort))
+	}
+	if c := cmp.Or(compareHosts(a.rule.Hostname, b.rule.Hostname), compareBool(a.fence, b.fence)); c != 0 || a.fence {
 		return cmp.Or(c, cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort))
 	}
 	return cmp.Or(
-		compareHosts(a.rule.Hostname, b.rule.Hostname),
+		compareHosts(a.written, b.written),
 		cmp.Compare(pathRank(a.rule), pathRank(b.rule)),
 		cmp.Compare(-len(a.rule.Path), -len(b.rule.Path)),
 		cmp.Compare(methodRank(a.rule), methodRank(b.rule)),
 		cmp.Compare(-a.headers, -b.headers),
-		a.route.CreationTimestamp.Compare(b.route.CreationTimestamp.Time),
-		cmp.Compare(a.route.Namespace+"/"+a.route.Name, b.route.Namespace+"/"+b.route.Name),
+		a.from.created.Compare(b.from.created.Time),
+		cmp.Compare(a.from.namespace+"/"+a.from.name, b.from.namespace+"/"+b.from.name),
 		cmp.Compare(a.ruleIndex, b.ruleIndex), cmp.Compare(a.matchIndex, b.matchIndex),
 		cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort),
 	)
@@ -303,13 +337,14 @@ func methodRank(r renderer.Rule) int {
 	return 1
 }
 
-// ruleName names a cloud rule after where it comes from; a name longer
-// than the cloud's 128 characters keeps its start and a hash of it all.
-func ruleName(route *gatewayv1.HTTPRoute, rule, match, port int, host string) string {
+// ruleName names a cloud rule after where it comes from (an HTTPRoute
+// namespace/name); a name longer than the cloud's 128 characters keeps
+// its start and a hash of it all.
+func ruleName(namespace, name string, rule, match, port int, host string) string {
 	if host == "" {
 		host = "any"
 	}
-	return shorten(fmt.Sprintf("%s/%s/%d.%d:%d@%s", route.Namespace, route.Name, rule, match, port, host))
+	return shorten(fmt.Sprintf("%s/%s/%d.%d:%d@%s", namespace, name, rule, match, port, host))
 }
 
 // shorten keeps a rule name within the cloud's 128 characters: a longer

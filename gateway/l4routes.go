@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -70,93 +69,98 @@ func UDPRoute(r *gatewayv1.UDPRoute) L4Route {
 	return out
 }
 
-// Translate decides gw with all its routes: HTTPRoutes as HTTP does, and
+// Translate decides gw with all its routes: HTTPRoutes (httpUnits), and
 // L4 routes on TLS (passthrough), TCP and UDP listeners. A TLSRoute
 // becomes one cloud rule per SNI host name on its listener's port (the
 // most specific name first, then the oldest route); a TCP or UDP listener
-// forwards every connection to one route, the oldest attached: a later
-// one attaches (Accepted, as the Gateway API's conflict rule has it, its
-// message naming the older) but gets nothing.
-func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends) Translation {
-	t := HTTP(gw, http, nsLabels, backends)
+// forwards every connection to one route: the oldest attached of the
+// namespace that holds the listener (the first to have it, with b's
+// grace), any other attaches (Accepted, as the Gateway API's conflict
+// rule has it) but gets nothing. Routes are admitted oldest first, each
+// whole: one whose rules the cloud would refuse, that names a host name
+// another namespace holds without its consent, or whose rules do not fit
+// in what the older ones leave of the load balancer's is refused, and
+// the Gateway is built from the others (admission.go).
+func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary) Translation {
 	ls := listenersOf(gw)
-	routes := slices.Clone(l4)
-	slices.SortStableFunc(routes, func(a, b L4Route) int {
-		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-			cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name), cmp.Compare(a.Kind, b.Kind))
-	})
-	taken := map[gatewayv1.SectionName]L4Route{} // TCP and UDP listeners' routes
-	var sni []l4Candidate
-	for _, r := range routes {
-		weighted, resolved := resolveL4(r, backends)
-		for _, ref := range r.ParentRefs {
-			if !refersTo(gw, r.Namespace, ref) {
-				continue
-			}
-			p := Parent{Ref: ref, Accepted: Reason{Reason: string(gatewayv1.RouteReasonAccepted)}, ResolvedRefs: resolved}
-			a := attach(gw.Namespace, ls, r.Kind, r.Namespace, r.Hostnames, ref, nsLabels)
-			if a.reason != "" {
-				p.Accepted = Reason{Reason: string(a.reason), Message: a.message}
-				t.Parents[r.Key()] = append(t.Parents[r.Key()], p)
-				continue
-			}
-			for i, l := range a.listeners {
-				t.Attached[l.spec.Name]++
-				port := int(l.spec.Port)
-				if r.Kind != KindTLSRoute {
-					if first, ok := taken[l.spec.Name]; ok {
-						// Attached, as the API's conflict rule says, but the
-						// older route keeps the listener.
-						p.Accepted.Message = fmt.Sprintf("attached; listener %s forwards every connection to %s %s/%s, attached before (one route per %s listener)",
-							l.spec.Name, first.Kind, first.Namespace, first.Name, l.spec.Protocol)
-						continue
-					}
-					taken[l.spec.Name] = r
-					rule := renderer.Rule{Name: l4RuleName(r, port, ""), ListenerPort: port, Priority: 1, Backends: weighted}
-					if r.Kind == KindUDPRoute {
-						rule.ListenerProtocol = "udp"
-					}
-					t.Rules = append(t.Rules, rule)
-					continue
-				}
-				for _, h := range a.hostnames[i] {
-					sni = append(sni, l4Candidate{route: r, rule: renderer.Rule{Name: l4RuleName(r, port, h), ListenerPort: port,
-						Hostname: h, Backends: weighted}})
-				}
-			}
-			t.Parents[r.Key()] = append(t.Parents[r.Key()], p)
+	own, unknown := OwnershipOf(gw)
+	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
+		Parents: map[RouteKey][]Parent{}, OwnershipUnknown: unknown}
+	var units []*unit
+	for _, r := range http {
+		units = append(units, httpUnits(gw, ls, r, nsLabels, backends, &t)...)
+	}
+	for _, r := range l4 {
+		units = append(units, l4Units(gw, ls, r, nsLabels, backends, &t)...)
+	}
+	slices.SortStableFunc(units, oldestFirst)
+	if own != OwnershipNamespace {
+		b.Claims = Claims{} // nothing is claimed, nor kept
+	}
+	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), iso: isolation(ls), taken: map[gatewayv1.SectionName]RouteKey{}}
+	for _, u := range units {
+		ad.admit(u)
+	}
+	t.Rules = ad.rules()
+	if own == OwnershipNamespace {
+		t.Claims, t.Recheck = ad.l.end()
+		t.Moves = ad.l.moves
+	}
+	for _, l := range ls {
+		t.Attached[l.spec.Name] = l.attached
+		if l.refused != "" {
+			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
 		}
 	}
-	// The most specific SNI name first; the routes are oldest first
-	// already (a stable sort keeps that order among equals).
-	slices.SortStableFunc(sni, func(a, b l4Candidate) int {
-		return cmp.Or(cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort), compareHosts(a.rule.Hostname, b.rule.Hostname))
-	})
-	seen := map[string]bool{}
-	next := map[int]int{}
-	for _, c := range sni {
-		if seen[c.rule.Name] {
-			continue
-		}
-		seen[c.rule.Name] = true
-		next[c.rule.ListenerPort]++
-		c.rule.Priority = next[c.rule.ListenerPort]
-		t.Rules = append(t.Rules, c.rule)
-	}
-	slices.SortStableFunc(t.Rules, func(a, b renderer.Rule) int {
-		return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.ListenerProtocol, b.ListenerProtocol))
-	})
 	return t
 }
 
-// l4Candidate is a TLSRoute's cloud rule before its priority.
-type l4Candidate struct {
-	route L4Route
-	rule  renderer.Rule
+// l4Units are the parentRefs of r naming gw, each attached where its
+// listeners allow (or refused), with its rules: a TLSRoute's one per SNI
+// host name, a TCP or UDP route's the listeners it would forward. Its
+// entries are added to t.Parents.
+func l4Units(gw *gatewayv1.Gateway, ls []*listener, r L4Route, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
+	weighted, resolved := resolveL4(r, backends)
+	from := &origin{namespace: r.Namespace, name: r.Name, created: r.CreationTimestamp}
+	var out []*unit
+	for _, ref := range r.ParentRefs {
+		if !refersTo(gw, r.Namespace, ref) {
+			continue
+		}
+		u := newUnit(r.Key(), r.ObjectMeta, ref, resolved, t)
+		u.a = attach(gw.Namespace, ls, r.Kind, r.Namespace, r.Hostnames, ref, nsLabels)
+		out = append(out, u)
+		if u.a.reason != "" {
+			u.refuse(string(u.a.reason), u.a.message)
+			continue
+		}
+		u.stream = weighted
+		var checked []candidate
+		for i, l := range u.a.listeners {
+			port := int(l.spec.Port)
+			if r.Kind != KindTLSRoute {
+				u.streams = append(u.streams, l)
+				checked = append(checked, candidate{rule: streamRule(r.Key(), l, weighted)})
+				continue
+			}
+			for _, h := range u.a.hostnames[i] {
+				u.serves(h)
+				c := candidate{from: from, listenerHost: l.hostname(), written: h,
+					rule: renderer.Rule{Name: l4RuleName(r.Namespace, r.Name, r.Kind, port, h), ListenerPort: port, Hostname: h, Backends: weighted}}
+				u.sni = append(u.sni, c)
+				checked = append(checked, c)
+			}
+		}
+		if why := refusedRule(checked, func(candidate) string { return "spec.rules[0]" }); why != "" {
+			u.refuse(string(gatewayv1.RouteReasonUnsupportedValue), why)
+		}
+	}
+	return out
 }
 
 // resolveL4 resolves an L4 route's backendRefs: those that resolve, with
-// their weights (1 by default), and its ResolvedRefs.
+// their weights (1 by default; one backend named twice merged), and its
+// ResolvedRefs.
 func resolveL4(r L4Route, backends Backends) ([]Backend, Reason) {
 	var out []Backend
 	resolved := Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
@@ -165,15 +169,15 @@ func resolveL4(r L4Route, backends Backends) ([]Backend, Reason) {
 			out = append(out, b)
 		}
 	}
-	return out, resolved
+	return mergeBackends(out), resolved
 }
 
-// l4RuleName names an L4 route's cloud rule after the route, its kind,
-// port and SNI host name (none for TCP and UDP).
-func l4RuleName(r L4Route, port int, host string) string {
-	name := fmt.Sprintf("%s/%s/%s:%d", r.Namespace, r.Name, r.Kind, port)
+// l4RuleName names an L4 route's cloud rule after the route (namespace,
+// name, kind), its port and SNI host name (none for TCP and UDP).
+func l4RuleName(namespace, name string, kind gatewayv1.Kind, port int, host string) string {
+	s := fmt.Sprintf("%s/%s/%s:%d", namespace, name, kind, port)
 	if host != "" {
-		name += "@" + host
+		s += "@" + host
 	}
-	return shorten(name)
+	return shorten(s)
 }

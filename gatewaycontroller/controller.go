@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
@@ -38,9 +37,10 @@ const ControllerName gatewayv1.GatewayController = "example.com/gateway-controll
 // resync is how often every object is looked at again.
 const resync = 10 * time.Minute
 
-// key is a work item: a GatewayClass (Namespace "") or a Gateway.
+// key is a work item: a GatewayClass (Namespace ""), the plan records
+// read at start (sweep.go), or a Gateway.
 type key struct {
-	class bool
+	class, records bool
 	types.NamespacedName
 }
 
@@ -57,6 +57,8 @@ type Controller struct {
 	// refs decides every reference a route makes outside its namespace
 	// (package tenancy): its backends' ReferenceGrants.
 	refs *tenancy.Authorizer
+	// grants are what refs reads consent from (grants.go).
+	grants *grantStore
 	// l4 are the L4 route kinds the API server serves.
 	l4 []l4Kind
 	// cloud builds the load balancers (nil: statuses only).
@@ -68,6 +70,15 @@ type Controller struct {
 	queue       workqueue.TypedRateLimitingInterface[key]
 	gwFactory   gwinformers.SharedInformerFactory
 	kubeFactor  kubeinformers.SharedInformerFactory
+
+	// claims are what each Gateway's namespaces hold (claims.go);
+	// ownershipSaid the unknown ownership annotation each Gateway was
+	// told of (the worker's); now is the clock claims are made by.
+	claims        *claimStore
+	ownershipSaid map[types.UID]string
+	now           func() time.Time
+	// planned are the Gateways that have a workspace (sweep.go).
+	planned plannedGateways
 }
 
 // New returns a controller over gw and kube, building load balancers
@@ -77,56 +88,55 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	kf := kubeinformers.NewSharedInformerFactory(kube, resync)
 	c := &Controller{gw: gw, kube: kube, cloud: cloud, gwFactory: gf, kubeFactor: kf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
-			workqueue.TypedRateLimitingQueueConfig[key]{Name: "gateways"})}
+			workqueue.TypedRateLimitingQueueConfig[key]{Name: "gateways"}),
+		claims: newClaimStore(kube, ""), ownershipSaid: map[types.UID]string{}, now: time.Now}
+	if cloud != nil {
+		c.claims = newClaimStore(kube, cloud.ClaimsNamespace)
+	}
 	classes, gateways, routes := gf.Gateway().V1().GatewayClasses(), gf.Gateway().V1().Gateways(), gf.Gateway().V1().HTTPRoutes()
 	services, namespaces := kf.Core().V1().Services(), kf.Core().V1().Namespaces()
-	grants := gf.Gateway().V1beta1().ReferenceGrants()
 	c.classes, c.gateways, c.routes = classes.Lister(), gateways.Lister(), routes.Lister()
 	c.services, c.namespaces = services.Lister(), namespaces.Lister()
-	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
-		if !grants.Informer().HasSynced() {
-			return nil, tenancy.ErrGrantsUnreadable
-		}
-		l, err := grants.Lister().ReferenceGrants(ns).List(labels.Everything())
-		out := make([]gatewayv1beta1.ReferenceGrant, len(l))
-		for i, g := range l {
-			out[i] = *g
-		}
-		return out, err
-	}}}
+	// A grant given or taken back, or the grants readable or not, may
+	// change what any Gateway decides.
+	c.grants = newGrantStore(gw, c.everyGateway)
+	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: c.grants.read}}
 	l4, err := l4Kinds(gw, gf)
 	if err != nil {
 		return nil, err
 	}
 	c.l4 = l4
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		on  func(obj any)
-	}{
-		{classes.Informer(), c.classChanged},
-		{gateways.Informer(), c.gatewayChanged},
-		{routes.Informer(), c.routeChanged},
-		{services.Informer(), func(any) { c.everyGateway() }},
-		{namespaces.Informer(), func(any) { c.everyGateway() }},
-		{grants.Informer(), func(any) { c.everyGateway() }},
+	// gone, when set, is told of a deletion instead of on.
+	type handler struct {
+		inf  cache.SharedIndexInformer
+		on   func(obj any)
+		gone func(obj any)
+	}
+	handlers := []handler{
+		{classes.Informer(), c.classChanged, nil},
+		{gateways.Informer(), c.gatewayChanged, c.gatewayDeleted},
+		{routes.Informer(), c.routeChanged, nil},
+		{services.Informer(), func(any) { c.everyGateway() }, nil},
+		{namespaces.Informer(), func(any) { c.everyGateway() }, nil},
 	}
 	for _, k := range l4 {
-		handlers = append(handlers, struct {
-			inf cache.SharedIndexInformer
-			on  func(obj any)
-		}{k.informer, c.l4Changed(k.read)})
+		handlers = append(handlers, handler{k.informer, c.l4Changed(k.read), nil})
 	}
 	for _, h := range handlers {
-		on := h.on
+		on, gone := h.on, h.gone
+		if gone == nil {
+			gone = on
+		}
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    on,
 			UpdateFunc: func(old, cur any) { on(old); on(cur) },
-			DeleteFunc: on,
+			DeleteFunc: gone,
 		}); err != nil {
 			return nil, fmt.Errorf("gateway controller: %w", err)
 		}
 		c.synced = append(c.synced, h.inf.HasSynced)
 	}
+	c.synced = append(c.synced, c.grants.HasSynced)
 	return c, nil
 }
 
@@ -135,12 +145,17 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 func (c *Controller) Watch(ctx context.Context) {
 	c.gwFactory.Start(ctx.Done())
 	c.kubeFactor.Start(ctx.Done())
+	c.grants.start(ctx)
 }
 
 // Run keeps the statuses until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	if c.cloud != nil {
+		// First in the queue: before any Gateway is looked at.
+		c.queue.Add(key{records: true})
+	}
 	c.Watch(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
@@ -160,9 +175,12 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	defer c.queue.Done(k)
 	var err error
-	if k.class {
+	switch {
+	case k.class:
 		err = c.syncClass(ctx, k.Name)
-	} else {
+	case k.records:
+		err = c.readRecords(ctx)
+	default:
 		err = c.syncGateway(ctx, k.NamespacedName)
 	}
 	if err != nil {

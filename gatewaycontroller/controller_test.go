@@ -96,7 +96,8 @@ func (f *fixture) parent(t *testing.T, ns, name, accepted, resolved string) {
 // its features (another controller's is left alone); a Gateway is
 // Accepted, not Programmed, its listener counting the routes attached; a
 // route of a namespace the listener's selector takes is Accepted, one of
-// another NotAllowedByListeners until its namespace is labelled; a
+// another NotAllowedByListeners until its namespace is labelled (then
+// HostnameInUse: the first namespace holds the host name); a
 // missing backend is BackendNotFound, one of another namespace
 // RefNotPermitted until that namespace's ReferenceGrant lets the route in;
 // a Gateway deleted takes its entries out of the routes.
@@ -157,13 +158,14 @@ func TestStatuses(t *testing.T) {
 		t.Errorf("another controller's class: %+v, %v; want it left alone", gc.Status, err)
 	}
 
-	// team-b labelled: its route attaches.
+	// team-b labelled: its route may attach, but team-a holds the host
+	// name it names (ADR 0021).
 	ns, err := f.kube.CoreV1().Namespaces().Get(ctx, "team-b", metav1.GetOptions{})
 	testkit.Must(t, err)
 	ns.Labels = map[string]string{"gateway-access": "yes"}
 	_, err = f.kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
 	testkit.Must(t, err)
-	f.parent(t, "team-b", "intruder", "Accepted", "ResolvedRefs")
+	f.parent(t, "team-b", "intruder", "HostnameInUse", "ResolvedRefs")
 
 	// A backend in another namespace, without a grant.
 	r, err := f.gw.GatewayV1().HTTPRoutes("team-a").Get(ctx, "shop", metav1.GetOptions{})

@@ -10,6 +10,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -25,9 +26,15 @@ import (
 // would do to each Gateway of this controller's class it concerns: a
 // speculative plan of the Gateway's load balancer with the edit in, the
 // policy rules the plan meets and the apply policy, in package preview's
-// words, each line naming the Gateway. Warnings only, never a refusal;
-// nothing is created (not even the pool of every node). An edit that is
-// stored gets none: the controller's plan follows.
+// words, each line naming the Gateway. A route's concerns only the
+// Gateways whose listeners would take it (as edited, or as it was): of
+// another it names, the preview says only that it is not previewed, the
+// same words for a Gateway that does not exist, is another controller's
+// or would refuse the route, so a dry run tells nothing of other
+// namespaces' Gateways; of one in the route's own namespace it says what
+// the route's status would. Warnings only, never a refusal; nothing is
+// created (not even the pool of every node). An edit that is stored gets
+// none: the controller's plan follows.
 
 // Preview answers the validating webhook of Gateways and routes;
 // planAllowed spends one of a namespace's speculative plans (the
@@ -42,17 +49,19 @@ func (c *Controller) Preview(planAllowed func(namespace string) bool) func(conte
 			resp.Warnings = []string{preview.Prefix + "preview unavailable: the controller has not read the Gateway API objects yet"}
 			return resp
 		}
-		gws, routes, err := c.concerned(req)
+		e, err := c.concerned(req)
 		if err != nil {
 			resp.Warnings = []string{preview.Prefix + "preview unavailable: " + err.Error()}
 			return resp
 		}
+		gws, untaken := c.taking(ctx, e)
 		outcome := preview.NoChange
 		for _, gw := range gws {
-			lines, o := c.previewGateway(ctx, gw, routes(gw), planAllowed(req.Namespace))
+			lines, o := c.previewGateway(ctx, gw, e.now(gw), req.Namespace, planAllowed(req.Namespace))
 			resp.Warnings = append(resp.Warnings, lines...)
 			outcome = worse(outcome, o)
 		}
+		resp.Warnings = append(resp.Warnings, untaken...)
 		if len(gws) > 0 {
 			resp.Warnings = append(resp.Warnings, preview.OutcomeLine+outcome.String())
 		}
@@ -66,67 +75,150 @@ type routeSet struct {
 	l4   []gateway.L4Route
 }
 
-// concerned are the Gateways of this controller's class that req's object
-// is or names (as it is and as it was), and the routes each would have
-// with the edit in.
-func (c *Controller) concerned(req *admissionv1.AdmissionRequest) ([]*gatewayv1.Gateway, func(*gatewayv1.Gateway) routeSet, error) {
+// edit is what a dry run concerns.
+type edit struct {
+	// gws are the Gateways of this controller's class the object is (a
+	// Gateway) or names (a route: now or before the edit).
+	gws []*gatewayv1.Gateway
+	// now are the routes each would have with the edit in; before, with
+	// the route as it was.
+	now, before func(*gatewayv1.Gateway) routeSet
+	// route is the edited route (nil for a Gateway), in namespace
+	// routeNS, and parents the Gateways it names as edited.
+	route   *gateway.RouteKey
+	routeNS string
+	parents []types.NamespacedName
+}
+
+// concerned is what req's object concerns: the Gateways of this
+// controller's class it is or names (as it is and as it was), and the
+// routes each would have with the edit in.
+func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) {
 	http, err := c.routes.List(labels.Everything())
 	if err != nil {
-		return nil, nil, err
+		return edit{}, err
 	}
 	l4, err := c.l4Routes()
 	if err != nil {
-		return nil, nil, err
+		return edit{}, err
 	}
 	// The edited route, as it is and as it was: its parents' Gateways
 	// are concerned, and it replaces the stored one.
 	var edited, was *gateway.L4Route // an HTTPRoute is read as one too, for its identity and parents
-	var editedHTTP *gatewayv1.HTTPRoute
+	var editedHTTP, wasHTTP *gatewayv1.HTTPRoute
 	switch k := gatewayv1.Kind(req.Kind.Kind); k {
 	case "Gateway":
 		var gw gatewayv1.Gateway
 		if err := json.Unmarshal(req.Object.Raw, &gw); err != nil {
-			return nil, nil, fmt.Errorf("decode Gateway: %w", err)
+			return edit{}, fmt.Errorf("decode Gateway: %w", err)
 		}
 		if !c.ours(gw.Spec.GatewayClassName) {
-			return nil, nil, nil
+			return edit{}, nil
 		}
-		return []*gatewayv1.Gateway{&gw}, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, nil) }, nil
+		return edit{gws: []*gatewayv1.Gateway{&gw}, now: func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, nil) }}, nil
 	case gateway.KindHTTPRoute:
 		var cur, old gatewayv1.HTTPRoute
 		if err := decodeEdit(req, &cur, &old); err != nil {
-			return nil, nil, err
+			return edit{}, err
 		}
-		editedHTTP = &cur
+		editedHTTP, wasHTTP = &cur, &old
 		edited = &gateway.L4Route{Kind: k, ObjectMeta: cur.ObjectMeta, ParentRefs: cur.Spec.ParentRefs}
 		was = &gateway.L4Route{Kind: k, ObjectMeta: old.ObjectMeta, ParentRefs: old.Spec.ParentRefs}
 	case gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute:
 		cur, old, err := decodeL4(req)
 		if err != nil {
-			return nil, nil, err
+			return edit{}, err
 		}
 		edited, was = &cur, &old
 	default:
-		return nil, nil, nil
+		return edit{}, nil
 	}
-	var gws []*gatewayv1.Gateway
-	for _, r := range []*gateway.L4Route{edited, was} {
+	key := edited.Key()
+	e := edit{route: &key, routeNS: edited.Namespace}
+	for i, r := range []*gateway.L4Route{edited, was} {
 		for _, ref := range r.ParentRefs {
-			ns := r.Namespace
+			nn := types.NamespacedName{Namespace: r.Namespace, Name: string(ref.Name)}
 			if ref.Namespace != nil {
-				ns = string(*ref.Namespace)
+				nn.Namespace = string(*ref.Namespace)
 			}
-			gw, err := c.gateways.Gateways(ns).Get(string(ref.Name))
-			if err != nil || !c.ours(gw.Spec.GatewayClassName) || slices.Contains(gws, gw) {
+			if i == 0 && !slices.Contains(e.parents, nn) {
+				e.parents = append(e.parents, nn)
+			}
+			gw, err := c.gateways.Gateways(nn.Namespace).Get(nn.Name)
+			if err != nil || !c.ours(gw.Spec.GatewayClassName) || slices.Contains(e.gws, gw) {
 				continue
 			}
-			gws = append(gws, gw)
+			e.gws = append(e.gws, gw)
 		}
 	}
 	if editedHTTP != nil {
-		return gws, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, editedHTTP, nil) }, nil
+		e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, editedHTTP, nil) }
+		e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, wasHTTP, nil) }
+		return e, nil
 	}
-	return gws, func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, edited) }, nil
+	e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, edited) }
+	e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, was) }
+	return e, nil
+}
+
+// taking are the Gateways of e to preview: a Gateway's own edit, and the
+// Gateways whose listeners would take an edited route, as edited or as it
+// was (package gateway's attachment, with the claims the reconcile
+// reads). Of each other Gateway the route names it says only that it is
+// not previewed: for one in the route's namespace, also what the route's
+// status would say of it (its Accepted reason); for one elsewhere nothing
+// more, so that one that refuses the route reads as one that does not
+// exist.
+func (c *Controller) taking(ctx context.Context, e edit) (gws []*gatewayv1.Gateway, untaken []string) {
+	if e.route == nil {
+		return e.gws, nil
+	}
+	said := map[types.NamespacedName]*gateway.Reason{}
+	for _, gw := range e.gws {
+		takes, why, err := c.takes(ctx, e, gw)
+		if err != nil {
+			klog.V(2).InfoS("no preview of a Gateway a route names", "gateway", klog.KObj(gw), "err", err)
+		}
+		if takes {
+			gws = append(gws, gw)
+			continue
+		}
+		said[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}] = why
+	}
+	for _, nn := range e.parents {
+		if slices.ContainsFunc(gws, func(gw *gatewayv1.Gateway) bool { return gw.Namespace == nn.Namespace && gw.Name == nn.Name }) {
+			continue
+		}
+		who := preview.Prefix + objectref.Gateway(nn.Namespace, nn.Name, "").Describe() + ": not previewed: "
+		if why := said[nn]; why != nil && nn.Namespace == e.routeNS {
+			untaken = append(untaken, who+"the route would not attach to it: "+why.Reason+": "+why.Message)
+			continue
+		}
+		untaken = append(untaken, who+"previews answer only for Gateways of this controller whose listeners would take the route")
+	}
+	return gws, untaken
+}
+
+// takes tells whether a listener of gw takes e's route, as edited or as
+// it was; when neither, why not as edited (its Accepted reason), if it
+// names gw.
+func (c *Controller) takes(ctx context.Context, e edit, gw *gatewayv1.Gateway) (bool, *gateway.Reason, error) {
+	var why *gateway.Reason
+	for i, routes := range []routeSet{e.now(gw), e.before(gw)} {
+		t, err := c.translate(ctx, gw, routes.http, routes.l4, false)
+		if err != nil {
+			return false, nil, err
+		}
+		for _, p := range t.Parents[*e.route] {
+			if p.Accepted.Reason == string(gatewayv1.RouteReasonAccepted) {
+				return true, nil, nil
+			}
+			if i == 0 && why == nil {
+				why = &p.Accepted
+			}
+		}
+	}
+	return false, why, nil
 }
 
 // naming are the routes naming gw, the edited one (if any) in place of
@@ -185,8 +277,9 @@ func decodeL4(req *admissionv1.AdmissionRequest) (cur, old gateway.L4Route, err 
 }
 
 // previewGateway is what gw with routes would do to the cloud, as
-// warnings naming it, and its outcome.
-func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, allowed bool) ([]string, preview.Outcome) {
+// warnings naming it, and its outcome; its plan waits for a terraform
+// slot in the fair share of editor, the namespace of the object edited.
+func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, editor string, allowed bool) ([]string, preview.Outcome) {
 	who := objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)).Describe() + ": "
 	fallback := func(format string, args ...any) ([]string, preview.Outcome) {
 		return []string{preview.Prefix + who + "no preview: " + fmt.Sprintf(format, args...)}, preview.NoChange
@@ -199,9 +292,12 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	case err != nil:
 		return fallback("target pool of every node: %v", err)
 	case pool == "":
-		return fallback("the target pool of every node does not exist yet (the controller creates it with the Gateway's first plan)")
+		return fallback("the target pool of every node does not exist yet (the controller creates it with the first plan of a Service, or of a Gateway under the auto policy, that needs it)")
 	}
-	t := gateway.Translate(gw, routes.http, routes.l4, c.namespaceLabels, c.backend)
+	t, err := c.translate(ctx, gw, routes.http, routes.l4, false)
+	if err != nil {
+		return fallback("%v", err)
+	}
 	certs, pems, keys := c.certificates(ctx, gw)
 	lb, _, unreachable := gateway.Program(gw, t, certs)
 	if len(lb.Listeners) == 0 {
@@ -223,7 +319,7 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		defer cancel()
 	}
 	obj := engine.PolicyObject{Kind: objectref.KindGateway, Namespace: gw.Namespace, Name: gw.Name, Labels: gw.Labels, Annotations: gw.Annotations}
-	sp, verdicts, err := c.cloud.Engine.PreviewGateway(ctx, lb, usedKeys(lb, keys), obj)
+	sp, verdicts, err := c.cloud.Engine.PreviewGateway(ctx, lb, usedKeys(lb, keys), obj, editor)
 	switch {
 	case errors.Is(err, engine.ErrNoState):
 		return fallback("no state yet: the Gateway's load balancer is created by its first plan")

@@ -2,6 +2,7 @@ package gatewaycontroller
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -79,8 +80,9 @@ func TestPreviewConcerns(t *testing.T) {
 	// shop moves from gw to gw-2 and theirs: both of ours, not theirs.
 	moved := route("shop", "gw-2", "theirs")
 	moved.Spec.Hostnames = []gatewayv1.Hostname{"new.example"}
-	gws, routes, err := c.concerned(req("HTTPRoute", moved, route("shop", "gw")))
+	e, err := c.concerned(req("HTTPRoute", moved, route("shop", "gw")))
 	testkit.Must(t, err)
+	gws, routes := e.gws, e.now
 	if got := names(gws); len(got) != 2 || got[0] != "gw-2" || got[1] != "gw" {
 		t.Fatalf("concerned %v, want gw-2 (named now) and gw (named before)", got)
 	}
@@ -95,8 +97,9 @@ func TestPreviewConcerns(t *testing.T) {
 	db.Spec.ParentRefs = route("", "gw-2").Spec.ParentRefs
 	dbWas := db.DeepCopy()
 	dbWas.Spec.ParentRefs = route("", "gw").Spec.ParentRefs
-	gws, routes, err = c.concerned(req("TCPRoute", db, dbWas))
+	e, err = c.concerned(req("TCPRoute", db, dbWas))
 	testkit.Must(t, err)
+	gws, routes = e.gws, e.now
 	if got := names(gws); len(got) != 2 || got[0] != "gw-2" || got[1] != "gw" {
 		t.Fatalf("concerned %v, want gw-2 and gw", got)
 	}
@@ -106,9 +109,9 @@ func TestPreviewConcerns(t *testing.T) {
 	if rs := routes(gws[1]); len(rs.l4) != 0 || len(rs.http) != 2 {
 		t.Errorf("gw's routes %+v, want shop and other, db gone", rs)
 	}
-	gws, _, err = c.concerned(req("Gateway", &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "theirs"},
+	e, err = c.concerned(req("Gateway", &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "theirs"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "other"}}, nil))
-	if err != nil || len(gws) != 0 {
+	if gws = e.gws; err != nil || len(gws) != 0 {
 		t.Errorf("another class's Gateway: %v, %v; want none", names(gws), err)
 	}
 
@@ -130,5 +133,106 @@ func TestWorse(t *testing.T) {
 		if got := worse(tc.a, tc.b); got != tc.want {
 			t.Errorf("worse(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// A route's dry run previews only the Gateways whose listeners would take
+// it, as edited or as it was. Of any other Gateway it names it says only
+// that it is not previewed: no plan, no policy, and the same words for a
+// Gateway of another namespace that refuses the route, one that does not
+// exist and another controller's, so a dry run is no oracle of other
+// namespaces' Gateways; of one in the route's own namespace, what the
+// route's status would say.
+func TestRoutePreviewOnlyWhereTaken(t *testing.T) {
+	gwc, kube := gwfake.NewSimpleClientset(), kubefake.NewClientset()
+	ctx := t.Context()
+	for name, ctrl := range map[string]gatewayv1.GatewayController{"example": ControllerName, "other": "other.example/c"} {
+		_, err := gwc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: gatewayv1.GatewayClassSpec{ControllerName: ctrl}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	all := gatewayv1.NamespacesFromAll
+	for _, g := range []struct {
+		ns, name, class string
+		allowed         *gatewayv1.AllowedRoutes
+	}{
+		{"infra", "shared", "example", &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}},
+		{"infra", "closed", "example", nil}, // Same: team-a's routes are refused
+		{"infra", "theirs", "other", &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}},
+		{"team-a", "tcp-only", "example", &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TCPRoute"}}}},
+	} {
+		_, err := gwc.GatewayV1().Gateways(g.ns).Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: g.name},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(g.class),
+				Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: g.allowed}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	c, err := New(gwc, kube, &Cloud{})
+	testkit.Must(t, err)
+	c.Watch(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		t.Fatal("informers not synced")
+	}
+	route := func(parents ...string) *gatewayv1.HTTPRoute {
+		r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shop"}}
+		for _, p := range parents {
+			ns, name, _ := strings.Cut(p, "/")
+			r.Spec.ParentRefs = append(r.Spec.ParentRefs, gatewayv1.ParentReference{Name: gatewayv1.ObjectName(name), Namespace: ptr.To(gatewayv1.Namespace(ns))})
+		}
+		return r
+	}
+	dryRun := func(cur, old *gatewayv1.HTTPRoute) *admissionv1.AdmissionRequest {
+		r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: "HTTPRoute"}, Namespace: "team-a", DryRun: ptr.To(true)}
+		var err error
+		r.Object.Raw, err = json.Marshal(cur)
+		testkit.Must(t, err)
+		if old != nil {
+			r.OldObject.Raw, err = json.Marshal(old)
+			testkit.Must(t, err)
+		}
+		return r
+	}
+	taking := func(req *admissionv1.AdmissionRequest) ([]string, []string) {
+		e, err := c.concerned(req)
+		testkit.Must(t, err)
+		gws, untaken := c.taking(ctx, e)
+		var names []string
+		for _, gw := range gws {
+			names = append(names, gw.Namespace+"/"+gw.Name)
+		}
+		return names, untaken
+	}
+
+	gws, untaken := taking(dryRun(route("infra/shared", "infra/closed", "infra/missing", "infra/theirs", "team-a/tcp-only"), nil))
+	if len(gws) != 1 || gws[0] != "infra/shared" {
+		t.Errorf("previewed %v, want infra/shared only (its listener takes the route)", gws)
+	}
+	if len(untaken) != 4 {
+		t.Fatalf("said of the others %q, want a line for each of the 4", untaken)
+	}
+	// Refusing, missing, another controller's: the same words.
+	same := strings.ReplaceAll(untaken[0], "infra/closed", "infra/X")
+	for i, name := range []string{"infra/missing", "infra/theirs"} {
+		if got := strings.ReplaceAll(untaken[i+1], name, "infra/X"); got != same {
+			t.Errorf("Gateway %s: %q, want what is said of one refusing the route: %q", name, got, same)
+		}
+	}
+	for _, l := range untaken[:3] {
+		if !strings.HasPrefix(l, preview.Prefix) || strings.Contains(l, "NotAllowedByListeners") || strings.Contains(l, "plan") || strings.Contains(l, "policy") {
+			t.Errorf("of another namespace's Gateway: %q, want only that it is not previewed", l)
+		}
+	}
+	if !strings.Contains(untaken[3], "Gateway team-a/tcp-only: not previewed: the route would not attach to it: NotAllowedByListeners: listener http does not take HTTPRoute") {
+		t.Errorf("of its own namespace's Gateway: %q, want what the route's status would say", untaken[3])
+	}
+	// A route leaving a Gateway that took it: that Gateway is previewed
+	// (its rules go).
+	if gws, _ := taking(dryRun(route("infra/closed"), route("infra/shared"))); len(gws) != 1 || gws[0] != "infra/shared" {
+		t.Errorf("leaving infra/shared: previewed %v, want infra/shared", gws)
+	}
+	// The whole answer to a route no Gateway takes: no plan, no outcome,
+	// no preview of the namespace's budget spent.
+	spent := 0
+	resp := c.Preview(func(string) bool { spent++; return true })(ctx, dryRun(route("infra/closed"), nil))
+	if !resp.Allowed || len(resp.Warnings) != 1 || spent != 0 || !strings.Contains(resp.Warnings[0], "not previewed") {
+		t.Errorf("a route nothing takes: %+v, %d previews spent; want one line saying it is not previewed", resp, spent)
 	}
 }

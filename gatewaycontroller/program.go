@@ -30,7 +30,7 @@ import (
 type Engine interface {
 	ReconcileGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveGateway(ctx context.Context, g gateway.LoadBalancer, rv engine.Review) (*engine.Outcome, error)
-	PreviewGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, obj engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error)
+	PreviewGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, obj engine.PolicyObject, editor string) (*engine.Speculation, []engine.Verdict, error)
 }
 
 // Reviewer is what the controller needs of review (a *review.Board): a
@@ -38,10 +38,13 @@ type Engine interface {
 // it tells beside a change.
 type Reviewer interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
-	GatewaySubject(gw *gatewayv1.Gateway, routes []objectref.Ref, kind string) review.Subject
+	GatewaySubject(gw *gatewayv1.Gateway, in review.GatewayInputs, kind string) review.Subject
 	Failed(s review.Subject, err error)
 	Eventf(s review.Subject, typ, reason, format string, args ...any)
 	Removed(ctx context.Context, out *engine.Outcome)
+	// Records lists every plan record: what a controller that starts
+	// reads of the Gateways planned before it (sweep.go).
+	Records(ctx context.Context) ([]*records.Record, error)
 }
 
 var _ Reviewer = (*review.Board)(nil)
@@ -74,12 +77,22 @@ type Settings struct {
 	// request): what previews say and allow.
 	Approvals     int
 	PreviewBudget time.Duration
+	// ClaimsNamespace holds each Gateway's claims (claims.go): the
+	// controller's own (review.namespace). HostnameClaimGrace is how long
+	// a claim no route serves is kept (gatewayAPI.hostnameClaimGrace).
+	ClaimsNamespace    string
+	HostnameClaimGrace time.Duration
 }
 
 // SettingsOf are cfg's settings for Gateways.
 func SettingsOf(cfg *cloudconfig.Config) Settings {
+	grace := cloudconfig.DefaultHostnameClaimGrace
+	if g := cfg.GatewayAPI.HostnameClaimGrace; g != nil {
+		grace = g.Duration
+	}
 	return Settings{Policy: annotations.ApplyPolicy(cfg.Terraform.ApplyPolicy), TLSResync: cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration,
-		Approvals: cfg.Review.Approvals.Required, PreviewBudget: cfg.Webhook.PreviewBudget.Duration}
+		Approvals: cfg.Review.Approvals.Required, PreviewBudget: cfg.Webhook.PreviewBudget.Duration,
+		ClaimsNamespace: cfg.Review.Namespace, HostnameClaimGrace: grace}
 }
 
 // Cloud is how the controller builds Gateways' load balancers. Without
@@ -145,7 +158,12 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	}
 	withCertificates(&lb, pems)
 	out.readsSecrets = len(certs) > 0
-	subj := c.cloud.Review.GatewaySubject(gw, routes, records.KindChange)
+	in, err := c.inputs(gw, routes, lb)
+	if err != nil {
+		return out, err
+	}
+	subj := c.cloud.Review.GatewaySubject(gw, in, records.KindChange)
+	c.warnBoundary(subj, gw, t)
 	if u := strings.Join(unreachable, ", "); u != "" && c.unreachable[gw.UID] != u { // once per change, not per look
 		c.cloud.Review.Eventf(subj, v1.EventTypeWarning, "BackendUnreachable",
 			"%d rule(s) forward to a Service without a node port (type ClusterIP), which the Example load balancer cannot reach: it gets no requests (%s)",
@@ -166,7 +184,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	if err := c.addFinalizer(ctx, gw); err != nil {
 		return out, err
 	}
-	pool, err := c.cloud.Infra.Pool(ctx)
+	pool, err := c.pool(ctx, gw)
 	if err != nil {
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, fmt.Sprintf("target pool of every node: %v", err), provisioningRetry
 		return out, nil
@@ -177,7 +195,9 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		}
 	}
 	var built *engine.LoadBalancer
-	_, err = c.cloud.Review.Run(ctx, &subj, c.policy(gw), func(rv engine.Review) (out *engine.Outcome, err error) {
+	pol := c.policy(gw)
+	c.planned.plan(gw, pol) // its workspace is swept if it goes without the finalizer
+	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err
 	})
@@ -305,31 +325,58 @@ func (c *Controller) policy(gw *gatewayv1.Gateway) annotations.ApplyPolicy {
 
 // remove destroys the load balancer of gw, which is leaving (deleted, or
 // no longer of this controller's class), under review, then lets it go;
-// false while the destroy waits.
+// false while the destroy waits. A Gateway without the finalizer is let
+// go at once unless this controller planned it (whoever may update it
+// removed the finalizer): its load balancer is destroyed all the same.
 func (c *Controller) remove(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
 	delete(c.unreachable, gw.UID)
-	if !slices.Contains(gw.Finalizers, Finalizer) {
-		return true, nil
+	delete(c.ownershipSaid, gw.UID)
+	nn := nameOf(gw)
+	if !slices.Contains(gw.Finalizers, Finalizer) && !c.planned.has(gw) {
+		return true, c.claims.remove(ctx, nn, false)
 	}
 	if c.cloud != nil {
-		subj := c.cloud.Review.GatewaySubject(gw, nil, records.KindDestroy)
-		lb := gateway.LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
-		out, err := c.cloud.Review.Run(ctx, &subj, c.policy(gw), func(rv engine.Review) (*engine.Outcome, error) {
-			return c.cloud.Engine.RemoveGateway(ctx, lb, rv)
-		})
-		var wait *engine.AwaitingApprovalError
-		var denied *engine.DeniedError
-		switch {
-		case errors.As(err, &wait), errors.As(err, &denied):
-			return false, nil
-		case err != nil:
+		if gone, err := c.destroy(ctx, gw); !gone || err != nil {
 			return false, err
 		}
-		c.cloud.Review.Removed(ctx, out)
+	}
+	// The claims go with the load balancer that served them.
+	if err := c.claims.remove(ctx, nn, true); err != nil {
+		return false, err
 	}
 	return true, c.updateFinalizers(ctx, gw, func(fs []string) []string {
 		return slices.DeleteFunc(fs, func(f string) bool { return f == Finalizer })
 	})
+}
+
+// destroy destroys gw's load balancer under review and tells whether it
+// is gone (false while the destroy waits for approval or is denied). Its
+// policy is the stricter of gw's and the one its last plan was reviewed
+// under: an annotation taken off, or gone with its Gateway, does not
+// loosen the review of the destroy.
+func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
+	pol := c.policy(gw)
+	if p, ok := c.planned.get(nameOf(gw)); ok && p.uid == gw.UID {
+		pol = annotations.Stricter(pol, p.policy)
+	}
+	subj := c.cloud.Review.GatewaySubject(gw, review.GatewayInputs{}, records.KindDestroy)
+	lb := gateway.LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
+	out, err := c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
+		return c.cloud.Engine.RemoveGateway(ctx, lb, rv)
+	})
+	var wait *engine.AwaitingApprovalError
+	var denied *engine.DeniedError
+	switch {
+	case errors.As(err, &wait), errors.As(err, &denied):
+		return false, nil
+	case errors.Is(err, engine.ErrGone): // this process destroyed it already
+	case err != nil:
+		return false, err
+	default:
+		c.cloud.Review.Removed(ctx, out)
+	}
+	c.planned.forget(nameOf(gw), gw.UID)
+	return true, nil
 }
 
 // addFinalizer holds gw until its load balancer is destroyed.

@@ -19,7 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -33,6 +33,9 @@ type fakeEngine struct {
 	err     error
 	built   []gateway.LoadBalancer
 	removed int
+	// removedUIDs are the uids of the Gateways whose load balancers it
+	// was asked to destroy.
+	removedUIDs []string
 }
 
 func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
@@ -40,29 +43,33 @@ func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer,
 	return f.lb, &engine.Outcome{}, f.err
 }
 
-func (f *fakeEngine) PreviewGateway(context.Context, gateway.LoadBalancer, map[string]string, engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error) {
+func (f *fakeEngine) PreviewGateway(context.Context, gateway.LoadBalancer, map[string]string, engine.PolicyObject, string) (*engine.Speculation, []engine.Verdict, error) {
 	return nil, nil, errors.New("not in these tests")
 }
 
-func (f *fakeEngine) RemoveGateway(context.Context, gateway.LoadBalancer, engine.Review) (*engine.Outcome, error) {
+func (f *fakeEngine) RemoveGateway(_ context.Context, g gateway.LoadBalancer, _ engine.Review) (*engine.Outcome, error) {
 	f.removed++
+	f.removedUIDs = append(f.removedUIDs, g.UID)
 	return &engine.Outcome{}, f.err
 }
 
 // fakeReview runs the change under the policy it is given, and keeps the
-// policies and failures.
+// policies and failures; its plan records are records.
 type fakeReview struct {
 	policies []annotations.ApplyPolicy
 	failed   []error
 	events   []string
+	records  []*records.Record
 }
+
+func (f *fakeReview) Records(context.Context) ([]*records.Record, error) { return f.records, nil }
 
 func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error) {
 	f.policies = append(f.policies, pol)
 	return change(engine.Review{Policy: pol})
 }
 
-func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, []objectref.Ref, string) review.Subject {
+func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, review.GatewayInputs, string) review.Subject {
 	return review.Subject{}
 }
 func (f *fakeReview) Failed(_ review.Subject, err error)       { f.failed = append(f.failed, err) }
@@ -125,7 +132,7 @@ func TestProgram(t *testing.T) {
 			gw.Status.Addresses = []gatewayv1.GatewayStatusAddress{{Value: "198.51.100.1"}} // last applied
 			client := newClient(t, gw)
 			eng, rv := &fakeEngine{lb: tc.lb, err: tc.err}, &fakeReview{}
-			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Settings: Settings{Policy: annotations.ApplyAuto},
+			c := &Controller{gw: client, services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv, Settings: Settings{Policy: annotations.ApplyAuto},
 				Infra: fakeInfra{poolErr: tc.pool}}}
 			if tc.policy != "" {
 				c.cloud.Policy = tc.policy
@@ -168,7 +175,7 @@ func TestProgramUnreachableBackend(t *testing.T) {
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
 		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
 	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
-	c := &Controller{gw: newClient(t, gw), cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
+	c := &Controller{gw: newClient(t, gw), services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
 	tr := gateway.Translation{Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Backends: []gateway.Backend{{Weight: 1}, {Port: 30001, Weight: 1}}}}}
 	for range 2 {
 		p, err := c.program(t.Context(), gw, nil, tr)
@@ -302,11 +309,13 @@ func TestCertificates(t *testing.T) {
 // A Gateway leaving: its load balancer's destroy runs under review; the
 // finalizer goes only once it is applied (a destroy waiting for approval
 // keeps the Gateway), and a Gateway without the finalizer is let go at
-// once, nothing destroyed.
+// once, nothing destroyed, unless this controller planned it (whoever
+// may update it took the finalizer off, then moved it to another class).
 func TestRemove(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		finalizer bool
+		planned   bool
 		err       error
 		gone      bool
 		destroys  int
@@ -314,6 +323,7 @@ func TestRemove(t *testing.T) {
 		{name: "destroyed", finalizer: true, gone: true, destroys: 1},
 		{name: "destroy awaiting approval", finalizer: true, err: &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual}, destroys: 1},
 		{name: "never built", gone: true},
+		{name: "finalizer taken off", planned: true, gone: true, destroys: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
@@ -325,6 +335,9 @@ func TestRemove(t *testing.T) {
 			testkit.Must(t, err)
 			eng, rv := &fakeEngine{err: tc.err}, &fakeReview{}
 			c := &Controller{gw: client, cloud: &Cloud{Engine: eng, Review: rv, Infra: fakeInfra{}}}
+			if tc.planned {
+				c.planned.plan(gw, annotations.ApplyAuto)
+			}
 			gone, err := c.remove(t.Context(), gw)
 			testkit.Must(t, err)
 			if gone != tc.gone || eng.removed != tc.destroys {

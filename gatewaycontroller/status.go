@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,17 +61,38 @@ func (c *Controller) syncClass(ctx context.Context, name string) error {
 // syncGateway decides a Gateway of this controller with its HTTPRoutes,
 // builds its load balancer and writes the statuses. A Gateway leaving
 // (deleted, or moved to another class) has its load balancer destroyed
-// first.
+// first; so has one gone without the finalizer, or replaced by another of
+// its name (sweep.go).
 func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) error {
 	gw, err := c.gateways.Gateways(nn.Namespace).Get(nn.Name)
-	if apierrors.IsNotFound(err) {
-		return c.syncRoutes(ctx, nn, gateway.Translation{})
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	var uid types.UID
+	if gw != nil {
+		uid = gw.UID
+	}
+	swept, err := c.sweep(ctx, nn, uid)
+	if err != nil {
+		return fmt.Errorf("sweep the load balancer of an earlier Gateway %s: %w", nn, err)
+	}
+	if gw == nil {
+		if !swept {
+			c.queue.AddAfter(key{NamespacedName: nn}, approvalRetry)
+			return nil
+		}
+		// Gone, its load balancer with it (or never built): nothing of
+		// its claims is left.
+		if err := c.claims.remove(ctx, nn, false); err != nil {
+			return err
+		}
+		return c.syncRoutes(ctx, nn, gateway.Translation{})
+	}
 	if gw.DeletionTimestamp != nil || !c.ours(gw.Spec.GatewayClassName) {
-		gone, err := c.remove(ctx, gw)
+		gone := false
+		if swept {
+			gone, err = c.remove(ctx, gw)
+		}
 		switch {
 		case err != nil:
 			return fmt.Errorf("remove the load balancer of Gateway %s: %w", nn, err)
@@ -84,10 +106,20 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	if err != nil {
 		return err
 	}
-	t := gateway.Translate(gw, http, l4, c.namespaceLabels, c.backend)
-	p, err := c.program(ctx, gw, refs, t)
+	t, err := c.translate(ctx, gw, http, l4, true)
 	if err != nil {
-		return fmt.Errorf("build the load balancer of Gateway %s: %w", nn, err)
+		return err
+	}
+	p := replacing(nn)
+	if swept {
+		if p, err = c.program(ctx, gw, refs, t); err != nil {
+			return fmt.Errorf("build the load balancer of Gateway %s: %w", nn, err)
+		}
+	}
+	// Kept once told (program warns of the moves): a look that fails
+	// before decides them, and tells them, again.
+	if err := c.claims.save(ctx, nn, gw.UID, t.Claims); err != nil {
+		return fmt.Errorf("claims of Gateway %s: %w", nn, err)
 	}
 	if err := c.writeGateway(ctx, gw, t, p); err != nil {
 		return fmt.Errorf("status of Gateway %s: %w", nn, err)
@@ -97,6 +129,9 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		c.queue.AddAfter(key{NamespacedName: nn}, p.retry)
 	case p.readsSecrets && c.cloud.TLSResync > 0:
 		c.queue.AddAfter(key{NamespacedName: nn}, c.cloud.TLSResync)
+	}
+	if !t.Recheck.IsZero() { // a claim's grace ends then
+		c.queue.AddAfter(key{NamespacedName: nn}, t.Recheck.Sub(c.now()))
 	}
 	return c.syncRoutes(ctx, nn, t)
 }
@@ -224,9 +259,9 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	switch {
 	case accepted && len(t.Refused) > 0:
 		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonListenersNotValid),
-			fmt.Sprintf("%d of %d listeners are not valid", len(t.Refused), len(cur.Spec.Listeners)))
+			strings.TrimSuffix(fmt.Sprintf("%d of %d listeners are not valid; %s", len(t.Refused), len(cur.Spec.Listeners), ownershipNote(t)), "; "))
 	case accepted:
-		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), "")
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonAccepted), ownershipNote(t))
 	default:
 		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonListenersNotValid), "no listener is valid")
 	}
@@ -276,6 +311,16 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	}
 	next.Status.Listeners = ls
 	return next.Status
+}
+
+// ownershipNote says, in the Gateway's Accepted condition, an ownership
+// annotation the controller does not know ("" for none).
+func ownershipNote(t gateway.Translation) string {
+	if t.OwnershipUnknown == "" {
+		return ""
+	}
+	return fmt.Sprintf(unknownOwnershipMessage, gateway.OwnershipAnnotation, t.OwnershipUnknown,
+		gateway.OwnershipNamespace, gateway.OwnershipNamespace, gateway.OwnershipNone)
 }
 
 // syncRoutes writes, into every route naming the Gateway nn, the parent

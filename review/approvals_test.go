@@ -13,9 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
@@ -230,5 +232,45 @@ func TestPolicyBindingMustDeny(t *testing.T) {
 	a.client = fake.NewClientset(shipped[0], warn)
 	if _, err := a.inForce(context.Background(), reviewapi.AdmissionPolicy); err == nil {
 		t.Fatal("a Warn-only binding was taken as verification")
+	}
+}
+
+// A Gateway's plan counts every input: whoever may edit the TLS Secret an
+// HTTPS listener serves, or a Service its rules forward to, may have made
+// the change (put their own certificate on the Gateway, moved where it
+// sends requests) and is ignored, as is a route's editor; a reviewer who
+// may edit none of them approves.
+func TestGatewayInputEditorsCannotApprove(t *testing.T) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
+	ref := objectref.Gateway("infra", "gw", "uid-gw")
+	s := new(Board).GatewaySubject(gw, GatewayInputs{
+		Routes:   []objectref.Ref{{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"}},
+		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "gw-cert"}},
+		Services: []types.NamespacedName{{Namespace: "team-a", Name: "api"}},
+	}, records.KindChange)
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: time.Now().Add(-time.Minute)}
+	later := time.Now()
+	// Who may edit what, as the API server would answer.
+	editors := map[string]string{"secrets infra/gw-cert": "mallory", "services team-a/api": "sam", "httproutes team-a/shop": "alice"}
+	for _, tc := range []struct{ approver, ignored string }{
+		{"mallory", `"mallory" may edit Secret infra/gw-cert`},
+		{"sam", `"sam" may edit Service team-a/api`},
+		{"alice", `"alice" may edit HTTPRoute team-a/shop`},
+		{"rita", ""},
+	} {
+		a := fakeApprovals(t, 1, true, approvalObj("a", ref, plan.ID, tc.approver, later, "reviewers"))
+		a.client.(*fake.Clientset).PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+			r := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+			at := r.Spec.ResourceAttributes
+			r.Status.Allowed = at.Verb == "patch" && editors[at.Resource+" "+at.Namespace+"/"+at.Name] == r.Spec.User
+			return true, r, nil
+		})
+		got, _ := a.decide(t.Context(), ref, plan, func() (records.Contributors, error) { return s.contrib, nil })
+		switch {
+		case tc.ignored == "" && (!got.Approved || len(got.Ignored) != 0):
+			t.Errorf("%s, who may edit no input: %+v; want the approval counted", tc.approver, got)
+		case tc.ignored != "" && (got.Approved || len(got.Ignored) != 1 || !strings.Contains(got.Ignored[0], tc.ignored)):
+			t.Errorf("%s: %+v; want the approval ignored: %s", tc.approver, got, tc.ignored)
+		}
 	}
 }

@@ -2,20 +2,31 @@ package review
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
 
+// GatewayInputs are what a Gateway's load balancer is made from besides
+// the Gateway itself: the routes naming it (attached or not: a route that
+// stops attaching changes the plan too), the TLS Secrets its HTTPS
+// listeners' certificateRefs name, and the Services its rules forward to.
+type GatewayInputs struct {
+	Routes   []objectref.Ref
+	Secrets  []types.NamespacedName
+	Services []types.NamespacedName
+}
+
 // GatewaySubject is a Gateway's reconcile, its load balancer made from gw
-// and the routes naming it (attached or not: a route that stops
-// attaching changes the plan too). Its events go to the Gateway. A
-// change's contributors are the Gateway and every such route: nobody
-// allowed to edit one of them may approve the change (the webhook stamps
-// no author on Gateway API objects, so each is an input whose editor is
-// unknown).
-func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, routes []objectref.Ref, kind string) Subject {
+// and in. Its events go to the Gateway. A change's contributors are the
+// Gateway and every input, each one whose editor is unknown (the webhook
+// stamps no author on Gateway API objects, Kubernetes records none on a
+// Secret, and a backend Service edited by a tenant moves where the
+// Gateway sends requests, as a TLS Secret does what a Service serves):
+// nobody allowed to edit one of them may approve the change.
+func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, in GatewayInputs, kind string) Subject {
 	s := Subject{
 		ref:  objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)),
 		kind: kind, meta: gw.ObjectMeta,
@@ -27,11 +38,17 @@ func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, routes []objectref.Ref, ki
 	if kind != records.KindChange {
 		return s
 	}
-	s.contrib.Unverified = []records.Input{{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: gw.Namespace, Name: gw.Name}}
-	for _, r := range routes {
-		s.contrib.Unverified = append(s.contrib.Unverified, records.Input{Group: records.GroupGatewayAPI,
-			Resource: routeResources[r.Kind], Namespace: r.Namespace, Name: r.Name})
+	inputs := []records.Input{{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: gw.Namespace, Name: gw.Name}}
+	for _, r := range in.Routes {
+		inputs = append(inputs, records.Input{Group: records.GroupGatewayAPI, Resource: routeResources[r.Kind], Namespace: r.Namespace, Name: r.Name})
 	}
+	for _, n := range in.Secrets {
+		inputs = append(inputs, records.Input{Resource: records.ResourceSecrets, Namespace: n.Namespace, Name: n.Name})
+	}
+	for _, n := range in.Services {
+		inputs = append(inputs, records.Input{Resource: records.ResourceServices, Namespace: n.Namespace, Name: n.Name})
+	}
+	s.contrib = s.contrib.Add(records.Contributors{Unverified: inputs}) // each once
 	return s
 }
 

@@ -276,24 +276,33 @@ func TestAddressSubject(t *testing.T) {
 	checkEventsGo(t, f, detached, nil, true, ws)
 }
 
-// TestGatewaySubject: a Gateway's change has as contributors the Gateway
-// and each attached route, inputs whose editor is unknown (so nobody who
-// may edit one approves it); a deletion has none; events go to the
-// Gateway by reference (it is not a kind of client-go's scheme).
+// TestGatewaySubject: a Gateway's change has as contributors the Gateway,
+// each route naming it, each TLS Secret its listeners name and each
+// Service its rules forward to, inputs whose editor is unknown (so nobody
+// who may edit one approves it), each once; a deletion has none; events
+// go to the Gateway by reference (it is not a kind of client-go's scheme).
 func TestGatewaySubject(t *testing.T) {
 	f := newReviewFixture(t, "", false)
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"}}
-	routes := []objectref.Ref{
-		{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"},
-		{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "web"},
-		{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"},
+	in := GatewayInputs{
+		Routes: []objectref.Ref{
+			{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"},
+			{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "web"},
+			{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"},
+		},
+		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "cert"}, {Namespace: "team-a", Name: "shop-cert"}},
+		Services: []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-a", Name: "api"}},
 	}
-	s := f.GatewaySubject(gw, routes, records.KindChange)
+	routes := in.Routes
+	s := f.GatewaySubject(gw, in, records.KindChange)
 	want := []records.Input{
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceGateways, Namespace: "infra", Name: "gw"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-a", Name: "shop"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-b", Name: "web"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceTCPRoutes, Namespace: "team-b", Name: "db"},
+		{Resource: records.ResourceSecrets, Namespace: "infra", Name: "cert"},
+		{Resource: records.ResourceSecrets, Namespace: "team-a", Name: "shop-cert"},
+		{Resource: records.ResourceServices, Namespace: "team-a", Name: "api"},
 	}
 	if !reflect.DeepEqual(s.contrib, records.Contributors{Unverified: want}) {
 		t.Errorf("contributors %+v, want %+v", s.contrib, want)
@@ -311,7 +320,10 @@ func TestGatewaySubject(t *testing.T) {
 	if !ok || ev.Kind != "Gateway" || ev.APIVersion != "gateway.networking.k8s.io/v1" || ev.Name != "gw" || ev.UID != "uid-gw" {
 		t.Errorf("events go to %#v", s.event)
 	}
-	if d := f.GatewaySubject(gw, routes, records.KindDestroy); !d.contrib.Empty() {
+	if got := want[6].String(); got != "Service team-a/api" {
+		t.Errorf("input named %q", got)
+	}
+	if d := f.GatewaySubject(gw, GatewayInputs{Routes: routes}, records.KindDestroy); !d.contrib.Empty() {
 		t.Errorf("a deletion's contributors %+v, want none", d.contrib)
 	}
 }

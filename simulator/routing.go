@@ -64,7 +64,7 @@ func validateSimulatedRequest(req *exampleapi.SimulatedRequest) error {
 	}
 	seen := map[string]string{}
 	for name := range req.Headers {
-		if !tokenRE.MatchString(name) {
+		if !exampleapi.IsHeaderName(name) {
 			return invalid("headers", "%q is not a header name", name)
 		}
 		c := http.CanonicalHeaderKey(name)

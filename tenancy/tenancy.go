@@ -54,6 +54,10 @@ const (
 	// ReservedAddress is a reserved address a Service's load balancer
 	// takes (address, or spec.loadBalancerIP), by id or IP.
 	ReservedAddress Kind = "reserved address"
+	// GatewayHostname is a host name a route would serve on a Gateway
+	// where another namespace holds it (Namespace: the holder): from the
+	// route.
+	GatewayHostname Kind = "Gateway host name"
 )
 
 // Reference is one reference an object makes.
@@ -114,6 +118,11 @@ func References(svc *corev1.Service, lb *annotations.LoadBalancer) []Reference {
 type RefusedError struct {
 	Ref    Reference
 	Reason string
+	// Unread: refused for want of ReferenceGrants the controller has not
+	// read (before their first list, after a failed list or watch, or a
+	// grant its watch has not delivered yet): reading them may allow it,
+	// so it is tried again soon.
+	Unread bool
 }
 
 // EventReason is the reason of the event on the Service.
@@ -143,6 +152,12 @@ type Sources struct {
 	// Grants lists the ReferenceGrants of namespace; ErrGrantsUnreadable
 	// while they cannot be read (a refusal, not a failure to decide).
 	Grants func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
+	// GrantsNow, if set, lists them as the API server has them now (a
+	// read, not the watch Grants keeps): asked only before a refusal
+	// for want of a grant, to tell a grant the watch has not delivered
+	// yet (created a moment before) from none. It never allows: consent
+	// counts from the watch's event on.
+	GrantsNow func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
 	// LoadBalancerTags returns load balancer id's tags; found is false
 	// when the cloud has no such load balancer.
 	LoadBalancerTags func(ctx context.Context, id string) (tags map[string]string, found bool, err error)
@@ -175,6 +190,12 @@ const (
 	// another namespace take this namespace's reserved addresses
 	// (optionally one, by id).
 	GrantAddressKind = "Address"
+	// GrantHostnameGroup and GrantHostnameKind are what a grant's to
+	// names to let routes of another namespace serve a host name this
+	// namespace holds on a Gateway (optionally one, by the host name the
+	// route serves).
+	GrantHostnameGroup = "gateway.example.com"
+	GrantHostnameKind  = "Hostname"
 )
 
 // ErrGrantsUnreadable is what Grants returns while the ReferenceGrants
@@ -189,6 +210,9 @@ var ErrGrantsUnreadable = errors.New("ReferenceGrants cannot be read")
 func (a *Authorizer) Authorize(ctx context.Context, from objectref.Ref, refs []Reference) error {
 	for _, r := range refs {
 		reason, err := a.decide(ctx, from, r)
+		if errors.Is(err, errNotRead) {
+			return &RefusedError{Ref: r, Reason: cmp.Or(reason, notReadReason), Unread: true}
+		}
 		if err != nil {
 			return fmt.Errorf("authorize %s %q of %s: %w", r.Kind, r.Name, from, err)
 		}
@@ -236,6 +260,11 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
 			return grants(g, "Gateway", from.Namespace, "Secret", r.Name)
 		})
+	case GatewayHostname:
+		if r.Namespace == from.Namespace {
+			return "", nil
+		}
+		return a.hostnameGranted(ctx, from, r)
 	}
 	return "unknown kind of reference", nil
 }
@@ -329,7 +358,7 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 	if reason != "" && reason != refusal {
 		// The grants could not be read: said without the namespace, whose
 		// name would tell whose the address is.
-		reason = "the controller cannot read the ReferenceGrants that decide it now, and consent it cannot read is no consent"
+		reason = notReadReason
 	}
 	return reason, err
 }
@@ -434,22 +463,65 @@ func (a *Authorizer) routeGranted(ctx context.Context, from objectref.Ref, r Ref
 	})
 }
 
-// consented is "" when a ReferenceGrant of namespace allows, else refusal
-// (or why the grants cannot be read: consent that cannot be read is no
-// consent).
+// hostnameGranted: serving a host name another namespace holds on a
+// Gateway needs that namespace's consent, a ReferenceGrant there from
+// routes of from's kind and namespace to group gateway.example.com, kind
+// Hostname (this host name, or all). The refusal names neither the
+// holder nor whether its grants could be read: the route's namespace
+// must not learn whose the name is.
+func (a *Authorizer) hostnameGranted(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	refusal := fmt.Sprintf("the namespace holding it on the Gateway has no ReferenceGrant from %ss of namespace %s to group %s, kind %s (name %s, or none)",
+		from.Kind, from.Namespace, GrantHostnameGroup, GrantHostnameKind, r.Name)
+	reason, err := a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
+		return AllowsHostname(g, from.Kind, from.Namespace, r.Name)
+	})
+	if reason != "" && reason != refusal {
+		reason = "the controller cannot read the ReferenceGrants that decide it now, and consent it cannot read is no consent"
+	}
+	return reason, err
+}
+
+// AllowsHostname tells whether grant lets routes of kind in namespace
+// serve host name host where the grant's namespace holds it.
+func AllowsHostname(grant gatewayv1beta1.ReferenceGrant, kind, namespace, host string) bool {
+	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
+		return f.Group == gatewayv1beta1.GroupName && string(f.Kind) == kind && string(f.Namespace) == namespace
+	})
+	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
+		return string(t.Group) == GrantHostnameGroup && string(t.Kind) == GrantHostnameKind && (t.Name == nil || string(*t.Name) == host)
+	})
+	return from && to
+}
+
+// errNotRead comes with a refusal for want of grants not read:
+// Authorize makes it a RefusedError that is Unread.
+var errNotRead = errors.New("ReferenceGrants not read")
+
+// notReadReason is such a refusal's reason where its rule gives none.
+const notReadReason = "the controller cannot read the ReferenceGrants that decide it now, and consent it cannot read is no consent"
+
+// consented is "" when a ReferenceGrant of namespace allows, else refusal.
+// While the grants are not read (unreadable, or the API server has one
+// that allows and the watch has not delivered it yet) it refuses saying
+// so, with errNotRead: consent that cannot be read is no consent.
 func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, allows func(gatewayv1beta1.ReferenceGrant) bool) (string, error) {
 	if a.Grants == nil {
 		return refusal, nil
 	}
 	grants, err := a.Grants(ctx, namespace)
 	if errors.Is(err, ErrGrantsUnreadable) {
-		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", namespace), nil
+		return fmt.Sprintf("the controller cannot read the ReferenceGrants of namespace %s now, and consent it cannot read is no consent", namespace), errNotRead
 	}
 	if err != nil {
 		return "", err
 	}
 	if slices.ContainsFunc(grants, allows) {
 		return "", nil
+	}
+	if a.GrantsNow != nil {
+		if now, err := a.GrantsNow(ctx, namespace); err == nil && slices.ContainsFunc(now, allows) {
+			return fmt.Sprintf("the controller has not read the newest ReferenceGrants of namespace %s yet, and consent it has not read is no consent", namespace), errNotRead
+		}
 	}
 	return refusal, nil
 }

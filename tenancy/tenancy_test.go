@@ -169,6 +169,12 @@ func TestAuthorize(t *testing.T) {
 		return referenceGrant(ns, "", "Service", from, GrantGroup, GrantAddressKind, id)
 	}
 	const notAnAddress = "it is not a reserved address of namespace team-b, nor one whose namespace lets Services of team-b take it"
+	// hostname is host name h on a Gateway where namespace holder holds it.
+	hostname := func(holder, h string) Reference { return Reference{Kind: GatewayHostname, Namespace: holder, Name: h} }
+	hostGrant := func(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
+		return referenceGrant(ns, gatewayv1beta1.GroupName, kind, from, GrantHostnameGroup, GrantHostnameKind, name)
+	}
+	const noHostGrant = "the namespace holding it on the Gateway has no ReferenceGrant from HTTPRoutes of namespace team-b to group gateway.example.com, kind Hostname"
 	cases := []struct {
 		name   string
 		from   objectref.Ref
@@ -255,6 +261,16 @@ func TestAuthorize(t *testing.T) {
 		{name: "Gateway certificate, granted to routes, not Gateways", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "HTTPRoute", "infra", "Secret", "")}, refused: "no ReferenceGrant"},
 		{name: "Gateway certificate, a Service grant is not a Secret grant", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Service", "")}, refused: "no ReferenceGrant"},
 		{name: "Gateway certificate, a grant the Gateway's namespace made", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("infra", "Gateway", "infra", "Secret", "")}, refused: "no ReferenceGrant"},
+		{name: "host name its namespace holds", from: routeB, ref: hostname("team-b", "shop.example")},
+		{name: "host name another namespace holds, no grant", from: routeB, ref: hostname("team-a", "shop.example"), refused: noHostGrant},
+		{name: "host name, granted for all", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "HTTPRoute", "team-b", "")}},
+		{name: "host name, granted for it", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "HTTPRoute", "team-b", "shop.example")}},
+		{name: "wildcard host name, granted for it", from: routeB, ref: hostname("team-a", "*.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "HTTPRoute", "team-b", "*.example")}},
+		{name: "host name, granted for another only", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "HTTPRoute", "team-b", "api.example")}, refused: noHostGrant},
+		{name: "host name, granted to TLSRoutes only", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "TLSRoute", "team-b", "")}, refused: noHostGrant},
+		{name: "TLSRoute SNI name, granted to TLSRoutes", from: tlsB, ref: hostname("team-a", "db.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "TLSRoute", "team-b", "db.example")}},
+		{name: "host name, a Service grant is not a host name grant", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "")}, refused: noHostGrant},
+		{name: "host name, a grant the taker's namespace made", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-b", "HTTPRoute", "team-b", "")}, refused: noHostGrant},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,6 +288,10 @@ func TestAuthorize(t *testing.T) {
 				msg := err.Error()
 				if !strings.Contains(msg, string(c.ref.Annotation)) {
 					t.Errorf("refusal %q does not name the annotation", msg)
+				}
+				// A host name's holder is not even named by its reference.
+				if c.ref.Kind == GatewayHostname && strings.Contains(refused.Reason, c.ref.Namespace) {
+					t.Errorf("refusal %q names the holder %s", refused.Reason, c.ref.Namespace)
 				}
 				// Never another tenant's object: no owner, no tag.
 				for _, leak := range []string{"team-a", renderer.TagServiceNamespace, "ops-team", "prod"} {
@@ -314,6 +334,12 @@ func TestAuthorizeUnreadableGrantsRefuse(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cannot read the ReferenceGrants that decide it") || strings.Contains(err.Error(), "team-a") {
 		t.Fatalf("unreadable grants for an address: %v, want a refusal saying so without the owner", err)
 	}
+	// Nor for a host name another namespace holds on a Gateway.
+	route := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "shop"}
+	err = a.Authorize(context.Background(), route, []Reference{{Kind: GatewayHostname, Namespace: "team-a", Name: "shop.example"}})
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "cannot read the ReferenceGrants that decide it") || strings.Contains(refused.Reason, "team-a") {
+		t.Fatalf("unreadable grants for a host name: %v, want a refusal saying so without the holder", err)
+	}
 	// Its own namespace's group needs no grant.
 	if err := a.Authorize(context.Background(), from, []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-b", Name: "front"}}); err != nil {
 		t.Fatalf("own group with grants unreadable: %v", err)
@@ -353,5 +379,48 @@ func TestReferences(t *testing.T) {
 	// An address's namespace is the cloud's to tell.
 	if refs := References(svc, &annotations.LoadBalancer{Address: "198.51.100.1"}); len(refs) != 1 || refs[0] != (Reference{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: "198.51.100.1"}) {
 		t.Errorf("a reserved address: %+v", refs)
+	}
+}
+
+// A refusal for want of grants the controller has not read says so and is
+// Unread (tried again soon): the grants unreadable, or a grant the API
+// server has and the watch has not delivered yet (created a moment
+// before). That grant is only read to say so: it allows nothing before
+// the watch has it. Without one, the refusal is the plain one, not Unread.
+func TestRefusalForGrantsNotReadYet(t *testing.T) {
+	from := objectref.Ref{Kind: objectref.KindService, Namespace: "team-b", Name: "web"}
+	group := []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"}}
+	address := []Reference{{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: "addr-a"}}
+	a := authorizer() // the watch has no grant
+	var refused *RefusedError
+	if err := a.Authorize(t.Context(), from, group); !errors.As(err, &refused) || refused.Unread || !strings.Contains(refused.Reason, "has no ReferenceGrant") {
+		t.Fatalf("no grant anywhere: %v (unread %v), want the plain refusal", err, refused != nil && refused.Unread)
+	}
+	a.GrantsNow = func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		if ns != "team-a" {
+			return nil, nil
+		}
+		return []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", ""), referenceGrant("team-a", "", "Service", "team-b", GrantGroup, GrantAddressKind, "")}, nil
+	}
+	err := a.Authorize(t.Context(), from, group)
+	if !errors.As(err, &refused) || !refused.Unread || !strings.Contains(refused.Reason, "has not read the newest ReferenceGrants of namespace team-a yet") {
+		t.Fatalf("a grant not delivered yet: %v, want an Unread refusal saying so", err)
+	}
+	// An address's refusal names no namespace, whose name would tell whose it is.
+	if err := a.Authorize(t.Context(), from, address); !errors.As(err, &refused) || !refused.Unread || strings.Contains(refused.Reason, "team-a") {
+		t.Fatalf("an address's grant not delivered yet: %v, want an Unread refusal without the owner", err)
+	}
+	// The live read says nothing when it fails: the plain refusal.
+	a.GrantsNow = func(context.Context, string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		return nil, errors.New("timeout")
+	}
+	if err := a.Authorize(t.Context(), from, group); !errors.As(err, &refused) || refused.Unread {
+		t.Fatalf("the live read failing: %v, want the plain refusal", err)
+	}
+	a.Grants = func(context.Context, string) ([]gatewayv1beta1.ReferenceGrant, error) {
+		return nil, fmt.Errorf("pending: %w", ErrGrantsUnreadable)
+	}
+	if err := a.Authorize(t.Context(), from, group); !errors.As(err, &refused) || !refused.Unread || !strings.Contains(refused.Reason, "cannot read the ReferenceGrants of namespace team-a") {
+		t.Fatalf("grants unreadable: %v, want an Unread refusal saying so", err)
 	}
 }

@@ -48,8 +48,11 @@ changes. terraform plan -detailed-exitcode in DIR then exits 0.
 It reads the plan record in the controller's namespace and the cloud (the
 provider's EXAMPLE_TOKEN, and EXAMPLE_PRIVATE_KEYS, {"secret": "PEM key"}, for a
 Service with TLS Secrets), and refuses a load balancer whose tags do not name
-the Service, and a rendering not yet applied. A reserved address the load
-balancer holds is exported with it, as its own workspace applied it.
+the Service, and a rendering not yet applied. A reserved address of the
+Service's namespace that the load balancer holds is exported with it, as
+its own workspace applied it; one of another namespace, held through that
+namespace's ReferenceGrant, is left out (said in the output): it stays its
+owner's, and leaves the load balancer once the Service lets go of it.
 The controller still manages the load balancer afterwards: hand it over with
 the annotation loadbalancer.example.com/deletion-policy: retain, then delete
 the Service or change its type (docs/addresses.md).`,
@@ -91,7 +94,7 @@ func runExport(ctx context.Context, c *cluster, ref objectref.Ref, dir, terrafor
 	if err != nil {
 		return fmt.Errorf("export %s: %w", ref.Describe(), err)
 	}
-	targets, err := exportTargets(ctx, ex, lbID)
+	targets, err := exportTargets(ctx, ex, lbID, ref.Namespace)
 	if err != nil {
 		return fmt.Errorf("export %s: %w", ref.Describe(), err)
 	}
@@ -122,16 +125,21 @@ func runExport(ctx context.Context, c *cluster, ref objectref.Ref, dir, terrafor
 		fmt.Fprintf(stdout, " and %d certificate(s)", n)
 	}
 	fmt.Fprintf(stdout, " to %s: terraform plan there shows no changes.\n", dir)
+	for _, a := range ex.leftOut {
+		fmt.Fprintf(stdout, "Left out: the reserved address %s (%s) on it is another namespace's, held through that namespace's ReferenceGrant.\n"+
+			"It stays its owner's: once the Service lets go of it, the controller takes it off this load balancer, whose IP then changes.\n", a.ID, a.IP)
+	}
 	fmt.Fprintf(stdout, "The controller still manages it. To hand it over, annotate the Service %s=%s, then delete it or change its type;\n"+
 		"the plan that forgets it waits for a reviewer (examplectl status %s).\n", annotations.LBDeletionPolicy, annotations.DeletionRetain, ref.Arg())
 	return nil
 }
 
-// exportTargets finds in the cloud what the applied root module made: the
-// load balancer lbID, which must carry the module's tags (the owner
-// proof), and the certificates its listeners serve, by the fingerprints of
+// exportTargets finds in the cloud what the applied root module of a
+// Service of namespace ns made: the load balancer lbID, which must carry
+// the module's tags (the owner proof), the reserved address of ns it
+// holds, and the certificates its listeners serve, by the fingerprints of
 // the module's PEMs.
-func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarget, error) {
+func exportTargets(ctx context.Context, ex *exported, lbID, ns string) ([]importTarget, error) {
 	endpoint := ex.endpoint
 	if endpoint == "" {
 		endpoint = os.Getenv(envEndpoint)
@@ -159,6 +167,10 @@ func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarg
 	}
 	targets := []importTarget{{to: renderer.LoadBalancerAddress, id: lbID}}
 	for _, a := range addrs {
+		if a.LoadBalancerID == lbID && othersAddress(a, ex.tags[exampleapi.TagClusterID], ns) {
+			ex.leftOut = append(ex.leftOut, a)
+			continue
+		}
 		if a.LoadBalancerID == lbID {
 			if ex.address != nil {
 				return nil, fmt.Errorf("load balancer %s holds two reserved addresses (%s, %s)", lbID, ex.address.ID, a.ID)
@@ -189,6 +201,18 @@ func exportTargets(ctx context.Context, ex *exported, lbID string) ([]importTarg
 		targets = append(targets, importTarget{to: renderer.CertificateAddress(key), id: id})
 	}
 	return targets, nil
+}
+
+// othersAddress tells whether reserved address a is this cluster's
+// (clusterID) address of a namespace other than ns, the exported
+// Service's: held through that namespace's ReferenceGrant, it is not the
+// Service's to hand over (ccm/handover.go goesWith), so export leaves it
+// out. The exported plan stays empty without it: the load balancer's
+// module names no address (the address's own workspace attaches it), and
+// its IP is only read.
+func othersAddress(a exampleapi.Address, clusterID, ns string) bool {
+	owner := a.Tags[exampleapi.TagNamespace]
+	return clusterID != "" && a.Tags[exampleapi.TagClusterID] == clusterID && owner != "" && owner != ns
 }
 
 // withAddress adds to the exported root module the reserved address the

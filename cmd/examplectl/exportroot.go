@@ -30,9 +30,11 @@ type exported struct {
 	// certificates are the certificates module's PEMs by key; empty
 	// without TLS Secrets.
 	certificates map[string]string
-	// address is the reserved address the load balancer holds, if any
-	// (read from the cloud).
+	// address is the reserved address of the Service's namespace the load
+	// balancer holds, if any (read from the cloud); leftOut are those of
+	// other namespaces it holds, which stay their owners'.
 	address *exampleapi.Address
+	leftOut []exampleapi.Address
 }
 
 // exportRoot reads the applied main.tf of a Service and makes it the

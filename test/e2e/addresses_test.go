@@ -189,8 +189,11 @@ func (e *env) addressRow(t *testing.T, alice, bob *user) {
 	ip := e.waitIngressIn("team-a", "kept", 90*time.Second).Status.LoadBalancer.Ingress[0].IP
 	addr := e.addressOf(t, ip)
 
+	// Bob's Service retains its load balancer when it goes: the address,
+	// team-a's, must not go with it.
 	taker := lbService("taker", 80)
 	taker.Namespace, taker.Spec.LoadBalancerIP = "team-b", ip
+	taker.Annotations = map[string]string{string(annotations.LBDeletionPolicy): annotations.DeletionRetain}
 	e.createService(t, bob, taker)
 	e.eventWith(t, "team-b", "taker", "ReferenceRefused", "reserved address")
 	e.noEventMentions(t, "team-b", "team-a")
@@ -212,6 +215,15 @@ func (e *env) addressRow(t *testing.T, alice, bob *user) {
 	}
 	testkit.Must(t, bob.kube.CoreV1().Services("team-b").Delete(testkit.Context(t), "taker", metav1.DeleteOptions{}))
 	waitGone(t, 60*time.Second, "taker", e.kube.CoreV1().Services("team-b").Get)
+	// His load balancer handed over, the address stays team-a's: off his
+	// load balancer, reserved, the same IP.
+	testkit.Eventually(t, 60*time.Second, "team-a's address detached from bob's handed-over load balancer", func() error {
+		a := e.addressOf(t, ip)
+		if a.ID != addr.ID || a.LoadBalancerID != "" || a.Tags[exampleapi.TagNamespace] != "team-a" {
+			return fmt.Errorf("%+v", a)
+		}
+		return nil
+	})
 }
 
 // addressListed checks that examplectl addresses, as u, lists a with its

@@ -109,6 +109,8 @@ type options struct {
 	// (gatewayAPI.enabled) and gives the controller the chart's RBAC for
 	// it.
 	gatewayAPI bool
+	// hostnameClaimGrace is gatewayAPI.hostnameClaimGrace (default 15m).
+	hostnameClaimGrace string
 	// workloads runs kube-controller-manager, kube-scheduler and kwok
 	// beside the API server, so that Deployments get Ready pods on the
 	// env's nodes (testcluster.WithWorkloads).
@@ -342,7 +344,11 @@ func newEnv(t testing.TB, o options) *env {
 		cfg["webhook"] = wh
 	}
 	if o.gatewayAPI {
-		cfg["gatewayAPI"] = map[string]any{"enabled": true}
+		gw := map[string]any{"enabled": true}
+		if o.hostnameClaimGrace != "" {
+			gw["hostnameClaimGrace"] = o.hostnameClaimGrace
+		}
+		cfg["gatewayAPI"] = gw
 	}
 	if o.replicas > 1 {
 		// Tests use a short lease, for quick failovers; benchmarks the

@@ -1,0 +1,249 @@
+package gateway
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// unit is one parentRef of a route naming the Gateway: admitted whole,
+// or refused whole (never half a route), oldest route first.
+type unit struct {
+	key     RouteKey
+	created metav1.Time
+	// parent is its entry's index in Translation.Parents[key].
+	parent int
+	a      attachment
+	// refused is why it is refused before admission ("" for not).
+	refused Reason
+	// http and sni are its HTTP and TLS passthrough rules; streams the
+	// TCP and UDP listeners it attaches to, each forwarding to stream.
+	http, sni []candidate
+	streams   []*listener
+	stream    []Backend
+	// hosts are the host names it serves, for claims ("" is none).
+	hosts []string
+}
+
+// newUnit adds to t the entry of route key's parentRef ref (Accepted,
+// resolved) and returns its unit.
+func newUnit(key RouteKey, meta metav1.ObjectMeta, ref gatewayv1.ParentReference, resolved Reason, t *Translation) *unit {
+	t.Parents[key] = append(t.Parents[key], Parent{Ref: ref, Accepted: Reason{Reason: string(gatewayv1.RouteReasonAccepted)}, ResolvedRefs: resolved})
+	return &unit{key: key, created: meta.CreationTimestamp, parent: len(t.Parents[key]) - 1}
+}
+
+func (u *unit) refuse(reason, message string) {
+	if u.refused.Reason == "" {
+		u.refused = Reason{Reason: reason, Message: message}
+	}
+}
+
+// serves records that u serves host name h.
+func (u *unit) serves(h string) {
+	if h != "" && !slices.Contains(u.hosts, h) {
+		u.hosts = append(u.hosts, h)
+	}
+}
+
+// oldestFirst orders units as routes are admitted: the oldest route,
+// then the first by namespace/name and kind, then its parentRefs in
+// order.
+func oldestFirst(a, b *unit) int {
+	return cmp.Or(a.created.Compare(b.created.Time), cmp.Compare(a.key.Namespace+"/"+a.key.Name, b.key.Namespace+"/"+b.key.Name),
+		cmp.Compare(a.key.Kind, b.key.Kind), cmp.Compare(a.parent, b.parent))
+}
+
+// streamRule is the rule of a TCP or UDP listener l forwarding to route
+// key's backends.
+func streamRule(key RouteKey, l *listener, backends []Backend) renderer.Rule {
+	port := int(l.spec.Port)
+	r := renderer.Rule{Name: l4RuleName(key.Namespace, key.Name, key.Kind, port, ""), ListenerPort: port, Priority: 1, Backends: backends}
+	if l.spec.Protocol == gatewayv1.UDPProtocolType {
+		r.ListenerProtocol = "udp"
+	}
+	return r
+}
+
+// ruleSet is the rules of the admitted units.
+type ruleSet struct {
+	http, sni []candidate
+	streams   []renderer.Rule
+}
+
+// with is s and u's rules, u taking the TCP/UDP listeners takes.
+func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
+	out := ruleSet{http: slices.Clone(s.http), sni: slices.Clone(s.sni), streams: slices.Clone(s.streams)}
+	for _, c := range u.http {
+		out.http = addCandidate(out.http, c)
+	}
+	for _, c := range u.sni {
+		if !slices.ContainsFunc(out.sni, func(o candidate) bool { return o.rule.Name == c.rule.Name }) {
+			out.sni = append(out.sni, c)
+		}
+	}
+	for _, l := range takes {
+		out.streams = append(out.streams, streamRule(u.key, l, u.stream))
+	}
+	return out
+}
+
+// count is how many cloud rules s makes, with the listeners' catch-alls
+// iso and the fences of the host names holder names (fences.go).
+func (s ruleSet) count(iso []candidate, holder func(string) string) int {
+	return len(s.http) + len(iso) + len(fences(s.http, holder)) + len(s.sni) + len(s.streams)
+}
+
+// admission admits units oldest first, under the Gateway's ownership and
+// the load balancer's rule budget.
+type admission struct {
+	t     *Translation
+	own   Ownership
+	grace string
+	l     *ledger
+	iso   []candidate
+	set   ruleSet
+	// taken are the TCP/UDP listeners given at this look, to which route.
+	taken map[gatewayv1.SectionName]RouteKey
+}
+
+// admit decides u: refused (for what it was refused already, a host name
+// another namespace holds, or the rule budget), or admitted, its rules
+// added and its claims made. Admitted, a route a TCP or UDP listener is
+// not given stays attached, parked.
+func (ad *admission) admit(u *unit) {
+	p := &ad.t.Parents[u.key][u.parent]
+	if u.refused.Reason != "" {
+		p.Accepted = u.refused
+		return
+	}
+	var uses []hostUse
+	if ad.own == OwnershipNamespace {
+		var refused string
+		if uses, refused = ad.l.hostsFor(u.key, u.hosts); refused != "" {
+			p.Accepted = ad.hostnameInUse(u.key, refused)
+			return
+		}
+	}
+	var takes []*listener
+	parked := ""
+	for _, l := range u.streams {
+		if why := ad.holds(u.key, l); why != "" {
+			parked = why
+			continue
+		}
+		takes = append(takes, l)
+	}
+	next := ad.set.with(u, takes)
+	if n := next.count(ad.iso, ad.holder(u)); n > exampleapi.MaxRules {
+		used := ad.set.count(ad.iso, ad.holder(nil))
+		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
+			"its rules do not fit: the Example load balancer holds at most %d rules, and the listeners and the routes attached before this one leave %d "+
+				"of them, for the %d it would add (routes are built oldest first, each whole or not at all)",
+			exampleapi.MaxRules, max(exampleapi.MaxRules-used, 0), n-used)}
+		return
+	}
+	ad.set = next
+	if ad.own == OwnershipNamespace {
+		ad.l.serve(u.key.Namespace, uses)
+		for _, l := range takes {
+			ad.l.take(l.spec.Name, u.key)
+		}
+	}
+	for _, l := range takes {
+		ad.taken[l.spec.Name] = u.key
+	}
+	for _, l := range u.a.listeners {
+		l.attached++
+	}
+	if parked != "" {
+		p.Accepted.Message = parked
+	}
+}
+
+// holder is who holds each host name, with u's claims made (nil: none);
+// nobody under ownership None.
+func (ad *admission) holder(u *unit) func(string) string {
+	return func(h string) string {
+		if ad.own != OwnershipNamespace {
+			return ""
+		}
+		if ns := ad.l.holderOf(h); ns != "" || u == nil || !slices.Contains(u.hosts, h) {
+			return ns
+		}
+		return u.key.Namespace
+	}
+}
+
+// holds is why TCP/UDP listener l forwards to another route than key
+// ("" when key may take it): a route took it at this look (the oldest),
+// or another namespace holds it. It names the other route only when it
+// is of key's namespace.
+func (ad *admission) holds(key RouteKey, l *listener) string {
+	if got, ok := ad.taken[l.spec.Name]; ok && got.Namespace == key.Namespace {
+		return fmt.Sprintf("attached; listener %s forwards every connection to %s %s/%s, attached before (one route per %s listener)",
+			l.spec.Name, got.Kind, got.Namespace, got.Name, l.spec.Protocol)
+	} else if ok {
+		return fmt.Sprintf("attached; listener %s forwards every connection to a route of another namespace, attached before (one route per %s listener)",
+			l.spec.Name, l.spec.Protocol)
+	}
+	if ad.own != OwnershipNamespace {
+		return ""
+	}
+	if c, ok := ad.l.listenerHolder(l.spec.Name); ok && c.Namespace != key.Namespace {
+		return fmt.Sprintf("attached; listener %s is held by another namespace, whose route had it first "+
+			"(one route per %s listener; it stays that namespace's for %s after its last route goes)", l.spec.Name, l.spec.Protocol, ad.grace)
+	}
+	return ""
+}
+
+// hostnameInUse is the refusal of route key for host name h, which
+// another namespace holds: it says how consent is given, never whose the
+// name is.
+func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
+	return Reason{Reason: string(ReasonHostnameInUse), Message: fmt.Sprintf(
+		"host name %s is served on this Gateway by another namespace (a host name belongs to the namespace whose route served it first, "+
+			"and stays its for %s after its last route goes); a route of namespace %s serves it only with that namespace's consent: "+
+			"a ReferenceGrant there from %ss of namespace %s to group %s, kind %s, name %s (or no name: all)",
+		h, ad.grace, key.Namespace, key.Kind, key.Namespace, tenancy.GrantHostnameGroup, tenancy.GrantHostnameKind, h)}
+}
+
+// rules are the admitted units' cloud rules with their priorities: HTTP
+// ones in the Gateway API's precedence per port (with the listeners'
+// catch-alls and the claimed host names' fences), TLS passthrough ones
+// the most specific SNI name first, then the oldest route; by port.
+func (ad *admission) rules() []renderer.Rule {
+	var out []renderer.Rule
+	cands := append(slices.Clone(ad.set.http), ad.iso...)
+	cands = append(cands, fences(ad.set.http, ad.holder(nil))...)
+	slices.SortStableFunc(cands, precedence)
+	next := map[int]int{}
+	for _, c := range cands {
+		next[c.rule.ListenerPort]++
+		c.rule.Priority = next[c.rule.ListenerPort]
+		out = append(out, c.rule)
+	}
+	out = append(out, ad.set.streams...)
+	// The routes are oldest first already (a stable sort keeps that
+	// order among equals).
+	sni := slices.Clone(ad.set.sni)
+	slices.SortStableFunc(sni, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort), compareHosts(a.rule.Hostname, b.rule.Hostname))
+	})
+	clear(next)
+	for _, c := range sni {
+		next[c.rule.ListenerPort]++
+		c.rule.Priority = next[c.rule.ListenerPort]
+		out = append(out, c.rule)
+	}
+	slices.SortStableFunc(out, func(a, b renderer.Rule) int {
+		return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.ListenerProtocol, b.ListenerProtocol))
+	})
+	return out
+}

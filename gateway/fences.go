@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/example/cloud-provider-example/renderer"
+)
+
+// A request for a claimed host name that none of its holder's rules match
+// must not fall to another namespace's less specific rule (one without a
+// host name, or a wildcard over it) on the same listener: that would hand
+// the holder's users to the other namespace. Where, and only where, such
+// a rule of another namespace exists, the host name's rules go on with
+// copies of the holder's own less specific rules, specialised to it and in
+// their order (its wildcards, then its rules without a host name), and
+// end with a 404: the fence. A host name whose rules already match every
+// request needs neither, nor does a Gateway one namespace uses, so the
+// upstream conformance tests see no extra rule. They count in the rule
+// budget like any other.
+
+// fences are the copies and fences the host names holder names need
+// among cands (the admitted HTTP rules), per listener port and listener
+// host name (a request is served by one listener's rules).
+func fences(cands []candidate, holder func(string) string) []candidate {
+	type group struct {
+		port         int
+		listenerHost string
+	}
+	var order []group
+	byGroup := map[group][]candidate{}
+	for _, c := range cands {
+		g := group{c.rule.ListenerPort, c.listenerHost}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], c)
+	}
+	var out []candidate
+	named := func(name string) bool {
+		return slices.ContainsFunc(out, func(o candidate) bool { return o.rule.Name == name })
+	}
+	for _, g := range order {
+		cs := byGroup[g]
+		var hosts []string
+		for _, c := range cs {
+			if h := c.rule.Hostname; h != "" && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+		slices.Sort(hosts)
+		for _, h := range hosts {
+			ns := holder(h)
+			wider := func(c candidate) bool {
+				return c.rule.Hostname != h && (c.rule.Hostname == "" || covers(c.rule.Hostname, h))
+			}
+			switch {
+			case ns == "",
+				!slices.ContainsFunc(cs, func(c candidate) bool { return c.rule.Hostname == h && c.from.namespace == ns }),
+				!slices.ContainsFunc(cs, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
+				slices.ContainsFunc(cs, func(c candidate) bool { return c.rule.Hostname == h && catchAll(c.rule) }):
+				continue
+			}
+			var copies []candidate
+			for _, c := range cs {
+				if c.from.namespace != ns || !wider(c) {
+					continue
+				}
+				name := ruleName(c.from.namespace, c.from.name, c.ruleIndex, c.matchIndex, g.port, h)
+				if named(name) || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule.Name == name }) {
+					continue
+				}
+				c.rule.Hostname, c.rule.Name = h, name
+				copies = append(copies, c)
+			}
+			slices.SortStableFunc(copies, precedence)
+			closed := false
+			for _, c := range copies {
+				out = append(out, c)
+				if closed = catchAll(c.rule); closed {
+					break
+				}
+			}
+			if !closed {
+				out = append(out, fence(g.port, g.listenerHost, h))
+			}
+		}
+	}
+	return out
+}
+
+// fence is the 404 closing host name h's rules on listener port (of the
+// listener of hostname listenerHost).
+func fence(port int, listenerHost, h string) candidate {
+	name := fmt.Sprintf("hostname:%d@%s", port, h)
+	if listenerHost != "" {
+		name += "/" + listenerHost
+	}
+	return candidate{fence: true, listenerHost: listenerHost, written: h, rule: renderer.Rule{Name: shorten(name), ListenerPort: port,
+		Hostname: h, FixedResponse: &renderer.FixedResponse{StatusCode: http.StatusNotFound}}}
+}
+
+// catchAll tells whether r matches every request for its host name.
+func catchAll(r renderer.Rule) bool {
+	return (r.PathType == "" || r.PathType == "prefix" && r.Path == "/") && r.Method == "" && len(r.Headers) == 0
+}

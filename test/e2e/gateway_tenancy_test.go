@@ -1,0 +1,424 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/gatewaycontroller"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/preview"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// The tenant boundary on a shared Gateway (docs/gateway-api.md "Host
+// names and listeners belong to a namespace", docs/tenancy.md), with real
+// identities: the platform's Gateway infra/gw takes routes of every
+// namespace; alice may write routes and ReferenceGrants in team-a,
+// mallory in team-b, and nothing else. Each row is one of issue 52's
+// findings, tried as a hostile tenant would, and asserts the safe outcome
+// in the cloud (the simulator's routing of the applied rules) and in the
+// routes' statuses.
+func TestGatewayTenancy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{gatewayAPI: true, webhook: true, hostnameClaimGrace: "20s"})
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+	e.installWebhooks(t, 15)
+	ctx := testkit.Context(t)
+	admin, err := gwclient.NewForConfig(e.cluster.Admin)
+	testkit.Must(t, err)
+	nodePorts := map[string]int32{}
+	for ns, names := range map[string][]string{"infra": nil, "team-a": {"a", "b"}, "team-b": {"m"}} {
+		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		for _, name := range names {
+			svc, err := e.kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+			testkit.Must(t, err)
+			nodePorts[name] = svc.Spec.Ports[0].NodePort
+		}
+	}
+	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	// The platform's certificate, in the Gateway's namespace.
+	e.allowTLSSecrets(t, "infra")
+	_, err = e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example"})),
+		metav1.CreateOptions{})
+	testkit.Must(t, err)
+	all := gatewayv1.NamespacesFromAll
+	allowed := &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}
+	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed},
+			{Name: "websecure", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: allowed, TLS: &gatewayv1.ListenerTLSConfig{
+				CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "shop-tls"}}}},
+			{Name: "db", Port: 5432, Protocol: gatewayv1.TCPProtocolType, AllowedRoutes: allowed},
+		}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	// A Gateway of the platform's own routes (allowedRoutes Same).
+	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "private"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	resources := []string{"httproutes", "tcproutes", "referencegrants"}
+	_, alice := e.gatewayTenant(t, "team-a", "alice", resources...)
+	malloryUser, mallory := e.gatewayTenant(t, "team-b", "mallory", resources...)
+
+	// Alice serves shop.example: /api to a; her database on the TCP
+	// listener.
+	shop := tenantRoute("shop", []string{"shop.example"}, rulesTo(map[string]string{"/api": "a"}))
+	_, err = alice.GatewayV1().HTTPRoutes("team-a").Create(ctx, shop, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = alice.GatewayV1().TCPRoutes("team-a").Create(ctx, dbRoute("db", "a"), metav1.CreateOptions{})
+	testkit.Must(t, err)
+	ip := e.gatewayAddress(t, admin)
+	lb, err := e.cloudLB(ip)
+	testkit.Must(t, err)
+	pool := e.everyNodesPool(t)
+	at := func(svc string) map[string]int { return map[string]int{fmt.Sprintf("%s:%d", pool, nodePorts[svc]): 1} }
+	e.eventuallyRoutes(t, lb.ID, "shop.example", "/api", 200, at("a"))
+
+	t.Run("a route the cloud would refuse fails only itself", func(t *testing.T) {
+		// A header value with a tab, and one route of 16 host names × 16
+		// paths (256 rules, past the load balancer's 200): both allowed by
+		// the CRDs. A backend named twice is merged, not refused.
+		tab := tenantRoute("tab", []string{"tab.example"}, rulesTo(map[string]string{"/": "m"}))
+		tab.Spec.Rules[0].Matches[0].Headers = []gatewayv1.HTTPHeaderMatch{{Name: "X-Team", Value: "a\tb"}}
+		twice := tenantRoute("twice", []string{"twice.example"}, rulesTo(map[string]string{"/": "m"}))
+		twice.Spec.Rules[0].BackendRefs = append(twice.Spec.Rules[0].BackendRefs, twice.Spec.Rules[0].BackendRefs[0])
+		var hosts []string
+		paths := map[string]string{}
+		for i := range 16 {
+			hosts = append(hosts, fmt.Sprintf("h%02d.example", i))
+			paths[fmt.Sprintf("/p%02d", i)] = "m"
+		}
+		wide := tenantRoute("wide", hosts, rulesTo(paths))
+		for _, r := range []*gatewayv1.HTTPRoute{tab, twice, wide} {
+			_, err := mallory.GatewayV1().HTTPRoutes("team-b").Create(ctx, r, metav1.CreateOptions{})
+			testkit.Must(t, err)
+		}
+		e.routeCondition(t, admin, "team-b", "tab", "Accepted", "UnsupportedValue", "X-Team")
+		e.routeCondition(t, admin, "team-b", "wide", "Accepted", "RuleBudgetExceeded", "at most 200 rules")
+		e.routeCondition(t, admin, "team-b", "twice", "Accepted", "Accepted", "")
+		e.eventuallyRoutes(t, lb.ID, "twice.example", "/", 200, at("m"))
+
+		// The owner's change is applied in the usual time while they are
+		// attached.
+		start := time.Now()
+		updateRoute(t, alice, "team-a", "shop", func(r *gatewayv1.HTTPRoute) {
+			r.Spec.Rules = rulesTo(map[string]string{"/api": "a", "/v2": "b"})
+		})
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/v2", 200, at("b"))
+		t.Logf("alice's change applied %s after her edit, three hostile routes attached", time.Since(start).Round(100*time.Millisecond))
+		gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
+		testkit.Must(t, err)
+		if !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") {
+			t.Errorf("the Gateway is not Programmed: %+v", gw.Status.Conditions)
+		}
+		for _, name := range []string{"tab", "wide"} {
+			testkit.Must(t, mallory.GatewayV1().HTTPRoutes("team-b").Delete(ctx, name, metav1.DeleteOptions{}))
+		}
+	})
+
+	t.Run("a host name another namespace serves is refused, in words that name nobody", func(t *testing.T) {
+		// More specific than alice's rules for GET /, and a route for any
+		// host that would get what alice's rules leave.
+		steal := tenantRoute("steal", []string{"shop.example"}, rulesTo(map[string]string{"/": "m"}))
+		steal.Spec.Rules[0].Matches[0].Method = ptr.To(gatewayv1.HTTPMethodGet)
+		_, err := mallory.GatewayV1().HTTPRoutes("team-b").Create(ctx, steal, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		_, err = mallory.GatewayV1().HTTPRoutes("team-b").Create(ctx, tenantRoute("any", nil, rulesTo(map[string]string{"/": "m"})), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		c := e.routeCondition(t, admin, "team-b", "steal", "Accepted", "HostnameInUse", "shop.example")
+		if strings.Contains(c.Message, "team-a") || strings.Contains(c.Message, "shop ") {
+			t.Errorf("the refusal names alice's namespace or route: %s", c.Message)
+		}
+		e.eventuallyRoutes(t, lb.ID, "other.example", "/", 200, at("m")) // mallory's route for any host is applied
+		for path, want := range map[string]map[string]int{"/api": at("a"), "/v2": at("b")} {
+			e.routes(t, lb.ID, 80, "shop.example", path, 1, 200, want)
+		}
+		// What alice's rules leave of shop.example is fenced: 404, not
+		// mallory's.
+		e.routes(t, lb.ID, 80, "shop.example", "/other", 1, 404, nil)
+		e.noEventMentions(t, "team-b", "team-a")
+	})
+
+	t.Run("a re-created route keeps its host name and its TCP listener", func(t *testing.T) {
+		_, err := mallory.GatewayV1().TCPRoutes("team-b").Create(ctx, dbRoute("db2", "m"), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		parked := e.tcpRouteAccepted(t, admin, "team-b", "db2", "another namespace")
+		if strings.Contains(parked, "team-a") || strings.Contains(parked, "/db") {
+			t.Errorf("the parked route's status names alice's: %s", parked)
+		}
+		// kubectl replace --force: delete, then create.
+		testkit.Must(t, alice.GatewayV1().HTTPRoutes("team-a").Delete(ctx, "shop", metav1.DeleteOptions{}))
+		testkit.Must(t, alice.GatewayV1().TCPRoutes("team-a").Delete(ctx, "db", metav1.DeleteOptions{}))
+		e.routeGone(t, admin, "team-a", "shop")
+		shop := tenantRoute("shop", []string{"shop.example"}, rulesTo(map[string]string{"/api": "a", "/v2": "b"}))
+		_, err = alice.GatewayV1().HTTPRoutes("team-a").Create(ctx, shop, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		_, err = alice.GatewayV1().TCPRoutes("team-a").Create(ctx, dbRoute("db", "a"), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.routeCondition(t, admin, "team-a", "shop", "Accepted", "Accepted", "")
+		e.routeCondition(t, admin, "team-b", "steal", "Accepted", "HostnameInUse", "shop.example")
+		e.tcpRouteAccepted(t, admin, "team-b", "db2", "another namespace")
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/api", 200, at("a"))
+		out, err := e.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 5432})
+		if err != nil || out.Status != 200 || out.Backends[fmt.Sprintf("%s:%d", pool, nodePorts["a"])] != 1 {
+			t.Errorf("a connection to 5432: %+v, %v; want alice's Service a", out, err)
+		}
+	})
+
+	t.Run("the holder's ReferenceGrant lets another namespace serve its host name, and the platform is told", func(t *testing.T) {
+		name := gatewayv1beta1.ObjectName("shop.example")
+		_, err := alice.GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "shop-for-b"},
+			Spec: gatewayv1beta1.ReferenceGrantSpec{
+				From: []gatewayv1beta1.ReferenceGrantFrom{{Group: gatewayv1beta1.GroupName, Kind: "HTTPRoute", Namespace: "team-b"}},
+				To:   []gatewayv1beta1.ReferenceGrantTo{{Group: tenancy.GrantHostnameGroup, Kind: tenancy.GrantHostnameKind, Name: &name}},
+			}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.routeCondition(t, admin, "team-b", "steal", "Accepted", "Accepted", "")
+		e.eventWith(t, "infra", "gw", "HostnameMoved", "shop.example")
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 200, at("m"))
+		e.routes(t, lb.ID, 80, "shop.example", "/api", 1, 200, at("a"))
+		// Withdrawn, the host name is alice's alone again.
+		testkit.Must(t, alice.GatewayV1beta1().ReferenceGrants("team-a").Delete(ctx, "shop-for-b", metav1.DeleteOptions{}))
+		e.routeCondition(t, admin, "team-b", "steal", "Accepted", "HostnameInUse", "shop.example")
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 404, nil)
+	})
+
+	t.Run("a route's dry run previews only a Gateway that would take it", func(t *testing.T) {
+		// Mallory's dry runs naming the platform's private Gateway (whose
+		// listener takes routes of infra only) and one that does not
+		// exist read the same, with no plan of either.
+		warned := &preview.Collector{}
+		cfg := rest.CopyConfig(malloryUser.cfg)
+		cfg.WarningHandler = warned
+		dry, err := gwclient.NewForConfig(cfg)
+		testkit.Must(t, err)
+		said := map[string]string{}
+		for _, gw := range []string{"private", "ghost"} {
+			r := tenantRoute("probe-"+gw, []string{"probe.example"}, rulesTo(map[string]string{"/": "m"}))
+			r.Spec.ParentRefs[0].Name = gatewayv1.ObjectName(gw)
+			warned.Take()
+			_, err := dry.GatewayV1().HTTPRoutes("team-b").Create(ctx, r, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			testkit.Must(t, err)
+			got := strings.Join(warned.Take(), "\n")
+			if !strings.Contains(got, "Gateway infra/"+gw+": not previewed") || strings.Contains(got, "terraform plan") || strings.Contains(got, preview.OutcomeLine) {
+				t.Errorf("the dry run of a route naming infra/%s warned:\n%s", gw, got)
+			}
+			said[gw] = strings.ReplaceAll(got, "infra/"+gw, "infra/X")
+		}
+		if said["private"] != said["ghost"] {
+			t.Errorf("a Gateway that refuses the route reads unlike one that does not exist:\n%s\n%s", said["private"], said["ghost"])
+		}
+	})
+
+	t.Run("whoever may edit the Gateway's certificate Secret or a backend Service cannot approve its plan", func(t *testing.T) {
+		// sam edits Services in team-a, cora Secrets in infra; both
+		// review. Neither edits a route: their approvals are not counted
+		// all the same, rita's is.
+		sam := e.newUser(t, "team-a", "sam")
+		e.bindRole(t, "team-a", "service-editor-sam", subject("team-a", "sam"),
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "update", "patch"}})
+		e.waitAllowed(t, sam, "update", "", "services", "team-a")
+		cora := e.newUser(t, "infra", "cora")
+		e.allowSecretEdits(t, "infra", cora)
+		e.bindReviewer(t, "team-a", "sam")
+		e.bindReviewer(t, "infra", "cora")
+		for _, u := range []*user{sam, cora} {
+			e.waitAllowed(t, u, "create", reviewapi.Group, "planapprovals", namespace)
+		}
+		rita := e.reviewer(t, "rita")
+		gw := annotateGateway(t, admin, map[string]string{"loadbalancer.example.com/apply-policy": "manual"})
+		seen := e.awaitedIn("infra", "gw")
+		updateRoute(t, alice, "team-a", "shop", func(r *gatewayv1.HTTPRoute) {
+			r.Spec.Rules = rulesTo(map[string]string{"/api": "a", "/v2": "b", "/v3": "b"})
+		})
+		id := e.awaitingPlanIn("infra", "gw", seen...)
+		ref := objectref.Gateway("infra", "gw", string(gw.UID))
+		for who, input := range map[*user]string{sam: "may edit Service team-a/", cora: "may edit Secret infra/shop-tls"} {
+			testkit.Must(t, e.approveObjectAs(t, who, ref, id, who.name))
+			e.eventWith(t, "infra", "gw", "ApprovalIgnored", fmt.Sprintf("%q %s", who.name, input))
+		}
+		e.routes(t, lb.ID, 80, "shop.example", "/v3", 1, 404, nil) // not applied
+		e.examplectl(t, rita, "approve", "gateway:infra/gw", id)
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/v3", 200, at("b"))
+		annotateGateway(t, admin, nil)
+	})
+
+	t.Run("a host name no route of its namespace serves is released after the grace", func(t *testing.T) {
+		testkit.Must(t, alice.GatewayV1().HTTPRoutes("team-a").Delete(ctx, "shop", metav1.DeleteOptions{}))
+		// Within the grace (20 s) mallory's route stays refused; after
+		// it, it takes the host name, and the Gateway's owner is warned.
+		e.eventWith(t, "infra", "gw", "HostnameMoved", "moves from namespace team-a")
+		e.routeCondition(t, admin, "team-b", "steal", "Accepted", "Accepted", "")
+		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 200, at("m"))
+	})
+
+	t.Run("a Gateway whose finalizer is taken off does not leave its load balancer", func(t *testing.T) {
+		var private string
+		testkit.Eventually(t, 90*time.Second, "the private Gateway programmed", func() error {
+			gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "private", metav1.GetOptions{})
+			if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) != 1 || len(gw.Finalizers) == 0 {
+				return fmt.Errorf("%+v, %v", gw, err)
+			}
+			private = gw.Status.Addresses[0].Value
+			return nil
+		})
+		testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "private", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			gw.Finalizers = nil
+			_, err = admin.GatewayV1().Gateways("infra").Update(ctx, gw, metav1.UpdateOptions{})
+			return err
+		}))
+		testkit.Must(t, admin.GatewayV1().Gateways("infra").Delete(ctx, "private", metav1.DeleteOptions{}))
+		testkit.Eventually(t, 90*time.Second, "the private Gateway's load balancer destroyed", func() error {
+			if _, err := e.cloudLB(private); err == nil {
+				return fmt.Errorf("load balancer at %s still there", private)
+			}
+			return nil
+		})
+		if _, err := e.cloudLB(ip); err != nil {
+			t.Errorf("the shared Gateway's load balancer: %v", err)
+		}
+	})
+}
+
+// gatewayAddress waits until Gateway infra/gw is Programmed with an
+// address, and returns it.
+func (e *env) gatewayAddress(t testing.TB, admin gwclient.Interface) string {
+	t.Helper()
+	var ip string
+	testkit.Eventually(t, 90*time.Second, "the Gateway programmed", func() error {
+		gw, err := admin.GatewayV1().Gateways("infra").Get(testkit.Context(t), "gw", metav1.GetOptions{})
+		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) != 1 {
+			return fmt.Errorf("%+v, %v", gw.Status, err)
+		}
+		ip = gw.Status.Addresses[0].Value
+		return nil
+	})
+	return ip
+}
+
+// routeCondition waits until HTTPRoute ns/name's one parent status has
+// condition typ with reason, its message containing text, at the route's
+// generation, and returns it.
+func (e *env) routeCondition(t testing.TB, admin gwclient.Interface, ns, name, typ, reason, text string) metav1.Condition {
+	t.Helper()
+	var out metav1.Condition
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/%s %s %s", ns, name, typ, reason), func() error {
+		r, err := admin.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil || len(r.Status.Parents) != 1 {
+			return fmt.Errorf("%+v, %v", r.Status, err)
+		}
+		c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, typ)
+		if c == nil || c.Reason != reason || !strings.Contains(c.Message, text) || c.ObservedGeneration != r.Generation {
+			return fmt.Errorf("conditions %+v", r.Status.Parents[0].Conditions)
+		}
+		out = *c
+		return nil
+	})
+	return out
+}
+
+// tcpRouteAccepted waits until TCPRoute ns/name is Accepted with a
+// message containing text, and returns the message.
+func (e *env) tcpRouteAccepted(t testing.TB, admin gwclient.Interface, ns, name, text string) string {
+	t.Helper()
+	var msg string
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("TCPRoute %s/%s accepted (%s)", ns, name, text), func() error {
+		r, err := admin.GatewayV1().TCPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil || len(r.Status.Parents) != 1 {
+			return fmt.Errorf("%+v, %v", r.Status, err)
+		}
+		c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, "Accepted")
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, text) {
+			return fmt.Errorf("conditions %+v", r.Status.Parents[0].Conditions)
+		}
+		msg = c.Message
+		return nil
+	})
+	return msg
+}
+
+// routeGone waits until HTTPRoute ns/name is gone.
+func (e *env) routeGone(t testing.TB, admin gwclient.Interface, ns, name string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, "route "+ns+"/"+name+" gone", func() error {
+		if _, err := admin.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// updateRoute edits HTTPRoute ns/name as u.
+func updateRoute(t testing.TB, u gwclient.Interface, ns, name string, edit func(*gatewayv1.HTTPRoute)) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, "route "+ns+"/"+name+" updated", func() error {
+		r, err := u.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		edit(r)
+		_, err = u.GatewayV1().HTTPRoutes(ns).Update(testkit.Context(t), r, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// tenantRoute is an HTTPRoute on Gateway infra/gw with host names and
+// rules.
+func tenantRoute(name string, hosts []string, rules []gatewayv1.HTTPRouteRule) *gatewayv1.HTTPRoute {
+	r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))}}},
+		Rules:           rules}}
+	for _, h := range hosts {
+		r.Spec.Hostnames = append(r.Spec.Hostnames, gatewayv1.Hostname(h))
+	}
+	return r
+}
+
+// rulesTo are one rule per path prefix, to the route's Service named.
+func rulesTo(paths map[string]string) []gatewayv1.HTTPRouteRule {
+	var out []gatewayv1.HTTPRouteRule
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		out = append(out, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix(p)},
+			BackendRefs: []gatewayv1.HTTPBackendRef{backend("", paths[p], 1)}})
+	}
+	return out
+}
+
+// dbRoute is a TCPRoute on listener db of Gateway infra/gw to the
+// route's Service svc.
+func dbRoute(name, svc string) *gatewayv1.TCPRoute {
+	return &gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: gatewayv1.TCPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra")),
+			SectionName: ptr.To(gatewayv1.SectionName("db"))}}},
+		Rules: []gatewayv1.TCPRouteRule{{BackendRefs: []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{
+			Name: gatewayv1.ObjectName(svc), Port: ptr.To(gatewayv1.PortNumber(80))}}}}}}}
+}
