@@ -145,15 +145,16 @@ func legacyKubernetesName(t *testing.T, b *state.Backends) string {
 	return ""
 }
 
-// backends are the tested backends, each started for one test.
+// backends are the tested backends, each started for one test (the
+// kubernetes one: a namespace of the shared control plane).
 func backends() map[string]func(t *testing.T) (state.Config, kubernetes.Interface) {
 	return map[string]func(t *testing.T) (state.Config, kubernetes.Interface){
 		"local": func(t *testing.T) (state.Config, kubernetes.Interface) {
 			return state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}, nil
 		},
 		"kubernetes": func(t *testing.T) (state.Config, kubernetes.Interface) {
-			c := testcluster.Start(t)
-			return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}}, c.Client
+			c := testcluster.Shared(t)
+			return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: c.Namespace(t), KubeconfigPath: c.AdminKubeconfig}}, c.Client
 		},
 		"pg": func(t *testing.T) (state.Config, kubernetes.Interface) {
 			srv := testpg.Start(t, testpg.WithPassword(`mig"ra\te @:/%`))

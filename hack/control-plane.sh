@@ -52,7 +52,7 @@ if [[ ! -x $out/etcd ]]; then
 	SECONDS=0
 	# A name of its own: two builds at once (make and a test) both finish.
 	# -s -w: no symbol table or DWARF, which the linker spends a while on.
-	go build -trimpath -ldflags "-s -w" -o "$out/etcd.tmp.$$" go.etcd.io/etcd/server/v3
+	go build -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w" -o "$out/etcd.tmp.$$" go.etcd.io/etcd/server/v3
 	mv "$out/etcd.tmp.$$" "$out/etcd"
 	say "etcd built in ${SECONDS}s"
 fi
@@ -85,7 +85,7 @@ for component in $K8S_COMPONENTS; do
 	v=k8s.io/component-base/version
 	ldflags="-s -w -X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 	say "compiling $component"
-	go build -trimpath -ldflags "$ldflags" -o "$out/$component.tmp.$$" "k8s.io/kubernetes/cmd/$component"
+	go build -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" -o "$out/$component.tmp.$$" "k8s.io/kubernetes/cmd/$component"
 	mv "$out/$component.tmp.$$" "$out/$component"
 	say "$component built in ${SECONDS}s"
 done

@@ -44,8 +44,10 @@ say "downloading $module@$version and its dependencies"
 go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
 SECONDS=0
 say "compiling $pkg (cold: a few minutes on 2 cores)"
-# -s -w: no symbol table or DWARF, which the linker spends a while on.
-go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
+# -s -w: no symbol table or DWARF, which the linker spends a while on;
+# -dwarf=false: none compiled either (the Makefile's GOFLAGS: one flag set,
+# so the packages the tools share with the repo's builds compile once).
+go build -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg"
 mv "$out.tmp" "$out"
 say "built in ${SECONDS}s: $out"
 echo "$out"

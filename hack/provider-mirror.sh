@@ -45,7 +45,7 @@ lock=$bin_dir/terraform-provider.lock.hcl
 say "building terraform-provider-example $version ($platform)"
 tmp=$(mktemp "$bin_dir/.terraform-provider-example.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-(cd "$root" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' \
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -gcflags=all=-dwarf=false -buildvcs=false -ldflags='-s -w -buildid=' \
 	-o "$tmp" ./cmd/terraform-provider-example)
 if cmp -s "$tmp" "$binary"; then
 	say "binary unchanged: $binary"

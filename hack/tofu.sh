@@ -44,7 +44,7 @@ SECONDS=0
 # in OpenTofu's graph); go mod download fetched what every package and test
 # of the module needs, 51 s of a cold run.
 say "downloading what cmd/tofu needs and compiling it (cold: several minutes on 2 cores)"
-go build -trimpath -ldflags "-s -w -X $module/version.dev=no" -o "$out.tmp" ./cmd/tofu
+go build -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w -X $module/version.dev=no" -o "$out.tmp" ./cmd/tofu
 mv "$out.tmp" "$out"
 say "built in ${SECONDS}s: $out"
 cd /

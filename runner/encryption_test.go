@@ -24,6 +24,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
@@ -50,11 +51,12 @@ func encryptionBackends() map[string]func(t *testing.T) encryptedBackend {
 			}
 		},
 		"kubernetes": func(t *testing.T) encryptedBackend {
-			c := testcluster.Start(t)
+			c := testcluster.Shared(t)
+			ns := c.Namespace(t)
 			return encryptedBackend{
-				cfg: state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}},
+				cfg: state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: ns, KubeconfigPath: c.AdminKubeconfig}},
 				stored: func(t *testing.T, tg *state.Location) []byte {
-					s, err := c.Client.CoreV1().Secrets("kube-system").Get(testkit.Context(t), "tfstate-default-"+tg.Key, metav1.GetOptions{})
+					s, err := c.Client.CoreV1().Secrets(ns).Get(testkit.Context(t), "tfstate-default-"+tg.Key, metav1.GetOptions{})
 					testkit.Must(t, err)
 					// The backend gzips the state into data.tfstate.
 					zr, err := gzip.NewReader(bytes.NewReader(s.Data["tfstate"]))
@@ -142,6 +144,7 @@ const (
 // reads the old state and writes it again under the new key, which alone
 // then reads it. No key reaches a file of the workspace or an error.
 func TestEncryptionOnEveryBackend(t *testing.T) {
+	testsize.SkipShort(t, "OpenTofu on five backends, about 40 processes each")
 	backends := encryptionBackends()
 	for _, name := range slices.Sorted(maps.Keys(backends)) {
 		t.Run(name, func(t *testing.T) {

@@ -15,13 +15,15 @@ import (
 	"github.com/example/cloud-provider-example/internal/testhttpbackend"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/state"
 )
 
 // copyCases are the backends an initialisation is copied for, each
-// started for one test, in both provider modes where it matters (spawned:
+// started for one test (the kubernetes one: a namespace of the shared
+// control plane), in both provider modes where it matters (spawned:
 // the copy carries the installed provider and the lock file); a name
 // ending in -tofu runs on OpenTofu.
 func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
@@ -29,8 +31,8 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 		return state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: filepath.Join(t.TempDir(), "states")}}
 	}
 	kube := func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
-		c := testcluster.Start(t)
-		return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: "kube-system", KubeconfigPath: c.AdminKubeconfig}}, c.Client, runner.ProviderAttached
+		c := testcluster.Shared(t)
+		return state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: c.Namespace(t), KubeconfigPath: c.AdminKubeconfig}}, c.Client, runner.ProviderAttached
 	}
 	return map[string]func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode){
 		"local": func(t *testing.T) (state.Config, kubernetes.Interface, runner.ProviderMode) {
@@ -67,6 +69,7 @@ func copyCases() map[string]func(t *testing.T) (state.Config, kubernetes.Interfa
 // through it into its own state: both objects then change independently,
 // and destroying one leaves the other's state alone.
 func TestInitCopiedOnEveryBackend(t *testing.T) {
+	testsize.SkipShort(t, "seven backends and distributions")
 	cases := copyCases()
 	for _, name := range slices.Sorted(maps.Keys(cases)) {
 		t.Run(name, func(t *testing.T) {

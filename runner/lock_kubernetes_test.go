@@ -40,8 +40,8 @@ import (
 // in a runner's first workspace, by the plan in one whose initialisation
 // was copied.
 func TestKubernetesInitLockOfKilledHolderIsForcedOpen(t *testing.T) {
-	const ns = "kube-system"
-	c := testcluster.Start(t)
+	c := testcluster.Shared(t)
+	ns := c.Namespace(t)
 	px := startSecretBlockingProxy(t, c, ns)
 	backend := state.Config{Type: state.TypeKubernetes, Kubernetes: &state.KubernetesConfig{Namespace: ns, KubeconfigPath: px.kubeconfig}}
 	for _, killed := range []string{"init", "plan"} {

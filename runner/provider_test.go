@@ -71,12 +71,14 @@ func TestSavedPlanAcrossModes(t *testing.T) {
 	sim := simtest.Start(t)
 	work := filepath.Join(t.TempDir(), "work")
 	statePath := filepath.Join(t.TempDir(), "x.tfstate")
-	in := func(mode runner.ProviderMode) *env {
+	// Each subtest's runners are its own (t: a skip or failure in newEnv
+	// ends the subtest that asked).
+	in := func(t *testing.T, mode runner.ProviderMode) *env {
 		return newEnv(t, sim, func(c *runner.Config) { c.Provider, c.WorkDir = mode, work })
 	}
 	for _, modes := range [][2]runner.ProviderMode{{runner.ProviderSpawned, runner.ProviderAttached}, {runner.ProviderAttached, runner.ProviderSpawned}} {
 		t.Run(string(modes[0])+"-to-"+string(modes[1]), func(t *testing.T) {
-			before, after := in(modes[0]), in(modes[1])
+			before, after := in(t, modes[0]), in(t, modes[1])
 			job := before.job(t, "x", lbModule{name: "x", port: 8000 + int64(len(modes[0])), backend: statePath})
 			p, err := before.r.Plan(testkit.Context(t), job, runner.PlanOptions{})
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,10 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
 )
+
+// The tests on an API server share one (testcluster.Shared), each with its
+// Leases in a namespace of its own.
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
 // replica is one Holder under test, with a connection that can be cut
 // (a replica that dies: it stops renewing and gives nothing back).
@@ -45,10 +50,11 @@ func (c cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 type set struct {
-	t       *testing.T
-	cluster *testcluster.Cluster
-	shards  int
-	lease   time.Duration
+	t         *testing.T
+	cluster   *testcluster.Cluster
+	namespace string // of the Leases
+	shards    int
+	lease     time.Duration
 
 	mu       sync.Mutex
 	replicas []*replica
@@ -65,7 +71,7 @@ func (s *set) start(id string) *replica {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	r.h, err = New(Config{Client: client, Namespace: "default", Prefix: "ccm", Identity: id, Shards: s.shards,
+	r.h, err = New(Config{Client: client, Namespace: s.namespace, Prefix: "ccm", Identity: id, Shards: s.shards,
 		LeaseDuration: s.lease, RenewPeriod: s.lease / 6, Leads: func() bool { return id == "replica-a" },
 		OnMove: func(i int, from, to string) {
 			s.mu.Lock()
@@ -139,7 +145,7 @@ func (s *set) readersAgree(what string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	o, err := ReadOwners(context.Background(), client, "default", "ccm", time.Now())
+	o, err := ReadOwners(context.Background(), client, s.namespace, "ccm", time.Now())
 	if err != nil || o == nil {
 		s.t.Fatalf("%s: ReadOwners = %v, %v; want the set's owners", what, o, err)
 	}
@@ -166,7 +172,8 @@ func (s *set) readersAgree(what string) {
 // back at once. Throughout, no shard is owned by two replicas at the same
 // moment.
 func TestShardsOverReplicas(t *testing.T) {
-	s := &set{t: t, cluster: testcluster.Start(t), shards: 12, lease: 3 * time.Second}
+	cluster := testcluster.Shared(t)
+	s := &set{t: t, cluster: cluster, namespace: cluster.Namespace(t), shards: 12, lease: 3 * time.Second}
 	// The invariant, sampled all along: never two owners.
 	stop := make(chan struct{})
 	var doubles atomic.Int64
@@ -244,13 +251,14 @@ func TestShardsOverReplicas(t *testing.T) {
 // later, it comes with a new generation (the controller replays its
 // objects then, however short the gap).
 func TestHeldThroughALateRenewal(t *testing.T) {
-	cluster := testcluster.Start(t)
+	cluster := testcluster.Shared(t)
+	ns := cluster.Namespace(t)
 	client, err := kubernetes.NewForConfig(cluster.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	h, err := New(Config{Client: client, Namespace: "default", Prefix: "late", Identity: "replica-a", Shards: 2,
+	h, err := New(Config{Client: client, Namespace: ns, Prefix: "late", Identity: "replica-a", Shards: 2,
 		LeaseDuration: 4 * time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -278,12 +286,12 @@ func TestHeldThroughALateRenewal(t *testing.T) {
 	}
 
 	// Another replica writes itself into shard 0's Lease.
-	lease, err := client.CoordinationV1().Leases("default").Get(ctx, h.LeaseName(0), metav1.GetOptions{})
+	lease, err := client.CoordinationV1().Leases(ns).Get(ctx, h.LeaseName(0), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lease.Spec.HolderIdentity = ptr.To("replica-b")
-	if _, err := client.CoordinationV1().Leases("default").Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+	if _, err := client.CoordinationV1().Leases(ns).Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	step("shard 0 taken by another")

@@ -14,11 +14,18 @@
 // its tool (the targets build or install them) or fails naming it, so a
 // skip there means a test silently did not run. EXAMPLE_ALLOW_SKIPS=1 is
 // the documented opt-out for a machine that lacks a tool on purpose.
+//
+// With -short (make test-short: go test -short, TF_ACC unset) the tests
+// it leaves out (testsize.SkipShort, and the acceptance tests that skip
+// naming TF_ACC) are listed as such and fail nothing; any other skip
+// fails as in make test. Without -short such a skip fails like any
+// other: make test runs every test.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/example/cloud-provider-example/internal/need"
+	"github.com/example/cloud-provider-example/internal/testsize"
 )
 
 // event is one line of `go test -json` (cmd/test2json).
@@ -46,6 +54,10 @@ type summary struct {
 	// failedPackages: packages that failed, by a test or by not building.
 	failedPackages int
 	skipped        []string
+	// leftOut: the tests go test -short left out (testsize.SkipShort),
+	// counted apart under -short only.
+	leftOut []string
+	short   bool
 	// failures: each failed test and the lines it wrote from a _test.go
 	// file (t.Error, t.Fatal, t.Log), printed again at the end.
 	failures []string
@@ -64,7 +76,9 @@ type timed struct {
 const slowest = 12
 
 func main() {
-	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}}
+	short := flag.Bool("short", false, "the run is make test-short's: the tests it leaves out (testsize.SkipShort, acceptance tests without TF_ACC) are listed, not failed")
+	flag.Parse()
+	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}, short: *short}
 	if err := s.read(os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
@@ -127,10 +141,21 @@ func (s *summary) event(e event) {
 		delete(s.output, k)
 	case "skip":
 		if e.Test != "" {
-			s.skipped = append(s.skipped, e.Package+" "+e.Test+": "+skipReason(s.output[k]))
+			if s.short && leftOut(s.output[k]) {
+				s.leftOut = append(s.leftOut, e.Package+" "+e.Test)
+			} else {
+				s.skipped = append(s.skipped, e.Package+" "+e.Test+": "+skipReason(s.output[k]))
+			}
 			delete(s.output, k)
 		}
 	}
+}
+
+// leftOut tells whether a skipped test said make test-short left it out
+// (testsize.SkipShort, or an acceptance test without TF_ACC), on any of
+// its lines: a cleanup may log after the skip (a server stopped).
+func leftOut(b *strings.Builder) bool {
+	return b != nil && (strings.Contains(b.String(), testsize.LeftOut) || strings.Contains(b.String(), testsize.Acceptance))
 }
 
 // skipReason is what the test said when it skipped (its last lines).
@@ -188,6 +213,10 @@ func (s *summary) finish(allowSkips bool) int {
 	for _, sk := range s.skipped {
 		fmt.Fprintln(s.out, "SKIP", sk)
 	}
+	if len(s.leftOut) > 0 {
+		sort.Strings(s.leftOut)
+		fmt.Fprintf(s.out, "left out by make test-short (make test runs them): %s\n", strings.Join(s.leftOut, ", "))
+	}
 	sort.SliceStable(s.elapsed, func(i, j int) bool { return s.elapsed[i].seconds > s.elapsed[j].seconds })
 	if len(s.elapsed) > 0 {
 		fmt.Fprintln(s.out, "slowest tests:")
@@ -198,7 +227,11 @@ func (s *summary) finish(allowSkips bool) int {
 	for _, f := range s.failures {
 		fmt.Fprintln(s.out, f)
 	}
-	fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skipped))
+	if s.short {
+		fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped, %d left out by make test-short\n", s.passed, s.failed, len(s.skipped), len(s.leftOut))
+	} else {
+		fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skipped))
+	}
 	switch {
 	case s.failed > 0 || s.failedPackages > 0:
 		return 1

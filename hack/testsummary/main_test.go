@@ -90,3 +90,41 @@ func TestSlowestNamed(t *testing.T) {
 		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out, want)
 	}
 }
+
+// leftOutEvents is a test go test -short left out (testsize.SkipShort),
+// a server's cleanup logging after the skip.
+const leftOutEvents = `{"Action":"run","Package":"p","Test":"TestSoak"}
+{"Action":"output","Package":"p","Test":"TestSoak","Output":"    soak_test.go:80: left out by -short (make test runs it): 500 terraform processes\n"}
+{"Action":"output","Package":"p","Test":"TestSoak","Output":"    testpg.go:278: testpg: stopped postgres on port 23892 in 191ms\n"}
+{"Action":"output","Package":"p","Test":"TestSoak","Output":"--- SKIP: TestSoak (0.00s)\n"}
+{"Action":"skip","Package":"p","Test":"TestSoak"}`
+
+// accEvents is an acceptance test skipped without TF_ACC (make test-short).
+const accEvents = `{"Action":"run","Package":"p","Test":"TestAcc"}
+{"Action":"output","Package":"p","Test":"TestAcc","Output":"    testing_new.go:29: Acceptance tests skipped unless env 'TF_ACC' set\n"}
+{"Action":"skip","Package":"p","Test":"TestAcc"}`
+
+// Under -short the tests it leaves out are listed and fail nothing; any
+// other skip still fails. Without -short (make test) they fail as skips.
+func TestShortListsWhatItLeftOut(t *testing.T) {
+	short := func(events ...string) (string, int) {
+		var out strings.Builder
+		s := &summary{out: &out, output: map[key]*strings.Builder{}, short: true}
+		if err := s.read(strings.NewReader(strings.Join(events, "\n"))); err != nil {
+			t.Fatal(err)
+		}
+		code := s.finish(false)
+		return out.String(), code
+	}
+	out, code := short(passEvents, leftOutEvents, accEvents, okPackage)
+	if code != 0 || !strings.Contains(out, "left out by make test-short (make test runs them): p TestAcc, p TestSoak\n") ||
+		!strings.HasSuffix(out, "1 passed, 0 failed, 0 skipped, 2 left out by make test-short\n") {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+	if out, code := short(passEvents, leftOutEvents, skipEvents, okPackage); code != 1 || !strings.Contains(out, "SKIP p TestB: ") {
+		t.Fatalf("another skip under -short: exit %d, output:\n%s", code, out)
+	}
+	if out, code := run(t, false, passEvents, leftOutEvents, okPackage); code != 1 || !strings.Contains(out, "SKIP p TestSoak: ") {
+		t.Fatalf("a -short skip in make test: exit %d, output:\n%s", code, out)
+	}
+}

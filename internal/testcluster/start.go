@@ -1,7 +1,10 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -105,12 +108,12 @@ func (c *Cluster) startAPIServer(ctx context.Context, binDir string, s *secrets,
 	}
 }
 
-// apiReady loads the admin client once the serving cert exists, then polls
-// /readyz (which includes the RBAC bootstrap policy).
+// apiReady loads the admin client once the serving cert is written, then
+// polls /readyz (which includes the RBAC bootstrap policy).
 func (c *Cluster) apiReady(ctx context.Context, certDir, token string) bool {
 	if c.Admin == nil {
 		ca, err := os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
-		if err != nil {
+		if err != nil || !wholeCerts(ca) {
 			return false
 		}
 		if err := c.setAdmin(ca, token); err != nil {
@@ -121,6 +124,26 @@ func (c *Cluster) apiReady(ctx context.Context, certDir, token string) bool {
 	defer cancel()
 	body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 	return err == nil && strings.TrimSpace(string(body)) == "ok"
+}
+
+// wholeCerts tells whether data is whole PEM certificates and nothing
+// else. The apiserver writes its self-signed ones while the start polls:
+// a file read empty or half-written, taken as the CA, would fail every
+// request until the start timed out (seen on a loaded machine: ready in
+// its log, not ready for 3 minutes here).
+func wholeCerts(data []byte) bool {
+	n := 0
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return n > 0 && len(bytes.TrimSpace(data)) == 0
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); block.Type != "CERTIFICATE" || err != nil {
+			return false
+		}
+		n++
+	}
 }
 
 func (c *Cluster) setAdmin(ca []byte, token string) error {

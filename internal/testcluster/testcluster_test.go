@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,37 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testsize"
 )
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+// Tests asking for the shared control plane get the one the first of
+// them started, and each its own namespace, named after the test.
+func TestShared(t *testing.T) {
+	var first *testcluster.Cluster
+	seen := map[string]bool{}
+	for _, name := range []string{"one", "Two/with spaces"} {
+		t.Run(name, func(t *testing.T) {
+			c := testcluster.Shared(t)
+			if first == nil {
+				first = c
+			}
+			if c != first {
+				t.Fatal("a second control plane")
+			}
+			ns := c.Namespace(t)
+			want := regexp.MustCompile(`^shared-` + regexp.QuoteMeta(strings.ToLower(strings.NewReplacer("/", "-", " ", "-").Replace(name))) + `-[a-z0-9]{5}$`)
+			if !want.MatchString(ns) || seen[ns] {
+				t.Fatalf("namespace %q: want one of its own matching %s", ns, want)
+			}
+			seen[ns] = true
+			if _, err := c.Client.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
 
 func TestCluster(t *testing.T) {
 	start := time.Now()
@@ -135,9 +166,7 @@ func TestCluster(t *testing.T) {
 }
 
 func TestRunWithoutTesting(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a second control plane")
-	}
+	testsize.SkipShort(t, "starts a second control plane")
 	c, err := testcluster.Run(t.Context(), testcluster.Options{})
 	if err != nil {
 		t.Fatal(err)

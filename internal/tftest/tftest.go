@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/example/cloud-provider-example/internal/need"
+	"github.com/example/cloud-provider-example/internal/testsize"
 )
 
 // Distributions.
@@ -111,8 +112,18 @@ func tofu(t testing.TB, base Toolchain) Toolchain {
 	return base
 }
 
+// EndToEnd is set by the end-to-end tests (test/e2e), the one layer make
+// test-short runs terraform in: under go test -short, a test elsewhere
+// that asks for the toolchain is left out (testsize.SkipShort), make test
+// runs it. The fast tier then keeps to what runs without terraform and
+// to the end-to-end tests that neither scale up nor take minutes.
+var EndToEnd bool
+
 func get(t testing.TB) Toolchain {
 	t.Helper()
+	if !EndToEnd {
+		testsize.SkipShort(t, "runs terraform or OpenTofu below the end-to-end tests")
+	}
 	once.Do(setup)
 	if tcMissing {
 		need.Missing(t, tcErr)

@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -24,6 +25,7 @@ import (
 // reservation with an event. (The tenant boundary's row is in
 // TestTenancy.)
 func TestReservedAddresses(t *testing.T) {
+	testsize.SkipShort(t, "addresses kept, moved and taken back, each move a plan")
 	t.Parallel()
 	e := newEnv(t, options{addresses: map[string]any{"maxPerNamespace": 2}})
 	e.addNode("node-a", "ex-west-1a")

@@ -24,12 +24,13 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // chaosProfile sizes a chaos run. make test runs the short profile;
-// make chaos (EXAMPLE_CHAOS=full) the full one.
+// make chaos (EXAMPLE_SCALE=full) the full one.
 type chaosProfile struct {
 	name     string
 	services int
@@ -43,7 +44,7 @@ type chaosProfile struct {
 }
 
 func chaosFromEnv() chaosProfile {
-	if os.Getenv("EXAMPLE_CHAOS") == "full" {
+	if testsize.AtFull() {
 		return chaosProfile{name: "full", services: 50, kills: 10, workload: 150 * time.Second, pgOutage: 30 * time.Second, converge: 10 * time.Minute, replicas: 3}
 	}
 	return chaosProfile{name: "short", services: 10, kills: 3, workload: 30 * time.Second, pgOutage: 8 * time.Second, converge: 5 * time.Minute, replicas: 1}
@@ -63,6 +64,7 @@ var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 5
 // its IP on two load balancers, no state lock is left, no state went
 // back in time, and every apply has its audit line.
 func TestChaos(t *testing.T) {
+	testsize.SkipShort(t, "kills and an outage over a minute of work")
 	p := chaosFromEnv()
 	pg := testpg.Start(t)
 	connFile := filepath.Join(t.TempDir(), "pg-conn")

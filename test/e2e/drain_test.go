@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
@@ -113,6 +114,7 @@ func (e *env) pools() []exampleapi.TargetPool {
 // until the delay ends, and its health check fails at once (what
 // externalTrafficPolicy Local relies on).
 func TestNodeDrainsOutOfEveryPool(t *testing.T) {
+	testsize.SkipShort(t, "drains waiting out deregistration delays")
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"deregistrationDelay": "6s"}})
 	for i, name := range []string{"node-a", "node-b", "node-c"} {
 		e.readyNode(name, "ex-west-1"+string(rune('a'+i)))
@@ -283,6 +285,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 // Ready; the pool never has fewer than 5 targets and ends with only the
 // new nodes.
 func TestRotationKeepsTheFloor(t *testing.T) {
+	testsize.SkipShort(t, "a rotation in waves")
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"minHealthyPercent": 50, "deregistrationDelay": "0s"}})
 	var old []string
 	for i := range 10 {
@@ -406,6 +409,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 // A node that flips between drained and schedulable every second for
 // 30 s costs at most 2 applies: out once, back once it has settled.
 func TestFlappingNodeIsDamped(t *testing.T) {
+	testsize.SkipShort(t, "a flapping node damped over settle times")
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"settleTime": "5s"}})
 	for _, name := range []string{"node-a", "node-b", "node-c"} {
 		e.readyNode(name, "ex-west-1a")

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
@@ -26,6 +27,7 @@ import (
 // and deleted as without encryption. (Rotation, the wrong key and the
 // other backends: runner's TestEncryptionOnEveryBackend.)
 func TestStateEncryptedThroughTheController(t *testing.T) {
+	testsize.SkipShort(t, "OpenTofu through the controller (runner tests encryption in make test-short too)")
 	t.Parallel()
 	const passphrase = "e2e-state-passphrase-0123456789"
 	key := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "state-key", Namespace: namespace},

@@ -31,6 +31,7 @@ import (
 
 	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/gateway-conformance/ from this run")
@@ -91,6 +92,7 @@ const notRunReason = "sends traffic to the Gateway's address and wants the suite
 // run are kept in docs/gateway-conformance/ (-update rewrites them; a
 // run that differs fails).
 func TestGatewayConformance(t *testing.T) {
+	testsize.SkipShort(t, "the upstream suite's 24 tests, with kube-controller-manager, kube-scheduler and kwok")
 	e := newEnv(t, options{gatewayAPI: true, workloads: true})
 	e.addNode("node-a", "ex-west-1a") // kwok plays its kubelet
 	e.waitNodesInitialised(1)

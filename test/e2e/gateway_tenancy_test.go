@@ -23,6 +23,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -39,6 +40,7 @@ import (
 // in the cloud (the simulator's routing of the applied rules) and in the
 // routes' statuses.
 func TestGatewayTenancy(t *testing.T) {
+	testsize.SkipShort(t, "a row per finding, a claim's grace waited out")
 	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true, webhook: true, hostnameClaimGrace: "20s"})
 	e.addNode("node-a", "ex-west-1a")

@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -106,6 +107,7 @@ func (e *env) eventWith(t testing.TB, ns, name, reason, text string) {
 // Who changes a Service cannot approve its plan; reviewers can, with an
 // identity the API server checks, and the audit log names them.
 func TestApprovalsAreReviewersOnly(t *testing.T) {
+	testsize.SkipShort(t, "approvals through the API server, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
@@ -174,6 +176,7 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 // With two approvers required: one approval does not apply, the same
 // person twice counts once, two people do.
 func TestTwoApprovers(t *testing.T) {
+	testsize.SkipShort(t, "approvals through the API server, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual", approvers: 2})
 	e.addNode("node-a", "ex-west-1a")
@@ -216,6 +219,7 @@ func TestTwoApprovers(t *testing.T) {
 // same plan id waits after the restart, and approving it applies it
 // without a new plan.
 func TestApprovalSurvivesRestart(t *testing.T) {
+	testsize.SkipShort(t, "an approval across a controller restart")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
 	e.addNode("node-a", "ex-west-1a")
@@ -260,6 +264,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 // and never takes another owner's load balancer, by its name or another.
 // An unowned one is adopted once a reviewer approves the import.
 func TestAdoptionProvesOwnership(t *testing.T) {
+	testsize.SkipShort(t, "adoptions approved, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{shippedRules: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"team-a"}}})
 	e.addNode("node-a", "ex-west-1a")
@@ -357,6 +362,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 // Policy rules: a replace waits for approval under auto; a denied plan is
 // never applied; a rule that does not compile stops the controller.
 func TestPolicyRules(t *testing.T) {
+	testsize.SkipShort(t, "every shipped rule held and approved")
 	t.Parallel()
 	deny := map[string]any{"name": "no-large", "effect": "deny", "message": "lb-large needs a budget approval",
 		"when": `object.annotations.exists(k, k == "loadbalancer.example.com/type" && object.annotations[k] == "lb-large")`}
@@ -492,6 +498,7 @@ func newAuthoredEnv(t *testing.T) (e *env, carol, alice *user) {
 // Nobody sets the author by hand: the controller's mutating webhook
 // stamps it, and the policy checks the stamp.
 func TestAuthorCannotApprove(t *testing.T) {
+	testsize.SkipShort(t, "approvals through the API server, each waiting a controller retry")
 	t.Parallel()
 	e, carol, alice := newAuthoredEnv(t)
 	svc := e.createService(t, carol, lbServiceIn("team-a", "authored", 80))

@@ -18,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -30,6 +31,7 @@ import (
 // serves, the controller's state no longer holds it; the team gives it
 // back and the Service adopts it again (adopt-id), same address.
 func TestHandOver(t *testing.T) {
+	testsize.SkipShort(t, "exports planned with terraform and tofu, a hand-over and an adoption approved")
 	t.Parallel()
 	e := newEnv(t, options{shippedRules: true, webhook: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"shop"}}, poolsPrune: "2s"})
 	e.addNode("node-a", "ex-west-1a")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/records"
 )
@@ -224,6 +225,7 @@ func TestKubernetesStateBackend(t *testing.T) {
 // Killing the CCM while terraform applies, then restarting it, converges
 // with one load balancer: no duplicate, no orphan.
 func TestCrashMidApplyConverges(t *testing.T) {
+	testsize.SkipShort(t, "a controller killed mid-apply, its lock waited out")
 	e := newEnv(t, options{provisionDelay: 30 * time.Second})
 	e.addNode("node-a", "ex-west-1a")
 	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("crash", 80), metav1.CreateOptions{})

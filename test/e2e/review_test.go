@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testpg"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
@@ -108,6 +109,7 @@ func (e *env) lbCount() int {
 // change needs a new approval; deletion waits for approval of its destroy.
 // On both distributions (terraform and tofu).
 func TestManualApproval(t *testing.T) {
+	testsize.SkipShort(t, "a plan approved, changed and destroyed on both distributions (two controllers)")
 	t.Parallel()
 	tftest.OnDistributions(t, testManualApproval)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -26,6 +27,7 @@ import (
 // it, and the load balancer is replaced while the page follows. Requests
 // without the token or from another origin are refused.
 func TestReviewPage(t *testing.T) {
+	testsize.SkipShort(t, "the review page in Chromium")
 	t.Parallel()
 	e, carol, alice := newAuthoredEnv(t)
 	b := newBrowser(t)

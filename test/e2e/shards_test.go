@@ -18,7 +18,10 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/shard"
 )
 
 // Three replicas share the Services (docs/adr/0017): every Service
@@ -28,13 +31,19 @@ import (
 // 10 s, and every Service converges on the others, without a duplicate or
 // an orphan in the cloud; a replica added afterwards gets its share, and no
 // Service is applied twice.
+//
+// make test runs it with 60 + 24 + 12 Services (shardSizes: the fewest
+// whose names still tell a fair share from an unfair one,
+// TestShardSpreadSizes); make bench runs the full 300 + 100 + 30
+// ($EXAMPLE_SCALE=full).
 func TestShardsSpreadServices(t *testing.T) {
+	first, burst, late := shardSizes()
+	testsize.SkipShort(t, fmt.Sprintf("%d Services over three replicas", first+burst+late))
 	e := newEnv(t, options{replicas: 3, state: "kubernetes", lbPublicPrefix: netip.MustParsePrefix("198.18.0.0/22")})
 	e.keepOnFailure(t, "shards")
 	e.addNode("node-a", "ex-west-1a")
 	e.waitShards(t, 3)
 
-	const first = 300
 	e.createServices(t, "web", 0, first)
 	for i := range first {
 		e.waitIngress(fmt.Sprintf("web-%03d", i), 5*time.Minute)
@@ -42,15 +51,14 @@ func TestShardsSpreadServices(t *testing.T) {
 	e.shardMetricsSettle(t, first)
 	applied := e.appliesByReplica(t)
 	for _, r := range e.replicas {
-		share := float64(len(applied[r.name])) / first
+		share := float64(len(applied[r.name])) / float64(first)
 		t.Logf("replica %s applied %d of %d Services (%.0f %%)", r.name, len(applied[r.name]), first, 100*share)
-		if share < 0.25 || share > 0.42 {
-			t.Errorf("replica %s applied %.0f %% of the Services, want 25-42 %%", r.name, 100*share)
+		if share < fairShareMin || share > fairShareMax {
+			t.Errorf("replica %s applied %.0f %% of the Services, want %.0f-%.0f %%", r.name, 100*share, 100*fairShareMin, 100*fairShareMax)
 		}
 	}
 
 	// A burst of creates, and a replica killed in its middle.
-	const burst = 100
 	var wg sync.WaitGroup
 	wg.Go(func() { e.createServices(t, "burst", 0, burst) })
 	testkit.Eventually(t, time.Minute, "a few of the burst created", func() error {
@@ -76,8 +84,8 @@ func TestShardsSpreadServices(t *testing.T) {
 	// A replica joins: it takes its share, and nothing is applied again.
 	e.startSharded(killed)
 	e.waitShards(t, 3)
-	e.createServices(t, "late", 0, 30)
-	for i := range 30 {
+	e.createServices(t, "late", 0, late)
+	for i := range late {
 		e.waitIngress(fmt.Sprintf("late-%03d", i), 5*time.Minute)
 	}
 	twice := map[string][]string{}
@@ -119,20 +127,97 @@ func TestShardsSpreadServices(t *testing.T) {
 			}
 		}
 	}
-	if got, want := len(twice)+len(interrupted), first+burst+30; got != want {
+	if got, want := len(twice)+len(interrupted), first+burst+late; got != want {
 		t.Errorf("%d workspaces applied (%d of them by an interrupted apply), want %d", got, len(interrupted), want)
 	}
-	if late := e.appliesByReplica(t)[killed.name]; len(late) == 0 {
-		t.Errorf("the replica that joined applied none of the 30 Services created after it")
+	// Of the Services created after it joined: what it applied before
+	// its kill does not count.
+	joined := slices.DeleteFunc(e.appliesByReplica(t)[killed.name], func(w string) bool { return !strings.HasPrefix(w, lateWorkspaces) })
+	if len(joined) == 0 {
+		t.Errorf("the replica that joined applied none of the %d Services created after it", late)
 	}
 	// What it took over was applied before: it ran no terraform plan for
 	// any of it, the records told it so.
 	data, err := os.ReadFile(killed.log)
 	testkit.Must(t, err)
 	for _, m := range planRE.FindAllStringSubmatch(string(data), -1) {
-		if !strings.HasPrefix(m[1], "e2e-service-default-late-") {
+		if !strings.HasPrefix(m[1], lateWorkspaces) {
 			t.Errorf("the replica that joined planned %s, applied before it joined", m[1])
 		}
+	}
+}
+
+// lateWorkspaces starts the workspace names of the Services created after
+// the killed replica joined again.
+const lateWorkspaces = "e2e-service-default-late-"
+
+// A replica's fair share: 4 of the 12 shards. The bounds hold for any 4
+// shards of the names shardSizes gives and fail a replica holding 2 or
+// fewer, or 6 or more (checkShardSpread).
+const fairShareMin, fairShareMax = 0.25, 0.42
+
+// shardSizes are TestShardsSpreadServices' Services: the first set, the
+// burst a replica is killed in, those created after it joined again.
+// make test's are the fewest that prove the spread (checkShardSpread);
+// $EXAMPLE_SCALE=full (make bench) gives the full ones.
+func shardSizes() (first, burst, late int) {
+	if testsize.AtFull() {
+		return 300, 100, 30
+	}
+	return 60, 24, 12
+}
+
+// TestShardSpreadSizes checks, without a process, that both sizes of
+// TestShardsSpreadServices (make test's and make bench's) can prove what
+// it asserts, from how the names hash over the 12 shards (FNV, as the
+// controller does): any 4 shards hold a share of the first set within
+// the fair-share bounds (it cannot fail by the names), any 2 hold less
+// and any 6 more (it fails a replica with an unfair share); every shard
+// holds a Service of the burst (the killed replica had some to hand
+// over) and any 4 shards a late one (the replica that joined has some
+// to apply). A count or a name changed is checked here.
+func TestShardSpreadSizes(t *testing.T) {
+	for _, scale := range []string{"", testsize.Full} {
+		t.Setenv(testsize.Env, scale)
+		first, burst, late := shardSizes()
+		checkShardSpread(t, first, burst, late)
+	}
+}
+
+// checkShardSpread is TestShardSpreadSizes' check of one size.
+func checkShardSpread(t *testing.T, first, burst, late int) {
+	t.Helper()
+	counts := func(prefix string, n int) []int {
+		c := make([]int, 12)
+		for i := range n {
+			key := objectref.Ref{Kind: objectref.KindService, Namespace: "default", Name: fmt.Sprintf("%s-%03d", prefix, i)}.Key()
+			c[shard.Of(key, len(c))]++
+		}
+		return c
+	}
+	// sums are the least and the most k shards hold.
+	sums := func(c []int, k int) (least, most int) {
+		s := slices.Sorted(slices.Values(c))
+		for i := range k {
+			least += s[i]
+			most += s[len(s)-1-i]
+		}
+		return least, most
+	}
+	share := func(n int) float64 { return float64(n) / float64(first) }
+	web := counts("web", first)
+	least4, most4 := sums(web, 4)
+	_, most2 := sums(web, 2)
+	least6, _ := sums(web, 6)
+	if share(least4) < fairShareMin || share(most4) > fairShareMax || share(most2) >= fairShareMin || share(least6) <= fairShareMax {
+		t.Fatalf("%d Services over the shards %v: 4 shards hold %.2f-%.2f, 2 at most %.2f, 6 at least %.2f: the fair share (%.2f-%.2f) is not what tells them apart",
+			first, web, share(least4), share(most4), share(most2), share(least6), fairShareMin, fairShareMax)
+	}
+	if b := counts("burst", burst); slices.Min(b) == 0 {
+		t.Fatalf("%d burst Services leave a shard empty: %v", burst, b)
+	}
+	if l, _ := sums(counts("late", late), 4); l == 0 {
+		t.Fatalf("%d late Services leave 4 shards empty", late)
 	}
 }
 
@@ -245,6 +330,7 @@ func (e *env) waitShardsWithout(t testing.TB, gone string, within time.Duration)
 // plan. A replica killed mid-apply leaves its state lock; the one that
 // takes the shard reports it, and a reviewer's StateUnlock opens it there.
 func TestShardHandOverKeepsThePlan(t *testing.T) {
+	testsize.SkipShort(t, "two replicas killed, a plan and a lock carried over")
 	e := newEnv(t, options{replicas: 2, state: "kubernetes", webhook: true, lockTimeout: "1s", staleLockAge: "1h"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1)

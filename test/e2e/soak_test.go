@@ -22,19 +22,20 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 )
 
-// soakMode is the soak's length: EXAMPLE_SOAK=full (make soak) at least
+// soakMode is the soak's length: EXAMPLE_SCALE=full (make soak) at least
 // 5,000 terraform processes of rolling Services; long (make soak-long)
 // at least 20,000, most of them drift checks of many objects with other
 // changes mixed in (a day of a controller's life, compressed); else
 // (make test) a short run with looser bounds that still fails on a leak
 // of the kind that was fixed (2.5 KiB per process).
 func soakMode() (ops int64, mode string) {
-	switch os.Getenv("EXAMPLE_SOAK") {
-	case "full":
+	switch testsize.Scale() {
+	case testsize.Full:
 		return 5000, "full"
-	case "long":
+	case testsize.Long:
 		return 20000, "long"
 	}
 	return 500, "short"
@@ -88,6 +89,7 @@ type sample struct {
 // site; make soak and make soak-long run the full lengths
 // (docs/terraform-workflow.md#memory).
 func TestSoak(t *testing.T) {
+	testsize.SkipShort(t, "a soak: 500 terraform processes")
 	target, mode := soakMode()
 	o := benchOptions()
 	o.provisionDelay = 10 * time.Millisecond

@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -35,6 +36,7 @@ import (
 // in the cloud (the simulator's objects) and in events. A new kind of
 // reference adds a row.
 func TestTenancy(t *testing.T) {
+	testsize.SkipShort(t, "a row per reference, each through its plans and approvals")
 	t.Parallel()
 	e := newEnv(t, options{tlsResync: "1s", poolsPrune: "2s"})
 	e.addNode("node-a", "ex-west-1a")
