@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -224,7 +225,7 @@ func TestClaimedHostnameFenced(t *testing.T) {
 	var got []string
 	for _, r := range tr.Rules {
 		got = append(got, r.Name)
-		if r.FixedResponse != nil && (r.FixedResponse.StatusCode != 404 || r.Hostname == "") {
+		if r.FixedResponse != nil && (r.FixedResponse.StatusCode != http.StatusNotFound || r.Hostname == "") {
 			t.Errorf("fence %+v, want a 404 for its host name", r)
 		}
 	}
