@@ -34,6 +34,8 @@ export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath -gcflags=all=-dwarf=false)
 
 DEMO_DIR ?= $(CURDIR)/.demo
+# hack/testcpu's records of a make test or make test-short run.
+TEST_CPU := $(BIN)/test-cpu.tsv
 
 .PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu chromium golangci-lint test test-short test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
@@ -91,16 +93,21 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # which no test needs, then lints with a cold cache: over 14 minutes beside
 # the tests in all); its output follows the tests' summary, and its failure
 # fails the run.
+#
+# -exec hack/testcpu: each test binary's CPU, with every process it
+# waited for (terraform, control planes, controllers), counted by the
+# kernel; testsummary prints the total and the busiest packages. On two
+# cores the suite's wall time falls no lower than half of it.
 # (Building the tools in parallel was measured and gained nothing: they are
 # CPU-bound.)
 test: prerequisites build provider control-plane workloads helm versitygw tofu chromium ## every test (what .ci/run calls)
 	@hack/check-tracked-sizes.sh
-	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
+	@$(GO) build -o $(BIN)/ ./hack/testsummary ./hack/testcpu
 	@echo "make lint: runs beside the tests (golangci-lint built first if it is not cached); its output follows their summary"
-	@set -o pipefail; \
+	@set -o pipefail; rm -f $(TEST_CPU); \
 	nice -n 19 $(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
-	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) \
-		$(GO) test -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary; tests=$$?; \
+	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) EXAMPLE_TEST_CPU=$(TEST_CPU) \
+		$(GO) test -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu ./test/e2e/ ./... | $(BIN)/testsummary -cpu $(TEST_CPU); tests=$$?; \
 	wait $$lint; linted=$$?; \
 	echo "make lint (run beside the tests):"; cat $(BIN)/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "FAIL: make lint"; fi; \
@@ -113,10 +120,10 @@ test: prerequisites build provider control-plane workloads helm versitygw tofu c
 # acceptance tests. testsummary -short lists them and fails on any other
 # skip.
 test-short: prerequisites build provider control-plane workloads helm versitygw tofu chromium ## the fast tier between changes: go test -short (unit tests and the e2e tests that neither scale up nor take minutes, about 5 minutes warm), listing what it left out; no lint
-	@$(GO) build -o $(BIN)/testsummary ./hack/testsummary
-	@set -o pipefail; \
-	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) \
-		$(GO) test -short -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) ./test/e2e/ ./... | $(BIN)/testsummary -short
+	@$(GO) build -o $(BIN)/ ./hack/testsummary ./hack/testcpu
+	@set -o pipefail; rm -f $(TEST_CPU); \
+	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) EXAMPLE_TEST_CPU=$(TEST_CPU) \
+		$(GO) test -short -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu ./test/e2e/ ./... | $(BIN)/testsummary -short -cpu $(TEST_CPU)
 
 # The oldest and newest API servers of the supported range that build here
 # (docs/kubernetes-versions.md); make test runs against hack/control-plane.sh's

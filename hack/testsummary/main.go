@@ -3,7 +3,8 @@
 // of failed tests only), then every skipped test with its reason, every
 // failed test with what it said of its failure, and a closing line
 // "N passed, N failed, N skipped". Before that closing line it names the
-// slowest top-level tests, so a run's time can be read by test.
+// slowest top-level tests, so a run's time can be read by test, and with
+// -cpu the tests' CPU by package (hack/testcpu).
 //
 // The failures are said again at the end because a failed test's output
 // can be long (an end-to-end test prints its processes' log tails), and
@@ -58,6 +59,8 @@ type summary struct {
 	// counted apart under -short only.
 	leftOut []string
 	short   bool
+	// cpu is hack/testcpu's file, read once the tests ended ("": none).
+	cpu string
 	// failures: each failed test and the lines it wrote from a _test.go
 	// file (t.Error, t.Fatal, t.Log), printed again at the end.
 	failures []string
@@ -77,8 +80,9 @@ const slowest = 12
 
 func main() {
 	short := flag.Bool("short", false, "the run is make test-short's: the tests it leaves out (testsize.SkipShort, acceptance tests without TF_ACC) are listed, not failed")
+	cpu := flag.String("cpu", "", "hack/testcpu's records (go test -exec testcpu): the tests' CPU by package is printed before the closing line")
 	flag.Parse()
-	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}, short: *short}
+	s := &summary{out: os.Stdout, output: map[key]*strings.Builder{}, short: *short, cpu: *cpu}
 	if err := s.read(os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
@@ -223,6 +227,11 @@ func (s *summary) finish(allowSkips bool) int {
 	}
 	for _, t := range s.elapsed[:min(slowest, len(s.elapsed))] {
 		fmt.Fprintf(s.out, "%8.1fs %s\n", t.seconds, t.name)
+	}
+	if s.cpu != "" {
+		if err := cpuTable(s.out, s.cpu); err != nil {
+			fmt.Fprintln(s.out, "the tests' CPU:", err)
+		}
 	}
 	for _, f := range s.failures {
 		fmt.Fprintln(s.out, f)
