@@ -25,7 +25,7 @@
 // TLS Secrets reach the provider through an ephemeral resource
 // (TLSKeysEnv), never a file, a saved plan or the state.
 //
-// Invalid input is an error naming the field (InputError,
+// Invalid input is an error naming the field (lbmodel.InputError,
 // TooManyListenersError, UnsupportedProtocolError, annotations.Error);
 // CheckService checks a Service before anything is rendered. Inputs
 // skipped or adjusted (a node without a usable providerID, a source range
