@@ -14,30 +14,32 @@ import (
 // package decided it: its listeners, one per port and transport, and its
 // routes' rules.
 type LoadBalancer struct {
-	Namespace, Name, UID string
-	Listeners            []Listener
-	Rules                []Rule
+	Namespace string     `json:"namespace"`
+	Name      string     `json:"name"`
+	UID       string     `json:"uid,omitempty"`
+	Listeners []Listener `json:"listeners,omitempty"`
+	Rules     []Rule     `json:"rules,omitempty"`
 	// Certificates are the certificate chains (PEM) of the TLS Secrets
 	// its HTTPS listeners serve, by "namespace/name" of the Secret (the
 	// certificates module's keys; their private keys reach terraform as
 	// a Service's do, never rendered).
-	Certificates map[string]string
+	Certificates map[string]string `json:"certificates,omitempty"`
 }
 
 // Listener is one cloud listener of a load balancer.
 type Listener struct {
 	// Protocol is the cloud's: http, https, tls (passthrough), tcp or udp.
-	Protocol string
-	Port     int
+	Protocol string `json:"protocol"`
+	Port     int    `json:"port"`
 	// TargetPort is where a tcp or udp listener forwards; an http(s)
 	// listener's rules say where each request goes, and 0 takes its own
 	// port (the cloud requires one, and no request reaches it: the load
 	// balancer has no targets of its own).
-	TargetPort int
+	TargetPort int `json:"targetPort,omitempty"`
 	// Certificates are an https listener's: keys of
 	// LoadBalancer.Certificates, in the order the Gateway's listeners name
 	// them.
-	Certificates []string
+	Certificates []string `json:"certificates,omitempty"`
 }
 
 // Ref is the Gateway's identity.

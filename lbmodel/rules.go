@@ -17,42 +17,46 @@ import (
 type Rule struct {
 	// Name is the rule's identity: the route, its rule and match, and the
 	// host name, so a rule keeps its name when others come before it.
-	Name         string
-	ListenerPort int
+	Name         string `json:"name"`
+	ListenerPort int    `json:"listenerPort"`
 	// ListenerProtocol is "udp" for a udp listener's rule ("" names the
 	// listener of the TCP ports on ListenerPort: a port may have both).
-	ListenerProtocol string
-	Priority         int
+	ListenerProtocol string `json:"listenerProtocol,omitempty"`
+	Priority         int    `json:"priority"`
 	// Hostname is "" for any host.
-	Hostname string
+	Hostname string `json:"hostname,omitempty"`
 	// PathType is "exact" or "prefix" (with Path), or "" for any path.
-	PathType, Path string
-	Method         string
-	Headers        map[string]string
-	Backends       []Backend
-	Redirect       *HTTPRedirect
-	RequestHeaders *HeaderChanges
+	PathType       string            `json:"pathType,omitempty"`
+	Path           string            `json:"path,omitempty"`
+	Method         string            `json:"method,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	Backends       []Backend         `json:"backends,omitempty"`
+	Redirect       *HTTPRedirect     `json:"redirect,omitempty"`
+	RequestHeaders *HeaderChanges    `json:"requestHeaders,omitempty"`
 	// FixedResponse answers the request with its status code, forwarding
 	// nothing: a host-named listener's last rule (gateway.HTTP).
-	FixedResponse *FixedResponse
+	FixedResponse *FixedResponse `json:"fixedResponse,omitempty"`
 }
 
 // HTTPRedirect answers with StatusCode, the request's URL changed by the
 // fields set.
 type HTTPRedirect struct {
-	Scheme, Hostname string
-	Port, StatusCode int
+	Scheme     string `json:"scheme,omitempty"`
+	Hostname   string `json:"hostname,omitempty"`
+	Port       int    `json:"port,omitempty"`
+	StatusCode int    `json:"statusCode"`
 }
 
 // FixedResponse is the status code a rule answers with itself.
 type FixedResponse struct {
-	StatusCode int
+	StatusCode int `json:"statusCode"`
 }
 
 // HeaderChanges change a request's headers before it is forwarded.
 type HeaderChanges struct {
-	Set, Add map[string]string
-	Remove   []string
+	Set    map[string]string `json:"set,omitempty"`
+	Add    map[string]string `json:"add,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
 }
 
 // undecidedPool stands, in Validate, for the target pool of a backend

@@ -14,8 +14,9 @@ import (
 // Backend is where a rule forwards: a target pool, on Port of its
 // targets (a Service's node port), with Weight.
 type Backend struct {
-	TargetPoolID string
-	Port, Weight int
+	TargetPoolID string `json:"targetPoolID,omitempty"`
+	Port         int    `json:"port"`
+	Weight       int    `json:"weight"`
 }
 
 // MaxSelection is the longest node selection a pool can stand for: the
