@@ -223,7 +223,7 @@ func (c translateIn) backend(route objectref.Ref, ref gatewayv1.BackendRef) (lbm
 	}
 	var port int32
 	if ref.Port != nil {
-		port = int32(*ref.Port)
+		port = *ref.Port
 	}
 	nodePort, ok := ports[port]
 	if !ok {
