@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -17,7 +18,7 @@ import (
 
 // AddressSpec is a reserved address as a front-end asks for it: its
 // namespace, cloud name and the load balancer to hold it.
-type AddressSpec = renderer.Address
+type AddressSpec = lbmodel.Address
 
 // Address is what the cloud reports of a reserved address, from its root
 // module's outputs.
@@ -38,7 +39,7 @@ func addressFrom(outputs func(string) string) *Address {
 
 // RenderAddress renders the root module of reserved address a exactly as
 // ReconcileAddress would apply it.
-func (e *Engine) RenderAddress(a renderer.Address) (*renderer.Module, runner.Job, error) {
+func (e *Engine) RenderAddress(a lbmodel.Address) (*renderer.Module, runner.Job, error) {
 	ref := objectref.Address(a.Namespace, a.Name)
 	m, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.AddressRoot(a, cfg)
@@ -55,7 +56,7 @@ func (e *Engine) RenderAddress(a renderer.Address) (*renderer.Module, runner.Job
 // rv: reserved, and held by a.LoadBalancerID (none: detached, still
 // reserved). Unchanged, it costs no terraform process. While its plan
 // waits the error is an *AwaitingApprovalError, as for any object.
-func (e *Engine) ReconcileAddress(ctx context.Context, a renderer.Address, rv Review) (*Address, *Outcome, error) {
+func (e *Engine) ReconcileAddress(ctx context.Context, a lbmodel.Address, rv Review) (*Address, *Outcome, error) {
 	ref := objectref.Address(a.Namespace, a.Name)
 	_, j, err := e.RenderAddress(a)
 	if err != nil {
@@ -77,7 +78,7 @@ func (e *Engine) ReconcileAddress(ctx context.Context, a renderer.Address, rv Re
 // workspace holds none.
 func (e *Engine) GetAddress(ctx context.Context, namespace, name string) (addr *Address, exists bool, err error) {
 	ref := objectref.Address(namespace, name)
-	_, j, err := e.RenderAddress(renderer.Address{Namespace: namespace, Name: name})
+	_, j, err := e.RenderAddress(lbmodel.Address{Namespace: namespace, Name: name})
 	if err != nil {
 		return nil, false, err
 	}
@@ -101,7 +102,7 @@ func (e *Engine) GetAddress(ctx context.Context, namespace, name string) (addr *
 // an address a load balancer still holds is refused by the cloud.
 func (e *Engine) ReleaseAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
 	ref := objectref.Address(namespace, name)
-	_, j, err := e.RenderAddress(renderer.Address{Namespace: namespace, Name: name})
+	_, j, err := e.RenderAddress(lbmodel.Address{Namespace: namespace, Name: name})
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -20,7 +21,7 @@ func TestAddressOutlivesLoadBalancers(t *testing.T) {
 	f := newFixture(t, 2)
 	ctx := testkit.Context(t)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
-	www := renderer.Address{Namespace: "default", Name: "default-www"}
+	www := lbmodel.Address{Namespace: "default", Name: "default-www"}
 
 	reserved, _, err := f.eng.ReconcileAddress(ctx, www, auto)
 	testkit.Must(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -89,7 +90,7 @@ func testServiceLifecycle(t *testing.T, tc tftest.Toolchain) {
 func TestRouteSet(t *testing.T) {
 	f := newFixture(t, 2)
 	a, b := f.node(t, "node-a"), f.node(t, "node-b")
-	want := []renderer.Route{
+	want := []lbmodel.Route{
 		{Destination: "10.244.1.0/24", TargetInstanceID: instanceID(t, a), NodeName: "node-a"},
 		{Destination: "fd00:244:1::/64", TargetInstanceID: instanceID(t, a), NodeName: "node-a"},
 		{Destination: "10.244.2.0/24", TargetInstanceID: instanceID(t, b), NodeName: "node-b"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -17,7 +18,7 @@ import (
 
 // RenderGateway renders the Gateway's root module exactly as
 // ReconcileGateway would apply it.
-func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job, error) {
+func (e *Engine) RenderGateway(g lbmodel.LoadBalancer) (*renderer.Module, runner.Job, error) {
 	ref := g.Ref()
 	tg, cfg, err := e.location(ref)
 	if err != nil {
@@ -41,7 +42,7 @@ func (e *Engine) RenderGateway(g renderer.Gateway) (*renderer.Module, runner.Job
 // (see Review); keys are the private keys of g.Certificates, by the same
 // names, passed to terraform's environment and never rendered.
 // Unchanged, it costs no terraform process.
-func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, rv Review) (*LoadBalancer, *Outcome, error) {
+func (e *Engine) ReconcileGateway(ctx context.Context, g lbmodel.LoadBalancer, keys map[string]string, rv Review) (*LoadBalancer, *Outcome, error) {
 	ref := g.Ref()
 	j, err := e.keyedGatewayJob(g, keys)
 	if err != nil {
@@ -61,7 +62,7 @@ func (e *Engine) ReconcileGateway(ctx context.Context, g renderer.Gateway, keys 
 // its state and workspace; removing what does not exist succeeds. The
 // destroy is planned from g's rendering (a destroy needs the backend and
 // the module call, not its values).
-func (e *Engine) RemoveGateway(ctx context.Context, g renderer.Gateway, rv Review) (*Outcome, error) {
+func (e *Engine) RemoveGateway(ctx context.Context, g lbmodel.LoadBalancer, rv Review) (*Outcome, error) {
 	ref := g.Ref()
 	j, err := e.gatewayJob(g)
 	if err != nil {
@@ -81,7 +82,7 @@ func (e *Engine) RemoveGateway(ctx context.Context, g renderer.Gateway, rv Revie
 // GetGatewayLoadBalancer reads the Gateway's load balancer from the
 // recorded outputs or the state, without a plan; exists is false when
 // there is none.
-func (e *Engine) GetGatewayLoadBalancer(ctx context.Context, g renderer.Gateway) (lb *LoadBalancer, exists bool, err error) {
+func (e *Engine) GetGatewayLoadBalancer(ctx context.Context, g lbmodel.LoadBalancer) (lb *LoadBalancer, exists bool, err error) {
 	j, err := e.gatewayJob(g)
 	if err != nil {
 		return nil, false, err
@@ -103,7 +104,7 @@ func (e *Engine) GetGatewayLoadBalancer(ctx context.Context, g renderer.Gateway)
 // gatewayJob is a job for the Gateway's workspace: the last rendering in
 // this process, else g's, else a shell of one http listener (enough for
 // a destroy or an output read when the Gateway's listeners are gone).
-func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
+func (e *Engine) gatewayJob(g lbmodel.LoadBalancer) (runner.Job, error) {
 	if o, ok := e.objects.get(g.Ref()); ok && o.job.Key != "" {
 		return o.job, nil
 	}
@@ -111,7 +112,7 @@ func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
 		return j, nil
 	}
 	shell := g
-	shell.Listeners, shell.Rules = []renderer.GatewayListener{{Protocol: "http", Port: 80}}, nil
+	shell.Listeners, shell.Rules = []lbmodel.Listener{{Protocol: "http", Port: 80}}, nil
 	_, j, err := e.RenderGateway(shell)
 	return j, err
 }
@@ -122,7 +123,7 @@ func (e *Engine) gatewayJob(g renderer.Gateway) (runner.Job, error) {
 // waits for a terraform slot in the fair share of editor, the namespace
 // whose edit (a route's, the Gateway's) it previews: a namespace
 // previewing in a loop spends its own turn, not the Gateway's.
-func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys map[string]string, obj policy.Object, editor string) (*runner.Speculation, []policy.Verdict, error) {
+func (e *Engine) PreviewGateway(ctx context.Context, g lbmodel.LoadBalancer, keys map[string]string, obj policy.Object, editor string) (*runner.Speculation, []policy.Verdict, error) {
 	j, err := e.keyedGatewayJob(g, keys)
 	if err != nil {
 		return nil, nil, err
@@ -137,7 +138,7 @@ func (e *Engine) PreviewGateway(ctx context.Context, g renderer.Gateway, keys ma
 
 // keyedGatewayJob is g's job with keys, the private keys of its
 // certificates, in its terraform processes' environment.
-func (e *Engine) keyedGatewayJob(g renderer.Gateway, keys map[string]string) (runner.Job, error) {
+func (e *Engine) keyedGatewayJob(g lbmodel.LoadBalancer, keys map[string]string) (runner.Job, error) {
 	_, j, err := e.RenderGateway(g)
 	if err != nil {
 		return runner.Job{}, err

@@ -8,7 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // A Gateway's load balancer, through real terraform against the
@@ -24,15 +24,15 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 	n := f.node(t, "n1")
 	pool, err := f.api.CreateTargetPool(ctx, exampleapi.CreateTargetPoolRequest{Name: "nodes", Region: region, Targets: []string{instanceID(t, n)}})
 	testkit.Must(t, err)
-	web := func(b, c int) renderer.Rule {
-		return renderer.Rule{Name: "shop/web/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-			Backends: []renderer.RuleBackend{{TargetPoolID: pool.ID, Port: 30002, Weight: b}, {TargetPoolID: pool.ID, Port: 30003, Weight: c}}}
+	web := func(b, c int) lbmodel.Rule {
+		return lbmodel.Rule{Name: "shop/web/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
+			Backends: []lbmodel.Backend{{TargetPoolID: pool.ID, Port: 30002, Weight: b}, {TargetPoolID: pool.ID, Port: 30003, Weight: c}}}
 	}
-	gw := renderer.Gateway{Namespace: "infra", Name: "gw", UID: "uid-gw",
-		Listeners: []renderer.GatewayListener{{Protocol: "http", Port: 80}},
-		Rules: []renderer.Rule{
+	gw := lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "uid-gw",
+		Listeners: []lbmodel.Listener{{Protocol: "http", Port: 80}},
+		Rules: []lbmodel.Rule{
 			{Name: "shop/web/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-				Backends: []renderer.RuleBackend{{TargetPoolID: pool.ID, Port: 30001, Weight: 1}}},
+				Backends: []lbmodel.Backend{{TargetPoolID: pool.ID, Port: 30001, Weight: 1}}},
 			web(80, 20),
 		}}
 	lb, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
@@ -82,7 +82,7 @@ func testGatewayLifecycle(t *testing.T, tc tftest.Toolchain) {
 // many namespaces change it, and its one workspace runs one at a time.
 func TestGatewayFairShare(t *testing.T) {
 	f := newFixture(t, 1)
-	_, j, err := f.eng.RenderGateway(renderer.Gateway{Namespace: "infra", Name: "gw", UID: "uid-gw", Listeners: []renderer.GatewayListener{{Protocol: "http", Port: 80}}})
+	_, j, err := f.eng.RenderGateway(lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "uid-gw", Listeners: []lbmodel.Listener{{Protocol: "http", Port: 80}}})
 	testkit.Must(t, err)
 	if j.Share != "infra" {
 		t.Errorf("a Gateway's job shares %q, want its namespace infra", j.Share)

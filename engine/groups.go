@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -39,7 +40,7 @@ type groupState struct {
 // RenderGroup renders the group's root module from its members, exactly
 // as ReconcileGroup would apply it: forwarding to target pool poolID when
 // set, else to nodes.
-func (e *Engine) RenderGroup(g renderer.Group, nodes []*corev1.Node, poolID string) (*renderer.Module, *renderer.GroupReport, runner.Job, error) {
+func (e *Engine) RenderGroup(g lbmodel.Group, nodes []*corev1.Node, poolID string) (*renderer.Module, *renderer.GroupReport, runner.Job, error) {
 	tg, cfg, err := e.location(objectref.Group(g.Namespace, g.Name))
 	if err != nil {
 		return nil, nil, runner.Job{}, fmt.Errorf("load balancer group %s: %w", g, err)
@@ -57,7 +58,7 @@ func (e *Engine) RenderGroup(g renderer.Group, nodes []*corev1.Node, poolID stri
 }
 
 // GroupInputs digests the group's members (in any order), nodes and pool.
-func GroupInputs(g renderer.Group, nodes []*corev1.Node, poolID string) string {
+func GroupInputs(g lbmodel.Group, nodes []*corev1.Node, poolID string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", g.Namespace, g.Name, poolID)
 	for _, m := range renderer.SortMembers(g.Namespace, g.Members) {
@@ -75,7 +76,7 @@ func GroupInputs(g renderer.Group, nodes []*corev1.Node, poolID string) string {
 // is there also when nothing changed. Equal inputs cost no terraform
 // process and no rendering. A group needs a member: the last one leaving
 // is RemoveGroup.
-func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *renderer.GroupReport, *Outcome, error) {
+func (e *Engine) ReconcileGroup(ctx context.Context, g lbmodel.Group, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *renderer.GroupReport, *Outcome, error) {
 	ref := objectref.Group(g.Namespace, g.Name)
 	inputs := GroupInputs(g, nodes, poolID)
 	if o, ok := e.objects.get(ref); ok && o.inputs == inputs && o.converged && o.pending == nil && o.group != nil {
@@ -106,7 +107,7 @@ func (e *Engine) ReconcileGroup(ctx context.Context, g renderer.Group, nodes []*
 // planned from the group's last rendering in this process, else from
 // theirs (a destroy needs the backend and the module call, not the
 // members' values).
-func (e *Engine) RemoveGroup(ctx context.Context, g renderer.Group, rv Review) (*Outcome, error) {
+func (e *Engine) RemoveGroup(ctx context.Context, g lbmodel.Group, rv Review) (*Outcome, error) {
 	ref := objectref.Group(g.Namespace, g.Name)
 	j, err := e.groupJob(g)
 	if err != nil {
@@ -139,7 +140,7 @@ func (e *Engine) RemoveGroup(ctx context.Context, g renderer.Group, rv Review) (
 // GetGroupLoadBalancer reads the group's load balancer from the recorded
 // outputs or the state, without a plan; exists is false when there is
 // none. g's members only help name the workspace's files.
-func (e *Engine) GetGroupLoadBalancer(ctx context.Context, g renderer.Group) (lb *LoadBalancer, exists bool, err error) {
+func (e *Engine) GetGroupLoadBalancer(ctx context.Context, g lbmodel.Group) (lb *LoadBalancer, exists bool, err error) {
 	j, err := e.groupJob(g)
 	if err != nil {
 		return nil, false, err
@@ -172,7 +173,7 @@ func (e *Engine) GroupReport(namespace, name string) *renderer.GroupReport {
 // gone: the last rendering in this process, else one of g's members, else
 // a shell (the backend, provider and module call of a group of one
 // placeholder port: enough for a destroy or an output read).
-func (e *Engine) groupJob(g renderer.Group) (runner.Job, error) {
+func (e *Engine) groupJob(g lbmodel.Group) (runner.Job, error) {
 	if o, ok := e.objects.get(objectref.Group(g.Namespace, g.Name)); ok && o.job.Key != "" {
 		return o.job, nil
 	}
@@ -186,7 +187,7 @@ func (e *Engine) groupJob(g renderer.Group) (runner.Job, error) {
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolTCP, Port: 1, NodePort: 1}}},
 	}
-	_, _, j, err := e.RenderGroup(renderer.Group{Namespace: g.Namespace, Name: g.Name, Members: []*corev1.Service{shell}}, nil, "")
+	_, _, j, err := e.RenderGroup(lbmodel.Group{Namespace: g.Namespace, Name: g.Name, Members: []*corev1.Service{shell}}, nil, "")
 	return j, err
 }
 

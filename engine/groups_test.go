@@ -13,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -26,8 +27,8 @@ func member(name string, minute int, ports ...int32) *corev1.Service {
 	return svc
 }
 
-func group(members ...*corev1.Service) renderer.Group {
-	return renderer.Group{Namespace: "default", Name: "shop", Members: members}
+func group(members ...*corev1.Service) lbmodel.Group {
+	return lbmodel.Group{Namespace: "default", Name: "shop", Members: members}
 }
 
 // listeners reads load balancer id from the cloud: its listeners as

@@ -10,7 +10,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -78,7 +78,7 @@ func TestRestartRunsNoTerraform(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.keep(t, string(svc.UID), out)
-	routes := []renderer.Route{{Destination: "10.244.1.0/24", TargetInstanceID: instanceID(t, nodes[0]), NodeName: "node-a"}}
+	routes := []lbmodel.Route{{Destination: "10.244.1.0/24", TargetInstanceID: instanceID(t, nodes[0]), NodeName: "node-a"}}
 	_, out, err = f.eng.ReconcileRoutes(testkit.Context(t), routes, auto)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
@@ -97,7 +98,7 @@ func TestGetLoadBalancerSeesAnUnrecordedLoadBalancer(t *testing.T) {
 func TestRemoveGroupDestroysAnUnrecordedLoadBalancer(t *testing.T) {
 	var f *fixture
 	f = newFixtureWith(t, 2, engine.Options{FindOrphan: orphanFinder(&f)})
-	g := renderer.Group{Namespace: "default", Name: "shop", Members: []*corev1.Service{service("a", 80)}}
+	g := lbmodel.Group{Namespace: "default", Name: "shop", Members: []*corev1.Service{service("a", 80)}}
 	f.leaveOrphan(t, renderer.GroupLoadBalancerName("test", "default", "shop"), renderer.GroupOwnerTags("default", "shop", "test"))
 	out, err := f.eng.RemoveGroup(testkit.Context(t), g, auto)
 	f.checkOrphanDestroyed(t, "remove", out, err)

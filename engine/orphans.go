@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -57,7 +58,7 @@ func (e *Engine) recoverOrphan(ctx context.Context, ref objectref.Ref, j runner.
 // groupOwner is the cloud name of g's load balancer (its primary's name
 // annotation, else the group's derived name) and the tags that name the
 // group as its owner.
-func (e *Engine) groupOwner(g renderer.Group) (string, map[string]string) {
+func (e *Engine) groupOwner(g lbmodel.Group) (string, map[string]string) {
 	name := renderer.GroupLoadBalancerName(e.render.ClusterID, g.Namespace, g.Name)
 	if p := renderer.GroupPrimary(g, e.render); p != nil {
 		if ann, err := annotations.Parse(p.Annotations); err == nil && ann.Name != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -51,7 +52,7 @@ func (e *Engine) RetainLoadBalancer(ctx context.Context, in *annotations.Service
 func (e *Engine) RetainAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
 	ref := objectref.Address(namespace, name)
 	_, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
-		return renderer.RetainedAddress(renderer.Address{Namespace: namespace, Name: name}, cfg)
+		return renderer.RetainedAddress(lbmodel.Address{Namespace: namespace, Name: name}, cfg)
 	})
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -22,7 +23,7 @@ type Route struct {
 }
 
 // RenderRoutes renders the cluster's route-set root module.
-func (e *Engine) RenderRoutes(routes []renderer.Route) (*renderer.Module, runner.Job, error) {
+func (e *Engine) RenderRoutes(routes []lbmodel.Route) (*renderer.Module, runner.Job, error) {
 	return e.renderCluster(objectref.RouteSet, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.Routes(routes, cfg)
 	})
@@ -73,7 +74,7 @@ func (e *Engine) RoutesWorkspace() (string, error) {
 
 // ReconcileRoutes makes the cluster's route table exactly routes, in one
 // plan and apply, under rv (see ReconcileLoadBalancer).
-func (e *Engine) ReconcileRoutes(ctx context.Context, routes []renderer.Route, rv Review) ([]Route, *Outcome, error) {
+func (e *Engine) ReconcileRoutes(ctx context.Context, routes []lbmodel.Route, rv Review) ([]Route, *Outcome, error) {
 	_, j, err := e.RenderRoutes(routes)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, err

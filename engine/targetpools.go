@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -43,7 +44,7 @@ type selections struct {
 }
 
 // RenderTargetPools renders the cluster's target pools root module.
-func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, runner.Job, error) {
+func (e *Engine) RenderTargetPools(pools []lbmodel.Pool) (*renderer.Module, runner.Job, error) {
 	return e.renderCluster(objectref.TargetPools, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.TargetPools(pools, cfg)
 	})
@@ -53,19 +54,19 @@ func (e *Engine) RenderTargetPools(pools []renderer.Pool) (*renderer.Module, run
 // each one's targets and deregistration delay, given the targets each
 // forwards to now (applied, by selection; absent while unknown). The ccm's
 // is its node lifecycle (package deregistration); NodesOf has none.
-type PoolMembers func(sels []string, applied map[string][]string) ([]renderer.Pool, error)
+type PoolMembers func(sels []string, applied map[string][]string) ([]lbmodel.Pool, error)
 
 // NodesOf is PoolMembers without a node lifecycle: each pool forwards to
 // the nodes its selection picks, the exclude label honoured.
 func (e *Engine) NodesOf(nodes []*corev1.Node) PoolMembers {
-	return func(sels []string, _ map[string][]string) ([]renderer.Pool, error) {
-		var pools []renderer.Pool
+	return func(sels []string, _ map[string][]string) ([]lbmodel.Pool, error) {
+		var pools []lbmodel.Pool
 		for _, s := range sels {
 			targets, _, err := renderer.PoolTargets(nodes, s, e.render.Region)
 			if err != nil {
 				return nil, err
 			}
-			pools = append(pools, renderer.Pool{Selection: s, Targets: targets})
+			pools = append(pools, lbmodel.Pool{Selection: s, Targets: targets})
 		}
 		return pools, nil
 	}
@@ -231,7 +232,7 @@ func (e *Engine) keepUsedPools(ctx context.Context, keep, idle []string) ([]stri
 }
 
 // applyPools converges the pools' workspace to pools.
-func (e *Engine) applyPools(ctx context.Context, pools []renderer.Pool, rv Review) (*Outcome, error) {
+func (e *Engine) applyPools(ctx context.Context, pools []lbmodel.Pool, rv Review) (*Outcome, error) {
 	inputs := poolInputs(pools)
 	_, j, err := e.RenderTargetPools(pools)
 	if err != nil {
@@ -407,7 +408,7 @@ func (s *selections) forget(idle []string, gen uint64) {
 }
 
 // poolInputs digests the pools as decided: what they are rendered from.
-func poolInputs(pools []renderer.Pool) string {
+func poolInputs(pools []lbmodel.Pool) string {
 	h := sha256.New()
 	for _, p := range pools {
 		delay := "default"

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -70,17 +71,27 @@ func HeldLock(err error) (id, holder string, created time.Time, ok bool) {
 	return runner.HeldLock(err)
 }
 
-// Rendering.
+// The description a caller hands the engine: the load balancer model
+// (package lbmodel), which checks itself.
 type (
 	// DesiredRoute is one route of the cluster's route set as rendered
 	// (Route is one as applied).
-	DesiredRoute = renderer.Route
+	DesiredRoute = lbmodel.Route
+	// Pool is a target pool as rendered: its selection and targets.
+	Pool = lbmodel.Pool
+	// Group is a load balancer group: its members in order.
+	Group = lbmodel.Group
+	// NodeInstance is a node that is a pool's target.
+	NodeInstance = lbmodel.NodeInstance
+	// InputError is an input the model or the renderer refuses, with the
+	// field at fault.
+	InputError = lbmodel.InputError
+)
+
+// Rendering.
+type (
 	// Module is a rendered root module.
 	Module = renderer.Module
-	// Pool is a target pool as rendered: its selection and targets.
-	Pool = renderer.Pool
-	// Group is a load balancer group: its members in order.
-	Group = renderer.Group
 	// GroupReport is what rendering a group found of its members.
 	GroupReport = renderer.GroupReport
 	// MemberError is a member a group rendered without.
@@ -89,16 +100,12 @@ type (
 	ListenerConflict = renderer.ListenerConflict
 	// IgnoredSetting is a member's setting the group's primary overrides.
 	IgnoredSetting = renderer.IgnoredSetting
-	// InputError is a Service the renderer refuses, with the field at fault.
-	InputError = renderer.InputError
 	// UnsupportedProtocolError is a port of a protocol the cloud lacks.
 	UnsupportedProtocolError = renderer.UnsupportedProtocolError
 	// TooManyListenersError is a Service over the listener limit.
 	TooManyListenersError = renderer.TooManyListenersError
 	// Shape is what a load balancer's replacement depends on.
 	Shape = renderer.Shape
-	// NodeInstance is a node that is a pool's target.
-	NodeInstance = renderer.NodeInstance
 )
 
 // Owner tags on every cloud object the engine creates for a Service.

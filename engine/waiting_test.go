@@ -8,7 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/runner"
 )
 
@@ -24,10 +24,10 @@ func TestApprovalCountsWhileItsPlanWaits(t *testing.T) {
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
 	node := f.node(t, "node-a")
 	ctx := testkit.Context(t)
-	routes := func(nodeName string, dests ...string) []renderer.Route {
-		var out []renderer.Route
+	routes := func(nodeName string, dests ...string) []lbmodel.Route {
+		var out []lbmodel.Route
 		for _, d := range dests {
-			out = append(out, renderer.Route{Destination: d, TargetInstanceID: instanceID(t, node), NodeName: nodeName})
+			out = append(out, lbmodel.Route{Destination: d, TargetInstanceID: instanceID(t, node), NodeName: nodeName})
 		}
 		return out
 	}

@@ -9,7 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -62,9 +62,9 @@ func oldestFirst(a, b *unit) int {
 
 // streamRule is the rule of a TCP or UDP listener l forwarding to route
 // key's backends.
-func streamRule(key RouteKey, l *listener, backends []Backend) renderer.Rule {
+func streamRule(key RouteKey, l *listener, backends []Backend) lbmodel.Rule {
 	port := int(l.spec.Port)
-	r := renderer.Rule{Name: l4RuleName(key.Namespace, key.Name, key.Kind, port, ""), ListenerPort: port, Priority: 1, Backends: backends}
+	r := lbmodel.Rule{Name: l4RuleName(key.Namespace, key.Name, key.Kind, port, ""), ListenerPort: port, Priority: 1, Backends: backends}
 	if l.spec.Protocol == gatewayv1.UDPProtocolType {
 		r.ListenerProtocol = "udp"
 	}
@@ -74,7 +74,7 @@ func streamRule(key RouteKey, l *listener, backends []Backend) renderer.Rule {
 // ruleSet is the rules of the admitted units.
 type ruleSet struct {
 	http, sni []candidate
-	streams   []renderer.Rule
+	streams   []lbmodel.Rule
 }
 
 // with is s and u's rules, u taking the TCP/UDP listeners takes.
@@ -218,8 +218,8 @@ func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
 // ones in the Gateway API's precedence per port (with the listeners'
 // catch-alls and the claimed host names' fences), TLS passthrough ones
 // the most specific SNI name first, then the oldest route; by port.
-func (ad *admission) rules() []renderer.Rule {
-	var out []renderer.Rule
+func (ad *admission) rules() []lbmodel.Rule {
+	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
 	cands = append(cands, fences(ad.set.http, ad.holder(nil))...)
 	slices.SortStableFunc(cands, precedence)
@@ -242,7 +242,7 @@ func (ad *admission) rules() []renderer.Rule {
 		c.rule.Priority = next[c.rule.ListenerPort]
 		out = append(out, c.rule)
 	}
-	slices.SortStableFunc(out, func(a, b renderer.Rule) int {
+	slices.SortStableFunc(out, func(a, b lbmodel.Rule) int {
 		return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.ListenerProtocol, b.ListenerProtocol))
 	})
 	return out

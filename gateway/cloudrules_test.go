@@ -12,7 +12,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 func httpParent(t *testing.T, tr Translation, ns, name string) Parent {
@@ -89,7 +89,7 @@ func TestRouteRefusedByTheCloudsChecks(t *testing.T) {
 				t.Errorf("attached %v: want 1 (the refused route not counted)", tr.Attached)
 			}
 			for _, r := range tr.Rules {
-				if err := exampleapi.CheckRule(cloudRule(r)); err != nil {
+				if err := r.Validate(); err != nil {
 					t.Errorf("rule %s: the cloud would refuse it: %v", r.Name, err)
 				}
 			}
@@ -110,7 +110,7 @@ func TestDuplicateBackendsMerged(t *testing.T) {
 	if p := httpParent(t, tr, "team-a", "shop"); p.Accepted.Reason != "Accepted" {
 		t.Fatalf("team-a/shop: %+v, want Accepted", p)
 	}
-	want := map[string][]renderer.RuleBackend{
+	want := map[string][]lbmodel.Backend{
 		"team-a/shop/0.0:80@a.example": {{TargetPoolID: "tp-1", Port: 30001, Weight: 5}, {TargetPoolID: "tp-1", Port: 30002, Weight: 1}},
 		"team-a/shop/1.0:80@a.example": {{TargetPoolID: "tp-1", Port: 30001, Weight: exampleapi.MaxBackendWeight}},
 		"team-a/pg/TCPRoute:5432":      {{TargetPoolID: "tp-1", Port: 30003, Weight: 2}},
@@ -119,7 +119,7 @@ func TestDuplicateBackendsMerged(t *testing.T) {
 		if w, ok := want[r.Name]; !ok || !slices.Equal(r.Backends, w) {
 			t.Errorf("rule %s: backends %+v, want %+v", r.Name, r.Backends, w)
 		}
-		if err := exampleapi.CheckRule(cloudRule(r)); err != nil {
+		if err := r.Validate(); err != nil {
 			t.Errorf("rule %s: the cloud would refuse it: %v", r.Name, err)
 		}
 	}

@@ -9,4 +9,10 @@
 // each whole, under the cloud's own checks and rule budget (a route never
 // fails the Gateway), and host names and TCP/UDP listeners held by the
 // namespace that served them first (claims.go, ADR 0021).
+//
+// What it decides of a Gateway is an lbmodel.LoadBalancer (Program),
+// the description the engine renders; it never sees the renderer. The
+// golden files in testdata/translate show each decision whole: Gateway
+// API objects in, the model and the statuses out (TestTranslateGolden,
+// -update to rewrite them).
 package gateway

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // A request for a claimed host name that none of its holder's rules match
@@ -97,11 +97,11 @@ func fence(port int, listenerHost, h string) candidate {
 	if listenerHost != "" {
 		name += "/" + listenerHost
 	}
-	return candidate{fence: true, listenerHost: listenerHost, written: h, rule: renderer.Rule{Name: shorten(name), ListenerPort: port,
-		Hostname: h, FixedResponse: &renderer.FixedResponse{StatusCode: http.StatusNotFound}}}
+	return candidate{fence: true, listenerHost: listenerHost, written: h, rule: lbmodel.Rule{Name: shorten(name), ListenerPort: port,
+		Hostname: h, FixedResponse: &lbmodel.FixedResponse{StatusCode: http.StatusNotFound}}}
 }
 
 // catchAll tells whether r matches every request for its host name.
-func catchAll(r renderer.Rule) bool {
+func catchAll(r lbmodel.Rule) bool {
 	return (r.PathType == "" || r.PathType == "prefix" && r.Path == "/") && r.Method == "" && len(r.Headers) == 0
 }

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,13 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // Backend is where a backendRef's requests go: a target pool, on a
-// Service's node port (the front-end names it without the renderer).
-type Backend = renderer.RuleBackend
+// Service's node port.
+type Backend = lbmodel.Backend
 
 // Backends resolves a backendRef of route to where its requests go, or
 // says why it cannot, as a ResolvedRefs reason (BackendNotFound,
@@ -31,7 +29,7 @@ type Backends func(route objectref.Ref, ref gatewayv1.BackendRef) (Backend, gate
 // the statuses say, and the claims its namespaces hold.
 type Translation struct {
 	// Rules are by listener port, then priority.
-	Rules []renderer.Rule
+	Rules []lbmodel.Rule
 	// Attached counts the routes attached to each listener, by name;
 	// Refused says why routes cannot attach to a listener.
 	Attached map[gatewayv1.SectionName]int32
@@ -77,7 +75,7 @@ type Parent struct {
 
 // candidate is one cloud rule before priorities, with what orders it.
 type candidate struct {
-	rule renderer.Rule
+	rule lbmodel.Rule
 	// from is the route it comes from; nil for the Gateway's own rules (a
 	// listener's catch-all, a claimed host name's fence).
 	from *origin
@@ -212,7 +210,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 	from := &origin{namespace: route.Namespace, name: route.Name, created: route.CreationTimestamp}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
-		base := renderer.Rule{ListenerPort: port, Hostname: host}
+		base := lbmodel.Rule{ListenerPort: port, Hostname: host}
 		for _, f := range rule.Filters {
 			switch f.Type {
 			case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
@@ -288,9 +286,9 @@ func isolation(ls []*listener) []candidate {
 			continue
 		}
 		port := int(l.spec.Port)
-		out = append(out, candidate{listenerHost: h, rule: renderer.Rule{
+		out = append(out, candidate{listenerHost: h, rule: lbmodel.Rule{
 			Name:         shorten(fmt.Sprintf("listener/%s:%d@%s", l.spec.Name, port, h)),
-			ListenerPort: port, Hostname: h, FixedResponse: &renderer.FixedResponse{StatusCode: http.StatusNotFound},
+			ListenerPort: port, Hostname: h, FixedResponse: &lbmodel.FixedResponse{StatusCode: http.StatusNotFound},
 		}})
 	}
 	return out
@@ -323,14 +321,14 @@ func precedence(a, b candidate) int {
 	)
 }
 
-func pathRank(r renderer.Rule) int {
+func pathRank(r lbmodel.Rule) int {
 	if r.PathType == "exact" {
 		return 0
 	}
 	return 1
 }
 
-func methodRank(r renderer.Rule) int {
+func methodRank(r lbmodel.Rule) int {
 	if r.Method != "" {
 		return 0
 	}
@@ -353,15 +351,14 @@ func shorten(name string) string {
 	if len(name) <= 128 {
 		return name
 	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:111] + "#" + hex.EncodeToString(sum[:8])
+	return name[:111] + objectref.HashedName("#", 16, name)
 }
 
-func headerChanges(f *gatewayv1.HTTPHeaderFilter) *renderer.HeaderChanges {
+func headerChanges(f *gatewayv1.HTTPHeaderFilter) *lbmodel.HeaderChanges {
 	if f == nil {
 		return nil
 	}
-	out := &renderer.HeaderChanges{Remove: slices.Clone(f.Remove)}
+	out := &lbmodel.HeaderChanges{Remove: slices.Clone(f.Remove)}
 	for _, h := range f.Set {
 		if out.Set == nil {
 			out.Set = map[string]string{}
@@ -377,11 +374,11 @@ func headerChanges(f *gatewayv1.HTTPHeaderFilter) *renderer.HeaderChanges {
 	return out
 }
 
-func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *renderer.HTTPRedirect {
+func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *lbmodel.HTTPRedirect {
 	if f == nil {
 		return nil
 	}
-	out := &renderer.HTTPRedirect{StatusCode: http.StatusFound}
+	out := &lbmodel.HTTPRedirect{StatusCode: http.StatusFound}
 	if f.StatusCode != nil {
 		out.StatusCode = *f.StatusCode
 	}

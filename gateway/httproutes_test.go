@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 func gateway(ls ...gatewayv1.Listener) *gatewayv1.Gateway {
@@ -68,12 +68,12 @@ func rule(matches []gatewayv1.HTTPRouteMatch, backends ...gatewayv1.HTTPBackendR
 
 // services resolves backends named svc-* to pool tp-1 on a node port
 // per name; any other name is not found.
-func services(_ objectref.Ref, ref gatewayv1.BackendRef) (renderer.RuleBackend, gatewayv1.RouteConditionReason, string) {
+func services(_ objectref.Ref, ref gatewayv1.BackendRef) (lbmodel.Backend, gatewayv1.RouteConditionReason, string) {
 	ports := map[string]int{"svc-a": 30001, "svc-b": 30002, "svc-c": 30003}
 	if p, ok := ports[string(ref.Name)]; ok {
-		return renderer.RuleBackend{TargetPoolID: "tp-1", Port: p}, "", ""
+		return lbmodel.Backend{TargetPoolID: "tp-1", Port: p}, "", ""
 	}
-	return renderer.RuleBackend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s not found", ref.Name)
+	return lbmodel.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s not found", ref.Name)
 }
 
 func labelled(ns string) map[string]string {
@@ -91,11 +91,11 @@ func TestHTTPAllowedAndRefused(t *testing.T) {
 	b := route("team-b", "intruder", time.Hour, "", []string{"a.example"}, rule(nil, to("svc-a", 1)))
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{a, b}, labelled, services)
 
-	want := []renderer.Rule{
+	want := []lbmodel.Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
 		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
 	}
 	if !slices.EqualFunc(tr.Rules, want, equalRules) {
 		t.Errorf("rules:\n%+v\nwant\n%+v", tr.Rules, want)
@@ -252,6 +252,6 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 }
 
-func equalRules(a, b renderer.Rule) bool {
+func equalRules(a, b lbmodel.Rule) bool {
 	return fmt.Sprintf("%+v", a) == fmt.Sprintf("%+v", b)
 }

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // The route kinds this front-end serves.
@@ -146,7 +146,7 @@ func l4Units(gw *gatewayv1.Gateway, ls []*listener, r L4Route, nsLabels Namespac
 			for _, h := range u.a.hostnames[i] {
 				u.serves(h)
 				c := candidate{from: from, listenerHost: l.hostname(), written: h,
-					rule: renderer.Rule{Name: l4RuleName(r.Namespace, r.Name, r.Kind, port, h), ListenerPort: port, Hostname: h, Backends: weighted}}
+					rule: lbmodel.Rule{Name: l4RuleName(r.Namespace, r.Name, r.Kind, port, h), ListenerPort: port, Hostname: h, Backends: weighted}}
 				u.sni = append(u.sni, c)
 				checked = append(checked, c)
 			}

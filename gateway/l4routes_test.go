@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 func l4Listener(name string, port int32, protocol gatewayv1.ProtocolType) gatewayv1.Listener {
@@ -75,15 +75,15 @@ func TestTranslateL4(t *testing.T) {
 	}
 	tr := Translate(gw, nil, routes, labelled, services, Boundary{})
 
-	want := []renderer.Rule{
+	want := []lbmodel.Rule{
 		{Name: "team-a/dns/UDPRoute:53", ListenerPort: 53, ListenerProtocol: "udp", Priority: 1,
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30003, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30003, Weight: 1}}},
 		{Name: "team-b/db/TLSRoute:443@db.example.org", ListenerPort: 443, Priority: 1, Hostname: "db.example.org",
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30002, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30002, Weight: 1}}},
 		{Name: "team-a/wild/TLSRoute:443@*.example", ListenerPort: 443, Priority: 2, Hostname: "*.example",
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
 		{Name: "team-a/pg/TCPRoute:5432", ListenerPort: 5432, Priority: 1,
-			Backends: []renderer.RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}, {TargetPoolID: "tp-1", Port: 30002, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}, {TargetPoolID: "tp-1", Port: 30002, Weight: 1}}},
 	}
 	if len(tr.Rules) != len(want) {
 		t.Fatalf("rules %+v, want %+v", tr.Rules, want)

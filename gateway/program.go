@@ -5,15 +5,15 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/example/cloud-provider-example/renderer"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // LoadBalancer is a Gateway's load balancer as decided: its cloud
 // listeners and rules, what the engine renders and applies.
-type LoadBalancer = renderer.Gateway
+type LoadBalancer = lbmodel.LoadBalancer
 
 // Rule is one of its cloud rules.
-type Rule = renderer.Rule
+type Rule = lbmodel.Rule
 
 // Certificates are what each HTTPS listener's certificateRefs resolved
 // to, by listener name.
@@ -54,9 +54,9 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 			keys = c.Keys
 		}
 		protocol, p := cloudProtocol(l.Protocol), int(l.Port)
-		i := slices.IndexFunc(lb.Listeners, func(cl renderer.GatewayListener) bool { return cl.Port == p && cl.Protocol == protocol })
+		i := slices.IndexFunc(lb.Listeners, func(cl lbmodel.Listener) bool { return cl.Port == p && cl.Protocol == protocol })
 		if i < 0 {
-			lb.Listeners = append(lb.Listeners, renderer.GatewayListener{Protocol: protocol, Port: p})
+			lb.Listeners = append(lb.Listeners, lbmodel.Listener{Protocol: protocol, Port: p})
 			i = len(lb.Listeners) - 1
 		}
 		for _, k := range keys {
@@ -66,7 +66,7 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		}
 	}
 	for _, r := range t.Rules {
-		built := slices.ContainsFunc(lb.Listeners, func(cl renderer.GatewayListener) bool {
+		built := slices.ContainsFunc(lb.Listeners, func(cl lbmodel.Listener) bool {
 			return cl.Port == r.ListenerPort && (cl.Protocol == "udp") == (r.ListenerProtocol == "udp")
 		})
 		if !built {

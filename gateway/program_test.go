@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"k8s.io/utils/ptr"
-
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 )
 
 // Program builds one cloud listener per port of the accepted HTTP
@@ -37,7 +36,7 @@ func TestProgram(t *testing.T) {
 	if lb.Namespace != "infra" || lb.Name != "gw" || lb.UID != "uid-gw" {
 		t.Errorf("identity %+v", lb)
 	}
-	want := []renderer.GatewayListener{{Protocol: "http", Port: 80}}
+	want := []lbmodel.Listener{{Protocol: "http", Port: 80}}
 	if !reflect.DeepEqual(lb.Listeners, want) {
 		t.Errorf("listeners %+v, want %+v (one per port; https pending; the conflicted ones refused)", lb.Listeners, want)
 	}
@@ -70,14 +69,14 @@ func TestProgram(t *testing.T) {
 		"https-b":      {Keys: []string{"infra/b-tls", "infra/a-tls"}},
 		"https-broken": {Unresolved: &Reason{Reason: "RefNotPermitted", Message: "no ReferenceGrant"}},
 	})
-	want = []renderer.GatewayListener{{Protocol: "http", Port: 80}, {Protocol: "https", Port: 443, Certificates: []string{"infra/a-tls", "infra/b-tls"}}}
+	want = []lbmodel.Listener{{Protocol: "http", Port: 80}, {Protocol: "https", Port: 443, Certificates: []string{"infra/a-tls", "infra/b-tls"}}}
 	if !reflect.DeepEqual(lb.Listeners, want) {
 		t.Errorf("listeners %+v, want %+v", lb.Listeners, want)
 	}
 	if p := pending["https-broken"]; p.Reason != string(gatewayv1.ListenerReasonInvalid) || !strings.Contains(p.Message, "no ReferenceGrant") || len(pending) != 1 {
 		t.Errorf("pending %+v, want https-broken only, Invalid", pending)
 	}
-	if !slices.ContainsFunc(lb.Rules, func(r renderer.Rule) bool { return r.ListenerPort == 443 }) {
+	if !slices.ContainsFunc(lb.Rules, func(r lbmodel.Rule) bool { return r.ListenerPort == 443 }) {
 		t.Errorf("no rule on 443: %+v", lb.Rules)
 	}
 }
@@ -87,9 +86,9 @@ func TestProgram(t *testing.T) {
 // without another backend), and Program names the rule; the others stay.
 func TestProgramLeavesOutClusterIPBackends(t *testing.T) {
 	gw := gateway(httpListener("web", 80, "", gatewayv1.NamespacesFromAll))
-	clusterIP := func(r objectref.Ref, ref gatewayv1.BackendRef) (renderer.RuleBackend, gatewayv1.RouteConditionReason, string) {
+	clusterIP := func(r objectref.Ref, ref gatewayv1.BackendRef) (lbmodel.Backend, gatewayv1.RouteConditionReason, string) {
 		if ref.Name == "svc-internal" {
-			return renderer.RuleBackend{}, "", ""
+			return lbmodel.Backend{}, "", ""
 		}
 		return services(r, ref)
 	}
@@ -102,7 +101,7 @@ func TestProgramLeavesOutClusterIPBackends(t *testing.T) {
 	}
 	for _, r := range lb.Rules {
 		want := map[string]int{"/mixed": 1, "/internal": 0}[r.Path]
-		if len(r.Backends) != want || slices.ContainsFunc(r.Backends, func(b renderer.RuleBackend) bool { return b.Port == 0 }) {
+		if len(r.Backends) != want || slices.ContainsFunc(r.Backends, func(b lbmodel.Backend) bool { return b.Port == 0 }) {
 			t.Errorf("rule %s backends %+v, want %d reachable", r.Name, r.Backends, want)
 		}
 	}

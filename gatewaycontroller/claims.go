@@ -3,8 +3,6 @@ package gatewaycontroller
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -42,8 +41,7 @@ const (
 
 // claimsName is the ConfigMap of Gateway nn's claims.
 func claimsName(nn types.NamespacedName) string {
-	sum := sha256.Sum256([]byte(nn.String()))
-	return claimsPrefix + hex.EncodeToString(sum[:])[:20]
+	return objectref.HashedName(claimsPrefix, 20, nn.String())
 }
 
 // claimStore keeps the claims of every Gateway. Without a client (a

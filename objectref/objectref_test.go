@@ -91,3 +91,18 @@ func TestMatches(t *testing.T) {
 		t.Error("Matches must compare kind, namespace, name and uid")
 	}
 }
+
+// A hashed name stands on a uid, or without one on namespace/name: two
+// objects of one name and different uids get different names, and the
+// digest is SHA-256's of the parts joined by NUL, cut to the digits asked.
+func TestHashedName(t *testing.T) {
+	a := Gateway("infra", "gw", "uid-1")
+	b := Gateway("infra", "gw", "uid-2")
+	if a.HashSeed() == b.HashSeed() || Gateway("infra", "gw", "").HashSeed() != "name:infra/gw" {
+		t.Errorf("seeds %q, %q, %q", a.HashSeed(), b.HashSeed(), Gateway("infra", "gw", "").HashSeed())
+	}
+	// sha256("a\x00b") begins 59b271ae.
+	if got := HashedName("p-", 8, "a", "b"); got != "p-59b271ae" || got == HashedName("p-", 8, "ab") {
+		t.Errorf("HashedName = %s: want p- and 8 digits of the parts joined by NUL", got)
+	}
+}

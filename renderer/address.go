@@ -1,18 +1,15 @@
 package renderer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"regexp"
-	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // AddressModuleName is the module call in an address's root module,
@@ -41,71 +38,23 @@ var addressOutputs = []output{
 // detached.
 const HolderOutput = "holder"
 
-// Address is one reserved address of a namespace, in a workspace of its
-// own: a load balancer's replace or destroy never touches it, and a move
-// between two load balancers is one plan of this workspace.
-type Address struct {
-	// Namespace owns the address (its owner tag).
-	Namespace string
-	// Name is its cloud name, unique per region (ReservedAddressName for
-	// one the controller reserves).
-	Name string
-	// Family is ipv4 or ipv6; "" is ipv4.
-	Family string
-	// LoadBalancerID is the load balancer holding it, "" for none.
-	LoadBalancerID string
-	// Holder says who holds it, for the reviewer ("Service shop/blue"),
-	// "" for none.
-	Holder string
-	// ImportID, when set, imports the existing address of that id (one of
-	// this cluster and namespace whose state was lost), as adopt-id does
-	// for a load balancer.
-	ImportID string
-}
-
-var (
-	addressNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$`)
-	loadBalancerIDRE = regexp.MustCompile(`^lb-[A-Za-z0-9]{1,64}$`)
-)
-
-// Address families as the cloud spells them.
-var addressFamilies = []string{exampleapi.AddressFamilyIPv4, exampleapi.AddressFamilyIPv6}
-
 // ReservedAddressName is the cloud name of the address the controller
 // reserves for svc (address-keep naming none): k8s-a- and 26 hex digits
 // of a hash of the cluster id and the Service UID, distinct from its load
 // balancer's name and across clusters sharing a region.
 func ReservedAddressName(svc *corev1.Service, clusterID string) string {
-	id := string(svc.UID)
-	if id == "" {
-		id = "name:" + svc.Namespace + "/" + svc.Name
-	}
-	sum := sha256.Sum256([]byte(clusterID + "\x00address\x00" + id))
-	return "k8s-a-" + hex.EncodeToString(sum[:])[:26]
+	return objectref.HashedName("k8s-a-", 26, clusterID, "address", objectref.Service(svc).HashSeed())
 }
 
 // AddressRoot renders the root module of one reserved address.
-func AddressRoot(a Address, cfg Config) (_ *Module, err error) {
+func AddressRoot(a lbmodel.Address, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render address %s/%s", a.Namespace, a.Name)
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	family := a.Family
-	if family == "" {
-		family = exampleapi.AddressFamilyIPv4
-	}
-	switch {
-	case a.Namespace == "":
-		return nil, &InputError{Field: "namespace", Value: a.Namespace, Reason: "is required: an address belongs to a namespace"}
-	case !addressNameRE.MatchString(a.Name):
-		return nil, &InputError{Field: "name", Value: a.Name, Reason: "must be 1-253 letters, digits, '.', '_' and '-', starting with a letter or digit"}
-	case !slices.Contains(addressFamilies, family):
-		return nil, &InputError{Field: "family", Value: a.Family, Reason: "must be ipv4 or ipv6"}
-	case a.LoadBalancerID != "" && !loadBalancerIDRE.MatchString(a.LoadBalancerID):
-		return nil, &InputError{Field: "load_balancer_id", Value: a.LoadBalancerID, Reason: "is not a load balancer id (lb-...)"}
-	case a.ImportID != "" && !annotations.IsAddressID(a.ImportID):
-		return nil, &InputError{Field: "import id", Value: a.ImportID, Reason: "is not an address id (addr-...)"}
+	if err := a.Validate(); err != nil {
+		return nil, err
 	}
 	held := "held by no load balancer: reserved, detached"
 	if a.LoadBalancerID != "" {
@@ -139,7 +88,7 @@ func AddressRoot(a Address, cfg Config) (_ *Module, err error) {
 	inputs := []input{
 		{name: "name", value: cty.StringVal(a.Name)},
 		{name: "region", value: cty.StringVal(cfg.Region)},
-		{name: "family", value: cty.StringVal(family)},
+		{name: "family", value: cty.StringVal(a.FamilyOrDefault())},
 		{name: "load_balancer_id", value: lb},
 		{name: "tags", value: stringMap(map[string]string{
 			TagManagedBy: generator, TagClusterID: cfg.ClusterID, TagAddressNamespace: a.Namespace,

@@ -7,12 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // Bad inputs are refused naming the field; nothing is rendered.
 func TestAddressRootRefusesBadInput(t *testing.T) {
-	ok := Address{Namespace: "shop", Name: "www"}
-	for field, a := range map[string]Address{
+	ok := lbmodel.Address{Namespace: "shop", Name: "www"}
+	for field, a := range map[string]lbmodel.Address{
 		"namespace":        {Name: "www"},
 		"name":             {Namespace: "shop", Name: "-www"},
 		"family":           {Namespace: "shop", Name: "www", Family: "ipv5"},
@@ -20,9 +22,9 @@ func TestAddressRootRefusesBadInput(t *testing.T) {
 		"import id":        {Namespace: "shop", Name: "www", ImportID: "lb-123"},
 	} {
 		_, err := AddressRoot(a, testConfig())
-		var ie *InputError
+		var ie *lbmodel.InputError
 		if !errors.As(err, &ie) || ie.Field != field {
-			t.Errorf("%s: err %v, want an InputError on it", field, err)
+			t.Errorf("%s: err %v, want an lbmodel.InputError on it", field, err)
 		}
 	}
 	if _, err := AddressRoot(ok, testConfig()); err != nil {
@@ -33,11 +35,11 @@ func TestAddressRootRefusesBadInput(t *testing.T) {
 // A move is one input: the module of the same address held by another
 // load balancer differs in load_balancer_id (and the heading) only.
 func TestAddressMoveIsOneInput(t *testing.T) {
-	blue, err := AddressRoot(Address{Namespace: "shop", Name: "www", LoadBalancerID: "lb-blue1"}, testConfig())
+	blue, err := AddressRoot(lbmodel.Address{Namespace: "shop", Name: "www", LoadBalancerID: "lb-blue1"}, testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	green, err := AddressRoot(Address{Namespace: "shop", Name: "www", LoadBalancerID: "lb-green1"}, testConfig())
+	green, err := AddressRoot(lbmodel.Address{Namespace: "shop", Name: "www", LoadBalancerID: "lb-green1"}, testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestReservedAddressName(t *testing.T) {
 	if n != ReservedAddressName(svc, "prod") || n == ReservedAddressName(svc, "stage") || n == LoadBalancerName(svc, "prod") {
 		t.Errorf("name %s is not stable and distinct", n)
 	}
-	if len(n) != 32 || !addressNameRE.MatchString(n) {
+	if len(n) != 32 || (lbmodel.Address{Namespace: "shop", Name: n}).Validate() != nil {
 		t.Errorf("name %s: not 32 characters of a valid name", n)
 	}
 }

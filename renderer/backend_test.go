@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/state"
 )
 
@@ -55,9 +56,9 @@ func TestBackendCredentialsRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := c.b.validate()
-		var ie *InputError
+		var ie *lbmodel.InputError
 		if !errors.As(err, &ie) {
-			t.Errorf("%s: err = %v, want *InputError", c.name, err)
+			t.Errorf("%s: err = %v, want *lbmodel.InputError", c.name, err)
 			continue
 		}
 		if ie.Field != "config "+c.field || !strings.Contains(err.Error(), c.env) || !strings.Contains(err.Error(), "environment") {

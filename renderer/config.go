@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/redact"
 )
 
@@ -381,5 +382,5 @@ func IsRegistrySource(src string) bool {
 var registryPartRE = regexp.MustCompile(`^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A-Za-z])?$`)
 
 func configError(field, value, reason string) error {
-	return &InputError{Field: "config " + field, Value: value, Reason: reason}
+	return &lbmodel.InputError{Field: "config " + field, Value: value, Reason: reason}
 }

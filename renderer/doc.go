@@ -3,7 +3,11 @@
 // target pool with Config.TargetPoolID), a load balancer group of
 // Services sharing one load balancer (GroupLoadBalancer, with a
 // GroupReport of what became of each member), the cluster's routes
-// (Routes) and its target pools (TargetPools).
+// (Routes) and its target pools (TargetPools), a Gateway's load balancer
+// (RenderGateway) and a reserved address (AddressRoot). The Gateway's
+// load balancer, the address, the routes and the pools come as package
+// lbmodel's descriptions, each checked with its Validate before it is
+// rendered (a group is lbmodel's too: its Services).
 //
 // Rendering is pure: it does no I/O and reads no clock, so identical
 // inputs render byte-identical files whatever the order of nodes, ports,
@@ -25,7 +29,7 @@
 // TLS Secrets reach the provider through an ephemeral resource
 // (TLSKeysEnv), never a file, a saved plan or the state.
 //
-// Invalid input is an error naming the field (InputError,
+// Invalid input is an error naming the field (lbmodel.InputError,
 // TooManyListenersError, UnsupportedProtocolError, annotations.Error);
 // CheckService checks a Service before anything is rendered. Inputs
 // skipped or adjusted (a node without a usable providerID, a source range

@@ -5,31 +5,12 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // The texts of these errors reach Service events, plan records, logs and
 // examplectl's terminal; what a tenant wrote in them (a port's name, a
 // protocol, a value) is quoted or escaped, never shown raw: no escape
 // sequence, carriage return or bidi control of theirs reaches a reader.
-
-// InputError is an input the renderer cannot turn into a valid module: a
-// Service field, a node or a config field, named in Field.
-type InputError struct {
-	Field  string
-	Value  string
-	Reason string
-}
-
-// Error quotes Value (Go syntax: controls escaped) and escapes the
-// controls of Field and Reason, which may name what the tenant wrote.
-func (e *InputError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("%s: %s", termsafe.Line(e.Field), termsafe.Line(e.Reason))
-	}
-	return fmt.Sprintf("%s: %q %s", termsafe.Line(e.Field), e.Value, termsafe.Line(e.Reason))
-}
 
 // UnsupportedProtocolError is a Service port whose protocol the load
 // balancer cannot carry (only TCP and UDP are).

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // What a tenant wrote reaches an error quoted or escaped, never raw: a
@@ -30,14 +31,14 @@ func TestErrorsQuoteWhatTenantsWrote(t *testing.T) {
 		}, `port 53 (dns): protocol "TCP\x1b[2J\x1b[HNo changes.\r\u202e" is not supported`},
 		{"port name in a group", func() error {
 			svc := testService(withPorts(port(clear, corev1.Protocol("SCTP"), 9, 30009)))
-			_, rep, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "front", Members: []*corev1.Service{svc}}, nil, testConfig())
+			_, rep, err := GroupLoadBalancer(lbmodel.Group{Namespace: "shop", Name: "front", Members: []*corev1.Service{svc}}, nil, testConfig())
 			if err == nil || rep.Excludes(svc) == nil {
 				t.Errorf("group: %v, %+v", err, rep)
 			}
 			return err
 		}, `port 9 ("\x1b[2J\x1b[HNo changes.\r\u202e"): protocol SCTP`},
 		{"input value, field and reason", func() error {
-			return &InputError{Field: "spec.ports[0]" + clear, Value: "v" + clear, Reason: "is bad:\n" + clear}
+			return &lbmodel.InputError{Field: "spec.ports[0]" + clear, Value: "v" + clear, Reason: "is bad:\n" + clear}
 		}, `spec.ports[0]\x1b[2J\x1b[HNo changes.\r\u202e: "v\x1b[2J\x1b[HNo changes.\r\u202e" is bad:\n\x1b[2J\x1b[HNo changes.\r\u202e`},
 		{"source range", func() error {
 			_, err := LoadBalancer(annotations.Read(testService(func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8" + clear} })), nil, testConfig())

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // hostile strings: HCL quoting and templating, comments, control and
@@ -59,7 +60,7 @@ func FuzzRenderLoadBalancer(f *testing.F) {
 			m, err = LoadBalancer(annotations.Read(svc), nodes, cfg)
 		}
 		if err != nil {
-			var ie *InputError
+			var ie *lbmodel.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("untyped error: %v", err)
 			}

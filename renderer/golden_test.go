@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -34,17 +35,17 @@ func withConfig(f func(*Config)) Config {
 
 // testGateway has an http listener on 80 with two routes' rules (one
 // weighted, one redirect), an https one on 443 and a tcp one.
-func testGateway() Gateway {
-	return Gateway{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
-		Listeners: []GatewayListener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
-		Rules: []Rule{
+func testGateway() lbmodel.LoadBalancer {
+	return lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
+		Listeners: []lbmodel.Listener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
+		Rules: []lbmodel.Rule{
 			{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-				Backends: []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}},
+				Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}},
 			{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
-				Backends:       []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80}, {TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
-				RequestHeaders: &HeaderChanges{Set: map[string]string{"X-Route": "web"}}},
+				Backends:       []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80}, {TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
+				RequestHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"X-Route": "web"}}},
 			{Name: "team-b/old/0.0:80@any", ListenerPort: 80, Priority: 3, PathType: "prefix", Path: "/",
-				Redirect: &HTTPRedirect{Scheme: "https", StatusCode: 301}},
+				Redirect: &lbmodel.HTTPRedirect{Scheme: "https", StatusCode: 301}},
 		}}
 }
 
@@ -55,24 +56,24 @@ func goldenCases() []goldenCase {
 			g := testGateway()
 
 			g.Certificates = map[string]string{"infra/shop-tls": testCertificates()["api-tls"]}
-			g.Listeners = append(g.Listeners, GatewayListener{Protocol: "https", Port: 443, Certificates: []string{"infra/shop-tls"}})
-			g.Rules = append(g.Rules, Rule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
-				PathType: "prefix", Path: "/api", Backends: []RuleBackend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
+			g.Listeners = append(g.Listeners, lbmodel.Listener{Protocol: "https", Port: 443, Certificates: []string{"infra/shop-tls"}})
+			g.Rules = append(g.Rules, lbmodel.Rule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
+				PathType: "prefix", Path: "/api", Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
 			return RenderGateway(g, testConfig())
 		}},
 		{"gateway-l4", func() (*Module, error) {
 			// TLS passthrough routed by SNI name, a TCP and a UDP listener
 			// on one port, each with its route's one rule.
 			pool := "tp-0a1b2c3d4e5f6a7b"
-			return RenderGateway(Gateway{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
-				Listeners: []GatewayListener{{Protocol: "tls", Port: 443}, {Protocol: "tcp", Port: 53}, {Protocol: "udp", Port: 53}},
-				Rules: []Rule{
+			return RenderGateway(lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
+				Listeners: []lbmodel.Listener{{Protocol: "tls", Port: 443}, {Protocol: "tcp", Port: 53}, {Protocol: "udp", Port: 53}},
+				Rules: []lbmodel.Rule{
 					{Name: "team-a/dns/UDPRoute:53", ListenerPort: 53, ListenerProtocol: "udp", Priority: 1,
-						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30053, Weight: 1}}},
+						Backends: []lbmodel.Backend{{TargetPoolID: pool, Port: 30053, Weight: 1}}},
 					{Name: "team-a/dns-tcp/TCPRoute:53", ListenerPort: 53, Priority: 1,
-						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30054, Weight: 3}, {TargetPoolID: pool, Port: 30055, Weight: 1}}},
+						Backends: []lbmodel.Backend{{TargetPoolID: pool, Port: 30054, Weight: 3}, {TargetPoolID: pool, Port: 30055, Weight: 1}}},
 					{Name: "team-b/db/TLSRoute:443@db.example", ListenerPort: 443, Priority: 1, Hostname: "db.example",
-						Backends: []RuleBackend{{TargetPoolID: pool, Port: 30443, Weight: 1}}},
+						Backends: []lbmodel.Backend{{TargetPoolID: pool, Port: 30443, Weight: 1}}},
 				}}, testConfig())
 		}},
 		lbCase("simple-tcp", testService(), testConfig()),
@@ -159,7 +160,7 @@ func goldenCases() []goldenCase {
 			string(annotations.LBStickySessions), "true",
 		)), testConfig()),
 		{"target-pools", func() (*Module, error) {
-			return TargetPools([]Pool{
+			return TargetPools([]lbmodel.Pool{
 				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b", "i-0a0a0a0a0a0a0a0a"}},
 				{Selection: "", Targets: []string{"i-0b0b0b0b0b0b0b0b", "i-0a0a0a0a0a0a0a0a", "i-1c1c1c1c1c1c1c1c"}},
 				{Selection: "topology.kubernetes.io/zone in (ex-west-1a)"},
@@ -174,20 +175,20 @@ func goldenCases() []goldenCase {
 			// A pool whose Services ask for the cluster's delay renders
 			// none of its own; one asking longer does.
 			own, same := 2*time.Minute, 45*time.Second
-			return TargetPools([]Pool{
+			return TargetPools([]lbmodel.Pool{
 				{Selection: "", Targets: []string{"i-0a0a0a0a0a0a0a0a"}, Delay: &same},
 				{Selection: "role=ingress", Targets: []string{"i-0b0b0b0b0b0b0b0b"}, Delay: &own, AskedBy: []string{"Service shop/web", "load balancer group shop/front"}},
 			}, withConfig(func(c *Config) { c.DeregistrationDelay = 45 * time.Second }))
 		}},
 		{"address-held", func() (*Module, error) {
-			return AddressRoot(Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789", LoadBalancerID: "lb-00aa00aa00aa00aa", Holder: "Service shop/blue"}, testConfig())
+			return AddressRoot(lbmodel.Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789", LoadBalancerID: "lb-00aa00aa00aa00aa", Holder: "Service shop/blue"}, testConfig())
 		}},
 		{"address-kept", func() (*Module, error) {
-			return AddressRoot(Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
+			return AddressRoot(lbmodel.Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
 		}},
 		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
 		{"retained-address", func() (*Module, error) {
-			return RetainedAddress(Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789"}, testConfig())
+			return RetainedAddress(lbmodel.Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789"}, testConfig())
 		}},
 		{"routes", func() (*Module, error) { return Routes(testRoutes(), testConfig()) }},
 		{"routes-network-id", func() (*Module, error) {
@@ -196,8 +197,8 @@ func goldenCases() []goldenCase {
 	}
 }
 
-func testRoutes() []Route {
-	return []Route{
+func testRoutes() []lbmodel.Route {
+	return []lbmodel.Route{
 		{Destination: "10.244.2.0/24", TargetInstanceID: "i-0b0b0b0b0b0b0b0b", NodeName: "worker-b"},
 		{Destination: "fd00:10:244:1::/64", TargetInstanceID: "i-0a0a0a0a0a0a0a0a", NodeName: "worker-a"},
 		{Destination: "10.244.1.0/24", TargetInstanceID: "i-0a0a0a0a0a0a0a0a", NodeName: "worker-a"},

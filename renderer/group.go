@@ -2,8 +2,6 @@ package renderer
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,22 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
 // TagServiceGroup names, on a shared load balancer, the group it serves.
 const TagServiceGroup = "k8s.example.com/service-group"
-
-// Group is a load balancer group: Services sharing one load balancer
-// (docs/shared-load-balancers.md).
-type Group struct {
-	Namespace, Name string
-	// Members in any order: rendering orders them (SortMembers).
-	Members []*corev1.Service
-}
-
-// String is "namespace/name".
-func (g Group) String() string { return g.Namespace + "/" + g.Name }
 
 // GroupReport is what rendering a group did with its members, for events.
 type GroupReport struct {
@@ -111,8 +99,7 @@ func GroupOwnerTags(namespace, name, clusterID string) map[string]string {
 // its primary sets no name: k8s- and 28 hex digits of a hash of the
 // cluster id and the group.
 func GroupLoadBalancerName(clusterID, namespace, name string) string {
-	sum := sha256.Sum256([]byte(clusterID + "\x00" + objectref.Group(namespace, name).OwnerTag()))
-	return "k8s-" + hex.EncodeToString(sum[:])[:28]
+	return objectref.HashedName("k8s-", 28, clusterID, objectref.Group(namespace, name).OwnerTag())
 }
 
 // member is one member with what its own rendering would be.
@@ -127,7 +114,7 @@ type member struct {
 // listener claimed twice going to the earlier member. Members that cannot
 // be rendered are left out (GroupReport.Excluded); it fails only when none
 // can be. Pure and deterministic, like LoadBalancer.
-func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (_ *Module, _ *GroupReport, err error) {
+func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Module, _ *GroupReport, err error) {
 	defer wrap(&err, "render load balancer group %s", g)
 	rep := &GroupReport{}
 	cfg, err = cfg.withDefaults()
@@ -177,7 +164,7 @@ func GroupLoadBalancer(g Group, nodes []*corev1.Node, cfg Config) (_ *Module, _ 
 			mine = append(mine, l)
 		}
 		if len(spec.listeners)+len(mine) > limit {
-			rep.Excluded = append(rep.Excluded, MemberError{Service: mb.svc, Err: &InputError{Field: "spec.ports",
+			rep.Excluded = append(rep.Excluded, MemberError{Service: mb.svc, Err: &lbmodel.InputError{Field: "spec.ports",
 				Reason: fmt.Sprintf("%d more listeners would pass the limit of %d per load balancer (the group has %d; loadBalancer.maxListeners)", len(mine), limit, len(spec.listeners))}})
 			rep.Conflicts = slices.DeleteFunc(rep.Conflicts, func(c ListenerConflict) bool { return c.Service == mb.svc })
 			continue
@@ -241,7 +228,7 @@ func groupDelay(members []member, rendered []*corev1.Service, cluster time.Durat
 
 // GroupPrimary is the member whose settings the group's load balancer
 // takes (the first that can be rendered), nil if none can.
-func GroupPrimary(g Group, cfg Config) *corev1.Service {
+func GroupPrimary(g lbmodel.Group, cfg Config) *corev1.Service {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil
@@ -257,20 +244,20 @@ func GroupPrimary(g Group, cfg Config) *corev1.Service {
 // groupMember checks one member as LoadBalancer would render it alone.
 func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member, []string, error) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return member{}, nil, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+		return member{}, nil, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
 		return member{}, nil, err
 	}
 	if ann.AdoptID != "" {
-		return member{}, nil, &InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
+		return member{}, nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + ")"}
 	}
 	if len(ann.TLSSecrets) > 0 {
 		// The group's root module has no certificates of its own yet:
 		// members serve certificates already in the cloud.
-		return member{}, nil, &InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: strings.Join(ann.TLSSecrets, ","),
+		return member{}, nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: strings.Join(ann.TLSSecrets, ","),
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + "); use " + string(annotations.LBCertificateIDs)}
 	}
 	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 var groupEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -34,8 +35,8 @@ func groupMemberSvc(ns, name string, minute int, opts ...svcOpt) *corev1.Service
 // testGroup has every case: a guest created first (it still comes after
 // the home members), a port claimed twice, settings that differ from the
 // primary's, a member that cannot be rendered.
-func testGroup() Group {
-	return Group{Namespace: "shop", Name: "storefront", Members: []*corev1.Service{
+func testGroup() lbmodel.Group {
+	return lbmodel.Group{Namespace: "shop", Name: "storefront", Members: []*corev1.Service{
 		groupMemberSvc("shop", "api", 2, withPorts(
 			port("http", corev1.ProtocolTCP, 80, 31080), // web has it
 			port("api", corev1.ProtocolTCP, 8080, 31088),
@@ -152,7 +153,7 @@ func TestGroupListenerLimit(t *testing.T) {
 	if got := names(rep.Members); !slices.Equal(got, []string{"shop/web", "shop/api", "edge/cdn"}) {
 		t.Errorf("members %v", got)
 	}
-	var ie *InputError
+	var ie *lbmodel.InputError
 	if err := rep.Excludes(g.Members[3]); !errors.As(err, &ie) || !strings.Contains(err.Error(), "limit of 3") {
 		t.Errorf("dns: %v", err)
 	}
@@ -162,11 +163,11 @@ func TestGroupListenerLimit(t *testing.T) {
 }
 
 func TestGroupNoMember(t *testing.T) {
-	if _, _, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "g"}, nil, testConfig()); err == nil {
+	if _, _, err := GroupLoadBalancer(lbmodel.Group{Namespace: "shop", Name: "g"}, nil, testConfig()); err == nil {
 		t.Error("an empty group rendered")
 	}
 	bad := groupMemberSvc("shop", "bad", 0, withAnnotations(string(annotations.LBType), "huge"))
-	_, rep, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "g", Members: []*corev1.Service{bad}}, nil, testConfig())
+	_, rep, err := GroupLoadBalancer(lbmodel.Group{Namespace: "shop", Name: "g", Members: []*corev1.Service{bad}}, nil, testConfig())
 	if err == nil || !strings.Contains(err.Error(), "shop/bad") || len(rep.Excluded) != 1 {
 		t.Errorf("a group of one invalid member: %v, %+v", err, rep)
 	}
@@ -203,7 +204,7 @@ func TestGroupDelay(t *testing.T) {
 			groupMemberSvc("shop", "b", 1, delay("1h"), withAnnotations(string(annotations.LBAdoptID), "lb-1"))}, "10"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, _, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "g", Members: c.members}, testNodes(), cfg)
+			m, _, err := GroupLoadBalancer(lbmodel.Group{Namespace: "shop", Name: "g", Members: c.members}, testNodes(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -39,7 +40,7 @@ func OwnerTags(svc *corev1.Service, clusterID string) map[string]string {
 func CheckService(in *annotations.Service, cfg Config) error {
 	svc := in.Service
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+		return &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
 	if in.Err != nil {
 		return in.Err
@@ -160,7 +161,7 @@ func ipFamily(svc *corev1.Service) string {
 func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]listener, error) {
 	proxy := ann.ProxyProtocol
 	if len(svc.Spec.Ports) == 0 {
-		return nil, &InputError{Field: "spec.ports", Reason: "is empty: a load balancer needs at least one port"}
+		return nil, &lbmodel.InputError{Field: "spec.ports", Reason: "is empty: a load balancer needs at least one port"}
 	}
 	var out []listener
 	for i, p := range svc.Spec.Ports {
@@ -175,10 +176,10 @@ func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]listener, e
 			return nil, &UnsupportedProtocolError{Port: p.Name, Number: p.Port, Protocol: p.Protocol}
 		}
 		if p.Port < 1 || p.Port > 65535 {
-			return nil, &InputError{Field: field + ".port", Value: fmt.Sprint(p.Port), Reason: "is out of range 1-65535"}
+			return nil, &lbmodel.InputError{Field: field + ".port", Value: fmt.Sprint(p.Port), Reason: "is out of range 1-65535"}
 		}
 		if p.NodePort < 1 || p.NodePort > 65535 {
-			return nil, &InputError{Field: field + ".nodePort", Value: fmt.Sprint(p.NodePort),
+			return nil, &lbmodel.InputError{Field: field + ".nodePort", Value: fmt.Sprint(p.NodePort),
 				Reason: "is not allocated: the load balancer forwards to node ports (is spec.allocateLoadBalancerNodePorts false?)"}
 		}
 		out = append(out, listener{
@@ -191,7 +192,7 @@ func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]listener, e
 	})
 	for i := 1; i < len(out); i++ {
 		if out[i].protocol == out[i-1].protocol && out[i].port == out[i-1].port {
-			return nil, &InputError{Field: out[i].servicePortFields + ".port", Value: fmt.Sprint(out[i].port),
+			return nil, &lbmodel.InputError{Field: out[i].servicePortFields + ".port", Value: fmt.Sprint(out[i].port),
 				Reason: fmt.Sprintf("is used twice for %s (also %s)", out[i].protocol, out[i-1].servicePortFields)}
 		}
 	}
@@ -229,7 +230,7 @@ func healthCheckFor(svc *corev1.Service, ls []listener, ann annotations.HealthCh
 	}
 	if hc.port == 0 {
 		if ann != (annotations.HealthCheck{}) {
-			return nil, &InputError{Field: "annotation " + string(annotations.LBHealthCheckPort),
+			return nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBHealthCheckPort),
 				Reason: "is required: the Service has no TCP port and no health check node port to probe"}
 		}
 		return nil, nil // UDP only: nothing to probe
@@ -262,7 +263,7 @@ func sourceCIDRs(svc *corev1.Service, ann annotations.LoadBalancer) ([]string, [
 		for i, s := range svc.Spec.LoadBalancerSourceRanges {
 			p, err := netip.ParsePrefix(strings.TrimSpace(s))
 			if err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "" {
-				return nil, nil, &InputError{Field: fmt.Sprintf("spec.loadBalancerSourceRanges[%d]", i), Value: s, Reason: "is not a CIDR"}
+				return nil, nil, &lbmodel.InputError{Field: fmt.Sprintf("spec.loadBalancerSourceRanges[%d]", i), Value: s, Reason: "is not a CIDR"}
 			}
 			if m := p.Masked(); m != p {
 				warnings = append(warnings, fmt.Sprintf("spec.loadBalancerSourceRanges[%d]: %s has host bits set; using %s", i, s, m))

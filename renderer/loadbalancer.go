@@ -2,8 +2,6 @@ package renderer
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -48,7 +47,7 @@ func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ 
 		return nil, err
 	}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return nil, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+		return nil, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
 	ann := in.LB
 	if in.Err != nil {
@@ -111,10 +110,5 @@ func CloudName(svc *corev1.Service, ann annotations.LoadBalancer, clusterID stri
 // distinct across clusters sharing a region). A Service without a UID (a
 // manifest rendered offline) hashes its namespace/name instead.
 func LoadBalancerName(svc *corev1.Service, clusterID string) string {
-	id := string(svc.UID)
-	if id == "" {
-		id = "name:" + svc.Namespace + "/" + svc.Name
-	}
-	sum := sha256.Sum256([]byte(clusterID + "\x00" + id))
-	return "k8s-" + hex.EncodeToString(sum[:])[:28]
+	return objectref.HashedName("k8s-", 28, clusterID, objectref.Service(svc).HashSeed())
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/providerid"
 )
 
@@ -27,12 +28,6 @@ func Excluded(node *corev1.Node) bool {
 	return err != nil || b
 }
 
-// NodeInstance is a node and the instance it runs on.
-type NodeInstance struct {
-	Node *corev1.Node
-	ID   string
-}
-
 // targets picks the instance ids of the nodes the load balancer forwards
 // to, sorted: those picked, less the excluded.
 func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]string, []string) {
@@ -41,7 +36,7 @@ func targets(nodes []*corev1.Node, selector labels.Selector, region string) ([]s
 
 // targetIDs are the instances of picked nodes less the excluded ones,
 // sorted, with warnings (one more when none is left).
-func targetIDs(picked []NodeInstance, warnings []string) ([]string, []string) {
+func targetIDs(picked []lbmodel.NodeInstance, warnings []string) ([]string, []string) {
 	var ids []string
 	for _, p := range picked {
 		if !Excluded(p.Node) {
@@ -59,12 +54,12 @@ func targetIDs(picked []NodeInstance, warnings []string) ([]string, []string) {
 // instances, by node name, excluded ones too. Nodes without a usable
 // providerID are skipped with a warning: one broken node must not block
 // the Service's load balancer.
-func pick(nodes []*corev1.Node, selector labels.Selector, region string) ([]NodeInstance, []string) {
+func pick(nodes []*corev1.Node, selector labels.Selector, region string) ([]lbmodel.NodeInstance, []string) {
 	sorted := slices.Clone(nodes)
 	sorted = slices.DeleteFunc(sorted, func(n *corev1.Node) bool { return n == nil })
 	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 
-	var picked []NodeInstance
+	var picked []lbmodel.NodeInstance
 	var warnings []string
 	owner := map[string]string{}
 	for _, n := range sorted {
@@ -89,7 +84,7 @@ func pick(nodes []*corev1.Node, selector labels.Selector, region string) ([]Node
 			continue
 		}
 		owner[id.InstanceID] = n.Name
-		picked = append(picked, NodeInstance{Node: n, ID: id.InstanceID})
+		picked = append(picked, lbmodel.NodeInstance{Node: n, ID: id.InstanceID})
 	}
 	return picked, warnings
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/modules"
 )
 
@@ -152,7 +153,7 @@ func TestErrors(t *testing.T) {
 		"bad utf8 label": testService(func(s *corev1.Service) { s.Name = "web\xff" }),
 	} {
 		if _, err := LoadBalancer(annotations.Read(svc), nil, testConfig()); !isInputError(err) {
-			t.Errorf("%s: err = %v, want *InputError", name, err)
+			t.Errorf("%s: err = %v, want *lbmodel.InputError", name, err)
 		}
 	}
 	if _, err := LoadBalancer(nil, nil, testConfig()); err == nil {
@@ -179,7 +180,7 @@ func TestConfigErrors(t *testing.T) {
 		"utf8 endpoint":      func(c *Config) { c.Endpoint = "http://\xfe" },
 	} {
 		if _, err := LoadBalancer(annotations.Read(testService()), nil, withConfig(f)); !isInputError(err) {
-			t.Errorf("%s: err = %v, want *InputError", name, err)
+			t.Errorf("%s: err = %v, want *lbmodel.InputError", name, err)
 		}
 	}
 }
@@ -226,7 +227,7 @@ func TestIsRegistrySource(t *testing.T) {
 }
 
 func TestRoutes(t *testing.T) {
-	for name, rs := range map[string][]Route{
+	for name, rs := range map[string][]lbmodel.Route{
 		"host bits":   {{Destination: "10.244.1.1/24", TargetInstanceID: "i-1"}},
 		"not a cidr":  {{Destination: "10.244.1.0", TargetInstanceID: "i-1"}},
 		"upper ipv6":  {{Destination: "FD00::/64", TargetInstanceID: "i-1"}},
@@ -235,7 +236,7 @@ func TestRoutes(t *testing.T) {
 		"4in6 prefix": {{Destination: "::ffff:10.0.0.0/120", TargetInstanceID: "i-1"}},
 	} {
 		if _, err := Routes(rs, testConfig()); !isInputError(err) {
-			t.Errorf("%s: err = %v, want *InputError", name, err)
+			t.Errorf("%s: err = %v, want *lbmodel.InputError", name, err)
 		}
 	}
 	if _, err := Routes(nil, withConfig(func(c *Config) { c.NetworkName = "" })); !isInputError(err) {
@@ -243,7 +244,7 @@ func TestRoutes(t *testing.T) {
 	}
 
 	// Node names only reach comments; hostile ones must stay there.
-	rs := []Route{
+	rs := []lbmodel.Route{
 		{Destination: "10.244.1.0/24", TargetInstanceID: "i-1", NodeName: "a\n}\nresource \"x\" \"y\" {"},
 		{Destination: "fd00::/64", TargetInstanceID: "i-2", NodeName: "b\r\u2028${x}"},
 		{Destination: "10.244.2.0/24", TargetInstanceID: "i-3"},
@@ -347,7 +348,7 @@ func mustSpec(t *testing.T, svc *corev1.Service) lbSpec {
 }
 
 func isInputError(err error) bool {
-	var ie *InputError
+	var ie *lbmodel.InputError
 	return errors.As(err, &ie)
 }
 

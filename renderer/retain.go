@@ -8,6 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -34,7 +35,7 @@ func Retained(svc *corev1.Service, cfg Config) (_ *Module, err error) {
 // RetainedAddress renders the root module that hands reserved address a
 // over with the load balancer holding it: its module call removed, the
 // cloud keeping the address where it is.
-func RetainedAddress(a Address, cfg Config) (_ *Module, err error) {
+func RetainedAddress(a lbmodel.Address, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render the hand-over of address %s/%s", a.Namespace, a.Name)
 	return retained(cfg, heading{about: fmt.Sprintf("address %s of namespace %s", a.Name, a.Namespace),
 		notes:   []string{"Handed over with the load balancer holding it: this plan forgets it, the cloud keeps it."},

@@ -1,26 +1,17 @@
 package renderer
 
 import (
+	"errors"
 	"fmt"
-	"net/netip"
-	"regexp"
 	"slices"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // RoutesModuleName is the module call in the cluster's routes root module.
 const RoutesModuleName = "routes"
-
-// Route sends a node's pod CIDR to its instance.
-type Route struct {
-	// Destination is an IPv4 or IPv6 CIDR in canonical form.
-	Destination string
-	// TargetInstanceID is the node's instance (i-...).
-	TargetInstanceID string
-	// NodeName is shown next to the route for the reviewer.
-	NodeName string
-}
 
 var routesOutputs = []output{
 	{"network_id", "Id of the network holding the routes."},
@@ -28,12 +19,10 @@ var routesOutputs = []output{
 	{"routes", "Routes by destination CIDR: id, target_instance_id and status."},
 }
 
-var instanceIDRE = regexp.MustCompile(`^i-[A-Za-z0-9]{1,64}$`)
-
 // Routes renders the root module of the cluster's routes: one module call
 // whose map is keyed by destination, so adding a node's route never
 // touches another's. Order of routes does not matter.
-func Routes(routes []Route, cfg Config) (_ *Module, err error) {
+func Routes(routes []lbmodel.Route, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render routes")
 	cfg, err = cfg.withDefaults()
 	if err != nil {
@@ -46,18 +35,15 @@ func Routes(routes []Route, cfg Config) (_ *Module, err error) {
 	nodes := map[string]string{}
 	for i, r := range routes {
 		field := fmt.Sprintf("routes[%d]", i)
-		p, err := netip.ParsePrefix(r.Destination)
-		switch {
-		case err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "":
-			return nil, &InputError{Field: field + ".destination", Value: r.Destination, Reason: "is not a CIDR"}
-		case p.Masked().String() != r.Destination:
-			return nil, &InputError{Field: field + ".destination", Value: r.Destination,
-				Reason: fmt.Sprintf("is not in canonical form (did you mean %s?)", p.Masked())}
-		case !instanceIDRE.MatchString(r.TargetInstanceID):
-			return nil, &InputError{Field: field + ".targetInstanceID", Value: r.TargetInstanceID, Reason: "is not an instance id (i-...)"}
+		if err := r.Validate(); err != nil {
+			var in *lbmodel.InputError
+			if errors.As(err, &in) {
+				return nil, &lbmodel.InputError{Field: field + "." + in.Field, Value: in.Value, Reason: in.Reason}
+			}
+			return nil, err
 		}
 		if prev, dup := targets[r.Destination]; dup {
-			return nil, &InputError{Field: field + ".destination", Value: r.Destination,
+			return nil, &lbmodel.InputError{Field: field + ".destination", Value: r.Destination,
 				Reason: fmt.Sprintf("is routed twice (to %s and %s)", prev, r.TargetInstanceID)}
 		}
 		targets[r.Destination] = r.TargetInstanceID

@@ -5,20 +5,22 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // Rules render as the loadbalancer module's rules input: what a rule does
 // not set is left out (null in the module), so a rule reads as what it
 // does; values are cty, so a hostile header value stays a string.
 func TestHTTPRulesValue(t *testing.T) {
-	rules := []Rule{
+	rules := []lbmodel.Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
 			Headers:  map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
-			Backends: []RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
 		{Name: "team-a/shop/1.0:80@any", ListenerPort: 80, Priority: 2, PathType: "exact", Path: "/old",
-			Redirect:       &HTTPRedirect{Scheme: "https", StatusCode: 301},
-			RequestHeaders: &HeaderChanges{Remove: []string{"X-Drop"}}},
-		{Name: "listener/a:80@a.example", ListenerPort: 80, Priority: 3, Hostname: "a.example", FixedResponse: &FixedResponse{StatusCode: 404}},
+			Redirect:       &lbmodel.HTTPRedirect{Scheme: "https", StatusCode: 301},
+			RequestHeaders: &lbmodel.HeaderChanges{Remove: []string{"X-Drop"}}},
+		{Name: "listener/a:80@a.example", ListenerPort: 80, Priority: 3, Hostname: "a.example", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}},
 	}
 	f := hclwrite.NewEmptyFile()
 	f.Body().SetAttributeValue("rules", rulesValue(rules))

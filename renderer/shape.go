@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // Shape is what a reviewer reads of a Service's load balancer, from the
@@ -63,7 +64,7 @@ func LoadBalancerShape(in *annotations.Service, cfg Config) (Shape, error) {
 		return Shape{}, err
 	}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return Shape{}, &InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+		return Shape{}, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
 	ann := in.LB
 	if in.Err != nil {

@@ -1,8 +1,6 @@
 package renderer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // TargetPoolsModuleName is the module call in the cluster's target pools
@@ -22,29 +22,10 @@ const TargetPoolsModuleName = "target_pools"
 // TagNodeSelector, on a target pool, is the node selection it stands for.
 const TagNodeSelector = "k8s.example.com/node-selector"
 
-// maxTagValue is the Example cloud's limit of a tag value: a selection
-// longer than that cannot be named on its pool, so its Services list their
-// nodes instead.
-const maxTagValue = 256
-
 var targetPoolsOutputs = []output{
 	{"ids", "Pool id (tp-...) by key: what each load balancer's target_pool_id takes."},
 	{"selectors", "The node selection each pool stands for, by key."},
 	{"targets", "The instances each pool forwards to, by key: what the controller decides the next wave from."},
-}
-
-// Pool is one target pool: the nodes a node selection picks.
-type Pool struct {
-	// Selection is the canonical node selector ("" for every node).
-	Selection string
-	Targets   []string
-	// Delay is the pool's own deregistration delay, the longest its
-	// Services ask for; nil: the cluster's (Config.DeregistrationDelay).
-	Delay *time.Duration
-	// AskedBy names the load balancers whose applied configuration asks
-	// for Delay ("Service team-a/web"): the rendered module says whose
-	// value a shared pool carries.
-	AskedBy []string
 }
 
 // Selection is the canonical node selection of svc's load balancer ("" for
@@ -58,7 +39,7 @@ func Selection(in *annotations.Service) (string, bool, error) {
 	if ann.NodeSelector != nil && !ann.NodeSelector.Empty() {
 		sel = ann.NodeSelector.String()
 	}
-	return sel, len(sel) <= maxTagValue, nil
+	return sel, len(sel) <= lbmodel.MaxSelection, nil
 }
 
 // PoolKey names the pool of a selection, stable for its life: "all" for
@@ -67,8 +48,7 @@ func PoolKey(selection string) string {
 	if selection == "" {
 		return "all"
 	}
-	sum := sha256.Sum256([]byte(selection))
-	return "sel-" + hex.EncodeToString(sum[:8])
+	return objectref.HashedName("sel-", 16, selection)
 }
 
 // PoolTargets are the instances of nodes that a selection picks (the same
@@ -85,7 +65,7 @@ func PoolTargets(nodes []*corev1.Node, selection, region string) ([]string, []st
 // PoolNodes are the nodes a selection picks with their instances, by
 // name, excluded ones too: which of them are targets is the node
 // lifecycle's decision (package deregistration), with warnings.
-func PoolNodes(nodes []*corev1.Node, selection, region string) ([]NodeInstance, []string, error) {
+func PoolNodes(nodes []*corev1.Node, selection, region string) ([]lbmodel.NodeInstance, []string, error) {
 	var sel labels.Selector
 	if selection != "" {
 		var err error
@@ -99,31 +79,30 @@ func PoolNodes(nodes []*corev1.Node, selection, region string) ([]NodeInstance, 
 
 // poolNamePrefix makes pool names unique per cluster within a region.
 func poolNamePrefix(clusterID string) string {
-	sum := sha256.Sum256([]byte(clusterID))
-	return "k8s-" + hex.EncodeToString(sum[:6]) + "-"
+	return objectref.HashedName("k8s-", 12, clusterID) + "-"
 }
 
 // TargetPools renders the root module of the cluster's target pools: one
 // pool per node selection in use, so a node joining or leaving is one
 // apply of this module, whatever the number of load balancers.
-func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
+func TargetPools(pools []lbmodel.Pool, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render target pools")
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDelay(cfg.DeregistrationDelay); err != nil {
+	if err := lbmodel.CheckDelay(cfg.DeregistrationDelay); err != nil {
 		return nil, err
 	}
 	byKey := map[string]cty.Value{}
 	var notes []string
 	for _, p := range pools {
 		key := PoolKey(p.Selection)
-		if len(p.Selection) > maxTagValue {
-			return nil, &InputError{Field: "selection", Value: p.Selection, Reason: fmt.Sprintf("is longer than %d characters", maxTagValue)}
+		if err := p.Validate(); err != nil {
+			return nil, err
 		}
 		if _, dup := byKey[key]; dup {
-			return nil, &InputError{Field: "selection", Value: p.Selection, Reason: "is given twice"}
+			return nil, &lbmodel.InputError{Field: "selection", Value: p.Selection, Reason: "is given twice"}
 		}
 		targets := slices.Sorted(slices.Values(p.Targets))
 		attrs := map[string]cty.Value{
@@ -134,9 +113,6 @@ func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
 		// null takes the module's.
 		attrs["deregistration_delay_seconds"] = cty.NullVal(cty.Number)
 		if d := p.Delay; d != nil && *d != cfg.DeregistrationDelay {
-			if err := checkDelay(*d); err != nil {
-				return nil, err
-			}
 			attrs["deregistration_delay_seconds"] = cty.NumberIntVal(int64(*d / time.Second))
 			if len(p.AskedBy) > 0 {
 				notes = append(notes, fmt.Sprintf("Pool %s drains for %s, asked by %s.", key, d, strings.Join(slices.Sorted(slices.Values(p.AskedBy)), ", ")))
@@ -169,14 +145,6 @@ func TargetPools(pools []Pool, cfg Config) (_ *Module, err error) {
 	}
 	r.outputs(TargetPoolsModuleName, targetPoolsOutputs)
 	return newModule(r.bytes(), nil), nil
-}
-
-// checkDelay refuses a deregistration delay the cloud does not take.
-func checkDelay(d time.Duration) error {
-	if d < 0 || d > time.Hour || d%time.Second != 0 {
-		return &InputError{Field: "deregistration delay", Value: d.String(), Reason: "is not whole seconds from 0s to 1h"}
-	}
-	return nil
 }
 
 // stringSet is ss as a set (stringList's elements).

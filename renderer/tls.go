@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // A Service's certificates from TLS Secrets: the root module reads their
@@ -61,7 +62,7 @@ func tlsPorts(ls []listener, ann annotations.LoadBalancer) error {
 		for _, p := range list.ports {
 			i, ok := byPort[int(p)]
 			if !ok {
-				return &InputError{Field: "annotation " + string(list.name), Value: strconv.Itoa(int(p)),
+				return &lbmodel.InputError{Field: "annotation " + string(list.name), Value: strconv.Itoa(int(p)),
 					Reason: "is not a TCP port of the Service (spec.ports[*].port)"}
 			}
 			ls[i].protocol = list.proto
@@ -108,7 +109,7 @@ func certificatesFor(svc *corev1.Service, secrets []string, cfg Config) (map[str
 	for _, name := range secrets {
 		pem, ok := cfg.Certificates[name]
 		if !ok || pem == "" {
-			return nil, &InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: name,
+			return nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: name,
 				Reason: fmt.Sprintf("no certificate was read from Secret %s/%s", svc.Namespace, name)}
 		}
 		out[name] = pem

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 func TestTLSRefusals(t *testing.T) {
@@ -30,9 +31,9 @@ func TestTLSRefusals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadBalancer(annotations.Read(c.svc), testNodes(), c.cfg)
-			var ie *InputError
+			var ie *lbmodel.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("got %v, want an InputError", err)
+				t.Fatalf("got %v, want an lbmodel.InputError", err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %q, want it to contain %q", err, c.want)
@@ -99,7 +100,7 @@ func TestGroupConflictAcrossTCPProtocols(t *testing.T) {
 		withAnnotations(string(annotations.LBHTTPSPorts), "443", string(annotations.LBCertificateIDs), "cert-1"))
 	c := groupMemberSvc("shop", "c", 3, withPorts(port("https", corev1.ProtocolTCP, 8443, 32444)),
 		withAnnotations(string(annotations.LBHTTPSPorts), "8443", string(annotations.LBTLSSecrets), "c-tls"))
-	_, rep, err := GroupLoadBalancer(Group{Namespace: "shop", Name: "g", Members: []*corev1.Service{a, b, c}}, testNodes(), testConfig())
+	_, rep, err := GroupLoadBalancer(lbmodel.Group{Namespace: "shop", Name: "g", Members: []*corev1.Service{a, b, c}}, testNodes(), testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

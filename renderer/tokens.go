@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // Tokens for literal values. hclwrite.TokensForValue does the escaping of
@@ -166,7 +168,7 @@ func checkUTF8(field string, v cty.Value) error {
 	var bad error
 	check := func(s string) {
 		if bad == nil && !utf8.ValidString(s) {
-			bad = &InputError{Field: field, Reason: "contains a string that is not valid UTF-8"}
+			bad = &lbmodel.InputError{Field: field, Reason: "contains a string that is not valid UTF-8"}
 		}
 	}
 	_ = cty.Walk(v, func(_ cty.Path, v cty.Value) (bool, error) {

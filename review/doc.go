@@ -6,30 +6,39 @@
 // rules, approvals) and returns an engine.Outcome; it knows nothing of
 // Kubernetes objects people read. This package builds that engine.Review
 // for one object and turns the Outcome into events, the plan record, the
-// audit log and metrics. It lives apart from the cloud provider (package
-// ccm) so that the provider's load balancers, routes, groups, target
-// pools and drift checks call it, never the other way round, each through
-// the interface of what it needs (ccm/reviewer.go):
+// audit log and metrics. It lives apart from the front-ends (the cloud
+// provider's load balancers, routes, groups, target pools and drift
+// checks; the Gateway API controller) so that they call it, never the
+// other way round, each through the interface of what it needs
+// (ccm/reviewer.go, gatewaycontroller/program.go).
 //
-//   - wiring: Open (New with the audit log), Connect (the Kubernetes client), WatchApprovals,
-//     RegisterMetrics;
+// Board does it all, one method a job:
+//
+//   - wiring: New (Open, with the audit log the config names), Connect
+//     (the Kubernetes client), WatchApprovals, RegisterMetrics;
+//     SetReplica, ShardMoved and DropWarmRecords for sharding;
 //   - a reconcile's Subject: ServiceSubject, GroupSubject,
-//     RouteSetSubject, PoolsSubject, DriftSubject (objectref.Ref is the
-//     object's identity);
+//     GatewaySubject (with its GatewayInputs), AddressSubject,
+//     RouteSetSubject, PoolsSubject, DriftSubject, and CausedBy for a
+//     change another object caused (objectref.Ref is the object's
+//     identity);
 //   - a change run under review: Run (the engine's call gets the
 //     engine.Review that For builds, and its outcome is reported);
 //   - an apply's start, before terraform runs: its audit line and its
 //     record, which the object's next plan settles if it never reports;
-//   - its outcome: Report, and Failed, Eventf, RetiredAnnotations and
-//     ReportMembers for what the provider refuses or adjusts itself;
-//     Inert for the errors the service controller puts in events;
-//     Removed after a removal (a record goes when nothing was destroyed);
+//   - its outcome: Report; Failed, Eventf, RetiredAnnotations,
+//     ReportMembers, GroupRemoved, ConsentWithdrawn and ReportLeaving for
+//     what the front-ends refuse, adjust or decide themselves (GuestError
+//     is what a group's guest is told); Inert for the errors the service
+//     controller puts in events; Removed after a removal (a record goes
+//     when nothing was destroyed);
 //   - state unlock requests: Unlock (through the engine, an Unlocker),
 //     and StaleLockForced (the runner's hook);
 //   - the engine's PlanStore (Load), the record move of a state migration
 //     (MoveRecord), the records for group membership (Records);
-//   - secrets kept out of events and the audit log: Redact,
-//     RedactCredentials.
+//   - secrets kept out of events and the audit log: Redact, RedactFrom,
+//     RedactCredentials;
+//   - its memory, for the soak tests: Sizes.
 //
 // Approvals (PlanApproval) and unlock requests (StateUnlock) count only
 // while the API server verifies who made them (docs/review.md).

@@ -258,7 +258,7 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		}
 		refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from Gateways of namespace %s to its Secrets", r.Namespace, from.Namespace)
 		return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
-			return grants(g, "Gateway", from.Namespace, "Secret", r.Name)
+			return matches(g, party{gatewayv1beta1.GroupName, "Gateway"}, from.Namespace, party{"", "Secret"}, r.Name)
 		})
 	case GatewayHostname:
 		if r.Namespace == from.Namespace {
@@ -366,13 +366,7 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 // AllowsAddress tells whether grant lets Services of namespace take
 // reserved address id of the grant's namespace.
 func AllowsAddress(grant gatewayv1beta1.ReferenceGrant, namespace, id string) bool {
-	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
-		return f.Group == "" && f.Kind == "Service" && string(f.Namespace) == namespace
-	})
-	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
-		return string(t.Group) == GrantGroup && string(t.Kind) == GrantAddressKind && (t.Name == nil || string(*t.Name) == id)
-	})
-	return from && to
+	return matches(grant, services, namespace, party{GrantGroup, GrantAddressKind}, id)
 }
 
 // byTags allows the object id when tagsOf finds it and its tags are
@@ -484,13 +478,7 @@ func (a *Authorizer) hostnameGranted(ctx context.Context, from objectref.Ref, r 
 // AllowsHostname tells whether grant lets routes of kind in namespace
 // serve host name host where the grant's namespace holds it.
 func AllowsHostname(grant gatewayv1beta1.ReferenceGrant, kind, namespace, host string) bool {
-	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
-		return f.Group == gatewayv1beta1.GroupName && string(f.Kind) == kind && string(f.Namespace) == namespace
-	})
-	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
-		return string(t.Group) == GrantHostnameGroup && string(t.Kind) == GrantHostnameKind && (t.Name == nil || string(*t.Name) == host)
-	})
-	return from && to
+	return matches(grant, party{gatewayv1beta1.GroupName, kind}, namespace, party{GrantHostnameGroup, GrantHostnameKind}, host)
 }
 
 // errNotRead comes with a refusal for want of grants not read:
@@ -529,30 +517,32 @@ func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, a
 // AllowsRoute tells whether grant lets routes of kind in namespace send
 // to Service name of the grant's namespace.
 func AllowsRoute(grant gatewayv1beta1.ReferenceGrant, kind, namespace, name string) bool {
-	return grants(grant, kind, namespace, "Service", name)
-}
-
-// grants tells whether grant lets Gateway API objects of kind in
-// namespace refer to the core object of toKind named name in the grant's
-// namespace.
-func grants(grant gatewayv1beta1.ReferenceGrant, kind, namespace, toKind, name string) bool {
-	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
-		return f.Group == gatewayv1beta1.GroupName && string(f.Kind) == kind && string(f.Namespace) == namespace
-	})
-	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
-		return t.Group == "" && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name)
-	})
-	return from && to
+	return matches(grant, party{gatewayv1beta1.GroupName, kind}, namespace, services, name)
 }
 
 // Allows tells whether grant lets Services of namespace join group name
 // of the grant's namespace.
 func Allows(grant gatewayv1beta1.ReferenceGrant, namespace, name string) bool {
-	from := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
-		return f.Group == "" && f.Kind == "Service" && string(f.Namespace) == namespace
+	return matches(grant, services, namespace, party{GrantGroup, GrantKind}, name)
+}
+
+// party is one side of a ReferenceGrant: an API group ("" is core) and
+// a kind.
+type party struct{ group, kind string }
+
+// services are core Services: what a grant lets refer (to a group, an
+// address) or be referred to (by a route).
+var services = party{"", "Service"}
+
+// matches is the one reading of a ReferenceGrant: it lets objects of from
+// in namespace refer to the object of to named name in the grant's own
+// namespace (any such object when the grant names none).
+func matches(grant gatewayv1beta1.ReferenceGrant, from party, namespace string, to party, name string) bool {
+	f := slices.ContainsFunc(grant.Spec.From, func(f gatewayv1beta1.ReferenceGrantFrom) bool {
+		return string(f.Group) == from.group && string(f.Kind) == from.kind && string(f.Namespace) == namespace
 	})
-	to := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
-		return string(t.Group) == GrantGroup && string(t.Kind) == GrantKind && (t.Name == nil || string(*t.Name) == name)
+	t := slices.ContainsFunc(grant.Spec.To, func(t gatewayv1beta1.ReferenceGrantTo) bool {
+		return string(t.Group) == to.group && string(t.Kind) == to.kind && (t.Name == nil || string(*t.Name) == name)
 	})
-	return from && to
+	return f && t
 }

@@ -4,8 +4,10 @@
 package tours
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,6 +143,55 @@ func TestEngineSeam(t *testing.T) {
 		if dir == "ccm" && len(imports) > 14 {
 			t.Errorf("ccm imports %d project packages, more than 14: %v", len(imports), sortedKeys(imports))
 		}
+	}
+}
+
+// TestModelSeam: the load balancer model is below both front-ends and
+// above the renderer: gateway (the Gateway API's decisions) describes
+// load balancers in it without the renderer, and lbmodel imports neither
+// a front-end nor what lies below the engine, nor the engine.
+func TestModelSeam(t *testing.T) {
+	const module = "github.com/example/cloud-provider-example/"
+	if imports := projectImports(t, "gateway", module); imports["renderer"] || !imports["lbmodel"] {
+		t.Errorf("gateway imports %v: it describes load balancers in lbmodel, never through the renderer", sortedKeys(imports))
+	}
+	imports := projectImports(t, "lbmodel", module)
+	for _, above := range []string{"gateway", "gatewaycontroller", "ccm", "servicelb", "engine", "renderer", "runner", "review"} {
+		if imports[above] {
+			t.Errorf("lbmodel imports %s: the model is what front-ends hand the engine, and imports neither", above)
+		}
+	}
+	for _, user := range []string{"gateway", "engine", "renderer"} {
+		if !projectImports(t, user, module)["lbmodel"] {
+			t.Errorf("%s does not import lbmodel: the seam this test guards has moved", user)
+		}
+	}
+}
+
+// TestReviewDocNamesBoard: review's package doc names every exported
+// function and method of Board, so a reader learns there what Board does.
+func TestReviewDocNamesBoard(t *testing.T) {
+	doc, files, _ := packageDoc(t, "review")
+	fset := token.NewFileSet()
+	named := 0
+	for _, n := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(root, "review", n), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || !fn.Name.IsExported() || (fn.Recv != nil && types.ExprString(fn.Recv.List[0].Type) != "*Board") {
+				continue
+			}
+			named++
+			if !regexp.MustCompile(`\b` + fn.Name.Name + `\b`).MatchString(doc) {
+				t.Errorf("review's doc does not name %s", fn.Name.Name)
+			}
+		}
+	}
+	if named < 20 {
+		t.Fatalf("found %d exported functions and Board methods in review; it has over 30", named)
 	}
 }
 

@@ -1,0 +1,22 @@
+// Package lbmodel is the one description of what a load balancer is to
+// be, as a front-end hands it to the engine and the renderer turns it into
+// HCL: its listeners and rules and where they forward, its certificates,
+// its reserved address, the target pools and routes of the cluster.
+// It is data with its own checks and no I/O: each top type has a
+// Validate that refuses a description the cloud could not build (with
+// the cloud's own rule check, exampleapi.CheckRule), so a front-end can
+// check what it decided before anything is rendered, and the renderer
+// checks it again.
+//
+// loadbalancer.go is a Gateway's load balancer (LoadBalancer, Listener;
+// a Service's is still rendered from the Service itself); rules.go its
+// rules; targets.go everything a load balancer forwards to, in one place:
+// a rule's Backend (a pool and a port), a target Pool (a node selection's
+// instances) and a NodeInstance; address.go a reserved Address; routes.go
+// the cluster's Routes; group.go a load balancer Group of Services;
+// errors.go the InputError every check returns, naming the field.
+//
+// It imports neither front-end (gateway, gatewaycontroller, ccm) nor what
+// lies below the engine (renderer, runner), nor the engine itself: the
+// seam test in internal/tours keeps it so.
+package lbmodel

@@ -1,0 +1,76 @@
+package lbmodel
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// A load balancer the cloud could not build is refused before rendering,
+// saying why; its rules are not its to refuse (each fails its route).
+func TestLoadBalancerValidate(t *testing.T) {
+	ok := LoadBalancer{Namespace: "infra", Name: "gw",
+		Listeners:    []Listener{{Protocol: "https", Port: 443, Certificates: []string{"infra/cert"}}},
+		Certificates: map[string]string{"infra/cert": "-----BEGIN CERTIFICATE-----"}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid load balancer refused: %v", err)
+	}
+	many := make([]Listener, exampleapi.MaxListeners+1)
+	for i := range many {
+		many[i] = Listener{Protocol: "tcp", Port: i + 1}
+	}
+	for want, lb := range map[string]LoadBalancer{
+		"no listener":              {},
+		"the cloud takes at most":  {Listeners: many},
+		"rules (one per route":     {Listeners: ok.Listeners, Certificates: ok.Certificates, Rules: make([]Rule, exampleapi.MaxRules+1)},
+		"has no certificate chain": {Listeners: ok.Listeners},
+	} {
+		if err := lb.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want an error saying %q, got %v", want, err)
+		}
+	}
+}
+
+// A rule is checked as the cloud gets it, by the cloud's own check; a
+// backend whose pool is not chosen yet passes for one that is.
+func TestRuleValidate(t *testing.T) {
+	r := Rule{Name: "shop/web/0.0:80@any", ListenerPort: 80, Priority: 1, PathType: "prefix", Path: "/",
+		Backends: []Backend{{Port: 30080, Weight: 1}}}
+	if err := r.Validate(); err != nil {
+		t.Fatalf("valid rule refused: %v", err)
+	}
+	r.Method = "BREW"
+	var re *exampleapi.RuleError
+	if err := r.Validate(); !errors.As(err, &re) {
+		t.Errorf("a method the cloud lacks: %v, want an exampleapi.RuleError", err)
+	}
+	if c := (Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 0}}}).Cloud(); len(c.Backends) != 0 {
+		t.Errorf("a backend without a node port reached the cloud: %v", c.Backends)
+	}
+}
+
+// Pools, addresses and routes name the field at fault.
+func TestInputsNameTheField(t *testing.T) {
+	hour := 2 * time.Hour
+	for want, err := range map[string]error{
+		"selection":            Pool{Selection: strings.Repeat("a", MaxSelection+1)}.Validate(),
+		"deregistration delay": Pool{Delay: &hour}.Validate(),
+		"family":               Address{Namespace: "shop", Name: "www", Family: "ipv5"}.Validate(),
+		"destination":          Route{Destination: "10.0.0.1/24", TargetInstanceID: "i-1"}.Validate(),
+		"targetInstanceID":     Route{Destination: "10.0.0.0/24", TargetInstanceID: "node-1"}.Validate(),
+	} {
+		var in *InputError
+		if !errors.As(err, &in) || in.Field != want {
+			t.Errorf("%s: got %v, want an InputError on it", want, err)
+		}
+	}
+	for _, err := range []error{Pool{Selection: "pool=blue"}.Validate(), Address{Namespace: "shop", Name: "www"}.Validate(),
+		Route{Destination: "10.0.0.0/24", TargetInstanceID: "i-1"}.Validate()} {
+		if err != nil {
+			t.Errorf("valid input refused: %v", err)
+		}
+	}
+}
