@@ -1,0 +1,191 @@
+package servicelb
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/cloud-provider/api"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
+)
+
+// Fakes of the engine, one per part's interface (unit tests only): they
+// run no terraform and record what they were asked. The board is the
+// real one over client-go's fake clientset (board_test.go).
+
+// fakeLBEngine is a Service's own load balancer (serviceEngine): reconcile
+// answers lb, or err.
+type fakeLBEngine struct {
+	lb  *engine.LoadBalancer
+	err error
+	// onPool is the pool the last reconcile forwarded to ("" for its
+	// nodes); nodes the nodes it listed; removed the Services destroyed.
+	onPool  string
+	nodes   []*v1.Node
+	removed []string
+}
+
+var _ serviceEngine = (*fakeLBEngine)(nil)
+
+func (e *fakeLBEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
+func (e *fakeLBEngine) LoadBalancerName(in *annotations.Service) string       { return in.Name }
+func (e *fakeLBEngine) CheckService(*annotations.Service) error               { return nil }
+func (e *fakeLBEngine) LoadBalancerWorkspace(in *annotations.Service) (engine.Job, error) {
+	return engine.Job{Key: "prod-" + in.Namespace + "-" + in.Name}, nil
+}
+func (e *fakeLBEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
+	return e.lb, e.lb != nil, nil
+}
+func (e *fakeLBEngine) GetGroupLoadBalancer(context.Context, engine.Group) (*engine.LoadBalancer, bool, error) {
+	return nil, false, nil
+}
+func (e *fakeLBEngine) ReconcileLoadBalancer(_ context.Context, in *annotations.Service, nodes []*v1.Node, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
+	e.onPool, e.nodes = "", nodes
+	return e.lb, e.outcome(in), e.err
+}
+func (e *fakeLBEngine) ReconcileLoadBalancerOnPool(_ context.Context, in *annotations.Service, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
+	e.onPool, e.nodes = poolID, nil
+	return e.lb, e.outcome(in), e.err
+}
+func (e *fakeLBEngine) RemoveLoadBalancer(_ context.Context, in *annotations.Service, _ engine.Review) (*engine.Outcome, error) {
+	e.removed = append(e.removed, in.Namespace+"/"+in.Name)
+	return e.outcome(in), nil
+}
+func (e *fakeLBEngine) RetainLoadBalancer(context.Context, *annotations.Service, engine.Review) (*engine.Outcome, error) {
+	return nil, errors.New("fakeLBEngine: no retain")
+}
+
+func (e *fakeLBEngine) outcome(in *annotations.Service) *engine.Outcome {
+	return &engine.Outcome{Workspace: "prod-" + in.Namespace + "-" + in.Name}
+}
+
+// fakePoolEngine is the target pools (poolEngine): every selection's
+// pool is "pool-" and its key once reconciled.
+type fakePoolEngine struct {
+	has        map[string]bool
+	reconciled []string
+}
+
+var _ poolEngine = (*fakePoolEngine)(nil)
+
+func (e *fakePoolEngine) HasTargetPool(_ context.Context, sel string) (bool, error) {
+	return e.has[sel], nil
+}
+func (e *fakePoolEngine) TargetPoolID(_ context.Context, sel string) (string, error) {
+	if !e.has[sel] {
+		return "", nil
+	}
+	return "pool-" + engine.PoolKey(sel), nil
+}
+func (e *fakePoolEngine) RenderTargetPools([]engine.Pool) (*engine.Module, engine.Job, error) {
+	return nil, engine.Job{Key: "prod-targetpools"}, nil
+}
+func (e *fakePoolEngine) ReconcileTargetPools(_ context.Context, sel string, _ engine.PoolMembers, _ engine.Review) (string, *engine.Outcome, error) {
+	if e.has == nil {
+		e.has = map[string]bool{}
+	}
+	e.has[sel] = true
+	e.reconciled = append(e.reconciled, sel)
+	return "pool-" + engine.PoolKey(sel), &engine.Outcome{Workspace: "prod-targetpools"}, nil
+}
+func (e *fakePoolEngine) SyncTargetPools(context.Context, engine.PoolMembers, engine.Review) (*engine.Outcome, error) {
+	return &engine.Outcome{Workspace: "prod-targetpools"}, nil
+}
+func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.PoolMembers, engine.Review) (engine.Prune, *engine.Outcome, error) {
+	return engine.Prune{}, &engine.Outcome{Workspace: "prod-targetpools"}, nil
+}
+
+// fakeServices is a Service's own load balancing over the fakes, with
+// the board fixture, its Service informer's indexer filled by the test.
+type fakeServices struct {
+	*boardFixture
+	services *services
+	lbs      *fakeLBEngine
+	pools    *fakePoolEngine
+}
+
+func newFakeServices(t *testing.T, extra string) *fakeServices {
+	t.Helper()
+	f := &fakeServices{boardFixture: newBoardFixture(t, extra),
+		lbs:   &fakeLBEngine{lb: &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}},
+		pools: &fakePoolEngine{}}
+	sh := &shared{cfg: f.cfg, board: f.board, groups: newGroups(f.cfg), lifecycle: newNodeLifecycle(f.cfg)}
+	sh.groups.services = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})
+	sh.groups.records = f.board.Records
+	pools := &targetPools{shared: sh, engine: f.pools}
+	f.services = &services{shared: sh, engine: f.lbs, pools: pools,
+		groupLBs: &groupLoadBalancers{shared: sh, pools: pools}, addresses: &addresses{shared: sh}}
+	return f
+}
+
+// A Service's own load balancer forwards to the pool of every node,
+// created for it, and its status is the load balancer's address (VIP: a
+// tcp listener passes packets through); the pool then carries its ask.
+func TestEnsureOwnLoadBalancerOnThePoolOverFakes(t *testing.T) {
+	f := newFakeServices(t, "")
+	svc := lbService(1, nil)
+	st, err := f.services.ensure(t.Context(), svc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Ingress) != 1 || st.Ingress[0].IP != "203.0.113.10" || st.Ingress[0].IPMode == nil || *st.Ingress[0].IPMode != v1.LoadBalancerIPModeVIP {
+		t.Fatalf("status %+v", st)
+	}
+	if f.lbs.onPool != "pool-all" || len(f.pools.reconciled) != 1 || f.pools.reconciled[0] != "" {
+		t.Fatalf("forwarded to pool %q; pools reconciled %q; want the pool of every node, created", f.lbs.onPool, f.pools.reconciled)
+	}
+	f.services.lifecycle.asks.mu.Lock()
+	_, asked := f.services.lifecycle.asks.asks[objectref.Service(svc)]
+	f.services.lifecycle.asks.mu.Unlock()
+	if !asked {
+		t.Error("the applied load balancer asks nothing of its pool")
+	}
+	// Destroyed, it asks nothing any more.
+	if err := f.services.delete(t.Context(), svc); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.lbs.removed) != 1 {
+		t.Fatalf("removed %v", f.lbs.removed)
+	}
+	f.services.lifecycle.asks.mu.Lock()
+	defer f.services.lifecycle.asks.mu.Unlock()
+	if _, asked := f.services.lifecycle.asks.asks[objectref.Service(svc)]; asked {
+		t.Error("a destroyed load balancer still asks of its pool")
+	}
+}
+
+// A node selection of its own causes no new pool under a reviewed policy
+// (it would be created outside the Service's review): the Service lists
+// its nodes in its own plan.
+func TestOwnSelectionUnderReviewListsItsNodesOverFakes(t *testing.T) {
+	f := newFakeServices(t, "")
+	svc := lbService(1, map[string]string{string(annotations.LBNodeSelector): "role=edge", string(annotations.LBApplyPolicy): "manual"})
+	nodes := []*v1.Node{{}}
+	if _, err := f.services.ensure(t.Context(), svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if f.lbs.onPool != "" || len(f.lbs.nodes) != 1 || len(f.pools.reconciled) != 0 {
+		t.Fatalf("on pool %q with %d nodes, pools reconciled %q; want its nodes and no pool", f.lbs.onPool, len(f.lbs.nodes), f.pools.reconciled)
+	}
+}
+
+// A plan that waits for approval is the service controller's retry; a
+// plan-only Service keeps serving what exists.
+func TestWaitingPlanOverFakes(t *testing.T) {
+	f := newFakeServices(t, "")
+	f.lbs.err = &engine.AwaitingApprovalError{PlanID: "p1", Policy: annotations.ApplyManual}
+	var retry *api.RetryError
+	if _, err := f.services.ensure(t.Context(), lbService(1, nil), nil); !errors.As(err, &retry) || retry.RetryAfter() != approvalRetry {
+		t.Fatalf("awaiting approval: %v; want a retry in %s", err, approvalRetry)
+	}
+	f.lbs.err = &engine.AwaitingApprovalError{PlanID: "p2", Policy: annotations.ApplyPlanOnly}
+	st, err := f.services.ensure(t.Context(), lbService(1, map[string]string{string(annotations.LBApplyPolicy): "plan-only"}), nil)
+	if err != nil || len(st.Ingress) != 1 || st.Ingress[0].IP != "203.0.113.10" {
+		t.Fatalf("plan-only: %+v %v; want the active load balancer's address", st, err)
+	}
+}
