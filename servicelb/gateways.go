@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 )
 
@@ -66,12 +65,7 @@ func (l *targetPools) everyNodesPool(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var id string
-	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
-		id, out, err = l.engine.ReconcileTargetPools(ctx, "", l.members(l.groups.lastNodes(), delays), rv)
-		return out, err
-	})
-	l.afterPools(ctx, subj, out, err)
+	id, err := l.reconcilePool(ctx, subj, "", l.groups.lastNodes(), delays)
 	if err != nil {
 		return "", fmt.Errorf("target pools: %w", err)
 	}

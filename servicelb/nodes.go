@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/engine"
@@ -303,11 +302,7 @@ func (l *targetPools) syncPoolsOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (*engine.Outcome, error) {
+	return l.run(ctx, subj, func(rv engine.Review) (*engine.Outcome, error) {
 		return l.engine.SyncTargetPools(ctx, l.members(nil, delays), rv)
 	})
-	if out != nil {
-		l.afterPools(ctx, subj, out, err)
-	}
-	return err
 }

@@ -69,12 +69,7 @@ func (l *targetPools) targetPool(ctx context.Context, in *annotations.Service, n
 		}
 		subj = l.board.CausedBy(ctx, subj, in)
 	}
-	var id string
-	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
-		id, out, err = l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes, delays), rv)
-		return out, err
-	})
-	l.afterPools(ctx, subj, out, err)
+	id, err := l.reconcilePool(ctx, subj, sel, nodes, delays)
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
@@ -84,6 +79,26 @@ func (l *targetPools) targetPool(ctx context.Context, in *annotations.Service, n
 		return "", fmt.Errorf("target pools: %w", err)
 	}
 	return id, nil
+}
+
+// reconcilePool makes sure the pool of selection sel exists and follows
+// the nodes (those given before the informer's), under subj; its id.
+func (l *targetPools) reconcilePool(ctx context.Context, subj review.Subject, sel string, nodes []*v1.Node, delays poolDelays) (string, error) {
+	var id string
+	err := l.run(ctx, subj, func(rv engine.Review) (out *engine.Outcome, err error) {
+		id, out, err = l.engine.ReconcileTargetPools(ctx, sel, l.members(nodes, delays), rv)
+		return out, err
+	})
+	return id, err
+}
+
+// run runs a change of the pools under their own review and apply policy
+// (loadBalancer.targetPools.applyPolicy, whoever causes it), then records
+// what it made true of the nodes leaving them (afterPools).
+func (l *targetPools) run(ctx context.Context, subj review.Subject, change review.Change) error {
+	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), change)
+	l.afterPools(ctx, subj, out, err)
+	return err
 }
 
 // newPoolRefused says why a Service of ns under apply policy pol may not
@@ -163,13 +178,10 @@ func (l *targetPools) prunePoolsOnce(ctx context.Context) error {
 		inUse = append(inUse, "") // the Gateways' backends forward to every node's
 	}
 	var pr engine.Prune
-	out, err := l.board.Run(ctx, &subj, annotations.ApplyPolicy(l.cfg.LoadBalancer.TargetPools.ApplyPolicy), func(rv engine.Review) (out *engine.Outcome, err error) {
+	err = l.run(ctx, subj, func(rv engine.Review) (out *engine.Outcome, err error) {
 		pr, out, err = l.engine.PruneTargetPools(ctx, inUse, l.members(nodes, delays), rv)
 		return out, err
 	})
-	if out != nil {
-		l.afterPools(ctx, subj, out, err)
-	}
 	if err == nil && len(pr.Destroyed) > 0 {
 		klog.InfoS("target pools destroyed: no Service selects them", "selections", pr.Destroyed)
 	}
