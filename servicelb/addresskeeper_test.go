@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -112,7 +113,7 @@ func TestRetainLeavesAGrantedAddressWithItsOwner(t *testing.T) {
 	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
 	refs := newReferences(f.cfg, f.api)
 	refs.watchGrants(t.Context(), dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referenceGrants: "ReferenceGrantList"}, addressGrant(t, "team-a", "team-b")))
+		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, addressGrant(t, "team-a", "team-b")))
 	f.lbs.shared.refs, f.lbs.shared.groups.refs = refs, refs
 	k := keeperOf(f)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -45,7 +46,7 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	f.put(t, guest)
 	f.takeEvents()
 
-	grants := dyn.Resource(referenceGrants).Namespace("shop")
+	grants := dyn.Resource(referencegrants.Resource).Namespace("shop")
 	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	waitTold("grant deleted")
 	testkit.Must(t, f.lbs.groupLBs.reconcileConsent(t.Context(), front))

@@ -24,6 +24,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -31,7 +32,7 @@ import (
 // fake API server whose answers the test chooses, the reflector's store
 // calls made by the test; what the listener is told is kept.
 type grantsFixture struct {
-	w    *grantWatch
+	w    *referencegrants.Watch
 	dyn  *dynamicfake.FakeDynamicClient
 	lw   *cache.ListWatch
 	refs *references
@@ -39,11 +40,18 @@ type grantsFixture struct {
 }
 
 func newGrantsFixture(t *testing.T) *grantsFixture {
-	f := &grantsFixture{w: newGrantWatch(), dyn: grantsClient(t, "team-a", "team-b", "front")}
-	f.w.firstList = time.Millisecond // a read before the first list does not wait for it here
-	f.w.onChange(func(ns string) { f.told = append(f.told, ns) })
-	f.lw = f.w.listWatch(f.dyn)
-	f.refs = &references{grants: f.w, authorizer: &tenancy.Authorizer{Sources: tenancy.Sources{Grants: f.w.read}}}
+	// A read before the first list does not wait for it here.
+	return newGrantsFixtureWith(t, time.Millisecond, 0)
+}
+
+// newGrantsFixtureWith is newGrantsFixture with a read waiting firstList
+// for the first list, and watches bounded by recheck (0: the default).
+func newGrantsFixtureWith(t *testing.T, firstList, recheck time.Duration) *grantsFixture {
+	f := &grantsFixture{w: referencegrants.New(referencegrants.Options{Name: "referencegrants", Consents: "guests", FirstList: firstList, Recheck: recheck}),
+		dyn: grantsClient(t, "team-a", "team-b", "front")}
+	f.w.OnChange(func(ns string) { f.told = append(f.told, ns) })
+	f.lw = f.w.ListWatch(referencegrants.FromDynamic(f.dyn))
+	f.refs = &references{grants: f.w, authorizer: &tenancy.Authorizer{Sources: tenancy.Sources{Grants: f.w.Read}}}
 	return f
 }
 
@@ -99,7 +107,7 @@ func (f *grantsFixture) takeTold() []string {
 // fails t, naming what, unless it is told for namespace ns within 10s.
 func awaitGrantChanges(t *testing.T, refs *references, ns string) func(what string) {
 	told := make(chan string, 10)
-	refs.grants.onChange(func(ns string) { told <- ns })
+	refs.grants.OnChange(func(ns string) { told <- ns })
 	return func(what string) {
 		t.Helper()
 		select {
@@ -200,7 +208,7 @@ func TestGrantsReadability(t *testing.T) {
 		t.Errorf("a deletion and an addition told %q", told)
 	}
 	// A list that differs in one namespace tells that namespace only.
-	_, err = f.dyn.Resource(referenceGrants).Namespace("team-c").Create(t.Context(), grantObject(t, "team-c", "team-b", ""), metav1.CreateOptions{})
+	_, err = f.dyn.Resource(referencegrants.Resource).Namespace("team-c").Create(t.Context(), grantObject(t, "team-c", "team-b", ""), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	testkit.Must(t, f.list(t))
 	if told := f.takeTold(); !slices.Equal(told, []string{"team-c"}) {
@@ -212,8 +220,7 @@ func TestGrantsReadability(t *testing.T) {
 // missing grant; the watch waits quietly (no error for the reflector to
 // log) and, once the API is served, has the reflector list anew.
 func TestGrantsWithoutTheAPI(t *testing.T) {
-	f := newGrantsFixture(t)
-	f.w.recheck = time.Hour // the idle watch is stopped by the test
+	f := newGrantsFixtureWith(t, time.Millisecond, time.Hour) // the idle watch is stopped by the test
 	restoreList := f.failWith("list", notServed)
 	testkit.Must(t, f.list(t))
 	if err := f.joins(t); err == nil || !strings.Contains(err.Error(), "has no ReferenceGrant") {
@@ -268,7 +275,7 @@ func TestGrantsFollowTheWatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the grants were not watched within 10s")
 	}
-	grants := dyn.Resource(referenceGrants).Namespace("team-a")
+	grants := dyn.Resource(referencegrants.Resource).Namespace("team-a")
 	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	wait("deleted")
 	var refused *tenancy.RefusedError

@@ -31,8 +31,7 @@ import (
 // grants.
 func TestGuestShardFollowsConsent(t *testing.T) {
 	const n = 12
-	f := newGrantsFixture(t) // team-a's grant: Services of team-b may join front
-	f.w.firstList = time.Hour
+	f := newGrantsFixtureWith(t, time.Hour, 0) // team-a's grant: Services of team-b may join front
 	group := objectref.Group("team-a", "front")
 	inGroup := shard.Of(group.Key(), n)
 	guest := groupSvc("team-b", "guest", 0, "team-a/front", 80)

@@ -14,7 +14,8 @@
 //     Services name, read and resynced.
 //   - groups.go, members.go, consent.go: load balancer groups, who is in
 //     them, their convergence, and the ReferenceGrants that let guests in
-//     (references.go, grants.go, unread.go: the tenant boundary's reads).
+//     (references.go, unread.go: the tenant boundary's reads; the
+//     ReferenceGrants are package referencegrants').
 //   - pools.go, asks.go, nodes.go, leaderpools.go, gateways.go: the target
 //     pools, the delays their load balancers ask, the nodes leaving them,
 //     the leader creating them when sharded, and the pool of every node
@@ -146,7 +147,7 @@ func (l *LoadBalancers) UseClients(ctx context.Context, client kubernetes.Interf
 // (sharded, on every replica: each group only where its shard is held).
 func (l *LoadBalancers) Connect(rec record.EventRecorder) {
 	l.shared.lifecycle.recorder = rec
-	l.shared.refs.grants.onChange(l.groupLBs.grantsChanged)
+	l.shared.refs.grants.OnChange(l.groupLBs.grantsChanged)
 }
 
 // Start runs, until ctx ends, the workers every replica runs (each acting

@@ -9,14 +9,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -29,12 +28,12 @@ type references struct {
 	lbs        ttlCache[map[string]string]
 	names      ttlCache[map[string]string]
 	// grants are the cluster's ReferenceGrants, watched.
-	grants *grantWatch
+	grants *referencegrants.Watch
 }
 
 // How long what references read from the cloud is kept: a certificate's
 // tenant tags do not change (they name who uploaded it). ReferenceGrants
-// are watched instead (grantWatch).
+// are watched instead (referencegrants.Watch).
 const (
 	certificateTagsTTL = time.Minute
 	// loadBalancerTagsTTL: a load balancer to adopt is read again each
@@ -49,11 +48,14 @@ const (
 	referencesTimeout = 30 * time.Second
 )
 
-// referenceGrants is the resource of Gateway API's ReferenceGrants.
-var referenceGrants = schema.GroupVersionResource{Group: gatewayv1beta1.GroupName, Version: "v1beta1", Resource: "referencegrants"}
+// grantsFirstList bounds how long a read of the grants waits for their
+// first list: the controller's reconciles start with it; a guest must not
+// be dropped at a restart because its grant was not listed yet.
+const grantsFirstList = 10 * time.Second
 
 func newReferences(cfg *cloudconfig.Config, api cloudReader) *references {
-	r := &references{grants: newGrantWatch()}
+	r := &references{grants: referencegrants.New(referencegrants.Options{
+		Name: "referencegrants", Consents: "guests in its load balancer groups", FirstList: grantsFirstList})}
 	r.authorizer = &tenancy.Authorizer{
 		ClusterID:       cfg.ClusterID,
 		Shared:          cfg.LoadBalancer.SharedCertificates,
@@ -140,11 +142,11 @@ func ignoreNotFound(err error) error {
 }
 
 // watchGrants lets the references read ReferenceGrants, from a watch
-// that runs until ctx ends (grantWatch). Without it (or without the CRD
+// that runs until ctx ends (referencegrants.Watch). Without it (or without the CRD
 // in the cluster) no namespace consents.
 func (r *references) watchGrants(ctx context.Context, dyn dynamic.Interface) {
-	r.grants.start(ctx, dyn)
-	r.authorizer.Grants = r.grants.read
+	r.grants.Start(ctx, referencegrants.FromDynamic(dyn))
+	r.authorizer.Grants = r.grants.Read
 	r.authorizer.GrantsNow = liveGrants(dyn) // unread.go
 }
 
@@ -195,7 +197,7 @@ func (r *references) admitsNow(svc *v1.Service, g annotations.Group) bool {
 }
 
 // noWait is a context already done: a grants read under it answers from
-// what was read so far (grantWatch.read waits for the first list only
+// what was read so far (referencegrants.Watch.Read waits for the first list only
 // while its context lives), and any read from the API server fails at
 // once (nothing is asked of it: a refusal is the shards' answer then).
 var noWait = func() context.Context {

@@ -20,6 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -90,7 +91,7 @@ func TestReferencesReadTheirSources(t *testing.T) {
 func grantsClient(t *testing.T, ns, from, group string) *dynamicfake.FakeDynamicClient {
 	t.Helper()
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referenceGrants: "ReferenceGrantList"}, grantObject(t, ns, from, group))
+		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, grantObject(t, ns, from, group))
 }
 
 // grantObject is a ReferenceGrant "g" in ns: Services of from may join

@@ -10,6 +10,7 @@ import (
 	"k8s.io/cloud-provider/api"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -37,13 +38,13 @@ func retryUnread(err error) error {
 // one; one that cannot be read grants nothing.
 func liveGrants(dyn dynamic.Interface) func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
 	return func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
-		l, err := dyn.Resource(referenceGrants).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		l, err := dyn.Resource(referencegrants.Resource).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
 		var out []gatewayv1beta1.ReferenceGrant
 		for i := range l.Items {
-			if _, _, g, ok := toGrant(&l.Items[i]); ok {
+			if _, _, g, ok := referencegrants.ToGrant(&l.Items[i]); ok {
 				out = append(out, g)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cloud-provider/api"
 
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestRefusalBeforeTheGrantIsReadRetriesSoon(t *testing.T) {
 	f := newGrantsFixture(t)
 	f.refs.authorizer.GrantsNow = liveGrants(f.dyn)
-	grants := f.dyn.Resource(referenceGrants).Namespace("team-a")
+	grants := f.dyn.Resource(referencegrants.Resource).Namespace("team-a")
 	testkit.Must(t, grants.Delete(t.Context(), "g", metav1.DeleteOptions{}))
 	testkit.Must(t, f.list(t)) // read before the grant is made
 	err := f.joins(t)

@@ -1,6 +1,12 @@
-package servicelb
+// Package referencegrants keeps the cluster's ReferenceGrants from a
+// watch, and whether they can be read: the one source of consent
+// (tenancy.Sources.Grants) both front-ends read, servicelb for the
+// Services' references and gatewaycontroller for the Gateways' and
+// routes'.
+package referencegrants
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -15,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -23,8 +28,8 @@ import (
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
-// grantWatch keeps the cluster's ReferenceGrants from a watch, and
-// whether they can be read: consent given or taken back takes effect at
+// Watch keeps the cluster's ReferenceGrants from a watch, and whether
+// they can be read: consent given or taken back takes effect at
 // its watch event, and while they cannot be read nobody consents (a
 // failed read refuses; it never answers from the grants read before).
 //
@@ -34,7 +39,7 @@ import (
 // readable exactly when they are the list's (an informer's indexer
 // catches up after the list returns: its grants from before the failure
 // would briefly answer).
-type grantWatch struct {
+type Watch struct {
 	// recheck bounds how long a watch stays open: the API server checks
 	// the controller's permission when a watch opens, never on an open
 	// one, so a permission taken away is noticed within recheck; and
@@ -42,6 +47,10 @@ type grantWatch struct {
 	recheck time.Duration
 	// firstList bounds how long a read waits for the first list.
 	firstList time.Duration
+	// name names the reflector; consents what the grants consent to, in
+	// the logs' words.
+	name, consents string
+	once           sync.Once
 
 	mu    sync.Mutex
 	state grantState
@@ -70,28 +79,46 @@ func (s grantState) String() string {
 	return [...]string{"pending", "readable", "missing", "unreadable"}[s]
 }
 
-// How the grants are watched.
-const (
-	grantsRecheck = 10 * time.Second
-	// grantsFirstList: the controller's reconciles start with it; a
-	// guest must not be dropped at a restart because its grant was not
-	// listed yet.
-	grantsFirstList = 10 * time.Second
-)
-
-func newGrantWatch() *grantWatch {
-	return &grantWatch{recheck: grantsRecheck, firstList: grantsFirstList, settled: make(chan struct{}),
-		grants: map[string]map[string]gatewayv1beta1.ReferenceGrant{}}
+// Options are a watch's.
+type Options struct {
+	// Name names its reflector; Consents says in the logs what the grants
+	// consent to.
+	Name, Consents string
+	// FirstList bounds how long a read before the first list waits for
+	// it (0: it refuses at once).
+	FirstList time.Duration
+	// Recheck bounds how long a watch stays open (Watch.recheck); 10 s
+	// when 0.
+	Recheck time.Duration
 }
 
-// start watches the grants with dyn until ctx ends.
-func (w *grantWatch) start(ctx context.Context, dyn dynamic.Interface) {
-	// A list is a list: readability flips with what it returns, so the
-	// reflector must not stream its lists as watches (client-go's
-	// WatchListClient, on by default since 1.35).
-	r := cache.NewReflectorWithOptions(listOnly{w.listWatch(dyn)}, &unstructured.Unstructured{}, w,
-		cache.ReflectorOptions{Name: "referencegrants", TypeDescription: "gateway.networking.k8s.io/v1beta1 ReferenceGrant"})
-	go r.RunWithContext(ctx)
+// New is a watch of the grants, not started (Start).
+func New(o Options) *Watch {
+	return &Watch{recheck: cmp.Or(o.Recheck, 10*time.Second), firstList: o.FirstList, name: o.Name, consents: o.Consents,
+		settled: make(chan struct{}), grants: map[string]map[string]gatewayv1beta1.ReferenceGrant{}}
+}
+
+// Start watches the grants from src until ctx ends (once).
+func (w *Watch) Start(ctx context.Context, src Source) {
+	w.once.Do(func() {
+		// A list is a list: readability flips with what it returns, so the
+		// reflector must not stream its lists as watches (client-go's
+		// WatchListClient, on by default since 1.35).
+		r := cache.NewReflectorWithOptions(listOnly{w.ListWatch(src)}, src.Object, w,
+			cache.ReflectorOptions{Name: w.name, TypeDescription: "gateway.networking.k8s.io/v1beta1 ReferenceGrant"})
+		go r.RunWithContext(ctx)
+	})
+}
+
+// HasSynced: the first list ended, readable or not (a controller runs
+// either way: unreadable grants refuse).
+func (w *Watch) HasSynced() bool {
+	select {
+	case <-w.settled:
+		return true
+	default:
+		return false
+	}
 }
 
 // listOnly is a ListWatch whose lists are lists (client-go's watchlist
@@ -100,17 +127,19 @@ type listOnly struct{ *cache.ListWatch }
 
 func (listOnly) IsWatchListSemanticsUnSupported() bool { return true }
 
-// onChange sets who is told of changes.
-func (w *grantWatch) onChange(f func(namespace string)) {
+// OnChange sets who is told of changes: the namespace whose grants
+// changed, "" when they all may have (readable or not; never at the first
+// list).
+func (w *Watch) OnChange(f func(namespace string)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.changed = f
 }
 
-// read is the tenancy source: namespace's grants while readable, none
+// Read is the tenancy source: namespace's grants while readable, none
 // without the API, tenancy.ErrGrantsUnreadable otherwise. Before the
 // first list it waits for it (at most firstList, or ctx).
-func (w *grantWatch) read(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
+func (w *Watch) Read(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
 	select {
 	case <-w.settled:
 	default:
@@ -134,12 +163,12 @@ func (w *grantWatch) read(ctx context.Context, namespace string) ([]gatewayv1bet
 	}
 }
 
-// listWatch lists and watches every namespace's grants with dyn, and
+// ListWatch lists and watches every namespace's grants from src, and
 // keeps the state: a failure makes them unreadable, a list (stored) or a
 // watch that opens readable again; without the API (not found) there are
 // none, quietly.
-func (w *grantWatch) listWatch(dyn dynamic.Interface) *cache.ListWatch {
-	res := dyn.Resource(referenceGrants)
+func (w *Watch) ListWatch(src Source) *cache.ListWatch {
+	res := src
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list, err := res.List(ctx, opts)
@@ -187,9 +216,9 @@ func (w *grantWatch) listWatch(dyn dynamic.Interface) *cache.ListWatch {
 // absent: the cluster does not serve ReferenceGrants (no Gateway API).
 func absent(err error) bool { return apierrors.IsNotFound(err) || meta.IsNoMatchError(err) }
 
-func (w *grantWatch) fail(err error) { w.set(grantsUnreadable, err) }
+func (w *Watch) fail(err error) { w.set(grantsUnreadable, err) }
 
-func (w *grantWatch) current() grantState {
+func (w *Watch) current() grantState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.state
@@ -198,7 +227,7 @@ func (w *grantWatch) current() grantState {
 // set changes the state, says so once, and tells the listener when
 // readability flipped (not at the first list: every Service is
 // reconciled after a start anyway).
-func (w *grantWatch) set(s grantState, err error) {
+func (w *Watch) set(s grantState, err error) {
 	w.mu.Lock()
 	prev := w.state
 	w.state = s
@@ -216,11 +245,11 @@ func (w *grantWatch) set(s grantState, err error) {
 	}
 	switch s {
 	case grantsUnreadable:
-		klog.ErrorS(err, "ReferenceGrants cannot be read: no namespace consents to guests in its load balancer groups until they can")
+		klog.ErrorS(err, "ReferenceGrants cannot be read: no namespace consents to "+w.consents+" until they can")
 	case grantsMissing:
-		klog.InfoS("ReferenceGrants are not served in this cluster (no Gateway API CRD): no namespace consents to guests in its load balancer groups")
+		klog.InfoS("ReferenceGrants are not served in this cluster (no Gateway API CRD): no namespace consents to " + w.consents)
 	case grantsReadable:
-		klog.InfoS("ReferenceGrants can be read", "was", prev.String())
+		klog.InfoS("ReferenceGrants can be read: namespaces consent to "+w.consents+" by them again", "was", prev.String())
 	}
 	if changed != nil && prev != grantsPending {
 		changed("")
@@ -229,11 +258,11 @@ func (w *grantWatch) set(s grantState, err error) {
 
 // The reflector's store: grants as they are listed and watched.
 
-func (w *grantWatch) Add(obj any) error    { w.put(obj); return nil }
-func (w *grantWatch) Update(obj any) error { w.put(obj); return nil }
-func (w *grantWatch) Resync() error        { return nil }
+func (w *Watch) Add(obj any) error    { w.put(obj); return nil }
+func (w *Watch) Update(obj any) error { w.put(obj); return nil }
+func (w *Watch) Resync() error        { return nil }
 
-func (w *grantWatch) Delete(obj any) error {
+func (w *Watch) Delete(obj any) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -248,8 +277,8 @@ func (w *grantWatch) Delete(obj any) error {
 	return nil
 }
 
-func (w *grantWatch) put(obj any) {
-	ns, name, g, ok := toGrant(obj)
+func (w *Watch) put(obj any) {
+	ns, name, g, ok := ToGrant(obj)
 	if ns == "" {
 		return
 	}
@@ -270,10 +299,10 @@ func (w *grantWatch) put(obj any) {
 }
 
 // Replace stores a list: the grants are the list's, in the state it gave.
-func (w *grantWatch) Replace(list []any, _ string) error {
+func (w *Watch) Replace(list []any, _ string) error {
 	next := map[string]map[string]gatewayv1beta1.ReferenceGrant{}
 	for _, obj := range list {
-		if ns, name, g, ok := toGrant(obj); ok {
+		if ns, name, g, ok := ToGrant(obj); ok {
 			if next[ns] == nil {
 				next[ns] = map[string]gatewayv1beta1.ReferenceGrant{}
 			}
@@ -306,9 +335,13 @@ func (w *grantWatch) Replace(list []any, _ string) error {
 	return nil
 }
 
-// toGrant is obj as a ReferenceGrant: ok is false when it cannot be
-// read as one (it then grants nothing).
-func toGrant(obj any) (ns, name string, g gatewayv1beta1.ReferenceGrant, ok bool) {
+// ToGrant is obj (an *unstructured.Unstructured or a ReferenceGrant) as
+// a ReferenceGrant: ok is false when it cannot be read as one (it then
+// grants nothing).
+func ToGrant(obj any) (ns, name string, g gatewayv1beta1.ReferenceGrant, ok bool) {
+	if t, isT := obj.(*gatewayv1beta1.ReferenceGrant); isT {
+		return t.Namespace, t.Name, *t, true
+	}
 	u, isU := obj.(*unstructured.Unstructured)
 	if !isU {
 		return "", "", g, false
