@@ -112,14 +112,7 @@ func (w *Watch) Start(ctx context.Context, src Source) {
 
 // HasSynced: the first list ended, readable or not (a controller runs
 // either way: unreadable grants refuse).
-func (w *Watch) HasSynced() bool {
-	select {
-	case <-w.settled:
-		return true
-	default:
-		return false
-	}
-}
+func (w *Watch) HasSynced() bool { return w.current() != grantsPending }
 
 // listOnly is a ListWatch whose lists are lists (client-go's watchlist
 // package asks).

@@ -19,7 +19,8 @@ import (
 	"github.com/example/cloud-provider-example/review"
 )
 
-// Retry delays handed to the service controller.
+// Retry delays handed to the service controller (a late renewal's is
+// ccm's: ErrRenewalLate).
 const (
 	// provisioningRetry: a new load balancer is still provisioning.
 	provisioningRetry = 5 * time.Second
@@ -27,10 +28,6 @@ const (
 	// trigger the service controller, so this is how soon an approval is
 	// acted on; a retry while nothing changed runs no terraform.
 	approvalRetry = 5 * time.Second
-	// renewalRetry: the Service's shard is held, its Lease renewal late
-	// (a slow API server); the next renewal, a renew period away at
-	// most, makes it this replica's to act on again.
-	renewalRetry = time.Second
 )
 
 // ErrRenewalLate: the Service's shard is this replica's, but its Lease
