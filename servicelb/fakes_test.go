@@ -3,6 +3,7 @@ package servicelb
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -100,6 +102,48 @@ func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.Pool
 	return engine.Prune{}, &engine.Outcome{Workspace: "prod-targetpools"}, nil
 }
 
+// fakeGroupEngine is the load balancer groups (groupEngine): every
+// group's load balancer is lb, its members all rendered.
+type fakeGroupEngine struct {
+	lb *engine.LoadBalancer
+	// reconciled are the members of each reconcile, pools the pool each
+	// forwarded to, removed the groups destroyed.
+	reconciled [][]string
+	pools      []string
+	removed    []string
+}
+
+var _ groupEngine = (*fakeGroupEngine)(nil)
+
+func (e *fakeGroupEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
+func (e *fakeGroupEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
+	return nil, false, nil // no member had one of its own
+}
+func (e *fakeGroupEngine) ReleaseLoadBalancer(context.Context, *annotations.Service, engine.Review) (*engine.Outcome, error) {
+	return nil, errors.New("fakeGroupEngine: nothing to release")
+}
+func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
+	if len(g.Members) == 0 {
+		return nil
+	}
+	return g.Members[0]
+}
+func (e *fakeGroupEngine) RenderGroup(g engine.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
+	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: "prod-group-" + g.Namespace + "-" + g.Name}, nil
+}
+func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
+	var names []string
+	for _, m := range g.Members {
+		names = append(names, m.Name)
+	}
+	e.reconciled, e.pools = append(e.reconciled, names), append(e.pools, poolID)
+	return e.lb, &engine.GroupReport{Members: g.Members}, &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name, Result: &engine.Result{}}, nil
+}
+func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g engine.Group, _ engine.Review) (*engine.Outcome, error) {
+	e.removed = append(e.removed, g.Namespace+"/"+g.Name)
+	return &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name}, nil
+}
+
 // fakeServices is a Service's own load balancing over the fakes, with
 // the board fixture, its Service informer's indexer filled by the test.
 type fakeServices struct {
@@ -107,19 +151,21 @@ type fakeServices struct {
 	services *services
 	lbs      *fakeLBEngine
 	pools    *fakePoolEngine
+	groups   *fakeGroupEngine
 }
 
 func newFakeServices(t *testing.T, extra string) *fakeServices {
 	t.Helper()
 	f := &fakeServices{boardFixture: newBoardFixture(t, extra),
-		lbs:   &fakeLBEngine{lb: &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}},
-		pools: &fakePoolEngine{}}
+		lbs:    &fakeLBEngine{lb: &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}},
+		pools:  &fakePoolEngine{},
+		groups: &fakeGroupEngine{lb: &engine.LoadBalancer{ID: "lb-g", Status: "active", IPv4: "203.0.113.20"}}}
 	sh := &shared{cfg: f.cfg, board: f.board, groups: newGroups(f.cfg), lifecycle: newNodeLifecycle(f.cfg)}
 	sh.groups.services = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})
 	sh.groups.records = f.board.Records
 	pools := &targetPools{shared: sh, engine: f.pools}
 	f.services = &services{shared: sh, engine: f.lbs, pools: pools,
-		groupLBs: &groupLoadBalancers{shared: sh, pools: pools}, addresses: &addresses{shared: sh}}
+		groupLBs: &groupLoadBalancers{shared: sh, engine: f.groups, pools: pools}, addresses: &addresses{shared: sh}}
 	return f
 }
 
@@ -187,5 +233,35 @@ func TestWaitingPlanOverFakes(t *testing.T) {
 	st, err := f.services.ensure(t.Context(), lbService(1, map[string]string{string(annotations.LBApplyPolicy): "plan-only"}), nil)
 	if err != nil || len(st.Ingress) != 1 || st.Ingress[0].IP != "203.0.113.10" {
 		t.Fatalf("plan-only: %+v %v; want the active load balancer's address", st, err)
+	}
+}
+
+// Members join a group one by one, each converging the group's load
+// balancer with every member (on the pool of every node) and serving on
+// its address; the last one leaving destroys it.
+func TestGroupJoinAndLeaveOverFakes(t *testing.T) {
+	f := newFakeServices(t, "")
+	nodes := []*v1.Node{{}}
+	a, b := groupSvc("shop", "a", 0, "front", 80), groupSvc("shop", "b", 1, "front", 81)
+	for _, svc := range []*v1.Service{a, b} {
+		testkit.Must(t, f.services.groups.services.Add(svc))
+		st, err := f.services.ensure(t.Context(), svc, nodes)
+		if err != nil || len(st.Ingress) != 1 || st.Ingress[0].IP != "203.0.113.20" {
+			t.Fatalf("%s joins: %+v %v; want the group's address", svc.Name, st, err)
+		}
+	}
+	for _, svc := range []*v1.Service{a, b} {
+		testkit.Must(t, f.services.groups.services.Delete(svc))
+		testkit.Must(t, f.services.delete(t.Context(), svc))
+	}
+	want := [][]string{{"a"}, {"a", "b"}, {"b"}}
+	if !slices.EqualFunc(f.groups.reconciled, want, slices.Equal) {
+		t.Errorf("group reconciled with %q, want %q", f.groups.reconciled, want)
+	}
+	if slices.ContainsFunc(f.groups.pools, func(p string) bool { return p != "pool-all" }) {
+		t.Errorf("the group forwarded to %q, want the pool of every node", f.groups.pools)
+	}
+	if !slices.Equal(f.groups.removed, []string{"shop/front"}) {
+		t.Errorf("removed %q, want the group's load balancer once its last member left", f.groups.removed)
 	}
 }
