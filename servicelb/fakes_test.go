@@ -3,7 +3,9 @@ package servicelb
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,8 +14,11 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 )
 
 // Fakes of the engine, one per part's interface (unit tests only): they
@@ -263,5 +268,101 @@ func TestGroupJoinAndLeaveOverFakes(t *testing.T) {
 	}
 	if !slices.Equal(f.groups.removed, []string{"shop/front"}) {
 		t.Errorf("removed %q, want the group's load balancer once its last member left", f.groups.removed)
+	}
+}
+
+// fakeCloud is the cloud as the addresses read it (cloudReader): its
+// reserved addresses, filtered as the API filters them.
+type fakeCloud struct {
+	addresses []exampleapi.Address
+}
+
+var _ cloudReader = (*fakeCloud)(nil)
+
+func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
+	for i := range c.addresses {
+		if c.addresses[i].ID == id {
+			return &c.addresses[i], nil
+		}
+	}
+	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+}
+func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter) ([]exampleapi.Address, error) {
+	var out []exampleapi.Address
+	for _, a := range c.addresses {
+		if (f.Name == "" || a.Name == f.Name) && (f.IP == "" || a.IP == f.IP) && (f.Region == "" || a.Region == f.Region) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+func (c *fakeCloud) GetLoadBalancer(context.Context, string) (*exampleapi.LoadBalancer, error) {
+	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+}
+func (c *fakeCloud) ListLoadBalancers(context.Context, exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
+	return nil, nil
+}
+func (c *fakeCloud) GetCertificate(context.Context, string) (*exampleapi.Certificate, error) {
+	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+}
+
+// fakeAddressEngine names a Service's own reserved address
+// (addressEngine); it holds no workspace.
+type fakeAddressEngine struct{}
+
+var _ addressEngine = fakeAddressEngine{}
+
+func (fakeAddressEngine) LoadBalancerName(in *annotations.Service) string { return in.Name }
+func (fakeAddressEngine) ReservedAddressName(svc *v1.Service) string {
+	return svc.Namespace + "-" + svc.Name
+}
+func (fakeAddressEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
+	return nil, false, nil
+}
+func (fakeAddressEngine) GetAddress(context.Context, string, string) (*engine.Address, bool, error) {
+	return nil, false, nil
+}
+func (fakeAddressEngine) RenderAddress(engine.AddressSpec) (*engine.Module, engine.Job, error) {
+	return nil, engine.Job{}, errors.New("fakeAddressEngine: no rendering")
+}
+func (fakeAddressEngine) ReconcileAddress(context.Context, engine.AddressSpec, engine.Review) (*engine.Address, *engine.Outcome, error) {
+	return nil, nil, errors.New("fakeAddressEngine: no reconcile")
+}
+func (fakeAddressEngine) RetainAddress(context.Context, string, string, engine.Review) (*engine.Outcome, error) {
+	return nil, errors.New("fakeAddressEngine: no retain")
+}
+
+// A Service keeping its address waits while the leader reserves it, is
+// refused past its namespace's cap (an event says so), and shows the
+// reserved IP once its load balancer holds it.
+func TestKeptAddressOverFakes(t *testing.T) {
+	f := newBoardFixture(t, "")
+	f.cfg.Region, f.cfg.LoadBalancer.Addresses.MaxPerNamespace = "ex-west-1", 2
+	cloud := &fakeCloud{}
+	a := &addresses{shared: &shared{cfg: f.cfg, board: f.board}, engine: fakeAddressEngine{}, api: cloud}
+	in := annotations.Read(lbService(1, map[string]string{string(annotations.LBAddressKeep): "true"}))
+	lb := &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}
+	st := status(lb, in, nil)
+	subj := f.board.ServiceSubject(t.Context(), in, records.KindChange)
+	tagged := func(id, name, ip, lbID string) exampleapi.Address {
+		return exampleapi.Address{ID: id, Name: name, Region: "ex-west-1", Family: exampleapi.AddressFamilyIPv4, IP: ip, LoadBalancerID: lbID,
+			Tags: map[string]string{exampleapi.TagClusterID: f.cfg.ClusterID, exampleapi.TagNamespace: "shop"}}
+	}
+
+	var retry *api.RetryError
+	if _, err := a.addressed(t.Context(), subj, in, lb, st); !errors.As(err, &retry) || retry.RetryAfter() != addressWait {
+		t.Fatalf("not reserved yet: %v; want a retry in %s while the leader reserves it", err, addressWait)
+	}
+	cloud.addresses = []exampleapi.Address{tagged("addr-1", "shop-a", "198.51.100.1", ""), tagged("addr-2", "shop-b", "198.51.100.2", "")}
+	if _, err := a.addressed(t.Context(), subj, in, lb, st); err == nil || errors.As(err, &retry) || !strings.Contains(err.Error(), "its cap") {
+		t.Fatalf("past the cap: %v; want a refusal naming the cap", err)
+	}
+	if evs := f.takeEvents(); !slices.ContainsFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "AddressCapReached" }) {
+		t.Errorf("events %v; want AddressCapReached", evs)
+	}
+	cloud.addresses = []exampleapi.Address{tagged("addr-3", "shop-web", "198.51.100.3", "lb-1")}
+	got, err := a.addressed(t.Context(), subj, in, lb, st)
+	if err != nil || len(got.Ingress) != 1 || got.Ingress[0].IP != "198.51.100.3" {
+		t.Fatalf("held: %+v %v; want the reserved IP", got, err)
 	}
 }
