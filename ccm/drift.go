@@ -28,9 +28,9 @@ type driftWorker struct {
 	// unguarded).
 	client kubernetes.Interface
 	cfg    cloudconfig.DriftConfig
-	// groups finds a group's members now (nil: drift checks of groups
+	// members finds a group's members now (nil: drift checks of groups
 	// run unguarded).
-	groups *groups
+	members func(g annotations.Group) []*v1.Service
 }
 
 func newDriftWorker(e *engine.Engine, board driftReviewer, client kubernetes.Interface, cfg cloudconfig.DriftConfig) *driftWorker {
@@ -92,10 +92,10 @@ func (d *driftWorker) check(ctx context.Context, k engine.Known) {
 // members (from the informer) are those the check plans for.
 func (d *driftWorker) guardGroup(g annotations.Group, snap *engine.KnownGroup) engine.Guard {
 	return func(context.Context) error {
-		if d.groups == nil {
+		if d.members == nil {
 			return nil
 		}
-		now := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: d.groups.members(g, nil, false)}
+		now := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: d.members(g)}
 		was := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
 		if engine.GroupInputs(now, nil, snap.PoolID) != engine.GroupInputs(was, nil, snap.PoolID) {
 			return engine.ErrSkipped

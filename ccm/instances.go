@@ -74,7 +74,7 @@ func newInstances(md *exampleapi.MetadataClient, region string, ttl time.Duratio
 // lifecycle controller then deletes the Node. Any other error keeps it.
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
 	_, err := i.byNode(ctx, node)
-	return i.exists("node "+node.Name, err)
+	return exists("node "+node.Name, err)
 }
 
 // InstanceShutdown is true for a stopped instance (the Node gets the
@@ -82,7 +82,7 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 // reports it.
 func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
 	md, err := i.byNode(ctx, node)
-	return i.shutdown("node "+node.Name, md, err)
+	return shutdown("node "+node.Name, md, err)
 }
 
 // InstanceMetadata describes the node's instance; the controller turns it
@@ -168,18 +168,18 @@ func (i *instances) CurrentNodeName(_ context.Context, hostname string) (types.N
 // InstanceExistsByProviderID is InstanceExists for a providerID.
 func (i *instances) InstanceExistsByProviderID(ctx context.Context, providerID string) (bool, error) {
 	_, err := i.byProviderID(ctx, providerID)
-	return i.exists(providerID, err)
+	return exists(providerID, err)
 }
 
 // InstanceShutdownByProviderID is InstanceShutdown for a providerID.
 func (i *instances) InstanceShutdownByProviderID(ctx context.Context, providerID string) (bool, error) {
 	md, err := i.byProviderID(ctx, providerID)
-	return i.shutdown(providerID, md, err)
+	return shutdown(providerID, md, err)
 }
 
 // exists and shutdown turn a lookup of what (a node or a providerID) into
 // the controllers' answer.
-func (i *instances) exists(what string, err error) (bool, error) {
+func exists(what string, err error) (bool, error) {
 	switch {
 	case exampleapi.IsNotFound(err):
 		klog.V(4).InfoS("Instance does not exist", "for", what, "err", err)
@@ -190,7 +190,7 @@ func (i *instances) exists(what string, err error) (bool, error) {
 	return true, nil
 }
 
-func (i *instances) shutdown(what string, md *exampleapi.InstanceMetadata, err error) (bool, error) {
+func shutdown(what string, md *exampleapi.InstanceMetadata, err error) (bool, error) {
 	switch {
 	case exampleapi.IsNotFound(err):
 		return false, nil

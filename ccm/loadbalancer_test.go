@@ -2,193 +2,46 @@ package ccm
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/cloud-provider/api"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/cloudconfig"
-	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/internal/need"
-	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/review/reviewtest"
-	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/servicelb"
 )
 
-// lbsWithRecorder is the LoadBalancer implementation over a real engine
-// and runner (no terraform runs: these Services are refused before), with
-// events recorded in memory.
-func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*loadBalancers, *record.FakeRecorder) {
-	t.Helper()
-	tf, err := exec.LookPath("terraform")
-	if err != nil {
-		need.Missing(t, "terraform is not on PATH")
-	}
-	dir := t.TempDir()
-	cli := filepath.Join(dir, "terraform.rc")
-	testkit.Must(t, os.WriteFile(cli, nil, 0o600))
-	cfg.Terraform.Binary, cfg.Terraform.CLIConfig, cfg.Terraform.LockFile = tf, cli, ""
-	eng := openEngine(t, cfg, dir, "", engine.Options{})
-	rec := record.NewFakeRecorder(100)
-	board := review.New(cfg, nil)
-	board.Connect(t.Context(), fake.NewClientset(), rec)
-	return newLoadBalancers(eng, cfg, board, nil), rec
+// lateLBs is a fake of the Services' load balancing (unit test only):
+// every Service's shard has its renewal late.
+type lateLBs struct{}
+
+func (lateLBs) Name(*annotations.Service) string { return "" }
+func (lateLBs) Get(context.Context, *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	return nil, false, nil
+}
+func (lateLBs) Ensure(context.Context, *v1.Service, []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	return nil, fmt.Errorf("shop/web: %w", servicelb.ErrRenewalLate)
+}
+func (lateLBs) Delete(context.Context, *v1.Service) error {
+	return fmt.Errorf("shop/web: %w", servicelb.ErrRenewalLate)
 }
 
-// openEngine opens the engine of cfg as the controller does, with its
-// workspaces and local states under dir.
-func openEngine(t *testing.T, cfg *cloudconfig.Config, dir, token string, o engine.Options) *engine.Engine {
-	t.Helper()
-	cfg.Terraform.WorkDir = filepath.Join(dir, "work")
-	cfg.State.Local.Dir = filepath.Join(dir, "states")
-	e, err := engine.Open(context.Background(), cfg, engine.Wiring{Token: token}, o)
-	testkit.Must(t, err)
-	return e
-}
-
-// testConfig is a complete cloud config plus extra.
-func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
-
-func lbService(ports int, ann map[string]string) *v1.Service {
-	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1", Annotations: ann},
-		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
-	for i := range ports {
-		svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: fmt.Sprint("p", i), Protocol: v1.ProtocolTCP, Port: int32(1000 + i), NodePort: int32(30000 + i)})
+// A Service whose shard's renewal is late is retried soon by the service
+// controller, which takes neither a node set nor a deletion as done
+// meanwhile.
+func TestRenewalLateIsRetried(t *testing.T) {
+	l := loadBalancer{lateLBs{}}
+	svc := &v1.Service{}
+	var retry *api.RetryError
+	if _, err := l.EnsureLoadBalancer(t.Context(), "", svc, nil); !errors.As(err, &retry) || retry.RetryAfter() != renewalRetry {
+		t.Fatalf("EnsureLoadBalancer with the renewal late: %v; want a retry in %s", err, renewalRetry)
 	}
-	return svc
-}
-
-// drain returns the events recorded so far.
-func drain(rec *record.FakeRecorder) string {
-	var b strings.Builder
-	for {
-		select {
-		case ev := <-rec.Events:
-			b.WriteString(ev + "\n")
-		default:
-			return b.String()
-		}
+	if err := l.UpdateLoadBalancer(t.Context(), "", svc, nil); !errors.Is(err, servicelb.ErrRenewalLate) {
+		t.Fatalf("UpdateLoadBalancer with the renewal late: %v; want %v", err, servicelb.ErrRenewalLate)
 	}
-}
-
-func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 10}\n"))
-	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", lbService(11, nil), nil)
-	events := drain(rec)
-	if err == nil || !strings.Contains(events, "InvalidService") || !strings.Contains(events, "at most 10 listeners") {
-		t.Fatalf("err %v, events:\n%s", err, events)
+	if err := l.EnsureLoadBalancerDeleted(t.Context(), "", svc); !errors.Is(err, servicelb.ErrRenewalLate) {
+		t.Fatalf("EnsureLoadBalancerDeleted with the renewal late: %v; want %v", err, servicelb.ErrRenewalLate)
 	}
-	if procs := lbs.engine.Processes(); len(procs) != 0 {
-		t.Fatalf("terraform ran for a refused Service: %v", procs)
-	}
-}
-
-func TestAdoptionRefusedByConfig(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {adoption: {enabled: true, namespaces: [platform]}}\n"))
-	svc := lbService(1, map[string]string{string(annotations.LBAdoptID): "lb-0123456789abcdef", string(annotations.LBName): "old"})
-	_, err := lbs.EnsureLoadBalancer(context.Background(), "c", svc, nil)
-	events := drain(rec)
-	if err == nil || !strings.Contains(events, "ReferenceRefused") || !strings.Contains(events, string(annotations.LBAdoptID)) ||
-		!strings.Contains(events, "does not allow adoption in namespace shop") {
-		t.Fatalf("err %v, events:\n%s", err, events)
-	}
-}
-
-func TestRetiredAnnotationIsReportedOnce(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 1}\n"))
-	svc := lbService(2, map[string]string{string(annotations.LBApprovePlan): "plan-0123456789ab"}) // refused after the report
-	for range 3 {
-		_, _ = lbs.EnsureLoadBalancer(context.Background(), "c", svc, nil)
-	}
-	if events := drain(rec); strings.Count(events, "RetiredAnnotation") != 1 || !strings.Contains(events, "PlanApproval") {
-		t.Fatalf("events:\n%s", events)
-	}
-}
-
-// The orphan finder takes only a load balancer whose tags name the
-// Service (cluster id and uid), not another's of the same name.
-func TestOrphanFinder(t *testing.T) {
-	sim := simtest.Start(t)
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	testkit.Must(t, err)
-	cfg := testConfig(t, "")
-	cfg.Region = "ex-west-1"
-	find := orphanFinder(api, cfg)
-	svc := lbService(1, map[string]string{string(annotations.LBName): "shop-web"})
-	create := func(uid string) string {
-		lb, err := api.CreateLoadBalancer(context.Background(), exampleapi.LoadBalancerSpec{
-			Name: "shop-web", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-			Tags:      map[string]string{"k8s.example.com/cluster-id": "prod", "k8s.example.com/service-uid": uid},
-		})
-		testkit.Must(t, err)
-		return lb.ID
-	}
-	stranger := create("uid-stranger")
-	name, owner := "shop-web", engine.OwnerTags(svc, cfg.ClusterID)
-	if id, err := find(context.Background(), name, owner); err != nil || id != "" {
-		t.Fatalf("took another Service's load balancer %s: %q %v", stranger, id, err)
-	}
-	testkit.Must(t, api.DeleteLoadBalancer(context.Background(), stranger))
-	ours := create(string(svc.UID))
-	if id, err := find(context.Background(), name, owner); err != nil || id != ours {
-		t.Fatalf("found %q (%v), want %s", id, err, ours)
-	}
-}
-
-// The ingress always carries the ipMode the API server would store, so an
-// unchanged Service's status equals the stored one and is not patched.
-func TestIPMode(t *testing.T) {
-	vip, proxy := v1.LoadBalancerIPModeVIP, v1.LoadBalancerIPModeProxy
-	withProxy := map[string]string{string(annotations.LBProxyProtocol): "true"}
-	stored := func(mode *v1.LoadBalancerIPMode) v1.ServiceStatus {
-		return v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.1", IPMode: mode}}}}
-	}
-	https := map[string]string{string(annotations.LBHTTPSPorts): "1000", string(annotations.LBTLSSecrets): "web-tls"}
-	http := map[string]string{string(annotations.LBHTTPPorts): "1000"}
-	member := func(ann map[string]string) []*v1.Service {
-		return []*v1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "other", Annotations: ann}}}
-	}
-	for _, c := range []struct {
-		name    string
-		ann     map[string]string
-		sharing []*v1.Service
-		status  v1.ServiceStatus
-		want    *v1.LoadBalancerIPMode
-	}{
-		{"new Service", nil, nil, v1.ServiceStatus{}, &vip},
-		{"API server stores ipMode", nil, nil, stored(&vip), &vip},
-		{"proxy protocol", withProxy, nil, stored(&vip), &proxy},
-		{"https listener: TLS terminated", https, nil, stored(&vip), &proxy},
-		{"http listener: HTTP terminated", http, nil, stored(&vip), &proxy},
-		{"tcp listeners only, alone", nil, member(nil), stored(&vip), &vip},
-		{"a group member's https listener on the shared address", nil, member(https), stored(&vip), &proxy},
-		{"API server without the field", nil, nil, stored(nil), nil},
-		{"proxy protocol, API server without the field", withProxy, nil, stored(nil), nil},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Annotations: c.ann}, Status: c.status}
-			got := status(&engine.LoadBalancer{IPv4: "192.0.2.1"}, annotations.Read(svc), c.sharing).Ingress[0].IPMode
-			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
-				t.Fatalf("ipMode = %v, want %v", ptrString(got), ptrString(c.want))
-			}
-		})
-	}
-}
-
-func ptrString(m *v1.LoadBalancerIPMode) string {
-	if m == nil {
-		return "none"
-	}
-	return string(*m)
 }

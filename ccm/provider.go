@@ -1,23 +1,19 @@
-// Package ccm is the Example cloud provider for k8s.io/cloud-provider.
-//
-// LoadBalancer and Routes are adapters over the engine: they render
-// Terraform, plan and apply it, and never change the cloud themselves:
-// they only read it, to check an adopted load balancer's owner, to find
-// one an interrupted apply left, to read the tags of the certificates
-// and addresses a Service names (tenancy) and where a reserved address
-// is. They decide what the engine reconciles: a Service's own load
-// balancer or its group's (group membership), the target pool of its
-// nodes, which load balancer holds each reserved address, batches of
-// routes, drift checks, the TLS Secrets a Service names. Every plan is reviewed by package review,
-// which builds each reconcile's engine.Review and reports its outcome
-// (events, plan records, audit log). Instances, InstancesV2 and Zones
-// read the metadata API directly.
+// Package ccm is the Example cloud provider for k8s.io/cloud-provider:
+// the adapter and the controller's wiring. LoadBalancer is a thin adapter
+// over the Services' load balancing (package servicelb, which decides
+// what the engine reconciles for each Service); Routes batches the route
+// set's changes over the engine; every plan is reviewed by package
+// review, which builds each reconcile's engine.Review and reports its
+// outcome (events, plan records, audit log). Instances, InstancesV2 and
+// Zones read the metadata API directly. Beside the adapters: drift
+// checks, state encryption keys, the admission webhooks and, sharded,
+// each replica's service controller (replicas.go).
 package ccm
 
 import (
 	"context"
 	"fmt"
-	"io"
+	"os"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,7 +22,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -35,55 +30,55 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/servicelb"
 )
 
 // ProviderName is the name of the provider (--cloud-provider=example).
 const ProviderName = "example"
 
-func init() {
-	cloudprovider.RegisterCloudProvider(ProviderName, func(r io.Reader) (cloudprovider.Interface, error) {
-		if r == nil {
-			return nil, fmt.Errorf("the %s cloud provider needs --cloud-config", ProviderName)
-		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, fmt.Errorf("read cloud config: %w", err)
-		}
-		cfg, err := cloudconfig.Load(data)
-		if err != nil {
-			return nil, err
-		}
-		return newCloud(context.Background(), cfg)
-	})
+// Open is the Example cloud provider of the cloud config at path
+// (--cloud-config): the controller's process holds it as it is, and hands
+// it to k8s.io/cloud-provider's app as its cloudprovider.Interface.
+func Open(path string) (*Cloud, error) {
+	if path == "" {
+		return nil, fmt.Errorf("the %s cloud provider needs --cloud-config", ProviderName)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cloud config: %w", err)
+	}
+	cfg, err := cloudconfig.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	return newCloud(context.Background(), cfg)
 }
 
-// cloud implements cloudprovider.Interface.
-type cloud struct {
+// Cloud is the Example cloud provider: it implements
+// cloudprovider.Interface, and starts what the controller's process runs
+// beside k8s.io/cloud-provider's controllers (webhooks, shards).
+type Cloud struct {
 	cfg       *cloudconfig.Config
 	engine    *engine.Engine
 	board     *review.Board
-	tls       *tlsSecrets
+	tls       *servicelb.TLSSecrets
 	keys      *encryptionKeys // nil without terraform.encryption
 	instances *instances
-	lb        *loadBalancers
+	lbs       *servicelb.LoadBalancers
 	routes    *routes
 	// shards is this replica's part in the sharding; nil when off.
-	shards *shards
+	shards *servicelb.Shards
 	// clients: useClients ran; replica: startReplica ran; informers:
 	// SetInformers ran.
 	clients, replica, informers sync.Once
-	// leading ends when leadership does (nil until Initialize): the
-	// leader's address keeper runs under it.
-	leading   context.Context
-	addresses sync.Once
 }
 
 var (
-	_ cloudprovider.Interface    = (*cloud)(nil)
-	_ cloudprovider.InformerUser = (*cloud)(nil)
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
 )
 
-func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
+func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*Cloud, error) {
 	inst, err := newInstancesFromConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -92,12 +87,12 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	tls := &tlsSecrets{cfg: cfg, redact: board.RedactFrom}
-	var sh *shards
+	tls := servicelb.NewTLSSecrets(cfg, board.RedactFrom)
+	var sh *servicelb.Shards
 	var owns func(objectref.Ref) bool
 	if cfg.Sharding.Enabled {
-		sh = &shards{}
-		owns = sh.owns
+		sh = servicelb.NewShards()
+		owns = sh.Owns
 	}
 	eng, api, keys, err := newEngine(ctx, cfg, board, tls, owns)
 	if err != nil {
@@ -107,40 +102,27 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*cloud, error) {
 	if cfg.LoadBalancer.Groups.CrossNamespace {
 		klog.InfoS("loadBalancer.groups.crossNamespace is retired and ignored: a namespace consents to Services of another joining its load balancer groups with a ReferenceGrant (docs/tenancy.md)")
 	}
-	c := &cloud{
+	c := &Cloud{
 		cfg:       cfg,
 		engine:    eng,
 		board:     board,
 		tls:       tls,
 		keys:      keys,
 		instances: inst,
-		lb:        newLoadBalancers(eng, cfg, board, api),
+		lbs:       servicelb.New(servicelb.Options{Config: cfg, Engine: eng, Board: board, API: api, TLS: tls, Shards: sh}),
 		routes:    newRoutes(eng, cfg, inst, board),
 		shards:    sh,
 	}
-	c.lb.shards = sh
-	if sh != nil {
-		sh.admits = c.lb.refs.admitsNow
-	}
-	c.trackMemory()
+	trackMemory(c)
 	return c, nil
 }
 
 // Initialize starts the background workers; they stop with stop. The
 // app calls it on the leader: with sharding, the replica's own workers
 // started before (StartShards), and the leader adds the cluster-wide ones.
-func (c *cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	c.startReplica(clientBuilder, stop)
-	if c.shards != nil {
-		c.shards.leader.Store(true)
-		c.lb.lifecycle.queue.Add(poolsKey) // the pools follow the nodes from now on
-		if c.shards.pools != nil {
-			c.shards.pools.askAll() // and the Services' selections
-		}
-	}
-	go c.lb.prunePools(stopContext(stop), c.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
-	c.leading = stopContext(stop)
-	c.keepAddresses()
+	c.lbs.Lead(stopContext(stop))
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type, "sharded", c.shards != nil)
 }
 
@@ -157,61 +139,51 @@ func stopContext(stop <-chan struct{}) context.Context {
 // startReplica starts, once, the workers every replica runs: events,
 // records, approvals, the grants, the TLS resync, the node lifecycle,
 // consent and drift checks (each acting only on what the replica owns).
-func (c *cloud) startReplica(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	c.replica.Do(func() { c.startWorkers(clientBuilder, stop) })
-}
-
-func (c *cloud) startWorkers(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	ctx := stopContext(stop)
-	go func() {
-		<-stop
-		c.routes.stop()
-	}()
-	// kube stays nil without a client: what needs one does without.
-	var kube kubernetes.Interface
-	client, err := clientBuilder.Client("example-cloud-controller-manager")
-	if err != nil {
-		klog.ErrorS(err, "cannot build a Kubernetes client; events, records, approvals and the kubernetes state backend are unavailable")
-	} else {
-		kube = client
-		rec := newRecorder(client)
-		c.board.Connect(ctx, client, rec)
-		c.lb.lifecycle.recorder = rec
-		var dyn dynamic.Interface
-		if d, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
-			klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
+func (c *Cloud) startReplica(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.replica.Do(func() {
+		ctx := stopContext(stop)
+		go func() {
+			<-stop
+			c.routes.stop()
+		}()
+		// kube stays nil without a client: what needs one does without.
+		var kube kubernetes.Interface
+		client, err := clientBuilder.Client("example-cloud-controller-manager")
+		if err != nil {
+			klog.ErrorS(err, "cannot build a Kubernetes client; events, records, approvals and the kubernetes state backend are unavailable")
 		} else {
-			dyn = d
-			c.board.WatchApprovals(d, stop)
+			kube = client
+			rec := newRecorder(client)
+			c.board.Connect(ctx, client, rec)
+			c.lbs.Connect(rec)
+			var dyn dynamic.Interface
+			if d, err := dynamic.NewForConfig(clientBuilder.ConfigOrDie("example-cloud-controller-manager")); err != nil {
+				klog.ErrorS(err, "cannot build a dynamic client; approvals are unavailable")
+			} else {
+				dyn = d
+				c.board.WatchApprovals(d, stop)
+			}
+			c.useClients(ctx, client, dyn)
 		}
-		c.useClients(ctx, client, dyn)
-		// A grant change reconciles the groups it lets guests into or
-		// out of (sharded, on every replica: each group only where its shard is held).
-		c.lb.refs.grants.onChange(c.lb.grantsChanged)
-	}
-	go c.lb.resyncTLS(ctx, c.cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration)
-	go c.lb.syncNodes(ctx)
-	go c.lb.syncConsent(ctx)
-	if !c.cfg.Review.Drift.Disabled {
-		d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
-		d.groups = c.lb.groups
-		go d.run(ctx)
-	}
+		c.lbs.Start(ctx)
+		if !c.cfg.Review.Drift.Disabled {
+			d := newDriftWorker(c.engine, c.board, kube, c.cfg.Review.Drift)
+			d.members = c.lbs.GroupMembers
+			go d.run(ctx)
+		}
+	})
 }
 
 // useClients gives what reads Kubernetes its clients, once: the webhook
 // (every replica, before leader election) or Initialize (the leader),
 // whichever comes first; later calls keep them, so nothing is written
 // while the webhook reads. The ReferenceGrants are watched until ctx ends.
-func (c *cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface) {
+func (c *Cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface) {
 	c.clients.Do(func() {
 		c.engine.UseKubernetes(client)
-		c.lb.client, c.tls.client = client, client
+		c.lbs.UseClients(ctx, client, dyn)
 		if c.keys != nil {
 			go c.keys.run(ctx, client)
-		}
-		if dyn != nil {
-			c.lb.refs.watchGrants(ctx, dyn)
 		}
 	})
 }
@@ -236,50 +208,28 @@ func newRecorder(client kubernetes.Interface) record.EventRecorder {
 // (and the selections of the load balancers applied before a restart);
 // and the node lifecycle the Node informer. Called before the informers
 // start.
-func (c *cloud) SetInformers(f informers.SharedInformerFactory) {
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
 	// With sharding, the replica's own informers came first.
-	c.informers.Do(func() { c.setInformers(f) })
+	c.informers.Do(func() { c.lbs.SetInformers(f) })
 }
 
-func (c *cloud) setInformers(f informers.SharedInformerFactory) {
-	inf := f.Core().V1().Services().Informer()
-	if err := inf.AddIndexers(cache.Indexers{groupIndex: groupIndexFunc}); err != nil {
-		klog.ErrorS(err, "cannot index Services by load balancer group; a group's members are found by listing every Service")
-	}
-	c.lb.groups.services = inf.GetIndexer()
-	c.lb.servicesSynced = inf.HasSynced
-	leads := func() bool { return c.shards == nil || c.shards.leader.Load() }
-	var err error
-	if c.lb.addresses, err = newAddressKeeper(c.lb, inf, leads); err != nil {
-		klog.ErrorS(err, "cannot watch Services for their reserved addresses; the leader looks at them every minute")
-	}
-	c.keepAddresses() // the leader without sharding was initialized first
-	if err := c.lb.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
-		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
-	}
-}
+// LoadBalancers is the Services' load balancing (what the Gateway API
+// front-end takes its target pool and TLS Secrets from).
+func (c *Cloud) LoadBalancers() *servicelb.LoadBalancers { return c.lbs }
 
-// keepAddresses starts the leader's address keeper once both the leader
-// was initialized and the informers set, in either order (the app
-// initializes first; a sharded replica sets its informers first).
-func (c *cloud) keepAddresses() {
-	k := c.lb.addresses
-	if c.leading == nil || k == nil || c.lb.api == nil {
-		return
-	}
-	c.addresses.Do(func() {
-		go k.run(c.leading)
-		k.askAll()
-	})
-}
+// Engine, Board and Config are the cloud provider's engine, review board
+// and cloud config, which the Gateway API front-end builds with too.
+func (c *Cloud) Engine() *engine.Engine      { return c.engine }
+func (c *Cloud) Board() *review.Board        { return c.board }
+func (c *Cloud) Config() *cloudconfig.Config { return c.cfg }
 
-func (c *cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
-	return inertLoadBalancer{c.lb}, true
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
+	return inertLoadBalancer{loadBalancer{c.lbs}}, true
 }
-func (c *cloud) Instances() (cloudprovider.Instances, bool)     { return c.instances, true }
-func (c *cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
-func (c *cloud) Zones() (cloudprovider.Zones, bool)             { return c.instances, true }
-func (c *cloud) Clusters() (cloudprovider.Clusters, bool)       { return nil, false }
-func (c *cloud) Routes() (cloudprovider.Routes, bool)           { return c.routes, true }
-func (c *cloud) ProviderName() string                           { return ProviderName }
-func (c *cloud) HasClusterID() bool                             { return c.cfg.ClusterID != "" }
+func (c *Cloud) Instances() (cloudprovider.Instances, bool)     { return c.instances, true }
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
+func (c *Cloud) Zones() (cloudprovider.Zones, bool)             { return c.instances, true }
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool)       { return nil, false }
+func (c *Cloud) Routes() (cloudprovider.Routes, bool)           { return c.routes, true }
+func (c *Cloud) ProviderName() string                           { return ProviderName }
+func (c *Cloud) HasClusterID() bool                             { return c.cfg.ClusterID != "" }

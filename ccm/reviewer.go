@@ -3,19 +3,16 @@ package ccm
 import (
 	"context"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 )
 
-// What each reconciler needs of review (a *review.Board serves them all):
-// to run a change under review, reported (changes); to name what it
-// changes (a Subject); and, for load balancers, to tell people what
-// happened beside a change (teller). Only the controller's wiring
-// (provider.go) holds the Board itself.
+// What each reconciler here needs of review (a *review.Board serves them
+// all): to run a change under review, reported (changes), and to name what
+// it changes (a Subject); the Services' load balancers say what they need
+// in package servicelb. Only the controller's wiring (provider.go) holds
+// the Board itself.
 
 // changes runs changes under review: Run gives the engine's call the
 // Review it decides under and reports the outcome; Unlock executes the
@@ -37,36 +34,7 @@ type driftReviewer interface {
 	DriftSubject(ctx context.Context, k engine.Known) review.Subject
 }
 
-// lbReviewer is what Services' load balancers, groups and target pools
-// need.
-type lbReviewer interface {
-	changes
-	teller
-	ServiceSubject(ctx context.Context, in *annotations.Service, kind string) review.Subject
-	GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) review.Subject
-	PoolsSubject(workspace, kind string) review.Subject
-	CausedBy(ctx context.Context, s review.Subject, in *annotations.Service) review.Subject
-	AddressSubject(ctx context.Context, ns, name, workspace string, taker *annotations.Service, involved []*annotations.Service, kind string) review.Subject
-	// Records are the plan records, what groups remember across restarts.
-	Records(ctx context.Context) ([]*records.Record, error)
-}
-
-// teller tells people what happened beside a change: events, records
-// and audit lines, and secrets to keep out of them.
-type teller interface {
-	Failed(s review.Subject, err error)
-	Eventf(s review.Subject, typ, reason, format string, args ...any)
-	Removed(ctx context.Context, out *engine.Outcome)
-	GroupRemoved(g annotations.Group)
-	ReportMembers(g annotations.Group, rep *engine.GroupReport)
-	ReportLeaving(ctx context.Context, s review.Subject, workspace string, leaving, departed []records.LeavingNode)
-	ConsentWithdrawn(g annotations.Group, owner, guest *v1.Service, reason string)
-	RetiredAnnotations(s review.Subject, ann map[string]string)
-	RedactFrom(source string, values ...string)
-}
-
 var (
-	_ lbReviewer    = (*review.Board)(nil)
 	_ routeReviewer = (*review.Board)(nil)
 	_ driftReviewer = (*review.Board)(nil)
 )

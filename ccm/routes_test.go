@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/review/reviewtest"
 )
 
 // fakeRouteEngine is the route set without terraform (routeEngine): its
@@ -116,7 +117,7 @@ func (fakeNodes) byID(_ context.Context, id string) (*exampleapi.InstanceMetadat
 // it go.
 func batchedRoutes(t *testing.T, e *fakeRouteEngine) (*routes, chan<- struct{}) {
 	t.Helper()
-	r := newRoutes(e, testConfig(t, ""), fakeNodes{}, review.New(testConfig(t, ""), nil))
+	r := newRoutes(e, reviewtest.Config(t, ""), fakeNodes{}, review.New(reviewtest.Config(t, ""), nil))
 	release := make(chan struct{})
 	r.gather = func(ctx context.Context) bool {
 		select {

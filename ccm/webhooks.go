@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
@@ -38,9 +37,8 @@ type GatewayPreview func(planAllowed func(namespace string) bool) webhook.AdmitF
 // cloud its Kubernetes clients for that (Initialize keeps them). gateways
 // (nil: none) previews Gateway API objects; without it their webhook
 // allows every edit and says nothing.
-func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Config, gateways GatewayPreview) error {
-	cl, ok := c.(*cloud)
-	if !ok || !cl.cfg.Webhook.Enabled {
+func (c *Cloud) StartWebhooks(ctx context.Context, cfg *rest.Config, gateways GatewayPreview) error {
+	if !c.cfg.Webhook.Enabled {
 		return nil
 	}
 	cfg = rest.CopyConfig(cfg)
@@ -53,22 +51,22 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 	if err != nil {
 		return fmt.Errorf("webhook: dynamic client: %w", err)
 	}
-	cl.useClients(ctx, client, dyn)
-	certs, err := webhookCertificates(ctx, cl.cfg, client)
+	c.useClients(ctx, client, dyn)
+	certs, err := webhookCertificates(ctx, c.cfg, client)
 	if err != nil {
 		return err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	a := &admission{cfg: cl.cfg, lb: cl.lb, nodes: factory.Core().V1().Nodes().Lister()}
-	ccmmetrics.Track("webhook", func() map[string]int { return map[string]int{"webhook_preview_budgets": a.budgets()} })
+	a := c.lbs.Admission(factory.Core().V1().Nodes().Lister())
+	ccmmetrics.Track("webhook", func() map[string]int { return map[string]int{"webhook_preview_budgets": a.Budgets()} })
 	factory.Start(ctx.Done())
 	addr, done, err := webhook.Start(ctx, webhook.Options{
-		Addr:         cl.cfg.Webhook.Address,
+		Addr:         c.cfg.Webhook.Address,
 		Certificates: certs,
 		Handlers: map[string]http.Handler{
-			AuthorPath:         webhook.Handler("service-author", a.author),
-			PreviewPath:        webhook.Handler("service-preview", a.preview),
-			GatewayPreviewPath: webhook.Handler("gateway-preview", gatewayPreview(gateways, a.planAllowed)),
+			AuthorPath:         webhook.Handler("service-author", a.Author),
+			PreviewPath:        webhook.Handler("service-preview", a.Preview),
+			GatewayPreviewPath: webhook.Handler("gateway-preview", gatewayPreview(gateways, a.PlanAllowed)),
 		},
 	})
 	if err != nil {
@@ -79,7 +77,7 @@ func StartWebhooks(ctx context.Context, c cloudprovider.Interface, cfg *rest.Con
 			klog.ErrorS(err, "Admission webhook server stopped")
 		}
 	}()
-	klog.InfoS("Serving admission webhooks", "address", addr, "certificates", cl.cfg.Webhook.Certificates.Mode)
+	klog.InfoS("Serving admission webhooks", "address", addr, "certificates", c.cfg.Webhook.Certificates.Mode)
 	return nil
 }
 

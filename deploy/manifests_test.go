@@ -65,7 +65,7 @@ func TestSecretsOnlyInControllerNamespace(t *testing.T) {
 	})
 }
 
-// tlsSecretsRole is the ClusterRole of TLS Secrets (ccm.TLSSecretsRole).
+// tlsSecretsRole is the ClusterRole of TLS Secrets (servicelb.TLSSecretsRole).
 const tlsSecretsRole = "example-ccm:tls-secrets"
 
 // In kube-system there is the leader-election Lease, a Role granting get and

@@ -27,6 +27,7 @@ import (
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -58,7 +59,7 @@ type Controller struct {
 	// (package tenancy): its backends' ReferenceGrants.
 	refs *tenancy.Authorizer
 	// grants are what refs reads consent from (grants.go).
-	grants *grantStore
+	grants *referencegrants.Watch
 	// l4 are the L4 route kinds the API server serves.
 	l4 []l4Kind
 	// cloud builds the load balancers (nil: statuses only).
@@ -99,8 +100,8 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	c.services, c.namespaces = services.Lister(), namespaces.Lister()
 	// A grant given or taken back, or the grants readable or not, may
 	// change what any Gateway decides.
-	c.grants = newGrantStore(gw, c.everyGateway)
-	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: c.grants.read}}
+	c.grants = newGrants(c.everyGateway)
+	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: c.grants.Read}}
 	l4, err := l4Kinds(gw, gf)
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 func (c *Controller) Watch(ctx context.Context) {
 	c.gwFactory.Start(ctx.Done())
 	c.kubeFactor.Start(ctx.Done())
-	c.grants.start(ctx)
+	c.grants.Start(ctx, referencegrants.FromClientset(c.gw))
 }
 
 // Run keeps the statuses until ctx ends.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -34,9 +35,9 @@ func TestGrantsRefuseWhileUnreadable(t *testing.T) {
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	told := 0
-	s := newGrantStore(client, func() { told++ })
-	lw := s.listWatch()
-	refs := &tenancy.Authorizer{Sources: tenancy.Sources{Grants: s.read}}
+	s := newGrants(func() { told++ })
+	lw := s.ListWatch(referencegrants.FromClientset(client))
+	refs := &tenancy.Authorizer{Sources: tenancy.Sources{Grants: s.Read}}
 	backend := func() error {
 		from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "cross"}
 		return refs.Authorize(t.Context(), from, []tenancy.Reference{{Kind: tenancy.RouteBackend, Namespace: "team-a", Name: "api"}})

@@ -26,9 +26,9 @@ const gatewayController = "gateway"
 
 // startGateways runs the Gateway API front-end when the cloud config
 // turns it on.
-func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+func (p *process) startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, _ cloudprovider.Interface) app.InitFunc {
 	return func(ctx context.Context, cc genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
-		b, on := ccm.Gateways(cloud)
+		b, on := p.gatewayCloud()
 		if !on {
 			klog.V(2).InfoS("The Gateway API front-end is off (gatewayAPI.enabled)")
 			return nil, false, nil
@@ -45,8 +45,8 @@ func startGateways(ic app.ControllerInitContext, _ *config.CompletedConfig, clou
 // gatewayPreviews previews Gateway API objects on every replica's
 // webhook (nil when the front-end is off): a controller of its own that
 // only watches, started with the webhook server.
-func gatewayPreviews(cloud cloudprovider.Interface, kubeconfig *rest.Config) ccm.GatewayPreview {
-	b, on := ccm.Gateways(cloud)
+func (p *process) gatewayPreviews(kubeconfig *rest.Config) ccm.GatewayPreview {
+	b, on := p.gatewayCloud()
 	if !on {
 		return nil
 	}
@@ -64,9 +64,23 @@ func gatewayPreviews(cloud cloudprovider.Interface, kubeconfig *rest.Config) ccm
 	}
 }
 
+// gatewayCloud is what the Gateway API front-end builds load balancers
+// with: the engine, the review and the cloud config of the cloud
+// provider, and the Services' load balancing's target pool of every node
+// and TLS Secrets (package servicelb); false when the cloud config leaves
+// the front-end off (gatewayAPI.enabled).
+func (p *process) gatewayCloud() (*gatewaycontroller.Cloud, bool) {
+	c := p.cloud
+	if !c.Config().GatewayAPI.Enabled {
+		return nil, false
+	}
+	return &gatewaycontroller.Cloud{Engine: c.Engine(), Review: c.Board(), Infra: c.LoadBalancers().Gateways(),
+		Settings: gatewaycontroller.SettingsOf(c.Config())}, true
+}
+
 // newGatewayController is a Gateway API front-end over cfg's API server,
-// building load balancers with b.
-func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, b *ccm.GatewayBackend) (*gatewaycontroller.Controller, error) {
+// building load balancers with cloud.
+func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, cloud *gatewaycontroller.Cloud) (*gatewaycontroller.Controller, error) {
 	// The controller manager's clients speak protobuf; custom resources
 	// only JSON.
 	cfg = rest.CopyConfig(cfg)
@@ -75,5 +89,5 @@ func newGatewayController(cfg *rest.Config, kube kubernetes.Interface, b *ccm.Ga
 	if err != nil {
 		return nil, fmt.Errorf("gateway controller: %w", err)
 	}
-	return gatewaycontroller.New(gw, kube, &gatewaycontroller.Cloud{Engine: b.Engine, Review: b.Board, Infra: b, Settings: gatewaycontroller.SettingsOf(b.Config)})
+	return gatewaycontroller.New(gw, kube, cloud)
 }

@@ -28,23 +28,32 @@ import (
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
 
-	"github.com/example/cloud-provider-example/ccm" // registers the "example" provider
+	"github.com/example/cloud-provider-example/ccm"
 )
 
+// process is what the controller's process opened: the cloud provider,
+// held as it is, so that the controllers started beside k8s.io's (the
+// Gateway API front-end, the shards, the webhooks) are wired to its parts
+// without a cloudprovider.Interface to downcast.
+type process struct {
+	cloud *ccm.Cloud
+}
+
 func main() {
+	p := &process{}
 	opts, err := options.NewCloudControllerManagerOptions()
 	if err != nil {
 		klog.Fatalf("unable to initialize command options: %v", err)
 	}
 	opts.KubeCloudShared.CloudProvider.Name = ccm.ProviderName
-	cmd := app.NewCloudControllerManagerCommand(opts, cloudInitializer, controllerInitializers(), names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
+	cmd := app.NewCloudControllerManagerCommand(opts, p.cloudInitializer, p.controllerInitializers(), names.CCMControllerAliases(), cliflag.NamedFlagSets{}, wait.NeverStop)
 	cmd.Use = "example-cloud-controller-manager"
 	os.Exit(cli.Run(cmd))
 }
 
 // controllerInitializers names each controller's client after this CCM, so
 // API audit logs and RBAC show who did what.
-func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
+func (p *process) controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 	inits := app.DefaultInitFuncConstructors
 	for name, client := range map[string]string{
 		names.CloudNodeController:          "example-cloud-node-controller",
@@ -60,7 +69,7 @@ func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 	if c, ok := inits[names.ServiceLBController]; ok {
 		start := c.Constructor
 		c.Constructor = func(ic app.ControllerInitContext, cc *config.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
-			if ccm.Sharded(cloud) {
+			if p.cloud.Sharded() {
 				return func(context.Context, genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
 					klog.InfoS("The leader's service controller is off: every replica runs one over its shards")
 					return nil, false, nil
@@ -72,32 +81,33 @@ func controllerInitializers() map[string]app.ControllerInitFuncConstructor {
 	}
 	inits[gatewayController] = app.ControllerInitFuncConstructor{
 		InitContext: app.ControllerInitContext{ClientName: "example-gateway-controller"},
-		Constructor: startGateways,
+		Constructor: p.startGateways,
 	}
 	return inits
 }
 
-func cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
+func (p *process) cloudInitializer(c *config.CompletedConfig) cloudprovider.Interface {
 	cfg := c.ComponentConfig.KubeCloudShared.CloudProvider
-	cloud, err := cloudprovider.InitCloudProvider(cfg.Name, cfg.CloudConfigFile)
+	if cfg.Name != ccm.ProviderName {
+		klog.Fatalf("cloud provider %q is unknown (this binary knows %q)", cfg.Name, ccm.ProviderName)
+	}
+	cloud, err := ccm.Open(cfg.CloudConfigFile)
 	if err != nil {
 		klog.Fatalf("cloud provider %q could not be initialized: %v", cfg.Name, err)
-	}
-	if cloud == nil {
-		klog.Fatalf("cloud provider %q is unknown (this binary knows %q)", cfg.Name, ccm.ProviderName)
 	}
 	if !cloud.HasClusterID() {
 		klog.Fatal("no clusterID in the cloud config: it names cloud objects and state, and is required")
 	}
+	p.cloud = cloud
 	// Every replica serves the admission webhooks, leader or not: this
 	// runs before leader election.
-	if err := ccm.StartWebhooks(context.Background(), cloud, c.Kubeconfig, gatewayPreviews(cloud, c.Kubeconfig)); err != nil {
+	if err := cloud.StartWebhooks(context.Background(), c.Kubeconfig, p.gatewayPreviews(c.Kubeconfig)); err != nil {
 		klog.Fatalf("admission webhooks: %v", err)
 	}
 	// So does the service controller of a sharded controller; on SIGTERM
 	// it gives its shards back at once rather than after their lease.
 	ctx, _ := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt) // for the process's life: never stopped
-	if err := ccm.StartShards(ctx, cloud, c.Kubeconfig, c.ComponentConfig.KubeCloudShared.ClusterName,
+	if err := cloud.StartShards(ctx, c.Kubeconfig, c.ComponentConfig.KubeCloudShared.ClusterName,
 		int(c.ComponentConfig.ServiceController.ConcurrentServiceSyncs)); err != nil {
 		klog.Fatalf("shards: %v", err)
 	}

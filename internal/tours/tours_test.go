@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -129,11 +130,15 @@ func packageDoc(t *testing.T, dir string) (doc string, files []string, holder st
 }
 
 // TestEngineSeam: the front-ends reach terraform only through the engine
-// (ADR 0016): ccm, gatewaycontroller and review import neither runner nor
-// renderer, and ccm stays within the 14 project packages the ADR counts.
+// (ADR 0016): ccm, servicelb, gatewaycontroller and review import neither
+// runner nor renderer, and ccm stays within the 14 project packages the
+// ADR counts. The two front-ends, servicelb and gatewaycontroller, are
+// peers (ADR 0022): neither imports the other, nor ccm, which adapts and
+// wires them.
 func TestEngineSeam(t *testing.T) {
 	const module = "github.com/example/cloud-provider-example/"
-	for _, dir := range []string{"ccm", "gatewaycontroller", "review"} {
+	frontEnds := []string{"servicelb", "gatewaycontroller"}
+	for _, dir := range []string{"ccm", "servicelb", "gatewaycontroller", "review"} {
 		imports := projectImports(t, dir, module)
 		for _, below := range []string{"runner", "renderer"} {
 			if imports[below] {
@@ -142,6 +147,14 @@ func TestEngineSeam(t *testing.T) {
 		}
 		if dir == "ccm" && len(imports) > 14 {
 			t.Errorf("ccm imports %d project packages, more than 14: %v", len(imports), sortedKeys(imports))
+		}
+		if !slices.Contains(frontEnds, dir) {
+			continue
+		}
+		for _, other := range append(frontEnds, "ccm") {
+			if other != dir && imports[other] {
+				t.Errorf("%s imports %s: the front-ends are peers, and ccm wires them", dir, other)
+			}
 		}
 	}
 }

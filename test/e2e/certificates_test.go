@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/servicelb"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -49,8 +49,8 @@ func httpsLBService(ns, name, secret string) *v1.Service {
 func (e *env) allowTLSSecrets(t testing.TB, ns string) {
 	t.Helper()
 	_, err := e.kube.RbacV1().RoleBindings(ns).Create(testkit.Context(t), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ccm.TLSSecretsRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ccm.TLSSecretsRole},
+		ObjectMeta: metav1.ObjectMeta{Name: servicelb.TLSSecretsRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: servicelb.TLSSecretsRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: ccmSA}},
 	}, metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -153,7 +153,7 @@ func TestHTTPSFromTLSSecret(t *testing.T) {
 	_, err = e.kube.CoreV1().Secrets("team-b").Create(testkit.Context(t), tlsSecretObject("team-b", "web-tls", c1), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	e.createService(t, tenant, httpsLBService("team-b", "shop", "web-tls"))
-	e.eventWith(t, "team-b", "shop", "CertificateSecretInvalid", "cannot be read by the controller: bind the ClusterRole "+ccm.TLSSecretsRole)
+	e.eventWith(t, "team-b", "shop", "CertificateSecretInvalid", "cannot be read by the controller: bind the ClusterRole "+servicelb.TLSSecretsRole)
 	if lbs := e.lbsNamed(t, ""); len(lbs) != 1 {
 		t.Fatalf("%d load balancers, want web's only", len(lbs))
 	}

@@ -1,0 +1,320 @@
+package servicelb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+)
+
+// addressResync is how often the leader looks at every address Services
+// ask for again: a load balancer that became active, a freed cap.
+const addressResync = time.Minute
+
+// addressKeeper decides, on the leader only, which Service's load
+// balancer holds each reserved address (ADR 0019), and converges the
+// address's workspace to it: the holder keeps it while it asks for it;
+// when it lets go, the oldest Service waiting with an active load
+// balancer takes it, in one plan. Its queue holds wants (addressWant.key),
+// from Service events and a periodic look at every Service.
+type addressKeeper struct {
+	lb    *addresses
+	store cache.Store
+	leads func() bool
+	queue workqueue.TypedRateLimitingInterface[string]
+}
+
+func newAddressKeeper(l *addresses, inf cache.SharedIndexInformer, leads func() bool) (*addressKeeper, error) {
+	k := &addressKeeper{lb: l, store: inf.GetStore(), leads: leads,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "addresses"})}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: k.ask,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := serviceOf(old)
+			c, ok2 := serviceOf(cur)
+			if ok1 && ok2 && addressAsked(o, c) {
+				k.ask(old) // what it let go of
+				k.ask(cur)
+			}
+		},
+		DeleteFunc: k.ask,
+	})
+	return k, err
+}
+
+// ask queues the address obj, a Service, asks for (on the leader).
+func (k *addressKeeper) ask(obj any) {
+	svc, ok := serviceOf(obj)
+	if !ok || !k.leads() {
+		return
+	}
+	if w, ok := k.lb.wantOf(annotations.Read(svc)); ok {
+		k.queue.Add(w.key())
+	}
+}
+
+// askAll queues every address Services ask for: a replica that becomes
+// the leader did not look before.
+func (k *addressKeeper) askAll() {
+	for _, obj := range k.store.List() {
+		k.ask(obj)
+	}
+}
+
+// run keeps the addresses until ctx ends.
+func (k *addressKeeper) run(ctx context.Context) {
+	go func() {
+		t := time.NewTicker(addressResync)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				k.askAll()
+			}
+		}
+	}()
+	work(ctx, k.queue, "Cannot converge a reserved address; retrying", k.sync)
+}
+
+// addressClaim is a Service asking for an address, with its load
+// balancer as the cloud has it (nil: none yet).
+type addressClaim struct {
+	in *annotations.Service
+	lb *exampleapi.LoadBalancer
+}
+
+// ready: the claim may take the address now.
+func (c addressClaim) ready() bool {
+	return c.lb != nil && c.lb.Status == exampleapi.LBStatusActive && !leaving(c.in.Service)
+}
+
+// takerOf decides who holds an address attached to load balancer
+// attached ("" for none), among the claims, oldest first: the holder
+// while it still asks (even leaving: its load balancer lets go when it
+// is destroyed), else the oldest ready claim. wait says a claim not
+// ready yet may take it later.
+func takerOf(attached string, claims []addressClaim) (taker *addressClaim, wait bool) {
+	for i := range claims {
+		if c := &claims[i]; attached != "" && c.lb != nil && c.lb.ID == attached {
+			return c, false
+		}
+	}
+	for i := range claims {
+		c := &claims[i]
+		switch {
+		case c.ready():
+			return c, false
+		case !leaving(c.in.Service):
+			wait = true
+		}
+	}
+	return nil, wait
+}
+
+// sync converges the address that key's want names.
+func (k *addressKeeper) sync(ctx context.Context, key string) error {
+	if !k.leads() {
+		return nil
+	}
+	l := k.lb
+	w := wantOfKey(key)
+	a, err := l.findAddress(ctx, w)
+	if err != nil {
+		return err
+	}
+	ns, name, ok := addressOwner(w, a)
+	if !ok {
+		return nil // nothing here: each Service naming it says why
+	}
+	claims, err := k.claims(ctx, ns, name, a)
+	if err != nil {
+		return err
+	}
+	attached := ""
+	if a != nil {
+		attached = a.LoadBalancerID
+	}
+	taker, wait := takerOf(attached, claims)
+	if wait {
+		k.queue.AddAfter(key, provisioningRetry)
+	}
+	var from *annotations.Service
+	if attached != "" {
+		if from, err = k.heldBy(ctx, attached); err != nil {
+			return err
+		}
+		if handsOver(from, ns) {
+			return nil // it goes with the load balancer (handover.go)
+		}
+	}
+	_, exists, err := l.engine.GetAddress(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case taker == nil && (a == nil || !exists):
+		// Nobody takes it, and no workspace of ours holds it.
+		return nil
+	case a == nil:
+		full, n, err := l.addressCap(ctx, ns)
+		if err != nil {
+			return err
+		}
+		if full {
+			subj := l.board.ServiceSubject(ctx, taker.in, records.KindChange)
+			l.board.Eventf(subj, v1.EventTypeWarning, "AddressCapReached", "%v", l.capError(taker.in.Service, n))
+			k.queue.AddAfter(key, addressResync)
+			return nil
+		}
+	}
+	return k.converge(ctx, key, ns, name, a, exists, taker, claims, from)
+}
+
+// converge applies the address's workspace: held by taker's load
+// balancer (nil: detached), importing the cloud's address a when no
+// workspace of ours holds it yet; from is the Service whose load balancer
+// holds it now (nil: none, or none known).
+func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *exampleapi.Address, exists bool,
+	taker *addressClaim, claims []addressClaim, from *annotations.Service) error {
+	l := k.lb
+	addr := engine.AddressSpec{Namespace: ns, Name: name}
+	if a != nil {
+		addr.Family = a.Family
+		if !exists {
+			addr.ImportID = a.ID
+		}
+	}
+	var takerIn *annotations.Service
+	if taker != nil {
+		takerIn = taker.in
+		addr.LoadBalancerID, addr.Holder = taker.lb.ID, objectref.Service(taker.in.Service).Describe()
+	}
+	involved := make([]*annotations.Service, 0, len(claims)+1)
+	for _, c := range claims {
+		involved = append(involved, c.in)
+	}
+	moving := a != nil && a.LoadBalancerID != "" && (taker == nil || taker.lb.ID != a.LoadBalancerID)
+	if !moving {
+		from = nil
+	}
+	if from != nil {
+		// The Service letting go caused the move as much as the taker.
+		involved = append(involved, from)
+	}
+	pol := movePolicy(l.policy(annotations.LoadBalancer{}), claims, from)
+	_, j, err := l.engine.RenderAddress(addr)
+	if err != nil {
+		return err
+	}
+	subj := l.board.AddressSubject(ctx, ns, name, j.Key, takerIn, involved, records.KindChange)
+	_, err = l.board.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
+		_, out, err := l.engine.ReconcileAddress(ctx, addr, rv)
+		return out, err
+	})
+	var wait *engine.AwaitingApprovalError
+	var denied *engine.DeniedError
+	switch {
+	case errors.As(err, &wait), errors.As(err, &denied):
+		k.queue.AddAfter(key, approvalRetry)
+		return nil
+	case err != nil:
+		return fmt.Errorf("address %s/%s: %w", ns, name, err)
+	}
+	klog.V(2).InfoS("Reserved address converged", "namespace", ns, "address", name, "holder", addr.Holder)
+	return nil
+}
+
+// claims are the Services asking for address ns/name (a: the cloud's, nil
+// when not reserved yet) and allowed to, oldest first, each with its load
+// balancer. A Service refused by the authorization is left out: its own
+// reconcile says why.
+func (k *addressKeeper) claims(ctx context.Context, ns, name string, a *exampleapi.Address) ([]addressClaim, error) {
+	l := k.lb
+	var out []addressClaim
+	for _, obj := range k.store.List() {
+		svc, ok := obj.(*v1.Service)
+		if !ok {
+			continue
+		}
+		in := annotations.Read(svc)
+		w, ok := l.wantOf(in)
+		if !ok || !w.names(ns, name, a) {
+			continue
+		}
+		if err := l.refs.authorize(ctx, in); err != nil {
+			klog.V(2).InfoS("Not a claim on the address: refused", "service", klog.KObj(svc), "address", ns+"/"+name, "reason", err)
+			continue
+		}
+		lb, err := l.cloudLoadBalancer(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, addressClaim{in: in, lb: lb})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, tj := out[i].in.CreationTimestamp, out[j].in.CreationTimestamp
+		if !ti.Equal(&tj) {
+			return ti.Before(&tj)
+		}
+		return out[i].in.Namespace+"/"+out[i].in.Name < out[j].in.Namespace+"/"+out[j].in.Name
+	})
+	return out, nil
+}
+
+// movePolicy is the apply policy of an address's plan: the stricter of
+// the cluster's (cluster), of every Service asking for the address
+// (claims), and of the one letting go of it (from, nil for none): the
+// holder's manual or plan-only holds the move of its address as it holds
+// its own changes. A holder whose annotations cannot be read (it lets go
+// for that) counts as manual: its policy is not known, so a person
+// decides.
+func movePolicy(cluster annotations.ApplyPolicy, claims []addressClaim, from *annotations.Service) annotations.ApplyPolicy {
+	pol := cluster
+	for _, c := range claims {
+		pol = annotations.Stricter(pol, c.in.LB.ApplyPolicy)
+	}
+	switch {
+	case from == nil:
+	case from.Err != nil:
+		pol = annotations.Stricter(pol, annotations.ApplyManual)
+	default:
+		pol = annotations.Stricter(pol, from.LB.ApplyPolicy)
+	}
+	return pol
+}
+
+// heldBy is the Service (from the informer) whose load balancer lbID is,
+// nil when none is known (a load balancer gone, or of no Service here);
+// an error when the cloud cannot tell: the move's review and the
+// hand-over's hands-off depend on it.
+func (k *addressKeeper) heldBy(ctx context.Context, lbID string) (*annotations.Service, error) {
+	lb, err := k.lb.api.GetLoadBalancer(ctx, lbID)
+	switch {
+	case exampleapi.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read load balancer %s, which holds a reserved address: %w", lbID, err)
+	}
+	uid := lb.Tags[exampleapi.TagServiceUID]
+	for _, obj := range k.store.List() {
+		if svc, ok := obj.(*v1.Service); ok && uid != "" && string(svc.UID) == uid {
+			return annotations.Read(svc), nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,400 @@
+package servicelb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/cloud-provider/api"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/providerid"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review/reviewtest"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// groupFixture is the LoadBalancer implementation over a real engine,
+// terraform and the simulator, with the board fixture's fake clientset
+// (records, events, Service status) and the Service informer's indexer
+// (by group) filled by the test, as the informer would be.
+type groupFixture struct {
+	*boardFixture
+	lbs      *LoadBalancers
+	api      *exampleapi.Client
+	services cache.Indexer
+	nodes    []*v1.Node
+}
+
+func newGroupFixture(t *testing.T, extra string) *groupFixture {
+	t.Helper()
+	tc := tftest.Get(t)
+	sim := simtest.Start(t)
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	testkit.Must(t, err)
+	rf := newBoardFixture(t, extra)
+	rf.cfg.Region = "ex-west-1"
+	rf.cfg.API.Endpoint = sim.URL
+	dir := t.TempDir()
+	tf := &rf.cfg.Terraform
+	tf.Distribution, tf.Binary, tf.CLIConfig, tf.LockFile, tf.Concurrency = tc.Distribution, tc.Terraform, tc.CLIConfig, tc.LockFile, 2
+	eng := openEngine(t, rf.cfg, dir, sim.Token, engine.Options{Plans: rf.board, PlanText: true})
+	f := &groupFixture{boardFixture: rf, lbs: New(Options{Config: rf.cfg, Engine: eng, Board: rf.board, API: api}), api: api,
+		services: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})}
+	f.lbs.shared.groups.services = f.services
+	f.lbs.shared.client = f.client
+	in, err := api.CreateInstance(context.Background(), exampleapi.CreateInstanceRequest{Name: "node-a", Type: "standard-2", Zone: "ex-west-1a"})
+	testkit.Must(t, err)
+	f.nodes = []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: v1.NodeSpec{ProviderID: providerid.Format("ex-west-1", in.ID)}}}
+	return f
+}
+
+// svc is a LoadBalancer Service created minute minutes in, in group
+// (none if ""), with TCP ports (node port 30000+port, or 31000+port for
+// names starting with "b").
+func groupSvc(ns, name string, minute int, group string, ports ...int32) *v1.Service {
+	s := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name),
+		CreationTimestamp: metav1.NewTime(time.Date(2025, 1, 1, 0, minute, 0, 0, time.UTC))},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
+	if group != "" {
+		s.Annotations = map[string]string{string(annotations.LBGroup): group}
+	}
+	base := int32(30000)
+	if strings.HasPrefix(name, "b") {
+		base = 31000
+	}
+	for _, p := range ports {
+		s.Spec.Ports = append(s.Spec.Ports, v1.ServicePort{Name: fmt.Sprint("p", p), Protocol: v1.ProtocolTCP, Port: p, NodePort: base + p})
+	}
+	return s
+}
+
+// put stores svc as the API server and the informer would have it.
+func (f *groupFixture) put(t *testing.T, svc *v1.Service) {
+	t.Helper()
+	testkit.Must(t, f.services.Update(svc))
+	if _, err := f.client.CoreV1().Services(svc.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+		_, err = f.client.CoreV1().Services(svc.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+}
+
+func (f *groupFixture) ensure(t *testing.T, svc *v1.Service) (string, error) {
+	t.Helper()
+	f.put(t, svc)
+	st, err := f.lbs.Ensure(t.Context(), svc, f.nodes)
+	if err != nil {
+		return "", err
+	}
+	return st.Ingress[0].IP, nil
+}
+
+// lb is the cloud load balancer with IPv4 ip, nil if none.
+func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
+	t.Helper()
+	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
+	for i := range all {
+		if all[i].IPv4 == ip {
+			return &all[i]
+		}
+	}
+	return nil
+}
+
+func (f *groupFixture) groupWorkspace(t *testing.T, ns, name string) string {
+	t.Helper()
+	_, _, j, err := f.lbs.engine.RenderGroup(engine.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
+	testkit.Must(t, err)
+	return j.Key
+}
+
+// Services join a group (one of them moving off a load balancer of its
+// own, which goes after the group serves it), conflict over a port, are
+// refused from another namespace, and leave; the last one leaving
+// destroys the group's load balancer.
+func TestGroupMembersJoinMoveLeave(t *testing.T) {
+	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
+	a := groupSvc("shop", "a", 0, "", 80)
+	ipA, err := f.ensure(t, a)
+	testkit.Must(t, err)
+
+	b := groupSvc("shop", "b", 1, "front", 80, 8080)
+	ipG, err := f.ensure(t, b)
+	testkit.Must(t, err)
+	if ipG == ipA {
+		t.Fatal("the group has a's address")
+	}
+
+	// a joins: it is older, so port 80 is a's; b is told. a's own load
+	// balancer is destroyed once the group serves it.
+	a = a.DeepCopy()
+	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
+	if ip, err := f.ensure(t, a); err != nil || ip != ipG {
+		t.Fatalf("a joins: %s %v, want %s", ip, err, ipG)
+	}
+	group := f.lb(t, ipG)
+	if got, want := simtest.Listeners(group), []string{"tcp/80->30080", "tcp/8080->39080"}; !slices.Equal(got, want) {
+		t.Fatalf("listeners %v, want %v", got, want)
+	}
+	if f.lb(t, ipA) != nil {
+		t.Fatal("a's own load balancer survived its move into the group")
+	}
+	evs := f.takeEvents()
+	conflict := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "ListenerConflict" })
+	if conflict < 0 || !strings.Contains(evs[conflict].Message, "tcp/80") || !strings.Contains(evs[conflict].Message, "shop/a") {
+		t.Fatalf("no conflict event naming a: %v", evs)
+	}
+	ws := f.groupWorkspace(t, "shop", "front")
+	rec := f.get(t, ws)
+	if rec == nil || rec.Object.Kind != objectref.KindServiceGroup || len(rec.Members) != 2 || rec.Members[0].Name != "a" {
+		t.Fatalf("group record %+v", rec)
+	}
+	// Asking again changes nothing and says nothing again.
+	if ip, err := f.ensure(t, b); err != nil || ip != ipG {
+		t.Fatal(ip, err)
+	}
+	if evs := f.takeEvents(); slices.Contains(reviewtest.Reasons(evs), "ListenerConflict") {
+		t.Fatalf("conflict reported again: %v", evs)
+	}
+	if st, exists, err := f.lbs.Get(t.Context(), a); err != nil || !exists || st.Ingress[0].IP != ipG {
+		t.Fatalf("get a: %+v %v %v", st, exists, err)
+	}
+
+	// The primary's internal changes: the group's load balancer is
+	// replaced, and b, a member applied before, follows its new address
+	// (the service controller sets b's status only on b's own calls).
+	a = a.DeepCopy()
+	a.Annotations[string(annotations.LBInternal)] = "true"
+	ipG2, err := f.ensure(t, a)
+	if err != nil || ipG2 == ipG || !strings.HasPrefix(ipG2, "10.255.") {
+		t.Fatalf("internal primary: %s %v", ipG2, err)
+	}
+	cur, err := f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
+	testkit.Must(t, err)
+	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP != ipG2 {
+		t.Fatalf("b's status did not follow the group's new address: %v", in)
+	}
+	ipG = ipG2
+	testkit.Must(t, f.services.Update(cur))
+	evs = f.takeEvents()
+	if i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "GroupSettingIgnored" }); i < 0 ||
+		!strings.Contains(evs[i].Message, "loadbalancer.example.com/internal is false here") || !strings.Contains(evs[i].Message, "shop/a (true)") {
+		t.Fatalf("b is not told its internal setting is ignored: %v", evs)
+	}
+
+	// A Service of another namespace, without shop's consent, is
+	// refused: not added.
+	c := groupSvc("edge", "c", 2, "shop/front", 9090)
+	_, err = f.ensure(t, c)
+	var refused *tenancy.RefusedError
+	if !errors.As(err, &refused) || !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReferenceRefused") {
+		t.Fatalf("cross-namespace member: %v", err)
+	}
+	if got := simtest.Listeners(f.lb(t, ipG)); len(got) != 2 {
+		t.Fatalf("the refused member got listeners: %v", got)
+	}
+
+	// a is deleted: port 80 goes to b, in place.
+	a = a.DeepCopy()
+	now := metav1.Now()
+	a.DeletionTimestamp = &now
+	f.put(t, a)
+	testkit.Must(t, f.lbs.Delete(t.Context(), a))
+	// b is the primary now, and not internal: the load balancer is
+	// replaced again, and b follows.
+	cur, err = f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
+	testkit.Must(t, err)
+	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP == ipG || strings.HasPrefix(in[0].IP, "10.255.") {
+		t.Fatalf("b's status after the internal primary left: %v", in)
+	}
+	ipG = cur.Status.LoadBalancer.Ingress[0].IP
+	if got, want := simtest.Listeners(f.lb(t, ipG)), []string{"tcp/80->31080", "tcp/8080->39080"}; !slices.Equal(got, want) {
+		t.Fatalf("after a left: listeners %v, want %v", got, want)
+	}
+	if rec := f.get(t, ws); len(rec.Members) != 1 || rec.Members[0].Name != "b" {
+		t.Fatalf("members after a left: %+v", rec.Members)
+	}
+
+	// b leaves the group for a load balancer of its own: the group had
+	// no other member, so it is destroyed, after b's own serves.
+	b = b.DeepCopy()
+	b.Annotations = nil
+	ipB, err := f.ensure(t, b)
+	testkit.Must(t, err)
+	if ipB == ipG || f.lb(t, ipB) == nil {
+		t.Fatalf("b's own load balancer: %s", ipB)
+	}
+	if f.lb(t, ipG) != nil {
+		t.Fatal("the group's load balancer survived its last member")
+	}
+	if rec := f.get(t, ws); rec != nil {
+		t.Fatalf("the group's record survived it: %+v", rec)
+	}
+	// a is being deleted: asked again, it is said to exist, so that the
+	// service controller deletes it through EnsureLoadBalancerDeleted
+	// (which forgets whatever is kept of it), and that is a no-op now.
+	if _, exists, err := f.lbs.Get(t.Context(), a); err != nil || !exists {
+		t.Fatalf("get a after the group went: %v %v", exists, err)
+	}
+	testkit.Must(t, f.lbs.Delete(t.Context(), a))
+}
+
+// Moving into a group under the default rules: the group is created at
+// once, but the destroy of the Service's own load balancer waits for
+// approval; meanwhile the call is retried and both serve.
+func TestGroupMoveWaitsForTheOldDestroy(t *testing.T) {
+	f := newGroupFixture(t, "")
+	a := groupSvc("shop", "a", 0, "", 80)
+	ipA, err := f.ensure(t, a)
+	testkit.Must(t, err)
+	a = a.DeepCopy()
+	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
+	_, err = f.ensure(t, a)
+	var retry *api.RetryError
+	if !errors.As(err, &retry) || !strings.Contains(err.Error(), "awaiting approval") {
+		t.Fatalf("move: %v, want a retry awaiting approval; events %v", err, f.takeEvents())
+	}
+	if f.lb(t, ipA) == nil {
+		t.Fatal("the old load balancer went before its destroy was approved")
+	}
+	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
+	testkit.Must(t, err)
+	if len(all) != 2 {
+		t.Fatalf("%d load balancers, want a's and the group's", len(all))
+	}
+	evs := f.takeEvents()
+	i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "AwaitingApproval" })
+	if i < 0 || !strings.Contains(evs[i].Message, "examplectl approve shop/a") {
+		t.Fatalf("events %v", evs)
+	}
+}
+
+// Membership without terraform: a group's members from the informer (the
+// call's own Service wins over its cached copy), refusals, and what a
+// controller that starts reads from the records.
+func TestGroupMembership(t *testing.T) {
+	cfg := testConfig(t, "")
+	gs := newGroups(cfg)
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})
+	gs.services = idx
+	front := annotations.Group{Namespace: "shop", Name: "front"}
+	a, b := groupSvc("shop", "a", 0, "front", 80), groupSvc("shop", "b", 1, "shop/front", 81)
+	gone := groupSvc("shop", "gone", 2, "front", 82)
+	now := metav1.Now()
+	gone.DeletionTimestamp = &now
+	plain := groupSvc("shop", "plain", 3, "front", 83)
+	plain.Spec.Type = v1.ServiceTypeClusterIP
+	guest := groupSvc("edge", "guest", 4, "shop/front", 84)
+	for _, s := range []*v1.Service{a, b, gone, plain, guest} {
+		testkit.Must(t, idx.Add(s))
+	}
+	names := func(ss []*v1.Service) []string {
+		var out []string
+		for _, s := range engine.SortMembers("shop", ss) {
+			out = append(out, s.Namespace+"/"+s.Name)
+		}
+		return out
+	}
+	if got := names(gs.members(front, nil, false)); !slices.Equal(got, []string{"shop/a", "shop/b"}) {
+		t.Errorf("members %v", got)
+	}
+	if got := names(gs.members(front, a, true)); !slices.Equal(got, []string{"shop/b"}) {
+		t.Errorf("a leaving: %v", got)
+	}
+	fresh := groupSvc("shop", "new", 5, "front", 85) // not in the informer yet
+	if got := names(gs.members(front, fresh, false)); !slices.Equal(got, []string{"shop/a", "shop/b", "shop/new"}) {
+		t.Errorf("the call's Service: %v", got)
+	}
+	if _, err := gs.of(guest); err == nil {
+		t.Error("a guest was accepted without a ReferenceGrant")
+	}
+	if g, err := gs.of(groupSvc("shop", "x", 0, "Bad_Name", 1)); err == nil || g.Name != "" {
+		t.Errorf("an invalid annotation: %+v %v", g, err)
+	}
+	cross := newGroups(testConfig(t, ""))
+	cross.services = idx
+	cross.refs = granting(t, "shop", "edge", "front")
+	if got := names(cross.members(front, nil, false)); !slices.Equal(got, []string{"shop/a", "shop/b", "edge/guest"}) {
+		t.Errorf("with shop's ReferenceGrant: %v (guests after the home members)", got)
+	}
+
+	// A controller that starts reads which groups each Service was in.
+	lists := 0
+	gs.records = func(context.Context) ([]*records.Record, error) {
+		lists++
+		return []*records.Record{
+			{Object: objectref.Ref{Kind: objectref.KindServiceGroup, Namespace: "shop", Name: "front"}, Members: memberRefs([]*v1.Service{a, b})},
+			{Object: objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "a"}},
+		}, nil
+	}
+	if got := gs.formerOf(t.Context(), a); !slices.Equal(got, []annotations.Group{front}) {
+		t.Errorf("a was in %v", got)
+	}
+	other := a.DeepCopy()
+	other.UID = "uid-another-a"
+	if got := gs.formerOf(t.Context(), other); len(got) != 0 {
+		t.Errorf("a new Service of a's name was in %v", got)
+	}
+	// A plan waiting keeps the members it would remove; applied, they go.
+	gs.remember(front, []*v1.Service{b}, false)
+	if !gs.appliedMember(t.Context(), front, a) {
+		t.Error("a was forgotten while the plan removing it waits")
+	}
+	if got := gs.followers(front, []*v1.Service{a, b}, b); len(got) != 1 || got[0] != a {
+		t.Errorf("followers %v", got)
+	}
+	gs.remember(front, []*v1.Service{b}, true)
+	if gs.appliedMember(t.Context(), front, a) {
+		t.Error("a is still a member once the plan without it applied")
+	}
+	gs.remember(front, nil, true)
+	if len(gs.formerOf(t.Context(), b)) != 0 || lists != 1 {
+		t.Errorf("after the group went: %v, %d lists", gs.formerOf(t.Context(), b), lists)
+	}
+}
+
+// A group belongs to its namespace: a guest alone waits (no load
+// balancer), and a guest's plan-only policy governs nothing of the
+// owner's (issue 19: a guest froze the owner's changes).
+func TestGroupGuestsGovernNothing(t *testing.T) {
+	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
+	refs := granting(t, "shop", "edge", "front")
+	f.lbs.shared.refs, f.lbs.shared.groups.refs = refs, refs
+
+	guest := groupSvc("edge", "g", 1, "shop/front", 9090)
+	guest.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyPlanOnly)
+	if _, err := f.ensure(t, guest); err == nil || !strings.Contains(err.Error(), "no member in its own namespace shop") {
+		t.Fatalf("a guest alone: %v", err)
+	}
+	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "GroupWithoutHomeMember") {
+		t.Fatal("the guest is not told why it waits")
+	}
+	if all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 0 {
+		t.Fatalf("a guest alone created load balancers: %v %v", all, err)
+	}
+
+	// The owner joins: applied under the cluster's auto policy, the
+	// guest's plan-only notwithstanding, with both members' listeners.
+	ip, err := f.ensure(t, groupSvc("shop", "a", 2, "front", 80))
+	if err != nil {
+		t.Fatalf("the owner, with a plan-only guest: %v", err)
+	}
+	if got := simtest.Listeners(f.lb(t, ip)); len(got) != 2 {
+		t.Fatalf("listeners %v, want the owner's and the guest's", got)
+	}
+}
