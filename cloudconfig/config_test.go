@@ -114,26 +114,12 @@ func TestAdoptionAllows(t *testing.T) {
 // The target pools' deregistration delay: 30s unless set; 0s turns it
 // off; whole seconds up to an hour.
 func TestDeregistrationDelay(t *testing.T) {
-	for _, tc := range []struct {
-		set  string
-		want time.Duration
-		err  bool
-	}{
+	checkDuration(t, "loadBalancer.targetPools.deregistrationDelay", func(c *Config) time.Duration { return c.Render().DeregistrationDelay }, []durationCase{
 		{"", DefaultDeregistrationDelay, false},
 		{"loadBalancer: {targetPools: {deregistrationDelay: 0s}}", 0, false},
 		{"loadBalancer: {targetPools: {deregistrationDelay: 5m}}", 5 * time.Minute, false},
 		{"loadBalancer: {targetPools: {deregistrationDelay: 2h}}", 0, true},
 		{"loadBalancer: {targetPools: {deregistrationDelay: 1500ms}}", 0, true},
 		{"loadBalancer: {targetPools: {deregistrationDelay: soon}}", 0, true},
-	} {
-		c, err := Load([]byte(cloudconfigtest.Minimal + tc.set + "\n"))
-		switch {
-		case tc.err && (err == nil || !strings.Contains(err.Error(), "loadBalancer.targetPools.deregistrationDelay")):
-			t.Errorf("%q: %v, want an error naming the field", tc.set, err)
-		case !tc.err && err != nil:
-			t.Errorf("%q: %v", tc.set, err)
-		case !tc.err && c.Render().DeregistrationDelay != tc.want:
-			t.Errorf("%q: renders %s, want %s", tc.set, c.Render().DeregistrationDelay, tc.want)
-		}
-	}
+	})
 }

@@ -2,7 +2,6 @@ package renderer
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -48,12 +47,7 @@ func RenderGateway(g lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
 			certificates: slices.Clone(l.Certificates)})
 	}
 	s.certificates = g.Certificates
-	who := g.Ref().Describe()
-	if g.UID != "" {
-		who += fmt.Sprintf(" (uid %s)", g.UID)
-	}
-	r, err := newModuleRoot(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource,
-		heading{about: who, rewrite: "the Gateway, its routes or their Services change"})
+	r, err := ownLoadBalancerRoot(cfg, g.Ref().Describe(), g.UID, "the Gateway, its routes or their Services change")
 	if err != nil {
 		return nil, err
 	}

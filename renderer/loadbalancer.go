@@ -58,12 +58,7 @@ func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ 
 		return nil, err
 	}
 
-	who := objectref.Service(svc).Describe()
-	if svc.UID != "" {
-		who += fmt.Sprintf(" (uid %s)", svc.UID)
-	}
-	r, err := newModuleRoot(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource,
-		heading{about: who, rewrite: "the Service or its nodes change"})
+	r, err := ownLoadBalancerRoot(cfg, objectref.Service(svc).Describe(), string(svc.UID), "the Service or its nodes change")
 	if err != nil {
 		return nil, err
 	}

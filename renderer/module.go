@@ -85,6 +85,16 @@ func newModuleRoot(cfg Config, src ModuleSource, shipped string, h heading) (*ro
 	return newRoot(cfg, header)
 }
 
+// ownLoadBalancerRoot is the root module of one object's own load balancer
+// (a Service's or a Gateway's), its heading naming the object and its uid
+// when it has one.
+func ownLoadBalancerRoot(cfg Config, who, uid, rewrite string) (*root, error) {
+	if uid != "" {
+		who += fmt.Sprintf(" (uid %s)", uid)
+	}
+	return newModuleRoot(cfg, cfg.LoadBalancerModule, DefaultLoadBalancerModuleSource, heading{about: who, rewrite: rewrite})
+}
+
 func newRoot(cfg Config, header []string) (*root, error) {
 	r := &root{cfg: cfg, file: hclwrite.NewEmptyFile()}
 	r.body = r.file.Body()

@@ -10,16 +10,6 @@ import (
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-func (a *api) createAddress(req exampleapi.CreateAddressRequest) exampleapi.Address {
-	a.t.Helper()
-	return decoded[exampleapi.Address](a, http.StatusCreated, "POST", "/v1/addresses", req)
-}
-
-func (a *api) getAddress(id string) exampleapi.Address {
-	a.t.Helper()
-	return decoded[exampleapi.Address](a, http.StatusOK, "GET", "/v1/addresses/"+id, nil)
-}
-
 // putAddress attaches the address to lbID ("" detaches it).
 func (a *api) putAddress(id, lbID string) exampleapi.Address {
 	a.t.Helper()
@@ -59,7 +49,7 @@ func TestAddressLifecycle(t *testing.T) {
 	if !strings.Contains(string(resp.body), `"load_balancer_id":""`) {
 		t.Errorf("a detached address answers load_balancer_id \"\": %s", resp.body)
 	}
-	if got := c.getAddress(addr.ID); got.IP != addr.IP {
+	if got := c.addresses().get(addr.ID); got.IP != addr.IP {
 		t.Errorf("get %+v", got)
 	}
 
@@ -67,7 +57,7 @@ func TestAddressLifecycle(t *testing.T) {
 	c.apiError(http.StatusConflict, "POST", "/v1/addresses", addressReq("web", "", ""))
 	east := addressReq("web", "ipv6", "")
 	east.Region = "ex-east-1"
-	v6 := c.createAddress(east)
+	v6 := c.addresses().create(east)
 	if ip, err := netip.ParseAddr(v6.IP); err != nil || !netip.MustParsePrefix("2001:db8:1b::/64").Contains(ip) {
 		t.Errorf("ipv6 address %+v", v6)
 	}
@@ -104,7 +94,7 @@ func TestAddressLifecycle(t *testing.T) {
 	// Deleted, its IP goes back to the pool: the next reservation gets it.
 	c.must(http.StatusNoContent, "DELETE", "/v1/addresses/"+addr.ID, nil, nil)
 	c.apiError(http.StatusNotFound, "GET", "/v1/addresses/"+addr.ID, nil)
-	if again := c.createAddress(addressReq("again", "", "")); again.IP != addr.IP {
+	if again := c.addresses().create(addressReq("again", "", "")); again.IP != addr.IP {
 		t.Errorf("released %s, the next reservation got %s", addr.IP, again.IP)
 	}
 }
@@ -114,17 +104,17 @@ func TestAddressLifecycle(t *testing.T) {
 // another; detached, it keeps its IP.
 func TestAddressMove(t *testing.T) {
 	_, c := startActive(t)
-	a, b := c.createLB(lbSpec("a")), c.createLB(lbSpec("b"))
-	addr := c.createAddress(addressReq("web", "", a.ID))
+	a, b := c.lbs().create(lbSpec("a")), c.lbs().create(lbSpec("b"))
+	addr := c.addresses().create(addressReq("web", "", a.ID))
 	if addr.LoadBalancerID != a.ID {
 		t.Fatalf("attached at creation: %+v", addr)
 	}
-	onA := c.getLB(a.ID)
+	onA := c.lbs().get(a.ID)
 	if onA.IPv4 != addr.IP || onA.Version != a.Version+1 || !onA.UpdatedAt.After(a.UpdatedAt) {
 		t.Fatalf("load balancer a %+v, want the address %s", onA, addr.IP)
 	}
 	// a's own address is free again: the next reservation takes it.
-	spare := c.createAddress(addressReq("spare", "", ""))
+	spare := c.addresses().create(addressReq("spare", "", ""))
 	if spare.IP != a.IPv4 {
 		t.Errorf("a's own %s not released (the next reservation got %s)", a.IPv4, spare.IP)
 	}
@@ -133,7 +123,7 @@ func TestAddressMove(t *testing.T) {
 	if moved.LoadBalancerID != b.ID || moved.IP != addr.IP || moved.Version != 2 {
 		t.Fatalf("moved %+v", moved)
 	}
-	leftA, onB := c.getLB(a.ID), c.getLB(b.ID)
+	leftA, onB := c.lbs().get(a.ID), c.lbs().get(b.ID)
 	if onB.IPv4 != addr.IP {
 		t.Errorf("b %s, want the address %s", onB.IPv4, addr.IP)
 	}
@@ -146,13 +136,13 @@ func TestAddressMove(t *testing.T) {
 	if detached.LoadBalancerID != "" || detached.IP != addr.IP {
 		t.Errorf("detached %+v", detached)
 	}
-	if lb := c.getLB(b.ID); lb.IPv4 == "" || lb.IPv4 == addr.IP {
+	if lb := c.lbs().get(b.ID); lb.IPv4 == "" || lb.IPv4 == addr.IP {
 		t.Errorf("b after the detach: %q", lb.IPv4)
 	}
 	// The same PUT again changes no load balancer.
-	before := c.getLB(b.ID)
+	before := c.lbs().get(b.ID)
 	c.putAddress(addr.ID, "")
-	if lb := c.getLB(b.ID); lb.Version != before.Version {
+	if lb := c.lbs().get(b.ID); lb.Version != before.Version {
 		t.Errorf("a detached address's PUT changed b: version %d -> %d", before.Version, lb.Version)
 	}
 }
@@ -161,19 +151,19 @@ func TestAddressMove(t *testing.T) {
 // internal load balancers take none; one address per family.
 func TestAddressAttachRules(t *testing.T) {
 	_, c := startActive(t)
-	v4 := c.createLB(lbSpec("v4"))
+	v4 := c.lbs().create(lbSpec("v4"))
 	ds := lbSpec("ds")
 	ds.IPFamily = exampleapi.IPFamilyDualStack
-	dual := c.createLB(ds)
+	dual := c.lbs().create(ds)
 	in := lbSpec("in")
 	in.Internal = true
-	internal := c.createLB(in)
+	internal := c.lbs().create(in)
 	east := lbSpec("east")
 	east.Region = "ex-east-1"
-	far := c.createLB(east)
+	far := c.lbs().create(east)
 
-	six := c.createAddress(addressReq("six", "ipv6", ""))
-	four := c.createAddress(addressReq("four", "", v4.ID))
+	six := c.addresses().create(addressReq("six", "ipv6", ""))
+	four := c.addresses().create(addressReq("four", "", v4.ID))
 	for _, tc := range []struct {
 		name    string
 		addr    string
@@ -194,12 +184,12 @@ func TestAddressAttachRules(t *testing.T) {
 		}
 	}
 	// A refused move changed nothing.
-	if got, lb := c.getAddress(four.ID), c.getLB(v4.ID); got.LoadBalancerID != v4.ID || got.Version != 1 || lb.IPv4 != four.IP {
+	if got, lb := c.addresses().get(four.ID), c.lbs().get(v4.ID); got.LoadBalancerID != v4.ID || got.Version != 1 || lb.IPv4 != four.IP {
 		t.Errorf("after refused moves: address %+v, load balancer ipv4 %s", got, lb.IPv4)
 	}
 
 	onDual := c.putAddress(six.ID, dual.ID)
-	if lb := c.getLB(dual.ID); onDual.LoadBalancerID != dual.ID || lb.IPv6 != six.IP || lb.IPv4 != dual.IPv4 {
+	if lb := c.lbs().get(dual.ID); onDual.LoadBalancerID != dual.ID || lb.IPv6 != six.IP || lb.IPv4 != dual.IPv4 {
 		t.Errorf("ipv6 on dualstack: %+v, load balancer %s / %s", onDual, lb.IPv4, lb.IPv6)
 	}
 	// A second ipv4 on v4 names the first; created attached, it is not
@@ -213,7 +203,7 @@ func TestAddressAttachRules(t *testing.T) {
 	}
 	// Both families on one dualstack load balancer.
 	c.putAddress(four.ID, dual.ID)
-	if lb := c.getLB(dual.ID); lb.IPv4 != four.IP || lb.IPv6 != six.IP {
+	if lb := c.lbs().get(dual.ID); lb.IPv4 != four.IP || lb.IPv6 != six.IP {
 		t.Errorf("dualstack with both: %s / %s", lb.IPv4, lb.IPv6)
 	}
 	if e := c.apiError(http.StatusBadRequest, "POST", "/v1/addresses", addressReq("x", "ipv5", "")); e.Field != "family" ||
@@ -226,19 +216,19 @@ func TestAddressAttachRules(t *testing.T) {
 // its addresses reserved and detached.
 func TestAddressOutlivesLoadBalancer(t *testing.T) {
 	_, c := startActive(t)
-	lb := c.createLB(lbSpec("web"))
-	addr := c.createAddress(addressReq("web", "", lb.ID))
+	lb := c.lbs().create(lbSpec("web"))
+	addr := c.addresses().create(addressReq("web", "", lb.ID))
 	e := c.apiError(http.StatusConflict, "DELETE", "/v1/addresses/"+addr.ID, nil)
 	if !strings.Contains(e.Message, "attached to "+lb.ID+": detach it first") {
 		t.Errorf("delete attached: %+v", e)
 	}
 	c.must(http.StatusNoContent, "DELETE", "/v1/load-balancers/"+lb.ID, nil, nil)
-	kept := c.getAddress(addr.ID)
+	kept := c.addresses().get(addr.ID)
 	if kept.LoadBalancerID != "" || kept.IP != addr.IP || kept.Version != addr.Version+1 {
 		t.Errorf("after the load balancer's deletion: %+v", kept)
 	}
 	// Still reserved: a new load balancer does not get its IP.
-	if next := c.createLB(lbSpec("next")); next.IPv4 == addr.IP {
+	if next := c.lbs().create(lbSpec("next")); next.IPv4 == addr.IP {
 		t.Errorf("the reserved %s went to a new load balancer", addr.IP)
 	}
 	c.must(http.StatusNoContent, "DELETE", "/v1/addresses/"+addr.ID, nil, nil)
@@ -248,15 +238,15 @@ func TestAddressOutlivesLoadBalancer(t *testing.T) {
 // leaves goes to status error when no address is left for it.
 func TestAddressPoolExhausted(t *testing.T) {
 	_, c := startActive(t, simtest.WithLBPublicPoolSize(2))
-	lb := c.createLB(lbSpec("web"))
-	addr := c.createAddress(addressReq("web", "", ""))
+	lb := c.lbs().create(lbSpec("web"))
+	addr := c.addresses().create(addressReq("web", "", ""))
 	if e := c.apiError(http.StatusConflict, "POST", "/v1/addresses", addressReq("more", "", "")); !strings.Contains(e.Message, "cannot reserve an address") {
 		t.Errorf("full pool: %+v", e)
 	}
 	c.putAddress(addr.ID, lb.ID)
-	c.createAddress(addressReq("took-lb-own", "", "")) // the pool is full again
+	c.addresses().create(addressReq("took-lb-own", "", "")) // the pool is full again
 	c.putAddress(addr.ID, "")
-	if got := c.getLB(lb.ID); got.Status != exampleapi.LBStatusError || !strings.Contains(got.StatusMessage, "after "+addr.ID+" left") {
+	if got := c.lbs().get(lb.ID); got.Status != exampleapi.LBStatusError || !strings.Contains(got.StatusMessage, "after "+addr.ID+" left") {
 		t.Errorf("load balancer left without an address: %+v", got)
 	}
 	e := c.apiError(http.StatusConflict, "PUT", "/v1/addresses/"+addr.ID, exampleapi.UpdateAddressRequest{LoadBalancerID: lb.ID})
@@ -268,20 +258,20 @@ func TestAddressPoolExhausted(t *testing.T) {
 
 func TestAddressesPersistAndSufferFaults(t *testing.T) {
 	sim, c := startActive(t)
-	lb := c.createLB(lbSpec("web"))
-	addr := c.createAddress(addressReq("web", "", lb.ID))
+	lb := c.lbs().create(lbSpec("web"))
+	addr := c.addresses().create(addressReq("web", "", lb.ID))
 	sim.Stop()
 
 	sim = simtest.Start(t, simtest.WithDataDir(sim.DataDir))
 	c = control(t, sim)
-	if got := c.getAddress(addr.ID); got.IP != addr.IP || got.LoadBalancerID != lb.ID || got.Version != 1 {
+	if got := c.addresses().get(addr.ID); got.IP != addr.IP || got.LoadBalancerID != lb.ID || got.Version != 1 {
 		t.Errorf("address after restart %+v", got)
 	}
-	if got := c.getLB(lb.ID); got.IPv4 != addr.IP {
+	if got := c.lbs().get(lb.ID); got.IPv4 != addr.IP {
 		t.Errorf("load balancer after restart shows %s, want %s", got.IPv4, addr.IP)
 	}
 	c.apiError(http.StatusConflict, "POST", "/v1/addresses", addressReq("web", "", ""))
-	if next := c.createAddress(addressReq("next", "", "")); next.IP == addr.IP {
+	if next := c.addresses().create(addressReq("next", "", "")); next.IP == addr.IP {
 		t.Errorf("address %s handed out twice", next.IP)
 	}
 

@@ -97,7 +97,7 @@ func TestCertificateLifecycle(t *testing.T) {
 		t.Fatalf("pages %+v / %+v", p1, p2)
 	}
 
-	lb := c.createLB(httpsLB("shop", cert.ID))
+	lb := c.lbs().create(httpsLB("shop", cert.ID))
 	if !reflect.DeepEqual(lb.Listeners, httpsLB("shop", cert.ID).Listeners) {
 		t.Errorf("listeners not kept: %+v", lb.Listeners)
 	}
@@ -312,7 +312,7 @@ func TestHTTPListenerValidation(t *testing.T) {
 	eastReq := certReq("web", cc)
 	eastReq.Region = "ex-east-1"
 	east := c.createCert(eastReq)
-	lb := c.createLB(lbSpec("existing"))
+	lb := c.lbs().create(lbSpec("existing"))
 
 	with := func(mod func(s *exampleapi.LoadBalancerSpec)) exampleapi.LoadBalancerSpec {
 		s := httpsLB("new", cert.ID)
@@ -402,5 +402,5 @@ func TestHTTPListenerValidation(t *testing.T) {
 	ok.Listeners = append(ok.Listeners, exampleapi.Listener{Protocol: "udp", Port: 443, TargetPort: 30443},
 		exampleapi.Listener{Protocol: "tls", Port: 8443, TargetPort: 30443, ProxyProtocol: true},
 		exampleapi.Listener{Protocol: "udp", Port: 8443, TargetPort: 30443})
-	c.createLB(ok)
+	c.lbs().create(ok)
 }

@@ -133,14 +133,33 @@ func (a *api) listInstances(query string) []exampleapi.Instance {
 	return decoded[exampleapi.ListResponse[exampleapi.Instance]](a, http.StatusOK, "GET", "/v1/instances?"+query, nil).Items
 }
 
-func (a *api) createLB(spec exampleapi.LoadBalancerSpec) exampleapi.LoadBalancer {
-	a.t.Helper()
-	return decoded[exampleapi.LoadBalancer](a, http.StatusCreated, "POST", "/v1/load-balancers", spec)
+// objects is one kind of cloud object, at path, that a test creates and
+// reads back (each requiring success).
+type objects[T, C any] struct {
+	a    *api
+	path string
 }
 
-func (a *api) getLB(id string) exampleapi.LoadBalancer {
-	a.t.Helper()
-	return decoded[exampleapi.LoadBalancer](a, http.StatusOK, "GET", "/v1/load-balancers/"+id, nil)
+func (o objects[T, C]) create(req C) T {
+	o.a.t.Helper()
+	return decoded[T](o.a, http.StatusCreated, "POST", o.path, req)
+}
+
+func (o objects[T, C]) get(id string) T {
+	o.a.t.Helper()
+	return decoded[T](o.a, http.StatusOK, "GET", o.path+"/"+id, nil)
+}
+
+func (a *api) lbs() objects[exampleapi.LoadBalancer, exampleapi.LoadBalancerSpec] {
+	return objects[exampleapi.LoadBalancer, exampleapi.LoadBalancerSpec]{a, "/v1/load-balancers"}
+}
+
+func (a *api) pools() objects[exampleapi.TargetPool, exampleapi.CreateTargetPoolRequest] {
+	return objects[exampleapi.TargetPool, exampleapi.CreateTargetPoolRequest]{a, "/v1/target-pools"}
+}
+
+func (a *api) addresses() objects[exampleapi.Address, exampleapi.CreateAddressRequest] {
+	return objects[exampleapi.Address, exampleapi.CreateAddressRequest]{a, "/v1/addresses"}
 }
 
 // waitLB polls until the load balancer leaves provisioning.
@@ -149,7 +168,7 @@ func (a *api) waitLB(id string) exampleapi.LoadBalancer {
 	var lb exampleapi.LoadBalancer
 	// The API has no way to wait for a status: poll.
 	testkit.EventuallyEvery(a.t, 10*time.Second, 10*time.Millisecond, "load balancer "+id+" out of provisioning", func() error {
-		if lb = a.getLB(id); lb.Status == exampleapi.LBStatusProvisioning {
+		if lb = a.lbs().get(id); lb.Status == exampleapi.LBStatusProvisioning {
 			return errors.New("still provisioning")
 		}
 		return nil

@@ -76,7 +76,7 @@ func TestIfMatch(t *testing.T) {
 	c.apiError(http.StatusPreconditionFailed, "PUT", "/v1/instances/"+inst.ID+"/state", exampleapi.SetInstanceStateRequest{State: "stopped"}, "If-Match", `"1"`)
 	c.apiError(http.StatusPreconditionFailed, "DELETE", "/v1/instances/"+inst.ID, nil, "If-Match", `"1"`)
 
-	lb := c.createLB(lbSpec("web"))
+	lb := c.lbs().create(lbSpec("web"))
 	upd := exampleapi.UpdateLoadBalancerRequest{Listeners: lbSpec("").Listeners, Algorithm: "source_ip"}
 	c.apiError(http.StatusPreconditionFailed, "PUT", "/v1/load-balancers/"+lb.ID, upd, "If-Match", `"2"`)
 	var got exampleapi.LoadBalancer

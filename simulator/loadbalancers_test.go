@@ -52,7 +52,7 @@ func TestLoadBalancerProvisioning(t *testing.T) {
 
 	internal := lbSpec("internal")
 	internal.Internal = true
-	ilb := c.waitLB(c.createLB(internal).ID)
+	ilb := c.waitLB(c.lbs().create(internal).ID)
 	inPrefix(t, ilb.IPv4, "10.255.0.0/16")
 	if ilb.IPv6 != "" {
 		t.Errorf("ipv4-only load balancer got IPv6 %s", ilb.IPv6)
@@ -60,7 +60,7 @@ func TestLoadBalancerProvisioning(t *testing.T) {
 
 	// The provision delay is the runtime one at creation time.
 	sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 0})
-	if now := c.createLB(lbSpec("instant")); now.Status != exampleapi.LBStatusActive {
+	if now := c.lbs().create(lbSpec("instant")); now.Status != exampleapi.LBStatusActive {
 		t.Errorf("with no provision delay: status %s", now.Status)
 	}
 }
@@ -68,27 +68,27 @@ func TestLoadBalancerProvisioning(t *testing.T) {
 func TestLoadBalancerPoolExhaustion(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithLBPublicPoolSize(2), simtest.WithProvisionDelay(0))
 	c := control(t, sim)
-	a, b := c.createLB(lbSpec("a")), c.createLB(lbSpec("b"))
+	a, b := c.lbs().create(lbSpec("a")), c.lbs().create(lbSpec("b"))
 	if a.IPv4 != "203.0.113.1" || b.IPv4 != "203.0.113.2" {
 		t.Fatalf("addresses %s, %s", a.IPv4, b.IPv4)
 	}
-	full := c.createLB(lbSpec("c"))
+	full := c.lbs().create(lbSpec("c"))
 	if full.Status != exampleapi.LBStatusError || !strings.Contains(full.StatusMessage, "203.0.113.0/24") || full.IPv4 != "" {
 		t.Fatalf("load balancer on a full pool: %+v", full)
 	}
-	if got := c.getLB(full.ID); got.Status != exampleapi.LBStatusError {
+	if got := c.lbs().get(full.ID); got.Status != exampleapi.LBStatusError {
 		t.Errorf("status on read %s", got.Status)
 	}
 	// Internal load balancers use another pool.
 	internal := lbSpec("d")
 	internal.Internal = true
-	if ilb := c.createLB(internal); ilb.Status != exampleapi.LBStatusActive {
+	if ilb := c.lbs().create(internal); ilb.Status != exampleapi.LBStatusActive {
 		t.Errorf("internal load balancer %+v", ilb)
 	}
 	// Deleting frees the address for the next one.
 	c.must(http.StatusNoContent, "DELETE", "/v1/load-balancers/"+a.ID, nil, nil)
 	c.must(http.StatusNoContent, "DELETE", "/v1/load-balancers/"+full.ID, nil, nil)
-	if e := c.createLB(lbSpec("e")); e.Status != exampleapi.LBStatusActive || e.IPv4 != "203.0.113.1" {
+	if e := c.lbs().create(lbSpec("e")); e.Status != exampleapi.LBStatusActive || e.IPv4 != "203.0.113.1" {
 		t.Errorf("after delete: %+v", e)
 	}
 }
@@ -96,23 +96,23 @@ func TestLoadBalancerPoolExhaustion(t *testing.T) {
 func TestLoadBalancerDualStackExhaustionReleasesIPv4(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithLBPublicPoolSize(1), simtest.WithProvisionDelay(0))
 	c := control(t, sim)
-	c.createLB(lbSpec("a"))
+	c.lbs().create(lbSpec("a"))
 	spec := lbSpec("b")
 	spec.IPFamily = exampleapi.IPFamilyDualStack
-	if lb := c.createLB(spec); lb.Status != exampleapi.LBStatusError || lb.IPv6 != "" {
+	if lb := c.lbs().create(spec); lb.Status != exampleapi.LBStatusError || lb.IPv6 != "" {
 		t.Errorf("%+v", lb)
 	}
 }
 
 func TestLoadBalancerNameConflict(t *testing.T) {
 	c := startControl(t)
-	c.createLB(lbSpec("web"))
+	c.lbs().create(lbSpec("web"))
 	if e := c.apiError(http.StatusConflict, "POST", "/v1/load-balancers", lbSpec("web")); e.Code != exampleapi.CodeConflict {
 		t.Errorf("code %q", e.Code)
 	}
 	other := lbSpec("web")
 	other.Region = "ex-east-1"
-	c.createLB(other)
+	c.lbs().create(other)
 
 	var l exampleapi.ListResponse[exampleapi.LoadBalancer]
 	c.must(http.StatusOK, "GET", "/v1/load-balancers?name=web&region=ex-east-1", nil, &l)
@@ -166,9 +166,9 @@ func TestDeletedInstanceLeavesLoadBalancerTargets(t *testing.T) {
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
 	spec := lbSpec("web")
 	spec.Targets = []string{n1.ID, n2.ID}
-	lb := c.createLB(spec)
+	lb := c.lbs().create(spec)
 	c.must(http.StatusNoContent, "DELETE", "/v1/instances/"+n1.ID, nil, nil)
-	got := c.getLB(lb.ID)
+	got := c.lbs().get(lb.ID)
 	if len(got.Targets) != 1 || got.Targets[0] != n2.ID || got.Version != 2 {
 		t.Errorf("after deleting a target: targets %v version %d", got.Targets, got.Version)
 	}
@@ -178,7 +178,7 @@ func TestLoadBalancerUpdateKeepsFixedFields(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
 	c := control(t, sim)
 	node := c.createInstance(instanceReq("n1", "ex-west-1a"))
-	lb := c.createLB(lbSpec("web"))
+	lb := c.lbs().create(lbSpec("web"))
 	upd := exampleapi.UpdateLoadBalancerRequest{
 		Type: "lb-large", Algorithm: "least_connections",
 		Listeners:          []exampleapi.Listener{{Protocol: "udp", Port: 53, TargetPort: 30053, ProxyProtocol: true}},
@@ -203,7 +203,7 @@ func TestLoadBalancerPublicPrefix(t *testing.T) {
 	c := control(t, sim)
 	var last string
 	for i := range 300 {
-		lb := c.createLB(lbSpec(fmt.Sprintf("lb-%d", i)))
+		lb := c.lbs().create(lbSpec(fmt.Sprintf("lb-%d", i)))
 		if lb.Status != exampleapi.LBStatusActive {
 			t.Fatalf("load balancer %d: %+v", i, lb)
 		}

@@ -26,13 +26,13 @@ func routingSetup(t *testing.T) (cl *exampleapi.Client, c *api, lb exampleapi.Lo
 	pools = map[string]string{}
 	for _, name := range []string{"a", "b", "c"} {
 		n := c.createInstance(instanceReq("n-"+name, "ex-west-1a"))
-		pools[name] = c.createPool(poolReq("pool-"+name, n.ID)).ID
+		pools[name] = c.pools().create(poolReq("pool-"+name, n.ID)).ID
 	}
-	pools["empty"] = c.createPool(poolReq("pool-empty")).ID
+	pools["empty"] = c.pools().create(poolReq("pool-empty")).ID
 	spec := lbSpec("gateway")
 	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}, {Protocol: "http", Port: 8080, TargetPort: 30080}}
 	spec.TargetPoolID = pools["a"]
-	return cl, c, c.createLB(spec), pools
+	return cl, c, c.lbs().create(spec), pools
 }
 
 func backend(pool string, port, weight int) exampleapi.RuleBackend {

@@ -121,7 +121,7 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
 	c := control(t, sim)
 	inst := c.createInstance(instanceReq("n1", "ex-west-1a"))
-	lb := c.createLB(lbSpec("web"))
+	lb := c.lbs().create(lbSpec("web"))
 	sim.Stop()
 
 	sim = simtest.Start(t, simtest.WithDataDir(sim.DataDir))
@@ -131,7 +131,7 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 	if got.PrivateIPv4 != inst.PrivateIPv4 || got.Version != 1 {
 		t.Errorf("instance after restart %+v", got)
 	}
-	if l := c.getLB(lb.ID); l.Status != exampleapi.LBStatusActive || l.IPv4 != lb.IPv4 {
+	if l := c.lbs().get(lb.ID); l.Status != exampleapi.LBStatusActive || l.IPv4 != lb.IPv4 {
 		t.Errorf("load balancer after restart %+v", l)
 	}
 	// Pools and uniqueness survive too.

@@ -14,16 +14,6 @@ import (
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-func (a *api) createPool(req exampleapi.CreateTargetPoolRequest) exampleapi.TargetPool {
-	a.t.Helper()
-	return decoded[exampleapi.TargetPool](a, http.StatusCreated, "POST", "/v1/target-pools", req)
-}
-
-func (a *api) getPool(id string) exampleapi.TargetPool {
-	a.t.Helper()
-	return decoded[exampleapi.TargetPool](a, http.StatusOK, "GET", "/v1/target-pools/"+id, nil)
-}
-
 func poolReq(name string, targets ...string) exampleapi.CreateTargetPoolRequest {
 	return exampleapi.CreateTargetPoolRequest{Name: name, Region: "ex-west-1", Targets: targets}
 }
@@ -44,7 +34,7 @@ func TestTargetPoolLifecycle(t *testing.T) {
 	if resp.header.Get("ETag") != `"1"` || resp.header.Get("Location") != "/v1/target-pools/"+tp.ID {
 		t.Errorf("create headers %v", resp.header)
 	}
-	if got := c.getPool(tp.ID); got.ID != tp.ID || !slices.Equal(got.Targets, tp.Targets) {
+	if got := c.pools().get(tp.ID); got.ID != tp.ID || !slices.Equal(got.Targets, tp.Targets) {
 		t.Errorf("get %+v", got)
 	}
 
@@ -52,7 +42,7 @@ func TestTargetPoolLifecycle(t *testing.T) {
 	c.apiError(http.StatusConflict, "POST", "/v1/target-pools", poolReq("workers"))
 	east := poolReq("workers")
 	east.Region = "ex-east-1"
-	c.createPool(east)
+	c.pools().create(east)
 	var l exampleapi.ListResponse[exampleapi.TargetPool]
 	c.must(http.StatusOK, "GET", "/v1/target-pools?name=workers&region=ex-west-1", nil, &l)
 	if len(l.Items) != 1 || l.Items[0].ID != tp.ID {
@@ -83,7 +73,7 @@ func TestTargetPoolLifecycle(t *testing.T) {
 	c.apiError(http.StatusNotFound, "PUT", "/v1/target-pools/"+tp.ID, upd)
 	c.apiError(http.StatusNotFound, "DELETE", "/v1/target-pools/"+tp.ID, nil)
 	// The name is free again.
-	c.createPool(poolReq("workers"))
+	c.pools().create(poolReq("workers"))
 }
 
 // TestLoadBalancerForwardsToTargetPool: a load balancer referencing a pool
@@ -94,16 +84,16 @@ func TestLoadBalancerForwardsToTargetPool(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
 	c := control(t, sim)
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
-	a, b := c.createPool(poolReq("a", n1.ID)), c.createPool(poolReq("b", n2.ID))
+	a, b := c.pools().create(poolReq("a", n1.ID)), c.pools().create(poolReq("b", n2.ID))
 
 	var lbs []exampleapi.LoadBalancer
 	for i := range 3 {
 		spec := lbSpec(fmt.Sprintf("web-%d", i))
 		spec.TargetPoolID = a.ID
-		lbs = append(lbs, c.createLB(spec))
+		lbs = append(lbs, c.lbs().create(spec))
 	}
 	before := c.do("GET", "/v1/load-balancers/"+lbs[0].ID, nil)
-	if lb := c.getLB(lbs[0].ID); lb.TargetPoolID != a.ID || len(lb.Targets) != 0 {
+	if lb := c.lbs().get(lbs[0].ID); lb.TargetPoolID != a.ID || len(lb.Targets) != 0 {
 		t.Fatalf("load balancer with a pool: %+v", lb.LoadBalancerSpec)
 	}
 	if !strings.Contains(string(before.body), `"target_pool_id":"`+a.ID+`"`) || strings.Contains(string(before.body), `"targets"`) {
@@ -154,11 +144,11 @@ func TestTargetPoolReferenceErrors(t *testing.T) {
 	sim := simtest.Start(t)
 	c := control(t, sim)
 	n1 := c.createInstance(instanceReq("n1", "ex-west-1a"))
-	west := c.createPool(poolReq("west"))
+	west := c.pools().create(poolReq("west"))
 	eastReq := poolReq("east")
 	eastReq.Region = "ex-east-1"
-	east := c.createPool(eastReq)
-	lb := c.createLB(lbSpec("existing"))
+	east := c.pools().create(eastReq)
+	lb := c.lbs().create(lbSpec("existing"))
 
 	withPool := func(pool string, targets ...string) exampleapi.LoadBalancerSpec {
 		s := lbSpec("new-lb")
@@ -188,7 +178,7 @@ func TestTargetPoolReferenceErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := c.getLB(lb.ID); got.Version != 1 {
+	if got := c.lbs().get(lb.ID); got.Version != 1 {
 		t.Errorf("a failed update changed the load balancer: %+v", got)
 	}
 }
@@ -199,24 +189,24 @@ func TestTargetPoolReferenceErrors(t *testing.T) {
 func TestDeletedInstanceLeavesTargetPools(t *testing.T) {
 	c := startControl(t)
 	n1, n2 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b"))
-	tp := c.createPool(poolReq("workers", n1.ID, n2.ID))
-	other := c.createPool(poolReq("others", n2.ID))
+	tp := c.pools().create(poolReq("workers", n1.ID, n2.ID))
+	other := c.pools().create(poolReq("others", n2.ID))
 	spec := lbSpec("web")
 	spec.TargetPoolID = tp.ID
-	lb := c.createLB(spec)
+	lb := c.lbs().create(spec)
 
 	c.must(http.StatusNoContent, "DELETE", "/v1/instances/"+n1.ID, nil, nil)
-	if got := c.getPool(tp.ID); !slices.Equal(got.Targets, []string{n2.ID}) || got.Version != 2 || !got.UpdatedAt.After(tp.UpdatedAt) {
+	if got := c.pools().get(tp.ID); !slices.Equal(got.Targets, []string{n2.ID}) || got.Version != 2 || !got.UpdatedAt.After(tp.UpdatedAt) {
 		t.Errorf("after deleting a target: %+v", got)
 	}
-	if got := c.getPool(other.ID); got.Version != 1 {
+	if got := c.pools().get(other.ID); got.Version != 1 {
 		t.Errorf("a pool without the instance changed: %+v", got)
 	}
-	if got := c.getLB(lb.ID); got.Version != 1 || got.TargetPoolID != tp.ID {
+	if got := c.lbs().get(lb.ID); got.Version != 1 || got.TargetPoolID != tp.ID {
 		t.Errorf("load balancer on the pool changed: %+v", got)
 	}
 	c.must(http.StatusNoContent, "DELETE", "/v1/instances/"+n2.ID, nil, nil)
-	if got := c.getPool(tp.ID); got.Targets == nil || len(got.Targets) != 0 {
+	if got := c.pools().get(tp.ID); got.Targets == nil || len(got.Targets) != 0 {
 		t.Errorf("pool after deleting every target: %+v", got)
 	}
 }
@@ -226,7 +216,7 @@ func TestTargetPoolValidation(t *testing.T) {
 	c := control(t, sim)
 	west := c.createInstance(instanceReq("node-west", "ex-west-1a"))
 	east := c.createInstance(instanceReq("node-east", "ex-east-1a"))
-	tp := c.createPool(poolReq("existing"))
+	tp := c.pools().create(poolReq("existing"))
 	with := func(mod func(*exampleapi.CreateTargetPoolRequest)) exampleapi.CreateTargetPoolRequest {
 		r := poolReq("new-pool")
 		mod(&r)
@@ -264,7 +254,7 @@ func TestTargetPoolValidation(t *testing.T) {
 			}
 		})
 	}
-	if got := c.getPool(tp.ID); got.Version != 1 {
+	if got := c.pools().get(tp.ID); got.Version != 1 {
 		t.Errorf("failed updates changed the pool: %+v", got)
 	}
 }
@@ -287,7 +277,7 @@ func TestTargetPoolListPaginates(t *testing.T) {
 	c := startControl(t)
 	want := map[string]bool{}
 	for i := range 7 {
-		want[c.createPool(poolReq(fmt.Sprintf("p%d", i))).ID] = true
+		want[c.pools().create(poolReq(fmt.Sprintf("p%d", i))).ID] = true
 	}
 	var ids []string
 	path := "/v1/target-pools?page_size=3"
@@ -316,18 +306,18 @@ func TestTargetPoolsPersistAndSufferFaults(t *testing.T) {
 	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
 	c := control(t, sim)
 	n1 := c.createInstance(instanceReq("n1", "ex-west-1a"))
-	tp := c.createPool(poolReq("workers", n1.ID))
+	tp := c.pools().create(poolReq("workers", n1.ID))
 	spec := lbSpec("web")
 	spec.TargetPoolID = tp.ID
-	lb := c.createLB(spec)
+	lb := c.lbs().create(spec)
 	sim.Stop()
 
 	sim = simtest.Start(t, simtest.WithDataDir(sim.DataDir))
 	c = control(t, sim)
-	if got := c.getPool(tp.ID); !slices.Equal(got.Targets, []string{n1.ID}) || got.Version != 1 {
+	if got := c.pools().get(tp.ID); !slices.Equal(got.Targets, []string{n1.ID}) || got.Version != 1 {
 		t.Errorf("pool after restart %+v", got)
 	}
-	if got := c.getLB(lb.ID); got.TargetPoolID != tp.ID {
+	if got := c.lbs().get(lb.ID); got.TargetPoolID != tp.ID {
 		t.Errorf("load balancer after restart %+v", got)
 	}
 	c.apiError(http.StatusConflict, "POST", "/v1/target-pools", poolReq("workers"))
@@ -351,7 +341,7 @@ func TestTargetPoolDraining(t *testing.T) {
 	n1, n2, n3 := c.createInstance(instanceReq("n1", "ex-west-1a")), c.createInstance(instanceReq("n2", "ex-west-1b")), c.createInstance(instanceReq("n3", "ex-west-1a"))
 	req := poolReq("draining", n1.ID, n2.ID, n3.ID)
 	req.DeregistrationDelaySeconds = 1
-	tp := c.createPool(req)
+	tp := c.pools().create(req)
 	if tp.DeregistrationDelaySeconds != 1 || tp.Draining == nil || len(tp.Draining) != 0 {
 		t.Fatalf("new pool %+v", tp)
 	}
@@ -364,7 +354,7 @@ func TestTargetPoolDraining(t *testing.T) {
 	if len(got.Draining) != 1 || got.Draining[0].ID != n2.ID || !got.Draining[0].Until.Equal(clk.Now().Add(time.Second)) {
 		t.Fatalf("after removing n2: draining %+v, want n2 for 1s", got.Draining)
 	}
-	if l := c.getPool(tp.ID).Draining; len(l) != 1 || l[0].ID != n2.ID {
+	if l := c.pools().get(tp.ID).Draining; len(l) != 1 || l[0].ID != n2.ID {
 		t.Errorf("get: draining %+v", l)
 	}
 	if back := put(1, n1.ID, n2.ID, n3.ID); len(back.Draining) != 0 {
@@ -372,11 +362,11 @@ func TestTargetPoolDraining(t *testing.T) {
 	}
 	put(1, n1.ID)
 	clk.SetTime(clk.Now().Add(time.Second - time.Nanosecond))
-	if l := c.getPool(tp.ID).Draining; len(l) != 2 {
+	if l := c.pools().get(tp.ID).Draining; len(l) != 2 {
 		t.Errorf("just before the delay ends: draining %+v, want n2 and n3", l)
 	}
 	clk.SetTime(clk.Now().Add(time.Nanosecond))
-	if l := c.getPool(tp.ID).Draining; len(l) != 0 {
+	if l := c.pools().get(tp.ID).Draining; len(l) != 0 {
 		t.Errorf("draining after the delay: %+v", l)
 	}
 	if now := put(0); len(now.Draining) != 0 {

@@ -17,7 +17,7 @@ func TestConnectionsPersistAndGoWithTheirLoadBalancer(t *testing.T) {
 	c, sim, lb, _, ids := trafficSetup(t, 0)
 	spec := lbSpec("other")
 	spec.Targets = ids
-	other := c.createLB(spec).ID
+	other := c.lbs().create(spec).ID
 	c.openConns(lb, 4)
 	c.openConns(other, 1)
 	before, _ := c.conns(lb)

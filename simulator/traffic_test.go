@@ -62,10 +62,10 @@ func trafficSetup(t *testing.T, delay int, opts ...simtest.Option) (c *api, sim 
 	slices.Sort(ids)
 	req := poolReq("workers", ids...)
 	req.DeregistrationDelaySeconds = delay
-	tp := c.createPool(req)
+	tp := c.pools().create(req)
 	spec := lbSpec("web")
 	spec.TargetPoolID = tp.ID
-	return c, sim, c.createLB(spec).ID, tp.ID, ids
+	return c, sim, c.lbs().create(spec).ID, tp.ID, ids
 }
 
 func wantCounts(t *testing.T, tc exampleapi.TargetConnections, state string, assigned, open, closed int64) {
@@ -107,7 +107,7 @@ func TestConnectionsRoundRobin(t *testing.T) {
 	// counter.
 	spec := lbSpec("direct")
 	spec.Targets = []string{ids[2], ids[0]}
-	direct := c.createLB(spec)
+	direct := c.lbs().create(spec)
 	if got, want := c.openConns(direct.ID, 3).Assigned, map[string]int{ids[0]: 2, ids[2]: 1}; !maps.Equal(got, want) {
 		t.Errorf("own targets: %v, want %v", got, want)
 	}
@@ -213,7 +213,7 @@ func TestTargetLeavingWithoutDelayClosesItsConnections(t *testing.T) {
 
 	spec := lbSpec("direct")
 	spec.Targets = []string{ids[0], ids[1]}
-	direct := c.createLB(spec)
+	direct := c.lbs().create(spec)
 	c.openConns(direct.ID, 4)
 	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+direct.ID, exampleapi.UpdateLoadBalancerRequest{
 		Listeners: direct.Listeners, Targets: []string{ids[0]}}, nil)
@@ -268,7 +268,7 @@ func TestConnectionsValidation(t *testing.T) {
 	n1 := c.createInstance(instanceReq("n1", "ex-west-1a"))
 	spec := lbSpec("web")
 	spec.Targets = []string{n1.ID}
-	lb := c.createLB(spec)
+	lb := c.lbs().create(spec)
 	path := "/v1/load-balancers/" + lb.ID + "/connections"
 	tests := []struct {
 		name, msg string

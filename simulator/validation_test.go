@@ -155,7 +155,7 @@ func TestSameListenerPortOnDifferentProtocolsIsValid(t *testing.T) {
 	sim := simtest.Start(t)
 	spec := lbSpec("dns")
 	spec.Listeners = []exampleapi.Listener{{Protocol: "tcp", Port: 53, TargetPort: 30053}, {Protocol: "udp", Port: 53, TargetPort: 30053}}
-	control(t, sim).createLB(spec)
+	control(t, sim).lbs().create(spec)
 }
 
 // TestListenerLimitIsInclusive: exactly MaxListeners listeners are fine,
@@ -164,7 +164,7 @@ func TestListenerLimitIsInclusive(t *testing.T) {
 	c := startControl(t)
 	spec := lbSpec("many")
 	spec.Listeners = listenersN(exampleapi.MaxListeners)
-	lb := c.createLB(spec)
+	lb := c.lbs().create(spec)
 	if len(lb.Listeners) != exampleapi.MaxListeners {
 		t.Fatalf("created with %d listeners, want %d", len(lb.Listeners), exampleapi.MaxListeners)
 	}

@@ -37,6 +37,22 @@ func (e *testEnv) deleteLeft(t *testing.T, ids ...string) {
 	})
 }
 
+// servingLB creates a load balancer whose https listener serves the
+// certificate certID, deleted when the test ends (before the certificates
+// of an earlier deleteLeft).
+func (e *testEnv) servingLB(t *testing.T, name string, tags map[string]string, certID string) *exampleapi.LoadBalancer {
+	t.Helper()
+	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: name, Type: "lb-small", Tags: tags, Listeners: []exampleapi.Listener{
+		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{certID}},
+	}})
+	t.Cleanup(func() {
+		ctx, cancel := bg()
+		defer cancel()
+		_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
+	})
+	return lb
+}
+
 func wantID(addr string, id *string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		var got string
@@ -80,14 +96,7 @@ func TestAccCertificate_noAdoption(t *testing.T) {
 	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
 	// In use by a load balancer: recorded somewhere, not an orphan.
 	used := e.upload(t, c, tags)
-	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "other", Type: "lb-small", Listeners: []exampleapi.Listener{
-		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{used.ID}},
-	}})
-	t.Cleanup(func() {
-		ctx, cancel := bg()
-		defer cancel()
-		_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
-	})
+	e.servingLB(t, "other", nil, used.ID)
 	d := simtest.NewCert(t, simtest.CertOptions{})
 	unused := e.upload(t, d, tags)
 	e.deleteLeft(t, unused.ID, used.ID)
@@ -124,15 +133,8 @@ func TestAccCertificate_adoptServedByOwnLoadBalancer(t *testing.T) {
 	c := simtest.NewCert(t, simtest.CertOptions{})
 	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
 	served := e.upload(t, c, tags)
-	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "own", Type: "lb-small", Tags: tags, Listeners: []exampleapi.Listener{
-		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{served.ID}},
-	}})
 	e.deleteLeft(t, served.ID)
-	t.Cleanup(func() {
-		ctx, cancel := bg()
-		defer cancel()
-		_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
-	})
+	lb := e.servingLB(t, "own", tags, served.ID)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
 		CheckDestroy:             e.checkCertsLeft(),
@@ -163,14 +165,7 @@ func TestAccCertificate_deleteLeftovers(t *testing.T) {
 			leftover := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), tags)
 			other := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), map[string]string{"k8s.example.com/service-uid": "u-2"})
 			served := e.upload(t, simtest.NewCert(t, simtest.CertOptions{}), tags)
-			lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "served", Type: "lb-small", Listeners: []exampleapi.Listener{
-				{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{served.ID}},
-			}})
-			t.Cleanup(func() {
-				ctx, cancel := bg()
-				defer cancel()
-				_ = e.client.DeleteLoadBalancer(ctx, lb.ID)
-			})
+			e.servingLB(t, "served", nil, served.ID)
 			e.deleteLeft(t, leftover.ID, other.ID, served.ID)
 			want := []string{other.ID, served.ID}
 			if !del {
