@@ -30,6 +30,10 @@ import (
 type fakeLBEngine struct {
 	lb  *engine.LoadBalancer
 	err error
+	// check is CheckService's answer (the engine's own refusal).
+	check error
+	// reconciles counts the reconciles asked.
+	reconciles int
 	// onPool is the pool the last reconcile forwarded to ("" for its
 	// nodes); nodes the nodes it listed; removed the Services destroyed.
 	onPool  string
@@ -41,7 +45,7 @@ var _ serviceEngine = (*fakeLBEngine)(nil)
 
 func (e *fakeLBEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeLBEngine) LoadBalancerName(in *annotations.Service) string       { return in.Name }
-func (e *fakeLBEngine) CheckService(*annotations.Service) error               { return nil }
+func (e *fakeLBEngine) CheckService(*annotations.Service) error               { return e.check }
 func (e *fakeLBEngine) LoadBalancerWorkspace(in *annotations.Service) (engine.Job, error) {
 	return engine.Job{Key: "prod-" + in.Namespace + "-" + in.Name}, nil
 }
@@ -52,11 +56,11 @@ func (e *fakeLBEngine) GetGroupLoadBalancer(context.Context, engine.Group) (*eng
 	return nil, false, nil
 }
 func (e *fakeLBEngine) ReconcileLoadBalancer(_ context.Context, in *annotations.Service, nodes []*v1.Node, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes = "", nodes
+	e.onPool, e.nodes, e.reconciles = "", nodes, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) ReconcileLoadBalancerOnPool(_ context.Context, in *annotations.Service, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes = poolID, nil
+	e.onPool, e.nodes, e.reconciles = poolID, nil, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) RemoveLoadBalancer(_ context.Context, in *annotations.Service, _ engine.Review) (*engine.Outcome, error) {
