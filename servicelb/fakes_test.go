@@ -275,21 +275,29 @@ func TestGroupJoinAndLeaveOverFakes(t *testing.T) {
 	}
 }
 
-// fakeCloud is the cloud as the addresses read it (cloudReader): its
-// reserved addresses, filtered as the API filters them.
+// fakeCloud is the cloud as servicelb reads it (cloudReader), in unit
+// tests only: its reserved addresses, load balancers and certificates,
+// filtered as the API filters them.
 type fakeCloud struct {
-	addresses []exampleapi.Address
+	addresses    []exampleapi.Address
+	lbs          []exampleapi.LoadBalancer
+	certificates []exampleapi.Certificate
 }
 
 var _ cloudReader = (*fakeCloud)(nil)
 
-func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
-	for i := range c.addresses {
-		if c.addresses[i].ID == id {
-			return &c.addresses[i], nil
+// byID is the element of xs whose id is id, else the API's not found.
+func byID[T any](xs []T, id string, idOf func(*T) string) (*T, error) {
+	for i := range xs {
+		if idOf(&xs[i]) == id {
+			return &xs[i], nil
 		}
 	}
 	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+}
+
+func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
+	return byID(c.addresses, id, func(a *exampleapi.Address) string { return a.ID })
 }
 func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter) ([]exampleapi.Address, error) {
 	var out []exampleapi.Address
@@ -300,14 +308,20 @@ func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter)
 	}
 	return out, nil
 }
-func (c *fakeCloud) GetLoadBalancer(context.Context, string) (*exampleapi.LoadBalancer, error) {
-	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+func (c *fakeCloud) GetLoadBalancer(_ context.Context, id string) (*exampleapi.LoadBalancer, error) {
+	return byID(c.lbs, id, func(lb *exampleapi.LoadBalancer) string { return lb.ID })
 }
-func (c *fakeCloud) ListLoadBalancers(context.Context, exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
-	return nil, nil
+func (c *fakeCloud) ListLoadBalancers(_ context.Context, f exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
+	var out []exampleapi.LoadBalancer
+	for _, lb := range c.lbs {
+		if (f.Name == "" || lb.Name == f.Name) && (f.Region == "" || lb.Region == f.Region) {
+			out = append(out, lb)
+		}
+	}
+	return out, nil
 }
-func (c *fakeCloud) GetCertificate(context.Context, string) (*exampleapi.Certificate, error) {
-	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+func (c *fakeCloud) GetCertificate(_ context.Context, id string) (*exampleapi.Certificate, error) {
+	return byID(c.certificates, id, func(cert *exampleapi.Certificate) string { return cert.ID })
 }
 
 // fakeAddressEngine names a Service's own reserved address
