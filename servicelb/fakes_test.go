@@ -116,9 +116,11 @@ func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.Pool
 type fakeGroupEngine struct {
 	lb *engine.LoadBalancer
 	// reconciled are the members of each reconcile, pools the pool each
-	// forwarded to, removed the groups destroyed.
+	// forwarded to, policies the policy each ran under, removed the
+	// groups destroyed.
 	reconciled [][]string
 	pools      []string
+	policies   []annotations.ApplyPolicy
 	removed    []string
 }
 
@@ -140,12 +142,12 @@ func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
 func (e *fakeGroupEngine) RenderGroup(g engine.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
 	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: "prod-group-" + g.Namespace + "-" + g.Name}, nil
 }
-func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
+func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
 	var names []string
 	for _, m := range g.Members {
 		names = append(names, m.Name)
 	}
-	e.reconciled, e.pools = append(e.reconciled, names), append(e.pools, poolID)
+	e.reconciled, e.pools, e.policies = append(e.reconciled, names), append(e.pools, poolID), append(e.policies, rv.Policy)
 	return e.lb, &engine.GroupReport{Members: g.Members}, &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name, Result: &engine.Result{}}, nil
 }
 func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g engine.Group, _ engine.Review) (*engine.Outcome, error) {
