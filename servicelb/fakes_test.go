@@ -115,6 +115,11 @@ func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.Pool
 // group's load balancer is lb, its members all rendered.
 type fakeGroupEngine struct {
 	lb *engine.LoadBalancer
+	// own is a member's load balancer of its own (nil: none had one);
+	// releaseErr its release's answer, released those asked.
+	own        *engine.LoadBalancer
+	releaseErr error
+	released   []string
 	// reconciled are the members of each reconcile, pools the pool each
 	// forwarded to, policies the policy each ran under, removed the
 	// groups destroyed.
@@ -128,10 +133,20 @@ var _ groupEngine = (*fakeGroupEngine)(nil)
 
 func (e *fakeGroupEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeGroupEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
-	return nil, false, nil // no member had one of its own
+	return e.own, e.own != nil, nil
 }
-func (e *fakeGroupEngine) ReleaseLoadBalancer(context.Context, *annotations.Service, engine.Review) (*engine.Outcome, error) {
-	return nil, errors.New("fakeGroupEngine: nothing to release")
+func (e *fakeGroupEngine) ReleaseLoadBalancer(_ context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error) {
+	if e.own == nil {
+		return nil, errors.New("fakeGroupEngine: nothing to release")
+	}
+	e.released = append(e.released, in.Namespace+"/"+in.Name)
+	out := &engine.Outcome{Workspace: "prod-" + in.Namespace + "-" + in.Name, Policy: rv.Policy}
+	if waiting := (*engine.AwaitingApprovalError)(nil); errors.As(e.releaseErr, &waiting) {
+		// A fresh plan waits, as the engine's outcome says it.
+		out.Awaiting = &engine.Plan{ID: waiting.PlanID}
+		out.Planned = out.Awaiting
+	}
+	return out, e.releaseErr
 }
 func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
 	if len(g.Members) == 0 {

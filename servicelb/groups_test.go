@@ -254,28 +254,31 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	testkit.Must(t, f.lbs.Delete(t.Context(), a))
 }
 
-// Moving into a group under the default rules: the group is created at
-// once, but the destroy of the Service's own load balancer waits for
-// approval; meanwhile the call is retried and both serve.
+// Moving into a group: the group is created at once, but the destroy
+// of the Service's own load balancer waits for approval; meanwhile the
+// call is retried and both serve. Over the fakes: that the default rules
+// hold a destroy for approval is the engine's (its review tests); what
+// servicelb does with the wait is tested here.
 func TestGroupMoveWaitsForTheOldDestroy(t *testing.T) {
-	f := newGroupFixture(t, "")
+	f := newFakeServices(t, "")
+	nodes := []*v1.Node{{}}
 	a := groupSvc("shop", "a", 0, "", 80)
-	ipA, err := f.ensure(t, a)
+	_, err := f.services.ensure(t.Context(), a, nodes)
 	testkit.Must(t, err)
+	f.groups.own, f.groups.releaseErr = f.lbs.lb, &engine.AwaitingApprovalError{PlanID: "p1", Policy: annotations.ApplyAuto}
 	a = a.DeepCopy()
 	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
-	_, err = f.ensure(t, a)
+	testkit.Must(t, f.services.groups.services.Add(a))
+	_, err = f.services.ensure(t.Context(), a, nodes)
 	var retry *api.RetryError
 	if !errors.As(err, &retry) || !strings.Contains(err.Error(), "awaiting approval") {
 		t.Fatalf("move: %v, want a retry awaiting approval; events %v", err, f.takeEvents())
 	}
-	if f.lb(t, ipA) == nil {
-		t.Fatal("the old load balancer went before its destroy was approved")
+	if !slices.Equal(f.groups.released, []string{"shop/a"}) || len(f.lbs.removed) != 0 {
+		t.Fatalf("released %q, removed %q: want a's own asked once, and kept while it waits", f.groups.released, f.lbs.removed)
 	}
-	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
-	testkit.Must(t, err)
-	if len(all) != 2 {
-		t.Fatalf("%d load balancers, want a's and the group's", len(all))
+	if !slices.EqualFunc(f.groups.reconciled, [][]string{{"a"}}, slices.Equal) {
+		t.Fatalf("group reconciled with %q, want it created with a at once", f.groups.reconciled)
 	}
 	evs := f.takeEvents()
 	i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "AwaitingApproval" })
