@@ -55,7 +55,8 @@ func drain(rec *record.FakeRecorder) string {
 }
 
 // The engine's refusal (engine.CheckService: the listeners past
-// loadBalancer.maxListeners, its own test) is the Service's failure, told
+// loadBalancer.maxListeners: engine.TestCheckServiceUnderTheCloudConfig)
+// is the Service's failure, told
 // in an InvalidService event naming it; nothing is reconciled.
 func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
 	lbs, eng, rec := lbsOverFakes(t, testConfig(t, ""))
