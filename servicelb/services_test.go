@@ -55,9 +55,9 @@ func drain(rec *record.FakeRecorder) string {
 }
 
 // The engine's refusal (engine.CheckService: the listeners past
-// loadBalancer.maxListeners: engine.TestCheckServiceUnderTheCloudConfig)
-// is the Service's failure, told
-// in an InvalidService event naming it; nothing is reconciled.
+// loadBalancer.maxListeners, engine's TestCheckServiceUnderTheCloudConfig)
+// is the Service's failure, told in an InvalidService event naming it;
+// nothing is reconciled.
 func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
 	lbs, eng, rec := lbsOverFakes(t, testConfig(t, ""))
 	eng.check = &engine.TooManyListenersError{Ports: 11, Limit: 10}
