@@ -1,7 +1,6 @@
 package servicelb
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
@@ -94,7 +92,7 @@ func TestAddressWant(t *testing.T) {
 // in), else its own with address-keep; annotations in error and another
 // controller's Service ask for nothing.
 func TestWantOf(t *testing.T) {
-	l, _ := lbsWithRecorder(t, testConfig(t, ""))
+	l, _, _ := lbsOverFakes(t, testConfig(t, ""))
 	svc := func(ann map[string]string, lbIP string) *v1.Service {
 		s := lbService(1, ann)
 		s.Spec.LoadBalancerIP = lbIP
@@ -130,7 +128,7 @@ func TestWantOf(t *testing.T) {
 // A Service asking for an address and refused before anything is
 // planned: two IPs named, or an address on a group member.
 func TestAddressRefusals(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, ""))
+	lbs, eng, rec := lbsOverFakes(t, testConfig(t, ""))
 	both := lbService(1, map[string]string{string(annotations.LBAddress): "198.51.100.7"})
 	both.Spec.LoadBalancerIP = "198.51.100.8"
 	group := lbService(1, map[string]string{string(annotations.LBAddressKeep): "true", string(annotations.LBGroup): "front"})
@@ -141,13 +139,13 @@ func TestAddressRefusals(t *testing.T) {
 		{both, "spec.loadBalancerIP names 198.51.100.8"},
 		{group, "a member of load balancer group shop/front serves on the group's address"},
 	} {
-		_, err := lbs.Ensure(context.Background(), c.svc, nil)
+		_, err := lbs.Ensure(t.Context(), c.svc, nil)
 		if events := drain(rec); err == nil || !strings.Contains(events, c.want) {
 			t.Fatalf("err %v, events:\n%s\nwant %q", err, events, c.want)
 		}
 	}
-	if procs := lbs.engine.(*engine.Engine).Processes(); len(procs) != 0 {
-		t.Fatalf("terraform ran for a refused Service: %v", procs)
+	if n := eng.ran(); n != 0 {
+		t.Fatalf("%d reconciles for a refused Service", n)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -62,7 +63,7 @@ func TestPreviewWithoutTerraform(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, "")
 			cfg.Webhook.Refuse = tc.refuse
-			lbs, _ := lbsWithRecorder(t, cfg)
+			lbs, eng, _ := lbsOverFakes(t, cfg)
 			a := lbs.Admission(nil)
 			resp := a.Preview(t.Context(), request(t, tc.old, tc.cur, false))
 			if resp.Allowed != tc.allowed {
@@ -73,6 +74,9 @@ func TestPreviewWithoutTerraform(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(resp.Warnings, "\n"), tc.says) {
 				t.Errorf("warnings do not say %q:\n%s", tc.says, strings.Join(resp.Warnings, "\n"))
+			}
+			if eng.previews != 0 {
+				t.Errorf("%d plans for a stored edit", eng.previews)
 			}
 		})
 	}
@@ -111,7 +115,8 @@ func TestAuthorPatch(t *testing.T) {
 func TestPreviewBudgetPerNamespace(t *testing.T) {
 	cfg := testConfig(t, "")
 	cfg.Webhook.PreviewsPerMinute, cfg.Webhook.PreviewBurst = 1, 2
-	lbs, _ := lbsWithRecorder(t, cfg)
+	lbs, eng, _ := lbsOverFakes(t, cfg)
+	eng.previewErr = engine.ErrNoState // as an engine with no state answers
 	nodes := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Core().V1().Nodes().Lister()
 	a := lbs.Admission(nodes)
 	old, more := lbService(1, nil), lbService(2, nil)
@@ -133,5 +138,8 @@ func TestPreviewBudgetPerNamespace(t *testing.T) {
 	oldOther.Namespace = "other"
 	if w := strings.Join(a.Preview(t.Context(), request(t, oldOther, other, true)).Warnings, "\n"); strings.Contains(w, "previews a minute") {
 		t.Errorf("another namespace's dry run fell back on shop's budget:\n%s", w)
+	}
+	if eng.previews != 3 {
+		t.Errorf("%d plans, want 3: shop's two within its budget, other's one", eng.previews)
 	}
 }

@@ -30,6 +30,10 @@ import (
 type fakeLBEngine struct {
 	lb  *engine.LoadBalancer
 	err error
+	// check is CheckService's answer (the engine's own refusal).
+	check error
+	// reconciles counts the reconciles asked.
+	reconciles int
 	// onPool is the pool the last reconcile forwarded to ("" for its
 	// nodes); nodes the nodes it listed; removed the Services destroyed.
 	onPool  string
@@ -41,7 +45,7 @@ var _ serviceEngine = (*fakeLBEngine)(nil)
 
 func (e *fakeLBEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeLBEngine) LoadBalancerName(in *annotations.Service) string       { return in.Name }
-func (e *fakeLBEngine) CheckService(*annotations.Service) error               { return nil }
+func (e *fakeLBEngine) CheckService(*annotations.Service) error               { return e.check }
 func (e *fakeLBEngine) LoadBalancerWorkspace(in *annotations.Service) (engine.Job, error) {
 	return engine.Job{Key: "prod-" + in.Namespace + "-" + in.Name}, nil
 }
@@ -52,11 +56,11 @@ func (e *fakeLBEngine) GetGroupLoadBalancer(context.Context, engine.Group) (*eng
 	return nil, false, nil
 }
 func (e *fakeLBEngine) ReconcileLoadBalancer(_ context.Context, in *annotations.Service, nodes []*v1.Node, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes = "", nodes
+	e.onPool, e.nodes, e.reconciles = "", nodes, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) ReconcileLoadBalancerOnPool(_ context.Context, in *annotations.Service, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes = poolID, nil
+	e.onPool, e.nodes, e.reconciles = poolID, nil, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) RemoveLoadBalancer(_ context.Context, in *annotations.Service, _ engine.Review) (*engine.Outcome, error) {
@@ -111,10 +115,17 @@ func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.Pool
 // group's load balancer is lb, its members all rendered.
 type fakeGroupEngine struct {
 	lb *engine.LoadBalancer
+	// own is a member's load balancer of its own (nil: none had one);
+	// releaseErr its release's answer, released those asked.
+	own        *engine.LoadBalancer
+	releaseErr error
+	released   []string
 	// reconciled are the members of each reconcile, pools the pool each
-	// forwarded to, removed the groups destroyed.
+	// forwarded to, policies the policy each ran under, removed the
+	// groups destroyed.
 	reconciled [][]string
 	pools      []string
+	policies   []annotations.ApplyPolicy
 	removed    []string
 }
 
@@ -122,10 +133,20 @@ var _ groupEngine = (*fakeGroupEngine)(nil)
 
 func (e *fakeGroupEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeGroupEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
-	return nil, false, nil // no member had one of its own
+	return e.own, e.own != nil, nil
 }
-func (e *fakeGroupEngine) ReleaseLoadBalancer(context.Context, *annotations.Service, engine.Review) (*engine.Outcome, error) {
-	return nil, errors.New("fakeGroupEngine: nothing to release")
+func (e *fakeGroupEngine) ReleaseLoadBalancer(_ context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error) {
+	if e.own == nil {
+		return nil, errors.New("fakeGroupEngine: nothing to release")
+	}
+	e.released = append(e.released, in.Namespace+"/"+in.Name)
+	out := &engine.Outcome{Workspace: "prod-" + in.Namespace + "-" + in.Name, Policy: rv.Policy}
+	if waiting := (*engine.AwaitingApprovalError)(nil); errors.As(e.releaseErr, &waiting) {
+		// A fresh plan waits, as the engine's outcome says it.
+		out.Awaiting = &engine.Plan{ID: waiting.PlanID}
+		out.Planned = out.Awaiting
+	}
+	return out, e.releaseErr
 }
 func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
 	if len(g.Members) == 0 {
@@ -136,12 +157,12 @@ func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
 func (e *fakeGroupEngine) RenderGroup(g engine.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
 	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: "prod-group-" + g.Namespace + "-" + g.Name}, nil
 }
-func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
+func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
 	var names []string
 	for _, m := range g.Members {
 		names = append(names, m.Name)
 	}
-	e.reconciled, e.pools = append(e.reconciled, names), append(e.pools, poolID)
+	e.reconciled, e.pools, e.policies = append(e.reconciled, names), append(e.pools, poolID), append(e.policies, rv.Policy)
 	return e.lb, &engine.GroupReport{Members: g.Members}, &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name, Result: &engine.Result{}}, nil
 }
 func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g engine.Group, _ engine.Review) (*engine.Outcome, error) {
@@ -271,21 +292,29 @@ func TestGroupJoinAndLeaveOverFakes(t *testing.T) {
 	}
 }
 
-// fakeCloud is the cloud as the addresses read it (cloudReader): its
-// reserved addresses, filtered as the API filters them.
+// fakeCloud is the cloud as servicelb reads it (cloudReader), in unit
+// tests only: its reserved addresses, load balancers and certificates,
+// filtered as the API filters them.
 type fakeCloud struct {
-	addresses []exampleapi.Address
+	addresses    []exampleapi.Address
+	lbs          []exampleapi.LoadBalancer
+	certificates []exampleapi.Certificate
 }
 
 var _ cloudReader = (*fakeCloud)(nil)
 
-func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
-	for i := range c.addresses {
-		if c.addresses[i].ID == id {
-			return &c.addresses[i], nil
+// byID is the element of xs whose id is id, else the API's not found.
+func byID[T any](xs []T, id string, idOf func(*T) string) (*T, error) {
+	for i := range xs {
+		if idOf(&xs[i]) == id {
+			return &xs[i], nil
 		}
 	}
 	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+}
+
+func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
+	return byID(c.addresses, id, func(a *exampleapi.Address) string { return a.ID })
 }
 func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter) ([]exampleapi.Address, error) {
 	var out []exampleapi.Address
@@ -296,14 +325,20 @@ func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter)
 	}
 	return out, nil
 }
-func (c *fakeCloud) GetLoadBalancer(context.Context, string) (*exampleapi.LoadBalancer, error) {
-	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+func (c *fakeCloud) GetLoadBalancer(_ context.Context, id string) (*exampleapi.LoadBalancer, error) {
+	return byID(c.lbs, id, func(lb *exampleapi.LoadBalancer) string { return lb.ID })
 }
-func (c *fakeCloud) ListLoadBalancers(context.Context, exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
-	return nil, nil
+func (c *fakeCloud) ListLoadBalancers(_ context.Context, f exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
+	var out []exampleapi.LoadBalancer
+	for _, lb := range c.lbs {
+		if (f.Name == "" || lb.Name == f.Name) && (f.Region == "" || lb.Region == f.Region) {
+			out = append(out, lb)
+		}
+	}
+	return out, nil
 }
-func (c *fakeCloud) GetCertificate(context.Context, string) (*exampleapi.Certificate, error) {
-	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
+func (c *fakeCloud) GetCertificate(_ context.Context, id string) (*exampleapi.Certificate, error) {
+	return byID(c.certificates, id, func(cert *exampleapi.Certificate) string { return cert.ID })
 }
 
 // fakeAddressEngine names a Service's own reserved address

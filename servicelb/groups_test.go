@@ -254,28 +254,31 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	testkit.Must(t, f.lbs.Delete(t.Context(), a))
 }
 
-// Moving into a group under the default rules: the group is created at
-// once, but the destroy of the Service's own load balancer waits for
-// approval; meanwhile the call is retried and both serve.
+// Moving into a group: the group is created at once, but the destroy
+// of the Service's own load balancer waits for approval; meanwhile the
+// call is retried and both serve. Over the fakes: that the default rules
+// hold a destroy for approval is the engine's (its review tests); what
+// servicelb does with the wait is tested here.
 func TestGroupMoveWaitsForTheOldDestroy(t *testing.T) {
-	f := newGroupFixture(t, "")
+	f := newFakeServices(t, "")
+	nodes := []*v1.Node{{}}
 	a := groupSvc("shop", "a", 0, "", 80)
-	ipA, err := f.ensure(t, a)
+	_, err := f.services.ensure(t.Context(), a, nodes)
 	testkit.Must(t, err)
+	f.groups.own, f.groups.releaseErr = f.lbs.lb, &engine.AwaitingApprovalError{PlanID: "p1", Policy: annotations.ApplyAuto}
 	a = a.DeepCopy()
 	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
-	_, err = f.ensure(t, a)
+	testkit.Must(t, f.services.groups.services.Add(a))
+	_, err = f.services.ensure(t.Context(), a, nodes)
 	var retry *api.RetryError
 	if !errors.As(err, &retry) || !strings.Contains(err.Error(), "awaiting approval") {
 		t.Fatalf("move: %v, want a retry awaiting approval; events %v", err, f.takeEvents())
 	}
-	if f.lb(t, ipA) == nil {
-		t.Fatal("the old load balancer went before its destroy was approved")
+	if !slices.Equal(f.groups.released, []string{"shop/a"}) || len(f.lbs.removed) != 0 {
+		t.Fatalf("released %q, removed %q: want a's own asked once, and kept while it waits", f.groups.released, f.lbs.removed)
 	}
-	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
-	testkit.Must(t, err)
-	if len(all) != 2 {
-		t.Fatalf("%d load balancers, want a's and the group's", len(all))
+	if !slices.EqualFunc(f.groups.reconciled, [][]string{{"a"}}, slices.Equal) {
+		t.Fatalf("group reconciled with %q, want it created with a at once", f.groups.reconciled)
 	}
 	evs := f.takeEvents()
 	i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "AwaitingApproval" })
@@ -370,31 +373,39 @@ func TestGroupMembership(t *testing.T) {
 
 // A group belongs to its namespace: a guest alone waits (no load
 // balancer), and a guest's plan-only policy governs nothing of the
-// owner's (issue 19: a guest froze the owner's changes).
+// owner's (issue 19: a guest froze the owner's changes). Over the fakes:
+// who governs is servicelb's decision; the listeners the engine renders
+// for the members are its own (its group tests).
 func TestGroupGuestsGovernNothing(t *testing.T) {
-	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
+	f := newFakeServices(t, "review: {policy: {rules: []}}\n")
 	refs := granting(t, "shop", "edge", "front")
-	f.lbs.shared.refs, f.lbs.shared.groups.refs = refs, refs
+	f.services.refs, f.services.groups.refs = refs, refs
+	nodes := []*v1.Node{{}}
 
 	guest := groupSvc("edge", "g", 1, "shop/front", 9090)
 	guest.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyPlanOnly)
-	if _, err := f.ensure(t, guest); err == nil || !strings.Contains(err.Error(), "no member in its own namespace shop") {
+	testkit.Must(t, f.services.groups.services.Add(guest))
+	if _, err := f.services.ensure(t.Context(), guest, nodes); err == nil || !strings.Contains(err.Error(), "no member in its own namespace shop") {
 		t.Fatalf("a guest alone: %v", err)
 	}
 	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "GroupWithoutHomeMember") {
 		t.Fatal("the guest is not told why it waits")
 	}
-	if all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{}); err != nil || len(all) != 0 {
-		t.Fatalf("a guest alone created load balancers: %v %v", all, err)
+	if len(f.groups.reconciled) != 0 {
+		t.Fatalf("a guest alone reconciled the group: %q", f.groups.reconciled)
 	}
 
 	// The owner joins: applied under the cluster's auto policy, the
-	// guest's plan-only notwithstanding, with both members' listeners.
-	ip, err := f.ensure(t, groupSvc("shop", "a", 2, "front", 80))
-	if err != nil {
+	// guest's plan-only notwithstanding, with both members.
+	owner := groupSvc("shop", "a", 2, "front", 80)
+	testkit.Must(t, f.services.groups.services.Add(owner))
+	if _, err := f.services.ensure(t.Context(), owner, nodes); err != nil {
 		t.Fatalf("the owner, with a plan-only guest: %v", err)
 	}
-	if got := simtest.Listeners(f.lb(t, ip)); len(got) != 2 {
-		t.Fatalf("listeners %v, want the owner's and the guest's", got)
+	if len(f.groups.reconciled) != 1 || !slices.Equal(f.groups.policies, []annotations.ApplyPolicy{annotations.ApplyAuto}) {
+		t.Fatalf("group reconciled with %q under %q, want once under auto", f.groups.reconciled, f.groups.policies)
+	}
+	if got := f.groups.reconciled[0]; len(got) != 2 || !slices.Contains(got, "a") || !slices.Contains(got, "g") {
+		t.Fatalf("members %q, want the owner and the guest", got)
 	}
 }

@@ -21,27 +21,21 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/referencegrants"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
-// The controller's references read the real sources: certificate tags from
-// the cloud (the simulator, over HTTP) and ReferenceGrants from the API
-// server (a client-go fake here; TestTenancy uses a real one).
+// The controller's references read their sources: certificate and load
+// balancer tags from the cloud (a fake of its reads here; the e2e tests
+// read the simulator's over HTTP) and ReferenceGrants from the API server
+// (a client-go fake here; TestTenancy uses a real one).
 func TestReferencesReadTheirSources(t *testing.T) {
-	sim := simtest.Start(t)
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	testkit.Must(t, err)
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	cert, err := api.CreateCertificate(context.Background(), exampleapi.CreateCertificateRequest{
-		Name: "a", Region: "ex-west-1", CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
-		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"},
-	})
-	testkit.Must(t, err)
+	cert := exampleapi.Certificate{ID: "cert-1", Name: "a", Region: "ex-west-1",
+		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"}}
+	cloud := &fakeCloud{certificates: []exampleapi.Certificate{cert}}
 
 	cfg := testConfig(t, "")
-	cfg.ClusterID = "test"
-	refs := newReferences(cfg, api)
+	cfg.ClusterID, cfg.Region = "test", "ex-west-1"
+	refs := newReferences(cfg, cloud)
 	refs.watchGrants(t.Context(), grantsClient(t, "team-a", "team-b", "front"))
 
 	svc := func(ns string, ann map[string]string) *v1.Service {
@@ -68,12 +62,11 @@ func TestReferencesReadTheirSources(t *testing.T) {
 	}
 
 	// A name is read from the cloud's load balancers of that name.
-	_, err = api.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{
+	cloud.lbs = append(cloud.lbs, exampleapi.LoadBalancer{ID: "lb-1", Status: exampleapi.LBStatusActive, LoadBalancerSpec: exampleapi.LoadBalancerSpec{
 		Name: "shop-a", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
 		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
 		Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
-	})
-	testkit.Must(t, err)
+	}})
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }
 	if err := refs.authorize(ctx, annotations.Read(svc("team-a", named("shop-a")))); err != nil {
 		t.Errorf("team-a naming its own load balancer's name: %v", err)

@@ -3,45 +3,20 @@ package servicelb
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 )
-
-// lbsWithRecorder is the LoadBalancer implementation over a real engine
-// and runner (no terraform runs: these Services are refused before), with
-// events recorded in memory.
-func lbsWithRecorder(t *testing.T, cfg *cloudconfig.Config) (*LoadBalancers, *record.FakeRecorder) {
-	t.Helper()
-	tf, err := exec.LookPath("terraform")
-	if err != nil {
-		need.Missing(t, "terraform is not on PATH")
-	}
-	dir := t.TempDir()
-	cli := filepath.Join(dir, "terraform.rc")
-	testkit.Must(t, os.WriteFile(cli, nil, 0o600))
-	cfg.Terraform.Binary, cfg.Terraform.CLIConfig, cfg.Terraform.LockFile = tf, cli, ""
-	eng := openEngine(t, cfg, dir, "", engine.Options{})
-	rec := record.NewFakeRecorder(100)
-	board := review.New(cfg, nil)
-	board.Connect(t.Context(), fake.NewClientset(), rec)
-	return New(Options{Config: cfg, Engine: eng, Board: board}), rec
-}
 
 // openEngine opens the engine of cfg as the controller does, with its
 // workspaces and local states under dir.
@@ -79,34 +54,43 @@ func drain(rec *record.FakeRecorder) string {
 	}
 }
 
+// The engine's refusal (engine.CheckService: the listeners past
+// loadBalancer.maxListeners, engine's TestCheckServiceUnderTheCloudConfig)
+// is the Service's failure, told in an InvalidService event naming it;
+// nothing is reconciled.
 func TestOverLimitServiceIsRefusedWithAnEvent(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 10}\n"))
-	_, err := lbs.Ensure(context.Background(), lbService(11, nil), nil)
+	lbs, eng, rec := lbsOverFakes(t, testConfig(t, ""))
+	eng.check = &engine.TooManyListenersError{Ports: 11, Limit: 10}
+	_, err := lbs.Ensure(t.Context(), lbService(11, nil), nil)
 	events := drain(rec)
 	if err == nil || !strings.Contains(events, "InvalidService") || !strings.Contains(events, "at most 10 listeners") {
 		t.Fatalf("err %v, events:\n%s", err, events)
 	}
-	if procs := lbs.engine.(*engine.Engine).Processes(); len(procs) != 0 {
-		t.Fatalf("terraform ran for a refused Service: %v", procs)
+	if n := eng.ran(); n != 0 {
+		t.Fatalf("%d reconciles for a refused Service", n)
 	}
 }
 
 func TestAdoptionRefusedByConfig(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {adoption: {enabled: true, namespaces: [platform]}}\n"))
+	lbs, eng, rec := lbsOverFakes(t, testConfig(t, "loadBalancer: {adoption: {enabled: true, namespaces: [platform]}}\n"))
 	svc := lbService(1, map[string]string{string(annotations.LBAdoptID): "lb-0123456789abcdef", string(annotations.LBName): "old"})
-	_, err := lbs.Ensure(context.Background(), svc, nil)
+	_, err := lbs.Ensure(t.Context(), svc, nil)
 	events := drain(rec)
 	if err == nil || !strings.Contains(events, "ReferenceRefused") || !strings.Contains(events, string(annotations.LBAdoptID)) ||
 		!strings.Contains(events, "does not allow adoption in namespace shop") {
 		t.Fatalf("err %v, events:\n%s", err, events)
 	}
+	if n := eng.ran(); n != 0 {
+		t.Fatalf("%d reconciles for a refused adoption", n)
+	}
 }
 
 func TestRetiredAnnotationIsReportedOnce(t *testing.T) {
-	lbs, rec := lbsWithRecorder(t, testConfig(t, "loadBalancer: {maxListeners: 1}\n"))
-	svc := lbService(2, map[string]string{string(annotations.LBApprovePlan): "plan-0123456789ab"}) // refused after the report
+	lbs, eng, rec := lbsOverFakes(t, testConfig(t, ""))
+	eng.check = &engine.TooManyListenersError{Ports: 2, Limit: 1} // refused after the report
+	svc := lbService(2, map[string]string{string(annotations.LBApprovePlan): "plan-0123456789ab"})
 	for range 3 {
-		_, _ = lbs.Ensure(context.Background(), svc, nil)
+		_, _ = lbs.Ensure(t.Context(), svc, nil)
 	}
 	if events := drain(rec); strings.Count(events, "RetiredAnnotation") != 1 || !strings.Contains(events, "PlanApproval") {
 		t.Fatalf("events:\n%s", events)
