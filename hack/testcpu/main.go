@@ -6,9 +6,8 @@
 // of two cores the suite's wall time can fall no lower than half of it,
 // so it is the figure the suite's budget is spent in.
 //
-// Each run appends one line, "<package directory>\t<user s>\t<system s>",
-// to the file $EXAMPLE_TEST_CPU names (nothing without it); lines are
-// short, so appends of packages that run at once do not interleave.
+// Each run appends one record, "<package directory>\t<user s>\t<system s>",
+// to the file $EXAMPLE_TEST_CPU names (package internal/testcpu).
 package main
 
 import (
@@ -18,10 +17,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
-)
 
-// Env names the file the records are appended to.
-const Env = "EXAMPLE_TEST_CPU"
+	"github.com/example/cloud-provider-example/internal/testcpu"
+)
 
 func main() {
 	if len(os.Args) < 2 {
@@ -65,18 +63,9 @@ func run(bin string, args []string) int {
 
 // record appends the test binary's CPU to $EXAMPLE_TEST_CPU.
 func record(ps *os.ProcessState) error {
-	path := os.Getenv(Env)
-	if path == "" {
-		return nil
-	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("record the CPU of %s: %w", dir, err)
-	}
-	_, err = fmt.Fprintf(f, "%s\t%.2f\t%.2f\n", dir, ps.UserTime().Seconds(), ps.SystemTime().Seconds())
-	return errors.Join(err, f.Close())
+	return testcpu.Append(testcpu.Record{Dir: dir, User: ps.UserTime().Seconds(), Sys: ps.SystemTime().Seconds()})
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/example/cloud-provider-example/internal/testcpu"
 )
 
 // The CPU of a process the test binary started and waited for counts:
@@ -14,7 +16,7 @@ import (
 // the exit code is the binary's.
 func TestRecordsWaitedForChildren(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cpu")
-	t.Setenv(Env, file)
+	t.Setenv(testcpu.Env, file)
 	code := run("/bin/sh", []string{"-c", `sh -c 'i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done'; exit 3`})
 	if code != 3 {
 		t.Fatalf("exit code %d, want the binary's 3", code)

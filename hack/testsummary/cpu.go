@@ -7,63 +7,72 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/example/cloud-provider-example/internal/testcpu"
 )
-
-// packageCPU is one test binary's CPU as hack/testcpu recorded it: its
-// own and that of every process it waited for.
-type packageCPU struct {
-	dir       string
-	user, sys float64
-}
-
-func (p packageCPU) total() float64 { return p.user + p.sys }
 
 // busiest is how many packages the CPU table names.
 const busiest = 8
 
-// readCPU reads hack/testcpu's records; dir is made relative to root.
-func readCPU(r io.Reader, root string) ([]packageCPU, error) {
-	var out []packageCPU
+// busiestTests is how many tests it names.
+const busiestTests = 12
+
+// readCPU reads internal/testcpu's records (hack/testcpu's, one per test
+// binary, and those of tests that metered the processes they started);
+// dirs are made relative to root.
+func readCPU(r io.Reader, root string) ([]testcpu.Record, error) {
+	var out []testcpu.Record
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("a CPU record of %d fields: %q", len(f), sc.Text())
+		rec, err := testcpu.Parse(sc.Text())
+		if err != nil {
+			return nil, err
 		}
-		user, err1 := strconv.ParseFloat(f[1], 64)
-		sys, err2 := strconv.ParseFloat(f[2], 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("a CPU record: %q", sc.Text())
+		if rel, err := filepath.Rel(root, rec.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+			rec.Dir = rel
 		}
-		dir := f[0]
-		if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
-			dir = rel
-		}
-		out = append(out, packageCPU{dir: dir, user: user, sys: sys})
+		out = append(out, rec)
 	}
 	return out, sc.Err()
 }
 
-// printCPU prints the suite's CPU and the packages that used most.
-func printCPU(w io.Writer, pkgs []packageCPU) {
-	if len(pkgs) == 0 {
-		return
+// printCPU prints the suite's CPU, the packages that used most, and the
+// tests whose processes did.
+func printCPU(w io.Writer, records []testcpu.Record) {
+	var pkgs, tests []testcpu.Record
+	for _, r := range records {
+		if r.Test == "" {
+			pkgs = append(pkgs, r)
+		} else {
+			tests = append(tests, r)
+		}
 	}
-	sort.SliceStable(pkgs, func(i, j int) bool { return pkgs[i].total() > pkgs[j].total() })
-	var user, sys float64
-	for _, p := range pkgs {
-		user, sys = user+p.user, sys+p.sys
+	byTotal := func(rs []testcpu.Record) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Total() > rs[j].Total() })
 	}
-	fmt.Fprintf(w, "CPU of the tests (test binaries and every process they waited for, from the OS): %.1f min (user %.0f s, system %.0f s) in %d packages; the busiest:\n",
-		(user+sys)/60, user, sys, len(pkgs))
-	for _, p := range pkgs[:min(busiest, len(pkgs))] {
-		fmt.Fprintf(w, "%8.1fs %s (user %.0f s, system %.0f s)\n", p.total(), p.dir, p.user, p.sys)
+	byTotal(pkgs)
+	byTotal(tests)
+	if len(pkgs) > 0 {
+		var user, sys float64
+		for _, p := range pkgs {
+			user, sys = user+p.User, sys+p.Sys
+		}
+		fmt.Fprintf(w, "CPU of the tests (test binaries and every process they waited for, from the OS): %.1f min (user %.0f s, system %.0f s) in %d packages; the busiest:\n",
+			(user+sys)/60, user, sys, len(pkgs))
+		for _, p := range pkgs[:min(busiest, len(pkgs))] {
+			fmt.Fprintf(w, "%8.1fs %s (user %.0f s, system %.0f s)\n", p.Total(), p.Dir, p.User, p.Sys)
+		}
+	}
+	if len(tests) > 0 {
+		fmt.Fprintf(w, "the busiest of the %d tests that metered the processes they started (control planes, controllers and their terraform; part of their package's figure):\n", len(tests))
+		for _, r := range tests[:min(busiestTests, len(tests))] {
+			fmt.Fprintf(w, "%8.1fs %s %s\n", r.Total(), r.Dir, r.Test)
+		}
 	}
 }
 
-// cpuTable reads path (hack/testcpu's file) and prints its table; a
+// cpuTable reads path (internal/testcpu's file) and prints its table; a
 // missing file prints nothing (the run used no -exec testcpu).
 func cpuTable(w io.Writer, path string) error {
 	f, err := os.Open(path)
@@ -78,10 +87,10 @@ func cpuTable(w io.Writer, path string) error {
 	if err != nil {
 		return err
 	}
-	pkgs, err := readCPU(f, root)
+	records, err := readCPU(f, root)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	printCPU(w, pkgs)
+	printCPU(w, records)
 	return nil
 }

@@ -215,3 +215,16 @@ func (c *Cluster) LogTails(n int) string {
 func (c *Cluster) progress(format string, args ...any) {
 	fmt.Fprintf(c.log, "testcluster: "+format+"\n", args...)
 }
+
+// Reaped are the states of the cluster's processes that have exited (all
+// of them once Close returned): with the kernel's count of the CPU each
+// used, for a test's meter (internal/testcpu).
+func (c *Cluster) Reaped() []*os.ProcessState {
+	var out []*os.ProcessState
+	for _, p := range c.processes() {
+		if p != nil && p.exited() {
+			out = append(out, p.cmd.ProcessState)
+		}
+	}
+	return out
+}

@@ -429,7 +429,11 @@ func TestPolicyRules(t *testing.T) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	testkit.Must(t, cmd.Start())
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		e.meter.Add(cmd.ProcessState)
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(out.String(), `rule "broken-rule"`) {

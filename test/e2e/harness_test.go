@@ -41,6 +41,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/gatewaycrds"
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testcpu"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -145,6 +146,9 @@ type env struct {
 	// replicas are the controllers of a sharded env (options.replicas),
 	// the first of them e.ccm; nil for one controller.
 	replicas []*replica
+	// meter adds up the CPU of the control plane and the controllers
+	// (with their terraform), recorded for the test at its end.
+	meter testcpu.Meter
 }
 
 // replica is one controller of a sharded env.
@@ -192,6 +196,15 @@ func renderRBAC(values map[string]any) ([]runtime.Object, error) {
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
+	// The first cleanup runs last, once every process is reaped.
+	t.Cleanup(func() {
+		if e.cluster != nil {
+			for _, ps := range e.cluster.Reaped() {
+				e.meter.Add(ps)
+			}
+		}
+		e.meter.Report(t)
+	})
 	if os.Getenv("EXAMPLE_HELM") == "" {
 		need.Missing(t, "EXAMPLE_HELM is unset: the e2e installs the RBAC that deploy/chart renders with hack/helm.sh's helm")
 	}
@@ -539,7 +552,8 @@ func (e *env) killCCM(cmd *exec.Cmd) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	_, _ = cmd.Process.Wait()
+	ps, _ := cmd.Process.Wait()
+	e.meter.Add(ps)
 }
 
 // addNode creates an instance and registers its Node the way a kubelet
