@@ -54,8 +54,7 @@ func benchReplicas(b *testing.B, n int, delay time.Duration, replicas int) time.
 	o.provisionDelay, o.state, o.replicas = delay, "kubernetes", replicas
 	o.lbPublicPrefix = netip.MustParsePrefix("198.18.0.0/16")
 	e := newEnv(b, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	if replicas > 1 {
 		e.waitShards(b, replicas)
 	}

@@ -56,8 +56,7 @@ func BenchmarkServiceToIngress(b *testing.B) {
 	o := benchOptions()
 	o.provisionDelay = time.Millisecond
 	e := newEnv(b, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	var lat []time.Duration
 	for i := range 10 {
 		name := fmt.Sprintf("lat-%d", i)
@@ -94,8 +93,7 @@ func BenchmarkManyServices(b *testing.B) {
 	o := benchOptions()
 	o.provisionDelay, o.lbPublicPrefix = 100*time.Millisecond, netip.MustParsePrefix("198.18.0.0/16")
 	e := newEnv(b, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	n := benchServices()
 	cpu0 := e.ccmCPU()
 	start := time.Now()
@@ -297,8 +295,7 @@ func BenchmarkPreview(b *testing.B) {
 	o := benchOptions()
 	o.webhook, o.shippedRules, o.provisionDelay = true, true, time.Millisecond
 	e := newEnv(b, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	e.installWebhooks(b, 0)
 	// One Service per namespace: each namespace's 3 previews stay within
 	// the shipped preview rate (bursts of 5), so every one is a plan.
@@ -412,8 +409,7 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 	// The live heap is read off a heap profile: a fine one, as in the soak.
 	o.extraEnv = []string{"GODEBUG=memprofilerate=8192"}
 	e := newEnv(b, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	var last sample
 	created := 0
 	for _, n := range memoryServices(b) {

@@ -101,8 +101,7 @@ func (e *env) servedCertificate(t testing.TB, ip string, c simtest.Cert) (lbID, 
 func TestHTTPSFromTLSSecret(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{state: "kubernetes", tlsResync: "1s"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	e.allowTLSSecrets(t, "default")
 	c1 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test", RSABits: 2048})
 	c2 := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test"})

@@ -15,7 +15,6 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
@@ -33,8 +32,7 @@ import (
 func TestGatewayListeners(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	ctx := testkit.Context(t)
 	admin, err := gwclient.NewForConfig(e.cluster.Admin)
 	testkit.Must(t, err)
@@ -48,16 +46,11 @@ func TestGatewayListeners(t *testing.T) {
 		"db-b": {{Name: "tls", Port: 443}},
 		"dns":  {{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}, {Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP}},
 	} {
-		svc, err := e.kube.CoreV1().Services("team-a").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: ports}}, metav1.CreateOptions{})
-		testkit.Must(t, err)
-		for _, p := range svc.Spec.Ports {
+		for _, p := range e.nodePortBackend(t, "team-a", name, ports...).Spec.Ports {
 			nodePorts[name+"/"+string(p.Protocol)] = p.NodePort
 		}
 	}
-	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	exampleGatewayClass(t, admin)
 	all := gatewayv1.NamespacesFromAll
 	allowed := &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}
 	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},

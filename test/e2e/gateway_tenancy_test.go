@@ -21,7 +21,6 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
@@ -42,30 +41,20 @@ import (
 func TestGatewayTenancy(t *testing.T) {
 	testsize.SkipShort(t, "a row per finding, a claim's grace waited out")
 	t.Parallel()
-	e := newEnv(t, options{gatewayAPI: true, webhook: true, hostnameClaimGrace: "20s"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
-	e.installWebhooks(t, 15)
+	e, admin := gatewayEnv(t, options{hostnameClaimGrace: "20s"})
 	ctx := testkit.Context(t)
-	admin, err := gwclient.NewForConfig(e.cluster.Admin)
-	testkit.Must(t, err)
 	nodePorts := map[string]int32{}
 	for ns, names := range map[string][]string{"infra": nil, "team-a": {"a", "b"}, "team-b": {"m"}} {
 		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
 		for _, name := range names {
-			svc, err := e.kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
-			testkit.Must(t, err)
-			nodePorts[name] = svc.Spec.Ports[0].NodePort
+			nodePorts[name] = e.nodePortBackend(t, ns, name, corev1.ServicePort{Port: 80}).Spec.Ports[0].NodePort
 		}
 	}
-	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	exampleGatewayClass(t, admin)
 	// The platform's certificate, in the Gateway's namespace.
 	e.allowTLSSecrets(t, "infra")
-	_, err = e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example"})),
+	_, err := e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", simtest.NewCert(t, simtest.CertOptions{CommonName: "shop.example"})),
 		metav1.CreateOptions{})
 	testkit.Must(t, err)
 	all := gatewayv1.NamespacesFromAll

@@ -64,34 +64,24 @@ func (e *env) gatewayTenant(t testing.TB, ns, name string, resources ...string) 
 //   - the Gateway deleted, its load balancer is destroyed.
 func TestGatewayProgrammed(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, options{gatewayAPI: true, webhook: true, tlsResync: "1s"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
-	e.installWebhooks(t, 15)
+	e, admin := gatewayEnv(t, options{tlsResync: "1s"})
 	ctx := testkit.Context(t)
-	admin, err := gwclient.NewForConfig(e.cluster.Admin)
-	testkit.Must(t, err)
 	for ns, labels := range map[string]map[string]string{"infra": nil, "team-a": {"gateway-access": "yes"}, "team-b": nil} {
 		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
 	}
 	nodePorts := map[string]int32{}
 	for _, name := range []string{"a", "b", "c"} {
-		svc, err := e.kube.CoreV1().Services("team-a").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
-		testkit.Must(t, err)
-		nodePorts[name] = svc.Spec.Ports[0].NodePort
+		nodePorts[name] = e.nodePortBackend(t, "team-a", name, corev1.ServicePort{Port: 80}).Spec.Ports[0].NodePort
 	}
-	_, err = admin.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	exampleGatewayClass(t, admin)
 	// The platform's certificate, in the Gateway's namespace (the
 	// controller may read Secrets there); another, of team-a, that the
 	// Gateway may not use without team-a's grant.
 	e.allowTLSSecrets(t, "infra")
 	e.allowTLSSecrets(t, "team-a")
 	cert := simtest.NewCert(t, simtest.CertOptions{CommonName: "a.example"})
-	_, err = e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", cert), metav1.CreateOptions{})
+	_, err := e.kube.CoreV1().Secrets("infra").Create(ctx, tlsSecretObject("infra", "shop-tls", cert), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	_, err = e.kube.CoreV1().Secrets("team-a").Create(ctx, tlsSecretObject("team-a", "team-tls", simtest.NewCert(t, simtest.CertOptions{})), metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -279,6 +269,39 @@ func TestGatewayProgrammed(t *testing.T) {
 
 // annotateGateway gives Gateway infra/gw these annotations (the
 // controller writes its status meanwhile: conflicts are retried).
+// gatewayEnv is an env of the Gateway API front-end and its webhooks
+// (o's other options as given), with node-a, and the admin's Gateway
+// API client.
+func gatewayEnv(t testing.TB, o options) (*env, gwclient.Interface) {
+	t.Helper()
+	o.gatewayAPI, o.webhook = true, true
+	e := newEnv(t, o)
+	e.nodeA()
+	e.installWebhooks(t, 15)
+	admin, err := gwclient.NewForConfig(e.cluster.Admin)
+	testkit.Must(t, err)
+	return e, admin
+}
+
+// exampleGatewayClass creates the GatewayClass "example", of this
+// controller.
+func exampleGatewayClass(t testing.TB, admin gwclient.Interface) {
+	t.Helper()
+	_, err := admin.GatewayV1().GatewayClasses().Create(testkit.Context(t), &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewaycontroller.ControllerName}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+}
+
+// nodePortBackend creates a NodePort Service of ports in ns: a Gateway's
+// backend, which its load balancer reaches by node port.
+func (e *env) nodePortBackend(t testing.TB, ns, name string, ports ...corev1.ServicePort) *corev1.Service {
+	t.Helper()
+	svc, err := e.kube.CoreV1().Services(ns).Create(testkit.Context(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: ports}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	return svc
+}
+
 func annotateGateway(t testing.TB, admin gwclient.Interface, ann map[string]string) *gatewayv1.Gateway {
 	t.Helper()
 	var out *gatewayv1.Gateway

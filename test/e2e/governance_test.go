@@ -110,8 +110,7 @@ func TestApprovalsAreReviewersOnly(t *testing.T) {
 	testsize.SkipShort(t, "approvals through the API server, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	e.namespace(t, "team-a")
 	dev := e.tenant(t, "team-a", "dev")
 	alice := e.reviewer(t, "alice")
@@ -179,8 +178,7 @@ func TestTwoApprovers(t *testing.T) {
 	testsize.SkipShort(t, "approvals through the API server, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual", approvers: 2})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
 	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("two", 80), metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -222,8 +220,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	testsize.SkipShort(t, "an approval across a controller restart")
 	t.Parallel()
 	e := newEnv(t, options{policy: "manual"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	alice := e.reviewer(t, "alice")
 	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("kept", 80), metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -267,8 +264,7 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	testsize.SkipShort(t, "adoptions approved, each waiting a controller retry")
 	t.Parallel()
 	e := newEnv(t, options{shippedRules: true, adoption: map[string]any{"enabled": true, "namespaces": []string{"team-a"}}})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	for _, ns := range []string{"team-a", "team-b", "team-c"} {
 		e.namespace(t, ns)
 	}
@@ -369,8 +365,7 @@ func TestPolicyRules(t *testing.T) {
 	rules := []map[string]any{deny}
 	e := newEnv(t, options{rules: append(rules, map[string]any{"name": "replace", "effect": "require-approval", "message": "a replace gets new addresses",
 		"when": `plan.resources.exists(r, r.type == "example_load_balancer" && r.action == "replace")`})})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	alice := e.reviewer(t, "alice")
 	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("ruled", 80), metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -491,8 +486,7 @@ func (e *env) authoringReviewer(t testing.TB, ns, name string) *user {
 // a node: carol edits team-a's Services and reviews, alice reviews.
 func newAuthoredEnv(t *testing.T) (e *env, carol, alice *user) {
 	e = newEnv(t, options{policy: "manual", webhook: true})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	return e, e.authoringReviewer(t, "team-a", "carol"), e.reviewer(t, "alice")
 }
 

@@ -556,6 +556,14 @@ func (e *env) killCCM(cmd *exec.Cmd) {
 	e.meter.Add(ps)
 }
 
+// nodeA is the one node most tests need: node-a in ex-west-1a, once the
+// controller initialised it.
+func (e *env) nodeA() {
+	e.t.Helper()
+	e.addNode("node-a", "ex-west-1a")
+	e.waitNodesInitialised(1)
+}
+
 // addNode creates an instance and registers its Node the way a kubelet
 // with --cloud-provider=external does: tainted uninitialized, no addresses.
 func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {

@@ -96,8 +96,7 @@ func (e *env) waitWebhooks(t testing.TB) {
 func TestPreview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{webhook: true, shippedRules: true})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	e.installWebhooks(t, 15)
 	e.namespace(t, "team-a")
 	kube, warned := e.warned(t, "team-a", "alice")

@@ -104,6 +104,18 @@ func (e *env) lbCount() int {
 	return len(l)
 }
 
+// waitLBCount waits until the cloud holds n load balancers (what: the
+// step it waits for, for the failure).
+func (e *env) waitLBCount(t testing.TB, n int, what string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, what, func() error {
+		if got := e.lbCount(); got != n {
+			return fmt.Errorf("%d LBs", got)
+		}
+		return nil
+	})
+}
+
 // The manual policy: nothing changes in the cloud before approval; a
 // wrong id does nothing; the right id applies exactly that plan; a later
 // change needs a new approval; deletion waits for approval of its destroy.
@@ -294,8 +306,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	connFile := filepath.Join(t.TempDir(), "pg-conn")
 	testkit.Must(t, os.WriteFile(connFile, []byte(pg.ConnStr), 0o600))
 	e := newEnv(t, options{state: "pg", pgConnStrFile: connFile, policy: "manual"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("secret-scan", 80, 443), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	id := e.awaitingPlan("secret-scan")

@@ -332,8 +332,7 @@ func (e *env) waitShardsWithout(t testing.TB, gone string, within time.Duration)
 func TestShardHandOverKeepsThePlan(t *testing.T) {
 	testsize.SkipShort(t, "two replicas killed, a plan and a lock carried over")
 	e := newEnv(t, options{replicas: 2, state: "kubernetes", webhook: true, lockTimeout: "1s", staleLockAge: "1h"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	e.waitShards(t, 2)
 	carol := e.authoringReviewer(t, "team-a", "carol")
 	alice, bob := e.reviewer(t, "alice"), e.reviewer(t, "bob")
@@ -376,12 +375,7 @@ func TestShardHandOverKeepsThePlan(t *testing.T) {
 	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 30_000})
 	locked, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("locked", 80), metav1.CreateOptions{})
 	testkit.Must(t, err)
-	testkit.Eventually(t, 60*time.Second, "the load balancer provisioning", func() error {
-		if n := e.lbCount(); n != 2 {
-			return fmt.Errorf("%d LBs", n)
-		}
-		return nil
-	})
+	e.waitLBCount(t, 2, "the load balancer provisioning")
 	var holder string
 	testkit.Eventually(t, 30*time.Second, "the apply's audit line", func() error {
 		for _, a := range e.auditEntries(t) {

@@ -100,8 +100,7 @@ func TestSoak(t *testing.T) {
 	// what the event correlators hold is read off it at every sample.
 	o.extraEnv = []string{"GODEBUG=memprofilerate=8192"}
 	e := newEnv(t, o)
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	svcs := e.kube.CoreV1().Services("default")
 
 	var steady []soakService

@@ -39,8 +39,7 @@ func TestTenancy(t *testing.T) {
 	testsize.SkipShort(t, "a row per reference, each through its plans and approvals")
 	t.Parallel()
 	e := newEnv(t, options{tlsResync: "1s", poolsPrune: "2s"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	for _, ns := range []string{"team-a", "team-b"} {
 		e.namespace(t, ns)
 		e.allowTLSSecrets(t, ns)

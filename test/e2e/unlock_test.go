@@ -22,16 +22,10 @@ func TestForceUnlockByReviewer(t *testing.T) {
 	testsize.SkipShort(t, "a lock left by a killed apply, opened by a reviewer")
 	t.Parallel()
 	e := newEnv(t, options{state: "kubernetes", provisionDelay: 30 * time.Second, lockTimeout: "1s", staleLockAge: "1h"})
-	e.addNode("node-a", "ex-west-1a")
-	e.waitNodesInitialised(1)
+	e.nodeA()
 	svc, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("locked", 80), metav1.CreateOptions{})
 	testkit.Must(t, err)
-	testkit.Eventually(t, 60*time.Second, "LB being provisioned", func() error {
-		if n := e.lbCount(); n != 1 {
-			return fmt.Errorf("%d LBs", n)
-		}
-		return nil
-	})
+	e.waitLBCount(t, 1, "LB being provisioned")
 	e.killCCM(e.ccm) // terraform dies with it, holding the state lock
 	e.sim.SetFaults(t, exampleapi.Faults{ProvisionDelayMs: 100})
 	e.startCCM()
