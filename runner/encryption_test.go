@@ -168,6 +168,7 @@ func TestEncryptionOnEveryBackend(t *testing.T) {
 			setKey := func(enc runner.Encryption) {
 				t.Helper()
 				enc.PassphraseID, enc.FallbackPassphraseID = ids[enc.Passphrase], ids[enc.FallbackPassphrase]
+				enc.Iterations = runner.MinIterations // pbkdf2 at a third of its default CPU
 				testkit.Must(t, e.r.SetEncryption(&enc))
 			}
 			refused := func(what string, err error, before []byte) {
@@ -288,6 +289,7 @@ fi
 		t.Helper()
 		if enc.Passphrase != "" || enc.FallbackPassphrase != "" {
 			enc.PassphraseID, enc.FallbackPassphraseID = "ns/state-key/passphrase", "ns/state-key/passphrase"
+			enc.Iterations = runner.MinIterations
 		}
 		testkit.Must(t, e.r.SetEncryption(&enc))
 	}
