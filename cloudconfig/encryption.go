@@ -31,6 +31,10 @@ type EncryptionConfig struct {
 	// Migrate reads unencrypted states and plans too: each is written
 	// encrypted by its object's next apply. Turn it off once done.
 	Migrate bool `json:"migrate,omitempty"`
+	// Iterations is the passphrases' pbkdf2 work factor (at least
+	// runner.MinIterations); unset, OpenTofu's default. Fewer cost every
+	// tofu process less CPU and make a stolen state easier to guess at.
+	Iterations int `json:"iterations,omitempty"`
 }
 
 // SecretKeyRef is one key of a Secret.
@@ -89,6 +93,9 @@ func (e *EncryptionConfig) validate(distribution string, bad func(field, format 
 	}
 	if e.KeyProvider != "" && e.KeyProvider == e.FallbackKeyProvider {
 		bad(f+".fallbackKeyProvider", "is keyProvider itself")
+	}
+	if e.Iterations != 0 && e.Iterations < runner.MinIterations {
+		bad(f+".iterations", "%d: OpenTofu's pbkdf2 needs at least %d (unset: its default, 600000)", e.Iterations, runner.MinIterations)
 	}
 }
 

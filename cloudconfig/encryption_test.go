@@ -28,6 +28,14 @@ func TestEncryptionConfig(t *testing.T) {
 	if _, err := Load([]byte(tofuWith(kms))); err != nil {
 		t.Fatalf("kms: %v", err)
 	}
+	// pbkdf2's work factor: OpenTofu's default unless set.
+	if e.Iterations != 0 {
+		t.Fatalf("iterations %d without the setting", e.Iterations)
+	}
+	c, err = Load([]byte(tofuWith(`{passphraseSecret: {name: state-key, key: passphrase}, iterations: 200000}`)))
+	if err != nil || c.Terraform.Encryption.Iterations != 200000 {
+		t.Fatalf("iterations: %v %+v", err, c)
+	}
 }
 
 func TestEncryptionConfigErrorsNameTheField(t *testing.T) {
@@ -44,6 +52,8 @@ func TestEncryptionConfigErrorsNameTheField(t *testing.T) {
 		"terraform.encryption.keyProvider: \"aws_kms.b\" is not a block of keyProviders":        tofuWith(`{keyProviders: "key_provider \"aws_kms\" \"a\" {}", keyProvider: aws_kms.b}`),
 		"terraform.encryption.keyProviders: a method block":                                     tofuWith(`{keyProviders: "method \"aes_gcm\" \"a\" {}", keyProvider: aws_kms.a}`),
 		"terraform.encryption.fallbackKeyProvider: is keyProvider itself":                       tofuWith(`{keyProviders: "key_provider \"aws_kms\" \"a\" {}", keyProvider: aws_kms.a, fallbackKeyProvider: aws_kms.a}`),
+		"terraform.encryption.iterations: 199999: OpenTofu's pbkdf2 needs at least 200000":      tofuWith(`{passphraseSecret: {name: k, key: p}, iterations: 199999}`),
+		"terraform.encryption.iterations: -1":                                                   tofuWith(`{passphraseSecret: {name: k, key: p}, iterations: -1}`),
 		"unknown field \"passphrase\"":                                                          tofuWith(`{passphrase: "never in the config"}`),
 	} {
 		refused(t, cfg, want)

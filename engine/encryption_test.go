@@ -27,9 +27,10 @@ import (
 func TestEncryptionThroughTheEngine(t *testing.T) {
 	tofu := tftest.OpenTofu(t)
 	store := newMemStore()
-	key1 := runner.Encryption{Passphrase: "engine passphrase number one", PassphraseID: "example-ccm/state-key-1/passphrase"}
+	// pbkdf2 at its minimum work factor: a third of the default's CPU.
+	key1 := runner.Encryption{Passphrase: "engine passphrase number one", PassphraseID: "example-ccm/state-key-1/passphrase", Iterations: runner.MinIterations}
 	key2 := runner.Encryption{Passphrase: "engine passphrase number two", PassphraseID: "example-ccm/state-key-2/passphrase",
-		FallbackPassphrase: key1.Passphrase, FallbackPassphraseID: key1.PassphraseID}
+		FallbackPassphrase: key1.Passphrase, FallbackPassphraseID: key1.PassphraseID, Iterations: runner.MinIterations}
 	f := newFixtureOn(t, tofu, 2, engine.Options{})
 	f.encryption = &key1
 	eng := f.engine(t, 2, engine.Options{Plans: store, PlanText: true})
@@ -92,7 +93,7 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 	}
 
 	// Restarted with the old key alone: refused, naming encryption.
-	f.encryption = &runner.Encryption{Passphrase: key1.Passphrase, PassphraseID: key1.PassphraseID}
+	f.encryption = &runner.Encryption{Passphrase: key1.Passphrase, PassphraseID: key1.PassphraseID, Iterations: key1.Iterations}
 	old := f.engine(t, 2, engine.Options{Plans: store, PlanText: true})
 	svc.Spec.Ports[0].Port = 9090
 	_, _, err = old.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)

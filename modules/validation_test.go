@@ -262,19 +262,26 @@ provider "example" {
 }
 
 // TestModuleTests runs each module's own terraform test suite
-// (tests/*.tftest.hcl, provider mocked).
+// (tests/*.tftest.hcl, provider mocked), attached to the provider served
+// in this process (the mock takes its schema from it).
 func TestModuleTests(t *testing.T) {
 	m := tftest.Get(t)
+	reattach := attachedProvider(t)
 	paths := writeModules(t)
 	for _, dir := range paths.All() {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			if dir == paths.Certificates {
 				writeCertificateVars(t, dir)
 			}
-			tf := m.Init(t, dir)
-			var out strings.Builder
-			if err := tf.Test(context.Background(), &out); err != nil {
-				t.Fatalf("terraform test: %v\n%s", err, messages(out.String()))
+			if _, err := terraformAttached(t, m, dir, reattach, "init", "-input=false", "-backend=false"); err != nil {
+				t.Fatal(err)
+			}
+			out, err := terraformAttached(t, m, dir, reattach, "test", "-json")
+			if err != nil {
+				t.Fatalf("terraform test: %v\n%s", err, messages(out))
+			}
+			if !strings.Contains(out, `"type":"test_summary"`) || !strings.Contains(out, `"status":"pass"`) {
+				t.Fatalf("terraform test reported no passing summary:\n%s", messages(out))
 			}
 		})
 	}

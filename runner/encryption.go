@@ -20,6 +20,12 @@ const EncryptionEnv = "TF_ENCRYPTION"
 // provider accepts (in bytes).
 const MinPassphraseLen = 16
 
+// MinIterations is the fewest pbkdf2 iterations OpenTofu (1.10) accepts.
+// Its default (600,000) costs every tofu process about half a second of
+// CPU per passphrase; fewer trade the passphrase's resistance to guessing
+// for that CPU (tests run at the minimum).
+const MinIterations = 200_000
+
 // Encryption is OpenTofu's state and plan encryption: method aes_gcm, keyed
 // by a passphrase (key provider pbkdf2) or by one of KeyProviders (a KMS).
 type Encryption struct {
@@ -48,6 +54,11 @@ type Encryption struct {
 	// method unencrypted, so nothing is enforced): a state read so is
 	// written back encrypted by its next apply.
 	Migrate bool
+	// Iterations is pbkdf2's work factor for keys written from now on
+	// (at least MinIterations); 0 is OpenTofu's default. A state keeps
+	// the count it was encrypted with in its metadata, so changing it
+	// never stops a state from reading.
+	Iterations int
 }
 
 // ErrEncryption means OpenTofu could not decrypt a state or a plan: the key
@@ -100,6 +111,9 @@ func (e *Encryption) Config() (string, error) {
 	if current == nil {
 		return "", errors.New("encryption: a passphrase or a key provider is required")
 	}
+	if e.Iterations != 0 && e.Iterations < MinIterations {
+		return "", fmt.Errorf("encryption: %d pbkdf2 iterations: OpenTofu needs at least %d (0: its default)", e.Iterations, MinIterations)
+	}
 	fallback, err := e.key(body, encFallback, e.FallbackPassphrase, fallbackID, e.FallbackKeyProvider, providers, "fallback passphrase", "fallback key provider")
 	if err != nil {
 		return "", err
@@ -145,6 +159,9 @@ func (e *Encryption) key(body *hclwrite.Body, name, passphrase, id, provider str
 		// Unaliased, the metadata would be kept under the block's address,
 		// which is another after a rotation (current becomes fallback).
 		kp.SetAttributeValue("encrypted_metadata_alias", cty.StringVal("passphrase:"+id))
+		if e.Iterations != 0 {
+			kp.SetAttributeValue("iterations", cty.NumberIntVal(int64(e.Iterations)))
+		}
 		return traversal("key_provider", "pbkdf2", name), nil
 	case provider != "":
 		typ, pname, ok := strings.Cut(provider, ".")

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,6 +71,8 @@ func TestEncryptionConfig(t *testing.T) {
 			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback"}, true},
 		"passphrase to kms": {Encryption{KeyProviders: kms, KeyProvider: "aws_kms.main", FallbackPassphrase: hostilePassphrase},
 			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback"}, true},
+		"iterations": {Encryption{Passphrase: "the-new-passphrase-1", PassphraseID: "b", FallbackPassphrase: hostilePassphrase, FallbackPassphraseID: "a", Iterations: MinIterations},
+			[]string{"method.aes_gcm.current", "method.aes_gcm.fallback"}, true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			config, err := c.e.Config()
@@ -96,6 +99,11 @@ func TestEncryptionConfig(t *testing.T) {
 					keys[blk.Labels[1]] = v.AsString()
 					alias, _ := blk.Body.Attributes["encrypted_metadata_alias"].Expr.Value(nil)
 					keys[blk.Labels[1]+" alias"] = alias.AsString()
+					// Unset, OpenTofu's default count: shipped configs are unchanged.
+					if a, ok := blk.Body.Attributes["iterations"]; ok {
+						v, _ := a.Expr.Value(nil)
+						keys[blk.Labels[1]+" iterations"] = v.AsBigFloat().String()
+					}
 				case blk.Type == "method" && blk.Labels[0] == "aes_gcm":
 					tr := blk.Body.Attributes["keys"].Expr.(*hclsyntax.ScopeTraversalExpr).Traversal
 					keys[blk.Labels[1]+" uses"] = tr[1].(hcl.TraverseAttr).Name + "." + tr[2].(hcl.TraverseAttr).Name
@@ -113,6 +121,15 @@ func TestEncryptionConfig(t *testing.T) {
 			}
 			if c.e.FallbackPassphrase != "" && (keys["fallback"] != c.e.FallbackPassphrase || keys["fallback uses"] != "pbkdf2.fallback") {
 				t.Errorf("fallback key: %q", keys)
+			}
+			want := ""
+			if c.e.Iterations != 0 {
+				want = strconv.Itoa(c.e.Iterations)
+			}
+			for _, k := range []string{"current", "fallback"} {
+				if keys[k] != "" && keys[k+" iterations"] != want {
+					t.Errorf("%s key's iterations: %q, want %q", k, keys[k+" iterations"], want)
+				}
 			}
 			if c.e.KeyProvider != "" && keys["current uses"] != c.e.KeyProvider {
 				t.Errorf("current key: %q", keys)
@@ -140,6 +157,8 @@ func TestEncryptionConfigRefused(t *testing.T) {
 		"attribute":                 {Encryption{KeyProviders: `x = 1`, KeyProvider: "aws_kms.a"}, "only key_provider blocks"},
 		"syntax":                    {Encryption{KeyProviders: `key_provider "aws_kms" {`, KeyProvider: "aws_kms.a"}, "key providers:"},
 		"the runner's own provider": {Encryption{KeyProviders: `key_provider "pbkdf2" "current" {}`, KeyProvider: "pbkdf2.current"}, "is the runner's own"},
+		"too few iterations":        {Encryption{Passphrase: "sixteen-chars!!!", Iterations: MinIterations - 1}, "199999 pbkdf2 iterations: OpenTofu needs at least 200000"},
+		"negative iterations":       {Encryption{Passphrase: "sixteen-chars!!!", Iterations: -1}, "-1 pbkdf2 iterations"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := c.e.Config()
