@@ -44,7 +44,7 @@ func (k *encryptionKeys) run(ctx context.Context, client kubernetes.Interface) {
 // load reads the Secrets and hands the keys to the runner. A failure keeps
 // the keys read before, if any.
 func (k *encryptionKeys) load(ctx context.Context, client kubernetes.Interface) error {
-	e := &engine.Encryption{KeyProviders: k.cfg.KeyProviders, KeyProvider: k.cfg.KeyProvider, FallbackKeyProvider: k.cfg.FallbackKeyProvider, Migrate: k.cfg.Migrate}
+	e := &engine.Encryption{KeyProviders: k.cfg.KeyProviders, KeyProvider: k.cfg.KeyProvider, FallbackKeyProvider: k.cfg.FallbackKeyProvider, Migrate: k.cfg.Migrate, Iterations: k.cfg.Iterations}
 	var err error
 	if r := k.cfg.PassphraseSecret; r != nil {
 		if e.Passphrase, err = readPassphrase(ctx, client, "terraform.encryption.passphraseSecret", *r); err != nil {

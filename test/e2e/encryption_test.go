@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 // TestStateEncryptedThroughTheController: with terraform.encryption, the
@@ -33,7 +35,7 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 	key := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "state-key", Namespace: namespace},
 		StringData: map[string]string{"passphrase": passphrase}}
 	e := newEnv(t, options{tc: tftest.OpenTofu(t), state: "kubernetes", secrets: []*v1.Secret{key},
-		encryption: map[string]any{"passphraseSecret": map[string]any{"name": "state-key", "key": "passphrase"}}})
+		encryption: map[string]any{"passphraseSecret": map[string]any{"name": "state-key", "key": "passphrase"}, "iterations": runner.MinIterations}})
 	e.addNode("node-a", "ex-west-1a")
 	services := e.kube.CoreV1().Services("default")
 	_, err := services.Create(testkit.Context(t), lbService("enc", 80), metav1.CreateOptions{})
@@ -52,10 +54,17 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 		Version   *int            `json:"version"`
 		Resources json.RawMessage `json:"resources"`
 		Encrypted string          `json:"encryption_version"`
+		// Meta is each key provider's metadata (base64 of JSON).
+		Meta map[string]string `json:"meta"`
 	}
 	testkit.Must(t, json.Unmarshal(stored, &envelope))
 	if envelope.Encrypted == "" || envelope.Version != nil || envelope.Resources != nil || bytes.Contains(stored, []byte("example_load_balancer")) {
 		t.Fatalf("the state Secret %s holds a readable state, not an encrypted one:\n%.400s", s.Name, stored)
+	}
+	// terraform.encryption.iterations reached tofu: the key was derived
+	// with that work factor, which the state keeps to be read with.
+	if meta := decodedMeta(t, envelope.Meta); !strings.Contains(fmt.Sprint(meta), fmt.Sprintf(`"iterations":%d`, runner.MinIterations)) {
+		t.Fatalf("the key provider's metadata does not show %d iterations: %v", runner.MinIterations, meta)
 	}
 
 	// The passphrase reached tofu through its environment only.
@@ -87,4 +96,16 @@ func TestStateEncryptedThroughTheController(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// decodedMeta is an encrypted state's key provider metadata, decoded.
+func decodedMeta(t testing.TB, meta map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, v := range meta {
+		data, err := base64.StdEncoding.DecodeString(v)
+		testkit.Must(t, err)
+		out[k] = string(data)
+	}
+	return out
 }
