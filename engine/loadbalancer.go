@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // LoadBalancer is what the cloud reports about a Service's load balancer,
@@ -72,7 +73,9 @@ func (e *Engine) RenderLoadBalancerOnPool(in *annotations.Service, poolID string
 
 // renderService renders svc's root module, forwarding to target pool
 // poolID when set, else to nodes; with tls, its certificates, whose keys
-// go into the job's environment.
+// go into the job's environment. The Service is translated here into the
+// description the renderer renders (servicemodel.Translate): the
+// renderer never reads it.
 func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
 	svc := in.Service
 	tg, cfg, err := e.location(objectref.Service(svc))
@@ -80,7 +83,12 @@ func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, po
 		return nil, runner.Job{}, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 	}
 	cfg.TargetPoolID = poolID
-	m, err := renderer.LoadBalancer(in, nodes, withTLS(cfg, tls))
+	cfg = withTLS(cfg, tls)
+	lb, err := servicemodel.Translate(in, nodes, cfg.Service())
+	if err != nil {
+		return nil, runner.Job{}, fmt.Errorf("render %s: %w", objectref.Service(svc).Describe(), err)
+	}
+	m, err := renderer.ServiceLoadBalancer(lb, cfg)
 	if err != nil {
 		return nil, runner.Job{}, err
 	}

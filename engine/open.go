@@ -11,6 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/servicemodel"
 	"github.com/example/cloud-provider-example/state"
 )
 
@@ -82,16 +83,16 @@ func (e *Engine) ForceUnlock(ctx context.Context, job Job, lockID string) error 
 // Processes counts the terraform processes run, by operation.
 func (e *Engine) Processes() map[string]int64 { return e.runner.Processes() }
 
-// CheckService refuses a Service the renderer cannot render, naming the
-// field at fault.
+// CheckService refuses a Service whose load balancer cannot be described
+// (servicemodel.Check), naming the field at fault.
 func (e *Engine) CheckService(in *annotations.Service) error {
-	return renderer.CheckService(in, e.render)
+	return servicemodel.Check(in, e.render.Service())
 }
 
 // LoadBalancerShape is what svc's load balancer would be: what decides a
 // replacement, for previews.
 func (e *Engine) LoadBalancerShape(in *annotations.Service) (Shape, error) {
-	return renderer.LoadBalancerShape(in, e.render)
+	return servicemodel.LoadBalancerShape(in, e.render.Service())
 }
 
 // GroupPrimary is the member whose settings a group's load balancer takes.
@@ -103,8 +104,9 @@ func (e *Engine) ReservedAddressName(svc *corev1.Service) string {
 	return renderer.ReservedAddressName(svc, e.render.ClusterID)
 }
 
-// LoadBalancerName is svc's load balancer's cloud name (renderer.CloudName);
-// a Service whose annotations do not parse has the generated one.
+// LoadBalancerName is svc's load balancer's cloud name
+// (servicemodel.CloudName); a Service whose annotations do not parse has
+// the generated one.
 func (e *Engine) LoadBalancerName(in *annotations.Service) string {
-	return renderer.CloudName(in.Service, in.LB, e.render.ClusterID)
+	return servicemodel.CloudName(in.Service, in.LB, e.render.ClusterID)
 }

@@ -8,15 +8,17 @@
 // check what it decided before anything is rendered, and the renderer
 // checks it again.
 //
-// loadbalancer.go is a Gateway's load balancer (LoadBalancer, Listener;
-// a Service's is still rendered from the Service itself); rules.go its
-// rules; targets.go everything a load balancer forwards to, in one place:
+// loadbalancer.go is a load balancer (LoadBalancer, Listener,
+// HealthCheck), a Gateway's (package gateway) or a Service's (package
+// servicemodel), validate.go the checks of its listeners and of where it
+// forwards, tags.go the tags it carries; rules.go its rules; targets.go
+// everything a load balancer forwards to, in one place:
 // a rule's Backend (a pool and a port), a target Pool (a node selection's
 // instances) and a NodeInstance; address.go a reserved Address; routes.go
 // the cluster's Routes; group.go a load balancer Group of Services;
 // errors.go the InputError every check returns, naming the field.
 //
-// It imports neither front-end (gateway, gatewaycontroller, ccm) nor what
-// lies below the engine (renderer, runner), nor the engine itself: the
-// seam test in internal/tours keeps it so.
+// It imports neither front-end (gateway, gatewaycontroller, servicelb,
+// servicemodel, ccm) nor what lies below the engine (renderer, runner),
+// nor the engine itself: the seam test in internal/tours keeps it so.
 package lbmodel

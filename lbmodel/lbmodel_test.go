@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
@@ -72,5 +74,47 @@ func TestInputsNameTheField(t *testing.T) {
 		if err != nil {
 			t.Errorf("valid input refused: %v", err)
 		}
+	}
+}
+
+// A Service's load balancer is refused by the model's own fields where
+// its listeners, health check, ranges or targets are not what the cloud
+// takes.
+func TestServiceLoadBalancerValidate(t *testing.T) {
+	ok := func() LoadBalancer {
+		return LoadBalancer{Kind: "Service", Namespace: "shop", Name: "web",
+			Listeners: []Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080, ProxyProtocol: true},
+				{Protocol: "http", Port: 8080, TargetPort: 30081, HTTPSRedirectPort: 443}, {Protocol: "udp", Port: 80, TargetPort: 30053}},
+			HealthCheck: &HealthCheck{Protocol: "tcp", Port: 30080},
+			SourceCIDRs: []string{"10.0.0.0/8"}, Targets: []string{"i-1"}}
+	}
+	if err := ok().Validate(); err != nil {
+		t.Fatalf("valid load balancer refused: %v", err)
+	}
+	hour := metav1.Duration{Duration: 2 * time.Hour}
+	for field, change := range map[string]func(*LoadBalancer){
+		"listeners[0].port":              func(lb *LoadBalancer) { lb.Listeners[0].Port = 0 },
+		"listeners[1].targetPort":        func(lb *LoadBalancer) { lb.Listeners[1].TargetPort = 70000 },
+		"listeners[2].proxyProtocol":     func(lb *LoadBalancer) { lb.Listeners[2].ProxyProtocol = true },
+		"listeners[0].certificates":      func(lb *LoadBalancer) { lb.Listeners[0].CertificateIDs = []string{"cert-1"} },
+		"listeners[0].httpsRedirectPort": func(lb *LoadBalancer) { lb.Listeners[0].HTTPSRedirectPort = 443 },
+		"listeners[2].stickySessions":    func(lb *LoadBalancer) { lb.Listeners[2].StickySessions = &exampleapi.StickySessions{CookieName: "c"} },
+		"listeners[1].port":              func(lb *LoadBalancer) { lb.Listeners[1].Port = 80 }, // http shares tcp's ports
+		"healthCheck.protocol":           func(lb *LoadBalancer) { lb.HealthCheck.Protocol = "udp" },
+		"healthCheck.port":               func(lb *LoadBalancer) { lb.HealthCheck.Port = 0 },
+		"healthCheck.path":               func(lb *LoadBalancer) { lb.HealthCheck.Path = "/healthz" },
+		"sourceCIDRs[0]":                 func(lb *LoadBalancer) { lb.SourceCIDRs[0] = "10.1.2.3/8" },
+		"targets":                        func(lb *LoadBalancer) { lb.TargetPoolID = "tp-1" },
+		"deregistration delay":           func(lb *LoadBalancer) { lb.DeregistrationDelay = &hour },
+	} {
+		lb := ok()
+		change(&lb)
+		var in *InputError
+		if err := lb.Validate(); !errors.As(err, &in) || in.Field != field {
+			t.Errorf("%s: got %v, want an InputError on it", field, err)
+		}
+	}
+	if err := (LoadBalancer{Kind: "Service", Listeners: []Listener{{Protocol: "tcp", Port: 80}, {Protocol: "udp", Port: 80}}}).Validate(); err != nil {
+		t.Errorf("tcp and udp on one port refused: %v", err)
 	}
 }

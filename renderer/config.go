@@ -12,8 +12,10 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/redact"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // Defaults of Config.
@@ -94,7 +96,7 @@ type Config struct {
 
 // MaxListeners is the Example cloud's limit of listeners per load
 // balancer.
-const MaxListeners = 100
+const MaxListeners = exampleapi.MaxListeners
 
 // ModuleSource is where a module call's code comes from.
 type ModuleSource struct {
@@ -383,4 +385,16 @@ var registryPartRE = regexp.MustCompile(`^[0-9A-Za-z](?:[0-9A-Za-z_-]{0,62}[0-9A
 
 func configError(field, value, reason string) error {
 	return &lbmodel.InputError{Field: "config " + field, Value: value, Reason: reason}
+}
+
+// Service is what a Service's translation reads of c
+// (servicemodel.Translate): c's cluster, region, defaults and limits, and
+// what is set per Service (the target pool, the certificates).
+func (c Config) Service() servicemodel.Config {
+	return servicemodel.Config{
+		ClusterID: c.ClusterID, Region: c.Region,
+		DefaultType: c.DefaultLoadBalancerType, DefaultAlgorithm: c.DefaultAlgorithm,
+		MaxListeners: c.MaxListeners, TargetPoolID: c.TargetPoolID,
+		Certificates: c.Certificates, SkipTLSSecrets: c.SkipTLSSecrets,
+	}
 }

@@ -1,13 +1,15 @@
 // Package renderer turns the controller's objects into Terraform root
-// modules: a Service of type LoadBalancer (LoadBalancer; forwarding to a
-// target pool with Config.TargetPoolID), a load balancer group of
+// modules: a Service's own load balancer (ServiceLoadBalancer, from its
+// description by package servicemodel; LoadBalancer translates and
+// renders, for callers without an engine), a load balancer group of
 // Services sharing one load balancer (GroupLoadBalancer, with a
 // GroupReport of what became of each member), the cluster's routes
 // (Routes) and its target pools (TargetPools), a Gateway's load balancer
-// (RenderGateway) and a reserved address (AddressRoot). The Gateway's
-// load balancer, the address, the routes and the pools come as package
+// (RenderGateway) and a reserved address (AddressRoot). The load
+// balancers, the address, the routes and the pools come as package
 // lbmodel's descriptions, each checked with its Validate before it is
-// rendered (a group is lbmodel's too: its Services).
+// rendered (a group is lbmodel's too: its Services, each translated by
+// servicemodel).
 //
 // Rendering is pure: it does no I/O and reads no clock, so identical
 // inputs render byte-identical files whatever the order of nodes, ports,
@@ -31,7 +33,8 @@
 //
 // Invalid input is an error naming the field (lbmodel.InputError,
 // TooManyListenersError, UnsupportedProtocolError, annotations.Error);
-// CheckService checks a Service before anything is rendered. Inputs
+// servicemodel.Check checks a Service before anything is rendered. Inputs
 // skipped or adjusted (a node without a usable providerID, a source range
-// with host bits set, masked) are the Module's Warnings.
+// with host bits set, masked: the description's Warnings) are the
+// Module's Warnings.
 package renderer

@@ -11,6 +11,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // hostile strings: HCL quoting and templating, comments, control and
@@ -70,27 +71,27 @@ func FuzzRenderLoadBalancer(f *testing.F) {
 		// What the renderer meant to write, from the same inputs.
 		full, _ := cfg.withDefaults()
 		ann, _ := annotations.Parse(svc.Annotations)
-		spec, _, err := loadBalancerSpec(svc, nodes, ann, full)
+		spec, err := servicemodel.TranslateMember(svc, ann, nodes, full.Service())
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkRendered(t, m.Files[MainFile], expectation{
-			module: LoadBalancerModuleName, inputs: spec.inputs(), source: full.LoadBalancerModule,
+			module: LoadBalancerModuleName, inputs: loadBalancerInputs(spec), source: full.LoadBalancerModule,
 			cfg: full, outputs: loadBalancerOutputs,
 		})
 
 		// And independently: the user's strings arrive unchanged (as cty
 		// strings, which Terraform normalises to NFC).
 		nfc := func(s string) string { return cty.StringVal(s).AsString() }
-		tags := spec.tags
+		tags := spec.Tags
 		if tags[TagServiceNamespace] != ns || tags[TagServiceName] != name || tags[TagServiceUID] != uid {
 			t.Errorf("tags %q lost the Service identity", tags)
 		}
-		if v := strings.TrimSpace(svc.Annotations[string(annotations.LBName)]); v != "" && spec.name != v {
-			t.Errorf("name %q, want %q", spec.name, v)
+		if v := strings.TrimSpace(svc.Annotations[string(annotations.LBName)]); v != "" && spec.CloudName != v {
+			t.Errorf("name %q, want %q", spec.CloudName, v)
 		}
-		if v := strings.TrimSpace(svc.Annotations[string(annotations.LBHealthCheckPath)]); v != "" && nfc(spec.healthCheck.path) != nfc(v) {
-			t.Errorf("health check path %q, want %q", spec.healthCheck.path, v)
+		if v := strings.TrimSpace(svc.Annotations[string(annotations.LBHealthCheckPath)]); v != "" && nfc(spec.HealthCheck.Path) != nfc(v) {
+			t.Errorf("health check path %q, want %q", spec.HealthCheck.Path, v)
 		}
 	})
 }

@@ -2,8 +2,6 @@ package renderer
 
 import (
 	"cmp"
-	"maps"
-	"slices"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
@@ -34,37 +32,25 @@ func RenderGateway(g lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	s := lbSpec{
-		name:      GatewayName(g, cfg.ClusterID),
-		region:    cfg.Region,
-		typ:       cfg.DefaultLoadBalancerType,
-		ipFamily:  exampleapi.IPFamilyIPv4,
-		algorithm: cfg.DefaultAlgorithm,
-		tags:      ownerTags(cfg, g.Ref(), TagGatewayName),
+	// What a Service decides of its load balancer, a Gateway's takes
+	// from the config; its listeners without a target port take their
+	// own.
+	g.CloudName, g.Region, g.Type, g.IPFamily, g.Algorithm = GatewayName(g, cfg.ClusterID), cfg.Region, cfg.DefaultLoadBalancerType, exampleapi.IPFamilyIPv4, cfg.DefaultAlgorithm
+	g.Tags = lbmodel.OwnerTags(cfg.ClusterID, g.Ref(), TagGatewayName)
+	g.Listeners = g.SortedListeners()
+	for i := range g.Listeners {
+		g.Listeners[i].TargetPort = cmp.Or(g.Listeners[i].TargetPort, g.Listeners[i].Port)
 	}
-	for _, l := range g.SortedListeners() {
-		s.listeners = append(s.listeners, listener{protocol: l.Protocol, port: l.Port, targetPort: cmp.Or(l.TargetPort, l.Port),
-			certificates: slices.Clone(l.Certificates)})
-	}
-	s.certificates = g.Certificates
 	r, err := ownLoadBalancerRoot(cfg, g.Ref().Describe(), g.UID, "the Gateway, its routes or their Services change")
 	if err != nil {
 		return nil, err
 	}
-	if len(s.certificates) > 0 {
-		r.tlsKeys(slices.Sorted(maps.Keys(s.certificates)))
-		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(s.certificates, s.region, s.tags)); err != nil {
-			return nil, err
-		}
-	}
-	in := s.inputs()
+	var rules *input
 	if len(g.Rules) > 0 {
-		i := slices.IndexFunc(in, func(i input) bool { return i.name == "listeners" }) + 1
-		in = slices.Insert(in, i, input{name: "rules", value: rulesValue(g.Rules)})
+		rules = &input{name: "rules", value: rulesValue(g.Rules)}
 	}
-	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, in); err != nil {
+	if err := r.loadBalancer(g, cfg, rules); err != nil {
 		return nil, err
 	}
-	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
 	return newModule(r.bytes(), nil), nil
 }

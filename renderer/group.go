@@ -14,6 +14,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // TagServiceGroup names, on a shared load balancer, the group it serves.
@@ -102,11 +103,11 @@ func GroupLoadBalancerName(clusterID, namespace, name string) string {
 	return objectref.HashedName("k8s-", 28, clusterID, objectref.Group(namespace, name).OwnerTag())
 }
 
-// member is one member with what its own rendering would be.
+// member is one member with its own load balancer's description.
 type member struct {
-	svc  *corev1.Service
-	ann  annotations.LoadBalancer
-	spec lbSpec
+	svc *corev1.Service
+	ann annotations.LoadBalancer
+	lb  lbmodel.LoadBalancer
 }
 
 // GroupLoadBalancer renders the root module of a group's shared load
@@ -125,13 +126,13 @@ func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Mo
 	var members []member
 	var warnings []string
 	for _, svc := range SortMembers(g.Namespace, g.Members) {
-		mb, w, err := groupMember(svc, nodes, cfg)
+		mb, err := groupMember(svc, nodes, cfg)
 		if err != nil {
 			rep.Excluded = append(rep.Excluded, MemberError{Service: svc, Err: err})
 			continue
 		}
 		if len(members) == 0 {
-			warnings = w // the primary's nodes and ranges are the group's
+			warnings = mb.lb.Warnings // the primary's nodes and ranges are the group's
 		}
 		members = append(members, mb)
 	}
@@ -142,9 +143,9 @@ func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Mo
 		return nil, rep, fmt.Errorf("no member can be rendered: %s/%s: %w", rep.Excluded[0].Service.Namespace, rep.Excluded[0].Service.Name, rep.Excluded[0].Err)
 	}
 	primary := members[0]
-	spec := primary.spec
-	spec.name = cmp.Or(primary.ann.Name, GroupLoadBalancerName(cfg.ClusterID, g.Namespace, g.Name))
-	spec.tags = map[string]string{
+	spec := primary.lb
+	spec.CloudName = cmp.Or(primary.ann.Name, GroupLoadBalancerName(cfg.ClusterID, g.Namespace, g.Name))
+	spec.Tags = map[string]string{
 		TagManagedBy:        generator,
 		TagClusterID:        cfg.ClusterID,
 		TagServiceNamespace: g.Namespace,
@@ -152,34 +153,34 @@ func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Mo
 		TagServiceUID:       objectref.Group(g.Namespace, g.Name).OwnerTag(),
 	}
 	owner := map[string]*corev1.Service{}
-	spec.listeners = nil
+	spec.Listeners = nil
 	for _, mb := range members {
-		var mine []listener
-		for _, l := range mb.spec.listeners {
-			key := l.portKey()
+		var mine []lbmodel.Listener
+		for _, l := range mb.lb.Listeners {
+			key := l.PortKey()
 			if w := owner[key]; w != nil {
-				rep.Conflicts = append(rep.Conflicts, ListenerConflict{Service: mb.svc, Listener: l.protocol + "/" + strconv.Itoa(l.port), Winner: w})
+				rep.Conflicts = append(rep.Conflicts, ListenerConflict{Service: mb.svc, Listener: l.Protocol + "/" + strconv.Itoa(l.Port), Winner: w})
 				continue
 			}
 			mine = append(mine, l)
 		}
-		if len(spec.listeners)+len(mine) > limit {
+		if len(spec.Listeners)+len(mine) > limit {
 			rep.Excluded = append(rep.Excluded, MemberError{Service: mb.svc, Err: &lbmodel.InputError{Field: "spec.ports",
-				Reason: fmt.Sprintf("%d more listeners would pass the limit of %d per load balancer (the group has %d; loadBalancer.maxListeners)", len(mine), limit, len(spec.listeners))}})
+				Reason: fmt.Sprintf("%d more listeners would pass the limit of %d per load balancer (the group has %d; loadBalancer.maxListeners)", len(mine), limit, len(spec.Listeners))}})
 			rep.Conflicts = slices.DeleteFunc(rep.Conflicts, func(c ListenerConflict) bool { return c.Service == mb.svc })
 			continue
 		}
 		for _, l := range mine {
-			owner[l.portKey()] = mb.svc
+			owner[l.PortKey()] = mb.svc
 		}
-		spec.listeners = append(spec.listeners, mine...)
+		spec.Listeners = append(spec.Listeners, mine...)
 		rep.Members = append(rep.Members, mb.svc)
 		if mb.svc != primary.svc {
 			rep.Ignored = append(rep.Ignored, ignored(mb, primary)...)
 		}
 	}
-	slices.SortFunc(spec.listeners, func(a, b listener) int {
-		return cmp.Or(strings.Compare(a.protocol, b.protocol), a.port-b.port)
+	slices.SortFunc(spec.Listeners, func(a, b lbmodel.Listener) int {
+		return cmp.Or(strings.Compare(a.Protocol, b.Protocol), a.Port-b.Port)
 	})
 
 	names := make([]string, len(rep.Members))
@@ -194,10 +195,9 @@ func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Mo
 	if err != nil {
 		return nil, rep, err
 	}
-	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, spec.inputs()); err != nil {
+	if err := r.loadBalancer(spec, cfg, nil); err != nil {
 		return nil, rep, err
 	}
-	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
 	r.delayOutput(groupDelay(members, rep.Members, cfg.DeregistrationDelay))
 	return newModule(r.bytes(), warnings), rep, nil
 }
@@ -234,55 +234,56 @@ func GroupPrimary(g lbmodel.Group, cfg Config) *corev1.Service {
 		return nil
 	}
 	for _, svc := range SortMembers(g.Namespace, g.Members) {
-		if _, _, err := groupMember(svc, nil, cfg); err == nil {
+		if _, err := groupMember(svc, nil, cfg); err == nil {
 			return svc
 		}
 	}
 	return nil
 }
 
-// groupMember checks one member as LoadBalancer would render it alone.
-func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member, []string, error) {
+// groupMember checks one member as LoadBalancer would render it alone,
+// and translates it (servicemodel.TranslateMember).
+func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member, error) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return member{}, nil, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
+		return member{}, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
-		return member{}, nil, err
+		return member{}, err
 	}
 	if ann.AdoptID != "" {
-		return member{}, nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
+		return member{}, &lbmodel.InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + ")"}
 	}
 	if len(ann.TLSSecrets) > 0 {
 		// The group's root module has no certificates of its own yet:
 		// members serve certificates already in the cloud.
-		return member{}, nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: strings.Join(ann.TLSSecrets, ","),
+		return member{}, &lbmodel.InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: strings.Join(ann.TLSSecrets, ","),
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + "); use " + string(annotations.LBCertificateIDs)}
 	}
-	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)
+	lb, err := servicemodel.TranslateMember(svc, ann, nodes, cfg.Service())
 	if err != nil {
-		return member{}, nil, err
+		return member{}, err
 	}
-	return member{svc: svc, ann: ann, spec: spec}, warnings, nil
+	return member{svc: svc, ann: ann, lb: lb}, nil
 }
 
 // ignored lists the settings of the load balancer itself where mb
 // differs from the primary.
 func ignored(mb, primary member) []IgnoredSetting {
-	a, p := mb.spec, primary.spec
+	a, p := mb.lb, primary.lb
 	var out []IgnoredSetting
 	add := func(setting, mine, theirs string) {
 		if mine != theirs {
 			out = append(out, IgnoredSetting{Service: mb.svc, Setting: setting, Value: mine, PrimaryValue: theirs, Primary: primary.svc})
 		}
 	}
-	add(string(annotations.LBType), a.typ, p.typ)
-	add(string(annotations.LBInternal), fmt.Sprint(a.internal), fmt.Sprint(p.internal))
-	add(string(annotations.LBAlgorithm), a.algorithm, p.algorithm)
+	add(string(annotations.LBType), a.Type, p.Type)
+	add(string(annotations.LBInternal), fmt.Sprint(a.Internal), fmt.Sprint(p.Internal))
+	add(string(annotations.LBAlgorithm), a.Algorithm, p.Algorithm)
 	add(string(annotations.LBName), mb.ann.Name, primary.ann.Name)
-	add("spec.ipFamilies", a.ipFamily, p.ipFamily)
-	add("spec.loadBalancerSourceRanges", strings.Join(a.sourceCIDRs, ","), strings.Join(p.sourceCIDRs, ","))
+	add("spec.ipFamilies", a.IPFamily, p.IPFamily)
+	add("spec.loadBalancerSourceRanges", strings.Join(a.SourceCIDRs, ","), strings.Join(p.SourceCIDRs, ","))
 	add(string(annotations.LBNodeSelector), selectorString(mb.ann), selectorString(primary.ann))
 	add("health check annotations", healthCheckAnnotations(mb.svc), healthCheckAnnotations(primary.svc))
 	add("spec.externalTrafficPolicy", string(cmp.Or(mb.svc.Spec.ExternalTrafficPolicy, corev1.ServiceExternalTrafficPolicyCluster)),

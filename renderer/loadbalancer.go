@@ -1,7 +1,6 @@
 package renderer
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // LoadBalancerModuleName is the module call in a Service's root module,
@@ -32,56 +32,81 @@ var loadBalancerOutputs = []output{
 	{"status", "provisioning, active or error."},
 }
 
-// LoadBalancer renders the root module of one Service of type
-// LoadBalancer: its load balancer with listeners from the Service ports
-// and the nodes as targets. It does no I/O; identical inputs render
-// byte-identical files whatever the order of nodes and ports.
-func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
-	if in == nil || in.Service == nil {
-		return nil, errors.New("render service: nil Service")
+// ServiceLoadBalancer renders the root module of a Service's own load
+// balancer from its description (servicemodel.Translate): its listeners,
+// health check, source ranges and targets or target pool; its
+// certificates' module when it serves TLS Secrets, an import block when
+// it adopts a load balancer. It reads nothing of the Service, does no
+// I/O, and identical descriptions render byte-identical files.
+func ServiceLoadBalancer(lb lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
+	defer wrap(&err, "render %s", lb.Ref().Describe())
+	if cfg, err = cfg.withDefaults(); err != nil {
+		return nil, err
 	}
-	svc := in.Service
-	defer wrap(&err, "render %s", objectref.Service(svc).Describe())
-	cfg, err = cfg.withDefaults()
+	if lb.Kind != objectref.KindService {
+		return nil, fmt.Errorf("a load balancer for a %s, not a Service", lb.Ref().Kind)
+	}
+	if err := lb.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := ownLoadBalancerRoot(cfg, lb.Ref().Describe(), lb.UID, "the Service or its nodes change")
 	if err != nil {
 		return nil, err
 	}
-	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		return nil, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
-	}
-	ann := in.LB
-	if in.Err != nil {
-		return nil, in.Err
-	}
-	spec, warnings, err := loadBalancerSpec(svc, nodes, ann, cfg)
-	if err != nil {
-		return nil, err
-	}
-
-	r, err := ownLoadBalancerRoot(cfg, objectref.Service(svc).Describe(), string(svc.UID), "the Service or its nodes change")
-	if err != nil {
-		return nil, err
-	}
-	if ann.AdoptID != "" {
+	if lb.AdoptID != "" {
 		r.body.AppendNewline()
 		r.body.AppendUnstructuredTokens(commentTokens(
 			fmt.Sprintf("Adopts the existing load balancer (annotation %s).", annotations.LBAdoptID)))
 		imp := r.body.AppendNewBlock("import", nil).Body()
 		imp.SetAttributeTraversal("to", importTarget())
-		imp.SetAttributeValue("id", ctyString(ann.AdoptID))
+		imp.SetAttributeValue("id", ctyString(lb.AdoptID))
 	}
-	if len(spec.certificates) > 0 {
-		r.tlsKeys(slices.Sorted(maps.Keys(spec.certificates)))
-		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(spec.certificates, spec.region, spec.tags)); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, spec.inputs()); err != nil {
+	if err := r.loadBalancer(lb, cfg, nil); err != nil {
 		return nil, err
 	}
+	if d := lb.DeregistrationDelay; d != nil {
+		r.delayOutput(&d.Duration)
+	}
+	return newModule(r.bytes(), lb.Warnings), nil
+}
+
+// loadBalancer renders lb's certificates' module when it has
+// certificates, its load balancer's module call (rules, when set, after
+// its listeners) and outputs.
+func (r *root) loadBalancer(lb lbmodel.LoadBalancer, cfg Config, rules *input) error {
+	if len(lb.Certificates) > 0 {
+		r.tlsKeys(slices.Sorted(maps.Keys(lb.Certificates)))
+		if err := r.moduleCall(CertificatesModuleName, cfg.CertificatesModule, certificatesInputs(lb.Certificates, lb.Region, lb.Tags)); err != nil {
+			return err
+		}
+	}
+	in := loadBalancerInputs(lb)
+	if rules != nil {
+		in = slices.Insert(in, slices.IndexFunc(in, func(i input) bool { return i.name == "listeners" })+1, *rules)
+	}
+	if err := r.moduleCall(LoadBalancerModuleName, cfg.LoadBalancerModule, in); err != nil {
+		return err
+	}
 	r.outputs(LoadBalancerModuleName, loadBalancerOutputs)
-	r.delayOutput(ann.DeregistrationDelay)
-	return newModule(r.bytes(), warnings), nil
+	return nil
+}
+
+// LoadBalancer renders the root module of one Service of type
+// LoadBalancer, for callers without an engine (examplectl render, tests):
+// its translation (servicemodel.Translate, under cfg.Service()) rendered
+// by ServiceLoadBalancer.
+func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
+	if in == nil || in.Service == nil {
+		return nil, errors.New("render service: nil Service")
+	}
+	if _, err := cfg.withDefaults(); err != nil {
+		return nil, fmt.Errorf("render %s: %w", objectref.Service(in.Service).Describe(), err)
+	}
+	lb, err := servicemodel.Translate(in, nodes, cfg.Service())
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", objectref.Service(in.Service).Describe(), err)
+	}
+	return ServiceLoadBalancer(lb, cfg)
 }
 
 func importTarget() hcl.Traversal {
@@ -93,17 +118,14 @@ func importTarget() hcl.Traversal {
 	}
 }
 
-// CloudName is the one decision of a Service's load balancer's cloud
-// name: the name annotation's, else LoadBalancerName.
+// CloudName is a Service's load balancer's cloud name
+// (servicemodel.CloudName).
 func CloudName(svc *corev1.Service, ann annotations.LoadBalancer, clusterID string) string {
-	return cmp.Or(ann.Name, LoadBalancerName(svc, clusterID))
+	return servicemodel.CloudName(svc, ann, clusterID)
 }
 
 // LoadBalancerName is the cloud name of a Service's load balancer when the
-// name annotation is unset: k8s- and 28 hex digits of a hash of the cluster
-// id and the Service UID (32 characters, stable for the Service's life,
-// distinct across clusters sharing a region). A Service without a UID (a
-// manifest rendered offline) hashes its namespace/name instead.
+// name annotation is unset (servicemodel.LoadBalancerName).
 func LoadBalancerName(svc *corev1.Service, clusterID string) string {
-	return objectref.HashedName("k8s-", 28, clusterID, objectref.Service(svc).HashSeed())
+	return servicemodel.LoadBalancerName(svc, clusterID)
 }

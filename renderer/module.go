@@ -13,13 +13,15 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // MainFile is the one file of a rendered root module.
 const MainFile = "main.tf"
 
-// generator names the program in the header of every rendered file.
-const generator = "example-cloud-controller-manager"
+// generator names the program in the header of every rendered file (and
+// is the managed-by tag's value).
+const generator = lbmodel.ManagedBy
 
 // Module is a rendered Terraform root module.
 type Module struct {

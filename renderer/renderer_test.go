@@ -17,6 +17,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/modules"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 func TestOrderIndependent(t *testing.T) {
@@ -78,7 +79,7 @@ func TestTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, warnings := targets(nodes, ann.NodeSelector, "ex-west-1")
+	ids, warnings := lbmodel.InstanceIDs(lbmodel.PickNodes(nodes, ann.NodeSelector, "ex-west-1"))
 	if !slices.Equal(ids, []string{"i-aaa", "i-eee"}) {
 		t.Errorf("targets = %v", ids)
 	}
@@ -104,15 +105,16 @@ func TestTargets(t *testing.T) {
 func TestHealthCheck(t *testing.T) {
 	udp := testService(withPorts(port("dns", corev1.ProtocolUDP, 53, 30053)))
 	spec := mustSpec(t, udp)
-	if spec.healthCheck != nil {
-		t.Errorf("UDP-only Service got a health check: %+v", spec.healthCheck)
+	if spec.HealthCheck != nil {
+		t.Errorf("UDP-only Service got a health check: %+v", spec.HealthCheck)
 	}
 	udp.Annotations = map[string]string{string(annotations.LBHealthCheckProtocol): "http"}
 	if _, err := LoadBalancer(annotations.Read(udp), nil, testConfig()); !isInputError(err) {
 		t.Errorf("health check without a port: err = %v", err)
 	}
 	udp.Annotations[string(annotations.LBHealthCheckPort)] = "8080"
-	if hc := mustSpec(t, udp).healthCheck; hc == nil || *hc != (healthCheck{"http", "/healthz", 8080, 10, 5, 3, 3}) {
+	if hc := mustSpec(t, udp).HealthCheck; hc == nil || *hc != (lbmodel.HealthCheck{Protocol: "http", Path: "/healthz", Port: 8080,
+		IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3}) {
 		t.Errorf("health check = %+v", hc)
 	}
 
@@ -121,7 +123,8 @@ func TestHealthCheck(t *testing.T) {
 		s.Spec.HealthCheckNodePort = 32000
 		s.Annotations = map[string]string{string(annotations.LBHealthCheckProtocol): "tcp"}
 	})
-	if hc := mustSpec(t, local).healthCheck; *hc != (healthCheck{"tcp", "", 32000, 10, 5, 3, 3}) {
+	if hc := mustSpec(t, local).HealthCheck; *hc != (lbmodel.HealthCheck{Protocol: "tcp", Port: 32000,
+		IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3}) {
 		t.Errorf("Local + tcp override = %+v", hc)
 	}
 }
@@ -290,9 +293,9 @@ func TestGoldenCasesRoundTrip(t *testing.T) {
 	}
 	full, _ := cfg.withDefaults()
 	ann, _ := annotations.Parse(svc.Annotations)
-	spec, _, _ := loadBalancerSpec(svc, testNodes(), ann, full)
+	spec, _ := servicemodel.TranslateMember(svc, ann, testNodes(), full.Service())
 	checkRendered(t, m.Files[MainFile], expectation{
-		module: LoadBalancerModuleName, inputs: spec.inputs(), source: full.LoadBalancerModule,
+		module: LoadBalancerModuleName, inputs: loadBalancerInputs(spec), source: full.LoadBalancerModule,
 		cfg: full, outputs: loadBalancerOutputs,
 	})
 }
@@ -333,14 +336,14 @@ func TestValidateRendered(t *testing.T) {
 	}
 }
 
-func mustSpec(t *testing.T, svc *corev1.Service) lbSpec {
+func mustSpec(t *testing.T, svc *corev1.Service) lbmodel.LoadBalancer {
 	t.Helper()
 	cfg, _ := testConfig().withDefaults()
 	ann, err := annotations.Parse(svc.Annotations)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := loadBalancerSpec(svc, nil, ann, cfg)
+	s, err := servicemodel.TranslateMember(svc, ann, nil, cfg.Service())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func PoolTargets(nodes []*corev1.Node, selection, region string) ([]string, []st
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, warnings := targetIDs(picked, warnings)
+	ids, warnings := lbmodel.InstanceIDs(picked, warnings)
 	return ids, warnings, nil
 }
 
@@ -73,7 +73,7 @@ func PoolNodes(nodes []*corev1.Node, selection, region string) ([]lbmodel.NodeIn
 			return nil, nil, fmt.Errorf("node selection %q: %w", selection, err)
 		}
 	}
-	picked, warnings := pick(nodes, sel, region)
+	picked, warnings := lbmodel.PickNodes(nodes, sel, region)
 	return picked, warnings, nil
 }
 

@@ -1,18 +1,11 @@
 package renderer
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // A Service's certificates from TLS Secrets: the root module reads their
@@ -35,86 +28,6 @@ const (
 // TLS Secret secret, inside a Service's root module.
 func CertificateAddress(secret string) string {
 	return "module." + CertificatesModuleName + "." + CertificateType + ".this[" + strconv.Quote(secret) + "]"
-}
-
-// stickySessions are a listener's cookie sticky sessions.
-type stickySessions struct {
-	cookieName string
-	ttlSeconds int
-}
-
-// tlsPorts turns the Service's TCP listeners named by the http-ports and
-// https-ports annotations into http and https listeners, with their
-// certificates, redirect and sticky sessions. A listed port that is not a
-// TCP port of the Service is an error.
-func tlsPorts(ls []listener, ann annotations.LoadBalancer) error {
-	byPort := map[int]int{}
-	for i, l := range ls {
-		if l.protocol == "tcp" {
-			byPort[l.port] = i
-		}
-	}
-	for _, list := range []struct {
-		name  annotations.Name
-		ports []int32
-		proto string
-	}{{annotations.LBHTTPPorts, ann.HTTPPorts, "http"}, {annotations.LBHTTPSPorts, ann.HTTPSPorts, "https"}} {
-		for _, p := range list.ports {
-			i, ok := byPort[int(p)]
-			if !ok {
-				return &lbmodel.InputError{Field: "annotation " + string(list.name), Value: strconv.Itoa(int(p)),
-					Reason: "is not a TCP port of the Service (spec.ports[*].port)"}
-			}
-			ls[i].protocol = list.proto
-			ls[i].proxyProtocol = false
-		}
-	}
-	redirect := int(ann.HTTPSRedirectPort())
-	ttl := int(cmp.Or(ann.StickySessions.TTL, annotations.DefaultStickyCookieTTL).Seconds())
-	for i := range ls {
-		l := &ls[i]
-		switch l.protocol {
-		case "https":
-			l.certificates = slices.Clone(ann.TLSSecrets)
-			l.certificateIDs = slices.Clone(ann.CertificateIDs)
-		case "http":
-			if ann.RedirectHTTPToHTTPS {
-				l.redirectPort = redirect
-			}
-		default:
-			continue
-		}
-		if ann.StickySessions.Enabled && l.redirectPort == 0 {
-			l.sticky = &stickySessions{cookieName: cmp.Or(ann.StickySessions.CookieName, annotations.DefaultStickyCookieName), ttlSeconds: ttl}
-		}
-	}
-	return nil
-}
-
-// withoutTLSSecrets is ann as SkipTLSSecrets renders it: nothing that
-// needs a Secret's certificate.
-func withoutTLSSecrets(ann annotations.LoadBalancer) annotations.LoadBalancer {
-	if len(ann.TLSSecrets) == 0 {
-		return ann
-	}
-	ann.HTTPPorts, ann.HTTPSPorts, ann.TLSSecrets, ann.CertificateIDs = nil, nil, nil, nil
-	ann.RedirectHTTPToHTTPS, ann.StickySessions = false, annotations.StickySessions{}
-	return ann
-}
-
-// certificatesFor is the certificates module's certificates input: the
-// certificate of every TLS Secret the Service names, from cfg.
-func certificatesFor(svc *corev1.Service, secrets []string, cfg Config) (map[string]string, error) {
-	out := map[string]string{}
-	for _, name := range secrets {
-		pem, ok := cfg.Certificates[name]
-		if !ok || pem == "" {
-			return nil, &lbmodel.InputError{Field: "annotation " + string(annotations.LBTLSSecrets), Value: name,
-				Reason: fmt.Sprintf("no certificate was read from Secret %s/%s", svc.Namespace, name)}
-		}
-		out[name] = pem
-	}
-	return out, nil
 }
 
 // tlsKeys reads the private keys of the Secrets named.
@@ -154,14 +67,4 @@ func certificateIDsInput() input {
 	return input{name: "certificates", value: cty.NullVal(cty.DynamicPseudoType), tokens: hclwrite.TokensForTraversal(hcl.Traversal{
 		hcl.TraverseRoot{Name: "module"}, hcl.TraverseAttr{Name: CertificatesModuleName}, hcl.TraverseAttr{Name: "ids"},
 	})}
-}
-
-// portKey names the port a listener takes on the load balancer: tcp,
-// http and https listeners share the TCP ports.
-func (l listener) portKey() string {
-	transport := "tcp"
-	if l.protocol == "udp" {
-		transport = "udp"
-	}
-	return transport + "/" + strconv.Itoa(l.port)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 func TestTLSRefusals(t *testing.T) {
@@ -38,7 +39,7 @@ func TestTLSRefusals(t *testing.T) {
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %q, want it to contain %q", err, c.want)
 			}
-			if err := CheckService(annotations.Read(c.svc), c.cfg); c.name != "secret not read" && c.name != "no certificates at all" && err == nil {
+			if err := servicemodel.Check(annotations.Read(c.svc), c.cfg.Service()); c.name != "secret not read" && c.name != "no certificates at all" && err == nil {
 				t.Errorf("CheckService accepts what rendering refuses")
 			}
 		})

@@ -160,16 +160,24 @@ func TestEngineSeam(t *testing.T) {
 }
 
 // TestModelSeam: the load balancer model is below both front-ends and
-// above the renderer: gateway (the Gateway API's decisions) describes
-// load balancers in it without the renderer, and lbmodel imports neither
-// a front-end nor what lies below the engine, nor the engine.
+// above the renderer: gateway (the Gateway API's decisions) and
+// servicemodel (a Service's translation) describe load balancers in it
+// without the renderer, and lbmodel imports neither a front-end nor what
+// lies below the engine, nor the engine.
 func TestModelSeam(t *testing.T) {
 	const module = "github.com/example/cloud-provider-example/"
 	if imports := projectImports(t, "gateway", module); imports["renderer"] || !imports["lbmodel"] {
 		t.Errorf("gateway imports %v: it describes load balancers in lbmodel, never through the renderer", sortedKeys(imports))
 	}
-	imports := projectImports(t, "lbmodel", module)
-	for _, above := range []string{"gateway", "gatewaycontroller", "ccm", "servicelb", "engine", "renderer", "runner", "review"} {
+	imports := projectImports(t, "servicemodel", module)
+	for _, other := range []string{"gateway", "gatewaycontroller", "ccm", "servicelb", "engine", "renderer", "runner", "review"} {
+		if imports[other] || !imports["lbmodel"] {
+			t.Errorf("servicemodel imports %v: it describes a Service's load balancer in lbmodel, below the engine and beside gateway", sortedKeys(imports))
+			break
+		}
+	}
+	imports = projectImports(t, "lbmodel", module)
+	for _, above := range []string{"gateway", "gatewaycontroller", "ccm", "servicelb", "servicemodel", "engine", "renderer", "runner", "review"} {
 		if imports[above] {
 			t.Errorf("lbmodel imports %s: the model is what front-ends hand the engine, and imports neither", above)
 		}
