@@ -11,8 +11,8 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/renderer" // the listener's type only: engine has no alias of it
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // fakeEngine is every part's engine (Engine) for what New wires, in unit
@@ -49,7 +49,7 @@ func (e *fakeEngine) GetLoadBalancer(ctx context.Context, in *annotations.Servic
 func (e *fakeEngine) LoadBalancerShape(in *annotations.Service) (engine.Shape, error) {
 	s := engine.Shape{Name: in.Name, Type: "fake"}
 	for _, p := range in.Spec.Ports {
-		s.Listeners = append(s.Listeners, renderer.ListenerShape{Protocol: "tcp", Port: int(p.Port), TargetPort: int(p.NodePort)})
+		s.Listeners = append(s.Listeners, servicemodel.ListenerShape{Protocol: "tcp", Port: int(p.Port), TargetPort: int(p.NodePort)})
 	}
 	return s, nil
 }
