@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
 
 // expectErrors checks that each case's configuration (a body without
@@ -96,6 +99,16 @@ func (e *testEnv) expectErrors(t *testing.T, cases []configError) {
 		if err := at.tf.Destroy(ctx, at.opt); err != nil {
 			t.Fatalf("terraform destroy of the applied cases: %v", err)
 		}
+	}
+}
+
+// expectErrorsLeaving is expectErrors, then checkDestroy (a TestCase's
+// CheckDestroy) on the cloud the cases left.
+func (e *testEnv) expectErrorsLeaving(t *testing.T, checkDestroy resource.TestCheckFunc, cases []configError) {
+	t.Helper()
+	e.expectErrors(t, cases)
+	if err := checkDestroy(terraform.NewState()); err != nil {
+		t.Errorf("after the cases: %v", err)
 	}
 }
 

@@ -124,10 +124,7 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 	for i, c := range cases {
 		errs[i] = configError{lbConfig(c.name, c.extra, c.listeners), c.want}
 	}
-	e.expectErrors(t, errs)
-	if lbs := e.loadBalancers(t); len(lbs) != 0 {
-		t.Errorf("%d load balancers left in the cloud: %+v", len(lbs), lbs)
-	}
+	e.expectErrorsLeaving(t, e.checkLBsDestroyed, errs)
 }
 
 // TestAccProvider_configValidation: bad provider settings are reported on
