@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // TestAccDataSources reads instances, zones and networks of the seeded
@@ -90,30 +92,14 @@ data "example_network" "by_id" {
 // TestAccDataSources_errors: lookups that find nothing, or need
 // exactly one of id and name.
 func TestAccDataSources_errors(t *testing.T) {
+	tftest.RequireAcceptance(t)
+	t.Parallel()
 	e := newTestEnv(t)
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6Factories,
-		Steps: []resource.TestStep{
-			{
-				Config:      e.config(`data "example_instance" "x" { name = "ghost" }`),
-				ExpectError: regexp.MustCompile(`Instance not found[\s\S]*No instance named "ghost" exists in region\s+ex-west-1`),
-			},
-			{
-				Config:      e.config("data \"example_instance\" \"x\" {\n  id   = \"i-00\"\n  name = \"ghost\"\n}\n"),
-				ExpectError: regexp.MustCompile(`Invalid Attribute Combination`),
-			},
-			{
-				Config:      e.config(`data "example_network" "x" {}`),
-				ExpectError: regexp.MustCompile(`Exactly one of these attributes must be configured: \[id,name\]`),
-			},
-			{
-				Config:      e.config(`data "example_network" "x" { id = "net-missing" }`),
-				ExpectError: regexp.MustCompile(`Network not found`),
-			},
-			{
-				Config:      e.config(`data "example_zones" "x" { region = "ex-nowhere-1" }`),
-				ExpectError: regexp.MustCompile(`ex-nowhere-1`),
-			},
-		},
+	e.expectErrors(t, []configError{
+		{`data "example_instance" "x" { name = "ghost" }`, `Instance not found[\s\S]*No instance named "ghost" exists in region\s+ex-west-1`},
+		{"data \"example_instance\" \"x\" {\n  id   = \"i-00\"\n  name = \"ghost\"\n}\n", `Invalid Attribute Combination`},
+		{`data "example_network" "x" {}`, `Exactly one of these attributes must be configured: \[id,name\]`},
+		{`data "example_network" "x" { id = "net-missing" }`, `Network not found`},
+		{`data "example_zones" "x" { region = "ex-nowhere-1" }`, `ex-nowhere-1`},
 	})
 }

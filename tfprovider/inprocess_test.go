@@ -229,7 +229,9 @@ func TestAccInProcessIdleKeepsMemoryFlat(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return float64(ms.HeapInuse) / (1 << 20)
 	}
-	const warm, plans = 10, 50
+	// 15 measured plans: a retained request would grow the heap by
+	// 6 MiB, above the 4 allowed.
+	const warm, plans = 5, 20
 	var start float64
 	for i := range plans {
 		if _, err := at.tf.Plan(ctx, at.opt); err != nil {

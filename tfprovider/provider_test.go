@@ -50,6 +50,13 @@ func runMain(m *testing.M) int {
 		os.Setenv("TF_CLI_CONFIG_FILE", rc)
 	}
 	os.Setenv("CHECKPOINT_DISABLE", "1")
+	// Terraform processes are short (about 0.2 CPU-s each, a thousand
+	// per run) and their garbage collector is a good part of that:
+	// they collect only near a memory limit, unless the caller chose.
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		os.Setenv("GOGC", "off")
+		os.Setenv("GOMEMLIMIT", "512MiB")
+	}
 	return m.Run()
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -310,6 +311,8 @@ func TestAccCertificate_inUse(t *testing.T) {
 // TestAccCertificate_validation: what the cloud would refuse fails the
 // plan, naming the attribute and never quoting the key.
 func TestAccCertificate_validation(t *testing.T) {
+	tftest.RequireAcceptance(t)
+	t.Parallel()
 	e := newTestEnv(t)
 	c := simtest.NewCert(t, simtest.CertOptions{})
 	other := simtest.NewCert(t, simtest.CertOptions{})
@@ -331,7 +334,7 @@ func TestAccCertificate_validation(t *testing.T) {
 			strings.Replace(certConfig(c, `  region = "ex-east-1"`), `"web"`, `"east"`, 1),
 			`Cannot create load balancer[\s\S]*certificate_ids[\s\S]*is\s+in\s+region\s+ex-east-1,\s+not\s+ex-west-1`},
 	}
-	accTest(t, e.checkAllDestroyed, errorSteps(e.config, cases))
+	e.expectErrorsLeaving(t, e.checkAllDestroyed, cases)
 }
 
 // TestAccCertificates_dataSource lists certificates by name and region.

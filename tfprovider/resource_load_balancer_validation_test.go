@@ -3,7 +3,6 @@ package tfprovider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tftest"
 )
 
 // httpsListener is an https listener on 443 with a certificate that does
@@ -60,6 +60,8 @@ func manyTags(n int) string {
 // (unknown target, unknown region) fails at apply time, mapped onto the
 // attribute the API names.
 func TestAccLoadBalancer_validation(t *testing.T) {
+	tftest.RequireAcceptance(t)
+	t.Parallel()
 	e := newTestEnv(t)
 	cases := []struct {
 		name, extra, listeners, want string
@@ -118,14 +120,11 @@ func TestAccLoadBalancer_validation(t *testing.T) {
 		{"web", `  targets = ["i-0000000000000000"]`, listenerHTTP, `Cannot create load balancer[\s\S]*targets = \["i-0000000000000000"\][\s\S]*targets\[0\]: instance\s+"i-0000000000000000" does not exist`},
 		{"web", `  region = "ex-nowhere-1"`, listenerHTTP, `Cannot create load balancer[\s\S]*region = "ex-nowhere-1"[\s\S]*unknown region\s+"ex-nowhere-1"`},
 	}
-	var steps []resource.TestStep
-	for _, c := range cases {
-		steps = append(steps, resource.TestStep{
-			Config:      e.config(lbConfig(c.name, c.extra, c.listeners)),
-			ExpectError: regexp.MustCompile(c.want),
-		})
+	errs := make([]configError, len(cases))
+	for i, c := range cases {
+		errs[i] = configError{lbConfig(c.name, c.extra, c.listeners), c.want}
 	}
-	accTest(t, e.checkLBsDestroyed, steps)
+	e.expectErrorsLeaving(t, e.checkLBsDestroyed, errs)
 }
 
 // TestAccProvider_configValidation: bad provider settings are reported on

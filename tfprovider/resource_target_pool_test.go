@@ -458,15 +458,15 @@ resource "example_target_pool" "p" {
 		{lbConfig("web", `  target_pool_id = "tp-0000000000000000"`, listenerHTTP),
 			`Cannot create load balancer[\s\S]*target_pool_id = "tp-0000000000000000"[\s\S]*target pool\s+"tp-0000000000000000"\s+does\s+not\s+exist`},
 	}
-	steps := append(errorSteps(e.config, cases), resource.TestStep{
+	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{{
 		Config: e.config(poolConfig("workers", "workers", "") + lbConfig("web", `  target_pool_id = example_target_pool.workers.id
   targets        = []`, listenerHTTP)),
 		ConfigStateChecks: stateChecks{
 			stateIs(lbAddr, "targets", setLen(0)),
 			stateIs(poolAddr, "targets", setLen(0)),
 		},
-	})
-	accTest(t, e.checkPoolsDestroyed, steps)
+	}})
+	e.expectErrorsLeaving(t, e.checkPoolsDestroyed, cases)
 }
 
 // A target removed from a pool with a deregistration delay drains in the
