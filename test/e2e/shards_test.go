@@ -32,21 +32,23 @@ import (
 // an orphan in the cloud; a replica added afterwards gets its share, and no
 // Service is applied twice.
 //
-// make test runs it with 60 + 24 + 12 Services (shardSizes: the fewest
-// whose names still tell a fair share from an unfair one,
+// make test runs it with 24 + 12 + 12 Services, named so that each
+// shard holds 2 of the first set and 1 of each other (shardSets: a fair
+// share is then exactly 8 of 24, an unfair one 4 or 12,
 // TestShardSpreadSizes); make bench runs the full 300 + 100 + 30
-// ($EXAMPLE_SCALE=full).
+// ($EXAMPLE_SCALE=full), numbered.
 func TestShardsSpreadServices(t *testing.T) {
-	first, burst, late := shardSizes()
+	firstSet, burstSet, lateSet := shardSets()
+	first, burst, late := len(firstSet), len(burstSet), len(lateSet)
 	testsize.SkipShort(t, fmt.Sprintf("%d Services over three replicas", first+burst+late))
 	e := newEnv(t, options{replicas: 3, state: "kubernetes", lbPublicPrefix: netip.MustParsePrefix("198.18.0.0/22")})
 	e.keepOnFailure(t, "shards")
 	e.addNode("node-a", "ex-west-1a")
 	e.waitShards(t, 3)
 
-	e.createServices(t, "web", 0, first)
-	for i := range first {
-		e.waitIngress(fmt.Sprintf("web-%03d", i), 5*time.Minute)
+	e.createNamed(t, firstSet)
+	for _, name := range firstSet {
+		e.waitIngress(name, 5*time.Minute)
 	}
 	e.shardMetricsSettle(t, first)
 	applied := e.appliesByReplica(t)
@@ -60,7 +62,7 @@ func TestShardsSpreadServices(t *testing.T) {
 
 	// A burst of creates, and a replica killed in its middle.
 	var wg sync.WaitGroup
-	wg.Go(func() { e.createServices(t, "burst", 0, burst) })
+	wg.Go(func() { e.createNamed(t, burstSet) })
 	testkit.Eventually(t, time.Minute, "a few of the burst created", func() error {
 		l, err := e.kube.CoreV1().Services("default").List(testkit.Context(t), metav1.ListOptions{})
 		if err != nil || len(l.Items) < first+burst/5 {
@@ -74,8 +76,8 @@ func TestShardsSpreadServices(t *testing.T) {
 	wg.Wait()
 	e.waitShardsWithout(t, killed.name, 4*time.Second+10*time.Second)
 	t.Logf("the killed replica's shards were taken %s after the kill", time.Since(at).Round(100*time.Millisecond))
-	for i := range burst {
-		e.waitIngress(fmt.Sprintf("burst-%03d", i), 5*time.Minute)
+	for _, name := range burstSet {
+		e.waitIngress(name, 5*time.Minute)
 	}
 	if orphans, dups := e.cloudAgainst(t, e.serviceUIDs(t)); len(orphans) > 0 || len(dups) > 0 {
 		t.Errorf("cloud: orphans %v, duplicates %v", orphans, dups)
@@ -84,9 +86,9 @@ func TestShardsSpreadServices(t *testing.T) {
 	// A replica joins: it takes its share, and nothing is applied again.
 	e.startSharded(killed)
 	e.waitShards(t, 3)
-	e.createServices(t, "late", 0, late)
-	for i := range late {
-		e.waitIngress(fmt.Sprintf("late-%03d", i), 5*time.Minute)
+	e.createNamed(t, lateSet)
+	for _, name := range lateSet {
+		e.waitIngress(name, 5*time.Minute)
 	}
 	twice := map[string][]string{}
 	for replica, workspaces := range e.appliesByReplica(t) {
@@ -152,19 +154,53 @@ func TestShardsSpreadServices(t *testing.T) {
 const lateWorkspaces = "e2e-service-default-late-"
 
 // A replica's fair share: 4 of the 12 shards. The bounds hold for any 4
-// shards of the names shardSizes gives and fail a replica holding 2 or
+// shards of the names shardSets gives and fail a replica holding 2 or
 // fewer, or 6 or more (checkShardSpread).
 const fairShareMin, fairShareMax = 0.25, 0.42
 
-// shardSizes are TestShardsSpreadServices' Services: the first set, the
+// shardSets are TestShardsSpreadServices' Services: the first set, the
 // burst a replica is killed in, those created after it joined again.
-// make test's are the fewest that prove the spread (checkShardSpread);
-// $EXAMPLE_SCALE=full (make bench) gives the full ones.
-func shardSizes() (first, burst, late int) {
+// make test's are the fewest that prove the spread: names chosen by the
+// shard they hash to (as the controller hashes them), 2 per shard in the
+// first set and 1 in each other; $EXAMPLE_SCALE=full (make bench) gives
+// the full ones, numbered.
+func shardSets() (first, burst, late []string) {
 	if testsize.AtFull() {
-		return 300, 100, 30
+		return numbered("web", 300), numbered("burst", 100), numbered("late", 30)
 	}
-	return 60, 24, 12
+	return perShard("web", 2), perShard("burst", 1), perShard("late", 1)
+}
+
+// shards is how many shards the controller spreads Services over.
+const shards = 12
+
+// shardOf is the shard of a Service of the default namespace.
+func shardOf(name string) int {
+	return shard.Of(objectref.Ref{Kind: objectref.KindService, Namespace: "default", Name: name}.Key(), shards)
+}
+
+// numbered are prefix-000 to prefix-(n-1).
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%03d", prefix, i)
+	}
+	return out
+}
+
+// perShard are the first numbered names of prefix that give each shard
+// exactly k.
+func perShard(prefix string, k int) []string {
+	var out []string
+	held := make([]int, shards)
+	for i := 0; len(out) < k*shards; i++ {
+		name := fmt.Sprintf("%s-%03d", prefix, i)
+		if s := shardOf(name); held[s] < k {
+			held[s]++
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // TestShardSpreadSizes checks, without a process, that both sizes of
@@ -179,19 +215,18 @@ func shardSizes() (first, burst, late int) {
 func TestShardSpreadSizes(t *testing.T) {
 	for _, scale := range []string{"", testsize.Full} {
 		t.Setenv(testsize.Env, scale)
-		first, burst, late := shardSizes()
+		first, burst, late := shardSets()
 		checkShardSpread(t, first, burst, late)
 	}
 }
 
 // checkShardSpread is TestShardSpreadSizes' check of one size.
-func checkShardSpread(t *testing.T, first, burst, late int) {
+func checkShardSpread(t *testing.T, first, burst, late []string) {
 	t.Helper()
-	counts := func(prefix string, n int) []int {
-		c := make([]int, 12)
-		for i := range n {
-			key := objectref.Ref{Kind: objectref.KindService, Namespace: "default", Name: fmt.Sprintf("%s-%03d", prefix, i)}.Key()
-			c[shard.Of(key, len(c))]++
+	counts := func(names []string) []int {
+		c := make([]int, shards)
+		for _, name := range names {
+			c[shardOf(name)]++
 		}
 		return c
 	}
@@ -204,20 +239,20 @@ func checkShardSpread(t *testing.T, first, burst, late int) {
 		}
 		return least, most
 	}
-	share := func(n int) float64 { return float64(n) / float64(first) }
-	web := counts("web", first)
+	share := func(n int) float64 { return float64(n) / float64(len(first)) }
+	web := counts(first)
 	least4, most4 := sums(web, 4)
 	_, most2 := sums(web, 2)
 	least6, _ := sums(web, 6)
 	if share(least4) < fairShareMin || share(most4) > fairShareMax || share(most2) >= fairShareMin || share(least6) <= fairShareMax {
 		t.Fatalf("%d Services over the shards %v: 4 shards hold %.2f-%.2f, 2 at most %.2f, 6 at least %.2f: the fair share (%.2f-%.2f) is not what tells them apart",
-			first, web, share(least4), share(most4), share(most2), share(least6), fairShareMin, fairShareMax)
+			len(first), web, share(least4), share(most4), share(most2), share(least6), fairShareMin, fairShareMax)
 	}
-	if b := counts("burst", burst); slices.Min(b) == 0 {
-		t.Fatalf("%d burst Services leave a shard empty: %v", burst, b)
+	if b := counts(burst); slices.Min(b) == 0 {
+		t.Fatalf("%d burst Services leave a shard empty: %v", len(burst), b)
 	}
-	if l, _ := sums(counts("late", late), 4); l == 0 {
-		t.Fatalf("%d late Services leave 4 shards empty", late)
+	if l, _ := sums(counts(late), 4); l == 0 {
+		t.Fatalf("%d late Services leave 4 shards empty", len(late))
 	}
 }
 
@@ -251,8 +286,13 @@ var planRE = regexp.MustCompile(`"terraform plan" workspace="([^"]+)"`)
 
 // createServices creates LoadBalancer Services prefix-<from>..prefix-<from+n-1>.
 func (e *env) createServices(t testing.TB, prefix string, from, n int) {
-	for i := from; i < from+n; i++ {
-		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService(fmt.Sprintf("%s-%03d", prefix, i), 80), metav1.CreateOptions{})
+	e.createNamed(t, numbered(prefix, from+n)[from:])
+}
+
+// createNamed creates a LoadBalancer Service of each name in default.
+func (e *env) createNamed(t testing.TB, names []string) {
+	for _, name := range names {
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService(name, 80), metav1.CreateOptions{})
 		testkit.Must(t, err)
 	}
 }
