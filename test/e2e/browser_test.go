@@ -76,13 +76,25 @@ func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action
 // text is the text of the element sel selects.
 func text(t testing.TB, ctx context.Context, sel string) string {
 	t.Helper()
+	s, err := textOf(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// textOf is text for a page that changes while it is read: the page
+// replaces an element it updates, and a read between finding the node
+// and reading it fails ("No node with given id found"), so a loop that
+// waits for a change retries on the error.
+func textOf(ctx context.Context, sel string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
+		return "", fmt.Errorf("text of %s: %w", sel, err)
 	}
-	return s
+	return s, nil
 }
 
 // screenshot saves the page as name in $EXAMPLE_SCREENSHOTS (docs/ when

@@ -99,7 +99,11 @@ func TestReviewPage(t *testing.T) {
 		do(t, tab, "confirm", chromedp.Click(chromedp.ID("confirm")), chromedp.WaitVisible(chromedp.CSS(".note.done")))
 		// The page follows the controller: the plan turns applied without a reload.
 		testkit.Eventually(t, 2*time.Minute, "the page shows the plan applied", func() error {
-			if s := text(t, tab, "#outcome"); s != string(records.Applied) {
+			s, err := textOf(tab, "#outcome")
+			if err != nil {
+				return err
+			}
+			if s != string(records.Applied) {
 				return fmt.Errorf("outcome %q", s)
 			}
 			return nil
