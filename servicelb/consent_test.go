@@ -29,23 +29,7 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	refs.watchGrants(t.Context(), dyn)
 	f.services.refs, f.services.groups.refs = refs, refs
 	front := annotations.Group{Namespace: "shop", Name: "front"}
-	nodes := []*v1.Node{{}}
 	ip := f.groups.lb.IPv4
-	// ensure stores svc as the API server and the informer have it, and
-	// converges it.
-	ensure := func(svc *v1.Service) (string, error) {
-		t.Helper()
-		testkit.Must(t, f.services.groups.services.Update(svc))
-		if _, err := f.client.CoreV1().Services(svc.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
-			_, err = f.client.CoreV1().Services(svc.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
-			testkit.Must(t, err)
-		}
-		st, err := f.services.ensure(t.Context(), svc, nodes)
-		if err != nil {
-			return "", err
-		}
-		return st.Ingress[0].IP, nil
-	}
 	guestStatus := func() []v1.LoadBalancerIngress {
 		t.Helper()
 		cur, err := f.client.CoreV1().Services("edge").Get(t.Context(), "g", metav1.GetOptions{})
@@ -55,17 +39,15 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 	}
 	lastMembers := func() []string { return f.groups.reconciled[len(f.groups.reconciled)-1] }
 
-	if _, err := ensure(groupSvc("shop", "a", 0, "front", 80)); err != nil {
+	if _, err := f.ensure(t, groupSvc("shop", "a", 0, "front", 80)); err != nil {
 		t.Fatal(err)
 	}
 	guest := groupSvc("edge", "g", 1, "shop/front", 9090)
-	if gip, err := ensure(guest); err != nil || gip != ip {
+	if gip, err := f.ensure(t, guest); err != nil || gip != ip {
 		t.Fatalf("the guest joins: %s %v, want %s", gip, err, ip)
 	}
 	guest.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: ip}} // as the service controller sets it
-	testkit.Must(t, f.services.groups.services.Update(guest))
-	_, err := f.client.CoreV1().Services("edge").Update(t.Context(), guest, metav1.UpdateOptions{})
-	testkit.Must(t, err)
+	f.put(t, guest)
 	f.takeEvents()
 
 	grants := dyn.Resource(referencegrants.Resource).Namespace("shop")
@@ -99,7 +81,7 @@ func TestConsentWithdrawnAndGivenAgain(t *testing.T) {
 		t.Errorf("said again: %v", evs)
 	}
 
-	_, err = grants.Create(t.Context(), grantObject(t, "shop", "edge", "front"), metav1.CreateOptions{})
+	_, err := grants.Create(t.Context(), grantObject(t, "shop", "edge", "front"), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	waitTold("grant created")
 	testkit.Must(t, f.services.groupLBs.reconcileConsent(t.Context(), front))

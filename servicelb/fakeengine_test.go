@@ -22,7 +22,7 @@ type fakeEngine struct {
 	*fakeLBEngine
 	*fakePoolEngine
 	*fakeGroupEngine
-	fakeAddressEngine
+	*fakeAddressEngine
 	preview    *engine.Speculation
 	previewErr error
 	previews   int
@@ -30,16 +30,15 @@ type fakeEngine struct {
 
 var _ Engine = (*fakeEngine)(nil)
 
-func newFakeEngine() *fakeEngine {
-	return &fakeEngine{fakeLBEngine: &fakeLBEngine{}, fakePoolEngine: &fakePoolEngine{}, fakeGroupEngine: &fakeGroupEngine{}}
+// newFakeEngine's addresses are reserved under cfg, in cloud.
+func newFakeEngine(cfg *cloudconfig.Config, cloud *fakeCloud) *fakeEngine {
+	return &fakeEngine{fakeLBEngine: &fakeLBEngine{}, fakePoolEngine: &fakePoolEngine{}, fakeGroupEngine: &fakeGroupEngine{},
+		fakeAddressEngine: &fakeAddressEngine{cfg: cfg, cloud: cloud}}
 }
 
 // Those the parts' fakes share are a Service's own load balancer's.
 func (e *fakeEngine) ForceUnlock(ctx context.Context, j engine.Job, id string) error {
 	return e.fakeLBEngine.ForceUnlock(ctx, j, id)
-}
-func (e *fakeEngine) LoadBalancerName(in *annotations.Service) string {
-	return e.fakeLBEngine.LoadBalancerName(in)
 }
 func (e *fakeEngine) GetLoadBalancer(ctx context.Context, in *annotations.Service) (*engine.LoadBalancer, bool, error) {
 	return e.fakeLBEngine.GetLoadBalancer(ctx, in)
@@ -71,7 +70,7 @@ func (e *fakeEngine) ran() int {
 // events recorded in memory.
 func lbsOverFakes(t *testing.T, cfg *cloudconfig.Config) (*LoadBalancers, *fakeEngine, *record.FakeRecorder) {
 	t.Helper()
-	eng := newFakeEngine()
+	eng := newFakeEngine(cfg, &fakeCloud{})
 	rec := record.NewFakeRecorder(100)
 	board := review.New(cfg, nil)
 	board.Connect(t.Context(), fake.NewClientset(), rec)

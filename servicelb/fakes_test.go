@@ -3,12 +3,12 @@ package servicelb
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/cloud-provider/api"
 
@@ -35,13 +35,13 @@ type fakeLBEngine struct {
 	// reconciles counts the reconciles asked.
 	reconciles int
 	// onPool is the pool the last reconcile forwarded to ("" for its
-	// nodes); nodes the nodes it listed; removed the Services destroyed.
-	onPool  string
-	nodes   []*v1.Node
-	removed []string
+	// nodes); nodes the nodes it listed; removed the Services destroyed,
+	// retained those handed over.
+	onPool   string
+	nodes    []*v1.Node
+	removed  []string
+	retained []string
 }
-
-var _ serviceEngine = (*fakeLBEngine)(nil)
 
 func (e *fakeLBEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeLBEngine) LoadBalancerName(in *annotations.Service) string       { return in.Name }
@@ -51,9 +51,6 @@ func (e *fakeLBEngine) LoadBalancerWorkspace(in *annotations.Service) (engine.Jo
 }
 func (e *fakeLBEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
 	return e.lb, e.lb != nil, nil
-}
-func (e *fakeLBEngine) GetGroupLoadBalancer(context.Context, engine.Group) (*engine.LoadBalancer, bool, error) {
-	return nil, false, nil
 }
 func (e *fakeLBEngine) ReconcileLoadBalancer(_ context.Context, in *annotations.Service, nodes []*v1.Node, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
 	e.onPool, e.nodes, e.reconciles = "", nodes, e.reconciles+1
@@ -67,8 +64,9 @@ func (e *fakeLBEngine) RemoveLoadBalancer(_ context.Context, in *annotations.Ser
 	e.removed = append(e.removed, in.Namespace+"/"+in.Name)
 	return e.outcome(in), nil
 }
-func (e *fakeLBEngine) RetainLoadBalancer(context.Context, *annotations.Service, engine.Review) (*engine.Outcome, error) {
-	return nil, errors.New("fakeLBEngine: no retain")
+func (e *fakeLBEngine) RetainLoadBalancer(_ context.Context, in *annotations.Service, _ engine.Review) (*engine.Outcome, error) {
+	e.retained = append(e.retained, in.Namespace+"/"+in.Name)
+	return e.outcome(in), nil
 }
 
 func (e *fakeLBEngine) outcome(in *annotations.Service) *engine.Outcome {
@@ -112,21 +110,28 @@ func (e *fakePoolEngine) PruneTargetPools(context.Context, []string, engine.Pool
 }
 
 // fakeGroupEngine is the load balancer groups (groupEngine): every
-// group's load balancer is lb, its members all rendered.
+// group's load balancer is lb, its members all rendered, but for the
+// listeners conflicts names.
 type fakeGroupEngine struct {
 	lb *engine.LoadBalancer
-	// own is a member's load balancer of its own (nil: none had one);
-	// releaseErr its release's answer, released those asked.
+	// conflicts are the listeners every rendering leaves out, an earlier
+	// member having them (the engine's decision, answered here).
+	conflicts []engine.ListenerConflict
+	// own is a member's load balancer of its own (nil: none had one, or
+	// it was released); releaseErr its release's answer, released those
+	// asked.
 	own        *engine.LoadBalancer
 	releaseErr error
 	released   []string
 	// reconciled are the members of each reconcile, pools the pool each
 	// forwarded to, policies the policy each ran under, removed the
-	// groups destroyed.
+	// groups destroyed; live the groups (by workspace) whose load
+	// balancer exists.
 	reconciled [][]string
 	pools      []string
 	policies   []annotations.ApplyPolicy
 	removed    []string
+	live       map[string]bool
 }
 
 var _ groupEngine = (*fakeGroupEngine)(nil)
@@ -134,6 +139,12 @@ var _ groupEngine = (*fakeGroupEngine)(nil)
 func (e *fakeGroupEngine) ForceUnlock(context.Context, engine.Job, string) error { return nil }
 func (e *fakeGroupEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
 	return e.own, e.own != nil, nil
+}
+func (e *fakeGroupEngine) GetGroupLoadBalancer(_ context.Context, g engine.Group) (*engine.LoadBalancer, bool, error) {
+	if !e.live[e.workspace(g)] {
+		return nil, false, nil
+	}
+	return e.lb, true, nil
 }
 func (e *fakeGroupEngine) ReleaseLoadBalancer(_ context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error) {
 	if e.own == nil {
@@ -146,6 +157,9 @@ func (e *fakeGroupEngine) ReleaseLoadBalancer(_ context.Context, in *annotations
 		out.Awaiting = &engine.Plan{ID: waiting.PlanID}
 		out.Planned = out.Awaiting
 	}
+	if e.releaseErr == nil {
+		e.own = nil
+	}
 	return out, e.releaseErr
 }
 func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
@@ -155,7 +169,7 @@ func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
 	return g.Members[0]
 }
 func (e *fakeGroupEngine) RenderGroup(g engine.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
-	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: "prod-group-" + g.Namespace + "-" + g.Name}, nil
+	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: e.workspace(g)}, nil
 }
 func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
 	var names []string
@@ -163,36 +177,83 @@ func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []
 		names = append(names, m.Name)
 	}
 	e.reconciled, e.pools, e.policies = append(e.reconciled, names), append(e.pools, poolID), append(e.policies, rv.Policy)
-	return e.lb, &engine.GroupReport{Members: g.Members}, &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name, Result: &engine.Result{}}, nil
+	if e.live == nil {
+		e.live = map[string]bool{}
+	}
+	e.live[e.workspace(g)] = true
+	rep := &engine.GroupReport{Members: g.Members, Conflicts: e.conflicts}
+	return e.lb, rep, &engine.Outcome{Workspace: e.workspace(g), Result: &engine.Result{}}, nil
 }
 func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g engine.Group, _ engine.Review) (*engine.Outcome, error) {
 	e.removed = append(e.removed, g.Namespace+"/"+g.Name)
-	return &engine.Outcome{Workspace: "prod-group-" + g.Namespace + "-" + g.Name}, nil
+	delete(e.live, e.workspace(g))
+	destroy := &engine.Plan{ID: "plan-destroy", Destroy: true, HasChanges: true}
+	return &engine.Outcome{Workspace: e.workspace(g), Planned: destroy, Applied: destroy, Result: &engine.Result{}}, nil
 }
 
-// fakeServices is a Service's own load balancing over the fakes, with
-// the board fixture, its Service informer's indexer filled by the test.
+func (e *fakeGroupEngine) workspace(g engine.Group) string {
+	return "prod-group-" + g.Namespace + "-" + g.Name
+}
+
+// fakeServices is a Service's own load balancing over one fake engine,
+// each part through its own fake (a member's own load balancer, as the
+// groups see it, is the groups' fake's own), with the board fixture, the
+// cloud the addresses read, and the Service informer's indexer filled by
+// the test.
 type fakeServices struct {
 	*boardFixture
 	services *services
 	lbs      *fakeLBEngine
 	pools    *fakePoolEngine
 	groups   *fakeGroupEngine
+	addrs    *fakeAddressEngine
+	cloud    *fakeCloud
 }
 
 func newFakeServices(t *testing.T, extra string) *fakeServices {
 	t.Helper()
-	f := &fakeServices{boardFixture: newBoardFixture(t, extra),
-		lbs:    &fakeLBEngine{lb: &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}},
-		pools:  &fakePoolEngine{},
-		groups: &fakeGroupEngine{lb: &engine.LoadBalancer{ID: "lb-g", Status: "active", IPv4: "203.0.113.20"}}}
+	f := &fakeServices{boardFixture: newBoardFixture(t, extra), cloud: &fakeCloud{}}
+	eng := newFakeEngine(f.cfg, f.cloud)
+	eng.fakeLBEngine.lb = &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}
+	eng.fakeGroupEngine.lb = &engine.LoadBalancer{ID: "lb-g", Status: "active", IPv4: "203.0.113.20"}
+	f.lbs, f.pools, f.groups, f.addrs = eng.fakeLBEngine, eng.fakePoolEngine, eng.fakeGroupEngine, eng.fakeAddressEngine
 	sh := &shared{cfg: f.cfg, board: f.board, groups: newGroups(f.cfg), lifecycle: newNodeLifecycle(f.cfg)}
 	sh.groups.services = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})
 	sh.groups.records = f.board.Records
 	pools := &targetPools{shared: sh, engine: f.pools}
-	f.services = &services{shared: sh, engine: f.lbs, pools: pools,
-		groupLBs: &groupLoadBalancers{shared: sh, engine: f.groups, pools: pools}, addresses: &addresses{shared: sh}}
+	f.services = &services{shared: sh, engine: eng, pools: pools,
+		groupLBs: &groupLoadBalancers{shared: sh, engine: f.groups, pools: pools}, addresses: &addresses{shared: sh, engine: eng, api: f.cloud}}
 	return f
+}
+
+// put stores svc as the API server and the informer have it.
+func (f *fakeServices) put(t *testing.T, svc *v1.Service) {
+	t.Helper()
+	testkit.Must(t, f.services.groups.services.Update(svc))
+	if _, err := f.client.CoreV1().Services(svc.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
+		_, err = f.client.CoreV1().Services(svc.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+}
+
+// ensure puts svc and converges it on a node; it returns the first
+// address of its status.
+func (f *fakeServices) ensure(t *testing.T, svc *v1.Service) (string, error) {
+	t.Helper()
+	f.put(t, svc)
+	st, err := f.services.ensure(t.Context(), svc, []*v1.Node{{}})
+	if err != nil {
+		return "", err
+	}
+	return st.Ingress[0].IP, nil
+}
+
+// status is Service ns/name's ingress as the API server has it.
+func (f *fakeServices) status(t *testing.T, ns, name string) []v1.LoadBalancerIngress {
+	t.Helper()
+	cur, err := f.client.CoreV1().Services(ns).Get(t.Context(), name, metav1.GetOptions{})
+	testkit.Must(t, err)
+	return cur.Status.LoadBalancer.Ingress
 }
 
 // A Service's own load balancer forwards to the pool of every node,
@@ -292,89 +353,13 @@ func TestGroupJoinAndLeaveOverFakes(t *testing.T) {
 	}
 }
 
-// fakeCloud is the cloud as servicelb reads it (cloudReader), in unit
-// tests only: its reserved addresses, load balancers and certificates,
-// filtered as the API filters them.
-type fakeCloud struct {
-	addresses    []exampleapi.Address
-	lbs          []exampleapi.LoadBalancer
-	certificates []exampleapi.Certificate
-}
-
-var _ cloudReader = (*fakeCloud)(nil)
-
-// byID is the element of xs whose id is id, else the API's not found.
-func byID[T any](xs []T, id string, idOf func(*T) string) (*T, error) {
-	for i := range xs {
-		if idOf(&xs[i]) == id {
-			return &xs[i], nil
-		}
-	}
-	return nil, &exampleapi.APIError{StatusCode: http.StatusNotFound}
-}
-
-func (c *fakeCloud) GetAddress(_ context.Context, id string) (*exampleapi.Address, error) {
-	return byID(c.addresses, id, func(a *exampleapi.Address) string { return a.ID })
-}
-func (c *fakeCloud) ListAddresses(_ context.Context, f exampleapi.AddressFilter) ([]exampleapi.Address, error) {
-	var out []exampleapi.Address
-	for _, a := range c.addresses {
-		if (f.Name == "" || a.Name == f.Name) && (f.IP == "" || a.IP == f.IP) && (f.Region == "" || a.Region == f.Region) {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-func (c *fakeCloud) GetLoadBalancer(_ context.Context, id string) (*exampleapi.LoadBalancer, error) {
-	return byID(c.lbs, id, func(lb *exampleapi.LoadBalancer) string { return lb.ID })
-}
-func (c *fakeCloud) ListLoadBalancers(_ context.Context, f exampleapi.LoadBalancerFilter) ([]exampleapi.LoadBalancer, error) {
-	var out []exampleapi.LoadBalancer
-	for _, lb := range c.lbs {
-		if (f.Name == "" || lb.Name == f.Name) && (f.Region == "" || lb.Region == f.Region) {
-			out = append(out, lb)
-		}
-	}
-	return out, nil
-}
-func (c *fakeCloud) GetCertificate(_ context.Context, id string) (*exampleapi.Certificate, error) {
-	return byID(c.certificates, id, func(cert *exampleapi.Certificate) string { return cert.ID })
-}
-
-// fakeAddressEngine names a Service's own reserved address
-// (addressEngine); it holds no workspace.
-type fakeAddressEngine struct{}
-
-var _ addressEngine = fakeAddressEngine{}
-
-func (fakeAddressEngine) LoadBalancerName(in *annotations.Service) string { return in.Name }
-func (fakeAddressEngine) ReservedAddressName(svc *v1.Service) string {
-	return svc.Namespace + "-" + svc.Name
-}
-func (fakeAddressEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
-	return nil, false, nil
-}
-func (fakeAddressEngine) GetAddress(context.Context, string, string) (*engine.Address, bool, error) {
-	return nil, false, nil
-}
-func (fakeAddressEngine) RenderAddress(engine.AddressSpec) (*engine.Module, engine.Job, error) {
-	return nil, engine.Job{}, errors.New("fakeAddressEngine: no rendering")
-}
-func (fakeAddressEngine) ReconcileAddress(context.Context, engine.AddressSpec, engine.Review) (*engine.Address, *engine.Outcome, error) {
-	return nil, nil, errors.New("fakeAddressEngine: no reconcile")
-}
-func (fakeAddressEngine) RetainAddress(context.Context, string, string, engine.Review) (*engine.Outcome, error) {
-	return nil, errors.New("fakeAddressEngine: no retain")
-}
-
 // A Service keeping its address waits while the leader reserves it, is
 // refused past its namespace's cap (an event says so), and shows the
 // reserved IP once its load balancer holds it.
 func TestKeptAddressOverFakes(t *testing.T) {
-	f := newBoardFixture(t, "")
-	f.cfg.Region, f.cfg.LoadBalancer.Addresses.MaxPerNamespace = "ex-west-1", 2
-	cloud := &fakeCloud{}
-	a := &addresses{shared: &shared{cfg: f.cfg, board: f.board}, engine: fakeAddressEngine{}, api: cloud}
+	f := newFakeServices(t, "")
+	f.cfg.LoadBalancer.Addresses.MaxPerNamespace = 2
+	a, cloud := f.services.addresses, f.cloud
 	in := annotations.Read(lbService(1, map[string]string{string(annotations.LBAddressKeep): "true"}))
 	lb := &engine.LoadBalancer{ID: "lb-1", Status: "active", IPv4: "203.0.113.10"}
 	st := status(lb, in, nil)

@@ -17,51 +17,12 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/providerid"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
-
-// groupFixture is the LoadBalancer implementation over a real engine,
-// terraform and the simulator, with the board fixture's fake clientset
-// (records, events, Service status) and the Service informer's indexer
-// (by group) filled by the test, as the informer would be.
-type groupFixture struct {
-	*boardFixture
-	lbs      *LoadBalancers
-	api      *exampleapi.Client
-	services cache.Indexer
-	nodes    []*v1.Node
-}
-
-func newGroupFixture(t *testing.T, extra string) *groupFixture {
-	t.Helper()
-	tc := tftest.Get(t)
-	sim := simtest.Start(t)
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	testkit.Must(t, err)
-	rf := newBoardFixture(t, extra)
-	rf.cfg.Region = "ex-west-1"
-	rf.cfg.API.Endpoint = sim.URL
-	dir := t.TempDir()
-	tf := &rf.cfg.Terraform
-	tf.Distribution, tf.Binary, tf.CLIConfig, tf.LockFile, tf.Concurrency = tc.Distribution, tc.Terraform, tc.CLIConfig, tc.LockFile, 2
-	eng := openEngine(t, rf.cfg, dir, sim.Token, engine.Options{Plans: rf.board, PlanText: true})
-	f := &groupFixture{boardFixture: rf, lbs: New(Options{Config: rf.cfg, Engine: eng, Board: rf.board, API: api}), api: api,
-		services: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{groupIndex: groupIndexFunc})}
-	f.lbs.shared.groups.services = f.services
-	f.lbs.shared.client = f.client
-	in, err := api.CreateInstance(context.Background(), exampleapi.CreateInstanceRequest{Name: "node-a", Type: "standard-2", Zone: "ex-west-1a"})
-	testkit.Must(t, err)
-	f.nodes = []*v1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}, Spec: v1.NodeSpec{ProviderID: providerid.Format("ex-west-1", in.ID)}}}
-	return f
-}
 
 // svc is a LoadBalancer Service created minute minutes in, in group
 // (none if ""), with TCP ports (node port 30000+port, or 31000+port for
@@ -83,56 +44,20 @@ func groupSvc(ns, name string, minute int, group string, ports ...int32) *v1.Ser
 	return s
 }
 
-// put stores svc as the API server and the informer would have it.
-func (f *groupFixture) put(t *testing.T, svc *v1.Service) {
-	t.Helper()
-	testkit.Must(t, f.services.Update(svc))
-	if _, err := f.client.CoreV1().Services(svc.Namespace).Update(t.Context(), svc, metav1.UpdateOptions{}); err != nil {
-		_, err = f.client.CoreV1().Services(svc.Namespace).Create(t.Context(), svc, metav1.CreateOptions{})
-		testkit.Must(t, err)
-	}
-}
-
-func (f *groupFixture) ensure(t *testing.T, svc *v1.Service) (string, error) {
-	t.Helper()
-	f.put(t, svc)
-	st, err := f.lbs.Ensure(t.Context(), svc, f.nodes)
-	if err != nil {
-		return "", err
-	}
-	return st.Ingress[0].IP, nil
-}
-
-// lb is the cloud load balancer with IPv4 ip, nil if none.
-func (f *groupFixture) lb(t *testing.T, ip string) *exampleapi.LoadBalancer {
-	t.Helper()
-	all, err := f.api.ListLoadBalancers(t.Context(), exampleapi.LoadBalancerFilter{})
-	testkit.Must(t, err)
-	for i := range all {
-		if all[i].IPv4 == ip {
-			return &all[i]
-		}
-	}
-	return nil
-}
-
-func (f *groupFixture) groupWorkspace(t *testing.T, ns, name string) string {
-	t.Helper()
-	_, _, j, err := f.lbs.engine.RenderGroup(engine.Group{Namespace: ns, Name: name, Members: []*v1.Service{groupSvc(ns, "x", 0, name, 1)}}, nil, "")
-	testkit.Must(t, err)
-	return j.Key
-}
-
 // Services join a group (one of them moving off a load balancer of its
-// own, which goes after the group serves it), conflict over a port, are
-// refused from another namespace, and leave; the last one leaving
-// destroys the group's load balancer.
+// own, released once the group serves it), conflict over a port, are
+// refused from another namespace, and leave; members applied before
+// follow the group's load balancer when it is replaced; the last one
+// leaving destroys it. Over the fakes: what servicelb asks of the engine
+// and tells; the listeners and the replacements are the engine's (its
+// TestGroupLifecycle, renderer's TestGroupReport; end to end
+// TestServiceGroup).
 func TestGroupMembersJoinMoveLeave(t *testing.T) {
-	f := newGroupFixture(t, "review: {policy: {rules: []}}\n")
+	f := newFakeServices(t, "")
+	f.services.client = f.client // members applied before follow the group's address
 	a := groupSvc("shop", "a", 0, "", 80)
 	ipA, err := f.ensure(t, a)
 	testkit.Must(t, err)
-
 	b := groupSvc("shop", "b", 1, "front", 80, 8080)
 	ipG, err := f.ensure(t, b)
 	testkit.Must(t, err)
@@ -140,118 +65,102 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 		t.Fatal("the group has a's address")
 	}
 
-	// a joins: it is older, so port 80 is a's; b is told. a's own load
-	// balancer is destroyed once the group serves it.
+	// a joins: it is older, so port 80 is a's (the engine's report says
+	// so); b is told. a's own load balancer is released once the group
+	// serves it.
+	f.groups.own = f.lbs.lb
 	a = a.DeepCopy()
 	a.Annotations = map[string]string{string(annotations.LBGroup): "front"}
+	f.groups.conflicts = []engine.ListenerConflict{{Service: b, Listener: "tcp/80", Winner: a}}
 	if ip, err := f.ensure(t, a); err != nil || ip != ipG {
 		t.Fatalf("a joins: %s %v, want %s", ip, err, ipG)
 	}
-	group := f.lb(t, ipG)
-	if got, want := simtest.Listeners(group), []string{"tcp/80->30080", "tcp/8080->39080"}; !slices.Equal(got, want) {
-		t.Fatalf("listeners %v, want %v", got, want)
-	}
-	if f.lb(t, ipA) != nil {
-		t.Fatal("a's own load balancer survived its move into the group")
+	if got := f.groups.reconciled[len(f.groups.reconciled)-1]; !slices.Equal(got, []string{"a", "b"}) || !slices.Equal(f.groups.released, []string{"shop/a"}) {
+		t.Fatalf("group reconciled with %q, released %q: want a first, and a's own released", got, f.groups.released)
 	}
 	evs := f.takeEvents()
 	conflict := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "ListenerConflict" })
 	if conflict < 0 || !strings.Contains(evs[conflict].Message, "tcp/80") || !strings.Contains(evs[conflict].Message, "shop/a") {
 		t.Fatalf("no conflict event naming a: %v", evs)
 	}
-	ws := f.groupWorkspace(t, "shop", "front")
+	ws := f.groups.workspace(engine.Group{Namespace: "shop", Name: "front"})
 	rec := f.get(t, ws)
 	if rec == nil || rec.Object.Kind != objectref.KindServiceGroup || len(rec.Members) != 2 || rec.Members[0].Name != "a" {
 		t.Fatalf("group record %+v", rec)
 	}
-	// Asking again changes nothing and says nothing again.
+	// Asking again says nothing again; a is read as the group's.
 	if ip, err := f.ensure(t, b); err != nil || ip != ipG {
 		t.Fatal(ip, err)
 	}
 	if evs := f.takeEvents(); slices.Contains(reviewtest.Reasons(evs), "ListenerConflict") {
 		t.Fatalf("conflict reported again: %v", evs)
 	}
-	if st, exists, err := f.lbs.Get(t.Context(), a); err != nil || !exists || st.Ingress[0].IP != ipG {
+	if st, exists, err := f.services.get(t.Context(), a); err != nil || !exists || st.Ingress[0].IP != ipG {
 		t.Fatalf("get a: %+v %v %v", st, exists, err)
 	}
 
-	// The primary's internal changes: the group's load balancer is
-	// replaced, and b, a member applied before, follows its new address
-	// (the service controller sets b's status only on b's own calls).
+	// The primary's change replaces the group's load balancer: b, a
+	// member applied before, follows its new address (the service
+	// controller sets b's status only on b's own calls).
+	f.groups.lb = &engine.LoadBalancer{ID: "lb-g2", Status: "active", IPv4: "10.255.0.2"}
 	a = a.DeepCopy()
 	a.Annotations[string(annotations.LBInternal)] = "true"
-	ipG2, err := f.ensure(t, a)
-	if err != nil || ipG2 == ipG || !strings.HasPrefix(ipG2, "10.255.") {
-		t.Fatalf("internal primary: %s %v", ipG2, err)
+	if ip, err := f.ensure(t, a); err != nil || ip != "10.255.0.2" {
+		t.Fatalf("internal primary: %s %v", ip, err)
 	}
-	cur, err := f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
-	testkit.Must(t, err)
-	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP != ipG2 {
+	if in := f.status(t, "shop", "b"); len(in) != 1 || in[0].IP != "10.255.0.2" {
 		t.Fatalf("b's status did not follow the group's new address: %v", in)
-	}
-	ipG = ipG2
-	testkit.Must(t, f.services.Update(cur))
-	evs = f.takeEvents()
-	if i := slices.IndexFunc(evs, func(e reviewtest.Event) bool { return e.Reason == "GroupSettingIgnored" }); i < 0 ||
-		!strings.Contains(evs[i].Message, "loadbalancer.example.com/internal is false here") || !strings.Contains(evs[i].Message, "shop/a (true)") {
-		t.Fatalf("b is not told its internal setting is ignored: %v", evs)
 	}
 
 	// A Service of another namespace, without shop's consent, is
 	// refused: not added.
-	c := groupSvc("edge", "c", 2, "shop/front", 9090)
-	_, err = f.ensure(t, c)
+	reconciles := len(f.groups.reconciled)
+	_, err = f.ensure(t, groupSvc("edge", "c", 2, "shop/front", 9090))
 	var refused *tenancy.RefusedError
 	if !errors.As(err, &refused) || !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReferenceRefused") {
 		t.Fatalf("cross-namespace member: %v", err)
 	}
-	if got := simtest.Listeners(f.lb(t, ipG)); len(got) != 2 {
-		t.Fatalf("the refused member got listeners: %v", got)
+	if len(f.groups.reconciled) != reconciles {
+		t.Fatalf("the refused member was reconciled into the group: %q", f.groups.reconciled[reconciles:])
 	}
 
-	// a is deleted: port 80 goes to b, in place.
+	// a is deleted: the group goes on with b alone, its load balancer
+	// replaced again, and b follows.
+	f.groups.conflicts = nil
+	f.groups.lb = &engine.LoadBalancer{ID: "lb-g3", Status: "active", IPv4: "203.0.113.30"}
 	a = a.DeepCopy()
 	now := metav1.Now()
 	a.DeletionTimestamp = &now
 	f.put(t, a)
-	testkit.Must(t, f.lbs.Delete(t.Context(), a))
-	// b is the primary now, and not internal: the load balancer is
-	// replaced again, and b follows.
-	cur, err = f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
-	testkit.Must(t, err)
-	if in := cur.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP == ipG || strings.HasPrefix(in[0].IP, "10.255.") {
-		t.Fatalf("b's status after the internal primary left: %v", in)
+	testkit.Must(t, f.services.delete(t.Context(), a))
+	if got := f.groups.reconciled[len(f.groups.reconciled)-1]; !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("after a left, the group reconciled with %q, want b", got)
 	}
-	ipG = cur.Status.LoadBalancer.Ingress[0].IP
-	if got, want := simtest.Listeners(f.lb(t, ipG)), []string{"tcp/80->31080", "tcp/8080->39080"}; !slices.Equal(got, want) {
-		t.Fatalf("after a left: listeners %v, want %v", got, want)
+	if in := f.status(t, "shop", "b"); len(in) != 1 || in[0].IP != "203.0.113.30" {
+		t.Fatalf("b's status after the internal primary left: %v", in)
 	}
 	if rec := f.get(t, ws); len(rec.Members) != 1 || rec.Members[0].Name != "b" {
 		t.Fatalf("members after a left: %+v", rec.Members)
 	}
 
 	// b leaves the group for a load balancer of its own: the group had
-	// no other member, so it is destroyed, after b's own serves.
-	b = b.DeepCopy()
-	b.Annotations = nil
-	ipB, err := f.ensure(t, b)
+	// no other member, so it is destroyed once b's own serves (b's
+	// status shows the group's address still: its own is read from the
+	// cloud).
+	b, err = f.client.CoreV1().Services("shop").Get(t.Context(), "b", metav1.GetOptions{})
 	testkit.Must(t, err)
-	if ipB == ipG || f.lb(t, ipB) == nil {
-		t.Fatalf("b's own load balancer: %s", ipB)
+	b.Annotations = nil
+	f.cloud.serve(f.cfg, b, f.lbs.lb.ID, f.lbs.lb.IPv4)
+	reconciles = f.lbs.reconciles
+	if ip, err := f.ensure(t, b); err != nil || ip != f.lbs.lb.IPv4 || f.lbs.reconciles != reconciles+1 {
+		t.Fatalf("b's own load balancer: %s %v, %d reconciles", ip, err, f.lbs.reconciles-reconciles)
 	}
-	if f.lb(t, ipG) != nil {
-		t.Fatal("the group's load balancer survived its last member")
+	if !slices.Equal(f.groups.removed, []string{"shop/front"}) {
+		t.Fatalf("removed %q, want the group's load balancer once its last member left", f.groups.removed)
 	}
 	if rec := f.get(t, ws); rec != nil {
 		t.Fatalf("the group's record survived it: %+v", rec)
 	}
-	// a is being deleted: asked again, it is said to exist, so that the
-	// service controller deletes it through EnsureLoadBalancerDeleted
-	// (which forgets whatever is kept of it), and that is a no-op now.
-	if _, exists, err := f.lbs.Get(t.Context(), a); err != nil || !exists {
-		t.Fatalf("get a after the group went: %v %v", exists, err)
-	}
-	testkit.Must(t, f.lbs.Delete(t.Context(), a))
 }
 
 // Moving into a group: the group is created at once, but the destroy

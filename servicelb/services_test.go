@@ -1,9 +1,7 @@
 package servicelb
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,20 +12,8 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
-	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 )
-
-// openEngine opens the engine of cfg as the controller does, with its
-// workspaces and local states under dir.
-func openEngine(t *testing.T, cfg *cloudconfig.Config, dir, token string, o engine.Options) *engine.Engine {
-	t.Helper()
-	cfg.Terraform.WorkDir = filepath.Join(dir, "work")
-	cfg.State.Local.Dir = filepath.Join(dir, "states")
-	e, err := engine.Open(context.Background(), cfg, engine.Wiring{Token: token}, o)
-	testkit.Must(t, err)
-	return e
-}
 
 // testConfig is a complete cloud config plus extra.
 func testConfig(t *testing.T, extra string) *cloudconfig.Config { return reviewtest.Config(t, extra) }
