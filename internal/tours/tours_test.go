@@ -189,6 +189,48 @@ func TestModelSeam(t *testing.T) {
 	}
 }
 
+// TestServiceLBTestsOverFakes: servicelb's tests see the engine and the
+// cloud through fakes (issue 54), so they run without terraform or the
+// simulator: none imports tftest, starts or builds the simulator, or
+// opens an engine. The real ones are the e2e tests'.
+func TestServiceLBTestsOverFakes(t *testing.T) {
+	const module = "github.com/example/cloud-provider-example/"
+	banned := map[string][]string{module + "engine": {"Open"}, module + "simulator/simtest": {"Start", "BuildBinary"}}
+	files, err := filepath.Glob(filepath.Join(root, "servicelb", "*_test.go"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("servicelb's tests: %d files, %v; it has over 10", len(files), err)
+	}
+	fset := token.NewFileSet()
+	for _, p := range files {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]string{} // an import's name in the file: its path
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if path == module+"internal/tftest" {
+				t.Errorf("%s imports %s: servicelb's tests run without terraform", p, path)
+			}
+			name := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			byName[name] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && slices.Contains(banned[byName[x.Name]], sel.Sel.Name) {
+				t.Errorf("%s: %s.%s: servicelb's tests run over fakes of the engine and the cloud", fset.Position(sel.Pos()), x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+	}
+}
+
 // TestReviewDocNamesBoard: review's package doc names every exported
 // function and method of Board, so a reader learns there what Board does.
 func TestReviewDocNamesBoard(t *testing.T) {
