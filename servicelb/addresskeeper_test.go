@@ -141,7 +141,7 @@ func TestRetainLeavesAGrantedAddressWithItsOwner(t *testing.T) {
 		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, addressGrant(t, "team-a", "team-b")))
 	f.services.refs, f.services.groups.refs = refs, refs
 	k := f.keeper()
-	retain := string(annotations.LBDeletionPolicy)
+	deletion := string(annotations.LBDeletionPolicy)
 	now := metav1.Now()
 
 	// Alice of team-a keeps an address, then goes: it stays team-a's.
@@ -154,7 +154,7 @@ func TestRetainLeavesAGrantedAddressWithItsOwner(t *testing.T) {
 	// Bob of team-b takes it through team-a's grant, and retains his
 	// load balancer.
 	bob := groupSvc("team-b", "bob", 1, "", 81)
-	bob.Annotations = map[string]string{string(annotations.LBAddress): a.ID, retain: annotations.DeletionRetain}
+	bob.Annotations = map[string]string{string(annotations.LBAddress): a.ID, deletion: annotations.DeletionRetain}
 	bobLB := f.cloud.serve(f.cfg, bob, "lb-bob", "203.0.113.2")
 	f.holding(t, k, bob, bobLB)
 	bob = bob.DeepCopy()
@@ -181,7 +181,7 @@ func TestRetainLeavesAGrantedAddressWithItsOwner(t *testing.T) {
 	// Carol of team-b keeps an address of her own and retains her load
 	// balancer: the address goes with it.
 	carol := groupSvc("team-b", "carol", 2, "", 82)
-	carol.Annotations = map[string]string{string(annotations.LBAddressKeep): "true", retain: annotations.DeletionRetain}
+	carol.Annotations = map[string]string{string(annotations.LBAddressKeep): "true", deletion: annotations.DeletionRetain}
 	c := f.holding(t, k, carol, f.cloud.serve(f.cfg, carol, "lb-carol", "203.0.113.3"))
 	carol = carol.DeepCopy()
 	carol.DeletionTimestamp = &now
