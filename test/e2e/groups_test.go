@@ -3,11 +3,13 @@ package e2e
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -44,7 +46,9 @@ func (e *env) groupRecord(t testing.TB, name string) *records.Record {
 // A group of three Services shares one load balancer: all three show its
 // address; a port two of them want goes to the earlier one (an event on
 // the other); a member leaving for a load balancer of its own, or
-// deleted, takes its listeners with it; the last one leaving destroys it.
+// deleted, takes its listeners with it; a change of the first member's
+// that replaces the load balancer moves the others with it; the last one
+// leaving destroys it.
 func TestServiceGroup(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
@@ -112,6 +116,35 @@ func TestServiceGroup(t *testing.T) {
 			t.Fatalf("%s left the group's address: %v", name, cur.Status.LoadBalancer.Ingress)
 		}
 	}
+
+	// gc, then gb, the group's first member now, are made internal: gc's
+	// setting is ignored (an event says so); gb's replaces the group's
+	// load balancer by an internal one, and gc, applied before, follows
+	// its address (the service controller sets a Service's status only
+	// on that Service's own calls).
+	internal := func(name string) {
+		t.Helper()
+		testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := services.Get(testkit.Context(t), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Annotations[string(annotations.LBInternal)] = "true"
+			_, err = services.Update(testkit.Context(t), cur, metav1.UpdateOptions{})
+			return err
+		}))
+	}
+	internal("gc")
+	e.eventWith(t, "default", "gc", "GroupSettingIgnored", string(annotations.LBInternal)+" is true here")
+	internal("gb")
+	e.waitOnAddress("gb", ip, false, "gb on the group's replaced load balancer")
+	if ip = e.waitIngress("gb", 10*time.Second).Status.LoadBalancer.Ingress[0].IP; !strings.HasPrefix(ip, "10.255.") {
+		t.Fatalf("the group's replaced load balancer is on %s, want an internal address", ip)
+	}
+	e.waitOnAddress("gc", ip, true, "gc follows the group's replaced load balancer")
+	group, err = e.cloudLB(ip)
+	testkit.Must(t, err)
+	id = group.ID
 
 	// gb is deleted: its listeners go, the load balancer stays.
 	testkit.Must(t, services.Delete(testkit.Context(t), "gb", metav1.DeleteOptions{}))
