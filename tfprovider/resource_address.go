@@ -34,6 +34,8 @@ func NewAddressResource() resource.Resource {
 	return &addressResource{resourceBase{name: "address"}}
 }
 
+// addressModel is the example_address resource, and the data source of
+// the same name: both show the same attributes of an address.
 type addressModel struct {
 	ID             types.String `tfsdk:"id"`
 	Name           types.String `tfsdk:"name"`
