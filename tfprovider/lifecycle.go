@@ -16,7 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// The steps of Create, Read and Delete that the resources share.
+// The steps of Create, Read, Update and Delete that the resources share.
 
 // objectTimeout bounds one operation, retries included, on an object the
 // cloud makes at once: certificates, target pools and routes have no
@@ -96,6 +96,21 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 
 // idKey is the log field of a kind's id, e.g. "target_pool_id".
 func idKey(kind string) string { return strings.ReplaceAll(kind, " ", "_") + "_id" }
+
+// putUpdate sends req, the update of the object (of kind, e.g. "target
+// pool") of id, with put, an Update method of the client. Unconditional
+// (no If-Match): the configuration is the desired state, whatever changed
+// outside Terraform since the last refresh. Nil means diags holds why;
+// resolve maps the API's field errors.
+func putUpdate[R, T any](ctx context.Context, c *exampleapi.Client, kind, id string,
+	put func(*exampleapi.Client, context.Context, string, R, int64) (*T, error), req R, resolve fieldResolver, diags *diag.Diagnostics) *T {
+	obj, err := put(c, ctx, id, req, 0)
+	if err != nil {
+		addAPIError(diags, "Cannot update "+kind+" "+id, err, resolve)
+		return nil
+	}
+	return obj
+}
 
 // deletion is how a resource deletes one of its objects.
 type deletion struct {

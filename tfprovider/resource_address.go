@@ -111,19 +111,31 @@ func addressFromAPI(a *exampleapi.Address, prior addressModel) (addressModel, di
 	return m, diags
 }
 
+// createRequest is the API's create request for a fully known plan.
+func (m addressModel) createRequest(ctx context.Context) (exampleapi.CreateAddressRequest, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	return exampleapi.CreateAddressRequest{
+		Name:           m.Name.ValueString(),
+		Region:         m.Region.ValueString(),
+		Family:         m.Family.ValueString(),
+		LoadBalancerID: m.LoadBalancerID.ValueString(),
+		Tags:           knownStringMap(ctx, m.Tags, &diags),
+	}, diags
+}
+
+// updateRequest is what of createRequest changes in place.
+func (m addressModel) updateRequest(ctx context.Context) (exampleapi.UpdateAddressRequest, diag.Diagnostics) {
+	c, diags := m.createRequest(ctx)
+	return exampleapi.UpdateAddressRequest{LoadBalancerID: c.LoadBalancerID, Tags: c.Tags}, diags
+}
+
 func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan addressModel
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
 		return
 	}
-	in := exampleapi.CreateAddressRequest{
-		Name:           plan.Name.ValueString(),
-		Region:         plan.Region.ValueString(),
-		Family:         plan.Family.ValueString(),
-		LoadBalancerID: plan.LoadBalancerID.ValueString(),
-		Tags:           knownStringMap(ctx, plan.Tags, &resp.Diagnostics),
-	}
-	if resp.Diagnostics.HasError() {
+	in, diags := plan.createRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	a, err := r.create(ctx, in)
@@ -169,21 +181,15 @@ func (r *addressResource) Update(ctx context.Context, req resource.UpdateRequest
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan), get(req.State, &state)) {
 		return
 	}
-	upd := exampleapi.UpdateAddressRequest{
-		LoadBalancerID: plan.LoadBalancerID.ValueString(),
-		Tags:           knownStringMap(ctx, plan.Tags, &resp.Diagnostics),
-	}
-	if resp.Diagnostics.HasError() {
+	upd, diags := plan.updateRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	id := state.ID.ValueString()
 	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	a, err := r.data.client.UpdateAddress(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update address "+id, err, addressFieldResolver)
+	a := putUpdate(ctx, r.data.client, "address", id, (*exampleapi.Client).UpdateAddress, upd, addressFieldResolver, &resp.Diagnostics)
+	if a == nil {
 		return
 	}
 	tflog.Info(ctx, "updated address", map[string]any{"address_id": id,

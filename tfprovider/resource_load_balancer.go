@@ -142,14 +142,10 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID,
-			Rules: upd.Rules}))
+	lb := putUpdate(ctx, r.data.client, "load balancer", id, (*exampleapi.Client).UpdateLoadBalancer, upd,
+		lbFieldResolver(exampleapi.LoadBalancerSpec{Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs,
+			Targets: upd.Targets, TargetPoolID: upd.TargetPoolID, Rules: upd.Rules}), &resp.Diagnostics)
+	if lb == nil {
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")

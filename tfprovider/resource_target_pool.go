@@ -252,11 +252,9 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 	}
 	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	tp, err := r.data.client.UpdateTargetPool(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update target pool "+id, err, targetPoolFieldResolver(upd.Targets))
+	tp := putUpdate(ctx, r.data.client, "target pool", id, (*exampleapi.Client).UpdateTargetPool, upd,
+		targetPoolFieldResolver(upd.Targets), &resp.Diagnostics)
+	if tp == nil {
 		return
 	}
 	tflog.Info(ctx, "updated target pool", map[string]any{"target_pool_id": id, "targets": len(tp.Targets)})
