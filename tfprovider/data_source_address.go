@@ -24,7 +24,6 @@ var addressLookup = lookup[exampleapi.Address]{
 	byIP: func(c *exampleapi.Client, ctx context.Context, ip string) ([]exampleapi.Address, error) {
 		return c.ListAddresses(ctx, exampleapi.AddressFilter{IP: ip})
 	},
-	where:     func(a *exampleapi.Address) (string, string) { return a.ID, a.Region },
 	ambiguous: namedInRegions("addresses"),
 }
 
