@@ -88,11 +88,7 @@ func createOrAdopt[T any](ctx context.Context, a nameAdoption[T], onConflict str
 	obj, err := createDetached(ctx, timeout, a.create, lostAnswer[T]{
 		find: func(ctx context.Context, start time.Time) *T {
 			found, err := a.list(ctx)
-			// Created since start, less a minute of clock skew.
-			if err != nil || len(found) != 1 || a.named(&found[0]).CreatedAt.Before(start.Add(-time.Minute)) {
-				return nil
-			}
-			return &found[0]
+			return createdSince(found, err, a.named, start)
 		},
 		taking: "adopting the " + a.kind + " found by name",
 		idKey:  idKey(a.kind),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,20 @@ type lostAnswer[T any] struct {
 	taking string
 	idKey  string
 	id     func(*T) string
+}
+
+// createdSince is the one object of found (listed with err) created since
+// start, less a minute of slack for the cloud's clock against ours: what a
+// create whose answer was lost made. Nil when there is none, or several.
+func createdSince[T any](found []T, err error, named func(*T) namedObject, start time.Time) *T {
+	if err != nil {
+		return nil
+	}
+	found = slices.DeleteFunc(found, func(o T) bool { return named(&o).CreatedAt.Before(start.Add(-time.Minute)) })
+	if len(found) != 1 {
+		return nil
+	}
+	return &found[0]
 }
 
 // createDetached runs post detached from cancellation, bounded by timeout:

@@ -129,6 +129,10 @@ func (m addressModel) updateRequest(ctx context.Context) (exampleapi.UpdateAddre
 	return exampleapi.UpdateAddressRequest{LoadBalancerID: c.LoadBalancerID, Tags: c.Tags}, diags
 }
 
+func addressNamed(a *exampleapi.Address) namedObject {
+	return namedObject{ID: a.ID, Name: a.Name, Region: a.Region, Tags: a.Tags, CreatedAt: a.CreatedAt}
+}
+
 func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan addressModel
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
@@ -158,11 +162,7 @@ func (r *addressResource) create(ctx context.Context, in exampleapi.CreateAddres
 	}, lostAnswer[exampleapi.Address]{
 		find: func(ctx context.Context, start time.Time) *exampleapi.Address {
 			found, err := r.data.client.ListAddresses(ctx, exampleapi.AddressFilter{Name: in.Name, Region: in.Region})
-			// A minute of slack for the cloud's clock against ours.
-			if err != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
-				return nil
-			}
-			return &found[0]
+			return createdSince(found, err, addressNamed, start)
 		},
 		taking: "taking the address found by name",
 		idKey:  "address_id",

@@ -177,18 +177,13 @@ func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCe
 		return r.data.client.CreateCertificate(ctx, in)
 	}, lostAnswer[exampleapi.Certificate]{
 		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
-			info, ierr := exampleapi.InspectCertificate(in.CertificatePEM)
-			found, lerr := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
-			if ierr != nil || lerr != nil {
+			info, err := exampleapi.InspectCertificate(in.CertificatePEM)
+			if err != nil {
 				return nil
 			}
-			found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool {
-				return c.Fingerprint != info.Fingerprint || c.CreatedAt.Before(start.Add(-time.Minute))
-			})
-			if len(found) != 1 {
-				return nil
-			}
-			return &found[0]
+			found, err := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
+			found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool { return c.Fingerprint != info.Fingerprint })
+			return createdSince(found, err, certificateNamed, start)
 		},
 		taking: "taking the certificate found by name and fingerprint",
 		idKey:  "certificate_id",
@@ -233,15 +228,16 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 // return it): the configuration must still give private_key_wo, which the
 // next plan checks against the certificate.
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
-		func(c *exampleapi.Certificate) namedObject {
-			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
-		})
+	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate, certificateNamed)
 	if cert == nil {
 		return
 	}
 	// Not the cloud's: the default, as a create would have had it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
+}
+
+func certificateNamed(c *exampleapi.Certificate) namedObject {
+	return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
 }
 
 // certificateFieldResolver maps the API's field names onto attributes;
