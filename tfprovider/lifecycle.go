@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -94,9 +95,10 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 	if resp.Diagnostics.HasError() || data == nil {
 		return
 	}
+	ctx = tflog.SetField(ctx, idKey(kind), id)
 	obj, err := get(data.client, ctx, id)
 	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey(kind): id})
+		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation")
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -104,9 +106,16 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 		addAPIError(&resp.Diagnostics, "Cannot read "+kind+" "+id, err, nil)
 		return
 	}
-	m, diags := fromAPI(obj, state)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, obj, state, fromAPI)
+}
+
+// setFromAPI sets state to the model fromAPI makes of obj, the cloud's
+// object; prior (plan or state) supplies what the API does not know.
+func setFromAPI[M, T any](ctx context.Context, state *tfsdk.State, diags *diag.Diagnostics, obj *T, prior M,
+	fromAPI func(*T, M) (M, diag.Diagnostics)) {
+	m, d := fromAPI(obj, prior)
+	diags.Append(d...)
+	diags.Append(state.Set(ctx, m)...)
 }
 
 // idKey is the log field of a kind's id, e.g. "target_pool_id".

@@ -148,9 +148,7 @@ func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(ctx, "created address", map[string]any{"address_id": a.ID, "ip": a.IP, "load_balancer_id": a.LoadBalancerID})
-	m, diags := addressFromAPI(a, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, a, plan, addressFromAPI)
 }
 
 // create reserves the address (see createDetached). After a lost answer,
@@ -194,9 +192,7 @@ func (r *addressResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	tflog.Info(ctx, "updated address", map[string]any{"address_id": id,
 		"from_load_balancer_id": state.LoadBalancerID.ValueString(), "load_balancer_id": a.LoadBalancerID})
-	m, diags := addressFromAPI(a, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, a, plan, addressFromAPI)
 }
 
 // Delete detaches the address if it is attached (the cloud refuses to

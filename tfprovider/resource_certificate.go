@@ -163,9 +163,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		r.sweep(ctx, cert, &resp.Diagnostics)
 	}
 	tflog.Info(ctx, "created certificate", map[string]any{"certificate_id": cert.ID, "fingerprint": cert.Fingerprint})
-	m, diags := certificateFromAPI(cert, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, cert, plan, certificateFromAPI)
 }
 
 // create uploads the certificate (see createDetached). After a lost
