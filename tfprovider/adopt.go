@@ -85,15 +85,7 @@ type nameAdoption[T any] struct {
 // holds why there is none.
 func createOrAdopt[T any](ctx context.Context, a nameAdoption[T], onConflict string, timeout time.Duration,
 	diags *diag.Diagnostics) (*T, string) {
-	obj, err := createDetached(ctx, timeout, a.create, lostAnswer[T]{
-		find: func(ctx context.Context, start time.Time) *T {
-			found, err := a.list(ctx)
-			return createdSince(found, err, a.named, start)
-		},
-		taking: "adopting the " + a.kind + " found by name",
-		idKey:  idKey(a.kind),
-		id:     func(obj *T) string { return a.named(obj).ID },
-	})
+	obj, err := createDetached(ctx, timeout, a.create, lostNamed(a.kind, "adopting the "+a.kind+" found by name", a.list, a.named))
 	switch {
 	case exampleapi.IsConflict(err) && onConflict == onNameConflictAdopt:
 		// Probably ours from an interrupted apply: adopt it if its tags

@@ -37,18 +37,27 @@ type lostAnswer[T any] struct {
 	id     func(*T) string
 }
 
-// createdSince is the one object of found (listed with err) created since
-// start, less a minute of slack for the cloud's clock against ours: what a
-// create whose answer was lost made. Nil when there is none, or several.
-func createdSince[T any](found []T, err error, named func(*T) namedObject, start time.Time) *T {
-	if err != nil {
-		return nil
+// lostNamed is the lostAnswer of a kind (e.g. "target pool") of named
+// object: of those list finds, the one created since the create started,
+// less a minute of slack for the cloud's clock against ours. None, or
+// several, is none.
+func lostNamed[T any](kind, taking string, list func(context.Context) ([]T, error), named func(*T) namedObject) lostAnswer[T] {
+	return lostAnswer[T]{
+		find: func(ctx context.Context, start time.Time) *T {
+			found, err := list(ctx)
+			if err != nil {
+				return nil
+			}
+			found = slices.DeleteFunc(found, func(o T) bool { return named(&o).CreatedAt.Before(start.Add(-time.Minute)) })
+			if len(found) != 1 {
+				return nil
+			}
+			return &found[0]
+		},
+		taking: taking,
+		idKey:  idKey(kind),
+		id:     func(o *T) string { return named(o).ID },
 	}
-	found = slices.DeleteFunc(found, func(o T) bool { return named(&o).CreatedAt.Before(start.Add(-time.Minute)) })
-	if len(found) != 1 {
-		return nil
-	}
-	return &found[0]
 }
 
 // createDetached runs post detached from cancellation, bounded by timeout:

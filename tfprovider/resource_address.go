@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -157,15 +156,9 @@ func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *addressResource) create(ctx context.Context, in exampleapi.CreateAddressRequest) (*exampleapi.Address, error) {
 	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Address, error) {
 		return r.data.client.CreateAddress(ctx, in)
-	}, lostAnswer[exampleapi.Address]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.Address {
-			found, err := r.data.client.ListAddresses(ctx, exampleapi.AddressFilter{Name: in.Name, Region: in.Region})
-			return createdSince(found, err, addressNamed, start)
-		},
-		taking: "taking the address found by name",
-		idKey:  "address_id",
-		id:     func(a *exampleapi.Address) string { return a.ID },
-	})
+	}, lostNamed("address", "taking the address found by name", func(ctx context.Context) ([]exampleapi.Address, error) {
+		return r.data.client.ListAddresses(ctx, exampleapi.AddressFilter{Name: in.Name, Region: in.Region})
+	}, addressNamed))
 }
 
 func (r *addressResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

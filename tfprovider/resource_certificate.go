@@ -173,20 +173,15 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
 	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
 		return r.data.client.CreateCertificate(ctx, in)
-	}, lostAnswer[exampleapi.Certificate]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
+	}, lostNamed("certificate", "taking the certificate found by name and fingerprint",
+		func(ctx context.Context) ([]exampleapi.Certificate, error) {
 			info, err := exampleapi.InspectCertificate(in.CertificatePEM)
 			if err != nil {
-				return nil
+				return nil, err
 			}
 			found, err := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
-			found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool { return c.Fingerprint != info.Fingerprint })
-			return createdSince(found, err, certificateNamed, start)
-		},
-		taking: "taking the certificate found by name and fingerprint",
-		idKey:  "certificate_id",
-		id:     func(c *exampleapi.Certificate) string { return c.ID },
-	})
+			return slices.DeleteFunc(found, func(c exampleapi.Certificate) bool { return c.Fingerprint != info.Fingerprint }), err
+		}, certificateNamed))
 }
 
 func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
