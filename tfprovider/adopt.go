@@ -43,7 +43,7 @@ func stateOnly(prior types.String, def string) types.String {
 }
 
 // namedObject is what the code shared by the named, tagged kinds of object
-// (load balancers, target pools, certificates) reads of one.
+// (load balancers, target pools, certificates, addresses) reads of one.
 type namedObject struct {
 	ID, Name, Region string
 	Tags             map[string]string
