@@ -43,7 +43,7 @@ func stateOnly(prior types.String, def string) types.String {
 }
 
 // namedObject is what the code shared by the named, tagged kinds of object
-// (load balancers, target pools, certificates) reads of one.
+// (load balancers, target pools, certificates, addresses) reads of one.
 type namedObject struct {
 	ID, Name, Region string
 	Tags             map[string]string
@@ -85,19 +85,7 @@ type nameAdoption[T any] struct {
 // holds why there is none.
 func createOrAdopt[T any](ctx context.Context, a nameAdoption[T], onConflict string, timeout time.Duration,
 	diags *diag.Diagnostics) (*T, string) {
-	obj, err := createDetached(ctx, timeout, a.create, lostAnswer[T]{
-		find: func(ctx context.Context, start time.Time) *T {
-			found, err := a.list(ctx)
-			// Created since start, less a minute of clock skew.
-			if err != nil || len(found) != 1 || a.named(&found[0]).CreatedAt.Before(start.Add(-time.Minute)) {
-				return nil
-			}
-			return &found[0]
-		},
-		taking: "adopting the " + a.kind + " found by name",
-		idKey:  idKey(a.kind),
-		id:     func(obj *T) string { return a.named(obj).ID },
-	})
+	obj, err := createDetached(ctx, timeout, a.create, lostNamed(a.kind, "adopting the "+a.kind+" found by name", a.list, a.named))
 	switch {
 	case exampleapi.IsConflict(err) && onConflict == onNameConflictAdopt:
 		// Probably ours from an interrupted apply: adopt it if its tags

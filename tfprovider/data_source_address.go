@@ -6,25 +6,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 // NewAddressDataSource is the example_address data source.
 func NewAddressDataSource() datasource.DataSource {
-	return &dataSource[addressDataModel]{name: "address", schema: addressDataSchema(), validators: addressLookup.validators(), read: readAddress}
-}
-
-type addressDataModel struct {
-	ID             types.String `tfsdk:"id"`
-	Name           types.String `tfsdk:"name"`
-	Region         types.String `tfsdk:"region"`
-	IP             types.String `tfsdk:"ip"`
-	Family         types.String `tfsdk:"family"`
-	LoadBalancerID types.String `tfsdk:"load_balancer_id"`
-	Tags           types.Map    `tfsdk:"tags"`
-	CreatedAt      types.String `tfsdk:"created_at"`
+	return &dataSource[addressModel]{name: "address", schema: addressDataSchema(), validators: addressLookup.validators(), read: readAddress}
 }
 
 var addressLookup = lookup[exampleapi.Address]{
@@ -36,7 +24,6 @@ var addressLookup = lookup[exampleapi.Address]{
 	byIP: func(c *exampleapi.Client, ctx context.Context, ip string) ([]exampleapi.Address, error) {
 		return c.ListAddresses(ctx, exampleapi.AddressFilter{IP: ip})
 	},
-	where:     func(a *exampleapi.Address) (string, string) { return a.ID, a.Region },
 	ambiguous: namedInRegions("addresses"),
 }
 
@@ -54,7 +41,7 @@ func addressDataSchema() schema.Schema {
 		})
 }
 
-func readAddress(ctx context.Context, data *providerData, m *addressDataModel, diags *diag.Diagnostics) {
+func readAddress(ctx context.Context, data *providerData, m *addressModel, diags *diag.Diagnostics) {
 	var a *exampleapi.Address
 	if !m.IP.IsNull() {
 		a = addressLookup.readByIP(ctx, data.client, m.IP, m.Region, diags)
@@ -64,14 +51,8 @@ func readAddress(ctx context.Context, data *providerData, m *addressDataModel, d
 	if a == nil {
 		return
 	}
-	*m = addressDataModel{
-		ID:             types.StringValue(a.ID),
-		Name:           types.StringValue(a.Name),
-		Region:         types.StringValue(a.Region),
-		IP:             types.StringValue(a.IP),
-		Family:         types.StringValue(a.Family),
-		LoadBalancerID: optionalString(a.LoadBalancerID),
-		Tags:           stringMap(a.Tags, types.MapNull(types.StringType), diags),
-		CreatedAt:      timeString(a.CreatedAt),
-	}
+	// A data source has no prior state: empty tags read as null.
+	got, d := addressFromAPI(a, addressModel{})
+	diags.Append(d...)
+	*m = got
 }

@@ -23,7 +23,6 @@ var instanceLookup = lookup[exampleapi.Instance]{
 	list: func(c *exampleapi.Client, ctx context.Context, name, region string) ([]exampleapi.Instance, error) {
 		return c.ListInstances(ctx, exampleapi.InstanceFilter{Name: name, Region: region})
 	},
-	where: func(in *exampleapi.Instance) (string, string) { return in.ID, in.Region },
 	ambiguous: func(name string, regions []string) string {
 		return fmt.Sprintf("Instances named %q exist in regions %s; set region.", name, strings.Join(regions, ", "))
 	},

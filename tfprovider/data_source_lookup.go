@@ -21,15 +21,14 @@ import (
 
 // lookup is how a data source reads one object (kind, e.g. "network") by
 // id or by name (or, for a kind with byIP, by its IP): exactly one of the
-// arguments id, name (and ip), and region.
-type lookup[T any] struct {
+// arguments id, name (and ip), and region. The object's Meta gives its id
+// and region.
+type lookup[T exampleapi.Object] struct {
 	kind     string
 	idPrefix string
 	get      func(c *exampleapi.Client, ctx context.Context, id string) (*T, error)
 	// list lists the objects named name in region ("": every region).
 	list func(c *exampleapi.Client, ctx context.Context, name, region string) ([]T, error)
-	// where is the object's id and region.
-	where func(*T) (id, region string)
 	// ambiguous is the error's detail when several regions (sorted) have
 	// the name.
 	ambiguous func(name string, regions []string) string
@@ -121,8 +120,7 @@ func (l lookup[T]) read(ctx context.Context, data *providerData, id, name, regio
 	}
 	regions := make([]string, 0, len(found))
 	for i := range found {
-		_, r := l.where(&found[i])
-		regions = append(regions, r)
+		regions = append(regions, found[i].Meta().Region)
 	}
 	slices.Sort(regions)
 	diags.AddAttributeError(path.Root("name"), "Ambiguous "+l.kind+" name", l.ambiguous(n, regions))
@@ -163,9 +161,9 @@ func (l lookup[T]) readByIP(ctx context.Context, c *exampleapi.Client, ip, regio
 
 // inRegion is obj, unless a region set in the configuration is not its.
 func (l lookup[T]) inRegion(obj *T, region types.String, diags *diag.Diagnostics) *T {
-	if objID, objRegion := l.where(obj); !region.IsNull() && objRegion != region.ValueString() {
+	if meta := (*obj).Meta(); !region.IsNull() && meta.Region != region.ValueString() {
 		diags.AddAttributeError(path.Root("region"), capitalize(l.kind)+" in another region",
-			fmt.Sprintf("%s %s is in region %s, not %s.", capitalize(l.kind), objID, objRegion, region.ValueString()))
+			fmt.Sprintf("%s %s is in region %s, not %s.", capitalize(l.kind), meta.ID, meta.Region, region.ValueString()))
 		return nil
 	}
 	return obj

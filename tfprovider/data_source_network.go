@@ -30,7 +30,6 @@ var networkLookup = lookup[exampleapi.Network]{
 	list: func(c *exampleapi.Client, ctx context.Context, name, region string) ([]exampleapi.Network, error) {
 		return c.ListNetworks(ctx, region, name)
 	},
-	where:     func(n *exampleapi.Network) (string, string) { return n.ID, n.Region },
 	ambiguous: namedInRegions("networks"),
 }
 

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// The steps of Create, Read and Delete that the resources share.
+// The steps of Create, Read, Update and Delete that the resources share.
 
 // objectTimeout bounds one operation, retries included, on an object the
 // cloud makes at once: certificates, target pools and routes have no
@@ -33,6 +35,29 @@ type lostAnswer[T any] struct {
 	taking string
 	idKey  string
 	id     func(*T) string
+}
+
+// lostNamed is the lostAnswer of a kind (e.g. "target pool") of named
+// object: of those list finds, the one created since the create started,
+// less a minute of slack for the cloud's clock against ours. None, or
+// several, is none.
+func lostNamed[T any](kind, taking string, list func(context.Context) ([]T, error), named func(*T) namedObject) lostAnswer[T] {
+	return lostAnswer[T]{
+		find: func(ctx context.Context, start time.Time) *T {
+			found, err := list(ctx)
+			if err != nil {
+				return nil
+			}
+			found = slices.DeleteFunc(found, func(o T) bool { return named(&o).CreatedAt.Before(start.Add(-time.Minute)) })
+			if len(found) != 1 {
+				return nil
+			}
+			return &found[0]
+		},
+		taking: taking,
+		idKey:  idKey(kind),
+		id:     func(o *T) string { return named(o).ID },
+	}
 }
 
 // createDetached runs post detached from cancellation, bounded by timeout:
@@ -79,9 +104,10 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 	if resp.Diagnostics.HasError() || data == nil {
 		return
 	}
+	ctx = tflog.SetField(ctx, idKey(kind), id)
 	obj, err := get(data.client, ctx, id)
 	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation", map[string]any{idKey(kind): id})
+		tflog.Warn(ctx, kind+" not found; removing it from state so it is planned for creation")
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -89,13 +115,35 @@ func refresh[M, T any](ctx context.Context, data *providerData, req resource.Rea
 		addAPIError(&resp.Diagnostics, "Cannot read "+kind+" "+id, err, nil)
 		return
 	}
-	m, diags := fromAPI(obj, state)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, obj, state, fromAPI)
+}
+
+// setFromAPI sets state to the model fromAPI makes of obj, the cloud's
+// object; prior (plan or state) supplies what the API does not know.
+func setFromAPI[M, T any](ctx context.Context, state *tfsdk.State, diags *diag.Diagnostics, obj *T, prior M,
+	fromAPI func(*T, M) (M, diag.Diagnostics)) {
+	m, d := fromAPI(obj, prior)
+	diags.Append(d...)
+	diags.Append(state.Set(ctx, m)...)
 }
 
 // idKey is the log field of a kind's id, e.g. "target_pool_id".
 func idKey(kind string) string { return strings.ReplaceAll(kind, " ", "_") + "_id" }
+
+// putUpdate sends req, the update of the object (of kind, e.g. "target
+// pool") of id, with put, an Update method of the client. Unconditional
+// (no If-Match): the configuration is the desired state, whatever changed
+// outside Terraform since the last refresh. Nil means diags holds why;
+// resolve maps the API's field errors.
+func putUpdate[R, T any](ctx context.Context, c *exampleapi.Client, kind, id string,
+	put func(*exampleapi.Client, context.Context, string, R, int64) (*T, error), req R, resolve fieldResolver, diags *diag.Diagnostics) *T {
+	obj, err := put(c, ctx, id, req, 0)
+	if err != nil {
+		addAPIError(diags, "Cannot update "+kind+" "+id, err, resolve)
+		return nil
+	}
+	return obj
+}
 
 // deletion is how a resource deletes one of its objects.
 type deletion struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -34,6 +33,8 @@ func NewAddressResource() resource.Resource {
 	return &addressResource{resourceBase{name: "address"}}
 }
 
+// addressModel is the example_address resource, and the data source of
+// the same name: both show the same attributes of an address.
 type addressModel struct {
 	ID             types.String `tfsdk:"id"`
 	Name           types.String `tfsdk:"name"`
@@ -109,19 +110,35 @@ func addressFromAPI(a *exampleapi.Address, prior addressModel) (addressModel, di
 	return m, diags
 }
 
+// createRequest is the API's create request for a fully known plan.
+func (m addressModel) createRequest(ctx context.Context) (exampleapi.CreateAddressRequest, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	return exampleapi.CreateAddressRequest{
+		Name:           m.Name.ValueString(),
+		Region:         m.Region.ValueString(),
+		Family:         m.Family.ValueString(),
+		LoadBalancerID: m.LoadBalancerID.ValueString(),
+		Tags:           knownStringMap(ctx, m.Tags, &diags),
+	}, diags
+}
+
+// updateRequest is what of createRequest changes in place.
+func (m addressModel) updateRequest(ctx context.Context) (exampleapi.UpdateAddressRequest, diag.Diagnostics) {
+	c, diags := m.createRequest(ctx)
+	return exampleapi.UpdateAddressRequest{LoadBalancerID: c.LoadBalancerID, Tags: c.Tags}, diags
+}
+
+func addressNamed(a *exampleapi.Address) namedObject {
+	return namedObject{ID: a.ID, Name: a.Name, Region: a.Region, Tags: a.Tags, CreatedAt: a.CreatedAt}
+}
+
 func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan addressModel
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan)) {
 		return
 	}
-	in := exampleapi.CreateAddressRequest{
-		Name:           plan.Name.ValueString(),
-		Region:         plan.Region.ValueString(),
-		Family:         plan.Family.ValueString(),
-		LoadBalancerID: plan.LoadBalancerID.ValueString(),
-		Tags:           knownStringMap(ctx, plan.Tags, &resp.Diagnostics),
-	}
-	if resp.Diagnostics.HasError() {
+	in, diags := plan.createRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	a, err := r.create(ctx, in)
@@ -130,9 +147,7 @@ func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(ctx, "created address", map[string]any{"address_id": a.ID, "ip": a.IP, "load_balancer_id": a.LoadBalancerID})
-	m, diags := addressFromAPI(a, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, a, plan, addressFromAPI)
 }
 
 // create reserves the address (see createDetached). After a lost answer,
@@ -141,19 +156,9 @@ func (r *addressResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *addressResource) create(ctx context.Context, in exampleapi.CreateAddressRequest) (*exampleapi.Address, error) {
 	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Address, error) {
 		return r.data.client.CreateAddress(ctx, in)
-	}, lostAnswer[exampleapi.Address]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.Address {
-			found, err := r.data.client.ListAddresses(ctx, exampleapi.AddressFilter{Name: in.Name, Region: in.Region})
-			// A minute of slack for the cloud's clock against ours.
-			if err != nil || len(found) != 1 || found[0].CreatedAt.Before(start.Add(-time.Minute)) {
-				return nil
-			}
-			return &found[0]
-		},
-		taking: "taking the address found by name",
-		idKey:  "address_id",
-		id:     func(a *exampleapi.Address) string { return a.ID },
-	})
+	}, lostNamed("address", "taking the address found by name", func(ctx context.Context) ([]exampleapi.Address, error) {
+		return r.data.client.ListAddresses(ctx, exampleapi.AddressFilter{Name: in.Name, Region: in.Region})
+	}, addressNamed))
 }
 
 func (r *addressResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -167,28 +172,20 @@ func (r *addressResource) Update(ctx context.Context, req resource.UpdateRequest
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan), get(req.State, &state)) {
 		return
 	}
-	upd := exampleapi.UpdateAddressRequest{
-		LoadBalancerID: plan.LoadBalancerID.ValueString(),
-		Tags:           knownStringMap(ctx, plan.Tags, &resp.Diagnostics),
-	}
-	if resp.Diagnostics.HasError() {
+	upd, diags := plan.updateRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	id := state.ID.ValueString()
 	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	a, err := r.data.client.UpdateAddress(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update address "+id, err, addressFieldResolver)
+	a := putUpdate(ctx, r.data.client, "address", id, (*exampleapi.Client).UpdateAddress, upd, addressFieldResolver, &resp.Diagnostics)
+	if a == nil {
 		return
 	}
 	tflog.Info(ctx, "updated address", map[string]any{"address_id": id,
 		"from_load_balancer_id": state.LoadBalancerID.ValueString(), "load_balancer_id": a.LoadBalancerID})
-	m, diags := addressFromAPI(a, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, a, plan, addressFromAPI)
 }
 
 // Delete detaches the address if it is attached (the cloud refuses to

@@ -163,9 +163,7 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 		r.sweep(ctx, cert, &resp.Diagnostics)
 	}
 	tflog.Info(ctx, "created certificate", map[string]any{"certificate_id": cert.ID, "fingerprint": cert.Fingerprint})
-	m, diags := certificateFromAPI(cert, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, cert, plan, certificateFromAPI)
 }
 
 // create uploads the certificate (see createDetached). After a lost
@@ -175,25 +173,15 @@ func (r *certificateResource) Create(ctx context.Context, req resource.CreateReq
 func (r *certificateResource) create(ctx context.Context, in exampleapi.CreateCertificateRequest) (*exampleapi.Certificate, error) {
 	return createDetached(ctx, objectTimeout, func(ctx context.Context) (*exampleapi.Certificate, error) {
 		return r.data.client.CreateCertificate(ctx, in)
-	}, lostAnswer[exampleapi.Certificate]{
-		find: func(ctx context.Context, start time.Time) *exampleapi.Certificate {
-			info, ierr := exampleapi.InspectCertificate(in.CertificatePEM)
-			found, lerr := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
-			if ierr != nil || lerr != nil {
-				return nil
+	}, lostNamed("certificate", "taking the certificate found by name and fingerprint",
+		func(ctx context.Context) ([]exampleapi.Certificate, error) {
+			info, err := exampleapi.InspectCertificate(in.CertificatePEM)
+			if err != nil {
+				return nil, err
 			}
-			found = slices.DeleteFunc(found, func(c exampleapi.Certificate) bool {
-				return c.Fingerprint != info.Fingerprint || c.CreatedAt.Before(start.Add(-time.Minute))
-			})
-			if len(found) != 1 {
-				return nil
-			}
-			return &found[0]
-		},
-		taking: "taking the certificate found by name and fingerprint",
-		idKey:  "certificate_id",
-		id:     func(c *exampleapi.Certificate) string { return c.ID },
-	})
+			found, err := r.data.client.ListCertificates(ctx, exampleapi.CertificateFilter{Name: in.Name, Region: in.Region})
+			return slices.DeleteFunc(found, func(c exampleapi.Certificate) bool { return c.Fingerprint != info.Fingerprint }), err
+		}, certificateNamed))
 }
 
 func (r *certificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -233,15 +221,16 @@ const certificateInUse = "The Example cloud does not delete a certificate that h
 // return it): the configuration must still give private_key_wo, which the
 // next plan checks against the certificate.
 func (r *certificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate,
-		func(c *exampleapi.Certificate) namedObject {
-			return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
-		})
+	cert := importByID(ctx, r.data, "certificate", "cert-", req, resp, (*exampleapi.Client).GetCertificate, certificateNamed)
 	if cert == nil {
 		return
 	}
 	// Not the cloud's: the default, as a create would have had it.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_duplicate"), onDuplicateUpload)...)
+}
+
+func certificateNamed(c *exampleapi.Certificate) namedObject {
+	return namedObject{ID: c.ID, Name: c.Name, Region: c.Region, Tags: c.Tags, CreatedAt: c.CreatedAt}
 }
 
 // certificateFieldResolver maps the API's field names onto attributes;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -65,7 +66,7 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 	// Track the object before waiting: if the wait fails or Terraform is
 	// interrupted, the state returned with the error keeps it (tainted)
 	// instead of orphaning it.
-	r.setState(ctx, lb, plan, resp)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, lb, plan, lbFromAPI(ctx))
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -74,43 +75,23 @@ func (r *loadBalancerResource) Create(ctx context.Context, req resource.CreateRe
 		resp.State.RemoveResource(ctx)
 	}
 	if ready != nil {
-		r.setState(ctx, ready, plan, resp)
+		setFromAPI(ctx, &resp.State, &resp.Diagnostics, ready, plan, lbFromAPI(ctx))
 	}
 	if err != nil {
 		addWaitError(&resp.Diagnostics, "Load balancer did not become active", lb.ID, err, true)
 	}
 }
 
-func (r *loadBalancerResource) setState(ctx context.Context, lb *exampleapi.LoadBalancer, prior loadBalancerModel, resp *resource.CreateResponse) {
-	m, diags := loadBalancerFromAPI(ctx, lb, prior)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+// lbFromAPI is loadBalancerFromAPI in ctx, as refresh and setFromAPI take
+// it.
+func lbFromAPI(ctx context.Context) func(*exampleapi.LoadBalancer, loadBalancerModel) (loadBalancerModel, diag.Diagnostics) {
+	return func(lb *exampleapi.LoadBalancer, prior loadBalancerModel) (loadBalancerModel, diag.Diagnostics) {
+		return loadBalancerFromAPI(ctx, lb, prior)
+	}
 }
 
 func (r *loadBalancerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state loadBalancerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if r.data == nil {
-		// Provider configuration not known yet: keep the state as it is.
-		return
-	}
-	ctx = tflog.SetField(ctx, "load_balancer_id", state.ID.ValueString())
-	lb, err := r.data.client.GetLoadBalancer(ctx, state.ID.ValueString())
-	if exampleapi.IsNotFound(err) {
-		tflog.Warn(ctx, "load balancer not found; removing it from state so it is planned for creation")
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot read load balancer", err, nil)
-		return
-	}
-	m, diags := loadBalancerFromAPI(ctx, lb, state)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	refresh(ctx, r.data, req, resp, "load balancer", (*exampleapi.Client).GetLoadBalancer, lbFromAPI(ctx))
 }
 
 func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -142,14 +123,10 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID,
-			Rules: upd.Rules}))
+	lb := putUpdate(ctx, r.data.client, "load balancer", id, (*exampleapi.Client).UpdateLoadBalancer, upd,
+		lbFieldResolver(exampleapi.LoadBalancerSpec{Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs,
+			Targets: upd.Targets, TargetPoolID: upd.TargetPoolID, Rules: upd.Rules}), &resp.Diagnostics)
+	if lb == nil {
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")

@@ -17,35 +17,14 @@ import (
 // to pool b.
 func fixedResponseRules(web string) string {
 	return fmt.Sprintf(`{
-    cart = {
-      listener_port = 80
-      priority      = 10
-      hostnames     = ["shop.example"]
-      path_type     = "prefix"
-      path          = "/cart"
-      backends      = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]
-    }
-    web = {
-      listener_port = 80
-      priority      = 20
-      hostnames     = ["shop.example"]
-      path_type     = "prefix"
-      path          = "/web"
-      %s
-    }
-    catch-all = {
-      listener_port  = 80
-      priority       = 30
-      hostnames      = ["shop.example"]
-      fixed_response = { status_code = 404 }
-    }
-    wildcard = {
-      listener_port = 80
-      priority      = 40
-      hostnames     = ["*.example"]
-      backends      = [{ target_pool_id = example_target_pool.b.id, port = 30002 }]
-    }
-  }`, web)
+    cart      = %s
+    web       = %s
+    catch-all = %s
+    wildcard  = %s
+  }`, httpRule(10, "shop.example", "/cart", `backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]`),
+		httpRule(20, "shop.example", "/web", web),
+		httpRule(30, "shop.example", "", `fixed_response = { status_code = 404 }`),
+		httpRule(40, "*.example", "", `backends = [{ target_pool_id = example_target_pool.b.id, port = 30002 }]`))
 }
 
 // answers is a want of checkRequests: status from the rule of priority,

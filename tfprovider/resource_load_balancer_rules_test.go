@@ -538,34 +538,27 @@ resource "example_load_balancer" "web" {
 // redirected (at priority redirectPriority).
 func gatewayRules(weightA, weightB, redirectPriority int) string {
 	return fmt.Sprintf(`{
-    api = {
-      listener_port   = 80
-      priority        = 10
-      hostnames       = ["a.example"]
-      path_type       = "prefix"
-      path            = "/api"
-      backends        = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]
-      request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }
-    }
-    web = {
-      listener_port = 80
-      priority      = 20
-      hostnames     = ["a.example"]
-      path_type     = "prefix"
-      path          = "/web"
-      headers       = {}
-      backends = [
+    api   = %s
+    web   = %s
+    moved = %s
+  }`, httpRule(10, "a.example", "/api", `backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]`,
+		`request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }`),
+		httpRule(20, "a.example", "/web", `headers = {}`, fmt.Sprintf(`backends = [
         { target_pool_id = example_target_pool.a.id, port = 30002, weight = %d },
         { target_pool_id = example_target_pool.b.id, port = 30003, weight = %d },
-      ]
-    }
-    moved = {
-      listener_port = 80
-      priority      = %d
-      hostnames     = ["old.example"]
-      redirect      = { scheme = "https", hostname = "new.example", status_code = 301 }
-    }
-  }`, weightA, weightB, redirectPriority)
+      ]`, weightA, weightB)),
+		httpRule(redirectPriority, "old.example", "", `redirect = { scheme = "https", hostname = "new.example", status_code = 301 }`))
+}
+
+// httpRule is a rule (HCL) of the listener on port 80: the requests for
+// hostname, under pathPrefix unless it is "", take action (HCL
+// attributes).
+func httpRule(priority int, hostname, pathPrefix string, action ...string) string {
+	attrs := []string{"listener_port = 80", fmt.Sprintf("priority = %d", priority), fmt.Sprintf("hostnames = [%q]", hostname)}
+	if pathPrefix != "" {
+		attrs = append(attrs, `path_type = "prefix"`, fmt.Sprintf("path = %q", pathPrefix))
+	}
+	return "{\n      " + strings.Join(append(attrs, action...), "\n      ") + "\n    }"
 }
 
 // checkRequests sends simulated requests (or connections) to the load

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -192,13 +191,7 @@ func (r *targetPoolResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	tflog.Info(ctx, what, map[string]any{"target_pool_id": tp.ID, "targets": len(tp.Targets)})
-	r.setState(ctx, tp, plan, &resp.State, &resp.Diagnostics)
-}
-
-func (r *targetPoolResource) setState(ctx context.Context, tp *exampleapi.TargetPool, prior targetPoolModel, state *tfsdk.State, diags *diag.Diagnostics) {
-	m, d := targetPoolFromAPI(tp, prior)
-	diags.Append(d...)
-	diags.Append(state.Set(ctx, m)...)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, tp, plan, targetPoolFromAPI)
 }
 
 // adoption is how a create makes the pool, or adopts the one holding its
@@ -252,15 +245,13 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 	}
 	ctx, cancel := context.WithTimeout(ctx, objectTimeout)
 	defer cancel()
-	// Unconditional PUT: the configuration is the desired state, whatever
-	// changed outside Terraform since the last refresh.
-	tp, err := r.data.client.UpdateTargetPool(ctx, id, upd, 0)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update target pool "+id, err, targetPoolFieldResolver(upd.Targets))
+	tp := putUpdate(ctx, r.data.client, "target pool", id, (*exampleapi.Client).UpdateTargetPool, upd,
+		targetPoolFieldResolver(upd.Targets), &resp.Diagnostics)
+	if tp == nil {
 		return
 	}
 	tflog.Info(ctx, "updated target pool", map[string]any{"target_pool_id": id, "targets": len(tp.Targets)})
-	r.setState(ctx, tp, plan, &resp.State, &resp.Diagnostics)
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, tp, plan, targetPoolFromAPI)
 }
 
 func (r *targetPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
