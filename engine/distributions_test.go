@@ -31,19 +31,16 @@ func TestSwitchingDistributions(t *testing.T) {
 	manual := annotations.ApplyManual
 
 	// terraform creates it.
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
-		t.Fatal(err)
-	}
+	applied(t, f.eng, svc, nodes)
 	// terraform plans a change that waits for approval.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id := awaiting(t, err)
+	id, out := planned(t, f.eng, svc, nodes)
 	store.keep(t, string(svc.UID), out)
 
 	// Restarted on tofu: the approval of terraform's plan applies nothing.
 	f.tc = tofu
 	onTofu := f.engine(t, 2, engine.Options{Plans: store})
-	_, out, err = onTofu.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
+	_, out, err := onTofu.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	id2 := awaiting(t, err)
 	if id2 == id || out.Superseded == nil || out.Superseded.ID != id || out.Applied != nil {
 		t.Fatalf("terraform's approved plan on tofu: %+v", out)

@@ -31,9 +31,7 @@ func TestDriftCheckAfterDeleteDoesNotResurrect(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("gone", 80)
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
-		t.Fatal(err)
-	}
+	applied(t, f.eng, svc, nodes)
 	snapshot := knownOf(t, f.eng, "default/gone") // the sweep lists it...
 	if _, err := f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil {
 		t.Fatal(err) // ...the Service is deleted...
@@ -54,16 +52,11 @@ func TestDriftCheckDoesNotRevertNewerChange(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("ranges", 80)
 	svc.Spec.LoadBalancerSourceRanges = []string{"0.0.0.0/0"}
-	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
-		t.Fatal(err)
-	}
+	applied(t, f.eng, svc, nodes)
 	snapshot := knownOf(t, f.eng, "default/ranges")
 	tight := svc.DeepCopy()
 	tight.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(tight), nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := applied(t, f.eng, tight, nodes)
 	if _, err := f.eng.CheckDrift(testkit.Context(t), snapshot, nil); !errors.Is(err, engine.ErrSkipped) {
 		t.Fatalf("drift check of an outdated snapshot: %v", err)
 	}
@@ -81,10 +74,7 @@ func TestDriftCorrected(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("drifty", 80)
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := applied(t, f.eng, svc, nodes)
 	cloud, _ := f.api.GetLoadBalancer(testkit.Context(t), lb.ID)
 	if _, err := f.api.UpdateLoadBalancer(testkit.Context(t), lb.ID, exampleapi.UpdateLoadBalancerRequest{
 		Type: "lb-large", Algorithm: cloud.Algorithm, Listeners: cloud.Listeners, Targets: cloud.Targets, Tags: cloud.Tags, HealthCheck: cloud.HealthCheck,

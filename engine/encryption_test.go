@@ -58,14 +58,11 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 		}
 	}
 
-	if _, _, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err != nil {
-		t.Fatal(err)
-	}
+	applied(t, eng, svc, nodes)
 	created := stored()
 	// A change awaiting approval: the plan kept for it is encrypted.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
-	id := awaiting(t, err)
+	id, out := planned(t, eng, svc, nodes)
 	store.keep(t, string(svc.UID), out)
 	kept := store.kept[out.Workspace].Pending
 	if bytes.HasPrefix(kept.Data, []byte("PK")) || !bytes.Contains(kept.Data, []byte(`"encryption_version"`)) {
@@ -79,7 +76,7 @@ func TestEncryptionThroughTheEngine(t *testing.T) {
 	// Restarted with the key rotated: the approval applies the kept plan.
 	f.encryption = &key2
 	rotated := f.engine(t, 2, engine.Options{Plans: store, PlanText: true})
-	_, out, err = rotated.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
+	_, out, err := rotated.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
 	if err != nil || out.Applied == nil || out.Applied.ID != id {
 		t.Fatalf("approved after the rotation: %+v %v", out, err)
 	}

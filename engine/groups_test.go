@@ -185,8 +185,7 @@ func TestReleaseLeavesNoTombstone(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("mover", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	testkit.Must(t, err)
+	applied(t, f.eng, svc, nodes)
 	if _, err := f.eng.ReleaseLoadBalancer(testkit.Context(t), annotations.Read(svc), auto); err != nil || f.countLBs(t) != 0 {
 		t.Fatalf("release: %v, %d LBs", err, f.countLBs(t))
 	}

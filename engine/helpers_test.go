@@ -229,3 +229,20 @@ func (f *fixture) countLBs(t *testing.T) int {
 	}
 	return len(l)
 }
+
+// applied reconciles svc on nodes with eng under the auto policy, which
+// must apply it, and returns its load balancer.
+func applied(t *testing.T, eng *engine.Engine, svc *corev1.Service, nodes []*corev1.Node) *engine.LoadBalancer {
+	t.Helper()
+	lb, _, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
+	testkit.Must(t, err)
+	return lb
+}
+
+// planned reconciles svc on nodes with eng under the manual policy: the
+// plan made must await approval. It returns the plan's id and the outcome.
+func planned(t *testing.T, eng *engine.Engine, svc *corev1.Service, nodes []*corev1.Node) (string, *engine.Outcome) {
+	t.Helper()
+	_, out, err := eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
+	return awaiting(t, err), out
+}

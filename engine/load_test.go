@@ -28,14 +28,13 @@ func testPendingPlanSurvivesRestart(t *testing.T, tc tftest.Toolchain) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("restart", 80)
 	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id := awaiting(t, err)
+	id, out := planned(t, f.eng, svc, nodes)
 	store.keep(t, string(svc.UID), out)
 
 	next := f.engine(t, 2, engine.Options{Plans: store})
 	procs := next.Runner().Processes()
-	_, out, err = next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	if awaiting(t, err) != id || !out.Restored || out.Planned != nil {
+	again, out := planned(t, next, svc, nodes)
+	if again != id || !out.Restored || out.Planned != nil {
 		t.Fatalf("after restart: %+v", out)
 	}
 	if p := next.Runner().Processes(); p["plan"] != procs["plan"] {
@@ -53,8 +52,7 @@ func TestOwnerMismatchRefused(t *testing.T) {
 	f := newFixtureWith(t, 2, engine.Options{Plans: store})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("owned", 80)
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
-	awaiting(t, err)
+	_, out := planned(t, f.eng, svc, nodes)
 	store.keep(t, "an-earlier-uid", out)
 	next := f.engine(t, 2, engine.Options{Plans: store})
 	if _, _, err := next.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto); err == nil || !errors.Is(err, runner.ErrOwnerMismatch) {

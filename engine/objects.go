@@ -74,6 +74,13 @@ type objects struct {
 	m  map[string]*object
 }
 
+// len is how many objects it holds.
+func (o *objects) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.m)
+}
+
 // with runs fn on ref's object (created empty if missing) under the lock.
 func (o *objects) with(ref objectref.Ref, fn func(*object)) {
 	o.mu.Lock()

@@ -30,8 +30,7 @@ func TestNotOwnedIsNeitherPlannedNorApplied(t *testing.T) {
 	}
 
 	owns.Store(true)
-	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id := awaiting(t, err)
+	id, _ := planned(t, f.eng, svc, nodes)
 
 	// Approved, but the shard moved away meanwhile: nothing is applied.
 	owns.Store(false)

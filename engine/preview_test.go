@@ -32,10 +32,7 @@ func TestPreviewIsSpeculative(t *testing.T) {
 	if _, _, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj); !errors.Is(err, runner.ErrNoState) {
 		t.Fatalf("preview before any apply: %v, want ErrNoState", err)
 	}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := applied(t, f.eng, svc, nodes)
 	stateBefore := readStates(t, f)
 
 	same, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj)

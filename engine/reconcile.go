@@ -150,12 +150,18 @@ func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv R
 		e.runner.Discard(p)
 		return nil, err
 	}
+	return e.hold(ref, p, verdicts, out), nil
+}
+
+// hold keeps p pending for ref with its verdicts, and says so in out: the
+// plan made, and the plan it superseded if any.
+func (e *Engine) hold(ref objectref.Ref, p *runner.Plan, verdicts []policy.Verdict, out *Outcome) *pending {
 	pend := &pending{plan: p, verdicts: verdicts}
 	if w := e.keep(ref, pend); w != nil {
 		out.Superseded = w
 	}
 	out.Planned = p
-	return pend, nil
+	return pend
 }
 
 // decide answers a pending plan: denied, only planned, awaiting approval,
@@ -249,11 +255,8 @@ func (e *Engine) replan(ctx context.Context, ref objectref.Ref, fresh *runner.Pl
 			return out, err
 		}
 	}
-	pend := &pending{plan: fresh, verdicts: verdicts}
-	if w := e.keep(ref, pend); w != nil {
-		out.Superseded = w
-	}
-	out.Planned, out.Awaiting, out.Verdicts = fresh, fresh, verdicts
+	pend := e.hold(ref, fresh, verdicts, out)
+	out.Awaiting, out.Verdicts = fresh, verdicts
 	if d := pend.denied(); d != nil {
 		return out, &DeniedError{PlanID: fresh.ID, Verdict: *d}
 	}

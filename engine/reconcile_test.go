@@ -31,8 +31,7 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 	}
 
 	svc := service("approved", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
-	id := awaiting(t, err)
+	id, _ := planned(t, f.eng, svc, nodes)
 	takeName(svc)
 	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
 	if out == nil {

@@ -32,8 +32,7 @@ func testRetainLoadBalancer(t *testing.T, tc tftest.Toolchain) {
 	f := newFixtureOn(t, tc, 2, engine.Options{Rules: rules})
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("handed", 80)
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	testkit.Must(t, err)
+	lb := applied(t, f.eng, svc, nodes)
 
 	out, err := f.eng.RetainLoadBalancer(testkit.Context(t), annotations.Read(svc), reviewed(annotations.ApplyAuto))
 	id := awaiting(t, err)
@@ -78,8 +77,7 @@ func TestRemoveAfterTypeChange(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("retyped", 80)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	testkit.Must(t, err)
+	applied(t, f.eng, svc, nodes)
 	svc.Spec.Type = corev1.ServiceTypeNodePort
 	if _, exists, err := f.eng.GetLoadBalancer(testkit.Context(t), annotations.Read(svc)); err != nil || !exists {
 		t.Fatalf("GetLoadBalancer after the type change: exists %v, %v", exists, err)

@@ -24,26 +24,25 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	manual := annotations.ApplyManual
 
 	// A plan is made and recorded; nothing changes in the cloud.
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id := awaiting(t, err)
+	id, out := planned(t, f.eng, svc, nodes)
 	if out.Planned == nil || out.Planned.ID != id || out.Planned.Text == "" || f.countLBs(t) != 0 {
 		t.Fatalf("first reconcile: %+v, %d LBs", out, f.countLBs(t))
 	}
 	// Asking again does not plan again.
 	procs := total(f.eng.Runner().Processes())
-	if _, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual)); awaiting(t, err) != id || out.Planned != nil {
+	if again, out := planned(t, f.eng, svc, nodes); again != id || out.Planned != nil {
 		t.Fatalf("second reconcile re-planned: %+v", out)
 	}
 	if total(f.eng.Runner().Processes()) != procs {
 		t.Fatal("waiting for approval started terraform")
 	}
 	// An approval of another plan approves nothing.
-	if _, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, "plan-000000000000")); awaiting(t, err) != id || f.countLBs(t) != 0 {
+	if _, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, "plan-000000000000")); awaiting(t, err) != id || f.countLBs(t) != 0 {
 		t.Fatalf("wrong id: %v", err)
 	}
 	// The Service changes: the pending plan is superseded by a new one.
 	svc.Spec.Ports[0].Port = 8080
-	_, out, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
+	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual, id))
 	id2 := awaiting(t, err)
 	if id2 == id || out.Superseded == nil || out.Superseded.ID != id || f.countLBs(t) != 0 {
 		t.Fatalf("changed Service: %+v", out)
@@ -64,8 +63,7 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	// Plan, then the cloud changes out of band before approval: approving
 	// the old plan re-plans and waits again.
 	svc.Spec.Ports[0].Port = 9090
-	_, _, err = f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id3 := awaiting(t, err)
+	id3, _ := planned(t, f.eng, svc, nodes)
 	cloud, _ := f.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
 	if _, err := f.api.UpdateLoadBalancer(testkit.Context(t), cloud[0].ID, exampleapi.UpdateLoadBalancerRequest{
 		Type: "lb-large", Algorithm: "round_robin", Listeners: cloud[0].Listeners, Targets: cloud[0].Targets, Tags: cloud[0].Tags, HealthCheck: cloud[0].HealthCheck,
@@ -112,11 +110,9 @@ func TestPlanIDsAreStable(t *testing.T) {
 	f := newFixture(t, 2)
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := service("stable", 80, 443)
-	_, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
-	id := awaiting(t, err)
+	id, _ := planned(t, f.eng, svc, nodes)
 	other := f.engine(t, 2, engine.Options{})
-	_, _, err = other.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual))
-	if again := awaiting(t, err); again != id {
+	if again, _ := planned(t, other, svc, nodes); again != id {
 		t.Fatalf("the same plan got another id: %s, then %s", id, again)
 	}
 }

@@ -6,11 +6,7 @@ package engine
 // destroy) and the node selections with a target pool.
 func (e *Engine) Sizes() map[string]int {
 	out := e.runner.Sizes()
-	e.objects.mu.Lock()
-	out["engine_objects"] = len(e.objects.m)
-	e.objects.mu.Unlock()
-	e.pools.mu.Lock()
-	out["engine_pool_selections"] = len(e.pools.set)
-	e.pools.mu.Unlock()
+	out["engine_objects"] = e.objects.len()
+	out["engine_pool_selections"] = e.pools.len()
 	return out
 }

@@ -43,6 +43,13 @@ type selections struct {
 	applied map[string][]string
 }
 
+// len is how many selections have a pool.
+func (s *selections) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.set)
+}
+
 // RenderTargetPools renders the cluster's target pools root module.
 func (e *Engine) RenderTargetPools(pools []lbmodel.Pool) (*renderer.Module, runner.Job, error) {
 	return e.renderCluster(objectref.TargetPools, func(cfg renderer.Config) (*renderer.Module, error) {

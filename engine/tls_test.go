@@ -184,10 +184,7 @@ func TestTLSSecretUnreadableKeepsServing(t *testing.T) {
 	nodes := []*corev1.Node{f.node(t, "node-a")}
 	svc := httpsService("web")
 	c1 := src.renew(t, simtest.CertOptions{})
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := applied(t, f.eng, svc, nodes)
 	src.mu.Lock()
 	src.gone = true
 	src.mu.Unlock()
@@ -294,8 +291,7 @@ func TestTLSPendingPlanSurvivesRestart(t *testing.T) {
 	svc := httpsService("held")
 	c := src.renew(t, simtest.CertOptions{})
 	manual := annotations.ApplyManual
-	_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(manual))
-	id := awaiting(t, err)
+	id, out := planned(t, f.eng, svc, nodes)
 	store.keep(t, string(svc.UID), out)
 	entries := zipEntries(t, store.kept[out.Workspace].Pending.Data)
 	if len(entries) < 3 || !strings.Contains(strings.Join(entries, ""), c.CertPEM[30:80]) {
@@ -356,10 +352,7 @@ func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, _, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, auto)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lb := applied(t, f.eng, svc, nodes)
 	if id := f.servedCertificate(t, lb.ID, c); id != left.ID {
 		t.Errorf("serves %s, want %s, the certificate the interrupted apply left", id, left.ID)
 	}

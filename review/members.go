@@ -25,6 +25,13 @@ type memberReports struct {
 	reported map[annotations.Group][sha256.Size]byte
 }
 
+// len is how many groups have a digest.
+func (m *memberReports) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.reported)
+}
+
 // changed tells whether what is said of g's members differs from what
 // was said last, and keeps its digest.
 func (m *memberReports) changed(g annotations.Group, said string) bool {

@@ -32,6 +32,13 @@ type phases struct {
 	m  map[string]string
 }
 
+// len is how many workspaces have a phase.
+func (p *phases) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
 func (p *phases) set(workspace, phase string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -8,16 +8,13 @@ package review
 // warmFor), and the secret values scrubbed from events and the audit log
 // (two generations per source).
 func (b *Board) Sizes() map[string]int {
-	out := map[string]int{"review_said": b.said.Len(), "review_redacted_values": b.redactor.secrets.Len()}
-	b.phases.mu.Lock()
-	out["review_workspace_phases"] = len(b.phases.m)
-	b.phases.mu.Unlock()
-	b.members.mu.Lock()
-	out["review_group_reports"] = len(b.members.reported)
-	b.members.mu.Unlock()
-	b.warm.mu.Lock()
-	out["review_warm_records"] = len(b.warm.byWS)
-	b.warm.mu.Unlock()
+	out := map[string]int{
+		"review_said":             b.said.Len(),
+		"review_redacted_values":  b.redactor.secrets.Len(),
+		"review_workspace_phases": b.phases.len(),
+		"review_group_reports":    b.members.len(),
+		"review_warm_records":     b.warm.len(),
+	}
 	if b.audit != nil {
 		out["audit_redacted_values"] = b.audit.Redacted()
 	}

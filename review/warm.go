@@ -19,6 +19,13 @@ type warmRecords struct {
 	read map[string]bool
 }
 
+// len is how many records it still answers for.
+func (w *warmRecords) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.byWS)
+}
+
 // warmFor is how long a List answers for: the objects a restart finds.
 const warmFor = 2 * time.Minute
 
