@@ -29,7 +29,7 @@ import (
 // read the simulator's over HTTP) and ReferenceGrants from the API server
 // (a client-go fake here; TestTenancy uses a real one).
 func TestReferencesReadTheirSources(t *testing.T) {
-	cert := exampleapi.Certificate{ID: "cert-1", Name: "a", Region: "ex-west-1",
+	cert := exampleapi.Certificate{ObjectMeta: exampleapi.ObjectMeta{ID: "cert-1", Name: "a", Region: "ex-west-1"},
 		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"}}
 	cloud := &fakeCloud{certificates: []exampleapi.Certificate{cert}}
 

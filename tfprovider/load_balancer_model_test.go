@@ -191,8 +191,8 @@ func TestTagMismatches(t *testing.T) {
 }
 
 func TestInstanceFromAPI(t *testing.T) {
-	m := instanceFromAPI(&exampleapi.Instance{ID: "i-1", Name: "n", Region: "r", Zone: "z", State: "running",
-		PrivateIPv4: "10.0.0.5", CreatedAt: time.Unix(0, 0)})
+	m := instanceFromAPI(&exampleapi.Instance{ObjectMeta: exampleapi.ObjectMeta{ID: "i-1", Name: "n", Region: "r", CreatedAt: time.Unix(0, 0)},
+		Zone: "z", State: "running", PrivateIPv4: "10.0.0.5"})
 	if !m.PublicIPv4.IsNull() || !m.IPv6.IsNull() || m.Tags.IsNull() || len(m.Tags.Elements()) != 0 ||
 		m.CreatedAt.ValueString() != "1970-01-01T00:00:00Z" {
 		t.Fatalf("%+v", m)
