@@ -46,17 +46,24 @@ func TestLoadBalancerUpdateRequest(t *testing.T) {
 	}
 }
 
+// jsonObject is v as a JSON object decoded: what it says, whatever the
+// order of its members.
 func jsonObject(t *testing.T, v any) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(marshal(t, v), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func marshal(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return b
 }
 
 // TestUsesPool: a load balancer uses a pool it forwards to, or that one of

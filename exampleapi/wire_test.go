@@ -54,14 +54,7 @@ func TestWireForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want map[string]any
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	var gotJSON map[string]any
-	if err := json.Unmarshal(marshal(t, got), &gotJSON); err != nil {
-		t.Fatal(err)
-	}
+	want, gotJSON := jsonObject(t, json.RawMessage(b)), jsonObject(t, got)
 	for k, w := range want {
 		if !reflect.DeepEqual(gotJSON[k], w) {
 			t.Errorf("%s marshals to\n%s\nwant\n%s", k, marshal(t, gotJSON[k]), marshal(t, w))
@@ -70,15 +63,6 @@ func TestWireForm(t *testing.T) {
 	if len(gotJSON) != len(want) {
 		t.Errorf("%d cases, the golden file has %d", len(gotJSON), len(want))
 	}
-}
-
-func marshal(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // fill sets every field below v to a value that depends on the field's
