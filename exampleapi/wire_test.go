@@ -14,8 +14,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/wire.golden.json")
 
-// wireGolden holds what the object types marshal to, zero and with every
-// field set: the API's wire form, which a change to how the Go types are
+// wireGolden holds what the object types (and the load balancer's
+// requests) marshal to, zero and with every field set: the API's wire form, which a change to how the Go types are
 // declared (an embedded struct, a field moved) must keep.
 const wireGolden = "testdata/wire.golden.json"
 
@@ -26,6 +26,7 @@ func TestWireForm(t *testing.T) {
 	types := map[string]any{
 		"Instance": exampleapi.Instance{}, "Network": exampleapi.Network{}, "LoadBalancer": exampleapi.LoadBalancer{},
 		"TargetPool": exampleapi.TargetPool{}, "Address": exampleapi.Address{}, "Certificate": exampleapi.Certificate{},
+		"LoadBalancerSpec": exampleapi.LoadBalancerSpec{}, "UpdateLoadBalancerRequest": exampleapi.UpdateLoadBalancerRequest{},
 	}
 	got := map[string]any{}
 	for name, zero := range types {
