@@ -240,15 +240,21 @@ type HealthCheck struct {
 	UnhealthyThreshold int    `json:"unhealthy_threshold"`
 }
 
-// LoadBalancerSpec is the writable part of a load balancer.
-// Name, Region, Internal and IPFamily are fixed at creation; the rest can be
+// LoadBalancerSpec is the writable part of a load balancer: Name, Region,
+// Internal and IPFamily are fixed at creation; its settings can be
 // updated in place.
 type LoadBalancerSpec struct {
-	Name               string       `json:"name"`
-	Region             string       `json:"region"`
+	Name     string `json:"name"`
+	Region   string `json:"region"`
+	Internal bool   `json:"internal"`
+	IPFamily string `json:"ip_family"`
+	LoadBalancerSettings
+}
+
+// LoadBalancerSettings are the fields of a load balancer that an update
+// replaces.
+type LoadBalancerSettings struct {
 	Type               string       `json:"type"`
-	Internal           bool         `json:"internal"`
-	IPFamily           string       `json:"ip_family"`
 	Algorithm          string       `json:"algorithm"`
 	Listeners          []Listener   `json:"listeners"`
 	HealthCheck        *HealthCheck `json:"health_check,omitempty"`
@@ -287,7 +293,7 @@ func (lb LoadBalancer) Meta() ObjectMeta {
 // UsesPool tells whether the load balancer forwards to target pool id:
 // as where it forwards, or as a rule's backend (what keeps the cloud
 // from deleting the pool).
-func (s LoadBalancerSpec) UsesPool(id string) bool {
+func (s LoadBalancerSettings) UsesPool(id string) bool {
 	if id == "" {
 		return false
 	}
@@ -304,35 +310,9 @@ func (s LoadBalancerSpec) UsesPool(id string) bool {
 	return false
 }
 
-// UpdateLoadBalancerRequest replaces the mutable fields of a load balancer.
-type UpdateLoadBalancerRequest struct {
-	Type               string            `json:"type"`
-	Algorithm          string            `json:"algorithm"`
-	Listeners          []Listener        `json:"listeners"`
-	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
-	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
-	Targets            []string          `json:"targets,omitempty"`
-	TargetPoolID       string            `json:"target_pool_id,omitempty"`
-	Rules              []Rule            `json:"rules,omitempty"`
-	Tags               map[string]string `json:"tags,omitempty"`
-}
-
-// UpdateRequest is the update that sets a load balancer's mutable fields
-// to the spec's. The two structs list the fields each (not embedded) so
-// that LoadBalancerSpec literals keep their flat keys.
-func (s LoadBalancerSpec) UpdateRequest() UpdateLoadBalancerRequest {
-	return UpdateLoadBalancerRequest{
-		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
-	}
-}
-
-// ApplyUpdate replaces the spec's mutable fields with u's, as the cloud
-// does on a PUT; Name, Region, Internal and IPFamily stay.
-func (s *LoadBalancerSpec) ApplyUpdate(u UpdateLoadBalancerRequest) {
-	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
-	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Rules, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Rules, u.Tags
-}
+// UpdateLoadBalancerRequest replaces the settings of a load balancer; its
+// name, region, internal and IP family stay.
+type UpdateLoadBalancerRequest = LoadBalancerSettings
 
 // LoadBalancerFilter narrows a load balancer listing.
 type LoadBalancerFilter struct {
@@ -341,7 +321,7 @@ type LoadBalancerFilter struct {
 }
 
 // TargetPool is a set of instances that load balancers of its region
-// forward to by reference (LoadBalancerSpec.TargetPoolID): changing the
+// forward to by reference (LoadBalancerSettings.TargetPoolID): changing the
 // pool's targets changes where every referencing load balancer sends
 // traffic, in one request and without updating the load balancers.
 type TargetPool struct {

@@ -147,9 +147,7 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	// changed outside Terraform since the last refresh.
 	lb, err := r.data.client.UpdateLoadBalancer(ctx, id, upd, 0)
 	if err != nil {
-		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{
-			Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs, Targets: upd.Targets, TargetPoolID: upd.TargetPoolID,
-			Rules: upd.Rules}))
+		addAPIError(&resp.Diagnostics, "Cannot update load balancer "+id, err, lbFieldResolver(exampleapi.LoadBalancerSpec{LoadBalancerSettings: upd}))
 		return
 	}
 	tflog.Info(ctx, "updated load balancer")
@@ -217,7 +215,7 @@ func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerK
 			return at, immutable
 		},
 		update: func(ctx context.Context, id string) (*exampleapi.LoadBalancer, error) {
-			return r.data.client.UpdateLoadBalancer(ctx, id, spec.UpdateRequest(), 0)
+			return r.data.client.UpdateLoadBalancer(ctx, id, spec.LoadBalancerSettings, 0)
 		},
 		resolve: lbFieldResolver(spec),
 	}
