@@ -192,10 +192,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 				default:
 					ok = create(lbs, "/v1/load-balancers", name, exampleapi.LoadBalancerSpec{
 						Name: name, Region: "ex-east-1",
-						LoadBalancerSettings: exampleapi.LoadBalancerSettings{
-							Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}},
-						},
-					})
+						LoadBalancerSettings: exampleapi.LoadBalancerSettings{Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}}})
 				}
 				if !ok {
 					return
