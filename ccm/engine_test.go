@@ -28,9 +28,12 @@ func TestOrphanFinder(t *testing.T) {
 		Annotations: map[string]string{string(annotations.LBName): "shop-web"}}, Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}}
 	create := func(uid string) string {
 		lb, err := api.CreateLoadBalancer(context.Background(), exampleapi.LoadBalancerSpec{
-			Name: "shop-web", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-			Tags:      map[string]string{"k8s.example.com/cluster-id": "prod", "k8s.example.com/service-uid": uid},
+			Name: "shop-web", Region: "ex-west-1", IPFamily: "ipv4",
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+				Type: "lb-small", Algorithm: "round_robin",
+				Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+				Tags:      map[string]string{"k8s.example.com/cluster-id": "prod", "k8s.example.com/service-uid": uid},
+			},
 		})
 		testkit.Must(t, err)
 		return lb.ID

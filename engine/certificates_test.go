@@ -112,10 +112,13 @@ func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
 	f, svc, nodes, left, renewed := renewedAfterKilledUpload(t, func(f *fixture, svc *corev1.Service, left string) {
 		var err error
 		orphan, err = f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
-			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
-			Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
-			Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
-				renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+			Name: renderer.LoadBalancerName(svc, "test"), Region: region, IPFamily: "ipv4",
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+				Type: "lb-small", Algorithm: "round_robin",
+				Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
+				Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
+					renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+			},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -39,9 +39,12 @@ func orphanFinder(f **fixture) func(context.Context, string, map[string]string) 
 func (f *fixture) leaveOrphan(t *testing.T, name string, tags map[string]string) *exampleapi.LoadBalancer {
 	t.Helper()
 	lb, err := f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
-		Name: name, Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      tags,
+		Name: name, Region: region, IPFamily: "ipv4",
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			Tags:      tags,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

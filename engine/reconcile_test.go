@@ -22,9 +22,12 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 	takeName := func(svc *corev1.Service) {
 		t.Helper()
 		if _, err := f.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
-			Name: renderer.LoadBalancerName(svc, "test"), Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-			Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
+			Name: renderer.LoadBalancerName(svc, "test"), Region: region, IPFamily: "ipv4",
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+				Type: "lb-small", Algorithm: "round_robin",
+				Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+				Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
+			},
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -48,9 +48,12 @@ func mustInstance(t testing.TB, c *exampleapi.Client, name, zone string) *exampl
 
 func lbSpec(name string, targets ...string) exampleapi.LoadBalancerSpec {
 	return exampleapi.LoadBalancerSpec{
-		Name: name, Region: region, Type: "lb-small", IPFamily: exampleapi.IPFamilyIPv4, Algorithm: exampleapi.AlgorithmRoundRobin,
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Targets:   targets,
+		Name: name, Region: region, IPFamily: exampleapi.IPFamilyIPv4,
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: exampleapi.AlgorithmRoundRobin,
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			Targets:   targets,
+		},
 	}
 }
 

@@ -6,19 +6,15 @@ import (
 	"net/url"
 )
 
-// MetadataClient calls the read-only Example metadata API.
-type MetadataClient struct {
-	t *transport
-}
+// MetadataClient calls the read-only Example metadata API: a Client's
+// transport, with the metadata API's methods instead of the control API's.
+type MetadataClient Client
 
 // NewMetadata returns a metadata API client; Options.Endpoint is the
 // metadata listener and Options.Token the read-only token.
 func NewMetadata(o Options) (*MetadataClient, error) {
-	t, err := newTransport(o)
-	if err != nil {
-		return nil, err
-	}
-	return &MetadataClient{t: t}, nil
+	c, err := New(o)
+	return (*MetadataClient)(c), err
 }
 
 // Instance returns the metadata of the instance with this id.

@@ -83,17 +83,26 @@ var (
 	InstanceStates       = []string{InstanceRunning, InstanceStopped}
 )
 
-// Meta is what every named top-level object of the API has: its id, its
-// name (unique in its region and kind) and region, and the version that
-// its ETag carries.
-type Meta struct {
-	ID, Name, Region string
-	Version          int64
+// ObjectMeta is what every named top-level object of the API has: its
+// id, its name (unique in its region and kind) and region, when it was
+// created and the version that its ETag carries. Every object but the
+// load balancer embeds it, so its fields are the object's on the wire; a
+// load balancer's name and region are part of its spec.
+type ObjectMeta struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Region    string    `json:"region"`
+	CreatedAt time.Time `json:"created_at"`
+	// Version is the optimistic-concurrency version, also sent as the ETag.
+	Version int64 `json:"version"`
 }
+
+// Meta is the object's ObjectMeta (what Object asks of every object).
+func (m ObjectMeta) Meta() ObjectMeta { return m }
 
 // Object is a named top-level object: an instance, network, load
 // balancer, target pool, certificate or address.
-type Object interface{ Meta() Meta }
+type Object interface{ Meta() ObjectMeta }
 
 // Region is a read-only region with its zones.
 type Region struct {
@@ -109,24 +118,14 @@ type Zone struct {
 
 // Instance is a virtual machine.
 type Instance struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
+	ObjectMeta
 	Type        string            `json:"type"`
-	Region      string            `json:"region"`
 	Zone        string            `json:"zone"`
 	State       string            `json:"state"`
 	PrivateIPv4 string            `json:"private_ipv4"`
 	PublicIPv4  string            `json:"public_ipv4,omitempty"`
 	IPv6        string            `json:"ipv6,omitempty"`
 	Tags        map[string]string `json:"tags,omitempty"`
-	CreatedAt   time.Time         `json:"created_at"`
-	// Version is the optimistic-concurrency version, also sent as the ETag.
-	Version int64 `json:"version"`
-}
-
-// Meta is the instance's id, name, region and version.
-func (i Instance) Meta() Meta {
-	return Meta{ID: i.ID, Name: i.Name, Region: i.Region, Version: i.Version}
 }
 
 // CreateInstanceRequest creates an instance (the demo and tests use it; a
@@ -164,18 +163,9 @@ type InstanceFilter struct {
 
 // Network is a private network with exactly one route table.
 type Network struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Region    string    `json:"region"`
-	CIDR      string    `json:"cidr"`
-	IPv6CIDR  string    `json:"ipv6_cidr,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Version   int64     `json:"version"`
-}
-
-// Meta is the network's id, name, region and version.
-func (n Network) Meta() Meta {
-	return Meta{ID: n.ID, Name: n.Name, Region: n.Region, Version: n.Version}
+	ObjectMeta
+	CIDR     string `json:"cidr"`
+	IPv6CIDR string `json:"ipv6_cidr,omitempty"`
 }
 
 // CreateNetworkRequest creates a network.
@@ -250,15 +240,21 @@ type HealthCheck struct {
 	UnhealthyThreshold int    `json:"unhealthy_threshold"`
 }
 
-// LoadBalancerSpec is the writable part of a load balancer.
-// Name, Region, Internal and IPFamily are fixed at creation; the rest can be
+// LoadBalancerSpec is the writable part of a load balancer: Name, Region,
+// Internal and IPFamily are fixed at creation; its settings can be
 // updated in place.
 type LoadBalancerSpec struct {
-	Name               string       `json:"name"`
-	Region             string       `json:"region"`
+	Name     string `json:"name"`
+	Region   string `json:"region"`
+	Internal bool   `json:"internal"`
+	IPFamily string `json:"ip_family"`
+	LoadBalancerSettings
+}
+
+// LoadBalancerSettings are the fields of a load balancer that an update
+// replaces.
+type LoadBalancerSettings struct {
 	Type               string       `json:"type"`
-	Internal           bool         `json:"internal"`
-	IPFamily           string       `json:"ip_family"`
 	Algorithm          string       `json:"algorithm"`
 	Listeners          []Listener   `json:"listeners"`
 	HealthCheck        *HealthCheck `json:"health_check,omitempty"`
@@ -288,15 +284,16 @@ type LoadBalancer struct {
 	Version       int64     `json:"version"`
 }
 
-// Meta is the load balancer's id, name, region and version.
-func (lb LoadBalancer) Meta() Meta {
-	return Meta{ID: lb.ID, Name: lb.Name, Region: lb.Region, Version: lb.Version}
+// Meta is the load balancer's ObjectMeta, gathered from its spec and its
+// computed fields.
+func (lb LoadBalancer) Meta() ObjectMeta {
+	return ObjectMeta{ID: lb.ID, Name: lb.Name, Region: lb.Region, CreatedAt: lb.CreatedAt, Version: lb.Version}
 }
 
 // UsesPool tells whether the load balancer forwards to target pool id:
 // as where it forwards, or as a rule's backend (what keeps the cloud
 // from deleting the pool).
-func (s LoadBalancerSpec) UsesPool(id string) bool {
+func (s LoadBalancerSettings) UsesPool(id string) bool {
 	if id == "" {
 		return false
 	}
@@ -313,35 +310,9 @@ func (s LoadBalancerSpec) UsesPool(id string) bool {
 	return false
 }
 
-// UpdateLoadBalancerRequest replaces the mutable fields of a load balancer.
-type UpdateLoadBalancerRequest struct {
-	Type               string            `json:"type"`
-	Algorithm          string            `json:"algorithm"`
-	Listeners          []Listener        `json:"listeners"`
-	HealthCheck        *HealthCheck      `json:"health_check,omitempty"`
-	AllowedSourceCIDRs []string          `json:"allowed_source_cidrs,omitempty"`
-	Targets            []string          `json:"targets,omitempty"`
-	TargetPoolID       string            `json:"target_pool_id,omitempty"`
-	Rules              []Rule            `json:"rules,omitempty"`
-	Tags               map[string]string `json:"tags,omitempty"`
-}
-
-// UpdateRequest is the update that sets a load balancer's mutable fields
-// to the spec's. The two structs list the fields each (not embedded) so
-// that LoadBalancerSpec literals keep their flat keys.
-func (s LoadBalancerSpec) UpdateRequest() UpdateLoadBalancerRequest {
-	return UpdateLoadBalancerRequest{
-		Type: s.Type, Algorithm: s.Algorithm, Listeners: s.Listeners, HealthCheck: s.HealthCheck,
-		AllowedSourceCIDRs: s.AllowedSourceCIDRs, Targets: s.Targets, TargetPoolID: s.TargetPoolID, Rules: s.Rules, Tags: s.Tags,
-	}
-}
-
-// ApplyUpdate replaces the spec's mutable fields with u's, as the cloud
-// does on a PUT; Name, Region, Internal and IPFamily stay.
-func (s *LoadBalancerSpec) ApplyUpdate(u UpdateLoadBalancerRequest) {
-	s.Type, s.Algorithm, s.Listeners, s.HealthCheck = u.Type, u.Algorithm, u.Listeners, u.HealthCheck
-	s.AllowedSourceCIDRs, s.Targets, s.TargetPoolID, s.Rules, s.Tags = u.AllowedSourceCIDRs, u.Targets, u.TargetPoolID, u.Rules, u.Tags
-}
+// UpdateLoadBalancerRequest replaces the settings of a load balancer; its
+// name, region, internal and IP family stay.
+type UpdateLoadBalancerRequest = LoadBalancerSettings
 
 // LoadBalancerFilter narrows a load balancer listing.
 type LoadBalancerFilter struct {
@@ -350,13 +321,11 @@ type LoadBalancerFilter struct {
 }
 
 // TargetPool is a set of instances that load balancers of its region
-// forward to by reference (LoadBalancerSpec.TargetPoolID): changing the
+// forward to by reference (LoadBalancerSettings.TargetPoolID): changing the
 // pool's targets changes where every referencing load balancer sends
 // traffic, in one request and without updating the load balancers.
 type TargetPool struct {
-	ID      string            `json:"id"`
-	Name    string            `json:"name"`
-	Region  string            `json:"region"`
+	ObjectMeta
 	Targets []string          `json:"targets"`
 	Tags    map[string]string `json:"tags,omitempty"`
 	// DeregistrationDelaySeconds is how long a target removed from
@@ -367,16 +336,9 @@ type TargetPool struct {
 	// ended, each with its end; read-only. A target put back in Targets
 	// stops draining.
 	Draining []DrainingTarget `json:"draining"`
-	// CreatedAt and UpdatedAt are set by the cloud; an update (also the
-	// removal of a deleted instance) moves UpdatedAt and Version.
-	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is set by the cloud: an update (also the removal of a
+	// deleted instance) moves it and Version.
 	UpdatedAt time.Time `json:"updated_at"`
-	Version   int64     `json:"version"`
-}
-
-// Meta is the target pool's id, name, region and version.
-func (tp TargetPool) Meta() Meta {
-	return Meta{ID: tp.ID, Name: tp.Name, Region: tp.Region, Version: tp.Version}
 }
 
 // DrainingTarget is a target of a pool that gets no new connections and
@@ -420,9 +382,7 @@ type TargetPoolFilter struct {
 // between) or detaches it. Attached, its IP is the load balancer's IPv4
 // (or IPv6), in place of the one the load balancer had.
 type Address struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Region string `json:"region"`
+	ObjectMeta
 	// Family is AddressFamilyIPv4 or AddressFamilyIPv6; an ipv6 address
 	// attaches to dualstack load balancers only.
 	Family string `json:"family"`
@@ -432,17 +392,9 @@ type Address struct {
 	// attached to, "" when it is attached to none.
 	LoadBalancerID string            `json:"load_balancer_id"`
 	Tags           map[string]string `json:"tags,omitempty"`
-	// CreatedAt and UpdatedAt are set by the cloud; an update (also the
-	// detachment by the deletion of its load balancer) moves UpdatedAt and
-	// Version.
-	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is set by the cloud: an update (also the detachment by
+	// the deletion of its load balancer) moves it and Version.
 	UpdatedAt time.Time `json:"updated_at"`
-	Version   int64     `json:"version"`
-}
-
-// Meta is the address's id, name, region and version.
-func (a Address) Meta() Meta {
-	return Meta{ID: a.ID, Name: a.Name, Region: a.Region, Version: a.Version}
 }
 
 // CreateAddressRequest reserves an address, attached at once to
@@ -476,21 +428,12 @@ type AddressFilter struct {
 // never returned. A certificate cannot change; rotation is a new
 // certificate referenced by the listeners, then the old one deleted.
 type Certificate struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Region string `json:"region"`
+	ObjectMeta
 	// CertificatePEM is the leaf certificate followed by its intermediates,
 	// as uploaded.
 	CertificatePEM string `json:"certificate_pem"`
 	CertificateInfo
-	Tags      map[string]string `json:"tags,omitempty"`
-	CreatedAt time.Time         `json:"created_at"`
-	Version   int64             `json:"version"`
-}
-
-// Meta is the certificate's id, name, region and version.
-func (c Certificate) Meta() Meta {
-	return Meta{ID: c.ID, Name: c.Name, Region: c.Region, Version: c.Version}
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // CertificateInfo is what the cloud reads from a certificate's leaf; see

@@ -47,7 +47,7 @@ func TestAddressModule(t *testing.T) {
 	lb := func(name string) exampleapi.LoadBalancer {
 		t.Helper()
 		got, err := e.client.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{Name: name, Region: "ex-west-1",
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}})
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -237,8 +237,12 @@ func TestTargetPoolsWorkspace(t *testing.T) {
 	all, spare := pools["k8s-prod-all"], pools["k8s-prod-spare"]
 	for i := range 10 {
 		if _, err := e.client.CreateLoadBalancer(context.Background(), exampleapi.LoadBalancerSpec{
-			Name: fmt.Sprintf("svc-%d", i), Region: "ex-west-1", TargetPoolID: all.ID,
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}}); err != nil {
+			Name: fmt.Sprintf("svc-%d", i), Region: "ex-west-1",
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+				TargetPoolID: all.ID,
+				Listeners:    []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			},
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}

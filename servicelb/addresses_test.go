@@ -63,7 +63,7 @@ func TestTakerOf(t *testing.T) {
 // by IP in any notation, or as the Service's own reserved name; its queue
 // key carries it whole.
 func TestAddressWant(t *testing.T) {
-	a := &exampleapi.Address{ID: "addr-1", IP: "2001:db8::1", Name: "k8s-a-x"}
+	a := &exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: "addr-1", Name: "k8s-a-x"}, IP: "2001:db8::1"}
 	for _, c := range []struct {
 		w    addressWant
 		ns   string

@@ -70,7 +70,7 @@ func (c *fakeCloud) GetCertificate(_ context.Context, id string) (*exampleapi.Ce
 func (c *fakeCloud) serve(cfg *cloudconfig.Config, svc *v1.Service, id, ip string) *engine.LoadBalancer {
 	c.lbs = append(c.lbs, exampleapi.LoadBalancer{ID: id, Status: exampleapi.LBStatusActive, IPv4: ip,
 		LoadBalancerSpec: exampleapi.LoadBalancerSpec{Name: svc.Name, Region: cfg.Region,
-			Tags: lbmodel.OwnerTags(cfg.ClusterID, objectref.Service(svc), lbmodel.TagServiceName)}})
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: lbmodel.OwnerTags(cfg.ClusterID, objectref.Service(svc), lbmodel.TagServiceName)}}})
 	return &engine.LoadBalancer{ID: id, Status: "active", IPv4: ip}
 }
 
@@ -135,7 +135,7 @@ func (e *fakeAddressEngine) ReconcileAddress(_ context.Context, a engine.Address
 	}
 	if cur == nil {
 		n := len(e.cloud.addresses) + 1
-		e.cloud.addresses = append(e.cloud.addresses, exampleapi.Address{ID: fmt.Sprintf("addr-%d", n), Name: a.Name, Region: e.cfg.Region,
+		e.cloud.addresses = append(e.cloud.addresses, exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: fmt.Sprintf("addr-%d", n), Name: a.Name, Region: e.cfg.Region},
 			Family: a.FamilyOrDefault(), IP: fmt.Sprintf("198.51.100.%d", n),
 			Tags: map[string]string{lbmodel.TagManagedBy: lbmodel.ManagedBy, lbmodel.TagClusterID: e.cfg.ClusterID, exampleapi.TagNamespace: a.Namespace}})
 		cur = &e.cloud.addresses[n-1]

@@ -365,7 +365,7 @@ func TestKeptAddressOverFakes(t *testing.T) {
 	st := status(lb, in, nil)
 	subj := f.board.ServiceSubject(t.Context(), in, records.KindChange)
 	tagged := func(id, name, ip, lbID string) exampleapi.Address {
-		return exampleapi.Address{ID: id, Name: name, Region: "ex-west-1", Family: exampleapi.AddressFamilyIPv4, IP: ip, LoadBalancerID: lbID,
+		return exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: id, Name: name, Region: "ex-west-1"}, Family: exampleapi.AddressFamilyIPv4, IP: ip, LoadBalancerID: lbID,
 			Tags: map[string]string{exampleapi.TagClusterID: f.cfg.ClusterID, exampleapi.TagNamespace: "shop"}}
 	}
 

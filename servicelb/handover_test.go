@@ -54,7 +54,7 @@ func TestHandsOverOnlyItsNamespacesAddress(t *testing.T) {
 		t.Error("handsOver: want the holder's own namespace's address only, and nothing without a holder")
 	}
 	addr := func(lbID, cluster, ns string) exampleapi.Address {
-		return exampleapi.Address{ID: "addr-1", Name: "k8s-a-1", LoadBalancerID: lbID,
+		return exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: "addr-1", Name: "k8s-a-1"}, LoadBalancerID: lbID,
 			Tags: map[string]string{exampleapi.TagClusterID: cluster, exampleapi.TagNamespace: ns}}
 	}
 	for _, c := range []struct {
@@ -66,7 +66,7 @@ func TestHandsOverOnlyItsNamespacesAddress(t *testing.T) {
 		{"another namespace's, granted", addr("lb-1", "c1", "team-a"), false},
 		{"another cluster's", addr("lb-1", "c2", "team-b"), false},
 		{"on another load balancer", addr("lb-2", "c1", "team-b"), false},
-		{"untagged", exampleapi.Address{ID: "addr-1", LoadBalancerID: "lb-1"}, false},
+		{"untagged", exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: "addr-1"}, LoadBalancerID: "lb-1"}, false},
 	} {
 		if got := goesWith(c.a, "lb-1", "c1", "team-b"); got != c.want {
 			t.Errorf("%s: goesWith = %v, want %v", c.name, got, c.want)

@@ -29,7 +29,7 @@ import (
 // read the simulator's over HTTP) and ReferenceGrants from the API server
 // (a client-go fake here; TestTenancy uses a real one).
 func TestReferencesReadTheirSources(t *testing.T) {
-	cert := exampleapi.Certificate{ID: "cert-1", Name: "a", Region: "ex-west-1",
+	cert := exampleapi.Certificate{ObjectMeta: exampleapi.ObjectMeta{ID: "cert-1", Name: "a", Region: "ex-west-1"},
 		Tags: map[string]string{exampleapi.TagClusterID: "test", exampleapi.TagNamespace: "team-a"}}
 	cloud := &fakeCloud{certificates: []exampleapi.Certificate{cert}}
 
@@ -63,9 +63,12 @@ func TestReferencesReadTheirSources(t *testing.T) {
 
 	// A name is read from the cloud's load balancers of that name.
 	cloud.lbs = append(cloud.lbs, exampleapi.LoadBalancer{ID: "lb-1", Status: exampleapi.LBStatusActive, LoadBalancerSpec: exampleapi.LoadBalancerSpec{
-		Name: "shop-a", Region: "ex-west-1", Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
+		Name: "shop-a", Region: "ex-west-1", IPFamily: "ipv4",
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
+		},
 	}})
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }
 	if err := refs.authorize(ctx, annotations.Read(svc("team-a", named("shop-a")))); err != nil {

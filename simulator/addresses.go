@@ -38,8 +38,8 @@ func (c *cloud) createAddress(tx *bolt.Tx, req exampleapi.CreateAddressRequest) 
 	}
 	now := c.now()
 	rec := addressRecord{Address: exampleapi.Address{
-		ID: newID("addr-"), Name: req.Name, Region: req.Region, Family: req.Family,
-		Tags: cloneTags(req.Tags), CreatedAt: now, UpdatedAt: now, Version: 1,
+		ObjectMeta: newMeta("addr-", req.Name, req.Region, now), Family: req.Family,
+		Tags: cloneTags(req.Tags), UpdatedAt: now,
 	}}
 	p := c.publicPool(req.Family)
 	ip, err := allocate(tx, p, rec.ID)

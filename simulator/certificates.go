@@ -51,8 +51,8 @@ func (c *cloud) createCertificate(tx *bolt.Tx, req exampleapi.CreateCertificateR
 	}
 	rec := certRecord{
 		Certificate: exampleapi.Certificate{
-			ID: newID("cert-"), Name: req.Name, Region: req.Region, CertificatePEM: req.CertificatePEM,
-			CertificateInfo: info, Tags: cloneTags(req.Tags), CreatedAt: c.now(), Version: 1,
+			ObjectMeta: newMeta("cert-", req.Name, req.Region, c.now()), CertificatePEM: req.CertificatePEM,
+			CertificateInfo: info, Tags: cloneTags(req.Tags),
 		},
 		PrivateKeyPEM: req.PrivateKeyPEM,
 	}

@@ -183,9 +183,11 @@ func instanceReq(name, zone string) exampleapi.CreateInstanceRequest {
 func lbSpec(name string) exampleapi.LoadBalancerSpec {
 	return exampleapi.LoadBalancerSpec{
 		Name: name, Region: "ex-west-1",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-		HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 30080, Path: "/healthz",
-			IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 3},
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+			HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 30080, Path: "/healthz",
+				IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 3},
+		},
 	}
 }
 

@@ -36,8 +36,8 @@ func (c *cloud) createInstance(tx *bolt.Tx, req exampleapi.CreateInstanceRequest
 		return exampleapi.Instance{}, conflict("an instance named %q already exists in region %s (%s)", req.Name, region, id)
 	}
 	rec := instanceRecord{Instance: exampleapi.Instance{
-		ID: newID("i-"), Name: req.Name, Type: req.Type, Region: region, Zone: req.Zone,
-		State: req.State, Tags: cloneTags(req.Tags), CreatedAt: c.now(), Version: 1,
+		ObjectMeta: newMeta("i-", req.Name, region, c.now()), Type: req.Type, Zone: req.Zone,
+		State: req.State, Tags: cloneTags(req.Tags),
 	}}
 	if err := c.assignInstanceAddresses(tx, &rec, req); err != nil {
 		return exampleapi.Instance{}, err

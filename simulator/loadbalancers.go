@@ -174,7 +174,7 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)
-		rec.ApplyUpdate(u)
+		rec.LoadBalancerSettings = u
 		rec.Version++
 		rec.UpdatedAt = c.now()
 		lb = rec.view(rec.UpdatedAt)

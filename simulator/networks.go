@@ -49,8 +49,8 @@ func (c *cloud) createNetwork(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) 
 		return exampleapi.Network{}, conflict("a network named %q already exists in region %s (%s)", req.Name, req.Region, id)
 	}
 	n := exampleapi.Network{
-		ID: newID("net-"), Name: req.Name, Region: req.Region,
-		CIDR: netip.MustParsePrefix(req.CIDR).String(), CreatedAt: c.now(), Version: 1,
+		ObjectMeta: newMeta("net-", req.Name, req.Region, c.now()),
+		CIDR:       netip.MustParsePrefix(req.CIDR).String(),
 	}
 	if req.IPv6CIDR != "" {
 		n.IPv6CIDR = netip.MustParsePrefix(req.IPv6CIDR).String()

@@ -3,6 +3,7 @@ package simulator
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	bolt "go.etcd.io/bbolt"
@@ -26,6 +27,12 @@ var (
 	storedCertificates = objectKind[certRecord]{kind: kindCertificate, bucket: bucketCertificates}
 	storedAddresses    = objectKind[addressRecord]{kind: kindAddress, bucket: bucketAddresses}
 )
+
+// newMeta is the metadata of an object created at now: a new id of
+// prefix, at version 1.
+func newMeta(prefix, name, region string, now time.Time) exampleapi.ObjectMeta {
+	return exampleapi.ObjectMeta{ID: newID(prefix), Name: name, Region: region, CreatedAt: now, Version: 1}
+}
 
 // get reads the record id; a missing one is not found.
 func (k objectKind[R]) get(tx *bolt.Tx, id string) (R, error) {

@@ -51,8 +51,8 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 	}
 	now := c.now()
 	tp := exampleapi.TargetPool{
-		ID: newID("tp-"), Name: req.Name, Region: req.Region, Targets: slices.Clone(req.Targets),
-		Tags: cloneTags(req.Tags), DeregistrationDelaySeconds: req.DeregistrationDelaySeconds, CreatedAt: now, UpdatedAt: now, Version: 1,
+		ObjectMeta: newMeta("tp-", req.Name, req.Region, now), Targets: slices.Clone(req.Targets),
+		Tags: cloneTags(req.Tags), DeregistrationDelaySeconds: req.DeregistrationDelaySeconds, UpdatedAt: now,
 	}
 	if err := putTargetPool(tx, &tp); err != nil {
 		return exampleapi.TargetPool{}, err

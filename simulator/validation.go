@@ -217,12 +217,7 @@ func validateCreateLoadBalancer(spec *exampleapi.LoadBalancerSpec) error {
 	if err := oneOf("ip_family", "ip family", spec.IPFamily, exampleapi.IPFamilies); err != nil {
 		return err
 	}
-	m := spec.UpdateRequest()
-	if err := validateLoadBalancerMutable(&m); err != nil {
-		return err
-	}
-	spec.ApplyUpdate(m)
-	return nil
+	return validateLoadBalancerMutable(&spec.LoadBalancerSettings)
 }
 
 // validateLoadBalancerMutable checks (and defaults) the fields a PUT may

@@ -42,8 +42,10 @@ func (e *testEnv) deleteLeft(t *testing.T, ids ...string) {
 // of an earlier deleteLeft).
 func (e *testEnv) servingLB(t *testing.T, name string, tags map[string]string, certID string) *exampleapi.LoadBalancer {
 	t.Helper()
-	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: name, Type: "lb-small", Tags: tags, Listeners: []exampleapi.Listener{
-		{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{certID}},
+	lb := e.createLB(t, exampleapi.LoadBalancerSpec{Name: name, LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+		Type: "lb-small", Tags: tags, Listeners: []exampleapi.Listener{
+			{Protocol: "https", Port: 443, TargetPort: 8443, CertificateIDs: []string{certID}},
+		},
 	}})
 	t.Cleanup(func() {
 		ctx, cancel := bg()

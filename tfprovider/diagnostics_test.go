@@ -15,9 +15,9 @@ import (
 )
 
 func TestLBFieldResolver(t *testing.T) {
-	r := lbFieldResolver(exampleapi.LoadBalancerSpec{
+	r := lbFieldResolver(exampleapi.LoadBalancerSpec{LoadBalancerSettings: exampleapi.LoadBalancerSettings{
 		Listeners:          []exampleapi.Listener{{Protocol: "tcp", Port: 80}, {Protocol: "udp", Port: 53}},
-		AllowedSourceCIDRs: []string{"10.0.0.0/8"}, Targets: []string{"i-a", "i-b"}})
+		AllowedSourceCIDRs: []string{"10.0.0.0/8"}, Targets: []string{"i-a", "i-b"}}})
 	cases := map[string]path.Path{
 		"name":                         path.Root("name"),
 		"listeners":                    path.Root("listeners"),

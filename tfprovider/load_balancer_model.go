@@ -122,12 +122,14 @@ var healthCheckAttrTypes = map[string]attr.Type{
 func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := exampleapi.LoadBalancerSpec{
-		Name:      m.Name.ValueString(),
-		Region:    m.Region.ValueString(),
-		Type:      m.Type.ValueString(),
-		Internal:  m.Internal.ValueBool(),
-		IPFamily:  m.IPFamily.ValueString(),
-		Algorithm: m.Algorithm.ValueString(),
+		Name:     m.Name.ValueString(),
+		Region:   m.Region.ValueString(),
+		Internal: m.Internal.ValueBool(),
+		IPFamily: m.IPFamily.ValueString(),
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type:      m.Type.ValueString(),
+			Algorithm: m.Algorithm.ValueString(),
+		},
 	}
 	var listeners map[string]listenerModel
 	diags.Append(m.Listeners.ElementsAs(ctx, &listeners, false)...)
@@ -159,7 +161,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 // toUpdate is the PUT body: every mutable field, replacing what is there.
 func (m loadBalancerModel) toUpdate(ctx context.Context) (exampleapi.UpdateLoadBalancerRequest, diag.Diagnostics) {
 	s, diags := m.toSpec(ctx)
-	return s.UpdateRequest(), diags
+	return s.LoadBalancerSettings, diags
 }
 
 func (l listenerModel) toAPI(ctx context.Context, diags *diag.Diagnostics) exampleapi.Listener {

@@ -16,17 +16,20 @@ import (
 
 func fullSpec() exampleapi.LoadBalancerSpec {
 	return exampleapi.LoadBalancerSpec{
-		Name: "web", Region: "ex-west-1", Type: "lb-medium", Internal: true, IPFamily: "dualstack",
-		Algorithm: "source_ip",
-		Listeners: []exampleapi.Listener{
-			{Protocol: "tcp", Port: 443, TargetPort: 8443, ProxyProtocol: true},
-			{Protocol: "udp", Port: 53, TargetPort: 5353},
+		Name: "web", Region: "ex-west-1", Internal: true, IPFamily: "dualstack",
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type:      "lb-medium",
+			Algorithm: "source_ip",
+			Listeners: []exampleapi.Listener{
+				{Protocol: "tcp", Port: 443, TargetPort: 8443, ProxyProtocol: true},
+				{Protocol: "udp", Port: 53, TargetPort: 5353},
+			},
+			HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 8080, Path: "/healthz",
+				IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 4},
+			AllowedSourceCIDRs: []string{"192.0.2.0/24", "2001:db8::/32"},
+			Targets:            []string{"i-a", "i-b"},
+			Tags:               map[string]string{"team": "web"},
 		},
-		HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 8080, Path: "/healthz",
-			IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 2, UnhealthyThreshold: 4},
-		AllowedSourceCIDRs: []string{"192.0.2.0/24", "2001:db8::/32"},
-		Targets:            []string{"i-a", "i-b"},
-		Tags:               map[string]string{"team": "web"},
 	}
 }
 
@@ -66,8 +69,11 @@ func TestLoadBalancerRoundTrip(t *testing.T) {
 func TestLoadBalancerFromAPIEmptyAndNull(t *testing.T) {
 	ctx := context.Background()
 	lb := &exampleapi.LoadBalancer{ID: "lb-1", Status: "provisioning", LoadBalancerSpec: exampleapi.LoadBalancerSpec{
-		Name: "web", Region: "ex-west-1", Type: "lb-small", IPFamily: "ipv4", Algorithm: "round_robin",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}},
+		Name: "web", Region: "ex-west-1", IPFamily: "ipv4",
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}},
+		},
 	}}
 	m, diags := loadBalancerFromAPI(ctx, lb, loadBalancerModel{})
 	if diags.HasError() {
@@ -191,8 +197,8 @@ func TestTagMismatches(t *testing.T) {
 }
 
 func TestInstanceFromAPI(t *testing.T) {
-	m := instanceFromAPI(&exampleapi.Instance{ID: "i-1", Name: "n", Region: "r", Zone: "z", State: "running",
-		PrivateIPv4: "10.0.0.5", CreatedAt: time.Unix(0, 0)})
+	m := instanceFromAPI(&exampleapi.Instance{ObjectMeta: exampleapi.ObjectMeta{ID: "i-1", Name: "n", Region: "r", CreatedAt: time.Unix(0, 0)},
+		Zone: "z", State: "running", PrivateIPv4: "10.0.0.5"})
 	if !m.PublicIPv4.IsNull() || !m.IPv6.IsNull() || m.Tags.IsNull() || len(m.Tags.Elements()) != 0 ||
 		m.CreatedAt.ValueString() != "1970-01-01T00:00:00Z" {
 		t.Fatalf("%+v", m)

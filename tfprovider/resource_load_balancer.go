@@ -124,8 +124,7 @@ func (r *loadBalancerResource) Update(ctx context.Context, req resource.UpdateRe
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	lb := putUpdate(ctx, r.data.client, "load balancer", id, (*exampleapi.Client).UpdateLoadBalancer, upd,
-		lbFieldResolver(exampleapi.LoadBalancerSpec{Listeners: upd.Listeners, AllowedSourceCIDRs: upd.AllowedSourceCIDRs,
-			Targets: upd.Targets, TargetPoolID: upd.TargetPoolID, Rules: upd.Rules}), &resp.Diagnostics)
+		lbFieldResolver(exampleapi.LoadBalancerSpec{LoadBalancerSettings: upd}), &resp.Diagnostics)
 	if lb == nil {
 		return
 	}
@@ -194,7 +193,7 @@ func (r *loadBalancerResource) adoption(spec exampleapi.LoadBalancerSpec, ownerK
 			return at, immutable
 		},
 		update: func(ctx context.Context, id string) (*exampleapi.LoadBalancer, error) {
-			return r.data.client.UpdateLoadBalancer(ctx, id, spec.UpdateRequest(), 0)
+			return r.data.client.UpdateLoadBalancer(ctx, id, spec.LoadBalancerSettings, 0)
 		},
 		resolve: lbFieldResolver(spec),
 	}

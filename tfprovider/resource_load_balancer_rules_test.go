@@ -133,7 +133,7 @@ func TestRulesFromAPIEmptyAndNull(t *testing.T) {
 // TestLBFieldResolverRules: an API error on rules[i] (of the request,
 // sorted as sent) or below it lands on the rule's key.
 func TestLBFieldResolverRules(t *testing.T) {
-	r := lbFieldResolver(exampleapi.LoadBalancerSpec{Rules: fullRules()})
+	r := lbFieldResolver(exampleapi.LoadBalancerSpec{LoadBalancerSettings: exampleapi.LoadBalancerSettings{Rules: fullRules()}})
 	cases := map[string]path.Path{
 		"rules":                               path.Root("rules"),
 		"rules[1].priority":                   path.Root("rules").AtMapKey("moved"),

@@ -256,8 +256,11 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 	// What the interrupted apply created: an older spec, plus a tag the
 	// configuration does not have (a superset still matches).
 	orphan := e.createLB(t, exampleapi.LoadBalancerSpec{
-		Name: "orphan", Type: "lb-small", IPFamily: exampleapi.IPFamilyIPv4, Targets: []string{a.ID},
-		Tags: map[string]string{"cluster": "c1", "service-uid": "u-1", "stale": "yes"},
+		Name: "orphan", IPFamily: exampleapi.IPFamilyIPv4,
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Targets: []string{a.ID},
+			Tags: map[string]string{"cluster": "c1", "service-uid": "u-1", "stale": "yes"},
+		},
 	})
 	rec := &warningRecorder{}
 	body := func(mode string) string {
@@ -320,11 +323,11 @@ func TestAccLoadBalancer_adoptOnNameConflict(t *testing.T) {
 func TestAccLoadBalancer_nameConflictErrors(t *testing.T) {
 	e := newTestEnv(t)
 	foreign := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "taken", IPFamily: exampleapi.IPFamilyIPv4,
-		Tags: map[string]string{"cluster": "other", "service-uid": "u-9"}})
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: map[string]string{"cluster": "other", "service-uid": "u-9"}}})
 	internal := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "internal", Internal: true, IPFamily: exampleapi.IPFamilyIPv4,
-		Tags: map[string]string{"cluster": "c1"}})
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: map[string]string{"cluster": "c1"}}})
 	sibling := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "sibling", IPFamily: exampleapi.IPFamilyIPv4,
-		Tags: map[string]string{"cluster": "c1", "service-uid": "u-9"}})
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: map[string]string{"cluster": "c1", "service-uid": "u-9"}}})
 	cfg := func(name, extra string) string { return e.config(lbConfig(name, extra, listenerHTTP)) }
 
 	accTest(t, func(*terraform.State) error { return e.expectLBCount(3) }, []resource.TestStep{
@@ -497,10 +500,10 @@ import {
 func TestAccLoadBalancer_importOwnership(t *testing.T) {
 	e := newTestEnv(t)
 	victim := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "victim", IPFamily: exampleapi.IPFamilyIPv4,
-		Tags: map[string]string{"cluster": "c1", "service-uid": "u-victim"}})
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: map[string]string{"cluster": "c1", "service-uid": "u-victim"}}})
 	untagged := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "untagged", IPFamily: exampleapi.IPFamilyIPv4})
 	mine := e.createLB(t, exampleapi.LoadBalancerSpec{Name: "mine", IPFamily: exampleapi.IPFamilyIPv4,
-		Tags: map[string]string{"cluster": "c1", "service-uid": "u-1", "team": "old"}})
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: map[string]string{"cluster": "c1", "service-uid": "u-1", "team": "old"}}})
 	refused := diagRE("Cannot import a load balancer of another owner", victim.ID, `(name "victim", region ex-west-1)`,
 		`was imported, but its tags show another owner:`, `tag "service-uid" is "u-victim", not this configuration's "u-1"`)
 

@@ -282,17 +282,20 @@ func (e *testEnv) v0Fixture(t *testing.T) (*exampleapi.Instance, *exampleapi.Loa
 	t.Helper()
 	node := e.createInstance(t, "node-a", "ex-west-1a", nil)
 	lb := e.createLB(t, exampleapi.LoadBalancerSpec{
-		Name: "web", Type: "lb-small", IPFamily: exampleapi.IPFamilyIPv4, Algorithm: exampleapi.AlgorithmRoundRobin,
-		Listeners: []exampleapi.Listener{
-			{Protocol: "tcp", Port: 80, TargetPort: 30080},
-			{Protocol: "tcp", Port: 443, TargetPort: 30443, ProxyProtocol: true},
-			{Protocol: "udp", Port: 53, TargetPort: 30053},
+		Name: "web", IPFamily: exampleapi.IPFamilyIPv4,
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: exampleapi.AlgorithmRoundRobin,
+			Listeners: []exampleapi.Listener{
+				{Protocol: "tcp", Port: 80, TargetPort: 30080},
+				{Protocol: "tcp", Port: 443, TargetPort: 30443, ProxyProtocol: true},
+				{Protocol: "udp", Port: 53, TargetPort: 30053},
+			},
+			HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 30080, Path: "/healthz",
+				IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3},
+			AllowedSourceCIDRs: []string{"192.0.2.0/24"},
+			Targets:            []string{node.ID},
+			Tags:               map[string]string{"k8s.example.com/cluster-id": "c1", "k8s.example.com/service-uid": "u1"},
 		},
-		HealthCheck: &exampleapi.HealthCheck{Protocol: "http", Port: 30080, Path: "/healthz",
-			IntervalSeconds: 10, TimeoutSeconds: 5, HealthyThreshold: 3, UnhealthyThreshold: 3},
-		AllowedSourceCIDRs: []string{"192.0.2.0/24"},
-		Targets:            []string{node.ID},
-		Tags:               map[string]string{"k8s.example.com/cluster-id": "c1", "k8s.example.com/service-uid": "u1"},
 	})
 	state, _ := v0Attributes(t, lb.ID, node.ID)
 	return node, lb, state

@@ -241,7 +241,8 @@ resource "terraform_data" "keep" {}
 		{
 			// Another workspace's load balancer uses the pool.
 			PreConfig: func() {
-				foreign = e.createLB(t, exampleapi.LoadBalancerSpec{Name: "elsewhere", IPFamily: exampleapi.IPFamilyIPv4, TargetPoolID: poolID})
+				foreign = e.createLB(t, exampleapi.LoadBalancerSpec{Name: "elsewhere", IPFamily: exampleapi.IPFamilyIPv4,
+					LoadBalancerSettings: exampleapi.LoadBalancerSettings{TargetPoolID: poolID}})
 			},
 			Config: e.config(`
 resource "terraform_data" "keep" {}

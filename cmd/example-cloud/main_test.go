@@ -191,7 +191,8 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 						exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
 				default:
 					ok = create(lbs, "/v1/load-balancers", name, exampleapi.LoadBalancerSpec{
-						Name: name, Region: "ex-east-1", Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}})
+						Name: name, Region: "ex-east-1",
+						LoadBalancerSettings: exampleapi.LoadBalancerSettings{Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 80}}}})
 				}
 				if !ok {
 					return

@@ -16,9 +16,8 @@ import (
 )
 
 func newAddressesCmd() *cobra.Command {
-	var o kubeOptions
-	var output, ns string
-	cmd := &cobra.Command{
+	var ns string
+	cmd := listingCmd(&cobra.Command{
 		Use:   "addresses [-n NAMESPACE] [-o json]",
 		Short: "List the reserved addresses the controller keeps, with their owner and holder",
 		Long: `addresses lists the reserved addresses the controller keeps (docs/addresses.md),
@@ -27,14 +26,10 @@ history and approve take), its id and IP as last applied, the namespace that
 owns it, and who holds it (the Service, and its load balancer) or "-" when it
 is reserved and detached; then its latest plan and outcome. -n lists one
 namespace's only.`,
-		Args: cobra.NoArgs,
-		RunE: o.listing(&output, false, func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error {
-			return runAddresses(ctx, c, ns, output, stdout, stderr)
-		}),
-	}
-	o.addFlags(cmd)
+	}, false, func(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
+		return runAddresses(ctx, c, ns, output, stdout, stderr)
+	})
 	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "list only the addresses this namespace owns")
-	outputFlag(cmd, &output, false)
 	return cmd
 }
 

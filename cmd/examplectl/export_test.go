@@ -25,9 +25,13 @@ func TestExportTargetsLeaveOthersAddresses(t *testing.T) {
 	const region, cluster = "ex-west-1", "c1"
 	tags := map[string]string{exampleapi.TagClusterID: cluster, exampleapi.TagNamespace: "shop"}
 	newLB := func(name string) string {
-		lb, err := api.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{Name: name, Region: region, Type: "lb-small",
-			IPFamily: exampleapi.IPFamilyDualStack, Algorithm: exampleapi.AlgorithmRoundRobin,
-			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}, Tags: tags})
+		lb, err := api.CreateLoadBalancer(ctx, exampleapi.LoadBalancerSpec{
+			Name: name, Region: region, IPFamily: exampleapi.IPFamilyDualStack,
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+				Type: "lb-small", Algorithm: exampleapi.AlgorithmRoundRobin,
+				Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}}, Tags: tags,
+			},
+		})
 		testkit.Must(t, err)
 		return lb.ID
 	}

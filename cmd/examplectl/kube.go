@@ -136,17 +136,25 @@ func (c *cluster) whoami(ctx context.Context) (authenticationv1.UserInfo, error)
 	return r.Status.UserInfo, nil
 }
 
-// listing is the RunE of a command that lists from the cluster: the -o
-// format (read when it runs) is checked before connecting.
-func (o *kubeOptions) listing(output *string, wide bool, list func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, _ []string) error {
-		if err := checkOutput(*output, wide); err != nil {
+// listingCmd completes cmd, a command that lists from the cluster
+// (status, addresses): no arguments, its connection and -o flags (wide
+// allowed or not), and a RunE that checks the -o format before it
+// connects and hands the cluster to list.
+func listingCmd(cmd *cobra.Command, wide bool, list func(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error) *cobra.Command {
+	var o kubeOptions
+	var output string
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkOutput(output, wide); err != nil {
 			return err
 		}
 		c, err := o.connect()
 		if err != nil {
 			return err
 		}
-		return list(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		return list(cmd.Context(), c, output, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
+	o.addFlags(cmd)
+	outputFlag(cmd, &output, wide)
+	return cmd
 }

@@ -16,9 +16,7 @@ import (
 )
 
 func newStatusCmd() *cobra.Command {
-	var o kubeOptions
-	var output string
-	cmd := &cobra.Command{
+	return listingCmd(&cobra.Command{
 		Use:   "status [-o json|wide]",
 		Short: "List every object the controller keeps plan records for",
 		Long: `status lists the plan records in the controller's namespace: one line per
@@ -37,14 +35,7 @@ and a group's members (the first sets its load balancer);
 -o json has everything, the latest plan in full. After the objects come
 the nodes leaving the target pools: waiting while the floor of healthy
 targets keeps them, or draining (no new connections) until when.`,
-		Args: cobra.NoArgs,
-		RunE: o.listing(&output, true, func(ctx context.Context, c *cluster, stdout, stderr io.Writer) error {
-			return runStatus(ctx, c, output, stdout, stderr)
-		}),
-	}
-	o.addFlags(cmd)
-	outputFlag(cmd, &output, true)
-	return cmd
+	}, true, runStatus)
 }
 
 // statusItem is one line of status -o json.

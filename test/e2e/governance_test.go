@@ -324,8 +324,11 @@ func TestAdoptionProvesOwnership(t *testing.T) {
 	// An unowned load balancer: the import waits for a reviewer (default
 	// rule load-balancer-import), then it is the Service's.
 	legacy, err := e.api.CreateLoadBalancer(testkit.Context(t), exampleapi.LoadBalancerSpec{
-		Name: "legacy", Region: region, Type: "lb-small", Algorithm: "round_robin", IPFamily: "ipv4",
-		Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		Name: "legacy", Region: region, IPFamily: "ipv4",
+		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
+			Type: "lb-small", Algorithm: "round_robin",
+			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
+		},
 	})
 	testkit.Must(t, err)
 	// Active before the plan imports it: a plan names what it saw, and a
