@@ -9,8 +9,9 @@
 #                                                  # the components a Gateway conformance run needs
 #   hack/control-plane.sh --module-dir             # the throwaway module they are built in (hack/kwok.sh)
 #
-# Cold: ~8 min on 2 cores (most of it compiling kube-apiserver; each further
-# component ~5 min); cached: instant.
+# Cold, after make build: ~3 min on 2 cores for the default version (it
+# shares the repo's compiled libraries, below), ~8 for another; cached:
+# instant.
 set -euo pipefail
 
 # The newest 1.36 patch the Go module proxy serves and that builds here
@@ -19,11 +20,29 @@ K8S_VERSION=${K8S_VERSION:-v1.36.5}
 K8S_COMPONENTS=${K8S_COMPONENTS:-kube-apiserver}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CACHE_DIR=${CACHE_DIR:-$HOME/.cache/cloud-provider-example}
-out=$CACHE_DIR/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# The default version is built with this repo's library versions: its
+# k8s.io staging modules (v0.36.6 where kube-apiserver v1.36.5 asks for
+# v0.36.5, the same minor's next patch) and every other module the two
+# share at the higher of their versions, which is the repo's. The 1,100
+# packages kube-apiserver shares with the repo's own build (of its 1,800:
+# client-go, apiserver, api, grpc, otel) are then compiled once, by make
+# build, not again for the control plane. Another K8S_VERSION (make
+# test-skew) is built with its own staging versions, as released.
+default_version=v1.36.5
+if [[ $K8S_VERSION == "$default_version" ]]; then
+	staging=$(sed -n 's#^[[:space:]]*k8s.io/api \(v[0-9.]*\)$#\1#p' "$repo/go.mod")
+	[[ -n $staging ]] || { echo "control-plane: no k8s.io/api version in $repo/go.mod" >&2; exit 1; }
+	seed=$repo
+else
+	staging=${K8S_VERSION/v1./v0.}
+	seed=
+fi
+out=$CACHE_DIR/control-plane/k8s-$K8S_VERSION-staging-$staging-etcd-$ETCD_VERSION
 say() { echo "control-plane: $*" >&2; }
 work=$CACHE_DIR/control-plane/build
 if [[ ${1:-} == --module-dir ]]; then
-	echo "$work/k8s-$K8S_VERSION"
+	echo "$work/k8s-$K8S_VERSION-staging-$staging"
 	exit 0
 fi
 
@@ -40,7 +59,6 @@ if ! missing; then
 fi
 mkdir -p "$out" "$work"
 export GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local
-staging=${K8S_VERSION/v1./v0.}
 
 if [[ ! -x $out/etcd ]]; then
 	say "building etcd $ETCD_VERSION (cold: ~3 min)"
@@ -59,17 +77,23 @@ fi
 
 for component in $K8S_COMPONENTS; do
 	[[ -x $out/$component ]] && continue
-	say "building $component $K8S_VERSION (cold: ~8 min for kube-apiserver, ~2 GB RAM)"
-	mkdir -p "$work/k8s-$K8S_VERSION"
-	cd "$work/k8s-$K8S_VERSION"
+	say "building $component $K8S_VERSION (cold: ~3 to 8 min for kube-apiserver, ~2 GB RAM)"
+	mkdir -p "$work/k8s-$K8S_VERSION-staging-$staging"
+	cd "$work/k8s-$K8S_VERSION-staging-$staging"
 	if [[ ! -f go.sum ]]; then
 		rm -f go.mod
-		go mod init throwaway/k8s >/dev/null 2>&1
+		if [[ -n $seed ]]; then
+			say "starting from the library versions of $seed/go.mod"
+			cp "$seed/go.mod" "$seed/go.sum" .
+			go mod edit -module=throwaway/k8s
+		else
+			go mod init throwaway/k8s >/dev/null 2>&1
+		fi
 		go mod edit -require=k8s.io/kubernetes@$K8S_VERSION
 		say "downloading k8s.io/kubernetes $K8S_VERSION module"
 		kmod=$(go mod download -json k8s.io/kubernetes@$K8S_VERSION | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
 		# k8s.io/kubernetes replaces its staging modules with local paths; pin
-		# each to the matching published v0.x version instead.
+		# each to a published v0.x version instead ($staging, above).
 		for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$kmod"); do
 			go mod edit -replace="$m=$m@$staging"
 		done
