@@ -60,6 +60,14 @@ const (
 	soakShortRSSSlope  = 0.06
 	soakGoSlope        = 0.01 // goroutines
 	soakFDSlope        = 0.01 // open files
+	// One keep-alive connection more, opened late in the short soak and
+	// idle in the pool (its two goroutines and its socket: 192 to 194
+	// goroutines and 32 to 33 files in make test at ad3ac25, loaded;
+	// 192 and 32 throughout alone), is a step of 2 over ~230 processes,
+	// a slope up to 0.012: not growth, but over soakGoSlope. The short
+	// soak's bound is one goroutine in 50 processes; a goroutine left
+	// per reconcile (3 processes) is 0.33. make soak holds the tight one.
+	soakShortGoSlope = 0.02
 	// soakWarmup is the share of the run left out of the slopes: caches,
 	// pools and the first workspaces fill up there.
 	soakWarmup = 0.25
@@ -193,9 +201,9 @@ func TestSoak(t *testing.T) {
 	warm := samples[int(float64(len(samples))*soakWarmup)]
 	tail := slices.DeleteFunc(slices.Clone(samples), func(s sample) bool { return s.ops < warm.ops })
 	last := samples[len(samples)-1]
-	heapSlope, rssSlope := soakHeapSlope, soakRSSSlope
+	heapSlope, rssSlope, goSlope := soakHeapSlope, soakRSSSlope, soakGoSlope
 	if mode == "short" {
-		heapSlope, rssSlope = soakShortHeapSlope, soakShortRSSSlope
+		heapSlope, rssSlope, goSlope = soakShortHeapSlope, soakShortRSSSlope, soakShortGoSlope
 	}
 	rows := []struct {
 		name  string
@@ -207,7 +215,7 @@ func TestSoak(t *testing.T) {
 		{"live heap (MiB, at a GC)", func(s sample) float64 { return s.heap }, 0},
 		{"heap in use (MiB)", func(s sample) float64 { return s.heapInUse }, 0},
 		{"RSS (MiB)", func(s sample) float64 { return s.rss }, rssSlope},
-		{"goroutines", func(s sample) float64 { return s.goroutines }, soakGoSlope},
+		{"goroutines", func(s sample) float64 { return s.goroutines }, goSlope},
 		{"open files", func(s sample) float64 { return s.fds }, soakFDSlope},
 	}
 	t.Logf("soak (%s): %d terraform processes (%v) in %d rounds, %s; %d samples, slopes over the last %d (from process %d)",
