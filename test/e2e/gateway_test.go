@@ -252,9 +252,24 @@ func TestGatewayProgrammed(t *testing.T) {
 		t.Errorf("examplectl history gateway:infra/gw does not list %s:\n%s", id, out)
 	}
 
-	// Deleted, the Gateway's load balancer goes (its destroy under the
-	// cluster's auto policy once the Gateway's annotation is gone).
+	// The annotation gone, the cluster's auto policy applies: mallory's
+	// next change goes through without a review. Deleted, the Gateway's
+	// load balancer goes, its destroy under that policy too: the
+	// Gateway's last plan was made under it (a destroy is reviewed under
+	// the stricter of the Gateway's policy and its last plan's, so a
+	// Gateway deleted before the controller planned it anew waits for an
+	// approval; under load the two events reached it as one).
 	annotateGateway(t, admin, nil)
+	testkit.Eventually(t, 30*time.Second, "mallory's route changed back", func() error {
+		r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		r.Spec = crossRoute("/b").Spec
+		_, err = malloryGW.GatewayV1().HTTPRoutes("team-b").Update(ctx, r, metav1.UpdateOptions{})
+		return err
+	})
+	e.eventuallyRoutes(t, lb.ID, "any.example", "/b", 200, map[string]int{at("c"): 1})
 	testkit.Must(t, admin.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
 	testkit.Eventually(t, 90*time.Second, "the Gateway and its load balancer gone", func() error {
 		if _, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

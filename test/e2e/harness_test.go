@@ -6,10 +6,13 @@
 // deploy/base), so a missing permission fails here.
 //
 // Each test has its own API server, simulator and controllers. Those that
-// assert nothing of time, counts of processes or memory call t.Parallel
-// (two at a time on these machines: -parallel is GOMAXPROCS), using the
-// CPU one test leaves idle while it waits on the cloud; the soak, chaos,
-// sharding, crash, drain and damping tests run alone, first.
+// assert nothing of time call t.Parallel (five environments at a time,
+// the long tests first: main_test.go),
+// using the CPU one test leaves idle while it waits on the cloud: what
+// the others count is their own (terraform processes through a wrapper of
+// their own, the memory and goroutines of their own controller). The
+// chaos, conformance, sharding, crash, drain and damping tests run alone,
+// first.
 package e2e
 
 import (
@@ -195,6 +198,7 @@ func renderRBAC(values map[string]any) ([]runtime.Object, error) {
 
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
+	admit(t)
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
 	// The first cleanup runs last, once every process is reaped.
 	t.Cleanup(func() {

@@ -21,6 +21,7 @@ import (
 // no write to the Services (their status equals what the API server
 // stored, ipMode included).
 func TestRestartRunsNoTerraform(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{countProcesses: true})
 	e.addNode("node-a", "ex-west-1a", "10.244.1.0/24")
 	e.addNode("node-b", "ex-west-1b", "10.244.2.0/24")

@@ -211,6 +211,7 @@ func testManualApproval(t *testing.T, tc tftest.Toolchain) {
 // Drift made through the cloud's API is detected, recorded and (auto)
 // corrected.
 func TestDriftDetectedAndCorrected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{driftInterval: "2s"})
 	e.addNode("node-a", "ex-west-1a")
 	e.waitNodesInitialised(1) // no target update may race the out-of-band change

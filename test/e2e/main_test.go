@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Go's -parallel admits paused tests in no set order, and one of minutes
+// let in last ends the package alone. So -parallel is set high here and
+// the package's own slots admit its tests' environments (newEnv) five at
+// a time, the long ones first. Five: a test spends most of its time
+// waiting on its control plane, its controllers and terraform; two at a
+// time (Go's default, GOMAXPROCS) used about 0.8 of two cores.
+const slotCount = 5
+
+// longTests take minutes even alone (measured 2026-12-02: 125 to 185 s
+// with two at a time); a test missing here is only admitted later.
+var longTests = []string{"TestSoak", "TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
+
+// settle is how long slots wait after a test arrives before admitting
+// any: the paused tests arrive together when the sequential ones end.
+const settle = 200 * time.Millisecond
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", "1000"); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: -parallel:", err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+var slots = &gate{free: slotCount}
+
+// gate admits waiters to a fixed number of slots, long ones first, once
+// no waiter has arrived for settle.
+type gate struct {
+	mu      sync.Mutex
+	free    int
+	waiting []waiter
+	timer   *time.Timer
+}
+
+type waiter struct {
+	long  bool
+	ready chan struct{}
+}
+
+// admit waits for a slot for t's environment; t's cleanup frees it, after
+// the environment's own cleanups (registered later, run earlier).
+func admit(t testing.TB) {
+	t.Helper()
+	name, _, _ := strings.Cut(t.Name(), "/")
+	<-slots.wait(slices.Contains(longTests, name))
+	t.Cleanup(slots.release)
+}
+
+// wait queues a waiter; its channel closes when it has a slot.
+func (g *gate) wait(long bool) <-chan struct{} {
+	w := waiter{long: long, ready: make(chan struct{})}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.waiting = append(g.waiting, w)
+	g.settleLocked()
+	return w.ready
+}
+
+func (g *gate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.free++
+	g.settleLocked()
+}
+
+// settleLocked (re)starts the wait after which admitLocked runs.
+func (g *gate) settleLocked() {
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.timer = time.AfterFunc(settle, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.admitLocked()
+	})
+}
+
+func (g *gate) admitLocked() {
+	for g.free > 0 && len(g.waiting) > 0 {
+		i := slices.IndexFunc(g.waiting, func(w waiter) bool { return w.long })
+		if i < 0 {
+			i = 0
+		}
+		close(g.waiting[i].ready)
+		g.waiting = slices.Delete(g.waiting, i, i+1)
+		g.free--
+	}
+}
