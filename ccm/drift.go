@@ -15,6 +15,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
 
@@ -95,8 +96,8 @@ func (d *driftWorker) guardGroup(g annotations.Group, snap *engine.KnownGroup) e
 		if d.members == nil {
 			return nil
 		}
-		now := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: d.members(g)}
-		was := engine.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
+		now := lbmodel.Group{Namespace: g.Namespace, Name: g.Name, Members: d.members(g)}
+		was := lbmodel.Group{Namespace: g.Namespace, Name: g.Name, Members: snap.Members}
 		if engine.GroupInputs(now, nil, snap.PoolID) != engine.GroupInputs(was, nil, snap.PoolID) {
 			return engine.ErrSkipped
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -116,8 +117,8 @@ func TestTLSReplacesCertificateOfUnrecordedLoadBalancer(t *testing.T) {
 			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
 				Type: "lb-small", Algorithm: "round_robin",
 				Listeners: []exampleapi.Listener{{Protocol: "https", Port: 443, TargetPort: 30443, CertificateIDs: []string{left}}},
-				Tags: map[string]string{renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
-					renderer.TagServiceNamespace: svc.Namespace, renderer.TagServiceName: svc.Name, renderer.TagServiceUID: string(svc.UID)},
+				Tags: map[string]string{lbmodel.TagManagedBy: "example-cloud-controller-manager", lbmodel.TagClusterID: "test",
+					lbmodel.TagServiceNamespace: svc.Namespace, lbmodel.TagServiceName: svc.Name, lbmodel.TagServiceUID: string(svc.UID)},
 			},
 		})
 		if err != nil {

@@ -59,7 +59,7 @@ func TestGroupLifecycle(t *testing.T) {
 	}
 	cloud, err := f.api.GetLoadBalancer(testkit.Context(t), lb.ID)
 	testkit.Must(t, err)
-	if cloud.Name != renderer.GroupLoadBalancerName("test", "default", "shop") || cloud.Tags[renderer.TagServiceUID] != "group:default/shop" ||
+	if cloud.Name != renderer.GroupLoadBalancerName("test", "default", "shop") || cloud.Tags[lbmodel.TagServiceUID] != "group:default/shop" ||
 		cloud.Tags[renderer.TagServiceGroup] != "shop" {
 		t.Fatalf("cloud load balancer %+v", cloud)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 	"github.com/example/cloud-provider-example/servicemodel"
@@ -96,7 +97,9 @@ func (e *Engine) LoadBalancerShape(in *annotations.Service) (Shape, error) {
 }
 
 // GroupPrimary is the member whose settings a group's load balancer takes.
-func (e *Engine) GroupPrimary(g Group) *corev1.Service { return renderer.GroupPrimary(g, e.render) }
+func (e *Engine) GroupPrimary(g lbmodel.Group) *corev1.Service {
+	return renderer.GroupPrimary(g, e.render)
+}
 
 // ReservedAddressName is the cloud name of the address reserved for svc
 // (address-keep naming none): renderer.ReservedAddressName.

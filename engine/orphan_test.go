@@ -26,7 +26,7 @@ func orphanFinder(f **fixture) func(context.Context, string, map[string]string) 
 	return func(ctx context.Context, name string, owner map[string]string) (string, error) {
 		l, err := (*f).api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name})
 		for _, lb := range l {
-			if lb.Tags[renderer.TagServiceUID] == owner[renderer.TagServiceUID] && lb.Tags[renderer.TagClusterID] == owner[renderer.TagClusterID] {
+			if lb.Tags[lbmodel.TagServiceUID] == owner[lbmodel.TagServiceUID] && lb.Tags[lbmodel.TagClusterID] == owner[lbmodel.TagClusterID] {
 				return lb.ID, err
 			}
 		}
@@ -54,7 +54,7 @@ func (f *fixture) leaveOrphan(t *testing.T, name string, tags map[string]string)
 
 // serviceOwnerTags are the owner tags of svc's load balancer.
 func serviceOwnerTags(svc *corev1.Service) map[string]string {
-	return map[string]string{renderer.TagClusterID: "test", renderer.TagServiceUID: string(svc.UID)}
+	return map[string]string{lbmodel.TagClusterID: "test", lbmodel.TagServiceUID: string(svc.UID)}
 }
 
 // checkOrphanDestroyed checks that a removal (what) recovered the orphan

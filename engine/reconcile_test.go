@@ -8,6 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
 )
@@ -26,7 +27,7 @@ func TestFailedApplyNamesThePlan(t *testing.T) {
 			LoadBalancerSettings: exampleapi.LoadBalancerSettings{
 				Type: "lb-small", Algorithm: "round_robin",
 				Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-				Tags:      map[string]string{renderer.TagClusterID: "other", renderer.TagServiceUID: "someone-else"},
+				Tags:      map[string]string{lbmodel.TagClusterID: "other", lbmodel.TagServiceUID: "someone-else"},
 			},
 		}); err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 	"github.com/example/cloud-provider-example/tfprovider"
@@ -345,8 +346,8 @@ func TestTLSAdoptsUnrecordedCertificate(t *testing.T) {
 	left, err := f.api.CreateCertificate(testkit.Context(t), exampleapi.CreateCertificateRequest{
 		Name: "cert-" + c.Fingerprint[:16], Region: region, CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
 		Tags: map[string]string{
-			renderer.TagManagedBy: "example-cloud-controller-manager", renderer.TagClusterID: "test",
-			renderer.TagServiceNamespace: "default", renderer.TagServiceName: "web", renderer.TagServiceUID: "uid-web",
+			lbmodel.TagManagedBy: "example-cloud-controller-manager", lbmodel.TagClusterID: "test",
+			lbmodel.TagServiceNamespace: "default", lbmodel.TagServiceName: "web", lbmodel.TagServiceUID: "uid-web",
 		},
 	})
 	if err != nil {

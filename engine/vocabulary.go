@@ -77,15 +77,6 @@ type (
 	// DesiredRoute is one route of the cluster's route set as rendered
 	// (Route is one as applied).
 	DesiredRoute = lbmodel.Route
-	// Pool is a target pool as rendered: its selection and targets.
-	Pool = lbmodel.Pool
-	// Group is a load balancer group: its members in order.
-	Group = lbmodel.Group
-	// NodeInstance is a node that is a pool's target.
-	NodeInstance = lbmodel.NodeInstance
-	// InputError is an input the model or the renderer refuses, with the
-	// field at fault.
-	InputError = lbmodel.InputError
 )
 
 // Rendering.
@@ -108,13 +99,6 @@ type (
 	Shape = renderer.Shape
 )
 
-// Owner tags on every cloud object the engine creates for a Service.
-const (
-	TagClusterID        = renderer.TagClusterID
-	TagServiceNamespace = renderer.TagServiceNamespace
-	TagServiceUID       = renderer.TagServiceUID
-)
-
 // DelayOutput is the root module output that records a pool's applied
 // deregistration delay.
 const DelayOutput = renderer.DelayOutput
@@ -129,7 +113,7 @@ func Selection(in *annotations.Service) (sel string, ok bool, err error) {
 func PoolKey(selection string) string { return renderer.PoolKey(selection) }
 
 // PoolNodes picks the nodes of selection in region.
-func PoolNodes(nodes []*corev1.Node, selection, region string) ([]NodeInstance, []string, error) {
+func PoolNodes(nodes []*corev1.Node, selection, region string) ([]lbmodel.NodeInstance, []string, error) {
 	return renderer.PoolNodes(nodes, selection, region)
 }
 

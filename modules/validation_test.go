@@ -122,6 +122,12 @@ var invalidCases = []struct {
 		"A rule's fixed_response excludes backends, redirect and request_headers"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, request_headers = {} }]`,
 		"A rule's fixed_response excludes backends, redirect and request_headers"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, redirect = { status_code = 301 } }]`,
+		"A rule's fixed_response excludes backends, redirect and request_headers"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 301 }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]`,
+		"A rule's redirect excludes backends"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1 }, { name = "r", listener_port = 80, priority = 2 }]`,
+		"Rule names must be unique; repeated: r."},
 }
 
 // httpsListener is a valid https listener on 443.

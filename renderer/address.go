@@ -91,7 +91,7 @@ func AddressRoot(a lbmodel.Address, cfg Config) (_ *Module, err error) {
 		{name: "family", value: cty.StringVal(a.FamilyOrDefault())},
 		{name: "load_balancer_id", value: lb},
 		{name: "tags", value: stringMap(map[string]string{
-			TagManagedBy: generator, TagClusterID: cfg.ClusterID, TagAddressNamespace: a.Namespace,
+			lbmodel.TagManagedBy: generator, lbmodel.TagClusterID: cfg.ClusterID, TagAddressNamespace: a.Namespace,
 		})},
 	}
 	if err := r.moduleCall(AddressModuleName, ModuleSource{Source: DefaultAddressModuleSource}, inputs); err != nil {

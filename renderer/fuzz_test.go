@@ -84,7 +84,7 @@ func FuzzRenderLoadBalancer(f *testing.F) {
 		// strings, which Terraform normalises to NFC).
 		nfc := func(s string) string { return cty.StringVal(s).AsString() }
 		tags := spec.Tags
-		if tags[TagServiceNamespace] != ns || tags[TagServiceName] != name || tags[TagServiceUID] != uid {
+		if tags[lbmodel.TagServiceNamespace] != ns || tags[lbmodel.TagServiceName] != name || tags[lbmodel.TagServiceUID] != uid {
 			t.Errorf("tags %q lost the Service identity", tags)
 		}
 		if v := strings.TrimSpace(svc.Annotations[string(annotations.LBName)]); v != "" && spec.CloudName != v {

@@ -9,8 +9,8 @@ import (
 )
 
 // TagGatewayName names, on a Gateway's load balancer, the Gateway (its
-// namespace is TagServiceNamespace's, its uid the owner tag
-// TagServiceUID's).
+// namespace is lbmodel.TagServiceNamespace's, its uid the owner tag
+// lbmodel.TagServiceUID's).
 const TagGatewayName = "k8s.example.com/gateway-name"
 
 // GatewayName is the cloud name of a Gateway's load balancer: k8s- and 28

@@ -93,7 +93,7 @@ func SortMembers(namespace string, members []*corev1.Service) []*corev1.Service 
 
 // GroupOwnerTags are the owner tags of a group's load balancer.
 func GroupOwnerTags(namespace, name, clusterID string) map[string]string {
-	return map[string]string{TagClusterID: clusterID, TagServiceUID: objectref.Group(namespace, name).OwnerTag()}
+	return map[string]string{lbmodel.TagClusterID: clusterID, lbmodel.TagServiceUID: objectref.Group(namespace, name).OwnerTag()}
 }
 
 // GroupLoadBalancerName is the cloud name of a group's load balancer when
@@ -146,11 +146,11 @@ func GroupLoadBalancer(g lbmodel.Group, nodes []*corev1.Node, cfg Config) (_ *Mo
 	spec := primary.lb
 	spec.CloudName = cmp.Or(primary.ann.Name, GroupLoadBalancerName(cfg.ClusterID, g.Namespace, g.Name))
 	spec.Tags = map[string]string{
-		TagManagedBy:        generator,
-		TagClusterID:        cfg.ClusterID,
-		TagServiceNamespace: g.Namespace,
-		TagServiceGroup:     g.Name,
-		TagServiceUID:       objectref.Group(g.Namespace, g.Name).OwnerTag(),
+		lbmodel.TagManagedBy:        generator,
+		lbmodel.TagClusterID:        cfg.ClusterID,
+		lbmodel.TagServiceNamespace: g.Namespace,
+		TagServiceGroup:             g.Name,
+		lbmodel.TagServiceUID:       objectref.Group(g.Namespace, g.Name).OwnerTag(),
 	}
 	owner := map[string]*corev1.Service{}
 	spec.Listeners = nil

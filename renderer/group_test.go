@@ -179,7 +179,7 @@ func TestGroupNames(t *testing.T) {
 		a == GroupLoadBalancerName("c", "other", "g") {
 		t.Errorf("name %q is not distinct per cluster and group", a)
 	}
-	if GroupOwnerTags("shop", "g", "c")[TagServiceUID] != "group:shop/g" {
+	if GroupOwnerTags("shop", "g", "c")[lbmodel.TagServiceUID] != "group:shop/g" {
 		t.Error("owner tag")
 	}
 }

@@ -10,18 +10,9 @@ import (
 	"github.com/example/cloud-provider-example/servicemodel"
 )
 
-// Tag keys the controller puts on every load balancer (lbmodel's).
-const (
-	TagManagedBy        = lbmodel.TagManagedBy
-	TagClusterID        = lbmodel.TagClusterID
-	TagServiceNamespace = lbmodel.TagServiceNamespace
-	TagServiceName      = lbmodel.TagServiceName
-	TagServiceUID       = lbmodel.TagServiceUID
-)
-
 // OwnerTagKeys are the tags that name a load balancer's owner: another
 // value for one of them means another cluster's or Service's.
-var OwnerTagKeys = []string{TagClusterID, TagServiceUID}
+var OwnerTagKeys = []string{lbmodel.TagClusterID, lbmodel.TagServiceUID}
 
 // OwnerTags are the owner tags svc's load balancer carries
 // (servicemodel.OwnerTags).

@@ -158,5 +158,5 @@ func stringSet(ss []string) cty.Value {
 // PoolTags are the tags of the cluster's pool of node selection sel: what
 // finds it in the cloud.
 func PoolTags(sel string, cfg Config) map[string]string {
-	return map[string]string{TagManagedBy: generator, TagClusterID: cfg.ClusterID, TagNodeSelector: sel}
+	return map[string]string{lbmodel.TagManagedBy: generator, lbmodel.TagClusterID: cfg.ClusterID, TagNodeSelector: sel}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/termsafe"
 )
@@ -76,7 +77,7 @@ func failedReason(err error) string {
 	reason := "ApplyFailed"
 	var re *engine.RunError
 	var ae *annotations.Error
-	var ie *engine.InputError
+	var ie *lbmodel.InputError
 	var tm *engine.TooManyListenersError
 	var pe *engine.UnsupportedProtocolError
 	var own reasoned

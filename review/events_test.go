@@ -9,6 +9,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/audit"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/records"
 )
 
@@ -27,7 +28,7 @@ func TestFailedEvent(t *testing.T) {
 		{name: "annotation value", err: fmt.Errorf("parse: %w", &annotations.Error{Annotation: annotations.LBName, Value: hostile, Reason: "is not a name"}),
 			reason: "InvalidService", has: []string{`value "x\nNormal Applied plan-forged\x1b[2JAAA`, fmt.Sprintf("(%d bytes)", len(hostile))},
 			not: []string{"\n", "\x1b", strings.Repeat("A", 100)}},
-		{name: "input value", err: &engine.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
+		{name: "input value", err: &lbmodel.InputError{Field: "spec.loadBalancerSourceRanges[0]", Value: "10.0.0.0/8\nforged", Reason: "is not a CIDR"},
 			reason: "InvalidService", has: []string{`spec.loadBalancerSourceRanges[0]: "10.0.0.0/8\nforged" is not a CIDR`}, not: []string{"\n"}},
 		{name: "too many listeners", err: &engine.TooManyListenersError{Ports: 11, Limit: 10}, reason: "InvalidService", has: []string{"at most 10 listeners"}},
 		{name: "unsupported protocol", err: &engine.UnsupportedProtocolError{Number: 80, Protocol: "SCTP"}, reason: "InvalidService", has: []string{"protocol SCTP"}},

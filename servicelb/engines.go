@@ -8,6 +8,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -24,7 +25,7 @@ type serviceEngine interface {
 	CheckService(in *annotations.Service) error
 	LoadBalancerWorkspace(in *annotations.Service) (engine.Job, error)
 	GetLoadBalancer(ctx context.Context, in *annotations.Service) (*engine.LoadBalancer, bool, error)
-	GetGroupLoadBalancer(ctx context.Context, g engine.Group) (*engine.LoadBalancer, bool, error)
+	GetGroupLoadBalancer(ctx context.Context, g lbmodel.Group) (*engine.LoadBalancer, bool, error)
 	ReconcileLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	ReconcileLoadBalancerOnPool(ctx context.Context, in *annotations.Service, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveLoadBalancer(ctx context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error)
@@ -38,17 +39,17 @@ type groupEngine interface {
 	review.Unlocker
 	GetLoadBalancer(ctx context.Context, in *annotations.Service) (*engine.LoadBalancer, bool, error)
 	ReleaseLoadBalancer(ctx context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error)
-	GroupPrimary(g engine.Group) *corev1.Service
-	RenderGroup(g engine.Group, nodes []*corev1.Node, poolID string) (*engine.Module, *engine.GroupReport, engine.Job, error)
-	ReconcileGroup(ctx context.Context, g engine.Group, nodes []*corev1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error)
-	RemoveGroup(ctx context.Context, g engine.Group, rv engine.Review) (*engine.Outcome, error)
+	GroupPrimary(g lbmodel.Group) *corev1.Service
+	RenderGroup(g lbmodel.Group, nodes []*corev1.Node, poolID string) (*engine.Module, *engine.GroupReport, engine.Job, error)
+	ReconcileGroup(ctx context.Context, g lbmodel.Group, nodes []*corev1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error)
+	RemoveGroup(ctx context.Context, g lbmodel.Group, rv engine.Review) (*engine.Outcome, error)
 }
 
 // poolEngine is what the target pools need (pools.go).
 type poolEngine interface {
 	HasTargetPool(ctx context.Context, selection string) (bool, error)
 	TargetPoolID(ctx context.Context, selection string) (string, error)
-	RenderTargetPools(pools []engine.Pool) (*engine.Module, engine.Job, error)
+	RenderTargetPools(pools []lbmodel.Pool) (*engine.Module, engine.Job, error)
 	ReconcileTargetPools(ctx context.Context, selection string, members engine.PoolMembers, rv engine.Review) (string, *engine.Outcome, error)
 	SyncTargetPools(ctx context.Context, members engine.PoolMembers, rv engine.Review) (*engine.Outcome, error)
 	PruneTargetPools(ctx context.Context, inUse []string, members engine.PoolMembers, rv engine.Review) (engine.Prune, *engine.Outcome, error)

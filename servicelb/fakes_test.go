@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -91,7 +92,7 @@ func (e *fakePoolEngine) TargetPoolID(_ context.Context, sel string) (string, er
 	}
 	return "pool-" + engine.PoolKey(sel), nil
 }
-func (e *fakePoolEngine) RenderTargetPools([]engine.Pool) (*engine.Module, engine.Job, error) {
+func (e *fakePoolEngine) RenderTargetPools([]lbmodel.Pool) (*engine.Module, engine.Job, error) {
 	return nil, engine.Job{Key: "prod-targetpools"}, nil
 }
 func (e *fakePoolEngine) ReconcileTargetPools(_ context.Context, sel string, _ engine.PoolMembers, _ engine.Review) (string, *engine.Outcome, error) {
@@ -140,7 +141,7 @@ func (e *fakeGroupEngine) ForceUnlock(context.Context, engine.Job, string) error
 func (e *fakeGroupEngine) GetLoadBalancer(context.Context, *annotations.Service) (*engine.LoadBalancer, bool, error) {
 	return e.own, e.own != nil, nil
 }
-func (e *fakeGroupEngine) GetGroupLoadBalancer(_ context.Context, g engine.Group) (*engine.LoadBalancer, bool, error) {
+func (e *fakeGroupEngine) GetGroupLoadBalancer(_ context.Context, g lbmodel.Group) (*engine.LoadBalancer, bool, error) {
 	if !e.live[e.workspace(g)] {
 		return nil, false, nil
 	}
@@ -162,16 +163,16 @@ func (e *fakeGroupEngine) ReleaseLoadBalancer(_ context.Context, in *annotations
 	}
 	return out, e.releaseErr
 }
-func (e *fakeGroupEngine) GroupPrimary(g engine.Group) *v1.Service {
+func (e *fakeGroupEngine) GroupPrimary(g lbmodel.Group) *v1.Service {
 	if len(g.Members) == 0 {
 		return nil
 	}
 	return g.Members[0]
 }
-func (e *fakeGroupEngine) RenderGroup(g engine.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
+func (e *fakeGroupEngine) RenderGroup(g lbmodel.Group, _ []*v1.Node, _ string) (*engine.Module, *engine.GroupReport, engine.Job, error) {
 	return nil, &engine.GroupReport{Members: g.Members}, engine.Job{Key: e.workspace(g)}, nil
 }
-func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []*v1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
+func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g lbmodel.Group, _ []*v1.Node, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.GroupReport, *engine.Outcome, error) {
 	var names []string
 	for _, m := range g.Members {
 		names = append(names, m.Name)
@@ -184,14 +185,14 @@ func (e *fakeGroupEngine) ReconcileGroup(_ context.Context, g engine.Group, _ []
 	rep := &engine.GroupReport{Members: g.Members, Conflicts: e.conflicts}
 	return e.lb, rep, &engine.Outcome{Workspace: e.workspace(g), Result: &engine.Result{}}, nil
 }
-func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g engine.Group, _ engine.Review) (*engine.Outcome, error) {
+func (e *fakeGroupEngine) RemoveGroup(_ context.Context, g lbmodel.Group, _ engine.Review) (*engine.Outcome, error) {
 	e.removed = append(e.removed, g.Namespace+"/"+g.Name)
 	delete(e.live, e.workspace(g))
 	destroy := &engine.Plan{ID: "plan-destroy", Destroy: true, HasChanges: true}
 	return &engine.Outcome{Workspace: e.workspace(g), Planned: destroy, Applied: destroy, Result: &engine.Result{}}, nil
 }
 
-func (e *fakeGroupEngine) workspace(g engine.Group) string {
+func (e *fakeGroupEngine) workspace(g lbmodel.Group) string {
 	return "prod-group-" + g.Namespace + "-" + g.Name
 }
 

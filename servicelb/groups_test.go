@@ -18,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -83,7 +84,7 @@ func TestGroupMembersJoinMoveLeave(t *testing.T) {
 	if conflict < 0 || !strings.Contains(evs[conflict].Message, "tcp/80") || !strings.Contains(evs[conflict].Message, "shop/a") {
 		t.Fatalf("no conflict event naming a: %v", evs)
 	}
-	ws := f.groups.workspace(engine.Group{Namespace: "shop", Name: "front"})
+	ws := f.groups.workspace(lbmodel.Group{Namespace: "shop", Name: "front"})
 	rec := f.get(t, ws)
 	if rec == nil || rec.Object.Kind != objectref.KindServiceGroup || len(rec.Members) != 2 || rec.Members[0].Name != "a" {
 		t.Fatalf("group record %+v", rec)

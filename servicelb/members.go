@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
@@ -130,8 +131,8 @@ func (l *groupLoadBalancers) groupsOf(ctx context.Context, svc *v1.Service) []an
 	return gs
 }
 
-func (l *groupLoadBalancers) renderGroup(g annotations.Group, members []*v1.Service) engine.Group {
-	return engine.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
+func (l *groupLoadBalancers) renderGroup(g annotations.Group, members []*v1.Service) lbmodel.Group {
+	return lbmodel.Group{Namespace: g.Namespace, Name: g.Name, Members: members}
 }
 
 // reconcileGroup converges g to its members now, caller joining (or

@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deregistration"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
@@ -110,11 +111,11 @@ func (n *nodeLifecycle) nodes(fallback []*v1.Node) []*v1.Node {
 // members decides every pool's targets from all the nodes, the targets
 // the pools have, and the delays their applied load balancers ask for.
 func (l *targetPools) members(fallback []*v1.Node, delays poolDelays) engine.PoolMembers {
-	return func(sels []string, applied map[string][]string) ([]engine.Pool, error) {
+	return func(sels []string, applied map[string][]string) ([]lbmodel.Pool, error) {
 		nodes := l.lifecycle.nodes(fallback)
 		round := l.lifecycle.planner.Observe(nodes)
 		l.lifecycle.forgetGone(nodes)
-		var pools []engine.Pool
+		var pools []lbmodel.Pool
 		for _, s := range sels {
 			picked, _, err := engine.PoolNodes(nodes, s, l.cfg.Region)
 			if err != nil {
@@ -146,7 +147,7 @@ func (l *targetPools) members(fallback []*v1.Node, delays poolDelays) engine.Poo
 			if d.Recheck > 0 {
 				l.lifecycle.queue.AddAfter(poolsKey, d.Recheck)
 			}
-			pools = append(pools, engine.Pool{Selection: s, Targets: d.Targets, Delay: delay, AskedBy: askedBy})
+			pools = append(pools, lbmodel.Pool{Selection: s, Targets: d.Targets, Delay: delay, AskedBy: askedBy})
 		}
 		return pools, nil
 	}

@@ -17,9 +17,9 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -67,7 +67,7 @@ func TestReferencesReadTheirSources(t *testing.T) {
 		LoadBalancerSettings: exampleapi.LoadBalancerSettings{
 			Type: "lb-small", Algorithm: "round_robin",
 			Listeners: []exampleapi.Listener{{Protocol: "tcp", Port: 80, TargetPort: 30080}},
-			Tags:      map[string]string{engine.TagClusterID: "test", engine.TagServiceNamespace: "team-a", engine.TagServiceUID: "u-team-a"},
+			Tags:      map[string]string{lbmodel.TagClusterID: "test", lbmodel.TagServiceNamespace: "team-a", lbmodel.TagServiceUID: "u-team-a"},
 		},
 	}})
 	named := func(name string) map[string]string { return map[string]string{string(annotations.LBName): name} }

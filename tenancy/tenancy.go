@@ -25,6 +25,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
@@ -325,7 +326,7 @@ func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string
 		return "the cloud config does not allow adoption in namespace " + from.Namespace, nil
 	}
 	const notYours = "it is not a load balancer this Service may adopt: it does not exist, or its owner tags name another cluster or object"
-	want := map[string]string{renderer.TagClusterID: a.ClusterID, renderer.TagServiceUID: from.OwnerTag()}
+	want := map[string]string{lbmodel.TagClusterID: a.ClusterID, lbmodel.TagServiceUID: from.OwnerTag()}
 	return byTags(ctx, a.LoadBalancerTags, id, notYours, func(tags map[string]string) bool {
 		return len(exampleapi.OwnerConflicts(want, tags, renderer.OwnerTagKeys)) == 0
 	})
@@ -349,7 +350,7 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 	}
 	owner := tags[exampleapi.TagNamespace]
 	switch {
-	case !found || tags[renderer.TagClusterID] != a.ClusterID || tags[renderer.TagManagedBy] == "" || owner == "":
+	case !found || tags[lbmodel.TagClusterID] != a.ClusterID || tags[lbmodel.TagManagedBy] == "" || owner == "":
 		return refusal, nil
 	case owner == from.Namespace:
 		return "", nil
@@ -434,7 +435,7 @@ func (a *Authorizer) nameInUse(ctx context.Context, r Reference) (string, error)
 // OwnedBy tells whether a cloud object's tags name this cluster and
 // namespace as its owner.
 func OwnedBy(tags map[string]string, clusterID, namespace string) bool {
-	return tags[renderer.TagClusterID] == clusterID && tags[renderer.TagServiceNamespace] == namespace
+	return tags[lbmodel.TagClusterID] == clusterID && tags[lbmodel.TagServiceNamespace] == namespace
 }
 
 // granted: joining another namespace's group needs that namespace's

@@ -13,6 +13,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
@@ -20,32 +21,32 @@ import (
 // The cloud of these tests: team-a's certificate, team-b's, one the
 // platform uploaded by hand, and team-a's from another cluster.
 var certs = map[string]map[string]string{
-	"cert-a":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"},
-	"cert-b":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b"},
+	"cert-a":     {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a"},
+	"cert-b":     {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-b"},
 	"cert-plat":  {"owner": "ops-team"},
-	"cert-other": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"},
+	"cert-other": {lbmodel.TagClusterID: "staging", lbmodel.TagServiceNamespace: "team-a"},
 	"cert-wild":  {},
 	// Uploaded for team-a, and shared with team-b by the platform.
-	"cert-a-shared": {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"},
+	"cert-a-shared": {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a"},
 }
 
 // The load balancers: untagged (nobody's), team-a/web's own (uid u1),
 // another Service's, another cluster's.
 var lbs = map[string]map[string]string{
 	"lb-1":       {},
-	"lb-mine":    {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u1"},
-	"lb-other":   {renderer.TagClusterID: "prod", renderer.TagServiceUID: "u9"},
-	"lb-staging": {renderer.TagClusterID: "staging"},
+	"lb-mine":    {lbmodel.TagClusterID: "prod", lbmodel.TagServiceUID: "u1"},
+	"lb-other":   {lbmodel.TagClusterID: "prod", lbmodel.TagServiceUID: "u9"},
+	"lb-staging": {lbmodel.TagClusterID: "staging"},
 }
 
 // The load balancers by name: team-a's, team-a's group front's, team-b's,
 // one made by hand (untagged), one of team-a in another cluster.
 var lbNames = map[string]map[string]string{
-	"shop-a":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u1"},
-	"front-a":    {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "group:team-a/front"},
-	"shop-b":     {renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b", renderer.TagServiceUID: "u2"},
+	"shop-a":     {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a", lbmodel.TagServiceUID: "u1"},
+	"front-a":    {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a", lbmodel.TagServiceUID: "group:team-a/front"},
+	"shop-b":     {lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-b", lbmodel.TagServiceUID: "u2"},
 	"legacy":     {"owner": "ops-team"},
-	"shop-stage": {renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a", renderer.TagServiceUID: "u1"},
+	"shop-stage": {lbmodel.TagClusterID: "staging", lbmodel.TagServiceNamespace: "team-a", lbmodel.TagServiceUID: "u1"},
 }
 
 // The reserved addresses, by id and by IP: team-a's, team-b's, one made
@@ -54,11 +55,11 @@ var addresses = map[string]struct {
 	id   string
 	tags map[string]string
 }{
-	"addr-a":       {"addr-a", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"}},
-	"198.51.100.1": {"addr-a", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-a"}},
-	"addr-b":       {"addr-b", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "prod", renderer.TagServiceNamespace: "team-b"}},
+	"addr-a":       {"addr-a", map[string]string{lbmodel.TagManagedBy: "x", lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a"}},
+	"198.51.100.1": {"addr-a", map[string]string{lbmodel.TagManagedBy: "x", lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-a"}},
+	"addr-b":       {"addr-b", map[string]string{lbmodel.TagManagedBy: "x", lbmodel.TagClusterID: "prod", lbmodel.TagServiceNamespace: "team-b"}},
 	"addr-hand":    {"addr-hand", map[string]string{"owner": "ops-team"}},
-	"addr-stage":   {"addr-stage", map[string]string{renderer.TagManagedBy: "x", renderer.TagClusterID: "staging", renderer.TagServiceNamespace: "team-a"}},
+	"addr-stage":   {"addr-stage", map[string]string{lbmodel.TagManagedBy: "x", lbmodel.TagClusterID: "staging", lbmodel.TagServiceNamespace: "team-a"}},
 }
 
 func grant(ns string, from string, name string) gatewayv1beta1.ReferenceGrant {
@@ -294,7 +295,7 @@ func TestAuthorize(t *testing.T) {
 					t.Errorf("refusal %q names the holder %s", refused.Reason, c.ref.Namespace)
 				}
 				// Never another tenant's object: no owner, no tag.
-				for _, leak := range []string{"team-a", renderer.TagServiceNamespace, "ops-team", "prod"} {
+				for _, leak := range []string{"team-a", lbmodel.TagServiceNamespace, "ops-team", "prod"} {
 					if leak != c.from.Namespace && c.ref.Namespace != leak && strings.Contains(msg, leak) {
 						t.Errorf("refusal %q names %q", msg, leak)
 					}

@@ -26,6 +26,26 @@ func (e *testEnv) upload(t *testing.T, c simtest.Cert, tags map[string]string) *
 	return cert
 }
 
+// ownerTags are the tags of ownerTagsArg: an upload with them is the
+// configuration's own.
+func ownerTags() map[string]string { return map[string]string{"k8s.example.com/service-uid": "u-1"} }
+
+// certConfig arguments: the certificate's ownerTags, and with them the
+// adoption of a matching upload.
+const (
+	ownerTagsArg = `  tags         = { "k8s.example.com/service-uid" = "u-1" }`
+	adoptArgs    = ownerTagsArg + "\n" + `  on_duplicate = "adopt_if_tags_match"`
+)
+
+// newEnvWithUpload is a test env holding an upload of a new certificate
+// with ownerTags, as an apply killed before its state recorded it leaves.
+func newEnvWithUpload(t *testing.T) (*testEnv, simtest.Cert, *exampleapi.Certificate) {
+	t.Helper()
+	e := newTestEnv(t)
+	c := simtest.NewCert(t, simtest.CertOptions{})
+	return e, c, e.upload(t, c, ownerTags())
+}
+
 // deleteLeft removes certificates a test leaves on purpose.
 func (e *testEnv) deleteLeft(t *testing.T, ids ...string) {
 	t.Cleanup(func() {
@@ -74,16 +94,11 @@ func wantID(addr string, id *string) resource.TestCheckFunc {
 // another copy of the key. One with other tags, or one a load balancer
 // uses, is not; without the setting nothing is adopted.
 func TestAccCertificate_adoptUnrecorded(t *testing.T) {
-	e := newTestEnv(t)
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
-	orphan := e.upload(t, c, tags)
+	e, c, orphan := newEnvWithUpload(t)
 	other := e.upload(t, c, map[string]string{"k8s.example.com/service-uid": "u-2"})
 	e.deleteLeft(t, other.ID)
-	adopt := `  tags         = { "k8s.example.com/service-uid" = "u-1" }
-  on_duplicate = "adopt_if_tags_match"`
 	accTest(t, e.checkCertsLeft(other.ID), []resource.TestStep{{
-		Config: e.config(certConfig(c, adopt)),
+		Config: e.config(certConfig(c, adoptArgs)),
 		Check: resource.ComposeTestCheckFunc(
 			wantID(certAddr, &orphan.ID),
 			resource.TestCheckResourceAttr(certAddr, "on_duplicate", "adopt_if_tags_match"),
@@ -93,23 +108,19 @@ func TestAccCertificate_adoptUnrecorded(t *testing.T) {
 }
 
 func TestAccCertificate_noAdoption(t *testing.T) {
-	e := newTestEnv(t)
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	e, c, used := newEnvWithUpload(t)
 	// In use by a load balancer: recorded somewhere, not an orphan.
-	used := e.upload(t, c, tags)
 	e.servingLB(t, "other", nil, used.ID)
 	d := simtest.NewCert(t, simtest.CertOptions{})
-	unused := e.upload(t, d, tags)
+	unused := e.upload(t, d, ownerTags())
 	e.deleteLeft(t, unused.ID, used.ID)
 	var id string
 	for _, step := range []struct {
 		cert simtest.Cert
 		args string
 	}{
-		{c, `  tags = { "k8s.example.com/service-uid" = "u-1" }
-  on_duplicate = "adopt_if_tags_match"`},
-		{d, `  tags = { "k8s.example.com/service-uid" = "u-1" }`}, // on_duplicate = "upload"
+		{c, adoptArgs},
+		{d, ownerTagsArg}, // on_duplicate = "upload"
 	} {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: protoV6Factories,
@@ -131,18 +142,14 @@ func TestAccCertificate_noAdoption(t *testing.T) {
 // use by a load balancer with the same tags. It is still the
 // configuration's unrecorded upload: taken over, not uploaded again.
 func TestAccCertificate_adoptServedByOwnLoadBalancer(t *testing.T) {
-	e := newTestEnv(t)
-	c := simtest.NewCert(t, simtest.CertOptions{})
-	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
-	served := e.upload(t, c, tags)
+	e, c, served := newEnvWithUpload(t)
 	e.deleteLeft(t, served.ID)
-	lb := e.servingLB(t, "own", tags, served.ID)
+	lb := e.servingLB(t, "own", ownerTags(), served.ID)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6Factories,
 		CheckDestroy:             e.checkCertsLeft(),
 		Steps: []resource.TestStep{{
-			Config: e.config(certConfig(c, `  tags         = { "k8s.example.com/service-uid" = "u-1" }
-  on_duplicate = "adopt_if_tags_match"`)),
+			Config: e.config(certConfig(c, adoptArgs)),
 			Check: resource.ComposeTestCheckFunc(wantID(certAddr, &served.ID), e.checkCertsLeft(served.ID),
 				// So that the destroy may delete it.
 				func(*terraform.State) error {
@@ -160,7 +167,7 @@ func TestAccCertificate_adoptServedByOwnLoadBalancer(t *testing.T) {
 // configuration no longer has), and keeps another owner's and one in use.
 // Without it, they stay.
 func TestAccCertificate_deleteLeftovers(t *testing.T) {
-	tags := map[string]string{"k8s.example.com/service-uid": "u-1"}
+	tags := ownerTags()
 	for _, del := range []bool{true, false} {
 		t.Run(fmt.Sprint("delete_leftovers=", del), func(t *testing.T) {
 			e := newTestEnv(t)
@@ -178,9 +185,7 @@ func TestAccCertificate_deleteLeftovers(t *testing.T) {
 				ProtoV6ProviderFactories: protoV6Factories,
 				CheckDestroy:             e.checkCertsLeft(want...),
 				Steps: []resource.TestStep{{
-					Config: e.config(certConfig(simtest.NewCert(t, simtest.CertOptions{}), fmt.Sprintf(`  tags         = { "k8s.example.com/service-uid" = "u-1" }
-  on_duplicate = "adopt_if_tags_match"
-  delete_leftovers = %t`, del))),
+					Config: e.config(certConfig(simtest.NewCert(t, simtest.CertOptions{}), adoptArgs+fmt.Sprintf("\n  delete_leftovers = %t", del))),
 					Check: resource.ComposeTestCheckFunc(
 						stateID(certAddr, &id),
 						resource.TestCheckResourceAttr(certAddr, "delete_leftovers", fmt.Sprint(del)),

@@ -13,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/simulator/simtest"
@@ -116,7 +117,7 @@ func (e *env) guestCannotStallRow(t *testing.T, alice, bob *user) {
 	c := simtest.NewCert(t, simtest.CertOptions{CommonName: "b.example.test"})
 	cert, err := e.api.CreateCertificate(testkit.Context(t), exampleapi.CreateCertificateRequest{Name: "team-b-own", Region: region,
 		CertificatePEM: c.CertPEM, PrivateKeyPEM: c.KeyPEM,
-		Tags: map[string]string{renderer.TagClusterID: "e2e", renderer.TagServiceNamespace: "team-b"}})
+		Tags: map[string]string{lbmodel.TagClusterID: "e2e", lbmodel.TagServiceNamespace: "team-b"}})
 	testkit.Must(t, err)
 	guest := lbServiceIn("team-b", "mixed-guest", 8443)
 	guest.Annotations = map[string]string{

@@ -22,6 +22,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/renderer"
@@ -327,7 +328,7 @@ func TestTenancy(t *testing.T) {
 		if l := e.lbsNamed(t, squatted); len(l) != 0 {
 			t.Fatalf("bob has a load balancer of team-a's group's default name: %+v", l[0])
 		}
-		if l := e.lbsNamed(t, "team-a-shop"); len(l) != 1 || l[0].Tags[renderer.TagServiceNamespace] != "team-a" {
+		if l := e.lbsNamed(t, "team-a-shop"); len(l) != 1 || l[0].Tags[lbmodel.TagServiceNamespace] != "team-a" {
 			t.Fatalf("load balancers named team-a-shop: %+v", l)
 		}
 
@@ -336,7 +337,7 @@ func TestTenancy(t *testing.T) {
 		back.Annotations = map[string]string{string(annotations.LBGroup): "back"}
 		e.createService(t, alice, back)
 		e.waitIngressIn("team-a", "back", 90*time.Second)
-		if l := e.lbsNamed(t, squatted); len(l) != 1 || l[0].Tags[renderer.TagServiceNamespace] != "team-a" {
+		if l := e.lbsNamed(t, squatted); len(l) != 1 || l[0].Tags[lbmodel.TagServiceNamespace] != "team-a" {
 			t.Fatalf("load balancers of the group's default name: %+v", l)
 		}
 	})

@@ -348,32 +348,6 @@ run "rule_on_a_redirecting_listener" {
   expect_failures = [var.rules]
 }
 
-run "rule_names_unique" {
-  command = plan
-
-  variables {
-    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
-    rules = [
-      { name = "r", listener_port = 80, priority = 1 },
-      { name = "r", listener_port = 80, priority = 2 },
-    ]
-  }
-
-  expect_failures = [var.rules]
-}
-
-run "rule_redirect_and_backends" {
-  command = plan
-
-  variables {
-    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
-    rules = [{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 301 },
-    backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
-  }
-
-  expect_failures = [var.rules]
-}
-
 run "fixed_response" {
   command = plan
 
@@ -396,40 +370,6 @@ run "fixed_response" {
     )
     error_message = "A rule's fixed_response must pass through, null where unset."
   }
-}
-
-run "fixed_response_redirect_code" {
-  command = plan
-
-  variables {
-    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
-    rules     = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 302 } }]
-  }
-
-  expect_failures = [var.rules]
-}
-
-run "fixed_response_and_backends" {
-  command = plan
-
-  variables {
-    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
-    rules = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 },
-    backends = [{ target_pool_id = "tp-a", port = 30001 }] }]
-  }
-
-  expect_failures = [var.rules]
-}
-
-run "fixed_response_and_redirect" {
-  command = plan
-
-  variables {
-    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
-    rules     = [{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, redirect = { status_code = 301 } }]
-  }
-
-  expect_failures = [var.rules]
 }
 
 run "fixed_response_on_a_tcp_listener" {
