@@ -36,6 +36,8 @@ export GOFLAGS := $(strip $(GOFLAGS) -trimpath -gcflags=all=-dwarf=false)
 DEMO_DIR ?= $(CURDIR)/.demo
 # hack/testcpu's records of a make test or make test-short run.
 TEST_CPU := $(BIN)/test-cpu.tsv
+# Every package, in the order go test starts them (see test).
+TEST_PACKAGES := ./test/e2e/ ./runner/ ./engine/ ./tfprovider/ ./...
 
 .PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu chromium golangci-lint test test-short test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
@@ -86,7 +88,9 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # machine computed their facts for every dependency again.
 #
 # The e2e package is named first so that go test builds and starts it
-# first: it is the longest, and the other packages run beside it. make lint
+# first: it is the longest, and the other packages run beside it, the
+# longest of them next (runner, engine, tfprovider: 2 to 6 minutes each,
+# their tests one at a time), so that short ones fill the end. make lint
 # runs beside the tests too, niced, so that it takes the CPU the end-to-end
 # tests leave idle while they wait on the cloud and the API server, not the
 # CPU they need (on a cold machine it builds golangci-lint there first,
@@ -107,7 +111,7 @@ test: prerequisites build provider control-plane workloads helm versitygw tofu c
 	@set -o pipefail; rm -f $(TEST_CPU); \
 	nice -n 19 $(MAKE) --no-print-directory lint >$(BIN)/lint.log 2>&1 & lint=$$!; \
 	TF_ACC=1 TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) EXAMPLE_TEST_CPU=$(TEST_CPU) \
-		$(GO) test -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu ./test/e2e/ ./... | $(BIN)/testsummary -cpu $(TEST_CPU); tests=$$?; \
+		$(GO) test -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu $(TEST_PACKAGES) | $(BIN)/testsummary -cpu $(TEST_CPU); tests=$$?; \
 	wait $$lint; linted=$$?; \
 	echo "make lint (run beside the tests):"; cat $(BIN)/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "FAIL: make lint"; fi; \
@@ -123,7 +127,7 @@ test-short: prerequisites build provider control-plane workloads helm versitygw 
 	@$(GO) build -o $(BIN)/ ./hack/testsummary ./hack/testcpu
 	@set -o pipefail; rm -f $(TEST_CPU); \
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_VERSITYGW=$(VERSITYGW) EXAMPLE_TOFU=$(TOFU) EXAMPLE_CHROMIUM=$(CHROMIUM) EXAMPLE_TEST_CPU=$(TEST_CPU) \
-		$(GO) test -short -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu ./test/e2e/ ./... | $(BIN)/testsummary -short -cpu $(TEST_CPU)
+		$(GO) test -short -json -count=1 -vet=off -timeout $(TEST_TIMEOUT) -exec $(BIN)/testcpu $(TEST_PACKAGES) | $(BIN)/testsummary -short -cpu $(TEST_CPU)
 
 # The oldest and newest API servers of the supported range that build here
 # (docs/kubernetes-versions.md); make test runs against hack/control-plane.sh's

@@ -16,7 +16,8 @@ set -euo pipefail
 
 # The newest 1.36 patch the Go module proxy serves and that builds here
 # (v1.36.6 is not served): docs/kubernetes-versions.md.
-K8S_VERSION=${K8S_VERSION:-v1.36.5}
+default_version=v1.36.5
+K8S_VERSION=${K8S_VERSION:-$default_version}
 K8S_COMPONENTS=${K8S_COMPONENTS:-kube-apiserver}
 ETCD_VERSION=${ETCD_VERSION:-v3.5.21}
 CACHE_DIR=${CACHE_DIR:-$HOME/.cache/cloud-provider-example}
@@ -29,7 +30,6 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 # client-go, apiserver, api, grpc, otel) are then compiled once, by make
 # build, not again for the control plane. Another K8S_VERSION (make
 # test-skew) is built with its own staging versions, as released.
-default_version=v1.36.5
 if [[ $K8S_VERSION == "$default_version" ]]; then
 	staging=$(sed -n 's#^[[:space:]]*k8s.io/api \(v[0-9.]*\)$#\1#p' "$repo/go.mod")
 	[[ -n $staging ]] || { echo "control-plane: no k8s.io/api version in $repo/go.mod" >&2; exit 1; }

@@ -11,18 +11,23 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/example/cloud-provider-example/internal/sleep"
 	"github.com/example/cloud-provider-example/objectref"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
 
-// updateBackoff: retry.DefaultRetry's 5 tries in 50 ms are too few when
-// several processes (a leader handing over) update one record: 30 tries
-// over up to ~12 s, jittered. (No Cap: reaching it ends the retries.)
-var updateBackoff = wait.Backoff{Steps: 30, Duration: 5 * time.Millisecond, Factor: 1.2, Jitter: 1}
+// updateBackoff spreads apart the processes that update one record at
+// once (a leader handing over): tries 5 ms to 1 s apart, jittered. Every
+// round of a conflict has a winner, so a loser tries again until
+// updateGiveUp: a count of tries (30 until 2026-12-02) ran out for one of
+// ten writers on a loaded machine, and that update was lost.
+var updateBackoff = wait.Backoff{Steps: 100, Duration: 5 * time.Millisecond, Factor: 1.2, Jitter: 1, Cap: time.Second}
+
+// updateGiveUp bounds an update's retries of conflicts.
+const updateGiveUp = 2 * time.Minute
 
 // Update changes the record of workspace with fn, creating it when absent
 // (fn then gets an empty record). fn may run more than once (on a write
@@ -48,16 +53,19 @@ func (s *Store) Update(ctx context.Context, workspace string, fn func(*Record) e
 	mu := s.lock(workspace)
 	mu.Lock()
 	defer mu.Unlock()
-	var out *Record
-	err := retry.RetryOnConflict(updateBackoff, func() error {
-		var err error
-		out, err = s.update(ctx, workspace, fn)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	delay, giveUp := updateBackoff.DelayFunc(), time.Now().Add(updateGiveUp)
+	for {
+		out, err := s.update(ctx, workspace, fn)
+		switch {
+		case err == nil:
+			return out, nil
+		case !apierrors.IsConflict(err) || time.Now().After(giveUp):
+			return nil, err
+		}
+		if !sleep.For(ctx, delay()) {
+			return nil, fmt.Errorf("%w (retries ended: %w)", err, ctx.Err())
+		}
 	}
-	return out, nil
 }
 
 // keepsSaved tells whether a plan with outcome o keeps its saved plan: it

@@ -3,7 +3,8 @@
 // of failed tests only), then every skipped test with its reason, every
 // failed test with what it said of its failure, and a closing line
 // "N passed, N failed, N skipped". Before that closing line it names the
-// slowest top-level tests, so a run's time can be read by test, and with
+// slowest top-level tests (less what they waited for a slot), so a run's
+// time can be read by test, and with
 // -cpu the tests' CPU by package (hack/testcpu).
 //
 // The failures are said again at the end because a failed test's output
@@ -32,6 +33,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/example/cloud-provider-example/internal/need"
@@ -68,7 +70,15 @@ type summary struct {
 	output map[key]*strings.Builder
 	// elapsed is each top-level test's time, for the slowest.
 	elapsed []timed
+	// queued is, by top-level test, the least time one of its
+	// environments waited for a slot (queuedLine): time it ran nothing.
+	queued map[key]float64
 }
+
+// queuedLine is what the e2e package's tests log when they waited for a
+// slot (test/e2e/main_test.go); the slowest tests are named by their time
+// less their wait before their first slot.
+var queuedLine = regexp.MustCompile(`queued ([0-9.]+)s for a slot`)
 
 type timed struct {
 	name    string
@@ -108,8 +118,18 @@ func (s *summary) read(r io.Reader) error {
 
 func (s *summary) event(e event) {
 	k := key{e.Package, e.Test}
-	if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
-		s.elapsed = append(s.elapsed, timed{e.Package + " " + e.Test, e.Elapsed})
+	top, _, _ := strings.Cut(e.Test, "/")
+	if m := queuedLine.FindStringSubmatch(e.Output); e.Action == "output" && m != nil {
+		if s.queued == nil {
+			s.queued = map[key]float64{}
+		}
+		sec, _ := strconv.ParseFloat(m[1], 64)
+		if q, ok := s.queued[key{e.Package, top}]; !ok || sec < q {
+			s.queued[key{e.Package, top}] = sec
+		}
+	}
+	if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && top == e.Test {
+		s.elapsed = append(s.elapsed, timed{e.Package + " " + e.Test, e.Elapsed - s.queued[k]})
 	}
 	switch e.Action {
 	case "output":

@@ -91,6 +91,22 @@ func TestSlowestNamed(t *testing.T) {
 	}
 }
 
+// A test's time waiting for a slot before its first environment (its
+// own or a subtest's line, the least) is not counted as its time.
+func TestSlowestLessQueued(t *testing.T) {
+	out, _ := run(t, true,
+		`{"Action":"output","Package":"p","Test":"TestQueued/a","Output":"    main_test.go:70: queued 100.5s for a slot (of 5)\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestQueued/b","Output":"    main_test.go:70: queued 40.0s for a slot (of 5)\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestQueued/a","Elapsed":120}`,
+		`{"Action":"pass","Package":"p","Test":"TestQueued/b","Elapsed":60}`,
+		`{"Action":"pass","Package":"p","Test":"TestQueued","Elapsed":120.5}`,
+		`{"Action":"pass","Package":"p","Test":"TestAlone","Elapsed":50}`)
+	want := "slowest tests:\n    80.5s p TestQueued\n    50.0s p TestAlone\n4 passed, 0 failed, 0 skipped\n"
+	if !strings.HasSuffix(out, want) {
+		t.Fatalf("output:\n%s\nwant it to end with:\n%s", out, want)
+	}
+}
+
 // leftOutEvents is a test go test -short left out (testsize.SkipShort),
 // a server's cleanup logging after the skip.
 const leftOutEvents = `{"Action":"run","Package":"p","Test":"TestSoak"}

@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 		c.log = io.Discard
 	}
 	if o.ReadyTimeout == 0 {
-		// A hang guard: with e2e tests two at a time beside other
+		// A hang guard: with e2e tests five at a time beside other
 		// packages and lint, an API server took over 60 s to be ready.
 		o.ReadyTimeout = 3 * time.Minute
 	}

@@ -61,8 +61,14 @@ type waiter struct {
 func admit(t testing.TB) {
 	t.Helper()
 	name, _, _ := strings.Cut(t.Name(), "/")
+	start := time.Now()
 	<-slots.wait(slices.Contains(longTests, name))
 	t.Cleanup(slots.release)
+	// hack/testsummary reads this line: the slowest tests are named by
+	// their time less this wait.
+	if waited := time.Since(start); waited >= time.Second {
+		t.Logf("queued %.1fs for a slot (of %d)", waited.Seconds(), slotCount)
+	}
 }
 
 // wait queues a waiter; its channel closes when it has a slot.
