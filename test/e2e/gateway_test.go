@@ -223,15 +223,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	if r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{}); err != nil || *r.Spec.Rules[0].Matches[0].Path.Value != "/b" {
 		t.Fatalf("after the dry run: %v, %v; want the route unchanged", r, err)
 	}
-	testkit.Eventually(t, 30*time.Second, "mallory's route changed", func() error {
-		r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		r.Spec = crossRoute("/b2").Spec
-		_, err = malloryGW.GatewayV1().HTTPRoutes("team-b").Update(ctx, r, metav1.UpdateOptions{})
-		return err
-	})
+	setCrossPath(t, malloryGW, "/b2")
 	id := e.awaitingPlanIn("infra", "gw")
 	testkit.Eventually(t, 30*time.Second, "the Gateway pending, its address kept", func() error {
 		g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
@@ -260,15 +252,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	// Gateway deleted before the controller planned it anew waits for an
 	// approval; under load the two events reached it as one).
 	annotateGateway(t, admin, nil)
-	testkit.Eventually(t, 30*time.Second, "mallory's route changed back", func() error {
-		r, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		r.Spec = crossRoute("/b").Spec
-		_, err = malloryGW.GatewayV1().HTTPRoutes("team-b").Update(ctx, r, metav1.UpdateOptions{})
-		return err
-	})
+	setCrossPath(t, malloryGW, "/b")
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b", 200, map[string]int{at("c"): 1})
 	testkit.Must(t, admin.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
 	testkit.Eventually(t, 90*time.Second, "the Gateway and its load balancer gone", func() error {
@@ -344,6 +328,21 @@ func shopRoute() *gatewayv1.HTTPRoute {
 				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/web")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "b", 80), backend("", "c", 20)}},
 			},
 		}}
+}
+
+// setCrossPath changes the path of mallory's route team-b/cross, as she
+// can.
+func setCrossPath(t testing.TB, mallory gwclient.Interface, path string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, "mallory's route changed to "+path, func() error {
+		r, err := mallory.GatewayV1().HTTPRoutes("team-b").Get(testkit.Context(t), "cross", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		r.Spec = crossRoute(path).Spec
+		_, err = mallory.GatewayV1().HTTPRoutes("team-b").Update(testkit.Context(t), r, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // crossRoute is mallory's HTTPRoute team-b/cross on Gateway infra/gw:
