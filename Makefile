@@ -37,7 +37,7 @@ DEMO_DIR ?= $(CURDIR)/.demo
 # hack/testcpu's records of a make test or make test-short run.
 TEST_CPU := $(BIN)/test-cpu.tsv
 # Every package, in the order go test starts them (see test).
-TEST_PACKAGES := ./test/e2e/ ./runner/ ./engine/ ./tfprovider/ ./...
+TEST_PACKAGES := ./test/e2e/ ./...
 
 .PHONY: all build prerequisites provider control-plane workloads helm versitygw tofu chromium golangci-lint test test-short test-skew chaos soak soak-long memory bench lint fmt clean demo demo-down
 
@@ -88,9 +88,9 @@ prerequisites: ## what make test needs beside the Go module proxy: terraform on 
 # machine computed their facts for every dependency again.
 #
 # The e2e package is named first so that go test builds and starts it
-# first: it is the longest, and the other packages run beside it, the
-# longest of them next (runner, engine, tfprovider: 2 to 6 minutes each,
-# their tests one at a time), so that short ones fill the end. make lint
+# first: it is the longest, and the other packages run beside it, one at
+# a time (naming runner, engine and tfprovider next was tried: the one
+# beside e2e's parallel tests slows, whichever it is). make lint
 # runs beside the tests too, niced, so that it takes the CPU the end-to-end
 # tests leave idle while they wait on the cloud and the API server, not the
 # CPU they need (on a cold machine it builds golangci-lint there first,

@@ -226,9 +226,9 @@ func controlPlaneDefault(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^K8S_VERSION=\$\{K8S_VERSION:-(v[0-9.]+)\}$`).FindSubmatch(script)
-	if m == nil {
-		t.Fatal("hack/control-plane.sh sets no K8S_VERSION default")
+	m := regexp.MustCompile(`(?m)^default_version=(v[0-9.]+)$`).FindSubmatch(script)
+	if m == nil || !regexp.MustCompile(`(?m)^K8S_VERSION=\$\{K8S_VERSION:-\$default_version\}$`).Match(script) {
+		t.Fatal("hack/control-plane.sh sets no K8S_VERSION default (default_version)")
 	}
 	return string(m[1])
 }
