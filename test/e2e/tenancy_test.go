@@ -134,7 +134,17 @@ func TestTenancy(t *testing.T) {
 			return nil
 		})
 		e.servedCertificate(t, ip, d1)
-		created := e.recordOf(t, "team-a", "shop").Applied.PlanID
+		// The record names its last apply once none is under way (an
+		// apply's start clears it); read at once, it was absent once.
+		var created string
+		testkit.Eventually(t, 60*time.Second, "the record's last apply", func() error {
+			r := e.recordOf(t, "team-a", "shop")
+			if r == nil || r.Applied == nil {
+				return fmt.Errorf("the record of team-a/shop names no apply")
+			}
+			created = r.Applied.PlanID
+			return nil
+		})
 		// The plans that awaited approval before the renewal are not its:
 		// the record's last apply may already name a later plan with no
 		// changes (a reconcile after new hosts), not the creating one.
