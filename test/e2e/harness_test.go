@@ -10,9 +10,9 @@
 // the long tests first: main_test.go),
 // using the CPU one test leaves idle while it waits on the cloud: what
 // the others count is their own (terraform processes through a wrapper of
-// their own, the memory and goroutines of their own controller). The
-// chaos, conformance, sharding, crash, drain and damping tests run alone,
-// first.
+// their own, the goroutines of their own controller). The soak (its heap
+// bound), chaos, conformance, sharding, crash, drain and damping tests
+// run alone, first.
 package e2e
 
 import (

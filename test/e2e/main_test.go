@@ -21,7 +21,7 @@ const slotCount = 5
 
 // longTests take minutes even alone (measured 2026-12-02: 125 to 185 s
 // with two at a time); a test missing here is only admitted later.
-var longTests = []string{"TestSoak", "TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
+var longTests = []string{"TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
 
 // settle is how long slots wait after a test arrives before admitting
 // any: the paused tests arrive together when the sequential ones end.
