@@ -56,6 +56,8 @@ type Engine struct {
 	states  *state.Backends
 	runner  *runner.Runner
 	objects objects
+	// turns: one reconcile of an object at a time.
+	turns turns
 	// pools are the node selections that have a target pool.
 	pools selections
 	// rules flag plans for approval or deny them (nil: none).

@@ -44,6 +44,11 @@ func (e *Engine) owned(ref objectref.Ref) error {
 // waiting for a decision, else a new plan; see Review.
 func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions) (*Outcome, error) {
 	out := &Outcome{Policy: rv.Policy, Workspace: j.Key, Files: j.Files}
+	release, err := e.turns.take(ctx, ref.Key())
+	if err != nil {
+		return out, fmt.Errorf("%s: waiting for the reconcile under way: %w", ref.Describe(), err)
+	}
+	defer release()
 	if !o.destroy && !o.drift {
 		if res, ok := e.runner.FastPath(j.Key, j.Hash, 0); ok {
 			// A drift correction of these inputs may still wait; any

@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +90,38 @@ func testManualPolicy(t *testing.T, tc tftest.Toolchain) {
 	}
 	if out, err = f.eng.RemoveLoadBalancer(testkit.Context(t), annotations.Read(svc), reviewed(manual, did)); err != nil || out.Applied == nil || f.countLBs(t) != 0 {
 		t.Fatalf("approved destroy: %+v %v, %d LBs", out, err, f.countLBs(t))
+	}
+}
+
+// Reconciles of one object run one at a time: the TLS resync reconciles
+// a Service beside the service controller, and two reconciles of one
+// approved plan used to both plan afresh, then both apply it; the second
+// found the saved plan spent ("gone or was replaced").
+func TestApprovedPlanReconciledTwiceAtOnce(t *testing.T) {
+	f := newFixture(t, 2)
+	nodes := []*corev1.Node{f.node(t, "node-a")}
+	for round := range 3 {
+		svc := service(fmt.Sprintf("twice-%d", round), 80)
+		id, _ := planned(t, f.eng, svc, nodes)
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		applied := make([]bool, len(errs))
+		for i := range errs {
+			wg.Go(func() {
+				_, out, err := f.eng.ReconcileLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, reviewed(annotations.ApplyManual, id))
+				errs[i], applied[i] = err, out.Applied != nil
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if n := len(slices.DeleteFunc(applied, func(a bool) bool { return !a })); n != 1 {
+			t.Fatalf("round %d: %d reconciles applied plan %s, want one", round, n, id)
+		}
+	}
+	if n := f.countLBs(t); n != 3 {
+		t.Fatalf("%d load balancers, want 3", n)
 	}
 }
 
