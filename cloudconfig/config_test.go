@@ -123,3 +123,28 @@ func TestDeregistrationDelay(t *testing.T) {
 		{"loadBalancer: {targetPools: {deregistrationDelay: soon}}", 0, true},
 	})
 }
+
+// A terraform process's memory limit: 512Mi unless set (0 here, the
+// runner's default); "0" is Go's own collector; too small, negative or
+// not a quantity is refused.
+func TestProcessMemoryLimit(t *testing.T) {
+	set := func(v string) string {
+		return strings.Replace(cloudconfigtest.Minimal, "lockFile: /opt/example/lock.hcl", "lockFile: /opt/example/lock.hcl, processMemoryLimit: "+v, 1)
+	}
+	for v, want := range map[string]int64{"": 0, `"1Gi"`: 1 << 30, `"0"`: -1, `"256Mi"`: 256 << 20} {
+		cfg := cloudconfigtest.Minimal
+		if v != "" {
+			cfg = set(v)
+		}
+		c, err := Load([]byte(cfg))
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if got, err := c.Terraform.ProcessMemoryLimitBytes(); err != nil || got != want {
+			t.Errorf("%s: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{`"lots"`, `"-1Gi"`, `"1Mi"`} {
+		refused(t, set(v), "terraform.processMemoryLimit")
+	}
+}

@@ -48,20 +48,25 @@ func Open(ctx context.Context, cfg *cloudconfig.Config, w Wiring, o Options) (*E
 	if w.Token != "" {
 		env["EXAMPLE_TOKEN"] = w.Token
 	}
+	gcLimit, err := tf.ProcessMemoryLimitBytes()
+	if err != nil {
+		return nil, fmt.Errorf("terraform.processMemoryLimit: %w", err)
+	}
 	r, err := runner.New(ctx, runner.Config{
-		Terraform:       runner.BinaryConfig{Distribution: runner.Distribution(tf.Distribution), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
-		WorkDir:         tf.WorkDir,
-		CLIConfigFile:   tf.CLIConfig,
-		LockFile:        tf.LockFile,
-		PluginCacheDir:  tf.PluginCacheDir,
-		Concurrency:     tf.Concurrency,
-		LockTimeout:     tf.LockTimeout.Duration,
-		StaleLockAge:    tf.StaleLockAge.Duration,
-		KeepPlanText:    tf.KeepPlanText,
-		Provider:        runner.ProviderMode(tf.Provider),
-		Observe:         w.Observe,
-		Env:             env,
-		EncryptionLater: tf.Encryption != nil,
+		Terraform:          runner.BinaryConfig{Distribution: runner.Distribution(tf.Distribution), Path: tf.Binary, Version: tf.Version, InstallDir: tf.InstallDir},
+		WorkDir:            tf.WorkDir,
+		CLIConfigFile:      tf.CLIConfig,
+		LockFile:           tf.LockFile,
+		PluginCacheDir:     tf.PluginCacheDir,
+		Concurrency:        tf.Concurrency,
+		LockTimeout:        tf.LockTimeout.Duration,
+		StaleLockAge:       tf.StaleLockAge.Duration,
+		KeepPlanText:       tf.KeepPlanText,
+		Provider:           runner.ProviderMode(tf.Provider),
+		Observe:            w.Observe,
+		Env:                env,
+		EncryptionLater:    tf.Encryption != nil,
+		ProcessMemoryLimit: gcLimit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("terraform runner: %w", err)

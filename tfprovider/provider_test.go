@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/tfgc"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
@@ -50,12 +51,12 @@ func runMain(m *testing.M) int {
 		os.Setenv("TF_CLI_CONFIG_FILE", rc)
 	}
 	os.Setenv("CHECKPOINT_DISABLE", "1")
-	// Terraform processes are short (about 0.2 CPU-s each, a thousand
-	// per run) and their garbage collector is a good part of that:
-	// they collect only near a memory limit, unless the caller chose.
+	// The terraform processes collect garbage as the runner's do
+	// (internal/tfgc), unless the caller chose.
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		os.Setenv("GOGC", "off")
-		os.Setenv("GOMEMLIMIT", "512MiB")
+		for k, v := range tfgc.Env(0) {
+			os.Setenv(k, v)
+		}
 	}
 	return m.Run()
 }

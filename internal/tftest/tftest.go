@@ -5,6 +5,7 @@ package tftest
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/need"
 	"github.com/example/cloud-provider-example/internal/testsize"
+	"github.com/example/cloud-provider-example/internal/tfgc"
 )
 
 // Distributions.
@@ -218,6 +220,7 @@ func (tc Toolchain) Env(extra map[string]string) map[string]string {
 		"HTTP_PROXY":         "http://127.0.0.1:9",
 		"NO_PROXY":           "127.0.0.1,localhost",
 	}
+	maps.Copy(env, tfgc.Env(0)) // as the runner's, shipped
 	for k, v := range extra {
 		env[k] = v
 	}
