@@ -14,7 +14,7 @@
 // its annotations parsed once by the caller), so nothing here parses them.
 //
 // Files: reconcile.go converges one object (fast path, plan, decision,
-// apply of an approved plan); load.go is what a reconcile first reads
+// apply of an approved plan), one reconcile of it at a time (turns.go); load.go is what a reconcile first reads
 // (its state's migration, the plan store, a plan kept by an earlier
 // process); waiting.go keeps a plan made again with the id of the one
 // waiting the time it was first made (approvals made for it count);

@@ -182,8 +182,8 @@ func (r *Runner) apply(ctx context.Context, w *workspace, p *Plan) (*Result, err
 // when it was of hash (and younger than maxAge), without taking locks or
 // starting terraform.
 func (r *Runner) FastPath(key, hash string, maxAge time.Duration) (*Result, bool) {
-	w, err := r.workspaceFor(key)
-	if err != nil {
+	w := r.knownWorkspace(key)
+	if w == nil {
 		return nil, false
 	}
 	if rec := w.lastApplied(); rec.fresh(hash, maxAge, r.now()) {

@@ -1,6 +1,9 @@
 package runner_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -77,5 +80,24 @@ func TestSeedTakesANewerRecord(t *testing.T) {
 	}
 	if _, ok := e.r.FastPath(other.Key, other.Hash, 0); !ok {
 		t.Fatal("the newer record is not the last apply")
+	}
+}
+
+// Asking the fast path about a workspace creates none: a reconcile that
+// waited for its object's destroy asks it first, and the directory it
+// made outlived the object.
+func TestFastPathCreatesNoWorkspace(t *testing.T) {
+	e := newEnv(t, nil)
+	job, _ := e.localJob(t, "asked")
+	e.ensure(t, job)
+	_, err := e.r.Destroy(testkit.Context(t), job, runner.EnsureOptions{})
+	testkit.Must(t, err)
+	for _, key := range []string{job.Key, "never-applied"} {
+		if _, ok := e.r.FastPath(key, job.Hash, 0); ok {
+			t.Fatalf("%s: a fast path without a workspace", key)
+		}
+		if _, err := os.Stat(filepath.Join(e.r.WorkDir(), key)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s: the fast path left a workspace directory (%v)", key, err)
+		}
 	}
 }

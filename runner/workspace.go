@@ -107,6 +107,30 @@ func (r *Runner) workspaceFor(key string) (*workspace, error) {
 	return w, nil
 }
 
+// knownWorkspace is key's workspace when it has a directory (nil
+// otherwise): a question about a workspace creates none. A reconcile
+// that waited for a destroy asks the fast path first, and its directory
+// would outlive the object.
+func (r *Runner) knownWorkspace(key string) *workspace {
+	if validKey(key) != nil {
+		return nil
+	}
+	// Under the lock: a workspace being forgotten loses its directory
+	// before its entry.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w, ok := r.ws[key]; ok {
+		return w
+	}
+	dir := filepath.Join(r.cfg.WorkDir, key)
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	w := &workspace{key: key, dir: dir}
+	r.ws[key] = w
+	return w
+}
+
 // validKey keeps workspace keys to one safe path element.
 func validKey(key string) error {
 	if key == "" || key == "." || key == ".." || strings.ContainsAny(key, `/\`) || strings.HasPrefix(key, ".") {
