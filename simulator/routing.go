@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"cmp"
-	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -121,88 +120,22 @@ func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedReques
 	return l, invalid(field, "a connection to listener %s/%d has none: only http and https listeners take HTTP requests", l.Protocol, l.Port)
 }
 
-// route is how listener l of lb answers req.
+// route is how listener l of lb answers req's requests: the decision
+// for one, dealt over req.Count by weight.
 func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.SimulatedRequest) (exampleapi.RequestOutcome, error) {
-	host := strings.ToLower(req.Host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	d, err := decide(lb, l, req, func(id string) (int, error) {
+		tp, err := storedTargetPools.get(tx, id)
+		return len(tp.Targets), err
+	})
+	if err != nil {
+		return exampleapi.RequestOutcome{}, err
 	}
-	if l.RedirectToHTTPSPort != 0 {
-		return exampleapi.RequestOutcome{Status: http.StatusMovedPermanently,
-			Location: location("https", host, l.RedirectToHTTPSPort, req.Path)}, nil
-	}
-	var rules []exampleapi.Rule
-	for _, r := range lb.Rules {
-		if rl, ok := listenerOn(lb.Listeners, r.ListenerPort, r.ListenerProtocol); ok && rl.Port == l.Port && rl.Protocol == l.Protocol {
-			rules = append(rules, r)
-		}
-	}
-	// Connections carry no HTTP headers to forward.
-	headers := func(m *exampleapi.HeaderModifier) map[string]string {
-		if !isHTTPListener(l) {
-			return nil
-		}
-		return forwarded(req.Headers, m)
-	}
-	if len(rules) == 0 {
-		has, err := hasTargets(tx, lb)
-		if err != nil || !has {
-			return exampleapi.RequestOutcome{Status: http.StatusServiceUnavailable}, err
-		}
-		return exampleapi.RequestOutcome{Status: http.StatusOK, Backends: map[string]int{"targets": req.Count},
-			RequestHeaders: headers(nil)}, nil
-	}
-	slices.SortFunc(rules, func(a, b exampleapi.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
-	i := slices.IndexFunc(rules, func(r exampleapi.Rule) bool { return matches(r, host, req) })
-	if i < 0 {
-		return exampleapi.RequestOutcome{Status: http.StatusNotFound}, nil
-	}
-	r := rules[i]
-	out := exampleapi.RequestOutcome{RulePriority: r.Priority}
-	if rd := r.Redirect; rd != nil {
-		scheme, port := rd.Scheme, rd.Port
-		if scheme == "" {
-			scheme = l.Protocol
-		}
-		if port == 0 {
-			port = l.Port
-			if rd.Scheme != "" {
-				port = defaultPort(rd.Scheme)
-			}
-		}
-		if rd.Hostname != "" {
-			host = rd.Hostname
-		}
-		out.Status, out.Location = rd.StatusCode, location(scheme, host, port, req.Path)
-		return out, nil
-	}
-	// The load balancer answers itself: no backend sees the request.
-	if fr := r.FixedResponse; fr != nil {
-		out.Status = fr.StatusCode
-		return out, nil
-	}
-	var serving []exampleapi.RuleBackend
-	weighed := false
-	for _, b := range r.Backends {
-		if b.Weight == 0 {
-			continue
-		}
-		weighed = true
-		tp, err := storedTargetPools.get(tx, b.TargetPoolID)
-		if err != nil {
-			return exampleapi.RequestOutcome{}, fmt.Errorf("rule %d of port %d: %w", r.Priority, l.Port, err)
-		}
-		if len(tp.Targets) > 0 {
-			serving = append(serving, b)
-		}
-	}
+	out := exampleapi.RequestOutcome{Status: d.status, RulePriority: d.priority, Location: d.location, RequestHeaders: d.headers}
 	switch {
-	case !weighed:
-		out.Status = http.StatusInternalServerError
-	case len(serving) == 0:
-		out.Status = http.StatusServiceUnavailable
-	default:
-		out.Status, out.Backends, out.RequestHeaders = http.StatusOK, share(serving, req.Count), headers(r.RequestHeaders)
+	case d.ownTargets:
+		out.Backends = map[string]int{"targets": req.Count}
+	case len(d.backends) > 0:
+		out.Backends = share(d.backends, req.Count)
 	}
 	return out, nil
 }
@@ -317,14 +250,4 @@ func location(scheme, host string, port int, path string) string {
 		return scheme + "://" + host + path
 	}
 	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
-}
-
-// hasTargets tells whether lb forwards anywhere without rules: its own
-// targets or its pool's (a Gateway's load balancer has neither).
-func hasTargets(tx *bolt.Tx, lb exampleapi.LoadBalancer) (bool, error) {
-	if lb.TargetPoolID == "" {
-		return len(lb.Targets) > 0, nil
-	}
-	tp, err := storedTargetPools.get(tx, lb.TargetPoolID)
-	return len(tp.Targets) > 0, err
 }

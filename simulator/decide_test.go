@@ -1,0 +1,93 @@
+package simulator
+
+import (
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// decide reads nothing but its arguments: the pools' targets come from
+// the caller (the store for the http-requests endpoint, a swapped view
+// for the data plane).
+func TestDecide(t *testing.T) {
+	web := exampleapi.Listener{Protocol: "http", Port: 80, TargetPort: 30080}
+	var lb exampleapi.LoadBalancer
+	lb.Listeners = []exampleapi.Listener{web, {Protocol: "tcp", Port: 5432, TargetPort: 30432}}
+	lb.Rules = []exampleapi.Rule{
+		{Name: "api", ListenerPort: 80, Priority: 2, PathType: exampleapi.PathPrefix, Path: "/api",
+			Backends:       []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 8080, Weight: 1}, {TargetPoolID: "tp-a", Port: 8080, Weight: 3}},
+			RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "x-route", Value: "api"}}}},
+		{Name: "gone", ListenerPort: 80, Priority: 1, Hostnames: []string{"old.example.test"},
+			FixedResponse: &exampleapi.FixedResponse{StatusCode: http.StatusGone}},
+		{Name: "none", ListenerPort: 80, Priority: 3, PathType: exampleapi.PathExact, Path: "/none",
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 8080, Weight: 1}}},
+		{Name: "unweighed", ListenerPort: 80, Priority: 4, PathType: exampleapi.PathExact, Path: "/zero",
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 0}}},
+	}
+	targets := func(id string) (int, error) {
+		switch id {
+		case "tp-a":
+			return 2, nil
+		case "tp-empty":
+			return 0, nil
+		}
+		return 0, errors.New("no such pool")
+	}
+	get := func(host, path string) exampleapi.SimulatedRequest {
+		return exampleapi.SimulatedRequest{ListenerPort: 80, Host: host, Path: path, Method: http.MethodGet, Headers: map[string]string{"accept": "*/*"}}
+	}
+	for _, c := range []struct {
+		name     string
+		req      exampleapi.SimulatedRequest
+		status   int
+		priority int
+		pools    []string
+		headers  map[string]string
+	}{
+		{"prefix, serving backends only, headers set", get("shop.example.test", "/api/v1"), http.StatusOK, 2, []string{"tp-a"},
+			map[string]string{"Accept": "*/*", "X-Route": "api"}},
+		{"lowest priority first: a fixed response", get("OLD.example.test:80", "/api"), http.StatusGone, 1, nil, nil},
+		{"no rule matches", get("shop.example.test", "/apis"), http.StatusNotFound, 0, nil, nil},
+		{"no backend with targets", get("shop.example.test", "/none"), http.StatusServiceUnavailable, 3, nil, nil},
+		{"no backend with weight", get("shop.example.test", "/zero"), http.StatusInternalServerError, 4, nil, nil},
+	} {
+		d, err := decide(lb, web, c.req, targets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var pools []string
+		for _, b := range d.backends {
+			pools = append(pools, b.TargetPoolID)
+		}
+		if d.status != c.status || d.priority != c.priority || !slices.Equal(pools, c.pools) || !maps.Equal(d.headers, c.headers) {
+			t.Errorf("%s: %+v", c.name, d)
+		}
+	}
+
+	// A listener without rules forwards to the load balancer's targets,
+	// and a connection carries no headers.
+	tcp := lb.Listeners[1]
+	d, err := decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets)
+	if err != nil || d.status != http.StatusServiceUnavailable {
+		t.Fatalf("no rules, no targets: %+v %v", d, err)
+	}
+	lb.TargetPoolID = "tp-a"
+	if d, err = decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets); err != nil || d.status != http.StatusOK || !d.ownTargets || d.headers != nil {
+		t.Fatalf("no rules, the pool's targets: %+v %v", d, err)
+	}
+	// A redirecting listener answers before any rule.
+	redirect := web
+	redirect.RedirectToHTTPSPort = 8443
+	if d, _ := decide(lb, redirect, get("shop.example.test", "/api"), targets); d.status != http.StatusMovedPermanently || d.location != "https://shop.example.test:8443/api" {
+		t.Fatalf("redirect: %+v", d)
+	}
+	// A pool the store cannot read fails the decision, naming the rule.
+	lb.Rules[0].Backends[1].TargetPoolID = "tp-missing"
+	if _, err := decide(lb, web, get("shop.example.test", "/api"), targets); err == nil {
+		t.Fatal("an unreadable pool made a decision")
+	}
+}
