@@ -1,0 +1,61 @@
+package netns
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"testing"
+)
+
+// The whole test binary runs in a namespace of its own, as the e2e tests
+// will.
+func TestMain(m *testing.M) {
+	code, inside, err := Run(netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("fd00:10::/48"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if !inside {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// A load balancer's address and port 80 are bindable without root, and
+// reachable, in the namespace; the host's are not seen there.
+func TestAddressesAreLocal(t *testing.T) {
+	if !Inside() {
+		t.Fatal("the test runs outside the namespace")
+	}
+	for _, addr := range []string{"203.0.113.7:80", "[fd00:10::7]:443"} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("bind %s: %v", addr, err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Host) })}
+		go func() { _ = srv.Serve(l) }() // ends with Close
+		t.Cleanup(func() { _ = srv.Close() })
+		res, err := http.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatalf("get %s: %v", addr, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(body) != addr {
+			t.Fatalf("%s answered %q", addr, body)
+		}
+	}
+	// Outside the prefixes nothing is local: a pool's neighbour is not.
+	if l, err := net.Listen("tcp", "203.0.114.1:80"); err == nil {
+		l.Close()
+		t.Fatal("an address outside the prefixes is bindable")
+	}
+	// The namespace has only its loopback: no route off the machine.
+	ifs, err := net.Interfaces()
+	if err != nil || len(ifs) != 1 || ifs[0].Name != "lo" {
+		t.Fatalf("interfaces in the namespace: %v %v", ifs, err)
+	}
+}
