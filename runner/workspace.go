@@ -90,6 +90,22 @@ func (w *workspace) meta(name string) string { return filepath.Join(w.dir, metaD
 
 // workspaceFor returns the workspace of key, creating its handle once.
 func (r *Runner) workspaceFor(key string) (*workspace, error) {
+	return r.workspaceAt(key, true)
+}
+
+// knownWorkspace is key's workspace when it has a directory (nil
+// otherwise): a question about a workspace creates none. A reconcile
+// that waited for a destroy asks the fast path first, and its directory
+// would outlive the object.
+func (r *Runner) knownWorkspace(key string) *workspace {
+	w, _ := r.workspaceAt(key, false)
+	return w
+}
+
+// workspaceAt is key's workspace, its directory made when create, else
+// nil when it has none. Under the lock: a workspace being forgotten
+// loses its directory before its entry.
+func (r *Runner) workspaceAt(key string, create bool) (*workspace, error) {
 	if err := validKey(key); err != nil {
 		return nil, err
 	}
@@ -99,36 +115,16 @@ func (r *Runner) workspaceFor(key string) (*workspace, error) {
 		return w, nil
 	}
 	dir := filepath.Join(r.cfg.WorkDir, key)
-	if err := os.MkdirAll(filepath.Join(dir, metaDir), 0o700); err != nil {
+	if !create {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, nil
+		}
+	} else if err := os.MkdirAll(filepath.Join(dir, metaDir), 0o700); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", key, err)
 	}
 	w := &workspace{key: key, dir: dir}
 	r.ws[key] = w
 	return w, nil
-}
-
-// knownWorkspace is key's workspace when it has a directory (nil
-// otherwise): a question about a workspace creates none. A reconcile
-// that waited for a destroy asks the fast path first, and its directory
-// would outlive the object.
-func (r *Runner) knownWorkspace(key string) *workspace {
-	if validKey(key) != nil {
-		return nil
-	}
-	// Under the lock: a workspace being forgotten loses its directory
-	// before its entry.
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if w, ok := r.ws[key]; ok {
-		return w
-	}
-	dir := filepath.Join(r.cfg.WorkDir, key)
-	if _, err := os.Stat(dir); err != nil {
-		return nil
-	}
-	w := &workspace{key: key, dir: dir}
-	r.ws[key] = w
-	return w
 }
 
 // validKey keeps workspace keys to one safe path element.
