@@ -20,6 +20,9 @@ type cloud struct {
 	provisionDelay   func() time.Duration
 	lbPublicPoolSize int
 	lbPublicPrefix   netip.Prefix
+	// changed is told of every write, for the data plane (one pending
+	// signal is enough: the plane is compiled from the whole store).
+	changed chan struct{}
 }
 
 // view runs fn in a read transaction.
@@ -27,7 +30,16 @@ func (c *cloud) view(fn func(tx *bolt.Tx) error) error { return c.db.View(fn) }
 
 // update runs fn in a write transaction; bbolt fsyncs before it returns, so
 // the change is durable before anyone is told about it.
-func (c *cloud) update(fn func(tx *bolt.Tx) error) error { return c.db.Update(fn) }
+func (c *cloud) update(fn func(tx *bolt.Tx) error) error {
+	if err := c.db.Update(fn); err != nil {
+		return err
+	}
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
 
 // checkIfMatch compares an If-Match header with the current version. An
 // empty header means an unconditional write; "*" matches any version.

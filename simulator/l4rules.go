@@ -2,10 +2,10 @@ package simulator
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
 // Rules of tcp, udp and tls listeners (exampleapi/rules.go): these see
@@ -13,32 +13,11 @@ import (
 // and one of the TCP ports, so a rule (and a simulated connection) names
 // its listener by port and, where that is not enough, protocol.
 
-// isHTTPListener tells whether l forwards HTTP requests (L7).
-func isHTTPListener(l exampleapi.Listener) bool {
-	return l.Protocol == exampleapi.ProtocolHTTP || l.Protocol == exampleapi.ProtocolHTTPS
-}
-
-// listenerOn is the listener of ls on port that protocol names: the one
-// of that protocol; for "", the port's listener of the TCP ports, else
-// its udp one.
-func listenerOn(ls []exampleapi.Listener, port int, protocol string) (exampleapi.Listener, bool) {
-	i := slices.IndexFunc(ls, func(l exampleapi.Listener) bool {
-		return l.Port == port && (l.Protocol == protocol || protocol == "" && l.Protocol != exampleapi.ProtocolUDP)
-	})
-	if i < 0 && protocol == "" {
-		i = slices.IndexFunc(ls, func(l exampleapi.Listener) bool { return l.Port == port })
-	}
-	if i < 0 {
-		return exampleapi.Listener{}, false
-	}
-	return ls[i], true
-}
-
-// pickListener is listenerOn, or a 400 on portField when the port has
+// pickListener is routing.ListenerOn, or a 400 on portField when the port has
 // no listener, on protocolField when it has none of protocol; what
 // introduces the listeners in the message (e.g. "the load balancer").
 func pickListener(ls []exampleapi.Listener, port int, protocol, portField, protocolField, what string) (exampleapi.Listener, error) {
-	if l, ok := listenerOn(ls, port, protocol); ok {
+	if l, ok := routing.ListenerOn(ls, port, protocol); ok {
 		return l, nil
 	}
 	var have []string
@@ -59,7 +38,7 @@ func pickListener(ls []exampleapi.Listener, port int, protocol, portField, proto
 // an HTTP request, so both only forward: no redirect, no fixed response,
 // no header changes.
 func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
-	if isHTTPListener(l) {
+	if routing.IsHTTP(l) {
 		return nil
 	}
 	on := fmt.Sprintf("is not allowed on listener %s/%d", l.Protocol, l.Port)

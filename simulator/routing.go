@@ -2,15 +2,13 @@ package simulator
 
 import (
 	"cmp"
-	"net"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
 // Simulated requests: a load balancer's http(s) listener answers them by
@@ -102,7 +100,7 @@ func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedReques
 	if err != nil {
 		return l, err
 	}
-	if isHTTPListener(l) {
+	if routing.IsHTTP(l) {
 		req.Path, req.Method = cmp.Or(req.Path, "/"), cmp.Or(req.Method, http.MethodGet)
 		return l, nil
 	}
@@ -123,131 +121,19 @@ func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedReques
 // route is how listener l of lb answers req's requests: the decision
 // for one, dealt over req.Count by weight.
 func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.SimulatedRequest) (exampleapi.RequestOutcome, error) {
-	d, err := decide(lb, l, req, func(id string) (int, error) {
+	d, err := routing.Decide(lb, l, req, func(id string) (int, error) {
 		tp, err := storedTargetPools.get(tx, id)
 		return len(tp.Targets), err
 	})
 	if err != nil {
 		return exampleapi.RequestOutcome{}, err
 	}
-	out := exampleapi.RequestOutcome{Status: d.status, RulePriority: d.priority, Location: d.location, RequestHeaders: d.headers}
+	out := exampleapi.RequestOutcome{Status: d.Status, RulePriority: d.Priority, Location: d.Location, RequestHeaders: d.Headers}
 	switch {
-	case d.ownTargets:
+	case d.OwnTargets:
 		out.Backends = map[string]int{"targets": req.Count}
-	case len(d.backends) > 0:
-		out.Backends = share(d.backends, req.Count)
+	case len(d.Backends) > 0:
+		out.Backends = routing.Share(d.Backends, req.Count)
 	}
 	return out, nil
-}
-
-// matches tells whether every condition of r holds for req to host.
-func matches(r exampleapi.Rule, host string, req exampleapi.SimulatedRequest) bool {
-	if len(r.Hostnames) > 0 && !slices.ContainsFunc(r.Hostnames, func(h string) bool { return hostMatches(h, host) }) {
-		return false
-	}
-	switch r.PathType {
-	case exampleapi.PathExact:
-		if req.Path != r.Path {
-			return false
-		}
-	case exampleapi.PathPrefix:
-		p := strings.TrimSuffix(r.Path, "/")
-		if p != "" && req.Path != p && !strings.HasPrefix(req.Path, p+"/") {
-			return false
-		}
-	}
-	if r.Method != "" && r.Method != req.Method {
-		return false
-	}
-	for _, h := range r.Headers {
-		if v, ok := header(req.Headers, h.Name); !ok || v != h.Value {
-			return false
-		}
-	}
-	return true
-}
-
-// hostMatches: a name matches itself; "*.example.com" matches a name of
-// one or more labels before ".example.com".
-func hostMatches(pattern, host string) bool {
-	if suffix, ok := strings.CutPrefix(pattern, "*"); ok {
-		return len(host) > len(suffix) && strings.HasSuffix(host, suffix)
-	}
-	return host == pattern
-}
-
-// header is the value of the header called name (any case) in hs.
-func header(hs map[string]string, name string) (string, bool) {
-	for k, v := range hs {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// forwarded are the request's headers after m, by canonical name.
-func forwarded(in map[string]string, m *exampleapi.HeaderModifier) map[string]string {
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[http.CanonicalHeaderKey(k)] = v
-	}
-	if m == nil {
-		return out
-	}
-	for _, h := range m.Set {
-		out[http.CanonicalHeaderKey(h.Name)] = h.Value
-	}
-	for _, h := range m.Add {
-		k := http.CanonicalHeaderKey(h.Name)
-		if v, ok := out[k]; ok {
-			out[k] = v + ", " + h.Value
-		} else {
-			out[k] = h.Value
-		}
-	}
-	for _, name := range m.Remove {
-		delete(out, http.CanonicalHeaderKey(name))
-	}
-	return out
-}
-
-// share deals n requests over backends by weight, with smooth weighted
-// round robin: 100 requests at 80/20 are exactly 80 and 20.
-func share(backends []exampleapi.RuleBackend, n int) map[string]int {
-	out := map[string]int{}
-	current := make([]int, len(backends))
-	total := 0
-	for _, b := range backends {
-		total += b.Weight
-	}
-	for range n {
-		best := 0
-		for i, b := range backends {
-			current[i] += b.Weight
-			if current[i] > current[best] {
-				best = i
-			}
-		}
-		current[best] -= total
-		b := backends[best]
-		out[b.TargetPoolID+":"+strconv.Itoa(b.Port)]++
-	}
-	return out
-}
-
-func defaultPort(scheme string) int {
-	if scheme == "https" {
-		return 443
-	}
-	return 80
-}
-
-// location is a redirect's URL; the port is left out when it is the
-// scheme's default.
-func location(scheme, host string, port int, path string) string {
-	if port == defaultPort(scheme) {
-		return scheme + "://" + host + path
-	}
-	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
 }

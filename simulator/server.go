@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/dataplane"
 )
 
 // Config configures a Server.
@@ -46,6 +47,11 @@ type Config struct {
 	// 203.0.113.0/24: 254 addresses); a larger one for benchmarks of
 	// thousands of load balancers, e.g. 198.18.0.0/16.
 	LBPublicPrefix netip.Prefix
+	// DataPlane serves the load balancers' traffic: a socket on each
+	// active listener's address (docs/adr/0023-the-data-plane.md). The
+	// addresses must be local: run inside internal/netns, or as root with
+	// the pools routed local.
+	DataPlane bool
 	// Logger receives the request log; nil discards it.
 	Logger *slog.Logger
 	// Clock is the cloud's time: what objects are stamped with, when a
@@ -103,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 		},
 		lbPublicPoolSize: cfg.LBPublicPoolSize,
 		lbPublicPrefix:   lbPublicPrefix,
+		changed:          make(chan struct{}, 1),
 	}
 	if cfg.LBPublicPrefix.IsValid() {
 		if !cfg.LBPublicPrefix.Addr().Is4() || cfg.LBPublicPrefix.Bits() > 30 {
@@ -219,6 +226,13 @@ func (s *Server) Serve(ctx context.Context, control, metadata net.Listener) erro
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	if s.cfg.DataPlane {
+		dp := dataplane.New(s.log)
+		traffic, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); s.serveTraffic(traffic, dp) }()
+		defer func() { stop(); <-done; dp.Close() }()
 	}
 	var serveErr error
 	select {

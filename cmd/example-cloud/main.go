@@ -49,6 +49,7 @@ type options struct {
 	rateLimit, errorRate, dropRate  float64
 	rateBurst, lbPublicPoolSize     int
 	lbPublicPrefix                  string
+	dataPlane                       bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.dropRate, "drop-rate", 0, "fraction (0..1) of API requests whose connection is closed after processing")
 	fs.IntVar(&o.lbPublicPoolSize, "lb-public-pool-size", 0, "limit the public load balancer pool to N addresses (0 = all of --lb-public-prefix)")
 	fs.StringVar(&o.lbPublicPrefix, "lb-public-prefix", "203.0.113.0/24", "the public load balancer address pool (IPv4, /30 or larger)")
+	fs.BoolVar(&o.dataPlane, "data-plane", false, "serve the load balancers' traffic on their addresses (they must be local: run inside a network namespace of the run's own, or as root)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -124,6 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		SelfInstance:     o.selfInstance,
 		LBPublicPoolSize: o.lbPublicPoolSize,
 		LBPublicPrefix:   lbPrefix,
+		DataPlane:        o.dataPlane,
 		Logger:           logger,
 	})
 	if err != nil {

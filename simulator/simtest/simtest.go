@@ -102,6 +102,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.cfg.Logger 
 // instead of sleeping.
 func WithClock(c clock.PassiveClock) Option { return func(o *options) { o.cfg.Clock = c } }
 
+// WithDataPlane serves the load balancers' traffic on their addresses;
+// the test binary must run inside internal/netns (or as root with the
+// pools routed local).
+func WithDataPlane() Option { return func(o *options) { o.cfg.DataPlane = true } }
+
 // Start runs a simulator until the test ends (or Stop is called).
 func Start(t testing.TB, opts ...Option) *Sim {
 	t.Helper()

@@ -1,4 +1,4 @@
-package simulator
+package routing
 
 import (
 	"errors"
@@ -55,15 +55,15 @@ func TestDecide(t *testing.T) {
 		{"no backend with targets", get("shop.example.test", "/none"), http.StatusServiceUnavailable, 3, nil, nil},
 		{"no backend with weight", get("shop.example.test", "/zero"), http.StatusInternalServerError, 4, nil, nil},
 	} {
-		d, err := decide(lb, web, c.req, targets)
+		d, err := Decide(lb, web, c.req, targets)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var pools []string
-		for _, b := range d.backends {
+		for _, b := range d.Backends {
 			pools = append(pools, b.TargetPoolID)
 		}
-		if d.status != c.status || d.priority != c.priority || !slices.Equal(pools, c.pools) || !maps.Equal(d.headers, c.headers) {
+		if d.Status != c.status || d.Priority != c.priority || !slices.Equal(pools, c.pools) || !maps.Equal(d.Headers, c.headers) {
 			t.Errorf("%s: %+v", c.name, d)
 		}
 	}
@@ -71,23 +71,23 @@ func TestDecide(t *testing.T) {
 	// A listener without rules forwards to the load balancer's targets,
 	// and a connection carries no headers.
 	tcp := lb.Listeners[1]
-	d, err := decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets)
-	if err != nil || d.status != http.StatusServiceUnavailable {
+	d, err := Decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets)
+	if err != nil || d.Status != http.StatusServiceUnavailable {
 		t.Fatalf("no rules, no targets: %+v %v", d, err)
 	}
 	lb.TargetPoolID = "tp-a"
-	if d, err = decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets); err != nil || d.status != http.StatusOK || !d.ownTargets || d.headers != nil {
+	if d, err = Decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets); err != nil || d.Status != http.StatusOK || !d.OwnTargets || d.Headers != nil {
 		t.Fatalf("no rules, the pool's targets: %+v %v", d, err)
 	}
 	// A redirecting listener answers before any rule.
 	redirect := web
 	redirect.RedirectToHTTPSPort = 8443
-	if d, _ := decide(lb, redirect, get("shop.example.test", "/api"), targets); d.status != http.StatusMovedPermanently || d.location != "https://shop.example.test:8443/api" {
+	if d, _ := Decide(lb, redirect, get("shop.example.test", "/api"), targets); d.Status != http.StatusMovedPermanently || d.Location != "https://shop.example.test:8443/api" {
 		t.Fatalf("redirect: %+v", d)
 	}
 	// A pool the store cannot read fails the decision, naming the rule.
 	lb.Rules[0].Backends[1].TargetPoolID = "tp-missing"
-	if _, err := decide(lb, web, get("shop.example.test", "/api"), targets); err == nil {
+	if _, err := Decide(lb, web, get("shop.example.test", "/api"), targets); err == nil {
 		t.Fatal("an unreadable pool made a decision")
 	}
 }

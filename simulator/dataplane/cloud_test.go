@@ -1,0 +1,110 @@
+package dataplane_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/simtest"
+)
+
+// The simulator serves what its API was told: a load balancer carries
+// traffic on the address it reports once it is active, a pool's change
+// drains a target on the pool's delay, a listener added by an update
+// answers, and a deleted load balancer's socket closes.
+func TestTheCloudServesWhatItRecords(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(300*time.Millisecond))
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var ids []string
+	for _, name := range []string{"node-a", "node-b"} {
+		inst, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		httpBackend(t, inst.PrivateIPv4+":30080", name)
+		ids = append(ids, inst.ID)
+	}
+	tp, err := api.CreateTargetPool(ctx, exampleapi.CreateTargetPoolRequest{Name: "nodes", Region: "ex-west-1", Targets: ids, DeregistrationDelaySeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec exampleapi.LoadBalancerSpec
+	spec.Name, spec.Region, spec.Type, spec.TargetPoolID = "web", "ex-west-1", "lb-small", tp.ID
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	lb, err := api.CreateLoadBalancer(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb = waitActive(ctx, t, api, lb.ID)
+	url := "http://" + lb.IPv4 + "/"
+
+	pods := map[string]int{}
+	for range 10 {
+		res, a := get(t, noRedirects, url, "web.example.test")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		pods[a.Pod]++
+	}
+	if pods["node-a"] != 5 || pods["node-b"] != 5 {
+		t.Fatalf("10 requests over two nodes: %v", pods)
+	}
+
+	// node-a leaves the pool: no request reaches it while it drains.
+	if _, err := api.UpdateTargetPool(ctx, tp.ID, exampleapi.UpdateTargetPoolRequest{Targets: ids[1:], DeregistrationDelaySeconds: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool { _, a := get(t, noRedirects, url, "web.example.test"); return a.Pod == "node-b" })
+	for range 6 {
+		if _, a := get(t, noRedirects, url, "web.example.test"); a.Pod != "node-b" {
+			t.Fatalf("a request reached %q, which left the pool", a.Pod)
+		}
+	}
+
+	// An update adds a listener; a deletion closes the sockets.
+	settings := lb.LoadBalancerSettings
+	settings.Listeners = append(settings.Listeners, exampleapi.Listener{Protocol: "http", Port: 8080, TargetPort: 30080})
+	if _, err := api.UpdateLoadBalancer(ctx, lb.ID, settings, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool {
+		code, err := status(noRedirects, "http://"+lb.IPv4+":8080/")
+		return err == nil && code == http.StatusOK
+	})
+	if err := api.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool { _, err := status(noRedirects, url); return err != nil })
+}
+
+// waitActive polls load balancer id until it is active.
+func waitActive(ctx context.Context, t *testing.T, api *exampleapi.Client, id string) *exampleapi.LoadBalancer {
+	t.Helper()
+	var lb *exampleapi.LoadBalancer
+	eventually(t, func() bool {
+		var err error
+		lb, err = api.GetLoadBalancer(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lb.Status == exampleapi.LBStatusActive
+	})
+	return lb
+}
+
+// eventually polls cond for up to 10 s.
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met within 10s")
+}

@@ -1,0 +1,192 @@
+package dataplane_test
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/echo"
+	"github.com/example/cloud-provider-example/internal/netns"
+	"github.com/example/cloud-provider-example/simulator/dataplane"
+)
+
+// The whole test binary runs in a network namespace of its own where the
+// load balancers' pool (203.0.113.0/24) and the instances' private range
+// (10.0.0.0/16) are local: the tests bind them as the cloud would.
+func TestMain(m *testing.M) {
+	code, inside, err := netns.Run(netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("10.0.0.0/16"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if !inside {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+var lbAddr = netip.MustParseAddr("203.0.113.10")
+
+// start is a data plane serving p, closed with the test.
+func start(t *testing.T, p *dataplane.Plane) *dataplane.Server {
+	t.Helper()
+	s := dataplane.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(s.Close)
+	if err := s.Swap(p); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// listen binds addr in the namespace, closed with the test.
+func listen(t *testing.T, network, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// httpBackend serves echo answers as pod at addr.
+func httpBackend(t *testing.T, addr, pod string) {
+	t.Helper()
+	srv := &http.Server{Handler: echo.Handler(pod, "test"), ReadHeaderTimeout: 5 * time.Second}
+	ln := listen(t, "tcp", addr)
+	go func() { _ = srv.Serve(ln) }() // ends with Close
+	t.Cleanup(func() { _ = srv.Close() })
+}
+
+// newLB is load balancer id as applied, with listeners ls and rules.
+func newLB(id string, ls []exampleapi.Listener, rules []exampleapi.Rule) exampleapi.LoadBalancer {
+	var lb exampleapi.LoadBalancer
+	lb.ID, lb.Status, lb.Listeners, lb.Rules = id, exampleapi.LBStatusActive, ls, rules
+	return lb
+}
+
+func target(id, addr string) dataplane.Target {
+	return dataplane.Target{ID: id, Addr: netip.MustParseAddr(addr)}
+}
+
+// noRedirects is a client that shows redirects rather than following
+// them, and opens a connection per request (as the conformance suite's).
+var noRedirects = &http.Client{
+	Timeout:       5 * time.Second,
+	Transport:     &http.Transport{DisableKeepAlives: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// reply is what a GET got: its status, headers and TLS state, and the
+// echo answer (if any).
+type reply struct {
+	StatusCode int
+	Header     http.Header
+	TLS        *tls.ConnectionState
+}
+
+// get sends GET url with Host host and reads the echo answer (if any).
+func get(t *testing.T, c *http.Client, url, host string) (reply, echo.Answer) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s (Host %s): %v", url, host, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	var a echo.Answer
+	if res.Header.Get("Content-Type") == "application/json" {
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatalf("GET %s: %v: %s", url, err, body)
+		}
+	}
+	return reply{StatusCode: res.StatusCode, Header: res.Header, TLS: res.TLS}, a
+}
+
+// status is the status of GET url, the body read and closed.
+func status(c *http.Client, url string) (int, error) {
+	res, err := c.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode, nil
+}
+
+// An http listener serves each request by its rules: host and path
+// matches by priority, weights by smooth weighted round robin and the
+// pool's targets in turn, header changes, fixed answers, redirects with
+// the query kept, and 503 where the rule's pools have no target.
+func TestHTTPFollowsTheRules(t *testing.T) {
+	httpBackend(t, "10.0.0.1:30080", "a1")
+	httpBackend(t, "10.0.0.2:30080", "a2")
+	httpBackend(t, "10.0.0.3:30081", "b1")
+	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}},
+		[]exampleapi.Rule{
+			{ListenerPort: 80, Priority: 1, Hostnames: []string{"shop.example.test"}, PathType: exampleapi.PathPrefix, Path: "/api",
+				Backends:       []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 3}, {TargetPoolID: "tp-b", Port: 30081, Weight: 1}},
+				RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "x-route", Value: "api"}}, Remove: []string{"x-secret"}}},
+			{ListenerPort: 80, Priority: 2, PathType: exampleapi.PathExact, Path: "/gone", FixedResponse: &exampleapi.FixedResponse{StatusCode: http.StatusGone}},
+			{ListenerPort: 80, Priority: 3, PathType: exampleapi.PathPrefix, Path: "/old", Redirect: &exampleapi.Redirect{Scheme: "https", StatusCode: http.StatusMovedPermanently}},
+			{ListenerPort: 80, Priority: 4, Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 30080, Weight: 1}}},
+		})
+	start(t, &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{LoadBalancer: lb, Addrs: []netip.Addr{lbAddr},
+		Pools: map[string][]dataplane.Target{
+			"tp-a": {target("i-1", "10.0.0.1"), target("i-2", "10.0.0.2")},
+			"tp-b": {target("i-3", "10.0.0.3")},
+		}}}})
+
+	pods := map[string]int{}
+	for range 100 {
+		req, err := http.NewRequest(http.MethodGet, "http://203.0.113.10/api/items?page=2", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "Shop.example.test"
+		req.Header.Set("X-Secret", "s3cret")
+		res, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a echo.Answer
+		err = json.NewDecoder(res.Body).Decode(&a)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %v", res.StatusCode, err)
+		}
+		if a.Path != "/api/items?page=2" || a.Host != "Shop.example.test" || a.Headers["X-Route"][0] != "api" || a.Headers["X-Secret"] != nil ||
+			a.Headers["X-Forwarded-For"] == nil {
+			t.Fatalf("the backend saw %+v", a)
+		}
+		pods[a.Pod]++
+	}
+	if pods["a1"] != 38 || pods["a2"] != 37 || pods["b1"] != 25 {
+		t.Errorf("100 requests at 3:1, pool a of two targets: %v", pods)
+	}
+
+	if res, _ := get(t, noRedirects, "http://203.0.113.10/gone", "shop.example.test"); res.StatusCode != http.StatusGone {
+		t.Errorf("fixed response: %d", res.StatusCode)
+	}
+	res, _ := get(t, noRedirects, "http://203.0.113.10/old/page?q=1", "shop.example.test")
+	if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "https://shop.example.test/old/page?q=1" {
+		t.Errorf("redirect: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res, _ := get(t, noRedirects, "http://203.0.113.10/api", "other.example.test"); res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a rule whose pool has no target: %d", res.StatusCode)
+	}
+}

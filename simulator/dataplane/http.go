@@ -1,0 +1,154 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
+)
+
+// drainTimeout bounds how long a closed socket's open requests may run.
+const drainTimeout = 30 * time.Second
+
+// transport is the load balancers' connections to their targets.
+var transport = &http.Transport{
+	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	MaxIdleConnsPerHost:   64,
+	IdleConnTimeout:       30 * time.Second,
+	ResponseHeaderTimeout: time.Minute,
+}
+
+type httpSocket struct{ srv *http.Server }
+
+// close stops accepting and lets the open requests finish.
+func (h httpSocket) close() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		defer cancel()
+		if h.srv.Shutdown(ctx) != nil {
+			_ = h.srv.Close() // the drain ran out: cut what is left
+		}
+	}()
+}
+
+// serveHTTP serves an http or https listener's socket.
+func (s *Server) serveHTTP(k socketKey, ln net.Listener) socket {
+	srv := &http.Server{Handler: s.handler(k), ReadHeaderTimeout: 10 * time.Second}
+	if k.protocol == exampleapi.ProtocolHTTPS {
+		ln = tls.NewListener(ln, &tls.Config{GetCertificate: s.certificate(k), MinVersion: tls.VersionTLS12})
+	}
+	go func() { _ = srv.Serve(ln) }() // ends when the socket closes
+	return httpSocket{srv}
+}
+
+// handler answers each request by the plane of the moment.
+func (s *Server) handler(k socketKey) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := s.cur.Load()
+		lb, l, ok := v.listener(k.addr.Addr(), int(k.addr.Port()), k.protocol)
+		if !ok {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "no such listener", http.StatusServiceUnavailable)
+			return
+		}
+		req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol,
+			Host: r.Host, Path: r.URL.Path, Method: r.Method, Headers: flatten(r.Header)}
+		d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		case d.Location != "":
+			loc := d.Location
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			// The rule's own target: the load balancer redirects where
+			// it was told to (http.Redirect would rewrite a relative one).
+			w.Header().Set("Location", loc)
+			w.WriteHeader(d.Status)
+			return
+		case d.Status != http.StatusOK:
+			http.Error(w, http.StatusText(d.Status), d.Status)
+			return
+		}
+		t, port, ok := v.pick(lb, l, d)
+		if !ok {
+			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+			return
+		}
+		s.forward(w, r, lb.ID, t, port, d.Modifier)
+	})
+}
+
+// forward proxies r to target t's port, its headers changed by m; the
+// request is cut if t leaves the plane without draining.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, port int, m *exampleapi.HeaderModifier) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer s.open.add(lbID, t.ID, cancel)()
+	to := &url.URL{Scheme: "http", Host: t.at(port)}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(to)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+			routing.ModifyHeaders(pr.Out.Header, m)
+		},
+		Transport: transport,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			status := http.StatusBadGateway
+			if errors.Is(err, context.Canceled) {
+				status = http.StatusServiceUnavailable
+			}
+			http.Error(w, http.StatusText(status), status)
+		},
+	}
+	rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// certificate picks an https listener's certificate by the client's SNI
+// name: the first of the listener's that covers it, else its first.
+func (s *Server) certificate(k socketKey) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		v := s.cur.Load()
+		lb, l, ok := v.listener(k.addr.Addr(), int(k.addr.Port()), k.protocol)
+		if !ok {
+			return nil, errors.New("no such listener")
+		}
+		var first *tls.Certificate
+		for _, id := range l.CertificateIDs {
+			c := lb.Certificates[id]
+			if c == nil {
+				continue
+			}
+			if first == nil {
+				first = c
+			}
+			if hello.ServerName != "" && c.Leaf != nil && c.Leaf.VerifyHostname(hello.ServerName) == nil {
+				return c, nil
+			}
+		}
+		if first == nil {
+			return nil, errors.New("the listener has no certificate")
+		}
+		return first, nil
+	}
+}
+
+// flatten is h as the evaluator reads headers: one value a name.
+func flatten(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, vs := range h {
+		out[k] = strings.Join(vs, ", ")
+	}
+	return out
+}

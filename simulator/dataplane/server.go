@@ -1,0 +1,191 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Server serves the planes it is handed: one socket per listener address.
+type Server struct {
+	log  *slog.Logger
+	cur  atomic.Pointer[view]
+	open tracker
+
+	mu      sync.Mutex
+	sockets map[socketKey]socket
+	// failed are the sockets that could not be bound, so each failure is
+	// logged once.
+	failed map[socketKey]bool
+	closed bool
+}
+
+// socketKey is one listening socket: a listener of a load balancer on one
+// of its addresses. The protocol is in the key, so a listener whose
+// protocol changes gets a new socket.
+type socketKey struct {
+	addr     netip.AddrPort
+	protocol string
+}
+
+func (k socketKey) String() string { return k.protocol + "://" + k.addr.String() }
+
+// network is the socket's: udp, or tcp for the TCP protocols.
+func (k socketKey) network() string {
+	if k.protocol == exampleapi.ProtocolUDP {
+		return "udp"
+	}
+	return "tcp"
+}
+
+// socket is a bound listener; close stops taking new connections (or
+// datagrams) and lets open ones end.
+type socket interface {
+	close()
+}
+
+// New is a data plane serving nothing yet; log receives bind failures
+// (nil: discarded).
+func New(log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{log: log, sockets: map[socketKey]socket{}, failed: map[socketKey]bool{}}
+	s.cur.Store(newView(&Plane{}))
+	return s
+}
+
+// Swap serves p from now on: requests read it whole, sockets of removed
+// listeners stop taking connections, new ones are bound, and open
+// connections to targets p no longer keeps are closed. It returns the
+// sockets it could not bind (they are tried again by the next Swap).
+func (s *Server) Swap(p *Plane) error {
+	v := newView(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("dataplane: closed")
+	}
+	s.cur.Store(v)
+	want := map[socketKey]bool{}
+	for _, lb := range p.LoadBalancers {
+		for _, a := range lb.Addrs {
+			for _, l := range lb.Listeners {
+				if l.Port < 1 || l.Port > 65535 {
+					continue // the cloud takes none: a plane made by hand
+				}
+				want[socketKey{netip.AddrPortFrom(a, uint16(l.Port)), l.Protocol}] = true
+			}
+		}
+	}
+	// Close first: a port whose protocol changed is bound again below.
+	for k, sock := range s.sockets {
+		if !want[k] {
+			sock.close()
+			delete(s.sockets, k)
+		}
+	}
+	var errs []error
+	for k := range want {
+		if _, ok := s.sockets[k]; ok {
+			continue
+		}
+		sock, err := s.bind(k)
+		if err != nil {
+			if !s.failed[k] {
+				s.log.Error("data plane: cannot bind a listener", "listener", k.String(), "err", err)
+			}
+			s.failed[k] = true
+			errs = append(errs, fmt.Errorf("listener %s: %w", k, err))
+			continue
+		}
+		delete(s.failed, k)
+		s.sockets[k] = sock
+	}
+	s.open.sweep(func(lbID, target string) bool {
+		lb := v.byID[lbID]
+		return lb != nil && lb.keeps(target)
+	})
+	return errors.Join(errs...)
+}
+
+// bind opens the socket of k and serves it.
+func (s *Server) bind(k socketKey) (socket, error) {
+	addr := k.addr.String()
+	if k.network() == "udp" {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return s.serveUDP(k, pc), nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	ln = admitting{Listener: ln, s: s, k: k}
+	switch k.protocol {
+	case exampleapi.ProtocolHTTP, exampleapi.ProtocolHTTPS:
+		return s.serveHTTP(k, ln), nil
+	case exampleapi.ProtocolTLS:
+		return s.serveStream(k, ln, true), nil
+	default:
+		return s.serveStream(k, ln, false), nil
+	}
+}
+
+// Close stops every socket and closes every open connection.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for k, sock := range s.sockets {
+		sock.close()
+		delete(s.sockets, k)
+	}
+	s.open.sweep(func(string, string) bool { return false })
+}
+
+// Listening is the sockets bound now, as "protocol://addr:port", sorted.
+func (s *Server) Listening() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.sockets))
+	for k := range s.sockets {
+		out = append(out, k.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// admitting drops the connections of clients outside the load balancer's
+// allowed source CIDRs, as a cloud's firewall does: they are closed
+// before a byte is read.
+type admitting struct {
+	net.Listener
+	s *Server
+	k socketKey
+}
+
+func (a admitting) Accept() (net.Conn, error) {
+	for {
+		c, err := a.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if a.s.cur.Load().admits(a.k.addr.Addr(), c.RemoteAddr()) {
+			return c, nil
+		}
+		_ = c.Close()
+	}
+}

@@ -1,0 +1,118 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
+)
+
+// dialTimeout bounds a connection to a target.
+const dialTimeout = 5 * time.Second
+
+// streamSocket is a tcp or tls listener's socket: its connections are
+// relayed, and live on after it closes until they end.
+type streamSocket struct{ ln net.Listener }
+
+func (st streamSocket) close() { _ = st.ln.Close() }
+
+// serveStream relays each connection of a tcp listener, or of a tls one
+// (passthrough: routed by the ClientHello's SNI name, never decrypted).
+func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) socket {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue // a connection the client gave up on
+			}
+			go s.relay(k, c, passthrough)
+		}
+	}()
+	return streamSocket{ln}
+}
+
+// relay takes one connection to its target by the plane of the moment.
+func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
+	v := s.cur.Load()
+	lb, l, ok := v.listener(k.addr.Addr(), int(k.addr.Port()), k.protocol)
+	if !ok {
+		_ = c.Close()
+		return
+	}
+	req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol}
+	if passthrough {
+		sni, replay, err := peekSNI(c)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		req.Host, c = sni, replay
+	}
+	d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+	if err != nil || d.Status != 200 {
+		_ = c.Close()
+		return
+	}
+	t, port, ok := v.pick(lb, l, d)
+	if !ok {
+		_ = c.Close()
+		return
+	}
+	up, err := net.DialTimeout("tcp", t.at(port), dialTimeout)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	if l.ProxyProtocol {
+		if _, err := io.WriteString(up, proxyHeader(c.RemoteAddr(), c.LocalAddr())); err != nil {
+			_ = c.Close()
+			_ = up.Close()
+			return
+		}
+	}
+	var once sync.Once
+	cut := func() { once.Do(func() { _ = c.Close(); _ = up.Close() }) }
+	defer s.open.add(lb.ID, t.ID, cut)()
+	pipe(c, up)
+	cut()
+}
+
+// pipe copies both ways until both directions end; each end's close is
+// passed on as a half-close.
+func pipe(a, b net.Conn) {
+	var wg sync.WaitGroup
+	one := func(dst, src net.Conn) {
+		defer wg.Done()
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = dst.Close()
+		}
+	}
+	wg.Add(2)
+	go one(a, b)
+	go one(b, a)
+	wg.Wait()
+}
+
+// proxyHeader is the PROXY protocol's version 1 line for a connection
+// from client to the load balancer's address.
+func proxyHeader(client, lb net.Addr) string {
+	c, _ := netip.ParseAddrPort(client.String())
+	d, _ := netip.ParseAddrPort(lb.String())
+	family := "TCP4"
+	if c.Addr().Unmap().Is6() {
+		family = "TCP6"
+	}
+	return fmt.Sprintf("PROXY %s %s %s %d %d\r\n", family, c.Addr().Unmap(), d.Addr().Unmap(), c.Port(), d.Port())
+}

@@ -1,0 +1,114 @@
+package dataplane
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
+)
+
+// view is a Plane indexed for serving, with the round robins' state. A
+// new plane is a new view: the robins start again.
+type view struct {
+	plane  *Plane
+	byAddr map[netip.Addr]*LoadBalancer
+	byID   map[string]*LoadBalancer
+
+	mu  sync.Mutex
+	wrr map[string]*routing.WRR // by load balancer and rule priority
+	rr  map[string]int          // by load balancer and pool ("" for its own)
+}
+
+func newView(p *Plane) *view {
+	v := &view{plane: p, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{},
+		wrr: map[string]*routing.WRR{}, rr: map[string]int{}}
+	for i := range p.LoadBalancers {
+		lb := &p.LoadBalancers[i]
+		// The evaluator counts a load balancer's own targets from its
+		// Targets: those that take connections.
+		lb.Targets = lb.Targets[:0:0]
+		for _, t := range lb.Own {
+			lb.Targets = append(lb.Targets, t.ID)
+		}
+		for _, c := range lb.AllowedSourceCIDRs {
+			if p, err := netip.ParsePrefix(c); err == nil { // the cloud took only valid ones
+				lb.sources = append(lb.sources, p)
+			}
+		}
+		v.byID[lb.ID] = lb
+		for _, a := range lb.Addrs {
+			v.byAddr[a] = lb
+		}
+	}
+	return v
+}
+
+// admits tells whether client may reach the load balancer at addr.
+func (v *view) admits(addr netip.Addr, client net.Addr) bool {
+	lb := v.byAddr[addr]
+	if lb == nil {
+		return true // nothing to reach: the listener's lookup refuses it
+	}
+	c, err := netip.ParseAddrPort(client.String())
+	return err == nil && lb.admits(c.Addr())
+}
+
+// listener is the load balancer at addr and its listener on port of
+// protocol, if the plane has them.
+func (v *view) listener(addr netip.Addr, port int, protocol string) (*LoadBalancer, exampleapi.Listener, bool) {
+	lb := v.byAddr[addr]
+	if lb == nil {
+		return nil, exampleapi.Listener{}, false
+	}
+	l, ok := routing.ListenerOn(lb.Listeners, port, protocol)
+	return lb, l, ok && l.Protocol == protocol
+}
+
+// targets counts the serving targets of a pool of lb (routing.PoolTargets).
+func (v *view) targets(lb *LoadBalancer) routing.PoolTargets {
+	return func(id string) (int, error) {
+		if id == lb.TargetPoolID {
+			return len(lb.Own), nil
+		}
+		return len(lb.Pools[id]), nil
+	}
+}
+
+// pick is the target and port a decision d of listener l sends the next
+// request or connection to; ok false when it has none.
+func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision) (t Target, port int, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if d.OwnTargets {
+		return v.next(lb.ID, "", lb.Own), l.TargetPort, len(lb.Own) > 0
+	}
+	if len(d.Backends) == 0 {
+		return Target{}, 0, false
+	}
+	key := lb.ID + "/" + l.Protocol + "/" + itoa(l.Port) + "/" + itoa(d.Priority)
+	w := v.wrr[key]
+	if w == nil {
+		w = &routing.WRR{}
+		v.wrr[key] = w
+	}
+	weights := make([]int, len(d.Backends))
+	for i, b := range d.Backends {
+		weights[i] = b.Weight
+	}
+	b := d.Backends[w.Next(weights)]
+	ts := lb.Pools[b.TargetPoolID]
+	return v.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
+}
+
+// next is the round robin's next of ts (v.mu held).
+func (v *view) next(lbID, pool string, ts []Target) Target {
+	if len(ts) == 0 {
+		return Target{}
+	}
+	key := lbID + "/" + pool
+	i := v.rr[key] % len(ts)
+	v.rr[key] = i + 1
+	return ts[i]
+}
