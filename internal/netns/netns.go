@@ -54,6 +54,14 @@ func Run(prefixes ...netip.Prefix) (code int, inside bool, err error) {
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		Pdeathsig:   syscall.SIGKILL, // the namespace ends with its parent
 	}
+	if os.Geteuid() == 0 {
+		// Root maps every user as itself, so what the program runs as
+		// another user (PostgreSQL as postgres or nobody: testpg) still
+		// can; anyone else is mapped to root alone.
+		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		cmd.SysProcAttr.UidMappings, cmd.SysProcAttr.GidMappings = all, all
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = true
+	}
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSPC) {
 			return 1, false, fmt.Errorf("netns: %w (%v)", ErrRefused, err)

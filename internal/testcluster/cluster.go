@@ -70,6 +70,10 @@ type Options struct {
 	// kwok, so that Deployments get Ready pods on fake nodes
 	// (startWorkloads); their binaries are built on first use.
 	Workloads bool
+	// PodReadyAnnotation, with Workloads, makes kwok set a pod Ready only
+	// once this annotation of it is "true": a pod runner sets it when the
+	// pod's process listens (stages.go). Empty: Ready once it has an IP.
+	PodReadyAnnotation string
 }
 
 // Cluster is a running control plane.
@@ -94,8 +98,10 @@ type Cluster struct {
 	etcd       *process
 	apiserver  *process
 	workloads  []*process // Options.Workloads
-	closeOnce  sync.Once
-	closeErr   error
+	// podReadyAnnotation is Options.PodReadyAnnotation.
+	podReadyAnnotation string
+	closeOnce          sync.Once
+	closeErr           error
 }
 
 // Run starts etcd and kube-apiserver and returns once /readyz is ok. The
@@ -103,7 +109,7 @@ type Cluster struct {
 // are killed if this process dies (Linux).
 func Run(ctx context.Context, o Options) (_ *Cluster, err error) {
 	started := time.Now()
-	c := &Cluster{Dir: o.Dir, log: o.Log}
+	c := &Cluster{Dir: o.Dir, log: o.Log, podReadyAnnotation: o.PodReadyAnnotation}
 	if c.log == nil {
 		c.log = io.Discard
 	}

@@ -24,6 +24,12 @@ func WithAPIServerArgs(args ...string) Option {
 // too (Options.Workloads).
 func WithWorkloads() Option { return func(o *Options) { o.Workloads = true } }
 
+// WithPodReadyAnnotation makes pods Ready only once annotation is "true"
+// (Options.PodReadyAnnotation).
+func WithPodReadyAnnotation(annotation string) Option {
+	return func(o *Options) { o.PodReadyAnnotation = annotation }
+}
+
 // WithUser adds a user authenticated by a static token, member of groups
 // (see User, UserKubeconfig).
 func WithUser(name string, groups ...string) Option {

@@ -35,6 +35,11 @@ func (c *Cluster) startWorkloads(ctx context.Context, binDir string, s *secrets)
 	if err != nil || len(stages) == 0 {
 		return fmt.Errorf("kwok stages: none in %s (rebuild with hack/kwok.sh)", filepath.Join(filepath.Dir(kwok), "stages"))
 	}
+	if c.podReadyAnnotation != "" {
+		if stages, err = gatedStages(stages, filepath.Join(c.Dir, "stages"), c.podReadyAnnotation); err != nil {
+			return fmt.Errorf("kwok stages: %w", err)
+		}
+	}
 	admin := []string{
 		"--kubeconfig=" + c.AdminKubeconfig,
 		"--authentication-kubeconfig=" + c.AdminKubeconfig,

@@ -17,13 +17,14 @@ import (
 	"github.com/example/cloud-provider-example/internal/echo"
 	"github.com/example/cloud-provider-example/internal/netns"
 	"github.com/example/cloud-provider-example/simulator/dataplane"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // The whole test binary runs in a network namespace of its own where the
-// load balancers' pool (203.0.113.0/24) and the instances' private range
-// (10.0.0.0/16) are local: the tests bind them as the cloud would.
+// cloud's pools are local (simtest.Prefixes): the tests bind load
+// balancers' and instances' addresses as the cloud would.
 func TestMain(m *testing.M) {
-	code, inside, err := netns.Run(netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("10.0.0.0/16"))
+	code, inside, err := netns.Run(simtest.Prefixes...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/relay"
 	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
@@ -82,27 +83,8 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 	var once sync.Once
 	cut := func() { once.Do(func() { _ = c.Close(); _ = up.Close() }) }
 	defer s.open.add(lb.ID, t.ID, cut)()
-	pipe(c, up)
+	relay.Pipe(c, up)
 	cut()
-}
-
-// pipe copies both ways until both directions end; each end's close is
-// passed on as a half-close.
-func pipe(a, b net.Conn) {
-	var wg sync.WaitGroup
-	one := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-	}
-	wg.Add(2)
-	go one(a, b)
-	go one(b, a)
-	wg.Wait()
 }
 
 // proxyHeader is the PROXY protocol's version 1 line for a connection

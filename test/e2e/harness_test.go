@@ -40,6 +40,7 @@ import (
 
 	"github.com/example/cloud-provider-example/deploy"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/freeport"
 	"github.com/example/cloud-provider-example/internal/gatewaycrds"
 	"github.com/example/cloud-provider-example/internal/need"
@@ -119,6 +120,12 @@ type options struct {
 	// beside the API server, so that Deployments get Ready pods on the
 	// env's nodes (testcluster.WithWorkloads).
 	workloads bool
+	// traffic makes the env carry traffic (with workloads): the cloud's
+	// data plane serves the load balancers, pods of clustertraffic.EchoImage
+	// run example-echo at their IPs and are Ready once it listens, and
+	// nodes forward their node ports. Such envs run one at a time: they
+	// share the namespace's addresses (traffic_test.go).
+	traffic bool
 }
 
 type env struct {
@@ -220,6 +227,12 @@ func newEnv(t testing.TB, o options) *env {
 		o.provisionDelay = 200 * time.Millisecond
 	}
 	simOpts := []simtest.Option{simtest.WithProvisionDelay(o.provisionDelay)}
+	if o.traffic {
+		o.workloads = true
+		simOpts = append(simOpts, simtest.WithDataPlane())
+		trafficEnvs.Lock()
+		t.Cleanup(trafficEnvs.Unlock)
+	}
 	if o.lbPublicPrefix.IsValid() {
 		simOpts = append(simOpts, simtest.WithLBPublicPrefix(o.lbPublicPrefix))
 	}
@@ -233,8 +246,14 @@ func newEnv(t testing.TB, o options) *env {
 	if o.workloads {
 		clusterOpts = append(clusterOpts, testcluster.WithWorkloads())
 	}
+	if o.traffic {
+		clusterOpts = append(clusterOpts, testcluster.WithPodReadyAnnotation(clustertraffic.ListeningAnnotation))
+	}
 	e.cluster = testcluster.Start(t, clusterOpts...)
 	e.kube = e.cluster.Client
+	if o.traffic {
+		e.startTraffic()
+	}
 
 	// The CCM runs as the chart's ServiceAccount with exactly its RBAC (and
 	// its pre-created leader-election Lease: it may not create one).

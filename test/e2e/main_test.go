@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/example/cloud-provider-example/internal/netns"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // Go's -parallel admits paused tests in no set order, and one of minutes
@@ -27,7 +30,18 @@ var longTests = []string{"TestTenancy", "TestManualApproval", "TestGatewayTenanc
 // any: the paused tests arrive together when the sequential ones end.
 const settle = 200 * time.Millisecond
 
+// TestMain runs the package in a user and network namespace of its own
+// (internal/netns), where the cloud's addresses are local: load
+// balancers, nodes and pods carry traffic there (docs/adr/0023).
 func TestMain(m *testing.M) {
+	code, inside, err := netns.Run(simtest.Prefixes...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	if !inside {
+		os.Exit(code)
+	}
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

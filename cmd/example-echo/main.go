@@ -1,0 +1,81 @@
+// Command example-echo is the backend the tests' and the demo's pods run:
+// configured by environment as the Gateway API conformance suite's
+// echo-basic is (POD_NAME, NAMESPACE, HTTP_PORT), it answers every HTTP
+// request with what arrived, in echo-basic's JSON; with TCP_ECHO_PORT and
+// UDP_ECHO_PORT it also echoes TCP connections and UDP datagrams.
+//
+// Unlike echo-basic, which binds every address of its pod's own network
+// namespace, it binds POD_IP (default: every address), so that pods that
+// share one namespace each answer at their own IP (docs/adr/0023).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/example/cloud-provider-example/internal/echo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "example-echo:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context) error {
+	ip := os.Getenv("POD_IP")
+	pod, ns := env("POD_NAME", "example-echo"), env("NAMESPACE", "default")
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, env("HTTP_PORT", "3000")))
+	if err != nil {
+		return err
+	}
+	if p := os.Getenv("TCP_ECHO_PORT"); p != "" {
+		tcp, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+		if err != nil {
+			return err
+		}
+		defer tcp.Close()
+		go echo.ServeTCP(tcp, "")
+	}
+	if p := os.Getenv("UDP_ECHO_PORT"); p != "" {
+		udp, err := net.ListenPacket("udp", net.JoinHostPort(ip, p))
+		if err != nil {
+			return err
+		}
+		defer udp.Close()
+		go echo.ServeUDP(udp, "")
+	}
+	srv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Terminating: finish the requests in flight, as a pod's grace period
+	// lets it.
+	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+// Package clustertraffic makes a test cluster's workloads carry traffic,
+// as a kubelet with a CNI plugin and kube-proxy would on real nodes, for
+// the tests and the demo that run inside internal/netns (docs/adr/0023):
+//
+//   - pods.go: the pod runner starts a real process for every pod whose
+//     image it knows (example-echo, for ours and for the Gateway API
+//     conformance suite's echo-basic), at the pod's IP, and marks the pod
+//     listening, which kwok waits for before it makes the pod Ready
+//     (testcluster.WithPodReadyAnnotation): endpoints are live ones;
+//   - nodes.go: every node forwards its nodeIP:nodePort to the Service's
+//     ready endpoints, only its own with externalTrafficPolicy: Local, and
+//     answers the Service's health check node port as kube-proxy does;
+//
+// Pods share the namespace's network and bind their own IP (a local
+// route makes the pod range bindable): the echo server binds it rather
+// than every address, so no network namespace per pod is needed.
+package clustertraffic
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ListeningAnnotation is set to "true" on a pod once its process listens
+// (or at once, for a pod the runner does not run).
+const ListeningAnnotation = "traffic.example.com/listening"
+
+// Options configure Start.
+type Options struct {
+	// Client is an admin client of the cluster.
+	Client kubernetes.Interface
+	// EchoBinary is example-echo, what a known image runs.
+	EchoBinary string
+	// LogDir receives each pod's output (namespace_name.log).
+	LogDir string
+	// Log receives what the harness does; nil discards it.
+	Log *slog.Logger
+}
+
+// Traffic is a running pod runner and node proxy.
+type Traffic struct {
+	pods   *podRunner
+	nodes  *nodeProxy
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start runs the pod runner and the node proxy until Stop.
+func Start(ctx context.Context, o Options) (*Traffic, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := informers.NewSharedInformerFactory(o.Client, 10*time.Minute)
+	tr := &Traffic{cancel: cancel}
+	tr.pods = newPodRunner(o, f.Core().V1().Pods().Lister())
+	tr.nodes = newNodeProxy(o.Log, f)
+	if _, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    tr.pods.onPod,
+		UpdateFunc: func(_, obj any) { tr.pods.onPod(obj) },
+		DeleteFunc: tr.pods.onDelete,
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := tr.nodes.watch(); err != nil {
+		cancel()
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("clustertraffic: %v never synced", typ)
+		}
+	}
+	tr.wg.Go(func() { tr.pods.run(ctx) })
+	tr.wg.Go(func() { tr.nodes.run(ctx) })
+	return tr, nil
+}
+
+// Stop ends every pod's process and every node's sockets.
+func (tr *Traffic) Stop() {
+	tr.cancel()
+	tr.wg.Wait()
+	tr.pods.stopAll()
+	tr.nodes.closeAll()
+}

@@ -1,0 +1,258 @@
+package clustertraffic
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// EchoImage is the image the tests' pods name for example-echo; an image
+// of the conformance suite's echo-basic runs it too.
+const EchoImage = "example.com/echo:test"
+
+// echoPort is where example-echo serves HTTP unless HTTP_PORT says.
+const echoPort = "3000"
+
+// runs tells whether the runner runs image: as example-echo.
+func runs(image string) bool {
+	return image == EchoImage || strings.Contains(image, "/echo-basic")
+}
+
+// podRunner starts and stops the pods' processes.
+type podRunner struct {
+	client  kubernetes.Interface
+	bin     string
+	logDir  string
+	log     *slog.Logger
+	pods    corelisters.PodLister
+	queue   workqueue.TypedRateLimitingInterface[string]
+	mu      sync.Mutex
+	running map[string]*podProcess // by namespace/name
+}
+
+// podProcess is one pod's process.
+type podProcess struct {
+	uid    types.UID
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func newPodRunner(o Options, pods corelisters.PodLister) *podRunner {
+	return &podRunner{client: o.Client, bin: o.EchoBinary, logDir: o.LogDir, log: o.Log, pods: pods,
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		running: map[string]*podProcess{}}
+}
+
+func (r *podRunner) onPod(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		r.queue.Add(key)
+	}
+}
+
+func (r *podRunner) onDelete(obj any) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		r.queue.Add(key)
+	}
+}
+
+// run syncs pods until ctx ends, two at a time: a pod waits for its
+// process to listen.
+func (r *podRunner) run(ctx context.Context) {
+	go func() { <-ctx.Done(); r.queue.ShutDown() }()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				key, quit := r.queue.Get()
+				if quit {
+					return
+				}
+				if err := r.sync(ctx, key); err != nil && ctx.Err() == nil {
+					r.log.Info("pod runner: retrying", "pod", key, "err", err)
+					r.queue.AddRateLimited(key)
+				} else {
+					r.queue.Forget(key)
+				}
+				r.queue.Done(key)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// sync runs pod key's process while the pod lives, and marks it
+// listening once it does.
+func (r *podRunner) sync(ctx context.Context, key string) error {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	pod, err := r.pods.Pods(ns).Get(name)
+	if apierrors.IsNotFound(err) || err == nil && pod.DeletionTimestamp != nil {
+		r.stop(key)
+		return nil
+	}
+	if err != nil || pod.Status.PodIP == "" {
+		return err
+	}
+	c, ok := echoContainer(pod)
+	if !ok {
+		return r.markListening(ctx, pod) // nothing to run: Ready as kwok would make it
+	}
+	p, err := r.ensure(key, pod, c)
+	if err != nil {
+		return err
+	}
+	if pod.Annotations[ListeningAnnotation] == "true" {
+		return nil
+	}
+	addr := net.JoinHostPort(pod.Status.PodIP, envOf(pod, c)["HTTP_PORT"])
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("pod %s: its process exited (see %s)", key, r.logFile(key))
+		default:
+		}
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = conn.Close()
+			return r.markListening(ctx, pod)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s: nothing listens on %s", key, addr)
+		}
+	}
+}
+
+// ensure starts pod's process unless it runs; a pod of the same name but
+// another uid has its old process stopped first.
+func (r *podRunner) ensure(key string, pod *corev1.Pod, c corev1.Container) (*podProcess, error) {
+	r.mu.Lock()
+	p := r.running[key]
+	r.mu.Unlock()
+	if p != nil && p.uid == pod.UID {
+		return p, nil
+	}
+	if p != nil {
+		r.stop(key)
+	}
+	out, err := os.OpenFile(r.logFile(key), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(r.bin)
+	for k, v := range envOf(pod, c) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("pod %s: %w", key, err)
+	}
+	p = &podProcess{uid: pod.UID, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		_ = out.Close()
+		close(p.exited)
+	}()
+	r.mu.Lock()
+	r.running[key] = p
+	r.mu.Unlock()
+	r.log.Info("pod runner: started", "pod", key, "ip", pod.Status.PodIP, "pid", cmd.Process.Pid)
+	return p, nil
+}
+
+func (r *podRunner) logFile(key string) string {
+	return filepath.Join(r.logDir, strings.ReplaceAll(key, "/", "_")+".log")
+}
+
+// stop ends pod key's process: SIGTERM, then SIGKILL after 5 s.
+func (r *podRunner) stop(key string) {
+	r.mu.Lock()
+	p := r.running[key]
+	delete(r.running, key)
+	r.mu.Unlock()
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	go func() {
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+		}
+	}()
+}
+
+// stopAll ends every process and waits for them.
+func (r *podRunner) stopAll() {
+	r.mu.Lock()
+	all := r.running
+	r.running = map[string]*podProcess{}
+	r.mu.Unlock()
+	for _, p := range all {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// markListening sets the annotation kwok's ready stage waits for.
+func (r *podRunner) markListening(ctx context.Context, pod *corev1.Pod) error {
+	if pod.Annotations[ListeningAnnotation] == "true" {
+		return nil
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, ListeningAnnotation)
+	_, err := r.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// echoContainer is pod's container that runs example-echo, if any.
+func echoContainer(pod *corev1.Pod) (corev1.Container, bool) {
+	for _, c := range pod.Spec.Containers {
+		if runs(c.Image) {
+			return c, true
+		}
+	}
+	return corev1.Container{}, false
+}
+
+// envOf is c's environment in pod, as the kubelet gives it: its values
+// and the field references a pod can read of itself; POD_IP is always
+// set (the process binds it), HTTP_PORT defaults to echo-basic's.
+func envOf(pod *corev1.Pod, c corev1.Container) map[string]string {
+	fields := map[string]string{
+		"metadata.name": pod.Name, "metadata.namespace": pod.Namespace, "metadata.uid": string(pod.UID),
+		"spec.nodeName": pod.Spec.NodeName, "status.podIP": pod.Status.PodIP, "status.hostIP": pod.Status.HostIP,
+	}
+	env := map[string]string{"POD_NAME": pod.Name, "NAMESPACE": pod.Namespace, "HTTP_PORT": echoPort}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil:
+			if v, ok := fields[e.ValueFrom.FieldRef.FieldPath]; ok {
+				env[e.Name] = v
+			}
+		}
+	}
+	env["POD_IP"] = pod.Status.PodIP
+	return env
+}
