@@ -193,34 +193,12 @@ func (n *nodeProxy) forward(k nodePort, c net.Conn) {
 	if !ok {
 		return // no endpoint: kube-proxy rejects the connection
 	}
-	up, err := dialFrom(c.RemoteAddr(), keepClient, "tcp", to)
+	up, err := dial(c.RemoteAddr(), keepClient, "tcp", to)
 	if err != nil {
 		return
 	}
 	defer up.Close()
 	relay.Pipe(c, up)
-}
-
-// dialFrom dials to; with keepClient, from the client's own address (as
-// kube-proxy leaves a Local Service's source address alone), falling back
-// to the node's where the client's cannot be bound.
-func dialFrom(client net.Addr, keepClient bool, network, to string) (net.Conn, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	if keepClient {
-		if ap, err := netip.ParseAddrPort(client.String()); err == nil {
-			local := netip.AddrPortFrom(ap.Addr(), 0)
-			if network == "udp" {
-				d.LocalAddr = net.UDPAddrFromAddrPort(local)
-			} else {
-				d.LocalAddr = net.TCPAddrFromAddrPort(local)
-			}
-			if c, err := d.Dial(network, to); err == nil {
-				return c, nil
-			}
-			d.LocalAddr = nil
-		}
-	}
-	return d.Dial(network, to)
 }
 
 // endpoint is the next ready endpoint of node port k, and whether the
@@ -333,7 +311,7 @@ func (n *nodeProxy) serveUDP(k nodePort, pc net.PacketConn) {
 		if f == nil {
 			to, keep, ok := n.endpoint(k)
 			if ok {
-				f, err = dialFrom(from, keep, "udp", to)
+				f, err = dial(from, keep, "udp", to)
 				if err != nil {
 					f = nil
 				}
@@ -381,4 +359,13 @@ func internalIP(node *corev1.Node) (netip.Addr, bool) {
 // local tells whether svc keeps external traffic on the node it reaches.
 func local(svc *corev1.Service) bool {
 	return svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+}
+
+// dial dials an endpoint: from the client's own address where the
+// Service keeps it (Local), else from the node's.
+func dial(client net.Addr, keepClient bool, network, to string) (net.Conn, error) {
+	if keepClient {
+		return relay.DialFrom(client, network, to, 5*time.Second)
+	}
+	return net.DialTimeout(network, to, 5*time.Second)
 }

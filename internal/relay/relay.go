@@ -6,7 +6,9 @@ package relay
 import (
 	"io"
 	"net"
+	"net/netip"
 	"sync"
+	"time"
 )
 
 // Pipe copies both ways until both directions end; each end's close is
@@ -27,4 +29,25 @@ func Pipe(a, b net.Conn) {
 	go one(a, b)
 	go one(b, a)
 	wg.Wait()
+}
+
+// DialFrom dials to from client's own address (port any), as a proxy
+// that keeps the client's address does (a load balancer to its instance
+// targets, kube-proxy for a Service with externalTrafficPolicy: Local);
+// where that address cannot be bound here, from the host's own.
+func DialFrom(client net.Addr, network, to string, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	if ap, err := netip.ParseAddrPort(client.String()); err == nil {
+		local := netip.AddrPortFrom(ap.Addr().Unmap(), 0)
+		if network == "udp" {
+			d.LocalAddr = net.UDPAddrFromAddrPort(local)
+		} else {
+			d.LocalAddr = net.TCPAddrFromAddrPort(local)
+		}
+		if c, err := d.Dial(network, to); err == nil {
+			return c, nil
+		}
+		d.LocalAddr = nil
+	}
+	return d.Dial(network, to)
 }

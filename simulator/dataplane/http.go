@@ -26,10 +26,15 @@ var transport = &http.Transport{
 	ResponseHeaderTimeout: time.Minute,
 }
 
-type httpSocket struct{ srv *http.Server }
+type httpSocket struct {
+	srv *http.Server
+	ln  net.Listener
+}
 
-// close stops accepting and lets the open requests finish.
+// close stops accepting at once (the port may be bound again right away)
+// and lets the open requests finish.
 func (h httpSocket) close() {
+	_ = h.ln.Close()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 		defer cancel()
@@ -46,7 +51,7 @@ func (s *Server) serveHTTP(k socketKey, ln net.Listener) socket {
 		ln = tls.NewListener(ln, &tls.Config{GetCertificate: s.certificate(k), MinVersion: tls.VersionTLS12})
 	}
 	go func() { _ = srv.Serve(ln) }() // ends when the socket closes
-	return httpSocket{srv}
+	return httpSocket{srv: srv, ln: ln}
 }
 
 // handler answers each request by the plane of the moment.

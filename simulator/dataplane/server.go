@@ -16,9 +16,10 @@ import (
 
 // Server serves the planes it is handed: one socket per listener address.
 type Server struct {
-	log  *slog.Logger
-	cur  atomic.Pointer[view]
-	open tracker
+	log    *slog.Logger
+	cur    atomic.Pointer[view]
+	open   tracker
+	health prober
 
 	mu      sync.Mutex
 	sockets map[socketKey]socket
@@ -59,7 +60,7 @@ func New(log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{log: log, sockets: map[socketKey]socket{}, failed: map[socketKey]bool{}}
-	s.cur.Store(newView(&Plane{}))
+	s.cur.Store(newView(&Plane{}, s.health.healthy))
 	return s
 }
 
@@ -68,12 +69,13 @@ func New(log *slog.Logger) *Server {
 // connections to targets p no longer keeps are closed. It returns the
 // sockets it could not bind (they are tried again by the next Swap).
 func (s *Server) Swap(p *Plane) error {
-	v := newView(p)
+	v := newView(p, s.health.healthy)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("dataplane: closed")
 	}
+	s.health.reconcile(p)
 	s.cur.Store(v)
 	want := map[socketKey]bool{}
 	for _, lb := range p.LoadBalancers {
@@ -147,6 +149,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.health.stopAll()
 	for k, sock := range s.sockets {
 		sock.close()
 		delete(s.sockets, k)

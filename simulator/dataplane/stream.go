@@ -68,7 +68,9 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 		_ = c.Close()
 		return
 	}
-	up, err := net.DialTimeout("tcp", t.at(port), dialTimeout)
+	// Instance targets see the client's address, as behind a network
+	// load balancer.
+	up, err := relay.DialFrom(c.RemoteAddr(), "tcp", t.at(port), dialTimeout)
 	if err != nil {
 		_ = c.Close()
 		return

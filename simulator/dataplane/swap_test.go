@@ -262,3 +262,26 @@ func TestAllowedSources(t *testing.T) {
 		t.Fatalf("a client the swap let in: %d %v", code, err)
 	}
 }
+
+// A listener whose protocol changes is served by a new socket on the same
+// port, bound in the same swap.
+func TestProtocolChange(t *testing.T) {
+	httpBackend(t, "10.0.0.1:30080", "a1")
+	plane := func(protocol string) *dataplane.Plane {
+		return &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{
+			LoadBalancer: newLB("lb-1", []exampleapi.Listener{{Protocol: protocol, Port: 8000, TargetPort: 30080}}, nil),
+			Addrs:        []netip.Addr{lbAddr}, Own: []dataplane.Target{target("i-1", "10.0.0.1")}}}}
+	}
+	s := start(t, plane("tcp"))
+	for _, p := range []string{"http", "tcp", "http"} {
+		if err := s.Swap(plane(p)); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Listening(); !slices.Equal(got, []string{p + "://203.0.113.10:8000"}) {
+			t.Fatalf("listening on %v", got)
+		}
+		if res, a := get(t, noRedirects, "http://203.0.113.10:8000/", "web"); res.StatusCode != http.StatusOK || a.Pod != "a1" {
+			t.Fatalf("%s: %d %q", p, res.StatusCode, a.Pod)
+		}
+	}
+}

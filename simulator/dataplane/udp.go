@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/relay"
 	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
@@ -68,14 +69,11 @@ func (s *Server) flow(k socketKey, u *udpSocket, client netip.AddrPort) *net.UDP
 	if !ok {
 		return nil
 	}
-	to, err := net.ResolveUDPAddr("udp", t.at(port))
+	conn, err := relay.DialFrom(net.UDPAddrFromAddrPort(client), "udp", t.at(port), dialTimeout)
 	if err != nil {
 		return nil
 	}
-	f, err := net.DialUDP("udp", nil, to)
-	if err != nil {
-		return nil
-	}
+	f := conn.(*net.UDPConn)
 	u.flows[client] = f
 	done := s.open.add(lb.ID, t.ID, func() { _ = f.Close() })
 	go func() {

@@ -12,17 +12,19 @@ import (
 // view is a Plane indexed for serving, with the round robins' state. A
 // new plane is a new view: the robins start again.
 type view struct {
-	plane  *Plane
-	byAddr map[netip.Addr]*LoadBalancer
-	byID   map[string]*LoadBalancer
+	plane *Plane
+	// healthy tells whether a target passes its load balancer's checks.
+	healthy func(*LoadBalancer, Target) bool
+	byAddr  map[netip.Addr]*LoadBalancer
+	byID    map[string]*LoadBalancer
 
 	mu  sync.Mutex
 	wrr map[string]*routing.WRR // by load balancer and rule priority
 	rr  map[string]int          // by load balancer and pool ("" for its own)
 }
 
-func newView(p *Plane) *view {
-	v := &view{plane: p, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{},
+func newView(p *Plane, healthy func(*LoadBalancer, Target) bool) *view {
+	v := &view{plane: p, healthy: healthy, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{},
 		wrr: map[string]*routing.WRR{}, rr: map[string]int{}}
 	for i := range p.LoadBalancers {
 		lb := &p.LoadBalancers[i]
@@ -66,14 +68,25 @@ func (v *view) listener(addr netip.Addr, port int, protocol string) (*LoadBalanc
 	return lb, l, ok && l.Protocol == protocol
 }
 
-// targets counts the serving targets of a pool of lb (routing.PoolTargets).
+// targets counts the healthy targets of a pool of lb (routing.PoolTargets).
 func (v *view) targets(lb *LoadBalancer) routing.PoolTargets {
 	return func(id string) (int, error) {
 		if id == lb.TargetPoolID {
-			return len(lb.Own), nil
+			return len(v.live(lb, lb.Own)), nil
 		}
-		return len(lb.Pools[id]), nil
+		return len(v.live(lb, lb.Pools[id])), nil
 	}
+}
+
+// live are the targets of ts that pass lb's health checks.
+func (v *view) live(lb *LoadBalancer, ts []Target) []Target {
+	out := make([]Target, 0, len(ts))
+	for _, t := range ts {
+		if v.healthy(lb, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // pick is the target and port a decision d of listener l sends the next
@@ -82,7 +95,8 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if d.OwnTargets {
-		return v.next(lb.ID, "", lb.Own), l.TargetPort, len(lb.Own) > 0
+		own := v.live(lb, lb.Own)
+		return v.next(lb.ID, "", own), l.TargetPort, len(own) > 0
 	}
 	if len(d.Backends) == 0 {
 		return Target{}, 0, false
@@ -98,7 +112,7 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 		weights[i] = b.Weight
 	}
 	b := d.Backends[w.Next(weights)]
-	ts := lb.Pools[b.TargetPoolID]
+	ts := v.live(lb, lb.Pools[b.TargetPoolID])
 	return v.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
 }
 

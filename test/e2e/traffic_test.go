@@ -1,13 +1,20 @@
 package e2e
 
 import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,9 +24,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/echo"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // trafficEnvs lets one env with traffic run at a time: every env's cloud
@@ -43,8 +53,8 @@ func (e *env) startTraffic() {
 }
 
 // echoDeployment creates Deployment name of replicas example-echo pods in
-// ns, labelled app=name, answering HTTP on 3000.
-func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32) {
+// ns, labelled app=name, answering HTTP on 3000 (and as env says).
+func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32, env ...v1.EnvVar) {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	_, err := e.kube.AppsV1().Deployments(ns).Create(testkit.Context(t), &appsv1.Deployment{
@@ -54,7 +64,7 @@ func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: v1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "echo", Image: clustertraffic.EchoImage,
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "echo", Image: clustertraffic.EchoImage, Env: env,
 					Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 3000}}}}},
 			},
 		},
@@ -108,43 +118,213 @@ func ask(c *http.Client, url string) (echo.Answer, error) {
 	return a, json.Unmarshal(body, &a)
 }
 
-// A LoadBalancer Service carries traffic: requests to its EXTERNAL-IP
-// reach every one of its pods through the cloud's load balancer and the
-// nodes' node ports.
+// lbService creates LoadBalancer Service ns/name over the pods app=name
+// with ports and annotations, and waits for its address.
+func (e *env) lbService(t testing.TB, ns, name string, ann map[string]string, local bool, ports ...v1.ServicePort) string {
+	t.Helper()
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name}, Ports: ports}}
+	if local {
+		svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	}
+	_, err := e.kube.CoreV1().Services(ns).Create(testkit.Context(t), svc, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	return e.ingressIP(t, ns, name)
+}
+
+// load sends GET url at rate a second, each on a new connection, until
+// the returned stop; stop reports the answers and the failures.
+func load(url string, rate int) (stop func() (ok int, failed []error)) {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	var mu sync.Mutex
+	var answered int
+	var failures []error
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			wg.Go(func() {
+				_, err := ask(c, url)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					failures = append(failures, err)
+				} else {
+					answered++
+				}
+			})
+		}
+	})
+	return func() (int, []error) {
+		close(done)
+		wg.Wait()
+		return answered, failures
+	}
+}
+
+// Traffic is the proof: Services carry requests, connections and
+// datagrams to their pods through the address in their status, through
+// the cloud's load balancer and the nodes' node ports, and keep carrying
+// them while nodes drain and listeners are added.
 func TestServiceTraffic(t *testing.T) {
-	e := newEnv(t, options{traffic: true})
+	e := newEnv(t, options{traffic: true, targetPools: map[string]any{"deregistrationDelay": "3s"}})
 	e.startCCM()
 	for _, n := range []struct{ name, zone string }{{"node-a", "ex-west-1a"}, {"node-b", "ex-west-1b"}, {"node-c", "ex-west-1c"}} {
 		e.addNode(n.name, n.zone)
 	}
 	e.waitNodesInitialised(3)
 	e.echoDeployment(t, "default", "echo", 3)
-	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), &v1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "echo"},
-		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "echo"},
-			Ports: []v1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
-	}, metav1.CreateOptions{})
-	testkit.Must(t, err)
-	ip := e.ingressIP(t, "default", "echo")
-
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	http80 := v1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}
+	ip := e.lbService(t, "default", "echo", nil, false, http80)
+	plain := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	url := "http://" + ip + "/"
-	testkit.Eventually(t, time.Minute, "an answer at "+url, func() error { _, err := ask(c, url); return err })
-	pods := map[string]int{}
-	for i := range 300 {
-		a, err := ask(c, url)
-		if err != nil {
-			t.Fatalf("request %d of 300: %v", i+1, err)
+	testkit.Eventually(t, time.Minute, "an answer at "+url, func() error { _, err := ask(plain, url); return err })
+
+	t.Run("http over three pods", func(t *testing.T) {
+		pods := map[string]int{}
+		for i := range 300 {
+			a, err := ask(plain, url)
+			if err != nil {
+				t.Fatalf("request %d of 300: %v", i+1, err)
+			}
+			pods[a.Pod]++
 		}
-		pods[a.Pod]++
-	}
-	t.Logf("300 requests through %s: %v", url, pods)
-	if len(pods) != 3 {
-		t.Fatalf("300 requests reached %d pods: %v", len(pods), pods)
-	}
-	for pod, n := range pods {
-		if n < 60 {
-			t.Errorf("pod %s answered %d of 300 (under 20%%): %v", pod, n, pods)
+		t.Logf("300 requests through %s: %v", url, pods)
+		if len(pods) != 3 {
+			t.Fatalf("300 requests reached %d pods: %v", len(pods), pods)
 		}
-	}
+		for pod, n := range pods {
+			if n < 60 {
+				t.Errorf("pod %s answered %d of 300 (under 20%%): %v", pod, n, pods)
+			}
+		}
+	})
+
+	t.Run("tcp and udp", func(t *testing.T) {
+		e.echoDeployment(t, "default", "streams", 2, v1.EnvVar{Name: "TCP_ECHO_PORT", Value: "7000"}, v1.EnvVar{Name: "UDP_ECHO_PORT", Value: "7001"})
+		ip := e.lbService(t, "default", "streams", nil, false,
+			v1.ServicePort{Name: "tcp", Port: 7000, TargetPort: intstr.FromInt32(7000)},
+			v1.ServicePort{Name: "udp", Port: 7001, Protocol: v1.ProtocolUDP, TargetPort: intstr.FromInt32(7001)})
+		testkit.Eventually(t, time.Minute, "a tcp echo at "+ip, func() error {
+			c, err := net.DialTimeout("tcp", ip+":7000", 2*time.Second)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := io.WriteString(c, "ping\n"); err != nil {
+				return err
+			}
+			if line, err := bufio.NewReader(c).ReadString('\n'); line != "ping\n" {
+				return fmt.Errorf("echo %q: %v", line, err)
+			}
+			return nil
+		})
+		testkit.Eventually(t, time.Minute, "a udp echo at "+ip, func() error {
+			c, err := net.Dial("udp", ip+":7001")
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(time.Second))
+			if _, err := io.WriteString(c, "hello"); err != nil {
+				return err
+			}
+			buf := make([]byte, 64)
+			n, err := c.Read(buf)
+			if string(buf[:n]) != "hello" {
+				return fmt.Errorf("echo %q: %v", buf[:n], err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("https by SNI", func(t *testing.T) {
+		ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "test CA", IsCA: true})
+		cert := simtest.NewCert(t, simtest.CertOptions{CommonName: "web.example.test", Issuer: &ca})
+		e.allowTLSSecrets(t, "default")
+		_, err := e.kube.CoreV1().Secrets("default").Create(testkit.Context(t), tlsSecretObject("default", "web-tls", cert), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.echoDeployment(t, "default", "web", 1)
+		ip := e.lbService(t, "default", "web", map[string]string{
+			string(annotations.LBHTTPSPorts): "443", string(annotations.LBTLSSecrets): "web-tls",
+		}, false, v1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromString("http")})
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM([]byte(ca.CertPEM))
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{ServerName: "web.example.test", RootCAs: roots}}}
+		testkit.Eventually(t, 2*time.Minute, "https at "+ip, func() error {
+			a, err := ask(c, "https://"+ip+"/")
+			if err != nil {
+				return err
+			}
+			if a.Host != ip || !strings.HasPrefix(a.Pod, "web-") {
+				return fmt.Errorf("answer %+v", a)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Local keeps the client's address", func(t *testing.T) {
+		e.echoDeployment(t, "default", "local", 1)
+		ip := e.lbService(t, "default", "local", nil, true, http80)
+		from := netip.MustParseAddr("198.51.100.200") // a client of the namespace's own
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
+		testkit.Eventually(t, time.Minute, "an answer at "+ip, func() error { _, err := ask(c, "http://"+ip+"/"); return err })
+		for i := range 30 {
+			a, err := ask(c, "http://"+ip+"/")
+			if err != nil {
+				t.Fatalf("request %d of 30 (the nodes without the pod must fail the health check, not the request): %v", i+1, err)
+			}
+			if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
+				t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
+			}
+		}
+	})
+
+	t.Run("a node drained under load", func(t *testing.T) {
+		stop := load(url, 50)
+		time.Sleep(time.Second)
+		e.drainNode("node-a", true)
+		id := e.instance("node-a").ID
+		testkit.Eventually(t, time.Minute, "node-a out of the pools and drained", func() error {
+			for _, p := range e.pools() {
+				if slices.Contains(p.Targets, id) || slices.ContainsFunc(p.Draining, func(d exampleapi.DrainingTarget) bool { return d.ID == id && time.Now().Before(d.Until) }) {
+					return fmt.Errorf("pool %s still holds or drains it", p.Name)
+				}
+			}
+			return nil
+		})
+		time.Sleep(time.Second)
+		ok, failed := stop()
+		t.Logf("drain under 50 requests/s: %d answered, %d failed", ok, len(failed))
+		if len(failed) > 0 || ok < 100 {
+			t.Fatalf("%d requests failed while node-a drained (first: %v), %d answered", len(failed), failed[0], ok)
+		}
+		e.drainNode("node-a", false)
+	})
+
+	t.Run("a listener added under load", func(t *testing.T) {
+		stop := load(url, 50)
+		time.Sleep(time.Second)
+		svc, err := e.kube.CoreV1().Services("default").Get(testkit.Context(t), "echo", metav1.GetOptions{})
+		testkit.Must(t, err)
+		svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: "alt", Port: 8080, TargetPort: intstr.FromString("http")})
+		_, err = e.kube.CoreV1().Services("default").Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, time.Minute, "the added listener answers", func() error { _, err := ask(plain, "http://"+ip+":8080/"); return err })
+		ok, failed := stop()
+		t.Logf("listener added under 50 requests/s: %d answered, %d failed", ok, len(failed))
+		if len(failed) > 0 || ok < 50 {
+			t.Fatalf("%d requests to the existing listener failed (first: %v), %d answered", len(failed), failed[0], ok)
+		}
+	})
 }
