@@ -193,7 +193,7 @@ func (n *nodeProxy) forward(k nodePort, c net.Conn) {
 	if !ok {
 		return // no endpoint: kube-proxy rejects the connection
 	}
-	up, err := dial(c.RemoteAddr(), keepClient, "tcp", to)
+	up, err := dial(c.RemoteAddr(), k.addr.Addr(), keepClient, "tcp", to)
 	if err != nil {
 		return
 	}
@@ -311,7 +311,7 @@ func (n *nodeProxy) serveUDP(k nodePort, pc net.PacketConn) {
 		if f == nil {
 			to, keep, ok := n.endpoint(k)
 			if ok {
-				f, err = dial(from, keep, "udp", to)
+				f, err = dial(from, k.addr.Addr(), keep, "udp", to)
 				if err != nil {
 					f = nil
 				}
@@ -362,10 +362,11 @@ func local(svc *corev1.Service) bool {
 }
 
 // dial dials an endpoint: from the client's own address where the
-// Service keeps it (Local), else from the node's.
-func dial(client net.Addr, keepClient bool, network, to string) (net.Conn, error) {
-	if keepClient {
-		return relay.DialFrom(client, network, to, 5*time.Second)
+// Service keeps it (Local), else from the node's, as kube-proxy
+// masquerades what it sends to another node's pod.
+func dial(client net.Addr, node netip.Addr, keepClient bool, network, to string) (net.Conn, error) {
+	if !keepClient {
+		client = net.TCPAddrFromAddrPort(netip.AddrPortFrom(node, 0))
 	}
-	return net.DialTimeout(network, to, 5*time.Second)
+	return relay.DialFrom(client, network, to, 5*time.Second)
 }

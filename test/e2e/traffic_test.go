@@ -13,7 +13,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/example/cloud-provider-example/annotations"
-	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/echo"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -130,6 +128,37 @@ func (e *env) lbService(t testing.TB, ns, name string, ann map[string]string, lo
 	_, err := e.kube.CoreV1().Services(ns).Create(testkit.Context(t), svc, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	return e.ingressIP(t, ns, name)
+}
+
+// keptConn is one HTTP/1.1 connection kept open across requests.
+type keptConn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	viaA bool
+}
+
+// keep opens a connection to addr, closed with the test.
+func keep(t testing.TB, addr string) *keptConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	testkit.Must(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return &keptConn{c: c, r: bufio.NewReader(c)}
+}
+
+// ask sends GET / on the connection and reads the echo answer.
+func (k *keptConn) ask() (echo.Answer, error) {
+	var a echo.Answer
+	_ = k.c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(k.c, "GET / HTTP/1.1\r\nHost: kept\r\n\r\n"); err != nil {
+		return a, err
+	}
+	res, err := http.ReadResponse(k.r, nil)
+	if err != nil {
+		return a, err
+	}
+	defer res.Body.Close()
+	return a, json.NewDecoder(res.Body).Decode(&a)
 }
 
 // load sends GET url at rate a second, each on a new connection, until
@@ -291,19 +320,55 @@ func TestServiceTraffic(t *testing.T) {
 	})
 
 	t.Run("a node drained under load", func(t *testing.T) {
+		// Connections opened before the drain: two of six go through
+		// node-a (the load balancer deals them round robin), which the
+		// pods see as their source (kube-proxy masquerades).
+		nodeA := e.instance("node-a").PrivateIPv4
+		var kept []*keptConn
+		throughA := 0
+		for range 6 {
+			k := keep(t, ip+":80")
+			a, err := k.ask()
+			testkit.Must(t, err)
+			if k.viaA = strings.HasPrefix(a.RemoteAddr, nodeA+":"); k.viaA {
+				throughA++
+			}
+			kept = append(kept, k)
+		}
+		if throughA != 2 {
+			t.Fatalf("%d of 6 connections went through node-a", throughA)
+		}
 		stop := load(url, 50)
 		time.Sleep(time.Second)
 		e.drainNode("node-a", true)
 		id := e.instance("node-a").ID
-		testkit.Eventually(t, time.Minute, "node-a out of the pools and drained", func() error {
+		var until time.Time
+		testkit.Eventually(t, time.Minute, "node-a draining", func() error {
 			for _, p := range e.pools() {
-				if slices.Contains(p.Targets, id) || slices.ContainsFunc(p.Draining, func(d exampleapi.DrainingTarget) bool { return d.ID == id && time.Now().Before(d.Until) }) {
-					return fmt.Errorf("pool %s still holds or drains it", p.Name)
+				for _, d := range p.Draining {
+					if d.ID == id {
+						until = d.Until
+						return nil
+					}
 				}
 			}
-			return nil
+			return fmt.Errorf("not draining yet")
 		})
-		time.Sleep(time.Second)
+		for i, k := range kept {
+			if _, err := k.ask(); err != nil {
+				t.Fatalf("connection %d (through node-a: %v) failed while node-a drains: %v", i, k.viaA, err)
+			}
+		}
+		time.Sleep(time.Until(until) + time.Second)
+		for i, k := range kept {
+			_, err := k.ask()
+			switch {
+			case k.viaA && err == nil:
+				t.Errorf("connection %d through node-a outlived its deregistration delay", i)
+			case !k.viaA && err != nil:
+				t.Errorf("connection %d through another node failed: %v", i, err)
+			}
+		}
 		ok, failed := stop()
 		t.Logf("drain under 50 requests/s: %d answered, %d failed", ok, len(failed))
 		if len(failed) > 0 || ok < 100 {
