@@ -69,9 +69,9 @@ chromium: ## Debian's Chromium for the review page's browser test and benchmark 
 provider: ## provider binary + offline filesystem mirror + CLI config + lock file in bin/
 	@hack/provider-mirror.sh $(BIN)
 
-demo: build provider control-plane ## simulator + control plane + CCM + nodes + a LoadBalancer Service
+demo: build provider control-plane workloads helm ## simulator + control plane + CCM + nodes, pods that answer, a LoadBalancer Service and a Gateway, curled
 	@$(GO) build -o $(BIN)/example-demo ./hack/demo
-	@$(BIN)/example-demo up --dir $(DEMO_DIR) --bin $(BIN)
+	@$(BIN)/example-demo up --dir $(DEMO_DIR) --bin $(BIN) --helm $(HELM)
 
 demo-down: ## stop the demo and remove its data
 	@if [ -x $(BIN)/example-demo ]; then $(BIN)/example-demo down --dir $(DEMO_DIR); else rm -rf $(DEMO_DIR); fi

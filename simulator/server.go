@@ -62,6 +62,20 @@ type Config struct {
 	Clock clock.PassiveClock
 }
 
+// LocalPrefixes are the addresses a run with the data plane makes local
+// (internal/netns): the cloud's pools (load balancers 203.0.113.0/24,
+// the benchmarks' 198.18.0.0/15, instances' public 198.51.100.0/24, the
+// networks' and internal load balancers' 10.0.0.0/8, which also holds the
+// clusters' pods, 10.244.0.0/16) and its IPv6 ones.
+var LocalPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("2001:db8:1b::/64"),
+	netip.MustParsePrefix("fd00::/8"),
+}
+
 // Server is a running simulator: its store and its two HTTP handlers.
 type Server struct {
 	cfg    Config

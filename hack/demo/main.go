@@ -2,12 +2,16 @@
 // real local control plane (etcd + kube-apiserver), the CCM, three nodes
 // and a LoadBalancer Service, and shows what happens as it happens.
 //
-//	example-demo up   --dir D --bin B   start (or show) the demo, return once the Service has its IP
-//	example-demo down --dir D           stop everything and remove D
+//	example-demo up   --dir D --bin B --helm H  start (or show) the demo, return once it answers
+//	example-demo exec --dir D -- CMD ARGS...    run CMD in the demo's network (kubectl, curl)
+//	example-demo down --dir D                   stop everything and remove D
 //
 // `up` starts a detached supervisor (`example-demo supervise`) that owns
 // every process and logs to D/demo.log; `up` follows that log. `down`
-// signals the supervisor, which stops the processes in order.
+// signals the supervisor, which stops the processes in order. The
+// supervisor runs in a user and network namespace of its own
+// (internal/netns) where the cloud's addresses are local, so that its
+// load balancers, nodes and pods carry traffic; `exec` enters it.
 package main
 
 import (
@@ -24,6 +28,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", ".demo", "directory for the demo's data, logs, kubeconfig and state")
 	bin := fs.String("bin", "bin", "directory holding the built binaries and the provider mirror")
+	helm := fs.String("helm", "", "helm, which renders the controller's RBAC from deploy/chart (hack/helm.sh)")
 	_ = fs.Parse(os.Args[2:])
 	d, err := filepath.Abs(*dir)
 	check(err)
@@ -31,9 +36,11 @@ func main() {
 	check(err)
 	switch os.Args[1] {
 	case "up":
-		check(up(d, b))
+		check(up(d, b, *helm))
 	case "supervise":
-		check(supervise(d, b))
+		check(supervise(d, b, *helm))
+	case "exec":
+		check(enter(d, fs.Args()))
 	case "down":
 		check(down(d))
 	default:
@@ -42,7 +49,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: example-demo up|down [--dir DIR] [--bin BIN]")
+	fmt.Fprintln(os.Stderr, "usage: example-demo up|down|exec [--dir DIR] [--bin BIN] [--helm HELM] [-- CMD ARGS...]")
 	os.Exit(2)
 }
 

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -49,7 +50,11 @@ func (d *demo) show(ctx context.Context) error {
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 			var err error
 			node, err = kube.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
-			return err == nil && !slices.ContainsFunc(node.Spec.Taints, func(t v1.Taint) bool { return t.Key == uninitialized }), nil
+			// Initialised: untainted, with the cloud's addresses (kwok,
+			// the kubelet here, may have given it an InternalIP of its own
+			// first; only the cloud gives an ExternalIP).
+			return err == nil && !slices.ContainsFunc(node.Spec.Taints, func(t v1.Taint) bool { return t.Key == uninitialized }) &&
+				slices.ContainsFunc(node.Status.Addresses, func(a v1.NodeAddress) bool { return a.Type == v1.NodeExternalIP }), nil
 		})
 		if err != nil {
 			return fmt.Errorf("node %s was not initialised (see %s): %w", n.name, filepath.Join(d.dir, "ccm.log"), err)
@@ -62,11 +67,15 @@ func (d *demo) show(ctx context.Context) error {
 			node.Labels[v1.LabelTopologyZone], node.Labels[v1.LabelInstanceTypeStable], strings.Join(addrs, " "))
 	}
 
-	step("creating Service default/echo (type LoadBalancer, ports 80 and 443)")
+	step("creating Deployment default/echo: 3 pods of example-echo (what echo-basic answers), Ready once they listen")
+	if err := echoDeployment(ctx, kube); err != nil {
+		return err
+	}
+	step("creating Service default/echo (type LoadBalancer, port 80 to the pods' 3000)")
 	svc := &v1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "default"},
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "echo"},
-			Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP}, {Name: "https", Port: 443, Protocol: v1.ProtocolTCP}}},
+			Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP, TargetPort: intstr.FromString("http")}}},
 	}
 	warned, _, err := d.warnedClient()
 	if err != nil {
@@ -101,6 +110,10 @@ func (d *demo) show(ctx context.Context) error {
 	for _, in := range ingress {
 		fmt.Printf("    Service default/echo external IP: %s\n", in.IP)
 	}
+	step("curl http://" + ingress[0].IP + "/ (the cloud's load balancer, a node's node port, a pod)")
+	if err := curl(ctx, "http://"+ingress[0].IP+"/", ""); err != nil {
+		return err
+	}
 
 	if err := d.preview(ctx); err != nil {
 		return err
@@ -118,15 +131,23 @@ func (d *demo) show(ctx context.Context) error {
 	if err := printFile(filepath.Join(ws, ".ccm", "last-plan.txt")); err != nil {
 		return err
 	}
+	gwIP, err := d.gateway(ctx)
+	if err != nil {
+		return err
+	}
 	step("where things live")
 	fmt.Printf("    workspace:   %s\n", ws)
 	fmt.Printf("    state:       %s\n", filepath.Join(d.dir, "state"))
 	fmt.Printf("    kubeconfig:  %s\n", d.cluster.AdminKubeconfig)
 	fmt.Printf("    logs:        %s/{ccm,example-cloud}.log, %s/control-plane/*.log\n", d.dir, d.dir)
 	fmt.Printf("    cloud API:   http://%s (token in %s)\n", d.api, filepath.Join(d.dir, "token"))
-	fmt.Printf("    try:         KUBECONFIG=%s kubectl get nodes,svc -o wide\n", d.cluster.AdminKubeconfig)
-	fmt.Printf("    records:     bin/examplectl --kubeconfig %s status   (then: plan default/echo, history default/echo)\n", d.cluster.AdminKubeconfig)
-	fmt.Printf("    preview:     bin/examplectl --kubeconfig %s preview -f <svc.yaml>   (what applying it would do to the cloud; exit 0 none, 2 a change, 3 waits for approval)\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    the network: the demo runs in a network namespace of its own, where its addresses are local;\n")
+	fmt.Printf("                 bin/example-demo exec -- CMD runs CMD there, KUBECONFIG set (%s)\n", d.cluster.AdminKubeconfig)
+	fmt.Printf("    try:         bin/example-demo exec -- kubectl get nodes,pods,svc,gateways -o wide\n")
+	fmt.Printf("    traffic:     bin/example-demo exec -- curl -s http://%s/\n", ingress[0].IP)
+	fmt.Printf("                 bin/example-demo exec -- curl -s -H 'Host: echo.example.test' http://%s/\n", gwIP)
+	fmt.Printf("    records:     bin/example-demo exec -- bin/examplectl status   (then: plan default/echo, history default/echo)\n")
+	fmt.Printf("    preview:     bin/example-demo exec -- bin/examplectl preview -f <svc.yaml>   (what applying it would do to the cloud; exit 0 none, 2 a change, 3 waits for approval)\n")
 	fmt.Printf("    review:      bin/examplectl render --config %s --service <svc.yaml> --target-pool <id>   (offline, byte for byte what the CCM applies; the id is target_pool_id above)\n", filepath.Join(d.dir, "cloud-config.yaml"))
 	fmt.Printf("    stop:        make demo-down\n")
 	return nil

@@ -5,19 +5,25 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/freeport"
+	"github.com/example/cloud-provider-example/internal/gatewaycrds"
+	"github.com/example/cloud-provider-example/internal/netns"
 	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/simulator"
 )
 
 // demo is everything the supervisor started.
@@ -30,18 +36,30 @@ type demo struct {
 	kubeconfig string
 	// webhook is where the CCM serves its admission webhooks.
 	webhook string
+	// helm renders the controller's RBAC from the chart (Gateway API's
+	// rights with it); traffic runs the pods and forwards the node ports.
+	helm    string
+	traffic *clustertraffic.Traffic
 }
 
 // supervise starts the demo, prints what happens, then keeps everything
-// running until SIGTERM (example-demo down).
-func supervise(dir, bin string) error {
+// running until SIGTERM (example-demo down). It runs in a user and
+// network namespace of its own, where the cloud's addresses are local.
+func supervise(dir, bin, helm string) error {
+	code, inside, err := netns.Run(simulator.LocalPrefixes...)
+	if err != nil {
+		return err
+	}
+	if !inside {
+		os.Exit(code)
+	}
 	if err := os.WriteFile(pidFile(dir), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return err
 	}
-	d := &demo{dir: dir, bin: bin}
+	d := &demo{dir: dir, bin: bin, helm: helm}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	err := d.start()
+	err = d.start()
 	if err != nil {
 		fmt.Printf("%s: %v\n", failedMarker, err)
 	} else {
@@ -60,18 +78,36 @@ func (d *demo) start() error {
 	if err := d.startCloud(); err != nil {
 		return err
 	}
-	step("starting a local control plane (etcd + kube-apiserver; built from source on first use, cached)")
-	c, err := testcluster.Run(ctx, testcluster.Options{Dir: filepath.Join(d.dir, "control-plane"), Log: os.Stdout})
+	step("starting a local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as every node's kubelet; built from source on first use, cached)")
+	c, err := testcluster.Run(ctx, testcluster.Options{Dir: filepath.Join(d.dir, "control-plane"), Log: os.Stdout,
+		Workloads: true, PodReadyAnnotation: clustertraffic.ListeningAnnotation})
 	if err != nil {
 		return fmt.Errorf("control plane: %w", err)
 	}
 	d.cluster = c
-	step("installing the CCM's ServiceAccount and RBAC from deploy/base")
-	objs, err := deploy.RBACObjects()
+	step("running the pods' processes at their IPs and forwarding the nodes' node ports (as kubelet and kube-proxy would)")
+	logs := filepath.Join(d.dir, "pods")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return err
+	}
+	trafficLog, err := os.Create(filepath.Join(d.dir, "traffic.log"))
 	if err != nil {
 		return err
 	}
-	if err := deploy.Apply(ctx, c.Client, objs); err != nil {
+	if d.traffic, err = clustertraffic.Start(context.Background(), clustertraffic.Options{Client: c.Client,
+		EchoBinary: filepath.Join(d.bin, "example-echo"), LogDir: logs, Log: slog.New(slog.NewTextHandler(trafficLog, nil))}); err != nil {
+		return err
+	}
+	step("installing Gateway API's CRDs (" + strings.Join(gatewaycrds.Kinds, ", ") + ")")
+	if err := gatewaycrds.Apply(ctx, c.Client, c.Admin); err != nil {
+		return err
+	}
+	step("installing the CCM's ServiceAccount and RBAC as deploy/chart renders them with gatewayAPI.enabled")
+	all, err := deploy.ChartObjects(ctx, d.helm, map[string]any{"gatewayAPI": map[string]any{"enabled": true}})
+	if err != nil {
+		return err
+	}
+	if err := deploy.Apply(ctx, c.Client, deploy.RBACOf(all)); err != nil {
 		return err
 	}
 	if d.kubeconfig, err = c.WriteServiceAccountKubeconfig(ctx, deploy.Namespace, deploy.ServiceAccount); err != nil {
@@ -106,7 +142,7 @@ func (d *demo) startCloud() error {
 	}
 	cmd := exec.Command(filepath.Join(d.bin, "example-cloud"),
 		"--listen", d.api, "--metadata-listen", d.meta, "--data-dir", filepath.Join(d.dir, "cloud"),
-		"--seed", seed, "--provision-delay", "3s", "--self-instance", "demo-control-plane")
+		"--seed", seed, "--provision-delay", "3s", "--self-instance", "demo-control-plane", "--data-plane")
 	cmd.Env = append(os.Environ(), "EXAMPLE_TOKEN="+d.token, "EXAMPLE_READONLY_TOKEN="+d.ro)
 	if err := d.run(cmd, "example-cloud.log"); err != nil {
 		return err
@@ -131,7 +167,8 @@ func (d *demo) startCCM() error {
 		"review": map[string]any{"namespace": deploy.Namespace},
 		// A controller outside the cluster: reached by URL, so its
 		// certificate names 127.0.0.1.
-		"webhook": map[string]any{"enabled": true, "address": d.webhook, "certificates": map[string]any{"extraIPs": []string{"127.0.0.1"}}},
+		"webhook":    map[string]any{"enabled": true, "address": d.webhook, "certificates": map[string]any{"extraIPs": []string{"127.0.0.1"}}},
+		"gatewayAPI": map[string]any{"enabled": true},
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -168,8 +205,12 @@ func (d *demo) run(cmd *exec.Cmd, log string) error {
 	return nil
 }
 
-// stop stops the CCM, the control plane and the cloud, in that order.
+// stop stops the pods, the CCM, the control plane and the cloud, in that
+// order.
 func (d *demo) stop() {
+	if d.traffic != nil {
+		d.traffic.Stop()
+	}
 	for i := len(d.procs) - 1; i >= 0; i-- {
 		p := d.procs[i]
 		if i == 0 && d.cluster != nil {

@@ -37,7 +37,7 @@ func running(dir string) (int, bool) {
 
 // up starts the supervisor detached and follows its log until the demo is
 // ready (or failed).
-func up(dir, bin string) error {
+func up(dir, bin, helm string) error {
 	if pid, ok := running(dir); ok {
 		fmt.Printf("The demo is already running (supervisor pid %d). Its log so far:\n\n", pid)
 		data, _ := os.ReadFile(logFile(dir))
@@ -55,7 +55,7 @@ func up(dir, bin string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "supervise", "--dir", dir, "--bin", bin)
+	cmd := exec.Command(self, "supervise", "--dir", dir, "--bin", bin, "--helm", helm)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own session: the demo outlives `make demo` and the terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -127,4 +127,20 @@ func down(dir string) error {
 	}
 	fmt.Println("removed", dir)
 	return nil
+}
+
+// enter runs args inside the running demo's namespaces (nsenter), with
+// KUBECONFIG set to the demo's admin kubeconfig.
+func enter(dir string, args []string) error {
+	pid, ok := running(dir)
+	if !ok {
+		return errors.New("no demo is running (make demo)")
+	}
+	if len(args) == 0 {
+		return errors.New("exec: name a command, e.g. example-demo exec -- kubectl get nodes")
+	}
+	cmd := exec.Command("nsenter", append([]string{"--target", strconv.Itoa(pid), "--user", "--net", "--preserve-credentials", "--"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "control-plane", "admin.kubeconfig"))
+	return cmd.Run()
 }

@@ -1,9 +1,12 @@
 // Package gatewaycrds installs Gateway API's standard CRDs, of the module
-// version this repository builds with, on a test API server: they are
-// read from the module cache (config/crd/standard), not copied here.
+// version this repository builds with, on a test API server or the
+// demo's: they are read from the module cache (config/crd/standard), not
+// copied here.
 package gatewaycrds
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -23,26 +27,39 @@ import (
 // Kinds are the CRDs installed: what the controller serves and reads.
 var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"}
 
-// Install installs Kinds' CRDs with kube and waits until cfg's clients are
-// served HTTPRoutes.
+// Install installs Kinds' CRDs for t (see Apply).
 func Install(t testing.TB, kube kubernetes.Interface, cfg *rest.Config) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	testkit.Must(t, Apply(testkit.Context(t), kube, cfg))
+}
+
+// Apply installs Kinds' CRDs with kube and waits until cfg's clients are
+// served HTTPRoutes.
+func Apply(ctx context.Context, kube kubernetes.Interface, cfg *rest.Config) error {
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
 	if err != nil {
-		t.Fatalf("gatewaycrds: locate sigs.k8s.io/gateway-api in the module cache: %v", err)
+		return fmt.Errorf("gatewaycrds: locate sigs.k8s.io/gateway-api in the module cache: %w", err)
 	}
 	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
 	for _, name := range Kinds {
 		data, err := os.ReadFile(filepath.Join(dir, "gateway.networking.k8s.io_"+name+".yaml"))
-		testkit.Must(t, err)
+		if err != nil {
+			return err
+		}
 		objs, err := deploy.Decode(data)
-		testkit.Must(t, err)
-		testkit.Must(t, deploy.Apply(testkit.Context(t), kube, objs))
+		if err != nil {
+			return err
+		}
+		if err := deploy.Apply(ctx, kube, objs); err != nil {
+			return err
+		}
 	}
 	gw, err := gwclient.NewForConfig(cfg)
-	testkit.Must(t, err)
-	testkit.Eventually(t, 30*time.Second, "Gateway API served", func() error {
-		_, err := gw.GatewayV1().HTTPRoutes("default").List(testkit.Context(t), metav1.ListOptions{})
+	if err != nil {
 		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := gw.GatewayV1().HTTPRoutes("default").List(ctx, metav1.ListOptions{})
+		return err == nil, nil
 	})
 }

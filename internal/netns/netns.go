@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 
 	"github.com/vishvananda/netlink"
@@ -68,6 +69,15 @@ func Run(prefixes ...netip.Prefix) (code int, inside bool, err error) {
 		}
 		return 1, false, fmt.Errorf("netns: start %s: %w", self, err)
 	}
+	// The namespace's program stops as it would have been stopped.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		for sig := range signals {
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

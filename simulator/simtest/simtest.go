@@ -102,19 +102,9 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.cfg.Logger 
 // instead of sleeping.
 func WithClock(c clock.PassiveClock) Option { return func(o *options) { o.cfg.Clock = c } }
 
-// Prefixes are the addresses a run with the data plane makes local
-// (internal/netns): the cloud's pools (load balancers 203.0.113.0/24, the
-// benchmarks' 198.18.0.0/15, instances' public 198.51.100.0/24, the
-// networks' and internal load balancers' 10.0.0.0/8, which also holds the
-// test clusters' pods, 10.244.0.0/16) and its IPv6 ones.
-var Prefixes = []netip.Prefix{
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("10.0.0.0/8"),
-	netip.MustParsePrefix("2001:db8:1b::/64"),
-	netip.MustParsePrefix("fd00::/8"),
-}
+// Prefixes are what a run with the data plane makes local
+// (simulator.LocalPrefixes).
+var Prefixes = simulator.LocalPrefixes
 
 // WithDataPlane serves the load balancers' traffic on their addresses;
 // the test binary must run inside internal/netns (or as root with the
