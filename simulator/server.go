@@ -65,13 +65,17 @@ type Config struct {
 // LocalPrefixes are the addresses a run with the data plane makes local
 // (internal/netns): the cloud's pools (load balancers 203.0.113.0/24,
 // the benchmarks' 198.18.0.0/15, instances' public 198.51.100.0/24, the
-// networks' and internal load balancers' 10.0.0.0/8, which also holds the
-// clusters' pods, 10.244.0.0/16) and its IPv6 ones.
+// default seed's networks 10.0.0.0/16 and 10.1.0.0/16, internal load
+// balancers' 10.255.0.0/16) and its IPv6 ones. The clusters' pods
+// (10.244.0.0/16) are not among them: each is a namespace joined by a
+// veth pair, routed there.
 var LocalPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("10.0.0.0/16"),
+	netip.MustParsePrefix("10.1.0.0/16"),
+	netip.MustParsePrefix("10.255.0.0/16"),
 	netip.MustParsePrefix("2001:db8:1b::/64"),
 	netip.MustParsePrefix("fd00::/8"),
 }

@@ -3,10 +3,8 @@
 // echo-basic is (POD_NAME, NAMESPACE, HTTP_PORT), it answers every HTTP
 // request with what arrived, in echo-basic's JSON; with TCP_ECHO_PORT and
 // UDP_ECHO_PORT it also echoes TCP connections and UDP datagrams.
-//
-// Unlike echo-basic, which binds every address of its pod's own network
-// namespace, it binds POD_IP (default: every address), so that pods that
-// share one namespace each answer at their own IP (docs/adr/0023).
+// Like echo-basic it binds every address: each pod has a network
+// namespace of its own (internal/clustertraffic).
 package main
 
 import (
@@ -40,7 +38,7 @@ func env(name, def string) string {
 }
 
 func run(ctx context.Context) error {
-	ip := os.Getenv("POD_IP")
+	ip := "" // every address of the pod's namespace
 	pod, ns := env("POD_NAME", "example-echo"), env("NAMESPACE", "default")
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, env("HTTP_PORT", "3000")))
 	if err != nil {

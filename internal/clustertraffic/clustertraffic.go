@@ -4,16 +4,17 @@
 //
 //   - pods.go: the pod runner starts a real process for every pod whose
 //     image it knows (example-echo, for ours and for the Gateway API
-//     conformance suite's echo-basic), at the pod's IP, and marks the pod
-//     listening, which kwok waits for before it makes the pod Ready
-//     (testcluster.WithPodReadyAnnotation): endpoints are live ones;
+//     conformance suite's echo-basic) in a network namespace of its own,
+//     joined at the pod's IP by a veth pair (netns.Join, as a ptp CNI
+//     plugin would), and marks the pod listening, which kwok waits for
+//     before it makes the pod Ready (testcluster.WithPodReadyAnnotation):
+//     endpoints are live ones;
 //   - nodes.go: every node forwards its nodeIP:nodePort to the Service's
 //     ready endpoints, only its own with externalTrafficPolicy: Local, and
 //     answers the Service's health check node port as kube-proxy does;
 //
-// Pods share the namespace's network and bind their own IP (a local
-// route makes the pod range bindable): the echo server binds it rather
-// than every address, so no network namespace per pod is needed.
+// Not yet: a pod's Secret and ConfigMap volumes (its process sees the
+// host's files).
 package clustertraffic
 
 import (

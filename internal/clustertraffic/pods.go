@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/example/cloud-provider-example/internal/netns"
 )
 
 // EchoImage is the image the tests' pods name for example-echo; an image
@@ -158,10 +161,22 @@ func (r *podRunner) ensure(key string, pod *corev1.Pod, c corev1.Container) (*po
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A network namespace of its own, joined at the pod's IP: the process
+	// binds every address there, as in a container.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWNET}
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
 		return nil, fmt.Errorf("pod %s: %w", key, err)
+	}
+	ip, err := netip.ParseAddr(pod.Status.PodIP)
+	if err == nil {
+		err = netns.Join(cmd.Process.Pid, ip, string(pod.UID))
+	}
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = out.Close()
+		return nil, fmt.Errorf("pod %s: its network: %w", key, err)
 	}
 	p = &podProcess{uid: pod.UID, cmd: cmd, exited: make(chan struct{})}
 	go func() {
@@ -236,7 +251,7 @@ func echoContainer(pod *corev1.Pod) (corev1.Container, bool) {
 
 // envOf is c's environment in pod, as the kubelet gives it: its values
 // and the field references a pod can read of itself; POD_IP is always
-// set (the process binds it), HTTP_PORT defaults to echo-basic's.
+// set, HTTP_PORT defaults to echo-basic's.
 func envOf(pod *corev1.Pod, c corev1.Container) map[string]string {
 	fields := map[string]string{
 		"metadata.name": pod.Name, "metadata.namespace": pod.Namespace, "metadata.uid": string(pod.UID),

@@ -12,12 +12,14 @@ import (
 	"sync/atomic"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
 // Server serves the planes it is handed: one socket per listener address.
 type Server struct {
 	log    *slog.Logger
 	cur    atomic.Pointer[view]
+	robins robins
 	open   tracker
 	health prober
 
@@ -60,7 +62,8 @@ func New(log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{log: log, sockets: map[socketKey]socket{}, failed: map[socketKey]bool{}}
-	s.cur.Store(newView(&Plane{}, s.health.healthy))
+	s.robins = robins{wrr: map[string]*routing.WRR{}, rr: map[string]int{}}
+	s.cur.Store(newView(&Plane{}, s.health.healthy, &s.robins))
 	return s
 }
 
@@ -69,13 +72,14 @@ func New(log *slog.Logger) *Server {
 // connections to targets p no longer keeps are closed. It returns the
 // sockets it could not bind (they are tried again by the next Swap).
 func (s *Server) Swap(p *Plane) error {
-	v := newView(p, s.health.healthy)
+	v := newView(p, s.health.healthy, &s.robins)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("dataplane: closed")
 	}
 	s.health.reconcile(p)
+	s.robins.forget(p)
 	s.cur.Store(v)
 	want := map[socketKey]bool{}
 	for _, lb := range p.LoadBalancers {

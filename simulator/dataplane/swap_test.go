@@ -285,3 +285,27 @@ func TestProtocolChange(t *testing.T) {
 		}
 	}
 }
+
+// Round robins go on across swaps (every write to the cloud is one): a
+// target is not sent the next request again because a swap came between.
+func TestRoundRobinOutlivesSwaps(t *testing.T) {
+	httpBackend(t, "10.0.0.1:30080", "a1")
+	httpBackend(t, "10.0.0.2:30080", "a2")
+	plane := func() *dataplane.Plane {
+		return &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{
+			LoadBalancer: newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}, nil),
+			Addrs:        []netip.Addr{lbAddr}, Own: []dataplane.Target{target("i-1", "10.0.0.1"), target("i-2", "10.0.0.2")}}}}
+	}
+	s := start(t, plane())
+	var pods []string
+	for range 4 {
+		_, a := get(t, noRedirects, "http://203.0.113.10/", "web")
+		pods = append(pods, a.Pod)
+		if err := s.Swap(plane()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(pods, []string{"a1", "a2", "a1", "a2"}) {
+		t.Fatalf("requests with a swap between each: %v", pods)
+	}
+}

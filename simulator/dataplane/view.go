@@ -1,31 +1,37 @@
 package dataplane
 
 import (
+	"maps"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
-// view is a Plane indexed for serving, with the round robins' state. A
-// new plane is a new view: the robins start again.
+// view is a Plane indexed for serving.
 type view struct {
 	plane *Plane
 	// healthy tells whether a target passes its load balancer's checks.
 	healthy func(*LoadBalancer, Target) bool
 	byAddr  map[netip.Addr]*LoadBalancer
 	byID    map[string]*LoadBalancer
+	// robins are the round robins' state, which outlives the view.
+	robins *robins
+}
 
+// robins are where the round robins stand: they go on across swaps (every
+// write to the cloud is one), as a load balancer's would.
+type robins struct {
 	mu  sync.Mutex
-	wrr map[string]*routing.WRR // by load balancer and rule priority
+	wrr map[string]*routing.WRR // by load balancer, listener and rule priority
 	rr  map[string]int          // by load balancer and pool ("" for its own)
 }
 
-func newView(p *Plane, healthy func(*LoadBalancer, Target) bool) *view {
-	v := &view{plane: p, healthy: healthy, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{},
-		wrr: map[string]*routing.WRR{}, rr: map[string]int{}}
+func newView(p *Plane, healthy func(*LoadBalancer, Target) bool, r *robins) *view {
+	v := &view{plane: p, healthy: healthy, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{}, robins: r}
 	for i := range p.LoadBalancers {
 		lb := &p.LoadBalancers[i]
 		// The evaluator counts a load balancer's own targets from its
@@ -92,20 +98,21 @@ func (v *view) live(lb *LoadBalancer, ts []Target) []Target {
 // pick is the target and port a decision d of listener l sends the next
 // request or connection to; ok false when it has none.
 func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision) (t Target, port int, ok bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	r := v.robins
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if d.OwnTargets {
 		own := v.live(lb, lb.Own)
-		return v.next(lb.ID, "", own), l.TargetPort, len(own) > 0
+		return r.next(lb.ID, "", own), l.TargetPort, len(own) > 0
 	}
 	if len(d.Backends) == 0 {
 		return Target{}, 0, false
 	}
 	key := lb.ID + "/" + l.Protocol + "/" + itoa(l.Port) + "/" + itoa(d.Priority)
-	w := v.wrr[key]
+	w := r.wrr[key]
 	if w == nil {
 		w = &routing.WRR{}
-		v.wrr[key] = w
+		r.wrr[key] = w
 	}
 	weights := make([]int, len(d.Backends))
 	for i, b := range d.Backends {
@@ -113,16 +120,29 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 	}
 	b := d.Backends[w.Next(weights)]
 	ts := v.live(lb, lb.Pools[b.TargetPoolID])
-	return v.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
+	return r.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
 }
 
-// next is the round robin's next of ts (v.mu held).
-func (v *view) next(lbID, pool string, ts []Target) Target {
+// next is the round robin's next of ts (r.mu held).
+func (r *robins) next(lbID, pool string, ts []Target) Target {
 	if len(ts) == 0 {
 		return Target{}
 	}
 	key := lbID + "/" + pool
-	i := v.rr[key] % len(ts)
-	v.rr[key] = i + 1
+	i := r.rr[key] % len(ts)
+	r.rr[key] = i + 1
 	return ts[i]
+}
+
+// forget drops the state of load balancers p does not have.
+func (r *robins) forget(p *Plane) {
+	have := map[string]bool{}
+	for _, lb := range p.LoadBalancers {
+		have[lb.ID] = true
+	}
+	gone := func(k string) bool { return !have[strings.SplitN(k, "/", 2)[0]] }
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	maps.DeleteFunc(r.wrr, func(k string, _ *routing.WRR) bool { return gone(k) })
+	maps.DeleteFunc(r.rr, func(k string, _ int) bool { return gone(k) })
 }

@@ -320,7 +320,7 @@ func TestServiceTraffic(t *testing.T) {
 	})
 
 	t.Run("a node drained under load", func(t *testing.T) {
-		// Connections opened before the drain: two of six go through
+		// Connections opened before the drain: about a third go through
 		// node-a (the load balancer deals them round robin), which the
 		// pods see as their source (kube-proxy masquerades).
 		nodeA := e.instance("node-a").PrivateIPv4
@@ -335,8 +335,8 @@ func TestServiceTraffic(t *testing.T) {
 			}
 			kept = append(kept, k)
 		}
-		if throughA != 2 {
-			t.Fatalf("%d of 6 connections went through node-a", throughA)
+		if throughA == 0 || throughA == len(kept) {
+			t.Fatalf("%d of %d connections went through node-a: want some through it and some not", throughA, len(kept))
 		}
 		stop := load(url, 50)
 		time.Sleep(time.Second)
