@@ -1,8 +1,12 @@
 // Command example-echo is the backend the tests' and the demo's pods run:
 // configured by environment as the Gateway API conformance suite's
 // echo-basic is (POD_NAME, NAMESPACE, HTTP_PORT), it answers every HTTP
-// request with what arrived, in echo-basic's JSON; with TCP_ECHO_PORT and
-// UDP_ECHO_PORT it also echoes TCP connections and UDP datagrams.
+// request with what arrived, in echo-basic's JSON; with HTTPS_PORT it
+// answers HTTPS too, with the certificate and key at TLS_SERVER_CERT and
+// TLS_SERVER_PRIVKEY (a Secret volume's files, as echo-basic reads them);
+// with TCP_ECHO_PORT and UDP_ECHO_PORT it also echoes TCP connections and
+// UDP datagrams. It first mounts its pod's volumes where its container
+// would see them (internal/podfs).
 // Like echo-basic it binds every address: each pod has a network
 // namespace of its own (internal/clustertraffic).
 package main
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	"github.com/example/cloud-provider-example/internal/echo"
+	"github.com/example/cloud-provider-example/internal/podfs"
 )
 
 func main() {
@@ -38,6 +43,9 @@ func env(name, def string) string {
 }
 
 func run(ctx context.Context) error {
+	if err := podfs.FromEnv(); err != nil {
+		return err
+	}
 	ip := "" // every address of the pod's namespace
 	pod, ns := env("POD_NAME", "example-echo"), env("NAMESPACE", "default")
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, env("HTTP_PORT", "3000")))
@@ -61,8 +69,17 @@ func run(ctx context.Context) error {
 		go echo.ServeUDP(udp, "")
 	}
 	srv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if p := os.Getenv("HTTPS_PORT"); p != "" {
+		tlsLn, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+		if err != nil {
+			return err
+		}
+		tlsSrv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
+		defer tlsSrv.Close()
+		go func() { errc <- tlsSrv.ServeTLS(tlsLn, os.Getenv("TLS_SERVER_CERT"), os.Getenv("TLS_SERVER_PRIVKEY")) }()
+	}
 	select {
 	case err := <-errc:
 		return err

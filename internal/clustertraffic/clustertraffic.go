@@ -12,9 +12,10 @@
 //   - nodes.go: every node forwards its nodeIP:nodePort to the Service's
 //     ready endpoints, only its own with externalTrafficPolicy: Local, and
 //     answers the Service's health check node port as kube-proxy does;
-//
-// Not yet: a pod's Secret and ConfigMap volumes (its process sees the
-// host's files).
+//   - volumes.go: its Secret, ConfigMap and emptyDir volumes are written
+//     and seen at their mount paths in a mount namespace of its own
+//     (internal/podfs); other kinds (the service account token) are not
+//     mounted, and the runner says so.
 package clustertraffic
 
 import (

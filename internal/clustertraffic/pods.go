@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/example/cloud-provider-example/internal/netns"
+	"github.com/example/cloud-provider-example/internal/podfs"
 )
 
 // EchoImage is the image the tests' pods name for example-echo; an image
@@ -116,7 +117,7 @@ func (r *podRunner) sync(ctx context.Context, key string) error {
 	if !ok {
 		return r.markListening(ctx, pod) // nothing to run: Ready as kwok would make it
 	}
-	p, err := r.ensure(key, pod, c)
+	p, err := r.ensure(ctx, key, pod, c)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (r *podRunner) sync(ctx context.Context, key string) error {
 
 // ensure starts pod's process unless it runs; a pod of the same name but
 // another uid has its old process stopped first.
-func (r *podRunner) ensure(key string, pod *corev1.Pod, c corev1.Container) (*podProcess, error) {
+func (r *podRunner) ensure(ctx context.Context, key string, pod *corev1.Pod, c corev1.Container) (*podProcess, error) {
 	r.mu.Lock()
 	p := r.running[key]
 	r.mu.Unlock()
@@ -152,6 +153,11 @@ func (r *podRunner) ensure(key string, pod *corev1.Pod, c corev1.Container) (*po
 	if p != nil {
 		r.stop(key)
 	}
+	dir := filepath.Join(r.logDir, strings.ReplaceAll(key, "/", "_")+"-"+string(pod.UID))
+	mounts, err := r.volumes(ctx, pod, c, dir)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", key, err)
+	}
 	out, err := os.OpenFile(r.logFile(key), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -160,10 +166,12 @@ func (r *podRunner) ensure(key string, pod *corev1.Pod, c corev1.Container) (*po
 	for k, v := range envOf(pod, c) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	cmd.Env = append(cmd.Env, podfs.Env+"="+mounts, podfs.Scratch+"="+filepath.Join(dir, "scratch"))
 	cmd.Stdout, cmd.Stderr = out, out
-	// A network namespace of its own, joined at the pod's IP: the process
-	// binds every address there, as in a container.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWNET}
+	// Network and mount namespaces of its own: joined at the pod's IP,
+	// the process binds every address there; it sees its volumes where
+	// its container would (podfs), the host's files beside them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS}
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
 		return nil, fmt.Errorf("pod %s: %w", key, err)

@@ -127,14 +127,27 @@ spec:
 `
 
 // gatedStages are the kwok stage files with pod-ready split on
-// annotation: the module's others, and the two above written into dir.
+// annotation (the two above), and node-initialize without the addresses
+// kwok would give a node that has none: a kubelet of an external cloud
+// provider leaves them to the cloud's node controller, and a cluster
+// whose nodes carry traffic must not see them all at kwok's one
+// --node-ip first. The module's others are kept; the new ones are written
+// into dir.
 func gatedStages(module []string, dir, annotation string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, st := range module {
-		if filepath.Base(st) != "pod-ready.yaml" {
+		switch filepath.Base(st) {
+		case "pod-ready.yaml":
+		case "node-initialize.yaml":
+			p, err := withoutAddresses(st, dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		default:
 			out = append(out, st)
 		}
 	}
@@ -149,4 +162,20 @@ func gatedStages(module []string, dir, annotation string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// withoutAddresses writes node-initialize stage st into dir without its
+// addresses block.
+func withoutAddresses(st, dir string) (string, error) {
+	b, err := os.ReadFile(st)
+	if err != nil {
+		return "", err
+	}
+	text := string(b)
+	from, to := strings.Index(text, "{{ $hasInternalIP := false }}"), strings.Index(text, "{{ with NodePort }}")
+	if from < 0 || to < from {
+		return "", fmt.Errorf("kwok stage %s: its addresses block is not where it was (kwok v0.8.0): update withoutAddresses", st)
+	}
+	p := filepath.Join(dir, "node-initialize.yaml")
+	return p, os.WriteFile(p, []byte(text[:from]+text[to:]), 0o644)
 }

@@ -48,14 +48,38 @@ func (e *env) startTraffic() {
 	})
 	testkit.Must(t, err)
 	t.Cleanup(tr.Stop)
+	// A failed test shows what the pod runner and the pods said.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		files, _ := filepath.Glob(filepath.Join(logs, "*.log"))
+		for _, f := range append([]string{log.Name()}, files...) {
+			b, _ := os.ReadFile(f)
+			t.Logf("--- %s ---\n%s", filepath.Base(f), tail(string(b), 2000))
+		}
+	})
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 // echoDeployment creates Deployment name of replicas example-echo pods in
 // ns, labelled app=name, answering HTTP on 3000 (and as env says).
 func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32, env ...v1.EnvVar) {
+	e.echoDeploymentOf(t, ns, name, replicas, nil, env...)
+}
+
+// echoDeploymentOf is echoDeployment whose pod spec edit changes.
+func (e *env) echoDeploymentOf(t testing.TB, ns, name string, replicas int32, edit func(*v1.PodSpec), env ...v1.EnvVar) {
 	t.Helper()
 	labels := map[string]string{"app": name}
-	_, err := e.kube.AppsV1().Deployments(ns).Create(testkit.Context(t), &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
@@ -66,7 +90,11 @@ func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32, env 
 					Ports: []v1.ContainerPort{{Name: "http", ContainerPort: 3000}}}}},
 			},
 		},
-	}, metav1.CreateOptions{})
+	}
+	if edit != nil {
+		edit(&d.Spec.Template.Spec)
+	}
+	_, err := e.kube.AppsV1().Deployments(ns).Create(testkit.Context(t), d, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	testkit.Eventually(t, time.Minute, "deployment "+name+" ready", func() error {
 		d, err := e.kube.AppsV1().Deployments(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
@@ -301,6 +329,48 @@ func TestServiceTraffic(t *testing.T) {
 		})
 	})
 
+	t.Run("a pod's Secret and ConfigMap volumes, its certificate served", func(t *testing.T) {
+		// As the conformance suite's TLS backends do, echo-basic reads its
+		// certificate and key from volumes: here the key from a Secret at
+		// /etc/secret-volume, the certificate from a ConfigMap beside it.
+		ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "test CA", IsCA: true})
+		cert := simtest.NewCert(t, simtest.CertOptions{CommonName: "backend.example.test", Issuer: &ca})
+		_, err := e.kube.CoreV1().Secrets("default").Create(testkit.Context(t), tlsSecretObject("default", "backend-tls", cert), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		_, err = e.kube.CoreV1().ConfigMaps("default").Create(testkit.Context(t), &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "backend-cert"},
+			Data: map[string]string{"chain": cert.CertPEM}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.echoDeploymentOf(t, "default", "tlsecho", 1, func(p *v1.PodSpec) {
+			p.Volumes = []v1.Volume{
+				{Name: "key", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "backend-tls"}}},
+				{Name: "cert", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+					LocalObjectReference: v1.LocalObjectReference{Name: "backend-cert"}, Items: []v1.KeyToPath{{Key: "chain", Path: "pem/tls.crt"}}}}},
+			}
+			p.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "key", MountPath: "/etc/secret-volume"}, {Name: "cert", MountPath: "/etc/cert-config"}}
+		}, v1.EnvVar{Name: "HTTPS_PORT", Value: "8443"},
+			v1.EnvVar{Name: "TLS_SERVER_CERT", Value: "/etc/cert-config/pem/tls.crt"}, v1.EnvVar{Name: "TLS_SERVER_PRIVKEY", Value: "/etc/secret-volume/tls.key"})
+		ip := e.lbService(t, "default", "tlsecho", nil, false, v1.ServicePort{Name: "tls", Port: 8443, TargetPort: intstr.FromInt32(8443)})
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM([]byte(ca.CertPEM))
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{ServerName: "backend.example.test", RootCAs: roots}}}
+		testkit.Eventually(t, time.Minute, "the pod's own certificate at "+ip+":8443", func() error {
+			a, err := ask(c, "https://"+ip+":8443/")
+			if err != nil {
+				return err
+			}
+			if a.TLS == nil || a.TLS.ServerName != "backend.example.test" || !strings.HasPrefix(a.Pod, "tlsecho-") {
+				return fmt.Errorf("answer %+v", a)
+			}
+			return nil
+		})
+		for _, p := range []string{"/etc/secret-volume", "/etc/cert-config"} {
+			if _, err := os.Stat(p); err == nil {
+				t.Fatalf("the pod's volume shows on the host at %s", p)
+			}
+		}
+	})
+
 	t.Run("Local keeps the client's address", func(t *testing.T) {
 		e.echoDeployment(t, "default", "local", 1)
 		ip := e.lbService(t, "default", "local", nil, true, http80)
@@ -325,6 +395,7 @@ func TestServiceTraffic(t *testing.T) {
 		// pods see as their source (kube-proxy masquerades).
 		nodeA := e.instance("node-a").PrivateIPv4
 		var kept []*keptConn
+		var from []string
 		throughA := 0
 		for range 6 {
 			k := keep(t, ip+":80")
@@ -333,10 +404,11 @@ func TestServiceTraffic(t *testing.T) {
 			if k.viaA = strings.HasPrefix(a.RemoteAddr, nodeA+":"); k.viaA {
 				throughA++
 			}
-			kept = append(kept, k)
+			kept, from = append(kept, k), append(from, a.RemoteAddr)
 		}
 		if throughA == 0 || throughA == len(kept) {
-			t.Fatalf("%d of %d connections went through node-a: want some through it and some not", throughA, len(kept))
+			t.Fatalf("%d of %d connections went through node-a (%s): want some through it and some not; the pods saw them from %v",
+				throughA, len(kept), nodeA, from)
 		}
 		stop := load(url, 50)
 		time.Sleep(time.Second)
