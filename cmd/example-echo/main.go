@@ -46,14 +46,13 @@ func run(ctx context.Context) error {
 	if err := podfs.FromEnv(); err != nil {
 		return err
 	}
-	ip := "" // every address of the pod's namespace
 	pod, ns := env("POD_NAME", "example-echo"), env("NAMESPACE", "default")
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, env("HTTP_PORT", "3000")))
+	ln, err := net.Listen("tcp", ":"+env("HTTP_PORT", "3000"))
 	if err != nil {
 		return err
 	}
 	if p := os.Getenv("TCP_ECHO_PORT"); p != "" {
-		tcp, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+		tcp, err := net.Listen("tcp", ":"+p)
 		if err != nil {
 			return err
 		}
@@ -61,7 +60,7 @@ func run(ctx context.Context) error {
 		go echo.ServeTCP(tcp, "")
 	}
 	if p := os.Getenv("UDP_ECHO_PORT"); p != "" {
-		udp, err := net.ListenPacket("udp", net.JoinHostPort(ip, p))
+		udp, err := net.ListenPacket("udp", ":"+p)
 		if err != nil {
 			return err
 		}
@@ -72,7 +71,7 @@ func run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if p := os.Getenv("HTTPS_PORT"); p != "" {
-		tlsLn, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+		tlsLn, err := net.Listen("tcp", ":"+p)
 		if err != nil {
 			return err
 		}

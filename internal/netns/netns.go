@@ -89,6 +89,21 @@ func Run(prefixes ...netip.Prefix) (code int, inside bool, err error) {
 	return 0, false, nil
 }
 
+// Main runs main inside a namespace Run makes, prefixes local, and exits
+// with its code (or with Run's failure, said on stderr): what a TestMain
+// calls, as netns.Main(m.Run, prefixes...).
+func Main(main func() int, prefixes ...netip.Prefix) {
+	code, inside, err := Run(prefixes...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if inside {
+		code = main()
+	}
+	os.Exit(code)
+}
+
 // setUp brings the loopback up and routes prefixes local to it.
 func setUp(prefixes []netip.Prefix) error {
 	lo, err := netlink.LinkByName("lo")

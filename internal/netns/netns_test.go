@@ -20,15 +20,7 @@ func TestMain(m *testing.M) {
 		serveJoined()
 		return
 	}
-	code, inside, err := Run(netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("fd00:10::/48"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if !inside {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
+	Main(m.Run, netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("fd00:10::/48"))
 }
 
 // A load balancer's address and port 80 are bindable without root, and

@@ -13,47 +13,59 @@ import (
 // Ready, so that a pod runner can start its process there; pod-ready
 // makes it Ready once the runner sets the annotation to "true".
 
-const podStartStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-start
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values:
-      - 'Pending'
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
+// podStatus is a pod's conditions and containers' statuses: %[1]s is
+// "True" or "False" (Ready, and the readiness gates' conditions after
+// %[2]s: a range over them, or nothing), %[3]s the containers' ready.
+const podStatus = `      {{ $now := Now }}
       conditions:
       - lastTransitionTime: {{ $now | Quote }}
         status: "True"
         type: Initialized
       - lastTransitionTime: {{ $now | Quote }}
-        status: "False"
+        status: "%[1]s"
         type: Ready
       - lastTransitionTime: {{ $now | Quote }}
-        status: "False"
+        status: "%[1]s"
         type: ContainersReady
-      containerStatuses:
+%[2]s      containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
         name: {{ .name | Quote }}
-        ready: false
+        ready: %[3]s
         restartCount: 0
         started: true
         state:
           running:
             startedAt: {{ $now | Quote }}
       {{ end }}
-      {{ $hostIPs := NodeIPsWith .spec.nodeName }}
+`
+
+// readinessGates makes a Ready pod's readiness gates' conditions true.
+const readinessGates = `      {{ range .spec.readinessGates }}
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: {{ .conditionType | Quote }}
+      {{ end }}
+`
+
+// podStage is a Pod stage called name selecting by selector (YAML under
+// "selector:"), its status podStatus and then more.
+const podStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: %s
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+%s
+  next:
+    statusTemplate: |
+%s%s`
+
+// podStartAddresses gives the pod its IPs and makes it Running.
+const podStartAddresses = `      {{ $hostIPs := NodeIPsWith .spec.nodeName }}
       {{ with $hostIPs }}
       hostIP: {{ index . 0 | Quote }}
       hostIPs:
@@ -73,16 +85,18 @@ spec:
       startTime: {{ $now | Quote }}
 `
 
-const podReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-ready
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchAnnotations:
+// stageText is the pod-start stage, or (annotation set) pod-ready.
+func stageText(annotation string) string {
+	if annotation == "" {
+		return fmt.Sprintf(podStage, "pod-start", `    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Pending'`, fmt.Sprintf(podStatus, "False", "", "false"), podStartAddresses)
+	}
+	return fmt.Sprintf(podStage, "pod-ready", fmt.Sprintf(`    matchAnnotations:
       %q: "true"
     matchExpressions:
     - key: '.metadata.deletionTimestamp'
@@ -94,37 +108,8 @@ spec:
     - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
       operator: 'NotIn'
       values:
-      - 'True'
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: Initialized
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: Ready
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: ContainersReady
-      {{ range .spec.readinessGates }}
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: {{ .conditionType | Quote }}
-      {{ end }}
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        started: true
-        state:
-          running:
-            startedAt: {{ $now | Quote }}
-      {{ end }}
-`
+      - 'True'`, annotation), fmt.Sprintf(podStatus, "True", readinessGates, "true"), "")
+}
 
 // gatedStages are the kwok stage files with pod-ready split on
 // annotation (the two above), and node-initialize without the addresses
@@ -152,8 +137,8 @@ func gatedStages(module []string, dir, annotation string) ([]string, error) {
 		}
 	}
 	for name, text := range map[string]string{
-		"pod-start.yaml": podStartStage,
-		"pod-ready.yaml": fmt.Sprintf(podReadyStage, annotation),
+		"pod-start.yaml": stageText(""),
+		"pod-ready.yaml": stageText(annotation),
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(strings.TrimLeft(text, "\n")), 0o644); err != nil {

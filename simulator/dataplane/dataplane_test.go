@@ -3,13 +3,11 @@ package dataplane_test
 import (
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
@@ -24,15 +22,7 @@ import (
 // cloud's pools are local (simtest.Prefixes): the tests bind load
 // balancers' and instances' addresses as the cloud would.
 func TestMain(m *testing.M) {
-	code, inside, err := netns.Run(simtest.Prefixes...)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if !inside {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
+	netns.Main(m.Run, simtest.Prefixes...)
 }
 
 var lbAddr = netip.MustParseAddr("203.0.113.10")

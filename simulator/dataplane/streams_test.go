@@ -32,19 +32,7 @@ func keyPair(t *testing.T, c simtest.Cert) *tls.Certificate {
 // tlsBackend answers each TLS connection at addr with name, under cert.
 func tlsBackend(t *testing.T, addr, name string, cert *tls.Certificate) {
 	t.Helper()
-	ln := tls.NewListener(listen(t, "tcp", addr), &tls.Config{Certificates: []tls.Certificate{*cert}})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.WriteString(c, name+"\n")
-			}()
-		}
-	}()
+	go echo.ServeTCP(tls.NewListener(listen(t, "tcp", addr), &tls.Config{Certificates: []tls.Certificate{*cert}}), name+"\n")
 }
 
 // A tcp listener relays connections (with the PROXY protocol header where

@@ -34,24 +34,21 @@ const settle = 200 * time.Millisecond
 // (internal/netns), where the cloud's addresses are local: load
 // balancers, nodes and pods carry traffic there (docs/adr/0023).
 func TestMain(m *testing.M) {
-	code, inside, err := netns.Run(simtest.Prefixes...)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	if !inside {
-		os.Exit(code)
-	}
+	netns.Main(func() int { return run(m) }, simtest.Prefixes...)
+}
+
+// run runs the package's tests, -parallel high unless given.
+func run(m *testing.M) int {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
 		if err := flag.Set("test.parallel", "1000"); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: -parallel:", err)
-			os.Exit(2)
+			return 2
 		}
 	}
-	os.Exit(m.Run())
+	return m.Run()
 }
 
 var slots = &gate{free: slotCount}
