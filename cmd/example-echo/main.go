@@ -51,22 +51,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p := os.Getenv("TCP_ECHO_PORT"); p != "" {
-		tcp, err := net.Listen("tcp", ":"+p)
-		if err != nil {
-			return err
-		}
-		defer tcp.Close()
-		go echo.ServeTCP(tcp, "")
+	closeEchoes, err := echoes()
+	if err != nil {
+		return err
 	}
-	if p := os.Getenv("UDP_ECHO_PORT"); p != "" {
-		udp, err := net.ListenPacket("udp", ":"+p)
-		if err != nil {
-			return err
-		}
-		defer udp.Close()
-		go echo.ServeUDP(udp, "")
-	}
+	defer closeEchoes()
 	srv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -92,4 +81,33 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// echoes serves TCP_ECHO_PORT and UDP_ECHO_PORT, where set, until the
+// returned close.
+func echoes() (func(), error) {
+	var closers []func() error
+	closeAll := func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}
+	if p := os.Getenv("TCP_ECHO_PORT"); p != "" {
+		tcp, err := net.Listen("tcp", ":"+p)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, tcp.Close)
+		go echo.ServeTCP(tcp, "")
+	}
+	if p := os.Getenv("UDP_ECHO_PORT"); p != "" {
+		udp, err := net.ListenPacket("udp", ":"+p)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		closers = append(closers, udp.Close)
+		go echo.ServeUDP(udp, "")
+	}
+	return closeAll, nil
 }

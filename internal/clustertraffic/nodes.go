@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/example/cloud-provider-example/internal/relay"
+	"github.com/example/cloud-provider-example/internal/sockets"
 )
 
 // nodeProxy binds every node's node ports, as kube-proxy does.
@@ -33,8 +34,7 @@ type nodeProxy struct {
 	changed  chan struct{}
 
 	mu      sync.Mutex
-	sockets map[nodePort]func() // close
-	failed  map[nodePort]bool
+	sockets sockets.Set[nodePort]
 	rr      map[string]int // round robin by node port
 }
 
@@ -50,8 +50,8 @@ type nodePort struct {
 func newNodeProxy(log *slog.Logger, f informers.SharedInformerFactory) *nodeProxy {
 	return &nodeProxy{log: log, f: f, changed: make(chan struct{}, 1),
 		nodes: f.Core().V1().Nodes().Lister(), services: f.Core().V1().Services().Lister(),
-		slices:  f.Discovery().V1().EndpointSlices().Lister(),
-		sockets: map[nodePort]func(){}, failed: map[nodePort]bool{}, rr: map[string]int{}}
+		slices: f.Discovery().V1().EndpointSlices().Lister(),
+		rr:     map[string]int{}}
 }
 
 // watch asks for a reconcile on every change of nodes and Services (what
@@ -118,36 +118,15 @@ func (n *nodeProxy) reconcile() {
 	want := n.want()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for k, closeFn := range n.sockets {
-		if !want[k] {
-			closeFn()
-			delete(n.sockets, k)
-		}
-	}
-	for k := range want {
-		if _, ok := n.sockets[k]; ok {
-			continue
-		}
-		closeFn, err := n.bind(k)
-		if err != nil {
-			if !n.failed[k] {
-				n.log.Info("node proxy: cannot bind", "node", k.node, "addr", k.addr.String(), "protocol", k.protocol, "err", err)
-			}
-			n.failed[k] = true
-			continue
-		}
-		delete(n.failed, k)
-		n.sockets[k] = closeFn
-	}
+	n.sockets.Reconcile(want, n.bind, func(k nodePort, err error) {
+		n.log.Info("node proxy: cannot bind", "node", k.node, "addr", k.addr.String(), "protocol", k.protocol, "err", err)
+	})
 }
 
 func (n *nodeProxy) closeAll() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for k, closeFn := range n.sockets {
-		closeFn()
-		delete(n.sockets, k)
-	}
+	n.sockets.CloseAll()
 }
 
 // bind opens k's socket and serves it.

@@ -18,13 +18,6 @@ import (
 	"syscall"
 )
 
-// Env names the variable that hands a process its Mounts (JSON); Scratch
-// names the directory its overlays keep their changes in.
-const (
-	Env     = "EXAMPLE_POD_MOUNTS"
-	Scratch = "EXAMPLE_POD_SCRATCH"
-)
-
 // Mount is one volume mount: the host directory holding the volume's
 // files, and where the container sees them.
 type Mount struct {
@@ -38,6 +31,13 @@ func Encode(ms []Mount) (string, error) {
 	b, err := json.Marshal(ms)
 	return string(b), err
 }
+
+// Env names the variable that hands a process its Mounts (JSON); Scratch
+// names the directory its overlays keep their changes in.
+const (
+	Env     = "EXAMPLE_POD_MOUNTS"
+	Scratch = "EXAMPLE_POD_SCRATCH"
+)
 
 // FromEnv mounts what Env names, if anything: call it first thing, in a
 // process started in a mount namespace of its own.

@@ -64,51 +64,50 @@ spec:
     statusTemplate: |
 %s%s`
 
-// podStartAddresses gives the pod its IPs and makes it Running.
-const podStartAddresses = `      {{ $hostIPs := NodeIPsWith .spec.nodeName }}
-      {{ with $hostIPs }}
-      hostIP: {{ index . 0 | Quote }}
-      hostIPs:
-      {{ range . }}
-      - ip: {{ . | Quote }}
-      {{ end }}
-      {{ end }}
-      {{ $podIPs := PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
-      {{ with $podIPs }}
-      podIP: {{ index . 0 | Quote }}
-      podIPs:
-      {{ range . }}
-      - ip: {{ . | Quote }}
-      {{ end }}
-      {{ end }}
-      phase: Running
+// podStartAddresses gives the pod its node's IPs and its own, and makes
+// it Running.
+var podStartAddresses = ips("host", "NodeIPsWith .spec.nodeName") +
+	ips("pod", `PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" )`) + `      phase: Running
       startTime: {{ $now | Quote }}
 `
 
+// ips sets field+"IP" and field+"IPs" from what kwok's function call
+// returns.
+func ips(field, call string) string {
+	return fmt.Sprintf(`      {{ $%[1]sIPs := %[2]s }}
+      {{ with $%[1]sIPs }}
+      %[1]sIP: {{ index . 0 | Quote }}
+      %[1]sIPs:
+      {{ range . }}
+      - ip: {{ . | Quote }}
+      {{ end }}
+      {{ end }}
+`, field, call)
+}
+
 // stageText is the pod-start stage, or (annotation set) pod-ready.
 func stageText(annotation string) string {
-	if annotation == "" {
-		return fmt.Sprintf(podStage, "pod-start", `    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values:
-      - 'Pending'`, fmt.Sprintf(podStatus, "False", "", "false"), podStartAddresses)
+	phase, match, status, more := "Pending", "", fmt.Sprintf(podStatus, "False", "", "false"), podStartAddresses
+	name := "pod-start"
+	if annotation != "" {
+		name, phase, status, more = "pod-ready", "Running", fmt.Sprintf(podStatus, "True", readinessGates, "true"), ""
+		match = fmt.Sprintf("    matchAnnotations:\n      %q: \"true\"\n", annotation)
 	}
-	return fmt.Sprintf(podStage, "pod-ready", fmt.Sprintf(`    matchAnnotations:
-      %q: "true"
-    matchExpressions:
+	selector := match + `    matchExpressions:
     - key: '.metadata.deletionTimestamp'
       operator: 'DoesNotExist'
     - key: '.status.phase'
       operator: 'In'
       values:
-      - 'Running'
+      - '` + phase + `'`
+	if annotation != "" {
+		selector += `
     - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
       operator: 'NotIn'
       values:
-      - 'True'`, annotation), fmt.Sprintf(podStatus, "True", readinessGates, "true"), "")
+      - 'True'`
+	}
+	return fmt.Sprintf(podStage, name, selector, status, more)
 }
 
 // gatedStages are the kwok stage files with pod-ready split on

@@ -45,7 +45,7 @@ func (h httpSocket) close() {
 }
 
 // serveHTTP serves an http or https listener's socket.
-func (s *Server) serveHTTP(k socketKey, ln net.Listener) socket {
+func (s *Server) serveHTTP(k socketKey, ln net.Listener) httpSocket {
 	srv := &http.Server{Handler: s.handler(k), ReadHeaderTimeout: 10 * time.Second}
 	if k.protocol == exampleapi.ProtocolHTTPS {
 		ln = tls.NewListener(ln, &tls.Config{GetCertificate: s.certificate(k), MinVersion: tls.VersionTLS12})

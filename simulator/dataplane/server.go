@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/sockets"
 	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
@@ -24,11 +25,8 @@ type Server struct {
 	health prober
 
 	mu      sync.Mutex
-	sockets map[socketKey]socket
-	// failed are the sockets that could not be bound, so each failure is
-	// logged once.
-	failed map[socketKey]bool
-	closed bool
+	sockets sockets.Set[socketKey]
+	closed  bool
 }
 
 // socketKey is one listening socket: a listener of a load balancer on one
@@ -49,19 +47,13 @@ func (k socketKey) network() string {
 	return "tcp"
 }
 
-// socket is a bound listener; close stops taking new connections (or
-// datagrams) and lets open ones end.
-type socket interface {
-	close()
-}
-
 // New is a data plane serving nothing yet; log receives bind failures
 // (nil: discarded).
 func New(log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, sockets: map[socketKey]socket{}, failed: map[socketKey]bool{}}
+	s := &Server{log: log}
 	s.robins = robins{wrr: map[string]*routing.WRR{}, rr: map[string]int{}}
 	s.cur.Store(newView(&Plane{}, s.health.healthy, &s.robins))
 	return s
@@ -92,46 +84,29 @@ func (s *Server) Swap(p *Plane) error {
 			}
 		}
 	}
-	// Close first: a port whose protocol changed is bound again below.
-	for k, sock := range s.sockets {
-		if !want[k] {
-			sock.close()
-			delete(s.sockets, k)
-		}
-	}
-	var errs []error
-	for k := range want {
-		if _, ok := s.sockets[k]; ok {
-			continue
-		}
-		sock, err := s.bind(k)
-		if err != nil {
-			if !s.failed[k] {
-				s.log.Error("data plane: cannot bind a listener", "listener", k.String(), "err", err)
-			}
-			s.failed[k] = true
-			errs = append(errs, fmt.Errorf("listener %s: %w", k, err))
-			continue
-		}
-		delete(s.failed, k)
-		s.sockets[k] = sock
-	}
+	errs := s.sockets.Reconcile(want, s.bind, func(k socketKey, err error) {
+		s.log.Error("data plane: cannot bind a listener", "listener", k.String(), "err", err)
+	})
 	s.open.sweep(func(lbID, target string) bool {
 		lb := v.byID[lbID]
 		return lb != nil && lb.keeps(target)
 	})
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return fmt.Errorf("dataplane: listeners not bound: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
-// bind opens the socket of k and serves it.
-func (s *Server) bind(k socketKey) (socket, error) {
+// bind opens the socket of k and serves it; what it returns stops taking
+// new connections (or datagrams) and lets open ones end.
+func (s *Server) bind(k socketKey) (func(), error) {
 	addr := k.addr.String()
 	if k.network() == "udp" {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			return nil, err
 		}
-		return s.serveUDP(k, pc), nil
+		return s.serveUDP(k, pc).close, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -140,11 +115,11 @@ func (s *Server) bind(k socketKey) (socket, error) {
 	ln = admitting{Listener: ln, s: s, k: k}
 	switch k.protocol {
 	case exampleapi.ProtocolHTTP, exampleapi.ProtocolHTTPS:
-		return s.serveHTTP(k, ln), nil
+		return s.serveHTTP(k, ln).close, nil
 	case exampleapi.ProtocolTLS:
-		return s.serveStream(k, ln, true), nil
+		return s.serveStream(k, ln, true).close, nil
 	default:
-		return s.serveStream(k, ln, false), nil
+		return s.serveStream(k, ln, false).close, nil
 	}
 }
 
@@ -154,10 +129,7 @@ func (s *Server) Close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.health.stopAll()
-	for k, sock := range s.sockets {
-		sock.close()
-		delete(s.sockets, k)
-	}
+	s.sockets.CloseAll()
 	s.open.sweep(func(string, string) bool { return false })
 }
 
@@ -165,8 +137,8 @@ func (s *Server) Close() {
 func (s *Server) Listening() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.sockets))
-	for k := range s.sockets {
+	var out []string
+	for _, k := range s.sockets.Keys() {
 		out = append(out, k.String())
 	}
 	slices.Sort(out)

@@ -25,7 +25,7 @@ func (st streamSocket) close() { _ = st.ln.Close() }
 
 // serveStream relays each connection of a tcp listener, or of a tls one
 // (passthrough: routed by the ClientHello's SNI name, never decrypted).
-func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) socket {
+func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) streamSocket {
 	go func() {
 		for {
 			c, err := ln.Accept()

@@ -25,7 +25,7 @@ type udpSocket struct {
 func (u *udpSocket) close() { _ = u.pc.Close() }
 
 // serveUDP relays the datagrams of a udp listener.
-func (s *Server) serveUDP(k socketKey, pc net.PacketConn) socket {
+func (s *Server) serveUDP(k socketKey, pc net.PacketConn) *udpSocket {
 	u := &udpSocket{pc: pc, flows: map[netip.AddrPort]*net.UDPConn{}}
 	go func() {
 		buf := make([]byte, 64*1024)
