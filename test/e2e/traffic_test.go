@@ -128,12 +128,17 @@ func (e *env) ingressIP(t testing.TB, ns, name string) string {
 
 // ask sends GET url on a new connection and reads the echo answer.
 func ask(c *http.Client, url string) (echo.Answer, error) {
-	var a echo.Answer
 	res, err := c.Get(url)
 	if err != nil {
-		return a, err
+		return echo.Answer{}, err
 	}
 	defer res.Body.Close()
+	return decodeAnswer(res)
+}
+
+// decodeAnswer reads the echo answer of a 200.
+func decodeAnswer(res *http.Response) (echo.Answer, error) {
+	var a echo.Answer
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		return a, err

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
+)
+
+// A Gateway's routes carry traffic: requests to its address by host name
+// reach the backends its HTTPRoute's rules name, by path and by weight,
+// with the rule's header changes; a host no route has gets 404. (The
+// backends are NodePort Services until the load balancer targets pods.)
+func TestGatewayTraffic(t *testing.T) {
+	e, admin := gatewayEnv(t, options{traffic: true})
+	ctx := testkit.Context(t)
+	for _, name := range []string{"a", "b"} {
+		e.echoDeployment(t, "default", name, 1)
+		_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1.ServiceSpec{Type: v1.ServiceTypeNodePort, Selector: map[string]string{"app": name},
+				Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	exampleGatewayClass(t, admin)
+	_, err := admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	set := &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Route", Value: "shop"}}}
+	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "shop"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Hostnames:       []gatewayv1.Hostname{"shop.example.test"},
+			Rules: []gatewayv1.HTTPRouteRule{
+				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/api")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1)}},
+				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1), backend("", "b", 3)},
+					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: set}}},
+			},
+		}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	var ip string
+	testkit.Eventually(t, 90*time.Second, "the Gateway programmed", func() error {
+		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) == 0 ||
+			len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != 1 {
+			return fmt.Errorf("%+v, %v", gw.Status, err)
+		}
+		ip = gw.Status.Addresses[0].Value
+		return nil
+	})
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(host, path string) (int, string, http.Header) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ip+path, nil)
+		testkit.Must(t, err)
+		req.Host = host
+		res, err := c.Do(req)
+		if err != nil {
+			return 0, err.Error(), nil
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return res.StatusCode, "", nil
+		}
+		a, err := decodeAnswer(res)
+		testkit.Must(t, err)
+		return res.StatusCode, a.Pod, a.Headers
+	}
+	testkit.Eventually(t, time.Minute, "the route's backend answers", func() error {
+		if code, pod, _ := get("shop.example.test", "/api/v1"); code != http.StatusOK || !strings.HasPrefix(pod, "a-") {
+			return fmt.Errorf("GET /api/v1: %d from %q", code, pod)
+		}
+		return nil
+	})
+	deployments := map[string]int{}
+	for range 100 {
+		code, pod, headers := get("shop.example.test", "/web")
+		if code != http.StatusOK || headers.Get("X-Route") != "shop" {
+			t.Fatalf("GET /web: %d from %q, headers %v", code, pod, headers)
+		}
+		deployments[strings.SplitN(pod, "-", 2)[0]]++
+	}
+	if deployments["a"] != 25 || deployments["b"] != 75 {
+		t.Fatalf("100 requests at 1:3: %v", deployments)
+	}
+	for range 10 {
+		if code, pod, _ := get("shop.example.test", "/api"); code != http.StatusOK || !strings.HasPrefix(pod, "a-") {
+			t.Fatalf("GET /api: %d from %q", code, pod)
+		}
+	}
+	if code, _, _ := get("other.example.test", "/api"); code != http.StatusNotFound {
+		t.Fatalf("a host no route has: %d", code)
+	}
+}
