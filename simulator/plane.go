@@ -23,7 +23,9 @@ import (
 func (s *Server) serveTraffic(ctx context.Context, dp *dataplane.Server) {
 	for {
 		now := s.cloud.now()
-		p, err := s.cloud.compilePlane(now)
+		p, err := s.cloud.compilePlane(now, func(id string, err error) {
+			s.log.Error("data plane: a load balancer left out", "load_balancer", id, "err", err)
+		})
 		if err != nil {
 			s.log.Error("data plane: reading the store", "err", err)
 		} else {
@@ -43,8 +45,10 @@ func (s *Server) serveTraffic(ctx context.Context, dp *dataplane.Server) {
 }
 
 // compilePlane is the store as the data plane serves it at now: every
-// active load balancer.
-func (c *cloud) compilePlane(now time.Time) (*dataplane.Plane, error) {
+// active load balancer. One that cannot be compiled (a certificate whose
+// key does not load) is left out and told to skipped: the others still
+// serve.
+func (c *cloud) compilePlane(now time.Time, skipped func(id string, err error)) (*dataplane.Plane, error) {
 	p := &dataplane.Plane{}
 	err := c.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketLBs).ForEach(func(k, v []byte) error {
@@ -61,7 +65,8 @@ func (c *cloud) compilePlane(now time.Time) (*dataplane.Plane, error) {
 			}
 			plb, err := compileLB(tx, p, lb, now)
 			if err != nil {
-				return fmt.Errorf("load balancer %s: %w", lb.ID, err)
+				skipped(lb.ID, err)
+				return nil
 			}
 			p.LoadBalancers = append(p.LoadBalancers, plb)
 			return nil

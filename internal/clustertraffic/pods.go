@@ -147,11 +147,14 @@ func (r *podRunner) ensure(ctx context.Context, key string, pod *corev1.Pod, c c
 	r.mu.Lock()
 	p := r.running[key]
 	r.mu.Unlock()
-	if p != nil && p.uid == pod.UID {
+	if p != nil && p.uid == pod.UID && !done(p.exited) {
 		return p, nil
 	}
 	if p != nil {
+		// Another pod of that name, or its process exited: a kubelet
+		// restarts the container.
 		r.stop(key)
+		<-p.exited
 	}
 	dir := filepath.Join(r.logDir, strings.ReplaceAll(key, "/", "_")+"-"+string(pod.UID))
 	mounts, err := r.volumes(ctx, pod, c, dir)
@@ -278,4 +281,14 @@ func envOf(pod *corev1.Pod, c corev1.Container) map[string]string {
 	}
 	env["POD_IP"] = pod.Status.PodIP
 	return env
+}
+
+// done tells whether ch is closed.
+func done(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
