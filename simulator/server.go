@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -89,6 +90,9 @@ type Server struct {
 	faults *faultState
 	stats  faultStats
 	cloud  *cloud
+	// dp is the data plane while it runs (Config.DataPlane): target
+	// health answers from its probes.
+	dp atomic.Pointer[dataplane.Server]
 }
 
 // New opens the store in cfg.DataDir and applies the seed.
@@ -247,10 +251,11 @@ func (s *Server) Serve(ctx context.Context, control, metadata net.Listener) erro
 	}
 	if s.cfg.DataPlane {
 		dp := dataplane.New(s.log)
+		s.dp.Store(dp)
 		traffic, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); s.serveTraffic(traffic, dp) }()
-		defer func() { stop(); <-done; dp.Close() }()
+		defer func() { stop(); <-done; s.dp.Store(nil); dp.Close() }()
 	}
 	var serveErr error
 	select {

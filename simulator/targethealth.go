@@ -6,6 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/dataplane"
 )
 
 // Target health: what the load balancer's health check makes of each
@@ -47,4 +48,25 @@ func (s lbTargets) health(id string) exampleapi.TargetHealth {
 		return exampleapi.TargetHealth{ID: id, Health: exampleapi.TargetUnhealthy, Reason: "instance " + s.instance[id]}
 	}
 	return exampleapi.TargetHealth{ID: id, Health: exampleapi.TargetUnhealthy, Reason: "instance deleted"}
+}
+
+// probed is health as the data plane's probes see it: a target the model
+// calls healthy (serving) is healthy only while it passes the load
+// balancer's health check, if it has one.
+func probed(health *exampleapi.TargetHealthResponse, dp *dataplane.Server) {
+	for i, t := range health.Targets {
+		if t.Health != exampleapi.TargetHealthy {
+			continue
+		}
+		p := dp.Probe(health.LoadBalancerID, t.ID)
+		switch {
+		case !p.Checked:
+		case !p.Known:
+			health.Targets[i].Health, health.Targets[i].Reason = exampleapi.TargetUnhealthy, "health check: not probed yet"
+		case !p.Healthy:
+			health.Targets[i].Health, health.Targets[i].Reason = exampleapi.TargetUnhealthy, "health check failing"
+		default:
+			health.Targets[i].Reason = "health check passing"
+		}
+	}
 }

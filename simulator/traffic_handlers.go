@@ -31,5 +31,8 @@ func (s *Server) handleTargetHealth(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if dp := s.dp.Load(); dp != nil {
+		probed(&health, dp)
+	}
 	writeJSON(w, http.StatusOK, health)
 }

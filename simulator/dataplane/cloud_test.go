@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,4 +108,55 @@ func eventually(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met within 10s")
+}
+
+// With the data plane on, the cloud's target health is what its probes
+// find: a target failing the load balancer's health check is unhealthy,
+// and healthy again once it passes.
+func TestTargetHealthIsProbed(t *testing.T) {
+	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(0))
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	oks := map[string]*atomic.Bool{}
+	var ids []string
+	for _, name := range []string{"node-a", "node-b"} {
+		inst, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		oks[inst.ID] = &atomic.Bool{}
+		oks[inst.ID].Store(name == "node-a")
+		healthEndpoint(t, inst.PrivateIPv4+":30099", oks[inst.ID])
+		ids = append(ids, inst.ID)
+	}
+	var spec exampleapi.LoadBalancerSpec
+	spec.Name, spec.Region, spec.Type, spec.Targets = "web", "ex-west-1", "lb-small", ids
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	spec.HealthCheck = &exampleapi.HealthCheck{Protocol: "http", Port: 30099, Path: "/healthz",
+		IntervalSeconds: 2, TimeoutSeconds: 1, HealthyThreshold: 1, UnhealthyThreshold: 1}
+	lb, err := api.CreateLoadBalancer(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitActive(ctx, t, api, lb.ID)
+	health := func() map[string]string {
+		hs, err := api.TargetHealth(ctx, lb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, h := range hs {
+			out[h.ID] = h.Health + ": " + h.Reason
+		}
+		return out
+	}
+	want := func(a, b string) func() bool {
+		return func() bool { h := health(); return h[ids[0]] == a && h[ids[1]] == b }
+	}
+	eventually(t, want("healthy: health check passing", "unhealthy: health check failing"))
+	oks[ids[1]].Store(true)
+	eventually(t, want("healthy: health check passing", "healthy: health check passing"))
 }

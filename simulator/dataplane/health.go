@@ -97,6 +97,27 @@ func (pr *prober) healthy(lb *LoadBalancer, t Target) bool {
 	return pb != nil && pb.known.Load() && pb.healthy.Load()
 }
 
+// Probe is what a load balancer's health check says of one target.
+type Probe struct {
+	// Checked: the load balancer has a health check and probes the
+	// target (it is one of its targets).
+	Checked bool
+	// Known: a probe has answered; Healthy: the target passes.
+	Known, Healthy bool
+}
+
+// Probe is what load balancer lbID's health check says of target.
+func (s *Server) Probe(lbID, target string) Probe {
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	for k, pb := range s.health.probes {
+		if k.lb == lbID && k.target == target {
+			return Probe{Checked: true, Known: pb.known.Load(), Healthy: pb.healthy.Load()}
+		}
+	}
+	return Probe{}
+}
+
 func (pb *probe) run(ctx context.Context, k probeKey) {
 	interval := time.Duration(max(k.check.IntervalSeconds, 1)) * time.Second
 	for {
