@@ -20,6 +20,7 @@ package clustertraffic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/example/cloud-provider-example/internal/netns"
 )
 
 // ListeningAnnotation is set to "true" on a pod once its process listens
@@ -57,6 +60,11 @@ type Traffic struct {
 
 // Start runs the pod runner and the node proxy until Stop.
 func Start(ctx context.Context, o Options) (*Traffic, error) {
+	if !netns.Inside() {
+		// Its pods' veths, routes and forwarding belong in a namespace
+		// of the run's own, never on the host's network.
+		return nil, errors.New("clustertraffic: run inside internal/netns (netns.Main, netns.Run)")
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -155,8 +155,12 @@ func (n *nodeProxy) bind(k nodePort) (func(), error) {
 		go func() {
 			for {
 				c, err := ln.Accept()
-				if err != nil {
+				if errors.Is(err, net.ErrClosed) {
 					return
+				}
+				if err != nil {
+					time.Sleep(5 * time.Millisecond) // out of files, or a client that gave up
+					continue
 				}
 				go n.forward(k, c)
 			}

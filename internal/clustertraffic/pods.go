@@ -194,6 +194,7 @@ func (r *podRunner) ensure(ctx context.Context, key string, pod *corev1.Pod, c c
 		_ = cmd.Wait()
 		_ = out.Close()
 		close(p.exited)
+		r.queue.AddRateLimited(key) // a process that exited is started again
 	}()
 	r.mu.Lock()
 	r.running[key] = p

@@ -72,13 +72,20 @@ func Run(prefixes ...netip.Prefix) (code int, inside bool, err error) {
 	// The namespace's program stops as it would have been stopped.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(signals)
+	waited := make(chan struct{})
 	go func() {
-		for sig := range signals {
-			_ = cmd.Process.Signal(sig)
+		for {
+			select {
+			case sig := <-signals:
+				_ = cmd.Process.Signal(sig)
+			case <-waited:
+				return
+			}
 		}
 	}()
 	err = cmd.Wait()
+	signal.Stop(signals)
+	close(waited)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return exit.ExitCode(), false, nil

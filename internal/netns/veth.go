@@ -3,6 +3,7 @@ package netns
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -30,13 +31,21 @@ func Join(pid int, ip netip.Addr, name string) error {
 		return fmt.Errorf("netns: the namespace of %d: %w", pid, err)
 	}
 	defer ns.Close()
+	if !Inside() {
+		return errors.New("netns: Join changes routes and forwarding: run inside a namespace Run made")
+	}
+	// A process of the same name restarted: its old pair may outlive its
+	// namespace for a moment.
+	if old, err := netlink.LinkByName(host); err == nil {
+		_ = netlink.LinkDel(old)
+	}
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: host}, PeerName: "eth0", PeerNamespace: netlink.NsFd(ns)}
 	if err := netlink.LinkAdd(veth); err != nil {
 		return fmt.Errorf("netns: veth %s: %w", host, err)
 	}
 	here, err := netlink.LinkByName(host)
 	if err != nil {
-		return err
+		return fmt.Errorf("netns: veth %s: %w", host, err)
 	}
 	// The host side is the gateway (every pair's holds it: what leaves
 	// here for a joined namespace comes from it, unless a process binds
@@ -48,7 +57,7 @@ func Join(pid int, ip netip.Addr, name string) error {
 		return fmt.Errorf("netns: %w", err)
 	}
 	if err := netlink.LinkSetUp(here); err != nil {
-		return err
+		return fmt.Errorf("netns: veth %s up: %w", host, err)
 	}
 	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: here.Attrs().Index, Dst: prefixNet(netip.PrefixFrom(ip, ip.BitLen())),
 		Scope: netlink.SCOPE_LINK}); err != nil {

@@ -61,6 +61,11 @@ func Apply(ms []Mount, scratch string) error {
 	if scratch == "" {
 		return errors.New("podfs: no scratch directory")
 	}
+	// Never in the host's mount namespace (a process started without
+	// CLONE_NEWNS that is handed Env would overlay the host's /etc).
+	if own, err := ownMountNamespace(); err != nil || !own {
+		return fmt.Errorf("podfs: this process shares its parent's mount namespace: start it with syscall.CLONE_NEWNS (%v)", err)
+	}
 	// Nothing mounted here reaches the host's mount namespace.
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("podfs: make / private (is this process in a mount namespace of its own?): %w", err)
@@ -77,15 +82,24 @@ func Apply(ms []Mount, scratch string) error {
 			}
 			overlaid[top] = true
 		}
+		// A symlink on the way (/var/run to /run) would lead the mount,
+		// and the directories made for it, out of the overlay to the
+		// host's own files.
+		if err := within(top, m.Target); err != nil {
+			return err
+		}
 		if err := os.MkdirAll(m.Target, 0o755); err != nil {
 			return fmt.Errorf("podfs: %w", err)
+		}
+		if err := within(top, m.Target); err != nil {
+			return err
 		}
 		if err := syscall.Mount(m.Source, m.Target, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("podfs: bind %s on %s: %w", m.Source, m.Target, err)
 		}
 		if m.ReadOnly {
-			if err := syscall.Mount("", m.Target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
-				return fmt.Errorf("podfs: %s read-only: %w", m.Target, err)
+			if err := readOnly(m.Target); err != nil {
+				return err
 			}
 		}
 	}
@@ -109,4 +123,57 @@ func overlay(top, dir string) error {
 		return fmt.Errorf("podfs: overlay %s: %w", top, err)
 	}
 	return nil
+}
+
+// within refuses a target whose deepest existing directory resolves
+// outside top.
+func within(top, target string) error {
+	p := target
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		p = filepath.Dir(p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("podfs: %s: %w", target, err)
+	}
+	if real != top && !strings.HasPrefix(real, top+"/") {
+		return fmt.Errorf("podfs: mount path %s leads to %s, outside %s: refused", target, real, top)
+	}
+	return nil
+}
+
+// readOnly remounts target read-only, keeping the flags a user namespace
+// may not drop (nosuid, nodev, noexec of the file system beneath).
+func readOnly(target string) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(target, &st); err != nil {
+		return fmt.Errorf("podfs: %s: %w", target, err)
+	}
+	locked := uintptr(st.Flags) & (syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC)
+	if err := syscall.Mount("", target, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|locked, ""); err != nil {
+		return fmt.Errorf("podfs: %s read-only: %w", target, err)
+	}
+	return nil
+}
+
+// ownMountNamespace tells whether this process's mount namespace is not
+// its parent's.
+func ownMountNamespace() (bool, error) {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return false, err
+	}
+	parent, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid()))
+	if errors.Is(err, os.ErrPermission) {
+		// A user namespace of its own: the parent's is not ours to
+		// read, and the host's mounts are not ours to change either.
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return self != parent, nil
 }

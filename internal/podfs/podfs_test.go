@@ -78,3 +78,30 @@ func TestApply(t *testing.T) {
 		}
 	}
 }
+
+// A mount path that a symlink leads out of its top directory is refused:
+// neither the mount nor the directories made for it reach the host.
+func TestWithinRefusesSymlinksOut(t *testing.T) {
+	top, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(top, "run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(top, filepath.Join(top, "run", "secrets", "token")); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Fatalf("a path through a symlink out of %s: %v", top, err)
+	}
+	if err := within(top, filepath.Join(top, "etc", "secret-volume")); err != nil {
+		t.Fatalf("a path inside: %v", err)
+	}
+}
+
+// Handed its mounts without a mount namespace of its own, a process
+// refuses them rather than change the host's.
+func TestApplyRefusesTheHostsNamespace(t *testing.T) {
+	err := Apply([]Mount{{Source: t.TempDir(), Target: "/etc/podfs-test"}}, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "CLONE_NEWNS") {
+		t.Fatalf("Apply in the test's own mount namespace: %v", err)
+	}
+	if _, err := os.Stat("/etc/podfs-test"); err == nil {
+		t.Fatal("the host has /etc/podfs-test")
+	}
+}

@@ -26,6 +26,11 @@ func (s *Set[K]) Reconcile(want map[K]bool, bind func(K) (closeFn func(), err er
 			delete(s.open, k)
 		}
 	}
+	for k := range s.failed {
+		if !want[k] {
+			delete(s.failed, k) // wanted again, a failure is said again
+		}
+	}
 	var errs []error
 	for k := range want {
 		if _, ok := s.open[k]; ok {

@@ -3,9 +3,11 @@ package dataplane
 import (
 	"context"
 	"crypto/tls"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,7 +49,7 @@ func (pr *prober) reconcile(p *Plane) {
 		if lb.HealthCheck == nil {
 			continue
 		}
-		for _, ts := range append([][]Target{lb.Own}, mapValues(lb.Pools)...) {
+		for _, ts := range append([][]Target{lb.Own}, slices.Collect(maps.Values(lb.Pools))...) {
 			for _, t := range ts {
 				want[probeKey{lb.ID, t.ID, t.Addr, *lb.HealthCheck}] = true
 			}
@@ -58,10 +60,19 @@ func (pr *prober) reconcile(p *Plane) {
 	if pr.probes == nil {
 		pr.probes = map[probeKey]*probe{}
 	}
+	// A target whose check changed keeps where it stood: the new check
+	// moves it by its thresholds, it does not start unknown (taking
+	// nothing) again.
+	type target struct {
+		lb, id string
+		addr   netip.Addr
+	}
+	was := map[target]*probe{}
 	for k, pb := range pr.probes {
 		if !want[k] {
 			pb.stop()
 			delete(pr.probes, k)
+			was[target{k.lb, k.target, k.addr}] = pb
 		}
 	}
 	for k := range want {
@@ -70,6 +81,10 @@ func (pr *prober) reconcile(p *Plane) {
 		}
 		ctx, stop := context.WithCancel(context.Background())
 		pb := &probe{stop: stop}
+		if old := was[target{k.lb, k.target, k.addr}]; old != nil && old.known.Load() {
+			pb.healthy.Store(old.healthy.Load())
+			pb.known.Store(true)
+		}
 		pr.probes[k] = pb
 		go pb.run(ctx, k)
 	}
@@ -179,12 +194,4 @@ func check(ctx context.Context, k probeKey) bool {
 var probeClient = &http.Client{
 	Transport:     &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // a health probe checks liveness, not identity
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-func mapValues[K comparable, V any](m map[K]V) []V {
-	out := make([]V, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

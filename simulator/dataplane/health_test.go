@@ -42,8 +42,11 @@ func TestHealthChecks(t *testing.T) {
 	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}, nil)
 	lb.HealthCheck = &exampleapi.HealthCheck{Protocol: "http", Port: 30099, Path: "/healthz",
 		IntervalSeconds: 1, TimeoutSeconds: 1, HealthyThreshold: 2, UnhealthyThreshold: 2}
-	start(t, &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{LoadBalancer: lb, Addrs: []netip.Addr{lbAddr},
-		Own: []dataplane.Target{target("i-1", "10.0.0.1"), target("i-2", "10.0.0.2"), target("i-3", "10.0.0.3")}}}})
+	plane := func(lb exampleapi.LoadBalancer) *dataplane.Plane {
+		return &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{LoadBalancer: lb, Addrs: []netip.Addr{lbAddr},
+			Own: []dataplane.Target{target("i-1", "10.0.0.1"), target("i-2", "10.0.0.2"), target("i-3", "10.0.0.3")}}}}
+	}
+	s := start(t, plane(lb))
 
 	reached := func() map[string]int {
 		pods := map[string]int{}
@@ -59,6 +62,18 @@ func TestHealthChecks(t *testing.T) {
 	eventually(t, func() bool { return reached()["a1"] == 12 })
 	a2.Store(true)
 	eventually(t, func() bool { p := reached(); return p["a1"] == 6 && p["a2"] == 6 })
+	// A changed check keeps the targets where they stood: no request
+	// fails while the new one first probes.
+	changed := lb
+	check := *lb.HealthCheck
+	check.HealthyThreshold = 3
+	changed.HealthCheck = &check
+	if err := s.Swap(plane(changed)); err != nil {
+		t.Fatal(err)
+	}
+	if p := reached(); p["a1"] != 6 || p["a2"] != 6 {
+		t.Fatalf("right after the check changed: %v", p)
+	}
 	a1.Store(false)
 	eventually(t, func() bool { return reached()["a2"] == 12 })
 	a2.Store(false)

@@ -99,7 +99,12 @@ func (s *Server) handler(k socketKey) http.Handler {
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, port int, m *exampleapi.HeaderModifier) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer s.open.add(lbID, t.ID, cancel)()
+	done, kept := s.track(lbID, t, cancel)
+	if !kept {
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		return
+	}
+	defer done()
 	to := &url.URL{Scheme: "http", Host: t.at(port)}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

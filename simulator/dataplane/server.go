@@ -97,6 +97,20 @@ func (s *Server) Swap(p *Plane) error {
 	return nil
 }
 
+// track registers a connection (or request) to t of load balancer lbID,
+// closed by cut if t leaves without draining, and reports whether the
+// plane of now still keeps t: a swap between the pick and the
+// registration would otherwise miss it (the swap stores its plane before
+// it sweeps, so one of the two sees the other).
+func (s *Server) track(lbID string, t Target, cut func()) (done func(), kept bool) {
+	done = s.open.add(lbID, t.ID, cut)
+	if lb := s.cur.Load().byID[lbID]; lb == nil || !lb.keeps(t.ID) {
+		done()
+		return nil, false
+	}
+	return done, true
+}
+
 // bind opens the socket of k and serves it; what it returns stops taking
 // new connections (or datagrams) and lets open ones end.
 func (s *Server) bind(k socketKey) (func(), error) {

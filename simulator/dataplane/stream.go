@@ -17,6 +17,9 @@ import (
 // dialTimeout bounds a connection to a target.
 const dialTimeout = 5 * time.Second
 
+// acceptBackoff is how long a listener waits after a failed accept.
+const acceptBackoff = 5 * time.Millisecond
+
 // streamSocket is a tcp or tls listener's socket: its connections are
 // relayed, and live on after it closes until they end.
 type streamSocket struct{ ln net.Listener }
@@ -33,7 +36,8 @@ func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) str
 				if errors.Is(err, net.ErrClosed) {
 					return
 				}
-				continue // a connection the client gave up on
+				time.Sleep(acceptBackoff) // out of files, or a client that gave up: not a spin
+				continue
 			}
 			go s.relay(k, c, passthrough)
 		}
@@ -41,24 +45,25 @@ func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) str
 	return streamSocket{ln}
 }
 
-// relay takes one connection to its target by the plane of the moment.
+// relay takes one connection to its target by the plane of the moment
+// (read after a passthrough's ClientHello, which may take a while).
 func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
+	var sni string
+	if passthrough {
+		name, replay, err := peekSNI(c)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		sni, c = name, replay
+	}
 	v := s.cur.Load()
 	lb, l, ok := v.listener(k.addr.Addr(), int(k.addr.Port()), k.protocol)
 	if !ok {
 		_ = c.Close()
 		return
 	}
-	req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol}
-	if passthrough {
-		sni, replay, err := peekSNI(c)
-		if err != nil {
-			_ = c.Close()
-			return
-		}
-		req.Host, c = sni, replay
-	}
-	d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+	d, err := routing.Decide(lb.LoadBalancer, l, exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol, Host: sni}, v.targets(lb))
 	if err != nil || d.Status != 200 {
 		_ = c.Close()
 		return
@@ -68,23 +73,38 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 		_ = c.Close()
 		return
 	}
+	var mu sync.Mutex
+	var up net.Conn
+	cut := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = c.Close()
+		if up != nil {
+			_ = up.Close()
+		}
+	}
+	done, kept := s.track(lb.ID, t, cut)
+	if !kept {
+		_ = c.Close()
+		return
+	}
+	defer done()
 	// Instance targets see the client's address, as behind a network
 	// load balancer.
-	up, err := relay.DialFrom(c.RemoteAddr(), "tcp", t.at(port), dialTimeout)
+	conn, err := relay.DialFrom(c.RemoteAddr(), "tcp", t.at(port), dialTimeout)
+	mu.Lock()
+	up = conn
+	mu.Unlock()
 	if err != nil {
-		_ = c.Close()
+		cut()
 		return
 	}
 	if l.ProxyProtocol {
 		if _, err := io.WriteString(up, proxyHeader(c.RemoteAddr(), c.LocalAddr())); err != nil {
-			_ = c.Close()
-			_ = up.Close()
+			cut()
 			return
 		}
 	}
-	var once sync.Once
-	cut := func() { once.Do(func() { _ = c.Close(); _ = up.Close() }) }
-	defer s.open.add(lb.ID, t.ID, cut)()
 	relay.Pipe(c, up)
 	cut()
 }

@@ -41,6 +41,7 @@ func (s *Server) serveUDP(k socketKey, pc net.PacketConn) *udpSocket {
 			}
 			client, _ := netip.ParseAddrPort(from.String())
 			if f := s.flow(k, u, client); f != nil {
+				_ = f.SetReadDeadline(time.Now().Add(udpIdle)) // a flow idles when neither side sends
 				_, _ = f.Write(buf[:n])
 			}
 		}
@@ -74,8 +75,12 @@ func (s *Server) flow(k socketKey, u *udpSocket, client netip.AddrPort) *net.UDP
 		return nil
 	}
 	f := conn.(*net.UDPConn)
+	done, kept := s.track(lb.ID, t, func() { _ = f.Close() })
+	if !kept {
+		_ = f.Close()
+		return nil
+	}
 	u.flows[client] = f
-	done := s.open.add(lb.ID, t.ID, func() { _ = f.Close() })
 	go func() {
 		defer done()
 		defer func() {
@@ -87,8 +92,8 @@ func (s *Server) flow(k socketKey, u *udpSocket, client netip.AddrPort) *net.UDP
 			_ = f.Close()
 		}()
 		buf := make([]byte, 64*1024)
+		_ = f.SetReadDeadline(time.Now().Add(udpIdle))
 		for {
-			_ = f.SetReadDeadline(time.Now().Add(udpIdle))
 			n, err := f.Read(buf)
 			if err != nil {
 				return
@@ -96,6 +101,7 @@ func (s *Server) flow(k socketKey, u *udpSocket, client netip.AddrPort) *net.UDP
 			if _, err := u.pc.WriteTo(buf[:n], net.UDPAddrFromAddrPort(client)); err != nil {
 				return
 			}
+			_ = f.SetReadDeadline(time.Now().Add(udpIdle))
 		}
 	}()
 	return f

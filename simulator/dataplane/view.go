@@ -13,7 +13,6 @@ import (
 
 // view is a Plane indexed for serving.
 type view struct {
-	plane *Plane
 	// healthy tells whether a target passes its load balancer's checks.
 	healthy func(*LoadBalancer, Target) bool
 	byAddr  map[netip.Addr]*LoadBalancer
@@ -31,7 +30,7 @@ type robins struct {
 }
 
 func newView(p *Plane, healthy func(*LoadBalancer, Target) bool, r *robins) *view {
-	v := &view{plane: p, healthy: healthy, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{}, robins: r}
+	v := &view{healthy: healthy, byAddr: map[netip.Addr]*LoadBalancer{}, byID: map[string]*LoadBalancer{}, robins: r}
 	for i := range p.LoadBalancers {
 		lb := &p.LoadBalancers[i]
 		// The evaluator counts a load balancer's own targets from its
