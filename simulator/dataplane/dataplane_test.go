@@ -173,9 +173,14 @@ func TestHTTPFollowsTheRules(t *testing.T) {
 	if res, _ := get(t, noRedirects, "http://203.0.113.10/gone", "shop.example.test"); res.StatusCode != http.StatusGone {
 		t.Errorf("fixed response: %d", res.StatusCode)
 	}
-	res, _ := get(t, noRedirects, "http://203.0.113.10/old/page?q=1", "shop.example.test")
-	if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "https://shop.example.test/old/page?q=1" {
-		t.Errorf("redirect: %d %q", res.StatusCode, res.Header.Get("Location"))
+	for path, want := range map[string]string{
+		"/old/page?q=1":      "https://shop.example.test/old/page?q=1",
+		"/old/a%3Fb%20c?q=1": "https://shop.example.test/old/a%3Fb%20c?q=1", // the path as sent
+	} {
+		res, _ := get(t, noRedirects, "http://203.0.113.10"+path, "shop.example.test")
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != want {
+			t.Errorf("redirect of %s: %d %q", path, res.StatusCode, res.Header.Get("Location"))
+		}
 	}
 	if res, _ := get(t, noRedirects, "http://203.0.113.10/api", "other.example.test"); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("a rule whose pool has no target: %d", res.StatusCode)

@@ -72,7 +72,9 @@ func (s *Server) handler(k socketKey) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		case d.Location != "":
-			loc := d.Location
+			// The evaluator matched the decoded path and ended the
+			// Location with it; the redirect keeps the path as sent.
+			loc := strings.TrimSuffix(d.Location, r.URL.Path) + r.URL.EscapedPath()
 			if r.URL.RawQuery != "" {
 				loc += "?" + r.URL.RawQuery
 			}
