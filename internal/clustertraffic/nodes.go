@@ -3,7 +3,6 @@ package clustertraffic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -152,19 +151,7 @@ func (n *nodeProxy) bind(k nodePort) (func(), error) {
 		if err != nil {
 			return nil, err
 		}
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				if err != nil {
-					time.Sleep(5 * time.Millisecond) // out of files, or a client that gave up
-					continue
-				}
-				go n.forward(k, c)
-			}
-		}()
+		go relay.Accept(ln, func(c net.Conn) { n.forward(k, c) })
 		return func() { _ = ln.Close() }, nil
 	}
 }
@@ -276,55 +263,17 @@ func (n *nodeProxy) healthHandler(k nodePort) http.Handler {
 
 // serveUDP relays node port k's datagrams, a flow per client.
 func (n *nodeProxy) serveUDP(k nodePort, pc net.PacketConn) {
-	var mu sync.Mutex
-	flows := map[string]net.Conn{}
-	buf := make([]byte, 64*1024)
-	for {
-		size, from, err := pc.ReadFrom(buf)
+	relay.Datagrams(pc, func(from net.Addr) (net.Conn, func()) {
+		to, keep, ok := n.endpoint(k)
+		if !ok {
+			return nil, nil
+		}
+		f, err := dial(from, k.addr.Addr(), keep, "udp", to)
 		if err != nil {
-			mu.Lock()
-			for _, f := range flows {
-				_ = f.Close()
-			}
-			mu.Unlock()
-			return
+			return nil, nil
 		}
-		mu.Lock()
-		f := flows[from.String()]
-		if f == nil {
-			to, keep, ok := n.endpoint(k)
-			if ok {
-				f, err = dial(from, k.addr.Addr(), keep, "udp", to)
-				if err != nil {
-					f = nil
-				}
-			}
-			if f != nil {
-				flows[from.String()] = f
-				go func(f net.Conn, from net.Addr) {
-					reply := make([]byte, 64*1024)
-					for {
-						_ = f.SetReadDeadline(time.Now().Add(time.Minute))
-						m, err := f.Read(reply)
-						if err != nil {
-							break
-						}
-						if _, err := pc.WriteTo(reply[:m], from); err != nil && errors.Is(err, net.ErrClosed) {
-							break
-						}
-					}
-					mu.Lock()
-					delete(flows, from.String())
-					mu.Unlock()
-					_ = f.Close()
-				}(f, from)
-			}
-		}
-		mu.Unlock()
-		if f != nil {
-			_, _ = f.Write(buf[:size])
-		}
-	}
+		return f, nil
+	})
 }
 
 // internalIP is node's InternalIP.

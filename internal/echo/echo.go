@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/example/cloud-provider-example/internal/relay"
 )
 
 // Answer is what the HTTP server says of a request, by echo-basic's
@@ -70,21 +72,15 @@ func localAddr(r *http.Request) string {
 // ServeTCP sends back what each connection of ln sends, prefixed by
 // prefix once per connection, until ln closes.
 func ServeTCP(ln net.Listener, prefix string) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			if prefix != "" {
-				if _, err := io.WriteString(c, prefix); err != nil {
-					return
-				}
+	relay.Accept(ln, func(c net.Conn) {
+		defer c.Close()
+		if prefix != "" {
+			if _, err := io.WriteString(c, prefix); err != nil {
+				return
 			}
-			_, _ = io.Copy(c, c)
-		}()
-	}
+		}
+		_, _ = io.Copy(c, c)
+	})
 }
 
 // ServeUDP sends each datagram of pc back to its sender, prefixed by

@@ -1,5 +1,6 @@
-// Package relay passes a connection on to another, as a proxy that does
-// not read what it carries: the simulator's load balancers and the test
+// Package relay passes connections and datagrams on, as a proxy that
+// does not read what it carries (Pipe, Datagrams), from the accept loop
+// they start at (Accept): the simulator's load balancers and the test
 // cluster's nodes (internal/clustertraffic) both relay with it.
 package relay
 

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,9 +16,6 @@ import (
 // dialTimeout bounds a connection to a target.
 const dialTimeout = 5 * time.Second
 
-// acceptBackoff is how long a listener waits after a failed accept.
-const acceptBackoff = 5 * time.Millisecond
-
 // streamSocket is a tcp or tls listener's socket: its connections are
 // relayed, and live on after it closes until they end.
 type streamSocket struct{ ln net.Listener }
@@ -29,19 +25,7 @@ func (st streamSocket) close() { _ = st.ln.Close() }
 // serveStream relays each connection of a tcp listener, or of a tls one
 // (passthrough: routed by the ClientHello's SNI name, never decrypted).
 func (s *Server) serveStream(k socketKey, ln net.Listener, passthrough bool) streamSocket {
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
-				time.Sleep(acceptBackoff) // out of files, or a client that gave up: not a spin
-				continue
-			}
-			go s.relay(k, c, passthrough)
-		}
-	}()
+	go relay.Accept(ln, func(c net.Conn) { s.relay(k, c, passthrough) })
 	return streamSocket{ln}
 }
 

@@ -113,11 +113,7 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 		w = &routing.WRR{}
 		r.wrr[key] = w
 	}
-	weights := make([]int, len(d.Backends))
-	for i, b := range d.Backends {
-		weights[i] = b.Weight
-	}
-	b := d.Backends[w.Next(weights)]
+	b := w.Pick(d.Backends)
 	ts := v.live(lb, lb.Pools[b.TargetPoolID])
 	return r.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
 }

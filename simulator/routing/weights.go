@@ -31,16 +31,21 @@ func (w *WRR) Next(weights []int) int {
 	return best
 }
 
-// Share deals n requests over backends by weight, by "pool:port".
-func Share(backends []exampleapi.RuleBackend, n int) map[string]int {
-	weights := make([]int, len(backends))
-	for i, b := range backends {
+// Pick is the backend of bs picked next, by their weights.
+func (w *WRR) Pick(bs []exampleapi.RuleBackend) exampleapi.RuleBackend {
+	weights := make([]int, len(bs))
+	for i, b := range bs {
 		weights[i] = b.Weight
 	}
+	return bs[w.Next(weights)]
+}
+
+// Share deals n requests over backends by weight, by "pool:port".
+func Share(backends []exampleapi.RuleBackend, n int) map[string]int {
 	var w WRR
 	out := map[string]int{}
 	for range n {
-		b := backends[w.Next(weights)]
+		b := w.Pick(backends)
 		out[b.TargetPoolID+":"+strconv.Itoa(b.Port)]++
 	}
 	return out
