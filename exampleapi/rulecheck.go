@@ -154,8 +154,8 @@ func checkBackends(bs []RuleBackend) error {
 		switch {
 		case !strings.HasPrefix(b.TargetPoolID, "tp-") || b.TargetPoolID == "tp-":
 			return ruleError(g+".target_pool_id", "%q is not a target pool id (tp-...)", b.TargetPoolID)
-		case b.Port < 1 || b.Port > 65535:
-			return ruleError(g+".port", "%d is out of range (accepted: 1-65535)", b.Port)
+		case b.Port < 0 || b.Port > 65535:
+			return ruleError(g+".port", "%d is out of range (accepted: 1-65535, or 0 for a pool of target type ip)", b.Port)
 		case b.Weight < 0 || b.Weight > MaxBackendWeight:
 			return ruleError(g+".weight", "%d is out of range (accepted: 0-%d)", b.Weight, MaxBackendWeight)
 		}

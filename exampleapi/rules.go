@@ -139,7 +139,8 @@ type HeaderMatch struct {
 }
 
 // RuleBackend is where a rule forwards: a target pool of the load
-// balancer's region, on Port of its targets (a Service's node port).
+// balancer's region, on Port of its targets (a Service's node port). A
+// pool of target type ip has Port 0: its targets carry their ports.
 type RuleBackend struct {
 	TargetPoolID string `json:"target_pool_id"`
 	Port         int    `json:"port"`

@@ -43,6 +43,9 @@ const (
 	TargetHealthy   = "healthy"
 	TargetDraining  = "draining"
 	TargetUnhealthy = "unhealthy"
+	// TargetUnused: no load balancer forwards to the target's pool, so
+	// none checks it (pool target health only).
+	TargetUnused = "unused"
 )
 
 // OpenConnectionsRequest simulates Count (1..MaxOpenConnections) new
@@ -96,10 +99,29 @@ type TargetHealth struct {
 }
 
 // TargetHealthResponse is the health of a load balancer's effective and
-// draining targets, in id order.
+// draining targets: its own (or its pool's) in id order, then those of
+// the pools of target type ip its rules forward to, pool by pool.
 type TargetHealthResponse struct {
 	LoadBalancerID string         `json:"load_balancer_id"`
 	Targets        []TargetHealth `json:"targets"`
+}
+
+// TargetPoolHealthResponse is the health of a pool's targets and its
+// draining ones, in the pool's order, as the load balancers forwarding to
+// it find them (AWS's DescribeTargetHealth of a target group): healthy
+// only when every one of them finds the target healthy; with none,
+// unused. What a pod's readiness gate waits for.
+type TargetPoolHealthResponse struct {
+	TargetPoolID string `json:"target_pool_id"`
+	// LoadBalancerIDs forward to the pool, in id order.
+	LoadBalancerIDs []string       `json:"load_balancer_ids"`
+	Targets         []TargetHealth `json:"targets"`
+}
+
+// TargetPoolHealth reads the health of target pool id's targets.
+func (c *Client) TargetPoolHealth(ctx context.Context, id string) (*TargetPoolHealthResponse, error) {
+	return call[TargetPoolHealthResponse](ctx, c.t, request{op: "TargetPoolHealth", method: http.MethodGet,
+		path: targetPools.item(id) + "/target-health"})
 }
 
 // OpenConnections simulates count new client connections to the load

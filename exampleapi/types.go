@@ -320,14 +320,19 @@ type LoadBalancerFilter struct {
 	Region string
 }
 
-// TargetPool is a set of instances that load balancers of its region
-// forward to by reference (LoadBalancerSettings.TargetPoolID): changing the
-// pool's targets changes where every referencing load balancer sends
-// traffic, in one request and without updating the load balancers.
+// TargetPool is a set of targets that load balancers of its region
+// forward to by reference (LoadBalancerSettings.TargetPoolID, or a rule's
+// backend): changing the pool's targets changes where every referencing
+// load balancer sends traffic, in one request and without updating the
+// load balancers.
 type TargetPool struct {
 	ObjectMeta
-	Targets []string          `json:"targets"`
-	Tags    map[string]string `json:"tags,omitempty"`
+	// TargetType is what Targets are (fixed at creation): instance ids
+	// (TargetTypeInstance), or IP:port pairs (TargetTypeIP) whose IPs the
+	// region's routes reach, such as pods' (docs/example-cloud-api.md).
+	TargetType string            `json:"target_type"`
+	Targets    []string          `json:"targets"`
+	Tags       map[string]string `json:"tags,omitempty"`
 	// DeregistrationDelaySeconds is how long a target removed from
 	// Targets keeps the connections it has, getting no new ones
 	// (Draining); 0 removes it at once.
@@ -351,10 +356,28 @@ type DrainingTarget struct {
 // MaxDeregistrationDelay is the longest deregistration delay, in seconds.
 const MaxDeregistrationDelay = 3600
 
+// Target types of a target pool.
+const (
+	// TargetTypeInstance: targets are instance ids, reached at their
+	// private address on the listener's target port or the backend's port.
+	TargetTypeInstance = "instance"
+	// TargetTypeIP: targets are IP:port pairs ("10.244.1.5:8080",
+	// "[fd00::5]:8080"), reached there. The IP must be inside the
+	// destination of an active route of a network of the pool's region.
+	// Such a pool is only a rule's backend, of port 0.
+	TargetTypeIP = "ip"
+)
+
+// TargetTypes lists the target types.
+var TargetTypes = []string{TargetTypeInstance, TargetTypeIP}
+
 // CreateTargetPoolRequest creates a target pool. Targets may be empty.
 type CreateTargetPoolRequest struct {
-	Name                       string            `json:"name"`
-	Region                     string            `json:"region"`
+	Name   string `json:"name"`
+	Region string `json:"region"`
+	// TargetType is TargetTypeInstance (the default when empty) or
+	// TargetTypeIP.
+	TargetType                 string            `json:"target_type,omitempty"`
 	Targets                    []string          `json:"targets"`
 	Tags                       map[string]string `json:"tags,omitempty"`
 	DeregistrationDelaySeconds int               `json:"deregistration_delay_seconds,omitempty"`

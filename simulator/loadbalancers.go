@@ -64,7 +64,10 @@ func requireTargets(tx *bolt.Tx, targets []string, region string) error {
 // or the target pool it references (validation made them exclusive).
 func requireLBTargets(tx *bolt.Tx, targets []string, poolID, region string) error {
 	if poolID != "" {
-		return requireTargetPoolInRegion(tx, poolID, region)
+		if err := requireTargetPoolInRegion(tx, poolID, region); err != nil {
+			return err
+		}
+		return requireInstancePool(tx, poolID)
 	}
 	return requireTargets(tx, targets, region)
 }
@@ -84,7 +87,7 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 	if err := requireListenerCertificates(tx, spec.Listeners, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
-	if err := requireRuleBackends(tx, spec.Rules, spec.Region); err != nil {
+	if err := requireBackendPools(tx, spec.Rules, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
 	now := c.now()
@@ -170,7 +173,7 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 		if err := requireListenerCertificates(tx, u.Listeners, rec.Region); err != nil {
 			return err
 		}
-		if err := requireRuleBackends(tx, u.Rules, rec.Region); err != nil {
+		if err := requireBackendPools(tx, u.Rules, rec.Region); err != nil {
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)

@@ -115,7 +115,7 @@ func compileLB(tx *bolt.Tx, p *dataplane.Plane, lb exampleapi.LoadBalancer, now 
 				out.Draining[d.ID] = true
 				due(p, d.Until)
 			}
-			if out.Pools[tp.ID], err = instanceTargets(tx, tp.Targets); err != nil {
+			if out.Pools[tp.ID], err = poolTargets(tx, tp); err != nil {
 				return out, err
 			}
 		}
@@ -134,6 +134,25 @@ func compileLB(tx *bolt.Tx, p *dataplane.Plane, lb exampleapi.LoadBalancer, now 
 				return out, fmt.Errorf("certificate %s: %w", id, err)
 			}
 			out.Certificates[id] = &kp
+		}
+	}
+	return out, nil
+}
+
+// poolTargets are the targets of pool tp that answer: its running
+// instances, or its ip targets a route reaches.
+func poolTargets(tx *bolt.Tx, tp exampleapi.TargetPool) ([]dataplane.Target, error) {
+	if targetType(tp) != exampleapi.TargetTypeIP {
+		return instanceTargets(tx, tp.Targets)
+	}
+	routed, err := activeRoutes(tx, tp.Region)
+	if err != nil {
+		return nil, err
+	}
+	var out []dataplane.Target
+	for _, t := range tp.Targets {
+		if ap, err := exampleapi.ParseIPTarget(t); err == nil && routed.reach(ap.Addr()) {
+			out = append(out, dataplane.Target{ID: t, Addr: ap.Addr(), Port: int(ap.Port())})
 		}
 	}
 	return out, nil

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"regexp"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
@@ -76,20 +74,6 @@ func validateRule(f string, r exampleapi.Rule) error {
 		return invalid(f+"."+re.Field, "%s", re.Reason)
 	} else if err != nil {
 		return invalid(f, "%v", err)
-	}
-	return nil
-}
-
-// requireRuleBackends checks that every target pool a rule forwards to is
-// one of region.
-func requireRuleBackends(tx *bolt.Tx, rules []exampleapi.Rule, region string) error {
-	for i, r := range rules {
-		for k, b := range r.Backends {
-			field := fmt.Sprintf("rules[%d].backends[%d].target_pool_id", i, k)
-			if err := storedTargetPools.requireInRegion(tx, field, b.TargetPoolID, region); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }

@@ -201,6 +201,7 @@ func (s *Server) Handler() http.Handler {
 	api("POST /v1/load-balancers/{id}/connections", s.handleOpenConnections)
 	api("GET /v1/load-balancers/{id}/connections", s.handleConnections)
 	api("GET /v1/load-balancers/{id}/target-health", s.handleTargetHealth)
+	api("GET /v1/target-pools/{id}/target-health", s.handleTargetPoolHealth)
 	api("POST /v1/load-balancers/{id}/http-requests", s.handleSimulateRequests)
 
 	return logRequests(s.log, "control", withJSONNotFound(mux))

@@ -28,6 +28,7 @@ func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 	if tp.Draining == nil {
 		tp.Draining = []exampleapi.DrainingTarget{}
 	}
+	tp.TargetType = targetType(*tp)
 	return putJSON(tx.Bucket(bucketTargetPools), tp.ID, tp)
 }
 
@@ -46,12 +47,12 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 	if id := lookupName(tx, kindTargetPool, req.Region, req.Name); id != "" {
 		return exampleapi.TargetPool{}, conflict("a target pool named %q already exists in region %s (%s)", req.Name, req.Region, id)
 	}
-	if err := requireTargets(tx, req.Targets, req.Region); err != nil {
+	if err := requirePoolTargets(tx, req.TargetType, req.Targets, req.Region); err != nil {
 		return exampleapi.TargetPool{}, err
 	}
 	now := c.now()
 	tp := exampleapi.TargetPool{
-		ObjectMeta: newMeta("tp-", req.Name, req.Region, now), Targets: slices.Clone(req.Targets),
+		ObjectMeta: newMeta("tp-", req.Name, req.Region, now), TargetType: req.TargetType, Targets: slices.Clone(req.Targets),
 		Tags: cloneTags(req.Tags), DeregistrationDelaySeconds: req.DeregistrationDelaySeconds, UpdatedAt: now,
 	}
 	if err := putTargetPool(tx, &tp); err != nil {
@@ -66,6 +67,7 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 func (c *cloud) getTargetPool(id string) (exampleapi.TargetPool, error) {
 	tp, err := viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return storedTargetPools.get(tx, id) })
 	tp.Draining = draining(tp.Draining, c.now())
+	tp.TargetType = targetType(tp)
 	return tp, err
 }
 
@@ -74,6 +76,7 @@ func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListRe
 	return listNamed(c, storedTargetPools, pg, region, name, func(tp *exampleapi.TargetPool) exampleapi.TargetPool {
 		out := *tp
 		out.Draining = draining(tp.Draining, now)
+		out.TargetType = targetType(out)
 		return out
 	})
 }
@@ -114,7 +117,7 @@ func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPo
 		if tp, err = storedTargetPools.getIfMatch(tx, id, ifMatch); err != nil {
 			return err
 		}
-		if err := requireTargets(tx, u.Targets, tp.Region); err != nil {
+		if err := requirePoolTargets(tx, targetType(tp), u.Targets, tp.Region); err != nil {
 			return err
 		}
 		now := c.now()

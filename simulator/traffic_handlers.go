@@ -26,13 +26,31 @@ func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleTargetHealth(w http.ResponseWriter, r *http.Request) {
-	health, err := s.cloud.targetHealth(r.PathValue("id"))
+	health, err := s.lbTargetHealth(r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if dp := s.dp.Load(); dp != nil {
-		probed(&health, dp)
+	writeJSON(w, http.StatusOK, health)
+}
+
+// lbTargetHealth is load balancer id's target health, from the data
+// plane's probes while it runs.
+func (s *Server) lbTargetHealth(id string) (exampleapi.TargetHealthResponse, error) {
+	health, err := s.cloud.targetHealth(id)
+	if err == nil {
+		if dp := s.dp.Load(); dp != nil {
+			probed(&health, dp)
+		}
+	}
+	return health, err
+}
+
+func (s *Server) handleTargetPoolHealth(w http.ResponseWriter, r *http.Request) {
+	health, err := s.poolTargetHealth(r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, health)
 }

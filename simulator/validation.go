@@ -302,6 +302,12 @@ func validateCreateTargetPool(req *exampleapi.CreateTargetPoolRequest) error {
 	if err := validateNameRegion(req.Name, req.Region); err != nil {
 		return err
 	}
+	if req.TargetType == "" {
+		req.TargetType = exampleapi.TargetTypeInstance
+	}
+	if err := oneOf("target_type", "target type", req.TargetType, exampleapi.TargetTypes); err != nil {
+		return err
+	}
 	return validateUpdateTargetPool(&exampleapi.UpdateTargetPoolRequest{
 		Targets: req.Targets, Tags: req.Tags, DeregistrationDelaySeconds: req.DeregistrationDelaySeconds})
 }

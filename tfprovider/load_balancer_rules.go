@@ -120,9 +120,11 @@ func ruleBackendsAttribute() schema.ListNestedAttribute {
 				Validators: []validator.String{idValidator("tp-")},
 			},
 			"port": schema.Int64Attribute{
-				Required:    true,
-				Description: "Port on the pool's targets the requests go to (1-65535), such as a Service's node port.",
-				Validators:  []validator.Int64{int64validator.Between(1, 65535)},
+				Required: true,
+				Description: "Port on the pool's targets the requests go to: 1-65535 for a pool of instances, such as a " +
+					"Service's node port; `0` for a pool of `target_type = \"ip\"`, whose targets carry their ports. The " +
+					"cloud checks which at apply.",
+				Validators: []validator.Int64{int64validator.Between(0, 65535)},
 			},
 			"weight": schema.Int64Attribute{
 				Optional: true,

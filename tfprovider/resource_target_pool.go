@@ -1,11 +1,13 @@
 package tfprovider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -35,11 +37,12 @@ func NewTargetPoolResource() resource.Resource {
 }
 
 type targetPoolModel struct {
-	ID      types.String `tfsdk:"id"`
-	Name    types.String `tfsdk:"name"`
-	Region  types.String `tfsdk:"region"`
-	Targets types.Set    `tfsdk:"targets"`
-	Tags    types.Map    `tfsdk:"tags"`
+	ID         types.String `tfsdk:"id"`
+	Name       types.String `tfsdk:"name"`
+	Region     types.String `tfsdk:"region"`
+	TargetType types.String `tfsdk:"target_type"`
+	Targets    types.Set    `tfsdk:"targets"`
+	Tags       types.Map    `tfsdk:"tags"`
 	// DeregistrationDelay is deregistration_delay_seconds.
 	DeregistrationDelay types.Int64  `tfsdk:"deregistration_delay_seconds"`
 	OwnerTags           types.Set    `tfsdk:"owner_tags"`
@@ -50,11 +53,12 @@ type targetPoolModel struct {
 
 func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "A target pool: instances that load balancers of its region forward to by reference " +
-			"(`example_load_balancer.target_pool_id`). Changing the pool's `targets` re-targets every load balancer " +
-			"using it at once, in one API request and without changing those load balancers. `name` and `region` " +
-			"cannot change without replacing the pool; `targets` and `tags` are updated in place. A pool cannot be " +
-			"deleted while a load balancer references it: in a configuration that also holds those load balancers, set " +
+		Description: "A target pool: instances, or with `target_type = \"ip\"` IP:port pairs such as pods', that load " +
+			"balancers of its region forward to by reference (`example_load_balancer.target_pool_id`, or a rule's " +
+			"`backends`). Changing the pool's `targets` re-targets every load balancer using it at once, in one API " +
+			"request and without changing those load balancers. `name`, `region` and `target_type` cannot change " +
+			"without replacing the pool; `targets` and `tags` are updated in place. A pool cannot be deleted while a " +
+			"load balancer references it: in a configuration that also holds those load balancers, set " +
 			"`lifecycle { create_before_destroy = true }` on the pool, so that Terraform moves them off a pool before " +
 			"destroying it (by default it destroys first, and the API refuses). With `on_name_conflict = \"" + onNameConflictAdopt + "\"`, " +
 			"a create that finds its name taken by a pool with matching tags (left by an interrupted apply) adopts it.",
@@ -63,13 +67,22 @@ func (r *targetPoolResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"name": nameAttribute("Name, unique per region. Changing it replaces the pool."),
 			"region": regionAttribute("Region, e.g. `ex-west-1`. Defaults to the provider's `region`. Changing it replaces the pool; " +
 				"only load balancers of the same region can use it."),
+			"target_type": replacedChoice(exampleapi.TargetTypeInstance, exampleapi.TargetTypes, "What `targets` are: "+
+				"`instance` (default), ids of instances, reached at their private address on the listener's `target_port` "+
+				"or the rule backend's `port`; or `ip`, `IP:port` pairs such as pods' (`10.244.1.5:8080`, `[fd00::5]:8080`), "+
+				"reached at that address and port, whose IPs must be inside the destination of an active route of a network "+
+				"of the pool's region (`example_route`, a node's pod CIDR). A pool of type `ip` is only a rule backend's "+
+				"(`backends`, with `port = 0`), never a load balancer's `target_pool_id`. Fixed at creation: changing it "+
+				"replaces the pool."),
 			"targets": schema.SetAttribute{
 				Required:    true,
 				ElementType: stringType,
-				Description: fmt.Sprintf("Ids (`i-...`) of the instances in the pool (at most %d, possibly none); they must be in "+
-					"the pool's region. Order does not matter. An instance that is deleted leaves the pool (the next plan "+
-					"shows it as a change, as it does for any change made outside Terraform).", exampleapi.MaxTargets),
-				Validators: targetsValidators(),
+				Description: fmt.Sprintf("The pool's targets (at most %d, possibly none), by `target_type`: ids (`i-...`) of "+
+					"instances of the pool's region, or `IP:port` pairs in canonical form (no leading zeros, IPv6 in brackets) "+
+					"that a route of the region reaches, which the cloud checks at apply, naming the target. Order does not "+
+					"matter. An instance that is deleted leaves the pool (the next plan shows it as a change, as it does for "+
+					"any change made outside Terraform).", exampleapi.MaxTargets),
+				Validators: []validator.Set{setvalidator.SizeAtMost(exampleapi.MaxTargets)},
 			},
 			"tags": tagsAttribute(defaultTagsDescription),
 			"deregistration_delay_seconds": schema.Int64Attribute{
@@ -103,6 +116,7 @@ func (r *targetPoolResource) ValidateConfig(ctx context.Context, req resource.Va
 		return
 	}
 	warnOwnerTagsNotSet(ctx, "target pool", m.OwnerTags, m.Tags, resp)
+	validatePoolTargets(m.TargetType, m.Targets, resp)
 }
 
 // ModifyPlan refuses an imported pool of another owner and defaults region
@@ -124,6 +138,7 @@ func (m targetPoolModel) createRequest(ctx context.Context) (exampleapi.CreateTa
 	req := exampleapi.CreateTargetPoolRequest{
 		Name:                       m.Name.ValueString(),
 		Region:                     m.Region.ValueString(),
+		TargetType:                 m.TargetType.ValueString(),
 		Targets:                    sortedStrings(ctx, m.Targets, &diags),
 		DeregistrationDelaySeconds: int(m.DeregistrationDelay.ValueInt64()),
 	}
@@ -157,6 +172,7 @@ func targetPoolFromAPI(tp *exampleapi.TargetPool, prior targetPoolModel) (target
 		ID:                  types.StringValue(tp.ID),
 		Name:                types.StringValue(tp.Name),
 		Region:              types.StringValue(tp.Region),
+		TargetType:          types.StringValue(targetType(tp)),
 		Tags:                stringMap(tp.Tags, prior.Tags, &diags),
 		OwnerTags:           prior.OwnerTags,
 		DeregistrationDelay: deregistrationDelay(tp.DeregistrationDelaySeconds, prior.DeregistrationDelay),
@@ -207,6 +223,12 @@ func (r *targetPoolResource) adoption(in exampleapi.CreateTargetPoolRequest, own
 			return r.data.client.ListTargetPools(ctx, exampleapi.TargetPoolFilter{Name: in.Name, Region: in.Region})
 		},
 		named: poolNamed,
+		immutable: func(tp *exampleapi.TargetPool) (path.Path, []string) {
+			if want := cmp.Or(in.TargetType, exampleapi.TargetTypeInstance); targetType(tp) != want {
+				return path.Root("target_type"), []string{fmt.Sprintf("its target_type is %q, the configuration wants %q", targetType(tp), want)}
+			}
+			return path.Empty(), nil
+		},
 		update: func(ctx context.Context, id string) (*exampleapi.TargetPool, error) {
 			return r.data.client.UpdateTargetPool(ctx, id, exampleapi.UpdateTargetPoolRequest{Targets: in.Targets, Tags: in.Tags,
 				DeregistrationDelaySeconds: in.DeregistrationDelaySeconds}, 0)
@@ -238,8 +260,9 @@ func (r *targetPoolResource) Update(ctx context.Context, req resource.UpdateRequ
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 	if current, _ := state.updateRequest(ctx); reflect.DeepEqual(current, upd) {
 		// Only state-only arguments (on_name_conflict, owner_tags)
-		// changed: nothing to send.
-		state.OnNameConflict, state.OwnerTags = plan.OnNameConflict, plan.OwnerTags
+		// changed, or target_type is recorded in a state from before it
+		// existed: nothing to send.
+		state.OnNameConflict, state.OwnerTags, state.TargetType = plan.OnNameConflict, plan.OwnerTags, plan.TargetType
 		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 		return
 	}
@@ -278,7 +301,7 @@ func (r *targetPoolResource) ImportState(ctx context.Context, req resource.Impor
 // targetPoolFieldResolver maps API field errors onto the pool's
 // attributes; targets[i] is named by the value that was sent.
 func targetPoolFieldResolver(targets []string) fieldResolver {
-	roots := map[string]bool{"name": true, "region": true, "targets": true, "tags": true, "deregistration_delay_seconds": true}
+	roots := map[string]bool{"name": true, "region": true, "target_type": true, "targets": true, "tags": true, "deregistration_delay_seconds": true}
 	return listFieldResolver(roots, func(name string, i int) (path.Path, bool) {
 		if name != "targets" {
 			return path.Empty(), false

@@ -1,6 +1,7 @@
 package tfprovider
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -117,6 +118,19 @@ func defaultedChoice(def string, choices []string, desc string) schema.StringAtt
 		Description: desc,
 		Validators:  []validator.String{stringvalidator.OneOf(choices...)},
 	}
+}
+
+// replacedChoice is a defaultedChoice the cloud fixes at creation: another
+// value replaces the object. A state written before the attribute existed
+// holds null, which stands for def: planning def there only records it.
+func replacedChoice(def string, choices []string, desc string) schema.StringAttribute {
+	a := defaultedChoice(def, choices, desc)
+	a.PlanModifiers = []planmodifier.String{stringplanmodifier.RequiresReplaceIf(
+		func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+			resp.RequiresReplace = !req.StateValue.IsNull() || req.PlanValue.ValueString() != def
+		},
+		"Changing it replaces the object.", "Changing it replaces the object.")}
+	return a
 }
 
 // replacedTags is tagsAttribute for objects the cloud cannot change: new

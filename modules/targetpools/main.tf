@@ -9,6 +9,10 @@ resource "example_target_pool" "this" {
   targets = each.value.targets
   tags    = each.value.tags
 
+  # What targets are: instance ids, or IP:port pairs (pods) a route of the
+  # region reaches. Fixed at creation: a change replaces the pool.
+  target_type = each.value.target_type
+
   # A node leaving keeps its open connections this long, with no new ones
   # (the cloud lists it as draining); null (0) removes it at once. A pool's
   # own delay (the longest its Services ask for) wins over the module's.

@@ -9,6 +9,6 @@ output "selectors" {
 }
 
 output "targets" {
-  description = "The instances each pool forwards to, by key, sorted: a controller deciding which leaving nodes may go next reads what the pools hold."
+  description = "The targets each pool forwards to (instance ids, or IP:port pairs for target_type ip), by key, sorted: a controller deciding which leaving nodes may go next reads what the pools hold."
   value       = { for k, p in example_target_pool.this : k => sort(p.targets) }
 }

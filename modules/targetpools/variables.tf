@@ -11,8 +11,9 @@ variable "region" {
 }
 
 variable "pools" {
-  description = "Target pools by a stable key: { \"<key>\" = { targets = [instance ids], tags = {...}, deregistration_delay_seconds = 60 } }. A pool is named name_prefix + key; targets (at most 5000 instance ids i-..., possibly none), tags (at most 50) and the pool's own deregistration delay (0-3600 seconds; unset: deregistration_delay_seconds) change in place. Each pool is its own resource, so adding, changing or removing one never touches the others."
+  description = "Target pools by a stable key: { \"<key>\" = { target_type = \"instance\", targets = [instance ids], tags = {...}, deregistration_delay_seconds = 60 } }. A pool is named name_prefix + key; target_type is instance (the default: targets are instance ids i-...) or ip (targets are IP:port pairs such as pods', 10.244.1.5:8080 or [fd00::5]:8080, each inside a route of the region; such a pool is only a rule backend's, of port 0) and replaces the pool on change; targets (at most 5000, possibly none), tags (at most 50) and the pool's own deregistration delay (0-3600 seconds; unset: deregistration_delay_seconds) change in place. Each pool is its own resource, so adding, changing or removing one never touches the others."
   type = map(object({
+    target_type                  = optional(string, "instance")
     targets                      = set(string)
     tags                         = optional(map(string), {})
     deregistration_delay_seconds = optional(number)
@@ -39,8 +40,17 @@ variable "pools" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.pools) : try(alltrue([for t in p.targets : startswith(t, "i-")]), true)])
-    error_message = "Every target must be an instance id (i-...)."
+    condition     = alltrue([for p in values(var.pools) : contains(["instance", "ip"], p.target_type)])
+    error_message = "A pool's target_type must be one of: instance, ip; invalid in: ${join(", ", [for k, p in var.pools : k if !contains(["instance", "ip"], p.target_type)])}."
+  }
+
+  # By target type: an instance id, or IP:port (IPv6 in brackets, port
+  # 1-65535). The provider checks the canonical form, the cloud the routes.
+  validation {
+    condition = alltrue([for p in values(var.pools) : try(alltrue([for t in p.targets : p.target_type == "ip" ? (
+      can(regex("^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|\\[[0-9A-Fa-f:.]+\\]):[1-9][0-9]{0,4}$", t)) && try(tonumber(regex("[0-9]+$", t)) <= 65535, false)
+    ) : startswith(t, "i-")]), true)])
+    error_message = "Every target must be an instance id (i-...) in a pool of target_type instance, and an IP:port pair (10.244.1.5:8080, [fd00::5]:8080) in one of target_type ip; invalid in: ${join(", ", [for k, p in var.pools : k if !try(alltrue([for t in p.targets : p.target_type == "ip" ? (can(regex("^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|\\[[0-9A-Fa-f:.]+\\]):[1-9][0-9]{0,4}$", t)) && try(tonumber(regex("[0-9]+$", t)) <= 65535, false)) : startswith(t, "i-")]), true)])}."
   }
 
   validation {

@@ -45,15 +45,7 @@ func TestTheCloudServesWhatItRecords(t *testing.T) {
 	lb = waitActive(ctx, t, api, lb.ID)
 	url := "http://" + lb.IPv4 + "/"
 
-	pods := map[string]int{}
-	for range 10 {
-		res, a := get(t, noRedirects, url, "web.example.test")
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("status %d", res.StatusCode)
-		}
-		pods[a.Pod]++
-	}
-	if pods["node-a"] != 5 || pods["node-b"] != 5 {
+	if pods := answered(t, url, 10); pods["node-a"] != 5 || pods["node-b"] != 5 {
 		t.Fatalf("10 requests over two nodes: %v", pods)
 	}
 
@@ -99,6 +91,36 @@ func waitActive(ctx context.Context, t *testing.T, api *exampleapi.Client, id st
 	return lb
 }
 
+// answered sends n requests to url, each answered 200, and counts them
+// by the pod that answered.
+func answered(t *testing.T, url string, n int) map[string]int {
+	t.Helper()
+	pods := map[string]int{}
+	for range n {
+		res, a := get(t, noRedirects, url, "web.example.test")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		pods[a.Pod]++
+	}
+	return pods
+}
+
+// healthOf is load balancer id's target health, "health: reason" by
+// target.
+func healthOf(t *testing.T, api *exampleapi.Client, id string) map[string]string {
+	t.Helper()
+	hs, err := api.TargetHealth(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, h := range hs {
+		out[h.ID] = h.Health + ": " + h.Reason
+	}
+	return out
+}
+
 // eventually polls cond for up to 10 s.
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -142,19 +164,8 @@ func TestTargetHealthIsProbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitActive(ctx, t, api, lb.ID)
-	health := func() map[string]string {
-		hs, err := api.TargetHealth(ctx, lb.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]string{}
-		for _, h := range hs {
-			out[h.ID] = h.Health + ": " + h.Reason
-		}
-		return out
-	}
 	want := func(a, b string) func() bool {
-		return func() bool { h := health(); return h[ids[0]] == a && h[ids[1]] == b }
+		return func() bool { h := healthOf(t, api, lb.ID); return h[ids[0]] == a && h[ids[1]] == b }
 	}
 	eventually(t, want("healthy: health check passing", "unhealthy: health check failing"))
 	oks[ids[1]].Store(true)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,11 +20,14 @@ import (
 )
 
 // The whole test binary runs in a network namespace of its own where the
-// cloud's pools are local (simtest.Prefixes): the tests bind load
-// balancers' and instances' addresses as the cloud would.
+// cloud's pools are local (simtest.Prefixes), and so is the pod CIDR the
+// ip target tests route: the tests bind load balancers', instances' and
+// pods' addresses as the cloud and a cluster would.
 func TestMain(m *testing.M) {
-	netns.Main(m.Run, simtest.Prefixes...)
+	netns.Main(m.Run, append(slices.Clone(simtest.Prefixes), podCIDR)...)
 }
+
+var podCIDR = netip.MustParsePrefix("10.244.0.0/16")
 
 var lbAddr = netip.MustParseAddr("203.0.113.10")
 

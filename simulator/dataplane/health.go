@@ -24,10 +24,21 @@ import (
 // keeps a target and its check keeps its probe and its state.
 
 // probeKey is one target's probe: the check and the address it probes.
+// An ip target (a pod) is probed on its own port, the port it serves:
+// the check's port stands for an instance's (a node's health check port).
 type probeKey struct {
 	lb, target string
 	addr       netip.Addr
 	check      exampleapi.HealthCheck
+}
+
+// probeOf is target t's probe by lb's health check.
+func probeOf(lb *LoadBalancer, t Target) probeKey {
+	k := probeKey{lb.ID, t.ID, t.Addr, *lb.HealthCheck}
+	if t.Port != 0 {
+		k.check.Port = t.Port
+	}
+	return k
 }
 
 type probe struct {
@@ -51,7 +62,7 @@ func (pr *prober) reconcile(p *Plane) {
 		}
 		for _, ts := range append([][]Target{lb.Own}, slices.Collect(maps.Values(lb.Pools))...) {
 			for _, t := range ts {
-				want[probeKey{lb.ID, t.ID, t.Addr, *lb.HealthCheck}] = true
+				want[probeOf(&lb, t)] = true
 			}
 		}
 	}
@@ -107,7 +118,7 @@ func (pr *prober) healthy(lb *LoadBalancer, t Target) bool {
 		return true
 	}
 	pr.mu.Lock()
-	pb := pr.probes[probeKey{lb.ID, t.ID, t.Addr, *lb.HealthCheck}]
+	pb := pr.probes[probeOf(lb, t)]
 	pr.mu.Unlock()
 	return pb != nil && pb.known.Load() && pb.healthy.Load()
 }

@@ -65,14 +65,24 @@ func (lb *LoadBalancer) admits(addr netip.Addr) bool {
 	return false
 }
 
-// Target is an instance traffic goes to, at its private address.
+// Target is where traffic goes: an instance at its private address, or a
+// target of a pool of target type ip (a pod) at its address and Port.
 type Target struct {
 	ID   string
 	Addr netip.Addr
+	// Port is the ip target's own port; 0 for an instance, reached on the
+	// listener's target port or the backend's port.
+	Port int
 }
 
-// at is the target's address on port, as dialled.
-func (t Target) at(port int) string { return net.JoinHostPort(t.Addr.String(), strconv.Itoa(port)) }
+// at is the target's address on port (its own, if it has one), as
+// dialled.
+func (t Target) at(port int) string {
+	if t.Port != 0 {
+		port = t.Port
+	}
+	return net.JoinHostPort(t.Addr.String(), strconv.Itoa(port))
+}
 
 // keeps tells whether connections to target id stay open: it is a target
 // or drains.

@@ -46,6 +46,89 @@ run "pools" {
   }
 }
 
+run "target_types" {
+  command = plan
+
+  variables {
+    pools = {
+      workers = { targets = ["i-1"] }
+      pods = {
+        target_type = "ip"
+        targets     = ["10.244.1.10:8080", "[fd00:10:244:1::5]:65535"]
+      }
+    }
+  }
+
+  assert {
+    condition = (
+      example_target_pool.this["workers"].target_type == "instance" &&
+      example_target_pool.this["pods"].target_type == "ip" &&
+      example_target_pool.this["pods"].targets == toset(["10.244.1.10:8080", "[fd00:10:244:1::5]:65535"])
+    )
+    error_message = "target_type defaults to instance and passes through, with the IP:port targets of an ip pool."
+  }
+}
+
+run "bad_target_type" {
+  command = plan
+
+  variables {
+    pools = { pods = { target_type = "pod", targets = [] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
+run "instance_in_ip_pool" {
+  command = plan
+
+  variables {
+    pools = { pods = { target_type = "ip", targets = ["i-1"] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
+run "ip_in_instance_pool" {
+  command = plan
+
+  variables {
+    pools = { workers = { targets = ["10.244.1.10:8080"] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
+run "ip_target_without_port" {
+  command = plan
+
+  variables {
+    pools = { pods = { target_type = "ip", targets = ["10.244.1.10"] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
+run "ip_target_port_out_of_range" {
+  command = plan
+
+  variables {
+    pools = { pods = { target_type = "ip", targets = ["10.244.1.10:65536"] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
+run "ipv6_target_without_brackets" {
+  command = plan
+
+  variables {
+    pools = { pods = { target_type = "ip", targets = ["fd00::5:8080"] } }
+  }
+
+  expect_failures = [var.pools]
+}
+
 run "outputs" {
   assert {
     condition = (
