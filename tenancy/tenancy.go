@@ -59,6 +59,10 @@ const (
 	// where another namespace holds it (Namespace: the holder): from the
 	// route.
 	GatewayHostname Kind = "Gateway host name"
+	// PodTarget is an address a Service's EndpointSlice lists, which a
+	// load balancer would send traffic to directly (pod targets, ADR 24):
+	// Namespace is the Service's, Name the IP.
+	PodTarget Kind = "pod target"
 )
 
 // Reference is one reference an object makes.
@@ -169,6 +173,17 @@ type Sources struct {
 	// Address returns the reserved address of id or IP ref: its id and
 	// tags; found is false when the cloud has none in the region.
 	Address func(ctx context.Context, ref string) (id string, tags map[string]string, found bool, err error)
+	// PodAt returns the pod whose IP is ip (any namespace); found is
+	// false when no pod has it.
+	PodAt func(ctx context.Context, ip string) (pod PodAddress, found bool, err error)
+}
+
+// PodAddress is what the boundary reads of the pod an address is.
+type PodAddress struct {
+	Namespace string
+	// HostNetwork: the pod shares its node's network, so its IP is the
+	// node's.
+	HostNetwork bool
 }
 
 // Authorizer decides references with one rule set.
@@ -266,6 +281,8 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 			return "", nil
 		}
 		return a.hostnameGranted(ctx, from, r)
+	case PodTarget:
+		return a.podTarget(ctx, from, r)
 	}
 	return "unknown kind of reference", nil
 }
@@ -362,6 +379,29 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 		reason = notReadReason
 	}
 	return reason, err
+}
+
+// podTarget: an EndpointSlice is written by whoever may edit its
+// namespace, so an address it lists counts only if it is the IP of a pod
+// of the Service's own namespace (r.Namespace), with a network of its
+// own: never another namespace's pod, a node, the metadata API or any
+// other address. A missing pod and another namespace's are refused in the
+// same words.
+func (a *Authorizer) podTarget(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	refusal := "it is not the IP of a pod of namespace " + r.Namespace
+	if a.PodAt == nil {
+		return refusal, nil
+	}
+	pod, found, err := a.PodAt(ctx, r.Name)
+	switch {
+	case err != nil:
+		return "", err
+	case !found || pod.Namespace != r.Namespace || r.Namespace != from.Namespace:
+		return refusal, nil
+	case pod.HostNetwork:
+		return "it is the IP of a pod of the host's network, which is its node's", nil
+	}
+	return "", nil
 }
 
 // AllowsAddress tells whether grant lets Services of namespace take

@@ -96,6 +96,16 @@ func referenceGrant(ns, fromGroup, fromKind, from, toGroup, toKind, name string)
 	}
 }
 
+// pods are the pods by IP the authorizer's PodAt finds.
+var pods = map[string]PodAddress{
+	"10.244.1.5":  {Namespace: "team-b"},
+	"10.244.2.7":  {Namespace: "team-a"},
+	"fd00:244::5": {Namespace: "team-b"},
+	"10.0.0.4":    {Namespace: "team-b", HostNetwork: true},
+	"10.244.9.9":  {Namespace: "team-b"},
+	"10.244.9.10": {Namespace: "kube-system"},
+}
+
 func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 	return &Authorizer{
 		ClusterID: "prod",
@@ -118,6 +128,10 @@ func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 			Address: func(_ context.Context, ref string) (string, map[string]string, bool, error) {
 				a, ok := addresses[ref]
 				return a.id, a.tags, ok, nil
+			},
+			PodAt: func(_ context.Context, ip string) (PodAddress, bool, error) {
+				p, ok := pods[ip]
+				return p, ok, nil
 			},
 			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
 				var out []gatewayv1beta1.ReferenceGrant
@@ -170,6 +184,8 @@ func TestAuthorize(t *testing.T) {
 		return referenceGrant(ns, "", "Service", from, GrantGroup, GrantAddressKind, id)
 	}
 	const notAnAddress = "it is not a reserved address of namespace team-b, nor one whose namespace lets Services of team-b take it"
+	podTarget := func(ns, ip string) Reference { return Reference{Kind: PodTarget, Namespace: ns, Name: ip} }
+	const notAPod = "it is not the IP of a pod of namespace team-b"
 	// hostname is host name h on a Gateway where namespace holder holds it.
 	hostname := func(holder, h string) Reference { return Reference{Kind: GatewayHostname, Namespace: holder, Name: h} }
 	hostGrant := func(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
@@ -271,6 +287,13 @@ func TestAuthorize(t *testing.T) {
 		{name: "host name, granted to TLSRoutes only", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "TLSRoute", "team-b", "")}, refused: noHostGrant},
 		{name: "TLSRoute SNI name, granted to TLSRoutes", from: tlsB, ref: hostname("team-a", "db.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-a", "TLSRoute", "team-b", "db.example")}},
 		{name: "host name, a Service grant is not a host name grant", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{routeGrant("team-a", "HTTPRoute", "team-b", "")}, refused: noHostGrant},
+		{name: "pod target, a pod of the Service's namespace", from: teamB, ref: podTarget("team-b", "10.244.1.5")},
+		{name: "pod target, IPv6", from: teamB, ref: podTarget("team-b", "fd00:244::5")},
+		{name: "pod target, another namespace's pod", from: teamB, ref: podTarget("team-b", "10.244.2.7"), refused: notAPod},
+		{name: "pod target, the system's pod", from: teamB, ref: podTarget("team-b", "10.244.9.10"), refused: notAPod},
+		{name: "pod target, no pod (a node, the metadata API)", from: teamB, ref: podTarget("team-b", "169.254.169.254"), refused: notAPod},
+		{name: "pod target, a host-network pod is its node", from: teamB, ref: podTarget("team-b", "10.0.0.4"), refused: "host's network"},
+		{name: "pod target, of a Service of another namespace", from: teamA, ref: podTarget("team-b", "10.244.1.5"), refused: notAPod},
 		{name: "host name, a grant the taker's namespace made", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-b", "HTTPRoute", "team-b", "")}, refused: noHostGrant},
 	}
 	for _, c := range cases {
