@@ -106,9 +106,5 @@ func (e *Engine) ReleaseAddress(ctx context.Context, namespace, name string, rv 
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
 	}
-	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref), destroy: true})
-	if err == nil && out.Result != nil {
-		e.objects.forget(ref)
-	}
-	return out, err
+	return e.destroyObject(ctx, ref, j, rv)
 }

@@ -40,6 +40,18 @@ func (e *Engine) owned(ref objectref.Ref) error {
 	return nil
 }
 
+// destroyObject destroys ref's workspace (job j) under rv, and forgets
+// the object once the destroy is applied: an object in a workspace of
+// its own whose state is its only record (a reserved address, a pod
+// pool).
+func (e *Engine) destroyObject(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review) (*Outcome, error) {
+	out, err := e.reconcile(ctx, ref, j, rv, runOptions{state: e.stateObject(ref), destroy: true})
+	if err == nil && out.Result != nil {
+		e.objects.forget(ref)
+	}
+	return out, err
+}
+
 // reconcile converges key to j under rv: the fast path, else the plan
 // waiting for a decision, else a new plan; see Review.
 func (e *Engine) reconcile(ctx context.Context, ref objectref.Ref, j runner.Job, rv Review, o runOptions) (*Outcome, error) {

@@ -13,8 +13,10 @@
 // servicemodel), validate.go the checks of its listeners and of where it
 // forwards, tags.go the tags it carries; rules.go its rules; targets.go
 // everything a load balancer forwards to, in one place:
-// a rule's Backend (a pool and a port), a target Pool (a node selection's
-// instances) and a NodeInstance; address.go a reserved Address; routes.go
+// a rule's Backend (a pool and a port, or a Service port's pods), a
+// target Pool (a node selection's instances) and a NodeInstance;
+// podpool.go a PodPool (a Service port's pods, a ServicePort's) for
+// backends that reach pods directly; address.go a reserved Address; routes.go
 // the cluster's Routes; group.go a load balancer Group of Services;
 // errors.go the InputError every check returns, naming the field.
 //

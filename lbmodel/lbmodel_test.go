@@ -52,6 +52,17 @@ func TestRuleValidate(t *testing.T) {
 	if c := (Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 0}}}).Cloud(); len(c.Backends) != 0 {
 		t.Errorf("a backend without a node port reached the cloud: %v", c.Backends)
 	}
+	// Two Service ports' pods are two backends before their pools are
+	// known; one port's twice is one, as the cloud would say.
+	a, b := ServicePort{Namespace: "shop", Service: "a", Port: 80}, ServicePort{Namespace: "shop", Service: "b", Port: 80}
+	r.Method, r.Backends = "", []Backend{{Port: 30080, Weight: 1}, {Pods: &a, Weight: 1}, {Pods: &b, Weight: 3}}
+	if err := r.Validate(); err != nil {
+		t.Errorf("node port and two Services' pods: %v", err)
+	}
+	r.Backends = append(r.Backends, Backend{Pods: &a, Weight: 1})
+	if err := r.Validate(); !errors.As(err, &re) {
+		t.Errorf("one Service port's pods twice: %v, want the cloud's refusal", err)
+	}
 }
 
 // Pools, addresses and routes name the field at fault.

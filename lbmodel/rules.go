@@ -2,6 +2,7 @@ package lbmodel
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -68,15 +69,31 @@ const undecidedPool = "tp-every-node"
 // on the rule as the cloud gets it (Cloud).
 func (r Rule) Validate() error {
 	c := r.Cloud()
-	for i := range c.Backends {
-		c.Backends[i].TargetPoolID = cmp.Or(c.Backends[i].TargetPoolID, undecidedPool)
+	// Cloud keeps the backends that reach something, in order: each
+	// Service port's pods stand for a pool of their own.
+	var pods []ServicePort
+	k := 0
+	for _, b := range r.Backends {
+		if !b.Reaches() {
+			continue
+		}
+		undecided := undecidedPool
+		if b.Pods != nil {
+			i := slices.Index(pods, *b.Pods)
+			if i < 0 {
+				i, pods = len(pods), append(pods, *b.Pods)
+			}
+			undecided = fmt.Sprintf("%s-pods-%d", undecidedPool, i)
+		}
+		c.Backends[k].TargetPoolID = cmp.Or(c.Backends[k].TargetPoolID, undecided)
+		k++
 	}
 	return exampleapi.CheckRule(c)
 }
 
 // Cloud is r as the cloud gets it (the loadbalancer module's and the
 // provider's conversion): maps become lists sorted by name, and a
-// backend without a node port is left out (it gets no requests).
+// backend that reaches nothing (no node port, no pods) is left out.
 func (r Rule) Cloud() exampleapi.Rule {
 	out := exampleapi.Rule{Name: r.Name, ListenerPort: r.ListenerPort, ListenerProtocol: r.ListenerProtocol, Priority: r.Priority,
 		PathType: r.PathType, Path: r.Path, Method: r.Method, Headers: headerList(r.Headers)}
@@ -84,7 +101,7 @@ func (r Rule) Cloud() exampleapi.Rule {
 		out.Hostnames = []string{r.Hostname}
 	}
 	for _, b := range r.Backends {
-		if b.Port != 0 {
+		if b.Reaches() {
 			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port, Weight: b.Weight})
 		}
 	}

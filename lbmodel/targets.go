@@ -18,11 +18,30 @@ import (
 // picks: PickNodes, InstanceIDs). A new kind of target is taught here.
 
 // Backend is where a rule forwards: a target pool, on Port of its
-// targets (a Service's node port), with Weight.
+// targets (a Service's node port), with Weight; or, with Pods, a
+// Service port's pods directly, through its pod pool (Port 0).
 type Backend struct {
 	TargetPoolID string `json:"targetPoolID,omitempty"`
 	Port         int    `json:"port"`
 	Weight       int    `json:"weight"`
+	// Pods is the Service port whose pods the backend forwards to
+	// (docs/adr/0024-pod-targets.md); the front-end sets TargetPoolID to
+	// its pod pool's id.
+	Pods *ServicePort `json:"pods,omitempty"`
+}
+
+// Reaches tells whether the backend gets requests: a node port, or a
+// Service port's pods.
+func (b Backend) Reaches() bool { return b.Port != 0 || b.Pods != nil }
+
+// Same tells whether b and o are one backend to the cloud (which refuses
+// one twice in a rule): the same pool on the same port, or the same
+// Service port's pods.
+func (b Backend) Same(o Backend) bool {
+	if b.Pods != nil || o.Pods != nil {
+		return b.Pods != nil && o.Pods != nil && *b.Pods == *o.Pods
+	}
+	return b.Port == o.Port && b.TargetPoolID == o.TargetPoolID
 }
 
 // MaxSelection is the longest node selection a pool can stand for: the

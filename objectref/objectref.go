@@ -8,6 +8,7 @@ package objectref
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,10 @@ const (
 	KindAddress     = "Address"
 	KindRouteSet    = "RouteSet"
 	KindTargetPools = "TargetPools"
+	// KindPodPool is the pod targets of one Service port, a target pool
+	// of type ip in a workspace of its own (ADR 24); its name is
+	// PodPoolName's.
+	KindPodPool = "PodPool"
 	// KindWorkspace is a state workspace known only by its name: what
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
@@ -83,6 +88,52 @@ func Address(namespace, name string) Ref {
 	return Ref{Kind: KindAddress, Namespace: namespace, Name: name}
 }
 
+// PodPool is the identity of the pod pool of port (number and protocol)
+// of Service service in namespace.
+func PodPool(namespace, service string, port int32, protocol corev1.Protocol) Ref {
+	return Ref{Kind: KindPodPool, Namespace: namespace, Name: PodPoolName(service, port, protocol)}
+}
+
+// PodPoolName is a pod pool's name: the Service's, its port and its
+// protocol ("web-80-tcp"), read from the right, so no two ports of two
+// Services share one.
+func PodPoolName(service string, port int32, protocol corev1.Protocol) string {
+	if protocol == "" {
+		protocol = corev1.ProtocolTCP
+	}
+	return fmt.Sprintf("%s-%d-%s", service, port, strings.ToLower(string(protocol)))
+}
+
+// ParsePodPoolName reads a PodPoolName back.
+func ParsePodPoolName(name string) (service string, port int32, protocol corev1.Protocol, ok bool) {
+	rest, proto, ok := cutLast(name)
+	if !ok {
+		return "", 0, "", false
+	}
+	service, num, ok := cutLast(rest)
+	if !ok {
+		return "", 0, "", false
+	}
+	n, err := strconv.ParseInt(num, 10, 32)
+	if err != nil || n < 1 || n > 65535 || service == "" {
+		return "", 0, "", false
+	}
+	switch p := corev1.Protocol(strings.ToUpper(proto)); p {
+	case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+		return service, int32(n), p, true
+	}
+	return "", 0, "", false
+}
+
+// cutLast cuts s around its last "-".
+func cutLast(s string) (before, after string, ok bool) {
+	i := strings.LastIndex(s, "-")
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
 // Workspace names a state workspace by its name alone.
 func Workspace(name string) Ref { return Ref{Kind: KindWorkspace, Name: name} }
 
@@ -92,6 +143,7 @@ const (
 	groupPrefix   = "group:"
 	gatewayPrefix = "gateway:"
 	addressPrefix = "address:"
+	podPoolPrefix = "pods:"
 )
 
 // spelling is how a kind is written where it is not its Kind constant.
@@ -116,6 +168,7 @@ var spellings = map[string]spelling{
 	KindServiceGroup: {prefix: groupPrefix, state: "group", words: "load balancer group"},
 	KindGateway:      {prefix: gatewayPrefix, state: "gateway", words: "Gateway"},
 	KindAddress:      {prefix: addressPrefix, state: "address", words: "address"},
+	KindPodPool:      {prefix: podPoolPrefix, state: "podpool", words: "pod pool"},
 	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
 	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
 }
@@ -175,7 +228,7 @@ func (r Ref) Arg() string {
 }
 
 // Args is the usage of an object argument.
-const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | address:ns/name | address:name [-n ns] | routes | pools>"
+const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | address:ns/name | address:name [-n ns] | pods:ns/service-port-protocol | routes | pools>"
 
 // Parse turns an examplectl argument into the object it names: ns/name or
 // name (in namespace, else defaultNamespace) is a Service, group:... a

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestParseAndArg(t *testing.T) {
@@ -25,6 +27,8 @@ func TestParseAndArg(t *testing.T) {
 		{"gateway:gw", "infra", Gateway("infra", "gw", ""), "gateway:infra/gw"},
 		{"address:shop/k8s-a-01", "", Address("shop", "k8s-a-01"), ""},
 		{"address:www", "shop", Address("shop", "www"), "address:shop/www"},
+		{"pods:shop/web-80-tcp", "", PodPool("shop", "web", 80, corev1.ProtocolTCP), ""},
+		{"pods:dns-53-udp", "kube-system", PodPool("kube-system", "dns", 53, corev1.ProtocolUDP), "pods:kube-system/dns-53-udp"},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.arg, c.ns, "default")
@@ -67,6 +71,7 @@ func TestSpellings(t *testing.T) {
 		{Group("shop", "front"), "group:shop/front", "group", "group:shop/front", "group:shop/front", "load balancer group shop/front", "ServiceGroup shop/front"},
 		{Gateway("infra", "gw", "9f1e"), "gateway:infra/gw", "gateway", "9f1e", "gateway:infra/gw", "Gateway infra/gw", "Gateway infra/gw"},
 		{Address("shop", "www"), "address:shop/www", "address", "", "address:shop/www", "address shop/www", "Address shop/www"},
+		{PodPool("shop", "web", 8080, ""), "pods:shop/web-8080-tcp", "podpool", "", "pods:shop/web-8080-tcp", "pod pool shop/web-8080-tcp", "PodPool shop/web-8080-tcp"},
 		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
 		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
 		// A workspace has no spelling of its own: it is only ever logged.
@@ -104,5 +109,24 @@ func TestHashedName(t *testing.T) {
 	// sha256("a\x00b") begins 59b271ae.
 	if got := HashedName("p-", 8, "a", "b"); got != "p-59b271ae" || got == HashedName("p-", 8, "ab") {
 		t.Errorf("HashedName = %s: want p- and 8 digits of the parts joined by NUL", got)
+	}
+}
+
+// A pod pool's name reads back into its Service port; nothing else does.
+func TestPodPoolName(t *testing.T) {
+	for _, c := range []struct {
+		svc   string
+		port  int32
+		proto corev1.Protocol
+	}{{"web", 80, corev1.ProtocolTCP}, {"dns-53-udp", 53, corev1.ProtocolUDP}, {"a-1", 65535, corev1.ProtocolSCTP}} {
+		svc, port, proto, ok := ParsePodPoolName(PodPoolName(c.svc, c.port, c.proto))
+		if !ok || svc != c.svc || port != c.port || proto != c.proto {
+			t.Errorf("%v: read back %q %d %q %v", c, svc, port, proto, ok)
+		}
+	}
+	for _, bad := range []string{"web", "web-80", "-80-tcp", "web-0-tcp", "web-65536-tcp", "web-80-http", "web-x-tcp"} {
+		if _, _, _, ok := ParsePodPoolName(bad); ok {
+			t.Errorf("%q read as a pod pool's name", bad)
+		}
 	}
 }

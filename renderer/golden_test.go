@@ -186,6 +186,10 @@ func goldenCases() []goldenCase {
 		{"address-kept", func() (*Module, error) {
 			return AddressRoot(lbmodel.Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
 		}},
+		{"pod-pool", func() (*Module, error) {
+			return PodPoolRoot(lbmodel.PodPool{ServicePort: lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80, Protocol: corev1.ProtocolTCP},
+				Targets: []string{"10.244.2.5:8080", "10.244.1.5:8080", "[fd00:244::5]:8080"}}, testConfig())
+		}},
 		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
 		{"retained-address", func() (*Module, error) {
 			return RetainedAddress(lbmodel.Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789"}, testConfig())

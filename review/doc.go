@@ -19,7 +19,7 @@
 //     SetReplica, ShardMoved and DropWarmRecords for sharding;
 //   - a reconcile's Subject: ServiceSubject, GroupSubject,
 //     GatewaySubject (with its GatewayInputs), AddressSubject,
-//     RouteSetSubject, PoolsSubject, DriftSubject, and CausedBy for a
+//     RouteSetSubject, PoolsSubject, PodPoolSubject, DriftSubject, and CausedBy for a
 //     change another object caused (objectref.Ref is the object's
 //     identity);
 //   - a change run under review: Run (the engine's call gets the

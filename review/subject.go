@@ -81,6 +81,19 @@ func (b *Board) PoolsSubject(workspace, kind string) Subject {
 	return Subject{ref: objectref.TargetPools, event: b.recordObject(workspace), kind: kind}
 }
 
+// PodPoolSubject is pod pool ref's reconcile (ADR 24): its events go to
+// the Service whose port it stands for (svc; nil once the Service is
+// gone: its record's ConfigMap). It has no contributors: its changes come
+// from EndpointSlices, which the cluster's controllers write, so rules
+// and approvals see the Service's labels and annotations.
+func (b *Board) PodPoolSubject(ref objectref.Ref, svc *v1.Service, workspace, kind string) Subject {
+	s := Subject{ref: ref, kind: kind, event: b.recordObject(workspace)}
+	if svc != nil {
+		s.event, s.meta = svc, metav1.ObjectMeta{Namespace: svc.Namespace, Labels: svc.Labels, Annotations: svc.Annotations}
+	}
+	return s
+}
+
 // CausedBy is s made by svc's change (a target pool created for its
 // node selection): with svc's contributors, and audit lines naming it.
 func (b *Board) CausedBy(ctx context.Context, s Subject, in *annotations.Service) Subject {

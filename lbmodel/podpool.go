@@ -1,0 +1,63 @@
+package lbmodel
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
+)
+
+// PodPool is the pod targets of one Service port: a target pool of type
+// ip in a workspace of its own, which load balancers' rules forward to
+// with port 0 (docs/adr/0024-pod-targets.md). Which pods it holds is
+// package podtargets' decision.
+type PodPool struct {
+	ServicePort
+	// Targets are IP:port (exampleapi.IPTarget).
+	Targets []string
+}
+
+// ServicePort is a port of a Service: a backend forwarding to its pods
+// directly names it (Backend.Pods), and its pod pool stands for it.
+type ServicePort struct {
+	Namespace string          `json:"namespace"`
+	Service   string          `json:"service"`
+	Port      int32           `json:"port"`
+	Protocol  corev1.Protocol `json:"protocol,omitempty"`
+}
+
+// Ref is the identity of the port's pod pool.
+func (s ServicePort) Ref() objectref.Ref {
+	return objectref.PodPool(s.Namespace, s.Service, s.Port, s.Protocol)
+}
+
+func (s ServicePort) String() string {
+	return fmt.Sprintf("Service %s/%s port %d/%s", s.Namespace, s.Service, s.Port, cmpOr(s.Protocol, corev1.ProtocolTCP))
+}
+
+func cmpOr(p, def corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return def
+	}
+	return p
+}
+
+// Validate refuses a pod pool the cloud could not hold.
+func (p PodPool) Validate() error {
+	switch {
+	case p.Namespace == "" || p.Service == "":
+		return &InputError{Field: "service", Value: p.Namespace + "/" + p.Service, Reason: "is required: a pod pool is a Service port's"}
+	case p.Port < 1 || p.Port > 65535:
+		return &InputError{Field: "port", Value: fmt.Sprint(p.Port), Reason: "is not 1-65535"}
+	case len(p.Targets) > exampleapi.MaxTargets:
+		return &InputError{Field: "targets", Value: fmt.Sprint(len(p.Targets)), Reason: fmt.Sprintf("are more than %d", exampleapi.MaxTargets)}
+	}
+	for _, t := range p.Targets {
+		if _, err := exampleapi.ParseIPTarget(t); err != nil {
+			return &InputError{Field: "targets", Value: t, Reason: err.Error()}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+// Package podpools keeps the pod pools (docs/adr/0024-pod-targets.md):
+// for each Service port a load balancer forwards to directly, a target
+// pool of type ip in a workspace of its own whose targets follow the
+// Service's EndpointSlices (package podtargets decides which), applied
+// under the pools' policy once the slices settle, destroyed once no load
+// balancer uses it; and the readiness gates of the pods it holds.
+//
+// The tour: pools.go (Use, what the front-ends call), sync.go (the
+// worker: targets, settle, apply, destroy), watch.go (informers and what
+// their events touch), boundary.go (the pods by IP the tenant boundary
+// reads), gates.go (readiness gates).
+package podpools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/podtargets"
+	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// Engine is what pod pools need of the engine.
+type Engine interface {
+	ReconcilePodPool(ctx context.Context, p lbmodel.PodPool, rv engine.Review) (string, *engine.Outcome, error)
+	DestroyPodPool(ctx context.Context, ref objectref.Ref, rv engine.Review) (*engine.Outcome, error)
+	PodPoolWorkspace(ref objectref.Ref) (string, error)
+}
+
+// Reviewer is what they need of review (a *review.Board).
+type Reviewer interface {
+	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
+	PodPoolSubject(ref objectref.Ref, svc *corev1.Service, workspace, kind string) review.Subject
+	Eventf(s review.Subject, typ, reason, format string, args ...any)
+}
+
+var _ Reviewer = (*review.Board)(nil)
+
+// Health reads what the load balancers make of a pool's targets: what a
+// readiness gate waits for.
+type Health interface {
+	TargetPoolHealth(ctx context.Context, id string) (*exampleapi.TargetPoolHealthResponse, error)
+}
+
+// Options are the cloud config's words for pod pools.
+type Options struct {
+	// Policy is the pools' apply policy (loadBalancer.targetPools.applyPolicy).
+	Policy annotations.ApplyPolicy
+	// Settle batches a pool's endpoint changes.
+	Settle podtargets.Settle
+	// GateRecheck is how often pods waiting on a readiness gate are
+	// looked at again.
+	GateRecheck time.Duration
+	// InUseRetry is how soon a pool nobody uses is destroyed again after
+	// the cloud refused because a load balancer still forwarded to it (its
+	// front-end's apply that stops doing so is under way, or waits for
+	// approval).
+	InUseRetry time.Duration
+	// NotTargetedGrace is how long after it starts the controller holds
+	// the gated pods of a Service no load balancer forwards to: the
+	// front-ends say which Services they forward to as they reconcile,
+	// and until they have, no Service is known to be untargeted.
+	NotTargetedGrace time.Duration
+}
+
+// Pools keeps the pod pools.
+type Pools struct {
+	engine Engine
+	review Reviewer
+	health Health
+	kube   kubernetes.Interface
+	opts   Options
+	now    func() time.Time
+	// started is when Run started.
+	started time.Time
+
+	factory  kubeinformers.SharedInformerFactory
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	pods     cache.Indexer
+	synced   []cache.InformerSynced
+	// auth decides every address a Service's slices list (tenancy
+	// PodTarget), from the pods by IP.
+	auth *tenancy.Authorizer
+
+	queue workqueue.TypedRateLimitingInterface[objectref.Ref]
+	gates workqueue.TypedRateLimitingInterface[serviceKey]
+
+	mu    sync.Mutex
+	pools map[objectref.Ref]*pool
+}
+
+// serviceKey names a Service.
+type serviceKey struct{ namespace, name string }
+
+// pool is one pod pool's state: who uses it, what was applied, what has
+// changed since.
+type pool struct {
+	port lbmodel.ServicePort
+	// users are the load balancers forwarding to it, by their front-end's
+	// key ("gateway:infra/gw").
+	users map[string]bool
+	// apply is held while the pool is applied or destroyed.
+	apply sync.Mutex
+	// id and targets are the applied pool's (the fields below are
+	// Pools.mu's).
+	id      string
+	targets []string
+	// first and last are when its slices changed since its last apply
+	// (zero: unchanged).
+	first, last time.Time
+	// said are the refused addresses its Service was told of.
+	said map[string]bool
+}
+
+// New keeps pod pools through eng under rv, reading health from h and the
+// cluster through kube; Run starts it.
+func New(kube kubernetes.Interface, eng Engine, rv Reviewer, h Health, opts Options) *Pools {
+	if opts.Settle == (podtargets.Settle{}) {
+		opts.Settle = podtargets.DefaultSettle
+	}
+	if opts.GateRecheck == 0 {
+		opts.GateRecheck = time.Second
+	}
+	if opts.InUseRetry == 0 {
+		opts.InUseRetry = 5 * time.Second
+	}
+	if opts.NotTargetedGrace == 0 {
+		opts.NotTargetedGrace = time.Minute
+	}
+	p := &Pools{engine: eng, review: rv, health: h, kube: kube, opts: opts, now: time.Now, pools: map[objectref.Ref]*pool{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objectref.Ref](),
+			workqueue.TypedRateLimitingQueueConfig[objectref.Ref]{Name: "pod-pools"}),
+		gates: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[serviceKey](),
+			workqueue.TypedRateLimitingQueueConfig[serviceKey]{Name: "readiness-gates"}),
+	}
+	p.watch()
+	p.auth = &tenancy.Authorizer{Sources: tenancy.Sources{PodAt: p.podAt}}
+	return p
+}
+
+// Use says that user (a load balancer, by its front-end's key) forwards
+// to ports now, and to no other: it returns each port's pool id, applying
+// now, under the pools' review, those not applied yet. A pool nobody uses
+// any more is destroyed by the worker once no load balancer forwards to
+// it (the cloud refuses before).
+func (p *Pools) Use(ctx context.Context, user string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	if err := p.hasSynced(); err != nil && len(ports) > 0 {
+		return nil, err
+	}
+	p.mu.Lock()
+	want := map[objectref.Ref]bool{}
+	var todo []*pool
+	for _, sp := range ports {
+		ref := sp.Ref()
+		want[ref] = true
+		st := p.pools[ref]
+		if st == nil {
+			st = &pool{port: sp, users: map[string]bool{}, said: map[string]bool{}}
+			p.pools[ref] = st
+		}
+		st.users[user] = true
+		todo = append(todo, st)
+	}
+	for ref, st := range p.pools {
+		if !want[ref] && st.users[user] {
+			delete(st.users, user)
+			if len(st.users) == 0 {
+				p.queue.Add(ref)
+			}
+		}
+	}
+	p.mu.Unlock()
+
+	ids := map[lbmodel.ServicePort]string{}
+	for _, st := range todo {
+		id := p.appliedID(st)
+		if id == "" {
+			var err error
+			if id, err = p.sync(ctx, st, true); err != nil {
+				return ids, fmt.Errorf("%s: %w", st.port.Ref().Describe(), err)
+			}
+		}
+		ids[st.port] = id
+	}
+	return ids, nil
+}
+
+// appliedID is st's applied pool id, "" before its first apply.
+func (p *Pools) appliedID(st *pool) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return st.id
+}
+
+// Users are the users of every pool, by pool: what a test or a status
+// reads.
+func (p *Pools) Users() map[objectref.Ref][]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[objectref.Ref][]string{}
+	for ref, st := range p.pools {
+		for u := range st.users {
+			out[ref] = append(out[ref], u)
+		}
+		slices.Sort(out[ref])
+	}
+	return out
+}
+
+// Known are the ids of those of ports whose pools are applied, without
+// applying any (what a preview reads).
+func (p *Pools) Known(ports []lbmodel.ServicePort) map[lbmodel.ServicePort]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[lbmodel.ServicePort]string{}
+	for _, sp := range ports {
+		if st := p.pools[sp.Ref()]; st != nil && st.id != "" {
+			out[sp] = st.id
+		}
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package podpools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/internal/testcluster"
+	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/podtargets"
+	"github.com/example/cloud-provider-example/review"
+)
+
+// The decisions run against a real API server (Services, slices, pods,
+// the gates' status patches); the engine, the review and the cloud's
+// health are fakes here, whose real ones the e2e tests run.
+
+// fakeEngine records the applies and destroys it is asked for.
+type fakeEngine struct {
+	mu       sync.Mutex
+	applies  map[objectref.Ref][][]string
+	destroys map[objectref.Ref]int
+	// inUse refuses this many destroys first, as the cloud does while a
+	// load balancer forwards to the pool.
+	inUse int
+}
+
+func (f *fakeEngine) ReconcilePodPool(_ context.Context, p lbmodel.PodPool, _ engine.Review) (string, *engine.Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applies[p.Ref()] = append(f.applies[p.Ref()], slices.Clone(p.Targets))
+	return "tp-" + p.Service, &engine.Outcome{}, nil
+}
+
+func (f *fakeEngine) DestroyPodPool(_ context.Context, ref objectref.Ref, _ engine.Review) (*engine.Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.destroys[ref]++
+	if f.destroys[ref] <= f.inUse {
+		return &engine.Outcome{}, fmt.Errorf("apply: %w", engine.ErrInUse)
+	}
+	return &engine.Outcome{}, nil
+}
+
+func (f *fakeEngine) PodPoolWorkspace(ref objectref.Ref) (string, error) {
+	return "ws-" + ref.Name, nil
+}
+
+func (f *fakeEngine) appliesOf(ref objectref.Ref) [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.applies[ref])
+}
+
+func (f *fakeEngine) destroysOf(ref objectref.Ref) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.destroys[ref]
+}
+
+// fakeReview runs every change under its policy and keeps the events.
+type fakeReview struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error) {
+	return change(engine.Review{Policy: pol})
+}
+
+func (f *fakeReview) PodPoolSubject(objectref.Ref, *corev1.Service, string, string) review.Subject {
+	return review.Subject{}
+}
+
+func (f *fakeReview) Eventf(_ review.Subject, typ, reason, format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, typ+" "+reason+": "+fmt.Sprintf(format, args...))
+}
+
+func (f *fakeReview) said() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.events)
+}
+
+// fakeHealth answers each target's health, unused unless set.
+type fakeHealth struct {
+	mu     sync.Mutex
+	health map[string]string
+}
+
+func (f *fakeHealth) TargetPoolHealth(_ context.Context, id string) (*exampleapi.TargetPoolHealthResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &exampleapi.TargetPoolHealthResponse{TargetPoolID: id}
+	for t, h := range f.health {
+		out.Targets = append(out.Targets, exampleapi.TargetHealth{ID: t, Health: h})
+	}
+	return out, nil
+}
+
+func (f *fakeHealth) set(target, health string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.health[target] = health
+}
+
+type fixture struct {
+	kube   kubernetes.Interface
+	ns     string
+	pools  *Pools
+	engine *fakeEngine
+	review *fakeReview
+	health *fakeHealth
+}
+
+func start(t *testing.T, opts ...func(*Options)) *fixture {
+	cluster := testcluster.Start(t)
+	kube, err := kubernetes.NewForConfig(cluster.Admin)
+	testkit.Must(t, err)
+	f := &fixture{kube: kube, ns: cluster.Namespace(t), engine: &fakeEngine{applies: map[objectref.Ref][][]string{}, destroys: map[objectref.Ref]int{}},
+		review: &fakeReview{}, health: &fakeHealth{health: map[string]string{}}}
+	o := Options{Policy: annotations.ApplyAuto,
+		Settle: podtargets.Settle{Quiet: 300 * time.Millisecond, Longest: 3 * time.Second}, GateRecheck: 100 * time.Millisecond,
+		InUseRetry: 200 * time.Millisecond, NotTargetedGrace: time.Hour}
+	for _, set := range opts {
+		set(&o)
+	}
+	f.pools = New(kube, f.engine, f.review, f.health, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.pools.Run(ctx, 2) }()
+	t.Cleanup(func() { cancel(); <-done })
+	eventually(t, 10*time.Second, func() bool { return f.pools.hasSynced() == nil })
+	return f
+}
+
+func (f *fixture) service(t *testing.T, name string) lbmodel.ServicePort {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	_, err := f.kube.CoreV1().Services(f.ns).Create(testkit.Context(t), svc, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	return lbmodel.ServicePort{Namespace: f.ns, Service: name, Port: 80, Protocol: corev1.ProtocolTCP}
+}
+
+// pod creates a pod at ip in ns, with conditions set true and gates.
+func (f *fixture) pod(t *testing.T, ns, name, ip string, conditions []corev1.PodConditionType, gates ...corev1.PodConditionType) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example-echo"}}}}
+	for _, g := range gates {
+		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: g})
+	}
+	ctx := testkit.Context(t)
+	// No controller manager runs to make the namespace's service account.
+	_, err := f.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	created, err := f.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	created.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}}
+	for _, c := range conditions {
+		created.Status.Conditions = append(created.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue})
+	}
+	_, err = f.kube.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+}
+
+// slice writes EndpointSlice name of Service svc with endpoints (address
+// and whether ready), as a tenant may by hand.
+func (f *fixture) slice(t *testing.T, svc, name string, eps map[string]bool) {
+	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}}}
+	for _, a := range slices.Sorted(func(yield func(string) bool) {
+		for a := range eps {
+			if !yield(a) {
+				return
+			}
+		}
+	}) {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(eps[a])}})
+	}
+	ctx := testkit.Context(t)
+	cur, err := f.kube.DiscoveryV1().EndpointSlices(f.ns).Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		s.ResourceVersion = cur.ResourceVersion
+		_, err = f.kube.DiscoveryV1().EndpointSlices(f.ns).Update(ctx, s, metav1.UpdateOptions{})
+	} else {
+		_, err = f.kube.DiscoveryV1().EndpointSlices(f.ns).Create(ctx, s, metav1.CreateOptions{})
+	}
+	testkit.Must(t, err)
+	// What the test does next reads the slice as written.
+	eventually(t, 10*time.Second, func() bool {
+		got, err := f.pools.slices.EndpointSlices(f.ns).Get(name)
+		return err == nil && len(got.Endpoints) == len(s.Endpoints)
+	})
+}
+
+var ready = []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady}
+
+// A pool holds the Service's ready endpoints that pass the boundary (a
+// hand-written slice naming another namespace's pod or the metadata API
+// is told once, never targeted); a burst of slice changes is one apply
+// once they settle; a user that stops using it has it destroyed, again
+// after the cloud refused while a load balancer forwarded to it.
+func TestPoolsFollowSlices(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	web := f.service(t, "web")
+	other := f.ns + "-other"
+	_, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.pod(t, other, "theirs", "10.244.2.7", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.2.7": true, "10.0.0.4": true})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(other)("10.244.2.7"); return ok })
+
+	ids, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
+	testkit.Must(t, err)
+	if ids[web] != "tp-web" {
+		t.Fatalf("ids %v", ids)
+	}
+	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
+		t.Fatalf("applies %v, want one of the own pod only", got)
+	}
+	refused := f.review.said()
+	if len(refused) != 2 || !strings.Contains(strings.Join(refused, "\n"), "lists 10.244.2.7: it is not the IP of a pod of namespace "+f.ns) ||
+		!strings.Contains(strings.Join(refused, "\n"), "lists 10.0.0.4") || strings.Contains(strings.Join(refused, "\n"), other) {
+		t.Fatalf("events %q: want each refused address told once, naming no other namespace", refused)
+	}
+
+	// A burst: two pods join in three slice writes; one apply, once still.
+	f.pod(t, f.ns, "web-b", "10.244.1.6", ready)
+	f.pod(t, f.ns, "web-c", "10.244.1.7", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.6": true, "10.244.2.7": true, "10.0.0.4": true})
+	f.slice(t, "web", "web-2", map[string]bool{"10.244.1.7": false})
+	f.slice(t, "web", "web-2", map[string]bool{"10.244.1.7": true})
+	want := []string{"10.244.1.5:8080", "10.244.1.6:8080", "10.244.1.7:8080"}
+	eventually(t, 10*time.Second, func() bool {
+		got := f.engine.appliesOf(web.Ref())
+		return len(got) > 1 && slices.Equal(got[len(got)-1], want)
+	})
+	time.Sleep(time.Second)
+	if got := f.engine.appliesOf(web.Ref()); len(got) != 2 {
+		t.Errorf("applies %v: want the burst applied once", got)
+	}
+	if n := len(f.review.said()); n != 2 {
+		t.Errorf("%d events: the refused addresses are told again", n)
+	}
+
+	// The user moves on: destroyed, after one refusal (in use).
+	f.engine.mu.Lock()
+	f.engine.inUse = 1
+	f.engine.mu.Unlock()
+	_, err = f.pools.Use(ctx, "gateway:infra/gw", nil)
+	testkit.Must(t, err)
+	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 2 })
+	eventually(t, 5*time.Second, func() bool { return len(f.pools.Users()) == 0 })
+}
+
+// A pod held back only by its Service's readiness gate is a target, and
+// Ready once every load balancer finds it healthy; one whose containers
+// are not ready is neither.
+func TestReadinessGates(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	web := f.service(t, "web")
+	gate := podtargets.Gate("web")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", []corev1.PodConditionType{corev1.ContainersReady}, gate)
+	f.pod(t, f.ns, "web-b", "10.244.1.6", nil, gate)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": false, "10.244.1.6": false})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.6"); return ok })
+
+	_, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
+	testkit.Must(t, err)
+	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
+		t.Fatalf("applies %v, want the gated pod only", got)
+	}
+	gated := func(name string) bool {
+		pod, err := f.kube.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
+		testkit.Must(t, err)
+		return passed(pod, gate)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if gated("web-a") {
+		t.Fatal("the gate passed before any load balancer found the pod healthy")
+	}
+	f.health.set("10.244.1.5:8080", exampleapi.TargetHealthy)
+	eventually(t, 10*time.Second, func() bool { return gated("web-a") })
+	if gated("web-b") {
+		t.Error("the gate of a pod whose containers are not ready passed")
+	}
+}
+
+// eventually polls cond until timeout.
+func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	testkit.Eventually(t, timeout, "the condition", func() error {
+		if cond() {
+			return nil
+		}
+		return errors.New("not yet")
+	})
+}
+
+// A gated pod of a Service no load balancer forwards to is held only for
+// the grace after the start, in which the front-ends say what they
+// forward to; then it is Ready.
+func TestGateOfAnUntargetedService(t *testing.T) {
+	f := start(t, func(o *Options) { o.NotTargetedGrace = 3 * time.Second })
+	ctx := testkit.Context(t)
+	f.service(t, "web")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", []corev1.PodConditionType{corev1.ContainersReady}, podtargets.Gate("web"))
+	begin := time.Now()
+	eventually(t, 10*time.Second, func() bool {
+		pod, err := f.kube.CoreV1().Pods(f.ns).Get(ctx, "web-a", metav1.GetOptions{})
+		testkit.Must(t, err)
+		return passed(pod, podtargets.Gate("web"))
+	})
+	if waited := time.Since(begin); waited < 2*time.Second {
+		t.Errorf("passed after %v, within the grace", waited)
+	}
+}

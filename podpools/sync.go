@@ -1,0 +1,239 @@
+package podpools
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/podtargets"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/tenancy"
+)
+
+// work processes the pools' queue until it shuts down.
+func (p *Pools) work(ctx context.Context) {
+	for {
+		ref, quit := p.queue.Get()
+		if quit {
+			return
+		}
+		func() {
+			defer p.queue.Done(ref)
+			p.mu.Lock()
+			st := p.pools[ref]
+			p.mu.Unlock()
+			if st == nil {
+				p.queue.Forget(ref)
+				return
+			}
+			if _, err := p.sync(ctx, st, false); err != nil {
+				klog.ErrorS(err, "Pod pool", "pool", ref)
+				p.queue.AddRateLimited(ref)
+				return
+			}
+			p.queue.Forget(ref)
+		}()
+	}
+}
+
+// sync brings pool st to its Service's targets, or destroys it when
+// nobody uses it: at once when now (a front-end waits for its first id),
+// else once its changes have settled. It returns the applied id.
+func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
+	st.apply.Lock()
+	defer st.apply.Unlock()
+	ref := st.port.Ref()
+	p.mu.Lock()
+	users, id, applied, first, last := len(st.users), st.id, st.targets, st.first, st.last
+	p.mu.Unlock()
+	if users == 0 {
+		return "", p.destroy(ctx, st)
+	}
+	svc := p.service(st.port)
+	targets, err := p.targets(ctx, st, svc)
+	if err != nil {
+		return "", err
+	}
+	if id != "" && slices.Equal(targets, applied) {
+		p.settled(st, last)
+		return id, nil
+	}
+	if !now && id != "" {
+		if first.IsZero() {
+			first, last = p.touch(st)
+		}
+		if due := p.opts.Settle.Due(first, last); p.now().Before(due) {
+			p.queue.AddAfter(ref, due.Sub(p.now()))
+			return id, nil
+		}
+	}
+	ws, err := p.engine.PodPoolWorkspace(ref)
+	if err != nil {
+		return "", err
+	}
+	subj := p.review.PodPoolSubject(ref, svc, ws, records.KindChange)
+	var got string
+	_, err = p.review.Run(ctx, &subj, p.opts.Policy, func(rv engine.Review) (out *engine.Outcome, err error) {
+		got, out, err = p.engine.ReconcilePodPool(ctx, lbmodel.PodPool{ServicePort: st.port, Targets: targets}, rv)
+		return out, err
+	})
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	st.id, st.targets = got, targets
+	p.mu.Unlock()
+	p.settled(st, last)
+	p.gates.Add(serviceKey{st.port.Namespace, st.port.Service})
+	return got, nil
+}
+
+// touch marks st changed now; it returns when its unapplied changes
+// began and last happened.
+func (p *Pools) touch(st *pool) (first, last time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if st.first.IsZero() {
+		st.first = now
+	}
+	st.last = now
+	return st.first, st.last
+}
+
+// settled marks st's changes up to last applied; one made since stays.
+func (p *Pools) settled(st *pool, last time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.last.Equal(last) {
+		st.first, st.last = time.Time{}, time.Time{}
+	}
+}
+
+// destroy destroys the workspace of pool st, which nobody uses; the
+// cloud refuses while a load balancer still forwards to it, and it is
+// tried again.
+func (p *Pools) destroy(ctx context.Context, st *pool) error {
+	ref := st.port.Ref()
+	p.mu.Lock()
+	applied := st.id != ""
+	p.mu.Unlock()
+	if applied {
+		ws, err := p.engine.PodPoolWorkspace(ref)
+		if err != nil {
+			return err
+		}
+		subj := p.review.PodPoolSubject(ref, p.service(st.port), ws, records.KindDestroy)
+		_, err = p.review.Run(ctx, &subj, p.opts.Policy, func(rv engine.Review) (*engine.Outcome, error) {
+			return p.engine.DestroyPodPool(ctx, ref, rv)
+		})
+		if errors.Is(err, engine.ErrInUse) {
+			p.queue.AddAfter(ref, p.opts.InUseRetry)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.id, st.targets = "", nil
+	if len(st.users) == 0 && p.pools[ref] == st {
+		delete(p.pools, ref)
+	}
+	return nil
+}
+
+// service is the Service of port, nil when it is gone.
+func (p *Pools) service(port lbmodel.ServicePort) *corev1.Service {
+	svc, err := p.services.Services(port.Namespace).Get(port.Service)
+	if err != nil {
+		return nil
+	}
+	return svc
+}
+
+// targets are pool st's targets now: its Service port's endpoints
+// through the boundary (none once the Service or its port is gone). A
+// refused address is told to the Service once.
+func (p *Pools) targets(ctx context.Context, st *pool, svc *corev1.Service) ([]string, error) {
+	if svc == nil {
+		return nil, nil
+	}
+	i := slices.IndexFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool {
+		return sp.Port == st.port.Port && protocol(sp.Protocol) == protocol(st.port.Protocol)
+	})
+	if i < 0 {
+		return nil, nil
+	}
+	eps, err := p.slices.EndpointSlices(svc.Namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.Name}))
+	if err != nil {
+		return nil, err
+	}
+	res, err := podtargets.For(svc, svc.Spec.Ports[i], eps, podtargets.Source{Pod: p.podIn(svc.Namespace), Allow: p.allow(ctx, svc)})
+	if err != nil {
+		return nil, err
+	}
+	p.tellRefused(st, svc, res.Refused)
+	return res.Targets, nil
+}
+
+// allow is the tenant boundary's decision on an address svc's slices
+// list: "" allows.
+func (p *Pools) allow(ctx context.Context, svc *corev1.Service) func(ip string) (string, error) {
+	from := objectref.Service(svc)
+	return func(ip string) (string, error) {
+		err := p.auth.Authorize(ctx, from, []tenancy.Reference{{Kind: tenancy.PodTarget, Namespace: svc.Namespace, Name: ip}})
+		var refused *tenancy.RefusedError
+		if errors.As(err, &refused) {
+			return refused.Reason, nil
+		}
+		return "", err
+	}
+}
+
+// tellRefused says each refused address once to the Service, in its
+// namespace.
+func (p *Pools) tellRefused(st *pool, svc *corev1.Service, refused []podtargets.Refusal) {
+	var fresh []podtargets.Refusal
+	p.mu.Lock()
+	for _, r := range refused {
+		if !st.said[r.Address] {
+			st.said[r.Address] = true
+			fresh = append(fresh, r)
+		}
+	}
+	p.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	subj := p.review.PodPoolSubject(st.port.Ref(), svc, "", records.KindChange)
+	for _, r := range fresh {
+		p.review.Eventf(subj, corev1.EventTypeWarning, "PodTargetRefused", "%s; it is no target of port %d/%s", r, st.port.Port, protocol(st.port.Protocol))
+	}
+}
+
+func protocol(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
+}
+
+// ignoreGone is err, nil when the object is gone.
+func ignoreGone(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package podpools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/example/cloud-provider-example/podtargets"
+)
+
+// resync is how often every object is looked at again.
+const resync = 10 * time.Minute
+
+// watch sets up the informers: a Service's slices, the Service itself
+// and the pods its readiness gates name touch its pools.
+func (p *Pools) watch() {
+	f := kubeinformers.NewSharedInformerFactory(p.kube, resync)
+	svcs, eps, pods := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices(), f.Core().V1().Pods()
+	p.factory, p.services, p.slices = f, svcs.Lister(), eps.Lister()
+	// Only what the decisions read of a pod is kept: every pod of the
+	// cluster is watched, so its memory is what the cache costs.
+	// Neither fails on an informer not started yet.
+	utilruntime.Must(pods.Informer().SetTransform(slimPod))
+	utilruntime.Must(pods.Informer().AddIndexers(cache.Indexers{byIP: podIPs}))
+	p.pods = pods.Informer().GetIndexer()
+	on := func(inf cache.SharedIndexInformer, touched func(obj any)) {
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    touched,
+			UpdateFunc: func(_, cur any) { touched(cur) },
+			DeleteFunc: func(obj any) {
+				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = d.Obj
+				}
+				touched(obj)
+			},
+		})
+		p.synced = append(p.synced, inf.HasSynced)
+	}
+	on(svcs.Informer(), func(obj any) {
+		if s, ok := obj.(*corev1.Service); ok {
+			p.touchService(s.Namespace, s.Name)
+		}
+	})
+	on(eps.Informer(), func(obj any) {
+		if s, ok := obj.(*discoveryv1.EndpointSlice); ok && s.Labels[discoveryv1.LabelServiceName] != "" {
+			p.touchService(s.Namespace, s.Labels[discoveryv1.LabelServiceName])
+		}
+	})
+	on(pods.Informer(), func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		// A pod held back by a gate of ours is a target once its
+		// containers are ready, which changes no slice: its Service's
+		// pools and gates are looked at again.
+		for _, g := range pod.Spec.ReadinessGates {
+			if svc, ok := gateService(g.ConditionType); ok {
+				p.touchService(pod.Namespace, svc)
+				p.gates.Add(serviceKey{pod.Namespace, svc})
+			}
+		}
+	})
+}
+
+// touchService marks the pools of Service namespace/name changed now and
+// queues them; each is applied once its changes settle.
+func (p *Pools) touchService(namespace, name string) {
+	p.mu.Lock()
+	var touched []*pool
+	for _, st := range p.pools {
+		if st.port.Namespace == namespace && st.port.Service == name && len(st.users) > 0 {
+			touched = append(touched, st)
+		}
+	}
+	p.mu.Unlock()
+	for _, st := range touched {
+		p.touch(st)
+		p.queue.Add(st.port.Ref())
+	}
+}
+
+// gateService is the Service a readiness gate of ours names.
+func gateService(c corev1.PodConditionType) (string, bool) {
+	g := string(c)
+	if len(g) <= len(podtargets.GatePrefix) || g[:len(podtargets.GatePrefix)] != podtargets.GatePrefix {
+		return "", false
+	}
+	return g[len(podtargets.GatePrefix):], true
+}
+
+// slimPod keeps of a pod what the decisions read: its identity, readiness
+// gates and network, and its status's addresses and conditions.
+func slimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
+			DeletionTimestamp: pod.DeletionTimestamp},
+		Spec: corev1.PodSpec{ReadinessGates: pod.Spec.ReadinessGates, HostNetwork: pod.Spec.HostNetwork},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase, PodIP: pod.Status.PodIP, PodIPs: pod.Status.PodIPs,
+			Conditions: pod.Status.Conditions},
+	}, nil
+}
+
+// Run starts the informers and the workers, and stops them with ctx.
+func (p *Pools) Run(ctx context.Context, workers int) error {
+	p.mu.Lock()
+	p.started = p.now()
+	p.mu.Unlock()
+	p.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		return errors.New("pod pools: caches did not sync")
+	}
+	for range max(workers, 1) {
+		go wait.UntilWithContext(ctx, p.work, time.Second)
+	}
+	go wait.UntilWithContext(ctx, p.gateWork, time.Second)
+	<-ctx.Done()
+	p.queue.ShutDown()
+	p.gates.ShutDown()
+	p.factory.Shutdown()
+	return nil
+}
+
+// synced tells whether the informers have listed everything: before, a
+// pool's targets would be decided from part of the cluster.
+func (p *Pools) hasSynced() error {
+	for _, s := range p.synced {
+		if !s() {
+			return fmt.Errorf("pod pools: the cluster's Services, EndpointSlices and pods are not listed yet")
+		}
+	}
+	return nil
+}
