@@ -28,6 +28,7 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/servicelb"
@@ -59,6 +60,7 @@ func Open(path string) (*Cloud, error) {
 // beside k8s.io/cloud-provider's controllers (webhooks, shards).
 type Cloud struct {
 	cfg       *cloudconfig.Config
+	api       *exampleapi.Client
 	engine    *engine.Engine
 	board     *review.Board
 	tls       *servicelb.TLSSecrets
@@ -104,6 +106,7 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*Cloud, error) {
 	}
 	c := &Cloud{
 		cfg:       cfg,
+		api:       api,
 		engine:    eng,
 		board:     board,
 		tls:       tls,
@@ -219,7 +222,11 @@ func (c *Cloud) LoadBalancers() *servicelb.LoadBalancers { return c.lbs }
 
 // Engine, Board and Config are the cloud provider's engine, review board
 // and cloud config, which the Gateway API front-end builds with too.
-func (c *Cloud) Engine() *engine.Engine      { return c.engine }
+func (c *Cloud) Engine() *engine.Engine { return c.engine }
+
+// API is the cloud's API client: what reads the cloud beside the engine
+// (the pod pools' target health).
+func (c *Cloud) API() *exampleapi.Client     { return c.api }
 func (c *Cloud) Board() *review.Board        { return c.board }
 func (c *Cloud) Config() *cloudconfig.Config { return c.cfg }
 

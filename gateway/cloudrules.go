@@ -40,14 +40,15 @@ func refusedRule(cs []candidate, at func(candidate) string) string {
 	return ""
 }
 
-// mergeBackends gives each backend (a node port of a pool) one entry
+// mergeBackends gives each backend (a node port of a pool, or a Service
+// port's pods) one entry
 // with the sum of its weights, at most exampleapi.MaxBackendWeight: a
 // rule naming one Service's port twice is one backend to the cloud,
 // which refuses duplicates.
 func mergeBackends(bs []Backend) []Backend {
 	var out []Backend
 	for _, b := range bs {
-		i := slices.IndexFunc(out, func(o Backend) bool { return o.Port == b.Port && o.TargetPoolID == b.TargetPoolID })
+		i := slices.IndexFunc(out, b.Same)
 		if i < 0 {
 			out = append(out, b)
 			continue

@@ -72,9 +72,9 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		if !built {
 			continue
 		}
-		if slices.ContainsFunc(r.Backends, func(b Backend) bool { return b.Port == 0 }) {
+		if slices.ContainsFunc(r.Backends, func(b Backend) bool { return !b.Reaches() }) {
 			unreachable = append(unreachable, r.Name)
-			r.Backends = slices.DeleteFunc(slices.Clone(r.Backends), func(b Backend) bool { return b.Port == 0 })
+			r.Backends = slices.DeleteFunc(slices.Clone(r.Backends), func(b Backend) bool { return !b.Reaches() })
 		}
 		lb.Rules = append(lb.Rules, r)
 	}

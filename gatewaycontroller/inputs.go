@@ -49,28 +49,33 @@ func (c *Controller) inputs(gw *gatewayv1.Gateway, routes []objectref.Ref, lb ga
 	return in, err
 }
 
-// forwardedTo are the Services whose node ports lb's rules forward to.
-// The rules name a node port, not the backendRef it came from: a node
-// port is one Service's in the whole cluster, so it names the Service
-// that gets the requests.
+// forwardedTo are the Services whose pods or node ports lb's rules
+// forward to. A node port rule names a node port, not the backendRef it
+// came from: a node port is one Service's in the whole cluster, so it
+// names the Service that gets the requests.
 func (c *Controller) forwardedTo(lb gateway.LoadBalancer) ([]types.NamespacedName, error) {
 	ports := map[int]bool{}
+	var out []types.NamespacedName
 	for _, r := range lb.Rules {
 		for _, b := range r.Backends {
+			if b.Pods != nil {
+				if n := (types.NamespacedName{Namespace: b.Pods.Namespace, Name: b.Pods.Service}); !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+				continue
+			}
 			ports[b.Port] = true
 		}
 	}
-	if len(ports) == 0 {
-		return nil, nil
-	}
-	all, err := c.services.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list Services: %w", err)
-	}
-	var out []types.NamespacedName
-	for _, svc := range all {
-		if slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.NodePort != 0 && ports[int(p.NodePort)] }) {
-			out = append(out, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+	if len(ports) > 0 {
+		all, err := c.services.List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list Services: %w", err)
+		}
+		for _, svc := range all {
+			if slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.NodePort != 0 && ports[int(p.NodePort)] }) {
+				out = append(out, types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })

@@ -287,13 +287,6 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	if !allowed {
 		return fallback("namespace used its previews for this minute")
 	}
-	pool, err := c.cloud.Infra.ExistingPool(ctx)
-	switch {
-	case err != nil:
-		return fallback("target pool of every node: %v", err)
-	case pool == "":
-		return fallback("the target pool of every node does not exist yet (the controller creates it with the first plan of a Service, or of a Gateway under the auto policy, that needs it)")
-	}
 	t, err := c.translate(ctx, gw, routes.http, routes.l4, false)
 	if err != nil {
 		return fallback("%v", err)
@@ -308,10 +301,10 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	if len(unreachable) > 0 {
 		lines = append(lines, preview.Prefix+who+fmt.Sprintf("%d rule(s) forward to a Service without a node port (type ClusterIP), which gets no requests", len(unreachable)))
 	}
-	for i := range lb.Rules {
-		for j := range lb.Rules[i].Backends {
-			lb.Rules[i].Backends[j].TargetPoolID = pool
-		}
+	if missing, err := c.previewPools(ctx, &lb); err != nil {
+		return fallback("%v", err)
+	} else if missing != "" {
+		return fallback("%s", missing)
 	}
 	if c.cloud.PreviewBudget > 0 {
 		var cancel context.CancelFunc

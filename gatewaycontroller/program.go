@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
@@ -63,8 +64,23 @@ type Infra interface {
 	TLSSecret(ctx context.Context, namespace, name string) (crt, key string, err error)
 }
 
+// PodPools is what Gateways need of the pod pools (package podpools):
+// the pool of each Service port their rules forward to directly.
+type PodPools interface {
+	// Use says that user forwards to ports now, and to no other, and
+	// returns each one's pool id, applied under the pools' review when
+	// new.
+	Use(ctx context.Context, user string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error)
+	// Known are the ids of those of ports whose pools exist (a
+	// preview's).
+	Known(ports []lbmodel.ServicePort) map[lbmodel.ServicePort]string
+}
+
 // Settings are the cloud config's words for Gateways.
 type Settings struct {
+	// PodTargets: the rules forward to the backends' pods directly
+	// (gatewayAPI.targetType ip), else to their node ports.
+	PodTargets bool
 	// Policy is the cluster's apply policy; a Gateway's
 	// loadbalancer.example.com/apply-policy annotation may tighten it.
 	Policy annotations.ApplyPolicy
@@ -92,7 +108,7 @@ func SettingsOf(cfg *cloudconfig.Config) Settings {
 	}
 	return Settings{Policy: annotations.ApplyPolicy(cfg.Terraform.ApplyPolicy), TLSResync: cfg.LoadBalancer.TLSSecrets.ResyncInterval.Duration,
 		Approvals: cfg.Review.Approvals.Required, PreviewBudget: cfg.Webhook.PreviewBudget.Duration,
-		ClaimsNamespace: cfg.Review.Namespace, HostnameClaimGrace: grace}
+		ClaimsNamespace: cfg.Review.Namespace, HostnameClaimGrace: grace, PodTargets: cfg.GatewayAPI.TargetType == cloudconfig.TargetTypeIP}
 }
 
 // Cloud is how the controller builds Gateways' load balancers. Without
@@ -101,6 +117,8 @@ type Cloud struct {
 	Engine Engine
 	Review Reviewer
 	Infra  Infra
+	// Pods are the pod pools, with Settings.PodTargets.
+	Pods PodPools
 	Settings
 }
 
@@ -184,15 +202,9 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	if err := c.addFinalizer(ctx, gw); err != nil {
 		return out, err
 	}
-	pool, err := c.pool(ctx, gw)
-	if err != nil {
-		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, fmt.Sprintf("target pool of every node: %v", err), provisioningRetry
+	if msg, err := c.resolvePools(ctx, gw, &lb); err != nil {
+		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, msg+": "+err.Error(), provisioningRetry
 		return out, nil
-	}
-	for i := range lb.Rules {
-		for j := range lb.Rules[i].Backends {
-			lb.Rules[i].Backends[j].TargetPoolID = pool
-		}
 	}
 	var built *engine.LoadBalancer
 	pol := c.policy(gw)
@@ -376,6 +388,12 @@ func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 		c.cloud.Review.Removed(ctx, out)
 	}
 	c.planned.forget(nameOf(gw), gw.UID)
+	if c.cloud.Pods != nil {
+		// Its pod pools go with it (once nothing else forwards to them).
+		if _, err := c.cloud.Pods.Use(ctx, objectref.Gateway(gw.Namespace, gw.Name, "").Key(), nil); err != nil {
+			return true, err
+		}
+	}
 	return true, nil
 }
 

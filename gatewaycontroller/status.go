@@ -18,6 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -207,6 +208,10 @@ func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef) (gate
 	}
 	for _, p := range svc.Spec.Ports {
 		if ref.Port != nil && p.Port == *ref.Port && cmp.Or(p.Protocol, corev1.ProtocolTCP) == proto {
+			if c.cloud != nil && c.cloud.PodTargets {
+				// Its pods, directly: whatever the Service's type.
+				return gateway.Backend{Pods: &lbmodel.ServicePort{Namespace: ns, Service: svc.Name, Port: p.Port, Protocol: proto}}, "", ""
+			}
 			return gateway.Backend{Port: int(p.NodePort)}, "", ""
 		}
 	}

@@ -3,30 +3,35 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // A Gateway's routes carry traffic: requests to its address by host name
 // reach the backends its HTTPRoute's rules name, by path and by weight,
-// with the rule's header changes; a host no route has gets 404. (The
-// backends are NodePort Services until the load balancer targets pods.)
+// with the rule's header changes; a host no route has gets 404. The
+// backends are ClusterIP Services: the load balancer reaches their pods
+// directly, through their pod pools (ADR 24).
 func TestGatewayTraffic(t *testing.T) {
 	e, admin := gatewayEnv(t, options{traffic: true})
 	ctx := testkit.Context(t)
 	for _, name := range []string{"a", "b"} {
 		e.echoDeployment(t, "default", name, 1)
 		_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1.ServiceSpec{Type: v1.ServiceTypeNodePort, Selector: map[string]string{"app": name},
+			Spec: v1.ServiceSpec{Selector: map[string]string{"app": name},
 				Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
 	}
@@ -52,7 +57,8 @@ func TestGatewayTraffic(t *testing.T) {
 		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
 		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) == 0 ||
 			len(gw.Status.Listeners) != 1 || gw.Status.Listeners[0].AttachedRoutes != 1 {
-			return fmt.Errorf("%+v, %v", gw.Status, err)
+			r, _ := admin.GatewayV1().HTTPRoutes("default").Get(ctx, "shop", metav1.GetOptions{})
+			return fmt.Errorf("%+v, %v; route %+v", gw.Status, err, r.Status)
 		}
 		ip = gw.Status.Addresses[0].Value
 		return nil
@@ -114,5 +120,57 @@ func TestGatewayTraffic(t *testing.T) {
 	}
 	if code, _, _ := get("other.example.test", "/api"); code != http.StatusNotFound {
 		t.Fatalf("a host no route has: %d", code)
+	}
+
+	// A hand-written EndpointSlice in default naming another namespace's
+	// pod: told once on the Service, never a target in the cloud, and no
+	// request reaches that pod.
+	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	e.echoDeployment(t, "other", "theirs", 1)
+	pods, err := e.kube.CoreV1().Pods("other").List(ctx, metav1.ListOptions{LabelSelector: "app=theirs"})
+	testkit.Must(t, err)
+	theirs := pods.Items[0].Status.PodIP
+	_, err = e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "handmade"},
+		Spec: v1.ServiceSpec{Ports: []v1.ServicePort{{Name: "http", Port: 80}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = e.kube.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "handmade-1", Labels: map[string]string{discoveryv1.LabelServiceName: "handmade"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](3000)}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{theirs}}},
+	}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "handmade"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Hostnames:       []gatewayv1.Hostname{"handmade.example.test"},
+			Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "handmade", 1)}}},
+		}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	var refused string
+	testkit.Eventually(t, time.Minute, "a PodTargetRefused event on Service default/handmade", func() error {
+		evs, err := e.kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=handmade,reason=PodTargetRefused"})
+		if err != nil || len(evs.Items) == 0 {
+			return fmt.Errorf("none yet (%v)", err)
+		}
+		refused = evs.Items[0].Message
+		return nil
+	})
+	if !strings.Contains(refused, theirs) || strings.Contains(refused, "other") {
+		t.Errorf("event %q: want the address named, and not whose it is", refused)
+	}
+	testkit.Eventually(t, time.Minute, "the route served", func() error {
+		if code, _, _ := get("handmade.example.test", "/"); code != http.StatusServiceUnavailable {
+			return fmt.Errorf("status %d, want 503 (no target)", code)
+		}
+		return nil
+	})
+	pools, err := e.api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
+	testkit.Must(t, err)
+	for _, p := range pools {
+		if slices.ContainsFunc(p.Targets, func(target string) bool { return strings.HasPrefix(target, theirs+":") }) {
+			t.Errorf("pool %s (%s) targets the other namespace's pod %s: %v", p.ID, p.Tags["k8s.example.com/service-name"], theirs, p.Targets)
+		}
 	}
 }

@@ -159,6 +159,12 @@ type env struct {
 	// meter adds up the CPU of the control plane and the controllers
 	// (with their terraform), recorded for the test at its end.
 	meter testcpu.Meter
+	// podCIDRs counts the pod CIDRs given to nodes of an env with
+	// workloads (options.workloads, options.traffic): each node its own
+	// /24 of 10.244.0.0/16, which the route controller routes and kwok
+	// takes pod IPs from, so the cloud reaches the pods (VPC-native).
+	podCIDRs  int
+	workloads bool
 }
 
 // replica is one controller of a sharded env.
@@ -206,7 +212,7 @@ func renderRBAC(values map[string]any) ([]runtime.Object, error) {
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	admit(t)
-	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t)}
+	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t), workloads: o.workloads || o.traffic}
 	// The first cleanup runs last, once every process is reaped.
 	t.Cleanup(func() {
 		if e.cluster != nil {
@@ -383,6 +389,13 @@ func newEnv(t testing.TB, o options) *env {
 		gw := map[string]any{"enabled": true}
 		if o.hostnameClaimGrace != "" {
 			gw["hostnameClaimGrace"] = o.hostnameClaimGrace
+		}
+		if !o.workloads {
+			// No pods run without workloads: such a test's Gateways
+			// forward to node ports, whose routing the simulator's
+			// request endpoint shows. Pods are targets where they run
+			// (TestGatewayTraffic, the conformance suite).
+			gw["targetType"] = "node"
 		}
 		cfg["gatewayAPI"] = gw
 	}
@@ -599,6 +612,10 @@ func (e *env) addNode(name, zone string, podCIDRs ...string) *v1.Node {
 		Spec: v1.NodeSpec{
 			Taints: []v1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: v1.TaintEffectNoSchedule}},
 		},
+	}
+	if len(podCIDRs) == 0 && e.workloads {
+		e.podCIDRs++
+		podCIDRs = []string{fmt.Sprintf("10.244.%d.0/24", e.podCIDRs)}
 	}
 	if len(podCIDRs) > 0 {
 		n.Spec.PodCIDR, n.Spec.PodCIDRs = podCIDRs[0], podCIDRs
