@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/example/cloud-provider-example/lbmodel"
@@ -45,6 +46,35 @@ func (e *Engine) ReconcilePodPool(ctx context.Context, p lbmodel.PodPool, rv Rev
 	}
 	id, err := podPoolID(out.Result.Outputs, ref)
 	return id, out, err
+}
+
+// PodPoolID reads pod pool ref's id from its recorded outputs or its
+// state, without a plan ("" when its workspace holds none): what a
+// preview, which makes nothing, forwards to.
+func (e *Engine) PodPoolID(ctx context.Context, ref objectref.Ref) (string, error) {
+	p, err := podPoolOf(ref)
+	if err != nil {
+		return "", err
+	}
+	_, j, err := e.RenderPodPool(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.load(ctx, ref, j); err != nil {
+		return "", err
+	}
+	outs, err := e.runner.Outputs(ctx, j)
+	switch {
+	case errors.Is(err, runner.ErrGone):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read %s: %w", ref.Describe(), err)
+	}
+	id, err := podPoolID(outs, ref)
+	if err != nil {
+		return "", nil // applied without its pool: none to forward to
+	}
+	return id, nil
 }
 
 // DestroyPodPool destroys the workspace of pod pool ref under rv: its

@@ -61,6 +61,9 @@ func TestPodPool(t *testing.T) {
 	if v := f.cloudLB(t, lb.ID).Version; v != lbVersion {
 		t.Errorf("the load balancer moved from version %d to %d", lbVersion, v)
 	}
+	if got, err := f.eng.PodPoolID(ctx, web.Ref()); err != nil || got != id {
+		t.Errorf("PodPoolID = %q, %v; want %s", got, err, id)
+	}
 	procs := total(f.eng.Runner().Processes())
 	if _, _, err := f.eng.ReconcilePodPool(ctx, web, auto); err != nil || total(f.eng.Runner().Processes()) != procs {
 		t.Errorf("unchanged pod pool: %v, %d terraform processes", err, total(f.eng.Runner().Processes())-procs)
@@ -82,5 +85,8 @@ func TestPodPool(t *testing.T) {
 	testkit.Must(t, err)
 	if _, err := f.api.GetTargetPool(ctx, id); !exampleapi.IsNotFound(err) {
 		t.Fatalf("destroyed pod pool: %v", err)
+	}
+	if got, err := f.eng.PodPoolID(ctx, web.Ref()); err != nil || got != "" {
+		t.Errorf("PodPoolID after the destroy = %q, %v; want none", got, err)
 	}
 }

@@ -36,7 +36,7 @@ func podPorts(lb gateway.LoadBalancer) []lbmodel.ServicePort {
 func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb *gateway.LoadBalancer) (string, error) {
 	ports := podPorts(*lb)
 	var pods map[lbmodel.ServicePort]string
-	if c.cloud.Pods != nil {
+	if c.cloud.PodTargets && c.cloud.Pods != nil {
 		var err error
 		user := objectref.Gateway(gw.Namespace, gw.Name, "").Key()
 		if pods, err = c.cloud.Pods.Use(ctx, user, ports); err != nil {
@@ -78,8 +78,11 @@ func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb
 // a pool lb needs does not exist yet, with why.
 func (c *Controller) previewPools(ctx context.Context, lb *gateway.LoadBalancer) (string, error) {
 	var known map[lbmodel.ServicePort]string
-	if c.cloud.Pods != nil {
-		known = c.cloud.Pods.Known(podPorts(*lb))
+	if ports := podPorts(*lb); len(ports) > 0 && c.cloud.Pods != nil {
+		var err error
+		if known, err = c.cloud.Pods.Known(ctx, ports); err != nil {
+			return "", fmt.Errorf("pod pools: %w", err)
+		}
 	}
 	var node string
 	for i := range lb.Rules {

@@ -71,9 +71,9 @@ type PodPools interface {
 	// returns each one's pool id, applied under the pools' review when
 	// new.
 	Use(ctx context.Context, user string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error)
-	// Known are the ids of those of ports whose pools exist (a
-	// preview's).
-	Known(ports []lbmodel.ServicePort) map[lbmodel.ServicePort]string
+	// Known are the ids of those of ports whose pools exist, making
+	// none (a preview's).
+	Known(ctx context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error)
 }
 
 // Settings are the cloud config's words for Gateways.
@@ -388,7 +388,7 @@ func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 		c.cloud.Review.Removed(ctx, out)
 	}
 	c.planned.forget(nameOf(gw), gw.UID)
-	if c.cloud.Pods != nil {
+	if c.cloud.PodTargets && c.cloud.Pods != nil {
 		// Its pod pools go with it (once nothing else forwards to them).
 		if _, err := c.cloud.Pods.Use(ctx, objectref.Gateway(gw.Namespace, gw.Name, "").Key(), nil); err != nil {
 			return true, err

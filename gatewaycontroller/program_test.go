@@ -19,6 +19,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
@@ -352,5 +353,68 @@ func TestRemove(t *testing.T) {
 				t.Errorf("another controller's finalizer went: %v", cur.Finalizers)
 			}
 		})
+	}
+}
+
+// fakePods hands out a pool id per Service port and keeps who uses
+// which; refused makes Use fail.
+type fakePods struct {
+	uses    map[string][]lbmodel.ServicePort
+	refused error
+}
+
+func (f *fakePods) Use(_ context.Context, user string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	if f.refused != nil {
+		return nil, f.refused
+	}
+	f.uses[user] = ports
+	out := map[lbmodel.ServicePort]string{}
+	for _, p := range ports {
+		out[p] = "tp-" + p.Service
+	}
+	return out, nil
+}
+
+func (f *fakePods) Known(context.Context, []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	return nil, errors.New("not in these tests")
+}
+
+// With pod targets a rule forwards to each backend Service port's pod
+// pool, with port 0, and the pool of every node is not made; a pool that
+// cannot be made leaves the Gateway Pending; a Gateway removed uses none.
+func TestProgramPodTargets(t *testing.T) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	a := lbmodel.ServicePort{Namespace: "team-a", Service: "a", Port: 80, Protocol: "TCP"}
+	b := lbmodel.ServicePort{Namespace: "team-a", Service: "b", Port: 80, Protocol: "TCP"}
+	tr := gateway.Translation{Rules: []gateway.Rule{{Name: "team-a/shop/0.0:80", ListenerPort: 80, Priority: 1,
+		Backends: []gateway.Backend{{Pods: &a, Weight: 1}, {Pods: &b, Weight: 3}}}}}
+	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
+	pods := &fakePods{uses: map[string][]lbmodel.ServicePort{}}
+	c := &Controller{gw: newClient(t, gw), services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv, Pods: pods,
+		Infra: fakeInfra{poolErr: errors.New("the pool of every node is not needed")}, Settings: Settings{Policy: annotations.ApplyAuto, PodTargets: true}}}
+	p, err := c.program(t.Context(), gw, nil, tr)
+	testkit.Must(t, err)
+	if !p.ok {
+		t.Fatalf("programmed %+v", p)
+	}
+	got := eng.built[0].Rules[0].Backends
+	if len(got) != 2 || got[0].TargetPoolID != "tp-a" || got[0].Port != 0 || got[1].TargetPoolID != "tp-b" || got[1].Weight != 3 {
+		t.Errorf("built backends %+v, want a's and b's pod pools on port 0", got)
+	}
+	if u := pods.uses["gateway:infra/gw"]; !slices.Equal(u, []lbmodel.ServicePort{a, b}) {
+		t.Errorf("uses %v", pods.uses)
+	}
+
+	pods.refused = errors.New("pods not listed yet")
+	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || p.ok || p.reason != gatewayv1.GatewayReasonPending || !strings.Contains(p.message, "pods not listed yet") {
+		t.Errorf("pools refused: %+v, %v; want Pending saying why", p, err)
+	}
+	pods.refused = nil
+	if gone, err := c.destroy(t.Context(), gw); !gone || err != nil {
+		t.Fatalf("destroy: %v %v", gone, err)
+	}
+	if u, ok := pods.uses["gateway:infra/gw"]; !ok || len(u) != 0 {
+		t.Errorf("after the removal the Gateway uses %v, want none", u)
 	}
 }

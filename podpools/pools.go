@@ -13,6 +13,7 @@ package podpools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -226,7 +227,7 @@ func (p *Pools) Users() map[objectref.Ref][]string {
 
 // Known are the ids of those of ports whose pools are applied, without
 // applying any (what a preview reads).
-func (p *Pools) Known(ports []lbmodel.ServicePort) map[lbmodel.ServicePort]string {
+func (p *Pools) Known(_ context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[lbmodel.ServicePort]string{}
@@ -235,5 +236,39 @@ func (p *Pools) Known(ports []lbmodel.ServicePort) map[lbmodel.ServicePort]strin
 			out[sp] = st.id
 		}
 	}
-	return out
+	return out, nil
+}
+
+// Recorded are the pod pools as their workspaces hold them, for the
+// previews of a replica that keeps none (package gatewaycontroller's
+// PodPools): Known reads each pool's id from its state, and Use makes
+// nothing.
+type Recorded struct {
+	Engine interface {
+		PodPoolID(ctx context.Context, ref objectref.Ref) (string, error)
+	}
+}
+
+// Use refuses to make pools: a preview makes nothing (using none is
+// nothing to do).
+func (r Recorded) Use(_ context.Context, _ string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	if len(ports) > 0 {
+		return nil, errors.New("pod pools: a preview makes none")
+	}
+	return nil, nil
+}
+
+// Known are the ids of those of ports whose pools exist.
+func (r Recorded) Known(ctx context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	out := map[lbmodel.ServicePort]string{}
+	for _, sp := range ports {
+		id, err := r.Engine.PodPoolID(ctx, sp.Ref())
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			out[sp] = id
+		}
+	}
+	return out, nil
 }

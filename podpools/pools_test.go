@@ -341,3 +341,28 @@ func TestGateOfAnUntargetedService(t *testing.T) {
 		t.Errorf("passed after %v, within the grace", waited)
 	}
 }
+
+// A replica that keeps no pools previews from what their workspaces
+// hold, and makes none.
+func TestRecorded(t *testing.T) {
+	web := lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80}
+	api := lbmodel.ServicePort{Namespace: "shop", Service: "api", Port: 80}
+	r := Recorded{Engine: recordedIDs{web.Ref(): "tp-web"}}
+	got, err := r.Known(context.Background(), []lbmodel.ServicePort{web, api})
+	if err != nil || len(got) != 1 || got[web] != "tp-web" {
+		t.Fatalf("Known = %v, %v; want web's only", got, err)
+	}
+	if _, err := r.Use(context.Background(), "gateway:infra/gw", []lbmodel.ServicePort{web}); err == nil {
+		t.Fatal("a preview's Use made a pool")
+	}
+	if _, err := r.Use(context.Background(), "gateway:infra/gw", nil); err != nil {
+		t.Fatalf("using none: %v", err)
+	}
+}
+
+// recordedIDs are pod pools' ids as their workspaces hold them.
+type recordedIDs map[objectref.Ref]string
+
+func (r recordedIDs) PodPoolID(_ context.Context, ref objectref.Ref) (string, error) {
+	return r[ref], nil
+}

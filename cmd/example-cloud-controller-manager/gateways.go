@@ -99,8 +99,10 @@ func (p *process) gatewayCloud() (*gatewaycontroller.Cloud, bool) {
 	if !c.Config().GatewayAPI.Enabled {
 		return nil, false
 	}
+	// What previews read of the pod pools (the leader's program replaces
+	// it with the pools it keeps).
 	return &gatewaycontroller.Cloud{Engine: c.Engine(), Review: c.Board(), Infra: c.LoadBalancers().Gateways(),
-		Settings: gatewaycontroller.SettingsOf(c.Config())}, true
+		Pods: podpools.Recorded{Engine: c.Engine()}, Settings: gatewaycontroller.SettingsOf(c.Config())}, true
 }
 
 // newGatewayController is a Gateway API front-end over cfg's API server,

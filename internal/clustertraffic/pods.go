@@ -102,12 +102,17 @@ func (r *podRunner) run(ctx context.Context) {
 }
 
 // sync runs pod key's process while the pod lives, and marks it
-// listening once it does.
+// listening once it does. A terminating pod's process serves on until
+// the pod is gone (kwok deletes it within its grace period), as a pod
+// whose preStop hook waits for its load balancers to let it go does.
 func (r *podRunner) sync(ctx context.Context, key string) error {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	pod, err := r.pods.Pods(ns).Get(name)
-	if apierrors.IsNotFound(err) || err == nil && pod.DeletionTimestamp != nil {
+	if apierrors.IsNotFound(err) {
 		r.stop(key)
+		return nil
+	}
+	if err == nil && pod.DeletionTimestamp != nil {
 		return nil
 	}
 	if err != nil || pod.Status.PodIP == "" {

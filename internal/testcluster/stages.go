@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/example/cloud-provider-example/podtargets"
 )
 
 // Pods Ready only once they listen (Options.PodReadyAnnotation): kwok's
@@ -14,9 +16,15 @@ import (
 // makes it Ready once the runner sets the annotation to "true".
 
 // podStatus is a pod's conditions and containers' statuses: %[1]s is
-// "True" or "False" (Ready, and the readiness gates' conditions after
-// %[2]s: a range over them, or nothing), %[3]s the containers' ready.
+// Ready's status, %[4]s ContainersReady's ("True" or "False"), %[2]s
+// the readiness gates' conditions after them (a range over them, or
+// nothing), %[3]s the containers' ready. $ours tells whether the pod
+// waits on a readiness gate of the controller's (podtargets.GatePrefix),
+// which kwok leaves to the controller: such a pod is Ready once the
+// controller passes it (pod-gates-passed), as a kubelet would.
 const podStatus = `      {{ $now := Now }}
+      {{ $ours := false }}
+      {{ range .spec.readinessGates }}{{ if hasPrefix "` + podtargets.GatePrefix + `" .conditionType }}{{ $ours = true }}{{ end }}{{ end }}
       conditions:
       - lastTransitionTime: {{ $now | Quote }}
         status: "True"
@@ -25,7 +33,7 @@ const podStatus = `      {{ $now := Now }}
         status: "%[1]s"
         type: Ready
       - lastTransitionTime: {{ $now | Quote }}
-        status: "%[1]s"
+        status: "%[4]s"
         type: ContainersReady
 %[2]s      containerStatuses:
       {{ range .spec.containers }}
@@ -40,17 +48,67 @@ const podStatus = `      {{ $now := Now }}
       {{ end }}
 `
 
-// readinessGates makes a Ready pod's readiness gates' conditions true.
-const readinessGates = `      {{ range .spec.readinessGates }}
+// readinessGates makes a Ready pod's readiness gates' conditions true,
+// but the controller's own.
+const readinessGates = `      {{ range .spec.readinessGates }}{{ if not (hasPrefix "` + podtargets.GatePrefix + `" .conditionType) }}
       - lastTransitionTime: {{ $now | Quote }}
         status: "True"
         type: {{ .conditionType | Quote }}
-      {{ end }}
+      {{ end }}{{ end }}
 `
 
-// podStage is a Pod stage called name selecting by selector (YAML under
-// "selector:"), its status podStatus and then more.
-const podStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+// readyUnlessOurs is pod-ready's Ready: false while a readiness gate of
+// the controller's holds the pod.
+const readyUnlessOurs = `{{ if $ours }}False{{ else }}True{{ end }}`
+
+// podDelete is kwok's pod-delete stage with its delays in the jq form:
+// kwok v0.8.0 reads the deprecated expressionFrom of its own stage file
+// as nothing, so a terminating pod went after 1 s whatever its grace
+// period. Here a pod goes after its pod-delete.stage.kwok.x-k8s.io/delay
+// annotation (1 s without), at a random moment before its
+// deletionTimestamp (the end of its grace period; at it, when that comes
+// first): a pod whose preStop hook waits, serving, until then.
+var podDelete = fmt.Sprintf(stageHeader, "pod-delete", `    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+    - key: '.metadata.finalizers'
+      operator: 'DoesNotExist'`) + `  delay:
+    durationMilliseconds: 1000
+    durationFrom:
+      jq:
+        expression: '.metadata.annotations["pod-delete.stage.kwok.x-k8s.io/delay"]'
+    jitterDurationFrom:
+      jq:
+        expression: '.metadata.deletionTimestamp'
+  next:
+    delete: true
+`
+
+// gatesPassed is the pod-gates-passed stage: a pod whose containers are
+// ready and every readiness gate passed (the controller's too) is Ready.
+var gatesPassed = fmt.Sprintf(podStage, "pod-gates-passed", `    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.conditions.[] | select( .type == "ContainersReady" ) | .status'
+      operator: 'In'
+      values:
+      - 'True'
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values:
+      - 'True'
+    - key: '[ .spec.readinessGates[]?.conditionType as $g | [ .status.conditions[]? | select( .type == $g and .status == "True" ) ] | length > 0 ] | all'
+      operator: 'In'
+      values:
+      - 'true'`, `      conditions:
+      - lastTransitionTime: {{ Now | Quote }}
+        status: "True"
+        type: Ready
+`, "")
+
+// stageHeader begins a Pod stage called %[1]s selecting by %[2]s (YAML
+// under "selector:").
+const stageHeader = `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: %s
@@ -60,7 +118,11 @@ spec:
     kind: Pod
   selector:
 %s
-  next:
+`
+
+// podStage is a Pod stage called name selecting by selector, its status
+// podStatus and then more.
+const podStage = stageHeader + `  next:
     statusTemplate: |
 %s%s`
 
@@ -87,10 +149,10 @@ func ips(field, call string) string {
 
 // stageText is the pod-start stage, or (annotation set) pod-ready.
 func stageText(annotation string) string {
-	phase, match, status, more := "Pending", "", fmt.Sprintf(podStatus, "False", "", "false"), podStartAddresses
+	phase, match, status, more := "Pending", "", fmt.Sprintf(podStatus, "False", "", "false", "False"), podStartAddresses
 	name := "pod-start"
 	if annotation != "" {
-		name, phase, status, more = "pod-ready", "Running", fmt.Sprintf(podStatus, "True", readinessGates, "true"), ""
+		name, phase, status, more = "pod-ready", "Running", fmt.Sprintf(podStatus, readyUnlessOurs, readinessGates, "true", "True"), ""
 		match = fmt.Sprintf("    matchAnnotations:\n      %q: \"true\"\n", annotation)
 	}
 	selector := match + `    matchExpressions:
@@ -101,8 +163,10 @@ func stageText(annotation string) string {
       values:
       - '` + phase + `'`
 	if annotation != "" {
+		// Once: a pod a gate holds stays not Ready with its containers
+		// ready.
 		selector += `
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+    - key: '.status.conditions.[] | select( .type == "ContainersReady" ) | .status'
       operator: 'NotIn'
       values:
       - 'True'`
@@ -124,7 +188,7 @@ func gatedStages(module []string, dir, annotation string) ([]string, error) {
 	var out []string
 	for _, st := range module {
 		switch filepath.Base(st) {
-		case "pod-ready.yaml":
+		case "pod-ready.yaml", "pod-delete.yaml":
 		case "node-initialize.yaml":
 			p, err := withoutAddresses(st, dir)
 			if err != nil {
@@ -136,8 +200,10 @@ func gatedStages(module []string, dir, annotation string) ([]string, error) {
 		}
 	}
 	for name, text := range map[string]string{
-		"pod-start.yaml": stageText(""),
-		"pod-ready.yaml": stageText(annotation),
+		"pod-start.yaml":        stageText(""),
+		"pod-ready.yaml":        stageText(annotation),
+		"pod-gates-passed.yaml": gatesPassed,
+		"pod-delete.yaml":       podDelete,
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(strings.TrimLeft(text, "\n")), 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/podtargets"
 )
 
 // A Gateway's routes carry traffic: requests to its address by host name
@@ -171,6 +173,88 @@ func TestGatewayTraffic(t *testing.T) {
 	for _, p := range pools {
 		if slices.ContainsFunc(p.Targets, func(target string) bool { return strings.HasPrefix(target, theirs+":") }) {
 			t.Errorf("pool %s (%s) targets the other namespace's pod %s: %v", p.ID, p.Tags["k8s.example.com/service-name"], theirs, p.Targets)
+		}
+	}
+}
+
+// A rolling update of 10 pods behind a Gateway, under 50 requests/s,
+// fails no request: each new pod is a target before it is Ready, Ready
+// only once the load balancer finds it healthy (its readiness gate), and
+// each old one leaves the pool while it still serves (terminating, it
+// keeps serving until kwok deletes it, 15 s on).
+func TestGatewayRollout(t *testing.T) {
+	e, admin := gatewayEnv(t, options{traffic: true})
+	ctx := testkit.Context(t)
+	_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
+		metav1.CreateOptions{})
+	testkit.Must(t, err)
+	exampleGatewayClass(t, admin)
+	_, err = admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
+			Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "web", 1)}}},
+		}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	gate := podtargets.Gate("web")
+	// Terminating, a pod serves on for 15 s (kwok deletes it then): the
+	// time its load balancers take to let it go.
+	e.echoDeploymentOf(t, "default", "web", 10, func(tpl *v1.PodTemplateSpec) {
+		tpl.Annotations = map[string]string{"pod-delete.stage.kwok.x-k8s.io/delay": "15s"}
+		tpl.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
+	})
+	d, err := e.kube.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+	testkit.Must(t, err)
+	ip := ""
+	testkit.Eventually(t, time.Minute, "the Gateway's address", func() error {
+		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil || len(gw.Status.Addresses) == 0 {
+			return fmt.Errorf("none yet (%v)", err)
+		}
+		ip = gw.Status.Addresses[0].Value
+		return nil
+	})
+	url := "http://" + ip + "/"
+	plain := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	testkit.Eventually(t, time.Minute, "an answer at "+url, func() error { _, err := ask(plain, url); return err })
+
+	stop := load(url, 50)
+	// The new pods: another ReplicaSet, three at a time, none of the old
+	// ones going before new ones are Ready.
+	maxUnavailable, maxSurge := intstr.FromInt32(0), intstr.FromInt32(3)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &maxUnavailable, MaxSurge: &maxSurge}}
+	d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, v1.EnvVar{Name: "VERSION", Value: "2"})
+	began := time.Now()
+	_, err = e.kube.AppsV1().Deployments("default").Update(ctx, d, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	testkit.Eventually(t, 3*time.Minute, "the rollout", func() error {
+		cur, err := e.kube.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s := cur.Status; s.ObservedGeneration < cur.Generation || s.UpdatedReplicas != 10 || s.ReadyReplicas != 10 || s.Replicas != 10 {
+			return fmt.Errorf("%+v", s)
+		}
+		return nil
+	})
+	rolled := time.Since(began)
+	time.Sleep(2 * time.Second)
+	answered, failed := stop()
+	t.Logf("rollout of 10 pods in %s under 50 requests/s: %d answered, %d failed", rolled.Round(time.Second), answered, len(failed))
+	if len(failed) > 0 {
+		t.Fatalf("%d requests failed during the rollout, first: %v", len(failed), failed[0])
+	}
+	// Every pod Ready now passed its gate, and answers.
+	pods, err := e.kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	testkit.Must(t, err)
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && !slices.ContainsFunc(p.Status.Conditions, func(c v1.PodCondition) bool { return c.Type == gate && c.Status == v1.ConditionTrue }) {
+			t.Errorf("pod %s is Ready without its gate: %+v", p.Name, p.Status.Conditions)
 		}
 	}
 }

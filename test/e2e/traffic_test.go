@@ -75,8 +75,8 @@ func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32, env 
 	e.echoDeploymentOf(t, ns, name, replicas, nil, env...)
 }
 
-// echoDeploymentOf is echoDeployment whose pod spec edit changes.
-func (e *env) echoDeploymentOf(t testing.TB, ns, name string, replicas int32, edit func(*v1.PodSpec), env ...v1.EnvVar) {
+// echoDeploymentOf is echoDeployment whose pod template edit changes.
+func (e *env) echoDeploymentOf(t testing.TB, ns, name string, replicas int32, edit func(*v1.PodTemplateSpec), env ...v1.EnvVar) {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
@@ -92,7 +92,7 @@ func (e *env) echoDeploymentOf(t testing.TB, ns, name string, replicas int32, ed
 		},
 	}
 	if edit != nil {
-		edit(&d.Spec.Template.Spec)
+		edit(&d.Spec.Template)
 	}
 	_, err := e.kube.AppsV1().Deployments(ns).Create(testkit.Context(t), d, metav1.CreateOptions{})
 	testkit.Must(t, err)
@@ -345,7 +345,8 @@ func TestServiceTraffic(t *testing.T) {
 		_, err = e.kube.CoreV1().ConfigMaps("default").Create(testkit.Context(t), &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "backend-cert"},
 			Data: map[string]string{"chain": cert.CertPEM}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
-		e.echoDeploymentOf(t, "default", "tlsecho", 1, func(p *v1.PodSpec) {
+		e.echoDeploymentOf(t, "default", "tlsecho", 1, func(tpl *v1.PodTemplateSpec) {
+			p := &tpl.Spec
 			p.Volumes = []v1.Volume{
 				{Name: "key", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "backend-tls"}}},
 				{Name: "cert", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
