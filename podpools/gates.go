@@ -27,26 +27,13 @@ import (
 
 // gateWork processes the gates' queue until it shuts down.
 func (p *Pools) gateWork(ctx context.Context) {
-	for {
-		k, quit := p.gates.Get()
-		if quit {
-			return
+	work(p.gates, "Readiness gates", func(k serviceKey) (time.Duration, error) {
+		again, err := p.checkGates(ctx, k)
+		if again {
+			return p.opts.GateRecheck, err
 		}
-		func() {
-			defer p.gates.Done(k)
-			again, err := p.checkGates(ctx, k)
-			switch {
-			case err != nil:
-				klog.ErrorS(err, "Readiness gates", "service", k.namespace+"/"+k.name)
-				p.gates.AddRateLimited(k)
-			case again:
-				p.gates.Forget(k)
-				p.gates.AddAfter(k, p.opts.GateRecheck)
-			default:
-				p.gates.Forget(k)
-			}
-		}()
-	}
+		return 0, err
+	})
 }
 
 // checkGates passes the gates of Service k's pods that are healthy

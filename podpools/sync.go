@@ -10,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/engine"
@@ -20,29 +21,41 @@ import (
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
-// work processes the pools' queue until it shuts down.
-func (p *Pools) work(ctx context.Context) {
+// poolWork processes the pools' queue until it shuts down.
+func (p *Pools) poolWork(ctx context.Context) {
+	work(p.queue, "Pod pool", func(ref objectref.Ref) (time.Duration, error) {
+		p.mu.Lock()
+		st := p.pools[ref]
+		p.mu.Unlock()
+		if st == nil {
+			return 0, nil
+		}
+		_, err := p.sync(ctx, st, false)
+		return 0, err
+	})
+}
+
+// work processes q's items until it shuts down: one that fails is tried
+// again, rate-limited; one process asks to look at again after a while
+// is, then.
+func work[K comparable](q workqueue.TypedRateLimitingInterface[K], what string, process func(K) (again time.Duration, err error)) {
 	for {
-		ref, quit := p.queue.Get()
+		k, quit := q.Get()
 		if quit {
 			return
 		}
-		func() {
-			defer p.queue.Done(ref)
-			p.mu.Lock()
-			st := p.pools[ref]
-			p.mu.Unlock()
-			if st == nil {
-				p.queue.Forget(ref)
-				return
-			}
-			if _, err := p.sync(ctx, st, false); err != nil {
-				klog.ErrorS(err, "Pod pool", "pool", ref)
-				p.queue.AddRateLimited(ref)
-				return
-			}
-			p.queue.Forget(ref)
-		}()
+		again, err := process(k)
+		switch {
+		case err != nil:
+			klog.ErrorS(err, what, "item", k)
+			q.AddRateLimited(k)
+		case again > 0:
+			q.Forget(k)
+			q.AddAfter(k, again)
+		default:
+			q.Forget(k)
+		}
+		q.Done(k)
 	}
 }
 

@@ -124,7 +124,7 @@ func (p *Pools) Run(ctx context.Context, workers int) error {
 		return errors.New("pod pools: caches did not sync")
 	}
 	for range max(workers, 1) {
-		go wait.UntilWithContext(ctx, p.work, time.Second)
+		go wait.UntilWithContext(ctx, p.poolWork, time.Second)
 	}
 	go wait.UntilWithContext(ctx, p.gateWork, time.Second)
 	<-ctx.Done()

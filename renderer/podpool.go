@@ -2,7 +2,6 @@ package renderer
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -52,19 +51,7 @@ func PodPoolRoot(p lbmodel.PodPool, cfg Config) (_ *Module, err error) {
 		"targets":     stringSet(p.Targets),
 		"tags":        stringMap(PodPoolTags(p, cfg)),
 	})
-	inputs := []input{
-		{name: "name_prefix", value: cty.StringVal(poolNamePrefix(cfg.ClusterID))},
-		{name: "region", value: cty.StringVal(cfg.Region)},
-		{name: "pools", value: cty.MapVal(map[string]cty.Value{PodPoolKey(ref): pool})},
-	}
-	if d := cfg.DeregistrationDelay; d > 0 {
-		inputs = append(inputs, input{name: "deregistration_delay_seconds", value: cty.NumberIntVal(int64(d / time.Second))})
-	}
-	if err := r.moduleCall(TargetPoolsModuleName, cfg.TargetPoolsModule, inputs); err != nil {
-		return nil, err
-	}
-	r.outputs(TargetPoolsModuleName, podPoolOutputs)
-	return newModule(r.bytes(), nil), nil
+	return r.targetPools(cfg, cty.MapVal(map[string]cty.Value{PodPoolKey(ref): pool}), podPoolOutputs)
 }
 
 // PodPoolTags are pod pool p's tags: its cluster, and the Service port

@@ -132,10 +132,17 @@ func TargetPools(pools []lbmodel.Pool, cfg Config) (_ *Module, err error) {
 	if len(byKey) > 0 {
 		pv = cty.MapVal(byKey)
 	}
+	return r.targetPools(cfg, pv, targetPoolsOutputs)
+}
+
+// targetPools ends root r with its call of the targetpools module for
+// pools (a map of them by key), the cluster's name prefix and delay, and
+// outs.
+func (r *root) targetPools(cfg Config, pools cty.Value, outs []output) (*Module, error) {
 	inputs := []input{
 		{name: "name_prefix", value: cty.StringVal(poolNamePrefix(cfg.ClusterID))},
 		{name: "region", value: cty.StringVal(cfg.Region)},
-		{name: "pools", value: pv},
+		{name: "pools", value: pools},
 	}
 	if d := cfg.DeregistrationDelay; d > 0 {
 		inputs = append(inputs, input{name: "deregistration_delay_seconds", value: cty.NumberIntVal(int64(d / time.Second))})
@@ -143,7 +150,7 @@ func TargetPools(pools []lbmodel.Pool, cfg Config) (_ *Module, err error) {
 	if err := r.moduleCall(TargetPoolsModuleName, cfg.TargetPoolsModule, inputs); err != nil {
 		return nil, err
 	}
-	r.outputs(TargetPoolsModuleName, targetPoolsOutputs)
+	r.outputs(TargetPoolsModuleName, outs)
 	return newModule(r.bytes(), nil), nil
 }
 

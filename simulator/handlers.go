@@ -91,20 +91,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte, op 
 	writeRawJSON(w, answer.Status, answer.Body)
 }
 
-func (s *Server) list(w http.ResponseWriter, resp any, err error) {
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
 func (s *Server) object(w http.ResponseWriter, v any, version int64, err error) {
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	writeObject(w, http.StatusOK, v, version)
+}
+
+// answer writes v (200), a listing or a view without a version of its
+// own, or err.
+func (s *Server) answer(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) noContent(w http.ResponseWriter, err error) {
@@ -140,7 +142,7 @@ func listByQuery[T any](s *Server, w http.ResponseWriter, r *http.Request, list 
 		return
 	}
 	resp, err := list(q, pg)
-	s.list(w, resp, err)
+	s.answer(w, resp, err)
 }
 
 // updateFrom answers an update of the object {id}: it decodes the
@@ -176,7 +178,7 @@ func (s *Server) handleListRegions(w http.ResponseWriter, r *http.Request) {
 		regions, err = allRegions(tx)
 		return err
 	})
-	s.list(w, listSlice(regions, pg, func(r exampleapi.Region) string { return r.Name }), err)
+	s.answer(w, listSlice(regions, pg, func(r exampleapi.Region) string { return r.Name }), err)
 }
 
 func (s *Server) handleListZones(w http.ResponseWriter, r *http.Request) {
@@ -196,7 +198,7 @@ func (s *Server) handleListZones(w http.ResponseWriter, r *http.Request) {
 		}
 		return err
 	})
-	s.list(w, listSlice(zones, pg, func(z exampleapi.Zone) string { return z.Name }), err)
+	s.answer(w, listSlice(zones, pg, func(z exampleapi.Zone) string { return z.Name }), err)
 }
 
 // Instances.
@@ -220,7 +222,7 @@ func (s *Server) handleListInstances(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.cloud.listInstances(f, pg)
-	s.list(w, resp, err)
+	s.answer(w, resp, err)
 }
 
 func (s *Server) handleGetInstance(w http.ResponseWriter, r *http.Request) {
@@ -351,7 +353,7 @@ func (s *Server) handleListRoutes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.cloud.listRoutes(r.PathValue("id"), pg)
-	s.list(w, resp, err)
+	s.answer(w, resp, err)
 }
 
 func (s *Server) handleGetRoute(w http.ResponseWriter, r *http.Request) {

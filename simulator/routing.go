@@ -27,11 +27,7 @@ func (s *Server) handleSimulateRequests(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	out, err := s.cloud.simulateRequests(r.PathValue("id"), req)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.answer(w, out, err)
 }
 
 // validateSimulatedRequest checks req and fills its count; the path and

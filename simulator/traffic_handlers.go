@@ -27,11 +27,7 @@ func (s *Server) handleConnections(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleTargetHealth(w http.ResponseWriter, r *http.Request) {
 	health, err := s.lbTargetHealth(r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, health)
+	s.answer(w, health, err)
 }
 
 // lbTargetHealth is load balancer id's target health, from the data
@@ -48,9 +44,5 @@ func (s *Server) lbTargetHealth(id string) (exampleapi.TargetHealthResponse, err
 
 func (s *Server) handleTargetPoolHealth(w http.ResponseWriter, r *http.Request) {
 	health, err := s.poolTargetHealth(r.PathValue("id"))
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, health)
+	s.answer(w, health, err)
 }

@@ -16,11 +16,7 @@ import (
 // drains a target on the pool's delay, a listener added by an update
 // answers, and a deleted load balancer's socket closes.
 func TestTheCloudServesWhatItRecords(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(300*time.Millisecond))
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := cloudAPI(t, 300*time.Millisecond)
 	ctx := t.Context()
 	var ids []string
 	for _, name := range []string{"node-a", "node-b"} {
@@ -74,6 +70,18 @@ func TestTheCloudServesWhatItRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, func() bool { _, err := status(noRedirects, url); return err != nil })
+}
+
+// cloudAPI is a client of a simulator serving its data plane, whose load
+// balancers provision in delay.
+func cloudAPI(t *testing.T, delay time.Duration) *exampleapi.Client {
+	t.Helper()
+	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(delay))
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
 }
 
 // waitActive polls load balancer id until it is active.
@@ -136,11 +144,7 @@ func eventually(t *testing.T, cond func() bool) {
 // find: a target failing the load balancer's health check is unhealthy,
 // and healthy again once it passes.
 func TestTargetHealthIsProbed(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(0))
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := cloudAPI(t, 0)
 	ctx := t.Context()
 	oks := map[string]*atomic.Bool{}
 	var ids []string

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/example/cloud-provider-example/exampleapi"
-	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // A pool of target type ip forwards to its targets' own addresses and
@@ -15,11 +14,7 @@ import (
 // reach, probes each target on its own port, drains one that leaves, and
 // stops sending to targets whose route goes.
 func TestIPTargetPools(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(0))
-	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := cloudAPI(t, 0)
 	ctx := t.Context()
 	node, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: "node-a", Type: "standard-1", Zone: "ex-west-1a"})
 	if err != nil {

@@ -37,29 +37,13 @@ resource "example_load_balancer" "api" {
 
 # Pods as targets: a pool of target type ip holds IP:port pairs, reached
 # there (no node port). The cloud takes only IPs a route of the region
-# reaches: here node-1's pod CIDR.
-data "example_network" "default" {
-  name = "default"
-}
-
-data "example_instance" "node" {
-  name = "node-1"
-}
-
-resource "example_route" "node_1_pods" {
-  network_id         = data.example_network.default.id
-  destination_cidr   = "10.244.1.0/24"
-  target_instance_id = data.example_instance.node.id
-}
-
+# reaches (an example_route to a node's pod CIDR, here 10.244.1.0/24): in
+# one configuration, create the pool after that route (depends_on).
 resource "example_target_pool" "echo_pods" {
   name        = "prod-echo-8080"
   target_type = "ip"
   targets     = ["10.244.1.10:8080", "10.244.1.11:8080"]
   tags        = { cluster = "prod" }
-
-  # Created after the route that reaches its targets.
-  depends_on = [example_route.node_1_pods]
 }
 
 # A pool of target type ip is a rule's backend, of port 0: its targets

@@ -69,66 +69,6 @@ run "target_types" {
   }
 }
 
-run "bad_target_type" {
-  command = plan
-
-  variables {
-    pools = { pods = { target_type = "pod", targets = [] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
-run "instance_in_ip_pool" {
-  command = plan
-
-  variables {
-    pools = { pods = { target_type = "ip", targets = ["i-1"] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
-run "ip_in_instance_pool" {
-  command = plan
-
-  variables {
-    pools = { workers = { targets = ["10.244.1.10:8080"] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
-run "ip_target_without_port" {
-  command = plan
-
-  variables {
-    pools = { pods = { target_type = "ip", targets = ["10.244.1.10"] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
-run "ip_target_port_out_of_range" {
-  command = plan
-
-  variables {
-    pools = { pods = { target_type = "ip", targets = ["10.244.1.10:65536"] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
-run "ipv6_target_without_brackets" {
-  command = plan
-
-  variables {
-    pools = { pods = { target_type = "ip", targets = ["fd00::5:8080"] } }
-  }
-
-  expect_failures = [var.pools]
-}
-
 run "outputs" {
   assert {
     condition = (
