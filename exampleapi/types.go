@@ -356,6 +356,16 @@ type DrainingTarget struct {
 // MaxDeregistrationDelay is the longest deregistration delay, in seconds.
 const MaxDeregistrationDelay = 3600
 
+// TargetTypeOrDefault is the pool's target type as the cloud takes it:
+// a pool stored (or answered by a cloud) before there were types holds
+// instances.
+func (tp TargetPool) TargetTypeOrDefault() string {
+	if tp.TargetType == "" {
+		return TargetTypeInstance
+	}
+	return tp.TargetType
+}
+
 // Target types of a target pool.
 const (
 	// TargetTypeInstance: targets are instance ids, reached at their

@@ -31,21 +31,33 @@ func running(pod *corev1.Pod) bool {
 	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 
+// podsAt are the running pods that hold ip (a pod that ended gave it
+// back).
+func (p *Pools) podsAt(ip string) ([]*corev1.Pod, error) {
+	objs, err := p.pods.ByIndex(byIP, ip)
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, o := range objs {
+		if pod, ok := o.(*corev1.Pod); ok && running(pod) {
+			out = append(out, pod)
+		}
+	}
+	return out, nil
+}
+
 // podAt is the boundary's source (tenancy.Sources.PodAt): the pod that
 // holds ip. Host-network pods share their node's IP with each other, so
 // any such pod at ip makes it a host's; pods of two namespaces at one IP
 // make it nobody's.
 func (p *Pools) podAt(_ context.Context, ip string) (tenancy.PodAddress, bool, error) {
-	objs, err := p.pods.ByIndex(byIP, ip)
+	pods, err := p.podsAt(ip)
 	if err != nil {
 		return tenancy.PodAddress{}, false, err
 	}
 	var found *corev1.Pod
-	for _, o := range objs {
-		pod, ok := o.(*corev1.Pod)
-		if !ok || !running(pod) {
-			continue
-		}
+	for _, pod := range pods {
 		if pod.Spec.HostNetwork {
 			return tenancy.PodAddress{Namespace: pod.Namespace, HostNetwork: true}, true, nil
 		}
@@ -65,12 +77,9 @@ func (p *Pools) podAt(_ context.Context, ip string) (tenancy.PodAddress, bool, e
 // podIn is the running pod of namespace at ip (podtargets.Source.Pod).
 func (p *Pools) podIn(namespace string) func(ip string) (*corev1.Pod, bool) {
 	return func(ip string) (*corev1.Pod, bool) {
-		objs, err := p.pods.ByIndex(byIP, ip)
-		if err != nil {
-			return nil, false
-		}
-		for _, o := range objs {
-			if pod, ok := o.(*corev1.Pod); ok && pod.Namespace == namespace && running(pod) && !pod.Spec.HostNetwork {
+		pods, _ := p.podsAt(ip)
+		for _, pod := range pods {
+			if pod.Namespace == namespace && !pod.Spec.HostNetwork {
 				return pod, true
 			}
 		}

@@ -17,15 +17,6 @@ import (
 // applies: what "VPC-native" means here), so it refuses any other IP,
 // and a target whose route went stops taking traffic.
 
-// targetType is tp's target type; pools stored before there were types
-// hold instances.
-func targetType(tp exampleapi.TargetPool) string {
-	if tp.TargetType == "" {
-		return exampleapi.TargetTypeInstance
-	}
-	return tp.TargetType
-}
-
 // requirePoolTargets checks targets against a pool of type typ in region:
 // instances of the region, or IP:port pairs its routes reach.
 func requirePoolTargets(tx *bolt.Tx, typ string, targets []string, region string) error {
@@ -126,7 +117,7 @@ func requireBackendPools(tx *bolt.Tx, rules []exampleapi.Rule, region string) er
 			if err != nil {
 				return err
 			}
-			switch ip := targetType(tp) == exampleapi.TargetTypeIP; {
+			switch ip := tp.TargetTypeOrDefault() == exampleapi.TargetTypeIP; {
 			case ip && b.Port != 0:
 				return invalid(f+".port", "must be 0: target pool %s is of target type ip, its targets carry their ports", tp.ID)
 			case !ip && b.Port == 0:
@@ -145,7 +136,7 @@ func requireInstancePool(tx *bolt.Tx, id string) error {
 	if err != nil {
 		return err
 	}
-	if targetType(tp) == exampleapi.TargetTypeIP {
+	if tp.TargetTypeOrDefault() == exampleapi.TargetTypeIP {
 		return invalid("target_pool_id", "target pool %s is of target type ip: reference it from a rule's backends (port 0)", id)
 	}
 	return nil

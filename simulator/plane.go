@@ -142,7 +142,7 @@ func compileLB(tx *bolt.Tx, p *dataplane.Plane, lb exampleapi.LoadBalancer, now 
 // poolTargets are the targets of pool tp that answer: its running
 // instances, or its ip targets a route reaches.
 func poolTargets(tx *bolt.Tx, tp exampleapi.TargetPool) ([]dataplane.Target, error) {
-	if targetType(tp) != exampleapi.TargetTypeIP {
+	if tp.TargetTypeOrDefault() != exampleapi.TargetTypeIP {
 		return instanceTargets(tx, tp.Targets)
 	}
 	routed, err := activeRoutes(tx, tp.Region)

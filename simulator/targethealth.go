@@ -71,7 +71,7 @@ func ipTargetHealth(tx *bolt.Tx, lb exampleapi.LoadBalancer, now time.Time) ([]e
 			if err != nil {
 				return nil, err
 			}
-			if targetType(tp) != exampleapi.TargetTypeIP {
+			if tp.TargetTypeOrDefault() != exampleapi.TargetTypeIP {
 				continue
 			}
 			if routed == nil {

@@ -28,7 +28,7 @@ func putTargetPool(tx *bolt.Tx, tp *exampleapi.TargetPool) error {
 	if tp.Draining == nil {
 		tp.Draining = []exampleapi.DrainingTarget{}
 	}
-	tp.TargetType = targetType(*tp)
+	tp.TargetType = tp.TargetTypeOrDefault()
 	return putJSON(tx.Bucket(bucketTargetPools), tp.ID, tp)
 }
 
@@ -67,7 +67,7 @@ func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolReq
 func (c *cloud) getTargetPool(id string) (exampleapi.TargetPool, error) {
 	tp, err := viewObject(c, func(tx *bolt.Tx) (exampleapi.TargetPool, error) { return storedTargetPools.get(tx, id) })
 	tp.Draining = draining(tp.Draining, c.now())
-	tp.TargetType = targetType(tp)
+	tp.TargetType = tp.TargetTypeOrDefault()
 	return tp, err
 }
 
@@ -76,7 +76,7 @@ func (c *cloud) listTargetPools(region, name string, pg page) (exampleapi.ListRe
 	return listNamed(c, storedTargetPools, pg, region, name, func(tp *exampleapi.TargetPool) exampleapi.TargetPool {
 		out := *tp
 		out.Draining = draining(tp.Draining, now)
-		out.TargetType = targetType(out)
+		out.TargetType = out.TargetTypeOrDefault()
 		return out
 	})
 }
@@ -117,7 +117,7 @@ func (c *cloud) updateTargetPool(id, ifMatch string, u exampleapi.UpdateTargetPo
 		if tp, err = storedTargetPools.getIfMatch(tx, id, ifMatch); err != nil {
 			return err
 		}
-		if err := requirePoolTargets(tx, targetType(tp), u.Targets, tp.Region); err != nil {
+		if err := requirePoolTargets(tx, tp.TargetTypeOrDefault(), u.Targets, tp.Region); err != nil {
 			return err
 		}
 		now := c.now()

@@ -172,7 +172,7 @@ func targetPoolFromAPI(tp *exampleapi.TargetPool, prior targetPoolModel) (target
 		ID:                  types.StringValue(tp.ID),
 		Name:                types.StringValue(tp.Name),
 		Region:              types.StringValue(tp.Region),
-		TargetType:          types.StringValue(targetType(tp)),
+		TargetType:          types.StringValue(tp.TargetTypeOrDefault()),
 		Tags:                stringMap(tp.Tags, prior.Tags, &diags),
 		OwnerTags:           prior.OwnerTags,
 		DeregistrationDelay: deregistrationDelay(tp.DeregistrationDelaySeconds, prior.DeregistrationDelay),
@@ -224,8 +224,8 @@ func (r *targetPoolResource) adoption(in exampleapi.CreateTargetPoolRequest, own
 		},
 		named: poolNamed,
 		immutable: func(tp *exampleapi.TargetPool) (path.Path, []string) {
-			if want := cmp.Or(in.TargetType, exampleapi.TargetTypeInstance); targetType(tp) != want {
-				return path.Root("target_type"), []string{fmt.Sprintf("its target_type is %q, the configuration wants %q", targetType(tp), want)}
+			if want := cmp.Or(in.TargetType, exampleapi.TargetTypeInstance); tp.TargetTypeOrDefault() != want {
+				return path.Root("target_type"), []string{fmt.Sprintf("its target_type is %q, the configuration wants %q", tp.TargetTypeOrDefault(), want)}
 			}
 			return path.Empty(), nil
 		},

@@ -17,16 +17,6 @@ import (
 // is routed, and whether an instance exists, is the cloud's to say at
 // apply (a 400 on targets[i], mapped back to the target).
 
-// targetType is tp's target type; pools stored before there were types
-// hold instances (the cloud answers "instance" for them; an older one
-// answers nothing).
-func targetType(tp *exampleapi.TargetPool) string {
-	if tp.TargetType == "" {
-		return exampleapi.TargetTypeInstance
-	}
-	return tp.TargetType
-}
-
 // instanceIDRE is idValidator("i-")'s rule.
 var instanceIDRE = regexp.MustCompile(`^i-[A-Za-z0-9._-]+$`)
 
