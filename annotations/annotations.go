@@ -133,7 +133,14 @@ type LoadBalancer struct {
 	// DeregistrationDelay is how long a node leaving the Service's target
 	// pool keeps its connections; nil: the cluster's.
 	DeregistrationDelay *time.Duration
+	// TargetType is TargetTypeNode or TargetTypeIP; never empty after
+	// Parse.
+	TargetType string
 }
+
+// Pods tells whether the load balancer forwards to the pods directly
+// (TargetTypeIP).
+func (lb LoadBalancer) Pods() bool { return lb.TargetType == TargetTypeIP }
 
 // StickySessions is cookie session affinity on the http and https
 // listeners (not on redirecting http listeners).

@@ -17,7 +17,7 @@ func TestParseEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lb.ApplyPolicy != ApplyAuto || lb.NodeSelector != nil || lb.HealthCheck != (HealthCheck{}) || lb.Type != "" {
+	if lb.ApplyPolicy != ApplyAuto || lb.NodeSelector != nil || lb.HealthCheck != (HealthCheck{}) || lb.Type != "" || lb.TargetType != TargetTypeNode || lb.Pods() {
 		t.Errorf("unexpected defaults: %+v", lb)
 	}
 }
@@ -75,6 +75,7 @@ func TestParseErrors(t *testing.T) {
 		{LBInternal, "yes", "true, false"},
 		{LBAlgorithm, "random", "round_robin, least_connections, source_ip"},
 		{LBProxyProtocol, "1", "true, false"},
+		{LBTargetType, "pod", "node, ip"},
 		{LBName, "-leading-dash", "letters, digits"},
 		{LBName, `a"b`, "letters, digits"},
 		{LBAdoptID, "i-123", "lb-"},
@@ -197,6 +198,14 @@ func TestParseCrossChecks(t *testing.T) {
 			string(LBInternal): "true", string(LBAddressKeep): "true"}, LBAddressKeep},
 		"retain in a group": {map[string]string{
 			string(LBDeletionPolicy): "retain", string(LBGroup): "front"}, LBDeletionPolicy},
+		"target type ip with a node selector": {map[string]string{
+			string(LBTargetType): TargetTypeIP, string(LBNodeSelector): "pool=ingress"}, LBNodeSelector},
+		"target type ip with a health check port": {map[string]string{
+			string(LBTargetType): TargetTypeIP, string(LBHealthCheckPort): "32100"}, LBHealthCheckPort},
+		"target type ip in a group": {map[string]string{
+			string(LBTargetType): TargetTypeIP, string(LBGroup): "front"}, LBGroup},
+		"target type node with a node selector": {map[string]string{ // no error: the timeout below is the one expected
+			string(LBTargetType): TargetTypeNode, string(LBNodeSelector): "pool=ingress", string(LBHealthCheckTimeout): "10s"}, LBHealthCheckTimeout},
 		"path with https": {map[string]string{ // no error: the timeout below is the one expected
 			string(LBHealthCheckProtocol): "https", string(LBHealthCheckPath): "/x", string(LBHealthCheckTimeout): "10s"}, LBHealthCheckTimeout},
 	}

@@ -36,6 +36,7 @@ const (
 	LBStickySessionsCookieName      Name = Prefix + "sticky-sessions-cookie-name"
 	LBStickySessionsCookieTTL       Name = Prefix + "sticky-sessions-cookie-ttl"
 	LBDeregistrationDelay           Name = Prefix + "deregistration-delay"
+	LBTargetType                    Name = Prefix + "target-type"
 
 	// Retired annotations: read only to tell people what replaced them.
 	LBApprovePlan Name = Prefix + "approve-plan"
@@ -66,6 +67,17 @@ var (
 	HealthCheckProtocols = []string{"tcp", "http", "https"}
 	ApplyPolicies        = []string{string(ApplyAuto), string(ApplyManual), string(ApplyPlanOnly)}
 	DeletionPolicies     = []string{DeletionDelete, DeletionRetain}
+	TargetTypes          = []string{TargetTypeNode, TargetTypeIP}
+)
+
+// Target types (LBTargetType): what the load balancer forwards to.
+const (
+	// TargetTypeNode forwards to the nodes' node ports (kube-proxy picks
+	// the pod).
+	TargetTypeNode = "node"
+	// TargetTypeIP forwards to the pods directly, each Service port through
+	// a pod pool of its own (docs/adr/0024-pod-targets.md).
+	TargetTypeIP = "ip"
 )
 
 // Definition documents one annotation and knows how to parse it.
@@ -285,6 +297,21 @@ var Definitions = []Definition{
 			lb.DeregistrationDelay = &d
 			return nil
 		},
+	},
+	{
+		Name: LBTargetType, Kind: KindEnum, Accepted: TargetTypes, Default: TargetTypeNode,
+		Description: "What the load balancer forwards to. node: the Service's node ports on the nodes (kube-proxy picks the pod). " +
+			"ip: the Service's ready pods directly, at their target port, so no node port is needed, the pods see the client's address and a rolling " +
+			"update drains each pod: each Service port gets a pod pool, a target pool of target type ip in a Terraform workspace of its own, whose targets " +
+			"follow the Service's EndpointSlices under the target pools' apply policy (loadBalancer.targetPools.applyPolicy), a rollout a few applies of it " +
+			"and none of the load balancer (docs/adr/0024-pod-targets.md). Only pods of the Service's own namespace are targets: any other address its " +
+			"EndpointSlices name is left out with the event `PodTargetRefused` (docs/tenancy.md). A pod whose spec names the readiness gate " +
+			"`target-health.loadbalancer.example.com/<Service name>` is Ready only once the load balancer finds it healthy. The health check probes each pod " +
+			"at its own port. Needs pod IPs inside the pod CIDRs the cluster's routes reach; not with " + string(LBNodeSelector) + " or " +
+			string(LBHealthCheckPort) + " (which name nodes), nor for members of a load balancer group (" + string(LBGroup) + "). " +
+			"Changing it changes the load balancer in place (same id and addresses).",
+		Example: TargetTypeIP,
+		parse:   func(v string, lb *LoadBalancer) error { return oneOf(v, TargetTypes, &lb.TargetType) },
 	},
 	{
 		Name: LBHealthCheckProtocol, Kind: KindEnum, Accepted: HealthCheckProtocols,

@@ -22,7 +22,7 @@ import (
 // reported (errors.Join of *Error, ordered by annotation name).
 func Parse(ann map[string]string) (LoadBalancer, error) {
 	parses.Add(1)
-	lb := LoadBalancer{ApplyPolicy: ApplyAuto, DeletionPolicy: DeletionDelete}
+	lb := LoadBalancer{ApplyPolicy: ApplyAuto, DeletionPolicy: DeletionDelete, TargetType: TargetTypeNode}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		raw := ann[k]
@@ -94,6 +94,7 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 		})
 	}
 	errs = append(errs, crossCheckListeners(lb, ann)...)
+	errs = append(errs, crossCheckTargetType(lb, ann)...)
 	interval, timeout := hc.Interval, hc.Timeout
 	if interval == 0 {
 		interval = DefaultHealthCheckInterval
@@ -110,6 +111,31 @@ func crossCheck(lb *LoadBalancer, ann map[string]string) []error {
 			Annotation: name, Value: ann[string(name)],
 			Reason: fmt.Sprintf("the health check timeout (%s) must be shorter than the interval (%s); set %s accordingly", timeout, interval, other),
 		})
+	}
+	return errs
+}
+
+// crossCheckTargetType refuses, with target type ip, what names nodes
+// and a group: the pods are the targets, and a group's load balancer is
+// its members' nodes' (docs/adr/0024-pod-targets.md).
+func crossCheckTargetType(lb *LoadBalancer, ann map[string]string) []error {
+	if !lb.Pods() {
+		return nil
+	}
+	var errs []error
+	for _, n := range []struct {
+		name Name
+		set  bool
+		what string
+	}{
+		{LBNodeSelector, lb.NodeSelector != nil, "picks nodes"},
+		{LBHealthCheckPort, lb.HealthCheck.Port != 0, "names a port of the nodes (each pod is probed at its own port)"},
+		{LBGroup, lb.Group != (Group{}), "shares a load balancer that forwards to its members' nodes"},
+	} {
+		if n.set {
+			errs = append(errs, &Error{Annotation: n.name, Value: ann[string(n.name)],
+				Reason: fmt.Sprintf("%s, but %s is %s: the load balancer forwards to the pods", n.what, LBTargetType, TargetTypeIP)})
+		}
 	}
 	return errs
 }

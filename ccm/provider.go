@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
@@ -30,6 +31,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/podpools"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/servicelb"
 )
@@ -70,6 +72,8 @@ type Cloud struct {
 	routes    *routes
 	// shards is this replica's part in the sharding; nil when off.
 	shards *servicelb.Shards
+	// podPools are the leader's (keepPodPools).
+	podPools atomic.Pointer[podpools.Pools]
 	// clients: useClients ran; replica: startReplica ran; informers:
 	// SetInformers ran.
 	clients, replica, informers sync.Once
@@ -112,9 +116,10 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*Cloud, error) {
 		tls:       tls,
 		keys:      keys,
 		instances: inst,
-		lbs:       servicelb.New(servicelb.Options{Config: cfg, Engine: eng, Board: board, API: api, TLS: tls, Shards: sh}),
-		routes:    newRoutes(eng, cfg, inst, board),
-		shards:    sh,
+		lbs: servicelb.New(servicelb.Options{Config: cfg, Engine: eng, Board: board, API: api, TLS: tls, Shards: sh,
+			PodPools: podpools.Recorded{Engine: eng}}),
+		routes: newRoutes(eng, cfg, inst, board),
+		shards: sh,
 	}
 	trackMemory(c)
 	return c, nil
@@ -125,7 +130,9 @@ func newCloud(ctx context.Context, cfg *cloudconfig.Config) (*Cloud, error) {
 // started before (StartShards), and the leader adds the cluster-wide ones.
 func (c *Cloud) Initialize(clientBuilder cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	c.startReplica(clientBuilder, stop)
-	c.lbs.Lead(stopContext(stop))
+	ctx := stopContext(stop)
+	c.keepPodPools(ctx, clientBuilder)
+	c.lbs.Lead(ctx)
 	klog.InfoS("example cloud provider initialized", "cluster", c.cfg.ClusterID, "region", c.cfg.Region, "stateBackend", c.cfg.State.Type, "sharded", c.shards != nil)
 }
 

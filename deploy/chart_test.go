@@ -486,19 +486,32 @@ func TestChartValues(t *testing.T) {
 			}
 		}},
 
-		{"gateway API", map[string]any{"gatewayAPI": map[string]any{"enabled": true}}, func(t *testing.T, objs []runtime.Object) {
-			if cfg := cloudConfig(t, objs); !cfg.GatewayAPI.Enabled {
-				t.Error("cloud config: gatewayAPI not enabled")
-			}
-			var reads, writes, finalizes, readsSlices, gates bool
+		// Pod targets, of Services of target type ip as of Gateways: slices
+		// read; pods read, and only their status patched (the readiness
+		// gates).
+		{"pod targets without the Gateway API", map[string]any{}, func(t *testing.T, objs []runtime.Object) {
+			var readsSlices, gates bool
 			for _, r := range one[*rbacv1.ClusterRole](t, objs, "example-cloud-controller-manager").Rules {
-				// Pod targets: slices read; pods read, and only their
-				// status patched (the readiness gates).
 				readsSlices = readsSlices || r.APIGroups[0] == "discovery.k8s.io" && slices.Equal(r.Resources, []string{"endpointslices"}) && slices.Equal(r.Verbs, []string{"get", "list", "watch"})
 				gates = gates || r.APIGroups[0] == "" && slices.Equal(r.Resources, []string{"pods/status"}) && slices.Equal(r.Verbs, []string{"patch"})
 				if r.APIGroups[0] == "" && slices.Contains(r.Resources, "pods") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {
 					t.Errorf("ClusterRole writes pods: %+v", r)
 				}
+				if r.APIGroups[0] == "gateway.networking.k8s.io" && slices.Contains(r.Resources, "httproutes") {
+					t.Errorf("ClusterRole reads routes with the Gateway API off: %+v", r)
+				}
+			}
+			if !readsSlices || !gates {
+				t.Errorf("ClusterRole: reads EndpointSlices %v, patches pods' status %v; want both", readsSlices, gates)
+			}
+		}},
+
+		{"gateway API", map[string]any{"gatewayAPI": map[string]any{"enabled": true}}, func(t *testing.T, objs []runtime.Object) {
+			if cfg := cloudConfig(t, objs); !cfg.GatewayAPI.Enabled {
+				t.Error("cloud config: gatewayAPI not enabled")
+			}
+			var reads, writes, finalizes bool
+			for _, r := range one[*rbacv1.ClusterRole](t, objs, "example-cloud-controller-manager").Rules {
 				if r.APIGroups[0] != "gateway.networking.k8s.io" {
 					continue
 				}
@@ -510,9 +523,8 @@ func TestChartValues(t *testing.T) {
 					t.Errorf("ClusterRole writes HTTPRoutes: %+v", r)
 				}
 			}
-			if !reads || !writes || !finalizes || !readsSlices || !gates {
-				t.Errorf("ClusterRole: reads routes %v, writes their status %v, updates Gateways (finalizer) %v, reads EndpointSlices %v, "+
-					"patches pods' status %v; want all", reads, writes, finalizes, readsSlices, gates)
+			if !reads || !writes || !finalizes {
+				t.Errorf("ClusterRole: reads routes %v, writes their status %v, updates Gateways (finalizer) %v; want all", reads, writes, finalizes)
 			}
 		}},
 

@@ -82,6 +82,11 @@ func needed(ns string, leases []string) []access {
 		verbs("authentication.k8s.io", "tokenreviews", "", "", "create"),
 		verbs("authorization.k8s.io", "subjectaccessreviews", "", "", "create"),
 		named("", "configmaps", "kube-system", "extension-apiserver-authentication", "get", "watch"),
+		// Pod targets: the Services' slices and pods read, the readiness
+		// gates passed in the pods' status.
+		verbs("discovery.k8s.io", "endpointslices", "", "", "get", "list", "watch"),
+		verbs("", "pods", "", "", "get", "list", "watch"),
+		verbs("", "pods", "status", "", "patch"),
 	)
 }
 
@@ -131,7 +136,9 @@ func denied(ns string, leases []string) []access {
 		verbs("admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "", "list", "watch"),
 		verbs("", "services", "", "default", "create", "update", "patch", "delete"),
 		verbs("", "nodes", "", "", "create"),
-		verbs("", "pods", "", "", "list", "create"),
+		verbs("", "pods", "", "", "create", "update", "patch", "delete"),
+		verbs("", "pods", "status", "", "update"),
+		verbs("discovery.k8s.io", "endpointslices", "", "", "create", "update", "delete"),
 		verbs("", "serviceaccounts", "token", ns, "create"),
 		verbs("", "serviceaccounts", "", ns, "create"),
 		verbs("rbac.authorization.k8s.io", "clusterrolebindings", "", "", "create"),

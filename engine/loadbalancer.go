@@ -1,16 +1,20 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -61,30 +65,66 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 // ReconcileLoadBalancer would apply it, given its TLS Secrets' content
 // (tls; nil renders it as if it named none, as for a destroy).
 func (e *Engine) RenderLoadBalancer(in *annotations.Service, nodes []*corev1.Node, tls *TLS) (*renderer.Module, runner.Job, error) {
-	return e.renderService(in, nodes, "", tls)
+	return e.renderService(in, forward{nodes: nodes}, tls)
 }
 
 // RenderLoadBalancerOnPool renders the Service's root module exactly as
 // ReconcileLoadBalancerOnPool would apply it (tls as for
 // RenderLoadBalancer).
 func (e *Engine) RenderLoadBalancerOnPool(in *annotations.Service, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
-	return e.renderService(in, nil, poolID, tls)
+	return e.renderService(in, forward{poolID: poolID}, tls)
 }
 
-// renderService renders svc's root module, forwarding to target pool
-// poolID when set, else to nodes; with tls, its certificates, whose keys
-// go into the job's environment. The Service is translated here into the
-// description the renderer renders (servicemodel.Translate): the
-// renderer never reads it.
-func (e *Engine) renderService(in *annotations.Service, nodes []*corev1.Node, poolID string, tls *TLS) (*renderer.Module, runner.Job, error) {
+// RenderLoadBalancerOnPods renders the Service's root module exactly as
+// ReconcileLoadBalancerOnPods would apply it (tls as for
+// RenderLoadBalancer).
+func (e *Engine) RenderLoadBalancerOnPods(in *annotations.Service, pods map[lbmodel.ServicePort]string, tls *TLS) (*renderer.Module, runner.Job, error) {
+	return e.renderService(in, forward{pods: pods}, tls)
+}
+
+// forward is where a Service's load balancer forwards: to nodes, to the
+// target pool poolID holding them, or (target type ip) to each Service
+// port's pod pool, pods. forKey renders it for its workspace alone (a
+// read, a destroy): without the rules, which need the pod pools' ids.
+type forward struct {
+	nodes  []*corev1.Node
+	poolID string
+	pods   map[lbmodel.ServicePort]string
+	forKey bool
+}
+
+// digest is what of f a Service's inputs digest holds beside its nodes.
+func (f forward) digest() string {
+	d := ""
+	if f.poolID != "" {
+		d += "/" + f.poolID
+	}
+	for _, sp := range slices.SortedFunc(maps.Keys(f.pods), func(a, b lbmodel.ServicePort) int { return cmp.Compare(a.String(), b.String()) }) {
+		d += "/" + sp.String() + "=" + f.pods[sp]
+	}
+	return d
+}
+
+// renderService renders svc's root module, forwarding as fwd says; with
+// tls, its certificates, whose keys go into the job's environment. The
+// Service is translated here into the description the renderer renders
+// (servicemodel.Translate): the renderer never reads it.
+func (e *Engine) renderService(in *annotations.Service, fwd forward, tls *TLS) (*renderer.Module, runner.Job, error) {
 	svc := in.Service
 	tg, cfg, err := e.location(objectref.Service(svc))
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("%s: %w", objectref.Service(svc).Describe(), err)
 	}
-	cfg.TargetPoolID = poolID
+	cfg.TargetPoolID = fwd.poolID
 	cfg = withTLS(cfg, tls)
-	lb, err := servicemodel.Translate(in, nodes, cfg.Service())
+	lb, err := servicemodel.Translate(in, fwd.nodes, cfg.Service())
+	if err == nil && len(lb.PodPorts()) > 0 {
+		if fwd.forKey {
+			lb.Rules = nil
+		} else {
+			err = lb.SetPodPools(fwd.pods)
+		}
+	}
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("render %s: %w", objectref.Service(svc).Describe(), err)
 	}
@@ -117,7 +157,7 @@ func (e *Engine) renderForKey(in *annotations.Service) (runner.Job, error) {
 		svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 		in = &annotations.Service{Service: svc, LB: in.LB, Err: in.Err}
 	}
-	_, j, err := e.renderService(in, nil, "", nil)
+	_, j, err := e.renderService(in, forward{forKey: true}, nil)
 	return j, err
 }
 
@@ -166,7 +206,7 @@ func (e *Engine) GetLoadBalancer(ctx context.Context, in *annotations.Service) (
 // *AwaitingApprovalError, for a denied plan a *DeniedError. An unchanged
 // Service costs no terraform process and no rendering.
 func (e *Engine) ReconcileLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, rv Review) (*LoadBalancer, *Outcome, error) {
-	return e.reconcileService(ctx, in, nodes, "", rv)
+	return e.reconcileService(ctx, in, forward{nodes: nodes}, rv)
 }
 
 // ReconcileLoadBalancerOnPool is ReconcileLoadBalancer for a load balancer
@@ -174,27 +214,32 @@ func (e *Engine) ReconcileLoadBalancer(ctx context.Context, in *annotations.Serv
 // rendering does not depend on the nodes, so a node joining or leaving
 // changes nothing of it.
 func (e *Engine) ReconcileLoadBalancerOnPool(ctx context.Context, in *annotations.Service, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
-	return e.reconcileService(ctx, in, nil, poolID, rv)
+	return e.reconcileService(ctx, in, forward{poolID: poolID}, rv)
 }
 
-func (e *Engine) reconcileService(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, rv Review) (*LoadBalancer, *Outcome, error) {
+// ReconcileLoadBalancerOnPods is ReconcileLoadBalancer for a Service of
+// target type ip: each listener's rule forwards to its Service port's pod
+// pool, of the id pods gives it (package podpools keeps them), so a
+// rollout changes nothing of it.
+func (e *Engine) ReconcileLoadBalancerOnPods(ctx context.Context, in *annotations.Service, pods map[lbmodel.ServicePort]string, rv Review) (*LoadBalancer, *Outcome, error) {
+	return e.reconcileService(ctx, in, forward{pods: pods}, rv)
+}
+
+func (e *Engine) reconcileService(ctx context.Context, in *annotations.Service, fwd forward, rv Review) (*LoadBalancer, *Outcome, error) {
 	svc := in.Service
 	ref := objectref.Service(svc)
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy}, fmt.Errorf("load balancer for %s: %w", objectref.Service(svc).Describe(), err)
 	}
-	inputs := ServiceInputs(svc, nodes) + tls.digest()
-	if poolID != "" {
-		inputs += "/" + poolID
-	}
+	inputs := ServiceInputs(svc, fwd.nodes) + tls.digest() + fwd.digest()
 	if o, ok := e.objects.get(ref); ok && o.inputs == inputs && o.converged && o.pending == nil {
 		if res, ok := e.runner.FastPath(o.job.Key, o.job.Hash, 0); ok {
 			e.objects.with(ref, func(o *object) { o.service, o.review = svc, rv })
 			return loadBalancerFrom(res), &Outcome{Policy: rv.Policy, Result: res, InputsDigest: inputs}, nil
 		}
 	}
-	_, j, err := e.renderService(in, nodes, poolID, tls)
+	_, j, err := e.renderService(in, fwd, tls)
 	if err != nil {
 		return nil, &Outcome{Policy: rv.Policy, InputsDigest: inputs}, err
 	}
@@ -316,7 +361,7 @@ func (e *Engine) recoverServiceCertificates(ctx context.Context, in *annotations
 	if tls == nil {
 		return nil, nil
 	}
-	_, j, err := e.renderService(in, nil, "", tls)
+	_, j, err := e.renderService(in, forward{forKey: true}, tls)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -89,4 +90,64 @@ func TestPodPool(t *testing.T) {
 	if got, err := f.eng.PodPoolID(ctx, web.Ref()); err != nil || got != "" {
 		t.Errorf("PodPoolID after the destroy = %q, %v; want none", got, err)
 	}
+}
+
+// A Service of target type ip: its load balancer forwards each port to
+// that port's pod pool by a rule, with no targets of its own and no node
+// port; the pool rolls without touching it; it is destroyed (read for
+// its workspace alone) without its pools' ids.
+func TestServiceOnPodPools(t *testing.T) {
+	f := newFixture(t, 1)
+	ctx := testkit.Context(t)
+	n := f.node(t, "n1")
+	nets, err := f.api.ListNetworks(ctx, region, "")
+	testkit.Must(t, err)
+	_, err = f.api.CreateRoute(ctx, nets[0].ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: instanceID(t, n)})
+	testkit.Must(t, err)
+
+	svc := service("web", 80)
+	svc.Spec.Ports[0].NodePort = 0
+	svc.Annotations = map[string]string{string(annotations.LBTargetType): annotations.TargetTypeIP}
+	in := annotations.Read(svc)
+	ports, err := engine.PodPorts(in)
+	testkit.Must(t, err)
+	want := lbmodel.ServicePort{Namespace: svc.Namespace, Service: "web", Port: 80, Protocol: corev1.ProtocolTCP}
+	if !slices.Equal(ports, []lbmodel.ServicePort{want}) {
+		t.Fatalf("PodPorts = %v, want %v", ports, want)
+	}
+	pool := lbmodel.PodPool{ServicePort: want, Targets: []string{"10.244.1.5:8080"}}
+	id, _, err := f.eng.ReconcilePodPool(ctx, pool, auto)
+	testkit.Must(t, err)
+
+	if _, _, err := f.eng.ReconcileLoadBalancer(ctx, in, []*corev1.Node{n}, auto); err == nil {
+		t.Fatal("a Service of target type ip was reconciled without its pod pools")
+	}
+	lb, _, err := f.eng.ReconcileLoadBalancerOnPods(ctx, in, map[lbmodel.ServicePort]string{want: id}, auto)
+	testkit.Must(t, err)
+	cloud := f.cloudLB(t, lb.ID)
+	if len(cloud.Targets) != 0 || cloud.TargetPoolID != "" || len(cloud.Rules) != 1 ||
+		cloud.Rules[0].Backends[0].TargetPoolID != id || cloud.Rules[0].Backends[0].Port != 0 {
+		t.Fatalf("cloud load balancer: targets %v, pool %q, rules %+v; want one rule to pod pool %s", cloud.Targets, cloud.TargetPoolID, cloud.Rules, id)
+	}
+	out, err := f.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 80, Count: 2})
+	testkit.Must(t, err)
+	if !maps.Equal(out.Backends, map[string]int{id + ":0": 2}) {
+		t.Fatalf("requests: %+v", out)
+	}
+
+	pool.Targets = []string{"10.244.1.6:8080"}
+	version := cloud.Version
+	_, _, err = f.eng.ReconcilePodPool(ctx, pool, auto)
+	testkit.Must(t, err)
+	if v := f.cloudLB(t, lb.ID).Version; v != version {
+		t.Errorf("a rollout moved the load balancer from version %d to %d", version, v)
+	}
+
+	_, err = f.eng.RemoveLoadBalancer(ctx, in, auto)
+	testkit.Must(t, err)
+	if _, err := f.api.GetLoadBalancer(ctx, lb.ID); !exampleapi.IsNotFound(err) {
+		t.Fatalf("load balancer after the Service's removal: %v", err)
+	}
+	_, err = f.eng.DestroyPodPool(ctx, pool.Ref(), auto)
+	testkit.Must(t, err)
 }

@@ -9,25 +9,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/runner"
 )
 
 // PreviewLoadBalancer plans svc's load balancer as ReconcileLoadBalancer
-// (poolID "") or ReconcileLoadBalancerOnPool would, speculatively
+// (poolID "", pods nil), ReconcileLoadBalancerOnPool or
+// ReconcileLoadBalancerOnPods would, speculatively
 // (runner.Speculate: no state lock, no state, no record, no plan kept),
 // and the policy rules that would match the plan, for obj. It waits for a
 // terraform slot only while ctx allows (runner.ErrBusy); a Service without
 // a state yet is runner.ErrNoState. Its TLS Secrets are read as for a
 // reconcile (a refused reference is an error).
-func (e *Engine) PreviewLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
+func (e *Engine) PreviewLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, pods map[lbmodel.ServicePort]string, obj policy.Object) (*runner.Speculation, []policy.Verdict, error) {
 	svc := in.Service
 	tls, err := e.tlsFor(ctx, svc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview %s: %w", objectref.Service(svc).Describe(), err)
 	}
-	_, j, err := e.renderService(in, nodes, poolID, tls)
+	_, j, err := e.renderService(in, forward{nodes: nodes, poolID: poolID, pods: pods}, tls)
 	if err != nil {
 		return nil, nil, err
 	}

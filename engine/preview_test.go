@@ -29,20 +29,20 @@ func TestPreviewIsSpeculative(t *testing.T) {
 	svc := service("web", 80)
 	obj := policy.Object{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
 
-	if _, _, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj); !errors.Is(err, runner.ErrNoState) {
+	if _, _, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", nil, obj); !errors.Is(err, runner.ErrNoState) {
 		t.Fatalf("preview before any apply: %v, want ErrNoState", err)
 	}
 	lb := applied(t, f.eng, svc, nodes)
 	stateBefore := readStates(t, f)
 
-	same, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", obj)
+	same, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(svc), nodes, "", nil, obj)
 	if err != nil || same.HasChanges || len(verdicts) > 0 {
 		t.Fatalf("preview of the unchanged Service: %+v, %v, %v", same, verdicts, err)
 	}
 
 	internal := svc.DeepCopy()
 	internal.Annotations = map[string]string{string(annotations.LBInternal): "true"}
-	sp, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(internal), nodes, "", obj)
+	sp, verdicts, err := f.eng.PreviewLoadBalancer(testkit.Context(t), annotations.Read(internal), nodes, "", nil, obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
+	"github.com/example/cloud-provider-example/servicemodel"
 )
 
 // The engine's vocabulary: what its callers (package ccm, package review)
@@ -107,6 +108,12 @@ const DelayOutput = renderer.DelayOutput
 // names; ok is false when it names none.
 func Selection(in *annotations.Service) (sel string, ok bool, err error) {
 	return renderer.Selection(in)
+}
+
+// PodPorts are the Service ports in's load balancer forwards to directly
+// (target type ip): the pod pools ReconcileLoadBalancerOnPods needs.
+func PodPorts(in *annotations.Service) ([]lbmodel.ServicePort, error) {
+	return servicemodel.PodPorts(in)
 }
 
 // PoolKey names a selection's pool in messages and records.

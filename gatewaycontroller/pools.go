@@ -3,7 +3,6 @@ package gatewaycontroller
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -16,25 +15,11 @@ import (
 // its pod pool (gatewayAPI.targetType ip, the default), or its node port
 // on the target pool of every node.
 
-// podPorts are the Service ports lb's rules forward to directly, each
-// once, in order.
-func podPorts(lb gateway.LoadBalancer) []lbmodel.ServicePort {
-	var out []lbmodel.ServicePort
-	for _, r := range lb.Rules {
-		for _, b := range r.Backends {
-			if b.Pods != nil && !slices.Contains(out, *b.Pods) {
-				out = append(out, *b.Pods)
-			}
-		}
-	}
-	return out
-}
-
 // resolvePools gives every backend of lb its target pool: each Service
 // port's pod pool (made when new, under the pools' review), the pool of
 // every node for node ports. It says which failed.
 func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb *gateway.LoadBalancer) (string, error) {
-	ports := podPorts(*lb)
+	ports := lb.PodPorts()
 	var pods map[lbmodel.ServicePort]string
 	if c.cloud.PodTargets && c.cloud.Pods != nil {
 		var err error
@@ -52,14 +37,15 @@ func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb
 			return "target pool of every node", err
 		}
 	}
+	if len(ports) > 0 {
+		if err := lb.SetPodPools(pods); err != nil {
+			return "pod pools", err
+		}
+	}
 	for i := range lb.Rules {
 		for j := range lb.Rules[i].Backends {
 			b := &lb.Rules[i].Backends[j]
 			if b.Pods != nil {
-				if b.TargetPoolID = pods[*b.Pods]; b.TargetPoolID == "" {
-					return "pod pools", fmt.Errorf("no pool for %s", b.Pods)
-				}
-				b.Port = 0
 				continue
 			}
 			if node == "" {
@@ -78,7 +64,7 @@ func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb
 // a pool lb needs does not exist yet, with why.
 func (c *Controller) previewPools(ctx context.Context, lb *gateway.LoadBalancer) (string, error) {
 	var known map[lbmodel.ServicePort]string
-	if ports := podPorts(*lb); len(ports) > 0 && c.cloud.Pods != nil {
+	if ports := lb.PodPorts(); len(ports) > 0 && c.cloud.Pods != nil {
 		var err error
 		if known, err = c.cloud.Pods.Known(ctx, ports); err != nil {
 			return "", fmt.Errorf("pod pools: %w", err)

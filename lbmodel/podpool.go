@@ -2,6 +2,7 @@ package lbmodel
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -57,6 +58,39 @@ func (p PodPool) Validate() error {
 	for _, t := range p.Targets {
 		if _, err := exampleapi.ParseIPTarget(t); err != nil {
 			return &InputError{Field: "targets", Value: t, Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// PodPorts are the Service ports lb's rules forward to directly, each
+// once, in the order they first appear.
+func (lb LoadBalancer) PodPorts() []ServicePort {
+	var out []ServicePort
+	for _, r := range lb.Rules {
+		for _, b := range r.Backends {
+			if b.Pods != nil && !slices.Contains(out, *b.Pods) {
+				out = append(out, *b.Pods)
+			}
+		}
+	}
+	return out
+}
+
+// SetPodPools gives every backend of lb that forwards to a Service port's
+// pods its pod pool's id from ids, at port 0; a port without one is an
+// error naming it.
+func (lb *LoadBalancer) SetPodPools(ids map[ServicePort]string) error {
+	for i := range lb.Rules {
+		for j := range lb.Rules[i].Backends {
+			b := &lb.Rules[i].Backends[j]
+			if b.Pods == nil {
+				continue
+			}
+			if b.TargetPoolID = ids[*b.Pods]; b.TargetPoolID == "" {
+				return fmt.Errorf("no pod pool for %s", b.Pods)
+			}
+			b.Port = 0
 		}
 	}
 	return nil

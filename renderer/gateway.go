@@ -45,11 +45,7 @@ func RenderGateway(g lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var rules *input
-	if len(g.Rules) > 0 {
-		rules = &input{name: "rules", value: rulesValue(g.Rules)}
-	}
-	if err := r.loadBalancer(g, cfg, rules); err != nil {
+	if err := r.loadBalancer(g, cfg, rulesInput(g.Rules)); err != nil {
 		return nil, err
 	}
 	return newModule(r.bytes(), nil), nil

@@ -186,6 +186,15 @@ func goldenCases() []goldenCase {
 		{"address-kept", func() (*Module, error) {
 			return AddressRoot(lbmodel.Address{Namespace: "shop", Name: "shop-www", Family: "ipv6", ImportID: "addr-00bb00bb00bb00bb"}, testConfig())
 		}},
+		// Target type ip: each listener's rule forwards to its port's pod
+		// pool, which the engine names after the translation.
+		{"service-pods", func() (*Module, error) {
+			svc := testService(withPorts(port("http", corev1.ProtocolTCP, 80, 0), port("dns", corev1.ProtocolUDP, 53, 0)),
+				withAnnotations(string(annotations.LBTargetType), annotations.TargetTypeIP))
+			return LoadBalancerOnPods(annotations.Read(svc), map[lbmodel.ServicePort]string{
+				{Namespace: svc.Namespace, Service: svc.Name, Port: 80, Protocol: corev1.ProtocolTCP}: "tp-0080aa00aa00aa00",
+				{Namespace: svc.Namespace, Service: svc.Name, Port: 53, Protocol: corev1.ProtocolUDP}: "tp-0053aa00aa00aa00"}, testConfig())
+		}},
 		{"pod-pool", func() (*Module, error) {
 			return PodPoolRoot(lbmodel.PodPool{ServicePort: lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80, Protocol: corev1.ProtocolTCP},
 				Targets: []string{"10.244.2.5:8080", "10.244.1.5:8080", "[fd00:244::5]:8080"}}, testConfig())

@@ -34,7 +34,8 @@ var loadBalancerOutputs = []output{
 
 // ServiceLoadBalancer renders the root module of a Service's own load
 // balancer from its description (servicemodel.Translate): its listeners,
-// health check, source ranges and targets or target pool; its
+// health check, source ranges and targets or target pool (or, to its
+// pods, its listeners' rules); its
 // certificates' module when it serves TLS Secrets, an import block when
 // it adopts a load balancer. It reads nothing of the Service, does no
 // I/O, and identical descriptions render byte-identical files.
@@ -61,7 +62,8 @@ func ServiceLoadBalancer(lb lbmodel.LoadBalancer, cfg Config) (_ *Module, err er
 		imp.SetAttributeTraversal("to", importTarget())
 		imp.SetAttributeValue("id", ctyString(lb.AdoptID))
 	}
-	if err := r.loadBalancer(lb, cfg, nil); err != nil {
+	// Target type ip: each listener's rule forwards to its pods' pool.
+	if err := r.loadBalancer(lb, cfg, rulesInput(lb.Rules)); err != nil {
 		return nil, err
 	}
 	if d := lb.DeregistrationDelay; d != nil {
@@ -91,11 +93,29 @@ func (r *root) loadBalancer(lb lbmodel.LoadBalancer, cfg Config, rules *input) e
 	return nil
 }
 
+// rulesInput is the module's rules input, nil without rules.
+func rulesInput(rules []lbmodel.Rule) *input {
+	if len(rules) == 0 {
+		return nil
+	}
+	return &input{name: "rules", value: rulesValue(rules)}
+}
+
 // LoadBalancer renders the root module of one Service of type
 // LoadBalancer, for callers without an engine (examplectl render, tests):
 // its translation (servicemodel.Translate, under cfg.Service()) rendered
 // by ServiceLoadBalancer.
-func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ *Module, err error) {
+func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (*Module, error) {
+	return translated(in, nodes, nil, cfg)
+}
+
+// LoadBalancerOnPods is LoadBalancer for a Service of target type ip,
+// its listeners' rules forwarding to the pod pools pods names.
+func LoadBalancerOnPods(in *annotations.Service, pods map[lbmodel.ServicePort]string, cfg Config) (*Module, error) {
+	return translated(in, nil, pods, cfg)
+}
+
+func translated(in *annotations.Service, nodes []*corev1.Node, pods map[lbmodel.ServicePort]string, cfg Config) (_ *Module, err error) {
 	if in == nil || in.Service == nil {
 		return nil, errors.New("render service: nil Service")
 	}
@@ -103,6 +123,9 @@ func LoadBalancer(in *annotations.Service, nodes []*corev1.Node, cfg Config) (_ 
 		return nil, fmt.Errorf("render %s: %w", objectref.Service(in.Service).Describe(), err)
 	}
 	lb, err := servicemodel.Translate(in, nodes, cfg.Service())
+	if err == nil && len(lb.PodPorts()) > 0 {
+		err = lb.SetPodPools(pods)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", objectref.Service(in.Service).Describe(), err)
 	}

@@ -35,6 +35,9 @@ func Selection(in *annotations.Service) (string, bool, error) {
 	if in.Err != nil {
 		return "", false, in.Err
 	}
+	if ann.Pods() {
+		return "", false, nil // it forwards to its pods: no node pool
+	}
 	sel := ""
 	if ann.NodeSelector != nil && !ann.NodeSelector.Empty() {
 		sel = ann.NodeSelector.String()

@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/preview"
 	"github.com/example/cloud-provider-example/webhook"
@@ -33,6 +34,7 @@ type Admission struct {
 	cfg    *cloudconfig.Config
 	lb     *shared
 	engine previewEngine
+	pods   *podPools
 	nodes  corelisters.NodeLister
 	// rates are the namespaces' speculative plan budgets, by namespace,
 	// of those that previewed since their budget would have refilled.
@@ -43,7 +45,7 @@ type Admission struct {
 // Admission answers the Services' admission webhooks, previewing on the
 // nodes nodes lists.
 func (l *LoadBalancers) Admission(nodes corelisters.NodeLister) *Admission {
-	return &Admission{cfg: l.shared.cfg, lb: l.shared, engine: l.engine, nodes: nodes}
+	return &Admission{cfg: l.shared.cfg, lb: l.shared, engine: l.engine, pods: l.podPools, nodes: nodes}
 }
 
 // budget is a namespace's limiter and when it last spent from it.
@@ -201,6 +203,8 @@ func (a *Admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 		c.Plan, c.Verdicts = sp, verdicts
 	case errors.Is(err, engine.ErrNoState):
 		c.Fallback = "no state yet"
+	case errors.As(err, new(*noPodPoolError)):
+		c.Fallback = err.Error()
 	case errors.Is(err, engine.ErrBusy) || ctx.Err() != nil:
 		c.Fallback = fmt.Sprintf("terraform did not answer within %s", a.cfg.Webhook.PreviewBudget.Duration)
 	default:
@@ -216,6 +220,13 @@ func (a *Admission) change(ctx context.Context, old, cur *v1.Service, dryRun boo
 // service controller would give it.
 func (a *Admission) plan(ctx context.Context, in *annotations.Service) (*engine.Speculation, []engine.Verdict, error) {
 	obj := policyObject(in.Service)
+	if in.LB.Pods() {
+		pods, err := a.podPools(ctx, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a.engine.PreviewLoadBalancer(ctx, in, nil, "", pods, obj)
+	}
 	poolID := ""
 	if !a.cfg.LoadBalancer.TargetPools.Disabled {
 		if sel, ok, err := engine.Selection(in); err == nil && ok {
@@ -232,7 +243,32 @@ func (a *Admission) plan(ctx context.Context, in *annotations.Service) (*engine.
 		}
 		nodes = balancedNodes(all)
 	}
-	return a.engine.PreviewLoadBalancer(ctx, in, nodes, poolID, obj)
+	return a.engine.PreviewLoadBalancer(ctx, in, nodes, poolID, nil, obj)
+}
+
+// noPodPoolError: a pod pool the Service forwards to does not exist yet,
+// so there is no plan to preview (its first reconcile makes it).
+type noPodPoolError struct{ port lbmodel.ServicePort }
+
+func (e *noPodPoolError) Error() string {
+	return fmt.Sprintf("the pod pool of %s does not exist yet (the Service's first reconcile creates it)", e.port)
+}
+
+// podPools are the existing pod pools of in's ports, made by nobody: the
+// leader's as it keeps them, else as their state records them.
+func (a *Admission) podPools(ctx context.Context, in *annotations.Service) (map[lbmodel.ServicePort]string, error) {
+	ports, err := engine.PodPorts(in)
+	if err != nil {
+		return nil, err
+	}
+	ids, missing, err := a.pods.known(ctx, ports)
+	switch {
+	case err != nil:
+		return nil, err
+	case missing != nil:
+		return nil, &noPodPoolError{port: *missing}
+	}
+	return ids, nil
 }
 
 // policyObject is svc as policy rules see it.

@@ -28,6 +28,7 @@ type serviceEngine interface {
 	GetGroupLoadBalancer(ctx context.Context, g lbmodel.Group) (*engine.LoadBalancer, bool, error)
 	ReconcileLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	ReconcileLoadBalancerOnPool(ctx context.Context, in *annotations.Service, poolID string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
+	ReconcileLoadBalancerOnPods(ctx context.Context, in *annotations.Service, pods map[lbmodel.ServicePort]string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveLoadBalancer(ctx context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error)
 	RetainLoadBalancer(ctx context.Context, in *annotations.Service, rv engine.Review) (*engine.Outcome, error)
 }
@@ -73,7 +74,7 @@ type previewEngine interface {
 	CheckService(in *annotations.Service) error
 	LoadBalancerShape(in *annotations.Service) (engine.Shape, error)
 	TargetPoolID(ctx context.Context, selection string) (string, error)
-	PreviewLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, obj engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error)
+	PreviewLoadBalancer(ctx context.Context, in *annotations.Service, nodes []*corev1.Node, poolID string, pods map[lbmodel.ServicePort]string, obj engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error)
 	EvaluateRendered(changes []engine.ResourceChange, obj engine.PolicyObject) []engine.Verdict
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/servicemodel"
 )
@@ -52,7 +53,7 @@ func (e *fakeEngine) LoadBalancerShape(in *annotations.Service) (engine.Shape, e
 	}
 	return s, nil
 }
-func (e *fakeEngine) PreviewLoadBalancer(context.Context, *annotations.Service, []*v1.Node, string, engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error) {
+func (e *fakeEngine) PreviewLoadBalancer(context.Context, *annotations.Service, []*v1.Node, string, map[lbmodel.ServicePort]string, engine.PolicyObject) (*engine.Speculation, []engine.Verdict, error) {
 	e.previews++
 	return e.preview, nil, e.previewErr
 }

@@ -36,9 +36,11 @@ type fakeLBEngine struct {
 	// reconciles counts the reconciles asked.
 	reconciles int
 	// onPool is the pool the last reconcile forwarded to ("" for its
-	// nodes); nodes the nodes it listed; removed the Services destroyed,
+	// nodes), onPods its pod pools (target type ip); nodes the nodes it
+	// listed; removed the Services destroyed,
 	// retained those handed over.
 	onPool   string
+	onPods   map[lbmodel.ServicePort]string
 	nodes    []*v1.Node
 	removed  []string
 	retained []string
@@ -54,11 +56,15 @@ func (e *fakeLBEngine) GetLoadBalancer(context.Context, *annotations.Service) (*
 	return e.lb, e.lb != nil, nil
 }
 func (e *fakeLBEngine) ReconcileLoadBalancer(_ context.Context, in *annotations.Service, nodes []*v1.Node, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes, e.reconciles = "", nodes, e.reconciles+1
+	e.onPool, e.onPods, e.nodes, e.reconciles = "", nil, nodes, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) ReconcileLoadBalancerOnPool(_ context.Context, in *annotations.Service, poolID string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	e.onPool, e.nodes, e.reconciles = poolID, nil, e.reconciles+1
+	e.onPool, e.onPods, e.nodes, e.reconciles = poolID, nil, nil, e.reconciles+1
+	return e.lb, e.outcome(in), e.err
+}
+func (e *fakeLBEngine) ReconcileLoadBalancerOnPods(_ context.Context, in *annotations.Service, pods map[lbmodel.ServicePort]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
+	e.onPool, e.onPods, e.nodes, e.reconciles = "", pods, nil, e.reconciles+1
 	return e.lb, e.outcome(in), e.err
 }
 func (e *fakeLBEngine) RemoveLoadBalancer(_ context.Context, in *annotations.Service, _ engine.Review) (*engine.Outcome, error) {

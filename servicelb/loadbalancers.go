@@ -20,6 +20,9 @@
 //     pools, the delays their load balancers ask, the nodes leaving them,
 //     the leader creating them when sharded, and the pool of every node
 //     the Gateways forward to.
+//   - podpools.go: the pod pools a Service of target type ip forwards to
+//     (package podpools keeps them on the leader), and the Services the
+//     leader tells them are their users.
 //   - addresses.go, addresskeeper.go, handover.go: reserved addresses, the
 //     leader's keeper deciding who holds each, and a retained load
 //     balancer's hand-over.
@@ -61,6 +64,10 @@ type Options struct {
 	TLS *TLSSecrets
 	// Shards is this replica's part when sharded; nil when off.
 	Shards *Shards
+	// PodPools reads the pod pools of Services of target type ip on any
+	// replica (podpools.Recorded); the leader's keeper replaces it
+	// (KeepPodPools).
+	PodPools PodPools
 }
 
 // LoadBalancers is the Service load balancing: its parts, and what the
@@ -76,10 +83,15 @@ type LoadBalancers struct {
 	// keeper decides, on the leader, who holds each reserved address (nil
 	// until SetInformers).
 	keeper *addressKeeper
+	// podPools are the Services' pod pools; podUsers tells the leader's
+	// who uses them (nil until SetInformers).
+	podPools *podPools
+	podUsers *podUsers
 	// leading ends when leadership does (nil until Lead): the leader's
 	// address keeper runs under it.
-	leading context.Context
-	keeping sync.Once
+	leading  context.Context
+	keeping  sync.Once
+	podUsing sync.Once
 }
 
 // New wires the parts of the Service load balancing together.
@@ -95,8 +107,9 @@ func New(o Options) *LoadBalancers {
 	pools := &targetPools{shared: sh, engine: o.Engine}
 	groupLBs := &groupLoadBalancers{shared: sh, engine: o.Engine, pools: pools, consent: newConsentQueue()}
 	addrs := &addresses{shared: sh, engine: o.Engine, api: api}
-	l := &LoadBalancers{shared: sh, pools: pools, groupLBs: groupLBs, addresses: addrs, tls: o.TLS, engine: o.Engine,
-		services: &services{shared: sh, engine: o.Engine, groupLBs: groupLBs, pools: pools, addresses: addrs}}
+	pods := &podPools{recorded: o.PodPools}
+	l := &LoadBalancers{shared: sh, pools: pools, groupLBs: groupLBs, addresses: addrs, tls: o.TLS, engine: o.Engine, podPools: pods,
+		services: &services{shared: sh, engine: o.Engine, groupLBs: groupLBs, pools: pools, podPools: pods, addresses: addrs}}
 	if o.Shards != nil {
 		o.Shards.admits = sh.refs.admitsNow
 	}
@@ -177,6 +190,9 @@ func (l *LoadBalancers) SetInformers(f informers.SharedInformerFactory) {
 	if l.keeper, err = newAddressKeeper(l.addresses, inf, leads); err != nil {
 		klog.ErrorS(err, "cannot watch Services for their reserved addresses; the leader looks at them every minute")
 	}
+	if l.podUsers, err = newPodUsers(l.podPools, inf, leads); err != nil {
+		klog.ErrorS(err, "cannot watch Services for their pod pools; a pool learns its users from their reconciles only")
+	}
 	l.keepAddresses() // the leader without sharding was initialized first
 	if err := sh.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
 		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
@@ -199,12 +215,26 @@ func (l *LoadBalancers) Lead(ctx context.Context) {
 	l.keepAddresses()
 }
 
-// keepAddresses starts the leader's address keeper once both the leader
-// was initialized and the informers set, in either order (the app
-// initializes first; a sharded replica sets its informers first).
+// KeepPodPools makes pools the pod pools this replica keeps as the leader
+// (a *podpools.Pools): called before Lead.
+func (l *LoadBalancers) KeepPodPools(pools PodPools) { l.podPools.kept.Store(&pools) }
+
+// keepAddresses starts the leader's address keeper and the pod pools'
+// users once both the leader was initialized and the informers set, in
+// either order (the app initializes first; a sharded replica sets its
+// informers first).
 func (l *LoadBalancers) keepAddresses() {
+	if l.leading == nil {
+		return
+	}
+	if u := l.podUsers; u != nil && l.podPools.keeper() != nil {
+		l.podUsing.Do(func() {
+			go u.run(l.leading)
+			u.askAll()
+		})
+	}
 	k := l.keeper
-	if l.leading == nil || k == nil || l.addresses.api == nil {
+	if k == nil || l.addresses.api == nil {
 		return
 	}
 	l.keeping.Do(func() {

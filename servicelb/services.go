@@ -14,6 +14,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
@@ -43,6 +44,7 @@ type services struct {
 	engine    serviceEngine
 	groupLBs  *groupLoadBalancers
 	pools     *targetPools
+	podPools  *podPools
 	addresses *addresses
 }
 
@@ -153,11 +155,21 @@ func (l *services) ensure(ctx context.Context, svc *v1.Service, nodes []*v1.Node
 	if err != nil {
 		return nil, err
 	}
+	pods, err := l.podPoolsOf(ctx, in)
+	if err != nil {
+		if retry := (*api.RetryError)(nil); !errors.As(err, &retry) {
+			l.board.Failed(subj, err)
+		}
+		return nil, err
+	}
 	var lb *engine.LoadBalancer
 	out, err := l.board.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
-		if poolID != "" {
+		switch {
+		case pods != nil:
+			lb, out, err = l.engine.ReconcileLoadBalancerOnPods(ctx, in, pods, rv)
+		case poolID != "":
 			lb, out, err = l.engine.ReconcileLoadBalancerOnPool(ctx, in, poolID, rv)
-		} else {
+		default:
 			lb, out, err = l.engine.ReconcileLoadBalancer(ctx, in, nodes, rv)
 		}
 		return out, err
@@ -183,6 +195,19 @@ func (l *services) ensure(ctx context.Context, svc *v1.Service, nodes []*v1.Node
 		return nil, err
 	}
 	return st, nil
+}
+
+// podPoolsOf are the pod pools of in's ports when it forwards to its
+// pods (target type ip), nil when it does not.
+func (l *services) podPoolsOf(ctx context.Context, in *annotations.Service) (map[lbmodel.ServicePort]string, error) {
+	if !in.LB.Pods() {
+		return nil, nil
+	}
+	ports, err := engine.PodPorts(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", objectref.Service(in.Service).Describe(), err)
+	}
+	return l.podPools.ids(ctx, in, ports)
 }
 
 // shardRetry is the delay asked for a deletion another replica holds

@@ -6,7 +6,9 @@
 // the renderer renders: its listeners (one per Service port, to its node
 // port; http and https on the ports the annotations name, with their
 // certificates, redirect and sticky sessions; proxy protocol), its health
-// check, source ranges, targets or target pool, name and tags.
+// check, source ranges, targets or target pool, name and tags; of target
+// type ip, no targets but each listener's rule to its Service port's pod
+// pool (pods.go).
 //
 // It is pure: no I/O, no clock. Check refuses a Service before anything
 // else is done for it, Shape is what a reviewer reads of it (the

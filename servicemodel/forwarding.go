@@ -14,12 +14,14 @@ import (
 
 // healthCheckFor starts from what the Service implies (kube-proxy's
 // health check node port for externalTrafficPolicy Local, else the first
-// TCP node port) and applies the annotations on top.
-func healthCheckFor(svc *corev1.Service, ls []lbmodel.Listener, ann annotations.HealthCheck) (*lbmodel.HealthCheck, error) {
+// TCP node port; to pods, tcp, each probed at its own port) and applies
+// the annotations on top.
+func healthCheckFor(svc *corev1.Service, ls []lbmodel.Listener, lbAnn annotations.LoadBalancer) (*lbmodel.HealthCheck, error) {
+	ann := lbAnn.HealthCheck
 	var hc lbmodel.HealthCheck
 	var lowest int
 	switch {
-	case svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && svc.Spec.HealthCheckNodePort > 0:
+	case !lbAnn.Pods() && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && svc.Spec.HealthCheckNodePort > 0:
 		hc = lbmodel.HealthCheck{Protocol: "http", Port: int(svc.Spec.HealthCheckNodePort), Path: annotations.DefaultHealthCheckPath}
 	default:
 		// The lowest TCP port (tcp, http and https listeners all are).

@@ -44,12 +44,19 @@ func listeners(svc *corev1.Service, ann annotations.LoadBalancer) ([]lbmodel.Lis
 		if p.Port < 1 || p.Port > 65535 {
 			return nil, &lbmodel.InputError{Field: field + ".port", Value: fmt.Sprint(p.Port), Reason: "is out of range 1-65535"}
 		}
-		if p.NodePort < 1 || p.NodePort > 65535 {
-			return nil, &lbmodel.InputError{Field: field + ".nodePort", Value: fmt.Sprint(p.NodePort),
-				Reason: "is not allocated: the load balancer forwards to node ports (is spec.allocateLoadBalancerNodePorts false?)"}
+		// To its pods, a listener forwards by its rule (podRules): it
+		// takes its own port as the cloud's target port, which no request
+		// reaches, and needs no node port.
+		target := int(p.Port)
+		if !ann.Pods() {
+			if p.NodePort < 1 || p.NodePort > 65535 {
+				return nil, &lbmodel.InputError{Field: field + ".nodePort", Value: fmt.Sprint(p.NodePort),
+					Reason: "is not allocated: the load balancer forwards to node ports (is spec.allocateLoadBalancerNodePorts false?)"}
+			}
+			target = int(p.NodePort)
 		}
 		out = append(out, portListener{Listener: lbmodel.Listener{
-			Protocol: proto, Port: int(p.Port), TargetPort: int(p.NodePort), ProxyProtocol: proxy && proto == "tcp",
+			Protocol: proto, Port: int(p.Port), TargetPort: target, ProxyProtocol: proxy && proto == "tcp",
 		}, field: field})
 	}
 	sortListeners(out)

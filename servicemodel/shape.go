@@ -32,6 +32,8 @@ type ListenerShape struct {
 	Proxy        bool
 	Certificates []string
 	RedirectPort int
+	// Pods: it forwards to the Service port's pods (target type ip).
+	Pods bool
 }
 
 // String names the listener as a reviewer does: "https/443".
@@ -40,6 +42,9 @@ func (l ListenerShape) String() string { return l.Protocol + "/" + strconv.Itoa(
 // Describe is the listener's settings, for "changed" lines.
 func (l ListenerShape) Describe() string {
 	parts := []string{"to node port " + strconv.Itoa(l.TargetPort)}
+	if l.Pods {
+		parts[0] = "to the pods"
+	}
 	if l.Proxy {
 		parts = append(parts, "proxy protocol")
 	}
@@ -76,7 +81,7 @@ func LoadBalancerShape(in *annotations.Service, cfg Config) (Shape, error) {
 		Algorithm: cmp.Or(ann.Algorithm, cfg.DefaultAlgorithm, annotations.DefaultAlgorithm), Internal: ann.Internal, IPFamily: ipFamily(svc), SourceCIDRs: cidrs}
 	for _, l := range ls {
 		out.Listeners = append(out.Listeners, ListenerShape{Protocol: l.Protocol, Port: l.Port, TargetPort: l.TargetPort, Proxy: l.ProxyProtocol,
-			Certificates: slices.Clone(l.Certificates), RedirectPort: l.HTTPSRedirectPort})
+			Certificates: slices.Clone(l.Certificates), RedirectPort: l.HTTPSRedirectPort, Pods: ann.Pods()})
 	}
 	return out, nil
 }

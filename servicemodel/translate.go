@@ -100,7 +100,7 @@ func translate(svc *corev1.Service, ann annotations.LoadBalancer, nodes []*corev
 			return lb, err
 		}
 	}
-	if lb.HealthCheck, err = healthCheckFor(svc, lb.Listeners, ann.HealthCheck); err != nil {
+	if lb.HealthCheck, err = healthCheckFor(svc, lb.Listeners, ann); err != nil {
 		return lb, err
 	}
 	var w []string
@@ -111,9 +111,14 @@ func translate(svc *corev1.Service, ann annotations.LoadBalancer, nodes []*corev
 	if fs := svc.Spec.IPFamilies; slices.Contains(fs, corev1.IPv6Protocol) && !slices.Contains(fs, corev1.IPv4Protocol) {
 		lb.Warnings = append(lb.Warnings, "spec.ipFamilies is IPv6 only: the load balancer is dualstack (it has no IPv6-only mode) and also gets an IPv4 address")
 	}
-	if cfg.TargetPoolID != "" {
+	switch {
+	case ann.Pods():
+		if lb.Rules, err = podRules(svc, lb.Listeners); err != nil {
+			return lb, err
+		}
+	case cfg.TargetPoolID != "":
 		lb.TargetPoolID = cfg.TargetPoolID // the pool holds the nodes
-	} else {
+	default:
 		lb.Targets, w = lbmodel.InstanceIDs(lbmodel.PickNodes(nodes, ann.NodeSelector, cfg.Region))
 		lb.Warnings = append(lb.Warnings, w...)
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/ccm"
 	"github.com/example/cloud-provider-example/gatewaycontroller"
 	"github.com/example/cloud-provider-example/podpools"
@@ -36,14 +35,8 @@ func (p *process) startGateways(ic app.ControllerInitContext, _ *config.Complete
 			return nil, false, nil
 		}
 		kube := cc.ClientBuilder.ClientOrDie(ic.ClientName)
-		if b.PodTargets {
-			pools := p.podPools(kube)
-			b.Pods = pools
-			go func() {
-				if err := pools.Run(ctx, podPoolWorkers); err != nil {
-					klog.ErrorS(err, "Pod pools")
-				}
-			}()
+		if pools := p.cloud.PodPools(); b.PodTargets && pools != nil {
+			b.Pods = pools // the leader's (ccm: Initialize ran before)
 		}
 		c, err := newGatewayController(cc.ClientBuilder.ConfigOrDie(ic.ClientName), kube, b)
 		if err != nil {
@@ -74,19 +67,6 @@ func (p *process) gatewayPreviews(kubeconfig *rest.Config) ccm.GatewayPreview {
 		klog.ErrorS(err, "No preview of Gateway API objects")
 		return nil
 	}
-}
-
-// podPoolWorkers apply pod pools at once: each is a small workspace, and
-// a rollout of many Services rolls many.
-const podPoolWorkers = 4
-
-// podPools keeps the pod pools of the leader's Gateways (package
-// podpools), through the cloud provider's engine and review, under the
-// target pools' apply policy.
-func (p *process) podPools(kube kubernetes.Interface) *podpools.Pools {
-	c := p.cloud
-	return podpools.New(kube, c.Engine(), c.Board(), c.API(), podpools.Options{
-		Policy: annotations.ApplyPolicy(c.Config().LoadBalancer.TargetPools.ApplyPolicy)})
 }
 
 // gatewayCloud is what the Gateway API front-end builds load balancers

@@ -35,6 +35,9 @@ type renderOptions struct {
 	// tlsCertificates are NAME=FILE: the certificate of TLS Secret NAME
 	// (the Secret's tls.crt). Never a key: render needs none.
 	tlsCertificates []string
+	// podPools are PORT/PROTOCOL=ID: the pod pools of a Service of target
+	// type ip.
+	podPools []string
 }
 
 func newRenderCmd() *cobra.Command {
@@ -50,6 +53,8 @@ pools enabled (the default), the controller forwards to the pool of the
 Service's node selection: pass its id with --target-pool (target_pool_id in
 the Service's current main.tf, examplectl plan NS/NAME) for the exact module.
 Without --config: cluster "kubernetes", the nodes' region, no backend block.
+A Service of target type ip forwards each port to its pod pool: pass each
+pool's id with --pod-pool PORT/PROTOCOL=ID (placeholders without).
 Warnings (skipped nodes, adjusted CIDRs) go to stderr. With --out, main.tf is
 written to DIR instead; --with-modules also writes the shipped modules to
 DIR/modules, so that DIR is ready for terraform init and plan. A Service
@@ -69,6 +74,7 @@ private keys are never rendered, so render reads none.`,
 	f.StringVar(&o.out, "out", "", "write main.tf into this directory instead of printing it")
 	f.BoolVar(&o.withModules, "with-modules", false, "with --out: also write the shipped modules to DIR/modules")
 	f.StringArrayVar(&o.tlsCertificates, "tls-certificate", nil, "NAME=FILE: the certificate (tls.crt) of TLS Secret NAME the Service names; repeat per Secret")
+	f.StringArrayVar(&o.podPools, "pod-pool", nil, "PORT/PROTOCOL=ID: the pod pool a Service of target type ip forwards that port to (placeholders without); repeat per port")
 	_ = cmd.MarkFlagRequired("service")
 	return cmd
 }
@@ -243,6 +249,13 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 		if tls != nil {
 			cfg.Certificates = tls.Certificates
 		}
+		if in.LB.Pods() {
+			pods, err := podPoolIDs(in, o.podPools, stderr)
+			if err != nil {
+				return nil, err
+			}
+			return renderer.LoadBalancerOnPods(in, pods, cfg)
+		}
 		return renderer.LoadBalancer(in, nodes, cfg)
 	}
 	data, err := readFile(o.config)
@@ -261,6 +274,14 @@ func renderService(o renderOptions, svc *corev1.Service, nodes []*corev1.Node, t
 		return nil, err
 	}
 	e := engine.New(cfg.Render(), states, nil, engine.Options{})
+	if in.LB.Pods() {
+		pods, err := podPoolIDs(in, o.podPools, stderr)
+		if err != nil {
+			return nil, err
+		}
+		m, _, err := e.RenderLoadBalancerOnPods(in, pods, tls)
+		return m, err
+	}
 	pools := !cfg.LoadBalancer.TargetPools.Disabled
 	switch {
 	case o.targetPool != "" && !pools:

@@ -262,3 +262,39 @@ func TestRenderTakesTheControllerDecisions(t *testing.T) {
 		t.Errorf("an explicit name: %v, warnings %q", err, warnings)
 	}
 }
+
+// A Service of target type ip renders its listeners' rules to its pod
+// pools: the ids --pod-pool gives, a placeholder said on stderr for a
+// port without one; a --pod-pool of a port it does not forward is an
+// error. With --config and without.
+func TestRenderPodPools(t *testing.T) {
+	dir := t.TempDir()
+	svc := filepath.Join(dir, "svc.yaml")
+	err := os.WriteFile(svc, []byte(`kind: Service
+metadata: {name: web, namespace: shop, uid: 6f1c1e2a-8d3b-4c5e-9f70-0123456789ab, annotations: {loadbalancer.example.com/target-type: ip}}
+spec:
+  type: LoadBalancer
+  ports: [{name: http, port: 80}, {name: dns, port: 53, protocol: UDP}]
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--config", "testdata/config.yaml"}} {
+		args := append([]string{"--service", svc, "--nodes", "testdata/nodes.yaml", "--pod-pool", "80/tcp=tp-0080aa00aa00aa00"}, extra...)
+		out, warnings, err := render(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, `target_pool_id = "tp-0080aa00aa00aa00"`) || !strings.Contains(out, `target_pool_id = "tp-pods-53-udp"`) ||
+			!strings.Contains(out, "targets              = []") {
+			t.Errorf("%v: module:\n%s", extra, out)
+		}
+		if !strings.Contains(warnings, "pod pool id tp-pods-53-udp is a placeholder; pass --pod-pool 53/UDP=ID (examplectl plan pods:shop/web-53-udp)") ||
+			strings.Contains(warnings, "80/TCP") {
+			t.Errorf("%v: warnings %q", extra, warnings)
+		}
+		if _, _, err := render(t, append(args, "--pod-pool", "443/TCP=tp-1")...); err == nil || !strings.Contains(err.Error(), "forwards to no pod pool of that port") {
+			t.Errorf("%v: a pool of a port it does not forward: %v", extra, err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/podtargets"
@@ -200,15 +201,7 @@ func TestGatewayRollout(t *testing.T) {
 			Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "web", 1)}}},
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	gate := podtargets.Gate("web")
-	// Terminating, a pod serves on for 15 s (kwok deletes it then): the
-	// time its load balancers take to let it go.
-	e.echoDeploymentOf(t, "default", "web", 10, func(tpl *v1.PodTemplateSpec) {
-		tpl.Annotations = map[string]string{"pod-delete.stage.kwok.x-k8s.io/delay": "15s"}
-		tpl.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
-	})
-	d, err := e.kube.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
-	testkit.Must(t, err)
+	gatedDeployment(t, e)
 	ip := ""
 	testkit.Eventually(t, time.Minute, "the Gateway's address", func() error {
 		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
@@ -218,7 +211,46 @@ func TestGatewayRollout(t *testing.T) {
 		ip = gw.Status.Addresses[0].Value
 		return nil
 	})
-	url := "http://" + ip + "/"
+	rollUnderLoad(t, e, "http://"+ip+"/")
+}
+
+// A rolling update of 10 pods behind a Service of target type ip, under
+// 50 requests/s, fails no request: TestGatewayRollout's, through the
+// Service's own load balancer.
+func TestServiceRollout(t *testing.T) {
+	e := newEnv(t, options{traffic: true})
+	e.startCCM()
+	e.nodeA()
+	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web",
+		Annotations: map[string]string{string(annotations.LBTargetType): annotations.TargetTypeIP}},
+		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	gatedDeployment(t, e)
+	rollUnderLoad(t, e, "http://"+e.ingressIP(t, "default", "web")+"/")
+}
+
+// gatedDeployment runs Deployment default/web: 10 echo pods, each with
+// the readiness gate of Service web, serving on for 15 s once
+// terminating (kwok deletes it then): the time its load balancers take to
+// let it go.
+func gatedDeployment(t *testing.T, e *env) {
+	t.Helper()
+	e.echoDeploymentOf(t, "default", "web", 10, func(tpl *v1.PodTemplateSpec) {
+		tpl.Annotations = map[string]string{"pod-delete.stage.kwok.x-k8s.io/delay": "15s"}
+		tpl.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: podtargets.Gate("web")}}
+	})
+}
+
+// rollUnderLoad rolls Deployment default/web (gatedDeployment) while 50
+// requests/s go to url, and fails on any failed request, or a pod Ready
+// without its gate.
+func rollUnderLoad(t *testing.T, e *env, url string) {
+	t.Helper()
+	ctx := testkit.Context(t)
+	gate := podtargets.Gate("web")
+	d, err := e.kube.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+	testkit.Must(t, err)
 	plain := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	testkit.Eventually(t, time.Minute, "an answer at "+url, func() error { _, err := ask(plain, url); return err })
 

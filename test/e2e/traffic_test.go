@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +23,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/echo"
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -392,6 +395,61 @@ func TestServiceTraffic(t *testing.T) {
 			if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
 				t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
 			}
+		}
+	})
+
+	t.Run("target type ip: to the pods directly", func(t *testing.T) {
+		e.echoDeployment(t, "default", "direct", 2)
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "direct",
+			Annotations: map[string]string{string(annotations.LBTargetType): annotations.TargetTypeIP}},
+			Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "direct"}, Ports: []v1.ServicePort{http80},
+				AllocateLoadBalancerNodePorts: ptr.To(false)}}
+		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), svc, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		ip := e.ingressIP(t, "default", "direct")
+		// With externalTrafficPolicy Cluster: behind a node, the pod
+		// would see the node's address.
+		from := netip.MustParseAddr("198.51.100.201")
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
+		testkit.Eventually(t, time.Minute, "an answer at "+ip, func() error { _, err := ask(c, "http://"+ip+"/"); return err })
+		pods := map[string]int{}
+		for i := range 40 {
+			a, err := ask(c, "http://"+ip+"/")
+			if err != nil {
+				t.Fatalf("request %d of 40: %v", i+1, err)
+			}
+			if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
+				t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
+			}
+			pods[a.Pod]++
+		}
+		if len(pods) != 2 {
+			t.Fatalf("40 requests reached %v, want both pods", pods)
+		}
+		// In the cloud: no node is a target; the one rule forwards to a
+		// pool of target type ip holding the two pods.
+		lbs, err := e.api.ListLoadBalancers(testkit.Context(t), exampleapi.LoadBalancerFilter{})
+		testkit.Must(t, err)
+		i := slices.IndexFunc(lbs, func(lb exampleapi.LoadBalancer) bool { return lb.IPv4 == ip })
+		if i < 0 {
+			t.Fatalf("no load balancer holds %s", ip)
+		}
+		lb := lbs[i]
+		if len(lb.Targets) != 0 || lb.TargetPoolID != "" || len(lb.Rules) != 1 || len(lb.Rules[0].Backends) != 1 {
+			t.Fatalf("load balancer %s: targets %v, pool %q, rules %+v", lb.ID, lb.Targets, lb.TargetPoolID, lb.Rules)
+		}
+		pool, err := e.api.GetTargetPool(testkit.Context(t), lb.Rules[0].Backends[0].TargetPoolID)
+		testkit.Must(t, err)
+		running, err := e.kube.CoreV1().Pods("default").List(testkit.Context(t), metav1.ListOptions{LabelSelector: "app=direct"})
+		testkit.Must(t, err)
+		var want []string
+		for _, p := range running.Items {
+			want = append(want, p.Status.PodIP+":3000") // the echo pods' http port
+		}
+		slices.Sort(want)
+		if pool.TargetType != exampleapi.TargetTypeIP || !slices.Equal(pool.Targets, want) {
+			t.Fatalf("pool %s: type %s, targets %v; want ip, %v", pool.ID, pool.TargetType, pool.Targets, want)
 		}
 	})
 
