@@ -25,7 +25,7 @@ func (c *Cloud) keepPodPools(ctx context.Context, clientBuilder cloudprovider.Co
 		return
 	}
 	pools := podpools.New(client, c.engine, c.board, c.api, podpools.Options{
-		Policy: annotations.ApplyPolicy(c.cfg.LoadBalancer.TargetPools.ApplyPolicy)})
+		Policy: annotations.ApplyPolicy(c.cfg.LoadBalancer.TargetPools.ApplyPolicy), ClusterID: c.cfg.ClusterID})
 	c.podPools.Store(pools)
 	c.lbs.KeepPodPools(pools)
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -127,5 +128,33 @@ func TestServiceLoadBalancerValidate(t *testing.T) {
 	}
 	if err := (LoadBalancer{Kind: "Service", Listeners: []Listener{{Protocol: "tcp", Port: 80}, {Protocol: "udp", Port: 80}}}).Validate(); err != nil {
 		t.Errorf("tcp and udp on one port refused: %v", err)
+	}
+}
+
+// A pod pool's tags name its Service port (what the sweep reads back):
+// only a pool of this controller and cluster, with a port it could have
+// written.
+func TestPodPoolPort(t *testing.T) {
+	sp := ServicePort{Namespace: "shop", Service: "web", Port: 53, Protocol: corev1.ProtocolUDP}
+	tags := func(change func(map[string]string)) map[string]string {
+		m := map[string]string{TagManagedBy: ManagedBy, TagClusterID: "prod", TagServiceNamespace: "shop", TagServiceName: "web", TagServicePort: sp.Tag()}
+		change(m)
+		return m
+	}
+	if got, ok := PodPoolPort(tags(func(map[string]string) {}), "prod"); !ok || got != sp || sp.Tag() != "53/UDP" {
+		t.Fatalf("PodPoolPort = %v, %v; want %v", got, ok, sp)
+	}
+	for name, change := range map[string]func(map[string]string){
+		"another cluster's":    func(m map[string]string) { m[TagClusterID] = "staging" },
+		"another controller's": func(m map[string]string) { delete(m, TagManagedBy) },
+		"no Service":           func(m map[string]string) { delete(m, TagServiceName) },
+		"port 0":               func(m map[string]string) { m[TagServicePort] = "0/TCP" },
+		"port too large":       func(m map[string]string) { m[TagServicePort] = "70000/TCP" },
+		"SCTP":                 func(m map[string]string) { m[TagServicePort] = "80/SCTP" },
+		"no protocol":          func(m map[string]string) { m[TagServicePort] = "80" },
+	} {
+		if got, ok := PodPoolPort(tags(change), "prod"); ok {
+			t.Errorf("%s: PodPoolPort = %v, want none", name, got)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package lbmodel
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,6 +34,26 @@ type ServicePort struct {
 // Ref is the identity of the port's pod pool.
 func (s ServicePort) Ref() objectref.Ref {
 	return objectref.PodPool(s.Namespace, s.Service, s.Port, s.Protocol)
+}
+
+// Tag is the port as TagServicePort names it: "80/TCP".
+func (s ServicePort) Tag() string {
+	return fmt.Sprintf("%d/%s", s.Port, cmpOr(s.Protocol, corev1.ProtocolTCP))
+}
+
+// PodPoolPort is the Service port a target pool of the cloud stands for,
+// by its tags: a pod pool of this controller in cluster clusterID, else
+// false.
+func PodPoolPort(tags map[string]string, clusterID string) (ServicePort, bool) {
+	if tags[TagManagedBy] != ManagedBy || tags[TagClusterID] != clusterID || tags[TagServiceNamespace] == "" || tags[TagServiceName] == "" {
+		return ServicePort{}, false
+	}
+	num, proto, ok := strings.Cut(tags[TagServicePort], "/")
+	port, err := strconv.ParseInt(num, 10, 32)
+	if !ok || err != nil || port < 1 || port > 65535 || (proto != string(corev1.ProtocolTCP) && proto != string(corev1.ProtocolUDP)) {
+		return ServicePort{}, false
+	}
+	return ServicePort{Namespace: tags[TagServiceNamespace], Service: tags[TagServiceName], Port: int32(port), Protocol: corev1.Protocol(proto)}, true
 }
 
 func (s ServicePort) String() string {

@@ -12,6 +12,9 @@ const (
 	TagServiceNamespace = exampleapi.TagNamespace
 	TagServiceName      = exampleapi.TagServiceName
 	TagServiceUID       = exampleapi.TagServiceUID
+	// TagServicePort, on a pod pool, is the Service port it stands for
+	// (ServicePort.Tag: "80/TCP").
+	TagServicePort = "k8s.example.com/service-port"
 )
 
 // ManagedBy is TagManagedBy's value: this controller.

@@ -59,7 +59,7 @@ func (p *Pools) checkGates(ctx context.Context, k serviceKey) (again bool, err e
 	}
 	health := map[string]string{} // "pool/target" -> health
 	for _, st := range pools {
-		h, err := p.health.TargetPoolHealth(ctx, st.id)
+		h, err := p.cloud.TargetPoolHealth(ctx, st.id)
 		if err != nil {
 			return false, fmt.Errorf("target health of the pool of port %s (%s): %w", st.port, st.id, err)
 		}

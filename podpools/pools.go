@@ -8,7 +8,8 @@
 // The tour: pools.go (Use, what the front-ends call), sync.go (the
 // worker: targets, settle, apply, destroy), watch.go (informers and what
 // their events touch), boundary.go (the pods by IP the tenant boundary
-// reads), gates.go (readiness gates).
+// reads), gates.go (readiness gates), sweep.go (the pools nobody uses
+// since the start).
 package podpools
 
 import (
@@ -53,10 +54,12 @@ type Reviewer interface {
 
 var _ Reviewer = (*review.Board)(nil)
 
-// Health reads what the load balancers make of a pool's targets: what a
-// readiness gate waits for.
-type Health interface {
+// Cloud is what pod pools read of the cloud (an *exampleapi.Client): what
+// the load balancers make of a pool's targets (what a readiness gate
+// waits for), and the pools there are (sweep.go).
+type Cloud interface {
 	TargetPoolHealth(ctx context.Context, id string) (*exampleapi.TargetPoolHealthResponse, error)
+	ListTargetPools(ctx context.Context, f exampleapi.TargetPoolFilter) ([]exampleapi.TargetPool, error)
 }
 
 // Options are the cloud config's words for pod pools.
@@ -74,17 +77,21 @@ type Options struct {
 	// approval).
 	InUseRetry time.Duration
 	// NotTargetedGrace is how long after it starts the controller holds
-	// the gated pods of a Service no load balancer forwards to: the
-	// front-ends say which Services they forward to as they reconcile,
-	// and until they have, no Service is known to be untargeted.
+	// the gated pods of a Service no load balancer forwards to, and
+	// leaves the pools nobody said they use (sweep.go): the front-ends
+	// say which Services they forward to as they reconcile, and until
+	// they have, no Service is known to be untargeted.
 	NotTargetedGrace time.Duration
+	// ClusterID is the cluster's: the pools the sweep may destroy are
+	// those tagged with it.
+	ClusterID string
 }
 
 // Pools keeps the pod pools.
 type Pools struct {
 	engine Engine
 	review Reviewer
-	health Health
+	cloud  Cloud
 	kube   kubernetes.Interface
 	opts   Options
 	now    func() time.Time
@@ -130,9 +137,9 @@ type pool struct {
 	said map[string]bool
 }
 
-// New keeps pod pools through eng under rv, reading health from h and the
-// cluster through kube; Run starts it.
-func New(kube kubernetes.Interface, eng Engine, rv Reviewer, h Health, opts Options) *Pools {
+// New keeps pod pools through eng under rv, reading the cloud through c
+// and the cluster through kube; Run starts it.
+func New(kube kubernetes.Interface, eng Engine, rv Reviewer, c Cloud, opts Options) *Pools {
 	if opts.Settle == (podtargets.Settle{}) {
 		opts.Settle = podtargets.DefaultSettle
 	}
@@ -145,7 +152,7 @@ func New(kube kubernetes.Interface, eng Engine, rv Reviewer, h Health, opts Opti
 	if opts.NotTargetedGrace == 0 {
 		opts.NotTargetedGrace = time.Minute
 	}
-	p := &Pools{engine: eng, review: rv, health: h, kube: kube, opts: opts, now: time.Now, pools: map[objectref.Ref]*pool{},
+	p := &Pools{engine: eng, review: rv, cloud: c, kube: kube, opts: opts, now: time.Now, pools: map[objectref.Ref]*pool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objectref.Ref](),
 			workqueue.TypedRateLimitingQueueConfig[objectref.Ref]{Name: "pod-pools"}),
 		gates: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[serviceKey](),

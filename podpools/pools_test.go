@@ -102,13 +102,21 @@ func (f *fakeReview) said() []string {
 	return slices.Clone(f.events)
 }
 
-// fakeHealth answers each target's health, unused unless set.
-type fakeHealth struct {
+// fakeCloud answers each target's health, unused unless set, and lists
+// pools.
+type fakeCloud struct {
 	mu     sync.Mutex
 	health map[string]string
+	pools  []exampleapi.TargetPool
 }
 
-func (f *fakeHealth) TargetPoolHealth(_ context.Context, id string) (*exampleapi.TargetPoolHealthResponse, error) {
+func (f *fakeCloud) ListTargetPools(context.Context, exampleapi.TargetPoolFilter) ([]exampleapi.TargetPool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.pools), nil
+}
+
+func (f *fakeCloud) TargetPoolHealth(_ context.Context, id string) (*exampleapi.TargetPoolHealthResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := &exampleapi.TargetPoolHealthResponse{TargetPoolID: id}
@@ -118,7 +126,7 @@ func (f *fakeHealth) TargetPoolHealth(_ context.Context, id string) (*exampleapi
 	return out, nil
 }
 
-func (f *fakeHealth) set(target, health string) {
+func (f *fakeCloud) set(target, health string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.health[target] = health
@@ -130,7 +138,7 @@ type fixture struct {
 	pools  *Pools
 	engine *fakeEngine
 	review *fakeReview
-	health *fakeHealth
+	health *fakeCloud
 }
 
 func start(t *testing.T, opts ...func(*Options)) *fixture {
@@ -138,7 +146,7 @@ func start(t *testing.T, opts ...func(*Options)) *fixture {
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	testkit.Must(t, err)
 	f := &fixture{kube: kube, ns: cluster.Namespace(t), engine: &fakeEngine{applies: map[objectref.Ref][][]string{}, destroys: map[objectref.Ref]int{}},
-		review: &fakeReview{}, health: &fakeHealth{health: map[string]string{}}}
+		review: &fakeReview{}, health: &fakeCloud{health: map[string]string{}}}
 	o := Options{Policy: annotations.ApplyAuto,
 		Settle: podtargets.Settle{Quiet: 300 * time.Millisecond, Longest: 3 * time.Second}, GateRecheck: 100 * time.Millisecond,
 		InUseRetry: 200 * time.Millisecond, NotTargetedGrace: time.Hour}
@@ -365,4 +373,41 @@ type recordedIDs map[objectref.Ref]string
 
 func (r recordedIDs) PodPoolID(_ context.Context, ref objectref.Ref) (string, error) {
 	return r[ref], nil
+}
+
+// A pod pool of the cluster in the cloud that no front-end says it uses
+// once NotTargetedGrace has passed since the start (its last user went
+// while no leader kept the pools) is destroyed; one a front-end uses,
+// another cluster's, and a pool of instances are not.
+func TestSweepAfterTheStart(t *testing.T) {
+	f := start(t, func(o *Options) { o.NotTargetedGrace, o.ClusterID = time.Second, "prod" })
+	web := f.service(t, "web")
+	gone := lbmodel.ServicePort{Namespace: f.ns, Service: "gone", Port: 53, Protocol: corev1.ProtocolUDP}
+	tags := func(sp lbmodel.ServicePort, cluster string) map[string]string {
+		return map[string]string{lbmodel.TagManagedBy: lbmodel.ManagedBy, lbmodel.TagClusterID: cluster,
+			lbmodel.TagServiceNamespace: sp.Namespace, lbmodel.TagServiceName: sp.Service, lbmodel.TagServicePort: sp.Tag()}
+	}
+	other := lbmodel.ServicePort{Namespace: f.ns, Service: "theirs", Port: 80, Protocol: corev1.ProtocolTCP}
+	nodes := lbmodel.ServicePort{Namespace: f.ns, Service: "nodes", Port: 80, Protocol: corev1.ProtocolTCP}
+	f.health.mu.Lock()
+	f.health.pools = []exampleapi.TargetPool{
+		{ObjectMeta: exampleapi.ObjectMeta{ID: "tp-web"}, TargetType: exampleapi.TargetTypeIP, Tags: tags(web, "prod")},
+		{ObjectMeta: exampleapi.ObjectMeta{ID: "tp-gone"}, TargetType: exampleapi.TargetTypeIP, Tags: tags(gone, "prod")},
+		{ObjectMeta: exampleapi.ObjectMeta{ID: "tp-theirs"}, TargetType: exampleapi.TargetTypeIP, Tags: tags(other, "staging")},
+		{ObjectMeta: exampleapi.ObjectMeta{ID: "tp-nodes"}, Tags: tags(nodes, "prod")},
+	}
+	f.health.mu.Unlock()
+	if _, err := f.pools.Use(testkit.Context(t), "gateway:infra/gw", []lbmodel.ServicePort{web}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(gone.Ref()) == 1 })
+	time.Sleep(500 * time.Millisecond) // anything else would have gone by now
+	for _, sp := range []lbmodel.ServicePort{web, other, nodes} {
+		if n := f.engine.destroysOf(sp.Ref()); n != 0 {
+			t.Errorf("%s destroyed %d times", sp, n)
+		}
+	}
+	if _, ok := f.pools.Users()[gone.Ref()]; ok {
+		t.Errorf("the swept pool is still kept: %v", f.pools.Users())
+	}
 }

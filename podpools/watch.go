@@ -127,6 +127,7 @@ func (p *Pools) Run(ctx context.Context, workers int) error {
 		go wait.UntilWithContext(ctx, p.poolWork, time.Second)
 	}
 	go wait.UntilWithContext(ctx, p.gateWork, time.Second)
+	go p.sweepAfterGrace(ctx)
 	<-ctx.Done()
 	p.queue.ShutDown()
 	p.gates.ShutDown()

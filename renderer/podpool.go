@@ -12,7 +12,7 @@ import (
 
 // TagServicePort, on a pod pool, is the Service port it stands for
 // ("80/TCP").
-const TagServicePort = "k8s.example.com/service-port"
+const TagServicePort = lbmodel.TagServicePort
 
 var podPoolOutputs = []output{
 	{"ids", "Pool id (tp-...) by key: what the load balancers' rules forward to, with port 0."},
@@ -39,7 +39,7 @@ func PodPoolRoot(p lbmodel.PodPool, cfg Config) (_ *Module, err error) {
 		return nil, err
 	}
 	r, err := newModuleRoot(cfg, cfg.TargetPoolsModule, DefaultTargetPoolsModuleSource, heading{
-		about:   fmt.Sprintf("the pods of port %d/%s of Service %s/%s", p.Port, protocolOf(p), p.Namespace, p.Service),
+		about:   fmt.Sprintf("the pods of port %s of Service %s/%s", p.Tag(), p.Namespace, p.Service),
 		notes:   []string{fmt.Sprintf("It forwards to %d pod(s).", len(p.Targets))},
 		rewrite: "the Service's ready endpoints change",
 	})
@@ -60,13 +60,6 @@ func PodPoolTags(p lbmodel.PodPool, cfg Config) map[string]string {
 	return map[string]string{
 		lbmodel.TagManagedBy: generator, lbmodel.TagClusterID: cfg.ClusterID,
 		lbmodel.TagServiceNamespace: p.Namespace, lbmodel.TagServiceName: p.Service,
-		TagServicePort: fmt.Sprintf("%d/%s", p.Port, protocolOf(p)),
+		TagServicePort: p.Tag(),
 	}
-}
-
-func protocolOf(p lbmodel.PodPool) string {
-	if p.Protocol == "" {
-		return "TCP"
-	}
-	return string(p.Protocol)
 }
