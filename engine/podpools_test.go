@@ -15,19 +15,27 @@ import (
 	"github.com/example/cloud-provider-example/lbmodel"
 )
 
+// podFixture is a fixture with node n1, whose pod CIDR 10.244.1.0/24 the
+// cloud routes (as the route controller would): pods there may be
+// targets.
+func podFixture(t *testing.T) (*fixture, *corev1.Node) {
+	f := newFixture(t, 1)
+	n := f.node(t, "n1")
+	nets, err := f.api.ListNetworks(testkit.Context(t), region, "")
+	testkit.Must(t, err)
+	_, err = f.api.CreateRoute(testkit.Context(t), nets[0].ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: instanceID(t, n)})
+	testkit.Must(t, err)
+	return f, n
+}
+
 // A pod pool in a workspace of its own: applied as a pool of target type
 // ip the Gateway's rules forward to with port 0; its targets follow in
 // place without touching the load balancer; unchanged it costs no
 // terraform process; while a load balancer forwards to it the cloud
 // refuses its destroy, which succeeds once nothing does.
 func TestPodPool(t *testing.T) {
-	f := newFixture(t, 1)
+	f, _ := podFixture(t)
 	ctx := testkit.Context(t)
-	n := f.node(t, "n1")
-	nets, err := f.api.ListNetworks(ctx, region, "")
-	testkit.Must(t, err)
-	_, err = f.api.CreateRoute(ctx, nets[0].ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: instanceID(t, n)})
-	testkit.Must(t, err)
 
 	web := lbmodel.PodPool{ServicePort: lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80, Protocol: corev1.ProtocolTCP},
 		Targets: []string{"10.244.1.5:8080", "10.244.1.6:8080"}}
@@ -97,13 +105,8 @@ func TestPodPool(t *testing.T) {
 // port; the pool rolls without touching it; it is destroyed (read for
 // its workspace alone) without its pools' ids.
 func TestServiceOnPodPools(t *testing.T) {
-	f := newFixture(t, 1)
+	f, n := podFixture(t)
 	ctx := testkit.Context(t)
-	n := f.node(t, "n1")
-	nets, err := f.api.ListNetworks(ctx, region, "")
-	testkit.Must(t, err)
-	_, err = f.api.CreateRoute(ctx, nets[0].ID, exampleapi.CreateRouteRequest{DestinationCIDR: "10.244.1.0/24", TargetInstanceID: instanceID(t, n)})
-	testkit.Must(t, err)
 
 	svc := service("web", 80)
 	svc.Spec.Ports[0].NodePort = 0

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -30,48 +29,16 @@ const addressResync = time.Minute
 // balancer takes it, in one plan. Its queue holds wants (addressWant.key),
 // from Service events and a periodic look at every Service.
 type addressKeeper struct {
-	lb    *addresses
-	store cache.Store
-	leads func() bool
-	queue workqueue.TypedRateLimitingInterface[string]
+	*serviceQueue
+	lb *addresses
 }
 
 func newAddressKeeper(l *addresses, inf cache.SharedIndexInformer, leads func() bool) (*addressKeeper, error) {
-	k := &addressKeeper{lb: l, store: inf.GetStore(), leads: leads,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "addresses"})}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: k.ask,
-		UpdateFunc: func(old, cur any) {
-			o, ok1 := serviceOf(old)
-			c, ok2 := serviceOf(cur)
-			if ok1 && ok2 && addressAsked(o, c) {
-				k.ask(old) // what it let go of
-				k.ask(cur)
-			}
-		},
-		DeleteFunc: k.ask,
-	})
-	return k, err
-}
-
-// ask queues the address obj, a Service, asks for (on the leader).
-func (k *addressKeeper) ask(obj any) {
-	svc, ok := serviceOf(obj)
-	if !ok || !k.leads() {
-		return
-	}
-	if w, ok := k.lb.wantOf(annotations.Read(svc)); ok {
-		k.queue.Add(w.key())
-	}
-}
-
-// askAll queues every address Services ask for: a replica that becomes
-// the leader did not look before.
-func (k *addressKeeper) askAll() {
-	for _, obj := range k.store.List() {
-		k.ask(obj)
-	}
+	q, err := newServiceQueue("addresses", inf, leads, func(svc *v1.Service) (string, bool) {
+		w, ok := l.wantOf(annotations.Read(svc))
+		return w.key(), ok
+	}, serviceEvents{changed: addressAsked, old: true, deleted: true})
+	return &addressKeeper{serviceQueue: q, lb: l}, err
 }
 
 // run keeps the addresses until ctx ends.

@@ -28,8 +28,8 @@ import (
 // keeper is the leader's address keeper over f's Services, synced by
 // the test (key by key) rather than from its queue.
 func (f *fakeServices) keeper() *addressKeeper {
-	return &addressKeeper{lb: f.services.addresses, store: f.services.groups.services, leads: func() bool { return true },
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	return &addressKeeper{lb: f.services.addresses, serviceQueue: &serviceQueue{store: f.services.groups.services, leads: func() bool { return true },
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}}
 }
 
 // holding puts svc, whose own load balancer lb is active in the cloud,

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
@@ -47,44 +46,18 @@ func (l *targetPools) leadersPool(ctx context.Context, in *annotations.Service, 
 // have no pool yet (keys of the unfiltered Service informer), and creates
 // their pools: each under the pools' review, caused by the Service.
 type poolCreator struct {
-	lb    *targetPools
-	store cache.Store
-	queue workqueue.TypedRateLimitingInterface[string]
+	*serviceQueue
+	lb *targetPools
 }
 
 func newPoolCreator(l *targetPools, inf cache.SharedIndexInformer) (*poolCreator, error) {
-	p := &poolCreator{lb: l, store: inf.GetStore(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pool_asks"})}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: p.ask,
-		UpdateFunc: func(old, cur any) {
-			o, ok1 := old.(*v1.Service)
-			c, ok2 := cur.(*v1.Service)
-			if ok1 && ok2 && !reflect.DeepEqual(o.Annotations, c.Annotations) {
-				p.ask(cur)
-			}
-		},
-	})
-	return p, err
-}
-
-func (p *poolCreator) ask(obj any) {
-	svc, ok := obj.(*v1.Service)
-	if !ok || !ours(svc) || svc.DeletionTimestamp != nil || !p.lb.shards.Leads() {
-		return
-	}
-	if key, err := cache.MetaNamespaceKeyFunc(svc); err == nil {
-		p.queue.Add(key)
-	}
-}
-
-// askAll asks for every Service's pool: a replica that becomes the
-// leader did not look before.
-func (p *poolCreator) askAll() {
-	for _, obj := range p.store.List() {
-		p.ask(obj)
-	}
+	q, err := newServiceQueue("pool_asks", inf, l.shards.Leads, func(svc *v1.Service) (string, bool) {
+		if !ours(svc) || svc.DeletionTimestamp != nil {
+			return "", false
+		}
+		return serviceKey(svc)
+	}, serviceEvents{changed: func(o, c *v1.Service) bool { return !reflect.DeepEqual(o.Annotations, c.Annotations) }})
+	return &poolCreator{serviceQueue: q, lb: l}, err
 }
 
 // run creates the pools asked for until ctx ends.

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/cloud-provider/api"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -111,48 +110,15 @@ func (p *podPools) known(ctx context.Context, ports []lbmodel.ServicePort) (_ ma
 // target type, ports gone), whose pools then go once its load balancer
 // no longer forwards to them.
 type podUsers struct {
+	*serviceQueue
 	pools *podPools
-	store cache.Store
-	leads func() bool
-	queue workqueue.TypedRateLimitingInterface[string]
 }
 
 func newPodUsers(p *podPools, inf cache.SharedIndexInformer, leads func() bool) (*podUsers, error) {
-	u := &podUsers{pools: p, store: inf.GetStore(), leads: leads,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pod_pool_users"})}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: u.ask,
-		UpdateFunc: func(old, cur any) {
-			o, ok1 := serviceOf(old)
-			c, ok2 := serviceOf(cur)
-			if ok1 && ok2 && (!reflect.DeepEqual(o.Annotations, c.Annotations) || !reflect.DeepEqual(o.Spec, c.Spec) ||
-				(o.DeletionTimestamp == nil) != (c.DeletionTimestamp == nil)) {
-				u.ask(cur)
-			}
-		},
-		DeleteFunc: u.ask,
-	})
-	return u, err
-}
-
-// ask queues the Service obj (on the leader).
-func (u *podUsers) ask(obj any) {
-	svc, ok := serviceOf(obj)
-	if !ok || !u.leads() {
-		return
-	}
-	if key, err := cache.MetaNamespaceKeyFunc(svc); err == nil {
-		u.queue.Add(key)
-	}
-}
-
-// askAll queues every Service: a replica that becomes the leader keeps
-// no pools before.
-func (u *podUsers) askAll() {
-	for _, obj := range u.store.List() {
-		u.ask(obj)
-	}
+	q, err := newServiceQueue("pod_pool_users", inf, leads, serviceKey, serviceEvents{changed: func(o, c *v1.Service) bool {
+		return !reflect.DeepEqual(o.Annotations, c.Annotations) || !reflect.DeepEqual(o.Spec, c.Spec) || (o.DeletionTimestamp == nil) != (c.DeletionTimestamp == nil)
+	}, deleted: true})
+	return &podUsers{serviceQueue: q, pools: p}, err
 }
 
 // run tells the pools their users until ctx ends.

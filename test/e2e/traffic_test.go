@@ -166,6 +166,29 @@ func (e *env) lbService(t testing.TB, ns, name string, ann map[string]string, lo
 	return e.ingressIP(t, ns, name)
 }
 
+// askedFrom sends n requests to url from address from (a client of the
+// tests' network namespace), each on a new connection, once the first
+// answers, and fails unless every one answers and the pod saw the
+// request from that address; it returns the requests each pod answered.
+func askedFrom(t *testing.T, from netip.Addr, url string, n int) map[string]int {
+	t.Helper()
+	d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
+	testkit.Eventually(t, time.Minute, "an answer at "+url, func() error { _, err := ask(c, url); return err })
+	pods := map[string]int{}
+	for i := range n {
+		a, err := ask(c, url)
+		if err != nil {
+			t.Fatalf("request %d of %d: %v", i+1, n, err)
+		}
+		if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
+			t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
+		}
+		pods[a.Pod]++
+	}
+	return pods
+}
+
 // keptConn is one HTTP/1.1 connection kept open across requests.
 type keptConn struct {
 	c    net.Conn
@@ -383,19 +406,9 @@ func TestServiceTraffic(t *testing.T) {
 	t.Run("Local keeps the client's address", func(t *testing.T) {
 		e.echoDeployment(t, "default", "local", 1)
 		ip := e.lbService(t, "default", "local", nil, true, http80)
-		from := netip.MustParseAddr("198.51.100.200") // a client of the namespace's own
-		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))}
-		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
-		testkit.Eventually(t, time.Minute, "an answer at "+ip, func() error { _, err := ask(c, "http://"+ip+"/"); return err })
-		for i := range 30 {
-			a, err := ask(c, "http://"+ip+"/")
-			if err != nil {
-				t.Fatalf("request %d of 30 (the nodes without the pod must fail the health check, not the request): %v", i+1, err)
-			}
-			if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
-				t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
-			}
-		}
+		// The nodes without the pod must fail the health check, not
+		// the request.
+		askedFrom(t, netip.MustParseAddr("198.51.100.200"), "http://"+ip+"/", 30)
 	})
 
 	t.Run("target type ip: to the pods directly", func(t *testing.T) {
@@ -409,22 +422,7 @@ func TestServiceTraffic(t *testing.T) {
 		ip := e.ingressIP(t, "default", "direct")
 		// With externalTrafficPolicy Cluster: behind a node, the pod
 		// would see the node's address.
-		from := netip.MustParseAddr("198.51.100.201")
-		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(from, 0))}
-		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: d.DialContext}}
-		testkit.Eventually(t, time.Minute, "an answer at "+ip, func() error { _, err := ask(c, "http://"+ip+"/"); return err })
-		pods := map[string]int{}
-		for i := range 40 {
-			a, err := ask(c, "http://"+ip+"/")
-			if err != nil {
-				t.Fatalf("request %d of 40: %v", i+1, err)
-			}
-			if host, _, _ := net.SplitHostPort(a.RemoteAddr); host != from.String() {
-				t.Fatalf("the pod saw the request from %s, not the client's %s", a.RemoteAddr, from)
-			}
-			pods[a.Pod]++
-		}
-		if len(pods) != 2 {
+		if pods := askedFrom(t, netip.MustParseAddr("198.51.100.201"), "http://"+ip+"/", 40); len(pods) != 2 {
 			t.Fatalf("40 requests reached %v, want both pods", pods)
 		}
 		// In the cloud: no node is a target; the one rule forwards to a
