@@ -449,6 +449,14 @@ func TestServiceTraffic(t *testing.T) {
 		if pool.TargetType != exampleapi.TargetTypeIP || !slices.Equal(pool.Targets, want) {
 			t.Fatalf("pool %s: type %s, targets %v; want ip, %v", pool.ID, pool.TargetType, pool.Targets, want)
 		}
+		// The Service gone, its load balancer goes, then its pool.
+		testkit.Must(t, e.kube.CoreV1().Services("default").Delete(testkit.Context(t), "direct", metav1.DeleteOptions{}))
+		testkit.Eventually(t, time.Minute, "the pod pool destroyed after the load balancer", func() error {
+			if _, err := e.api.GetTargetPool(testkit.Context(t), pool.ID); !exampleapi.IsNotFound(err) {
+				return fmt.Errorf("pool %s: %v", pool.ID, err)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a node drained under load", func(t *testing.T) {
