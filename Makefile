@@ -166,7 +166,7 @@ memory: build provider control-plane helm ## the controller's memory with 100, 1
 # benchmarks; make soak and make chaos are the other two.
 SCALE_TESTS ?= TestShardsSpreadServices
 
-bench: build provider control-plane helm chromium ## benchmarks, figures printed, and the scale tests at full size (SCALE_TESTS: sharding over 430 Services)
+bench: build provider control-plane workloads helm chromium ## benchmarks, figures printed, and the scale tests at full size (SCALE_TESTS: sharding over 430 Services)
 	TF_CLI_CONFIG_FILE=$(TF_CLI_CONFIG) EXAMPLE_BIN=$(BIN) EXAMPLE_HELM=$(HELM) EXAMPLE_CHROMIUM=$(CHROMIUM) EXAMPLE_SCALE=full \
 		$(GO) test -run '^($(SCALE_TESTS))$$' -bench . -benchtime 3s ./...
 

@@ -68,7 +68,11 @@ func (c *Cluster) startWorkloads(ctx context.Context, binDir string, s *secrets)
 			"--service-account-private-key-file="+s.saKey,
 			"--root-ca-file="+filepath.Join(c.Dir, "certs", "apiserver.crt"),
 			"--use-service-account-credentials=false",
-			"--node-monitor-period=1s")},
+			"--node-monitor-period=1s",
+			// Its client's default 20 requests/s would pace a rollout of
+			// many Deployments at once (make bench: 1,000 pods) by the
+			// throttle, not by the cluster.
+			"--kube-api-qps=100", "--kube-api-burst=200")},
 		{"kube-scheduler", filepath.Join(binDir, "kube-scheduler"), admin},
 		{"kwok", kwok, kwokArgs},
 	} {
