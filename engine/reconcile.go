@@ -216,7 +216,7 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 	var js *tfjson.Plan
 	if fresh.HasChanges {
 		if js, err = e.runner.Identify(ctx, fresh); err != nil {
-			e.runner.Discard(fresh)
+			e.discardFresh(fresh, p)
 			return out, err
 		}
 	}
@@ -231,7 +231,7 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 		e.dropPending(ref) // fresh supersedes it (replan)
 		return e.replan(ctx, ref, fresh, js, rv, out)
 	}
-	e.runner.Discard(fresh)
+	e.discardFresh(fresh, p)
 	// The fresh plan took a while: the shard may have moved meanwhile.
 	if err := e.owned(ref); err != nil {
 		return out, err
@@ -257,6 +257,16 @@ func (e *Engine) applyApproved(ctx context.Context, ref objectref.Ref, j runner.
 	}
 	out.Awaiting, out.Applied, out.Result = nil, p, res
 	return out, nil
+}
+
+// discardFresh discards fresh, made again to check approved plan p,
+// unless it is p's very file: a plan file made within the same second as
+// p's, from the same state, is byte for byte p's, kept under the same
+// hash, and removing it would lose the approved plan.
+func (e *Engine) discardFresh(fresh, p *runner.Plan) {
+	if fresh.File != p.File {
+		e.runner.Discard(fresh)
+	}
 }
 
 // replan makes fresh the pending plan; it waits for its own approval.

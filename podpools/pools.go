@@ -172,7 +172,38 @@ func (p *Pools) Use(ctx context.Context, user string, ports []lbmodel.ServicePor
 	if err := p.hasSynced(); err != nil && len(ports) > 0 {
 		return nil, err
 	}
+	ids := map[lbmodel.ServicePort]string{}
+	for _, st := range p.want(user, ports) {
+		id := p.appliedID(st)
+		if id == "" {
+			var err error
+			if id, err = p.sync(ctx, st, true); err != nil {
+				return ids, fmt.Errorf("%s: %w", st.port.Ref().Describe(), err)
+			}
+		}
+		ids[st.port] = id
+	}
+	return ids, nil
+}
+
+// Want is Use without waiting: the pools not applied yet are the
+// worker's to apply, at once. What tells the pools their users from the
+// objects (package servicelb's, of every Service) calls it, so that no
+// pool's apply holds up another's users.
+func (p *Pools) Want(user string, ports []lbmodel.ServicePort) {
+	for _, st := range p.want(user, ports) {
+		if p.appliedID(st) == "" {
+			p.queue.Add(st.port.Ref())
+		}
+	}
+}
+
+// want records that user forwards to ports and to no other, and returns
+// ports' pools; a pool it no longer uses, and nobody else does, goes to
+// the worker.
+func (p *Pools) want(user string, ports []lbmodel.ServicePort) []*pool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	want := map[objectref.Ref]bool{}
 	var todo []*pool
 	for _, sp := range ports {
@@ -194,20 +225,7 @@ func (p *Pools) Use(ctx context.Context, user string, ports []lbmodel.ServicePor
 			}
 		}
 	}
-	p.mu.Unlock()
-
-	ids := map[lbmodel.ServicePort]string{}
-	for _, st := range todo {
-		id := p.appliedID(st)
-		if id == "" {
-			var err error
-			if id, err = p.sync(ctx, st, true); err != nil {
-				return ids, fmt.Errorf("%s: %w", st.port.Ref().Describe(), err)
-			}
-		}
-		ids[st.port] = id
-	}
-	return ids, nil
+	return todo
 }
 
 // appliedID is st's applied pool id, "" before its first apply.

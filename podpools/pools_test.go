@@ -411,3 +411,17 @@ func TestSweepAfterTheStart(t *testing.T) {
 		t.Errorf("the swept pool is still kept: %v", f.pools.Users())
 	}
 }
+
+// Want says a user's ports without waiting: the worker applies a new
+// pool at once, and destroys it once its last user wants it no more.
+func TestWantLeavesTheApplyToTheWorker(t *testing.T) {
+	f := start(t)
+	web := f.service(t, "web")
+	f.pools.Want("shop/web", []lbmodel.ServicePort{web})
+	if got := f.pools.Users()[web.Ref()]; !slices.Equal(got, []string{"shop/web"}) {
+		t.Fatalf("users %v", got)
+	}
+	eventually(t, 10*time.Second, func() bool { return len(f.engine.appliesOf(web.Ref())) == 1 })
+	f.pools.Want("shop/web", nil)
+	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 1 })
+}

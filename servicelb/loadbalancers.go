@@ -30,7 +30,8 @@
 //     Services are this replica's when sharded, what its service
 //     controller hears of them, their queues, and guests' placement.
 //   - admission.go: the Services' admission webhooks (author, preview);
-//     queues.go the work loop the queues share; metrics.go and memory.go
+//     queues.go the work loop the queues share; servicequeue.go the queue
+//     of what Services ask of the leader's keepers; metrics.go and memory.go
 //     their figures.
 package servicelb
 
@@ -217,7 +218,7 @@ func (l *LoadBalancers) Lead(ctx context.Context) {
 
 // KeepPodPools makes pools the pod pools this replica keeps as the leader
 // (a *podpools.Pools): called before Lead.
-func (l *LoadBalancers) KeepPodPools(pools PodPools) { l.podPools.kept.Store(&pools) }
+func (l *LoadBalancers) KeepPodPools(pools PodPoolKeeper) { l.podPools.kept.Store(&pools) }
 
 // keepAddresses starts the leader's address keeper and the pod pools'
 // users once both the leader was initialized and the informers set, in

@@ -32,17 +32,25 @@ type PodPools interface {
 	Known(ctx context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error)
 }
 
+// PodPoolKeeper is the pools the leader keeps (a *podpools.Pools): what
+// PodPools reads and makes, and Want, which says which ports a Service
+// forwards to without waiting for their pools' applies.
+type PodPoolKeeper interface {
+	PodPools
+	Want(user string, ports []lbmodel.ServicePort)
+}
+
 // podPools gives a Service of target type ip its pod pools' ids.
 type podPools struct {
 	// recorded reads the pools from their state, on any replica.
 	recorded PodPools
 	// kept are the pools this replica keeps as the leader (nil before it
 	// leads, and on other replicas).
-	kept atomic.Pointer[PodPools]
+	kept atomic.Pointer[PodPoolKeeper]
 }
 
 // keeper is the leader's pools, nil elsewhere.
-func (p *podPools) keeper() PodPools {
+func (p *podPools) keeper() PodPoolKeeper {
 	if k := p.kept.Load(); k != nil {
 		return *k
 	}
@@ -85,9 +93,9 @@ func (p *podPools) ids(ctx context.Context, in *annotations.Service, ports []lbm
 // it keeps them, else as their state records them; missing is a port
 // without one.
 func (p *podPools) known(ctx context.Context, ports []lbmodel.ServicePort) (_ map[lbmodel.ServicePort]string, missing *lbmodel.ServicePort, _ error) {
-	src := p.keeper()
-	if src == nil {
-		src = p.recorded
+	src := p.recorded
+	if k := p.keeper(); k != nil {
+		src = k
 	}
 	if src == nil {
 		return nil, nil, errors.New("pod pools: this controller keeps none")
@@ -127,8 +135,10 @@ func (u *podUsers) run(ctx context.Context) {
 }
 
 // sync tells the pools which ports the Service of key forwards to now:
-// none when it is gone, leaving or not of target type ip.
-func (u *podUsers) sync(ctx context.Context, key string) error {
+// none when it is gone, leaving or not of target type ip. The pools'
+// worker applies those new (a Service's own reconcile on the leader may
+// have already), so no apply holds up another Service's users.
+func (u *podUsers) sync(_ context.Context, key string) error {
 	k := u.pools.keeper()
 	if k == nil {
 		return nil
@@ -147,11 +157,6 @@ func (u *podUsers) sync(ctx context.Context, key string) error {
 			}
 		}
 	}
-	_, err = k.Use(ctx, podUser(ns, name), ports)
-	var wait *engine.AwaitingApprovalError
-	var denied *engine.DeniedError
-	if errors.As(err, &wait) || errors.As(err, &denied) {
-		return nil // the pools' record says so
-	}
-	return err
+	k.Want(podUser(ns, name), ports)
+	return nil
 }

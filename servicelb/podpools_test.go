@@ -55,6 +55,18 @@ func (f *fakePodPools) Use(_ context.Context, user string, ports []lbmodel.Servi
 	return out, nil
 }
 
+func (f *fakePodPools) Want(user string, ports []lbmodel.ServicePort) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.users == nil {
+		f.ids, f.users = map[lbmodel.ServicePort]string{}, map[string][]lbmodel.ServicePort{}
+	}
+	f.users[user] = ports
+	if len(ports) == 0 {
+		delete(f.users, user)
+	}
+}
+
 func (f *fakePodPools) Known(_ context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -162,7 +174,7 @@ func TestPodTargetsOffTheLeader(t *testing.T) {
 func TestPodPoolUsersFollowTheServices(t *testing.T) {
 	pools := &fakePodPools{}
 	p := &podPools{}
-	p.kept.Store(new(PodPools(pools)))
+	p.kept.Store(new(PodPoolKeeper(pools)))
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &v1.Service{}, 0, cache.Indexers{})
 	u, err := newPodUsers(p, inf, func() bool { return true })
 	if err != nil {
