@@ -287,7 +287,9 @@ var Definitions = []Definition{
 			"getting no new ones. A pool is shared by every Service of the same node selection, so it drains for the longest delay any of them asks: " +
 			"a Service can lengthen a shared pool's drain, never shorten it. The ask is part of the Service's plan (output deregistration_delay_seconds): " +
 			"the pool carries it only once that plan is applied, approved where the apply policy says so (docs/tenancy.md). " +
-			"No effect on a Service that lists its nodes itself (target pools disabled, or no pool for its selection).",
+			"No effect on a Service that lists its nodes itself (target pools disabled, or no pool for its selection). " +
+			"Of target type ip (" + string(LBTargetType) + "), it is how long a pod leaving the Service's pod pools keeps its connections " +
+			"(the Service's own pools: applied with them, under the pools' apply policy), for every load balancer forwarding to them, Gateways' too.",
 		Example: "2m",
 		parse: func(v string, lb *LoadBalancer) error {
 			var d time.Duration

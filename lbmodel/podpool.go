@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,6 +21,9 @@ type PodPool struct {
 	ServicePort
 	// Targets are IP:port (exampleapi.IPTarget).
 	Targets []string
+	// Delay is how long a pod leaving it keeps its connections: its
+	// Service's deregistration-delay annotation; nil: the cluster's.
+	Delay *time.Duration
 }
 
 // ServicePort is a port of a Service: a backend forwarding to its pods
@@ -81,6 +85,9 @@ func (p PodPool) Validate() error {
 		if _, err := exampleapi.ParseIPTarget(t); err != nil {
 			return &InputError{Field: "targets", Value: t, Reason: err.Error()}
 		}
+	}
+	if p.Delay != nil {
+		return CheckDelay(*p.Delay)
 	}
 	return nil
 }

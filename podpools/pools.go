@@ -130,6 +130,7 @@ type pool struct {
 	// Pools.mu's).
 	id      string
 	targets []string
+	delay   *time.Duration
 	// first and last are when its slices changed since its last apply
 	// (zero: unchanged).
 	first, last time.Time

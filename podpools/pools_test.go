@@ -38,6 +38,8 @@ type fakeEngine struct {
 	mu       sync.Mutex
 	applies  map[objectref.Ref][][]string
 	destroys map[objectref.Ref]int
+	// delay is each pool's last applied delay.
+	delay map[objectref.Ref]*time.Duration
 	// inUse refuses this many destroys first, as the cloud does while a
 	// load balancer forwards to the pool.
 	inUse int
@@ -47,6 +49,7 @@ func (f *fakeEngine) ReconcilePodPool(_ context.Context, p lbmodel.PodPool, _ en
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applies[p.Ref()] = append(f.applies[p.Ref()], slices.Clone(p.Targets))
+	f.delay[p.Ref()] = p.Delay
 	return "tp-" + p.Service, &engine.Outcome{}, nil
 }
 
@@ -145,7 +148,7 @@ func start(t *testing.T, opts ...func(*Options)) *fixture {
 	cluster := testcluster.Start(t)
 	kube, err := kubernetes.NewForConfig(cluster.Admin)
 	testkit.Must(t, err)
-	f := &fixture{kube: kube, ns: cluster.Namespace(t), engine: &fakeEngine{applies: map[objectref.Ref][][]string{}, destroys: map[objectref.Ref]int{}},
+	f := &fixture{kube: kube, ns: cluster.Namespace(t), engine: &fakeEngine{applies: map[objectref.Ref][][]string{}, destroys: map[objectref.Ref]int{}, delay: map[objectref.Ref]*time.Duration{}},
 		review: &fakeReview{}, health: &fakeCloud{health: map[string]string{}}}
 	o := Options{Policy: annotations.ApplyAuto,
 		Settle: podtargets.Settle{Quiet: 300 * time.Millisecond, Longest: 3 * time.Second}, GateRecheck: 100 * time.Millisecond,
@@ -424,4 +427,32 @@ func TestWantLeavesTheApplyToTheWorker(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { return len(f.engine.appliesOf(web.Ref())) == 1 })
 	f.pools.Want("shop/web", nil)
 	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 1 })
+}
+
+// A pod pool drains for its Service's deregistration-delay annotation,
+// and is applied again when the annotation changes, its targets the
+// same; without one, for the cluster's (nil).
+func TestPoolDelayIsTheService(t *testing.T) {
+	f := start(t)
+	web := f.service(t, "web")
+	if _, err := f.pools.Use(testkit.Context(t), "gateway:infra/gw", []lbmodel.ServicePort{web}); err != nil {
+		t.Fatal(err)
+	}
+	delayOf := func() *time.Duration {
+		f.engine.mu.Lock()
+		defer f.engine.mu.Unlock()
+		return f.engine.delay[web.Ref()]
+	}
+	if d := delayOf(); d != nil {
+		t.Fatalf("delay %v without the annotation, want the cluster's (nil)", *d)
+	}
+	svc, err := f.kube.CoreV1().Services(f.ns).Get(testkit.Context(t), "web", metav1.GetOptions{})
+	testkit.Must(t, err)
+	svc.Annotations = map[string]string{string(annotations.LBDeregistrationDelay): "45s"}
+	_, err = f.kube.CoreV1().Services(f.ns).Update(testkit.Context(t), svc, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	eventually(t, 10*time.Second, func() bool { d := delayOf(); return d != nil && *d == 45*time.Second })
+	if n := len(f.engine.appliesOf(web.Ref())); n != 2 {
+		t.Errorf("%d applies, want 2: the first, and the delay's", n)
+	}
 }

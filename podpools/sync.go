@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
@@ -67,7 +68,7 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	defer st.apply.Unlock()
 	ref := st.port.Ref()
 	p.mu.Lock()
-	users, id, applied, first, last := len(st.users), st.id, st.targets, st.first, st.last
+	users, id, applied, appliedDelay, first, last := len(st.users), st.id, st.targets, st.delay, st.first, st.last
 	p.mu.Unlock()
 	if users == 0 {
 		return "", p.destroy(ctx, st)
@@ -77,7 +78,8 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if id != "" && slices.Equal(targets, applied) {
+	delay := delayOf(svc)
+	if id != "" && slices.Equal(targets, applied) && equalDelay(delay, appliedDelay) {
 		p.settled(st, last)
 		return id, nil
 	}
@@ -97,14 +99,14 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	subj := p.review.PodPoolSubject(ref, svc, ws, records.KindChange)
 	var got string
 	_, err = p.review.Run(ctx, &subj, p.opts.Policy, func(rv engine.Review) (out *engine.Outcome, err error) {
-		got, out, err = p.engine.ReconcilePodPool(ctx, lbmodel.PodPool{ServicePort: st.port, Targets: targets}, rv)
+		got, out, err = p.engine.ReconcilePodPool(ctx, lbmodel.PodPool{ServicePort: st.port, Targets: targets, Delay: delay}, rv)
 		return out, err
 	})
 	if err != nil {
 		return "", err
 	}
 	p.mu.Lock()
-	st.id, st.targets = got, targets
+	st.id, st.targets, st.delay = got, targets, delay
 	p.mu.Unlock()
 	p.settled(st, last)
 	p.gates.Add(serviceKey{st.port.Namespace, st.port.Service})
@@ -165,6 +167,24 @@ func (p *Pools) destroy(ctx context.Context, st *pool) error {
 		delete(p.pools, ref)
 	}
 	return nil
+}
+
+// delayOf is how long the pods leaving svc's pools drain: its
+// deregistration-delay annotation, nil for the cluster's (also when svc
+// is gone, or its annotations are refused: its own reconcile says so).
+func delayOf(svc *corev1.Service) *time.Duration {
+	if svc == nil {
+		return nil
+	}
+	in := annotations.Read(svc)
+	if in.Err != nil {
+		return nil
+	}
+	return in.LB.DeregistrationDelay
+}
+
+func equalDelay(a, b *time.Duration) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // service is the Service of port, nil when it is gone.

@@ -197,7 +197,7 @@ func goldenCases() []goldenCase {
 		}},
 		{"pod-pool", func() (*Module, error) {
 			return PodPoolRoot(lbmodel.PodPool{ServicePort: lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80, Protocol: corev1.ProtocolTCP},
-				Targets: []string{"10.244.2.5:8080", "10.244.1.5:8080", "[fd00:244::5]:8080"}}, testConfig())
+				Targets: []string{"10.244.2.5:8080", "10.244.1.5:8080", "[fd00:244::5]:8080"}, Delay: new(45 * time.Second)}, testConfig())
 		}},
 		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
 		{"retained-address", func() (*Module, error) {

@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -46,11 +47,15 @@ func PodPoolRoot(p lbmodel.PodPool, cfg Config) (_ *Module, err error) {
 	if err != nil {
 		return nil, err
 	}
-	pool := cty.ObjectVal(map[string]cty.Value{
+	attrs := map[string]cty.Value{
 		"target_type": cty.StringVal(exampleapi.TargetTypeIP),
 		"targets":     stringSet(p.Targets),
 		"tags":        stringMap(PodPoolTags(p, cfg)),
-	})
+	}
+	if d := p.Delay; d != nil {
+		attrs["deregistration_delay_seconds"] = cty.NumberIntVal(int64(*d / time.Second)) // the Service's own
+	}
+	pool := cty.ObjectVal(attrs)
 	return r.targetPools(cfg, cty.MapVal(map[string]cty.Value{PodPoolKey(ref): pool}), podPoolOutputs)
 }
 
