@@ -437,9 +437,22 @@ func (e *env) sampleCCM(t testing.TB) sample {
 	// The live heap is the profile's, at the GC it forces: MemStats'
 	// HeapAlloc, read after the profile is written, also counts what a
 	// busy controller allocated since (up to 5 MiB more in the long soak).
-	raw, err := e.adminGet(t, "/debug/pprof/heap?gc=1")
-	testkit.Must(t, err)
-	s.heap, s.correlators = heapProfileMiB(t, raw)
+	// The smaller of two looks, 200 ms apart: what a holder keeps is in
+	// both, what a request in flight holds (an apply's output being read,
+	// an informer's relist) only in one. With one look, a short soak read
+	// a live heap 1.2 MiB higher at its end than at warm-up once, and
+	// 2.2 MiB lower in the next run.
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		raw, err := e.adminGet(t, "/debug/pprof/heap?gc=1")
+		testkit.Must(t, err)
+		heap, correlators := heapProfileMiB(t, raw)
+		if i == 0 || heap-correlators < s.heap-s.correlators {
+			s.heap, s.correlators = heap, correlators
+		}
+	}
 	heap := e.debugGet(t, "/debug/pprof/heap?debug=1")
 	s.heapInUse = memStat(t, heap, "# HeapInuse = ") / (1 << 20)
 	page, err := e.scrape(t)
