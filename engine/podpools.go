@@ -40,7 +40,9 @@ func (e *Engine) ReconcilePodPool(ctx context.Context, p lbmodel.PodPool, rv Rev
 	if err != nil {
 		return "", &Outcome{Policy: rv.Policy}, err
 	}
-	out, err := e.converge(ctx, ref, j, rv, runOptions{state: e.stateObject(ref)}, nil)
+	// A rollout changes a pool again and again: the plans applied under
+	// the pools' policy are recorded without terraform's text (ADR 24).
+	out, err := e.converge(ctx, ref, j, rv, runOptions{state: e.stateObject(ref), heldTextOnly: true}, nil)
 	if err != nil || out.Result == nil {
 		return "", out, err
 	}

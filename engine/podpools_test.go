@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +52,7 @@ func TestPodPool(t *testing.T) {
 		Listeners: []lbmodel.Listener{{Protocol: "http", Port: 80}},
 		Rules: []lbmodel.Rule{{Name: "shop/web/0.0:80", ListenerPort: 80, Priority: 1,
 			Backends: []lbmodel.Backend{{TargetPoolID: id, Port: 0, Weight: 1}}}}}
-	lb, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
+	lb, gwOut, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
 	testkit.Must(t, err)
 	out, err := f.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 80, Host: "a.example", Path: "/", Count: 4})
 	testkit.Must(t, err)
@@ -59,13 +60,31 @@ func TestPodPool(t *testing.T) {
 		t.Fatalf("requests: %+v", out)
 	}
 
-	// A rollout: the pool changes in place, the load balancer does not.
+	// A rollout: the pool changes in place, the load balancer does not;
+	// its plan, applied under the policy, costs a plan and an apply, no
+	// show for its text (the Gateway's plan has its text).
 	web.Targets = []string{"10.244.1.6:8080", "10.244.1.7:8080"}
 	lbVersion := f.cloudLB(t, lb.ID).Version
+	before := f.eng.Runner().Processes()
 	again, res, err := f.eng.ReconcilePodPool(ctx, web, auto)
 	testkit.Must(t, err)
 	if s := res.Applied.Summary; again != id || s.Add != 0 || s.Change != 1 || s.Remove != 0 {
 		t.Fatalf("rollout: pool %s (was %s), plan %s; want one in-place change", again, id, s)
+	}
+	after := f.eng.Runner().Processes()
+	if res.Applied.Text != "" || after["show"] != before["show"] || after["plan"] != before["plan"]+1 || after["apply"] != before["apply"]+1 {
+		t.Errorf("rollout: plan text %q, terraform processes %v then %v; want one plan and one apply", res.Applied.Text, before, after)
+	}
+	if !strings.Contains(gwOut.Applied.Text, "will be created") {
+		t.Errorf("the Gateway's applied plan has no text: %q", gwOut.Applied.Text)
+	}
+	// Held for approval, a pool's plan is rendered for the approver.
+	held := web
+	held.Targets = []string{"10.244.1.8:8080"}
+	_, _, err = f.eng.ReconcilePodPool(ctx, held, reviewed(annotations.ApplyPlanOnly))
+	pend := f.eng.Pending(web.Ref())
+	if awaiting(t, err) == "" || pend == nil || !strings.Contains(pend.Text, "10.244.1.8:8080") {
+		t.Fatalf("held pool plan %+v: %v", pend, err)
 	}
 	if v := f.cloudLB(t, lb.ID).Version; v != lbVersion {
 		t.Errorf("the load balancer moved from version %d to %d", lbVersion, v)

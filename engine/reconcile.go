@@ -29,6 +29,9 @@ type runOptions struct {
 	// beforePlan runs before a new plan is made (never under a plan that
 	// waits: what it changes in the state would make that one stale).
 	beforePlan func(ctx context.Context) error
+	// heldTextOnly renders the text of a plan (planText) only when it is
+	// held for someone to decide on (runner.EnsureOptions.HeldTextOnly).
+	heldTextOnly bool
 }
 
 // owned is nil when this replica may plan and apply ref now, else
@@ -125,7 +128,7 @@ func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv R
 	}
 	var verdicts []policy.Verdict
 	var started *runner.Plan
-	opts := runner.EnsureOptions{PlanText: e.planText, Refresh: o.drift, Guard: o.guard,
+	opts := runner.EnsureOptions{PlanText: e.planText, HeldTextOnly: o.heldTextOnly, Refresh: o.drift, Guard: o.guard,
 		Review: func(p *runner.Plan, inspect func() (*tfjson.Plan, error)) (bool, error) {
 			var err error
 			verdicts, err = e.evaluate(p, kind, rv.Object, inspect)

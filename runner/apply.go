@@ -44,6 +44,11 @@ type EnsureOptions struct {
 	// PlanText renders a plan with changes for people (Plan.Text), in
 	// parallel with its apply.
 	PlanText bool
+	// HeldTextOnly, with PlanText, renders the text only of a plan Review
+	// holds, for the people who decide on it: a plan applied at once goes
+	// without, one terraform process fewer (a pod pool's membership, ADR
+	// 24). Config.KeepPlanText still renders every one.
+	HeldTextOnly bool
 	// Refresh plans even when the last apply says job.Hash is applied (a
 	// drift check).
 	Refresh bool
@@ -88,7 +93,7 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 			return held, err
 		}
 		var text <-chan string
-		if p.HasChanges && (o.PlanText || r.cfg.KeepPlanText) {
+		if p.HasChanges && r.appliedText(o) {
 			text = r.showAsync(ctx, w, p)
 		}
 		res, err := r.apply(ctx, w, p)
@@ -104,6 +109,12 @@ func (r *Runner) Ensure(ctx context.Context, job Job, o EnsureOptions) (*Result,
 		}
 		return res, err
 	}
+}
+
+// appliedText says whether a plan applied without a hold is rendered
+// for people.
+func (r *Runner) appliedText(o EnsureOptions) bool {
+	return o.PlanText && !o.HeldTextOnly || r.cfg.KeepPlanText
 }
 
 // review asks o.Review about a plan with changes: a held plan is returned

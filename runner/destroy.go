@@ -46,7 +46,7 @@ func (r *Runner) Destroy(ctx context.Context, job Job, o EnsureOptions) (*Result
 	}
 	res := &Result{Plan: p}
 	if p.HasChanges {
-		if o.PlanText || r.cfg.KeepPlanText {
+		if r.appliedText(o) {
 			if p.Text, err = r.showText(ctx, w, p.File, w.env); err != nil {
 				return nil, err
 			}

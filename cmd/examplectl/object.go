@@ -149,7 +149,7 @@ func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 		return fmt.Errorf("%w for %s in namespace %s (is its GatewayClass's controllerName example.com/gateway-controller, is gatewayAPI.enabled in the cloud config, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace)
 	case ref.Kind == objectref.KindPodPool:
-		return fmt.Errorf("%w for %s in namespace %s (does a Gateway forward to that Service port, with gatewayAPI.targetType ip, and is --namespace the controller's namespace?)",
+		return fmt.Errorf("%w for %s in namespace %s (does a Service of target type ip, or a Gateway with gatewayAPI.targetType ip, forward to that Service port, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace)
 	case ref.Kind == objectref.KindAddress:
 		return fmt.Errorf("%w for %s in namespace %s (is it the cloud name of an address a Service of namespace %s names or keeps, and is --namespace the controller's namespace?)",

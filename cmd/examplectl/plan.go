@@ -109,9 +109,13 @@ func runPlan(ctx context.Context, c *cluster, ref objectref.Ref, planID string, 
 	}
 
 	fmt.Fprintf(w, "\n=== terraform plan %s\n", termsafe.Line(p.ID))
-	if strings.TrimSpace(text) == "" {
+	switch {
+	case strings.TrimSpace(text) == "" && ref.Kind == objectref.KindPodPool && p.Outcome == records.Applied:
+		// ADR 24: a rollout's membership changes skip terraform's show.
+		fmt.Fprintln(w, "(a pod pool's plan applied under the pools' policy is recorded without its text: its targets are in main.tf below)")
+	case strings.TrimSpace(text) == "":
 		fmt.Fprintln(w, "(no plan text recorded)")
-	} else {
+	default:
 		fmt.Fprint(w, termsafe.Text(ensureNewline(text)))
 	}
 

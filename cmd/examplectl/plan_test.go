@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/runner"
 )
 
 func testPlan(t *testing.T, s *scope) {
@@ -73,6 +77,19 @@ func testPlan(t *testing.T, s *scope) {
 	} {
 		if !strings.Contains(db, want) {
 			t.Errorf("plan db lacks %q:\n%s", want, db)
+		}
+	}
+	// A pod pool's plan applied under the pools' policy: no text (ADR 24),
+	// and where its targets are.
+	pool := objectref.PodPool(s.svcNS, "web", 80, corev1.ProtocolTCP)
+	s.save(oneChange(pool, "demo-podpool-"+s.svcNS+"-web-80-tcp-5a6b7c8d", "auto", "# targets 10.244.1.5:8080\n", records.Plan{
+		ID: "plan-7a7a7a7a7a7a", HCLHash: "a7a7a7a7", Summary: runner.PlanSummary{Change: 1}, Outcome: records.Applied,
+		PlannedAt: ago(time.Minute), DecidedAt: decidedAgo(time.Minute),
+	}))
+	pods := s.mustRun(nil, "plan", "pods:"+s.svcNS+"/web-80-tcp")
+	for _, want := range []string{"(a pod pool's plan applied under the pools' policy is recorded without its text: its targets are in main.tf below)", "# targets 10.244.1.5:8080"} {
+		if !strings.Contains(pods, want) {
+			t.Errorf("plan of a pod pool lacks %q:\n%s", want, pods)
 		}
 	}
 }
