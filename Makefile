@@ -50,9 +50,10 @@ build: ## all binaries into bin/
 control-plane: ## etcd + kube-apiserver built from the Go module proxy, cached in $(CACHE_DIR)
 	@CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
 
-workloads: control-plane ## kube-controller-manager, kube-scheduler and kwok (fake kubelets) for the Gateway API conformance run, built like the control plane
+workloads: control-plane ## kube-controller-manager, kube-scheduler, kwok (fake kubelets) and CoreDNS (a UDPRoute backend) for the Gateway API conformance run, built like the control plane
 	@K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler" CACHE_DIR=$(CACHE_DIR) hack/control-plane.sh >/dev/null
 	@CACHE_DIR=$(CACHE_DIR) hack/kwok.sh >/dev/null
+	@CACHE_DIR=$(CACHE_DIR) hack/coredns.sh >/dev/null
 
 helm: ## helm built from the Go module proxy, cached in $(CACHE_DIR) (lints and renders deploy/chart)
 	@CACHE_DIR=$(CACHE_DIR) hack/helm.sh >/dev/null

@@ -275,13 +275,16 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	var ls []gatewayv1.ListenerStatus
 	for _, l := range cur.Spec.Listeners {
 		kinds, invalidKinds := gateway.Kinds(l)
+		refused, isRefused := t.Refused[l.Name]
+		if isRefused && refused.Reason == string(gatewayv1.ListenerReasonUnsupportedValue) {
+			kinds = nil // a listener whose settings the cloud cannot serve takes no route
+		}
 		st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: kinds}
 		for _, old := range cur.Status.Listeners {
 			if old.Name == l.Name {
 				st.Conditions = old.Conditions
 			}
 		}
-		refused, isRefused := t.Refused[l.Name]
 		conflict := isRefused && (refused.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || refused.Reason == string(gatewayv1.ListenerReasonHostnameConflict))
 		switch {
 		case conflict:

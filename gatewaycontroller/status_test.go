@@ -11,7 +11,8 @@ import (
 )
 
 // The statuses the conformance suite checks (GatewayListenerUnsupportedProtocol,
-// GatewayInvalidRouteKind), decided without a server.
+// GatewayInvalidRouteKind, TLSRouteListenerTerminateNotSupported), decided
+// without a server.
 func TestGatewayStatus(t *testing.T) {
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw", Namespace: "infra", Generation: 3},
 		Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{
@@ -19,9 +20,11 @@ func TestGatewayStatus(t *testing.T) {
 			{Name: "bad", Port: 81, Protocol: "INVALID"},
 			{Name: "kinds", Port: 82, Protocol: gatewayv1.HTTPProtocolType,
 				AllowedRoutes: &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "InvalidRoute"}}}},
+			{Name: "terminate", Port: 443, Protocol: gatewayv1.TLSProtocolType},
 		}}}
 	refused := gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{
-		"bad": {Reason: string(gatewayv1.ListenerReasonUnsupportedProtocol), Message: "protocol INVALID"}}}
+		"bad":       {Reason: string(gatewayv1.ListenerReasonUnsupportedProtocol), Message: "protocol INVALID"},
+		"terminate": {Reason: string(gatewayv1.ListenerReasonUnsupportedValue), Message: "a TLS listener passes TLS through"}}}
 	st := gatewayStatus(gw, refused, programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed})
 	a := meta.FindStatusCondition(st.Conditions, "Accepted")
 	if a == nil || a.Status != metav1.ConditionTrue || a.Reason != string(gatewayv1.GatewayReasonListenersNotValid) || a.ObservedGeneration != 3 {
@@ -44,12 +47,16 @@ func TestGatewayStatus(t *testing.T) {
 		c.Reason != string(gatewayv1.ListenerReasonInvalidRouteKinds) || len(listener("kinds").SupportedKinds) != 0 {
 		t.Errorf("listener kinds: %+v, want ResolvedRefs False InvalidRouteKinds and no kinds", listener("kinds"))
 	}
+	if c := meta.FindStatusCondition(listener("terminate").Conditions, "Accepted"); c == nil || c.Status != metav1.ConditionFalse ||
+		c.Reason != string(gatewayv1.ListenerReasonUnsupportedValue) || len(listener("terminate").SupportedKinds) != 0 {
+		t.Errorf("listener terminate: %+v, want Accepted False UnsupportedValue and no kinds", listener("terminate"))
+	}
 	if c := meta.FindStatusCondition(listener("http").Conditions, "ResolvedRefs"); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("listener http: %+v, want ResolvedRefs True", listener("http"))
 	}
 
 	// Every listener refused: not Accepted.
-	all := gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {}, "bad": {}, "kinds": {}}}
+	all := gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {}, "bad": {}, "kinds": {}, "terminate": {}}}
 	st = gatewayStatus(gw, all, programmed{})
 	if a := meta.FindStatusCondition(st.Conditions, "Accepted"); a == nil || a.Status != metav1.ConditionFalse || a.Reason != string(gatewayv1.GatewayReasonListenersNotValid) {
 		t.Errorf("Accepted = %+v, want False, ListenersNotValid", a)

@@ -12,6 +12,9 @@
 # GOTOOL_SEED names a module whose go.mod and go.sum the throwaway one
 # starts from: the tool is then built with the library versions that module
 # resolved, and shares their compiled packages with what it built.
+# GOTOOL_MAIN names a main.go (kept out of this repo's packages by a build
+# tag, dropped here) that PACKAGE "." is: a command of MODULE's packages
+# chosen here (hack/coredns.sh).
 set -euo pipefail
 
 if [[ $# -lt 4 ]]; then
@@ -41,7 +44,12 @@ else
 fi
 say "downloading $module@$version and its dependencies"
 # go get lists every module it adds; the downloads are the progress.
-go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
+if [[ -n ${GOTOOL_MAIN:-} ]]; then
+	sed '/^\/\/go:build /d' "$GOTOOL_MAIN" >main.go
+	go get "$module@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
+else
+	go get "$pkg@$version" 2>&1 | { grep -v '^go: added ' || true; } >&2
+fi
 SECONDS=0
 say "compiling $pkg (cold: a few minutes on 2 cores)"
 # -s -w: no symbol table or DWARF, which the linker spends a while on;

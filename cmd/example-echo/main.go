@@ -1,12 +1,16 @@
 // Command example-echo is the backend the tests' and the demo's pods run:
 // configured by environment as the Gateway API conformance suite's
 // echo-basic is (POD_NAME, NAMESPACE, HTTP_PORT), it answers every HTTP
-// request with what arrived, in echo-basic's JSON; with HTTPS_PORT it
-// answers HTTPS too, with the certificate and key at TLS_SERVER_CERT and
-// TLS_SERVER_PRIVKEY (a Secret volume's files, as echo-basic reads them);
+// request with what arrived, in echo-basic's JSON; given a certificate and
+// key (TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: a Secret volume's files, as
+// echo-basic reads them) it answers HTTPS too, on HTTPS_PORT (8443);
 // with TCP_ECHO_PORT and UDP_ECHO_PORT it also echoes TCP connections and
-// UDP datagrams. It first mounts its pod's volumes where its container
-// would see them (internal/podfs).
+// UDP datagrams. With TCP_ECHO_SERVER or UDP_ECHO_SERVER it is instead
+// echo-basic's TCP or UDP server, upstream's own code (what the suite's
+// TCPRoute and UDPRoute tests speak to). With EXAMPLE_POD_EXEC it is
+// none of these but that command, with its own arguments (CoreDNS, for a
+// container of its image). It first mounts its pod's volumes where its
+// container would see them (internal/podfs).
 // Like echo-basic it binds every address: each pod has a network
 // namespace of its own (internal/clustertraffic).
 package main
@@ -22,6 +26,9 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/gateway-api/conformance/echo-basic/tcpserver"
+	"sigs.k8s.io/gateway-api/conformance/echo-basic/udpechoserver"
+
 	"github.com/example/cloud-provider-example/internal/echo"
 	"github.com/example/cloud-provider-example/internal/podfs"
 )
@@ -35,6 +42,32 @@ func main() {
 	}
 }
 
+// opened opens the command bin ("": none) before the pod's volumes are
+// mounted, which may hide it (a volume at /root): its path through the
+// open file (not closed on exec), to exec once they are.
+func opened(bin string) (string, error) {
+	if bin == "" {
+		return "", nil
+	}
+	fd, err := syscall.Open(bin, syscall.O_RDONLY, 0)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", bin, err)
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", fd), nil
+}
+
+// upstreamMode is echo-basic's server for its TCP_ECHO_SERVER or
+// UDP_ECHO_SERVER mode, nil for its HTTP one.
+func upstreamMode() func() {
+	switch {
+	case os.Getenv("TCP_ECHO_SERVER") != "":
+		return tcpserver.Main
+	case os.Getenv("UDP_ECHO_SERVER") != "":
+		return udpechoserver.Main
+	}
+	return nil
+}
+
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -43,8 +76,21 @@ func env(name, def string) string {
 }
 
 func run(ctx context.Context) error {
+	exec, err := opened(os.Getenv(podfs.Exec))
+	if err != nil {
+		return err
+	}
 	if err := podfs.FromEnv(); err != nil {
 		return err
+	}
+	if exec != "" {
+		return syscall.Exec(exec, append([]string{os.Getenv(podfs.Exec)}, os.Args[1:]...), os.Environ()) //nolint:gosec // the command the pod runner chose for the pod's image
+	}
+	if serve := upstreamMode(); serve != nil {
+		// They serve until the process ends, and exit it on an error.
+		go serve()
+		<-ctx.Done()
+		return nil
 	}
 	pod, ns := env("POD_NAME", "example-echo"), env("NAMESPACE", "default")
 	ln, err := net.Listen("tcp", ":"+env("HTTP_PORT", "3000"))
@@ -59,14 +105,16 @@ func run(ctx context.Context) error {
 	srv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	if p := os.Getenv("HTTPS_PORT"); p != "" {
-		tlsLn, err := net.Listen("tcp", ":"+p)
+	// As echo-basic: HTTPS once it has a certificate and key, on
+	// HTTPS_PORT or 8443.
+	if cert, key := os.Getenv("TLS_SERVER_CERT"), os.Getenv("TLS_SERVER_PRIVKEY"); cert != "" && key != "" {
+		tlsLn, err := net.Listen("tcp", ":"+env("HTTPS_PORT", "8443"))
 		if err != nil {
 			return err
 		}
 		tlsSrv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
 		defer tlsSrv.Close()
-		go func() { errc <- tlsSrv.ServeTLS(tlsLn, os.Getenv("TLS_SERVER_CERT"), os.Getenv("TLS_SERVER_PRIVKEY")) }()
+		go func() { errc <- tlsSrv.ServeTLS(tlsLn, cert, key) }()
 	}
 	select {
 	case err := <-errc:

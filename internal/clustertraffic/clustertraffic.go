@@ -4,7 +4,8 @@
 //
 //   - pods.go: the pod runner starts a real process for every pod whose
 //     image it knows (example-echo, for ours and for the Gateway API
-//     conformance suite's echo-basic) in a network namespace of its own,
+//     conformance suite's echo-basic; CoreDNS, the suite's UDPRoute
+//     backend) in a network namespace of its own,
 //     joined at the pod's IP by a veth pair (netns.Join, as a ptp CNI
 //     plugin would), and marks the pod listening, which kwok waits for
 //     before it makes the pod Ready (testcluster.WithPodReadyAnnotation):
@@ -44,6 +45,10 @@ type Options struct {
 	Client kubernetes.Interface
 	// EchoBinary is example-echo, what a known image runs.
 	EchoBinary string
+	// CoreDNS is the CoreDNS binary (hack/coredns.sh) a container of
+	// CoreDNS's image runs, through example-echo (its volumes mounted);
+	// empty, such a pod runs nothing.
+	CoreDNS string
 	// LogDir receives each pod's output (namespace_name.log).
 	LogDir string
 	// Log receives what the harness does; nil discards it.

@@ -34,15 +34,24 @@ const EchoImage = "example.com/echo:test"
 // echoPort is where example-echo serves HTTP unless HTTP_PORT says.
 const echoPort = "3000"
 
-// runs tells whether the runner runs image: as example-echo.
-func runs(image string) bool {
-	return image == EchoImage || strings.Contains(image, "/echo-basic")
+// command is what the runner runs for a container of image: example-echo
+// (ours, the suite's echo-basic), or through it the binary for that image
+// (CoreDNS's); "" for an image it does not know.
+func (r *podRunner) command(image string) string {
+	switch {
+	case image == EchoImage || strings.Contains(image, "/echo-basic"):
+		return r.bin
+	case r.coredns != "" && strings.Contains(image, "/coredns/coredns"):
+		return r.coredns
+	}
+	return ""
 }
 
 // podRunner starts and stops the pods' processes.
 type podRunner struct {
 	client  kubernetes.Interface
 	bin     string
+	coredns string
 	logDir  string
 	log     *slog.Logger
 	pods    corelisters.PodLister
@@ -59,7 +68,7 @@ type podProcess struct {
 }
 
 func newPodRunner(o Options, pods corelisters.PodLister) *podRunner {
-	return &podRunner{client: o.Client, bin: o.EchoBinary, logDir: o.LogDir, log: o.Log, pods: pods,
+	return &podRunner{client: o.Client, bin: o.EchoBinary, coredns: o.CoreDNS, logDir: o.LogDir, log: o.Log, pods: pods,
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		running: map[string]*podProcess{}}
 }
@@ -118,7 +127,7 @@ func (r *podRunner) sync(ctx context.Context, key string) error {
 	if err != nil || pod.Status.PodIP == "" {
 		return err
 	}
-	c, ok := echoContainer(pod)
+	c, ok := r.container(pod)
 	if !ok {
 		return r.markListening(ctx, pod) // nothing to run: Ready as kwok would make it
 	}
@@ -129,21 +138,62 @@ func (r *podRunner) sync(ctx context.Context, key string) error {
 	if pod.Annotations[ListeningAnnotation] == "true" {
 		return nil
 	}
-	addr := net.JoinHostPort(pod.Status.PodIP, envOf(pod, c)["HTTP_PORT"])
+	network, addr := r.listensOn(pod.Status.PodIP, c, envOf(pod, c))
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-p.exited:
 			return fmt.Errorf("pod %s: its process exited (see %s)", key, r.logFile(key))
 		default:
 		}
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			_ = conn.Close()
+		if answers(network, addr) {
 			return r.markListening(ctx, pod)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("pod %s: nothing listens on %s", key, addr)
+			return fmt.Errorf("pod %s: nothing answers on %s %s", key, network, addr)
 		}
 	}
+}
+
+// listensOn is where the process of container c of a pod at ip, with
+// env, serves: CoreDNS its port 53 (TCP as well as UDP); echo-basic in its
+// TCP or UDP mode its port of that protocol (upstream's defaults), else
+// its HTTP port.
+func (r *podRunner) listensOn(ip string, c corev1.Container, env map[string]string) (network, addr string) {
+	port := func(name, def string) string {
+		if v := env[name]; v != "" {
+			return v
+		}
+		return def
+	}
+	switch {
+	case r.command(c.Image) != r.bin:
+		return "tcp", net.JoinHostPort(ip, "53")
+	case env["TCP_ECHO_SERVER"] != "":
+		return "tcp", net.JoinHostPort(ip, port("TCP_PORT", "3000"))
+	case env["UDP_ECHO_SERVER"] != "":
+		return "udp", net.JoinHostPort(ip, port("UDP_PORT", "8080"))
+	}
+	return "tcp", net.JoinHostPort(ip, env["HTTP_PORT"])
+}
+
+// answers tells whether something serves addr: a TCP connection is
+// accepted; a UDP datagram gets one back (an echo server answers every
+// datagram).
+func answers(network, addr string) bool {
+	conn, err := net.DialTimeout(network, addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if network != "udp" {
+		return true
+	}
+	if _, err := conn.Write([]byte("listening?")); err != nil {
+		return false
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	_, err = conn.Read(make([]byte, 2048))
+	return err == nil
 }
 
 // ensure starts pod's process unless it runs; a pod of the same name but
@@ -171,6 +221,10 @@ func (r *podRunner) ensure(ctx context.Context, key string, pod *corev1.Pod, c c
 		return nil, err
 	}
 	cmd := exec.Command(r.bin)
+	if bin := r.command(c.Image); bin != r.bin {
+		cmd = exec.Command(r.bin, c.Args...)
+		cmd.Env = append(cmd.Env, podfs.Exec+"="+bin)
+	}
 	for k, v := range envOf(pod, c) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -256,10 +310,10 @@ func (r *podRunner) markListening(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
-// echoContainer is pod's container that runs example-echo, if any.
-func echoContainer(pod *corev1.Pod) (corev1.Container, bool) {
+// container is pod's container the runner runs, if any.
+func (r *podRunner) container(pod *corev1.Pod) (corev1.Container, bool) {
 	for _, c := range pod.Spec.Containers {
-		if runs(c.Image) {
+		if r.command(c.Image) != "" {
 			return c, true
 		}
 	}

@@ -33,10 +33,13 @@ func Encode(ms []Mount) (string, error) {
 }
 
 // Env names the variable that hands a process its Mounts (JSON); Scratch
-// names the directory its overlays keep their changes in.
+// names the directory its overlays keep their changes in; Exec names the
+// command the process becomes once they are mounted, with its own
+// arguments (example-echo starting a container of another image).
 const (
 	Env     = "EXAMPLE_POD_MOUNTS"
 	Scratch = "EXAMPLE_POD_SCRATCH"
+	Exec    = "EXAMPLE_POD_EXEC"
 )
 
 // FromEnv mounts what Env names, if anything: call it first thing, in a

@@ -34,6 +34,13 @@ func findBinaries(ctx context.Context, binDir string, components []string, log i
 	return binDir, nil
 }
 
+// Tool is the path of the tool hack/NAME.sh builds from the Go module
+// proxy (hack/coredns.sh), built first if missing, under the lock every
+// cold build here takes. Its progress goes to log.
+func Tool(ctx context.Context, name string, log io.Writer) (string, error) {
+	return runScript(ctx, name+".sh", nil, log)
+}
+
 // runScript runs hack/NAME (instant when cached) with env added and
 // returns the path it prints. Its progress (stderr) goes to log.
 func runScript(ctx context.Context, name string, env []string, log io.Writer) (string, error) {

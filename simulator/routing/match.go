@@ -69,8 +69,10 @@ func forwarded(in map[string]string, m *exampleapi.HeaderModifier) map[string]st
 	return out
 }
 
-// ModifyHeaders changes h as m says: set replaces, add appends to the
-// value a header has, remove drops.
+// ModifyHeaders changes h as m says: set replaces, add appends a value
+// (a header line of its own, after those the header has: the backend
+// reads "a" and "b", as from Envoy's append; Gateway API's "a,b"),
+// remove drops.
 func ModifyHeaders(h http.Header, m *exampleapi.HeaderModifier) {
 	if m == nil {
 		return
@@ -79,11 +81,7 @@ func ModifyHeaders(h http.Header, m *exampleapi.HeaderModifier) {
 		h.Set(s.Name, s.Value)
 	}
 	for _, a := range m.Add {
-		if v := h.Values(a.Name); len(v) > 0 {
-			h.Set(a.Name, strings.Join(v, ", ")+", "+a.Value)
-		} else {
-			h.Set(a.Name, a.Value)
-		}
+		h.Add(a.Name, a.Value)
 	}
 	for _, name := range m.Remove {
 		h.Del(name)

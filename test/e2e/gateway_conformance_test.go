@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,60 +41,31 @@ var update = flag.Bool("update", false, "rewrite docs/gateway-conformance/ from 
 // default name).
 const conformanceClass = "gateway-conformance"
 
-// conformanceProfiles are the suite's profiles run here.
-var conformanceProfiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayTLSConformanceProfile}
+// conformanceProfiles are the suite's profiles run here, whole.
+var conformanceProfiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayTLSConformanceProfile,
+	suite.GatewayTCPConformanceProfile, suite.GatewayUDPConformanceProfile}
 
-// conformanceRun are the core tests of those profiles that check
-// statuses only, and the status-only TCPRoute and UDPRoute tests (no
-// profile has those kinds yet). Every other core test sends traffic to
-// the Gateway's address and wants the suite's echo pods to answer: they
-// are listed by profile, with notRunReason, in
-// docs/gateway-conformance/not-run.yaml.
-var conformanceRun = []string{
-	"GatewayClassObservedGenerationBump",
-	"GatewayInvalidRouteKind",
-	"GatewayInvalidTLSConfiguration",
-	"GatewayListenerUnsupportedProtocol",
-	"GatewayModifyListeners",
-	"GatewayObservedGenerationBump",
-	"GatewaySecretInvalidReferenceGrant",
-	"GatewaySecretMissingReferenceGrant",
-	"GatewaySecretReferenceGrantAllInNamespace",
-	"GatewaySecretReferenceGrantSpecific",
-	"GatewayWithAttachedRoutes",
-	"HTTPRouteInvalidCrossNamespaceParentRef",
-	"HTTPRouteInvalidParentRefNotMatchingSectionName",
-	"HTTPRouteObservedGenerationBump",
-	"TLSRouteInvalidNoMatchingListener",
-	"TLSRouteInvalidNoMatchingListenerHostname",
-	"TLSRouteInvalidReferenceGrant",
-	"TLSRouteListenerPassthroughSupportedKinds",
-	"TCPRouteInvalidBackendRefNonexistent",
-	"TCPRouteInvalidCrossNamespaceBackendRef",
-	"TCPRouteInvalidNonTCPListener",
-	"UDPRouteInvalidBackendRefNonexistent",
-	"UDPRouteInvalidCrossNamespaceBackendRef",
-	"UDPRouteNotAllowedByListeners",
-}
-
-// notRunReason is why a core test outside conformanceRun is not run.
-const notRunReason = "sends traffic to the Gateway's address and wants the suite's echo pods to answer: nothing listens on a " +
-	"simulated load balancer's address, kwok's pods run no container, and the suite's backends are ClusterIP Services, " +
-	"which the Example load balancer (forwarding to node ports) does not reach"
+// notRunnable are the tests of those profiles, of features the
+// GatewayClass claims, that cannot run here, and why: they are listed by
+// profile in docs/gateway-conformance/not-run.yaml.
+var notRunnable = map[string]string{}
 
 // The upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/
-// conformance, profiles GATEWAY-HTTP and GATEWAY-TLS, and the TCPRoute
-// and UDPRoute tests) against the real controller on a
-// real API server, with kube-controller-manager, kube-scheduler and kwok
-// making the suite's echo Deployments Ready on a fake node: its Setup
-// (base Gateways Accepted and Programmed through terraform, pods Ready)
-// and every status-only test of those, chosen by the suite's own test list so
-// that nothing shows as a skip. Its report and the list of core tests not
-// run are kept in docs/gateway-conformance/ (-update rewrites them; a
-// run that differs fails).
+// conformance, profiles GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-TCP and
+// GATEWAY-UDP, whole) against the real controller on a real API server,
+// with kube-controller-manager, kube-scheduler and kwok making the suite's
+// Deployments Ready on a fake node, and traffic: the load balancers serve
+// their addresses (the simulator's data plane) and forward to pods whose
+// processes answer (internal/clustertraffic: example-echo for echo-basic,
+// CoreDNS for coredns). Its Setup (base Gateways Accepted and Programmed
+// through terraform, pods Ready) and every test of those profiles whose
+// features the class claims, chosen with the suite's own test list so
+// that nothing shows as a skip. Its report and the list of tests not run
+// (with why) are kept in docs/gateway-conformance/ (-update rewrites them;
+// a run that differs fails).
 func TestGatewayConformance(t *testing.T) {
-	testsize.SkipShort(t, "the upstream suite's 24 tests, with kube-controller-manager, kube-scheduler and kwok")
-	e := newEnv(t, options{gatewayAPI: true, workloads: true})
+	testsize.SkipShort(t, "the upstream suite's four profiles, with kube-controller-manager, kube-scheduler, kwok and traffic")
+	e := newEnv(t, options{gatewayAPI: true, traffic: true})
 	e.addNode("node-a", "ex-west-1a") // kwok plays its kubelet
 	e.waitNodesInitialised(1)
 	ctx := testkit.Context(t)
@@ -129,7 +101,7 @@ func TestGatewayConformance(t *testing.T) {
 	s, err := suite.NewConformanceTestSuite(suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     conformanceClass,
-			ConformanceProfiles:  []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, suite.GatewayTLSConformanceProfileName},
+			ConformanceProfiles:  profileNames(),
 			CleanupTestResources: true,
 			// One controller worker builds every Gateway through terraform:
 			// the suite's parallel tests would only queue behind each other.
@@ -143,7 +115,7 @@ func TestGatewayConformance(t *testing.T) {
 		ManifestFS: []fs.FS{conformanceManifests(t)},
 	})
 	testkit.Must(t, err)
-	run, notRun := conformanceTests(t)
+	run, notRun := conformanceTests(t, s.SupportedFeatures)
 	// The suite says it is running until Run's own cleanup: the report
 	// is read in a cleanup registered before it, which runs after.
 	t.Cleanup(func() {
@@ -166,41 +138,64 @@ func TestGatewayConformance(t *testing.T) {
 	testkit.Must(t, s.Run(t, run))
 }
 
-// conformanceTests picks conformanceRun from the suite's tests, and
-// lists by profile the core tests not run.
-func conformanceTests(t *testing.T) (run []suite.ConformanceTest, notRun []notRunTests) {
+// conformanceTests are the suite's tests of conformanceProfiles whose
+// features the class claims (as the suite runs them: the others it
+// reports as not supported), but notRunnable; and by profile, the
+// tests not run of those features, and why.
+func conformanceTests(t *testing.T, claimed suite.FeaturesSet) (run []suite.ConformanceTest, notRun []notRunTests) {
 	t.Helper()
-	core := func(p suite.ConformanceProfile, ct suite.ConformanceTest) bool {
+	inProfile := func(p suite.ConformanceProfile, ct suite.ConformanceTest) bool {
 		for _, f := range ct.Features {
-			if !p.CoreFeatures.Has(f) {
+			if !p.CoreFeatures.Has(f) && !p.ExtendedFeatures.Has(f) {
 				return false
 			}
 		}
 		return true
 	}
+	byProfile := map[suite.ConformanceProfileName]map[string][]string{}
+	notRun = []notRunTests{} // "[]" in the kept file, not "null"
 	for _, ct := range tests.ConformanceTests {
-		if slices.Contains(conformanceRun, ct.ShortName) {
+		if !claimed.HasAll(ct.Features...) {
+			continue
+		}
+		in := false
+		for _, p := range conformanceProfiles {
+			if !inProfile(p, ct) {
+				continue
+			}
+			in = true
+			if reason, ok := notRunnable[ct.ShortName]; ok {
+				if byProfile[p.Name] == nil {
+					byProfile[p.Name] = map[string][]string{}
+				}
+				byProfile[p.Name][reason] = append(byProfile[p.Name][reason], ct.ShortName)
+			}
+		}
+		if _, skip := notRunnable[ct.ShortName]; in && !skip {
 			run = append(run, ct)
 		}
 	}
-	if len(run) != len(conformanceRun) {
-		t.Fatalf("the suite has %d of the %d tests named to run", len(run), len(conformanceRun))
-	}
 	for _, p := range conformanceProfiles {
-		nr := notRunTests{Profile: string(p.Name) + " core", Reason: notRunReason}
-		for _, ct := range tests.ConformanceTests {
-			if core(p, ct) && !ct.Provisional && !slices.Contains(conformanceRun, ct.ShortName) {
-				nr.Tests = append(nr.Tests, ct.ShortName)
-			}
+		for _, reason := range slices.Sorted(maps.Keys(byProfile[p.Name])) {
+			names := byProfile[p.Name][reason]
+			slices.Sort(names)
+			notRun = append(notRun, notRunTests{Profile: string(p.Name), Reason: reason, Tests: names})
 		}
-		slices.Sort(nr.Tests)
-		notRun = append(notRun, nr)
 	}
-	t.Logf("running %d status-only tests; the other core tests send traffic (docs/gateway-conformance/not-run.yaml)", len(run))
+	t.Logf("running %d tests of %d profiles, every one the class's features select but %d (docs/gateway-conformance/not-run.yaml)",
+		len(run), len(conformanceProfiles), len(notRunnable))
 	return run, notRun
 }
 
-// notRunTests are a profile's core tests not run, and why.
+// profileNames are conformanceProfiles' names.
+func profileNames() (out []suite.ConformanceProfileName) {
+	for _, p := range conformanceProfiles {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// notRunTests are a profile's tests not run, and why.
 type notRunTests struct {
 	Profile string   `json:"profile"`
 	Reason  string   `json:"reason"`

@@ -23,8 +23,9 @@ import (
 const slotCount = 5
 
 // longTests take minutes even alone (measured 2026-12-02: 125 to 185 s
-// with two at a time); a test missing here is only admitted later.
-var longTests = []string{"TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
+// with two at a time; the conformance run's four profiles about 4
+// minutes alone, 2026-12-03); a test missing here is only admitted later.
+var longTests = []string{"TestGatewayConformance", "TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
 
 // settle is how long slots wait after a test arrives before admitting
 // any: the paused tests arrive together when the sequential ones end.

@@ -29,6 +29,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/clustertraffic"
 	"github.com/example/cloud-provider-example/internal/echo"
+	"github.com/example/cloud-provider-example/internal/testcluster"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -45,8 +46,13 @@ func (e *env) startTraffic() {
 	log, err := os.Create(filepath.Join(e.dir, "traffic.log"))
 	testkit.Must(t, err)
 	t.Cleanup(func() { _ = log.Close() })
-	tr, err := clustertraffic.Start(testkit.Context(t), clustertraffic.Options{
-		Client: e.kube, EchoBinary: filepath.Join(os.Getenv("EXAMPLE_BIN"), "example-echo"), LogDir: logs,
+	// The conformance suite's UDPRoute backend (make workloads builds it).
+	coredns, err := testcluster.Tool(testkit.Context(t), "coredns", log)
+	testkit.Must(t, err)
+	// The pods run as long as the test (testkit.Context ends within
+	// minutes: the conformance run takes longer).
+	tr, err := clustertraffic.Start(t.Context(), clustertraffic.Options{
+		Client: e.kube, EchoBinary: filepath.Join(os.Getenv("EXAMPLE_BIN"), "example-echo"), CoreDNS: coredns, LogDir: logs,
 		Log: slog.New(slog.NewTextHandler(log, nil)),
 	})
 	testkit.Must(t, err)

@@ -1,0 +1,27 @@
+//go:build coredns
+
+// CoreDNS with the plugins the Gateway API conformance suite's Corefile
+// names (base/manifests.yaml: errors, log, forward, whoami), built by
+// hack/coredns.sh in a module of its own. Upstream's own way to choose
+// plugins at compile time (coredns.io, "Compile Time Enabling or
+// Disabling Plugins"): its full build compiles about 60 plugins and their
+// cloud SDKs, for a server the UDPRoute tests ask one whoami answer of.
+// Its build tag keeps it out of this repository's packages.
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/whoami"
+	"github.com/coredns/coredns/coremain"
+)
+
+// directives are those plugins in upstream's order
+// (core/dnsserver/zdirectives.go).
+var directives = []string{"errors", "log", "forward", "whoami"}
+
+func init() { dnsserver.Directives = directives }
+
+func main() { coremain.Run() }
