@@ -170,7 +170,7 @@ func checkBackends(bs []RuleBackend) error {
 
 func checkRedirect(r Redirect) error {
 	if !slices.Contains(RedirectCodes, r.StatusCode) {
-		return ruleError("redirect.status_code", "%d is not a redirect code (accepted: 301, 302)", r.StatusCode)
+		return ruleError("redirect.status_code", "%d is not a redirect code (accepted: %v)", r.StatusCode, RedirectCodes)
 	}
 	if r.Scheme != "" && r.Scheme != "http" && r.Scheme != "https" {
 		return ruleError("redirect.scheme", "unknown scheme %q (accepted: http, https)", r.Scheme)

@@ -59,7 +59,7 @@ var RuleMethods = []string{
 }
 
 // RedirectCodes are the accepted Redirect.StatusCode values.
-var RedirectCodes = []int{http.StatusMovedPermanently, http.StatusFound}
+var RedirectCodes = []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect}
 
 // StatusRange is the HTTP status codes from Min to Max, both included.
 type StatusRange struct{ Min, Max int }
@@ -149,7 +149,8 @@ type RuleBackend struct {
 	Weight int `json:"weight"`
 }
 
-// Redirect answers a request with StatusCode (301 or 302) and a Location
+// Redirect answers a request with StatusCode (301, 302, 303, 307 or 308)
+// and a Location
 // of the request's URL with the fields set here replaced.
 type Redirect struct {
 	// Scheme is http or https; empty keeps the request's.

@@ -62,7 +62,8 @@ func TestRouteRefusedByTheCloudsChecks(t *testing.T) {
 		{"header match value with a tab", withHeader("X-Env", "a\tb"), "spec.rules[0].matches[0]: the Example load balancer would refuse its rule (headers[0].value: header X-Env: must be at most 4096 characters, without control characters)"},
 		{"header match value too long", withHeader("X-Env", strings.Repeat("v", 4097)), "headers[0].value"},
 		{"header set value with a control character", withFilter(setHeader("X-Env", "a\x07")), "spec.rules[0]: the Example load balancer would refuse its rule (request_headers.set[0].value"},
-		{"a redirect code the cloud lacks", withFilter(redirect(308)), "redirect.status_code: 308 is not a redirect code"},
+		{"a redirect code the cloud lacks", withFilter(redirect(304)), "redirect.status_code: 304 is not a redirect code"},
+		{"a redirect the Gateway API calls extended", withFilter(redirect(308)), ""},
 		{"an unnormalized path", rule([]gatewayv1.HTTPRouteMatch{exact("/a/./b")}, to("svc-a", 1)), "is not a normalized path"},
 		{"a plain header value", withHeader("X-Env", "prod"), ""},
 	}

@@ -134,7 +134,7 @@ func TestStatuses(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != 7 { // core, listener isolation, and TLS, TCP, UDP routes
+		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(claimed)+3 { // and TLS, TCP, UDP routes
 			return fmt.Errorf("status %+v", gc.Status)
 		}
 		return nil

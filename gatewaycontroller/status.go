@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,12 +24,21 @@ import (
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
+// claimed are the conformance suite's features a GatewayClass of this
+// controller claims beside its L4 route kinds: the core ones, listener
+// isolation (gateway.HTTP's catch-alls), and the extended ones the Example
+// load balancer serves, each passing the suite's tests with traffic
+// (docs/gateway-conformance/report.yaml).
+var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation", "HTTPRoute", "ReferenceGrant",
+	"GatewayPort8080", "HTTPRouteMethodMatching", "HTTPRouteParentRefPort", "HTTPRoutePortRedirect", "HTTPRouteSchemeRedirect",
+	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
+	"HTTPRouteBackendProtocolWebSocket"}
+
 // supportedFeatures are what a GatewayClass of this controller says it
-// supports (the conformance suite's feature names): the core ones,
-// listener isolation (gateway.HTTP's catch-alls), and each L4 route kind
-// the API server serves.
+// supports (the conformance suite's feature names): claimed, and each L4
+// route kind the API server serves.
 func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
-	out := []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation", "HTTPRoute", "ReferenceGrant"}
+	out := slices.Clone(claimed)
 	for _, k := range c.l4 {
 		out = append(out, gatewayv1.FeatureName(k.kind))
 	}

@@ -200,7 +200,7 @@ func TestRulesValidation(t *testing.T) {
 		}, nil},
 		{"redirect and backends", "rules[0].redirect", func(r *exampleapi.Rule) { r.Redirect = &exampleapi.Redirect{StatusCode: 301} }, nil},
 		{"redirect code", "rules[0].redirect.status_code", func(r *exampleapi.Rule) {
-			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 307}
+			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 304}
 		}, nil},
 		{"pool id", "rules[0].backends[0].target_pool_id", func(r *exampleapi.Rule) { r.Backends[0].TargetPoolID = "lb-1" }, nil},
 		{"weight", "rules[0].backends[0].weight", func(r *exampleapi.Rule) { r.Backends[0].Weight = -1 }, nil},

@@ -164,7 +164,7 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 			},
 			"status_code": schema.Int64Attribute{
 				Required:    true,
-				Description: "`301` (moved permanently) or `302` (found).",
+				Description: "`301` (moved permanently), `302` (found), `303` (see other), `307` (temporary redirect) or `308` (permanent redirect).",
 				Validators:  []validator.Int64{int64validator.OneOf(redirectCodes()...)},
 			},
 		},

@@ -310,7 +310,7 @@ func TestValidateRules(t *testing.T) {
 			`rules["r"].backends[0].target_pool_id`, `must be an id starting with "tp-"`},
 		{"backend weight", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 1000001}],`),
 			`rules["r"].backends[0].weight`, `value must be between 0 and 1000000`},
-		{"redirect code", http80JSON, oneRule(`"redirect": {"status_code": 303},`), `rules["r"].redirect.status_code`, `value must be one of: ["301" "302"], got: 303`},
+		{"redirect code", http80JSON, oneRule(`"redirect": {"status_code": 304},`), `rules["r"].redirect.status_code`, `value must be one of: ["301" "302" "303" "307" "308"], got: 304`},
 		{"redirect host", http80JSON, oneRule(`"redirect": {"status_code": 301, "hostname": "*.x.example"},`),
 			`rules["r"].redirect.hostname`, `must be a lower-case DNS name (no wildcard)`},
 		{"redirect scheme", http80JSON, oneRule(`"redirect": {"status_code": 301, "scheme": "ftp"},`), `rules["r"].redirect.scheme`, `value must be one of`},

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/websocket"
 	"sigs.k8s.io/gateway-api/conformance/echo-basic/tcpserver"
 	"sigs.k8s.io/gateway-api/conformance/echo-basic/udpechoserver"
 
@@ -54,6 +56,16 @@ func opened(bin string) (string, error) {
 		return "", fmt.Errorf("%s: %w", bin, err)
 	}
 	return fmt.Sprintf("/proc/self/fd/%d", fd), nil
+}
+
+// handler answers as echo-basic: /ws echoes WebSocket frames back (what
+// the suite's WebSocket test sends through the load balancer), the rest
+// with what arrived.
+func handler(pod, ns string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
+	mux.Handle("/", echo.Handler(pod, ns))
+	return mux
 }
 
 // upstreamMode is echo-basic's server for its TCP_ECHO_SERVER or
@@ -102,7 +114,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer closeEchoes()
-	srv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	// As echo-basic: HTTPS once it has a certificate and key, on
@@ -112,7 +124,7 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		tlsSrv := &http.Server{Handler: echo.Handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
+		tlsSrv := &http.Server{Handler: handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
 		defer tlsSrv.Close()
 		go func() { errc <- tlsSrv.ServeTLS(tlsLn, cert, key) }()
 	}

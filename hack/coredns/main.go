@@ -1,4 +1,4 @@
-//go:build coredns
+//go:build ignore
 
 // CoreDNS with the plugins the Gateway API conformance suite's Corefile
 // names (base/manifests.yaml: errors, log, forward, whoami), built by
@@ -6,7 +6,8 @@
 // plugins at compile time (coredns.io, "Compile Time Enabling or
 // Disabling Plugins"): its full build compiles about 60 plugins and their
 // cloud SDKs, for a server the UDPRoute tests ask one whoami answer of.
-// Its build tag keeps it out of this repository's packages.
+// Its ignore build tag keeps it out of this repository's packages and
+// go.mod (hack/gotool.sh drops the tag).
 package main
 
 import (

@@ -255,7 +255,7 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1) with request_headers changes (set, add, remove), or a redirect (scheme, hostname, port, status_code 301|302), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect or request_headers). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends). At most 200. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1) with request_headers changes (set, add, remove), or a redirect (scheme, hostname, port, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect or request_headers). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends). At most 200. Empty (the default): no rules."
   type = list(object({
     name              = string
     listener_port     = number
@@ -351,9 +351,9 @@ variable "rules" {
 
   validation {
     condition = alltrue([for r in var.rules : r.redirect == null ? true : (
-      length(coalesce(r.backends, [])) == 0 && contains([301, 302], r.redirect.status_code)
+      length(coalesce(r.backends, [])) == 0 && contains([301, 302, 303, 307, 308], r.redirect.status_code)
     )])
-    error_message = "A rule's redirect excludes backends, and its status_code must be 301 or 302."
+    error_message = "A rule's redirect excludes backends, and its status_code must be 301, 302, 303, 307 or 308."
   }
 
   # The load balancer answers itself: nothing to forward, redirect or
