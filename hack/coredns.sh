@@ -8,7 +8,7 @@
 #
 #   hack/coredns.sh        # build if missing, print the binary's path
 #
-# Cold: about a minute on 2 cores; cached: instant.
+# Cold: 96 s on 2 cores (its modules downloaded 61 s, compiled 35 s); cached: instant.
 set -euo pipefail
 
 # The version the suite's manifests name (registry.k8s.io/coredns/coredns).
