@@ -12,11 +12,11 @@ package main
 
 import (
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/forward"
 	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/whoami"
-	"github.com/coredns/coredns/coremain"
 )
 
 // directives are those plugins in upstream's order
