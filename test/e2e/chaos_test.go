@@ -65,6 +65,7 @@ var chaosFaults = exampleapi.Faults{ErrorRate: 0.3, DropRate: 0.05, RateLimit: 5
 // back in time, and every apply has its audit line.
 func TestChaos(t *testing.T) {
 	testsize.SkipShort(t, "kills and an outage over a minute of work")
+	t.Parallel()
 	p := chaosFromEnv()
 	pg := testpg.Start(t)
 	connFile := filepath.Join(t.TempDir(), "pg-conn")

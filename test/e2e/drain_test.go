@@ -115,6 +115,7 @@ func (e *env) pools() []exampleapi.TargetPool {
 // externalTrafficPolicy Local relies on).
 func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 	testsize.SkipShort(t, "drains waiting out deregistration delays")
+	t.Parallel()
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"deregistrationDelay": "6s"}})
 	for i, name := range []string{"node-a", "node-b", "node-c"} {
 		e.readyNode(name, "ex-west-1"+string(rune('a'+i)))
@@ -286,6 +287,7 @@ func TestNodeDrainsOutOfEveryPool(t *testing.T) {
 // new nodes.
 func TestRotationKeepsTheFloor(t *testing.T) {
 	testsize.SkipShort(t, "a rotation in waves")
+	t.Parallel()
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"minHealthyPercent": 50, "deregistrationDelay": "0s"}})
 	var old []string
 	for i := range 10 {
@@ -410,6 +412,7 @@ func TestRotationKeepsTheFloor(t *testing.T) {
 // 30 s costs at most 2 applies: out once, back once it has settled.
 func TestFlappingNodeIsDamped(t *testing.T) {
 	testsize.SkipShort(t, "a flapping node damped over settle times")
+	t.Parallel()
 	e := newEnv(t, options{countProcesses: true, targetPools: map[string]any{"settleTime": "5s"}})
 	for _, name := range []string{"node-a", "node-b", "node-c"} {
 		e.readyNode(name, "ex-west-1a")

@@ -65,6 +65,7 @@ var notRunnable = map[string]string{}
 // a run that differs fails).
 func TestGatewayConformance(t *testing.T) {
 	testsize.SkipShort(t, "the upstream suite's four profiles, with kube-controller-manager, kube-scheduler, kwok and traffic")
+	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true, traffic: true})
 	e.addNode("node-a", "ex-west-1a") // kwok plays its kubelet
 	e.waitNodesInitialised(1)

@@ -29,6 +29,7 @@ import (
 // backends are ClusterIP Services: the load balancer reaches their pods
 // directly, through their pod pools (ADR 24).
 func TestGatewayTraffic(t *testing.T) {
+	t.Parallel()
 	e, admin := gatewayEnv(t, options{traffic: true})
 	ctx := testkit.Context(t)
 	for _, name := range []string{"a", "b"} {
@@ -184,6 +185,7 @@ func TestGatewayTraffic(t *testing.T) {
 // each old one leaves the pool while it still serves (terminating, it
 // keeps serving until kwok deletes it, 15 s on).
 func TestGatewayRollout(t *testing.T) {
+	t.Parallel()
 	e, admin := gatewayEnv(t, options{traffic: true})
 	ctx := testkit.Context(t)
 	_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -218,6 +220,7 @@ func TestGatewayRollout(t *testing.T) {
 // 50 requests/s, fails no request: TestGatewayRollout's, through the
 // Service's own load balancer.
 func TestServiceRollout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{traffic: true})
 	e.startCCM()
 	e.nodeA()

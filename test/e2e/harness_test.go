@@ -211,7 +211,7 @@ func renderRBAC(values map[string]any) ([]runtime.Object, error) {
 
 func newEnv(t testing.TB, o options) *env {
 	t.Helper()
-	admit(t)
+	admit(t, o.traffic)
 	e := &env{t: t, dir: t.TempDir(), ccmBin: ccmBinary(t), workloads: o.workloads || o.traffic}
 	// The first cleanup runs last, once every process is reaped.
 	t.Cleanup(func() {
@@ -236,8 +236,6 @@ func newEnv(t testing.TB, o options) *env {
 	if o.traffic {
 		o.workloads = true
 		simOpts = append(simOpts, simtest.WithDataPlane())
-		trafficEnvs.Lock()
-		t.Cleanup(trafficEnvs.Unlock)
 	}
 	if o.lbPublicPrefix.IsValid() {
 		simOpts = append(simOpts, simtest.WithLBPublicPrefix(o.lbPublicPrefix))

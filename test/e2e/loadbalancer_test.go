@@ -226,6 +226,7 @@ func TestKubernetesStateBackend(t *testing.T) {
 // with one load balancer: no duplicate, no orphan.
 func TestCrashMidApplyConverges(t *testing.T) {
 	testsize.SkipShort(t, "a controller killed mid-apply, its lock waited out")
+	t.Parallel()
 	e := newEnv(t, options{provisionDelay: 30 * time.Second})
 	e.addNode("node-a", "ex-west-1a")
 	_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(t), lbService("crash", 80), metav1.CreateOptions{})

@@ -25,7 +25,8 @@ const slotCount = 5
 // longTests take minutes even alone (measured 2026-12-02: 125 to 185 s
 // with two at a time; the conformance run's four profiles about 4
 // minutes alone, 2026-12-03); a test missing here is only admitted later.
-var longTests = []string{"TestGatewayConformance", "TestTenancy", "TestManualApproval", "TestGatewayTenancy", "TestHandOver", "TestGatewayProgrammed"}
+var longTests = []string{"TestGatewayConformance", "TestTenancy", "TestManualApproval", "TestLoadBalancerService", "TestGatewayTenancy", "TestHandOver",
+	"TestShardsSpreadServices", "TestChaos", "TestShardHandOverKeepsThePlan", "TestGatewayProgrammed"}
 
 // settle is how long slots wait after a test arrives before admitting
 // any: the paused tests arrive together when the sequential ones end.
@@ -54,6 +55,12 @@ func run(m *testing.M) int {
 
 var slots = &gate{free: slotCount}
 
+// trafficEnvs lets one env with traffic run at a time: every env's cloud
+// hands out the same addresses, and those envs bind them. It is taken
+// before a slot, so that a test waiting for it holds none, and the
+// longest (the conformance run) is let in first.
+var trafficEnvs = &gate{free: 1}
+
 // gate admits waiters to a fixed number of slots, long ones first, once
 // no waiter has arrived for settle.
 type gate struct {
@@ -68,13 +75,19 @@ type waiter struct {
 	ready chan struct{}
 }
 
-// admit waits for a slot for t's environment; t's cleanup frees it, after
-// the environment's own cleanups (registered later, run earlier).
-func admit(t testing.TB) {
+// admit waits for a slot for t's environment, and first for the traffic
+// env's turn when it has traffic; t's cleanup frees them, after the
+// environment's own cleanups (registered later, run earlier).
+func admit(t testing.TB, traffic bool) {
 	t.Helper()
 	name, _, _ := strings.Cut(t.Name(), "/")
+	long := slices.Contains(longTests, name)
 	start := time.Now()
-	<-slots.wait(slices.Contains(longTests, name))
+	if traffic {
+		<-trafficEnvs.wait(long)
+		t.Cleanup(trafficEnvs.release)
+	}
+	<-slots.wait(long)
 	t.Cleanup(slots.release)
 	// hack/testsummary reads this line: the slowest tests are named by
 	// their time less this wait.

@@ -38,6 +38,7 @@ import (
 // TestShardSpreadSizes); make bench runs the full 300 + 100 + 30
 // ($EXAMPLE_SCALE=full), numbered.
 func TestShardsSpreadServices(t *testing.T) {
+	t.Parallel()
 	firstSet, burstSet, lateSet := shardSets()
 	first, burst, late := len(firstSet), len(burstSet), len(lateSet)
 	testsize.SkipShort(t, fmt.Sprintf("%d Services over three replicas", first+burst+late))
@@ -371,6 +372,7 @@ func (e *env) waitShardsWithout(t testing.TB, gone string, within time.Duration)
 // takes the shard reports it, and a reviewer's StateUnlock opens it there.
 func TestShardHandOverKeepsThePlan(t *testing.T) {
 	testsize.SkipShort(t, "two replicas killed, a plan and a lock carried over")
+	t.Parallel()
 	e := newEnv(t, options{replicas: 2, state: "kubernetes", webhook: true, lockTimeout: "1s", staleLockAge: "1h"})
 	e.nodeA()
 	e.waitShards(t, 2)

@@ -34,10 +34,6 @@ import (
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
-// trafficEnvs lets one env with traffic run at a time: every env's cloud
-// hands out the same addresses, and those envs bind them.
-var trafficEnvs sync.Mutex
-
 // startTraffic runs the pod runner and the node proxy for e's cluster.
 func (e *env) startTraffic() {
 	t := e.t
@@ -268,6 +264,7 @@ func load(url string, rate int) (stop func() (ok int, failed []error)) {
 // the cloud's load balancer and the nodes' node ports, and keep carrying
 // them while nodes drain and listeners are added.
 func TestServiceTraffic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{traffic: true, targetPools: map[string]any{"deregistrationDelay": "3s"}})
 	e.startCCM()
 	for _, n := range []struct{ name, zone string }{{"node-a", "ex-west-1a"}, {"node-b", "ex-west-1b"}, {"node-c", "ex-west-1c"}} {
