@@ -26,9 +26,10 @@ var (
 
 // Limits of a rule's values.
 const (
-	MaxHostnameLen    = 253
-	MaxHeaderValueLen = 4096
-	MaxRulePathLen    = 1024
+	MaxHostnameLen        = 253
+	MaxHeaderValueLen     = 4096
+	MaxQueryParamValueLen = 1024
+	MaxRulePathLen        = 1024
 )
 
 // RuleError is a rule the cloud refuses: Field is where in the rule
@@ -48,9 +49,9 @@ func ruleError(field, format string, args ...any) *RuleError {
 func IsHeaderName(name string) bool { return headerNameRE.MatchString(name) }
 
 // CheckRule checks what rule r holds on its own: host names, path,
-// method, header matches, the action (backends, redirect or fixed
-// response, exclusive) and header changes. The first refusal is a
-// *RuleError.
+// method, header and query parameter matches, the action (backends,
+// redirect or fixed response, exclusive), header changes and rewrite. The first
+// refusal is a *RuleError.
 func CheckRule(r Rule) error {
 	if n := len(r.Hostnames); n > MaxRuleHostnames {
 		return ruleError("hostnames", "has %d names (at most %d)", n, MaxRuleHostnames)
@@ -69,6 +70,9 @@ func CheckRule(r Rule) error {
 	if err := checkHeaders("headers", r.Headers, MaxRuleHeaders); err != nil {
 		return err
 	}
+	if err := checkQueryParams(r.QueryParams); err != nil {
+		return err
+	}
 	if r.Redirect != nil && len(r.Backends) > 0 {
 		return ruleError("redirect", "is exclusive with backends (%d given): a rule either redirects or forwards", len(r.Backends))
 	}
@@ -79,24 +83,36 @@ func CheckRule(r Rule) error {
 		return err
 	}
 	if r.Redirect != nil {
-		if err := checkRedirect(*r.Redirect); err != nil {
+		if err := checkRedirect(*r.Redirect, r.PathType); err != nil {
 			return err
 		}
 	}
-	if m := r.RequestHeaders; m != nil {
-		if err := checkHeaders("request_headers.set", m.Set, MaxHeaderChanges); err != nil {
-			return err
-		}
-		if err := checkHeaders("request_headers.add", m.Add, MaxHeaderChanges); err != nil {
-			return err
-		}
-		if n := len(m.Remove); n > MaxHeaderChanges {
-			return ruleError("request_headers.remove", "has %d names (at most %d)", n, MaxHeaderChanges)
-		}
-		for k, name := range m.Remove {
-			if !IsHeaderName(name) {
-				return ruleError(fmt.Sprintf("request_headers.remove[%d]", k), "%q is not a header name", name)
-			}
+	if err := checkRewrite(r); err != nil {
+		return err
+	}
+	if err := checkHeaderModifier("request_headers", r.RequestHeaders); err != nil {
+		return err
+	}
+	return checkHeaderModifier("response_headers", r.ResponseHeaders)
+}
+
+// checkHeaderModifier checks the header changes m (field f), if any.
+func checkHeaderModifier(f string, m *HeaderModifier) error {
+	if m == nil {
+		return nil
+	}
+	if err := checkHeaders(f+".set", m.Set, MaxHeaderChanges); err != nil {
+		return err
+	}
+	if err := checkHeaders(f+".add", m.Add, MaxHeaderChanges); err != nil {
+		return err
+	}
+	if n := len(m.Remove); n > MaxHeaderChanges {
+		return ruleError(f+".remove", "has %d names (at most %d)", n, MaxHeaderChanges)
+	}
+	for k, name := range m.Remove {
+		if !IsHeaderName(name) {
+			return ruleError(fmt.Sprintf("%s.remove[%d]", f, k), "%q is not a header name", name)
 		}
 	}
 	return nil
@@ -110,14 +126,38 @@ func checkPath(pathType, path string) error {
 		return ruleError("path_type", "is required with a path (accepted: %s)", strings.Join(PathTypes, ", "))
 	case !slices.Contains(PathTypes, pathType):
 		return ruleError("path_type", "unknown path type %q (accepted: %s)", pathType, strings.Join(PathTypes, ", "))
+	}
+	return checkPathValue("path", path)
+}
+
+// checkPathValue checks a path (field f) the rule matches or sets.
+func checkPathValue(f, path string) error {
+	switch {
 	case !strings.HasPrefix(path, "/"):
-		return ruleError("path", "%q must start with /", path)
+		return ruleError(f, "%q must start with /", path)
 	case len(path) > MaxRulePathLen:
-		return ruleError("path", "is longer than %d characters", MaxRulePathLen)
+		return ruleError(f, "is longer than %d characters", MaxRulePathLen)
 	case strings.ContainsFunc(path, func(r rune) bool { return r <= ' ' || r > '~' || r == '?' || r == '#' }):
-		return ruleError("path", "%q must be printable ASCII without spaces, '?' or '#'", path)
+		return ruleError(f, "%q must be printable ASCII without spaces, '?' or '#'", path)
 	case strings.Contains(path, "//") || strings.Contains(path, "/./") || strings.Contains(path, "/../"):
-		return ruleError("path", "%q is not a normalized path (no //, /./ or /../)", path)
+		return ruleError(f, "%q is not a normalized path (no //, /./ or /../)", path)
+	}
+	return nil
+}
+
+// checkNewPath checks the path or path prefix a redirect or rewrite
+// (field f) puts in place of the request's: one of them, and a prefix
+// replaces what the rule's prefix matched.
+func checkNewPath(f, path, prefix, rulePathType string) error {
+	switch {
+	case path != "" && prefix != "":
+		return ruleError(f+".path_prefix", "is exclusive with path: one replaces the whole path, the other what the rule's prefix matched")
+	case prefix != "" && rulePathType != PathPrefix:
+		return ruleError(f+".path_prefix", "needs the rule's path_type %q: it replaces what the prefix matched", PathPrefix)
+	case path != "":
+		return checkPathValue(f+".path", path)
+	case prefix != "":
+		return checkPathValue(f+".path_prefix", prefix)
 	}
 	return nil
 }
@@ -140,6 +180,29 @@ func checkHeaders(f string, hs []HeaderMatch, limit int) error {
 		if len(h.Value) > MaxHeaderValueLen || strings.ContainsFunc(h.Value, unicode.IsControl) {
 			return ruleError(g+".value", "header %s: must be at most %d characters, without control characters", h.Name, MaxHeaderValueLen)
 		}
+	}
+	return nil
+}
+
+// checkQueryParams checks query parameter matches: names are tokens, as
+// header names (Gateway API's), and compared as written.
+func checkQueryParams(ps []QueryParamMatch) error {
+	if n := len(ps); n > MaxRuleQueryParams {
+		return ruleError("query_params", "has %d parameters (at most %d)", n, MaxRuleQueryParams)
+	}
+	seen := map[string]int{}
+	for k, p := range ps {
+		g := fmt.Sprintf("query_params[%d]", k)
+		j, dup := seen[p.Name]
+		switch {
+		case !IsHeaderName(p.Name):
+			return ruleError(g+".name", "%q is not a query parameter name (letters, digits and !#$%%&'*+-.^_`|~)", p.Name)
+		case dup:
+			return ruleError(g+".name", "parameter %q is also query_params[%d]", p.Name, j)
+		case p.Value == "" || len(p.Value) > MaxQueryParamValueLen || strings.ContainsFunc(p.Value, unicode.IsControl):
+			return ruleError(g+".value", "parameter %s: must be 1-%d characters, without control characters", p.Name, MaxQueryParamValueLen)
+		}
+		seen[p.Name] = k
 	}
 	return nil
 }
@@ -168,25 +231,46 @@ func checkBackends(bs []RuleBackend) error {
 	return nil
 }
 
-func checkRedirect(r Redirect) error {
+// isExactHostname tells whether h is a lower-case DNS name without a
+// wildcard.
+func isExactHostname(h string) bool {
+	return !strings.HasPrefix(h, "*") && len(h) <= MaxHostnameLen && hostnameRE.MatchString(h)
+}
+
+func checkRedirect(r Redirect, rulePathType string) error {
 	if !slices.Contains(RedirectCodes, r.StatusCode) {
 		return ruleError("redirect.status_code", "%d is not a redirect code (accepted: %v)", r.StatusCode, RedirectCodes)
 	}
 	if r.Scheme != "" && r.Scheme != "http" && r.Scheme != "https" {
 		return ruleError("redirect.scheme", "unknown scheme %q (accepted: http, https)", r.Scheme)
 	}
-	if r.Hostname != "" && (strings.HasPrefix(r.Hostname, "*") || len(r.Hostname) > MaxHostnameLen || !hostnameRE.MatchString(r.Hostname)) {
+	if r.Hostname != "" && !isExactHostname(r.Hostname) {
 		return ruleError("redirect.hostname", "%q is not a lower-case DNS name", r.Hostname)
 	}
 	if r.Port != 0 && (r.Port < 1 || r.Port > 65535) {
 		return ruleError("redirect.port", "%d is out of range (accepted: 1-65535)", r.Port)
 	}
-	return nil
+	return checkNewPath("redirect", r.Path, r.PathPrefix, rulePathType)
+}
+
+// checkRewrite checks rule r's rewrite, if any: it changes what is
+// forwarded, so the rule forwards.
+func checkRewrite(r Rule) error {
+	rw := r.Rewrite
+	switch {
+	case rw == nil:
+		return nil
+	case r.Redirect != nil:
+		return ruleError("rewrite", "is exclusive with redirect: a rule either redirects or forwards")
+	case rw.Hostname != "" && !isExactHostname(rw.Hostname):
+		return ruleError("rewrite.hostname", "%q is not a lower-case DNS name", rw.Hostname)
+	}
+	return checkNewPath("rewrite", rw.Path, rw.PathPrefix, r.PathType)
 }
 
 // checkFixedResponse checks rule r's fixed response, if any: it is the
 // load balancer answering the request itself, so the rule has nothing to
-// forward, to redirect or to change the headers of.
+// forward, to redirect, to rewrite or to change the headers of.
 func checkFixedResponse(r Rule) error {
 	fr := r.FixedResponse
 	if fr == nil {
@@ -199,6 +283,8 @@ func checkFixedResponse(r Rule) error {
 		return ruleError("fixed_response", "is exclusive with redirect: a rule answers with one status code")
 	case r.RequestHeaders != nil:
 		return ruleError("fixed_response", "is exclusive with request_headers: a rule that answers the request itself forwards no headers to change")
+	case r.Rewrite != nil:
+		return ruleError("fixed_response", "is exclusive with rewrite: a rule that answers the request itself forwards nothing to rewrite")
 	}
 	if !IsFixedResponseCode(fr.StatusCode) {
 		rs := make([]string, len(FixedResponseCodes))

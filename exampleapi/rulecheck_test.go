@@ -10,9 +10,16 @@ import (
 // says.
 func TestCheckRule(t *testing.T) {
 	ok := Rule{Name: "r", ListenerPort: 80, Priority: 1, Hostnames: []string{"a.example"}, PathType: PathPrefix, Path: "/",
-		Headers: []HeaderMatch{{Name: "X-Env", Value: "prod"}}, Backends: []RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}}
+		Headers: []HeaderMatch{{Name: "X-Env", Value: "prod"}}, Backends: []RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}},
+		// Names of query parameters are case sensitive: two of them.
+		QueryParams: []QueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "ANIMAL", Value: "Whale"}}}
 	if err := CheckRule(ok); err != nil {
 		t.Fatalf("a valid rule: %v", err)
+	}
+	rewritten := ok
+	rewritten.Rewrite = &Rewrite{Hostname: "b.example", PathPrefix: "/"}
+	if err := CheckRule(rewritten); err != nil {
+		t.Fatalf("a valid rewrite: %v", err)
 	}
 	for _, tc := range []struct {
 		name, field, reason string
@@ -24,11 +31,44 @@ func TestCheckRule(t *testing.T) {
 			func(r *Rule) { r.Backends = append(r.Backends, r.Backends[0]) }},
 		{"header change name", "request_headers.remove[0]", `"a b" is not a header name`,
 			func(r *Rule) { r.RequestHeaders = &HeaderModifier{Remove: []string{"a b"}} }},
+		{"response header change name", "response_headers.set[1].name", `header "x-a" is also response_headers.set[0] (names are case insensitive)`,
+			func(r *Rule) {
+				r.ResponseHeaders = &HeaderModifier{Set: []HeaderMatch{{Name: "X-A", Value: "1"}, {Name: "x-a", Value: "2"}}}
+			}},
+		{"query parameter twice", "query_params[1].name", `parameter "animal" is also query_params[0]`,
+			func(r *Rule) {
+				r.QueryParams = []QueryParamMatch{{Name: "animal", Value: "whale"}, {Name: "animal", Value: "dolphin"}}
+			}},
+		{"query parameter without a value", "query_params[0].value", "parameter animal: must be 1-1024 characters, without control characters",
+			func(r *Rule) { r.QueryParams = []QueryParamMatch{{Name: "animal"}} }},
+		{"query parameter name", "query_params[0].name", `"a b" is not a query parameter name (letters, digits and !#$%&'*+-.^_` + "`|~)",
+			func(r *Rule) { r.QueryParams = []QueryParamMatch{{Name: "a b", Value: "x"}} }},
+		{"too many query parameters", "query_params", "has 17 parameters (at most 16)",
+			func(r *Rule) { r.QueryParams = make([]QueryParamMatch, MaxRuleQueryParams+1) }},
+		{"redirect path and prefix", "redirect.path_prefix", "is exclusive with path: one replaces the whole path, the other what the rule's prefix matched",
+			func(r *Rule) { r.Backends, r.Redirect = nil, &Redirect{StatusCode: 302, Path: "/a", PathPrefix: "/b"} }},
+		{"redirect prefix without a prefix match", "redirect.path_prefix", `needs the rule's path_type "prefix": it replaces what the prefix matched`,
+			func(r *Rule) {
+				r.PathType, r.Backends, r.Redirect = PathExact, nil, &Redirect{StatusCode: 302, PathPrefix: "/b"}
+			}},
+		{"rewrite path", "rewrite.path", `"/a//b" is not a normalized path (no //, /./ or /../)`,
+			func(r *Rule) { r.Rewrite = &Rewrite{Path: "/a//b"} }},
+		{"rewrite host", "rewrite.hostname", `"*.a.example" is not a lower-case DNS name`,
+			func(r *Rule) { r.Rewrite = &Rewrite{Hostname: "*.a.example"} }},
+		{"rewrite and redirect", "rewrite", "is exclusive with redirect: a rule either redirects or forwards",
+			func(r *Rule) {
+				r.Backends, r.Redirect, r.Rewrite = nil, &Redirect{StatusCode: 302}, &Rewrite{Path: "/"}
+			}},
+		{"rewrite and fixed response", "fixed_response", "is exclusive with rewrite: a rule that answers the request itself forwards nothing to rewrite",
+			func(r *Rule) {
+				r.Backends, r.FixedResponse, r.Rewrite = nil, &FixedResponse{StatusCode: 404}, &Rewrite{Hostname: "b.example"}
+			}},
 		{"redirect and backends", "redirect", "is exclusive with backends (1 given): a rule either redirects or forwards",
 			func(r *Rule) { r.Redirect = &Redirect{StatusCode: 301} }},
 	} {
 		r := ok
 		r.Headers, r.Backends = append([]HeaderMatch(nil), ok.Headers...), append([]RuleBackend(nil), ok.Backends...)
+		r.QueryParams = append([]QueryParamMatch(nil), ok.QueryParams...)
 		tc.edit(&r)
 		var re *RuleError
 		if err := CheckRule(r); !errors.As(err, &re) || re.Field != tc.field || re.Reason != tc.reason {

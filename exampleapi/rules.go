@@ -26,16 +26,19 @@ import (
 
 // Limits of a load balancer's rules.
 const (
-	// MaxRules is the most rules of one load balancer, all listeners.
-	MaxRules = 200
+	// MaxRules is the most rules of one load balancer, all listeners: a
+	// Gateway shared by a thousand teams' routes, one host name each.
+	MaxRules = 2000
 	// MaxRulePriority is the highest priority (1 is the first looked at).
 	MaxRulePriority = 50000
-	// MaxRuleHostnames, MaxRuleHeaders and MaxRuleBackends bound a rule's
-	// lists; MaxHeaderChanges bounds each list of a header modifier.
-	MaxRuleHostnames = 16
-	MaxRuleHeaders   = 16
-	MaxRuleBackends  = 16
-	MaxHeaderChanges = 16
+	// MaxRuleHostnames, MaxRuleHeaders, MaxRuleQueryParams and
+	// MaxRuleBackends bound a rule's lists; MaxHeaderChanges bounds each
+	// list of a header modifier.
+	MaxRuleHostnames   = 16
+	MaxRuleHeaders     = 16
+	MaxRuleQueryParams = 16
+	MaxRuleBackends    = 16
+	MaxHeaderChanges   = 16
 	// MaxBackendWeight is the highest backend weight (Gateway API's).
 	MaxBackendWeight = 1000000
 	// MaxSimulatedRequests is the most requests one SimulateRequests call
@@ -80,7 +83,7 @@ func IsFixedResponseCode(code int) bool {
 }
 
 // Rule is one routing rule of a listener. Its conditions (host names,
-// path, method, headers) must all hold; an empty one holds for every
+// path, method, headers, query parameters) must all hold; an empty one holds for every
 // request. Its action is a redirect, a fixed response, or forwarding to
 // its weighted backends; a rule with none of them (or whose backends all
 // weigh 0) answers 500. On a tls listener the only condition is Hostnames
@@ -108,9 +111,10 @@ type Rule struct {
 	// ".example.com". Empty: any.
 	Hostnames []string `json:"hostnames,omitempty"`
 	// PathType (exact or prefix) and Path match the request's path (http
-	// and https only, as are Method, Headers, Redirect, FixedResponse and
-	// RequestHeaders). A prefix matches whole path elements: "/api"
-	// matches "/api" and "/api/v1", not "/apis". Empty: any path.
+	// and https only, as are Method, Headers, QueryParams, Redirect,
+	// FixedResponse, RequestHeaders, ResponseHeaders and Rewrite). A prefix
+	// matches whole path elements: "/api" matches "/api" and "/api/v1",
+	// not "/apis". Empty: any path.
 	PathType string `json:"path_type,omitempty"`
 	Path     string `json:"path,omitempty"`
 	// Method matches the request's method exactly. Empty: any.
@@ -118,6 +122,9 @@ type Rule struct {
 	// Headers must all be present with exactly these values (names are
 	// case insensitive).
 	Headers []HeaderMatch `json:"headers,omitempty"`
+	// QueryParams must all be in the request's query, each name's first
+	// value exactly this one (names are case sensitive).
+	QueryParams []QueryParamMatch `json:"query_params,omitempty"`
 	// Backends share the matched requests by weight.
 	Backends []RuleBackend `json:"backends,omitempty"`
 	// Redirect answers the request with a redirect instead (exclusive
@@ -125,11 +132,18 @@ type Rule struct {
 	Redirect *Redirect `json:"redirect,omitempty"`
 	// FixedResponse answers the request with its status code instead:
 	// the load balancer forwards nothing, so it is exclusive with
-	// Backends, Redirect and RequestHeaders.
+	// Backends, Redirect, RequestHeaders and Rewrite.
 	FixedResponse *FixedResponse `json:"fixed_response,omitempty"`
 	// RequestHeaders change the request's headers before it is
 	// forwarded.
 	RequestHeaders *HeaderModifier `json:"request_headers,omitempty"`
+	// ResponseHeaders change the headers of the rule's answer before the
+	// client gets it: the backend's response, the redirect or the fixed
+	// response.
+	ResponseHeaders *HeaderModifier `json:"response_headers,omitempty"`
+	// Rewrite changes the request's host or path before it is forwarded
+	// (exclusive with Redirect and FixedResponse).
+	Rewrite *Rewrite `json:"rewrite,omitempty"`
 }
 
 // HeaderMatch is a header a request must carry with this exact value.
@@ -137,6 +151,10 @@ type HeaderMatch struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
+
+// QueryParamMatch is a query parameter a request must carry with this
+// exact value: a header match's shape, its name compared as written.
+type QueryParamMatch HeaderMatch
 
 // RuleBackend is where a rule forwards: a target pool of the load
 // balancer's region, on Port of its targets (a Service's node port). A
@@ -150,8 +168,7 @@ type RuleBackend struct {
 }
 
 // Redirect answers a request with StatusCode (301, 302, 303, 307 or 308)
-// and a Location
-// of the request's URL with the fields set here replaced.
+// and a Location of the request's URL with the fields set here replaced.
 type Redirect struct {
 	// Scheme is http or https; empty keeps the request's.
 	Scheme string `json:"scheme,omitempty"`
@@ -160,8 +177,21 @@ type Redirect struct {
 	// Port replaces the port; 0 is the scheme's well-known port when
 	// Scheme is set, else the listener's. A scheme's own port is left
 	// out of the Location (as Gateway API asks).
-	Port       int `json:"port,omitempty"`
-	StatusCode int `json:"status_code"`
+	Port int `json:"port,omitempty"`
+	// Path replaces the request's path, or PathPrefix the part of it the
+	// rule's prefix matched (exclusive); empty keeps it.
+	Path       string `json:"path,omitempty"`
+	PathPrefix string `json:"path_prefix,omitempty"`
+	StatusCode int    `json:"status_code"`
+}
+
+// Rewrite changes a request before it is forwarded: Hostname replaces
+// its Host, Path its path or PathPrefix the part of it the rule's prefix
+// matched (exclusive). What is empty is kept.
+type Rewrite struct {
+	Hostname   string `json:"hostname,omitempty"`
+	Path       string `json:"path,omitempty"`
+	PathPrefix string `json:"path_prefix,omitempty"`
 }
 
 // FixedResponse answers a request with StatusCode, one of
@@ -171,7 +201,7 @@ type FixedResponse struct {
 	StatusCode int `json:"status_code"`
 }
 
-// HeaderModifier changes a request's headers: Set replaces (or adds) a
+// HeaderModifier changes a request's (or a response's) headers: Set replaces (or adds) a
 // header, Add appends a value, Remove drops a header.
 type HeaderModifier struct {
 	Set    []HeaderMatch `json:"set,omitempty"`
@@ -195,8 +225,12 @@ type SimulatedRequest struct {
 	// listeners ignore it.
 	Host string `json:"host"`
 	// Path is the request's path, "/" when empty. http and https only,
-	// as are Method and Headers: a tcp, tls or udp connection has none.
+	// as are Query, Method and Headers: a tcp, tls or udp connection has
+	// none.
 	Path string `json:"path,omitempty"`
+	// Query is the request's query string, without its '?'
+	// ("animal=whale&color=blue").
+	Query string `json:"query,omitempty"`
 	// Method is GET when empty.
 	Method  string            `json:"method,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -228,6 +262,10 @@ type RequestOutcome struct {
 	// form, values of one header joined with ", "); empty for tcp, tls
 	// and udp.
 	RequestHeaders map[string]string `json:"request_headers,omitempty"`
+	// RequestHost and RequestPath are the Host and path as forwarded,
+	// when the rule rewrites them.
+	RequestHost string `json:"request_host,omitempty"`
+	RequestPath string `json:"request_path,omitempty"`
 }
 
 // SimulateRequests sends simulated requests to a load balancer's listener

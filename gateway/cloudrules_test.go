@@ -150,11 +150,11 @@ func hostsAndPaths(ns, name string, age time.Duration, h, n int) *gatewayv1.HTTP
 // big for any load balancer is refused alone.
 func TestRuleBudget(t *testing.T) {
 	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), httpListener("named", 80, "n.example", gatewayv1.NamespacesFromAll))
-	old := hostsAndPaths("team-a", "old", 3*time.Hour, 10, 10)      // 100 rules
-	middle := hostsAndPaths("team-b", "middle", 2*time.Hour, 9, 10) // 90: 191 with the catch-all
-	newest := hostsAndPaths("team-c", "newest", time.Hour, 2, 5)    // 10: 201 would be one too many
-	huge := hostsAndPaths("team-d", "huge", 4*time.Hour, 16, 16)    // 256: never fits
-	small := hostsAndPaths("team-e", "small", 30*time.Minute, 1, 8) // 8: fits after newest is refused
+	old := hostsAndPaths("team-a", "old", 3*time.Hour, 10, 100)      // 1,000 rules
+	middle := hostsAndPaths("team-b", "middle", 2*time.Hour, 9, 110) // 990: 1,991 with the catch-all
+	newest := hostsAndPaths("team-c", "newest", time.Hour, 2, 5)     // 10: 2,001 would be one too many
+	huge := hostsAndPaths("team-d", "huge", 4*time.Hour, 16, 128)    // 2,048: never fits
+	small := hostsAndPaths("team-e", "small", 30*time.Minute, 1, 8)  // 8: fits after newest is refused
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{small, newest, middle, huge, old}, nil, services)
 
 	for name, want := range map[string]string{"team-a/old": "Accepted", "team-b/middle": "Accepted", "team-c/newest": string(ReasonRuleBudgetExceeded),
@@ -167,8 +167,8 @@ func TestRuleBudget(t *testing.T) {
 	if p := httpParent(t, tr, "team-c", "newest"); !strings.Contains(p.Accepted.Message, "leave 9 of them, for the 10 it would add") {
 		t.Errorf("team-c/newest: %q, want what is left and what it needs", p.Accepted.Message)
 	}
-	if n := len(tr.Rules); n > exampleapi.MaxRules || n != 100+90+1+8 {
-		t.Errorf("%d rules, want %d (within %d)", n, 100+90+1+8, exampleapi.MaxRules)
+	if n := len(tr.Rules); n > exampleapi.MaxRules || n != 1000+990+1+8 {
+		t.Errorf("%d rules, want %d (within %d)", n, 1000+990+1+8, exampleapi.MaxRules)
 	}
 	for _, r := range tr.Rules {
 		if strings.HasPrefix(r.Name, "team-c/") || strings.HasPrefix(r.Name, "team-d/") {

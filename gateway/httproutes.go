@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +84,6 @@ type candidate struct {
 	listenerHost string
 	// ruleIndex and matchIndex place it in its route.
 	ruleIndex, matchIndex int
-	headers               int
 	// written is the host name its route wrote it for: a copy made for a
 	// claimed host name (fences.go) keeps its original's, and its place
 	// after the rules written for that name.
@@ -210,15 +208,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 	from := &origin{namespace: route.Namespace, name: route.Name, created: route.CreationTimestamp}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
-		base := lbmodel.Rule{ListenerPort: port, Hostname: host}
-		for _, f := range rule.Filters {
-			switch f.Type {
-			case gatewayv1.HTTPRouteFilterRequestHeaderModifier:
-				base.RequestHeaders = headerChanges(f.RequestHeaderModifier)
-			case gatewayv1.HTTPRouteFilterRequestRedirect:
-				base.Redirect = redirect(f.RequestRedirect)
-			}
-		}
+		base := withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters)
 		if base.Redirect == nil {
 			base.Backends = weighted[i]
 		}
@@ -227,41 +217,12 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 			matches = []gatewayv1.HTTPRouteMatch{{}}
 		}
 		for j, m := range matches {
-			r := base
-			pathType, path := gatewayv1.PathMatchPathPrefix, "/"
-			if m.Path != nil {
-				if m.Path.Type != nil {
-					pathType = *m.Path.Type
-				}
-				if m.Path.Value != nil {
-					path = *m.Path.Value
-				}
-			}
-			r.PathType, r.Path = cloudPathType(pathType), path
-			if m.Method != nil {
-				r.Method = string(*m.Method)
-			}
-			for _, h := range m.Headers {
-				name := http.CanonicalHeaderKey(string(h.Name))
-				if _, dup := r.Headers[name]; !dup { // the first of a name wins
-					if r.Headers == nil {
-						r.Headers = map[string]string{}
-					}
-					r.Headers[name] = h.Value
-				}
-			}
+			r := withMatch(base, m)
 			r.Name = ruleName(route.Namespace, route.Name, i, j, port, host)
-			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, headers: len(r.Headers), written: host})
+			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, written: host})
 		}
 	}
 	return out
-}
-
-func cloudPathType(t gatewayv1.PathMatchType) string {
-	if t == gatewayv1.PathMatchExact {
-		return "exact"
-	}
-	return "prefix"
 }
 
 // isolation are the catch-alls that keep a listener's requests its own:
@@ -298,8 +259,9 @@ func isolation(ls []*listener) []candidate {
 // most specific hostname first, each ending with its catch-all (if any);
 // then the most specific host name, each claimed one ending with its
 // copies and fence (fences.go); an exact path, then the longest prefix; a
-// method; the most headers; then the oldest route, the first by
-// namespace/name, and the first rule and match of a route.
+// method; the most headers; the most query parameters; then the oldest
+// route, the first by namespace/name, and the first rule and match of a
+// route.
 func precedence(a, b candidate) int {
 	aIso, bIso := a.from == nil && !a.fence, b.from == nil && !b.fence
 	if c := cmp.Or(compareHosts(a.listenerHost, b.listenerHost), compareBool(aIso, bIso)); c != 0 || aIso {
@@ -313,7 +275,8 @@ func precedence(a, b candidate) int {
 		cmp.Compare(pathRank(a.rule), pathRank(b.rule)),
 		cmp.Compare(-len(a.rule.Path), -len(b.rule.Path)),
 		cmp.Compare(methodRank(a.rule), methodRank(b.rule)),
-		cmp.Compare(-a.headers, -b.headers),
+		cmp.Compare(-len(a.rule.Headers), -len(b.rule.Headers)),
+		cmp.Compare(-len(a.rule.QueryParams), -len(b.rule.QueryParams)),
 		a.from.created.Compare(b.from.created.Time),
 		cmp.Compare(a.from.namespace+"/"+a.from.name, b.from.namespace+"/"+b.from.name),
 		cmp.Compare(a.ruleIndex, b.ruleIndex), cmp.Compare(a.matchIndex, b.matchIndex),
@@ -354,50 +317,10 @@ func shorten(name string) string {
 	return name[:111] + objectref.HashedName("#", 16, name)
 }
 
-func headerChanges(f *gatewayv1.HTTPHeaderFilter) *lbmodel.HeaderChanges {
-	if f == nil {
-		return nil
-	}
-	out := &lbmodel.HeaderChanges{Remove: slices.Clone(f.Remove)}
-	for _, h := range f.Set {
-		if out.Set == nil {
-			out.Set = map[string]string{}
-		}
-		out.Set[string(h.Name)] = h.Value
-	}
-	for _, h := range f.Add {
-		if out.Add == nil {
-			out.Add = map[string]string{}
-		}
-		out.Add[string(h.Name)] = h.Value
-	}
-	return out
-}
-
-func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *lbmodel.HTTPRedirect {
-	if f == nil {
-		return nil
-	}
-	out := &lbmodel.HTTPRedirect{StatusCode: http.StatusFound}
-	if f.StatusCode != nil {
-		out.StatusCode = *f.StatusCode
-	}
-	if f.Scheme != nil {
-		out.Scheme = strings.ToLower(*f.Scheme)
-	}
-	if f.Hostname != nil {
-		out.Hostname = string(*f.Hostname)
-	}
-	if f.Port != nil {
-		out.Port = int(*f.Port)
-	}
-	return out
-}
-
 // unsupportedIn names the first feature of route the Example load
-// balancer does not have ("" for none): regular expression and query
-// parameter matches, filters other than request header changes and
-// redirects, a redirect's path, filters on a backend.
+// balancer does not have ("" for none): regular expression matches,
+// filters other than header changes, redirects and rewrites, filters on
+// a backend.
 func unsupportedIn(route *gatewayv1.HTTPRoute) string {
 	for i, rule := range route.Spec.Rules {
 		at := fmt.Sprintf("spec.rules[%d]", i)
@@ -411,16 +334,15 @@ func unsupportedIn(route *gatewayv1.HTTPRoute) string {
 					return mat + ".headers: only Exact header matches are supported"
 				}
 			}
-			if len(m.QueryParams) > 0 {
-				return mat + ".queryParams: query parameter matches are not supported"
+			for _, q := range m.QueryParams {
+				if q.Type != nil && *q.Type != gatewayv1.QueryParamMatchExact {
+					return mat + ".queryParams: only Exact query parameter matches are supported"
+				}
 			}
 		}
 		for j, f := range rule.Filters {
-			switch {
-			case f.Type == gatewayv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && f.RequestRedirect.Path != nil:
-				return fmt.Sprintf("%s.filters[%d].requestRedirect.path: redirect paths are not supported", at, j)
-			case f.Type != gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.Type != gatewayv1.HTTPRouteFilterRequestRedirect:
-				return fmt.Sprintf("%s.filters[%d]: filter %s is not supported (supported: RequestHeaderModifier, RequestRedirect)", at, j, f.Type)
+			if !slices.Contains(supportedFilters, f.Type) {
+				return fmt.Sprintf("%s.filters[%d]: filter %s is not supported (supported: %s)", at, j, f.Type, filterList())
 			}
 		}
 		for j, b := range rule.BackendRefs {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -114,16 +115,21 @@ func TestHTTPAllowedAndRefused(t *testing.T) {
 
 // Rules are ordered by the Gateway API's precedence, per listener port:
 // exact host names before wildcards before any; then exact paths, the
-// longest prefix, a method, most headers; then the older route, and the
-// first by namespace/name.
+// longest prefix, a method, most headers, most query parameters; then the
+// older route, and the first by namespace/name.
 func TestHTTPPrecedence(t *testing.T) {
 	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), httpListener("alt", 8080, "", gatewayv1.NamespacesFromAll))
 	withMethod := prefix("/m")
 	withMethod.Method = ptr.To(gatewayv1.HTTPMethodPost)
 	twoHeaders := prefix("/m")
 	twoHeaders.Headers = []gatewayv1.HTTPHeaderMatch{{Name: "x-a", Value: "1"}, {Name: "X-B", Value: "2"}, {Name: "X-A", Value: "dup"}}
+	threeParams := prefix("/m") // names as written: a and A are two
+	threeParams.QueryParams = []gatewayv1.HTTPQueryParamMatch{{Name: "a", Value: "1"}, {Name: "A", Value: "2"}, {Name: "b", Value: "3"},
+		{Name: "a", Value: "dup"}}
+	oneParam := prefix("/m")
+	oneParam.QueryParams = []gatewayv1.HTTPQueryParamMatch{{Name: "a", Value: "1"}}
 	old := route("z", "old", 2*time.Hour, "http", nil,
-		rule([]gatewayv1.HTTPRouteMatch{prefix("/"), prefix("/long/er"), exact("/long"), withMethod, twoHeaders}, to("svc-a", 1)))
+		rule([]gatewayv1.HTTPRouteMatch{prefix("/"), prefix("/long/er"), exact("/long"), withMethod, oneParam, twoHeaders, threeParams}, to("svc-a", 1)))
 	young := route("a", "young", time.Hour, "http", nil, rule([]gatewayv1.HTTPRouteMatch{prefix("/long/er")}, to("svc-b", 1)))
 	wild := route("a", "wild", time.Hour, "http", []string{"*.example"}, rule(nil, to("svc-c", 1)))
 	host := route("a", "host", time.Hour, "", []string{"x.example"}, rule(nil, to("svc-c", 1)))
@@ -140,16 +146,21 @@ func TestHTTPPrecedence(t *testing.T) {
 		"80/4 z/old/0.1:80@any",   // prefix /long/er, the older route
 		"80/5 a/young/0.0:80@any", // the same prefix, younger
 		"80/6 z/old/0.3:80@any",   // /m with a method ...
-		"80/7 z/old/0.4:80@any",   // ... before /m with two headers
-		"80/8 z/old/0.0:80@any",   // prefix /
+		"80/7 z/old/0.5:80@any",   // ... before /m with two headers ...
+		"80/8 z/old/0.6:80@any",   // ... before /m with three query parameters ...
+		"80/9 z/old/0.4:80@any",   // ... before /m with one
+		"80/10 z/old/0.0:80@any",  // prefix /
 		"8080/1 a/host/0.0:8080@x.example",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("order:\n%q\nwant\n%q", got, want)
 	}
 	for _, r := range tr.Rules {
-		if r.Name == "z/old/0.4:80@any" && !maps.Equal(r.Headers, map[string]string{"X-A": "1", "X-B": "2"}) {
+		if r.Name == "z/old/0.5:80@any" && !maps.Equal(r.Headers, map[string]string{"X-A": "1", "X-B": "2"}) {
 			t.Errorf("headers %v: want the first of each name, canonical", r.Headers)
+		}
+		if r.Name == "z/old/0.6:80@any" && !maps.Equal(r.QueryParams, map[string]string{"a": "1", "A": "2", "b": "3"}) {
+			t.Errorf("query parameters %v: want the first of each name, as written", r.QueryParams)
 		}
 	}
 }
@@ -214,7 +225,8 @@ func TestHTTPRefusals(t *testing.T) {
 		route("infra", "nosection", 0, "missing", nil, rule(nil, to("svc-a", 1))),
 		route("infra", "otherhost", 0, "named", []string{"c.example"}, rule(nil, to("svc-a", 1))),
 		route("infra", "conflicted", 0, "http", nil, rule(nil, to("svc-a", 1))),
-		route("infra", "regex", 0, "named", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{QueryParams: []gatewayv1.HTTPQueryParamMatch{{Name: "q", Value: "1"}}}}}),
+		route("infra", "regex", 0, "named", nil, gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{QueryParams: []gatewayv1.HTTPQueryParamMatch{
+			{Type: ptr.To(gatewayv1.QueryParamMatchRegularExpression), Name: "q", Value: "1"}}}}}),
 		route("infra", "missing", 0, "named", nil, rule(nil, to("nope", 1), to("svc-a", 1))),
 		route("team-b", "elsewhere", 0, "named", nil, rule(nil, to("svc-a", 1))),
 	}, nil, services)
@@ -249,6 +261,67 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 	if tr.Attached["named"] != 1 {
 		t.Errorf("attached %v: want 1 route on named", tr.Attached)
+	}
+}
+
+// A rule's ResponseHeaderModifier is its cloud rules' response header
+// changes, beside its request's; a filter the cloud lacks refuses the
+// route, naming those it has.
+func TestHTTPHeaderFilters(t *testing.T) {
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll))
+	changes := &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Set", Value: "1"}},
+		Add: []gatewayv1.HTTPHeader{{Name: "X-Add", Value: "2"}}, Remove: []string{"Server"}}
+	headers := rule([]gatewayv1.HTTPRouteMatch{prefix("/a"), prefix("/b")}, to("svc-a", 1))
+	headers.Filters = []gatewayv1.HTTPRouteFilter{
+		{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: changes},
+		{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Remove: []string{"X-Drop"}}},
+	}
+	mirror := rule(nil, to("svc-a", 1))
+	mirror.Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror}}
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{route("infra", "headers", 0, "", nil, headers), route("infra", "mirror", 0, "", nil, mirror)}, nil, services)
+
+	want := &lbmodel.HeaderChanges{Set: map[string]string{"X-Set": "1"}, Add: map[string]string{"X-Add": "2"}, Remove: []string{"Server"}}
+	if len(tr.Rules) != 2 {
+		t.Fatalf("rules %+v: want one per match of route headers", tr.Rules)
+	}
+	for _, r := range tr.Rules {
+		if !reflect.DeepEqual(r.ResponseHeaders, want) || r.RequestHeaders == nil || !slices.Equal(r.RequestHeaders.Remove, []string{"X-Drop"}) {
+			t.Errorf("%s: response %+v, request %+v", r.Name, r.ResponseHeaders, r.RequestHeaders)
+		}
+	}
+	p := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "infra", Name: "mirror"}}]
+	if msg := "spec.rules[0].filters[0]: filter RequestMirror is not supported (supported: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite)"; len(p) != 1 || p[0].Accepted.Message != msg {
+		t.Errorf("route mirror: %+v, want UnsupportedValue: %s", p, msg)
+	}
+}
+
+// A redirect's path and a URLRewrite become the cloud rule's: a full
+// path, or a prefix in place of what the match's prefix matched (an
+// empty one is "/").
+func TestHTTPPathFilters(t *testing.T) {
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll))
+	moved := rule([]gatewayv1.HTTPRouteMatch{prefix("/old")})
+	moved.Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{
+		Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr.To("")}}}}
+	rewritten := rule([]gatewayv1.HTTPRouteMatch{prefix("/v1")}, to("svc-a", 1))
+	rewritten.Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+		Hostname: ptr.To(gatewayv1.PreciseHostname("api.internal")),
+		Path:     &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr.To("/v2")}}}}
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{route("infra", "paths", 0, "", nil, moved, rewritten)}, nil, services)
+
+	byName := map[string]lbmodel.Rule{}
+	for _, r := range tr.Rules {
+		byName[r.Name] = r
+	}
+	if rd := byName["infra/paths/0.0:80@any"].Redirect; rd == nil || *rd != (lbmodel.HTTPRedirect{PathPrefix: "/", StatusCode: 302}) {
+		t.Errorf("redirect %+v, want the prefix replaced by /", rd)
+	}
+	r := byName["infra/paths/1.0:80@any"]
+	if r.Rewrite == nil || *r.Rewrite != (lbmodel.URLRewrite{Hostname: "api.internal", Path: "/v2"}) || len(r.Backends) != 1 {
+		t.Errorf("rewrite %+v (backends %v), want api.internal/v2, forwarded", r.Rewrite, r.Backends)
+	}
+	if p := httpParent(t, tr, "infra", "paths"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("route paths: %+v", p.Accepted)
 	}
 }
 

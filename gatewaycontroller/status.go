@@ -32,7 +32,8 @@ import (
 var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation", "HTTPRoute", "ReferenceGrant",
 	"GatewayPort8080", "HTTPRouteMethodMatching", "HTTPRouteParentRefPort", "HTTPRoutePortRedirect", "HTTPRouteSchemeRedirect",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
-	"HTTPRouteBackendProtocolWebSocket"}
+	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
+	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
 // supports (the conformance suite's feature names): claimed, and each L4

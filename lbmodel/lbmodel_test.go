@@ -2,6 +2,7 @@ package lbmodel
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,19 @@ func TestRuleValidate(t *testing.T) {
 	}
 	if c := (Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 0}}}).Cloud(); len(c.Backends) != 0 {
 		t.Errorf("a backend without a node port reached the cloud: %v", c.Backends)
+	}
+	// Query parameters and response header changes go to the cloud as
+	// lists sorted by name, parameter names as written.
+	c := (Rule{QueryParams: map[string]string{"animal": "whale", "ANIMAL": "Whale"},
+		ResponseHeaders: &HeaderChanges{Set: map[string]string{"X-B": "2", "X-A": "1"}, Remove: []string{"Server"}}}).Cloud()
+	if want := []exampleapi.QueryParamMatch{{Name: "ANIMAL", Value: "Whale"}, {Name: "animal", Value: "whale"}}; !slices.Equal(c.QueryParams, want) ||
+		c.ResponseHeaders == nil || !slices.Equal(c.ResponseHeaders.Set, []exampleapi.HeaderMatch{{Name: "X-A", Value: "1"}, {Name: "X-B", Value: "2"}}) ||
+		!slices.Equal(c.ResponseHeaders.Remove, []string{"Server"}) || c.RequestHeaders != nil {
+		t.Errorf("query parameters and response headers as the cloud gets them: %+v", c)
+	}
+	c = (Rule{Redirect: &HTTPRedirect{StatusCode: 302, PathPrefix: "/new"}, Rewrite: &URLRewrite{Hostname: "b.example", Path: "/v2"}}).Cloud()
+	if *c.Redirect != (exampleapi.Redirect{StatusCode: 302, PathPrefix: "/new"}) || *c.Rewrite != (exampleapi.Rewrite{Hostname: "b.example", Path: "/v2"}) {
+		t.Errorf("a redirect's path and a rewrite as the cloud gets them: %+v %+v", c.Redirect, c.Rewrite)
 	}
 	// Two Service ports' pods are two backends before their pools are
 	// known; one port's twice is one, as the cloud would say.

@@ -27,25 +27,40 @@ type Rule struct {
 	// Hostname is "" for any host.
 	Hostname string `json:"hostname,omitempty"`
 	// PathType is "exact" or "prefix" (with Path), or "" for any path.
-	PathType       string            `json:"pathType,omitempty"`
-	Path           string            `json:"path,omitempty"`
-	Method         string            `json:"method,omitempty"`
-	Headers        map[string]string `json:"headers,omitempty"`
-	Backends       []Backend         `json:"backends,omitempty"`
-	Redirect       *HTTPRedirect     `json:"redirect,omitempty"`
-	RequestHeaders *HeaderChanges    `json:"requestHeaders,omitempty"`
+	PathType string            `json:"pathType,omitempty"`
+	Path     string            `json:"path,omitempty"`
+	Method   string            `json:"method,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	// QueryParams are by name as written (names are case sensitive).
+	QueryParams     map[string]string `json:"queryParams,omitempty"`
+	Backends        []Backend         `json:"backends,omitempty"`
+	Redirect        *HTTPRedirect     `json:"redirect,omitempty"`
+	RequestHeaders  *HeaderChanges    `json:"requestHeaders,omitempty"`
+	ResponseHeaders *HeaderChanges    `json:"responseHeaders,omitempty"`
+	Rewrite         *URLRewrite       `json:"rewrite,omitempty"`
 	// FixedResponse answers the request with its status code, forwarding
 	// nothing: a host-named listener's last rule (gateway.HTTP).
 	FixedResponse *FixedResponse `json:"fixedResponse,omitempty"`
 }
 
 // HTTPRedirect answers with StatusCode, the request's URL changed by the
-// fields set.
+// fields set: Path replaces the path, PathPrefix what the rule's prefix
+// matched.
 type HTTPRedirect struct {
 	Scheme     string `json:"scheme,omitempty"`
 	Hostname   string `json:"hostname,omitempty"`
 	Port       int    `json:"port,omitempty"`
+	Path       string `json:"path,omitempty"`
+	PathPrefix string `json:"pathPrefix,omitempty"`
 	StatusCode int    `json:"statusCode"`
+}
+
+// URLRewrite changes the request's host and path before it is
+// forwarded, as HTTPRedirect its Location.
+type URLRewrite struct {
+	Hostname   string `json:"hostname,omitempty"`
+	Path       string `json:"path,omitempty"`
+	PathPrefix string `json:"pathPrefix,omitempty"`
 }
 
 // FixedResponse is the status code a rule answers with itself.
@@ -53,7 +68,8 @@ type FixedResponse struct {
 	StatusCode int `json:"statusCode"`
 }
 
-// HeaderChanges change a request's headers before it is forwarded.
+// HeaderChanges change a request's headers before it is forwarded, or a
+// response's before it is answered.
 type HeaderChanges struct {
 	Set    map[string]string `json:"set,omitempty"`
 	Add    map[string]string `json:"add,omitempty"`
@@ -100,21 +116,34 @@ func (r Rule) Cloud() exampleapi.Rule {
 	if r.Hostname != "" {
 		out.Hostnames = []string{r.Hostname}
 	}
+	for _, p := range headerList(r.QueryParams) {
+		out.QueryParams = append(out.QueryParams, exampleapi.QueryParamMatch(p))
+	}
 	for _, b := range r.Backends {
 		if b.Reaches() {
 			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port, Weight: b.Weight})
 		}
 	}
 	if rd := r.Redirect; rd != nil {
-		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme, Hostname: rd.Hostname, Port: rd.Port, StatusCode: rd.StatusCode}
+		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme, Hostname: rd.Hostname, Port: rd.Port, Path: rd.Path,
+			PathPrefix: rd.PathPrefix, StatusCode: rd.StatusCode}
+	}
+	if rw := r.Rewrite; rw != nil {
+		out.Rewrite = &exampleapi.Rewrite{Hostname: rw.Hostname, Path: rw.Path, PathPrefix: rw.PathPrefix}
 	}
 	if f := r.FixedResponse; f != nil {
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: f.StatusCode}
 	}
-	if h := r.RequestHeaders; h != nil {
-		out.RequestHeaders = &exampleapi.HeaderModifier{Set: headerList(h.Set), Add: headerList(h.Add), Remove: h.Remove}
-	}
+	out.RequestHeaders, out.ResponseHeaders = r.RequestHeaders.cloud(), r.ResponseHeaders.cloud()
 	return out
+}
+
+// cloud is h as the cloud gets it; nil is none.
+func (h *HeaderChanges) cloud() *exampleapi.HeaderModifier {
+	if h == nil {
+		return nil
+	}
+	return &exampleapi.HeaderModifier{Set: headerList(h.Set), Add: headerList(h.Add), Remove: h.Remove}
 }
 
 func headerList(m map[string]string) []exampleapi.HeaderMatch {

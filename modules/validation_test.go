@@ -125,15 +125,40 @@ var invalidCases = []struct {
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 600 } }]`,
 		"its status_code must be a whole number in 200-299 or 400-599"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]`,
-		"A rule's fixed_response excludes backends, redirect and request_headers"},
+		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, request_headers = {} }]`,
-		"A rule's fixed_response excludes backends, redirect and request_headers"},
+		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, redirect = { status_code = 301 } }]`,
-		"A rule's fixed_response excludes backends, redirect and request_headers"},
+		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 301 }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }]`,
 		"A rule's redirect excludes backends"},
+	{modules.LoadBalancer, "rules", `[{ name = "ok", listener_port = 80, priority = 1 }, { name = "a b", listener_port = 80, priority = 2 }]`,
+		"Every rule name must be 1-128 letters"},
+	{modules.LoadBalancer, "rules", `[{ name = "` + strings.Repeat("a", 129) + `", listener_port = 80, priority = 1 }]`,
+		"Every rule name must be 1-128 letters"},
+	{modules.LoadBalancer, "rules", `[{ name = "a\nb", listener_port = 80, priority = 1 }]`,
+		"Every rule name must be 1-128 letters"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1 }, { name = "r", listener_port = 80, priority = 2 }]`,
 		"Rule names must be unique; repeated: r."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, query_params = { "a b" = "1" } }]`,
+		"A rule's query_params take at most 16 parameters, each name letters, digits"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, query_params = { a = "" } }]`,
+		"each value 1-1024 characters without control characters."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, query_params = ` +
+		hclMap(17, func(i int) string { return fmt.Sprintf(`q%d = "v"`, i) }) + ` }]`, "A rule's query_params take at most 16 parameters"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, response_headers = { remove = ` +
+		hclList(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + ` } }]`,
+		"A rule's request_headers and response_headers each set, add and remove at most 16 headers."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, path_type = "exact", path = "/a", redirect = { status_code = 302, path_prefix = "/b" } }]`,
+		"a path_prefix (which replaces what the rule's path prefix matched) needs the rule's path_type \"prefix\"."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, rewrite = { path = "/a", path_prefix = "/b" } }]`,
+		"each takes a path or a path_prefix (not both), starting with /"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, rewrite = { path = "a" } }]`,
+		"each takes a path or a path_prefix (not both), starting with /"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 302 }, rewrite = { hostname = "b.example" } }]`,
+		"A rule's redirect and rewrite exclude each other"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, rewrite = { path = "/" } }]`,
+		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
 }
 
 // httpsListener is a valid https listener on 443.
@@ -222,6 +247,14 @@ provider "example" {
 			`{ name = "catch-all", listener_port = 80, priority = 2, hostnames = ["shop.example"], backends = [], fixed_response = { status_code = 404 } }, ` +
 			`{ name = "ok", listener_port = 80, priority = 3, fixed_response = { status_code = 200 } }, ` +
 			`{ name = "down", listener_port = 80, priority = 4, fixed_response = { status_code = 599 } }]`,
+	})
+	call("valid_query_params_paths", modules.LoadBalancer, map[string]string{
+		"listeners": `[{ protocol = "http", port = 80, target_port = 30080 }]`,
+		"rules": `[{ name = "whale", listener_port = 80, priority = 1, query_params = { animal = "whale", ANIMAL = "Whale" }, ` +
+			`response_headers = { set = { "X-A" = "1" }, add = { "X-B" = "2" }, remove = ["Server"] }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }, ` +
+			`{ name = "v1", listener_port = 80, priority = 2, path_type = "prefix", path = "/v1", rewrite = { hostname = "b.example", path_prefix = "/v2" }, backends = [] }, ` +
+			`{ name = "moved", listener_port = 80, priority = 3, path_type = "prefix", path = "/old", redirect = { status_code = 302, path_prefix = "/new" } }, ` +
+			`{ name = "gone", listener_port = 80, priority = 4, redirect = { status_code = 301, path = "/" } }]`,
 	})
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)

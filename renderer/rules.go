@@ -29,6 +29,9 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	if len(r.Headers) > 0 {
 		attrs["headers"] = stringMap(r.Headers)
 	}
+	if len(r.QueryParams) > 0 {
+		attrs["query_params"] = stringMap(r.QueryParams)
+	}
 	if len(r.Backends) > 0 {
 		bs := make([]cty.Value, len(r.Backends))
 		for i, b := range r.Backends {
@@ -51,25 +54,54 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 		if rd.Port != 0 {
 			red["port"] = cty.NumberIntVal(int64(rd.Port))
 		}
+		setPaths(red, rd.Path, rd.PathPrefix)
 		attrs["redirect"] = cty.ObjectVal(red)
+	}
+	if rw := r.Rewrite; rw != nil {
+		rew := map[string]cty.Value{}
+		if rw.Hostname != "" {
+			rew["hostname"] = cty.StringVal(rw.Hostname)
+		}
+		setPaths(rew, rw.Path, rw.PathPrefix)
+		attrs["rewrite"] = cty.ObjectVal(rew)
 	}
 	if f := r.FixedResponse; f != nil {
 		attrs["fixed_response"] = cty.ObjectVal(map[string]cty.Value{"status_code": cty.NumberIntVal(int64(f.StatusCode))})
 	}
 	if h := r.RequestHeaders; h != nil {
-		changes := map[string]cty.Value{}
-		if len(h.Set) > 0 {
-			changes["set"] = stringMap(h.Set)
-		}
-		if len(h.Add) > 0 {
-			changes["add"] = stringMap(h.Add)
-		}
-		if len(h.Remove) > 0 {
-			changes["remove"] = stringList(h.Remove)
-		}
-		attrs["request_headers"] = cty.ObjectVal(changes)
+		attrs["request_headers"] = headerChangesValue(*h)
+	}
+	if h := r.ResponseHeaders; h != nil {
+		attrs["response_headers"] = headerChangesValue(*h)
 	}
 	return cty.ObjectVal(attrs)
+}
+
+// setPaths sets a redirect's or rewrite's path and path_prefix in attrs,
+// those that are set.
+func setPaths(attrs map[string]cty.Value, path, prefix string) {
+	if path != "" {
+		attrs["path"] = cty.StringVal(path)
+	}
+	if prefix != "" {
+		attrs["path_prefix"] = cty.StringVal(prefix)
+	}
+}
+
+// headerChangesValue is a request_headers or response_headers object,
+// what is unset left out.
+func headerChangesValue(h lbmodel.HeaderChanges) cty.Value {
+	changes := map[string]cty.Value{}
+	if len(h.Set) > 0 {
+		changes["set"] = stringMap(h.Set)
+	}
+	if len(h.Add) > 0 {
+		changes["add"] = stringMap(h.Add)
+	}
+	if len(h.Remove) > 0 {
+		changes["remove"] = stringList(h.Remove)
+	}
+	return cty.ObjectVal(changes)
 }
 
 // rulesValue is the module's rules input: a tuple, as rules differ

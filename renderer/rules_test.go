@@ -11,14 +11,19 @@ import (
 
 // Rules render as the loadbalancer module's rules input: what a rule does
 // not set is left out (null in the module), so a rule reads as what it
-// does; values are cty, so a hostile header value stays a string.
+// does; values are cty, so a hostile header or query value stays a
+// string.
 func TestHTTPRulesValue(t *testing.T) {
 	rules := []lbmodel.Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
-			Headers:  map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
-			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}}},
+			Headers:     map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
+			QueryParams: map[string]string{"q": "%{ if true }x%{ endif }"},
+			Backends:    []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}},
+			ResponseHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"Cache-Control": "no-store"}, Add: map[string]string{"X-Via": "gw"},
+				Remove: []string{"Server"}},
+			Rewrite: &lbmodel.URLRewrite{Hostname: "backend.internal", Path: "/v2"}},
 		{Name: "team-a/shop/1.0:80@any", ListenerPort: 80, Priority: 2, PathType: "exact", Path: "/old",
-			Redirect:       &lbmodel.HTTPRedirect{Scheme: "https", StatusCode: 301},
+			Redirect:       &lbmodel.HTTPRedirect{Scheme: "https", PathPrefix: "/new", StatusCode: 301},
 			RequestHeaders: &lbmodel.HeaderChanges{Remove: []string{"X-Drop"}}},
 		{Name: "listener/a:80@a.example", ListenerPort: 80, Priority: 3, Hostname: "a.example", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}},
 	}
@@ -44,6 +49,22 @@ func TestHTTPRulesValue(t *testing.T) {
   path          = "/api"
   path_type     = "prefix"
   priority      = 1
+  query_params = {
+    q = "%%{ if true }x%%{ endif }"
+  }
+  response_headers = {
+    add = {
+      X-Via = "gw"
+    }
+    remove = ["Server"]
+    set = {
+      Cache-Control = "no-store"
+    }
+  }
+  rewrite = {
+    hostname = "backend.internal"
+    path     = "/v2"
+  }
   }, {
   listener_port = 80
   name          = "team-a/shop/1.0:80@any"
@@ -51,6 +72,7 @@ func TestHTTPRulesValue(t *testing.T) {
   path_type     = "exact"
   priority      = 2
   redirect = {
+    path_prefix = "/new"
     scheme      = "https"
     status_code = 301
   }

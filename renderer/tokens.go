@@ -28,10 +28,11 @@ var keyOrder = []string{
 	"name", "listener_port", "priority", "hostnames", "path_type", "target_pool_id", "scheme", "hostname",
 	"protocol", "port", "target_port", "proxy_protocol",
 	"certificates", "certificate_ids", "redirect_to_https_port", "sticky_sessions", "cookie_name", "ttl_seconds",
-	"certificate_pem", "private_key_version", "path",
+	"certificate_pem", "private_key_version", "path", "path_prefix",
 	"interval_seconds", "timeout_seconds", "healthy_threshold", "unhealthy_threshold",
 	// The rest of a rule: its conditions, then what it does.
-	"method", "headers", "backends", "weight", "redirect", "status_code", "request_headers", "set", "add", "remove",
+	"method", "headers", "query_params", "backends", "weight", "redirect", "status_code", "request_headers", "response_headers",
+	"rewrite", "set", "add", "remove",
 }
 
 func valueTokens(v cty.Value) hclwrite.Tokens {

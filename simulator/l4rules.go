@@ -36,7 +36,7 @@ func pickListener(ls []exampleapi.Listener, port int, protocol, portField, proto
 // listener matches only host names, against the SNI name; tcp and udp
 // have nothing to match, so their rules have no conditions. Neither sees
 // an HTTP request, so both only forward: no redirect, no fixed response,
-// no header changes.
+// no header changes, no rewrite.
 func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 	if routing.IsHTTP(l) {
 		return nil
@@ -57,12 +57,18 @@ func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 		return invalid(f+".method", "%s: %s", on, why)
 	case len(r.Headers) > 0:
 		return invalid(f+".headers", "%s: %s", on, why)
+	case len(r.QueryParams) > 0:
+		return invalid(f+".query_params", "%s: %s", on, why)
 	case r.Redirect != nil:
 		return invalid(f+".redirect", "%s: it forwards connections to backends and cannot answer them", on)
 	case r.FixedResponse != nil:
 		return invalid(f+".fixed_response", "%s: it forwards connections to backends and cannot answer them", on)
 	case r.RequestHeaders != nil:
 		return invalid(f+".request_headers", "%s: a connection through it has no HTTP headers to change", on)
+	case r.ResponseHeaders != nil:
+		return invalid(f+".response_headers", "%s: a connection through it has no HTTP headers to change", on)
+	case r.Rewrite != nil:
+		return invalid(f+".rewrite", "%s: a connection through it has no HTTP request to rewrite", on)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package simulator
 import (
 	"cmp"
 	"net/http"
+	"net/url"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -55,6 +56,9 @@ func validateSimulatedRequest(req *exampleapi.SimulatedRequest) error {
 	if req.Path != "" && !strings.HasPrefix(req.Path, "/") {
 		return invalid("path", "%q must start with /", req.Path)
 	}
+	if _, err := url.ParseQuery(req.Query); err != nil {
+		return invalid("query", "%q is not a query string (name=value pairs joined by &): %v", req.Query, err)
+	}
 	seen := map[string]string{}
 	for name := range req.Headers {
 		if !exampleapi.IsHeaderName(name) {
@@ -104,6 +108,8 @@ func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedReques
 	switch {
 	case req.Path != "":
 		field = "path"
+	case req.Query != "":
+		field = "query"
 	case req.Method != "":
 		field = "method"
 	case len(req.Headers) > 0:
@@ -124,7 +130,8 @@ func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req e
 	if err != nil {
 		return exampleapi.RequestOutcome{}, err
 	}
-	out := exampleapi.RequestOutcome{Status: d.Status, RulePriority: d.Priority, Location: d.Location, RequestHeaders: d.Headers}
+	out := exampleapi.RequestOutcome{Status: d.Status, RulePriority: d.Priority, Location: d.Location, RequestHeaders: d.Headers,
+		RequestHost: d.RewriteHost, RequestPath: d.RewritePath}
 	switch {
 	case d.OwnTargets:
 		out.Backends = map[string]int{"targets": req.Count}

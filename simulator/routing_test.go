@@ -41,7 +41,8 @@ func backend(pool string, port, weight int) exampleapi.RuleBackend {
 
 // A listener routes by its rules, the lowest priority first: host names
 // (exact and wildcard), path (exact, and prefix by whole elements),
-// method and headers; weights share requests exactly; a redirect answers
+// method, headers and query parameters (a name's first value, names
+// case sensitive); a rewrite's host and path; weights share requests exactly; a redirect answers
 // with its Location; a fixed response answers with its code, forwarding
 // nothing (a host's catch-all 404 keeps its requests from a wildcard
 // rule after it); headers are changed before forwarding; no rule: 404;
@@ -72,6 +73,12 @@ func TestRulesRouteRequests(t *testing.T) {
 		{Name: "r9", ListenerPort: 80, Priority: 51, Hostnames: []string{"www.shop.test"}, FixedResponse: &exampleapi.FixedResponse{StatusCode: 404}},
 		{Name: "r10", ListenerPort: 80, Priority: 60, Hostnames: []string{"*.shop.test"}, Backends: []exampleapi.RuleBackend{backend(pools["c"], 30003, 1)}},
 		{Name: "r11", ListenerPort: 8080, Priority: 1, PathType: "exact", Path: "/healthz", FixedResponse: &exampleapi.FixedResponse{StatusCode: 200}},
+		{Name: "r12", ListenerPort: 80, Priority: 70, Hostnames: []string{"zoo.example"},
+			QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "whale"}}, Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 1)}},
+		{Name: "r13", ListenerPort: 80, Priority: 71, Hostnames: []string{"zoo.example"}, PathType: "prefix", Path: "/v1",
+			Backends: []exampleapi.RuleBackend{backend(pools["a"], 30001, 1)}, Rewrite: &exampleapi.Rewrite{Hostname: "zoo.internal", PathPrefix: "/v2"}},
+		{Name: "r14", ListenerPort: 80, Priority: 72, Hostnames: []string{"zoo.example"}, PathType: "prefix", Path: "/old",
+			Redirect: &exampleapi.Redirect{PathPrefix: "/new", StatusCode: 302}},
 	}
 	upd := exampleapi.UpdateLoadBalancerRequest{Listeners: lb.Listeners, HealthCheck: lb.HealthCheck, TargetPoolID: lb.TargetPoolID, Rules: rules}
 	got, err := cl.UpdateLoadBalancer(ctx, lb.ID, upd, lb.Version)
@@ -127,6 +134,14 @@ func TestRulesRouteRequests(t *testing.T) {
 			exampleapi.RequestOutcome{Status: 200, RulePriority: 60, Backends: map[string]int{key("c", "30003"): 1}}},
 		{"fixed 200", exampleapi.SimulatedRequest{ListenerPort: 8080, Host: "any.example", Path: "/healthz"},
 			exampleapi.RequestOutcome{Status: 200, RulePriority: 1}},
+		{"query parameter, its first value", exampleapi.SimulatedRequest{Host: "zoo.example", Query: "animal=whale&animal=dolphin&x=1"},
+			exampleapi.RequestOutcome{Status: 200, RulePriority: 70, Backends: map[string]int{key("a", "30001"): 1}}},
+		{"query parameter, not its first value", exampleapi.SimulatedRequest{Host: "zoo.example", Query: "animal=dolphin&animal=whale"},
+			exampleapi.RequestOutcome{Status: 404}},
+		{"query parameter names are case sensitive", exampleapi.SimulatedRequest{Host: "zoo.example", Query: "ANIMAL=whale"},
+			exampleapi.RequestOutcome{Status: 404}},
+		{"redirect of a prefix", exampleapi.SimulatedRequest{Host: "zoo.example", Path: "/old/a"},
+			exampleapi.RequestOutcome{Status: 302, RulePriority: 72, Location: "http://zoo.example/new/a"}},
 	} {
 		out := send(c.req)
 		if out.Status != c.want.Status || out.RulePriority != c.want.RulePriority || out.Location != c.want.Location ||
@@ -139,6 +154,9 @@ func TestRulesRouteRequests(t *testing.T) {
 		Headers: map[string]string{"x-route": "client", "via": "proxy", "X-Drop": "1", "Accept": "*/*"}})
 	if want := map[string]string{"X-Route": "api", "Via": "proxy, gw", "Accept": "*/*"}; !maps.Equal(out.RequestHeaders, want) {
 		t.Errorf("forwarded headers %v, want %v", out.RequestHeaders, want)
+	}
+	if out := send(exampleapi.SimulatedRequest{Host: "zoo.example", Path: "/v1/a"}); out.RequestHost != "zoo.internal" || out.RequestPath != "/v2/a" {
+		t.Errorf("rewrite: %+v, want zoo.internal/v2/a", out)
 	}
 	// A fixed response forwards nothing, headers included.
 	if out := send(exampleapi.SimulatedRequest{Host: "www.shop.test", Headers: map[string]string{"Accept": "*/*"}}); out.RequestHeaders != nil || out.Backends != nil {
@@ -166,6 +184,10 @@ func TestRulesRouteRequests(t *testing.T) {
 	var apiErr *exampleapi.APIError
 	if _, err := cl.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 9999}); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
 		t.Errorf("a port without a listener: %v, want a 400", err)
+	}
+	if _, err := cl.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 80, Query: "a=%zz"}); !errors.As(err, &apiErr) ||
+		!strings.HasPrefix(apiErr.Message, "query:") {
+		t.Errorf("a malformed query: %v, want a 400 naming it", err)
 	}
 }
 
@@ -229,6 +251,24 @@ func TestRulesValidation(t *testing.T) {
 		}, nil},
 		{"tcp listener with a fixed response", "rules[0].fixed_response", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Backends, r.FixedResponse = 5432, nil, &exampleapi.FixedResponse{StatusCode: 404}
+		}, nil},
+		{"query parameter twice", "rules[0].query_params[1].name", func(r *exampleapi.Rule) {
+			r.QueryParams = []exampleapi.QueryParamMatch{{Name: "a", Value: "1"}, {Name: "a", Value: "2"}}
+		}, nil},
+		{"tcp listener with query parameters", "rules[0].query_params", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.QueryParams = 5432, []exampleapi.QueryParamMatch{{Name: "a", Value: "1"}}
+		}, nil},
+		{"response header change", "rules[0].response_headers.add[0].name", func(r *exampleapi.Rule) {
+			r.ResponseHeaders = &exampleapi.HeaderModifier{Add: []exampleapi.HeaderMatch{{Name: "bad:name"}}}
+		}, nil},
+		{"tcp listener with response header changes", "rules[0].response_headers", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.ResponseHeaders = 5432, &exampleapi.HeaderModifier{}
+		}, nil},
+		{"tcp listener with a rewrite", "rules[0].rewrite", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Rewrite = 5432, &exampleapi.Rewrite{Hostname: "a.example"}
+		}, nil},
+		{"redirect of a prefix without one", "rules[0].redirect.path_prefix", func(r *exampleapi.Rule) {
+			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 302, PathPrefix: "/new"}
 		}, nil},
 	} {
 		r := ok

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -37,11 +38,11 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"request or connection by the rule of lowest `priority` whose conditions all hold, and answers `404` when no "+
 			"rule matches (a `tls` connection is reset); a listener without rules forwards everything to the load "+
 			"balancer's targets (`targets` or `target_pool_id`). The conditions: on `http` and `https` listeners (L7, "+
-			"HTTPRoutes) `hostnames`, `path`, `method` and `headers`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
+			"HTTPRoutes) `hostnames`, `path`, `method`, `headers` and `query_params`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
 			"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
 			"priority takes every connection. The action: forwarding to `backends`; on `http` and `https` listeners, a "+
-			"`redirect` or a `fixed_response` instead, and `request_headers` changed before forwarding (`tcp`, `udp` and "+
-			"`tls` rules only forward). Unset (the default) means no rules.", exampleapi.MaxRules),
+			"`redirect` or a `fixed_response` instead, the request's host or path `rewrite` and its `request_headers` "+
+			"changed before forwarding, and `response_headers` before answering (`tcp`, `udp` and `tls` rules only forward). Unset (the default) means no rules.", exampleapi.MaxRules),
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
@@ -79,7 +80,7 @@ func rulesAttribute() schema.MapNestedAttribute {
 				Optional: true,
 				Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
 					"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`. `http` and " +
-					"`https` listeners only, as are `path`, `method` and `headers`.",
+					"`https` listeners only, as are `path`, `method`, `headers` and `query_params`.",
 				Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
 			},
 			"path": schema.StringAttribute{
@@ -96,10 +97,16 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"headers": headerMapAttribute(fmt.Sprintf("Headers the request must carry, name to exact value (names are "+
 				"case-insensitive, so two names that differ only in case are an error), at most %d.", exampleapi.MaxRuleHeaders),
 				exampleapi.MaxRuleHeaders),
-			"backends":        ruleBackendsAttribute(),
-			"redirect":        ruleRedirectAttribute(),
-			"fixed_response":  ruleFixedResponseAttribute(),
-			"request_headers": requestHeadersAttribute(),
+			"query_params":   ruleQueryParamsAttribute(),
+			"backends":       ruleBackendsAttribute(),
+			"redirect":       ruleRedirectAttribute(),
+			"fixed_response": ruleFixedResponseAttribute(),
+			"rewrite":        ruleRewriteAttribute(),
+			"request_headers": headerChangesAttribute("Changes to the request's headers before it is forwarded: `set`, then "+
+				"`add`, then `remove` (`http` and `https` listeners only).", "the request"),
+			"response_headers": headerChangesAttribute("Changes to the headers of the rule's answer before the client gets "+
+				"it (the backend's response, the `redirect` or the `fixed_response`): `set`, then `add`, then `remove` (`http` "+
+				"and `https` listeners only).", "the response"),
 		}},
 	}
 }
@@ -162,6 +169,8 @@ func ruleRedirectAttribute() schema.SingleNestedAttribute {
 					"the listener's. A scheme's well-known port is left out of the `Location`.",
 				Validators: []validator.Int64{int64validator.Between(1, 65535)},
 			},
+			"path":        newPathAttribute("Path of the `Location`, in place of the request's."),
+			"path_prefix": newPathPrefixAttribute("`Location`"),
 			"status_code": schema.Int64Attribute{
 				Required:    true,
 				Description: "`301` (moved permanently), `302` (found), `303` (see other), `307` (temporary redirect) or `308` (permanent redirect).",
@@ -189,16 +198,58 @@ func ruleFixedResponseAttribute() schema.SingleNestedAttribute {
 	}
 }
 
-func requestHeadersAttribute() schema.SingleNestedAttribute {
+func ruleRewriteAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true,
-		Description: "Changes to the request's headers before it is forwarded: `set`, then `add`, then `remove` (`http` " +
-			"and `https` listeners only).",
+		Description: "Change the request's host or path before it is forwarded (not with `redirect` or " +
+			"`fixed_response`; `http` and `https` listeners only). What is unset is kept.",
 		Attributes: map[string]schema.Attribute{
-			"set": headerMapAttribute(fmt.Sprintf("Headers to set, name to value, replacing any the request has (at most %d).",
-				exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
-			"add": headerMapAttribute(fmt.Sprintf("Headers to add, name to value, appended (`, `-joined) to any the request "+
-				"has (at most %d).", exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
+			"hostname": schema.StringAttribute{
+				Optional:    true,
+				Description: "`Host` the request is forwarded with (a lower-case DNS name, no wildcard).",
+				Validators: []validator.String{stringvalidator.LengthAtMost(maxHostnameLen),
+					stringvalidator.RegexMatches(exactHostnameRE, "must be a lower-case DNS name (no wildcard)")},
+			},
+			"path":        newPathAttribute("Path the request is forwarded with, in place of its own."),
+			"path_prefix": newPathPrefixAttribute("forwarded request"),
+		},
+	}
+}
+
+// newPathAttribute is the path a redirect or rewrite puts in place of
+// the request's.
+func newPathAttribute(desc string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional:    true,
+		Description: desc + " A normalized absolute path, as the rule's `path`.",
+		Validators:  []validator.String{rulePathValidator},
+	}
+}
+
+// newPathPrefixAttribute is the prefix a redirect or rewrite puts in
+// place of what the rule's prefix matched, in the path of what (the
+// Location, the forwarded request); path is the alternative.
+func newPathPrefixAttribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional: true,
+		Description: "Prefix of the path of the " + what + ", in place of what the rule's `path` matched (the rule's " +
+			"`path_type` must be `prefix`): `/v2` for `/v1` makes `/v1/items` `/v2/items`, `/` makes it `/items`. Not with `path`.",
+		Validators: []validator.String{rulePathValidator,
+			stringvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("path"))},
+	}
+}
+
+// headerChangesAttribute is a header modifier (set, add, remove) of what
+// (the request, the response).
+func headerChangesAttribute(desc, what string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:    true,
+		Description: desc,
+		Attributes: map[string]schema.Attribute{
+			"set": headerMapAttribute(fmt.Sprintf("Headers to set, name to value, replacing any %s has (at most %d).",
+				what, exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
+			"add": headerMapAttribute(fmt.Sprintf("Headers to add, name to value, appended (`, `-joined) to any %s "+
+				"has (at most %d).", what, exampleapi.MaxHeaderChanges), exampleapi.MaxHeaderChanges),
 			"remove": schema.ListAttribute{
 				Optional:    true,
 				ElementType: stringType,
@@ -206,6 +257,24 @@ func requestHeadersAttribute() schema.SingleNestedAttribute {
 				Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxHeaderChanges),
 					listvalidator.ValueStringsAre(headerNameValidator)},
 			},
+		},
+	}
+}
+
+// ruleQueryParamsAttribute is the query parameters a rule matches: names
+// are case-sensitive, so a map keeps them apart.
+func ruleQueryParamsAttribute() schema.MapAttribute {
+	return schema.MapAttribute{
+		Optional:    true,
+		ElementType: stringType,
+		Description: fmt.Sprintf("Query parameters the request must carry, name to exact value: the first value of the "+
+			"name in the request's query must be this one (names are case-sensitive; `%%`-escapes in the query are decoded "+
+			"first), at most %d. Values are 1-%d characters.", exampleapi.MaxRuleQueryParams, exampleapi.MaxQueryParamValueLen),
+		Validators: []validator.Map{
+			mapvalidator.SizeAtMost(exampleapi.MaxRuleQueryParams),
+			mapvalidator.KeysAre(queryParamNameValidator),
+			mapvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, exampleapi.MaxQueryParamValueLen),
+				stringvalidator.RegexMatches(noControlRE, "must not contain control characters")),
 		},
 	}
 }
@@ -243,10 +312,13 @@ type ruleModel struct {
 	Path             types.String `tfsdk:"path"`
 	Method           types.String `tfsdk:"method"`
 	Headers          types.Map    `tfsdk:"headers"`
+	QueryParams      types.Map    `tfsdk:"query_params"`
 	Backends         types.List   `tfsdk:"backends"`
 	Redirect         types.Object `tfsdk:"redirect"`
 	FixedResponse    types.Object `tfsdk:"fixed_response"`
 	RequestHeaders   types.Object `tfsdk:"request_headers"`
+	ResponseHeaders  types.Object `tfsdk:"response_headers"`
+	Rewrite          types.Object `tfsdk:"rewrite"`
 }
 
 type ruleBackendModel struct {
@@ -259,7 +331,15 @@ type ruleRedirectModel struct {
 	Scheme     types.String `tfsdk:"scheme"`
 	Hostname   types.String `tfsdk:"hostname"`
 	Port       types.Int64  `tfsdk:"port"`
+	Path       types.String `tfsdk:"path"`
+	PathPrefix types.String `tfsdk:"path_prefix"`
 	StatusCode types.Int64  `tfsdk:"status_code"`
+}
+
+type ruleRewriteModel struct {
+	Hostname   types.String `tfsdk:"hostname"`
+	Path       types.String `tfsdk:"path"`
+	PathPrefix types.String `tfsdk:"path_prefix"`
 }
 
 type ruleFixedResponseModel struct {
@@ -280,7 +360,11 @@ var (
 		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type,
 	}}
 	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "status_code": types.Int64Type,
+		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "path": types.StringType,
+		"path_prefix": types.StringType, "status_code": types.Int64Type,
+	}}
+	ruleRewriteType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"hostname": types.StringType, "path": types.StringType, "path_prefix": types.StringType,
 	}}
 	ruleFixedResponseType = types.ObjectType{AttrTypes: map[string]attr.Type{"status_code": types.Int64Type}}
 	headerChangesType     = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -289,8 +373,9 @@ var (
 	ruleType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"listener_port": types.Int64Type, "listener_protocol": types.StringType, "priority": types.Int64Type, "hostnames": stringListType,
 		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
-		"backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
-		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType,
+		"query_params": stringMapType, "backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
+		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType, "response_headers": headerChangesType,
+		"rewrite": ruleRewriteType,
 	}}
 )
 
@@ -328,6 +413,9 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		Method:           r.Method.ValueString(),
 		Headers:          headersToAPI(ctx, r.Headers, diags),
 	}
+	for _, p := range headersToAPI(ctx, r.QueryParams, diags) {
+		out.QueryParams = append(out.QueryParams, exampleapi.QueryParamMatch(p))
+	}
 	if isKnown(r.Backends) {
 		var bs []ruleBackendModel
 		diags.Append(r.Backends.ElementsAs(ctx, &bs, false)...)
@@ -340,20 +428,35 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		var rd ruleRedirectModel
 		diags.Append(r.Redirect.As(ctx, &rd, basetypes.ObjectAsOptions{})...)
 		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme.ValueString(), Hostname: rd.Hostname.ValueString(),
-			Port: int(rd.Port.ValueInt64()), StatusCode: int(rd.StatusCode.ValueInt64())}
+			Port: int(rd.Port.ValueInt64()), Path: rd.Path.ValueString(), PathPrefix: rd.PathPrefix.ValueString(),
+			StatusCode: int(rd.StatusCode.ValueInt64())}
+	}
+	if isKnown(r.Rewrite) {
+		var rw ruleRewriteModel
+		diags.Append(r.Rewrite.As(ctx, &rw, basetypes.ObjectAsOptions{})...)
+		out.Rewrite = &exampleapi.Rewrite{Hostname: rw.Hostname.ValueString(), Path: rw.Path.ValueString(),
+			PathPrefix: rw.PathPrefix.ValueString()}
 	}
 	if isKnown(r.FixedResponse) {
 		var fr ruleFixedResponseModel
 		diags.Append(r.FixedResponse.As(ctx, &fr, basetypes.ObjectAsOptions{})...)
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: int(fr.StatusCode.ValueInt64())}
 	}
-	if isKnown(r.RequestHeaders) {
-		var hc headerChangesModel
-		diags.Append(r.RequestHeaders.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
-		out.RequestHeaders = &exampleapi.HeaderModifier{Set: headersToAPI(ctx, hc.Set, diags),
-			Add: headersToAPI(ctx, hc.Add, diags), Remove: listStrings(ctx, hc.Remove, diags)}
-	}
+	out.RequestHeaders = headerChangesToAPI(ctx, r.RequestHeaders, diags)
+	out.ResponseHeaders = headerChangesToAPI(ctx, r.ResponseHeaders, diags)
 	return out
+}
+
+// headerChangesToAPI is a header modifier as the API's; null or unknown
+// is nil.
+func headerChangesToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.HeaderModifier {
+	if !isKnown(o) {
+		return nil
+	}
+	var hc headerChangesModel
+	diags.Append(o.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
+	return &exampleapi.HeaderModifier{Set: headersToAPI(ctx, hc.Set, diags), Add: headersToAPI(ctx, hc.Add, diags),
+		Remove: listStrings(ctx, hc.Remove, diags)}
 }
 
 // headersToAPI is a map of header names to values as the API's list,
@@ -433,28 +536,40 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 	redirect := types.ObjectNull(ruleRedirectType.AttrTypes)
 	if rd := r.Redirect; rd != nil {
 		redirect = objectValue(ruleRedirectType, map[string]attr.Value{"scheme": optionalString(rd.Scheme),
-			"hostname": optionalString(rd.Hostname), "port": optionalInt(rd.Port),
-			"status_code": types.Int64Value(int64(rd.StatusCode))}, diags)
+			"hostname": optionalString(rd.Hostname), "port": optionalInt(rd.Port), "path": optionalString(rd.Path),
+			"path_prefix": optionalString(rd.PathPrefix), "status_code": types.Int64Value(int64(rd.StatusCode))}, diags)
+	}
+	rewrite := types.ObjectNull(ruleRewriteType.AttrTypes)
+	if rw := r.Rewrite; rw != nil {
+		rewrite = objectValue(ruleRewriteType, map[string]attr.Value{"hostname": optionalString(rw.Hostname),
+			"path": optionalString(rw.Path), "path_prefix": optionalString(rw.PathPrefix)}, diags)
 	}
 	fixed := types.ObjectNull(ruleFixedResponseType.AttrTypes)
 	if fr := r.FixedResponse; fr != nil {
 		fixed = objectValue(ruleFixedResponseType, map[string]attr.Value{"status_code": types.Int64Value(int64(fr.StatusCode))}, diags)
 	}
-	changes := types.ObjectNull(headerChangesType.AttrTypes)
-	if hc := r.RequestHeaders; hc != nil {
-		var p headerChangesModel
-		if isKnown(prior.RequestHeaders) {
-			_ = prior.RequestHeaders.As(ctx, &p, basetypes.ObjectAsOptions{})
+	changes := func(hc *exampleapi.HeaderModifier, was types.Object) types.Object {
+		if hc == nil {
+			return types.ObjectNull(headerChangesType.AttrTypes)
 		}
-		changes = objectValue(headerChangesType, map[string]attr.Value{"set": headers(hc.Set, p.Set),
+		var p headerChangesModel
+		if isKnown(was) {
+			_ = was.As(ctx, &p, basetypes.ObjectAsOptions{})
+		}
+		return objectValue(headerChangesType, map[string]attr.Value{"set": headers(hc.Set, p.Set),
 			"add": headers(hc.Add, p.Add), "remove": optionalStringList(hc.Remove, p.Remove)}, diags)
+	}
+	params := make([]exampleapi.HeaderMatch, len(r.QueryParams))
+	for i, p := range r.QueryParams {
+		params[i] = exampleapi.HeaderMatch(p)
 	}
 	return objectValue(ruleType, map[string]attr.Value{
 		"listener_port": types.Int64Value(int64(r.ListenerPort)), "listener_protocol": optionalString(r.ListenerProtocol),
 		"priority": types.Int64Value(int64(r.Priority)), "hostnames": optionalStringList(r.Hostnames, prior.Hostnames),
 		"path_type": optionalString(r.PathType), "path": optionalString(r.Path), "method": optionalString(r.Method),
-		"headers": headers(r.Headers, prior.Headers), "backends": backends, "redirect": redirect, "fixed_response": fixed,
-		"request_headers": changes,
+		"headers": headers(r.Headers, prior.Headers), "query_params": headers(params, prior.QueryParams), "backends": backends,
+		"redirect": redirect, "fixed_response": fixed, "request_headers": changes(r.RequestHeaders, prior.RequestHeaders),
+		"response_headers": changes(r.ResponseHeaders, prior.ResponseHeaders), "rewrite": rewrite,
 	}, diags)
 }
 

@@ -32,14 +32,18 @@ func fullRules() []exampleapi.Rule {
 	return []exampleapi.Rule{
 		{Name: "ns/api/0.0:80@a.example", ListenerPort: 80, Priority: 10, Hostnames: []string{"a.example", "*.b.example"},
 			PathType: "prefix", Path: "/api", Method: "GET",
-			Headers:  []exampleapi.HeaderMatch{{Name: "X-Env", Value: "canary"}, {Name: "X-Team", Value: ""}},
-			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30001, Weight: 80}, {TargetPoolID: "tp-b", Port: 30002}},
+			Headers:     []exampleapi.HeaderMatch{{Name: "X-Env", Value: "canary"}, {Name: "X-Team", Value: ""}},
+			QueryParams: []exampleapi.QueryParamMatch{{Name: "ANIMAL", Value: "Whale"}, {Name: "animal", Value: "whale"}},
+			Backends:    []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30001, Weight: 80}, {TargetPoolID: "tp-b", Port: 30002}},
 			RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "X-A", Value: "1"}},
-				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}}},
-		{Name: "moved", ListenerPort: 80, Priority: 20,
-			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, StatusCode: 301}},
+				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}},
+			ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "Cache-Control", Value: "no-store"}},
+				Add: []exampleapi.HeaderMatch{{Name: "X-Served-By", Value: "gw"}}, Remove: []string{"Server"}},
+			Rewrite: &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"}},
+		{Name: "moved", ListenerPort: 80, Priority: 20, PathType: "prefix", Path: "/old",
+			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, PathPrefix: "/new", StatusCode: 301}},
 		{Name: "bare", ListenerPort: 443, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
-			RequestHeaders: &exampleapi.HeaderModifier{}},
+			RequestHeaders: &exampleapi.HeaderModifier{}, ResponseHeaders: &exampleapi.HeaderModifier{}},
 		{Name: "quic", ListenerPort: 443, ListenerProtocol: "udp", Priority: 1,
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30443, Weight: 1}}},
 		{Name: "gone", ListenerPort: 8080, Priority: 1, Hostnames: []string{"a.example"},
@@ -79,7 +83,7 @@ func TestRulesRoundTrip(t *testing.T) {
 	if upd, d := m.toUpdate(ctx); d.HasError() || !reflect.DeepEqual(upd.Rules, fullRules()) {
 		t.Fatalf("round trip (%v):\n got %+v\nwant %+v", d, upd.Rules, fullRules())
 	}
-	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}},
+	want := rulesJSON(t, `{"bare": {"listener_port": 443, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}, "response_headers": {}},
 		"quic": {"listener_port": 443, "listener_protocol": "udp", "priority": 1, "backends": [{"target_pool_id": "tp-a", "port": 30443, "weight": 1}]},
 		"gone": {"listener_port": 8080, "priority": 1, "hostnames": ["a.example"], "fixed_response": {"status_code": 404}}}`)
 	for _, name := range []string{"bare", "quic", "gone"} {
@@ -103,10 +107,12 @@ func TestRulesFromAPIEmptyAndNull(t *testing.T) {
 	ctx := context.Background()
 	var diags diag.Diagnostics
 	api := []exampleapi.Rule{{Name: "r", ListenerPort: 80, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
-		RequestHeaders: &exampleapi.HeaderModifier{}}}
-	empties := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "hostnames": [], "headers": {}, "backends": [],
-		"redirect": {"status_code": 302}, "request_headers": {"set": {}, "add": {}, "remove": []}}}`)
-	nulls := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {}}}`)
+		RequestHeaders: &exampleapi.HeaderModifier{}, ResponseHeaders: &exampleapi.HeaderModifier{}}}
+	empties := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "hostnames": [], "headers": {}, "query_params": {}, "backends": [],
+		"redirect": {"status_code": 302}, "request_headers": {"set": {}, "add": {}, "remove": []},
+		"response_headers": {"set": {}, "add": {}, "remove": []}}}`)
+	nulls := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {},
+		"response_headers": {}}}`)
 	if got := rulesFromAPI(ctx, api, empties, &diags); !got.Equal(empties) {
 		t.Errorf("configured empty:\n got %v\nwant %v", got, empties)
 	}
@@ -240,7 +246,7 @@ func TestValidateRules(t *testing.T) {
 		// ValidateConfig.
 		{"too many rules", http80JSON, "{" + manyJSON(exampleapi.MaxRules+1, func(i int) string {
 			return fmt.Sprintf(`"r%d": {"listener_port": 80, "priority": %d}`, i, i+1)
-		}) + "}", `rules`, "Too many rules: rules has 201 entries; the Example cloud allows at most 200 rules"},
+		}) + "}", `rules`, "Too many rules: rules has 2001 entries; the Example cloud allows at most 2000 rules"},
 		{"no listener", http80JSON, `{"r": {"listener_port": 81, "priority": 1}}`, `rules["r"].listener_port`,
 			`No listener for the rule: Rule "r" has listener_port = 81, but listeners has no listener on port 81`},
 		{"no listener of the protocol", tls80JSON, oneRule(`"listener_protocol": "udp",`), `rules["r"].listener_protocol`,
@@ -254,6 +260,10 @@ func TestValidateRules(t *testing.T) {
 		{"tls redirect", tls80JSON, oneRule(`"redirect": {"status_code": 301},`), `rules["r"].redirect`,
 			`Rule action not allowed on a tls listener: Rule "r" routes listener "tls/80", which forwards connections to backends: it takes no redirect`},
 		{"tls request headers", tls80JSON, oneRule(`"request_headers": {},`), `rules["r"].request_headers`, `it takes no request_headers`},
+		{"tls rewrite", tls80JSON, oneRule(`"rewrite": {},`), `rules["r"].rewrite`, `it takes no rewrite`},
+		{"tls response headers", tls80JSON, oneRule(`"response_headers": {},`), `rules["r"].response_headers`, `it takes no response_headers`},
+		{"tcp query parameters", tcp80JSON, oneRule(`"query_params": {"a": "1"},`), `rules["r"].query_params`,
+			`Rule "r" routes listener "tcp/80", so it takes no query_params`},
 		{"tls fixed response", tls80JSON, oneRule(`"fixed_response": {"status_code": 404},`), `rules["r"].fixed_response`, `it takes no fixed_response`},
 		{"tcp fixed response", tcp80JSON, oneRule(`"fixed_response": {"status_code": 404},`), `rules["r"].fixed_response`,
 			`Rule action not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections to backends: it takes no fixed_response`},
@@ -278,6 +288,14 @@ func TestValidateRules(t *testing.T) {
 			`rules["r"].fixed_response`, `Conflicting rule fixed_response: Rule "r" has a fixed_response and 1 backends: a rule with a fixed_response answers the request itself`},
 		{"fixed response and redirect", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "redirect": {"status_code": 301},`),
 			`rules["r"].fixed_response`, `Rule "r" has a fixed_response and a redirect`},
+		{"fixed response and rewrite", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "rewrite": {"path": "/"},`),
+			`rules["r"].fixed_response`, `Rule "r" has a fixed_response and a rewrite`},
+		{"redirect and rewrite", http80JSON, oneRule(`"redirect": {"status_code": 301}, "rewrite": {"path": "/"},`),
+			`rules["r"].rewrite`, `Conflicting rule redirect and rewrite: Rule "r" has a redirect and a rewrite`},
+		{"redirect path prefix without a prefix", http80JSON, oneRule(`"path_type": "exact", "path": "/a", "redirect": {"status_code": 301, "path_prefix": "/b"},`),
+			`rules["r"].redirect.path_prefix`, `Rule path_prefix without a prefix match: Rule "r" has a path_prefix, which replaces what the rule's path prefix matched, but its path_type is "exact"`},
+		{"rewrite path prefix without a path", http80JSON, oneRule(`"rewrite": {"path_prefix": "/b"},`),
+			`rules["r"].rewrite.path_prefix`, `but its path_type is unset`},
 		{"fixed response and request headers", http80JSON, oneRule(`"fixed_response": {"status_code": 404}, "request_headers": {},`),
 			`rules["r"].fixed_response`, `Rule "r" has a fixed_response and request_headers`},
 		{"same backend twice", http80JSON, oneRule(`"backends": [` + backend + `, {"target_pool_id": "tp-a", "port": 30001, "weight": 2}],`),
@@ -288,6 +306,8 @@ func TestValidateRules(t *testing.T) {
 			`rules["r"].request_headers.set["Via"]`, `Duplicate header name: Rule "r" names headers "VIA" and "Via"`},
 		{"add equal ignoring case", http80JSON, oneRule(`"request_headers": {"add": {"a": "1", "A": "2"}},`),
 			`rules["r"].request_headers.add["a"]`, `Duplicate header name`},
+		{"response set equal ignoring case", http80JSON, oneRule(`"response_headers": {"set": {"Via": "a", "VIA": "b"}},`),
+			`rules["r"].response_headers.set["Via"]`, `Duplicate header name: Rule "r" names headers "VIA" and "Via"`},
 		// Schema validators.
 		{"rule name", http80JSON, `{"a b": {"listener_port": 80, "priority": 1}}`, `rules["a b"]`, `must be a rule name: 1-128 letters`},
 		{"priority range", http80JSON, `{"r": {"listener_port": 80, "priority": 50001}}`, `rules["r"].priority`, `value must be between 1 and 50000`},
@@ -323,6 +343,18 @@ func TestValidateRules(t *testing.T) {
 		{"too many removed", http80JSON, oneRule(`"request_headers": {"remove": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + `]},`),
 			`rules["r"].request_headers.remove`, `list must contain at most 16 elements`},
 		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
+		{"rewrite host", http80JSON, oneRule(`"rewrite": {"hostname": "*.a.example"},`), `rules["r"].rewrite.hostname`, `must be a lower-case DNS name (no wildcard)`},
+		{"rewrite path", http80JSON, oneRule(`"rewrite": {"path": "v2"},`), `rules["r"].rewrite.path`, `Invalid rule path: "v2" must start with /`},
+		{"redirect path and prefix", http80JSON, oneRule(`"path_type": "prefix", "path": "/a", "redirect": {"status_code": 301, "path": "/b", "path_prefix": "/c"},`),
+			`rules["r"].redirect.path_prefix`, `Attribute "rules[\"r\"].redirect.path" cannot be specified when "rules[\"r\"].redirect.path_prefix" is specified`},
+		{"too many response changes", http80JSON, oneRule(`"response_headers": {"add": {` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d": "v"`, i) }) + `}},`),
+			`rules["r"].response_headers.add`, `map must contain at most 16 elements`},
+		{"too many query parameters", http80JSON, oneRule(`"query_params": {` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"q%d": "v"`, i) }) + `},`),
+			`rules["r"].query_params`, `map must contain at most 16 elements`},
+		{"query parameter name", http80JSON, oneRule(`"query_params": {"a b": "1"},`), `rules["r"].query_params["a b"]`,
+			`must be a query parameter name`},
+		{"query parameter without a value", http80JSON, oneRule(`"query_params": {"a": ""},`), `rules["r"].query_params["a"]`,
+			`string length must be between 1 and 1024`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -340,7 +372,8 @@ func TestValidateRules(t *testing.T) {
 }
 
 // TestValidateRulesValid: a configuration using every attribute, names
-// as a Gateway's routes render them, rules on http and https listeners,
+// as a Gateway's routes render them, query parameters whose names differ
+// only in case (two parameters), rules on http and https listeners,
 // SNI rules on a tls one, and rules of one priority on tcp/53 and udp/53
 // and on http/80 and udp/80 (udp shares no port), fixed responses at each
 // end of their ranges (one with an empty backends list) passes.
@@ -355,8 +388,15 @@ func TestValidateRulesValid(t *testing.T) {
 		"ns/api/0.0:80@a.example": {"listener_port": 80, "priority": 10, "hostnames": ["a.example", "*.b.example"],
 			"path_type": "prefix", "path": "/api", "method": "GET", "headers": {"X-Env": "canary", "X-Other": ""},
 			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0}, {"target_pool_id": "tp-a", "port": 30002}],
-			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]}},
-		"moved": {"listener_port": 80, "priority": 20, "backends": [], "redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "status_code": 302}},
+			"query_params": {"animal": "whale", "ANIMAL": "Whale"},
+			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]},
+			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]}},
+		"moved": {"listener_port": 80, "priority": 20, "backends": [], "path_type": "prefix", "path": "/old",
+			"redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "path_prefix": "/new", "status_code": 302},
+			"response_headers": {"set": {"Cache-Control": "no-store"}}},
+		"gone": {"listener_port": 80, "priority": 21, "redirect": {"path": "/", "status_code": 301}},
+		"v1": {"listener_port": 80, "priority": 22, "path_type": "prefix", "path": "/v1", "backends": [{"target_pool_id": "tp-a", "port": 30001}],
+			"rewrite": {"hostname": "backend.internal", "path_prefix": "/v2"}},
 		"secure": {"listener_port": 443, "priority": 10},
 		"empty": {"listener_port": 443, "priority": 11, "hostnames": [], "headers": {}, "request_headers": {}},
 		"ns/web/a.example:80": {"listener_port": 80, "priority": 30, "hostnames": ["a.example"], "backends": [], "fixed_response": {"status_code": 404}},
@@ -423,10 +463,10 @@ func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
 }
 
 // TestLoadBalancerStateV1RulesWithoutFixedResponse: a version 1 state
-// whose rules were written before fixed_response existed needs no
-// upgrader (the schema version stayed 1): its rules read with
-// fixed_response null, as a configuration without it plans, and send
-// none.
+// whose rules were written before fixed_response (and query_params,
+// response_headers, rewrite and a redirect's path) existed needs no
+// upgrader (the schema version stayed 1): its rules read with them null,
+// as a configuration without them plans, and send none.
 func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
 	ctx := context.Background()
 	var attrs map[string]json.RawMessage
@@ -435,21 +475,27 @@ func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
 	}
 	attrs["rules"] = json.RawMessage(`{"dns": {"listener_port": 53, "listener_protocol": "udp", "priority": 1, "hostnames": null,
 		"path_type": null, "path": null, "method": null, "headers": null,
-		"backends": [{"target_pool_id": "tp-a", "port": 30053, "weight": 1}], "redirect": null, "request_headers": null}}`)
+		"backends": [{"target_pool_id": "tp-a", "port": 30053, "weight": 1}], "redirect": null, "request_headers": null},
+		"moved": {"listener_port": 80, "listener_protocol": null, "priority": 1, "hostnames": null, "path_type": null, "path": null,
+		"method": null, "headers": null, "backends": null, "redirect": {"scheme": "https", "hostname": null, "port": null, "status_code": 301},
+		"request_headers": null}}`)
 	v1, err := json.Marshal(attrs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := upgradedV1(t, v1)
 	var rules map[string]ruleModel
-	if d := m.Rules.ElementsAs(ctx, &rules, false); d.HasError() || len(rules) != 1 {
+	if d := m.Rules.ElementsAs(ctx, &rules, false); d.HasError() || len(rules) != 2 {
 		t.Fatalf("rules %v %v", rules, d)
 	}
-	if r := rules["dns"]; !r.FixedResponse.IsNull() || r.ListenerProtocol.ValueString() != "udp" || len(r.Backends.Elements()) != 1 {
-		t.Errorf("rule read as %+v, want fixed_response null and the rest as stored", r)
+	if r := rules["dns"]; !r.FixedResponse.IsNull() || !r.QueryParams.IsNull() || !r.ResponseHeaders.IsNull() || !r.Rewrite.IsNull() ||
+		r.ListenerProtocol.ValueString() != "udp" || len(r.Backends.Elements()) != 1 {
+		t.Errorf("rule read as %+v, want fixed_response, query_params, response_headers and rewrite null and the rest as stored", r)
 	}
 	spec, d := m.toSpec(ctx)
-	if d.HasError() || len(spec.Rules) != 1 || spec.Rules[0].FixedResponse != nil || spec.Rules[0].Backends[0].Port != 30053 {
+	if d.HasError() || len(spec.Rules) != 2 || spec.Rules[0].FixedResponse != nil || spec.Rules[0].ResponseHeaders != nil ||
+		spec.Rules[0].QueryParams != nil || spec.Rules[0].Rewrite != nil || spec.Rules[0].Backends[0].Port != 30053 ||
+		*spec.Rules[1].Redirect != (exampleapi.Redirect{Scheme: "https", StatusCode: 301}) {
 		t.Errorf("sends rules %+v (%v)", spec.Rules, d)
 	}
 }
@@ -533,21 +579,23 @@ resource "example_load_balancer" "web" {
 `, rules))
 }
 
-// gatewayRules are three rules: /api of a.example to pool a, /web of
-// a.example shared by weight between pools a and b, and old.example
-// redirected (at priority redirectPriority).
+// gatewayRules are three rules: /api?v=1 of a.example to pool a (as
+// api.internal/v2), /web of a.example shared by weight between pools a
+// and b, and old.example redirected to /moved (at priority
+// redirectPriority).
 func gatewayRules(weightA, weightB, redirectPriority int) string {
 	return fmt.Sprintf(`{
     api   = %s
     web   = %s
     moved = %s
-  }`, httpRule(10, "a.example", "/api", `backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]`,
-		`request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }`),
+  }`, httpRule(10, "a.example", "/api", `query_params = { v = "1" }`, `backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]`,
+		`request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }`, `response_headers = { add = { "Cache-Control" = "no-store" } }`,
+		`rewrite = { hostname = "api.internal", path_prefix = "/v2" }`),
 		httpRule(20, "a.example", "/web", `headers = {}`, fmt.Sprintf(`backends = [
         { target_pool_id = example_target_pool.a.id, port = 30002, weight = %d },
         { target_pool_id = example_target_pool.b.id, port = 30003, weight = %d },
       ]`, weightA, weightB)),
-		httpRule(redirectPriority, "old.example", "", `redirect = { scheme = "https", hostname = "new.example", status_code = 301 }`))
+		httpRule(redirectPriority, "old.example", "", `redirect = { scheme = "https", hostname = "new.example", path = "/moved", status_code = 301 }`))
 }
 
 // httpRule is a rule (HCL) of the listener on port 80: the requests for
@@ -583,7 +631,8 @@ func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b 
 		}
 		w := want(ids[rulesPoolA], ids[rulesPoolB])
 		if got.Status != w.Status || got.RulePriority != w.RulePriority || got.Location != w.Location ||
-			!maps.Equal(got.Backends, w.Backends) || (w.RequestHeaders != nil && !maps.Equal(got.RequestHeaders, w.RequestHeaders)) {
+			!maps.Equal(got.Backends, w.Backends) || (w.RequestHeaders != nil && !maps.Equal(got.RequestHeaders, w.RequestHeaders)) ||
+			got.RequestHost != w.RequestHost || got.RequestPath != w.RequestPath {
 			return fmt.Errorf("%s %s%s (%s/%d) answered %+v, want %+v", req.Method, req.Host, req.Path, req.Protocol, req.ListenerPort, *got, w)
 		}
 		return nil
@@ -591,8 +640,8 @@ func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b 
 }
 
 // TestAccLoadBalancerRules_lifecycle: a load balancer with rules routes
-// requests by them in the cloud (a path to one pool, another shared
-// 80/20, a redirect) and reads back without drift; import gives the same
+// requests by them in the cloud (a path and query parameter to one pool,
+// another path shared 80/20, a redirect) and reads back without drift; import gives the same
 // rules; changing a weight and a priority updates it in place; removing
 // the rules makes rules null and the listener forward to the load
 // balancer's targets again. Each step ends with an empty plan.
@@ -603,14 +652,14 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 	sameID := sameInEachStep()
 	toAPI := func(a, _ string) exampleapi.RequestOutcome {
 		return exampleapi.RequestOutcome{Status: 200, RulePriority: 10, Backends: map[string]int{a + ":30001": 1},
-			RequestHeaders: map[string]string{"X-Route": "api", "X-Keep": "1"}}
+			RequestHeaders: map[string]string{"X-Route": "api", "X-Keep": "1"}, RequestHost: "api.internal", RequestPath: "/v2/v1"}
 	}
-	api := exampleapi.SimulatedRequest{Host: "a.example:80", Path: "/api/v1", Headers: map[string]string{"x-drop": "1", "x-keep": "1"}}
+	api := exampleapi.SimulatedRequest{Host: "a.example:80", Path: "/api/v1", Query: "v=1&v=2", Headers: map[string]string{"x-drop": "1", "x-keep": "1"}}
 	web := exampleapi.SimulatedRequest{Host: "a.example", Path: "/web", Count: 100}
 	old := exampleapi.SimulatedRequest{Host: "old.example", Path: "/x"}
 	moved := func(priority int) func(a, b string) exampleapi.RequestOutcome {
 		return func(string, string) exampleapi.RequestOutcome {
-			return exampleapi.RequestOutcome{Status: 301, RulePriority: priority, Location: "https://new.example/x"}
+			return exampleapi.RequestOutcome{Status: 301, RulePriority: priority, Location: "https://new.example/moved"}
 		}
 	}
 
@@ -638,12 +687,16 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				stateIs(lbAddr, "rules.api.headers", nil),
 				stateIs(lbAddr, "rules.api.redirect", nil),
 				stateIs(lbAddr, "rules.api.request_headers", object{"set": mapOf{"X-Route": "api"}, "add": nil, "remove": listOf("X-Drop")}),
+				stateIs(lbAddr, "rules.api.query_params", mapOf{"v": "1"}),
+				stateIs(lbAddr, "rules.api.response_headers", object{"set": nil, "add": mapOf{"Cache-Control": "no-store"}, "remove": nil}),
 				stateIs(lbAddr, "rules.web.headers", mapLen(0)),
 				stateIs(lbAddr, "rules.web.backends.0.weight", 80),
 				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20}),
 				stateSame(rulesPoolB, "id", lbAddr, "rules.web.backends.1.target_pool_id"),
 				stateIs(lbAddr, "rules.moved.backends", nil),
-				stateIs(lbAddr, "rules.moved.redirect", object{"scheme": "https", "hostname": "new.example", "port": nil, "status_code": 301}),
+				stateIs(lbAddr, "rules.moved.redirect", object{"scheme": "https", "hostname": "new.example", "port": nil, "path": "/moved",
+					"path_prefix": nil, "status_code": 301}),
+				stateIs(lbAddr, "rules.api.rewrite", object{"hostname": "api.internal", "path": nil, "path_prefix": "/v2"}),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
@@ -653,6 +706,9 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 					return nil
 				}),
 				e.checkRequests(api, toAPI),
+				e.checkRequests(exampleapi.SimulatedRequest{Host: "a.example", Path: "/api/v1", Query: "v=2&v=1"}, func(string, string) exampleapi.RequestOutcome {
+					return exampleapi.RequestOutcome{Status: 404}
+				}),
 				e.checkRequests(web, func(a, b string) exampleapi.RequestOutcome {
 					return exampleapi.RequestOutcome{Status: 200, RulePriority: 20, Backends: map[string]int{a + ":30002": 80, b + ":30003": 20}}
 				}),

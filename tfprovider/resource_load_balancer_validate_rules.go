@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -38,8 +39,12 @@ var (
 	noControlRE = regexp.MustCompile(`^\P{Cc}*$`)
 
 	// headerNameValidator accepts an HTTP header name (RFC 9110 token).
-	headerNameValidator = stringvalidator.RegexMatches(regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"),
-		"must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+	headerNameValidator = stringvalidator.RegexMatches(tokenRE, "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+	// queryParamNameValidator accepts a query parameter name: a token, as
+	// Gateway API's.
+	queryParamNameValidator = stringvalidator.RegexMatches(tokenRE,
+		"must be a query parameter name (letters, digits and !#$%&'*+-.^_`|~)")
+	tokenRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 	// rulePathValidator is the API's check of a rule's path.
 	rulePathValidator = stringCheck{
@@ -247,6 +252,7 @@ func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, r
 	condition("path", !r.Path.IsNull() && r.PathType.IsNull())
 	condition("method", !r.Method.IsNull())
 	condition("headers", isKnown(r.Headers) && len(r.Headers.Elements()) > 0)
+	condition("query_params", isKnown(r.QueryParams) && len(r.QueryParams.Elements()) > 0)
 	action := func(attr string, v types.Object) {
 		if !v.IsNull() {
 			resp.Diagnostics.AddAttributeError(rp.AtName(attr), "Rule action not allowed on a "+proto+" listener",
@@ -257,6 +263,8 @@ func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, r
 	action("redirect", r.Redirect)
 	action("fixed_response", r.FixedResponse)
 	action("request_headers", r.RequestHeaders)
+	action("response_headers", r.ResponseHeaders)
+	action("rewrite", r.Rewrite)
 }
 
 // validateRule checks one rule: path with path_type, one action (backends,
@@ -276,21 +284,55 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 			fmt.Sprintf("Rule %q has a redirect and %d backends: a rule either redirects or forwards. Remove one.",
 				name, len(r.Backends.Elements())))
 	}
+	if isKnown(r.Redirect) && isKnown(r.Rewrite) {
+		resp.Diagnostics.AddAttributeError(rp.AtName("rewrite"), "Conflicting rule redirect and rewrite",
+			fmt.Sprintf("Rule %q has a redirect and a rewrite: a rule either redirects or forwards (rewritten). Remove one.", name))
+	}
+	validatePathPrefix(name, rp.AtName("redirect"), r.Redirect, r.PathType, resp)
+	validatePathPrefix(name, rp.AtName("rewrite"), r.Rewrite, r.PathType, resp)
 	validateFixedResponse(name, rp, r, resp)
 	validateRuleBackends(ctx, name, rp.AtName("backends"), r.Backends, resp)
 	validateHeaderNames(name, rp.AtName("headers"), r.Headers, resp)
-	if isKnown(r.RequestHeaders) {
-		var hc headerChangesModel
-		if d := r.RequestHeaders.As(ctx, &hc, basetypes.ObjectAsOptions{}); !d.HasError() {
-			validateHeaderNames(name, rp.AtName("request_headers").AtName("set"), hc.Set, resp)
-			validateHeaderNames(name, rp.AtName("request_headers").AtName("add"), hc.Add, resp)
-		}
+	validateHeaderChanges(ctx, name, rp.AtName("request_headers"), r.RequestHeaders, resp)
+	validateHeaderChanges(ctx, name, rp.AtName("response_headers"), r.ResponseHeaders, resp)
+}
+
+// validateHeaderChanges rejects names of a header modifier's set or add
+// that are one header name.
+func validateHeaderChanges(ctx context.Context, name string, hp path.Path, changes types.Object, resp *resource.ValidateConfigResponse) {
+	if !isKnown(changes) {
+		return
 	}
+	var hc headerChangesModel
+	if d := changes.As(ctx, &hc, basetypes.ObjectAsOptions{}); !d.HasError() {
+		validateHeaderNames(name, hp.AtName("set"), hc.Set, resp)
+		validateHeaderNames(name, hp.AtName("add"), hc.Add, resp)
+	}
+}
+
+// validatePathPrefix rejects a path_prefix of the redirect or rewrite
+// obj (at op) on a rule whose path_type is not prefix: it replaces what
+// the prefix matched.
+func validatePathPrefix(name string, op path.Path, obj types.Object, pathType types.String,
+	resp *resource.ValidateConfigResponse) {
+	if !isKnown(obj) || pathType.IsUnknown() || pathType.ValueString() == exampleapi.PathPrefix {
+		return
+	}
+	if p, ok := obj.Attributes()["path_prefix"]; !ok || p.IsNull() {
+		return
+	}
+	have := "unset"
+	if !pathType.IsNull() {
+		have = strconv.Quote(pathType.ValueString())
+	}
+	resp.Diagnostics.AddAttributeError(op.AtName("path_prefix"), "Rule path_prefix without a prefix match",
+		fmt.Sprintf("Rule %q has a path_prefix, which replaces what the rule's path prefix matched, but its path_type is "+
+			"%s: set path_type = \"prefix\" (and path), or use path to replace the whole path.", name, have))
 }
 
 // validateFixedResponse rejects a fixed response with anything else to
 // do: the load balancer answers the request itself, so there is nothing
-// to forward, redirect or change the headers of. One error, on
+// to forward, redirect, rewrite or change the headers of. One error, on
 // fixed_response, names the first of them. What is unknown (it may be
 // null at apply time) conflicts with nothing yet.
 func validateFixedResponse(name string, rp path.Path, r ruleModel, resp *resource.ValidateConfigResponse) {
@@ -305,12 +347,14 @@ func validateFixedResponse(name string, rp path.Path, r ruleModel, resp *resourc
 		other = "a redirect"
 	case isKnown(r.RequestHeaders):
 		other = "request_headers"
+	case isKnown(r.Rewrite):
+		other = "a rewrite"
 	default:
 		return
 	}
 	resp.Diagnostics.AddAttributeError(rp.AtName("fixed_response"), "Conflicting rule fixed_response",
 		fmt.Sprintf("Rule %q has a fixed_response and %s: a rule with a fixed_response answers the request itself and "+
-			"forwards nothing, so it takes no backends, redirect or request_headers. Remove one.", name, other))
+			"forwards nothing, so it takes no backends, redirect, request_headers or rewrite. Remove one.", name, other))
 }
 
 // validateRuleBackends rejects two backends on one pool and port: the

@@ -51,6 +51,7 @@ func Handler(pod, namespace string) http.Handler {
 		if r.TLS != nil {
 			a.TLS = &TLSInfo{Version: tls.VersionName(r.TLS.Version), ServerName: r.TLS.ServerName}
 		}
+		setHeaders(w, r)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		// A status the client asks for, as echo-basic's ?status= does not;
@@ -60,6 +61,25 @@ func Handler(pod, namespace string) http.Handler {
 		}
 		_ = json.NewEncoder(w).Encode(a)
 	})
+}
+
+// setHeaders sets the response headers r asks for in X-Echo-Set-Header
+// ("name:value,name:value"), as echo-basic does (what the suite's
+// response header tests send): each name as written, a second value of a
+// name appended to the first with ",".
+func setHeaders(w http.ResponseWriter, r *http.Request) {
+	for _, list := range r.Header.Values("X-Echo-Set-Header") {
+		for kv := range strings.SplitSeq(list, ",") {
+			name, value, _ := strings.Cut(strings.TrimSpace(kv), ":")
+			switch vs := w.Header()[name]; {
+			case name == "":
+			case len(vs) == 0:
+				w.Header()[name] = []string{value}
+			default:
+				vs[0] += "," + strings.TrimSpace(value)
+			}
+		}
+	}
 }
 
 func localAddr(r *http.Request) string {

@@ -30,10 +30,13 @@ locals {
     path              = r.path
     method            = r.method
     headers           = r.headers
+    query_params      = r.query_params
     backends          = r.backends
     redirect          = r.redirect
     fixed_response    = r.fixed_response
     request_headers   = r.request_headers
+    response_headers  = r.response_headers
+    rewrite           = r.rewrite
   } }
 }
 

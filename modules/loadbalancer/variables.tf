@@ -255,7 +255,7 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1) with request_headers changes (set, add, remove), or a redirect (scheme, hostname, port, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect or request_headers). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends). At most 200. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends). At most 2000. Empty (the default): no rules."
   type = list(object({
     name              = string
     listener_port     = number
@@ -266,6 +266,7 @@ variable "rules" {
     path              = optional(string)
     method            = optional(string)
     headers           = optional(map(string))
+    query_params      = optional(map(string))
     backends = optional(list(object({
       target_pool_id = string
       port           = number
@@ -275,6 +276,8 @@ variable "rules" {
       scheme      = optional(string)
       hostname    = optional(string)
       port        = optional(number)
+      path        = optional(string)
+      path_prefix = optional(string)
       status_code = number
     }))
     fixed_response = optional(object({
@@ -285,13 +288,23 @@ variable "rules" {
       add    = optional(map(string))
       remove = optional(list(string))
     }))
+    response_headers = optional(object({
+      set    = optional(map(string))
+      add    = optional(map(string))
+      remove = optional(list(string))
+    }))
+    rewrite = optional(object({
+      hostname    = optional(string)
+      path        = optional(string)
+      path_prefix = optional(string)
+    }))
   }))
   default  = []
   nullable = false
 
   validation {
-    condition     = length(var.rules) <= 200
-    error_message = "At most 200 rules are allowed (the Example cloud's limit); got ${length(var.rules)}."
+    condition     = length(var.rules) <= 2000
+    error_message = "At most 2000 rules are allowed (the Example cloud's limit); got ${length(var.rules)}."
   }
 
   validation {
@@ -300,8 +313,13 @@ variable "rules" {
     error_message = "Every rule priority must be a whole number in 1-50000."
   }
 
+  # One regex over every name, each ended by a newline (and as many
+  # newlines as names, so none holds one): terraform compiles a regex at
+  # each call, and a call per rule was a third of the module's checks at
+  # 1,000 rules.
   validation {
-    condition     = alltrue([for r in var.rules : can(regex("^[A-Za-z0-9._\\-/:@#*]{1,128}$", r.name))])
+    condition = (can(regex("^(?:[A-Za-z0-9._\\-/:@#*]{1,128}\n)*$", join("", [for r in var.rules : "${r.name}\n"]))) &&
+    length(split("\n", join("", [for r in var.rules : "${r.name}\n"]))) == length(var.rules) + 1)
     error_message = "Every rule name must be 1-128 letters, digits and ._-/:@#*."
   }
 
@@ -332,10 +350,27 @@ variable "rules" {
       [for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))] :
       contains(["http", "https"], p) || (
         r.path_type == null && r.path == null && r.method == null && length(coalesce(r.headers, {})) == 0 &&
-        r.redirect == null && r.fixed_response == null && r.request_headers == null && (p == "tls" || length(coalesce(r.hostnames, [])) == 0)
+        length(coalesce(r.query_params, {})) == 0 && r.redirect == null && r.fixed_response == null &&
+        r.request_headers == null && r.response_headers == null && r.rewrite == null && (p == "tls" || length(coalesce(r.hostnames, [])) == 0)
       )
     ])])
-    error_message = "Rules of tcp, udp and tls listeners only forward (backends: no redirect, fixed_response or request_headers) and take no path_type, path, method or headers; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
+    error_message = "Rules of tcp, udp and tls listeners only forward (backends: no redirect, fixed_response, request_headers, response_headers or rewrite) and take no path_type, path, method, headers or query_params; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
+  }
+
+  # Names are tokens, as header names (Gateway API's); compared as written.
+  validation {
+    condition = alltrue([for r in var.rules : length(coalesce(r.query_params, {})) <= 16 && alltrue([
+      for k, v in coalesce(r.query_params, {}) : can(regex("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", k)) &&
+      length(v) >= 1 && length(v) <= 1024 && !can(regex("[[:cntrl:]]", v))
+    ])])
+    error_message = "A rule's query_params take at most 16 parameters, each name letters, digits and !#$%&'*+-.^_`|~, each value 1-1024 characters without control characters."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : alltrue([for m in [r.request_headers, r.response_headers] : m == null ? true : (
+      length(coalesce(m.set, {})) <= 16 && length(coalesce(m.add, {})) <= 16 && length(coalesce(m.remove, [])) <= 16
+    )])])
+    error_message = "A rule's request_headers and response_headers each set, add and remove at most 16 headers."
   }
 
   validation {
@@ -356,17 +391,29 @@ variable "rules" {
     error_message = "A rule's redirect excludes backends, and its status_code must be 301, 302, 303, 307 or 308."
   }
 
-  # The load balancer answers itself: nothing to forward, redirect or
-  # change the headers of. A 3xx is a redirect's.
+  # The load balancer answers itself: nothing to forward, redirect,
+  # rewrite or change the headers of. A 3xx is a redirect's.
   validation {
     condition = alltrue([for r in var.rules : r.fixed_response == null ? true : (
-      length(coalesce(r.backends, [])) == 0 && r.redirect == null && r.request_headers == null && try(
+      length(coalesce(r.backends, [])) == 0 && r.redirect == null && r.request_headers == null && r.rewrite == null && try(
         r.fixed_response.status_code == floor(r.fixed_response.status_code) && (
           (r.fixed_response.status_code >= 200 && r.fixed_response.status_code <= 299) ||
           (r.fixed_response.status_code >= 400 && r.fixed_response.status_code <= 599)
       ), false)
     )])
-    error_message = "A rule's fixed_response excludes backends, redirect and request_headers, and its status_code must be a whole number in 200-299 or 400-599 (a 3xx is a redirect's)."
+    error_message = "A rule's fixed_response excludes backends, redirect, request_headers and rewrite, and its status_code must be a whole number in 200-299 or 400-599 (a 3xx is a redirect's)."
+  }
+
+  # A redirect or rewrite (m) puts a path, or a prefix in place of what
+  # the rule's prefix matched, never both; they forward or redirect.
+  validation {
+    condition = alltrue([for r in var.rules : (r.rewrite == null || r.redirect == null) && alltrue([
+      for m in [r.redirect, r.rewrite] : m == null ? true : (
+        (m.path == null || m.path_prefix == null) && (m.path_prefix == null || r.path_type == "prefix") &&
+        alltrue([for p in [m.path, m.path_prefix] : p == null ? true : startswith(p, "/")])
+      )
+    ])])
+    error_message = "A rule's redirect and rewrite exclude each other; each takes a path or a path_prefix (not both), starting with /, and a path_prefix (which replaces what the rule's path prefix matched) needs the rule's path_type \"prefix\"."
   }
 
   validation {

@@ -123,10 +123,11 @@ func status(c *http.Client, url string) (int, error) {
 	return res.StatusCode, nil
 }
 
-// An http listener serves each request by its rules: host and path
-// matches by priority, weights by smooth weighted round robin and the
-// pool's targets in turn, header changes, fixed answers, redirects with
-// the query kept, and 503 where the rule's pools have no target.
+// An http listener serves each request by its rules: host, path and
+// query matches by priority, weights by smooth weighted round robin and
+// the pool's targets in turn, request and response header changes, fixed
+// answers, redirects with the query kept, and 503 where the rule's pools
+// have no target.
 func TestHTTPFollowsTheRules(t *testing.T) {
 	httpBackend(t, "10.0.0.1:30080", "a1")
 	httpBackend(t, "10.0.0.2:30080", "a2")
@@ -137,8 +138,13 @@ func TestHTTPFollowsTheRules(t *testing.T) {
 				Backends:       []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 3}, {TargetPoolID: "tp-b", Port: 30081, Weight: 1}},
 				RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "x-route", Value: "api"}}, Remove: []string{"x-secret"}}},
 			{ListenerPort: 80, Priority: 2, PathType: exampleapi.PathExact, Path: "/gone", FixedResponse: &exampleapi.FixedResponse{StatusCode: http.StatusGone}},
-			{ListenerPort: 80, Priority: 3, PathType: exampleapi.PathPrefix, Path: "/old", Redirect: &exampleapi.Redirect{Scheme: "https", StatusCode: http.StatusMovedPermanently}},
-			{ListenerPort: 80, Priority: 4, Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 30080, Weight: 1}}},
+			{ListenerPort: 80, Priority: 3, PathType: exampleapi.PathPrefix, Path: "/old", Redirect: &exampleapi.Redirect{Scheme: "https", StatusCode: http.StatusMovedPermanently},
+				ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "Cache-Control", Value: "no-store"}}}},
+			{ListenerPort: 80, Priority: 4, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "whale"}},
+				Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-b", Port: 30081, Weight: 1}},
+				ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "x-set", Value: "rule"}},
+					Add: []exampleapi.HeaderMatch{{Name: "x-add", Value: "rule"}}, Remove: []string{"x-remove"}}},
+			{ListenerPort: 80, Priority: 5, Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 30080, Weight: 1}}},
 		})
 	start(t, &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{LoadBalancer: lb, Addrs: []netip.Addr{lbAddr},
 		Pools: map[string][]dataplane.Target{
@@ -182,11 +188,60 @@ func TestHTTPFollowsTheRules(t *testing.T) {
 		"/old/a%3Fb%20c?q=1": "https://shop.example.test/old/a%3Fb%20c?q=1", // the path as sent
 	} {
 		res, _ := get(t, noRedirects, "http://203.0.113.10"+path, "shop.example.test")
-		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != want {
-			t.Errorf("redirect of %s: %d %q", path, res.StatusCode, res.Header.Get("Location"))
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != want || res.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("redirect of %s: %d %v", path, res.StatusCode, res.Header)
+		}
+	}
+	// A query parameter's first value routes; the backend's response
+	// headers are changed on their way to the client.
+	req, err := http.NewRequest(http.MethodGet, "http://203.0.113.10/zoo?animal=whale&animal=seal", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Echo-Set-Header", "X-Set:backend,X-Add:backend,X-Remove:backend,X-Kept:backend")
+	res, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	for name, want := range map[string][]string{"X-Set": {"rule"}, "X-Add": {"backend", "rule"}, "X-Remove": nil, "X-Kept": {"backend"}} {
+		if got := res.Header.Values(name); res.StatusCode != http.StatusOK || !slices.Equal(got, want) {
+			t.Errorf("?animal=whale: %d, %s %q, want %q", res.StatusCode, name, got, want)
 		}
 	}
 	if res, _ := get(t, noRedirects, "http://203.0.113.10/api", "other.example.test"); res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("a rule whose pool has no target: %d", res.StatusCode)
+	}
+}
+
+// A rule's rewrite forwards with its host and path (the query kept); a
+// redirect's path replaces the request's, or what the rule's prefix
+// matched, escaped in the Location.
+func TestHTTPRewritesAndRedirectsPaths(t *testing.T) {
+	httpBackend(t, "10.0.0.1:30080", "a1")
+	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}},
+		[]exampleapi.Rule{
+			{ListenerPort: 80, Priority: 1, PathType: exampleapi.PathPrefix, Path: "/v1",
+				Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 1}},
+				Rewrite:  &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"}},
+			{ListenerPort: 80, Priority: 2, PathType: exampleapi.PathPrefix, Path: "/old",
+				Redirect: &exampleapi.Redirect{StatusCode: http.StatusFound, PathPrefix: "/new"}},
+			{ListenerPort: 80, Priority: 3, PathType: exampleapi.PathPrefix, Path: "/gone",
+				Redirect: &exampleapi.Redirect{StatusCode: http.StatusMovedPermanently, Path: "/"}},
+		})
+	start(t, &dataplane.Plane{LoadBalancers: []dataplane.LoadBalancer{{LoadBalancer: lb, Addrs: []netip.Addr{lbAddr},
+		Pools: map[string][]dataplane.Target{"tp-a": {target("i-1", "10.0.0.1")}}}}})
+
+	if res, a := get(t, noRedirects, "http://203.0.113.10/v1/items?page=2", "shop.example.test"); res.StatusCode != http.StatusOK ||
+		a.Host != "backend.internal" || a.Path != "/v2/items?page=2" {
+		t.Errorf("rewrite: %d, the backend saw %s%s", res.StatusCode, a.Host, a.Path)
+	}
+	for path, want := range map[string]string{
+		"/old/a%3Fb?q=1": "http://shop.example.test/new/a%3Fb?q=1", // the new path escaped, the query kept
+		"/gone/x":        "http://shop.example.test/",
+	} {
+		if res, _ := get(t, noRedirects, "http://203.0.113.10"+path, "shop.example.test"); res.Header.Get("Location") != want {
+			t.Errorf("redirect of %s: %d %q, want %q", path, res.StatusCode, res.Header.Get("Location"), want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -65,16 +66,26 @@ func (s *Server) handler(k socketKey) http.Handler {
 			return
 		}
 		req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol,
-			Host: r.Host, Path: r.URL.Path, Method: r.Method, Headers: flatten(r.Header)}
+			Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Method: r.Method, Headers: flatten(r.Header)}
 		d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+		if d.Status != http.StatusOK {
+			// The rule's own answer (a redirect, a fixed response); the
+			// load balancer's errors have no changes.
+			routing.ModifyHeaders(w.Header(), d.ResponseModifier)
+		}
 		switch {
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		case d.Location != "":
 			// The evaluator matched the decoded path and ended the
-			// Location with it; the redirect keeps the path as sent.
-			loc := strings.TrimSuffix(d.Location, r.URL.Path) + r.URL.EscapedPath()
+			// Location with it, or with the rule's: a path kept stays as
+			// sent, a new one is escaped.
+			path := r.URL.EscapedPath()
+			if d.LocationPath != r.URL.Path {
+				path = (&url.URL{Path: d.LocationPath}).EscapedPath()
+			}
+			loc := strings.TrimSuffix(d.Location, d.LocationPath) + path
 			if r.URL.RawQuery != "" {
 				loc += "?" + r.URL.RawQuery
 			}
@@ -92,13 +103,14 @@ func (s *Server) handler(k socketKey) http.Handler {
 			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			return
 		}
-		s.forward(w, r, lb.ID, t, port, d.Modifier)
+		s.forward(w, r, lb.ID, t, port, d)
 	})
 }
 
-// forward proxies r to target t's port, its headers changed by m; the
-// request is cut if t leaves the plane without draining.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, port int, m *exampleapi.HeaderModifier) {
+// forward proxies r to target t's port, its host, path and headers and
+// the response's headers changed as d says; the request is cut if t
+// leaves the plane without draining.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, port int, d routing.Decision) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	done, kept := s.track(lbID, t, cancel)
@@ -111,9 +123,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(to)
-			pr.Out.Host = pr.In.Host
+			pr.Out.Host = cmp.Or(d.RewriteHost, pr.In.Host)
+			if d.RewritePath != "" {
+				pr.Out.URL.Path, pr.Out.URL.RawPath = d.RewritePath, ""
+			}
 			pr.SetXForwarded()
-			routing.ModifyHeaders(pr.Out.Header, m)
+			routing.ModifyHeaders(pr.Out.Header, d.Modifier)
+		},
+		ModifyResponse: func(res *http.Response) error {
+			routing.ModifyHeaders(res.Header, d.ResponseModifier)
+			return nil
 		},
 		Transport: transport,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -23,7 +24,9 @@ type Decision struct {
 	// Priority is the matching rule's (0: none matched, or the listener
 	// has no rules).
 	Priority int
-	Location string
+	// Location is a redirect's, ending with LocationPath (decoded: the
+	// data plane sends it escaped).
+	Location, LocationPath string
 	// Backends are the matching rule's backends whose pools have targets,
 	// to be chosen among by weight (status 200 only).
 	Backends []exampleapi.RuleBackend
@@ -34,6 +37,12 @@ type Decision struct {
 	// listeners only), and Modifier the rule's change that made them.
 	Headers  map[string]string
 	Modifier *exampleapi.HeaderModifier
+	// ResponseModifier is the rule's change of its answer's headers (a
+	// redirect, a fixed response or the backend's response).
+	ResponseModifier *exampleapi.HeaderModifier
+	// RewriteHost and RewritePath are the Host and path the request is
+	// forwarded with, when the rule rewrites them ("" keeps them).
+	RewriteHost, RewritePath string
 }
 
 // PoolTargets counts the targets of target pool id that take requests.
@@ -46,7 +55,8 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		host = h
 	}
 	if l.RedirectToHTTPSPort != 0 {
-		return Decision{Status: http.StatusMovedPermanently, Location: location("https", host, l.RedirectToHTTPSPort, req.Path)}, nil
+		return Decision{Status: http.StatusMovedPermanently, Location: location("https", host, l.RedirectToHTTPSPort, req.Path),
+			LocationPath: req.Path}, nil
 	}
 	var rules []exampleapi.Rule
 	for _, r := range lb.Rules {
@@ -69,32 +79,19 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		return Decision{Status: http.StatusOK, OwnTargets: true, Headers: headers(nil)}, nil
 	}
 	slices.SortFunc(rules, func(a, b exampleapi.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
-	i := slices.IndexFunc(rules, func(r exampleapi.Rule) bool { return matches(r, host, req) })
+	query, _ := url.ParseQuery(req.Query) // a malformed pair matches nothing
+	i := slices.IndexFunc(rules, func(r exampleapi.Rule) bool { return matches(r, host, req, query) })
 	if i < 0 {
 		return Decision{Status: http.StatusNotFound}, nil
 	}
 	r := rules[i]
-	d := Decision{Priority: r.Priority}
-	if rd := r.Redirect; rd != nil {
-		scheme, port := rd.Scheme, rd.Port
-		if scheme == "" {
-			scheme = l.Protocol
-		}
-		if port == 0 {
-			port = l.Port
-			if rd.Scheme != "" {
-				port = defaultPort(rd.Scheme)
-			}
-		}
-		if rd.Hostname != "" {
-			host = rd.Hostname
-		}
-		d.Status, d.Location = rd.StatusCode, location(scheme, host, port, req.Path)
-		return d, nil
+	if r.Redirect != nil {
+		return redirect(l, r, host, req.Path), nil
 	}
+	d := Decision{Priority: r.Priority}
 	// The load balancer answers itself: no backend sees the request.
 	if fr := r.FixedResponse; fr != nil {
-		d.Status = fr.StatusCode
+		d.Status, d.ResponseModifier = fr.StatusCode, r.ResponseHeaders
 		return d, nil
 	}
 	weighed := false
@@ -117,7 +114,8 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 	case len(d.Backends) == 0:
 		d.Status = http.StatusServiceUnavailable
 	default:
-		d.Status, d.Headers, d.Modifier = http.StatusOK, headers(r.RequestHeaders), r.RequestHeaders
+		d.Status, d.Headers, d.Modifier, d.ResponseModifier = http.StatusOK, headers(r.RequestHeaders), r.RequestHeaders, r.ResponseHeaders
+		d.RewriteHost, d.RewritePath = rewrite(r, req.Path)
 	}
 	return d, nil
 }

@@ -85,6 +85,37 @@ func TestDecide(t *testing.T) {
 	if d, _ := Decide(lb, redirect, get("shop.example.test", "/api"), targets); d.Status != http.StatusMovedPermanently || d.Location != "https://shop.example.test:8443/api" {
 		t.Fatalf("redirect: %+v", d)
 	}
+	// Query parameters match a name's first value; the rule's response
+	// changes go with its answer, forwarded or its own.
+	respond := &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "X-Zoo", Value: "1"}}}
+	lb.Rules = append(lb.Rules,
+		exampleapi.Rule{Name: "whale", ListenerPort: 80, Priority: 5, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "whale"}},
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 1}}, ResponseHeaders: respond},
+		exampleapi.Rule{Name: "moved", ListenerPort: 80, Priority: 6, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "seal"}},
+			Redirect: &exampleapi.Redirect{StatusCode: http.StatusFound}, ResponseHeaders: respond})
+	for query, want := range map[string]int{"animal=whale&animal=seal": http.StatusOK, "animal=seal": http.StatusFound, "Animal=whale": http.StatusNotFound} {
+		req := get("zoo.example.test", "/zoo")
+		req.Query = query
+		d, err := Decide(lb, web, req, targets)
+		if err != nil || d.Status != want || (want != http.StatusNotFound) != (d.ResponseModifier == respond) {
+			t.Errorf("?%s: %+v %v, want %d", query, d, err, want)
+		}
+	}
+	// A redirect replaces the path its rule's prefix matched; a rewrite
+	// forwards with a new host and path.
+	lb.Rules = append(lb.Rules,
+		exampleapi.Rule{Name: "moved", ListenerPort: 80, Priority: 7, PathType: exampleapi.PathPrefix, Path: "/old",
+			Redirect: &exampleapi.Redirect{StatusCode: http.StatusFound, PathPrefix: "/new"}},
+		exampleapi.Rule{Name: "rewritten", ListenerPort: 80, Priority: 8, PathType: exampleapi.PathPrefix, Path: "/v1",
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 1}},
+			Rewrite:  &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"}})
+	if d, _ := Decide(lb, web, get("shop.example.test", "/old/a"), targets); d.Location != "http://shop.example.test/new/a" || d.LocationPath != "/new/a" {
+		t.Errorf("redirect of a prefix: %+v", d)
+	}
+	if d, _ := Decide(lb, web, get("shop.example.test", "/v1/items"), targets); d.Status != http.StatusOK || d.RewriteHost != "backend.internal" ||
+		d.RewritePath != "/v2/items" {
+		t.Errorf("rewrite: %+v", d)
+	}
 	// A pool the store cannot read fails the decision, naming the rule.
 	lb.Rules[0].Backends[1].TargetPoolID = "tp-missing"
 	if _, err := Decide(lb, web, get("shop.example.test", "/api"), targets); err == nil {

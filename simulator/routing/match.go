@@ -2,14 +2,16 @@ package routing
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// matches tells whether every condition of r holds for req to host.
-func matches(r exampleapi.Rule, host string, req exampleapi.SimulatedRequest) bool {
+// matches tells whether every condition of r holds for req to host, its
+// query parsed.
+func matches(r exampleapi.Rule, host string, req exampleapi.SimulatedRequest, query url.Values) bool {
 	if len(r.Hostnames) > 0 && !slices.ContainsFunc(r.Hostnames, func(h string) bool { return HostMatches(h, host) }) {
 		return false
 	}
@@ -29,6 +31,11 @@ func matches(r exampleapi.Rule, host string, req exampleapi.SimulatedRequest) bo
 	}
 	for _, h := range r.Headers {
 		if v, ok := header(req.Headers, h.Name); !ok || v != h.Value {
+			return false
+		}
+	}
+	for _, p := range r.QueryParams {
+		if vs := query[p.Name]; len(vs) == 0 || vs[0] != p.Value {
 			return false
 		}
 	}

@@ -51,6 +51,13 @@ resource "example_load_balancer" "gateway" {
   target_pool_id = example_target_pool.workers.id
 
   rules = {
+    # /api?version=2 goes to the canary, whose answers are not cached.
+    "api-v2" = {
+      listener_port    = 80, priority = 5, hostnames = ["a.example"], path_type = "prefix", path = "/api"
+      query_params     = { version = "2" }
+      backends         = [{ target_pool_id = example_target_pool.workers.id, port = 30005 }]
+      response_headers = { set = { "Cache-Control" = "no-store" } }
+    }
     "api" = {
       listener_port = 80, priority = 10, hostnames = ["a.example"], path_type = "prefix", path = "/api"
       backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30001 }]

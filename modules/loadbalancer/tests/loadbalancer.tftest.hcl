@@ -381,3 +381,85 @@ run "fixed_response_on_a_tcp_listener" {
 
   expect_failures = [var.rules]
 }
+
+run "query_params_and_response_headers" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "whale", listener_port = 80, priority = 10, query_params = { animal = "whale", ANIMAL = "Whale" },
+      response_headers = { set = { "Cache-Control" = "no-store" }, remove = ["Server"] }, backends = [{ target_pool_id = "tp-a", port = 30001 }] },
+      { name = "other", listener_port = 80, priority = 20, backends = [{ target_pool_id = "tp-b", port = 30001 }] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["whale"].query_params == tomap({ animal = "whale", ANIMAL = "Whale" }) &&
+      example_load_balancer.this.rules["whale"].response_headers.set["Cache-Control"] == "no-store" &&
+      example_load_balancer.this.rules["whale"].response_headers.remove == tolist(["Server"]) &&
+      example_load_balancer.this.rules["whale"].response_headers.add == null &&
+      example_load_balancer.this.rules["other"].query_params == null &&
+      example_load_balancer.this.rules["other"].response_headers == null
+    )
+    error_message = "A rule's query_params (names case-sensitive) and response_headers must pass through, null where unset."
+  }
+}
+
+run "query_params_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, query_params = { a = "1" } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "response_headers_on_a_tls_listener" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "tls", port = 443, target_port = 30443 }]
+    rules     = [{ name = "r", listener_port = 443, priority = 1, response_headers = { set = { "X-A" = "1" } } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "rewrite_and_redirect_path" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "v1", listener_port = 80, priority = 10, path_type = "prefix", path = "/v1",
+      rewrite = { hostname = "api.internal", path_prefix = "/v2" }, backends = [{ target_pool_id = "tp-a", port = 30001 }] },
+      { name = "moved", listener_port = 80, priority = 20, path_type = "prefix", path = "/old",
+      redirect = { path_prefix = "/new", status_code = 302 } },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["v1"].rewrite.hostname == "api.internal" &&
+      example_load_balancer.this.rules["v1"].rewrite.path_prefix == "/v2" &&
+      example_load_balancer.this.rules["v1"].rewrite.path == null &&
+      example_load_balancer.this.rules["moved"].redirect.path_prefix == "/new" &&
+      example_load_balancer.this.rules["moved"].redirect.path == null &&
+      example_load_balancer.this.rules["moved"].rewrite == null
+    )
+    error_message = "A rule's rewrite and a redirect's path and path_prefix must pass through, null where unset."
+  }
+}
+
+run "rewrite_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, rewrite = { hostname = "a.example" } }]
+  }
+
+  expect_failures = [var.rules]
+}
