@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -125,7 +126,9 @@ func overlaps(a, b string) bool { return covers(a, b) || covers(b, a) }
 type ledger struct {
 	b     Boundary
 	hosts map[string]HostClaim
-	ls    map[gatewayv1.SectionName]ListenerClaim
+	// wildcards are the held host names of a wildcard (hold keeps it).
+	wildcards []string
+	ls        map[gatewayv1.SectionName]ListenerClaim
 	// released are the claims whose grace ended at this look: taken by
 	// another namespace now, they moved.
 	released   map[string]HostClaim
@@ -154,7 +157,7 @@ func newLedger(b Boundary) *ledger {
 			l.released[h] = c
 			continue
 		}
-		l.hosts[h] = c
+		l.hold(h, c)
 	}
 	for name, c := range b.Claims.Listeners {
 		if l.ended(c.ReleasedAt) {
@@ -197,7 +200,7 @@ func (l *ledger) hostsFor(route RouteKey, hosts []string) (uses []hostUse, refus
 		own, ok := l.hosts[h]
 		ownsIt := ok && own.Namespace == ns
 		u := hostUse{host: h}
-		for _, held := range slices.Sorted(maps.Keys(l.hosts)) {
+		for _, held := range l.overlapping(h) {
 			c := l.hosts[held]
 			if c.Namespace == ns || !overlaps(held, h) || ownsIt && own.Since.Before(c.Since) {
 				continue
@@ -212,6 +215,40 @@ func (l *ledger) hostsFor(route RouteKey, hosts []string) (uses []hostUse, refus
 		uses = append(uses, u)
 	}
 	return uses, ""
+}
+
+// hold records claim c of host name h.
+func (l *ledger) hold(h string, c HostClaim) {
+	if _, ok := l.hosts[h]; !ok && strings.HasPrefix(h, "*") {
+		l.wildcards = append(l.wildcards, h)
+	}
+	l.hosts[h] = c
+}
+
+// overlapping are the held host names that overlap h, sorted. Admission
+// asks for every host name of every route: a name without a wildcard is
+// overlapped only by itself and the held wildcards, so only those are
+// looked at.
+func (l *ledger) overlapping(h string) []string {
+	var out []string
+	if strings.HasPrefix(h, "*") {
+		for held := range l.hosts {
+			if overlaps(held, h) {
+				out = append(out, held)
+			}
+		}
+	} else {
+		if _, ok := l.hosts[h]; ok {
+			out = append(out, h)
+		}
+		for _, w := range l.wildcards {
+			if covers(w, h) {
+				out = append(out, w)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // serve records that a route of namespace ns serves uses: a host name
@@ -232,7 +269,7 @@ func (l *ledger) serve(ns string, uses []hostUse) {
 			}
 			l.guests[u.host][ns] = true
 		default:
-			l.hosts[u.host] = HostClaim{Namespace: ns, Since: l.next()}
+			l.hold(u.host, HostClaim{Namespace: ns, Since: l.next()})
 			l.served[u.host] = true
 			for _, from := range u.consented {
 				l.moves = appendMove(l.moves, Move{Hostname: u.host, From: from, To: ns, Consented: true})

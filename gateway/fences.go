@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/example/cloud-provider-example/lbmodel"
 )
@@ -24,6 +25,12 @@ import (
 // among cands (the admitted HTTP rules), per listener port and listener
 // host name (a request is served by one listener's rules).
 func fences(cands []candidate, holder func(string) string) []candidate {
+	// Admission counts the rules at every route it admits: a look is
+	// linear in the rules, and without a rule that may take another host
+	// name's requests (of no host name, or of a wildcard) only a scan.
+	if !slices.ContainsFunc(cands, func(c candidate) bool { return mayWiden(c.rule.Hostname) }) {
+		return nil
+	}
 	type group struct {
 		port         int
 		listenerHost string
@@ -38,16 +45,11 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 		byGroup[g] = append(byGroup[g], c)
 	}
 	var out []candidate
-	named := func(name string) bool {
-		return slices.ContainsFunc(out, func(o candidate) bool { return o.rule.Name == name })
-	}
+	named := map[string]bool{}
 	for _, g := range order {
-		cs := byGroup[g]
-		var hosts []string
-		for _, c := range cs {
-			if h := c.rule.Hostname; h != "" && !slices.Contains(hosts, h) {
-				hosts = append(hosts, h)
-			}
+		hosts, own, wide, names := hostsOf(byGroup[g])
+		if len(wide) == 0 {
+			continue // no rule of this group may take a host name's requests
 		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
@@ -57,18 +59,18 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 			}
 			switch {
 			case ns == "",
-				!slices.ContainsFunc(cs, func(c candidate) bool { return c.rule.Hostname == h && c.from.namespace == ns }),
-				!slices.ContainsFunc(cs, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
-				slices.ContainsFunc(cs, func(c candidate) bool { return c.rule.Hostname == h && catchAll(c.rule) }):
+				!slices.ContainsFunc(own[h], func(c candidate) bool { return c.from.namespace == ns }),
+				!slices.ContainsFunc(wide, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
+				slices.ContainsFunc(own[h], func(c candidate) bool { return catchAll(c.rule) }):
 				continue
 			}
 			var copies []candidate
-			for _, c := range cs {
+			for _, c := range wide {
 				if c.from.namespace != ns || !wider(c) {
 					continue
 				}
 				name := ruleName(c.from.namespace, c.from.name, c.ruleIndex, c.matchIndex, g.port, h)
-				if named(name) || slices.ContainsFunc(cs, func(o candidate) bool { return o.rule.Name == name }) {
+				if named[name] || names[name] {
 					continue
 				}
 				c.rule.Hostname, c.rule.Name = h, name
@@ -77,18 +79,45 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 			slices.SortStableFunc(copies, precedence)
 			closed := false
 			for _, c := range copies {
-				out = append(out, c)
+				out, named[c.rule.Name] = append(out, c), true
 				if closed = catchAll(c.rule); closed {
 					break
 				}
 			}
 			if !closed {
-				out = append(out, fence(g.port, g.listenerHost, h))
+				f := fence(g.port, g.listenerHost, h)
+				out, named[f.rule.Name] = append(out, f), true
 			}
 		}
 	}
 	return out
 }
+
+// hostsOf sorts a group's rules: its host names; each one's own
+// rules; the rules that may take another host name's requests (of no host
+// name, or of a wildcard), in their order; and every rule's name.
+func hostsOf(cs []candidate) (hosts []string, own map[string][]candidate, wide []candidate, names map[string]bool) {
+	own, names = map[string][]candidate{}, make(map[string]bool, len(cs))
+	for _, c := range cs {
+		names[c.rule.Name] = true
+		h := c.rule.Hostname
+		if mayWiden(h) {
+			wide = append(wide, c)
+		}
+		if h == "" {
+			continue
+		}
+		if _, ok := own[h]; !ok {
+			hosts = append(hosts, h)
+		}
+		own[h] = append(own[h], c)
+	}
+	return hosts, own, wide, names
+}
+
+// mayWiden tells whether a rule of host name h may take requests for
+// another host name: it has none, or a wildcard.
+func mayWiden(h string) bool { return h == "" || strings.HasPrefix(h, "*") }
 
 // fence is the 404 closing host name h's rules on listener port (of the
 // listener of hostname listenerHost).
@@ -103,5 +132,5 @@ func fence(port int, listenerHost, h string) candidate {
 
 // catchAll tells whether r matches every request for its host name.
 func catchAll(r lbmodel.Rule) bool {
-	return (r.PathType == "" || r.PathType == "prefix" && r.Path == "/") && r.Method == "" && len(r.Headers) == 0
+	return (r.PathType == "" || r.PathType == "prefix" && r.Path == "/") && r.Method == "" && len(r.Headers) == 0 && len(r.QueryParams) == 0
 }

@@ -9,9 +9,12 @@ package gatewaycontroller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -107,30 +110,39 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 		return nil, err
 	}
 	c.l4 = l4
-	// gone, when set, is told of a deletion instead of on.
+	// gone, when set, is told of a deletion instead of on; statusOnly
+	// objects (those this controller writes the status of) are not looked
+	// at again for a change of their status alone.
 	type handler struct {
-		inf  cache.SharedIndexInformer
-		on   func(obj any)
-		gone func(obj any)
+		inf        cache.SharedIndexInformer
+		on         func(obj any)
+		gone       func(obj any)
+		statusOnly bool
 	}
 	handlers := []handler{
-		{classes.Informer(), c.classChanged, nil},
-		{gateways.Informer(), c.gatewayChanged, c.gatewayDeleted},
-		{routes.Informer(), c.routeChanged, nil},
-		{services.Informer(), func(any) { c.everyGateway() }, nil},
-		{namespaces.Informer(), func(any) { c.everyGateway() }, nil},
+		{classes.Informer(), c.classChanged, nil, true},
+		{gateways.Informer(), c.gatewayChanged, c.gatewayDeleted, true},
+		{routes.Informer(), c.routeChanged, nil, true},
+		{services.Informer(), func(any) { c.everyGateway() }, nil, false},
+		{namespaces.Informer(), func(any) { c.everyGateway() }, nil, false},
 	}
 	for _, k := range l4 {
-		handlers = append(handlers, handler{k.informer, c.l4Changed(k.read), nil})
+		handlers = append(handlers, handler{k.informer, c.l4Changed(k.read), nil, true})
 	}
 	for _, h := range handlers {
-		on, gone := h.on, h.gone
+		on, gone, statusOnly := h.on, h.gone, h.statusOnly
 		if gone == nil {
 			gone = on
 		}
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    on,
-			UpdateFunc: func(old, cur any) { on(old); on(cur) },
+			AddFunc: on,
+			UpdateFunc: func(old, cur any) {
+				if statusOnly && onlyStatus(old, cur) {
+					return
+				}
+				on(old)
+				on(cur)
+			},
 			DeleteFunc: gone,
 		}); err != nil {
 			return nil, fmt.Errorf("gateway controller: %w", err)
@@ -191,6 +203,18 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	c.queue.Forget(k)
 	return true
+}
+
+// onlyStatus tells whether cur differs from old in its status alone:
+// the status this controller wrote. Each write would otherwise look at the
+// Gateway again (for a Gateway of 1,000 routes, a translation and a plan
+// per route status written).
+func onlyStatus(old, cur any) bool {
+	o, err1 := meta.Accessor(old)
+	c, err2 := meta.Accessor(cur)
+	return err1 == nil && err2 == nil && o.GetGeneration() == c.GetGeneration() && c.GetGeneration() != 0 &&
+		o.GetDeletionTimestamp().Equal(c.GetDeletionTimestamp()) && slices.Equal(o.GetFinalizers(), c.GetFinalizers()) &&
+		maps.Equal(o.GetLabels(), c.GetLabels()) && maps.Equal(o.GetAnnotations(), c.GetAnnotations())
 }
 
 func objectOf[T any](obj any) (T, bool) {

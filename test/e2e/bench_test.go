@@ -76,6 +76,20 @@ func BenchmarkServiceToIngress(b *testing.B) {
 // $EXAMPLE_BENCH_SERVICES, default 100 (1,000 takes about 6 minutes).
 func benchServices() int { return countFromEnv("EXAMPLE_BENCH_SERVICES", 100) }
 
+// countsFromEnv is the positive numbers, comma-separated, in environment
+// variable name (none when it is unset or any is not one).
+func countsFromEnv(name string) []int {
+	var out []int
+	for f := range strings.SplitSeq(os.Getenv(name), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // countFromEnv is the positive number in environment variable name, or def.
 func countFromEnv(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
