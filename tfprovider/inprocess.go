@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -82,9 +83,32 @@ func ServeInProcess(o InProcessOptions) (*InProcess, error) {
 	return s, nil
 }
 
+// quietFramework turns the framework's own trace logs off when TF_LOG is
+// unset (nothing is logged then) and TF_LOG_SDK_FRAMEWORK is unset too.
+// Without a level it assumes TRACE and looks for its logger at each call:
+// terraform-plugin-framework v1.19.0's MarkComputedNilsAsUnknown wraps
+// its context once more for every value of a plan it visits, so each
+// look walks a chain as long as the values visited, and a plan of a
+// load balancer with 1,000 rules made about 10^9 steps (docs/scale.md).
+var quietFramework = sync.OnceFunc(func() {
+	if level, set := frameworkLevel(os.Getenv); set {
+		_ = os.Setenv(frameworkLogLevel, level)
+	}
+})
+
+// frameworkLevel is the framework's log level to set, if any: "off"
+// unless TF_LOG asks for logs or the level is set already.
+func frameworkLevel(getenv func(string) string) (string, bool) {
+	return "off", getenv("TF_LOG") == "" && getenv(frameworkLogLevel) == ""
+}
+
+// frameworkLogLevel is the framework's log level variable.
+const frameworkLogLevel = "TF_LOG_SDK_FRAMEWORK"
+
 // serveInProcess serves the provider server factory makes (tests serve
 // providers that misbehave).
 func serveInProcess(factory func() tfprotov6.ProviderServer, o InProcessOptions) (*InProcess, error) {
+	quietFramework()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &InProcess{name: o.Name, cancel: cancel, stopped: make(chan struct{}), served: factory()}
 	g := &guarded{next: s.served, onPanic: func(rpc string, v any, stack []byte) {

@@ -249,3 +249,20 @@ func TestAccInProcessIdleKeepsMemoryFlat(t *testing.T) {
 		t.Fatal("Idle made the server unusable")
 	}
 }
+
+// The framework's trace logs are off unless TF_LOG asks for logs or
+// TF_LOG_SDK_FRAMEWORK names a level.
+func TestFrameworkLevel(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "TF_LOG=DEBUG": false, "TF_LOG_SDK_FRAMEWORK=TRACE": false} {
+		name, value, _ := strings.Cut(env, "=")
+		level, set := frameworkLevel(func(k string) string {
+			if k == name {
+				return value
+			}
+			return ""
+		})
+		if set != want || level != "off" {
+			t.Errorf("%q: %q, %v; want set %v", env, level, set, want)
+		}
+	}
+}

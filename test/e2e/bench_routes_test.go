@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -65,15 +63,7 @@ func BenchmarkRoutes(b *testing.B) {
 	// Not testkit.Context: its 3 minutes are less than the run.
 	ctx := b.Context()
 	e.echoDeployment(b, "default", "web", 2)
-	_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
-		Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
-		metav1.CreateOptions{})
-	testkit.Must(b, err)
-	exampleGatewayClass(b, admin)
-	_, err = admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
-			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
-	testkit.Must(b, err)
+	webGateway(ctx, b, e, admin)
 	var ip string
 	testkit.Eventually(b, 90*time.Second, "the Gateway programmed", func() error {
 		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
@@ -179,15 +181,10 @@ func TestGatewayTraffic(t *testing.T) {
 	}
 }
 
-// A rolling update of 10 pods behind a Gateway, under 50 requests/s,
-// fails no request: each new pod is a target before it is Ready, Ready
-// only once the load balancer finds it healthy (its readiness gate), and
-// each old one leaves the pool while it still serves (terminating, it
-// keeps serving until kwok deletes it, 15 s on).
-func TestGatewayRollout(t *testing.T) {
-	t.Parallel()
-	e, admin := gatewayEnv(t, options{traffic: true})
-	ctx := testkit.Context(t)
+// webGateway creates Service default/web (its pods' port "http" as 80)
+// and Gateway default/gw of class example, one HTTP listener on 80.
+func webGateway(ctx context.Context, t testing.TB, e *env, admin gwclient.Interface) {
+	t.Helper()
 	_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
 		metav1.CreateOptions{})
@@ -197,7 +194,19 @@ func TestGatewayRollout(t *testing.T) {
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
 			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+}
+
+// A rolling update of 10 pods behind a Gateway, under 50 requests/s,
+// fails no request: each new pod is a target before it is Ready, Ready
+// only once the load balancer finds it healthy (its readiness gate), and
+// each old one leaves the pool while it still serves (terminating, it
+// keeps serving until kwok deletes it, 15 s on).
+func TestGatewayRollout(t *testing.T) {
+	t.Parallel()
+	e, admin := gatewayEnv(t, options{traffic: true})
+	ctx := testkit.Context(t)
+	webGateway(ctx, t, e, admin)
+	_, err := admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},
 			Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "web", 1)}}},
