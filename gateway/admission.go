@@ -111,7 +111,19 @@ type admission struct {
 	set   ruleSet
 	// taken are the TCP/UDP listeners given at this look, to which route.
 	taken map[gatewayv1.SectionName]RouteKey
+	// home is the Gateway's namespace; shares the rules admitted of each
+	// other namespace (MaxTenantRules).
+	home   string
+	shares map[string]int
 }
+
+// MaxTenantRules is the most rules the routes of one namespace other
+// than the Gateway's may hold of its load balancer. Every apply of a
+// Gateway evaluates all its rules (docs/scale.md), so one team's routes
+// would otherwise slow every other team's changes by filling the
+// load balancer's whole budget (exampleapi.MaxRules); the platform's own
+// namespace has the whole budget.
+const MaxTenantRules = 200
 
 // admit decides u: refused (for what it was refused already, a host name
 // another namespace holds, or the rule budget), or admitted, its rules
@@ -140,6 +152,13 @@ func (ad *admission) admit(u *unit) {
 		}
 		takes = append(takes, l)
 	}
+	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)
+	if ns != ad.home && ad.shares[ns]+adds > MaxTenantRules {
+		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
+			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's hold at most %d of its rules, "+
+				"and those of %s attached before this one hold %d, for the %d it would add", MaxTenantRules, ns, ad.shares[ns], adds)}
+		return
+	}
 	next := ad.set.with(u, takes)
 	if n := next.count(ad.iso, ad.holder(u)); n > exampleapi.MaxRules {
 		used := ad.set.count(ad.iso, ad.holder(nil))
@@ -150,6 +169,9 @@ func (ad *admission) admit(u *unit) {
 		return
 	}
 	ad.set = next
+	if ns != ad.home {
+		ad.shares[ns] += adds
+	}
 	if ad.own == OwnershipNamespace {
 		ad.l.serve(u.key.Namespace, uses)
 		for _, l := range takes {

@@ -262,14 +262,14 @@ func TestClaimedHostnameFenced(t *testing.T) {
 // fences past it is refused.
 func TestFencesCountInTheBudget(t *testing.T) {
 	gw := sharedGateway()
-	a := hostsAndPaths("team-a", "many", 2*time.Hour, 10, 199) // 1,990 rules, 10 claimed host names
+	a := hostsAndPaths("infra", "many", 2*time.Hour, 10, 199) // 1,990 rules, 10 claimed host names (the Gateway's namespace: the whole budget)
 	b := route("team-b", "any", time.Hour, "", nil, rule(nil, to("svc-b", 1)))
 	tr := (&looks{gw: gw}).at(t0, []*gatewayv1.HTTPRoute{a, b}, nil)
 	if p := httpParent(t, tr, "team-b", "any"); p.Accepted.Reason != string(ReasonRuleBudgetExceeded) {
 		t.Errorf("team-b/any: %+v, want RuleBudgetExceeded (its 1 rule and 10 fences exceed the budget)", p.Accepted)
 	}
 	if len(tr.Rules) != 1990 {
-		t.Errorf("%d rules, want team-a's 1,990", len(tr.Rules))
+		t.Errorf("%d rules, want infra's 1,990", len(tr.Rules))
 	}
 }
 

@@ -150,14 +150,15 @@ func hostsAndPaths(ns, name string, age time.Duration, h, n int) *gatewayv1.HTTP
 // big for any load balancer is refused alone.
 func TestRuleBudget(t *testing.T) {
 	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), httpListener("named", 80, "n.example", gatewayv1.NamespacesFromAll))
-	old := hostsAndPaths("team-a", "old", 3*time.Hour, 10, 100)      // 1,000 rules
-	middle := hostsAndPaths("team-b", "middle", 2*time.Hour, 9, 110) // 990: 1,991 with the catch-all
-	newest := hostsAndPaths("team-c", "newest", time.Hour, 2, 5)     // 10: 2,001 would be one too many
-	huge := hostsAndPaths("team-d", "huge", 4*time.Hour, 16, 128)    // 2,048: never fits
-	small := hostsAndPaths("team-e", "small", 30*time.Minute, 1, 8)  // 8: fits after newest is refused
+	// The Gateway's own namespace has the whole budget (MaxTenantRules).
+	old := hostsAndPaths("infra", "old", 3*time.Hour, 10, 100)      // 1,000 rules
+	middle := hostsAndPaths("infra", "middle", 2*time.Hour, 9, 110) // 990: 1,991 with the catch-all
+	newest := hostsAndPaths("team-c", "newest", time.Hour, 2, 5)    // 10: 2,001 would be one too many
+	huge := hostsAndPaths("team-d", "huge", 4*time.Hour, 16, 128)   // 2,048: never fits
+	small := hostsAndPaths("team-e", "small", 30*time.Minute, 1, 8) // 8: fits after newest is refused
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{small, newest, middle, huge, old}, nil, services)
 
-	for name, want := range map[string]string{"team-a/old": "Accepted", "team-b/middle": "Accepted", "team-c/newest": string(ReasonRuleBudgetExceeded),
+	for name, want := range map[string]string{"infra/old": "Accepted", "infra/middle": "Accepted", "team-c/newest": string(ReasonRuleBudgetExceeded),
 		"team-d/huge": string(ReasonRuleBudgetExceeded), "team-e/small": "Accepted"} {
 		ns, n, _ := strings.Cut(name, "/")
 		if p := httpParent(t, tr, ns, n); p.Accepted.Reason != want {
@@ -177,5 +178,34 @@ func TestRuleBudget(t *testing.T) {
 	}
 	if tr.Attached["http"] != 3 {
 		t.Errorf("attached %v, want 3 on http (the refused routes not counted)", tr.Attached)
+	}
+}
+
+// The routes of a namespace other than the Gateway's hold at most
+// MaxTenantRules of its rules, oldest first: past its share a team's
+// newest route is refused, in words that name only its own namespace,
+// while another team's share and the Gateway's namespace are untouched.
+func TestTenantShareOfTheBudget(t *testing.T) {
+	gw := sharedGateway()
+	first := hostsAndPaths("team-a", "first", 4*time.Hour, 1, 150)      // 150 of team-a's 200
+	over := hostsAndPaths("team-a", "over", 3*time.Hour, 1, 60)         // 210: past the share
+	fits := hostsAndPaths("team-a", "fits", 2*time.Hour, 1, 50)         // 200: fits
+	theirs := hostsAndPaths("team-b", "theirs", 90*time.Minute, 1, 150) // team-b's own share
+	platform := hostsAndPaths("infra", "platform", time.Hour, 1, 1000)
+	tr := HTTP(gw, []*gatewayv1.HTTPRoute{platform, theirs, fits, over, first}, nil, services)
+	for name, want := range map[string]string{"team-a/first": "Accepted", "team-a/over": string(ReasonRuleBudgetExceeded),
+		"team-a/fits": "Accepted", "team-b/theirs": "Accepted", "infra/platform": "Accepted"} {
+		ns, n, _ := strings.Cut(name, "/")
+		if p := httpParent(t, tr, ns, n); p.Accepted.Reason != want {
+			t.Errorf("%s: %+v, want %s", name, p.Accepted, want)
+		}
+	}
+	msg := httpParent(t, tr, "team-a", "over").Accepted.Message
+	if !strings.Contains(msg, "at most 200 of its rules, and those of team-a attached before this one hold 150, for the 60 it would add") ||
+		strings.Contains(msg, "team-b") || strings.Contains(msg, "infra") {
+		t.Errorf("team-a/over: %q, want its own namespace's share only", msg)
+	}
+	if n := len(tr.Rules); n != 150+50+150+1000 {
+		t.Errorf("%d rules, want %d", n, 150+50+150+1000)
 	}
 }

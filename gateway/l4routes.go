@@ -97,7 +97,8 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	if own != OwnershipNamespace {
 		b.Claims = Claims{} // nothing is claimed, nor kept
 	}
-	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), iso: isolation(ls), taken: map[gatewayv1.SectionName]RouteKey{}}
+	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), iso: isolation(ls), taken: map[gatewayv1.SectionName]RouteKey{},
+		home: gw.Namespace, shares: map[string]int{}}
 	for _, u := range units {
 		ad.admit(u)
 	}
