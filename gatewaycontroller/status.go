@@ -33,7 +33,7 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"GatewayPort8080", "HTTPRouteMethodMatching", "HTTPRouteParentRefPort", "HTTPRoutePortRedirect", "HTTPRouteSchemeRedirect",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
-	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite"}
+	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
 // supports (the conformance suite's feature names): claimed, and each L4
