@@ -31,7 +31,7 @@ func newEngine(ctx context.Context, cfg *cloudconfig.Config, board *review.Board
 	}
 	// Plan records carry terraform's own rendering of every plan.
 	e, err := engine.Open(ctx, cfg,
-		engine.Wiring{Token: token, Observe: observeTerraform, OnForceUnlock: board.StaleLockForced, Credentials: board.RedactCredentials},
+		engine.Wiring{Token: token, Observe: observeTerraform, ObserveRemembered: observeRemembered, OnForceUnlock: board.StaleLockForced, Credentials: board.RedactCredentials},
 		engine.Options{Plans: board, PlanText: true, Migrated: board.MoveRecord, FindOrphan: orphanFinder(api, cfg),
 			FindCertificates: unusedCertificates(api, cfg), PoolUsers: poolUsers(api, cfg), TLS: tls.Read, Owns: owns})
 	if err != nil {

@@ -22,6 +22,9 @@ var (
 	terraformDuration = metrics.NewHistogramVec(ccmmetrics.HistogramOpts("terraform_run_duration_seconds",
 		"Duration of terraform processes, by command.", []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}),
 		[]string{"operation"})
+	providerRequests = metrics.NewCounterVec(ccmmetrics.CounterOpts("provider_requests_total",
+		"Requests of terraform processes the attached provider could answer from memory (an apply asking again what its plan asked), by RPC and answer (remembered, served)."),
+		[]string{"rpc", "answer"})
 	lockWaits = metrics.NewCounter(ccmmetrics.CounterOpts("state_lock_waits_total",
 		"Terraform commands that found the state locked by someone else."))
 	shardMoves = metrics.NewCounterVec(ccmmetrics.CounterOpts("shard_moves_total",
@@ -29,9 +32,18 @@ var (
 )
 
 func registerMetrics() {
-	ccmmetrics.Register(terraformRuns, terraformDuration, lockWaits, shardMoves)
+	ccmmetrics.Register(terraformRuns, terraformDuration, providerRequests, lockWaits, shardMoves)
 	review.RegisterMetrics()
 	servicelb.RegisterMetrics()
+}
+
+// observeRemembered is the runner's ObserveRemembered hook.
+func observeRemembered(rpc string, remembered bool) {
+	answer := "served"
+	if remembered {
+		answer = "remembered"
+	}
+	providerRequests.WithLabelValues(rpc, answer).Inc()
 }
 
 // observeTerraform is the runner's Observe hook.

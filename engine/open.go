@@ -24,6 +24,9 @@ type Wiring struct {
 	Token string
 	// Observe hears of every terraform operation and how long it took.
 	Observe func(op string, err error, d time.Duration)
+	// ObserveRemembered hears of each request the attached provider could
+	// answer from memory, and whether it did (runner.Config).
+	ObserveRemembered func(rpc string, remembered bool)
 	// OnForceUnlock hears of every stale state lock forced open.
 	OnForceUnlock func(workspace, lockID, holder string, created time.Time)
 	// Credentials hears of how to read the state backend's credentials,
@@ -64,6 +67,7 @@ func Open(ctx context.Context, cfg *cloudconfig.Config, w Wiring, o Options) (*E
 		KeepPlanText:       tf.KeepPlanText,
 		Provider:           runner.ProviderMode(tf.Provider),
 		Observe:            w.Observe,
+		ObserveRemembered:  w.ObserveRemembered,
 		Env:                env,
 		EncryptionLater:    tf.Encryption != nil,
 		ProcessMemoryLimit: gcLimit,

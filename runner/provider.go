@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -65,6 +66,15 @@ func (s *slot) idle() {
 	}
 }
 
+// memoSize and memoTTL bound the attached provider's memory of answers:
+// a few workspaces' plans at once (an answer is about the size of the
+// resource's state), each until its apply, which follows at once unless
+// the plan is held for review, and then plans afresh.
+const (
+	memoSize = 32
+	memoTTL  = 2 * time.Minute
+)
+
 // noReattach leaves terraform to start its providers (spawned mode).
 var noReattach = tfexec.Reattach(nil)
 
@@ -84,6 +94,7 @@ func (r *Runner) attach(s *slot) (*tfexec.ReattachOption, error) {
 		srv, err := tfprovider.ServeInProcess(tfprovider.InProcessOptions{
 			Name:   fmt.Sprintf("slot-%d", s.idx),
 			Getenv: s.getenv,
+			Memo:   r.memo,
 			OnPanic: func(rpc string, v any, stack []byte) {
 				klog.ErrorS(nil, "the in-process Example provider panicked; the terraform command fails and the server is replaced",
 					"slot", s.idx, "rpc", rpc, "panic", known.String(fmt.Sprint(v)), "stack", string(stack))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/example/cloud-provider-example/internal/testkit"
@@ -129,5 +130,51 @@ func TestAttachedRefusesTwoProviderConfigs(t *testing.T) {
 	}
 	if p := e.r.Processes(); total(p) != 0 {
 		t.Fatalf("terraform ran: %v", p)
+	}
+}
+
+// An apply asks the attached provider again what its plan asked (the
+// configuration's validation, the state's upgrade, the resource's plan,
+// to check the plan still holds): the provider answers from memory, so a
+// change costs its work once. What is applied is what was planned.
+func TestAttachedProviderRemembersThePlan(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string][2]int{}
+	e := newEnv(t, nil, func(c *runner.Config) {
+		c.ObserveRemembered = func(rpc string, remembered bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			n := seen[rpc]
+			if remembered {
+				n[0]++
+			} else {
+				n[1]++
+			}
+			seen[rpc] = n
+		}
+	})
+	job, statePath := e.localJob(t, "m")
+	e.ensure(t, job)
+	mu.Lock()
+	clear(seen)
+	mu.Unlock()
+	upd := e.job(t, "m", lbModule{name: "m", port: 81, backend: statePath})
+	res, err := e.r.Ensure(testkit.Context(t), upd, runner.EnsureOptions{})
+	if err != nil || res.Plan.Summary.Change != 1 {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// One resource, one change: the provider works each out once, and
+	// every asking again (the apply's, and terraform's validating twice)
+	// is remembered.
+	for _, rpc := range []string{"ValidateResourceConfig", "UpgradeResourceState", "PlanResourceChange"} {
+		if seen[rpc][0] < 1 || seen[rpc][1] != 1 {
+			t.Errorf("%s: remembered, served %v; want served once, the rest remembered", rpc, seen[rpc])
+		}
+	}
+	lbs := e.lbs(t, "m")
+	if len(lbs) != 1 || len(lbs[0].Listeners) != 1 || lbs[0].Listeners[0].Port != 81 {
+		t.Fatalf("applied: %+v", lbs)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/example/cloud-provider-example/internal/tfgc"
 	"github.com/example/cloud-provider-example/redact"
+	"github.com/example/cloud-provider-example/tfprovider"
 )
 
 // Config configures a Runner.
@@ -51,6 +52,11 @@ type Config struct {
 	// Observe, if set, hears of every terraform process: its command, its
 	// error (nil on success) and how long it took (for metrics).
 	Observe func(op string, err error, d time.Duration)
+	// ObserveRemembered, if set, hears of every request of a terraform
+	// process the attached provider could answer from memory (an apply's
+	// asking again what its plan asked, tfprovider.Memo), and whether it
+	// did.
+	ObserveRemembered func(rpc string, remembered bool)
 	// Env is added to every terraform process (e.g. EXAMPLE_TOKEN for the
 	// provider). Values are secrets: they are scrubbed from errors.
 	Env map[string]string
@@ -113,6 +119,10 @@ type Runner struct {
 	version versionCache
 
 	procs sync.Map // op -> *atomic.Int64
+	// memo answers what an apply asks the attached provider again
+	// (shared by the slots' servers: a plan and its apply may run in
+	// different slots).
+	memo *tfprovider.Memo
 	// lockSeen is when this runner first ran into each lock held by
 	// someone else (workspace/lockID), for twice StaleLockAge.
 	lockMu   sync.Mutex
@@ -164,7 +174,8 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Terraform.Distribution == "" {
 		cfg.Terraform.Distribution = DistributionTerraform
 	}
-	r := &Runner{cfg: cfg, slots: newFairSlots(cfg.Concurrency), ws: map[string]*workspace{}}
+	r := &Runner{cfg: cfg, slots: newFairSlots(cfg.Concurrency), ws: map[string]*workspace{},
+		memo: tfprovider.NewMemo(memoSize, memoTTL, cfg.ObserveRemembered)}
 	if (cfg.Encryption != nil || cfg.EncryptionLater) && cfg.Terraform.Distribution != DistributionTofu {
 		return nil, errors.New("runner: state encryption needs distribution tofu (Terraform has no state encryption)")
 	}

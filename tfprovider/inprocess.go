@@ -35,6 +35,10 @@ type InProcessOptions struct {
 	// it the terraform command), the process lives on, and the server is
 	// no longer Usable.
 	OnPanic func(rpc string, value any, stack []byte)
+	// Memo, if set, answers the requests terraform repeats (an apply's
+	// validation, state upgrade and plan of what its plan process asked);
+	// share one among the process's servers.
+	Memo *Memo
 }
 
 // InProcess is the Example provider served inside this process, for
@@ -70,11 +74,10 @@ type InProcess struct {
 // Unix socket in $TMPDIR that only this user may connect to (go-plugin).
 // Close stops it.
 func ServeInProcess(o InProcessOptions) (*InProcess, error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
 	}
-	p := newExampleProvider(Version, getenv)
+	p := newExampleProvider(Version, o.Getenv)
 	s, err := serveInProcess(providerserver.NewProtocol6(p), o)
 	if err != nil {
 		return nil, err
@@ -111,7 +114,11 @@ func serveInProcess(factory func() tfprotov6.ProviderServer, o InProcessOptions)
 	quietFramework()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &InProcess{name: o.Name, cancel: cancel, stopped: make(chan struct{}), served: factory()}
-	g := &guarded{next: s.served, onPanic: func(rpc string, v any, stack []byte) {
+	next := s.served
+	if o.Memo != nil {
+		next = &memoized{ProviderServer: next, memo: o.Memo, getenv: o.Getenv}
+	}
+	g := &guarded{next: next, onPanic: func(rpc string, v any, stack []byte) {
 		s.broken.Store(true)
 		if o.OnPanic != nil {
 			o.OnPanic(rpc, v, stack)
