@@ -221,6 +221,9 @@ func checkBackends(bs []RuleBackend) error {
 			return ruleError(g+".port", "%d is out of range (accepted: 1-65535, or 0 for a pool of target type ip)", b.Port)
 		case b.Weight < 0 || b.Weight > MaxBackendWeight:
 			return ruleError(g+".weight", "%d is out of range (accepted: 0-%d)", b.Weight, MaxBackendWeight)
+		case b.Protocol != "" && !slices.Contains(BackendProtocols, b.Protocol):
+			return ruleError(g+".protocol", "unknown backend protocol %q (accepted: %s; empty is %s)", b.Protocol,
+				strings.Join(BackendProtocols, ", "), BackendHTTP)
 		}
 		at := RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port}
 		if j, dup := seen[at]; dup {

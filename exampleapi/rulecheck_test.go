@@ -21,6 +21,11 @@ func TestCheckRule(t *testing.T) {
 	if err := CheckRule(rewritten); err != nil {
 		t.Fatalf("a valid rewrite: %v", err)
 	}
+	h2c := ok
+	h2c.Backends = []RuleBackend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1, Protocol: BackendH2C}, {TargetPoolID: "tp-1", Port: 30002, Protocol: BackendHTTP}}
+	if err := CheckRule(h2c); err != nil {
+		t.Fatalf("valid backend protocols: %v", err)
+	}
 	for _, tc := range []struct {
 		name, field, reason string
 		edit                func(*Rule)
@@ -29,6 +34,12 @@ func TestCheckRule(t *testing.T) {
 			func(r *Rule) { r.Headers[0].Value = "a\tb" }},
 		{"backend twice", "backends[1]", "tp-1 port 30001 is also backends[0]; give one backend the sum of the weights",
 			func(r *Rule) { r.Backends = append(r.Backends, r.Backends[0]) }},
+		{"backend protocol", "backends[0].protocol", `unknown backend protocol "h2" (accepted: http, h2c; empty is http)`,
+			func(r *Rule) { r.Backends[0].Protocol = "h2" }},
+		{"backend twice in two protocols", "backends[1]", "tp-1 port 30001 is also backends[0]; give one backend the sum of the weights",
+			func(r *Rule) {
+				r.Backends = append(r.Backends, RuleBackend{TargetPoolID: "tp-1", Port: 30001, Weight: 1, Protocol: BackendH2C})
+			}},
 		{"header change name", "request_headers.remove[0]", `"a b" is not a header name`,
 			func(r *Rule) { r.RequestHeaders = &HeaderModifier{Remove: []string{"a b"}} }},
 		{"response header change name", "response_headers.set[1].name", `header "x-a" is also response_headers.set[0] (names are case insensitive)`,

@@ -165,7 +165,26 @@ type RuleBackend struct {
 	// Weight is its share, 0 to MaxBackendWeight: a backend of weight 0
 	// gets nothing.
 	Weight int `json:"weight"`
+	// Protocol is how the load balancer speaks to the targets, one of
+	// BackendProtocols (http and https listeners only): empty is
+	// BackendHTTP. Whatever the client spoke, the request is forwarded
+	// in it.
+	Protocol string `json:"protocol,omitempty"`
 }
+
+// Backend protocols (RuleBackend.Protocol).
+const (
+	// BackendHTTP is HTTP/1.1, the default: what a WebSocket's upgrade
+	// needs.
+	BackendHTTP = "http"
+	// BackendH2C is HTTP/2 over cleartext with prior knowledge (a
+	// Service port of appProtocol kubernetes.io/h2c): no upgrade, so no
+	// WebSocket.
+	BackendH2C = "h2c"
+)
+
+// BackendProtocols are the accepted RuleBackend.Protocol values.
+var BackendProtocols = []string{BackendHTTP, BackendH2C}
 
 // Redirect answers a request with StatusCode (301, 302, 303, 307 or 308)
 // and a Location of the request's URL with the fields set here replaced.

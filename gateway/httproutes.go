@@ -49,6 +49,9 @@ type Translation struct {
 	// OwnershipUnknown is the annotation's value when it is not one of
 	// Namespace and None (taken as Namespace).
 	OwnershipUnknown string
+	// Addresses are the reserved addresses spec.addresses asks for
+	// (addresses.go).
+	Addresses Addresses
 }
 
 // RouteKey names a route of any kind.

@@ -85,7 +85,7 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	ls := listenersOf(gw)
 	own, unknown := OwnershipOf(gw)
 	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
-		Parents: map[RouteKey][]Parent{}, OwnershipUnknown: unknown}
+		Parents: map[RouteKey][]Parent{}, OwnershipUnknown: unknown, Addresses: AddressesOf(gw)}
 	var units []*unit
 	for _, r := range http {
 		units = append(units, httpUnits(gw, ls, r, nsLabels, backends, &t)...)

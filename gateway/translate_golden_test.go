@@ -38,6 +38,9 @@ type translateIn struct {
 	// Services are the node ports of the Services backendRefs name, by
 	// namespace/name and then port (node port 0: a ClusterIP Service).
 	Services map[string]map[int32]int32 `json:"services"`
+	// AppProtocols are the appProtocol of Services' ports, by
+	// namespace/name and then port (none: unset).
+	AppProtocols map[string]map[int32]string `json:"appProtocols"`
 	// ReferenceGrants decide consent (host names, backends of another
 	// namespace) as package tenancy does.
 	ReferenceGrants []gatewayv1beta1.ReferenceGrant `json:"referenceGrants"`
@@ -69,6 +72,8 @@ type translateOut struct {
 	Claims      Claims                 `json:"claims"`
 	Moves       []string               `json:"moves,omitempty"`
 	Recheck     *time.Time             `json:"recheck,omitempty"`
+	// Addresses are what spec.addresses asks for (none: it names none).
+	Addresses *Addresses `json:"addresses,omitempty"`
 }
 
 type listenerOut struct {
@@ -193,6 +198,9 @@ func (c translateIn) decide(t *testing.T) translateOut {
 	if !tr.Recheck.IsZero() {
 		out.Recheck = &tr.Recheck
 	}
+	if len(c.Gateway.Spec.Addresses) > 0 {
+		out.Addresses = &tr.Addresses
+	}
 	return out
 }
 
@@ -206,7 +214,8 @@ func said(r Reason) string {
 
 // backend resolves a backendRef as the controller does: a Service of the
 // route's namespace (or of another, with its ReferenceGrant), on the node
-// port of the port named, in the pool of every node.
+// port of the port named, in the pool of every node, in the protocol its
+// appProtocol says.
 func (c translateIn) backend(route objectref.Ref, ref gatewayv1.BackendRef) (lbmodel.Backend, gatewayv1.RouteConditionReason, string) {
 	ns := route.Namespace
 	if ref.Namespace != nil {
@@ -229,7 +238,11 @@ func (c translateIn) backend(route objectref.Ref, ref gatewayv1.BackendRef) (lbm
 	if !ok {
 		return lbmodel.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no port %d", ns, ref.Name, port)
 	}
-	return lbmodel.Backend{TargetPoolID: "tp-every-node", Port: int(nodePort)}, "", ""
+	var app *string
+	if a, ok := c.AppProtocols[ns+"/"+string(ref.Name)][port]; ok {
+		app = &a
+	}
+	return lbmodel.Backend{TargetPoolID: "tp-every-node", Port: int(nodePort), Protocol: BackendProtocol(route.Kind, app)}, "", ""
 }
 
 // consent is the holder's ReferenceGrant to a route serving its host

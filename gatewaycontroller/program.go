@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -40,6 +41,9 @@ type Engine interface {
 type Reviewer interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
 	GatewaySubject(gw *gatewayv1.Gateway, in review.GatewayInputs, kind string) review.Subject
+	// GatewayAddressSubject is the review of reserved address ns/name
+	// that gw takes or lets go of (addresses.go).
+	GatewayAddressSubject(gw *gatewayv1.Gateway, ns, name, kind string) review.Subject
 	Failed(s review.Subject, err error)
 	Eventf(s review.Subject, typ, reason, format string, args ...any)
 	Removed(ctx context.Context, out *engine.Outcome)
@@ -119,6 +123,8 @@ type Cloud struct {
 	Infra  Infra
 	// Pods are the pod pools, with Settings.PodTargets.
 	Pods PodPools
+	// Addresses are the reserved addresses Gateways take (nil: none).
+	Addresses Addresses
 	Settings
 }
 
@@ -199,6 +205,24 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		out.reason, out.message = gatewayv1.GatewayReasonInvalid, err.Error()
 		return out, nil
 	}
+	reason, msg, keep, err := c.addressProblem(ctx, gw, t.Addresses)
+	if err != nil {
+		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, err.Error(), provisioningRetry
+		return out, nil
+	}
+	if reason != "" {
+		// Nothing is built; a load balancer built before lets go of what
+		// the Gateway may no longer hold (another namespace's address
+		// whose grant was withdrawn, one it no longer names).
+		out.reason, out.message, out.retry = reason, msg, addressRetry
+		if slices.Contains(gw.Finalizers, Finalizer) {
+			var held programmed
+			if c.holdAddresses(ctx, gw, "", "", "", "", keep, &held); held.message != "" {
+				klog.InfoS("Gateway not programmed: a reserved address it may not hold is not let go of yet", "gateway", klog.KObj(gw), "reason", held.message)
+			}
+		}
+		return out, nil
+	}
 	if err := c.addFinalizer(ctx, gw); err != nil {
 		return out, err
 	}
@@ -237,14 +261,15 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, fmt.Sprintf("load balancer %s is %s", built.ID, built.Status), provisioningRetry
 		return out, nil
 	}
-	out.ok, out.reason, out.message = true, gatewayv1.GatewayReasonProgrammed, "load balancer "+built.ID
-	out.addresses = nil
-	ip := gatewayv1.IPAddressType
-	for _, a := range []string{built.IPv4, built.IPv6} {
-		if a != "" {
-			out.addresses = append(out.addresses, gatewayv1.GatewayStatusAddress{Type: &ip, Value: a})
-		}
+	var take string
+	if len(t.Addresses.Refs) > 0 {
+		take = t.Addresses.Refs[0] // the one: more is addressProblem's
 	}
+	addresses := c.holdAddresses(ctx, gw, built.ID, built.IPv4, built.IPv6, take, keep, &out)
+	if addresses == nil {
+		return out, nil
+	}
+	out.ok, out.reason, out.message, out.addresses = true, gatewayv1.GatewayReasonProgrammed, "load balancer "+built.ID, addresses
 	return out, nil
 }
 

@@ -73,6 +73,9 @@ func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.A
 func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, review.GatewayInputs, string) review.Subject {
 	return review.Subject{}
 }
+func (f *fakeReview) GatewayAddressSubject(*gatewayv1.Gateway, string, string, string) review.Subject {
+	return review.Subject{}
+}
 func (f *fakeReview) Failed(_ review.Subject, err error)       { f.failed = append(f.failed, err) }
 func (f *fakeReview) Removed(context.Context, *engine.Outcome) {}
 func (f *fakeReview) Eventf(_ review.Subject, _, reason, format string, args ...any) {

@@ -33,7 +33,8 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"GatewayPort8080", "HTTPRouteMethodMatching", "HTTPRouteParentRefPort", "HTTPRoutePortRedirect", "HTTPRouteSchemeRedirect",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
-	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching"}
+	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching", "HTTPRouteBackendProtocolH2C",
+	"GatewayStaticAddresses"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
 // supports (the conformance suite's feature names): claimed, and each L4
@@ -123,7 +124,10 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		return err
 	}
 	p := replacing(nn)
-	if swept {
+	switch {
+	case swept && t.Addresses.Unsupported != "":
+		p = notAccepted(gw, t.Addresses)
+	case swept:
 		if p, err = c.program(ctx, gw, refs, t); err != nil {
 			return fmt.Errorf("build the load balancer of Gateway %s: %w", nn, err)
 		}
@@ -221,9 +225,10 @@ func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef) (gate
 		if ref.Port != nil && p.Port == *ref.Port && cmp.Or(p.Protocol, corev1.ProtocolTCP) == proto {
 			if c.cloud != nil && c.cloud.PodTargets {
 				// Its pods, directly: whatever the Service's type.
-				return gateway.Backend{Pods: &lbmodel.ServicePort{Namespace: ns, Service: svc.Name, Port: p.Port, Protocol: proto}}, "", ""
+				return gateway.Backend{Pods: &lbmodel.ServicePort{Namespace: ns, Service: svc.Name, Port: p.Port, Protocol: proto},
+					Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}, "", ""
 			}
-			return gateway.Backend{Port: int(p.NodePort)}, "", ""
+			return gateway.Backend{Port: int(p.NodePort), Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}, "", ""
 		}
 	}
 	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no %s port %s", ns, ref.Name, proto, portOf(ref))
@@ -273,6 +278,9 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 		meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
 	switch {
+	case t.Addresses.Unsupported != "":
+		// Nothing is built of a Gateway naming what the cloud cannot take.
+		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), false, string(gatewayv1.GatewayReasonUnsupportedAddress), t.Addresses.Unsupported)
 	case accepted && len(t.Refused) > 0:
 		cond(&next.Status.Conditions, string(gatewayv1.GatewayConditionAccepted), true, string(gatewayv1.GatewayReasonListenersNotValid),
 			strings.TrimSuffix(fmt.Sprintf("%d of %d listeners are not valid; %s", len(t.Refused), len(cur.Spec.Listeners), ownershipNote(t)), "; "))

@@ -67,6 +67,16 @@ func TestRuleValidate(t *testing.T) {
 	if *c.Redirect != (exampleapi.Redirect{StatusCode: 302, PathPrefix: "/new"}) || *c.Rewrite != (exampleapi.Rewrite{Hostname: "b.example", Path: "/v2"}) {
 		t.Errorf("a redirect's path and a rewrite as the cloud gets them: %+v %+v", c.Redirect, c.Rewrite)
 	}
+	// A backend's protocol goes to the cloud as it is; one the cloud
+	// lacks is refused by its check.
+	h2c := Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 30080, Weight: 1, Protocol: exampleapi.BackendH2C}}}
+	if c := h2c.Cloud(); c.Backends[0].Protocol != exampleapi.BackendH2C {
+		t.Errorf("an h2c backend as the cloud gets it: %+v", c.Backends)
+	}
+	h2c.Backends[0].Protocol = "h3"
+	if err := h2c.Validate(); !errors.As(err, &re) || re.Field != "backends[0].protocol" {
+		t.Errorf("a protocol the cloud lacks: %v, want the cloud's refusal", err)
+	}
 	// Two Service ports' pods are two backends before their pools are
 	// known; one port's twice is one, as the cloud would say.
 	a, b := ServicePort{Namespace: "shop", Service: "a", Port: 80}, ServicePort{Namespace: "shop", Service: "b", Port: 80}

@@ -121,7 +121,8 @@ func (r Rule) Cloud() exampleapi.Rule {
 	}
 	for _, b := range r.Backends {
 		if b.Reaches() {
-			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port, Weight: b.Weight})
+			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port, Weight: b.Weight,
+				Protocol: b.Protocol})
 		}
 	}
 	if rd := r.Redirect; rd != nil {

@@ -28,6 +28,10 @@ type Backend struct {
 	// (docs/adr/0024-pod-targets.md); the front-end sets TargetPoolID to
 	// its pod pool's id.
 	Pods *ServicePort `json:"pods,omitempty"`
+	// Protocol is how the load balancer speaks to it, one of
+	// exampleapi.BackendProtocols ("" is HTTP/1.1): h2c for a Service
+	// port of appProtocol kubernetes.io/h2c.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Reaches tells whether the backend gets requests: a node port, or a

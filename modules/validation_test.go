@@ -159,6 +159,8 @@ var invalidCases = []struct {
 		"A rule's redirect and rewrite exclude each other"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, fixed_response = { status_code = 404 }, rewrite = { path = "/" } }]`,
 		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001, protocol = "h2" }] }]`,
+		"a protocol http, h2c or null (http)."},
 }
 
 // httpsListener is a valid https listener on 443.
@@ -254,7 +256,9 @@ provider "example" {
 			`response_headers = { set = { "X-A" = "1" }, add = { "X-B" = "2" }, remove = ["Server"] }, backends = [{ target_pool_id = "tp-a", port = 30001 }] }, ` +
 			`{ name = "v1", listener_port = 80, priority = 2, path_type = "prefix", path = "/v1", rewrite = { hostname = "b.example", path_prefix = "/v2" }, backends = [] }, ` +
 			`{ name = "moved", listener_port = 80, priority = 3, path_type = "prefix", path = "/old", redirect = { status_code = 302, path_prefix = "/new" } }, ` +
-			`{ name = "gone", listener_port = 80, priority = 4, redirect = { status_code = 301, path = "/" } }]`,
+			`{ name = "gone", listener_port = 80, priority = 4, redirect = { status_code = 301, path = "/" } }, ` +
+			`{ name = "h2c", listener_port = 80, priority = 5, backends = [{ target_pool_id = "tp-a", port = 30002, protocol = "h2c" }, ` +
+			`{ target_pool_id = "tp-a", port = 30003, protocol = "http" }] }]`,
 	})
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)

@@ -35,13 +35,18 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	if len(r.Backends) > 0 {
 		bs := make([]cty.Value, len(r.Backends))
 		for i, b := range r.Backends {
-			bs[i] = cty.ObjectVal(map[string]cty.Value{
+			backend := map[string]cty.Value{
 				"target_pool_id": cty.StringVal(b.TargetPoolID),
 				"port":           cty.NumberIntVal(int64(b.Port)),
 				"weight":         cty.NumberIntVal(int64(b.Weight)),
-			})
+			}
+			if b.Protocol != "" {
+				backend["protocol"] = cty.StringVal(b.Protocol)
+			}
+			bs[i] = cty.ObjectVal(backend)
 		}
-		attrs["backends"] = cty.ListVal(bs)
+		// A tuple: backends differ in the attributes they set.
+		attrs["backends"] = cty.TupleVal(bs)
 	}
 	if rd := r.Redirect; rd != nil {
 		red := map[string]cty.Value{"status_code": cty.NumberIntVal(int64(rd.StatusCode))}

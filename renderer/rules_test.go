@@ -18,7 +18,7 @@ func TestHTTPRulesValue(t *testing.T) {
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
 			Headers:     map[string]string{"X-Env": "${file(\"/etc/passwd\")}"},
 			QueryParams: map[string]string{"q": "%{ if true }x%{ endif }"},
-			Backends:    []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20}},
+			Backends:    []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 80}, {TargetPoolID: "tp-1", Port: 30002, Weight: 20, Protocol: "h2c"}},
 			ResponseHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"Cache-Control": "no-store"}, Add: map[string]string{"X-Via": "gw"},
 				Remove: []string{"Server"}},
 			Rewrite: &lbmodel.URLRewrite{Hostname: "backend.internal", Path: "/v2"}},
@@ -37,6 +37,7 @@ func TestHTTPRulesValue(t *testing.T) {
     weight         = 80
     }, {
     port           = 30002
+    protocol       = "h2c"
     target_pool_id = "tp-1"
     weight         = 20
   }]

@@ -3,6 +3,8 @@ package review
 import (
 	"context"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
@@ -25,5 +27,15 @@ func (b *Board) AddressSubject(ctx context.Context, ns, name, workspace string, 
 			s.contrib = s.contrib.Add(b.contributors(ctx, in))
 		}
 	}
+	return s
+}
+
+// GatewayAddressSubject is the reconcile of reserved address ns/name that
+// Gateway gw takes or lets go of (its spec.addresses): its events go to
+// the Gateway, and the Gateway is an input whose editor is unknown, as in
+// the Gateway's own plan, so whoever may edit it cannot approve the move.
+func (b *Board) GatewayAddressSubject(gw *gatewayv1.Gateway, ns, name, kind string) Subject {
+	s := b.GatewaySubject(gw, GatewayInputs{}, kind)
+	s.ref = objectref.Address(ns, name)
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -40,6 +42,10 @@ type addresses struct {
 	api cloudReader
 	// reserved are the region's reserved IPs (reservedIPs).
 	reserved ttlCache[map[string]bool]
+	// decide is held while who holds an address is decided and applied:
+	// the keeper's Services and the Gateways (gatewayaddresses.go) never
+	// decide one address at once.
+	decide sync.Mutex
 }
 
 // addressWant is the reserved address a Service asks for: the one it
@@ -230,13 +236,18 @@ func (l *addresses) addressed(ctx context.Context, subj review.Subject, in *anno
 	return nil, api.NewRetryError(fmt.Sprintf("address %s: the leader attaches it", a.ID), addressWait)
 }
 
-// holderOf names, for svc's event, what holds an address: a Service of
-// its namespace by name, one of another namespace only as such.
+// holderOf names, for svc's event, what holds an address: a Service or
+// Gateway of its namespace by name, one of another namespace only as
+// such.
 func (l *addresses) holderOf(ctx context.Context, svc *v1.Service, lbID string) string {
 	lb, err := l.api.GetLoadBalancer(ctx, lbID)
 	switch {
 	case err != nil:
 		return "load balancer " + lbID
+	case l.gateways(lb) && lb.Tags[exampleapi.TagNamespace] == svc.Namespace:
+		return "Gateway " + svc.Namespace + "/" + lb.Tags[renderer.TagGatewayName]
+	case l.gateways(lb):
+		return "a Gateway of another namespace"
 	case lb.Tags[exampleapi.TagNamespace] == svc.Namespace && lb.Tags[exampleapi.TagServiceName] != "":
 		return "Service " + svc.Namespace + "/" + lb.Tags[exampleapi.TagServiceName]
 	case lb.Tags[exampleapi.TagNamespace] != "":

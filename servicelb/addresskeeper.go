@@ -16,6 +16,7 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // addressResync is how often the leader looks at every address Services
@@ -99,6 +100,10 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	l := k.lb
+	// One decision at a time on an address, the Gateways' too
+	// (gatewayaddresses.go).
+	l.decide.Lock()
+	defer l.decide.Unlock()
 	w := wantOfKey(key)
 	a, err := l.findAddress(ctx, w)
 	if err != nil {
@@ -122,8 +127,15 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 	}
 	var from *annotations.Service
 	if attached != "" {
-		if from, err = k.heldBy(ctx, attached); err != nil {
+		var gateway bool
+		if from, gateway, err = k.heldBy(ctx, attached); err != nil {
 			return err
+		}
+		if gateway {
+			// A Gateway's: it lets go of it when it no longer names it
+			// (gatewayaddresses.go); who waits takes it then.
+			k.queue.AddAfter(key, addressResync)
+			return nil
 		}
 		if handsOver(from, ns) {
 			return nil // it goes with the load balancer (handover.go)
@@ -159,13 +171,7 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *exampleapi.Address, exists bool,
 	taker *addressClaim, claims []addressClaim, from *annotations.Service) error {
 	l := k.lb
-	addr := engine.AddressSpec{Namespace: ns, Name: name}
-	if a != nil {
-		addr.Family = a.Family
-		if !exists {
-			addr.ImportID = a.ID
-		}
-	}
+	addr := specOf(ns, name, a, exists)
 	var takerIn *annotations.Service
 	if taker != nil {
 		takerIn = taker.in
@@ -184,14 +190,8 @@ func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *e
 		involved = append(involved, from)
 	}
 	pol := movePolicy(l.policy(annotations.LoadBalancer{}), claims, from)
-	_, j, err := l.engine.RenderAddress(addr)
-	if err != nil {
-		return err
-	}
-	subj := l.board.AddressSubject(ctx, ns, name, j.Key, takerIn, involved, records.KindChange)
-	_, err = l.board.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
-		_, out, err := l.engine.ReconcileAddress(ctx, addr, rv)
-		return out, err
+	err := l.apply(ctx, addr, pol, func(workspace string) review.Subject {
+		return l.board.AddressSubject(ctx, ns, name, workspace, takerIn, involved, records.KindChange)
 	})
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
@@ -204,6 +204,36 @@ func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *e
 	}
 	klog.V(2).InfoS("Reserved address converged", "namespace", ns, "address", name, "holder", addr.Holder)
 	return nil
+}
+
+// specOf is reserved address ns/name as its workspace is to hold it,
+// held by none yet: a, the cloud's (nil: not reserved yet), is imported
+// when no workspace of ours holds it (exists false).
+func specOf(ns, name string, a *exampleapi.Address, exists bool) engine.AddressSpec {
+	addr := engine.AddressSpec{Namespace: ns, Name: name}
+	if a != nil {
+		addr.Family = a.Family
+		if !exists {
+			addr.ImportID = a.ID
+		}
+	}
+	return addr
+}
+
+// apply converges the workspace of reserved address addr under policy
+// pol, reviewed as subject (given the workspace's key) says; its error is
+// Run's (an *engine.AwaitingApprovalError while the plan waits).
+func (l *addresses) apply(ctx context.Context, addr engine.AddressSpec, pol annotations.ApplyPolicy, subject func(workspace string) review.Subject) error {
+	_, j, err := l.engine.RenderAddress(addr)
+	if err != nil {
+		return err
+	}
+	subj := subject(j.Key)
+	_, err = l.board.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
+		_, out, err := l.engine.ReconcileAddress(ctx, addr, rv)
+		return out, err
+	})
+	return err
 }
 
 // claims are the Services asking for address ns/name (a: the cloud's, nil
@@ -266,22 +296,26 @@ func movePolicy(cluster annotations.ApplyPolicy, claims []addressClaim, from *an
 }
 
 // heldBy is the Service (from the informer) whose load balancer lbID is,
-// nil when none is known (a load balancer gone, or of no Service here);
-// an error when the cloud cannot tell: the move's review and the
-// hand-over's hands-off depend on it.
-func (k *addressKeeper) heldBy(ctx context.Context, lbID string) (*annotations.Service, error) {
+// nil when none is known (a load balancer gone, or of no Service here),
+// or tells that it is a Gateway's (this cluster's); an error when the
+// cloud cannot tell: the move's review and the hand-over's hands-off
+// depend on it.
+func (k *addressKeeper) heldBy(ctx context.Context, lbID string) (*annotations.Service, bool, error) {
 	lb, err := k.lb.api.GetLoadBalancer(ctx, lbID)
 	switch {
 	case exampleapi.IsNotFound(err):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, fmt.Errorf("read load balancer %s, which holds a reserved address: %w", lbID, err)
+		return nil, false, fmt.Errorf("read load balancer %s, which holds a reserved address: %w", lbID, err)
+	}
+	if k.lb.gateways(lb) {
+		return nil, true, nil
 	}
 	uid := lb.Tags[exampleapi.TagServiceUID]
 	for _, obj := range k.store.List() {
 		if svc, ok := obj.(*v1.Service); ok && uid != "" && string(svc.UID) == uid {
-			return annotations.Read(svc), nil
+			return annotations.Read(svc), false, nil
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }

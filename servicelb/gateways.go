@@ -11,14 +11,18 @@ import (
 // GatewayInfra is what the Gateway API front-end (package
 // gatewaycontroller, beside this one) takes of the Services' load
 // balancing: the target pool of every node, where a Gateway's backends
-// forward, and the TLS Secrets its listeners serve, read as a Service's.
+// forward, the TLS Secrets its listeners serve, read as a Service's, and
+// the reserved addresses it takes (gatewayaddresses.go).
 type GatewayInfra struct {
 	pools *targetPools
 	tls   *TLSSecrets
+	addrs *addresses
 }
 
 // Gateways is the Gateway API front-end's infrastructure.
-func (l *LoadBalancers) Gateways() *GatewayInfra { return &GatewayInfra{pools: l.pools, tls: l.tls} }
+func (l *LoadBalancers) Gateways() *GatewayInfra {
+	return &GatewayInfra{pools: l.pools, tls: l.tls, addrs: l.addresses}
+}
 
 // Pool is the id of the target pool of every node, created under the
 // pools' review when there is none.

@@ -267,6 +267,10 @@ func TestRulesValidation(t *testing.T) {
 		{"tcp listener with a rewrite", "rules[0].rewrite", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Rewrite = 5432, &exampleapi.Rewrite{Hostname: "a.example"}
 		}, nil},
+		{"backend protocol", "rules[0].backends[0].protocol", func(r *exampleapi.Rule) { r.Backends[0].Protocol = "http2" }, nil},
+		{"tcp listener with a backend protocol", "rules[0].backends[0].protocol", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Backends[0].Protocol = 5432, exampleapi.BackendH2C
+		}, nil},
 		{"redirect of a prefix without one", "rules[0].redirect.path_prefix", func(r *exampleapi.Rule) {
 			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 302, PathPrefix: "/new"}
 		}, nil},
@@ -292,6 +296,16 @@ func TestRulesValidation(t *testing.T) {
 		upd.Rules = append(upd.Rules, r)
 	}
 	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID, upd, nil)
+
+	// An h2c backend is kept as given.
+	upd = base
+	upd.Rules = []exampleapi.Rule{{Name: "h2c", ListenerPort: 80, Priority: 1, Backends: []exampleapi.RuleBackend{
+		{TargetPoolID: pools["a"], Port: 30001, Weight: 1, Protocol: exampleapi.BackendH2C}}}}
+	var got exampleapi.LoadBalancer
+	c.must(http.StatusOK, "PUT", "/v1/load-balancers/"+lb.ID, upd, &got)
+	if p := got.Rules[0].Backends[0].Protocol; p != exampleapi.BackendH2C {
+		t.Errorf("an h2c backend reads back as %q", p)
+	}
 
 	// In use by a rule, a pool stays.
 	upd = base

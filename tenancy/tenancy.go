@@ -53,7 +53,8 @@ const (
 	// serves (a certificateRef): from the Gateway.
 	GatewayCertificate Kind = "Gateway certificate Secret"
 	// ReservedAddress is a reserved address a Service's load balancer
-	// takes (address, or spec.loadBalancerIP), by id or IP.
+	// takes (address, or spec.loadBalancerIP), or a Gateway's (its
+	// spec.addresses), by id or IP.
 	ReservedAddress Kind = "reserved address"
 	// GatewayHostname is a host name a route would serve on a Gateway
 	// where another namespace holds it (Namespace: the holder): from the
@@ -134,6 +135,10 @@ type RefusedError struct {
 func (e *RefusedError) EventReason() string { return "ReferenceRefused" }
 
 func (e *RefusedError) Error() string {
+	if e.Ref.Annotation == "" && e.Ref.Namespace == "" {
+		// A cloud object named in a spec (a Gateway's address).
+		return fmt.Sprintf("%s %q refused: %s", e.Ref.Kind, e.Ref.Name, e.Reason)
+	}
 	if e.Ref.Annotation == "" {
 		return fmt.Sprintf("%s %s/%s refused: %s", e.Ref.Kind, e.Ref.Namespace, e.Ref.Name, e.Reason)
 	}
@@ -349,15 +354,19 @@ func (a *Authorizer) adoption(ctx context.Context, from objectref.Ref, id string
 	})
 }
 
-// address: a Service takes a reserved address of its own namespace (owner
-// tags: this cluster, the namespace), or of a namespace whose
-// ReferenceGrant lets Services of its namespace take its addresses (all,
-// or this one by id). A missing address, another cluster's, one made by
-// hand and one of a namespace without consent are refused in the same
-// words: a refusal tells nothing of other tenants.
+// address: a Service or a Gateway takes a reserved address of its own
+// namespace (owner tags: this cluster, the namespace), or of a namespace
+// whose ReferenceGrant lets Services (Gateways) of its namespace take its
+// addresses (all, or this one by id). A missing address, another
+// cluster's, one made by hand and one of a namespace without consent are
+// refused in the same words: a refusal tells nothing of other tenants.
 func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
-	refusal := fmt.Sprintf("it is not a reserved address of namespace %s, nor one whose namespace lets Services of %s take it "+
-		"(a ReferenceGrant there from Service in %s to group %s, kind %s)", from.Namespace, from.Namespace, from.Namespace, GrantGroup, GrantAddressKind)
+	taker, grantFrom := services, "Service"
+	if from.Kind == objectref.KindGateway {
+		taker, grantFrom = gateways, "Gateway ("+gatewayv1beta1.GroupName+")"
+	}
+	refusal := fmt.Sprintf("it is not a reserved address of namespace %s, nor one whose namespace lets %ss of %s take it "+
+		"(a ReferenceGrant there from %s in %s to group %s, kind %s)", from.Namespace, taker.kind, from.Namespace, grantFrom, from.Namespace, GrantGroup, GrantAddressKind)
 	if a.Address == nil {
 		return refusal, nil
 	}
@@ -372,7 +381,9 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 	case owner == from.Namespace:
 		return "", nil
 	}
-	reason, err := a.consented(ctx, owner, refusal, func(g gatewayv1beta1.ReferenceGrant) bool { return AllowsAddress(g, from.Namespace, id) })
+	reason, err := a.consented(ctx, owner, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
+		return matches(g, taker, from.Namespace, party{GrantGroup, GrantAddressKind}, id)
+	})
 	if reason != "" && reason != refusal {
 		// The grants could not be read: said without the namespace, whose
 		// name would tell whose the address is.
@@ -408,6 +419,12 @@ func (a *Authorizer) podTarget(ctx context.Context, from objectref.Ref, r Refere
 // reserved address id of the grant's namespace.
 func AllowsAddress(grant gatewayv1beta1.ReferenceGrant, namespace, id string) bool {
 	return matches(grant, services, namespace, party{GrantGroup, GrantAddressKind}, id)
+}
+
+// AllowsGatewayAddress tells whether grant lets Gateways of namespace
+// take reserved address id of the grant's namespace.
+func AllowsGatewayAddress(grant gatewayv1beta1.ReferenceGrant, namespace, id string) bool {
+	return matches(grant, gateways, namespace, party{GrantGroup, GrantAddressKind}, id)
 }
 
 // byTags allows the object id when tagsOf finds it and its tags are
@@ -574,6 +591,9 @@ type party struct{ group, kind string }
 // services are core Services: what a grant lets refer (to a group, an
 // address) or be referred to (by a route).
 var services = party{"", "Service"}
+
+// gateways are Gateway API Gateways: what a grant lets take an address.
+var gateways = party{gatewayv1beta1.GroupName, "Gateway"}
 
 // matches is the one reading of a ReferenceGrant: it lets objects of from
 // in namespace refer to the object of to named name in the grant's own

@@ -184,6 +184,15 @@ func TestAuthorize(t *testing.T) {
 		return referenceGrant(ns, "", "Service", from, GrantGroup, GrantAddressKind, id)
 	}
 	const notAnAddress = "it is not a reserved address of namespace team-b, nor one whose namespace lets Services of team-b take it"
+	// A Gateway's spec.addresses: no annotation, the same rule with
+	// Gateways for Services.
+	gwA, gwB := objectref.Gateway("team-a", "gw", "uid-gw-a"), objectref.Gateway("team-b", "gw", "uid-gw-b")
+	gwAddress := func(v string) Reference { return Reference{Kind: ReservedAddress, Name: v} }
+	gatewayAddressGrant := func(ns, from, id string) gatewayv1beta1.ReferenceGrant {
+		return referenceGrant(ns, gatewayv1beta1.GroupName, "Gateway", from, GrantGroup, GrantAddressKind, id)
+	}
+	const notAGatewayAddress = "it is not a reserved address of namespace team-b, nor one whose namespace lets Gateways of team-b take it " +
+		"(a ReferenceGrant there from Gateway (gateway.networking.k8s.io) in team-b to group loadbalancer.example.com, kind Address)"
 	podTarget := func(ns, ip string) Reference { return Reference{Kind: PodTarget, Namespace: ns, Name: ip} }
 	const notAPod = "it is not the IP of a pod of namespace team-b"
 	// hostname is host name h on a Gateway where namespace holder holds it.
@@ -270,6 +279,17 @@ func TestAuthorize(t *testing.T) {
 		{name: "reserved address, granted for another address only", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-a", "team-b", "addr-x")}, refused: notAnAddress},
 		{name: "reserved address, a group grant is not an address grant", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", "")}, refused: notAnAddress},
 		{name: "reserved address, a grant the taker's namespace made", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-b", "team-b", "")}, refused: notAnAddress},
+		{name: "reserved address, a grant to Gateways is not a grant to Services", from: teamB, ref: address("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{gatewayAddressGrant("team-a", "team-b", "")}, refused: notAnAddress},
+		{name: "Gateway address of its namespace, by IP", from: gwA, ref: gwAddress("198.51.100.1")},
+		{name: "Gateway address of its namespace, by id", from: gwA, ref: gwAddress("addr-a")},
+		{name: "Gateway address of another namespace, no grant", from: gwB, ref: gwAddress("198.51.100.1"), refused: notAGatewayAddress},
+		{name: "Gateway address that does not exist", from: gwB, ref: gwAddress("192.0.2.1"), refused: notAGatewayAddress},
+		{name: "Gateway address of another cluster", from: gwA, ref: gwAddress("addr-stage"), refused: "it is not a reserved address of namespace team-a, nor one whose namespace lets Gateways"},
+		{name: "Gateway address made by hand", from: gwB, ref: gwAddress("addr-hand"), refused: notAGatewayAddress},
+		{name: "Gateway address, a grant to Services is not a grant to Gateways", from: gwB, ref: gwAddress("198.51.100.1"), grants: []gatewayv1beta1.ReferenceGrant{addressGrant("team-a", "team-b", "")}, refused: notAGatewayAddress},
+		{name: "Gateway address by IP, granted to Gateways for it by id", from: gwB, ref: gwAddress("198.51.100.1"), grants: []gatewayv1beta1.ReferenceGrant{gatewayAddressGrant("team-a", "team-b", "addr-a")}},
+		{name: "Gateway address, granted to Gateways for another address only", from: gwB, ref: gwAddress("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{gatewayAddressGrant("team-a", "team-b", "addr-x")}, refused: notAGatewayAddress},
+		{name: "Gateway address, a grant the Gateway's namespace made", from: gwB, ref: gwAddress("addr-a"), grants: []gatewayv1beta1.ReferenceGrant{gatewayAddressGrant("team-b", "team-b", "")}, refused: notAGatewayAddress},
 		{name: "Gateway certificate of its namespace", from: gwInfra, ref: gwCert("infra", "tls")},
 		{name: "Gateway certificate of another namespace, no grant", from: gwInfra, ref: gwCert("team-a", "tls"), refused: "no ReferenceGrant from Gateways of namespace infra to its Secrets"},
 		{name: "Gateway certificate, granted for all Secrets", from: gwInfra, ref: gwCert("team-a", "tls"), grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "infra", "Secret", "")}},

@@ -42,7 +42,7 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
 			"priority takes every connection. The action: forwarding to `backends`; on `http` and `https` listeners, a "+
 			"`redirect` or a `fixed_response` instead, the request's host or path `rewrite` and its `request_headers` "+
-			"changed before forwarding, and `response_headers` before answering (`tcp`, `udp` and `tls` rules only forward). Unset (the default) means no rules.", exampleapi.MaxRules),
+			"changed before forwarding, `response_headers` before answering, and each backend's `protocol` (`tcp`, `udp` and `tls` rules only forward, as the connections come). Unset (the default) means no rules.", exampleapi.MaxRules),
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
@@ -140,6 +140,14 @@ func ruleBackendsAttribute() schema.ListNestedAttribute {
 				Description: fmt.Sprintf("Share of the requests, 0-%d; a backend of weight 0 gets none. Defaults to `1`.",
 					exampleapi.MaxBackendWeight),
 				Validators: []validator.Int64{int64validator.Between(0, exampleapi.MaxBackendWeight)},
+			},
+			"protocol": schema.StringAttribute{
+				Optional: true,
+				Description: "How the load balancer speaks to the pool's targets, whatever the client spoke: `http` " +
+					"(HTTP/1.1, what a WebSocket's upgrade needs) or `h2c` (HTTP/2 without TLS, by prior knowledge: a " +
+					"Service port of `appProtocol` `kubernetes.io/h2c`; an upgrade to it fails with `502`). `http` and " +
+					"`https` listeners only. Unset: `http`.",
+				Validators: []validator.String{stringvalidator.OneOf(exampleapi.BackendProtocols...)},
 			},
 		}},
 	}
@@ -325,6 +333,7 @@ type ruleBackendModel struct {
 	TargetPoolID types.String `tfsdk:"target_pool_id"`
 	Port         types.Int64  `tfsdk:"port"`
 	Weight       types.Int64  `tfsdk:"weight"`
+	Protocol     types.String `tfsdk:"protocol"`
 }
 
 type ruleRedirectModel struct {
@@ -357,7 +366,7 @@ var (
 	stringMapType  = types.MapType{ElemType: types.StringType}
 
 	ruleBackendType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type,
+		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type, "protocol": types.StringType,
 	}}
 	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "path": types.StringType,
@@ -421,7 +430,7 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		diags.Append(r.Backends.ElementsAs(ctx, &bs, false)...)
 		for _, b := range bs {
 			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID.ValueString(),
-				Port: int(b.Port.ValueInt64()), Weight: int(b.Weight.ValueInt64())})
+				Port: int(b.Port.ValueInt64()), Weight: int(b.Weight.ValueInt64()), Protocol: b.Protocol.ValueString()})
 		}
 	}
 	if isKnown(r.Redirect) {
@@ -527,7 +536,8 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		elems := make([]attr.Value, len(r.Backends))
 		for i, b := range r.Backends {
 			elems[i] = objectValue(ruleBackendType, map[string]attr.Value{"target_pool_id": types.StringValue(b.TargetPoolID),
-				"port": types.Int64Value(int64(b.Port)), "weight": types.Int64Value(int64(b.Weight))}, diags)
+				"port": types.Int64Value(int64(b.Port)), "weight": types.Int64Value(int64(b.Weight)),
+				"protocol": optionalString(b.Protocol)}, diags)
 		}
 		var d diag.Diagnostics
 		backends, d = types.ListValue(ruleBackendType, elems)

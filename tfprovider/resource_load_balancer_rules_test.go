@@ -34,7 +34,8 @@ func fullRules() []exampleapi.Rule {
 			PathType: "prefix", Path: "/api", Method: "GET",
 			Headers:     []exampleapi.HeaderMatch{{Name: "X-Env", Value: "canary"}, {Name: "X-Team", Value: ""}},
 			QueryParams: []exampleapi.QueryParamMatch{{Name: "ANIMAL", Value: "Whale"}, {Name: "animal", Value: "whale"}},
-			Backends:    []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30001, Weight: 80}, {TargetPoolID: "tp-b", Port: 30002}},
+			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30001, Weight: 80, Protocol: exampleapi.BackendH2C},
+				{TargetPoolID: "tp-b", Port: 30002}},
 			RequestHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "X-A", Value: "1"}},
 				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}},
 			ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "Cache-Control", Value: "no-store"}},
@@ -260,6 +261,8 @@ func TestValidateRules(t *testing.T) {
 		{"tls redirect", tls80JSON, oneRule(`"redirect": {"status_code": 301},`), `rules["r"].redirect`,
 			`Rule action not allowed on a tls listener: Rule "r" routes listener "tls/80", which forwards connections to backends: it takes no redirect`},
 		{"tls request headers", tls80JSON, oneRule(`"request_headers": {},`), `rules["r"].request_headers`, `it takes no request_headers`},
+		{"tcp backend protocol", tcp80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "http"}],`),
+			`rules["r"].backends[0].protocol`, `Backend protocol not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections as they come: its backends take no protocol`},
 		{"tls rewrite", tls80JSON, oneRule(`"rewrite": {},`), `rules["r"].rewrite`, `it takes no rewrite`},
 		{"tls response headers", tls80JSON, oneRule(`"response_headers": {},`), `rules["r"].response_headers`, `it takes no response_headers`},
 		{"tcp query parameters", tcp80JSON, oneRule(`"query_params": {"a": "1"},`), `rules["r"].query_params`,
@@ -342,6 +345,8 @@ func TestValidateRules(t *testing.T) {
 			`600 is not a fixed response code`},
 		{"too many removed", http80JSON, oneRule(`"request_headers": {"remove": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + `]},`),
 			`rules["r"].request_headers.remove`, `list must contain at most 16 elements`},
+		{"backend protocol", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "h2"}],`),
+			`rules["r"].backends[0].protocol`, `value must be one of: ["http" "h2c"]`},
 		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
 		{"rewrite host", http80JSON, oneRule(`"rewrite": {"hostname": "*.a.example"},`), `rules["r"].rewrite.hostname`, `must be a lower-case DNS name (no wildcard)`},
 		{"rewrite path", http80JSON, oneRule(`"rewrite": {"path": "v2"},`), `rules["r"].rewrite.path`, `Invalid rule path: "v2" must start with /`},
@@ -387,7 +392,7 @@ func TestValidateRulesValid(t *testing.T) {
 		"quic": {"listener_port": 80, "listener_protocol": "udp", "priority": 10},
 		"ns/api/0.0:80@a.example": {"listener_port": 80, "priority": 10, "hostnames": ["a.example", "*.b.example"],
 			"path_type": "prefix", "path": "/api", "method": "GET", "headers": {"X-Env": "canary", "X-Other": ""},
-			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0}, {"target_pool_id": "tp-a", "port": 30002}],
+			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0, "protocol": "h2c"}, {"target_pool_id": "tp-a", "port": 30002, "protocol": "http"}],
 			"query_params": {"animal": "whale", "ANIMAL": "Whale"},
 			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]},
 			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]}},
@@ -464,7 +469,7 @@ func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
 
 // TestLoadBalancerStateV1RulesWithoutFixedResponse: a version 1 state
 // whose rules were written before fixed_response (and query_params,
-// response_headers, rewrite and a redirect's path) existed needs no
+// response_headers, rewrite, a redirect's path and a backend's protocol) existed needs no
 // upgrader (the schema version stayed 1): its rules read with them null,
 // as a configuration without them plans, and send none.
 func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
@@ -495,6 +500,7 @@ func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
 	spec, d := m.toSpec(ctx)
 	if d.HasError() || len(spec.Rules) != 2 || spec.Rules[0].FixedResponse != nil || spec.Rules[0].ResponseHeaders != nil ||
 		spec.Rules[0].QueryParams != nil || spec.Rules[0].Rewrite != nil || spec.Rules[0].Backends[0].Port != 30053 ||
+		spec.Rules[0].Backends[0].Protocol != "" ||
 		*spec.Rules[1].Redirect != (exampleapi.Redirect{Scheme: "https", StatusCode: 301}) {
 		t.Errorf("sends rules %+v (%v)", spec.Rules, d)
 	}
@@ -580,15 +586,16 @@ resource "example_load_balancer" "web" {
 }
 
 // gatewayRules are three rules: /api?v=1 of a.example to pool a (as
-// api.internal/v2), /web of a.example shared by weight between pools a
-// and b, and old.example redirected to /moved (at priority
-// redirectPriority).
-func gatewayRules(weightA, weightB, redirectPriority int) string {
+// api.internal/v2, in apiProtocol), /web of a.example shared by weight
+// between pools a and b, and old.example redirected to /moved (at
+// priority redirectPriority).
+func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string) string {
 	return fmt.Sprintf(`{
     api   = %s
     web   = %s
     moved = %s
-  }`, httpRule(10, "a.example", "/api", `query_params = { v = "1" }`, `backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }]`,
+  }`, httpRule(10, "a.example", "/api", `query_params = { v = "1" }`,
+		fmt.Sprintf(`backends = [{ target_pool_id = example_target_pool.a.id, port = 30001, protocol = %q }]`, apiProtocol),
 		`request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }`, `response_headers = { add = { "Cache-Control" = "no-store" } }`,
 		`rewrite = { hostname = "api.internal", path_prefix = "/v2" }`),
 		httpRule(20, "a.example", "/web", `headers = {}`, fmt.Sprintf(`backends = [
@@ -642,7 +649,8 @@ func (e *testEnv) checkRequests(req exampleapi.SimulatedRequest, want func(a, b 
 // TestAccLoadBalancerRules_lifecycle: a load balancer with rules routes
 // requests by them in the cloud (a path and query parameter to one pool,
 // another path shared 80/20, a redirect) and reads back without drift; import gives the same
-// rules; changing a weight and a priority updates it in place; removing
+// rules; changing a weight, a priority and a backend's protocol (h2c to
+// http) updates it in place; removing
 // the rules makes rules null and the listener forward to the load
 // balancer's targets again. Each step ends with an empty plan.
 func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
@@ -677,7 +685,7 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				`rules[0].backends[0].target_pool_id: target pool "tp-0000000000000000" does not exist`),
 		},
 		{
-			Config:           e.rulesLBConfig(a.ID, b.ID, gatewayRules(80, 20, 30)),
+			Config:           e.rulesLBConfig(a.ID, b.ID, gatewayRules(80, 20, 30, "h2c")),
 			ConfigPlanChecks: beforeApply(planCreate(lbAddr), planIs(lbAddr, "rules.api.backends.0.weight", 1)),
 			ConfigStateChecks: stateChecks{
 				sameID(lbAddr, "id"),
@@ -691,7 +699,8 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				stateIs(lbAddr, "rules.api.response_headers", object{"set": nil, "add": mapOf{"Cache-Control": "no-store"}, "remove": nil}),
 				stateIs(lbAddr, "rules.web.headers", mapLen(0)),
 				stateIs(lbAddr, "rules.web.backends.0.weight", 80),
-				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20}),
+				stateIs(lbAddr, "rules.api.backends.0.protocol", "h2c"),
+				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20, "protocol": nil}),
 				stateSame(rulesPoolB, "id", lbAddr, "rules.web.backends.1.target_pool_id"),
 				stateIs(lbAddr, "rules.moved.backends", nil),
 				stateIs(lbAddr, "rules.moved.redirect", object{"scheme": "https", "hostname": "new.example", "port": nil, "path": "/moved",
@@ -700,7 +709,8 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
-					if len(lb.Rules) != 3 || lb.Rules[0].Name != "api" || lb.Rules[2].Name != "moved" {
+					if len(lb.Rules) != 3 || lb.Rules[0].Name != "api" || lb.Rules[2].Name != "moved" ||
+						lb.Rules[0].Backends[0].Protocol != exampleapi.BackendH2C {
 						return fmt.Errorf("API rules %+v", lb.Rules)
 					}
 					return nil
@@ -721,16 +731,18 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 		// The empty headers = {} is configuration the cloud cannot hold.
 		importStep(lbAddr, "rules.web.headers"),
 		{
-			// One weight and one priority: the rules change in place.
-			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25)),
+			// One weight, one priority and a protocol: the rules change in place.
+			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25, "http")),
 			ConfigPlanChecks: beforeApply(
 				planUpdate(lbAddr),
 				planIs(lbAddr, "rules.web.backends.0.weight", 50),
 				planIs(lbAddr, "rules.moved.priority", 25),
+				planIs(lbAddr, "rules.api.backends.0.protocol", "http"),
 			),
 			ConfigStateChecks: stateChecks{
 				sameID(lbAddr, "id"),
 				stateIs(lbAddr, "rules.web.backends.1.weight", 50),
+				stateIs(lbAddr, "rules.api.backends.0.protocol", "http"),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				e.checkRequests(web, func(a, b string) exampleapi.RequestOutcome {

@@ -142,7 +142,7 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 			}
 			key.listener = listenerKey(l.Protocol.ValueString(), port)
 			on = fmt.Sprintf("listener %q", key.listener)
-			validateL4Rule(name, rp, r, key.listener, l.Protocol.ValueString(), resp)
+			validateL4Rule(ctx, name, rp, r, key.listener, l.Protocol.ValueString(), resp)
 		}
 		if isKnown(r.Priority) {
 			key.priority = r.Priority.ValueInt64()
@@ -230,9 +230,9 @@ func validateRuleListener(name string, rp path.Path, port int64, protocol string
 // validateL4Rule checks a rule of a tcp, udp or tls listener (key) against
 // what it sees: connections, not HTTP requests. A tls listener matches
 // only hostnames, against the SNI name; tcp and udp rules have no
-// conditions; none of them can redirect, answer with a fixed response or
-// change headers.
-func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
+// conditions; none of them can redirect, answer with a fixed response,
+// change headers or choose their backends' protocol.
+func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
 	if proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS {
 		return
 	}
@@ -265,6 +265,29 @@ func validateL4Rule(name string, rp path.Path, r ruleModel, key, proto string, r
 	action("request_headers", r.RequestHeaders)
 	action("response_headers", r.ResponseHeaders)
 	action("rewrite", r.Rewrite)
+	validateL4BackendProtocols(ctx, name, rp.AtName("backends"), r.Backends, key, proto, resp)
+}
+
+// validateL4BackendProtocols rejects a backend protocol on a tcp, udp or
+// tls listener's rule: it forwards connections as they come.
+func validateL4BackendProtocols(ctx context.Context, name string, bp path.Path, backends types.List, key, proto string,
+	resp *resource.ValidateConfigResponse) {
+	if !isKnown(backends) {
+		return
+	}
+	for k, v := range backends.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok || !isKnown(obj) {
+			continue
+		}
+		var b ruleBackendModel
+		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() || b.Protocol.IsNull() {
+			continue
+		}
+		resp.Diagnostics.AddAttributeError(bp.AtListIndex(k).AtName("protocol"), "Backend protocol not allowed on a "+proto+" listener",
+			fmt.Sprintf("Rule %q routes listener %q, which forwards connections as they come: its backends take no "+
+				"protocol (http and https listeners only).", name, key))
+	}
 }
 
 // validateRule checks one rule: path with path_type, one action (backends,

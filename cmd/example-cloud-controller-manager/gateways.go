@@ -72,7 +72,7 @@ func (p *process) gatewayPreviews(kubeconfig *rest.Config) ccm.GatewayPreview {
 // gatewayCloud is what the Gateway API front-end builds load balancers
 // with: the engine, the review and the cloud config of the cloud
 // provider, and the Services' load balancing's target pool of every node
-// and TLS Secrets (package servicelb); false when the cloud config leaves
+// TLS Secrets and reserved addresses (package servicelb); false when the cloud config leaves
 // the front-end off (gatewayAPI.enabled).
 func (p *process) gatewayCloud() (*gatewaycontroller.Cloud, bool) {
 	c := p.cloud
@@ -81,7 +81,8 @@ func (p *process) gatewayCloud() (*gatewaycontroller.Cloud, bool) {
 	}
 	// What previews read of the pod pools (the leader's program replaces
 	// it with the pools it keeps).
-	return &gatewaycontroller.Cloud{Engine: c.Engine(), Review: c.Board(), Infra: c.LoadBalancers().Gateways(),
+	infra := c.LoadBalancers().Gateways()
+	return &gatewaycontroller.Cloud{Engine: c.Engine(), Review: c.Board(), Infra: infra, Addresses: infra,
 		Pods: podpools.Recorded{Engine: c.Engine()}, Settings: gatewaycontroller.SettingsOf(c.Config())}, true
 }
 

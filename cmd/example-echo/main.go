@@ -1,7 +1,8 @@
 // Command example-echo is the backend the tests' and the demo's pods run:
 // configured by environment as the Gateway API conformance suite's
 // echo-basic is (POD_NAME, NAMESPACE, HTTP_PORT), it answers every HTTP
-// request with what arrived, in echo-basic's JSON; given a certificate and
+// request with what arrived, in echo-basic's JSON, and HTTP/2 without TLS
+// (h2c, by prior knowledge) on H2C_PORT (3001); given a certificate and
 // key (TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: a Secret volume's files, as
 // echo-basic reads them) it answers HTTPS too, on HTTPS_PORT (8443);
 // with TCP_ECHO_PORT and UDP_ECHO_PORT it also echoes TCP connections and
@@ -114,9 +115,16 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer closeEchoes()
+	// As echo-basic: h2c beside HTTP, on H2C_PORT or 3001.
+	h2cLn, err := net.Listen("tcp", ":"+env("H2C_PORT", "3001"))
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{Handler: handler(pod, ns), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 2)
+	h2cSrv := echo.H2CServer(echo.Handler(pod, ns))
+	errc := make(chan error, 3)
 	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- h2cSrv.Serve(h2cLn) }()
 	// As echo-basic: HTTPS once it has a certificate and key, on
 	// HTTPS_PORT or 8443.
 	if cert, key := os.Getenv("TLS_SERVER_CERT"), os.Getenv("TLS_SERVER_PRIVKEY"); cert != "" && key != "" {
@@ -137,7 +145,12 @@ func run(ctx context.Context) error {
 	// lets it.
 	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	h2cDone := make(chan error, 1)
+	go func() { h2cDone <- h2cSrv.Shutdown(shutdown) }()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	if err := <-h2cDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -19,13 +19,35 @@ import (
 // drainTimeout bounds how long a closed socket's open requests may run.
 const drainTimeout = 30 * time.Second
 
-// transport is the load balancers' connections to their targets.
-var transport = &http.Transport{
-	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	MaxIdleConnsPerHost:   64,
-	IdleConnTimeout:       30 * time.Second,
-	ResponseHeaderTimeout: time.Minute,
+// transports are the load balancers' connections to their targets, by
+// backend protocol: HTTP/1.1 (what a WebSocket's upgrade needs), or
+// HTTP/2 with prior knowledge for an h2c backend.
+var transports = map[string]*http.Transport{
+	exampleapi.BackendHTTP: newTransport(func(p *http.Protocols) { p.SetHTTP1(true) }),
+	exampleapi.BackendH2C:  newTransport(func(p *http.Protocols) { p.SetUnencryptedHTTP2(true) }),
 }
+
+func newTransport(set func(*http.Protocols)) *http.Transport {
+	var p http.Protocols
+	set(&p)
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: time.Minute,
+		Protocols:             &p,
+	}
+}
+
+// listenerProtocols are what an http or https listener's clients may
+// speak: HTTP/1.1, and on cleartext HTTP/2 with prior knowledge (h2c).
+// HTTPS offers no h2 (its TLS has no ALPN): HTTP/1.1 there.
+var listenerProtocols = func() *http.Protocols {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &p
+}()
 
 type httpSocket struct {
 	srv *http.Server
@@ -47,7 +69,7 @@ func (h httpSocket) close() {
 
 // serveHTTP serves an http or https listener's socket.
 func (s *Server) serveHTTP(k socketKey, ln net.Listener) httpSocket {
-	srv := &http.Server{Handler: s.handler(k), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.handler(k), ReadHeaderTimeout: 10 * time.Second, Protocols: listenerProtocols}
 	if k.protocol == exampleapi.ProtocolHTTPS {
 		ln = tls.NewListener(ln, &tls.Config{GetCertificate: s.certificate(k), MinVersion: tls.VersionTLS12})
 	}
@@ -98,19 +120,19 @@ func (s *Server) handler(k socketKey) http.Handler {
 			http.Error(w, http.StatusText(d.Status), d.Status)
 			return
 		}
-		t, port, ok := v.pick(lb, l, d)
+		t, b, ok := v.pick(lb, l, d)
 		if !ok {
 			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			return
 		}
-		s.forward(w, r, lb.ID, t, port, d)
+		s.forward(w, r, lb.ID, t, b, d)
 	})
 }
 
-// forward proxies r to target t's port, its host, path and headers and
-// the response's headers changed as d says; the request is cut if t
-// leaves the plane without draining.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, port int, d routing.Decision) {
+// forward proxies r to target t's port of backend b, in b's protocol,
+// its host, path and headers and the response's headers changed as d
+// says; the request is cut if t leaves the plane without draining.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, b exampleapi.RuleBackend, d routing.Decision) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	done, kept := s.track(lbID, t, cancel)
@@ -119,7 +141,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 		return
 	}
 	defer done()
-	to := &url.URL{Scheme: "http", Host: t.at(port)}
+	to := &url.URL{Scheme: "http", Host: t.at(b.Port)}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(to)
@@ -134,7 +156,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 			routing.ModifyHeaders(res.Header, d.ResponseModifier)
 			return nil
 		},
-		Transport: transport,
+		Transport: transports[cmp.Or(b.Protocol, exampleapi.BackendHTTP)],
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			status := http.StatusBadGateway
 			if errors.Is(err, context.Canceled) {

@@ -52,7 +52,7 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 		_ = c.Close()
 		return
 	}
-	t, port, ok := v.pick(lb, l, d)
+	t, b, ok := v.pick(lb, l, d)
 	if !ok {
 		_ = c.Close()
 		return
@@ -75,7 +75,7 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 	defer done()
 	// Instance targets see the client's address, as behind a network
 	// load balancer.
-	conn, err := relay.DialFrom(c.RemoteAddr(), "tcp", t.at(port), dialTimeout)
+	conn, err := relay.DialFrom(c.RemoteAddr(), "tcp", t.at(b.Port), dialTimeout)
 	mu.Lock()
 	up = conn
 	mu.Unlock()

@@ -37,11 +37,11 @@ func (s *Server) flow(k socketKey, from net.Addr) (net.Conn, func()) {
 	if err != nil || d.Status != 200 {
 		return nil, nil
 	}
-	t, port, ok := v.pick(lb, l, d)
+	t, b, ok := v.pick(lb, l, d)
 	if !ok {
 		return nil, nil
 	}
-	f, err := relay.DialFrom(from, "udp", t.at(port), dialTimeout)
+	f, err := relay.DialFrom(from, "udp", t.at(b.Port), dialTimeout)
 	if err != nil {
 		return nil, nil
 	}

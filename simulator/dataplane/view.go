@@ -94,18 +94,20 @@ func (v *view) live(lb *LoadBalancer, ts []Target) []Target {
 	return out
 }
 
-// pick is the target and port a decision d of listener l sends the next
-// request or connection to; ok false when it has none.
-func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision) (t Target, port int, ok bool) {
+// pick is the target a decision d of listener l sends the next request
+// or connection to, and the backend it came by (its port and protocol;
+// the listener's target port for its own targets); ok false when it has
+// none.
+func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision) (t Target, b exampleapi.RuleBackend, ok bool) {
 	r := v.robins
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d.OwnTargets {
 		own := v.live(lb, lb.Own)
-		return r.next(lb.ID, "", own), l.TargetPort, len(own) > 0
+		return r.next(lb.ID, "", own), exampleapi.RuleBackend{Port: l.TargetPort}, len(own) > 0
 	}
 	if len(d.Backends) == 0 {
-		return Target{}, 0, false
+		return Target{}, b, false
 	}
 	key := lb.ID + "/" + l.Protocol + "/" + itoa(l.Port) + "/" + itoa(d.Priority)
 	w := r.wrr[key]
@@ -113,9 +115,9 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 		w = &routing.WRR{}
 		r.wrr[key] = w
 	}
-	b := w.Pick(d.Backends)
+	b = w.Pick(d.Backends)
 	ts := v.live(lb, lb.Pools[b.TargetPoolID])
-	return r.next(lb.ID, b.TargetPoolID, ts), b.Port, len(ts) > 0
+	return r.next(lb.ID, b.TargetPoolID, ts), b, len(ts) > 0
 }
 
 // next is the round robin's next of ts (r.mu held).

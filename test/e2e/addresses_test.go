@@ -244,3 +244,23 @@ func (e *env) addressListed(t testing.TB, u *user, a exampleapi.Address, held st
 		return fmt.Errorf("no line for %s %s held by %q:\n%s", a.ID, a.IP, held, out)
 	})
 }
+
+// keptAddress reserves an address for namespace ns the way a team does:
+// a Service with address-keep, deleted once it shows the address. It
+// returns the address, reserved, detached, the namespace's.
+func (e *env) keptAddress(t *testing.T, ns string) exampleapi.Address {
+	t.Helper()
+	svc := lbService("reserve-address", 80)
+	svc.Namespace, svc.Annotations = ns, map[string]string{string(annotations.LBAddressKeep): "true"}
+	services := e.kube.CoreV1().Services(ns)
+	_, err := services.Create(testkit.Context(t), svc, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	ip := e.waitIngressIn(ns, svc.Name, 90*time.Second).Status.LoadBalancer.Ingress[0].IP
+	testkit.Must(t, services.Delete(testkit.Context(t), svc.Name, metav1.DeleteOptions{}))
+	waitGone(t, 60*time.Second, svc.Name, services.Get)
+	a := e.addressOf(t, ip)
+	if a.Tags[exampleapi.TagNamespace] != ns || a.LoadBalancerID != "" {
+		t.Fatalf("kept address %s of %s: tags %v, load balancer %q; want %s's, detached", a.ID, ip, a.Tags, a.LoadBalancerID, ns)
+	}
+	return a
+}

@@ -90,6 +90,11 @@ func TestGatewayConformance(t *testing.T) {
 		testkit.Must(t, err)
 		e.allowTLSSecrets(t, ns)
 	}
+	// GatewayStaticAddresses: a reserved address of the suite's
+	// namespace, kept by a Service there; an IP outside the region's
+	// pools cannot be one.
+	ipAddress := gatewayv1.IPAddressType
+	usable := e.keptAddress(t, suite.InfrastructureNamespace)
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme,
@@ -110,7 +115,9 @@ func TestGatewayConformance(t *testing.T) {
 			Implementation: confv1.Implementation{Organization: "example", Project: "cloud-provider-example",
 				URL: "https://github.com/example/cloud-provider-example", Version: "main",
 				Contact: []string{"@example/cloud-provider-example-maintainers"}},
-			Mode: "default",
+			Mode:                     "default",
+			UsableNetworkAddresses:   []gatewayv1.GatewaySpecAddress{{Type: &ipAddress, Value: usable.IP}},
+			UnusableNetworkAddresses: []gatewayv1.GatewaySpecAddress{{Type: &ipAddress, Value: "192.0.2.1"}},
 		},
 		Client: c, ClientOptions: opts, Clientset: e.kube, RestConfig: e.cluster.Admin,
 		ManifestFS: []fs.FS{conformanceManifests(t)},

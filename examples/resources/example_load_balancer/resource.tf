@@ -58,9 +58,11 @@ resource "example_load_balancer" "gateway" {
       backends         = [{ target_pool_id = example_target_pool.workers.id, port = 30005 }]
       response_headers = { set = { "Cache-Control" = "no-store" } }
     }
+    # The API's servers speak HTTP/2 without TLS (h2c): each request goes
+    # to them in it, whatever the client spoke.
     "api" = {
       listener_port = 80, priority = 10, hostnames = ["a.example"], path_type = "prefix", path = "/api"
-      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30001 }]
+      backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30001, protocol = "h2c" }]
     }
     "web" = {
       listener_port = 80, priority = 20, hostnames = ["a.example"], path_type = "prefix", path = "/web"

@@ -463,3 +463,34 @@ run "rewrite_on_a_tcp_listener" {
 
   expect_failures = [var.rules]
 }
+
+run "backend_protocol" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "grpc", listener_port = 80, priority = 10, backends = [
+        { target_pool_id = "tp-a", port = 30001, protocol = "h2c" }, { target_pool_id = "tp-b", port = 30001 },
+      ] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["grpc"].backends[0].protocol == "h2c" &&
+      example_load_balancer.this.rules["grpc"].backends[1].protocol == null
+    )
+    error_message = "A backend's protocol must pass through, null where unset."
+  }
+}
+
+run "backend_protocol_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001, protocol = "h2c" }] }]
+  }
+
+  expect_failures = [var.rules]
+}
