@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/cloud-provider/api"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -20,7 +18,6 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
-	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -136,10 +133,7 @@ func TestAddressMoveUnderTheHoldersPolicy(t *testing.T) {
 // keeper asks; end to end, TestTenancy's address row and TestHandOver.
 func TestRetainLeavesAGrantedAddressWithItsOwner(t *testing.T) {
 	f := newFakeServices(t, "")
-	refs := newReferences(f.cfg, f.cloud)
-	refs.watchGrants(t.Context(), dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, addressGrant(t, "team-a", "team-b")))
-	f.services.refs, f.services.groups.refs = refs, refs
+	f.granting(t, addressGrant(t, "team-a", "team-b"))
 	k := f.keeper()
 	deletion := string(annotations.LBDeletionPolicy)
 	now := metav1.Now()

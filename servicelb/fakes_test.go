@@ -9,6 +9,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/cloud-provider/api"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 )
 
@@ -215,6 +219,17 @@ type fakeServices struct {
 	groups   *fakeGroupEngine
 	addrs    *fakeAddressEngine
 	cloud    *fakeCloud
+}
+
+// granting gives f's Services and groups references that read the
+// addresses' owners from its cloud and these ReferenceGrants.
+func (f *fakeServices) granting(t *testing.T, grants ...runtime.Object) *references {
+	t.Helper()
+	refs := newReferences(f.cfg, f.cloud)
+	refs.watchGrants(t.Context(), dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, grants...))
+	f.services.refs, f.services.groups.refs = refs, refs
+	return refs
 }
 
 func newFakeServices(t *testing.T, extra string) *fakeServices {

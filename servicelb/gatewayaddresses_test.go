@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/referencegrants"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
@@ -46,11 +43,8 @@ func (c *fakeCloud) gatewayLB(f *fakeServices, gw objectref.Ref, id, ip string) 
 // conformance suite's GatewayStaticAddresses and TestGatewayTenancy.
 func TestGatewayAddressDecisions(t *testing.T) {
 	f := newFakeServices(t, "")
-	refs := newReferences(f.cfg, f.cloud)
 	// team-a lets Services of team-b take its addresses: not Gateways.
-	refs.watchGrants(t.Context(), dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, addressGrant(t, "team-a", "team-b")))
-	f.services.refs, f.services.groups.refs = refs, refs
+	f.granting(t, addressGrant(t, "team-a", "team-b"))
 	k := f.keeper()
 	infra := &GatewayInfra{addrs: f.services.addresses}
 
@@ -158,10 +152,7 @@ func TestGatewayAddressGranted(t *testing.T) {
 		},
 	})
 	testkit.Must(t, err)
-	refs := newReferences(f.cfg, f.cloud)
-	refs.watchGrants(t.Context(), dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{referencegrants.Resource: "ReferenceGrantList"}, &unstructured.Unstructured{Object: grant}))
-	f.services.refs, f.services.groups.refs = refs, refs
+	refs := f.granting(t, &unstructured.Unstructured{Object: grant})
 	k := f.keeper()
 	alice := groupSvc("team-a", "alice", 0, "", 80)
 	alice.Annotations = map[string]string{string(annotations.LBAddressKeep): "true"}

@@ -26,8 +26,8 @@ import (
 // under the same provider configuration (its region default is the
 // configuration's). Terraform's own contract makes a provider's plan of
 // the same inputs the same plan; an answer is kept for ttl, enough for
-// the apply that follows its plan, never for a plan held for review (its
-// apply plans afresh). One Memo serves all of a process's servers: the
+// the apply that follows its plan at once (a plan approved later is
+// planned afresh at its apply). One Memo serves all of a process's servers: the
 // plan and the apply of a workspace may run in different slots.
 type Memo struct {
 	cache   *lru.Cache
@@ -70,9 +70,14 @@ func keyOf(rpc string, scope []byte, req any) (memoKey, bool) {
 	return k, true
 }
 
-// recall answers req from memory by its key, or by call; an answer
-// without an error that keep accepts is kept.
-func recall[Req, Resp any](m *Memo, key memoKey, rpc string, ctx context.Context, req *Req, call func(context.Context, *Req) (*Resp, error), keep func(*Resp) bool) (*Resp, error) {
+// recall answers req from memory by the key of asked (req, or what of it
+// decides the answer) under scope, or by call; an answer without an
+// error that keep accepts is kept.
+func recall[Req, Resp any](m *Memo, rpc string, scope []byte, asked any, ctx context.Context, req *Req, call func(context.Context, *Req) (*Resp, error), keep func(*Resp) bool) (*Resp, error) {
+	key, ok := keyOf(rpc, scope, asked)
+	if !ok {
+		return call(ctx, req)
+	}
 	if v, found := m.cache.Get(key); found {
 		if e := v.(memoEntry); m.now().Before(e.expires) {
 			m.observe(rpc, true)
@@ -114,21 +119,11 @@ func (s *memoized) ConfigureProvider(ctx context.Context, req *tfprotov6.Configu
 }
 
 func (s *memoized) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
-	const rpc = "ValidateResourceConfig"
-	key, ok := keyOf(rpc, nil, req)
-	if !ok {
-		return s.ProviderServer.ValidateResourceConfig(ctx, req)
-	}
-	return recall(s.memo, key, rpc, ctx, req, s.ProviderServer.ValidateResourceConfig, always)
+	return recall(s.memo, "ValidateResourceConfig", nil, req, ctx, req, s.ProviderServer.ValidateResourceConfig, always)
 }
 
 func (s *memoized) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	const rpc = "UpgradeResourceState"
-	key, ok := keyOf(rpc, nil, req)
-	if !ok {
-		return s.ProviderServer.UpgradeResourceState(ctx, req)
-	}
-	return recall(s.memo, key, rpc, ctx, req, s.ProviderServer.UpgradeResourceState, always)
+	return recall(s.memo, "UpgradeResourceState", nil, req, ctx, req, s.ProviderServer.UpgradeResourceState, always)
 }
 
 // PlanResourceChange is keyed without the client's capabilities:
@@ -136,18 +131,13 @@ func (s *memoized) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgr
 // at apply, and an answer that defers nothing is the same answer either
 // way (one that defers is not kept).
 func (s *memoized) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	const rpc = "PlanResourceChange"
 	scope := s.scope.Load()
 	if scope == nil {
 		return s.ProviderServer.PlanResourceChange(ctx, req)
 	}
 	asked := *req
 	asked.ClientCapabilities = nil
-	key, ok := keyOf(rpc, *scope, &asked)
-	if !ok {
-		return s.ProviderServer.PlanResourceChange(ctx, req)
-	}
-	return recall(s.memo, key, rpc, ctx, req, s.ProviderServer.PlanResourceChange,
+	return recall(s.memo, "PlanResourceChange", *scope, &asked, ctx, req, s.ProviderServer.PlanResourceChange,
 		func(r *tfprotov6.PlanResourceChangeResponse) bool {
 			return r.Deferred == nil && !hasError(r.Diagnostics)
 		})

@@ -52,124 +52,90 @@ func planOf(config string, deferral bool) *tfprotov6.PlanResourceChangeRequest {
 		ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: deferral}}
 }
 
+// step is one thing a terraform process does to the server in TestMemo.
+type step struct {
+	configure string // ConfigureProvider with this provider block
+	region    string // the environment's EXAMPLE_REGION from here on
+	plan      *tfprotov6.PlanResourceChangeRequest
+	deferring bool          // the provider defers this plan
+	wait      time.Duration // time passes
+}
+
 func TestMemo(t *testing.T) {
 	ctx := context.Background()
-	env := map[string]string{EnvRegion: "eu-1"}
-	fresh := func() (*memoized, *countingServer, map[string][2]int, *time.Time) {
-		next := &countingServer{calls: map[string]int{}}
-		seen := map[string][2]int{}
-		m := NewMemo(8, time.Minute, func(rpc string, remembered bool) {
-			n := seen[rpc]
-			if remembered {
-				n[0]++
-			} else {
-				n[1]++
+	lb, lbAtApply := planOf("lb", true), planOf("lb", false) // terraform allows no deferral at apply
+	for _, c := range []struct {
+		name   string
+		steps  []step
+		served int // plans that reached the provider
+	}{
+		{"the apply's plan is answered from memory", []step{{configure: "p"}, {plan: lb}, {configure: "p"}, {plan: lbAtApply}}, 1},
+		{"another configuration is planned afresh", []step{{configure: "p"}, {plan: lb}, {configure: "another endpoint"}, {plan: lb}}, 2},
+		{"another region from the environment too", []step{{configure: "p"}, {plan: lb}, {region: "us-1", configure: "p"}, {plan: lb}}, 2},
+		{"no configuration, no memory", []step{{plan: lb}, {plan: lb}}, 2},
+		{"a deferral is not kept", []step{{configure: "p"}, {plan: lb, deferring: true}, {plan: lbAtApply}}, 2},
+		{"a failure is not kept", []step{{configure: "p"}, {plan: planOf("bad", true)}, {plan: planOf("bad", true)}}, 2},
+		{"an answer is kept for its time", []step{{configure: "p"}, {plan: lb}, {wait: 59 * time.Second}, {plan: lb}, {wait: 2 * time.Second}, {plan: lb}}, 2},
+		{"another change is planned", []step{{configure: "p"}, {plan: lb}, {plan: planOf("lb with one more rule", true)}}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			next := &countingServer{calls: map[string]int{}}
+			env := map[string]string{EnvRegion: "eu-1"}
+			m := NewMemo(8, time.Minute, nil)
+			now := time.Unix(0, 0)
+			m.now = func() time.Time { return now }
+			s := &memoized{ProviderServer: next, memo: m, getenv: func(k string) string { return env[k] }}
+			for _, st := range c.steps {
+				now = now.Add(st.wait)
+				if st.region != "" {
+					env[EnvRegion] = st.region
+				}
+				if st.configure != "" {
+					if _, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: value(st.configure)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if st.plan != nil {
+					next.deferring = st.deferring
+					resp, err := s.PlanResourceChange(ctx, st.plan)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if resp.Deferred != nil && !st.plan.ClientCapabilities.DeferralAllowed {
+						t.Fatal("a deferral answered a request that allows none")
+					}
+				}
 			}
-			seen[rpc] = n
+			if next.calls["PlanResourceChange"] != c.served {
+				t.Fatalf("the provider planned %d times, want %d", next.calls["PlanResourceChange"], c.served)
+			}
 		})
-		now := time.Unix(0, 0)
-		m.now = func() time.Time { return now }
-		return &memoized{ProviderServer: next, memo: m, getenv: func(k string) string { return env[k] }}, next, seen, &now
 	}
-	configure := func(s *memoized, config string) {
-		if _, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: value(config)}); err != nil {
+}
+
+// The apply validates the configuration and upgrades the state as its
+// plan did: both answered from memory, and said so.
+func TestMemoValidationAndUpgrade(t *testing.T) {
+	ctx := context.Background()
+	next := &countingServer{calls: map[string]int{}}
+	remembered := map[string]int{}
+	s := &memoized{ProviderServer: next, getenv: func(string) string { return "" },
+		memo: NewMemo(8, time.Minute, func(rpc string, r bool) {
+			if r {
+				remembered[rpc]++
+			}
+		})}
+	for range 2 { // the plan process, then the apply process
+		if _, err := s.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "example_load_balancer", Config: value("lb")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{TypeName: "example_load_balancer", RawState: &tfprotov6.RawState{JSON: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plan := func(s *memoized, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
-		resp, err := s.PlanResourceChange(ctx, req)
-		if err != nil {
-			t.Fatal(err)
+	for _, rpc := range []string{"ValidateResourceConfig", "UpgradeResourceState"} {
+		if next.calls[rpc] != 1 || remembered[rpc] != 1 {
+			t.Errorf("%s: served %d, remembered %d; want 1 and 1", rpc, next.calls[rpc], remembered[rpc])
 		}
-		return resp
 	}
-
-	t.Run("an apply's second asking is answered from memory", func(t *testing.T) {
-		s, next, seen, _ := fresh()
-		for range 2 { // the plan process, then the apply process
-			configure(s, "provider")
-			if _, err := s.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: "example_load_balancer", Config: value("lb")}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{TypeName: "example_load_balancer", RawState: &tfprotov6.RawState{JSON: []byte(`{}`)}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		first := plan(s, planOf("lb", true))
-		again := plan(s, planOf("lb", false)) // terraform allows no deferral at apply
-		if again != first {
-			t.Fatal("the apply's plan was not the plan's answer")
-		}
-		for _, rpc := range []string{"ValidateResourceConfig", "UpgradeResourceState", "PlanResourceChange"} {
-			if next.calls[rpc] != 1 || seen[rpc] != [2]int{1, 1} {
-				t.Errorf("%s: served %d times, remembered/served %v; want once, [1 1]", rpc, next.calls[rpc], seen[rpc])
-			}
-		}
-		if next.calls["ConfigureProvider"] != 2 {
-			t.Errorf("configured %d times; every process configures", next.calls["ConfigureProvider"])
-		}
-	})
-
-	t.Run("another configuration is planned afresh", func(t *testing.T) {
-		s, next, _, _ := fresh()
-		configure(s, "provider")
-		plan(s, planOf("lb", true))
-		configure(s, "provider-of-another-endpoint")
-		plan(s, planOf("lb", true))
-		env[EnvRegion] = "us-1" // the region default, from the environment
-		defer func() { env[EnvRegion] = "eu-1" }()
-		configure(s, "provider")
-		plan(s, planOf("lb", true))
-		if next.calls["PlanResourceChange"] != 3 {
-			t.Fatalf("planned %d times under three configurations", next.calls["PlanResourceChange"])
-		}
-	})
-
-	t.Run("no configuration, no memory", func(t *testing.T) {
-		s, next, _, _ := fresh()
-		plan(s, planOf("lb", true))
-		plan(s, planOf("lb", true))
-		if next.calls["PlanResourceChange"] != 2 {
-			t.Fatalf("planned %d times before ConfigureProvider", next.calls["PlanResourceChange"])
-		}
-	})
-
-	t.Run("deferred and failed plans are not kept", func(t *testing.T) {
-		s, next, _, _ := fresh()
-		configure(s, "provider")
-		next.deferring = true
-		plan(s, planOf("lb", true))
-		next.deferring = false
-		if plan(s, planOf("lb", false)).Deferred != nil {
-			t.Fatal("a deferral answered a request that allows none")
-		}
-		plan(s, planOf("bad", true))
-		plan(s, planOf("bad", true))
-		if next.calls["PlanResourceChange"] != 4 {
-			t.Fatalf("planned %d times, want 4", next.calls["PlanResourceChange"])
-		}
-	})
-
-	t.Run("an answer is kept for its time only", func(t *testing.T) {
-		s, next, _, now := fresh()
-		configure(s, "provider")
-		plan(s, planOf("lb", true))
-		*now = now.Add(59 * time.Second)
-		plan(s, planOf("lb", false))
-		*now = now.Add(2 * time.Second)
-		plan(s, planOf("lb", false))
-		if next.calls["PlanResourceChange"] != 2 {
-			t.Fatalf("planned %d times, want 2 (the second from memory, the third after a minute)", next.calls["PlanResourceChange"])
-		}
-	})
-
-	t.Run("another change is planned", func(t *testing.T) {
-		s, next, _, _ := fresh()
-		configure(s, "provider")
-		plan(s, planOf("lb", true))
-		plan(s, planOf("lb-with-one-more-rule", true))
-		if next.calls["PlanResourceChange"] != 2 {
-			t.Fatalf("planned %d times for two configurations", next.calls["PlanResourceChange"])
-		}
-	})
 }
