@@ -74,7 +74,8 @@ func TestGatewayTenancy(t *testing.T) {
 	testkit.Must(t, err)
 	resources := []string{"httproutes", "tcproutes", "referencegrants"}
 	_, alice := e.gatewayTenant(t, "team-a", "alice", resources...)
-	malloryUser, mallory := e.gatewayTenant(t, "team-b", "mallory", resources...)
+	// Mallory may also run her team's own Gateways.
+	malloryUser, mallory := e.gatewayTenant(t, "team-b", "mallory", append(resources, "gateways")...)
 
 	// Alice serves shop.example: /api to a; her database on the TCP
 	// listener.
@@ -267,6 +268,55 @@ func TestGatewayTenancy(t *testing.T) {
 		e.eventWith(t, "infra", "gw", "HostnameMoved", "moves from namespace team-a")
 		e.routeCondition(t, admin, "team-b", "steal", "Accepted", "Accepted", "")
 		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 200, at("m"))
+	})
+
+	t.Run("a Gateway takes no reserved address of another namespace, and says so naming nobody", func(t *testing.T) {
+		// Team-a's address, kept as a team keeps one; mallory's own
+		// Gateway names its IP, then its id.
+		addr := e.keptAddress(t, "team-a")
+		own := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "own"}, Spec: gatewayv1.GatewaySpec{GatewayClassName: "example",
+			Addresses: []gatewayv1.GatewaySpecAddress{{Value: addr.IP}},
+			Listeners: []gatewayv1.Listener{{Name: "web", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}}}}
+		_, err := mallory.GatewayV1().Gateways("team-b").Create(ctx, own, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		refused := func(what string) {
+			testkit.Eventually(t, 90*time.Second, "mallory's Gateway refused "+what, func() error {
+				gw, err := admin.GatewayV1().Gateways("team-b").Get(ctx, "own", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				c := meta.FindStatusCondition(gw.Status.Conditions, "Programmed")
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.GatewayReasonAddressNotUsable) || c.ObservedGeneration != gw.Generation {
+					return fmt.Errorf("Programmed %+v", c)
+				}
+				if strings.Contains(c.Message, "team-a") || len(gw.Status.Addresses) != 0 {
+					return fmt.Errorf("the refusal names team-a or shows an address: %q, %v", c.Message, gw.Status.Addresses)
+				}
+				return nil
+			})
+		}
+		refused("by IP")
+		testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			gw, err := mallory.GatewayV1().Gateways("team-b").Get(ctx, "own", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			named := gatewayv1.NamedAddressType
+			gw.Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: &named, Value: addr.ID}}
+			_, err = mallory.GatewayV1().Gateways("team-b").Update(ctx, gw, metav1.UpdateOptions{})
+			return err
+		}))
+		refused("by id")
+		e.noEventMentions(t, "team-b", "team-a")
+		// In the cloud: team-a's address on no load balancer, nothing
+		// answering at it.
+		if a := e.addressOf(t, addr.IP); a.ID != addr.ID || a.LoadBalancerID != "" || a.Tags[exampleapi.TagNamespace] != "team-a" {
+			t.Fatalf("team-a's address after mallory's Gateway: %+v", a)
+		}
+		if _, err := e.cloudLB(addr.IP); err == nil {
+			t.Fatalf("a load balancer answers at team-a's address %s", addr.IP)
+		}
+		testkit.Must(t, mallory.GatewayV1().Gateways("team-b").Delete(ctx, "own", metav1.DeleteOptions{}))
 	})
 
 	t.Run("a Gateway whose finalizer is taken off does not leave its load balancer", func(t *testing.T) {
