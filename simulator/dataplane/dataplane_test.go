@@ -85,11 +85,12 @@ var noRedirects = &http.Client{
 // echo answer (if any).
 type reply struct {
 	StatusCode int
+	Proto      string // the protocol of the answer
 	Header     http.Header
 	TLS        *tls.ConnectionState
 }
 
-// get sends GET url with Host host and reads the echo answer (if any).
+// get sends GET url with Host host (none: the URL's) and reads the echo answer (if any).
 func get(t *testing.T, c *http.Client, url, host string) (reply, echo.Answer) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
@@ -109,7 +110,7 @@ func get(t *testing.T, c *http.Client, url, host string) (reply, echo.Answer) {
 			t.Fatalf("GET %s: %v: %s", url, err, body)
 		}
 	}
-	return reply{StatusCode: res.StatusCode, Header: res.Header, TLS: res.TLS}, a
+	return reply{StatusCode: res.StatusCode, Proto: res.Proto, Header: res.Header, TLS: res.TLS}, a
 }
 
 // status is the status of GET url, the body read and closed.

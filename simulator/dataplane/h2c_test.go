@@ -1,7 +1,6 @@
 package dataplane_test
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/netip"
@@ -37,19 +36,8 @@ func h2cBackend(t *testing.T, addr, pod string) {
 // got its answer in, and the one the backend saw.
 func protoGet(t *testing.T, c *http.Client, url string) (status int, client, backend string) {
 	t.Helper()
-	res, err := c.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	var a echo.Answer
-	if res.Header.Get("Content-Type") == "application/json" {
-		if err := json.Unmarshal(body, &a); err != nil {
-			t.Fatalf("GET %s: %v: %s", url, err, body)
-		}
-	}
-	return res.StatusCode, res.Proto, a.Proto
+	r, a := get(t, c, url, "")
+	return r.StatusCode, r.Proto, a.Proto
 }
 
 // An http listener takes HTTP/1.1 and h2c by prior knowledge alike, and
