@@ -12,10 +12,10 @@ import (
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
-	"github.com/example/cloud-provider-example/servicelb"
 )
 
 // Static addresses (docs/addresses.md#gateways): spec.addresses names
@@ -26,8 +26,8 @@ import (
 // tenancy check, the address's own workspace, under the Gateway's
 // review).
 
-// Addresses is what Gateways need of the reserved addresses (a
-// *servicelb.GatewayInfra).
+// Addresses is what Gateways need of the reserved addresses (the Service
+// front-end's, wired by the controller manager).
 type Addresses interface {
 	// AddressUsable says why Gateway gw cannot take reserved address
 	// ref (an IP or id) now ("" when it can), in words that name nothing
@@ -35,10 +35,10 @@ type Addresses interface {
 	AddressUsable(ctx context.Context, gw objectref.Ref, ref string) (why string, refused bool, err error)
 	// HoldAddresses converges the reserved addresses of a Gateway's load
 	// balancer and returns its addresses as the cloud has them then.
-	HoldAddresses(ctx context.Context, u servicelb.GatewayAddressUse) (ipv4, ipv6 string, err error)
+	// subject(ns, name) is the review of reserved address ns/name's
+	// plan.
+	HoldAddresses(ctx context.Context, u lbmodel.AddressUse, subject func(ns, name string) review.Subject) (ipv4, ipv6 string, err error)
 }
-
-var _ Addresses = (*servicelb.GatewayInfra)(nil)
 
 // addressRetry is how soon a Gateway whose addresses cannot be used looks
 // again: a holder letting go of one is not watched.
@@ -93,21 +93,20 @@ func (c *Controller) holdAddresses(ctx context.Context, gw *gatewayv1.Gateway, l
 	if c.cloud.Addresses == nil {
 		return statusAddresses(ipv4, ipv6)
 	}
-	u := servicelb.GatewayAddressUse{Gateway: objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)), LoadBalancerID: lbID,
-		IPv4: ipv4, IPv6: ipv6, Take: take, Keep: keep, Policy: c.policy(gw),
-		Subject: func(ns, name string) review.Subject {
-			return c.cloud.Review.GatewayAddressSubject(gw, ns, name, records.KindChange)
-		}}
+	u := lbmodel.AddressUse{Gateway: objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)), LoadBalancerID: lbID,
+		IPv4: ipv4, IPv6: ipv6, Take: take, Keep: keep, Policy: c.policy(gw)}
 	for _, a := range gw.Status.Addresses {
 		u.Shown = append(u.Shown, a.Value)
 	}
-	v4, v6, err := c.cloud.Addresses.HoldAddresses(ctx, u)
+	v4, v6, err := c.cloud.Addresses.HoldAddresses(ctx, u, func(ns, name string) review.Subject {
+		return c.cloud.Review.GatewayAddressSubject(gw, ns, name, records.KindChange)
+	})
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
 	case err == nil:
 		return statusAddresses(v4, v6)
-	case errors.Is(err, servicelb.ErrAddressNotUsable):
+	case errors.Is(err, lbmodel.ErrAddressNotUsable):
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonAddressNotUsable, err.Error(), addressRetry
 	case errors.As(err, &wait), errors.As(err, &denied):
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, err.Error(), approvalRetry

@@ -15,8 +15,9 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/servicelb"
+	"github.com/example/cloud-provider-example/review"
 )
 
 // fakeAddresses answers for the reserved addresses as package servicelb
@@ -26,14 +27,14 @@ type fakeAddresses struct {
 	why     map[string]string
 	refused map[string]bool
 	holdErr error
-	held    []servicelb.GatewayAddressUse
+	held    []lbmodel.AddressUse
 }
 
 func (f *fakeAddresses) AddressUsable(_ context.Context, _ objectref.Ref, ref string) (string, bool, error) {
 	return f.why[ref], f.refused[ref], nil
 }
 
-func (f *fakeAddresses) HoldAddresses(_ context.Context, u servicelb.GatewayAddressUse) (string, string, error) {
+func (f *fakeAddresses) HoldAddresses(_ context.Context, u lbmodel.AddressUse, _ func(ns, name string) review.Subject) (string, string, error) {
 	f.held = append(f.held, u)
 	if f.holdErr != nil {
 		return "", "", f.holdErr
@@ -92,7 +93,7 @@ func TestProgramStaticAddresses(t *testing.T) {
 			holdErr: fmt.Errorf("reserved address addr-1: %w", &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual}),
 			reason:  gatewayv1.GatewayReasonPending, has: []string{"plan-0123456789ab"}, built: true, take: "203.0.113.50", keep: []string{"203.0.113.50"}},
 		{name: "taken by another meanwhile", addresses: []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.50"}},
-			holdErr: fmt.Errorf("%w: 203.0.113.50: another load balancer holds it", servicelb.ErrAddressNotUsable),
+			holdErr: fmt.Errorf("%w: 203.0.113.50: another load balancer holds it", lbmodel.ErrAddressNotUsable),
 			reason:  gatewayv1.GatewayReasonAddressNotUsable, has: []string{"another load balancer holds it"}, built: true, take: "203.0.113.50", keep: []string{"203.0.113.50"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,11 +1,13 @@
 package lbmodel
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/objectref"
 )
 
 // Address is one reserved address of a namespace, in a workspace of its
@@ -64,3 +66,32 @@ func (a Address) Validate() error {
 	}
 	return nil
 }
+
+// AddressUse is a Gateway's use of reserved addresses (its
+// spec.addresses, docs/addresses.md#gateways): what the Gateway
+// front-end asks for and the Service front-end's address keeper
+// converges, both deciding under one lock.
+type AddressUse struct {
+	// Gateway is the Gateway (its uid is its load balancer's owner tag).
+	Gateway objectref.Ref
+	// LoadBalancerID is its load balancer; "" when it was not built now:
+	// found by its name and the Gateway's uid, if it exists.
+	LoadBalancerID string
+	// IPv4 and IPv6 are its addresses as last applied, and Shown the
+	// IPs the Gateway's status shows: a reserved address that came or
+	// went makes them stale.
+	IPv4, IPv6 string
+	Shown      []string
+	// Take is the address (IP or id) to hold, "" for none; Keep those it
+	// may go on holding if it holds them (Take among them): any other
+	// reserved address on the load balancer is let go of.
+	Take string
+	Keep []string
+	// Policy reviews the plans.
+	Policy annotations.ApplyPolicy
+}
+
+// ErrAddressNotUsable is the error of converging an AddressUse whose
+// address to take is no longer usable (taken by another, a grant
+// withdrawn) since it was asked: the message says why.
+var ErrAddressNotUsable = errors.New("reserved address not usable")

@@ -16,8 +16,9 @@
 // a rule's Backend (a pool and a port, or a Service port's pods), a
 // target Pool (a node selection's instances) and a NodeInstance;
 // podpool.go a PodPool (a Service port's pods, a ServicePort's) for
-// backends that reach pods directly; address.go a reserved Address; routes.go
-// the cluster's Routes; group.go a load balancer Group of Services;
+// backends that reach pods directly; address.go a reserved Address and
+// a Gateway's AddressUse; routes.go the cluster's Routes; group.go a load
+// balancer Group of Services;
 // errors.go the InputError every check returns, naming the field.
 //
 // It imports neither front-end (gateway, gatewaycontroller, servicelb,

@@ -15,6 +15,10 @@ const (
 	// TagServicePort, on a pod pool, is the Service port it stands for
 	// (ServicePort.Tag: "80/TCP").
 	TagServicePort = "k8s.example.com/service-port"
+	// TagGatewayName names, on a Gateway's load balancer, the Gateway
+	// (its namespace is TagServiceNamespace's, its uid the owner tag
+	// TagServiceUID's).
+	TagGatewayName = "k8s.example.com/gateway-name"
 )
 
 // ManagedBy is TagManagedBy's value: this controller.
@@ -34,4 +38,11 @@ func OwnerTags(clusterID string, ref objectref.Ref, nameTag string) map[string]s
 		tags[TagServiceUID] = ref.OwnerTag()
 	}
 	return tags
+}
+
+// GatewayName is the cloud name of a Gateway's load balancer: k8s- and 28
+// hex digits of a hash of the cluster id and the Gateway's uid (its
+// namespace/name without one), like a Service's but never equal to one.
+func GatewayName(g LoadBalancer, clusterID string) string {
+	return objectref.HashedName("k8s-", 28, clusterID, "gateway", g.Ref().HashSeed())
 }

@@ -19,6 +19,7 @@
 //     SetReplica, ShardMoved and DropWarmRecords for sharding;
 //   - a reconcile's Subject: ServiceSubject, GroupSubject,
 //     GatewaySubject (with its GatewayInputs), AddressSubject,
+//     GatewayAddressSubject (a Gateway's reserved address),
 //     RouteSetSubject, PoolsSubject, PodPoolSubject, DriftSubject, and CausedBy for a
 //     change another object caused (objectref.Ref is the object's
 //     identity);

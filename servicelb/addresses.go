@@ -17,8 +17,8 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 )
 
@@ -245,7 +245,7 @@ func (l *addresses) holderOf(ctx context.Context, svc *v1.Service, lbID string) 
 	case err != nil:
 		return "load balancer " + lbID
 	case l.gateways(lb) && lb.Tags[exampleapi.TagNamespace] == svc.Namespace:
-		return "Gateway " + svc.Namespace + "/" + lb.Tags[renderer.TagGatewayName]
+		return "Gateway " + svc.Namespace + "/" + lb.Tags[lbmodel.TagGatewayName]
 	case l.gateways(lb):
 		return "a Gateway of another namespace"
 	case lb.Tags[exampleapi.TagNamespace] == svc.Namespace && lb.Tags[exampleapi.TagServiceName] != "":

@@ -8,11 +8,9 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -25,28 +23,12 @@ import (
 // holds: it never moves one from a Service, and the keeper never moves one
 // from a Gateway (addresskeeper.go), each deciding under addresses.decide.
 
-// GatewayAddressUse is a Gateway's use of reserved addresses, what
-// HoldAddresses converges.
-type GatewayAddressUse struct {
-	// Gateway is the Gateway (its uid is its load balancer's owner tag).
-	Gateway objectref.Ref
-	// LoadBalancerID is its load balancer; "" when it was not built now:
-	// found by its name and the Gateway's uid, if it exists.
-	LoadBalancerID string
-	// IPv4 and IPv6 are its addresses as last applied, and Shown the
-	// IPs the Gateway's status shows: a reserved address that came or
-	// went makes them stale.
-	IPv4, IPv6 string
-	Shown      []string
-	// Take is the address (IP or id) to hold, "" for none; Keep those it
-	// may go on holding if it holds them (Take among them): any other
-	// reserved address on the load balancer is let go of.
-	Take string
-	Keep []string
-	// Policy reviews the plans; Subject is the review of reserved address
-	// ns/name's plan (the Gateway's: its events, its editors).
-	Policy  annotations.ApplyPolicy
-	Subject func(ns, name string) review.Subject
+// gatewayAddressUse is a Gateway's use of reserved addresses with the
+// review of its address plans: subject(ns, name) is that of reserved
+// address ns/name's plan (the Gateway's: its events, its editors).
+type gatewayAddressUse struct {
+	lbmodel.AddressUse
+	subject func(ns, name string) review.Subject
 }
 
 // AddressUsable says why Gateway gw cannot take reserved address ref (an
@@ -62,14 +44,9 @@ func (g *GatewayInfra) AddressUsable(ctx context.Context, gw objectref.Ref, ref 
 // u.Take and u.Keep, and returns the load balancer's addresses as the
 // cloud has them then. While a plan waits for approval its error is an
 // *engine.AwaitingApprovalError (or *engine.DeniedError).
-func (g *GatewayInfra) HoldAddresses(ctx context.Context, u GatewayAddressUse) (ipv4, ipv6 string, err error) {
-	return g.addrs.holdFor(ctx, u)
+func (g *GatewayInfra) HoldAddresses(ctx context.Context, u lbmodel.AddressUse, subject func(ns, name string) review.Subject) (ipv4, ipv6 string, err error) {
+	return g.addrs.holdFor(ctx, gatewayAddressUse{u, subject})
 }
-
-// ErrAddressNotUsable is HoldAddresses' error when the address to take
-// is no longer usable (taken by another, a grant withdrawn) since it was
-// asked: the message says why.
-var ErrAddressNotUsable = errors.New("reserved address not usable")
 
 // usableBy is the cloud's address ref for Gateway gw, or why gw cannot
 // take it: refused by the tenancy check, not an address (a missing one is
@@ -112,7 +89,7 @@ func (l *addresses) usableBy(ctx context.Context, gw objectref.Ref, ref string) 
 
 // gateways tells whether lb is a Gateway's load balancer of this cluster.
 func (l *addresses) gateways(lb *exampleapi.LoadBalancer) bool {
-	return lb.Tags[renderer.TagGatewayName] != "" && lb.Tags[lbmodel.TagClusterID] == l.cfg.ClusterID
+	return lb.Tags[lbmodel.TagGatewayName] != "" && lb.Tags[lbmodel.TagClusterID] == l.cfg.ClusterID
 }
 
 // ownedBy tells whether lb is Gateway gw's load balancer.
@@ -121,7 +98,7 @@ func (l *addresses) ownedBy(lb *exampleapi.LoadBalancer, gw objectref.Ref) bool 
 }
 
 // holdFor is HoldAddresses.
-func (l *addresses) holdFor(ctx context.Context, u GatewayAddressUse) (string, string, error) {
+func (l *addresses) holdFor(ctx context.Context, u gatewayAddressUse) (string, string, error) {
 	if l.api == nil {
 		return u.IPv4, u.IPv6, nil
 	}
@@ -144,7 +121,7 @@ func (l *addresses) holdFor(ctx context.Context, u GatewayAddressUse) (string, s
 		case err != nil:
 			return "", "", err
 		case why != "":
-			return "", "", fmt.Errorf("%w: %s", ErrAddressNotUsable, why)
+			return "", "", fmt.Errorf("%w: %s", lbmodel.ErrAddressNotUsable, why)
 		}
 		if a.LoadBalancerID != lbID {
 			if err := l.gatewayApply(ctx, u, a, lbID); err != nil {
@@ -175,12 +152,12 @@ func (l *addresses) holdFor(ctx context.Context, u GatewayAddressUse) (string, s
 
 // gatewayLoadBalancer is u's load balancer's id: u.LoadBalancerID, else
 // the one the cloud has of the Gateway's name and uid ("" for none).
-func (l *addresses) gatewayLoadBalancer(ctx context.Context, u GatewayAddressUse) (string, error) {
+func (l *addresses) gatewayLoadBalancer(ctx context.Context, u gatewayAddressUse) (string, error) {
 	if u.LoadBalancerID != "" {
 		return u.LoadBalancerID, nil
 	}
 	g := lbmodel.LoadBalancer{Namespace: u.Gateway.Namespace, Name: u.Gateway.Name, UID: u.Gateway.UID}
-	name := renderer.GatewayName(g, l.cfg.ClusterID)
+	name := lbmodel.GatewayName(g, l.cfg.ClusterID)
 	list, err := l.api.ListLoadBalancers(ctx, exampleapi.LoadBalancerFilter{Name: name, Region: l.cfg.Region})
 	if err != nil {
 		return "", fmt.Errorf("read the load balancer of %s: %w", u.Gateway.Describe(), err)
@@ -198,7 +175,7 @@ func (l *addresses) gatewayLoadBalancer(ctx context.Context, u GatewayAddressUse
 // the last apply did not, or the last apply's IP is a reserved one (the
 // load balancer's own changes when one comes or goes). Otherwise nothing
 // is read.
-func (l *addresses) staleFor(ctx context.Context, u GatewayAddressUse) (bool, error) {
+func (l *addresses) staleFor(ctx context.Context, u gatewayAddressUse) (bool, error) {
 	for _, ip := range u.Shown {
 		if ip != u.IPv4 && ip != u.IPv6 {
 			return true, nil
@@ -214,7 +191,7 @@ func (l *addresses) staleFor(ctx context.Context, u GatewayAddressUse) (bool, er
 // letGoFor detaches, each through its own workspace, the reserved
 // addresses on load balancer lbID that u neither takes (taken) nor keeps.
 // One no workspace of ours can hold (untagged, made by hand) is left.
-func (l *addresses) letGoFor(ctx context.Context, u GatewayAddressUse, lbID string, taken *exampleapi.Address) error {
+func (l *addresses) letGoFor(ctx context.Context, u gatewayAddressUse, lbID string, taken *exampleapi.Address) error {
 	live, err := l.api.GetLoadBalancer(ctx, lbID)
 	if err != nil {
 		return fmt.Errorf("read the load balancer of %s: %w", u.Gateway.Describe(), err)
@@ -243,7 +220,7 @@ func (l *addresses) letGoFor(ctx context.Context, u GatewayAddressUse, lbID stri
 // gatewayApply converges reserved address a's workspace to be held by
 // load balancer lbID ("": detached) for u's Gateway, importing a when no
 // workspace of ours holds it yet.
-func (l *addresses) gatewayApply(ctx context.Context, u GatewayAddressUse, a *exampleapi.Address, lbID string) error {
+func (l *addresses) gatewayApply(ctx context.Context, u gatewayAddressUse, a *exampleapi.Address, lbID string) error {
 	ns, name, ok := addressOwner(addressWant{Ref: a.ID}, a)
 	if !ok {
 		klog.V(2).InfoS("Reserved address on a Gateway's load balancer left alone: no namespace owns it", "gateway", u.Gateway.String(), "address", a.ID)
@@ -257,7 +234,7 @@ func (l *addresses) gatewayApply(ctx context.Context, u GatewayAddressUse, a *ex
 	if addr.LoadBalancerID = lbID; lbID != "" {
 		addr.Holder = u.Gateway.Describe()
 	}
-	err = l.apply(ctx, addr, u.Policy, func(string) review.Subject { return u.Subject(ns, name) })
+	err = l.apply(ctx, addr, u.Policy, func(string) review.Subject { return u.subject(ns, name) })
 	if err != nil {
 		return fmt.Errorf("reserved address %s (%s): %w", a.ID, a.IP, err)
 	}

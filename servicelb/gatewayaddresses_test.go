@@ -18,7 +18,6 @@ import (
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
-	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/review/reviewtest"
 	"github.com/example/cloud-provider-example/tenancy"
@@ -29,8 +28,8 @@ import (
 func (c *fakeCloud) gatewayLB(f *fakeServices, gw objectref.Ref, id, ip string) {
 	g := lbmodel.LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: gw.UID}
 	c.lbs = append(c.lbs, exampleapi.LoadBalancer{ID: id, Status: exampleapi.LBStatusActive, IPv4: ip,
-		LoadBalancerSpec: exampleapi.LoadBalancerSpec{Name: renderer.GatewayName(g, f.cfg.ClusterID), Region: f.cfg.Region,
-			LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: lbmodel.OwnerTags(f.cfg.ClusterID, gw, renderer.TagGatewayName)}}})
+		LoadBalancerSpec: exampleapi.LoadBalancerSpec{Name: lbmodel.GatewayName(g, f.cfg.ClusterID), Region: f.cfg.Region,
+			LoadBalancerSettings: exampleapi.LoadBalancerSettings{Tags: lbmodel.OwnerTags(f.cfg.ClusterID, gw, lbmodel.TagGatewayName)}}})
 }
 
 // A Gateway takes a reserved address through the same pieces as a
@@ -81,11 +80,12 @@ func TestGatewayAddressDecisions(t *testing.T) {
 	// load balancer the holder, under the Gateway's policy and review.
 	gwObj := &gatewayv1.Gateway{}
 	gwObj.Namespace, gwObj.Name, gwObj.UID = gwA.Namespace, gwA.Name, "uid-gw-a"
-	use := GatewayAddressUse{Gateway: gwA, LoadBalancerID: "lb-gw-a", IPv4: "203.0.113.5", Take: a.IP, Keep: []string{a.IP},
-		Policy: annotations.ApplyAuto, Subject: func(ns, name string) review.Subject {
-			return f.board.GatewayAddressSubject(gwObj, ns, name, records.KindChange)
-		}}
-	ip, _, err := infra.HoldAddresses(t.Context(), use)
+	use := lbmodel.AddressUse{Gateway: gwA, LoadBalancerID: "lb-gw-a", IPv4: "203.0.113.5", Take: a.IP, Keep: []string{a.IP},
+		Policy: annotations.ApplyAuto}
+	subject := func(ns, name string) review.Subject {
+		return f.board.GatewayAddressSubject(gwObj, ns, name, records.KindChange)
+	}
+	ip, _, err := infra.HoldAddresses(t.Context(), use, subject)
 	testkit.Must(t, err)
 	if got := f.lastAsked(t); ip != a.IP || got.spec.LoadBalancerID != "lb-gw-a" || got.spec.Holder != "Gateway team-a/gw" || got.spec.Namespace != "team-a" || got.spec.ImportID != "" {
 		t.Fatalf("held %s as %+v; want %s on lb-gw-a, held by Gateway team-a/gw, team-a's workspace", ip, got, a.IP)
@@ -120,7 +120,7 @@ func TestGatewayAddressDecisions(t *testing.T) {
 	// The Gateway no longer names it: it lets go, detached through its
 	// workspace; then the keeper gives it to bob.
 	use.Take, use.Keep, use.IPv4, use.Shown = "", nil, a.IP, []string{a.IP}
-	_, _, err = infra.HoldAddresses(t.Context(), use)
+	_, _, err = infra.HoldAddresses(t.Context(), use, subject)
 	testkit.Must(t, err)
 	if got := f.lastAsked(t); got.spec.LoadBalancerID != "" || got.spec.Namespace != "team-a" {
 		t.Fatalf("let go as %+v, want detached", got)
@@ -134,7 +134,7 @@ func TestGatewayAddressDecisions(t *testing.T) {
 	// take it anyway (raced) it says so and moves nothing.
 	use.Take, use.Keep = a.IP, []string{a.IP}
 	asked = len(f.addrs.asked)
-	if _, _, err := infra.HoldAddresses(t.Context(), use); !errors.Is(err, ErrAddressNotUsable) || len(f.addrs.asked) != asked {
+	if _, _, err := infra.HoldAddresses(t.Context(), use, subject); !errors.Is(err, lbmodel.ErrAddressNotUsable) || len(f.addrs.asked) != asked {
 		t.Fatalf("taking bob's address: %v (asked %d more), want ErrAddressNotUsable and nothing asked", err, len(f.addrs.asked)-asked)
 	}
 }

@@ -25,7 +25,8 @@
 //     leader tells them are their users.
 //   - addresses.go, addresskeeper.go, handover.go: reserved addresses, the
 //     leader's keeper deciding who holds each, and a retained load
-//     balancer's hand-over.
+//     balancer's hand-over; gatewayaddresses.go the reserved addresses a
+//     Gateway names (spec.addresses), decided under the keeper's lock.
 //   - shards.go, shardfeed.go, shardqueue.go, guestshards.go: which
 //     Services are this replica's when sharded, what its service
 //     controller hears of them, their queues, and guests' placement.
