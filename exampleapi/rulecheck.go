@@ -93,7 +93,10 @@ func CheckRule(r Rule) error {
 	if err := checkHeaderModifier("request_headers", r.RequestHeaders); err != nil {
 		return err
 	}
-	return checkHeaderModifier("response_headers", r.ResponseHeaders)
+	if err := checkHeaderModifier("response_headers", r.ResponseHeaders); err != nil {
+		return err
+	}
+	return checkTimeoutsAndRetry(r)
 }
 
 // checkHeaderModifier checks the header changes m (field f), if any.

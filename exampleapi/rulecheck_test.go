@@ -16,6 +16,11 @@ func TestCheckRule(t *testing.T) {
 	if err := CheckRule(ok); err != nil {
 		t.Fatalf("a valid rule: %v", err)
 	}
+	patient := ok
+	patient.Timeouts, patient.Retry = &Timeouts{RequestMS: 500, BackendRequestMS: 200}, &Retry{Attempts: 3, StatusCodes: []int{500, 503}, BackoffMS: 10}
+	if err := CheckRule(patient); err != nil {
+		t.Fatalf("valid timeouts and retry: %v", err)
+	}
 	rewritten := ok
 	rewritten.Rewrite = &Rewrite{Hostname: "b.example", PathPrefix: "/"}
 	if err := CheckRule(rewritten); err != nil {
@@ -74,6 +79,28 @@ func TestCheckRule(t *testing.T) {
 			func(r *Rule) {
 				r.Backends, r.FixedResponse, r.Rewrite = nil, &FixedResponse{StatusCode: 404}, &Rewrite{Hostname: "b.example"}
 			}},
+		{"request timeout too long", "timeouts.request_ms", "3600001 ms is out of range (accepted: 1-3600000 ms, or 0 for none)",
+			func(r *Rule) { r.Timeouts = &Timeouts{RequestMS: MaxTimeoutMS + 1} }},
+		{"backend timeout past the request's", "timeouts.backend_request_ms",
+			"600 is longer than request_ms (500): the request's timeout covers each of its tries",
+			func(r *Rule) { r.Timeouts = &Timeouts{RequestMS: 500, BackendRequestMS: 600} }},
+		{"timeouts of a redirect", "timeouts", "is exclusive with redirect: a rule that redirects forwards nothing to wait for",
+			func(r *Rule) {
+				r.Backends, r.Redirect, r.Timeouts = nil, &Redirect{StatusCode: 302}, &Timeouts{RequestMS: 1}
+			}},
+		{"retry of a fixed response", "retry",
+			"is exclusive with fixed_response: a rule that answers the request itself forwards nothing to wait for",
+			func(r *Rule) {
+				r.Backends, r.FixedResponse, r.Retry = nil, &FixedResponse{StatusCode: 404}, &Retry{Attempts: 1}
+			}},
+		{"retry attempts", "retry.attempts", "11 is out of range (accepted: 1-10 tries after the first)",
+			func(r *Rule) { r.Retry = &Retry{Attempts: 11} }},
+		{"retry of a 4xx", "retry.status_codes[1]", "429 is not a status code to retry (accepted: 500-599, a server's errors)",
+			func(r *Rule) { r.Retry = &Retry{Attempts: 2, StatusCodes: []int{503, 429}} }},
+		{"retry code twice", "retry.status_codes[1]", "503 is also retry.status_codes[0]",
+			func(r *Rule) { r.Retry = &Retry{Attempts: 2, StatusCodes: []int{503, 503}} }},
+		{"retry backoff", "retry.backoff_ms", "60001 ms is out of range (accepted: 1-60000 ms, or 0 for none)",
+			func(r *Rule) { r.Retry = &Retry{Attempts: 2, BackoffMS: 60001} }},
 		{"redirect and backends", "redirect", "is exclusive with backends (1 given): a rule either redirects or forwards",
 			func(r *Rule) { r.Redirect = &Redirect{StatusCode: 301} }},
 	} {

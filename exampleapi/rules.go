@@ -144,6 +144,11 @@ type Rule struct {
 	// Rewrite changes the request's host or path before it is forwarded
 	// (exclusive with Redirect and FixedResponse).
 	Rewrite *Rewrite `json:"rewrite,omitempty"`
+	// Timeouts bound how long the load balancer waits for the answer of
+	// a request it forwards; Retry sends it again on a failed try. Both
+	// forward, so neither goes with Redirect or FixedResponse.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	Retry    *Retry    `json:"retry,omitempty"`
 }
 
 // HeaderMatch is a header a request must carry with this exact value.
@@ -219,6 +224,43 @@ type Rewrite struct {
 type FixedResponse struct {
 	StatusCode int `json:"status_code"`
 }
+
+// Timeouts of a forwarded request, in milliseconds, each
+// MinTimeoutMS-MaxTimeoutMS or 0 (none). Past one, the load balancer
+// answers 504 and closes the connection of the try under way.
+type Timeouts struct {
+	// RequestMS bounds the whole request, from its headers to the end of
+	// the answer, retries and their backoff included.
+	RequestMS int `json:"request_ms,omitempty"`
+	// BackendRequestMS bounds each try to a backend: at most RequestMS.
+	BackendRequestMS int `json:"backend_request_ms,omitempty"`
+}
+
+// Retry sends a request to the rule's backends again (a target picked
+// anew) when a try answers one of StatusCodes or its target does not
+// answer at all (a connection refused or cut), at most Attempts times
+// more, waiting BackoffMS before each; the client gets the last try's
+// answer. Only a replayable request is retried: a body of at most
+// MaxRetryBodyBytes, no upgrade (WebSocket).
+type Retry struct {
+	Attempts    int   `json:"attempts"`
+	StatusCodes []int `json:"status_codes,omitempty"`
+	BackoffMS   int   `json:"backoff_ms,omitempty"`
+}
+
+// Limits of timeouts and retries.
+const (
+	MinTimeoutMS      = 1
+	MaxTimeoutMS      = 3600000 // an hour
+	MaxRetryAttempts  = 10
+	MaxRetryBackoffMS = 60000 // a minute
+	// MaxRetryBodyBytes is the largest request body the load balancer
+	// keeps to send again; a longer one is sent once.
+	MaxRetryBodyBytes = 64 << 10
+)
+
+// RetryCodes are the status codes a Retry may name: a server's errors.
+var RetryCodes = StatusRange{500, 599}
 
 // HeaderModifier changes a request's (or a response's) headers: Set replaces (or adds) a
 // header, Add appends a value, Remove drops a header.

@@ -107,13 +107,13 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 	return Translate(gw, routes, nil, nsLabels, backends, Boundary{})
 }
 
-// httpUnits are the parentRefs of route naming gw, each attached where
-// its listeners allow (or refused), with its cloud rules: one per rule,
-// match and host name. A route with a feature the cloud lacks, or a rule
-// the cloud would refuse, is not accepted. Its entries are added to
-// t.Parents.
+// httpUnits are the parentRefs of route (an HTTPRoute, or a GRPCRoute
+// read as one) naming gw, each attached where its listeners allow (or
+// refused), with its cloud rules: one per rule, match and host name. A
+// route with a feature the cloud lacks, or a rule the cloud would refuse,
+// is not accepted. Its entries are added to t.Parents.
 func httpUnits(gw *gatewayv1.Gateway, ls []*listener, route *gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
-	key := RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
+	key := RouteKey{Kind: KindOf(route), NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
 	unsupported := unsupportedIn(route)
 	weighted, resolved := resolve(route, backends)
 	at := func(c candidate) string {
@@ -128,7 +128,7 @@ func httpUnits(gw *gatewayv1.Gateway, ls []*listener, route *gatewayv1.HTTPRoute
 			continue
 		}
 		u := newUnit(key, route.ObjectMeta, ref, resolved, t)
-		u.a = attach(gw.Namespace, ls, KindHTTPRoute, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
+		u.a = attach(gw.Namespace, ls, key.Kind, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
 		out = append(out, u)
 		switch {
 		case u.a.reason != "":
@@ -175,7 +175,7 @@ func addCandidate(cs []candidate, c candidate) []candidate {
 func resolve(route *gatewayv1.HTTPRoute, backends Backends) ([][]Backend, Reason) {
 	out := make([][]Backend, len(route.Spec.Rules))
 	resolved := Reason{Reason: string(gatewayv1.RouteReasonResolvedRefs)}
-	from := objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: route.Namespace, Name: route.Name}
+	from := objectref.Ref{Kind: string(KindOf(route)), Namespace: route.Namespace, Name: route.Name}
 	for i, rule := range route.Spec.Rules {
 		for _, ref := range rule.BackendRefs {
 			if b, ok := resolveRef(from, ref.BackendRef, backends, &resolved); ok {
@@ -208,10 +208,10 @@ func resolveRef(from objectref.Ref, ref gatewayv1.BackendRef, backends Backends,
 // routeCandidates are the cloud rules of route on listener port for host
 // (one per rule and match), with each rule's weighted backends (resolve).
 func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted [][]Backend) []candidate {
-	from := &origin{namespace: route.Namespace, name: route.Name, created: route.CreationTimestamp}
+	from := &origin{namespace: route.Namespace, name: routeName(route), created: route.CreationTimestamp}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
-		base := withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters)
+		base := withTiming(withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters), rule)
 		if base.Redirect == nil {
 			base.Backends = weighted[i]
 		}
@@ -221,7 +221,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 		}
 		for j, m := range matches {
 			r := withMatch(base, m)
-			r.Name = ruleName(route.Namespace, route.Name, i, j, port, host)
+			r.Name = ruleName(route.Namespace, from.name, i, j, port, host)
 			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, written: host})
 		}
 	}
@@ -322,15 +322,16 @@ func shorten(name string) string {
 
 // unsupportedIn names the first feature of route the Example load
 // balancer does not have ("" for none): regular expression matches,
-// filters other than header changes, redirects and rewrites, filters on
-// a backend.
+// filters other than header changes, redirects and rewrites (a
+// GRPCRoute's: header changes), filters on a backend.
 func unsupportedIn(route *gatewayv1.HTTPRoute) string {
+	filters, regexPath := routeLimits(KindOf(route))
 	for i, rule := range route.Spec.Rules {
 		at := fmt.Sprintf("spec.rules[%d]", i)
 		for j, m := range rule.Matches {
 			mat := fmt.Sprintf("%s.matches[%d]", at, j)
 			if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gatewayv1.PathMatchRegularExpression {
-				return mat + ".path: RegularExpression path matches are not supported"
+				return mat + regexPath
 			}
 			for _, h := range m.Headers {
 				if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact {
@@ -344,14 +345,17 @@ func unsupportedIn(route *gatewayv1.HTTPRoute) string {
 			}
 		}
 		for j, f := range rule.Filters {
-			if !slices.Contains(supportedFilters, f.Type) {
-				return fmt.Sprintf("%s.filters[%d]: filter %s is not supported (supported: %s)", at, j, f.Type, filterList())
+			if !slices.Contains(filters, f.Type) {
+				return fmt.Sprintf("%s.filters[%d]: filter %s is not supported (supported: %s)", at, j, f.Type, filterList(filters))
 			}
 		}
 		for j, b := range rule.BackendRefs {
 			if len(b.Filters) > 0 {
 				return fmt.Sprintf("%s.backendRefs[%d].filters: backend filters are not supported", at, j)
 			}
+		}
+		if why := unsupportedTiming(rule, at); why != "" {
+			return why
 		}
 	}
 	return ""

@@ -20,9 +20,9 @@ import (
 var supportedFilters = []gatewayv1.HTTPRouteFilterType{gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 	gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect, gatewayv1.HTTPRouteFilterURLRewrite}
 
-func filterList() string {
-	names := make([]string, len(supportedFilters))
-	for i, f := range supportedFilters {
+func filterList(fs []gatewayv1.HTTPRouteFilterType) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
 		names[i] = string(f)
 	}
 	return strings.Join(names, ", ")

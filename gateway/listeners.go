@@ -106,7 +106,7 @@ func transport(p gatewayv1.ProtocolType) string {
 func routeKinds(p gatewayv1.ProtocolType) []gatewayv1.Kind {
 	switch p {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
-		return []gatewayv1.Kind{KindHTTPRoute}
+		return []gatewayv1.Kind{KindHTTPRoute, KindGRPCRoute}
 	case gatewayv1.TLSProtocolType:
 		return []gatewayv1.Kind{KindTLSRoute}
 	case gatewayv1.TCPProtocolType:

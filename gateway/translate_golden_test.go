@@ -53,6 +53,7 @@ type translateIn struct {
 	Unresolved map[gatewayv1.SectionName]string `json:"unresolved"`
 	Gateway    *gatewayv1.Gateway               `json:"gateway"`
 	HTTPRoutes []*gatewayv1.HTTPRoute           `json:"httpRoutes"`
+	GRPCRoutes []*gatewayv1.GRPCRoute           `json:"grpcRoutes"`
 	TLSRoutes  []*gatewayv1.TLSRoute            `json:"tlsRoutes"`
 	TCPRoutes  []*gatewayv1.TCPRoute            `json:"tcpRoutes"`
 	UDPRoutes  []*gatewayv1.UDPRoute            `json:"udpRoutes"`
@@ -158,8 +159,12 @@ func (c translateIn) decide(t *testing.T) translateOut {
 	for _, r := range c.UDPRoutes {
 		l4 = append(l4, UDPRoute(r))
 	}
+	http := slices.Clone(c.HTTPRoutes)
+	for _, r := range c.GRPCRoutes {
+		http = append(http, GRPCRoute(r))
+	}
 	b := Boundary{Claims: c.Claims, Now: now, Grace: grace, Consent: c.consent}
-	tr := Translate(c.Gateway, c.HTTPRoutes, l4, func(ns string) map[string]string { return c.Namespaces[ns] }, c.backend, b)
+	tr := Translate(c.Gateway, http, l4, func(ns string) map[string]string { return c.Namespaces[ns] }, c.backend, b)
 	certs := Certificates{}
 	for l, keys := range c.Certificates {
 		certs[l] = ListenerCertificates{Keys: keys}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -153,12 +152,7 @@ func TestTranslateUnderClaims(t *testing.T) {
 	_, err := gwc.GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, grant, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	rv := &fakeReview{}
-	c, err := New(gwc, kube, &Cloud{Review: rv, Settings: Settings{ClaimsNamespace: "example-ccm", HostnameClaimGrace: time.Minute}})
-	testkit.Must(t, err)
-	c.Watch(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		t.Fatal("informers not synced")
-	}
+	c := watching(t, gwc, kube, &Cloud{Review: rv, Settings: Settings{ClaimsNamespace: "example-ccm", HostnameClaimGrace: time.Minute}})
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c.now = func() time.Time { return now }
 	all := gatewayv1.NamespacesFromAll

@@ -1,9 +1,10 @@
 // Package gatewaycontroller is the Gateway API front-end beside ccm: it
 // watches this controller's GatewayClasses, their Gateways and the routes
-// naming them (HTTPRoutes; TLSRoutes, TCPRoutes and UDPRoutes where the
-// API server serves them): it builds each Gateway's load balancer through
-// the engine, under review like a Service's (docs/gateway-api.md), and
-// writes into their statuses what package gateway decides.
+// naming them (HTTPRoutes; GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes
+// where the API server serves them): it builds each Gateway's load
+// balancer through the engine, under review like a Service's
+// (docs/gateway-api.md), and writes into their statuses what package
+// gateway decides.
 package gatewaycontroller
 
 import (

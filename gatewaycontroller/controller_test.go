@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -39,6 +40,19 @@ func start(t *testing.T) *fixture {
 	go func() { defer close(done); c.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return &fixture{kube: kube, gw: gw}
+}
+
+// watching is a controller over gwc and kube building through cloud,
+// its informers started and synced (on fake clients: no API server).
+func watching(t *testing.T, gwc gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) *Controller {
+	t.Helper()
+	c, err := New(gwc, kube, cloud)
+	testkit.Must(t, err)
+	c.Watch(t.Context())
+	if !cache.WaitForCacheSync(t.Context().Done(), c.synced...) {
+		t.Fatal("informers not synced")
+	}
+	return c
 }
 
 func (f *fixture) namespace(t *testing.T, name string, labels map[string]string) {
@@ -134,7 +148,7 @@ func TestStatuses(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(claimed)+3 { // and TLS, TCP, UDP routes
+		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(claimed)+4 { // and GRPC, TLS, TCP, UDP routes
 			return fmt.Errorf("status %+v", gc.Status)
 		}
 		return nil

@@ -17,9 +17,9 @@ import (
 	"github.com/example/cloud-provider-example/gateway"
 )
 
-// l4Kind is one of the L4 route kinds (TLSRoute, TCPRoute, UDPRoute):
-// how to list its routes and write a route's status. Each is watched only
-// when the API server serves it (its CRD is installed).
+// l4Kind is one of the L4 route kinds (TLSRoute, TCPRoute, UDPRoute), or
+// GRPCRoute: how to list its routes and write a route's status. Each is
+// watched only when the API server serves it (its CRD is installed).
 type l4Kind struct {
 	kind     gatewayv1.Kind
 	informer cache.SharedIndexInformer
@@ -61,6 +61,12 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 		{"udproutes", func() l4Kind {
 			return newL4Kind(gateway.KindUDPRoute, v1.UDPRoutes().Informer(), v1.UDPRoutes().Lister().List, c.UDPRoutes, gateway.UDPRoute,
 				func(r *gatewayv1.UDPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
+		}},
+		// Watched and written as these are, translated as an HTTPRoute
+		// (grpcroutes.go).
+		{"grpcroutes", func() l4Kind {
+			return newL4Kind(gateway.KindGRPCRoute, v1.GRPCRoutes().Informer(), v1.GRPCRoutes().Lister().List, c.GRPCRoutes, grpcIdentity,
+				func(r *gatewayv1.GRPCRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
 		}},
 	}
 	var out []l4Kind
@@ -137,6 +143,9 @@ func updateStatus[T any](ctx context.Context, get func(context.Context, string, 
 func (c *Controller) l4Routes() ([]gateway.L4Route, error) {
 	var out []gateway.L4Route
 	for _, k := range c.l4 {
+		if k.kind == gateway.KindGRPCRoute {
+			continue // its rules are HTTP ones (httpRoutes)
+		}
 		rs, err := k.list()
 		if err != nil {
 			return nil, err

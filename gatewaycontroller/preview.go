@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -94,7 +93,7 @@ type edit struct {
 // controller's class it is or names (as it is and as it was), and the
 // routes each would have with the edit in.
 func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) {
-	http, err := c.routes.List(labels.Everything())
+	http, err := c.httpRoutes()
 	if err != nil {
 		return edit{}, err
 	}
@@ -226,7 +225,8 @@ func (c *Controller) takes(ctx context.Context, e edit, gw *gatewayv1.Gateway) (
 func naming(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, editedHTTP *gatewayv1.HTTPRoute, edited *gateway.L4Route) routeSet {
 	var out routeSet
 	for _, r := range http {
-		if names(r.Namespace, r.Spec.ParentRefs, gw) && (editedHTTP == nil || r.Namespace != editedHTTP.Namespace || r.Name != editedHTTP.Name) {
+		if names(r.Namespace, r.Spec.ParentRefs, gw) && (editedHTTP == nil || gateway.KindOf(r) != gateway.KindOf(editedHTTP) ||
+			r.Namespace != editedHTTP.Namespace || r.Name != editedHTTP.Name) {
 			out.http = append(out.http, r)
 		}
 	}

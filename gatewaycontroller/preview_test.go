@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -51,12 +50,7 @@ func TestPreviewConcerns(t *testing.T) {
 	_, err = gwc.GatewayV1().TCPRoutes("team-a").Create(ctx, &gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"},
 		Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: route("", "gw").Spec.ParentRefs}}}, metav1.CreateOptions{})
 	create(err)
-	c, err := New(gwc, kube, &Cloud{})
-	testkit.Must(t, err)
-	c.Watch(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		t.Fatal("informers not synced")
-	}
+	c := watching(t, gwc, kube, &Cloud{})
 	req := func(kind string, cur, old runtime.Object) *admissionv1.AdmissionRequest {
 		r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: kind}, Namespace: "team-a", DryRun: ptr.To(true)}
 		raw, err := json.Marshal(cur)
@@ -165,12 +159,7 @@ func TestRoutePreviewOnlyWhereTaken(t *testing.T) {
 				Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: g.allowed}}}}, metav1.CreateOptions{})
 		testkit.Must(t, err)
 	}
-	c, err := New(gwc, kube, &Cloud{})
-	testkit.Must(t, err)
-	c.Watch(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		t.Fatal("informers not synced")
-	}
+	c := watching(t, gwc, kube, &Cloud{})
 	route := func(parents ...string) *gatewayv1.HTTPRoute {
 		r := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shop"}}
 		for _, p := range parents {

@@ -34,6 +34,7 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
 	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching", "HTTPRouteBackendProtocolH2C",
+	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
 	"GatewayStaticAddresses"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
@@ -155,14 +156,14 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 // routesOf are the routes naming gw in a parentRef (attached or not), and
 // their identities.
 func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, refs []objectref.Ref, err error) {
-	all, err := c.routes.List(labels.Everything())
+	all, err := c.httpRoutes()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, r := range all {
 		if names(r.Namespace, r.Spec.ParentRefs, gw) {
 			http = append(http, r)
-			refs = append(refs, objectref.Ref{Kind: objectref.KindHTTPRoute, Namespace: r.Namespace, Name: r.Name})
+			refs = append(refs, objectref.Ref{Kind: string(gateway.KindOf(r)), Namespace: r.Namespace, Name: r.Name})
 		}
 	}
 	others, err := c.l4Routes()
@@ -320,7 +321,7 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
 		} else if invalidKinds {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidRouteKinds),
-				"allowedRoutes.kinds names a kind this listener cannot take (HTTPRoute on HTTP and HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP)")
+				"allowedRoutes.kinds names a kind this listener cannot take (HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP)")
 		} else {
 			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
 		}

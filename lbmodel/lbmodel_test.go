@@ -77,6 +77,18 @@ func TestRuleValidate(t *testing.T) {
 	if err := h2c.Validate(); !errors.As(err, &re) || re.Field != "backends[0].protocol" {
 		t.Errorf("a protocol the cloud lacks: %v, want the cloud's refusal", err)
 	}
+	// Timeouts and a retry go to the cloud as they are; a retry the
+	// cloud lacks is refused by its check.
+	patient := Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 30080, Weight: 1}},
+		Timeouts: &Timeouts{RequestMS: 500, BackendRequestMS: 100}, Retry: &Retry{Attempts: 2, StatusCodes: []int{503}, BackoffMS: 10}}
+	if c := patient.Cloud(); *c.Timeouts != (exampleapi.Timeouts{RequestMS: 500, BackendRequestMS: 100}) ||
+		c.Retry.Attempts != 2 || c.Retry.StatusCodes[0] != 503 || c.Retry.BackoffMS != 10 {
+		t.Errorf("timeouts and a retry as the cloud gets them: %+v %+v", c.Timeouts, c.Retry)
+	}
+	patient.Retry.StatusCodes = []int{404}
+	if err := patient.Validate(); !errors.As(err, &re) || re.Field != "retry.status_codes[0]" {
+		t.Errorf("a retry of a 4xx: %v, want the cloud's refusal", err)
+	}
 	// Two Service ports' pods are two backends before their pools are
 	// known; one port's twice is one, as the cloud would say.
 	a, b := ServicePort{Namespace: "shop", Service: "a", Port: 80}, ServicePort{Namespace: "shop", Service: "b", Port: 80}

@@ -41,6 +41,24 @@ type Rule struct {
 	// FixedResponse answers the request with its status code, forwarding
 	// nothing: a host-named listener's last rule (gateway.HTTP).
 	FixedResponse *FixedResponse `json:"fixedResponse,omitempty"`
+	// Timeouts and Retry bound and repeat what the rule forwards.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	Retry    *Retry    `json:"retry,omitempty"`
+}
+
+// Timeouts of a forwarded request in milliseconds, 0 for none: the whole
+// request's (retries included), and each try's to a backend.
+type Timeouts struct {
+	RequestMS        int `json:"requestMs,omitempty"`
+	BackendRequestMS int `json:"backendRequestMs,omitempty"`
+}
+
+// Retry sends a request again, at most Attempts times more, when a try
+// answers one of StatusCodes (or none), BackoffMS apart.
+type Retry struct {
+	Attempts    int   `json:"attempts"`
+	StatusCodes []int `json:"statusCodes,omitempty"`
+	BackoffMS   int   `json:"backoffMs,omitempty"`
 }
 
 // HTTPRedirect answers with StatusCode, the request's URL changed by the
@@ -136,6 +154,12 @@ func (r Rule) Cloud() exampleapi.Rule {
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: f.StatusCode}
 	}
 	out.RequestHeaders, out.ResponseHeaders = r.RequestHeaders.cloud(), r.ResponseHeaders.cloud()
+	if t := r.Timeouts; t != nil {
+		out.Timeouts = &exampleapi.Timeouts{RequestMS: t.RequestMS, BackendRequestMS: t.BackendRequestMS}
+	}
+	if rt := r.Retry; rt != nil {
+		out.Retry = &exampleapi.Retry{Attempts: rt.Attempts, StatusCodes: slices.Clone(rt.StatusCodes), BackoffMS: rt.BackoffMS}
+	}
 	return out
 }
 

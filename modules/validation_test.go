@@ -161,6 +161,12 @@ var invalidCases = []struct {
 		"A rule's fixed_response excludes backends, redirect, request_headers and rewrite"},
 	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001, protocol = "h2" }] }]`,
 		"a protocol http, h2c or null (http)."},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }], timeouts = { request_ms = 3600001 } }]`,
+		"A rule's timeouts (not with a redirect or fixed_response) take request_ms and backend_request_ms"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, redirect = { status_code = 302 }, retry = { attempts = 1 } }]`,
+		"A rule's retry (not with a redirect or fixed_response) takes attempts in 1-10"},
+	{modules.LoadBalancer, "rules", `[{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }], retry = { attempts = 11 } }]`,
+		"A rule's retry (not with a redirect or fixed_response) takes attempts in 1-10"},
 }
 
 // httpsListener is a valid https listener on 443.
@@ -258,7 +264,9 @@ provider "example" {
 			`{ name = "moved", listener_port = 80, priority = 3, path_type = "prefix", path = "/old", redirect = { status_code = 302, path_prefix = "/new" } }, ` +
 			`{ name = "gone", listener_port = 80, priority = 4, redirect = { status_code = 301, path = "/" } }, ` +
 			`{ name = "h2c", listener_port = 80, priority = 5, backends = [{ target_pool_id = "tp-a", port = 30002, protocol = "h2c" }, ` +
-			`{ target_pool_id = "tp-a", port = 30003, protocol = "http" }] }]`,
+			`{ target_pool_id = "tp-a", port = 30003, protocol = "http" }] }, ` +
+			`{ name = "patient", listener_port = 80, priority = 6, backends = [{ target_pool_id = "tp-a", port = 30004 }], ` +
+			`timeouts = { request_ms = 10000, backend_request_ms = 0 }, retry = { attempts = 2, status_codes = [502, 503], backoff_ms = 100 } }]`,
 	})
 	call("valid_certificates", modules.Certificates, nil)
 	call("valid_routes", modules.Routes, nil)

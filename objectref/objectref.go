@@ -37,9 +37,10 @@ const (
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
 	// KindHTTPRoute is a Gateway API HTTPRoute: not planned itself (its
-	// Gateway is), but what makes references (tenancy); so are TLSRoutes,
-	// TCPRoutes and UDPRoutes.
+	// Gateway is), but what makes references (tenancy); so are GRPCRoutes,
+	// TLSRoutes, TCPRoutes and UDPRoutes.
 	KindHTTPRoute = "HTTPRoute"
+	KindGRPCRoute = "GRPCRoute"
 	KindTLSRoute  = "TLSRoute"
 	KindTCPRoute  = "TCPRoute"
 	KindUDPRoute  = "UDPRoute"

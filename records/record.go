@@ -125,6 +125,7 @@ const (
 	ResourceSecrets    = "secrets"
 	ResourceGateways   = "gateways"
 	ResourceHTTPRoutes = "httproutes"
+	ResourceGRPCRoutes = "grpcroutes"
 	ResourceTLSRoutes  = "tlsroutes"
 	ResourceTCPRoutes  = "tcproutes"
 	ResourceUDPRoutes  = "udproutes"
@@ -134,7 +135,7 @@ const (
 // inputKinds name an Input's resource for people.
 var inputKinds = map[string]string{
 	ResourceServices: "Service", ResourceSecrets: "Secret",
-	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute",
+	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute", ResourceGRPCRoutes: "GRPCRoute",
 	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
 }
 

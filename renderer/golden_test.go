@@ -35,8 +35,8 @@ func withConfig(f func(*Config)) Config {
 
 // testGateway has an http listener on 80 with two routes' rules (one
 // with a query parameter and response header changes, one weighted
-// between an h2c backend and an HTTP/1.1 one and rewritten, one
-// redirect), an https one on 443 and a tcp one.
+// between an h2c backend and an HTTP/1.1 one, rewritten, with timeouts
+// and a retry, one redirect), an https one on 443 and a tcp one.
 func testGateway() lbmodel.LoadBalancer {
 	return lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
 		Listeners: []lbmodel.Listener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
@@ -49,7 +49,9 @@ func testGateway() lbmodel.LoadBalancer {
 				Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80, Protocol: "h2c"},
 					{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
 				RequestHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"X-Route": "web"}},
-				Rewrite:        &lbmodel.URLRewrite{Hostname: "web.internal", PathPrefix: "/"}},
+				Rewrite:        &lbmodel.URLRewrite{Hostname: "web.internal", PathPrefix: "/"},
+				Timeouts:       &lbmodel.Timeouts{RequestMS: 10000, BackendRequestMS: 2500},
+				Retry:          &lbmodel.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100}},
 			{Name: "team-b/old/0.0:80@any", ListenerPort: 80, Priority: 3, PathType: "prefix", Path: "/",
 				Redirect: &lbmodel.HTTPRedirect{Scheme: "https", PathPrefix: "/", StatusCode: 301}},
 		}}

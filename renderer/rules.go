@@ -79,7 +79,32 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	if h := r.ResponseHeaders; h != nil {
 		attrs["response_headers"] = headerChangesValue(*h)
 	}
+	if t := r.Timeouts; t != nil {
+		timeouts := map[string]cty.Value{}
+		setMS(timeouts, "request_ms", t.RequestMS)
+		setMS(timeouts, "backend_request_ms", t.BackendRequestMS)
+		attrs["timeouts"] = cty.ObjectVal(timeouts)
+	}
+	if rt := r.Retry; rt != nil {
+		retry := map[string]cty.Value{"attempts": cty.NumberIntVal(int64(rt.Attempts))}
+		if len(rt.StatusCodes) > 0 {
+			codes := make([]cty.Value, len(rt.StatusCodes))
+			for i, c := range rt.StatusCodes {
+				codes[i] = cty.NumberIntVal(int64(c))
+			}
+			retry["status_codes"] = cty.ListVal(codes)
+		}
+		setMS(retry, "backoff_ms", rt.BackoffMS)
+		attrs["retry"] = cty.ObjectVal(retry)
+	}
 	return cty.ObjectVal(attrs)
+}
+
+// setMS sets a duration in milliseconds in attrs, unless it is 0 (none).
+func setMS(attrs map[string]cty.Value, name string, ms int) {
+	if ms != 0 {
+		attrs[name] = cty.NumberIntVal(int64(ms))
+	}
 }
 
 // setPaths sets a redirect's or rewrite's path and path_prefix in attrs,

@@ -54,6 +54,6 @@ func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, in GatewayInputs, kind str
 
 // routeResources are the API resources of the route kinds.
 var routeResources = map[string]string{
-	objectref.KindHTTPRoute: records.ResourceHTTPRoutes, objectref.KindTLSRoute: records.ResourceTLSRoutes,
+	objectref.KindHTTPRoute: records.ResourceHTTPRoutes, objectref.KindGRPCRoute: records.ResourceGRPCRoutes, objectref.KindTLSRoute: records.ResourceTLSRoutes,
 	objectref.KindTCPRoute: records.ResourceTCPRoutes, objectref.KindUDPRoute: records.ResourceUDPRoutes,
 }

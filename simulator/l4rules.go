@@ -36,7 +36,8 @@ func pickListener(ls []exampleapi.Listener, port int, protocol, portField, proto
 // listener matches only host names, against the SNI name; tcp and udp
 // have nothing to match, so their rules have no conditions. Neither sees
 // an HTTP request, so both only forward: no redirect, no fixed response,
-// no header changes, no rewrite, no backend protocol.
+// no header changes, no rewrite, no timeouts or retry, no backend
+// protocol.
 func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 	if routing.IsHTTP(l) {
 		return nil
@@ -69,6 +70,10 @@ func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 		return invalid(f+".response_headers", "%s: a connection through it has no HTTP headers to change", on)
 	case r.Rewrite != nil:
 		return invalid(f+".rewrite", "%s: a connection through it has no HTTP request to rewrite", on)
+	case r.Timeouts != nil:
+		return invalid(f+".timeouts", "%s: a connection through it has no HTTP request to time", on)
+	case r.Retry != nil:
+		return invalid(f+".retry", "%s: a connection through it has no HTTP request to send again", on)
 	}
 	for k, b := range r.Backends {
 		if b.Protocol != "" {

@@ -267,6 +267,18 @@ func TestRulesValidation(t *testing.T) {
 		{"tcp listener with a rewrite", "rules[0].rewrite", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Rewrite = 5432, &exampleapi.Rewrite{Hostname: "a.example"}
 		}, nil},
+		{"tcp listener with timeouts", "rules[0].timeouts", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Timeouts = 5432, &exampleapi.Timeouts{RequestMS: 500}
+		}, nil},
+		{"tcp listener with a retry", "rules[0].retry", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Retry = 5432, &exampleapi.Retry{Attempts: 2}
+		}, nil},
+		{"request timeout out of range", "rules[0].timeouts.request_ms", func(r *exampleapi.Rule) {
+			r.Timeouts = &exampleapi.Timeouts{RequestMS: exampleapi.MaxTimeoutMS + 1}
+		}, nil},
+		{"retry of a 4xx", "rules[0].retry.status_codes[0]", func(r *exampleapi.Rule) {
+			r.Retry = &exampleapi.Retry{Attempts: 2, StatusCodes: []int{404}}
+		}, nil},
 		{"backend protocol", "rules[0].backends[0].protocol", func(r *exampleapi.Rule) { r.Backends[0].Protocol = "http2" }, nil},
 		{"tcp listener with a backend protocol", "rules[0].backends[0].protocol", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Backends[0].Protocol = 5432, exampleapi.BackendH2C

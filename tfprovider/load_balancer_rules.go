@@ -107,6 +107,8 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"response_headers": headerChangesAttribute("Changes to the headers of the rule's answer before the client gets "+
 				"it (the backend's response, the `redirect` or the `fixed_response`): `set`, then `add`, then `remove` (`http` "+
 				"and `https` listeners only).", "the response"),
+			"timeouts": ruleTimeoutsAttribute(),
+			"retry":    ruleRetryAttribute(),
 		}},
 	}
 }
@@ -327,6 +329,8 @@ type ruleModel struct {
 	RequestHeaders   types.Object `tfsdk:"request_headers"`
 	ResponseHeaders  types.Object `tfsdk:"response_headers"`
 	Rewrite          types.Object `tfsdk:"rewrite"`
+	Timeouts         types.Object `tfsdk:"timeouts"`
+	Retry            types.Object `tfsdk:"retry"`
 }
 
 type ruleBackendModel struct {
@@ -384,7 +388,7 @@ var (
 		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
 		"query_params": stringMapType, "backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
 		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType, "response_headers": headerChangesType,
-		"rewrite": ruleRewriteType,
+		"rewrite": ruleRewriteType, "timeouts": ruleTimeoutsType, "retry": ruleRetryType,
 	}}
 )
 
@@ -453,6 +457,7 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 	}
 	out.RequestHeaders = headerChangesToAPI(ctx, r.RequestHeaders, diags)
 	out.ResponseHeaders = headerChangesToAPI(ctx, r.ResponseHeaders, diags)
+	out.Timeouts, out.Retry = timeoutsToAPI(ctx, r.Timeouts, diags), retryToAPI(ctx, r.Retry, diags)
 	return out
 }
 
@@ -580,6 +585,7 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		"headers": headers(r.Headers, prior.Headers), "query_params": headers(params, prior.QueryParams), "backends": backends,
 		"redirect": redirect, "fixed_response": fixed, "request_headers": changes(r.RequestHeaders, prior.RequestHeaders),
 		"response_headers": changes(r.ResponseHeaders, prior.ResponseHeaders), "rewrite": rewrite,
+		"timeouts": timeoutsFromAPI(r.Timeouts, prior.Timeouts, diags), "retry": retryFromAPI(r.Retry, prior.Retry, diags),
 	}, diags)
 }
 

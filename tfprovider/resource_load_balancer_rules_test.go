@@ -40,7 +40,9 @@ func fullRules() []exampleapi.Rule {
 				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}},
 			ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "Cache-Control", Value: "no-store"}},
 				Add: []exampleapi.HeaderMatch{{Name: "X-Served-By", Value: "gw"}}, Remove: []string{"Server"}},
-			Rewrite: &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"}},
+			Rewrite:  &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"},
+			Timeouts: &exampleapi.Timeouts{RequestMS: 10000, BackendRequestMS: 2500},
+			Retry:    &exampleapi.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100}},
 		{Name: "moved", ListenerPort: 80, Priority: 20, PathType: "prefix", Path: "/old",
 			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, PathPrefix: "/new", StatusCode: 301}},
 		{Name: "bare", ListenerPort: 443, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
@@ -345,6 +347,18 @@ func TestValidateRules(t *testing.T) {
 			`600 is not a fixed response code`},
 		{"too many removed", http80JSON, oneRule(`"request_headers": {"remove": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d"`, i) }) + `]},`),
 			`rules["r"].request_headers.remove`, `list must contain at most 16 elements`},
+		{"tcp timeouts", tcp80JSON, oneRule(`"timeouts": {"request_ms": 500},`), `rules["r"].timeouts`,
+			`Rule action not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections to backends: it takes no timeouts`},
+		{"tls retry", tls80JSON, oneRule(`"retry": {"attempts": 1},`), `rules["r"].retry`, `it takes no retry`},
+		{"request timeout", http80JSON, oneRule(`"timeouts": {"request_ms": 3600001},`), `rules["r"].timeouts.request_ms`,
+			`value must be between 0 and 3600000, got: 3600001`},
+		{"backend timeout past the request's", http80JSON, oneRule(`"timeouts": {"request_ms": 500, "backend_request_ms": 600},`),
+			`rules["r"].timeouts.backend_request_ms`, `Backend timeout past the request's: Rule "r" has backend_request_ms = 600, longer than request_ms = 500`},
+		{"timeouts of a redirect", http80JSON, oneRule(`"redirect": {"status_code": 302}, "timeouts": {"request_ms": 500},`),
+			`rules["r"].timeouts`, `Conflicting rule timeouts: Rule "r" has timeouts and a redirect`},
+		{"retry attempts", http80JSON, oneRule(`"retry": {"attempts": 11},`), `rules["r"].retry.attempts`, `value must be between 1 and 10, got: 11`},
+		{"retry of a 4xx", http80JSON, oneRule(`"retry": {"attempts": 1, "status_codes": [429]},`), `rules["r"].retry.status_codes[0]`,
+			`value must be between 500 and 599, got: 429`},
 		{"backend protocol", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "h2"}],`),
 			`rules["r"].backends[0].protocol`, `value must be one of: ["http" "h2c"]`},
 		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
@@ -395,7 +409,8 @@ func TestValidateRulesValid(t *testing.T) {
 			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0, "protocol": "h2c"}, {"target_pool_id": "tp-a", "port": 30002, "protocol": "http"}],
 			"query_params": {"animal": "whale", "ANIMAL": "Whale"},
 			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]},
-			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]}},
+			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]},
+			"timeouts": {"request_ms": 500, "backend_request_ms": 500}, "retry": {"attempts": 10, "status_codes": [500, 599], "backoff_ms": 0}},
 		"moved": {"listener_port": 80, "priority": 20, "backends": [], "path_type": "prefix", "path": "/old",
 			"redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "path_prefix": "/new", "status_code": 302},
 			"response_headers": {"set": {"Cache-Control": "no-store"}}},
@@ -587,8 +602,9 @@ resource "example_load_balancer" "web" {
 
 // gatewayRules are three rules: /api?v=1 of a.example to pool a (as
 // api.internal/v2, in apiProtocol), /web of a.example shared by weight
-// between pools a and b, and old.example redirected to /moved (at
-// priority redirectPriority).
+// between pools a and b (with timeouts, and a retry of weightA/40
+// attempts), and old.example redirected to /moved (at priority
+// redirectPriority).
 func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string) string {
 	return fmt.Sprintf(`{
     api   = %s
@@ -601,7 +617,8 @@ func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string) st
 		httpRule(20, "a.example", "/web", `headers = {}`, fmt.Sprintf(`backends = [
         { target_pool_id = example_target_pool.a.id, port = 30002, weight = %d },
         { target_pool_id = example_target_pool.b.id, port = 30003, weight = %d },
-      ]`, weightA, weightB)),
+      ]`, weightA, weightB), `timeouts = { request_ms = 10000, backend_request_ms = 0 }`,
+			fmt.Sprintf(`retry = { attempts = %d, status_codes = [502, 503], backoff_ms = 100 }`, weightA/40)),
 		httpRule(redirectPriority, "old.example", "", `redirect = { scheme = "https", hostname = "new.example", path = "/moved", status_code = 301 }`))
 }
 
@@ -699,6 +716,9 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				stateIs(lbAddr, "rules.api.response_headers", object{"set": nil, "add": mapOf{"Cache-Control": "no-store"}, "remove": nil}),
 				stateIs(lbAddr, "rules.web.headers", mapLen(0)),
 				stateIs(lbAddr, "rules.web.backends.0.weight", 80),
+				stateIs(lbAddr, "rules.web.timeouts", object{"request_ms": 10000, "backend_request_ms": 0}),
+				stateIs(lbAddr, "rules.web.retry", object{"attempts": 2, "status_codes": listOf(502, 503), "backoff_ms": 100}),
+				stateIs(lbAddr, "rules.api.timeouts", nil),
 				stateIs(lbAddr, "rules.api.backends.0.protocol", "h2c"),
 				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20, "protocol": nil}),
 				stateSame(rulesPoolB, "id", lbAddr, "rules.web.backends.1.target_pool_id"),
@@ -710,7 +730,8 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
 					if len(lb.Rules) != 3 || lb.Rules[0].Name != "api" || lb.Rules[2].Name != "moved" ||
-						lb.Rules[0].Backends[0].Protocol != exampleapi.BackendH2C {
+						lb.Rules[0].Backends[0].Protocol != exampleapi.BackendH2C ||
+						*lb.Rules[1].Timeouts != (exampleapi.Timeouts{RequestMS: 10000}) || lb.Rules[1].Retry.Attempts != 2 {
 						return fmt.Errorf("API rules %+v", lb.Rules)
 					}
 					return nil
@@ -728,14 +749,16 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				}),
 			),
 		},
-		// The empty headers = {} is configuration the cloud cannot hold.
-		importStep(lbAddr, "rules.web.headers"),
+		// The empty headers = {} and a timeout of 0 (none) are
+		// configuration the cloud cannot hold.
+		importStep(lbAddr, "rules.web.headers", "rules.web.timeouts.backend_request_ms"),
 		{
 			// One weight, one priority and a protocol: the rules change in place.
 			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25, "http")),
 			ConfigPlanChecks: beforeApply(
 				planUpdate(lbAddr),
 				planIs(lbAddr, "rules.web.backends.0.weight", 50),
+				planIs(lbAddr, "rules.web.retry.attempts", 1),
 				planIs(lbAddr, "rules.moved.priority", 25),
 				planIs(lbAddr, "rules.api.backends.0.protocol", "http"),
 			),

@@ -231,7 +231,8 @@ func validateRuleListener(name string, rp path.Path, port int64, protocol string
 // what it sees: connections, not HTTP requests. A tls listener matches
 // only hostnames, against the SNI name; tcp and udp rules have no
 // conditions; none of them can redirect, answer with a fixed response,
-// change headers or choose their backends' protocol.
+// change headers, time or retry requests, or choose their backends'
+// protocol.
 func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
 	if proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS {
 		return
@@ -265,6 +266,8 @@ func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel,
 	action("request_headers", r.RequestHeaders)
 	action("response_headers", r.ResponseHeaders)
 	action("rewrite", r.Rewrite)
+	action("timeouts", r.Timeouts)
+	action("retry", r.Retry)
 	validateL4BackendProtocols(ctx, name, rp.AtName("backends"), r.Backends, key, proto, resp)
 }
 
@@ -314,6 +317,7 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 	validatePathPrefix(name, rp.AtName("redirect"), r.Redirect, r.PathType, resp)
 	validatePathPrefix(name, rp.AtName("rewrite"), r.Rewrite, r.PathType, resp)
 	validateFixedResponse(name, rp, r, resp)
+	validateTimeoutsAndRetry(ctx, name, rp, r, resp)
 	validateRuleBackends(ctx, name, rp.AtName("backends"), r.Backends, resp)
 	validateHeaderNames(name, rp.AtName("headers"), r.Headers, resp)
 	validateHeaderChanges(ctx, name, rp.AtName("request_headers"), r.RequestHeaders, resp)

@@ -6,9 +6,10 @@
 // key (TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: a Secret volume's files, as
 // echo-basic reads them) it answers HTTPS too, on HTTPS_PORT (8443);
 // with TCP_ECHO_PORT and UDP_ECHO_PORT it also echoes TCP connections and
-// UDP datagrams. With TCP_ECHO_SERVER or UDP_ECHO_SERVER it is instead
-// echo-basic's TCP or UDP server, upstream's own code (what the suite's
-// TCPRoute and UDPRoute tests speak to). With EXAMPLE_POD_EXEC it is
+// UDP datagrams. With TCP_ECHO_SERVER, UDP_ECHO_SERVER or GRPC_ECHO_SERVER
+// it is instead echo-basic's TCP, UDP or gRPC (h2c, on HTTP_PORT or 3000)
+// server, upstream's own code (what the suite's TCPRoute, UDPRoute and
+// GRPCRoute tests speak to). With EXAMPLE_POD_EXEC it is
 // none of these but that command, with its own arguments (CoreDNS, for a
 // container of its image). It first mounts its pod's volumes where its
 // container would see them (internal/podfs).
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
+	"sigs.k8s.io/gateway-api/conformance/echo-basic/grpc"
 	"sigs.k8s.io/gateway-api/conformance/echo-basic/tcpserver"
 	"sigs.k8s.io/gateway-api/conformance/echo-basic/udpechoserver"
 
@@ -69,14 +71,16 @@ func handler(pod, ns string) http.Handler {
 	return mux
 }
 
-// upstreamMode is echo-basic's server for its TCP_ECHO_SERVER or
-// UDP_ECHO_SERVER mode, nil for its HTTP one.
+// upstreamMode is echo-basic's server for its TCP_ECHO_SERVER,
+// UDP_ECHO_SERVER or GRPC_ECHO_SERVER mode, nil for its HTTP one.
 func upstreamMode() func() {
 	switch {
 	case os.Getenv("TCP_ECHO_SERVER") != "":
 		return tcpserver.Main
 	case os.Getenv("UDP_ECHO_SERVER") != "":
 		return udpechoserver.Main
+	case os.Getenv("GRPC_ECHO_SERVER") != "":
+		return grpc.Main
 	}
 	return nil
 }

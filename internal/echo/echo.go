@@ -40,9 +40,20 @@ type TLSInfo struct {
 	ServerName string `json:"serverName"`
 }
 
-// Handler answers every request with its Answer, as pod of namespace.
+// Handler answers every request with its Answer, as pod of namespace,
+// after echo-basic's ?delay= and its /retry/ simulation.
 func Handler(pod, namespace string) http.Handler {
+	tries := &retries{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// echo-basic's simulations (simulate.go): a failing try, a slow
+		// answer.
+		if isRetryPath(r.URL.Path) && tries.fail(w, r) {
+			return
+		}
+		if !delay(r, "delay") {
+			http.Error(w, "bad delay", http.StatusInternalServerError)
+			return
+		}
 		a := Answer{Path: r.RequestURI, Host: r.Host, Method: r.Method, Proto: r.Proto, Headers: r.Header,
 			Namespace: namespace, Pod: pod, RemoteAddr: r.RemoteAddr}
 		if _, port, err := net.SplitHostPort(localAddr(r)); err == nil {

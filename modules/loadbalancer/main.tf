@@ -37,6 +37,8 @@ locals {
     request_headers   = r.request_headers
     response_headers  = r.response_headers
     rewrite           = r.rewrite
+    timeouts          = r.timeouts
+    retry             = r.retry
   } }
 }
 

@@ -299,6 +299,15 @@ variable "rules" {
       path        = optional(string)
       path_prefix = optional(string)
     }))
+    timeouts = optional(object({
+      request_ms         = optional(number)
+      backend_request_ms = optional(number)
+    }))
+    retry = optional(object({
+      attempts     = number
+      status_codes = optional(list(number))
+      backoff_ms   = optional(number)
+    }))
   }))
   default  = []
   nullable = false
@@ -352,11 +361,12 @@ variable "rules" {
       contains(["http", "https"], p) || (
         r.path_type == null && r.path == null && r.method == null && length(coalesce(r.headers, {})) == 0 &&
         length(coalesce(r.query_params, {})) == 0 && r.redirect == null && r.fixed_response == null &&
-        r.request_headers == null && r.response_headers == null && r.rewrite == null && (p == "tls" || length(coalesce(r.hostnames, [])) == 0) &&
+        r.request_headers == null && r.response_headers == null && r.rewrite == null && r.timeouts == null && r.retry == null &&
+        (p == "tls" || length(coalesce(r.hostnames, [])) == 0) &&
         alltrue([for b in coalesce(r.backends, []) : b.protocol == null])
       )
     ])])
-    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol: no redirect, fixed_response, request_headers, response_headers or rewrite) and take no path_type, path, method, headers or query_params; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
+    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol: no redirect, fixed_response, request_headers, response_headers, rewrite, timeouts or retry) and take no path_type, path, method, headers or query_params; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
   }
 
   # Names are tokens, as header names (Gateway API's); compared as written.
@@ -424,6 +434,26 @@ variable "rules" {
       b.weight == floor(b.weight) && b.weight >= 0 && b.weight <= 1000000 && contains(["http", "h2c"], coalesce(b.protocol, "http")),
     false)]]))
     error_message = "Every rule backend needs a target_pool_id (tp-...), a whole port in 1-65535 (0 for a pool of target type ip, whose targets carry their ports), a whole weight in 0-1000000 and a protocol http, h2c or null (http)."
+  }
+
+  # Timeouts and retries bound and repeat what a rule forwards: not with
+  # a redirect or a fixed_response. Terraform's || evaluates both sides,
+  # so a comparison with a null is guarded by a condition.
+  validation {
+    condition = alltrue([for r in var.rules : r.timeouts == null ? true : r.redirect == null && r.fixed_response == null && alltrue([
+      for ms in [r.timeouts.request_ms, r.timeouts.backend_request_ms] : ms == null ? true : try(ms == floor(ms) && ms >= 0 && ms <= 3600000, false)
+      ]) && (r.timeouts.request_ms == null || r.timeouts.backend_request_ms == null ? true : try(
+    r.timeouts.request_ms == 0 || r.timeouts.backend_request_ms <= r.timeouts.request_ms, false))])
+    error_message = "A rule's timeouts (not with a redirect or fixed_response) take request_ms and backend_request_ms as whole milliseconds in 1-3600000 (0 or null: none), backend_request_ms at most request_ms."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : r.retry == null ? true : r.redirect == null && r.fixed_response == null && try(
+      r.retry.attempts == floor(r.retry.attempts) && r.retry.attempts >= 1 && r.retry.attempts <= 10 &&
+      (r.retry.backoff_ms == null ? true : r.retry.backoff_ms == floor(r.retry.backoff_ms) && r.retry.backoff_ms >= 0 && r.retry.backoff_ms <= 60000) &&
+      length(distinct(coalesce(r.retry.status_codes, []))) == length(coalesce(r.retry.status_codes, [])) &&
+    alltrue([for c in coalesce(r.retry.status_codes, []) : c == floor(c) && c >= 500 && c <= 599]), false)])
+    error_message = "A rule's retry (not with a redirect or fixed_response) takes attempts in 1-10 (tries after the first), distinct status_codes in 500-599 and backoff_ms in 0-60000."
   }
 }
 

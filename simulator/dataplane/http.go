@@ -120,25 +120,27 @@ func (s *Server) handler(k socketKey) http.Handler {
 			http.Error(w, http.StatusText(d.Status), d.Status)
 			return
 		}
-		t, b, ok := v.pick(lb, l, d)
-		if !ok {
-			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-			return
-		}
-		s.forward(w, r, lb.ID, t, b, d)
+		s.forwardTries(w, r, v, lb, l, d)
 	})
 }
 
 // forward proxies r to target t's port of backend b, in b's protocol,
 // its host, path and headers and the response's headers changed as d
-// says; the request is cut if t leaves the plane without draining.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, b exampleapi.RuleBackend, d routing.Decision) {
+// says; the request is cut if t leaves the plane without draining, or
+// when backendTimeout (0: none) runs out. A failed try that again says
+// to retry (its status, or 0 for no answer) is not answered: forward
+// tells so, and the caller tries again.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t Target, b exampleapi.RuleBackend, d routing.Decision,
+	backendTimeout time.Duration, again func(status int) bool) (retry bool) {
 	ctx, cancel := context.WithCancel(r.Context())
+	if backendTimeout > 0 {
+		ctx, cancel = context.WithTimeout(r.Context(), backendTimeout)
+	}
 	defer cancel()
 	done, kept := s.track(lbID, t, cancel)
 	if !kept {
 		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
-		return
+		return false
 	}
 	defer done()
 	to := &url.URL{Scheme: "http", Host: t.at(b.Port)}
@@ -153,19 +155,42 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 			routing.ModifyHeaders(pr.Out.Header, d.Modifier)
 		},
 		ModifyResponse: func(res *http.Response) error {
+			if again(res.StatusCode) {
+				return errRetry // the proxy closes its body and answers nothing
+			}
 			routing.ModifyHeaders(res.Header, d.ResponseModifier)
 			return nil
 		},
 		Transport: transports[cmp.Or(b.Protocol, exampleapi.BackendHTTP)],
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			status := http.StatusBadGateway
-			if errors.Is(err, context.Canceled) {
-				status = http.StatusServiceUnavailable
+			status := failedStatus(r.Context(), ctx, err)
+			if errors.Is(err, errRetry) || again(status) {
+				retry = true
+				return
 			}
+			status = cmp.Or(status, http.StatusBadGateway)
 			http.Error(w, http.StatusText(status), status)
 		},
 	}
 	rp.ServeHTTP(w, r.WithContext(ctx))
+	return retry
+}
+
+// errRetry is a try's answer that is sent again instead.
+var errRetry = errors.New("retried")
+
+// failedStatus is the answer to a try that failed with err, under the
+// request's context and the try's own: 504 past a timeout, 503 for a
+// target cut from the plane (or a client gone), and 0 (no answer) when
+// the target did not answer.
+func failedStatus(request, try context.Context, err error) int {
+	switch {
+	case errors.Is(request.Err(), context.DeadlineExceeded), errors.Is(try.Err(), context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	case errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable
+	}
+	return 0
 }
 
 // certificate picks an https listener's certificate by the client's SNI

@@ -43,6 +43,10 @@ type Decision struct {
 	// RewriteHost and RewritePath are the Host and path the request is
 	// forwarded with, when the rule rewrites them ("" keeps them).
 	RewriteHost, RewritePath string
+	// Timeouts and Retry are the rule's, for the data plane (status 200
+	// only).
+	Timeouts *exampleapi.Timeouts
+	Retry    *exampleapi.Retry
 }
 
 // PoolTargets counts the targets of target pool id that take requests.
@@ -116,6 +120,7 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 	default:
 		d.Status, d.Headers, d.Modifier, d.ResponseModifier = http.StatusOK, headers(r.RequestHeaders), r.RequestHeaders, r.ResponseHeaders
 		d.RewriteHost, d.RewritePath = rewrite(r, req.Path)
+		d.Timeouts, d.Retry = r.Timeouts, r.Retry
 	}
 	return d, nil
 }

@@ -43,7 +43,7 @@ const conformanceClass = "gateway-conformance"
 
 // conformanceProfiles are the suite's profiles run here, whole.
 var conformanceProfiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayTLSConformanceProfile,
-	suite.GatewayTCPConformanceProfile, suite.GatewayUDPConformanceProfile}
+	suite.GatewayTCPConformanceProfile, suite.GatewayUDPConformanceProfile, suite.GatewayGRPCConformanceProfile}
 
 // notRunnable are the tests of those profiles, of features the
 // GatewayClass claims, that cannot run here, and why: they are listed by
@@ -51,20 +51,21 @@ var conformanceProfiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanc
 var notRunnable = map[string]string{}
 
 // The upstream Gateway API conformance suite (sigs.k8s.io/gateway-api/
-// conformance, profiles GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-TCP and
-// GATEWAY-UDP, whole) against the real controller on a real API server,
-// with kube-controller-manager, kube-scheduler and kwok making the suite's
-// Deployments Ready on a fake node, and traffic: the load balancers serve
-// their addresses (the simulator's data plane) and forward to pods whose
-// processes answer (internal/clustertraffic: example-echo for echo-basic,
-// CoreDNS for coredns). Its Setup (base Gateways Accepted and Programmed
+// conformance, profiles GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-TCP,
+// GATEWAY-UDP and GATEWAY-GRPC, whole) against the real controller on a
+// real API server, with kube-controller-manager, kube-scheduler and kwok
+// making the suite's Deployments Ready on a fake node, and traffic: the
+// load balancers serve their addresses (the simulator's data plane) and
+// forward to pods whose processes answer (internal/clustertraffic:
+// example-echo for echo-basic, in its gRPC mode too; CoreDNS for
+// coredns). Its Setup (base Gateways Accepted and Programmed
 // through terraform, pods Ready) and every test of those profiles whose
 // features the class claims, chosen with the suite's own test list so
 // that nothing shows as a skip. Its report and the list of tests not run
 // (with why) are kept in docs/gateway-conformance/ (-update rewrites them;
 // a run that differs fails).
 func TestGatewayConformance(t *testing.T) {
-	testsize.SkipShort(t, "the upstream suite's four profiles, with kube-controller-manager, kube-scheduler, kwok and traffic")
+	testsize.SkipShort(t, "the upstream suite's five profiles, with kube-controller-manager, kube-scheduler, kwok and traffic")
 	t.Parallel()
 	e := newEnv(t, options{gatewayAPI: true, traffic: true})
 	e.addNode("node-a", "ex-west-1a") // kwok plays its kubelet

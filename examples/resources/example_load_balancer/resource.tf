@@ -64,12 +64,16 @@ resource "example_load_balancer" "gateway" {
       listener_port = 80, priority = 10, hostnames = ["a.example"], path_type = "prefix", path = "/api"
       backends      = [{ target_pool_id = example_target_pool.workers.id, port = 30001, protocol = "h2c" }]
     }
+    # 504 past 10 s (each try past 2.5 s); a 502 or 503 is tried twice
+    # more, 100 ms apart.
     "web" = {
       listener_port = 80, priority = 20, hostnames = ["a.example"], path_type = "prefix", path = "/web"
       backends = [
         { target_pool_id = example_target_pool.workers.id, port = 30002, weight = 80 },
         { target_pool_id = example_target_pool.workers.id, port = 30003, weight = 20 },
       ]
+      timeouts = { request_ms = 10000, backend_request_ms = 2500 }
+      retry    = { attempts = 2, status_codes = [502, 503], backoff_ms = 100 }
     }
     "moved" = {
       listener_port = 80, priority = 30, hostnames = ["old.example"]

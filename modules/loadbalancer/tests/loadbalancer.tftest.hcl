@@ -494,3 +494,64 @@ run "backend_protocol_on_a_tcp_listener" {
 
   expect_failures = [var.rules]
 }
+
+run "timeouts_and_retry" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name     = "slow", listener_port = 80, priority = 10, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+        timeouts = { request_ms = 500, backend_request_ms = 200 },
+      retry = { attempts = 3, status_codes = [500, 503] } },
+      { name = "plain", listener_port = 80, priority = 20, backends = [{ target_pool_id = "tp-a", port = 30001 }] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["slow"].timeouts.request_ms == 500 &&
+      example_load_balancer.this.rules["slow"].timeouts.backend_request_ms == 200 &&
+      example_load_balancer.this.rules["slow"].retry.attempts == 3 &&
+      example_load_balancer.this.rules["slow"].retry.status_codes[1] == 503 &&
+      example_load_balancer.this.rules["slow"].retry.backoff_ms == null &&
+      example_load_balancer.this.rules["plain"].timeouts == null && example_load_balancer.this.rules["plain"].retry == null
+    )
+    error_message = "A rule's timeouts and retry must pass through, null where unset."
+  }
+}
+
+run "backend_timeout_past_the_request_timeout" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    timeouts = { request_ms = 500, backend_request_ms = 600 } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "retry_of_a_4xx" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    retry = { attempts = 2, status_codes = [429] } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "timeouts_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    timeouts = { request_ms = 500 } }]
+  }
+
+  expect_failures = [var.rules]
+}
