@@ -53,13 +53,23 @@ func listen(t *testing.T, network, addr string) net.Listener {
 	return ln
 }
 
-// httpBackend serves echo answers as pod at addr.
-func httpBackend(t *testing.T, addr, pod string) {
+// serve serves srv at addr in the namespace until the test ends.
+func serve(t *testing.T, addr string, srv *http.Server) {
 	t.Helper()
-	srv := &http.Server{Handler: echo.Handler(pod, "test"), ReadHeaderTimeout: 5 * time.Second}
 	ln := listen(t, "tcp", addr)
 	go func() { _ = srv.Serve(ln) }() // ends with Close
 	t.Cleanup(func() { _ = srv.Close() })
+}
+
+// server is a test backend's server of h.
+func server(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+}
+
+// httpBackend serves echo answers as pod at addr.
+func httpBackend(t *testing.T, addr, pod string) {
+	t.Helper()
+	serve(t, addr, server(echo.Handler(pod, "test")))
 }
 
 // newLB is load balancer id as applied, with listeners ls and rules.

@@ -26,10 +26,7 @@ var h2cClient = func() *http.Client {
 // h2c port).
 func h2cBackend(t *testing.T, addr, pod string) {
 	t.Helper()
-	srv := echo.H2CServer(echo.Handler(pod, "test"))
-	ln := listen(t, "tcp", addr)
-	go func() { _ = srv.Serve(ln) }() // ends with Close
-	t.Cleanup(func() { _ = srv.Close() })
+	serve(t, addr, echo.H2CServer(echo.Handler(pod, "test")))
 }
 
 // protoGet is GET url through c: the status, the protocol the client
@@ -46,13 +43,10 @@ func protoGet(t *testing.T, c *http.Client, url string) (status int, client, bac
 // goes through.
 func TestHTTPSpeaksEachBackendsProtocol(t *testing.T) {
 	h2cBackend(t, "10.0.0.1:30081", "h2")
-	ws := listen(t, "tcp", "10.0.0.2:30080")
 	mux := http.NewServeMux()
 	mux.Handle("/ws", websocket.Handler(func(c *websocket.Conn) { _, _ = io.Copy(c, c) }))
 	mux.Handle("/", echo.Handler("h1", "test"))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ws) }() // ends with Close
-	t.Cleanup(func() { _ = srv.Close() })
+	serve(t, "10.0.0.2:30080", server(mux))
 	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}},
 		[]exampleapi.Rule{
 			{ListenerPort: 80, Priority: 1, PathType: exampleapi.PathPrefix, Path: "/h2c",

@@ -19,9 +19,7 @@ func healthEndpoint(t *testing.T, addr string, ok *atomic.Bool) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 	})}
-	ln := listen(t, "tcp", addr)
-	go func() { _ = srv.Serve(ln) }() // ends with Close
-	t.Cleanup(func() { _ = srv.Close() })
+	serve(t, addr, srv)
 }
 
 // Targets are probed by the load balancer's health check: one that fails

@@ -30,10 +30,7 @@ func TestHTTPTimeouts(t *testing.T) {
 			cut.Add(1)
 		}
 	})
-	backend := listen(t, "tcp", "10.0.0.1:30080")
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(backend) }() // ends with Close
-	t.Cleanup(func() { _ = srv.Close() })
+	serve(t, "10.0.0.1:30080", server(mux))
 	pool := []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 1}}
 	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}, []exampleapi.Rule{
 		{ListenerPort: 80, Priority: 1, PathType: exampleapi.PathPrefix, Path: "/slow/request", Backends: pool,
@@ -94,10 +91,7 @@ func TestHTTPRetries(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	backend := listen(t, "tcp", "10.0.0.1:30080")
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(backend) }() // ends with Close
-	t.Cleanup(func() { _ = srv.Close() })
+	serve(t, "10.0.0.1:30080", server(mux))
 	pool := []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 1}}
 	lb := newLB("lb-1", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}, []exampleapi.Rule{
 		{ListenerPort: 80, Priority: 1, PathType: exampleapi.PathPrefix, Path: "/retry/500", Backends: pool,
