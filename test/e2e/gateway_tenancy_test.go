@@ -72,7 +72,7 @@ func TestGatewayTenancy(t *testing.T) {
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
 			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	resources := []string{"httproutes", "tcproutes", "referencegrants"}
+	resources := []string{"httproutes", "grpcroutes", "tcproutes", "referencegrants"}
 	_, alice := e.gatewayTenant(t, "team-a", "alice", resources...)
 	// Mallory may also run her team's own Gateways.
 	malloryUser, mallory := e.gatewayTenant(t, "team-b", "mallory", append(resources, "gateways")...)
@@ -155,6 +155,37 @@ func TestGatewayTenancy(t *testing.T) {
 		// mallory's.
 		e.routes(t, lb.ID, 80, "shop.example", "/other", 1, 404, nil)
 		e.noEventMentions(t, "team-b", "team-a")
+	})
+
+	t.Run("a GRPCRoute is held to the host names its namespace holds, as an HTTPRoute is", func(t *testing.T) {
+		// Mallory's gRPC service on alice's host name: refused, and
+		// alice's fence still answers its path.
+		svc := "steal.Shop"
+		grpc := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Name: "steal-grpc"}, Spec: gatewayv1.GRPCRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Namespace: ptr.To(gatewayv1.Namespace("infra")), Name: "gw"}}},
+			Hostnames:       []gatewayv1.Hostname{"shop.example"},
+			Rules: []gatewayv1.GRPCRouteRule{{Matches: []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: &svc}}},
+				BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+					Name: "m", Port: ptr.To(gatewayv1.PortNumber(80))}}}}}}}}
+		_, err := mallory.GatewayV1().GRPCRoutes("team-b").Create(ctx, grpc, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, 60*time.Second, "mallory's GRPCRoute refused its host name", func() error {
+			r, err := admin.GatewayV1().GRPCRoutes("team-b").Get(ctx, "steal-grpc", metav1.GetOptions{})
+			if err != nil || len(r.Status.Parents) != 1 {
+				return fmt.Errorf("%+v, %v", r.Status, err)
+			}
+			c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, "Accepted")
+			if c == nil || c.Reason != "HostnameInUse" || c.ObservedGeneration != r.Generation {
+				return fmt.Errorf("Accepted %+v", c)
+			}
+			if strings.Contains(c.Message, "team-a") {
+				return fmt.Errorf("the refusal names alice's namespace: %s", c.Message)
+			}
+			return nil
+		})
+		e.routes(t, lb.ID, 80, "shop.example", "/"+svc+"/Get", 1, 404, nil)
+		e.noEventMentions(t, "team-b", "team-a")
+		testkit.Must(t, mallory.GatewayV1().GRPCRoutes("team-b").Delete(ctx, "steal-grpc", metav1.DeleteOptions{}))
 	})
 
 	t.Run("a re-created route keeps its host name and its TCP listener", func(t *testing.T) {
