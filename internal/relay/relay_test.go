@@ -11,30 +11,12 @@ import (
 // answer: the target sees the end of the request, answers, and only then
 // is the connection done.
 func TestPipePassesHalfCloses(t *testing.T) {
-	target, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer target.Close()
-	go func() {
-		c, err := target.Accept()
-		if err != nil {
-			return
-		}
+	target := serve(t, func(c net.Conn) {
 		defer c.Close()
 		req, _ := io.ReadAll(c) // until the client's half-close arrives
 		_, _ = io.WriteString(c, "got "+string(req))
-	}()
-	front, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer front.Close()
-	go func() {
-		c, err := front.Accept()
-		if err != nil {
-			return
-		}
+	})
+	front := serve(t, func(c net.Conn) {
 		up, err := DialFrom(c.RemoteAddr(), "tcp", target.Addr().String(), time.Second)
 		if err != nil {
 			_ = c.Close()
@@ -43,7 +25,7 @@ func TestPipePassesHalfCloses(t *testing.T) {
 		Pipe(c, up)
 		_ = c.Close()
 		_ = up.Close()
-	}()
+	})
 	c, err := net.Dial("tcp", front.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -60,4 +42,17 @@ func TestPipePassesHalfCloses(t *testing.T) {
 	if err != nil || string(answer) != "got ping" {
 		t.Fatalf("answer %q, %v", answer, err)
 	}
+}
+
+// serve hands each connection to a loopback listener to handle (with
+// Accept) until the test ends.
+func serve(t *testing.T, handle func(net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go Accept(ln, handle)
+	return ln
 }

@@ -2,11 +2,5 @@ terraform {
   # 1.9: validation conditions may refer to other variables (routes module);
   # both modules keep the same floor so one Terraform runs every workspace.
   required_version = ">= 1.9.0"
-
-  required_providers {
-    example = {
-      source  = "example.com/example/example"
-      version = ">= 0.1.0"
-    }
-  }
+  required_providers { example = { source = "example.com/example/example", version = ">= 0.1.0" } }
 }

@@ -3,11 +3,5 @@ terraform {
   # to name_prefix); every module keeps the same floor so one Terraform runs
   # every workspace.
   required_version = ">= 1.9.0"
-
-  required_providers {
-    example = {
-      source  = "example.com/example/example"
-      version = ">= 0.1.0"
-    }
-  }
+  required_providers { example = { source = "example.com/example/example", version = ">= 0.1.0" } }
 }
