@@ -515,8 +515,10 @@ func TestChartValues(t *testing.T) {
 				if r.APIGroups[0] != "gateway.networking.k8s.io" {
 					continue
 				}
-				reads = reads || slices.Contains(r.Resources, "httproutes") && slices.Contains(r.Resources, "grpcroutes") && slices.Contains(r.Verbs, "watch")
-				writes = writes || slices.Contains(r.Resources, "httproutes/status") && slices.Contains(r.Resources, "grpcroutes/status") && slices.Equal(r.Verbs, []string{"update"})
+				reads = reads || slices.Contains(r.Resources, "httproutes") && slices.Contains(r.Resources, "grpcroutes") &&
+					slices.Contains(r.Resources, "backendtlspolicies") && slices.Contains(r.Resources, "listenersets") && slices.Contains(r.Verbs, "watch")
+				writes = writes || slices.Contains(r.Resources, "httproutes/status") && slices.Contains(r.Resources, "grpcroutes/status") &&
+					slices.Contains(r.Resources, "backendtlspolicies/status") && slices.Contains(r.Resources, "listenersets/status") && slices.Equal(r.Verbs, []string{"update"})
 				finalizes = finalizes || slices.Equal(r.Resources, []string{"gateways"}) && slices.Contains(r.Verbs, "update")
 				// Routes are the tenants': read, never written but their status.
 				if slices.Contains(r.Resources, "httproutes") && slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {

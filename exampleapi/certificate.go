@@ -64,26 +64,9 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var certs []*x509.Certificate
-	for i, b := range blocks {
-		n := i + 1
-		switch {
-		case strings.Contains(b.Type, "PRIVATE KEY"):
-			// Named by its type only: the key must not reach an error.
-			return nil, fmt.Errorf("PEM block %d is a private key (%s); the key goes in private_key_pem, "+
-				"certificate_pem holds certificates only", n, b.Type)
-		case b.Type != "CERTIFICATE":
-			return nil, fmt.Errorf("PEM block %d is a %q block; only CERTIFICATE blocks are accepted", n, b.Type)
-		case n > MaxCertificateChain:
-			return nil, fmt.Errorf("holds more than %d certificates", MaxCertificateChain)
-		case len(b.Headers) > 0:
-			return nil, fmt.Errorf("PEM block %d has headers (%d); a CERTIFICATE block holds the certificate only", n, len(b.Headers))
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("certificate %d is not a valid X.509 certificate: %v", n, err)
-		}
-		certs = append(certs, c)
+	certs, err := certificateBlocks(blocks, MaxCertificateChain, "the key goes in private_key_pem, certificate_pem holds certificates only")
+	if err != nil {
+		return nil, err
 	}
 	for i := 1; i < len(certs); i++ {
 		if err := certs[i-1].CheckSignatureFrom(certs[i]); err != nil {
@@ -96,6 +79,32 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 	default:
 		return nil, fmt.Errorf("the certificate's public key (%s) is not supported (accepted: RSA, ECDSA, Ed25519)",
 			certs[0].PublicKeyAlgorithm)
+	}
+	return certs, nil
+}
+
+// certificateBlocks reads blocks as at most max X.509 certificates,
+// without headers; a private key among them is refused by its type only
+// (the key must not reach an error), with keyAdvice.
+func certificateBlocks(blocks []*pem.Block, max int, keyAdvice string) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for i, b := range blocks {
+		n := i + 1
+		switch {
+		case strings.Contains(b.Type, "PRIVATE KEY"):
+			return nil, fmt.Errorf("PEM block %d is a private key (%s); %s", n, b.Type, keyAdvice)
+		case b.Type != "CERTIFICATE":
+			return nil, fmt.Errorf("PEM block %d is a %q block; only CERTIFICATE blocks are accepted", n, b.Type)
+		case n > max:
+			return nil, fmt.Errorf("holds more than %d certificates", max)
+		case len(b.Headers) > 0:
+			return nil, fmt.Errorf("PEM block %d has headers (%d); a CERTIFICATE block holds the certificate only", n, len(b.Headers))
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("certificate %d is not a valid X.509 certificate: %v", n, err)
+		}
+		certs = append(certs, c)
 	}
 	return certs, nil
 }

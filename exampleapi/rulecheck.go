@@ -96,6 +96,11 @@ func CheckRule(r Rule) error {
 	if err := checkHeaderModifier("response_headers", r.ResponseHeaders); err != nil {
 		return err
 	}
+	if r.CORS != nil {
+		if err := checkCORS(*r.CORS); err != nil {
+			return err
+		}
+	}
 	return checkTimeoutsAndRetry(r)
 }
 
@@ -227,6 +232,13 @@ func checkBackends(bs []RuleBackend) error {
 		case b.Protocol != "" && !slices.Contains(BackendProtocols, b.Protocol):
 			return ruleError(g+".protocol", "unknown backend protocol %q (accepted: %s; empty is %s)", b.Protocol,
 				strings.Join(BackendProtocols, ", "), BackendHTTP)
+		case b.TLS != nil && b.Protocol == BackendH2C:
+			return ruleError(g+".tls", "is exclusive with protocol h2c (HTTP/2 in cleartext); a backend over TLS is spoken to in HTTP/1.1")
+		}
+		if b.TLS != nil {
+			if err := checkBackendTLS(g, *b.TLS); err != nil {
+				return err
+			}
 		}
 		at := RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port}
 		if j, dup := seen[at]; dup {

@@ -149,6 +149,8 @@ type Rule struct {
 	// forward, so neither goes with Redirect or FixedResponse.
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	Retry    *Retry    `json:"retry,omitempty"`
+	// CORS answers browsers' cross-origin requests (cors.go).
+	CORS *CORS `json:"cors,omitempty"`
 }
 
 // HeaderMatch is a header a request must carry with this exact value.
@@ -175,6 +177,10 @@ type RuleBackend struct {
 	// BackendHTTP. Whatever the client spoke, the request is forwarded
 	// in it.
 	Protocol string `json:"protocol,omitempty"`
+	// TLS, when set, re-encrypts to the targets (protocol http only: the
+	// request goes in HTTP/1.1 over TLS) and verifies their certificate
+	// (backendtls.go).
+	TLS *BackendTLS `json:"tls,omitempty"`
 }
 
 // Backend protocols (RuleBackend.Protocol).

@@ -52,6 +52,21 @@ func (u *unit) serves(h string) {
 	}
 }
 
+// admittedBy is the consent of the ListenerSet whose listeners u
+// attached through (nil: it attached to the Gateway's own).
+func (u *unit) admittedBy() *admittance {
+	if len(u.a.listeners) == 0 || u.a.listeners[0].set == nil {
+		return nil
+	}
+	a := &admittance{namespace: u.a.listeners[0].set.Namespace}
+	for _, l := range u.a.listeners {
+		if h := l.hostname(); h != "" {
+			a.hosts = append(a.hosts, h)
+		}
+	}
+	return a
+}
+
 // oldestFirst orders units as routes are admitted: the oldest route,
 // then the first by namespace/name and kind, then its parentRefs in
 // order.
@@ -138,7 +153,7 @@ func (ad *admission) admit(u *unit) {
 	var uses []hostUse
 	if ad.own == OwnershipNamespace {
 		var refused string
-		if uses, refused = ad.l.hostsFor(u.key, u.hosts); refused != "" {
+		if uses, refused = ad.l.hostsFor(u.key, u.hosts, u.admittedBy()); refused != "" {
 			p.Accepted = ad.hostnameInUse(u.key, refused)
 			return
 		}
@@ -175,11 +190,11 @@ func (ad *admission) admit(u *unit) {
 	if ad.own == OwnershipNamespace {
 		ad.l.serve(u.key.Namespace, uses)
 		for _, l := range takes {
-			ad.l.take(l.spec.Name, u.key)
+			ad.l.take(l.id, u.key)
 		}
 	}
 	for _, l := range takes {
-		ad.taken[l.spec.Name] = u.key
+		ad.taken[l.id] = u.key
 	}
 	for _, l := range u.a.listeners {
 		l.attached++
@@ -208,7 +223,7 @@ func (ad *admission) holder(u *unit) func(string) string {
 // or another namespace holds it. It names the other route only when it
 // is of key's namespace.
 func (ad *admission) holds(key RouteKey, l *listener) string {
-	if got, ok := ad.taken[l.spec.Name]; ok && got.Namespace == key.Namespace {
+	if got, ok := ad.taken[l.id]; ok && got.Namespace == key.Namespace {
 		return fmt.Sprintf("attached; listener %s forwards every connection to %s %s/%s, attached before (one route per %s listener)",
 			l.spec.Name, got.Kind, got.Namespace, got.Name, l.spec.Protocol)
 	} else if ok {
@@ -218,7 +233,7 @@ func (ad *admission) holds(key RouteKey, l *listener) string {
 	if ad.own != OwnershipNamespace {
 		return ""
 	}
-	if c, ok := ad.l.listenerHolder(l.spec.Name); ok && c.Namespace != key.Namespace {
+	if c, ok := ad.l.listenerHolder(l.id); ok && c.Namespace != key.Namespace {
 		return fmt.Sprintf("attached; listener %s is held by another namespace, whose route had it first "+
 			"(one route per %s listener; it stays that namespace's for %s after its last route goes)", l.spec.Name, l.spec.Protocol, ad.grace)
 	}

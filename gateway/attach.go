@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -12,8 +13,18 @@ import (
 // selectors); nil for one that does not exist.
 type NamespaceLabels func(namespace string) map[string]string
 
-// refersTo tells whether ref, of a route in routeNamespace, names gw.
-func refersTo(gw *gatewayv1.Gateway, routeNamespace string, ref gatewayv1.ParentReference) bool {
+// scope is what a route's parentRefs may name of a Gateway: the Gateway
+// (its own listeners) and the ListenerSets naming it (theirs, where
+// admitted).
+type scope struct {
+	gw   *gatewayv1.Gateway
+	ls   []*listener
+	sets map[types.NamespacedName]*ListenerSetState
+}
+
+// parentOf tells whether ref, of a route in routeNamespace, names the
+// Gateway (set nil) or one of its ListenerSets (set).
+func (sc scope) parentOf(routeNamespace string, ref gatewayv1.ParentReference) (set *types.NamespacedName, ok bool) {
 	group, kind, ns := gatewayv1.GroupName, gatewayv1.Kind("Gateway"), routeNamespace
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -24,7 +35,37 @@ func refersTo(gw *gatewayv1.Gateway, routeNamespace string, ref gatewayv1.Parent
 	if ref.Namespace != nil {
 		ns = string(*ref.Namespace)
 	}
-	return group == gatewayv1.GroupName && kind == "Gateway" && ns == gw.Namespace && string(ref.Name) == gw.Name
+	switch {
+	case group != gatewayv1.GroupName:
+		return nil, false
+	case kind == "Gateway":
+		return nil, ns == sc.gw.Namespace && string(ref.Name) == sc.gw.Name
+	case kind == KindListenerSet:
+		k := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+		_, ok := sc.sets[k]
+		return &k, ok
+	}
+	return nil, false
+}
+
+// attach decides ref, naming the Gateway or its ListenerSet set, of a
+// route of kind in routeNamespace with hostnames, against that parent's
+// listeners.
+func (sc scope) attach(set *types.NamespacedName, kind gatewayv1.Kind, routeNamespace string, hostnames []gatewayv1.Hostname,
+	ref gatewayv1.ParentReference, nsLabels NamespaceLabels) attachment {
+	if set != nil {
+		if st := sc.sets[*set]; st.Accepted.Reason == string(gatewayv1.ListenerSetReasonNotAllowed) {
+			return attachment{reason: gatewayv1.RouteReasonNotAllowedByListeners,
+				message: fmt.Sprintf("ListenerSet %s is not attached to its Gateway: %s", set, st.Accepted.Message)}
+		}
+	}
+	var ls []*listener
+	for _, l := range sc.ls {
+		if l.set == nil && set == nil || l.set != nil && set != nil && *l.set == *set {
+			ls = append(ls, l)
+		}
+	}
+	return attach(sc.gw.Namespace, ls, kind, routeNamespace, hostnames, ref, nsLabels)
 }
 
 // attachment is where one parentRef of a route attaches: the listeners
@@ -58,7 +99,7 @@ func attach(gwNamespace string, ls []*listener, kind gatewayv1.Kind, routeNamesp
 			why = fmt.Sprintf("listener %s is not accepted (%s)", l.spec.Name, l.refused)
 		case !l.allowsKind(kind):
 			why = fmt.Sprintf("listener %s does not take %s", l.spec.Name, kind)
-		case !l.allowsNamespace(gwNamespace, routeNamespace, nsLabels):
+		case !l.allowsNamespace(l.home(gwNamespace), routeNamespace, nsLabels):
 			why = fmt.Sprintf("listener %s does not take routes of namespace %s", l.spec.Name, routeNamespace)
 		default:
 			allowed = append(allowed, l)
@@ -83,6 +124,15 @@ func attach(gwNamespace string, ls []*listener, kind gatewayv1.Kind, routeNamesp
 			message: fmt.Sprintf("no host name of the route is one of the listeners' (%s)", describeRef(ref))}
 	}
 	return a
+}
+
+// home is the namespace whose routes l's allowedRoutes Same takes: its
+// ListenerSet's, or the Gateway's.
+func (l *listener) home(gwNamespace string) string {
+	if l.set != nil {
+		return l.set.Namespace
+	}
+	return gwNamespace
 }
 
 // allowsNamespace tells whether l takes routes of routeNamespace: its

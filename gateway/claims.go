@@ -89,10 +89,13 @@ type Consent func(route RouteKey, owner, hostname string) bool
 // serves, and the holders' consent. Its zero value keeps nothing for any
 // time and consents to nothing.
 type Boundary struct {
-	Claims  Claims
-	Now     time.Time
-	Grace   time.Duration
-	Consent Consent
+	// ListenerSets are those naming the Gateway: listeners of tenants,
+	// admitted by its allowedListeners (listenersets.go).
+	ListenerSets []*gatewayv1.ListenerSet
+	Claims       Claims
+	Now          time.Time
+	Grace        time.Duration
+	Consent      Consent
 }
 
 // Move is a host name or listener going from one namespace to another on
@@ -188,13 +191,19 @@ func (l *ledger) next() time.Time {
 type hostUse struct {
 	host      string
 	consented []string
+	// admitted: a ListenerSet's listener took it for its namespace
+	// (hostsFor), not a ReferenceGrant: no move to tell.
+	admitted bool
 }
 
 // hostsFor decides the host names route (of namespace ns) would serve:
 // each overlapping claim of another namespace (but one younger than the
 // route's namespace's own claim on that very name) needs its holder's
-// consent. refused is the first host name without it.
-func (l *ledger) hostsFor(route RouteKey, hosts []string) (uses []hostUse, refused string) {
+// consent. A ListenerSet's namespace consents, by its listeners'
+// allowedRoutes, to the routes attached through them serving their host
+// names (admitted: the ListenerSet's namespace, and those listeners'
+// host names). refused is the first host name without it.
+func (l *ledger) hostsFor(route RouteKey, hosts []string, admitted *admittance) (uses []hostUse, refused string) {
 	ns := route.Namespace
 	for _, h := range hosts {
 		own, ok := l.hosts[h]
@@ -203,6 +212,10 @@ func (l *ledger) hostsFor(route RouteKey, hosts []string) (uses []hostUse, refus
 		for _, held := range l.overlapping(h) {
 			c := l.hosts[held]
 			if c.Namespace == ns || !overlaps(held, h) || ownsIt && own.Since.Before(c.Since) {
+				continue
+			}
+			if admitted.admits(c.Namespace, h) {
+				u.admitted = true
 				continue
 			}
 			if l.b.Consent == nil || !l.b.Consent(route, c.Namespace, h) {
@@ -215,6 +228,17 @@ func (l *ledger) hostsFor(route RouteKey, hosts []string) (uses []hostUse, refus
 		uses = append(uses, u)
 	}
 	return uses, ""
+}
+
+// admittance is a ListenerSet namespace's consent to the routes its
+// listeners take: the host names those listeners serve.
+type admittance struct {
+	namespace string
+	hosts     []string
+}
+
+func (a *admittance) admits(holder, h string) bool {
+	return a != nil && holder == a.namespace && slices.ContainsFunc(a.hosts, func(lh string) bool { return covers(lh, h) })
 }
 
 // hold records claim c of host name h.
@@ -264,7 +288,7 @@ func (l *ledger) serve(ns string, uses []hostUse) {
 			if l.guests[u.host] == nil {
 				l.guests[u.host] = map[string]bool{}
 			}
-			if !l.guests[u.host][ns] && !slices.Contains(c.Guests, ns) {
+			if !l.guests[u.host][ns] && !slices.Contains(c.Guests, ns) && !u.admitted {
 				l.moves = appendMove(l.moves, Move{Hostname: u.host, From: c.Namespace, To: ns, Consented: true})
 			}
 			l.guests[u.host][ns] = true

@@ -9,7 +9,9 @@
 // the tenant boundary of a shared Gateway: routes admitted oldest first,
 // each whole, under the cloud's own checks and rule budget (a route never
 // fails the Gateway), and host names and TCP/UDP listeners held by the
-// namespace that served them first (claims.go, ADR 0021).
+// namespace that served them first (claims.go, ADR 0021). ListenerSets
+// add tenants' listeners to a Gateway, where its allowedListeners admits
+// them, under the same conflict rules and claims (ADR 0027).
 //
 // What it decides of a Gateway is an lbmodel.LoadBalancer (Program),
 // the description the engine renders; it never sees the renderer. The

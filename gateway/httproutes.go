@@ -52,6 +52,17 @@ type Translation struct {
 	// Addresses are the reserved addresses spec.addresses asks for
 	// (addresses.go).
 	Addresses Addresses
+	// BackendTLSPolicies are the policies of the Service ports its
+	// routes' backends resolve to, with their conditions: what the
+	// controller reports under the Gateway (backendtls.go; set by the
+	// caller, which resolves the backends).
+	BackendTLSPolicies map[types.NamespacedName]PolicyConditions
+	// ListenerSets are the states of the ListenerSets naming the Gateway
+	// (listenersets.go), AttachedListenerSets how many are accepted, and
+	// SetListeners their listeners to build beside the Gateway's.
+	ListenerSets         map[types.NamespacedName]ListenerSetState
+	AttachedListenerSets int32
+	SetListeners         []SetListener
 }
 
 // RouteKey names a route of any kind.
@@ -108,11 +119,11 @@ func HTTP(gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute, nsLabels Namespa
 }
 
 // httpUnits are the parentRefs of route (an HTTPRoute, or a GRPCRoute
-// read as one) naming gw, each attached where its listeners allow (or
+// read as one) naming the Gateway or one of its ListenerSets (sc), each attached where its listeners allow (or
 // refused), with its cloud rules: one per rule, match and host name. A
 // route with a feature the cloud lacks, or a rule the cloud would refuse,
 // is not accepted. Its entries are added to t.Parents.
-func httpUnits(gw *gatewayv1.Gateway, ls []*listener, route *gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
+func httpUnits(sc scope, route *gatewayv1.HTTPRoute, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
 	key := RouteKey{Kind: KindOf(route), NamespacedName: types.NamespacedName{Namespace: route.Namespace, Name: route.Name}}
 	unsupported := unsupportedIn(route)
 	weighted, resolved := resolve(route, backends)
@@ -124,11 +135,12 @@ func httpUnits(gw *gatewayv1.Gateway, ls []*listener, route *gatewayv1.HTTPRoute
 	}
 	var out []*unit
 	for _, ref := range route.Spec.ParentRefs {
-		if !refersTo(gw, route.Namespace, ref) {
+		set, ok := sc.parentOf(route.Namespace, ref)
+		if !ok {
 			continue
 		}
 		u := newUnit(key, route.ObjectMeta, ref, resolved, t)
-		u.a = attach(gw.Namespace, ls, key.Kind, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
+		u.a = sc.attach(set, key.Kind, route.Namespace, route.Spec.Hostnames, ref, nsLabels)
 		out = append(out, u)
 		switch {
 		case u.a.reason != "":
@@ -251,7 +263,7 @@ func isolation(ls []*listener) []candidate {
 		}
 		port := int(l.spec.Port)
 		out = append(out, candidate{listenerHost: h, rule: lbmodel.Rule{
-			Name:         shorten(fmt.Sprintf("listener/%s:%d@%s", l.spec.Name, port, h)),
+			Name:         shorten(fmt.Sprintf("listener/%s:%d@%s", l.id, port, h)),
 			ListenerPort: port, Hostname: h, FixedResponse: &lbmodel.FixedResponse{StatusCode: http.StatusNotFound},
 		}})
 	}

@@ -290,7 +290,7 @@ func TestHTTPHeaderFilters(t *testing.T) {
 		}
 	}
 	p := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "infra", Name: "mirror"}}]
-	if msg := "spec.rules[0].filters[0]: filter RequestMirror is not supported (supported: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite)"; len(p) != 1 || p[0].Accepted.Message != msg {
+	if msg := "spec.rules[0].filters[0]: filter RequestMirror is not supported (supported: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, CORS)"; len(p) != 1 || p[0].Accepted.Message != msg {
 		t.Errorf("route mirror: %+v, want UnsupportedValue: %s", p, msg)
 	}
 }

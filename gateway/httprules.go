@@ -18,7 +18,8 @@ import (
 // supportedFilters are the HTTPRoute filters the Example load balancer
 // has.
 var supportedFilters = []gatewayv1.HTTPRouteFilterType{gatewayv1.HTTPRouteFilterRequestHeaderModifier,
-	gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect, gatewayv1.HTTPRouteFilterURLRewrite}
+	gatewayv1.HTTPRouteFilterResponseHeaderModifier, gatewayv1.HTTPRouteFilterRequestRedirect, gatewayv1.HTTPRouteFilterURLRewrite,
+	gatewayv1.HTTPRouteFilterCORS}
 
 func filterList(fs []gatewayv1.HTTPRouteFilterType) string {
 	names := make([]string, len(fs))
@@ -29,7 +30,7 @@ func filterList(fs []gatewayv1.HTTPRouteFilterType) string {
 }
 
 // withFilters is base with the filters of its route rule: the request's
-// and the response's header changes, a redirect, a rewrite.
+// and the response's header changes, a redirect, a rewrite, CORS.
 func withFilters(base lbmodel.Rule, fs []gatewayv1.HTTPRouteFilter) lbmodel.Rule {
 	for _, f := range fs {
 		switch f.Type {
@@ -41,6 +42,8 @@ func withFilters(base lbmodel.Rule, fs []gatewayv1.HTTPRouteFilter) lbmodel.Rule
 			base.Redirect = redirect(f.RequestRedirect)
 		case gatewayv1.HTTPRouteFilterURLRewrite:
 			base.Rewrite = rewrite(f.URLRewrite)
+		case gatewayv1.HTTPRouteFilterCORS:
+			base.CORS = corsOf(f.CORS)
 		}
 	}
 	return base

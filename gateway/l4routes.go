@@ -83,24 +83,38 @@ func UDPRoute(r *gatewayv1.UDPRoute) L4Route {
 // the Gateway is built from the others (admission.go).
 func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary) Translation {
 	ls := listenersOf(gw)
+	setLs, sets := setsOf(gw, ls, b.ListenerSets, nsLabels)
 	own, unknown := OwnershipOf(gw)
 	t := Translation{Attached: map[gatewayv1.SectionName]int32{}, Refused: map[gatewayv1.SectionName]Reason{},
 		Parents: map[RouteKey][]Parent{}, OwnershipUnknown: unknown, Addresses: AddressesOf(gw)}
-	var units []*unit
-	for _, r := range http {
-		units = append(units, httpUnits(gw, ls, r, nsLabels, backends, &t)...)
-	}
-	for _, r := range l4 {
-		units = append(units, l4Units(gw, ls, r, nsLabels, backends, &t)...)
-	}
-	slices.SortStableFunc(units, oldestFirst)
 	if own != OwnershipNamespace {
 		b.Claims = Claims{} // nothing is claimed, nor kept
 	}
-	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), iso: isolation(ls), taken: map[gatewayv1.SectionName]RouteKey{},
+	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), taken: map[gatewayv1.SectionName]RouteKey{},
 		home: gw.Namespace, shares: map[string]int{}}
+	// The ListenerSets' host names are claimed before any route's: a
+	// route serves a name through a listener that has it.
+	ad.claimSetHosts(setLs)
+	all := append(slices.Clone(ls), setLs...)
+	ad.iso = isolation(all)
+	sc := scope{gw: gw, ls: all, sets: sets}
+	var units []*unit
+	for _, r := range http {
+		units = append(units, httpUnits(sc, r, nsLabels, backends, &t)...)
+	}
+	for _, r := range l4 {
+		units = append(units, l4Units(sc, r, nsLabels, backends, &t)...)
+	}
+	slices.SortStableFunc(units, oldestFirst)
 	for _, u := range units {
 		ad.admit(u)
+	}
+	t.SetListeners, t.AttachedListenerSets = settle(setLs, sets)
+	if len(sets) > 0 {
+		t.ListenerSets = map[types.NamespacedName]ListenerSetState{}
+		for k, st := range sets {
+			t.ListenerSets[k] = *st
+		}
 	}
 	t.Rules = ad.rules()
 	if own == OwnershipNamespace {
@@ -120,16 +134,17 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 // listeners allow (or refused), with its rules: a TLSRoute's one per SNI
 // host name, a TCP or UDP route's the listeners it would forward. Its
 // entries are added to t.Parents.
-func l4Units(gw *gatewayv1.Gateway, ls []*listener, r L4Route, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
+func l4Units(sc scope, r L4Route, nsLabels NamespaceLabels, backends Backends, t *Translation) []*unit {
 	weighted, resolved := resolveL4(r, backends)
 	from := &origin{namespace: r.Namespace, name: r.Name, created: r.CreationTimestamp}
 	var out []*unit
 	for _, ref := range r.ParentRefs {
-		if !refersTo(gw, r.Namespace, ref) {
+		set, ok := sc.parentOf(r.Namespace, ref)
+		if !ok {
 			continue
 		}
 		u := newUnit(r.Key(), r.ObjectMeta, ref, resolved, t)
-		u.a = attach(gw.Namespace, ls, r.Kind, r.Namespace, r.Hostnames, ref, nsLabels)
+		u.a = sc.attach(set, r.Kind, r.Namespace, r.Hostnames, ref, nsLabels)
 		out = append(out, u)
 		if u.a.reason != "" {
 			u.refuse(string(u.a.reason), u.a.message)

@@ -4,12 +4,18 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // listener is one Gateway listener's part in the translation.
 type listener struct {
 	spec gatewayv1.Listener
+	// id names it among the Gateway's listeners: its name, or a
+	// ListenerSet's listener's ListenerID; set is that ListenerSet (nil
+	// for the Gateway's own).
+	id  gatewayv1.SectionName
+	set *types.NamespacedName
 	// refused is why no route attaches to it ("" when routes may), and
 	// message says how.
 	refused gatewayv1.ListenerConditionReason
@@ -41,20 +47,8 @@ var supportedProtocols = []gatewayv1.ProtocolType{
 func listenersOf(gw *gatewayv1.Gateway) []*listener {
 	out := make([]*listener, len(gw.Spec.Listeners))
 	for i, l := range gw.Spec.Listeners {
-		out[i] = &listener{spec: l}
-	}
-	for _, l := range out {
-		switch mode := tlsMode(l.spec); {
-		case !supported(l.spec.Protocol):
-			l.refused = gatewayv1.ListenerReasonUnsupportedProtocol
-			l.message = fmt.Sprintf("protocol %s is not supported (supported: HTTP, HTTPS, TLS, TCP, UDP)", l.spec.Protocol)
-		case l.spec.Protocol == gatewayv1.TLSProtocolType && mode != gatewayv1.TLSModePassthrough:
-			l.refused = gatewayv1.ListenerReasonUnsupportedValue
-			l.message = fmt.Sprintf("a TLS listener passes TLS through (tls.mode Passthrough); %s is not supported: terminate TLS on an HTTPS listener", mode)
-		case l.spec.Protocol == gatewayv1.HTTPSProtocolType && mode != gatewayv1.TLSModeTerminate:
-			l.refused = gatewayv1.ListenerReasonUnsupportedValue
-			l.message = fmt.Sprintf("an HTTPS listener terminates TLS; tls.mode %s is for TLS listeners", mode)
-		}
+		out[i] = &listener{spec: l, id: l.Name}
+		out[i].refused, out[i].message = unsupportedSetting(l)
 	}
 	for i, a := range out {
 		for j, b := range out {
@@ -76,6 +70,20 @@ func listenersOf(gw *gatewayv1.Gateway) []*listener {
 		}
 	}
 	return out
+}
+
+// unsupportedSetting is why the cloud cannot serve listener l ("" when
+// it can): its protocol, or a TLS mode its protocol does not take.
+func unsupportedSetting(l gatewayv1.Listener) (gatewayv1.ListenerConditionReason, string) {
+	switch mode := tlsMode(l); {
+	case !supported(l.Protocol):
+		return gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported (supported: HTTP, HTTPS, TLS, TCP, UDP)", l.Protocol)
+	case l.Protocol == gatewayv1.TLSProtocolType && mode != gatewayv1.TLSModePassthrough:
+		return gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("a TLS listener passes TLS through (tls.mode Passthrough); %s is not supported: terminate TLS on an HTTPS listener", mode)
+	case l.Protocol == gatewayv1.HTTPSProtocolType && mode != gatewayv1.TLSModeTerminate:
+		return gatewayv1.ListenerReasonUnsupportedValue, fmt.Sprintf("an HTTPS listener terminates TLS; tls.mode %s is for TLS listeners", mode)
+	}
+	return "", ""
 }
 
 func supported(p gatewayv1.ProtocolType) bool { return slices.Contains(supportedProtocols, p) }

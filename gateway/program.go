@@ -16,7 +16,7 @@ type LoadBalancer = lbmodel.LoadBalancer
 type Rule = lbmodel.Rule
 
 // Certificates are what each HTTPS listener's certificateRefs resolved
-// to, by listener name.
+// to, by listener name (a ListenerSet's listener by its ListenerID).
 type Certificates map[gatewayv1.SectionName]ListenerCertificates
 
 // ListenerCertificates are a listener's certificates: keys of
@@ -28,27 +28,42 @@ type ListenerCertificates struct {
 }
 
 // Program is what the cloud builds of gw now: one cloud listener per port
-// and transport of its accepted listeners (an HTTPS one serving the
+// and transport of its accepted listeners (its ListenerSets' with them) (an HTTPS one serving the
 // certificates of every HTTPS listener on its port, certs resolved; a TLS
 // one passing TLS through), with t's rules on them. Pending are the
 // accepted listeners not built, by name, with why: HTTPS whose
 // certificates do not resolve. Unreachable names the rules that lose a
 // backend the cloud cannot reach: a Service without a node port (type
 // ClusterIP) resolves, as the Gateway API asks, but gets no requests.
+// A backend whose BackendTLSPolicy does not resolve is left out too.
 func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, unreachable []string) {
 	lb = LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
 	pending = map[gatewayv1.SectionName]Reason{}
+	// The Gateway's listeners first, then the ListenerSets' oldest
+	// first: on a shared cloud listener, the Gateway's certificates come
+	// before any ListenerSet's.
+	type entry struct {
+		id gatewayv1.SectionName
+		l  gatewayv1.Listener
+	}
+	var entries []entry
 	for _, l := range gw.Spec.Listeners {
-		if _, refused := t.Refused[l.Name]; refused {
-			continue
+		if _, refused := t.Refused[l.Name]; !refused {
+			entries = append(entries, entry{l.Name, l})
 		}
+	}
+	for _, sl := range t.SetListeners {
+		entries = append(entries, entry{sl.ID, sl.Spec})
+	}
+	for _, e := range entries {
+		l := e.l
 		var keys []string
-		switch c := certs[l.Name]; {
+		switch c := certs[e.id]; {
 		case l.Protocol == gatewayv1.HTTPSProtocolType && c.Unresolved != nil:
-			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "its certificateRefs do not resolve: " + c.Unresolved.Message}
+			pending[e.id] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "its certificateRefs do not resolve: " + c.Unresolved.Message}
 			continue
 		case l.Protocol == gatewayv1.HTTPSProtocolType && len(c.Keys) == 0:
-			pending[l.Name] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "an HTTPS listener terminates TLS with its certificateRefs, and has none"}
+			pending[e.id] = Reason{Reason: string(gatewayv1.ListenerReasonInvalid), Message: "an HTTPS listener terminates TLS with its certificateRefs, and has none"}
 			continue
 		case l.Protocol == gatewayv1.HTTPSProtocolType:
 			keys = c.Keys
@@ -72,6 +87,9 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		if !built {
 			continue
 		}
+		// A backend whose BackendTLSPolicy does not resolve is left out
+		// (its policy's status says why): fail closed.
+		r.Backends = slices.DeleteFunc(slices.Clone(r.Backends), func(b Backend) bool { return b.Closed != "" })
 		if slices.ContainsFunc(r.Backends, func(b Backend) bool { return !b.Reaches() }) {
 			unreachable = append(unreachable, r.Name)
 			r.Backends = slices.DeleteFunc(slices.Clone(r.Backends), func(b Backend) bool { return !b.Reaches() })

@@ -57,6 +57,9 @@ type translateIn struct {
 	TLSRoutes  []*gatewayv1.TLSRoute            `json:"tlsRoutes"`
 	TCPRoutes  []*gatewayv1.TCPRoute            `json:"tcpRoutes"`
 	UDPRoutes  []*gatewayv1.UDPRoute            `json:"udpRoutes"`
+	// ListenerSets are those naming the Gateway (their listeners'
+	// certificates are by ListenerID: namespace/name/listener).
+	ListenerSets []*gatewayv1.ListenerSet `json:"listenerSets"`
 }
 
 // translateOut is what is decided: the load balancer (the model the
@@ -75,6 +78,15 @@ type translateOut struct {
 	Recheck     *time.Time             `json:"recheck,omitempty"`
 	// Addresses are what spec.addresses asks for (none: it names none).
 	Addresses *Addresses `json:"addresses,omitempty"`
+	// ListenerSets are each ListenerSet's state, by namespace/name, and
+	// AttachedListenerSets the Gateway's count of those accepted.
+	ListenerSets         map[string]listenerSetOut `json:"listenerSets,omitempty"`
+	AttachedListenerSets int32                     `json:"attachedListenerSets,omitempty"`
+}
+
+type listenerSetOut struct {
+	Accepted  string                                `json:"accepted"`
+	Listeners map[gatewayv1.SectionName]listenerOut `json:"listeners,omitempty"`
 }
 
 type listenerOut struct {
@@ -163,7 +175,7 @@ func (c translateIn) decide(t *testing.T) translateOut {
 	for _, r := range c.GRPCRoutes {
 		http = append(http, GRPCRoute(r))
 	}
-	b := Boundary{Claims: c.Claims, Now: now, Grace: grace, Consent: c.consent}
+	b := Boundary{ListenerSets: c.ListenerSets, Claims: c.Claims, Now: now, Grace: grace, Consent: c.consent}
 	tr := Translate(c.Gateway, http, l4, func(ns string) map[string]string { return c.Namespaces[ns] }, c.backend, b)
 	certs := Certificates{}
 	for l, keys := range c.Certificates {
@@ -173,6 +185,13 @@ func (c translateIn) decide(t *testing.T) translateOut {
 		certs[l] = ListenerCertificates{Unresolved: &Reason{Reason: string(gatewayv1.ListenerReasonInvalidCertificateRef), Message: why}}
 	}
 	lb, pending, unreachable := Program(c.Gateway, tr, certs)
+	unresolved := map[gatewayv1.SectionName]Reason{}
+	for l, lc := range certs {
+		if lc.Unresolved != nil {
+			unresolved[l] = *lc.Unresolved
+		}
+	}
+	tr = WithUnresolved(tr, unresolved)
 
 	out := translateOut{LoadBalancer: lb, Listeners: map[gatewayv1.SectionName]listenerOut{}, Routes: map[string][]parentOut{},
 		Unreachable: unreachable, Claims: tr.Claims}
@@ -205,6 +224,27 @@ func (c translateIn) decide(t *testing.T) translateOut {
 	}
 	if len(c.Gateway.Spec.Addresses) > 0 {
 		out.Addresses = &tr.Addresses
+	}
+	out.AttachedListenerSets = tr.AttachedListenerSets
+	for k, st := range tr.ListenerSets {
+		if out.ListenerSets == nil {
+			out.ListenerSets = map[string]listenerSetOut{}
+		}
+		so := listenerSetOut{Accepted: said(st.Accepted)}
+		for _, l := range st.Listeners {
+			lo := listenerOut{Attached: l.Attached}
+			if l.Refused != nil {
+				lo.Refused = said(*l.Refused)
+			}
+			if r, ok := pending[l.ID]; ok {
+				lo.Pending = said(r)
+			}
+			if so.Listeners == nil {
+				so.Listeners = map[gatewayv1.SectionName]listenerOut{}
+			}
+			so.Listeners[l.Name] = lo
+		}
+		out.ListenerSets[k.String()] = so
 	}
 	return out
 }

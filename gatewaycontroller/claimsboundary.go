@@ -20,13 +20,41 @@ import (
 // hold (the store's; keep: the worker's look, which caches them). Claims
 // that cannot be read are an error: nothing is decided then.
 func (c *Controller) translate(ctx context.Context, gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, keep bool) (gateway.Translation, error) {
+	return c.translateSets(ctx, gw, http, l4, nil, keep)
+}
+
+// translateWith is translate of a preview's routes (and ListenerSets,
+// when the edit is one).
+func (c *Controller) translateWith(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, keep bool) (gateway.Translation, error) {
+	return c.translateSets(ctx, gw, routes.http, routes.l4, routes.sets, keep)
+}
+
+// translateSets is translate with the ListenerSets override (nil: those
+// stored).
+func (c *Controller) translateSets(ctx context.Context, gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route,
+	override []*gatewayv1.ListenerSet, keep bool) (gateway.Translation, error) {
 	nn := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
 	claims, err := c.claims.load(ctx, nn, gw.UID, keep)
 	if err != nil {
 		return gateway.Translation{}, fmt.Errorf("claims of Gateway %s: %w", nn, err)
 	}
-	return gateway.Translate(gw, http, l4, c.namespaceLabels, c.backend,
-		gateway.Boundary{Claims: claims, Now: c.now(), Grace: c.grace(), Consent: c.consent(ctx)}), nil
+	sets, err := c.listenerSetsOf(gw)
+	if err != nil {
+		return gateway.Translation{}, err
+	}
+	if override != nil {
+		sets = override
+	}
+	// The policies are decided once for the look, and each the routes
+	// reach is noted (its status under the Gateway: backendtls.go).
+	tls, used := c.decideBackendTLS(ctx), map[types.NamespacedName]gateway.PolicyConditions{}
+	backends := func(from objectref.Ref, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
+		return c.backend(from, ref, tls, used)
+	}
+	t := gateway.Translate(gw, http, l4, c.namespaceLabels, backends,
+		gateway.Boundary{ListenerSets: sets, Claims: claims, Now: c.now(), Grace: c.grace(), Consent: c.consent(ctx)})
+	t.BackendTLSPolicies = used
+	return t, nil
 }
 
 // grace is how long a claim no route serves is kept.

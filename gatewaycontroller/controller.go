@@ -1,7 +1,8 @@
 // Package gatewaycontroller is the Gateway API front-end beside ccm: it
 // watches this controller's GatewayClasses, their Gateways and the routes
-// naming them (HTTPRoutes; GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes
-// where the API server serves them): it builds each Gateway's load
+// naming them (HTTPRoutes; GRPCRoutes, TLSRoutes, TCPRoutes, UDPRoutes
+// and the ListenerSets naming a Gateway where the API server serves
+// them): it builds each Gateway's load
 // balancer through the engine, under review like a Service's
 // (docs/gateway-api.md), and writes into their statuses what package
 // gateway decides.
@@ -64,8 +65,14 @@ type Controller struct {
 	refs *tenancy.Authorizer
 	// grants are what refs reads consent from (grants.go).
 	grants *referencegrants.Watch
-	// l4 are the L4 route kinds the API server serves.
-	l4 []l4Kind
+	// l4 are the L4 route kinds the API server serves; sets lists the
+	// ListenerSets where it serves them (nil where not: listenersets.go).
+	l4   []l4Kind
+	sets gwlisters.ListenerSetLister
+	// tlsPolicies lists the BackendTLSPolicies where the server serves
+	// them (nil where not), caWatch their CA ConfigMaps (backendtls.go).
+	tlsPolicies gwlisters.BackendTLSPolicyLister
+	caWatch     *caWatch
 	// cloud builds the load balancers (nil: statuses only).
 	cloud *Cloud
 	// unreachable is what each Gateway (by uid) was last told of its
@@ -106,7 +113,7 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	// change what any Gateway decides.
 	c.grants = newGrants(c.everyGateway)
 	c.refs = &tenancy.Authorizer{Sources: tenancy.Sources{Grants: c.grants.Read}}
-	l4, err := l4Kinds(gw, gf)
+	l4, setsServed, err := l4Kinds(gw, gf)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +136,18 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	}
 	for _, k := range l4 {
 		handlers = append(handlers, handler{k.informer, c.l4Changed(k.read), nil, true})
+	}
+	if setsServed {
+		sets := gf.Gateway().V1().ListenerSets()
+		c.sets = sets.Lister()
+		handlers = append(handlers, handler{sets.Informer(), c.listenerSetChanged, nil, true})
+	}
+	tlsHandler, err := c.watchBackendTLS(gw, gf)
+	if err != nil {
+		return nil, err
+	}
+	if tlsHandler != nil {
+		handlers = append(handlers, handler{tlsHandler.inf, tlsHandler.on, nil, true})
 	}
 	for _, h := range handlers {
 		on, gone, statusOnly := h.on, h.gone, h.statusOnly
@@ -160,6 +179,9 @@ func (c *Controller) Watch(ctx context.Context) {
 	c.gwFactory.Start(ctx.Done())
 	c.kubeFactor.Start(ctx.Done())
 	c.grants.Start(ctx, referencegrants.FromClientset(c.gw))
+	if c.caWatch != nil {
+		c.caWatch.start(ctx)
+	}
 }
 
 // Run keeps the statuses until ctx ends.
@@ -246,14 +268,22 @@ func (c *Controller) routeChanged(obj any) {
 	}
 }
 
-// queueParents queues the Gateways refs name, of a route in namespace ns.
+// queueParents queues the Gateways refs name, of a route in namespace ns
+// (through a ListenerSet, its Gateway).
 func (c *Controller) queueParents(ns string, refs []gatewayv1.ParentReference) {
 	for _, ref := range refs {
-		pns := ns
-		if ref.Namespace != nil {
-			pns = string(*ref.Namespace)
+		target := refTarget(ns, ref)
+		if isListenerSetRef(ref) {
+			if c.sets == nil {
+				continue
+			}
+			s, err := c.sets.ListenerSets(target.Namespace).Get(target.Name)
+			if err != nil {
+				continue // none yet: its creation queues its Gateway
+			}
+			target = parentOf(s)
 		}
-		c.queue.Add(key{NamespacedName: types.NamespacedName{Namespace: pns, Name: string(ref.Name)}})
+		c.queue.Add(key{NamespacedName: target})
 	}
 }
 

@@ -3,6 +3,7 @@ package gatewaycontroller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 type fixture struct {
 	kube kubernetes.Interface
 	gw   gwclient.Interface
+	c    *Controller
 }
 
 func start(t *testing.T) *fixture {
@@ -39,7 +41,7 @@ func start(t *testing.T) *fixture {
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &fixture{kube: kube, gw: gw}
+	return &fixture{kube: kube, gw: gw, c: c}
 }
 
 // watching is a controller over gwc and kube building through cloud,
@@ -148,7 +150,15 @@ func TestStatuses(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(claimed)+4 { // and GRPC, TLS, TCP, UDP routes
+		// The kinds served beside claimed: GRPC, TLS, TCP, UDP routes,
+		// ListenerSets (and what else the server serves).
+		served := f.c.supportedFeatures()
+		for _, k := range []gatewayv1.FeatureName{"GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute", listenerSetFeature} {
+			if !slices.Contains(served, k) {
+				return fmt.Errorf("features %v lack %s", served, k)
+			}
+		}
+		if !meta.IsStatusConditionTrue(gc.Status.Conditions, "Accepted") || len(gc.Status.SupportedFeatures) != len(served) {
 			return fmt.Errorf("status %+v", gc.Status)
 		}
 		return nil

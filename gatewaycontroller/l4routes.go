@@ -33,11 +33,11 @@ type l4Kind struct {
 }
 
 // l4Kinds are the L4 route kinds the API server serves (discovery says
-// which of their CRDs are installed).
-func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Kind, error) {
+// which of their CRDs are installed), and whether it serves ListenerSets.
+func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) (kinds []l4Kind, listenerSets bool, err error) {
 	served, err := gw.Discovery().ServerResourcesForGroupVersion(gatewayv1.GroupVersion.String())
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("gateway controller: discover %s: %w", gatewayv1.GroupVersion, err)
+		return nil, false, fmt.Errorf("gateway controller: discover %s: %w", gatewayv1.GroupVersion, err)
 	}
 	has := func(resource string) bool {
 		return served != nil && slices.ContainsFunc(served.APIResources, func(r metav1.APIResource) bool { return r.Name == resource })
@@ -46,7 +46,7 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 	c := gw.GatewayV1()
 	// Each makes its informer only when called: an informer of a kind the
 	// server does not serve would fail to list forever.
-	kinds := []struct {
+	all := []struct {
 		resource string
 		make     func() l4Kind
 	}{
@@ -69,13 +69,12 @@ func l4Kinds(gw gwclient.Interface, f gwinformers.SharedInformerFactory) ([]l4Ki
 				func(r *gatewayv1.GRPCRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus })
 		}},
 	}
-	var out []l4Kind
-	for _, k := range kinds {
+	for _, k := range all {
 		if has(k.resource) {
-			out = append(out, k.make())
+			kinds = append(kinds, k.make())
 		}
 	}
-	return out, nil
+	return kinds, has("listenersets"), nil
 }
 
 // routeAPI is what the controller uses of a route kind's typed client.

@@ -20,7 +20,7 @@ import (
 	"github.com/example/cloud-provider-example/preview"
 )
 
-// Previews: a server-side dry run of a Gateway or a route (kubectl
+// Previews: a server-side dry run of a Gateway, a route or a ListenerSet (kubectl
 // apply --dry-run=server, kubectl diff) is answered with what the edit
 // would do to each Gateway of this controller's class it concerns: a
 // speculative plan of the Gateway's load balancer with the edit in, the
@@ -68,10 +68,12 @@ func (c *Controller) Preview(planAllowed func(namespace string) bool) func(conte
 	}
 }
 
-// routeSet are the routes naming a Gateway.
+// routeSet are the routes naming a Gateway, and its ListenerSets when
+// the edit is one (nil: as stored).
 type routeSet struct {
 	http []*gatewayv1.HTTPRoute
 	l4   []gateway.L4Route
+	sets []*gatewayv1.ListenerSet
 }
 
 // edit is what a dry run concerns.
@@ -87,6 +89,9 @@ type edit struct {
 	route   *gateway.RouteKey
 	routeNS string
 	parents []types.NamespacedName
+	// said is what a ListenerSet's dry run says of a Gateway it does not
+	// preview (listenersetpreview.go).
+	said []string
 }
 
 // concerned is what req's object concerns: the Gateways of this
@@ -114,7 +119,7 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) 
 		if !c.ours(gw.Spec.GatewayClassName) {
 			return edit{}, nil
 		}
-		return edit{gws: []*gatewayv1.Gateway{&gw}, now: func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, nil) }}, nil
+		return edit{gws: []*gatewayv1.Gateway{&gw}, now: func(gw *gatewayv1.Gateway) routeSet { return naming(gw, c.setKeys(gw), http, l4, nil, nil) }}, nil
 	case gateway.KindHTTPRoute:
 		var cur, old gatewayv1.HTTPRoute
 		if err := decodeEdit(req, &cur, &old); err != nil {
@@ -123,6 +128,8 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) 
 		editedHTTP, wasHTTP = &cur, &old
 		edited = &gateway.L4Route{Kind: k, ObjectMeta: cur.ObjectMeta, ParentRefs: cur.Spec.ParentRefs}
 		was = &gateway.L4Route{Kind: k, ObjectMeta: old.ObjectMeta, ParentRefs: old.Spec.ParentRefs}
+	case gateway.KindListenerSet:
+		return c.listenerSetEdit(req, http, l4)
 	case gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute:
 		cur, old, err := decodeL4(req)
 		if err != nil {
@@ -151,12 +158,12 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) 
 		}
 	}
 	if editedHTTP != nil {
-		e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, editedHTTP, nil) }
-		e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, wasHTTP, nil) }
+		e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, c.setKeys(gw), http, l4, editedHTTP, nil) }
+		e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, c.setKeys(gw), http, l4, wasHTTP, nil) }
 		return e, nil
 	}
-	e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, edited) }
-	e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, http, l4, nil, was) }
+	e.now = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, c.setKeys(gw), http, l4, nil, edited) }
+	e.before = func(gw *gatewayv1.Gateway) routeSet { return naming(gw, c.setKeys(gw), http, l4, nil, was) }
 	return e, nil
 }
 
@@ -170,7 +177,7 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) 
 // exist.
 func (c *Controller) taking(ctx context.Context, e edit) (gws []*gatewayv1.Gateway, untaken []string) {
 	if e.route == nil {
-		return e.gws, nil
+		return e.gws, e.said
 	}
 	said := map[types.NamespacedName]*gateway.Reason{}
 	for _, gw := range e.gws {
@@ -204,7 +211,7 @@ func (c *Controller) taking(ctx context.Context, e edit) (gws []*gatewayv1.Gatew
 func (c *Controller) takes(ctx context.Context, e edit, gw *gatewayv1.Gateway) (bool, *gateway.Reason, error) {
 	var why *gateway.Reason
 	for i, routes := range []routeSet{e.now(gw), e.before(gw)} {
-		t, err := c.translate(ctx, gw, routes.http, routes.l4, false)
+		t, err := c.translateWith(ctx, gw, routes, false)
 		if err != nil {
 			return false, nil, err
 		}
@@ -220,25 +227,25 @@ func (c *Controller) takes(ctx context.Context, e edit, gw *gatewayv1.Gateway) (
 	return false, why, nil
 }
 
-// naming are the routes naming gw, the edited one (if any) in place of
-// the stored one.
-func naming(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, editedHTTP *gatewayv1.HTTPRoute, edited *gateway.L4Route) routeSet {
+// naming are the routes naming gw (or one of its ListenerSets, sets),
+// the edited one (if any) in place of the stored one.
+func naming(gw *gatewayv1.Gateway, sets []types.NamespacedName, http []*gatewayv1.HTTPRoute, l4 []gateway.L4Route, editedHTTP *gatewayv1.HTTPRoute, edited *gateway.L4Route) routeSet {
 	var out routeSet
 	for _, r := range http {
-		if names(r.Namespace, r.Spec.ParentRefs, gw) && (editedHTTP == nil || gateway.KindOf(r) != gateway.KindOf(editedHTTP) ||
+		if (names(r.Namespace, r.Spec.ParentRefs, gw) || namesSet(r.Namespace, r.Spec.ParentRefs, sets)) && (editedHTTP == nil || gateway.KindOf(r) != gateway.KindOf(editedHTTP) ||
 			r.Namespace != editedHTTP.Namespace || r.Name != editedHTTP.Name) {
 			out.http = append(out.http, r)
 		}
 	}
-	if editedHTTP != nil && names(editedHTTP.Namespace, editedHTTP.Spec.ParentRefs, gw) {
+	if editedHTTP != nil && (names(editedHTTP.Namespace, editedHTTP.Spec.ParentRefs, gw) || namesSet(editedHTTP.Namespace, editedHTTP.Spec.ParentRefs, sets)) {
 		out.http = append(out.http, editedHTTP)
 	}
 	for _, r := range l4 {
-		if names(r.Namespace, r.ParentRefs, gw) && (edited == nil || r.Key() != edited.Key()) {
+		if (names(r.Namespace, r.ParentRefs, gw) || namesSet(r.Namespace, r.ParentRefs, sets)) && (edited == nil || r.Key() != edited.Key()) {
 			out.l4 = append(out.l4, r)
 		}
 	}
-	if edited != nil && names(edited.Namespace, edited.ParentRefs, gw) {
+	if edited != nil && (names(edited.Namespace, edited.ParentRefs, gw) || namesSet(edited.Namespace, edited.ParentRefs, sets)) {
 		out.l4 = append(out.l4, *edited)
 	}
 	return out
@@ -287,11 +294,12 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	if !allowed {
 		return fallback("namespace used its previews for this minute")
 	}
-	t, err := c.translate(ctx, gw, routes.http, routes.l4, false)
+	t, err := c.translateWith(ctx, gw, routes, false)
 	if err != nil {
 		return fallback("%v", err)
 	}
 	certs, pems, keys := c.certificates(ctx, gw)
+	c.setCertificates(ctx, gw, t, certs, pems, keys)
 	lb, _, unreachable := gateway.Program(gw, t, certs)
 	if len(lb.Listeners) == 0 {
 		return []string{preview.Prefix + who + "would not be built: no listener is accepted (HTTPS ones need certificates that resolve)"}, preview.Refused

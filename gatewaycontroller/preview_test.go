@@ -52,16 +52,7 @@ func TestPreviewConcerns(t *testing.T) {
 	create(err)
 	c := watching(t, gwc, kube, &Cloud{})
 	req := func(kind string, cur, old runtime.Object) *admissionv1.AdmissionRequest {
-		r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: kind}, Namespace: "team-a", DryRun: ptr.To(true)}
-		raw, err := json.Marshal(cur)
-		testkit.Must(t, err)
-		r.Object.Raw = raw
-		if old != nil {
-			raw, err := json.Marshal(old)
-			testkit.Must(t, err)
-			r.OldObject.Raw = raw
-		}
-		return r
+		return dryRunOf(t, kind, cur, old)
 	}
 	names := func(gws []*gatewayv1.Gateway) []string {
 		var out []string
@@ -169,15 +160,10 @@ func TestRoutePreviewOnlyWhereTaken(t *testing.T) {
 		return r
 	}
 	dryRun := func(cur, old *gatewayv1.HTTPRoute) *admissionv1.AdmissionRequest {
-		r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: "HTTPRoute"}, Namespace: "team-a", DryRun: ptr.To(true)}
-		var err error
-		r.Object.Raw, err = json.Marshal(cur)
-		testkit.Must(t, err)
-		if old != nil {
-			r.OldObject.Raw, err = json.Marshal(old)
-			testkit.Must(t, err)
+		if old == nil {
+			return dryRunOf(t, "HTTPRoute", cur, nil)
 		}
-		return r
+		return dryRunOf(t, "HTTPRoute", cur, old)
 	}
 	taking := func(req *admissionv1.AdmissionRequest) ([]string, []string) {
 		e, err := c.concerned(req)
@@ -224,4 +210,20 @@ func TestRoutePreviewOnlyWhereTaken(t *testing.T) {
 	if !resp.Allowed || len(resp.Warnings) != 1 || spent != 0 || !strings.Contains(resp.Warnings[0], "not previewed") {
 		t.Errorf("a route nothing takes: %+v, %d previews spent; want one line saying it is not previewed", resp, spent)
 	}
+}
+
+// dryRunOf is a dry run of team-a's object of kind, edited from old (nil:
+// created).
+func dryRunOf(t *testing.T, kind string, cur, old runtime.Object) *admissionv1.AdmissionRequest {
+	t.Helper()
+	r := &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Group: gatewayv1.GroupName, Version: "v1", Kind: kind}, Namespace: "team-a", DryRun: ptr.To(true)}
+	raw, err := json.Marshal(cur)
+	testkit.Must(t, err)
+	r.Object.Raw = raw
+	if old != nil {
+		raw, err := json.Marshal(old)
+		testkit.Must(t, err)
+		r.OldObject.Raw = raw
+	}
+	return r
 }

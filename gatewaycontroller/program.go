@@ -170,6 +170,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		return programmed{reason: gatewayv1.GatewayReasonPending, message: "this controller builds no load balancers (no cloud)"}, nil
 	}
 	certs, pems, keys := c.certificates(ctx, gw)
+	c.setCertificates(ctx, gw, t, certs, pems, keys)
 	lb, pending, unreachable := gateway.Program(gw, t, certs)
 	// Until an apply says otherwise, the addresses are those last
 	// applied: a change waiting for approval leaves the load balancer
@@ -183,6 +184,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	withCertificates(&lb, pems)
 	out.readsSecrets = len(certs) > 0
 	in, err := c.inputs(gw, routes, lb)
+	in.Secrets = setSecrets(in.Secrets, t)
 	if err != nil {
 		return out, err
 	}
@@ -285,45 +287,53 @@ func (c *Controller) certificates(ctx context.Context, gw *gatewayv1.Gateway) (c
 		if l.Protocol != gatewayv1.HTTPSProtocolType || l.TLS == nil {
 			continue
 		}
-		var lc gateway.ListenerCertificates
-		unresolved := func(reason gatewayv1.ListenerConditionReason, format string, args ...any) {
-			if lc.Unresolved == nil {
-				lc.Unresolved = &gateway.Reason{Reason: string(reason), Message: fmt.Sprintf(format, args...)}
-			}
-		}
-		for _, ref := range l.TLS.CertificateRefs {
-			ns := gw.Namespace
-			if ref.Namespace != nil {
-				ns = string(*ref.Namespace)
-			}
-			if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Secret") {
-				unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRef %s: only Secrets are supported", ref.Name)
-				continue
-			}
-			err := c.refs.Authorize(ctx, from, []tenancy.Reference{{Kind: tenancy.GatewayCertificate, Namespace: ns, Name: string(ref.Name)}})
-			var refused *tenancy.RefusedError
-			switch {
-			case errors.As(err, &refused):
-				unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%s", refused.Error())
-				continue
-			case err != nil:
-				unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%v", err)
-				continue
-			}
-			key := ns + "/" + string(ref.Name)
-			if _, done := pems[key]; !done {
-				crt, pk, err := c.cloud.Infra.TLSSecret(ctx, ns, string(ref.Name))
-				if err != nil {
-					unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "Secret %s: %v", key, err)
-					continue
-				}
-				pems[key], keys[key] = crt, pk
-			}
-			lc.Keys = append(lc.Keys, key)
-		}
-		certs[l.Name] = lc
+		certs[l.Name] = c.listenerCertificates(ctx, from, l, pems, keys)
 	}
 	return certs, pems, keys
+}
+
+// listenerCertificates resolves the certificateRefs of HTTPS listener l
+// of from (a Gateway, or a ListenerSet): each a TLS Secret of from's
+// namespace, or of one whose ReferenceGrant lets from's kind in; the
+// chains and keys read go into pems and keys.
+func (c *Controller) listenerCertificates(ctx context.Context, from objectref.Ref, l gatewayv1.Listener, pems, keys map[string]string) gateway.ListenerCertificates {
+	var lc gateway.ListenerCertificates
+	unresolved := func(reason gatewayv1.ListenerConditionReason, format string, args ...any) {
+		if lc.Unresolved == nil {
+			lc.Unresolved = &gateway.Reason{Reason: string(reason), Message: fmt.Sprintf(format, args...)}
+		}
+	}
+	for _, ref := range l.TLS.CertificateRefs {
+		ns := from.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Secret") {
+			unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRef %s: only Secrets are supported", ref.Name)
+			continue
+		}
+		err := c.refs.Authorize(ctx, from, []tenancy.Reference{{Kind: tenancy.GatewayCertificate, Namespace: ns, Name: string(ref.Name)}})
+		var refused *tenancy.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%s", refused.Error())
+			continue
+		case err != nil:
+			unresolved(gatewayv1.ListenerReasonRefNotPermitted, "%v", err)
+			continue
+		}
+		key := ns + "/" + string(ref.Name)
+		if _, done := pems[key]; !done {
+			crt, pk, err := c.cloud.Infra.TLSSecret(ctx, ns, string(ref.Name))
+			if err != nil {
+				unresolved(gatewayv1.ListenerReasonInvalidCertificateRef, "Secret %s: %v", key, err)
+				continue
+			}
+			pems[key], keys[key] = crt, pk
+		}
+		lc.Keys = append(lc.Keys, key)
+	}
+	return lc
 }
 
 // withCertificates gives lb the certificate chains its listeners serve.

@@ -34,7 +34,7 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
 	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching", "HTTPRouteBackendProtocolH2C",
-	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
+	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteCORS",
 	"GatewayStaticAddresses"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
@@ -44,6 +44,12 @@ func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
 	out := slices.Clone(claimed)
 	for _, k := range c.l4 {
 		out = append(out, gatewayv1.FeatureName(k.kind))
+	}
+	if c.tlsPolicies != nil {
+		out = append(out, backendTLSFeatures...)
+	}
+	if c.sets != nil {
+		out = append(out, listenerSetFeature)
 	}
 	return out
 }
@@ -138,8 +144,12 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	if err := c.claims.save(ctx, nn, gw.UID, t.Claims); err != nil {
 		return fmt.Errorf("claims of Gateway %s: %w", nn, err)
 	}
+	t = gateway.WithUnresolved(t, p.unresolved) // a ListenerSet whose certificates do not resolve
 	if err := c.writeGateway(ctx, gw, t, p); err != nil {
 		return fmt.Errorf("status of Gateway %s: %w", nn, err)
+	}
+	if err := c.writeListenerSets(ctx, t, p); err != nil {
+		return err
 	}
 	switch {
 	case p.retry > 0:
@@ -160,8 +170,12 @@ func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRout
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	sets := c.setKeys(gw)
+	for _, s := range sets {
+		refs = append(refs, objectref.Ref{Kind: objectref.KindListenerSet, Namespace: s.Namespace, Name: s.Name})
+	}
 	for _, r := range all {
-		if names(r.Namespace, r.Spec.ParentRefs, gw) {
+		if names(r.Namespace, r.Spec.ParentRefs, gw) || namesSet(r.Namespace, r.Spec.ParentRefs, sets) {
 			http = append(http, r)
 			refs = append(refs, objectref.Ref{Kind: string(gateway.KindOf(r)), Namespace: r.Namespace, Name: r.Name})
 		}
@@ -171,7 +185,7 @@ func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRout
 		return nil, nil, nil, err
 	}
 	for _, r := range others {
-		if names(r.Namespace, r.ParentRefs, gw) {
+		if names(r.Namespace, r.ParentRefs, gw) || namesSet(r.Namespace, r.ParentRefs, sets) {
 			l4 = append(l4, r)
 			refs = append(refs, r.Ref())
 		}
@@ -182,6 +196,9 @@ func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRout
 // names tells whether a parentRef of a route in namespace ns names gw.
 func names(ns string, refs []gatewayv1.ParentReference, gw *gatewayv1.Gateway) bool {
 	for _, ref := range refs {
+		if isListenerSetRef(ref) {
+			continue
+		}
 		pns := ns
 		if ref.Namespace != nil {
 			pns = string(*ref.Namespace)
@@ -196,7 +213,10 @@ func names(ns string, refs []gatewayv1.ParentReference, gw *gatewayv1.Gateway) b
 // backend resolves a backendRef: a Service with the port, of the route's
 // namespace or of one whose ReferenceGrant lets the route in (decided by
 // package tenancy, the one authorization check).
-func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
+// Its BackendTLSPolicy, if any, is applied as tls decides (used notes
+// it).
+func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef, tls gateway.BackendTLS,
+	used map[types.NamespacedName]gateway.PolicyConditions) (gateway.Backend, gatewayv1.RouteConditionReason, string) {
 	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != "Service") {
 		return gateway.Backend{}, gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: only Services are supported", ref.Name)
 	}
@@ -224,12 +244,13 @@ func (c *Controller) backend(from objectref.Ref, ref gatewayv1.BackendRef) (gate
 	}
 	for _, p := range svc.Spec.Ports {
 		if ref.Port != nil && p.Port == *ref.Port && cmp.Or(p.Protocol, corev1.ProtocolTCP) == proto {
+			b := gateway.Backend{Port: int(p.NodePort), Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}
 			if c.cloud != nil && c.cloud.PodTargets {
 				// Its pods, directly: whatever the Service's type.
-				return gateway.Backend{Pods: &lbmodel.ServicePort{Namespace: ns, Service: svc.Name, Port: p.Port, Protocol: proto},
-					Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}, "", ""
+				b = gateway.Backend{Pods: &lbmodel.ServicePort{Namespace: ns, Service: svc.Name, Port: p.Port, Protocol: proto},
+					Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}
 			}
-			return gateway.Backend{Port: int(p.NodePort), Protocol: gateway.BackendProtocol(from.Kind, p.AppProtocol)}, "", ""
+			return withBackendTLS(tls, used, from, ns, svc.Name, p, b), "", ""
 		}
 	}
 	return gateway.Backend{}, gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no %s port %s", ns, ref.Name, proto, portOf(ref))
@@ -249,17 +270,30 @@ func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t 
 	if reflect.DeepEqual(gatewayStatus(gw, t, p), gw.Status) {
 		return nil
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := c.gw.GatewayV1().Gateways(gw.Namespace).Get(ctx, gw.Name, metav1.GetOptions{})
-		if err != nil || cur.UID != gw.UID {
-			return ignoreGone(err)
-		}
+	gws := c.gw.GatewayV1().Gateways(gw.Namespace)
+	return writeStatus(ctx, gw.Name, gw.UID, gws.Get, gws.UpdateStatus, func(cur *gatewayv1.Gateway) (*gatewayv1.Gateway, bool) {
 		next := cur.DeepCopy()
 		next.Status = gatewayStatus(cur, t, p)
-		if reflect.DeepEqual(next.Status, cur.Status) {
+		return next, !reflect.DeepEqual(next.Status, cur.Status)
+	})
+}
+
+// writeStatus writes the status edit gives object name, read fresh,
+// when it changes it; nothing when the object is gone or another of its
+// name (not uid) is there.
+func writeStatus[T interface{ GetUID() types.UID }](ctx context.Context, name string, uid types.UID,
+	get func(context.Context, string, metav1.GetOptions) (T, error), update func(context.Context, T, metav1.UpdateOptions) (T, error),
+	edit func(cur T) (next T, changed bool)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := get(ctx, name, metav1.GetOptions{})
+		if err != nil || cur.GetUID() != uid {
+			return ignoreGone(err)
+		}
+		next, changed := edit(cur)
+		if !changed {
 			return nil
 		}
-		_, err = c.gw.GatewayV1().Gateways(gw.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		_, err = update(ctx, next, metav1.UpdateOptions{})
 		return err
 	})
 }
@@ -271,13 +305,7 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	// A Gateway with a valid listener is Accepted; the reason says
 	// ListenersNotValid while any other is refused.
 	accepted := len(t.Refused) < len(cur.Spec.Listeners)
-	cond := func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
-		s := metav1.ConditionFalse
-		if ok {
-			s = metav1.ConditionTrue
-		}
-		meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
-	}
+	cond := conditionSetter(gen)
 	switch {
 	case t.Addresses.Unsupported != "":
 		// Nothing is built of a Gateway naming what the cloud cannot take.
@@ -294,51 +322,85 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 	next.Status.Addresses = p.addresses
 	var ls []gatewayv1.ListenerStatus
 	for _, l := range cur.Spec.Listeners {
-		kinds, invalidKinds := gateway.Kinds(l)
-		refused, isRefused := t.Refused[l.Name]
-		if isRefused && refused.Reason == string(gatewayv1.ListenerReasonUnsupportedValue) {
-			kinds = nil // a listener whose settings the cloud cannot serve takes no route
-		}
-		st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: t.Attached[l.Name], SupportedKinds: kinds}
-		for _, old := range cur.Status.Listeners {
-			if old.Name == l.Name {
-				st.Conditions = old.Conditions
+		var old []metav1.Condition
+		for _, o := range cur.Status.Listeners {
+			if o.Name == l.Name {
+				old = o.Conditions
 			}
 		}
-		conflict := isRefused && (refused.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || refused.Reason == string(gatewayv1.ListenerReasonHostnameConflict))
-		switch {
-		case conflict:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), true, refused.Reason, refused.Message)
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
-		case isRefused:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
-		default:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
+		var refused *gateway.Reason
+		if r, ok := t.Refused[l.Name]; ok {
+			refused = &r
 		}
-		if u, ok := p.unresolved[l.Name]; ok {
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
-		} else if invalidKinds {
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidRouteKinds),
-				"allowedRoutes.kinds names a kind this listener cannot take (HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP)")
-		} else {
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
-		}
-		switch pending, isPending := p.pending[l.Name]; {
-		case isRefused:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), refused.Message)
-		case isPending:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, pending.Reason, pending.Message)
-		case p.ok:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), true, string(gatewayv1.ListenerReasonProgrammed), "")
-		default:
-			cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonPending), p.message)
-		}
-		ls = append(ls, st)
+		ls = append(ls, listenerStatus(l, l.Name, t.Attached[l.Name], refused, old, p, gen))
+	}
+	if t.ListenerSets != nil || cur.Status.AttachedListenerSets != nil {
+		n := t.AttachedListenerSets
+		next.Status.AttachedListenerSets = &n
 	}
 	next.Status.Listeners = ls
 	return next.Status
+}
+
+// conditionSetter sets a condition, true when ok, at generation gen.
+func conditionSetter(gen int64) func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
+	return func(conds *[]metav1.Condition, typ string, ok bool, reason, msg string) {
+		s := metav1.ConditionFalse
+		if ok {
+			s = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+}
+
+// conflicted tells whether a listener's refusal is a conflict with
+// another listener.
+func conflicted(r gateway.Reason) bool {
+	return r.Reason == string(gatewayv1.ListenerReasonProtocolConflict) || r.Reason == string(gatewayv1.ListenerReasonHostnameConflict)
+}
+
+// listenerStatus is the status of listener l (id: its name, or a
+// ListenerSet's listener's gateway.ListenerID), attached routes attached,
+// refused why routes cannot attach (nil: they may), old its conditions
+// before, as p (what building the load balancer came to) has it.
+func listenerStatus(l gatewayv1.Listener, id gatewayv1.SectionName, attached int32, refused *gateway.Reason, old []metav1.Condition,
+	p programmed, gen int64) gatewayv1.ListenerStatus {
+	cond := conditionSetter(gen)
+	kinds, invalidKinds := gateway.Kinds(l)
+	if refused != nil && refused.Reason == string(gatewayv1.ListenerReasonUnsupportedValue) {
+		kinds = nil // a listener whose settings the cloud cannot serve takes no route
+	}
+	st := gatewayv1.ListenerStatus{Name: l.Name, AttachedRoutes: attached, SupportedKinds: kinds, Conditions: old}
+	switch {
+	case refused != nil && conflicted(*refused):
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), true, refused.Reason, refused.Message)
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+	case refused != nil:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), false, refused.Reason, refused.Message)
+	default:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionConflicted), false, string(gatewayv1.ListenerReasonNoConflicts), "")
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionAccepted), true, string(gatewayv1.ListenerReasonAccepted), "")
+	}
+	if u, ok := p.unresolved[id]; ok {
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, u.Reason, u.Message)
+	} else if invalidKinds {
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), false, string(gatewayv1.ListenerReasonInvalidRouteKinds),
+			"allowedRoutes.kinds names a kind this listener cannot take (HTTPRoute and GRPCRoute on HTTP and HTTPS, TLSRoute on TLS, TCPRoute on TCP, UDPRoute on UDP)")
+	} else {
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionResolvedRefs), true, string(gatewayv1.ListenerReasonResolvedRefs), "")
+	}
+	switch pending, isPending := p.pending[id]; {
+	case refused != nil:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonInvalid), refused.Message)
+	case isPending:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, pending.Reason, pending.Message)
+	case p.ok:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), true, string(gatewayv1.ListenerReasonProgrammed), "")
+	default:
+		cond(&st.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, string(gatewayv1.ListenerReasonPending), p.message)
+	}
+	return st
 }
 
 // ownershipNote says, in the Gateway's Accepted condition, an ownership
@@ -391,7 +453,7 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 			}
 		}
 	}
-	return nil
+	return c.syncBackendTLSPolicies(ctx, nn, t)
 }
 
 // changes tells whether setParents would change st.
@@ -413,8 +475,12 @@ func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, nn types.Namesp
 		if p.ParentRef.Namespace != nil {
 			pns = string(*p.ParentRef.Namespace)
 		}
-		if p.ControllerName == ControllerName && pns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
+		if p.ControllerName == ControllerName && !isListenerSetRef(p.ParentRef) && pns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
 			continue // ours for this Gateway: written again below
+		}
+		if p.ControllerName == ControllerName && isListenerSetRef(p.ParentRef) &&
+			slices.ContainsFunc(parents, func(n gateway.Parent) bool { return reflect.DeepEqual(n.Ref, p.ParentRef) }) {
+			continue // ours for one of its ListenerSets: likewise
 		}
 		kept = append(kept, *p.DeepCopy())
 	}

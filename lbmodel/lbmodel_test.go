@@ -73,6 +73,33 @@ func TestRuleValidate(t *testing.T) {
 	if c := h2c.Cloud(); c.Backends[0].Protocol != exampleapi.BackendH2C {
 		t.Errorf("an h2c backend as the cloud gets it: %+v", c.Backends)
 	}
+	// A backend's TLS too; a bundle that is not PEM is the cloud's
+	// refusal, naming the field and not the bundle.
+	tls := Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 30443, Weight: 1, TLS: &exampleapi.BackendTLS{CABundle: "not PEM", ServerName: "a.example"}}}}
+	if c := tls.Cloud(); c.Backends[0].TLS == nil || c.Backends[0].TLS.ServerName != "a.example" {
+		t.Errorf("a TLS backend as the cloud gets it: %+v", c.Backends)
+	}
+	if err := tls.Validate(); !errors.As(err, &re) || re.Field != "backends[0].tls.ca_bundle" || strings.Contains(err.Error(), "not PEM") {
+		t.Errorf("a bundle the cloud refuses: %v, want the cloud's refusal of backends[0].tls.ca_bundle", err)
+	}
+	// A rule's CORS goes to the cloud as it is, checked by the cloud.
+	cors := Rule{Backends: []Backend{{TargetPoolID: "tp-1", Port: 30080, Weight: 1}}, CORS: &exampleapi.CORS{AllowOrigins: []string{"https://a.example"}}}
+	if c := cors.Cloud(); c.CORS == nil || c.CORS.AllowOrigins[0] != "https://a.example" {
+		t.Errorf("a rule's CORS as the cloud gets it: %+v", c.CORS)
+	}
+	cors.CORS = &exampleapi.CORS{}
+	if err := cors.Validate(); !errors.As(err, &re) || re.Field != "cors.allow_origins" {
+		t.Errorf("a CORS without origins: %v, want the cloud's refusal", err)
+	}
+	// A closed backend (its BackendTLSPolicy does not resolve) is left
+	// out, as one that reaches nothing.
+	closed := Rule{Backends: []Backend{{Port: 30443, Weight: 1, Closed: "BackendTLSPolicy p does not resolve"}, {TargetPoolID: "tp-1", Port: 30080, Weight: 1}}}
+	if c := closed.Cloud(); len(c.Backends) != 1 || c.Backends[0].Port != 30080 {
+		t.Errorf("a closed backend reaches the cloud: %+v", c.Backends)
+	}
+	if err := closed.Validate(); err != nil {
+		t.Errorf("a rule with a closed backend: %v", err)
+	}
 	h2c.Backends[0].Protocol = "h3"
 	if err := h2c.Validate(); !errors.As(err, &re) || re.Field != "backends[0].protocol" {
 		t.Errorf("a protocol the cloud lacks: %v, want the cloud's refusal", err)

@@ -44,6 +44,9 @@ type Rule struct {
 	// Timeouts and Retry bound and repeat what the rule forwards.
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	Retry    *Retry    `json:"retry,omitempty"`
+	// CORS answers browsers' cross-origin requests (a CORS filter), as
+	// the cloud takes it.
+	CORS *exampleapi.CORS `json:"cors,omitempty"`
 }
 
 // Timeouts of a forwarded request in milliseconds, 0 for none: the whole
@@ -108,7 +111,7 @@ func (r Rule) Validate() error {
 	var pods []ServicePort
 	k := 0
 	for _, b := range r.Backends {
-		if !b.Reaches() {
+		if !b.Forwards() {
 			continue
 		}
 		undecided := undecidedPool
@@ -138,9 +141,9 @@ func (r Rule) Cloud() exampleapi.Rule {
 		out.QueryParams = append(out.QueryParams, exampleapi.QueryParamMatch(p))
 	}
 	for _, b := range r.Backends {
-		if b.Reaches() {
+		if b.Forwards() {
 			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID, Port: b.Port, Weight: b.Weight,
-				Protocol: b.Protocol})
+				Protocol: b.Protocol, TLS: b.TLS})
 		}
 	}
 	if rd := r.Redirect; rd != nil {
@@ -154,6 +157,7 @@ func (r Rule) Cloud() exampleapi.Rule {
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: f.StatusCode}
 	}
 	out.RequestHeaders, out.ResponseHeaders = r.RequestHeaders.cloud(), r.ResponseHeaders.cloud()
+	out.CORS = r.CORS
 	if t := r.Timeouts; t != nil {
 		out.Timeouts = &exampleapi.Timeouts{RequestMS: t.RequestMS, BackendRequestMS: t.BackendRequestMS}
 	}

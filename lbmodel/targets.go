@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/providerid"
 )
 
@@ -32,11 +33,21 @@ type Backend struct {
 	// exampleapi.BackendProtocols ("" is HTTP/1.1): h2c for a Service
 	// port of appProtocol kubernetes.io/h2c.
 	Protocol string `json:"protocol,omitempty"`
+	// TLS, when set, re-encrypts to it, verifying its certificate (a
+	// BackendTLSPolicy of the Service port).
+	TLS *exampleapi.BackendTLS `json:"tls,omitempty"`
+	// Closed says why it gets no requests although it resolves: its
+	// BackendTLSPolicy does not (TLS fails closed, never cleartext).
+	Closed string `json:"closed,omitempty"`
 }
 
 // Reaches tells whether the backend gets requests: a node port, or a
 // Service port's pods.
 func (b Backend) Reaches() bool { return b.Port != 0 || b.Pods != nil }
+
+// Forwards tells whether the cloud gets the backend: it reaches
+// something and is not closed.
+func (b Backend) Forwards() bool { return b.Reaches() && b.Closed == "" }
 
 // Same tells whether b and o are one backend to the cloud (which refuses
 // one twice in a rule): the same pool on the same port, or the same

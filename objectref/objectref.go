@@ -44,6 +44,12 @@ const (
 	KindTLSRoute  = "TLSRoute"
 	KindTCPRoute  = "TCPRoute"
 	KindUDPRoute  = "UDPRoute"
+	// KindListenerSet is a Gateway API ListenerSet: listeners a team adds
+	// to a Gateway.
+	KindListenerSet = "ListenerSet"
+	// KindBackendTLSPolicy is a Gateway API BackendTLSPolicy: not planned
+	// itself; what its references are decided from.
+	KindBackendTLSPolicy = "BackendTLSPolicy"
 )
 
 // ClusterName is the name of the cluster's one route set and of its one

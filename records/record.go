@@ -129,7 +129,9 @@ const (
 	ResourceTLSRoutes  = "tlsroutes"
 	ResourceTCPRoutes  = "tcproutes"
 	ResourceUDPRoutes  = "udproutes"
-	GroupGatewayAPI    = "gateway.networking.k8s.io"
+	// ResourceListenerSets: a ListenerSet's listeners are its Gateway's.
+	ResourceListenerSets = "listenersets"
+	GroupGatewayAPI      = "gateway.networking.k8s.io"
 )
 
 // inputKinds name an Input's resource for people.
@@ -137,6 +139,7 @@ var inputKinds = map[string]string{
 	ResourceServices: "Service", ResourceSecrets: "Secret",
 	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute", ResourceGRPCRoutes: "GRPCRoute",
 	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
+	ResourceListenerSets: "ListenerSet",
 }
 
 func (in Input) String() string {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
 	"github.com/example/cloud-provider-example/lbmodel"
 )
@@ -35,8 +36,22 @@ func withConfig(f func(*Config)) Config {
 
 // testGateway has an http listener on 80 with two routes' rules (one
 // with a query parameter and response header changes, one weighted
-// between an h2c backend and an HTTP/1.1 one, rewritten, with timeouts
-// and a retry, one redirect), an https one on 443 and a tcp one.
+// between an h2c backend and one re-encrypted, rewritten, with timeouts
+// and a retry, answering CORS, one redirect), an https one on 443 and a tcp one.
+// testCA is a CA certificate a backend's TLS verifies against.
+const testCA = `-----BEGIN CERTIFICATE-----
+MIIBjTCCATOgAwIBAgIUY09v/i0d2cMrH9oJqRVHE9cTE5swCgYIKoZIzj0EAwIw
+GzEZMBcGA1UEAwwQcmVuZGVyZXIgdGVzdCBDQTAgFw0yNjEyMDMxOTI3MzlaGA8y
+MTI2MTEwOTE5MjczOVowGzEZMBcGA1UEAwwQcmVuZGVyZXIgdGVzdCBDQTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABPEwZV28FI4zwaYckEFhb9qi5p7XBYcChaNS
+eQNaYajsfkoDB3kKGTb6dIIRMOBIeJDJjb7KIUeekxyJQZlTvV2jUzBRMB0GA1Ud
+DgQWBBTBhtBt4VwDfHJtNrJydwn4dax/oTAfBgNVHSMEGDAWgBTBhtBt4VwDfHJt
+NrJydwn4dax/oTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQCs
+aO69Nd60MkpxqErG0v55MVldt0orQaM4E86aVZ2B8QIgNxwa3RPjJqjoXM3IlOT5
+pmAw4CbbYdQsIwGGRPnwdqY=
+-----END CERTIFICATE-----
+`
+
 func testGateway() lbmodel.LoadBalancer {
 	return lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "0d3c9a7e-1b2f-4e5d-8c6b-a1b2c3d4e5f6",
 		Listeners: []lbmodel.Listener{{Protocol: "tcp", Port: 5432, TargetPort: 30432}, {Protocol: "http", Port: 80}},
@@ -47,11 +62,14 @@ func testGateway() lbmodel.LoadBalancer {
 				ResponseHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"Cache-Control": "no-store"}}},
 			{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
 				Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80, Protocol: "h2c"},
-					{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20}},
+					{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20,
+						TLS: &exampleapi.BackendTLS{CABundle: testCA, ServerName: "web.internal", SubjectAltNames: []string{"spiffe://example.test/web"}}}},
 				RequestHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"X-Route": "web"}},
 				Rewrite:        &lbmodel.URLRewrite{Hostname: "web.internal", PathPrefix: "/"},
 				Timeouts:       &lbmodel.Timeouts{RequestMS: 10000, BackendRequestMS: 2500},
-				Retry:          &lbmodel.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100}},
+				Retry:          &lbmodel.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100},
+				CORS: &exampleapi.CORS{AllowOrigins: []string{"https://www.foo.com", "https://*.bar.com"}, AllowMethods: []string{"GET"},
+					ExposeHeaders: []string{"X-Request-Id"}, AllowCredentials: true, MaxAgeSeconds: 600}},
 			{Name: "team-b/old/0.0:80@any", ListenerPort: 80, Priority: 3, PathType: "prefix", Path: "/",
 				Redirect: &lbmodel.HTTPRedirect{Scheme: "https", PathPrefix: "/", StatusCode: 301}},
 		}}

@@ -43,6 +43,13 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 			if b.Protocol != "" {
 				backend["protocol"] = cty.StringVal(b.Protocol)
 			}
+			if t := b.TLS; t != nil {
+				tls := map[string]cty.Value{"ca_bundle": cty.StringVal(t.CABundle), "server_name": cty.StringVal(t.ServerName)}
+				if len(t.SubjectAltNames) > 0 {
+					tls["subject_alt_names"] = stringList(t.SubjectAltNames)
+				}
+				backend["tls"] = cty.ObjectVal(tls)
+			}
 			bs[i] = cty.ObjectVal(backend)
 		}
 		// A tuple: backends differ in the attributes they set.
@@ -96,6 +103,21 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 		}
 		setMS(retry, "backoff_ms", rt.BackoffMS)
 		attrs["retry"] = cty.ObjectVal(retry)
+	}
+	if c := r.CORS; c != nil {
+		cors := map[string]cty.Value{"allow_origins": stringList(c.AllowOrigins)}
+		for name, vals := range map[string][]string{"allow_methods": c.AllowMethods, "allow_headers": c.AllowHeaders, "expose_headers": c.ExposeHeaders} {
+			if len(vals) > 0 {
+				cors[name] = stringList(vals)
+			}
+		}
+		if c.AllowCredentials {
+			cors["allow_credentials"] = cty.True
+		}
+		if c.MaxAgeSeconds != 0 {
+			cors["max_age_seconds"] = cty.NumberIntVal(int64(c.MaxAgeSeconds))
+		}
+		attrs["cors"] = cty.ObjectVal(cors)
 	}
 	return cty.ObjectVal(attrs)
 }

@@ -11,7 +11,8 @@ import (
 
 // GatewayInputs are what a Gateway's load balancer is made from besides
 // the Gateway itself: the routes naming it (attached or not: a route that
-// stops attaching changes the plan too), the TLS Secrets its HTTPS
+// stops attaching changes the plan too) and the ListenerSets naming it
+// (in Routes, of kind ListenerSet), the TLS Secrets its HTTPS
 // listeners' certificateRefs name, and the Services its rules forward to.
 type GatewayInputs struct {
 	Routes   []objectref.Ref
@@ -56,4 +57,7 @@ func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, in GatewayInputs, kind str
 var routeResources = map[string]string{
 	objectref.KindHTTPRoute: records.ResourceHTTPRoutes, objectref.KindGRPCRoute: records.ResourceGRPCRoutes, objectref.KindTLSRoute: records.ResourceTLSRoutes,
 	objectref.KindTCPRoute: records.ResourceTCPRoutes, objectref.KindUDPRoute: records.ResourceUDPRoutes,
+	// A ListenerSet is an input as a route is: its author caused the
+	// change, and may not approve it.
+	objectref.KindListenerSet: records.ResourceListenerSets,
 }

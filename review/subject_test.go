@@ -277,7 +277,7 @@ func TestAddressSubject(t *testing.T) {
 }
 
 // TestGatewaySubject: a Gateway's change has as contributors the Gateway,
-// each route naming it, each TLS Secret its listeners name and each
+// each route and ListenerSet naming it, each TLS Secret its listeners name and each
 // Service its rules forward to, inputs whose editor is unknown (so nobody
 // who may edit one approves it), each once; a deletion has none; events
 // go to the Gateway by reference (it is not a kind of client-go's scheme).
@@ -289,6 +289,7 @@ func TestGatewaySubject(t *testing.T) {
 			{Kind: objectref.KindHTTPRoute, Namespace: "team-a", Name: "shop"},
 			{Kind: objectref.KindHTTPRoute, Namespace: "team-b", Name: "web"},
 			{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"},
+			{Kind: objectref.KindListenerSet, Namespace: "team-b", Name: "listeners"},
 		},
 		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "cert"}, {Namespace: "team-a", Name: "shop-cert"}},
 		Services: []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-a", Name: "api"}},
@@ -300,6 +301,7 @@ func TestGatewaySubject(t *testing.T) {
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-a", Name: "shop"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceHTTPRoutes, Namespace: "team-b", Name: "web"},
 		{Group: records.GroupGatewayAPI, Resource: records.ResourceTCPRoutes, Namespace: "team-b", Name: "db"},
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceListenerSets, Namespace: "team-b", Name: "listeners"},
 		{Resource: records.ResourceSecrets, Namespace: "infra", Name: "cert"},
 		{Resource: records.ResourceSecrets, Namespace: "team-a", Name: "shop-cert"},
 		{Resource: records.ResourceServices, Namespace: "team-a", Name: "api"},
@@ -320,7 +322,10 @@ func TestGatewaySubject(t *testing.T) {
 	if !ok || ev.Kind != "Gateway" || ev.APIVersion != "gateway.networking.k8s.io/v1" || ev.Name != "gw" || ev.UID != "uid-gw" {
 		t.Errorf("events go to %#v", s.event)
 	}
-	if got := want[6].String(); got != "Service team-a/api" {
+	if got := want[4].String(); got != "ListenerSet team-b/listeners" {
+		t.Errorf("input named %q", got)
+	}
+	if got := want[7].String(); got != "Service team-a/api" {
 		t.Errorf("input named %q", got)
 	}
 	if d := f.GatewaySubject(gw, GatewayInputs{Routes: routes}, records.KindDestroy); !d.contrib.Empty() {

@@ -74,10 +74,15 @@ func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 		return invalid(f+".timeouts", "%s: a connection through it has no HTTP request to time", on)
 	case r.Retry != nil:
 		return invalid(f+".retry", "%s: a connection through it has no HTTP request to send again", on)
+	case r.CORS != nil:
+		return invalid(f+".cors", "%s: a connection through it has no HTTP request to answer for a browser", on)
 	}
 	for k, b := range r.Backends {
-		if b.Protocol != "" {
+		switch {
+		case b.Protocol != "":
 			return invalid(fmt.Sprintf("%s.backends[%d].protocol", f, k), "%s: it forwards connections as they come, in no HTTP version of its choosing", on)
+		case b.TLS != nil:
+			return invalid(fmt.Sprintf("%s.backends[%d].tls", f, k), "%s: it forwards connections as they come, and re-encrypts none", on)
 		}
 	}
 	return nil

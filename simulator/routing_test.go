@@ -283,6 +283,16 @@ func TestRulesValidation(t *testing.T) {
 		{"tcp listener with a backend protocol", "rules[0].backends[0].protocol", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Backends[0].Protocol = 5432, exampleapi.BackendH2C
 		}, nil},
+		{"backend TLS without a CA bundle", "rules[0].backends[0].tls.ca_bundle", func(r *exampleapi.Rule) {
+			r.Backends[0].TLS = &exampleapi.BackendTLS{ServerName: "a.example"}
+		}, nil},
+		{"CORS without an origin", "rules[0].cors.allow_origins", func(r *exampleapi.Rule) { r.CORS = &exampleapi.CORS{} }, nil},
+		{"tcp listener with CORS", "rules[0].cors", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.CORS = 5432, &exampleapi.CORS{AllowOrigins: []string{"*"}}
+		}, nil},
+		{"tcp listener with a backend TLS", "rules[0].backends[0].tls", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.Backends[0].TLS = 5432, &exampleapi.BackendTLS{CABundle: "x", ServerName: "a.example"}
+		}, nil},
 		{"redirect of a prefix without one", "rules[0].redirect.path_prefix", func(r *exampleapi.Rule) {
 			r.Backends, r.Redirect = nil, &exampleapi.Redirect{StatusCode: 302, PathPrefix: "/new"}
 		}, nil},

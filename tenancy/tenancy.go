@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -64,6 +65,18 @@ const (
 	// load balancer would send traffic to directly (pod targets, ADR 24):
 	// Namespace is the Service's, Name the IP.
 	PodTarget Kind = "pod target"
+	// ListenerSetGateway is the Gateway a ListenerSet adds its listeners
+	// to (its spec.parentRef), maybe of another namespace: from the
+	// ListenerSet, consented by the Gateway's spec.allowedListeners
+	// (listenersets.go).
+	ListenerSetGateway Kind = "ListenerSet parent Gateway"
+	// BackendTLSTarget is a Service a BackendTLSPolicy applies to (a
+	// targetRef) and BackendTLSCACertificate a ConfigMap whose ca.crt it
+	// verifies backends against (a caCertificateRef): from the policy,
+	// of its own namespace only (the Gateway API has no namespace in
+	// either reference).
+	BackendTLSTarget        Kind = "BackendTLSPolicy target Service"
+	BackendTLSCACertificate Kind = "BackendTLSPolicy CA certificate ConfigMap"
 )
 
 // Reference is one reference an object makes.
@@ -181,6 +194,11 @@ type Sources struct {
 	// PodAt returns the pod whose IP is ip (any namespace); found is
 	// false when no pod has it.
 	PodAt func(ctx context.Context, ip string) (pod PodAddress, found bool, err error)
+	// Gateway returns the Gateway namespace/name; found is false when
+	// there is none. NamespaceLabels returns a namespace's labels (nil for
+	// none): what spec.allowedListeners' selector reads.
+	Gateway         func(ctx context.Context, namespace, name string) (gw *gatewayv1.Gateway, found bool, err error)
+	NamespaceLabels func(namespace string) map[string]string
 }
 
 // PodAddress is what the boundary reads of the pod an address is.
@@ -277,9 +295,12 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		if r.Namespace == from.Namespace {
 			return "", nil
 		}
-		refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from Gateways of namespace %s to its Secrets", r.Namespace, from.Namespace)
+		// From a Gateway, or a ListenerSet's listener (a grant to
+		// Gateways lets no ListenerSet in, nor the other way).
+		kind := cmp.Or(from.Kind, objectref.KindGateway)
+		refusal := fmt.Sprintf("namespace %s has no ReferenceGrant from %ss of namespace %s to its Secrets", r.Namespace, kind, from.Namespace)
 		return a.consented(ctx, r.Namespace, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
-			return matches(g, party{gatewayv1beta1.GroupName, "Gateway"}, from.Namespace, party{"", "Secret"}, r.Name)
+			return matches(g, party{gatewayv1beta1.GroupName, kind}, from.Namespace, party{"", "Secret"}, r.Name)
 		})
 	case GatewayHostname:
 		if r.Namespace == from.Namespace {
@@ -288,6 +309,13 @@ func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference
 		return a.hostnameGranted(ctx, from, r)
 	case PodTarget:
 		return a.podTarget(ctx, from, r)
+	case ListenerSetGateway:
+		return a.listenerSetGateway(ctx, from, r)
+	case BackendTLSTarget, BackendTLSCACertificate:
+		if r.Namespace != from.Namespace {
+			return "a BackendTLSPolicy references objects of its own namespace only", nil
+		}
+		return "", nil
 	}
 	return "unknown kind of reference", nil
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -106,6 +107,24 @@ var pods = map[string]PodAddress{
 	"10.244.9.10": {Namespace: "kube-system"},
 }
 
+// listenerGateways are the Gateways ListenerSets name, by namespace/name:
+// each with its spec.allowedListeners; namespaceLabels what a selector
+// reads.
+var (
+	listenerGateways = map[string]*gatewayv1.Gateway{
+		"infra/shared": gatewayAllowing("shared", gatewayv1.NamespacesFromSelector, &metav1.LabelSelector{MatchLabels: map[string]string{"listeners": "infra"}}),
+		"infra/same":   gatewayAllowing("same", gatewayv1.NamespacesFromSame, nil),
+		"infra/all":    gatewayAllowing("all", gatewayv1.NamespacesFromAll, nil),
+		"infra/closed": {ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "closed"}},
+	}
+	namespaceLabels = map[string]map[string]string{"team-b": {"listeners": "infra"}, "team-a": {}}
+)
+
+func gatewayAllowing(name string, from gatewayv1.FromNamespaces, sel *metav1.LabelSelector) *gatewayv1.Gateway {
+	return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: name},
+		Spec: gatewayv1.GatewaySpec{AllowedListeners: &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: &from, Selector: sel}}}}
+}
+
 func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 	return &Authorizer{
 		ClusterID: "prod",
@@ -133,6 +152,11 @@ func authorizer(grants ...gatewayv1beta1.ReferenceGrant) *Authorizer {
 				p, ok := pods[ip]
 				return p, ok, nil
 			},
+			Gateway: func(_ context.Context, ns, name string) (*gatewayv1.Gateway, bool, error) {
+				gw, ok := listenerGateways[ns+"/"+name]
+				return gw, ok, nil
+			},
+			NamespaceLabels: func(ns string) map[string]string { return namespaceLabels[ns] },
 			Grants: func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
 				var out []gatewayv1beta1.ReferenceGrant
 				for _, g := range grants {
@@ -175,6 +199,7 @@ func TestAuthorize(t *testing.T) {
 	tcpB := objectref.Ref{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"}
 	tlsB := objectref.Ref{Kind: objectref.KindTLSRoute, Namespace: "team-b", Name: "db"}
 	backend := func(ns, name string) Reference { return Reference{Kind: RouteBackend, Namespace: ns, Name: name} }
+	policyA := objectref.Ref{Kind: objectref.KindBackendTLSPolicy, Namespace: "team-a", Name: "api-tls"}
 	gwInfra := objectref.Gateway("infra", "gw", "uid-gw")
 	gwCert := func(ns, name string) Reference { return Reference{Kind: GatewayCertificate, Namespace: ns, Name: name} }
 	address := func(v string) Reference {
@@ -200,6 +225,15 @@ func TestAuthorize(t *testing.T) {
 	hostGrant := func(ns, kind, from, name string) gatewayv1beta1.ReferenceGrant {
 		return referenceGrant(ns, gatewayv1beta1.GroupName, kind, from, GrantHostnameGroup, GrantHostnameKind, name)
 	}
+	// A ListenerSet of ns naming Gateway infra/gw, and its listener's
+	// certificate.
+	setOf := func(ns string) objectref.Ref {
+		return objectref.Ref{Kind: "ListenerSet", Namespace: ns, Name: "team-listeners"}
+	}
+	parentGateway := func(name string) Reference {
+		return Reference{Kind: ListenerSetGateway, Namespace: "infra", Name: name}
+	}
+	const takesNone = "the Gateway takes no ListenerSets (spec.allowedListeners.namespaces.from None, the default)"
 	const noHostGrant = "the namespace holding it on the Gateway has no ReferenceGrant from HTTPRoutes of namespace team-b to group gateway.example.com, kind Hostname"
 	cases := []struct {
 		name   string
@@ -223,6 +257,15 @@ func TestAuthorize(t *testing.T) {
 		{name: "a guest's own certificate on the owner's load balancer", from: teamB, ref: certIn("cert-b", "team-a"), refused: "load balancer of namespace team-a (the group's)"},
 		{name: "a guest's untagged shared certificate on the owner's load balancer", from: teamB, ref: certIn("cert-plat", "team-a")},
 		{name: "a guest naming the owner's certificate", from: teamB, ref: certIn("cert-a", "team-a"), refused: "not a certificate of this namespace"},
+		// A BackendTLSPolicy's target Service and CA ConfigMap: its own
+		// namespace only, whatever grants say.
+		{name: "BackendTLSPolicy target Service of its namespace", from: policyA, ref: Reference{Kind: BackendTLSTarget, Namespace: "team-a", Name: "api"}},
+		{name: "BackendTLSPolicy CA ConfigMap of its namespace", from: policyA, ref: Reference{Kind: BackendTLSCACertificate, Namespace: "team-a", Name: "ca"}},
+		{name: "BackendTLSPolicy target Service of another namespace", from: policyA, ref: Reference{Kind: BackendTLSTarget, Namespace: "team-b", Name: "api"},
+			grants:  []gatewayv1beta1.ReferenceGrant{referenceGrant("team-b", gatewayv1beta1.GroupName, "BackendTLSPolicy", "team-a", "", "Service", "")},
+			refused: "its own namespace only"},
+		{name: "BackendTLSPolicy CA ConfigMap of another namespace", from: policyA, ref: Reference{Kind: BackendTLSCACertificate, Namespace: "team-b", Name: "ca"},
+			refused: "its own namespace only"},
 		{name: "TLS Secret of its namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-a", Name: "tls"}},
 		{name: "TLS Secret of another namespace", from: teamA, ref: Reference{Kind: TLSSecret, Annotation: annotations.LBTLSSecrets, Namespace: "team-b", Name: "tls"}, refused: "own namespace"},
 		{name: "group of its namespace", from: teamA, ref: group("team-a", "front")},
@@ -314,6 +357,17 @@ func TestAuthorize(t *testing.T) {
 		{name: "pod target, no pod (a node, the metadata API)", from: teamB, ref: podTarget("team-b", "169.254.169.254"), refused: notAPod},
 		{name: "pod target, a host-network pod is its node", from: teamB, ref: podTarget("team-b", "10.0.0.4"), refused: "host's network"},
 		{name: "pod target, of a Service of another namespace", from: teamA, ref: podTarget("team-b", "10.244.1.5"), refused: notAPod},
+		{name: "ListenerSet on a Gateway whose selector selects its namespace", from: setOf("team-b"), ref: parentGateway("shared")},
+		{name: "ListenerSet on a Gateway whose selector does not select its namespace", from: setOf("team-a"), ref: parentGateway("shared"), refused: "selector does not select namespace team-a"},
+		{name: "ListenerSet on a Gateway taking every namespace's", from: setOf("team-a"), ref: parentGateway("all")},
+		{name: "ListenerSet on a Gateway without allowedListeners (None)", from: setOf("team-b"), ref: parentGateway("closed"), refused: takesNone},
+		{name: "ListenerSet of another namespace on a Gateway taking its own (Same)", from: setOf("team-b"), ref: parentGateway("same"), refused: "its own namespace only"},
+		{name: "ListenerSet of the Gateway's namespace (Same)", from: setOf("infra"), ref: parentGateway("same")},
+		{name: "ListenerSet on a Gateway that does not exist: the same words as None", from: setOf("team-b"), ref: parentGateway("gone"), refused: takesNone},
+		{name: "ListenerSet certificate of another namespace, granted to Gateways only", from: setOf("team-b"), ref: gwCert("team-a", "tls"),
+			grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "Gateway", "team-b", "Secret", "")}, refused: "no ReferenceGrant from ListenerSets of namespace team-b to its Secrets"},
+		{name: "ListenerSet certificate of another namespace, granted to ListenerSets", from: setOf("team-b"), ref: gwCert("team-a", "tls"),
+			grants: []gatewayv1beta1.ReferenceGrant{gatewayGrant("team-a", "ListenerSet", "team-b", "Secret", "tls")}},
 		{name: "host name, a grant the taker's namespace made", from: routeB, ref: hostname("team-a", "shop.example"), grants: []gatewayv1beta1.ReferenceGrant{hostGrant("team-b", "HTTPRoute", "team-b", "")}, refused: noHostGrant},
 	}
 	for _, c := range cases {

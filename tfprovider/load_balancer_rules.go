@@ -109,6 +109,7 @@ func rulesAttribute() schema.MapNestedAttribute {
 				"and `https` listeners only).", "the response"),
 			"timeouts": ruleTimeoutsAttribute(),
 			"retry":    ruleRetryAttribute(),
+			"cors":     ruleCORSAttribute(),
 		}},
 	}
 }
@@ -151,6 +152,7 @@ func ruleBackendsAttribute() schema.ListNestedAttribute {
 					"`https` listeners only. Unset: `http`.",
 				Validators: []validator.String{stringvalidator.OneOf(exampleapi.BackendProtocols...)},
 			},
+			"tls": backendTLSAttribute(),
 		}},
 	}
 }
@@ -331,6 +333,7 @@ type ruleModel struct {
 	Rewrite          types.Object `tfsdk:"rewrite"`
 	Timeouts         types.Object `tfsdk:"timeouts"`
 	Retry            types.Object `tfsdk:"retry"`
+	CORS             types.Object `tfsdk:"cors"`
 }
 
 type ruleBackendModel struct {
@@ -338,6 +341,7 @@ type ruleBackendModel struct {
 	Port         types.Int64  `tfsdk:"port"`
 	Weight       types.Int64  `tfsdk:"weight"`
 	Protocol     types.String `tfsdk:"protocol"`
+	TLS          types.Object `tfsdk:"tls"`
 }
 
 type ruleRedirectModel struct {
@@ -371,6 +375,7 @@ var (
 
 	ruleBackendType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type, "protocol": types.StringType,
+		"tls": backendTLSType,
 	}}
 	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "path": types.StringType,
@@ -388,7 +393,7 @@ var (
 		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
 		"query_params": stringMapType, "backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
 		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType, "response_headers": headerChangesType,
-		"rewrite": ruleRewriteType, "timeouts": ruleTimeoutsType, "retry": ruleRetryType,
+		"rewrite": ruleRewriteType, "timeouts": ruleTimeoutsType, "retry": ruleRetryType, "cors": ruleCORSType,
 	}}
 )
 
@@ -434,7 +439,8 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		diags.Append(r.Backends.ElementsAs(ctx, &bs, false)...)
 		for _, b := range bs {
 			out.Backends = append(out.Backends, exampleapi.RuleBackend{TargetPoolID: b.TargetPoolID.ValueString(),
-				Port: int(b.Port.ValueInt64()), Weight: int(b.Weight.ValueInt64()), Protocol: b.Protocol.ValueString()})
+				Port: int(b.Port.ValueInt64()), Weight: int(b.Weight.ValueInt64()), Protocol: b.Protocol.ValueString(),
+				TLS: backendTLSToAPI(ctx, b.TLS, diags)})
 		}
 	}
 	if isKnown(r.Redirect) {
@@ -458,6 +464,7 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 	out.RequestHeaders = headerChangesToAPI(ctx, r.RequestHeaders, diags)
 	out.ResponseHeaders = headerChangesToAPI(ctx, r.ResponseHeaders, diags)
 	out.Timeouts, out.Retry = timeoutsToAPI(ctx, r.Timeouts, diags), retryToAPI(ctx, r.Retry, diags)
+	out.CORS = corsToAPI(ctx, r.CORS, diags)
 	return out
 }
 
@@ -542,7 +549,7 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		for i, b := range r.Backends {
 			elems[i] = objectValue(ruleBackendType, map[string]attr.Value{"target_pool_id": types.StringValue(b.TargetPoolID),
 				"port": types.Int64Value(int64(b.Port)), "weight": types.Int64Value(int64(b.Weight)),
-				"protocol": optionalString(b.Protocol)}, diags)
+				"protocol": optionalString(b.Protocol), "tls": backendTLSFromAPI(b.TLS, prior.Backends, i, diags)}, diags)
 		}
 		var d diag.Diagnostics
 		backends, d = types.ListValue(ruleBackendType, elems)
@@ -586,6 +593,7 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		"redirect": redirect, "fixed_response": fixed, "request_headers": changes(r.RequestHeaders, prior.RequestHeaders),
 		"response_headers": changes(r.ResponseHeaders, prior.ResponseHeaders), "rewrite": rewrite,
 		"timeouts": timeoutsFromAPI(r.Timeouts, prior.Timeouts, diags), "retry": retryFromAPI(r.Retry, prior.Retry, diags),
+		"cors": corsFromAPI(r.CORS, prior.CORS, diags),
 	}, diags)
 }
 

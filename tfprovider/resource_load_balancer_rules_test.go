@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,7 @@ import (
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/tftest"
+	"github.com/example/cloud-provider-example/simulator/simtest"
 )
 
 // fullRules are rules using every attribute, as the provider sends them
@@ -221,6 +223,16 @@ const (
 	udp80JSON    = `"udp/80": {"protocol": "udp", "port": 80, "target_port": 8080}`
 )
 
+// testCAJSON is a test CA's certificate as a JSON string: a backend's
+// ca_bundle.
+func testCAJSON(t *testing.T) string {
+	b, err := json.Marshal(simtest.NewCert(t, simtest.CertOptions{CommonName: "backend CA", IsCA: true}).CertPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // rulesConfig is a load balancer with listeners and rules as JSON.
 func rulesConfig(listeners, rules string) string {
 	return fmt.Sprintf(`{"name": "web", "listeners": {%s}, "rules": %s}`, listeners, rules)
@@ -244,6 +256,7 @@ func manyJSON(n int, elem func(i int) string) string {
 // on the attribute at fault (the path as Terraform prints it), and a
 // valid configuration passes.
 func TestValidateRules(t *testing.T) {
+	caJSON := testCAJSON(t)
 	backend := `{"target_pool_id": "tp-a", "port": 30001}`
 	cases := []struct{ name, listeners, rules, at, want string }{
 		// ValidateConfig.
@@ -265,6 +278,11 @@ func TestValidateRules(t *testing.T) {
 		{"tls request headers", tls80JSON, oneRule(`"request_headers": {},`), `rules["r"].request_headers`, `it takes no request_headers`},
 		{"tcp backend protocol", tcp80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "http"}],`),
 			`rules["r"].backends[0].protocol`, `Backend protocol not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections as they come: its backends take no protocol`},
+		{"tcp cors", tcp80JSON, oneRule(`"cors": {"allow_origins": ["*"]},`), `rules["r"].cors`, `it takes no cors`},
+		{"cors without origins", http80JSON, oneRule(`"cors": {"allow_origins": []},`), `rules["r"].cors.allow_origins`, `list must contain at least 1 elements and at most 64 elements`},
+		{"cors max age", http80JSON, oneRule(`"cors": {"allow_origins": ["*"], "max_age_seconds": 0},`), `rules["r"].cors.max_age_seconds`, `value must be between 1 and 86400, got: 0`},
+		{"tcp backend TLS", tcp80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "tls": {"ca_bundle": ` + caJSON + `, "server_name": "a.example"}}],`),
+			`rules["r"].backends[0].tls`, `Backend TLS not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections as they come: its backends take no tls`},
 		{"tls rewrite", tls80JSON, oneRule(`"rewrite": {},`), `rules["r"].rewrite`, `it takes no rewrite`},
 		{"tls response headers", tls80JSON, oneRule(`"response_headers": {},`), `rules["r"].response_headers`, `it takes no response_headers`},
 		{"tcp query parameters", tcp80JSON, oneRule(`"query_params": {"a": "1"},`), `rules["r"].query_params`,
@@ -361,6 +379,14 @@ func TestValidateRules(t *testing.T) {
 			`value must be between 500 and 599, got: 429`},
 		{"backend protocol", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "h2"}],`),
 			`rules["r"].backends[0].protocol`, `value must be one of: ["http" "h2c"]`},
+		{"backend CA bundle not PEM", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "tls": {"ca_bundle": "not a CA", "server_name": "a.example"}}],`),
+			`rules["r"].backends[0].tls.ca_bundle`, `Invalid CA bundle: holds no PEM CERTIFICATE block (expected -----BEGIN CERTIFICATE-----).`},
+		{"backend SNI wildcard", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "tls": {"ca_bundle": ` + caJSON + `, "server_name": "*.a.example"}}],`),
+			`rules["r"].backends[0].tls.server_name`, `Invalid server name: "*.a.example" is not a DNS name without a wildcard`},
+		{"backend SAN", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "tls": {"ca_bundle": ` + caJSON + `, "server_name": "a.example", "subject_alt_names": ["spiffe:"]}}],`),
+			`rules["r"].backends[0].tls.subject_alt_names[0]`, `Invalid subject alt name: "spiffe:" is not an absolute URI`},
+		{"backend TLS in h2c", http80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "protocol": "h2c", "tls": {"ca_bundle": ` + caJSON + `, "server_name": "a.example"}}],`),
+			`rules["r"].backends[0].tls`, `Conflicting backend tls and protocol: Rule "r" has backends[0] with tls and protocol = "h2c"`},
 		{"removed name", http80JSON, oneRule(`"request_headers": {"remove": ["a:b"]},`), `rules["r"].request_headers.remove[0]`, `must be an HTTP header name`},
 		{"rewrite host", http80JSON, oneRule(`"rewrite": {"hostname": "*.a.example"},`), `rules["r"].rewrite.hostname`, `must be a lower-case DNS name (no wildcard)`},
 		{"rewrite path", http80JSON, oneRule(`"rewrite": {"path": "v2"},`), `rules["r"].rewrite.path`, `Invalid rule path: "v2" must start with /`},
@@ -397,6 +423,7 @@ func TestValidateRules(t *testing.T) {
 // and on http/80 and udp/80 (udp shares no port), fixed responses at each
 // end of their ranges (one with an empty backends list) passes.
 func TestValidateRulesValid(t *testing.T) {
+	caJSON := testCAJSON(t)
 	config := rulesConfig(http80JSON+", "+https443JSON+", "+udp80JSON+`, "tls/8443": {"protocol": "tls", "port": 8443, "target_port": 30443},
 		"tcp/53": {"protocol": "tcp", "port": 53, "target_port": 30053}, "udp/53": {"protocol": "udp", "port": 53, "target_port": 30053}`, `{
 		"ns/db/0:8443@db.example": {"listener_port": 8443, "priority": 1, "hostnames": ["db.example"], "backends": [{"target_pool_id": "tp-a", "port": 30001}]},
@@ -406,11 +433,14 @@ func TestValidateRulesValid(t *testing.T) {
 		"quic": {"listener_port": 80, "listener_protocol": "udp", "priority": 10},
 		"ns/api/0.0:80@a.example": {"listener_port": 80, "priority": 10, "hostnames": ["a.example", "*.b.example"],
 			"path_type": "prefix", "path": "/api", "method": "GET", "headers": {"X-Env": "canary", "X-Other": ""},
-			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0, "protocol": "h2c"}, {"target_pool_id": "tp-a", "port": 30002, "protocol": "http"}],
+			"backends": [{"target_pool_id": "tp-a", "port": 30001, "weight": 0, "protocol": "h2c"}, {"target_pool_id": "tp-a", "port": 30002, "protocol": "http",
+				"tls": {"ca_bundle": `+caJSON+`, "server_name": "api.internal", "subject_alt_names": ["api.internal", "spiffe://example.test/api"]}}],
 			"query_params": {"animal": "whale", "ANIMAL": "Whale"},
 			"request_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["X-Drop"]},
 			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]},
-			"timeouts": {"request_ms": 500, "backend_request_ms": 500}, "retry": {"attempts": 10, "status_codes": [500, 599], "backoff_ms": 0}},
+			"timeouts": {"request_ms": 500, "backend_request_ms": 500}, "retry": {"attempts": 10, "status_codes": [500, 599], "backoff_ms": 0},
+			"cors": {"allow_origins": ["https://www.foo.com", "https://*.bar.com"], "allow_methods": ["*"], "allow_headers": ["x-a"],
+				"expose_headers": ["x-b"], "allow_credentials": true, "max_age_seconds": 86400}},
 		"moved": {"listener_port": 80, "priority": 20, "backends": [], "path_type": "prefix", "path": "/old",
 			"redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "path_prefix": "/new", "status_code": 302},
 			"response_headers": {"set": {"Cache-Control": "no-store"}}},
@@ -605,19 +635,25 @@ resource "example_load_balancer" "web" {
 // between pools a and b (with timeouts, and a retry of weightA/40
 // attempts), and old.example redirected to /moved (at priority
 // redirectPriority).
-func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string) string {
+// gatewayRules' extra are the api backend's tls, then the web rule's
+// cors (HCL attributes).
+func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string, extra ...string) string {
+	tls, cors := "", `cors = null`
+	if len(extra) > 0 {
+		tls, cors = ", "+extra[0], extra[1]
+	}
 	return fmt.Sprintf(`{
     api   = %s
     web   = %s
     moved = %s
   }`, httpRule(10, "a.example", "/api", `query_params = { v = "1" }`,
-		fmt.Sprintf(`backends = [{ target_pool_id = example_target_pool.a.id, port = 30001, protocol = %q }]`, apiProtocol),
+		fmt.Sprintf(`backends = [{ target_pool_id = example_target_pool.a.id, port = 30001, protocol = %q%s }]`, apiProtocol, tls),
 		`request_headers = { set = { "X-Route" = "api" }, remove = ["X-Drop"] }`, `response_headers = { add = { "Cache-Control" = "no-store" } }`,
 		`rewrite = { hostname = "api.internal", path_prefix = "/v2" }`),
 		httpRule(20, "a.example", "/web", `headers = {}`, fmt.Sprintf(`backends = [
         { target_pool_id = example_target_pool.a.id, port = 30002, weight = %d },
         { target_pool_id = example_target_pool.b.id, port = 30003, weight = %d },
-      ]`, weightA, weightB), `timeouts = { request_ms = 10000, backend_request_ms = 0 }`,
+      ]`, weightA, weightB), `timeouts = { request_ms = 10000, backend_request_ms = 0 }`, cors,
 			fmt.Sprintf(`retry = { attempts = %d, status_codes = [502, 503], backoff_ms = 100 }`, weightA/40)),
 		httpRule(redirectPriority, "old.example", "", `redirect = { scheme = "https", hostname = "new.example", path = "/moved", status_code = 301 }`))
 }
@@ -688,6 +724,8 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 		}
 	}
 
+	ca := simtest.NewCert(t, simtest.CertOptions{CommonName: "backend CA", IsCA: true})
+
 	accTest(t, e.checkPoolsDestroyed, []resource.TestStep{
 		{
 			// Only the cloud knows its pools: the apply fails on the rule.
@@ -720,7 +758,7 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				stateIs(lbAddr, "rules.web.retry", object{"attempts": 2, "status_codes": listOf(502, 503), "backoff_ms": 100}),
 				stateIs(lbAddr, "rules.api.timeouts", nil),
 				stateIs(lbAddr, "rules.api.backends.0.protocol", "h2c"),
-				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20, "protocol": nil}),
+				stateIs(lbAddr, "rules.web.backends.1", object{"target_pool_id": matching(`^tp-`), "port": 30003, "weight": 20, "protocol": nil, "tls": nil}),
 				stateSame(rulesPoolB, "id", lbAddr, "rules.web.backends.1.target_pool_id"),
 				stateIs(lbAddr, "rules.moved.backends", nil),
 				stateIs(lbAddr, "rules.moved.redirect", object{"scheme": "https", "hostname": "new.example", "port": nil, "path": "/moved",
@@ -754,20 +792,39 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 		importStep(lbAddr, "rules.web.headers", "rules.web.timeouts.backend_request_ms"),
 		{
 			// One weight, one priority and a protocol: the rules change in place.
-			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25, "http")),
+			// ...and the api backend re-encrypts, verified against a CA.
+			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25, "http",
+				fmt.Sprintf(`tls = { ca_bundle = %q, server_name = "api.internal", subject_alt_names = ["spiffe://example.test/api"] }`, ca.CertPEM),
+				`cors = { allow_origins = ["https://www.foo.com", "https://*.bar.com"], allow_methods = ["GET"], allow_credentials = true, max_age_seconds = 600 }`)),
 			ConfigPlanChecks: beforeApply(
 				planUpdate(lbAddr),
 				planIs(lbAddr, "rules.web.backends.0.weight", 50),
 				planIs(lbAddr, "rules.web.retry.attempts", 1),
 				planIs(lbAddr, "rules.moved.priority", 25),
 				planIs(lbAddr, "rules.api.backends.0.protocol", "http"),
+				planIs(lbAddr, "rules.api.backends.0.tls.server_name", "api.internal"),
 			),
 			ConfigStateChecks: stateChecks{
 				sameID(lbAddr, "id"),
 				stateIs(lbAddr, "rules.web.backends.1.weight", 50),
 				stateIs(lbAddr, "rules.api.backends.0.protocol", "http"),
+				stateIs(lbAddr, "rules.api.backends.0.tls", object{"ca_bundle": ca.CertPEM, "server_name": "api.internal",
+					"subject_alt_names": listOf("spiffe://example.test/api")}),
+				stateIs(lbAddr, "rules.web.backends.0.tls", nil),
+				stateIs(lbAddr, "rules.web.cors", object{"allow_origins": listOf("https://www.foo.com", "https://*.bar.com"),
+					"allow_methods": listOf("GET"), "allow_headers": nil, "expose_headers": nil, "allow_credentials": true, "max_age_seconds": 600}),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
+				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
+					if t := lb.Rules[0].Backends[0].TLS; t == nil || t.CABundle != ca.CertPEM || t.ServerName != "api.internal" ||
+						!slices.Equal(t.SubjectAltNames, []string{"spiffe://example.test/api"}) {
+						return fmt.Errorf("API backend TLS %+v", t)
+					}
+					if c := lb.Rules[1].CORS; c == nil || !c.AllowCredentials || c.MaxAgeSeconds != 600 || len(c.AllowOrigins) != 2 {
+						return fmt.Errorf("API rule CORS %+v", c)
+					}
+					return nil
+				}),
 				e.checkRequests(web, func(a, b string) exampleapi.RequestOutcome {
 					return exampleapi.RequestOutcome{Status: 200, RulePriority: 20, Backends: map[string]int{a + ":30002": 50, b + ":30003": 50}}
 				}),

@@ -268,11 +268,12 @@ func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel,
 	action("rewrite", r.Rewrite)
 	action("timeouts", r.Timeouts)
 	action("retry", r.Retry)
+	action("cors", r.CORS)
 	validateL4BackendProtocols(ctx, name, rp.AtName("backends"), r.Backends, key, proto, resp)
 }
 
-// validateL4BackendProtocols rejects a backend protocol on a tcp, udp or
-// tls listener's rule: it forwards connections as they come.
+// validateL4BackendProtocols rejects a backend protocol or TLS on a tcp,
+// udp or tls listener's rule: it forwards connections as they come.
 func validateL4BackendProtocols(ctx context.Context, name string, bp path.Path, backends types.List, key, proto string,
 	resp *resource.ValidateConfigResponse) {
 	if !isKnown(backends) {
@@ -284,12 +285,19 @@ func validateL4BackendProtocols(ctx context.Context, name string, bp path.Path, 
 			continue
 		}
 		var b ruleBackendModel
-		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() || b.Protocol.IsNull() {
+		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() {
 			continue
 		}
-		resp.Diagnostics.AddAttributeError(bp.AtListIndex(k).AtName("protocol"), "Backend protocol not allowed on a "+proto+" listener",
-			fmt.Sprintf("Rule %q routes listener %q, which forwards connections as they come: its backends take no "+
-				"protocol (http and https listeners only).", name, key))
+		for _, a := range []struct {
+			attr, what string
+			set        bool
+		}{{"protocol", "protocol", !b.Protocol.IsNull()}, {"tls", "TLS", !b.TLS.IsNull()}} {
+			if a.set {
+				resp.Diagnostics.AddAttributeError(bp.AtListIndex(k).AtName(a.attr), "Backend "+a.what+" not allowed on a "+proto+" listener",
+					fmt.Sprintf("Rule %q routes listener %q, which forwards connections as they come: its backends take no "+
+						"%s (http and https listeners only).", name, key, a.attr))
+			}
+		}
 	}
 }
 
@@ -397,7 +405,15 @@ func validateRuleBackends(ctx context.Context, name string, bp path.Path, backen
 			continue
 		}
 		var b ruleBackendModel
-		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() || !isKnown(b.TargetPoolID) || !isKnown(b.Port) {
+		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() {
+			continue
+		}
+		if !b.TLS.IsNull() && b.Protocol.ValueString() == exampleapi.BackendH2C {
+			resp.Diagnostics.AddAttributeError(bp.AtListIndex(k).AtName("tls"), "Conflicting backend tls and protocol",
+				fmt.Sprintf("Rule %q has backends[%d] with tls and protocol = \"h2c\", HTTP/2 in cleartext: a backend over TLS "+
+					"is spoken to in HTTP/1.1. Remove one.", name, k))
+		}
+		if !isKnown(b.TargetPoolID) || !isKnown(b.Port) {
 			continue
 		}
 		at := fmt.Sprintf("%s:%d", b.TargetPoolID.ValueString(), b.Port.ValueInt64())

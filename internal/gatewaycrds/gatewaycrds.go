@@ -25,7 +25,7 @@ import (
 )
 
 // Kinds are the CRDs installed: what the controller serves and reads.
-var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "referencegrants"}
+var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets", "referencegrants", "backendtlspolicies"}
 
 // Install installs Kinds' CRDs for t (see Apply).
 func Install(t testing.TB, kube kubernetes.Interface, cfg *rest.Config) {

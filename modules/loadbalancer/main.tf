@@ -39,6 +39,7 @@ locals {
     rewrite           = r.rewrite
     timeouts          = r.timeouts
     retry             = r.retry
+    cors              = r.cors
   } }
 }
 

@@ -255,7 +255,7 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response). Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol: connections go as they come). At most 2000. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge; tls (ca_bundle, PEM CA certificates only; server_name, the SNI name and, without subject_alt_names, the name the target's certificate must hold; subject_alt_names, DNS names or URIs it must hold one of): re-encrypt to the targets in HTTP/1.1 over TLS, verifying their certificate, 502 where it does not verify; not with h2c) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response); cors (allow_origins: *, an origin, or one with a *. host; allow_methods, allow_headers, expose_headers, each its values or * alone; allow_credentials; max_age_seconds 1-86400) answers browsers' preflights at the load balancer and marks the answers to allowed origins. Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol or tls: connections go as they come). At most 2000. Empty (the default): no rules."
   type = list(object({
     name              = string
     listener_port     = number
@@ -272,6 +272,11 @@ variable "rules" {
       port           = number
       weight         = optional(number, 1)
       protocol       = optional(string)
+      tls = optional(object({
+        ca_bundle         = string
+        server_name       = string
+        subject_alt_names = optional(list(string))
+      }))
     })))
     redirect = optional(object({
       scheme      = optional(string)
@@ -307,6 +312,14 @@ variable "rules" {
       attempts     = number
       status_codes = optional(list(number))
       backoff_ms   = optional(number)
+    }))
+    cors = optional(object({
+      allow_origins     = list(string)
+      allow_methods     = optional(list(string))
+      allow_headers     = optional(list(string))
+      expose_headers    = optional(list(string))
+      allow_credentials = optional(bool)
+      max_age_seconds   = optional(number)
     }))
   }))
   default  = []
@@ -361,12 +374,12 @@ variable "rules" {
       contains(["http", "https"], p) || (
         r.path_type == null && r.path == null && r.method == null && length(coalesce(r.headers, {})) == 0 &&
         length(coalesce(r.query_params, {})) == 0 && r.redirect == null && r.fixed_response == null &&
-        r.request_headers == null && r.response_headers == null && r.rewrite == null && r.timeouts == null && r.retry == null &&
+        r.request_headers == null && r.response_headers == null && r.rewrite == null && r.timeouts == null && r.retry == null && r.cors == null &&
         (p == "tls" || length(coalesce(r.hostnames, [])) == 0) &&
-        alltrue([for b in coalesce(r.backends, []) : b.protocol == null])
+        alltrue([for b in coalesce(r.backends, []) : b.protocol == null && b.tls == null])
       )
     ])])
-    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol: no redirect, fixed_response, request_headers, response_headers, rewrite, timeouts or retry) and take no path_type, path, method, headers or query_params; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
+    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol or tls: no redirect, fixed_response, request_headers, response_headers, rewrite, timeouts or retry) and take no path_type, path, method, headers, query_params or cors; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
   }
 
   # Names are tokens, as header names (Gateway API's); compared as written.
@@ -434,6 +447,25 @@ variable "rules" {
       b.weight == floor(b.weight) && b.weight >= 0 && b.weight <= 1000000 && contains(["http", "h2c"], coalesce(b.protocol, "http")),
     false)]]))
     error_message = "Every rule backend needs a target_pool_id (tp-...), a whole port in 1-65535 (0 for a pool of target type ip, whose targets carry their ports), a whole weight in 0-1000000 and a protocol http, h2c or null (http)."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : r.cors == null || try(
+      length(r.cors.allow_origins) >= 1 && length(r.cors.allow_origins) <= 64 &&
+      (r.cors.max_age_seconds == null || (r.cors.max_age_seconds >= 1 && r.cors.max_age_seconds <= 86400)),
+    false)])
+    error_message = "A rule's cors needs 1-64 allow_origins and a max_age_seconds in 1-86400 or null."
+  }
+
+  # The shape of a backend's TLS; the provider checks the bundle's
+  # certificates and the names as the cloud does.
+  validation {
+    condition = alltrue(flatten([for r in var.rules : [for b in coalesce(r.backends, []) : b.tls == null || try(
+      coalesce(b.protocol, "http") == "http" && startswith(trimspace(b.tls.ca_bundle), "-----BEGIN CERTIFICATE-----") &&
+      can(regex("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", b.tls.server_name)) &&
+      length(coalesce(b.tls.subject_alt_names, [])) <= 16,
+    false)]]))
+    error_message = "A rule backend's tls needs a ca_bundle of PEM CERTIFICATE blocks, a server_name that is a lower-case DNS name without a wildcard and at most 16 subject_alt_names, and no protocol h2c (a backend over TLS is spoken to in HTTP/1.1)."
   }
 
   # Timeouts and retries bound and repeat what a rule forwards: not with

@@ -53,10 +53,14 @@ func listen(t *testing.T, network, addr string) net.Listener {
 	return ln
 }
 
-// serve serves srv at addr in the namespace until the test ends.
+// serve serves srv at addr in the namespace until the test ends (over
+// TLS if srv has a TLSConfig).
 func serve(t *testing.T, addr string, srv *http.Server) {
 	t.Helper()
 	ln := listen(t, "tcp", addr)
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	go func() { _ = srv.Serve(ln) }() // ends with Close
 	t.Cleanup(func() { _ = srv.Close() })
 }

@@ -90,6 +90,9 @@ func (s *Server) handler(k socketKey) http.Handler {
 		req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol,
 			Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Method: r.Method, Headers: flatten(r.Header)}
 		d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+		if err == nil && cors(w, r, d.CORS) {
+			return // a preflight, the load balancer's to answer
+		}
 		if d.Status != http.StatusOK {
 			// The rule's own answer (a redirect, a fixed response); the
 			// load balancer's errors have no changes.
@@ -124,7 +127,8 @@ func (s *Server) handler(k socketKey) http.Handler {
 	})
 }
 
-// forward proxies r to target t's port of backend b, in b's protocol,
+// forward proxies r to target t's port of backend b, in b's protocol
+// (over TLS if b says so),
 // its host, path and headers and the response's headers changed as d
 // says; the request is cut if t leaves the plane without draining, or
 // when backendTimeout (0: none) runs out. A failed try that again says
@@ -143,7 +147,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 		return false
 	}
 	defer done()
-	to := &url.URL{Scheme: "http", Host: t.at(b.Port)}
+	to, transport := &url.URL{Scheme: "http", Host: t.at(b.Port)}, transports[cmp.Or(b.Protocol, exampleapi.BackendHTTP)]
+	if b.TLS != nil {
+		// Re-encrypted, verified (backendtls.go): a failed handshake is
+		// the ErrorHandler's 502.
+		to.Scheme, transport = "https", s.tls.transport(b.TLS)
+	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(to)
@@ -161,7 +170,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, lbID string, t 
 			routing.ModifyHeaders(res.Header, d.ResponseModifier)
 			return nil
 		},
-		Transport: transports[cmp.Or(b.Protocol, exampleapi.BackendHTTP)],
+		Transport: transport,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			status := failedStatus(r.Context(), ctx, err)
 			if errors.Is(err, errRetry) || again(status) {

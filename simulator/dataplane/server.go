@@ -21,6 +21,7 @@ type Server struct {
 	log    *slog.Logger
 	cur    atomic.Pointer[view]
 	robins robins
+	tls    tlsTransports
 	open   tracker
 	health prober
 
@@ -72,6 +73,7 @@ func (s *Server) Swap(p *Plane) error {
 	}
 	s.health.reconcile(p)
 	s.robins.forget(p)
+	s.tls.forget(p)
 	s.cur.Store(v)
 	want := map[socketKey]bool{}
 	for _, lb := range p.LoadBalancers {

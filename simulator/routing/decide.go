@@ -47,6 +47,9 @@ type Decision struct {
 	// only).
 	Timeouts *exampleapi.Timeouts
 	Retry    *exampleapi.Retry
+	// CORS is the matching rule's (not a redirect's), for the data plane
+	// to answer preflights and mark answers (cors.go).
+	CORS *exampleapi.CORS
 }
 
 // PoolTargets counts the targets of target pool id that take requests.
@@ -92,7 +95,7 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 	if r.Redirect != nil {
 		return redirect(l, r, host, req.Path), nil
 	}
-	d := Decision{Priority: r.Priority}
+	d := Decision{Priority: r.Priority, CORS: r.CORS}
 	// The load balancer answers itself: no backend sees the request.
 	if fr := r.FixedResponse; fr != nil {
 		d.Status, d.ResponseModifier = fr.StatusCode, r.ResponseHeaders

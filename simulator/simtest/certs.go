@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"math/big"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -35,8 +36,10 @@ type Cert struct {
 type CertOptions struct {
 	CommonName string   // default "example.test"
 	DNSNames   []string // default [CommonName]
-	NotBefore  time.Time
-	NotAfter   time.Time
+	// URIs are URI subject alternative names (a SPIFFE id), beside them.
+	URIs      []*url.URL
+	NotBefore time.Time
+	NotAfter  time.Time
 	// RSABits makes an RSA key of that size instead of ECDSA P-256.
 	RSABits int
 	// IsCA makes a certificate that can issue others (see Issuer).
@@ -88,6 +91,7 @@ func NewCert(t testing.TB, o CertOptions) Cert {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: o.CommonName},
 		DNSNames:              o.DNSNames,
+		URIs:                  o.URIs,
 		NotBefore:             o.NotBefore,
 		NotAfter:              o.NotAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,

@@ -59,8 +59,12 @@ func TestGatewayTenancy(t *testing.T) {
 	testkit.Must(t, err)
 	all := gatewayv1.NamespacesFromAll
 	allowed := &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &all}}
+	// It takes ListenerSets of the namespaces labelled listeners=yes
+	// (none yet).
+	selector := gatewayv1.NamespacesFromSelector
 	_, err = admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", AllowedListeners: &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{
+			From: &selector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"listeners": "yes"}}}}, Listeners: []gatewayv1.Listener{
 			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType, AllowedRoutes: allowed},
 			{Name: "websecure", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, AllowedRoutes: allowed, TLS: &gatewayv1.ListenerTLSConfig{
 				CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "shop-tls"}}}},
@@ -72,7 +76,7 @@ func TestGatewayTenancy(t *testing.T) {
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
 			{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	resources := []string{"httproutes", "grpcroutes", "tcproutes", "referencegrants"}
+	resources := []string{"httproutes", "grpcroutes", "tcproutes", "referencegrants", "listenersets"}
 	_, alice := e.gatewayTenant(t, "team-a", "alice", resources...)
 	// Mallory may also run her team's own Gateways.
 	malloryUser, mallory := e.gatewayTenant(t, "team-b", "mallory", append(resources, "gateways")...)
@@ -155,6 +159,112 @@ func TestGatewayTenancy(t *testing.T) {
 		// mallory's.
 		e.routes(t, lb.ID, 80, "shop.example", "/other", 1, 404, nil)
 		e.noEventMentions(t, "team-b", "team-a")
+	})
+
+	t.Run("a ListenerSet of a namespace the Gateway does not admit is NotAllowed, and changes nothing in the cloud", func(t *testing.T) {
+		before, err := e.cloudLB(ip)
+		testkit.Must(t, err)
+		open := &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: "open"}, Spec: gatewayv1.ListenerSetSpec{
+			ParentRef: gatewayv1.ParentGatewayReference{Namespace: ptr.To(gatewayv1.Namespace("infra")), Name: "gw"},
+			Listeners: []gatewayv1.ListenerEntry{{Name: "alt", Port: 8081, Protocol: gatewayv1.HTTPProtocolType}}}}
+		_, err = mallory.GatewayV1().ListenerSets("team-b").Create(ctx, open, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.listenerSetCondition(t, admin, "team-b", "open", "Accepted", "NotAllowed")
+		e.listenerSetCondition(t, admin, "team-b", "open", "Programmed", "NotAllowed")
+		after, err := e.cloudLB(ip)
+		testkit.Must(t, err)
+		if !slices.EqualFunc(before.Listeners, after.Listeners, func(a, b exampleapi.Listener) bool { return a.Port == b.Port && a.Protocol == b.Protocol }) {
+			t.Errorf("the load balancer's listeners changed: %+v, then %+v", before.Listeners, after.Listeners)
+		}
+		testkit.Must(t, mallory.GatewayV1().ListenerSets("team-b").Delete(ctx, "open", metav1.DeleteOptions{}))
+	})
+
+	t.Run("a ListenerSet takes no host name another namespace holds, nor serves a certificate naming one", func(t *testing.T) {
+		// team-b admitted now; mallory's certificate names alice's host
+		// name beside her own.
+		labelNamespace(t, e, "team-b", map[string]string{"listeners": "yes"})
+		e.allowTLSSecrets(t, "team-b")
+		_, err := e.kube.CoreV1().Secrets("team-b").Create(ctx, tlsSecretObject("team-b", "m-tls",
+			simtest.NewCert(t, simtest.CertOptions{CommonName: "m.example", DNSNames: []string{"m.example", "shop.example"}})), metav1.CreateOptions{})
+		testkit.Must(t, err)
+		take := httpsListenerSet("take", "m.example", "m-tls")
+		take.Spec.Listeners = append(take.Spec.Listeners, gatewayv1.ListenerEntry{Name: "shop", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+			Hostname: ptr.To(gatewayv1.Hostname("shop.example"))})
+		_, err = mallory.GatewayV1().ListenerSets("team-b").Create(ctx, take, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, 90*time.Second, "mallory's listeners refused", func() error {
+			s, err := admin.GatewayV1().ListenerSets("team-b").Get(ctx, "take", metav1.GetOptions{})
+			if err != nil || len(s.Status.Listeners) != 2 {
+				return fmt.Errorf("%+v, %v", s.Status, err)
+			}
+			https, shopL := s.Status.Listeners[0].Conditions, s.Status.Listeners[1].Conditions
+			r, c := meta.FindStatusCondition(https, "ResolvedRefs"), meta.FindStatusCondition(shopL, "Conflicted")
+			if r == nil || r.Reason != "InvalidCertificateRef" || !strings.Contains(r.Message, "shop.example") ||
+				c == nil || c.Status != metav1.ConditionTrue || c.Reason != "HostnameConflict" || !strings.Contains(c.Message, "shop.example") {
+				return fmt.Errorf("https %+v, shop %+v", r, c)
+			}
+			if strings.Contains(r.Message+c.Message, "team-a") {
+				return fmt.Errorf("a refusal names alice's namespace: %q, %q", r.Message, c.Message)
+			}
+			return nil
+		})
+		// Alice's rules still answer shop.example; and SNI shop.example
+		// is never answered with mallory's certificate.
+		e.routes(t, lb.ID, 80, "shop.example", "/api", 1, 200, at("a"))
+		now, err := e.cloudLB(ip)
+		testkit.Must(t, err)
+		for _, l := range now.Listeners {
+			if l.Port == 443 && len(l.CertificateIDs) != 1 {
+				t.Errorf("the 443 listener serves %d certificates, want the platform's one: %+v", len(l.CertificateIDs), l)
+			}
+		}
+		testkit.Must(t, mallory.GatewayV1().ListenerSets("team-b").Delete(ctx, "take", metav1.DeleteOptions{}))
+	})
+
+	t.Run("a ListenerSet's author cannot approve the Gateway change it causes", func(t *testing.T) {
+		// A Gateway of its own under the manual policy (the shared one's
+		// events are the other rows'): it takes every namespace's
+		// ListenerSets. Mallory reviews too.
+		e.bindReviewer(t, "team-b", "mallory")
+		e.waitAllowed(t, malloryUser, "create", reviewapi.Group, "planapprovals", namespace)
+		rosa := e.reviewer(t, "rosa")
+		all := gatewayv1.NamespacesFromAll
+		gw, err := admin.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "teams",
+			Annotations: map[string]string{"loadbalancer.example.com/apply-policy": "manual"}},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", AllowedListeners: &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: &all}},
+				Listeners: []gatewayv1.Listener{{Name: "web", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		created := e.awaitingPlanIn("infra", "teams")
+		e.examplectl(t, rosa, "approve", "gateway:infra/teams", created)
+		var teamsIP string
+		testkit.Eventually(t, 90*time.Second, "Gateway infra/teams programmed", func() error {
+			g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "teams", metav1.GetOptions{})
+			if err != nil || !meta.IsStatusConditionTrue(g.Status.Conditions, "Programmed") || len(g.Status.Addresses) != 1 {
+				return fmt.Errorf("%+v, %v", g.Status, err)
+			}
+			teamsIP = g.Status.Addresses[0].Value
+			return nil
+		})
+		seen := e.awaitedIn("infra", "teams")
+		own := &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: "own"}, Spec: gatewayv1.ListenerSetSpec{
+			ParentRef: gatewayv1.ParentGatewayReference{Namespace: ptr.To(gatewayv1.Namespace("infra")), Name: "teams"},
+			Listeners: []gatewayv1.ListenerEntry{{Name: "alt", Port: 8082, Protocol: gatewayv1.HTTPProtocolType, Hostname: ptr.To(gatewayv1.Hostname("m.example"))}}}}
+		_, err = mallory.GatewayV1().ListenerSets("team-b").Create(ctx, own, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		id := e.awaitingPlanIn("infra", "teams", seen...)
+		testkit.Must(t, e.approveObjectAs(t, malloryUser, objectref.Gateway("infra", "teams", string(gw.UID)), id, malloryUser.name))
+		e.eventWith(t, "infra", "teams", "ApprovalIgnored", `"`+malloryUser.name+`" may edit ListenerSet team-b/own`)
+		e.examplectl(t, rosa, "approve", "gateway:infra/teams", id)
+		e.listenerSetCondition(t, admin, "team-b", "own", "Programmed", "Programmed")
+		testkit.Eventually(t, 90*time.Second, "the listener on 8082 built", func() error {
+			lb, err := e.cloudLB(teamsIP)
+			if err != nil || !slices.ContainsFunc(lb.Listeners, func(l exampleapi.Listener) bool { return l.Port == 8082 }) {
+				return fmt.Errorf("listeners %+v, %v", lb, err)
+			}
+			return nil
+		})
+		testkit.Must(t, mallory.GatewayV1().ListenerSets("team-b").Delete(ctx, "own", metav1.DeleteOptions{}))
+		labelNamespace(t, e, "team-b", nil)
 	})
 
 	t.Run("a GRPCRoute is held to the host names its namespace holds, as an HTTPRoute is", func(t *testing.T) {
@@ -256,6 +366,33 @@ func TestGatewayTenancy(t *testing.T) {
 		}
 		if said["private"] != said["ghost"] {
 			t.Errorf("a Gateway that refuses the route reads unlike one that does not exist:\n%s\n%s", said["private"], said["ghost"])
+		}
+	})
+
+	t.Run("a ListenerSet's dry run previews only a Gateway that takes it", func(t *testing.T) {
+		// Mallory's dry runs of a ListenerSet naming the platform's
+		// Gateway (which takes none of team-b's now) and one that does not
+		// exist read the same, with no plan of either.
+		warned := &preview.Collector{}
+		cfg := rest.CopyConfig(malloryUser.cfg)
+		cfg.WarningHandler = warned
+		dry, err := gwclient.NewForConfig(cfg)
+		testkit.Must(t, err)
+		said := map[string]string{}
+		for _, gw := range []string{"gw", "ghost"} {
+			s := httpsListenerSet("probe-"+gw, "probe.example", "m-tls")
+			s.Spec.ParentRef.Name = gatewayv1.ObjectName(gw)
+			warned.Take()
+			_, err := dry.GatewayV1().ListenerSets("team-b").Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			testkit.Must(t, err)
+			got := strings.Join(warned.Take(), "\n")
+			if !strings.Contains(got, "Gateway infra/"+gw+": not previewed") || strings.Contains(got, "terraform plan") || strings.Contains(got, preview.OutcomeLine) {
+				t.Errorf("the dry run of a ListenerSet naming infra/%s warned:\n%s", gw, got)
+			}
+			said[gw] = strings.ReplaceAll(got, "infra/"+gw, "infra/X")
+		}
+		if said["gw"] != said["ghost"] {
+			t.Errorf("a Gateway that takes no ListenerSet of team-b reads unlike one that does not exist:\n%s\n%s", said["gw"], said["ghost"])
 		}
 	})
 
@@ -380,6 +517,20 @@ func TestGatewayTenancy(t *testing.T) {
 			t.Errorf("the shared Gateway's load balancer: %v", err)
 		}
 	})
+}
+
+// labelNamespace sets namespace ns's labels (admin).
+func labelNamespace(t testing.TB, e *env, ns string, labels map[string]string) {
+	t.Helper()
+	testkit.Must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := e.kube.CoreV1().Namespaces().Get(testkit.Context(t), ns, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Labels = labels
+		_, err = e.kube.CoreV1().Namespaces().Update(testkit.Context(t), n, metav1.UpdateOptions{})
+		return err
+	}))
 }
 
 // gatewayAddress waits until Gateway infra/gw is Programmed with an

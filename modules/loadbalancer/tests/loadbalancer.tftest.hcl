@@ -555,3 +555,84 @@ run "timeouts_on_a_tcp_listener" {
 
   expect_failures = [var.rules]
 }
+
+run "backend_tls" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "secure", listener_port = 80, priority = 10, backends = [
+        { target_pool_id = "tp-a", port = 30443, tls = {
+          ca_bundle = <<-PEM
+            -----BEGIN CERTIFICATE-----
+            MIIBiTCCAS+gAwIBAgIUeIOmSW9UrW7TECGVciiyV6q6iVkwCgYIKoZIzj0EAwIw
+            GTEXMBUGA1UEAwwObW9kdWxlIHRlc3QgQ0EwIBcNMjYxMjAzMTkwNjQzWhgPMjEy
+            NjExMDkxOTA2NDNaMBkxFzAVBgNVBAMMDm1vZHVsZSB0ZXN0IENBMFkwEwYHKoZI
+            zj0CAQYIKoZIzj0DAQcDQgAEk6kgqr8XmoN65qnc51pSf+qaQaINUrPWYlntQ+6K
+            bhXGhMZjFgyZRNtVC79YpqXnbXJCgkPDb8poo/QizcqFoaNTMFEwHQYDVR0OBBYE
+            FHQBCvaacTVtXQPBIdiTB2ifVnz7MB8GA1UdIwQYMBaAFHQBCvaacTVtXQPBIdiT
+            B2ifVnz7MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhAOAPYJgc
+            q/V8QPDAAxwoFSbykqN3EnkojpayjMvtteU1AiAUKGecKrkRoRSHVxF2NdSJ3BR4
+            33/q2HLHHe9rm1k17Q==
+            -----END CERTIFICATE-----
+          PEM
+        server_name = "abc.example.com", subject_alt_names = ["spiffe://abc.example.com/test-identity"] } },
+        { target_pool_id = "tp-b", port = 30001 },
+      ] },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["secure"].backends[0].tls.server_name == "abc.example.com" &&
+      startswith(example_load_balancer.this.rules["secure"].backends[0].tls.ca_bundle, "-----BEGIN CERTIFICATE-----") &&
+      example_load_balancer.this.rules["secure"].backends[0].tls.subject_alt_names[0] == "spiffe://abc.example.com/test-identity" &&
+      example_load_balancer.this.rules["secure"].backends[1].tls == null
+    )
+    error_message = "A backend's tls must pass through, null where unset."
+  }
+}
+
+run "backend_tls_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001,
+    tls = { ca_bundle = "-----BEGIN CERTIFICATE-----", server_name = "a.example" } }] }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "cors" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "api", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+      cors = { allow_origins = ["https://www.foo.com", "https://*.bar.com"], allow_methods = ["GET", "OPTIONS"],
+    expose_headers = ["X-Request-Id"], allow_credentials = true, max_age_seconds = 3600 } }]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["api"].cors.allow_origins[1] == "https://*.bar.com" &&
+      example_load_balancer.this.rules["api"].cors.allow_credentials == true &&
+      example_load_balancer.this.rules["api"].cors.max_age_seconds == 3600 &&
+      example_load_balancer.this.rules["api"].cors.allow_headers == null
+    )
+    error_message = "A rule's cors must pass through, null where unset."
+  }
+}
+
+run "cors_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    cors = { allow_origins = ["*"] } }]
+  }
+
+  expect_failures = [var.rules]
+}
