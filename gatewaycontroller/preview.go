@@ -128,6 +128,15 @@ func (c *Controller) concerned(req *admissionv1.AdmissionRequest) (edit, error) 
 		editedHTTP, wasHTTP = &cur, &old
 		edited = &gateway.L4Route{Kind: k, ObjectMeta: cur.ObjectMeta, ParentRefs: cur.Spec.ParentRefs}
 		was = &gateway.L4Route{Kind: k, ObjectMeta: old.ObjectMeta, ParentRefs: old.Spec.ParentRefs}
+	case gateway.KindGRPCRoute:
+		// Decided as the HTTPRoute it is read as (grpcroutes.go).
+		var cur, old gatewayv1.GRPCRoute
+		if err := decodeEdit(req, &cur, &old); err != nil {
+			return edit{}, err
+		}
+		editedHTTP, wasHTTP = gateway.GRPCRoute(&cur), gateway.GRPCRoute(&old)
+		curID, oldID := grpcIdentity(&cur), grpcIdentity(&old)
+		edited, was = &curID, &oldID
 	case gateway.KindListenerSet:
 		return c.listenerSetEdit(req, http, l4)
 	case gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute:

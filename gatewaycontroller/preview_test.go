@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
+	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
 )
@@ -45,8 +46,9 @@ func TestPreviewConcerns(t *testing.T) {
 		_, err := gwc.GatewayV1().HTTPRoutes("team-a").Create(ctx, r, metav1.CreateOptions{})
 		create(err)
 	}
-	// The API server serves TCPRoutes (discovery says so): db names gw.
-	gwc.Resources = []*metav1.APIResourceList{{GroupVersion: gatewayv1.GroupVersion.String(), APIResources: []metav1.APIResource{{Name: "tcproutes"}}}}
+	// The API server serves TCPRoutes and GRPCRoutes (discovery says
+	// so): db names gw.
+	gwc.Resources = []*metav1.APIResourceList{{GroupVersion: gatewayv1.GroupVersion.String(), APIResources: []metav1.APIResource{{Name: "tcproutes"}, {Name: "grpcroutes"}}}}
 	_, err = gwc.GatewayV1().TCPRoutes("team-a").Create(ctx, &gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"},
 		Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: route("", "gw").Spec.ParentRefs}}}, metav1.CreateOptions{})
 	create(err)
@@ -93,6 +95,19 @@ func TestPreviewConcerns(t *testing.T) {
 	}
 	if rs := routes(gws[1]); len(rs.l4) != 0 || len(rs.http) != 2 {
 		t.Errorf("gw's routes %+v, want shop and other, db gone", rs)
+	}
+	// A GRPCRoute's edit, decided as the HTTPRoute it is read as: api
+	// is created on gw-2; gw's routes stay as they are.
+	api := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "api"}}
+	api.Spec.ParentRefs = route("", "gw-2").Spec.ParentRefs
+	e, err = c.concerned(req("GRPCRoute", api, nil))
+	testkit.Must(t, err)
+	gws, routes = e.gws, e.now
+	if got := names(gws); len(got) != 1 || got[0] != "gw-2" {
+		t.Fatalf("concerned %v, want gw-2", got)
+	}
+	if rs := routes(gws[0]).http; len(rs) != 1 || rs[0].Name != "api" || gateway.KindOf(rs[0]) != gateway.KindGRPCRoute {
+		t.Errorf("gw-2's routes %v, want the GRPCRoute api", rs)
 	}
 	e, err = c.concerned(req("Gateway", &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "theirs"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "other"}}, nil))

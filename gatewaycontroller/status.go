@@ -34,7 +34,7 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
 	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching", "HTTPRouteBackendProtocolH2C",
-	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteCORS",
+	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteCORS", "HTTPRouteRetry",
 	"GatewayStaticAddresses"}
 
 // supportedFeatures are what a GatewayClass of this controller says it

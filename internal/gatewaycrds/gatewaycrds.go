@@ -1,7 +1,7 @@
-// Package gatewaycrds installs Gateway API's standard CRDs, of the module
-// version this repository builds with, on a test API server or the
-// demo's: they are read from the module cache (config/crd/standard), not
-// copied here.
+// Package gatewaycrds installs Gateway API's CRDs (the standard channel,
+// or the experimental one's), of the module version this repository
+// builds with, on a test API server or the demo's: they are read from the
+// module cache (config/crd/<channel>), not copied here.
 package gatewaycrds
 
 import (
@@ -27,20 +27,42 @@ import (
 // Kinds are the CRDs installed: what the controller serves and reads.
 var Kinds = []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets", "referencegrants", "backendtlspolicies"}
 
-// Install installs Kinds' CRDs for t (see Apply).
+// Channel is a release channel of the CRDs (config/crd/<channel>).
+type Channel string
+
+const (
+	// Standard is what the controller is built and documented against.
+	Standard Channel = "standard"
+	// Experimental adds the fields still in trial (an HTTPRoute rule's
+	// retry, for one): the conformance run installs it, so the features
+	// that need those fields can be claimed and tested.
+	Experimental Channel = "experimental"
+)
+
+// Install installs Kinds' standard CRDs for t (see Apply).
 func Install(t testing.TB, kube kubernetes.Interface, cfg *rest.Config) {
-	t.Helper()
-	testkit.Must(t, Apply(testkit.Context(t), kube, cfg))
+	InstallChannel(t, kube, cfg, Standard)
 }
 
-// Apply installs Kinds' CRDs with kube and waits until cfg's clients are
-// served HTTPRoutes.
+// InstallChannel installs Kinds' CRDs of channel ch for t.
+func InstallChannel(t testing.TB, kube kubernetes.Interface, cfg *rest.Config, ch Channel) {
+	t.Helper()
+	testkit.Must(t, ApplyChannel(testkit.Context(t), kube, cfg, ch))
+}
+
+// Apply installs Kinds' standard CRDs with kube and waits until cfg's
+// clients are served HTTPRoutes.
 func Apply(ctx context.Context, kube kubernetes.Interface, cfg *rest.Config) error {
+	return ApplyChannel(ctx, kube, cfg, Standard)
+}
+
+// ApplyChannel is Apply with the CRDs of channel ch.
+func ApplyChannel(ctx context.Context, kube kubernetes.Interface, cfg *rest.Config, ch Channel) error {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
 	if err != nil {
 		return fmt.Errorf("gatewaycrds: locate sigs.k8s.io/gateway-api in the module cache: %w", err)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", string(ch))
 	for _, name := range Kinds {
 		data, err := os.ReadFile(filepath.Join(dir, "gateway.networking.k8s.io_"+name+".yaml"))
 		if err != nil {

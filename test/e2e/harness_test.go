@@ -17,6 +17,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -114,6 +115,8 @@ type options struct {
 	// (gatewayAPI.enabled) and gives the controller the chart's RBAC for
 	// it.
 	gatewayAPI bool
+	// crdChannel is the channel of those CRDs (default standard).
+	crdChannel gatewaycrds.Channel
 	// hostnameClaimGrace is gatewayAPI.hostnameClaimGrace (default 15m).
 	hostnameClaimGrace string
 	// workloads runs kube-controller-manager, kube-scheduler and kwok
@@ -264,7 +267,7 @@ func newEnv(t testing.TB, o options) *env {
 	rbac := chartRBAC
 	if o.gatewayAPI {
 		rbac, e.gatewayAPI = gatewayRBAC, true
-		gatewaycrds.Install(t, e.kube, e.cluster.Admin)
+		gatewaycrds.InstallChannel(t, e.kube, e.cluster.Admin, cmp.Or(o.crdChannel, gatewaycrds.Standard))
 	}
 	objs, err := rbac()
 	if err != nil {
