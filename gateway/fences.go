@@ -69,7 +69,7 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 				if c.from.namespace != ns || !wider(c) {
 					continue
 				}
-				name := ruleName(c.from.namespace, c.from.name, c.ruleIndex, c.matchIndex, g.port, h)
+				name := ruleName(c.from.namespace, c.from.name, c.ruleID, c.matchIndex, g.port, h)
 				if named[name] || names[name] {
 					continue
 				}

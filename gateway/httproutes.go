@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,6 +99,8 @@ type candidate struct {
 	listenerHost string
 	// ruleIndex and matchIndex place it in its route.
 	ruleIndex, matchIndex int
+	// ruleID names its route rule in its cloud rules' names (ruleID).
+	ruleID string
 	// written is the host name its route wrote it for: a copy made for a
 	// claimed host name (fences.go) keeps its original's, and its place
 	// after the rules written for that name.
@@ -231,10 +234,11 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 		if len(matches) == 0 {
 			matches = []gatewayv1.HTTPRouteMatch{{}}
 		}
+		id := ruleID(rule.Name, i)
 		for j, m := range matches {
 			r := withMatch(base, m)
-			r.Name = ruleName(route.Namespace, from.name, i, j, port, host)
-			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, written: host})
+			r.Name = ruleName(route.Namespace, from.name, id, j, port, host)
+			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, ruleID: id, written: host})
 		}
 	}
 	return out
@@ -316,11 +320,21 @@ func methodRank(r lbmodel.Rule) int {
 // ruleName names a cloud rule after where it comes from (an HTTPRoute
 // namespace/name); a name longer than the cloud's 128 characters keeps
 // its start and a hash of it all.
-func ruleName(namespace, name string, rule, match, port int, host string) string {
+func ruleName(namespace, name, rule string, match, port int, host string) string {
 	if host == "" {
 		host = "any"
 	}
-	return shorten(fmt.Sprintf("%s/%s/%d.%d:%d@%s", namespace, name, rule, match, port, host))
+	return shorten(fmt.Sprintf("%s/%s/%s.%d:%d@%s", namespace, name, rule, match, port, host))
+}
+
+// ruleID is how a route rule is named in its cloud rules: by its name
+// where it has one (unique in its route: a plan reads which rule changed,
+// and moving rules renames none), else by its index.
+func ruleID(name *gatewayv1.SectionName, index int) string {
+	if name != nil && *name != "" {
+		return string(*name)
+	}
+	return strconv.Itoa(index)
 }
 
 // shorten keeps a rule name within the cloud's 128 characters: a longer

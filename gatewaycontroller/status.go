@@ -34,7 +34,7 @@ var claimed = []gatewayv1.FeatureName{"Gateway", "GatewayHTTPListenerIsolation",
 	"HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode",
 	"HTTPRouteBackendProtocolWebSocket", "HTTPRouteQueryParamMatching", "HTTPRouteResponseHeaderModification",
 	"HTTPRoutePathRedirect", "HTTPRouteHostRewrite", "HTTPRoutePathRewrite", "HTTPRouteDestinationPortMatching", "HTTPRouteBackendProtocolH2C",
-	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteCORS", "HTTPRouteRetry",
+	"HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteCORS", "HTTPRouteRetry", "HTTPRouteNamedRouteRule",
 	"GatewayStaticAddresses"}
 
 // supportedFeatures are what a GatewayClass of this controller says it
@@ -44,6 +44,10 @@ func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
 	out := slices.Clone(claimed)
 	for _, k := range c.l4 {
 		out = append(out, gatewayv1.FeatureName(k.kind))
+		if k.kind == gateway.KindGRPCRoute {
+			// A rule's name names its cloud rules (gateway.ruleID).
+			out = append(out, "GRPCRouteNamedRouteRule")
+		}
 	}
 	if c.tlsPolicies != nil {
 		out = append(out, backendTLSFeatures...)

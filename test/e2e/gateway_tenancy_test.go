@@ -342,58 +342,51 @@ func TestGatewayTenancy(t *testing.T) {
 		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 404, nil)
 	})
 
-	t.Run("a route's dry run previews only a Gateway that would take it", func(t *testing.T) {
-		// Mallory's dry runs naming the platform's private Gateway (whose
-		// listener takes routes of infra only) and one that does not
-		// exist read the same, with no plan of either.
+	// notPreviewedAlike dry-runs, as mallory, create naming each of gws
+	// (a Gateway that would not take the object, one that does not
+	// exist): each reads "not previewed", with no plan, in the same words,
+	// so a dry run is no oracle of other namespaces' Gateways.
+	notPreviewedAlike := func(t *testing.T, what string, gws [2]string, create func(dry gwclient.Interface, gw string) error) {
 		warned := &preview.Collector{}
 		cfg := rest.CopyConfig(malloryUser.cfg)
 		cfg.WarningHandler = warned
 		dry, err := gwclient.NewForConfig(cfg)
 		testkit.Must(t, err)
 		said := map[string]string{}
-		for _, gw := range []string{"private", "ghost"} {
-			r := tenantRoute("probe-"+gw, []string{"probe.example"}, rulesTo(map[string]string{"/": "m"}))
-			r.Spec.ParentRefs[0].Name = gatewayv1.ObjectName(gw)
+		for _, gw := range gws {
 			warned.Take()
-			_, err := dry.GatewayV1().HTTPRoutes("team-b").Create(ctx, r, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			testkit.Must(t, err)
+			testkit.Must(t, create(dry, gw))
 			got := strings.Join(warned.Take(), "\n")
 			if !strings.Contains(got, "Gateway infra/"+gw+": not previewed") || strings.Contains(got, "terraform plan") || strings.Contains(got, preview.OutcomeLine) {
-				t.Errorf("the dry run of a route naming infra/%s warned:\n%s", gw, got)
+				t.Errorf("the dry run of %s naming infra/%s warned:\n%s", what, gw, got)
 			}
 			said[gw] = strings.ReplaceAll(got, "infra/"+gw, "infra/X")
 		}
-		if said["private"] != said["ghost"] {
-			t.Errorf("a Gateway that refuses the route reads unlike one that does not exist:\n%s\n%s", said["private"], said["ghost"])
+		if said[gws[0]] != said[gws[1]] {
+			t.Errorf("%s: a Gateway that would not take it reads unlike one that does not exist:\n%s\n%s", what, said[gws[0]], said[gws[1]])
 		}
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+
+	t.Run("a route's dry run previews only a Gateway that would take it", func(t *testing.T) {
+		// The platform's private Gateway's listener takes routes of infra
+		// only.
+		notPreviewedAlike(t, "a route", [2]string{"private", "ghost"}, func(dry gwclient.Interface, gw string) error {
+			r := tenantRoute("probe-"+gw, []string{"probe.example"}, rulesTo(map[string]string{"/": "m"}))
+			r.Spec.ParentRefs[0].Name = gatewayv1.ObjectName(gw)
+			_, err := dry.GatewayV1().HTTPRoutes("team-b").Create(ctx, r, dryRun)
+			return err
+		})
 	})
 
 	t.Run("a ListenerSet's dry run previews only a Gateway that takes it", func(t *testing.T) {
-		// Mallory's dry runs of a ListenerSet naming the platform's
-		// Gateway (which takes none of team-b's now) and one that does not
-		// exist read the same, with no plan of either.
-		warned := &preview.Collector{}
-		cfg := rest.CopyConfig(malloryUser.cfg)
-		cfg.WarningHandler = warned
-		dry, err := gwclient.NewForConfig(cfg)
-		testkit.Must(t, err)
-		said := map[string]string{}
-		for _, gw := range []string{"gw", "ghost"} {
+		// The platform's Gateway takes none of team-b's ListenerSets now.
+		notPreviewedAlike(t, "a ListenerSet", [2]string{"gw", "ghost"}, func(dry gwclient.Interface, gw string) error {
 			s := httpsListenerSet("probe-"+gw, "probe.example", "m-tls")
 			s.Spec.ParentRef.Name = gatewayv1.ObjectName(gw)
-			warned.Take()
-			_, err := dry.GatewayV1().ListenerSets("team-b").Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			testkit.Must(t, err)
-			got := strings.Join(warned.Take(), "\n")
-			if !strings.Contains(got, "Gateway infra/"+gw+": not previewed") || strings.Contains(got, "terraform plan") || strings.Contains(got, preview.OutcomeLine) {
-				t.Errorf("the dry run of a ListenerSet naming infra/%s warned:\n%s", gw, got)
-			}
-			said[gw] = strings.ReplaceAll(got, "infra/"+gw, "infra/X")
-		}
-		if said["gw"] != said["ghost"] {
-			t.Errorf("a Gateway that takes no ListenerSet of team-b reads unlike one that does not exist:\n%s\n%s", said["gw"], said["ghost"])
-		}
+			_, err := dry.GatewayV1().ListenerSets("team-b").Create(ctx, s, dryRun)
+			return err
+		})
 	})
 
 	t.Run("whoever may edit the Gateway's certificate Secret or a backend Service cannot approve its plan", func(t *testing.T) {
