@@ -56,11 +56,7 @@ func TestGatewayBackendTLS(t *testing.T) {
 				CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "secure-ca"}}},
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	exampleGatewayClass(t, admin)
-	_, err = admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
-			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	httpGateway(ctx, t, admin)
 	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "secure"},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}},

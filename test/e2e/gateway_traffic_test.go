@@ -189,8 +189,15 @@ func webGateway(ctx context.Context, t testing.TB, e *env, admin gwclient.Interf
 		Spec: v1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []v1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}},
 		metav1.CreateOptions{})
 	testkit.Must(t, err)
+	httpGateway(ctx, t, admin)
+}
+
+// httpGateway creates Gateway default/gw of class example, one HTTP
+// listener on 80.
+func httpGateway(ctx context.Context, t testing.TB, admin gwclient.Interface) {
+	t.Helper()
 	exampleGatewayClass(t, admin)
-	_, err = admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+	_, err := admin.GatewayV1().Gateways("default").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{
 			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
