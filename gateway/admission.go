@@ -190,7 +190,9 @@ func (ad *admission) admit(u *unit) {
 	if ad.own == OwnershipNamespace {
 		ad.l.serve(u.key.Namespace, uses)
 		for _, l := range takes {
-			ad.l.take(l.id, u.key)
+			if l.set == nil { // a ListenerSet's is its namespace's already (holds)
+				ad.l.take(l.id, u.key)
+			}
 		}
 	}
 	for _, l := range takes {
@@ -230,7 +232,10 @@ func (ad *admission) holds(key RouteKey, l *listener) string {
 		return fmt.Sprintf("attached; listener %s forwards every connection to a route of another namespace, attached before (one route per %s listener)",
 			l.spec.Name, l.spec.Protocol)
 	}
-	if ad.own != OwnershipNamespace {
+	if ad.own != OwnershipNamespace || l.set != nil {
+		// A ListenerSet's listener is its namespace's, and the routes its
+		// allowedRoutes admits take it with that namespace's consent: no
+		// route's namespace claims it.
 		return ""
 	}
 	if c, ok := ad.l.listenerHolder(l.id); ok && c.Namespace != key.Namespace {

@@ -71,13 +71,18 @@ const (
 func DecideBackendTLS(policies []*gatewayv1.BackendTLSPolicy, ca CACertificate) BackendTLS {
 	out := BackendTLS{Policies: map[types.NamespacedName]PolicyConditions{}, winners: map[tlsTarget]types.NamespacedName{},
 		tls: map[types.NamespacedName]*exampleapi.BackendTLS{}, targeting: map[tlsTarget][]types.NamespacedName{}}
-	ordered := slices.Clone(policies)
-	slices.SortFunc(ordered, func(a, b *gatewayv1.BackendTLSPolicy) int {
-		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	ordered := policiesOldestFirst(policies)
+	read := CAConfigMaps(policies)
+	budgeted := func(policy objectref.Ref, name string) (string, string) {
+		if !read[types.NamespacedName{Namespace: policy.Namespace, Name: name}] {
+			return "", fmt.Sprintf("namespace %s's BackendTLSPolicies name more than %d CA ConfigMaps, and older policies named %d others: "+
+				"it is not read", policy.Namespace, MaxCAConfigMaps, MaxCAConfigMaps)
+		}
+		return ca(policy, name)
+	}
 	for _, p := range ordered {
 		nn := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-		conds, tls := decidePolicy(p, ca)
+		conds, tls := decidePolicy(p, budgeted)
 		conflict := ""
 		var mine []tlsTarget
 		for _, ref := range p.Spec.TargetRefs {
@@ -106,6 +111,40 @@ func DecideBackendTLS(policies []*gatewayv1.BackendTLSPolicy, ca CACertificate) 
 		out.Policies[nn] = conds
 		out.tls[nn] = tls
 	}
+	return out
+}
+
+// MaxCAConfigMaps bounds the CA ConfigMaps a namespace's policies have
+// read: each is a watch the controller holds (one ConfigMap alone, so no
+// other is read), and a tenant naming a thousand would cost it a
+// thousand, shared with every team (docs/tenancy.md).
+const MaxCAConfigMaps = 16
+
+// CAConfigMaps are the ConfigMaps policies name as CA certificates that
+// are read: in each namespace, the first MaxCAConfigMaps its policies
+// name, oldest policy first. The others do not resolve.
+func CAConfigMaps(policies []*gatewayv1.BackendTLSPolicy) map[types.NamespacedName]bool {
+	out := map[types.NamespacedName]bool{}
+	per := map[string]int{}
+	for _, p := range policiesOldestFirst(policies) {
+		for _, r := range p.Spec.Validation.CACertificateRefs {
+			nn := types.NamespacedName{Namespace: p.Namespace, Name: string(r.Name)}
+			if r.Group != "" || r.Kind != "ConfigMap" || out[nn] || per[p.Namespace] == MaxCAConfigMaps {
+				continue
+			}
+			out[nn] = true
+			per[p.Namespace]++
+		}
+	}
+	return out
+}
+
+// policiesOldestFirst is policies by age, then namespace/name.
+func policiesOldestFirst(policies []*gatewayv1.BackendTLSPolicy) []*gatewayv1.BackendTLSPolicy {
+	out := slices.Clone(policies)
+	slices.SortFunc(out, func(a, b *gatewayv1.BackendTLSPolicy) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +132,52 @@ func TestDecideBackendTLS(t *testing.T) {
 	}
 	if _, _, ok := d.For("team-b", "web", "http"); ok {
 		t.Error("a policy applies to a Service of another namespace")
+	}
+}
+
+// A namespace's policies have at most MaxCAConfigMaps CA ConfigMaps
+// read, oldest policy first: a newer policy naming one more is not
+// resolved (its CA never read: it fails closed, and costs the controller
+// no watch), one naming a ConfigMap an older one named is, and another
+// namespace's budget is its own.
+func TestCAConfigMapBudget(t *testing.T) {
+	var policies []*gatewayv1.BackendTLSPolicy
+	for i := range MaxCAConfigMaps + 1 {
+		policies = append(policies, policy(fmt.Sprintf("p%02d", i), time.Duration(100-i)*time.Hour, fmt.Sprintf("svc%02d", i), "", fmt.Sprintf("ca%02d", i)))
+	}
+	again := policy("again", time.Minute, "again", "", "ca03")
+	other := policy("other", time.Minute, "other", "", "ca99")
+	other.Namespace = "team-b"
+	policies = append(policies, again, other)
+	read := map[types.NamespacedName]bool{}
+	d := DecideBackendTLS(policies, func(from objectref.Ref, name string) (string, string) {
+		read[types.NamespacedName{Namespace: from.Namespace, Name: name}] = true
+		return simtest.NewCert(t, simtest.CertOptions{CommonName: "ca", IsCA: true}).CertPEM, ""
+	})
+	last := fmt.Sprintf("p%02d", MaxCAConfigMaps)
+	if got := d.Policies[types.NamespacedName{Namespace: "shop", Name: last}]; got.ResolvedRefs.Reason != "InvalidCACertificateRef" ||
+		!strings.Contains(got.ResolvedRefs.Message, "more than 16 CA ConfigMaps") || got.Accepted.Reason != "NoValidCACertificate" {
+		t.Errorf("the policy past the budget: %+v", got)
+	}
+	if _, tls, _ := d.For("shop", "svc16", ""); tls != nil {
+		t.Errorf("the policy past the budget gives TLS %+v, want it closed", tls)
+	}
+	for _, name := range []string{"p00", "p15", "again"} {
+		if got := d.Policies[types.NamespacedName{Namespace: "shop", Name: name}]; got.ResolvedRefs.Reason != "ResolvedRefs" {
+			t.Errorf("%s: %+v, want resolved", name, got)
+		}
+	}
+	if got := d.Policies[types.NamespacedName{Namespace: "team-b", Name: "other"}]; got.ResolvedRefs.Reason != "ResolvedRefs" {
+		t.Errorf("another namespace's policy: %+v, want resolved", got)
+	}
+	cms := CAConfigMaps(policies)
+	if len(read) != MaxCAConfigMaps+1 || read[types.NamespacedName{Namespace: "shop", Name: "ca16"}] || len(cms) != len(read) {
+		t.Errorf("read %v, watched %v: want shop's first 16 and team-b's one", read, cms)
+	}
+	for nn := range read {
+		if !cms[nn] {
+			t.Errorf("%s read, not in CAConfigMaps", nn)
+		}
 	}
 }
 

@@ -154,7 +154,7 @@ func TestUnsupportedAddressNotAccepted(t *testing.T) {
 		Spec: gatewayv1.GatewaySpec{Addresses: []gatewayv1.GatewaySpecAddress{{Type: ptr.To(gatewayv1.AddressType("test/fake-invalid-type")), Value: "x"}, {Value: "203.0.113.50"}},
 			Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
 	tr := gateway.Translation{Addresses: gateway.AddressesOf(gw)}
-	st := gatewayStatus(gw, tr, notAccepted(gw, tr.Addresses))
+	st := gatewayStatus(gw, tr, notAccepted(gw, tr.Addresses), servesAll)
 	a := meta.FindStatusCondition(st.Conditions, string(gatewayv1.GatewayConditionAccepted))
 	if a == nil || a.Status != metav1.ConditionFalse || a.Reason != string(gatewayv1.GatewayReasonUnsupportedAddress) || a.ObservedGeneration != 2 ||
 		!strings.Contains(a.Message, `"test/fake-invalid-type"`) {

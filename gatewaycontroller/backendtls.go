@@ -73,7 +73,7 @@ func (c *Controller) policyChanged(obj any) {
 		return
 	}
 	if all, err := c.tlsPolicies.List(labels.Everything()); err == nil {
-		c.caWatch.keep(configMapsOf(all))
+		c.caWatch.keep(gateway.CAConfigMaps(all))
 	}
 	c.queueReaching(p.Namespace, targetServices(p))
 }
@@ -130,19 +130,6 @@ func targetServices(p *gatewayv1.BackendTLSPolicy) []string {
 	for _, t := range p.Spec.TargetRefs {
 		if t.Group == "" && t.Kind == "Service" {
 			out = append(out, string(t.Name))
-		}
-	}
-	return out
-}
-
-// configMapsOf are the ConfigMaps policies name as CA certificates.
-func configMapsOf(policies []*gatewayv1.BackendTLSPolicy) map[types.NamespacedName]bool {
-	out := map[types.NamespacedName]bool{}
-	for _, p := range policies {
-		for _, r := range p.Spec.Validation.CACertificateRefs {
-			if r.Group == "" && r.Kind == "ConfigMap" {
-				out[types.NamespacedName{Namespace: p.Namespace, Name: string(r.Name)}] = true
-			}
 		}
 	}
 	return out

@@ -226,7 +226,7 @@ func TestGatewayStatusSaysUnknownOwnership(t *testing.T) {
 			`1 of 2 listeners are not valid; annotation gateway.example.com/hostname-ownership: unknown value "Team"`},
 		{gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{"bad": {Reason: "UnsupportedProtocol"}}}, "1 of 2 listeners are not valid"},
 	} {
-		st := gatewayStatus(gw, tc.tr, programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed})
+		st := gatewayStatus(gw, tc.tr, programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed}, servesAll)
 		for _, c := range st.Conditions {
 			if c.Type == "Accepted" && (c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, tc.want) || strings.HasSuffix(c.Message, "; ")) {
 				t.Errorf("Accepted %+v, want True saying %q", c, tc.want)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,6 +96,35 @@ func isListenerSetRef(ref gatewayv1.ParentReference) bool {
 	return ref.Kind != nil && *ref.Kind == gateway.KindListenerSet && (ref.Group == nil || *ref.Group == gatewayv1.GroupName)
 }
 
+// scope is what one Gateway's sync rewrites of this controller's entries
+// in routes' statuses: those for the Gateway, for the ListenerSets naming
+// it, and for ListenerSets gone (whichever Gateway's sync comes first:
+// no translation names them again).
+type scope struct {
+	gateway types.NamespacedName
+	set     func(types.NamespacedName) bool
+}
+
+// scopeOf is Gateway nn's scope.
+func (c *Controller) scopeOf(nn types.NamespacedName) scope {
+	sc := scope{gateway: nn, set: func(types.NamespacedName) bool { return false }}
+	if c.sets != nil {
+		sc.set = func(k types.NamespacedName) bool {
+			s, err := c.sets.ListenerSets(k.Namespace).Get(k.Name)
+			return err != nil || parentOf(s) == nn
+		}
+	}
+	return sc
+}
+
+// has tells whether ref, of a route in ns, is in sc.
+func (sc scope) has(ns string, ref gatewayv1.ParentReference) bool {
+	if isListenerSetRef(ref) {
+		return sc.set(refTarget(ns, ref))
+	}
+	return refTarget(ns, ref) == sc.gateway
+}
+
 // refTarget is the namespace/name a parentRef of a route in ns names.
 func refTarget(ns string, ref gatewayv1.ParentReference) types.NamespacedName {
 	if ref.Namespace != nil {
@@ -152,13 +182,13 @@ func (c *Controller) writeListenerSets(ctx context.Context, t gateway.Translatio
 		if err != nil {
 			continue // gone since
 		}
-		if reflect.DeepEqual(listenerSetStatus(s, st, p), s.Status) {
+		if reflect.DeepEqual(listenerSetStatus(s, st, p, c.serves), s.Status) {
 			continue
 		}
 		api := c.gw.GatewayV1().ListenerSets(k.Namespace)
 		err = writeStatus(ctx, k.Name, s.UID, api.Get, api.UpdateStatus, func(cur *gatewayv1.ListenerSet) (*gatewayv1.ListenerSet, bool) {
 			next := cur.DeepCopy()
-			next.Status = listenerSetStatus(cur, st, p)
+			next.Status = listenerSetStatus(cur, st, p, c.serves)
 			return next, !reflect.DeepEqual(next.Status, cur.Status)
 		})
 		if err != nil {
@@ -168,12 +198,36 @@ func (c *Controller) writeListenerSets(ctx context.Context, t gateway.Translatio
 	return nil
 }
 
+// parentGone marks the ListenerSets naming Gateway nn, deleted (or never
+// made), as not
+// accepted (ParentNotAccepted, no listeners): none is left saying it is
+// attached to a load balancer that is gone. One that says so already is
+// left alone. A Gateway moved to another class is not gone: its new
+// controller writes them.
+func (c *Controller) parentGone(ctx context.Context, nn types.NamespacedName) error {
+	if c.sets == nil {
+		return nil
+	}
+	all, err := c.sets.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list ListenerSets: %w", err)
+	}
+	gone := gateway.Reason{Reason: string(gatewayv1.ListenerSetReasonParentNotAccepted), Message: "Gateway " + nn.String() + " does not exist"}
+	t := gateway.Translation{ListenerSets: map[types.NamespacedName]gateway.ListenerSetState{}}
+	for _, s := range all {
+		if a := meta.FindStatusCondition(s.Status.Conditions, string(gatewayv1.ListenerSetConditionAccepted)); parentOf(s) == nn && (a == nil || a.Reason != gone.Reason) {
+			t.ListenerSets[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = gateway.ListenerSetState{Accepted: gone}
+		}
+	}
+	return c.writeListenerSets(ctx, t, programmed{})
+}
+
 // listenerSetStatus is cur's status as st (its Gateway's decision) and p
 // (what building the load balancer came to) say: Accepted and Programmed
 // with the reason of a ListenerSet not attached, and each listener's
 // conditions as a Gateway listener's, a conflicted one's Programmed
 // giving its conflict.
-func listenerSetStatus(cur *gatewayv1.ListenerSet, st gateway.ListenerSetState, p programmed) gatewayv1.ListenerSetStatus {
+func listenerSetStatus(cur *gatewayv1.ListenerSet, st gateway.ListenerSetState, p programmed, serves func(gatewayv1.Kind) bool) gatewayv1.ListenerSetStatus {
 	next := cur.Status.DeepCopy()
 	gen := cur.Generation
 	set := conditionSetter(gen)
@@ -201,7 +255,7 @@ func listenerSetStatus(cur *gatewayv1.ListenerSet, st gateway.ListenerSetState, 
 				old = o.Conditions
 			}
 		}
-		ls0 := listenerStatus(spec, l.ID, l.Attached, l.Refused, old, p, gen)
+		ls0 := listenerStatus(spec, l.ID, l.Attached, l.Refused, old, p, gen, serves)
 		if r := l.Refused; r != nil && conflicted(*r) {
 			set(&ls0.Conditions, string(gatewayv1.ListenerConditionProgrammed), false, r.Reason, r.Message)
 		}

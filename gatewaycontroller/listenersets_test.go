@@ -1,14 +1,19 @@
 package gatewaycontroller
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // TestListenerSetStatus: a ListenerSet not admitted is Accepted and
@@ -38,7 +43,7 @@ func TestListenerSetStatus(t *testing.T) {
 		return *c
 	}
 
-	notAllowed := listenerSetStatus(set, gateway.ListenerSetState{Accepted: gateway.Reason{Reason: "NotAllowed", Message: "no"}}, programmed{ok: true})
+	notAllowed := listenerSetStatus(set, gateway.ListenerSetState{Accepted: gateway.Reason{Reason: "NotAllowed", Message: "no"}}, programmed{ok: true}, servesAll)
 	for _, typ := range []string{"Accepted", "Programmed"} {
 		if c := cond(notAllowed.Conditions, typ); c.Status != metav1.ConditionFalse || c.Reason != "NotAllowed" {
 			t.Errorf("not admitted: %s %+v", typ, c)
@@ -52,7 +57,7 @@ func TestListenerSetStatus(t *testing.T) {
 	}}
 	p := programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed, unresolved: map[gatewayv1.SectionName]gateway.Reason{id("tls"): {Reason: "RefNotPermitted", Message: "no grant"}},
 		pending: map[gatewayv1.SectionName]gateway.Reason{id("tls"): {Reason: "Invalid", Message: "its certificateRefs do not resolve"}}}
-	got := listenerSetStatus(set, st, p)
+	got := listenerSetStatus(set, st, p, servesAll)
 	if c := cond(got.Conditions, "Programmed"); c.Status != metav1.ConditionTrue || c.Reason != "Programmed" {
 		t.Errorf("admitted, the Gateway programmed: Programmed %+v", c)
 	}
@@ -75,4 +80,77 @@ func TestListenerSetStatus(t *testing.T) {
 	if c := cond(got.Listeners[2].Conditions, "Programmed"); c.Status != metav1.ConditionFalse || c.Reason != "Invalid" {
 		t.Errorf("listener tls: Programmed %+v", c)
 	}
+}
+
+// On a real API server: a route attached through a ListenerSet has an
+// entry for it; the ListenerSet deleted, the entry goes; the Gateway
+// deleted, its ListenerSets say ParentNotAccepted with no listeners, and
+// no route keeps an entry for them.
+func TestListenerSetStatusesFollowTheirParents(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	f.namespace(t, "infra", nil)
+	f.namespace(t, "team-a", nil)
+	_, err := f.gw.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "example"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: ControllerName}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	all := gatewayv1.NamespacesFromAll
+	_, err = f.gw.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example",
+			AllowedListeners: &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: &all}},
+			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	set := func(name string) {
+		_, err := f.gw.GatewayV1().ListenerSets("team-a").Create(ctx, &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: "gw", Namespace: ptr.To(gatewayv1.Namespace("infra"))},
+				Listeners: []gatewayv1.ListenerEntry{{Name: "shop", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: ptr.To(gatewayv1.Hostname("shop.example"))}}}},
+			metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	set("ls")
+	set("other")
+	kind := gateway.KindListenerSet
+	_, err = f.gw.GatewayV1().HTTPRoutes("team-a").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "shop"},
+		Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{
+			{Kind: &kind, Name: "ls"}, {Kind: &kind, Name: "other"}}}}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	entries := func(want ...gatewayv1.ObjectName) {
+		t.Helper()
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("route entries %v", want), func() error {
+			r, err := f.gw.GatewayV1().HTTPRoutes("team-a").Get(ctx, "shop", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			var got []gatewayv1.ObjectName
+			for _, p := range r.Status.Parents {
+				got = append(got, p.ParentRef.Name)
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("entries %v", got)
+			}
+			return nil
+		})
+	}
+	accepted := func(name, reason string, listeners int) {
+		t.Helper()
+		testkit.Eventually(t, 30*time.Second, fmt.Sprintf("ListenerSet %s %s", name, reason), func() error {
+			s, err := f.gw.GatewayV1().ListenerSets("team-a").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if a := meta.FindStatusCondition(s.Status.Conditions, "Accepted"); a == nil || a.Reason != reason || len(s.Status.Listeners) != listeners {
+				return fmt.Errorf("status %+v", s.Status)
+			}
+			return nil
+		})
+	}
+	entries("ls", "other")
+	accepted("ls", "Accepted", 1)
+
+	testkit.Must(t, f.gw.GatewayV1().ListenerSets("team-a").Delete(ctx, "ls", metav1.DeleteOptions{}))
+	entries("other")
+
+	testkit.Must(t, f.gw.GatewayV1().Gateways("infra").Delete(ctx, "gw", metav1.DeleteOptions{}))
+	accepted("other", "ParentNotAccepted", 0)
+	entries()
 }

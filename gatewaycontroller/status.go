@@ -58,6 +58,12 @@ func (c *Controller) supportedFeatures() []gatewayv1.FeatureName {
 	return out
 }
 
+// serves tells whether the API server serves routes of kind (HTTPRoute,
+// and those of c.l4): a listener's supportedKinds names no other.
+func (c *Controller) serves(kind gatewayv1.Kind) bool {
+	return kind == gateway.KindHTTPRoute || slices.ContainsFunc(c.l4, func(k l4Kind) bool { return k.kind == kind })
+}
+
 // syncClass accepts a GatewayClass of this controller.
 func (c *Controller) syncClass(ctx context.Context, name string) error {
 	gc, err := c.classes.Get(name)
@@ -110,6 +116,9 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		if err := c.claims.remove(ctx, nn, false); err != nil {
 			return err
 		}
+		if err := c.parentGone(ctx, nn); err != nil {
+			return err
+		}
 		return c.syncRoutes(ctx, nn, gateway.Translation{})
 	}
 	if gw.DeletionTimestamp != nil || !c.ours(gw.Spec.GatewayClassName) {
@@ -123,6 +132,10 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		case !gone:
 			c.queue.AddAfter(key{NamespacedName: nn}, approvalRetry)
 			return nil
+		case gw.DeletionTimestamp != nil:
+			if err := c.parentGone(ctx, nn); err != nil {
+				return err
+			}
 		}
 		return c.syncRoutes(ctx, nn, gateway.Translation{})
 	}
@@ -271,13 +284,13 @@ func portOf(ref gatewayv1.BackendRef) string {
 // its addresses; a Gateway whose status would not change (judged from the
 // informer's copy) costs no request.
 func (c *Controller) writeGateway(ctx context.Context, gw *gatewayv1.Gateway, t gateway.Translation, p programmed) error {
-	if reflect.DeepEqual(gatewayStatus(gw, t, p), gw.Status) {
+	if reflect.DeepEqual(gatewayStatus(gw, t, p, c.serves), gw.Status) {
 		return nil
 	}
 	gws := c.gw.GatewayV1().Gateways(gw.Namespace)
 	return writeStatus(ctx, gw.Name, gw.UID, gws.Get, gws.UpdateStatus, func(cur *gatewayv1.Gateway) (*gatewayv1.Gateway, bool) {
 		next := cur.DeepCopy()
-		next.Status = gatewayStatus(cur, t, p)
+		next.Status = gatewayStatus(cur, t, p, c.serves)
 		return next, !reflect.DeepEqual(next.Status, cur.Status)
 	})
 }
@@ -302,8 +315,9 @@ func writeStatus[T interface{ GetUID() types.UID }](ctx context.Context, name st
 	})
 }
 
-// gatewayStatus is cur's status as t and p decide it.
-func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) gatewayv1.GatewayStatus {
+// gatewayStatus is cur's status as t and p decide it, its listeners'
+// supportedKinds among the route kinds served.
+func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed, serves func(gatewayv1.Kind) bool) gatewayv1.GatewayStatus {
 	next := cur.DeepCopy()
 	gen := cur.Generation
 	// A Gateway with a valid listener is Accepted; the reason says
@@ -336,7 +350,7 @@ func gatewayStatus(cur *gatewayv1.Gateway, t gateway.Translation, p programmed) 
 		if r, ok := t.Refused[l.Name]; ok {
 			refused = &r
 		}
-		ls = append(ls, listenerStatus(l, l.Name, t.Attached[l.Name], refused, old, p, gen))
+		ls = append(ls, listenerStatus(l, l.Name, t.Attached[l.Name], refused, old, p, gen, serves))
 	}
 	if t.ListenerSets != nil || cur.Status.AttachedListenerSets != nil {
 		n := t.AttachedListenerSets
@@ -368,9 +382,10 @@ func conflicted(r gateway.Reason) bool {
 // refused why routes cannot attach (nil: they may), old its conditions
 // before, as p (what building the load balancer came to) has it.
 func listenerStatus(l gatewayv1.Listener, id gatewayv1.SectionName, attached int32, refused *gateway.Reason, old []metav1.Condition,
-	p programmed, gen int64) gatewayv1.ListenerStatus {
+	p programmed, gen int64, serves func(gatewayv1.Kind) bool) gatewayv1.ListenerStatus {
 	cond := conditionSetter(gen)
 	kinds, invalidKinds := gateway.Kinds(l)
+	kinds = slices.DeleteFunc(kinds, func(k gatewayv1.RouteGroupKind) bool { return !serves(k.Kind) })
 	if refused != nil && refused.Reason == string(gatewayv1.ListenerReasonUnsupportedValue) {
 		kinds = nil // a listener whose settings the cloud cannot serve takes no route
 	}
@@ -427,16 +442,17 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 		return err
 	}
 	gws := c.gw.GatewayV1()
+	sc := c.scopeOf(nn)
 	for _, r := range all {
 		key := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}}
-		if !changes(r.Namespace, r.Generation, r.Status.RouteStatus, nn, t.Parents[key]) {
+		if !changes(r.Namespace, r.Generation, r.Status.RouteStatus, sc, t.Parents[key]) {
 			continue
 		}
 		err := updateStatus(ctx, gws.HTTPRoutes(r.Namespace).Get, gws.HTTPRoutes(r.Namespace).UpdateStatus, r.Name,
 			func(r *gatewayv1.HTTPRoute) (int64, *gatewayv1.RouteStatus) {
 				return r.Generation, &r.Status.RouteStatus
 			},
-			func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, nn, t.Parents[key]) })
+			func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, sc, t.Parents[key]) })
 		if err != nil {
 			return fmt.Errorf("status of HTTPRoute %s: %w", key.NamespacedName, err)
 		}
@@ -448,10 +464,10 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 		}
 		for _, r := range routes {
 			key := r.Key()
-			if !changes(r.Namespace, r.Generation, r.Status, nn, t.Parents[key]) {
+			if !changes(r.Namespace, r.Generation, r.Status, sc, t.Parents[key]) {
 				continue
 			}
-			err := k.update(ctx, r.Namespace, r.Name, func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, nn, t.Parents[key]) })
+			err := k.update(ctx, r.Namespace, r.Name, func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, sc, t.Parents[key]) })
 			if err != nil {
 				return fmt.Errorf("status of %s %s: %w", k.kind, key.NamespacedName, err)
 			}
@@ -461,30 +477,22 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 }
 
 // changes tells whether setParents would change st.
-func changes(ns string, gen int64, st gatewayv1.RouteStatus, nn types.NamespacedName, parents []gateway.Parent) bool {
+func changes(ns string, gen int64, st gatewayv1.RouteStatus, sc scope, parents []gateway.Parent) bool {
 	next := st.DeepCopy()
-	setParents(ns, gen, next, nn, parents)
+	setParents(ns, gen, next, sc, parents)
 	return !equalRouteStatus(st, *next)
 }
 
 func equalRouteStatus(a, b gatewayv1.RouteStatus) bool { return reflect.DeepEqual(a, b) }
 
-// setParents replaces this controller's entries for Gateway nn in st, the
-// status of a route of namespace ns at generation gen, with parents (the
-// other controllers' and Gateways' kept).
-func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, nn types.NamespacedName, parents []gateway.Parent) {
+// setParents replaces this controller's entries in sc in st, the status
+// of a route of namespace ns at generation gen, with parents (the other
+// controllers' entries, and ours for other Gateways, kept).
+func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, sc scope, parents []gateway.Parent) {
 	var kept []gatewayv1.RouteParentStatus
 	for _, p := range st.Parents {
-		pns := ns
-		if p.ParentRef.Namespace != nil {
-			pns = string(*p.ParentRef.Namespace)
-		}
-		if p.ControllerName == ControllerName && !isListenerSetRef(p.ParentRef) && pns == nn.Namespace && string(p.ParentRef.Name) == nn.Name {
-			continue // ours for this Gateway: written again below
-		}
-		if p.ControllerName == ControllerName && isListenerSetRef(p.ParentRef) &&
-			slices.ContainsFunc(parents, func(n gateway.Parent) bool { return reflect.DeepEqual(n.Ref, p.ParentRef) }) {
-			continue // ours for one of its ListenerSets: likewise
+		if p.ControllerName == ControllerName && sc.has(ns, p.ParentRef) {
+			continue // written again below, or gone
 		}
 		kept = append(kept, *p.DeepCopy())
 	}

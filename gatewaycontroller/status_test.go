@@ -1,6 +1,7 @@
 package gatewaycontroller
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,7 +26,7 @@ func TestGatewayStatus(t *testing.T) {
 	refused := gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{
 		"bad":       {Reason: string(gatewayv1.ListenerReasonUnsupportedProtocol), Message: "protocol INVALID"},
 		"terminate": {Reason: string(gatewayv1.ListenerReasonUnsupportedValue), Message: "a TLS listener passes TLS through"}}}
-	st := gatewayStatus(gw, refused, programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed})
+	st := gatewayStatus(gw, refused, programmed{ok: true, reason: gatewayv1.GatewayReasonProgrammed}, servesAll)
 	a := meta.FindStatusCondition(st.Conditions, "Accepted")
 	if a == nil || a.Status != metav1.ConditionTrue || a.Reason != string(gatewayv1.GatewayReasonListenersNotValid) || a.ObservedGeneration != 3 {
 		t.Errorf("Accepted = %+v, want True, ListenersNotValid at generation 3", a)
@@ -57,8 +58,31 @@ func TestGatewayStatus(t *testing.T) {
 
 	// Every listener refused: not Accepted.
 	all := gateway.Translation{Refused: map[gatewayv1.SectionName]gateway.Reason{"http": {}, "bad": {}, "kinds": {}, "terminate": {}}}
-	st = gatewayStatus(gw, all, programmed{})
+	st = gatewayStatus(gw, all, programmed{}, servesAll)
 	if a := meta.FindStatusCondition(st.Conditions, "Accepted"); a == nil || a.Status != metav1.ConditionFalse || a.Reason != string(gatewayv1.GatewayReasonListenersNotValid) {
 		t.Errorf("Accepted = %+v, want False, ListenersNotValid", a)
+	}
+}
+
+// servesAll serves every route kind.
+func servesAll(gatewayv1.Kind) bool { return true }
+
+// A listener's supportedKinds names only the route kinds the API server
+// serves: an HTTP listener where GRPCRoute's CRD is not installed takes
+// HTTPRoutes alone.
+func TestSupportedKindsServed(t *testing.T) {
+	gw := &gatewayv1.Gateway{Spec: gatewayv1.GatewaySpec{Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	kinds := func(serves func(gatewayv1.Kind) bool) (out []gatewayv1.Kind) {
+		for _, k := range gatewayStatus(gw, gateway.Translation{}, programmed{}, serves).Listeners[0].SupportedKinds {
+			out = append(out, k.Kind)
+		}
+		return out
+	}
+	if got := kinds(servesAll); !slices.Equal(got, []gatewayv1.Kind{"HTTPRoute", "GRPCRoute"}) {
+		t.Errorf("every kind served: %v", got)
+	}
+	c := &Controller{}
+	if got := kinds(c.serves); !slices.Equal(got, []gatewayv1.Kind{"HTTPRoute"}) {
+		t.Errorf("GRPCRoute not served: %v, want HTTPRoute alone", got)
 	}
 }

@@ -14,10 +14,14 @@ import (
 // and one from another origin without them; an allowed origin's other
 // requests reach the backend and come back marked, another's unmarked.
 // "*" methods and headers answer what the preflight asks; a wildcard host
-// takes one or more labels.
+// takes one or more labels. A redirect's answer is marked as the
+// backend's are.
 func TestCORS(t *testing.T) {
 	httpBackend(t, "10.0.0.8:30080", "web")
 	lb := newLB("lb-cors", []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}, []exampleapi.Rule{
+		{ListenerPort: 80, Priority: 0, PathType: exampleapi.PathPrefix, Path: "/moved",
+			Redirect: &exampleapi.Redirect{Path: "/cors", StatusCode: http.StatusFound},
+			CORS:     &exampleapi.CORS{AllowOrigins: []string{"https://www.foo.com"}}},
 		{ListenerPort: 80, Priority: 1, PathType: exampleapi.PathPrefix, Path: "/any",
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 30080, Weight: 1}},
 			CORS:     &exampleapi.CORS{AllowOrigins: []string{"*"}, AllowMethods: []string{"*"}, AllowHeaders: []string{"*"}}},
@@ -70,6 +74,10 @@ func TestCORS(t *testing.T) {
 		if code != http.StatusOK || h.Get("Content-Type") != "application/json" || h.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("GET from %s: %d %v, want the backend's answer, unmarked", origin, code, h)
 		}
+	}
+	if code, h := ask(http.MethodGet, "/moved", "https://www.foo.com", ""); code != http.StatusFound || h.Get("Location") == "" ||
+		h.Get("Access-Control-Allow-Origin") != "https://www.foo.com" {
+		t.Errorf("GET from an allowed origin to a redirect: %d %v, want the redirect, marked", code, h)
 	}
 	if _, h := ask(http.MethodOptions, "/any", "https://foobar.com:12345", "PUT"); h.Get("Access-Control-Allow-Origin") != "https://foobar.com:12345" || h.Get("Access-Control-Allow-Methods") != "PUT" ||
 		h.Get("Access-Control-Allow-Headers") != "x-header-1, x-header-2" || h.Get("Access-Control-Allow-Credentials") != "" {

@@ -47,8 +47,8 @@ type Decision struct {
 	// only).
 	Timeouts *exampleapi.Timeouts
 	Retry    *exampleapi.Retry
-	// CORS is the matching rule's (not a redirect's), for the data plane
-	// to answer preflights and mark answers (cors.go).
+	// CORS is the matching rule's, for the data plane to answer
+	// preflights and mark answers, a redirect's too (cors.go).
 	CORS *exampleapi.CORS
 }
 
@@ -93,7 +93,9 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 	}
 	r := rules[i]
 	if r.Redirect != nil {
-		return redirect(l, r, host, req.Path), nil
+		d := redirect(l, r, host, req.Path)
+		d.CORS = r.CORS // a browser follows a cross-origin redirect only when it is marked
+		return d, nil
 	}
 	d := Decision{Priority: r.Priority, CORS: r.CORS}
 	// The load balancer answers itself: no backend sees the request.
