@@ -223,19 +223,21 @@ func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
 	c.informers.Do(func() { c.lbs.SetInformers(f) })
 }
 
-// LoadBalancers is the Services' load balancing (what the Gateway API
-// front-end takes its target pool and TLS Secrets from).
-func (c *Cloud) LoadBalancers() *servicelb.LoadBalancers { return c.lbs }
+// Parts are what the Gateway API front-end builds load balancers with,
+// beside the Services': their load balancing (its target pools, TLS
+// Secrets and reserved addresses), the engine, the review board and the
+// cloud config. main wires them; the two front-ends never meet.
+type Parts struct {
+	LoadBalancers *servicelb.LoadBalancers
+	Engine        *engine.Engine
+	Board         *review.Board
+	Config        *cloudconfig.Config
+}
 
-// Engine, Board and Config are the cloud provider's engine, review board
-// and cloud config, which the Gateway API front-end builds with too.
-func (c *Cloud) Engine() *engine.Engine { return c.engine }
-
-// API is the cloud's API client: what reads the cloud beside the engine
-// (the pod pools' target health).
-func (c *Cloud) API() *exampleapi.Client     { return c.api }
-func (c *Cloud) Board() *review.Board        { return c.board }
-func (c *Cloud) Config() *cloudconfig.Config { return c.cfg }
+// Parts are the cloud provider's parts.
+func (c *Cloud) Parts() Parts {
+	return Parts{LoadBalancers: c.lbs, Engine: c.engine, Board: c.board, Config: c.cfg}
+}
 
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
 	return inertLoadBalancer{loadBalancer{c.lbs}}, true

@@ -75,15 +75,15 @@ func (p *process) gatewayPreviews(kubeconfig *rest.Config) ccm.GatewayPreview {
 // TLS Secrets and reserved addresses (package servicelb); false when the cloud config leaves
 // the front-end off (gatewayAPI.enabled).
 func (p *process) gatewayCloud() (*gatewaycontroller.Cloud, bool) {
-	c := p.cloud
-	if !c.Config().GatewayAPI.Enabled {
+	c := p.cloud.Parts()
+	if !c.Config.GatewayAPI.Enabled {
 		return nil, false
 	}
 	// What previews read of the pod pools (the leader's program replaces
 	// it with the pools it keeps).
-	infra := c.LoadBalancers().Gateways()
-	return &gatewaycontroller.Cloud{Engine: c.Engine(), Review: c.Board(), Infra: infra, Addresses: infra,
-		Pods: podpools.Recorded{Engine: c.Engine()}, Settings: gatewaycontroller.SettingsOf(c.Config())}, true
+	infra := c.LoadBalancers.Gateways()
+	return &gatewaycontroller.Cloud{Engine: c.Engine, Review: c.Board, Infra: infra, Addresses: infra,
+		Pods: podpools.Recorded{Engine: c.Engine}, Settings: gatewaycontroller.SettingsOf(c.Config)}, true
 }
 
 // newGatewayController is a Gateway API front-end over cfg's API server,

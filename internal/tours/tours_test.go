@@ -231,6 +231,57 @@ func TestServiceLBTestsOverFakes(t *testing.T) {
 	}
 }
 
+// TestSmallTypes: no type of ccm or servicelb has more than 20 methods
+// (issue 54): the Service front-end is small types that own their files,
+// and the adapter stays an adapter.
+func TestSmallTypes(t *testing.T) {
+	for _, dir := range []string{"ccm", "servicelb"} {
+		paths, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods := map[string]int{}
+		fset := token.NewFileSet()
+		for _, p := range paths {
+			if strings.HasSuffix(p, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+					methods[receiverName(fd.Recv.List[0].Type)]++
+				}
+			}
+		}
+		if len(methods) < 5 {
+			t.Fatalf("%s: methods of %d types; it has more: the test reads the wrong files", dir, len(methods))
+		}
+		for typ, n := range methods {
+			if n > 20 {
+				t.Errorf("%s.%s has %d methods, more than 20", dir, typ, n)
+			}
+		}
+	}
+}
+
+// receiverName is the type a method's receiver expression names.
+func receiverName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return receiverName(x.X)
+	case *ast.IndexExpr:
+		return receiverName(x.X)
+	case *ast.IndexListExpr:
+		return receiverName(x.X)
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
+}
+
 // TestReviewDocNamesBoard: review's package doc names every exported
 // function and method of Board, so a reader learns there what Board does.
 func TestReviewDocNamesBoard(t *testing.T) {
