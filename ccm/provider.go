@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -205,12 +206,28 @@ func (c *Cloud) useClients(ctx context.Context, client kubernetes.Interface, dyn
 // the spam filter's and the aggregation's windows.
 const eventCorrelations = 512
 
-// newRecorder records events on Services and the route set.
+// newRecorder records events on Services, Gateways and the route set.
 func newRecorder(client kubernetes.Interface) record.EventRecorder {
-	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelations}))
+	return recorderTo(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+}
+
+// recorderTo records events into sink, each reason of an object with a
+// spam budget of its own (spamKey).
+func recorderTo(sink record.EventSink) record.EventRecorder {
+	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelations, SpamKeyFunc: spamKey}))
 	b.StartStructuredLogging(4)
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	b.StartRecordingToSink(sink)
 	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "example-cloud-controller-manager"})
+}
+
+// spamKey is client-go's spam filter key (an object's events from one
+// source: 25 at once, then one per five minutes) with the event's reason,
+// so that many events of one reason never silence another: a busy shared
+// Gateway's applies, or a tenant's churn of routes, would otherwise drop
+// the AwaitingApproval its reviewers act on.
+func spamKey(e *v1.Event) string {
+	o := e.InvolvedObject
+	return strings.Join([]string{e.Source.Component, e.Source.Host, o.Kind, o.Namespace, o.Name, string(o.UID), o.APIVersion, e.Reason}, "")
 }
 
 // SetInformers gives load balancer groups the service controller's own
