@@ -2,7 +2,6 @@ package exampleapi
 
 import (
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -97,24 +96,16 @@ func CheckCABundle(bundle string) error {
 	return err
 }
 
+// caBundleField is a backend's ca_bundle.
+var caBundleField = pemCertificatesField{name: "a CA bundle", holds: "the PEM CA certificates a target's certificate must be issued by",
+	maxBytes: MaxCABundleBytes, maxCertificates: MaxCABundleCertificates, keyAdvice: "a CA bundle holds certificates only"}
+
 // ParseCABundle reads a CA bundle as the cloud takes it: 1 to
 // MaxCABundleCertificates PEM CERTIFICATE blocks without headers and
 // nothing but whitespace around them, at most MaxCABundleBytes. The data
 // plane verifies targets against what it returns.
 func ParseCABundle(bundle string) (*x509.CertPool, error) {
-	if strings.TrimSpace(bundle) == "" {
-		return nil, errors.New("is required (the PEM CA certificates a target's certificate must be issued by)")
-	}
-	if len(bundle) > MaxCABundleBytes {
-		return nil, fmt.Errorf("is %d bytes (at most %d)", len(bundle), MaxCABundleBytes)
-	}
-	blocks, err := pemBlocks(bundle)
-	if err != nil {
-		// pemBlocks' messages name the certificate field they were
-		// written for.
-		return nil, errors.New(strings.ReplaceAll(err.Error(), "certificate_pem", "a CA bundle"))
-	}
-	certs, err := certificateBlocks(blocks, MaxCABundleCertificates, "a CA bundle holds certificates only")
+	certs, err := caBundleField.parse(bundle)
 	if err != nil {
 		return nil, err
 	}

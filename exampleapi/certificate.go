@@ -1,7 +1,6 @@
 package exampleapi
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -13,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/example/cloud-provider-example/termsafe"
 )
 
 // Limits of an uploaded certificate, as the cloud enforces them.
@@ -53,18 +50,13 @@ func InspectCertificate(certPEM string) (CertificateInfo, error) {
 	}, nil
 }
 
+// certificateChainField is certificate_pem: the leaf, then its intermediates.
+var certificateChainField = pemCertificatesField{name: "certificate_pem", holds: "the PEM certificate, then its intermediates",
+	maxBytes: MaxCertificatePEMBytes, maxCertificates: MaxCertificateChain,
+	keyAdvice: "the key goes in private_key_pem, certificate_pem holds certificates only"}
+
 func parseChain(certPEM string) ([]*x509.Certificate, error) {
-	if strings.TrimSpace(certPEM) == "" {
-		return nil, errors.New("is required (the PEM certificate, then its intermediates)")
-	}
-	if len(certPEM) > MaxCertificatePEMBytes {
-		return nil, fmt.Errorf("is %d bytes (at most %d)", len(certPEM), MaxCertificatePEMBytes)
-	}
-	blocks, err := pemBlocks(certPEM)
-	if err != nil {
-		return nil, err
-	}
-	certs, err := certificateBlocks(blocks, MaxCertificateChain, "the key goes in private_key_pem, certificate_pem holds certificates only")
+	certs, err := certificateChainField.parse(certPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -81,84 +73,6 @@ func parseChain(certPEM string) ([]*x509.Certificate, error) {
 			certs[0].PublicKeyAlgorithm)
 	}
 	return certs, nil
-}
-
-// certificateBlocks reads blocks as at most max X.509 certificates,
-// without headers; a private key among them is refused by its type only
-// (the key must not reach an error), with keyAdvice.
-func certificateBlocks(blocks []*pem.Block, max int, keyAdvice string) ([]*x509.Certificate, error) {
-	var certs []*x509.Certificate
-	for i, b := range blocks {
-		n := i + 1
-		switch {
-		case strings.Contains(b.Type, "PRIVATE KEY"):
-			return nil, fmt.Errorf("PEM block %d is a private key (%s); %s", n, b.Type, keyAdvice)
-		case b.Type != "CERTIFICATE":
-			return nil, fmt.Errorf("PEM block %d is a %q block; only CERTIFICATE blocks are accepted", n, b.Type)
-		case n > max:
-			return nil, fmt.Errorf("holds more than %d certificates", max)
-		case len(b.Headers) > 0:
-			return nil, fmt.Errorf("PEM block %d has headers (%d); a CERTIFICATE block holds the certificate only", n, len(b.Headers))
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("certificate %d is not a valid X.509 certificate: %v", n, err)
-		}
-		certs = append(certs, c)
-	}
-	return certs, nil
-}
-
-// pemBlocks reads s as PEM blocks and whitespace only: any other text -
-// before the first block, between two, after the last, or a block the PEM
-// decoder skips as malformed - is refused.
-func pemBlocks(s string) ([]*pem.Block, error) {
-	var blocks []*pem.Block
-	rest := []byte(s)
-	for {
-		trimmed := bytes.TrimLeft(rest, pemSpace)
-		if len(trimmed) == 0 {
-			break
-		}
-		at := len(s) - len(trimmed)
-		if !bytes.HasPrefix(trimmed, pemBegin) {
-			if b, _ := pem.Decode(trimmed); b == nil && len(blocks) == 0 {
-				return nil, errors.New("holds no PEM CERTIFICATE block (expected -----BEGIN CERTIFICATE-----)")
-			}
-			return nil, foreignText(trimmed, at)
-		}
-		b, next := pem.Decode(trimmed)
-		// The decoder skips a malformed block and reads the next one: the
-		// block must be the one that starts here.
-		if b == nil || bytes.Count(trimmed[:len(trimmed)-len(next)], pemBegin) != 1 {
-			return nil, fmt.Errorf("PEM block %d, at byte %d, is malformed (a BEGIN line, base64, the matching END line); "+
-				"certificate_pem holds PEM CERTIFICATE blocks only", len(blocks)+1, at)
-		}
-		blocks = append(blocks, b)
-		rest = next
-	}
-	return blocks, nil
-}
-
-var pemBegin = []byte("-----BEGIN ")
-
-// pemSpace is what may surround the blocks.
-const pemSpace = " \t\r\n"
-
-// foreignText is the error of text outside the PEM blocks at byte at: its
-// extent (up to the next block) and a short excerpt, escaped.
-func foreignText(text []byte, at int) error {
-	if i := bytes.Index(text, pemBegin); i > 0 {
-		text = text[:i]
-	}
-	text = bytes.TrimRight(text, pemSpace)
-	excerpt := []rune(string(text))
-	more := ""
-	if len(excerpt) > 24 {
-		excerpt, more = excerpt[:24], "..."
-	}
-	return fmt.Errorf("holds text outside its PEM blocks (%d bytes at byte %d: \"%s\"%s); certificate_pem holds "+
-		"PEM CERTIFICATE blocks and whitespace only", len(text), at, strings.ReplaceAll(termsafe.Line(string(excerpt)), `"`, `\"`), more)
 }
 
 // CheckPrivateKey checks that keyPEM is one unencrypted private key (PKCS

@@ -37,9 +37,7 @@ func loadBalancerInputs(lb lbmodel.LoadBalancer) []input {
 			"healthy_threshold":   cty.NumberIntVal(int64(h.HealthyThreshold)),
 			"unhealthy_threshold": cty.NumberIntVal(int64(h.UnhealthyThreshold)),
 		}
-		if h.Path != "" {
-			attrs["path"] = cty.StringVal(h.Path)
-		}
+		setString(attrs, "path", h.Path)
 		hc = cty.ObjectVal(attrs)
 	}
 	in := []input{
@@ -79,9 +77,7 @@ func listenerValue(l lbmodel.Listener) cty.Value {
 	if len(l.CertificateIDs) > 0 {
 		attrs["certificate_ids"] = stringList(l.CertificateIDs)
 	}
-	if l.HTTPSRedirectPort != 0 {
-		attrs["redirect_to_https_port"] = cty.NumberIntVal(int64(l.HTTPSRedirectPort))
-	}
+	setInt(attrs, "redirect_to_https_port", l.HTTPSRedirectPort)
 	if s := l.StickySessions; s != nil {
 		attrs["sticky_sessions"] = cty.ObjectVal(map[string]cty.Value{
 			"cookie_name": cty.StringVal(s.CookieName),

@@ -14,18 +14,14 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 		"listener_port": cty.NumberIntVal(int64(r.ListenerPort)),
 		"priority":      cty.NumberIntVal(int64(r.Priority)),
 	}
-	if r.ListenerProtocol != "" {
-		attrs["listener_protocol"] = cty.StringVal(r.ListenerProtocol)
-	}
+	setString(attrs, "listener_protocol", r.ListenerProtocol)
 	if r.Hostname != "" {
 		attrs["hostnames"] = stringList([]string{r.Hostname})
 	}
 	if r.PathType != "" {
 		attrs["path_type"], attrs["path"] = cty.StringVal(r.PathType), cty.StringVal(r.Path)
 	}
-	if r.Method != "" {
-		attrs["method"] = cty.StringVal(r.Method)
-	}
+	setString(attrs, "method", r.Method)
 	if len(r.Headers) > 0 {
 		attrs["headers"] = stringMap(r.Headers)
 	}
@@ -40,9 +36,7 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 				"port":           cty.NumberIntVal(int64(b.Port)),
 				"weight":         cty.NumberIntVal(int64(b.Weight)),
 			}
-			if b.Protocol != "" {
-				backend["protocol"] = cty.StringVal(b.Protocol)
-			}
+			setString(backend, "protocol", b.Protocol)
 			if t := b.TLS; t != nil {
 				tls := map[string]cty.Value{"ca_bundle": cty.StringVal(t.CABundle), "server_name": cty.StringVal(t.ServerName)}
 				if len(t.SubjectAltNames) > 0 {
@@ -57,23 +51,15 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	}
 	if rd := r.Redirect; rd != nil {
 		red := map[string]cty.Value{"status_code": cty.NumberIntVal(int64(rd.StatusCode))}
-		if rd.Scheme != "" {
-			red["scheme"] = cty.StringVal(rd.Scheme)
-		}
-		if rd.Hostname != "" {
-			red["hostname"] = cty.StringVal(rd.Hostname)
-		}
-		if rd.Port != 0 {
-			red["port"] = cty.NumberIntVal(int64(rd.Port))
-		}
+		setString(red, "scheme", rd.Scheme)
+		setString(red, "hostname", rd.Hostname)
+		setInt(red, "port", rd.Port)
 		setPaths(red, rd.Path, rd.PathPrefix)
 		attrs["redirect"] = cty.ObjectVal(red)
 	}
 	if rw := r.Rewrite; rw != nil {
 		rew := map[string]cty.Value{}
-		if rw.Hostname != "" {
-			rew["hostname"] = cty.StringVal(rw.Hostname)
-		}
+		setString(rew, "hostname", rw.Hostname)
 		setPaths(rew, rw.Path, rw.PathPrefix)
 		attrs["rewrite"] = cty.ObjectVal(rew)
 	}
@@ -88,8 +74,8 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	}
 	if t := r.Timeouts; t != nil {
 		timeouts := map[string]cty.Value{}
-		setMS(timeouts, "request_ms", t.RequestMS)
-		setMS(timeouts, "backend_request_ms", t.BackendRequestMS)
+		setInt(timeouts, "request_ms", t.RequestMS)
+		setInt(timeouts, "backend_request_ms", t.BackendRequestMS)
 		attrs["timeouts"] = cty.ObjectVal(timeouts)
 	}
 	if rt := r.Retry; rt != nil {
@@ -101,7 +87,7 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 			}
 			retry["status_codes"] = cty.ListVal(codes)
 		}
-		setMS(retry, "backoff_ms", rt.BackoffMS)
+		setInt(retry, "backoff_ms", rt.BackoffMS)
 		attrs["retry"] = cty.ObjectVal(retry)
 	}
 	if c := r.CORS; c != nil {
@@ -114,30 +100,32 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 		if c.AllowCredentials {
 			cors["allow_credentials"] = cty.True
 		}
-		if c.MaxAgeSeconds != 0 {
-			cors["max_age_seconds"] = cty.NumberIntVal(int64(c.MaxAgeSeconds))
-		}
+		setInt(cors, "max_age_seconds", c.MaxAgeSeconds)
 		attrs["cors"] = cty.ObjectVal(cors)
 	}
 	return cty.ObjectVal(attrs)
 }
 
-// setMS sets a duration in milliseconds in attrs, unless it is 0 (none).
-func setMS(attrs map[string]cty.Value, name string, ms int) {
-	if ms != 0 {
-		attrs[name] = cty.NumberIntVal(int64(ms))
+// setString sets s in attrs unless it is empty, which the model uses for
+// unset: the module reads a left-out attribute as null.
+func setString(attrs map[string]cty.Value, name, s string) {
+	if s != "" {
+		attrs[name] = cty.StringVal(s)
+	}
+}
+
+// setInt is setString for numbers, 0 being unset (a duration of 0: none).
+func setInt(attrs map[string]cty.Value, name string, n int) {
+	if n != 0 {
+		attrs[name] = cty.NumberIntVal(int64(n))
 	}
 }
 
 // setPaths sets a redirect's or rewrite's path and path_prefix in attrs,
 // those that are set.
 func setPaths(attrs map[string]cty.Value, path, prefix string) {
-	if path != "" {
-		attrs["path"] = cty.StringVal(path)
-	}
-	if prefix != "" {
-		attrs["path_prefix"] = cty.StringVal(prefix)
-	}
+	setString(attrs, "path", path)
+	setString(attrs, "path_prefix", prefix)
 }
 
 // headerChangesValue is a request_headers or response_headers object,

@@ -30,11 +30,8 @@ func putAddress(tx *bolt.Tx, rec *addressRecord) error {
 // createAddress reserves an address, attached at once when the request
 // names a load balancer; req must have passed validateCreateAddress.
 func (c *cloud) createAddress(tx *bolt.Tx, req exampleapi.CreateAddressRequest) (exampleapi.Address, error) {
-	if err := requireRegion(tx, "region", req.Region); err != nil {
+	if err := requireNewName(tx, kindAddress, "an address", req.Region, req.Name); err != nil {
 		return exampleapi.Address{}, err
-	}
-	if id := lookupName(tx, kindAddress, req.Region, req.Name); id != "" {
-		return exampleapi.Address{}, conflict("an address named %q already exists in region %s (%s)", req.Name, req.Region, id)
 	}
 	now := c.now()
 	rec := addressRecord{Address: exampleapi.Address{

@@ -32,8 +32,8 @@ func (c *cloud) createInstance(tx *bolt.Tx, req exampleapi.CreateInstanceRequest
 	if err != nil {
 		return exampleapi.Instance{}, err
 	}
-	if id := lookupName(tx, kindInstance, region, req.Name); id != "" {
-		return exampleapi.Instance{}, conflict("an instance named %q already exists in region %s (%s)", req.Name, region, id)
+	if err := requireFreeName(tx, kindInstance, "an instance", region, req.Name); err != nil {
+		return exampleapi.Instance{}, err
 	}
 	rec := instanceRecord{Instance: exampleapi.Instance{
 		ObjectMeta: newMeta("i-", req.Name, region, c.now()), Type: req.Type, Zone: req.Zone,

@@ -75,11 +75,8 @@ func requireLBTargets(tx *bolt.Tx, targets []string, poolID, region string) erro
 // createLoadBalancer creates a load balancer in status provisioning; spec
 // must have passed validateCreateLoadBalancer.
 func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec) (exampleapi.LoadBalancer, error) {
-	if err := requireRegion(tx, "region", spec.Region); err != nil {
+	if err := requireNewName(tx, kindLoadBalancer, "a load balancer", spec.Region, spec.Name); err != nil {
 		return exampleapi.LoadBalancer{}, err
-	}
-	if id := lookupName(tx, kindLoadBalancer, spec.Region, spec.Name); id != "" {
-		return exampleapi.LoadBalancer{}, conflict("a load balancer named %q already exists in region %s (%s)", spec.Name, spec.Region, id)
 	}
 	if err := requireLBTargets(tx, spec.Targets, spec.TargetPoolID, spec.Region); err != nil {
 		return exampleapi.LoadBalancer{}, err

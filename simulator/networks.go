@@ -42,11 +42,8 @@ func networkPoolV6(n exampleapi.Network) pool {
 // createNetwork creates a network; req must have passed
 // validateCreateNetwork.
 func (c *cloud) createNetwork(tx *bolt.Tx, req exampleapi.CreateNetworkRequest) (exampleapi.Network, error) {
-	if err := requireRegion(tx, "region", req.Region); err != nil {
+	if err := requireNewName(tx, kindNetwork, "a network", req.Region, req.Name); err != nil {
 		return exampleapi.Network{}, err
-	}
-	if id := lookupName(tx, kindNetwork, req.Region, req.Name); id != "" {
-		return exampleapi.Network{}, conflict("a network named %q already exists in region %s (%s)", req.Name, req.Region, id)
 	}
 	n := exampleapi.Network{
 		ObjectMeta: newMeta("net-", req.Name, req.Region, c.now()),

@@ -134,6 +134,23 @@ func lookupName(tx *bolt.Tx, kind, scope, name string) string {
 	return string(tx.Bucket(bucketNames).Get(nameKey(kind, scope, name)))
 }
 
+// requireNewName checks a create's region, and that the region has no
+// kind named name yet (what names one in the conflict: "a network").
+func requireNewName(tx *bolt.Tx, kind, what, region, name string) error {
+	if err := requireRegion(tx, "region", region); err != nil {
+		return err
+	}
+	return requireFreeName(tx, kind, what, region, name)
+}
+
+// requireFreeName is a conflict when region already has a kind named name.
+func requireFreeName(tx *bolt.Tx, kind, what, region, name string) error {
+	if id := lookupName(tx, kind, region, name); id != "" {
+		return conflict("%s named %q already exists in region %s (%s)", what, name, region, id)
+	}
+	return nil
+}
+
 func putName(tx *bolt.Tx, kind, scope, name, id string) error {
 	if err := tx.Bucket(bucketNames).Put(nameKey(kind, scope, name), []byte(id)); err != nil {
 		return fmt.Errorf("indexing %s %q: %w", kind, name, err)

@@ -41,11 +41,8 @@ func requireTargetPoolInRegion(tx *bolt.Tx, id, region string) error {
 // createTargetPool creates a pool; req must have passed
 // validateCreateTargetPool.
 func (c *cloud) createTargetPool(tx *bolt.Tx, req exampleapi.CreateTargetPoolRequest) (exampleapi.TargetPool, error) {
-	if err := requireRegion(tx, "region", req.Region); err != nil {
+	if err := requireNewName(tx, kindTargetPool, "a target pool", req.Region, req.Name); err != nil {
 		return exampleapi.TargetPool{}, err
-	}
-	if id := lookupName(tx, kindTargetPool, req.Region, req.Name); id != "" {
-		return exampleapi.TargetPool{}, conflict("a target pool named %q already exists in region %s (%s)", req.Name, req.Region, id)
 	}
 	if err := requirePoolTargets(tx, req.TargetType, req.Targets, req.Region); err != nil {
 		return exampleapi.TargetPool{}, err

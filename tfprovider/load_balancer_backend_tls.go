@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -68,11 +67,10 @@ var backendTLSType = types.ObjectType{AttrTypes: map[string]attr.Type{
 
 // backendTLSToAPI is o as the API's backend TLS; null or unknown is nil.
 func backendTLSToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.BackendTLS {
-	if !isKnown(o) {
+	m, ok := objectAs[backendTLSModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var m backendTLSModel
-	diags.Append(o.As(ctx, &m, basetypes.ObjectAsOptions{})...)
 	return &exampleapi.BackendTLS{CABundle: m.CABundle.ValueString(), ServerName: m.ServerName.ValueString(),
 		SubjectAltNames: listStrings(ctx, m.SubjectAltNames, diags)}
 }
@@ -86,10 +84,8 @@ func backendTLSFromAPI(t *exampleapi.BackendTLS, prior types.List, i int, diags 
 	}
 	var was backendTLSModel
 	if isKnown(prior) && i < len(prior.Elements()) {
-		var b ruleBackendModel
-		// A prior it cannot read is no prior.
-		if o, ok := prior.Elements()[i].(types.Object); ok && isKnown(o) && !o.As(context.Background(), &b, basetypes.ObjectAsOptions{}).HasError() && isKnown(b.TLS) {
-			_ = b.TLS.As(context.Background(), &was, basetypes.ObjectAsOptions{})
+		if b, ok := knownAs[ruleBackendModel](context.Background(), prior.Elements()[i]); ok {
+			was, _ = knownAs[backendTLSModel](context.Background(), b.TLS)
 		}
 	}
 	return objectValue(backendTLSType, map[string]attr.Value{"ca_bundle": types.StringValue(t.CABundle),

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -137,9 +136,7 @@ func (m loadBalancerModel) toSpec(ctx context.Context) (exampleapi.LoadBalancerS
 		spec.Listeners = append(spec.Listeners, l.toAPI(ctx, &diags))
 	}
 	slices.SortFunc(spec.Listeners, compareListeners)
-	if !m.HealthCheck.IsNull() && !m.HealthCheck.IsUnknown() {
-		var hc healthCheckModel
-		diags.Append(m.HealthCheck.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
+	if hc, ok := objectAs[healthCheckModel](ctx, m.HealthCheck, &diags); ok {
 		spec.HealthCheck = &exampleapi.HealthCheck{
 			Protocol:           hc.Protocol.ValueString(),
 			Port:               int(hc.Port.ValueInt64()),
@@ -176,9 +173,7 @@ func (l listenerModel) toAPI(ctx context.Context, diags *diag.Diagnostics) examp
 		// A list: the order matters (the first is the default).
 		diags.Append(l.CertificateIDs.ElementsAs(ctx, &out.CertificateIDs, false)...)
 	}
-	if !l.StickySessions.IsNull() && !l.StickySessions.IsUnknown() {
-		var ss stickySessionsModel
-		diags.Append(l.StickySessions.As(ctx, &ss, basetypes.ObjectAsOptions{})...)
+	if ss, ok := objectAs[stickySessionsModel](ctx, l.StickySessions, diags); ok {
 		out.StickySessions = &exampleapi.StickySessions{CookieName: ss.CookieName.ValueString(), TTLSeconds: int(ss.TTLSeconds.ValueInt64())}
 	}
 	return out

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -65,11 +64,10 @@ var ruleCORSType = types.ObjectType{AttrTypes: map[string]attr.Type{
 
 // corsToAPI is o as the API's CORS; null or unknown is nil.
 func corsToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.CORS {
-	if !isKnown(o) {
+	m, ok := objectAs[ruleCORSModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var m ruleCORSModel
-	diags.Append(o.As(ctx, &m, basetypes.ObjectAsOptions{})...)
 	return &exampleapi.CORS{AllowOrigins: listStrings(ctx, m.AllowOrigins, diags), AllowMethods: listStrings(ctx, m.AllowMethods, diags),
 		AllowHeaders: listStrings(ctx, m.AllowHeaders, diags), ExposeHeaders: listStrings(ctx, m.ExposeHeaders, diags),
 		AllowCredentials: m.AllowCredentials.ValueBool(), MaxAgeSeconds: int(m.MaxAgeSeconds.ValueInt64())}
@@ -81,10 +79,7 @@ func corsFromAPI(c *exampleapi.CORS, prior types.Object, diags *diag.Diagnostics
 	if c == nil {
 		return types.ObjectNull(ruleCORSType.AttrTypes)
 	}
-	var was ruleCORSModel
-	if isKnown(prior) {
-		_ = prior.As(context.Background(), &was, basetypes.ObjectAsOptions{}) // a prior it cannot read is no prior
-	}
+	was, _ := knownAs[ruleCORSModel](context.Background(), prior)
 	creds := types.BoolNull()
 	if c.AllowCredentials || isKnown(was.AllowCredentials) {
 		creds = types.BoolValue(c.AllowCredentials)

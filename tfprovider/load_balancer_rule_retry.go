@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -95,21 +94,19 @@ var (
 
 // timeoutsToAPI is o as the API's timeouts; null or unknown is nil.
 func timeoutsToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.Timeouts {
-	if !isKnown(o) {
+	t, ok := objectAs[ruleTimeoutsModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var t ruleTimeoutsModel
-	diags.Append(o.As(ctx, &t, basetypes.ObjectAsOptions{})...)
 	return &exampleapi.Timeouts{RequestMS: int(t.RequestMS.ValueInt64()), BackendRequestMS: int(t.BackendRequestMS.ValueInt64())}
 }
 
 // retryToAPI is o as the API's retry; null or unknown is nil.
 func retryToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.Retry {
-	if !isKnown(o) {
+	r, ok := objectAs[ruleRetryModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var r ruleRetryModel
-	diags.Append(o.As(ctx, &r, basetypes.ObjectAsOptions{})...)
 	out := &exampleapi.Retry{Attempts: int(r.Attempts.ValueInt64()), BackoffMS: int(r.BackoffMS.ValueInt64())}
 	if isKnown(r.StatusCodes) {
 		var codes []int64
@@ -127,10 +124,7 @@ func timeoutsFromAPI(t *exampleapi.Timeouts, prior types.Object, diags *diag.Dia
 	if t == nil {
 		return types.ObjectNull(ruleTimeoutsType.AttrTypes)
 	}
-	var was ruleTimeoutsModel
-	if isKnown(prior) {
-		_ = prior.As(context.Background(), &was, basetypes.ObjectAsOptions{}) // a prior it cannot read is no prior
-	}
+	was, _ := knownAs[ruleTimeoutsModel](context.Background(), prior)
 	return objectValue(ruleTimeoutsType, map[string]attr.Value{"request_ms": msFromAPI(t.RequestMS, was.RequestMS),
 		"backend_request_ms": msFromAPI(t.BackendRequestMS, was.BackendRequestMS)}, diags)
 }
@@ -151,10 +145,7 @@ func retryFromAPI(r *exampleapi.Retry, prior types.Object, diags *diag.Diagnosti
 		return types.ObjectNull(ruleRetryType.AttrTypes)
 	}
 	codes := types.ListNull(types.Int64Type)
-	var was ruleRetryModel
-	if isKnown(prior) {
-		_ = prior.As(context.Background(), &was, basetypes.ObjectAsOptions{}) // a prior it cannot read is no prior
-	}
+	was, _ := knownAs[ruleRetryModel](context.Background(), prior)
 	if len(r.StatusCodes) > 0 || isEmptyList(was.StatusCodes) {
 		elems := make([]attr.Value, len(r.StatusCodes))
 		for i, c := range r.StatusCodes {
@@ -173,30 +164,26 @@ func retryFromAPI(r *exampleapi.Retry, prior types.Object, diags *diag.Diagnosti
 // the rule forwards (no redirect, no fixed_response), and a try's
 // timeout is within the request's.
 func validateTimeoutsAndRetry(ctx context.Context, name string, rp path.Path, r ruleModel, resp *resource.ValidateConfigResponse) {
+	answer := "" // what answers the rule's requests instead of forwarding them
+	switch {
+	case isKnown(r.Redirect):
+		answer = "a redirect"
+	case isKnown(r.FixedResponse):
+		answer = "a fixed_response"
+	}
 	for _, a := range []struct {
 		attr string
 		v    types.Object
 	}{{"timeouts", r.Timeouts}, {"retry", r.Retry}} {
-		other := ""
-		switch {
-		case !isKnown(a.v):
-			continue
-		case isKnown(r.Redirect):
-			other = "a redirect"
-		case isKnown(r.FixedResponse):
-			other = "a fixed_response"
-		default:
+		if answer == "" || !isKnown(a.v) {
 			continue
 		}
 		resp.Diagnostics.AddAttributeError(rp.AtName(a.attr), "Conflicting rule "+a.attr,
 			fmt.Sprintf("Rule %q has %s and %s: %s bound and repeat what a rule forwards, and this rule forwards nothing. "+
-				"Remove one.", name, a.attr, other, "timeouts and retry"))
+				"Remove one.", name, a.attr, answer, "timeouts and retry"))
 	}
-	if !isKnown(r.Timeouts) {
-		return
-	}
-	var t ruleTimeoutsModel
-	if d := r.Timeouts.As(ctx, &t, basetypes.ObjectAsOptions{}); d.HasError() || !isKnown(t.RequestMS) || !isKnown(t.BackendRequestMS) {
+	t, ok := knownAs[ruleTimeoutsModel](ctx, r.Timeouts)
+	if !ok || !isKnown(t.RequestMS) || !isKnown(t.BackendRequestMS) {
 		return
 	}
 	if req, try := t.RequestMS.ValueInt64(), t.BackendRequestMS.ValueInt64(); req != 0 && try > req {

@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -443,22 +442,16 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 				TLS: backendTLSToAPI(ctx, b.TLS, diags)})
 		}
 	}
-	if isKnown(r.Redirect) {
-		var rd ruleRedirectModel
-		diags.Append(r.Redirect.As(ctx, &rd, basetypes.ObjectAsOptions{})...)
+	if rd, ok := objectAs[ruleRedirectModel](ctx, r.Redirect, diags); ok {
 		out.Redirect = &exampleapi.Redirect{Scheme: rd.Scheme.ValueString(), Hostname: rd.Hostname.ValueString(),
 			Port: int(rd.Port.ValueInt64()), Path: rd.Path.ValueString(), PathPrefix: rd.PathPrefix.ValueString(),
 			StatusCode: int(rd.StatusCode.ValueInt64())}
 	}
-	if isKnown(r.Rewrite) {
-		var rw ruleRewriteModel
-		diags.Append(r.Rewrite.As(ctx, &rw, basetypes.ObjectAsOptions{})...)
+	if rw, ok := objectAs[ruleRewriteModel](ctx, r.Rewrite, diags); ok {
 		out.Rewrite = &exampleapi.Rewrite{Hostname: rw.Hostname.ValueString(), Path: rw.Path.ValueString(),
 			PathPrefix: rw.PathPrefix.ValueString()}
 	}
-	if isKnown(r.FixedResponse) {
-		var fr ruleFixedResponseModel
-		diags.Append(r.FixedResponse.As(ctx, &fr, basetypes.ObjectAsOptions{})...)
+	if fr, ok := objectAs[ruleFixedResponseModel](ctx, r.FixedResponse, diags); ok {
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: int(fr.StatusCode.ValueInt64())}
 	}
 	out.RequestHeaders = headerChangesToAPI(ctx, r.RequestHeaders, diags)
@@ -471,11 +464,10 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 // headerChangesToAPI is a header modifier as the API's; null or unknown
 // is nil.
 func headerChangesToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.HeaderModifier {
-	if !isKnown(o) {
+	hc, ok := objectAs[headerChangesModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var hc headerChangesModel
-	diags.Append(o.As(ctx, &hc, basetypes.ObjectAsOptions{})...)
 	return &exampleapi.HeaderModifier{Set: headersToAPI(ctx, hc.Set, diags), Add: headersToAPI(ctx, hc.Add, diags),
 		Remove: listStrings(ctx, hc.Remove, diags)}
 }
@@ -528,10 +520,7 @@ func rulesFromAPI(ctx context.Context, rules []exampleapi.Rule, prior types.Map,
 
 // priorRule is prior's rule name, or a rule of nulls.
 func priorRule(ctx context.Context, prior types.Map, name string) ruleModel {
-	var r ruleModel
-	if obj, ok := prior.Elements()[name].(types.Object); ok && isKnown(obj) {
-		_ = obj.As(ctx, &r, basetypes.ObjectAsOptions{}) // a prior it cannot read is no prior
-	}
+	r, _ := knownAs[ruleModel](ctx, prior.Elements()[name])
 	return r
 }
 
@@ -574,10 +563,7 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		if hc == nil {
 			return types.ObjectNull(headerChangesType.AttrTypes)
 		}
-		var p headerChangesModel
-		if isKnown(was) {
-			_ = was.As(ctx, &p, basetypes.ObjectAsOptions{})
-		}
+		p, _ := knownAs[headerChangesModel](ctx, was)
 		return objectValue(headerChangesType, map[string]attr.Value{"set": headers(hc.Set, p.Set),
 			"add": headers(hc.Add, p.Add), "remove": optionalStringList(hc.Remove, p.Remove)}, diags)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -49,15 +48,8 @@ func validateListeners(ctx context.Context, listeners types.Map, resp *resource.
 		return
 	}
 	for _, key := range slices.Sorted(maps.Keys(listeners.Elements())) {
-		obj, ok := listeners.Elements()[key].(types.Object)
-		if !ok || obj.IsNull() || obj.IsUnknown() {
-			continue
-		}
-		var l listenerModel
-		if d := obj.As(ctx, &l, basetypes.ObjectAsOptions{}); d.HasError() {
-			continue
-		}
-		if l.Protocol.IsUnknown() || l.Port.IsUnknown() || l.Protocol.IsNull() || l.Port.IsNull() {
+		l, ok := knownAs[listenerModel](ctx, listeners.Elements()[key])
+		if !ok || l.Protocol.IsUnknown() || l.Port.IsUnknown() || l.Protocol.IsNull() || l.Port.IsNull() {
 			continue
 		}
 		if want := listenerKey(l.Protocol.ValueString(), l.Port.ValueInt64()); key != want {
@@ -84,11 +76,8 @@ func validateTargetsOrPool(targets types.Set, pool types.String, resp *resource.
 }
 
 func validateHealthCheck(ctx context.Context, obj types.Object, resp *resource.ValidateConfigResponse) {
-	if obj.IsNull() || obj.IsUnknown() {
-		return
-	}
-	var hc healthCheckModel
-	if d := obj.As(ctx, &hc, basetypes.ObjectAsOptions{}); d.HasError() {
+	hc, ok := knownAs[healthCheckModel](ctx, obj)
+	if !ok {
 		return
 	}
 	hcPath := path.Root("health_check")

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -28,13 +27,8 @@ func validateListenerProtocols(ctx context.Context, listeners types.Map, resp *r
 	known := map[string]listenerModel{}
 	complete := true // every protocol and port known: redirect targets can be checked
 	for key, v := range listeners.Elements() {
-		obj, ok := v.(types.Object)
-		if !ok || obj.IsNull() || obj.IsUnknown() {
-			complete = false
-			continue
-		}
-		var l listenerModel
-		if d := obj.As(ctx, &l, basetypes.ObjectAsOptions{}); d.HasError() || l.Protocol.IsUnknown() || l.Protocol.IsNull() {
+		l, ok := knownAs[listenerModel](ctx, v)
+		if !ok || l.Protocol.IsUnknown() || l.Protocol.IsNull() {
 			complete = false
 			continue
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -116,12 +115,8 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 	byPort, complete := listenersByPort(ctx, listeners)
 	priorities := map[listenerPriority]string{} // rule name
 	for _, name := range slices.Sorted(maps.Keys(rules.Elements())) {
-		obj, ok := rules.Elements()[name].(types.Object)
-		if !ok || !isKnown(obj) {
-			continue
-		}
-		var r ruleModel
-		if d := obj.As(ctx, &r, basetypes.ObjectAsOptions{}); d.HasError() {
+		r, ok := knownAs[ruleModel](ctx, rules.Elements()[name])
+		if !ok {
 			continue
 		}
 		rp := path.Root("rules").AtMapKey(name)
@@ -171,13 +166,8 @@ func listenersByPort(ctx context.Context, listeners types.Map) (byPort map[int64
 	}
 	byPort = map[int64][]listenerModel{}
 	for _, key := range slices.Sorted(maps.Keys(listeners.Elements())) {
-		obj, ok := listeners.Elements()[key].(types.Object)
-		if !ok || !isKnown(obj) {
-			return nil, false
-		}
-		var l listenerModel
-		if d := obj.As(ctx, &l, basetypes.ObjectAsOptions{}); d.HasError() || !isKnown(l.Protocol) || !isKnown(l.Port) ||
-			l.RedirectToHTTPSPort.IsUnknown() {
+		l, ok := knownAs[listenerModel](ctx, listeners.Elements()[key])
+		if !ok || !isKnown(l.Protocol) || !isKnown(l.Port) || l.RedirectToHTTPSPort.IsUnknown() {
 			return nil, false
 		}
 		byPort[l.Port.ValueInt64()] = append(byPort[l.Port.ValueInt64()], l)
@@ -280,12 +270,8 @@ func validateL4BackendProtocols(ctx context.Context, name string, bp path.Path, 
 		return
 	}
 	for k, v := range backends.Elements() {
-		obj, ok := v.(types.Object)
-		if !ok || !isKnown(obj) {
-			continue
-		}
-		var b ruleBackendModel
-		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() {
+		b, ok := knownAs[ruleBackendModel](ctx, v)
+		if !ok {
 			continue
 		}
 		for _, a := range []struct {
@@ -335,11 +321,7 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 // validateHeaderChanges rejects names of a header modifier's set or add
 // that are one header name.
 func validateHeaderChanges(ctx context.Context, name string, hp path.Path, changes types.Object, resp *resource.ValidateConfigResponse) {
-	if !isKnown(changes) {
-		return
-	}
-	var hc headerChangesModel
-	if d := changes.As(ctx, &hc, basetypes.ObjectAsOptions{}); !d.HasError() {
+	if hc, ok := knownAs[headerChangesModel](ctx, changes); ok {
 		validateHeaderNames(name, hp.AtName("set"), hc.Set, resp)
 		validateHeaderNames(name, hp.AtName("add"), hc.Add, resp)
 	}
@@ -400,12 +382,8 @@ func validateRuleBackends(ctx context.Context, name string, bp path.Path, backen
 	}
 	seen := map[string]int{}
 	for k, v := range backends.Elements() {
-		obj, ok := v.(types.Object)
-		if !ok || !isKnown(obj) {
-			continue
-		}
-		var b ruleBackendModel
-		if d := obj.As(ctx, &b, basetypes.ObjectAsOptions{}); d.HasError() {
+		b, ok := knownAs[ruleBackendModel](ctx, v)
+		if !ok {
 			continue
 		}
 		if !b.TLS.IsNull() && b.Protocol.ValueString() == exampleapi.BackendH2C {

@@ -12,12 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-
-	"github.com/example/cloud-provider-example/internal/testkit"
 )
 
 // benchRouteSizes are the HTTPRoutes BenchmarkRoutes puts on its Gateway
@@ -64,15 +61,7 @@ func BenchmarkRoutes(b *testing.B) {
 	ctx := b.Context()
 	e.echoDeployment(b, "default", "web", 2)
 	webGateway(ctx, b, e, admin)
-	var ip string
-	testkit.Eventually(b, 90*time.Second, "the Gateway programmed", func() error {
-		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
-		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) == 0 {
-			return fmt.Errorf("%+v, %v", gw.Status, err)
-		}
-		ip = gw.Status.Addresses[0].Value
-		return nil
-	})
+	ip := e.gatewayAddress(b, admin, "default")
 	// The steady requests each open a connection (the listener keeps
 	// accepting while rules change); the polls for a new route's first
 	// 200 reuse theirs, so that polling does not load the machine the

@@ -63,15 +63,7 @@ func TestGatewayBackendTLS(t *testing.T) {
 			Rules:           []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "secure", 1)}}},
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
-	var ip string
-	testkit.Eventually(t, 90*time.Second, "the Gateway programmed", func() error {
-		gw, err := admin.GatewayV1().Gateways("default").Get(ctx, "gw", metav1.GetOptions{})
-		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) == 0 {
-			return fmt.Errorf("%+v, %v", gw.Status, err)
-		}
-		ip = gw.Status.Addresses[0].Value
-		return nil
-	})
+	ip := e.gatewayAddress(t, admin, "default")
 	policyIs := func(accepted, resolved string) func() error {
 		return func() error {
 			p, err := admin.GatewayV1().BackendTLSPolicies("default").Get(ctx, "secure", metav1.GetOptions{})

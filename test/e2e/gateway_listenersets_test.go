@@ -71,7 +71,7 @@ func TestGatewayListenerSetTraffic(t *testing.T) {
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	e.listenerSetCondition(t, admin, "team-a", "app-listeners", "Programmed", "Programmed")
-	ip := e.gatewayAddress(t, admin)
+	ip := e.gatewayAddress(t, admin, "infra")
 	gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
 	testkit.Must(t, err)
 	if n := gw.Status.AttachedListenerSets; n == nil || *n != 1 {

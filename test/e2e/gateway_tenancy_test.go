@@ -88,7 +88,7 @@ func TestGatewayTenancy(t *testing.T) {
 	testkit.Must(t, err)
 	_, err = alice.GatewayV1().TCPRoutes("team-a").Create(ctx, dbRoute("db", "a"), metav1.CreateOptions{})
 	testkit.Must(t, err)
-	ip := e.gatewayAddress(t, admin)
+	ip := e.gatewayAddress(t, admin, "infra")
 	lb, err := e.cloudLB(ip)
 	testkit.Must(t, err)
 	pool := e.everyNodesPool(t)
@@ -526,13 +526,13 @@ func labelNamespace(t testing.TB, e *env, ns string, labels map[string]string) {
 	}))
 }
 
-// gatewayAddress waits until Gateway infra/gw is Programmed with an
+// gatewayAddress waits until Gateway ns/gw is Programmed with an
 // address, and returns it.
-func (e *env) gatewayAddress(t testing.TB, admin gwclient.Interface) string {
+func (e *env) gatewayAddress(t testing.TB, admin gwclient.Interface, ns string) string {
 	t.Helper()
 	var ip string
 	testkit.Eventually(t, 90*time.Second, "the Gateway programmed", func() error {
-		gw, err := admin.GatewayV1().Gateways("infra").Get(testkit.Context(t), "gw", metav1.GetOptions{})
+		gw, err := admin.GatewayV1().Gateways(ns).Get(testkit.Context(t), "gw", metav1.GetOptions{})
 		if err != nil || !meta.IsStatusConditionTrue(gw.Status.Conditions, "Programmed") || len(gw.Status.Addresses) != 1 {
 			return fmt.Errorf("%+v, %v", gw.Status, err)
 		}
