@@ -127,6 +127,7 @@ func (r *loadBalancerResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				"conflict. Only consulted on create; changing it updates state only.", onConflictError, onNameConflictAdopt),
 		},
 	}
+	resp.Schema.Attributes = withTypes(resp.Schema.Attributes)
 }
 
 func listenersAttribute() schema.MapNestedAttribute {

@@ -49,7 +49,9 @@ func TestTheCloudServesWhatItRecords(t *testing.T) {
 	if _, err := api.UpdateTargetPool(ctx, tp.ID, exampleapi.UpdateTargetPoolRequest{Targets: ids[1:], DeregistrationDelaySeconds: 1}, 0); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() bool { _, a := get(t, noRedirects, url, "web.example.test"); return a.Pod == "node-b" })
+	// Round robin answers node-b every other request before the change
+	// lands: the plane has it once four in a row are node-b's.
+	eventually(t, func() bool { return answered(t, url, 4)["node-b"] == 4 })
 	for range 6 {
 		if _, a := get(t, noRedirects, url, "web.example.test"); a.Pod != "node-b" {
 			t.Fatalf("a request reached %q, which left the pool", a.Pod)
