@@ -61,9 +61,7 @@ type backendTLSModel struct {
 	SubjectAltNames types.List   `tfsdk:"subject_alt_names"`
 }
 
-var backendTLSType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ca_bundle": types.StringType, "server_name": types.StringType, "subject_alt_names": stringListType,
-}}
+var backendTLSType = objectType(backendTLSAttribute())
 
 // backendTLSToAPI is o as the API's backend TLS; null or unknown is nil.
 func backendTLSToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.BackendTLS {

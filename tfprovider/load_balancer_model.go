@@ -57,25 +57,15 @@ type stickySessionsModel struct {
 	TTLSeconds types.Int64  `tfsdk:"ttl_seconds"`
 }
 
-var stickySessionsAttrTypes = map[string]attr.Type{
-	"cookie_name": types.StringType,
-	"ttl_seconds": types.Int64Type,
-}
-
 // listenerAttrTypes is a listener object. The attributes after
 // proxy_protocol came without a schema version bump: they are optional
 // and null when unset, and a stored listener without them reads as null
 // (the framework fills attributes missing from stored JSON), which is
 // what a configuration without them plans.
-var listenerAttrTypes = map[string]attr.Type{
-	"protocol":               types.StringType,
-	"port":                   types.Int64Type,
-	"target_port":            types.Int64Type,
-	"proxy_protocol":         types.BoolType,
-	"certificate_ids":        types.ListType{ElemType: types.StringType},
-	"redirect_to_https_port": types.Int64Type,
-	"sticky_sessions":        types.ObjectType{AttrTypes: stickySessionsAttrTypes},
-}
+var (
+	listenerAttrTypes       = objectType(listenersAttribute()).AttrTypes
+	stickySessionsAttrTypes = listenerAttrTypes["sticky_sessions"].(types.ObjectType).AttrTypes
+)
 
 // listenerKey is a listener's key in the listeners map, e.g. "tcp/80".
 func listenerKey(protocol string, port int64) string {
@@ -106,15 +96,7 @@ var timeoutsAttrTypes = map[string]attr.Type{
 	"delete": types.StringType,
 }
 
-var healthCheckAttrTypes = map[string]attr.Type{
-	"protocol":            types.StringType,
-	"port":                types.Int64Type,
-	"path":                types.StringType,
-	"interval_seconds":    types.Int64Type,
-	"timeout_seconds":     types.Int64Type,
-	"healthy_threshold":   types.Int64Type,
-	"unhealthy_threshold": types.Int64Type,
-}
+var healthCheckAttrTypes = objectType(healthCheckAttribute()).AttrTypes
 
 // toSpec converts a fully known plan into the API's create request. Sets
 // are sent sorted so requests (and API field indexes) are deterministic.

@@ -57,10 +57,7 @@ type ruleCORSModel struct {
 	MaxAgeSeconds    types.Int64 `tfsdk:"max_age_seconds"`
 }
 
-var ruleCORSType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"allow_origins": stringListType, "allow_methods": stringListType, "allow_headers": stringListType,
-	"expose_headers": stringListType, "allow_credentials": types.BoolType, "max_age_seconds": types.Int64Type,
-}}
+var ruleCORSType = objectType(ruleCORSAttribute())
 
 // corsToAPI is o as the API's CORS; null or unknown is nil.
 func corsToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.CORS {

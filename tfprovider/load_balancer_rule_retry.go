@@ -84,12 +84,8 @@ type ruleRetryModel struct {
 }
 
 var (
-	ruleTimeoutsType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"request_ms": types.Int64Type, "backend_request_ms": types.Int64Type,
-	}}
-	ruleRetryType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"attempts": types.Int64Type, "status_codes": types.ListType{ElemType: types.Int64Type}, "backoff_ms": types.Int64Type,
-	}}
+	ruleTimeoutsType = objectType(ruleTimeoutsAttribute())
+	ruleRetryType    = objectType(ruleRetryAttribute())
 )
 
 // timeoutsToAPI is o as the API's timeouts; null or unknown is nil.

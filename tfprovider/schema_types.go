@@ -1,7 +1,9 @@
 package tfprovider
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // withTypes gives every nested attribute of attrs (and theirs) its object
@@ -40,4 +42,22 @@ func typedObject(o schema.NestedAttributeObject) schema.NestedAttributeObject {
 		o.CustomType = o.Type()
 	}
 	return o
+}
+
+// objectType is the object type of nested attribute a (of its elements,
+// for a list, map or set of objects), as the schema builds it: the one
+// source of the types the models' values are made with.
+func objectType(a schema.Attribute) types.ObjectType {
+	var t attr.Type
+	switch a := a.(type) {
+	case schema.ListNestedAttribute:
+		t = a.NestedObject.Type()
+	case schema.MapNestedAttribute:
+		t = a.NestedObject.Type()
+	case schema.SetNestedAttribute:
+		t = a.NestedObject.Type()
+	default:
+		t = a.GetType()
+	}
+	return t.(types.ObjectType)
 }
