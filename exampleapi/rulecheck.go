@@ -101,6 +101,9 @@ func CheckRule(r Rule) error {
 			return err
 		}
 	}
+	if err := checkSession(r); err != nil {
+		return err
+	}
 	return checkTimeoutsAndRetry(r)
 }
 

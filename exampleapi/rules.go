@@ -151,6 +151,8 @@ type Rule struct {
 	Retry    *Retry    `json:"retry,omitempty"`
 	// CORS answers browsers' cross-origin requests (cors.go).
 	CORS *CORS `json:"cors,omitempty"`
+	// SessionPersistence keeps a client on one target (session.go).
+	SessionPersistence *SessionPersistence `json:"session_persistence,omitempty"`
 }
 
 // HeaderMatch is a header a request must carry with this exact value.

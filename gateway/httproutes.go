@@ -226,7 +226,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 	from := &origin{namespace: route.Namespace, name: routeName(route), created: route.CreationTimestamp}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
-		base := withTiming(withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters), rule)
+		base := withSession(withTiming(withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters), rule), rule)
 		if base.Redirect == nil {
 			base.Backends = weighted[i]
 		}

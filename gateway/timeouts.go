@@ -60,9 +60,10 @@ func milliseconds(d *gatewayv1.Duration) int {
 	return int(t.Milliseconds())
 }
 
-// unsupportedTiming names the first duration of rule (at spec.rules[i])
-// that is no Gateway API Duration ("" for none): the API server's schema
-// refuses them, so only an object it did not check has one.
+// unsupportedTiming names the first duration of rule (at spec.rules[i];
+// its timeouts', retry's or session's) that is no Gateway API Duration
+// ("" for none): the API server's schema refuses them, so only an object
+// it did not check has one.
 func unsupportedTiming(rule gatewayv1.HTTPRouteRule, at string) string {
 	check := func(field string, d *gatewayv1.Duration) string {
 		if d == nil || durationRE.MatchString(string(*d)) {
@@ -76,6 +77,9 @@ func unsupportedTiming(rule gatewayv1.HTTPRouteRule, at string) string {
 	}
 	if rt := rule.Retry; rt != nil {
 		out = append(out, check("retry.backoff", rt.Backoff))
+	}
+	if sp := rule.SessionPersistence; sp != nil {
+		out = append(out, check("sessionPersistence.absoluteTimeout", sp.AbsoluteTimeout))
 	}
 	for _, why := range out {
 		if why != "" {

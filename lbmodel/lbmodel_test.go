@@ -91,6 +91,15 @@ func TestRuleValidate(t *testing.T) {
 	if err := cors.Validate(); !errors.As(err, &re) || re.Field != "cors.allow_origins" {
 		t.Errorf("a CORS without origins: %v, want the cloud's refusal", err)
 	}
+	// So does its session persistence.
+	cors.CORS, cors.SessionPersistence = nil, &exampleapi.SessionPersistence{Type: exampleapi.SessionHeader, Name: "X-Session"}
+	if c := cors.Cloud(); c.SessionPersistence == nil || c.SessionPersistence.Name != "X-Session" {
+		t.Errorf("a rule's session persistence as the cloud gets it: %+v", c.SessionPersistence)
+	}
+	cors.SessionPersistence.Lifetime = exampleapi.PermanentLifetime
+	if err := cors.Validate(); !errors.As(err, &re) || re.Field != "session_persistence.lifetime" {
+		t.Errorf("a header session with a cookie's lifetime: %v, want the cloud's refusal", err)
+	}
 	// A closed backend (its BackendTLSPolicy does not resolve) is left
 	// out, as one that reaches nothing.
 	closed := Rule{Backends: []Backend{{Port: 30443, Weight: 1, Closed: "BackendTLSPolicy p does not resolve"}, {TargetPoolID: "tp-1", Port: 30080, Weight: 1}}}

@@ -47,6 +47,9 @@ type Rule struct {
 	// CORS answers browsers' cross-origin requests (a CORS filter), as
 	// the cloud takes it.
 	CORS *exampleapi.CORS `json:"cors,omitempty"`
+	// SessionPersistence keeps a client on one target (a rule's
+	// sessionPersistence), as the cloud takes it.
+	SessionPersistence *exampleapi.SessionPersistence `json:"sessionPersistence,omitempty"`
 }
 
 // Timeouts of a forwarded request in milliseconds, 0 for none: the whole
@@ -157,7 +160,7 @@ func (r Rule) Cloud() exampleapi.Rule {
 		out.FixedResponse = &exampleapi.FixedResponse{StatusCode: f.StatusCode}
 	}
 	out.RequestHeaders, out.ResponseHeaders = r.RequestHeaders.cloud(), r.ResponseHeaders.cloud()
-	out.CORS = r.CORS
+	out.CORS, out.SessionPersistence = r.CORS, r.SessionPersistence
 	if t := r.Timeouts; t != nil {
 		out.Timeouts = &exampleapi.Timeouts{RequestMS: t.RequestMS, BackendRequestMS: t.BackendRequestMS}
 	}

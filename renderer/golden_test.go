@@ -35,7 +35,8 @@ func withConfig(f func(*Config)) Config {
 }
 
 // testGateway has an http listener on 80 with two routes' rules (one
-// with a query parameter and response header changes, one weighted
+// with a query parameter, response header changes and session
+// persistence, one weighted
 // between an h2c backend and one re-encrypted, rewritten, with timeouts
 // and a retry, answering CORS, one redirect), an https one on 443 and a tcp one.
 // testCA is a CA certificate a backend's TLS verifies against.
@@ -59,7 +60,9 @@ func testGateway() lbmodel.LoadBalancer {
 			{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
 				QueryParams:     map[string]string{"version": "2"},
 				Backends:        []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}},
-				ResponseHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"Cache-Control": "no-store"}}},
+				ResponseHeaders: &lbmodel.HeaderChanges{Set: map[string]string{"Cache-Control": "no-store"}},
+				SessionPersistence: &exampleapi.SessionPersistence{Name: "shop-session", AbsoluteTimeoutSeconds: 3600,
+					Lifetime: exampleapi.PermanentLifetime}},
 			{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
 				Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30002, Weight: 80, Protocol: "h2c"},
 					{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30003, Weight: 20,

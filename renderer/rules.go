@@ -103,6 +103,9 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 		setInt(cors, "max_age_seconds", c.MaxAgeSeconds)
 		attrs["cors"] = cty.ObjectVal(cors)
 	}
+	if s := r.SessionPersistence; s != nil {
+		attrs["session_persistence"] = sessionValue(*s)
+	}
 	return cty.ObjectVal(attrs)
 }
 

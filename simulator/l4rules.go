@@ -36,8 +36,8 @@ func pickListener(ls []exampleapi.Listener, port int, protocol, portField, proto
 // listener matches only host names, against the SNI name; tcp and udp
 // have nothing to match, so their rules have no conditions. Neither sees
 // an HTTP request, so both only forward: no redirect, no fixed response,
-// no header changes, no rewrite, no timeouts or retry, no backend
-// protocol.
+// no header changes, no rewrite, no timeouts or retry, no session
+// persistence, no backend protocol.
 func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 	if routing.IsHTTP(l) {
 		return nil
@@ -76,6 +76,8 @@ func validateL4Rule(f string, l exampleapi.Listener, r exampleapi.Rule) error {
 		return invalid(f+".retry", "%s: a connection through it has no HTTP request to send again", on)
 	case r.CORS != nil:
 		return invalid(f+".cors", "%s: a connection through it has no HTTP request to answer for a browser", on)
+	case r.SessionPersistence != nil:
+		return invalid(f+".session_persistence", "%s: a connection through it has no HTTP answer to carry a session token", on)
 	}
 	for k, b := range r.Backends {
 		switch {

@@ -290,6 +290,12 @@ func TestRulesValidation(t *testing.T) {
 		{"tcp listener with CORS", "rules[0].cors", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.CORS = 5432, &exampleapi.CORS{AllowOrigins: []string{"*"}}
 		}, nil},
+		{"permanent session cookie without a timeout", "rules[0].session_persistence.absolute_timeout_seconds", func(r *exampleapi.Rule) {
+			r.SessionPersistence = &exampleapi.SessionPersistence{Lifetime: exampleapi.PermanentLifetime}
+		}, nil},
+		{"tcp listener with session persistence", "rules[0].session_persistence", func(r *exampleapi.Rule) {
+			r.ListenerPort, r.SessionPersistence = 5432, &exampleapi.SessionPersistence{}
+		}, nil},
 		{"tcp listener with a backend TLS", "rules[0].backends[0].tls", func(r *exampleapi.Rule) {
 			r.ListenerPort, r.Backends[0].TLS = 5432, &exampleapi.BackendTLS{CABundle: "x", ServerName: "a.example"}
 		}, nil},

@@ -109,6 +109,8 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"timeouts": ruleTimeoutsAttribute(),
 			"retry":    ruleRetryAttribute(),
 			"cors":     ruleCORSAttribute(),
+			// Keeps a client on one target (load_balancer_rule_session.go).
+			"session_persistence": ruleSessionAttribute(),
 		}},
 	}
 }
@@ -333,6 +335,7 @@ type ruleModel struct {
 	Timeouts         types.Object `tfsdk:"timeouts"`
 	Retry            types.Object `tfsdk:"retry"`
 	CORS             types.Object `tfsdk:"cors"`
+	Session          types.Object `tfsdk:"session_persistence"`
 }
 
 type ruleBackendModel struct {
@@ -369,31 +372,13 @@ type headerChangesModel struct {
 }
 
 var (
-	stringListType = types.ListType{ElemType: types.StringType}
-	stringMapType  = types.MapType{ElemType: types.StringType}
-
-	ruleBackendType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"target_pool_id": types.StringType, "port": types.Int64Type, "weight": types.Int64Type, "protocol": types.StringType,
-		"tls": backendTLSType,
-	}}
-	ruleRedirectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"scheme": types.StringType, "hostname": types.StringType, "port": types.Int64Type, "path": types.StringType,
-		"path_prefix": types.StringType, "status_code": types.Int64Type,
-	}}
-	ruleRewriteType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"hostname": types.StringType, "path": types.StringType, "path_prefix": types.StringType,
-	}}
-	ruleFixedResponseType = types.ObjectType{AttrTypes: map[string]attr.Type{"status_code": types.Int64Type}}
-	headerChangesType     = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"set": stringMapType, "add": stringMapType, "remove": stringListType,
-	}}
-	ruleType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"listener_port": types.Int64Type, "listener_protocol": types.StringType, "priority": types.Int64Type, "hostnames": stringListType,
-		"path_type": types.StringType, "path": types.StringType, "method": types.StringType, "headers": stringMapType,
-		"query_params": stringMapType, "backends": types.ListType{ElemType: ruleBackendType}, "redirect": ruleRedirectType,
-		"fixed_response": ruleFixedResponseType, "request_headers": headerChangesType, "response_headers": headerChangesType,
-		"rewrite": ruleRewriteType, "timeouts": ruleTimeoutsType, "retry": ruleRetryType, "cors": ruleCORSType,
-	}}
+	// The rule's object types, as its schema builds them.
+	ruleType              = objectType(rulesAttribute())
+	ruleBackendType       = objectType(ruleBackendsAttribute())
+	ruleRedirectType      = objectType(ruleRedirectAttribute())
+	ruleRewriteType       = objectType(ruleRewriteAttribute())
+	ruleFixedResponseType = objectType(ruleFixedResponseAttribute())
+	headerChangesType     = objectType(headerChangesAttribute("", ""))
 )
 
 // rulesToAPI converts the rules of a known plan, each named by its key,
@@ -457,7 +442,7 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 	out.RequestHeaders = headerChangesToAPI(ctx, r.RequestHeaders, diags)
 	out.ResponseHeaders = headerChangesToAPI(ctx, r.ResponseHeaders, diags)
 	out.Timeouts, out.Retry = timeoutsToAPI(ctx, r.Timeouts, diags), retryToAPI(ctx, r.Retry, diags)
-	out.CORS = corsToAPI(ctx, r.CORS, diags)
+	out.CORS, out.SessionPersistence = corsToAPI(ctx, r.CORS, diags), sessionToAPI(ctx, r.Session, diags)
 	return out
 }
 
@@ -579,7 +564,7 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 		"redirect": redirect, "fixed_response": fixed, "request_headers": changes(r.RequestHeaders, prior.RequestHeaders),
 		"response_headers": changes(r.ResponseHeaders, prior.ResponseHeaders), "rewrite": rewrite,
 		"timeouts": timeoutsFromAPI(r.Timeouts, prior.Timeouts, diags), "retry": retryFromAPI(r.Retry, prior.Retry, diags),
-		"cors": corsFromAPI(r.CORS, prior.CORS, diags),
+		"cors": corsFromAPI(r.CORS, prior.CORS, diags), "session_persistence": sessionFromAPI(r.SessionPersistence, diags),
 	}, diags)
 }
 

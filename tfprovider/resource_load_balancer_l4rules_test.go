@@ -129,7 +129,7 @@ func TestAccLoadBalancerRules_tcpAndUDP(t *testing.T) {
 				stateIs(lbAddr, "rules.dns-tcp", object{"listener_port": 53, "listener_protocol": nil, "priority": 1,
 					"hostnames": nil, "path_type": nil, "path": nil, "method": nil, "headers": nil, "query_params": nil, "redirect": nil,
 					"fixed_response": nil, "request_headers": nil, "response_headers": nil, "rewrite": nil, "timeouts": nil, "retry": nil, "cors": nil,
-					"backends": listOf(object{"target_pool_id": matching(`^tp-`), "port": 30053, "weight": 1, "protocol": nil, "tls": nil})}),
+					"session_persistence": nil, "backends": listOf(object{"target_pool_id": matching(`^tp-`), "port": 30053, "weight": 1, "protocol": nil, "tls": nil})}),
 				stateIs(lbAddr, "rules.dns-udp.listener_protocol", "udp"),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(

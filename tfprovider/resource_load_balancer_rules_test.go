@@ -42,9 +42,10 @@ func fullRules() []exampleapi.Rule {
 				Add: []exampleapi.HeaderMatch{{Name: "Via", Value: "gw"}}, Remove: []string{"X-Drop", "X-Debug"}},
 			ResponseHeaders: &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "Cache-Control", Value: "no-store"}},
 				Add: []exampleapi.HeaderMatch{{Name: "X-Served-By", Value: "gw"}}, Remove: []string{"Server"}},
-			Rewrite:  &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"},
-			Timeouts: &exampleapi.Timeouts{RequestMS: 10000, BackendRequestMS: 2500},
-			Retry:    &exampleapi.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100}},
+			Rewrite:            &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"},
+			Timeouts:           &exampleapi.Timeouts{RequestMS: 10000, BackendRequestMS: 2500},
+			Retry:              &exampleapi.Retry{Attempts: 2, StatusCodes: []int{502, 503}, BackoffMS: 100},
+			SessionPersistence: &exampleapi.SessionPersistence{Type: exampleapi.SessionHeader, Name: "X-Session", AbsoluteTimeoutSeconds: 600}},
 		{Name: "moved", ListenerPort: 80, Priority: 20, PathType: "prefix", Path: "/old",
 			Redirect: &exampleapi.Redirect{Scheme: "https", Hostname: "x.example", Port: 8443, PathPrefix: "/new", StatusCode: 301}},
 		{Name: "bare", ListenerPort: 443, Priority: 1, Redirect: &exampleapi.Redirect{StatusCode: 302},
@@ -281,6 +282,19 @@ func TestValidateRules(t *testing.T) {
 		{"tcp cors", tcp80JSON, oneRule(`"cors": {"allow_origins": ["*"]},`), `rules["r"].cors`, `it takes no cors`},
 		{"cors without origins", http80JSON, oneRule(`"cors": {"allow_origins": []},`), `rules["r"].cors.allow_origins`, `list must contain at least 1 elements and at most 64 elements`},
 		{"cors max age", http80JSON, oneRule(`"cors": {"allow_origins": ["*"], "max_age_seconds": 0},`), `rules["r"].cors.max_age_seconds`, `value must be between 1 and 86400, got: 0`},
+		{"tcp session persistence", tcp80JSON, oneRule(`"session_persistence": {},`), `rules["r"].session_persistence`, `it takes no session_persistence`},
+		{"session name", http80JSON, oneRule(`"session_persistence": {"name": "a b"},`), `rules["r"].session_persistence.name`, `must be a cookie or header name`},
+		{"session timeout", http80JSON, oneRule(`"session_persistence": {"absolute_timeout_seconds": 0},`), `rules["r"].session_persistence.absolute_timeout_seconds`,
+			`value must be between 1 and 2592000, got: 0`},
+		{"permanent session without timeout", http80JSON, oneRule(`"session_persistence": {"lifetime": "permanent"},`),
+			`rules["r"].session_persistence.absolute_timeout_seconds`,
+			`Invalid rule session persistence: Rule "r": session_persistence.absolute_timeout_seconds: is required with lifetime permanent`},
+		{"header session with a lifetime", http80JSON, oneRule(`"session_persistence": {"type": "header", "lifetime": "session"},`),
+			`rules["r"].session_persistence.lifetime`, `is a cookie's: a session of type header has none`},
+		{"session header the exchange owns", http80JSON, oneRule(`"session_persistence": {"type": "header", "name": "Set-Cookie"},`),
+			`rules["r"].session_persistence.name`, `header "Set-Cookie" is the HTTP exchange's own`},
+		{"session of a redirect", http80JSON, oneRule(`"redirect": {"status_code": 302}, "session_persistence": {},`),
+			`rules["r"].session_persistence`, `is exclusive with redirect`},
 		{"tcp backend TLS", tcp80JSON, oneRule(`"backends": [{"target_pool_id": "tp-a", "port": 30001, "tls": {"ca_bundle": ` + caJSON + `, "server_name": "a.example"}}],`),
 			`rules["r"].backends[0].tls`, `Backend TLS not allowed on a tcp listener: Rule "r" routes listener "tcp/80", which forwards connections as they come: its backends take no tls`},
 		{"tls rewrite", tls80JSON, oneRule(`"rewrite": {},`), `rules["r"].rewrite`, `it takes no rewrite`},
@@ -440,7 +454,8 @@ func TestValidateRulesValid(t *testing.T) {
 			"response_headers": {"set": {"X-A": "1"}, "add": {"x-a": "2"}, "remove": ["Server"]},
 			"timeouts": {"request_ms": 500, "backend_request_ms": 500}, "retry": {"attempts": 10, "status_codes": [500, 599], "backoff_ms": 0},
 			"cors": {"allow_origins": ["https://www.foo.com", "https://*.bar.com"], "allow_methods": ["*"], "allow_headers": ["x-a"],
-				"expose_headers": ["x-b"], "allow_credentials": true, "max_age_seconds": 86400}},
+				"expose_headers": ["x-b"], "allow_credentials": true, "max_age_seconds": 86400},
+			"session_persistence": {"name": "JSESSIONID", "absolute_timeout_seconds": 2592000, "lifetime": "permanent"}},
 		"moved": {"listener_port": 80, "priority": 20, "backends": [], "path_type": "prefix", "path": "/old",
 			"redirect": {"scheme": "https", "hostname": "x.example", "port": 8443, "path_prefix": "/new", "status_code": 302},
 			"response_headers": {"set": {"Cache-Control": "no-store"}}},
@@ -636,7 +651,7 @@ resource "example_load_balancer" "web" {
 // attempts), and old.example redirected to /moved (at priority
 // redirectPriority).
 // gatewayRules' extra are the api backend's tls, then the web rule's
-// cors (HCL attributes).
+// cors and session_persistence (HCL attributes).
 func gatewayRules(weightA, weightB, redirectPriority int, apiProtocol string, extra ...string) string {
 	tls, cors := "", `cors = null`
 	if len(extra) > 0 {
@@ -795,7 +810,8 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 			// ...and the api backend re-encrypts, verified against a CA.
 			Config: e.rulesLBConfig(a.ID, b.ID, gatewayRules(50, 50, 25, "http",
 				fmt.Sprintf(`tls = { ca_bundle = %q, server_name = "api.internal", subject_alt_names = ["spiffe://example.test/api"] }`, ca.CertPEM),
-				`cors = { allow_origins = ["https://www.foo.com", "https://*.bar.com"], allow_methods = ["GET"], allow_credentials = true, max_age_seconds = 600 }`)),
+				`cors = { allow_origins = ["https://www.foo.com", "https://*.bar.com"], allow_methods = ["GET"], allow_credentials = true, max_age_seconds = 600 }
+      session_persistence = { name = "web-session", absolute_timeout_seconds = 3600, lifetime = "permanent" }`)),
 			ConfigPlanChecks: beforeApply(
 				planUpdate(lbAddr),
 				planIs(lbAddr, "rules.web.backends.0.weight", 50),
@@ -813,6 +829,9 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 				stateIs(lbAddr, "rules.web.backends.0.tls", nil),
 				stateIs(lbAddr, "rules.web.cors", object{"allow_origins": listOf("https://www.foo.com", "https://*.bar.com"),
 					"allow_methods": listOf("GET"), "allow_headers": nil, "expose_headers": nil, "allow_credentials": true, "max_age_seconds": 600}),
+				stateIs(lbAddr, "rules.web.session_persistence", object{"type": nil, "name": "web-session", "absolute_timeout_seconds": 3600,
+					"lifetime": "permanent"}),
+				stateIs(lbAddr, "rules.api.session_persistence", nil),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				e.checkAPI(func(lb *exampleapi.LoadBalancer) error {
@@ -822,6 +841,10 @@ func TestAccLoadBalancerRules_lifecycle(t *testing.T) {
 					}
 					if c := lb.Rules[1].CORS; c == nil || !c.AllowCredentials || c.MaxAgeSeconds != 600 || len(c.AllowOrigins) != 2 {
 						return fmt.Errorf("API rule CORS %+v", c)
+					}
+					if sp := lb.Rules[1].SessionPersistence; sp == nil || *sp != (exampleapi.SessionPersistence{Name: "web-session",
+						AbsoluteTimeoutSeconds: 3600, Lifetime: exampleapi.PermanentLifetime}) {
+						return fmt.Errorf("API rule session persistence %+v", sp)
 					}
 					return nil
 				}),

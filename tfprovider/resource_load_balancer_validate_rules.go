@@ -259,6 +259,7 @@ func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel,
 	action("timeouts", r.Timeouts)
 	action("retry", r.Retry)
 	action("cors", r.CORS)
+	action("session_persistence", r.Session)
 	validateL4BackendProtocols(ctx, name, rp.AtName("backends"), r.Backends, key, proto, resp)
 }
 
@@ -312,6 +313,7 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 	validatePathPrefix(name, rp.AtName("rewrite"), r.Rewrite, r.PathType, resp)
 	validateFixedResponse(name, rp, r, resp)
 	validateTimeoutsAndRetry(ctx, name, rp, r, resp)
+	validateSession(ctx, name, rp, r, resp)
 	validateRuleBackends(ctx, name, rp.AtName("backends"), r.Backends, resp)
 	validateHeaderNames(name, rp.AtName("headers"), r.Headers, resp)
 	validateHeaderChanges(ctx, name, rp.AtName("request_headers"), r.RequestHeaders, resp)

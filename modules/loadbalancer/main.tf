@@ -40,6 +40,9 @@ locals {
     timeouts          = r.timeouts
     retry             = r.retry
     cors              = r.cors
+    # The cloud's defaults (cookie example-session, no timeout, session
+    # lifetime) where unset.
+    session_persistence = r.session_persistence
   } }
 }
 

@@ -255,7 +255,7 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge; tls (ca_bundle, PEM CA certificates only; server_name, the SNI name and, without subject_alt_names, the name the target's certificate must hold; subject_alt_names, DNS names or URIs it must hold one of): re-encrypt to the targets in HTTP/1.1 over TLS, verifying their certificate, 502 where it does not verify; not with h2c) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response); cors (allow_origins: *, an origin, or one with a *. host; allow_methods, allow_headers, expose_headers, each its values or * alone; allow_credentials; max_age_seconds 1-86400) answers browsers' preflights at the load balancer and marks the answers to allowed origins. Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol or tls: connections go as they come). At most 2000. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge; tls (ca_bundle, PEM CA certificates only; server_name, the SNI name and, without subject_alt_names, the name the target's certificate must hold; subject_alt_names, DNS names or URIs it must hold one of): re-encrypt to the targets in HTTP/1.1 over TLS, verifying their certificate, 502 where it does not verify; not with h2c) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response); cors (allow_origins: *, an origin, or one with a *. host; allow_methods, allow_headers, expose_headers, each its values or * alone; allow_credentials; max_age_seconds 1-86400) answers browsers' preflights at the load balancer and marks the answers to allowed origins; session_persistence (type cookie|header, null for cookie; name, a token of at most 128 characters, null for example-session; absolute_timeout_seconds 1-2592000, null for none; lifetime session|permanent, cookie only, permanent needing the timeout as its Max-Age) keeps a client on the target of its first answer through a signed token. Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol or tls: connections go as they come). At most 2000. Empty (the default): no rules."
   type = list(object({
     name              = string
     listener_port     = number
@@ -321,6 +321,12 @@ variable "rules" {
       allow_credentials = optional(bool)
       max_age_seconds   = optional(number)
     }))
+    session_persistence = optional(object({
+      type                     = optional(string)
+      name                     = optional(string)
+      absolute_timeout_seconds = optional(number)
+      lifetime                 = optional(string)
+    }))
   }))
   default  = []
   nullable = false
@@ -375,11 +381,12 @@ variable "rules" {
         r.path_type == null && r.path == null && r.method == null && length(coalesce(r.headers, {})) == 0 &&
         length(coalesce(r.query_params, {})) == 0 && r.redirect == null && r.fixed_response == null &&
         r.request_headers == null && r.response_headers == null && r.rewrite == null && r.timeouts == null && r.retry == null && r.cors == null &&
+        r.session_persistence == null &&
         (p == "tls" || length(coalesce(r.hostnames, [])) == 0) &&
         alltrue([for b in coalesce(r.backends, []) : b.protocol == null && b.tls == null])
       )
     ])])
-    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol or tls: no redirect, fixed_response, request_headers, response_headers, rewrite, timeouts or retry) and take no path_type, path, method, headers, query_params or cors; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
+    error_message = "Rules of tcp, udp and tls listeners only forward (backends, without a protocol or tls: no redirect, fixed_response, request_headers, response_headers, rewrite, timeouts or retry) and take no path_type, path, method, headers, query_params, cors or session_persistence; tcp and udp rules take no hostnames either (a tls rule's hostnames match the SNI name)."
   }
 
   # Names are tokens, as header names (Gateway API's); compared as written.
@@ -452,9 +459,25 @@ variable "rules" {
   validation {
     condition = alltrue([for r in var.rules : r.cors == null || try(
       length(r.cors.allow_origins) >= 1 && length(r.cors.allow_origins) <= 64 &&
-      (r.cors.max_age_seconds == null || (r.cors.max_age_seconds >= 1 && r.cors.max_age_seconds <= 86400)),
+      coalesce(r.cors.max_age_seconds, 1) >= 1 && coalesce(r.cors.max_age_seconds, 1) <= 86400, # terraform evaluates both sides of ||
     false)])
     error_message = "A rule's cors needs 1-64 allow_origins and a max_age_seconds in 1-86400 or null."
+  }
+
+  # The cloud's check of a rule's session persistence (exampleapi). Nulls
+  # are coalesced, not guarded: terraform evaluates both sides of ||.
+  validation {
+    condition = alltrue([for r in var.rules : r.session_persistence == null || try(
+      contains(["cookie", "header"], coalesce(r.session_persistence.type, "cookie")) &&
+      can(regex("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$", coalesce(r.session_persistence.name, "example-session"))) &&
+      coalesce(r.session_persistence.absolute_timeout_seconds, 1) >= 1 && coalesce(r.session_persistence.absolute_timeout_seconds, 1) <= 2592000 &&
+      coalesce(r.session_persistence.absolute_timeout_seconds, 1) == floor(coalesce(r.session_persistence.absolute_timeout_seconds, 1)) &&
+      contains(["session", "permanent"], coalesce(r.session_persistence.lifetime, "session")) &&
+      (r.session_persistence.lifetime == null || coalesce(r.session_persistence.type, "cookie") == "cookie") &&
+      (coalesce(r.session_persistence.lifetime, "session") != "permanent" || r.session_persistence.absolute_timeout_seconds != null) &&
+      r.redirect == null && r.fixed_response == null,
+    false)])
+    error_message = "A rule's session_persistence (not with a redirect or fixed_response) takes a type cookie or header, a name of 1-128 letters, digits and !#$%&'*+-.^_`|~, an absolute_timeout_seconds in 1-2592000, and a lifetime session or permanent for a cookie only, permanent needing absolute_timeout_seconds."
   }
 
   # The shape of a backend's TLS; the provider checks the bundle's

@@ -27,6 +27,16 @@ type Plane struct {
 	Next time.Time
 }
 
+// ids are the ids of p's load balancers: what the state kept across
+// swaps (round robins, session keys) is forgotten for the others.
+func (p *Plane) ids() map[string]bool {
+	out := make(map[string]bool, len(p.LoadBalancers))
+	for _, lb := range p.LoadBalancers {
+		out[lb.ID] = true
+	}
+	return out
+}
+
 // LoadBalancer is one active load balancer as the data plane serves it.
 type LoadBalancer struct {
 	// LoadBalancer is the load balancer as applied: its listeners and

@@ -17,7 +17,8 @@ import (
 // timeouts and retry (exampleapi.Timeouts, exampleapi.Retry): the
 // request's timeout over every try and backoff, the backend's over each;
 // a failed try is sent again, to a target picked anew, while attempts
-// are left and the request is replayable.
+// are left and the request is replayable. The first try goes to the
+// target of the client's session, if the rule keeps one (session.go).
 func (s *Server) forwardTries(w http.ResponseWriter, r *http.Request, v *view, lb *LoadBalancer, l exampleapi.Listener, d routing.Decision) {
 	var backendTimeout time.Duration
 	if t := d.Timeouts; t != nil {
@@ -36,7 +37,7 @@ func (s *Server) forwardTries(w http.ResponseWriter, r *http.Request, v *view, l
 		}
 	}
 	for try := 1; ; try++ {
-		t, b, ok := v.pick(lb, l, d)
+		t, b, ok := s.choose(w, r, v, lb, l, d, try == 1)
 		if !ok {
 			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 			return

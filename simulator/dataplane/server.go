@@ -18,12 +18,13 @@ import (
 
 // Server serves the planes it is handed: one socket per listener address.
 type Server struct {
-	log    *slog.Logger
-	cur    atomic.Pointer[view]
-	robins robins
-	tls    tlsTransports
-	open   tracker
-	health prober
+	log      *slog.Logger
+	cur      atomic.Pointer[view]
+	robins   robins
+	tls      tlsTransports
+	sessions sessionKeys
+	open     tracker
+	health   prober
 
 	mu      sync.Mutex
 	sockets sockets.Set[socketKey]
@@ -74,6 +75,7 @@ func (s *Server) Swap(p *Plane) error {
 	s.health.reconcile(p)
 	s.robins.forget(p)
 	s.tls.forget(p)
+	s.sessions.forget(p)
 	s.cur.Store(v)
 	want := map[socketKey]bool{}
 	for _, lb := range p.LoadBalancers {

@@ -133,10 +133,7 @@ func (r *robins) next(lbID, pool string, ts []Target) Target {
 
 // forget drops the state of load balancers p does not have.
 func (r *robins) forget(p *Plane) {
-	have := map[string]bool{}
-	for _, lb := range p.LoadBalancers {
-		have[lb.ID] = true
-	}
+	have := p.ids()
 	gone := func(k string) bool { return !have[strings.SplitN(k, "/", 2)[0]] }
 	r.mu.Lock()
 	defer r.mu.Unlock()

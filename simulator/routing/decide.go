@@ -50,6 +50,17 @@ type Decision struct {
 	// CORS is the matching rule's, for the data plane to answer
 	// preflights and mark answers, a redirect's too (cors.go).
 	CORS *exampleapi.CORS
+	// Session is the matching rule's session persistence, for the data
+	// plane to keep a client on its target (status 200 only).
+	Session *Session
+}
+
+// Session is a rule's session persistence as the data plane keeps it:
+// its tokens are the rule's (by name, which outlives priorities), and
+// its cookie's path is the rule's path, or "/" when it matches any path.
+type Session struct {
+	exampleapi.SessionPersistence
+	Rule, Path string
 }
 
 // PoolTargets counts the targets of target pool id that take requests.
@@ -126,6 +137,9 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		d.Status, d.Headers, d.Modifier, d.ResponseModifier = http.StatusOK, headers(r.RequestHeaders), r.RequestHeaders, r.ResponseHeaders
 		d.RewriteHost, d.RewritePath = rewrite(r, req.Path)
 		d.Timeouts, d.Retry = r.Timeouts, r.Retry
+		if sp := r.SessionPersistence; sp != nil {
+			d.Session = &Session{SessionPersistence: *sp, Rule: r.Name, Path: cmp.Or(r.Path, "/")}
+		}
 	}
 	return d, nil
 }

@@ -612,11 +612,14 @@ run "cors" {
     listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
     rules = [{ name = "api", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
       cors = { allow_origins = ["https://www.foo.com", "https://*.bar.com"], allow_methods = ["GET", "OPTIONS"],
-    expose_headers = ["X-Request-Id"], allow_credentials = true, max_age_seconds = 3600 } }]
+      expose_headers = ["X-Request-Id"], allow_credentials = true, max_age_seconds = 3600 } },
+      # No max_age_seconds: the cloud's default.
+    { name = "any", listener_port = 80, priority = 2, backends = [{ target_pool_id = "tp-a", port = 30001 }], cors = { allow_origins = ["*"] } }]
   }
 
   assert {
     condition = (
+      example_load_balancer.this.rules["any"].cors.allow_origins[0] == "*" &&
       example_load_balancer.this.rules["api"].cors.allow_origins[1] == "https://*.bar.com" &&
       example_load_balancer.this.rules["api"].cors.allow_credentials == true &&
       example_load_balancer.this.rules["api"].cors.max_age_seconds == 3600 &&
@@ -632,6 +635,64 @@ run "cors_on_a_tcp_listener" {
   variables {
     rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
     cors = { allow_origins = ["*"] } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "session_persistence" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "cart", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    session_persistence = { name = "cart-session", absolute_timeout_seconds = 3600, lifetime = "permanent" } }]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["cart"].session_persistence.name == "cart-session" &&
+      example_load_balancer.this.rules["cart"].session_persistence.absolute_timeout_seconds == 3600 &&
+      example_load_balancer.this.rules["cart"].session_persistence.lifetime == "permanent" &&
+      example_load_balancer.this.rules["cart"].session_persistence.type == null
+    )
+    error_message = "A rule's session_persistence must pass through, null where unset."
+  }
+}
+
+run "session_persistence_defaults" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "cart", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    session_persistence = {} }]
+  }
+
+  assert {
+    condition     = example_load_balancer.this.rules["cart"].session_persistence.name == null
+    error_message = "A rule's session_persistence of the cloud's defaults must pass as nulls."
+  }
+}
+
+run "session_persistence_header_with_a_lifetime" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    session_persistence = { type = "header", name = "X-Session", lifetime = "session" } }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "session_persistence_on_a_tcp_listener" {
+  command = plan
+
+  variables {
+    rules = [{ name = "r", listener_port = 80, priority = 1, backends = [{ target_pool_id = "tp-a", port = 30001 }],
+    session_persistence = {} }]
   }
 
   expect_failures = [var.rules]
