@@ -199,11 +199,10 @@ func (c *Controller) writeListenerSets(ctx context.Context, t gateway.Translatio
 }
 
 // parentGone marks the ListenerSets naming Gateway nn, deleted (or never
-// made), as not
-// accepted (ParentNotAccepted, no listeners): none is left saying it is
-// attached to a load balancer that is gone. One that says so already is
-// left alone. A Gateway moved to another class is not gone: its new
-// controller writes them.
+// made), as not accepted (ParentNotAccepted, no listeners): none is left
+// saying it is attached to a load balancer that is gone. One that says so
+// already is left alone. A Gateway moved to another class is not gone:
+// its new controller writes them.
 func (c *Controller) parentGone(ctx context.Context, nn types.NamespacedName) error {
 	if c.sets == nil {
 		return nil
@@ -212,7 +211,7 @@ func (c *Controller) parentGone(ctx context.Context, nn types.NamespacedName) er
 	if err != nil {
 		return fmt.Errorf("list ListenerSets: %w", err)
 	}
-	gone := gateway.Reason{Reason: string(gatewayv1.ListenerSetReasonParentNotAccepted), Message: "Gateway " + nn.String() + " does not exist"}
+	gone := gateway.Reason{Reason: string(gatewayv1.ListenerSetReasonParentNotAccepted), Message: "Gateway " + nn.String() + " is deleted, or does not exist"}
 	t := gateway.Translation{ListenerSets: map[types.NamespacedName]gateway.ListenerSetState{}}
 	for _, s := range all {
 		if a := meta.FindStatusCondition(s.Status.Conditions, string(gatewayv1.ListenerSetConditionAccepted)); parentOf(s) == nn && (a == nil || a.Reason != gone.Reason) {
