@@ -397,7 +397,7 @@ func TestChartValues(t *testing.T) {
 				t.Errorf("resources %+v", c.Resources)
 			}
 			for _, arg := range []string{"--configure-cloud-routes=false", "--cluster-name=prod", "--concurrent-service-syncs=16",
-				"--kube-api-qps=7.5", "--kube-api-burst=100", "--v=4"} {
+				"--kube-api-qps=7.5", "--kube-api-burst=200", "--v=4"} {
 				if !slices.Contains(c.Args, arg) {
 					t.Errorf("args lack %s: %v", arg, c.Args)
 				}

@@ -185,7 +185,7 @@ func (d *demo) startCCM() error {
 		"--leader-elect=true", "--use-service-account-credentials=false",
 		"--configure-cloud-routes=true", "--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16",
 		"--node-monitor-period=5s", "--route-reconciliation-period=10s",
-		"--concurrent-service-syncs=8", "--kube-api-qps=50", "--kube-api-burst=100", "-v=2")
+		"--concurrent-service-syncs=8", "--kube-api-qps=100", "--kube-api-burst=200", "-v=2")
 	return d.run(cmd, "ccm.log")
 }
 

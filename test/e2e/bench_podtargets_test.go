@@ -64,8 +64,10 @@ const (
 // and the EndpointSlices said so (kube-controller-manager's part), each
 // pool's time from its EndpointSlices' last change to its last change in
 // the cloud (the controller's: settle, queue, terraform), when every new
-// pod was a target, and the timelines of three pools: the last to be
-// current, the one applied most, the one slowest after its slices.
+// pod was a target, the timelines of three pools: the last to be
+// current, the one applied most, the one slowest after its slices; and
+// the requests the controller sent the API server per apply, with the
+// time they waited on its client's limiter (the chart's --kube-api-qps).
 func BenchmarkPodTargetsRollout(b *testing.B) {
 	n := benchPodServices()
 	o := benchOptions()
@@ -125,7 +127,7 @@ func BenchmarkPodTargetsRollout(b *testing.B) {
 	// The roll.
 	keys := e.podPoolWorkspaces(b, names)
 	procs0, lines0, applying0 := e.procs.Counts(b), len(e.procs.Processes(b)), e.countLog(`"terraform apply starting"`)
-	cpu0 := e.ccmCPU()
+	cpu0, metrics0 := e.ccmCPU(), e.metrics(b)
 	before, err := e.podPoolTargets(b)
 	testkit.Must(b, err)
 	began := time.Now()
@@ -253,6 +255,7 @@ func BenchmarkPodTargetsRollout(b *testing.B) {
 	for k, v := range procs0 {
 		procs[k] -= v
 	}
+	requests, limited := clientRequests(metrics0, e.metrics(b))
 
 	rel := func(t time.Time) float64 { return t.Sub(began).Seconds() }
 	b.ReportMetric(rel(rolled), "roll-last-ready-s")
@@ -265,13 +268,17 @@ func BenchmarkPodTargetsRollout(b *testing.B) {
 	b.ReportMetric(float64(changes), "endpoint-changes")
 	b.ReportMetric(cpu.Seconds()/float64(changes), "cpu-s/endpoint-change")
 	b.ReportMetric(cpu.Seconds()/float64(total), "cpu-s/apply")
+	b.ReportMetric(requests/float64(total), "api-requests/apply")
+	b.ReportMetric(limited, "client-limiter-wait-s")
 	b.Logf("roll of %d Deployments of %d pods, patched in %.1f s; from the patches: last new pod Ready +%.1f s, last old pod out of the ready pods +%.1f s, "+
 		"EndpointSlices final +%.1f s, every pool current +%.1f s (%s last): %.1f s after the last pod Ready (goal ≤ 15 s); every new pod a target +%.1f s, %.1f s after it",
 		n, rolloutReplicas, patched.Seconds(), rel(rolled), rel(podsFinal), rel(slicesFinal), rel(current), slowest, current.Sub(rolled).Seconds(), rel(joined), joined.Sub(rolled).Seconds())
 	b.Logf("each pool current after its own last pod Ready: p50 %.1f s, max %.1f s; after its EndpointSlices were final (settle, queue, terraform): p50 %.1f s, max %.1f s",
 		ownLag[len(ownLag)/2], ownLag[len(ownLag)-1], ctrlLag[len(ctrlLag)/2], ctrlLag[len(ctrlLag)-1])
-	b.Logf("applies per pool during the roll (from the OS): %s; %d in all, mean %.2f, max %d (goal ≤ 5); %d started with changes in the controller's log",
-		strings.Join(spread, ", "), total, float64(total)/float64(n), slices.Max(applies), e.countLog(`"terraform apply starting"`)-applying0)
+	b.Logf("applies per pool during the roll (from the OS): %s; %d in all, mean %.2f, max %d (goal ≤ 5); %d started with changes in the controller's log; "+
+		"%.1f requests to the API server per apply, %.1f s waited on the client's limiter (--kube-api-qps) in all",
+		strings.Join(spread, ", "), total, float64(total)/float64(n), slices.Max(applies), e.countLog(`"terraform apply starting"`)-applying0,
+		requests/float64(total), limited)
 	b.Logf("endpoint changes seen in the cloud: %d (net, before against after: %d; pods that joined or left: %d); controller CPU with terraform %.1f s: %.4f s per change, %.3f s per apply",
 		changes, net, 2*rolloutReplicas*n, cpu.Seconds(), cpu.Seconds()/float64(changes), cpu.Seconds()/float64(total))
 	printCounts(b, "roll", procs)
@@ -659,4 +666,14 @@ func klogTime(line string, near time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return at.AddDate(near.Year(), 0, 0), true
+}
+
+// clientRequests is what the controller asked of the API server between
+// two scrapes of its /metrics: requests sent (client-go's
+// rest_client_requests_total) and seconds they waited on the client's
+// rate limiter (rest_client_rate_limiter_duration_seconds), summed over
+// requests, so waits that overlap add up.
+func clientRequests(before, after string) (requests, limited float64) {
+	delta := func(name string) float64 { return metricSum(after, name) - metricSum(before, name) }
+	return delta("rest_client_requests_total"), delta("rest_client_rate_limiter_duration_seconds_sum")
 }
