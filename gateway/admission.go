@@ -264,7 +264,7 @@ func (ad *admission) rules() []lbmodel.Rule {
 	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
 	cands = append(cands, fences(ad.set.http, ad.holder(nil))...)
-	slices.SortStableFunc(cands, precedence)
+	sortByPrecedence(cands)
 	next := map[int]int{}
 	for _, c := range cands {
 		next[c.rule.ListenerPort]++

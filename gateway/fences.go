@@ -76,7 +76,7 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 				c.rule.Hostname, c.rule.Name = h, name
 				copies = append(copies, c)
 			}
-			slices.SortStableFunc(copies, precedence)
+			sortByPrecedence(copies)
 			closed := false
 			for _, c := range copies {
 				out, named[c.rule.Name] = append(out, c), true

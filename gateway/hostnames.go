@@ -62,14 +62,3 @@ func compareHosts(a, b string) int {
 	bw, bl := hostRank(b)
 	return cmp.Or(cmp.Compare(aw, bw), cmp.Compare(al, bl))
 }
-
-// compareBool orders false before true.
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -272,35 +271,6 @@ func isolation(ls []*listener) []candidate {
 		}})
 	}
 	return out
-}
-
-// precedence orders candidates as the Gateway API does: by listener, the
-// most specific hostname first, each ending with its catch-all (if any);
-// then the most specific host name, each claimed one ending with its
-// copies and fence (fences.go); an exact path, then the longest prefix; a
-// method; the most headers; the most query parameters; then the oldest
-// route, the first by namespace/name, and the first rule and match of a
-// route.
-func precedence(a, b candidate) int {
-	aIso, bIso := a.from == nil && !a.fence, b.from == nil && !b.fence
-	if c := cmp.Or(compareHosts(a.listenerHost, b.listenerHost), compareBool(aIso, bIso)); c != 0 || aIso {
-		return cmp.Or(c, cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort))
-	}
-	if c := cmp.Or(compareHosts(a.rule.Hostname, b.rule.Hostname), compareBool(a.fence, b.fence)); c != 0 || a.fence {
-		return cmp.Or(c, cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort))
-	}
-	return cmp.Or(
-		compareHosts(a.written, b.written),
-		cmp.Compare(pathRank(a.rule), pathRank(b.rule)),
-		cmp.Compare(-len(a.rule.Path), -len(b.rule.Path)),
-		cmp.Compare(methodRank(a.rule), methodRank(b.rule)),
-		cmp.Compare(-len(a.rule.Headers), -len(b.rule.Headers)),
-		cmp.Compare(-len(a.rule.QueryParams), -len(b.rule.QueryParams)),
-		a.from.created.Compare(b.from.created.Time),
-		cmp.Compare(a.from.namespace+"/"+a.from.name, b.from.namespace+"/"+b.from.name),
-		cmp.Compare(a.ruleIndex, b.ruleIndex), cmp.Compare(a.matchIndex, b.matchIndex),
-		cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort),
-	)
 }
 
 func pathRank(r lbmodel.Rule) int {
