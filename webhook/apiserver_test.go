@@ -65,19 +65,52 @@ func TestAPIServer(t *testing.T) {
 }
 
 // conflicts counts the 409 answers (AlreadyExists, Conflict) the racing
-// replicas got, to show that the races happened.
+// replicas got, to show that the races happened; and holds the racers'
+// first writes until each of them has read (hold), so that they race
+// on any machine: a replica that read and wrote before another started
+// would leave it nothing to race for.
 type conflicts struct {
 	kubernetes.Interface
 	rt http.RoundTripper
 	n  atomic.Int32
+
+	mu    sync.Mutex
+	want  int           // reads to wait for (hold)
+	reads int           // reads since hold
+	read  chan struct{} // closed once want reads were sent
 }
 
 func (c *conflicts) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
+		c.mu.Lock()
+		read := c.read
+		c.mu.Unlock()
+		if read != nil {
+			select {
+			case <-read:
+			case <-time.After(10 * time.Second): // the racers read no more: the test says it raced nothing
+			}
+		}
+	}
 	resp, err := c.rt.RoundTrip(r)
 	if err == nil && resp.StatusCode == http.StatusConflict {
 		c.n.Add(1)
 	}
+	if r.Method == http.MethodGet {
+		c.mu.Lock()
+		if c.reads++; c.reads == c.want {
+			close(c.read)
+		}
+		c.mu.Unlock()
+	}
 	return resp, err
+}
+
+// hold makes writes wait until n more reads were sent.
+func (c *conflicts) hold(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.want, c.reads, c.read = n, 0, make(chan struct{})
 }
 
 func conflictCounting(admin *rest.Config) *conflicts {
@@ -284,6 +317,9 @@ func racers(t *testing.T, client kubernetes.Interface, name string, n int, now f
 // all end with the data that is in the Secret.
 func race(t *testing.T, client kubernetes.Interface, name string, rs []*SelfManaged) map[string][]byte {
 	t.Helper()
+	if c, ok := client.(*conflicts); ok {
+		c.hold(len(rs))
+	}
 	results := make([]map[string][]byte, len(rs))
 	start := make(chan struct{})
 	var wg sync.WaitGroup

@@ -99,7 +99,8 @@ func countFromEnv(name string, def int) int {
 }
 
 // BenchmarkManyServices: n Services created at once until all have an
-// address; a restart with an empty work directory until every Service was
+// address (with the requests the controller sent the API server per
+// Service, and their wait on its client's limiter); a restart with an empty work directory until every Service was
 // answered again (and how many terraform processes that took); one node
 // joining until every load balancer targets it; that node drained until
 // it is deregistered (draining) from every load balancer's pool.
@@ -109,7 +110,7 @@ func BenchmarkManyServices(b *testing.B) {
 	e := newEnv(b, o)
 	e.nodeA()
 	n := benchServices()
-	cpu0 := e.ccmCPU()
+	cpu0, metrics0 := e.ccmCPU(), e.metrics(b)
 	start := time.Now()
 	inParallel(n, 20, func(i int) {
 		_, err := e.kube.CoreV1().Services("default").Create(testkit.Context(b), lbService(fmt.Sprintf("s%04d", i), 80), metav1.CreateOptions{})
@@ -124,6 +125,9 @@ func BenchmarkManyServices(b *testing.B) {
 	b.ReportMetric(float64(e.procs.Total(b))/float64(n), "create-tf-procs/service")
 	b.ReportMetric((e.ccmCPU()-cpu0).Seconds()/float64(n), "create-cpu-s/service")
 	b.ReportMetric(e.ccmRSSMiB(), "create-ccm-peak-rss-MiB")
+	requests, limited := clientRequests(metrics0, e.metrics(b))
+	b.ReportMetric(requests/float64(n), "create-api-requests/service")
+	b.ReportMetric(limited, "create-client-limiter-wait-s")
 	printCounts(b, "create", e.procs.Counts(b))
 
 	// A new pod: SIGKILL, an empty work directory, a new process.
