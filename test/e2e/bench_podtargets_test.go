@@ -667,13 +667,3 @@ func klogTime(line string, near time.Time) (time.Time, bool) {
 	}
 	return at.AddDate(near.Year(), 0, 0), true
 }
-
-// clientRequests is what the controller asked of the API server between
-// two scrapes of its /metrics: requests sent (client-go's
-// rest_client_requests_total) and seconds they waited on the client's
-// rate limiter (rest_client_rate_limiter_duration_seconds), summed over
-// requests, so waits that overlap add up.
-func clientRequests(before, after string) (requests, limited float64) {
-	delta := func(name string) float64 { return metricSum(after, name) - metricSum(before, name) }
-	return delta("rest_client_requests_total"), delta("rest_client_rate_limiter_duration_seconds_sum")
-}

@@ -288,6 +288,16 @@ func (e *env) countLog(s string) int {
 	return strings.Count(string(data), s)
 }
 
+// clientRequests is what the controller asked of the API server between
+// two scrapes of its /metrics: requests sent (client-go's
+// rest_client_requests_total) and seconds they waited on the client's
+// rate limiter (rest_client_rate_limiter_duration_seconds), summed over
+// requests, so waits that overlap add up.
+func clientRequests(before, after string) (requests, limited float64) {
+	delta := func(name string) float64 { return metricSum(after, name) - metricSum(before, name) }
+	return delta("rest_client_requests_total"), delta("rest_client_rate_limiter_duration_seconds_sum")
+}
+
 // metricSum adds the values of every series of a metric in a /metrics page.
 func metricSum(page, name string) float64 {
 	var sum float64
