@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -69,11 +68,10 @@ var ruleSessionType = objectType(ruleSessionAttribute())
 // sessionToAPI is o as the API's session persistence; null or unknown
 // is nil.
 func sessionToAPI(ctx context.Context, o types.Object, diags *diag.Diagnostics) *exampleapi.SessionPersistence {
-	if !isKnown(o) {
+	m, ok := objectAs[ruleSessionModel](ctx, o, diags)
+	if !ok {
 		return nil
 	}
-	var m ruleSessionModel
-	diags.Append(o.As(ctx, &m, basetypes.ObjectAsOptions{})...)
 	return &exampleapi.SessionPersistence{Type: m.Type.ValueString(), Name: m.Name.ValueString(),
 		AbsoluteTimeoutSeconds: int(m.AbsoluteTimeoutSeconds.ValueInt64()), Lifetime: m.Lifetime.ValueString()}
 }
@@ -94,9 +92,8 @@ func sessionFromAPI(s *exampleapi.SessionPersistence, diags *diag.Diagnostics) t
 // it), by the cloud's check of a rule holding them, its refusal reported
 // at the field it names.
 func validateSession(ctx context.Context, name string, rp path.Path, r ruleModel, resp *resource.ValidateConfigResponse) {
-	var m ruleSessionModel
-	if !isKnown(r.Session) || r.Session.As(ctx, &m, basetypes.ObjectAsOptions{}).HasError() ||
-		m.Type.IsUnknown() || m.Name.IsUnknown() || m.AbsoluteTimeoutSeconds.IsUnknown() || m.Lifetime.IsUnknown() {
+	m, ok := knownAs[ruleSessionModel](ctx, r.Session)
+	if !ok || m.Type.IsUnknown() || m.Name.IsUnknown() || m.AbsoluteTimeoutSeconds.IsUnknown() || m.Lifetime.IsUnknown() {
 		return
 	}
 	var diags diag.Diagnostics
