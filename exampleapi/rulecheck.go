@@ -45,6 +45,21 @@ func ruleError(field, format string, args ...any) *RuleError {
 	return &RuleError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// IsOrderKey tells whether k is an order key: 1 to MaxOrderKeyLen
+// printable ASCII characters without spaces, so that byte order is the
+// order any reader sees.
+func IsOrderKey(k string) bool {
+	if k == "" || len(k) > MaxOrderKeyLen {
+		return false
+	}
+	for i := range len(k) {
+		if k[i] <= ' ' || k[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // IsHeaderName tells whether name is an HTTP header name (RFC 9110 token).
 func IsHeaderName(name string) bool { return headerNameRE.MatchString(name) }
 
@@ -63,6 +78,9 @@ func CheckRule(r Rule) error {
 	}
 	if err := checkPath(r.PathType, r.Path); err != nil {
 		return err
+	}
+	if r.OrderKey != "" && !IsOrderKey(r.OrderKey) {
+		return ruleError("order_key", "%q is not an order key (1-%d printable ASCII characters, no spaces)", r.OrderKey, MaxOrderKeyLen)
 	}
 	if r.Method != "" && !slices.Contains(RuleMethods, r.Method) {
 		return ruleError("method", "unknown method %q (accepted: %s)", r.Method, strings.Join(RuleMethods, ", "))

@@ -2,6 +2,7 @@ package exampleapi
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,12 @@ func TestCheckRule(t *testing.T) {
 	}{
 		{"header value with a tab", "headers[0].value", "header X-Env: must be at most 4096 characters, without control characters",
 			func(r *Rule) { r.Headers[0].Value = "a\tb" }},
+		{"order key with a space", "order_key", `"a b" is not an order key (1-512 printable ASCII characters, no spaces)`,
+			func(r *Rule) { r.OrderKey = "a b" }},
+		{"order key too long", "order_key", `"` + strings.Repeat("k", MaxOrderKeyLen+1) + `" is not an order key (1-512 printable ASCII characters, no spaces)`,
+			func(r *Rule) { r.OrderKey = strings.Repeat("k", MaxOrderKeyLen+1) }},
+		{"order key not ASCII", "order_key", `"clé" is not an order key (1-512 printable ASCII characters, no spaces)`,
+			func(r *Rule) { r.OrderKey = "clé" }},
 		{"backend twice", "backends[1]", "tp-1 port 30001 is also backends[0]; give one backend the sum of the weights",
 			func(r *Rule) { r.Backends = append(r.Backends, r.Backends[0]) }},
 		{"backend protocol", "backends[0].protocol", `unknown backend protocol "h2" (accepted: http, h2c; empty is http)`,

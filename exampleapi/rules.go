@@ -103,8 +103,14 @@ type Rule struct {
 	ListenerProtocol string `json:"listener_protocol,omitempty"`
 	// Priority orders the listener's rules, 1 to MaxRulePriority, unique
 	// per listener (tcp/53 and udp/53 are two): the lowest that matches
-	// serves the request.
-	Priority int `json:"priority"`
+	// serves the request. A rule of the load balancer has a Priority or,
+	// on an http or https listener, an OrderKey instead; a rule set's
+	// rule has only an OrderKey (rulesets.go).
+	Priority int `json:"priority,omitempty"`
+	// OrderKey places the rule after the listener's numbered rules, among
+	// its keyed ones by byte order (CheckOrderKey): 1 to MaxOrderKeyLen
+	// printable ASCII characters without spaces.
+	OrderKey string `json:"order_key,omitempty"`
 	// Hostnames match the request's Host (without its port, case
 	// insensitive), or a tls connection's SNI name: a name matches itself,
 	// "*.example.com" matches every name with one or more labels before
@@ -315,12 +321,15 @@ type RequestOutcome struct {
 	// rule's host name is its SNI name, and it is reset), 500 (the rule
 	// has no backend with weight) or 503 (its backends' pools have no
 	// targets; or, on a listener without rules, the load balancer has no
-	// targets). RulePriority tells a fixed response's 404 from no rule
-	// matching.
+	// targets). Rule tells a fixed response's 404 from no rule matching.
 	Status int `json:"status"`
-	// RulePriority is the priority of the rule that matched (0: none, or
-	// the listener has no rules).
+	// RulePriority is the priority of the rule that matched (0: none, the
+	// listener has no rules, or the rule is keyed).
 	RulePriority int `json:"rule_priority,omitempty"`
+	// Rule names the rule that matched, and RuleSet its rule set ("": the
+	// load balancer's own rules).
+	Rule    string `json:"rule,omitempty"`
+	RuleSet string `json:"rule_set,omitempty"`
 	// Location is the redirect's.
 	Location string `json:"location,omitempty"`
 	// Backends counts the requests (or connections) each backend got, by

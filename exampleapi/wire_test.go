@@ -27,6 +27,7 @@ func TestWireForm(t *testing.T) {
 		"Instance": exampleapi.Instance{}, "Network": exampleapi.Network{}, "LoadBalancer": exampleapi.LoadBalancer{},
 		"TargetPool": exampleapi.TargetPool{}, "Address": exampleapi.Address{}, "Certificate": exampleapi.Certificate{},
 		"LoadBalancerSpec": exampleapi.LoadBalancerSpec{}, "UpdateLoadBalancerRequest": exampleapi.UpdateLoadBalancerRequest{},
+		"RuleSet": exampleapi.RuleSet{}, "PutRuleSetRequest": exampleapi.PutRuleSetRequest{},
 	}
 	got := map[string]any{}
 	for name, zero := range types {

@@ -3,7 +3,6 @@ package simulator
 import (
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -12,9 +11,6 @@ import (
 // are exampleapi.CheckRule's, those of the load balancer here (those only
 // tcp, udp and tls listeners have in l4rules.go), the target pools they
 // forward to checked against the store on create and update.
-
-// ruleNameRE is a rule's name.
-var ruleNameRE = regexp.MustCompile(`^[A-Za-z0-9._\-/:@#*]{1,128}$`)
 
 // listenerPriority is a rule's priority on its listener.
 type listenerPriority struct {
@@ -31,7 +27,7 @@ func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 	names := map[string]int{}
 	for i, r := range rules {
 		f := fmt.Sprintf("rules[%d]", i)
-		if !ruleNameRE.MatchString(r.Name) {
+		if !exampleapi.RuleNameRE.MatchString(r.Name) {
 			return invalid(f+".name", "%q is not a rule name (1-128 letters, digits and ._-/:@#*)", r.Name)
 		}
 		if k, dup := names[r.Name]; dup {

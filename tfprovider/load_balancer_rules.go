@@ -43,7 +43,7 @@ func rulesAttribute() schema.MapNestedAttribute {
 			"`redirect` or a `fixed_response` instead, the request's host or path `rewrite` and its `request_headers` "+
 			"changed before forwarding, `response_headers` before answering, and each backend's `protocol` (`tcp`, `udp` and `tls` rules only forward, as the connections come). Unset (the default) means no rules.", exampleapi.MaxRules),
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
-		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(ruleNameRE,
+		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(exampleapi.RuleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"listener_port": schema.Int64Attribute{

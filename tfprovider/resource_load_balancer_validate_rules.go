@@ -28,8 +28,6 @@ const (
 )
 
 var (
-	// ruleNameRE is a rule's name, its key in the rules map.
-	ruleNameRE = regexp.MustCompile(`^[A-Za-z0-9._\-/:@#*]{1,128}$`)
 	// hostnameRE is a lower-case RFC 1123 name, or one with a leading "*."
 	// label; exactHostnameRE is one without.
 	hostnameRE      = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
