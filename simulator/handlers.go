@@ -333,6 +333,47 @@ func (s *Server) serveObjects(api func(pattern string, h http.HandlerFunc)) {
 	api("GET /v1/networks/{id}/routes", s.handleListRoutes)
 	api("GET /v1/networks/{id}/routes/{route_id}", s.handleGetRoute)
 	api("DELETE /v1/networks/{id}/routes/{route_id}", s.handleDeleteRoute)
+
+	api("PUT /v1/load-balancers/{id}/rule-sets/{name}", s.handlePutRuleSet)
+	api("GET /v1/load-balancers/{id}/rule-sets", s.handleListRuleSets)
+	api("GET /v1/load-balancers/{id}/rule-sets/{name}", s.handleGetRuleSet)
+	api("DELETE /v1/load-balancers/{id}/rule-sets/{name}", s.handleDeleteRuleSet)
+}
+
+// Rule sets: a PUT creates (201) or replaces (200) one.
+
+func (s *Server) handlePutRuleSet(w http.ResponseWriter, r *http.Request) {
+	var req exampleapi.PutRuleSetRequest
+	if _, ok := s.decode(w, r, &req); !ok {
+		return
+	}
+	name := r.PathValue("name")
+	if err := validateRuleSet(name, &req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	rs, created, err := s.cloud.putRuleSet(r.PathValue("id"), name, r.Header.Get("If-Match"), req)
+	if err != nil || !created {
+		s.object(w, rs, rs.Version, err)
+		return
+	}
+	w.Header().Set("Location", r.URL.Path)
+	writeObject(w, http.StatusCreated, rs, rs.Version)
+}
+
+func (s *Server) handleListRuleSets(w http.ResponseWriter, r *http.Request) {
+	listByQuery(s, w, r, func(_ url.Values, pg page) (exampleapi.ListResponse[exampleapi.RuleSet], error) {
+		return s.cloud.listRuleSets(r.PathValue("id"), pg)
+	})
+}
+
+func (s *Server) handleGetRuleSet(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.cloud.getRuleSet(r.PathValue("id"), r.PathValue("name"))
+	s.object(w, rs, rs.Version, err)
+}
+
+func (s *Server) handleDeleteRuleSet(w http.ResponseWriter, r *http.Request) {
+	s.noContent(w, s.cloud.deleteRuleSet(r.PathValue("id"), r.PathValue("name"), r.Header.Get("If-Match")))
 }
 
 // Routes.

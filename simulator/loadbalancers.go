@@ -173,6 +173,9 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 		if err := requireBackendPools(tx, u.Rules, rec.Region); err != nil {
 			return err
 		}
+		if err := requireSetsKeepListeners(tx, id, u); err != nil {
+			return err
+		}
 		u.Tags = cloneTags(u.Tags)
 		rec.LoadBalancerSettings = u
 		rec.Version++
@@ -183,10 +186,13 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 	return lb, err
 }
 
-// deleteLoadBalancer deletes a load balancer; the reserved addresses
-// attached to it stay, detached.
+// deleteLoadBalancer deletes a load balancer without rule sets; the
+// reserved addresses attached to it stay, detached.
 func (c *cloud) deleteLoadBalancer(id, ifMatch string) error {
 	return deleteNamed(c, storedLBs, id, ifMatch, func(tx *bolt.Tx, rec *lbRecord) error {
+		if err := requireNoRuleSets(tx, id); err != nil {
+			return err
+		}
 		if err := dropTraffic(tx, id); err != nil {
 			return err
 		}

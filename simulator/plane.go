@@ -102,7 +102,10 @@ func compileLB(tx *bolt.Tx, p *dataplane.Plane, lb exampleapi.LoadBalancer, now 
 	if out.Own, err = instanceTargets(tx, own.serving()); err != nil {
 		return out, err
 	}
-	for _, r := range lb.Rules {
+	if out.RuleSets, err = ruleSetsOf(tx, lb.ID); err != nil {
+		return out, err
+	}
+	for _, r := range out.AllRules() {
 		for _, b := range r.Backends {
 			if _, done := out.Pools[b.TargetPoolID]; done {
 				continue

@@ -123,14 +123,19 @@ func requestListener(lb exampleapi.LoadBalancer, req *exampleapi.SimulatedReques
 // route is how listener l of lb answers req's requests: the decision
 // for one, dealt over req.Count by weight.
 func route(tx *bolt.Tx, lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.SimulatedRequest) (exampleapi.RequestOutcome, error) {
-	d, err := routing.Decide(lb, l, req, func(id string) (int, error) {
+	sets, err := ruleSetsOf(tx, lb.ID)
+	if err != nil {
+		return exampleapi.RequestOutcome{}, err
+	}
+	d, err := routing.Decide(lb, sets, l, req, func(id string) (int, error) {
 		tp, err := storedTargetPools.get(tx, id)
 		return len(tp.Targets), err
 	})
 	if err != nil {
 		return exampleapi.RequestOutcome{}, err
 	}
-	out := exampleapi.RequestOutcome{Status: d.Status, RulePriority: d.Priority, Location: d.Location, RequestHeaders: d.Headers,
+	out := exampleapi.RequestOutcome{Status: d.Status, RulePriority: d.Priority, Rule: d.Rule, RuleSet: d.RuleSet,
+		Location: d.Location, RequestHeaders: d.Headers,
 		RequestHost: d.RewriteHost, RequestPath: d.RewritePath}
 	switch {
 	case d.OwnTargets:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
 // A load balancer's rules (exampleapi/rules.go): each rule's own checks
@@ -41,16 +42,18 @@ func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 		if l.RedirectToHTTPSPort != 0 {
 			return invalid(f+".listener_port", "listener http/%d redirects every request to https: it has no requests to route", r.ListenerPort)
 		}
-		if err := validateRange(f+".priority", r.Priority, 1, exampleapi.MaxRulePriority); err != nil {
+		if err := validateRuleOrder(f, l, r); err != nil {
 			return err
 		}
 		// By listener: tcp/53 and udp/53 each have their own priorities.
 		key := listenerPriority{l.Protocol, l.Port, r.Priority}
-		if k, dup := priorities[key]; dup {
+		if k, dup := priorities[key]; dup && r.OrderKey == "" {
 			return invalid(f+".priority", "priority %d is also rules[%d]'s on listener %s/%d; priorities are unique per listener",
 				r.Priority, k, l.Protocol, r.ListenerPort)
 		}
-		priorities[key] = i
+		if r.OrderKey == "" {
+			priorities[key] = i
+		}
 		if err := validateL4Rule(f, l, r); err != nil {
 			return err
 		}
@@ -70,6 +73,21 @@ func validateRule(f string, r exampleapi.Rule) error {
 		return invalid(f+"."+re.Field, "%s", re.Reason)
 	} else if err != nil {
 		return invalid(f, "%v", err)
+	}
+	return nil
+}
+
+// validateRuleOrder checks how rule r (field f) of listener l is ordered:
+// by a priority, or on an http or https listener by an order key instead
+// (exampleapi/rulesets.go); never both.
+func validateRuleOrder(f string, l exampleapi.Listener, r exampleapi.Rule) error {
+	switch {
+	case r.OrderKey == "":
+		return validateRange(f+".priority", r.Priority, 1, exampleapi.MaxRulePriority)
+	case r.Priority != 0:
+		return invalid(f+".order_key", "is exclusive with priority: a rule is numbered or keyed")
+	case !routing.IsHTTP(l):
+		return invalid(f+".order_key", "is not allowed on listener %s/%d: only http and https rules are ordered by key", l.Protocol, l.Port)
 	}
 	return nil
 }

@@ -29,9 +29,10 @@ var (
 	bucketNames        = []byte("names")        // uniqueness index, see nameKey
 	bucketPools        = []byte("pools")        // one sub-bucket per address pool (not target pools)
 	bucketIdempotency  = []byte("idempotency")  // see idempotency.go
+	bucketRuleSets     = []byte("rule_sets")    // by load balancer id and name, see rulesets.go
 
 	allBuckets = [][]byte{bucketRegions, bucketInstances, bucketNetworks, bucketRoutes,
-		bucketLBs, bucketTargetPools, bucketCertificates, bucketAddresses, bucketNames, bucketPools, bucketIdempotency}
+		bucketLBs, bucketTargetPools, bucketCertificates, bucketAddresses, bucketNames, bucketPools, bucketIdempotency, bucketRuleSets}
 )
 
 // dbFileName is the bbolt file inside the data directory.

@@ -54,14 +54,19 @@ func (s lbTargets) health(id string) exampleapi.TargetHealth {
 }
 
 // ipTargetHealth is the health of the targets of the pools of target type
-// ip that lb's rules forward to, pool by pool in the rules' order: a
+// ip that lb's rules and its rule sets' forward to, pool by pool in the
+// rules' order (allRules): a
 // target a route reaches is healthy (until a probe says otherwise), one
 // no route reaches is not; those removed drain for the pool's delay.
 func ipTargetHealth(tx *bolt.Tx, lb exampleapi.LoadBalancer, now time.Time) ([]exampleapi.TargetHealth, error) {
 	var out []exampleapi.TargetHealth
 	seen := map[string]bool{}
 	var routed routes
-	for _, r := range lb.Rules {
+	rules, err := allRules(tx, lb)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rules {
 		for _, b := range r.Backends {
 			if seen[b.TargetPoolID] {
 				continue

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -138,9 +139,10 @@ func (c *cloud) deleteTargetPool(id, ifMatch string) error {
 }
 
 // poolReferrers lists, in id order, the load balancers referencing pool
-// id: as where they forward, or as a rule's backend.
+// id: as where they forward, or as a rule's backend, their own or one of
+// their rule sets'.
 func poolReferrers(tx *bolt.Tx, id string) ([]string, error) {
-	return lbReferrers(tx, func(ref *struct {
+	lbs, err := lbReferrers(tx, func(ref *struct {
 		TargetPoolID string `json:"target_pool_id"`
 		Rules        []struct {
 			Backends []struct {
@@ -157,6 +159,21 @@ func poolReferrers(tx *bolt.Tx, id string) ([]string, error) {
 		}
 		return ref.TargetPoolID == id
 	})
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Bucket(bucketRuleSets).ForEach(func(k, v []byte) error {
+		var rs exampleapi.RuleSet
+		if err := json.Unmarshal(v, &rs); err != nil {
+			return fmt.Errorf("decoding rule set %q: %w", k, err)
+		}
+		if (exampleapi.LoadBalancerSettings{Rules: rs.Rules}).UsesPool(id) {
+			lbs = append(lbs, rs.LoadBalancerID)
+		}
+		return nil
+	})
+	slices.Sort(lbs)
+	return slices.Compact(lbs), err
 }
 
 // describeReferrers is e.g. "1 load balancer (lb-a)", or for more than

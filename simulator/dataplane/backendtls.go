@@ -59,7 +59,7 @@ func (tt *tlsTransports) transport(t *exampleapi.BackendTLS) *http.Transport {
 func (tt *tlsTransports) forget(p *Plane) {
 	used := map[string]bool{}
 	for _, lb := range p.LoadBalancers {
-		for _, r := range lb.Rules {
+		for _, r := range lb.AllRules() {
 			for _, b := range r.Backends {
 				if b.TLS != nil {
 					used[tlsKey(b.TLS)] = true

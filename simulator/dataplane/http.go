@@ -89,7 +89,7 @@ func (s *Server) handler(k socketKey) http.Handler {
 		}
 		req := exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol,
 			Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Method: r.Method, Headers: flatten(r.Header)}
-		d, err := routing.Decide(lb.LoadBalancer, l, req, v.targets(lb))
+		d, err := routing.Decide(lb.LoadBalancer, lb.RuleSets, l, req, v.targets(lb))
 		if err == nil && cors(w, r, d.CORS) {
 			return // a preflight, the load balancer's to answer
 		}

@@ -42,6 +42,9 @@ type LoadBalancer struct {
 	// LoadBalancer is the load balancer as applied: its listeners and
 	// rules. Its Targets are set from Own when it is served.
 	exampleapi.LoadBalancer
+	// RuleSets are its rule sets, whose rules its listeners' keyed rules
+	// are ordered with.
+	RuleSets []exampleapi.RuleSet
 	// Addrs are its addresses (IPv4, and IPv6 when dual-stack).
 	Addrs []netip.Addr
 	// Own are the targets a listener without rules forwards to: its own,
@@ -58,6 +61,16 @@ type LoadBalancer struct {
 
 	// sources are its AllowedSourceCIDRs, parsed when it is served.
 	sources []netip.Prefix
+}
+
+// AllRules are its own rules, then its rule sets', in the sets' order:
+// every backend it forwards to.
+func (lb *LoadBalancer) AllRules() []exampleapi.Rule {
+	rules := lb.Rules
+	for _, s := range lb.RuleSets {
+		rules = append(rules[:len(rules):len(rules)], s.Rules...)
+	}
+	return rules
 }
 
 // admits tells whether a client at addr may reach the load balancer:

@@ -47,7 +47,7 @@ func (s *Server) relay(k socketKey, c net.Conn, passthrough bool) {
 		_ = c.Close()
 		return
 	}
-	d, err := routing.Decide(lb.LoadBalancer, l, exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol, Host: sni}, v.targets(lb))
+	d, err := routing.Decide(lb.LoadBalancer, lb.RuleSets, l, exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol, Host: sni}, v.targets(lb))
 	if err != nil || d.Status != 200 {
 		_ = c.Close()
 		return

@@ -33,7 +33,7 @@ func (s *Server) flow(k socketKey, from net.Addr) (net.Conn, func()) {
 	if !ok || !lb.admits(client.Addr()) {
 		return nil, nil
 	}
-	d, err := routing.Decide(lb.LoadBalancer, l, exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol}, v.targets(lb))
+	d, err := routing.Decide(lb.LoadBalancer, lb.RuleSets, l, exampleapi.SimulatedRequest{ListenerPort: l.Port, Protocol: l.Protocol}, v.targets(lb))
 	if err != nil || d.Status != 200 {
 		return nil, nil
 	}

@@ -109,7 +109,7 @@ func (v *view) pick(lb *LoadBalancer, l exampleapi.Listener, d routing.Decision)
 	if len(d.Backends) == 0 {
 		return Target{}, b, false
 	}
-	key := lb.ID + "/" + l.Protocol + "/" + itoa(l.Port) + "/" + itoa(d.Priority)
+	key := lb.ID + "/" + l.Protocol + "/" + itoa(l.Port) + "/" + d.RuleID()
 	w := r.wrr[key]
 	if w == nil {
 		w = &routing.WRR{}

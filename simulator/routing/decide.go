@@ -21,9 +21,12 @@ import (
 // Decision is a listener's answer to one request.
 type Decision struct {
 	Status int
-	// Priority is the matching rule's (0: none matched, or the listener
-	// has no rules).
+	// Priority is the matching rule's (0: none matched, the listener has
+	// no rules, or the rule is keyed).
 	Priority int
+	// Rule is the matching rule's name, RuleSet its rule set's ("": none
+	// matched, or the rule is the load balancer's own).
+	Rule, RuleSet string
 	// Location is a redirect's, ending with LocationPath (decoded: the
 	// data plane sends it escaped).
 	Location, LocationPath string
@@ -55,8 +58,17 @@ type Decision struct {
 	Session *Session
 }
 
+// RuleID is the matching rule's identity on its load balancer: its name,
+// after its set's for a set's rule (a space is in no name).
+func (d Decision) RuleID() string {
+	if d.RuleSet == "" {
+		return d.Rule
+	}
+	return d.RuleSet + " " + d.Rule
+}
+
 // Session is a rule's session persistence as the data plane keeps it:
-// its tokens are the rule's (by name, which outlives priorities), and
+// its tokens are the rule's (by RuleID, which outlives priorities), and
 // its cookie's path is the rule's path, or "/" when it matches any path.
 type Session struct {
 	exampleapi.SessionPersistence
@@ -66,8 +78,10 @@ type Session struct {
 // PoolTargets counts the targets of target pool id that take requests.
 type PoolTargets func(id string) (int, error)
 
-// Decide is how listener l of lb answers req (its Count aside).
-func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.SimulatedRequest, targets PoolTargets) (Decision, error) {
+// Decide is how listener l of lb, with its rule sets, answers req (its
+// Count aside).
+func Decide(lb exampleapi.LoadBalancer, sets []exampleapi.RuleSet, l exampleapi.Listener, req exampleapi.SimulatedRequest,
+	targets PoolTargets) (Decision, error) {
 	host := strings.ToLower(req.Host)
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -76,12 +90,7 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		return Decision{Status: http.StatusMovedPermanently, Location: location("https", host, l.RedirectToHTTPSPort, req.Path),
 			LocationPath: req.Path}, nil
 	}
-	var rules []exampleapi.Rule
-	for _, r := range lb.Rules {
-		if rl, ok := ListenerOn(lb.Listeners, r.ListenerPort, r.ListenerProtocol); ok && rl.Port == l.Port && rl.Protocol == l.Protocol {
-			rules = append(rules, r)
-		}
-	}
+	rules := listenerRules(lb, sets, l)
 	// Connections carry no HTTP headers to forward.
 	headers := func(m *exampleapi.HeaderModifier) map[string]string {
 		if !IsHTTP(l) {
@@ -96,19 +105,19 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		}
 		return Decision{Status: http.StatusOK, OwnTargets: true, Headers: headers(nil)}, nil
 	}
-	slices.SortFunc(rules, func(a, b exampleapi.Rule) int { return cmp.Compare(a.Priority, b.Priority) })
 	query, _ := url.ParseQuery(req.Query) // a malformed pair matches nothing
-	i := slices.IndexFunc(rules, func(r exampleapi.Rule) bool { return matches(r, host, req, query) })
+	i := slices.IndexFunc(rules, func(r setRule) bool { return matches(r.Rule, host, req, query) })
 	if i < 0 {
 		return Decision{Status: http.StatusNotFound}, nil
 	}
-	r := rules[i]
+	r := rules[i].Rule
+	d := Decision{Priority: r.Priority, Rule: r.Name, RuleSet: rules[i].set, CORS: r.CORS}
 	if r.Redirect != nil {
-		d := redirect(l, r, host, req.Path)
-		d.CORS = r.CORS // a browser follows a cross-origin redirect only when it is marked
+		// A browser follows a cross-origin redirect only when it is
+		// marked, so the redirect keeps the rule's CORS.
+		redirect(&d, l, r, host, req.Path)
 		return d, nil
 	}
-	d := Decision{Priority: r.Priority, CORS: r.CORS}
 	// The load balancer answers itself: no backend sees the request.
 	if fr := r.FixedResponse; fr != nil {
 		d.Status, d.ResponseModifier = fr.StatusCode, r.ResponseHeaders
@@ -122,7 +131,7 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		weighed = true
 		n, err := targets(b.TargetPoolID)
 		if err != nil {
-			return Decision{}, fmt.Errorf("rule %d of port %d: %w", r.Priority, l.Port, err)
+			return Decision{}, fmt.Errorf("rule %s of port %d: %w", d.RuleID(), l.Port, err)
 		}
 		if n > 0 {
 			d.Backends = append(d.Backends, b)
@@ -138,7 +147,7 @@ func Decide(lb exampleapi.LoadBalancer, l exampleapi.Listener, req exampleapi.Si
 		d.RewriteHost, d.RewritePath = rewrite(r, req.Path)
 		d.Timeouts, d.Retry = r.Timeouts, r.Retry
 		if sp := r.SessionPersistence; sp != nil {
-			d.Session = &Session{SessionPersistence: *sp, Rule: r.Name, Path: cmp.Or(r.Path, "/")}
+			d.Session = &Session{SessionPersistence: *sp, Rule: d.RuleID(), Path: cmp.Or(r.Path, "/")}
 		}
 	}
 	return d, nil

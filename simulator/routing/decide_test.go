@@ -55,7 +55,7 @@ func TestDecide(t *testing.T) {
 		{"no backend with targets", get("shop.example.test", "/none"), http.StatusServiceUnavailable, 3, nil, nil},
 		{"no backend with weight", get("shop.example.test", "/zero"), http.StatusInternalServerError, 4, nil, nil},
 	} {
-		d, err := Decide(lb, web, c.req, targets)
+		d, err := Decide(lb, nil, web, c.req, targets)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -71,18 +71,18 @@ func TestDecide(t *testing.T) {
 	// A listener without rules forwards to the load balancer's targets,
 	// and a connection carries no headers.
 	tcp := lb.Listeners[1]
-	d, err := Decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets)
+	d, err := Decide(lb, nil, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets)
 	if err != nil || d.Status != http.StatusServiceUnavailable {
 		t.Fatalf("no rules, no targets: %+v %v", d, err)
 	}
 	lb.TargetPoolID = "tp-a"
-	if d, err = Decide(lb, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets); err != nil || d.Status != http.StatusOK || !d.OwnTargets || d.Headers != nil {
+	if d, err = Decide(lb, nil, tcp, exampleapi.SimulatedRequest{ListenerPort: 5432}, targets); err != nil || d.Status != http.StatusOK || !d.OwnTargets || d.Headers != nil {
 		t.Fatalf("no rules, the pool's targets: %+v %v", d, err)
 	}
 	// A redirecting listener answers before any rule.
 	redirect := web
 	redirect.RedirectToHTTPSPort = 8443
-	if d, _ := Decide(lb, redirect, get("shop.example.test", "/api"), targets); d.Status != http.StatusMovedPermanently || d.Location != "https://shop.example.test:8443/api" {
+	if d, _ := Decide(lb, nil, redirect, get("shop.example.test", "/api"), targets); d.Status != http.StatusMovedPermanently || d.Location != "https://shop.example.test:8443/api" {
 		t.Fatalf("redirect: %+v", d)
 	}
 	// Query parameters match a name's first value; the rule's response
@@ -96,7 +96,7 @@ func TestDecide(t *testing.T) {
 	for query, want := range map[string]int{"animal=whale&animal=seal": http.StatusOK, "animal=seal": http.StatusFound, "Animal=whale": http.StatusNotFound} {
 		req := get("zoo.example.test", "/zoo")
 		req.Query = query
-		d, err := Decide(lb, web, req, targets)
+		d, err := Decide(lb, nil, web, req, targets)
 		if err != nil || d.Status != want || (want != http.StatusNotFound) != (d.ResponseModifier == respond) {
 			t.Errorf("?%s: %+v %v, want %d", query, d, err, want)
 		}
@@ -109,16 +109,16 @@ func TestDecide(t *testing.T) {
 		exampleapi.Rule{Name: "rewritten", ListenerPort: 80, Priority: 8, PathType: exampleapi.PathPrefix, Path: "/v1",
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 1}},
 			Rewrite:  &exampleapi.Rewrite{Hostname: "backend.internal", PathPrefix: "/v2"}})
-	if d, _ := Decide(lb, web, get("shop.example.test", "/old/a"), targets); d.Location != "http://shop.example.test/new/a" || d.LocationPath != "/new/a" {
+	if d, _ := Decide(lb, nil, web, get("shop.example.test", "/old/a"), targets); d.Location != "http://shop.example.test/new/a" || d.LocationPath != "/new/a" {
 		t.Errorf("redirect of a prefix: %+v", d)
 	}
-	if d, _ := Decide(lb, web, get("shop.example.test", "/v1/items"), targets); d.Status != http.StatusOK || d.RewriteHost != "backend.internal" ||
+	if d, _ := Decide(lb, nil, web, get("shop.example.test", "/v1/items"), targets); d.Status != http.StatusOK || d.RewriteHost != "backend.internal" ||
 		d.RewritePath != "/v2/items" {
 		t.Errorf("rewrite: %+v", d)
 	}
 	// A pool the store cannot read fails the decision, naming the rule.
 	lb.Rules[0].Backends[1].TargetPoolID = "tp-missing"
-	if _, err := Decide(lb, web, get("shop.example.test", "/api"), targets); err == nil {
+	if _, err := Decide(lb, nil, web, get("shop.example.test", "/api"), targets); err == nil {
 		t.Fatal("an unreadable pool made a decision")
 	}
 }

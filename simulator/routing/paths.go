@@ -24,9 +24,9 @@ func replacedPath(path, rulePath, full, prefix string) string {
 	return strings.TrimSuffix(prefix, "/") + rest
 }
 
-// redirect is how rule r's redirect answers a request for host and path
-// on listener l.
-func redirect(l exampleapi.Listener, r exampleapi.Rule, host, path string) Decision {
+// redirect makes d rule r's redirect of a request for host and path on
+// listener l.
+func redirect(d *Decision, l exampleapi.Listener, r exampleapi.Rule, host, path string) {
 	rd := r.Redirect
 	scheme, port := rd.Scheme, rd.Port
 	if scheme == "" {
@@ -42,8 +42,7 @@ func redirect(l exampleapi.Listener, r exampleapi.Rule, host, path string) Decis
 		host = rd.Hostname
 	}
 	p := replacedPath(path, r.Path, rd.Path, rd.PathPrefix)
-	return Decision{Status: rd.StatusCode, Priority: r.Priority, Location: location(scheme, host, port, p), LocationPath: p,
-		ResponseModifier: r.ResponseHeaders}
+	d.Status, d.Location, d.LocationPath, d.ResponseModifier = rd.StatusCode, location(scheme, host, port, p), p, r.ResponseHeaders
 }
 
 // rewrite is the host and path rule r forwards a request for path with

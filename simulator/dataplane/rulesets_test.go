@@ -1,0 +1,74 @@
+package dataplane_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/example/cloud-provider-example/exampleapi"
+)
+
+// Traffic through a load balancer's address follows its rule sets as the
+// cloud orders them (docs/adr/0028): a set's rule before the load
+// balancer's own rule of a later key, the set of the lower name first on
+// an equal key; a set replaced or deleted changes where the next request
+// goes, with no write of the load balancer.
+func TestRuleSetsRouteTraffic(t *testing.T) {
+	api := cloudAPI(t, 0)
+	ctx := t.Context()
+	pools := map[string]string{}
+	for _, name := range []string{"node-a", "node-b", "node-c"} {
+		inst, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: name, Type: "standard-1", Zone: "ex-west-1a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		httpBackend(t, inst.PrivateIPv4+":30080", name)
+		tp, err := api.CreateTargetPool(ctx, exampleapi.CreateTargetPoolRequest{Name: name, Region: "ex-west-1", Targets: []string{inst.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pools[name] = tp.ID
+	}
+	to := func(node string) []exampleapi.RuleBackend {
+		return []exampleapi.RuleBackend{{TargetPoolID: pools[node], Port: 30080, Weight: 1}}
+	}
+	var spec exampleapi.LoadBalancerSpec
+	spec.Name, spec.Region, spec.Type = "gw", "ex-west-1", "lb-small"
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	spec.Rules = []exampleapi.Rule{{Name: "catch-all", ListenerPort: 80, OrderKey: "z", Backends: to("node-a")}}
+	lb, err := api.CreateLoadBalancer(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb = waitActive(ctx, t, api, lb.ID)
+	api1 := func(node string) exampleapi.Rule {
+		return exampleapi.Rule{Name: "api", ListenerPort: 80, OrderKey: "a", Hostnames: []string{"shop.example.test"},
+			PathType: exampleapi.PathPrefix, Path: "/api", Backends: to(node)}
+	}
+	put := func(set string, rules ...exampleapi.Rule) {
+		t.Helper()
+		if _, err := api.PutRuleSet(ctx, lb.ID, set, exampleapi.PutRuleSetRequest{Rules: rules}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reaches := func(path, node string) func() bool {
+		return func() bool {
+			res, a := get(t, noRedirects, "http://"+lb.IPv4+path, "shop.example.test")
+			return res.StatusCode == http.StatusOK && a.Pod == node
+		}
+	}
+	eventually(t, reaches("/api/v1", "node-a"))
+
+	put("team-b", api1("node-b"))
+	eventually(t, reaches("/api/v1", "node-b"))
+	eventually(t, reaches("/other", "node-a")) // the set's rule matches /api only
+
+	put("team-a", api1("node-c")) // the same key: team-a before team-b
+	eventually(t, reaches("/api/v1", "node-c"))
+
+	if err := api.DeleteRuleSet(ctx, lb.ID, "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, reaches("/api/v1", "node-b"))
+	put("team-b") // replaced by no rules
+	eventually(t, reaches("/api/v1", "node-a"))
+}
