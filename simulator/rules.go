@@ -28,13 +28,9 @@ func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 	names := map[string]int{}
 	for i, r := range rules {
 		f := fmt.Sprintf("rules[%d]", i)
-		if !exampleapi.RuleNameRE.MatchString(r.Name) {
-			return invalid(f+".name", "%q is not a rule name (1-128 letters, digits and ._-/:@#*)", r.Name)
+		if err := checkRuleName(f, i, r.Name, names, "load balancer"); err != nil {
+			return err
 		}
-		if k, dup := names[r.Name]; dup {
-			return invalid(f+".name", "%q is also rules[%d]'s; names are unique per load balancer", r.Name, k)
-		}
-		names[r.Name] = i
 		l, err := pickListener(ls, r.ListenerPort, r.ListenerProtocol, f+".listener_port", f+".listener_protocol", "the load balancer")
 		if err != nil {
 			return err
@@ -89,5 +85,18 @@ func validateRuleOrder(f string, l exampleapi.Listener, r exampleapi.Rule) error
 	case !routing.IsHTTP(l):
 		return invalid(f+".order_key", "is not allowed on listener %s/%d: only http and https rules are ordered by key", l.Protocol, l.Port)
 	}
+	return nil
+}
+
+// checkRuleName checks the name of rule i (field f), unique in scope
+// among names, which it is added to.
+func checkRuleName(f string, i int, name string, names map[string]int, scope string) error {
+	if !exampleapi.RuleNameRE.MatchString(name) {
+		return invalid(f+".name", "%q is not a rule name (1-128 letters, digits and ._-/:@#*)", name)
+	}
+	if k, dup := names[name]; dup {
+		return invalid(f+".name", "%q is also rules[%d]'s; names are unique per %s", name, k, scope)
+	}
+	names[name] = i
 	return nil
 }

@@ -201,13 +201,9 @@ func validateRuleSet(name string, req *exampleapi.PutRuleSetRequest) error {
 	names := map[string]int{}
 	for i, r := range req.Rules {
 		f := fmt.Sprintf("rules[%d]", i)
-		if !exampleapi.RuleNameRE.MatchString(r.Name) {
-			return invalid(f+".name", "%q is not a rule name (1-128 letters, digits and ._-/:@#*)", r.Name)
+		if err := checkRuleName(f, i, r.Name, names, "rule set"); err != nil {
+			return err
 		}
-		if k, dup := names[r.Name]; dup {
-			return invalid(f+".name", "%q is also rules[%d]'s; names are unique per rule set", r.Name, k)
-		}
-		names[r.Name] = i
 		switch {
 		case r.Priority != 0:
 			return invalid(f+".priority", "a rule set's rules have no priority: they are ordered by order_key")

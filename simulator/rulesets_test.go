@@ -17,16 +17,22 @@ func keyed(name, key, pool string) exampleapi.Rule {
 		Backends: []exampleapi.RuleBackend{backend(pool, 30001, 1)}}
 }
 
+// ruleSetSetup is a simulator with a target pool of one instance, and
+// the spec of a load balancer with an http listener on port 80.
+func ruleSetSetup(t *testing.T) (*simtest.Sim, *api, string, exampleapi.LoadBalancerSpec) {
+	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
+	c := control(t, sim)
+	pool := c.pools().create(poolReq("pool-a", c.createInstance(instanceReq("n-a", "ex-west-1a")).ID)).ID
+	spec := lbSpec("gateway")
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	return sim, c, pool, spec
+}
+
 // A rule set is put whole (201, then 200 with the next version), read,
 // listed by name, written under If-Match, persisted, and deleted; the
 // http-requests endpoint names the set whose rule answered.
 func TestRuleSetLifecycle(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
-	c := control(t, sim)
-	n := c.createInstance(instanceReq("n-a", "ex-west-1a"))
-	pool := c.pools().create(poolReq("pool-a", n.ID)).ID
-	spec := lbSpec("gateway")
-	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	sim, c, pool, spec := ruleSetSetup(t)
 	lb := c.lbs().create(spec)
 	path := "/v1/load-balancers/" + lb.ID + "/rule-sets/"
 
@@ -81,13 +87,9 @@ func TestRuleSetLifecycle(t *testing.T) {
 // What the cloud refuses of a rule set, and the load balancer and pool
 // changes a set refuses: each answer names the field or the set.
 func TestRuleSetRefusals(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
-	c := control(t, sim)
-	n := c.createInstance(instanceReq("n-a", "ex-west-1a"))
-	pool := c.pools().create(poolReq("pool-a", n.ID)).ID
-	spec := lbSpec("gateway")
-	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}, {Protocol: "http", Port: 8080, TargetPort: 30080},
-		{Protocol: "tcp", Port: 5432, TargetPort: 30432}}
+	_, c, pool, spec := ruleSetSetup(t)
+	spec.Listeners = append(spec.Listeners, exampleapi.Listener{Protocol: "http", Port: 8080, TargetPort: 30080},
+		exampleapi.Listener{Protocol: "tcp", Port: 5432, TargetPort: 30432})
 	spec.Rules = []exampleapi.Rule{{Name: "db", ListenerPort: 5432, Priority: 1, Backends: []exampleapi.RuleBackend{backend(pool, 30432, 1)}}}
 	lb := c.lbs().create(spec)
 	path := "/v1/load-balancers/" + lb.ID + "/rule-sets/"
@@ -158,11 +160,8 @@ func manyRules(n int, pool string) exampleapi.PutRuleSetRequest {
 // A load balancer's own rule is numbered or keyed, keyed only on http and
 // https listeners; keyed rules share no priority.
 func TestLoadBalancerRuleOrder(t *testing.T) {
-	sim := simtest.Start(t, simtest.WithProvisionDelay(0))
-	c := control(t, sim)
-	pool := c.pools().create(poolReq("pool-a", c.createInstance(instanceReq("n-a", "ex-west-1a")).ID)).ID
-	spec := lbSpec("gateway")
-	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}, {Protocol: "tcp", Port: 5432, TargetPort: 30432}}
+	_, c, pool, spec := ruleSetSetup(t)
+	spec.Listeners = append(spec.Listeners, exampleapi.Listener{Protocol: "tcp", Port: 5432, TargetPort: 30432})
 	spec.Rules = []exampleapi.Rule{keyed("a", "k", pool), keyed("b", "k", pool)}
 	c.lbs().create(spec) // two keyed rules, the same key, no priority
 	for _, tc := range []struct {
