@@ -279,7 +279,7 @@ func loadBalancerFromAPI(ctx context.Context, lb *exampleapi.LoadBalancer, prior
 	m.AllowedSourceCIDRs = stringSet(lb.AllowedSourceCIDRs, prior.AllowedSourceCIDRs, &diags)
 	m.Targets = stringSet(lb.Targets, prior.Targets, &diags)
 	m.Tags = stringMap(lb.Tags, prior.Tags, &diags)
-	m.Rules = rulesFromAPI(ctx, lb.Rules, prior.Rules, &diags)
+	m.Rules = rulesFromAPI(ctx, lb.Rules, prior.Rules, byPriorityOrKey, &diags)
 	return m, diags
 }
 

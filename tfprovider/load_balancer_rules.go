@@ -22,96 +22,103 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// The rules argument of example_load_balancer (exampleapi/rules.go): a
-// map keyed by rule name, the API's identity of a rule, so a plan shows a
-// changed rule, its priority included, as that rule updated in place. The
-// schema, then the conversion to and from the API; ValidateConfig's checks
-// are in resource_load_balancer_validate_rules.go.
+// The rules argument of example_load_balancer and of
+// example_load_balancer_rule_set (exampleapi/rules.go): a map keyed by
+// rule name, the API's identity of a rule, so a plan shows a changed rule,
+// its priority included, as that rule updated in place. The two differ in
+// how a rule is ordered only (load_balancer_rule_order.go). The schema,
+// then the conversion to and from the API; ValidateConfig's checks are in
+// resource_load_balancer_validate_rules.go.
 
 func rulesAttribute() schema.MapNestedAttribute {
+	return ruleMapAttribute(fmt.Sprintf("Routing rules of the listeners (what a Gateway API Gateway's routes render to), at most "+
+		"%d with those of the load balancer's rule sets (`example_load_balancer_rule_set`), keyed by rule name: 1-128 "+
+		"letters, digits and `._-/:@#*`, the rule's identity in the cloud, so a plan shows any change of a rule (its "+
+		"`priority` too) as that rule updated in place. A listener with rules serves each request or connection by the "+
+		"first rule whose conditions all hold: its numbered rules by lowest `priority`, then (`http` and `https` only) its "+
+		"keyed rules by `order_key`; it answers `404` when no "+
+		"rule matches (a `tls` connection is reset); a listener without rules forwards everything to the load "+
+		"balancer's targets (`targets` or `target_pool_id`). The conditions: on `http` and `https` listeners (L7, "+
+		"HTTPRoutes) `hostnames`, `path`, `method`, `headers` and `query_params`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
+		"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
+		"priority takes every connection. The action: forwarding to `backends`; on `http` and `https` listeners, a "+
+		"`redirect` or a `fixed_response` instead, the request's host or path `rewrite` and its `request_headers` "+
+		"changed before forwarding, `response_headers` before answering, and each backend's `protocol` (`tcp`, `udp` and `tls` rules only forward, as the connections come). Unset (the default) means no rules.", exampleapi.MaxRules),
+		byPriorityOrKey)
+}
+
+// ruleMapAttribute is a rules attribute (desc), its rules ordered by
+// order: a load balancer's and a rule set's differ only in that.
+func ruleMapAttribute(desc string, order ruleOrder) schema.MapNestedAttribute {
+	attrs := map[string]schema.Attribute{
+		"listener_port": schema.Int64Attribute{
+			Required: true,
+			Description: "Port of the load balancer's listener (`listeners`) the rule routes, not an `http` one with " +
+				"`redirect_to_https_port` (it forwards nothing).",
+			Validators: []validator.Int64{int64validator.Between(1, 65535)},
+		},
+		"listener_protocol": schema.StringAttribute{
+			Optional: true,
+			Description: "Protocol of the listener on `listener_port` the rule routes, one of " + quoted(exampleapi.ListenerProtocols) +
+				": needed only for the `udp` listener of a port that also has one of the TCP ports (`tcp`, `tls`, `http` or " +
+				"`https`), which the rule routes when this is unset. Set, it must be the protocol of a listener on that port.",
+			Validators: []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
+		},
+		"hostnames": schema.ListAttribute{
+			Optional:    true,
+			ElementType: stringType,
+			Description: fmt.Sprintf("Host names the request's `Host` (without its port, case-insensitively), or a `tls` "+
+				"connection's SNI name, must be one of, at most %d lower-case DNS names (not on `tcp` and `udp` listeners); `*.example.com` matches names of one or more labels before "+
+				"`.example.com`, not `example.com` itself. Unset: any host.", exampleapi.MaxRuleHostnames),
+			Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleHostnames),
+				listvalidator.ValueStringsAre(stringvalidator.LengthAtMost(maxHostnameLen),
+					stringvalidator.RegexMatches(hostnameRE, "must be a lower-case DNS name or a wildcard (*.example.com)"))},
+		},
+		"path_type": schema.StringAttribute{
+			Optional: true,
+			Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
+				"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`. `http` and " +
+				"`https` listeners only, as are `path`, `method`, `headers` and `query_params`.",
+			Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
+		},
+		"path": schema.StringAttribute{
+			Optional: true,
+			Description: "Path to match (with `path_type`): starts with `/`, printable ASCII without spaces, `?`, `#`, " +
+				"`//`, `/./` or `/../`, at most 1024 characters. Unset: any path.",
+			Validators: []validator.String{rulePathValidator},
+		},
+		"method": schema.StringAttribute{
+			Optional:    true,
+			Description: "HTTP method the request must have: one of " + quoted(exampleapi.RuleMethods) + ". Unset: any.",
+			Validators:  []validator.String{stringvalidator.OneOf(exampleapi.RuleMethods...)},
+		},
+		"headers": headerMapAttribute(fmt.Sprintf("Headers the request must carry, name to exact value (names are "+
+			"case-insensitive, so two names that differ only in case are an error), at most %d.", exampleapi.MaxRuleHeaders),
+			exampleapi.MaxRuleHeaders),
+		"query_params":   ruleQueryParamsAttribute(),
+		"backends":       ruleBackendsAttribute(),
+		"redirect":       ruleRedirectAttribute(),
+		"fixed_response": ruleFixedResponseAttribute(),
+		"rewrite":        ruleRewriteAttribute(),
+		"request_headers": headerChangesAttribute("Changes to the request's headers before it is forwarded: `set`, then "+
+			"`add`, then `remove` (`http` and `https` listeners only).", "the request"),
+		"response_headers": headerChangesAttribute("Changes to the headers of the rule's answer before the client gets "+
+			"it (the backend's response, the `redirect` or the `fixed_response`): `set`, then `add`, then `remove` (`http` "+
+			"and `https` listeners only).", "the response"),
+		"timeouts": ruleTimeoutsAttribute(),
+		"retry":    ruleRetryAttribute(),
+		"cors":     ruleCORSAttribute(),
+		// Keeps a client on one target (load_balancer_rule_session.go).
+		"session_persistence": ruleSessionAttribute(),
+	}
+	maps.Copy(attrs, order.attributes())
 	return schema.MapNestedAttribute{
-		Optional: true,
-		Description: fmt.Sprintf("Routing rules of the listeners (what a Gateway API Gateway's routes render to), at most "+
-			"%d, keyed by rule name: 1-128 letters, digits and `._-/:@#*`, the rule's identity in the cloud, so a plan shows "+
-			"any change of a rule (its `priority` too) as that rule updated in place. A listener with rules serves each "+
-			"request or connection by the rule of lowest `priority` whose conditions all hold, and answers `404` when no "+
-			"rule matches (a `tls` connection is reset); a listener without rules forwards everything to the load "+
-			"balancer's targets (`targets` or `target_pool_id`). The conditions: on `http` and `https` listeners (L7, "+
-			"HTTPRoutes) `hostnames`, `path`, `method`, `headers` and `query_params`; on `tls` listeners (TLSRoutes) `hostnames` only, "+
-			"matched against the SNI name; `tcp` and `udp` rules (TCPRoutes, UDPRoutes) have none, so the rule of lowest "+
-			"priority takes every connection. The action: forwarding to `backends`; on `http` and `https` listeners, a "+
-			"`redirect` or a `fixed_response` instead, the request's host or path `rewrite` and its `request_headers` "+
-			"changed before forwarding, `response_headers` before answering, and each backend's `protocol` (`tcp`, `udp` and `tls` rules only forward, as the connections come). Unset (the default) means no rules.", exampleapi.MaxRules),
+		Optional:    true,
+		Description: desc,
 		// The maximum is checked in ValidateConfig, naming the cloud's limit.
 		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(exampleapi.RuleNameRE,
 			"must be a rule name: 1-128 letters, digits and ._-/:@#*"))},
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"listener_port": schema.Int64Attribute{
-				Required: true,
-				Description: "Port of the listener of `listeners` the rule routes, not an `http` one with " +
-					"`redirect_to_https_port` (it forwards nothing).",
-				Validators: []validator.Int64{int64validator.Between(1, 65535)},
-			},
-			"listener_protocol": schema.StringAttribute{
-				Optional: true,
-				Description: "Protocol of the listener on `listener_port` the rule routes, one of " + quoted(exampleapi.ListenerProtocols) +
-					": needed only for the `udp` listener of a port that also has one of the TCP ports (`tcp`, `tls`, `http` or " +
-					"`https`), which the rule routes when this is unset. Set, it must be the protocol of a listener on that port.",
-				Validators: []validator.String{stringvalidator.OneOf(exampleapi.ListenerProtocols...)},
-			},
-			"priority": schema.Int64Attribute{
-				Required: true,
-				Description: fmt.Sprintf("Order among the listener's rules, 1-%d, unique per listener (`tcp/53` and `udp/53` "+
-					"are two): of the rules whose conditions hold, the lowest priority serves the request.", exampleapi.MaxRulePriority),
-				Validators: []validator.Int64{int64validator.Between(1, exampleapi.MaxRulePriority)},
-			},
-			"hostnames": schema.ListAttribute{
-				Optional:    true,
-				ElementType: stringType,
-				Description: fmt.Sprintf("Host names the request's `Host` (without its port, case-insensitively), or a `tls` "+
-					"connection's SNI name, must be one of, at most %d lower-case DNS names (not on `tcp` and `udp` listeners); `*.example.com` matches names of one or more labels before "+
-					"`.example.com`, not `example.com` itself. Unset: any host.", exampleapi.MaxRuleHostnames),
-				Validators: []validator.List{listvalidator.SizeAtMost(exampleapi.MaxRuleHostnames),
-					listvalidator.ValueStringsAre(stringvalidator.LengthAtMost(maxHostnameLen),
-						stringvalidator.RegexMatches(hostnameRE, "must be a lower-case DNS name or a wildcard (*.example.com)"))},
-			},
-			"path_type": schema.StringAttribute{
-				Optional: true,
-				Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
-					"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`. `http` and " +
-					"`https` listeners only, as are `path`, `method`, `headers` and `query_params`.",
-				Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
-			},
-			"path": schema.StringAttribute{
-				Optional: true,
-				Description: "Path to match (with `path_type`): starts with `/`, printable ASCII without spaces, `?`, `#`, " +
-					"`//`, `/./` or `/../`, at most 1024 characters. Unset: any path.",
-				Validators: []validator.String{rulePathValidator},
-			},
-			"method": schema.StringAttribute{
-				Optional:    true,
-				Description: "HTTP method the request must have: one of " + quoted(exampleapi.RuleMethods) + ". Unset: any.",
-				Validators:  []validator.String{stringvalidator.OneOf(exampleapi.RuleMethods...)},
-			},
-			"headers": headerMapAttribute(fmt.Sprintf("Headers the request must carry, name to exact value (names are "+
-				"case-insensitive, so two names that differ only in case are an error), at most %d.", exampleapi.MaxRuleHeaders),
-				exampleapi.MaxRuleHeaders),
-			"query_params":   ruleQueryParamsAttribute(),
-			"backends":       ruleBackendsAttribute(),
-			"redirect":       ruleRedirectAttribute(),
-			"fixed_response": ruleFixedResponseAttribute(),
-			"rewrite":        ruleRewriteAttribute(),
-			"request_headers": headerChangesAttribute("Changes to the request's headers before it is forwarded: `set`, then "+
-				"`add`, then `remove` (`http` and `https` listeners only).", "the request"),
-			"response_headers": headerChangesAttribute("Changes to the headers of the rule's answer before the client gets "+
-				"it (the backend's response, the `redirect` or the `fixed_response`): `set`, then `add`, then `remove` (`http` "+
-				"and `https` listeners only).", "the response"),
-			"timeouts": ruleTimeoutsAttribute(),
-			"retry":    ruleRetryAttribute(),
-			"cors":     ruleCORSAttribute(),
-			// Keeps a client on one target (load_balancer_rule_session.go).
-			"session_persistence": ruleSessionAttribute(),
-		}},
+		NestedObject: schema.NestedAttributeObject{Attributes: attrs},
 	}
 }
 
@@ -316,10 +323,19 @@ func redirectCodes() []int64 {
 	return out
 }
 
+// ruleModel is a rule of either resource (ruleAs): a rule set's has no
+// priority, read as null.
 type ruleModel struct {
+	Priority types.Int64 `tfsdk:"priority"`
+	keyedRuleModel
+}
+
+// keyedRuleModel is a rule set's rule: every attribute of a rule but
+// priority.
+type keyedRuleModel struct {
 	ListenerPort     types.Int64  `tfsdk:"listener_port"`
 	ListenerProtocol types.String `tfsdk:"listener_protocol"`
-	Priority         types.Int64  `tfsdk:"priority"`
+	OrderKey         types.String `tfsdk:"order_key"`
 	Hostnames        types.List   `tfsdk:"hostnames"`
 	PathType         types.String `tfsdk:"path_type"`
 	Path             types.String `tfsdk:"path"`
@@ -374,6 +390,7 @@ type headerChangesModel struct {
 var (
 	// The rule's object types, as its schema builds them.
 	ruleType              = objectType(rulesAttribute())
+	keyedRuleType         = objectType(ruleMapAttribute("", byKey))
 	ruleBackendType       = objectType(ruleBackendsAttribute())
 	ruleRedirectType      = objectType(ruleRedirectAttribute())
 	ruleRewriteType       = objectType(ruleRewriteAttribute())
@@ -381,18 +398,19 @@ var (
 	headerChangesType     = objectType(headerChangesAttribute("", ""))
 )
 
-// rulesToAPI converts the rules of a known plan, each named by its key,
-// ordered by listener port and protocol, priority and name: requests, and the API's
-// rules[i] in errors, do not depend on map iteration. None is nil.
+// rulesToAPI converts the rules (of either resource) of a known plan,
+// each named by its key, ordered by listener port and protocol, priority,
+// order key and name: requests, and the API's rules[i] in errors, do not
+// depend on map iteration. None is nil.
 func rulesToAPI(ctx context.Context, rules types.Map, diags *diag.Diagnostics) []exampleapi.Rule {
 	if rules.IsNull() || rules.IsUnknown() {
 		return nil
 	}
-	var byName map[string]ruleModel
-	diags.Append(rules.ElementsAs(ctx, &byName, false)...)
 	var out []exampleapi.Rule
-	for name, r := range byName {
-		out = append(out, r.toAPI(ctx, name, diags))
+	for name, v := range rules.Elements() {
+		if r, ok := ruleAs(ctx, v, diags); ok {
+			out = append(out, r.toAPI(ctx, name, diags))
+		}
 	}
 	slices.SortFunc(out, compareRules)
 	return out
@@ -400,7 +418,7 @@ func rulesToAPI(ctx context.Context, rules types.Map, diags *diag.Diagnostics) [
 
 func compareRules(a, b exampleapi.Rule) int {
 	return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), cmp.Compare(a.ListenerProtocol, b.ListenerProtocol),
-		cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Name, b.Name))
+		cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.OrderKey, b.OrderKey), cmp.Compare(a.Name, b.Name))
 }
 
 func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnostics) exampleapi.Rule {
@@ -409,6 +427,7 @@ func (r ruleModel) toAPI(ctx context.Context, name string, diags *diag.Diagnosti
 		ListenerPort:     int(r.ListenerPort.ValueInt64()),
 		ListenerProtocol: r.ListenerProtocol.ValueString(),
 		Priority:         int(r.Priority.ValueInt64()),
+		OrderKey:         r.OrderKey.ValueString(),
 		Hostnames:        listStrings(ctx, r.Hostnames, diags),
 		PathType:         r.PathType.ValueString(),
 		Path:             r.Path.ValueString(),
@@ -483,33 +502,37 @@ func isKnown(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
 // isEmptyList tells whether l is a known empty list.
 func isEmptyList(l types.List) bool { return isKnown(l) && len(l.Elements()) == 0 }
 
-// rulesFromAPI is the rules attribute of the API's rules, keyed by name.
-// What the API leaves out reads as null, unless prior (plan or state) has
-// it empty at the same place: the API cannot tell a configured [] or {}
-// from none, and reading it back as null would be a diff.
-func rulesFromAPI(ctx context.Context, rules []exampleapi.Rule, prior types.Map, diags *diag.Diagnostics) types.Map {
+// rulesFromAPI is the rules attribute of the API's rules, keyed by name,
+// ordered by order (a load balancer's or a rule set's). What the API
+// leaves out reads as null, unless prior (plan or state) has it empty at
+// the same place: the API cannot tell a configured [] or {} from none,
+// and reading it back as null would be a diff.
+func rulesFromAPI(ctx context.Context, rules []exampleapi.Rule, prior types.Map, order ruleOrder, diags *diag.Diagnostics) types.Map {
+	t := order.objectType()
 	if len(rules) == 0 {
 		if isKnown(prior) && len(prior.Elements()) == 0 {
-			return types.MapValueMust(ruleType, map[string]attr.Value{})
+			return types.MapValueMust(t, map[string]attr.Value{})
 		}
-		return types.MapNull(ruleType)
+		return types.MapNull(t)
 	}
 	elems := make(map[string]attr.Value, len(rules))
 	for _, r := range rules {
-		elems[r.Name] = ruleFromAPI(ctx, r, priorRule(ctx, prior, r.Name), diags)
+		elems[r.Name] = ruleFromAPI(ctx, r, priorRule(ctx, prior, r.Name), order, diags)
 	}
-	m, d := types.MapValue(ruleType, elems)
+	m, d := types.MapValue(t, elems)
 	diags.Append(d...)
 	return m
 }
 
 // priorRule is prior's rule name, or a rule of nulls.
 func priorRule(ctx context.Context, prior types.Map, name string) ruleModel {
-	r, _ := knownAs[ruleModel](ctx, prior.Elements()[name])
+	r, _ := knownRule(ctx, prior.Elements()[name])
 	return r
 }
 
-func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags *diag.Diagnostics) attr.Value {
+// ruleFromAPI is rule r as order has it: a keyed rule of a load balancer
+// has a null priority, a rule set's none at all.
+func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, order ruleOrder, diags *diag.Diagnostics) attr.Value {
 	headers := func(hs []exampleapi.HeaderMatch, was types.Map) types.Map {
 		vals := make(map[string]string, len(hs))
 		for _, h := range hs {
@@ -556,16 +579,20 @@ func ruleFromAPI(ctx context.Context, r exampleapi.Rule, prior ruleModel, diags 
 	for i, p := range r.QueryParams {
 		params[i] = exampleapi.HeaderMatch(p)
 	}
-	return objectValue(ruleType, map[string]attr.Value{
+	attrs := map[string]attr.Value{
 		"listener_port": types.Int64Value(int64(r.ListenerPort)), "listener_protocol": optionalString(r.ListenerProtocol),
-		"priority": types.Int64Value(int64(r.Priority)), "hostnames": optionalStringList(r.Hostnames, prior.Hostnames),
+		"order_key": optionalString(r.OrderKey), "hostnames": optionalStringList(r.Hostnames, prior.Hostnames),
 		"path_type": optionalString(r.PathType), "path": optionalString(r.Path), "method": optionalString(r.Method),
 		"headers": headers(r.Headers, prior.Headers), "query_params": headers(params, prior.QueryParams), "backends": backends,
 		"redirect": redirect, "fixed_response": fixed, "request_headers": changes(r.RequestHeaders, prior.RequestHeaders),
 		"response_headers": changes(r.ResponseHeaders, prior.ResponseHeaders), "rewrite": rewrite,
 		"timeouts": timeoutsFromAPI(r.Timeouts, prior.Timeouts, diags), "retry": retryFromAPI(r.Retry, prior.Retry, diags),
 		"cors": corsFromAPI(r.CORS, prior.CORS, diags), "session_persistence": sessionFromAPI(r.SessionPersistence, diags),
-	}, diags)
+	}
+	if order == byPriorityOrKey {
+		attrs["priority"] = optionalInt(r.Priority)
+	}
+	return objectValue(order.objectType(), attrs, diags)
 }
 
 func objectValue(t types.ObjectType, attrs map[string]attr.Value, diags *diag.Diagnostics) types.Object {

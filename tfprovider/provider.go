@@ -157,6 +157,7 @@ func (p *exampleProvider) Resources(context.Context) []func() resource.Resource 
 		NewRouteResource,
 		NewCertificateResource,
 		NewAddressResource,
+		NewRuleSetResource,
 	}
 }
 

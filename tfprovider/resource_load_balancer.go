@@ -164,7 +164,10 @@ func (r *loadBalancerResource) Delete(ctx context.Context, req resource.DeleteRe
 	timeout, diags := t.Delete(ctx, defaultLBDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	deleteByID(ctx, r.data, req, resp, deletion{kind: "load balancer", timeout: timeout,
-		del: (*exampleapi.Client).DeleteLoadBalancer, gone: waitLoadBalancerGone})
+		del: (*exampleapi.Client).DeleteLoadBalancer, gone: waitLoadBalancerGone,
+		inUse: "A load balancer with rule sets cannot be deleted: destroy its example_load_balancer_rule_set resources " +
+			"first (Terraform does, in a configuration whose sets refer to it by load_balancer_id; sets of other " +
+			"workspaces, such as a Gateway's routes', must be destroyed there)."})
 }
 
 // adoption is how a create makes the load balancer, or adopts the one
@@ -220,10 +223,7 @@ func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 			l := spec.Listeners[i]
 			return path.Root(name).AtMapKey(listenerKey(l.Protocol, int64(l.Port))), true
 		case "rules":
-			if i >= len(spec.Rules) {
-				return path.Root(name), true
-			}
-			return path.Root(name).AtMapKey(spec.Rules[i].Name), true
+			return ruleAt(spec.Rules, i), true
 		case "allowed_source_cidrs":
 			vals = spec.AllowedSourceCIDRs
 		case "targets":
@@ -236,12 +236,25 @@ func lbFieldResolver(spec exampleapi.LoadBalancerSpec) fieldResolver {
 		}
 		return path.Root(name).AtSetValue(types.StringValue(vals[i])), true
 	})
+	return onRule(resolve)
+}
+
+// ruleAt is the path of rules[i] of the request's rules, sent: the rule's
+// key, or the whole attribute for an index past them.
+func ruleAt(rules []exampleapi.Rule, i int) path.Path {
+	if i >= len(rules) {
+		return path.Root("rules")
+	}
+	return path.Root("rules").AtMapKey(rules[i].Name)
+}
+
+// onRule is resolve with a field inside a rule landing on the rule:
+// Terraform finds the source of a path into a nested attribute by its
+// last name in the resource block, so rules["x"].backends[0].target_pool_id
+// would point at the load balancer's own target_pool_id. The message names
+// the field.
+func onRule(resolve fieldResolver) fieldResolver {
 	return func(field string) (path.Path, bool) {
-		// A rule's error lands on the rule: Terraform finds the source of
-		// a path into a nested attribute by its last name in the resource
-		// block, so rules["x"].backends[0].target_pool_id would point at
-		// the load balancer's own target_pool_id. The message names the
-		// field.
 		if rule, _, nested := strings.Cut(field, "."); nested && strings.HasPrefix(rule, "rules[") {
 			field = rule
 		}

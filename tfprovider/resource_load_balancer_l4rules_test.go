@@ -126,7 +126,7 @@ func TestAccLoadBalancerRules_tcpAndUDP(t *testing.T) {
 			Config: e.l4LBConfig(a.ID, b.ID, listeners, rules),
 			ConfigStateChecks: stateChecks{
 				sameID(lbAddr, "id"),
-				stateIs(lbAddr, "rules.dns-tcp", object{"listener_port": 53, "listener_protocol": nil, "priority": 1,
+				stateIs(lbAddr, "rules.dns-tcp", object{"listener_port": 53, "listener_protocol": nil, "priority": 1, "order_key": nil,
 					"hostnames": nil, "path_type": nil, "path": nil, "method": nil, "headers": nil, "query_params": nil, "redirect": nil,
 					"fixed_response": nil, "request_headers": nil, "response_headers": nil, "rewrite": nil, "timeouts": nil, "retry": nil, "cors": nil,
 					"session_persistence": nil, "backends": listOf(object{"target_pool_id": matching(`^tp-`), "port": 30053, "weight": 1, "protocol": nil, "tls": nil})}),

@@ -64,12 +64,18 @@ var rulesAttrType = types.MapType{ElemType: ruleType}
 
 func rulesJSON(t *testing.T, js string) types.Map {
 	t.Helper()
+	return rulesJSONOf(t, rulesAttrType, js)
+}
+
+// rulesJSONOf is rulesJSON for a rules attribute of type typ.
+func rulesJSONOf(t *testing.T, typ types.MapType, js string) types.Map {
+	t.Helper()
 	ctx := context.Background()
-	raw, err := tftypes.ValueFromJSONWithOpts([]byte(js), rulesAttrType.TerraformType(ctx), tftypes.ValueFromJSONOpts{})
+	raw, err := tftypes.ValueFromJSONWithOpts([]byte(js), typ.TerraformType(ctx), tftypes.ValueFromJSONOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := rulesAttrType.ValueFromTerraform(ctx, raw)
+	v, err := typ.ValueFromTerraform(ctx, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,19 +125,19 @@ func TestRulesFromAPIEmptyAndNull(t *testing.T) {
 		"response_headers": {"set": {}, "add": {}, "remove": []}}}`)
 	nulls := rulesJSON(t, `{"r": {"listener_port": 80, "priority": 1, "redirect": {"status_code": 302}, "request_headers": {},
 		"response_headers": {}}}`)
-	if got := rulesFromAPI(ctx, api, empties, &diags); !got.Equal(empties) {
+	if got := rulesFromAPI(ctx, api, empties, byPriorityOrKey, &diags); !got.Equal(empties) {
 		t.Errorf("configured empty:\n got %v\nwant %v", got, empties)
 	}
 	for _, prior := range []types.Map{nulls, {}} {
-		if got := rulesFromAPI(ctx, api, prior, &diags); !got.Equal(nulls) {
+		if got := rulesFromAPI(ctx, api, prior, byPriorityOrKey, &diags); !got.Equal(nulls) {
 			t.Errorf("prior %v:\n got %v\nwant %v", prior, got, nulls)
 		}
 	}
-	if v := rulesFromAPI(ctx, nil, nulls, &diags); !v.IsNull() {
+	if v := rulesFromAPI(ctx, nil, nulls, byPriorityOrKey, &diags); !v.IsNull() {
 		t.Errorf("rules removed: %v, want null", v)
 	}
 	configuredEmpty := rulesJSON(t, `{}`)
-	if v := rulesFromAPI(ctx, nil, configuredEmpty, &diags); !v.Equal(configuredEmpty) {
+	if v := rulesFromAPI(ctx, nil, configuredEmpty, byPriorityOrKey, &diags); !v.Equal(configuredEmpty) {
 		t.Errorf("rules = {}: %v, want {}", v)
 	}
 	if sent := rulesToAPI(ctx, configuredEmpty, &diags); sent != nil {
@@ -163,21 +169,32 @@ func TestLBFieldResolverRules(t *testing.T) {
 }
 
 // validateLB runs the provider's ValidateResourceConfig (schema validators
-// and ValidateConfig) on a configuration written as JSON.
+// and ValidateConfig) on a load balancer's configuration written as JSON.
 func validateLB(t *testing.T, config string) []*tfprotov6.Diagnostic {
+	t.Helper()
+	return validateJSON(t, &loadBalancerResource{}, "example_load_balancer", config)
+}
+
+// validateJSON is validateLB for resource r of type typeName.
+func validateJSON(t *testing.T, r fwresource.Resource, typeName, config string) []*tfprotov6.Diagnostic {
 	t.Helper()
 	ctx := context.Background()
 	var sr fwresource.SchemaResponse
-	(&loadBalancerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sr)
+	r.Schema(ctx, fwresource.SchemaRequest{}, &sr)
 	typ := sr.Schema.Type().TerraformType(ctx)
 	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
 	if err != nil {
 		t.Fatalf("%v in %s", err, config)
 	}
-	return validateLBValue(t, typ, v)
+	return validateValue(t, typeName, typ, v)
 }
 
 func validateLBValue(t *testing.T, typ tftypes.Type, v tftypes.Value) []*tfprotov6.Diagnostic {
+	t.Helper()
+	return validateValue(t, "example_load_balancer", typ, v)
+}
+
+func validateValue(t *testing.T, typeName string, typ tftypes.Type, v tftypes.Value) []*tfprotov6.Diagnostic {
 	t.Helper()
 	dv, err := tfprotov6.NewDynamicValue(typ, v)
 	if err != nil {
@@ -188,7 +205,7 @@ func validateLBValue(t *testing.T, typ tftypes.Type, v tftypes.Value) []*tfproto
 		t.Fatal(err)
 	}
 	resp, err := srv.ValidateResourceConfig(context.Background(),
-		&tfprotov6.ValidateResourceConfigRequest{TypeName: "example_load_balancer", Config: &dv})
+		&tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: &dv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +362,23 @@ func TestValidateRules(t *testing.T) {
 			`rules["r"].request_headers.add["a"]`, `Duplicate header name`},
 		{"response set equal ignoring case", http80JSON, oneRule(`"response_headers": {"set": {"Via": "a", "VIA": "b"}},`),
 			`rules["r"].response_headers.set["Via"]`, `Duplicate header name: Rule "r" names headers "VIA" and "Via"`},
+		{"neither priority nor order key", http80JSON, `{"r": {"listener_port": 80}}`, `rules["r"]`,
+			`Missing rule priority or order_key: Rule "r" has neither a priority nor an order_key: set one.`},
+		{"priority and order key", http80JSON, oneRule(`"order_key": "a",`), `rules["r"]`,
+			`Conflicting rule priority and order_key: Rule "r" has priority = 10 and order_key = "a": a rule is ordered by one of them.`},
+		{"order key on tcp", tcp80JSON, `{"r": {"listener_port": 80, "order_key": "a"}}`, `rules["r"].order_key`,
+			`Rule order_key not allowed on a tcp listener: Rule "r" routes listener "tcp/80", whose rules are ordered by priority only`},
+		{"order key on udp", http80JSON + ", " + udp80JSON, `{"r": {"listener_port": 80, "listener_protocol": "udp", "order_key": "a"}}`,
+			`rules["r"].order_key`, `Rule order_key not allowed on a udp listener`},
+		{"order key on tls", tls80JSON, `{"r": {"listener_port": 80, "order_key": "a", "hostnames": ["a.example"]}}`,
+			`rules["r"].order_key`, `Rule order_key not allowed on a tls listener`},
 		// Schema validators.
+		{"order key with a space", http80JSON, `{"r": {"listener_port": 80, "order_key": "a b"}}`, `rules["r"].order_key`,
+			`Invalid rule order key: "a b" is not an order key: 1-512 printable ASCII characters without spaces`},
+		{"order key too long", http80JSON, `{"r": {"listener_port": 80, "order_key": "` + strings.Repeat("k", exampleapi.MaxOrderKeyLen+1) + `"}}`,
+			`rules["r"].order_key`, `Invalid rule order key: the order key is 513 characters long: at most 512.`},
+		{"empty order key", http80JSON, `{"r": {"listener_port": 80, "order_key": ""}}`, `rules["r"].order_key`,
+			`"" is not an order key`},
 		{"rule name", http80JSON, `{"a b": {"listener_port": 80, "priority": 1}}`, `rules["a b"]`, `must be a rule name: 1-128 letters`},
 		{"priority range", http80JSON, `{"r": {"listener_port": 80, "priority": 50001}}`, `rules["r"].priority`, `value must be between 1 and 50000`},
 		{"too many hostnames", http80JSON, oneRule(`"hostnames": [` + manyJSON(17, func(i int) string { return fmt.Sprintf(`"h%d.example"`, i) }) + `],`),
@@ -417,16 +450,23 @@ func TestValidateRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var errs []string
-			for _, d := range validateLB(t, rulesConfig(c.listeners, c.rules)) {
-				if d.Severity == tfprotov6.DiagnosticSeverityError {
-					errs = append(errs, attrPathString(d.Attribute)+": "+d.Summary+": "+d.Detail)
-				}
-			}
-			if len(errs) != 1 || !strings.HasPrefix(errs[0], c.at+": ") || !strings.Contains(errs[0], c.want) {
-				t.Errorf("errors %q\nwant one at %s containing %q", errs, c.at, c.want)
-			}
+			expectOneError(t, validateLB(t, rulesConfig(c.listeners, c.rules)), c.at, c.want)
 		})
+	}
+}
+
+// expectOneError checks that diags hold one error, at path at (as
+// Terraform prints it), containing want.
+func expectOneError(t *testing.T, diags []*tfprotov6.Diagnostic, at, want string) {
+	t.Helper()
+	var errs []string
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			errs = append(errs, attrPathString(d.Attribute)+": "+d.Summary+": "+d.Detail)
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], at+": ") || !strings.Contains(errs[0], want) {
+		t.Errorf("errors %q\nwant one at %s containing %q", errs, at, want)
 	}
 }
 
@@ -463,6 +503,9 @@ func TestValidateRulesValid(t *testing.T) {
 		"v1": {"listener_port": 80, "priority": 22, "path_type": "prefix", "path": "/v1", "backends": [{"target_pool_id": "tp-a", "port": 30001}],
 			"rewrite": {"hostname": "backend.internal", "path_prefix": "/v2"}},
 		"secure": {"listener_port": 443, "priority": 10},
+		"keyed": {"listener_port": 443, "order_key": "a.example/0001", "hostnames": ["a.example"], "fixed_response": {"status_code": 404}},
+		"keyed-too": {"listener_port": 443, "order_key": "a.example/0001"},
+		"keyed-80": {"listener_port": 80, "order_key": "~"},
 		"empty": {"listener_port": 443, "priority": 11, "hostnames": [], "headers": {}, "request_headers": {}},
 		"ns/web/a.example:80": {"listener_port": 80, "priority": 30, "hostnames": ["a.example"], "backends": [], "fixed_response": {"status_code": 404}},
 		"ok": {"listener_port": 443, "priority": 12, "path_type": "exact", "path": "/healthz", "fixed_response": {"status_code": 200}},
@@ -486,7 +529,8 @@ func TestValidateRulesUnknown(t *testing.T) {
 		`{"r": {"listener_port": 81, "priority": 10, "redirect": {"status_code": 301}, "backends": []},
 		  "s": {"listener_port": 80, "priority": 10},
 		  "t": {"listener_port": 80, "listener_protocol": "udp", "priority": 10, "method": "GET"},
-		  "u": {"listener_port": 80, "priority": 11, "fixed_response": {"status_code": 404}, "backends": []}}`)
+		  "u": {"listener_port": 80, "priority": 11, "fixed_response": {"status_code": 404}, "backends": []},
+		  "v": {"listener_port": 80, "priority": 12, "order_key": "k"}}`)
 	v, err := tftypes.ValueFromJSONWithOpts([]byte(config), typ, tftypes.ValueFromJSONOpts{})
 	if err != nil {
 		t.Fatal(err)
@@ -498,6 +542,7 @@ func TestValidateRulesUnknown(t *testing.T) {
 		`rules["t"].listener_protocol`: true,
 		`rules["u"].backends`:          true,
 		`rules["u"].redirect`:          true,
+		`rules["v"].priority`:          true,
 	}
 	v, err = tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if unknown[attrPathString(p)] {
@@ -529,7 +574,8 @@ func TestLoadBalancerStateV1WithoutRules(t *testing.T) {
 
 // TestLoadBalancerStateV1RulesWithoutFixedResponse: a version 1 state
 // whose rules were written before fixed_response (and query_params,
-// response_headers, rewrite, a redirect's path and a backend's protocol) existed needs no
+// response_headers, rewrite, a redirect's path, a backend's protocol and
+// order_key) existed needs no
 // upgrader (the schema version stayed 1): its rules read with them null,
 // as a configuration without them plans, and send none.
 func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
@@ -554,6 +600,7 @@ func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
 		t.Fatalf("rules %v %v", rules, d)
 	}
 	if r := rules["dns"]; !r.FixedResponse.IsNull() || !r.QueryParams.IsNull() || !r.ResponseHeaders.IsNull() || !r.Rewrite.IsNull() ||
+		!r.OrderKey.IsNull() || r.Priority.ValueInt64() != 1 ||
 		r.ListenerProtocol.ValueString() != "udp" || len(r.Backends.Elements()) != 1 {
 		t.Errorf("rule read as %+v, want fixed_response, query_params, response_headers and rewrite null and the rest as stored", r)
 	}
@@ -561,6 +608,7 @@ func TestLoadBalancerStateV1RulesWithoutFixedResponse(t *testing.T) {
 	if d.HasError() || len(spec.Rules) != 2 || spec.Rules[0].FixedResponse != nil || spec.Rules[0].ResponseHeaders != nil ||
 		spec.Rules[0].QueryParams != nil || spec.Rules[0].Rewrite != nil || spec.Rules[0].Backends[0].Port != 30053 ||
 		spec.Rules[0].Backends[0].Protocol != "" ||
+		spec.Rules[0].OrderKey != "" || spec.Rules[1].OrderKey != "" || spec.Rules[1].Priority != 1 ||
 		*spec.Rules[1].Redirect != (exampleapi.Redirect{Scheme: "https", StatusCode: 301}) {
 		t.Errorf("sends rules %+v (%v)", spec.Rules, d)
 	}
@@ -612,13 +660,20 @@ func TestAccLoadBalancerRules_stateWithoutRules(t *testing.T) {
 	if err := at.tf.Init(ctx, at.opt); err != nil {
 		t.Fatalf("terraform init: %v", err)
 	}
+	at.expectNoChanges(t, ctx, "a state without rules")
+}
+
+// expectNoChanges plans the workspace without and with refresh: neither
+// may have changes. what names the state, for the errors.
+func (at attachedTerraform) expectNoChanges(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
 	for _, refresh := range []bool{false, true} {
 		changes, err := at.tf.Plan(ctx, at.opt, tfexec.Refresh(refresh))
 		if err != nil {
-			t.Fatalf("plan (refresh %t) of a state without rules: %v", refresh, err)
+			t.Fatalf("plan (refresh %t) of %s: %v", refresh, what, err)
 		}
 		if changes {
-			t.Errorf("plan (refresh %t) of a state without rules has changes", refresh)
+			t.Errorf("plan (refresh %t) of %s has changes", refresh, what)
 		}
 	}
 }

@@ -96,31 +96,18 @@ func checkRulePath(p string) error {
 	return nil
 }
 
-// validateRules checks the rule count against the cloud's limit (before
-// the rules: they are not worth checking then), each rule's listener and
-// what it allows (validateRuleListener, validateL4Rule), priorities
-// unique per listener, and each rule alone (validateRule). Unknown values
-// skip the checks that need them.
+// validateRules checks the rules of a load balancer (validateEachRule):
+// each one's priority or order key (validateRuleOrder), its listener and
+// what it allows (validateRuleListener, validateL4Rule), and priorities
+// unique per listener among its numbered rules. Unknown values skip the
+// checks that need them.
 func validateRules(ctx context.Context, rules types.Map, listeners types.Map, resp *resource.ValidateConfigResponse) {
-	if !isKnown(rules) {
-		return
-	}
-	if n := len(rules.Elements()); n > exampleapi.MaxRules {
-		resp.Diagnostics.AddAttributeError(path.Root("rules"), "Too many rules",
-			fmt.Sprintf("rules has %d entries; the Example cloud allows at most %d rules per load balancer.", n, exampleapi.MaxRules))
-		return
-	}
 	byPort, complete := listenersByPort(ctx, listeners)
 	priorities := map[listenerPriority]string{} // rule name
-	for _, name := range slices.Sorted(maps.Keys(rules.Elements())) {
-		r, ok := knownAs[ruleModel](ctx, rules.Elements()[name])
-		if !ok {
-			continue
-		}
-		rp := path.Root("rules").AtMapKey(name)
+	validateEachRule(ctx, rules, resp, func(name string, rp path.Path, r ruleModel) {
+		validateRuleOrder(name, rp, r, resp)
 		if !isKnown(r.ListenerPort) || r.ListenerProtocol.IsUnknown() {
-			validateRule(ctx, name, rp, r, resp)
-			continue
+			return
 		}
 		port := r.ListenerPort.ValueInt64()
 		// Without the listeners, only rules naming the listener alike are
@@ -130,8 +117,7 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 		if complete {
 			l, found := validateRuleListener(name, rp, port, r.ListenerProtocol.ValueString(), byPort[port], resp)
 			if !found {
-				validateRule(ctx, name, rp, r, resp)
-				continue
+				return
 			}
 			key.listener = listenerKey(l.Protocol.ValueString(), port)
 			on = fmt.Sprintf("listener %q", key.listener)
@@ -146,6 +132,30 @@ func validateRules(ctx context.Context, rules types.Map, listeners types.Map, re
 			}
 			priorities[key] = name
 		}
+	})
+}
+
+// validateEachRule checks the rules of either resource: their count
+// against the cloud's limit (before the rules: they are not worth
+// checking then), then each known rule in name order, by check (what its
+// resource knows of it) and alone (validateRule).
+func validateEachRule(ctx context.Context, rules types.Map, resp *resource.ValidateConfigResponse,
+	check func(name string, rp path.Path, r ruleModel)) {
+	if !isKnown(rules) {
+		return
+	}
+	if n := len(rules.Elements()); n > exampleapi.MaxRules {
+		resp.Diagnostics.AddAttributeError(path.Root("rules"), "Too many rules",
+			fmt.Sprintf("rules has %d entries; the Example cloud allows at most %d rules per load balancer.", n, exampleapi.MaxRules))
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(rules.Elements())) {
+		r, ok := knownRule(ctx, rules.Elements()[name])
+		if !ok {
+			continue
+		}
+		rp := path.Root("rules").AtMapKey(name)
+		check(name, rp, r)
 		validateRule(ctx, name, rp, r, resp)
 	}
 }
@@ -220,10 +230,15 @@ func validateRuleListener(name string, rp path.Path, port int64, protocol string
 // only hostnames, against the SNI name; tcp and udp rules have no
 // conditions; none of them can redirect, answer with a fixed response,
 // change headers, time or retry requests, or choose their backends'
-// protocol.
+// protocol, nor be ordered by an order key.
 func validateL4Rule(ctx context.Context, name string, rp path.Path, r ruleModel, key, proto string, resp *resource.ValidateConfigResponse) {
 	if proto == exampleapi.ProtocolHTTP || proto == exampleapi.ProtocolHTTPS {
 		return
+	}
+	if !r.OrderKey.IsNull() {
+		resp.Diagnostics.AddAttributeError(rp.AtName("order_key"), "Rule order_key not allowed on a "+proto+" listener",
+			fmt.Sprintf("Rule %q routes listener %q, whose rules are ordered by priority only: order_key orders the "+
+				"rules of http and https listeners. Set priority instead.", name, key))
 	}
 	why := "tcp and udp rules have no conditions: the rule of lowest priority takes every connection"
 	if proto == exampleapi.ProtocolTLS {

@@ -13,8 +13,25 @@ import (
 // attributes: values read and written are the same as without it (an
 // attribute with a type of its own, the timeouts', keeps it).
 func TestLoadBalancerSchemaTypesBuiltOnce(t *testing.T) {
+	if n := checkTypesBuiltOnce(t, &loadBalancerResource{}); n < 10 {
+		t.Errorf("%d nested attributes checked; the load balancer has more", n)
+	}
+}
+
+// TestRuleSetSchemaTypesBuiltOnce: so are the rule set's, its rules those
+// of the load balancer but for their order.
+func TestRuleSetSchemaTypesBuiltOnce(t *testing.T) {
+	if n := checkTypesBuiltOnce(t, &ruleSetResource{}); n < 10 {
+		t.Errorf("%d nested attributes checked; the rule set has more", n)
+	}
+}
+
+// checkTypesBuiltOnce checks r's schema as TestLoadBalancerSchemaTypesBuiltOnce
+// says; it returns how many nested attributes it checked.
+func checkTypesBuiltOnce(t *testing.T, r fwresource.Resource) int {
+	t.Helper()
 	var sr fwresource.SchemaResponse
-	(&loadBalancerResource{}).Schema(t.Context(), fwresource.SchemaRequest{}, &sr)
+	r.Schema(t.Context(), fwresource.SchemaRequest{}, &sr)
 	nested := 0
 	var check func(path string, attrs map[string]schema.Attribute)
 	object := func(path string, o schema.NestedAttributeObject) {
@@ -42,7 +59,5 @@ func TestLoadBalancerSchemaTypesBuiltOnce(t *testing.T) {
 		}
 	}
 	check("", sr.Schema.Attributes)
-	if nested < 10 {
-		t.Errorf("%d nested attributes checked; the load balancer has more", nested)
-	}
+	return nested
 }
