@@ -23,7 +23,8 @@
 // objects.go the engine's memory of each object (and converge, which keeps
 // it around a reconcile). Each kind of object has
 // its file (loadbalancer.go, groups.go, gateways.go, routes.go, addresses.go,
-// targetpools.go, podpools.go), as do
+// targetpools.go, podpools.go, rulesets.go: a route's rules on a
+// Gateway's load balancer), as do
 // the hand-over of a Service's load balancer (retain.go), drift checks (drift.go), state migration (migrate.go), load balancers
 // an interrupted apply left (orphans.go), certificates it left
 // (certificates.go) and TLS Secrets (tls.go). preview.go plans without

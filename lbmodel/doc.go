@@ -16,7 +16,9 @@
 // a rule's Backend (a pool and a port, or a Service port's pods), a
 // target Pool (a node selection's instances) and a NodeInstance;
 // podpool.go a PodPool (a Service port's pods, a ServicePort's) for
-// backends that reach pods directly; address.go a reserved Address and
+// backends that reach pods directly; ruleset.go a RuleSet (one route's
+// rules on a Gateway's load balancer, keyed by order); address.go a
+// reserved Address and
 // a Gateway's AddressUse; routes.go the cluster's Routes; group.go a load
 // balancer Group of Services;
 // errors.go the InputError every check returns, naming the field.

@@ -23,7 +23,11 @@ type Rule struct {
 	// ListenerProtocol is "udp" for a udp listener's rule ("" names the
 	// listener of the TCP ports on ListenerPort: a port may have both).
 	ListenerProtocol string `json:"listenerProtocol,omitempty"`
-	Priority         int    `json:"priority"`
+	// Priority orders the rule among its listener's, or on an http or
+	// https listener OrderKey does instead (docs/adr/0028): a rule has
+	// one of them.
+	Priority int    `json:"priority,omitempty"`
+	OrderKey string `json:"orderKey,omitempty"`
 	// Hostname is "" for any host.
 	Hostname string `json:"hostname,omitempty"`
 	// PathType is "exact" or "prefix" (with Path), or "" for any path.
@@ -136,7 +140,7 @@ func (r Rule) Validate() error {
 // backend that reaches nothing (no node port, no pods) is left out.
 func (r Rule) Cloud() exampleapi.Rule {
 	out := exampleapi.Rule{Name: r.Name, ListenerPort: r.ListenerPort, ListenerProtocol: r.ListenerProtocol, Priority: r.Priority,
-		PathType: r.PathType, Path: r.Path, Method: r.Method, Headers: headerList(r.Headers)}
+		OrderKey: r.OrderKey, PathType: r.PathType, Path: r.Path, Method: r.Method, Headers: headerList(r.Headers)}
 	if r.Hostname != "" {
 		out.Hostnames = []string{r.Hostname}
 	}

@@ -1,5 +1,5 @@
 // Package modules ships the Terraform modules the renderer calls
-// (loadbalancer, certificates, routes, targetpools, address) inside the binary, so the default
+// (loadbalancer, certificates, routes, targetpools, address, ruleset) inside the binary, so the default
 // module source is a local path that needs no registry or network.
 package modules
 
@@ -17,7 +17,7 @@ import (
 	"sync"
 )
 
-//go:embed loadbalancer certificates routes targetpools address
+//go:embed loadbalancer certificates routes targetpools address ruleset
 var files embed.FS
 
 // Module directory names, as written by WriteTo.
@@ -27,13 +27,14 @@ const (
 	TargetPools  = "targetpools"
 	Certificates = "certificates"
 	Address      = "address"
+	RuleSet      = "ruleset"
 )
 
 // Names lists the shipped modules.
-var Names = []string{LoadBalancer, Certificates, Routes, TargetPools, Address}
+var Names = []string{LoadBalancer, Certificates, Routes, TargetPools, Address, RuleSet}
 
 // FS returns the embedded module tree (loadbalancer/…, routes/…,
-// targetpools/…, address/…).
+// targetpools/…, address/…, ruleset/…).
 func FS() fs.FS { return files }
 
 // Paths are the materialised module directories.
@@ -43,15 +44,16 @@ type Paths struct {
 	TargetPools  string
 	Certificates string
 	Address      string
+	RuleSet      string
 }
 
 // All is every module's directory.
 func (p Paths) All() []string {
-	return []string{p.LoadBalancer, p.Certificates, p.Routes, p.TargetPools, p.Address}
+	return []string{p.LoadBalancer, p.Certificates, p.Routes, p.TargetPools, p.Address, p.RuleSet}
 }
 
 // WriteTo materialises the modules into dir/loadbalancer, dir/routes,
-// dir/targetpools, dir/certificates and dir/address.
+// dir/targetpools, dir/certificates, dir/address and dir/ruleset.
 // Files whose content already matches are left alone (so timestamps, and
 // anything watching them, only move when the shipped modules change), and
 // files the shipped modules no longer have are removed. Safe to call again
@@ -72,6 +74,7 @@ func WriteTo(dir string) (Paths, error) {
 		TargetPools:  filepath.Join(abs, TargetPools),
 		Certificates: filepath.Join(abs, Certificates),
 		Address:      filepath.Join(abs, Address),
+		RuleSet:      filepath.Join(abs, RuleSet),
 	}, nil
 }
 

@@ -33,6 +33,11 @@ const (
 	// of type ip in a workspace of its own (ADR 24); its name is
 	// PodPoolName's.
 	KindPodPool = "PodPool"
+	// KindRuleSet is one route's rules on a Gateway's load balancer, a
+	// rule set of the cloud in a workspace of its own (ADR 28); its
+	// namespace is the Gateway's, its name RuleSetName's. Not the route
+	// set, which is the cluster's network routes.
+	KindRuleSet = "RuleSet"
 	// KindWorkspace is a state workspace known only by its name: what
 	// the runner acts on by itself (a stale lock forced open).
 	KindWorkspace = "Workspace"
@@ -151,6 +156,7 @@ const (
 	gatewayPrefix = "gateway:"
 	addressPrefix = "address:"
 	podPoolPrefix = "pods:"
+	ruleSetPrefix = "ruleset:"
 )
 
 // spelling is how a kind is written where it is not its Kind constant.
@@ -176,6 +182,7 @@ var spellings = map[string]spelling{
 	KindGateway:      {prefix: gatewayPrefix, state: "gateway", words: "Gateway"},
 	KindAddress:      {prefix: addressPrefix, state: "address", words: "address"},
 	KindPodPool:      {prefix: podPoolPrefix, state: "podpool", words: "pod pool"},
+	KindRuleSet:      {prefix: ruleSetPrefix, state: "ruleset", words: "rule set"},
 	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
 	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
 }
@@ -235,7 +242,7 @@ func (r Ref) Arg() string {
 }
 
 // Args is the usage of an object argument.
-const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | address:ns/name | address:name [-n ns] | pods:ns/service-port-protocol | routes | pools>"
+const Args = "<ns/service | service [-n ns] | group:ns/name | group:name [-n ns] | gateway:ns/name | gateway:name [-n ns] | address:ns/name | address:name [-n ns] | pods:ns/service-port-protocol | ruleset:ns/gateway:kind:ns:route | routes | pools>"
 
 // Parse turns an examplectl argument into the object it names: ns/name or
 // name (in namespace, else defaultNamespace) is a Service, group:... a

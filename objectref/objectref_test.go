@@ -29,6 +29,7 @@ func TestParseAndArg(t *testing.T) {
 		{"address:www", "shop", Address("shop", "www"), "address:shop/www"},
 		{"pods:shop/web-80-tcp", "", PodPool("shop", "web", 80, corev1.ProtocolTCP), ""},
 		{"pods:dns-53-udp", "kube-system", PodPool("kube-system", "dns", 53, corev1.ProtocolUDP), "pods:kube-system/dns-53-udp"},
+		{"ruleset:infra/gw:HTTPRoute:shop:web", "", RuleSet("infra", "gw", KindHTTPRoute, "shop", "web"), ""},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.arg, c.ns, "default")
@@ -72,6 +73,8 @@ func TestSpellings(t *testing.T) {
 		{Gateway("infra", "gw", "9f1e"), "gateway:infra/gw", "gateway", "9f1e", "gateway:infra/gw", "Gateway infra/gw", "Gateway infra/gw"},
 		{Address("shop", "www"), "address:shop/www", "address", "", "address:shop/www", "address shop/www", "Address shop/www"},
 		{PodPool("shop", "web", 8080, ""), "pods:shop/web-8080-tcp", "podpool", "", "pods:shop/web-8080-tcp", "pod pool shop/web-8080-tcp", "PodPool shop/web-8080-tcp"},
+		{RuleSet("infra", "gw", KindHTTPRoute, "shop", "web"), "ruleset:infra/gw:HTTPRoute:shop:web", "ruleset", "",
+			"ruleset:infra/gw:HTTPRoute:shop:web", "rule set infra/gw:HTTPRoute:shop:web", "RuleSet infra/gw:HTTPRoute:shop:web"},
 		{RouteSet, "routes", "routes", "", "routes", "the route set", "RouteSet cluster"},
 		{TargetPools, "targetpools", "targetpools", "", "pools", "the target pools", "TargetPools cluster"},
 		// A workspace has no spelling of its own: it is only ever logged.
@@ -127,6 +130,20 @@ func TestPodPoolName(t *testing.T) {
 	for _, bad := range []string{"web", "web-80", "-80-tcp", "web-0-tcp", "web-65536-tcp", "web-80-http", "web-x-tcp"} {
 		if _, _, _, ok := ParsePodPoolName(bad); ok {
 			t.Errorf("%q read as a pod pool's name", bad)
+		}
+	}
+}
+
+// A rule set's name reads back into its Gateway and route; nothing else
+// does.
+func TestRuleSetName(t *testing.T) {
+	gw, kind, ns, route, ok := ParseRuleSetName(RuleSetName("gw", KindGRPCRoute, "shop", "web.v2"))
+	if !ok || gw != "gw" || kind != KindGRPCRoute || ns != "shop" || route != "web.v2" {
+		t.Errorf("read back %q %q %q %q %v", gw, kind, ns, route, ok)
+	}
+	for _, bad := range []string{"gw", "gw:HTTPRoute:shop", "gw:HTTPRoute:shop:web:x", ":HTTPRoute:shop:web", "gw:HTTPRoute::web"} {
+		if _, _, _, _, ok := ParseRuleSetName(bad); ok {
+			t.Errorf("%q read as a rule set's name", bad)
 		}
 	}
 }

@@ -228,6 +228,19 @@ func goldenCases() []goldenCase {
 			return PodPoolRoot(lbmodel.PodPool{ServicePort: lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80, Protocol: corev1.ProtocolTCP},
 				Targets: []string{"10.244.2.5:8080", "10.244.1.5:8080", "[fd00:244::5]:8080"}, Delay: new(45 * time.Second)}, testConfig())
 		}},
+		// One route's rules on its Gateway's load balancer (ADR 28):
+		// keyed, forwarding to pods, answering themselves, redirecting.
+		{"rule-set", func() (*Module, error) {
+			return RuleSetRoot(lbmodel.RuleSet{GatewayNamespace: "infra", Gateway: "gw", RouteKind: "HTTPRoute", RouteNamespace: "shop",
+				Route: "web", LoadBalancerID: "lb-00aa00aa00aa00aa", Rules: []lbmodel.Rule{
+					{Name: "shop-web-0", ListenerPort: 80, OrderKey: "0014100140001200001170000000001shop/web!00000000", Hostname: "shop.example.com",
+						PathType: "prefix", Path: "/", Backends: []lbmodel.Backend{{TargetPoolID: "tp-0080aa00aa00aa00", Weight: 1}}},
+					{Name: "shop-web-1", ListenerPort: 443, OrderKey: "0014100140001200001170000000001shop/web!00010000", Hostname: "shop.example.com",
+						PathType: "exact", Path: "/old", FixedResponse: &lbmodel.FixedResponse{StatusCode: 410}},
+					{Name: "shop-web-2", ListenerPort: 80, OrderKey: "0014100140001200001170000000001shop/web!00020000", Hostname: "shop.example.com",
+						Redirect: &lbmodel.HTTPRedirect{Scheme: "https", StatusCode: 301}},
+				}}, testConfig())
+		}},
 		{"retained", func() (*Module, error) { return Retained(testService(), testConfig()) }},
 		{"retained-address", func() (*Module, error) {
 			return RetainedAddress(lbmodel.Address{Namespace: "shop", Name: "k8s-a-0123456789abcdef0123456789"}, testConfig())

@@ -12,7 +12,12 @@ func ruleValue(r lbmodel.Rule) cty.Value {
 	attrs := map[string]cty.Value{
 		"name":          cty.StringVal(r.Name),
 		"listener_port": cty.NumberIntVal(int64(r.ListenerPort)),
-		"priority":      cty.NumberIntVal(int64(r.Priority)),
+	}
+	// Numbered, or ordered by key (docs/adr/0028): one or the other.
+	if r.OrderKey != "" {
+		attrs["order_key"] = cty.StringVal(r.OrderKey)
+	} else {
+		attrs["priority"] = cty.NumberIntVal(int64(r.Priority))
 	}
 	setString(attrs, "listener_protocol", r.ListenerProtocol)
 	if r.Hostname != "" {

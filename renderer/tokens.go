@@ -25,7 +25,7 @@ var keyOrder = []string{
 	"source", "version",
 	// A rule's head, a backend's pool, a redirect's target: only rules
 	// have these, so the other objects read as before rules existed.
-	"name", "listener_port", "priority", "hostnames", "path_type", "target_pool_id", "scheme", "hostname",
+	"name", "listener_port", "priority", "order_key", "hostnames", "path_type", "target_pool_id", "scheme", "hostname",
 	"protocol", "port", "target_port", "proxy_protocol",
 	"certificates", "certificate_ids", "redirect_to_https_port", "sticky_sessions", "cookie_name", "ttl_seconds",
 	"certificate_pem", "private_key_version", "path", "path_prefix",

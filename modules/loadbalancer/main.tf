@@ -18,13 +18,14 @@ locals {
   } }
 
   # Rules are keyed by name, so a plan shows a rule that moves (a new
-  # priority) as that rule's priority changing, not as every rule after it
-  # changing. None is null: a load balancer without rules plans exactly as
+  # priority, or order key) as that rule changing, not as every rule after
+  # it changing. None is null: a load balancer without rules plans exactly as
   # before rules existed.
   rules = length(var.rules) == 0 ? null : { for r in var.rules : r.name => {
     listener_port     = r.listener_port
     listener_protocol = r.listener_protocol
     priority          = r.priority
+    order_key         = r.order_key
     hostnames         = r.hostnames
     path_type         = r.path_type
     path              = r.path

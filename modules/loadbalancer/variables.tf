@@ -255,12 +255,13 @@ variable "target_pool_id" {
 }
 
 variable "rules" {
-  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge; tls (ca_bundle, PEM CA certificates only; server_name, the SNI name and, without subject_alt_names, the name the target's certificate must hold; subject_alt_names, DNS names or URIs it must hold one of): re-encrypt to the targets in HTTP/1.1 over TLS, verifying their certificate, 502 where it does not verify; not with h2c) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response); cors (allow_origins: *, an origin, or one with a *. host; allow_methods, allow_headers, expose_headers, each its values or * alone; allow_credentials; max_age_seconds 1-86400) answers browsers' preflights at the load balancer and marks the answers to allowed origins; session_persistence (type cookie|header, null for cookie; name, a token of at most 128 characters, null for example-session; absolute_timeout_seconds 1-2592000, null for none; lifetime session|permanent, cookie only, permanent needing the timeout as its Max-Age) keeps a client on the target of its first answer through a signed token. Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol or tls: connections go as they come). At most 2000. Empty (the default): no rules."
+  description = "Routing rules of the listeners (what a Gateway's routes render to), each with a name unique among them (1-128 letters, digits and ._-/:@#*): a listener with rules serves each request or connection by the matching rule of lowest priority (404 when none matches; a tls connection is reset); one without rules forwards to the load balancer's targets. Each rule: listener_port (a listener of var.listeners, not an http one with redirect_to_https_port), listener_protocol (only for the udp listener of a port that also has a tcp, tls, http or https one: null routes the latter), priority (1-50000, unique per listener, so tcp/53 and udp/53 each have their own) or, on http and https listeners, an order_key instead (1-512 printable ASCII characters: keyed rules come after the numbered ones, ordered by key together with the load balancer's rule sets'; see the ruleset module), conditions (hostnames, path_type exact|prefix with path, method, headers as exact values, query_params as exact values of each name's first value, names case-sensitive) and an action: backends (target_pool_id, port on its targets or 0 for a pool of target type ip, weight 0-1000000, default 1, protocol http|h2c: how the load balancer speaks to the targets, null for http, i.e. HTTP/1.1; h2c is HTTP/2 without TLS by prior knowledge; tls (ca_bundle, PEM CA certificates only; server_name, the SNI name and, without subject_alt_names, the name the target's certificate must hold; subject_alt_names, DNS names or URIs it must hold one of): re-encrypt to the targets in HTTP/1.1 over TLS, verifying their certificate, 502 where it does not verify; not with h2c) with request_headers changes (set, add, remove) and a rewrite of the request (hostname; path, or path_prefix in place of what the rule's path prefix matched), or a redirect (scheme, hostname, port, path or path_prefix, status_code 301|302|303|307|308), or a fixed_response (status_code 200-299|400-599: the load balancer answers itself, e.g. 404 after a host's routes so its other requests do not fall through to a wildcard rule; no backends, redirect, request_headers or rewrite); response_headers (set, add, remove) change the headers of the rule's answer (the backend's response, the redirect or the fixed response); cors (allow_origins: *, an origin, or one with a *. host; allow_methods, allow_headers, expose_headers, each its values or * alone; allow_credentials; max_age_seconds 1-86400) answers browsers' preflights at the load balancer and marks the answers to allowed origins; session_persistence (type cookie|header, null for cookie; name, a token of at most 128 characters, null for example-session; absolute_timeout_seconds 1-2592000, null for none; lifetime session|permanent, cookie only, permanent needing the timeout as its Max-Age) keeps a client on the target of its first answer through a signed token. Rules of http and https listeners route HTTP requests (HTTPRoutes); those of tls listeners match only hostnames, against the SNI name (TLSRoutes); those of tcp and udp listeners have no conditions (TCPRoutes, UDPRoutes); tcp, udp and tls rules only forward (backends, without a protocol or tls: connections go as they come). At most 2000. Empty (the default): no rules."
   type = list(object({
     name              = string
     listener_port     = number
     listener_protocol = optional(string)
-    priority          = number
+    priority          = optional(number)
+    order_key         = optional(string)
     hostnames         = optional(list(string))
     path_type         = optional(string)
     path              = optional(string)
@@ -337,9 +338,22 @@ variable "rules" {
   }
 
   validation {
-    condition = alltrue([for r in var.rules : try(
-    r.priority == floor(r.priority) && r.priority >= 1 && r.priority <= 50000, false)])
-    error_message = "Every rule priority must be a whole number in 1-50000."
+    condition = alltrue([for r in var.rules : try(r.order_key == null ? (
+    r.priority == floor(r.priority) && r.priority >= 1 && r.priority <= 50000) : r.priority == null, false)])
+    error_message = "Every rule has a priority, a whole number in 1-50000, or an order_key instead, not both."
+  }
+
+  # Keys as names are checked: one regex over them all.
+  validation {
+    condition = (can(regex("^(?:[!-~]{1,512}\n)*$", join("", [for r in var.rules : "${r.order_key}\n" if r.order_key != null]))) &&
+    length(split("\n", join("", [for r in var.rules : "${r.order_key}\n" if r.order_key != null]))) == length([for r in var.rules : r if r.order_key != null]) + 1)
+    error_message = "Every order_key must be 1-512 printable ASCII characters without spaces."
+  }
+
+  validation {
+    condition = alltrue([for r in var.rules : r.order_key == null || (contains(["http", "https"], coalesce(r.listener_protocol, "http")) &&
+    contains([for l in var.listeners : l.port if contains(["http", "https"], l.protocol)], r.listener_port))])
+    error_message = "An order_key orders rules of http and https listeners only: number the others with a priority."
   }
 
   # One regex over every name, each ended by a newline (and as many
@@ -361,8 +375,8 @@ variable "rules" {
   # port's listener of the TCP ports, else its udp one (as the API). Refers
   # to listeners: Terraform 1.9.
   validation {
-    condition     = try(length({ for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... }) == length(var.rules), true)
-    error_message = "Rule priorities must be unique per listener; repeated: ${join(", ", [for k, rs in { for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... } : k if length(rs) > 1])}."
+    condition     = try(length({ for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... if r.priority != null }) == length([for r in var.rules : r if r.priority != null]), true)
+    error_message = "Rule priorities must be unique per listener; repeated: ${join(", ", [for k, rs in { for r in var.rules : "${coalesce(r.listener_protocol, try([for l in var.listeners : l.protocol if l.port == r.listener_port && l.protocol != "udp"][0], "udp"))}/${r.listener_port} priority ${r.priority}" => r... if r.priority != null } : k if length(rs) > 1])}."
   }
 
   validation {

@@ -249,6 +249,63 @@ run "rules_by_name" {
   }
 }
 
+# Ordered by key (ADR 28): keyed rules share no priority, and need none.
+run "keyed_rules" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules = [
+      { name = "catch-all", listener_port = 80, order_key = "1999", fixed_response = { status_code = 404 } },
+      { name = "fence", listener_port = 80, order_key = "0253", hostnames = ["a.example"], fixed_response = { status_code = 404 } },
+      { name = "first", listener_port = 80, priority = 1, path_type = "exact", path = "/healthz", fixed_response = { status_code = 200 } },
+    ]
+  }
+
+  assert {
+    condition = (
+      example_load_balancer.this.rules["catch-all"].order_key == "1999" &&
+      example_load_balancer.this.rules["catch-all"].priority == null &&
+      example_load_balancer.this.rules["first"].priority == 1 &&
+      example_load_balancer.this.rules["first"].order_key == null
+    )
+    error_message = "A rule's order_key, or its priority, must pass through, the other null."
+  }
+}
+
+run "priority_and_order_key" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules     = [{ name = "a", listener_port = 80, priority = 1, order_key = "k" }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "order_key_with_a_space" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules     = [{ name = "a", listener_port = 80, order_key = "a b" }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+run "order_key_on_tcp" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "tcp", port = 5432, target_port = 30432 }]
+    rules     = [{ name = "a", listener_port = 5432, order_key = "k", backends = [{ target_pool_id = "tp-a", port = 30432 }] }]
+  }
+
+  expect_failures = [var.rules]
+}
+
 run "l4_rules" {
   command = plan
 
