@@ -256,19 +256,18 @@ func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
 		h, ad.grace, key.Namespace, key.Kind, key.Namespace, tenancy.GrantHostnameGroup, tenancy.GrantHostnameKind, h)}
 }
 
-// rules are the admitted units' cloud rules with their priorities: HTTP
-// ones in the Gateway API's precedence per port (with the listeners'
-// catch-alls and the claimed host names' fences), TLS passthrough ones
-// the most specific SNI name first, then the oldest route; by port.
+// rules are the admitted units' cloud rules, ordered: HTTP ones (with
+// the listeners' catch-alls and the claimed host names' fences) by their
+// order key, which the cloud compares as the Gateway API's precedence
+// (docs/adr/0028), so a new route's rules take their place without
+// renumbering another's; TLS passthrough ones by priority, the most
+// specific SNI name first, then the oldest route; by port.
 func (ad *admission) rules() []lbmodel.Rule {
 	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
 	cands = append(cands, fences(ad.set.http, ad.holder(nil))...)
 	sortByPrecedence(cands)
-	next := map[int]int{}
 	for _, c := range cands {
-		next[c.rule.ListenerPort]++
-		c.rule.Priority = next[c.rule.ListenerPort]
 		out = append(out, c.rule)
 	}
 	out = append(out, ad.set.streams...)
@@ -278,7 +277,7 @@ func (ad *admission) rules() []lbmodel.Rule {
 	slices.SortStableFunc(sni, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(a.rule.ListenerPort, b.rule.ListenerPort), compareHosts(a.rule.Hostname, b.rule.Hostname))
 	})
-	clear(next)
+	next := map[int]int{}
 	for _, c := range sni {
 		next[c.rule.ListenerPort]++
 		c.rule.Priority = next[c.rule.ListenerPort]

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,12 +95,15 @@ func TestHTTPAllowedAndRefused(t *testing.T) {
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{a, b}, labelled, services)
 
 	want := []lbmodel.Rule{
-		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Priority: 1, Hostname: "a.example", PathType: "prefix", Path: "/api",
+		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Hostname: "a.example", PathType: "prefix", Path: "/api",
 			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
-		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Priority: 2, Hostname: "a.example", PathType: "prefix", Path: "/web",
+		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Hostname: "a.example", PathType: "prefix", Path: "/web",
 			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
 	}
-	if !slices.EqualFunc(tr.Rules, want, equalRules) {
+	if got := cloudOrder(tr.Rules); !slices.Equal(got, []string{"80/1 " + want[0].Name, "80/2 " + want[1].Name}) {
+		t.Errorf("order: %q", got)
+	}
+	if !slices.EqualFunc(tr.Rules, want, func(a, b lbmodel.Rule) bool { a.OrderKey = ""; return equalRules(a, b) }) {
 		t.Errorf("rules:\n%+v\nwant\n%+v", tr.Rules, want)
 	}
 	if got := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "shop"}}]; len(got) != 1 ||
@@ -135,10 +140,7 @@ func TestHTTPPrecedence(t *testing.T) {
 	host := route("a", "host", time.Hour, "", []string{"x.example"}, rule(nil, to("svc-c", 1)))
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{young, wild, old, host}, nil, services)
 
-	var got []string
-	for _, r := range tr.Rules {
-		got = append(got, fmt.Sprintf("%d/%d %s", r.ListenerPort, r.Priority, r.Name))
-	}
+	got := cloudOrder(tr.Rules)
 	want := []string{
 		"80/1 a/host/0.0:80@x.example",
 		"80/2 a/wild/0.0:80@*.example",
@@ -188,14 +190,7 @@ func TestHTTPListenerIsolation(t *testing.T) {
 		at("wildfoo", "wild-foo"), at("abc", "abc"), at("solo", "solo"),
 	}, nil, services)
 
-	var got []string
-	for _, r := range tr.Rules {
-		line := fmt.Sprintf("%d/%d %s", r.ListenerPort, r.Priority, r.Name)
-		if f := r.FixedResponse; f != nil {
-			line += fmt.Sprintf(" %d for %s", f.StatusCode, r.Hostname)
-		}
-		got = append(got, line)
-	}
+	got := cloudOrder(tr.Rules)
 	want := []string{
 		"80/1 a/abc/0.0:80@abc.foo.example.com",
 		"80/2 listener/abc:80@abc.foo.example.com 404 for abc.foo.example.com",
@@ -323,6 +318,31 @@ func TestHTTPPathFilters(t *testing.T) {
 	if p := httpParent(t, tr, "infra", "paths"); p.Accepted.Reason != "Accepted" {
 		t.Errorf("route paths: %+v", p.Accepted)
 	}
+}
+
+// cloudOrder is rules as the cloud looks at them, "<port>/<rank> <name>",
+// and " <code> for <host>" after a fixed response: by port, then by order
+// key, equal keys by name (the load balancer's own rules, as
+// exampleapi/rulesets.go orders them). Every rule must have a key.
+func cloudOrder(rules []lbmodel.Rule) []string {
+	sorted := slices.Clone(rules)
+	slices.SortFunc(sorted, func(a, b lbmodel.Rule) int {
+		return cmp.Or(cmp.Compare(a.ListenerPort, b.ListenerPort), strings.Compare(a.OrderKey, b.OrderKey), strings.Compare(a.Name, b.Name))
+	})
+	var out []string
+	rank := map[int]int{}
+	for _, r := range sorted {
+		rank[r.ListenerPort]++
+		line := fmt.Sprintf("%d/%d %s", r.ListenerPort, rank[r.ListenerPort], r.Name)
+		if r.OrderKey == "" || r.Priority != 0 {
+			line += " (not keyed)"
+		}
+		if f := r.FixedResponse; f != nil {
+			line += fmt.Sprintf(" %d for %s", f.StatusCode, r.Hostname)
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 func equalRules(a, b lbmodel.Rule) bool {

@@ -24,21 +24,14 @@ const (
 	orderUnixBase = 62135596800 // seconds from year 1 to 1970: times before 1970 stay positive
 )
 
-// sortByPrecedence orders cands by the Gateway API's precedence, equal
-// ones as they came (a stable sort).
+// sortByPrecedence keys each rule of cands (its OrderKey: the cloud
+// orders a listener's keyed rules by it) and orders cands by the keys,
+// equal ones as they came (a stable sort).
 func sortByPrecedence(cands []candidate) {
-	type keyed struct {
-		key string
-		c   candidate
+	for i := range cands {
+		cands[i].rule.OrderKey = orderKey(cands[i])
 	}
-	ks := make([]keyed, len(cands))
-	for i, c := range cands {
-		ks[i] = keyed{orderKey(c), c}
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	for i := range ks {
-		cands[i] = ks[i].c
-	}
+	slices.SortStableFunc(cands, func(a, b candidate) int { return strings.Compare(a.rule.OrderKey, b.rule.OrderKey) })
 }
 
 // orderKey is c's place among a listener's HTTP rules. First the listener
