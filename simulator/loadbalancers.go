@@ -173,7 +173,7 @@ func (c *cloud) updateLoadBalancer(id, ifMatch string, u exampleapi.UpdateLoadBa
 		if err := requireBackendPools(tx, u.Rules, rec.Region); err != nil {
 			return err
 		}
-		if err := requireSetsKeepListeners(tx, id, u); err != nil {
+		if err := requireSetsBudget(tx, id, u); err != nil {
 			return err
 		}
 		u.Tags = cloneTags(u.Tags)

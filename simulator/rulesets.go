@@ -10,16 +10,17 @@ import (
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/dataplane"
-	"github.com/example/cloud-provider-example/simulator/routing"
 )
 
 // Rule sets (exampleapi/rulesets.go) are stored in one bucket keyed by
 // "<load balancer id>\x00<name>", so a load balancer's sets are one
-// cursor range, listed in name order. A set is written whole (PUT), and
-// checked against its load balancer as the load balancer's own rules are,
-// and the load balancer's changes against its sets: a listener a set's
-// rule routes stays, the load balancer stays while it has sets, and all
-// its rules together stay within exampleapi.MaxRules.
+// cursor range, listed in name order. A set is written whole (PUT). A
+// set's rule routes the http or https listener of its port when the load
+// balancer has one, and nothing until then: a set and its load balancer's
+// listeners change in either order, so a controller moving a route's
+// rules to a new listener needs no sequence of writes. The load balancer
+// stays while it has sets, and all its rules together stay within
+// exampleapi.MaxRules.
 
 const kindRuleSet = "rule set"
 
@@ -95,9 +96,6 @@ func (c *cloud) putRuleSet(lbID, name, ifMatch string, req exampleapi.PutRuleSet
 		if err != nil {
 			return err
 		}
-		if err := checkSetListeners(rec.Listeners, req.Rules); err != nil {
-			return err
-		}
 		sets, err := ruleSetsOf(tx, lbID)
 		if err != nil {
 			return err
@@ -168,26 +166,6 @@ func requireRuleBudget(lbID string, own []exampleapi.Rule, sets []exampleapi.Rul
 	return nil
 }
 
-// checkSetListeners checks that each of a set's rules routes an http or
-// https listener of ls that has requests to route.
-func checkSetListeners(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
-	for i, r := range rules {
-		f := fmt.Sprintf("rules[%d]", i)
-		l, err := pickListener(ls, r.ListenerPort, r.ListenerProtocol, f+".listener_port", f+".listener_protocol", "the load balancer")
-		if err != nil {
-			return err
-		}
-		switch {
-		case !routing.IsHTTP(l):
-			return invalid(f+".listener_port", "listener %s/%d is not http or https: a rule set's rules are ordered by key, "+
-				"which only http and https listeners have (number its rules on the load balancer)", l.Protocol, l.Port)
-		case l.RedirectToHTTPSPort != 0:
-			return invalid(f+".listener_port", "listener http/%d redirects every request to https: it has no requests to route", l.Port)
-		}
-	}
-	return nil
-}
-
 // validateRuleSet checks a set's name and what its rules hold on their
 // own: names unique in the set, an order key and no priority each, and
 // the cloud's checks of one rule.
@@ -209,6 +187,11 @@ func validateRuleSet(name string, req *exampleapi.PutRuleSetRequest) error {
 			return invalid(f+".priority", "a rule set's rules have no priority: they are ordered by order_key")
 		case r.OrderKey == "":
 			return invalid(f+".order_key", "is required: a rule set's rules are ordered by it")
+		case r.ListenerPort < 1 || r.ListenerPort > 65535:
+			return invalid(f+".listener_port", "%d is not a port (1-65535)", r.ListenerPort)
+		case r.ListenerProtocol != "" && r.ListenerProtocol != exampleapi.ProtocolHTTP && r.ListenerProtocol != exampleapi.ProtocolHTTPS:
+			return invalid(f+".listener_protocol", "%q: a rule set's rules route http and https listeners only, which order rules by key",
+				r.ListenerProtocol)
 		}
 		if err := validateRule(f, r); err != nil {
 			return err
@@ -217,21 +200,12 @@ func validateRuleSet(name string, req *exampleapi.PutRuleSetRequest) error {
 	return nil
 }
 
-// requireSetsKeepListeners refuses a load balancer change that removes a
-// listener one of its rule sets routes, or that takes its rules past
-// exampleapi.MaxRules with its sets'.
-func requireSetsKeepListeners(tx *bolt.Tx, lbID string, u exampleapi.LoadBalancerSettings) error {
+// requireSetsBudget refuses a load balancer change that takes its rules
+// past exampleapi.MaxRules with its sets'.
+func requireSetsBudget(tx *bolt.Tx, lbID string, u exampleapi.LoadBalancerSettings) error {
 	sets, err := ruleSetsOf(tx, lbID)
 	if err != nil {
 		return err
-	}
-	for _, s := range sets {
-		for _, r := range s.Rules {
-			if l, ok := routing.ListenerOn(u.Listeners, r.ListenerPort, r.ListenerProtocol); !ok || !routing.IsHTTP(l) || l.RedirectToHTTPSPort != 0 {
-				return conflict("rule %q of rule set %q routes the listener on port %d, which would no longer take its requests; "+
-					"delete the set or change its rules first", r.Name, s.Name, r.ListenerPort)
-			}
-		}
 	}
 	return requireRuleBudget(lbID, u.Rules, sets)
 }

@@ -38,9 +38,10 @@ func (r *ruleSetResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		Description: "A named group of `http` and `https` rules attached to an `example_load_balancer`, written on its own: " +
 			"a change of the set is a plan and apply of its rules alone, however many rules the load balancer and its " +
 			"other sets have (a Gateway's route each). The set's rules carry an `order_key` instead of a priority and " +
-			"are ordered among the load balancer's keyed rules and those of its other sets. The load balancer cannot be " +
-			"deleted while it has sets, nor lose a listener a set's rule routes: a set refers to it by " +
-			"`load_balancer_id`, so Terraform destroys the set first. Creating a set whose name the load balancer already " +
+			"are ordered among the load balancer's keyed rules and those of its other sets. A rule routes the `http` or " +
+			"`https` listener of its `listener_port` when the load balancer has one, and nothing until then, so the set " +
+			"and the listeners change in either order. The load balancer cannot be deleted while it has sets: a set " +
+			"refers to it by `load_balancer_id`, so Terraform destroys the set first. Creating a set whose name the load balancer already " +
 			"has fails (import it instead); `load_balancer_id` and `name` cannot change without replacing the set, its " +
 			"rules are updated in place.",
 		Attributes: withTypes(map[string]schema.Attribute{

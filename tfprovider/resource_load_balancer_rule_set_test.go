@@ -175,7 +175,7 @@ func TestAccLoadBalancerRuleSet_lifecycle(t *testing.T) {
 
 // TestAccLoadBalancerRuleSet_errors: a set of a load balancer that does
 // not exist fails on load_balancer_id; the cloud's refusal of a set's rule
-// (one on the tcp listener) lands on that rule; creating a set whose name
+// (one forwarding to a pool that does not exist) lands on that rule; creating a set whose name
 // the load balancer already has fails with the way to import it, and the
 // import block it names then takes it over with no change; a load
 // balancer holding a set made elsewhere is not deleted, and the error
@@ -201,10 +201,11 @@ resource "example_load_balancer_rule_set" "routes" {
 		{
 			Config: e.ruleSetLBConfig(a.ID, ruleSetBlock("routes", "routes", `{
     ok  = { listener_port = 80, order_key = "a", fixed_response = { status_code = 200 } }
-    bad = { listener_port = 81, order_key = "b", backends = [{ target_pool_id = example_target_pool.a.id, port = 30001 }] }
+    bad = { listener_port = 81, order_key = "b", backends = [{ target_pool_id = "tp-0000000000000000", port = 30001 }] }
   }`)),
 			// bad is rules[1] of the request (by listener port, then key).
-			ExpectError: diagRE("Cannot create rule set", `bad = {`, `rules[1].listener_port: listener tcp/81 is not http or https`),
+			ExpectError: diagRE("Cannot create rule set", `bad = {`,
+				`rules[1].backends[0].target_pool_id: target pool "tp-0000000000000000" does not exist`),
 		},
 		{
 			// A set made behind Terraform's back holds the name.

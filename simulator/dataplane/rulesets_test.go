@@ -11,7 +11,8 @@ import (
 // cloud orders them (docs/adr/0028): a set's rule before the load
 // balancer's own rule of a later key, the set of the lower name first on
 // an equal key; a set replaced or deleted changes where the next request
-// goes, with no write of the load balancer.
+// goes, with no write of the load balancer; a set's rule waits for the
+// listener of its port.
 func TestRuleSetsRouteTraffic(t *testing.T) {
 	api := cloudAPI(t, 0)
 	ctx := t.Context()
@@ -71,4 +72,19 @@ func TestRuleSetsRouteTraffic(t *testing.T) {
 	eventually(t, reaches("/api/v1", "node-b"))
 	put("team-b") // replaced by no rules
 	eventually(t, reaches("/api/v1", "node-a"))
+
+	// A set's rule for a port without a listener routes nothing until
+	// the listener comes, then its requests.
+	alt := api1("node-c")
+	alt.ListenerPort = 8080
+	put("team-c", alt)
+	settings := lb.LoadBalancerSettings
+	settings.Listeners = append(settings.Listeners, exampleapi.Listener{Protocol: "http", Port: 8080, TargetPort: 30080})
+	if _, err := api.UpdateLoadBalancer(ctx, lb.ID, settings, 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool {
+		res, a := get(t, noRedirects, "http://"+lb.IPv4+":8080/api", "shop.example.test")
+		return res.StatusCode == http.StatusOK && a.Pod == "node-c"
+	})
 }
