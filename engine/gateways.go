@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/policy"
 	"github.com/example/cloud-provider-example/renderer"
 	"github.com/example/cloud-provider-example/runner"
@@ -128,10 +129,16 @@ func (e *Engine) PreviewGateway(ctx context.Context, g lbmodel.LoadBalancer, key
 	if err != nil {
 		return nil, nil, err
 	}
+	return e.speculateFor(ctx, g.Ref(), j, obj, editor)
+}
+
+// speculateFor is speculate of ref's job j in the fair share of editor,
+// the namespace whose edit it previews.
+func (e *Engine) speculateFor(ctx context.Context, ref objectref.Ref, j runner.Job, obj policy.Object, editor string) (*runner.Speculation, []policy.Verdict, error) {
 	j.Share = editor
 	sp, verdicts, err := e.speculate(ctx, j, obj)
 	if err != nil {
-		return nil, nil, fmt.Errorf("preview %s: %w", g.Ref().Describe(), err)
+		return nil, nil, fmt.Errorf("preview %s: %w", ref.Describe(), err)
 	}
 	return sp, verdicts, nil
 }

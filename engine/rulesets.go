@@ -101,3 +101,15 @@ func ruleSetOf(ref objectref.Ref) (lbmodel.RuleSet, error) {
 // for its destroy: the plan destroys what the state holds, whatever the
 // configuration names.
 const unknownLoadBalancer = "lb-unknown"
+
+// PreviewRuleSet plans rule set s as ReconcileRuleSet would,
+// speculatively, and the policy rules that would match the plan, for
+// obj; like PreviewGateway, its plan waits in the fair share of editor.
+// A set not yet applied has no state: ErrNoState.
+func (e *Engine) PreviewRuleSet(ctx context.Context, s lbmodel.RuleSet, obj PolicyObject, editor string) (*Speculation, []Verdict, error) {
+	_, j, err := e.RenderRuleSet(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.speculateFor(ctx, s.Ref(), j, obj, editor)
+}

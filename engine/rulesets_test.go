@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -33,6 +34,10 @@ func TestRuleSet(t *testing.T) {
 		Route: "web", LoadBalancerID: lb.ID, Rules: []lbmodel.Rule{
 			{Name: "shop-web-0", ListenerPort: 80, OrderKey: "1", Hostname: "shop.example.com", PathType: "prefix", Path: "/",
 				Backends: []lbmodel.Backend{{TargetPoolID: pool.ID, Port: 30080, Weight: 1}}}}}
+	obj := engine.PolicyObject{Kind: objectref.KindRuleSet, Namespace: "infra", Name: set.Ref().Name}
+	if _, _, err := f.eng.PreviewRuleSet(ctx, set, obj, "shop"); !errors.Is(err, engine.ErrNoState) {
+		t.Fatalf("a preview before the set's first plan: %v, want ErrNoState", err)
+	}
 	out, err := f.eng.ReconcileRuleSet(ctx, set, auto)
 	testkit.Must(t, err)
 	if s := out.Applied.Summary; s.Add != 1 || !strings.Contains(out.Applied.Text, "example_load_balancer_rule_set") {
@@ -56,6 +61,10 @@ func TestRuleSet(t *testing.T) {
 	// is not written.
 	version := f.cloudLB(t, lb.ID).Version
 	set.Rules[0].FixedResponse, set.Rules[0].Backends = fixed(410), nil
+	sp, _, err := f.eng.PreviewRuleSet(ctx, set, obj, "shop")
+	if err != nil || !sp.HasChanges || sp.Summary.Change != 1 || sp.Summary.Add != 0 {
+		t.Fatalf("the change previewed: %+v, %v; want one in-place change", sp, err)
+	}
 	out, err = f.eng.ReconcileRuleSet(ctx, set, auto)
 	testkit.Must(t, err)
 	if s := out.Applied.Summary; s.Add != 0 || s.Change != 1 || s.Remove != 0 {

@@ -223,6 +223,7 @@ func resolveRef(from objectref.Ref, ref gatewayv1.BackendRef, backends Backends,
 // (one per rule and match), with each rule's weighted backends (resolve).
 func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted [][]Backend) []candidate {
 	from := &origin{namespace: route.Namespace, name: routeName(route), created: route.CreationTimestamp}
+	owner := &lbmodel.RouteRef{Kind: string(KindOf(route)), Namespace: route.Namespace, Name: route.Name}
 	var out []candidate
 	for i, rule := range route.Spec.Rules {
 		base := withSession(withTiming(withFilters(lbmodel.Rule{ListenerPort: port, Hostname: host}, rule.Filters), rule), rule)
@@ -237,6 +238,7 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 		for j, m := range matches {
 			r := withMatch(base, m)
 			r.Name = ruleName(route.Namespace, from.name, id, j, port, host)
+			r.Route = owner
 			out = append(out, candidate{rule: r, from: from, ruleIndex: i, matchIndex: j, ruleID: id, written: host})
 		}
 	}

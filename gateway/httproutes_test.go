@@ -94,11 +94,12 @@ func TestHTTPAllowedAndRefused(t *testing.T) {
 	b := route("team-b", "intruder", time.Hour, "", []string{"a.example"}, rule(nil, to("svc-a", 1)))
 	tr := HTTP(gw, []*gatewayv1.HTTPRoute{a, b}, labelled, services)
 
+	shop := &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-a", Name: "shop"}
 	want := []lbmodel.Rule{
 		{Name: "team-a/shop/0.0:80@a.example", ListenerPort: 80, Hostname: "a.example", PathType: "prefix", Path: "/api",
-			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30001, Weight: 1}}, Route: shop},
 		{Name: "team-a/shop/1.0:80@a.example", ListenerPort: 80, Hostname: "a.example", PathType: "prefix", Path: "/web",
-			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}},
+			Backends: []lbmodel.Backend{{TargetPoolID: "tp-1", Port: 30002, Weight: 80}, {TargetPoolID: "tp-1", Port: 30003, Weight: 20}}, Route: shop},
 	}
 	if got := cloudOrder(tr.Rules); !slices.Equal(got, []string{"80/1 " + want[0].Name, "80/2 " + want[1].Name}) {
 		t.Errorf("order: %q", got)
@@ -346,5 +347,5 @@ func cloudOrder(rules []lbmodel.Rule) []string {
 }
 
 func equalRules(a, b lbmodel.Rule) bool {
-	return fmt.Sprintf("%+v", a) == fmt.Sprintf("%+v", b)
+	return reflect.DeepEqual(a, b)
 }

@@ -91,6 +91,8 @@ type Controller struct {
 	now           func() time.Time
 	// planned are the Gateways that have a workspace (sweep.go).
 	planned plannedGateways
+	// ruleSets are the routes' rule sets each Gateway has (rulesets.go).
+	ruleSets ruleSetsOf
 }
 
 // New returns a controller over gw and kube, building load balancers

@@ -14,8 +14,10 @@ import (
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/preview"
 )
@@ -56,7 +58,7 @@ func (c *Controller) Preview(planAllowed func(namespace string) bool) func(conte
 		gws, untaken := c.taking(ctx, e)
 		outcome := preview.NoChange
 		for _, gw := range gws {
-			lines, o := c.previewGateway(ctx, gw, e.now(gw), req.Namespace, planAllowed(req.Namespace))
+			lines, o := c.previewGateway(ctx, gw, e.now(gw), e.route, req.Namespace, planAllowed(req.Namespace))
 			resp.Warnings = append(resp.Warnings, lines...)
 			outcome = worse(outcome, o)
 		}
@@ -295,7 +297,8 @@ func decodeL4(req *admissionv1.AdmissionRequest) (cur, old gateway.L4Route, err 
 // previewGateway is what gw with routes would do to the cloud, as
 // warnings naming it, and its outcome; its plan waits for a terraform
 // slot in the fair share of editor, the namespace of the object edited.
-func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, editor string, allowed bool) ([]string, preview.Outcome) {
+func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, routes routeSet, edited *gateway.RouteKey, editor string,
+	allowed bool) ([]string, preview.Outcome) {
 	who := objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID)).Describe() + ": "
 	fallback := func(format string, args ...any) ([]string, preview.Outcome) {
 		return []string{preview.Prefix + who + "no preview: " + fmt.Sprintf(format, args...)}, preview.NoChange
@@ -328,6 +331,10 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		ctx, cancel = context.WithTimeout(ctx, c.cloud.PreviewBudget)
 		defer cancel()
 	}
+	// The edited route's rules are planned in its rule set (rulesets.go),
+	// the rest in the Gateway's.
+	sets := splitRuleSets(&lb)
+	setLines, setOutcome := c.previewRuleSet(ctx, gw, lb, sets, edited, editor)
 	obj := engine.PolicyObject{Kind: objectref.KindGateway, Namespace: gw.Namespace, Name: gw.Name, Labels: gw.Labels, Annotations: gw.Annotations}
 	sp, verdicts, err := c.cloud.Engine.PreviewGateway(ctx, lb, usedKeys(lb, keys), obj, editor)
 	switch {
@@ -340,11 +347,67 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		return fallback("the plan failed: %v", err)
 	}
 	ch := preview.Change{Plan: sp, Verdicts: verdicts, Policy: c.policy(gw), Approvals: c.cloud.Approvals}
+	lines = append(lines, changeLines(who, ch)...)
+	return append(lines, setLines...), worse(ch.Outcome(), setOutcome)
+}
+
+// changeLines are ch's warnings, each naming who, without the outcome
+// line (one for all Gateways).
+func changeLines(who string, ch preview.Change) []string {
 	said := ch.Warnings()
-	for _, l := range said[:len(said)-1] { // the outcome line: one for all Gateways
+	lines := make([]string, 0, len(said))
+	for _, l := range said[:len(said)-1] {
 		lines = append(lines, preview.Prefix+who+strings.TrimPrefix(l, preview.Prefix))
 	}
-	return lines, ch.Outcome()
+	return lines
+}
+
+// previewRuleSet plans the rule set of the edited route on gw's load
+// balancer lb (sets are lb's routes' sets), for a dry run's warnings:
+// nothing for an edit that is no route's, or a route without rules there.
+func (c *Controller) previewRuleSet(ctx context.Context, gw *gatewayv1.Gateway, lb gateway.LoadBalancer, sets []lbmodel.RuleSet,
+	edited *gateway.RouteKey, editor string) ([]string, preview.Outcome) {
+	if edited == nil {
+		return nil, preview.NoChange
+	}
+	i := slices.IndexFunc(sets, func(s lbmodel.RuleSet) bool {
+		return s.RouteKind == string(edited.Kind) && s.RouteNamespace == edited.Namespace && s.Route == edited.Name
+	})
+	if i < 0 {
+		return nil, preview.NoChange
+	}
+	s := sets[i]
+	who := objectref.Gateway(gw.Namespace, gw.Name, "").Describe() + ": the rules of " + string(edited.Kind) + " " + edited.Namespace + "/" + edited.Name + ": "
+	prior, ok, err := c.cloud.Engine.GetGatewayLoadBalancer(ctx, lb)
+	switch {
+	case err != nil:
+		return []string{preview.Prefix + who + "no preview: " + err.Error()}, preview.NoChange
+	case !ok || prior.ID == "":
+		return []string{preview.Prefix + who + "no preview: the Gateway's load balancer is created by its first plan, the route's rules after it"}, preview.NoChange
+	}
+	s.LoadBalancerID = prior.ID
+	obj := engine.PolicyObject{Kind: objectref.KindRuleSet, Namespace: gw.Namespace, Name: s.Ref().Name, Labels: gw.Labels, Annotations: gw.Annotations}
+	sp, verdicts, err := c.cloud.Engine.PreviewRuleSet(ctx, s, obj, editor)
+	switch {
+	case errors.Is(err, engine.ErrNoState):
+		return []string{preview.Prefix + who + fmt.Sprintf("%d rule(s) added: a new rule set, created by its first plan", len(s.Rules))},
+			worse(preview.Changes, c.newSetOutcome(gw))
+	case errors.Is(err, engine.ErrBusy) || ctx.Err() != nil:
+		return []string{preview.Prefix + who + fmt.Sprintf("no preview: terraform did not answer within %s", c.cloud.PreviewBudget)}, preview.NoChange
+	case err != nil:
+		return []string{preview.Prefix + who + "no preview: the plan failed: " + err.Error()}, preview.NoChange
+	}
+	ch := preview.Change{Plan: sp, Verdicts: verdicts, Policy: c.policy(gw), Approvals: c.cloud.Approvals}
+	return changeLines(who, ch), ch.Outcome()
+}
+
+// newSetOutcome is what a new rule set's plan would come to under gw's
+// apply policy: held for approval unless auto.
+func (c *Controller) newSetOutcome(gw *gatewayv1.Gateway) preview.Outcome {
+	if c.policy(gw) == annotations.ApplyAuto {
+		return preview.Changes
+	}
+	return preview.NeedsApproval
 }
 
 // worse is the outcome of two Gateways' previews: a refusal first, then

@@ -28,11 +28,18 @@ import (
 )
 
 // Engine is what the controller needs of the engine: a Gateway's load
-// balancer converged or removed under a review.
+// balancer converged or removed under a review, and its routes' rule
+// sets (rulesets.go).
 type Engine interface {
 	ReconcileGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, rv engine.Review) (*engine.LoadBalancer, *engine.Outcome, error)
 	RemoveGateway(ctx context.Context, g gateway.LoadBalancer, rv engine.Review) (*engine.Outcome, error)
 	PreviewGateway(ctx context.Context, g gateway.LoadBalancer, keys map[string]string, obj engine.PolicyObject, editor string) (*engine.Speculation, []engine.Verdict, error)
+	// GetGatewayLoadBalancer is the load balancer as last applied,
+	// without a plan (exists false: none).
+	GetGatewayLoadBalancer(ctx context.Context, g gateway.LoadBalancer) (lb *engine.LoadBalancer, exists bool, err error)
+	ReconcileRuleSet(ctx context.Context, s lbmodel.RuleSet, rv engine.Review) (*engine.Outcome, error)
+	PreviewRuleSet(ctx context.Context, s lbmodel.RuleSet, obj engine.PolicyObject, editor string) (*engine.Speculation, []engine.Verdict, error)
+	DestroyRuleSet(ctx context.Context, ref objectref.Ref, rv engine.Review) (*engine.Outcome, error)
 }
 
 // Reviewer is what the controller needs of review (a *review.Board): a
@@ -41,6 +48,9 @@ type Engine interface {
 type Reviewer interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
 	GatewaySubject(gw *gatewayv1.Gateway, in review.GatewayInputs, kind string) review.Subject
+	// RuleSetSubject is the review of a route's rule set on gw's load
+	// balancer (rulesets.go).
+	RuleSetSubject(gw *gatewayv1.Gateway, in review.GatewayInputs, ref objectref.Ref, kind string) review.Subject
 	// GatewayAddressSubject is the review of reserved address ns/name
 	// that gw takes or lets go of (addresses.go).
 	GatewayAddressSubject(gw *gatewayv1.Gateway, ns, name, kind string) review.Subject
@@ -235,10 +245,21 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	var built *engine.LoadBalancer
 	pol := c.policy(gw)
 	c.planned.plan(gw, pol) // its workspace is swept if it goes without the finalizer
+	// The routes' rules go to their rule sets (rulesets.go): those of a
+	// load balancer that exists are applied before it.
+	sets := splitRuleSets(&lb)
+	if prior, ok, err := c.cloud.Engine.GetGatewayLoadBalancer(ctx, lb); err != nil {
+		klog.V(2).InfoS("Gateway's load balancer not read: its routes' rule sets follow it", "gateway", klog.KObj(gw), "err", err)
+	} else if ok && prior.ID != "" {
+		c.syncRuleSets(ctx, gw, in, pol, prior.ID, sets) // what it leaves undone, the pass after the load balancer tells
+	}
 	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err
 	})
+	if built != nil && built.ID != "" && (err == nil || isWaiting(err)) {
+		out.setsPending(c.syncRuleSets(ctx, gw, in, pol, built.ID, sets))
+	}
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
@@ -405,6 +426,10 @@ func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 	pol := c.policy(gw)
 	if p, ok := c.planned.get(nameOf(gw)); ok && p.uid == gw.UID {
 		pol = annotations.Stricter(pol, p.policy)
+	}
+	// The cloud keeps a load balancer while it has rule sets.
+	if gone, err := c.destroyRuleSets(ctx, gw, pol); !gone || err != nil {
+		return false, err
 	}
 	subj := c.cloud.Review.GatewaySubject(gw, review.GatewayInputs{}, records.KindDestroy)
 	lb := gateway.LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}

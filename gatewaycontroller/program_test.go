@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/tenancy"
@@ -37,6 +39,37 @@ type fakeEngine struct {
 	// removedUIDs are the uids of the Gateways whose load balancers it
 	// was asked to destroy.
 	removedUIDs []string
+	// sets are the rule sets it was asked to converge, in order, and
+	// destroyed those it was asked to destroy; setErr answers both.
+	sets      []lbmodel.RuleSet
+	destroyed []objectref.Ref
+	setErr    error
+	mu        sync.Mutex
+}
+
+// GetGatewayLoadBalancer is lb once one was built.
+func (f *fakeEngine) GetGatewayLoadBalancer(context.Context, gateway.LoadBalancer) (*engine.LoadBalancer, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lb, len(f.built) > 0 && f.lb != nil, nil
+}
+
+func (f *fakeEngine) PreviewRuleSet(context.Context, lbmodel.RuleSet, engine.PolicyObject, string) (*engine.Speculation, []engine.Verdict, error) {
+	return nil, nil, errors.New("not in these tests")
+}
+
+func (f *fakeEngine) ReconcileRuleSet(_ context.Context, s lbmodel.RuleSet, _ engine.Review) (*engine.Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sets = append(f.sets, s)
+	return &engine.Outcome{}, f.setErr
+}
+
+func (f *fakeEngine) DestroyRuleSet(_ context.Context, ref objectref.Ref, _ engine.Review) (*engine.Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.destroyed = append(f.destroyed, ref)
+	return &engine.Outcome{}, f.setErr
 }
 
 func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
@@ -57,6 +90,7 @@ func (f *fakeEngine) RemoveGateway(_ context.Context, g gateway.LoadBalancer, _ 
 // fakeReview runs the change under the policy it is given, and keeps the
 // policies and failures; its plan records are records.
 type fakeReview struct {
+	mu       sync.Mutex // rule sets are run at once
 	policies []annotations.ApplyPolicy
 	failed   []error
 	events   []string
@@ -66,11 +100,16 @@ type fakeReview struct {
 func (f *fakeReview) Records(context.Context) ([]*records.Record, error) { return f.records, nil }
 
 func (f *fakeReview) Run(_ context.Context, _ *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error) {
+	f.mu.Lock()
 	f.policies = append(f.policies, pol)
+	f.mu.Unlock()
 	return change(engine.Review{Policy: pol})
 }
 
 func (f *fakeReview) GatewaySubject(*gatewayv1.Gateway, review.GatewayInputs, string) review.Subject {
+	return review.Subject{}
+}
+func (f *fakeReview) RuleSetSubject(*gatewayv1.Gateway, review.GatewayInputs, objectref.Ref, string) review.Subject {
 	return review.Subject{}
 }
 func (f *fakeReview) GatewayAddressSubject(*gatewayv1.Gateway, string, string, string) review.Subject {

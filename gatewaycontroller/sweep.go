@@ -127,6 +127,7 @@ func (c *Controller) readRecords(ctx context.Context) error {
 		return fmt.Errorf("list the plan records: %w", err)
 	}
 	for _, r := range recs {
+		c.ruleSets.learn(r)
 		// A record without a uid cannot tell its Gateway: never swept.
 		if r.Object.Kind != objectref.KindGateway || r.Object.UID == "" {
 			continue

@@ -54,6 +54,19 @@ type Rule struct {
 	// SessionPersistence keeps a client on one target (a rule's
 	// sessionPersistence), as the cloud takes it.
 	SessionPersistence *exampleapi.SessionPersistence `json:"sessionPersistence,omitempty"`
+	// Route is the route of a Gateway whose rule set holds the rule
+	// (docs/adr/0028): an HTTP or GRPC route's. Nil: the load
+	// balancer's own (a listener's catch-all, a claimed host name's
+	// fence, an L4 route's numbered rule, a Service's rules).
+	Route *RouteRef `json:"route,omitempty"`
+}
+
+// RouteRef names a Gateway API route: its kind (HTTPRoute, GRPCRoute),
+// namespace and name.
+type RouteRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // Timeouts of a forwarded request in milliseconds, 0 for none: the whole

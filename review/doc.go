@@ -20,6 +20,7 @@
 //   - a reconcile's Subject: ServiceSubject, GroupSubject,
 //     GatewaySubject (with its GatewayInputs), AddressSubject,
 //     GatewayAddressSubject (a Gateway's reserved address),
+//     RuleSetSubject (a route's rules on a Gateway's load balancer),
 //     RouteSetSubject, PoolsSubject, PodPoolSubject, DriftSubject, and CausedBy for a
 //     change another object caused (objectref.Ref is the object's
 //     identity);

@@ -40,6 +40,12 @@ func (b *Board) Report(ctx context.Context, s Subject, out *engine.Outcome, err 
 		b.phases.set(out.Workspace, "applied")
 		return // nothing happened that the record does not say already
 	}
+	// The record first: an event telling to approve a plan is acted on
+	// at once (examplectl approve reads the record).
+	destroyed := out.Applied != nil && out.Applied.Destroy
+	if !destroyed {
+		b.updateRecord(ctx, s, out, err, now())
+	}
 	if out.Recovered != "" {
 		b.eventf(s, v1.EventTypeWarning, "LoadBalancerRecovered", "Load balancer %s, created by an apply that could not record it, is back in the state: the deletion destroys it", out.Recovered)
 		b.auditf(s, out, audit.Entry{Action: "import", Outcome: "recovered", Details: map[string]string{"id": out.Recovered}}, nil)
@@ -72,11 +78,9 @@ func (b *Board) Report(ctx context.Context, s Subject, out *engine.Outcome, err 
 		b.auditf(s, out, audit.Entry{Action: audit.ActionApply, Outcome: string(records.Failed), Error: err.Error()}, cmp.Or(out.Attempted, out.Planned))
 	}
 	b.setPhase(out, err, awaiting, isDenied)
-	if out.Applied != nil && out.Applied.Destroy {
+	if destroyed {
 		b.deleteRecord(ctx, out.Workspace) // records go with the workspace
-		return
 	}
-	b.updateRecord(ctx, s, out, err, now())
 }
 
 // reportDecision reports what became of the plan decided: denied,

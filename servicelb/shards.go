@@ -117,9 +117,10 @@ func (s *Shards) has(ref objectref.Ref, in func(Holder, string) bool) bool {
 		return true
 	}
 	switch ref.Kind {
-	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway, objectref.KindAddress:
-		// The leader's: it runs the route and Gateway controllers, and
-		// decides which Service holds each address (docs/addresses.md).
+	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway, objectref.KindRuleSet, objectref.KindAddress:
+		// The leader's: it runs the route and Gateway controllers (a
+		// Gateway's routes' rule sets with it), and decides which Service
+		// holds each address (docs/addresses.md).
 		return s.leader.Load()
 	case objectref.KindService:
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {

@@ -118,12 +118,13 @@ func TestShardsFilterAndReplay(t *testing.T) {
 	if !slices.Equal(rec.adds, []string{"a"}) || !slices.Equal(rec.updates, []string{"a"}) || !slices.Equal(rec.deletes, []string{"a"}) {
 		t.Fatalf("heard %+v, want a's events only", rec)
 	}
-	if !s.Owns(objectref.Service(a)) || s.Owns(objectref.Service(b)) || s.Owns(objectref.TargetPools) || s.Owns(objectref.RouteSet) {
-		t.Fatal("owns: want a's Service, not b's, and the cluster's workspaces only when leading")
+	set := objectref.RuleSet("infra", "gw", objectref.KindHTTPRoute, "shop", "a")
+	if !s.Owns(objectref.Service(a)) || s.Owns(objectref.Service(b)) || s.Owns(objectref.TargetPools) || s.Owns(objectref.RouteSet) || s.Owns(set) {
+		t.Fatal("owns: want a's Service, not b's, and the cluster's workspaces and Gateways' rule sets only when leading")
 	}
 	s.leader.Store(true)
-	if !s.Owns(objectref.TargetPools) || !s.Owns(objectref.RouteSet) {
-		t.Fatal("the leader does not own the cluster's workspaces")
+	if !s.Owns(objectref.TargetPools) || !s.Owns(objectref.RouteSet) || !s.Owns(set) {
+		t.Fatal("the leader does not own the cluster's workspaces and the Gateways' rule sets")
 	}
 
 	// b's shard is taken: its Services are heard again.

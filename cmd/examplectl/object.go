@@ -151,6 +151,9 @@ func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 	case ref.Kind == objectref.KindPodPool:
 		return fmt.Errorf("%w for %s in namespace %s (does a Service of target type ip, or a Gateway with gatewayAPI.targetType ip, forward to that Service port, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace)
+	case ref.Kind == objectref.KindRuleSet:
+		return fmt.Errorf("%w for %s in namespace %s (is the route attached to that Gateway, of this controller's class, and is --namespace the controller's namespace?)",
+			errNoRecord, ref.Describe(), c.namespace)
 	case ref.Kind == objectref.KindAddress:
 		return fmt.Errorf("%w for %s in namespace %s (is it the cloud name of an address a Service of namespace %s names or keeps, and is --namespace the controller's namespace?)",
 			errNoRecord, ref.Describe(), c.namespace, ref.Namespace)

@@ -191,7 +191,7 @@ func TestGatewayProgrammed(t *testing.T) {
 
 	// Under the manual policy, mallory's change waits; she may edit her
 	// route, so her approval is not counted; rita's is.
-	gw := annotateGateway(t, admin, map[string]string{"loadbalancer.example.com/apply-policy": "manual"})
+	annotateGateway(t, admin, map[string]string{"loadbalancer.example.com/apply-policy": "manual"})
 	e.bindReviewer(t, "team-b", "mallory")
 	e.waitAllowed(t, mallory, "create", reviewapi.Group, "planapprovals", namespace)
 	rita := e.reviewer(t, "rita")
@@ -212,8 +212,10 @@ func TestGatewayProgrammed(t *testing.T) {
 			return err
 		}
 		got := strings.Join(warned.Take(), "\n")
-		for _, want := range []string{"Gateway infra/gw: cloud change (terraform plan): +0 ~1 -0", "Gateway infra/gw: apply policy manual",
-			preview.OutcomeLine + "needs-approval"} {
+		// The route's rules are its rule set's (ADR 28): its plan is
+		// that set's, the load balancer's unchanged.
+		for _, want := range []string{"Gateway infra/gw: the rules of HTTPRoute team-b/cross: cloud change (terraform plan): +0 ~1 -0",
+			"Gateway infra/gw: the rules of HTTPRoute team-b/cross: apply policy manual", preview.OutcomeLine + "needs-approval"} {
 			if !strings.Contains(got, want) {
 				return fmt.Errorf("warnings without %q:\n%s", want, got)
 			}
@@ -224,24 +226,26 @@ func TestGatewayProgrammed(t *testing.T) {
 		t.Fatalf("after the dry run: %v, %v; want the route unchanged", r, err)
 	}
 	setCrossPath(t, malloryGW, "/b2")
+	// Her route's rule set's plan waits (its events on the Gateway); the
+	// load balancer serves on, the Gateway programmed, its address kept.
 	id := e.awaitingPlanIn("infra", "gw")
-	testkit.Eventually(t, 30*time.Second, "the Gateway pending, its address kept", func() error {
+	testkit.Eventually(t, 30*time.Second, "the Gateway programmed, its address kept", func() error {
 		g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
-		if c := meta.FindStatusCondition(g.Status.Conditions, "Programmed"); err != nil || c == nil || c.Reason != "Pending" || !strings.Contains(c.Message, id) ||
+		if c := meta.FindStatusCondition(g.Status.Conditions, "Programmed"); err != nil || c == nil || c.Reason != "Programmed" ||
 			len(g.Status.Addresses) != 1 || g.Status.Addresses[0].Value != ip {
 			return fmt.Errorf("%+v, %v", g.Status, err)
 		}
 		return nil
 	})
-	ref := objectref.Gateway("infra", "gw", string(gw.UID))
+	ref := objectref.RuleSet("infra", "gw", objectref.KindHTTPRoute, "team-b", "cross")
 	testkit.Must(t, e.approveObjectAs(t, mallory, ref, id, mallory.name))
 	e.eventWith(t, "infra", "gw", "ApprovalIgnored", `"`+mallory.name+`" may edit HTTPRoute team-b/cross, whose editor cannot be verified`)
 	e.routes(t, lb.ID, 80, "any.example", "/b2", 1, 404, nil) // not applied
-	e.examplectl(t, rita, "approve", "gateway:infra/gw", id)
+	e.examplectl(t, rita, "approve", ref.Arg(), id)
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b2", 200, map[string]int{at("c"): 1})
 	e.auditLine(t, "apply", id, rita.name)
-	if out := e.examplectl(t, rita, "history", "gateway:infra/gw"); !strings.Contains(out, id) {
-		t.Errorf("examplectl history gateway:infra/gw does not list %s:\n%s", id, out)
+	if out := e.examplectl(t, rita, "history", ref.Arg()); !strings.Contains(out, id) {
+		t.Errorf("examplectl history %s does not list %s:\n%s", ref.Arg(), id, out)
 	}
 
 	// The annotation gone, the cluster's auto policy applies: mallory's

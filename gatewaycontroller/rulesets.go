@@ -1,0 +1,216 @@
+package gatewaycontroller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review"
+)
+
+// Each route's rules on a Gateway's load balancer are a rule set in a
+// workspace of its own (docs/adr/0028): a route's change is a plan of its
+// set alone. The translation stays whole; program splits what it decided
+// (splitRuleSets) and applies the sets around the load balancer: those of
+// a load balancer that exists first, so a rule moving from the load
+// balancer to its route's set is never missing, then again after it (what
+// creates the sets of a new load balancer; for the others, unchanged, no
+// terraform process). A set's rule waits in the cloud for the listener of
+// its port, so sets and listeners change in either order.
+
+// ruleSetConcurrency bounds the sets of one Gateway reconciled at once:
+// the runner's slots bound their terraform processes.
+const ruleSetConcurrency = 16
+
+// splitRuleSets moves lb's rules of routes into one rule set per route,
+// in the order of the routes' keys, and leaves lb its own.
+func splitRuleSets(lb *gateway.LoadBalancer) []lbmodel.RuleSet {
+	by := map[lbmodel.RouteRef]*lbmodel.RuleSet{}
+	own := lb.Rules[:0:0]
+	for _, r := range lb.Rules {
+		if r.Route == nil {
+			own = append(own, r)
+			continue
+		}
+		s := by[*r.Route]
+		if s == nil {
+			s = &lbmodel.RuleSet{GatewayNamespace: lb.Namespace, Gateway: lb.Name, RouteKind: r.Route.Kind,
+				RouteNamespace: r.Route.Namespace, Route: r.Route.Name}
+			by[*r.Route] = s
+		}
+		s.Rules = append(s.Rules, r)
+	}
+	lb.Rules = own
+	out := make([]lbmodel.RuleSet, 0, len(by))
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b lbmodel.RuleSet) int { return cmp.Compare(a.Ref().Key(), b.Ref().Key()) })
+	return out
+}
+
+// ruleSetsOf are the rule sets each Gateway has a workspace for, by the
+// Gateway's namespace/name: those this process applied, and those the plan
+// records name (read at start). Its one worker reads and writes it.
+type ruleSetsOf struct {
+	m map[types.NamespacedName]map[objectref.Ref]bool
+}
+
+func (m *ruleSetsOf) add(nn types.NamespacedName, ref objectref.Ref) {
+	if m.m == nil {
+		m.m = map[types.NamespacedName]map[objectref.Ref]bool{}
+	}
+	if m.m[nn] == nil {
+		m.m[nn] = map[objectref.Ref]bool{}
+	}
+	m.m[nn][ref] = true
+}
+
+// of are nn's rule sets, in the order of their keys.
+func (m *ruleSetsOf) of(nn types.NamespacedName) []objectref.Ref {
+	return slices.SortedFunc(maps.Keys(m.m[nn]), func(a, b objectref.Ref) int { return cmp.Compare(a.Key(), b.Key()) })
+}
+
+func (m *ruleSetsOf) drop(nn types.NamespacedName, ref objectref.Ref) { delete(m.m[nn], ref) }
+
+// learn adds the rule set a plan record names, if r is one's.
+func (m *ruleSetsOf) learn(r *records.Record) {
+	if r.Object.Kind != objectref.KindRuleSet {
+		return
+	}
+	if gw, _, _, _, ok := objectref.ParseRuleSetName(r.Object.Name); ok {
+		m.add(types.NamespacedName{Namespace: r.Object.Namespace, Name: gw}, r.Object)
+	}
+}
+
+// setProblems are what the rule sets of one sync came to that is not
+// applied: by route, why.
+type setProblems struct {
+	mu  sync.Mutex
+	why []string
+	// waiting: one waits for a decision (an approval), so the Gateway is
+	// looked at again.
+	waiting bool
+}
+
+func (p *setProblems) add(what string, err error, waiting bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.why = append(p.why, what+": "+err.Error())
+	p.waiting = p.waiting || waiting
+}
+
+// syncRuleSets converges gw's rule sets to sets on load balancer lbID
+// under pol, each under its own review, and destroys those of routes no
+// longer in sets. What is not applied is in the returned problems; only a
+// cancelled context stops it early.
+func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in review.GatewayInputs, pol annotations.ApplyPolicy,
+	lbID string, sets []lbmodel.RuleSet) *setProblems {
+	nn := nameOf(gw)
+	probs := &setProblems{}
+	wanted := map[objectref.Ref]bool{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ruleSetConcurrency)
+	for _, s := range sets {
+		s.LoadBalancerID = lbID
+		ref := s.Ref()
+		wanted[ref] = true
+		c.ruleSets.add(nn, ref) // before its first plan: a failed create leaves a workspace
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			subj := c.cloud.Review.RuleSetSubject(gw, in, ref, records.KindChange)
+			_, err := c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
+				return c.cloud.Engine.ReconcileRuleSet(ctx, s, rv)
+			})
+			if err != nil {
+				probs.add(fmt.Sprintf("the rules of %s %s/%s", s.RouteKind, s.RouteNamespace, s.Route), err, isWaiting(err))
+			}
+		})
+	}
+	wg.Wait()
+	for _, ref := range c.ruleSets.of(nn) {
+		if wanted[ref] {
+			continue
+		}
+		switch gone, err := c.destroyRuleSet(ctx, gw, pol, ref); {
+		case err != nil:
+			probs.add(ref.Describe(), err, false)
+		case !gone:
+			probs.add(ref.Describe(), errors.New("its destroy waits for a decision"), true)
+		}
+	}
+	return probs
+}
+
+// destroyRuleSets destroys every rule set of gw's load balancer, which
+// goes only after them; it tells whether they are all gone.
+func (c *Controller) destroyRuleSets(ctx context.Context, gw *gatewayv1.Gateway, pol annotations.ApplyPolicy) (bool, error) {
+	all := true
+	for _, ref := range c.ruleSets.of(nameOf(gw)) {
+		gone, err := c.destroyRuleSet(ctx, gw, pol, ref)
+		if err != nil {
+			return false, err
+		}
+		all = all && gone
+	}
+	return all, nil
+}
+
+// destroyRuleSet destroys rule set ref under review and tells whether it
+// is gone (false while its destroy waits for a decision).
+func (c *Controller) destroyRuleSet(ctx context.Context, gw *gatewayv1.Gateway, pol annotations.ApplyPolicy, ref objectref.Ref) (bool, error) {
+	subj := c.cloud.Review.RuleSetSubject(gw, review.GatewayInputs{}, ref, records.KindDestroy)
+	out, err := c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
+		return c.cloud.Engine.DestroyRuleSet(ctx, ref, rv)
+	})
+	switch {
+	case isWaiting(err):
+		return false, nil
+	case errors.Is(err, engine.ErrGone):
+	case err != nil:
+		return false, err
+	default:
+		c.cloud.Review.Removed(ctx, out)
+	}
+	c.ruleSets.drop(nameOf(gw), ref)
+	klog.V(2).InfoS("Destroyed a route's rule set", "gateway", klog.KObj(gw), "ruleSet", ref.Name)
+	return true, nil
+}
+
+// isWaiting tells whether err is a plan waiting for a decision (an
+// approval), or denied: a person acts, not a retry.
+func isWaiting(err error) bool {
+	var wait *engine.AwaitingApprovalError
+	var denied *engine.DeniedError
+	return errors.As(err, &wait) || errors.As(err, &denied)
+}
+
+// setsPending makes p look again when a rule set is not applied: soon
+// for a decision awaited, later for a failure (its event says why).
+func (p *programmed) setsPending(probs *setProblems) {
+	switch {
+	case len(probs.why) == 0:
+	case probs.waiting:
+		p.retry = cmp.Or(min(p.retry, approvalRetry), approvalRetry)
+	default:
+		p.retry = cmp.Or(p.retry, provisioningRetry)
+	}
+	if len(probs.why) > 0 {
+		klog.InfoS("Gateway's route rule sets not all applied", "rules", probs.why)
+	}
+}
