@@ -3,6 +3,9 @@ package gatewaycontroller
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -65,9 +68,39 @@ func splitRuleSets(lb *gateway.LoadBalancer) []lbmodel.RuleSet {
 
 // ruleSetsOf are the rule sets each Gateway has a workspace for, by the
 // Gateway's namespace/name: those this process applied, and those the plan
-// records name (read at start). Its one worker reads and writes it.
+// records name (read at start); and what each was last applied from
+// (fingerprint), so that a sync of a Gateway of 1,000 routes renders and
+// reviews only the sets that changed. Its one worker reads and writes it.
 type ruleSetsOf struct {
-	m map[types.NamespacedName]map[objectref.Ref]bool
+	m       map[types.NamespacedName]map[objectref.Ref]bool
+	applied map[objectref.Ref]string
+}
+
+// fingerprint is what rule set s is rendered from, as one string.
+func fingerprint(s lbmodel.RuleSet) string {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return "" // never equal to a fingerprint: reconciled every time
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// current tells whether ref was last applied from fingerprint fp.
+func (m *ruleSetsOf) current(ref objectref.Ref, fp string) bool {
+	return fp != "" && m.applied[ref] == fp
+}
+
+// settle keeps fp as what ref was last applied from ("": not applied).
+func (m *ruleSetsOf) settle(ref objectref.Ref, fp string) {
+	if m.applied == nil {
+		m.applied = map[objectref.Ref]string{}
+	}
+	if fp == "" {
+		delete(m.applied, ref)
+		return
+	}
+	m.applied[ref] = fp
 }
 
 func (m *ruleSetsOf) add(nn types.NamespacedName, ref objectref.Ref) {
@@ -85,7 +118,10 @@ func (m *ruleSetsOf) of(nn types.NamespacedName) []objectref.Ref {
 	return slices.SortedFunc(maps.Keys(m.m[nn]), func(a, b objectref.Ref) int { return cmp.Compare(a.Key(), b.Key()) })
 }
 
-func (m *ruleSetsOf) drop(nn types.NamespacedName, ref objectref.Ref) { delete(m.m[nn], ref) }
+func (m *ruleSetsOf) drop(nn types.NamespacedName, ref objectref.Ref) {
+	delete(m.m[nn], ref)
+	delete(m.applied, ref)
+}
 
 // learn adds the rule set a plan record names, if r is one's.
 func (m *ruleSetsOf) learn(r *records.Record) {
@@ -123,13 +159,21 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 	nn := nameOf(gw)
 	probs := &setProblems{}
 	wanted := map[objectref.Ref]bool{}
+	// What each set reconciled now was applied from ("": not applied),
+	// kept once all are done: the goroutines write their own elements.
+	ran, fps := make([]bool, len(sets)), make([]string, len(sets))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, ruleSetConcurrency)
-	for _, s := range sets {
+	for i, s := range sets {
 		s.LoadBalancerID = lbID
 		ref := s.Ref()
 		wanted[ref] = true
 		c.ruleSets.add(nn, ref) // before its first plan: a failed create leaves a workspace
+		fp := fingerprint(s)
+		if c.ruleSets.current(ref, fp) {
+			continue // applied from just this: nothing to render or review
+		}
+		ran[i] = true
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -139,10 +183,17 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 			})
 			if err != nil {
 				probs.add(fmt.Sprintf("the rules of %s %s/%s", s.RouteKind, s.RouteNamespace, s.Route), err, isWaiting(err))
+				fp = ""
 			}
+			fps[i] = fp
 		})
 	}
 	wg.Wait()
+	for i, s := range sets {
+		if ran[i] {
+			c.ruleSets.settle(s.Ref(), fps[i])
+		}
+	}
 	for _, ref := range c.ruleSets.of(nn) {
 		if wanted[ref] {
 			continue

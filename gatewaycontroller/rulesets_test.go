@@ -52,24 +52,41 @@ func TestProgramRuleSets(t *testing.T) {
 		t.Errorf("a set's backend forwards to %q, want the pool of every node", eng.sets[0].Rules[0].Backends[0].TargetPoolID)
 	}
 
-	// team-b/web goes: shop's set is applied before and after the load
-	// balancer, web's destroyed, once.
+	// team-b/web goes: its set is destroyed; shop's, unchanged, is
+	// neither rendered nor reviewed again.
 	eng.sets = nil
 	tr.Rules = tr.Rules[1:]
 	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
 		t.Fatalf("second program: %+v, %v", p, err)
 	}
 	webRef := objectref.RuleSet("infra", "gw", "HTTPRoute", "team-b", "web")
-	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 2", "lb-1 gw:HTTPRoute:team-a:shop 2"}) ||
-		!slices.Equal(eng.destroyed, []objectref.Ref{webRef}) {
-		t.Fatalf("rule sets applied %q, destroyed %v; want shop's twice, web's destroyed", got, eng.destroyed)
+	if len(eng.sets) != 0 || !slices.Equal(eng.destroyed, []objectref.Ref{webRef}) {
+		t.Fatalf("rule sets applied %q, destroyed %v; want none applied, web's destroyed", setNames(eng.sets), eng.destroyed)
+	}
+
+	// shop changes: its set is applied once, before the load balancer
+	// (which exists); after it, unchanged since, it is not again.
+	tr.Rules = append(tr.Rules, rule("team-a/shop/2.0:80", "4", shop))
+	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
+		t.Fatalf("third program: %+v, %v", p, err)
+	}
+	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 3"}) || len(eng.built) != 3 {
+		t.Fatalf("rule sets applied %q (load balancer built %d times)", got, len(eng.built))
 	}
 
 	// A set waiting for an approval: the load balancer is programmed, the
-	// Gateway looked at again soon.
+	// Gateway looked at again soon, and the set reconciled again then
+	// (what it waits for is not applied).
+	eng.sets = nil
 	eng.setErr = &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual}
-	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok || p.retry != approvalRetry {
-		t.Fatalf("a set awaiting approval: %+v, %v; want programmed, retry %s", p, err, approvalRetry)
+	tr.Rules = tr.Rules[:len(tr.Rules)-1]
+	for range 2 {
+		if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok || p.retry != approvalRetry {
+			t.Fatalf("a set awaiting approval: %+v, %v; want programmed, retry %s", p, err, approvalRetry)
+		}
+	}
+	if got := setNames(eng.sets); len(got) != 4 {
+		t.Fatalf("a set awaiting approval was reconciled %d times in two looks, want 4 (before and after the load balancer, each look)", len(got))
 	}
 
 	// Removed: its set first, then its load balancer.
