@@ -31,9 +31,10 @@ import (
 // (splitRuleSets) and applies the sets around the load balancer: those of
 // a load balancer that exists first, so a rule moving from the load
 // balancer to its route's set is never missing, then again after it (what
-// creates the sets of a new load balancer; for the others, unchanged, no
-// terraform process). A set's rule waits in the cloud for the listener of
-// its port, so sets and listeners change in either order.
+// creates the sets of a new load balancer). A set applied from the same
+// rules as its last apply is skipped before it is rendered. A set's rule
+// waits in the cloud for the listener of its port, so sets and listeners
+// change in either order.
 
 // ruleSetConcurrency bounds the sets of one Gateway reconciled at once:
 // the runner's slots bound their terraform processes.
