@@ -83,8 +83,12 @@ func TestRuleSetsRouteTraffic(t *testing.T) {
 	if _, err := api.UpdateLoadBalancer(ctx, lb.ID, settings, 0); err != nil {
 		t.Fatal(err)
 	}
+	alt8080 := "http://" + lb.IPv4 + ":8080/api"
 	eventually(t, func() bool {
-		res, a := get(t, noRedirects, "http://"+lb.IPv4+":8080/api", "shop.example.test")
+		if _, err := status(noRedirects, alt8080); err != nil {
+			return false // the listener is not bound yet
+		}
+		res, a := get(t, noRedirects, alt8080, "shop.example.test")
 		return res.StatusCode == http.StatusOK && a.Pod == "node-c"
 	})
 }
