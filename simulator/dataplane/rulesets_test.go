@@ -51,11 +51,18 @@ func TestRuleSetsRouteTraffic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reaches := func(path, node string) func() bool {
-		return func() bool {
-			res, a := get(t, noRedirects, "http://"+lb.IPv4+path, "shop.example.test")
-			return res.StatusCode == http.StatusOK && a.Pod == node
+	// servedBy tells whether url answers shop.example.test from node,
+	// false while nothing listens there yet (the plane is swapped in
+	// after the write that made the load balancer active).
+	servedBy := func(url, node string) bool {
+		if _, err := status(noRedirects, url); err != nil {
+			return false
 		}
+		res, a := get(t, noRedirects, url, "shop.example.test")
+		return res.StatusCode == http.StatusOK && a.Pod == node
+	}
+	reaches := func(path, node string) func() bool {
+		return func() bool { return servedBy("http://"+lb.IPv4+path, node) }
 	}
 	eventually(t, reaches("/api/v1", "node-a"))
 
@@ -83,12 +90,5 @@ func TestRuleSetsRouteTraffic(t *testing.T) {
 	if _, err := api.UpdateLoadBalancer(ctx, lb.ID, settings, 0); err != nil {
 		t.Fatal(err)
 	}
-	alt8080 := "http://" + lb.IPv4 + ":8080/api"
-	eventually(t, func() bool {
-		if _, err := status(noRedirects, alt8080); err != nil {
-			return false // the listener is not bound yet
-		}
-		res, a := get(t, noRedirects, alt8080, "shop.example.test")
-		return res.StatusCode == http.StatusOK && a.Pod == "node-c"
-	})
+	eventually(t, func() bool { return servedBy("http://"+lb.IPv4+":8080/api", "node-c") })
 }
