@@ -245,14 +245,10 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	var built *engine.LoadBalancer
 	pol := c.policy(gw)
 	c.planned.plan(gw, pol) // its workspace is swept if it goes without the finalizer
-	// The routes' rules go to their rule sets (rulesets.go): those of a
-	// load balancer that exists are applied before it.
+	// The routes' rules go to their rule sets (rulesets.go), applied
+	// after the load balancer: its fences and catch-alls are in place
+	// before any route's new rules take requests.
 	sets := splitRuleSets(&lb)
-	if prior, ok, err := c.cloud.Engine.GetGatewayLoadBalancer(ctx, lb); err != nil {
-		klog.V(2).InfoS("Gateway's load balancer not read: its routes' rule sets follow it", "gateway", klog.KObj(gw), "err", err)
-	} else if ok && prior.ID != "" {
-		c.syncRuleSets(ctx, gw, in, pol, prior.ID, sets) // what it leaves undone, the pass after the load balancer tells
-	}
 	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err

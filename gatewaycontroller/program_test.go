@@ -44,7 +44,9 @@ type fakeEngine struct {
 	sets      []lbmodel.RuleSet
 	destroyed []objectref.Ref
 	setErr    error
-	mu        sync.Mutex
+	// calls are "lb" and "set" in the order they were asked.
+	calls []string
+	mu    sync.Mutex
 }
 
 // GetGatewayLoadBalancer is lb once one was built.
@@ -61,7 +63,7 @@ func (f *fakeEngine) PreviewRuleSet(context.Context, lbmodel.RuleSet, engine.Pol
 func (f *fakeEngine) ReconcileRuleSet(_ context.Context, s lbmodel.RuleSet, _ engine.Review) (*engine.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sets = append(f.sets, s)
+	f.sets, f.calls = append(f.sets, s), append(f.calls, "set")
 	return &engine.Outcome{}, f.setErr
 }
 
@@ -73,7 +75,7 @@ func (f *fakeEngine) DestroyRuleSet(_ context.Context, ref objectref.Ref, _ engi
 }
 
 func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
-	f.built = append(f.built, g)
+	f.built, f.calls = append(f.built, g), append(f.calls, "lb")
 	return f.lb, &engine.Outcome{}, f.err
 }
 

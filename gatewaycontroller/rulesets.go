@@ -28,13 +28,13 @@ import (
 // Each route's rules on a Gateway's load balancer are a rule set in a
 // workspace of its own (docs/adr/0028): a route's change is a plan of its
 // set alone. The translation stays whole; program splits what it decided
-// (splitRuleSets) and applies the sets around the load balancer: those of
-// a load balancer that exists first, so a rule moving from the load
-// balancer to its route's set is never missing, then again after it (what
-// creates the sets of a new load balancer). A set applied from the same
+// (splitRuleSets) and applies the sets after the load balancer: a fence
+// or catch-all that keeps one namespace's requests from another's routes
+// (ADR 21) is in the load balancer's workspace, and must be in place
+// before a new route's rules take requests. A set applied from the same
 // rules as its last apply is skipped before it is rendered. A set's rule
-// waits in the cloud for the listener of its port, so sets and listeners
-// change in either order.
+// waits in the cloud for the listener of its port, so a new listener
+// needs no other order.
 
 // ruleSetConcurrency bounds the sets of one Gateway reconciled at once:
 // the runner's slots bound their terraform processes.

@@ -17,9 +17,9 @@ import (
 )
 
 // A route's rules go to its rule set, the Gateway's own stay on its load
-// balancer (ADR 28): the sets of a new load balancer are applied after
-// it, with its id; those of one that exists before it too (a rule moving
-// out is never missing); a route gone has its set destroyed; a set
+// balancer (ADR 28): the sets are applied after it, with its id, so
+// its fences are in place before a route's new rules; an unchanged set
+// is not applied again; a route gone has its set destroyed; a set
 // waiting for approval has the Gateway looked at again soon; the Gateway
 // removed, its sets go before its load balancer.
 func TestProgramRuleSets(t *testing.T) {
@@ -64,14 +64,16 @@ func TestProgramRuleSets(t *testing.T) {
 		t.Fatalf("rule sets applied %q, destroyed %v; want none applied, web's destroyed", setNames(eng.sets), eng.destroyed)
 	}
 
-	// shop changes: its set is applied once, before the load balancer
-	// (which exists); after it, unchanged since, it is not again.
+	// shop changes: its set is applied once, after the load balancer,
+	// whose fences and catch-alls must be in place before a route's new
+	// rules take requests.
+	eng.calls = nil
 	tr.Rules = append(tr.Rules, rule("team-a/shop/2.0:80", "4", shop))
 	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
 		t.Fatalf("third program: %+v, %v", p, err)
 	}
-	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 3"}) || len(eng.built) != 3 {
-		t.Fatalf("rule sets applied %q (load balancer built %d times)", got, len(eng.built))
+	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 3"}) || !slices.Equal(eng.calls, []string{"lb", "set"}) {
+		t.Fatalf("rule sets applied %q, calls %v; want shop's once, after the load balancer", got, eng.calls)
 	}
 
 	// A set waiting for an approval: the load balancer is programmed, the
@@ -85,8 +87,8 @@ func TestProgramRuleSets(t *testing.T) {
 			t.Fatalf("a set awaiting approval: %+v, %v; want programmed, retry %s", p, err, approvalRetry)
 		}
 	}
-	if got := setNames(eng.sets); len(got) != 4 {
-		t.Fatalf("a set awaiting approval was reconciled %d times in two looks, want 4 (before and after the load balancer, each look)", len(got))
+	if got := setNames(eng.sets); len(got) != 2 {
+		t.Fatalf("a set awaiting approval was reconciled %d times in two looks, want 2 (once a look)", len(got))
 	}
 
 	// Removed: its set first, then its load balancer.
