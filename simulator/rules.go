@@ -41,13 +41,13 @@ func validateRules(ls []exampleapi.Listener, rules []exampleapi.Rule) error {
 		if err := validateRuleOrder(f, l, r); err != nil {
 			return err
 		}
-		// By listener: tcp/53 and udp/53 each have their own priorities.
-		key := listenerPriority{l.Protocol, l.Port, r.Priority}
-		if k, dup := priorities[key]; dup && r.OrderKey == "" {
-			return invalid(f+".priority", "priority %d is also rules[%d]'s on listener %s/%d; priorities are unique per listener",
-				r.Priority, k, l.Protocol, r.ListenerPort)
-		}
-		if r.OrderKey == "" {
+		// By listener: tcp/53 and udp/53 each have their own priorities;
+		// keyed rules have none.
+		if key := (listenerPriority{l.Protocol, l.Port, r.Priority}); r.OrderKey == "" {
+			if k, dup := priorities[key]; dup {
+				return invalid(f+".priority", "priority %d is also rules[%d]'s on listener %s/%d; priorities are unique per listener",
+					r.Priority, k, l.Protocol, r.ListenerPort)
+			}
 			priorities[key] = i
 		}
 		if err := validateL4Rule(f, l, r); err != nil {
