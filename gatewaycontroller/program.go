@@ -432,10 +432,8 @@ func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 	out, err := c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
 		return c.cloud.Engine.RemoveGateway(ctx, lb, rv)
 	})
-	var wait *engine.AwaitingApprovalError
-	var denied *engine.DeniedError
 	switch {
-	case errors.As(err, &wait), errors.As(err, &denied):
+	case isWaiting(err):
 		return false, nil
 	case errors.Is(err, engine.ErrGone): // this process destroyed it already
 	case err != nil:
