@@ -117,10 +117,12 @@ func (s *Shards) has(ref objectref.Ref, in func(Holder, string) bool) bool {
 		return true
 	}
 	switch ref.Kind {
-	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway, objectref.KindRuleSet, objectref.KindAddress:
+	case objectref.KindRouteSet, objectref.KindTargetPools, objectref.KindGateway, objectref.KindRuleSet,
+		objectref.KindAddress, objectref.KindPodPool:
 		// The leader's: it runs the route and Gateway controllers (a
-		// Gateway's routes' rule sets with it), and decides which Service
-		// holds each address (docs/addresses.md).
+		// Gateway's routes' rule sets with it), decides which Service
+		// holds each address (docs/addresses.md), and keeps the pod pools
+		// (package podpools), a Service's and a Gateway's alike.
 		return s.leader.Load()
 	case objectref.KindService:
 		if svc := s.service(ref.Namespace, ref.Name); svc != nil {
