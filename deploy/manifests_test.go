@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/example/cloud-provider-example/cloudconfig"
 	"github.com/example/cloud-provider-example/deploy"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -195,12 +197,41 @@ func TestCRDsMatchReviewAPI(t *testing.T) {
 			if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != reviewapi.Version || !crd.Spec.Versions[0].Served || !crd.Spec.Versions[0].Storage {
 				t.Errorf("CRD %s: versions %+v, want %s served and stored", crd.Name, crd.Spec.Versions, reviewapi.Version)
 			}
+			// Every kind the controller plans can be approved and
+			// unlocked: a kind left out is refused by the API server.
+			kinds := objectKinds(t, crd)
+			slices.Sort(kinds)
+			if !slices.Equal(kinds, objectref.Planned()) {
+				t.Errorf("CRD %s: spec.object.kind takes %v, want the planned kinds %v", crd.Name, kinds, objectref.Planned())
+			}
 			delete(want, crd.Spec.Names.Plural)
 		}
 		if len(want) != 0 {
 			t.Errorf("no CRD for %v", want)
 		}
 	})
+}
+
+// objectKinds is the enum of crd's spec.object.kind.
+func objectKinds(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) []string {
+	t.Helper()
+	s := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	for _, field := range []string{"spec", "object", "kind"} {
+		next, ok := s.Properties[field]
+		if !ok {
+			t.Fatalf("CRD %s: no field %s in its schema", crd.Name, field)
+		}
+		s = &next
+	}
+	var kinds []string
+	for _, v := range s.Enum {
+		var k string
+		if err := json.Unmarshal(v.Raw, &k); err != nil {
+			t.Fatalf("CRD %s: kind enum value %s: %v", crd.Name, v.Raw, err)
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds
 }
 
 // checkPolicyAndBinding: the policy name exists, fails closed, and its

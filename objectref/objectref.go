@@ -8,6 +8,8 @@ package objectref
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,6 +187,14 @@ var spellings = map[string]spelling{
 	KindRuleSet:      {prefix: ruleSetPrefix, state: "ruleset", words: "rule set"},
 	KindRouteSet:     {state: "routes", arg: "routes", words: "the route set"},
 	KindTargetPools:  {state: "targetpools", arg: "pools", words: "the target pools"},
+}
+
+// Planned are the kinds the controller plans, each object in a workspace
+// of its own, sorted: what a PlanApproval or a StateUnlock may name.
+func Planned() []string {
+	kinds := slices.Collect(maps.Keys(spellings))
+	slices.Sort(kinds)
+	return kinds
 }
 
 // clusterArgs are the examplectl arguments of the cluster's objects.
