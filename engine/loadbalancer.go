@@ -33,6 +33,12 @@ type LoadBalancer struct {
 	// Delay is the deregistration delay its applied configuration asks of
 	// its target pool; nil: none asked (the cluster's).
 	Delay *time.Duration
+	// HeldRoutes are the routes (lbmodel.RouteRef keys) whose rules a
+	// Gateway's load balancer holds itself (renderer.HeldRoutesOutput);
+	// AllRoutesHeld: its root has no such output, rendered before rule
+	// sets, when it held every route's (docs/adr/0028).
+	HeldRoutes    []string
+	AllRoutesHeld bool
 }
 
 // AskedDelay reads, from a root module's outputs (an apply's, or a plan
@@ -51,7 +57,7 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 	if res == nil || res.Output("id") == "" {
 		return nil
 	}
-	return &LoadBalancer{
+	lb := &LoadBalancer{
 		ID:       res.Output("id"),
 		IPv4:     res.Output("ipv4"),
 		IPv6:     res.Output("ipv6"),
@@ -59,6 +65,19 @@ func loadBalancerFrom(res *runner.Result) *LoadBalancer {
 		Status:   res.Output("status"),
 		Delay:    AskedDelay(res.Outputs),
 	}
+	lb.HeldRoutes, lb.AllRoutesHeld = HeldRoutes(res.Outputs)
+	return lb
+}
+
+// HeldRoutes reads, from a Gateway's root module outputs (an apply's, or
+// a plan record's last apply), renderer.HeldRoutesOutput: all when it is
+// missing (or unreadable: holding more is the safe side).
+func HeldRoutes(outputs map[string]json.RawMessage) (routes []string, all bool) {
+	raw, ok := outputs[renderer.HeldRoutesOutput]
+	if !ok || json.Unmarshal(raw, &routes) != nil {
+		return nil, true
+	}
+	return routes, false
 }
 
 // RenderLoadBalancer renders the Service's root module exactly as

@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,4 +103,54 @@ func TestRuleSet(t *testing.T) {
 	if _, err := f.eng.RemoveGateway(ctx, gw, auto); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A route's rules moving from the Gateway's load balancer to their set
+// (docs/adr/0028): the load balancer says which routes' rules it holds
+// (held_routes); the set may hold the same rule under the same key while
+// the load balancer still does, which answers first; once the load
+// balancer lets go, the set answers. A root without the output (rendered
+// before rule sets) held every route's.
+func TestRouteRulesMoveToTheirSet(t *testing.T) {
+	f := newFixture(t, 1)
+	ctx := testkit.Context(t)
+	web := lbmodel.Rule{Name: "shop-web-0", ListenerPort: 80, OrderKey: "1", Hostname: "shop.example.com", PathType: "prefix", Path: "/",
+		FixedResponse: &lbmodel.FixedResponse{StatusCode: 410}, Route: &lbmodel.RouteRef{Kind: objectref.KindHTTPRoute, Namespace: "shop", Name: "web"}}
+	catchAll := lbmodel.Rule{Name: "catch-all", ListenerPort: 80, OrderKey: "9", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}}
+	gw := lbmodel.LoadBalancer{Namespace: "infra", Name: "gw", UID: "uid-gw", Listeners: []lbmodel.Listener{{Protocol: "http", Port: 80}},
+		Rules: []lbmodel.Rule{catchAll, web}}
+	lb, _, err := f.eng.ReconcileGateway(ctx, gw, nil, auto)
+	testkit.Must(t, err)
+	if !slices.Equal(lb.HeldRoutes, []string{"HTTPRoute/shop/web"}) || lb.AllRoutesHeld {
+		t.Fatalf("held routes %q (all: %v), want shop/web's", lb.HeldRoutes, lb.AllRoutesHeld)
+	}
+	answer := func() exampleapi.RequestOutcome {
+		t.Helper()
+		o, err := f.api.SimulateRequests(ctx, lb.ID, exampleapi.SimulatedRequest{ListenerPort: 80, Host: "shop.example.com", Path: "/"})
+		testkit.Must(t, err)
+		return *o
+	}
+	set := lbmodel.RuleSet{GatewayNamespace: "infra", Gateway: "gw", RouteKind: objectref.KindHTTPRoute, RouteNamespace: "shop",
+		Route: "web", LoadBalancerID: lb.ID, Rules: []lbmodel.Rule{web}}
+	_, err = f.eng.ReconcileRuleSet(ctx, set, auto)
+	testkit.Must(t, err)
+	if o := answer(); o.Status != 410 || o.Rule != "shop-web-0" || o.RuleSet != "" {
+		t.Fatalf("held twice: %+v; want the load balancer's rule", o)
+	}
+	gw.Rules = []lbmodel.Rule{catchAll}
+	lb, _, err = f.eng.ReconcileGateway(ctx, gw, nil, auto)
+	testkit.Must(t, err)
+	if len(lb.HeldRoutes) != 0 || lb.AllRoutesHeld {
+		t.Fatalf("held routes %q (all: %v) after the move, want none", lb.HeldRoutes, lb.AllRoutesHeld)
+	}
+	if o := answer(); o.Status != 410 || o.Rule != "shop-web-0" || o.RuleSet == "" {
+		t.Fatalf("after the move: %+v; want the set's rule", o)
+	}
+	if routes, all := engine.HeldRoutes(map[string]json.RawMessage{"id": json.RawMessage(`"lb-1"`)}); routes != nil || !all {
+		t.Fatalf("outputs without held_routes: %q, %v; want every route's", routes, all)
+	}
+	_, err = f.eng.DestroyRuleSet(ctx, set.Ref(), auto)
+	testkit.Must(t, err)
+	_, err = f.eng.RemoveGateway(ctx, gw, auto)
+	testkit.Must(t, err)
 }

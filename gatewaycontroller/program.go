@@ -248,13 +248,27 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	// The routes' rules go to their rule sets (rulesets.go), applied
 	// after the load balancer: its fences and catch-alls are in place
 	// before any route's new rules take requests.
+	// A route's rules the load balancer holds stay there until its set is
+	// applied (moves.go).
 	sets := splitRuleSets(&lb)
+	h, err := c.heldRules(ctx, gw, lb)
+	if err != nil {
+		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, err.Error(), provisioningRetry
+		return out, nil
+	}
+	kept, moving := moves(h, sets, c.ruleSets.ever, len(lb.Rules))
+	keepMoving(&lb, sets, kept)
 	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err
 	})
+	if err == nil && built != nil {
+		c.ruleSets.hold(gw.UID, heldBy(built))
+	}
 	if built != nil && built.ID != "" && (err == nil || isWaiting(err)) {
-		out.setsPending(c.syncRuleSets(ctx, gw, in, pol, built.ID, sets))
+		probs := c.syncRuleSets(ctx, gw, in, pol, built.ID, sets, kept, moving)
+		out.setsPending(probs)
+		out.movesPending(probs)
 	}
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError

@@ -32,10 +32,12 @@ import (
 // decisions on each answer; the engine itself runs real terraform in its
 // own tests and the e2e.
 type fakeEngine struct {
-	lb      *engine.LoadBalancer
-	err     error
-	built   []gateway.LoadBalancer
-	removed int
+	lb *engine.LoadBalancer
+	// existing: lb was built before the controller started.
+	existing bool
+	err      error
+	built    []gateway.LoadBalancer
+	removed  int
 	// removedUIDs are the uids of the Gateways whose load balancers it
 	// was asked to destroy.
 	removedUIDs []string
@@ -53,7 +55,7 @@ type fakeEngine struct {
 func (f *fakeEngine) GetGatewayLoadBalancer(context.Context, gateway.LoadBalancer) (*engine.LoadBalancer, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.lb, len(f.built) > 0 && f.lb != nil, nil
+	return f.lb, (len(f.built) > 0 || f.existing) && f.lb != nil, nil
 }
 
 func (f *fakeEngine) PreviewRuleSet(context.Context, lbmodel.RuleSet, engine.PolicyObject, string) (*engine.Speculation, []engine.Verdict, error) {
@@ -76,7 +78,19 @@ func (f *fakeEngine) DestroyRuleSet(_ context.Context, ref objectref.Ref, _ engi
 
 func (f *fakeEngine) ReconcileGateway(_ context.Context, g gateway.LoadBalancer, _ map[string]string, _ engine.Review) (*engine.LoadBalancer, *engine.Outcome, error) {
 	f.built, f.calls = append(f.built, g), append(f.calls, "lb")
-	return f.lb, &engine.Outcome{}, f.err
+	if f.lb == nil || f.err != nil {
+		return f.lb, &engine.Outcome{}, f.err
+	}
+	// What it holds of routes' rules, as the held_routes output says.
+	lb := *f.lb
+	lb.HeldRoutes, lb.AllRoutesHeld = nil, false
+	for _, r := range g.Rules {
+		if r.Route != nil && !slices.Contains(lb.HeldRoutes, r.Route.Key()) {
+			lb.HeldRoutes = append(lb.HeldRoutes, r.Route.Key())
+		}
+	}
+	f.lb = &lb
+	return f.lb, &engine.Outcome{}, nil
 }
 
 func (f *fakeEngine) PreviewGateway(context.Context, gateway.LoadBalancer, map[string]string, engine.PolicyObject, string) (*engine.Speculation, []engine.Verdict, error) {

@@ -75,6 +75,11 @@ func splitRuleSets(lb *gateway.LoadBalancer) []lbmodel.RuleSet {
 type ruleSetsOf struct {
 	m       map[types.NamespacedName]map[objectref.Ref]bool
 	applied map[objectref.Ref]string
+	// recorded are the sets whose records say they were applied (read
+	// at start); held is what each Gateway's load balancer holds of its
+	// routes' rules, by the Gateway's uid (moves.go).
+	recorded map[objectref.Ref]bool
+	held     map[types.UID]held
 }
 
 // fingerprint is what rule set s is rendered from, as one string.
@@ -119,18 +124,37 @@ func (m *ruleSetsOf) of(nn types.NamespacedName) []objectref.Ref {
 	return slices.SortedFunc(maps.Keys(m.m[nn]), func(a, b objectref.Ref) int { return cmp.Compare(a.Key(), b.Key()) })
 }
 
+// ever tells whether ref was applied: by this process, or as its record
+// said at start.
+func (m *ruleSetsOf) ever(ref objectref.Ref) bool { return m.applied[ref] != "" || m.recorded[ref] }
+
 func (m *ruleSetsOf) drop(nn types.NamespacedName, ref objectref.Ref) {
 	delete(m.m[nn], ref)
 	delete(m.applied, ref)
+	delete(m.recorded, ref)
 }
 
-// learn adds the rule set a plan record names, if r is one's.
+// learn adds the rule set a plan record names, and whether it was
+// applied; of a Gateway's record, what its load balancer holds of its
+// routes' rules.
 func (m *ruleSetsOf) learn(r *records.Record) {
-	if r.Object.Kind != objectref.KindRuleSet {
-		return
-	}
-	if gw, _, _, _, ok := objectref.ParseRuleSetName(r.Object.Name); ok {
+	switch r.Object.Kind {
+	case objectref.KindGateway:
+		if r.Applied != nil && r.Object.UID != "" {
+			m.hold(types.UID(r.Object.UID), heldOf(engine.HeldRoutes(r.Applied.Outputs)))
+		}
+	case objectref.KindRuleSet:
+		gw, _, _, _, ok := objectref.ParseRuleSetName(r.Object.Name)
+		if !ok {
+			return
+		}
 		m.add(types.NamespacedName{Namespace: r.Object.Namespace, Name: gw}, r.Object)
+		if r.Applied != nil {
+			if m.recorded == nil {
+				m.recorded = map[objectref.Ref]bool{}
+			}
+			m.recorded[r.Object] = true
+		}
 	}
 }
 
@@ -142,6 +166,9 @@ type setProblems struct {
 	// waiting: one waits for a decision (an approval), so the Gateway is
 	// looked at again.
 	waiting bool
+	// moved: a moving set was applied, so the load balancer may drop its
+	// rules, and sets that did not fit beside them move (moves.go).
+	moved bool
 }
 
 func (p *setProblems) add(what string, err error, waiting bool) {
@@ -151,12 +178,19 @@ func (p *setProblems) add(what string, err error, waiting bool) {
 	p.waiting = p.waiting || waiting
 }
 
+func (p *setProblems) moveDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.moved = true
+}
+
 // syncRuleSets converges gw's rule sets to sets on load balancer lbID
 // under pol, each under its own review, and destroys those of routes no
-// longer in sets. What is not applied is in the returned problems; only a
-// cancelled context stops it early.
+// longer in sets. Of the sets whose rules the load balancer keeps
+// (kept, moves.go), those not moving now wait. What is not applied is in the
+// returned problems; only a cancelled context stops it early.
 func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in review.GatewayInputs, pol annotations.ApplyPolicy,
-	lbID string, sets []lbmodel.RuleSet) *setProblems {
+	lbID string, sets []lbmodel.RuleSet, kept, moving map[objectref.Ref]bool) *setProblems {
 	nn := nameOf(gw)
 	probs := &setProblems{}
 	wanted := map[objectref.Ref]bool{}
@@ -171,8 +205,8 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 		wanted[ref] = true
 		c.ruleSets.add(nn, ref) // before its first plan: a failed create leaves a workspace
 		fp := fingerprint(s)
-		if c.ruleSets.current(ref, fp) {
-			continue // applied from just this: nothing to render or review
+		if c.ruleSets.current(ref, fp) || kept[ref] && !moving[ref] {
+			continue // applied from just this, or its move waits: nothing to render or review
 		}
 		ran[i] = true
 		sem <- struct{}{}
@@ -185,6 +219,8 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 			if err != nil {
 				probs.add(fmt.Sprintf("the rules of %s %s/%s", s.RouteKind, s.RouteNamespace, s.Route), err, isWaiting(err))
 				fp = ""
+			} else if kept[ref] {
+				probs.moveDone()
 			}
 			fps[i] = fp
 		})

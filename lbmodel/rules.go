@@ -69,6 +69,9 @@ type RouteRef struct {
 	Name      string `json:"name"`
 }
 
+// Key is r as one string: kind/namespace/name.
+func (r RouteRef) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+
 // Timeouts of a forwarded request in milliseconds, 0 for none: the whole
 // request's (retries included), and each try's to a backend.
 type Timeouts struct {

@@ -33,6 +33,11 @@ func (s RuleSet) Ref() objectref.Ref {
 	return objectref.RuleSet(s.GatewayNamespace, s.Gateway, s.RouteKind, s.RouteNamespace, s.Route)
 }
 
+// RouteRef names the set's route.
+func (s RuleSet) RouteRef() RouteRef {
+	return RouteRef{Kind: s.RouteKind, Namespace: s.RouteNamespace, Name: s.Route}
+}
+
 // Validate refuses a rule set the cloud could not hold: a load balancer
 // that is none, a rule without an order key or with a priority, two rules
 // named alike, a rule the cloud refuses on its own.

@@ -2,6 +2,9 @@ package renderer
 
 import (
 	"cmp"
+	"slices"
+
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
@@ -35,5 +38,38 @@ func RenderGateway(g lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
 	if err := r.loadBalancer(g, cfg, rulesInput(g.Rules)); err != nil {
 		return nil, err
 	}
+	r.heldRoutes(g.Rules)
 	return newModule(r.bytes(), nil), nil
+}
+
+// HeldRoutesOutput is the output of a Gateway's root module that lists
+// the routes (RouteRef keys, sorted) whose rules its load balancer holds
+// itself: on their way to their rule sets (docs/adr/0028), once. A
+// Gateway's root rendered before rule sets has no such output, and held
+// every route's rules.
+const HeldRoutesOutput = "held_routes"
+
+// heldRoutes renders HeldRoutesOutput: the routes of rules that carry one.
+func (r *root) heldRoutes(rules []lbmodel.Rule) {
+	var keys []string
+	for _, rule := range rules {
+		if rule.Route != nil {
+			keys = append(keys, rule.Route.Key())
+		}
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	held := cty.ListValEmpty(cty.String)
+	if len(keys) > 0 {
+		vals := make([]cty.Value, len(keys))
+		for i, k := range keys {
+			vals[i] = cty.StringVal(k)
+		}
+		held = cty.ListVal(vals)
+	}
+	r.body.AppendNewline()
+	b := r.body.AppendNewBlock("output", []string{HeldRoutesOutput}).Body()
+	b.SetAttributeValue("description", cty.StringVal("Routes (kind/namespace/name) whose rules the load balancer holds itself, "+
+		"until their rule sets hold them."))
+	b.SetAttributeValue("value", held)
 }

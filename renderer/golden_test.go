@@ -86,8 +86,11 @@ func goldenCases() []goldenCase {
 
 			g.Certificates = map[string]string{"infra/shop-tls": testCertificates()["api-tls"]}
 			g.Listeners = append(g.Listeners, lbmodel.Listener{Protocol: "https", Port: 443, Certificates: []string{"infra/shop-tls"}})
+			// A route's rule the load balancer holds until its rule set
+			// does (held_routes).
 			g.Rules = append(g.Rules, lbmodel.Rule{Name: "team-a/shop/0.0:443@a.example", ListenerPort: 443, Priority: 1, Hostname: "a.example",
-				PathType: "prefix", Path: "/api", Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}}})
+				PathType: "prefix", Path: "/api", Backends: []lbmodel.Backend{{TargetPoolID: "tp-0a1b2c3d4e5f6a7b", Port: 30001, Weight: 1}},
+				Route: &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-a", Name: "shop"}})
 			return RenderGateway(g, testConfig())
 		}},
 		{"gateway-l4", func() (*Module, error) {
