@@ -41,15 +41,10 @@ func addressFrom(outputs func(string) string) *Address {
 // ReconcileAddress would apply it.
 func (e *Engine) RenderAddress(a lbmodel.Address) (*renderer.Module, runner.Job, error) {
 	ref := objectref.Address(a.Namespace, a.Name)
-	m, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
+	// The owner namespace's fair share of terraform slots.
+	return e.renderCluster(ref, a.Namespace, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.AddressRoot(a, cfg)
 	})
-	if err != nil {
-		return nil, runner.Job{}, err
-	}
-	// The owner namespace's fair share of terraform slots.
-	j.Share = a.Namespace
-	return m, j, nil
 }
 
 // ReconcileAddress converges the workspace of reserved address a under

@@ -190,9 +190,11 @@ func (e *Engine) location(ref objectref.Ref) (*state.Location, renderer.Config, 
 }
 
 // renderCluster renders a root module of the cluster's own (the route
-// set, the target pools) at ref's location. No Service owns it: its job
-// has no owner.
-func (e *Engine) renderCluster(ref objectref.Ref, render func(renderer.Config) (*renderer.Module, error)) (*renderer.Module, runner.Job, error) {
+// set, the target pools, an address, a pod pool, a rule set) at ref's
+// location. No Service owns it: its job has no owner. Its operations take
+// the fair share of terraform slots of namespace share ("": the
+// cluster's).
+func (e *Engine) renderCluster(ref objectref.Ref, share string, render func(renderer.Config) (*renderer.Module, error)) (*renderer.Module, runner.Job, error) {
 	tg, cfg, err := e.location(ref)
 	if err != nil {
 		return nil, runner.Job{}, fmt.Errorf("%s: %w", ref.Describe(), err)
@@ -201,7 +203,9 @@ func (e *Engine) renderCluster(ref objectref.Ref, render func(renderer.Config) (
 	if err != nil {
 		return nil, runner.Job{}, err
 	}
-	return m, job(tg, m, ""), nil
+	j := job(tg, m, "")
+	j.Share = share
+	return m, j, nil
 }
 
 // job wraps a rendered module for the runner.

@@ -20,15 +20,10 @@ import (
 // RenderPodPool renders pod pool p's root module exactly as
 // ReconcilePodPool would apply it.
 func (e *Engine) RenderPodPool(p lbmodel.PodPool) (*renderer.Module, runner.Job, error) {
-	m, j, err := e.renderCluster(p.Ref(), func(cfg renderer.Config) (*renderer.Module, error) {
+	// The Service's namespace's fair share of terraform slots.
+	return e.renderCluster(p.Ref(), p.Namespace, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.PodPoolRoot(p, cfg)
 	})
-	if err != nil {
-		return nil, runner.Job{}, err
-	}
-	// The Service's namespace's fair share of terraform slots.
-	j.Share = p.Namespace
-	return m, j, nil
 }
 
 // ReconcilePodPool converges pod pool p's workspace under rv (the pools'

@@ -51,13 +51,12 @@ func (e *Engine) RetainLoadBalancer(ctx context.Context, in *annotations.Service
 // leaves alone an address no workspace holds and no Service names.
 func (e *Engine) RetainAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
 	ref := objectref.Address(namespace, name)
-	_, j, err := e.renderCluster(ref, func(cfg renderer.Config) (*renderer.Module, error) {
+	_, j, err := e.renderCluster(ref, namespace, func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.RetainedAddress(lbmodel.Address{Namespace: namespace, Name: name}, cfg)
 	})
 	if err != nil {
 		return &Outcome{Policy: rv.Policy}, err
 	}
-	j.Share = namespace
 	return e.handOver(ctx, ref, j, rv)
 }
 

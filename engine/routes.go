@@ -24,7 +24,7 @@ type Route struct {
 
 // RenderRoutes renders the cluster's route-set root module.
 func (e *Engine) RenderRoutes(routes []lbmodel.Route) (*renderer.Module, runner.Job, error) {
-	return e.renderCluster(objectref.RouteSet, func(cfg renderer.Config) (*renderer.Module, error) {
+	return e.renderCluster(objectref.RouteSet, "", func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.Routes(routes, cfg)
 	})
 }

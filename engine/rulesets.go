@@ -18,17 +18,12 @@ import (
 // RenderRuleSet renders rule set s's root module exactly as
 // ReconcileRuleSet would apply it.
 func (e *Engine) RenderRuleSet(s lbmodel.RuleSet) (*renderer.Module, runner.Job, error) {
-	m, j, err := e.renderCluster(s.Ref(), func(cfg renderer.Config) (*renderer.Module, error) {
-		return renderer.RuleSetRoot(s, cfg)
-	})
-	if err != nil {
-		return nil, runner.Job{}, err
-	}
 	// The route's namespace's fair share of terraform slots: a team
 	// changing its routes in a loop spends its own turns, not the
 	// Gateway's other teams'.
-	j.Share = s.RouteNamespace
-	return m, j, nil
+	return e.renderCluster(s.Ref(), s.RouteNamespace, func(cfg renderer.Config) (*renderer.Module, error) {
+		return renderer.RuleSetRoot(s, cfg)
+	})
 }
 
 // ReconcileRuleSet converges rule set s's workspace under rv (its

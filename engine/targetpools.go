@@ -52,7 +52,7 @@ func (s *selections) len() int {
 
 // RenderTargetPools renders the cluster's target pools root module.
 func (e *Engine) RenderTargetPools(pools []lbmodel.Pool) (*renderer.Module, runner.Job, error) {
-	return e.renderCluster(objectref.TargetPools, func(cfg renderer.Config) (*renderer.Module, error) {
+	return e.renderCluster(objectref.TargetPools, "", func(cfg renderer.Config) (*renderer.Module, error) {
 		return renderer.TargetPools(pools, cfg)
 	})
 }

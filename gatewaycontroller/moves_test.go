@@ -7,9 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -27,16 +25,7 @@ import (
 // them on the next look, which comes at once. A restart in the middle
 // goes on from the plan records.
 func TestProgramMovesRoutesRules(t *testing.T) {
-	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
-	shop := &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-a", Name: "shop"}
-	web := &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-b", Name: "web"}
-	rule := func(name, key string, route *lbmodel.RouteRef) gateway.Rule {
-		return gateway.Rule{Name: name, ListenerPort: 80, OrderKey: key, Route: route, Backends: []gateway.Backend{{Port: 30001, Weight: 1}}}
-	}
-	catchAll := gateway.Rule{Name: "listener/http:80", ListenerPort: 80, OrderKey: "9", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}}
-	tr := gateway.Translation{Rules: []gateway.Rule{rule("team-b/web/0.0:80", "1", web), rule("team-a/shop/0.0:80", "2", shop),
-		rule("team-a/shop/1.0:80", "3", shop), catchAll}}
+	gw, tr := twoRoutes()
 	newController := func(eng *fakeEngine, rv *fakeReview) *Controller {
 		c := &Controller{gw: newClient(t, gw), services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv,
 			Settings: Settings{Policy: annotations.ApplyAuto}, Infra: fakeInfra{}}}

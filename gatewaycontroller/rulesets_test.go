@@ -23,19 +23,10 @@ import (
 // waiting for approval has the Gateway looked at again soon; the Gateway
 // removed, its sets go before its load balancer.
 func TestProgramRuleSets(t *testing.T) {
-	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
-		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	gw, tr := twoRoutes()
 	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
 	c := &Controller{gw: newClient(t, gw), services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv,
 		Settings: Settings{Policy: annotations.ApplyAuto}, Infra: fakeInfra{}}}
-	shop := &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-a", Name: "shop"}
-	web := &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-b", Name: "web"}
-	rule := func(name, key string, route *lbmodel.RouteRef) gateway.Rule {
-		return gateway.Rule{Name: name, ListenerPort: 80, OrderKey: key, Route: route, Backends: []gateway.Backend{{Port: 30001, Weight: 1}}}
-	}
-	catchAll := gateway.Rule{Name: "listener/http:80", ListenerPort: 80, OrderKey: "9", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}}
-	tr := gateway.Translation{Rules: []gateway.Rule{rule("team-b/web/0.0:80", "1", web), rule("team-a/shop/0.0:80", "2", shop),
-		rule("team-a/shop/1.0:80", "3", shop), catchAll}}
 
 	p, err := c.program(t.Context(), gw, nil, tr)
 	if err != nil || !p.ok {
@@ -68,7 +59,7 @@ func TestProgramRuleSets(t *testing.T) {
 	// whose fences and catch-alls must be in place before a route's new
 	// rules take requests.
 	eng.calls = nil
-	tr.Rules = append(tr.Rules, rule("team-a/shop/2.0:80", "4", shop))
+	tr.Rules = append(tr.Rules, routeRule("team-a/shop/2.0:80", "4", shopRoute))
 	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
 		t.Fatalf("third program: %+v, %v", p, err)
 	}
@@ -118,6 +109,27 @@ func TestRuleSetsFromRecords(t *testing.T) {
 	if gone, err := c.destroy(t.Context(), gw); err != nil || !gone || !slices.Equal(eng.destroyed, []objectref.Ref{set}) {
 		t.Fatalf("destroy: %v, %v; destroyed %v, want infra/gw's set alone", gone, err, eng.destroyed)
 	}
+}
+
+// The routes of twoRoutes, and its listener's catch-all.
+var (
+	shopRoute = &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-a", Name: "shop"}
+	webRoute  = &lbmodel.RouteRef{Kind: "HTTPRoute", Namespace: "team-b", Name: "web"}
+	catchAll  = gateway.Rule{Name: "listener/http:80", ListenerPort: 80, OrderKey: "9", FixedResponse: &lbmodel.FixedResponse{StatusCode: 404}}
+)
+
+// twoRoutes is a Gateway of one http listener, and its translation: one
+// rule of team-b/web, two of team-a/shop, then the listener's catch-all.
+func twoRoutes() (*gatewayv1.Gateway, gateway.Translation) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw", UID: "uid-gw"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	return gw, gateway.Translation{Rules: []gateway.Rule{routeRule("team-b/web/0.0:80", "1", webRoute),
+		routeRule("team-a/shop/0.0:80", "2", shopRoute), routeRule("team-a/shop/1.0:80", "3", shopRoute), catchAll}}
+}
+
+// routeRule is route's rule name on the http listener, ordered by key.
+func routeRule(name, key string, route *lbmodel.RouteRef) gateway.Rule {
+	return gateway.Rule{Name: name, ListenerPort: 80, OrderKey: key, Route: route, Backends: []gateway.Backend{{Port: 30001, Weight: 1}}}
 }
 
 // setNames are "<load balancer> <set name> <rules>" of sets, sorted:

@@ -49,11 +49,7 @@ func ReservedAddressName(svc *corev1.Service, clusterID string) string {
 // AddressRoot renders the root module of one reserved address.
 func AddressRoot(a lbmodel.Address, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render address %s/%s", a.Namespace, a.Name)
-	cfg, err = cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := a.Validate(); err != nil {
+	if cfg, err = cfg.validFor(a); err != nil {
 		return nil, err
 	}
 	held := "held by no load balancer: reserved, detached"

@@ -126,6 +126,16 @@ type Attr struct {
 
 var clusterIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
+// validFor is c with its defaults, once c and in, what a root is
+// rendered from, are valid.
+func (c Config) validFor(in interface{ Validate() error }) (Config, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	return c, in.Validate()
+}
+
 // withDefaults validates c and fills its defaults.
 func (c Config) withDefaults() (Config, error) {
 	def := func(s *string, v string) {

@@ -16,10 +16,7 @@ import (
 // inputs render byte-identical files.
 func RenderGateway(g lbmodel.LoadBalancer, cfg Config) (_ *Module, err error) {
 	defer wrap(&err, "render %s", g.Ref().Describe())
-	if cfg, err = cfg.withDefaults(); err != nil {
-		return nil, err
-	}
-	if err := g.Validate(); err != nil {
+	if cfg, err = cfg.validFor(g); err != nil {
 		return nil, err
 	}
 	// What a Service decides of its load balancer, a Gateway's takes

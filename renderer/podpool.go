@@ -32,11 +32,7 @@ func PodPoolKey(ref objectref.Ref) string {
 func PodPoolRoot(p lbmodel.PodPool, cfg Config) (_ *Module, err error) {
 	ref := p.Ref()
 	defer wrap(&err, "render %s", ref.Describe())
-	cfg, err = cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
+	if cfg, err = cfg.validFor(p); err != nil {
 		return nil, err
 	}
 	r, err := newModuleRoot(cfg, cfg.TargetPoolsModule, DefaultTargetPoolsModuleSource, heading{

@@ -32,11 +32,7 @@ func RuleSetName(ref objectref.Ref) string {
 func RuleSetRoot(s lbmodel.RuleSet, cfg Config) (_ *Module, err error) {
 	ref := s.Ref()
 	defer wrap(&err, "render %s", ref.Describe())
-	cfg, err = cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Validate(); err != nil {
+	if cfg, err = cfg.validFor(s); err != nil {
 		return nil, err
 	}
 	src := ModuleSource{Source: DefaultRuleSetModuleSource}

@@ -136,32 +136,30 @@ func (c *cluster) resolve(ctx context.Context, ref objectref.Ref, needService bo
 	return t, nil
 }
 
+// noRecordChecks are, by kind, what to check when an object has no plan
+// record; each is asked with whether --namespace is the controller's.
+var noRecordChecks = map[string]string{
+	objectref.KindRouteSet:     "does the controller manage routes",
+	objectref.KindTargetPools:  "are target pools enabled",
+	objectref.KindServiceGroup: "does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it",
+	objectref.KindGateway:      "is its GatewayClass's controllerName example.com/gateway-controller, is gatewayAPI.enabled in the cloud config",
+	objectref.KindPodPool:      "does a Service of target type ip, or a Gateway with gatewayAPI.targetType ip, forward to that Service port",
+	objectref.KindRuleSet:      "is the route attached to that Gateway, of this controller's class",
+}
+
+// noRecord says that ref has no plan record, and what to check; exists
+// tells whether a Service ref names is in the cluster.
 func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
+	check, ok := noRecordChecks[ref.Kind]
 	switch {
-	case ref.Kind == objectref.KindRouteSet:
-		return fmt.Errorf("%w for the route set in namespace %s (does the controller manage routes, and is --namespace its namespace?)", errNoRecord, c.namespace)
-	case ref.Kind == objectref.KindTargetPools:
-		return fmt.Errorf("%w for the target pools in namespace %s (are target pools enabled, and is --namespace the controller's namespace?)", errNoRecord, c.namespace)
-	case ref.Kind == objectref.KindServiceGroup:
-		return fmt.Errorf("%w for %s in namespace %s (does a Service name it in its loadbalancer.example.com/group annotation, has the controller planned it, and is --namespace the controller's namespace?)",
-			errNoRecord, ref.Describe(), c.namespace)
-	case ref.Kind == objectref.KindGateway:
-		return fmt.Errorf("%w for %s in namespace %s (is its GatewayClass's controllerName example.com/gateway-controller, is gatewayAPI.enabled in the cloud config, and is --namespace the controller's namespace?)",
-			errNoRecord, ref.Describe(), c.namespace)
-	case ref.Kind == objectref.KindPodPool:
-		return fmt.Errorf("%w for %s in namespace %s (does a Service of target type ip, or a Gateway with gatewayAPI.targetType ip, forward to that Service port, and is --namespace the controller's namespace?)",
-			errNoRecord, ref.Describe(), c.namespace)
-	case ref.Kind == objectref.KindRuleSet:
-		return fmt.Errorf("%w for %s in namespace %s (is the route attached to that Gateway, of this controller's class, and is --namespace the controller's namespace?)",
-			errNoRecord, ref.Describe(), c.namespace)
 	case ref.Kind == objectref.KindAddress:
-		return fmt.Errorf("%w for %s in namespace %s (is it the cloud name of an address a Service of namespace %s names or keeps, and is --namespace the controller's namespace?)",
-			errNoRecord, ref.Describe(), c.namespace, ref.Namespace)
-	case !exists:
+		check = "is it the cloud name of an address a Service of namespace " + ref.Namespace + " names or keeps"
+	case !ok && !exists:
 		return fmt.Errorf("%s not found, and no plan record for it in namespace %s", ref.Describe(), c.namespace)
-	default:
-		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)", errNoRecord, ref.Describe(), c.namespace)
+	case !ok:
+		check = "is it type LoadBalancer, has the controller planned it"
 	}
+	return fmt.Errorf("%w for %s in namespace %s (%s, and is --namespace the controller's namespace?)", errNoRecord, ref.Describe(), c.namespace, check)
 }
 
 // sortPlans returns rec's plans newest first, whatever order they were
