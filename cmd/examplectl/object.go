@@ -157,7 +157,8 @@ func (c *cluster) noRecord(ref objectref.Ref, exists bool) error {
 	case !ok && !exists:
 		return fmt.Errorf("%s not found, and no plan record for it in namespace %s", ref.Describe(), c.namespace)
 	case !ok:
-		check = "is it type LoadBalancer, has the controller planned it"
+		return fmt.Errorf("%w for %s in namespace %s yet (is it type LoadBalancer, has the controller planned it, and is --namespace the controller's namespace?)",
+			errNoRecord, ref.Describe(), c.namespace)
 	}
 	return fmt.Errorf("%w for %s in namespace %s (%s, and is --namespace the controller's namespace?)", errNoRecord, ref.Describe(), c.namespace, check)
 }
