@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/renderer"
 )
 
 // A route's rules in a workspace of their own (ADR 28): applied as a rule
@@ -40,6 +41,11 @@ func TestRuleSet(t *testing.T) {
 	if _, _, err := f.eng.PreviewRuleSet(ctx, set, obj, "shop"); !errors.Is(err, engine.ErrNoState) {
 		t.Fatalf("a preview before the set's first plan: %v, want ErrNoState", err)
 	}
+	// An apply killed after the cloud made the set left it out of the
+	// state: the first apply takes it over, its rules the route's.
+	_, err = f.api.PutRuleSet(ctx, lb.ID, renderer.RuleSetName(set.Ref()), exampleapi.PutRuleSetRequest{Rules: []exampleapi.Rule{{
+		Name: "left", ListenerPort: 80, OrderKey: "0", FixedResponse: &exampleapi.FixedResponse{StatusCode: 418}}}}, 0)
+	testkit.Must(t, err)
 	out, err := f.eng.ReconcileRuleSet(ctx, set, auto)
 	testkit.Must(t, err)
 	if s := out.Applied.Summary; s.Add != 1 || !strings.Contains(out.Applied.Text, "example_load_balancer_rule_set") {

@@ -16,16 +16,20 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 )
 
-// Values of on_name_conflict (example_load_balancer) and
-// on_destination_conflict (example_route): what Create does when the API
-// answers 409 because the object's unique key is taken. That happens after
-// an apply was killed (SIGKILL, OOM, node loss) between the cloud creating
-// the object and Terraform recording it in state: every later apply plans
-// a create again and hits the same 409.
+// Values of on_name_conflict (example_load_balancer, and
+// example_load_balancer_rule_set's own) and on_destination_conflict
+// (example_route): what Create does when the object's unique key is taken
+// (for most, the API answers 409). That happens after an apply was killed
+// (SIGKILL, OOM, node loss) between the cloud creating the object and
+// Terraform recording it in state: every later apply plans a create again
+// and hits the same conflict.
 const (
 	onConflictError            = "error"
 	onNameConflictAdopt        = "adopt_if_tags_match"
 	onDestinationConflictAdopt = "adopt_if_same_target"
+	// onRuleSetConflictAdopt takes over a rule set of the name on the
+	// load balancer: a set has no tags to prove whose it is.
+	onRuleSetConflictAdopt = "adopt"
 )
 
 // lbAdoptAnnotation is the CCM's Service annotation that imports an

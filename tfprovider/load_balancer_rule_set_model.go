@@ -19,6 +19,8 @@ type ruleSetModel struct {
 	LoadBalancerID types.String `tfsdk:"load_balancer_id"`
 	Name           types.String `tfsdk:"name"`
 	Rules          types.Map    `tfsdk:"rules"`
+	// OnNameConflict is configuration only.
+	OnNameConflict types.String `tfsdk:"on_name_conflict"`
 }
 
 // ruleSetID is a set's id, "<load balancer id>/<name>": the cloud names
@@ -56,6 +58,7 @@ func ruleSetFromAPI(ctx context.Context, rs *exampleapi.RuleSet, prior ruleSetMo
 		LoadBalancerID: types.StringValue(rs.LoadBalancerID),
 		Name:           types.StringValue(rs.Name),
 		Rules:          rulesFromAPI(ctx, rs.Rules, prior.Rules, byKey, &diags),
+		OnNameConflict: stateOnly(prior.OnNameConflict, onConflictError),
 	}
 	return m, diags
 }

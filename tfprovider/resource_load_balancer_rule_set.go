@@ -42,8 +42,8 @@ func (r *ruleSetResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"`https` listener of its `listener_port` when the load balancer has one, and nothing until then, so the set " +
 			"and the listeners change in either order. The load balancer cannot be deleted while it has sets: a set " +
 			"refers to it by `load_balancer_id`, so Terraform destroys the set first. Creating a set whose name the load balancer already " +
-			"has fails (import it instead); `load_balancer_id` and `name` cannot change without replacing the set, its " +
-			"rules are updated in place.",
+			"has fails (import it instead, or see `on_name_conflict`); `load_balancer_id` and `name` cannot change without " +
+			"replacing the set, its rules are updated in place.",
 		Attributes: withTypes(map[string]schema.Attribute{
 			"id": computedStable("`<load_balancer_id>/<name>`, e.g. `lb-0123456789abcdef/routes`."),
 			"load_balancer_id": immutableString("Id (`lb-...`) of the load balancer the set's rules route. Changing it "+
@@ -56,6 +56,13 @@ func (r *ruleSetResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				"the load balancer's `http` and `https` listeners only, and count towards its %d rules. Each has the "+
 				"arguments of the load balancer's `rules` but `priority`: it is placed by its `order_key`. Their backends' "+
 				"target pools are of the load balancer's region. Unset (the default) means none.", exampleapi.MaxRules), byKey),
+			"on_name_conflict": choiceAttribute("What creating does when the load balancer already has a rule set of this "+
+				"`name`, typically one that an apply killed mid-way created but never recorded in state: `"+onConflictError+
+				"` (default) fails the apply, naming the import that takes it; `"+onRuleSetConflictAdopt+"` takes it over: "+
+				"its rules become the configuration's (one write, refused if the set changes meanwhile), it is recorded in "+
+				"state, and a warning says so. A set has no tags to prove whose it is: adopt only on a load balancer whose "+
+				"sets this configuration alone writes (the controller's Gateways'). Only consulted on create; changing it "+
+				"updates state only.", onConflictError, onRuleSetConflictAdopt),
 		}),
 	}
 }
@@ -94,16 +101,20 @@ func (r *ruleSetResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx = tflog.SetField(ctx, "rule_set_id", id)
 	c := r.data.client
 	getCtx, cancel := context.WithTimeout(ctx, objectTimeout)
-	_, err := getRuleSet(c, getCtx, id)
+	found, err := getRuleSet(c, getCtx, id)
 	cancel()
 	switch {
+	case err == nil && plan.OnNameConflict.ValueString() == onRuleSetConflictAdopt:
+		r.adopt(ctx, id, found, in, plan, resp)
+		return
 	case err == nil:
 		// A PUT would silently take it over: it is another
 		// configuration's, or one an interrupted apply left.
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Rule set already exists",
 			fmt.Sprintf("Load balancer %s already has a rule set named %q. To manage it with this configuration, import "+
-				"it: terraform import <resource address> %s (or an import block with id = %q). Otherwise choose another name.",
-				plan.LoadBalancerID.ValueString(), plan.Name.ValueString(), id, id))
+				"it: terraform import <resource address> %s (or an import block with id = %q). Otherwise choose another "+
+				"name. If an interrupted apply of this configuration created it, on_name_conflict = %q takes it over.",
+				plan.LoadBalancerID.ValueString(), plan.Name.ValueString(), id, id, onRuleSetConflictAdopt))
 		return
 	case !exampleapi.IsNotFound(err):
 		addAPIError(&resp.Diagnostics, "Cannot create rule set "+id, err, nil)
@@ -126,6 +137,26 @@ func (r *ruleSetResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	tflog.Info(ctx, "created rule set")
+	setFromAPI(ctx, &resp.State, &resp.Diagnostics, rs, plan, setFromAPIIn(ctx))
+}
+
+// adopt takes over found, the set of the plan's name, under
+// on_name_conflict = "adopt": its rules become in's, written only if the
+// set is still found's version.
+func (r *ruleSetResource) adopt(ctx context.Context, id string, found *exampleapi.RuleSet, in exampleapi.PutRuleSetRequest,
+	plan ruleSetModel, resp *resource.CreateResponse) {
+	putCtx, cancel := context.WithTimeout(ctx, objectTimeout)
+	defer cancel()
+	rs, err := putRuleSet(r.data.client, putCtx, id, in, found.Version)
+	if err != nil {
+		addRuleSetError(&resp.Diagnostics, "Cannot adopt rule set "+id, plan.LoadBalancerID.ValueString(), err, in)
+		return
+	}
+	tflog.Warn(ctx, "adopted an existing rule set")
+	resp.Diagnostics.AddWarning("Adopted existing rule set "+id,
+		fmt.Sprintf("Load balancer %s already had a rule set named %q (%d rule(s)), probably created by an interrupted "+
+			"apply; on_name_conflict = %q took it over, and its rules are now this configuration's.",
+			plan.LoadBalancerID.ValueString(), plan.Name.ValueString(), len(found.Rules), onRuleSetConflictAdopt))
 	setFromAPI(ctx, &resp.State, &resp.Diagnostics, rs, plan, setFromAPIIn(ctx))
 }
 
@@ -154,6 +185,12 @@ func (r *ruleSetResource) Read(ctx context.Context, req resource.ReadRequest, re
 func (r *ruleSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state ruleSetModel
 	if !loadConfigured(ctx, r.data, &resp.Diagnostics, get(req.Plan, &plan), get(req.State, &state)) {
+		return
+	}
+	if plan.Rules.Equal(state.Rules) {
+		// Only on_name_conflict, configuration only: nothing to write.
+		state.OnNameConflict = plan.OnNameConflict
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
 	in, diags := plan.ruleSetRequest(ctx)

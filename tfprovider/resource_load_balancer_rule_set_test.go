@@ -227,6 +227,37 @@ import {
 			},
 		},
 		{
+			// One left by an interrupted apply: on_name_conflict = "adopt"
+			// takes it over, its rules the configuration's.
+			PreConfig: func() { e.putBehindTheBack(t, "left") },
+			Config: e.ruleSetLBConfig(a.ID, ruleSetBlock("taken", "taken", taken)+`
+resource "example_load_balancer_rule_set" "left" {
+  load_balancer_id = example_load_balancer.web.id
+  name             = "left"
+  on_name_conflict = "adopt"
+  rules = {
+    web = { listener_port = 80, order_key = "c.example", hostnames = ["c.example"], fixed_response = { status_code = 201 } }
+  }
+}
+`),
+			ConfigStateChecks: stateChecks{
+				stateIs("example_load_balancer_rule_set.left", "rules.web.fixed_response", object{"status_code": 201}),
+				stateIs("example_load_balancer_rule_set.left", "on_name_conflict", "adopt"),
+			},
+			Check: func(*terraform.State) error {
+				ctx, cancel := bg()
+				defer cancel()
+				rs, err := e.client.GetRuleSet(ctx, e.loadBalancers(t)[0].ID, "left")
+				if err != nil {
+					return err
+				}
+				if len(rs.Rules) != 1 || rs.Rules[0].Name != "web" {
+					return fmt.Errorf("the adopted set holds %+v, want the configuration's rule web alone", rs.Rules)
+				}
+				return nil
+			},
+		},
+		{
 			// Another one holds the load balancer: its delete is refused,
 			// saying why and what to do; taken went first.
 			PreConfig: func() { e.putBehindTheBack(t, "stray") },
