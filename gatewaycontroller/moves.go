@@ -91,24 +91,32 @@ func moves(h held, sets []lbmodel.RuleSet, ever func(objectref.Ref) bool, own in
 	return kept, moving
 }
 
-// keepMoving adds to lb the rules of the sets it keeps.
-func keepMoving(lb *gateway.LoadBalancer, sets []lbmodel.RuleSet, kept map[objectref.Ref]bool) {
+// keep decides the moves of lb's sets (moves, h what lb holds) and adds
+// to lb, whose own rules are left, the rules of the sets it keeps: what
+// a sync applies and a preview plans alike.
+func (m *ruleSetsOf) keep(lb *gateway.LoadBalancer, sets []lbmodel.RuleSet, h held) (kept, moving map[objectref.Ref]bool) {
+	kept, moving = moves(h, sets, m.ever, len(lb.Rules))
 	for _, s := range sets {
 		if kept[s.Ref()] {
 			lb.Rules = append(lb.Rules, s.Rules...)
 		}
 	}
+	return kept, moving
 }
 
 // heldFor is what Gateway uid's load balancer holds, as this process or
 // the plan records last saw it applied; ok is false when neither did.
 func (m *ruleSetsOf) heldFor(uid types.UID) (h held, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	h, ok = m.held[uid]
 	return h, ok
 }
 
 // hold keeps h as what Gateway uid's load balancer holds.
 func (m *ruleSetsOf) hold(uid types.UID, h held) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.held == nil {
 		m.held = map[types.UID]held{}
 	}

@@ -332,8 +332,11 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		defer cancel()
 	}
 	// The edited route's rules are planned in its rule set (rulesets.go),
-	// the rest in the Gateway's.
+	// the rest in the Gateway's, with those a move keeps there (moves.go).
 	sets := splitRuleSets(&lb)
+	if h, ok := c.ruleSets.heldFor(gw.UID); ok {
+		c.ruleSets.keep(&lb, sets, h)
+	}
 	setLines, setOutcome := c.previewRuleSet(ctx, gw, lb, sets, edited, editor)
 	obj := engine.PolicyObject{Kind: objectref.KindGateway, Namespace: gw.Namespace, Name: gw.Name, Labels: gw.Labels, Annotations: gw.Annotations}
 	sp, verdicts, err := c.cloud.Engine.PreviewGateway(ctx, lb, usedKeys(lb, keys), obj, editor)

@@ -256,8 +256,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, err.Error(), provisioningRetry
 		return out, nil
 	}
-	kept, moving := moves(h, sets, c.ruleSets.ever, len(lb.Rules))
-	keepMoving(&lb, sets, kept)
+	kept, moving := c.ruleSets.keep(&lb, sets, h)
 	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err

@@ -71,8 +71,10 @@ func splitRuleSets(lb *gateway.LoadBalancer) []lbmodel.RuleSet {
 // Gateway's namespace/name: those this process applied, and those the plan
 // records name (read at start); and what each was last applied from
 // (fingerprint), so that a sync of a Gateway of 1,000 routes renders and
-// reviews only the sets that changed. Its one worker reads and writes it.
+// reviews only the sets that changed. Its one worker writes it; previews
+// read what a move keeps (moves.go), under mu.
 type ruleSetsOf struct {
+	mu      sync.Mutex
 	m       map[types.NamespacedName]map[objectref.Ref]bool
 	applied map[objectref.Ref]string
 	// recorded are the sets whose records say they were applied (read
@@ -94,11 +96,15 @@ func fingerprint(s lbmodel.RuleSet) string {
 
 // current tells whether ref was last applied from fingerprint fp.
 func (m *ruleSetsOf) current(ref objectref.Ref, fp string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return fp != "" && m.applied[ref] == fp
 }
 
 // settle keeps fp as what ref was last applied from ("": not applied).
 func (m *ruleSetsOf) settle(ref objectref.Ref, fp string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.applied == nil {
 		m.applied = map[objectref.Ref]string{}
 	}
@@ -126,9 +132,15 @@ func (m *ruleSetsOf) of(nn types.NamespacedName) []objectref.Ref {
 
 // ever tells whether ref was applied: by this process, or as its record
 // said at start.
-func (m *ruleSetsOf) ever(ref objectref.Ref) bool { return m.applied[ref] != "" || m.recorded[ref] }
+func (m *ruleSetsOf) ever(ref objectref.Ref) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.applied[ref] != "" || m.recorded[ref]
+}
 
 func (m *ruleSetsOf) drop(nn types.NamespacedName, ref objectref.Ref) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	delete(m.m[nn], ref)
 	delete(m.applied, ref)
 	delete(m.recorded, ref)
@@ -150,6 +162,8 @@ func (m *ruleSetsOf) learn(r *records.Record) {
 		}
 		m.add(types.NamespacedName{Namespace: r.Object.Namespace, Name: gw}, r.Object)
 		if r.Applied != nil {
+			m.mu.Lock()
+			defer m.mu.Unlock()
 			if m.recorded == nil {
 				m.recorded = map[objectref.Ref]bool{}
 			}
