@@ -123,6 +123,13 @@ func (m *ruleSetsOf) hold(uid types.UID, h held) {
 	m.held[uid] = h
 }
 
+// unhold forgets what Gateway uid's load balancer held: it is gone.
+func (m *ruleSetsOf) unhold(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.held, uid)
+}
+
 // movesPending makes p look again soon while rules are moving.
 func (p *programmed) movesPending(probs *setProblems) {
 	if probs.moved {

@@ -78,6 +78,13 @@ func TestProgramMovesRoutesRules(t *testing.T) {
 		t.Fatalf("then: %v, rules %q; want its own alone", err, ruleNames(eng.built[1]))
 	}
 
+	if _, err := c.destroy(t.Context(), gw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.ruleSets.heldFor(gw.UID); ok {
+		t.Error("a Gateway destroyed: what its load balancer held is still kept")
+	}
+
 	// A Gateway built by this controller holds none: nothing is kept.
 	eng = &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-2", IPv4: "203.0.113.8", Status: "active"}}
 	c = newController(eng, &fakeReview{})

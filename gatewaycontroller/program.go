@@ -455,6 +455,7 @@ func (c *Controller) destroy(ctx context.Context, gw *gatewayv1.Gateway) (bool, 
 		c.cloud.Review.Removed(ctx, out)
 	}
 	c.planned.forget(nameOf(gw), gw.UID)
+	c.ruleSets.unhold(gw.UID)
 	if c.cloud.PodTargets && c.cloud.Pods != nil {
 		// Its pod pools go with it (once nothing else forwards to them).
 		if _, err := c.cloud.Pods.Use(ctx, objectref.Gateway(gw.Namespace, gw.Name, "").Key(), nil); err != nil {
