@@ -113,10 +113,13 @@ type Input struct {
 	// for gateways and routes.
 	Group string `json:"group,omitempty"`
 	// Resource is the API resource: services or secrets (core group),
-	// gateways or the routes (GroupGatewayAPI).
+	// gateways or the routes (GroupGatewayAPI); for a pod pool, what
+	// makes pods (PodMakers).
 	Resource  string `json:"resource"`
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// Name is the object's; empty, every object of Resource in
+	// Namespace (as a SubjectAccessReview reads it).
+	Name string `json:"name,omitempty"`
 }
 
 // The resources an Input names.
@@ -134,18 +137,42 @@ const (
 	GroupGatewayAPI      = "gateway.networking.k8s.io"
 )
 
+// PodMakers are the inputs of a pod pool of a Service in namespace, besides
+// the Service's selector: every object by which someone may decide which
+// pods' addresses the Service's EndpointSlices list. Pods, the built-in
+// workloads that make them, and EndpointSlices written by hand; Kubernetes
+// records the editor of none. A custom controller that makes pods from
+// its own kind is not among them: see docs/tenancy.md.
+func PodMakers(namespace string) []Input {
+	return []Input{
+		{Resource: "pods", Namespace: namespace},
+		{Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: namespace},
+		{Group: "apps", Resource: "deployments", Namespace: namespace},
+		{Group: "apps", Resource: "replicasets", Namespace: namespace},
+		{Group: "apps", Resource: "statefulsets", Namespace: namespace},
+		{Group: "apps", Resource: "daemonsets", Namespace: namespace},
+		{Group: "batch", Resource: "jobs", Namespace: namespace},
+		{Group: "batch", Resource: "cronjobs", Namespace: namespace},
+	}
+}
+
 // inputKinds name an Input's resource for people.
 var inputKinds = map[string]string{
 	ResourceServices: "Service", ResourceSecrets: "Secret",
 	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute", ResourceGRPCRoutes: "GRPCRoute",
 	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
 	ResourceListenerSets: "ListenerSet",
+	"pods": "Pod", "endpointslices": "EndpointSlice", "deployments": "Deployment", "replicasets": "ReplicaSet",
+	"statefulsets": "StatefulSet", "daemonsets": "DaemonSet", "jobs": "Job", "cronjobs": "CronJob",
 }
 
 func (in Input) String() string {
 	kind, ok := inputKinds[in.Resource]
 	if !ok {
 		kind = in.Resource
+	}
+	if in.Name == "" {
+		return "any " + kind + " of namespace " + in.Namespace
 	}
 	return kind + " " + in.Namespace + "/" + in.Name
 }

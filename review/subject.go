@@ -83,13 +83,21 @@ func (b *Board) PoolsSubject(workspace, kind string) Subject {
 
 // PodPoolSubject is pod pool ref's reconcile (ADR 24): its events go to
 // the Service whose port it stands for (svc; nil once the Service is
-// gone: its record's ConfigMap). It has no contributors: its changes come
-// from EndpointSlices, which the cluster's controllers write, so rules
-// and approvals see the Service's labels and annotations.
+// gone: its record's ConfigMap), and rules and approvals see the
+// Service's labels and annotations. Its changes come from the Service's
+// selector and from the pods of its namespace, whose editors Kubernetes
+// never records: nobody allowed to edit the Service or to make its
+// namespace's pods (records.PodMakers) may approve its plan. Who deleted
+// a Service, nothing tells, as for the Service's own plan.
 func (b *Board) PodPoolSubject(ref objectref.Ref, svc *v1.Service, workspace, kind string) Subject {
 	s := Subject{ref: ref, kind: kind, event: b.recordObject(workspace)}
-	if svc != nil {
-		s.event, s.meta = svc, metav1.ObjectMeta{Namespace: svc.Namespace, Labels: svc.Labels, Annotations: svc.Annotations}
+	if svc == nil {
+		return s
+	}
+	s.event, s.meta = svc, metav1.ObjectMeta{Namespace: svc.Namespace, Labels: svc.Labels, Annotations: svc.Annotations}
+	if kind == records.KindChange || svc.DeletionTimestamp == nil {
+		service := records.Input{Resource: records.ResourceServices, Namespace: svc.Namespace, Name: svc.Name}
+		s.contrib.Unverified = append([]records.Input{service}, records.PodMakers(svc.Namespace)...)
 	}
 	return s
 }

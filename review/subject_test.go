@@ -332,3 +332,40 @@ func TestGatewaySubject(t *testing.T) {
 		t.Errorf("a deletion's contributors %+v, want none", d.contrib)
 	}
 }
+
+// TestPodPoolSubject: a pod pool's change has as contributors the
+// Service (its selector) and whatever makes its namespace's pods, each an
+// input whose editor is unknown, so that whoever scales a Deployment or
+// writes an EndpointSlice there cannot approve the plan it causes; the
+// pool's destroy after the Service's deletion has none.
+func TestPodPoolSubject(t *testing.T) {
+	f := newReviewFixture(t, "", false)
+	svc := authored("web", "carol")
+	const ws = "prod-podpool-shop-web"
+	ref := objectref.PodPool("shop", "web", 80, v1.ProtocolTCP)
+	s := f.PodPoolSubject(ref, svc, ws, records.KindChange)
+	want := append([]records.Input{{Resource: records.ResourceServices, Namespace: "shop", Name: "web"}}, records.PodMakers("shop")...)
+	if !reflect.DeepEqual(s.contrib, records.Contributors{Unverified: want}) {
+		t.Errorf("contributors %+v, want %+v", s.contrib, want)
+	}
+	for _, in := range records.PodMakers("shop") {
+		if in.Namespace != "shop" || in.Name != "" {
+			t.Errorf("pod maker %+v: want every object of its resource in shop", in)
+		}
+	}
+	if got := want[3].String(); got != "any Deployment of namespace shop" {
+		t.Errorf("input named %q", got)
+	}
+	checkEventsGo(t, f, s, svc, false, ws)
+	if d := f.PodPoolSubject(ref, svc, ws, records.KindDestroy); !reflect.DeepEqual(d.contrib.Unverified, want) {
+		t.Errorf("a destroy while the Service lives (it stopped asking for pod targets): contributors %+v, want %+v", d.contrib, want)
+	}
+	gone := svc.DeepCopy()
+	gone.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if d := f.PodPoolSubject(ref, gone, ws, records.KindDestroy); !d.contrib.Empty() {
+		t.Errorf("the destroy of a deleted Service's pool: contributors %+v, want none", d.contrib)
+	}
+	if d := f.PodPoolSubject(ref, nil, ws, records.KindDestroy); !d.contrib.Empty() {
+		t.Errorf("the destroy of a gone Service's pool: contributors %+v, want none", d.contrib)
+	}
+}
