@@ -194,7 +194,7 @@ func (c *Controller) routesOf(gw *gatewayv1.Gateway) (http []*gatewayv1.HTTPRout
 	for _, r := range all {
 		if names(r.Namespace, r.Spec.ParentRefs, gw) || namesSet(r.Namespace, r.Spec.ParentRefs, sets) {
 			http = append(http, r)
-			refs = append(refs, objectref.Ref{Kind: string(gateway.KindOf(r)), Namespace: r.Namespace, Name: r.Name})
+			refs = append(refs, objectref.Ref{Kind: string(gateway.KindOf(r)), Namespace: r.Namespace, Name: r.Name, UID: string(r.UID)})
 		}
 	}
 	others, err := c.l4Routes()

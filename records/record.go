@@ -144,16 +144,19 @@ const (
 // records the editor of none. A custom controller that makes pods from
 // its own kind is not among them: see docs/tenancy.md.
 func PodMakers(namespace string) []Input {
-	return []Input{
-		{Resource: "pods", Namespace: namespace},
-		{Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: namespace},
-		{Group: "apps", Resource: "deployments", Namespace: namespace},
-		{Group: "apps", Resource: "replicasets", Namespace: namespace},
-		{Group: "apps", Resource: "statefulsets", Namespace: namespace},
-		{Group: "apps", Resource: "daemonsets", Namespace: namespace},
-		{Group: "batch", Resource: "jobs", Namespace: namespace},
-		{Group: "batch", Resource: "cronjobs", Namespace: namespace},
+	out := make([]Input, len(podMakers))
+	for i, m := range podMakers {
+		out[i] = Input{Group: m.group, Resource: m.resource, Namespace: namespace}
 	}
+	return out
+}
+
+// podMakers are what PodMakers names, with their kinds for people.
+var podMakers = []struct{ group, resource, kind string }{
+	{"", "pods", "Pod"}, {"discovery.k8s.io", "endpointslices", "EndpointSlice"},
+	{"apps", "deployments", "Deployment"}, {"apps", "replicasets", "ReplicaSet"},
+	{"apps", "statefulsets", "StatefulSet"}, {"apps", "daemonsets", "DaemonSet"},
+	{"batch", "jobs", "Job"}, {"batch", "cronjobs", "CronJob"},
 }
 
 // inputKinds name an Input's resource for people.
@@ -162,12 +165,15 @@ var inputKinds = map[string]string{
 	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute", ResourceGRPCRoutes: "GRPCRoute",
 	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
 	ResourceListenerSets: "ListenerSet",
-	"pods": "Pod", "endpointslices": "EndpointSlice", "deployments": "Deployment", "replicasets": "ReplicaSet",
-	"statefulsets": "StatefulSet", "daemonsets": "DaemonSet", "jobs": "Job", "cronjobs": "CronJob",
 }
 
 func (in Input) String() string {
 	kind, ok := inputKinds[in.Resource]
+	for _, m := range podMakers {
+		if !ok && m.resource == in.Resource {
+			kind, ok = m.kind, true
+		}
+	}
 	if !ok {
 		kind = in.Resource
 	}

@@ -21,10 +21,14 @@ func (b *Board) Eventf(s Subject, typ, reason, format string, args ...any) {
 }
 
 func (b *Board) eventf(s Subject, typ, reason, format string, args ...any) {
-	if s.event != nil {
+	to := s.event
+	if s.route != nil && routeReasons[reason] {
+		to = s.route
+	}
+	if to != nil {
 		// Redacted first: escaping could change a secret's text past
 		// the redactor. Then inert: events reach terminals.
-		b.recorder.Event(s.event, typ, reason, termsafe.Text(b.redactor.secrets.String(fmt.Sprintf(format, args...))))
+		b.recorder.Event(to, typ, reason, termsafe.Text(b.redactor.secrets.String(fmt.Sprintf(format, args...))))
 	}
 }
 
@@ -51,6 +55,10 @@ func (b *Board) Failed(s Subject, err error) {
 		// A guest sees errors about its own objects only: the group's
 		// are its owners'.
 		b.eventf(Subject{ref: objectref.Service(s.guest), event: s.guest}, v1.EventTypeWarning, "GroupFailed", "%v", GuestError(s.ref, err))
+	}
+	if s.route != nil {
+		b.eventf(Subject{event: s.route}, v1.EventTypeWarning, routeFailure,
+			"The rules of this route on Gateway %s/%s could not be applied; the Gateway's events say why (its owners read them)", s.meta.Namespace, s.meta.Name)
 	}
 	b.eventf(s, v1.EventTypeWarning, failedReason(err), "%v", err)
 }

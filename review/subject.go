@@ -36,6 +36,9 @@ type Subject struct {
 	// members are a group's member Services: as policy rules see them,
 	// then (set after the reconcile) as its record keeps them.
 	members []*v1.Service
+	// route is the route of a rule set's reconcile: its events about the
+	// set's plan go there, to the route's author (routeReasons).
+	route runtime.Object
 	// guest is the Service of another namespace whose reconcile this is,
 	// when a guest's reconcile converges its group: the group's events go
 	// to its owners, the guest is told only that it failed.

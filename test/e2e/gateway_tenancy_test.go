@@ -406,18 +406,21 @@ func TestGatewayTenancy(t *testing.T) {
 		}
 		rita := e.reviewer(t, "rita")
 		annotateGateway(t, admin, map[string]string{"loadbalancer.example.com/apply-policy": "manual"})
-		seen := e.awaitedIn("infra", "gw")
+		seen := e.awaitedIn("team-a", "shop")
 		updateRoute(t, alice, "team-a", "shop", func(r *gatewayv1.HTTPRoute) {
 			r.Spec.Rules = rulesTo(map[string]string{"/api": "a", "/v2": "b", "/v3": "b"})
 		})
 		// The route's change is its rule set's plan (ADR 28), under the
-		// Gateway's policy and contributors.
-		id := e.awaitingPlanIn("infra", "gw", seen...)
+		// Gateway's policy and contributors, told on the route; an
+		// approval ignored, on the Gateway only (it names the Gateway's
+		// Secret).
+		id := e.awaitingPlanIn("team-a", "shop", seen...)
 		ref := objectref.RuleSet("infra", "gw", objectref.KindHTTPRoute, "team-a", "shop")
 		for who, input := range map[*user]string{sam: "may edit Service team-a/", cora: "may edit Secret infra/shop-tls"} {
 			testkit.Must(t, e.approveObjectAs(t, who, ref, id, who.name))
 			e.eventWith(t, "infra", "gw", "ApprovalIgnored", fmt.Sprintf("%q %s", who.name, input))
 		}
+		e.noEventMentions(t, "team-a", "infra/shop-tls")
 		e.routes(t, lb.ID, 80, "shop.example", "/v3", 1, 404, nil) // not applied
 		e.examplectl(t, rita, "approve", ref.Arg(), id)
 		e.eventuallyRoutes(t, lb.ID, "shop.example", "/v3", 200, at("b"))

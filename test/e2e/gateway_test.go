@@ -226,9 +226,17 @@ func TestGatewayProgrammed(t *testing.T) {
 		t.Fatalf("after the dry run: %v, %v; want the route unchanged", r, err)
 	}
 	setCrossPath(t, malloryGW, "/b2")
-	// Her route's rule set's plan waits (its events on the Gateway); the
-	// load balancer serves on, the Gateway programmed, its address kept.
-	id := e.awaitingPlanIn("infra", "gw")
+	// Her route's rule set's plan waits, told on her route (ADR 28), by
+	// the UID kubectl describe finds its events by; the load balancer
+	// serves on, the Gateway programmed, its address kept.
+	id := e.awaitingPlanIn("team-b", "cross")
+	cross, err := malloryGW.GatewayV1().HTTPRoutes("team-b").Get(ctx, "cross", metav1.GetOptions{})
+	testkit.Must(t, err)
+	for _, ev := range e.eventsIn("team-b", "cross", "AwaitingApproval") {
+		if o := ev.InvolvedObject; o.Kind != "HTTPRoute" || o.UID != cross.UID {
+			t.Errorf("AwaitingApproval on %+v; want HTTPRoute team-b/cross of UID %s", o, cross.UID)
+		}
+	}
 	testkit.Eventually(t, 30*time.Second, "the Gateway programmed, its address kept", func() error {
 		g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
 		if c := meta.FindStatusCondition(g.Status.Conditions, "Programmed"); err != nil || c == nil || c.Reason != "Programmed" ||
@@ -243,6 +251,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	e.routes(t, lb.ID, 80, "any.example", "/b2", 1, 404, nil) // not applied
 	e.examplectl(t, rita, "approve", ref.Arg(), id)
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b2", 200, map[string]int{at("c"): 1})
+	e.eventWith(t, "team-b", "cross", "Applied", id+" (+0 ~1 -0) approved by "+rita.name)
 	e.auditLine(t, "apply", id, rita.name)
 	if out := e.examplectl(t, rita, "history", ref.Arg()); !strings.Contains(out, id) {
 		t.Errorf("examplectl history %s does not list %s:\n%s", ref.Arg(), id, out)
