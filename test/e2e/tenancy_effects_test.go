@@ -77,7 +77,7 @@ func (e *env) poolDelaysRow(t *testing.T, bob *user) {
 	}
 
 	rhea := e.reviewer(t, "rhea")
-	e.approveUntil(t, rhea, held, func() error {
+	e.approveUntil(t, rhea, serviceRef(held), func() error {
 		if d := everyNode().DeregistrationDelaySeconds; d != 3600 {
 			return fmt.Errorf("the pool drains for %ds", d)
 		}

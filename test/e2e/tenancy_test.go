@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -124,7 +123,7 @@ func TestTenancy(t *testing.T) {
 		shop.Annotations[string(annotations.LBApplyPolicy)] = string(annotations.ApplyManual)
 		shop = e.createService(t, alice, shop)
 		var ip string
-		e.approveUntil(t, victor, shop, func() error {
+		e.approveUntil(t, victor, serviceRef(shop), func() error {
 			in := e.kube.CoreV1().Services("team-a")
 			cur, err := in.Get(testkit.Context(t), "shop", metav1.GetOptions{})
 			if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
@@ -154,7 +153,7 @@ func TestTenancy(t *testing.T) {
 		renewal := e.awaitingPlanIn("team-a", "shop", append(before, created)...)
 		testkit.Must(t, e.approveAs(t, rita, shop, renewal, rita.name))
 		e.eventWith(t, "team-a", "shop", "ApprovalIgnored", `"`+rita.name+`" may edit Secret team-a/shop-tls, whose editor cannot be verified`)
-		id := e.approveUntil(t, victor, shop, func() error {
+		id := e.approveUntil(t, victor, serviceRef(shop), func() error {
 			if r := e.recordOf(t, "team-a", "shop"); r.Applied == nil || r.Applied.PlanID == created {
 				return fmt.Errorf("the renewal is not applied")
 			}
@@ -357,22 +356,22 @@ func TestTenancy(t *testing.T) {
 	t.Run("a guest cannot stall the group it joins", func(t *testing.T) { e.guestCannotStallRow(t, alice, bob) })
 }
 
-// approveUntil approves, as u, the plan of svc awaiting approval until
+// approveUntil approves, as u, the plan of ref awaiting approval until
 // done holds, and returns the id approved last: a plan may be superseded
 // right after it was made, and one planned again needs a fresh approval.
-func (e *env) approveUntil(t testing.TB, u *user, svc *v1.Service, done func() error) string {
+func (e *env) approveUntil(t testing.TB, u *user, ref objectref.Ref, done func() error) string {
 	t.Helper()
 	var approved records.Plan
 	testkit.EventuallyEvery(t, 3*time.Minute, time.Second, "approved and applied", func() error {
 		if done() == nil {
 			return nil
 		}
-		r := e.recordOf(t, svc.Namespace, svc.Name)
+		r := e.recordOf(t, ref.Namespace, ref.Name)
 		if r == nil || r.Latest() == nil || r.Latest().Outcome != records.AwaitingApproval {
 			return fmt.Errorf("no plan awaiting approval")
 		}
 		if p := r.Latest(); p.ID != approved.ID || !p.PlannedAt.Equal(approved.PlannedAt) {
-			testkit.Must(t, e.approveAs(t, u, svc, p.ID, u.name))
+			testkit.Must(t, e.approveObjectAs(t, u, ref, p.ID, u.name))
 			approved = *p
 		}
 		return done()
