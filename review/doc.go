@@ -31,7 +31,8 @@
 //   - its outcome: Report; Failed, Eventf, RetiredAnnotations,
 //     ReportMembers, GroupRemoved, ConsentWithdrawn and ReportLeaving for
 //     what the front-ends refuse, adjust or decide themselves (GuestError
-//     is what a group's guest is told); Inert for the errors the service
+//     is what a group's guest is told; a rule set's route is told what
+//     became of its plan, routeReasons); Inert for the errors the service
 //     controller puts in events; Removed after a removal (a record goes
 //     when nothing was destroyed);
 //   - state unlock requests: Unlock (through the engine, an Unlocker),
