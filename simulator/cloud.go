@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,6 +24,22 @@ type cloud struct {
 	// changed is told of every write, for the data plane (one pending
 	// signal is enough: the plane is compiled from the whole store).
 	changed chan struct{}
+	// planeAt is the time of the store the data plane serves (nil
+	// without a data plane): see lbNow.
+	planeAt atomic.Pointer[time.Time]
+}
+
+// lbNow is the time the API reads load balancers' status at: now, or,
+// with a data plane, the time of the store it last took. A load balancer
+// becomes active on the clock (its ReadyAt), and the plane binds it when
+// it compiles the store after that: reading status at the plane's time,
+// the API never reports active an address that does not answer yet.
+func (c *cloud) lbNow() time.Time {
+	now := c.now()
+	if t := c.planeAt.Load(); t != nil && t.Before(now) {
+		return *t
+	}
+	return now
 }
 
 // view runs fn in a read transaction.

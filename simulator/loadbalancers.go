@@ -105,7 +105,7 @@ func (c *cloud) createLoadBalancer(tx *bolt.Tx, spec exampleapi.LoadBalancerSpec
 	if err := putName(tx, kindLoadBalancer, rec.Region, rec.Name, rec.ID); err != nil {
 		return exampleapi.LoadBalancer{}, err
 	}
-	return rec.view(now), nil
+	return rec.view(c.lbNow()), nil
 }
 
 // allocateLBAddresses takes the IPv4 (public or internal pool) and, for
@@ -147,12 +147,12 @@ func (c *cloud) allocateLBAddresses(tx *bolt.Tx, rec *lbRecord) error {
 func (c *cloud) getLoadBalancer(id string) (exampleapi.LoadBalancer, error) {
 	return viewObject(c, func(tx *bolt.Tx) (exampleapi.LoadBalancer, error) {
 		rec, err := storedLBs.get(tx, id)
-		return rec.view(c.now()), err
+		return rec.view(c.lbNow()), err
 	})
 }
 
 func (c *cloud) listLoadBalancers(region, name string, pg page) (exampleapi.ListResponse[exampleapi.LoadBalancer], error) {
-	now := c.now()
+	now := c.lbNow()
 	return listNamed(c, storedLBs, pg, region, name, func(r *lbRecord) exampleapi.LoadBalancer { return r.view(now) })
 }
 

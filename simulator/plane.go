@@ -30,6 +30,7 @@ func (s *Server) serveTraffic(ctx context.Context, dp *dataplane.Server) {
 			s.log.Error("data plane: reading the store", "err", err)
 		} else {
 			_ = dp.Swap(p) // it logs what it cannot bind, and binds it on a later swap
+			s.cloud.planeAt.Store(&now)
 		}
 		var due <-chan time.Time
 		if p != nil && !p.Next.IsZero() {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/simulator/simtest"
 )
@@ -176,4 +178,44 @@ func TestTargetHealthIsProbed(t *testing.T) {
 	eventually(t, want("healthy: health check passing", "unhealthy: health check failing"))
 	oks[ids[1]].Store(true)
 	eventually(t, want("healthy: health check passing", "healthy: health check passing"))
+}
+
+// A load balancer reads active only once the data plane serves it: its
+// provisioning ends on the clock, the plane binds it when it next takes
+// the store, and the API reads status at the plane's time. On a fake
+// clock stepped past the provisioning, the plane has not taken the store
+// again (its timer runs on the real one): the load balancer still reads
+// provisioning, and once a write makes the plane take the store it reads
+// active and answers at once.
+func TestActiveMeansServed(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	sim := simtest.Start(t, simtest.WithDataPlane(), simtest.WithProvisionDelay(time.Hour), simtest.WithClock(clk))
+	api, err := exampleapi.New(exampleapi.Options{Endpoint: sim.URL, Token: sim.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	inst, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: "node-a", Type: "standard-1", Zone: "ex-west-1a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpBackend(t, inst.PrivateIPv4+":30080", "node-a")
+	var spec exampleapi.LoadBalancerSpec
+	spec.Name, spec.Region, spec.Type, spec.Targets = "web", "ex-west-1", "lb-small", []string{inst.ID}
+	spec.Listeners = []exampleapi.Listener{{Protocol: "http", Port: 80, TargetPort: 30080}}
+	lb, err := api.CreateLoadBalancer(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(time.Hour))
+	if got, err := api.GetLoadBalancer(ctx, lb.ID); err != nil || got.Status != exampleapi.LBStatusProvisioning {
+		t.Fatalf("past its provisioning, before the plane took the store: %+v, %v; want provisioning", got, err)
+	}
+	if _, err := api.CreateInstance(ctx, exampleapi.CreateInstanceRequest{Name: "node-b", Type: "standard-1", Zone: "ex-west-1a"}); err != nil {
+		t.Fatal(err)
+	}
+	got := waitActive(ctx, t, api, lb.ID)
+	if pods := answered(t, "http://"+got.IPv4+"/", 2); pods["node-a"] != 2 {
+		t.Fatalf("as soon as it reads active: answered by %v", pods)
+	}
 }
