@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	v1 "k8s.io/api/core/v1"
@@ -39,7 +38,6 @@ func TestPodPoolApprovals(t *testing.T) {
 	victor := e.reviewer(t, "victor")
 
 	e.echoDeploymentOf(t, "default", "web", 1, nil)
-	e.podsReady(t, "web", 1)
 	_, err := e.kube.CoreV1().Services("default").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web",
 		Annotations: map[string]string{string(annotations.LBTargetType): annotations.TargetTypeIP}},
 		Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
@@ -54,7 +52,7 @@ func TestPodPoolApprovals(t *testing.T) {
 	_, err = dora.kube.AppsV1().Deployments("default").UpdateScale(ctx, "web",
 		&autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 2}}, metav1.UpdateOptions{})
 	testkit.Must(t, err)
-	e.podsReady(t, "web", 2)
+	e.deploymentReady(t, "default", "web", 2)
 	ignored := fmt.Sprintf("%q may edit any Deployment of namespace default, whose editor cannot be verified", dora.name)
 	e.approveUntil(t, dora, ref, func() error {
 		for _, ev := range e.eventsIn("default", "web", "ApprovalIgnored") {
@@ -69,21 +67,6 @@ func TestPodPoolApprovals(t *testing.T) {
 	}
 	id := e.approveUntil(t, victor, ref, func() error { return e.podsTargeted(t, "web", 2) })
 	e.auditLine(t, "apply", id, victor.name)
-}
-
-// podsReady waits until Deployment default/name has n Ready pods.
-func (e *env) podsReady(t *testing.T, name string, n int) {
-	t.Helper()
-	testkit.Eventually(t, time.Minute, fmt.Sprintf("%d Ready pods of %s", n, name), func() error {
-		pods, err := e.kube.CoreV1().Pods("default").List(testkit.Context(t), metav1.ListOptions{LabelSelector: "app=" + name})
-		if err != nil {
-			return err
-		}
-		if ready := slices.DeleteFunc(pods.Items, func(p v1.Pod) bool { return !podReady(&p) }); len(ready) != n {
-			return fmt.Errorf("%d Ready", len(ready))
-		}
-		return nil
-	})
 }
 
 // podsTargeted says whether Service default/name's pod pool in the cloud

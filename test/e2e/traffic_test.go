@@ -101,6 +101,12 @@ func (e *env) echoDeploymentOf(t testing.TB, ns, name string, replicas int32, ed
 	}
 	_, err := e.kube.AppsV1().Deployments(ns).Create(testkit.Context(t), d, metav1.CreateOptions{})
 	testkit.Must(t, err)
+	e.deploymentReady(t, ns, name, replicas)
+}
+
+// deploymentReady waits until Deployment ns/name has replicas Ready.
+func (e *env) deploymentReady(t testing.TB, ns, name string, replicas int32) {
+	t.Helper()
 	testkit.Eventually(t, time.Minute, "deployment "+name+" ready", func() error {
 		d, err := e.kube.AppsV1().Deployments(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
 		if err != nil {
