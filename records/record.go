@@ -151,8 +151,11 @@ func PodMakers(namespace string) []Input {
 	return out
 }
 
-// podMakers are what PodMakers names, with their kinds for people.
-var podMakers = []struct{ group, resource, kind string }{
+// podMaker is a resource that makes pods, with its kind for people.
+type podMaker struct{ group, resource, kind string }
+
+// podMakers are what PodMakers names.
+var podMakers = []podMaker{
 	{"", "pods", "Pod"}, {"discovery.k8s.io", "endpointslices", "EndpointSlice"},
 	{"apps", "deployments", "Deployment"}, {"apps", "replicasets", "ReplicaSet"},
 	{"apps", "statefulsets", "StatefulSet"}, {"apps", "daemonsets", "DaemonSet"},
@@ -169,10 +172,8 @@ var inputKinds = map[string]string{
 
 func (in Input) String() string {
 	kind, ok := inputKinds[in.Resource]
-	for _, m := range podMakers {
-		if !ok && m.resource == in.Resource {
-			kind, ok = m.kind, true
-		}
+	if i := slices.IndexFunc(podMakers, func(m podMaker) bool { return m.resource == in.Resource }); !ok && i >= 0 {
+		kind, ok = podMakers[i].kind, true
 	}
 	if !ok {
 		kind = in.Resource
