@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/lru"
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
@@ -49,6 +51,26 @@ type approvals struct {
 
 	mu      sync.Mutex
 	checked map[string]policyCheck // by admission policy name
+
+	// edits keeps the API server's answer to whether an approver may edit
+	// an input, per plan (editKey): a waiting plan is looked at every few
+	// seconds, and without it each look asked again, up to 3 verbs for
+	// each of a pod pool's 9 inputs for each approver.
+	edits *lru.Cache
+}
+
+// editsSize bounds the answers kept: a few hundred approvers of waiting
+// plans; one evicted is asked again.
+const editsSize = 4096
+
+// editKey names one answer. It is the plan's: whether an approver may
+// have made a plan's change is about what they could do before it was
+// made, so a right granted since does not make them its author, nor does
+// one revoked since clear them; the first answer stands while the plan
+// waits, and the next plan asks again.
+type editKey struct {
+	plan, who, groups string
+	in                records.Input
 }
 
 type policyCheck struct {
@@ -60,7 +82,7 @@ type policyCheck struct {
 }
 
 func newApprovals(namespace string, required int, propagation time.Duration) *approvals {
-	return &approvals{namespace: namespace, required: required, propagation: propagation, checked: map[string]policyCheck{}}
+	return &approvals{namespace: namespace, required: required, propagation: propagation, checked: map[string]policyCheck{}, edits: lru.New(editsSize)}
 }
 
 // start watches the namespace's approvals and unlock requests.
@@ -232,7 +254,7 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Pla
 		case slices.Contains(out.Approvers, who):
 			continue // the same person twice counts once
 		}
-		if why := a.mayHaveChanged(ctx, pa, c.Unverified); why != "" {
+		if why := a.mayHaveChanged(ctx, p.ID, pa, c.Unverified); why != "" {
 			out.Ignored = append(out.Ignored, why)
 			continue
 		}
@@ -243,10 +265,10 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Pla
 	return out, counted
 }
 
-// mayHaveChanged says why pa's approver may have made the change through
-// one of inputs, whose editor is unknown: they are allowed to edit it, or
-// that cannot be told; "" when they are allowed to edit none.
-func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApproval, inputs []records.Input) string {
+// mayHaveChanged says why pa's approver may have made plan's change
+// through one of inputs, whose editor is unknown: they are allowed to edit
+// it, or that cannot be told; "" when they are allowed to edit none.
+func (a *approvals) mayHaveChanged(ctx context.Context, plan string, pa *reviewapi.PlanApproval, inputs []records.Input) string {
 	if len(inputs) == 0 {
 		return ""
 	}
@@ -256,7 +278,7 @@ func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApprov
 			pa.Name, who, inputs[0])
 	}
 	for _, in := range inputs {
-		allowed, err := a.mayEdit(ctx, who, pa.Spec.ApproverGroups, in)
+		allowed, err := a.mayEditFor(ctx, plan, who, pa.Spec.ApproverGroups, in)
 		if err != nil {
 			return fmt.Sprintf("PlanApproval %s by %q is not counted: cannot check whether they may edit %s, whose editor cannot be verified: %v", pa.Name, who, in, err)
 		}
@@ -265,6 +287,20 @@ func (a *approvals) mayHaveChanged(ctx context.Context, pa *reviewapi.PlanApprov
 		}
 	}
 	return ""
+}
+
+// mayEditFor is mayEdit, answered once per plan (editKey). Errors are
+// not kept: the next look asks again.
+func (a *approvals) mayEditFor(ctx context.Context, plan, who string, groups []string, in records.Input) (bool, error) {
+	key := editKey{plan: plan, who: who, groups: strings.Join(groups, "\x00"), in: in}
+	if v, ok := a.edits.Get(key); ok {
+		return v.(bool), nil
+	}
+	allowed, err := a.mayEdit(ctx, who, groups, in)
+	if err == nil {
+		a.edits.Add(key, allowed)
+	}
+	return allowed, err
 }
 
 // editVerbs are the verbs by which someone may have made an input what it
