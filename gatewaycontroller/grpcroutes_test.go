@@ -68,7 +68,7 @@ func TestGRPCRoutes(t *testing.T) {
 		t.Fatalf("rules %+v, want the HTTPRoute's and GRPCRoute echo's /echo.Echo/Say exact, reaching its Service in h2c", tr.Rules)
 	}
 
-	testkit.Must(t, c.syncRoutes(ctx, types.NamespacedName{Namespace: "infra", Name: "gw"}, tr))
+	testkit.Must(t, c.syncRoutes(ctx, types.NamespacedName{Namespace: "infra", Name: "gw"}, tr, ruleStates{}))
 	for name, want := range map[string]gatewayv1.RouteConditionReason{"echo": gatewayv1.RouteReasonAccepted, "refused": gatewayv1.RouteReasonNotAllowedByListeners} {
 		r, err := gwc.GatewayV1().GRPCRoutes("infra").Get(ctx, name, metav1.GetOptions{})
 		testkit.Must(t, err)

@@ -170,6 +170,8 @@ type programmed struct {
 	readsSecrets bool
 	// retry is when to look again (0: on the next change).
 	retry time.Duration
+	// rules is what the routes are told of their rules (rulestatus.go).
+	rules ruleStates
 }
 
 // program builds gw's load balancer from t under review. Only a failure
@@ -268,6 +270,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		probs := c.syncRuleSets(ctx, gw, in, pol, built.ID, sets, kept, moving)
 		out.setsPending(probs)
 		out.movesPending(probs)
+		out.rules = ruleStates{synced: true, by: probs.told}
 	}
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError

@@ -183,6 +183,22 @@ type setProblems struct {
 	// moved: a moving set was applied, so the load balancer may drop its
 	// rules, and sets that did not fit beside them move (moves.go).
 	moved bool
+	// told is what each route with a set is told (rulestatus.go).
+	told map[gateway.RouteKey]ruleState
+}
+
+func (p *setProblems) tell(s lbmodel.RuleSet, st ruleState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.told == nil {
+		p.told = map[gateway.RouteKey]ruleState{}
+	}
+	p.told[routeKeyOf(s)] = st
+}
+
+// routeKeyOf is the key of s's route among a translation's parents.
+func routeKeyOf(s lbmodel.RuleSet) gateway.RouteKey {
+	return gateway.RouteKey{Kind: gatewayv1.Kind(s.RouteKind), NamespacedName: types.NamespacedName{Namespace: s.RouteNamespace, Name: s.Route}}
 }
 
 func (p *setProblems) add(what string, err error, waiting bool) {
@@ -219,8 +235,13 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 		wanted[ref] = true
 		c.ruleSets.add(nn, ref) // before its first plan: a failed create leaves a workspace
 		fp := fingerprint(s)
-		if c.ruleSets.current(ref, fp) || kept[ref] && !moving[ref] {
-			continue // applied from just this, or its move waits: nothing to render or review
+		switch {
+		case c.ruleSets.current(ref, fp):
+			probs.tell(s, rulesApplied)
+			continue // applied from just this: nothing to render or review
+		case kept[ref] && !moving[ref]:
+			probs.tell(s, rulesHeld)
+			continue // its move waits
 		}
 		ran[i] = true
 		sem <- struct{}{}
@@ -230,6 +251,7 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 			_, err := c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
 				return c.cloud.Engine.ReconcileRuleSet(ctx, s, rv)
 			})
+			probs.tell(s, ruleStateOf(err))
 			if err != nil {
 				probs.add(fmt.Sprintf("the rules of %s %s/%s", s.RouteKind, s.RouteNamespace, s.Route), err, isWaiting(err))
 				fp = ""

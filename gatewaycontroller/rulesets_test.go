@@ -1,10 +1,12 @@
 package gatewaycontroller
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -42,14 +44,28 @@ func TestProgramRuleSets(t *testing.T) {
 	if eng.sets[0].Rules[0].Backends[0].TargetPoolID != "tp-all" {
 		t.Errorf("a set's backend forwards to %q, want the pool of every node", eng.sets[0].Rules[0].Backends[0].TargetPoolID)
 	}
+	shop := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "shop"}}
+	web := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "web"}}
+	told := func(p programmed, want map[gateway.RouteKey]string) {
+		t.Helper()
+		got := map[gateway.RouteKey]string{}
+		for k, st := range p.rules.by {
+			got[k] = st.reason
+		}
+		if !p.rules.synced || !maps.Equal(got, want) {
+			t.Errorf("routes told %v (synced %v), want %v", got, p.rules.synced, want)
+		}
+	}
+	told(p, map[gateway.RouteKey]string{shop: RulesApplied, web: RulesApplied})
 
 	// team-b/web goes: its set is destroyed; shop's, unchanged, is
 	// neither rendered nor reviewed again.
 	eng.sets = nil
 	tr.Rules = tr.Rules[1:]
-	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
+	if p, err = c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
 		t.Fatalf("second program: %+v, %v", p, err)
 	}
+	told(p, map[gateway.RouteKey]string{shop: RulesApplied}) // unchanged, not applied again: still applied
 	webRef := objectref.RuleSet("infra", "gw", "HTTPRoute", "team-b", "web")
 	if len(eng.sets) != 0 || !slices.Equal(eng.destroyed, []objectref.Ref{webRef}) {
 		t.Fatalf("rule sets applied %q, destroyed %v; want none applied, web's destroyed", setNames(eng.sets), eng.destroyed)
@@ -74,9 +90,10 @@ func TestProgramRuleSets(t *testing.T) {
 	eng.setErr = &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual}
 	tr.Rules = tr.Rules[:len(tr.Rules)-1]
 	for range 2 {
-		if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok || p.retry != approvalRetry {
+		if p, err = c.program(t.Context(), gw, nil, tr); err != nil || !p.ok || p.retry != approvalRetry {
 			t.Fatalf("a set awaiting approval: %+v, %v; want programmed, retry %s", p, err, approvalRetry)
 		}
+		told(p, map[gateway.RouteKey]string{shop: RulesAwaitingApproval})
 	}
 	if got := setNames(eng.sets); len(got) != 2 {
 		t.Fatalf("a set awaiting approval was reconciled %d times in two looks, want 2 (once a look)", len(got))

@@ -119,7 +119,7 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 		if err := c.parentGone(ctx, nn); err != nil {
 			return err
 		}
-		return c.syncRoutes(ctx, nn, gateway.Translation{})
+		return c.syncRoutes(ctx, nn, gateway.Translation{}, ruleStates{})
 	}
 	if gw.DeletionTimestamp != nil || !c.ours(gw.Spec.GatewayClassName) {
 		gone := false
@@ -137,7 +137,7 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 				return err
 			}
 		}
-		return c.syncRoutes(ctx, nn, gateway.Translation{})
+		return c.syncRoutes(ctx, nn, gateway.Translation{}, ruleStates{})
 	}
 	http, l4, refs, err := c.routesOf(gw)
 	if err != nil {
@@ -177,7 +177,7 @@ func (c *Controller) syncGateway(ctx context.Context, nn types.NamespacedName) e
 	if !t.Recheck.IsZero() { // a claim's grace ends then
 		c.queue.AddAfter(key{NamespacedName: nn}, t.Recheck.Sub(c.now()))
 	}
-	return c.syncRoutes(ctx, nn, t)
+	return c.syncRoutes(ctx, nn, t, p.rules)
 }
 
 // routesOf are the routes naming gw in a parentRef (attached or not), and
@@ -434,9 +434,10 @@ func ownershipNote(t gateway.Translation) string {
 
 // syncRoutes writes, into every route naming the Gateway nn, the parent
 // statuses t decided (none, for a Gateway gone or not ours: the entries
-// this controller wrote for it are removed). A route whose status would
-// not change (judged from the informer's copy) costs no request.
-func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t gateway.Translation) error {
+// this controller wrote for it are removed), with what rules says of
+// their rules. A route whose status would not change (judged from the
+// informer's copy) costs no request.
+func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t gateway.Translation, rules ruleStates) error {
 	all, err := c.routes.List(labels.Everything())
 	if err != nil {
 		return err
@@ -445,14 +446,14 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 	sc := c.scopeOf(nn)
 	for _, r := range all {
 		key := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}}
-		if !changes(r.Namespace, r.Generation, r.Status.RouteStatus, sc, t.Parents[key]) {
+		if !changes(key, r.Generation, r.Status.RouteStatus, sc, t.Parents[key], rules) {
 			continue
 		}
 		err := updateStatus(ctx, gws.HTTPRoutes(r.Namespace).Get, gws.HTTPRoutes(r.Namespace).UpdateStatus, r.Name,
 			func(r *gatewayv1.HTTPRoute) (int64, *gatewayv1.RouteStatus) {
 				return r.Generation, &r.Status.RouteStatus
 			},
-			func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, sc, t.Parents[key]) })
+			func(gen int64, st *gatewayv1.RouteStatus) { setParents(key, gen, st, sc, t.Parents[key], rules) })
 		if err != nil {
 			return fmt.Errorf("status of HTTPRoute %s: %w", key.NamespacedName, err)
 		}
@@ -464,10 +465,10 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 		}
 		for _, r := range routes {
 			key := r.Key()
-			if !changes(r.Namespace, r.Generation, r.Status, sc, t.Parents[key]) {
+			if !changes(key, r.Generation, r.Status, sc, t.Parents[key], rules) {
 				continue
 			}
-			err := k.update(ctx, r.Namespace, r.Name, func(gen int64, st *gatewayv1.RouteStatus) { setParents(r.Namespace, gen, st, sc, t.Parents[key]) })
+			err := k.update(ctx, r.Namespace, r.Name, func(gen int64, st *gatewayv1.RouteStatus) { setParents(key, gen, st, sc, t.Parents[key], rules) })
 			if err != nil {
 				return fmt.Errorf("status of %s %s: %w", k.kind, key.NamespacedName, err)
 			}
@@ -477,18 +478,20 @@ func (c *Controller) syncRoutes(ctx context.Context, nn types.NamespacedName, t 
 }
 
 // changes tells whether setParents would change st.
-func changes(ns string, gen int64, st gatewayv1.RouteStatus, sc scope, parents []gateway.Parent) bool {
+func changes(key gateway.RouteKey, gen int64, st gatewayv1.RouteStatus, sc scope, parents []gateway.Parent, rules ruleStates) bool {
 	next := st.DeepCopy()
-	setParents(ns, gen, next, sc, parents)
+	setParents(key, gen, next, sc, parents, rules)
 	return !equalRouteStatus(st, *next)
 }
 
 func equalRouteStatus(a, b gatewayv1.RouteStatus) bool { return reflect.DeepEqual(a, b) }
 
 // setParents replaces this controller's entries in sc in st, the status
-// of a route of namespace ns at generation gen, with parents (the other
-// controllers' entries, and ours for other Gateways, kept).
-func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, sc scope, parents []gateway.Parent) {
+// of route key at generation gen, with parents and what rules says of its
+// rules (the other controllers' entries, and ours for other Gateways,
+// kept).
+func setParents(key gateway.RouteKey, gen int64, st *gatewayv1.RouteStatus, sc scope, parents []gateway.Parent, rules ruleStates) {
+	ns := key.Namespace
 	var kept []gatewayv1.RouteParentStatus
 	for _, p := range st.Parents {
 		if p.ControllerName == ControllerName && sc.has(ns, p.ParentRef) {
@@ -518,6 +521,7 @@ func setParents(ns string, gen int64, st *gatewayv1.RouteStatus, sc scope, paren
 			meta.SetStatusCondition(&ps.Conditions, metav1.Condition{Type: c.typ, Status: s, Reason: c.r.Reason,
 				Message: c.r.Message, ObservedGeneration: gen})
 		}
+		rules.set(&ps.Conditions, key, p.Accepted.Reason == string(gatewayv1.RouteReasonAccepted), gen)
 		kept = append(kept, ps)
 	}
 	if kept == nil {

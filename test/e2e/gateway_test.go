@@ -237,6 +237,7 @@ func TestGatewayProgrammed(t *testing.T) {
 			t.Errorf("AwaitingApproval on %+v; want HTTPRoute team-b/cross of UID %s", o, cross.UID)
 		}
 	}
+	routeRules(t, malloryGW, "team-b", "cross", gatewaycontroller.RulesAwaitingApproval, id)
 	testkit.Eventually(t, 30*time.Second, "the Gateway programmed, its address kept", func() error {
 		g, err := admin.GatewayV1().Gateways("infra").Get(ctx, "gw", metav1.GetOptions{})
 		if c := meta.FindStatusCondition(g.Status.Conditions, "Programmed"); err != nil || c == nil || c.Reason != "Programmed" ||
@@ -252,6 +253,7 @@ func TestGatewayProgrammed(t *testing.T) {
 	e.examplectl(t, rita, "approve", ref.Arg(), id)
 	e.eventuallyRoutes(t, lb.ID, "any.example", "/b2", 200, map[string]int{at("c"): 1})
 	e.eventWith(t, "team-b", "cross", "Applied", id+" (+0 ~1 -0) approved by "+rita.name)
+	routeRules(t, malloryGW, "team-b", "cross", gatewaycontroller.RulesApplied, "applied")
 	e.auditLine(t, "apply", id, rita.name)
 	if out := e.examplectl(t, rita, "history", ref.Arg()); !strings.Contains(out, id) {
 		t.Errorf("examplectl history %s does not list %s:\n%s", ref.Arg(), id, out)
@@ -467,6 +469,25 @@ func (e *env) routed(t testing.TB, id string, port int, host, path string, count
 
 // routeParent waits until route ns/name's parent status has these
 // Accepted and ResolvedRefs reasons.
+// routeRules waits until HTTPRoute ns/name's status for its one parent
+// says its rules stand at reason (gatewaycontroller.RulesProgrammed), at
+// the route's generation, with a message saying has; read as the route's
+// author, who may read their route.
+func routeRules(t testing.TB, as gwclient.Interface, ns, name, reason, has string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/%s's rules %s", ns, name, reason), func() error {
+		r, err := as.GatewayV1().HTTPRoutes(ns).Get(testkit.Context(t), name, metav1.GetOptions{})
+		if err != nil || len(r.Status.Parents) != 1 {
+			return fmt.Errorf("%+v, %v", r.Status, err)
+		}
+		c := meta.FindStatusCondition(r.Status.Parents[0].Conditions, gatewaycontroller.RulesProgrammed)
+		if c == nil || c.Reason != reason || c.ObservedGeneration != r.Generation || !strings.Contains(c.Message, has) {
+			return fmt.Errorf("conditions %+v at generation %d", r.Status.Parents[0].Conditions, r.Generation)
+		}
+		return nil
+	})
+}
+
 func (e *env) routeParent(t testing.TB, admin gwclient.Interface, ns, name, accepted, resolved string) {
 	t.Helper()
 	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/%s %s, %s", ns, name, accepted, resolved), func() error {
