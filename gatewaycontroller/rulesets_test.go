@@ -22,7 +22,8 @@ import (
 // balancer (ADR 28): the sets are applied after it, with its id, so
 // its fences are in place before a route's new rules; an unchanged set
 // is not applied again; a route gone has its set destroyed; a set
-// waiting for approval has the Gateway looked at again soon; the Gateway
+// waiting for approval has the Gateway looked at again soon; each route
+// is told where its rules stand (rulestatus.go); the Gateway
 // removed, its sets go before its load balancer.
 func TestProgramRuleSets(t *testing.T) {
 	gw, tr := twoRoutes()
