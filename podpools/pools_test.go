@@ -165,9 +165,14 @@ func start(t *testing.T, opts ...func(*Options)) *fixture {
 	return f
 }
 
-func (f *fixture) service(t *testing.T, name string) lbmodel.ServicePort {
+// service creates Service name of port 80 (8080 on the pods), selecting
+// pods labelled selector (none given: its slices are written by hand).
+func (f *fixture) service(t *testing.T, name string, selector ...string) lbmodel.ServicePort {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	if len(selector) > 0 {
+		svc.Spec.Selector = map[string]string{"app": selector[0]}
+	}
 	_, err := f.kube.CoreV1().Services(f.ns).Create(testkit.Context(t), svc, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	return lbmodel.ServicePort{Namespace: f.ns, Service: name, Port: 80, Protocol: corev1.ProtocolTCP}
@@ -287,6 +292,47 @@ func TestPoolsFollowSlices(t *testing.T) {
 	testkit.Must(t, err)
 	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 2 })
 	eventually(t, 5*time.Second, func() bool { return len(f.pools.Users()) == 0 })
+}
+
+// A pool's first plan waits for the EndpointSlice controller's first
+// slice of a Service just made, rather than planning an empty pool that
+// one with the endpoints supersedes within seconds (a plan to review in
+// vain, 503s); a Service whose slice never comes gets its pool after the
+// settle's quiet time, empty.
+func TestFirstPlanAwaitsTheSlices(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	api := f.service(t, "api", "api")
+	f.pod(t, f.ns, "api-a", "10.244.1.9", ready)
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.9"); return ok })
+	eventually(t, 10*time.Second, func() bool { return f.pools.service(api) != nil })
+	written := make(chan error, 1)
+	go func() {
+		// What the EndpointSlice controller writes, moments after.
+		time.Sleep(100 * time.Millisecond)
+		_, err := f.kube.DiscoveryV1().EndpointSlices(f.ns).Create(ctx, &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "api-x1", Labels: map[string]string{discoveryv1.LabelServiceName: "api"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.9"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		}, metav1.CreateOptions{})
+		written <- err
+	}()
+	ids, err := f.pools.Use(ctx, "service:"+f.ns+"/api", []lbmodel.ServicePort{api})
+	testkit.Must(t, err)
+	testkit.Must(t, <-written)
+	if got := f.engine.appliesOf(api.Ref()); ids[api] == "" || len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.9:8080"}) {
+		t.Fatalf("ids %v, applies %v; want one, of the pod the slice lists", ids, got)
+	}
+
+	lonely := f.service(t, "lonely", "nobody")
+	eventually(t, 10*time.Second, func() bool { return f.pools.service(lonely) != nil })
+	if _, err := f.pools.Use(ctx, "service:"+f.ns+"/lonely", []lbmodel.ServicePort{lonely}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.engine.appliesOf(lonely.Ref()); len(got) != 1 || len(got[0]) != 0 {
+		t.Fatalf("applies %v; want one, empty", got)
+	}
 }
 
 // A pod held back only by its Service's readiness gate is a target, and

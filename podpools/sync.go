@@ -73,6 +73,9 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	if users == 0 {
 		return "", p.destroy(ctx, st)
 	}
+	if id == "" {
+		p.awaitSlices(ctx, st.port)
+	}
 	svc := p.service(st.port)
 	targets, err := p.targets(ctx, st, svc)
 	if err != nil {
