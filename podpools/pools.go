@@ -6,7 +6,8 @@
 // balancer uses it; and the readiness gates of the pods it holds.
 //
 // The tour: pools.go (Use, what the front-ends call), sync.go (the
-// worker: targets, settle, apply, destroy), watch.go (informers and what
+// worker: targets, settle, apply, destroy), first.go (a first plan waits
+// for a new Service's first EndpointSlice), watch.go (informers and what
 // their events touch), boundary.go (the pods by IP the tenant boundary
 // reads), gates.go (readiness gates), sweep.go (the pools nobody uses
 // since the start).
