@@ -125,6 +125,28 @@ func (d *demo) gateway(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("the Gateway was not programmed (see ccm.log): %w", err)
 	}
 	fmt.Printf("    Gateway default/demo programmed, address %s\n", ip)
+	if err := routeRules(ctx, gw); err != nil {
+		return "", err
+	}
 	step("curl -H 'Host: echo.example.test' http://" + ip + "/ (the Gateway's load balancer, its route's rule, a pod)")
 	return ip, curl(ctx, "http://"+ip+"/", "echo.example.test")
+}
+
+// routeRules waits for, and prints, where HTTPRoute default/echo's rules
+// stand on the Gateway's load balancer, as its status says.
+func routeRules(ctx context.Context, gw gwclient.Interface) error {
+	var c *metav1.Condition
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		r, err := gw.GatewayV1().HTTPRoutes("default").Get(ctx, "echo", metav1.GetOptions{})
+		if err != nil || len(r.Status.Parents) == 0 {
+			return false, nil
+		}
+		c = meta.FindStatusCondition(r.Status.Parents[0].Conditions, gatewaycontroller.RulesProgrammed)
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the route's rules were not applied (its condition %s: %+v; see ccm.log): %w", gatewaycontroller.RulesProgrammed, c, err)
+	}
+	fmt.Printf("    HTTPRoute default/echo: %s %s (%s)\n", gatewaycontroller.RulesProgrammed, c.Reason, c.Message)
+	return nil
 }
