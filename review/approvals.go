@@ -15,12 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/lru"
 
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
@@ -56,21 +56,36 @@ type approvals struct {
 	// an input, per plan (editKey): a waiting plan is looked at every few
 	// seconds, and without it each look asked again, up to 3 verbs for
 	// each of a pod pool's 9 inputs for each approver.
-	edits *lru.Cache
+	edits *utilcache.LRUExpireCache
 }
 
 // editsSize bounds the answers kept: a few hundred approvers of waiting
 // plans; one evicted is asked again.
 const editsSize = 4096
 
-// editKey names one answer. It is the plan's: whether an approver may
-// have made a plan's change is about what they could do before it was
-// made, so a right granted since does not make them its author, nor does
-// one revoked since clear them; the first answer stands while the plan
-// waits, and the next plan asks again.
+// How long an answer is kept. Allowed (the approval is not counted) for
+// as long as its plan is likely to wait: it fails closed. Not allowed
+// only briefly, as the API server's webhook authorizer keeps a denial: an
+// RBAC binding made just before the change may reach the API server that
+// answers only after the first look.
+const (
+	editAllowedTTL = 10 * time.Minute
+	editDeniedTTL  = 30 * time.Second
+)
+
+// editKey names one answer. It is one plan's (planKey): whether an
+// approver may have made a plan's change is asked of the plan, and a
+// plan made again from the same change (the same id, a new plan) asks
+// again.
 type editKey struct {
 	plan, who, groups string
 	in                records.Input
+}
+
+// planKey names plan p among the plans of every object: its id is a hash
+// of what it changes, which another plan may reach again later.
+func planKey(p *engine.Plan) string {
+	return p.ID + "@" + p.Created.UTC().Format(time.RFC3339Nano)
 }
 
 type policyCheck struct {
@@ -82,7 +97,8 @@ type policyCheck struct {
 }
 
 func newApprovals(namespace string, required int, propagation time.Duration) *approvals {
-	return &approvals{namespace: namespace, required: required, propagation: propagation, checked: map[string]policyCheck{}, edits: lru.New(editsSize)}
+	return &approvals{namespace: namespace, required: required, propagation: propagation, checked: map[string]policyCheck{},
+		edits: utilcache.NewLRUExpireCache(editsSize)}
 }
 
 // start watches the namespace's approvals and unlock requests.
@@ -254,7 +270,7 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Pla
 		case slices.Contains(out.Approvers, who):
 			continue // the same person twice counts once
 		}
-		if why := a.mayHaveChanged(ctx, p.ID, pa, c.Unverified); why != "" {
+		if why := a.mayHaveChanged(ctx, planKey(p), pa, c.Unverified); why != "" {
 			out.Ignored = append(out.Ignored, why)
 			continue
 		}
@@ -265,8 +281,8 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Pla
 	return out, counted
 }
 
-// mayHaveChanged says why pa's approver may have made plan's change
-// through one of inputs, whose editor is unknown: they are allowed to edit
+// mayHaveChanged says why pa's approver may have made the change of the
+// plan named plan (planKey) through one of inputs, whose editor is unknown: they are allowed to edit
 // it, or that cannot be told; "" when they are allowed to edit none.
 func (a *approvals) mayHaveChanged(ctx context.Context, plan string, pa *reviewapi.PlanApproval, inputs []records.Input) string {
 	if len(inputs) == 0 {
@@ -289,16 +305,20 @@ func (a *approvals) mayHaveChanged(ctx context.Context, plan string, pa *reviewa
 	return ""
 }
 
-// mayEditFor is mayEdit, answered once per plan (editKey). Errors are
-// not kept: the next look asks again.
+// mayEditFor is mayEdit, its answer kept for plan (editKey, the TTLs).
+// Errors are not kept: the next look asks again.
 func (a *approvals) mayEditFor(ctx context.Context, plan, who string, groups []string, in records.Input) (bool, error) {
 	key := editKey{plan: plan, who: who, groups: strings.Join(groups, "\x00"), in: in}
 	if v, ok := a.edits.Get(key); ok {
 		return v.(bool), nil
 	}
 	allowed, err := a.mayEdit(ctx, who, groups, in)
-	if err == nil {
-		a.edits.Add(key, allowed)
+	switch {
+	case err != nil:
+	case allowed:
+		a.edits.Add(key, true, editAllowedTTL)
+	default:
+		a.edits.Add(key, false, editDeniedTTL)
 	}
 	return allowed, err
 }

@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	testingclock "k8s.io/utils/clock/testing"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/cloudconfig"
@@ -127,6 +129,57 @@ func TestApprovalDecisions(t *testing.T) {
 }
 
 var tlsSecret = records.Input{Resource: records.ResourceSecrets, Namespace: "shop", Name: "tls"}
+
+// The API server is asked whether an approver may edit a plan's input
+// once per plan, not at every look: a denial (the approval counts) is
+// kept 30 s, in case an RBAC binding reaches the API server late, an
+// allowance (it does not) 10 minutes; a plan made again with the same id
+// asks again.
+func TestEditAnswersKeptPerPlan(t *testing.T) {
+	planned := time.Now().Add(-time.Minute)
+	plan := &engine.Plan{ID: "plan-aaaaaaaaaaaa", Created: planned}
+	again := &engine.Plan{ID: plan.ID, Created: planned.Add(5 * time.Second)} // the same change, planned anew
+	later := planned.Add(10 * time.Second)
+	contrib := func() (records.Contributors, error) {
+		return records.Contributors{Unverified: []records.Input{tlsSecret}}, nil
+	}
+	for _, tc := range []struct {
+		who      string
+		approved bool
+		asked    int // SubjectAccessReviews of a look that asks
+		kept     time.Duration
+	}{
+		{"bob", true, len(editVerbs), editDeniedTTL},
+		{"mallory", false, 1, editAllowedTTL}, // update is allowed: the first verb answers
+	} {
+		t.Run(tc.who, func(t *testing.T) {
+			a := fakeApprovals(t, 1, true, approvalObj("a", web, plan.ID, tc.who, later, "reviewers"))
+			allowSecretEditors(a)
+			clock := testingclock.NewFakeClock(time.Now())
+			a.edits = utilcache.NewLRUExpireCacheWithClock(editsSize, clock)
+			asked := 0
+			a.client.(*fake.Clientset).PrependReactor("create", "subjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+				asked++
+				return false, nil, nil // answered by allowSecretEditors
+			})
+			look := func(what string, p *engine.Plan, want int) {
+				t.Helper()
+				asked = 0
+				got, _ := a.decide(t.Context(), web, p, contrib)
+				if got.Approved != tc.approved || asked != want {
+					t.Errorf("%s: approved %v after %d SubjectAccessReviews; want %v after %d", what, got.Approved, asked, tc.approved, want)
+				}
+			}
+			look("the first look", plan, tc.asked)
+			look("the next look", plan, 0)
+			clock.Step(tc.kept - time.Second)
+			look("a look just within the answer's time", plan, 0)
+			clock.Step(2 * time.Second)
+			look("a look past it", plan, tc.asked)
+			look("the same change planned anew", again, tc.asked)
+		})
+	}
+}
 
 // allowSecretEditors answers SubjectAccessReviews as an API server would
 // where mallory, and group secret-admins, may edit Secret shop/tls, and
