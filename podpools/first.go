@@ -13,28 +13,39 @@ import (
 )
 
 // slicesPoll is how often a pool's first plan looks for its Service's
-// first EndpointSlice.
-const slicesPoll = 50 * time.Millisecond
+// first EndpointSlice, and firstSliceWait how long at most: the
+// EndpointSlice controller writes one within moments of the Service, and
+// the worker that waits may be one every Gateway shares.
+const (
+	slicesPoll     = 50 * time.Millisecond
+	firstSliceWait = time.Second
+)
 
-// awaitSlices waits, before pool port's first plan, for the
-// EndpointSlice controller to have listed the Service's endpoints. A
-// Service made moments ago (with its load balancer, as usual) has no
-// slice yet, and a first plan without its endpoints was superseded
-// within seconds by one with them: a second plan to review, an apply
-// spent on an empty pool, 503s in between. It waits at most
-// Settle.Quiet, and only for a Service with a selector (one without has
-// the slices its owner writes, whenever) made within Settle.Longest, or
-// not seen yet; the controller makes a slice even for a Service
-// selecting no pod, so an older one without any has no controller
-// making them (a cluster without kube-controller-manager), and waiting
-// would gain nothing.
-func (p *Pools) awaitSlices(ctx context.Context, port lbmodel.ServicePort) {
+// awaitSlices waits, once before pool st's first plan, for the
+// EndpointSlice controller to have written its Service's first slice.
+// A Service that exposes pods already running (a LoadBalancer added to a
+// Deployment) has no slice for a moment, and a first plan without its
+// endpoints was superseded within seconds by one with them: a second
+// plan to review, an apply spent on an empty pool, 503s in between. (A
+// Service made with its pods gains nothing: the controller's first slice
+// is an empty placeholder, and the pods are not ready yet anyway.) It
+// waits only for a Service with a selector (one without has the slices
+// its owner writes, whenever), made within Settle.Longest or not seen
+// yet: the controller makes a slice even for a Service selecting no pod,
+// so an older one without any has no controller making them (a cluster
+// without kube-controller-manager), and waiting would gain nothing.
+func (p *Pools) awaitSlices(ctx context.Context, st *pool) {
+	p.mu.Lock()
+	awaited := st.awaited
+	st.awaited = true
+	p.mu.Unlock()
+	port := st.port
 	svc := p.service(port)
-	if svc != nil && (len(svc.Spec.Selector) == 0 || p.now().Sub(svc.CreationTimestamp.Time) > p.opts.Settle.Longest) {
+	if awaited || svc != nil && (len(svc.Spec.Selector) == 0 || p.now().Sub(svc.CreationTimestamp.Time) > p.opts.Settle.Longest) {
 		return
 	}
 	start := p.now()
-	err := wait.PollUntilContextTimeout(ctx, slicesPoll, p.opts.Settle.Quiet, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, slicesPoll, firstSliceWait, true, func(context.Context) (bool, error) {
 		return p.hasSlices(port), nil
 	})
 	if err != nil {

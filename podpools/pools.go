@@ -137,6 +137,9 @@ type pool struct {
 	first, last time.Time
 	// said are the refused addresses its Service was told of.
 	said map[string]bool
+	// awaited: its first plan waited for the Service's first slice
+	// (first.go), which it does once.
+	awaited bool
 }
 
 // New keeps pod pools through eng under rv, reading the cloud through c

@@ -74,7 +74,7 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 		return "", p.destroy(ctx, st)
 	}
 	if id == "" {
-		p.awaitSlices(ctx, st.port)
+		p.awaitSlices(ctx, st)
 	}
 	svc := p.service(st.port)
 	targets, err := p.targets(ctx, st, svc)
