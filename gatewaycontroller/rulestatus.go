@@ -2,6 +2,8 @@ package gatewaycontroller
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,15 +47,18 @@ var (
 	// they are in the load balancer's own plan meanwhile.
 	rulesHeld = ruleState{metav1.ConditionUnknown, RulesPending,
 		"the route's rules are planned with the Gateway's load balancer until they move to a rule set of their own; the Gateway's Programmed condition tells that plan's state"}
-	// rulesUnreached is a route told before whose set a look did not
-	// reach: the Gateway's load balancer is not built as it is.
+	// rulesUnreached is a route changed since it was told, whose set a
+	// look did not reach: the Gateway's load balancer is not built as it
+	// is.
 	rulesUnreached = ruleState{metav1.ConditionUnknown, RulesPending,
-		"the Gateway's load balancer is not programmed, so neither are the route's rules as they are: the Gateway's Programmed condition says why"}
+		"the Gateway's load balancer is not programmed, so neither are the route's rules as they are now: the Gateway's Programmed condition says why"}
 )
 
 // ruleStateOf is what the route is told of its set's reconcile, which
-// ended in err. A failure's error stays on the Gateway, for its owners:
-// it is about the shared load balancer (review.routeFailure).
+// ended in err: the plan and the policy rules by name, from what the
+// engine returns, never its text. The events say more, redacted; a
+// failure's error stays on the Gateway, for its owners: it is about the
+// shared load balancer (review.routeFailure).
 func ruleStateOf(err error) ruleState {
 	var wait *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
@@ -61,11 +66,22 @@ func ruleStateOf(err error) ruleState {
 	case err == nil:
 		return rulesApplied
 	case errors.As(err, &wait) && wait.Policy == annotations.ApplyPlanOnly:
-		return ruleState{metav1.ConditionFalse, RulesPlanOnly, err.Error()}
+		return ruleState{metav1.ConditionFalse, RulesPlanOnly,
+			fmt.Sprintf("plan %s is recorded; the plan-only policy never applies it", wait.PlanID)}
 	case errors.As(err, &wait):
-		return ruleState{metav1.ConditionFalse, RulesAwaitingApproval, err.Error()}
+		why := "the manual policy"
+		if len(wait.Verdicts) > 0 {
+			var rules []string
+			for _, v := range wait.Verdicts {
+				rules = append(rules, v.Rule)
+			}
+			why = "policy rule " + strings.Join(rules, ", ")
+		}
+		return ruleState{metav1.ConditionFalse, RulesAwaitingApproval,
+			fmt.Sprintf("plan %s is awaiting approval (%s): approve it with a PlanApproval (examplectl approve); the route's events say more", wait.PlanID, why)}
 	case errors.As(err, &denied):
-		return ruleState{metav1.ConditionFalse, RulesPlanDenied, err.Error()}
+		return ruleState{metav1.ConditionFalse, RulesPlanDenied,
+			fmt.Sprintf("plan %s is denied by policy rule %s; the route's events say why", denied.PlanID, denied.Verdict.Rule)}
 	}
 	return ruleState{metav1.ConditionFalse, RulesFailed, "the route's rules could not be applied; the Gateway's events say why (its owners read them)"}
 }
@@ -81,16 +97,19 @@ type ruleStates struct {
 
 // set writes route key's RulesProgrammed into conds, the conditions of
 // its status for a parent, at the route's generation gen: none where the
-// parent did not accept it, or it has no rule set; a route told before
-// and not reached now is told so, so that no condition stays at an
-// earlier generation.
+// parent did not accept it, or it has no rule set. A look that did not
+// reach the sets leaves a route unchanged since it was told as it was
+// (its rules as applied are still there), and tells one changed since
+// that they are pending, so that no condition stays at an earlier
+// generation; a route never told is not told then.
 func (r ruleStates) set(conds *[]metav1.Condition, key gateway.RouteKey, accepted bool, gen int64) {
 	st, ok := r.by[key]
+	old := meta.FindStatusCondition(*conds, RulesProgrammed)
 	switch {
 	case !accepted || r.synced && !ok:
 		meta.RemoveStatusCondition(conds, RulesProgrammed)
 		return
-	case !ok && meta.FindStatusCondition(*conds, RulesProgrammed) == nil:
+	case !ok && (old == nil || old.ObservedGeneration == gen):
 		return
 	case !ok:
 		st = rulesUnreached

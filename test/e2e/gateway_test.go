@@ -467,8 +467,6 @@ func (e *env) routed(t testing.TB, id string, port int, host, path string, count
 	return nil
 }
 
-// routeParent waits until route ns/name's parent status has these
-// Accepted and ResolvedRefs reasons.
 // routeRules waits until HTTPRoute ns/name's status for its one parent
 // says its rules stand at reason (gatewaycontroller.RulesProgrammed), at
 // the route's generation, with a message saying has; read as the route's
@@ -488,6 +486,8 @@ func routeRules(t testing.TB, as gwclient.Interface, ns, name, reason, has strin
 	})
 }
 
+// routeParent waits until route ns/name's parent status has these
+// Accepted and ResolvedRefs reasons.
 func (e *env) routeParent(t testing.TB, admin gwclient.Interface, ns, name, accepted, resolved string) {
 	t.Helper()
 	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("route %s/%s %s, %s", ns, name, accepted, resolved), func() error {
