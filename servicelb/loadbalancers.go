@@ -90,10 +90,12 @@ type LoadBalancers struct {
 	podPools *podPools
 	podUsers *podUsers
 	// leading ends when leadership does (nil until Lead): the leader's
-	// address keeper runs under it.
+	// address keeper runs under it. informed: SetInformers ran.
 	leading  context.Context
+	informed bool
 	keeping  sync.Once
 	podUsing sync.Once
+	pruning  sync.Once
 }
 
 // New wires the parts of the Service load balancing together.
@@ -195,7 +197,8 @@ func (l *LoadBalancers) SetInformers(f informers.SharedInformerFactory) {
 	if l.podUsers, err = newPodUsers(l.podPools, inf, leads); err != nil {
 		klog.ErrorS(err, "cannot watch Services for their pod pools; a pool learns its users from their reconciles only")
 	}
-	l.keepAddresses() // the leader without sharding was initialized first
+	l.informed = true
+	l.startLeading() // the leader without sharding was initialized first
 	if err := sh.lifecycle.watch(f.Core().V1().Nodes().Informer()); err != nil {
 		klog.ErrorS(err, "cannot watch the nodes; a node leaves the target pools only when the service controller drops it")
 	}
@@ -212,23 +215,27 @@ func (l *LoadBalancers) Lead(ctx context.Context) {
 			s.feed.pools.askAll()
 		}
 	}
-	go l.pools.prunePools(ctx, l.shared.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
 	l.leading = ctx
-	l.keepAddresses()
+	l.startLeading()
 }
 
 // KeepPodPools makes pools the pod pools this replica keeps as the leader
 // (a *podpools.Pools): called before Lead.
 func (l *LoadBalancers) KeepPodPools(pools PodPoolKeeper) { l.podPools.kept.Store(&pools) }
 
-// keepAddresses starts the leader's address keeper and the pod pools'
-// users once both the leader was initialized and the informers set, in
+// startLeading starts the leader's workers that read the Service
+// informer (the prune of the pools, the address keeper, the pod pools'
+// users) once both the leader was initialized and the informers set, in
 // either order (the app initializes first; a sharded replica sets its
-// informers first).
-func (l *LoadBalancers) keepAddresses() {
-	if l.leading == nil {
+// informers first): started by Lead alone, the prune read the informer
+// while SetInformers wrote it.
+func (l *LoadBalancers) startLeading() {
+	if l.leading == nil || !l.informed {
 		return
 	}
+	l.pruning.Do(func() {
+		go l.pools.prunePools(l.leading, l.shared.cfg.LoadBalancer.TargetPools.PruneInterval.Duration)
+	})
 	if u := l.podUsers; u != nil && l.podPools.keeper() != nil {
 		l.podUsing.Do(func() {
 			go u.run(l.leading)
