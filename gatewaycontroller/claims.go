@@ -22,7 +22,8 @@ import (
 // names, TCP/UDP listeners; package gateway decides them) is one JSON
 // document in a ConfigMap gateway-claims-<hash of namespace/name> of the
 // controller's namespace (review.namespace, beside the plan records,
-// where tenants cannot write). The one worker reads it once and keeps it
+// where tenants cannot write). The worker looking at the Gateway (one at
+// a time per Gateway) reads it once and keeps it
 // in memory, writes it only when the claims change, and deletes it with
 // the Gateway's load balancer. A ConfigMap it cannot read is an error to
 // retry, never no claims: deciding from nothing would hand a host name to
@@ -51,7 +52,7 @@ type claimStore struct {
 	kube      kubernetes.Interface
 	namespace string
 	mu        sync.Mutex
-	// cache is what the worker last read or wrote, by Gateway.
+	// cache is what the workers last read or wrote, by Gateway.
 	cache map[types.NamespacedName]storedClaims
 }
 
@@ -74,7 +75,7 @@ func newClaimStore(kube kubernetes.Interface, namespace string) *claimStore {
 }
 
 // load is gw's claims: from memory once read, else from its ConfigMap
-// (none before its first claim). keep caches what it reads: the worker
+// (none before its first claim). keep caches what it reads: a worker
 // does; a preview, which never writes, reads afresh.
 func (s *claimStore) load(ctx context.Context, nn types.NamespacedName, uid types.UID, keep bool) (gateway.Claims, error) {
 	if s == nil {

@@ -96,12 +96,8 @@ func (c *Controller) warnBoundary(subj review.Subject, gw *gatewayv1.Gateway, t 
 		}
 		c.cloud.Review.Eventf(subj, v1.EventTypeWarning, reason, "%s", m)
 	}
-	switch said, ok := c.ownershipSaid[gw.UID]; {
-	case t.OwnershipUnknown == "":
-		delete(c.ownershipSaid, gw.UID)
-	case !ok || said != t.OwnershipUnknown:
+	if c.ownershipSaid.tell(gw.UID, t.OwnershipUnknown) {
 		c.cloud.Review.Eventf(subj, v1.EventTypeWarning, reasonUnknownOwnership, unknownOwnershipMessage, gateway.OwnershipAnnotation,
 			t.OwnershipUnknown, gateway.OwnershipNamespace, gateway.OwnershipNamespace, gateway.OwnershipNone)
-		c.ownershipSaid[gw.UID] = t.OwnershipUnknown
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,9 +76,9 @@ type Controller struct {
 	caWatch     *caWatch
 	// cloud builds the load balancers (nil: statuses only).
 	cloud *Cloud
-	// unreachable is what each Gateway (by uid) was last told of its
-	// rules' unreachable backends (its one worker reads and writes it).
-	unreachable map[types.UID]string
+	// unreachable is what each Gateway was last told of its rules'
+	// unreachable backends.
+	unreachable toldOnce
 	synced      []cache.InformerSynced
 	queue       workqueue.TypedRateLimitingInterface[key]
 	gwFactory   gwinformers.SharedInformerFactory
@@ -85,15 +86,29 @@ type Controller struct {
 
 	// claims are what each Gateway's namespaces hold (claims.go);
 	// ownershipSaid the unknown ownership annotation each Gateway was
-	// told of (the worker's); now is the clock claims are made by.
+	// told of; now is the clock claims are made by.
 	claims        *claimStore
-	ownershipSaid map[types.UID]string
+	ownershipSaid toldOnce
 	now           func() time.Time
 	// planned are the Gateways that have a workspace (sweep.go).
 	planned plannedGateways
 	// ruleSets are the routes' rule sets each Gateway has (rulesets.go).
 	ruleSets ruleSetsOf
+
+	// workers are the Gateways looked at at once (Workers);
+	// recordsTried is closed once the plan records were read, or tried:
+	// no Gateway is looked at before.
+	workers      int
+	recordsTried chan struct{}
+	recordsOnce  sync.Once
 }
+
+// Workers is how many Gateways are looked at at once. One Gateway's
+// apply, or a pod pool's first for a new backend of one of its routes,
+// does not hold up every other Gateway's change; the queue never hands
+// one Gateway to two workers, and terraform.concurrency bounds the
+// processes.
+const Workers = 4
 
 // New returns a controller over gw and kube, building load balancers
 // through cloud (nil: none, statuses only); Run starts it.
@@ -103,7 +118,7 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	c := &Controller{gw: gw, kube: kube, cloud: cloud, gwFactory: gf, kubeFactor: kf,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "gateways"}),
-		claims: newClaimStore(kube, ""), ownershipSaid: map[types.UID]string{}, now: time.Now}
+		claims: newClaimStore(kube, ""), now: time.Now, workers: Workers, recordsTried: make(chan struct{})}
 	if cloud != nil {
 		c.claims = newClaimStore(kube, cloud.ClaimsNamespace)
 	}
@@ -191,20 +206,29 @@ func (c *Controller) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	if c.cloud != nil {
-		// First in the queue: before any Gateway is looked at.
+		// First in the queue; the Gateways wait for it (next).
 		c.queue.Add(key{records: true})
+	} else {
+		c.triedRecords()
 	}
 	c.Watch(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
 	}
-	klog.InfoS("Gateway controller started", "controllerName", ControllerName)
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for c.next(ctx) {
-		}
-	}, time.Second)
+	klog.InfoS("Gateway controller started", "controllerName", ControllerName, "workers", c.workers)
+	for range c.workers {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.next(ctx) {
+			}
+		}, time.Second)
+	}
 	<-ctx.Done()
 }
+
+// triedRecords lets the Gateways be looked at: the plan records were
+// read, or tried (one that failed is read again, rate-limited, as
+// before there were several workers).
+func (c *Controller) triedRecords() { c.recordsOnce.Do(func() { close(c.recordsTried) }) }
 
 func (c *Controller) next(ctx context.Context) bool {
 	k, quit := c.queue.Get()
@@ -218,7 +242,15 @@ func (c *Controller) next(ctx context.Context) bool {
 		err = c.syncClass(ctx, k.Name)
 	case k.records:
 		err = c.readRecords(ctx)
+		c.triedRecords()
 	default:
+		// What the records say of each Gateway (its rule sets, what its
+		// load balancer holds) is known before any is looked at.
+		select {
+		case <-c.recordsTried:
+		case <-ctx.Done():
+			return false
+		}
 		err = c.syncGateway(ctx, k.NamespacedName)
 	}
 	if err != nil {

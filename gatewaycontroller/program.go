@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -202,16 +201,10 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	}
 	subj := c.cloud.Review.GatewaySubject(gw, in, records.KindChange)
 	c.warnBoundary(subj, gw, t)
-	if u := strings.Join(unreachable, ", "); u != "" && c.unreachable[gw.UID] != u { // once per change, not per look
+	if u := strings.Join(unreachable, ", "); c.unreachable.tell(gw.UID, u) { // once per change, not per look
 		c.cloud.Review.Eventf(subj, v1.EventTypeWarning, "BackendUnreachable",
 			"%d rule(s) forward to a Service without a node port (type ClusterIP), which the Example load balancer cannot reach: it gets no requests (%s)",
 			len(unreachable), u)
-		if c.unreachable == nil {
-			c.unreachable = map[types.UID]string{}
-		}
-		c.unreachable[gw.UID] = u
-	} else if u == "" {
-		delete(c.unreachable, gw.UID)
 	}
 	if len(lb.Listeners) == 0 {
 		err := errors.New("no listener to build: none is accepted (HTTPS ones need certificates that resolve)")
@@ -409,8 +402,8 @@ func (c *Controller) policy(gw *gatewayv1.Gateway) annotations.ApplyPolicy {
 // go at once unless this controller planned it (whoever may update it
 // removed the finalizer): its load balancer is destroyed all the same.
 func (c *Controller) remove(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
-	delete(c.unreachable, gw.UID)
-	delete(c.ownershipSaid, gw.UID)
+	c.unreachable.forget(gw.UID)
+	c.ownershipSaid.forget(gw.UID)
 	nn := nameOf(gw)
 	if !slices.Contains(gw.Finalizers, Finalizer) && !c.planned.has(gw) {
 		return true, c.claims.remove(ctx, nn, false)

@@ -71,8 +71,8 @@ func splitRuleSets(lb *gateway.LoadBalancer) []lbmodel.RuleSet {
 // Gateway's namespace/name: those this process applied, and those the plan
 // records name (read at start); and what each was last applied from
 // (fingerprint), so that a sync of a Gateway of 1,000 routes renders and
-// reviews only the sets that changed. Its one worker writes it; previews
-// read what a move keeps (moves.go), under mu.
+// reviews only the sets that changed. The workers of different Gateways
+// and the previews share it, under mu.
 type ruleSetsOf struct {
 	mu      sync.Mutex
 	m       map[types.NamespacedName]map[objectref.Ref]bool
@@ -116,6 +116,8 @@ func (m *ruleSetsOf) settle(ref objectref.Ref, fp string) {
 }
 
 func (m *ruleSetsOf) add(nn types.NamespacedName, ref objectref.Ref) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.m == nil {
 		m.m = map[types.NamespacedName]map[objectref.Ref]bool{}
 	}
@@ -127,6 +129,8 @@ func (m *ruleSetsOf) add(nn types.NamespacedName, ref objectref.Ref) {
 
 // of are nn's rule sets, in the order of their keys.
 func (m *ruleSetsOf) of(nn types.NamespacedName) []objectref.Ref {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return slices.SortedFunc(maps.Keys(m.m[nn]), func(a, b objectref.Ref) int { return cmp.Compare(a.Key(), b.Key()) })
 }
 

@@ -173,8 +173,8 @@ func (c *Controller) sweep(ctx context.Context, nn types.NamespacedName, current
 		return false, err
 	}
 	klog.InfoS("Destroyed the load balancer of a Gateway gone without its finalizer", "gateway", nn, "uid", p.uid)
-	delete(c.unreachable, p.uid)
-	delete(c.ownershipSaid, p.uid)
+	c.unreachable.forget(p.uid)
+	c.ownershipSaid.forget(p.uid)
 	return true, c.claims.removeOf(ctx, nn, p.uid)
 }
 

@@ -15,7 +15,7 @@ import (
 // slicesPoll is how often a pool's first plan looks for its Service's
 // first EndpointSlice, and firstSliceWait how long at most: the
 // EndpointSlice controller writes one within moments of the Service, and
-// the worker that waits may be one every Gateway shares.
+// the worker that waits may be one of the few the Gateways share.
 const (
 	slicesPoll     = 50 * time.Millisecond
 	firstSliceWait = time.Second
