@@ -64,6 +64,12 @@ func (p *Pools) hasSlices(port lbmodel.ServicePort) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return true
 	}
-	eps, err := p.slices.EndpointSlices(port.Namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: port.Service}))
+	eps, err := p.slicesOf(port.Namespace, port.Service)
 	return err != nil || len(eps) > 0
+}
+
+// slicesOf are the EndpointSlices of Service namespace/name, as the
+// informer has them.
+func (p *Pools) slicesOf(namespace, name string) ([]*discoveryv1.EndpointSlice, error) {
+	return p.slices.EndpointSlices(namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}))
 }

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -212,7 +210,7 @@ func (p *Pools) targets(ctx context.Context, st *pool, svc *corev1.Service) ([]s
 	if i < 0 {
 		return nil, nil
 	}
-	eps, err := p.slices.EndpointSlices(svc.Namespace).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc.Name}))
+	eps, err := p.slicesOf(svc.Namespace, svc.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -282,8 +282,9 @@ func (a *approvals) decide(ctx context.Context, ref objectref.Ref, p *engine.Pla
 }
 
 // mayHaveChanged says why pa's approver may have made the change of the
-// plan named plan (planKey) through one of inputs, whose editor is unknown: they are allowed to edit
-// it, or that cannot be told; "" when they are allowed to edit none.
+// plan named plan (planKey) through one of inputs, whose editor is
+// unknown: they are allowed to edit it, or that cannot be told; "" when
+// they are allowed to edit none.
 func (a *approvals) mayHaveChanged(ctx context.Context, plan string, pa *reviewapi.PlanApproval, inputs []records.Input) string {
 	if len(inputs) == 0 {
 		return ""
