@@ -31,6 +31,9 @@ const (
 	// ActionShardMove: a shard of the objects moved between replicas
 	// (Details: shard, from, to; "" for none).
 	ActionShardMove = "shard-move"
+	// ActionRelease: a request to release a kept reserved address was
+	// taken up or refused (Outcome; Details: request, comment).
+	ActionRelease = "release"
 )
 
 // Entry is one line of the log.

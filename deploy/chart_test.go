@@ -93,11 +93,12 @@ func TestChartDefaultsAreTheBase(t *testing.T) {
 
 // keptOnUninstall are the objects helm uninstall leaves (annotation
 // helm.sh/resource-policy: keep): the namespace holds the Terraform states of
-// load balancers that still exist, the CRDs every approval.
+// load balancers that still exist, the CRDs every approval and request.
 var keptOnUninstall = []string{
 	"Namespace /example-ccm",
 	"CustomResourceDefinition /planapprovals.review.example.com",
 	"CustomResourceDefinition /stateunlocks.review.example.com",
+	"CustomResourceDefinition /addressreleases.review.example.com",
 }
 
 func compareObjects(t *testing.T, got, want []runtime.Object) {

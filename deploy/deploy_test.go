@@ -351,7 +351,7 @@ func TestRBACObjects(t *testing.T) {
 		want := map[string]int{
 			"Namespace": 1, "ServiceAccount": 1, "Lease": 1,
 			"ClusterRole": 3, "Role": 3, "ClusterRoleBinding": 3, "RoleBinding": 4, // the third ClusterRole: example-ccm:tls-secrets, bound by nobody
-			"CustomResourceDefinition": 2, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
+			"CustomResourceDefinition": 3, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 		}
 		for k, n := range want {
 			if kinds[k] != n {

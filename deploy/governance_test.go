@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
@@ -71,8 +73,9 @@ func user(t *testing.T, c *testcluster.Cluster, name string) identity {
 }
 
 // The base, applied to a real apiserver, with real identities: reviewers
-// approve as themselves only, nobody changes an approval, tenants and the
-// controller cannot approve, reviewers read no Secret; with the
+// approve (and ask for unlocks and releases) as themselves only, nobody
+// changes an approval or a request, tenants and the controller cannot
+// approve, reviewers read no Secret; with the
 // service-author component, the annotation always names who changed what
 // the controller renders.
 func TestGovernance(t *testing.T) {
@@ -123,6 +126,10 @@ func TestGovernance(t *testing.T) {
 		if err != nil || u.Spec.Requester != rita {
 			t.Fatalf("unlock as themself: %v, %v", u, err)
 		}
+		r, err := reviewapi.CreateAddressRelease(ctx, reviewer.dyn, deploy.Namespace, releaseSpec(rita))
+		if err != nil || r.Spec != releaseSpec(rita) {
+			t.Fatalf("release as themself: %v, %v", r, err)
+		}
 	})
 
 	t.Run("reviewer naming someone else is refused", func(t *testing.T) {
@@ -136,6 +143,14 @@ func TestGovernance(t *testing.T) {
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "spec.requester must be the user creating the unlock request (rita), not rob") {
 			t.Errorf("unlock naming rob, by rita: err = %v, want Forbidden by the identity policy", err)
 		}
+		_, err = reviewapi.CreateAddressRelease(ctx, reviewer.dyn, deploy.Namespace, releaseSpec(rob))
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "spec.requester must be the user creating the release request (rita), not rob") {
+			t.Errorf("release naming rob, by rita: err = %v, want Forbidden by the identity policy", err)
+		}
+		_, err = reviewapi.CreateAddressRelease(ctx, admin.dyn, deploy.Namespace, releaseSpec(rita))
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("release naming rita, by the admin: err = %v, want Forbidden", err)
+		}
 		// Not even an admin may approve in someone else's name.
 		_, err = reviewapi.CreatePlanApproval(ctx, admin.dyn, deploy.Namespace, approvalSpec(svc, rita))
 		if !apierrors.IsForbidden(err) {
@@ -148,32 +163,32 @@ func TestGovernance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := admin.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace)
-		for _, who := range []identity{admin, other, reviewer, controller} {
-			u, err := res.Get(ctx, a.Name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			testkit.Must(t, unstructured.SetNestedField(u.Object, who.name, "spec", "approver"))
-			_, err = who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Update(ctx, u, metav1.UpdateOptions{})
-			if err == nil {
-				t.Errorf("%s changed an approval's approver", who.name)
-			}
-			patch := []byte(`{"spec":{"comment":"changed"}}`)
-			_, err = who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Patch(ctx, a.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-			if err == nil {
-				t.Errorf("%s changed an approval's comment", who.name)
-			}
+		unchangeable(t, reviewapi.PlanApprovals, a.Name, "approver", `{"spec":{"comment":"changed"}}`, admin, other, reviewer, controller)
+	})
+
+	t.Run("nobody changes a release request", func(t *testing.T) {
+		r, err := reviewapi.CreateAddressRelease(ctx, other.dyn, deploy.Namespace, releaseSpec(rob))
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, who := range []identity{reviewer, other} {
-			err := who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{})
-			if !apierrors.IsForbidden(err) {
-				t.Errorf("%s deleted an approval: err = %v, want Forbidden", who.name, err)
-			}
+		unchangeable(t, reviewapi.AddressReleases, r.Name, "requester", `{"spec":{"address":{"name":"k8s-a-another"}}}`, admin, other, reviewer, controller)
+		got, err := admin.dyn.Resource(reviewapi.AddressReleases).Namespace(deploy.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("release request after the controller deleted it: %v, %v", got, err)
 		}
-		// The controller deletes approvals it has used.
-		if err := controller.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Delete(ctx, a.Name, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("controller deletes an approval: %v", err)
+	})
+
+	t.Run("a release request names an address", func(t *testing.T) {
+		for name, ref := range map[string]objectref.Ref{
+			"a Service":       {Kind: objectref.KindService, Namespace: tenantNS, Name: svc.Name, UID: string(svc.UID)},
+			"no namespace":    {Kind: objectref.KindAddress, Name: "k8s-a-0123456789abcdef0123456789"},
+			"no address name": {Kind: objectref.KindAddress, Namespace: tenantNS},
+		} {
+			spec := releaseSpec(rita)
+			spec.Address = ref
+			if _, err := reviewapi.CreateAddressRelease(ctx, reviewer.dyn, deploy.Namespace, spec); !apierrors.IsInvalid(err) {
+				t.Errorf("release naming %s: err = %v, want Invalid (the CRD's schema)", name, err)
+			}
 		}
 	})
 
@@ -193,6 +208,10 @@ func TestGovernance(t *testing.T) {
 				})
 				if !apierrors.IsForbidden(err) {
 					t.Errorf("%s creates an unlock in %s: err = %v, want Forbidden", who.name, ns, err)
+				}
+				_, err = reviewapi.CreateAddressRelease(ctx, who.dyn, ns, releaseSpec(who.name))
+				if !apierrors.IsForbidden(err) {
+					t.Errorf("%s creates a release request in %s: err = %v, want Forbidden", who.name, ns, err)
 				}
 			}
 		}
@@ -222,6 +241,9 @@ func TestGovernance(t *testing.T) {
 		}
 		if _, err := reviewapi.ListPlanApprovals(ctx, reviewer.dyn, deploy.Namespace); err != nil {
 			t.Errorf("reviewer lists approvals: %v", err)
+		}
+		if _, err := reviewapi.ListAddressReleases(ctx, reviewer.dyn, deploy.Namespace); err != nil {
+			t.Errorf("reviewer lists release requests: %v", err)
 		}
 	})
 
@@ -459,6 +481,14 @@ func approvalSpec(s *corev1.Service, approver string) reviewapi.PlanApprovalSpec
 	}
 }
 
+// releaseSpec asks, as requester, for the release of an address of the
+// tenants' namespace.
+func releaseSpec(requester string) reviewapi.AddressReleaseSpec {
+	return reviewapi.AddressReleaseSpec{
+		Address: objectref.Address(tenantNS, "k8s-a-0123456789abcdef0123456789"), Requester: requester,
+	}
+}
+
 // createApproval creates an approval as who, optionally as a dry run.
 func createApproval(ctx context.Context, who identity, spec reviewapi.PlanApprovalSpec, dryRun bool) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{Object: map[string]any{
@@ -474,4 +504,42 @@ func createApproval(ctx context.Context, who identity, spec reviewapi.PlanApprov
 		o.DryRun = []string{metav1.DryRunAll}
 	}
 	return who.dyn.Resource(reviewapi.PlanApprovals).Namespace(deploy.Namespace).Create(ctx, u, o)
+}
+
+// unchangeable checks that nobody changes review object name of gvr,
+// whose person field (spec.<field>) is who made it: an update setting it
+// to the caller, and a merge patch, are refused for each of the admin,
+// the tenant, the reviewer and the controller (in that order); the
+// reviewer and the tenant cannot delete it, the controller, once it has
+// used it, can.
+func unchangeable(t *testing.T, gvr schema.GroupVersionResource, name, field, patch string, admin, other, reviewer, controller identity) {
+	t.Helper()
+	ctx := t.Context()
+	for _, who := range []identity{admin, other, reviewer, controller} {
+		res := who.dyn.Resource(gvr).Namespace(deploy.Namespace)
+		u, err := admin.dyn.Resource(gvr).Namespace(deploy.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := u.DeepCopy()
+		testkit.Must(t, unstructured.SetNestedField(u.Object, who.name, "spec", field))
+		if _, err := res.Update(ctx, u, metav1.UpdateOptions{}); err == nil {
+			t.Errorf("%s changed spec.%s of %s %s", who.name, field, gvr.Resource, name)
+		}
+		if _, err := res.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err == nil {
+			t.Errorf("%s changed %s %s with %s", who.name, gvr.Resource, name, patch)
+		}
+		if after, err := admin.dyn.Resource(gvr).Namespace(deploy.Namespace).Get(ctx, name, metav1.GetOptions{}); err != nil ||
+			!reflect.DeepEqual(after.Object["spec"], before.Object["spec"]) {
+			t.Errorf("%s %s now %v, %v; want its spec unchanged", gvr.Resource, name, after, err)
+		}
+	}
+	for _, who := range []identity{reviewer, other} {
+		if err := who.dyn.Resource(gvr).Namespace(deploy.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("%s deleted %s %s: err = %v, want Forbidden", who.name, gvr.Resource, name, err)
+		}
+	}
+	if err := controller.dyn.Resource(gvr).Namespace(deploy.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("the controller deletes %s %s it used: %v", gvr.Resource, name, err)
+	}
 }

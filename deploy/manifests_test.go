@@ -112,7 +112,8 @@ func TestKubeSystemHoldsOnlyTheLease(t *testing.T) {
 }
 
 // The reviewers get exactly what reviewing and approving need: read
-// Services and records, create and read approvals and unlock requests,
+// Services and records, create and read approvals, unlock and release
+// requests,
 // list the shard Leases (which replica owns what), read the controller's
 // events (the review page's trail). No Secret, no change to an approval
 // once made.
@@ -130,6 +131,7 @@ func TestReviewerGrants(t *testing.T) {
 		add(r.namespace, "", "configmaps", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourcePlanApprovals, "create", "get", "list", "watch")
 		add(r.namespace, reviewapi.Group, reviewapi.ResourceStateUnlocks, "create", "get", "list", "watch")
+		add(r.namespace, reviewapi.Group, reviewapi.ResourceAddressReleases, "create", "get", "list", "watch")
 		add(r.namespace, "coordination.k8s.io", "leases", "list")
 		slices.SortFunc(want, grant.compare)
 		if !slices.Equal(got, want) {
@@ -146,7 +148,8 @@ func TestReviewerGrants(t *testing.T) {
 	})
 }
 
-// The controller reads and deletes approvals; it can never make one.
+// The controller reads and deletes approvals (and unlock and release
+// requests); it can never make one.
 func TestControllerCannotApprove(t *testing.T) {
 	forEachRendering(t, func(t *testing.T, r rendering) {
 		got := grantsOf(t, r.objs, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: r.namespace, Name: deploy.ServiceAccount})
@@ -158,6 +161,7 @@ func TestControllerCannotApprove(t *testing.T) {
 		}
 		slices.Sort(review)
 		want := []string{
+			"addressreleases delete", "addressreleases get", "addressreleases list", "addressreleases watch",
 			"planapprovals delete", "planapprovals get", "planapprovals list", "planapprovals watch",
 			"stateunlocks delete", "stateunlocks get", "stateunlocks list", "stateunlocks watch",
 		}
@@ -184,7 +188,11 @@ func TestControllerCannotApprove(t *testing.T) {
 func TestCRDsMatchReviewAPI(t *testing.T) {
 	forEachRendering(t, func(t *testing.T, r rendering) {
 		objs := deploy.RBACOf(r.objs)
-		want := map[string]string{reviewapi.ResourcePlanApprovals: reviewapi.KindPlanApproval, reviewapi.ResourceStateUnlocks: reviewapi.KindStateUnlock}
+		want := map[string]string{
+			reviewapi.ResourcePlanApprovals:   reviewapi.KindPlanApproval,
+			reviewapi.ResourceStateUnlocks:    reviewapi.KindStateUnlock,
+			reviewapi.ResourceAddressReleases: reviewapi.KindAddressRelease,
+		}
 		for _, o := range objs {
 			crd, ok := o.(*apiextensionsv1.CustomResourceDefinition)
 			if !ok {
@@ -198,11 +206,18 @@ func TestCRDsMatchReviewAPI(t *testing.T) {
 				t.Errorf("CRD %s: versions %+v, want %s served and stored", crd.Name, crd.Spec.Versions, reviewapi.Version)
 			}
 			// Every kind the controller plans can be approved and
-			// unlocked: a kind left out is refused by the API server.
-			kinds := objectKinds(t, crd)
-			slices.Sort(kinds)
-			if !slices.Equal(kinds, objectref.Planned()) {
-				t.Errorf("CRD %s: spec.object.kind takes %v, want the planned kinds %v", crd.Name, kinds, objectref.Planned())
+			// unlocked: a kind left out is refused by the API server. Only
+			// an address can be released.
+			if kind == reviewapi.KindAddressRelease {
+				if kinds := objectKinds(t, crd, "address"); !slices.Equal(kinds, []string{objectref.KindAddress}) {
+					t.Errorf("CRD %s: spec.address.kind takes %v, want only %s", crd.Name, kinds, objectref.KindAddress)
+				}
+			} else {
+				kinds := objectKinds(t, crd, "object")
+				slices.Sort(kinds)
+				if !slices.Equal(kinds, objectref.Planned()) {
+					t.Errorf("CRD %s: spec.object.kind takes %v, want the planned kinds %v", crd.Name, kinds, objectref.Planned())
+				}
 			}
 			delete(want, crd.Spec.Names.Plural)
 		}
@@ -212,11 +227,11 @@ func TestCRDsMatchReviewAPI(t *testing.T) {
 	})
 }
 
-// objectKinds is the enum of crd's spec.object.kind.
-func objectKinds(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) []string {
+// objectKinds is the enum of crd's spec.<ref>.kind.
+func objectKinds(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, ref string) []string {
 	t.Helper()
 	s := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
-	for _, field := range []string{"spec", "object", "kind"} {
+	for _, field := range []string{"spec", ref, "kind"} {
 		next, ok := s.Properties[field]
 		if !ok {
 			t.Fatalf("CRD %s: no field %s in its schema", crd.Name, field)

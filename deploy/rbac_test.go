@@ -73,6 +73,7 @@ func needed(ns string, leases []string) []access {
 		verbs("", "configmaps", "", ns, "get", "list", "create", "update", "delete"),
 		verbs("review.example.com", "planapprovals", "", ns, "get", "list", "watch", "delete"),
 		verbs("review.example.com", "stateunlocks", "", ns, "get", "list", "watch", "delete"),
+		verbs("review.example.com", "addressreleases", "", ns, "get", "list", "watch", "delete"),
 		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "get"),
 		named("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "", "review.example.com-identity", "get"),
 		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-service-author", "get"),
@@ -121,6 +122,7 @@ func denied(ns string, leases []string) []access {
 		// The controller never approves, nor changes an approval.
 		verbs("review.example.com", "planapprovals", "", ns, "create", "update", "patch"),
 		verbs("review.example.com", "stateunlocks", "", ns, "create", "update", "patch"),
+		verbs("review.example.com", "addressreleases", "", ns, "create", "update", "patch"),
 		verbs("review.example.com", "planapprovals", "", "default", "get", "list"),
 		// Nor switches the policies off, nor reads other ones.
 		named("admissionregistration.k8s.io", "validatingadmissionpolicies", "", "review.example.com-identity", "update", "patch", "delete"),

@@ -93,7 +93,7 @@ func (e *Engine) GetAddress(ctx context.Context, namespace, name string) (addr *
 
 // ReleaseAddress destroys the workspace of reserved address
 // namespace/name under rv: the IP goes back to the region. Only a person
-// asks for it (examplectl address release), never a Service's deletion;
+// asks for it (AddressRelease, examplectl release), never a Service's deletion;
 // an address a load balancer still holds is refused by the cloud.
 func (e *Engine) ReleaseAddress(ctx context.Context, namespace, name string, rv Review) (*Outcome, error) {
 	ref := objectref.Address(namespace, name)

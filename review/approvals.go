@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -48,6 +49,7 @@ type approvals struct {
 	dyn         dynamic.Interface
 	plans       cache.GenericLister
 	unlocks     cache.GenericLister
+	released    cache.GenericLister // the AddressReleases
 
 	mu      sync.Mutex
 	checked map[string]policyCheck // by admission policy name
@@ -101,12 +103,13 @@ func newApprovals(namespace string, required int, propagation time.Duration) *ap
 		edits: utilcache.NewLRUExpireCache(editsSize)}
 }
 
-// start watches the namespace's approvals and unlock requests.
+// start watches the namespace's approvals, unlock and release requests.
 func (a *approvals) start(client kubernetes.Interface, dyn dynamic.Interface, stop <-chan struct{}) {
 	a.client, a.dyn = client, dyn
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, a.namespace, nil)
 	a.plans = f.ForResource(reviewapi.PlanApprovals).Lister()
 	a.unlocks = f.ForResource(reviewapi.StateUnlocks).Lister()
+	a.released = f.ForResource(reviewapi.AddressReleases).Lister()
 	f.Start(stop)
 	go func() {
 		for gvr, ok := range f.WaitForCacheSync(stop) {
@@ -359,16 +362,38 @@ func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*revie
 			out = append(out, u)
 		}
 	}
-	if len(out) == 0 {
+	return verified(ctx, a, "unlock request", out, func(u *reviewapi.StateUnlock) (reviewapi.Meta, string) {
+		return u.Meta, u.Spec.Requester
+	})
+}
+
+// releases lists the address release requests whose requester the API
+// server verified, oldest first; nil when the admission policy is missing.
+func (a *approvals) releases(ctx context.Context) ([]*reviewapi.AddressRelease, error) {
+	out, err := verified(ctx, a, "release request", list(a.released, reviewapi.AddressReleaseFrom), func(r *reviewapi.AddressRelease) (reviewapi.Meta, string) {
+		return r.Meta, r.Spec.Requester
+	})
+	slices.SortStableFunc(out, func(x, y *reviewapi.AddressRelease) int {
+		return cmp.Or(x.Created.Compare(y.Created), cmp.Compare(x.Name, y.Name))
+	})
+	return out, err
+}
+
+// verified are the requests of reqs (what: "unlock request") made while
+// the admission policy that checks their requester was in force: a
+// request made before could name anyone.
+func verified[T any](ctx context.Context, a *approvals, what string, reqs []*T, of func(*T) (reviewapi.Meta, string)) ([]*T, error) {
+	if len(reqs) == 0 {
 		return nil, nil
 	}
 	since, err := a.inForce(ctx, reviewapi.AdmissionPolicy)
 	if err != nil {
-		return nil, fmt.Errorf("unlock requests are not honoured while the admission policy that verifies requesters is missing: %w", err)
+		return nil, fmt.Errorf("%ss are not honoured while the admission policy that verifies requesters is missing: %w", what, err)
 	}
-	return slices.DeleteFunc(out, func(u *reviewapi.StateUnlock) bool {
-		if u.Created.Before(since) {
-			klog.InfoS("unlock request ignored: it "+a.notChecked("requesters", since), "name", u.Name, "requester", u.Spec.Requester)
+	return slices.DeleteFunc(reqs, func(r *T) bool {
+		m, requester := of(r)
+		if m.Created.Before(since) {
+			klog.InfoS(what+" ignored: it "+a.notChecked("requesters", since), "name", m.Name, "requester", requester)
 			return true
 		}
 		return false

@@ -37,12 +37,17 @@
 //     when nothing was destroyed);
 //   - state unlock requests: Unlock (through the engine, an Unlocker),
 //     and StaleLockForced (the runner's hook);
+//   - address release requests, which servicelb decides: AddressReleases,
+//     AddressReleaseSubject (the release, authored by its requester),
+//     WaitingChange (a move it must not supersede), ReleaseTaken and
+//     ReleaseEnded (audit lines, a refusal's event, the request used up);
 //   - the engine's PlanStore (Load), the record move of a state migration
 //     (MoveRecord), the records for group membership (Records);
 //   - secrets kept out of events and the audit log: Redact, RedactFrom,
 //     RedactCredentials;
 //   - its memory, for the soak tests: Sizes.
 //
-// Approvals (PlanApproval) and unlock requests (StateUnlock) count only
-// while the API server verifies who made them (docs/review.md).
+// Approvals (PlanApproval), unlock requests (StateUnlock) and release
+// requests (AddressRelease) count only while the API server verifies who
+// made them (docs/review.md).
 package review

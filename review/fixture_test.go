@@ -48,7 +48,7 @@ type reviewFixture struct {
 }
 
 // newReviewFixture reviews under reviewtest.Config plus extra; objs are the
-// PlanApprovals and StateUnlocks present, honoured (the identity policy
+// PlanApprovals, StateUnlocks and AddressReleases present, honoured (the identity policy
 // installed) unless noPolicy.
 func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstructured.Unstructured) *reviewFixture {
 	t.Helper()
@@ -66,34 +66,34 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 	f.Board = New(cfg, log)
 	f.setClient(f.client, f.events)
 	var dynObjs []runtime.Object
-	plans := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	unlocks := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	// One indexer a resource, as the approvals' informers have them.
+	idx := map[schema.GroupVersionResource]cache.Indexer{}
+	for _, gvr := range []schema.GroupVersionResource{reviewapi.PlanApprovals, reviewapi.StateUnlocks, reviewapi.AddressReleases} {
+		idx[gvr] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	}
+	resourceOf := map[string]schema.GroupVersionResource{reviewapi.KindPlanApproval: reviewapi.PlanApprovals,
+		reviewapi.KindStateUnlock: reviewapi.StateUnlocks, reviewapi.KindAddressRelease: reviewapi.AddressReleases}
 	for _, o := range objs {
-		idx := plans
-		if o.GetKind() == reviewapi.KindStateUnlock {
-			idx = unlocks
-		}
-		testkit.Must(t, idx.Add(o))
+		testkit.Must(t, idx[resourceOf[o.GetKind()]].Add(o))
 		dynObjs = append(dynObjs, o)
 	}
 	f.dyn = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		reviewapi.PlanApprovals: reviewapi.KindPlanApproval + "List",
-		reviewapi.StateUnlocks:  reviewapi.KindStateUnlock + "List",
+		reviewapi.PlanApprovals:   reviewapi.KindPlanApproval + "List",
+		reviewapi.StateUnlocks:    reviewapi.KindStateUnlock + "List",
+		reviewapi.AddressReleases: reviewapi.KindAddressRelease + "List",
 	}, dynObjs...)
 	// Deleted objects leave the listers, as they leave an informer's cache.
 	f.dyn.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		idx := plans
-		if a.GetResource() == reviewapi.StateUnlocks {
-			idx = unlocks
-		}
-		if o, ok, _ := idx.GetByKey(a.GetNamespace() + "/" + a.(clienttesting.DeleteAction).GetName()); ok {
-			testkit.Must(t, idx.Delete(o))
+		i := idx[a.GetResource()]
+		if o, ok, _ := i.GetByKey(a.GetNamespace() + "/" + a.(clienttesting.DeleteAction).GetName()); ok {
+			testkit.Must(t, i.Delete(o))
 		}
 		return false, nil, nil
 	})
 	f.approvals.client, f.approvals.dyn = f.client, f.dyn
-	f.approvals.plans = cache.NewGenericLister(plans, reviewapi.PlanApprovals.GroupResource())
-	f.approvals.unlocks = cache.NewGenericLister(unlocks, reviewapi.StateUnlocks.GroupResource())
+	f.approvals.plans = cache.NewGenericLister(idx[reviewapi.PlanApprovals], reviewapi.PlanApprovals.GroupResource())
+	f.approvals.unlocks = cache.NewGenericLister(idx[reviewapi.StateUnlocks], reviewapi.StateUnlocks.GroupResource())
+	f.approvals.released = cache.NewGenericLister(idx[reviewapi.AddressReleases], reviewapi.AddressReleases.GroupResource())
 	return f
 }
 

@@ -40,6 +40,12 @@ func StateUnlockFrom(u *unstructured.Unstructured) (*StateUnlock, error) {
 	return s, specOf(u, &s.Meta, &s.Spec)
 }
 
+// AddressReleaseFrom converts an object read with the dynamic client.
+func AddressReleaseFrom(u *unstructured.Unstructured) (*AddressRelease, error) {
+	r := &AddressRelease{}
+	return r, specOf(u, &r.Meta, &r.Spec)
+}
+
 // object builds a new object of kind with spec (a pointer: the converter
 // takes no values), named generateName-<random>.
 func object(kind, namespace, generateName string, spec any) (*unstructured.Unstructured, error) {
@@ -96,6 +102,12 @@ func CreateStateUnlock(ctx context.Context, c dynamic.Interface, namespace strin
 	return create(ctx, c, StateUnlocks, KindStateUnlock, namespace, "unlock-", &spec, StateUnlockFrom)
 }
 
+// CreateAddressRelease creates a release request in the controller's
+// namespace.
+func CreateAddressRelease(ctx context.Context, c dynamic.Interface, namespace string, spec AddressReleaseSpec) (*AddressRelease, error) {
+	return create(ctx, c, AddressReleases, KindAddressRelease, namespace, "release-", &spec, AddressReleaseFrom)
+}
+
 // ListPlanApprovals lists the approvals in namespace.
 func ListPlanApprovals(ctx context.Context, c dynamic.Interface, namespace string) ([]*PlanApproval, error) {
 	return list(ctx, c, PlanApprovals, namespace, PlanApprovalFrom)
@@ -104,4 +116,9 @@ func ListPlanApprovals(ctx context.Context, c dynamic.Interface, namespace strin
 // ListStateUnlocks lists the unlock requests in namespace.
 func ListStateUnlocks(ctx context.Context, c dynamic.Interface, namespace string) ([]*StateUnlock, error) {
 	return list(ctx, c, StateUnlocks, namespace, StateUnlockFrom)
+}
+
+// ListAddressReleases lists the release requests in namespace.
+func ListAddressReleases(ctx context.Context, c dynamic.Interface, namespace string) ([]*AddressRelease, error) {
+	return list(ctx, c, AddressReleases, namespace, AddressReleaseFrom)
 }

@@ -14,8 +14,9 @@ import (
 
 func fakeClient() *dynamicfake.FakeDynamicClient {
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		reviewapi.PlanApprovals: reviewapi.KindPlanApproval + "List",
-		reviewapi.StateUnlocks:  reviewapi.KindStateUnlock + "List",
+		reviewapi.PlanApprovals:   reviewapi.KindPlanApproval + "List",
+		reviewapi.StateUnlocks:    reviewapi.KindStateUnlock + "List",
+		reviewapi.AddressReleases: reviewapi.KindAddressRelease + "List",
 	})
 }
 
@@ -47,5 +48,18 @@ func TestCreate(t *testing.T) {
 	unlocks, err := reviewapi.ListStateUnlocks(t.Context(), c, "example-ccm")
 	if err != nil || len(unlocks) != 1 || unlocks[0].Spec != unlock {
 		t.Errorf("ListStateUnlocks = %+v, %v", unlocks, err)
+	}
+
+	release := reviewapi.AddressReleaseSpec{Address: objectref.Address("shop", "k8s-a-0123456789abcdef0123456789"), Requester: "carol", Comment: "DNS moved"}
+	r, err := reviewapi.CreateAddressRelease(t.Context(), c, "example-ccm", release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Spec != release || r.Namespace != "example-ccm" {
+		t.Errorf("CreateAddressRelease = %+v; want spec %+v in example-ccm", r, release)
+	}
+	releases, err := reviewapi.ListAddressReleases(t.Context(), c, "example-ccm")
+	if err != nil || len(releases) != 1 || releases[0].Spec != release {
+		t.Errorf("ListAddressReleases = %+v, %v", releases, err)
 	}
 }

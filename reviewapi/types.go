@@ -1,6 +1,6 @@
 // Package reviewapi is the review.example.com API: the objects people
-// create to approve a plan (PlanApproval) or to force a state lock open
-// (StateUnlock). Only reviewers may create them (RBAC), and the admission
+// create to approve a plan (PlanApproval), to force a state lock open
+// (StateUnlock) or to release a kept reserved address (AddressRelease). Only reviewers may create them (RBAC), and the admission
 // policy shipped in deploy/ makes the API server check that the person
 // named in an object is the one who created it, and that nobody changes it
 // afterwards. The controller reads them; examplectl creates them.
@@ -24,21 +24,25 @@ const (
 
 // Kinds and resources.
 const (
-	KindPlanApproval      = "PlanApproval"
-	KindStateUnlock       = "StateUnlock"
-	ResourcePlanApprovals = "planapprovals"
-	ResourceStateUnlocks  = "stateunlocks"
+	KindPlanApproval        = "PlanApproval"
+	KindStateUnlock         = "StateUnlock"
+	KindAddressRelease      = "AddressRelease"
+	ResourcePlanApprovals   = "planapprovals"
+	ResourceStateUnlocks    = "stateunlocks"
+	ResourceAddressReleases = "addressreleases"
 )
 
 // GroupVersion and resources of the API.
 var (
-	GroupVersion  = schema.GroupVersion{Group: Group, Version: Version}
-	PlanApprovals = GroupVersion.WithResource(ResourcePlanApprovals)
-	StateUnlocks  = GroupVersion.WithResource(ResourceStateUnlocks)
+	GroupVersion    = schema.GroupVersion{Group: Group, Version: Version}
+	PlanApprovals   = GroupVersion.WithResource(ResourcePlanApprovals)
+	StateUnlocks    = GroupVersion.WithResource(ResourceStateUnlocks)
+	AddressReleases = GroupVersion.WithResource(ResourceAddressReleases)
 )
 
 // AdmissionPolicy names the ValidatingAdmissionPolicy (and its binding)
-// that checks the identity in every PlanApproval and StateUnlock: the
+// that checks the identity in every PlanApproval, StateUnlock and
+// AddressRelease: the
 // controller honours these objects only while both are installed.
 const AdmissionPolicy = "review.example.com-identity"
 
@@ -94,6 +98,24 @@ type StateUnlockSpec struct {
 	Object objectref.Ref `json:"object"`
 	// LockID is the lock to force open (the record shows it).
 	LockID string `json:"lockID"`
+	// Requester is the user who created the object (checked as Approver).
+	Requester string `json:"requester"`
+	Comment   string `json:"comment,omitempty"`
+}
+
+// AddressRelease asks the controller to release a kept reserved address:
+// to plan the destroy of its workspace, which gives the IP back to the
+// region once another reviewer approves it.
+type AddressRelease struct {
+	Meta
+	Spec AddressReleaseSpec `json:"spec"`
+}
+
+// AddressReleaseSpec is immutable once created.
+type AddressReleaseSpec struct {
+	// Address is the address's record: kind Address, the namespace that
+	// owns it and its cloud name (k8s-a-...).
+	Address objectref.Ref `json:"address"`
 	// Requester is the user who created the object (checked as Approver).
 	Requester string `json:"requester"`
 	Comment   string `json:"comment,omitempty"`

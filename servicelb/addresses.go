@@ -175,8 +175,8 @@ func (l *addresses) addressCap(ctx context.Context, ns string) (full bool, n int
 
 // capError is the refusal of a reservation past the namespace's cap.
 func (l *addresses) capError(svc *v1.Service, n int) error {
-	return fmt.Errorf("%s: %s: namespace %s has %d reserved addresses, its cap (loadBalancer.addresses.maxPerNamespace %d): release one (examplectl address release) or raise the cap",
-		objectref.Service(svc).Describe(), annotations.LBAddressKeep, svc.Namespace, n, l.cfg.LoadBalancer.Addresses.MaxPerNamespace)
+	return fmt.Errorf("%s: %s: namespace %s has %d reserved addresses, its cap (loadBalancer.addresses.maxPerNamespace %d): a reviewer may release one (examplectl addresses -n %s; examplectl release), or raise the cap",
+		objectref.Service(svc).Describe(), annotations.LBAddressKeep, svc.Namespace, n, l.cfg.LoadBalancer.Addresses.MaxPerNamespace, svc.Namespace)
 }
 
 // cloudLoadBalancer is svc's load balancer as the cloud has it now, found

@@ -57,7 +57,7 @@ type poolEngine interface {
 }
 
 // addressEngine is what the reserved addresses need (addresses.go,
-// addresskeeper.go, handover.go).
+// addresskeeper.go, handover.go, releases.go).
 type addressEngine interface {
 	LoadBalancerName(in *annotations.Service) string
 	ReservedAddressName(svc *corev1.Service) string
@@ -66,6 +66,7 @@ type addressEngine interface {
 	RenderAddress(a engine.AddressSpec) (*engine.Module, engine.Job, error)
 	ReconcileAddress(ctx context.Context, a engine.AddressSpec, rv engine.Review) (*engine.Address, *engine.Outcome, error)
 	RetainAddress(ctx context.Context, namespace, name string, rv engine.Review) (*engine.Outcome, error)
+	ReleaseAddress(ctx context.Context, namespace, name string, rv engine.Review) (*engine.Outcome, error)
 }
 
 // previewEngine is what the admission webhook's preview needs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -99,6 +100,10 @@ type fakeAddressEngine struct {
 	// forgotten (a hand-over).
 	asked    []addressAsk
 	retained []string
+	// released are the releases asked (their policies); approved lets
+	// the next one apply, a release's approval.
+	released []annotations.ApplyPolicy
+	approved bool
 }
 
 // addressAsk is a reconcile of an address's workspace: what it was to
@@ -152,6 +157,20 @@ func (e *fakeAddressEngine) RetainAddress(_ context.Context, ns, name string, rv
 	delete(e.held, ns+"/"+name)
 	e.retained = append(e.retained, ns+"/"+name)
 	return &engine.Outcome{Workspace: e.workspace(ns, name), Policy: rv.Policy, Result: &engine.Result{}}, nil
+}
+
+func (e *fakeAddressEngine) ReleaseAddress(_ context.Context, ns, name string, rv engine.Review) (*engine.Outcome, error) {
+	e.released = append(e.released, rv.Policy)
+	destroy := &engine.Plan{ID: "plan-release", Destroy: true, HasChanges: true}
+	out := &engine.Outcome{Workspace: e.workspace(ns, name), Policy: rv.Policy, Planned: destroy}
+	if !e.approved {
+		out.Awaiting = destroy
+		return out, &engine.AwaitingApprovalError{PlanID: destroy.ID, Policy: rv.Policy}
+	}
+	e.cloud.addresses = slices.DeleteFunc(e.cloud.addresses, func(a exampleapi.Address) bool { return a.Name == name })
+	delete(e.held, ns+"/"+name)
+	out.Applied, out.Result = destroy, &engine.Result{}
+	return out, nil
 }
 
 func (e *fakeAddressEngine) workspace(ns, name string) string {

@@ -26,7 +26,8 @@
 //   - addresses.go, addresskeeper.go, handover.go: reserved addresses, the
 //     leader's keeper deciding who holds each, and a retained load
 //     balancer's hand-over; gatewayaddresses.go the reserved addresses a
-//     Gateway names (spec.addresses), decided under the keeper's lock.
+//     Gateway names (spec.addresses), decided under the keeper's lock;
+//     releases.go a kept address released on a reviewer's request.
 //   - shards.go, shardfeed.go, shardqueue.go, guestshards.go: which
 //     Services are this replica's when sharded, what its service
 //     controller hears of them, their queues, and guests' placement.
@@ -248,6 +249,7 @@ func (l *LoadBalancers) startLeading() {
 	}
 	l.keeping.Do(func() {
 		go k.run(l.leading)
+		go k.runReleases(l.leading)
 		k.askAll()
 	})
 }

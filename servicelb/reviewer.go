@@ -9,6 +9,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
+	"github.com/example/cloud-provider-example/reviewapi"
 )
 
 // Reviewer is what the Services' load balancers, groups, target pools and
@@ -18,6 +19,7 @@ import (
 type Reviewer interface {
 	changes
 	teller
+	releases
 	ServiceSubject(ctx context.Context, in *annotations.Service, kind string) review.Subject
 	GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) review.Subject
 	PoolsSubject(workspace, kind string) review.Subject
@@ -33,6 +35,16 @@ type Reviewer interface {
 type changes interface {
 	Run(ctx context.Context, s *review.Subject, pol annotations.ApplyPolicy, change review.Change) (*engine.Outcome, error)
 	Unlock(ctx context.Context, r review.Unlocker, s review.Subject, render func() (engine.Job, error))
+}
+
+// releases are the requests to release kept reserved addresses and
+// what deciding them reads (releases.go).
+type releases interface {
+	AddressReleases(ctx context.Context) ([]*reviewapi.AddressRelease, error)
+	AddressReleaseSubject(ns, name, workspace string, r *reviewapi.AddressRelease) review.Subject
+	WaitingChange(ctx context.Context, workspace string) (string, error)
+	ReleaseTaken(s review.Subject, r *reviewapi.AddressRelease)
+	ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 }
 
 // teller tells people what happened beside a change: events, records

@@ -48,15 +48,12 @@ type addressItem struct {
 }
 
 func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, stderr io.Writer) error {
-	recs, err := c.records(ctx)
+	recs, err := c.addressRecords(ctx, ns)
 	if err != nil {
 		return err
 	}
 	var items []addressItem
 	for _, r := range recs {
-		if r.Object.Kind != objectref.KindAddress || ns != "" && r.Object.Namespace != ns {
-			continue
-		}
 		items = append(items, addressOf(r))
 	}
 	slices.SortFunc(items, func(a, b addressItem) int {
@@ -90,6 +87,22 @@ func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, st
 		row(tw, it.Object.Arg(), orDash(it.ID), orDash(it.IP), it.Owner, held, plan, outcome, when)
 	}
 	return tw.Flush()
+}
+
+// addressRecords are the records of the addresses the controller keeps,
+// those namespace ns owns ("" for all).
+func (c *cluster) addressRecords(ctx context.Context, ns string) ([]*records.Record, error) {
+	recs, err := c.records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*records.Record
+	for _, r := range recs {
+		if r.Object.Kind == objectref.KindAddress && (ns == "" || r.Object.Namespace == ns) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // addressOf reads an address's record: its last apply's outputs say what

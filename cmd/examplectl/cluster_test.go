@@ -63,6 +63,7 @@ func TestCluster(t *testing.T) {
 		{"history", testHistory},
 		{"approve", testApprove},
 		{"unlock", testUnlock},
+		{"release", testRelease},
 		{"errors", testClusterErrors},
 		{"hostile", testHostile},
 		{"review", testReview},
@@ -110,7 +111,8 @@ func (e *env) scope(t *testing.T, name string) *scope {
 // serviceAccount makes a ServiceAccount in the controller's namespace and
 // returns its kubeconfig and username. With reviewer, it gets exactly the
 // rights docs/examplectl.md lists: get and list ConfigMaps and create
-// PlanApprovals and StateUnlocks there, get Services; no Secrets.
+// PlanApprovals, StateUnlocks and AddressReleases there, get Services; no
+// Secrets.
 func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user string) {
 	t, ctx := s.t, s.t.Context()
 	kubeconfig = s.cluster.ServiceAccountKubeconfig(t, s.ccmNS, name)
@@ -134,7 +136,7 @@ func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user str
 	}
 	grant(s.ccmNS,
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}},
-		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks}, Verbs: []string{"create"}},
+		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks, reviewapi.ResourceAddressReleases}, Verbs: []string{"create"}},
 		rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"list"}})
 	grant(s.svcNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}})
 
@@ -197,7 +199,7 @@ func installReviewAPI(t *testing.T, dyn dynamic.Interface) {
 		"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
 		"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 	}
-	for _, file := range []string{"crd-planapprovals.yaml", "crd-stateunlocks.yaml", "admission-identity.yaml"} {
+	for _, file := range []string{"crd-planapprovals.yaml", "crd-stateunlocks.yaml", "crd-addressreleases.yaml", "admission-identity.yaml"} {
 		data, err := os.ReadFile("../../deploy/base/" + file)
 		if err != nil {
 			t.Fatal(err)
@@ -263,6 +265,12 @@ func (s *scope) unlocks() []*reviewapi.StateUnlock {
 	return listIn(s, reviewapi.ListStateUnlocks)
 }
 
+// releases are the AddressReleases in the scope's controller namespace.
+func (s *scope) releases() []*reviewapi.AddressRelease {
+	s.t.Helper()
+	return listIn(s, reviewapi.ListAddressReleases)
+}
+
 // listIn lists the objects of one review kind in the scope's controller
 // namespace.
 func listIn[T any](s *scope, list func(context.Context, dynamic.Interface, string) ([]T, error)) []T {
@@ -317,6 +325,34 @@ func (s *scope) mustFail(want string, stdin io.Reader, args ...string) {
 	}
 	if !strings.Contains(err.Error(), want) {
 		s.t.Fatalf("examplectl %s: error %q, want it to contain %q", strings.Join(args, " "), err, want)
+	}
+}
+
+// asksFirst checks that examplectl args asks before it creates anything:
+// without a terminal it refuses (wantRefusal) after showing what the
+// golden file holds; on a terminal, any answer but yes changes nothing:
+// made counts what it would create.
+func (s *scope) asksFirst(goldenFile, wantRefusal string, made func() int, args ...string) {
+	s.t.Helper()
+	out, _, err := s.run(nil, args...)
+	if err == nil || !strings.Contains(err.Error(), wantRefusal+" without confirmation: stdin is not a terminal (pass --yes)") {
+		s.t.Fatalf("examplectl %s without a terminal: %v", strings.Join(args, " "), err)
+	}
+	golden(s.t, goldenFile, out)
+	for _, answer := range []string{"n\n", "\n", ""} {
+		s.mustFail("not confirmed: nothing changed", typed(answer), args...)
+	}
+	if n := made(); n != 0 {
+		s.t.Fatalf("examplectl %s, not confirmed, created %d objects", strings.Join(args, " "), n)
+	}
+}
+
+// yesSkipsTheQuestion runs examplectl args with --yes: nothing is asked,
+// and it says it created what created begins.
+func (s *scope) yesSkipsTheQuestion(created string, args ...string) {
+	s.t.Helper()
+	if out := s.mustRun(nil, append(args, "--yes")...); strings.Contains(out, "[y/N]") || !strings.Contains(out, created) {
+		s.t.Errorf("examplectl %s --yes:\n%s", strings.Join(args, " "), out)
 	}
 }
 

@@ -115,9 +115,10 @@ func (c *cluster) explain(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s: %w (a reviewer needs, in the controller's namespace %s: get and list on configmaps, "+
-			"create on %s.%s (approve) and %s.%s (unlock); and get on services in their namespaces. "+
+			"create on %s.%s (approve), %s.%s (unlock) and %s.%s (release); and get on services in their namespaces. "+
 			"No access to Secrets is needed, nor given: see docs/examplectl.md#permissions; is --namespace the controller's namespace?)",
-			what, err, c.namespace, reviewapi.ResourcePlanApprovals, reviewapi.Group, reviewapi.ResourceStateUnlocks, reviewapi.Group)
+			what, err, c.namespace, reviewapi.ResourcePlanApprovals, reviewapi.Group, reviewapi.ResourceStateUnlocks, reviewapi.Group,
+			reviewapi.ResourceAddressReleases, reviewapi.Group)
 	default:
 		return fmt.Errorf("%s: %w", what, err)
 	}

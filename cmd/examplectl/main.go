@@ -1,10 +1,10 @@
 // Command examplectl is review tooling for the Example cloud controller
 // manager: render shows, offline, the Terraform the controller would apply;
-// status, plan, history, review, approve and unlock read the plan records
-// it keeps in the cluster (ConfigMaps only) and act on them by creating, as
-// the caller, the PlanApprovals and StateUnlocks it watches (see reviewapi
-// and docs/examplectl.md); review --web does the same in a browser
-// (reviewpage, docs/review-page.md).
+// status, plan, history, review, approve, unlock, addresses and release read
+// the plan records it keeps in the cluster (ConfigMaps only) and act on them
+// by creating, as the caller, the PlanApprovals, StateUnlocks and
+// AddressReleases it watches (see reviewapi and docs/examplectl.md); review
+// --web does the same in a browser (reviewpage, docs/review-page.md).
 package main
 
 import (
@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
 		newUnlockCmd(),
 		newPreviewCmd(),
 		newAddressesCmd(),
+		newReleaseCmd(),
 		newExportCmd(),
 		newReviewCmd(),
 	)

@@ -1,36 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/termsafe"
 )
-
-// terminal is a reader that knows whether it is a terminal (the tests'
-// typed answers).
-type terminal interface{ IsTerminal() bool }
-
-// stdinIsTerminal says whether confirmation can be asked on in.
-func stdinIsTerminal(in io.Reader) bool {
-	switch in := in.(type) {
-	case terminal:
-		return in.IsTerminal()
-	case *os.File:
-		return term.IsTerminal(int(in.Fd()))
-	}
-	return false
-}
 
 func newUnlockCmd() *cobra.Command {
 	var yes bool
@@ -73,23 +53,10 @@ func runUnlock(ctx context.Context, c *cluster, ref objectref.Ref, yes bool, com
 	row(tw, "  holder:", orDash(lock.Holder))
 	row(tw, "  created:", stamp(lock.Created)+" ("+age(lock.Created)+" ago)")
 	row(tw, "  seen:", stamp(lock.SeenAt)+" ("+age(lock.SeenAt)+" ago, by the controller's last run)")
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	me, err := c.whoami(ctx)
+	question := "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock " + termsafe.Line(lock.ID) + "?"
+	user, err := c.confirmAs(ctx, tw, confirmation{stdin: stdin, stdout: stdout, yes: yes, what: "force-unlock", question: question})
 	if err != nil {
 		return err
-	}
-	user := me.Username
-	if !yes {
-		if !stdinIsTerminal(stdin) {
-			return errors.New("refusing to force-unlock without confirmation: stdin is not a terminal (pass --yes)")
-		}
-		fmt.Fprintf(stdout, "Forcing open a lock a running terraform holds can corrupt the state.\nForce-unlock %s? [y/N]: ", termsafe.Line(lock.ID))
-		answer, _ := bufio.NewReader(stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			return errors.New("not confirmed: nothing changed")
-		}
 	}
 	msg, err := c.requestUnlock(ctx, t, user, lock.ID, comment)
 	if err != nil {

@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,8 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/tenancy"
 )
 
@@ -22,8 +27,9 @@ import (
 // address kept when its Service goes comes back, the same IP, to a later
 // Service naming it; two Services switch it in one approved plan of the
 // address's own workspace; the namespace's cap refuses the next
-// reservation with an event. (The tenant boundary's row is in
-// TestTenancy.)
+// reservation with an event, until a reviewer's release of a kept
+// address, approved by another, frees it. (The tenant boundary's row is
+// in TestTenancy.)
 func TestReservedAddresses(t *testing.T) {
 	testsize.SkipShort(t, "addresses kept, moved and taken back, each move a plan")
 	t.Parallel()
@@ -128,13 +134,101 @@ func TestReservedAddresses(t *testing.T) {
 	// with an event naming the cap, and nothing is reserved for it.
 	_, err = services.Create(testkit.Context(t), shopService("spare", keep), metav1.CreateOptions{})
 	testkit.Must(t, err)
-	e.waitIngressIn("shop", "spare", 90*time.Second)
+	spare := e.addressOf(t, e.waitIngressIn("shop", "spare", 90*time.Second).Status.LoadBalancer.Ingress[0].IP)
 	_, err = services.Create(testkit.Context(t), shopService("third", keep), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	e.eventWith(t, "shop", "third", "AddressCapReached", "namespace shop has 2 reserved addresses, its cap (loadBalancer.addresses.maxPerNamespace 2)")
 	if n := len(e.addresses(t)); n != 2 {
 		t.Fatalf("%d addresses in the cloud, want 2", n)
 	}
+	e.releaseFreesTheCap(t, rita, addr, spare)
+}
+
+// releaseFreesTheCap releases spare, shop's kept address of Service
+// spare, on rita's request and another reviewer's approval, and checks
+// Service third, refused by the cap, then gets an address. held, green's,
+// is refused: by examplectl, and by the controller when asked by hand.
+func (e *env) releaseFreesTheCap(t *testing.T, rita *user, held, spare exampleapi.Address) {
+	ruth := e.reviewer(t, "ruth")
+	held = e.addressOf(t, held.IP)
+	if out := e.examplectlFails(t, rita, "release", "address:shop/"+held.Name, "--yes"); !strings.Contains(out, "holds it") {
+		t.Fatalf("examplectl release of an address a load balancer holds:\n%s\nwant it refused, saying it is held", out)
+	}
+	_, err := reviewapi.CreateAddressRelease(testkit.Context(t), rita.dyn, namespace,
+		reviewapi.AddressReleaseSpec{Address: objectref.Address("shop", held.Name), Requester: rita.name})
+	testkit.Must(t, err)
+	e.recordEventWith(t, "ReleaseRefused", held.Name+" is not released: load balancer "+held.LoadBalancerID+" holds it")
+
+	services := e.kube.CoreV1().Services("shop")
+	testkit.Must(t, services.Delete(testkit.Context(t), "spare", metav1.DeleteOptions{}))
+	waitGone(t, 60*time.Second, "spare", services.Get)
+	e.addressListed(t, rita, spare, "-")
+	arg := "address:shop/" + spare.Name
+	e.examplectl(t, rita, "release", spare.IP, "--yes", "--comment", "the shop's DNS moved")
+	var plan string
+	testkit.Eventually(t, 60*time.Second, "the release awaiting approval", func() error {
+		out := e.examplectl(t, rita, "plan", arg)
+		if plan = planIDRE.FindString(out); plan == "" || !strings.Contains(out, "awaiting-approval") {
+			return fmt.Errorf("no plan awaiting approval:\n%s", out)
+		}
+		return nil
+	})
+	if out := e.examplectlFails(t, rita, "approve", arg, plan); !strings.Contains(out, "made a change it plans") {
+		t.Fatalf("rita approving the release she asked for:\n%s\nwant it refused as her own change", out)
+	}
+	// Made by hand, her approval is not counted either.
+	_, err = reviewapi.CreatePlanApproval(testkit.Context(t), rita.dyn, namespace, reviewapi.PlanApprovalSpec{
+		Object: objectref.Address("shop", spare.Name), PlanID: plan, Approver: rita.name})
+	testkit.Must(t, err)
+	e.recordEventWith(t, "ApprovalIgnored", fmt.Sprintf("%q made a change this plan contains", rita.name))
+	if a := e.addressOf(t, spare.IP); a.ID != spare.ID {
+		t.Fatalf("the address is %s, want %s kept until another reviewer approves", a.ID, spare.ID)
+	}
+	e.examplectl(t, ruth, "approve", arg, plan)
+	testkit.Eventually(t, 60*time.Second, "the release applied", func() error {
+		for _, a := range e.addresses(t) {
+			if a.ID == spare.ID {
+				return fmt.Errorf("%s (%s) is still reserved", a.ID, a.IP)
+			}
+		}
+		return nil
+	})
+	// The cap has room: third, refused, gets an address at the keeper's
+	// next look.
+	e.waitIngressIn("shop", "third", 120*time.Second)
+	if n := len(e.addresses(t)); n != 2 {
+		t.Fatalf("%d addresses in the cloud after the release, want 2 (green's, third's)", n)
+	}
+}
+
+// examplectlFails runs examplectl as u with args, which must fail, and
+// returns its output.
+func (e *env) examplectlFails(t testing.TB, u *user, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(os.Getenv("EXAMPLE_BIN"), "examplectl"), append(args, "--kubeconfig", u.kubeconfig)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("examplectl %s as %s succeeded, want it refused:\n%s", strings.Join(args, " "), u.name, out)
+	}
+	return string(out)
+}
+
+// recordEventWith waits for an event of reason saying text on a plan
+// record's ConfigMap, in the controller's namespace.
+func (e *env) recordEventWith(t testing.TB, reason, text string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, reason+" event on a record", func() error {
+		l, err := e.kube.CoreV1().Events(namespace).List(testkit.Context(t), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range l.Items {
+			if ev.Reason == reason && ev.InvolvedObject.Kind == "ConfigMap" && strings.Contains(ev.Message, text) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event containing %q", reason, text)
+	})
 }
 
 // shopService is a LoadBalancer Service of namespace shop.

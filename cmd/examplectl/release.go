@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/termsafe"
+)
+
+func newReleaseCmd() *cobra.Command {
+	var o kubeOptions
+	var ns, comment string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "release <address:ns/name | address:name [-n ns] | addr-ID | IP> [--yes] [--comment TEXT]",
+		Short: "Ask the controller to release a kept reserved address for good: its IP goes back to the region",
+		Long: `release shows a reserved address the controller keeps (as examplectl
+addresses lists it: by its address:NS/NAME, its id or its IP) and, once
+confirmed, creates an AddressRelease (review.example.com/v1) in the
+controller's namespace as you: spec.requester is your username as the API
+server authenticates you (it checks it), spec.address the address. The
+controller then plans the destroy of the address's workspace, with you as
+the change's author: another reviewer approves it (examplectl approve
+address:NS/NAME); your own approval does not count.
+
+Releasing is irreversible: the IP goes back to the region, and DNS records
+and allow-lists pointing at it reach whoever gets it next. It is refused,
+before anything is created, for an address with no plan record, one a load
+balancer holds, one with a plan awaiting approval (a move, or a release
+already asked) and one already released; the controller also refuses it
+while a Service or Gateway names the address. Confirmation is asked on the
+terminal; without one (scripts, CI), --yes is required.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkComment(comment); err != nil {
+				return err
+			}
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			return runRelease(cmd.Context(), c, args[0], ns, yes, comment, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "the namespace that owns the address (for address:NAME; with an id or IP, look only among its addresses)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
+	return cmd
+}
+
+func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
+	r, err := c.findAddress(ctx, arg, ns)
+	if err != nil {
+		return err
+	}
+	it := addressOf(r)
+	if err := checkReleasable(r, it); err != nil {
+		return err
+	}
+	ref := objectref.Address(r.Object.Namespace, r.Object.Name)
+	fmt.Fprintf(stdout, "Release of %s (workspace %s):\n", termsafe.Line(ref.Arg()), termsafe.Line(r.Workspace))
+	tw := newTable(stdout)
+	row(tw, "  id:", orDash(it.ID))
+	row(tw, "  ip:", orDash(it.IP))
+	row(tw, "  owner:", "namespace "+it.Owner)
+	row(tw, "  held by:", "nothing (reserved, detached)")
+	if it.AppliedAt != nil {
+		row(tw, "  applied:", stamp(*it.AppliedAt)+" ("+age(*it.AppliedAt)+" ago)")
+	}
+	ip := termsafe.Line(orDash(it.IP))
+	question := "Releasing it cannot be undone: the IP goes back to the region, and DNS records and allow-lists pointing at " + ip +
+		" will reach whoever gets it next.\nRelease " + termsafe.Line(ref.Arg()) + " (" + ip + ")?"
+	user, err := c.confirmAs(ctx, tw, confirmation{stdin: stdin, stdout: stdout, yes: yes, what: "release an address", question: question})
+	if err != nil {
+		return err
+	}
+	a, err := reviewapi.CreateAddressRelease(ctx, c.dynamic, c.namespace, reviewapi.AddressReleaseSpec{
+		Address: ref, Requester: user, Comment: comment,
+	})
+	if err != nil {
+		return c.explainCreate(err, reviewapi.KindAddressRelease)
+	}
+	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller plans the release of %s (%s, %s), a destroy of its workspace.\n",
+		reviewapi.KindAddressRelease, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user),
+		termsafe.Line(ref.Arg()), termsafe.Line(orDash(it.ID)), ip)
+	fmt.Fprintf(stdout, "It waits for another reviewer's approval: examplectl approve %s. Your own approval does not count.\n", termsafe.Line(ref.Arg()))
+	return nil
+}
+
+// findAddress is the record of the address arg names: address:NS/NAME
+// (or address:NAME in namespace ns), an address id or an IP, among the
+// address records examplectl addresses lists; with an id or IP, of
+// namespace ns only if it is set.
+func (c *cluster) findAddress(ctx context.Context, arg, ns string) (*records.Record, error) {
+	var match func(*records.Record) bool
+	what := ""
+	switch ip, ipErr := netip.ParseAddr(arg); {
+	case strings.HasPrefix(arg, "address:"):
+		ref, err := objectref.Parse(arg, ns, c.defaultNamespace)
+		if err != nil {
+			return nil, err
+		}
+		ns, what = ref.Namespace, "for "+ref.Arg()
+		match = func(r *records.Record) bool { return r.Object.Name == ref.Name }
+	case strings.HasPrefix(arg, "addr-"):
+		what = "of an address with id " + arg
+		match = func(r *records.Record) bool { return addressOf(r).ID == arg }
+	case ipErr == nil:
+		what = "of an address with IP " + ip.String()
+		match = func(r *records.Record) bool {
+			got, err := netip.ParseAddr(addressOf(r).IP)
+			return err == nil && got == ip
+		}
+	default:
+		return nil, fmt.Errorf("%q is not an address: want address:NS/NAME, address:NAME -n NS, an address id (addr-...) or an IP, as examplectl addresses lists them", arg)
+	}
+	recs, err := c.addressRecords(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	found := slices.DeleteFunc(recs, func(r *records.Record) bool { return !match(r) })
+	if len(found) == 0 {
+		where := ""
+		if ns != "" && !strings.HasPrefix(arg, "address:") {
+			where = " of namespace " + ns
+		}
+		return nil, fmt.Errorf("no plan record %s%s in namespace %s: it is not an address the controller keeps (examplectl addresses lists them; is --namespace the controller's namespace?)",
+			what, where, c.namespace)
+	}
+	// An IP (or a name) may be left in the record of an address released
+	// since: the one not released wins, then the newest.
+	slices.SortStableFunc(found, func(a, b *records.Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	live := slices.DeleteFunc(slices.Clone(found), released)
+	if len(live) > 1 && !strings.HasPrefix(arg, "address:") {
+		args := make([]string, len(live))
+		for i, r := range live {
+			args[i] = r.Object.Arg()
+		}
+		return nil, fmt.Errorf("%s names more than one address the controller keeps (%s): name one as address:NS/NAME", arg, strings.Join(args, ", "))
+	}
+	if len(live) > 0 {
+		return live[0], nil
+	}
+	return found[0], nil
+}
+
+// released tells whether r's latest plan is an applied destroy: the
+// address went back to the region.
+func released(r *records.Record) bool {
+	p := latestPlan(r)
+	return p != nil && p.Kind == records.KindDestroy && p.Outcome == records.Applied
+}
+
+// checkReleasable refuses what the controller would refuse, or what would
+// go wrong, before anything is created: an address released already, one
+// with a plan awaiting approval, one a load balancer holds.
+func checkReleasable(r *records.Record, it addressItem) error {
+	arg := r.Object.Arg()
+	if released(r) {
+		p := latestPlan(r)
+		when := p.PlannedAt
+		if p.DecidedAt != nil {
+			when = *p.DecidedAt
+		}
+		return fmt.Errorf("refusing to release %s: it is released already (its destroy %s was applied %s ago): its IP went back to the region",
+			arg, p.ID, age(when))
+	}
+	for _, p := range sortPlans(r) {
+		if p.Outcome != records.AwaitingApproval {
+			continue
+		}
+		if p.Kind == records.KindDestroy {
+			return fmt.Errorf("refusing to release %s: its release is asked already: %s awaits another reviewer's approval: examplectl approve %s %s",
+				arg, planLine(&p), arg, p.ID)
+		}
+		return fmt.Errorf("refusing to release %s: %s, a move of it, awaits approval: it cannot be released before that plan is decided (examplectl approve %s %s)",
+			arg, planLine(&p), arg, p.ID)
+	}
+	if it.LoadBalancerID != "" {
+		holder, who := it.LoadBalancerID, "its holder"
+		if it.Holder != "" {
+			holder = it.Holder + " (" + it.LoadBalancerID + ")"
+		}
+		// The holder output is "Service ns/name" or "Gateway ns/name".
+		for _, kind := range []string{objectref.KindService, objectref.KindGateway} {
+			if strings.HasPrefix(it.Holder, kind+" ") {
+				who = "the " + kind
+			}
+		}
+		return fmt.Errorf("refusing to release %s: %s holds it, and it cannot be released while a load balancer holds it: %s must let go of it first",
+			arg, holder, who)
+	}
+	return nil
+}

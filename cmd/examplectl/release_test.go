@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+	"github.com/example/cloud-provider-example/runner"
+)
+
+// Ids and IPs of the release fixtures: k8s-a-gone, released, had the IP
+// k8s-a-free has now.
+const (
+	freeID, freeIP = "addr-0f0f0f0f0f0f0f0f", "203.0.113.9"
+	heldID, heldIP = "addr-1e1e1e1e1e1e1e1e", "203.0.113.4"
+	movePlan       = "plan-7b7b7b7b7b7b"
+	releasePlan    = "plan-7c7c7c7c7c7c"
+)
+
+func testRelease(t *testing.T, s *scope) {
+	s.address("k8s-a-free", freeID, freeIP, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	s.address("k8s-a-held", heldID, heldIP, "lb-00aa00aa00aa00aa", "Service "+s.svcNS+"/green", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	s.address("k8s-a-moving", "addr-2d2d2d2d2d2d2d2d", "203.0.113.5", "", "",
+		records.Plan{ID: movePlan, Kind: records.KindChange, Summary: runner.PlanSummary{Change: 1}, Policy: "manual",
+			Outcome: records.AwaitingApproval, PlannedAt: ago(2 * time.Minute)},
+		appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	s.address("k8s-a-asked", "addr-3c3c3c3c3c3c3c3c", "203.0.113.6", "", "",
+		records.Plan{ID: releasePlan, Kind: records.KindDestroy, Summary: runner.PlanSummary{Remove: 1}, Policy: "manual",
+			Outcome: records.AwaitingApproval, PlannedAt: ago(3 * time.Minute), Author: "carol@example.com"},
+		appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	s.address("k8s-a-gone", "addr-4b4b4b4b4b4b4b4b", freeIP, "", "",
+		records.Plan{ID: "plan-7d7d7d7d7d7d", Kind: records.KindDestroy, Summary: runner.PlanSummary{Remove: 1}, Policy: "manual",
+			Outcome: records.Applied, PlannedAt: ago(4 * time.Hour), DecidedAt: decidedAgo(3 * time.Hour)},
+		appliedChange("plan-7a7a7a7a7a7a", 5*time.Hour))
+	free := "address:" + s.svcNS + "/k8s-a-free"
+
+	// No terminal, no --yes: refused after showing the address; not
+	// confirmed: nothing created.
+	s.asksFirst("release.golden", "refusing to release an address", func() int { return len(s.releases()) }, "release", free)
+
+	// Confirmed on the terminal, named by its IP (which the released
+	// k8s-a-gone's record still shows): an AddressRelease as the caller.
+	out := s.mustRun(typed("y\n"), "release", freeIP)
+	created := regexp.MustCompile(`\? \[y/N\]: Created AddressRelease release-system/release-[a-z0-9]+ as ` + regexp.QuoteMeta(s.user) +
+		`: the controller plans the release of address:release-shop/k8s-a-free \(` + freeID + `, ` + regexp.QuoteMeta(freeIP) + `\), a destroy of its workspace\.\n` +
+		`It waits for another reviewer's approval: examplectl approve address:release-shop/k8s-a-free\. Your own approval does not count\.\n$`)
+	if !created.MatchString(out) {
+		t.Errorf("confirmed release:\n%s", out)
+	}
+	want := reviewapi.AddressReleaseSpec{Address: objectref.Address(s.svcNS, "k8s-a-free"), Requester: s.user}
+	if r := s.releases(); len(r) != 1 || r[0].Spec != want {
+		t.Fatalf("AddressReleases = %+v; want one with %+v", r, want)
+	}
+
+	// --yes: no question; named by its id, with a comment.
+	s.yesSkipsTheQuestion("Created AddressRelease release-system/release-", "release", freeID, "--comment", "DNS moved off it")
+	want.Comment = "DNS moved off it"
+	if r := s.releases(); len(r) != 2 || !(r[0].Spec == want || r[1].Spec == want) {
+		t.Errorf("AddressReleases after --yes = %+v; want one with %+v", r, want)
+	}
+
+	// Refused before anything is created, --yes or not.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"address:" + s.svcNS + "/k8s-a-none"}, "no plan record for address:release-shop/k8s-a-none in namespace release-system: it is not an address the controller keeps"},
+		{[]string{"203.0.113.99"}, "no plan record of an address with IP 203.0.113.99 in namespace release-system: it is not an address the controller keeps"},
+		{[]string{freeID, "-n", "other"}, "no plan record of an address with id " + freeID + " of namespace other in namespace release-system"},
+		{[]string{"web"}, `"web" is not an address: want address:NS/NAME`},
+		{[]string{"address:k8s-a-held", "-n", s.svcNS}, "refusing to release address:release-shop/k8s-a-held: Service release-shop/green (lb-00aa00aa00aa00aa) holds it, " +
+			"and it cannot be released while a load balancer holds it: the Service must let go of it first"},
+		{[]string{heldIP}, "it cannot be released while a load balancer holds it"},
+		{[]string{"address:" + s.svcNS + "/k8s-a-moving"}, "refusing to release address:release-shop/k8s-a-moving: " + movePlan + " (change, +0 ~1 -0, planned 2m ago), a move of it, awaits approval: " +
+			"it cannot be released before that plan is decided (examplectl approve address:release-shop/k8s-a-moving " + movePlan + ")"},
+		{[]string{"address:" + s.svcNS + "/k8s-a-asked"}, "refusing to release address:release-shop/k8s-a-asked: its release is asked already: " + releasePlan +
+			" (destroy, +0 ~0 -1, planned 3m ago) awaits another reviewer's approval: examplectl approve address:release-shop/k8s-a-asked " + releasePlan},
+		{[]string{"addr-4b4b4b4b4b4b4b4b"}, "refusing to release address:release-shop/k8s-a-gone: it is released already (its destroy plan-7d7d7d7d7d7d was applied 3h ago): its IP went back to the region"},
+		{[]string{free, "--comment", strings.Repeat("x", 1025)}, "--comment is 1025 characters; at most 1024"},
+	} {
+		s.mustFail(tc.want, nil, append(append([]string{"release"}, tc.args...), "--yes")...)
+	}
+	if r := s.releases(); len(r) != 2 {
+		t.Errorf("%d AddressReleases; want 2", len(r))
+	}
+
+	// What a record holds is shown inert.
+	s.address("k8s-a-odd", "addr-odd"+clear, "203.0.113.7"+clear, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	out, _, _ = s.run(nil, "release", "address:"+s.svcNS+"/k8s-a-odd")
+	if strings.ContainsAny(out, "\x1b\r\u202e\u009b") || !strings.Contains(out, "id:        addr-odd"+shown) {
+		t.Errorf("release of a hostile record:\n%q", out)
+	}
+}
+
+// address saves the record of address name of the scope's Service
+// namespace: its last apply output id and ip, and lb and holder ("": none,
+// null as a detached address's), and its plans, newest first.
+func (s *scope) address(name, id, ip, lb, holder string, plans ...records.Plan) {
+	s.t.Helper()
+	out := func(v string) json.RawMessage {
+		if v == "" {
+			return json.RawMessage("null")
+		}
+		b, _ := json.Marshal(v)
+		return b
+	}
+	s.save(&records.Record{
+		Object: objectref.Address(s.svcNS, name), Workspace: "demo-address-" + s.svcNS + "-" + name, Policy: plans[0].Policy,
+		Files: map[string]string{"main.tf": "# address " + name + "\n"},
+		Plans: plans,
+		Applied: &records.LastApply{HCLHash: "a7a7a7a7", At: ago(time.Hour), Outputs: map[string]json.RawMessage{
+			"id": out(id), "ip": out(ip), "load_balancer_id": out(lb), "holder": out(holder),
+		}},
+	})
+}
+
+// appliedChange is an address's reservation, applied ago.
+func appliedChange(id string, d time.Duration) records.Plan {
+	return records.Plan{ID: id, Kind: records.KindChange, Summary: runner.PlanSummary{Add: 1}, Policy: "auto",
+		Outcome: records.Applied, PlannedAt: ago(d + time.Minute), DecidedAt: decidedAgo(d)}
+}

@@ -1,0 +1,87 @@
+package review
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/example/cloud-provider-example/audit"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+// A kept reserved address is released for good only on a verified
+// person's request (AddressRelease, docs/addresses.md): a destroy plan of
+// its workspace whose author is the requester, so that another reviewer
+// approves it. The leader's releaser (servicelb) decides whether it may.
+
+// AddressReleases are the release requests whose requester the API
+// server verified, oldest first; an error while the admission policy
+// that verifies them is missing.
+func (b *Board) AddressReleases(ctx context.Context) ([]*reviewapi.AddressRelease, error) {
+	return b.approvals.releases(ctx)
+}
+
+// AddressReleaseSubject is the release of reserved address ns/name
+// (workspace's) that r asks for: a destroy made by the requester, whose
+// events go to the record's ConfigMap.
+func (b *Board) AddressReleaseSubject(ns, name, workspace string, r *reviewapi.AddressRelease) Subject {
+	return Subject{ref: objectref.Address(ns, name), kind: records.KindDestroy, event: b.recordObject(workspace),
+		contrib: records.Contributors{Authors: []string{r.Spec.Requester}}}
+}
+
+// WaitingChange is the id of the change plan of workspace awaiting
+// approval ("" when none): a move or an attach that a release must not
+// supersede.
+func (b *Board) WaitingChange(ctx context.Context, workspace string) (string, error) {
+	if b.store == nil {
+		return "", nil
+	}
+	r, err := b.store.Get(ctx, workspace)
+	if err != nil || r == nil {
+		return "", err
+	}
+	for _, p := range r.Awaiting() {
+		if p.Kind != records.KindDestroy {
+			return p.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// ReleaseTaken writes, once per request, the audit line of release r
+// taken up: its plan follows.
+func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
+	if b.once("release\x00" + r.UID) {
+		b.auditRelease(s, r, "taken")
+	}
+}
+
+// ReleaseEnded uses up release request r: refused (why set) it says so
+// in a Warning event and an audit line; else its plan was applied,
+// denied or superseded, which the plan's own report said.
+func (b *Board) ReleaseEnded(ctx context.Context, s Subject, r *reviewapi.AddressRelease, why string) {
+	if why != "" {
+		b.eventf(s, v1.EventTypeWarning, "ReleaseRefused", "AddressRelease %s by %q: %s is not released: %s", r.Name, r.Spec.Requester, s.ref.Describe(), why)
+		b.auditRelease(s, r, "refused: "+why)
+	}
+	b.approvals.remove(ctx, reviewapi.AddressReleases, r.Name)
+}
+
+// auditRelease appends the line of release request r.
+func (b *Board) auditRelease(s Subject, r *reviewapi.AddressRelease, outcome string) {
+	if b.audit == nil {
+		return
+	}
+	e := audit.Entry{Time: time.Now(), Action: audit.ActionRelease, Object: s.String(), Actor: r.Spec.Requester, Outcome: outcome,
+		Details: map[string]string{"request": r.Name}}
+	if r.Spec.Comment != "" {
+		e.Details["comment"] = r.Spec.Comment
+	}
+	if err := b.audit.Write(e); err != nil {
+		klog.ErrorS(err, "cannot write audit log")
+	}
+}

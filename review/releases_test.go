@@ -1,0 +1,95 @@
+package review
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/reviewapi"
+)
+
+const keptWS = "prod-address-shop-k8s-a-0123456789abcdef"
+
+var kept = objectref.Address("shop", "k8s-a-0123456789abcdef")
+
+func releaseObj(name, requester string, created time.Time) *unstructured.Unstructured {
+	return reviewObj(reviewapi.KindAddressRelease, name, &reviewapi.AddressReleaseSpec{Address: kept, Requester: requester, Comment: "DNS moved"}, created)
+}
+
+// Release requests are honoured only while the admission policy vouches
+// for their requester, oldest first; the requester is the release's
+// author, so their own approval of it never counts, another reviewer's
+// does.
+func TestAddressReleases(t *testing.T) {
+	now := time.Now()
+	objs := []*unstructured.Unstructured{releaseObj("release-b", "dave", now), releaseObj("release-a", "carol", now.Add(-time.Minute))}
+	if _, err := newReviewFixture(t, "", true, objs...).AddressReleases(t.Context()); err == nil || !strings.Contains(err.Error(), "admission policy") {
+		t.Fatalf("without the identity policy: %v; want release requests refused, naming the policy", err)
+	}
+	planned := now.Add(-30 * time.Second)
+	p := planAt(t, "plan-dddddddddddd", 0, planned)
+	p.Workspace, p.Destroy, p.HasChanges, p.Summary = keptWS, true, true, engine.PlanSummary{Remove: 1}
+	f := newReviewFixture(t, "", false, append(objs,
+		approvalObj("by-carol", kept, p.ID, "carol", planned.Add(time.Second)), approvalObj("by-rita", kept, p.ID, "rita", planned.Add(time.Second)))...)
+	reqs, err := f.AddressReleases(t.Context())
+	if err != nil || len(reqs) != 2 || reqs[0].Name != "release-a" || reqs[1].Name != "release-b" {
+		t.Fatalf("AddressReleases = %v, %v; want release-a then release-b", reqs, err)
+	}
+
+	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[0])
+	waiting := &engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: p, Awaiting: p}
+	f.Report(t.Context(), s, waiting, &engine.AwaitingApprovalError{PlanID: p.ID})
+	if rp := f.get(t, keptWS).Find(p.ID); rp == nil || rp.Kind != records.KindDestroy || !slices.Equal(rp.Authors, []string{"carol"}) {
+		t.Fatalf("recorded %+v; want the destroy, authored by carol", rp)
+	}
+	a := f.For(t.Context(), s, annotations.ApplyManual).Approval(p)
+	if !a.Approved || !slices.Equal(a.Approvers, []string{"rita"}) || len(a.Ignored) != 1 || !strings.Contains(a.Ignored[0], `"carol"`) {
+		t.Fatalf("approval %+v; want rita's counted, carol's (the requester's) ignored", a)
+	}
+	// A destroy waiting is the release's own, not a change in its way.
+	if id, err := f.WaitingChange(t.Context(), keptWS); err != nil || id != "" {
+		t.Fatalf("WaitingChange = %q, %v with the release waiting; want none", id, err)
+	}
+}
+
+// A refused request says why on the record's ConfigMap and in the audit
+// log, as its requester, and is used up; a change waiting in the
+// address's workspace (a move) is what a release must not supersede.
+func TestReleaseRefused(t *testing.T) {
+	f := newReviewFixture(t, "", false, releaseObj("release-a", "carol", time.Now()))
+	reqs, err := f.AddressReleases(t.Context())
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("AddressReleases = %v, %v", reqs, err)
+	}
+	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[0])
+	f.ReleaseTaken(s, reqs[0])
+	f.ReleaseTaken(s, reqs[0])
+	f.ReleaseEnded(t.Context(), s, reqs[0], "Service shop/green names it")
+	evs := f.takeEvents()
+	if len(evs) != 1 || evs[0].Reason != "ReleaseRefused" || !strings.Contains(evs[0].Message, `AddressRelease release-a by "carol": address shop/k8s-a-0123456789abcdef is not released: Service shop/green names it`) {
+		t.Errorf("events %+v; want one ReleaseRefused saying why", evs)
+	}
+	lines, _ := f.auditLog(t)
+	if len(lines) != 2 || lines[0].Outcome != "taken" || lines[1].Action != "release" || lines[1].Actor != "carol" || lines[1].Outcome != "refused: Service shop/green names it" ||
+		lines[1].Details["comment"] != "DNS moved" || lines[1].Details["request"] != "release-a" {
+		t.Errorf("audit %+v; want the request taken once, then refused, as carol", lines)
+	}
+	if left, _ := f.AddressReleases(t.Context()); len(left) != 0 {
+		t.Errorf("the refused request is still there: %v", left)
+	}
+
+	move := planAt(t, "plan-eeeeeeeeeeee", 1, time.Now())
+	move.Workspace = keptWS
+	f.Report(t.Context(), Subject{ref: kept, kind: records.KindChange, event: f.recordObject(keptWS)},
+		&engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: move, Awaiting: move}, &engine.AwaitingApprovalError{PlanID: move.ID})
+	if id, err := f.WaitingChange(t.Context(), keptWS); err != nil || id != move.ID {
+		t.Errorf("WaitingChange = %q, %v; want the move %s", id, err, move.ID)
+	}
+}
