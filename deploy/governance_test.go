@@ -163,7 +163,7 @@ func TestGovernance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		unchangeable(t, reviewapi.PlanApprovals, a.Name, "approver", `{"spec":{"comment":"changed"}}`, admin, other, reviewer, controller)
+		unchangeable(t, reviewapi.PlanApprovals, a.Name, "approver", `{"spec":{"comment":"changed"}}`, admin, []identity{other, reviewer, tenant}, controller)
 	})
 
 	t.Run("nobody changes a release request", func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestGovernance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		unchangeable(t, reviewapi.AddressReleases, r.Name, "requester", `{"spec":{"address":{"name":"k8s-a-another"}}}`, admin, other, reviewer, controller)
+		unchangeable(t, reviewapi.AddressReleases, r.Name, "requester", `{"spec":{"address":{"name":"k8s-a-another"}}}`, admin, []identity{other, reviewer, tenant}, controller)
 		got, err := admin.dyn.Resource(reviewapi.AddressReleases).Namespace(deploy.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("release request after the controller deleted it: %v, %v", got, err)
@@ -508,14 +508,13 @@ func createApproval(ctx context.Context, who identity, spec reviewapi.PlanApprov
 
 // unchangeable checks that nobody changes review object name of gvr,
 // whose person field (spec.<field>) is who made it: an update setting it
-// to the caller, and a merge patch, are refused for each of the admin,
-// the tenant, the reviewer and the controller (in that order); the
-// reviewer and the tenant cannot delete it, the controller, once it has
-// used it, can.
-func unchangeable(t *testing.T, gvr schema.GroupVersionResource, name, field, patch string, admin, other, reviewer, controller identity) {
+// to the caller, and a merge patch, are refused for the admin, each of
+// people (reviewers, tenants) and the controller; people cannot delete
+// it, the controller, once it has used it, can.
+func unchangeable(t *testing.T, gvr schema.GroupVersionResource, name, field, patch string, admin identity, people []identity, controller identity) {
 	t.Helper()
 	ctx := t.Context()
-	for _, who := range []identity{admin, other, reviewer, controller} {
+	for _, who := range append([]identity{admin, controller}, people...) {
 		res := who.dyn.Resource(gvr).Namespace(deploy.Namespace)
 		u, err := admin.dyn.Resource(gvr).Namespace(deploy.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -534,7 +533,7 @@ func unchangeable(t *testing.T, gvr schema.GroupVersionResource, name, field, pa
 			t.Errorf("%s %s now %v, %v; want its spec unchanged", gvr.Resource, name, after, err)
 		}
 	}
-	for _, who := range []identity{reviewer, other} {
+	for _, who := range people {
 		if err := who.dyn.Resource(gvr).Namespace(deploy.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("%s deleted %s %s: err = %v, want Forbidden", who.name, gvr.Resource, name, err)
 		}

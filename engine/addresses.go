@@ -103,3 +103,43 @@ func (e *Engine) ReleaseAddress(ctx context.Context, namespace, name string, rv 
 	}
 	return e.destroyObject(ctx, ref, j, rv)
 }
+
+// WithdrawRelease ends the wait of reserved address namespace/name's
+// release (its request gone or refused): its destroy plan waiting, in
+// memory or kept by an earlier process, is superseded as a newer plan
+// would supersede it (Outcome.Superseded; nil when none waits). Nothing
+// is planned or applied, and a change plan waiting (a move) is left.
+func (e *Engine) WithdrawRelease(ctx context.Context, namespace, name string) (*Outcome, error) {
+	ref := objectref.Address(namespace, name)
+	_, j, err := e.RenderAddress(lbmodel.Address{Namespace: namespace, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Workspace: j.Key}
+	release, err := e.turns.take(ctx, ref.Key())
+	if err != nil {
+		return out, fmt.Errorf("%s: waiting for the reconcile under way: %w", ref.Describe(), err)
+	}
+	defer release()
+	kept, err := e.load(ctx, ref, j)
+	if err != nil {
+		return out, err
+	}
+	destroy := false
+	e.objects.with(ref, func(o *object) {
+		switch {
+		case o.pending != nil:
+			destroy = o.pending.plan.Destroy
+		case o.waiting != nil:
+			destroy = o.waiting.Destroy
+		case kept != nil && kept.Pending != nil && kept.Pending.Plan.Destroy:
+			// Waiting since an earlier process: by id and time only.
+			stale := kept.Pending.Plan
+			o.waiting, o.kept, destroy = &stale, nil, true
+		}
+	})
+	if destroy {
+		out.Superseded = e.settle(ref, nil)
+	}
+	return out, nil
+}

@@ -10,13 +10,15 @@ import (
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/lbmodel"
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/renderer"
 )
 
 // A reserved address in its own workspace: attached, its IP is the load
 // balancer's; a move to another load balancer is one reviewed plan of one
 // in-place change; the load balancer holding it destroyed, it stays
-// reserved with its IP; released, it is gone.
+// reserved with its IP; a release withdrawn leaves it; released, it is
+// gone.
 func TestAddressOutlivesLoadBalancers(t *testing.T) {
 	f := newFixture(t, 2)
 	ctx := testkit.Context(t)
@@ -67,6 +69,24 @@ func TestAddressOutlivesLoadBalancers(t *testing.T) {
 	}
 	if got, ok, err := f.eng.GetAddress(ctx, www.Namespace, www.Name); err != nil || !ok || got.IP != reserved.IP {
 		t.Fatalf("GetAddress = %+v %v %v", got, ok, err)
+	}
+
+	// A release waiting for approval, withdrawn: superseded, the address
+	// kept; withdrawn again, nothing waits.
+	out, err = f.eng.ReleaseAddress(ctx, www.Namespace, www.Name, reviewed(annotations.ApplyManual))
+	release := awaiting(t, err)
+	if !out.Awaiting.Destroy {
+		t.Fatalf("the release plans %+v, want a destroy", out.Awaiting)
+	}
+	out, err = f.eng.WithdrawRelease(ctx, www.Namespace, www.Name)
+	if err != nil || out.Superseded == nil || out.Superseded.ID != release || f.eng.Pending(objectref.Address(www.Namespace, www.Name)) != nil {
+		t.Fatalf("WithdrawRelease = %+v, %v; want %s superseded, nothing pending", out, err, release)
+	}
+	if out, err = f.eng.WithdrawRelease(ctx, www.Namespace, www.Name); err != nil || out.Superseded != nil {
+		t.Fatalf("WithdrawRelease again = %+v, %v; want nothing superseded", out, err)
+	}
+	if c := f.cloudAddress(t, reserved.ID); c.IP != reserved.IP {
+		t.Fatalf("after the release was withdrawn: %+v", c)
 	}
 
 	// Released on request: back to the region.

@@ -26,11 +26,14 @@ func (b *Board) AddressReleases(ctx context.Context) ([]*reviewapi.AddressReleas
 }
 
 // AddressReleaseSubject is the release of reserved address ns/name
-// (workspace's) that r asks for: a destroy made by the requester, whose
-// events go to the record's ConfigMap.
-func (b *Board) AddressReleaseSubject(ns, name, workspace string, r *reviewapi.AddressRelease) Subject {
-	return Subject{ref: objectref.Address(ns, name), kind: records.KindDestroy, event: b.recordObject(workspace),
-		contrib: records.Contributors{Authors: []string{r.Spec.Requester}}}
+// (workspace's) that reqs ask for: a destroy made by every requester,
+// whose events go to the record's ConfigMap.
+func (b *Board) AddressReleaseSubject(ns, name, workspace string, reqs []*reviewapi.AddressRelease) Subject {
+	s := Subject{ref: objectref.Address(ns, name), kind: records.KindDestroy, event: b.recordObject(workspace)}
+	for _, r := range reqs {
+		s.contrib = s.contrib.Add(records.Contributors{Authors: []string{r.Spec.Requester}})
+	}
+	return s
 }
 
 // WaitingChange is the id of the change plan of workspace awaiting

@@ -43,7 +43,10 @@ func TestAddressReleases(t *testing.T) {
 		t.Fatalf("AddressReleases = %v, %v; want release-a then release-b", reqs, err)
 	}
 
-	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[0])
+	if both := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs); !slices.Equal(both.contrib.Authors, []string{"carol", "dave"}) {
+		t.Errorf("a release two people ask for is authored by %v; want both", both.contrib.Authors)
+	}
+	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[:1])
 	waiting := &engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: p, Awaiting: p}
 	f.Report(t.Context(), s, waiting, &engine.AwaitingApprovalError{PlanID: p.ID})
 	if rp := f.get(t, keptWS).Find(p.ID); rp == nil || rp.Kind != records.KindDestroy || !slices.Equal(rp.Authors, []string{"carol"}) {
@@ -68,7 +71,7 @@ func TestReleaseRefused(t *testing.T) {
 	if err != nil || len(reqs) != 1 {
 		t.Fatalf("AddressReleases = %v, %v", reqs, err)
 	}
-	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[0])
+	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[:1])
 	f.ReleaseTaken(s, reqs[0])
 	f.ReleaseTaken(s, reqs[0])
 	f.ReleaseEnded(t.Context(), s, reqs[0], "Service shop/green names it")

@@ -32,6 +32,8 @@ const addressResync = time.Minute
 type addressKeeper struct {
 	*serviceQueue
 	lb *addresses
+	// releases decides the release requests (releases.go).
+	releases *releaser
 }
 
 func newAddressKeeper(l *addresses, inf cache.SharedIndexInformer, leads func() bool) (*addressKeeper, error) {
@@ -39,7 +41,9 @@ func newAddressKeeper(l *addresses, inf cache.SharedIndexInformer, leads func() 
 		w, ok := l.wantOf(annotations.Read(svc))
 		return w.key(), ok
 	}, serviceEvents{changed: addressAsked, old: true, deleted: true})
-	return &addressKeeper{serviceQueue: q, lb: l}, err
+	k := &addressKeeper{serviceQueue: q, lb: l}
+	k.releases = newReleaser(k)
+	return k, err
 }
 
 // run keeps the addresses until ctx ends.
@@ -122,6 +126,9 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 		attached = a.LoadBalancerID
 	}
 	taker, wait := takerOf(attached, claims)
+	if taker == nil && attached == "" && k.releases.waits(ns, name) {
+		return nil // its release waits: nothing to hold, and converging would supersede it
+	}
 	if wait {
 		k.queue.AddAfter(key, provisioningRetry)
 	}

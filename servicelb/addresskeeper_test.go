@@ -25,8 +25,10 @@ import (
 // keeper is the leader's address keeper over f's Services, synced by
 // the test (key by key) rather than from its queue.
 func (f *fakeServices) keeper() *addressKeeper {
-	return &addressKeeper{lb: f.services.addresses, serviceQueue: &serviceQueue{store: f.services.groups.services, leads: func() bool { return true },
+	k := &addressKeeper{lb: f.services.addresses, serviceQueue: &serviceQueue{store: f.services.groups.services, leads: func() bool { return true },
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}}
+	k.releases = newReleaser(k)
+	return k
 }
 
 // holding puts svc, whose own load balancer lb is active in the cloud,

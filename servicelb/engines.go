@@ -67,6 +67,7 @@ type addressEngine interface {
 	ReconcileAddress(ctx context.Context, a engine.AddressSpec, rv engine.Review) (*engine.Address, *engine.Outcome, error)
 	RetainAddress(ctx context.Context, namespace, name string, rv engine.Review) (*engine.Outcome, error)
 	ReleaseAddress(ctx context.Context, namespace, name string, rv engine.Review) (*engine.Outcome, error)
+	WithdrawRelease(ctx context.Context, namespace, name string) (*engine.Outcome, error)
 }
 
 // previewEngine is what the admission webhook's preview needs

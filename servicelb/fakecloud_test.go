@@ -101,9 +101,12 @@ type fakeAddressEngine struct {
 	asked    []addressAsk
 	retained []string
 	// released are the releases asked (their policies); approved lets
-	// the next one apply, a release's approval.
-	released []annotations.ApplyPolicy
-	approved bool
+	// the next one apply, a release's approval; waiting is the release
+	// waiting, withdrawn those withdrawn.
+	released  []annotations.ApplyPolicy
+	approved  bool
+	waiting   *engine.Plan
+	withdrawn []string
 }
 
 // addressAsk is a reconcile of an address's workspace: what it was to
@@ -164,12 +167,20 @@ func (e *fakeAddressEngine) ReleaseAddress(_ context.Context, ns, name string, r
 	destroy := &engine.Plan{ID: "plan-release", Destroy: true, HasChanges: true}
 	out := &engine.Outcome{Workspace: e.workspace(ns, name), Policy: rv.Policy, Planned: destroy}
 	if !e.approved {
-		out.Awaiting = destroy
+		out.Awaiting, e.waiting = destroy, destroy
 		return out, &engine.AwaitingApprovalError{PlanID: destroy.ID, Policy: rv.Policy}
 	}
+	e.waiting = nil
 	e.cloud.addresses = slices.DeleteFunc(e.cloud.addresses, func(a exampleapi.Address) bool { return a.Name == name })
 	delete(e.held, ns+"/"+name)
 	out.Applied, out.Result = destroy, &engine.Result{}
+	return out, nil
+}
+
+func (e *fakeAddressEngine) WithdrawRelease(_ context.Context, ns, name string) (*engine.Outcome, error) {
+	e.withdrawn = append(e.withdrawn, ns+"/"+name)
+	out := &engine.Outcome{Workspace: e.workspace(ns, name), Superseded: e.waiting}
+	e.waiting = nil
 	return out, nil
 }
 

@@ -249,7 +249,7 @@ func (l *LoadBalancers) startLeading() {
 	}
 	l.keeping.Do(func() {
 		go k.run(l.leading)
-		go k.runReleases(l.leading)
+		go k.releases.run(l.leading)
 		k.askAll()
 	})
 }

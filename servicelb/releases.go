@@ -12,6 +12,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -20,87 +21,200 @@ import (
 // of its workspace (docs/addresses.md): the IP goes back to the region,
 // and whoever reserves next may get it. The leader takes the requests up
 // under addresses.decide, so a release and a move are never decided at
-// once.
+// once, and a destroy waits only while a request asks for it.
 
 // releaseLook is how often the leader looks at the release requests: a
 // new one, or an approval of a release waiting for it.
 const releaseLook = approvalRetry
 
-// runReleases takes the release requests up until ctx ends.
-func (k *addressKeeper) runReleases(ctx context.Context) {
-	wait.UntilWithContext(ctx, k.releaseAll, releaseLook)
+// releaser decides the release requests on the leader, beside the
+// address keeper k, whose claims it reads. Under addresses.decide it
+// keeps the addresses (ns/name) whose destroy waits for approval, which
+// the keeper leaves alone while nobody takes them (a Service the tenancy
+// check refuses would otherwise supersede it at every look); read is
+// whether the records were read for those an earlier leader left.
+type releaser struct {
+	k       *addressKeeper
+	waiting map[string]bool
+	read    bool
 }
 
-// releaseAll takes up every verified release request, oldest first.
-func (k *addressKeeper) releaseAll(ctx context.Context) {
-	if !k.leads() {
+func newReleaser(k *addressKeeper) *releaser {
+	return &releaser{k: k, waiting: map[string]bool{}}
+}
+
+// run takes the release requests up until ctx ends.
+func (rl *releaser) run(ctx context.Context) {
+	wait.UntilWithContext(ctx, rl.all, releaseLook)
+}
+
+// all decides every address asked for, oldest request first, once
+// for all of its requests; a destroy waiting for an address nobody asks
+// for any more (its requests deleted) is withdrawn.
+func (rl *releaser) all(ctx context.Context) {
+	if !rl.k.leads() {
 		return
 	}
-	reqs, err := k.lb.board.AddressReleases(ctx)
+	reqs, err := rl.k.lb.board.AddressReleases(ctx)
 	if err != nil {
 		klog.ErrorS(err, "Release requests not taken up")
 		return
 	}
+	var order []string
+	asked := map[string][]*reviewapi.AddressRelease{}
 	for _, r := range reqs {
-		if err := k.release(ctx, r); err != nil {
-			klog.ErrorS(err, "Cannot release a reserved address; retrying", "request", r.Name)
+		key := r.Spec.Address.Namespace + "/" + r.Spec.Address.Name
+		if asked[key] == nil {
+			order = append(order, key)
+		}
+		asked[key] = append(asked[key], r)
+	}
+	for _, key := range order {
+		if err := rl.release(ctx, asked[key]); err != nil {
+			klog.ErrorS(err, "Cannot release a reserved address; retrying", "address", key)
+		}
+	}
+	for _, key := range rl.pending(ctx) {
+		if asked[key] == nil {
+			if err := rl.unasked(ctx, key); err != nil {
+				klog.ErrorS(err, "Cannot withdraw the release of a reserved address; retrying", "address", key)
+			}
 		}
 	}
 }
 
-// release takes up request r: refused when the address may not go
-// (releaseBlocked), else the destroy of its workspace, planned under the
-// cluster's policy and at least manual review, the requester its author;
-// the request is kept while the plan waits.
-func (k *addressKeeper) release(ctx context.Context, r *reviewapi.AddressRelease) error {
-	l := k.lb
-	ns, name := r.Spec.Address.Namespace, r.Spec.Address.Name
+// unasked withdraws the waiting release of address key (ns/name), whose
+// requests were deleted.
+func (rl *releaser) unasked(ctx context.Context, key string) error {
+	rl.k.lb.decide.Lock()
+	defer rl.k.lb.decide.Unlock()
+	ns, name, _ := strings.Cut(key, "/")
+	return rl.withdraw(ctx, ns, name, nil, "")
+}
+
+// release decides reqs, the requests for one address: refused when it
+// may not go (blocked), or under a plan-only policy, which would
+// hold the destroy for ever; else the destroy of its workspace, planned
+// under the cluster's policy and at least manual review, every requester
+// its author. The requests are kept while the plan waits.
+func (rl *releaser) release(ctx context.Context, reqs []*reviewapi.AddressRelease) error {
+	l := rl.k.lb
+	ns, name := reqs[0].Spec.Address.Namespace, reqs[0].Spec.Address.Name
 	l.decide.Lock()
 	defer l.decide.Unlock()
 	_, j, err := l.engine.RenderAddress(engine.AddressSpec{Namespace: ns, Name: name})
 	if err != nil {
 		return err
 	}
-	subj := l.board.AddressReleaseSubject(ns, name, j.Key, r)
-	why, err := k.releaseBlocked(ctx, ns, name, j.Key)
+	subj := l.board.AddressReleaseSubject(ns, name, j.Key, reqs)
+	why, err := rl.blocked(ctx, ns, name, j.Key)
 	if err != nil {
 		return err
 	}
-	if why != "" {
-		l.board.ReleaseEnded(ctx, subj, r, why)
-		return nil
-	}
-	l.board.ReleaseTaken(subj, r)
 	// Irreversible: never without a second person, whatever the cluster's
-	// policy (its plan-only still holds every plan).
+	// policy.
 	pol := annotations.Stricter(l.policy(annotations.LoadBalancer{}), annotations.ApplyManual)
+	if why == "" && pol == annotations.ApplyPlanOnly {
+		why = "the cluster's apply policy is plan-only: nothing is applied"
+	}
+	if why != "" {
+		return rl.withdraw(ctx, ns, name, reqs, why)
+	}
+	for _, r := range reqs {
+		l.board.ReleaseTaken(subj, r)
+	}
 	_, err = l.board.Run(ctx, &subj, pol, func(rv engine.Review) (*engine.Outcome, error) {
 		return l.engine.ReleaseAddress(ctx, ns, name, rv)
 	})
-	var wait *engine.AwaitingApprovalError
+	var awaiting *engine.AwaitingApprovalError
 	var denied *engine.DeniedError
 	switch {
-	case errors.As(err, &wait):
+	case errors.As(err, &awaiting):
+		rl.waiting[ns+"/"+name] = true
 		return nil // looked at again at the next look
 	case errors.As(err, &denied):
 		// Its report said which rule denies it.
 	case err != nil:
 		return fmt.Errorf("release %s: %w", objectref.Address(ns, name).Describe(), err)
 	default:
-		klog.InfoS("Reserved address released", "namespace", ns, "address", name, "requester", r.Spec.Requester)
+		klog.InfoS("Reserved address released", "namespace", ns, "address", name, "requests", len(reqs))
 	}
-	l.board.ReleaseEnded(ctx, subj, r, "")
+	delete(rl.waiting, ns+"/"+name)
+	for _, r := range reqs {
+		l.board.ReleaseEnded(ctx, subj, r, "")
+	}
 	return nil
 }
 
-// releaseBlocked says why reserved address ns/name (workspace's) may not
-// be released now, "" when it may: no workspace of the controller keeps
+// withdraw refuses reqs (why) and supersedes the destroy of address
+// ns/name if one waits (reqs nil: its requests were deleted), under
+// addresses.decide.
+func (rl *releaser) withdraw(ctx context.Context, ns, name string, reqs []*reviewapi.AddressRelease, why string) error {
+	l := rl.k.lb
+	_, j, err := l.engine.RenderAddress(engine.AddressSpec{Namespace: ns, Name: name})
+	if err != nil {
+		return err
+	}
+	subj := l.board.AddressReleaseSubject(ns, name, j.Key, reqs)
+	if rl.waiting[ns+"/"+name] {
+		out, err := l.engine.WithdrawRelease(ctx, ns, name)
+		l.board.Report(ctx, subj, out, err)
+		if err != nil {
+			return err
+		}
+		delete(rl.waiting, ns+"/"+name)
+	}
+	for _, r := range reqs {
+		l.board.ReleaseEnded(ctx, subj, r, why)
+	}
+	return nil
+}
+
+// pending are the addresses whose destroy waits: as this leader
+// planned them, and, read once, as the records of an earlier one say.
+func (rl *releaser) pending(ctx context.Context) []string {
+	l := rl.k.lb
+	l.decide.Lock()
+	defer l.decide.Unlock()
+	if !rl.read {
+		recs, err := l.board.Records(ctx)
+		if err != nil {
+			klog.ErrorS(err, "Cannot read the records for releases left waiting; reading them again at the next look")
+		} else {
+			rl.read = true
+			for _, rec := range recs {
+				if rec.Object.Kind != objectref.KindAddress {
+					continue
+				}
+				for _, p := range rec.Awaiting() {
+					if p.Kind == records.KindDestroy {
+						rl.waiting[rec.Object.Namespace+"/"+rec.Object.Name] = true
+					}
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(rl.waiting))
+	for key := range rl.waiting {
+		out = append(out, key)
+	}
+	return out
+}
+
+// waits tells the keeper that address ns/name's release waits (under
+// addresses.decide).
+func (rl *releaser) waits(ns, name string) bool {
+	return rl.waiting[ns+"/"+name]
+}
+
+// blocked says why reserved address ns/name (workspace's) may not be
+// released now, "" when it may: no workspace of the controller keeps
 // it; a load balancer holds it; a Service allowed to names it (one the
 // tenancy check refuses cannot stall another team's release); or a plan
 // attaching or moving it waits for approval (a Gateway's, a holder's
 // review), which a destroy would supersede.
-func (k *addressKeeper) releaseBlocked(ctx context.Context, ns, name, workspace string) (string, error) {
-	l := k.lb
+func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (string, error) {
+	l := rl.k.lb
 	if _, exists, err := l.engine.GetAddress(ctx, ns, name); err != nil || !exists {
 		return "the controller keeps no such reserved address (never reserved, released already, or handed over)", err
 	}
@@ -111,7 +225,7 @@ func (k *addressKeeper) releaseBlocked(ctx context.Context, ns, name, workspace 
 	if a != nil && a.LoadBalancerID != "" {
 		return fmt.Sprintf("load balancer %s holds it (%s, %s): it is released only once detached", a.LoadBalancerID, a.ID, a.IP), nil
 	}
-	claims, err := k.claims(ctx, ns, name, a)
+	claims, err := rl.k.claims(ctx, ns, name, a)
 	if err != nil {
 		return "", err
 	}

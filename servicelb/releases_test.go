@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/example/cloud-provider-example/annotations"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
@@ -27,6 +30,12 @@ func (b *releaseBoard) AddressReleases(context.Context) ([]*reviewapi.AddressRel
 	return b.reqs, nil
 }
 
+// ask adds a request by requester for shop's address name.
+func (b *releaseBoard) ask(name, requester, address string) {
+	b.reqs = append(b.reqs, &reviewapi.AddressRelease{Meta: reviewapi.Meta{Name: name, UID: "uid-" + name},
+		Spec: reviewapi.AddressReleaseSpec{Address: objectref.Address("shop", address), Requester: requester}})
+}
+
 func (b *releaseBoard) ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string) {
 	b.Reviewer.ReleaseEnded(ctx, s, r, why)
 	b.ended[r.Name] = why
@@ -41,20 +50,11 @@ func (b *releaseBoard) ReleaseEnded(ctx context.Context, s review.Subject, r *re
 // leaves the cloud, and the request is used up. Over the fakes; end to
 // end, TestReservedAddresses.
 func TestAddressRelease(t *testing.T) {
-	f := newFakeServices(t, "")
-	f.granting(t) // the addresses' owners, and no grant
-	k := f.keeper()
-	rb := &releaseBoard{Reviewer: f.board, ended: map[string]string{}}
-	f.services.addresses.board = rb
-	blue := groupSvc("shop", "blue", 0, "", 80)
-	blue.Annotations = map[string]string{string(annotations.LBAddressKeep): "true"}
-	a := f.holding(t, k, blue, f.cloud.serve(f.cfg, blue, "lb-blue", "203.0.113.1"))
-	f.takeEvents()
+	f, k, rb, blue, a := keptForRelease(t)
 	ask := func(name string) {
 		t.Helper()
-		rb.reqs = append(rb.reqs, &reviewapi.AddressRelease{Meta: reviewapi.Meta{Name: name, UID: "uid-" + name},
-			Spec: reviewapi.AddressReleaseSpec{Address: objectref.Address("shop", a.Name), Requester: "carol"}})
-		k.releaseAll(t.Context())
+		rb.ask(name, "carol", a.Name)
+		k.releases.all(t.Context())
 	}
 	refused := func(name, why string) {
 		t.Helper()
@@ -95,14 +95,76 @@ func TestAddressRelease(t *testing.T) {
 	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "AwaitingApproval") {
 		t.Error("the release is not said to await approval")
 	}
+	// The keeper, looking at what mallory names, leaves the waiting
+	// release alone: nobody may take the address.
+	asked := len(f.addrs.asked)
+	testkit.Must(t, k.sync(t.Context(), addressWant{Ref: a.ID}.key()))
+	if len(f.addrs.asked) != asked || f.addrs.waiting == nil {
+		t.Fatalf("the keeper converged the address (%v) while its release waited; want it left waiting", f.addrs.asked[asked:])
+	}
+	// dave asks too: one decision for both, and both end with it.
+	rb.ask("release-too", "dave", a.Name)
 
 	f.addrs.approved = true
-	k.releaseAll(t.Context())
-	if why, ended := rb.ended["release"]; !ended || why != "" || f.cloud.address(a.Name) != nil {
-		t.Fatalf("approved: ended %v (%q), the cloud's address %+v; want it released, the request used up", ended, why, f.cloud.address(a.Name))
+	k.releases.all(t.Context())
+	for _, name := range []string{"release", "release-too"} {
+		if why, ended := rb.ended[name]; !ended || why != "" || f.cloud.address(a.Name) != nil {
+			t.Fatalf("approved: %s ended %v (%q), the cloud's address %+v; want it released, the request used up", name, ended, why, f.cloud.address(a.Name))
+		}
 	}
 
 	f.addrs.released = nil
 	ask("again")
 	refused("again", "the controller keeps no such reserved address")
+}
+
+// A release is planned only while asked: its requests deleted, the
+// destroy waiting is withdrawn (superseded); under a plan-only cluster,
+// which would hold it for ever, it is refused. Over the fakes.
+func TestAddressReleaseWithdrawn(t *testing.T) {
+	f, k, rb, blue, a := keptForRelease(t)
+	testkit.Must(t, f.services.groups.services.Delete(blue))
+	f.cloud.address(a.Name).LoadBalancerID = ""
+
+	rb.ask("asked", "carol", a.Name)
+	k.releases.all(t.Context())
+	if f.addrs.waiting == nil {
+		t.Fatal("the release is not waiting")
+	}
+	rb.reqs = nil // deleted by hand
+	k.releases.all(t.Context())
+	if !slices.Equal(f.addrs.withdrawn, []string{"shop/" + a.Name}) || f.addrs.waiting != nil {
+		t.Fatalf("withdrawn %v, waiting %v; want the release withdrawn once its request went", f.addrs.withdrawn, f.addrs.waiting)
+	}
+	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "PlanSuperseded") {
+		t.Error("the withdrawn release is not said to be superseded")
+	}
+	k.releases.all(t.Context())
+	if len(f.addrs.withdrawn) != 1 {
+		t.Fatalf("withdrawn %v; want once", f.addrs.withdrawn)
+	}
+
+	f.cfg.Terraform.ApplyPolicy = string(annotations.ApplyPlanOnly)
+	rb.ask("plan-only", "carol", a.Name)
+	k.releases.all(t.Context())
+	if why := rb.ended["plan-only"]; !strings.Contains(why, "plan-only") || len(f.addrs.released) != 1 {
+		t.Fatalf("under plan-only: refused %q, %d releases planned; want it refused, nothing planned", why, len(f.addrs.released))
+	}
+}
+
+// keptForRelease is Service shop/blue holding the address it keeps (a)
+// over the fakes, with the leader's keeper and a board that takes the
+// test's release requests; the addresses' owners are read, no grant.
+func keptForRelease(t *testing.T) (*fakeServices, *addressKeeper, *releaseBoard, *v1.Service, *exampleapi.Address) {
+	t.Helper()
+	f := newFakeServices(t, "")
+	f.granting(t)
+	k := f.keeper()
+	rb := &releaseBoard{Reviewer: f.board, ended: map[string]string{}}
+	f.services.addresses.board = rb
+	blue := groupSvc("shop", "blue", 0, "", 80)
+	blue.Annotations = map[string]string{string(annotations.LBAddressKeep): "true"}
+	a := f.holding(t, k, blue, f.cloud.serve(f.cfg, blue, "lb-blue", "203.0.113.1"))
+	f.takeEvents()
+	return f, k, rb, blue, a
 }

@@ -19,7 +19,7 @@ import (
 type Reviewer interface {
 	changes
 	teller
-	releases
+	releaseRequests
 	ServiceSubject(ctx context.Context, in *annotations.Service, kind string) review.Subject
 	GroupSubject(ctx context.Context, g annotations.Group, workspace string, members []*v1.Service, caller *v1.Service, kind string) review.Subject
 	PoolsSubject(workspace, kind string) review.Subject
@@ -37,11 +37,13 @@ type changes interface {
 	Unlock(ctx context.Context, r review.Unlocker, s review.Subject, render func() (engine.Job, error))
 }
 
-// releases are the requests to release kept reserved addresses and
-// what deciding them reads (releases.go).
-type releases interface {
+// releaseRequests are the requests to release kept reserved addresses,
+// what deciding them reads, and the report of a release withdrawn
+// (releases.go).
+type releaseRequests interface {
 	AddressReleases(ctx context.Context) ([]*reviewapi.AddressRelease, error)
-	AddressReleaseSubject(ns, name, workspace string, r *reviewapi.AddressRelease) review.Subject
+	AddressReleaseSubject(ns, name, workspace string, reqs []*reviewapi.AddressRelease) review.Subject
+	Report(ctx context.Context, s review.Subject, out *engine.Outcome, err error)
 	WaitingChange(ctx context.Context, workspace string) (string, error)
 	ReleaseTaken(s review.Subject, r *reviewapi.AddressRelease)
 	ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)

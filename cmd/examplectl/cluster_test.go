@@ -110,9 +110,9 @@ func (e *env) scope(t *testing.T, name string) *scope {
 
 // serviceAccount makes a ServiceAccount in the controller's namespace and
 // returns its kubeconfig and username. With reviewer, it gets exactly the
-// rights docs/examplectl.md lists: get and list ConfigMaps and create
-// PlanApprovals, StateUnlocks and AddressReleases there, get Services; no
-// Secrets.
+// rights docs/examplectl.md lists: get and list ConfigMaps, create
+// PlanApprovals, StateUnlocks and AddressReleases and list events there,
+// get Services; no Secrets.
 func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user string) {
 	t, ctx := s.t, s.t.Context()
 	kubeconfig = s.cluster.ServiceAccountKubeconfig(t, s.ccmNS, name)
@@ -137,7 +137,8 @@ func (s *scope) serviceAccount(name string, reviewer bool) (kubeconfig, user str
 	grant(s.ccmNS,
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}},
 		rbacv1.PolicyRule{APIGroups: []string{reviewapi.Group}, Resources: []string{reviewapi.ResourcePlanApprovals, reviewapi.ResourceStateUnlocks, reviewapi.ResourceAddressReleases}, Verbs: []string{"create"}},
-		rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"list"}})
+		rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"list"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"list"}})
 	grant(s.svcNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}})
 
 	// The RBAC authorizer sees new bindings through an informer: wait.

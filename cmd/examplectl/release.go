@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ func newReleaseCmd() *cobra.Command {
 	var o kubeOptions
 	var ns, comment string
 	var yes bool
+	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "release <address:ns/name | address:name [-n ns] | addr-ID | IP> [--yes] [--comment TEXT]",
 		Short: "Ask the controller to release a kept reserved address for good: its IP goes back to the region",
@@ -37,8 +39,10 @@ and allow-lists pointing at it reach whoever gets it next. It is refused,
 before anything is created, for an address with no plan record, one a load
 balancer holds, one with a plan awaiting approval (a move, or a release
 already asked) and one already released; the controller also refuses it
-while a Service or Gateway names the address. Confirmation is asked on the
-terminal; without one (scripts, CI), --yes is required.`,
+while a Service allowed to take the address names it. Confirmation is asked on the
+terminal; without one (scripts, CI), --yes is required. It then waits (--wait)
+for the controller's decision: the release planned, waiting for another
+reviewer, or refused, which fails the command with the controller's words.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkComment(comment); err != nil {
@@ -48,17 +52,18 @@ terminal; without one (scripts, CI), --yes is required.`,
 			if err != nil {
 				return err
 			}
-			return runRelease(cmd.Context(), c, args[0], ns, yes, comment, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runRelease(cmd.Context(), c, args[0], ns, yes, comment, wait, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "the namespace that owns the address (for address:NAME; with an id or IP, look only among its addresses)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
+	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the controller's decision (the release planned, or refused); 0 does not wait")
 	return cmd
 }
 
-func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comment string, stdin io.Reader, stdout io.Writer) error {
+func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comment string, wait time.Duration, stdin io.Reader, stdout io.Writer) error {
 	r, err := c.findAddress(ctx, arg, ns)
 	if err != nil {
 		return err
@@ -93,8 +98,11 @@ func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comme
 	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller plans the release of %s (%s, %s), a destroy of its workspace.\n",
 		reviewapi.KindAddressRelease, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user),
 		termsafe.Line(ref.Arg()), termsafe.Line(orDash(it.ID)), ip)
-	fmt.Fprintf(stdout, "It waits for another reviewer's approval: examplectl approve %s. Your own approval does not count.\n", termsafe.Line(ref.Arg()))
-	return nil
+	if wait <= 0 {
+		fmt.Fprintf(stdout, "It waits for another reviewer's approval: examplectl approve %s. Your own approval does not count.\n", termsafe.Line(ref.Arg()))
+		return nil
+	}
+	return c.awaitRelease(ctx, a, r.Workspace, wait, stdout)
 }
 
 // findAddress is the record of the address arg names: address:NS/NAME

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -45,7 +52,7 @@ func testRelease(t *testing.T, s *scope) {
 
 	// Confirmed on the terminal, named by its IP (which the released
 	// k8s-a-gone's record still shows): an AddressRelease as the caller.
-	out := s.mustRun(typed("y\n"), "release", freeIP)
+	out := s.mustRun(typed("y\n"), "release", freeIP, "--wait=0")
 	created := regexp.MustCompile(`\? \[y/N\]: Created AddressRelease release-system/release-[a-z0-9]+ as ` + regexp.QuoteMeta(s.user) +
 		`: the controller plans the release of address:release-shop/k8s-a-free \(` + freeID + `, ` + regexp.QuoteMeta(freeIP) + `\), a destroy of its workspace\.\n` +
 		`It waits for another reviewer's approval: examplectl approve address:release-shop/k8s-a-free\. Your own approval does not count\.\n$`)
@@ -58,7 +65,7 @@ func testRelease(t *testing.T, s *scope) {
 	}
 
 	// --yes: no question; named by its id, with a comment.
-	s.yesSkipsTheQuestion("Created AddressRelease release-system/release-", "release", freeID, "--comment", "DNS moved off it")
+	s.yesSkipsTheQuestion("Created AddressRelease release-system/release-", "release", freeID, "--comment", "DNS moved off it", "--wait=0")
 	want.Comment = "DNS moved off it"
 	if r := s.releases(); len(r) != 2 || !(r[0].Spec == want || r[1].Spec == want) {
 		t.Errorf("AddressReleases after --yes = %+v; want one with %+v", r, want)
@@ -88,6 +95,8 @@ func testRelease(t *testing.T, s *scope) {
 	if r := s.releases(); len(r) != 2 {
 		t.Errorf("%d AddressReleases; want 2", len(r))
 	}
+
+	s.awaitsTheDecision()
 
 	// What a record holds is shown inert.
 	s.address("k8s-a-odd", "addr-odd"+clear, "203.0.113.7"+clear, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
@@ -123,4 +132,79 @@ func (s *scope) address(name, id, ip, lb, holder string, plans ...records.Plan) 
 func appliedChange(id string, d time.Duration) records.Plan {
 	return records.Plan{ID: id, Kind: records.KindChange, Summary: runner.PlanSummary{Add: 1}, Policy: "auto",
 		Outcome: records.Applied, PlannedAt: ago(d + time.Minute), DecidedAt: decidedAgo(d)}
+}
+
+// awaitsTheDecision checks that release waits for the controller's first
+// decision and says it: the release planned (with the command that
+// approves it), refused (failing, in the controller's words), or not yet
+// taken up. The controller's part is played by the test, on the request
+// examplectl creates.
+func (s *scope) awaitsTheDecision() {
+	t := s.t
+	s.address("k8s-a-spare", "addr-5a5a5a5a5a5a5a5a", "203.0.113.8", "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	spare := "address:" + s.svcNS + "/k8s-a-spare"
+	plan := records.Plan{ID: "plan-7e7e7e7e7e7e", Kind: records.KindDestroy, Summary: runner.PlanSummary{Remove: 1}, Policy: "manual",
+		Outcome: records.AwaitingApproval, PlannedAt: ago(2 * time.Minute), Author: s.user}
+	done := s.onRelease(func(ctx context.Context, r *reviewapi.AddressRelease) error {
+		_, err := s.store.Update(ctx, "demo-address-"+s.svcNS+"-k8s-a-spare", func(rec *records.Record) error {
+			rec.Plans = append([]records.Plan{plan}, rec.Plans...)
+			return nil
+		})
+		return err
+	})
+	out := s.mustRun(nil, "release", spare, "--yes", "--wait=20s")
+	testkit.Must(t, <-done)
+	if want := "The controller planned plan-7e7e7e7e7e7e (destroy, +0 ~0 -1, planned 2m ago): it waits for another reviewer's approval: " +
+		"examplectl approve " + spare + " plan-7e7e7e7e7e7e. Your own approval does not count.\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("release, planned:\n%s\nwant it to end with:\n%s", out, want)
+	}
+
+	s.address("k8s-a-named", "addr-6969696969696969", "203.0.113.10", "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	named := "address:" + s.svcNS + "/k8s-a-named"
+	done = s.onRelease(func(ctx context.Context, r *reviewapi.AddressRelease) error {
+		_, err := s.client.CoreV1().Events(s.ccmNS).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{GenerateName: "refused-", Namespace: s.ccmNS},
+			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: s.ccmNS, Name: "ccm-plans-demo-address"},
+			Reason:         "ReleaseRefused", Type: corev1.EventTypeWarning,
+			Message: fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not released: Service other/web names it\x1b[2J", r.Name, s.user, s.svcNS),
+		}, metav1.CreateOptions{})
+		return err
+	})
+	_, _, err := s.run(nil, "release", named, "--yes", "--wait=20s")
+	testkit.Must(t, <-done)
+	if err == nil || !strings.Contains(err.Error(), "the controller refused the release: AddressRelease release-") ||
+		!strings.Contains(err.Error(), `is not released: Service other/web names it\x1b[2J`) || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("release, refused: %v; want the controller's words, inert", err)
+	}
+
+	// Nobody decides (that refusal named another request): it says so.
+	out = s.mustRun(nil, "release", named, "--yes", "--wait=1s")
+	if want := "The controller has not taken it up within 1s (its leader looks every few seconds): examplectl status " + named + " shows the release once planned.\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("release, not taken up:\n%s\nwant it to end with:\n%s", out, want)
+	}
+}
+
+// onRelease plays the controller: decide runs on the next AddressRelease
+// created, and its error (or the wait's) comes on the channel.
+func (s *scope) onRelease(decide func(context.Context, *reviewapi.AddressRelease) error) <-chan error {
+	seen := map[string]bool{}
+	for _, r := range s.releases() {
+		seen[r.Name] = true
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- wait.PollUntilContextTimeout(s.t.Context(), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+			l, err := reviewapi.ListAddressReleases(ctx, s.dynamic, s.ccmNS)
+			if err != nil {
+				return false, err
+			}
+			for _, r := range l {
+				if !seen[r.Name] {
+					return true, decide(ctx, r)
+				}
+			}
+			return false, nil
+		})
+	}()
+	return done
 }

@@ -164,15 +164,13 @@ func (e *env) releaseFreesTheCap(t *testing.T, rita *user, held, spare exampleap
 	waitGone(t, 60*time.Second, "spare", services.Get)
 	e.addressListed(t, rita, spare, "-")
 	arg := "address:shop/" + spare.Name
-	e.examplectl(t, rita, "release", spare.IP, "--yes", "--comment", "the shop's DNS moved")
-	var plan string
-	testkit.Eventually(t, 60*time.Second, "the release awaiting approval", func() error {
-		out := e.examplectl(t, rita, "plan", arg)
-		if plan = planIDRE.FindString(out); plan == "" || !strings.Contains(out, "awaiting-approval") {
-			return fmt.Errorf("no plan awaiting approval:\n%s", out)
-		}
-		return nil
-	})
+	// examplectl waits for the controller's decision: planned.
+	out := e.examplectl(t, rita, "release", spare.IP, "--yes", "--comment", "the shop's DNS moved", "--wait=90s")
+	_, decided, _ := strings.Cut(out, "The controller planned ")
+	plan := planIDRE.FindString(decided)
+	if plan == "" || !strings.Contains(out, "examplectl approve "+arg+" "+plan) {
+		t.Fatalf("examplectl release:\n%s\nwant the release planned, with the command that approves it", out)
+	}
 	if out := e.examplectlFails(t, rita, "approve", arg, plan); !strings.Contains(out, "made a change it plans") {
 		t.Fatalf("rita approving the release she asked for:\n%s\nwant it refused as her own change", out)
 	}
