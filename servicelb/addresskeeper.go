@@ -126,11 +126,11 @@ func (k *addressKeeper) sync(ctx context.Context, key string) error {
 		attached = a.LoadBalancerID
 	}
 	taker, wait := takerOf(attached, claims)
-	if taker == nil && attached == "" && k.releases.waits(ns, name) {
-		return nil // its release waits: nothing to hold, and converging would supersede it
-	}
 	if wait {
 		k.queue.AddAfter(key, provisioningRetry)
+	}
+	if taker == nil && attached == "" && k.releases.waits(ns, name) {
+		return nil // its release waits: nothing to hold, and converging would supersede it
 	}
 	var from *annotations.Service
 	if attached != "" {
