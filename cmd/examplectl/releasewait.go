@@ -33,9 +33,10 @@ func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease,
 	arg := a.Spec.Address.Arg()
 	var planned *records.Plan
 	var refused string
-	waiting, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	err := wait.PollUntilContextCancel(waiting, releasePoll, true, func(ctx context.Context) (bool, error) {
+	// The calls run under ctx, not the wait's deadline: a client that
+	// sees the deadline near fails at once (its rate limiter), which is
+	// not a failure of the request.
+	err := wait.PollUntilContextTimeout(ctx, releasePoll, d, true, func(context.Context) (bool, error) {
 		var err error
 		if refused, err = c.releaseRefusal(ctx, a.Name); err != nil || refused != "" {
 			return true, err
@@ -50,8 +51,7 @@ func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease,
 		fmt.Fprintf(stdout, "The controller planned %s: it waits for another reviewer's approval: examplectl approve %s %s. Your own approval does not count.\n",
 			planLine(planned), termsafe.Line(arg), planned.ID)
 		return nil
-	case waiting.Err() != nil && ctx.Err() == nil:
-		// Out of time, whichever call noticed it first.
+	case wait.Interrupted(err) && ctx.Err() == nil:
 		fmt.Fprintf(stdout, "The controller has not taken it up within %s (its leader looks every few seconds): examplectl status %s shows the release once planned.\n",
 			d, termsafe.Line(arg))
 		return nil
