@@ -64,8 +64,8 @@ func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 }
 
 // ReleaseEnded uses up release request r: refused (why set) it says so
-// in a Warning event and an audit line; else its plan was applied,
-// denied or superseded, which the plan's own report said.
+// in a Warning event and an audit line; else its plan was applied or
+// denied, which the plan's own report said.
 func (b *Board) ReleaseEnded(ctx context.Context, s Subject, r *reviewapi.AddressRelease, why string) {
 	if why != "" {
 		b.eventf(s, v1.EventTypeWarning, "ReleaseRefused", "AddressRelease %s by %q: %s is not released: %s", r.Name, r.Spec.Requester, s.ref.Describe(), why)

@@ -13,6 +13,7 @@ import (
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
+	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
 
@@ -89,7 +90,11 @@ func (rl *releaser) unasked(ctx context.Context, key string) error {
 	rl.k.lb.decide.Lock()
 	defer rl.k.lb.decide.Unlock()
 	ns, name, _ := strings.Cut(key, "/")
-	return rl.withdraw(ctx, ns, name, nil, "")
+	_, j, err := rl.k.lb.engine.RenderAddress(engine.AddressSpec{Namespace: ns, Name: name})
+	if err != nil {
+		return err
+	}
+	return rl.withdraw(ctx, ns, name, rl.k.lb.board.AddressReleaseSubject(ns, name, j.Key, nil), nil, "")
 }
 
 // release decides reqs, the requests for one address: refused when it
@@ -118,7 +123,7 @@ func (rl *releaser) release(ctx context.Context, reqs []*reviewapi.AddressReleas
 		why = "the cluster's apply policy is plan-only: nothing is applied"
 	}
 	if why != "" {
-		return rl.withdraw(ctx, ns, name, reqs, why)
+		return rl.withdraw(ctx, ns, name, subj, reqs, why)
 	}
 	for _, r := range reqs {
 		l.board.ReleaseTaken(subj, r)
@@ -147,15 +152,10 @@ func (rl *releaser) release(ctx context.Context, reqs []*reviewapi.AddressReleas
 }
 
 // withdraw refuses reqs (why) and supersedes the destroy of address
-// ns/name if one waits (reqs nil: its requests were deleted), under
-// addresses.decide.
-func (rl *releaser) withdraw(ctx context.Context, ns, name string, reqs []*reviewapi.AddressRelease, why string) error {
+// ns/name if one waits (reqs nil: its requests were deleted), reported
+// as subj, under addresses.decide.
+func (rl *releaser) withdraw(ctx context.Context, ns, name string, subj review.Subject, reqs []*reviewapi.AddressRelease, why string) error {
 	l := rl.k.lb
-	_, j, err := l.engine.RenderAddress(engine.AddressSpec{Namespace: ns, Name: name})
-	if err != nil {
-		return err
-	}
-	subj := l.board.AddressReleaseSubject(ns, name, j.Key, reqs)
 	if rl.waiting[ns+"/"+name] {
 		out, err := l.engine.WithdrawRelease(ctx, ns, name)
 		l.board.Report(ctx, subj, out, err)
