@@ -360,6 +360,18 @@ func (r *Record) Awaiting() []*Plan {
 	return out
 }
 
+// AwaitingDestroy is the newest destroy plan awaiting approval (destroy
+// true), or the newest other plan awaiting it (false); nil when none: a
+// reserved address's release, or a move in the way of one.
+func (r *Record) AwaitingDestroy(destroy bool) *Plan {
+	for _, p := range r.Awaiting() {
+		if (p.Kind == KindDestroy) == destroy {
+			return p
+		}
+	}
+	return nil
+}
+
 // Find returns the plan with id, or nil.
 func (r *Record) Find(id string) *Plan {
 	for i := range r.Plans {

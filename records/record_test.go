@@ -26,3 +26,24 @@ func TestAwaiting(t *testing.T) {
 		t.Fatalf("Awaiting of a record with nothing awaiting = %v", none)
 	}
 }
+
+// TestAwaitingDestroy: the newest destroy awaiting approval, or the
+// newest other plan awaiting it; an applied destroy is not.
+func TestAwaitingDestroy(t *testing.T) {
+	r := &records.Record{Plans: []records.Plan{
+		{ID: "p4", Kind: records.KindChange, Outcome: records.Applied},
+		{ID: "p3", Kind: records.KindDestroy, Outcome: records.AwaitingApproval},
+		{ID: "p2", Kind: records.KindChange, Outcome: records.AwaitingApproval},
+		{ID: "p1", Kind: records.KindDestroy, Outcome: records.Applied},
+	}}
+	if p := r.AwaitingDestroy(true); p == nil || p.ID != "p3" {
+		t.Errorf("AwaitingDestroy(true) = %v, want p3", p)
+	}
+	if p := r.AwaitingDestroy(false); p == nil || p.ID != "p2" {
+		t.Errorf("AwaitingDestroy(false) = %v, want p2", p)
+	}
+	r.Plans[1].Outcome, r.Plans[2].Outcome = records.Superseded, records.Superseded
+	if p, q := r.AwaitingDestroy(true), r.AwaitingDestroy(false); p != nil || q != nil {
+		t.Errorf("nothing awaiting: %v, %v", p, q)
+	}
+}

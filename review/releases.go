@@ -47,10 +47,8 @@ func (b *Board) WaitingChange(ctx context.Context, workspace string) (string, er
 	if err != nil || r == nil {
 		return "", err
 	}
-	for _, p := range r.Awaiting() {
-		if p.Kind != records.KindDestroy {
-			return p.ID, nil
-		}
+	if p := r.AwaitingDestroy(false); p != nil {
+		return p.ID, nil
 	}
 	return "", nil
 }

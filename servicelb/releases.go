@@ -12,7 +12,6 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/objectref"
-	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/reviewapi"
 )
@@ -183,13 +182,8 @@ func (rl *releaser) pending(ctx context.Context) []string {
 		} else {
 			rl.read = true
 			for _, rec := range recs {
-				if rec.Object.Kind != objectref.KindAddress {
-					continue
-				}
-				for _, p := range rec.Awaiting() {
-					if p.Kind == records.KindDestroy {
-						rl.waiting[rec.Object.Namespace+"/"+rec.Object.Name] = true
-					}
+				if rec.Object.Kind == objectref.KindAddress && rec.AwaitingDestroy(true) != nil {
+					rl.waiting[rec.Object.Namespace+"/"+rec.Object.Name] = true
 				}
 			}
 		}

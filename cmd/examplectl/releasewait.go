@@ -85,10 +85,5 @@ func (c *cluster) releasePlanned(ctx context.Context, workspace string) (*record
 	if err != nil || r == nil {
 		return nil, err
 	}
-	for _, p := range r.Awaiting() {
-		if p.Kind == records.KindDestroy {
-			return p, nil
-		}
-	}
-	return nil, nil
+	return r.AwaitingDestroy(true), nil
 }
