@@ -135,8 +135,10 @@ type pool struct {
 	// first and last are when its slices changed since its last apply
 	// (zero: unchanged).
 	first, last time.Time
-	// said are the refused addresses its Service was told of.
-	said map[string]bool
+	// said are the refused addresses its Service was told of; refused,
+	// those its last decision refused, decided again when a pod at one
+	// changes (watch.go).
+	said, refused map[string]bool
 	// awaited: its first plan waited for the Service's first slice
 	// (first.go), which it does once.
 	awaited bool

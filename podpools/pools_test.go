@@ -294,6 +294,28 @@ func TestPoolsFollowSlices(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return len(f.pools.Users()) == 0 })
 }
 
+// A slice may name a pod before the controller's informer has seen it
+// (it lags the EndpointSlice controller's): the address is refused then,
+// and a target once the pod is known, with no slice change to say so.
+func TestRefusedAddressDecidedAgainWhenItsPodIsKnown(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	web := f.service(t, "web")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.9": true})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.5"); return ok })
+	_, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
+	testkit.Must(t, err)
+	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
+		t.Fatalf("applies %v, want one of the known pod only", got)
+	}
+	f.pod(t, f.ns, "web-b", "10.244.1.9", ready)
+	eventually(t, 10*time.Second, func() bool {
+		got := f.engine.appliesOf(web.Ref())
+		return slices.Equal(got[len(got)-1], []string{"10.244.1.5:8080", "10.244.1.9:8080"})
+	})
+}
+
 // A pool's first plan waits for the EndpointSlice controller's first
 // slice of a Service just made, rather than planning an empty pool that
 // one with the endpoints supersedes within seconds (a plan to review in

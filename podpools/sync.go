@@ -236,12 +236,14 @@ func (p *Pools) allow(ctx context.Context, svc *corev1.Service) func(ip string) 
 	}
 }
 
-// tellRefused says each refused address once to the Service, in its
-// namespace.
+// tellRefused keeps the refused addresses of st's last decision and says
+// each once to the Service, in its namespace.
 func (p *Pools) tellRefused(st *pool, svc *corev1.Service, refused []podtargets.Refusal) {
 	var fresh []podtargets.Refusal
 	p.mu.Lock()
+	st.refused = map[string]bool{}
 	for _, r := range refused {
+		st.refused[r.Address] = true
 		if !st.said[r.Address] {
 			st.said[r.Address] = true
 			fresh = append(fresh, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,7 @@ func (p *Pools) watch() {
 		if !ok {
 			return
 		}
+		p.touchRefused(pod)
 		// A pod held back by a gate of ours is a target once its
 		// containers are ready, which changes no slice: its Service's
 		// pools and gates are looked at again.
@@ -75,10 +77,29 @@ func (p *Pools) watch() {
 // touchService marks the pools of Service namespace/name changed now and
 // queues them; each is applied once its changes settle.
 func (p *Pools) touchService(namespace, name string) {
+	p.touchWhere(func(st *pool) bool { return st.port.Namespace == namespace && st.port.Service == name })
+}
+
+// touchRefused is touchService for the pools whose last decision refused
+// an address of pod: the boundary reads the pods by IP from this
+// informer, so a slice naming a pod it had not seen yet (it may lag the
+// EndpointSlice controller's), or an address two namespaces' pods
+// claimed, is decided again once the pod is known, not at the next slice
+// change or resync.
+func (p *Pools) touchRefused(pod *corev1.Pod) {
+	ips, _ := podIPs(pod)
+	if len(ips) == 0 {
+		return
+	}
+	p.touchWhere(func(st *pool) bool { return slices.ContainsFunc(ips, func(ip string) bool { return st.refused[ip] }) })
+}
+
+// touchWhere marks the used pools that match changed now and queues them.
+func (p *Pools) touchWhere(match func(st *pool) bool) {
 	p.mu.Lock()
 	var touched []*pool
 	for _, st := range p.pools {
-		if st.port.Namespace == namespace && st.port.Service == name && len(st.users) > 0 {
+		if len(st.users) > 0 && match(st) {
 			touched = append(touched, st)
 		}
 	}

@@ -91,7 +91,7 @@ func TestGatewaySessionPersistence(t *testing.T) {
 			first[pod] = sc
 		}
 		if len(first) != 3 {
-			return fmt.Errorf("reached %d pods, want 3", len(first))
+			return fmt.Errorf("reached %d pods, want 3 (%s)", len(first), e.podsAndPools(t, "default", "app=web"))
 		}
 		return nil
 	})

@@ -119,6 +119,29 @@ func (e *env) deploymentReady(t testing.TB, ns, name string, replicas int32) {
 	})
 }
 
+// podsAndPools says where the pods of selector in ns are and what the
+// cloud's target pools hold: why a load balancer reaches fewer pods
+// than there are.
+func (e *env) podsAndPools(t testing.TB, ns, selector string) string {
+	ctx := testkit.Context(t)
+	var out []string
+	pods, err := e.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		out = append(out, fmt.Sprintf("pod %s at %s", p.Name, p.Status.PodIP))
+	}
+	pools, err := e.api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pools {
+		out = append(out, fmt.Sprintf("pool %s targets %v", p.ID, p.Targets))
+	}
+	return strings.Join(out, "; ")
+}
+
 // ingressIP waits for Service ns/name's load balancer address.
 func (e *env) ingressIP(t testing.TB, ns, name string) string {
 	t.Helper()
