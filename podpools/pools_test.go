@@ -232,6 +232,20 @@ func (f *fixture) slice(t *testing.T, svc, name string, eps map[string]bool) {
 	})
 }
 
+// firstApply has Gateway infra/gw use port's pool, and fails unless that
+// applied it once, as tp-<Service>, with targets want (what they are).
+func (f *fixture) firstApply(t *testing.T, port lbmodel.ServicePort, what string, want ...string) {
+	t.Helper()
+	ids, err := f.pools.Use(testkit.Context(t), "gateway:infra/gw", []lbmodel.ServicePort{port})
+	testkit.Must(t, err)
+	if ids[port] != "tp-"+port.Service {
+		t.Fatalf("ids %v", ids)
+	}
+	if got := f.engine.appliesOf(port.Ref()); len(got) != 1 || !slices.Equal(got[0], want) {
+		t.Fatalf("applies %v, want one of %s", got, what)
+	}
+}
+
 var ready = []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady}
 
 // A pool holds the Service's ready endpoints that pass the boundary (a
@@ -251,14 +265,7 @@ func TestPoolsFollowSlices(t *testing.T) {
 	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.2.7": true, "10.0.0.4": true})
 	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(other)("10.244.2.7"); return ok })
 
-	ids, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
-	testkit.Must(t, err)
-	if ids[web] != "tp-web" {
-		t.Fatalf("ids %v", ids)
-	}
-	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
-		t.Fatalf("applies %v, want one of the own pod only", got)
-	}
+	f.firstApply(t, web, "the own pod only", "10.244.1.5:8080")
 	refused := f.review.said()
 	if len(refused) != 2 || !strings.Contains(strings.Join(refused, "\n"), "lists 10.244.2.7: it is not the IP of a pod of namespace "+f.ns) ||
 		!strings.Contains(strings.Join(refused, "\n"), "lists 10.0.0.4") || strings.Contains(strings.Join(refused, "\n"), other) {
@@ -299,16 +306,11 @@ func TestPoolsFollowSlices(t *testing.T) {
 // and a target once the pod is known, with no slice change to say so.
 func TestRefusedAddressDecidedAgainWhenItsPodIsKnown(t *testing.T) {
 	f := start(t)
-	ctx := testkit.Context(t)
 	web := f.service(t, "web")
 	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
 	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.9": true})
 	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.5"); return ok })
-	_, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
-	testkit.Must(t, err)
-	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
-		t.Fatalf("applies %v, want one of the known pod only", got)
-	}
+	f.firstApply(t, web, "the known pod only", "10.244.1.5:8080")
 	f.pod(t, f.ns, "web-b", "10.244.1.9", ready)
 	eventually(t, 10*time.Second, func() bool {
 		got := f.engine.appliesOf(web.Ref())
@@ -370,11 +372,7 @@ func TestReadinessGates(t *testing.T) {
 	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": false, "10.244.1.6": false})
 	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.6"); return ok })
 
-	_, err := f.pools.Use(ctx, "gateway:infra/gw", []lbmodel.ServicePort{web})
-	testkit.Must(t, err)
-	if got := f.engine.appliesOf(web.Ref()); len(got) != 1 || !slices.Equal(got[0], []string{"10.244.1.5:8080"}) {
-		t.Fatalf("applies %v, want the gated pod only", got)
-	}
+	f.firstApply(t, web, "the gated pod only", "10.244.1.5:8080")
 	gated := func(name string) bool {
 		pod, err := f.kube.CoreV1().Pods(f.ns).Get(ctx, name, metav1.GetOptions{})
 		testkit.Must(t, err)
