@@ -353,9 +353,10 @@ func (a *approvals) mayEdit(ctx context.Context, who string, groups []string, in
 	return false, nil
 }
 
-// unlocksFor lists the unlock requests naming ref whose requester the API
-// server verified; nil when the admission policy is missing.
-func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*reviewapi.StateUnlock, error) {
+// unlocksFor lists the unlock requests naming ref: those whose requester
+// the API server verified, and those made before (stale, with why); an
+// error when the admission policy is missing.
+func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) (Requests[reviewapi.StateUnlock], error) {
 	var out []*reviewapi.StateUnlock
 	for _, u := range list(a.unlocks, reviewapi.StateUnlockFrom) {
 		if u.Spec.Object.Matches(ref) {
@@ -367,37 +368,46 @@ func (a *approvals) unlocksFor(ctx context.Context, ref objectref.Ref) ([]*revie
 	})
 }
 
-// releases lists the address release requests whose requester the API
-// server verified, oldest first; nil when the admission policy is missing.
-func (a *approvals) releases(ctx context.Context) ([]*reviewapi.AddressRelease, error) {
-	out, err := verified(ctx, a, "release request", list(a.released, reviewapi.AddressReleaseFrom), func(r *reviewapi.AddressRelease) (reviewapi.Meta, string) {
-		return r.Meta, r.Spec.Requester
-	})
-	slices.SortStableFunc(out, func(x, y *reviewapi.AddressRelease) int {
+// releases lists the address release requests, oldest first, split as
+// unlocksFor's.
+func (a *approvals) releases(ctx context.Context) (Requests[reviewapi.AddressRelease], error) {
+	all := list(a.released, reviewapi.AddressReleaseFrom)
+	slices.SortStableFunc(all, func(x, y *reviewapi.AddressRelease) int {
 		return cmp.Or(x.Created.Compare(y.Created), cmp.Compare(x.Name, y.Name))
 	})
-	return out, err
+	return verified(ctx, a, "release request", all, func(r *reviewapi.AddressRelease) (reviewapi.Meta, string) {
+		return r.Meta, r.Spec.Requester
+	})
 }
 
-// verified are the requests of reqs (what: "unlock request") made while
-// the admission policy that checks their requester was in force: a
-// request made before could name anyone.
-func verified[T any](ctx context.Context, a *approvals, what string, reqs []*T, of func(*T) (reviewapi.Meta, string)) ([]*T, error) {
+// Requests are review requests of one kind (unlocks, releases): Verified,
+// made while the admission policy that checks their requester was in
+// force; Stale, made before, which could name anyone: each counts for
+// nothing, and is refused once, saying Why.
+type Requests[T any] struct {
+	Verified, Stale []*T
+	Why             string
+}
+
+// verified splits reqs (what: "unlock request") into Requests.
+func verified[T any](ctx context.Context, a *approvals, what string, reqs []*T, of func(*T) (reviewapi.Meta, string)) (Requests[T], error) {
+	var out Requests[T]
 	if len(reqs) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	since, err := a.inForce(ctx, reviewapi.AdmissionPolicy)
 	if err != nil {
-		return nil, fmt.Errorf("%ss are not honoured while the admission policy that verifies requesters is missing: %w", what, err)
+		return out, fmt.Errorf("%ss are not honoured while the admission policy that verifies requesters is missing: %w", what, err)
 	}
-	return slices.DeleteFunc(reqs, func(r *T) bool {
-		m, requester := of(r)
-		if m.Created.Before(since) {
-			klog.InfoS(what+" ignored: it "+a.notChecked("requesters", since), "name", m.Name, "requester", requester)
-			return true
+	out.Why = "it " + a.notChecked("requesters", since)
+	for _, r := range reqs {
+		if m, _ := of(r); m.Created.Before(since) {
+			out.Stale = append(out.Stale, r)
+		} else {
+			out.Verified = append(out.Verified, r)
 		}
-		return false
-	}), nil
+	}
+	return out, nil
 }
 
 // remove deletes used approvals and unlock requests (their record and the

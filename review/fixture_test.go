@@ -97,6 +97,18 @@ func newReviewFixture(t *testing.T, extra string, noPolicy bool, objs ...*unstru
 	return f
 }
 
+// policyInstalled sets when the identity policy was installed: requests
+// made before it count for nothing.
+func (f *reviewFixture) policyInstalled(t *testing.T, at time.Time) {
+	t.Helper()
+	pols := f.client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	p, err := pols.Get(t.Context(), reviewapi.AdmissionPolicy, metav1.GetOptions{})
+	testkit.Must(t, err)
+	p.CreationTimestamp = metav1.NewTime(at)
+	_, err = pols.Update(t.Context(), p, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+}
+
 // takeEvents returns the events recorded since the last call.
 func (f *reviewFixture) takeEvents() []reviewtest.Event { return reviewtest.Take(f.events) }
 

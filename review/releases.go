@@ -18,10 +18,11 @@ import (
 // its workspace whose author is the requester, so that another reviewer
 // approves it. The leader's releaser (servicelb) decides whether it may.
 
-// AddressReleases are the release requests whose requester the API
-// server verified, oldest first; an error while the admission policy
-// that verifies them is missing.
-func (b *Board) AddressReleases(ctx context.Context) ([]*reviewapi.AddressRelease, error) {
+// AddressReleases are the release requests, oldest first: those whose
+// requester the API server verified, and the stale ones, for the releaser
+// to refuse; an error while the admission policy that verifies them is
+// missing.
+func (b *Board) AddressReleases(ctx context.Context) (Requests[reviewapi.AddressRelease], error) {
 	return b.approvals.releases(ctx)
 }
 

@@ -38,9 +38,10 @@ func TestAddressReleases(t *testing.T) {
 	p.Workspace, p.Destroy, p.HasChanges, p.Summary = keptWS, true, true, engine.PlanSummary{Remove: 1}
 	f := newReviewFixture(t, "", false, append(objs,
 		approvalObj("by-carol", kept, p.ID, "carol", planned.Add(time.Second)), approvalObj("by-rita", kept, p.ID, "rita", planned.Add(time.Second)))...)
-	reqs, err := f.AddressReleases(t.Context())
-	if err != nil || len(reqs) != 2 || reqs[0].Name != "release-a" || reqs[1].Name != "release-b" {
-		t.Fatalf("AddressReleases = %v, %v; want release-a then release-b", reqs, err)
+	got, err := f.AddressReleases(t.Context())
+	reqs := got.Verified
+	if err != nil || len(reqs) != 2 || reqs[0].Name != "release-a" || reqs[1].Name != "release-b" || len(got.Stale) != 0 {
+		t.Fatalf("AddressReleases = %+v, %v; want release-a then release-b", got, err)
 	}
 
 	if both := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs); !slices.Equal(both.contrib.Authors, []string{"carol", "dave"}) {
@@ -60,6 +61,16 @@ func TestAddressReleases(t *testing.T) {
 	if id, err := f.WaitingChange(t.Context(), keptWS); err != nil || id != "" {
 		t.Fatalf("WaitingChange = %q, %v with the release waiting; want none", id, err)
 	}
+
+	// The policy installed again since carol asked: her request could
+	// name anyone, and is stale, saying why.
+	f.policyInstalled(t, now.Add(-90*time.Second)) // in force 30 s ago
+	f.approvals.checked = map[string]policyCheck{} // read again now, not in a minute
+	got, err = f.AddressReleases(t.Context())
+	if err != nil || len(got.Verified) != 1 || got.Verified[0].Name != "release-b" || len(got.Stale) != 1 || got.Stale[0].Name != "release-a" ||
+		!strings.Contains(got.Why, "was made before the admission policy that verifies requesters") {
+		t.Fatalf("AddressReleases = %+v, %v; want release-b verified, release-a stale, saying why", got, err)
+	}
 }
 
 // A refused request says why on the record's ConfigMap and in the audit
@@ -67,9 +78,10 @@ func TestAddressReleases(t *testing.T) {
 // address's workspace (a move) is what a release must not supersede.
 func TestReleaseRefused(t *testing.T) {
 	f := newReviewFixture(t, "", false, releaseObj("release-a", "carol", time.Now()))
-	reqs, err := f.AddressReleases(t.Context())
+	got, err := f.AddressReleases(t.Context())
+	reqs := got.Verified
 	if err != nil || len(reqs) != 1 {
-		t.Fatalf("AddressReleases = %v, %v", reqs, err)
+		t.Fatalf("AddressReleases = %+v, %v", got, err)
 	}
 	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[:1])
 	f.ReleaseTaken(s, reqs[0])
@@ -84,8 +96,8 @@ func TestReleaseRefused(t *testing.T) {
 		lines[1].Details["comment"] != "DNS moved" || lines[1].Details["request"] != "release-a" {
 		t.Errorf("audit %+v; want the request taken once, then refused, as carol", lines)
 	}
-	if left, _ := f.AddressReleases(t.Context()); len(left) != 0 {
-		t.Errorf("the refused request is still there: %v", left)
+	if left, _ := f.AddressReleases(t.Context()); len(left.Verified) != 0 {
+		t.Errorf("the refused request is still there: %+v", left)
 	}
 
 	move := planAt(t, "plan-eeeeeeeeeeee", 1, time.Now())

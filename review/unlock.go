@@ -33,14 +33,19 @@ func (b *Board) Unlock(ctx context.Context, r Unlocker, s Subject, render func()
 		}
 		return
 	}
-	if len(reqs) == 0 {
+	if len(reqs.Verified)+len(reqs.Stale) == 0 {
 		return
 	}
 	job, err := render()
 	if err != nil {
 		return
 	}
-	for _, u := range reqs {
+	for _, u := range reqs.Stale {
+		b.eventf(s, v1.EventTypeWarning, "UnlockIgnored", "StateUnlock %s by %q: %s; nothing was forced open: ask again", u.Name, u.Spec.Requester, reqs.Why)
+		b.auditUnlock(s, job.Key, u.Spec.LockID, u.Spec.Requester, "ignored: "+reqs.Why)
+		b.approvals.remove(ctx, reviewapi.StateUnlocks, u.Name)
+	}
+	for _, u := range reqs.Verified {
 		b.unlockOne(ctx, r, s, job, u)
 		b.approvals.remove(ctx, reviewapi.StateUnlocks, u.Name)
 	}

@@ -26,6 +26,9 @@ func TestUnlock(t *testing.T) {
 		lock     bool // a lock is recorded
 		objs     []*unstructured.Unstructured
 		rendered bool
+		// policyAt is when the identity policy was installed (zero:
+		// long ago).
+		policyAt time.Time
 		events   []wantEvent
 		audit    []wantAudit
 		left     int // StateUnlocks left
@@ -37,6 +40,15 @@ func TestUnlock(t *testing.T) {
 		objs:     []*unstructured.Unstructured{stateUnlockObj("u1", web, recorded, "alice")},
 		events:   []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{"not honoured while the admission policy"}}},
 		left:     1,
+	}, {
+		name:     "made before the policy",
+		objs:     []*unstructured.Unstructured{reviewObj(reviewapi.KindStateUnlock, "u1", &reviewapi.StateUnlockSpec{Object: web, LockID: recorded, Requester: "mallory"}, time.Now().Add(-time.Hour))},
+		lock:     true,
+		policyAt: time.Now().Add(-30 * time.Minute),
+		rendered: true,
+		events: []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{`StateUnlock u1 by "mallory": it was made before the admission policy that verifies requesters`,
+			"nothing was forced open: ask again"}}},
+		audit: []wantAudit{{action: "force-unlock", actor: "mallory", has: "ignored: it was made before the admission policy"}},
 	}, {
 		name:     "another lock than the one recorded",
 		lock:     true,
@@ -55,6 +67,9 @@ func TestUnlock(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newReviewFixture(t, "", c.noPolicy, c.objs...)
+			if !c.policyAt.IsZero() {
+				f.policyInstalled(t, c.policyAt)
+			}
 			if c.lock {
 				f.updateRecord(t.Context(), webSubject(records.KindChange), &engine.Outcome{Policy: annotations.ApplyAuto, Workspace: webWS},
 					&engine.RunError{Op: "plan", Workspace: webWS, Diagnostics: lockDiag, Err: errors.New("exit status 1")}, time.Now())

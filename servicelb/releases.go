@@ -60,9 +60,14 @@ func (rl *releaser) all(ctx context.Context) {
 		klog.ErrorS(err, "Release requests not taken up")
 		return
 	}
+	for _, r := range reqs.Stale {
+		if err := rl.refuseStale(ctx, r, reqs.Why); err != nil {
+			klog.ErrorS(err, "Cannot refuse a release request; retrying", "request", r.Name)
+		}
+	}
 	var order []string
 	asked := map[string][]*reviewapi.AddressRelease{}
-	for _, r := range reqs {
+	for _, r := range reqs.Verified {
 		key := r.Spec.Address.Namespace + "/" + r.Spec.Address.Name
 		if asked[key] == nil {
 			order = append(order, key)
@@ -81,6 +86,20 @@ func (rl *releaser) all(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// refuseStale refuses release request r, made before the admission
+// policy that verifies requesters was in force (why): it could name
+// anyone, so it counts for nothing; a release it asked for that waits is
+// withdrawn as nobody's ask any more (all).
+func (rl *releaser) refuseStale(ctx context.Context, r *reviewapi.AddressRelease, why string) error {
+	ns, name := r.Spec.Address.Namespace, r.Spec.Address.Name
+	_, j, err := rl.k.lb.engine.RenderAddress(engine.AddressSpec{Namespace: ns, Name: name})
+	if err != nil {
+		return err
+	}
+	rl.k.lb.board.ReleaseEnded(ctx, rl.k.lb.board.AddressReleaseSubject(ns, name, j.Key, nil), r, why+"; ask again")
+	return nil
 }
 
 // unasked withdraws the waiting release of address key (ns/name), whose

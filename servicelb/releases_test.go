@@ -22,12 +22,12 @@ import (
 // how requests are read and verified is review's (TestAddressReleases).
 type releaseBoard struct {
 	Reviewer
-	reqs  []*reviewapi.AddressRelease
-	ended map[string]string
+	reqs, stale []*reviewapi.AddressRelease
+	ended       map[string]string
 }
 
-func (b *releaseBoard) AddressReleases(context.Context) ([]*reviewapi.AddressRelease, error) {
-	return b.reqs, nil
+func (b *releaseBoard) AddressReleases(context.Context) (review.Requests[reviewapi.AddressRelease], error) {
+	return review.Requests[reviewapi.AddressRelease]{Verified: b.reqs, Stale: b.stale, Why: "it was made before the policy"}, nil
 }
 
 // ask adds a request by requester for shop's address name.
@@ -40,6 +40,7 @@ func (b *releaseBoard) ReleaseEnded(ctx context.Context, s review.Subject, r *re
 	b.Reviewer.ReleaseEnded(ctx, s, r, why)
 	b.ended[r.Name] = why
 	b.reqs = slices.DeleteFunc(b.reqs, func(x *reviewapi.AddressRelease) bool { return x == r })
+	b.stale = slices.DeleteFunc(b.stale, func(x *reviewapi.AddressRelease) bool { return x == r })
 }
 
 // A kept address is released only detached and named by no Service that
@@ -118,9 +119,11 @@ func TestAddressRelease(t *testing.T) {
 	refused("again", "the controller keeps no such reserved address")
 }
 
-// A release is planned only while asked: its requests deleted, the
-// destroy waiting is withdrawn (superseded); under a plan-only cluster,
-// which would hold it for ever, it is refused. Over the fakes.
+// A release is planned only while asked: its requests deleted, or no
+// longer vouched for (made before the admission policy now in force,
+// which refuses them once, saying so), the destroy waiting is withdrawn
+// (superseded); under a plan-only cluster, which would hold it for ever,
+// it is refused. Over the fakes.
 func TestAddressReleaseWithdrawn(t *testing.T) {
 	f, k, rb, blue, a := keptForRelease(t)
 	testkit.Must(t, f.services.groups.services.Delete(blue))
@@ -144,11 +147,23 @@ func TestAddressReleaseWithdrawn(t *testing.T) {
 		t.Fatalf("withdrawn %v; want once", f.addrs.withdrawn)
 	}
 
+	rb.ask("vouched", "carol", a.Name)
+	k.releases.all(t.Context())
+	rb.stale, rb.reqs = rb.reqs, nil // the policy changed since
+	k.releases.all(t.Context())
+	if why := rb.ended["vouched"]; !strings.Contains(why, "made before the policy; ask again") || len(f.addrs.withdrawn) != 2 {
+		t.Fatalf("a request older than the policy: refused %q, withdrawn %v; want it refused saying why, the release withdrawn", why, f.addrs.withdrawn)
+	}
+	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReleaseRefused") {
+		t.Error("the request older than the policy is not said to be refused")
+	}
+
 	f.cfg.Terraform.ApplyPolicy = string(annotations.ApplyPlanOnly)
+	planned := len(f.addrs.released)
 	rb.ask("plan-only", "carol", a.Name)
 	k.releases.all(t.Context())
-	if why := rb.ended["plan-only"]; !strings.Contains(why, "plan-only") || len(f.addrs.released) != 1 {
-		t.Fatalf("under plan-only: refused %q, %d releases planned; want it refused, nothing planned", why, len(f.addrs.released))
+	if why := rb.ended["plan-only"]; !strings.Contains(why, "plan-only") || len(f.addrs.released) != planned {
+		t.Fatalf("under plan-only: refused %q, %d releases planned; want it refused, nothing planned", why, len(f.addrs.released)-planned)
 	}
 }
 

@@ -41,7 +41,7 @@ type changes interface {
 // what deciding them reads, and the report of a release withdrawn
 // (releases.go).
 type releaseRequests interface {
-	AddressReleases(ctx context.Context) ([]*reviewapi.AddressRelease, error)
+	AddressReleases(ctx context.Context) (review.Requests[reviewapi.AddressRelease], error)
 	AddressReleaseSubject(ns, name, workspace string, reqs []*reviewapi.AddressRelease) review.Subject
 	Report(ctx context.Context, s review.Subject, out *engine.Outcome, err error)
 	WaitingChange(ctx context.Context, workspace string) (string, error)
