@@ -44,8 +44,8 @@ func (s *Server) serveObject(w http.ResponseWriter, r *http.Request) {
 	if rec == nil {
 		return
 	}
-	data := map[string]any{"Record": rec}
-	events, err := s.eventsOf(r.Context(), rec.Object)
+	data := map[string]any{"Record": rec, "Address": addressOf(rec)}
+	events, err := s.eventsOf(r.Context(), rec)
 	if err != nil {
 		data["EventsError"] = err.Error()
 	}
@@ -79,7 +79,7 @@ func (s *Server) servePlan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, err := s.cfg.Store.PlanText(r.Context(), rec.Workspace, p.ID)
-	events, eerr := s.eventsOf(r.Context(), rec.Object)
+	events, eerr := s.eventsOf(r.Context(), rec)
 	v := newPlanView(rec, p, text, s.cfg.User, events)
 	if err != nil {
 		v.TextError = err.Error()
@@ -113,6 +113,18 @@ func (s *Server) serveConfirm(w http.ResponseWriter, r *http.Request) {
 		}
 		s.render(w, r, "confirm", http.StatusOK, Page{Title: "Force open lock " + rec.Lock.ID, Data: map[string]any{
 			"Action": "unlock", "Record": rec}})
+	case "release":
+		rec := s.record(w, r)
+		if rec == nil {
+			return
+		}
+		a := addressOf(rec)
+		if a == nil || a.IP == "" {
+			s.fail(w, r, http.StatusConflict, "Nothing to release", describe(rec.Object)+" is no reserved address the controller applied: nothing to release.")
+			return
+		}
+		s.render(w, r, "confirm", http.StatusOK, Page{Title: "Release " + a.IP, Data: map[string]any{
+			"Action": "release", "Record": rec, "Address": a}})
 	default:
 		s.fail(w, r, http.StatusBadRequest, "Unknown action", "The page asked for an action it does not know.")
 	}
@@ -128,6 +140,12 @@ func (s *Server) unlock(w http.ResponseWriter, r *http.Request) {
 	ws := r.PostFormValue("ws")
 	msg, err := s.cfg.Actions.Unlock(r.Context(), ws, r.PostFormValue("lock"), strings.TrimSpace(r.PostFormValue("comment")))
 	s.after(w, r, "/object?"+url.Values{"ws": {ws}}.Encode(), "Not unlocked", msg, err)
+}
+
+func (s *Server) release(w http.ResponseWriter, r *http.Request) {
+	ws := r.PostFormValue("ws")
+	msg, err := s.cfg.Actions.Release(r.Context(), ws, r.PostFormValue("ip"), strings.TrimSpace(r.PostFormValue("comment")))
+	s.after(w, r, "/object?"+url.Values{"ws": {ws}}.Encode(), "Not released", msg, err)
 }
 
 // after sends the browser back to the page it acted from, with the

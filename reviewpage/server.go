@@ -21,7 +21,7 @@ import (
 var assets embed.FS
 
 // Actions are the changes a reviewer makes from the page, as themselves
-// (examplectl implements them as approve and unlock do). An error is
+// (examplectl implements them as approve, unlock and release do). An error is
 // shown on the page as the refusal it is.
 type Actions interface {
 	// Approve approves plan planID of workspace's object; the text says
@@ -29,6 +29,9 @@ type Actions interface {
 	Approve(ctx context.Context, workspace, planID, comment string) (string, error)
 	// Unlock asks the controller to force open lock lockID of workspace.
 	Unlock(ctx context.Context, workspace, lockID, comment string) (string, error)
+	// Release asks the controller to release workspace's reserved
+	// address, which the page showed at ip.
+	Release(ctx context.Context, workspace, ip, comment string) (string, error)
 }
 
 // Config is what a Server reads and acts through: the user's clients.
@@ -115,6 +118,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /confirm", s.serveConfirm)
 	mux.HandleFunc("POST /approve", s.approve)
 	mux.HandleFunc("POST /unlock", s.unlock)
+	mux.HandleFunc("POST /release", s.release)
 	mux.HandleFunc("GET /live", s.serveLive)
 	mux.Handle("GET /static/", http.FileServerFS(assets))
 	return s.guard.wrap(mux)

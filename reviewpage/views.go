@@ -149,3 +149,25 @@ func changesOf(p *records.Plan) string {
 	}
 	return s
 }
+
+// Address is a reserved address as its record's last apply says: what
+// the page shows of it and whether it offers its release.
+type Address struct {
+	ID, IP string
+	// Holder is who holds it ("Service ns/name (lb-…)"), "" when detached:
+	// a held address is not released.
+	Holder string
+}
+
+// addressOf is rec's address, nil when rec is no address's.
+func addressOf(rec *records.Record) *Address {
+	if rec.Object.Kind != objectref.KindAddress {
+		return nil
+	}
+	a := rec.Applied
+	out := &Address{ID: a.Output("id"), IP: a.Output("ip")}
+	if lb := a.Output("load_balancer_id"); lb != "" {
+		out.Holder = strings.TrimSpace(a.Output("holder") + " (" + lb + ")")
+	}
+	return out
+}

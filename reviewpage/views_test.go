@@ -2,6 +2,7 @@ package reviewpage
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -89,15 +90,18 @@ func TestPlanPage(t *testing.T) {
 	if !strings.Contains(b.String(), `<dd id="applying">`+v.Plan.ID) || !strings.Contains(b.String(), "on ccm-1_ab12") {
 		t.Errorf("object page does not show the apply under way:\n%s", b.String())
 	}
-	// Both confirmations post their own action and the one plan or lock.
+	// Each confirmation posts its own action and the one plan, lock or
+	// address.
 	locked := *r
 	locked.Lock = &records.LockInfo{ID: "lock-1", Holder: "ccm-0"}
+	kept := &Address{ID: "addr-1", IP: "203.0.113.7"}
 	for action, want := range map[string][]string{
 		"approve": {`action="/approve"`, `name="id" value="` + v.Plan.ID + `"`, `href="/plan?ws=` + r.Workspace + `&amp;id=` + v.Plan.ID + `"`},
 		"unlock":  {`action="/unlock"`, `name="lock" value="lock-1"`, `href="/object?ws=` + r.Workspace + `"`, "Force open lock lock-1</button>"},
+		"release": {`action="/release"`, `name="ip" value="203.0.113.7"`, `href="/object?ws=` + r.Workspace + `"`, "cannot be undone", "Release 203.0.113.7</button>"},
 	} {
 		b.Reset()
-		if err := pg.byName["confirm"].Execute(&b, Page{Title: action, Form: "f0rm", Data: map[string]any{"Action": action, "View": v, "Record": &locked}}); err != nil {
+		if err := pg.byName["confirm"].Execute(&b, Page{Title: action, Form: "f0rm", Data: map[string]any{"Action": action, "View": v, "Record": &locked, "Address": kept}}); err != nil {
 			t.Fatalf("confirm %s: %v", action, err)
 		}
 		for _, w := range append(want, `name="form" value="f0rm"`, `name="ws" value="`+r.Workspace+`"`) {
@@ -105,5 +109,43 @@ func TestPlanPage(t *testing.T) {
 				t.Errorf("confirm %s lacks %s:\n%s", action, w, b.String())
 			}
 		}
+	}
+}
+
+// An address's page shows it, and offers its release only while nothing
+// holds it.
+func TestAddressPage(t *testing.T) {
+	pg, err := parsePages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := func(kv ...string) map[string]json.RawMessage {
+		out := map[string]json.RawMessage{}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i]], _ = json.Marshal(kv[i+1])
+		}
+		return out
+	}
+	rec := &records.Record{Workspace: "prod-address-shop-k8s-a-1", Object: objectref.Address("shop", "k8s-a-1"),
+		Applied: &records.LastApply{Outputs: outputs("id", "addr-1", "ip", "203.0.113.7", "load_balancer_id", "lb-1", "holder", "Service shop/web")}}
+	if a := addressOf(rec); a == nil || a.IP != "203.0.113.7" || a.Holder != "Service shop/web (lb-1)" {
+		t.Fatalf("addressOf = %+v", a)
+	}
+	if a := addressOf(&records.Record{Object: objectref.Ref{Kind: objectref.KindService, Namespace: "shop", Name: "web"}}); a != nil {
+		t.Fatalf("a Service's record is an address: %+v", a)
+	}
+	page := func(rec *records.Record) string {
+		var b bytes.Buffer
+		if err := pg.byName["object"].Execute(&b, Page{Title: "object", Data: map[string]any{"Record": rec, "Address": addressOf(rec)}}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if html := page(rec); !strings.Contains(html, "Service shop/web (lb-1)") || strings.Contains(html, `id="release"`) {
+		t.Errorf("held: the page offers its release, or does not say who holds it:\n%s", html)
+	}
+	rec.Applied.Outputs = outputs("id", "addr-1", "ip", "203.0.113.7")
+	if html := page(rec); !strings.Contains(html, `href="/confirm?action=release&amp;ws=prod-address-shop-k8s-a-1"`) || !strings.Contains(html, "nothing (reserved, detached)") {
+		t.Errorf("detached: the page does not offer its release:\n%s", html)
 	}
 }

@@ -30,11 +30,7 @@ type Result struct {
 }
 
 // Output decodes one string output ("" when absent or not a string).
-func (r *Result) Output(name string) string {
-	var s string
-	_ = json.Unmarshal(r.Outputs[name], &s)
-	return s
-}
+func (r *Result) Output(name string) string { return stringOutput(r.Outputs, name) }
 
 // EnsureOptions tune Ensure.
 type EnsureOptions struct {

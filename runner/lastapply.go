@@ -28,6 +28,21 @@ type LastApply struct {
 	At      time.Time                  `json:"at"`
 }
 
+// Output decodes one string output of the apply ("" when absent, not a
+// string, or nothing was applied).
+func (rec *LastApply) Output(name string) string {
+	if rec == nil {
+		return ""
+	}
+	return stringOutput(rec.Outputs, name)
+}
+
+func stringOutput(outputs map[string]json.RawMessage, name string) string {
+	var s string
+	_ = json.Unmarshal(outputs[name], &s) // null or missing: ""
+	return s
+}
+
 // fresh tells whether rec is the apply of hash, made less than maxAge
 // before now (any age when maxAge is not positive).
 func (rec *LastApply) fresh(hash string, maxAge time.Duration, now time.Time) bool {

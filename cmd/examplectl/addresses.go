@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -110,12 +109,7 @@ func (c *cluster) addressRecords(ctx context.Context, ns string) ([]*records.Rec
 func addressOf(r *records.Record) addressItem {
 	it := addressItem{Object: r.Object, Owner: r.Object.Namespace, LastPlan: latestPlan(r)}
 	if a := r.Applied; a != nil {
-		out := func(name string) string {
-			var v string
-			_ = json.Unmarshal(a.Outputs[name], &v) // null or missing: ""
-			return v
-		}
-		it.ID, it.IP, it.LoadBalancerID, it.Holder = out("id"), out("ip"), out("load_balancer_id"), out("holder")
+		it.ID, it.IP, it.LoadBalancerID, it.Holder = a.Output("id"), a.Output("ip"), a.Output("load_balancer_id"), a.Output("holder")
 		at := a.At
 		it.AppliedAt = &at
 	}

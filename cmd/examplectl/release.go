@@ -89,20 +89,31 @@ func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comme
 	if err != nil {
 		return err
 	}
-	a, err := reviewapi.CreateAddressRelease(ctx, c.dynamic, c.namespace, reviewapi.AddressReleaseSpec{
-		Address: ref, Requester: user, Comment: comment,
-	})
+	a, msg, err := c.requestRelease(ctx, r, user, comment)
 	if err != nil {
-		return c.explainCreate(err, reviewapi.KindAddressRelease)
+		return err
 	}
-	fmt.Fprintf(stdout, "Created %s %s/%s as %s: the controller plans the release of %s (%s, %s), a destroy of its workspace.\n",
-		reviewapi.KindAddressRelease, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user),
-		termsafe.Line(ref.Arg()), termsafe.Line(orDash(it.ID)), ip)
+	fmt.Fprintln(stdout, msg)
 	if wait <= 0 {
 		fmt.Fprintf(stdout, "It waits for another reviewer's approval: examplectl approve %s. Your own approval does not count.\n", termsafe.Line(ref.Arg()))
 		return nil
 	}
 	return c.awaitRelease(ctx, a, r.Workspace, wait, stdout)
+}
+
+// requestRelease creates the AddressRelease of r's address as user (the
+// command's and the review page's), and says what it did.
+func (c *cluster) requestRelease(ctx context.Context, r *records.Record, user, comment string) (*reviewapi.AddressRelease, string, error) {
+	ref, it := objectref.Address(r.Object.Namespace, r.Object.Name), addressOf(r)
+	a, err := reviewapi.CreateAddressRelease(ctx, c.dynamic, c.namespace, reviewapi.AddressReleaseSpec{
+		Address: ref, Requester: user, Comment: comment,
+	})
+	if err != nil {
+		return nil, "", c.explainCreate(err, reviewapi.KindAddressRelease)
+	}
+	return a, fmt.Sprintf("Created %s %s/%s as %s: the controller plans the release of %s (%s, %s), a destroy of its workspace.",
+		reviewapi.KindAddressRelease, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user),
+		termsafe.Line(ref.Arg()), termsafe.Line(orDash(it.ID)), termsafe.Line(orDash(it.IP))), nil
 }
 
 // findAddress is the record of the address arg names: address:NS/NAME

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/reviewpage"
 )
@@ -94,6 +95,38 @@ func (a *pageActions) Unlock(ctx context.Context, workspace, lockID, comment str
 		return "", err
 	}
 	return a.c.requestUnlock(ctx, t, me.Username, lockID, comment)
+}
+
+// Release asks for the release of workspace's address, which the page
+// showed at ip: refused, as examplectl release refuses, before anything is
+// created, and when the address is no longer at ip (the page was stale).
+func (a *pageActions) Release(ctx context.Context, workspace, ip, comment string) (string, error) {
+	if err := checkComment(comment); err != nil {
+		return "", err
+	}
+	t, err := a.recorded(ctx, workspace)
+	if err != nil {
+		return "", err
+	}
+	if t.ref.Kind != objectref.KindAddress {
+		return "", fmt.Errorf("%s is no reserved address: only an address is released", t.ref.Describe())
+	}
+	it := addressOf(t.record)
+	if it.IP != ip {
+		return "", fmt.Errorf("%s is now at %s, not %s: look at it again before releasing it", t.ref.Describe(), orDash(it.IP), ip)
+	}
+	if err := checkReleasable(t.record, it); err != nil {
+		return "", err
+	}
+	me, err := a.c.whoami(ctx)
+	if err != nil {
+		return "", err
+	}
+	_, msg, err := a.c.requestRelease(ctx, t.record, me.Username, comment)
+	if err != nil {
+		return "", err
+	}
+	return msg + " Another reviewer approves it; your own approval does not count.", nil
 }
 
 var _ reviewpage.Actions = (*pageActions)(nil)

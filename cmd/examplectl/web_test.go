@@ -3,10 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
-// testPageActions: the review page's approve and unlock are examplectl's,
-// with its refusals, for a record the page names by workspace.
+// testPageActions: the review page's approve, unlock and release are
+// examplectl's, with its refusals, for a record the page names by
+// workspace (and, for a release, the IP the page showed).
 func testPageActions(t *testing.T, s *scope) {
 	f := s.fixtures()
 	o := kubeOptions{kubeconfig: s.reviewer, namespace: s.ccmNS}
@@ -53,5 +55,25 @@ func testPageActions(t *testing.T, s *scope) {
 	}
 	if us := s.unlocks(); len(us) != 1 || us[0].Spec.Requester != s.user || us[0].Spec.LockID != apiLockID {
 		t.Fatalf("StateUnlocks %+v", us)
+	}
+
+	s.address("k8s-a-free", freeID, freeIP, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	s.address("k8s-a-held", heldID, heldIP, "lb-00aa00aa00aa00aa", "Service "+s.svcNS+"/green", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	ws := func(name string) string { return "demo-address-" + s.svcNS + "-" + name }
+	_, err = a.Release(ctx, ws("k8s-a-held"), heldIP, "")
+	refused("it cannot be released while a load balancer holds it", err)
+	_, err = a.Release(ctx, ws("k8s-a-free"), "203.0.113.99", "")
+	refused("address "+s.svcNS+"/k8s-a-free is now at "+freeIP+", not 203.0.113.99: look at it again", err)
+	_, err = a.Release(ctx, f.web.Workspace, "", "")
+	refused("is no reserved address", err)
+	if n := len(s.releases()); n != 0 {
+		t.Fatalf("refusals created %d AddressReleases", n)
+	}
+	msg, err = a.Release(ctx, ws("k8s-a-free"), freeIP, "from the page")
+	if err != nil || !strings.Contains(msg, "Created AddressRelease "+s.ccmNS+"/release-") || !strings.Contains(msg, "your own approval does not count") {
+		t.Fatalf("release: %q, %v", msg, err)
+	}
+	if rs := s.releases(); len(rs) != 1 || rs[0].Spec.Requester != s.user || rs[0].Spec.Comment != "from the page" || rs[0].Spec.Address.Name != "k8s-a-free" {
+		t.Fatalf("AddressReleases %+v", rs)
 	}
 }

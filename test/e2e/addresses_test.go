@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -179,6 +181,7 @@ func (e *env) releaseFreesTheCap(t *testing.T, rita *user, held, spare exampleap
 		Object: objectref.Address("shop", spare.Name), PlanID: plan, Approver: rita.name})
 	testkit.Must(t, err)
 	e.recordEventWith(t, "ApprovalIgnored", fmt.Sprintf("%q made a change this plan contains", rita.name))
+	e.releaseOnThePage(t, ruth, spare, rita)
 	if a := e.addressOf(t, spare.IP); a.ID != spare.ID {
 		t.Fatalf("the address is %s, want %s kept until another reviewer approves", a.ID, spare.ID)
 	}
@@ -196,6 +199,33 @@ func (e *env) releaseFreesTheCap(t *testing.T, rita *user, held, spare exampleap
 	e.waitIngressIn("shop", "third", 120*time.Second)
 	if n := len(e.addresses(t)); n != 2 {
 		t.Fatalf("%d addresses in the cloud after the release, want 2 (green's, third's)", n)
+	}
+}
+
+// releaseOnThePage: reviewer u's review page shows address a, whose
+// release by asker waits: the request (who, their comment) and its
+// record's events in the trail; its Release button is refused, in the
+// page's words, as asked already.
+func (e *env) releaseOnThePage(t *testing.T, u *user, a exampleapi.Address, asker *user) {
+	t.Helper()
+	rec := e.recordOf(t, "shop", a.Name)
+	page := e.startReviewPage(t, u)
+	tab := newBrowser(t).tab(t)
+	do(t, tab, "open the address's page", chromedp.Navigate(page.url),
+		chromedp.Navigate(page.base+"/object?ws="+url.QueryEscape(rec.Workspace)), chromedp.WaitVisible(chromedp.ID("release")))
+	trail := text(t, tab, `section[aria-labelledby="trail"] table`)
+	for _, want := range []string{"AddressRelease", asker.name, "asks to release it: the shop's DNS moved", "AwaitingApproval"} {
+		if !strings.Contains(trail, want) {
+			t.Errorf("the address's trail lacks %q:\n%s", want, trail)
+		}
+	}
+	do(t, tab, "release", chromedp.Click(chromedp.ID("release")), chromedp.WaitVisible(chromedp.ID("confirm")))
+	if h := text(t, tab, "h1"); !strings.Contains(h, a.IP) {
+		t.Errorf("the confirmation does not name the IP: %q", h)
+	}
+	do(t, tab, "confirm", chromedp.Click(chromedp.ID("confirm")), chromedp.WaitVisible(chromedp.CSS(".note.refused")))
+	if s := text(t, tab, ".note.refused"); !strings.Contains(s, "Not released") || !strings.Contains(s, "its release is asked already") {
+		t.Errorf("refusal = %q; want the release refused as asked already", s)
 	}
 }
 
