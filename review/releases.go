@@ -58,7 +58,7 @@ func (b *Board) WaitingChange(ctx context.Context, workspace string) (string, er
 // taken up: its plan follows.
 func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 	if b.once("release\x00" + r.UID) {
-		b.auditRelease(s, r, "taken")
+		b.auditRelease(s, r, r.Spec.Requester, "taken")
 	}
 }
 
@@ -68,18 +68,33 @@ func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 func (b *Board) ReleaseEnded(ctx context.Context, s Subject, r *reviewapi.AddressRelease, why string) {
 	if why != "" {
 		b.eventf(s, v1.EventTypeWarning, "ReleaseRefused", "AddressRelease %s by %q: %s is not released: %s", r.Name, r.Spec.Requester, s.ref.Describe(), why)
-		b.auditRelease(s, r, "refused: "+why)
+		b.auditRelease(s, r, r.Spec.Requester, "refused: "+why)
 	}
 	b.approvals.remove(ctx, reviewapi.AddressReleases, r.Name)
 }
 
-// auditRelease appends the line of release request r.
-func (b *Board) auditRelease(s Subject, r *reviewapi.AddressRelease, outcome string) {
+// ReleaseStale uses up release request r, made before the admission
+// policy that verifies requesters was in force (why): refused, saying so.
+// The requester it names was never checked: the controller is the actor
+// of the audit line, the name only reported.
+func (b *Board) ReleaseStale(ctx context.Context, s Subject, r *reviewapi.AddressRelease, why string) {
+	b.eventf(s, v1.EventTypeWarning, "ReleaseRefused", "AddressRelease %s, naming %q as its requester: %s is not released: %s; ask again", r.Name, r.Spec.Requester, s.ref.Describe(), why)
+	b.auditRelease(s, r, b.self, "refused: "+why)
+	b.approvals.remove(ctx, reviewapi.AddressReleases, r.Name)
+}
+
+// auditRelease appends the line of release request r, by actor (its
+// requester, or the controller for one whose requester is unchecked,
+// which is then named apart).
+func (b *Board) auditRelease(s Subject, r *reviewapi.AddressRelease, actor, outcome string) {
 	if b.audit == nil {
 		return
 	}
-	e := audit.Entry{Time: time.Now(), Action: audit.ActionRelease, Object: s.String(), Actor: r.Spec.Requester, Outcome: outcome,
+	e := audit.Entry{Time: time.Now(), Action: audit.ActionRelease, Object: s.String(), Actor: actor, Outcome: outcome,
 		Details: map[string]string{"request": r.Name}}
+	if actor != r.Spec.Requester {
+		e.Details["uncheckedRequester"] = r.Spec.Requester
+	}
 	if r.Spec.Comment != "" {
 		e.Details["comment"] = r.Spec.Comment
 	}

@@ -100,6 +100,19 @@ func TestReleaseRefused(t *testing.T) {
 		t.Errorf("the refused request is still there: %+v", left)
 	}
 
+	// A request older than the policy names a requester nobody checked:
+	// the controller refuses it, as itself.
+	stale := &reviewapi.AddressRelease{Meta: reviewapi.Meta{Name: "release-old"}, Spec: reviewapi.AddressReleaseSpec{Address: kept, Requester: "mallory"}}
+	f.ReleaseStale(t.Context(), s, stale, "it was made before the policy")
+	evs = f.takeEvents()
+	if len(evs) != 1 || evs[0].Reason != "ReleaseRefused" || !strings.Contains(evs[0].Message, `AddressRelease release-old, naming "mallory" as its requester: address shop/k8s-a-0123456789abcdef is not released: it was made before the policy; ask again`) {
+		t.Errorf("events %+v; want one ReleaseRefused saying the request is older than the policy", evs)
+	}
+	lines, _ = f.auditLog(t)
+	if last := lines[len(lines)-1]; last.Actor != self || last.Details["uncheckedRequester"] != "mallory" || last.Outcome != "refused: it was made before the policy" {
+		t.Errorf("audit %+v; want the refusal by the controller, mallory only named", last)
+	}
+
 	move := planAt(t, "plan-eeeeeeeeeeee", 1, time.Now())
 	move.Workspace = keptWS
 	f.Report(t.Context(), Subject{ref: kept, kind: records.KindChange, event: f.recordObject(keptWS)},

@@ -40,9 +40,11 @@ func (b *Board) Unlock(ctx context.Context, r Unlocker, s Subject, render func()
 	if err != nil {
 		return
 	}
+	// A stale request's requester was never checked: the controller is
+	// the actor of its refusal, the name it gives only reported.
 	for _, u := range reqs.Stale {
-		b.eventf(s, v1.EventTypeWarning, "UnlockIgnored", "StateUnlock %s by %q: %s; nothing was forced open: ask again", u.Name, u.Spec.Requester, reqs.Why)
-		b.auditUnlock(s, job.Key, u.Spec.LockID, u.Spec.Requester, "ignored: "+reqs.Why)
+		b.eventf(s, v1.EventTypeWarning, "UnlockIgnored", "StateUnlock %s, naming %q as its requester: %s; nothing was forced open: ask again", u.Name, u.Spec.Requester, reqs.Why)
+		b.auditUnlock(s, job.Key, u.Spec.LockID, b.self, fmt.Sprintf("ignored: StateUnlock %s names %q as its requester, unchecked: %s", u.Name, u.Spec.Requester, reqs.Why))
 		b.approvals.remove(ctx, reviewapi.StateUnlocks, u.Name)
 	}
 	for _, u := range reqs.Verified {

@@ -46,9 +46,10 @@ func TestUnlock(t *testing.T) {
 		lock:     true,
 		policyAt: time.Now().Add(-30 * time.Minute),
 		rendered: true,
-		events: []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{`StateUnlock u1 by "mallory": it was made before the admission policy that verifies requesters`,
+		events: []wantEvent{{typ: "Warning", reason: "UnlockIgnored", has: []string{`StateUnlock u1, naming "mallory" as its requester: it was made before the admission policy that verifies requesters`,
 			"nothing was forced open: ask again"}}},
-		audit: []wantAudit{{action: "force-unlock", actor: "mallory", has: "ignored: it was made before the admission policy"}},
+		// mallory was never checked: the controller refused it.
+		audit: []wantAudit{{action: "force-unlock", actor: self, has: `ignored: StateUnlock u1 names "mallory" as its requester, unchecked: it was made before the admission policy`}},
 	}, {
 		name:     "another lock than the one recorded",
 		lock:     true,

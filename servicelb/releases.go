@@ -98,7 +98,7 @@ func (rl *releaser) refuseStale(ctx context.Context, r *reviewapi.AddressRelease
 	if err != nil {
 		return err
 	}
-	rl.k.lb.board.ReleaseEnded(ctx, rl.k.lb.board.AddressReleaseSubject(ns, name, j.Key, nil), r, why+"; ask again")
+	rl.k.lb.board.ReleaseStale(ctx, rl.k.lb.board.AddressReleaseSubject(ns, name, j.Key, nil), r, why)
 	return nil
 }
 

@@ -40,6 +40,11 @@ func (b *releaseBoard) ReleaseEnded(ctx context.Context, s review.Subject, r *re
 	b.Reviewer.ReleaseEnded(ctx, s, r, why)
 	b.ended[r.Name] = why
 	b.reqs = slices.DeleteFunc(b.reqs, func(x *reviewapi.AddressRelease) bool { return x == r })
+}
+
+func (b *releaseBoard) ReleaseStale(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string) {
+	b.Reviewer.ReleaseStale(ctx, s, r, why)
+	b.ended[r.Name] = "stale: " + why
 	b.stale = slices.DeleteFunc(b.stale, func(x *reviewapi.AddressRelease) bool { return x == r })
 }
 
@@ -151,7 +156,7 @@ func TestAddressReleaseWithdrawn(t *testing.T) {
 	k.releases.all(t.Context())
 	rb.stale, rb.reqs = rb.reqs, nil // the policy changed since
 	k.releases.all(t.Context())
-	if why := rb.ended["vouched"]; !strings.Contains(why, "made before the policy; ask again") || len(f.addrs.withdrawn) != 2 {
+	if why := rb.ended["vouched"]; why != "stale: it was made before the policy" || len(f.addrs.withdrawn) != 2 {
 		t.Fatalf("a request older than the policy: refused %q, withdrawn %v; want it refused saying why, the release withdrawn", why, f.addrs.withdrawn)
 	}
 	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReleaseRefused") {

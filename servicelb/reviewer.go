@@ -47,6 +47,7 @@ type releaseRequests interface {
 	WaitingChange(ctx context.Context, workspace string) (string, error)
 	ReleaseTaken(s review.Subject, r *reviewapi.AddressRelease)
 	ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
+	ReleaseStale(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 }
 
 // teller tells people what happened beside a change: events, records
