@@ -39,8 +39,9 @@
 //     and StaleLockForced (the runner's hook);
 //   - address release requests, which servicelb decides: AddressReleases,
 //     AddressReleaseSubject (the release, authored by its requester),
-//     WaitingChange (a move it must not supersede), ReleaseTaken and
-//     ReleaseEnded (audit lines, a refusal's event, the request used up);
+//     WaitingChange (a move it must not supersede), ReleaseTaken,
+//     ReleaseEnded (audit lines, a refusal's event, the request used up)
+//     and ReleaseStale (a request older than the identity policy);
 //   - the engine's PlanStore (Load), the record move of a state migration
 //     (MoveRecord), the records for group membership (Records);
 //   - secrets kept out of events and the audit log: Redact, RedactFrom,

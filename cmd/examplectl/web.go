@@ -32,13 +32,16 @@ func runWeb(ctx context.Context, c *cluster, address string, stdout io.Writer) e
 	return srv.Serve(ctx)
 }
 
-// pageActions are the page's approve and unlock: what those commands do,
-// for a record the page names by workspace.
+// pageActions are the page's approve, unlock and release: what those
+// commands do, for a record the page names by workspace.
 type pageActions struct{ c *cluster }
 
-// recorded is workspace's record with its live Service, checked as
-// approve and unlock check it.
-func (a *pageActions) recorded(ctx context.Context, workspace string) (*recorded, error) {
+// recorded is workspace's record with its live Service, checked as the
+// commands check it, once the action's comment is.
+func (a *pageActions) recorded(ctx context.Context, workspace, comment string) (*recorded, error) {
+	if err := checkComment(comment); err != nil {
+		return nil, err
+	}
 	rec, err := a.c.store.Get(ctx, workspace)
 	if err != nil {
 		return nil, a.c.explain(err, "get plan record "+workspace)
@@ -60,10 +63,7 @@ func (a *pageActions) Approve(ctx context.Context, workspace, planID, comment st
 	if !reviewapi.PlanIDPattern.MatchString(planID) {
 		return "", fmt.Errorf("%q is not a plan id", planID)
 	}
-	if err := checkComment(comment); err != nil {
-		return "", err
-	}
-	t, err := a.recorded(ctx, workspace)
+	t, err := a.recorded(ctx, workspace, comment)
 	if err != nil {
 		return "", err
 	}
@@ -76,10 +76,7 @@ func (a *pageActions) Approve(ctx context.Context, workspace, planID, comment st
 }
 
 func (a *pageActions) Unlock(ctx context.Context, workspace, lockID, comment string) (string, error) {
-	if err := checkComment(comment); err != nil {
-		return "", err
-	}
-	t, err := a.recorded(ctx, workspace)
+	t, err := a.recorded(ctx, workspace, comment)
 	if err != nil {
 		return "", err
 	}
@@ -101,10 +98,7 @@ func (a *pageActions) Unlock(ctx context.Context, workspace, lockID, comment str
 // showed at ip: refused, as examplectl release refuses, before anything is
 // created, and when the address is no longer at ip (the page was stale).
 func (a *pageActions) Release(ctx context.Context, workspace, ip, comment string) (string, error) {
-	if err := checkComment(comment); err != nil {
-		return "", err
-	}
-	t, err := a.recorded(ctx, workspace)
+	t, err := a.recorded(ctx, workspace, comment)
 	if err != nil {
 		return "", err
 	}
