@@ -113,3 +113,31 @@ func (f *fixture) cloudLB(t *testing.T, id string) *exampleapi.LoadBalancer {
 	testkit.Must(t, err)
 	return lb
 }
+
+// A release left waiting by an earlier controller (its plan in the plan
+// store only) is withdrawn by a restarted one: superseded, the address
+// kept; withdrawn again, nothing waits.
+func TestReleaseWithdrawnAfterRestart(t *testing.T) {
+	store := newMemStore()
+	f := newFixtureWith(t, 2, engine.Options{Plans: store})
+	ctx := testkit.Context(t)
+	www := lbmodel.Address{Namespace: "default", Name: "default-www"}
+	reserved, out, err := f.eng.ReconcileAddress(ctx, www, auto)
+	testkit.Must(t, err)
+	store.keep(t, "", out)
+	out, err = f.eng.ReleaseAddress(ctx, www.Namespace, www.Name, reviewed(annotations.ApplyManual))
+	release := awaiting(t, err)
+	store.keep(t, "", out)
+
+	next := f.engine(t, 2, engine.Options{Plans: store})
+	out, err = next.WithdrawRelease(ctx, www.Namespace, www.Name)
+	if err != nil || out.Superseded == nil || out.Superseded.ID != release || next.Pending(objectref.Address(www.Namespace, www.Name)) != nil {
+		t.Fatalf("WithdrawRelease after a restart = %+v, %v; want %s superseded, nothing pending", out, err, release)
+	}
+	if out, err = next.WithdrawRelease(ctx, www.Namespace, www.Name); err != nil || out.Superseded != nil {
+		t.Fatalf("WithdrawRelease again = %+v, %v; want nothing superseded", out, err)
+	}
+	if c := f.cloudAddress(t, reserved.ID); c.IP != reserved.IP {
+		t.Fatalf("after the release was withdrawn: %+v", c)
+	}
+}

@@ -127,8 +127,9 @@ func TestAddressRelease(t *testing.T) {
 // A release is planned only while asked: its requests deleted, or no
 // longer vouched for (made before the admission policy now in force,
 // which refuses them once, saying so), the destroy waiting is withdrawn
-// (superseded); under a plan-only cluster, which would hold it for ever,
-// it is refused. Over the fakes.
+// (superseded), by a new leader too, which knows of it from the record;
+// under a plan-only cluster, which would hold it for ever, it is refused.
+// Over the fakes.
 func TestAddressReleaseWithdrawn(t *testing.T) {
 	f, k, rb, blue, a := keptForRelease(t)
 	testkit.Must(t, f.services.groups.services.Delete(blue))
@@ -161,6 +162,20 @@ func TestAddressReleaseWithdrawn(t *testing.T) {
 	}
 	if !slices.Contains(reviewtest.Reasons(f.takeEvents()), "ReleaseRefused") {
 		t.Error("the request older than the policy is not said to be refused")
+	}
+
+	// The leader changes while a release waits: the new one knows of it
+	// only from the record, read once, and withdraws it once nobody asks.
+	rb.ask("left", "carol", a.Name)
+	k.releases.all(t.Context())
+	if rec := f.get(t, "prod-address-shop-"+a.Name); rec == nil || rec.AwaitingDestroy(true) == nil {
+		t.Fatalf("record %+v; want the release recorded as waiting", rec)
+	}
+	k.releases = newReleaser(k)
+	rb.reqs = nil
+	k.releases.all(t.Context())
+	if len(f.addrs.withdrawn) != 3 || f.addrs.waiting != nil || f.get(t, "prod-address-shop-"+a.Name).AwaitingDestroy(true) != nil {
+		t.Fatalf("withdrawn %v, waiting %v; want the release an earlier leader left withdrawn by the new one", f.addrs.withdrawn, f.addrs.waiting)
 	}
 
 	f.cfg.Terraform.ApplyPolicy = string(annotations.ApplyPlanOnly)
