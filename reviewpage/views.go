@@ -154,10 +154,15 @@ func changesOf(p *records.Plan) string {
 // the page shows of it and whether it offers its release.
 type Address struct {
 	ID, IP string
-	// Holder is who holds it ("Service ns/name (lb-…)"), "" when detached:
-	// a held address is not released.
-	Holder string
+	// Holder is who holds it ("Service ns/name (lb-…)"), "" when detached;
+	// Waiting, a plan of it awaiting approval (a move, or its release).
+	// Either way it is not released now.
+	Holder  string
+	Waiting *records.Plan
 }
+
+// Releasable tells whether the page offers a's release.
+func (a *Address) Releasable() bool { return a.IP != "" && a.Holder == "" && a.Waiting == nil }
 
 // addressOf is rec's address, nil when rec is no address's.
 func addressOf(rec *records.Record) *Address {
@@ -168,6 +173,9 @@ func addressOf(rec *records.Record) *Address {
 	out := &Address{ID: a.Output("id"), IP: a.Output("ip")}
 	if lb := a.Output("load_balancer_id"); lb != "" {
 		out.Holder = strings.TrimSpace(a.Output("holder") + " (" + lb + ")")
+	}
+	if w := rec.Awaiting(); len(w) > 0 {
+		out.Waiting = w[0]
 	}
 	return out
 }

@@ -113,7 +113,7 @@ func TestPlanPage(t *testing.T) {
 }
 
 // An address's page shows it, and offers its release only while nothing
-// holds it.
+// holds it and no plan of it waits.
 func TestAddressPage(t *testing.T) {
 	pg, err := parsePages()
 	if err != nil {
@@ -147,5 +147,9 @@ func TestAddressPage(t *testing.T) {
 	rec.Applied.Outputs = outputs("id", "addr-1", "ip", "203.0.113.7")
 	if html := page(rec); !strings.Contains(html, `href="/confirm?action=release&amp;ws=prod-address-shop-k8s-a-1"`) || !strings.Contains(html, "nothing (reserved, detached)") {
 		t.Errorf("detached: the page does not offer its release:\n%s", html)
+	}
+	rec.Plans = []records.Plan{{ID: "plan-0000000000aa", Kind: records.KindDestroy, Outcome: records.AwaitingApproval}}
+	if html := page(rec); strings.Contains(html, `id="release"`) || !strings.Contains(html, "Its destroy plan") || !strings.Contains(html, "plan-0000000000aa</a> awaits approval") {
+		t.Errorf("its release waiting: the page offers it again, or does not say what waits:\n%s", html)
 	}
 }
