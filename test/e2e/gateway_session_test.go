@@ -79,7 +79,9 @@ func TestGatewaySessionPersistence(t *testing.T) {
 	}
 	// Without the cookie: the three pods in turn, each answer a cookie.
 	first := map[string]*http.Cookie{} // by pod
-	testkit.Eventually(t, time.Minute, "the three pods answer, each setting a cookie", func() error {
+	// Two minutes: the pool follows the pods with an apply of its own,
+	// which a loaded machine (the e2e runs five tests at once) may slow.
+	testkit.Eventually(t, 2*time.Minute, "the three pods answer, each setting a cookie", func() error {
 		for range 3 {
 			pod, sc, err := get("")
 			switch {
