@@ -3,11 +3,12 @@
 // cloud, and approve, unlock and release buttons, all as the user who
 // started it.
 //
-// It holds no credentials: it reads the plan records, events, PlanApprovals,
-// StateUnlocks and AddressReleases with the user's clients and acts through
-// Actions, which examplectl implements with the checks its approve, unlock
-// and release commands make, so the API server's RBAC and the identity policy judge every read
-// and every approval as they judge the CLI's.
+// It holds no credentials: it reads the plan records, events,
+// PlanApprovals, StateUnlocks and AddressReleases with the user's clients
+// and acts through Actions, which examplectl implements with the checks
+// its approve, unlock and release commands make, so the API server's RBAC
+// and the identity policy judge every read and every approval as they
+// judge the CLI's.
 //
 // Files:
 //

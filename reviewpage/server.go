@@ -21,8 +21,8 @@ import (
 var assets embed.FS
 
 // Actions are the changes a reviewer makes from the page, as themselves
-// (examplectl implements them as approve, unlock and release do). An error is
-// shown on the page as the refusal it is.
+// (examplectl implements them as approve, unlock and release do). An
+// error is shown on the page as the refusal it is.
 type Actions interface {
 	// Approve approves plan planID of workspace's object; the text says
 	// what was created and what happens next.
