@@ -74,6 +74,13 @@ func tail(s string, n int) string {
 	return s
 }
 
+// lastLine is the last non-empty line of s: a failure's first line then
+// says why, where a summary keeps only that line.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 // echoDeployment creates Deployment name of replicas example-echo pods in
 // ns, labelled app=name, answering HTTP on 3000 (and as env says).
 func (e *env) echoDeployment(t testing.TB, ns, name string, replicas int32, env ...v1.EnvVar) {
