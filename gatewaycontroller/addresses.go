@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/engine"
@@ -38,6 +39,29 @@ type Addresses interface {
 	// subject(ns, name) is the review of reserved address ns/name's
 	// plan.
 	HoldAddresses(ctx context.Context, u lbmodel.AddressUse, subject func(ns, name string) review.Subject) (ipv4, ipv6 string, err error)
+}
+
+// NamedAddresses are the reserved addresses (IPs or ids) each Gateway of
+// this controller's classes names in spec.addresses, one not accepted for
+// them left out (it takes none): what a release of one waits for
+// (servicelb.GatewayAddressNames). An error until the Gateways are read.
+func (c *Controller) NamedAddresses() (map[objectref.Ref][]string, error) {
+	for _, synced := range c.synced {
+		if !synced() {
+			return nil, errors.New("the Gateways are not read yet")
+		}
+	}
+	gws, err := c.gateways.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := map[objectref.Ref][]string{}
+	for _, gw := range gws {
+		if a := gateway.AddressesOf(gw); len(a.Refs) > 0 && a.Unsupported == "" && c.ours(gw.Spec.GatewayClassName) {
+			out[objectref.Gateway(gw.Namespace, gw.Name, string(gw.UID))] = a.Refs
+		}
+	}
+	return out, nil
 }
 
 // addressRetry is how soon a Gateway whose addresses cannot be used looks

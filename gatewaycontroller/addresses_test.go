@@ -3,18 +3,23 @@ package gatewaycontroller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/gateway"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
@@ -162,5 +167,50 @@ func TestUnsupportedAddressNotAccepted(t *testing.T) {
 	}
 	if p := meta.FindStatusCondition(st.Conditions, string(gatewayv1.GatewayConditionProgrammed)); p == nil || p.Status != metav1.ConditionFalse {
 		t.Errorf("Programmed = %+v, want False", p)
+	}
+}
+
+// What a release of a reserved address waits for (servicelb's
+// TestAddressRelease): the addresses each Gateway of this controller's
+// class names, an IP or an id; not those of another class's Gateway,
+// nor of one not accepted for its addresses (it takes none). Nothing is
+// said before the Gateways are read.
+func TestNamedAddresses(t *testing.T) {
+	gwc, kube := gwfake.NewSimpleClientset(), kubefake.NewClientset()
+	ctx := t.Context()
+	for name, controller := range map[string]gatewayv1.GatewayController{"example": ControllerName, "other": "other.example/c"} {
+		_, err := gwc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gatewayv1.GatewayClassSpec{ControllerName: controller}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	named := ptr.To(gatewayv1.NamedAddressType)
+	for _, gw := range []struct {
+		name, class string
+		addresses   []gatewayv1.GatewaySpecAddress
+	}{
+		{"by-ip", "example", []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.50"}}},
+		{"by-id", "example", []gatewayv1.GatewaySpecAddress{{Type: named, Value: "addr-1"}}},
+		{"none", "example", nil},
+		{"theirs", "other", []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.51"}}},
+		{"unsupported", "example", []gatewayv1.GatewaySpecAddress{{Type: ptr.To(gatewayv1.AddressType("test/fake")), Value: "x"}, {Value: "203.0.113.52"}}},
+	} {
+		_, err := gwc.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: gw.name, UID: types.UID("uid-" + gw.name)},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(gw.class), Addresses: gw.addresses}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+	}
+	c, err := New(gwc, kube, &Cloud{})
+	testkit.Must(t, err)
+	if _, err := c.NamedAddresses(); err == nil {
+		t.Fatal("addresses told before the Gateways were read")
+	}
+	c = watching(t, gwc, kube, &Cloud{})
+	got, err := c.NamedAddresses()
+	testkit.Must(t, err)
+	want := map[objectref.Ref][]string{
+		objectref.Gateway("infra", "by-ip", "uid-by-ip"): {"203.0.113.50"},
+		objectref.Gateway("infra", "by-id", "uid-by-id"): {"addr-1"},
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("named %v, want %v", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -46,6 +47,9 @@ type addresses struct {
 	// the keeper's Services and the Gateways (gatewayaddresses.go) never
 	// decide one address at once.
 	decide sync.Mutex
+	// named tells which addresses the Gateways name (NamedBy; nil until
+	// the front-end runs here).
+	named atomic.Pointer[GatewayAddressNames]
 }
 
 // addressWant is the reserved address a Service asks for: the one it

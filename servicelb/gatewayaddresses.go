@@ -56,13 +56,12 @@ func (l *addresses) usableBy(ctx context.Context, gw objectref.Ref, ref string) 
 	if l.api == nil || l.refs == nil {
 		return nil, ref + ": this controller reads no reserved addresses (no Example API client)", false, nil
 	}
-	err = l.refs.authorizer.Authorize(ctx, gw, []tenancy.Reference{{Kind: tenancy.ReservedAddress, Name: ref}})
-	var no *tenancy.RefusedError
+	no, err := l.gatewayRefused(ctx, gw, ref)
 	switch {
-	case errors.As(err, &no):
-		return nil, ref + ": " + no.Reason, true, nil
 	case err != nil:
 		return nil, "", false, err
+	case no != "":
+		return nil, ref + ": " + no, true, nil
 	}
 	a, err := l.findAddress(ctx, addressWant{Ref: ref})
 	switch {
@@ -86,6 +85,31 @@ func (l *addresses) usableBy(ctx context.Context, gw objectref.Ref, ref string) 
 	// Whose it is stays unsaid: it may be another namespace's.
 	return nil, ref + ": another load balancer holds it, and a Gateway takes a reserved address only when no load balancer holds it: its holder lets go of it first", false, nil
 }
+
+// gatewayRefused is why the tenancy check refuses Gateway gw reserved
+// address ref, "" when it allows it.
+func (l *addresses) gatewayRefused(ctx context.Context, gw objectref.Ref, ref string) (string, error) {
+	err := l.refs.authorizer.Authorize(ctx, gw, []tenancy.Reference{{Kind: tenancy.ReservedAddress, Name: ref}})
+	var no *tenancy.RefusedError
+	if errors.As(err, &no) {
+		return no.Reason, nil
+	}
+	return "", err
+}
+
+// GatewayAddressNames is what the Gateway front-end tells of the reserved
+// addresses its Gateways name: a release of one of them is refused while
+// a Gateway names it, as while a Service does (releases.go).
+type GatewayAddressNames interface {
+	// NamedAddresses are the refs (IPs or ids) that each Gateway of the
+	// front-end's classes names in spec.addresses; an error until its
+	// Gateways are read.
+	NamedAddresses() (map[objectref.Ref][]string, error)
+}
+
+// NamedBy lets the releases read the Gateways' addresses from n (the
+// leader's front-end, once it runs).
+func (g *GatewayInfra) NamedBy(n GatewayAddressNames) { g.addrs.named.Store(&n) }
 
 // gateways tells whether lb is a Gateway's load balancer of this cluster.
 func (l *addresses) gateways(lb *exampleapi.LoadBalancer) bool {

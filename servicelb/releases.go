@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/review"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -222,8 +224,8 @@ func (rl *releaser) waits(ns, name string) bool {
 
 // blocked says why reserved address ns/name (workspace's) may not be
 // released now, "" when it may: no workspace of the controller keeps
-// it; a load balancer holds it; a Service allowed to names it (one the
-// tenancy check refuses cannot stall another team's release); or a plan
+// it; a load balancer holds it; a Service or Gateway allowed to names it
+// (one the tenancy check refuses cannot stall another team's release); or a plan
 // attaching or moving it waits for approval (a Gateway's, a holder's
 // review), which a destroy would supersede.
 func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (string, error) {
@@ -242,10 +244,17 @@ func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (st
 	if err != nil {
 		return "", err
 	}
-	if len(claims) > 0 {
-		names := make([]string, 0, len(claims))
+	gws, err := rl.gatewaysNaming(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	if len(claims)+len(gws) > 0 {
+		names := make([]string, 0, len(claims)+len(gws))
 		for _, c := range claims {
 			names = append(names, objectref.Service(c.in.Service).Describe())
+		}
+		for _, gw := range gws {
+			names = append(names, gw.Describe())
 		}
 		return strings.Join(names, ", ") + " names it", nil
 	}
@@ -253,4 +262,44 @@ func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (st
 		return fmt.Sprintf("its plan %s, attaching or moving it, awaits approval", id), err
 	}
 	return "", nil
+}
+
+// gatewaysNaming are the Gateways naming address a (the cloud's; nil:
+// none can) that the tenancy check lets take it: one it refuses cannot
+// stall another team's release. With the front-end on but not running
+// here yet, an error, and the release is decided at a later look.
+func (rl *releaser) gatewaysNaming(ctx context.Context, a *exampleapi.Address) ([]objectref.Ref, error) {
+	l := rl.k.lb
+	n := l.named.Load()
+	switch {
+	case a == nil:
+		return nil, nil
+	case n == nil && l.cfg.GatewayAPI.Enabled:
+		return nil, errors.New("the Gateways' addresses are not read yet")
+	case n == nil:
+		return nil, nil
+	}
+	named, err := (*n).NamedAddresses()
+	if err != nil {
+		return nil, err
+	}
+	var out []objectref.Ref
+	for gw, refs := range named {
+		for _, ref := range refs {
+			if !(addressWant{Ref: ref}).names("", "", a) {
+				continue
+			}
+			no, err := l.gatewayRefused(ctx, gw, ref)
+			switch {
+			case err != nil:
+				return nil, err
+			case no != "":
+				klog.V(2).InfoS("Not a claim on the address: refused", "gateway", gw.Describe(), "address", a.ID, "reason", no)
+			default:
+				out = append(out, gw)
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y objectref.Ref) int { return strings.Compare(x.Describe(), y.Describe()) })
+	return slices.Compact(out), nil
 }

@@ -48,10 +48,10 @@ func (b *releaseBoard) ReleaseStale(ctx context.Context, s review.Subject, r *re
 	b.stale = slices.DeleteFunc(b.stale, func(x *reviewapi.AddressRelease) bool { return x == r })
 }
 
-// A kept address is released only detached and named by no Service that
-// may take it: held, or named, the request is refused saying why and used
-// up; a Service of another namespace the tenancy check refuses does not
-// stall it. The release is a plan under at least manual review (the
+// A kept address is released only detached and named by no Service or
+// Gateway that may take it: held, or named, the request is refused saying
+// why and used up; one of another namespace the tenancy check refuses
+// does not stall it, and Gateways not read yet hold the decision. The release is a plan under at least manual review (the
 // cluster's auto), the request kept while it waits; approved, the address
 // leaves the cloud, and the request is used up. Over the fakes; end to
 // end, TestReservedAddresses.
@@ -89,8 +89,23 @@ func TestAddressRelease(t *testing.T) {
 	ask("named")
 	refused("named", "Service shop/green names it")
 
-	// green goes; mallory of team-x names it, which she may not.
+	// green goes. With the Gateway front-end on, a release waits until
+	// its Gateways are read; Gateway shop/web names the address.
 	testkit.Must(t, f.services.groups.services.Delete(green))
+	f.cfg.GatewayAPI.Enabled = true
+	ask("gateways-unread")
+	if why, ended := rb.ended["gateways-unread"]; ended || len(f.addrs.released) != 0 {
+		t.Fatalf("Gateways not read: request ended %v (%q), %d releases planned; want it kept, nothing planned", ended, why, len(f.addrs.released))
+	}
+	gws := gatewayNames{objectref.Gateway("shop", "web", "uid-web"): {a.IP}}
+	(&GatewayInfra{addrs: f.services.addresses}).NamedBy(gws)
+	k.releases.all(t.Context())
+	refused("gateways-unread", "Gateway shop/web names it")
+
+	// web names another; mallory of team-x names it, and so does a
+	// Gateway of team-x, which neither may.
+	gws[objectref.Gateway("shop", "web", "uid-web")] = []string{"203.0.113.99"}
+	gws[objectref.Gateway("team-x", "gw", "uid-gw")] = []string{a.ID}
 	mallory := groupSvc("team-x", "mallory", 2, "", 82)
 	mallory.Annotations = map[string]string{string(annotations.LBAddress): a.ID}
 	f.put(t, mallory)
@@ -186,6 +201,12 @@ func TestAddressReleaseWithdrawn(t *testing.T) {
 		t.Fatalf("under plan-only: refused %q, %d releases planned; want it refused, nothing planned", why, len(f.addrs.released)-planned)
 	}
 }
+
+// gatewayNames are the addresses each Gateway names, as the front-end
+// tells them (gatewaycontroller's NamedAddresses).
+type gatewayNames map[objectref.Ref][]string
+
+func (n gatewayNames) NamedAddresses() (map[objectref.Ref][]string, error) { return n, nil }
 
 // keptForRelease is Service shop/blue holding the address it keeps (a)
 // over the fakes, with the leader's keeper and a board that takes the

@@ -42,6 +42,8 @@ func (p *process) startGateways(ic app.ControllerInitContext, _ *config.Complete
 		if err != nil {
 			return nil, false, err
 		}
+		// A release of a reserved address a Gateway names waits for it.
+		p.cloud.Parts().LoadBalancers.Gateways().NamedBy(c)
 		go c.Run(ctx)
 		return nil, true, nil
 	}

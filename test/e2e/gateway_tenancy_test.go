@@ -436,7 +436,7 @@ func TestGatewayTenancy(t *testing.T) {
 		e.eventuallyRoutes(t, lb.ID, "shop.example", "/", 200, at("m"))
 	})
 
-	t.Run("a Gateway takes no reserved address of another namespace, and says so naming nobody", func(t *testing.T) {
+	t.Run("a Gateway takes no reserved address of another namespace, says so naming nobody, and stalls no release", func(t *testing.T) {
 		// Team-a's address, kept as a team keeps one; mallory's own
 		// Gateway names its IP, then its id.
 		addr := e.keptAddress(t, "team-a")
@@ -482,6 +482,22 @@ func TestGatewayTenancy(t *testing.T) {
 		if _, err := e.cloudLB(addr.IP); err == nil {
 			t.Fatalf("a load balancer answers at team-a's address %s", addr.IP)
 		}
+		// Nor does naming it stall team-a's release of it: planned while
+		// mallory's Gateway names it. A Gateway of team-a naming it (with
+		// a second IPv4 address: nothing is built) stops it.
+		ruth := e.reviewer(t, "ruth")
+		if out := e.examplectl(t, ruth, "release", addr.IP, "--yes", "--wait=90s"); !strings.Contains(out, "The controller planned") {
+			t.Fatalf("examplectl release of team-a's address mallory's Gateway names:\n%s\nwant it planned", out)
+		}
+		_, err = admin.GatewayV1().Gateways("team-a").Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "two"},
+			Spec: gatewayv1.GatewaySpec{GatewayClassName: "example", Addresses: []gatewayv1.GatewaySpecAddress{{Value: addr.IP}, {Value: "203.0.113.254"}},
+				Listeners: []gatewayv1.Listener{{Name: "web", Port: 8081, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		e.recordEventWith(t, "ReleaseRefused", addr.Name+" is not released: Gateway team-a/two names it")
+		if a := e.addressOf(t, addr.IP); a.ID != addr.ID {
+			t.Fatalf("team-a's address is %s after the refused release, want %s", a.ID, addr.ID)
+		}
+		testkit.Must(t, admin.GatewayV1().Gateways("team-a").Delete(ctx, "two", metav1.DeleteOptions{}))
 		testkit.Must(t, mallory.GatewayV1().Gateways("team-b").Delete(ctx, "own", metav1.DeleteOptions{}))
 	})
 
