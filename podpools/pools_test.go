@@ -249,12 +249,13 @@ func (f *fixture) firstApply(t *testing.T, port lbmodel.ServicePort, what string
 var ready = []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady}
 
 // A pool holds the Service's ready endpoints that pass the boundary (a
-// hand-written slice naming another namespace's pod or the metadata API
-// is told once, never targeted); a burst of slice changes is one apply
-// once they settle; a user that stops using it has it destroyed, again
-// after the cloud refused while a load balancer forwarded to it.
+// hand-written slice naming another namespace's pod is told at once, an
+// address no pod holds after UnknownGrace, each once, never targeted); a
+// burst of slice changes is one apply once they settle; a user that
+// stops using it has it destroyed, again after the cloud refused while a
+// load balancer forwarded to it.
 func TestPoolsFollowSlices(t *testing.T) {
-	f := start(t)
+	f := start(t, func(o *Options) { o.UnknownGrace = time.Second })
 	ctx := testkit.Context(t)
 	web := f.service(t, "web")
 	other := f.ns + "-other"
@@ -266,6 +267,10 @@ func TestPoolsFollowSlices(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(other)("10.244.2.7"); return ok })
 
 	f.firstApply(t, web, "the own pod only", "10.244.1.5:8080")
+	if refused := f.review.said(); len(refused) != 1 || !strings.Contains(refused[0], "lists 10.244.2.7") {
+		t.Fatalf("events %q: want only the other namespace's pod told at once", refused)
+	}
+	eventually(t, 10*time.Second, func() bool { return len(f.review.said()) == 2 })
 	refused := f.review.said()
 	if len(refused) != 2 || !strings.Contains(strings.Join(refused, "\n"), "lists 10.244.2.7: it is not the IP of a pod of namespace "+f.ns) ||
 		!strings.Contains(strings.Join(refused, "\n"), "lists 10.0.0.4") || strings.Contains(strings.Join(refused, "\n"), other) {
@@ -303,7 +308,8 @@ func TestPoolsFollowSlices(t *testing.T) {
 
 // A slice may name a pod before the controller's informer has seen it
 // (it lags the EndpointSlice controller's): the address is refused then,
-// and a target once the pod is known, with no slice change to say so.
+// untold (UnknownGrace, 30 s), and a target once the pod is known, with
+// no slice change to say so.
 func TestRefusedAddressDecidedAgainWhenItsPodIsKnown(t *testing.T) {
 	f := start(t)
 	web := f.service(t, "web")
@@ -316,6 +322,9 @@ func TestRefusedAddressDecidedAgainWhenItsPodIsKnown(t *testing.T) {
 		got := f.engine.appliesOf(web.Ref())
 		return slices.Equal(got[len(got)-1], []string{"10.244.1.5:8080", "10.244.1.9:8080"})
 	})
+	if said := f.review.said(); len(said) != 0 {
+		t.Errorf("events %q: the Service was warned of a pod on its way", said)
+	}
 }
 
 // A pool's first plan waits for the EndpointSlice controller's first

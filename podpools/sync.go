@@ -237,19 +237,41 @@ func (p *Pools) allow(ctx context.Context, svc *corev1.Service) func(ip string) 
 }
 
 // tellRefused keeps the refused addresses of st's last decision and says
-// each once to the Service, in its namespace.
+// each once to the Service, in its namespace: one no known pod holds only
+// once it has been refused for Options.UnknownGrace (the pool is looked at
+// again then), since its pod may be on its way.
 func (p *Pools) tellRefused(st *pool, svc *corev1.Service, refused []podtargets.Refusal) {
 	var fresh []podtargets.Refusal
+	var again time.Duration
+	now := p.now()
 	p.mu.Lock()
-	st.refused = map[string]bool{}
+	unknown := st.unknown
+	st.refused, st.unknown = map[string]bool{}, map[string]time.Time{}
 	for _, r := range refused {
 		st.refused[r.Address] = true
-		if !st.said[r.Address] {
-			st.said[r.Address] = true
-			fresh = append(fresh, r)
+		if st.said[r.Address] {
+			continue
 		}
+		if pods, _ := p.podsAt(r.Address); len(pods) == 0 {
+			since, seen := unknown[r.Address]
+			if !seen {
+				since = now
+			}
+			st.unknown[r.Address] = since
+			if left := since.Add(p.opts.UnknownGrace).Sub(now); left > 0 {
+				if again == 0 || left < again {
+					again = left
+				}
+				continue
+			}
+		}
+		st.said[r.Address] = true
+		fresh = append(fresh, r)
 	}
 	p.mu.Unlock()
+	if again > 0 {
+		p.queue.AddAfter(st.port.Ref(), again)
+	}
 	if len(fresh) == 0 {
 		return
 	}
