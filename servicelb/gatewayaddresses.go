@@ -111,6 +111,21 @@ type GatewayAddressNames interface {
 // leader's front-end, once it runs).
 func (g *GatewayInfra) NamedBy(n GatewayAddressNames) { g.addrs.named.Store(&n) }
 
+// GatewaysComing says the Gateway front-end runs in this process once it
+// leads: until NamedBy, a release is not decided (it is looked at again),
+// rather than decided without the Gateways.
+func (g *GatewayInfra) GatewaysComing() {
+	var coming GatewayAddressNames = gatewaysComing{}
+	g.addrs.named.CompareAndSwap(nil, &coming)
+}
+
+// gatewaysComing stands for the Gateway front-end until it runs.
+type gatewaysComing struct{}
+
+func (gatewaysComing) NamedAddresses() (map[objectref.Ref][]string, error) {
+	return nil, errors.New("the Gateways' addresses are not read yet: the Gateway front-end has not started")
+}
+
 // gateways tells whether lb is a Gateway's load balancer of this cluster.
 func (l *addresses) gateways(lb *exampleapi.LoadBalancer) bool {
 	return lb.Tags[lbmodel.TagGatewayName] != "" && lb.Tags[lbmodel.TagClusterID] == l.cfg.ClusterID

@@ -223,11 +223,11 @@ func (rl *releaser) waits(ns, name string) bool {
 }
 
 // blocked says why reserved address ns/name (workspace's) may not be
-// released now, "" when it may: no workspace of the controller keeps
-// it; a load balancer holds it; a Service or Gateway allowed to names it
-// (one the tenancy check refuses cannot stall another team's release); or a plan
-// attaching or moving it waits for approval (a Gateway's, a holder's
-// review), which a destroy would supersede.
+// released now, "" when it may: no workspace of the controller keeps it;
+// a load balancer holds it; a Service or Gateway allowed to names it (one
+// the tenancy check refuses cannot stall another team's release); or a
+// plan attaching or moving it waits for approval (a Gateway's, a
+// holder's review), which a destroy would supersede.
 func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (string, error) {
 	l := rl.k.lb
 	if _, exists, err := l.engine.GetAddress(ctx, ns, name); err != nil || !exists {
@@ -266,17 +266,13 @@ func (rl *releaser) blocked(ctx context.Context, ns, name, workspace string) (st
 
 // gatewaysNaming are the Gateways naming address a (the cloud's; nil:
 // none can) that the tenancy check lets take it: one it refuses cannot
-// stall another team's release. With the front-end on but not running
-// here yet, an error, and the release is decided at a later look.
+// stall another team's release. None without a Gateway front-end; while
+// it has not read the Gateways, an error, and the release is decided at
+// a later look.
 func (rl *releaser) gatewaysNaming(ctx context.Context, a *exampleapi.Address) ([]objectref.Ref, error) {
 	l := rl.k.lb
 	n := l.named.Load()
-	switch {
-	case a == nil:
-		return nil, nil
-	case n == nil && l.cfg.GatewayAPI.Enabled:
-		return nil, errors.New("the Gateways' addresses are not read yet")
-	case n == nil:
+	if a == nil || n == nil {
 		return nil, nil
 	}
 	named, err := (*n).NamedAddresses()

@@ -92,13 +92,15 @@ func TestAddressRelease(t *testing.T) {
 	// green goes. With the Gateway front-end on, a release waits until
 	// its Gateways are read; Gateway shop/web names the address.
 	testkit.Must(t, f.services.groups.services.Delete(green))
-	f.cfg.GatewayAPI.Enabled = true
+	gwInfra := &GatewayInfra{addrs: f.services.addresses}
+	gwInfra.GatewaysComing()
 	ask("gateways-unread")
 	if why, ended := rb.ended["gateways-unread"]; ended || len(f.addrs.released) != 0 {
 		t.Fatalf("Gateways not read: request ended %v (%q), %d releases planned; want it kept, nothing planned", ended, why, len(f.addrs.released))
 	}
 	gws := gatewayNames{objectref.Gateway("shop", "web", "uid-web"): {a.IP}}
-	(&GatewayInfra{addrs: f.services.addresses}).NamedBy(gws)
+	gwInfra.NamedBy(gws)
+	gwInfra.GatewaysComing() // a no-op once it runs
 	k.releases.all(t.Context())
 	refused("gateways-unread", "Gateway shop/web names it")
 

@@ -49,6 +49,18 @@ func (p *process) startGateways(ic app.ControllerInitContext, _ *config.Complete
 	}
 }
 
+// awaitGateways tells the Services' load balancing that the Gateway API
+// front-end runs here once this replica leads (the cloud config turns it
+// on, and --controllers keeps it): a release of a reserved address then
+// waits until it has read the Gateways, which may name the address.
+func (p *process) awaitGateways(c *config.CompletedConfig) {
+	parts := p.cloud.Parts()
+	if parts.Config.GatewayAPI.Enabled &&
+		genericcontrollermanager.IsControllerEnabled(gatewayController, app.ControllersDisabledByDefault, c.ComponentConfig.Generic.Controllers) {
+		parts.LoadBalancers.Gateways().GatewaysComing()
+	}
+}
+
 // gatewayPreviews previews Gateway API objects on every replica's
 // webhook (nil when the front-end is off): a controller of its own that
 // only watches, started with the webhook server.

@@ -99,6 +99,7 @@ func (p *process) cloudInitializer(c *config.CompletedConfig) cloudprovider.Inte
 		klog.Fatal("no clusterID in the cloud config: it names cloud objects and state, and is required")
 	}
 	p.cloud = cloud
+	p.awaitGateways(c)
 	// Every replica serves the admission webhooks, leader or not: this
 	// runs before leader election.
 	if err := cloud.StartWebhooks(context.Background(), c.Kubeconfig, p.gatewayPreviews(c.Kubeconfig)); err != nil {
