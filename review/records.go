@@ -47,10 +47,14 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 			decide(r, p.ID, records.Superseded, "", now)
 		}
 		if p := out.Planned; p != nil && p.HasChanges {
-			// Who changed the inputs stays on every plan until an apply.
+			// Who changed the inputs stays on every plan until an apply;
+			// who asked for a release, on that plan alone.
 			unapplied := s.contrib
+			if s.asked {
+				unapplied = records.Contributors{}
+			}
 			if r.Unapplied != nil {
-				unapplied = r.Unapplied.Add(s.contrib)
+				unapplied = r.Unapplied.Add(unapplied)
 			}
 			if !unapplied.Empty() {
 				r.Unapplied = &unapplied
@@ -64,7 +68,7 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 				rp = &r.Plans[0]
 			}
 			had := rp.Contributors
-			rp.Contributors = had.Add(unapplied)
+			rp.Contributors = had.Add(unapplied).Add(s.contrib)
 		}
 		if p := out.Awaiting; p != nil {
 			if rp := r.Find(p.ID); rp != nil {

@@ -30,7 +30,7 @@ func (b *Board) AddressReleases(ctx context.Context) (Requests[reviewapi.Address
 // (workspace's) that reqs ask for: a destroy made by every requester,
 // whose events go to the record's ConfigMap.
 func (b *Board) AddressReleaseSubject(ns, name, workspace string, reqs []*reviewapi.AddressRelease) Subject {
-	s := Subject{ref: objectref.Address(ns, name), kind: records.KindDestroy, event: b.recordObject(workspace)}
+	s := Subject{ref: objectref.Address(ns, name), kind: records.KindDestroy, event: b.recordObject(workspace), asked: true}
 	for _, r := range reqs {
 		s.contrib = s.contrib.Add(records.Contributors{Authors: []string{r.Spec.Requester}})
 	}

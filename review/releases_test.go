@@ -10,6 +10,7 @@ import (
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
+	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
@@ -119,5 +120,45 @@ func TestReleaseRefused(t *testing.T) {
 		&engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: move, Awaiting: move}, &engine.AwaitingApprovalError{PlanID: move.ID})
 	if id, err := f.WaitingChange(t.Context(), keptWS); err != nil || id != move.ID {
 		t.Errorf("WaitingChange = %q, %v; want the move %s", id, err, move.ID)
+	}
+}
+
+// Who asks for a release authors that plan alone: withdrawn, a later
+// move of the address is not theirs, and their approval of it counts;
+// their approval of the release itself never does, after a restart too.
+func TestReleaseRequestersAuthorTheReleaseOnly(t *testing.T) {
+	at := time.Now().Add(-time.Minute)
+	f := newReviewFixture(t, "", false, releaseObj("release-a", "carol", at),
+		approvalObj("a", kept, "plan-dddddddddddd", "carol", at.Add(time.Second)),
+		approvalObj("b", kept, "plan-eeeeeeeeeeee", "carol", at.Add(time.Second)))
+	got, err := f.AddressReleases(t.Context())
+	testkit.Must(t, err)
+	release := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, got.Verified)
+	destroy := planAt(t, "plan-dddddddddddd", 0, at)
+	destroy.Workspace, destroy.Destroy, destroy.HasChanges, destroy.Summary = keptWS, true, true, engine.PlanSummary{Remove: 1}
+	f.Report(t.Context(), release, &engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: destroy, Awaiting: destroy},
+		&engine.AwaitingApprovalError{PlanID: destroy.ID})
+	if r := f.get(t, keptWS); !slices.Equal(r.Find(destroy.ID).Authors, []string{"carol"}) || r.Unapplied != nil {
+		t.Fatalf("release planned: authors %v, unapplied %+v; want carol the release's author, no input changed", r.Find(destroy.ID).Authors, r.Unapplied)
+	}
+	restarted := newReviewFixture(t, "", false, approvalObj("a", kept, destroy.ID, "carol", at.Add(time.Second)))
+	restarted.store = f.store
+	if a := restarted.For(t.Context(), Subject{ref: kept, kind: records.KindDestroy}, annotations.ApplyManual).Approval(destroy); a.Approved {
+		t.Fatalf("carol's approval of the release she asked for counted after a restart: %+v", a)
+	}
+
+	// Withdrawn; dave's Service moves the address: carol may approve.
+	f.Report(t.Context(), f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, nil), &engine.Outcome{Workspace: keptWS, Superseded: destroy}, nil)
+	move := planAt(t, "plan-eeeeeeeeeeee", 1, at)
+	move.Workspace = keptWS
+	dave := Subject{ref: kept, kind: records.KindChange, event: f.recordObject(keptWS), contrib: records.Contributors{Authors: []string{"dave"}}}
+	a := f.For(t.Context(), dave, annotations.ApplyManual).Approval(move)
+	if !a.Approved || !slices.Equal(a.Approvers, []string{"carol"}) {
+		t.Fatalf("carol approving dave's move after her release was withdrawn: %+v; want it counted", a)
+	}
+	f.Report(t.Context(), dave, &engine.Outcome{Policy: annotations.ApplyManual, Workspace: keptWS, Planned: move, Awaiting: move},
+		&engine.AwaitingApprovalError{PlanID: move.ID})
+	if got := f.get(t, keptWS).Find(move.ID).Authors; !slices.Equal(got, []string{"dave"}) {
+		t.Errorf("the move records authors %v; want dave only", got)
 	}
 }

@@ -24,6 +24,10 @@ type Subject struct {
 	// contrib are who may have made the change planned: authors the API
 	// server vouched for, inputs whose editor is unknown (contributors.go).
 	contrib records.Contributors
+	// asked: contrib asked for this plan alone (an address's release),
+	// no change of the object's inputs: they are its authors, never
+	// those of a later plan of the object (Record.Unapplied).
+	asked bool
 	// object is the object as policy rules see it.
 	meta metav1.ObjectMeta
 	// cause is the Service whose change this is, when the object is
