@@ -49,12 +49,12 @@ func (b *Board) updateRecord(ctx context.Context, s Subject, out *engine.Outcome
 		if p := out.Planned; p != nil && p.HasChanges {
 			// Who changed the inputs stays on every plan until an apply;
 			// who asked for a release, on that plan alone.
-			unapplied := s.contrib
-			if s.asked {
-				unapplied = records.Contributors{}
-			}
+			var unapplied records.Contributors
 			if r.Unapplied != nil {
-				unapplied = r.Unapplied.Add(unapplied)
+				unapplied = *r.Unapplied
+			}
+			if !s.asked {
+				unapplied = unapplied.Add(s.contrib)
 			}
 			if !unapplied.Empty() {
 				r.Unapplied = &unapplied
