@@ -86,11 +86,11 @@ type Options struct {
 	// ClusterID is the cluster's: the pools the sweep may destroy are
 	// those tagged with it.
 	ClusterID string
-	// UnknownGrace is how long an address that no pod the controller
-	// knows holds stays refused before its Service is told: the pod
-	// informer can lag the EndpointSlice controller's, and the pod then
-	// comes (touchRefused) before anyone should be warned.
-	UnknownGrace time.Duration
+	// RefusedGrace is how long an address stays refused before its
+	// Service is told: the pod informer can lag the EndpointSlice
+	// controller's, and the pod then comes (touchRefused) before anyone
+	// should be warned.
+	RefusedGrace time.Duration
 }
 
 // Pools keeps the pod pools.
@@ -144,9 +144,9 @@ type pool struct {
 	// those its last decision refused, decided again when a pod at one
 	// changes (watch.go).
 	said, refused map[string]bool
-	// unknown are when each refused address of no known pod was first
-	// refused: it is told only after Options.UnknownGrace.
-	unknown map[string]time.Time
+	// refusedAt are when each refused address not told yet was first
+	// refused: it is told after Options.RefusedGrace.
+	refusedAt map[string]time.Time
 	// awaited: its first plan waited for the Service's first slice
 	// (first.go), which it does once.
 	awaited bool
@@ -167,8 +167,8 @@ func New(kube kubernetes.Interface, eng Engine, rv Reviewer, c Cloud, opts Optio
 	if opts.NotTargetedGrace == 0 {
 		opts.NotTargetedGrace = time.Minute
 	}
-	if opts.UnknownGrace == 0 {
-		opts.UnknownGrace = 30 * time.Second
+	if opts.RefusedGrace == 0 {
+		opts.RefusedGrace = 30 * time.Second
 	}
 	p := &Pools{engine: eng, review: rv, cloud: c, kube: kube, opts: opts, now: time.Now, pools: map[objectref.Ref]*pool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objectref.Ref](),

@@ -237,33 +237,32 @@ func (p *Pools) allow(ctx context.Context, svc *corev1.Service) func(ip string) 
 }
 
 // tellRefused keeps the refused addresses of st's last decision and says
-// each once to the Service, in its namespace: one no known pod holds only
-// once it has been refused for Options.UnknownGrace (the pool is looked at
-// again then), since its pod may be on its way.
+// each once to the Service, in its namespace, once it has been refused for
+// Options.RefusedGrace (the pool is looked at again then): its pod may be
+// on its way. Every refused address waits alike, whatever holds it: told
+// sooner, another namespace's pod's IP would stand out from a free one.
 func (p *Pools) tellRefused(st *pool, svc *corev1.Service, refused []podtargets.Refusal) {
 	var fresh []podtargets.Refusal
 	var again time.Duration
 	now := p.now()
 	p.mu.Lock()
-	unknown := st.unknown
-	st.refused, st.unknown = map[string]bool{}, map[string]time.Time{}
+	refusedAt := st.refusedAt
+	st.refused, st.refusedAt = map[string]bool{}, map[string]time.Time{}
 	for _, r := range refused {
 		st.refused[r.Address] = true
 		if st.said[r.Address] {
 			continue
 		}
-		if pods, _ := p.podsAt(r.Address); len(pods) == 0 {
-			since, seen := unknown[r.Address]
-			if !seen {
-				since = now
+		since, seen := refusedAt[r.Address]
+		if !seen {
+			since = now
+		}
+		st.refusedAt[r.Address] = since
+		if left := since.Add(p.opts.RefusedGrace).Sub(now); left > 0 {
+			if again == 0 || left < again {
+				again = left
 			}
-			st.unknown[r.Address] = since
-			if left := since.Add(p.opts.UnknownGrace).Sub(now); left > 0 {
-				if again == 0 || left < again {
-					again = left
-				}
-				continue
-			}
+			continue
 		}
 		st.said[r.Address] = true
 		fresh = append(fresh, r)

@@ -155,7 +155,8 @@ func TestGatewayTraffic(t *testing.T) {
 		}}, metav1.CreateOptions{})
 	testkit.Must(t, err)
 	var refused string
-	testkit.Eventually(t, time.Minute, "a PodTargetRefused event on Service default/handmade", func() error {
+	// Told once refused for 30 s (podpools RefusedGrace).
+	testkit.Eventually(t, 2*time.Minute, "a PodTargetRefused event on Service default/handmade", func() error {
 		evs, err := e.kube.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=handmade,reason=PodTargetRefused"})
 		if err != nil || len(evs.Items) == 0 {
 			return fmt.Errorf("none yet (%v)", err)
