@@ -46,7 +46,7 @@ type Addresses interface {
 // them left out (it takes none): what a release of one waits for
 // (servicelb.GatewayAddressNames). An error until the Gateways are read.
 func (c *Controller) NamedAddresses() (map[objectref.Ref][]string, error) {
-	for _, synced := range c.synced {
+	for _, synced := range c.gatewaysRead {
 		if !synced() {
 			return nil, errors.New("the Gateways are not read yet")
 		}

@@ -80,9 +80,12 @@ type Controller struct {
 	// unreachable backends.
 	unreachable toldOnce
 	synced      []cache.InformerSynced
-	queue       workqueue.TypedRateLimitingInterface[key]
-	gwFactory   gwinformers.SharedInformerFactory
-	kubeFactor  kubeinformers.SharedInformerFactory
+	// gatewaysRead: the Gateways and their classes are read, all that
+	// NamedAddresses needs (a kind RBAC hides must not hold releases).
+	gatewaysRead []cache.InformerSynced
+	queue        workqueue.TypedRateLimitingInterface[key]
+	gwFactory    gwinformers.SharedInformerFactory
+	kubeFactor   kubeinformers.SharedInformerFactory
 
 	// claims are what each Gateway's namespaces hold (claims.go);
 	// ownershipSaid the unknown ownership annotation each Gateway was
@@ -125,6 +128,7 @@ func New(gw gwclient.Interface, kube kubernetes.Interface, cloud *Cloud) (*Contr
 	classes, gateways, routes := gf.Gateway().V1().GatewayClasses(), gf.Gateway().V1().Gateways(), gf.Gateway().V1().HTTPRoutes()
 	services, namespaces := kf.Core().V1().Services(), kf.Core().V1().Namespaces()
 	c.classes, c.gateways, c.routes = classes.Lister(), gateways.Lister(), routes.Lister()
+	c.gatewaysRead = []cache.InformerSynced{classes.Informer().HasSynced, gateways.Informer().HasSynced}
 	c.services, c.namespaces = services.Lister(), namespaces.Lister()
 	// A grant given or taken back, or the grants readable or not, may
 	// change what any Gateway decides.
