@@ -227,12 +227,7 @@ func (p *Pools) targets(ctx context.Context, st *pool, svc *corev1.Service) ([]s
 func (p *Pools) allow(ctx context.Context, svc *corev1.Service) func(ip string) (string, error) {
 	from := objectref.Service(svc)
 	return func(ip string) (string, error) {
-		err := p.auth.Authorize(ctx, from, []tenancy.Reference{{Kind: tenancy.PodTarget, Namespace: svc.Namespace, Name: ip}})
-		var refused *tenancy.RefusedError
-		if errors.As(err, &refused) {
-			return refused.Reason, nil
-		}
-		return "", err
+		return p.auth.Refusal(ctx, from, tenancy.Reference{Kind: tenancy.PodTarget, Namespace: svc.Namespace, Name: ip})
 	}
 }
 

@@ -89,12 +89,7 @@ func (l *addresses) usableBy(ctx context.Context, gw objectref.Ref, ref string) 
 // gatewayRefused is why the tenancy check refuses Gateway gw reserved
 // address ref, "" when it allows it.
 func (l *addresses) gatewayRefused(ctx context.Context, gw objectref.Ref, ref string) (string, error) {
-	err := l.refs.authorizer.Authorize(ctx, gw, []tenancy.Reference{{Kind: tenancy.ReservedAddress, Name: ref}})
-	var no *tenancy.RefusedError
-	if errors.As(err, &no) {
-		return no.Reason, nil
-	}
-	return "", err
+	return l.refs.authorizer.Refusal(ctx, gw, tenancy.Reference{Kind: tenancy.ReservedAddress, Name: ref})
 }
 
 // GatewayAddressNames is what the Gateway front-end tells of the reserved

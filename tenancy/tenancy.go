@@ -262,6 +262,18 @@ func (a *Authorizer) Authorize(ctx context.Context, from objectref.Ref, refs []R
 	return nil
 }
 
+// Refusal is Authorize of the one reference r, as the reason it is
+// refused ("" when allowed): for callers that tell each reference's
+// refusal apart rather than stop at the first.
+func (a *Authorizer) Refusal(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
+	err := a.Authorize(ctx, from, []Reference{r})
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return refused.Reason, nil
+	}
+	return "", err
+}
+
 // decide is the rule set: "" allows, otherwise the reason for refusing.
 func (a *Authorizer) decide(ctx context.Context, from objectref.Ref, r Reference) (string, error) {
 	switch r.Kind {
