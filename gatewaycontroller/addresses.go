@@ -48,7 +48,7 @@ type Addresses interface {
 func (c *Controller) NamedAddresses() (map[objectref.Ref][]string, error) {
 	for _, synced := range c.gatewaysRead {
 		if !synced() {
-			return nil, errors.New("the Gateways are not read yet")
+			return nil, errors.New("the Gateway front-end has not read the Gateways yet (it cannot before the Gateway API CRDs are installed and it may list Gateways)")
 		}
 	}
 	gws, err := c.gateways.List(labels.Everything())

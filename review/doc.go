@@ -40,6 +40,7 @@
 //   - address release requests, which servicelb decides: AddressReleases,
 //     AddressReleaseSubject (the release, authored by its requester),
 //     WaitingChange (a move it must not supersede), ReleaseTaken,
+//     ReleaseWaits (a decision that cannot be made yet, said once),
 //     ReleaseEnded (audit lines, a refusal's event, the request used up)
 //     and ReleaseStale (a request older than the identity policy);
 //   - the engine's PlanStore (Load), the record move of a state migration

@@ -62,6 +62,16 @@ func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 	}
 }
 
+// ReleaseWaits tells, once per reason, that release request r is not
+// decided yet and why (what the decision reads cannot be read now: the
+// Gateways, the cloud): a Normal event, since the request is kept and
+// looked at again, and no audit line, since nothing was decided.
+func (b *Board) ReleaseWaits(s Subject, r *reviewapi.AddressRelease, why string) {
+	if b.once("release-waits\x00" + r.UID + "\x00" + why) {
+		b.eventf(s, v1.EventTypeNormal, "ReleaseWaits", "AddressRelease %s by %q: %s is not decided yet: %s; it is looked at again", r.Name, r.Spec.Requester, s.ref.Describe(), why)
+	}
+}
+
 // ReleaseEnded uses up release request r: refused (why set) it says so
 // in a Warning event and an audit line; else its plan was applied or
 // denied, which the plan's own report said.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -75,7 +76,7 @@ func TestAddressReleases(t *testing.T) {
 }
 
 // A refused request says why on the record's ConfigMap and in the audit
-// log, as its requester, and is used up; a change waiting in the
+// log, as its requester, and is used up (one that waits says why once); a change waiting in the
 // address's workspace (a move) is what a release must not supersede.
 func TestReleaseRefused(t *testing.T) {
 	f := newReviewFixture(t, "", false, releaseObj("release-a", "carol", time.Now()))
@@ -87,8 +88,18 @@ func TestReleaseRefused(t *testing.T) {
 	s := f.AddressReleaseSubject(kept.Namespace, kept.Name, keptWS, reqs[:1])
 	f.ReleaseTaken(s, reqs[0])
 	f.ReleaseTaken(s, reqs[0])
-	f.ReleaseEnded(t.Context(), s, reqs[0], "Service shop/green names it")
+	// Not decided yet, said once per reason: an event, no audit line.
+	for _, why := range []string{"the Gateways are unread", "the Gateways are unread", "the cloud is down"} {
+		f.ReleaseWaits(s, reqs[0], why)
+	}
 	evs := f.takeEvents()
+	if len(evs) != 2 || evs[0].Type != v1.EventTypeNormal || evs[0].Reason != "ReleaseWaits" ||
+		evs[0].Message != `AddressRelease release-a by "carol": address shop/k8s-a-0123456789abcdef is not decided yet: the Gateways are unread; it is looked at again` ||
+		!strings.Contains(evs[1].Message, "the cloud is down") {
+		t.Errorf("events %+v; want ReleaseWaits once for each reason", evs)
+	}
+	f.ReleaseEnded(t.Context(), s, reqs[0], "Service shop/green names it")
+	evs = f.takeEvents()
 	if len(evs) != 1 || evs[0].Reason != "ReleaseRefused" || !strings.Contains(evs[0].Message, `AddressRelease release-a by "carol": address shop/k8s-a-0123456789abcdef is not released: Service shop/green names it`) {
 		t.Errorf("events %+v; want one ReleaseRefused saying why", evs)
 	}

@@ -134,6 +134,11 @@ func (rl *releaser) release(ctx context.Context, reqs []*reviewapi.AddressReleas
 	subj := l.board.AddressReleaseSubject(ns, name, j.Key, reqs)
 	why, err := rl.blocked(ctx, ns, name, j.Key)
 	if err != nil {
+		// Kept, looked at again; said to whoever asked, who would
+		// otherwise see nothing (the Gateways unread, the cloud down).
+		for _, r := range reqs {
+			l.board.ReleaseWaits(subj, r, err.Error())
+		}
 		return err
 	}
 	// Irreversible: never without a second person, whatever the cluster's

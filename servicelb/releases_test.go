@@ -51,8 +51,9 @@ func (b *releaseBoard) ReleaseStale(ctx context.Context, s review.Subject, r *re
 // A kept address is released only detached and named by no Service or
 // Gateway that may take it: held, or named, the request is refused saying
 // why and used up; one of another namespace the tenancy check refuses
-// does not stall it, and Gateways not read yet hold the decision. The release is a plan under at least manual review (the
-// cluster's auto), the request kept while it waits; approved, the address
+// does not stall it, and Gateways not read yet hold the decision, said
+// once. The release is a plan under at least manual review (the cluster's
+// auto), the request kept while it waits; approved, the address
 // leaves the cloud, and the request is used up. Over the fakes; end to
 // end, TestReservedAddresses.
 func TestAddressRelease(t *testing.T) {
@@ -97,6 +98,11 @@ func TestAddressRelease(t *testing.T) {
 	ask("gateways-unread")
 	if why, ended := rb.ended["gateways-unread"]; ended || len(f.addrs.released) != 0 {
 		t.Fatalf("Gateways not read: request ended %v (%q), %d releases planned; want it kept, nothing planned", ended, why, len(f.addrs.released))
+	}
+	k.releases.all(t.Context()) // said once
+	if evs := f.takeEvents(); len(evs) != 1 || evs[0].Reason != "ReleaseWaits" || evs[0].Type != v1.EventTypeNormal ||
+		!strings.Contains(evs[0].Message, "AddressRelease gateways-unread by \"carol\"") || !strings.Contains(evs[0].Message, "Gateway front-end has not started") {
+		t.Fatalf("Gateways not read: events %v; want one Normal ReleaseWaits telling carol why", evs)
 	}
 	gws := gatewayNames{objectref.Gateway("shop", "web", "uid-web"): {a.IP}}
 	gwInfra.NamedBy(gws)

@@ -38,14 +38,15 @@ type changes interface {
 }
 
 // releaseRequests are the requests to release kept reserved addresses,
-// what deciding them reads, and the report of a release withdrawn
-// (releases.go).
+// what deciding them reads, and the report of a release waiting or
+// withdrawn (releases.go).
 type releaseRequests interface {
 	AddressReleases(ctx context.Context) (review.Requests[reviewapi.AddressRelease], error)
 	AddressReleaseSubject(ns, name, workspace string, reqs []*reviewapi.AddressRelease) review.Subject
 	Report(ctx context.Context, s review.Subject, out *engine.Outcome, err error)
 	WaitingChange(ctx context.Context, workspace string) (string, error)
 	ReleaseTaken(s review.Subject, r *reviewapi.AddressRelease)
+	ReleaseWaits(s review.Subject, r *reviewapi.AddressRelease, why string)
 	ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 	ReleaseStale(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 }

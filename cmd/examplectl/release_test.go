@@ -136,8 +136,8 @@ func appliedChange(id string, d time.Duration) records.Plan {
 
 // awaitsTheDecision checks that release waits for the controller's first
 // decision and says it: the release planned (with the command that
-// approves it), refused (failing, in the controller's words), or not yet
-// taken up. The controller's part is played by the test, on the request
+// approves it), refused (failing, in the controller's words), not yet
+// taken up, or waiting (the controller's reason). The controller's part is played by the test, on the request
 // examplectl creates.
 func (s *scope) awaitsTheDecision() {
 	t := s.t
@@ -181,6 +181,23 @@ func (s *scope) awaitsTheDecision() {
 	out = s.mustRun(nil, "release", named, "--yes", "--wait=1s")
 	if want := "The controller has not taken it up within 1s (its leader looks every few seconds): examplectl status " + named + " shows the release once planned.\n"; !strings.HasSuffix(out, want) {
 		t.Errorf("release, not taken up:\n%s\nwant it to end with:\n%s", out, want)
+	}
+
+	// Taken up, not decided: the controller's reason is shown.
+	done = s.onRelease(func(ctx context.Context, r *reviewapi.AddressRelease) error {
+		_, err := s.client.CoreV1().Events(s.ccmNS).Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{GenerateName: "waits-", Namespace: s.ccmNS},
+			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: s.ccmNS, Name: "ccm-plans-demo-address"},
+			Reason:         "ReleaseWaits", Type: corev1.EventTypeNormal,
+			Message: fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not decided yet: the Gateways are unread; it is looked at again", r.Name, s.user, s.svcNS),
+		}, metav1.CreateOptions{})
+		return err
+	})
+	out = s.mustRun(nil, "release", named, "--yes", "--wait=2s")
+	testkit.Must(t, <-done)
+	if !strings.Contains(out, "The controller has not decided it within 2s: AddressRelease release-") ||
+		!strings.HasSuffix(out, "is not decided yet: the Gateways are unread; it is looked at again\nexamplectl status "+named+" shows the release once planned.\n") {
+		t.Errorf("release, waiting:\n%s\nwant the controller's reason", out)
 	}
 }
 

@@ -28,7 +28,8 @@ const releasePoll = 500 * time.Millisecond
 // request a, of the address whose record is workspace's: its destroy
 // planned and waiting for another reviewer (said, with the command that
 // approves it), or the request refused (an error in the controller's
-// words). Neither in time, it says how to follow the request.
+// words). Neither in time, it says how to follow the request, and why
+// the controller waits when it said so (ReleaseWaits).
 func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease, workspace string, d time.Duration, stdout io.Writer) error {
 	arg := a.Spec.Address.Arg()
 	var planned *records.Plan
@@ -38,7 +39,7 @@ func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease,
 	// not a failure of the request.
 	err := wait.PollUntilContextTimeout(ctx, releasePoll, d, true, func(context.Context) (bool, error) {
 		var err error
-		if refused, err = c.releaseRefusal(ctx, a.Name); err != nil || refused != "" {
+		if refused, err = c.releaseEvent(ctx, "ReleaseRefused", a.Name); err != nil || refused != "" {
 			return true, err
 		}
 		planned, err = c.releasePlanned(ctx, workspace)
@@ -52,6 +53,15 @@ func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease,
 			planLine(planned), termsafe.Line(arg), planned.ID)
 		return nil
 	case wait.Interrupted(err) && ctx.Err() == nil:
+		waits, err := c.releaseEvent(ctx, "ReleaseWaits", a.Name)
+		if err != nil {
+			return err
+		}
+		if waits != "" {
+			fmt.Fprintf(stdout, "The controller has not decided it within %s: %s\nexamplectl status %s shows the release once planned.\n",
+				d, termsafe.Line(waits), termsafe.Line(arg))
+			return nil
+		}
 		fmt.Fprintf(stdout, "The controller has not taken it up within %s (its leader looks every few seconds): examplectl status %s shows the release once planned.\n",
 			d, termsafe.Line(arg))
 		return nil
@@ -59,10 +69,11 @@ func (c *cluster) awaitRelease(ctx context.Context, a *reviewapi.AddressRelease,
 	return fmt.Errorf("waiting for the controller's decision on %s %s: %w", reviewapi.KindAddressRelease, a.Name, err)
 }
 
-// releaseRefusal is the message of the ReleaseRefused event the
-// controller wrote for request name, "" when there is none.
-func (c *cluster) releaseRefusal(ctx context.Context, name string) (string, error) {
-	evs, err := c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=ReleaseRefused"})
+// releaseEvent is the message of the event of reason (ReleaseRefused,
+// ReleaseWaits) the controller wrote for request name, "" when there is
+// none.
+func (c *cluster) releaseEvent(ctx context.Context, reason, name string) (string, error) {
+	evs, err := c.client.CoreV1().Events(c.namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + reason})
 	switch {
 	case apierrors.IsForbidden(err):
 		return "", nil // without the right, only a plan is seen in time
