@@ -526,34 +526,40 @@ func (e *env) startCCM() {
 	e.ccm, e.ccmLog, e.securePort = e.startServing(e.args)
 }
 
-// startServing starts a CCM with args on a free secure port, and again on
-// another one if a process of a parallel test took that port between
+// startServing starts a CCM with args on a free secure port, and again if
+// a process of a parallel test took a port it listens on between
 // freePort's look and the CCM's bind (seen in CI: the controller exited,
-// "bind: address already in use").
+// "bind: address already in use"): on another secure port, or with its
+// webhook port moved in its cloud config.
 func (e *env) startServing(args []string) (*exec.Cmd, string, string) {
 	for attempt := 1; ; attempt++ {
 		port := freePort(e.t)
 		cmd, log := e.startReplica(append([]string{"--secure-port=" + port}, args...))
-		var taken bool
+		var taken string
 		testkit.EventuallyEvery(e.t, time.Minute, 50*time.Millisecond, "the CCM serving on "+port, func() error {
 			data, _ := os.ReadFile(log)
 			switch {
 			case bytes.Contains(data, []byte("Serving securely on")):
 				return nil
 			case bytes.Contains(data, []byte("address already in use")):
-				taken = true
+				if taken = takenPort(data); taken == "" {
+					taken = port // words not read: the secure port, likeliest
+				}
 				return nil
 			}
 			return fmt.Errorf("not yet")
 		})
-		if !taken {
+		if taken == "" {
 			return cmd, log, port
 		}
 		e.killCCM(cmd)
 		if attempt == 3 {
-			e.t.Fatalf("the CCM's secure port was taken three times (last %s)", port)
+			e.t.Fatalf("a port of the CCM was taken three times (last %s)", taken)
 		}
-		e.t.Logf("secure port %s was taken before the CCM bound it: starting it on another", port)
+		if taken != port && !e.movePort(args, taken) {
+			e.t.Fatalf("port %s, which the CCM could not bind, is neither its secure port nor in its cloud config", taken)
+		}
+		e.t.Logf("port %s was taken before the CCM bound it: starting it again", taken)
 	}
 }
 
