@@ -155,8 +155,41 @@ func checkPath(pathType, path string) error {
 		return ruleError("path_type", "is required with a path (accepted: %s)", strings.Join(PathTypes, ", "))
 	case !slices.Contains(PathTypes, pathType):
 		return ruleError("path_type", "unknown path type %q (accepted: %s)", pathType, strings.Join(PathTypes, ", "))
+	case pathType == PathRegex:
+		if err := CheckPathRegex(path); err != nil {
+			return ruleError("path", "%s", err)
+		}
+		return nil
 	}
 	return checkPathValue("path", path)
+}
+
+// CheckPathRegex checks a regex path: RE2's syntax, which matches in time
+// linear in the path whatever the expression, so no rule can slow the
+// load balancer for the others.
+func CheckPathRegex(expr string) error {
+	switch {
+	case expr == "":
+		return fmt.Errorf("is required with path_type %q", PathRegex)
+	case len(expr) > MaxRulePathLen:
+		return fmt.Errorf("is longer than %d characters", MaxRulePathLen)
+	case strings.ContainsFunc(expr, func(r rune) bool { return r < ' ' || r > '~' }):
+		return fmt.Errorf("%q must be printable ASCII", expr)
+	}
+	if _, err := CompilePathRegex(expr); err != nil {
+		return fmt.Errorf("%q is not a regular expression of RE2's syntax: %w", expr, err)
+	}
+	return nil
+}
+
+// CompilePathRegex compiles a regex path (PathRegex) to match a whole
+// path. The expression compiles alone first: wrapped, an unbalanced one
+// ("a)|(.*") would escape the anchors.
+func CompilePathRegex(expr string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, err
+	}
+	return regexp.Compile(`^(?:` + expr + `)$`)
 }
 
 // checkPathValue checks a path (field f) the rule matches or sets.

@@ -32,10 +32,25 @@ func TestCheckRule(t *testing.T) {
 	if err := CheckRule(h2c); err != nil {
 		t.Fatalf("valid backend protocols: %v", err)
 	}
+	regex := ok
+	regex.PathType, regex.Path = PathRegex, `/api/v[0-9]+/(users|orders)`
+	if err := CheckRule(regex); err != nil {
+		t.Fatalf("a valid regex path: %v", err)
+	}
 	for _, tc := range []struct {
 		name, field, reason string
 		edit                func(*Rule)
 	}{
+		{"regex path of another syntax", "path", `"/a/(?<=b)" is not a regular expression of RE2's syntax: error parsing regexp: invalid named capture: ` + "`(?<=b)`",
+			func(r *Rule) { r.PathType, r.Path = PathRegex, "/a/(?<=b)" }},
+		{"regex path escaping its anchors", "path", `"/a)|(.*" is not a regular expression of RE2's syntax: error parsing regexp: unexpected ): ` + "`/a)|(.*`",
+			func(r *Rule) { r.PathType, r.Path = PathRegex, "/a)|(.*" }},
+		{"regex path not printable", "path", `"/a\tb" must be printable ASCII`,
+			func(r *Rule) { r.PathType, r.Path = PathRegex, "/a\tb" }},
+		{"regex path empty", "path", `is required with path_type "regex"`,
+			func(r *Rule) { r.PathType, r.Path = PathRegex, "" }},
+		{"rewrite prefix of a regex path", "rewrite.path_prefix", `needs the rule's path_type "prefix": it replaces what the prefix matched`,
+			func(r *Rule) { r.PathType, r.Path, r.Rewrite = PathRegex, "/a.*", &Rewrite{PathPrefix: "/b"} }},
 		{"header value with a tab", "headers[0].value", "header X-Env: must be at most 4096 characters, without control characters",
 			func(r *Rule) { r.Headers[0].Value = "a\tb" }},
 		{"order key with a space", "order_key", `"a b" is not an order key (1-512 printable ASCII characters, no spaces)`,

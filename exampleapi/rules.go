@@ -50,10 +50,13 @@ const (
 const (
 	PathExact  = "exact"
 	PathPrefix = "prefix"
+	// PathRegex: Path is a regular expression of RE2's syntax (Go's
+	// regexp) that the whole path must match, as if between ^ and $.
+	PathRegex = "regex"
 )
 
 // PathTypes are the accepted Rule.PathType values.
-var PathTypes = []string{PathExact, PathPrefix}
+var PathTypes = []string{PathExact, PathPrefix, PathRegex}
 
 // RuleMethods are the accepted Rule.Method values.
 var RuleMethods = []string{
@@ -116,11 +119,12 @@ type Rule struct {
 	// "*.example.com" matches every name with one or more labels before
 	// ".example.com". Empty: any.
 	Hostnames []string `json:"hostnames,omitempty"`
-	// PathType (exact or prefix) and Path match the request's path (http
-	// and https only, as are Method, Headers, QueryParams, Redirect,
+	// PathType (exact, prefix or regex) and Path match the request's path
+	// (http and https only, as are Method, Headers, QueryParams, Redirect,
 	// FixedResponse, RequestHeaders, ResponseHeaders and Rewrite). A prefix
 	// matches whole path elements: "/api" matches "/api" and "/api/v1",
-	// not "/apis". Empty: any path.
+	// not "/apis"; a regex the whole path ("/api/v[0-9]+" matches
+	// "/api/v2", not "/api/v2/x"). Empty: any path.
 	PathType string `json:"path_type,omitempty"`
 	Path     string `json:"path,omitempty"`
 	// Method matches the request's method exactly. Empty: any.

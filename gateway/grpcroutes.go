@@ -26,10 +26,10 @@ var grpcFilters = []gatewayv1.HTTPRouteFilterType{gatewayv1.HTTPRouteFilterReque
 // GRPCRoute reads r as the HTTPRoute it is served as: each method match a
 // path (service and method: "/<service>/<method>" exact; a service alone:
 // the prefix "/<service>/"), its headers and filters as an HTTPRoute's.
-// What the cloud lacks is kept in the HTTPRoute's own terms for the
-// translation to refuse (a RegularExpression method, or a method without
-// its service, as a RegularExpression path), rules and matches in place so
-// a refusal names the GRPCRoute's field. Its TypeMeta says GRPCRoute
+// A RegularExpression method, and a method without its service, are
+// RegularExpression paths. What the cloud lacks is kept in the
+// HTTPRoute's own terms for the translation to refuse, rules and matches
+// in place so a refusal names the GRPCRoute's field. Its TypeMeta says GRPCRoute
 // (KindOf): the kind its statuses, rule names and references go by.
 func GRPCRoute(r *gatewayv1.GRPCRoute) *gatewayv1.HTTPRoute {
 	out := &gatewayv1.HTTPRoute{TypeMeta: metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: string(KindGRPCRoute)},
@@ -81,7 +81,8 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) gatewayv1.HTTPRouteMatch {
 	pathType, path := gatewayv1.PathMatchExact, "/"+service+"/"+method
 	switch {
 	case m.Method.Type != nil && *m.Method.Type == gatewayv1.GRPCMethodMatchRegularExpression:
-		pathType = gatewayv1.PathMatchRegularExpression
+		// Each a pattern of its part; one unset is any (the API sets one).
+		pathType, path = gatewayv1.PathMatchRegularExpression, "/"+anyPart(service)+"/"+anyPart(method)
 	case service == "":
 		// Any service's method: a pattern, which the cloud's paths are not.
 		pathType, path = gatewayv1.PathMatchRegularExpression, "/[^/]+/"+regexp.QuoteMeta(method)
@@ -90,6 +91,15 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) gatewayv1.HTTPRouteMatch {
 	}
 	out.Path = &gatewayv1.HTTPPathMatch{Type: &pathType, Value: &path}
 	return out
+}
+
+// anyPart is pattern p of a path part, any part when empty: grouped, so
+// an alternation stays in its part.
+func anyPart(p string) string {
+	if p == "" {
+		return "[^/]+"
+	}
+	return "(?:" + p + ")"
 }
 
 // httpFilters are fs as HTTPRoute filters: a GRPCRoute filter's types are
@@ -103,13 +113,12 @@ func httpFilters(fs []gatewayv1.GRPCRouteFilter) []gatewayv1.HTTPRouteFilter {
 	return out
 }
 
-// routeLimits are what the cloud serves of a route of kind: its filters,
-// and what a RegularExpression path is of it (a GRPCRoute's method).
-func routeLimits(kind gatewayv1.Kind) (filters []gatewayv1.HTTPRouteFilterType, regexPath string) {
+// routeFilters are the filters the cloud serves of a route of kind.
+func routeFilters(kind gatewayv1.Kind) []gatewayv1.HTTPRouteFilterType {
 	if kind == KindGRPCRoute {
-		return grpcFilters, ".method: RegularExpression method matches, and a method without its service, are not supported"
+		return grpcFilters
 	}
-	return supportedFilters, ".path: RegularExpression path matches are not supported"
+	return supportedFilters
 }
 
 // routeName is the name route's cloud rules go by: a GRPCRoute's is

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/objectref"
 )
@@ -275,11 +276,26 @@ func isolation(ls []*listener) []candidate {
 	return out
 }
 
-func pathRank(r lbmodel.Rule) int {
-	if r.PathType == "exact" {
-		return 0
+// Path ranks, the first field of a rule's precedence in its order key: an
+// exact path, then a regular expression (as Envoy Gateway ranks them: the
+// Gateway API leaves it to implementations), then a prefix or any path.
+// The regex rank came after the others were in use: "0r" sorts after
+// every exact rule's key ("0" and a digit) and before "1", so no key of a
+// rule without a regex changed (nor did any route set's plan).
+const (
+	rankExact  = "0"
+	rankRegex  = "0r"
+	rankPrefix = "1"
+)
+
+func pathRank(r lbmodel.Rule) string {
+	switch r.PathType {
+	case exampleapi.PathExact:
+		return rankExact
+	case exampleapi.PathRegex:
+		return rankRegex
 	}
-	return 1
+	return rankPrefix
 }
 
 func methodRank(r lbmodel.Rule) int {
@@ -319,18 +335,15 @@ func shorten(name string) string {
 }
 
 // unsupportedIn names the first feature of route the Example load
-// balancer does not have ("" for none): regular expression matches,
-// filters other than header changes, redirects and rewrites (a
+// balancer does not have ("" for none): regular expression header and
+// query parameter matches, filters other than header changes, redirects and rewrites (a
 // GRPCRoute's: header changes), filters on a backend.
 func unsupportedIn(route *gatewayv1.HTTPRoute) string {
-	filters, regexPath := routeLimits(KindOf(route))
+	filters := routeFilters(KindOf(route))
 	for i, rule := range route.Spec.Rules {
 		at := fmt.Sprintf("spec.rules[%d]", i)
 		for j, m := range rule.Matches {
 			mat := fmt.Sprintf("%s.matches[%d]", at, j)
-			if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gatewayv1.PathMatchRegularExpression {
-				return mat + regexPath
-			}
 			for _, h := range m.Headers {
 				if h.Type != nil && *h.Type != gatewayv1.HeaderMatchExact {
 					return mat + ".headers: only Exact header matches are supported"

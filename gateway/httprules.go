@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
 )
 
@@ -89,10 +90,13 @@ func setFirst(m *map[string]string, name, value string) {
 }
 
 func cloudPathType(t gatewayv1.PathMatchType) string {
-	if t == gatewayv1.PathMatchExact {
-		return "exact"
+	switch t {
+	case gatewayv1.PathMatchExact:
+		return exampleapi.PathExact
+	case gatewayv1.PathMatchRegularExpression:
+		return exampleapi.PathRegex
 	}
-	return "prefix"
+	return exampleapi.PathPrefix
 }
 
 func headerChanges(f *gatewayv1.HTTPHeaderFilter) *lbmodel.HeaderChanges {

@@ -39,8 +39,8 @@ func sortByPrecedence(cands []candidate) {
 // matching its host); there a listener's own catch-all comes after its
 // routes' rules. Then the rule's host name, a claimed name's fence after
 // the rules of that name; then the route rules' precedence: the host name
-// they were written for, an exact path before a prefix, a longer path
-// first, a method before none, more header and query matches first, the
+// they were written for, an exact path before a regular expression
+// before a prefix, a longer path first, a method before none, more header and query matches first, the
 // older route, its namespace/name, the rule's and the match's index. The
 // listener port decides between equals last.
 func orderKey(c candidate) string {
@@ -53,7 +53,7 @@ func orderKey(c candidate) string {
 		writeFlag(&b, c.fence)
 		if !c.fence {
 			writeHost(&b, c.written)
-			fmt.Fprintf(&b, "%d%04d%d%02d%02d", pathRank(c.rule), orderMaxPath-min(len(c.rule.Path), orderMaxPath), methodRank(c.rule),
+			fmt.Fprintf(&b, "%s%04d%d%02d%02d", pathRank(c.rule), orderMaxPath-min(len(c.rule.Path), orderMaxPath), methodRank(c.rule),
 				orderMaxCount-min(len(c.rule.Headers), orderMaxCount), orderMaxCount-min(len(c.rule.QueryParams), orderMaxCount))
 			t := c.from.created.Time
 			fmt.Fprintf(&b, "%012d%09d%s/%s!", t.Unix()+orderUnixBase, t.Nanosecond(), c.from.namespace, c.from.name)

@@ -76,16 +76,17 @@ func ruleMapAttribute(desc string, order ruleOrder) schema.MapNestedAttribute {
 		},
 		"path_type": schema.StringAttribute{
 			Optional: true,
-			Description: "How `path` matches the request's path: `exact`, or `prefix` by whole path elements (`/api` " +
-				"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path). Required with `path`. `http` and " +
-				"`https` listeners only, as are `path`, `method`, `headers` and `query_params`.",
+			Description: "How `path` matches the request's path: `exact`; `prefix` by whole path elements (`/api` " +
+				"matches `/api` and `/api/v1`, not `/apis`; `/` matches every path); or `regex`, a regular expression " +
+				"of RE2's syntax the whole path must match (`/api/v[0-9]+` matches `/api/v2`, not `/api/v2/x`). " +
+				"Required with `path`. `http` and `https` listeners only, as are `path`, `method`, `headers` and `query_params`.",
 			Validators: []validator.String{stringvalidator.OneOf(exampleapi.PathTypes...)},
 		},
 		"path": schema.StringAttribute{
 			Optional: true,
 			Description: "Path to match (with `path_type`): starts with `/`, printable ASCII without spaces, `?`, `#`, " +
-				"`//`, `/./` or `/../`, at most 1024 characters. Unset: any path.",
-			Validators: []validator.String{rulePathValidator},
+				"`//`, `/./` or `/../`, at most 1024 characters; for `regex`, a regular expression of RE2's syntax, " +
+				"printable ASCII, at most 1024 characters. Unset: any path.",
 		},
 		"method": schema.StringAttribute{
 			Optional:    true,

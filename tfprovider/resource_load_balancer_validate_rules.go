@@ -301,6 +301,23 @@ func validateL4BackendProtocols(ctx context.Context, name string, bp path.Path, 
 	}
 }
 
+// validateRulePath checks a rule's path as its path_type reads it: a
+// regular expression, or a path (either, while path_type is unknown).
+func validateRulePath(name string, pp path.Path, pathType types.String, p string, resp *resource.ValidateConfigResponse) {
+	if pathType.IsUnknown() {
+		return
+	}
+	if pathType.ValueString() == exampleapi.PathRegex {
+		if err := exampleapi.CheckPathRegex(p); err != nil {
+			resp.Diagnostics.AddAttributeError(pp, "Invalid rule path", fmt.Sprintf("Rule %q's regex path %s.", name, err))
+		}
+		return
+	}
+	if err := checkRulePath(p); err != nil {
+		resp.Diagnostics.AddAttributeError(pp, "Invalid rule path", sentence(err).Error())
+	}
+}
+
 // validateRule checks one rule: path with path_type, one action (backends,
 // a redirect or a fixed response), distinct backends, and header names
 // unique ignoring case.
@@ -312,6 +329,8 @@ func validateRule(ctx context.Context, name string, rp path.Path, r ruleModel, r
 	case isKnown(r.PathType) && r.Path.IsNull():
 		resp.Diagnostics.AddAttributeError(rp.AtName("path"), "Missing rule path",
 			fmt.Sprintf("Rule %q has path_type %q, so it needs a path such as \"/api\".", name, r.PathType.ValueString()))
+	case isKnown(r.Path):
+		validateRulePath(name, rp.AtName("path"), r.PathType, r.Path.ValueString(), resp)
 	}
 	if !r.Redirect.IsNull() && isKnown(r.Backends) && len(r.Backends.Elements()) > 0 {
 		resp.Diagnostics.AddAttributeError(rp.AtName("redirect"), "Conflicting rule redirect and backends",

@@ -421,8 +421,9 @@ variable "rules" {
 
   validation {
     condition = alltrue([for r in var.rules : r.path == null ? r.path_type == null : try(
-    contains(["exact", "prefix"], r.path_type) && startswith(r.path, "/"), false)])
-    error_message = "A rule's path needs a path_type (exact or prefix) and must start with /; a path_type needs a path."
+      r.path_type == "regex" ? can(regexall(r.path, "")) : contains(["exact", "prefix"], r.path_type) && startswith(r.path, "/"),
+    false)])
+    error_message = "A rule's path needs a path_type (exact, prefix or regex) and must start with /, or be a regular expression of RE2's syntax for regex; a path_type needs a path."
   }
 
   validation {

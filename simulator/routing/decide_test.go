@@ -27,6 +27,8 @@ func TestDecide(t *testing.T) {
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-empty", Port: 8080, Weight: 1}}},
 		{Name: "unweighed", ListenerPort: 80, Priority: 4, PathType: exampleapi.PathExact, Path: "/zero",
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 0}}},
+		{Name: "versions", ListenerPort: 80, Priority: 5, PathType: exampleapi.PathRegex, Path: "/v[0-9]+/(cart|orders)",
+			FixedResponse: &exampleapi.FixedResponse{StatusCode: http.StatusTeapot}},
 	}
 	targets := func(id string) (int, error) {
 		switch id {
@@ -54,6 +56,9 @@ func TestDecide(t *testing.T) {
 		{"no rule matches", get("shop.example.test", "/apis"), http.StatusNotFound, 0, nil, nil},
 		{"no backend with targets", get("shop.example.test", "/none"), http.StatusServiceUnavailable, 3, nil, nil},
 		{"no backend with weight", get("shop.example.test", "/zero"), http.StatusInternalServerError, 4, nil, nil},
+		{"a regex path matches the whole path", get("shop.example.test", "/v2/orders"), http.StatusTeapot, 5, nil, nil},
+		{"a regex path matches nothing longer", get("shop.example.test", "/v2/orders/7"), http.StatusNotFound, 0, nil, nil},
+		{"a regex path matches nothing shorter", get("shop.example.test", "/x/v2/cart"), http.StatusNotFound, 0, nil, nil},
 	} {
 		d, err := Decide(lb, nil, web, c.req, targets)
 		if err != nil {
@@ -89,9 +94,9 @@ func TestDecide(t *testing.T) {
 	// changes go with its answer, forwarded or its own.
 	respond := &exampleapi.HeaderModifier{Set: []exampleapi.HeaderMatch{{Name: "X-Zoo", Value: "1"}}}
 	lb.Rules = append(lb.Rules,
-		exampleapi.Rule{Name: "whale", ListenerPort: 80, Priority: 5, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "whale"}},
+		exampleapi.Rule{Name: "whale", ListenerPort: 80, Priority: 15, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "whale"}},
 			Backends: []exampleapi.RuleBackend{{TargetPoolID: "tp-a", Port: 8080, Weight: 1}}, ResponseHeaders: respond},
-		exampleapi.Rule{Name: "moved", ListenerPort: 80, Priority: 6, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "seal"}},
+		exampleapi.Rule{Name: "moved", ListenerPort: 80, Priority: 16, QueryParams: []exampleapi.QueryParamMatch{{Name: "animal", Value: "seal"}},
 			Redirect: &exampleapi.Redirect{StatusCode: http.StatusFound}, ResponseHeaders: respond})
 	for query, want := range map[string]int{"animal=whale&animal=seal": http.StatusOK, "animal=seal": http.StatusFound, "Animal=whale": http.StatusNotFound} {
 		req := get("zoo.example.test", "/zoo")

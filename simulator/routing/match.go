@@ -3,8 +3,11 @@ package routing
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/utils/lru"
 
 	"github.com/example/cloud-provider-example/exampleapi"
 )
@@ -23,6 +26,10 @@ func matches(r exampleapi.Rule, host string, req exampleapi.SimulatedRequest, qu
 	case exampleapi.PathPrefix:
 		p := strings.TrimSuffix(r.Path, "/")
 		if p != "" && req.Path != p && !strings.HasPrefix(req.Path, p+"/") {
+			return false
+		}
+	case exampleapi.PathRegex:
+		if re := pathRegex(r.Path); re == nil || !re.MatchString(req.Path) {
 			return false
 		}
 	}
@@ -93,4 +100,22 @@ func ModifyHeaders(h http.Header, m *exampleapi.HeaderModifier) {
 	for _, name := range m.Remove {
 		h.Del(name)
 	}
+}
+
+// pathRegexes are the compiled regex paths of the rules requests met
+// lately: a request is not the place to compile its rule's.
+var pathRegexes = lru.New(1024)
+
+// pathRegex is regex path expr compiled (nil if it does not compile: the
+// cloud checked it, so never).
+func pathRegex(expr string) *regexp.Regexp {
+	if re, ok := pathRegexes.Get(expr); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := exampleapi.CompilePathRegex(expr)
+	if err != nil {
+		return nil
+	}
+	pathRegexes.Add(expr, re)
+	return re
 }

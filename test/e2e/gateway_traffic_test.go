@@ -53,6 +53,8 @@ func TestGatewayTraffic(t *testing.T) {
 			Hostnames:       []gatewayv1.Hostname{"shop.example.test"},
 			Rules: []gatewayv1.HTTPRouteRule{
 				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/api")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1)}},
+				{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchRegularExpression), Value: ptr.To("/items/[0-9]+")}}},
+					BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1)}},
 				{Matches: []gatewayv1.HTTPRouteMatch{pathPrefix("/")}, BackendRefs: []gatewayv1.HTTPBackendRef{backend("", "a", 1), backend("", "b", 3)},
 					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: set}}},
 			},
@@ -126,6 +128,21 @@ func TestGatewayTraffic(t *testing.T) {
 	}
 	if code, _, _ := get("other.example.test", "/api"); code != http.StatusNotFound {
 		t.Fatalf("a host no route has: %d", code)
+	}
+	// A regular expression path takes the whole paths it matches (a
+	// only); a longer one falls through to / (b three times in four).
+	for range 4 {
+		if code, pod, _ := get("shop.example.test", "/items/42"); code != http.StatusOK || !strings.HasPrefix(pod, "a-") {
+			t.Fatalf("GET /items/42: %d from %q, want a", code, pod)
+		}
+	}
+	fellThrough := false
+	for range 4 {
+		_, pod, _ := get("shop.example.test", "/items/42/reviews")
+		fellThrough = fellThrough || strings.HasPrefix(pod, "b-")
+	}
+	if !fellThrough {
+		t.Fatal("GET /items/42/reviews never reached b: the regex took a path it does not match whole")
 	}
 
 	// A hand-written EndpointSlice in default naming another namespace's

@@ -259,11 +259,13 @@ run "keyed_rules" {
       { name = "catch-all", listener_port = 80, order_key = "1999", fixed_response = { status_code = 404 } },
       { name = "fence", listener_port = 80, order_key = "0253", hostnames = ["a.example"], fixed_response = { status_code = 404 } },
       { name = "first", listener_port = 80, priority = 1, path_type = "exact", path = "/healthz", fixed_response = { status_code = 200 } },
+      { name = "versions", listener_port = 80, order_key = "0999", path_type = "regex", path = "/v[0-9]+/.*", fixed_response = { status_code = 200 } },
     ]
   }
 
   assert {
     condition = (
+      example_load_balancer.this.rules["versions"].path == "/v[0-9]+/.*" &&
       example_load_balancer.this.rules["catch-all"].order_key == "1999" &&
       example_load_balancer.this.rules["catch-all"].priority == null &&
       example_load_balancer.this.rules["first"].priority == 1 &&
@@ -279,6 +281,18 @@ run "priority_and_order_key" {
   variables {
     listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
     rules     = [{ name = "a", listener_port = 80, priority = 1, order_key = "k" }]
+  }
+
+  expect_failures = [var.rules]
+}
+
+# RE2's syntax, checked as the cloud checks it: no lookbehind.
+run "regex_path_of_another_syntax" {
+  command = plan
+
+  variables {
+    listeners = [{ protocol = "http", port = 80, target_port = 30080 }]
+    rules     = [{ name = "a", listener_port = 80, priority = 1, path_type = "regex", path = "/a/(?<=b)", fixed_response = { status_code = 200 } }]
   }
 
   expect_failures = [var.rules]
