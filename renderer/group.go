@@ -247,10 +247,13 @@ func groupMember(svc *corev1.Service, nodes []*corev1.Node, cfg Config) (member,
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return member{}, &lbmodel.InputError{Field: "spec.type", Value: string(svc.Spec.Type), Reason: "is not LoadBalancer"}
 	}
-	ann, err := annotations.Parse(svc.Annotations)
-	if err != nil {
-		return member{}, err
+	// Read, as the member's own reconcile reads it: spec.loadBalancerIP
+	// too, which a member may not use either.
+	in := annotations.Read(svc)
+	if in.Err != nil {
+		return member{}, in.Err
 	}
+	ann := in.LB
 	if ann.AdoptID != "" {
 		return member{}, &lbmodel.InputError{Field: "annotation " + string(annotations.LBAdoptID), Value: ann.AdoptID,
 			Reason: "is not supported on a member of a load balancer group (" + string(annotations.LBGroup) + ")"}

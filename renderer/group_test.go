@@ -80,6 +80,14 @@ func TestGroupReport(t *testing.T) {
 	if err := rep.Excludes(testGroup().Members[4]); err == nil {
 		t.Error("Excludes does not find the member left out")
 	}
+	// A member's spec.loadBalancerIP is read as its own reconcile reads
+	// it: internal, it is an error, and the member is left out.
+	g := testGroup()
+	g.Members[3].Annotations = map[string]string{string(annotations.LBInternal): "true"}
+	g.Members[3].Spec.LoadBalancerIP = "203.0.113.7"
+	if _, rep, err := GroupLoadBalancer(g, testNodes(), testConfig()); err != nil || rep.Excludes(g.Members[3]) == nil {
+		t.Errorf("a member of internal with spec.loadBalancerIP: %v, excluded %+v; want it left out", err, rep.Excluded)
+	}
 	var ignored []string
 	for _, ig := range rep.Ignored {
 		ignored = append(ignored, ig.Service.Name+" "+ig.Setting+"="+ig.Value+" (primary "+ig.Primary.Name+": "+ig.PrimaryValue+")")

@@ -213,7 +213,12 @@ func TestGroupMembership(t *testing.T) {
 	plain := groupSvc("shop", "plain", 3, "front", 83)
 	plain.Spec.Type = v1.ServiceTypeClusterIP
 	guest := groupSvc("edge", "guest", 4, "shop/front", 84)
-	for _, s := range []*v1.Service{a, b, gone, plain, guest} {
+	// mallory's: annotations that parse, made an error by
+	// spec.loadBalancerIP on an internal load balancer; no grant.
+	sly := groupSvc("edge", "sly", 6, "shop/front", 86)
+	sly.Annotations[string(annotations.LBInternal)] = "true"
+	sly.Spec.LoadBalancerIP = "203.0.113.7"
+	for _, s := range []*v1.Service{a, b, gone, plain, guest, sly} {
 		testkit.Must(t, idx.Add(s))
 	}
 	names := func(ss []*v1.Service) []string {
@@ -236,14 +241,17 @@ func TestGroupMembership(t *testing.T) {
 	if _, err := gs.of(guest); err == nil {
 		t.Error("a guest was accepted without a ReferenceGrant")
 	}
+	if _, err := gs.of(sly); err == nil {
+		t.Error("a guest whose annotations are in error was accepted without a ReferenceGrant")
+	}
 	if g, err := gs.of(groupSvc("shop", "x", 0, "Bad_Name", 1)); err == nil || g.Name != "" {
 		t.Errorf("an invalid annotation: %+v %v", g, err)
 	}
 	cross := newGroups(testConfig(t, ""))
 	cross.services = idx
 	cross.refs = granting(t, "shop", "edge", "front")
-	if got := names(cross.members(front, nil, false)); !slices.Equal(got, []string{"shop/a", "shop/b", "edge/guest"}) {
-		t.Errorf("with shop's ReferenceGrant: %v (guests after the home members)", got)
+	if got := names(cross.members(front, nil, false)); !slices.Equal(got, []string{"shop/a", "shop/b", "edge/guest", "edge/sly"}) {
+		t.Errorf("with shop's ReferenceGrant: %v (guests after the home members; sly a member the renderer leaves out)", got)
 	}
 
 	// A controller that starts reads which groups each Service was in.

@@ -150,17 +150,21 @@ func (r *references) watchGrants(ctx context.Context, dyn dynamic.Interface) {
 	r.authorizer.GrantsNow = liveGrants(dyn) // unread.go
 }
 
-// authorize decides every reference svc's annotations make; annotations
-// that do not parse are the renderer's to report. Without references
-// (nil) every reference outside the Service's namespace is refused.
+// authorize decides every reference svc's annotations make: of the
+// values that parsed when some did not (in.Err), so that an error
+// elsewhere lets no group or certificate of another namespace through.
+// Refused then, the annotations' error is the one returned: it is the
+// first to fix. Without references (nil) every reference outside the
+// Service's namespace is refused.
 func (r *references) authorize(ctx context.Context, in *annotations.Service) error {
 	if r == nil {
 		r = &references{authorizer: &tenancy.Authorizer{}}
 	}
-	if in.Err != nil {
-		return nil // the renderer reports bad annotations, with the field
+	err := r.authorizer.Authorize(ctx, objectref.Service(in.Service), tenancy.References(in.Service, &in.LB))
+	if err != nil && in.Err != nil {
+		return in.Err
 	}
-	return r.authorizer.Authorize(ctx, objectref.Service(in.Service), tenancy.References(in.Service, &in.LB))
+	return err
 }
 
 // consent decides only svc's joining a group of another namespace (nil
