@@ -96,6 +96,29 @@ func CheckPrivateKey(certPEM, keyPEM string) error {
 	return nil
 }
 
+// IsPrivateKey tells whether keyPEM is one private key in a PEM block
+// without headers, weak or not: key material, worth redacting wherever it
+// might be shown. A tenant's other text is not: redacting it would blank
+// it in every event and audit line (docs/tenancy.md).
+func IsPrivateKey(keyPEM string) bool {
+	b, rest := pem.Decode([]byte(keyPEM))
+	if b == nil || len(b.Headers) > 0 || strings.TrimSpace(string(rest)) != "" {
+		return false
+	}
+	var err error
+	switch b.Type {
+	case "PRIVATE KEY":
+		_, err = x509.ParsePKCS8PrivateKey(b.Bytes)
+	case "RSA PRIVATE KEY":
+		_, err = x509.ParsePKCS1PrivateKey(b.Bytes)
+	case "EC PRIVATE KEY":
+		_, err = x509.ParseECPrivateKey(b.Bytes)
+	default:
+		return false
+	}
+	return err == nil
+}
+
 func parsePrivateKey(keyPEM string) (crypto.Signer, error) {
 	if strings.TrimSpace(keyPEM) == "" {
 		return nil, errors.New("is required (the PEM private key of the certificate)")

@@ -53,6 +53,8 @@ func TestTLSSecretsRead(t *testing.T) {
 		tlsSecret("mismatch", v1.SecretTypeTLS, good.CertPEM, other.KeyPEM),
 		tlsSecret("weak", v1.SecretTypeTLS, weak.CertPEM, weak.KeyPEM),
 		tlsSecret("garbage", v1.SecretTypeTLS, "not a certificate", good.KeyPEM),
+		tlsSecret("words", v1.SecretTypeTLS, good.CertPEM, "team-a"),
+		tlsSecret("conn", v1.SecretTypeTLS, good.CertPEM, "postgres://u:carol@example.com@db/x"),
 	} {
 		if _, err := f.client.CoreV1().Secrets("shop").Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -97,6 +99,8 @@ func TestTLSSecretsRead(t *testing.T) {
 		{"mismatch", "tls.key: does not match the certificate"},
 		{"weak", "tls.key:"},
 		{"garbage", "tls.crt:"},
+		{"words", "tls.key: holds no PEM block"},
+		{"conn", "tls.key: holds no PEM block"},
 		{"web-tls,missing", "shop/missing"},
 	} {
 		t.Run(c.secrets, func(t *testing.T) {
@@ -129,6 +133,13 @@ func TestTLSSecretsRead(t *testing.T) {
 		}
 	default:
 		t.Error("no event recorded")
+	}
+
+	// Text that is no key is not redacted: mallory's tls.key would
+	// otherwise blank "team-a", or carol's name, everywhere.
+	f.board.Eventf(subj, v1.EventTypeWarning, "Test", "team-a/web approved by carol@example.com")
+	if ev := <-f.events.Events; !strings.Contains(ev, "team-a/web approved by carol@example.com") {
+		t.Errorf("a tenant's tls.key redacted other text: %s", ev)
 	}
 
 	// OpenTofu cannot take certificates: refused before reading anything.
