@@ -55,8 +55,8 @@ func (e *env) movePort(args []string, taken string) bool {
 func TestTakenPorts(t *testing.T) {
 	for log, want := range map[string]string{
 		`E1205 run.go:72] "command failed" err="failed to create listener: failed to listen on 127.0.0.1:40123: listen tcp 127.0.0.1:40123: bind: address already in use"`: "40123",
-		`F1205 main.go:90] webhook server: listen on 127.0.0.1:40999: listen tcp 127.0.0.1:40999: bind: address already in use`:                                           "40999",
-		`I1205 secure_serving.go:213] Serving securely on 127.0.0.1:40123`:                                                                                            "",
+		`F1205 main.go:90] webhook server: listen on 127.0.0.1:40999: listen tcp 127.0.0.1:40999: bind: address already in use`:                                            "40999",
+		`I1205 secure_serving.go:213] Serving securely on 127.0.0.1:40123`:                                                                                                 "",
 	} {
 		if got := takenPort([]byte(log)); got != want {
 			t.Errorf("takenPort(%q) = %q, want %q", log, got, want)
