@@ -110,9 +110,10 @@ func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
 }
 
 // count is how many cloud rules s makes, with the listeners' catch-alls
-// iso and the fences of the host names holder names (fences.go).
-func (s ruleSet) count(iso []candidate, holder func(string) string) int {
-	return len(s.http) + len(iso) + len(fences(s.http, holder)) + len(s.sni) + len(s.streams)
+// iso and the fences of the host names holder names, held among them
+// (fences.go).
+func (s ruleSet) count(iso []candidate, holder func(string) string, held []string) int {
+	return len(s.http) + len(iso) + len(fences(s.http, holder, held)) + len(s.sni) + len(s.streams)
 }
 
 // admission admits units oldest first, under the Gateway's ownership and
@@ -175,8 +176,8 @@ func (ad *admission) admit(u *unit) {
 		return
 	}
 	next := ad.set.with(u, takes)
-	if n := next.count(ad.iso, ad.holder(u)); n > exampleapi.MaxRules {
-		used := ad.set.count(ad.iso, ad.holder(nil))
+	if n := next.count(ad.iso, ad.holder(u), ad.l.held()); n > exampleapi.MaxRules {
+		used := ad.set.count(ad.iso, ad.holder(nil), ad.l.held())
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 			"its rules do not fit: the Example load balancer holds at most %d rules, and the listeners and the routes attached before this one leave %d "+
 				"of them, for the %d it would add (routes are built oldest first, each whole or not at all)",
@@ -265,7 +266,7 @@ func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
 func (ad *admission) rules() []lbmodel.Rule {
 	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
-	cands = append(cands, fences(ad.set.http, ad.holder(nil))...)
+	cands = append(cands, fences(ad.set.http, ad.holder(nil), ad.l.held())...)
 	sortByPrecedence(cands)
 	for _, c := range cands {
 		out = append(out, c.rule)

@@ -370,6 +370,9 @@ func (l *ledger) end() (Claims, time.Time) {
 // holderOf is the namespace holding host name h now ("" for none).
 func (l *ledger) holderOf(h string) string { return l.hosts[h].Namespace }
 
+// held are the host names held now, sorted.
+func (l *ledger) held() []string { return slices.Sorted(maps.Keys(l.hosts)) }
+
 func appendMove(ms []Move, m Move) []Move {
 	if slices.Contains(ms, m) {
 		return ms

@@ -258,6 +258,28 @@ func TestClaimedHostnameFenced(t *testing.T) {
 	}
 }
 
+// A held host name no rule names (its holder's route deleted, in the
+// grace; or refused) is fenced as well: another namespace's rule without a
+// host name must not take its requests meanwhile. Its holder's own rules
+// without a host name are copied for it first.
+func TestHeldHostnameWithoutRulesFenced(t *testing.T) {
+	claims := Claims{Hosts: map[string]HostClaim{
+		"shop.example": {Namespace: "team-a", Since: t0.Add(-3 * time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))},
+		"*.corp":       {Namespace: "team-c", Since: t0.Add(-3 * time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))},
+	}}
+	catchall := route("team-b", "catchall", time.Hour, "", nil, rule(nil, to("svc-b", 1)))
+	tr := (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{catchall}, nil)
+	if got, want := ruleNames(tr), []string{"hostname:80@shop.example", "hostname:80@*.corp", "team-b/catchall/0.0:80@any"}; !slices.Equal(got, want) {
+		t.Errorf("rules %q, want %q", got, want)
+	}
+	static := route("team-a", "static", 3*time.Hour, "", nil, rule([]gatewayv1.HTTPRouteMatch{prefix("/static")}, to("svc-a", 1)))
+	tr = (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{static, catchall}, nil)
+	want := []string{"team-a/static/0.0:80@shop.example", "hostname:80@shop.example", "hostname:80@*.corp", "team-a/static/0.0:80@any", "team-b/catchall/0.0:80@any"}
+	if got := ruleNames(tr); !slices.Equal(got, want) {
+		t.Errorf("with the holder's rule without a host name: rules %q, want %q", got, want)
+	}
+}
+
 // The fences count in the rule budget: a route whose rules would add
 // fences past it is refused.
 func TestFencesCountInTheBudget(t *testing.T) {

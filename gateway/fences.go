@@ -23,8 +23,11 @@ import (
 
 // fences are the copies and fences the host names holder names need
 // among cands (the admitted HTTP rules), per listener port and listener
-// host name (a request is served by one listener's rules).
-func fences(cands []candidate, holder func(string) string) []candidate {
+// host name (a request is served by one listener's rules): those of the
+// rules, and the held ones no rule names (a claim in its grace, or whose
+// holder's routes are refused), which a wider rule of another namespace
+// would otherwise serve.
+func fences(cands []candidate, holder func(string) string, held []string) []candidate {
 	// Admission counts the rules at every route it admits: a look is
 	// linear in the rules, and without a rule that may take another host
 	// name's requests (of no host name, or of a wildcard) only a scan.
@@ -51,6 +54,11 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 		if len(wide) == 0 {
 			continue // no rule of this group may take a host name's requests
 		}
+		for _, h := range held {
+			if _, ok := own[h]; !ok && (g.listenerHost == "" || covers(g.listenerHost, h)) {
+				hosts = append(hosts, h)
+			}
+		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
 			ns := holder(h)
@@ -59,7 +67,6 @@ func fences(cands []candidate, holder func(string) string) []candidate {
 			}
 			switch {
 			case ns == "",
-				!slices.ContainsFunc(own[h], func(c candidate) bool { return c.from.namespace == ns }),
 				!slices.ContainsFunc(wide, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
 				slices.ContainsFunc(own[h], func(c candidate) bool { return catchAll(c.rule) }):
 				continue
