@@ -88,7 +88,7 @@ type Options struct {
 	ClusterID string
 	// RefusedGrace is how long an address stays refused before its
 	// Service is told: the pod informer can lag the EndpointSlice
-	// controller's, and the pod then comes (touchRefused) before anyone
+	// controller's, and the pod then comes (touchAt) before anyone
 	// should be warned.
 	RefusedGrace time.Duration
 }
@@ -133,7 +133,7 @@ type pool struct {
 	// apply is held while the pool is applied or destroyed.
 	apply sync.Mutex
 	// id and targets are the applied pool's (the fields below are
-	// Pools.mu's).
+	// Pools.mu's); a pod event at a target decides it again (watch.go).
 	id      string
 	targets []string
 	delay   *time.Duration

@@ -327,6 +327,39 @@ func TestRefusedAddressDecidedAgainWhenItsPodIsKnown(t *testing.T) {
 	}
 }
 
+// A target's pod that ends (its phase Succeeded, or deleted) leaves the
+// pool at once, with no slice change to say so: a hand-written slice
+// would keep its IP a target until the resync, and the tenant's load
+// balancer would reach the pod of another namespace given that IP.
+func TestTargetDecidedAgainWhenItsPodEnds(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	web := f.service(t, "web")
+	other := f.ns + "-other"
+	_, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.pod(t, f.ns, "web-b", "10.244.1.6", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.6": true})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.6"); return ok })
+	f.firstApply(t, web, "both pods", "10.244.1.5:8080", "10.244.1.6:8080")
+	last := func() []string {
+		got := f.engine.appliesOf(web.Ref())
+		return got[len(got)-1]
+	}
+
+	pod, err := f.kube.CoreV1().Pods(f.ns).Get(ctx, "web-b", metav1.GetOptions{})
+	testkit.Must(t, err)
+	pod.Status.Phase = corev1.PodSucceeded
+	_, err = f.kube.CoreV1().Pods(f.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	eventually(t, 5*time.Second, func() bool { return slices.Equal(last(), []string{"10.244.1.5:8080"}) })
+
+	testkit.Must(t, f.kube.CoreV1().Pods(f.ns).Delete(ctx, "web-a", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	f.pod(t, other, "theirs", "10.244.1.5", ready)
+	eventually(t, 5*time.Second, func() bool { return len(last()) == 0 })
+}
+
 // A pool's first plan waits for the EndpointSlice controller's first
 // slice of a Service just made, rather than planning an empty pool that
 // one with the endpoints supersedes within seconds (a plan to review in

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +17,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/podtargets"
 )
 
@@ -33,35 +36,38 @@ func (p *Pools) watch() {
 	utilruntime.Must(pods.Informer().SetTransform(slimPod))
 	utilruntime.Must(pods.Informer().AddIndexers(cache.Indexers{byIP: podIPs}))
 	p.pods = pods.Informer().GetIndexer()
-	on := func(inf cache.SharedIndexInformer, touched func(obj any)) {
+	// touched gets the object, and on an update what it was (nil else).
+	on := func(inf cache.SharedIndexInformer, touched func(obj, old any)) {
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    touched,
-			UpdateFunc: func(_, cur any) { touched(cur) },
+			AddFunc:    func(obj any) { touched(obj, nil) },
+			UpdateFunc: func(old, cur any) { touched(cur, old) },
 			DeleteFunc: func(obj any) {
 				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = d.Obj
 				}
-				touched(obj)
+				touched(obj, nil)
 			},
 		})
 		p.synced = append(p.synced, inf.HasSynced)
 	}
-	on(svcs.Informer(), func(obj any) {
+	on(svcs.Informer(), func(obj, _ any) {
 		if s, ok := obj.(*corev1.Service); ok {
 			p.touchService(s.Namespace, s.Name)
 		}
 	})
-	on(eps.Informer(), func(obj any) {
+	on(eps.Informer(), func(obj, _ any) {
 		if s, ok := obj.(*discoveryv1.EndpointSlice); ok && s.Labels[discoveryv1.LabelServiceName] != "" {
 			p.touchService(s.Namespace, s.Labels[discoveryv1.LabelServiceName])
 		}
 	})
-	on(pods.Informer(), func(obj any) {
+	on(pods.Informer(), func(obj, old any) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok {
 			return
 		}
-		p.touchRefused(pod)
+		// An update may have moved the pod off an IP: its old IPs too.
+		was, _ := old.(*corev1.Pod)
+		p.touchAt(pod, was)
 		// A pod held back by a gate of ours is a target once its
 		// containers are ready, which changes no slice: its Service's
 		// pools and gates are looked at again.
@@ -80,18 +86,47 @@ func (p *Pools) touchService(namespace, name string) {
 	p.touchWhere(func(st *pool) bool { return st.port.Namespace == namespace && st.port.Service == name })
 }
 
-// touchRefused is touchService for the pools whose last decision refused
-// an address of pod: the boundary reads the pods by IP from this
-// informer, so a slice naming a pod it had not seen yet (it may lag the
-// EndpointSlice controller's), or an address two namespaces' pods
-// claimed, is decided again once the pod is known, not at the next slice
-// change or resync.
-func (p *Pools) touchRefused(pod *corev1.Pod) {
+// touchAt is touchService for the pools whose last decision refused an
+// IP of pod (or of was, the pod before an update) or applied one as a
+// target. The boundary reads the pods by IP from this informer and runs
+// only when a pool is decided: a slice naming a pod not seen yet (this
+// informer may lag the EndpointSlice controller's), or an address two
+// namespaces' pods claimed, is decided again once the pod is known; and a
+// target whose pod ended or left the IP is decided again at once, not at the
+// next slice change or resync, before another namespace's pod given the
+// IP gets the tenant's traffic. One walk: it runs on every pod event.
+func (p *Pools) touchAt(pod, was *corev1.Pod) {
 	ips, _ := podIPs(pod)
+	if was != nil {
+		old, _ := podIPs(was)
+		for _, ip := range old {
+			if !slices.Contains(ips, ip) {
+				ips = append(ips, ip)
+			}
+		}
+	}
 	if len(ips) == 0 {
 		return
 	}
-	p.touchWhere(func(st *pool) bool { return slices.ContainsFunc(ips, func(ip string) bool { return st.refused[ip] }) })
+	// How targets at each IP begin (exampleapi.IPTarget's "ip:" or "[ip]:").
+	var prefixes []string
+	for _, ip := range ips {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			t := exampleapi.IPTarget(a, 0)
+			prefixes = append(prefixes, t[:len(t)-1])
+		}
+	}
+	p.touchWhere(func(st *pool) bool {
+		return slices.ContainsFunc(ips, func(ip string) bool { return st.refused[ip] }) ||
+			slices.ContainsFunc(prefixes, func(pre string) bool { return targetAt(st.targets, pre) })
+	})
+}
+
+// targetAt tells whether targets, sorted (podtargets.For's), hold one
+// beginning with prefix: those sort together, from the first not below it.
+func targetAt(targets []string, prefix string) bool {
+	i, _ := slices.BinarySearch(targets, prefix)
+	return i < len(targets) && strings.HasPrefix(targets[i], prefix)
 }
 
 // touchWhere marks the used pools that match changed now and queues them.
