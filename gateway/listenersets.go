@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -202,13 +203,15 @@ func settle(ls []*listener, states map[types.NamespacedName]*ListenerSetState) (
 // listener's, so one naming (names: its DNS names) a host name that
 // another namespace holds on the Gateway (a claim), or that a listener of
 // the Gateway serves (for a ListenerSet of another namespace), would
-// answer for it. The refusal names no holder.
+// answer for it. The refusal names no holder, nor the held name: only
+// what the certificate names (a wildcard would otherwise list, a name at a
+// time, what other namespaces serve under it).
 func CertificateOverreach(gw *gatewayv1.Gateway, t Translation, set types.NamespacedName, names []string) string {
 	for _, n := range names {
-		for h, c := range t.Claims.Hosts {
-			if c.Namespace != set.Namespace && overlaps(n, h) {
-				return fmt.Sprintf("the certificate names %s, and host name %s is another namespace's on this Gateway: "+
-					"a ListenerSet's certificate may name only host names of its own namespace", n, h)
+		for _, h := range slices.Sorted(maps.Keys(t.Claims.Hosts)) {
+			if c := t.Claims.Hosts[h]; c.Namespace != set.Namespace && overlaps(n, h) {
+				return fmt.Sprintf("the certificate names %s, which is or covers a host name another namespace holds on this Gateway: "+
+					"a ListenerSet's certificate may name only host names of its own namespace", n)
 			}
 		}
 		if set.Namespace == gw.Namespace {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,8 @@ func TestCertificateOverreach(t *testing.T) {
 		want  string
 	}{
 		{"its own host name", mallory, []string{"m.example"}, ""},
-		{"another namespace's host name", mallory, []string{"m.example", "alice.example"}, "alice.example is another namespace's"},
-		{"a wildcard over another namespace's", mallory, []string{"*.example"}, "another namespace's"},
+		{"another namespace's host name", mallory, []string{"m.example", "alice.example"}, "names alice.example, which is or covers a host name another namespace holds"},
+		{"a wildcard over another namespace's", mallory, []string{"*.example"}, "names *.example, which is or covers a host name another namespace holds"},
 		{"the Gateway's listener's", mallory, []string{"shop.example"}, "the Gateway's listener https"},
 		{"the Gateway's listener's, from the Gateway's namespace", types.NamespacedName{Namespace: "infra", Name: "platform"}, []string{"shop.example"}, ""},
 	} {
@@ -38,6 +39,9 @@ func TestCertificateOverreach(t *testing.T) {
 			}
 			if strings.Contains(got, "team-alice") {
 				t.Errorf("the refusal names the holder: %q", got)
+			}
+			if !slices.Contains(c.names, "alice.example") && strings.Contains(got, "alice.example") {
+				t.Errorf("the refusal names a held host name the certificate does not: %q", got)
 			}
 		})
 	}
