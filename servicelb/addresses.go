@@ -235,7 +235,10 @@ func (l *addresses) addressed(ctx context.Context, subj review.Subject, in *anno
 		return withAddress(st, a), nil
 	case a.LoadBalancerID != "":
 		l.board.Eventf(subj, v1.EventTypeNormal, "AddressHeld", "Address %s (%s) is held by %s: this Service takes it when that one lets go", a.ID, a.IP, l.holderOf(ctx, svc, a.LoadBalancerID))
-		return nil, api.NewRetryError(fmt.Sprintf("address %s is held by load balancer %s", a.ID, a.LoadBalancerID), provisioningRetry)
+		// Not the holder's id: the error reaches the Service's events,
+		// and the holder may be another namespace's (AddressHeld says
+		// whose, as far as svc may know).
+		return nil, api.NewRetryError(fmt.Sprintf("address %s is held by another load balancer", a.ID), provisioningRetry)
 	}
 	return nil, api.NewRetryError(fmt.Sprintf("address %s: the leader attaches it", a.ID), addressWait)
 }
@@ -247,7 +250,7 @@ func (l *addresses) holderOf(ctx context.Context, svc *v1.Service, lbID string) 
 	lb, err := l.api.GetLoadBalancer(ctx, lbID)
 	switch {
 	case err != nil:
-		return "load balancer " + lbID
+		return "another load balancer" // whose is not known: maybe another namespace's
 	case l.gateways(lb) && lb.Tags[exampleapi.TagNamespace] == svc.Namespace:
 		return "Gateway " + svc.Namespace + "/" + lb.Tags[lbmodel.TagGatewayName]
 	case l.gateways(lb):

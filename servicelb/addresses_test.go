@@ -173,23 +173,31 @@ func TestMovePolicy(t *testing.T) {
 			Spec: v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer}})
 	}
 	green := []addressClaim{{in: svc("green", "")}}
+	// mallory, of team-b, granted shop's address, waits for it under
+	// plan-only; taken by green, or by her.
+	mallory := svc("mallory", "plan-only")
+	mallory.Namespace, mallory.UID = "team-b", "uid-mallory"
+	withGuest := []addressClaim{{in: svc("green", "")}, {in: mallory}}
 	for _, c := range []struct {
 		name    string
 		cluster annotations.ApplyPolicy
 		claims  []addressClaim
 		from    *annotations.Service
 		want    annotations.ApplyPolicy
+		taker   *addressClaim
 	}{
-		{"nobody lets go", annotations.ApplyAuto, green, nil, annotations.ApplyAuto},
-		{"an auto holder lets go", annotations.ApplyAuto, green, svc("blue", ""), annotations.ApplyAuto},
-		{"a manual holder lets go", annotations.ApplyAuto, green, svc("blue", "manual"), annotations.ApplyManual},
-		{"a plan-only holder lets go", annotations.ApplyAuto, green, svc("blue", "plan-only"), annotations.ApplyPlanOnly},
-		{"a holder in error lets go", annotations.ApplyAuto, green, svc("blue", "sometimes"), annotations.ApplyManual},
-		{"a manual taker", annotations.ApplyAuto, []addressClaim{{in: svc("green", "manual")}}, svc("blue", ""), annotations.ApplyManual},
-		{"detached by a manual holder", annotations.ApplyAuto, nil, svc("blue", "manual"), annotations.ApplyManual},
-		{"the cluster's manual", annotations.ApplyManual, green, svc("blue", "auto"), annotations.ApplyManual},
+		{"a waiting guest's plan-only", annotations.ApplyAuto, withGuest, svc("blue", ""), annotations.ApplyAuto, &withGuest[0]},
+		{"a guest's plan-only, taking it", annotations.ApplyAuto, withGuest, svc("blue", ""), annotations.ApplyPlanOnly, &withGuest[1]},
+		{"nobody lets go", annotations.ApplyAuto, green, nil, annotations.ApplyAuto, nil},
+		{"an auto holder lets go", annotations.ApplyAuto, green, svc("blue", ""), annotations.ApplyAuto, nil},
+		{"a manual holder lets go", annotations.ApplyAuto, green, svc("blue", "manual"), annotations.ApplyManual, nil},
+		{"a plan-only holder lets go", annotations.ApplyAuto, green, svc("blue", "plan-only"), annotations.ApplyPlanOnly, nil},
+		{"a holder in error lets go", annotations.ApplyAuto, green, svc("blue", "sometimes"), annotations.ApplyManual, nil},
+		{"a manual taker", annotations.ApplyAuto, []addressClaim{{in: svc("green", "manual")}}, svc("blue", ""), annotations.ApplyManual, nil},
+		{"detached by a manual holder", annotations.ApplyAuto, nil, svc("blue", "manual"), annotations.ApplyManual, nil},
+		{"the cluster's manual", annotations.ApplyManual, green, svc("blue", "auto"), annotations.ApplyManual, nil},
 	} {
-		if got := movePolicy(c.cluster, c.claims, c.from); got != c.want {
+		if got := movePolicy(c.cluster, "shop", c.taker, c.claims, c.from); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}

@@ -196,7 +196,7 @@ func (k *addressKeeper) converge(ctx context.Context, key, ns, name string, a *e
 		// The Service letting go caused the move as much as the taker.
 		involved = append(involved, from)
 	}
-	pol := movePolicy(l.policy(annotations.LoadBalancer{}), claims, from)
+	pol := movePolicy(l.policy(annotations.LoadBalancer{}), ns, taker, claims, from)
 	err := l.apply(ctx, addr, pol, func(workspace string) review.Subject {
 		return l.board.AddressSubject(ctx, ns, name, workspace, takerIn, involved, records.KindChange)
 	})
@@ -280,17 +280,21 @@ func (k *addressKeeper) claims(ctx context.Context, ns, name string, a *examplea
 	return out, nil
 }
 
-// movePolicy is the apply policy of an address's plan: the stricter of
-// the cluster's (cluster), of every Service asking for the address
-// (claims), and of the one letting go of it (from, nil for none): the
-// holder's manual or plan-only holds the move of its address as it holds
-// its own changes. A holder whose annotations cannot be read (it lets go
-// for that) counts as manual: its policy is not known, so a person
-// decides.
-func movePolicy(cluster annotations.ApplyPolicy, claims []addressClaim, from *annotations.Service) annotations.ApplyPolicy {
+// movePolicy is the apply policy of the plan of address ns/name: the
+// stricter of the cluster's (cluster), of the taker's and every Service of
+// the address's own namespace asking for it (claims), and of the one
+// letting go of it (from, nil for none): the holder's manual or plan-only
+// holds the move of its address as it holds its own changes. A guest
+// granted the address that waits governs nothing of the owner's: its
+// plan-only would freeze every plan of the owner's address. A holder
+// whose annotations cannot be read (it lets go for that) counts as
+// manual: its policy is not known, so a person decides.
+func movePolicy(cluster annotations.ApplyPolicy, ns string, taker *addressClaim, claims []addressClaim, from *annotations.Service) annotations.ApplyPolicy {
 	pol := cluster
 	for _, c := range claims {
-		pol = annotations.Stricter(pol, c.in.LB.ApplyPolicy)
+		if c.in.Namespace == ns || taker != nil && c.in.UID == taker.in.UID {
+			pol = annotations.Stricter(pol, c.in.LB.ApplyPolicy)
+		}
 	}
 	switch {
 	case from == nil:
