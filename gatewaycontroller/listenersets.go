@@ -221,12 +221,23 @@ func (c *Controller) parentGone(ctx context.Context, nn types.NamespacedName) er
 	return c.writeListenerSets(ctx, t, programmed{})
 }
 
+// setNotProgrammed is what a ListenerSet is told of its Gateway's load
+// balancer not programmed.
+const setNotProgrammed = "the Gateway's load balancer is not programmed: the Gateway's Programmed condition says why"
+
 // listenerSetStatus is cur's status as st (its Gateway's decision) and p
 // (what building the load balancer came to) say: Accepted and Programmed
 // with the reason of a ListenerSet not attached, and each listener's
 // conditions as a Gateway listener's, a conflicted one's Programmed
 // giving its conflict.
 func listenerSetStatus(cur *gatewayv1.ListenerSet, st gateway.ListenerSetState, p programmed, serves func(gatewayv1.Kind) bool) gatewayv1.ListenerSetStatus {
+	// What building the shared load balancer came to stays on the
+	// Gateway, for its owners: its text may quote other teams' objects
+	// (their pod pools, the plan's resources), as a route's status never
+	// does either (rulestatus.go).
+	if !p.ok {
+		p.message = setNotProgrammed
+	}
 	next := cur.Status.DeepCopy()
 	gen := cur.Generation
 	set := conditionSetter(gen)

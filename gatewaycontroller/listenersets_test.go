@@ -3,6 +3,7 @@ package gatewaycontroller
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,17 @@ func TestListenerSetStatus(t *testing.T) {
 	}
 	if c := cond(got.Listeners[2].Conditions, "Programmed"); c.Status != metav1.ConditionFalse || c.Reason != "Invalid" {
 		t.Errorf("listener tls: Programmed %+v", c)
+	}
+
+	// The load balancer not built: the ListenerSet is not told why in the
+	// Gateway's words, which may quote another team's objects.
+	failed := programmed{reason: gatewayv1.GatewayReasonPending, message: "pod pools: pod pool team-b/web-80-tcp: awaiting approval"}
+	got = listenerSetStatus(set, st, failed, servesAll)
+	if c := cond(got.Conditions, "Programmed"); c.Status != metav1.ConditionFalse || strings.Contains(c.Message, "team-b") {
+		t.Errorf("the Gateway not programmed: Programmed %+v, want False naming no other team", c)
+	}
+	if c := cond(got.Listeners[0].Conditions, "Programmed"); c.Status != metav1.ConditionFalse || strings.Contains(c.Message, "team-b") {
+		t.Errorf("the Gateway not programmed: listener ok's Programmed %+v, want False naming no other team", c)
 	}
 }
 
