@@ -360,6 +360,29 @@ func TestTargetDecidedAgainWhenItsPodEnds(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return len(last()) == 0 })
 }
 
+// A slice relabelled for another Service leaves its former Service's pool
+// at once, not at the resync.
+func TestRelabelledSliceLeavesItsFormerService(t *testing.T) {
+	f := start(t)
+	ctx := testkit.Context(t)
+	web := f.service(t, "web")
+	f.service(t, "api")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.5"); return ok })
+	f.firstApply(t, web, "the pod", "10.244.1.5:8080")
+
+	s, err := f.kube.DiscoveryV1().EndpointSlices(f.ns).Get(ctx, "web-1", metav1.GetOptions{})
+	testkit.Must(t, err)
+	s.Labels[discoveryv1.LabelServiceName] = "api"
+	_, err = f.kube.DiscoveryV1().EndpointSlices(f.ns).Update(ctx, s, metav1.UpdateOptions{})
+	testkit.Must(t, err)
+	eventually(t, 5*time.Second, func() bool {
+		got := f.engine.appliesOf(web.Ref())
+		return len(got[len(got)-1]) == 0
+	})
+}
+
 // A pool's first plan waits for the EndpointSlice controller's first
 // slice of a Service just made, rather than planning an empty pool that
 // one with the endpoints supersedes within seconds (a plan to review in

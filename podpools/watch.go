@@ -55,9 +55,12 @@ func (p *Pools) watch() {
 			p.touchService(s.Namespace, s.Name)
 		}
 	})
-	on(eps.Informer(), func(obj, _ any) {
-		if s, ok := obj.(*discoveryv1.EndpointSlice); ok && s.Labels[discoveryv1.LabelServiceName] != "" {
-			p.touchService(s.Namespace, s.Labels[discoveryv1.LabelServiceName])
+	on(eps.Informer(), func(obj, old any) {
+		// A slice relabelled leaves its former Service too.
+		for _, o := range []any{obj, old} {
+			if s, ok := o.(*discoveryv1.EndpointSlice); ok && s.Labels[discoveryv1.LabelServiceName] != "" {
+				p.touchService(s.Namespace, s.Labels[discoveryv1.LabelServiceName])
+			}
 		}
 	})
 	on(pods.Informer(), func(obj, old any) {
