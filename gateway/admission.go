@@ -128,13 +128,15 @@ type admission struct {
 	// taken are the TCP/UDP listeners given at this look, to which route.
 	taken map[gatewayv1.SectionName]RouteKey
 	// home is the Gateway's namespace; shares the rules admitted of each
-	// other namespace (MaxTenantRules).
+	// other namespace (MaxTenantRules): its ListenerSets' listeners'
+	// catch-alls (setlimits.go), then its routes'.
 	home   string
 	shares map[string]int
 }
 
 // MaxTenantRules is the most rules the routes of one namespace other
-// than the Gateway's may hold of its load balancer. Every apply of a
+// than the Gateway's may hold of its load balancer, with the catch-alls
+// its ListenerSets' listeners cause (counted first). Every apply of a
 // Gateway evaluates all its rules (docs/scale.md), so one team's routes
 // would otherwise slow every other team's changes by filling the
 // load balancer's whole budget (exampleapi.MaxRules); the platform's own
@@ -171,8 +173,8 @@ func (ad *admission) admit(u *unit) {
 	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)
 	if ns != ad.home && ad.shares[ns]+adds > MaxTenantRules {
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
-			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's hold at most %d of its rules, "+
-				"and those of %s attached before this one hold %d, for the %d it would add", MaxTenantRules, ns, ad.shares[ns], adds)}
+			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls) "+
+				"hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add", MaxTenantRules, ns, ad.shares[ns], adds)}
 		return
 	}
 	next := ad.set.with(u, takes)

@@ -256,24 +256,25 @@ func routeCandidates(route *gatewayv1.HTTPRoute, port int, host string, weighted
 func isolation(ls []*listener) []candidate {
 	var out []candidate
 	for _, l := range ls {
-		h := l.hostname()
-		if l.refused != "" || h == "" || (l.spec.Protocol != gatewayv1.HTTPProtocolType && l.spec.Protocol != gatewayv1.HTTPSProtocolType) {
+		if l.refused != "" || !slices.ContainsFunc(ls, func(o *listener) bool { return o.refused == "" && coveredBy(l, o) }) {
 			continue
 		}
-		covered := slices.ContainsFunc(ls, func(o *listener) bool {
-			return o != l && o.refused == "" && o.spec.Port == l.spec.Port && o.spec.Protocol == l.spec.Protocol &&
-				(o.hostname() == "" || covers(o.hostname(), h))
-		})
-		if !covered {
-			continue
-		}
-		port := int(l.spec.Port)
+		h, port := l.hostname(), int(l.spec.Port)
 		out = append(out, candidate{listenerHost: h, rule: lbmodel.Rule{
 			Name:         shorten(fmt.Sprintf("listener/%s:%d@%s", l.id, port, h)),
 			ListenerPort: port, Hostname: h, FixedResponse: &lbmodel.FixedResponse{StatusCode: http.StatusNotFound},
 		}})
 	}
 	return out
+}
+
+// coveredBy tells whether listener o takes requests for l's host name
+// too, so that l's HTTP(S) requests end with a catch-all: o is on l's
+// port and protocol, without a host name, or with one covering l's.
+func coveredBy(l, o *listener) bool {
+	h := l.hostname()
+	return o != l && h != "" && (l.spec.Protocol == gatewayv1.HTTPProtocolType || l.spec.Protocol == gatewayv1.HTTPSProtocolType) &&
+		o.spec.Port == l.spec.Port && o.spec.Protocol == l.spec.Protocol && (o.hostname() == "" || covers(o.hostname(), h))
 }
 
 // Path ranks, the first field of a rule's precedence in its order key: an

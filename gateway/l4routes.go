@@ -92,9 +92,11 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	}
 	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), taken: map[gatewayv1.SectionName]RouteKey{},
 		home: gw.Namespace, shares: map[string]int{}}
-	// The ListenerSets' host names are claimed before any route's: a
-	// route serves a name through a listener that has it.
-	ad.claimSetHosts(setLs)
+	// The ListenerSets' host names are claimed before any route's (a
+	// route serves a name through a listener that has it), and their
+	// listeners take their place in the load balancer's limits, the
+	// catch-alls they cause their namespaces' rules (setlimits.go).
+	ad.admitSets(newCapacity(gw.Namespace, ls), setLs)
 	all := append(slices.Clone(ls), setLs...)
 	ad.iso = isolation(all)
 	sc := scope{gw: gw, ls: all, sets: sets}

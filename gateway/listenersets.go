@@ -19,7 +19,9 @@ import (
 // tenancy decides), with the Gateway API's conflict rules: the Gateway's
 // own listeners win, then the ListenerSets oldest first. A listener's
 // host name is a claim of the ListenerSet's namespace, like a route's
-// (claims.go): it cannot take a name another namespace holds.
+// (claims.go): it cannot take a name another namespace holds. Its
+// listeners are built within the load balancer's limits, shared with
+// every team (setlimits.go).
 
 // KindListenerSet is the kind a route's parentRef names to attach to a
 // ListenerSet's listeners.
@@ -147,25 +149,44 @@ func (l *listener) describeTo(ns string) string {
 	return "a listener of a ListenerSet of another namespace"
 }
 
-// claimSetHosts makes the host names of the ListenerSets' listeners
-// claims of their namespaces, in order: a listener naming a host name
-// another namespace holds on the Gateway, without its consent (a
-// ReferenceGrant from ListenerSets), is refused (HostnameConflict),
-// naming neither the holder nor its objects.
-func (ad *admission) claimSetHosts(ls []*listener) {
+// admitSets decides the ListenerSets' listeners ls in order, after
+// their conflicts (setsOf): each one's host name is a claim of its
+// namespace (claimSetHost), then it is built where the load balancer's
+// limits leave room (fit, c holding what the Gateway's listeners take);
+// its claim is made only then, a listener not built claiming nothing.
+func (ad *admission) admitSets(c *capacity, ls []*listener) {
 	for _, l := range ls {
-		if l.set == nil || l.refused != "" || l.hostname() == "" || ad.own != OwnershipNamespace {
+		if l.refused != "" {
 			continue
 		}
-		key := RouteKey{Kind: KindListenerSet, NamespacedName: *l.set}
-		uses, refused := ad.l.hostsFor(key, []string{l.hostname()}, nil)
-		if refused != "" {
-			l.refused = gatewayv1.ListenerReasonHostnameConflict
-			l.message = ad.hostnameInUse(key, refused).Message
+		uses, ok := ad.claimSetHost(l)
+		if !ok {
+			continue
+		}
+		if l.refused, l.message = ad.fit(c, l); l.refused != "" {
 			continue
 		}
 		ad.l.serve(l.set.Namespace, uses)
 	}
+}
+
+// claimSetHost is the use of ListenerSet listener l's host name as a
+// claim of its namespace (none without a host name, or under ownership
+// None); naming one another namespace holds on the Gateway, without its
+// consent (a ReferenceGrant from ListenerSets), it is refused
+// (HostnameConflict), naming neither the holder nor its objects.
+func (ad *admission) claimSetHost(l *listener) (uses []hostUse, ok bool) {
+	if l.hostname() == "" || ad.own != OwnershipNamespace {
+		return nil, true
+	}
+	key := RouteKey{Kind: KindListenerSet, NamespacedName: *l.set}
+	uses, refused := ad.l.hostsFor(key, []string{l.hostname()}, nil)
+	if refused != "" {
+		l.refused = gatewayv1.ListenerReasonHostnameConflict
+		l.message = ad.hostnameInUse(key, refused).Message
+		return nil, false
+	}
+	return uses, true
 }
 
 // settle writes each ListenerSet's listeners' states into its state, and

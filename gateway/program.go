@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/lbmodel"
 )
 
@@ -32,9 +34,11 @@ type ListenerCertificates struct {
 // certificates of every HTTPS listener on its port, certs resolved; a TLS
 // one passing TLS through), with t's rules on them. Pending are the
 // accepted listeners not built, by name, with why: HTTPS whose
-// certificates do not resolve. Unreachable names the rules that lose a
-// backend the cloud cannot reach: a Service without a node port (type
-// ClusterIP) resolves, as the Gateway API asks, but gets no requests.
+// certificates do not resolve; a ListenerSet's past the cloud's limits
+// on listeners and certificates (PortUnavailable). Unreachable names the
+// rules that lose a backend the cloud cannot reach: a Service without a
+// node port (type ClusterIP) resolves, as the Gateway API asks, but gets
+// no requests.
 // A backend whose BackendTLSPolicy does not resolve is left out too.
 func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadBalancer, pending map[gatewayv1.SectionName]Reason, unreachable []string) {
 	lb = LoadBalancer{Namespace: gw.Namespace, Name: gw.Name, UID: string(gw.UID)}
@@ -45,15 +49,17 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 	type entry struct {
 		id gatewayv1.SectionName
 		l  gatewayv1.Listener
+		// set: a ListenerSet's, built only within the cloud's limits.
+		set bool
 	}
 	var entries []entry
 	for _, l := range gw.Spec.Listeners {
 		if _, refused := t.Refused[l.Name]; !refused {
-			entries = append(entries, entry{l.Name, l})
+			entries = append(entries, entry{l.Name, l, false})
 		}
 	}
 	for _, sl := range t.SetListeners {
-		entries = append(entries, entry{sl.ID, sl.Spec})
+		entries = append(entries, entry{sl.ID, sl.Spec, true})
 	}
 	for _, e := range entries {
 		l := e.l
@@ -70,6 +76,12 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		}
 		protocol, p := cloudProtocol(l.Protocol), int(l.Port)
 		i := slices.IndexFunc(lb.Listeners, func(cl lbmodel.Listener) bool { return cl.Port == p && cl.Protocol == protocol })
+		if e.set {
+			if why := pastLimits(lb, i, keys); why != "" {
+				pending[e.id] = Reason{Reason: string(gatewayv1.ListenerReasonPortUnavailable), Message: why}
+				continue
+			}
+		}
 		if i < 0 {
 			lb.Listeners = append(lb.Listeners, lbmodel.Listener{Protocol: protocol, Port: p})
 			i = len(lb.Listeners) - 1
@@ -97,6 +109,34 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		lb.Rules = append(lb.Rules, r)
 	}
 	return lb, pending, unreachable
+}
+
+// pastLimits is why a listener whose certificates are keys is not built
+// on lb's cloud listener i (-1: a new one) ("" when it is): the cloud
+// refuses a load balancer past its listeners, or a cloud listener past
+// its certificates, whole. Translate keeps the ListenerSets' listeners
+// within them (setlimits.go); this holds whatever their certificateRefs
+// resolved to.
+func pastLimits(lb LoadBalancer, i int, keys []string) string {
+	if i < 0 && len(lb.Listeners) >= exampleapi.MaxListeners {
+		return fmt.Sprintf("the Example load balancer takes at most %d listeners (one per port and protocol), "+
+			"all of them taken by the listeners before this one (the Gateway's first, then the oldest ListenerSet's)", exampleapi.MaxListeners)
+	}
+	var have []string
+	if i >= 0 {
+		have = lb.Listeners[i].Certificates
+	}
+	n := len(have)
+	for j, k := range keys {
+		if !slices.Contains(have, k) && !slices.Contains(keys[:j], k) {
+			n++
+		}
+	}
+	if n > len(have) && n > exampleapi.MaxListenerCertificates {
+		return fmt.Sprintf("the Example load balancer's HTTPS listener on its port serves at most %d certificates, and with this one's it would serve %d "+
+			"(the Gateway's listeners' first, then the oldest ListenerSet's)", exampleapi.MaxListenerCertificates, n)
+	}
+	return ""
 }
 
 // cloudProtocol is the cloud listener protocol of a Gateway listener's.
