@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -46,7 +47,39 @@ func (c *Controller) inputs(gw *gatewayv1.Gateway, routes []objectref.Ref, lb ga
 	}
 	services, err := c.forwardedTo(lb)
 	in.Services = services
+	in.TLSPolicies, in.ConfigMaps = c.tlsInputs(services)
 	return in, err
+}
+
+// tlsInputs are the BackendTLSPolicies targeting services, each one (not
+// only the one that applies: an edit may change which does), and the CA
+// ConfigMaps they name.
+func (c *Controller) tlsInputs(services []types.NamespacedName) (policies, configMaps []types.NamespacedName) {
+	if c.tlsPolicies == nil || len(services) == 0 {
+		return nil, nil
+	}
+	all, err := c.tlsPolicies.List(labels.Everything())
+	if err != nil {
+		klog.ErrorS(err, "Gateway controller: list BackendTLSPolicies for a review's inputs")
+	}
+	slices.SortFunc(all, func(a, b *gatewayv1.BackendTLSPolicy) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	for _, p := range all {
+		if !slices.ContainsFunc(targetServices(p), func(s string) bool {
+			return slices.Contains(services, types.NamespacedName{Namespace: p.Namespace, Name: s})
+		}) {
+			continue
+		}
+		policies = append(policies, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		for _, ref := range p.Spec.Validation.CACertificateRefs {
+			n := types.NamespacedName{Namespace: p.Namespace, Name: string(ref.Name)}
+			if ref.Group == "" && ref.Kind == "ConfigMap" && !slices.Contains(configMaps, n) {
+				configMaps = append(configMaps, n)
+			}
+		}
+	}
+	return policies, configMaps
 }
 
 // forwardedTo are the Services whose pods or node ports lb's rules

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
@@ -69,8 +70,35 @@ func TestInputs(t *testing.T) {
 	want := review.GatewayInputs{Routes: routes,
 		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "gw-cert"}, {Namespace: "team-a", Name: "shop-cert"}},
 		Services: []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-b", Name: "web"}}}
-	if !slices.Equal(in.Routes, want.Routes) || !slices.Equal(in.Secrets, want.Secrets) || !slices.Equal(in.Services, want.Services) {
+	if !slices.Equal(in.Routes, want.Routes) || !slices.Equal(in.Secrets, want.Secrets) || !slices.Equal(in.Services, want.Services) ||
+		len(in.TLSPolicies)+len(in.ConfigMaps) != 0 {
 		t.Errorf("inputs %+v, want %+v", in, want)
+	}
+
+	// The BackendTLSPolicies targeting a backend, and their CA
+	// ConfigMaps, decide how the rules reach it: their editors are inputs
+	// too. One targeting a Service no rule reaches is not.
+	policy := func(ns, name, svc string, cms ...string) *gatewayv1.BackendTLSPolicy {
+		p := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		p.Spec.TargetRefs = []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: gatewayv1.ObjectName(svc)}}}
+		for _, cm := range cms {
+			p.Spec.Validation.CACertificateRefs = append(p.Spec.Validation.CACertificateRefs, gatewayv1.LocalObjectReference{Kind: "ConfigMap", Name: gatewayv1.ObjectName(cm)})
+		}
+		return p
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, p := range []*gatewayv1.BackendTLSPolicy{policy("team-b", "web-tls", "web", "ca", "ca-next"), policy("team-b", "idle-tls", "idle", "ca-idle"),
+		policy("team-a", "web-tls", "web", "ca-a")} {
+		testkit.Must(t, idx.Add(p))
+	}
+	c.tlsPolicies = gwlisters.NewBackendTLSPolicyLister(idx)
+	in, err = c.inputs(gw, routes, lb)
+	testkit.Must(t, err)
+	if want := []types.NamespacedName{{Namespace: "team-b", Name: "web-tls"}}; !slices.Equal(in.TLSPolicies, want) {
+		t.Errorf("policies %v, want %v", in.TLSPolicies, want)
+	}
+	if want := []types.NamespacedName{{Namespace: "team-b", Name: "ca"}, {Namespace: "team-b", Name: "ca-next"}}; !slices.Equal(in.ConfigMaps, want) {
+		t.Errorf("CA ConfigMaps %v, want %v", in.ConfigMaps, want)
 	}
 }
 

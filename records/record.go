@@ -134,6 +134,11 @@ const (
 	ResourceUDPRoutes  = "udproutes"
 	// ResourceListenerSets: a ListenerSet's listeners are its Gateway's.
 	ResourceListenerSets = "listenersets"
+	// ResourceBackendTLSPolicies and ResourceConfigMaps (core group):
+	// how a Gateway's rules reach a backend over TLS, and the CA they
+	// trust.
+	ResourceBackendTLSPolicies = "backendtlspolicies"
+	ResourceConfigMaps         = "configmaps"
 	GroupGatewayAPI      = "gateway.networking.k8s.io"
 )
 
@@ -167,7 +172,7 @@ var inputKinds = map[string]string{
 	ResourceServices: "Service", ResourceSecrets: "Secret",
 	ResourceGateways: "Gateway", ResourceHTTPRoutes: "HTTPRoute", ResourceGRPCRoutes: "GRPCRoute",
 	ResourceTLSRoutes: "TLSRoute", ResourceTCPRoutes: "TCPRoute", ResourceUDPRoutes: "UDPRoute",
-	ResourceListenerSets: "ListenerSet",
+	ResourceListenerSets: "ListenerSet", ResourceBackendTLSPolicies: "BackendTLSPolicy", ResourceConfigMaps: "ConfigMap",
 }
 
 func (in Input) String() string {

@@ -13,11 +13,15 @@ import (
 // the Gateway itself: the routes naming it (attached or not: a route that
 // stops attaching changes the plan too) and the ListenerSets naming it
 // (in Routes, of kind ListenerSet), the TLS Secrets its HTTPS
-// listeners' certificateRefs name, and the Services its rules forward to.
+// listeners' certificateRefs name, the Services its rules forward to, and
+// the BackendTLSPolicies targeting those Services with the CA ConfigMaps
+// they name (their editors decide how the rules reach the backends).
 type GatewayInputs struct {
-	Routes   []objectref.Ref
-	Secrets  []types.NamespacedName
-	Services []types.NamespacedName
+	Routes      []objectref.Ref
+	Secrets     []types.NamespacedName
+	Services    []types.NamespacedName
+	TLSPolicies []types.NamespacedName
+	ConfigMaps  []types.NamespacedName
 }
 
 // GatewaySubject is a Gateway's reconcile, its load balancer made from gw
@@ -48,6 +52,12 @@ func (b *Board) GatewaySubject(gw *gatewayv1.Gateway, in GatewayInputs, kind str
 	}
 	for _, n := range in.Services {
 		inputs = append(inputs, records.Input{Resource: records.ResourceServices, Namespace: n.Namespace, Name: n.Name})
+	}
+	for _, n := range in.TLSPolicies {
+		inputs = append(inputs, records.Input{Group: records.GroupGatewayAPI, Resource: records.ResourceBackendTLSPolicies, Namespace: n.Namespace, Name: n.Name})
+	}
+	for _, n := range in.ConfigMaps {
+		inputs = append(inputs, records.Input{Resource: records.ResourceConfigMaps, Namespace: n.Namespace, Name: n.Name})
 	}
 	s.contrib = s.contrib.Add(records.Contributors{Unverified: inputs}) // each once
 	return s

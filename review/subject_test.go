@@ -277,8 +277,9 @@ func TestAddressSubject(t *testing.T) {
 }
 
 // TestGatewaySubject: a Gateway's change has as contributors the Gateway,
-// each route and ListenerSet naming it, each TLS Secret its listeners name and each
-// Service its rules forward to, inputs whose editor is unknown (so nobody
+// each route and ListenerSet naming it, each TLS Secret its listeners name, each
+// Service its rules forward to and the BackendTLSPolicies and CA ConfigMaps
+// deciding how they reach it, inputs whose editor is unknown (so nobody
 // who may edit one approves it), each once; a deletion has none; events
 // go to the Gateway by reference (it is not a kind of client-go's scheme).
 func TestGatewaySubject(t *testing.T) {
@@ -292,7 +293,9 @@ func TestGatewaySubject(t *testing.T) {
 			{Kind: objectref.KindListenerSet, Namespace: "team-b", Name: "listeners"},
 		},
 		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "cert"}, {Namespace: "team-a", Name: "shop-cert"}},
-		Services: []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-a", Name: "api"}},
+		Services:    []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-a", Name: "api"}},
+		TLSPolicies: []types.NamespacedName{{Namespace: "team-a", Name: "api-tls"}},
+		ConfigMaps:  []types.NamespacedName{{Namespace: "team-a", Name: "ca"}},
 	}
 	routes := in.Routes
 	s := f.GatewaySubject(gw, in, records.KindChange)
@@ -305,6 +308,8 @@ func TestGatewaySubject(t *testing.T) {
 		{Resource: records.ResourceSecrets, Namespace: "infra", Name: "cert"},
 		{Resource: records.ResourceSecrets, Namespace: "team-a", Name: "shop-cert"},
 		{Resource: records.ResourceServices, Namespace: "team-a", Name: "api"},
+		{Group: records.GroupGatewayAPI, Resource: records.ResourceBackendTLSPolicies, Namespace: "team-a", Name: "api-tls"},
+		{Resource: records.ResourceConfigMaps, Namespace: "team-a", Name: "ca"},
 	}
 	if !reflect.DeepEqual(s.contrib, records.Contributors{Unverified: want}) {
 		t.Errorf("contributors %+v, want %+v", s.contrib, want)
@@ -327,6 +332,9 @@ func TestGatewaySubject(t *testing.T) {
 	}
 	if got := want[7].String(); got != "Service team-a/api" {
 		t.Errorf("input named %q", got)
+	}
+	if got := want[8].String() + ", " + want[9].String(); got != "BackendTLSPolicy team-a/api-tls, ConfigMap team-a/ca" {
+		t.Errorf("inputs named %q", got)
 	}
 	if d := f.GatewaySubject(gw, GatewayInputs{Routes: routes}, records.KindDestroy); !d.contrib.Empty() {
 		t.Errorf("a deletion's contributors %+v, want none", d.contrib)
