@@ -233,13 +233,11 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 	if err := c.addFinalizer(ctx, gw); err != nil {
 		return out, err
 	}
-	if msg, err := c.resolvePools(ctx, gw, &lb); err != nil {
-		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, msg+": "+err.Error(), provisioningRetry
+	ids, err := c.podPoolIDs(ctx, gw, lb.PodPorts())
+	if err != nil {
+		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, "pod pools: "+err.Error(), provisioningRetry
 		return out, nil
 	}
-	var built *engine.LoadBalancer
-	pol := c.policy(gw)
-	c.planned.plan(gw, pol) // its workspace is swept if it goes without the finalizer
 	// The routes' rules go to their rule sets (rulesets.go), applied
 	// after the load balancer: its fences and catch-alls are in place
 	// before any route's new rules take requests.
@@ -252,6 +250,15 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		return out, nil
 	}
 	kept, moving := c.ruleSets.keep(&lb, sets, h)
+	// A set whose pod pool is not applied yet waits alone (pools.go).
+	held, msg, err := c.resolvePools(ctx, gw, &lb, sets, kept, ids)
+	if err != nil {
+		out.reason, out.message, out.retry = gatewayv1.GatewayReasonPending, msg+": "+err.Error(), provisioningRetry
+		return out, nil
+	}
+	var built *engine.LoadBalancer
+	pol := c.policy(gw)
+	c.planned.plan(gw, pol) // its workspace is swept if it goes without the finalizer
 	_, err = c.cloud.Review.Run(ctx, &subj, pol, func(rv engine.Review) (out *engine.Outcome, err error) {
 		built, out, err = c.cloud.Engine.ReconcileGateway(ctx, lb, usedKeys(lb, keys), rv)
 		return out, err
@@ -260,7 +267,7 @@ func (c *Controller) program(ctx context.Context, gw *gatewayv1.Gateway, routes 
 		c.ruleSets.hold(gw.UID, heldBy(built))
 	}
 	if built != nil && built.ID != "" && (err == nil || isWaiting(err)) {
-		probs := c.syncRuleSets(ctx, gw, in, pol, built.ID, sets, kept, moving)
+		probs := c.syncRuleSets(ctx, gw, in, pol, built.ID, sets, kept, moving, held)
 		out.setsPending(probs)
 		out.movesPending(probs)
 		out.rules = ruleStates{synced: true, by: probs.told}

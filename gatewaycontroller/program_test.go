@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -474,5 +475,117 @@ func TestProgramPodTargets(t *testing.T) {
 	}
 	if u, ok := pods.uses["gateway:infra/gw"]; !ok || len(u) != 0 {
 		t.Errorf("after the removal the Gateway uses %v, want none", u)
+	}
+}
+
+// heldPods are pod pools as the leader keeps them (podpools.Pools): Want
+// registers the ports, and the worker applies a new pool at once, but
+// for those held (its first plan awaiting approval under
+// targetPools.applyPolicy manual); Use applies and waits, failing on a
+// held one.
+type heldPods struct {
+	ids  map[lbmodel.ServicePort]string
+	held map[lbmodel.ServicePort]bool
+	uses map[string][]lbmodel.ServicePort
+}
+
+func (f *heldPods) Want(user string, ports []lbmodel.ServicePort) {
+	f.uses[user] = ports
+	for _, p := range ports {
+		if f.ids[p] == "" && !f.held[p] {
+			f.ids[p] = fmt.Sprintf("tp-%s-%d", p.Service, p.Port)
+		}
+	}
+}
+
+func (f *heldPods) Use(_ context.Context, user string, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	f.Want(user, ports)
+	out := map[lbmodel.ServicePort]string{}
+	for _, p := range ports {
+		if f.ids[p] == "" {
+			return out, fmt.Errorf("%s: %w", p.Ref().Describe(), &engine.AwaitingApprovalError{PlanID: "plan-0123456789ab", Policy: annotations.ApplyManual})
+		}
+		out[p] = f.ids[p]
+	}
+	return out, nil
+}
+
+func (f *heldPods) Known(_ context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
+	out := map[lbmodel.ServicePort]string{}
+	for _, p := range ports {
+		if id := f.ids[p]; id != "" {
+			out[p] = id
+		}
+	}
+	return out, nil
+}
+
+// Two teams on one Gateway: team-b's new pod pool, its first plan
+// awaiting approval, holds back team-b's route alone (Pending, naming its
+// own backend, its set kept as applied); the load balancer and team-a's
+// changed route are applied meanwhile. Once the pool is applied, team-b's
+// set is.
+func TestProgramPodPoolHoldsOnlyItsRoute(t *testing.T) {
+	gw, _ := twoRoutes()
+	a := lbmodel.ServicePort{Namespace: "team-a", Service: "shop", Port: 80, Protocol: "TCP"}
+	b := lbmodel.ServicePort{Namespace: "team-b", Service: "web", Port: 80, Protocol: "TCP"}
+	b2 := lbmodel.ServicePort{Namespace: "team-b", Service: "web", Port: 8080, Protocol: "TCP"}
+	rule := func(name, key string, route *lbmodel.RouteRef, ports ...lbmodel.ServicePort) gateway.Rule {
+		r := gateway.Rule{Name: name, ListenerPort: 80, OrderKey: key, Route: route}
+		for _, p := range ports {
+			r.Backends = append(r.Backends, gateway.Backend{Pods: &p, Weight: 1})
+		}
+		return r
+	}
+	tr := gateway.Translation{Rules: []gateway.Rule{rule("team-b/web/0.0:80", "1", webRoute, b),
+		rule("team-a/shop/0.0:80", "2", shopRoute, a), catchAll}}
+	eng, rv := &fakeEngine{lb: &engine.LoadBalancer{ID: "lb-1", IPv4: "203.0.113.7", Status: "active"}}, &fakeReview{}
+	pods := &heldPods{ids: map[lbmodel.ServicePort]string{}, held: map[lbmodel.ServicePort]bool{}, uses: map[string][]lbmodel.ServicePort{}}
+	c := &Controller{gw: newClient(t, gw), services: serviceLister(t), cloud: &Cloud{Engine: eng, Review: rv, Pods: pods,
+		Infra: fakeInfra{poolErr: errors.New("the pool of every node is not needed")}, Settings: Settings{Policy: annotations.ApplyAuto, PodTargets: true}}}
+	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok {
+		t.Fatalf("first program: %+v, %v", p, err)
+	}
+	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 1", "lb-1 gw:HTTPRoute:team-b:web 1"}) {
+		t.Fatalf("rule sets applied: %q", got)
+	}
+
+	// team-b forwards to a new Service port too, whose pool's first plan
+	// awaits approval; meanwhile team-a's route changes.
+	pods.held[b2] = true
+	eng.sets, eng.calls = nil, nil
+	tr.Rules = []gateway.Rule{rule("team-b/web/0.0:80", "1", webRoute, b, b2),
+		rule("team-a/shop/0.0:80", "2", shopRoute, a), rule("team-a/shop/1.0:80", "3", shopRoute, a), catchAll}
+	p, err := c.program(t.Context(), gw, nil, tr)
+	if err != nil || !p.ok || p.retry != approvalRetry {
+		t.Fatalf("team-b's pool awaiting approval: %+v, %v; want the Gateway programmed, looked at again in %s", p, err, approvalRetry)
+	}
+	if len(eng.built) != 2 || !slices.Equal(eng.calls, []string{"lb", "set"}) {
+		t.Fatalf("built %d times, calls %v; want the load balancer reconciled, then a set", len(eng.built), eng.calls)
+	}
+	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-a:shop 2"}) || eng.sets[0].Rules[1].Backends[0].TargetPoolID != "tp-shop-80" {
+		t.Fatalf("rule sets applied %q (%+v); want team-a's changed set alone, on its pool", got, eng.sets)
+	}
+	if len(eng.destroyed) != 0 {
+		t.Errorf("destroyed %v; team-b's set waits as applied", eng.destroyed)
+	}
+	shop := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-a", Name: "shop"}}
+	web := gateway.RouteKey{Kind: gateway.KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-b", Name: "web"}}
+	if st := p.rules.by[shop]; st.reason != RulesApplied {
+		t.Errorf("team-a's route told %+v, want %s", st, RulesApplied)
+	}
+	if st := p.rules.by[web]; st.reason != RulesPending || st.status != metav1.ConditionUnknown ||
+		!strings.Contains(st.message, "team-b/web port 8080") || strings.Contains(st.message, "team-a") {
+		t.Errorf("team-b's route told %+v; want Pending, naming its own new backend alone", st)
+	}
+
+	// Approved and applied: team-b's set follows.
+	pods.held = nil
+	eng.sets = nil
+	if p, err := c.program(t.Context(), gw, nil, tr); err != nil || !p.ok || p.rules.by[web].reason != RulesApplied {
+		t.Fatalf("pool applied: %+v, %v", p, err)
+	}
+	if got := setNames(eng.sets); !slices.Equal(got, []string{"lb-1 gw:HTTPRoute:team-b:web 1"}) || eng.sets[0].Rules[0].Backends[1].TargetPoolID != "tp-web-8080" {
+		t.Fatalf("rule sets applied %q; want team-b's, on its new pool", got)
 	}
 }

@@ -221,10 +221,12 @@ func (p *setProblems) moveDone() {
 // syncRuleSets converges gw's rule sets to sets on load balancer lbID
 // under pol, each under its own review, and destroys those of routes no
 // longer in sets. Of the sets whose rules the load balancer keeps
-// (kept, moves.go), those not moving now wait. What is not applied is in the
-// returned problems; only a cancelled context stops it early.
+// (kept, moves.go), those not moving now wait; those held (a pod pool of
+// theirs not applied yet, resolvePools) wait as last applied, told why.
+// What is not applied is in the returned problems; only a cancelled
+// context stops it early.
 func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in review.GatewayInputs, pol annotations.ApplyPolicy,
-	lbID string, sets []lbmodel.RuleSet, kept, moving map[objectref.Ref]bool) *setProblems {
+	lbID string, sets []lbmodel.RuleSet, kept, moving map[objectref.Ref]bool, held map[objectref.Ref]ruleState) *setProblems {
 	nn := nameOf(gw)
 	probs := &setProblems{}
 	wanted := map[objectref.Ref]bool{}
@@ -236,7 +238,12 @@ func (c *Controller) syncRuleSets(ctx context.Context, gw *gatewayv1.Gateway, in
 	for i, s := range sets {
 		s.LoadBalancerID = lbID
 		ref := s.Ref()
-		wanted[ref] = true
+		wanted[ref] = true // a held set is kept as applied, not destroyed
+		if st, ok := held[ref]; ok {
+			probs.tell(s, st)
+			probs.add(fmt.Sprintf("the rules of %s %s/%s", s.RouteKind, s.RouteNamespace, s.Route), errors.New("a pod pool of theirs is not applied yet"), true)
+			continue
+		}
 		c.ruleSets.add(nn, ref) // before its first plan: a failed create leaves a workspace
 		fp := fingerprint(s)
 		switch {

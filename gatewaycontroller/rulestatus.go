@@ -54,6 +54,14 @@ var (
 		"the Gateway's load balancer is not programmed, so neither are the route's rules as they are now: the Gateway's Programmed condition says why"}
 )
 
+// rulesAwaitingPools is a route whose set waits for the pod pools of its
+// own backends (ports), not applied yet: its rules stay as last applied.
+// It names no other route's backend, which may be another team's.
+func rulesAwaitingPools(ports string) ruleState {
+	return ruleState{metav1.ConditionUnknown, RulesPending,
+		fmt.Sprintf("the route's rules wait for the pod pool of %s, not applied yet (its plan may await approval, or have failed: the Service's events say); they stay as last applied meanwhile", ports)}
+}
+
 // ruleStateOf is what the route is told of its set's reconcile, which
 // ended in err: the plan and the policy rules by name, from what the
 // engine returns, never its text. The events say more, redacted; a
