@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -323,6 +324,8 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 	}
 	if missing, err := c.previewPools(ctx, &lb); err != nil {
 		return fallback("%v", err)
+	} else if missing != "" && editor != gw.Namespace && !strings.Contains(missing, "Service "+editor+"/") {
+		return fallback("a pod pool of another namespace's Service, which the shared load balancer forwards to, does not exist yet")
 	} else if missing != "" {
 		return fallback("%s", missing)
 	}
@@ -345,13 +348,43 @@ func (c *Controller) previewGateway(ctx context.Context, gw *gatewayv1.Gateway, 
 		return fallback("no state yet: the Gateway's load balancer is created by its first plan")
 	case errors.Is(err, engine.ErrBusy) || ctx.Err() != nil:
 		return fallback("terraform did not answer within %s", c.cloud.PreviewBudget)
+	case err != nil && editor != gw.Namespace:
+		klog.V(2).InfoS("Gateway preview failed", "gateway", klog.KObj(gw), "err", err)
+		return fallback("the plan of the shared load balancer failed (its owners' events on the Gateway say why)")
 	case err != nil:
 		klog.V(2).InfoS("Gateway preview failed", "gateway", klog.KObj(gw), "err", err)
 		return fallback("the plan failed: %v", err)
 	}
 	ch := preview.Change{Plan: sp, Verdicts: verdicts, Policy: c.policy(gw), Approvals: c.cloud.Approvals}
-	lines = append(lines, changeLines(who, ch)...)
+	lines = append(lines, ownLines(changeLines(who, ch), editor, gw.Namespace)...)
 	return append(lines, setLines...), worse(ch.Outcome(), setOutcome)
+}
+
+// keyedNamespace finds the namespace in a resource address keyed
+// ["namespace/name"] (a certificate of the shared load balancer).
+var keyedNamespace = regexp.MustCompile(`\["([a-z0-9][-a-z0-9]*)/`)
+
+// ownLines are the lines of the shared load balancer's plan that editor,
+// the namespace of the object edited, is shown: the Gateway's own
+// namespace sees every one; another sees none naming another namespace's
+// object (a team's certificate being renewed), only how many there are.
+func ownLines(lines []string, editor, gwNamespace string) []string {
+	if editor == gwNamespace {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	others := 0
+	for _, l := range lines {
+		if slices.ContainsFunc(keyedNamespace.FindAllStringSubmatch(l, -1), func(m []string) bool { return m[1] != editor }) {
+			others++
+			continue
+		}
+		out = append(out, l)
+	}
+	if others > 0 {
+		out = append(out, fmt.Sprintf("%s%d change(s) of other namespaces' objects on the shared load balancer, not shown", preview.Prefix, others))
+	}
+	return out
 }
 
 // changeLines are ch's warnings, each naming who, without the outcome

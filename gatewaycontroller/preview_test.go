@@ -2,6 +2,7 @@ package gatewaycontroller
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,4 +242,26 @@ func dryRunOf(t *testing.T, kind string, cur, old runtime.Object) *admissionv1.A
 		r.OldObject.Raw = raw
 	}
 	return r
+}
+
+// A dry run from a namespace other than the Gateway's sees the shared
+// load balancer's plan without the lines naming other namespaces' objects
+// (a team's certificate being renewed), only how many; the Gateway's own
+// namespace sees every line.
+func TestOwnLines(t *testing.T) {
+	lines := []string{
+		preview.Prefix + "Gateway infra/gw: cloud change (terraform plan): +1 ~1 -1",
+		preview.Prefix + `Gateway infra/gw: UPDATES module.load_balancer.example_load_balancer.this`,
+		preview.Prefix + `Gateway infra/gw: REPLACES module.certificates.example_certificate.this["team-a/shop-tls"]`,
+		preview.Prefix + `Gateway infra/gw: CREATES module.certificates.example_certificate.this["team-b/web-tls"]`,
+		preview.Prefix + `Gateway infra/gw: DESTROYS module.certificates.example_certificate.this["infra/wildcard"]`,
+	}
+	got := ownLines(lines, "team-b", "infra")
+	want := []string{lines[0], lines[1], lines[3], preview.Prefix + "2 change(s) of other namespaces' objects on the shared load balancer, not shown"}
+	if !slices.Equal(got, want) {
+		t.Errorf("team-b's lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := ownLines(lines, "infra", "infra"); !slices.Equal(got, lines) {
+		t.Errorf("the Gateway's namespace's lines: %q", got)
+	}
 }
