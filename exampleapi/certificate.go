@@ -105,18 +105,24 @@ func IsPrivateKey(keyPEM string) bool {
 	if b == nil || len(b.Headers) > 0 || strings.TrimSpace(string(rest)) != "" {
 		return false
 	}
-	var err error
+	_, known, err := parseKeyBlock(b)
+	return known && err == nil
+}
+
+// parseKeyBlock parses PEM block b of a private key type (known: one of
+// PRIVATE KEY, RSA PRIVATE KEY, EC PRIVATE KEY).
+func parseKeyBlock(b *pem.Block) (key any, known bool, err error) {
 	switch b.Type {
 	case "PRIVATE KEY":
-		_, err = x509.ParsePKCS8PrivateKey(b.Bytes)
+		key, err = x509.ParsePKCS8PrivateKey(b.Bytes)
 	case "RSA PRIVATE KEY":
-		_, err = x509.ParsePKCS1PrivateKey(b.Bytes)
+		key, err = x509.ParsePKCS1PrivateKey(b.Bytes)
 	case "EC PRIVATE KEY":
-		_, err = x509.ParseECPrivateKey(b.Bytes)
+		key, err = x509.ParseECPrivateKey(b.Bytes)
 	default:
-		return false
+		return nil, false, nil
 	}
-	return err == nil
+	return key, true, err
 }
 
 func parsePrivateKey(keyPEM string) (crypto.Signer, error) {
@@ -139,19 +145,11 @@ func parsePrivateKey(keyPEM string) (crypto.Signer, error) {
 	case b.Type == "CERTIFICATE":
 		return nil, errors.New("holds a certificate, not a private key (certificate_pem and private_key_pem swapped?)")
 	}
-	var key any
-	var err error
-	switch b.Type {
-	case "PRIVATE KEY":
-		key, err = x509.ParsePKCS8PrivateKey(b.Bytes)
-	case "RSA PRIVATE KEY":
-		key, err = x509.ParsePKCS1PrivateKey(b.Bytes)
-	case "EC PRIVATE KEY":
-		key, err = x509.ParseECPrivateKey(b.Bytes)
-	default:
+	key, known, err := parseKeyBlock(b)
+	switch {
+	case !known:
 		return nil, fmt.Errorf("is a %q PEM block (accepted: PRIVATE KEY, RSA PRIVATE KEY, EC PRIVATE KEY)", b.Type)
-	}
-	if err != nil {
+	case err != nil:
 		// The parser's message names the format only, never key bytes.
 		return nil, fmt.Errorf("is not a valid %s: %v", strings.ToLower(b.Type), err)
 	}

@@ -178,6 +178,14 @@ func (f *fixture) service(t *testing.T, name string, selector ...string) lbmodel
 	return lbmodel.ServicePort{Namespace: f.ns, Service: name, Port: 80, Protocol: corev1.ProtocolTCP}
 }
 
+// otherNamespace creates and names another team's namespace.
+func (f *fixture) otherNamespace(t *testing.T) string {
+	other := f.ns + "-other"
+	_, err := f.kube.CoreV1().Namespaces().Create(testkit.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
+	testkit.Must(t, err)
+	return other
+}
+
 // pod creates a pod at ip in ns, with conditions set true and gates.
 func (f *fixture) pod(t *testing.T, ns, name, ip string, conditions []corev1.PodConditionType, gates ...corev1.PodConditionType) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -258,9 +266,7 @@ func TestPoolsFollowSlices(t *testing.T) {
 	f := start(t, func(o *Options) { o.RefusedGrace = 3 * time.Second })
 	ctx := testkit.Context(t)
 	web := f.service(t, "web")
-	other := f.ns + "-other"
-	_, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	other := f.otherNamespace(t)
 	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
 	f.pod(t, other, "theirs", "10.244.2.7", ready)
 	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.2.7": true, "10.0.0.4": true})
@@ -300,7 +306,7 @@ func TestPoolsFollowSlices(t *testing.T) {
 	f.engine.mu.Lock()
 	f.engine.inUse = 1
 	f.engine.mu.Unlock()
-	_, err = f.pools.Use(ctx, "gateway:infra/gw", nil)
+	_, err := f.pools.Use(ctx, "gateway:infra/gw", nil)
 	testkit.Must(t, err)
 	eventually(t, 10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 2 })
 	eventually(t, 5*time.Second, func() bool { return len(f.pools.Users()) == 0 })
@@ -335,9 +341,7 @@ func TestTargetDecidedAgainWhenItsPodEnds(t *testing.T) {
 	f := start(t)
 	ctx := testkit.Context(t)
 	web := f.service(t, "web")
-	other := f.ns + "-other"
-	_, err := f.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{})
-	testkit.Must(t, err)
+	other := f.otherNamespace(t)
 	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
 	f.pod(t, f.ns, "web-b", "10.244.1.6", ready)
 	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.6": true})

@@ -162,13 +162,8 @@ func (s *scope) awaitsTheDecision() {
 	s.address("k8s-a-named", "addr-6969696969696969", "203.0.113.10", "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
 	named := "address:" + s.svcNS + "/k8s-a-named"
 	done = s.onRelease(func(ctx context.Context, r *reviewapi.AddressRelease) error {
-		_, err := s.client.CoreV1().Events(s.ccmNS).Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{GenerateName: "refused-", Namespace: s.ccmNS},
-			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: s.ccmNS, Name: "ccm-plans-demo-address"},
-			Reason:         "ReleaseRefused", Type: corev1.EventTypeWarning,
-			Message: fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not released: Service other/web names it\x1b[2J", r.Name, s.user, s.svcNS),
-		}, metav1.CreateOptions{})
-		return err
+		return s.controllerSays(ctx, "ReleaseRefused", corev1.EventTypeWarning,
+			fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not released: Service other/web names it\x1b[2J", r.Name, s.user, s.svcNS))
 	})
 	_, _, err := s.run(nil, "release", named, "--yes", "--wait=20s")
 	testkit.Must(t, <-done)
@@ -185,13 +180,8 @@ func (s *scope) awaitsTheDecision() {
 
 	// Taken up, not decided: the controller's reason is shown.
 	done = s.onRelease(func(ctx context.Context, r *reviewapi.AddressRelease) error {
-		_, err := s.client.CoreV1().Events(s.ccmNS).Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{GenerateName: "waits-", Namespace: s.ccmNS},
-			InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: s.ccmNS, Name: "ccm-plans-demo-address"},
-			Reason:         "ReleaseWaits", Type: corev1.EventTypeNormal,
-			Message: fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not decided yet: the Gateways are unread; it is looked at again", r.Name, s.user, s.svcNS),
-		}, metav1.CreateOptions{})
-		return err
+		return s.controllerSays(ctx, "ReleaseWaits", corev1.EventTypeNormal,
+			fmt.Sprintf("AddressRelease %s by %q: address %s/k8s-a-named is not decided yet: the Gateways are unread; it is looked at again", r.Name, s.user, s.svcNS))
 	})
 	out = s.mustRun(nil, "release", named, "--yes", "--wait=2s")
 	testkit.Must(t, <-done)
@@ -199,6 +189,17 @@ func (s *scope) awaitsTheDecision() {
 		!strings.HasSuffix(out, "is not decided yet: the Gateways are unread; it is looked at again\nexamplectl status "+named+" shows the release once planned.\n") {
 		t.Errorf("release, waiting:\n%s\nwant the controller's reason", out)
 	}
+}
+
+// controllerSays records the controller's event of reason on the address
+// record's ConfigMap, as the controller would.
+func (s *scope) controllerSays(ctx context.Context, reason, typ, message string) error {
+	_, err := s.client.CoreV1().Events(s.ccmNS).Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: "controller-", Namespace: s.ccmNS},
+		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: s.ccmNS, Name: "ccm-plans-demo-address"},
+		Reason:         reason, Type: typ, Message: message,
+	}, metav1.CreateOptions{})
+	return err
 }
 
 // onRelease plays the controller: decide runs on the next AddressRelease
