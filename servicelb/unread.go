@@ -33,9 +33,10 @@ func retryUnread(err error) error {
 	return err
 }
 
-// liveGrants reads a namespace's ReferenceGrants from the API server now
-// (tenancy.Sources.GrantsNow), asked only before a refusal for want of
-// one; one that cannot be read grants nothing.
+// liveGrants reads a namespace's ReferenceGrants ("": every namespace's)
+// from the API server now (tenancy.Sources.GrantsNow), asked only before a
+// refusal for want of one, and kept a moment by the authorizer; one that
+// cannot be read grants nothing.
 func liveGrants(dyn dynamic.Interface) func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
 	return func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error) {
 		l, err := dyn.Resource(referencegrants.Resource).Namespace(namespace).List(ctx, metav1.ListOptions{})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cloud-provider/api"
@@ -32,6 +33,9 @@ func TestRefusalBeforeTheGrantIsReadRetriesSoon(t *testing.T) {
 		t.Errorf("the plain refusal retried soon: %v", retryUnread(err))
 	}
 
+	// The live read is kept for tenancy.GrantsNowTTL: a grant created
+	// after it is read live once it is that old.
+	time.Sleep(tenancy.GrantsNowTTL)
 	_, err = grants.Create(t.Context(), grantObject(t, "team-a", "team-b", "front"), metav1.CreateOptions{})
 	testkit.Must(t, err)
 	err = f.joins(t)

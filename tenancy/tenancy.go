@@ -179,7 +179,8 @@ type Sources struct {
 	// read, not the watch Grants keeps): asked only before a refusal
 	// for want of a grant, to tell a grant the watch has not delivered
 	// yet (created a moment before) from none. It never allows: consent
-	// counts from the watch's event on.
+	// counts from the watch's event on. Namespace "" is every
+	// namespace's. Its answers are kept for GrantsNowTTL (grantsnow.go).
 	GrantsNow func(ctx context.Context, namespace string) ([]gatewayv1beta1.ReferenceGrant, error)
 	// LoadBalancerTags returns load balancer id's tags; found is false
 	// when the cloud has no such load balancer.
@@ -217,6 +218,8 @@ type Authorizer struct {
 	// all (the cloud config's loadBalancer.adoption).
 	AdoptionAllowed func(namespace string) bool
 	Sources
+
+	live liveGrants // GrantsNow's answers, kept (grantsnow.go)
 }
 
 // GrantGroup and GrantKind are what a ReferenceGrant's to names to let
@@ -417,12 +420,17 @@ func (a *Authorizer) address(ctx context.Context, from objectref.Ref, r Referenc
 	owner := tags[exampleapi.TagNamespace]
 	switch {
 	case !found || tags[lbmodel.TagClusterID] != a.ClusterID || tags[lbmodel.TagManagedBy] == "" || owner == "":
-		return refusal, nil
+		owner = "" // no namespace may grant it
 	case owner == from.Namespace:
 		return "", nil
 	}
-	reason, err := a.consented(ctx, owner, refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
-		return matches(g, taker, from.Namespace, party{GrantGroup, GrantAddressKind}, id)
+	// Every refusal makes the same reads, whatever the address is
+	// (missing, another cluster's, another namespace's): the grants read
+	// (from's own stand in for no owner's) and the live read of every
+	// namespace's, so neither its words nor its latency tell whether the
+	// address is another tenant's.
+	reason, err := a.consentedLive(ctx, cmp.Or(owner, from.Namespace), "", refusal, func(g gatewayv1beta1.ReferenceGrant) bool {
+		return owner != "" && matches(g, taker, from.Namespace, party{GrantGroup, GrantAddressKind}, id)
 	})
 	if reason != "" && reason != refusal {
 		// The grants could not be read: said without the namespace, whose
@@ -591,6 +599,12 @@ const notReadReason = "the controller cannot read the ReferenceGrants that decid
 // that allows and the watch has not delivered it yet) it refuses saying
 // so, with errNotRead: consent that cannot be read is no consent.
 func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, allows func(gatewayv1beta1.ReferenceGrant) bool) (string, error) {
+	return a.consentedLive(ctx, namespace, namespace, refusal, allows)
+}
+
+// consentedLive is consented with the live read of namespace live ("":
+// every namespace's, of which namespace's count).
+func (a *Authorizer) consentedLive(ctx context.Context, namespace, live, refusal string, allows func(gatewayv1beta1.ReferenceGrant) bool) (string, error) {
 	if a.Grants == nil {
 		return refusal, nil
 	}
@@ -605,7 +619,10 @@ func (a *Authorizer) consented(ctx context.Context, namespace, refusal string, a
 		return "", nil
 	}
 	if a.GrantsNow != nil {
-		if now, err := a.GrantsNow(ctx, namespace); err == nil && slices.ContainsFunc(now, allows) {
+		now, err := a.grantsNow(ctx, live)
+		if err == nil && slices.ContainsFunc(now, func(g gatewayv1beta1.ReferenceGrant) bool {
+			return (live != "" || g.Namespace == namespace) && allows(g)
+		}) {
 			return fmt.Sprintf("the controller has not read the newest ReferenceGrants of namespace %s yet, and consent it has not read is no consent", namespace), errNotRead
 		}
 	}

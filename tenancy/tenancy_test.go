@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -490,12 +491,14 @@ func TestRefusalForGrantsNotReadYet(t *testing.T) {
 	group := []Reference{{Kind: Group, Annotation: annotations.LBGroup, Namespace: "team-a", Name: "front"}}
 	address := []Reference{{Kind: ReservedAddress, Annotation: annotations.LBAddress, Name: "addr-a"}}
 	a := authorizer() // the watch has no grant
+	now := time.Now()
+	a.live.now = func() time.Time { return now }
 	var refused *RefusedError
 	if err := a.Authorize(t.Context(), from, group); !errors.As(err, &refused) || refused.Unread || !strings.Contains(refused.Reason, "has no ReferenceGrant") {
 		t.Fatalf("no grant anywhere: %v (unread %v), want the plain refusal", err, refused != nil && refused.Unread)
 	}
 	a.GrantsNow = func(_ context.Context, ns string) ([]gatewayv1beta1.ReferenceGrant, error) {
-		if ns != "team-a" {
+		if ns != "team-a" && ns != "" { // "": every namespace's (an address's)
 			return nil, nil
 		}
 		return []gatewayv1beta1.ReferenceGrant{grant("team-a", "team-b", ""), referenceGrant("team-a", "", "Service", "team-b", GrantGroup, GrantAddressKind, "")}, nil
@@ -508,10 +511,12 @@ func TestRefusalForGrantsNotReadYet(t *testing.T) {
 	if err := a.Authorize(t.Context(), from, address); !errors.As(err, &refused) || !refused.Unread || strings.Contains(refused.Reason, "team-a") {
 		t.Fatalf("an address's grant not delivered yet: %v, want an Unread refusal without the owner", err)
 	}
-	// The live read says nothing when it fails: the plain refusal.
+	// The live read says nothing when it fails: the plain refusal (once
+	// the last one kept is GrantsNowTTL old).
 	a.GrantsNow = func(context.Context, string) ([]gatewayv1beta1.ReferenceGrant, error) {
 		return nil, errors.New("timeout")
 	}
+	now = now.Add(GrantsNowTTL)
 	if err := a.Authorize(t.Context(), from, group); !errors.As(err, &refused) || refused.Unread {
 		t.Fatalf("the live read failing: %v, want the plain refusal", err)
 	}
