@@ -139,7 +139,7 @@ const (
 	// trust.
 	ResourceBackendTLSPolicies = "backendtlspolicies"
 	ResourceConfigMaps         = "configmaps"
-	GroupGatewayAPI      = "gateway.networking.k8s.io"
+	GroupGatewayAPI            = "gateway.networking.k8s.io"
 )
 
 // PodMakers are the inputs of a pod pool of a Service in namespace, besides

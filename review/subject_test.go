@@ -292,7 +292,7 @@ func TestGatewaySubject(t *testing.T) {
 			{Kind: objectref.KindTCPRoute, Namespace: "team-b", Name: "db"},
 			{Kind: objectref.KindListenerSet, Namespace: "team-b", Name: "listeners"},
 		},
-		Secrets:  []types.NamespacedName{{Namespace: "infra", Name: "cert"}, {Namespace: "team-a", Name: "shop-cert"}},
+		Secrets:     []types.NamespacedName{{Namespace: "infra", Name: "cert"}, {Namespace: "team-a", Name: "shop-cert"}},
 		Services:    []types.NamespacedName{{Namespace: "team-a", Name: "api"}, {Namespace: "team-a", Name: "api"}},
 		TLSPolicies: []types.NamespacedName{{Namespace: "team-a", Name: "api-tls"}},
 		ConfigMaps:  []types.NamespacedName{{Namespace: "team-a", Name: "ca"}},
