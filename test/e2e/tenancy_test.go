@@ -245,6 +245,18 @@ func TestTenancy(t *testing.T) {
 		if got := simtest.Listeners(lb); len(got) != 1 {
 			t.Fatalf("without consent the guest's port reached the owner's address: %v", got)
 		}
+		// An error elsewhere in the guest's annotations (internal, with
+		// spec.loadBalancerIP) skips no check: refused, told its error,
+		// and its port is nowhere on the owner's load balancer.
+		sly := lbServiceIn("team-b", "sly", 8081)
+		sly.Annotations = map[string]string{string(annotations.LBGroup): "team-a/front", string(annotations.LBInternal): "true"}
+		sly.Spec.LoadBalancerIP = "203.0.113.77"
+		e.createService(t, bob, sly)
+		e.eventWith(t, "team-b", "sly", "InvalidService", "spec.loadBalancerIP")
+		if lb, err = e.cloudLB(ip); err != nil || len(simtest.Listeners(lb)) != 1 {
+			t.Fatalf("a guest in error reached the owner's load balancer: %v, %v", simtest.Listeners(lb), err)
+		}
+		testkit.Must(t, bob.kube.CoreV1().Services("team-b").Delete(testkit.Context(t), "sly", metav1.DeleteOptions{}))
 
 		// Team-a consents (its owner, here the admin, grants team-b's
 		// Services): the guest joins.
