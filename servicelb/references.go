@@ -2,6 +2,7 @@ package servicelb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,6 +28,7 @@ type references struct {
 	certs      ttlCache[map[string]string]
 	lbs        ttlCache[map[string]string]
 	names      ttlCache[map[string]string]
+	addrs      ttlCache[cloudAddress]
 	// grants are the cluster's ReferenceGrants, watched.
 	grants *referencegrants.Watch
 }
@@ -43,6 +45,12 @@ const (
 	// is created or deleted; a stale answer only delays a refusal or an
 	// allowance (the cloud still refuses a second load balancer of a name).
 	loadBalancerNameTTL = 30 * time.Second
+	// addressTTL: an address's id and owner tags do not change while it
+	// exists; kept a moment so that N Services naming one (a tenant's,
+	// naming another team's) cost one cloud read per look of the keeper,
+	// not N. Only one found is kept: one being reserved is looked for
+	// again at once.
+	addressTTL = 2 * time.Second
 	// referencesTimeout bounds the reads of a membership check, which
 	// has no caller's context.
 	referencesTimeout = 30 * time.Second
@@ -88,30 +96,55 @@ func newReferences(cfg *cloudconfig.Config, api cloudReader) *references {
 			return l[i].Tags, true, nil
 		})
 		r.authorizer.Address = func(ctx context.Context, ref string) (string, map[string]string, bool, error) {
-			var a *exampleapi.Address
-			if annotations.IsAddressID(ref) {
-				got, err := api.GetAddress(ctx, ref)
-				if err != nil {
-					return "", nil, false, ignoreNotFound(err)
+			a, err := r.addrs.get(ref, addressTTL, func() (cloudAddress, error) {
+				a, err := readAddress(ctx, api, cfg.Region, ref)
+				if err == nil && a.id == "" {
+					err = errNoAddress // not kept
 				}
-				a = got
-			} else {
-				l, err := api.ListAddresses(ctx, exampleapi.AddressFilter{IP: ref, Region: cfg.Region})
-				if err != nil {
-					return "", nil, false, fmt.Errorf("list addresses of IP %s: %w", ref, err)
-				}
-				if len(l) == 0 {
-					return "", nil, false, nil
-				}
-				a = &l[0]
-			}
-			if a.Region != cfg.Region {
+				return a, err
+			})
+			if errors.Is(err, errNoAddress) {
 				return "", nil, false, nil
 			}
-			return a.ID, a.Tags, true, nil
+			return a.id, a.tags, a.id != "", err
 		}
 	}
 	return r
+}
+
+// cloudAddress is what references read of a reserved address: its id and
+// tags, zero for none of the region.
+type cloudAddress struct {
+	id   string
+	tags map[string]string
+}
+
+// errNoAddress: the region has no such address (a read not kept).
+var errNoAddress = errors.New("no such address")
+
+// readAddress reads reserved address ref (an id or an IP) of region.
+func readAddress(ctx context.Context, api cloudReader, region, ref string) (cloudAddress, error) {
+	var a *exampleapi.Address
+	if annotations.IsAddressID(ref) {
+		got, err := api.GetAddress(ctx, ref)
+		if err != nil {
+			return cloudAddress{}, ignoreNotFound(err)
+		}
+		a = got
+	} else {
+		l, err := api.ListAddresses(ctx, exampleapi.AddressFilter{IP: ref, Region: region})
+		if err != nil {
+			return cloudAddress{}, fmt.Errorf("list addresses of IP %s: %w", ref, err)
+		}
+		if len(l) == 0 {
+			return cloudAddress{}, nil
+		}
+		a = &l[0]
+	}
+	if a.Region != region {
+		return cloudAddress{}, nil
+	}
+	return cloudAddress{id: a.ID, tags: maps.Clone(a.Tags)}, nil
 }
 
 // cloudTags is a tenancy source of a cloud object's tags, kept in c for

@@ -173,3 +173,51 @@ func TestTTLCacheBounded(t *testing.T) {
 		t.Error("a read older than twice the ttl was kept")
 	}
 }
+
+// addressReads counts the cloud's address reads.
+type addressReads struct {
+	*fakeCloud
+	n int
+}
+
+func (c *addressReads) GetAddress(ctx context.Context, id string) (*exampleapi.Address, error) {
+	c.n++
+	return c.fakeCloud.GetAddress(ctx, id)
+}
+
+func (c *addressReads) ListAddresses(ctx context.Context, f exampleapi.AddressFilter) ([]exampleapi.Address, error) {
+	c.n++
+	return c.fakeCloud.ListAddresses(ctx, f)
+}
+
+// Fifty of mallory's Services naming team-a's address, each decided (as
+// the keeper does at each look), cost one cloud read, not fifty; an
+// address not found is read again each time (one being reserved is found
+// at once).
+func TestAddressReadsKept(t *testing.T) {
+	addr := exampleapi.Address{ObjectMeta: exampleapi.ObjectMeta{ID: "addr-0123456789abcdef", Name: "k8s-a", Region: "ex-west-1"}, IP: "203.0.113.9",
+		Tags: map[string]string{lbmodel.TagClusterID: "test", lbmodel.TagManagedBy: "cloud-provider-example", exampleapi.TagNamespace: "team-a"}}
+	cloud := &addressReads{fakeCloud: &fakeCloud{addresses: []exampleapi.Address{addr}}}
+	cfg := testConfig(t, "")
+	cfg.ClusterID, cfg.Region = "test", "ex-west-1"
+	refs := newReferences(cfg, cloud)
+	refs.watchGrants(t.Context(), grantsClient(t, "team-a", "team-b", "front"))
+	var refused *tenancy.RefusedError
+	for range 50 {
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "m", Annotations: map[string]string{string(annotations.LBAddress): addr.IP}}}
+		if err := refs.authorize(t.Context(), annotations.Read(svc)); !errors.As(err, &refused) {
+			t.Fatalf("team-x naming team-a's address: %v, want a refusal", err)
+		}
+	}
+	if cloud.n != 1 {
+		t.Errorf("%d cloud reads for 50 decisions of one address, want 1", cloud.n)
+	}
+	cloud.n = 0
+	for range 3 {
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-x", Name: "m", Annotations: map[string]string{string(annotations.LBAddress): "203.0.113.10"}}}
+		_ = refs.authorize(t.Context(), annotations.Read(svc))
+	}
+	if cloud.n != 3 {
+		t.Errorf("%d cloud reads for 3 decisions of a missing address, want 3 (not kept)", cloud.n)
+	}
+}
