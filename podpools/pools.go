@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -44,6 +45,9 @@ type Engine interface {
 	ReconcilePodPool(ctx context.Context, p lbmodel.PodPool, rv engine.Review) (string, *engine.Outcome, error)
 	DestroyPodPool(ctx context.Context, ref objectref.Ref, rv engine.Review) (*engine.Outcome, error)
 	PodPoolWorkspace(ref objectref.Ref) (string, error)
+	// PodPoolID is a pool's id as its workspace records it ("": none),
+	// without a plan.
+	PodPoolID(ctx context.Context, ref objectref.Ref) (string, error)
 }
 
 // Reviewer is what they need of review (a *review.Board).
@@ -269,16 +273,27 @@ func (p *Pools) Users() map[objectref.Ref][]string {
 }
 
 // Known are the ids of those of ports whose pools are applied, without
-// applying any (what a preview reads).
-func (p *Pools) Known(_ context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// applying any (what a preview, and a Gateway that does not wait for a
+// new pool, read): by this process, or, not yet, by an earlier one (a
+// new leader's pools are applied again by the worker, one at a time, and
+// until then their routes would look unprogrammed), as recorded.
+func (p *Pools) Known(ctx context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
 	out := map[lbmodel.ServicePort]string{}
+	var unknown []lbmodel.ServicePort
+	p.mu.Lock()
 	for _, sp := range ports {
 		if st := p.pools[sp.Ref()]; st != nil && st.id != "" {
 			out[sp] = st.id
+		} else {
+			unknown = append(unknown, sp)
 		}
 	}
+	p.mu.Unlock()
+	recorded, err := Recorded{Engine: p.engine}.Known(ctx, unknown)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, recorded)
 	return out, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
 	"github.com/example/cloud-provider-example/annotations"
@@ -43,6 +44,15 @@ type fakeEngine struct {
 	// inUse refuses this many destroys first, as the cloud does while a
 	// load balancer forwards to the pool.
 	inUse int
+	// recorded are the pools' ids as their workspaces record them (an
+	// earlier leader's applies).
+	recorded map[objectref.Ref]string
+}
+
+func (f *fakeEngine) PodPoolID(_ context.Context, ref objectref.Ref) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.recorded[ref], nil
 }
 
 func (f *fakeEngine) ReconcilePodPool(_ context.Context, p lbmodel.PodPool, _ engine.Review) (string, *engine.Outcome, error) {
@@ -503,6 +513,24 @@ func TestRecorded(t *testing.T) {
 	}
 	if _, err := r.Use(context.Background(), "gateway:infra/gw", nil); err != nil {
 		t.Fatalf("using none: %v", err)
+	}
+}
+
+// A new leader's Gateways find the pools an earlier leader applied by
+// their records, before its worker applies them again: their routes do
+// not wait for that. A pool never applied has no id.
+func TestKnownReadsRecordedPools(t *testing.T) {
+	web := lbmodel.ServicePort{Namespace: "shop", Service: "web", Port: 80}
+	api := lbmodel.ServicePort{Namespace: "shop", Service: "api", Port: 80}
+	eng := &fakeEngine{applies: map[objectref.Ref][][]string{}, recorded: map[objectref.Ref]string{web.Ref(): "tp-web"}}
+	p := New(kubefake.NewClientset(), eng, &fakeReview{}, &fakeCloud{}, Options{})
+	p.Want("gateway:infra/gw", []lbmodel.ServicePort{web, api})
+	got, err := p.Known(context.Background(), []lbmodel.ServicePort{web, api})
+	if err != nil || len(got) != 1 || got[web] != "tp-web" {
+		t.Fatalf("Known = %v, %v; want web's recorded id only", got, err)
+	}
+	if len(eng.applies) != 0 {
+		t.Errorf("Known applied %v", eng.applies)
 	}
 }
 
