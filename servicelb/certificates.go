@@ -164,6 +164,10 @@ func (t *TLSSecrets) secret(ctx context.Context, namespace, name string) (crt, k
 	if err := exampleapi.CheckPrivateKey(crt, key); err != nil {
 		return "", "", invalid("%s: %v", v1.TLSPrivateKeyKey, err)
 	}
+	if !exampleapi.IsPrivateKey(key) {
+		// Else served, and not redacted (above): only a bare key is.
+		return "", "", invalid("%s: holds PEM headers or text besides its key; keep the one PEM block alone", v1.TLSPrivateKeyKey)
+	}
 	return crt, key, nil
 }
 

@@ -54,6 +54,8 @@ func TestTLSSecretsRead(t *testing.T) {
 		tlsSecret("weak", v1.SecretTypeTLS, weak.CertPEM, weak.KeyPEM),
 		tlsSecret("garbage", v1.SecretTypeTLS, "not a certificate", good.KeyPEM),
 		tlsSecret("words", v1.SecretTypeTLS, good.CertPEM, "team-a"),
+		tlsSecret("commented", v1.SecretTypeTLS, good.CertPEM, good.KeyPEM+"# the shop's key\n"),
+		tlsSecret("headers", v1.SecretTypeTLS, good.CertPEM, strings.Replace(good.KeyPEM, "-----\n", "-----\nComment: password=team-a\n\n", 1)),
 		tlsSecret("conn", v1.SecretTypeTLS, good.CertPEM, "postgres://u:carol@example.com@db/x"),
 	} {
 		if _, err := f.client.CoreV1().Secrets("shop").Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
@@ -100,6 +102,8 @@ func TestTLSSecretsRead(t *testing.T) {
 		{"weak", "tls.key:"},
 		{"garbage", "tls.crt:"},
 		{"words", "tls.key: holds no PEM block"},
+		{"commented", "tls.key: holds PEM headers or text besides its key"},
+		{"headers", "tls.key: holds PEM headers or text besides its key"},
 		{"conn", "tls.key: holds no PEM block"},
 		{"web-tls,missing", "shop/missing"},
 	} {
