@@ -147,7 +147,7 @@ func Decide(lb exampleapi.LoadBalancer, sets []exampleapi.RuleSet, l exampleapi.
 		d.RewriteHost, d.RewritePath = rewrite(r, req.Path)
 		d.Timeouts, d.Retry = r.Timeouts, r.Retry
 		if sp := r.SessionPersistence; sp != nil {
-			d.Session = &Session{SessionPersistence: *sp, Rule: d.RuleID(), Path: cmp.Or(r.Path, "/")}
+			d.Session = &Session{SessionPersistence: *sp, Rule: d.RuleID(), Path: cookiePath(r)}
 		}
 	}
 	return d, nil
@@ -161,4 +161,22 @@ func hasTargets(lb exampleapi.LoadBalancer, targets PoolTargets) (bool, error) {
 	}
 	n, err := targets(lb.TargetPoolID)
 	return n > 0, err
+}
+
+// cookiePath is the Path of rule r's session cookie: its path, a prefix
+// a browser sends the cookie back on. A regex path is no such prefix: its
+// literal beginning to its last /, at least /.
+func cookiePath(r exampleapi.Rule) string {
+	if r.PathType != exampleapi.PathRegex {
+		return cmp.Or(r.Path, "/")
+	}
+	re := pathRegex(r.Path)
+	if re == nil {
+		return "/"
+	}
+	lit, _ := re.LiteralPrefix()
+	if i := strings.LastIndex(lit, "/"); i >= 0 && strings.HasPrefix(lit, "/") {
+		return lit[:i+1]
+	}
+	return "/"
 }

@@ -127,3 +127,22 @@ func TestDecide(t *testing.T) {
 		t.Fatal("an unreadable pool made a decision")
 	}
 }
+
+// A session cookie's Path is a prefix the browser sends it back on: a
+// regex path's literal beginning to its last /, never the pattern.
+func TestCookiePath(t *testing.T) {
+	for _, c := range []struct{ pathType, path, want string }{
+		{"", "", "/"},
+		{exampleapi.PathPrefix, "/api", "/api"},
+		{exampleapi.PathExact, "/cart", "/cart"},
+		{exampleapi.PathRegex, "/api/v[0-9]+/(cart|orders)", "/api/"},
+		{exampleapi.PathRegex, "/v[0-9]+/.*", "/"},
+		{exampleapi.PathRegex, "/items/[0-9]+", "/items/"},
+		{exampleapi.PathRegex, "(?:/shop)/[^/]+", "/shop/"},
+		{exampleapi.PathRegex, ".*", "/"},
+	} {
+		if got := cookiePath(exampleapi.Rule{PathType: c.pathType, Path: c.path}); got != c.want {
+			t.Errorf("cookiePath(%s %q) = %q, want %q", c.pathType, c.path, got, c.want)
+		}
+	}
+}
