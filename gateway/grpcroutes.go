@@ -94,10 +94,16 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch) gatewayv1.HTTPRouteMatch {
 }
 
 // anyPart is pattern p of a path part, any part when empty: grouped, so
-// an alternation stays in its part.
+// an alternation stays in its part. One that is no pattern alone
+// ("Get)|(.*") is left ungrouped: grouped, it would match beyond its part
+// (every path); left, the path is no pattern, and the cloud's check
+// refuses the route.
 func anyPart(p string) string {
-	if p == "" {
+	switch _, err := regexp.Compile(p); {
+	case p == "":
 		return "[^/]+"
+	case err != nil:
+		return p
 	}
 	return "(?:" + p + ")"
 }
