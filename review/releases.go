@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"regexp"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -67,10 +68,15 @@ func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 // Gateways, the cloud): a Normal event, since the request is kept and
 // looked at again, and no audit line, since nothing was decided.
 func (b *Board) ReleaseWaits(s Subject, r *reviewapi.AddressRelease, why string) {
-	if b.once("release-waits\x00" + r.UID + "\x00" + why) {
+	// The cloud's request id differs at every look: one reason all the same.
+	if b.once("release-waits\x00" + r.UID + "\x00" + requestIDs.ReplaceAllString(why, "")) {
 		b.eventf(s, v1.EventTypeNormal, "ReleaseWaits", "AddressRelease %s by %q: %s is not decided yet: %s; it is looked at again", r.Name, r.Spec.Requester, s.ref.Describe(), why)
 	}
 }
+
+// requestIDs are the cloud's request ids in an error's text
+// (exampleapi.APIError).
+var requestIDs = regexp.MustCompile(` \(request [^)]*\)`)
 
 // ReleaseEnded uses up release request r: refused (why set) it says so
 // in a Warning event and an audit line; else its plan was applied or
