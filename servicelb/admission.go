@@ -146,7 +146,7 @@ func (a *Admission) Preview(ctx context.Context, req *admissionv1.AdmissionReque
 func (a *Admission) change(ctx context.Context, old, cur *v1.Service, dryRun bool) (c preview.Change) {
 	c = preview.Change{Approvals: a.cfg.Review.Approvals.Required}
 	in := annotations.Read(cur)
-	if err := a.lb.refs.authorize(ctx, in); err != nil {
+	if err := a.lb.refs.authorize(ctx, in); err != nil && err != in.Err { //nolint:errorlint // in.Err itself: told below
 		c.Refusals = append(c.Refusals, err.Error())
 	}
 	ann := in.LB

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/engine"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/preview"
@@ -79,6 +80,14 @@ func TestPreviewWithoutTerraform(t *testing.T) {
 				t.Errorf("%d plans for a stored edit", eng.previews)
 			}
 		})
+	}
+
+	// In error and naming another namespace's group: the error, once.
+	both := lbService(1, map[string]string{"loadbalancer.example.com/internl": "true", string(annotations.LBGroup): "team-x/front"})
+	lbs, _, _ := lbsOverFakes(t, testConfig(t, ""))
+	warned := strings.Join(lbs.Admission(nil).Preview(t.Context(), request(t, old, both, false)).Warnings, "\n")
+	if n := strings.Count(warned, "internl"); n != 1 {
+		t.Errorf("the annotation error told %d times:\n%s", n, warned)
 	}
 }
 
