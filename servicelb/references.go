@@ -2,7 +2,6 @@ package servicelb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -48,8 +47,8 @@ const (
 	// addressTTL: an address's id and owner tags do not change while it
 	// exists; kept a moment so that N Services naming one (a tenant's,
 	// naming another team's) cost one cloud read per look of the keeper,
-	// not N. Only one found is kept: one being reserved is looked for
-	// again at once.
+	// not N. One not found is kept as long: a refusal's latency must not
+	// tell an address that exists from one that does not.
 	addressTTL = 2 * time.Second
 	// referencesTimeout bounds the reads of a membership check, which
 	// has no caller's context.
@@ -96,16 +95,7 @@ func newReferences(cfg *cloudconfig.Config, api cloudReader) *references {
 			return l[i].Tags, true, nil
 		})
 		r.authorizer.Address = func(ctx context.Context, ref string) (string, map[string]string, bool, error) {
-			a, err := r.addrs.get(ref, addressTTL, func() (cloudAddress, error) {
-				a, err := readAddress(ctx, api, cfg.Region, ref)
-				if err == nil && a.id == "" {
-					err = errNoAddress // not kept
-				}
-				return a, err
-			})
-			if errors.Is(err, errNoAddress) {
-				return "", nil, false, nil
-			}
+			a, err := r.addrs.get(ref, addressTTL, func() (cloudAddress, error) { return readAddress(ctx, api, cfg.Region, ref) })
 			return a.id, a.tags, a.id != "", err
 		}
 	}
@@ -118,9 +108,6 @@ type cloudAddress struct {
 	id   string
 	tags map[string]string
 }
-
-// errNoAddress: the region has no such address (a read not kept).
-var errNoAddress = errors.New("no such address")
 
 // readAddress reads reserved address ref (an id or an IP) of region.
 func readAddress(ctx context.Context, api cloudReader, region, ref string) (cloudAddress, error) {
