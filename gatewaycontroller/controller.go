@@ -212,6 +212,7 @@ func (c *Controller) Run(ctx context.Context) {
 	if c.cloud != nil {
 		// First in the queue; the Gateways wait for it (next).
 		c.queue.Add(key{records: true})
+		c.lookWhenPoolsApplied()
 	} else {
 		c.triedRecords()
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/gateway"
@@ -22,6 +23,28 @@ import (
 // (podpools.Recorded) have none, and keep Use.
 type poolWanter interface {
 	Want(user string, ports []lbmodel.ServicePort)
+}
+
+// poolsTeller tells when a pool is first applied (a *podpools.Pools').
+type poolsTeller interface {
+	OnApplied(f func(users []string))
+}
+
+// lookWhenPoolsApplied has a Gateway looked at again as soon as a pod
+// pool it waits for is applied (its routes forwarding there are held
+// meanwhile, resolvePools), rather than at its next retry.
+func (c *Controller) lookWhenPoolsApplied() {
+	t, ok := c.cloud.Pods.(poolsTeller)
+	if !ok {
+		return
+	}
+	t.OnApplied(func(users []string) {
+		for _, u := range users {
+			if ref, err := objectref.Parse(u, "", ""); err == nil && ref.Kind == objectref.KindGateway {
+				c.queue.Add(key{NamespacedName: types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}})
+			}
+		}
+	})
 }
 
 // podPoolIDs says that gw forwards to ports, and to no other, and returns

@@ -20,6 +20,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -122,6 +123,27 @@ type Pools struct {
 
 	mu    sync.Mutex
 	pools map[objectref.Ref]*pool
+
+	// applied is told the users of each pool this process applies first
+	// (OnApplied).
+	applied atomic.Pointer[func(users []string)]
+}
+
+// OnApplied has f told, after this process applies a pool for the first
+// time, who uses it: a user that does not wait for a new pool (Want) and
+// holds what forwards to it looks again at once, not at its next retry.
+func (p *Pools) OnApplied(f func(users []string)) { p.applied.Store(&f) }
+
+// tellApplied tells OnApplied's f st's users.
+func (p *Pools) tellApplied(st *pool) {
+	f := p.applied.Load()
+	if f == nil {
+		return
+	}
+	p.mu.Lock()
+	users := slices.Sorted(maps.Keys(st.users))
+	p.mu.Unlock()
+	(*f)(users)
 }
 
 // serviceKey names a Service.

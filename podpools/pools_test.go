@@ -374,6 +374,33 @@ func TestTargetDecidedAgainWhenItsPodEnds(t *testing.T) {
 	eventually(t, 5*time.Second, func() bool { return len(last()) == 0 })
 }
 
+// Who uses a pool is told when this process first applies it (a
+// Gateway holding a route for it looks again at once), not at its later
+// changes.
+func TestOnAppliedTellsTheUsers(t *testing.T) {
+	f := start(t)
+	var mu sync.Mutex
+	var told [][]string
+	f.pools.OnApplied(func(users []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, users)
+	})
+	web := f.service(t, "web")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true})
+	eventually(t, 10*time.Second, func() bool { _, ok := f.pools.podIn(f.ns)("10.244.1.5"); return ok })
+	f.firstApply(t, web, "the pod", "10.244.1.5:8080")
+	f.pod(t, f.ns, "web-b", "10.244.1.6", ready)
+	f.slice(t, "web", "web-2", map[string]bool{"10.244.1.6": true})
+	eventually(t, 10*time.Second, func() bool { return len(f.engine.appliesOf(web.Ref())) == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 1 || !slices.Equal(told[0], []string{"gateway:infra/gw"}) {
+		t.Errorf("told %v, want the Gateway once", told)
+	}
+}
+
 // A slice relabelled for another Service leaves its former Service's pool
 // at once, not at the resync.
 func TestRelabelledSliceLeavesItsFormerService(t *testing.T) {

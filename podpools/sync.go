@@ -111,6 +111,9 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	p.mu.Unlock()
 	p.settled(st, last)
 	p.gates.Add(serviceKey{st.port.Namespace, st.port.Service})
+	if id == "" {
+		p.tellApplied(st)
+	}
 	return got, nil
 }
 
