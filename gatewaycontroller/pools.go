@@ -73,9 +73,9 @@ func (c *Controller) podPoolIDs(ctx context.Context, gw *gatewayv1.Gateway, port
 // node for node ports. A set forwarding to a pod pool not applied yet is
 // held back (held: what its route is told), as last applied. The load
 // balancer's own rules, and those it keeps of sets (moves.go), cannot be:
-// dropped, they would stop serving (a pool is not known after a restart
-// until the worker applied it again), so such a pool holds the Gateway,
-// and msg and err say so, or which pool failed.
+// dropped, they would stop serving, so a pool of theirs not applied yet
+// (new, awaiting approval, failed) holds the Gateway, and msg and err say
+// so, or which pool failed.
 func (c *Controller) resolvePools(ctx context.Context, gw *gatewayv1.Gateway, lb *gateway.LoadBalancer, sets []lbmodel.RuleSet,
 	kept map[objectref.Ref]bool, ids map[lbmodel.ServicePort]string) (held map[objectref.Ref]ruleState, msg string, err error) {
 	var node string
