@@ -109,11 +109,10 @@ func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
 	return out
 }
 
-// count is how many cloud rules s makes, with the listeners' catch-alls
-// iso and the fences of the host names holder names, held among them
-// (fences.go).
-func (s ruleSet) count(iso []candidate, holder func(string) string, held []string) int {
-	return len(s.http) + len(iso) + len(fences(s.http, holder, held)) + len(s.sni) + len(s.streams)
+// count is how many cloud rules s makes with the listeners' catch-alls
+// iso, but for the fences of its host names (fences.go).
+func (s ruleSet) count(iso []candidate) int {
+	return len(s.http) + len(iso) + len(s.sni) + len(s.streams)
 }
 
 // admission admits units oldest first, under the Gateway's ownership and
@@ -129,14 +128,19 @@ type admission struct {
 	taken map[gatewayv1.SectionName]RouteKey
 	// home is the Gateway's namespace; shares the rules admitted of each
 	// other namespace (MaxTenantRules): its ListenerSets' listeners'
-	// catch-alls (setlimits.go), then its routes'.
+	// catch-alls (setlimits.go), then its routes' with the fences their
+	// admission makes needed; used adds its idle host names.
 	home   string
 	shares map[string]int
+	// fenced is how many fences (with their copies) the admitted rules
+	// need.
+	fenced int
 }
 
 // MaxTenantRules is the most rules the routes of one namespace other
 // than the Gateway's may hold of its load balancer, with the catch-alls
-// its ListenerSets' listeners cause (counted first). Every apply of a
+// its ListenerSets' listeners cause (counted first), the fences its
+// routes' admission makes needed and its idle host names (used). Every apply of a
 // Gateway evaluates all its rules (docs/scale.md), so one team's routes
 // would otherwise slow every other team's changes by filling the
 // load balancer's whole budget (exampleapi.MaxRules); the platform's own
@@ -170,23 +174,31 @@ func (ad *admission) admit(u *unit) {
 		}
 		takes = append(takes, l)
 	}
-	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)
-	if ns != ad.home && ad.shares[ns]+adds > MaxTenantRules {
+	next := ad.set.with(u, takes)
+	fenced := len(fences(next.http, ad.holder(u), ad.heldWith(u)))
+	// u's share pays for the fences its rules make needed (another
+	// namespace's host names closed to its rules without a host name or
+	// of a wildcard, or its own names to theirs): routes are admitted
+	// oldest first, so a newer route's rules never count in an older
+	// one's share, nor can they fill the budget uncounted.
+	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)+max(fenced-ad.fenced, 0)
+	if used := ad.used(ns, u.hosts); ns != ad.home && used+adds > MaxTenantRules {
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
-			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls) "+
-				"hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add", MaxTenantRules, ns, ad.shares[ns], adds)}
+			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls, "+
+				"the rules closing other host names to its rules without a host name or of a wildcard, and one for each host name it holds in its grace "+
+				"that no route serves) hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add",
+			MaxTenantRules, ns, used, adds)}
 		return
 	}
-	next := ad.set.with(u, takes)
-	if n := next.count(ad.iso, ad.holder(u), ad.l.held()); n > exampleapi.MaxRules {
-		used := ad.set.count(ad.iso, ad.holder(nil), ad.l.held())
+	if n := next.count(ad.iso) + fenced; n > exampleapi.MaxRules {
+		used := ad.set.count(ad.iso) + ad.fenced
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 			"its rules do not fit: the Example load balancer holds at most %d rules, and the listeners and the routes attached before this one leave %d "+
 				"of them, for the %d it would add (routes are built oldest first, each whole or not at all)",
 			exampleapi.MaxRules, max(exampleapi.MaxRules-used, 0), n-used)}
 		return
 	}
-	ad.set = next
+	ad.set, ad.fenced = next, fenced
 	if ns != ad.home {
 		ad.shares[ns] += adds
 	}
@@ -221,6 +233,33 @@ func (ad *admission) holder(u *unit) func(string) string {
 		}
 		return u.key.Namespace
 	}
+}
+
+// used is how much of its share namespace ns holds before a route or
+// listener serving hosts is admitted: its rules admitted, and one for
+// each of its host names in their grace that no route serves (but
+// those among hosts). A name no route serves still holds its fences:
+// uncounted, a namespace could hold names without end, cycling routes
+// through them, and their fences would fill the budget.
+func (ad *admission) used(ns string, hosts []string) int {
+	return ad.shares[ns] + ad.l.idle[ns] - ad.l.idleAmong(ns, hosts)
+}
+
+// heldWith is the host names held once u is admitted: those held, and
+// u's (which it claims, or serves as a guest); none under ownership
+// None.
+func (ad *admission) heldWith(u *unit) []string {
+	held := ad.l.held()
+	if ad.own != OwnershipNamespace {
+		return held
+	}
+	n := len(held) // u.hosts are unique: search only the sorted ones
+	for _, h := range u.hosts {
+		if _, ok := slices.BinarySearch(held[:n], h); !ok {
+			held = append(held, h)
+		}
+	}
+	return held
 }
 
 // holds is why TCP/UDP listener l forwards to another route than key

@@ -141,8 +141,11 @@ type ledger struct {
 	served   map[string]bool
 	servedLs map[gatewayv1.SectionName]bool
 	guests   map[string]map[string]bool
-	latest   time.Time
-	moves    []Move
+	// idle counts, by namespace, its held host names in their grace that
+	// no route has served yet at this look.
+	idle   map[string]int
+	latest time.Time
+	moves  []Move
 }
 
 // newLedger starts a look from the claims kept: those whose grace ended
@@ -151,7 +154,7 @@ func newLedger(b Boundary) *ledger {
 	b.Now = b.Now.Round(0).UTC()
 	l := &ledger{b: b, hosts: map[string]HostClaim{}, ls: map[gatewayv1.SectionName]ListenerClaim{},
 		released: map[string]HostClaim{}, releasedLs: map[gatewayv1.SectionName]ListenerClaim{},
-		served: map[string]bool{}, servedLs: map[gatewayv1.SectionName]bool{}, guests: map[string]map[string]bool{}}
+		served: map[string]bool{}, servedLs: map[gatewayv1.SectionName]bool{}, guests: map[string]map[string]bool{}, idle: map[string]int{}}
 	for h, c := range b.Claims.Hosts {
 		if c.Since.After(l.latest) {
 			l.latest = c.Since
@@ -161,6 +164,9 @@ func newLedger(b Boundary) *ledger {
 			continue
 		}
 		l.hold(h, c)
+		if c.ReleasedAt != nil {
+			l.idle[c.Namespace]++
+		}
 	}
 	for name, c := range b.Claims.Listeners {
 		if l.ended(c.ReleasedAt) {
@@ -283,6 +289,9 @@ func (l *ledger) serve(ns string, uses []hostUse) {
 		c, held := l.hosts[u.host]
 		switch {
 		case held && c.Namespace == ns:
+			if l.idling(ns, u.host) {
+				l.idle[ns]--
+			}
 			l.served[u.host] = true
 		case held:
 			if l.guests[u.host] == nil {
@@ -365,6 +374,24 @@ func (l *ledger) end() (Claims, time.Time) {
 		out.Listeners[name] = c
 	}
 	return out, recheck
+}
+
+// idling tells whether host name h is one of namespace ns's held in
+// their grace that no route has served yet at this look.
+func (l *ledger) idling(ns, h string) bool {
+	c, ok := l.hosts[h]
+	return ok && c.Namespace == ns && c.ReleasedAt != nil && !l.served[h]
+}
+
+// idleAmong is how many of hosts are namespace ns's idling ones.
+func (l *ledger) idleAmong(ns string, hosts []string) int {
+	n := 0
+	for _, h := range hosts {
+		if l.idling(ns, h) {
+			n++
+		}
+	}
+	return n
 }
 
 // holderOf is the namespace holding host name h now ("" for none).

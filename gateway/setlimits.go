@@ -145,11 +145,12 @@ func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionR
 	}
 	iso := c.catchAlls(l)
 	ns := l.set.Namespace
-	if ns != ad.home && ad.shares[ns]+len(iso) > MaxTenantRules {
+	if used := ad.used(ns, []string{l.hostname()}); ns != ad.home && used+len(iso) > MaxTenantRules {
 		return reasonListenerRuleBudget, fmt.Sprintf("its catch-all rules do not fit in its namespace's share: the routes and listeners of a namespace "+
-			"other than the Gateway's hold at most %d of its rules, and those of %s before this one hold %d, for the %d it would add "+
-			"(a listener ends with a rule answering 404 where another listener of its port covers its host name, and so does each listener its own covers; %s)",
-			MaxTenantRules, ns, ad.shares[ns], len(iso), order)
+			"other than the Gateway's (and its host names in their grace, one each) hold at most %d of its rules, and those of %s before this one hold %d, "+
+			"for the %d it would add (a listener ends with a rule answering 404 where another listener of its port covers its host name, "+
+			"and so does each listener its own covers; %s)",
+			MaxTenantRules, ns, used, len(iso), order)
 	}
 	if c.rules+len(iso) > exampleapi.MaxRules {
 		return reasonListenerRuleBudget, fmt.Sprintf("its catch-all rules do not fit: the Example load balancer holds at most %d rules, "+

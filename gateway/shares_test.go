@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// paths is a rule of n path prefixes /w0… and no host name.
+func paths(n int) gatewayv1.HTTPRouteRule {
+	var ms []gatewayv1.HTTPRouteMatch
+	for i := range n {
+		ms = append(ms, prefix(fmt.Sprintf("/w%d", i)))
+	}
+	return rule(ms, to("svc-a", 1))
+}
+
+// wantShareRefused checks that ns/name was refused for its namespace's
+// share, in words holding used and adds and naming no other namespace.
+func wantShareRefused(t *testing.T, tr Translation, ns, name string, used, adds int) {
+	t.Helper()
+	p := httpParent(t, tr, ns, name)
+	want := fmt.Sprintf("those of %s attached before this one hold %d, for the %d it would add", ns, used, adds)
+	if p.Accepted.Reason != string(ReasonRuleBudgetExceeded) || !strings.Contains(p.Accepted.Message, want) {
+		t.Errorf("%s/%s: %+v, want RuleBudgetExceeded: %q", ns, name, p.Accepted, want)
+	}
+	for _, other := range []string{"infra", "team-a", "team-m"} {
+		if other != ns && strings.Contains(p.Accepted.Message, other) {
+			t.Errorf("%s/%s: %q names namespace %s", ns, name, p.Accepted.Message, other)
+		}
+	}
+}
+
+// The fences (fences.go) a route's admission makes needed count in its
+// namespace's share, whichever side of them it is on: routes are
+// admitted oldest first, so the newer pays. A team's many host names
+// and rules without one, fenced from the platform's catch-all, cannot
+// fill the budget with copies counted nowhere; a team's newer rule
+// without a host name, fencing another team's older names, takes
+// nothing of that team's share.
+func TestFencesCountInTheShare(t *testing.T) {
+	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
+	// 20 names of one path each: with the platform's catch-all each
+	// ends with a 404 (20 + 20); 10 rules without a host name are
+	// copied for each name (20 x 10 more).
+	names := hostsAndPaths("team-m", "names", 4*time.Hour, 20, 1)
+	wide := route("team-m", "wide", 3*time.Hour, "", nil, paths(10))
+	tr := (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{platform, names, wide}, nil)
+	if p := httpParent(t, tr, "team-m", "names"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("team-m/names: %+v, want Accepted", p.Accepted)
+	}
+	wantShareRefused(t, tr, "team-m", "wide", 40, 10+200)
+	if n := len(tr.Rules); n != 1+20+20 {
+		t.Errorf("%d rules %q, want the platform's, team-m's names' and their fences", n, ruleNames(tr))
+	}
+
+	// The other way round: the names pay for the copies of the older
+	// rules without a host name.
+	wide = route("team-m", "wide", 5*time.Hour, "", nil, paths(10))
+	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{platform, names, wide}, nil)
+	wantShareRefused(t, tr, "team-m", "names", 10, 20+20*11)
+
+	// A team's older names keep their share: the newer rule without a
+	// host name that would fence them pays, and is refused.
+	theirs := hostsAndPaths("team-a", "theirs", 5*time.Hour, 150, 1)
+	late := route("team-m", "late", time.Hour, "", nil, paths(60))
+	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{theirs, late}, nil)
+	if p := httpParent(t, tr, "team-a", "theirs"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("team-a/theirs: %+v, want Accepted", p.Accepted)
+	}
+	wantShareRefused(t, tr, "team-m", "late", 0, 60+150)
+
+	// A name whose rules match every request needs no fence: 150 such
+	// names under the platform's catch-all cost 150.
+	var hosts []string
+	for i := range 150 {
+		hosts = append(hosts, fmt.Sprintf("h%d.team-a.example", i))
+	}
+	whole := route("team-a", "whole", 5*time.Hour, "", hosts, rule(nil, to("svc-a", 1)))
+	more := hostsAndPaths("team-a", "more", 4*time.Hour, 1, 50)
+	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{platform, whole, more}, nil)
+	for _, name := range []string{"whole", "more"} {
+		if p := httpParent(t, tr, "team-a", name); p.Accepted.Reason != "Accepted" {
+			t.Errorf("team-a/%s: %+v, want Accepted (150 + 50 is the share)", name, p.Accepted)
+		}
+	}
+}
+
+// A host name a namespace holds in its grace, that no route serves,
+// counts one in its share until a route serves it again: without it a
+// team cycling routes through new names would hold names (and their
+// fences) without end.
+func TestIdleHostnamesCountInTheShare(t *testing.T) {
+	claims := Claims{Hosts: map[string]HostClaim{}}
+	for i := range 190 {
+		claims.Hosts[fmt.Sprintf("h%d.team-m.example", i)] = HostClaim{Namespace: "team-m", Since: t0.Add(-time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))}
+	}
+	var hosts []string
+	for i := range 11 {
+		hosts = append(hosts, fmt.Sprintf("n%d.team-m.example", i))
+	}
+	fresh := route("team-m", "fresh", time.Hour, "", hosts, rule(nil, to("svc-a", 1))) // a catch-all per name: no fences
+	tr := (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{fresh}, nil)
+	wantShareRefused(t, tr, "team-m", "fresh", 190, 11)
+
+	// Served again, a name is its route's rule, counted once.
+	back := hostsAndPaths("team-m", "back", time.Hour, 20, 1)
+	back.Spec.Rules[0].Matches = nil
+	tr = (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{back}, nil)
+	if p := httpParent(t, tr, "team-m", "back"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("team-m/back: %+v, want Accepted (170 idle names and its 20 rules)", p.Accepted)
+	}
+}
