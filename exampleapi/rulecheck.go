@@ -194,15 +194,24 @@ func CompilePathRegex(expr string) (*regexp.Regexp, error) {
 
 // checkPathValue checks a path (field f) the rule matches or sets.
 func checkPathValue(f, path string) error {
+	if err := CheckPath(path); err != nil {
+		return ruleError(f, "%s", err)
+	}
+	return nil
+}
+
+// CheckPath checks a path a rule matches (path_type exact or prefix) or
+// a redirect or rewrite sets: absolute, normalized, printable ASCII.
+func CheckPath(path string) error {
 	switch {
 	case !strings.HasPrefix(path, "/"):
-		return ruleError(f, "%q must start with /", path)
+		return fmt.Errorf("%q must start with /", path)
 	case len(path) > MaxRulePathLen:
-		return ruleError(f, "is longer than %d characters", MaxRulePathLen)
+		return fmt.Errorf("is longer than %d characters", MaxRulePathLen)
 	case strings.ContainsFunc(path, func(r rune) bool { return r <= ' ' || r > '~' || r == '?' || r == '#' }):
-		return ruleError(f, "%q must be printable ASCII without spaces, '?' or '#'", path)
+		return fmt.Errorf("%q must be printable ASCII without spaces, '?' or '#'", path)
 	case strings.Contains(path, "//") || strings.Contains(path, "/./") || strings.Contains(path, "/../"):
-		return ruleError(f, "%q is not a normalized path (no //, /./ or /../)", path)
+		return fmt.Errorf("%q is not a normalized path (no //, /./ or /../)", path)
 	}
 	return nil
 }

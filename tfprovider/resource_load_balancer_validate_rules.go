@@ -24,7 +24,6 @@ import (
 const (
 	maxHostnameLen    = 253
 	maxHeaderValueLen = 4096
-	maxPathLen        = 1024
 )
 
 var (
@@ -47,7 +46,12 @@ var (
 	rulePathValidator = stringCheck{
 		description: "must be a normalized absolute path of printable ASCII",
 		summary:     "Invalid rule path",
-		check:       func(p string) error { return sentence(checkRulePath(p)) },
+		check: func(p string) error {
+			if err := exampleapi.CheckPath(p); err != nil {
+				return sentence(fmt.Errorf("the path %w", err))
+			}
+			return nil
+		},
 	}
 )
 
@@ -80,20 +84,6 @@ func fixedResponseCodeList(quote, sep string) string {
 		rs[i] = fmt.Sprintf("%s%d%s-%s%d%s", quote, r.Min, quote, quote, r.Max, quote)
 	}
 	return strings.Join(rs, sep)
-}
-
-func checkRulePath(p string) error {
-	switch {
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%q must start with /", p)
-	case len(p) > maxPathLen:
-		return fmt.Errorf("the path is longer than %d characters", maxPathLen)
-	case strings.ContainsFunc(p, func(r rune) bool { return r <= ' ' || r > '~' || r == '?' || r == '#' }):
-		return fmt.Errorf("%q must be printable ASCII without spaces, '?' or '#'", p)
-	case strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../"):
-		return fmt.Errorf("%q is not a normalized path (no //, /./ or /../)", p)
-	}
-	return nil
 }
 
 // validateRules checks the rules of a load balancer (validateEachRule):
@@ -313,8 +303,8 @@ func validateRulePath(name string, pp path.Path, pathType types.String, p string
 		}
 		return
 	}
-	if err := checkRulePath(p); err != nil {
-		resp.Diagnostics.AddAttributeError(pp, "Invalid rule path", sentence(err).Error())
+	if err := exampleapi.CheckPath(p); err != nil {
+		resp.Diagnostics.AddAttributeError(pp, "Invalid rule path", fmt.Sprintf("Rule %q's path %s.", name, err))
 	}
 }
 
