@@ -96,7 +96,7 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	// route serves a name through a listener that has it), and their
 	// listeners take their place in the load balancer's limits, the
 	// catch-alls they cause their namespaces' rules (setlimits.go).
-	ad.admitSets(newCapacity(gw.Namespace, ls), setLs)
+	ad.admitSets(newCapacity(ls), setLs)
 	all := append(slices.Clone(ls), setLs...)
 	ad.iso = isolation(all)
 	sc := scope{gw: gw, ls: all, sets: sets}

@@ -11,17 +11,18 @@ import (
 
 // The ListenerSets' listeners share the Gateway's one load balancer, and
 // its limits with every team: the cloud refuses a load balancer of more
-// than exampleapi.MaxListeners listeners, or an HTTPS listener of more
-// than exampleapi.MaxListenerCertificates certificates, whole; and each
-// listener whose host name another of its port covers ends with a
-// catch-all (isolation) in the load balancer's rule budget. Unbounded,
-// one namespace that allowedListeners admits could fail the Gateway, or
-// fill its rules so that no other team's route fits. So they are admitted
-// against those limits, the Gateway's own listeners counted first, then
-// the oldest ListenerSet's: one past a limit is not built, and the
-// catch-alls a listener causes (its own, and those of the listeners its
-// host name covers) count in its namespace's share of the rules
-// (MaxTenantRules) before any route's.
+// than exampleapi.MaxListeners listeners whole; and each listener whose
+// host name another of its port covers ends with a catch-all (isolation)
+// in the load balancer's rule budget. Unbounded, one namespace that
+// allowedListeners admits could fail the Gateway, or fill its rules so
+// that no other team's route fits. So they are admitted against those
+// limits, the Gateway's own listeners counted first, then the oldest
+// ListenerSet's: one past a limit is not built, and the catch-alls a
+// listener causes (its own, and those of the listeners its host name
+// covers) count in its namespace's share of the rules (MaxTenantRules)
+// before any route's. An HTTPS listener's certificates are counted by
+// Program, as they resolve (pastLimits): a certificateRef that does not
+// resolve takes no other team's place.
 
 // reasonListenerRuleBudget: a ListenerSet's listener's catch-alls do not
 // fit in its namespace's share, or in the budget (the routes' reason).
@@ -39,11 +40,8 @@ func cloudListenerOf(l *listener) cloudListener {
 
 // capacity is what the accepted listeners take of the load balancer.
 type capacity struct {
-	// built are the accepted listeners, by cloud listener; certs the
-	// certificateRefs of each HTTPS one's (as the controller keys them:
-	// namespace/name).
+	// built are the accepted listeners, by cloud listener.
 	built map[cloudListener][]*listener
-	certs map[cloudListener]map[string]bool
 	// isolated are the accepted listeners with a catch-all; rules counts
 	// them.
 	isolated map[*listener]bool
@@ -52,33 +50,14 @@ type capacity struct {
 
 // newCapacity is what gw's own accepted listeners ls take: whatever they
 // take, ListenerSets' listeners come after them.
-func newCapacity(gwNamespace string, ls []*listener) *capacity {
-	c := &capacity{certs: map[cloudListener]map[string]bool{}, built: map[cloudListener][]*listener{}, isolated: map[*listener]bool{}}
+func newCapacity(ls []*listener) *capacity {
+	c := &capacity{built: map[cloudListener][]*listener{}, isolated: map[*listener]bool{}}
 	for _, l := range ls {
 		if l.refused == "" {
-			c.take(l, c.catchAlls(l), certificateRefs(gwNamespace, l))
+			c.take(l, c.catchAlls(l))
 		}
 	}
 	return c
-}
-
-// certificateRefs are the Secrets HTTPS listener l's certificateRefs name,
-// as the controller keys them (namespace/name; the namespace its owner's,
-// a ListenerSet's or the Gateway's, by default): at most the certificates
-// it serves.
-func certificateRefs(gwNamespace string, l *listener) []string {
-	if l.spec.Protocol != gatewayv1.HTTPSProtocolType || l.spec.TLS == nil {
-		return nil
-	}
-	var out []string
-	for _, ref := range l.spec.TLS.CertificateRefs {
-		ns := l.home(gwNamespace)
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
-		out = append(out, ns+"/"+string(ref.Name))
-	}
-	return out
 }
 
 // catchAlls are the listeners that l, built, would give a catch-all:
@@ -98,50 +77,26 @@ func (c *capacity) catchAlls(l *listener) []*listener {
 	return out
 }
 
-// take records l built, with its catch-alls and certificates.
-func (c *capacity) take(l *listener, catchAlls []*listener, certs []string) {
+// take records l built, with its catch-alls.
+func (c *capacity) take(l *listener, catchAlls []*listener) {
 	cl := cloudListenerOf(l)
 	c.built[cl] = append(c.built[cl], l)
 	for _, o := range catchAlls {
 		c.isolated[o] = true
 	}
 	c.rules += len(catchAlls)
-	if len(certs) > 0 && c.certs[cl] == nil {
-		c.certs[cl] = map[string]bool{}
-	}
-	for _, k := range certs {
-		c.certs[cl][k] = true
-	}
-}
-
-// newCertificates are those of certs cloud listener cl does not serve yet.
-func (c *capacity) newCertificates(cl cloudListener, certs []string) int {
-	seen := map[string]bool{}
-	for _, k := range certs {
-		if !c.certs[cl][k] {
-			seen[k] = true
-		}
-	}
-	return len(seen)
 }
 
 // fit builds ListenerSet listener l where the load balancer's limits
-// leave room, or says why not: a cloud listener past the cloud's, a
-// certificate past its port's, or catch-alls past its namespace's share
-// or the budget. The message names only l's namespace.
+// leave room, or says why not: a cloud listener past the cloud's, or
+// catch-alls past its namespace's share or the budget. The message names only l's namespace.
 func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionReason, string) {
 	const order = "listeners are built the Gateway's first, then the oldest ListenerSet's"
 	cl := cloudListenerOf(l)
-	certs := certificateRefs(ad.home, l)
 	if _, ok := c.built[cl]; !ok && len(c.built) >= exampleapi.MaxListeners {
 		return gatewayv1.ListenerReasonPortUnavailable, fmt.Sprintf("port %d would need a listener of its own on the Example load balancer, "+
 			"which takes at most %d listeners (one per port and protocol), all of them taken by the listeners before this one (%s)",
 			l.spec.Port, exampleapi.MaxListeners, order)
-	}
-	if n := c.newCertificates(cl, certs); n > 0 && len(c.certs[cl])+n > exampleapi.MaxListenerCertificates {
-		return gatewayv1.ListenerReasonPortUnavailable, fmt.Sprintf("the Example load balancer's %s listener on port %d serves at most %d certificates, "+
-			"and the listeners before this one leave %d of them, for the %d it names (%s)",
-			cl.protocol, l.spec.Port, exampleapi.MaxListenerCertificates, max(exampleapi.MaxListenerCertificates-len(c.certs[cl]), 0), n, order)
 	}
 	iso := c.catchAlls(l)
 	ns := l.set.Namespace
@@ -157,7 +112,7 @@ func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionR
 			"and the listeners before this one leave %d of them, for the %d it would add (%s)",
 			exampleapi.MaxRules, max(exampleapi.MaxRules-c.rules, 0), len(iso), order)
 	}
-	c.take(l, iso, certs)
+	c.take(l, iso)
 	if ns != ad.home {
 		ad.shares[ns] += len(iso)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/lbmodel"
 )
 
 // listenerSet is ListenerSet ns/name, created age before t0, naming the
@@ -162,9 +164,9 @@ func TestListenerSetListenersWithinTheCloudsLimit(t *testing.T) {
 }
 
 // An HTTPS cloud listener serves at most 25 certificates: the Gateway's
-// first, then the ListenerSets' listeners' of its port, oldest first; a
-// listener whose certificateRefs would go past them is refused
-// (PortUnavailable), and one on a port of its own is not.
+// first, then the ListenerSets' listeners' of its port, oldest first, as
+// they resolve; a listener whose certificates would go past them is not
+// built (PortUnavailable), and one on a port of its own is.
 func TestListenerSetCertificatesWithinTheCloudsLimit(t *testing.T) {
 	https := httpListener("https", 443, "", gatewayv1.NamespacesFromAll)
 	https.Protocol = gatewayv1.HTTPSProtocolType
@@ -181,22 +183,61 @@ func TestListenerSetCertificatesWithinTheCloudsLimit(t *testing.T) {
 		ls = append(ls, e)
 		certs[ListenerID(types.NamespacedName{Namespace: "team-m", Name: "m"}, e.Name)] = ListenerCertificates{Keys: []string{fmt.Sprintf("team-m/c%d", k)}}
 	}
-	tr, lb, _ := decideSets(t, gw, []*gatewayv1.ListenerSet{listenerSet("team-m", "m", time.Hour, ls...)}, certs)
+	_, lb, pending := decideSets(t, gw, []*gatewayv1.ListenerSet{listenerSet("team-m", "m", time.Hour, ls...)}, certs)
 	for _, l := range lb.Listeners {
 		if l.Port == 443 && len(l.Certificates) != exampleapi.MaxListenerCertificates {
 			t.Errorf("port 443 serves %d certificates, want %d", len(l.Certificates), exampleapi.MaxListenerCertificates)
 		}
 	}
-	st := tr.ListenerSets[types.NamespacedName{Namespace: "team-m", Name: "m"}]
-	for k, l := range st.Listeners {
-		switch fits := k < exampleapi.MaxListenerCertificates-1 || k == 29; {
-		case fits && l.Refused != nil:
-			t.Errorf("listener %s refused %+v, want built", l.Name, *l.Refused)
-		case !fits && (l.Refused == nil || l.Refused.Reason != string(gatewayv1.ListenerReasonPortUnavailable)):
-			t.Errorf("listener %s: %+v, want PortUnavailable (past the certificates of port 443)", l.Name, l.Refused)
-		case !fits && !strings.Contains(l.Refused.Message, fmt.Sprintf("at most %d certificates", exampleapi.MaxListenerCertificates)):
-			t.Errorf("listener %s: %q, want the cloud's limit said", l.Name, l.Refused.Message)
+	for k := range 30 {
+		id := ListenerID(types.NamespacedName{Namespace: "team-m", Name: "m"}, gatewayv1.SectionName(fmt.Sprintf("l%d", k)))
+		switch p, fits := pending[id], k < exampleapi.MaxListenerCertificates-1 || k == 29; {
+		case fits && p.Reason != "":
+			t.Errorf("listener l%d pending %+v, want built", k, p)
+		case !fits && p.Reason != string(gatewayv1.ListenerReasonPortUnavailable):
+			t.Errorf("listener l%d: %+v, want PortUnavailable (past the certificates of port 443)", k, p)
+		case !fits && !strings.Contains(p.Message, fmt.Sprintf("at most %d certificates", exampleapi.MaxListenerCertificates)):
+			t.Errorf("listener l%d: %q, want the cloud's limit said", k, p.Message)
 		}
+	}
+}
+
+// A certificateRef that does not resolve takes no place: an older
+// ListenerSet naming, beside the Gateway's certificate, 24 Secrets it
+// cannot have does not keep another team's listener of the port from
+// being built.
+func TestUnresolvedCertificatesTakeNoPlace(t *testing.T) {
+	https := httpListener("https", 443, "", gatewayv1.NamespacesFromAll)
+	https.Protocol = gatewayv1.HTTPSProtocolType
+	https.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "gw-cert"}}}
+	gw := openGateway(https)
+	greedy := entry("greedy", 443, gatewayv1.HTTPSProtocolType, "greedy.m.example")
+	greedy.TLS = &gatewayv1.ListenerTLSConfig{}
+	for k := range exampleapi.MaxListenerCertificates - 1 {
+		greedy.TLS.CertificateRefs = append(greedy.TLS.CertificateRefs, gatewayv1.SecretObjectReference{Name: gatewayv1.ObjectName(fmt.Sprintf("c%d", k)),
+			Namespace: ptr.To(gatewayv1.Namespace("team-a"))})
+	}
+	shop := entry("shop", 443, gatewayv1.HTTPSProtocolType, "shop.b.example")
+	shop.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "shop"}}}
+	greedyID := ListenerID(types.NamespacedName{Namespace: "team-m", Name: "m"}, "greedy")
+	shopID := ListenerID(types.NamespacedName{Namespace: "team-b", Name: "b"}, "shop")
+	certs := Certificates{"https": {Keys: []string{"infra/gw-cert"}},
+		greedyID: {Unresolved: &Reason{Reason: string(gatewayv1.ListenerReasonRefNotPermitted), Message: "not permitted"}},
+		shopID:   {Keys: []string{"team-b/shop"}}}
+	sets := []*gatewayv1.ListenerSet{listenerSet("team-m", "m", 2*time.Hour, greedy), listenerSet("team-b", "b", time.Hour, shop)}
+	tr, lb, pending := decideSets(t, gw, sets, certs)
+	if st := tr.ListenerSets[types.NamespacedName{Namespace: "team-b", Name: "b"}]; st.Listeners[0].Refused != nil {
+		t.Errorf("team-b's listener refused: %+v", *st.Listeners[0].Refused)
+	}
+	if p, ok := pending[shopID]; ok {
+		t.Errorf("team-b's listener pending %+v, want built", p)
+	}
+	if p := pending[greedyID]; p.Reason != string(gatewayv1.ListenerReasonInvalid) {
+		t.Errorf("team-m's listener: %+v, want not built (its certificates do not resolve)", p)
+	}
+	i := slices.IndexFunc(lb.Listeners, func(l lbmodel.Listener) bool { return l.Port == 443 })
+	if i < 0 || !slices.Equal(lb.Listeners[i].Certificates, []string{"infra/gw-cert", "team-b/shop"}) {
+		t.Errorf("listeners %+v, want port 443 serving the Gateway's certificate and team-b's", lb.Listeners)
 	}
 }
 

@@ -2,6 +2,7 @@ package lbmodel
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,13 @@ func TestLoadBalancerValidate(t *testing.T) {
 	for i := range many {
 		many[i] = Listener{Protocol: "tcp", Port: i + 1}
 	}
+	certs := LoadBalancer{Listeners: []Listener{{Protocol: "https", Port: 443}}, Certificates: map[string]string{}}
+	for i := range exampleapi.MaxListenerCertificates + 1 {
+		k := fmt.Sprintf("infra/c%d", i)
+		certs.Listeners[0].Certificates, certs.Certificates[k] = append(certs.Listeners[0].Certificates, k), "-----BEGIN CERTIFICATE-----"
+	}
 	for want, lb := range map[string]LoadBalancer{
+		"serves 26 certificates":   certs,
 		"no listener":              {},
 		"the cloud takes at most":  {Listeners: many},
 		"rules (one per route":     {Listeners: ok.Listeners, Certificates: ok.Certificates, Rules: make([]Rule, exampleapi.MaxRules+1)},

@@ -120,7 +120,8 @@ func (lb LoadBalancer) SortedListeners() []Listener {
 }
 
 // Validate refuses a load balancer the cloud could not build: none or
-// too many listeners, a listener the cloud would refuse (validate.go),
+// too many listeners, a listener the cloud would refuse (validate.go) or
+// of too many certificates,
 // more rules than the cloud's budget, a certificate served without its
 // chain, a health check, source range or target it could not take. Its
 // rules are checked one by one where they are decided (Rule.Validate): a
@@ -135,6 +136,9 @@ func (lb LoadBalancer) Validate() error {
 		return fmt.Errorf("%d rules (one per route rule, match and host name): the cloud takes at most %d", len(lb.Rules), exampleapi.MaxRules)
 	}
 	for _, l := range lb.SortedListeners() {
+		if n := len(l.Certificates) + len(l.CertificateIDs); n > exampleapi.MaxListenerCertificates {
+			return fmt.Errorf("listener %s:%d serves %d certificates: the cloud takes at most %d", l.Protocol, l.Port, n, exampleapi.MaxListenerCertificates)
+		}
 		for _, c := range l.Certificates {
 			if lb.Certificates[c] == "" {
 				return fmt.Errorf("listener %s:%d serves certificate %s, which has no certificate chain", l.Protocol, l.Port, c)
