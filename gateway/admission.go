@@ -86,17 +86,43 @@ func streamRule(key RouteKey, l *listener, backends []Backend) lbmodel.Rule {
 	return r
 }
 
-// ruleSet is the rules of the admitted units.
+// ruleSet is the rules of the admitted units. A set with builds shares
+// the slices of the one it is built from (appending past their length),
+// so a look at a unit costs its rules, not all of them: only the
+// admitted set is built from again.
 type ruleSet struct {
 	http, sni []candidate
 	streams   []lbmodel.Rule
+	// named indexes http by rule name: the admitted rules' (keep), then
+	// added those with adds; wide counts http's rules that may take
+	// another host name's requests (mayWiden).
+	named, added map[string]int
+	wide         int
 }
 
 // with is s and u's rules, u taking the TCP/UDP listeners takes.
 func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
-	out := ruleSet{http: slices.Clone(s.http), sni: slices.Clone(s.sni), streams: slices.Clone(s.streams)}
+	out := s
+	out.added = map[string]int{}
+	shared := true
 	for _, c := range u.http {
-		out.http = addCandidate(out.http, c)
+		k, ok := s.named[c.rule.Name]
+		if !ok {
+			k, ok = out.added[c.rule.Name]
+		}
+		switch {
+		case !ok:
+			out.added[c.rule.Name] = len(out.http)
+			out.http = append(out.http, c)
+			if mayWiden(c.rule.Hostname) {
+				out.wide++
+			}
+		case compareHosts(c.listenerHost, out.http[k].listenerHost) < 0:
+			if shared && k < len(s.http) { // s's rule: changed in a copy, s may stay the admitted set
+				out.http, shared = slices.Clone(out.http), false
+			}
+			out.http[k].listenerHost = c.listenerHost
+		}
 	}
 	for _, c := range u.sni {
 		if !slices.ContainsFunc(out.sni, func(o candidate) bool { return o.rule.Name == c.rule.Name }) {
@@ -107,6 +133,17 @@ func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
 		out.streams = append(out.streams, streamRule(u.key, l, u.stream))
 	}
 	return out
+}
+
+// keep makes s the admitted set, indexing the rules with added.
+func (s *ruleSet) keep() {
+	if s.named == nil {
+		s.named = map[string]int{}
+	}
+	for name, k := range s.added {
+		s.named[name] = k
+	}
+	s.added = nil
 }
 
 // count is how many cloud rules s makes with the listeners' catch-alls
@@ -175,7 +212,10 @@ func (ad *admission) admit(u *unit) {
 		takes = append(takes, l)
 	}
 	next := ad.set.with(u, takes)
-	fenced := len(fences(next.http, ad.holder(u), ad.heldWith(u)))
+	fenced := 0
+	if next.wide > 0 {
+		fenced = len(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) }))
+	}
 	// u's share pays for the fences its rules make needed (another
 	// namespace's host names closed to its rules without a host name or
 	// of a wildcard, or its own names to theirs): routes are admitted
@@ -199,6 +239,7 @@ func (ad *admission) admit(u *unit) {
 		return
 	}
 	ad.set, ad.fenced = next, fenced
+	ad.set.keep()
 	if ns != ad.home {
 		ad.shares[ns] += adds
 	}
@@ -307,7 +348,7 @@ func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
 func (ad *admission) rules() []lbmodel.Rule {
 	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
-	cands = append(cands, fences(ad.set.http, ad.holder(nil), ad.l.held())...)
+	cands = append(cands, fences(ad.set.http, ad.holder(nil), ad.l.held)...)
 	sortByPrecedence(cands)
 	for _, c := range cands {
 		out = append(out, c.rule)

@@ -26,8 +26,8 @@ import (
 // host name (a request is served by one listener's rules): those of the
 // rules, and the held ones no rule names (a claim in its grace, or whose
 // holder's routes are refused), which a wider rule of another namespace
-// would otherwise serve.
-func fences(cands []candidate, holder func(string) string, held []string) []candidate {
+// would otherwise serve. held is asked only where a fence may be needed.
+func fences(cands []candidate, holder func(string) string, held func() []string) []candidate {
 	// Admission counts the rules at every route it admits: a look is
 	// linear in the rules, and without a rule that may take another host
 	// name's requests (of no host name, or of a wildcard) only a scan.
@@ -49,12 +49,13 @@ func fences(cands []candidate, holder func(string) string, held []string) []cand
 	}
 	var out []candidate
 	named := map[string]bool{}
+	heldNow := held()
 	for _, g := range order {
 		hosts, own, wide, names := hostsOf(byGroup[g])
 		if len(wide) == 0 {
 			continue // no rule of this group may take a host name's requests
 		}
-		for _, h := range held {
+		for _, h := range heldNow {
 			if _, ok := own[h]; !ok && (g.listenerHost == "" || covers(g.listenerHost, h)) {
 				hosts = append(hosts, h)
 			}
