@@ -212,10 +212,7 @@ func (ad *admission) admit(u *unit) {
 		takes = append(takes, l)
 	}
 	next := ad.set.with(u, takes)
-	fenced := 0
-	if next.wide > 0 {
-		fenced = len(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) }))
-	}
+	fenced := ad.fenceCount(u, next)
 	// u's share pays for the fences its rules make needed (another
 	// namespace's host names closed to its rules without a host name or
 	// of a wildcard, or its own names to theirs): routes are admitted
@@ -240,6 +237,9 @@ func (ad *admission) admit(u *unit) {
 	}
 	ad.set, ad.fenced = next, fenced
 	ad.set.keep()
+	if testHookFenced != nil {
+		testHookFenced(fenced, len(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) })))
+	}
 	if ns != ad.home {
 		ad.shares[ns] += adds
 	}
@@ -284,6 +284,37 @@ func (ad *admission) holder(u *unit) func(string) string {
 // through them, and their fences would fill the budget.
 func (ad *admission) used(ns string, hosts []string) int {
 	return ad.shares[ns] + ad.l.idle[ns] - ad.l.idleAmong(ns, hosts)
+}
+
+// testHookFenced, set by tests, is told the fences counted at each
+// route admitted and those the admitted rules need.
+var testHookFenced func(counted, need int)
+
+// fenceCount is how many fences (with their copies) next, the admitted
+// rules and u's, needs: those counted so far, and the change at the host
+// names u brings (fencesOf) when it brings no rule that may widen
+// (rare), so that a look at a route costs about its rules.
+func (ad *admission) fenceCount(u *unit, next ruleSet) int {
+	if next.wide == 0 {
+		return 0
+	}
+	heldNext := func() []string { return ad.heldWith(u) }
+	if next.wide > ad.set.wide {
+		return len(fences(next.http, ad.holder(u), heldNext))
+	}
+	only := make(map[string]bool, len(u.hosts))
+	for _, h := range u.hosts {
+		only[h] = true
+	}
+	for _, c := range u.http {
+		only[c.rule.Hostname] = true
+	}
+	delete(only, "")
+	if len(only) == 0 {
+		return ad.fenced
+	}
+	before := len(fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only))
+	return ad.fenced + len(fencesOf(next.http, ad.holder(u), heldNext, only)) - before
 }
 
 // heldWith is the host names held once u is admitted: those held, and

@@ -28,6 +28,14 @@ import (
 // holder's routes are refused), which a wider rule of another namespace
 // would otherwise serve. held is asked only where a fence may be needed.
 func fences(cands []candidate, holder func(string) string, held func() []string) []candidate {
+	return fencesOf(cands, holder, held, nil)
+}
+
+// fencesOf are fences' of the host names only (all: nil). A host name's
+// fences depend on its own rules, its holder and the rules that may
+// widen, never on another name's: admission recounts only the names a
+// route without such a rule brings (fenceCount).
+func fencesOf(cands []candidate, holder func(string) string, held func() []string, only map[string]bool) []candidate {
 	// Admission counts the rules at every route it admits: a look is
 	// linear in the rules, and without a rule that may take another host
 	// name's requests (of no host name, or of a wildcard) only a scan.
@@ -44,67 +52,90 @@ func fences(cands []candidate, holder func(string) string, held func() []string)
 		g := group{c.rule.ListenerPort, c.listenerHost}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
+			byGroup[g] = nil
 		}
-		byGroup[g] = append(byGroup[g], c)
+		if only == nil || only[c.rule.Hostname] || mayWiden(c.rule.Hostname) {
+			byGroup[g] = append(byGroup[g], c)
+		}
 	}
 	var out []candidate
 	named := map[string]bool{}
-	heldNow := held()
 	for _, g := range order {
-		hosts, own, wide, names := hostsOf(byGroup[g])
+		hosts, own, wide, names := hostsOf(byGroup[g], only)
 		if len(wide) == 0 {
 			continue // no rule of this group may take a host name's requests
 		}
-		for _, h := range heldNow {
+		for _, h := range heldAmong(held, holder, only) {
 			if _, ok := own[h]; !ok && (g.listenerHost == "" || covers(g.listenerHost, h)) {
 				hosts = append(hosts, h)
 			}
 		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
-			ns := holder(h)
-			wider := func(c candidate) bool {
-				return c.rule.Hostname != h && (c.rule.Hostname == "" || covers(c.rule.Hostname, h))
-			}
-			switch {
-			case ns == "",
-				!slices.ContainsFunc(wide, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
-				slices.ContainsFunc(own[h], func(c candidate) bool { return catchAll(c.rule) }):
-				continue
-			}
-			var copies []candidate
-			for _, c := range wide {
-				if c.from.namespace != ns || !wider(c) {
-					continue
-				}
-				name := ruleName(c.from.namespace, c.from.name, c.ruleID, c.matchIndex, g.port, h)
-				if named[name] || names[name] {
-					continue
-				}
-				c.rule.Hostname, c.rule.Name = h, name
-				copies = append(copies, c)
-			}
-			sortByPrecedence(copies)
-			closed := false
-			for _, c := range copies {
-				out, named[c.rule.Name] = append(out, c), true
-				if closed = catchAll(c.rule); closed {
-					break
-				}
-			}
-			if !closed {
-				f := fence(g.port, g.listenerHost, h)
-				out, named[f.rule.Name] = append(out, f), true
-			}
+			out = fenceHost(out, named, names, g.port, g.listenerHost, h, holder(h), own[h], wide)
 		}
 	}
 	return out
 }
 
-// hostsOf sorts a group's rules: its host names; each one's own
-// rules; the rules that may take another host name's requests (of no host
-// name, or of a wildcard), in their order; and every rule's name.
-func hostsOf(cs []candidate) (hosts []string, own map[string][]candidate, wide []candidate, names map[string]bool) {
+// heldAmong are the held host names among only (all: nil): where only is
+// set, a name is held when it has a holder.
+func heldAmong(held func() []string, holder func(string) string, only map[string]bool) []string {
+	if only == nil {
+		return held()
+	}
+	var out []string
+	for h := range only {
+		if holder(h) != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// fenceHost adds to out the copies and fence host name h of holder ns
+// needs on the listener of port and listenerHost, its rules there own,
+// the rules that may widen there wide; named are the copies and fences
+// made so far, names the group's rules'.
+func fenceHost(out []candidate, named, names map[string]bool, port int, listenerHost, h, ns string, own, wide []candidate) []candidate {
+	wider := func(c candidate) bool {
+		return c.rule.Hostname != h && (c.rule.Hostname == "" || covers(c.rule.Hostname, h))
+	}
+	switch {
+	case ns == "",
+		!slices.ContainsFunc(wide, func(c candidate) bool { return c.from.namespace != ns && wider(c) }),
+		slices.ContainsFunc(own, func(c candidate) bool { return catchAll(c.rule) }):
+		return out
+	}
+	var copies []candidate
+	for _, c := range wide {
+		if c.from.namespace != ns || !wider(c) {
+			continue
+		}
+		name := ruleName(c.from.namespace, c.from.name, c.ruleID, c.matchIndex, port, h)
+		if named[name] || names[name] {
+			continue
+		}
+		c.rule.Hostname, c.rule.Name = h, name
+		copies = append(copies, c)
+	}
+	sortByPrecedence(copies)
+	for _, c := range copies {
+		out, named[c.rule.Name] = append(out, c), true
+		if catchAll(c.rule) {
+			return out
+		}
+	}
+	f := fence(port, listenerHost, h)
+	named[f.rule.Name] = true
+	return append(out, f)
+}
+
+// hostsOf sorts a group's rules: its host names (of only; all: nil);
+// each one's own rules; the rules that may take another host name's
+// requests (of no host name, or of a wildcard), in their order; and
+// every rule's name.
+func hostsOf(cs []candidate, only map[string]bool) (hosts []string, own map[string][]candidate, wide []candidate, names map[string]bool) {
 	own, names = map[string][]candidate{}, make(map[string]bool, len(cs))
 	for _, c := range cs {
 		names[c.rule.Name] = true
@@ -112,7 +143,7 @@ func hostsOf(cs []candidate) (hosts []string, own map[string][]candidate, wide [
 		if mayWiden(h) {
 			wide = append(wide, c)
 		}
-		if h == "" {
+		if h == "" || only != nil && !only[h] {
 			continue
 		}
 		if _, ok := own[h]; !ok {
