@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -40,6 +41,29 @@ func (e *APIError) Error() string {
 	if e.RequestID != "" {
 		s += " (request " + e.RequestID + ")"
 	}
+	return s
+}
+
+// Unstamped is err's text without the request ids of the cloud's
+// answers in it (APIError.RequestID): one failure, met again at every
+// try, reads the same each time.
+func Unstamped(err error) string {
+	s := err.Error()
+	var walk func(error)
+	walk = func(err error) {
+		if api, ok := err.(*APIError); ok && api.RequestID != "" {
+			s = strings.ReplaceAll(s, " (request "+api.RequestID+")", "")
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
 	return s
 }
 

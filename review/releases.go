@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"regexp"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -66,17 +65,14 @@ func (b *Board) ReleaseTaken(s Subject, r *reviewapi.AddressRelease) {
 // ReleaseWaits tells, once per reason, that release request r is not
 // decided yet and why (what the decision reads cannot be read now: the
 // Gateways, the cloud): a Normal event, since the request is kept and
-// looked at again, and no audit line, since nothing was decided.
-func (b *Board) ReleaseWaits(s Subject, r *reviewapi.AddressRelease, why string) {
-	// The cloud's request id differs at every look: one reason all the same.
-	if b.once("release-waits\x00" + r.UID + "\x00" + requestIDs.ReplaceAllString(why, "")) {
+// looked at again, and no audit line, since nothing was decided. reason
+// is why without what differs at every look (the cloud's request ids:
+// exampleapi.Unstamped), so that one failure is said once.
+func (b *Board) ReleaseWaits(s Subject, r *reviewapi.AddressRelease, why, reason string) {
+	if b.once("release-waits\x00" + r.UID + "\x00" + reason) {
 		b.eventf(s, v1.EventTypeNormal, "ReleaseWaits", "AddressRelease %s by %q: %s is not decided yet: %s; it is looked at again", r.Name, r.Spec.Requester, s.ref.Describe(), why)
 	}
 }
-
-// requestIDs are the cloud's request ids in an error's text
-// (exampleapi.APIError).
-var requestIDs = regexp.MustCompile(` \(request [^)]*\)`)
 
 // ReleaseEnded uses up release request r: refused (why set) it says so
 // in a Warning event and an audit line; else its plan was applied or

@@ -90,7 +90,7 @@ func TestReleaseRefused(t *testing.T) {
 	f.ReleaseTaken(s, reqs[0])
 	// Not decided yet, said once per reason: an event, no audit line.
 	for _, why := range []string{"the Gateways are unread", "the Gateways are unread", "the cloud is down (request r-1)", "the cloud is down (request r-2)"} {
-		f.ReleaseWaits(s, reqs[0], why)
+		f.ReleaseWaits(s, reqs[0], why, strings.Split(why, " (")[0])
 	}
 	evs := f.takeEvents()
 	if len(evs) != 2 || evs[0].Type != v1.EventTypeNormal || evs[0].Reason != "ReleaseWaits" ||

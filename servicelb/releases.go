@@ -137,7 +137,7 @@ func (rl *releaser) release(ctx context.Context, reqs []*reviewapi.AddressReleas
 		// Kept, looked at again; said to whoever asked, who would
 		// otherwise see nothing (the Gateways unread, the cloud down).
 		for _, r := range reqs {
-			l.board.ReleaseWaits(subj, r, err.Error())
+			l.board.ReleaseWaits(subj, r, err.Error(), exampleapi.Unstamped(err))
 		}
 		return err
 	}

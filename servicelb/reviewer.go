@@ -46,7 +46,7 @@ type releaseRequests interface {
 	Report(ctx context.Context, s review.Subject, out *engine.Outcome, err error)
 	WaitingChange(ctx context.Context, workspace string) (string, error)
 	ReleaseTaken(s review.Subject, r *reviewapi.AddressRelease)
-	ReleaseWaits(s review.Subject, r *reviewapi.AddressRelease, why string)
+	ReleaseWaits(s review.Subject, r *reviewapi.AddressRelease, why, reason string)
 	ReleaseEnded(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 	ReleaseStale(ctx context.Context, s review.Subject, r *reviewapi.AddressRelease, why string)
 }
