@@ -49,18 +49,24 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 	type entry struct {
 		id gatewayv1.SectionName
 		l  gatewayv1.Listener
-		// set: a ListenerSet's, built only within the cloud's limits.
+		// set: a ListenerSet's (of namespace ns), built only within the
+		// cloud's limits and its namespace's share of a port's
+		// certificates.
 		set bool
+		ns  string
 	}
 	var entries []entry
 	for _, l := range gw.Spec.Listeners {
 		if _, refused := t.Refused[l.Name]; !refused {
-			entries = append(entries, entry{l.Name, l, false})
+			entries = append(entries, entry{id: l.Name, l: l})
 		}
 	}
 	for _, sl := range t.SetListeners {
-		entries = append(entries, entry{sl.ID, sl.Spec, true})
+		entries = append(entries, entry{id: sl.ID, l: sl.Spec, set: true, ns: sl.Set.Namespace})
 	}
+	// shares counts the certificates each namespace's ListenerSets added,
+	// by cloud listener (its index in lb.Listeners).
+	shares := map[int]map[string]int{}
 	for _, e := range entries {
 		l := e.l
 		var keys []string
@@ -76,8 +82,15 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		}
 		protocol, p := cloudProtocol(l.Protocol), int(l.Port)
 		i := slices.IndexFunc(lb.Listeners, func(cl lbmodel.Listener) bool { return cl.Port == p && cl.Protocol == protocol })
+		tenant := e.set && e.ns != gw.Namespace
 		if e.set {
-			if why := pastLimits(lb, i, keys); why != "" {
+			why := pastLimits(lb, i, keys)
+			if n := len(newKeys(lb, i, keys)); why == "" && tenant && shares[i][e.ns]+n > MaxTenantCertificates {
+				why = fmt.Sprintf("the listeners of ListenerSets of a namespace other than the Gateway's add at most %d certificates to a port, "+
+					"and those of %s before this one added %d, for the %d it would add (the Gateway's listeners first, then the oldest ListenerSet's)",
+					MaxTenantCertificates, e.ns, shares[i][e.ns], n)
+			}
+			if why != "" {
 				pending[e.id] = Reason{Reason: string(gatewayv1.ListenerReasonPortUnavailable), Message: why}
 				continue
 			}
@@ -86,11 +99,14 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 			lb.Listeners = append(lb.Listeners, lbmodel.Listener{Protocol: protocol, Port: p})
 			i = len(lb.Listeners) - 1
 		}
-		for _, k := range keys {
-			if !slices.Contains(lb.Listeners[i].Certificates, k) {
-				lb.Listeners[i].Certificates = append(lb.Listeners[i].Certificates, k)
+		added := newKeys(lb, i, keys)
+		if tenant && len(added) > 0 {
+			if shares[i] == nil {
+				shares[i] = map[string]int{}
 			}
+			shares[i][e.ns] += len(added)
 		}
+		lb.Listeners[i].Certificates = append(lb.Listeners[i].Certificates, added...)
 	}
 	for _, r := range t.Rules {
 		built := slices.ContainsFunc(lb.Listeners, func(cl lbmodel.Listener) bool {
@@ -111,6 +127,29 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 	return lb, pending, unreachable
 }
 
+// MaxTenantCertificates is the most certificates the ListenerSets'
+// listeners of one namespace other than the Gateway's may add to one
+// cloud listener of its load balancer: the cloud serves at most
+// exampleapi.MaxListenerCertificates on a port, so without a share one
+// team's older listeners could take every place of the port from the
+// others'. The Gateway's namespace has them all.
+const MaxTenantCertificates = 5
+
+// newKeys are those of keys lb's cloud listener i (-1: a new one) does
+// not serve yet, each once.
+func newKeys(lb LoadBalancer, i int, keys []string) []string {
+	var have, out []string
+	if i >= 0 {
+		have = lb.Listeners[i].Certificates
+	}
+	for _, k := range keys {
+		if !slices.Contains(have, k) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // pastLimits is why a listener whose certificates are keys is not built
 // on lb's cloud listener i (-1: a new one) ("" when it is): the cloud
 // refuses a load balancer past its listeners, or a cloud listener past
@@ -126,12 +165,7 @@ func pastLimits(lb LoadBalancer, i int, keys []string) string {
 	if i >= 0 {
 		have = lb.Listeners[i].Certificates
 	}
-	n := len(have)
-	for j, k := range keys {
-		if !slices.Contains(have, k) && !slices.Contains(keys[:j], k) {
-			n++
-		}
-	}
+	n := len(have) + len(newKeys(lb, i, keys))
 	if n > len(have) && n > exampleapi.MaxListenerCertificates {
 		return fmt.Sprintf("the Example load balancer's HTTPS listener on its port serves at most %d certificates, and with this one's it would serve %d "+
 			"(the Gateway's listeners' first, then the oldest ListenerSet's)", exampleapi.MaxListenerCertificates, n)

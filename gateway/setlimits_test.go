@@ -166,7 +166,8 @@ func TestListenerSetListenersWithinTheCloudsLimit(t *testing.T) {
 // An HTTPS cloud listener serves at most 25 certificates: the Gateway's
 // first, then the ListenerSets' listeners' of its port, oldest first, as
 // they resolve; a listener whose certificates would go past them is not
-// built (PortUnavailable), and one on a port of its own is.
+// built (PortUnavailable), and one on a port of its own is. (The
+// ListenerSet is of the Gateway's namespace, which has no share.)
 func TestListenerSetCertificatesWithinTheCloudsLimit(t *testing.T) {
 	https := httpListener("https", 443, "", gatewayv1.NamespacesFromAll)
 	https.Protocol = gatewayv1.HTTPSProtocolType
@@ -181,16 +182,16 @@ func TestListenerSetCertificatesWithinTheCloudsLimit(t *testing.T) {
 		}
 		e.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: gatewayv1.ObjectName(fmt.Sprintf("c%d", k))}}}
 		ls = append(ls, e)
-		certs[ListenerID(types.NamespacedName{Namespace: "team-m", Name: "m"}, e.Name)] = ListenerCertificates{Keys: []string{fmt.Sprintf("team-m/c%d", k)}}
+		certs[ListenerID(types.NamespacedName{Namespace: "infra", Name: "m"}, e.Name)] = ListenerCertificates{Keys: []string{fmt.Sprintf("infra/c%d", k)}}
 	}
-	_, lb, pending := decideSets(t, gw, []*gatewayv1.ListenerSet{listenerSet("team-m", "m", time.Hour, ls...)}, certs)
+	_, lb, pending := decideSets(t, gw, []*gatewayv1.ListenerSet{listenerSet("infra", "m", time.Hour, ls...)}, certs)
 	for _, l := range lb.Listeners {
 		if l.Port == 443 && len(l.Certificates) != exampleapi.MaxListenerCertificates {
 			t.Errorf("port 443 serves %d certificates, want %d", len(l.Certificates), exampleapi.MaxListenerCertificates)
 		}
 	}
 	for k := range 30 {
-		id := ListenerID(types.NamespacedName{Namespace: "team-m", Name: "m"}, gatewayv1.SectionName(fmt.Sprintf("l%d", k)))
+		id := ListenerID(types.NamespacedName{Namespace: "infra", Name: "m"}, gatewayv1.SectionName(fmt.Sprintf("l%d", k)))
 		switch p, fits := pending[id], k < exampleapi.MaxListenerCertificates-1 || k == 29; {
 		case fits && p.Reason != "":
 			t.Errorf("listener l%d pending %+v, want built", k, p)
@@ -198,6 +199,51 @@ func TestListenerSetCertificatesWithinTheCloudsLimit(t *testing.T) {
 			t.Errorf("listener l%d: %+v, want PortUnavailable (past the certificates of port 443)", k, p)
 		case !fits && !strings.Contains(p.Message, fmt.Sprintf("at most %d certificates", exampleapi.MaxListenerCertificates)):
 			t.Errorf("listener l%d: %q, want the cloud's limit said", k, p.Message)
+		}
+	}
+}
+
+// A namespace other than the Gateway's adds at most MaxTenantCertificates
+// to a port, oldest listener first: past them its listener is pending
+// (PortUnavailable) in words that name only its namespace, a certificate
+// the port serves already takes no place, and another team's listener of
+// the port is built.
+func TestTenantShareOfCertificates(t *testing.T) {
+	gw := openGateway()
+	m := types.NamespacedName{Namespace: "team-m", Name: "m"}
+	var ls []gatewayv1.ListenerEntry
+	certs := Certificates{}
+	for k := range MaxTenantCertificates + 1 {
+		e := entry(fmt.Sprintf("l%d", k), 443, gatewayv1.HTTPSProtocolType, fmt.Sprintf("h%d.m.example", k))
+		e.TLS = &gatewayv1.ListenerTLSConfig{}
+		ls = append(ls, e)
+		certs[ListenerID(m, e.Name)] = ListenerCertificates{Keys: []string{fmt.Sprintf("team-m/c%d", k)}}
+	}
+	again := entry("again", 443, gatewayv1.HTTPSProtocolType, "again.m.example")
+	again.TLS = &gatewayv1.ListenerTLSConfig{}
+	ls = append(ls, again)
+	certs[ListenerID(m, "again")] = ListenerCertificates{Keys: []string{"team-m/c0"}} // served already
+	shop := entry("shop", 443, gatewayv1.HTTPSProtocolType, "shop.b.example")
+	shop.TLS = &gatewayv1.ListenerTLSConfig{}
+	b := types.NamespacedName{Namespace: "team-b", Name: "b"}
+	certs[ListenerID(b, "shop")] = ListenerCertificates{Keys: []string{"team-b/shop"}}
+	sets := []*gatewayv1.ListenerSet{listenerSet("team-m", "m", 2*time.Hour, ls...), listenerSet("team-b", "b", time.Hour, shop)}
+	_, lb, pending := decideSets(t, gw, sets, certs)
+	last := ListenerID(m, gatewayv1.SectionName(fmt.Sprintf("l%d", MaxTenantCertificates)))
+	for id, p := range pending {
+		if id != last {
+			t.Errorf("%s pending %+v, want built", id, p)
+		}
+	}
+	p := pending[last]
+	if p.Reason != string(gatewayv1.ListenerReasonPortUnavailable) ||
+		!strings.Contains(p.Message, fmt.Sprintf("at most %d certificates to a port, and those of team-m before this one added %d, for the 1", MaxTenantCertificates, MaxTenantCertificates)) ||
+		strings.Contains(p.Message, "team-b") || strings.Contains(p.Message, "infra") {
+		t.Errorf("%s: %+v, want PortUnavailable for team-m's share, naming no other namespace", last, p)
+	}
+	for _, l := range lb.Listeners {
+		if l.Port == 443 && (len(l.Certificates) != MaxTenantCertificates+1 || !slices.Contains(l.Certificates, "team-b/shop")) {
+			t.Errorf("port 443 serves %q, want team-m's %d and team-b's", l.Certificates, MaxTenantCertificates)
 		}
 	}
 }
@@ -298,7 +344,7 @@ func TestListenerSetCatchAllsAndRoutesShare(t *testing.T) {
 // port's is pending (PortUnavailable), and the load balancer is built.
 func TestProgramWithinTheCloudsLimits(t *testing.T) {
 	gw := openGateway()
-	set := types.NamespacedName{Namespace: "team-m", Name: "m"}
+	set := types.NamespacedName{Namespace: "infra", Name: "m"} // the Gateway's namespace: no share
 	tr := Translation{}
 	certs := Certificates{}
 	for k := range 2 {
@@ -306,7 +352,7 @@ func TestProgramWithinTheCloudsLimits(t *testing.T) {
 		tr.SetListeners = append(tr.SetListeners, SetListener{ID: id, Set: set,
 			Spec: gatewayv1.Listener{Name: gatewayv1.SectionName(fmt.Sprintf("l%d", k)), Port: 443, Protocol: gatewayv1.HTTPSProtocolType}})
 		for c := range 20 {
-			certs[id] = ListenerCertificates{Keys: append(certs[id].Keys, fmt.Sprintf("team-m/c%d-%d", k, c))}
+			certs[id] = ListenerCertificates{Keys: append(certs[id].Keys, fmt.Sprintf("infra/c%d-%d", k, c))}
 		}
 	}
 	lb, pending, _ := Program(gw, tr, certs)
