@@ -98,12 +98,16 @@ type ruleSet struct {
 	// another host name's requests (mayWiden).
 	named, added map[string]int
 	wide         int
+	// movedWide: with moved an admitted rule that may widen to a more
+	// specific listener (a route's second parentRef), changing the fences
+	// of names other than the route's own.
+	movedWide bool
 }
 
 // with is s and u's rules, u taking the TCP/UDP listeners takes.
 func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
 	out := s
-	out.added = map[string]int{}
+	out.added, out.movedWide = map[string]int{}, false
 	shared := true
 	for _, c := range u.http {
 		k, ok := s.named[c.rule.Name]
@@ -122,6 +126,7 @@ func (s ruleSet) with(u *unit, takes []*listener) ruleSet {
 				out.http, shared = slices.Clone(out.http), false
 			}
 			out.http[k].listenerHost = c.listenerHost
+			out.movedWide = out.movedWide || mayWiden(c.rule.Hostname)
 		}
 	}
 	for _, c := range u.sni {
@@ -170,9 +175,16 @@ type admission struct {
 	home   string
 	shares map[string]int
 	// fenced is how many fences (with their copies) the admitted rules
-	// need.
-	fenced int
+	// need: all, and those of names with rules on their listener.
+	fenced fenceCounts
 }
+
+// fenceCounts are how many fences (with their copies) rules need: all,
+// and those of the host names with rules of their own on the listener
+// (served), which the routes that make them needed pay in their shares.
+// The others are of held names no rule there serves: their holder pays
+// one for each such name (idle names, ListenerSet listeners' names).
+type fenceCounts struct{ all, served int }
 
 // MaxTenantRules is the most rules the routes of one namespace other
 // than the Gateway's may hold of its load balancer, with the catch-alls
@@ -212,23 +224,25 @@ func (ad *admission) admit(u *unit) {
 		takes = append(takes, l)
 	}
 	next := ad.set.with(u, takes)
-	fenced := ad.fenceCount(u, next)
-	// u's share pays for the fences its rules make needed (another
-	// namespace's host names closed to its rules without a host name or
-	// of a wildcard, or its own names to theirs): routes are admitted
-	// oldest first, so a newer route's rules never count in an older
-	// one's share, nor can they fill the budget uncounted.
-	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)+max(fenced-ad.fenced, 0)
-	if used := ad.used(ns, u.hosts); ns != ad.home && used+adds > MaxTenantRules {
-		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
-			"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls, "+
-				"the rules closing other host names to its rules without a host name or of a wildcard, and one for each host name it holds in its grace "+
-				"that no route serves) hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add",
-			MaxTenantRules, ns, used, adds)}
+	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)
+	used := ad.used(ns, u.hosts)
+	if ns != ad.home && used+adds > MaxTenantRules { // before counting fences: refused alike, without their cost
+		ad.refuseShare(p, ns, used, adds)
 		return
 	}
-	if n := next.count(ad.iso) + fenced; n > exampleapi.MaxRules {
-		used := ad.set.count(ad.iso) + ad.fenced
+	fenced := ad.fenceCount(u, next)
+	// u's share pays for the fences its rules make needed for the names
+	// routes serve (another namespace's names closed to its rules without
+	// a host name or of a wildcard, or its own names to theirs): routes
+	// are admitted oldest first, so a newer route's rules never count in
+	// an older one's share, nor can they fill the budget uncounted.
+	adds += max(fenced.served-ad.fenced.served, 0)
+	if ns != ad.home && used+adds > MaxTenantRules {
+		ad.refuseShare(p, ns, used, adds)
+		return
+	}
+	if n := next.count(ad.iso) + fenced.all; n > exampleapi.MaxRules {
+		used := ad.set.count(ad.iso) + ad.fenced.all
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 			"its rules do not fit: the Example load balancer holds at most %d rules, and the listeners and the routes attached before this one leave %d "+
 				"of them, for the %d it would add (routes are built oldest first, each whole or not at all)",
@@ -238,7 +252,8 @@ func (ad *admission) admit(u *unit) {
 	ad.set, ad.fenced = next, fenced
 	ad.set.keep()
 	if testHookFenced != nil {
-		testHookFenced(fenced, len(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) })))
+		all, served := fencesOf(next.http, ad.holder(u), func() []string { return ad.heldWith(u) }, nil)
+		testHookFenced(fenced, fenceCounts{len(all), served})
 	}
 	if ns != ad.home {
 		ad.shares[ns] += adds
@@ -286,21 +301,33 @@ func (ad *admission) used(ns string, hosts []string) int {
 	return ad.shares[ns] + ad.l.idle[ns] - ad.l.idleAmong(ns, hosts)
 }
 
+// refuseShare refuses p: its rules, adds, do not fit in namespace ns's
+// share, of which used is held.
+func (ad *admission) refuseShare(p *Parent, ns string, used, adds int) {
+	p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
+		"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls "+
+			"and host names, the rules closing other host names to its rules without a host name or of a wildcard, and one for each host name it holds "+
+			"in its grace that no route serves) hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add",
+		MaxTenantRules, ns, used, adds)}
+}
+
 // testHookFenced, set by tests, is told the fences counted at each
 // route admitted and those the admitted rules need.
-var testHookFenced func(counted, need int)
+var testHookFenced func(counted, need fenceCounts)
 
 // fenceCount is how many fences (with their copies) next, the admitted
 // rules and u's, needs: those counted so far, and the change at the host
-// names u brings (fencesOf) when it brings no rule that may widen
-// (rare), so that a look at a route costs about its rules.
-func (ad *admission) fenceCount(u *unit, next ruleSet) int {
+// names u brings (fencesOf) when it brings no rule that may widen and
+// moves none to another listener (rare), so that a look at a route costs
+// about its rules.
+func (ad *admission) fenceCount(u *unit, next ruleSet) fenceCounts {
 	if next.wide == 0 {
-		return 0
+		return fenceCounts{}
 	}
 	heldNext := func() []string { return ad.heldWith(u) }
-	if next.wide > ad.set.wide {
-		return len(fences(next.http, ad.holder(u), heldNext))
+	if next.wide > ad.set.wide || next.movedWide {
+		all, served := fencesOf(next.http, ad.holder(u), heldNext, nil)
+		return fenceCounts{len(all), served}
 	}
 	only := make(map[string]bool, len(u.hosts))
 	for _, h := range u.hosts {
@@ -313,8 +340,9 @@ func (ad *admission) fenceCount(u *unit, next ruleSet) int {
 	if len(only) == 0 {
 		return ad.fenced
 	}
-	before := len(fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only))
-	return ad.fenced + len(fencesOf(next.http, ad.holder(u), heldNext, only)) - before
+	before, beforeServed := fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only)
+	after, afterServed := fencesOf(next.http, ad.holder(u), heldNext, only)
+	return fenceCounts{ad.fenced.all + len(after) - len(before), ad.fenced.served + afterServed - beforeServed}
 }
 
 // heldWith is the host names held once u is admitted: those held, and

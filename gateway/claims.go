@@ -141,8 +141,10 @@ type ledger struct {
 	served   map[string]bool
 	servedLs map[gatewayv1.SectionName]bool
 	guests   map[string]map[string]bool
-	// idle counts, by namespace, its held host names in their grace that
-	// no route has served yet at this look.
+	// idle counts, by namespace, its held host names that no route or
+	// listener of it has served yet at this look: those in their grace,
+	// and those its routes served at the last look, until they serve them
+	// again.
 	idle   map[string]int
 	latest time.Time
 	moves  []Move
@@ -164,9 +166,7 @@ func newLedger(b Boundary) *ledger {
 			continue
 		}
 		l.hold(h, c)
-		if c.ReleasedAt != nil {
-			l.idle[c.Namespace]++
-		}
+		l.idle[c.Namespace]++
 	}
 	for name, c := range b.Claims.Listeners {
 		if l.ended(c.ReleasedAt) {
@@ -376,11 +376,11 @@ func (l *ledger) end() (Claims, time.Time) {
 	return out, recheck
 }
 
-// idling tells whether host name h is one of namespace ns's held in
-// their grace that no route has served yet at this look.
+// idling tells whether host name h is one of namespace ns's held ones
+// that no route or listener of it has served yet at this look.
 func (l *ledger) idling(ns, h string) bool {
 	c, ok := l.hosts[h]
-	return ok && c.Namespace == ns && c.ReleasedAt != nil && !l.served[h]
+	return ok && c.Namespace == ns && !l.served[h]
 }
 
 // idleAmong is how many of hosts are namespace ns's idling ones.

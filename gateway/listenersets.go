@@ -163,7 +163,7 @@ func (ad *admission) admitSets(c *capacity, ls []*listener) {
 		if !ok {
 			continue
 		}
-		if l.refused, l.message = ad.fit(c, l); l.refused != "" {
+		if l.refused, l.message = ad.fit(c, l, ad.newNames(l.set.Namespace, uses)); l.refused != "" {
 			continue
 		}
 		ad.l.serve(l.set.Namespace, uses)

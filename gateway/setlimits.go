@@ -89,8 +89,9 @@ func (c *capacity) take(l *listener, catchAlls []*listener) {
 
 // fit builds ListenerSet listener l where the load balancer's limits
 // leave room, or says why not: a cloud listener past the cloud's, or
-// catch-alls past its namespace's share or the budget. The message names only l's namespace.
-func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionReason, string) {
+// catch-alls (with the names it claims, new to its namespace) past its
+// namespace's share, or catch-alls past the budget. The message names only l's namespace.
+func (ad *admission) fit(c *capacity, l *listener, names int) (gatewayv1.ListenerConditionReason, string) {
 	const order = "listeners are built the Gateway's first, then the oldest ListenerSet's"
 	cl := cloudListenerOf(l)
 	if _, ok := c.built[cl]; !ok && len(c.built) >= exampleapi.MaxListeners {
@@ -100,12 +101,12 @@ func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionR
 	}
 	iso := c.catchAlls(l)
 	ns := l.set.Namespace
-	if used := ad.used(ns, []string{l.hostname()}); ns != ad.home && used+len(iso) > MaxTenantRules {
-		return reasonListenerRuleBudget, fmt.Sprintf("its catch-all rules do not fit in its namespace's share: the routes and listeners of a namespace "+
-			"other than the Gateway's (and its host names in their grace, one each) hold at most %d of its rules, and those of %s before this one hold %d, "+
+	if used := ad.used(ns, []string{l.hostname()}); ns != ad.home && used+len(iso)+names > MaxTenantRules {
+		return reasonListenerRuleBudget, fmt.Sprintf("its catch-all rules and host name do not fit in its namespace's share: the routes and listeners of a namespace "+
+			"other than the Gateway's (their host names one each, as the names it holds in their grace) hold at most %d of its rules, and those of %s before this one hold %d, "+
 			"for the %d it would add (a listener ends with a rule answering 404 where another listener of its port covers its host name, "+
 			"and so does each listener its own covers; %s)",
-			MaxTenantRules, ns, used, len(iso), order)
+			MaxTenantRules, ns, used, len(iso)+names, order)
 	}
 	if c.rules+len(iso) > exampleapi.MaxRules {
 		return reasonListenerRuleBudget, fmt.Sprintf("its catch-all rules do not fit: the Example load balancer holds at most %d rules, "+
@@ -114,7 +115,23 @@ func (ad *admission) fit(c *capacity, l *listener) (gatewayv1.ListenerConditionR
 	}
 	c.take(l, iso)
 	if ns != ad.home {
-		ad.shares[ns] += len(iso)
+		ad.shares[ns] += len(iso) + names
 	}
 	return "", ""
+}
+
+// newNames is how many of the host names a ListenerSet's listener of
+// namespace ns claims (uses) are new to ns at this look: each counts one
+// in its share, as an idle name does, for the 404s that keep it ns's on
+// every listener where another namespace's rule without a host name
+// would take it (fences.go). A name held by another namespace (served
+// with its consent) is that namespace's.
+func (ad *admission) newNames(ns string, uses []hostUse) int {
+	n := 0
+	for _, u := range uses {
+		if h := ad.l.holderOf(u.host); (h == "" || h == ns) && !ad.l.served[u.host] {
+			n++
+		}
+	}
+	return n
 }

@@ -107,28 +107,29 @@ func refusedSetListeners(t *testing.T, tr Translation) (accepted int, refused ma
 // the Gateway's listener without a host name covers, so each would end
 // with a catch-all (isolation): 2,112 rules, past the load balancer's
 // budget. Their catch-alls count in team-m's share of the rules before
-// any route: the oldest ListenerSets' listeners fill it, the others are
-// refused (RuleBudgetExceeded, naming only team-m), team-a's older route
-// keeps its rules, and the cloud takes the load balancer.
+// any route, with their host names (one each): the oldest ListenerSets'
+// listeners fill it, the others are refused (RuleBudgetExceeded, naming
+// only team-m), team-a's older route keeps its rules, and the cloud
+// takes the load balancer.
 func TestListenerSetCatchAllsInTheirShare(t *testing.T) {
 	sets := floods(33, 64, func(int, int) int32 { return 80 }, func(i, k int) string { return fmt.Sprintf("h%d-%d.m.example", i, k) })
 	tr, lb, _ := decideSets(t, openGateway(), sets, nil)
 	accepted, refused := refusedSetListeners(t, tr)
-	if accepted != MaxTenantRules {
-		t.Errorf("%d of team-m's listeners accepted, want %d (one catch-all each: its namespace's share)", accepted, MaxTenantRules)
+	if accepted != MaxTenantRules/2 {
+		t.Errorf("%d of team-m's listeners accepted, want %d (a catch-all and a name each: its namespace's share)", accepted, MaxTenantRules/2)
 	}
 	msgs := refused[string(ReasonRuleBudgetExceeded)]
-	if len(msgs) != 33*64-MaxTenantRules {
-		t.Fatalf("refused %d listeners RuleBudgetExceeded (all refusals: %d reasons), want %d", len(msgs), len(refused), 33*64-MaxTenantRules)
+	if len(msgs) != 33*64-MaxTenantRules/2 {
+		t.Fatalf("refused %d listeners RuleBudgetExceeded (all refusals: %d reasons), want %d", len(msgs), len(refused), 33*64-MaxTenantRules/2)
 	}
 	if !strings.Contains(msgs[0], "team-m") || !strings.Contains(msgs[0], fmt.Sprintf("at most %d", MaxTenantRules)) {
 		t.Errorf("refusal %q, want team-m's share said", msgs[0])
 	}
-	if n := len(lb.Rules); n != MaxTenantRules+1 {
-		t.Errorf("%d rules, want %d: team-m's catch-alls, and team-a's route", n, MaxTenantRules+1)
+	if n := len(lb.Rules); n != MaxTenantRules/2+1 {
+		t.Errorf("%d rules, want %d: team-m's catch-alls, and team-a's route", n, MaxTenantRules/2+1)
 	}
 	// The oldest ListenerSets keep theirs; the newest have none left.
-	for _, name := range []string{"m00", "m02"} {
+	for _, name := range []string{"m00", "m01"} {
 		if st := tr.ListenerSets[types.NamespacedName{Namespace: "team-m", Name: name}]; !st.IsAccepted() {
 			t.Errorf("%s: %+v, want Accepted (the oldest first)", name, st.Accepted)
 		}
@@ -311,21 +312,24 @@ func TestListenerSetCatchAllsTheyCause(t *testing.T) {
 		t.Errorf("%d rules, want team-a's route's alone", n)
 	}
 
-	// Of the Gateway's namespace, it is built, with the 251 catch-alls.
+	// Of the Gateway's namespace, it is built, with the 201 catch-alls
+	// (its own, and those of the 200 listeners of team-x's whose names
+	// fit in team-x's share).
 	sets[1] = listenerSet("infra", "any", time.Hour, wide...)
 	tr, lb, _ = decideSets(t, gw, sets, nil)
 	if st := tr.ListenerSets[types.NamespacedName{Namespace: "infra", Name: "any"}]; st.Listeners[0].Refused != nil {
 		t.Errorf("infra's listener: %+v, want built", st.Listeners[0].Refused)
 	}
-	if n := len(lb.Rules); n != 1+251 {
-		t.Errorf("%d rules, want %d", n, 1+251)
+	if n := len(lb.Rules); n != 1+201 {
+		t.Errorf("%d rules, want %d", n, 1+201)
 	}
 }
 
-// A namespace's listeners' catch-alls and its routes' rules share its
-// rules: team-m's 150 catch-alls leave 50 for its routes.
+// A namespace's listeners' catch-alls and host names and its routes'
+// rules share its rules: team-m's 75 listeners (a catch-all and a name
+// each) leave 50 for its routes.
 func TestListenerSetCatchAllsAndRoutesShare(t *testing.T) {
-	sets := floods(1, 150, func(int, int) int32 { return 80 }, func(_, k int) string { return fmt.Sprintf("h%d.m.example", k) })
+	sets := floods(1, 75, func(int, int) int32 { return 80 }, func(_, k int) string { return fmt.Sprintf("h%d.m.example", k) })
 	gw := openGateway()
 	fits := hostsAndPaths("team-m", "fits", 2*time.Hour, 1, 50)
 	over := hostsAndPaths("team-m", "over", time.Hour, 1, 1)

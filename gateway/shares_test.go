@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/example/cloud-provider-example/exampleapi"
 )
 
 // paths is a rule of n path prefixes /w0… and no host name.
@@ -113,5 +116,106 @@ func TestIdleHostnamesCountInTheShare(t *testing.T) {
 	tr = (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{back}, nil)
 	if p := httpParent(t, tr, "team-m", "back"); p.Accepted.Reason != "Accepted" {
 		t.Errorf("team-m/back: %+v, want Accepted (170 idle names and its 20 rules)", p.Accepted)
+	}
+}
+
+// Names held before any route is admitted (a newer team's names in their
+// grace, or its ListenerSets' listeners' names) are fenced where an older
+// team's rule without a host name is; their holder pays for them (one
+// each), never the older team's route.
+func TestHeldNamesChargeTheirHolder(t *testing.T) {
+	older := route("team-a", "wide", 5*time.Hour, "", nil, paths(10))
+	claims := Claims{Hosts: map[string]HostClaim{}}
+	for i := range 195 {
+		claims.Hosts[fmt.Sprintf("h%d.team-m.example", i)] = HostClaim{Namespace: "team-m", Since: t0.Add(-time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))}
+	}
+	tr := (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{older}, nil)
+	if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("beside team-m's idle names, team-a's older route: %+v, want Accepted", p.Accepted)
+	}
+	if n := len(tr.Rules); n != 10+195 {
+		t.Errorf("%d rules, want team-a's 10 and a 404 for each of team-m's names", n)
+	}
+
+	var sets []*gatewayv1.ListenerSet
+	for s := range 4 {
+		var ls []gatewayv1.ListenerEntry
+		for k := range 49 {
+			ls = append(ls, entry(fmt.Sprintf("l%d", k), 80, gatewayv1.HTTPProtocolType, fmt.Sprintf("l%d-%d.team-m.example", s, k)))
+		}
+		sets = append(sets, listenerSet("team-m", fmt.Sprintf("m%d", s), time.Hour, ls...))
+	}
+	tr = Translate(openGateway(), []*gatewayv1.HTTPRoute{older}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
+	if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != "Accepted" {
+		t.Errorf("beside team-m's ListenerSets' names, team-a's older route: %+v, want Accepted", p.Accepted)
+	}
+}
+
+// ListenerSet listeners on a port of their own cause no catch-all, but
+// their names are held and fenced beside the platform's catch-all: each
+// counts one in its namespace's share, so they cannot fill the budget
+// and push out another team's older route.
+func TestListenerSetNamesCountInTheShare(t *testing.T) {
+	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
+	shop := route("team-a", "shop", 2*time.Hour, "", []string{"shop.team-a.example"}, rule(nil, to("svc-a", 1)), rule([]gatewayv1.HTTPRouteMatch{prefix("/x")}, to("svc-a", 1)))
+	var sets []*gatewayv1.ListenerSet
+	for s := range 37 {
+		var ls []gatewayv1.ListenerEntry
+		for k := range 54 {
+			ls = append(ls, entry(fmt.Sprintf("l%d", k), 9000, gatewayv1.HTTPProtocolType, fmt.Sprintf("l%d-%d.team-m.example", s, k)))
+		}
+		sets = append(sets, listenerSet("team-m", fmt.Sprintf("m%02d", s), time.Hour, ls...))
+	}
+	tr := Translate(openGateway(), []*gatewayv1.HTTPRoute{platform, shop}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
+	accepted, refused := refusedSetListeners(t, tr)
+	if accepted != MaxTenantRules || len(refused[string(ReasonRuleBudgetExceeded)]) != 37*54-MaxTenantRules {
+		t.Errorf("%d of team-m's listeners accepted, refusals %d, want %d: a name each", accepted, len(refused[string(ReasonRuleBudgetExceeded)]), MaxTenantRules)
+	}
+	for _, key := range []string{"infra/default", "team-a/shop"} {
+		ns, name, _ := strings.Cut(key, "/")
+		if p := httpParent(t, tr, ns, name); p.Accepted.Reason != "Accepted" {
+			t.Errorf("%s: %+v, want Accepted", key, p.Accepted)
+		}
+	}
+}
+
+// A name its routes served at the last look counts one until a route
+// serves it again: a team renaming 190 names in one edit holds both sets
+// at that look, and its route of the new ones does not fit.
+func TestRenamedHostnamesCountAtOnce(t *testing.T) {
+	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
+	names := func(name, prefix string) *gatewayv1.HTTPRoute {
+		var hs []string
+		for i := range 190 {
+			hs = append(hs, fmt.Sprintf("%s%d.team-m.example", prefix, i))
+		}
+		return route("team-m", name, time.Hour, "", hs, rule(nil, to("svc-a", 1)))
+	}
+	l := &looks{gw: sharedGateway()}
+	l.at(t0, []*gatewayv1.HTTPRoute{platform, names("a", "a")}, nil)
+	tr := l.at(t0.Add(time.Minute), []*gatewayv1.HTTPRoute{platform, names("b", "b")}, nil)
+	wantShareRefused(t, tr, "team-m", "b", 190, 190)
+}
+
+// A route's second parentRef may move its wildcard rule to a more
+// specific listener of the port: the fences are counted again whole, so
+// the rules stay within the budget (and within team-m's share).
+func TestWildcardMovedToAnotherListenerCounted(t *testing.T) {
+	gw := gateway(httpListener("http", 80, "", gatewayv1.NamespacesFromAll), httpListener("wild", 80, "*.example", gatewayv1.NamespacesFromAll))
+	platform := route("infra", "wild-default", 6*time.Hour, "wild", nil, rule(nil, to("svc-a", 1)))
+	names := hostsAndPaths("team-m", "names", 4*time.Hour, 32, 1)
+	names.Spec.ParentRefs[0].SectionName = ptr.To(gatewayv1.SectionName("wild"))
+	w := route("team-m", "w", time.Hour, "http", []string{"*.team-m.example"}, paths(60))
+	second := w.Spec.ParentRefs[0]
+	second.SectionName = ptr.To(gatewayv1.SectionName("wild"))
+	w.Spec.ParentRefs = append(w.Spec.ParentRefs, second)
+	consent := func(_ RouteKey, owner, _ string) bool { return owner == "infra" } // the platform lets teams serve names under its wildcard
+	tr := (&looks{gw: gw, consent: consent}).at(t0, []*gatewayv1.HTTPRoute{platform, names, w}, nil)
+	if n := len(tr.Rules); n > exampleapi.MaxRules {
+		t.Fatalf("%d rules, past the cloud's %d", n, exampleapi.MaxRules)
+	}
+	ps := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: "team-m", Name: "w"}}]
+	if len(ps) != 2 || ps[0].Accepted.Reason != "Accepted" || ps[1].Accepted.Reason != string(ReasonRuleBudgetExceeded) {
+		t.Errorf("team-m/w: %+v, want its first parentRef accepted and its second past its share", ps)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/example/cloud-provider-example/exampleapi"
+	"github.com/example/cloud-provider-example/gateway"
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
@@ -219,6 +220,51 @@ func TestGatewayTenancy(t *testing.T) {
 			}
 		}
 		testkit.Must(t, mallory.GatewayV1().ListenerSets("team-b").Delete(ctx, "take", metav1.DeleteOptions{}))
+	})
+
+	t.Run("a team's ListenerSets add at most five of a shared port's certificates", func(t *testing.T) {
+		// team-b admitted, its TLS Secrets allowed (the row before).
+		many := &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: "many"}, Spec: gatewayv1.ListenerSetSpec{
+			ParentRef: gatewayv1.ParentGatewayReference{Namespace: ptr.To(gatewayv1.Namespace("infra")), Name: "gw"}}}
+		for k := range gateway.MaxTenantCertificates + 1 {
+			host, secret := fmt.Sprintf("m%d.example", k), fmt.Sprintf("m%d-tls", k)
+			_, err := e.kube.CoreV1().Secrets("team-b").Create(ctx, tlsSecretObject("team-b", secret,
+				simtest.NewCert(t, simtest.CertOptions{CommonName: host, DNSNames: []string{host}})), metav1.CreateOptions{})
+			testkit.Must(t, err)
+			many.Spec.Listeners = append(many.Spec.Listeners, gatewayv1.ListenerEntry{Name: gatewayv1.SectionName(fmt.Sprintf("m%d", k)), Port: 443,
+				Protocol: gatewayv1.HTTPSProtocolType, Hostname: ptr.To(gatewayv1.Hostname(host)),
+				TLS: &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: gatewayv1.ObjectName(secret)}}}})
+		}
+		_, err := mallory.GatewayV1().ListenerSets("team-b").Create(ctx, many, metav1.CreateOptions{})
+		testkit.Must(t, err)
+		testkit.Eventually(t, 90*time.Second, "mallory's sixth listener not built", func() error {
+			s, err := admin.GatewayV1().ListenerSets("team-b").Get(ctx, "many", metav1.GetOptions{})
+			if err != nil || len(s.Status.Listeners) != gateway.MaxTenantCertificates+1 {
+				return fmt.Errorf("%+v, %v", s.Status, err)
+			}
+			for k, l := range s.Status.Listeners {
+				c := meta.FindStatusCondition(l.Conditions, "Programmed")
+				switch last := k == gateway.MaxTenantCertificates; {
+				case c == nil:
+					return fmt.Errorf("listener %s: no Programmed", l.Name)
+				case !last && c.Status != metav1.ConditionTrue:
+					return fmt.Errorf("listener %s: %+v, want programmed", l.Name, c)
+				case last && (c.Status != metav1.ConditionFalse || c.Reason != "PortUnavailable" || !strings.Contains(c.Message, "team-b")):
+					return fmt.Errorf("listener %s: %+v, want PortUnavailable for team-b's share", l.Name, c)
+				case last && (strings.Contains(c.Message, "team-a") || strings.Contains(c.Message, "infra")):
+					t.Errorf("listener %s: %q names another namespace", l.Name, c.Message)
+				}
+			}
+			return nil
+		})
+		now, err := e.cloudLB(ip)
+		testkit.Must(t, err)
+		for _, l := range now.Listeners {
+			if l.Port == 443 && len(l.CertificateIDs) != 1+gateway.MaxTenantCertificates {
+				t.Errorf("the 443 listener serves %d certificates, want the platform's and mallory's %d", len(l.CertificateIDs), gateway.MaxTenantCertificates)
+			}
+		}
+		testkit.Must(t, mallory.GatewayV1().ListenerSets("team-b").Delete(ctx, "many", metav1.DeleteOptions{}))
 	})
 
 	t.Run("a ListenerSet's author cannot approve the Gateway change it causes", func(t *testing.T) {
