@@ -51,10 +51,10 @@ func Unstamped(err error) string {
 	s := err.Error()
 	var walk func(error)
 	walk = func(err error) {
-		if api, ok := err.(*APIError); ok && api.RequestID != "" {
+		if api, ok := err.(*APIError); ok && api.RequestID != "" { //nolint:errorlint // the walk unwraps, one link at a time
 			s = strings.ReplaceAll(s, " (request "+api.RequestID+")", "")
 		}
-		switch u := err.(type) {
+		switch u := err.(type) { //nolint:errorlint // the walk unwraps, one link at a time
 		case interface{ Unwrap() error }:
 			walk(u.Unwrap())
 		case interface{ Unwrap() []error }:
