@@ -137,14 +137,7 @@ func TestHeldNamesChargeTheirHolder(t *testing.T) {
 		t.Errorf("%d rules, want team-a's 10 and a 404 for each of team-m's names", n)
 	}
 
-	var sets []*gatewayv1.ListenerSet
-	for s := range 4 {
-		var ls []gatewayv1.ListenerEntry
-		for k := range 49 {
-			ls = append(ls, entry(fmt.Sprintf("l%d", k), 80, gatewayv1.HTTPProtocolType, fmt.Sprintf("l%d-%d.team-m.example", s, k)))
-		}
-		sets = append(sets, listenerSet("team-m", fmt.Sprintf("m%d", s), time.Hour, ls...))
-	}
+	sets := floods(4, 49, func(int, int) int32 { return 80 }, func(i, k int) string { return fmt.Sprintf("l%d-%d.team-m.example", i, k) })
 	tr = Translate(openGateway(), []*gatewayv1.HTTPRoute{older}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
 	if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != "Accepted" {
 		t.Errorf("beside team-m's ListenerSets' names, team-a's older route: %+v, want Accepted", p.Accepted)
@@ -158,14 +151,7 @@ func TestHeldNamesChargeTheirHolder(t *testing.T) {
 func TestListenerSetNamesCountInTheShare(t *testing.T) {
 	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
 	shop := route("team-a", "shop", 2*time.Hour, "", []string{"shop.team-a.example"}, rule(nil, to("svc-a", 1)), rule([]gatewayv1.HTTPRouteMatch{prefix("/x")}, to("svc-a", 1)))
-	var sets []*gatewayv1.ListenerSet
-	for s := range 37 {
-		var ls []gatewayv1.ListenerEntry
-		for k := range 54 {
-			ls = append(ls, entry(fmt.Sprintf("l%d", k), 9000, gatewayv1.HTTPProtocolType, fmt.Sprintf("l%d-%d.team-m.example", s, k)))
-		}
-		sets = append(sets, listenerSet("team-m", fmt.Sprintf("m%02d", s), time.Hour, ls...))
-	}
+	sets := floods(37, 54, func(int, int) int32 { return 9000 }, func(i, k int) string { return fmt.Sprintf("l%d-%d.team-m.example", i, k) })
 	tr := Translate(openGateway(), []*gatewayv1.HTTPRoute{platform, shop}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
 	accepted, refused := refusedSetListeners(t, tr)
 	if accepted != MaxTenantRules || len(refused[string(ReasonRuleBudgetExceeded)]) != 37*54-MaxTenantRules {
