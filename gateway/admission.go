@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,16 +176,48 @@ type admission struct {
 	home   string
 	shares map[string]int
 	// fenced is how many fences (with their copies) the admitted rules
-	// need: all, and those of names with rules on their listener.
+	// need.
 	fenced fenceCounts
 }
 
-// fenceCounts are how many fences (with their copies) rules need: all,
-// and those of the host names with rules of their own on the listener
-// (served), which the routes that make them needed pay in their shares.
-// The others are of held names no rule there serves: their holder pays
-// one for each such name (idle names, ListenerSet listeners' names).
-type fenceCounts struct{ all, served int }
+// fenceCounts are how many fences rules need: all, and the copies of
+// each namespace's rules among them (fences.go), which count in its
+// share: they are its rules, made again for its names. The 404s count
+// in the budget only; a namespace's names are bounded by its share
+// (one each while nothing serves them, a rule at least once served).
+type fenceCounts struct {
+	all    int
+	copies map[string]int
+}
+
+// countFences counts fs.
+func countFences(fs []candidate) fenceCounts {
+	n := fenceCounts{all: len(fs), copies: map[string]int{}}
+	for _, c := range fs {
+		if c.from != nil {
+			n.copies[c.from.namespace]++
+		}
+	}
+	return n
+}
+
+// plus is n changed by what after counts beyond before (of some host
+// names: fenceCount).
+func (n fenceCounts) plus(after, before fenceCounts) fenceCounts {
+	out := fenceCounts{all: n.all + after.all - before.all, copies: maps.Clone(n.copies)}
+	if out.copies == nil {
+		out.copies = map[string]int{}
+	}
+	for ns, k := range after.copies {
+		out.copies[ns] += k
+	}
+	for ns, k := range before.copies {
+		if out.copies[ns] -= k; out.copies[ns] == 0 {
+			delete(out.copies, ns)
+		}
+	}
+	return out
+}
 
 // MaxTenantRules is the most rules the routes of one namespace other
 // than the Gateway's may hold of its load balancer, with the catch-alls
@@ -224,19 +257,20 @@ func (ad *admission) admit(u *unit) {
 		takes = append(takes, l)
 	}
 	next := ad.set.with(u, takes)
-	ns, adds := u.key.Namespace, len(u.http)+len(u.sni)+len(takes)
+	// The rules u adds: none twice (a route through two parentRefs to one
+	// listener makes its rules once).
+	ns, adds := u.key.Namespace, next.count(nil)-ad.set.count(nil)
 	used := ad.used(ns, u.hosts)
 	if ns != ad.home && used+adds > MaxTenantRules { // before counting fences: refused alike, without their cost
 		ad.refuseShare(p, ns, used, adds)
 		return
 	}
 	fenced := ad.fenceCount(u, next)
-	// u's share pays for the fences its rules make needed for the names
-	// routes serve (another namespace's names closed to its rules without
-	// a host name or of a wildcard, or its own names to theirs): routes
-	// are admitted oldest first, so a newer route's rules never count in
-	// an older one's share, nor can they fill the budget uncounted.
-	adds += max(fenced.served-ad.fenced.served, 0)
+	// The copies of u's namespace's rules its admission makes (for its
+	// names, closed to another namespace's wider rules) count with its
+	// rules; copies of another namespace's rules count in that one's share
+	// (below), never in u's.
+	adds += fenced.copies[ns] - ad.fenced.copies[ns]
 	if ns != ad.home && used+adds > MaxTenantRules {
 		ad.refuseShare(p, ns, used, adds)
 		return
@@ -249,11 +283,20 @@ func (ad *admission) admit(u *unit) {
 			exampleapi.MaxRules, max(exampleapi.MaxRules-used, 0), n-used)}
 		return
 	}
+	for other, k := range fenced.copies { // another namespace's copies, made by u's rules (a wider rule, a name)
+		if other != ns && other != ad.home {
+			ad.shares[other] += k - ad.fenced.copies[other]
+		}
+	}
+	for other, k := range ad.fenced.copies {
+		if _, still := fenced.copies[other]; !still && other != ns && other != ad.home {
+			ad.shares[other] -= k
+		}
+	}
 	ad.set, ad.fenced = next, fenced
 	ad.set.keep()
 	if testHookFenced != nil {
-		all, served := fencesOf(next.http, ad.holder(u), func() []string { return ad.heldWith(u) }, nil)
-		testHookFenced(fenced, fenceCounts{len(all), served})
+		testHookFenced(fenced, countFences(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) })))
 	}
 	if ns != ad.home {
 		ad.shares[ns] += adds
@@ -306,8 +349,9 @@ func (ad *admission) used(ns string, hosts []string) int {
 func (ad *admission) refuseShare(p *Parent, ns string, used, adds int) {
 	p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 		"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls "+
-			"and host names, the rules closing other host names to its rules without a host name or of a wildcard, and one for each host name it holds "+
-			"in its grace that no route serves) hold at most %d of its rules, and those of %s attached before this one hold %d, for the %d it would add",
+			"and host names, the copies of its rules without a host name or of a wildcard made for its host names on a listener where another namespace's "+
+			"such rule would take them, and one for each host name it holds that nothing serves) hold at most %d of its rules, "+
+			"and those of %s attached before this one hold %d, for the %d it would add",
 		MaxTenantRules, ns, used, adds)}
 }
 
@@ -326,8 +370,7 @@ func (ad *admission) fenceCount(u *unit, next ruleSet) fenceCounts {
 	}
 	heldNext := func() []string { return ad.heldWith(u) }
 	if next.wide > ad.set.wide || next.movedWide {
-		all, served := fencesOf(next.http, ad.holder(u), heldNext, nil)
-		return fenceCounts{len(all), served}
+		return countFences(fences(next.http, ad.holder(u), heldNext))
 	}
 	only := make(map[string]bool, len(u.hosts))
 	for _, h := range u.hosts {
@@ -340,9 +383,8 @@ func (ad *admission) fenceCount(u *unit, next ruleSet) fenceCounts {
 	if len(only) == 0 {
 		return ad.fenced
 	}
-	before, beforeServed := fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only)
-	after, afterServed := fencesOf(next.http, ad.holder(u), heldNext, only)
-	return fenceCounts{ad.fenced.all + len(after) - len(before), ad.fenced.served + afterServed - beforeServed}
+	before := countFences(fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only))
+	return ad.fenced.plus(countFences(fencesOf(next.http, ad.holder(u), heldNext, only)), before)
 }
 
 // heldWith is the host names held once u is admitted: those held, and

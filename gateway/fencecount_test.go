@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestFencesCountedAsNeeded(t *testing.T) {
 			var scenario string
 			testHookFenced = func(counted, need fenceCounts) {
 				checked++
-				if counted != need {
+				if counted.all != need.all || !maps.Equal(counted.copies, need.copies) {
 					bad++
 					if first == "" {
 						first = fmt.Sprintf("counted %+v need %+v: %s", counted, need, scenario)

@@ -28,22 +28,19 @@ import (
 // holder's routes are refused), which a wider rule of another namespace
 // would otherwise serve. held is asked only where a fence may be needed.
 func fences(cands []candidate, holder func(string) string, held func() []string) []candidate {
-	out, _ := fencesOf(cands, holder, held, nil)
-	return out
+	return fencesOf(cands, holder, held, nil)
 }
 
-// fencesOf are fences' of the host names only (all: nil), and how many
-// of them are of names with rules of their own on their listener (served;
-// the others are of held names no rule there serves). A host name's
+// fencesOf are fences' of the host names only (all: nil). A host name's
 // fences depend on its own rules, its holder and the rules that may
 // widen, never on another name's: admission recounts only the names a
 // route without such a rule brings (fenceCount).
-func fencesOf(cands []candidate, holder func(string) string, held func() []string, only map[string]bool) (out []candidate, served int) {
+func fencesOf(cands []candidate, holder func(string) string, held func() []string, only map[string]bool) (out []candidate) {
 	// Admission counts the rules at every route it admits: a look is
 	// linear in the rules, and without a rule that may take another host
 	// name's requests (of no host name, or of a wildcard) only a scan.
 	if !slices.ContainsFunc(cands, func(c candidate) bool { return mayWiden(c.rule.Hostname) }) {
-		return nil, 0
+		return nil
 	}
 	type group struct {
 		port         int
@@ -74,14 +71,10 @@ func fencesOf(cands []candidate, holder func(string) string, held func() []strin
 		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
-			n := len(out)
 			out = fenceHost(out, named, names, g.port, g.listenerHost, h, holder(h), own[h], wide)
-			if len(own[h]) > 0 {
-				served += len(out) - n
-			}
 		}
 	}
-	return out, served
+	return out
 }
 
 // heldAmong are the held host names among only (all: nil): where only is

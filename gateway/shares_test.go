@@ -38,13 +38,13 @@ func wantShareRefused(t *testing.T, tr Translation, ns, name string, used, adds 
 	}
 }
 
-// The fences (fences.go) a route's admission makes needed count in its
-// namespace's share, whichever side of them it is on: routes are
-// admitted oldest first, so the newer pays. A team's many host names
-// and rules without one, fenced from the platform's catch-all, cannot
-// fill the budget with copies counted nowhere; a team's newer rule
-// without a host name, fencing another team's older names, takes
-// nothing of that team's share.
+// The copies of a namespace's rules made for its names (fences.go)
+// count in its share, whichever of its routes comes first: a team's many
+// host names and rules without one, fenced from the platform's
+// catch-all, cannot fill the budget with copies counted nowhere. The
+// 404s count in the budget only; a team's newer rule without a host
+// name, fencing another team's older names, takes nothing of that
+// team's share.
 func TestFencesCountInTheShare(t *testing.T) {
 	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
 	// 20 names of one path each: with the platform's catch-all each
@@ -56,7 +56,7 @@ func TestFencesCountInTheShare(t *testing.T) {
 	if p := httpParent(t, tr, "team-m", "names"); p.Accepted.Reason != "Accepted" {
 		t.Errorf("team-m/names: %+v, want Accepted", p.Accepted)
 	}
-	wantShareRefused(t, tr, "team-m", "wide", 40, 10+200)
+	wantShareRefused(t, tr, "team-m", "wide", 20, 10+200)
 	if n := len(tr.Rules); n != 1+20+20 {
 		t.Errorf("%d rules %q, want the platform's, team-m's names' and their fences", n, ruleNames(tr))
 	}
@@ -65,17 +65,24 @@ func TestFencesCountInTheShare(t *testing.T) {
 	// rules without a host name.
 	wide = route("team-m", "wide", 5*time.Hour, "", nil, paths(10))
 	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{platform, names, wide}, nil)
-	wantShareRefused(t, tr, "team-m", "names", 10, 20+20*11)
+	wantShareRefused(t, tr, "team-m", "names", 10, 20+20*10)
 
-	// A team's older names keep their share: the newer rule without a
-	// host name that would fence them pays, and is refused.
+	// A team's older names keep their share: team-m's newer rules without
+	// a host name fence them (150 404s, in the budget), and team-a's
+	// share still holds its 150 rules alone, 50 left.
 	theirs := hostsAndPaths("team-a", "theirs", 5*time.Hour, 150, 1)
 	late := route("team-m", "late", time.Hour, "", nil, paths(60))
-	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{theirs, late}, nil)
-	if p := httpParent(t, tr, "team-a", "theirs"); p.Accepted.Reason != "Accepted" {
-		t.Errorf("team-a/theirs: %+v, want Accepted", p.Accepted)
+	fill := hostsAndPaths("team-a", "fill", 30*time.Minute, 1, 50)
+	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{theirs, late, fill}, nil)
+	for _, key := range []string{"team-a/theirs", "team-m/late", "team-a/fill"} {
+		ns, name, _ := strings.Cut(key, "/")
+		if p := httpParent(t, tr, ns, name); p.Accepted.Reason != "Accepted" {
+			t.Errorf("%s: %+v, want Accepted", key, p.Accepted)
+		}
 	}
-	wantShareRefused(t, tr, "team-m", "late", 0, 60+150)
+	if n := len(tr.Rules); n != 150+60+50+150 {
+		t.Errorf("%d rules, want the routes' and a 404 for each of team-a's older names", n)
+	}
 
 	// A name whose rules match every request needs no fence: 150 such
 	// names under the platform's catch-all cost 150.
