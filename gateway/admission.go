@@ -171,8 +171,8 @@ type admission struct {
 	taken map[gatewayv1.SectionName]RouteKey
 	// home is the Gateway's namespace; shares the rules admitted of each
 	// other namespace (MaxTenantRules): its ListenerSets' listeners'
-	// catch-alls (setlimits.go), then its routes' with the fences their
-	// admission makes needed; used adds its idle host names.
+	// catch-alls and names (setlimits.go), then its routes' rules and
+	// the copies made of them (fenceCounts); used adds its idle names.
 	home   string
 	shares map[string]int
 	// fenced is how many fences (with their copies) the admitted rules
@@ -201,6 +201,19 @@ func countFences(fs []candidate) fenceCounts {
 	return n
 }
 
+// minus is how many copies of each namespace's rules n counts beyond
+// was (fewer: negative).
+func (n fenceCounts) minus(was fenceCounts) map[string]int {
+	d := maps.Clone(n.copies)
+	if d == nil {
+		d = map[string]int{}
+	}
+	for ns, k := range was.copies {
+		d[ns] -= k
+	}
+	return d
+}
+
 // plus is n changed by what after counts beyond before (of some host
 // names: fenceCount).
 func (n fenceCounts) plus(after, before fenceCounts) fenceCounts {
@@ -221,8 +234,9 @@ func (n fenceCounts) plus(after, before fenceCounts) fenceCounts {
 
 // MaxTenantRules is the most rules the routes of one namespace other
 // than the Gateway's may hold of its load balancer, with the catch-alls
-// its ListenerSets' listeners cause (counted first), the fences its
-// routes' admission makes needed and its idle host names (used). Every apply of a
+// its ListenerSets' listeners cause and their names (counted first), the
+// copies of its rules its names' fences need, and its idle names (used).
+// Every apply of a
 // Gateway evaluates all its rules (docs/scale.md), so one team's routes
 // would otherwise slow every other team's changes by filling the
 // load balancer's whole budget (exampleapi.MaxRules); the platform's own
@@ -283,14 +297,11 @@ func (ad *admission) admit(u *unit) {
 			exampleapi.MaxRules, max(exampleapi.MaxRules-used, 0), n-used)}
 		return
 	}
-	for other, k := range fenced.copies { // another namespace's copies, made by u's rules (a wider rule, a name)
+	// Another namespace's copies that u's rules make (a wider rule of
+	// u's, a name) or make unneeded count in that namespace's share.
+	for other, d := range fenced.minus(ad.fenced) {
 		if other != ns && other != ad.home {
-			ad.shares[other] += k - ad.fenced.copies[other]
-		}
-	}
-	for other, k := range ad.fenced.copies {
-		if _, still := fenced.copies[other]; !still && other != ns && other != ad.home {
-			ad.shares[other] -= k
+			ad.shares[other] += d
 		}
 	}
 	ad.set, ad.fenced = next, fenced
@@ -336,8 +347,8 @@ func (ad *admission) holder(u *unit) func(string) string {
 
 // used is how much of its share namespace ns holds before a route or
 // listener serving hosts is admitted: its rules admitted, and one for
-// each of its host names in their grace that no route serves (but
-// those among hosts). A name no route serves still holds its fences:
+// each of its held names nothing of it serves yet at this look (but
+// those among hosts). A name nothing serves still holds its fences:
 // uncounted, a namespace could hold names without end, cycling routes
 // through them, and their fences would fill the budget.
 func (ad *admission) used(ns string, hosts []string) int {

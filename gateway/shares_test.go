@@ -212,3 +212,24 @@ func TestWildcardMovedToAnotherListenerCounted(t *testing.T) {
 		t.Errorf("team-m/w: %+v, want its first parentRef accepted and its second past its share", ps)
 	}
 }
+
+// Copies of a team's rules count in its share whichever route's
+// admission makes them: another team's newer rule without a host name
+// makes team-a's wildcard rules copied for each of its names beneath
+// them (as the platform's catch-all would), and team-a's newest route
+// no longer fits; the other team pays nothing for them.
+func TestCopiesCountInTheirHoldersShare(t *testing.T) {
+	wild := route("team-a", "wild", 5*time.Hour, "", []string{"*.team-a.example"}, paths(5))
+	names := hostsAndPaths("team-a", "names", 4*time.Hour, 30, 1) // h0.team-a.example…, under the wildcard
+	other := route("team-m", "any", 3*time.Hour, "", nil, paths(1))
+	newest := hostsAndPaths("team-a", "newest", time.Hour, 1, 20)
+	tr := (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{wild, names, other, newest}, nil)
+	for _, key := range []string{"team-a/wild", "team-a/names", "team-m/any"} {
+		ns, name, _ := strings.Cut(key, "/")
+		if p := httpParent(t, tr, ns, name); p.Accepted.Reason != "Accepted" {
+			t.Errorf("%s: %+v, want Accepted", key, p.Accepted)
+		}
+	}
+	// team-a: 5 + 30 rules and 30 x 5 copies.
+	wantShareRefused(t, tr, "team-a", "newest", 5+30+150, 20)
+}
