@@ -275,7 +275,9 @@ func (ad *admission) admit(u *unit) {
 	// listener makes its rules once).
 	ns, adds := u.key.Namespace, next.count(nil)-ad.set.count(nil)
 	used := ad.used(ns, u.hosts)
-	if ns != ad.home && used+adds > MaxTenantRules { // before counting fences: refused alike, without their cost
+	// Before counting fences, refused alike without their cost, unless
+	// copies of ns's rules are counted (u may make them unneeded).
+	if ns != ad.home && used+adds > MaxTenantRules && ad.fenced.copies[ns] == 0 {
 		ad.refuseShare(p, ns, used, adds)
 		return
 	}

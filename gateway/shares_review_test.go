@@ -153,3 +153,23 @@ func TestNewListenerSetPushesOutNoOlderRoute(t *testing.T) {
 		t.Errorf("team-a's 4-hour-old route, once team-m adds a 1-minute-old ListenerSet of 42 names (84 of team-m's share in all): %+v", p.Accepted)
 	}
 }
+
+// A team at its share may still add a route that lowers it: catch-alls
+// for its names make the copies of its rules without a host name
+// unneeded (19 rules for 171 copies fewer).
+func TestRouteLoweringItsShareFits(t *testing.T) {
+	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
+	names := hostsAndPaths("team-m", "names", 4*time.Hour, 19, 1)
+	wide := route("team-m", "wide", 3*time.Hour, "", nil, paths(9))
+	var hosts []string
+	for i := range 19 {
+		hosts = append(hosts, fmt.Sprintf("h%d.team-m.example", i))
+	}
+	fix := route("team-m", "fix", time.Hour, "", hosts, rule(nil, to("svc-a", 1)))
+	tr := (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{platform, names, wide, fix}, nil)
+	for _, n := range []string{"names", "wide", "fix"} {
+		if p := httpParent(t, tr, "team-m", n); p.Accepted.Reason != "Accepted" {
+			t.Errorf("team-m/%s: %s", n, p.Accepted.Message)
+		}
+	}
+}
