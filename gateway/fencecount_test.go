@@ -14,7 +14,8 @@ import (
 // The fences counted as routes are admitted (fenceCount: only the host
 // names a route brings, when it brings no rule that may widen and moves
 // none) are those a whole recount of the admitted rules finds, all and
-// served: on random Gateways of routes of several parentRefs (sections),
+// the copies of each namespace's rules: on random Gateways of routes of
+// several parentRefs (sections),
 // ListenerSets, TLS routes, consent, held names, long rule names, and
 // ownership None. (A differential test written by a reviewing helper;
 // it found the count going stale when a route's second parentRef moved a
