@@ -82,10 +82,10 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 		}
 		protocol, p := cloudProtocol(l.Protocol), int(l.Port)
 		i := slices.IndexFunc(lb.Listeners, func(cl lbmodel.Listener) bool { return cl.Port == p && cl.Protocol == protocol })
-		tenant := e.set && e.ns != gw.Namespace
+		tenant, added := e.set && e.ns != gw.Namespace, newKeys(lb, i, keys)
 		if e.set {
-			why := pastLimits(lb, i, keys)
-			if n := len(newKeys(lb, i, keys)); why == "" && tenant && shares[i][e.ns]+n > MaxTenantCertificates {
+			why := pastLimits(lb, i, len(added))
+			if n := len(added); why == "" && tenant && shares[i][e.ns]+n > MaxTenantCertificates {
 				why = fmt.Sprintf("the listeners of ListenerSets of a namespace other than the Gateway's add at most %d certificates to a port, "+
 					"and those of %s before this one added %d, for the %d it would add (the Gateway's listeners first, then the oldest ListenerSet's)",
 					MaxTenantCertificates, e.ns, shares[i][e.ns], n)
@@ -99,7 +99,6 @@ func Program(gw *gatewayv1.Gateway, t Translation, certs Certificates) (lb LoadB
 			lb.Listeners = append(lb.Listeners, lbmodel.Listener{Protocol: protocol, Port: p})
 			i = len(lb.Listeners) - 1
 		}
-		added := newKeys(lb, i, keys)
 		if tenant && len(added) > 0 {
 			if shares[i] == nil {
 				shares[i] = map[string]int{}
@@ -150,13 +149,13 @@ func newKeys(lb LoadBalancer, i int, keys []string) []string {
 	return out
 }
 
-// pastLimits is why a listener whose certificates are keys is not built
-// on lb's cloud listener i (-1: a new one) ("" when it is): the cloud
-// refuses a load balancer past its listeners, or a cloud listener past
-// its certificates, whole. Translate keeps the ListenerSets' listeners
-// within them (setlimits.go); this holds whatever their certificateRefs
-// resolved to.
-func pastLimits(lb LoadBalancer, i int, keys []string) string {
+// pastLimits is why a listener that would add added certificates is not
+// built on lb's cloud listener i (-1: a new one) ("" when it is): the
+// cloud refuses a load balancer past its listeners, or a cloud listener
+// past its certificates, whole. Translate keeps the ListenerSets'
+// listeners within the listeners (setlimits.go); this holds the
+// certificates as their certificateRefs resolved.
+func pastLimits(lb LoadBalancer, i, added int) string {
 	if i < 0 && len(lb.Listeners) >= exampleapi.MaxListeners {
 		return fmt.Sprintf("the Example load balancer takes at most %d listeners (one per port and protocol), "+
 			"all of them taken by the listeners before this one (the Gateway's first, then the oldest ListenerSet's)", exampleapi.MaxListeners)
@@ -165,7 +164,7 @@ func pastLimits(lb LoadBalancer, i int, keys []string) string {
 	if i >= 0 {
 		have = lb.Listeners[i].Certificates
 	}
-	n := len(have) + len(newKeys(lb, i, keys))
+	n := len(have) + added
 	if n > len(have) && n > exampleapi.MaxListenerCertificates {
 		return fmt.Sprintf("the Example load balancer's HTTPS listener on its port serves at most %d certificates, and with this one's it would serve %d "+
 			"(the Gateway's listeners' first, then the oldest ListenerSet's)", exampleapi.MaxListenerCertificates, n)

@@ -19,8 +19,8 @@ import (
 // limits, the Gateway's own listeners counted first, then the oldest
 // ListenerSet's: one past a limit is not built, and the catch-alls a
 // listener causes (its own, and those of the listeners its host name
-// covers) count in its namespace's share of the rules (MaxTenantRules)
-// before any route's. An HTTPS listener's certificates are counted by
+// covers) and its host name (newNames) count in its namespace's share of
+// the rules (MaxTenantRules) before any route's. An HTTPS listener's certificates are counted by
 // Program, as they resolve (pastLimits): a certificateRef that does not
 // resolve takes no other team's place.
 
