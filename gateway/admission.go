@@ -204,6 +204,9 @@ func countFences(fs []candidate) fenceCounts {
 // minus is how many copies of each namespace's rules n counts beyond
 // was (fewer: negative).
 func (n fenceCounts) minus(was fenceCounts) map[string]int {
+	if len(n.copies) == 0 && len(was.copies) == 0 {
+		return nil // no copies at all: most looks
+	}
 	d := maps.Clone(n.copies)
 	if d == nil {
 		d = map[string]int{}

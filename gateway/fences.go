@@ -59,12 +59,16 @@ func fencesOf(cands []candidate, holder func(string) string, held func() []strin
 		}
 	}
 	named := map[string]bool{}
+	var heldNow []string // read once, at the first group that may need it
 	for _, g := range order {
 		hosts, own, wide, names := hostsOf(byGroup[g], only)
 		if len(wide) == 0 {
 			continue // no rule of this group may take a host name's requests
 		}
-		for _, h := range heldAmong(held, holder, only) {
+		if heldNow == nil {
+			heldNow = heldAmong(held, holder, only)
+		}
+		for _, h := range heldNow {
 			if _, ok := own[h]; !ok && (g.listenerHost == "" || covers(g.listenerHost, h)) {
 				hosts = append(hosts, h)
 			}
