@@ -178,69 +178,84 @@ type admission struct {
 	// fenced is how many fences (with their copies) the admitted rules
 	// need.
 	fenced fenceCounts
+	// admitted are the units admitted, oldest first (evictions).
+	admitted []*unit
 }
 
-// fenceCounts are how many fences rules need: all, and the copies of
-// each namespace's rules among them (fences.go), which count in its
-// share: they are its rules, made again for its names. The 404s count
-// in the budget only; a namespace's names are bounded by its share
-// (one each while nothing serves them, a rule at least once served).
+// fenceCounts are how many fences rules need: all, and of them what
+// counts in each namespace's share (fences.go): the copies of its rules
+// (they are its rules, made again for its names) and the 404s its wider
+// rules make needed for other namespaces' names (its rules would take
+// their requests). A namespace's names are bounded by its share (one
+// each while nothing serves them, a rule at least once served).
 type fenceCounts struct {
-	all    int
-	copies map[string]int
+	all              int
+	copies, notFound map[string]int
 }
 
 // countFences counts fs.
 func countFences(fs []candidate) fenceCounts {
-	n := fenceCounts{all: len(fs), copies: map[string]int{}}
+	n := fenceCounts{all: len(fs), copies: map[string]int{}, notFound: map[string]int{}}
 	for _, c := range fs {
 		if c.from != nil {
 			n.copies[c.from.namespace]++
+		}
+		for _, ns := range c.chargedTo {
+			n.notFound[ns]++
 		}
 	}
 	return n
 }
 
-// minus is how many copies of each namespace's rules n counts beyond
-// was (fewer: negative).
+// owed is what n counts in namespace ns's share.
+func (n fenceCounts) owed(ns string) int { return n.copies[ns] + n.notFound[ns] }
+
+// minus is what n counts in each namespace's share beyond was (less:
+// negative); nil when neither counts anything (most looks).
 func (n fenceCounts) minus(was fenceCounts) map[string]int {
-	if len(n.copies) == 0 && len(was.copies) == 0 {
-		return nil // no copies at all: most looks
+	if len(n.copies)+len(n.notFound)+len(was.copies)+len(was.notFound) == 0 {
+		return nil
 	}
-	d := maps.Clone(n.copies)
-	if d == nil {
-		d = map[string]int{}
-	}
-	for ns, k := range was.copies {
-		d[ns] -= k
-	}
+	d := map[string]int{}
+	addCounts(d, n.copies, 1)
+	addCounts(d, n.notFound, 1)
+	addCounts(d, was.copies, -1)
+	addCounts(d, was.notFound, -1)
 	return d
 }
 
 // plus is n changed by what after counts beyond before (of some host
 // names: fenceCount).
 func (n fenceCounts) plus(after, before fenceCounts) fenceCounts {
-	out := fenceCounts{all: n.all + after.all - before.all, copies: maps.Clone(n.copies)}
+	out := fenceCounts{all: n.all + after.all - before.all, copies: maps.Clone(n.copies), notFound: maps.Clone(n.notFound)}
 	if out.copies == nil {
 		out.copies = map[string]int{}
 	}
-	for ns, k := range after.copies {
-		out.copies[ns] += k
+	if out.notFound == nil {
+		out.notFound = map[string]int{}
 	}
-	for ns, k := range before.copies {
-		if out.copies[ns] -= k; out.copies[ns] == 0 {
-			delete(out.copies, ns)
+	addCounts(out.copies, after.copies, 1)
+	addCounts(out.copies, before.copies, -1)
+	addCounts(out.notFound, after.notFound, 1)
+	addCounts(out.notFound, before.notFound, -1)
+	return out
+}
+
+// addCounts adds sign times src to dst, dropping what reaches zero.
+func addCounts(dst, src map[string]int, sign int) {
+	for ns, k := range src {
+		if dst[ns] += sign * k; dst[ns] == 0 {
+			delete(dst, ns)
 		}
 	}
-	return out
 }
 
 // MaxTenantRules is the most rules the routes of one namespace other
 // than the Gateway's may hold of its load balancer, with the catch-alls
 // its ListenerSets' listeners cause and their names (counted first), the
-// copies of its rules its names' fences need, and its idle names (used).
-// Every apply of a
-// Gateway evaluates all its rules (docs/scale.md), so one team's routes
+// copies of its rules its names' fences need, the 404s its wider rules
+// make needed for other namespaces' names, and its idle names (used).
+// Every apply of a Gateway evaluates all its rules (docs/scale.md), so one team's routes
 // would otherwise slow every other team's changes by filling the
 // load balancer's whole budget (exampleapi.MaxRules); the platform's own
 // namespace has the whole budget.
@@ -279,22 +294,26 @@ func (ad *admission) admit(u *unit) {
 	ns, adds := u.key.Namespace, next.count(nil)-ad.set.count(nil)
 	used := ad.used(ns, u.hosts)
 	// Before counting fences, refused alike without their cost, unless
-	// copies of ns's rules are counted (u may make them unneeded).
-	if ns != ad.home && used+adds > MaxTenantRules && ad.fenced.copies[ns] == 0 {
+	// fences count in ns's share (u may make them unneeded).
+	if ns != ad.home && used+adds > MaxTenantRules && ad.fenced.owed(ns) == 0 {
 		ad.refuseShare(p, ns, used, adds)
 		return
 	}
 	fenced := ad.fenceCount(u, next)
-	// The copies of u's namespace's rules its admission makes (for its
-	// names, closed to another namespace's wider rules) count with its
-	// rules; copies of another namespace's rules count in that one's share
-	// (below), never in u's.
-	adds += fenced.copies[ns] - ad.fenced.copies[ns]
+	// What u's admission makes count in its namespace's share counts with
+	// its rules: the copies of its rules for its names beneath another
+	// namespace's wider rule, the 404s its wider rules make needed for
+	// other namespaces' names. What it makes count in another namespace's
+	// share counts there (below), never in u's.
+	adds += fenced.owed(ns) - ad.fenced.owed(ns)
 	if ns != ad.home && used+adds > MaxTenantRules {
 		ad.refuseShare(p, ns, used, adds)
 		return
 	}
-	if n := next.count(ad.iso) + fenced.all; n > exampleapi.MaxRules {
+	// Past the budget, what would count past other namespaces' shares is
+	// not held against u: those namespaces' costliest routes are refused
+	// at the end of the look (evictions), and the look made again.
+	if n := next.count(ad.iso) + fenced.all; n > exampleapi.MaxRules && n-ad.pastShares(ns, fenced) > exampleapi.MaxRules {
 		used := ad.set.count(ad.iso) + ad.fenced.all
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 			"its rules do not fit: the Example load balancer holds at most %d rules, and the listeners and the routes attached before this one leave %d "+
@@ -302,8 +321,9 @@ func (ad *admission) admit(u *unit) {
 			exampleapi.MaxRules, max(exampleapi.MaxRules-used, 0), n-used)}
 		return
 	}
-	// Another namespace's copies that u's rules make (a wider rule of
-	// u's, a name) or make unneeded count in that namespace's share.
+	// What u's rules make count in another namespace's share (copies of
+	// its rules for its names beneath u's wider rule, 404s its wider rule
+	// makes needed for u's names), or make unneeded, count there.
 	for other, d := range fenced.minus(ad.fenced) {
 		if other != ns && other != ad.home {
 			ad.shares[other] += d
@@ -312,11 +332,12 @@ func (ad *admission) admit(u *unit) {
 	ad.set, ad.fenced = next, fenced
 	ad.set.keep()
 	if testHookFenced != nil {
-		testHookFenced(fenced, countFences(fences(next.http, ad.holder(u), func() []string { return ad.heldWith(u) })))
+		testHookFenced(fenced, countFences(fences(next.http, ad.home, ad.holder(u), func() []string { return ad.heldWith(u) })))
 	}
 	if ns != ad.home {
 		ad.shares[ns] += adds
 	}
+	ad.admitted = append(ad.admitted, u)
 	if ad.own == OwnershipNamespace {
 		ad.l.serve(u.key.Namespace, uses)
 		for _, l := range takes {
@@ -366,7 +387,8 @@ func (ad *admission) refuseShare(p *Parent, ns string, used, adds int) {
 	p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 		"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls "+
 			"and host names, the copies of its rules without a host name or of a wildcard made for its host names on a listener where another namespace's "+
-			"such rule would take them, and one for each host name it holds that nothing serves) hold at most %d of its rules, "+
+			"such rule would take them, a 404 for each host name of another namespace its own such rules would take on their listener, "+
+			"and one for each host name it holds that nothing serves) hold at most %d of its rules, "+
 			"and those of %s attached before this one hold %d, for the %d it would add",
 		MaxTenantRules, ns, used, adds)}
 }
@@ -386,7 +408,7 @@ func (ad *admission) fenceCount(u *unit, next ruleSet) fenceCounts {
 	}
 	heldNext := func() []string { return ad.heldWith(u) }
 	if next.wide > ad.set.wide || next.movedWide {
-		return countFences(fences(next.http, ad.holder(u), heldNext))
+		return countFences(fences(next.http, ad.home, ad.holder(u), heldNext))
 	}
 	only := make(map[string]bool, len(u.hosts))
 	for _, h := range u.hosts {
@@ -399,8 +421,8 @@ func (ad *admission) fenceCount(u *unit, next ruleSet) fenceCounts {
 	if len(only) == 0 {
 		return ad.fenced
 	}
-	before := countFences(fencesOf(ad.set.http, ad.holder(nil), ad.l.held, only))
-	return ad.fenced.plus(countFences(fencesOf(next.http, ad.holder(u), heldNext, only)), before)
+	before := countFences(fencesOf(ad.set.http, ad.home, ad.holder(nil), ad.l.held, only))
+	return ad.fenced.plus(countFences(fencesOf(next.http, ad.home, ad.holder(u), heldNext, only)), before)
 }
 
 // heldWith is the host names held once u is admitted: those held, and
@@ -465,7 +487,7 @@ func (ad *admission) hostnameInUse(key RouteKey, h string) Reason {
 func (ad *admission) rules() []lbmodel.Rule {
 	var out []lbmodel.Rule
 	cands := append(slices.Clone(ad.set.http), ad.iso...)
-	cands = append(cands, fences(ad.set.http, ad.holder(nil), ad.l.held)...)
+	cands = append(cands, fences(ad.set.http, ad.home, ad.holder(nil), ad.l.held)...)
 	sortByPrecedence(cands)
 	for _, c := range cands {
 		out = append(out, c.rule)

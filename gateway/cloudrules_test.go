@@ -15,7 +15,7 @@ import (
 	"github.com/example/cloud-provider-example/lbmodel"
 )
 
-func httpParent(t *testing.T, tr Translation, ns, name string) Parent {
+func httpParent(t testing.TB, tr Translation, ns, name string) Parent {
 	t.Helper()
 	ps := tr.Parents[RouteKey{Kind: KindHTTPRoute, NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}]
 	if len(ps) != 1 {

@@ -28,7 +28,7 @@ func TestFencesCountedAsNeeded(t *testing.T) {
 			var scenario string
 			testHookFenced = func(counted, need fenceCounts) {
 				checked++
-				if counted.all != need.all || !maps.Equal(counted.copies, need.copies) {
+				if counted.all != need.all || !maps.Equal(counted.copies, need.copies) || !maps.Equal(counted.notFound, need.notFound) {
 					bad++
 					if first == "" {
 						first = fmt.Sprintf("counted %+v need %+v: %s", counted, need, scenario)

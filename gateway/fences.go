@@ -19,23 +19,26 @@ import (
 // end with a 404: the fence. A host name whose rules already match every
 // request needs neither, nor does a Gateway one namespace uses, so the
 // upstream conformance tests see no extra rule. They count in the rule
-// budget like any other.
+// budget like any other, and in shares (admission.go): the copies in
+// their holder's, the 404 in those of the namespaces whose wider rules
+// make it needed (none when one is the Gateway's namespace's).
 
 // fences are the copies and fences the host names holder names need
 // among cands (the admitted HTTP rules), per listener port and listener
 // host name (a request is served by one listener's rules): those of the
 // rules, and the held ones no rule names (a claim in its grace, or whose
 // holder's routes are refused), which a wider rule of another namespace
-// would otherwise serve. held is asked only where a fence may be needed.
-func fences(cands []candidate, holder func(string) string, held func() []string) []candidate {
-	return fencesOf(cands, holder, held, nil)
+// would otherwise serve. held is asked only where a fence may be needed;
+// home is the Gateway's namespace.
+func fences(cands []candidate, home string, holder func(string) string, held func() []string) []candidate {
+	return fencesOf(cands, home, holder, held, nil)
 }
 
 // fencesOf are fences' of the host names only (all: nil). A host name's
 // fences depend on its own rules, its holder and the rules that may
 // widen, never on another name's: admission recounts only the names a
 // route without such a rule brings (fenceCount).
-func fencesOf(cands []candidate, holder func(string) string, held func() []string, only map[string]bool) (out []candidate) {
+func fencesOf(cands []candidate, home string, holder func(string) string, held func() []string, only map[string]bool) (out []candidate) {
 	// Admission counts the rules at every route it admits: a look is
 	// linear in the rules, and without a rule that may take another host
 	// name's requests (of no host name, or of a wildcard) only a scan.
@@ -75,7 +78,7 @@ func fencesOf(cands []candidate, holder func(string) string, held func() []strin
 		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
-			out = fenceHost(out, named, names, g.port, g.listenerHost, h, holder(h), own[h], wide)
+			out = fenceHost(out, named, names, g.port, g.listenerHost, h, holder(h), home, own[h], wide)
 		}
 	}
 	return out
@@ -99,8 +102,8 @@ func heldAmong(held func() []string, holder func(string) string, only map[string
 // fenceHost adds to out the copies and fence host name h of holder ns
 // needs on the listener of port and listenerHost, its rules there own,
 // the rules that may widen there wide; named are the copies and fences
-// made so far, names the group's rules'.
-func fenceHost(out []candidate, named, names map[string]bool, port int, listenerHost, h, ns string, own, wide []candidate) []candidate {
+// made so far, names the group's rules'; home is the Gateway's namespace.
+func fenceHost(out []candidate, named, names map[string]bool, port int, listenerHost, h, ns, home string, own, wide []candidate) []candidate {
 	wider := func(c candidate) bool {
 		return c.rule.Hostname != h && (c.rule.Hostname == "" || covers(c.rule.Hostname, h))
 	}
@@ -130,8 +133,27 @@ func fenceHost(out []candidate, named, names map[string]bool, port int, listener
 		}
 	}
 	f := fence(port, listenerHost, h)
+	f.chargedTo = chargedFor(wide, ns, home, wider)
 	named[f.rule.Name] = true
 	return append(out, f)
+}
+
+// chargedFor are the namespaces whose shares count the 404 closing a
+// host name of holder ns: those whose rules wider than it make the 404
+// needed (their rules would take its requests), none when one is home,
+// the Gateway's (whose share is the whole budget).
+func chargedFor(wide []candidate, ns, home string, wider func(candidate) bool) []string {
+	var out []string
+	for _, c := range wide {
+		switch o := c.from.namespace; {
+		case o == ns || !wider(c):
+		case o == home:
+			return nil
+		case !slices.Contains(out, o):
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // hostsOf sorts a group's rules: its host names (of only; all: nil);

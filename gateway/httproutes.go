@@ -105,8 +105,10 @@ type candidate struct {
 	// claimed host name (fences.go) keeps its original's, and its place
 	// after the rules written for that name.
 	written string
-	// fence is a claimed host name's closing 404 (fences.go).
-	fence bool
+	// fence is a claimed host name's closing 404 (fences.go), counted in
+	// the shares of the namespaces chargedTo.
+	fence     bool
+	chargedTo []string
 }
 
 // origin is the route a rule comes from, as precedence reads it.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,8 +81,24 @@ func UDPRoute(r *gatewayv1.UDPRoute) L4Route {
 // whole: one whose rules the cloud would refuse, that names a host name
 // another namespace holds without its consent, or whose rules do not fit
 // in what the older ones leave of the load balancer's is refused, and
-// the Gateway is built from the others (admission.go).
+// the Gateway is built from the others (admission.go). A look that
+// leaves a namespace past its share (evictions.go) is made again with its
+// newest costly route refused.
 func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary) Translation {
+	evicted := map[RouteKey]Reason{}
+	for {
+		t, more := translate(gw, http, l4, nsLabels, backends, b, evicted)
+		if len(more) == 0 {
+			return t
+		}
+		maps.Copy(evicted, more) // never admitted again: each try refuses more
+	}
+}
+
+// translate is one try of Translate, the routes evicted refused: the
+// Translation, and the routes to refuse at the next try.
+func translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary,
+	evicted map[RouteKey]Reason) (Translation, map[RouteKey]Reason) {
 	ls := listenersOf(gw)
 	setLs, sets := setsOf(gw, ls, b.ListenerSets, nsLabels)
 	own, unknown := OwnershipOf(gw)
@@ -109,6 +126,9 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 	}
 	slices.SortStableFunc(units, oldestFirst)
 	for _, u := range units {
+		if r, ok := evicted[u.key]; ok {
+			u.refuse(r.Reason, r.Message)
+		}
 		ad.admit(u)
 	}
 	t.SetListeners, t.AttachedListenerSets = settle(setLs, sets)
@@ -129,7 +149,7 @@ func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
 		}
 	}
-	return t
+	return t, ad.evictions()
 }
 
 // l4Units are the parentRefs of r naming gw, each attached where its

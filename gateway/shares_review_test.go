@@ -81,8 +81,10 @@ func TestTLSNamesCopiesCountInTheShare(t *testing.T) {
 }
 
 // An edit of an old route adds "older" names: a newer team's route
-// accepted for hours pays nothing for fencing them (nor for copying the
-// editor's own rules without a host name for each), and stays.
+// accepted for hours stays. Its rules without a host name pay a 404 for
+// each name (18, in its share: ADR 33); the copies of the editor's own
+// rules without a host name made for them count in the editor's share,
+// and its route of them is refused at the end of the look (28 + 180).
 func TestEditOfAnOldRouteChargesNoOtherTeam(t *testing.T) {
 	mine := route("team-m", "mine", 48*time.Hour, "", nil, paths(10)) // team-m's own rules without a host name
 	names := func(n int) *gatewayv1.HTTPRoute { return hostsAndPaths("team-m", "names", 48*time.Hour, n, 1) }
@@ -94,9 +96,10 @@ func TestEditOfAnOldRouteChargesNoOtherTeam(t *testing.T) {
 	}
 	// team-m edits its 48-hour-old route: 18 names (28 of its share).
 	tr = l.at(t0.Add(time.Minute), []*gatewayv1.HTTPRoute{mine, names(18), theirs}, nil)
-	t.Logf("team-m/names %+v", httpParent(t, tr, "team-m", "names").Accepted)
-	if p := httpParent(t, tr, "team-a", "default"); p.Accepted.Reason != "Accepted" {
-		t.Errorf("after team-m's edit, team-a's 2-hour-old route of 5 rules: %+v", p.Accepted)
+	wantAccepted(t, tr, "team-a/default", "team-m/names")
+	wantEvicted(t, tr, "team-m", "mine")
+	if msg, _ := holds(t, sharedGateway(), nil, Claims{}, nil, "team-a", mine, names(18), theirs); !strings.Contains(msg, "hold 23,") {
+		t.Errorf("team-a: %q, want hold 23 (5 rules, 18 404s)", msg[len(msg)-60:])
 	}
 }
 

@@ -41,10 +41,9 @@ func wantShareRefused(t *testing.T, tr Translation, ns, name string, used, adds 
 // The copies of a namespace's rules made for its names (fences.go)
 // count in its share, whichever of its routes comes first: a team's many
 // host names and rules without one, fenced from the platform's
-// catch-all, cannot fill the budget with copies counted nowhere. The
-// 404s count in the budget only; a team's newer rule without a host
-// name, fencing another team's older names, takes nothing of that
-// team's share.
+// catch-all, cannot fill the budget with copies counted nowhere. A
+// team's rule without a host name pays the 404s that fence other teams'
+// names from it (ADR 33), taking nothing of their shares.
 func TestFencesCountInTheShare(t *testing.T) {
 	platform := route("infra", "default", 6*time.Hour, "", nil, rule(nil, to("svc-a", 1)))
 	// 20 names of one path each: with the platform's catch-all each
@@ -68,11 +67,15 @@ func TestFencesCountInTheShare(t *testing.T) {
 	wantShareRefused(t, tr, "team-m", "names", 10, 20+20*10)
 
 	// A team's older names keep their share: team-m's newer rules without
-	// a host name fence them (150 404s, in the budget), and team-a's
-	// share still holds its 150 rules alone, 50 left.
+	// a host name fence them, the 150 404s in team-m's share (60 rules
+	// do not fit beside them, 50 do), and team-a's share still holds its
+	// 150 rules alone, 50 left.
 	theirs := hostsAndPaths("team-a", "theirs", 5*time.Hour, 150, 1)
 	late := route("team-m", "late", time.Hour, "", nil, paths(60))
 	fill := hostsAndPaths("team-a", "fill", 30*time.Minute, 1, 50)
+	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{theirs, late, fill}, nil)
+	wantShareRefused(t, tr, "team-m", "late", 0, 60+150)
+	late = route("team-m", "late", time.Hour, "", nil, paths(50))
 	tr = (&looks{gw: sharedGateway()}).at(t0, []*gatewayv1.HTTPRoute{theirs, late, fill}, nil)
 	for _, key := range []string{"team-a/theirs", "team-m/late", "team-a/fill"} {
 		ns, name, _ := strings.Cut(key, "/")
@@ -80,7 +83,7 @@ func TestFencesCountInTheShare(t *testing.T) {
 			t.Errorf("%s: %+v, want Accepted", key, p.Accepted)
 		}
 	}
-	if n := len(tr.Rules); n != 150+60+50+150 {
+	if n := len(tr.Rules); n != 150+50+50+150 {
 		t.Errorf("%d rules, want the routes' and a 404 for each of team-a's older names", n)
 	}
 
@@ -127,27 +130,44 @@ func TestIdleHostnamesCountInTheShare(t *testing.T) {
 }
 
 // Names held before any route is admitted (a newer team's names in their
-// grace, or its ListenerSets' listeners' names) are fenced where an older
-// team's rule without a host name is; their holder pays for them (one
-// each), never the older team's route.
-func TestHeldNamesChargeTheirHolder(t *testing.T) {
+// grace, or its ListenerSets' listeners' names) are fenced where another
+// team's rule without a host name is: their 404s count in the share of
+// that rule's namespace, whose rule would take their requests (ADR 33),
+// and each name one in its holder's, never more.
+func TestHeldNamesFencedAtTheWiderRulesCost(t *testing.T) {
 	older := route("team-a", "wide", 5*time.Hour, "", nil, paths(10))
-	claims := Claims{Hosts: map[string]HostClaim{}}
-	for i := range 195 {
-		claims.Hosts[fmt.Sprintf("h%d.team-m.example", i)] = HostClaim{Namespace: "team-m", Since: t0.Add(-time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))}
+	idle := func(n int) Claims {
+		claims := Claims{Hosts: map[string]HostClaim{}}
+		for i := range n {
+			claims.Hosts[fmt.Sprintf("h%d.team-m.example", i)] = HostClaim{Namespace: "team-m", Since: t0.Add(-time.Hour), ReleasedAt: ptr.To(t0.Add(-time.Minute))}
+		}
+		return claims
 	}
-	tr := (&looks{gw: sharedGateway(), claims: claims}).at(t0, []*gatewayv1.HTTPRoute{older}, nil)
+	tr := (&looks{gw: sharedGateway(), claims: idle(185)}).at(t0, []*gatewayv1.HTTPRoute{older}, nil)
 	if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != "Accepted" {
-		t.Errorf("beside team-m's idle names, team-a's older route: %+v, want Accepted", p.Accepted)
+		t.Errorf("beside team-m's 185 idle names, team-a's route: %+v, want Accepted", p.Accepted)
 	}
-	if n := len(tr.Rules); n != 10+195 {
+	if n := len(tr.Rules); n != 10+185 {
 		t.Errorf("%d rules, want team-a's 10 and a 404 for each of team-m's names", n)
 	}
+	// (team-m's probe serves one of its names: 184 left idle.)
+	for ns, want := range map[string]string{"team-a": "hold 195,", "team-m": "hold 184,"} {
+		if msg, _ := holds(t, sharedGateway(), nil, idle(185), nil, ns, older); !strings.Contains(msg, want) {
+			t.Errorf("%s: %q, want %s", ns, msg[len(msg)-60:], want)
+		}
+	}
+	tr = (&looks{gw: sharedGateway(), claims: idle(195)}).at(t0, []*gatewayv1.HTTPRoute{older}, nil)
+	wantShareRefused(t, tr, "team-a", "wide", 0, 10+195)
 
+	// team-m's ListenerSets' listeners: 100 fit in its share (a name and
+	// a catch-all each), each fenced from team-a's rules.
 	sets := floods(4, 49, func(int, int) int32 { return 80 }, func(i, k int) string { return fmt.Sprintf("l%d-%d.team-m.example", i, k) })
-	tr = Translate(openGateway(), []*gatewayv1.HTTPRoute{older}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
-	if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != "Accepted" {
-		t.Errorf("beside team-m's ListenerSets' names, team-a's older route: %+v, want Accepted", p.Accepted)
+	for n, want := range map[int]string{100: "Accepted", 101: string(ReasonRuleBudgetExceeded)} {
+		wide := route("team-a", "wide", 5*time.Hour, "", nil, paths(n))
+		tr = Translate(openGateway(), []*gatewayv1.HTTPRoute{wide}, nil, nil, services, Boundary{ListenerSets: sets, Now: t0, Grace: grace})
+		if p := httpParent(t, tr, "team-a", "wide"); p.Accepted.Reason != want {
+			t.Errorf("team-a's route of %d rules beside team-m's ListenerSets' 100 names: %+v, want %s", n, p.Accepted, want)
+		}
 	}
 }
 
@@ -217,7 +237,8 @@ func TestWildcardMovedToAnotherListenerCounted(t *testing.T) {
 // admission makes them: another team's newer rule without a host name
 // makes team-a's wildcard rules copied for each of its names beneath
 // them (as the platform's catch-all would), and team-a's newest route
-// no longer fits; the other team pays nothing for them.
+// no longer fits; the other team pays the 404s its rule makes needed for
+// team-a's names (ADR 33), not the copies.
 func TestCopiesCountInTheirHoldersShare(t *testing.T) {
 	wild := route("team-a", "wild", 5*time.Hour, "", []string{"*.team-a.example"}, paths(5))
 	names := hostsAndPaths("team-a", "names", 4*time.Hour, 30, 1) // h0.team-a.example…, under the wildcard
@@ -232,4 +253,7 @@ func TestCopiesCountInTheirHoldersShare(t *testing.T) {
 	}
 	// team-a: 5 + 30 rules and 30 x 5 copies.
 	wantShareRefused(t, tr, "team-a", "newest", 5+30+150, 20)
+	if msg, _ := holds(t, sharedGateway(), nil, Claims{}, nil, "team-m", wild, names, other); !strings.Contains(msg, "hold 32,") {
+		t.Errorf("team-m: %q, want hold 32 (its rule, a 404 for each of team-a's 31 names, the wildcard one too)", msg[len(msg)-60:])
+	}
 }
