@@ -394,6 +394,15 @@ func (l *ledger) idleAmong(ns string, hosts []string) int {
 	return n
 }
 
+// heldBefore is the namespace that held host name h when the look
+// began ("" for none).
+func (l *ledger) heldBefore(h string) string {
+	if c, ok := l.b.Claims.Hosts[h]; ok && !l.ended(c.ReleasedAt) {
+		return c.Namespace
+	}
+	return ""
+}
+
 // holderOf is the namespace holding host name h now ("" for none).
 func (l *ledger) holderOf(h string) string { return l.hosts[h].Namespace }
 

@@ -133,27 +133,31 @@ func fenceHost(out []candidate, named, names map[string]bool, port int, listener
 		}
 	}
 	f := fence(port, listenerHost, h)
-	f.chargedTo = chargedFor(wide, ns, home, wider)
+	f.chargedTo, f.by = chargedFor(wide, ns, home, wider)
 	named[f.rule.Name] = true
 	return append(out, f)
 }
 
 // chargedFor are the namespaces whose shares count the 404 closing a
-// host name of holder ns: those whose rules wider than it make the 404
-// needed (their rules would take its requests), none when one is home,
-// the Gateway's (whose share is the whole budget).
-func chargedFor(wide []candidate, ns, home string, wider func(candidate) bool) []string {
-	var out []string
+// host name of holder ns, and the routes of their rules: those whose
+// rules wider than it make the 404 needed (they would take its
+// requests), none when one is home, the Gateway's (whose share is the
+// whole budget).
+func chargedFor(wide []candidate, ns, home string, wider func(candidate) bool) (namespaces []string, by []*origin) {
 	for _, c := range wide {
 		switch o := c.from.namespace; {
 		case o == ns || !wider(c):
+			continue
 		case o == home:
-			return nil
-		case !slices.Contains(out, o):
-			out = append(out, o)
+			return nil, nil
+		case !slices.Contains(namespaces, o):
+			namespaces = append(namespaces, o)
+		}
+		if !slices.Contains(by, c.from) {
+			by = append(by, c.from)
 		}
 	}
-	return out
+	return namespaces, by
 }
 
 // hostsOf sorts a group's rules: its host names (of only; all: nil);
