@@ -178,8 +178,12 @@ type admission struct {
 	// fenced is how many fences (with their copies) the admitted rules
 	// need.
 	fenced fenceCounts
-	// admitted are the units admitted, oldest first (evictions).
-	admitted []*unit
+	// admitted are the units admitted, oldest first, and setServed the
+	// host names ListenerSets' listeners serve (evictions); strict holds
+	// against a route what counts past other namespaces' shares too.
+	admitted  []*unit
+	setServed map[string]bool
+	strict    bool
 }
 
 // fenceCounts are how many fences rules need: all, and of them what
@@ -292,6 +296,9 @@ func (ad *admission) admit(u *unit) {
 	// The rules u adds: none twice (a route through two parentRefs to one
 	// listener makes its rules once).
 	ns, adds := u.key.Namespace, next.count(nil)-ad.set.count(nil)
+	if len(u.http)+len(u.sni)+len(u.streams) == 0 {
+		adds += len(u.hosts) // names served by no rule (a GRPCRoute may have none) count one each, as idle ones
+	}
 	used := ad.used(ns, u.hosts)
 	// Before counting fences, refused alike without their cost, unless
 	// fences count in ns's share (u may make them unneeded).
@@ -311,8 +318,9 @@ func (ad *admission) admit(u *unit) {
 		return
 	}
 	// Past the budget, what would count past other namespaces' shares is
-	// not held against u: those namespaces' costliest routes are refused
-	// at the end of the look (evictions), and the look made again.
+	// not held against u (unless strict): those namespaces' costly routes
+	// are refused at the end of the look (evictions), and the look made
+	// again.
 	if n := next.count(ad.iso) + fenced.all; n > exampleapi.MaxRules && n-ad.pastShares(ns, fenced) > exampleapi.MaxRules {
 		used := ad.set.count(ad.iso) + ad.fenced.all
 		p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(

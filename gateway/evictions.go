@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -8,19 +9,24 @@ import (
 // A route's admission may make rules count in another namespace's share
 // (docs/adr/0033): the 404s an older rule without a host name (or of a
 // wildcard) needs for the names the route serves, the copies of an
-// older team's rules for its names beneath the route's wider rule. They
-// are not checked against that share then: a namespace's rule that would
-// take others' requests yields to their names, and a team's names
-// beneath its own wider rules yield to another's wider rule, whatever
-// their age (an edit keeps a route's age). A namespace left past its
-// share at the end of a look has its newest costly routes refused, and
-// the look is made again without them (Translate).
+// older team's rules for its names beneath the route's wider rule, the
+// 404s the platform's newer catch-all on another port needs for its
+// names. They are not checked against that share then: a namespace's
+// rule that would take others' requests yields to their names, and a
+// team's names beneath its own wider rules yield to another's wider
+// rule, whatever their age (an edit keeps a route's age). A namespace
+// left past its share at the end of a look has its newest routes whose
+// refusal lowers its share refused, and the look is made again without
+// them (Translate).
 
 // pastShares is how far namespaces other than ns and the Gateway's
 // would be past their shares with fenced counted: what the budget does
 // not hold against ns's route, since the look is made again without
-// their routes.
+// their routes (none when strict).
 func (ad *admission) pastShares(ns string, fenced fenceCounts) int {
+	if ad.strict {
+		return 0
+	}
 	d := fenced.minus(ad.fenced)
 	past := 0
 	for _, o := range ad.tenants(d) {
@@ -48,85 +54,82 @@ func (ad *admission) tenants(d map[string]int) []string {
 	return out
 }
 
-// evictions are the routes to refuse at the look's next try, of one
-// namespace past its share: the one whose newest costly route (of a
-// rule whose copies or 404s count in its share, costlyRoutes) is the
-// newest, since refusing it may bring the others back (its wider rule
-// made their copies). Its newest costly routes, as few as a recount
-// without them says bring it back (enough), else its newest route. The
-// next try checks again: what the recount cannot see (routes of others
-// admitted once these are refused) only adds tries.
-func (ad *admission) evictions() map[RouteKey]Reason {
+// eviction is what refusing routes of one namespace past its share
+// would do: keys, its newest routes whose refusal lowers its share, as
+// few as bring it back (all when none do); at, the place of the newest
+// in admission order; hosts, the names they serve; charged, the names
+// whose 404s count in its share; copies, whether copies of its rules do
+// (another namespace's wider rule may be why).
+type eviction struct {
+	ns      string
+	keys    []RouteKey
+	at      int
+	hosts   map[string]bool
+	charged map[string]bool
+	copies  bool
+}
+
+// evictions are the routes to refuse at the look's next try, and
+// whether a namespace is past its share with none to refuse (stuck).
+// The namespace whose eviction has the newest route goes first (its
+// wider rule may be why another is past its share); others go at the
+// same try when neither's refusal changes the other's count: no copies
+// of either's rules counted, no name either's routes serve among the
+// names whose 404s count in the other's share. The next try checks
+// again: what a recount cannot see (routes of others admitted once
+// these are refused) only adds tries.
+func (ad *admission) evictions() (map[RouteKey]Reason, bool) {
 	var fs []candidate
-	var pick []RouteKey
-	pickNs, newest := "", -1
+	var plans []eviction
+	stuck := false
 	for _, ns := range ad.tenants(nil) {
 		if ad.used(ns, nil) <= MaxTenantRules {
 			continue
 		}
 		if fs == nil {
-			fs = fences(ad.set.http, ad.home, ad.holder(nil), ad.l.held)
+			fs = append(fences(ad.set.http, ad.home, ad.holder(nil), ad.l.held), candidate{}) // never nil again
 		}
-		keys, at := ad.costlyRoutes(ns, fs)
-		if at > newest {
-			pick, pickNs, newest = keys, ns, at
+		if e, ok := ad.evictionOf(ns, fs); ok {
+			plans = append(plans, e)
+		} else {
+			stuck = true
 		}
 	}
-	if newest < 0 {
-		return nil // past a share by names alone: nothing admitted to refuse
+	if len(plans) == 0 {
+		return nil, stuck
 	}
-	if len(pick) > 1 {
-		pick = pick[:ad.enough(pickNs, pick, fs)]
+	slices.SortFunc(plans, func(a, b eviction) int { return cmp.Compare(b.at, a.at) })
+	taken := plans[:1]
+	for _, e := range plans[1:] {
+		if !e.copies && !slices.ContainsFunc(taken, func(t eviction) bool { return t.copies || t.touches(e) || e.touches(t) }) {
+			taken = append(taken, e)
+		}
 	}
 	out := map[RouteKey]Reason{}
-	for _, k := range pick {
-		out[k] = evicted(pickNs)
+	for _, e := range taken {
+		for _, k := range e.keys {
+			out[k] = evicted(e.ns)
+		}
 	}
-	return out
+	return out, stuck
 }
 
-// costlyRoutes are namespace ns's admitted routes with a rule whose
-// copies (fs: the fences) or 404s count in its share, the newest first,
-// or else its newest route; and the place of the first in admission
-// order (-1: none admitted).
-func (ad *admission) costlyRoutes(ns string, fs []candidate) ([]RouteKey, int) {
-	costly := map[*origin]bool{}
-	for _, c := range fs {
-		if c.from != nil && c.from.namespace == ns {
-			costly[c.from] = true
-		}
-		if slices.Contains(c.chargedTo, ns) {
-			for _, o := range c.by {
-				costly[o] = o.namespace == ns || costly[o]
-			}
+// touches tells whether refusing e's routes may change o's count: a
+// name they serve is one whose 404 counts in o's share.
+func (e eviction) touches(o eviction) bool {
+	for h := range e.hosts {
+		if o.charged[h] {
+			return true
 		}
 	}
-	var out []RouteKey
-	at, last := -1, -1
-	for i, u := range slices.Backward(ad.admitted) {
-		if u.key.Namespace != ns {
-			continue
-		}
-		last = max(last, i)
-		if !slices.Contains(out, u.key) && slices.ContainsFunc(u.http, func(c candidate) bool { return costly[c.from] }) {
-			out = append(out, u.key)
-			at = max(at, i)
-		}
-	}
-	if len(out) == 0 && last >= 0 {
-		return []RouteKey{ad.admitted[last].key}, last
-	}
-	return out, at
+	return false
 }
 
-// enough is how many of keys, namespace ns's costly routes newest first,
-// to refuse: the fewest without which ns would be within its share at a
-// recount (usedWithout), all when none is. Refusing more leaves ns fewer
-// copies and 404s, so the count falls as more are refused. The recount
-// is of the names whose fences count in ns's share (fs: the fences now):
-// its own, and those its wider rules fence.
-func (ad *admission) enough(ns string, keys []RouteKey, fs []candidate) int {
-	only := map[string]bool{}
+// evictionOf is the eviction of namespace ns (fs: the fences now);
+// false when no route of it lowers its share.
+func (ad *admission) evictionOf(ns string, fs []candidate) (eviction, bool) {
+	e := eviction{ns: ns, at: -1, hosts: map[string]bool{}, charged: map[string]bool{}, copies: ad.fenced.copies[ns] > 0}
+	only := map[string]bool{} // the names whose fences count in ns's share
 	for _, h := range ad.l.held() {
 		if ad.l.holderOf(h) == ns {
 			only[h] = true
@@ -134,9 +137,24 @@ func (ad *admission) enough(ns string, keys []RouteKey, fs []candidate) int {
 	}
 	for _, c := range fs {
 		if slices.Contains(c.chargedTo, ns) {
-			only[c.rule.Hostname] = true
+			only[c.rule.Hostname], e.charged[c.rule.Hostname] = true, true
 		}
 	}
+	used := ad.used(ns, nil)
+	var keys []RouteKey
+	for i, u := range slices.Backward(ad.admitted) {
+		if u.key.Namespace != ns || slices.Contains(keys, u.key) {
+			continue
+		}
+		if ad.usedWithout(ns, []RouteKey{u.key}, only) < used {
+			keys = append(keys, u.key)
+			e.at = max(e.at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return e, false
+	}
+	// The fewest of them, newest first: refusing more leaves ns less.
 	lo, hi := 1, len(keys)
 	for lo < hi {
 		if mid := (lo + hi) / 2; ad.usedWithout(ns, keys[:mid], only) <= MaxTenantRules {
@@ -145,14 +163,23 @@ func (ad *admission) enough(ns string, keys []RouteKey, fs []candidate) int {
 			lo = mid + 1
 		}
 	}
-	return lo
+	e.keys = keys[:lo]
+	for _, u := range ad.admitted {
+		if slices.Contains(e.keys, u.key) {
+			for _, h := range u.hosts {
+				e.hosts[h] = true
+			}
+		}
+	}
+	return e, true
 }
 
 // usedWithout is what namespace ns's share would hold with routes gone
 // refused: less their rules and the copies and 404s they make (a recount
 // of the fences of the names only), plus one for each name held before
-// this look that only they served (idle again); a name only they
-// claimed at this look is not held without them.
+// this look that only they served (idle again; a ListenerSet's listener
+// keeps serving its names); a name only they claimed at this look is not
+// held without them.
 func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]bool) int {
 	origins := map[*origin]bool{}
 	goneHosts, keptHosts := map[string]bool{}, map[string]bool{}
@@ -173,10 +200,19 @@ func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]boo
 		}
 	}
 	kept := slices.DeleteFunc(slices.Clone(ad.set.http), func(c candidate) bool { return origins[c.from] })
+	rules := len(ad.set.http) - len(kept)
+	for _, u := range ad.admitted { // what else the routes gone count: TLS and stream rules, names served by none
+		if slices.Contains(gone, u.key) && len(u.http) == 0 {
+			rules += len(u.sni) + len(u.streams)
+			if len(u.sni)+len(u.streams) == 0 {
+				rules += len(u.hosts)
+			}
+		}
+	}
 	idle, dropped := 0, map[string]bool{}
 	for h := range goneHosts {
 		switch {
-		case keptHosts[h] || ad.l.holderOf(h) != ns:
+		case keptHosts[h] || ad.setServed[h] || ad.l.holderOf(h) != ns:
 		case ad.l.heldBefore(h) == ns:
 			idle++
 		default:
@@ -192,16 +228,16 @@ func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]boo
 			return holder(h)
 		},
 		nil, only))
-	return ad.used(ns, nil) - (len(ad.set.http) - len(kept)) + idle - ad.fenced.owed(ns) + after.owed(ns)
+	return ad.used(ns, nil) - rules + idle - ad.fenced.owed(ns) + after.owed(ns)
 }
 
 // evicted is the refusal of a route of namespace ns at a look's next try.
 func evicted(ns string) Reason {
 	return Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 		"its rules do not fit in its namespace's share once the routes attached after it are: a rule without a host name (or of a wildcard) "+
-			"of a namespace other than the Gateway's needs a 404 for each host name of another namespace it would take on its listener, and a "+
-			"namespace's such rules are copied for each of its own host names where another namespace's wider rule is; these count in its share "+
-			"(at most %d rules), and with the host names and rules attached after it the routes of %s are past it: its newest routes with such "+
-			"costly rules are refused first (a rule with a host name costs none of them)",
+			"of a namespace other than the Gateway's needs a 404 for each host name of another namespace it would take on its listener, a "+
+			"namespace's such rules are copied for each of its own host names where another namespace's wider rule is, and a host name fenced "+
+			"by the Gateway's own rules on several ports pays for each 404 but the first; these count in its share (at most %d rules), and with "+
+			"the routes attached after it the routes of %s are past it: its newest routes whose refusal brings it back are refused",
 		MaxTenantRules, ns)}
 }

@@ -146,13 +146,17 @@ func TestCopiesPastTheirSharePushOutTheirOwnRules(t *testing.T) {
 
 // triesOf is Translate's loop, counting its tries.
 func triesOf(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, b Boundary) (Translation, int) {
-	evicted := map[RouteKey]Reason{}
+	evicted, strict := map[RouteKey]Reason{}, false
 	for n := 1; ; n++ {
-		t, more := translate(gw, http, nil, nil, services, b, evicted)
-		if len(more) == 0 {
+		t, more, stuck := translate(gw, http, nil, nil, services, b, evicted, strict)
+		switch {
+		case len(more) > 0:
+			maps.Copy(evicted, more)
+		case stuck && !strict:
+			strict = true
+		default:
 			return t, n
 		}
-		maps.Copy(evicted, more)
 	}
 }
 

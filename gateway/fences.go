@@ -61,7 +61,7 @@ func fencesOf(cands []candidate, home string, holder func(string) string, held f
 			byGroup[g] = append(byGroup[g], c)
 		}
 	}
-	named := map[string]bool{}
+	named, freed := map[string]bool{}, map[string]bool{}
 	var heldNow []string // read once, at the first group that may need it
 	for _, g := range order {
 		hosts, own, wide, names := hostsOf(byGroup[g], only)
@@ -78,7 +78,7 @@ func fencesOf(cands []candidate, home string, holder func(string) string, held f
 		}
 		slices.Sort(hosts)
 		for _, h := range hosts {
-			out = fenceHost(out, named, names, g.port, g.listenerHost, h, holder(h), home, own[h], wide)
+			out = fenceHost(out, named, freed, names, g.port, g.listenerHost, h, holder(h), home, own[h], wide)
 		}
 	}
 	return out
@@ -102,8 +102,10 @@ func heldAmong(held func() []string, holder func(string) string, only map[string
 // fenceHost adds to out the copies and fence host name h of holder ns
 // needs on the listener of port and listenerHost, its rules there own,
 // the rules that may widen there wide; named are the copies and fences
-// made so far, names the group's rules'; home is the Gateway's namespace.
-func fenceHost(out []candidate, named, names map[string]bool, port int, listenerHost, h, ns, home string, own, wide []candidate) []candidate {
+// made so far, names the group's rules', freed the host names given a
+// 404 the Gateway's rule makes needed, free; home is the Gateway's
+// namespace.
+func fenceHost(out []candidate, named, freed, names map[string]bool, port int, listenerHost, h, ns, home string, own, wide []candidate) []candidate {
 	wider := func(c candidate) bool {
 		return c.rule.Hostname != h && (c.rule.Hostname == "" || covers(c.rule.Hostname, h))
 	}
@@ -133,31 +135,36 @@ func fenceHost(out []candidate, named, names map[string]bool, port int, listener
 		}
 	}
 	f := fence(port, listenerHost, h)
-	f.chargedTo, f.by = chargedFor(wide, ns, home, wider)
+	switch f.chargedTo = chargedFor(wide, ns, home, wider); {
+	case f.chargedTo != nil, ns == home:
+	case freed[h]:
+		// The Gateway's rules fence the name on another listener too: its
+		// holder pays for every 404 but the first (a name beneath the
+		// platform's catch-alls on nine ports costs ten, not one).
+		f.chargedTo = []string{ns}
+	default:
+		freed[h] = true
+	}
 	named[f.rule.Name] = true
 	return append(out, f)
 }
 
 // chargedFor are the namespaces whose shares count the 404 closing a
-// host name of holder ns, and the routes of their rules: those whose
-// rules wider than it make the 404 needed (they would take its
-// requests), none when one is home, the Gateway's (whose share is the
-// whole budget).
-func chargedFor(wide []candidate, ns, home string, wider func(candidate) bool) (namespaces []string, by []*origin) {
+// host name of holder ns: those whose rules wider than it make the 404
+// needed (they would take its requests), none when one is home, the
+// Gateway's (whose share is the whole budget).
+func chargedFor(wide []candidate, ns, home string, wider func(candidate) bool) []string {
+	var out []string
 	for _, c := range wide {
 		switch o := c.from.namespace; {
 		case o == ns || !wider(c):
-			continue
 		case o == home:
-			return nil, nil
-		case !slices.Contains(namespaces, o):
-			namespaces = append(namespaces, o)
-		}
-		if !slices.Contains(by, c.from) {
-			by = append(by, c.from)
+			return nil
+		case !slices.Contains(out, o):
+			out = append(out, o)
 		}
 	}
-	return namespaces, by
+	return out
 }
 
 // hostsOf sorts a group's rules: its host names (of only; all: nil);

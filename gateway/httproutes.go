@@ -106,11 +106,9 @@ type candidate struct {
 	// after the rules written for that name.
 	written string
 	// fence is a claimed host name's closing 404 (fences.go), counted in
-	// the shares of the namespaces chargedTo, whose routes' rules by make
-	// it needed.
+	// the shares of the namespaces chargedTo.
 	fence     bool
 	chargedTo []string
-	by        []*origin
 }
 
 // origin is the route a rule comes from, as precedence reads it.

@@ -85,20 +85,25 @@ func UDPRoute(r *gatewayv1.UDPRoute) L4Route {
 // leaves a namespace past its share (evictions.go) is made again with its
 // newest costly route refused.
 func Translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary) Translation {
-	evicted := map[RouteKey]Reason{}
+	evicted, strict := map[RouteKey]Reason{}, false
 	for {
-		t, more := translate(gw, http, l4, nsLabels, backends, b, evicted)
-		if len(more) == 0 {
+		t, more, stuck := translate(gw, http, l4, nsLabels, backends, b, evicted, strict)
+		switch {
+		case len(more) > 0:
+			maps.Copy(evicted, more) // never admitted again: each try refuses more
+		case stuck && !strict:
+			strict = true // a namespace past its share with no route to refuse: the budget holds it all
+		default:
 			return t
 		}
-		maps.Copy(evicted, more) // never admitted again: each try refuses more
 	}
 }
 
 // translate is one try of Translate, the routes evicted refused: the
-// Translation, and the routes to refuse at the next try.
+// Translation, the routes to refuse at the next try, and whether a
+// namespace is past its share with none of its routes to refuse (stuck).
 func translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, nsLabels NamespaceLabels, backends Backends, b Boundary,
-	evicted map[RouteKey]Reason) (Translation, map[RouteKey]Reason) {
+	evicted map[RouteKey]Reason, strict bool) (Translation, map[RouteKey]Reason, bool) {
 	ls := listenersOf(gw)
 	setLs, sets := setsOf(gw, ls, b.ListenerSets, nsLabels)
 	own, unknown := OwnershipOf(gw)
@@ -108,12 +113,13 @@ func translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 		b.Claims = Claims{} // nothing is claimed, nor kept
 	}
 	ad := &admission{t: &t, own: own, grace: b.Grace.String(), l: newLedger(b), taken: map[gatewayv1.SectionName]RouteKey{},
-		home: gw.Namespace, shares: map[string]int{}}
+		home: gw.Namespace, shares: map[string]int{}, strict: strict}
 	// The ListenerSets' host names are claimed before any route's (a
 	// route serves a name through a listener that has it), and their
 	// listeners take their place in the load balancer's limits, the
 	// catch-alls they cause their namespaces' rules (setlimits.go).
 	ad.admitSets(newCapacity(ls), setLs)
+	ad.setServed = maps.Clone(ad.l.served)
 	all := append(slices.Clone(ls), setLs...)
 	ad.iso = isolation(all)
 	sc := scope{gw: gw, ls: all, sets: sets}
@@ -149,7 +155,8 @@ func translate(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route,
 			t.Refused[l.spec.Name] = Reason{Reason: string(l.refused), Message: l.message}
 		}
 	}
-	return t, ad.evictions()
+	more, stuck := ad.evictions()
+	return t, more, stuck
 }
 
 // l4Units are the parentRefs of r naming gw, each attached where its
