@@ -31,6 +31,9 @@ type unit struct {
 	stream    []Backend
 	// hosts are the host names it serves, for claims ("" is none).
 	hosts []string
+	// at is its place in admission order; rules what its admission added
+	// to its namespace's rules (evictions).
+	at, rules int
 }
 
 // newUnit adds to t the entry of route key's parentRef ref (Accepted,
@@ -178,12 +181,15 @@ type admission struct {
 	// fenced is how many fences (with their copies) the admitted rules
 	// need.
 	fenced fenceCounts
-	// admitted are the units admitted, oldest first, and setServed the
-	// host names ListenerSets' listeners serve (evictions); strict holds
-	// against a route what counts past other namespaces' shares too.
-	admitted  []*unit
-	setServed map[string]bool
-	strict    bool
+	// admitted are the units admitted, oldest first, pastShare those
+	// refused for their namespace's share, looked how many were looked
+	// at, and setServed the host names ListenerSets' listeners serve
+	// (evictions); strict holds against a route what counts past other
+	// namespaces' shares too.
+	admitted, pastShare []*unit
+	looked              int
+	setServed           map[string]bool
+	strict              bool
 }
 
 // fenceCounts are how many fences rules need: all, and of them what
@@ -270,6 +276,8 @@ const MaxTenantRules = 200
 // added and its claims made. Admitted, a route a TCP or UDP listener is
 // not given stays attached, parked.
 func (ad *admission) admit(u *unit) {
+	u.at = ad.looked
+	ad.looked++
 	p := &ad.t.Parents[u.key][u.parent]
 	if u.refused.Reason != "" {
 		p.Accepted = u.refused
@@ -299,11 +307,13 @@ func (ad *admission) admit(u *unit) {
 	if len(u.http)+len(u.sni)+len(u.streams) == 0 {
 		adds += len(u.hosts) // names served by no rule (a GRPCRoute may have none) count one each, as idle ones
 	}
-	used := ad.used(ns, u.hosts)
+	used, rules := ad.used(ns, u.hosts), adds
 	// Before counting fences, refused alike without their cost, unless
-	// fences count in ns's share (u may make them unneeded).
-	if ns != ad.home && used+adds > MaxTenantRules && ad.fenced.owed(ns) == 0 {
-		ad.refuseShare(p, ns, used, adds)
+	// fences count in ns's share (u may make them unneeded). A route that
+	// adds nothing (a parked one) is never refused for the share: ns may
+	// be past it by what newer routes made count there (evictions.go).
+	if ns != ad.home && adds > 0 && used+adds > MaxTenantRules && ad.fenced.owed(ns) == 0 {
+		ad.refuseShare(p, u, used, adds)
 		return
 	}
 	fenced := ad.fenceCount(u, next)
@@ -313,8 +323,8 @@ func (ad *admission) admit(u *unit) {
 	// other namespaces' names. What it makes count in another namespace's
 	// share counts there (below), never in u's.
 	adds += fenced.owed(ns) - ad.fenced.owed(ns)
-	if ns != ad.home && used+adds > MaxTenantRules {
-		ad.refuseShare(p, ns, used, adds)
+	if ns != ad.home && adds > 0 && used+adds > MaxTenantRules {
+		ad.refuseShare(p, u, used, adds)
 		return
 	}
 	// Past the budget, what would count past other namespaces' shares is
@@ -345,6 +355,7 @@ func (ad *admission) admit(u *unit) {
 	if ns != ad.home {
 		ad.shares[ns] += adds
 	}
+	u.rules = rules
 	ad.admitted = append(ad.admitted, u)
 	if ad.own == OwnershipNamespace {
 		ad.l.serve(u.key.Namespace, uses)
@@ -389,9 +400,11 @@ func (ad *admission) used(ns string, hosts []string) int {
 	return ad.shares[ns] + ad.l.idle[ns] - ad.l.idleAmong(ns, hosts)
 }
 
-// refuseShare refuses p: its rules, adds, do not fit in namespace ns's
-// share, of which used is held.
-func (ad *admission) refuseShare(p *Parent, ns string, used, adds int) {
+// refuseShare refuses p, u's: its rules, adds, do not fit in its
+// namespace's share, of which used is held.
+func (ad *admission) refuseShare(p *Parent, u *unit, used, adds int) {
+	ns := u.key.Namespace
+	ad.pastShare = append(ad.pastShare, u)
 	p.Accepted = Reason{Reason: string(ReasonRuleBudgetExceeded), Message: fmt.Sprintf(
 		"its rules do not fit in its namespace's share: the routes of a namespace other than the Gateway's (with its ListenerSets' listeners' catch-alls "+
 			"and host names, the copies of its rules without a host name or of a wildcard made for its host names on a listener where another namespace's "+

@@ -56,10 +56,12 @@ func (ad *admission) tenants(d map[string]int) []string {
 
 // eviction is what refusing routes of one namespace past its share
 // would do: keys, its newest routes whose refusal lowers its share, as
-// few as bring it back (all when none do); at, the place of the newest
-// in admission order; hosts, the names they serve; charged, the names
-// whose 404s count in its share; copies, whether copies of its rules do
-// (another namespace's wider rule may be why).
+// few as bring it back (all when none do), and its routes refused for
+// its share after the oldest of them (else each would take the room at
+// the next try, and be refused at the end of it: a try each); at, the
+// place of the newest in admission order; hosts, the names they serve;
+// charged, the names whose 404s count in its share; copies, whether
+// copies of its rules do (another namespace's wider rule may be why).
 type eviction struct {
 	ns      string
 	keys    []RouteKey
@@ -71,13 +73,13 @@ type eviction struct {
 
 // evictions are the routes to refuse at the look's next try, and
 // whether a namespace is past its share with none to refuse (stuck).
-// The namespace whose eviction has the newest route goes first (its
-// wider rule may be why another is past its share); others go at the
-// same try when neither's refusal changes the other's count: no copies
-// of either's rules counted, no name either's routes serve among the
-// names whose 404s count in the other's share. The next try checks
-// again: what a recount cannot see (routes of others admitted once
-// these are refused) only adds tries.
+// Namespaces whose shares hold no copies of their rules go first (the
+// wider rule of one may be why another's rules are copied), as many at
+// one try as are independent: neither's refusal changes the other's
+// count (no name either's routes serve is one whose 404 the other
+// pays); else the namespace whose eviction has the newest route, alone.
+// The next try checks again: what a recount cannot see (routes of
+// others admitted once these are refused) only adds tries.
 func (ad *admission) evictions() (map[RouteKey]Reason, bool) {
 	var fs []candidate
 	var plans []eviction
@@ -98,7 +100,9 @@ func (ad *admission) evictions() (map[RouteKey]Reason, bool) {
 	if len(plans) == 0 {
 		return nil, stuck
 	}
-	slices.SortFunc(plans, func(a, b eviction) int { return cmp.Compare(b.at, a.at) })
+	slices.SortFunc(plans, func(a, b eviction) int {
+		return cmp.Or(cmp.Compare(boolInt(a.copies), boolInt(b.copies)), cmp.Compare(b.at, a.at))
+	})
 	taken := plans[:1]
 	for _, e := range plans[1:] {
 		if !e.copies && !slices.ContainsFunc(taken, func(t eviction) bool { return t.copies || t.touches(e) || e.touches(t) }) {
@@ -140,16 +144,25 @@ func (ad *admission) evictionOf(ns string, fs []candidate) (eviction, bool) {
 			only[c.rule.Hostname], e.charged[c.rule.Hostname] = true, true
 		}
 	}
-	used := ad.used(ns, nil)
-	var keys []RouteKey
-	for i, u := range slices.Backward(ad.admitted) {
-		if u.key.Namespace != ns || slices.Contains(keys, u.key) {
+	// The routes whose refusal lowers what counts in ns's share beyond
+	// its rules (their copies and 404s: what grew after their admission,
+	// so a rule that would take others' requests goes, not a route of
+	// names beside it), else any whose refusal lowers the share.
+	used, owed := ad.used(ns, nil), ad.fenced.owed(ns)
+	var keys, lower []RouteKey
+	for _, u := range slices.Backward(ad.admitted) {
+		if u.key.Namespace != ns || slices.Contains(keys, u.key) || slices.Contains(lower, u.key) {
 			continue
 		}
-		if ad.usedWithout(ns, []RouteKey{u.key}, only) < used {
+		switch after, afterOwed := ad.usedWithout(ns, []RouteKey{u.key}, only); {
+		case afterOwed < owed:
 			keys = append(keys, u.key)
-			e.at = max(e.at, i)
+		case after < used:
+			lower = append(lower, u.key)
 		}
+	}
+	if len(keys) == 0 {
+		keys = lower
 	}
 	if len(keys) == 0 {
 		return e, false
@@ -157,30 +170,51 @@ func (ad *admission) evictionOf(ns string, fs []candidate) (eviction, bool) {
 	// The fewest of them, newest first: refusing more leaves ns less.
 	lo, hi := 1, len(keys)
 	for lo < hi {
-		if mid := (lo + hi) / 2; ad.usedWithout(ns, keys[:mid], only) <= MaxTenantRules {
+		if mid := (lo + hi) / 2; ad.fitsWithout(ns, keys[:mid], only) {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
 	e.keys = keys[:lo]
+	oldest := ad.looked
 	for _, u := range ad.admitted {
 		if slices.Contains(e.keys, u.key) {
 			for _, h := range u.hosts {
 				e.hosts[h] = true
 			}
+			e.at, oldest = max(e.at, u.at), min(oldest, u.at)
+		}
+	}
+	for _, u := range ad.pastShare {
+		if u.key.Namespace == ns && u.at > oldest && !slices.Contains(e.keys, u.key) {
+			e.keys = append(e.keys, u.key)
 		}
 	}
 	return e, true
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fitsWithout tells whether namespace ns is within its share with
+// routes gone refused.
+func (ad *admission) fitsWithout(ns string, gone []RouteKey, only map[string]bool) bool {
+	used, _ := ad.usedWithout(ns, gone, only)
+	return used <= MaxTenantRules
+}
+
 // usedWithout is what namespace ns's share would hold with routes gone
-// refused: less their rules and the copies and 404s they make (a recount
-// of the fences of the names only), plus one for each name held before
-// this look that only they served (idle again; a ListenerSet's listener
-// keeps serving its names); a name only they claimed at this look is not
-// held without them.
-func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]bool) int {
+// refused, and of it what its fences owe: less their rules and the
+// copies and 404s they make (a recount of the fences of the names only),
+// plus one for each name held before this look that only they served
+// (idle again; a ListenerSet's listener keeps serving its names); a name
+// only they claimed at this look is not held without them.
+func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]bool) (used, owed int) {
 	origins := map[*origin]bool{}
 	goneHosts, keptHosts := map[string]bool{}, map[string]bool{}
 	for _, u := range ad.admitted {
@@ -200,13 +234,10 @@ func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]boo
 		}
 	}
 	kept := slices.DeleteFunc(slices.Clone(ad.set.http), func(c candidate) bool { return origins[c.from] })
-	rules := len(ad.set.http) - len(kept)
-	for _, u := range ad.admitted { // what else the routes gone count: TLS and stream rules, names served by none
-		if slices.Contains(gone, u.key) && len(u.http) == 0 {
-			rules += len(u.sni) + len(u.streams)
-			if len(u.sni)+len(u.streams) == 0 {
-				rules += len(u.hosts)
-			}
+	rules := 0
+	for _, u := range ad.admitted {
+		if slices.Contains(gone, u.key) {
+			rules += u.rules
 		}
 	}
 	idle, dropped := 0, map[string]bool{}
@@ -228,7 +259,7 @@ func (ad *admission) usedWithout(ns string, gone []RouteKey, only map[string]boo
 			return holder(h)
 		},
 		nil, only))
-	return ad.used(ns, nil) - rules + idle - ad.fenced.owed(ns) + after.owed(ns)
+	return ad.used(ns, nil) - rules + idle - ad.fenced.owed(ns) + after.owed(ns), after.owed(ns)
 }
 
 // evicted is the refusal of a route of namespace ns at a look's next try.

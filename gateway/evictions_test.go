@@ -146,9 +146,14 @@ func TestCopiesPastTheirSharePushOutTheirOwnRules(t *testing.T) {
 
 // triesOf is Translate's loop, counting its tries.
 func triesOf(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, b Boundary) (Translation, int) {
+	return triesL4(gw, http, nil, b)
+}
+
+// triesL4 is Translate's loop with L4 routes, counting its tries.
+func triesL4(gw *gatewayv1.Gateway, http []*gatewayv1.HTTPRoute, l4 []L4Route, b Boundary) (Translation, int) {
 	evicted, strict := map[RouteKey]Reason{}, false
 	for n := 1; ; n++ {
-		t, more, stuck := translate(gw, http, nil, nil, services, b, evicted, strict)
+		t, more, stuck := translate(gw, http, l4, nil, services, b, evicted, strict)
 		switch {
 		case len(more) > 0:
 			maps.Copy(evicted, more)
