@@ -196,7 +196,8 @@ type admission struct {
 // counts in each namespace's share (fences.go): the copies of its rules
 // (they are its rules, made again for its names) and the 404s its wider
 // rules make needed for other namespaces' names (its rules would take
-// their requests). A namespace's names are bounded by its share (one
+// their requests), or the Gateway's rules for its names on listeners
+// beyond the first. A namespace's names are bounded by its share (one
 // each while nothing serves them, a rule at least once served).
 type fenceCounts struct {
 	all              int
@@ -264,7 +265,8 @@ func addCounts(dst, src map[string]int, sign int) {
 // than the Gateway's may hold of its load balancer, with the catch-alls
 // its ListenerSets' listeners cause and their names (counted first), the
 // copies of its rules its names' fences need, the 404s its wider rules
-// make needed for other namespaces' names, and its idle names (used).
+// make needed for other namespaces' names (and the Gateway's rules for
+// its names, past the first listener), and its idle names (used).
 // Every apply of a Gateway evaluates all its rules (docs/scale.md), so one team's routes
 // would otherwise slow every other team's changes by filling the
 // load balancer's whole budget (exampleapi.MaxRules); the platform's own
