@@ -55,8 +55,9 @@ func (ad *admission) tenants(d map[string]int) []string {
 }
 
 // eviction is what refusing routes of one namespace past its share
-// would do: keys, its newest routes whose refusal lowers its share, as
-// few as bring it back (all when none do), and its routes refused for
+// would do: keys, its newest routes whose refusal lowers what its fences
+// owe (else its share), as few as bring it back (all when none do), and
+// its routes refused for
 // its share after the oldest of them (else each would take the room at
 // the next try, and be refused at the end of it: a try each); at, the
 // place of the newest in admission order; hosts, the names they serve;
@@ -83,13 +84,13 @@ type eviction struct {
 func (ad *admission) evictions() (map[RouteKey]Reason, bool) {
 	var fs []candidate
 	var plans []eviction
-	stuck := false
+	counted, stuck := false, false
 	for _, ns := range ad.tenants(nil) {
 		if ad.used(ns, nil) <= MaxTenantRules {
 			continue
 		}
-		if fs == nil {
-			fs = append(fences(ad.set.http, ad.home, ad.holder(nil), ad.l.held), candidate{}) // never nil again
+		if !counted {
+			fs, counted = fences(ad.set.http, ad.home, ad.holder(nil), ad.l.held), true
 		}
 		if e, ok := ad.evictionOf(ns, fs); ok {
 			plans = append(plans, e)

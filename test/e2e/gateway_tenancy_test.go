@@ -97,6 +97,7 @@ func TestGatewayTenancy(t *testing.T) {
 	e.eventuallyRoutes(t, lb.ID, "shop.example", "/api", 200, at("a"))
 
 	t.Run("a route the cloud would refuse fails only itself", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// A header value with a tab, and one route of 16 host names × 16
 		// paths (256 rules, past a namespace's share of a Gateway of
 		// another namespace, 200): both allowed by the CRDs. A backend
@@ -140,6 +141,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a host name another namespace serves is refused, in words that name nobody", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// More specific than alice's rules for GET /, and a route for any
 		// host that would get what alice's rules leave.
 		steal := tenantRoute("steal", []string{"shop.example"}, rulesTo(map[string]string{"/": "m"}))
@@ -163,6 +165,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a ListenerSet of a namespace the Gateway does not admit is NotAllowed, and changes nothing in the cloud", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		before, err := e.cloudLB(ip)
 		testkit.Must(t, err)
 		open := &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: "open"}, Spec: gatewayv1.ListenerSetSpec{
@@ -181,6 +184,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a ListenerSet takes no host name another namespace holds, nor serves a certificate naming one", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// team-b admitted now; mallory's certificate names alice's host
 		// name beside her own.
 		labelNamespace(t, e, "team-b", map[string]string{"listeners": "yes"})
@@ -223,6 +227,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a team's ListenerSets add at most five of a shared port's certificates", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// team-b admitted, its TLS Secrets allowed (the row before).
 		many := &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Name: "many"}, Spec: gatewayv1.ListenerSetSpec{
 			ParentRef: gatewayv1.ParentGatewayReference{Namespace: ptr.To(gatewayv1.Namespace("infra")), Name: "gw"}}}
@@ -268,6 +273,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a ListenerSet's author cannot approve the Gateway change it causes", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// A Gateway of its own under the manual policy (the shared one's
 		// events are the other rows'): it takes every namespace's
 		// ListenerSets. Mallory reviews too.
@@ -314,6 +320,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a GRPCRoute is held to the host names its namespace holds, as an HTTPRoute is", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// Mallory's gRPC service on alice's host name: refused, and
 		// alice's fence still answers its path.
 		svc := "steal.Shop"
@@ -345,6 +352,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a re-created route keeps its host name and its TCP listener", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		_, err := mallory.GatewayV1().TCPRoutes("team-b").Create(ctx, dbRoute("db2", "m"), metav1.CreateOptions{})
 		testkit.Must(t, err)
 		parked := e.tcpRouteAccepted(t, admin, "team-b", "db2", "another namespace")
@@ -371,6 +379,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("the holder's ReferenceGrant lets another namespace serve its host name, and the platform is told", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		name := gatewayv1beta1.ObjectName("shop.example")
 		_, err := alice.GatewayV1beta1().ReferenceGrants("team-a").Create(ctx, &gatewayv1beta1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "shop-for-b"},
 			Spec: gatewayv1beta1.ReferenceGrantSpec{
@@ -415,6 +424,7 @@ func TestGatewayTenancy(t *testing.T) {
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 
 	t.Run("a route's dry run previews only a Gateway that would take it", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// The platform's private Gateway's listener takes routes of infra
 		// only.
 		notPreviewedAlike(t, "a route", [2]string{"private", "ghost"}, func(dry gwclient.Interface, gw string) error {
@@ -426,6 +436,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a ListenerSet's dry run previews only a Gateway that takes it", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// The platform's Gateway takes none of team-b's ListenerSets now.
 		notPreviewedAlike(t, "a ListenerSet", [2]string{"gw", "ghost"}, func(dry gwclient.Interface, gw string) error {
 			s := httpsListenerSet("probe-"+gw, "probe.example", "m-tls")
@@ -474,6 +485,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a host name no route of its namespace serves is released after the grace", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		testkit.Must(t, alice.GatewayV1().HTTPRoutes("team-a").Delete(ctx, "shop", metav1.DeleteOptions{}))
 		// Within the grace (20 s) mallory's route stays refused; after
 		// it, it takes the host name, and the Gateway's owner is warned.
@@ -483,6 +495,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a Gateway takes no reserved address of another namespace, says so naming nobody, and stalls no release", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		// Team-a's address, kept as a team keeps one; mallory's own
 		// Gateway names its IP, then its id.
 		addr := e.keptAddress(t, "team-a")
@@ -548,6 +561,7 @@ func TestGatewayTenancy(t *testing.T) {
 	})
 
 	t.Run("a Gateway whose finalizer is taken off does not leave its load balancer", func(t *testing.T) {
+		ctx := testkit.Context(t) // the row's own deadline: rows share none
 		var private string
 		testkit.Eventually(t, 90*time.Second, "the private Gateway programmed", func() error {
 			gw, err := admin.GatewayV1().Gateways("infra").Get(ctx, "private", metav1.GetOptions{})
