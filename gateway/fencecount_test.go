@@ -23,19 +23,8 @@ import (
 func TestFencesCountedAsNeeded(t *testing.T) {
 	for _, multi := range []bool{false, true} {
 		t.Run(fmt.Sprintf("multi=%t", multi), func(t *testing.T) {
-			bad, checked := 0, 0
-			var first string
-			var scenario string
-			testHookFenced = func(counted, need fenceCounts) {
-				checked++
-				if counted.all != need.all || !maps.Equal(counted.copies, need.copies) || !maps.Equal(counted.notFound, need.notFound) {
-					bad++
-					if first == "" {
-						first = fmt.Sprintf("counted %+v need %+v: %s", counted, need, scenario)
-					}
-				}
-			}
-			defer func() { testHookFenced = nil }()
+			scenario, done := watchFences(t)
+			defer done()
 			rnd := rand.New(rand.NewPCG(11, 13))
 			hosts := []string{"a.example", "b.example", "*.example", "c.a.example", "*.a.example", "d.example", "x.b.a.example", "*.b.a.example"}
 			sections := []string{"http", "a", "alt", "wild", ""}
@@ -77,18 +66,7 @@ func TestFencesCountedAsNeeded(t *testing.T) {
 						name += "-a-very-long-route-name-that-pushes-the-rule-name-past-the-clouds-one-hundred-and-twenty-eight-characters-xxxxxxxxxxxxxxxxxxxxxxx"
 					}
 					r := route(fmt.Sprintf("team-%d", rnd.IntN(3)), name, time.Duration(rnd.IntN(100))*time.Minute, sections[rnd.IntN(len(sections))], hs, rule(ms, to("svc-a", 1)))
-					if multi && rnd.IntN(2) == 0 {
-						ref := r.Spec.ParentRefs[0]
-						ref.SectionName = nil
-						if s := sections[rnd.IntN(len(sections))]; s != "" {
-							ref.SectionName = ptr.To(gatewayv1.SectionName(s))
-						}
-						r.Spec.ParentRefs = append(r.Spec.ParentRefs, ref)
-					}
-					if len(sets) > 0 && rnd.IntN(3) == 0 {
-						r.Spec.ParentRefs = append(r.Spec.ParentRefs, gatewayv1.ParentReference{Kind: ptr.To(KindListenerSet), Name: "set",
-							Namespace: ptr.To(gatewayv1.Namespace(sets[0].Namespace))})
-					}
+					moreParents(rnd, r, sections, sets, multi)
 					routes = append(routes, r)
 				}
 				var l4 []L4Route
@@ -98,30 +76,76 @@ func TestFencesCountedAsNeeded(t *testing.T) {
 				}
 				cns := rnd.IntN(4)
 				consent := func(_ RouteKey, owner, _ string) bool { return owner == fmt.Sprintf("team-%d", cns) }
-				scenario = fmt.Sprintf("iter %d\nclaims %v\n", iter, claims.Hosts)
-				for _, st := range sets {
-					scenario += fmt.Sprintf("set %s/%s host %v\n", st.Namespace, st.Name, *st.Spec.Listeners[0].Hostname)
-				}
-				for _, r := range routes {
-					var refs []string
-					for _, p := range r.Spec.ParentRefs {
-						s := string(ptr.Deref(p.Kind, "Gateway"))
-						if p.SectionName != nil {
-							s += "/" + string(*p.SectionName)
-						}
-						refs = append(refs, s)
-					}
-					scenario += fmt.Sprintf("route %s/%s created %s refs %v hosts %v matches %d\n", r.Namespace, r.Name, r.CreationTimestamp.Format("15:04"), refs, r.Spec.Hostnames, len(r.Spec.Rules[0].Matches))
-				}
-				for _, r := range l4 {
-					scenario += fmt.Sprintf("tls %s/%s created %s hosts %v\n", r.Namespace, r.Name, r.CreationTimestamp.Format("15:04"), r.Hostnames)
-				}
+				*scenario = describe(iter, claims, sets, routes, l4)
 				Translate(gw, routes, l4, nil, services, Boundary{ListenerSets: sets, Claims: claims, Now: t0, Grace: grace, Consent: consent})
 			}
-			t.Logf("%d of %d admissions miscounted; first: %s", bad, checked, first)
-			if bad > 0 {
-				t.Fail()
-			}
 		})
+	}
+}
+
+// watchFences has each admission's fence count compared with a whole
+// recount; done reports the miscounts, the first with *scenario then.
+func watchFences(t *testing.T) (scenario *string, done func()) {
+	bad, checked, first := 0, 0, ""
+	scenario = new(string)
+	testHookFenced = func(counted, need fenceCounts) {
+		checked++
+		if counted.all != need.all || !maps.Equal(counted.copies, need.copies) || !maps.Equal(counted.notFound, need.notFound) {
+			bad++
+			if first == "" {
+				first = fmt.Sprintf("counted %+v need %+v: %s", counted, need, *scenario)
+			}
+		}
+	}
+	return scenario, func() {
+		testHookFenced = nil
+		t.Logf("%d of %d admissions miscounted; first: %s", bad, checked, first)
+		if bad > 0 {
+			t.Fail()
+		}
+	}
+}
+
+// describe is a random Gateway's routes, for a miscount's message.
+func describe(iter int, claims Claims, sets []*gatewayv1.ListenerSet, routes []*gatewayv1.HTTPRoute, l4 []L4Route) string {
+	s := fmt.Sprintf("iter %d\nclaims %v\n", iter, claims.Hosts)
+	for _, st := range sets {
+		s += fmt.Sprintf("set %s/%s port %d host %v\n", st.Namespace, st.Name, st.Spec.Listeners[0].Port, ptr.Deref(st.Spec.Listeners[0].Hostname, ""))
+	}
+	for _, r := range routes {
+		var refs []string
+		for _, p := range r.Spec.ParentRefs {
+			ref := string(ptr.Deref(p.Kind, "Gateway"))
+			if p.SectionName != nil {
+				ref += "/" + string(*p.SectionName)
+			}
+			refs = append(refs, ref)
+		}
+		matches := -1
+		if len(r.Spec.Rules) > 0 {
+			matches = len(r.Spec.Rules[0].Matches)
+		}
+		s += fmt.Sprintf("route %s/%s created %s refs %v hosts %v matches %d\n", r.Namespace, r.Name, r.CreationTimestamp.Format("15:04"), refs, r.Spec.Hostnames, matches)
+	}
+	for _, r := range l4 {
+		s += fmt.Sprintf("tls %s/%s created %s hosts %v\n", r.Namespace, r.Name, r.CreationTimestamp.Format("15:04"), r.Hostnames)
+	}
+	return s
+}
+
+// moreParents gives r at random a second parentRef, of a random section
+// (when second), and one to the first of sets.
+func moreParents(rnd *rand.Rand, r *gatewayv1.HTTPRoute, sections []string, sets []*gatewayv1.ListenerSet, second bool) {
+	if second && rnd.IntN(2) == 0 {
+		ref := r.Spec.ParentRefs[0]
+		ref.SectionName = nil
+		if s := sections[rnd.IntN(len(sections))]; s != "" {
+			ref.SectionName = ptr.To(gatewayv1.SectionName(s))
+		}
+		r.Spec.ParentRefs = append(r.Spec.ParentRefs, ref)
+	}
+	if len(sets) > 0 && rnd.IntN(3) == 0 {
+		r.Spec.ParentRefs = append(r.Spec.ParentRefs, gatewayv1.ParentReference{Kind: ptr.To(KindListenerSet), Name: "set",
+			Namespace: ptr.To(gatewayv1.Namespace(sets[0].Namespace))})
 	}
 }
