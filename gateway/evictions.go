@@ -57,12 +57,12 @@ func (ad *admission) tenants(d map[string]int) []string {
 // eviction is what refusing routes of one namespace past its share
 // would do: keys, its newest routes whose refusal lowers what its fences
 // owe (else its share), as few as bring it back (all when none do), and
-// its routes refused for
-// its share after the oldest of them (else each would take the room at
-// the next try, and be refused at the end of it: a try each); at, the
-// place of the newest in admission order; hosts, the names they serve;
-// charged, the names whose 404s count in its share; copies, whether
-// copies of its rules do (another namespace's wider rule may be why).
+// its routes refused for its share after the oldest of them (else each
+// would take the room at the next try, and be refused at the end of it:
+// a try each); at, the place of the newest in admission order; hosts,
+// the names they serve; charged, the names whose 404s count in its
+// share; copies, whether copies of its rules do (another namespace's
+// wider rule may be why).
 type eviction struct {
 	ns      string
 	keys    []RouteKey
