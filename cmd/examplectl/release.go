@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +34,9 @@ address:NS/NAME); your own approval does not count.
 
 Releasing is irreversible: the IP goes back to the region, and DNS records
 and allow-lists pointing at it reach whoever gets it next. It is refused,
-before anything is created, for an address with no plan record, one a load
+before anything is created, for an address with no plan record (an id or IP
+is read from the address's last apply: while an apply of an address is under
+way, it waits for it within --wait), one a load
 balancer holds, one with a plan awaiting approval (a move, or a release
 already asked) and one already released; the controller also refuses it
 while a Service allowed to take the address names it. Confirmation is asked on the
@@ -52,19 +52,19 @@ reviewer, or refused, which fails the command with the controller's words.`,
 			if err != nil {
 				return err
 			}
-			return runRelease(cmd.Context(), c, args[0], ns, yes, comment, wait, cmd.InOrStdin(), cmd.OutOrStdout())
+			return runRelease(cmd.Context(), c, args[0], ns, yes, comment, wait, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVarP(&ns, "address-namespace", "n", "", "the namespace that owns the address (for address:NAME; with an id or IP, look only among its addresses)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().StringVar(&comment, "comment", "", "a note for the audit trail (at most 1024 characters)")
-	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the controller's decision (the release planned, or refused); 0 does not wait")
+	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the controller's decision (the release planned, or refused), and for an address's apply under way when it is named by id or IP; 0 does not wait")
 	return cmd
 }
 
-func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comment string, wait time.Duration, stdin io.Reader, stdout io.Writer) error {
-	r, err := c.findAddress(ctx, arg, ns)
+func runRelease(ctx context.Context, c *cluster, arg, ns string, yes bool, comment string, wait time.Duration, stdin io.Reader, stdout, stderr io.Writer) error {
+	r, err := c.findAddress(ctx, arg, ns, wait, stderr)
 	if err != nil {
 		return err
 	}
@@ -114,63 +114,6 @@ func (c *cluster) requestRelease(ctx context.Context, r *records.Record, user, c
 	return a, fmt.Sprintf("Created %s %s/%s as %s: the controller plans the release of %s (%s, %s), a destroy of its workspace.",
 		reviewapi.KindAddressRelease, termsafe.Line(a.Namespace), termsafe.Line(a.Name), termsafe.Line(user),
 		termsafe.Line(ref.Arg()), termsafe.Line(orDash(it.ID)), termsafe.Line(orDash(it.IP))), nil
-}
-
-// findAddress is the record of the address arg names: address:NS/NAME
-// (or address:NAME in namespace ns), an address id or an IP, among the
-// address records examplectl addresses lists; with an id or IP, of
-// namespace ns only if it is set.
-func (c *cluster) findAddress(ctx context.Context, arg, ns string) (*records.Record, error) {
-	var match func(*records.Record) bool
-	what := ""
-	switch ip, ipErr := netip.ParseAddr(arg); {
-	case strings.HasPrefix(arg, "address:"):
-		ref, err := objectref.Parse(arg, ns, c.defaultNamespace)
-		if err != nil {
-			return nil, err
-		}
-		ns, what = ref.Namespace, "for "+ref.Arg()
-		match = func(r *records.Record) bool { return r.Object.Name == ref.Name }
-	case strings.HasPrefix(arg, "addr-"):
-		what = "of an address with id " + arg
-		match = func(r *records.Record) bool { return addressOf(r).ID == arg }
-	case ipErr == nil:
-		what = "of an address with IP " + ip.String()
-		match = func(r *records.Record) bool {
-			got, err := netip.ParseAddr(addressOf(r).IP)
-			return err == nil && got == ip
-		}
-	default:
-		return nil, fmt.Errorf("%q is not an address: want address:NS/NAME, address:NAME -n NS, an address id (addr-...) or an IP, as examplectl addresses lists them", arg)
-	}
-	recs, err := c.addressRecords(ctx, ns)
-	if err != nil {
-		return nil, err
-	}
-	found := slices.DeleteFunc(recs, func(r *records.Record) bool { return !match(r) })
-	if len(found) == 0 {
-		where := ""
-		if ns != "" && !strings.HasPrefix(arg, "address:") {
-			where = " of namespace " + ns
-		}
-		return nil, fmt.Errorf("no plan record %s%s in namespace %s: it is not an address the controller keeps (examplectl addresses lists them; is --namespace the controller's namespace?)",
-			what, where, c.namespace)
-	}
-	// An IP (or a name) may be left in the record of an address released
-	// since: the one not released wins, then the newest.
-	slices.SortStableFunc(found, func(a, b *records.Record) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
-	live := slices.DeleteFunc(slices.Clone(found), released)
-	if len(live) > 1 && !strings.HasPrefix(arg, "address:") {
-		args := make([]string, len(live))
-		for i, r := range live {
-			args[i] = r.Object.Arg()
-		}
-		return nil, fmt.Errorf("%s names more than one address the controller keeps (%s): name one as address:NS/NAME", arg, strings.Join(args, ", "))
-	}
-	if len(live) > 0 {
-		return live[0], nil
-	}
-	return found[0], nil
 }
 
 // released tells whether r's latest plan is an applied destroy: the

@@ -97,6 +97,7 @@ func testRelease(t *testing.T, s *scope) {
 	}
 
 	s.awaitsTheDecision()
+	s.waitsForTheApplyUnderWay()
 
 	// What a record holds is shown inert.
 	s.address("k8s-a-odd", "addr-odd"+clear, "203.0.113.7"+clear, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
@@ -188,6 +189,47 @@ func (s *scope) awaitsTheDecision() {
 	if !strings.Contains(out, "The controller has not decided it within 2s: AddressRelease release-") ||
 		!strings.HasSuffix(out, "is not decided yet: the Gateways are unread; it is looked at again\nexamplectl status "+named+" shows the release once planned.\n") {
 		t.Errorf("release, waiting:\n%s\nwant the controller's reason", out)
+	}
+}
+
+// waitsForTheApplyUnderWay checks that an address named by its IP while
+// its apply is under way (which clears the id and IP its record shows) is
+// waited for within --wait, and that past it the error names the address
+// whose IP is not known.
+func (s *scope) waitsForTheApplyUnderWay() {
+	t := s.t
+	const busyIP = "203.0.113.11"
+	ws := "demo-address-" + s.svcNS + "-k8s-a-busy"
+	s.address("k8s-a-busy", "addr-7878787878787878", busyIP, "", "", appliedChange("plan-7a7a7a7a7a7a", time.Hour))
+	rec, err := s.store.Get(t.Context(), ws)
+	testkit.Must(t, err)
+	applied := rec.Applied
+	applying := func(r *records.Record) error {
+		r.Applying = &records.ApplyStart{Plan: records.Plan{ID: "plan-7f7f7f7f7f7f", Kind: records.KindChange}, StartedAt: ago(2 * time.Second)}
+		r.Applied = nil
+		return nil
+	}
+	_, err = s.store.Update(t.Context(), ws, applying)
+	testkit.Must(t, err)
+	s.mustFail("no plan record of an address with IP "+busyIP+" in namespace release-system now: address:release-shop/k8s-a-busy's apply is under way (started 2s ago), "+
+		"and an address's id and IP are read from its last apply: name it as address:NS/NAME, or ask again once the apply ends", nil, "release", busyIP, "--yes", "--wait=0")
+	s.mustFail("address:release-shop/k8s-a-busy's apply is under way", nil, "release", busyIP, "--yes", "--wait=1s")
+
+	// The apply ends while release waits: the address is found.
+	ended := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		_, err := s.store.Update(t.Context(), ws, func(r *records.Record) error {
+			r.Applying, r.Applied = nil, applied
+			return nil
+		})
+		ended <- err
+	}()
+	out, errOut, err := s.run(nil, "release", busyIP, "--yes", "--wait=10s")
+	testkit.Must(t, <-ended)
+	if err != nil || !strings.Contains(out, "Created AddressRelease release-system/release-") || !strings.Contains(out, "address:release-shop/k8s-a-busy (addr-7878787878787878, "+busyIP+")") ||
+		errOut != "No address the controller keeps shows "+busyIP+" yet, and address:release-shop/k8s-a-busy's apply is under way (started 2s ago): waiting for it to end (at most 10s).\n" {
+		t.Errorf("release while the address's apply is under way: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
 }
 
