@@ -27,10 +27,6 @@ import (
 	"github.com/example/cloud-provider-example/review"
 )
 
-// nodeBatch gathers the node changes of a moment (a rotation tainting
-// many nodes) into one apply of the pools.
-const nodeBatch = 500 * time.Millisecond
-
 // poolsKey is the one item of the node queue: every pool is one apply.
 const poolsKey = "target-pools"
 
@@ -60,6 +56,8 @@ type nodeLifecycle struct {
 	reported []records.LeavingNode
 	// asks are what the applied load balancers ask of their pools.
 	asks poolAsks
+	// changes gathers the node changes of a moment into one apply.
+	changes nodeChanges
 }
 
 // decision is a pool's decision and the delay its departures drain for.
@@ -82,14 +80,26 @@ func newNodeLifecycle(cfg *cloudconfig.Config) *nodeLifecycle {
 	return n
 }
 
-// watch syncs the pools on every node change, batched.
+// watch syncs the pools on every node change, batched: a change the
+// pools decide from holds the batch until the nodes are quiet.
 func (n *nodeLifecycle) watch(inf cache.SharedIndexInformer) error {
 	n.lister = corelisters.NewNodeLister(inf.GetIndexer())
-	enqueue := func(any) { n.queue.AddAfter(poolsKey, nodeBatch) }
+	changed := func(any) {
+		n.changes.changed(time.Now())
+		n.queue.AddAfter(poolsKey, nodeBatch)
+	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, cur any) { enqueue(cur) },
-		DeleteFunc: enqueue,
+		AddFunc: changed,
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*v1.Node)
+			c, ok2 := cur.(*v1.Node)
+			if ok1 && ok2 && !poolsChange(o, c) {
+				n.queue.AddAfter(poolsKey, nodeBatch)
+				return
+			}
+			changed(cur)
+		},
+		DeleteFunc: changed,
 	})
 	return err
 }
@@ -289,6 +299,10 @@ func (n *nodeLifecycle) tell(node, pool, reason, format string, args ...any) {
 // syncNodes applies the pools whenever the nodes change, until ctx ends.
 func (l *targetPools) syncNodes(ctx context.Context) {
 	work(ctx, l.lifecycle.queue, "target pools: cannot follow the nodes; retrying", func(ctx context.Context, _ string) error {
+		if d := l.lifecycle.changes.gathering(time.Now()); d > 0 {
+			l.lifecycle.queue.AddAfter(poolsKey, d)
+			return nil
+		}
 		return l.syncPoolsOnce(ctx)
 	})
 }
