@@ -16,10 +16,11 @@
 //     them, their convergence, and the ReferenceGrants that let guests in
 //     (references.go, unread.go: the tenant boundary's reads; the
 //     ReferenceGrants are package referencegrants').
-//   - pools.go, asks.go, nodes.go, leaderpools.go, gateways.go: the target
-//     pools, the delays their load balancers ask, the nodes leaving them,
-//     the leader creating them when sharded, and the pool of every node
-//     the Gateways forward to.
+//   - pools.go, asks.go, nodes.go, nodebatch.go, leaderpools.go,
+//     gateways.go: the target pools, the delays their load balancers ask,
+//     the nodes leaving them (their changes gathered into one apply), the
+//     leader creating them when sharded, and the pool of every node the
+//     Gateways forward to.
 //   - podpools.go: the pod pools a Service of target type ip forwards to
 //     (package podpools keeps them on the leader), and the Services the
 //     leader tells them are their users.

@@ -23,7 +23,9 @@ func newAddressesCmd() *cobra.Command {
 from their plan records in the controller's namespace: the address (what plan,
 history and approve take), its id and IP as last applied, the namespace that
 owns it, and who holds it (the Service, and its load balancer) or "-" when it
-is reserved and detached; then its latest plan and outcome. -n lists one
+is reserved and detached; then its latest plan and outcome. An apply's start
+clears what the last one showed: while it runs, the id and IP are "-" and the
+holder unknown. -n lists one
 namespace's only.`,
 	}, false, func(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
 		return runAddresses(ctx, c, ns, output, stdout, stderr)
@@ -44,6 +46,10 @@ type addressItem struct {
 	Holder         string        `json:"holder,omitempty"`
 	LastPlan       *records.Plan `json:"lastPlan,omitempty"`
 	AppliedAt      *time.Time    `json:"appliedAt,omitempty"`
+	// ApplyingSince is when the apply under way started: an apply's start
+	// clears the last one's outputs, so id, IP and holder are known again
+	// when it ends.
+	ApplyingSince *time.Time `json:"applyingSince,omitempty"`
 }
 
 func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, stderr io.Writer) error {
@@ -73,6 +79,9 @@ func runAddresses(ctx context.Context, c *cluster, ns, output string, stdout, st
 	row(tw, "ADDRESS", "ID", "IP", "OWNER", "HELD BY", "LAST PLAN", "OUTCOME", "AGE")
 	for _, it := range items {
 		held := "-"
+		if it.ApplyingSince != nil {
+			held = "unknown: an apply under way (" + age(*it.ApplyingSince) + ")"
+		}
 		if it.LoadBalancerID != "" {
 			held = it.LoadBalancerID
 			if it.Holder != "" {
@@ -112,6 +121,9 @@ func addressOf(r *records.Record) addressItem {
 		it.ID, it.IP, it.LoadBalancerID, it.Holder = a.Output("id"), a.Output("ip"), a.Output("load_balancer_id"), a.Output("holder")
 		at := a.At
 		it.AppliedAt = &at
+	} else if a := r.Applying; a != nil {
+		since := a.StartedAt
+		it.ApplyingSince = &since
 	}
 	return it
 }

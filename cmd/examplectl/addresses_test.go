@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/example/cloud-provider-example/objectref"
 	"github.com/example/cloud-provider-example/records"
@@ -26,7 +27,11 @@ func TestAddressOf(t *testing.T) {
 	if detached.LoadBalancerID != "" || detached.Holder != "" || detached.IP != "203.0.113.4" {
 		t.Errorf("detached: %+v", detached)
 	}
-	if fresh := addressOf(&records.Record{Object: ref}); fresh.ID != "" || fresh.Owner != "shop" || fresh.AppliedAt != nil {
+	if fresh := addressOf(&records.Record{Object: ref}); fresh.ID != "" || fresh.Owner != "shop" || fresh.AppliedAt != nil || fresh.ApplyingSince != nil {
 		t.Errorf("not applied yet: %+v", fresh)
+	}
+	started := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	if busy := addressOf(&records.Record{Object: ref, Applying: &records.ApplyStart{StartedAt: started}}); busy.ID != "" || busy.ApplyingSince == nil || !busy.ApplyingSince.Equal(started) {
+		t.Errorf("an apply under way: %+v", busy)
 	}
 }

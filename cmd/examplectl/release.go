@@ -159,8 +159,14 @@ func checkReleasable(r *records.Record, it addressItem) error {
 				who = "the " + kind
 			}
 		}
-		return fmt.Errorf("refusing to release %s: %s holds it, and it cannot be released while a load balancer holds it: %s must let go of it first",
-			arg, holder, who)
+		as := ""
+		if it.AppliedAt != nil {
+			as = " as of its last apply (" + age(*it.AppliedAt) + " ago)"
+		}
+		// The record lags the cloud: a load balancer destroyed lets go at
+		// once, the record at the address's next apply, seconds later.
+		return fmt.Errorf("refusing to release %s: %s holds it%s, and it cannot be released while a load balancer holds it: %s must let go of it first (once it has, the address's next apply records it detached)",
+			arg, holder, as, who)
 	}
 	return nil
 }

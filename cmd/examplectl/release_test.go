@@ -80,8 +80,8 @@ func testRelease(t *testing.T, s *scope) {
 		{[]string{"203.0.113.99"}, "no plan record of an address with IP 203.0.113.99 in namespace release-system: it is not an address the controller keeps"},
 		{[]string{freeID, "-n", "other"}, "no plan record of an address with id " + freeID + " of namespace other in namespace release-system"},
 		{[]string{"web"}, `"web" is not an address: want address:NS/NAME`},
-		{[]string{"address:k8s-a-held", "-n", s.svcNS}, "refusing to release address:release-shop/k8s-a-held: Service release-shop/green (lb-00aa00aa00aa00aa) holds it, " +
-			"and it cannot be released while a load balancer holds it: the Service must let go of it first"},
+		{[]string{"address:k8s-a-held", "-n", s.svcNS}, "refusing to release address:release-shop/k8s-a-held: Service release-shop/green (lb-00aa00aa00aa00aa) holds it as of its last apply (60m ago), " +
+			"and it cannot be released while a load balancer holds it: the Service must let go of it first (once it has, the address's next apply records it detached)"},
 		{[]string{heldIP}, "it cannot be released while a load balancer holds it"},
 		{[]string{"address:" + s.svcNS + "/k8s-a-moving"}, "refusing to release address:release-shop/k8s-a-moving: " + movePlan + " (change, +0 ~1 -0, planned 2m ago), a move of it, awaits approval: " +
 			"it cannot be released before that plan is decided (examplectl approve address:release-shop/k8s-a-moving " + movePlan + ")"},
@@ -214,6 +214,9 @@ func (s *scope) waitsForTheApplyUnderWay() {
 	s.mustFail("no plan record of an address with IP "+busyIP+" in namespace release-system now: address:release-shop/k8s-a-busy's apply is under way (started 2s ago), "+
 		"and an address's id and IP are read from its last apply: name it as address:NS/NAME, or ask again once the apply ends", nil, "release", busyIP, "--yes", "--wait=0")
 	s.mustFail("address:release-shop/k8s-a-busy's apply is under way", nil, "release", busyIP, "--yes", "--wait=1s")
+	if out := s.mustRun(nil, "addresses", "-n", s.svcNS); !regexp.MustCompile(`(?m)^address:release-shop/k8s-a-busy +- +- +release-shop +unknown: an apply under way \(2s\) +plan-7a7a7a7a7a7a `).MatchString(out) {
+		t.Errorf("addresses while k8s-a-busy's apply is under way:\n%s", out)
+	}
 
 	// The apply ends while release waits: the address is found.
 	ended := make(chan error, 1)

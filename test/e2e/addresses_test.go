@@ -21,6 +21,7 @@ import (
 	"github.com/example/cloud-provider-example/internal/testkit"
 	"github.com/example/cloud-provider-example/internal/testsize"
 	"github.com/example/cloud-provider-example/objectref"
+	"github.com/example/cloud-provider-example/records"
 	"github.com/example/cloud-provider-example/reviewapi"
 	"github.com/example/cloud-provider-example/tenancy"
 )
@@ -394,5 +395,24 @@ func (e *env) keptAddress(t *testing.T, ns string) exampleapi.Address {
 	if a.Tags[exampleapi.TagNamespace] != ns || a.LoadBalancerID != "" {
 		t.Fatalf("kept address %s of %s: tags %v, load balancer %q; want %s's, detached", a.ID, ip, a.Tags, a.LoadBalancerID, ns)
 	}
+	// Kept as a reviewer sees it (examplectl addresses, release): the
+	// cloud detaches it with the load balancer's destroy, its record once
+	// the keeper's next apply has run.
+	testkit.Eventually(t, 60*time.Second, "the kept address's record detached", func() error {
+		all, err := records.NewStore(e.kube, namespace, 0).List(testkit.Context(t))
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if r.Object != objectref.Address(ns, a.Name) {
+				continue
+			}
+			if r.Applied == nil || r.Applied.Output("ip") != ip || r.Applied.Output("load_balancer_id") != "" {
+				return fmt.Errorf("the record of %s: last apply %+v", r.Object.Arg(), r.Applied)
+			}
+			return nil
+		}
+		return fmt.Errorf("no record of address %s/%s", ns, a.Name)
+	})
 	return a
 }
