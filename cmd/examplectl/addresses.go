@@ -25,8 +25,7 @@ history and approve take), its id and IP as last applied, the namespace that
 owns it, and who holds it (the Service, and its load balancer) or "-" when it
 is reserved and detached; then its latest plan and outcome. An apply's start
 clears what the last one showed: while it runs, the id and IP are "-" and the
-holder unknown. -n lists one
-namespace's only.`,
+holder unknown. -n lists one namespace's only.`,
 	}, false, func(ctx context.Context, c *cluster, output string, stdout, stderr io.Writer) error {
 		return runAddresses(ctx, c, ns, output, stdout, stderr)
 	})

@@ -35,3 +35,29 @@ func TestAddressOf(t *testing.T) {
 		t.Errorf("an apply under way: %+v", busy)
 	}
 }
+
+// An address's id and IP are unknown only while its record may hide
+// them: an apply under way, or a failed one; not before its first apply,
+// nor once released.
+func TestIDUnknown(t *testing.T) {
+	ref := objectref.Address("shop", "k8s-a-x")
+	plan := func(kind string, outcome records.Outcome) []records.Plan {
+		return []records.Plan{{ID: "plan-1", Kind: kind, Outcome: outcome}}
+	}
+	for name, tc := range map[string]struct {
+		rec  records.Record
+		want bool
+	}{
+		"applied":          {records.Record{Applied: &records.LastApply{}}, false},
+		"an apply running": {records.Record{Applying: &records.ApplyStart{}}, true},
+		"its apply failed": {records.Record{Plans: plan(records.KindChange, records.Failed)}, true},
+		"awaiting its first approval": {
+			records.Record{Plans: plan(records.KindChange, records.AwaitingApproval)}, false},
+		"released": {records.Record{Plans: plan(records.KindDestroy, records.Applied)}, false},
+	} {
+		tc.rec.Object = ref
+		if got := idUnknown(&tc.rec); got != tc.want {
+			t.Errorf("%s: idUnknown %v, want %v", name, got, tc.want)
+		}
+	}
+}

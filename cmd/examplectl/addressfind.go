@@ -76,7 +76,7 @@ func (c *cluster) findAddress(ctx context.Context, arg, ns string, d time.Durati
 		found = slices.DeleteFunc(slices.Clone(recs), func(r *records.Record) bool { return !q.match(r) })
 		unknown = nil
 		if len(found) == 0 && !q.byName {
-			unknown = slices.DeleteFunc(recs, func(r *records.Record) bool { return r.Applied != nil || released(r) })
+			unknown = slices.DeleteFunc(recs, func(r *records.Record) bool { return !idUnknown(r) })
 		}
 		applying := slices.ContainsFunc(unknown, func(r *records.Record) bool { return r.Applying != nil })
 		if applying && !said && d > 0 {
@@ -136,8 +136,22 @@ func (q addressQuery) notFound(recordsNS string, unknown []*records.Record) erro
 	return err
 }
 
+// idUnknown tells whether r's record does not show the address's id and
+// IP now although it may have one: an apply under way, or its latest plan
+// failed to apply (the state may have changed).
+func idUnknown(r *records.Record) bool {
+	if r.Applied != nil {
+		return false
+	}
+	if r.Applying != nil {
+		return true
+	}
+	p := latestPlan(r)
+	return p != nil && p.Outcome == records.Failed
+}
+
 // unknownWhy says why the ids and IPs of the addresses unknown are not
-// known: an apply under way, or a failed one (the state may have changed).
+// known (idUnknown).
 func unknownWhy(unknown []*records.Record) string {
 	whys := make([]string, 0, len(unknown))
 	for _, r := range unknown {

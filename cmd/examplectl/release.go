@@ -35,12 +35,12 @@ address:NS/NAME); your own approval does not count.
 Releasing is irreversible: the IP goes back to the region, and DNS records
 and allow-lists pointing at it reach whoever gets it next. It is refused,
 before anything is created, for an address with no plan record (an id or IP
-is read from the address's last apply: while an apply of an address is under
-way, it waits for it within --wait), one a load
-balancer holds, one with a plan awaiting approval (a move, or a release
+is read from the address's last apply: while an apply of an address is
+under way, it waits for it within --wait), one a load balancer holds (as of
+its last apply), one with a plan awaiting approval (a move, or a release
 already asked) and one already released; the controller also refuses it
-while a Service allowed to take the address names it. Confirmation is asked on the
-terminal; without one (scripts, CI), --yes is required. It then waits (--wait)
+while a Service allowed to take the address names it. Confirmation is asked
+on the terminal; without one (scripts, CI), --yes is required. It then waits (--wait)
 for the controller's decision: the release planned, waiting for another
 reviewer, or refused, which fails the command with the controller's words.`,
 		Args: cobra.ExactArgs(1),
