@@ -81,7 +81,7 @@ func (c *cluster) findAddress(ctx context.Context, arg, ns string, d time.Durati
 		applying := slices.ContainsFunc(unknown, func(r *records.Record) bool { return r.Applying != nil })
 		if applying && !said && d > 0 {
 			fmt.Fprintf(stderr, "No address the controller keeps shows %s yet, and %s: waiting for it to end (at most %s).\n",
-				strings.TrimPrefix(arg, "address:"), unknownWhy(unknown), d)
+				arg, unknownWhy(unknown), d)
 			said = true
 		}
 		return !applying, nil
