@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,12 +92,14 @@ func TestDebugMode(t *testing.T) {
 }
 
 // TestExitsWhenTerraformDies: a provider whose terraform was SIGKILLed
-// exits instead of living on as an orphan.
+// exits instead of living on as an orphan, and leaves no socket behind:
+// it listens in a directory of its own, which it removes.
 func TestExitsWhenTerraformDies(t *testing.T) {
+	sockets := t.TempDir()
 	// sh stands in for terraform: it starts the provider with the plugin
 	// handshake cookie, prints its pid and waits.
 	sh := exec.Command("sh", "-c", `"$0" & echo $!; wait`, os.Args[0])
-	sh.Env = append(os.Environ(), runMainEnv+"=1",
+	sh.Env = append(os.Environ(), runMainEnv+"=1", "PLUGIN_UNIX_SOCKET_DIR="+sockets,
 		"TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2")
 	out, err := sh.StdoutPipe()
 	if err != nil {
@@ -115,9 +118,12 @@ func TestExitsWhenTerraformDies(t *testing.T) {
 		t.Fatalf("pid line %q: %v", line, err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	// The provider serves: it prints go-plugin's handshake line.
-	if hs, err := r.ReadString('\n'); err != nil || !strings.Contains(hs, "|6|") {
-		t.Fatalf("no handshake: %q %v", hs, err)
+	// The provider serves: it prints go-plugin's handshake line, which
+	// names its socket (1|6|unix|<path>|grpc|...).
+	hs, err := r.ReadString('\n')
+	if f := strings.Split(hs, "|"); err != nil || len(f) < 4 || f[1] != "6" || f[2] != "unix" ||
+		!strings.HasPrefix(f[3], filepath.Join(sockets, "terraform-provider-example-")) {
+		t.Fatalf("handshake %q, %v: want a unix socket in a directory of its own under %s", hs, err, sockets)
 	}
 	if !alive(pid) {
 		t.Fatal("provider exited while its parent lives")
@@ -131,6 +137,9 @@ func TestExitsWhenTerraformDies(t *testing.T) {
 		}
 		return nil
 	})
+	if left, err := os.ReadDir(sockets); err != nil || len(left) != 0 {
+		t.Fatalf("left in the socket directory: %v, %v", left, err)
+	}
 }
 
 // alive reports whether pid runs (a zombie has exited).
