@@ -102,7 +102,7 @@ func (p *Pools) poolsOf(k serviceKey) []applied {
 	defer p.mu.Unlock()
 	var out []applied
 	for _, st := range p.pools {
-		if st.port.Namespace == k.namespace && st.port.Service == k.name && len(st.users) > 0 && st.id != "" {
+		if st.port.Namespace == k.namespace && st.port.Service == k.name && len(st.users) > 0 && st.id != "" && !st.stale {
 			out = append(out, applied{port: fmt.Sprintf("%d/%s", st.port.Port, protocol(st.port.Protocol)), id: st.id, targets: st.targets})
 		}
 	}

@@ -3,7 +3,8 @@
 // pool of type ip in a workspace of its own whose targets follow the
 // Service's EndpointSlices (package podtargets decides which), applied
 // under the pools' policy once the slices settle, destroyed once no load
-// balancer uses it; and the readiness gates of the pods it holds.
+// balancer has used it for a while (Options.UnusedGrace); and the
+// readiness gates of the pods it holds.
 //
 // The tour: pools.go (Use, what the front-ends call), sync.go (the
 // worker: targets, settle, apply, destroy), first.go (a first plan waits
@@ -91,12 +92,24 @@ type Options struct {
 	// ClusterID is the cluster's: the pools the sweep may destroy are
 	// those tagged with it.
 	ClusterID string
+	// UnusedGrace is how long a pool nobody uses any more is kept while
+	// its Service is there: a route re-created, a Gateway replaced or the
+	// next route to the Service within it finds the pool (no destroy and
+	// create to apply or approve: at most a plan of its targets), and the
+	// apply that stops a load balancer forwarding to it has usually ended
+	// by then (the cloud refuses its destroy before). A pool whose
+	// Service is gone goes InUseRetry after its last user.
+	UnusedGrace time.Duration
 	// RefusedGrace is how long an address stays refused before its
 	// Service is told: the pod informer can lag the EndpointSlice
 	// controller's, and the pod then comes (touchAt) before anyone
 	// should be warned.
 	RefusedGrace time.Duration
 }
+
+// DefaultUnusedGrace is Options.UnusedGrace's default: longer than a
+// front-end's apply, short enough that an unused pool is soon gone.
+const DefaultUnusedGrace = time.Minute
 
 // Pools keeps the pod pools.
 type Pools struct {
@@ -176,6 +189,14 @@ type pool struct {
 	// awaited: its first plan waited for the Service's first slice
 	// (first.go), which it does once.
 	awaited bool
+	// unusedSince is when its last user went (zero: used, or unused since
+	// before this process knew it, as a swept pool): it is destroyed
+	// Options.UnusedGrace later (keptFor).
+	unusedSince time.Time
+	// stale: a user came back to it applied and unused, its targets not
+	// followed meanwhile; nobody gets its id until they are decided again
+	// (sync).
+	stale bool
 }
 
 // New keeps pod pools through eng under rv, reading the cloud through c
@@ -195,6 +216,9 @@ func New(kube kubernetes.Interface, eng Engine, rv Reviewer, c Cloud, opts Optio
 	}
 	if opts.RefusedGrace == 0 {
 		opts.RefusedGrace = 30 * time.Second
+	}
+	if opts.UnusedGrace == 0 {
+		opts.UnusedGrace = DefaultUnusedGrace
 	}
 	p := &Pools{engine: eng, review: rv, cloud: c, kube: kube, opts: opts, now: time.Now, pools: map[objectref.Ref]*pool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objectref.Ref](),
@@ -258,13 +282,17 @@ func (p *Pools) want(user string, ports []lbmodel.ServicePort) []*pool {
 			st = &pool{port: sp, users: map[string]bool{}, said: map[string]bool{}}
 			p.pools[ref] = st
 		}
-		st.users[user] = true
+		if len(st.users) == 0 && st.id != "" {
+			st.stale = true
+		}
+		st.users[user], st.unusedSince = true, time.Time{}
 		todo = append(todo, st)
 	}
 	for ref, st := range p.pools {
 		if !want[ref] && st.users[user] {
 			delete(st.users, user)
 			if len(st.users) == 0 {
+				st.unusedSince = p.now()
 				p.queue.Add(ref)
 			}
 		}
@@ -272,10 +300,14 @@ func (p *Pools) want(user string, ports []lbmodel.ServicePort) []*pool {
 	return todo
 }
 
-// appliedID is st's applied pool id, "" before its first apply.
+// appliedID is st's applied pool id, "" before its first apply and while
+// it is stale.
 func (p *Pools) appliedID(st *pool) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if st.stale {
+		return ""
+	}
 	return st.id
 }
 
@@ -298,16 +330,18 @@ func (p *Pools) Users() map[objectref.Ref][]string {
 // applying any (what a preview, and a Gateway that does not wait for a
 // new pool, read): by this process, or, not yet, by an earlier one (a
 // new leader's pools are applied again by the worker, one at a time, and
-// until then their routes would look unprogrammed), as recorded.
+// until then their routes would look unprogrammed), as recorded. A stale
+// pool's id is not, until the worker has decided its targets again.
 func (p *Pools) Known(ctx context.Context, ports []lbmodel.ServicePort) (map[lbmodel.ServicePort]string, error) {
 	out := map[lbmodel.ServicePort]string{}
 	var unknown []lbmodel.ServicePort
 	p.mu.Lock()
 	for _, sp := range ports {
-		if st := p.pools[sp.Ref()]; st != nil && st.id != "" {
-			out[sp] = st.id
-		} else {
+		switch st := p.pools[sp.Ref()]; {
+		case st == nil || st.id == "":
 			unknown = append(unknown, sp)
+		case !st.stale:
+			out[sp] = st.id
 		}
 	}
 	p.mu.Unlock()

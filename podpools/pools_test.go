@@ -162,7 +162,7 @@ func start(t *testing.T, opts ...func(*Options)) *fixture {
 		review: &fakeReview{}, health: &fakeCloud{health: map[string]string{}}}
 	o := Options{Policy: annotations.ApplyAuto,
 		Settle: podtargets.Settle{Quiet: 300 * time.Millisecond, Longest: 3 * time.Second}, GateRecheck: 100 * time.Millisecond,
-		InUseRetry: 200 * time.Millisecond, NotTargetedGrace: time.Hour}
+		InUseRetry: 200 * time.Millisecond, NotTargetedGrace: time.Hour, UnusedGrace: 100 * time.Millisecond}
 	for _, set := range opts {
 		set(&o)
 	}
@@ -262,6 +262,13 @@ func (f *fixture) firstApply(t *testing.T, port lbmodel.ServicePort, what string
 	if got := f.engine.appliesOf(port.Ref()); len(got) != 1 || !slices.Equal(got[0], want) {
 		t.Fatalf("applies %v, want one of %s", got, what)
 	}
+}
+
+// leave has user forward to no pool.
+func (f *fixture) leave(t *testing.T, user string) {
+	t.Helper()
+	_, err := f.pools.Use(testkit.Context(t), user, nil)
+	testkit.Must(t, err)
 }
 
 var ready = []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady}
@@ -644,5 +651,81 @@ func TestPoolDelayIsTheService(t *testing.T) {
 	eventually(t, 10*time.Second, func() bool { d := delayOf(); return d != nil && *d == 45*time.Second })
 	if n := len(f.engine.appliesOf(web.Ref())); n != 2 {
 		t.Errorf("%d applies, want 2: the first, and the delay's", n)
+	}
+}
+
+// A pool nobody uses is kept for UnusedGrace while its Service is
+// there: a user back within it finds the pool (no apply when its targets
+// are the same; its targets, not followed meanwhile, decided again
+// before anyone gets its id); left alone, it is destroyed once the grace
+// has passed; its Service deleted, once InUseRetry has (the time the
+// apply that stops a load balancer forwarding to it may take).
+func TestUnusedPoolKeptForItsGrace(t *testing.T) {
+	const grace = 5 * time.Second
+	f := start(t, func(o *Options) { o.UnusedGrace = grace })
+	ctx := testkit.Context(t)
+	var told []string
+	var mu sync.Mutex
+	f.pools.OnApplied(func(users []string) { mu.Lock(); defer mu.Unlock(); told = append(told, users...) })
+	const user = "gateway:infra/gw"
+	web := f.service(t, "web")
+	f.pod(t, f.ns, "web-a", "10.244.1.5", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true})
+	f.firstApply(t, web, "the pod", "10.244.1.5:8080")
+
+	// Unused, the pool does not follow its Service's pods.
+	f.leave(t, user)
+	f.pod(t, f.ns, "web-b", "10.244.1.6", ready)
+	f.slice(t, "web", "web-1", map[string]bool{"10.244.1.5": true, "10.244.1.6": true})
+	time.Sleep(time.Second)
+	if n, d := len(f.engine.appliesOf(web.Ref())), f.engine.destroysOf(web.Ref()); n != 1 || d != 0 {
+		t.Fatalf("%d applies, %d destroys of a pool unused for a second; want 1 and 0", n, d)
+	}
+	// Back: its id waits until its targets are decided again, not even
+	// from its workspace's record.
+	f.engine.mu.Lock()
+	f.engine.recorded = map[objectref.Ref]string{web.Ref(): "tp-web"}
+	f.engine.mu.Unlock()
+	f.pools.want(user, []lbmodel.ServicePort{web})
+	if ids, err := f.pools.Known(ctx, []lbmodel.ServicePort{web}); err != nil || len(ids) != 0 {
+		t.Fatalf("Known %v, %v of a pool back from unused: want nothing before its targets are decided again", ids, err)
+	}
+	ids, err := f.pools.Use(ctx, user, []lbmodel.ServicePort{web})
+	testkit.Must(t, err)
+	want := []string{"10.244.1.5:8080", "10.244.1.6:8080"}
+	if got := f.engine.appliesOf(web.Ref()); ids[web] != "tp-web" || len(got) != 2 || !slices.Equal(got[1], want) {
+		t.Fatalf("ids %v, applies %v: want the same pool applied with %v", ids, got, want)
+	}
+	mu.Lock()
+	if !slices.Contains(told, user) {
+		t.Errorf("users told %v: want %s, whose routes wait for the pool", told, user)
+	}
+	mu.Unlock()
+	// Left and back at once, its targets the same: no apply at all.
+	f.leave(t, user)
+	if _, err := f.pools.Use(ctx, user, []lbmodel.ServicePort{web}); err != nil {
+		t.Fatal(err)
+	}
+	if n, d := len(f.engine.appliesOf(web.Ref())), f.engine.destroysOf(web.Ref()); n != 2 || d != 0 {
+		t.Fatalf("%d applies, %d destroys after a user came back to the same targets; want 2 and 0", n, d)
+	}
+
+	// Left alone: destroyed once the grace has passed, not before.
+	left := time.Now()
+	f.leave(t, user)
+	eventually(t, grace+10*time.Second, func() bool { return f.engine.destroysOf(web.Ref()) == 1 })
+	if took := time.Since(left); took < grace {
+		t.Errorf("destroyed %s after its last user went; want the grace, %s", took, grace)
+	}
+
+	// Its Service deleted: InUseRetry (200 ms here) after its last user.
+	api := f.service(t, "api")
+	f.firstApply(t, api, "no target")
+	f.leave(t, user)
+	deleted := time.Now()
+	testkit.Must(t, f.kube.CoreV1().Services(f.ns).Delete(ctx, "api", metav1.DeleteOptions{}))
+	eventually(t, grace, func() bool { return f.engine.destroysOf(api.Ref()) == 1 })
+	if took := time.Since(deleted); took > grace/2 {
+		t.Errorf("destroyed %s after its Service was deleted; want InUseRetry after its last user", took)
 	}
 }

@@ -59,14 +59,15 @@ func work[K comparable](q workqueue.TypedRateLimitingInterface[K], what string, 
 }
 
 // sync brings pool st to its Service's targets, or destroys it when
-// nobody uses it: at once when now (a front-end waits for its first id),
-// else once its changes have settled. It returns the applied id.
+// nobody uses it: at once when now (a front-end waits for its first id)
+// or when stale (its users wait for its id), else once its changes have
+// settled. It returns the applied id.
 func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	st.apply.Lock()
 	defer st.apply.Unlock()
 	ref := st.port.Ref()
 	p.mu.Lock()
-	users, id, applied, appliedDelay, first, last := len(st.users), st.id, st.targets, st.delay, st.first, st.last
+	users, id, applied, appliedDelay, first, last, stale := len(st.users), st.id, st.targets, st.delay, st.first, st.last, st.stale
 	p.mu.Unlock()
 	if users == 0 {
 		return "", p.destroy(ctx, st)
@@ -82,9 +83,12 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	delay := delayOf(svc)
 	if id != "" && slices.Equal(targets, applied) && equalDelay(delay, appliedDelay) {
 		p.settled(st, last)
+		if stale {
+			p.decided(st, id, targets, delay)
+		}
 		return id, nil
 	}
-	if !now && id != "" {
+	if !now && id != "" && !stale {
 		if first.IsZero() {
 			first, last = p.touch(st)
 		}
@@ -106,15 +110,29 @@ func (p *Pools) sync(ctx context.Context, st *pool, now bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p.mu.Lock()
-	st.id, st.targets, st.delay = got, targets, delay
-	p.mu.Unlock()
 	p.settled(st, last)
-	p.gates.Add(serviceKey{st.port.Namespace, st.port.Service})
-	if id == "" {
-		p.tellApplied(st)
+	if id == "" || stale {
+		p.decided(st, got, targets, delay)
+	} else {
+		p.record(st, got, targets, delay)
 	}
 	return got, nil
+}
+
+// record keeps what was applied of st, and has the readiness gates of its
+// Service looked at again.
+func (p *Pools) record(st *pool, id string, targets []string, delay *time.Duration) {
+	p.mu.Lock()
+	st.id, st.targets, st.delay, st.stale = id, targets, delay, false
+	p.mu.Unlock()
+	p.gates.Add(serviceKey{st.port.Namespace, st.port.Service})
+}
+
+// decided records st as applied, new or no longer stale, and tells its
+// users (OnApplied): a Gateway holding a route for it looks again.
+func (p *Pools) decided(st *pool, id string, targets []string, delay *time.Duration) {
+	p.record(st, id, targets, delay)
+	p.tellApplied(st)
 }
 
 // touch marks st changed now; it returns when its unapplied changes
@@ -139,15 +157,19 @@ func (p *Pools) settled(st *pool, last time.Time) {
 	}
 }
 
-// destroy destroys the workspace of pool st, which nobody uses; the
-// cloud refuses while a load balancer still forwards to it, and it is
-// tried again.
+// destroy destroys the workspace of pool st, which nobody uses, once
+// it has been kept for Options.UnusedGrace (keptFor); the cloud refuses
+// while a load balancer still forwards to it, and it is tried again.
 func (p *Pools) destroy(ctx context.Context, st *pool) error {
 	ref := st.port.Ref()
 	p.mu.Lock()
 	applied := st.id != ""
 	p.mu.Unlock()
 	if applied {
+		if kept := p.keptFor(st); kept > 0 {
+			p.queue.AddAfter(ref, kept)
+			return nil
+		}
 		ws, err := p.engine.PodPoolWorkspace(ref)
 		if err != nil {
 			return err
@@ -166,11 +188,30 @@ func (p *Pools) destroy(ctx context.Context, st *pool) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st.id, st.targets = "", nil
+	st.id, st.targets, st.stale = "", nil, false
 	if len(st.users) == 0 && p.pools[ref] == st {
 		delete(p.pools, ref)
 	}
 	return nil
+}
+
+// keptFor is how much longer unused pool st is kept: what is left of
+// Options.UnusedGrace since its last user went, or of InUseRetry once
+// its Service is gone (nobody comes back to it, but the apply that stops
+// its last load balancer forwarding to it is likely still under way: a
+// destroy now would meet the cloud's refusal); 0 destroys it now.
+func (p *Pools) keptFor(st *pool) time.Duration {
+	p.mu.Lock()
+	since := st.unusedSince
+	p.mu.Unlock()
+	if since.IsZero() {
+		return 0
+	}
+	keep := p.opts.UnusedGrace
+	if p.service(st.port) == nil {
+		keep = min(keep, p.opts.InUseRetry)
+	}
+	return max(since.Add(keep).Sub(p.now()), 0)
 }
 
 // delayOf is how long the pods leaving svc's pools drain: its

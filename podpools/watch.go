@@ -53,6 +53,7 @@ func (p *Pools) watch() {
 	on(svcs.Informer(), func(obj, _ any) {
 		if s, ok := obj.(*corev1.Service); ok {
 			p.touchService(s.Namespace, s.Name)
+			p.queueUnused(s.Namespace, s.Name)
 		}
 	})
 	on(eps.Informer(), func(obj, old any) {
@@ -130,6 +131,22 @@ func (p *Pools) touchAt(pod, was *corev1.Pod) {
 func targetAt(targets []string, prefix string) bool {
 	i, _ := slices.BinarySearch(targets, prefix)
 	return i < len(targets) && strings.HasPrefix(targets[i], prefix)
+}
+
+// queueUnused queues the pools of Service namespace/name nobody uses:
+// one kept for its grace goes once the Service is gone (keptFor).
+func (p *Pools) queueUnused(namespace, name string) {
+	p.mu.Lock()
+	var unused []*pool
+	for _, st := range p.pools {
+		if len(st.users) == 0 && st.port.Namespace == namespace && st.port.Service == name {
+			unused = append(unused, st)
+		}
+	}
+	p.mu.Unlock()
+	for _, st := range unused {
+		p.queue.Add(st.port.Ref())
+	}
 }
 
 // touchWhere marks the used pools that match changed now and queues them.

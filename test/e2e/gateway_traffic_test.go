@@ -22,6 +22,7 @@ import (
 	"github.com/example/cloud-provider-example/annotations"
 	"github.com/example/cloud-provider-example/exampleapi"
 	"github.com/example/cloud-provider-example/internal/testkit"
+	"github.com/example/cloud-provider-example/lbmodel"
 	"github.com/example/cloud-provider-example/podtargets"
 )
 
@@ -196,6 +197,82 @@ func TestGatewayTraffic(t *testing.T) {
 		if slices.ContainsFunc(p.Targets, func(target string) bool { return strings.HasPrefix(target, theirs+":") }) {
 			t.Errorf("pool %s (%s) targets the other namespace's pod %s: %v", p.ID, p.Tags["k8s.example.com/service-name"], theirs, p.Targets)
 		}
+	}
+
+	remadeRoute(ctx, t, e, admin, get)
+}
+
+// remadeRoute: route shop deleted and made again within a minute
+// (podpools UnusedGrace) finds its backends' pools, not destroyed and
+// made again; a's pod, replaced while nothing forwarded to its pool, is
+// the one the route made again reaches, never the pod that left.
+func remadeRoute(ctx context.Context, t *testing.T, e *env, admin gwclient.Interface, get func(host, path string) (int, string, http.Header)) {
+	poolOf := func(svc string) exampleapi.TargetPool {
+		t.Helper()
+		pools, err := e.api.ListTargetPools(ctx, exampleapi.TargetPoolFilter{})
+		testkit.Must(t, err)
+		var of []exampleapi.TargetPool
+		for _, p := range pools {
+			if p.Tags[lbmodel.TagServiceNamespace] == "default" && p.Tags[lbmodel.TagServiceName] == svc {
+				of = append(of, p)
+			}
+		}
+		if len(of) != 1 {
+			t.Fatalf("pools of Service default/%s: %+v, want one", svc, of)
+		}
+		return of[0]
+	}
+	before := poolOf("a")
+	shop, err := admin.GatewayV1().HTTPRoutes("default").Get(ctx, "shop", metav1.GetOptions{})
+	testkit.Must(t, err)
+	testkit.Must(t, admin.GatewayV1().HTTPRoutes("default").Delete(ctx, "shop", metav1.DeleteOptions{}))
+	testkit.Eventually(t, time.Minute, "the route gone", func() error {
+		if code, _, _ := get("shop.example.test", "/api"); code != http.StatusNotFound {
+			return fmt.Errorf("status %d, want 404", code)
+		}
+		return nil
+	})
+	pods, err := e.kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=a"})
+	testkit.Must(t, err)
+	if len(pods.Items) != 1 {
+		t.Fatalf("%d pods of a, want 1", len(pods.Items))
+	}
+	left := pods.Items[0]
+	testkit.Must(t, e.kube.CoreV1().Pods("default").Delete(ctx, left.Name, metav1.DeleteOptions{}))
+	var pod v1.Pod
+	testkit.Eventually(t, time.Minute, "a's pod replaced and ready", func() error {
+		pods, err := e.kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=a"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Name != left.Name && p.Status.PodIP != "" && p.Status.PodIP != left.Status.PodIP && podReady(&p) {
+				pod = p
+				return nil
+			}
+		}
+		return fmt.Errorf("pods %d", len(pods.Items))
+	})
+	_, err = admin.GatewayV1().HTTPRoutes("default").Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "shop"}, Spec: shop.Spec},
+		metav1.CreateOptions{})
+	testkit.Must(t, err)
+	testkit.Eventually(t, 2*time.Minute, "the route made again answering from a's new pod", func() error {
+		if code, from, _ := get("shop.example.test", "/api"); code != http.StatusOK || from != pod.Name {
+			return fmt.Errorf("GET /api: %d from %q, want %s", code, from, pod.Name)
+		}
+		return nil
+	})
+	for range 10 {
+		if code, from, _ := get("shop.example.test", "/api"); code != http.StatusOK || from != pod.Name {
+			t.Fatalf("GET /api: %d from %q, want a's new pod %s", code, from, pod.Name)
+		}
+	}
+	after := poolOf("a")
+	if after.ID != before.ID {
+		t.Errorf("a's pool %s, was %s: destroyed and made again within the minute", after.ID, before.ID)
+	}
+	if want := []string{pod.Status.PodIP + ":3000"}; !slices.Equal(after.Targets, want) {
+		t.Errorf("a's pool targets %v, want %v", after.Targets, want)
 	}
 }
 
