@@ -571,7 +571,10 @@ func (e *env) startReplica(args []string) (*exec.Cmd, string) {
 	logf, err := os.Create(logPath)
 	testkit.Must(t, err)
 	cmd := exec.Command(e.ccmBin, args...)
-	cmd.Env = append(append(os.Environ(), "POD_NAMESPACE="+namespace), e.ccmEnv...) // as the Deployment's downward API
+	// TMPDIR: the sockets of its in-process provider servers (go-plugin's,
+	// in $TMPDIR) go with the test's directory; a CCM killed leaves them
+	// (a container's /tmp goes with it), about 400 in /tmp a run.
+	cmd.Env = append(append(os.Environ(), "POD_NAMESPACE="+namespace, "TMPDIR="+e.dir), e.ccmEnv...) // as the Deployment's downward API
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	testkit.Must(t, cmd.Start())
