@@ -130,6 +130,12 @@ func (e *Engine) plan(ctx context.Context, ref objectref.Ref, j runner.Job, rv R
 	var started *runner.Plan
 	opts := runner.EnsureOptions{PlanText: e.planText, HeldTextOnly: o.heldTextOnly, Refresh: o.drift, Guard: o.guard,
 		Review: func(p *runner.Plan, inspect func() (*tfjson.Plan, error)) (bool, error) {
+			// The plan took a while: the shard may have moved meanwhile,
+			// and the replica that took it plans too (its apply and this
+			// one's would meet on the state lock, one failing).
+			if err := e.owned(ref); err != nil {
+				return true, err
+			}
 			var err error
 			verdicts, err = e.evaluate(p, kind, rv.Object, inspect)
 			hold := rv.Policy != annotations.ApplyAuto || len(verdicts) > 0
