@@ -100,6 +100,8 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Its in-process provider servers' sockets, else left in $TMPDIR.
+	tb.Cleanup(r.Close)
 	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: f.stateDir}}, state.Options{})
 	if err != nil {
 		tb.Fatal(err)

@@ -54,6 +54,7 @@ func newMigration(t *testing.T, cfg state.Config, kube kubernetes.Interface) *mi
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close)
 	states, err := state.New(cfg, state.Options{Kube: kube})
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(old.Close)
 	res, err := old.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
