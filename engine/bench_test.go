@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -204,11 +203,7 @@ func benchFixture(b *testing.B, set func(*runner.Config)) *fixture {
 		Env:           map[string]string{"EXAMPLE_TOKEN": sim.Token},
 	}
 	set(&cfg)
-	r, err := runner.New(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(r.Close)
+	r := startRunner(b, cfg)
 	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: f.stateDir}}, state.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -88,7 +88,7 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 	if f.procs != nil {
 		bin = f.procs.Wrapper
 	}
-	r, err := runner.New(context.Background(), runner.Config{
+	r := startRunner(tb, runner.Config{
 		Terraform:     runner.BinaryConfig{Distribution: runner.Distribution(tc.Distribution), Path: bin},
 		WorkDir:       filepath.Join(dir, "work"),
 		CLIConfigFile: tc.CLIConfig,
@@ -97,11 +97,6 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 		Env:           map[string]string{"EXAMPLE_TOKEN": sim.Token},
 		Encryption:    f.encryption,
 	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Its in-process provider servers' sockets, else left in $TMPDIR.
-	tb.Cleanup(r.Close)
 	states, err := state.New(state.Config{Type: state.TypeLocal, Local: &state.LocalConfig{Dir: f.stateDir}}, state.Options{})
 	if err != nil {
 		tb.Fatal(err)
@@ -111,6 +106,18 @@ func (f *fixture) engine(tb testing.TB, concurrency int, o engine.Options) *engi
 		f.configure(&cfg)
 	}
 	return engine.New(cfg, states, r, o)
+}
+
+// startRunner is a runner of cfg, closed when tb ends: its in-process
+// provider servers' sockets are otherwise left in $TMPDIR.
+func startRunner(tb testing.TB, cfg runner.Config) *runner.Runner {
+	tb.Helper()
+	r, err := runner.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(r.Close)
+	return r
 }
 
 // auto is the auto policy's review.

@@ -43,7 +43,7 @@ func newMigration(t *testing.T, cfg state.Config, kube kubernetes.Interface) *mi
 	t.Helper()
 	tc := tftest.Get(t)
 	sim := simtest.Start(t)
-	r, err := runner.New(context.Background(), runner.Config{
+	r := startRunner(t, runner.Config{
 		Terraform:     runner.BinaryConfig{Path: tc.Terraform},
 		WorkDir:       filepath.Join(t.TempDir(), "work"),
 		CLIConfigFile: tc.CLIConfig,
@@ -51,10 +51,6 @@ func newMigration(t *testing.T, cfg state.Config, kube kubernetes.Interface) *mi
 		Concurrency:   2,
 		Env:           map[string]string{"EXAMPLE_TOKEN": sim.Token},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
 	states, err := state.New(cfg, state.Options{Kube: kube})
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +84,10 @@ func (m *migration) legacyApply(t *testing.T, svc *corev1.Service, nodes []*core
 	// The previous release's process: its own runner on the same work
 	// directory.
 	tc := tftest.Get(t)
-	old, err := runner.New(context.Background(), runner.Config{
+	old := startRunner(t, runner.Config{
 		Terraform: runner.BinaryConfig{Path: tc.Terraform}, WorkDir: m.r.WorkDir(), CLIConfigFile: tc.CLIConfig, LockFile: tc.LockFile,
 		Env: map[string]string{"EXAMPLE_TOKEN": m.sim.Token},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(old.Close)
 	res, err := old.Ensure(testkit.Context(t), job, runner.EnsureOptions{})
 	if err != nil {
 		t.Fatal(err)
