@@ -136,33 +136,32 @@ func targetAt(targets []string, prefix string) bool {
 // queueUnused queues the pools of Service namespace/name nobody uses:
 // one kept for its grace goes once the Service is gone (keptFor).
 func (p *Pools) queueUnused(namespace, name string) {
-	p.mu.Lock()
-	var unused []*pool
-	for _, st := range p.pools {
-		if len(st.users) == 0 && st.port.Namespace == namespace && st.port.Service == name {
-			unused = append(unused, st)
-		}
-	}
-	p.mu.Unlock()
-	for _, st := range unused {
+	for _, st := range p.where(func(st *pool) bool {
+		return len(st.users) == 0 && st.port.Namespace == namespace && st.port.Service == name
+	}) {
 		p.queue.Add(st.port.Ref())
 	}
 }
 
 // touchWhere marks the used pools that match changed now and queues them.
 func (p *Pools) touchWhere(match func(st *pool) bool) {
-	p.mu.Lock()
-	var touched []*pool
-	for _, st := range p.pools {
-		if len(st.users) > 0 && match(st) {
-			touched = append(touched, st)
-		}
-	}
-	p.mu.Unlock()
-	for _, st := range touched {
+	for _, st := range p.where(func(st *pool) bool { return len(st.users) > 0 && match(st) }) {
 		p.touch(st)
 		p.queue.Add(st.port.Ref())
 	}
+}
+
+// where are the pools that match, chosen under p.mu.
+func (p *Pools) where(match func(st *pool) bool) []*pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*pool
+	for _, st := range p.pools {
+		if match(st) {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // gateService is the Service a readiness gate of ours names.
